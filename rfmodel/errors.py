@@ -1,0 +1,49 @@
+"""The project's exception types.
+
+Every error a user can cause (a bad file, a bad value, an unknown name) is an
+:class:`RfmodelError`.  The CLI prints its message as one line on stderr and
+exits with status 2; anything else escaping is a bug.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+
+class RfmodelError(ValueError):
+    """Base of every user-facing error."""
+
+
+class SpecError(RfmodelError):
+    """A specification field has a bad value or an unknown name."""
+
+    def __init__(self, where: str, field: str, value: object, allowed: str):
+        self.where, self.field, self.value, self.allowed = where, field, value, allowed
+        super().__init__(f"{where}: field '{field}' = {value!r} is invalid; allowed: {allowed}")
+
+
+class ParseError(RfmodelError):
+    """A text input (SASS, trace, config, TOML) could not be read."""
+
+    def __init__(self, path: str, line: int | None, message: str):
+        self.path, self.line, self.message = path, line, message
+        loc = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{loc}: {message}")
+
+
+class UnknownNameError(RfmodelError):
+    """A name (preset, design, workload, cell technology ...) is not known."""
+
+    def __init__(self, kind: str, name: str, known):
+        known = sorted(known)
+        close = difflib.get_close_matches(str(name), known, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        self.kind, self.name, self.known = kind, name, known
+        super().__init__(f"unknown {kind} '{name}'{hint} (known: {', '.join(known)})")
+
+
+def unknown_key_message(key: str, known) -> str:
+    """Message for an unknown key, with the nearest valid name suggested."""
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"unknown key '{key}'{hint}"

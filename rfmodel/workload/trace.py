@@ -1,0 +1,126 @@
+"""Dynamic traces: per-warp instruction streams as columnar numpy arrays.
+
+This is the simulator's input and the analytic profiler's raw material.  All
+warps' streams are concatenated; warp ``w`` owns rows
+``warp_ptr[w]:warp_ptr[w+1]``.  Layout per row (52 bytes, plus 8 bytes per
+memory line touched):
+
+==============  ==========  ===================================================
+column          dtype       meaning
+==============  ==========  ===================================================
+``op``          int8        :class:`~rfmodel.workload.ir.OpClass`
+``sidx``        int32       static instruction index in the kernel (-1: none)
+``dst``         uint8[4]    GPRs written, padded with ``NONE`` (255)
+``src``         uint8[10]   GPRs read in operand order, padded with ``NONE``
+``pdst/psrc``   uint16      predicate bit masks (bit p: P0-P6 = 0-6, UP0-UP6 = 8-14)
+``udst/usrc``   uint64      uniform-register bit masks (bit u: UR u)
+``reuse``       uint16      bit i set: ``src[:, i]`` carries ``.reuse``
+``active``      int8        active lanes (1-32)
+``mem_ptr``     int64[N+1]  rows ``mem_ptr[i]:mem_ptr[i+1]`` of ``mem_line``
+``mem_line``    int64[M]    distinct cache-line addresses (bytes) touched
+``width``       int8        operand width class of the written value (1-4 B, 0 unknown)
+``compress``    uint8       compressibility of the written warp value x 254 (255 unknown)
+==============  ==========  ===================================================
+
+A 10^7-row trace therefore needs about 0.52 GB plus its memory lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NONE = 255  # padding value in dst/src (never a real register: RZ is not stored)
+MAX_DST = 4
+MAX_SRC = 10
+COMPRESS_UNKNOWN = 255
+
+COLUMNS = {
+    "op": np.int8,
+    "sidx": np.int32,
+    "dst": np.uint8,
+    "src": np.uint8,
+    "pdst": np.uint16,
+    "psrc": np.uint16,
+    "udst": np.uint64,
+    "usrc": np.uint64,
+    "reuse": np.uint16,
+    "active": np.int8,
+    "width": np.int8,
+    "compress": np.uint8,
+}
+
+
+@dataclass
+class Trace:
+    """Dynamic per-warp instruction streams of one kernel launch on one SM."""
+
+    kernel: str
+    warp_ptr: np.ndarray  # int64 [n_warps + 1]
+    warp_cta: np.ndarray  # int32 [n_warps]: CTA index of each warp
+    op: np.ndarray
+    sidx: np.ndarray
+    dst: np.ndarray  # [N, MAX_DST]
+    src: np.ndarray  # [N, MAX_SRC]
+    pdst: np.ndarray
+    psrc: np.ndarray
+    udst: np.ndarray
+    usrc: np.ndarray
+    reuse: np.ndarray
+    active: np.ndarray
+    mem_ptr: np.ndarray  # int64 [N + 1]
+    mem_line: np.ndarray  # int64 [M]
+    width: np.ndarray
+    compress: np.ndarray
+    regs_per_thread: int = 32
+    threads_per_cta: int = 256
+    ctas: int = 1
+    shared_mem_bytes: int = 0
+    line_bytes: int = 128
+    attrs: dict = field(default_factory=dict)  # provenance: source, seed, profile
+
+    @property
+    def n_warps(self) -> int:
+        return len(self.warp_ptr) - 1
+
+    @property
+    def n_instrs(self) -> int:
+        return len(self.op)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(
+            getattr(self, k).nbytes
+            for k in (*COLUMNS, "warp_ptr", "warp_cta", "mem_ptr", "mem_line")
+        )
+
+    def warp(self, w: int) -> slice:
+        return slice(int(self.warp_ptr[w]), int(self.warp_ptr[w + 1]))
+
+    def validate(self) -> None:
+        """Check shapes and invariants; raises ``ValueError`` on the first problem."""
+        n = self.n_instrs
+        for k, dt in COLUMNS.items():
+            a = getattr(self, k)
+            if a.dtype != dt:
+                raise ValueError(f"trace column {k} has dtype {a.dtype}, expected {np.dtype(dt)}")
+            if len(a) != n:
+                raise ValueError(f"trace column {k} has {len(a)} rows, expected {n}")
+        if self.dst.shape != (n, MAX_DST) or self.src.shape != (n, MAX_SRC):
+            raise ValueError("trace dst/src have the wrong shape")
+        if self.warp_ptr[0] != 0 or self.warp_ptr[-1] != n or np.any(np.diff(self.warp_ptr) < 0):
+            raise ValueError("trace warp_ptr is not a monotone partition of the rows")
+        if len(self.mem_ptr) != n + 1 or self.mem_ptr[-1] != len(self.mem_line):
+            raise ValueError("trace mem_ptr does not match mem_line")
+
+
+def empty_columns(n: int) -> dict[str, np.ndarray]:
+    """Freshly allocated columns for ``n`` rows, registers padded with ``NONE``."""
+    cols = {k: np.zeros(n, dtype=dt) for k, dt in COLUMNS.items()}
+    cols["dst"] = np.full((n, MAX_DST), NONE, dtype=np.uint8)
+    cols["src"] = np.full((n, MAX_SRC), NONE, dtype=np.uint8)
+    cols["sidx"][:] = -1
+    cols["active"][:] = 32
+    cols["compress"][:] = COMPRESS_UNKNOWN
+    return cols
