@@ -1,0 +1,627 @@
+"""Build the built-in CUDA workload suite into SASS text (``build-sass``).
+
+The suite lives in ``rfmodel/workload/kernels``:
+
+* ``src/<name>.cu``: one ``extern "C" __global__`` kernel per file; the symbol
+  equals the file stem.  A header block of ``// rfmodel: key = value`` lines
+  holds the metadata that is not measured (description, categories, launch
+  shape, typical loop trip count).
+* ``sass/<arch>/<name>.cuobjdump.sass``: ``cuobjdump -sass`` of the cubin.
+* ``sass/<arch>/<name>.nvdisasm.sass``: ``nvdisasm -c -hex`` (code sections with
+  the encoding words).
+* ``sass/<arch>/<name>.plr.sass``: ``nvdisasm -c -plr`` (the disassembler's own
+  per-instruction register liveness).
+* ``manifest.json``: tool versions, header metadata and the resource usage
+  measured with ``cuobjdump -res-usage``.
+
+The SASS files are package data: reading them needs no CUDA installation.
+:func:`build_sass` regenerates them; it needs ``nvcc`` (CUDA 13 accepts sm_75
+and later) and the PyPI disassemblers ``nvidia-cuda-cuobjdump`` and
+``nvidia-cuda-nvdisasm``.  Neither step needs a GPU.
+
+Run as ``python -m rfmodel.workload.build_sass --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from rfmodel.errors import ParseError, RfmodelError, UnknownNameError
+
+KERNELS_DIR = Path(__file__).resolve().parent / "kernels"
+SRC_DIR = KERNELS_DIR / "src"
+MANIFEST_NAME = "manifest.json"
+MANIFEST_VERSION = 1
+DEFAULT_ARCHS: tuple[str, ...] = ("sm_75", "sm_80", "sm_90")
+
+#: Output kinds: file suffix -> (tool, arguments placed before the cubin path).
+SASS_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cuobjdump": ("cuobjdump", ("-sass",)),
+    "nvdisasm": ("nvdisasm", ("-c", "-hex")),
+    "plr": ("nvdisasm", ("-c", "-plr")),
+}
+
+NVCC_FLAGS: tuple[str, ...] = ("-cubin", "-O3", "-lineinfo")
+
+#: Workload categories a kernel header may use.
+CATEGORIES = frozenset(
+    {
+        "register-sensitive",
+        "register-insensitive",
+        "cache-sensitive",
+        "cache-insensitive",
+        "integer-heavy",
+        "fp-heavy",
+        "memory-bound",
+        "compute-bound",
+        "irregular",
+    }
+)
+
+PIP_HINT = "pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"
+
+_HEADER_RE = re.compile(r"^//\s*rfmodel:\s*([A-Za-z_][\w.-]*)\s*=\s*(.*?)\s*$")
+_ARCH_RE = re.compile(r"^sm_\d{2,3}[a-z]?$")
+_RES_RE = re.compile(
+    r"Function\s+(?P<name>\S+?):\s*\n\s*REG:(?P<regs>\d+)\s+STACK:(?P<stack>\d+)\s+SHARED:(?P<shared>\d+)"
+)
+_REQUIRED_KEYS = ("description", "threads_per_cta", "ctas", "trip", "category")
+_INT_KEYS = ("threads_per_cta", "ctas", "trip")
+
+_DOC_BEGIN = "<!-- BEGIN GENERATED: rfmodel.workload.build_sass.manifest_table_markdown -->"
+_DOC_END = "<!-- END GENERATED -->"
+
+
+# ---------------------------------------------------------------------------
+# kernel sources and their headers
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """One kernel source file and the metadata from its header block."""
+
+    name: str
+    path: Path
+    description: str
+    category: tuple[str, ...]
+    threads_per_cta: int
+    ctas: int
+    trip: int
+
+    @property
+    def symbol(self) -> str:
+        return self.name
+
+
+def parse_header(path: str | os.PathLike) -> KernelSource:
+    """Read the ``// rfmodel: key = value`` header block of one kernel source.
+
+    Keys: ``description``, ``category`` (comma-separated, from
+    :data:`CATEGORIES`), ``threads_per_cta``, ``ctas`` and ``trip`` (positive
+    integers).  The block ends at the first line that is neither a header
+    line nor blank.
+    """
+    path = Path(path)
+    fields: dict[str, tuple[str, int]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            line = raw.strip()
+            if not line:
+                continue
+            m = _HEADER_RE.match(line)
+            if m is None:
+                break
+            key, value = m.group(1), m.group(2)
+            if key not in _REQUIRED_KEYS:
+                raise ParseError(
+                    str(path), lineno, f"unknown header key '{key}' (known: {', '.join(_REQUIRED_KEYS)})"
+                )
+            if key in fields:
+                raise ParseError(str(path), lineno, f"header key '{key}' given twice")
+            fields[key] = (value, lineno)
+    missing = [k for k in _REQUIRED_KEYS if k not in fields]
+    if missing:
+        raise ParseError(str(path), None, f"missing '// rfmodel:' header keys: {', '.join(missing)}")
+
+    ints: dict[str, int] = {}
+    for key in _INT_KEYS:
+        value, lineno = fields[key]
+        try:
+            ints[key] = int(value)
+        except ValueError:
+            raise ParseError(
+                str(path), lineno, f"header key '{key}' must be an integer, got {value!r}"
+            ) from None
+        if ints[key] <= 0:
+            raise ParseError(str(path), lineno, f"header key '{key}' must be positive, got {ints[key]}")
+
+    value, lineno = fields["category"]
+    category = tuple(c.strip() for c in value.split(",") if c.strip())
+    if not category:
+        raise ParseError(str(path), lineno, "header key 'category' is empty")
+    for c in category:
+        if c not in CATEGORIES:
+            raise ParseError(
+                str(path), lineno, f"unknown category '{c}' (known: {', '.join(sorted(CATEGORIES))})"
+            )
+    description, lineno = fields["description"]
+    if not description:
+        raise ParseError(str(path), lineno, "header key 'description' is empty")
+    return KernelSource(
+        name=path.stem,
+        path=path,
+        description=description,
+        category=category,
+        threads_per_cta=ints["threads_per_cta"],
+        ctas=ints["ctas"],
+        trip=ints["trip"],
+    )
+
+
+def list_kernels(src_dir: str | os.PathLike | None = None) -> list[KernelSource]:
+    """All kernel sources in ``src_dir`` (default: the shipped suite), sorted by name."""
+    src_dir = Path(src_dir) if src_dir is not None else SRC_DIR
+    return [parse_header(p) for p in sorted(src_dir.glob("*.cu"))]
+
+
+# ---------------------------------------------------------------------------
+# tools
+
+
+def _nvidia_package_dirs() -> list[Path]:
+    """Directories of the ``nvidia`` namespace package (PyPI CUDA wheels)."""
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    dirs = [Path(p) for p in (spec.submodule_search_locations or [])]
+    if not dirs and spec.origin:
+        dirs = [Path(spec.origin).parent]
+    return dirs
+
+
+def _is_executable(p: Path) -> bool:
+    return p.is_file() and os.access(p, os.X_OK)
+
+
+def _find_disassembler(tool: str) -> Path | None:
+    for base in _nvidia_package_dirs():
+        # CUDA 13 wheels install into nvidia/cu13/bin; CUDA 12 wheels into nvidia/cuda_<tool>/bin.
+        candidates = [base / "cu13" / "bin" / tool]
+        candidates += sorted(base.glob(f"cu[0-9]*/bin/{tool}"), reverse=True)
+        candidates.append(base / f"cuda_{tool}" / "bin" / tool)
+        for c in candidates:
+            if _is_executable(c):
+                return c
+    found = shutil.which(tool)
+    return Path(found) if found else None
+
+
+def _find_nvcc() -> Path | None:
+    found = shutil.which("nvcc")
+    if found:
+        return Path(found)
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        root = os.environ.get(var)
+        if root and _is_executable(Path(root) / "bin" / "nvcc"):
+            return Path(root) / "bin" / "nvcc"
+    return None
+
+
+def find_tools(require: Iterable[str] = ("nvcc", "cuobjdump", "nvdisasm")) -> dict[str, Path]:
+    """Locate ``nvcc``, ``cuobjdump`` and ``nvdisasm``.
+
+    ``nvcc`` is looked up on PATH, then under ``$CUDA_HOME/bin`` and
+    ``$CUDA_PATH/bin``.  The disassemblers are looked up in the PyPI wheels
+    (``site-packages/nvidia/cu13/bin``), then on PATH.  Returns a dict from
+    tool name to path; raises :class:`RfmodelError` naming every required
+    tool that is missing and how to install it.
+    """
+    require = tuple(require)
+    finders = {
+        "nvcc": _find_nvcc,
+        "cuobjdump": lambda: _find_disassembler("cuobjdump"),
+        "nvdisasm": lambda: _find_disassembler("nvdisasm"),
+    }
+    unknown = [t for t in require if t not in finders]
+    if unknown:
+        raise UnknownNameError("tool", unknown[0], finders)
+    tools: dict[str, Path] = {}
+    problems: list[str] = []
+    for name in require:
+        path = finders[name]()
+        if path is None:
+            if name == "nvcc":
+                problems.append(
+                    "nvcc not found on PATH (nor under $CUDA_HOME/bin or $CUDA_PATH/bin); install the "
+                    "CUDA toolkit (13.x builds sm_75, sm_80 and sm_90) and put its bin directory on PATH"
+                )
+            else:
+                problems.append(
+                    f"{name} not found (looked in the nvidia-cuda-{name} wheel under site-packages/nvidia "
+                    f"and on PATH); install it with: {PIP_HINT}"
+                )
+        else:
+            tools[name] = path
+    if problems:
+        raise RfmodelError("build-sass: " + "; ".join(problems))
+    return tools
+
+
+def tool_version(path: str | os.PathLike) -> str:
+    """The release line of ``<tool> --version``, e.g. ``Cuda compilation tools, release 13.0, V13.0.88``.
+
+    Falls back to the last non-blank line when no line mentions a release.
+    """
+    out = _run([str(path), "--version"], what=f"{Path(path).name} --version")
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    for ln in lines:
+        if "release" in ln:
+            return ln
+    return lines[-1] if lines else ""
+
+
+def _run(cmd: Sequence[str], what: str, cwd: str | os.PathLike | None = None) -> str:
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise RfmodelError(f"build-sass: cannot run {what}: {exc}") from None
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-20:]
+        raise RfmodelError(f"build-sass: {what} failed with status {proc.returncode}: " + " | ".join(tail))
+    return proc.stdout
+
+
+# ---------------------------------------------------------------------------
+# one kernel, one arch
+
+
+def parse_res_usage(text: str) -> dict[str, dict[str, int]]:
+    """Per-function ``regs``/``shared``/``stack`` from ``cuobjdump -res-usage`` output."""
+    return {
+        m.group("name"): {
+            "regs": int(m.group("regs")),
+            "shared": int(m.group("shared")),
+            "stack": int(m.group("stack")),
+        }
+        for m in _RES_RE.finditer(text)
+    }
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def sass_path(kernels_dir: Path, arch: str, name: str, kind: str) -> Path:
+    """Where the ``kind`` (cuobjdump, nvdisasm, plr) text of ``name`` for ``arch`` lives."""
+    return Path(kernels_dir) / "sass" / arch / f"{name}.{kind}.sass"
+
+
+def _build_one(
+    tools: dict[str, Path], kernel: KernelSource, arch: str, kernels_dir: Path
+) -> tuple[list[Path], dict]:
+    with tempfile.TemporaryDirectory(prefix=f"rfmodel-{kernel.name}-{arch}-") as tmp:
+        cubin = Path(tmp) / f"{kernel.name}.cubin"
+        _run(
+            [str(tools["nvcc"]), *NVCC_FLAGS, f"-arch={arch}", "-o", str(cubin), str(kernel.path)],
+            what=f"nvcc ({kernel.name}, {arch})",
+            cwd=tmp,
+        )
+        texts = {
+            kind: _run(
+                [str(tools[tool]), *args, str(cubin)], what=f"{tool} {' '.join(args)} ({kernel.name}, {arch})"
+            )
+            for kind, (tool, args) in SASS_KINDS.items()
+        }
+        res_text = _run(
+            [str(tools["cuobjdump"]), "-res-usage", str(cubin)],
+            what=f"cuobjdump -res-usage ({kernel.name}, {arch})",
+        )
+    if f"Function : {kernel.symbol}\n" not in texts["cuobjdump"]:
+        raise RfmodelError(
+            f"build-sass: {kernel.path.name} for {arch} has no function '{kernel.symbol}' "
+            "in cuobjdump output; "
+            'the kernel must be declared extern "C" __global__ and named like its file'
+        )
+    if f".text.{kernel.symbol}" not in texts["nvdisasm"]:
+        raise RfmodelError(
+            f"build-sass: nvdisasm output for {kernel.name} ({arch}) has no .text.{kernel.symbol}"
+        )
+    resources = parse_res_usage(res_text).get(kernel.symbol)
+    if resources is None:
+        raise RfmodelError(
+            f"build-sass: no resource usage for '{kernel.symbol}' ({arch}) in: {res_text.strip()!r}"
+        )
+    written = []
+    for kind, text in texts.items():
+        path = sass_path(kernels_dir, arch, kernel.name, kind)
+        _atomic_write_text(path, text)
+        written.append(path)
+    return written, resources
+
+
+# ---------------------------------------------------------------------------
+# the whole suite
+
+
+def load_manifest(kernels_dir: str | os.PathLike | None = None) -> dict:
+    """Read ``manifest.json`` of ``kernels_dir`` (default: the shipped suite)."""
+    path = Path(kernels_dir if kernels_dir is not None else KERNELS_DIR) / MANIFEST_NAME
+    try:
+        with open(path, encoding="utf-8") as fh:
+            manifest = json.load(fh)
+    except FileNotFoundError:
+        raise RfmodelError(f"{path}: no workload manifest; run build-sass to create it") from None
+    except json.JSONDecodeError as exc:
+        raise ParseError(str(path), exc.lineno, f"invalid JSON: {exc.msg}") from None
+    if not isinstance(manifest, dict) or manifest.get("version") != MANIFEST_VERSION:
+        raise ParseError(str(path), None, f"unsupported manifest version (expected {MANIFEST_VERSION})")
+    return manifest
+
+
+def build_sass(
+    out_dir: str | os.PathLike | None = None,
+    archs: Sequence[str] = DEFAULT_ARCHS,
+    names: Iterable[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    jobs: int | None = None,
+) -> list[Path]:
+    """Compile the built-in kernels and write their SASS text and the manifest.
+
+    ``out_dir`` None regenerates the shipped files in the package; otherwise
+    the same layout (``src/``, ``sass/<arch>/``, ``manifest.json``) is written
+    under ``out_dir`` and the sources are copied there.  ``names`` limits the
+    build to some kernels; the manifest then keeps the entries of the others
+    (and, for a built kernel, the resources of archs not rebuilt).  A build of
+    all kernels removes SASS files of kernels that no longer have a source.
+    ``progress`` receives one line per finished step.  ``jobs`` is the number
+    of parallel compilations (default: CPU count, at most 8).  Returns the
+    paths written.
+    """
+    say = progress or (lambda _msg: None)
+    archs = tuple(archs)
+    if not archs:
+        raise RfmodelError("build-sass: no architectures given")
+    for arch in archs:
+        if not _ARCH_RE.match(arch):
+            raise RfmodelError(f"build-sass: architecture '{arch}' is not of the form sm_XX")
+    kernels = list_kernels()
+    by_name = {k.name: k for k in kernels}
+    if names is not None:
+        names = list(dict.fromkeys(names))
+        for n in names:
+            if n not in by_name:
+                raise UnknownNameError("built-in kernel", n, by_name)
+        selected = [by_name[n] for n in names]
+    else:
+        selected = kernels
+    if not selected:
+        raise RfmodelError("build-sass: no kernels to build")
+
+    kernels_dir = Path(out_dir) if out_dir is not None else KERNELS_DIR
+    tools = find_tools()
+    versions = {t: tool_version(tools[t]) for t in ("nvcc", "cuobjdump", "nvdisasm")}
+    say(f"nvcc: {versions['nvcc']}; cuobjdump/nvdisasm: {versions['cuobjdump']}")
+
+    written: list[Path] = []
+    if kernels_dir.resolve() != KERNELS_DIR.resolve():
+        for k in selected:
+            dst = kernels_dir / "src" / k.path.name
+            _atomic_write_text(dst, k.path.read_text(encoding="utf-8"))
+            written.append(dst)
+
+    tasks = [(k, a) for k in selected for a in archs]
+    workers = max(1, min(jobs or min(os.cpu_count() or 1, 8), len(tasks)))
+    resources: dict[str, dict[str, dict[str, int]]] = {k.name: {} for k in selected}
+
+    def work(task: tuple[KernelSource, str]):
+        k, a = task
+        return k, a, _build_one(tools, k, a, kernels_dir)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for k, a, (paths, res) in pool.map(work, tasks):
+            written.extend(paths)
+            resources[k.name][a] = res
+            say(f"{k.name} {a}: {res['regs']} registers, {res['shared']} B shared, {res['stack']} B stack")
+
+    if names is None:
+        keep = {k.name for k in kernels}
+        suffixes = tuple(f".{kind}.sass" for kind in SASS_KINDS)
+        for arch in archs:
+            for p in sorted((kernels_dir / "sass" / arch).glob("*.sass")):
+                stem = p.name
+                for s in suffixes:
+                    if stem.endswith(s) and stem[: -len(s)] not in keep:
+                        p.unlink()
+                        say(f"removed stale {p}")
+
+    old_kernels: dict = {}
+    try:
+        old_kernels = load_manifest(kernels_dir).get("kernels", {})
+    except RfmodelError:
+        old_kernels = {}
+
+    entries: dict[str, dict] = {}
+    for k in kernels:
+        if k.name in resources:
+            res = {
+                a: r for a, r in old_kernels.get(k.name, {}).get("resources", {}).items() if a not in archs
+            }
+            res.update(resources[k.name])
+            entries[k.name] = _manifest_entry(k, res)
+        elif k.name in old_kernels and names is not None:
+            entries[k.name] = old_kernels[k.name]
+    manifest = {"version": MANIFEST_VERSION, **versions, "kernels": entries}
+    mpath = kernels_dir / MANIFEST_NAME
+    _atomic_write_text(mpath, json.dumps(manifest, indent=2) + "\n")
+    written.append(mpath)
+    say(f"wrote {mpath}")
+    return written
+
+
+def _manifest_entry(k: KernelSource, resources: dict[str, dict[str, int]]) -> dict:
+    return {
+        "source": f"src/{k.path.name}",
+        "symbol": k.symbol,
+        "description": k.description,
+        "category": list(k.category),
+        "threads_per_cta": k.threads_per_cta,
+        "ctas": k.ctas,
+        "loop_trip_counts": {"default": k.trip},
+        "resources": {a: resources[a] for a in sorted(resources, key=_arch_key)},
+    }
+
+
+def _arch_key(arch: str) -> tuple[int, str]:
+    digits = re.sub(r"\D", "", arch)
+    return (int(digits) if digits else 0, arch)
+
+
+# ---------------------------------------------------------------------------
+# documentation table
+
+
+def sass_features(kernels_dir: str | os.PathLike | None = None) -> dict[str, dict[str, dict[str, int]]]:
+    """Count ``BRX`` and ``CALL`` instructions in the shipped cuobjdump text: ``{name: {arch: {...}}}``."""
+    kernels_dir = Path(kernels_dir) if kernels_dir is not None else KERNELS_DIR
+    manifest = load_manifest(kernels_dir)
+    brx = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?BRX\b", re.M)
+    call = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?CALL\.", re.M)
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for name, entry in manifest["kernels"].items():
+        out[name] = {}
+        for arch in entry["resources"]:
+            p = sass_path(kernels_dir, arch, name, "cuobjdump")
+            text = p.read_text(encoding="utf-8") if p.exists() else ""
+            out[name][arch] = {"BRX": len(brx.findall(text)), "CALL": len(call.findall(text))}
+    return out
+
+
+def manifest_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str:
+    """Markdown table of the built-in kernels, from the manifest and the shipped SASS."""
+    manifest = load_manifest(kernels_dir)
+    features = sass_features(kernels_dir)
+    archs = sorted({a for e in manifest["kernels"].values() for a in e["resources"]}, key=_arch_key)
+    short = [a.removeprefix("sm_") for a in archs]
+    head = (
+        ["kernel", "what it does", "categories", "threads/CTA x CTAs", "trip"]
+        + [f"regs {a}" for a in archs]
+        + ["BRX (archs)", "CALL (archs)"]
+    )
+    rows = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for name in sorted(manifest["kernels"]):
+        e = manifest["kernels"][name]
+        feats = features.get(name, {})
+
+        def archs_with(op: str, feats=feats) -> str:
+            hits = [s for a, s in zip(archs, short, strict=True) if feats.get(a, {}).get(op, 0) > 0]
+            return ", ".join(hits) if hits else "-"
+
+        cells = [
+            f"`{name}`",
+            e["description"].replace("|", "\\|"),
+            ", ".join(e["category"]),
+            f"{e['threads_per_cta']} x {e['ctas']}",
+            str(e["loop_trip_counts"].get("default", "")),
+        ]
+        cells += [str(e["resources"][a]["regs"]) if a in e["resources"] else "-" for a in archs]
+        cells += [archs_with("BRX"), archs_with("CALL")]
+        rows.append("| " + " | ".join(cells) + " |")
+    tools = (
+        f"Measured with {manifest.get('nvcc', '?')} (nvcc) and {manifest.get('cuobjdump', '?')} (cuobjdump)."
+    )
+    return "\n".join(rows) + "\n\n" + tools + "\n"
+
+
+def update_docs(doc_path: str | os.PathLike, kernels_dir: str | os.PathLike | None = None) -> bool:
+    """Replace the generated table between the markers in ``doc_path``; True when the file changed."""
+    doc_path = Path(doc_path)
+    text = doc_path.read_text(encoding="utf-8")
+    start = text.find(_DOC_BEGIN)
+    end = text.find(_DOC_END)
+    if start < 0 or end < start:
+        raise ParseError(
+            str(doc_path), None, f"generated-table markers not found ({_DOC_BEGIN} ... {_DOC_END})"
+        )
+    new = text[: start + len(_DOC_BEGIN)] + "\n" + manifest_table_markdown(kernels_dir) + text[end:]
+    if new == text:
+        return False
+    _atomic_write_text(doc_path, new)
+    return True
+
+
+# ---------------------------------------------------------------------------
+# command line
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rfmodel.workload.build_sass",
+        description="Compile the built-in CUDA kernels and regenerate their SASS text and manifest.",
+    )
+    parser.add_argument(
+        "--out", default=None, help="output directory (default: the package's kernels directory)"
+    )
+    parser.add_argument(
+        "--arch", action="append", default=None, help="architecture, repeatable (default: sm_75 sm_80 sm_90)"
+    )
+    parser.add_argument(
+        "--name", action="append", default=None, help="kernel name, repeatable (default: all)"
+    )
+    parser.add_argument("--jobs", type=int, default=None, help="parallel compilations")
+    parser.add_argument(
+        "--docs",
+        default=None,
+        metavar="PATH",
+        help="after building, refresh the generated table in this Markdown file",
+    )
+    parser.add_argument(
+        "--docs-only", action="store_true", help="only refresh --docs from the existing manifest"
+    )
+    args = parser.parse_args(argv)
+    try:
+        if not args.docs_only:
+            paths = build_sass(
+                out_dir=args.out,
+                archs=tuple(args.arch or DEFAULT_ARCHS),
+                names=args.name,
+                progress=lambda m: print(m, file=sys.stderr),
+                jobs=args.jobs,
+            )
+            print(f"{len(paths)} files written", file=sys.stderr)
+        if args.docs:
+            changed = update_docs(args.docs, args.out)
+            print(f"{args.docs}: {'updated' if changed else 'unchanged'}", file=sys.stderr)
+    except RfmodelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

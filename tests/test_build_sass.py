@@ -1,0 +1,177 @@
+"""The built-in CUDA workload suite: shipped SASS, manifest, and the build-sass command."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from rfmodel.errors import ParseError, RfmodelError, UnknownNameError
+from rfmodel.workload import build_sass as bs
+
+KERNELS = bs.KERNELS_DIR
+MANIFEST = bs.load_manifest()
+NAMES = sorted(MANIFEST["kernels"])
+GPR_RE = re.compile(r"\bR(\d+)")
+
+
+def test_manifest_top_level():
+    assert MANIFEST["version"] == 1
+    for tool in ("nvcc", "cuobjdump", "nvdisasm"):
+        assert isinstance(MANIFEST[tool], str) and MANIFEST[tool]
+    assert len(NAMES) >= 16
+
+
+def test_manifest_matches_sources():
+    sources = {k.name: k for k in bs.list_kernels()}
+    assert set(sources) == set(NAMES)
+    for name, entry in MANIFEST["kernels"].items():
+        k = sources[name]
+        assert entry["source"] == f"src/{name}.cu"
+        assert (KERNELS / entry["source"]).is_file()
+        assert entry["symbol"] == name
+        assert entry["description"] == k.description
+        assert entry["category"] == list(k.category)
+        assert set(entry["category"]) <= bs.CATEGORIES
+        assert entry["threads_per_cta"] == k.threads_per_cta > 0
+        assert entry["ctas"] == k.ctas > 0
+        assert entry["loop_trip_counts"] == {"default": k.trip}
+        src = (KERNELS / entry["source"]).read_text()
+        assert re.search(rf'extern\s+"C"\s+__global__[^;{{]*\b{name}\s*\(', src), name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_shipped_sass_files(name):
+    entry = MANIFEST["kernels"][name]
+    assert set(entry["resources"]) == set(bs.DEFAULT_ARCHS)
+    for arch in bs.DEFAULT_ARCHS:
+        res = entry["resources"][arch]
+        assert set(res) == {"regs", "shared", "stack"}
+        assert all(isinstance(v, int) and not isinstance(v, bool) for v in res.values())
+        assert res["regs"] > 0 and res["shared"] >= 0 and res["stack"] >= 0
+        texts = {}
+        for kind in bs.SASS_KINDS:
+            p = bs.sass_path(KERNELS, arch, name, kind)
+            assert p.is_file(), p
+            texts[kind] = p.read_text()
+            assert texts[kind].strip(), p
+        assert f"Function : {name}\n" in texts["cuobjdump"]
+        assert f"code for {arch}" in texts["cuobjdump"]
+        assert f".text.{name}" in texts["nvdisasm"]
+        assert f".target\t{arch}" in texts["nvdisasm"]
+        assert "/* 0x" in texts["nvdisasm"]  # -hex encoding words
+        assert "GPR" in texts["plr"] and "// |" in texts["plr"]  # liveness columns
+        highest = max(int(m) for m in GPR_RE.findall(texts["cuobjdump"]))
+        # ptxas reports two registers beyond the highest one the code touches.
+        assert res["regs"] >= highest + 2, (name, arch, res["regs"], highest)
+
+
+def test_no_unlisted_sass_files():
+    expected = {
+        bs.sass_path(KERNELS, a, n, k) for n in NAMES for a in bs.DEFAULT_ARCHS for k in bs.SASS_KINDS
+    }
+    assert set((KERNELS / "sass").glob("*/*.sass")) == expected
+
+
+def test_suite_features_present():
+    feats = bs.sass_features()
+    # The switch kernel compiles to a jump table; the slow-path kernels call subroutines.
+    assert all(feats["bytecode_vm"][a]["BRX"] > 0 for a in bs.DEFAULT_ARCHS)
+    assert all(feats["black_scholes"][a]["CALL"] > 0 for a in bs.DEFAULT_ARCHS)
+    regs = {n: MANIFEST["kernels"][n]["resources"]["sm_80"]["regs"] for n in NAMES}
+    assert regs["gemm_micro8x8"] >= 64
+
+
+def test_parse_res_usage():
+    text = (
+        "\nResource usage:\n Common:\n  GLOBAL:0 CONSTANT[3]:196\n Function conv2d_const:\n"
+        "  REG:32 STACK:8 SHARED:2024 LOCAL:0 CONSTANT[0]:376 TEXTURE:0 SURFACE:0 SAMPLER:0\n"
+    )
+    assert bs.parse_res_usage(text) == {"conv2d_const": {"regs": 32, "shared": 2024, "stack": 8}}
+
+
+def test_parse_header_errors(tmp_path):
+    good = (
+        "// rfmodel: description = d\n// rfmodel: threads_per_cta = 64\n// rfmodel: ctas = 2\n"
+        "// rfmodel: trip = 3\n// rfmodel: category = fp-heavy, irregular\n\n"
+        'extern "C" __global__ void k() {}\n'
+    )
+    p = tmp_path / "k.cu"
+    p.write_text(good)
+    k = bs.parse_header(p)
+    got = (k.name, k.threads_per_cta, k.ctas, k.trip, k.category)
+    assert got == ("k", 64, 2, 3, ("fp-heavy", "irregular"))
+    for bad in (
+        good.replace("fp-heavy", "fp-happy"),
+        good.replace("ctas = 2", "ctas = two"),
+        good.replace("ctas = 2", "ctas = 0"),
+        good.replace("// rfmodel: trip = 3\n", ""),
+        good.replace("// rfmodel: trip = 3\n", "// rfmodel: trips = 3\n"),
+    ):
+        p.write_text(bad)
+        with pytest.raises(ParseError):
+            bs.parse_header(p)
+
+
+def test_find_tools_missing(monkeypatch):
+    monkeypatch.setattr(bs, "_nvidia_package_dirs", lambda: [])
+    monkeypatch.setattr(bs.shutil, "which", lambda _name: None)
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    with pytest.raises(RfmodelError) as exc:
+        bs.find_tools()
+    msg = str(exc.value)
+    assert "nvcc" in msg and "cuobjdump" in msg and "nvdisasm" in msg
+    assert "pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm" in msg
+
+
+def test_unknown_kernel_name(tmp_path):
+    with pytest.raises(UnknownNameError):
+        bs.build_sass(out_dir=tmp_path, archs=("sm_80",), names=["saxpi"])
+
+
+def test_manifest_table_markdown():
+    table = bs.manifest_table_markdown()
+    lines = [ln for ln in table.splitlines() if ln.startswith("| `")]
+    assert [ln.split("`")[1] for ln in lines] == NAMES
+    row = next(ln for ln in lines if ln.startswith("| `saxpy`"))
+    regs = MANIFEST["kernels"]["saxpy"]["resources"]
+    assert f"| {regs['sm_75']['regs']} | {regs['sm_80']['regs']} | {regs['sm_90']['regs']} |" in row
+
+
+def test_docs_table_up_to_date():
+    doc = Path(__file__).resolve().parents[1] / "docs" / "workloads-builtin.md"
+    if not doc.exists():
+        pytest.skip("docs/workloads-builtin.md is not in this tree")
+    assert bs.manifest_table_markdown() in doc.read_text()
+
+
+def test_build_one_kernel(tmp_path):
+    try:
+        bs.find_tools()
+    except RfmodelError as exc:
+        pytest.skip(str(exc))
+    lines: list[str] = []
+    written = bs.build_sass(out_dir=tmp_path, archs=("sm_80",), names=["saxpy"], progress=lines.append)
+    assert lines
+    files = {p.name for p in written}
+    expected = {"saxpy.cuobjdump.sass", "saxpy.nvdisasm.sass", "saxpy.plr.sass", "manifest.json", "saxpy.cu"}
+    assert expected <= files
+    out = tmp_path / "sass" / "sm_80"
+    cuobjdump = (out / "saxpy.cuobjdump.sass").read_text()
+    nvdisasm = (out / "saxpy.nvdisasm.sass").read_text()
+    assert "Function : saxpy" in cuobjdump
+    assert ".text.saxpy" in nvdisasm
+    assert "GPR" in (out / "saxpy.plr.sass").read_text()
+    assert (tmp_path / "src" / "saxpy.cu").is_file()
+    assert not list(tmp_path.rglob("*.tmp"))
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert list(manifest["kernels"]) == ["saxpy"]
+    res = manifest["kernels"]["saxpy"]["resources"]
+    assert list(res) == ["sm_80"] and res["sm_80"]["regs"] > 0
+    if all(manifest[t] == MANIFEST[t] for t in ("nvcc", "cuobjdump", "nvdisasm")):
+        # Same tools as the shipped files: the build is reproducible.
+        assert res["sm_80"] == MANIFEST["kernels"]["saxpy"]["resources"]["sm_80"]
+        assert cuobjdump == bs.sass_path(KERNELS, "sm_80", "saxpy", "cuobjdump").read_text()
