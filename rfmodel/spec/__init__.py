@@ -1,0 +1,43 @@
+"""Validated, immutable specs: the SM, design parameters, technology choices; TOML I/O; GPGPU-Sim import.
+
+Public API::
+
+    from rfmodel.spec import SMSpec, load_spec, save_spec, PRESETS, get_preset
+    from rfmodel.spec import Spec, param          # to declare new spec classes
+
+See ``docs/spec.md`` for every field, the presets and their sources, and the
+GPGPU-Sim options read.
+"""
+
+from .base import FieldInfo, Spec, param, spec_kinds, spec_type
+from .gpgpusim import GPGPUSIM_DEFAULTS, GpgpusimImport, import_gpgpusim_config, parse_option_file
+from .presets import PRESETS, get_preset
+from .sm import BANK_MAPPINGS, OP_CLASS_NAMES, SCHEDULERS, CollectorSpec, L1DSpec, LatencySpec, SMSpec
+from .toml_io import dumps, dumps_spec, load_spec, loads_spec, save_spec, write_text_atomic
+
+__all__ = [
+    "BANK_MAPPINGS",
+    "GPGPUSIM_DEFAULTS",
+    "OP_CLASS_NAMES",
+    "PRESETS",
+    "SCHEDULERS",
+    "CollectorSpec",
+    "FieldInfo",
+    "GpgpusimImport",
+    "L1DSpec",
+    "LatencySpec",
+    "SMSpec",
+    "Spec",
+    "dumps",
+    "dumps_spec",
+    "get_preset",
+    "import_gpgpusim_config",
+    "load_spec",
+    "loads_spec",
+    "param",
+    "parse_option_file",
+    "save_spec",
+    "spec_kinds",
+    "spec_type",
+    "write_text_atomic",
+]

@@ -1,0 +1,558 @@
+"""Import an :class:`~rfmodel.spec.sm.SMSpec` from a GPGPU-Sim ``gpgpusim.config``.
+
+The file format is GPGPU-Sim's option file: ``#`` starts a comment that runs
+to the end of the line, options are ``-name value`` pairs separated by white
+space, and a value in double quotes may span lines (``-gpgpu_dram_timing_opt``
+does).  A later occurrence of an option overrides an earlier one.  An
+Accel-Sim ``trace.config`` beside the file, if present, is read the same way
+and supplies the trace-mode ``<latency>,<initiation>`` per unit class.
+
+Options this reader uses and is not given take GPGPU-Sim's built-in defaults
+(:data:`GPGPUSIM_DEFAULTS`); options it does not use are listed in
+:attr:`GpgpusimImport.skipped`.  A malformed value of an option it uses raises
+:class:`~rfmodel.errors.ParseError` naming the file, the line and the option.
+How each option maps onto the spec is written in ``docs/spec.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rfmodel.errors import ParseError
+
+from .sm import CollectorSpec, L1DSpec, LatencySpec, SMSpec
+
+__all__ = [
+    "GPGPUSIM_DEFAULTS",
+    "TRACE_DEFAULTS",
+    "GpgpusimImport",
+    "import_gpgpusim_config",
+    "parse_option_file",
+]
+
+#: GPGPU-Sim's built-in values for the options this reader uses
+GPGPUSIM_DEFAULTS: dict[str, str] = {
+    "-gpgpu_shader_core_pipeline": "1024:32",
+    "-gpgpu_n_clusters": "10",
+    "-gpgpu_n_cores_per_cluster": "3",
+    "-gpgpu_clock_domains": "500.0:2000.0:2000.0:2000.0",
+    "-gpgpu_shader_cta": "32",
+    "-gpgpu_num_sched_per_core": "1",
+    "-gpgpu_max_insn_issue_per_warp": "2",
+    "-gpgpu_dual_issue_diff_exec_units": "1",
+    "-gpgpu_scheduler": "gto",
+    "-gpgpu_sub_core_model": "0",
+    "-gpgpu_enable_specialized_operand_collector": "1",
+    "-gpgpu_operand_collector_num_units_gen": "0",
+    "-gpgpu_operand_collector_num_units_sp": "4",
+    "-gpgpu_operand_collector_num_units_sfu": "4",
+    "-gpgpu_operand_collector_num_units_mem": "2",
+    "-gpgpu_operand_collector_num_units_tensor_core": "4",
+    "-gpgpu_operand_collector_num_units_dp": "0",
+    "-gpgpu_operand_collector_num_units_int": "0",
+    "-gpgpu_num_reg_banks": "8",
+    "-gpgpu_reg_file_port_throughput": "1",
+    "-gpgpu_shader_registers": "8192",
+    "-gpgpu_registers_per_block": "8192",
+    "-gpgpu_compute_capability_major": "7",
+    "-gpgpu_shmem_size": "16384",
+    "-gpgpu_shmem_per_block": "49152",
+    "-gpgpu_cache:dl1": "none",
+    "-gpgpu_l1_latency": "1",
+    "-gpgpu_unified_l1d_size": "0",
+    "-gpgpu_adaptive_cache_config": "0",
+    "-gpgpu_gmem_skip_L1D": "0",
+    "-gpgpu_smem_latency": "3",
+    "-gpgpu_l2_rop_latency": "85",
+    "-dram_latency": "30",
+    "-gpgpu_cache:dl2": "S:32:128:24,L:B:m:L:P,A:192:4,32:0,32",
+    "-gpgpu_n_mem": "8",
+    "-gpgpu_n_sub_partition_per_mchannel": "1",
+    "-gpgpu_n_mem_per_ctrlr": "1",
+    "-gpgpu_dram_buswidth": "4",
+    "-dram_data_command_freq_ratio": "2",
+    "-ptx_opcode_latency_int": "1,1,19,25,145,32",
+    "-ptx_opcode_initiation_int": "1,1,4,4,32,4",
+    "-ptx_opcode_latency_fp": "1,1,1,1,30",
+    "-ptx_opcode_initiation_fp": "1,1,1,1,5",
+    "-ptx_opcode_latency_dp": "8,8,8,8,335",
+    "-ptx_opcode_initiation_dp": "8,8,8,8,130",
+    "-ptx_opcode_latency_sfu": "8",
+    "-ptx_opcode_initiation_sfu": "8",
+    "-ptx_opcode_latency_tesnor": "64",  # GPGPU-Sim's own spelling
+    "-ptx_opcode_initiation_tensor": "64",
+}
+
+#: options read under another name as well (older GPGPU-Sim spellings)
+_ALIASES = {
+    "-gmem_skip_L1D": "-gpgpu_gmem_skip_L1D",
+    "-ptx_opcode_latency_tensor": "-ptx_opcode_latency_tesnor",
+}
+
+#: options read without a default (their absence changes the reading)
+_NO_DEFAULT = ("-gpgpu_ptx_force_max_capability",)
+
+#: Accel-Sim's built-in trace-mode values (``<latency>,<initiation>``)
+TRACE_DEFAULTS: dict[str, str] = {
+    "-trace_opcode_latency_initiation_int": "4,1",
+    "-trace_opcode_latency_initiation_sp": "4,1",
+    "-trace_opcode_latency_initiation_dp": "4,1",
+    "-trace_opcode_latency_initiation_sfu": "4,1",
+    "-trace_opcode_latency_initiation_tensor": "4,1",
+}
+_SPEC_UNIT = re.compile(r"-specialized_unit_(\d+)")
+_SPEC_OP = re.compile(r"-trace_opcode_latency_initiation_spec_op_(\d+)")
+
+_SCHEDULER_NAMES = {"lrr": "lrr", "gto": "gto", "two_level_active": "two-level", "old": "oldest"}
+
+# PTX-mode list positions: <ADD, MAX, MUL, MAD, DIV[, SHFL]>
+_ADD, _MAD = 0, 3
+
+
+@dataclass(frozen=True)
+class Option:
+    value: str
+    line: int
+
+
+@dataclass(frozen=True)
+class GpgpusimImport:
+    """What :func:`import_gpgpusim_config` read.
+
+    ``spec`` is the result; ``used`` maps every option the reader took from a
+    file to its raw value; ``defaulted`` lists the options it needed and took
+    GPGPU-Sim's default for; ``skipped`` lists the options present in the
+    file(s) that it does not use.
+    """
+
+    spec: SMSpec
+    path: Path
+    trace_path: Path | None
+    used: dict[str, str] = field(default_factory=dict)
+    defaulted: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------- tokenizer
+def parse_option_file(path: str | os.PathLike) -> dict[str, Option]:
+    """Options of a GPGPU-Sim option file: ``{"-name": Option(value, line)}`` (last one wins)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise ParseError(str(path), None, f"cannot read: {e.strerror or e}") from None
+    tokens = _tokens(text, str(path))
+    out: dict[str, Option] = {}
+    i = 0
+    while i < len(tokens):
+        tok, line = tokens[i]
+        if not tok.startswith("-") or len(tok) < 2:
+            raise ParseError(str(path), line, f"expected an option name (-name), found {tok!r}")
+        if i + 1 >= len(tokens):
+            raise ParseError(str(path), line, f"option {tok}: missing value")
+        out.pop(tok, None)  # keep file order of the last occurrence
+        out[tok] = Option(tokens[i + 1][0], line)
+        i += 2
+    return out
+
+
+def _tokens(text: str, label: str) -> list[tuple[str, int]]:
+    """White-space separated tokens with their line numbers; ``"..."`` may span lines."""
+    tokens: list[tuple[str, int]] = []
+    buf: list[str] = []
+    start = 0
+    quoted = False
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw if quoted else raw.split("#", 1)[0]
+        j = 0
+        while j < len(line):
+            ch = line[j]
+            if quoted:
+                if ch == '"':
+                    quoted = False
+                    tokens.append(("".join(buf), start))
+                    buf = []
+                else:
+                    buf.append(ch)
+            elif ch == '"':
+                if buf:
+                    tokens.append(("".join(buf), start))
+                    buf = []
+                quoted, start = True, lineno
+            elif ch.isspace():
+                if buf:
+                    tokens.append(("".join(buf), start))
+                    buf = []
+            elif ch == "#":
+                break
+            else:
+                if not buf:
+                    start = lineno
+                buf.append(ch)
+            j += 1
+        if quoted:
+            buf.append(" ")  # a quoted value continues on the next line
+        elif buf:
+            tokens.append(("".join(buf), start))
+            buf = []
+    if quoted:
+        raise ParseError(label, start, "unterminated double-quoted value")
+    return tokens
+
+
+# ---------------------------------------------------------------- value readers
+class _Reader:
+    """Looks options up (file first, then defaults) and converts values with located errors."""
+
+    def __init__(self, label: str, opts: dict[str, Option], defaults: dict[str, str]):
+        self.label, self.opts, self.defaults = label, opts, defaults
+        self.used: dict[str, str] = {}
+        self.defaulted: list[str] = []
+        for alias, name in _ALIASES.items():
+            if alias in opts and name not in opts:
+                opts[name] = opts[alias]
+
+    def raw(self, name: str) -> tuple[str | None, int | None]:
+        opt = self.opts.get(name)
+        if opt is not None:
+            self.used[name] = opt.value
+            return opt.value, opt.line
+        if name in self.defaults:
+            if name not in self.defaulted:
+                self.defaulted.append(name)
+            return self.defaults[name], None
+        return None, None
+
+    def fail(self, name: str, line: int | None, value: str, expected: str):
+        where = self.label if line is not None else f"{self.label} (built-in default)"
+        raise ParseError(where, line, f"option {name}: bad value {value!r}; expected {expected}")
+
+    def int(self, name: str, lo: int = 0) -> int:
+        v, line = self.raw(name)
+        try:
+            x = int(v.strip())
+        except (ValueError, AttributeError):
+            self.fail(name, line, v, "an integer")
+        if x < lo:
+            self.fail(name, line, v, f"an integer >= {lo}")
+        return x
+
+    def bool(self, name: str) -> bool:
+        v, line = self.raw(name)
+        s = (v or "").strip()
+        if s not in ("0", "1"):
+            self.fail(name, line, v, "0 or 1")
+        return s == "1"
+
+    def ints(self, name: str, sep: str, min_len: int, lo: int = 0) -> list[int]:
+        v, line = self.raw(name)
+        parts = (v or "").split(sep)
+        try:
+            xs = [int(p.strip()) for p in parts]
+        except ValueError:
+            self.fail(name, line, v, f"{sep!r}-separated integers")
+        if len(xs) < min_len or any(x < lo for x in xs):
+            self.fail(name, line, v, f"at least {min_len} {sep!r}-separated integers >= {lo}")
+        return xs
+
+    def floats(self, name: str, sep: str, n: int) -> list[float]:
+        v, line = self.raw(name)
+        parts = (v or "").split(sep)
+        try:
+            xs = [float(p.strip()) for p in parts]
+        except ValueError:
+            self.fail(name, line, v, f"{n} {sep!r}-separated numbers")
+        if len(xs) != n or any(not x > 0 for x in xs):
+            self.fail(name, line, v, f"{n} {sep!r}-separated positive numbers")
+        return xs
+
+
+@dataclass(frozen=True)
+class _Cache:
+    sectored: bool
+    sets: int
+    line: int
+    assoc: int
+    mshr: int
+
+    @property
+    def size(self) -> int:
+        return self.sets * self.line * self.assoc
+
+
+def _cache(r: _Reader, name: str) -> _Cache | None:
+    """``[N|S:]<nsets>:<bsize>:<assoc>,<rep>:<wr>:<alloc>:<wr_alloc>[:<idx>],<mshr>:<N>:<merge>,...``."""
+    v, line = r.raw(name)
+    text = (v or "").strip()
+    if text.lower() == "none":
+        return None
+    groups = text.split(",")
+    geo = groups[0].split(":")
+    sectored = False
+    if geo and geo[0].strip() in ("N", "S"):
+        sectored = geo[0].strip() == "S"
+        geo = geo[1:]
+    expected = "[N|S:]<nsets>:<line>:<assoc>,<policy>,<mshr type>:<entries>:<merge>,..."
+    if len(geo) != 3 or len(groups) < 3:
+        r.fail(name, line, v, expected)
+    try:
+        sets, bsize, assoc = (int(x) for x in geo)
+        mshr_fields = groups[2].split(":")
+        mshr = int(mshr_fields[1])
+    except (ValueError, IndexError):
+        r.fail(name, line, v, expected)
+    if sets < 1 or bsize < 1 or assoc < 1 or mshr < 0:
+        r.fail(name, line, v, expected + " with positive sizes")
+    return _Cache(sectored, sets, bsize, assoc, mshr)
+
+
+def _pair(r: _Reader, name: str) -> tuple[int, int]:
+    lat, ii = r.ints(name, ",", 2)[:2]
+    if lat < 1:
+        v, line = r.raw(name)
+        r.fail(name, line, v, "<latency>,<initiation> with latency >= 1")
+    return lat, ii
+
+
+# ---------------------------------------------------------------- import
+def import_gpgpusim_config(
+    path: str | os.PathLike,
+    *,
+    trace_config: str | os.PathLike | bool | None = None,
+    name: str | None = None,
+) -> GpgpusimImport:
+    """Read a ``gpgpusim.config`` (and ``trace.config``) into an :class:`SMSpec`.
+
+    ``trace_config``: ``None`` reads ``trace.config`` beside the file if it
+    exists, ``False`` ignores it, a path reads that file.  ``name`` defaults
+    to the folder name.
+    """
+    path = Path(path)
+    label = str(path)
+    opts = parse_option_file(path)
+    r = _Reader(label, opts, GPGPUSIM_DEFAULTS)
+
+    # ---- threads, warps, CTAs
+    v, line = r.raw("-gpgpu_shader_core_pipeline")
+    m = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", v or "")
+    if not m or int(m.group(2)) == 0 or int(m.group(1)) % int(m.group(2)):
+        r.fail("-gpgpu_shader_core_pipeline", line, v,
+               "<threads>:<warp size>, threads a multiple of warp size")
+    threads, warp_size = int(m.group(1)), int(m.group(2))
+    warps = threads // warp_size
+
+    clusters = r.int("-gpgpu_n_clusters", 1)
+    per_cluster = r.int("-gpgpu_n_cores_per_cluster", 1)
+    core_mhz, _icnt, _l2, dram_mhz = r.floats("-gpgpu_clock_domains", ":", 4)
+
+    # ---- scheduling
+    v, line = r.raw("-gpgpu_scheduler")
+    policy = (v or "").strip().split(":", 1)[0]
+    if policy not in _SCHEDULER_NAMES:
+        r.fail("-gpgpu_scheduler", line, v, "lrr, gto, old or two_level_active:<n>:<inner>:<outer>")
+    if policy == "two_level_active":
+        fields = (v or "").split(":")
+        if len(fields) != 4 or not all(f.strip().isdigit() for f in fields[1:]):
+            r.fail("-gpgpu_scheduler", line, v, "two_level_active:<active warps>:<inner>:<outer>")
+    scheduler = _SCHEDULER_NAMES[policy]
+    schedulers = r.int("-gpgpu_num_sched_per_core", 1)
+    issue = r.int("-gpgpu_max_insn_issue_per_warp", 1)
+    dual_diff = r.bool("-gpgpu_dual_issue_diff_exec_units")
+    sub_core = r.bool("-gpgpu_sub_core_model")
+
+    # ---- operand collectors
+    specialized = r.bool("-gpgpu_enable_specialized_operand_collector")
+    gen = r.int("-gpgpu_operand_collector_num_units_gen")
+    typed = {
+        key: r.int(f"-gpgpu_operand_collector_num_units_{opt}")
+        for key, opt in (("sp", "sp"), ("sfu", "sfu"), ("mem", "mem"), ("tensor", "tensor_core"),
+                         ("dp", "dp"), ("int", "int"))
+    } if specialized else dict.fromkeys(("sp", "sfu", "mem", "tensor", "dp", "int"), 0)
+    collectors = CollectorSpec(gen=gen, **typed)
+
+    # ---- register file
+    banks = r.int("-gpgpu_num_reg_banks", 1)
+    port_throughput = r.int("-gpgpu_reg_file_port_throughput", 1)
+    regs = r.int("-gpgpu_shader_registers", 1)
+    regs_per_block = r.int("-gpgpu_registers_per_block", 1)
+    cc_major = _compute_major(r)
+    old_isa = cc_major < 3  # Fermi and older: 63 registers per thread, 64-register warp granules
+
+    # ---- CTAs and shared memory
+    max_ctas = r.int("-gpgpu_shader_cta", 1)
+    shmem = r.int("-gpgpu_shmem_size")
+    shmem_cta = min(r.int("-gpgpu_shmem_per_block"), shmem)
+
+    # ---- caches and memory
+    dl1 = _cache(r, "-gpgpu_cache:dl1")
+    l1_latency = r.int("-gpgpu_l1_latency", 1)
+    unified_kb = r.int("-gpgpu_unified_l1d_size")
+    adaptive = r.bool("-gpgpu_adaptive_cache_config")
+    skip_l1 = r.bool("-gpgpu_gmem_skip_L1D")
+    l1d = L1DSpec(
+        size_bytes=dl1.size if dl1 else 0,
+        assoc=dl1.assoc if dl1 else 1,
+        line_bytes=dl1.line if dl1 else 128,
+        sectored=dl1.sectored if dl1 else False,
+        mshr_entries=dl1.mshr if dl1 else 0,
+        hit_latency_cycles=l1_latency,
+        unified_bytes=unified_kb * 1024,
+        adaptive=adaptive,
+        bypass_global=skip_l1,
+    )
+    smem_latency = r.int("-gpgpu_smem_latency", 1)
+    rop_latency = r.int("-gpgpu_l2_rop_latency", 1)
+    dram_latency = r.int("-dram_latency")
+    n_mem = r.int("-gpgpu_n_mem", 1)
+    sub_parts = r.int("-gpgpu_n_sub_partition_per_mchannel", 1)
+    dl2 = _cache(r, "-gpgpu_cache:dl2")
+    l2_size = dl2.size * n_mem * sub_parts if dl2 else 0
+    chips = r.int("-gpgpu_n_mem_per_ctrlr", 1)
+    bus_bytes = r.int("-gpgpu_dram_buswidth", 1)
+    freq_ratio = r.int("-dram_data_command_freq_ratio", 1)
+    num_sms = clusters * per_cluster
+    # bytes per DRAM command clock = chips x bus width x data/command ratio, per channel
+    chip_bw = n_mem * chips * bus_bytes * freq_ratio * dram_mhz / core_mhz
+    mem_bw = round(chip_bw / num_sms, 3)
+
+    latency = _ptx_latencies(r)
+    trace_path = _trace_path(path, trace_config)
+    trace_skipped: list[str] = []
+    trace_used: dict[str, str] = {}
+    if trace_path is not None:
+        latency, trace_used, trace_skipped = _trace_latencies(trace_path, latency)
+
+    spec = SMSpec(
+        name=name or path.parent.name or "gpgpusim",
+        source=f"GPGPU-Sim config {path.parent.name}/{path.name}"
+        + (f" + {trace_path.name}" if trace_path else ""),
+        num_sms=num_sms,
+        clock_mhz=core_mhz,
+        warps_per_sm=warps,
+        threads_per_warp=warp_size,
+        max_ctas_per_sm=max_ctas,
+        max_threads_per_cta=min(1024, threads),
+        schedulers_per_sm=schedulers,
+        issue_width=issue,
+        dual_issue_diff_units=dual_diff,
+        scheduler=scheduler,
+        sub_core=sub_core,
+        collectors=collectors,
+        collector_read_ports=0,
+        num_banks=banks,
+        bank_read_ports=0,
+        bank_write_ports=0,
+        bank_rw_ports=port_throughput,
+        bank_width_bits=32 * warp_size,
+        bank_mapping="gpgpusim",
+        regs_per_sm=regs,
+        max_regs_per_thread=63 if old_isa else 255,
+        reg_alloc_granularity=64 if old_isa else 256,
+        regs_per_cta_limit=regs_per_block,
+        shmem_per_sm_bytes=shmem,
+        shmem_per_cta_bytes=shmem_cta,
+        latency=latency,
+        l1d=l1d,
+        smem_latency_cycles=smem_latency,
+        l2_hit_latency_cycles=rop_latency,
+        dram_latency_cycles=dram_latency,
+        l2_size_bytes=l2_size,
+        mem_bw_bytes_per_cycle=mem_bw,
+    )
+    read = set(r.used) | set(r.defaulted) | set(_ALIASES)
+    skipped = tuple(k for k in opts if k not in read) + tuple(trace_skipped)
+    used = dict(r.used)
+    used.update(trace_used)
+    return GpgpusimImport(spec, path, trace_path, used, tuple(r.defaulted), skipped)
+
+
+def _compute_major(r: _Reader) -> int:
+    if "-gpgpu_compute_capability_major" in r.opts:
+        return r.int("-gpgpu_compute_capability_major")
+    v, line = r.raw("-gpgpu_ptx_force_max_capability")
+    if v is not None:
+        try:
+            return int(v.strip()) // 10
+        except ValueError:
+            r.fail("-gpgpu_ptx_force_max_capability", line, v, "an integer such as 52")
+    return r.int("-gpgpu_compute_capability_major")
+
+
+def _ptx_latencies(r: _Reader) -> LatencySpec:
+    """PTX-mode timings: int <- ADD slot, fp32 and fp64 <- MAD slot (FFMA/DFMA dominate)."""
+    lat_int = r.ints("-ptx_opcode_latency_int", ",", _MAD + 1, 1)
+    ii_int = r.ints("-ptx_opcode_initiation_int", ",", _MAD + 1)
+    lat_fp = r.ints("-ptx_opcode_latency_fp", ",", _MAD + 1, 1)
+    ii_fp = r.ints("-ptx_opcode_initiation_fp", ",", _MAD + 1)
+    lat_dp = r.ints("-ptx_opcode_latency_dp", ",", _MAD + 1, 1)
+    ii_dp = r.ints("-ptx_opcode_initiation_dp", ",", _MAD + 1)
+    lat_sfu = r.ints("-ptx_opcode_latency_sfu", ",", 1, 1)[0]
+    ii_sfu = r.ints("-ptx_opcode_initiation_sfu", ",", 1)[0]
+    lat_tc = r.ints("-ptx_opcode_latency_tesnor", ",", 1, 1)[0]
+    ii_tc = r.ints("-ptx_opcode_initiation_tensor", ",", 1)[0]
+    return LatencySpec(
+        int=(lat_int[_ADD], ii_int[_ADD]),
+        fp32=(lat_fp[_MAD], ii_fp[_MAD]),
+        fp64=(lat_dp[_MAD], ii_dp[_MAD]),
+        sfu=(lat_sfu, ii_sfu),
+        tensor=(lat_tc, ii_tc),
+    )
+
+
+def _trace_path(path: Path, trace_config) -> Path | None:
+    if trace_config is False:
+        return None
+    if trace_config is None or trace_config is True:
+        candidate = path.parent / "trace.config"
+        if candidate.is_file():
+            return candidate
+        if trace_config is True:
+            raise ParseError(str(candidate), None, "cannot read: no trace.config beside the GPGPU-Sim config")
+        return None
+    return Path(trace_config)
+
+
+def _trace_latencies(path: Path, ptx: LatencySpec) -> tuple[LatencySpec, dict[str, str], list[str]]:
+    """Trace-mode timings replace the PTX ones for int, fp32, fp64, sfu, tensor, branch and misc.
+
+    Accel-Sim gives ALU, branch and call/return instructions the ``int``
+    pair, so ``branch`` and ``misc`` take it too, unless an enabled
+    specialized unit named ``BRA`` (or ``TENSOR``) supplies its own pair.
+    """
+    opts = parse_option_file(path)
+    r = _Reader(str(path), opts, TRACE_DEFAULTS)
+    t_int = _pair(r, "-trace_opcode_latency_initiation_int")
+    t_sp = _pair(r, "-trace_opcode_latency_initiation_sp")
+    t_dp = _pair(r, "-trace_opcode_latency_initiation_dp")
+    t_sfu = _pair(r, "-trace_opcode_latency_initiation_sfu")
+    t_tc = _pair(r, "-trace_opcode_latency_initiation_tensor")
+    branch = t_int
+    # specialized units: "<enabled>,<num units>,<max latency>,<ID_OC>,<OC_EX>,<NAME>"
+    for key, opt in list(opts.items()):
+        m = _SPEC_UNIT.fullmatch(key)
+        if not m:
+            continue
+        r.raw(key)
+        fields = [f.strip() for f in opt.value.split(",")]
+        if len(fields) != 6 or fields[0] not in ("0", "1") or not all(f.isdigit() for f in fields[1:5]):
+            r.fail(key, opt.line, opt.value, "<enabled>,<units>,<max latency>,<ID_OC>,<OC_EX>,<NAME>")
+        if fields[0] != "1":
+            continue
+        op_key = f"-trace_opcode_latency_initiation_spec_op_{m.group(1)}"
+        if op_key not in opts:
+            continue
+        pair = _pair(r, op_key)
+        if fields[5].upper() == "BRA":
+            branch = pair
+        elif fields[5].upper() == "TENSOR":
+            t_tc = pair
+    for key in opts:  # spec_op values of disabled units are still checked
+        if _SPEC_OP.fullmatch(key) and key not in r.used:
+            _pair(r, key)
+    lat = ptx.replace(int=t_int, fp32=t_sp, fp64=t_dp, sfu=t_sfu, tensor=t_tc, branch=branch, misc=t_int)
+    read = set(r.used) | set(r.defaulted)
+    skipped = [k for k in opts if k not in read]
+    return lat, dict(r.used), skipped

@@ -1,0 +1,373 @@
+"""The streaming multiprocessor (SM) spec: what every design and engine is built on.
+
+:class:`SMSpec` holds the parameters of one SM (and a few chip-level numbers
+kept for information): warps and threads, schedulers, operand collectors, the
+register banks and how registers map onto them, register allocation limits,
+per-instruction-class latencies, and the memory hierarchy as the one-SM
+models see it (L1D, shared memory, L2 and DRAM latencies, a per-SM bandwidth).
+
+Its nested parts are specs too: :class:`CollectorSpec` (collector units per
+type, as GPGPU-Sim counts them), :class:`LatencySpec` (latency and initiation
+interval per op class) and :class:`L1DSpec`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .base import Spec, param
+
+__all__ = [
+    "BANK_MAPPINGS",
+    "OP_CLASS_NAMES",
+    "SCHEDULERS",
+    "CollectorSpec",
+    "L1DSpec",
+    "LatencySpec",
+    "SMSpec",
+]
+
+#: LatencySpec field names, in the numbering order of ``rfmodel.workload.ir.OpClass``
+OP_CLASS_NAMES = (
+    "int", "fp32", "fp64", "sfu", "tensor",
+    "ld_global", "st_global", "ld_shared", "st_shared", "ld_local", "st_local",
+    "ld_const", "atomic", "branch", "barrier", "exit", "misc",
+)  # fmt: skip
+
+SCHEDULERS = ("lrr", "gto", "two-level", "oldest")
+BANK_MAPPINGS = ("gpgpusim", "subcore", "warp-per-bank", "reg-mod")
+
+_KIB = 1024
+_MIB = 1024 * 1024
+
+# latency / initiation interval bounds shared by every op class
+_TIMING = ((1, 100_000), (0, 100_000))
+
+
+def _timing(default: tuple[int, int], doc: str):
+    return param(default, unit="cycles", bounds=_TIMING, item_type=int, doc=doc)
+
+
+@dataclass(frozen=True)
+class LatencySpec(Spec, kind="sm.latency"):
+    """``[latency, initiation interval]`` in core cycles for each op class.
+
+    *Latency* is issue-to-result (when a dependent instruction may read the
+    destination); *initiation interval* is how many cycles the unit is busy
+    before it accepts the next warp instruction (0 and 1 both mean fully
+    pipelined).  For memory classes the pair is the fixed LD/ST-pipeline part
+    only; the simulator adds the L1D / shared-memory / L2 / DRAM latencies of
+    :class:`SMSpec` on top.  Field order follows ``OpClass`` numbering.
+    """
+
+    int: tuple[int, int] = _timing((4, 1), "integer ALU (IADD3, IMAD, LOP3, ISETP, MOV ...)")
+    fp32: tuple[int, int] = _timing((5, 1), "single/half-precision FP (FFMA, FADD, HFMA2 ...)")
+    fp64: tuple[int, int] = _timing((8, 8), "double precision (DFMA, DADD ...)")
+    sfu: tuple[int, int] = _timing((8, 8), "special function / conversion unit (MUFU, I2F ...)")
+    tensor: tuple[int, int] = _timing((64, 64), "tensor core (HMMA, IMMA ...)")
+    ld_global: tuple[int, int] = _timing((1, 1), "global load, LD/ST pipeline part")
+    st_global: tuple[int, int] = _timing((1, 1), "global store, LD/ST pipeline part")
+    ld_shared: tuple[int, int] = _timing((1, 1), "shared load, LD/ST pipeline part")
+    st_shared: tuple[int, int] = _timing((1, 1), "shared store, LD/ST pipeline part")
+    ld_local: tuple[int, int] = _timing((1, 1), "local load, LD/ST pipeline part")
+    st_local: tuple[int, int] = _timing((1, 1), "local store, LD/ST pipeline part")
+    ld_const: tuple[int, int] = _timing((1, 1), "constant load (LDC), LD/ST pipeline part")
+    atomic: tuple[int, int] = _timing((1, 1), "atomic, LD/ST pipeline part")
+    branch: tuple[int, int] = _timing((1, 1), "branch / call / return")
+    barrier: tuple[int, int] = _timing((1, 1), "CTA barrier (the wait itself is modelled separately)")
+    exit: tuple[int, int] = _timing((1, 1), "EXIT")
+    misc: tuple[int, int] = _timing((1, 1), "everything else (S2R, NOP, BSSY, uniform datapath ...)")
+
+    def timing(self, op_class) -> tuple[int, int]:
+        """``(latency, initiation)`` for an ``OpClass`` member, its value or its name."""
+        if isinstance(op_class, str):
+            name = op_class.lower()
+        elif hasattr(op_class, "name"):
+            name = op_class.name.lower()
+        else:
+            name = OP_CLASS_NAMES[int(op_class)]
+        return getattr(self, name)
+
+    def latencies(self) -> tuple[int, ...]:
+        """Latencies indexed by ``OpClass`` value."""
+        return tuple(getattr(self, n)[0] for n in OP_CLASS_NAMES)
+
+    def initiations(self) -> tuple[int, ...]:
+        """Initiation intervals indexed by ``OpClass`` value (0 reported as 1)."""
+        return tuple(max(1, getattr(self, n)[1]) for n in OP_CLASS_NAMES)
+
+
+_COLLECTORS = dict(unit="units", bounds=(0, 256))
+
+
+@dataclass(frozen=True)
+class CollectorSpec(Spec, kind="sm.collectors"):
+    """Operand collector units per type, counted per SM as GPGPU-Sim does.
+
+    With specialized collectors the typed sets serve only their unit type;
+    ``gen`` units serve any instruction.  Sub-core SMs split every set evenly
+    among the sub-cores.
+    """
+
+    gen: int = param(0, doc="generic collector units (any instruction)", **_COLLECTORS)
+    sp: int = param(6, doc="collector units for the SP/ALU pipeline", **_COLLECTORS)
+    sfu: int = param(8, doc="collector units for the SFU pipeline", **_COLLECTORS)
+    mem: int = param(2, doc="collector units for the LD/ST pipeline", **_COLLECTORS)
+    tensor: int = param(0, doc="collector units for the tensor-core pipeline", **_COLLECTORS)
+    dp: int = param(0, doc="collector units for the FP64 pipeline", **_COLLECTORS)
+    int: int = param(0, doc="collector units for the INT pipeline", **_COLLECTORS)
+
+    @property
+    def total(self):
+        return self.gen + self.sp + self.sfu + self.mem + self.tensor + self.dp + self.int
+
+    @property
+    def specialized(self) -> bool:
+        """True when any typed (non-generic) set exists."""
+        return self.total != self.gen
+
+
+@dataclass(frozen=True)
+class L1DSpec(Spec, kind="sm.l1d"):
+    """The L1 data cache of one SM (GPGPU-Sim ``-gpgpu_cache:dl1`` and friends)."""
+
+    size_bytes: int = param(16 * _KIB, unit="B", bounds=(0, 64 * _MIB),
+                            doc="capacity as configured (sets x assoc x line); 0 = no L1D")
+    assoc: int = param(4, unit="ways", bounds=(1, 4096), doc="associativity")
+    line_bytes: int = param(128, unit="B", choices=(16, 32, 64, 128, 256, 512, 1024), doc="line size")
+    sectored: bool = param(False, doc="sectored lines (32 B sectors filled on demand)")
+    mshr_entries: int = param(64, unit="entries", bounds=(0, 1 << 16), doc="miss status holding registers")
+    hit_latency_cycles: int = param(35, unit="cycles", bounds=(1, 100_000), doc="load hit latency")
+    unified_bytes: int = param(0, unit="B", bounds=(0, 64 * _MIB),
+                               doc="L1D + shared memory unified array size; 0 = separate arrays")
+    adaptive: bool = param(False, doc="carve-out adapts: L1D gets the unified space shared memory leaves")
+    bypass_global: bool = param(False, doc="global loads skip the L1D (as -Xptxas -dlcm=cg)")
+
+    @property
+    def sets(self) -> int:
+        return self.size_bytes // (self.assoc * self.line_bytes)
+
+    def _check(self) -> None:
+        if self.size_bytes and self.size_bytes % (self.assoc * self.line_bytes):
+            self._fail("size_bytes", self.size_bytes,
+                       f"a multiple of assoc x line_bytes = {self.assoc * self.line_bytes}")
+
+
+@dataclass(frozen=True)
+class SMSpec(Spec, kind="sm", version=1):
+    """One SM's parameters.  Defaults are the ``fermi-gtx480`` preset's values."""
+
+    # -- identity and chip-level information
+    name: str = param("custom", doc="short name of this configuration")
+    source: str = param("", doc="provenance: which paper / config file each value came from")
+    num_sms: int = param(15, unit="SMs", bounds=(1, 4096), doc="SMs on the chip (informational)")
+    clock_mhz: float = param(700.0, unit="MHz", bounds=(1.0, 100_000.0), doc="core clock")
+
+    # -- threads, warps, CTAs
+    warps_per_sm: int = param(48, unit="warps", bounds=(1, 256), doc="resident warp slots")
+    threads_per_warp: int = param(32, unit="threads", bounds=(1, 64), doc="SIMT width")
+    max_ctas_per_sm: int = param(8, unit="CTAs", bounds=(1, 256), doc="resident CTA limit")
+    max_threads_per_cta: int = param(1024, unit="threads", bounds=(1, 8192), doc="CTA size limit")
+
+    # -- issue
+    schedulers_per_sm: int = param(2, unit="schedulers", bounds=(1, 16), doc="warp schedulers")
+    issue_width: int = param(1, unit="instr/cycle", bounds=(1, 4),
+                             doc="instructions one scheduler may issue per cycle (from one warp)")
+    dual_issue_diff_units: bool = param(True, doc="a dual issue must use two different unit types")
+    scheduler: str = param("gto", choices=SCHEDULERS,
+                           doc="warp selection policy (two-level parameters belong to the design)")
+    sub_core: bool = param(False, doc="Volta-style sub-cores: each scheduler owns its banks, "
+                                      "collectors and units (warp w on scheduler w mod schedulers)")
+
+    # -- operand collectors
+    collectors: CollectorSpec = param(CollectorSpec(), doc="operand collector units per type")
+    collector_read_ports: int = param(0, unit="operands/cycle", bounds=(0, 16),
+                                      doc="operands one collector can receive per cycle; "
+                                          "0 = no limit (GPGPU-Sim), 1 = CORF's port serialization")
+
+    # -- register banks
+    num_banks: int = param(16, unit="banks", bounds=(1, 1024), doc="register banks per SM")
+    bank_read_ports: int = param(0, unit="ports", bounds=(0, 16), doc="read-only ports per bank")
+    bank_write_ports: int = param(0, unit="ports", bounds=(0, 16), doc="write-only ports per bank")
+    bank_rw_ports: int = param(1, unit="ports", bounds=(0, 16),
+                               doc="ports per bank usable for a read or a write")
+    bank_width_bits: int = param(1024, unit="bit", bounds=(32, 8192), multiple_of=32,
+                                 doc="bits one bank access delivers (1024 = a 32-lane warp register)")
+    bank_mapping: str = param("gpgpusim", choices=BANK_MAPPINGS,
+                              doc="register-to-bank function (see SMSpec.bank_of)")
+
+    # -- register allocation
+    regs_per_sm: int = param(32768, unit="32-bit regs", bounds=(32, 1 << 24), doc="register file size")
+    max_regs_per_thread: int = param(63, unit="regs", bounds=(1, 4096), doc="per-thread limit")
+    reg_alloc_granularity: int = param(64, unit="regs/warp", bounds=(1, 1 << 16),
+                                       doc="a warp's registers are allocated in multiples of this")
+    regs_per_cta_limit: int = param(32768, unit="32-bit regs", bounds=(1, 1 << 24),
+                                    doc="registers one CTA may use")
+
+    # -- shared memory
+    shmem_per_sm_bytes: int = param(48 * _KIB, unit="B", bounds=(0, 64 * _MIB), doc="shared memory per SM")
+    shmem_per_cta_bytes: int = param(48 * _KIB, unit="B", bounds=(0, 64 * _MIB), doc="shared memory per CTA")
+
+    # -- execution
+    latency: LatencySpec = param(LatencySpec(), doc="latency and initiation interval per op class")
+
+    # -- memory hierarchy
+    l1d: L1DSpec = param(L1DSpec(), doc="L1 data cache")
+    smem_latency_cycles: int = param(26, unit="cycles", bounds=(1, 100_000), doc="shared-memory load latency")
+    l2_hit_latency_cycles: int = param(120, unit="cycles", bounds=(1, 100_000),
+                                       doc="L1 miss served by the L2 (GPGPU-Sim's ROP latency)")
+    dram_latency_cycles: int = param(100, unit="cycles", bounds=(0, 100_000),
+                                     doc="extra latency when the L2 misses too")
+    l2_size_bytes: int = param(768 * _KIB, unit="B", bounds=(0, 1 << 36), doc="chip L2 size (informational)")
+    mem_bw_bytes_per_cycle: float = param(16.896, unit="B/cycle", bounds=(1e-6, 1e6),
+                                          doc="this SM's share of DRAM bandwidth, for a simple queue")
+
+    # ------------------------------------------------------------ import
+    @classmethod
+    def from_gpgpusim_config(cls, path, *, trace_config=None, name: str | None = None) -> SMSpec:
+        """Read a GPGPU-Sim ``gpgpusim.config`` (and the ``trace.config`` beside it, if any).
+
+        Options not set take GPGPU-Sim's built-in defaults; options this
+        reader does not use are listed in the returned spec's
+        ``skipped_options`` attribute (a tuple; not a field, so it is not
+        saved or compared).  ``trace_config=False`` ignores ``trace.config``,
+        a path reads that file instead.  For everything the reader saw, use
+        :func:`rfmodel.spec.import_gpgpusim_config`.
+        """
+        from .gpgpusim import import_gpgpusim_config
+
+        result = import_gpgpusim_config(path, trace_config=trace_config, name=name)
+        spec = result.spec
+        object.__setattr__(spec, "skipped_options", result.skipped)
+        return spec
+
+    # ------------------------------------------------------------- checks
+    def _check(self) -> None:
+        if self.max_threads_per_cta > self.max_threads_per_sm:
+            self._fail("max_threads_per_cta", self.max_threads_per_cta,
+                       f"at most warps_per_sm x threads_per_warp = {self.max_threads_per_sm}")
+        if self.shmem_per_cta_bytes > self.shmem_per_sm_bytes:
+            self._fail("shmem_per_cta_bytes", self.shmem_per_cta_bytes,
+                       f"at most shmem_per_sm_bytes = {self.shmem_per_sm_bytes}")
+        if (self.sub_core or self.bank_mapping == "subcore") and self.num_banks % self.schedulers_per_sm:
+            self._fail("num_banks", self.num_banks,
+                       f"a multiple of schedulers_per_sm = {self.schedulers_per_sm} "
+                       "(sub-cores split the banks evenly)")
+        if self.regs_per_sm % self.threads_per_warp:
+            self._fail("regs_per_sm", self.regs_per_sm,
+                       f"a multiple of threads_per_warp = {self.threads_per_warp}")
+        if self.regs_per_sm % self.num_banks:
+            self._fail("regs_per_sm", self.regs_per_sm, f"a multiple of num_banks = {self.num_banks}")
+        if (self.regs_per_bank * 32) % self.bank_width_bits:
+            self._fail("bank_width_bits", self.bank_width_bits,
+                       f"a divisor of one bank's {self.regs_per_bank * 32} bits")
+        if self.max_regs_per_thread * self.threads_per_warp > self.regs_per_sm:
+            limit = self.regs_per_sm // self.threads_per_warp
+            self._fail("max_regs_per_thread", self.max_regs_per_thread,
+                       f"at most regs_per_sm / threads_per_warp = {limit}")
+        if self.bank_read_ports + self.bank_rw_ports < 1:
+            self._fail("bank_rw_ports", self.bank_rw_ports, "at least 1 when bank_read_ports is 0")
+        if self.bank_write_ports + self.bank_rw_ports < 1:
+            self._fail("bank_rw_ports", self.bank_rw_ports, "at least 1 when bank_write_ports is 0")
+        if self.collectors.total < 1:
+            self._fail("collectors", self.collectors.to_dict(), "at least one collector unit")
+
+    # ----------------------------------------------------- derived values
+    @property
+    def max_threads_per_sm(self) -> int:
+        return self.warps_per_sm * self.threads_per_warp
+
+    @property
+    def warps_per_scheduler(self) -> int:
+        """Warp slots one scheduler supervises (ceiling)."""
+        return -(-self.warps_per_sm // self.schedulers_per_sm)
+
+    @property
+    def banks_per_subcore(self) -> int:
+        """Banks one scheduler can reach: ``num_banks / schedulers`` with sub-cores, else all."""
+        if self.sub_core or self.bank_mapping == "subcore":
+            return self.num_banks // self.schedulers_per_sm
+        return self.num_banks
+
+    @property
+    def collectors_per_subcore(self) -> int:
+        if self.sub_core:
+            return self.collectors.total // self.schedulers_per_sm
+        return self.collectors.total
+
+    @property
+    def bank_ports(self) -> int:
+        """Accesses one bank can serve per cycle (read + write + read/write ports)."""
+        return self.bank_read_ports + self.bank_write_ports + self.bank_rw_ports
+
+    @property
+    def regs_per_bank(self) -> int:
+        """32-bit registers held by one bank."""
+        return self.regs_per_sm // self.num_banks
+
+    @property
+    def bank_bytes(self) -> int:
+        return self.regs_per_bank * 4
+
+    @property
+    def bank_entries(self) -> int:
+        """Rows of ``bank_width_bits`` in one bank."""
+        return self.regs_per_bank * 32 // self.bank_width_bits
+
+    @property
+    def warp_reg_bits(self) -> int:
+        return self.threads_per_warp * 32
+
+    @property
+    def rows_per_warp_register(self) -> int:
+        """Bank rows one full warp register occupies (1 when a bank row is a warp register)."""
+        return max(1, -(-self.warp_reg_bits // self.bank_width_bits))
+
+    @property
+    def warp_regs_per_sm(self) -> int:
+        """Warp registers (``threads_per_warp`` x 32 bit) the register file holds."""
+        return self.regs_per_sm // self.threads_per_warp
+
+    @property
+    def rf_capacity_kb(self) -> float:
+        return self.regs_per_sm * 4 / _KIB
+
+    @property
+    def cycle_ns(self) -> float:
+        return 1000.0 / self.clock_mhz
+
+    def scheduler_of(self, warp_slot: int) -> int:
+        """The scheduler (sub-core) that owns a warp slot, as GPGPU-Sim assigns them."""
+        return warp_slot % self.schedulers_per_sm
+
+    def bank_of(self, reg: int, warp_slot: int) -> int:
+        """Bank holding register ``reg`` of the warp in ``warp_slot`` (the reference definition).
+
+        ``gpgpusim``: ``(reg + warp_slot) mod num_banks``; with ``sub_core``
+        ``(reg + warp_slot) mod bps + scheduler * bps`` (``bps`` =
+        :attr:`banks_per_subcore`).  ``subcore``: the sub-core form always.
+        ``warp-per-bank``: every register of a warp in one bank
+        (``warp_slot mod num_banks``, or the warp's scheduler's banks in
+        turn).  ``reg-mod``: ``reg mod num_banks`` (sub-core form likewise).
+        Register numbers are as the trace gives them (GPGPU-Sim's trace mode
+        numbers SASS ``R0`` as 1; that shift belongs to the trace reader).
+        """
+        mapping = self.bank_mapping
+        split = self.sub_core or mapping == "subcore"
+        n = self.banks_per_subcore if split else self.num_banks
+        if mapping in ("gpgpusim", "subcore"):
+            local = (reg + warp_slot) % n
+        elif mapping == "warp-per-bank":
+            local = (warp_slot // self.schedulers_per_sm if split else warp_slot) % n
+        else:  # reg-mod
+            local = reg % n
+        if split:
+            return self.scheduler_of(warp_slot) * n + local
+        return local
+
+    def warp_regs_allocated(self, regs_per_thread: int) -> int:
+        """32-bit registers one warp takes when each thread uses ``regs_per_thread``."""
+        raw = regs_per_thread * self.threads_per_warp
+        g = self.reg_alloc_granularity
+        return math.ceil(raw / g) * g
