@@ -1,0 +1,33 @@
+"""SASS reader: ``cuobjdump -sass`` / ``nvdisasm -c [-hex] [-plr]`` text -> :class:`.Kernel` objects.
+
+Public API
+----------
+* :func:`parse_sass` -- kernels of a listing given as text.
+* :func:`read_sass` -- the same for a file.
+* :data:`OPCODE_CLASS`, :data:`FALLBACK_RULES`, :func:`classify` -- the opcode table.
+* :class:`Ctrl`, :func:`decode_ctrl` -- the scheduling control field of an encoding.
+
+The rules are documented in ``docs/sass-reader.md``.
+"""
+
+from rfmodel.workload.sass.opcodes import FALLBACK_RULES, OPCODE_CLASS, classify
+from rfmodel.workload.sass.reader import (
+    SUPPORTED_ARCHS,
+    Ctrl,
+    decode_ctrl,
+    normalize_arch,
+    parse_sass,
+    read_sass,
+)
+
+__all__ = [
+    "FALLBACK_RULES",
+    "OPCODE_CLASS",
+    "SUPPORTED_ARCHS",
+    "Ctrl",
+    "classify",
+    "decode_ctrl",
+    "normalize_arch",
+    "parse_sass",
+    "read_sass",
+]
