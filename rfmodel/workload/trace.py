@@ -15,7 +15,7 @@ column          dtype       meaning
 ``pdst/psrc``   uint16      predicate bit masks (bit p: P0-P6 = 0-6, UP0-UP6 = 8-14)
 ``udst/usrc``   uint64      uniform-register bit masks (bit u: UR u)
 ``reuse``       uint16      bit i set: ``src[:, i]`` carries ``.reuse``
-``active``      int8        active lanes (1-32)
+``active``      int8        active lanes (0-32; 0 = every lane predicated off)
 ``mem_ptr``     int64[N+1]  rows ``mem_ptr[i]:mem_ptr[i+1]`` of ``mem_line``
 ``mem_line``    int64[M]    distinct cache-line addresses (bytes) touched
 ``width``       int8        operand width class of the written value (1-4 B, 0 unknown)

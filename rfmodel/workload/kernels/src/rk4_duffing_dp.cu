@@ -1,7 +1,7 @@
 // rfmodel: description = Double-precision RK4 integration of two coupled, driven Duffing oscillators, one parameter set per thread; the drive phase is advanced by a rotation, and the mean energy uses an FP64 division.
 // rfmodel: threads_per_cta = 128
 // rfmodel: ctas = 120
-// rfmodel: trip = 256
+// rfmodel: trip = 32
 // rfmodel: category = compute-bound, fp-heavy, register-sensitive, cache-insensitive
 
 struct State {

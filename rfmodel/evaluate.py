@@ -1,0 +1,280 @@
+"""``evaluate``: the one façade over the engines.
+
+    ds = evaluate("baseline", "sgemm_tiled", "fermi-gtx480", method="analytic",
+                  params={"num_banks": [8, 16, 32]})
+
+returns an :class:`xarray.Dataset` with dims ``workload`` plus one dim per
+varied parameter (``mode="product"``) or one ``point`` dim
+(``mode="points"``, equal-length lists: one design point per index), and the
+standard metrics:
+
+=====================================  ==========  ==============================================
+variable                               unit        meaning
+=====================================  ==========  ==============================================
+``ipc``                                instr/cycle warp instructions per cycle, one SM
+``cycles``                             cycles      run time of the SM's share of the grid
+``warps``                              warps       resident warps (occupancy)
+``rf_reads`` / ``rf_writes``           accesses    main register-file bank accesses (warp registers)
+``bank_conflict_stall_cycles``         cycles      collector cycles lost waiting for banks
+``l1d_hit_rate``                       1           L1D hit rate
+``energy_pj`` (structure)              pJ          dynamic + leakage energy per structure
+``dynamic_energy_pj`` (structure)      pJ          dynamic part
+``leakage_energy_pj`` (structure)      pJ          leakage part
+``area_mm2`` (structure)               mm^2        area per structure
+``energy_pj_total``, ``area_mm2_total``            sums over structures
+``power_mw``                           mW          average power at the SM clock
+``capacity_kb``                        KB          register-file capacity
+=====================================  ==========  ==============================================
+
+Provenance (engine, design, GPU preset, technology, workload sources, seed,
+package version) is in ``ds.attrs``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+import numpy as np
+import xarray as xr
+
+import rfmodel
+from rfmodel.analytic.profile import WorkloadProfile, profile_trace
+from rfmodel.designs.base import Design, get_design
+from rfmodel.energy.accounting import account
+from rfmodel.errors import RfmodelError, UnknownNameError
+from rfmodel.spec import SMSpec, get_preset, load_spec
+from rfmodel.spec.sm import OP_CLASS_NAMES
+from rfmodel.workload.ir import OpClass
+from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload
+
+METHODS = ("analytic",)
+DEFAULT_GPU = "fermi-gtx480"
+DEFAULT_TECH = {"cell": "sram-hp", "node_nm": 45}
+SCALAR_METRICS = (
+    "ipc",
+    "cycles",
+    "warps",
+    "rf_reads",
+    "rf_writes",
+    "bank_conflict_stall_cycles",
+    "l1d_hit_rate",
+)
+UNITS = {
+    "ipc": "warp instructions / cycle",
+    "cycles": "cycles",
+    "warps": "warps",
+    "rf_reads": "accesses",
+    "rf_writes": "accesses",
+    "bank_conflict_stall_cycles": "cycles",
+    "l1d_hit_rate": "1",
+    "energy_pj": "pJ",
+    "dynamic_energy_pj": "pJ",
+    "leakage_energy_pj": "pJ",
+    "area_mm2": "mm2",
+    "energy_pj_total": "pJ",
+    "area_mm2_total": "mm2",
+    "power_mw": "mW",
+    "capacity_kb": "KB",
+}
+
+
+def resolve_gpu(gpu) -> SMSpec:
+    """An SMSpec from a spec, a preset name, a TOML file or a ``gpgpusim.config`` path."""
+    if isinstance(gpu, SMSpec):
+        return gpu
+    if gpu is None:
+        return get_preset(DEFAULT_GPU)
+    s = str(gpu)
+    if s.endswith(".toml"):
+        spec = load_spec(s)
+        if not isinstance(spec, SMSpec):
+            raise RfmodelError(f"{s}: holds a '{type(spec).kind}' spec, not an SM spec")
+        return spec
+    if s.endswith("gpgpusim.config") or s.endswith(".config"):
+        return SMSpec.from_gpgpusim_config(s)
+    return get_preset(s)
+
+
+def memory_latencies(sm: SMSpec, hit_rate: float) -> np.ndarray:
+    """Dependent-issue latency of every op class, loads at their expected latency."""
+    lat = np.array([getattr(sm.latency, c)[0] for c in OP_CLASS_NAMES], dtype=np.float64)
+    miss = sm.l2_hit_latency_cycles + 0.5 * sm.dram_latency_cycles
+    l1 = hit_rate * sm.l1d.hit_latency_cycles + (1.0 - hit_rate) * miss
+    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
+        lat[c] += l1
+    lat[OpClass.LD_SHARED] += sm.smem_latency_cycles
+    lat[OpClass.LD_CONST] += sm.l1d.hit_latency_cycles
+    return lat
+
+
+def _sm_key(sm: SMSpec) -> str:
+    return hashlib.sha1(json.dumps(sm.to_dict(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+_PROFILE_CACHE: dict = {}
+
+
+#: warps expanded per workload for the analytic profile (whole CTAs; at least one CTA)
+PROFILE_WARPS = 32
+
+
+def workload_profile(
+    workload, sm: SMSpec, *, arch: str = DEFAULT_ARCH, seed: int = 0, max_warps: int | None = PROFILE_WARPS
+) -> WorkloadProfile:
+    """The analytic profile of a workload on an SM (cached per workload, SM and seed).
+
+    The distributions come from the first ``max_warps`` warps of the SM's share
+    of the grid (``None``: all of them); the instruction count is scaled to the
+    whole share, and occupancy sees every CTA of the share.
+    """
+    name = workload.name if isinstance(workload, Workload) else str(workload)
+    key = (name, arch, seed, max_warps, _sm_key(sm))
+    if key in _PROFILE_CACHE and not isinstance(workload, Workload):
+        return _PROFILE_CACHE[key]
+    wl = load_workload(
+        workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
+    )
+    lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
+    # two passes: the first gives the hit rate that sets the expected load latency
+    first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name)
+    hit = float(first.l1d_hit_rate(lines)) if sm.l1d.size_bytes else 0.0
+    prof = profile_trace(wl.trace, memory_latencies(sm, hit), name=wl.name)
+    share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
+    if share > wl.trace.ctas:
+        scale = share / wl.trace.ctas
+        prof = replace(
+            prof,
+            n_instrs=int(round(prof.n_instrs * scale)),
+            ctas=share,
+            attrs={**prof.attrs, "sampled_instrs": prof.n_instrs, "sampled_ctas": wl.trace.ctas},
+        )
+    _PROFILE_CACHE[key] = prof
+    return prof
+
+
+def _grid(params: Mapping[str, Iterable] | None, mode: str):
+    """Broadcastable parameter arrays, dims and coords."""
+    params = dict(params or {})
+    if mode not in ("product", "points"):
+        raise RfmodelError(f"mode '{mode}' is invalid; allowed: product, points")
+    coords, grid, dims = {}, {}, []
+    if mode == "product":
+        names = list(params)
+        for i, k in enumerate(names):
+            v = np.atleast_1d(np.asarray(params[k]))
+            if v.ndim != 1 or len(v) == 0:
+                raise RfmodelError(f"parameter '{k}': expected a non-empty list of values")
+            shape = [1] * len(names)
+            shape[i] = len(v)
+            grid[k] = v.reshape(shape)
+            coords[k] = v
+            dims.append(k)
+    else:
+        lengths = {k: len(np.atleast_1d(v)) for k, v in params.items()}
+        if len(set(lengths.values())) > 1:
+            raise RfmodelError(f"mode 'points' needs equal-length parameter lists, got {lengths}")
+        n = next(iter(lengths.values()), 1)
+        for k, v in params.items():
+            grid[k] = np.atleast_1d(np.asarray(v))
+            coords[k] = ("point", grid[k])
+        dims = ["point"]
+        coords["point"] = np.arange(n)
+    return grid, dims, coords
+
+
+def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
+    known = set(sm.to_dict()) | {"collector_units"} | set(design.parameters)
+    for k in grid:
+        if k not in known:
+            raise UnknownNameError(f"parameter of design '{design.name}'", k, known)
+    trial = {k: v for k, v in grid.items() if k in sm.to_dict()}
+    # validate every value through the spec (one error naming the field and allowed range)
+    for k, v in trial.items():
+        for x in np.unique(np.asarray(v).ravel()):
+            sm.replace(**{k: x.item()})
+
+
+def evaluate(
+    design="baseline",
+    workload=None,
+    gpu=None,
+    *,
+    method: str = "analytic",
+    params: Mapping[str, Iterable] | None = None,
+    mode: str = "product",
+    tech: Mapping | None = None,
+    arch: str = DEFAULT_ARCH,
+    seed: int = 0,
+    max_warps: int | None = PROFILE_WARPS,
+) -> xr.Dataset:
+    """Evaluate a design on workloads; see the module docstring for the result."""
+    if method not in METHODS:
+        raise UnknownNameError("method", method, METHODS)
+    d = get_design(design)
+    sm = resolve_gpu(gpu)
+    tech = {**DEFAULT_TECH, **(tech or {})}
+    if workload is None:
+        workloads = default_workloads()
+    elif isinstance(workload, (str, Workload)):
+        workloads = [workload]
+    else:
+        workloads = list(workload)
+    if not workloads:
+        raise RfmodelError("no workloads to evaluate")
+    grid, dims, coords = _grid(params, mode)
+    _check_params(d, sm, grid)
+    structures = d.structures(sm, grid, tech)
+    snames = [s.name for s in structures]
+    per_wl = []
+    names = []
+    for w in workloads:
+        prof = workload_profile(w, sm, arch=arch, seed=seed, max_warps=max_warps)
+        names.append(prof.name)
+        m = d.analytic(prof, sm, grid)
+        acc = account(structures, m["events"], m["cycles"], sm.clock_mhz)
+        per_wl.append((m, acc))
+    shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values())) if grid else ()
+    full = ["workload", *dims]
+    data = {}
+    for k in SCALAR_METRICS:
+        data[k] = (full, np.stack([np.broadcast_to(m[k], shape) for m, _ in per_wl]).astype(np.float64))
+    for k, src in (
+        ("energy_pj", "energy_pj"),
+        ("dynamic_energy_pj", "dynamic_pj"),
+        ("leakage_energy_pj", "leakage_pj"),
+        ("area_mm2", "area_mm2"),
+    ):
+        arr = np.stack(
+            [np.stack([np.broadcast_to(x, shape) for x in acc[src]], axis=-1) for _, acc in per_wl]
+        )
+        data[k] = ([*full, "structure"], arr.astype(np.float64))
+    data["energy_pj_total"] = (
+        full,
+        np.stack([np.broadcast_to(a["energy_pj_total"], shape) for _, a in per_wl]),
+    )
+    data["power_mw"] = (full, np.stack([np.broadcast_to(a["power_mw"], shape) for _, a in per_wl]))
+    data["area_mm2_total"] = (dims, np.broadcast_to(per_wl[0][1]["area_mm2_total"], shape).astype(np.float64))
+    regs = grid.get("regs_per_sm", sm.regs_per_sm)
+    data["capacity_kb"] = (dims, np.broadcast_to(np.asarray(regs) * 4.0 / 1024.0, shape).astype(np.float64))
+    ds = xr.Dataset(data, coords={**coords, "workload": names, "structure": snames})
+    for k, u in UNITS.items():
+        if k in ds:
+            ds[k].attrs["units"] = u
+    ds.attrs.update(
+        {
+            "engine": method,
+            "design": d.name,
+            "gpu": sm.name,
+            "gpu_source": sm.source,
+            "tech": json.dumps(tech),
+            "structure_provenance": json.dumps({s.name: s.provenance for s in structures}),
+            "arch": arch,
+            "seed": seed,
+            "rfmodel_version": rfmodel.__version__,
+            "calibration": "uncalibrated first-order model (softmin q=4)",
+        }
+    )
+    return ds

@@ -1,0 +1,209 @@
+"""Workload names and loading: built-in kernels, synthetic presets, files.
+
+A *workload reference* is one of
+
+* the name of a built-in kernel (``saxpy``, ``sgemm_tiled`` ...; see
+  :func:`builtin_names`), compiled SASS shipped with the package;
+* ``synthetic:<preset>`` for a synthetic-generator preset
+  (``synthetic:register-sensitive`` ...);
+* a path to a SASS listing (``.sass``, ``.txt``: cuobjdump or nvdisasm
+  output; ``path.sass:kernel`` picks one kernel of several) or to an Accel-Sim
+  trace (``kernel-*.traceg[.xz]``, or a directory with ``kernelslist.g``).
+
+:func:`load_workload` turns a reference into a :class:`Workload`: its static
+kernel (if any) and its dynamic trace for one SM's share of the grid.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from rfmodel.errors import RfmodelError, UnknownNameError
+from rfmodel.workload.ir import Kernel
+from rfmodel.workload.trace import Trace
+
+DEFAULT_ARCH = "sm_80"
+ARCHS = ("sm_75", "sm_80", "sm_90")
+SYNTHETIC_PREFIX = "synthetic:"
+
+
+@dataclass
+class Workload:
+    name: str
+    trace: Trace
+    kernel: Kernel | None = None
+    source: str = ""
+    attrs: dict = field(default_factory=dict)
+
+
+def _kernels_dir():
+    return resources.files("rfmodel.workload").joinpath("kernels")
+
+
+@lru_cache(maxsize=1)
+def manifest() -> dict:
+    path = _kernels_dir().joinpath("manifest.json")
+    if not path.is_file():
+        return {"kernels": {}}
+    return json.loads(path.read_text())
+
+
+def builtin_names() -> list[str]:
+    return sorted(manifest()["kernels"])
+
+
+def synthetic_names() -> list[str]:
+    from rfmodel.workload.synthetic import SYNTHETIC_PRESETS
+
+    return [SYNTHETIC_PREFIX + k for k in sorted(SYNTHETIC_PRESETS)]
+
+
+def default_workloads() -> list[str]:
+    """The built-in suite (the default for ``rfmodel optimize`` and ``evaluate``)."""
+    return builtin_names()
+
+
+def builtin_sass_path(name: str, arch: str = DEFAULT_ARCH, flavor: str = "nvdisasm") -> Path:
+    if name not in manifest()["kernels"]:
+        raise UnknownNameError("built-in kernel", name, builtin_names())
+    if arch not in ARCHS:
+        raise UnknownNameError("architecture", arch, ARCHS)
+    return Path(str(_kernels_dir().joinpath("sass", arch, f"{name}.{flavor}.sass")))
+
+
+def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
+    """The static kernel of a built-in name, synthetic preset or SASS path."""
+    from rfmodel.workload.sass import read_sass
+
+    if ref.startswith(SYNTHETIC_PREFIX):
+        return _synthetic(ref)[0]
+    if ref in manifest()["kernels"]:
+        meta = manifest()["kernels"][ref]
+        kernels = read_sass(builtin_sass_path(ref, arch))
+        k = _pick(kernels, meta.get("symbol", ref), ref)
+        k.threads_per_cta = int(meta.get("threads_per_cta", k.threads_per_cta))
+        k.ctas = int(meta.get("ctas", k.ctas))
+        k.attrs["manifest"] = meta
+        return k
+    path, _, which = ref.partition(".sass:") if ".sass:" in ref else (ref, "", "")
+    if which:
+        path += ".sass"
+    p = Path(path)
+    if not p.exists():
+        raise RfmodelError(
+            f"workload '{ref}' is neither a built-in kernel ({', '.join(builtin_names()) or 'none'}), "
+            f"a synthetic preset ('synthetic:<preset>') nor an existing file"
+        )
+    kernels = read_sass(p)
+    return _pick(kernels, which, str(p)) if which else kernels[0]
+
+
+def _pick(kernels: list[Kernel], name: str, where: str) -> Kernel:
+    for k in kernels:
+        if k.name == name:
+            return k
+    raise UnknownNameError(f"kernel in {where}", name, [k.name for k in kernels])
+
+
+def _synthetic(ref: str):
+    from rfmodel.workload.synthetic import SYNTHETIC_PRESETS, generate
+
+    preset = ref[len(SYNTHETIC_PREFIX) :]
+    if preset not in SYNTHETIC_PRESETS:
+        raise UnknownNameError("synthetic preset", preset, SYNTHETIC_PRESETS)
+    return generate(SYNTHETIC_PRESETS[preset], seed=0)
+
+
+#: trip count of loops nested inside another loop, unless the manifest says otherwise
+INNER_TRIP = 8
+
+
+def builtin_profile(kernel: Kernel):
+    """The control-flow profile of a built-in kernel.
+
+    The manifest's ``trip`` is the trip count of each outermost loop; loops
+    nested inside another take ``min(trip, INNER_TRIP)`` (or the manifest's
+    ``inner`` value), so that nests do not multiply a per-kernel figure meant
+    for the main loop.
+    """
+    from rfmodel.compiler.cfg import function_names, natural_loops
+    from rfmodel.workload.expand import Profile
+
+    meta = kernel.attrs.get("manifest")
+    if not meta:
+        return None
+    trips = meta.get("loop_trip_counts", {})
+    outer = int(trips.get("default", 8))
+    inner = int(trips.get("inner", min(outer, INNER_TRIP)))
+    counts = {}
+    for f in function_names(kernel):
+        for lp in natural_loops(kernel, f):
+            for latch in lp.latches:
+                counts[kernel.blocks[latch].end - 1] = outer if lp.depth == 1 else inner
+    return Profile(
+        trip_counts=counts,
+        default_trip_count=outer,
+        source=f"manifest of built-in kernel '{kernel.name}': outer loops {outer}, nested {inner}",
+    )
+
+
+def ctas_per_sm(kernel: Kernel, num_sms: int) -> int:
+    """One SM's share of the grid (CTAs are spread evenly over the SMs)."""
+    return max(1, math.ceil(kernel.ctas / max(num_sms, 1)))
+
+
+def load_workload(
+    ref: str,
+    *,
+    arch: str = DEFAULT_ARCH,
+    num_sms: int = 1,
+    seed: int = 0,
+    max_warps: int | None = None,
+    line_bytes: int = 128,
+) -> Workload:
+    """Load a workload reference and expand it into one SM's dynamic trace."""
+    from rfmodel.workload.expand import expand
+
+    if isinstance(ref, Workload):
+        return ref
+    ref = str(ref)
+    p = Path(ref)
+    if p.is_dir() or ref.endswith((".traceg", ".traceg.xz")):
+        from rfmodel.workload.accelsim import read_traceg
+
+        if p.is_dir():
+            files = sorted(p.glob("kernel-*.traceg*"))
+            if not files:
+                raise RfmodelError(f"{ref}: no kernel-*.traceg[.xz] file in this directory")
+            p = files[0]
+        if not p.exists():
+            raise RfmodelError(f"{ref}: no such file")
+        trace = read_traceg(p)
+        return Workload(name=p.parent.name or p.stem, trace=trace, source=str(p))
+    if ref.startswith(SYNTHETIC_PREFIX):
+        kernel, profile = _synthetic(ref)
+        name = ref
+    else:
+        kernel = load_kernel(ref, arch)
+        profile = builtin_profile(kernel)
+        name = ref if ref in manifest()["kernels"] else kernel.name
+    trace = expand(
+        kernel,
+        profile,
+        ctas=ctas_per_sm(kernel, num_sms),
+        max_warps=max_warps,
+        seed=seed,
+        line_bytes=line_bytes,
+    )
+    return Workload(
+        name=name,
+        trace=trace,
+        kernel=kernel,
+        source=kernel.source or ref,
+        attrs={"arch": arch, "seed": seed, "ctas_per_sm": ctas_per_sm(kernel, num_sms)},
+    )

@@ -1,0 +1,178 @@
+"""Known answers and invariants of the first-order analytic models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers_kernels import build_kernel
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rfmodel.analytic.profile import profile_trace
+from rfmodel.analytic.throughput import baseline_ipc, md1_wait, occupancy_warps, softmin
+from rfmodel.workload.expand import expand
+from rfmodel.workload.ir import N_OPCLASSES, OpClass
+from rfmodel.workload.trace import NONE, empty_columns
+
+
+def _lat(fp=4, default=1):
+    lat = np.full(N_OPCLASSES, float(default))
+    lat[OpClass.FP32] = fp
+    return lat
+
+
+def _trace(text, warps=1):
+    return expand(build_kernel(text), ctas=1, threads_per_cta=32 * warps)
+
+
+CHAIN = """
+ffma R1 = R2 R3
+ffma R4 = R1 R5
+ffma R6 = R4 R7
+ffma R8 = R6 R9
+exit
+"""
+
+
+def test_chain_of_dependent_instructions_known_answer():
+    # issue times: 0, 4, 8, 12 (each waits the 4-cycle FP latency), EXIT at 13 -> 14 cycles for 5 instructions
+    p = profile_trace(_trace(CHAIN), _lat(fp=4))
+    assert p.chain[0] == pytest.approx(14 / 5)
+    # with k extra collection cycles each dependence waits 4 + k: 3 (4 + k) + 2 cycles
+    for k in (1, 3, 7):
+        assert p.chain[k] == pytest.approx((3 * (4 + k) + 2) / 5)
+
+
+def test_independent_instructions_issue_every_cycle():
+    text = "\n".join(f"ffma R{10 + i} = R1 R2" for i in range(8)) + "\nexit\n"
+    p = profile_trace(_trace(text), _lat(fp=20))
+    assert p.chain[0] == pytest.approx(1.0)
+
+
+def test_serialization_table_known_answer():
+    # sources R0 R4 R8: one bank for B in {1, 2, 4}; two share a bank at B = 8 (0 and 8); distinct at 16
+    p = profile_trace(_trace("ffma R1 = R0 R4 R8\nexit\n"), _lat())
+    # two instructions: the FFMA and the EXIT (no sources) -> mean over 2
+    assert p.ser[1] == pytest.approx(3 / 2)
+    assert p.ser[4] == pytest.approx(3 / 2)
+    assert p.ser[8] == pytest.approx(2 / 2)
+    assert p.ser[16] == pytest.approx(1 / 2)
+    assert p.ser_warp == pytest.approx(3 / 2)
+
+
+def test_duplicate_source_register_is_read_once_for_banks():
+    p = profile_trace(_trace("ffma R1 = R2 R2 R2\nexit\n"), _lat())
+    assert p.ser[1] == pytest.approx(1 / 2)
+    assert p.reads_per_instr == pytest.approx(3 / 2)
+    assert p.distinct_reads_per_instr == pytest.approx(1 / 2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 254), min_size=0, max_size=6), min_size=1, max_size=30))
+def test_more_banks_never_raise_serialization_for_power_of_two_banks(rows):
+    n = len(rows)
+    cols = empty_columns(n)
+    for i, r in enumerate(rows):
+        cols["src"][i, : len(r)] = r
+    from rfmodel.analytic.profile import _ser_table
+
+    ser, _ = _ser_table(cols["src"], 64)
+    for b in (1, 2, 4, 8, 16, 32):
+        # a bank of 2B banks splits a bank of B banks in two, so the max load cannot grow
+        assert ser[2 * b] <= ser[b] + 1e-12
+    assert np.all(cols["src"][cols["src"] != NONE] < 255)
+
+
+def test_occupancy_known_answers():
+    # Fermi-like: 32768 regs, 48 warps, 8 CTAs, granularity 64 regs per warp
+    kw = dict(
+        regs_per_sm=32768,
+        max_warps=48,
+        max_ctas=8,
+        max_threads=1536,
+        smem_per_sm=48 * 1024,
+        alloc_granularity=64,
+    )
+    # 20 regs/thread -> 640 regs/warp; 256-thread CTA = 8 warps = 5120 regs -> 6 CTAs by registers, 6 by warps
+    assert occupancy_warps(20, 256, 0, 100, **kw) == 48
+    # 63 regs/thread -> 2016 -> 2048 regs/warp; CTA of 8 warps = 16384 -> 2 CTAs = 16 warps
+    assert occupancy_warps(63, 256, 0, 100, **kw) == 16
+    # shared memory: 20 KB per CTA -> 2 CTAs
+    assert occupancy_warps(20, 256, 20 * 1024, 100, **kw) == 16
+    # the launch gives only one CTA to this SM
+    assert occupancy_warps(20, 256, 0, 1, **kw) == 8
+    # one CTA does not fit
+    assert occupancy_warps(255, 1024, 0, 100, **kw) == 0
+    # vectorized over the RF size
+    assert list(
+        occupancy_warps(63, 256, 0, 100, **{**kw, "regs_per_sm": np.array([16384, 32768, 65536])})
+    ) == [8, 16, 32]
+
+
+def test_md1_and_softmin():
+    assert md1_wait(0.5) == pytest.approx(0.5)
+    assert md1_wait(0.0) == 0.0
+    assert np.isinf(md1_wait(1.0))
+    assert softmin([2.0, np.inf]) == pytest.approx(2.0)
+    assert softmin([2.0, 2.0]) < 2.0
+    assert softmin([1.0, 100.0]) == pytest.approx(1.0, rel=1e-6)
+
+
+def _profile_mixed():
+    text = (
+        "\n".join(
+            ["ffma R1 = R0 R4 R8", "ffma R2 = R1 R3 R5", "ffma R6 = R2 R7 R9", "ffma R10 = R6 R11 R12"] * 4
+        )
+        + "\nexit\n"
+    )
+    return profile_trace(_trace(text, warps=8), _lat(fp=4))
+
+
+def test_baseline_model_monotone_in_banks_and_collectors():
+    p = _profile_mixed()
+    ii = np.ones(N_OPCLASSES)
+    banks = np.array([1, 2, 4, 8, 16, 32, 64])
+    m = baseline_ipc(p, warps=8, schedulers=2, issue_width=1, banks=banks, collectors=8, initiation=ii)
+    assert np.all(np.diff(m["ipc"]) >= -1e-9)
+    assert np.all(np.diff(m["ser"]) <= 1e-12)
+    coll = np.array([1, 2, 4, 8, 16])
+    m2 = baseline_ipc(p, warps=8, schedulers=2, issue_width=1, banks=16, collectors=coll, initiation=ii)
+    assert np.all(np.diff(m2["ipc"]) >= -1e-9)
+    # never above the issue bound
+    assert np.all(m["ipc"] <= 2.0 + 1e-9)
+    assert np.all((m["l1d_hit_rate"] >= 0) & (m["l1d_hit_rate"] <= 1))
+
+
+def test_zero_warps_gives_zero_ipc():
+    p = _profile_mixed()
+    m = baseline_ipc(
+        p,
+        warps=np.array([0, 8]),
+        schedulers=2,
+        issue_width=1,
+        banks=16,
+        collectors=8,
+        initiation=np.ones(N_OPCLASSES),
+    )
+    assert m["ipc"][0] == 0.0 and m["ipc"][1] > 0
+
+
+def test_l1d_hit_rate_from_stack_distances():
+    # one warp touches lines A B A B ...: every reuse has stack distance 1
+    cols = """
+ldg R1 = R2
+ldg R3 = R4
+exit
+"""
+    from rfmodel.workload.expand import AccessPattern, Profile
+
+    k = build_kernel(cols)
+    prof = Profile(
+        mem={0: AccessPattern("tile", footprint_bytes=128), 1: AccessPattern("tile", footprint_bytes=128)}
+    )
+    t = expand(k, prof, ctas=1, threads_per_cta=32 * 4)
+    p = profile_trace(t, _lat())
+    h = p.l1d_hit_rate(np.array([0, 1, 2, 1024]))
+    assert h[0] == 0.0
+    assert np.all(np.diff(h) >= 0)
+    assert 0.0 <= h[-1] <= 1.0

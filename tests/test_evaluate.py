@@ -1,0 +1,97 @@
+"""The evaluate façade: variables, units, provenance, grids and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rfmodel
+from rfmodel.errors import RfmodelError, SpecError, UnknownNameError
+
+WL = "synthetic:register-sensitive"
+
+
+@pytest.fixture(scope="module")
+def banks_ds():
+    return rfmodel.evaluate(
+        "baseline", [WL, "saxpy"], "fermi-gtx480", params={"num_banks": [2, 4, 8, 16, 32]}
+    )
+
+
+def test_standard_variables_units_and_provenance(banks_ds):
+    ds = banks_ds
+    for v in (
+        "ipc",
+        "cycles",
+        "rf_reads",
+        "rf_writes",
+        "bank_conflict_stall_cycles",
+        "energy_pj",
+        "power_mw",
+        "area_mm2",
+        "l1d_hit_rate",
+        "capacity_kb",
+    ):
+        assert v in ds, v
+        assert "units" in ds[v].attrs
+    assert ds["energy_pj"].dims == ("workload", "num_banks", "structure")
+    assert set(ds["structure"].values) == {"rf_bank", "collector", "crossbar"}
+    assert ds.attrs["engine"] == "analytic" and ds.attrs["gpu"] == "fermi-gtx480"
+    assert "CACTI" in ds.attrs["structure_provenance"]
+    assert list(ds["workload"].values) == [WL, "saxpy"]
+
+
+def test_invariants_over_the_bank_grid(banks_ds):
+    ds = banks_ds
+    ipc = ds["ipc"].values
+    assert np.all(ipc > 0)
+    # more banks never raise conflicts, never lower IPC in the model
+    assert np.all(np.diff(ds["bank_conflict_stall_cycles"].values, axis=1) <= 1e-9)
+    assert np.all(np.diff(ipc, axis=1) >= -1e-9)
+    # cycles x IPC = instructions, the same at every design point
+    insts = (ds["cycles"] * ds["ipc"]).values
+    assert np.allclose(insts, insts[:, :1])
+    # accesses do not depend on the bank count for the baseline
+    assert np.allclose(ds["rf_reads"].values, ds["rf_reads"].values[:, :1])
+    # energy parts add up
+    tot = ds["dynamic_energy_pj"] + ds["leakage_energy_pj"]
+    assert np.allclose(tot.values, ds["energy_pj"].values)
+    assert np.allclose(ds["energy_pj"].sum("structure").values, ds["energy_pj_total"].values)
+
+
+def test_points_mode_matches_product_mode(banks_ds):
+    ds = rfmodel.evaluate("baseline", [WL], "fermi-gtx480", params={"num_banks": [4, 16]}, mode="points")
+    assert ds["ipc"].dims == ("workload", "point")
+    ref = banks_ds["ipc"].sel(workload=WL, num_banks=[4, 16]).values
+    assert np.allclose(ds["ipc"].values[0], ref)
+
+
+def test_capacity_limits_occupancy():
+    ds = rfmodel.evaluate(
+        "baseline", "gemm_micro8x8", "fermi-gtx480", params={"regs_per_sm": [8192, 16384, 32768]}
+    )
+    warps = ds["warps"].values[0]
+    assert np.all(np.diff(warps) >= 0) and warps[-1] > warps[0]
+    assert np.allclose(ds["capacity_kb"].values, [32, 64, 128])
+
+
+def test_same_seed_same_result():
+    a = rfmodel.evaluate("baseline", WL, "volta-v100", seed=3)
+    rfmodel.evaluate.__globals__["_PROFILE_CACHE"].clear()
+    b = rfmodel.evaluate("baseline", WL, "volta-v100", seed=3)
+    assert a["ipc"].values.tobytes() == b["ipc"].values.tobytes()
+
+
+def test_bad_inputs_raise_project_errors():
+    with pytest.raises(UnknownNameError, match="design"):
+        rfmodel.evaluate("nodesign", WL)
+    with pytest.raises(UnknownNameError, match="preset"):
+        rfmodel.evaluate("baseline", WL, "gtx9999")
+    with pytest.raises(UnknownNameError, match="num_bank"):
+        rfmodel.evaluate("baseline", WL, params={"num_bank": [4]})
+    with pytest.raises(SpecError, match="num_banks"):
+        rfmodel.evaluate("baseline", WL, params={"num_banks": [0]})
+    with pytest.raises(RfmodelError):
+        rfmodel.evaluate("baseline", "/nonexistent/file.sass")
+    with pytest.raises(UnknownNameError):
+        rfmodel.evaluate("baseline", WL, method="quantum")

@@ -1,0 +1,47 @@
+"""`rfmodel workload info` on every built-in kernel, a synthetic preset and an Accel-Sim trace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rfmodel.cli import main
+from rfmodel.workload.info import workload_info
+from rfmodel.workload.suite import builtin_names, builtin_sass_path, manifest
+
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "accelsim-traces" / "synthetic"
+
+
+def test_suite_is_shipped():
+    assert len(builtin_names()) >= 15
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_info_of_each_builtin_is_nontrivial(name):
+    info = workload_info(name, max_warps=8)
+    res = manifest()["kernels"][name]["resources"]["sm_80"]
+    assert info["registers_per_thread"] == res["regs"]
+    assert info["static_instructions"] > 20 and info["basic_blocks"] >= 2
+    assert info["natural_loops"] >= 1  # every built-in kernel has a loop
+    assert info["dynamic_instructions"] > info["static_instructions"] // 4
+    assert sum(info["op_mix"].values()) == pytest.approx(1.0, abs=1e-3)
+    assert "exit" in info["op_mix"]
+    rd = info["register_reuse_distance"]
+    assert rd["reuses"] > 0 and rd["median"] >= 0 and 0 <= rd["fraction_le_8"] <= 1
+
+
+def test_info_cli_on_sass_file_and_synthetic(capsys):
+    path = builtin_sass_path("saxpy", "sm_75", "cuobjdump")
+    assert main(["workload", "info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "registers_per_thread" in out and "op_mix" in out
+    assert main(["workload", "info", "synthetic:integer-heavy", "--json"]) == 0
+    assert '"int"' in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not TRACES.is_dir(), reason="reference Accel-Sim traces not present")
+def test_info_on_accelsim_trace():
+    info = workload_info(str(TRACES / "tiny"))
+    assert info["dynamic_instructions"] == 64
+    assert info["warps_expanded"] == 4
