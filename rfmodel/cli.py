@@ -1,0 +1,403 @@
+"""The ``rfmodel`` command line.
+
+Every subcommand maps onto a Python function of the same name
+(``rfmodel evaluate`` -> :func:`rfmodel.evaluate`, ``rfmodel optimize`` ->
+:func:`rfmodel.optimize.optimize` ...).  User errors print one line on stderr
+and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+from rfmodel.errors import RfmodelError, unknown_key_message
+
+DEFAULT_OUT = "rfmodel-out"
+
+
+def _progress(enabled: bool, total: int, desc: str):
+    """A tqdm bar on stderr (or a no-op), returned with its update callback."""
+    if not enabled:
+        return None, lambda *a: None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
+
+    def update(done, _total=None):
+        bar.n = done
+        bar.refresh()
+
+    return bar, update
+
+
+def _parse_param(text: str) -> tuple[str, list]:
+    if "=" not in text:
+        raise RfmodelError(f"--param '{text}': expected NAME=V1[,V2,...]")
+    name, _, vals = text.partition("=")
+    out = []
+    for v in vals.split(","):
+        v = v.strip()
+        try:
+            out.append(int(v))
+        except ValueError:
+            try:
+                out.append(float(v))
+            except ValueError as e:
+                raise RfmodelError(f"--param {name}: '{v}' is not a number") from e
+    return name.strip(), out
+
+
+def _table(rows: list[dict], floatfmt: str = ".4g") -> str:
+    if not rows:
+        return "(empty)"
+    cols = list(rows[0])
+    cells = [[format(r[c], floatfmt) if isinstance(r[c], float) else str(r[c]) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    line = "  ".join(c.rjust(w) for c, w in zip(cols, widths, strict=True))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(x.rjust(w) for x, w in zip(row, widths, strict=True)) for row in cells]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- evaluate
+EVAL_CONFIG_KEYS = ("design", "workloads", "gpu", "method", "seed", "arch", "params", "tech")
+
+
+def _read_eval_config(path: str) -> dict:
+    from rfmodel.errors import ParseError
+
+    p = Path(path)
+    if not p.is_file():
+        raise RfmodelError(f"{path}: no such file")
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ParseError(path, getattr(e, "lineno", None), f"malformed TOML: {e}") from e
+    if "kind" in data:  # a spec file (e.g. an SM spec): use it as the GPU
+        return {"gpu": path}
+    for k in data:
+        if k not in EVAL_CONFIG_KEYS:
+            raise RfmodelError(f"{path}: {unknown_key_message(k, EVAL_CONFIG_KEYS)}")
+    if isinstance(data.get("gpu"), dict):
+        from rfmodel.spec import SMSpec
+
+        data["gpu"] = SMSpec.from_dict(data["gpu"], where=f"{path} [gpu]")
+    return data
+
+
+def cmd_evaluate(args) -> int:
+    from rfmodel.evaluate import evaluate
+    from rfmodel.io import write_netcdf, write_text
+
+    cfg = _read_eval_config(args.config) if args.config else {}
+    params = dict(cfg.get("params", {}))
+    for p in args.param or []:
+        k, v = _parse_param(p)
+        params[k] = v
+    workloads = args.workload or cfg.get("workloads")
+    ds = evaluate(
+        args.design or cfg.get("design", "baseline"),
+        workloads,
+        args.gpu or cfg.get("gpu"),
+        method=args.method or cfg.get("method", "analytic"),
+        params=params or None,
+        seed=args.seed if args.seed is not None else cfg.get("seed", 0),
+        arch=args.arch or cfg.get("arch", "sm_80"),
+        tech=cfg.get("tech"),
+    )
+    df = (
+        ds[
+            [
+                "ipc",
+                "cycles",
+                "warps",
+                "rf_reads",
+                "rf_writes",
+                "bank_conflict_stall_cycles",
+                "energy_pj_total",
+                "power_mw",
+            ]
+        ]
+        .to_dataframe()
+        .reset_index()
+    )
+    df["area_mm2"] = float(ds["area_mm2_total"].values.ravel()[0]) if ds["area_mm2_total"].size == 1 else None
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "attrs": {k: str(v) for k, v in ds.attrs.items()},
+                    "rows": json.loads(df.to_json(orient="records")),
+                }
+            )
+        )
+    else:
+        print(_table(df.to_dict(orient="records")))
+        print(
+            f"\nengine={ds.attrs['engine']} design={ds.attrs['design']} gpu={ds.attrs['gpu']} "
+            f"tech={ds.attrs['tech']} ({ds.attrs['calibration']})"
+        )
+    if args.out:
+        out = Path(args.out)
+        if out.suffix == ".csv":
+            write_text(out, ds.to_dataframe().reset_index().to_csv(index=False))
+        else:
+            write_netcdf(ds, out)
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- optimize
+def cmd_optimize(args) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rfmodel.io import write_figure, write_netcdf, write_text
+    from rfmodel.optimize.problem import OBJECTIVES, optimize, pareto_table
+
+    bar, update = _progress(not args.quiet, args.generations, "NSGA-II")
+    try:
+        res = optimize(
+            args.design,
+            args.workload or None,
+            args.gpu,
+            pop_size=args.pop,
+            generations=args.generations,
+            seed=args.seed,
+            brute_force=not args.no_brute_force,
+            progress=update,
+            arch=args.arch,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    rows = pareto_table(res.pareto)
+    print(
+        f"Pareto set: {len(rows)} design points "
+        f"(maximize IPC, minimize RF area and power; workloads: {res.pareto.attrs['workloads']})"
+    )
+    print(_table(rows))
+    ratio = res.hypervolume_ratio
+    print(
+        f"\nhypervolume {res.hypervolume:.4f}"
+        + (
+            f" = {100 * ratio:.1f}% of the brute-force front's {res.hypervolume_brute_force:.4f}"
+            if ratio is not None
+            else ""
+        )
+        + f"; {res.evaluations} evaluations in {res.seconds:.1f} s"
+    )
+    out = Path(args.out)
+    csv_text = "\n".join([",".join(rows[0].keys())] + [",".join(str(v) for v in r.values()) for r in rows])
+    write_text(out / "pareto.csv", csv_text + "\n")
+    write_netcdf(res.pareto, out / "pareto.nc")
+    if res.brute_force is not None:
+        write_netcdf(res.brute_force, out / "brute_force_front.nc")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, other in zip(axes, OBJECTIVES[1:], strict=True):
+        if res.brute_force is not None:
+            ax.scatter(
+                res.brute_force[f"objective_{other}"],
+                res.brute_force["objective_ipc"],
+                s=12,
+                facecolors="none",
+                edgecolors="0.6",
+                label="brute-force front",
+            )
+        ax.scatter([r[other] for r in rows], [r["ipc"] for r in rows], s=18, c="C0", label="NSGA-II front")
+        ax.set_xlabel(other)
+        ax.set_ylabel("IPC (geomean)")
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{args.design}: Pareto set on {res.pareto.attrs.get('gpu', '')}")
+    fig.tight_layout()
+    write_figure(fig, out / "pareto.png", dpi=120)
+    plt.close(fig)
+    print(f"wrote {out / 'pareto.csv'}, {out / 'pareto.nc'}, {out / 'pareto.png'}")
+    return 0
+
+
+# --------------------------------------------------------------------------- workload
+def cmd_workload_list(args) -> int:
+    from rfmodel.workload.suite import builtin_names, manifest, synthetic_names
+
+    rows = []
+    for name in builtin_names():
+        meta = manifest()["kernels"][name]
+        rows.append(
+            {
+                "workload": name,
+                "category": ",".join(meta.get("category", [])),
+                "description": meta.get("description", "")[:60],
+            }
+        )
+    for name in synthetic_names():
+        rows.append({"workload": name, "category": "synthetic", "description": ""})
+    print(_table(rows))
+    return 0
+
+
+def cmd_workload_info(args) -> int:
+    from rfmodel.workload.info import workload_info
+
+    info = workload_info(args.workload, arch=args.arch)
+    if args.json:
+        print(json.dumps(info, indent=1, default=str))
+    else:
+        for k, v in info.items():
+            if isinstance(v, dict):
+                print(f"{k}:")
+                for kk, vv in v.items():
+                    print(f"  {kk:>24}: {vv:.4g}" if isinstance(vv, float) else f"  {kk:>24}: {vv}")
+            else:
+                print(f"{k:>26}: {v:.4g}" if isinstance(v, float) else f"{k:>26}: {v}")
+    return 0
+
+
+def cmd_workload_build_sass(args) -> int:
+    from rfmodel.workload.build_sass import build_sass
+
+    paths = build_sass(
+        out_dir=args.out,
+        archs=tuple(args.arch),
+        names=args.name or None,
+        progress=lambda s: print(s, file=sys.stderr),
+    )
+    print(f"wrote {len(paths)} files")
+    return 0
+
+
+# --------------------------------------------------------------------------- spec
+def cmd_spec_list(args) -> int:
+    from rfmodel.spec import PRESETS
+
+    rows = [
+        {
+            "preset": k,
+            "warps": v.warps_per_sm,
+            "regs": v.regs_per_sm,
+            "banks": v.num_banks,
+            "schedulers": v.schedulers_per_sm,
+            "collectors": v.collectors.total,
+            "clock_mhz": v.clock_mhz,
+        }
+        for k, v in PRESETS.items()
+    ]
+    print(_table(rows))
+    return 0
+
+
+def cmd_spec_show(args) -> int:
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.spec.toml_io import dumps_spec
+
+    print(dumps_spec(resolve_gpu(args.gpu)), end="")
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="rfmodel",
+        description="Performance, energy and area models of GPU register-file designs.",
+    )
+    from rfmodel import __version__
+
+    p.add_argument("--version", action="version", version=f"rfmodel {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    e = sub.add_parser("evaluate", help="evaluate a design on workloads (analytic engine)")
+    e.add_argument("--config", metavar="FILE.toml", help="evaluation config or SM spec TOML")
+    e.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
+    e.add_argument("--design", metavar="NAME")
+    e.add_argument(
+        "--workload", action="append", metavar="NAME|PATH", help="repeatable; default: the built-in suite"
+    )
+    e.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=V1,V2",
+        help="sweep a parameter (repeatable; product of all)",
+    )
+    e.add_argument("--method", choices=("analytic",))
+    e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75, sm_80, sm_90)")
+    e.add_argument("--seed", type=int)
+    e.add_argument("--out", metavar="FILE.nc|FILE.csv")
+    e.add_argument("--json", action="store_true", help="print one JSON object")
+    e.set_defaults(func=cmd_evaluate)
+
+    o = sub.add_parser("optimize", help="NSGA-II over RF parameters: IPC vs area vs power")
+    o.add_argument("--design", default="baseline")
+    o.add_argument("--workload", action="append", metavar="NAME|PATH")
+    o.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
+    o.add_argument("--pop", type=int, default=40, help="population size (default 40)")
+    o.add_argument("--generations", type=int, default=30, help="generations (default 30)")
+    o.add_argument("--seed", type=int, default=0)
+    o.add_argument("--arch", default="sm_80")
+    o.add_argument("--no-brute-force", action="store_true", help="skip the exhaustive reference front")
+    o.add_argument(
+        "--out",
+        default=str(Path(DEFAULT_OUT) / "optimize"),
+        metavar="DIR",
+        help=f"output folder (default {DEFAULT_OUT}/optimize)",
+    )
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
+    o.set_defaults(func=cmd_optimize)
+
+    w = sub.add_parser("workload", help="inspect and build workloads")
+    wsub = w.add_subparsers(dest="wcommand", metavar="SUBCOMMAND")
+    wl = wsub.add_parser("list", help="built-in kernels and synthetic presets")
+    wl.set_defaults(func=cmd_workload_list)
+    wi = wsub.add_parser("info", help="registers, instructions, blocks, loops, op mix, reuse distances")
+    wi.add_argument("workload", metavar="NAME|PATH")
+    wi.add_argument("--arch", default="sm_80")
+    wi.add_argument("--json", action="store_true")
+    wi.set_defaults(func=cmd_workload_info)
+    wb = wsub.add_parser(
+        "build-sass", help="recompile the built-in kernels (needs nvcc and the disassemblers)"
+    )
+    wb.add_argument("--arch", action="append", default=None, help="repeatable (default sm_75, sm_80, sm_90)")
+    wb.add_argument("--name", action="append", help="only these kernels")
+    wb.add_argument("--out", default=None, help="output folder (default: the package's own data)")
+    wb.set_defaults(func=cmd_workload_build_sass)
+    w.set_defaults(func=lambda a: (w.print_help(), 0)[1])
+
+    s = sub.add_parser("spec", help="GPU presets and spec files")
+    ssub = s.add_subparsers(dest="scommand", metavar="SUBCOMMAND")
+    sl = ssub.add_parser("list", help="the GPU presets")
+    sl.set_defaults(func=cmd_spec_list)
+    ss = ssub.add_parser("show", help="print a preset / config as an SM spec TOML")
+    ss.add_argument("gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
+    ss.set_defaults(func=cmd_spec_show)
+    s.set_defaults(func=lambda a: (s.print_help(), 0)[1])
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "command", None) is None:
+        parser.print_help()
+        return 0
+    if getattr(args, "arch", None) is None and args.command == "workload" and args.wcommand == "build-sass":
+        args.arch = ["sm_75", "sm_80", "sm_90"]
+    try:
+        return int(args.func(args) or 0)
+    except RfmodelError as e:
+        print(f"rfmodel: error: {e}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        print(f"rfmodel: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rfmodel: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""The command line: outputs, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rfmodel.cli import main
+
+
+def run(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "rfmodel.cli", *args], capture_output=True, text=True, timeout=600
+    )
+
+
+def test_help_lists_commands(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for cmd in ("optimize", "evaluate", "workload", "spec"):
+        assert cmd in out
+
+
+def test_optimize_writes_pareto_files(tmp_path, capsys):
+    rc = main(
+        [
+            "optimize",
+            "--quiet",
+            "--workload",
+            "saxpy",
+            "--pop",
+            "12",
+            "--generations",
+            "3",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "Pareto set" in out and "hypervolume" in out
+    for f in ("pareto.csv", "pareto.nc", "pareto.png"):
+        assert (tmp_path / f).stat().st_size > 0
+    header = (tmp_path / "pareto.csv").read_text().splitlines()[0]
+    assert header == "num_banks,regs_per_sm,collector_units,ipc,area_mm2,power_mw"
+    import xarray as xr
+
+    ds = xr.load_dataset(tmp_path / "pareto.nc")
+    assert "hypervolume" in ds.attrs and ds.sizes["point"] >= 1
+    assert not list(tmp_path.glob(".*tmp"))  # nothing half-written left behind
+
+
+def test_evaluate_json_and_netcdf(tmp_path, capsys):
+    out = tmp_path / "r.nc"
+    rc = main(["evaluate", "--workload", "saxpy", "--param", "num_banks=8,16", "--json", "--out", str(out)])
+    assert rc == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert len(obj["rows"]) == 2 and obj["attrs"]["engine"] == "analytic"
+    assert out.stat().st_size > 0
+
+
+def test_evaluate_config_file(tmp_path, capsys):
+    cfg = tmp_path / "e.toml"
+    cfg.write_text(
+        'design = "baseline"\nworkloads = ["saxpy"]\ngpu = "volta-v100"\n[params]\nnum_banks = [8, 16]\n'
+    )
+    assert main(["evaluate", "--config", str(cfg)]) == 0
+    assert "volta-v100" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["evaluate", "--workload", "/no/such/file.sass"], "no/such"),
+        (["evaluate", "--gpu", "gtx9999", "--workload", "saxpy"], "unknown SM preset"),
+        (["evaluate", "--workload", "saxpy", "--param", "num_banks=0"], "num_banks"),
+        (["evaluate", "--workload", "saxpy", "--param", "num_banks=x"], "not a number"),
+        (["workload", "info", "nosuchkernel"], "nosuchkernel"),
+        (["spec", "show", "gtx9999"], "gtx9999"),
+    ],
+)
+def test_bad_input_one_line_exit_2(args, needle, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert needle in err
+
+
+def test_malformed_toml_and_garbage_sass(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("design = [\n")
+    assert main(["evaluate", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.toml" in err and err.count("\n") == 1
+    junk = tmp_path / "junk.sass"
+    junk.write_text("this is not SASS\n\x00\x01garbage\n")
+    assert main(["workload", "info", str(junk)]) == 2
+    err = capsys.readouterr().err
+    assert "junk.sass" in err and err.count("\n") == 1
+
+
+def test_subprocess_error_has_no_traceback():
+    r = run("evaluate", "--gpu", "nonexistent.config", "--workload", "saxpy")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
