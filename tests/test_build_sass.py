@@ -167,6 +167,14 @@ def test_build_one_kernel(tmp_path):
     assert "GPR" in (out / "saxpy.plr.sass").read_text()
     assert (tmp_path / "src" / "saxpy.cu").is_file()
     assert not list(tmp_path.rglob("*.tmp"))
+    # the freshly compiled kernel parses, and both disassemblers give the same program
+    from rfmodel.workload.sass import parse_sass
+
+    (k1,) = parse_sass(cuobjdump, "saxpy.cuobjdump.sass")
+    (k2,) = parse_sass(nvdisasm, "saxpy.nvdisasm.sass")
+    assert k1.name == k2.name == "saxpy" and k1.n_instrs == k2.n_instrs > 10
+    assert [(i.opcode, i.dst, i.src) for i in k1.instrs] == [(i.opcode, i.dst, i.src) for i in k2.instrs]
+    assert k2.regs_per_thread == manifest["kernels"]["saxpy"]["resources"]["sm_80"]["regs"]
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert list(manifest["kernels"]) == ["saxpy"]
     res = manifest["kernels"]["saxpy"]["resources"]
