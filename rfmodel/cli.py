@@ -109,23 +109,9 @@ def cmd_evaluate(args) -> int:
         arch=args.arch or cfg.get("arch", "sm_80"),
         tech=cfg.get("tech"),
     )
-    df = (
-        ds[
-            [
-                "ipc",
-                "cycles",
-                "warps",
-                "rf_reads",
-                "rf_writes",
-                "bank_conflict_stall_cycles",
-                "energy_pj_total",
-                "power_mw",
-            ]
-        ]
-        .to_dataframe()
-        .reset_index()
-    )
-    df["area_mm2"] = float(ds["area_mm2_total"].values.ravel()[0]) if ds["area_mm2_total"].size == 1 else None
+    cols = ["ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles", "energy_pj_total",
+            "power_mw", "area_mm2_total"]  # fmt: skip
+    df = ds[cols].to_dataframe().reset_index()
     if args.json:
         print(
             json.dumps(
