@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rfmodel.workload.ir import OpClass
+from rfmodel.workload.ir import MEMORY_CLASSES, OpClass
 from rfmodel.workload.sass.opcodes import (
     CARRY_OUT_OPS,
     FP64_OPS,
@@ -521,20 +521,7 @@ def analyze(
 
     # ---- memory operands
     cls = OPCODE_CLASS.get(base)
-    is_memory = (
-        cls
-        in (
-            OpClass.LD_GLOBAL,
-            OpClass.ST_GLOBAL,
-            OpClass.LD_SHARED,
-            OpClass.ST_SHARED,
-            OpClass.LD_LOCAL,
-            OpClass.ST_LOCAL,
-            OpClass.LD_CONST,
-            OpClass.ATOMIC,
-        )
-        or base == "ULDC"
-    )
+    is_memory = cls in MEMORY_CLASSES or base == "ULDC"
     global_op = base in GLOBAL_ADDRESS_OPS
     mem_seen = 0
     has_desc = False
