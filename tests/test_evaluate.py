@@ -95,3 +95,14 @@ def test_bad_inputs_raise_project_errors():
         rfmodel.evaluate("baseline", "/nonexistent/file.sass")
     with pytest.raises(UnknownNameError):
         rfmodel.evaluate("baseline", WL, method="quantum")
+
+
+def test_subcores_interleave_over_their_own_banks():
+    from rfmodel.spec import get_preset
+
+    volta = get_preset("volta-v100")
+    flat = volta.replace(sub_core=False, bank_mapping="gpgpusim")
+    a = rfmodel.evaluate("baseline", "sgemm_tiled", volta)
+    b = rfmodel.evaluate("baseline", "sgemm_tiled", flat)
+    # 16 banks split into 4 sub-cores of 4: more serialization than 16 shared banks
+    assert a["bank_conflict_stall_cycles"].item() > b["bank_conflict_stall_cycles"].item()

@@ -125,13 +125,16 @@ def baseline_ipc(
     l1d_lines=128,
     line_bytes=128,
     mapping: str = "interleaved",
+    interleave_banks=None,
     q=SOFTMIN_Q,
     iterations=30,
 ):
     """IPC and its components for a conventional banked RF; all arguments broadcast.
 
     ``initiation`` is an array ``[N_OPCLASSES]`` of initiation intervals
-    (cycles between issues to one unit of the class).
+    (cycles between issues to one unit of the class).  ``interleave_banks`` is
+    the number of banks a warp's registers interleave over (default ``banks``;
+    with sub-cores, the banks of one sub-core).
     Returns a dict of arrays: ``ipc``, ``t_collect``, ``bank_wait``, ``ser``, ``rho``
     and each bound ``rate_*``.
     """
@@ -140,7 +143,7 @@ def baseline_ipc(
     banks_a = np.asarray(banks, dtype=np.float64)
     ports = np.asarray(ports_per_bank, dtype=np.float64)
     coll = np.asarray(collectors, dtype=np.float64)
-    ser = ser_of(profile, banks, mapping)
+    ser = ser_of(profile, banks if interleave_banks is None else interleave_banks, mapping)
     r = profile.distinct_reads_per_instr
     w = profile.writes_per_instr
     per_access = r if separate_write_ports else r + w
