@@ -81,6 +81,12 @@ class Baseline(Design):
             l1d_lines=max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1),
             line_bytes=sm.l1d.line_bytes,
             mapping="warp-per-bank" if sm.bank_mapping == "warp-per-bank" else "interleaved",
+            # with sub-cores a warp's registers interleave over its own sub-core's banks only
+            interleave_banks=(
+                np.maximum(p["num_banks"] // p["schedulers_per_sm"], 1)
+                if sm.sub_core or sm.bank_mapping == "subcore"
+                else None
+            ),
         )
         n = float(profile.n_instrs)
         reads = n * profile.reads_per_instr
