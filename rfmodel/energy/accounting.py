@@ -5,8 +5,18 @@ write energies, leakage, area, and how many copies); an engine (simulator or
 analytic model) supplies event counts per structure and the run time.  Then::
 
     dynamic_pj[s] = reads[s] * read_pj[s] + writes[s] * write_pj[s]
+                  + partial_writes[s] * write_fixed_pj[s] + groups_written[s] * write_group_pj[s]
+                  + sum_a count_a[s] * actions[s][a]
     leakage_pj[s] = leakage_mw[s] * copies[s] * active_fraction[s] * time_s * 1e9
     power_mw      = sum_s (dynamic_pj[s] + leakage_pj[s]) / time_s * 1e-9
+
+``events[name]`` is either ``(reads, writes)`` or a dict with any of
+``reads``, ``writes``, ``partial_writes`` (writes that enable only some bit
+groups, e.g. BDI's group-based write drivers: each costs ``write_fixed_pj``
+plus ``write_group_pj`` per enabled group, counted in ``groups_written``) and
+the names of the structure's extra ``actions`` (e.g. a racetrack's ``shift``).
+``active_fraction`` (0..1, default 1) is the powered share of a structure's
+copies: power gating of unallocated registers.
 
 Read, write and leakage stay separate end to end.  Every structure carries
 its provenance (which table or fit it came from).  Arrays broadcast, so a
@@ -15,9 +25,12 @@ design grid is accounted in one call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from rfmodel.errors import RfmodelError
 
 
 @dataclass(frozen=True)
@@ -26,23 +39,49 @@ class Structure:
 
     name: str
     read_pj: np.ndarray | float  # energy per read access of one copy
-    write_pj: np.ndarray | float  # energy per write access
+    write_pj: np.ndarray | float  # energy per (full) write access
     leakage_mw: np.ndarray | float  # static power of one copy
     area_mm2: np.ndarray | float  # area of one copy
     copies: np.ndarray | float = 1
     provenance: str = ""
+    write_group_pj: np.ndarray | float = 0.0  # per enabled write-driver group of a partial write
+    write_fixed_pj: np.ndarray | float | None = (
+        None  # per partial write, whatever the groups (default write_pj)
+    )
+    capacity_bits: np.ndarray | float = 0.0  # storage of one copy (0 for logic and wires)
+    actions: Mapping[str, float] = field(default_factory=dict)  # other per-event energies, pJ
+
+
+_EVENT_KEYS = ("reads", "writes", "partial_writes", "groups_written")
+
+
+def _counts(name: str, ev, actions: Mapping[str, float]) -> dict:
+    if isinstance(ev, Mapping):
+        unknown = set(ev) - set(_EVENT_KEYS) - set(actions)
+        if unknown:
+            raise RfmodelError(
+                f"events of structure '{name}': unknown event kinds {sorted(unknown)} "
+                f"(allowed: {', '.join(_EVENT_KEYS + tuple(actions))})"
+            )
+        return {k: np.asarray(v, dtype=np.float64) for k, v in ev.items()}
+    try:
+        reads, writes = ev
+    except (TypeError, ValueError) as e:
+        raise RfmodelError(f"events of structure '{name}' must be (reads, writes) or a dict of counts") from e
+    return {"reads": np.asarray(reads, dtype=np.float64), "writes": np.asarray(writes, dtype=np.float64)}
 
 
 def account(structures, events, cycles, clock_mhz, active_fraction=None):
-    """Energy by structure, power and area.
+    """Energy by structure, power, area and capacity.
 
-    ``events[name] = (reads, writes)`` counts for the whole run (arrays
-    broadcast with the structures' costs); ``cycles`` is the run time in core
-    cycles; ``active_fraction[name]`` (default 1) scales leakage, for power
-    gating of unallocated entries.  Returns a dict with per-structure arrays
-    ``dynamic_pj``, ``leakage_pj``, ``energy_pj``, ``area_mm2`` (lists in
-    ``structures`` order) and totals ``energy_pj_total``, ``power_mw``,
-    ``area_mm2_total``.
+    ``events[name]`` counts events for the whole run (arrays broadcast with the
+    structures' costs; see the module docstring for the forms); ``cycles`` is the
+    run time in core cycles at ``clock_mhz``; ``active_fraction[name]`` (default 1)
+    scales leakage, for power gating of unallocated entries.  Returns a dict with
+    per-structure lists (in ``structures`` order) ``dynamic_pj``, ``leakage_pj``,
+    ``energy_pj``, ``area_mm2``, ``capacity_bits``, ``provenance`` and totals
+    ``energy_pj_total``, ``dynamic_pj_total``, ``leakage_pj_total``, ``power_mw``,
+    ``area_mm2_total``, ``capacity_kb_total``.
     """
     active_fraction = active_fraction or {}
     cycles = np.asarray(cycles, dtype=np.float64)
@@ -53,18 +92,30 @@ def account(structures, events, cycles, clock_mhz, active_fraction=None):
     unknown = set(events) - set(names)
     if unknown:
         raise ValueError(f"events for unknown structures: {sorted(unknown)}")
-    dyn, leak, area = [], [], []
+    unknown = set(active_fraction) - set(names)
+    if unknown:
+        raise ValueError(f"active_fraction for unknown structures: {sorted(unknown)}")
+    dyn, leak, area, cap = [], [], [], []
     for s in structures:
-        reads, writes = events.get(s.name, (0.0, 0.0))
-        dyn.append(
-            np.asarray(reads, dtype=np.float64) * s.read_pj
-            + np.asarray(writes, dtype=np.float64) * s.write_pj
+        c = _counts(s.name, events.get(s.name, (0.0, 0.0)), s.actions)
+        fixed = s.write_pj if s.write_fixed_pj is None else s.write_fixed_pj
+        d = (
+            c.get("reads", 0.0) * np.asarray(s.read_pj, dtype=np.float64)
+            + c.get("writes", 0.0) * np.asarray(s.write_pj, dtype=np.float64)
+            + c.get("partial_writes", 0.0) * np.asarray(fixed, dtype=np.float64)
+            + c.get("groups_written", 0.0) * np.asarray(s.write_group_pj, dtype=np.float64)
         )
-        frac = active_fraction.get(s.name, 1.0)
+        for a, pj in s.actions.items():
+            d = d + c.get(a, 0.0) * pj
+        dyn.append(np.asarray(d, dtype=np.float64))
+        frac = np.asarray(active_fraction.get(s.name, 1.0), dtype=np.float64)
+        if np.any(frac < 0) or np.any(frac > 1):
+            raise RfmodelError(f"active_fraction['{s.name}'] must lie in [0, 1] (got {frac})")
         lk = np.asarray(s.leakage_mw, dtype=np.float64) * s.copies * frac
         with np.errstate(invalid="ignore"):  # an idle structure leaks nothing, even over an infinite run
             leak.append(np.where(lk == 0, 0.0, lk * time_s * 1e9))
         area.append(np.asarray(s.area_mm2, dtype=np.float64) * s.copies)
+        cap.append(np.asarray(s.capacity_bits, dtype=np.float64) * s.copies)
     energy = [d + lk for d, lk in zip(dyn, leak, strict=True)]
     total = sum(energy)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -75,7 +126,12 @@ def account(structures, events, cycles, clock_mhz, active_fraction=None):
         "leakage_pj": leak,
         "energy_pj": energy,
         "area_mm2": area,
+        "capacity_bits": cap,
+        "provenance": [s.provenance for s in structures],
         "energy_pj_total": total,
+        "dynamic_pj_total": sum(dyn),
+        "leakage_pj_total": sum(leak),
         "power_mw": power,
         "area_mm2_total": sum(area),
+        "capacity_kb_total": sum(cap) / 8192.0,
     }

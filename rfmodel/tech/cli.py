@@ -1,0 +1,282 @@
+"""``rfmodel tech``: show the technology tables, query the array model, import CACTI/NVSim output.
+
+    rfmodel tech show [--fit | --validation] [--json]
+    rfmodel tech query --cell stt-ram --node 32 --capacity-kb 8 --width-bits 1024 [--ports 1rw|1r1w|2r1w]
+                       [--banks N] [--clock-mhz F] [--periph hp|lstp|lop] [--source S] [--extrapolate]
+                       [--data FILE ...] [--json]
+    rfmodel tech import cacti|nvsim FILE... [--out FILE.csv] [--node NM] [--temperature K] [--cell NAME]
+                       [--cell-type itrs-hp ...] [--periph-type itrs-hp ...]
+
+Handlers return an exit code; bad input raises :class:`rfmodel.errors.RfmodelError`
+(the main CLI prints it as one line and exits with status 2).  Values are
+parsed here rather than by argparse so that every bad value gets that one-line
+error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import warnings
+
+from rfmodel.errors import RfmodelError, UnknownNameError
+
+
+def _number(text, what: str, *, integer: bool = False, positive: bool = True):
+    if text is None:
+        return None
+    try:
+        v = float(text)
+    except (TypeError, ValueError) as e:
+        raise RfmodelError(f"{what} = '{text}' is not a number") from e
+    if not math.isfinite(v) or (positive and v <= 0):
+        raise RfmodelError(f"{what} = '{text}' must be a positive number")
+    if integer:
+        if v != int(v):
+            raise RfmodelError(f"{what} = '{text}' must be a whole number")
+        return int(v)
+    return v
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _print_table(rows: list[dict]) -> None:
+    if not rows:
+        print("(empty)")
+        return
+    cols = list(rows[0])
+    cells = [[_fmt(r[c]) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(x[i]) for x in cells)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
+    print("  ".join("-" * w for w in widths))
+    for x in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(x, widths, strict=True)))
+
+
+# --------------------------------------------------------------------------- show
+def cells_table(lib=None) -> list[dict]:
+    """One row per cell technology: sources, nodes, the data's capacity/width range and ports."""
+    from rfmodel.tech.array import CELLS, PORTS, Query, default_library
+
+    lib = lib or default_library()
+    base = {
+        "stt-ram-relaxed": ("nvsim", "stt-ram"),
+        "tfet": ("cacti", "sram-hp"),
+        "dwm": ("cacti", "sram-hp"),
+    }
+    rows = []
+    for cell, desc in CELLS.items():
+        src, data_cell = base.get(cell, ("cacti" if cell.startswith("sram") else "nvsim", cell))
+        est = lib.estimator(src)
+        fams = {}
+        for p in PORTS:
+            if (src == "nvsim" or cell == "dwm") and p != "1rw":
+                continue
+            f = est.family(Query(data_cell, 32.0, None, None, p))
+            if f is not None:
+                fams[p] = f
+        f = next(iter(fams.values()))
+        (c0, c1), (w0, w1) = f.box()
+        rows.append(
+            {
+                "cell": cell,
+                "sources": ",".join(e.source for e in lib.estimators_for(cell)),
+                "nodes_nm": ",".join(f"{n:g}" for n in f.nodes),
+                "data_range": f"{c0:g}-{c1:g} KB x {w0:g}-{w1:g} bit",
+                "ports": ",".join(fams),
+                "description": desc,
+            }
+        )
+    return rows
+
+
+def cmd_show(args) -> int:
+    from rfmodel.tech.array import default_library
+
+    lib = default_library()
+    if args.validation or args.fit:
+        from rfmodel.tech.validate import fit_errors
+
+        modes = ("in-sample",) if args.fit else ("in-sample", "loco", "5-fold")
+        errs = fit_errors(lib, modes=modes)
+        if args.json:
+            out = {"fit_errors": errs}
+            if args.validation:
+                from rfmodel.tech.papers import all_tables
+
+                out["paper_tables"] = all_tables(lib)
+            print(json.dumps(out, default=str))
+            return 0
+        print("Fit error (relative, median / max) against the reference grids")
+        _print_table(
+            [
+                {
+                    "technology": e["technology"],
+                    "metric": e["metric"],
+                    "mode": e["mode"],
+                    "median_%": round(100 * e["median"], 1),
+                    "max_%": round(100 * e["max"], 1),
+                    "rows": e["n"],
+                }
+                for e in errs
+            ]
+        )
+        if args.validation:
+            from rfmodel.tech.papers import all_tables
+
+            print("\nPapers' tables as ratios (rel_err = model / paper - 1)")
+            _print_table(
+                [
+                    {
+                        "table": r["table"],
+                        "item": r["item"],
+                        "paper": r["paper"],
+                        "model": round(r["model"], 4),
+                        "rel_err_%": round(100 * r["rel_err"], 1),
+                    }
+                    for r in all_tables(lib)
+                ]
+            )
+        return 0
+    rows = cells_table(lib)
+    if args.json:
+        print(json.dumps({"cells": rows}))
+    else:
+        _print_table(rows)
+        print(
+            "\nrows: CACTI 7 grid and NVSim grid shipped in rfmodel/data/tech; query one configuration with "
+            "'rfmodel tech query'"
+        )
+    return 0
+
+
+# --------------------------------------------------------------------------- query
+def cmd_query(args) -> int:
+    from rfmodel.tech.array import TechExtrapolationWarning, TechLibrary, default_library
+
+    node = _number(args.node, "--node")
+    cap = _number(args.capacity_kb, "--capacity-kb")
+    width = _number(args.width_bits, "--width-bits")
+    banks = _number(args.banks, "--banks", integer=True)
+    clock = _number(args.clock_mhz, "--clock-mhz")
+    lib = TechLibrary(args.data) if args.data else default_library()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TechExtrapolationWarning)
+        cost = lib.array_cost(
+            args.cell,
+            node,
+            cap,
+            width,
+            ports=args.ports,
+            banks=banks,
+            periph=args.periph,
+            source=args.source,
+            out_of_range="extrapolate" if args.extrapolate else "error",
+            temperature_k=_number(args.temperature, "--temperature"),
+        )
+    for w in caught:
+        print(f"rfmodel: warning: {w.message}", file=sys.stderr)
+    d = cost.as_dict(clock)
+    if args.json:
+        print(json.dumps(d))
+        return 0
+    skip = {"provenance", "notes"}
+    width_key = max(len(k) for k in d)
+    for k, v in d.items():
+        if k not in skip:
+            print(f"{k.ljust(width_key)}  {_fmt(v)}")
+    print("\nprovenance:")
+    for k, v in d["provenance"].items():
+        print(f"  {k}: {v}")
+    for n in d["notes"]:
+        print(f"note: {n}")
+    return 0
+
+
+# --------------------------------------------------------------------------- import
+def cmd_import(args) -> int:
+    from rfmodel.io import write_text
+    from rfmodel.tech.importers import import_files, rows_to_csv
+
+    tool = args.tool
+    if tool not in ("cacti", "nvsim"):
+        raise UnknownNameError("tool to import from", tool, ("cacti", "nvsim"))
+    if tool == "cacti":
+        opts = {
+            "cell_type": args.cell_type,
+            "periph_type": args.periph_type,
+            "temperature_k": _number(args.temperature, "--temperature"),
+        }
+        for flag in ("node", "cell"):
+            if getattr(args, flag) is not None:
+                raise RfmodelError(f"--{flag} applies to 'import nvsim' only (CACTI prints it in its report)")
+    else:
+        opts = {
+            "node_nm": _number(args.node, "--node"),
+            "temperature_k": _number(args.temperature, "--temperature") or 350.0,
+            "cell": args.cell,
+        }
+        for flag in ("cell_type", "periph_type"):
+            if getattr(args, flag) is not None:
+                raise RfmodelError(f"--{flag.replace('_', '-')} applies to 'import cacti' only")
+    rows = import_files(tool, args.files, **opts)
+    text = rows_to_csv(rows, tool, args.files)
+    if args.out:
+        write_text(args.out, text)
+        print(f"wrote {len(rows)} row(s) to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+def register(subparsers) -> None:
+    """Add the ``tech`` subcommand (show, query, import) to the main CLI's subparsers."""
+    t = subparsers.add_parser(
+        "tech", help="technology tables: show, query the array model, import CACTI/NVSim"
+    )
+    tsub = t.add_subparsers(dest="tcommand", metavar="SUBCOMMAND")
+
+    s = tsub.add_parser("show", help="the cell technologies and their data (or fit errors)")
+    s.add_argument("--fit", action="store_true", help="in-sample fit error per technology and metric")
+    s.add_argument(
+        "--validation", action="store_true", help="fit errors in and out of sample, papers' tables"
+    )
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_show)
+
+    q = tsub.add_parser("query", help="costs of one bank configuration")
+    q.add_argument("--cell", required=True, help="sram-hp, sram-lstp, sram-lop, tfet, dwm, stt-ram, ...")
+    q.add_argument("--node", required=True, metavar="NM", help="process node in nm (22-90 for SRAM)")
+    q.add_argument("--capacity-kb", required=True, metavar="KB", help="capacity of one bank")
+    q.add_argument("--width-bits", default="1024", metavar="BITS", help="bits per access (multiple of 32)")
+    q.add_argument("--ports", default="1rw", help="1rw | 1r1w | 2r1w (default 1rw)")
+    q.add_argument("--banks", default="1", help="number of banks for the totals (default 1)")
+    q.add_argument(
+        "--clock-mhz", default=None, metavar="MHZ", help="also give read/write cycles at this clock"
+    )
+    q.add_argument("--periph", default=None, help="SRAM periphery device type hp | lstp | lop")
+    q.add_argument("--source", default=None, help="force one estimator: cacti | nvsim | relaxed | paper")
+    q.add_argument("--temperature", default="350", metavar="K", help="temperature of the data to use (350)")
+    q.add_argument("--extrapolate", action="store_true", help="extrapolate outside the data (with a warning)")
+    q.add_argument(
+        "--data", action="append", metavar="FILE.csv", help="extra rows from 'tech import' (repeatable)"
+    )
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+    q.set_defaults(func=cmd_query)
+
+    i = tsub.add_parser("import", help="parse CACTI 7 / NVSim output files into table rows (CSV)")
+    i.add_argument("tool", help="cacti | nvsim")
+    i.add_argument("files", nargs="+", metavar="FILE")
+    i.add_argument("--out", metavar="FILE.csv", help="write the rows here (default: stdout)")
+    i.add_argument("--node", default=None, metavar="NM", help="NVSim: process node (not in its output)")
+    i.add_argument("--temperature", default=None, metavar="K", help="temperature if the output lacks it")
+    i.add_argument("--cell", default=None, help="NVSim: cell label for the rows (default from the cell area)")
+    i.add_argument("--cell-type", default=None, help="CACTI: data-array cell type if the output lacks it")
+    i.add_argument("--periph-type", default=None, help="CACTI: peripheral type if the output lacks it")
+    i.set_defaults(func=cmd_import)
+
+    t.set_defaults(func=lambda a: (t.print_help(), 0)[1])

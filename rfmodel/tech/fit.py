@@ -1,0 +1,198 @@
+"""Smooth, monotone scaling laws fitted to tool output (CACTI, NVSim).
+
+One :class:`LogSurface` describes one metric ``m`` (an energy, leakage, area
+or latency) of one array family (cell, periphery, ports, temperature, tool
+target) over capacity ``C`` (KB), row width ``w`` (bits) and process node::
+
+    ln m = b[node] + sum_{i+j<=d} a_ij x^i y^j + ln(node / node_ref) (g_x x + g_y y)
+    x = ln(C / C_ref),  y = ln(w / w_ref)
+
+``b[node]`` is one intercept per node in the data: leakage does not scale with
+the node by one exponent (it follows the ITRS device tables), so the node enters
+as a category, with a shared slope correction.  The polynomial is fitted by least
+squares in log space (relative errors) under the linear constraints
+``dm/dC >= 0`` on a dense grid over the data box and every node, so energy,
+leakage, area and latency never fall as capacity grows.  The surface is smooth:
+it does not pass through every row where the tool's organisation search jumps
+(it should not), and it never looks rows up.
+
+Outside the data box (or below the fewest rows per bank any run had) the
+surface continues log-linearly from the nearest feasible point: along its
+boundary slope in capacity, and in width along the width slope
+at the middle capacity of the box (so capacity monotonicity survives any width
+extrapolation); between two data nodes it
+interpolates ``ln m`` linearly in ``ln node``, the way CACTI interpolates its
+own technology tables (e.g. 40 nm between 32 and 45 nm).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import minimize
+
+#: smallest d ln m / d ln C the constrained fit allows (keeps "never falls" robust between grid points)
+MIN_SLOPE = 1e-3
+#: reference point of the feature scaling (conditioning only; no physical meaning)
+C_REF_KB = 16.0
+W_REF_BITS = 512.0
+NODE_REF_NM = 32.0
+
+
+def _terms(degree: int, w_degree: int) -> list[tuple[int, int]]:
+    return [
+        (i, j) for i in range(degree + 1) for j in range(min(w_degree, degree) + 1) if 0 < i + j <= degree
+    ]
+
+
+@dataclass
+class LogSurface:
+    """A fitted monotone log-polynomial surface; call it with (capacity_kb, width_bits, node_nm)."""
+
+    terms: list[tuple[int, int]]
+    nodes: tuple[float, ...]
+    coef: np.ndarray  # [node intercepts..., poly terms..., g_x, g_y]
+    box: tuple[float, float, float, float]  # x0, x1, y0, y1 (log space)
+    node_slopes: bool
+    min_rows: float = 0.0  # fewest rows (capacity / width) of any data row: the feasible region's edge
+    n_rows: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ design matrices
+    @staticmethod
+    def _poly(terms, x, y):
+        cols = [x**i * y**j for i, j in terms]
+        dcols = [i * x ** max(i - 1, 0) * y**j if i > 0 else np.zeros_like(x) for i, j in terms]
+        dycols = [j * x**i * y ** max(j - 1, 0) if j > 0 else np.zeros_like(x) for i, j in terms]
+        return cols, dcols, dycols
+
+    @classmethod
+    def _design(cls, terms, nodes, node_slopes, x, y, node):
+        x, y, node = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float), np.asarray(node, float))
+        cols, dcols, dycols = cls._poly(terms, x, y)
+        dummies = [(node == n).astype(float) for n in nodes]
+        zero = np.zeros_like(x)
+        ln = np.log(node / NODE_REF_NM)
+        slopes = [ln * x, ln * y] if node_slopes else []
+        dslopes = [ln, zero] if node_slopes else []
+        dyslopes = [zero, ln] if node_slopes else []
+        X = np.stack(dummies + cols + slopes, axis=-1)
+        Dx = np.stack([zero] * len(nodes) + dcols + dslopes, axis=-1)
+        Dy = np.stack([zero] * len(nodes) + dycols + dyslopes, axis=-1)
+        return X, Dx, Dy
+
+    # ------------------------------------------------------------------ fitting
+    @classmethod
+    def fit(
+        cls,
+        capacity_kb,
+        width_bits,
+        node_nm,
+        values,
+        *,
+        degree: int = 3,
+        node_slopes: bool = True,
+        monotone: bool = True,
+    ) -> LogSurface:
+        cap = np.asarray(capacity_kb, float)
+        wid = np.asarray(width_bits, float)
+        node = np.asarray(node_nm, float)
+        v = np.asarray(values, float)
+        keep = np.isfinite(v) & (v > 0)
+        cap, wid, node, v = cap[keep], wid[keep], node[keep], v[keep]
+        x = np.log(cap / C_REF_KB)
+        y = np.log(wid / W_REF_BITS)
+        nodes = tuple(sorted(set(node.tolist())))
+        n_w = len(set(wid.tolist()))
+        n_c = len(set(cap.tolist()))
+        deg = min(degree, max(n_c - 1, 1))
+        terms = _terms(deg, max(n_w - 1, 0))
+        slopes = node_slopes and len(nodes) > 1
+        # the model must have fewer parameters than rows; drop the highest orders until it does
+        while terms and len(nodes) + len(terms) + 2 * slopes >= len(v):
+            terms = terms[:-1]
+        X, _, _ = cls._design(terms, nodes, slopes, x, y, node)
+        ln_v = np.log(v)
+        box = (float(x.min()), float(x.max()), float(y.min()), float(y.max()))
+        # monotonicity constraints on a grid spanning the data box at every node
+        gx, gy, gn = np.meshgrid(
+            np.linspace(box[0], box[1], 41), np.linspace(box[2], box[3], 9), np.array(nodes), indexing="ij"
+        )
+        _, D, _ = cls._design(terms, nodes, slopes, gx.ravel(), gy.ravel(), gn.ravel())
+        c0, *_ = np.linalg.lstsq(X, ln_v, rcond=None)
+        notes = []
+        if monotone and np.any(D @ c0 < MIN_SLOPE):
+            scale = np.maximum(np.abs(X).max(axis=0), 1e-12)
+            Xs, Ds = X / scale, D / scale
+            res = minimize(
+                lambda c: 0.5 * np.sum((Xs @ c - ln_v) ** 2),
+                c0 * scale,
+                jac=lambda c: Xs.T @ (Xs @ c - ln_v),
+                method="SLSQP",
+                constraints=[{"type": "ineq", "fun": lambda c: Ds @ c - MIN_SLOPE, "jac": lambda c: Ds}],
+                options={"maxiter": 1000, "ftol": 1e-12},
+            )
+            c = res.x / scale
+            if np.any(D @ c < 0):
+                notes.append("monotone solve inexact")
+            c0 = c
+            notes.append("monotone constraints active")
+        min_rows = float(np.min(cap * 8192.0 / wid))
+        return cls(terms, nodes, c0, box, slopes, min_rows, len(v), notes)
+
+    # ------------------------------------------------------------------ evaluation
+    def _eval_at_node(self, x, y, node):
+        """ln m at the data node ``node`` (x, y inside or outside the feasible box)."""
+        x0, x1, y0, y1 = self.box
+        yc = np.clip(y, y0, y1)
+        # below the fewest rows any run had (CACTI finds no organisation there), continue from that edge
+        x_lo = np.maximum(x0, np.log(self.min_rows * W_REF_BITS * np.exp(yc) / 8192.0 / C_REF_KB))
+        xc = np.clip(x, np.minimum(x_lo, x1), x1)
+        n = np.full_like(xc, node)
+        X, Dx, _ = self._design(self.terms, self.nodes, self.node_slopes, xc, yc, n)
+        # the width slope of the extension is taken at the middle capacity, so that extending in width never
+        # changes the slope in capacity (which stays >= 0: the constrained boundary slope)
+        _, _, Dy = self._design(
+            self.terms, self.nodes, self.node_slopes, np.full_like(xc, (x0 + x1) / 2), yc, n
+        )
+        return X @ self.coef + (Dx @ self.coef) * (x - xc) + (Dy @ self.coef) * (y - yc)
+
+    def log_value(self, capacity_kb, width_bits, node_nm: float):
+        x = np.log(np.asarray(capacity_kb, float) / C_REF_KB)
+        y = np.log(np.asarray(width_bits, float) / W_REF_BITS)
+        x, y = np.broadcast_arrays(x, y)
+        node = float(node_nm)
+        if node in self.nodes:
+            return self._eval_at_node(x, y, node)
+        lo = max(n for n in self.nodes if n < node)
+        hi = min(n for n in self.nodes if n > node)
+        t = (np.log(node) - np.log(lo)) / (np.log(hi) - np.log(lo))
+        return (1 - t) * self._eval_at_node(x, y, lo) + t * self._eval_at_node(x, y, hi)
+
+    def __call__(self, capacity_kb, width_bits, node_nm: float):
+        return np.exp(self.log_value(capacity_kb, width_bits, node_nm))
+
+    def width_elasticity(self, capacity_kb, width_bits, node_nm: float):
+        """d ln m / d ln w at the query (finite difference on the fitted surface)."""
+        h = 0.05
+        w = np.asarray(width_bits, float)
+        return (
+            self.log_value(capacity_kb, w * np.exp(h), node_nm)
+            - self.log_value(capacity_kb, w * np.exp(-h), node_nm)
+        ) / (2 * h)
+
+    def in_box(self, capacity_kb, width_bits):
+        x = np.log(np.asarray(capacity_kb, float) / C_REF_KB)
+        y = np.log(np.asarray(width_bits, float) / W_REF_BITS)
+        x0, x1, y0, y1 = self.box
+        tol = 1e-9
+        return (x >= x0 - tol) & (x <= x1 + tol) & (y >= y0 - tol) & (y <= y1 + tol)
+
+    @property
+    def capacity_range_kb(self) -> tuple[float, float]:
+        return float(C_REF_KB * np.exp(self.box[0])), float(C_REF_KB * np.exp(self.box[1]))
+
+    @property
+    def width_range_bits(self) -> tuple[float, float]:
+        return float(W_REF_BITS * np.exp(self.box[2])), float(W_REF_BITS * np.exp(self.box[3]))
