@@ -1,4 +1,5 @@
-"""Compiler analyses over the workload IR: CFG, liveness, reuse distance, the nvdisasm oracle.
+"""Compiler analyses over the workload IR: CFG, liveness, reuse distance, the nvdisasm oracle,
+and the register-caching designs' passes (register-intervals, strands, renumbering, reuse hints).
 
 See docs/compiler.md for the definitions each analysis uses.
 """
@@ -33,6 +34,24 @@ from rfmodel.compiler.liveness import (
     mask,
 )
 from rfmodel.compiler.plr import PlrRow, parse_plr, read_plr
+from rfmodel.compiler.reg_intervals import (
+    LONG_LATENCY_CLASSES,
+    RegisterInterval,
+    RegisterIntervals,
+    merge_register_intervals,
+    register_intervals,
+    register_intervals_pass1,
+    split_blocks,
+    strands,
+)
+from rfmodel.compiler.renumber import (
+    RegisterLiveRange,
+    Renumbering,
+    bank_conflicts,
+    prefetch_sets,
+    register_live_ranges,
+    renumber,
+)
 from rfmodel.compiler.reuse import (
     ReuseDistances,
     access_stream,
@@ -43,18 +62,27 @@ from rfmodel.compiler.reuse import (
     static_reuse,
     trace_reuse,
 )
+from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, ReuseHints, reuse_hints
 
 __all__ = [
+    "DEFAULT_RTHLD",
     "DefUse",
     "FuncGraph",
     "Interval",
+    "LONG_LATENCY_CLASSES",
     "Liveness",
     "Loop",
     "PlrRow",
+    "RegisterInterval",
+    "RegisterIntervals",
+    "RegisterLiveRange",
+    "Renumbering",
     "ReuseDistances",
+    "ReuseHints",
     "Web",
     "access_stream",
     "back_edges",
+    "bank_conflicts",
     "bits",
     "dead_defs",
     "dead_operands",
@@ -72,13 +100,22 @@ __all__ = [
     "liveness",
     "loop_depth",
     "mask",
+    "merge_register_intervals",
     "natural_loops",
     "parse_plr",
+    "prefetch_sets",
     "read_plr",
+    "register_intervals",
+    "register_intervals_pass1",
+    "register_live_ranges",
+    "renumber",
     "reuse_distances",
+    "reuse_hints",
     "reuse_profile",
     "reverse_postorder",
+    "split_blocks",
     "stack_distances",
     "static_reuse",
+    "strands",
     "trace_reuse",
 ]
