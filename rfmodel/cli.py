@@ -109,8 +109,8 @@ def cmd_evaluate(args) -> int:
         arch=args.arch or cfg.get("arch", "sm_80"),
         tech=cfg.get("tech"),
     )
-    cols = ["ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles", "energy_pj_total",
-            "power_mw", "area_mm2_total"]  # fmt: skip
+    cols = ["ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles"]
+    cols += ["energy_pj_total", "power_mw", "area_mm2_total"]
     df = ds[cols].to_dataframe().reset_index()
     if args.json:
         print(
@@ -361,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     ss.add_argument("gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
     ss.set_defaults(func=cmd_spec_show)
     s.set_defaults(func=lambda a: (s.print_help(), 0)[1])
+    from rfmodel.tech.cli import register as register_tech
+    register_tech(sub)
     return p
 
 
