@@ -13,7 +13,9 @@ from rfmodel.analytic.throughput import baseline_ipc, occupancy_warps
 from rfmodel.designs.base import Design, register
 from rfmodel.energy.accounting import Structure
 from rfmodel.spec.sm import OP_CLASS_NAMES
-from rfmodel.tech.sram import sram_bank
+from rfmodel.tech.array import array_cost
+from rfmodel.tech.interconnect import crossbar
+from rfmodel.tech.structures import operand_collector
 
 #: SM fields (and derived totals) the baseline's analytic model reads from the grid
 GRID_FIELDS = (
@@ -27,13 +29,10 @@ GRID_FIELDS = (
     "bank_read_ports",
 )
 
-# First-order wire model of the collector<->bank crossbar (until the technology
-# layer's interconnect models replace it): energy per transfer =
-# activity * width_bits * C_wire * length * Vdd^2, with the length half the side
-# of the banks' square footprint.
-WIRE_CAP_PF_PER_MM = 0.2
-WIRE_VDD = 1.0
-WIRE_ACTIVITY = 0.5
+#: source operands a collector unit buffers (one warp register each)
+COLLECTOR_OPERANDS = 3
+#: bank port configurations with technology data, by total ports per bank (the nearest is used)
+BANK_PORTS_BY_COUNT = {1: "1rw", 2: "1r1w", 3: "2r1w"}
 
 
 def sm_param(sm, grid: dict, name: str):
@@ -114,46 +113,80 @@ class Baseline(Design):
         }
 
     def structures(self, sm, grid, tech):
+        """RF banks, collector storage and the collector<->bank crossbar (rfmodel.tech models).
+
+        ``tech``: ``cell`` and ``node_nm`` of the banks, and ``out_of_range`` (default 'extrapolate': bank
+        shapes outside the CACTI/NVSim data, which grid sweeps reach, are extrapolated and their provenance
+        says so).  Bank ports: the data's configuration with the same total port count (1, 2, 3+).
+        """
         banks = sm_param(sm, grid, "num_banks")
         regs = sm_param(sm, grid, "regs_per_sm")
         coll = sm_param(sm, grid, "collector_units")
+        nports = sm_param(sm, grid, "bank_rw_ports") + sm_param(sm, grid, "bank_read_ports")
+        nports = nports + sm.bank_write_ports
         cell = tech.get("cell", "sram-hp")
         node = tech.get("node_nm", 45)
-        ports = "1r1w" if sm.bank_write_ports > 0 else "1rw"
-        bank_kb = regs * 4.0 / banks / 1024.0
-        bank = sram_bank(bank_kb, sm.bank_width_bits, cell=cell, node_nm=node, ports=ports)
-        # operand collector storage: 3 operands of one warp register each, costed per byte
-        # as the smallest fitted SRAM array (4 KB, 1r1w), i.e. an extrapolation downwards
-        small = sram_bank(4.0, 1024, cell=cell, node_nm=node, ports="1r1w")
-        coll_kb = 3 * 128 / 1024.0
-        side_mm = np.sqrt(banks * bank.area_mm2)
-        xbar_pj = WIRE_ACTIVITY * sm.bank_width_bits * WIRE_CAP_PF_PER_MM * (side_mm / 2.0) * WIRE_VDD**2
+        mode = tech.get("out_of_range", "extrapolate")
+        width = sm.bank_width_bits
+        shape = np.broadcast_shapes(np.shape(banks), np.shape(regs), np.shape(coll), np.shape(nports))
+        banks_b = np.broadcast_to(banks, shape).astype(float)
+        bank_kb = np.broadcast_to(regs * 4.0 / banks / 1024.0, shape).astype(float)
+        nports_b = np.broadcast_to(nports, shape)
+        costs = {k: np.zeros(shape) for k in ("read", "write", "leak", "area", "group", "fixed")}
+        provs = []
+        for n in np.unique(nports_b):
+            label = BANK_PORTS_BY_COUNT[int(min(max(n, 1), 3))]
+            sel = nports_b == n
+            b = array_cost(cell, node, bank_kb[sel], width, ports=label, out_of_range=mode, warn=False)
+            values = {
+                "read": b.read_energy_pj,
+                "write": b.write_energy_pj,
+                "leak": b.leakage_mw,
+                "area": b.area_mm2,
+                "group": b.write_group_pj(32),
+                "fixed": b.write_fixed_pj,
+            }
+            for k, v in values.items():
+                costs[k][sel] = v
+            provs.append(f"{n} port(s) -> {label}: {b.provenance_summary}")
+        # collector storage: COLLECTOR_OPERANDS warp registers per collector unit
+        col = operand_collector(COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node, cell=cell)
+        # crossbar: banks x collectors, over the banks' square footprint
+        span = np.sqrt(banks_b * costs["area"])
+        coll_b = np.broadcast_to(coll, shape)
+        memo = {}
+        xb = {k: np.zeros(shape) for k in ("e", "leak", "area")}
+        for idx in np.ndindex(shape):
+            key = (int(banks_b[idx]), int(max(coll_b[idx], 1)), round(float(span[idx]), 9))
+            if key not in memo:
+                memo[key] = crossbar(key[0], key[1], width, node, key[2])
+            net = memo[key]
+            xb["e"][idx], xb["leak"][idx], xb["area"][idx] = net.transfer_pj, net.leakage_mw, net.area_mm2
+
+        def s(a):
+            return a if a.ndim else float(a)
+
         return [
             Structure(
                 "rf_bank",
-                bank.read_energy_pj,
-                bank.write_energy_pj,
-                bank.leakage_mw,
-                bank.area_mm2,
+                s(costs["read"]),
+                s(costs["write"]),
+                s(costs["leak"]),
+                s(costs["area"]),
                 copies=banks,
-                provenance=bank.provenance,
+                provenance="; ".join(provs),
+                write_group_pj=s(costs["group"]),
+                write_fixed_pj=s(costs["fixed"]),
+                capacity_bits=s(bank_kb * 8192.0),
             ),
-            Structure(
-                "collector",
-                small.read_energy_pj,
-                small.write_energy_pj,
-                small.leakage_mw * coll_kb / 4.0,
-                small.area_mm2 * coll_kb / 4.0,
-                copies=coll,
-                provenance="per-byte scaling of a 4 KB 1r1w array; " + small.provenance,
-            ),
+            col.structure("collector", copies=coll),
             Structure(
                 "crossbar",
-                xbar_pj,
+                s(xb["e"]),
                 0.0,
-                0.0,
-                0.0,
-                provenance=f"wire model: {WIRE_ACTIVITY} x width x {WIRE_CAP_PF_PER_MM} pF/mm "
-                f"x half the bank-array side x ({WIRE_VDD} V)^2; area not modelled",
+                s(xb["leak"]),
+                s(xb["area"]),
+                provenance=f"banks x collectors crossbar, {width} bit, over the bank array: "
+                + next(iter(memo.values())).provenance["energy_pj_per_bit"],
             ),
         ]
