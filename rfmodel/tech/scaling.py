@@ -39,8 +39,16 @@ def _lib(lib):
 
 
 def reference_bank(node_nm: float, lib=None):
+    if lib is None:
+        return _default_reference_bank(float(node_nm))
     r = REFERENCE_BANK
-    return _lib(lib).array_cost(r["cell"], node_nm, r["capacity_kb"], r["width_bits"], ports=r["ports"])
+    return lib.array_cost(r["cell"], node_nm, r["capacity_kb"], r["width_bits"], ports=r["ports"])
+
+
+@lru_cache(maxsize=64)
+def _default_reference_bank(node_nm: float):
+    r = REFERENCE_BANK
+    return _lib(None).array_cost(r["cell"], node_nm, r["capacity_kb"], r["width_bits"], ports=r["ports"])
 
 
 def node_ratio(metric: str, from_nm: float, to_nm: float, lib=None) -> float:
