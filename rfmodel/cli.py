@@ -258,6 +258,150 @@ def cmd_workload_build_sass(args) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- simulate
+SIM_TABLE = (
+    "ipc",
+    "cycles",
+    "warps",
+    "warp_instructions",
+    "rf_reads",
+    "rf_writes",
+    "bank_conflicts",
+    "bank_conflict_stall_cycles",
+    "collector_occupancy",
+    "l1d_hit_rate",
+    "energy_pj_total",
+    "power_mw",
+)
+
+
+def _lazy_bar(enabled: bool, desc: str):
+    """A tqdm bar on stderr that appears once a run has taken a second, and its update callback."""
+    state = {"bar": None}
+
+    def update(done, total):
+        if not enabled:
+            return
+        if state["bar"] is None:
+            from tqdm import tqdm
+
+            state["bar"] = tqdm(
+                total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True, delay=1.0,
+                unit="instr", unit_scale=True, disable=None,
+            )  # fmt: skip
+        bar = state["bar"]
+        bar.total = total
+        bar.update(done - bar.n)
+
+    def close():
+        if state["bar"] is not None:
+            state["bar"].close()
+
+    return update, close
+
+
+def cmd_simulate(args) -> int:
+    from rfmodel.evaluate import evaluate
+    from rfmodel.io import write_netcdf, write_text
+
+    params = {}
+    for p in args.param or []:
+        k, v = _parse_param(p)
+        params[k] = v
+    update, close = _lazy_bar(not args.quiet, "simulate")
+    try:
+        ds = evaluate(
+            args.design,
+            args.workload,
+            args.gpu,
+            method="simulate",
+            params=params or None,
+            seed=args.seed,
+            arch=args.arch,
+            max_warps="auto" if args.max_warps is None else args.max_warps,
+            sim_options={"compat": args.compat},
+            progress=update,
+        )
+    finally:
+        close()
+    df = ds[list(SIM_TABLE)].to_dataframe().reset_index()
+    st = ds["stall_cycles"]
+    share = (st / st.sum("stall_reason")).to_dataframe(name="fraction").reset_index()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "attrs": {k: str(v) for k, v in ds.attrs.items()},
+                    "rows": json.loads(df.to_json(orient="records")),
+                    "stalls": json.loads(share.to_json(orient="records")),
+                }
+            )
+        )
+    else:
+        print(_table(df.to_dict(orient="records")))
+        wide = share.pivot_table(index=[c for c in share.columns if c not in ("stall_reason", "fraction")],
+                                 columns="stall_reason", values="fraction", sort=False).reset_index()
+        print("\nstall reasons (fraction of scheduler-cycles without an issue):")
+        print(_table(wide.to_dict(orient="records"), floatfmt=".3f"))
+        print(f"\nengine=simulate design={ds.attrs['design']} gpu={ds.attrs['gpu']} compat={args.compat}")
+    if args.out:
+        out = Path(args.out)
+        if out.suffix == ".csv":
+            write_text(out, ds.drop_vars(["stall_cycles"]).to_dataframe().reset_index().to_csv(index=False))
+        else:
+            write_netcdf(ds, out)
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- bench
+def cmd_bench(args) -> int:
+    from rfmodel.bench import bench
+
+    res = bench(workload=args.workload, gpu=args.gpu, repeat=args.repeat, designs=args.design or None)
+    if args.json:
+        print(json.dumps(res))
+    else:
+        rows = [
+            {
+                "design": d,
+                "warp_instr_per_s": v["warp_instr_per_s"],
+                "workload": v["workload"],
+                "instructions": v["instructions"],
+                "gpu": v["gpu"],
+                "warps": v["resident_warps"],
+                "seconds": v["best_seconds"],
+            }
+            for d, v in res["simulate"].items()
+        ]
+        print(_table(rows))
+    return 0
+
+
+def cmd_workload_export_accelsim(args) -> int:
+    from rfmodel.workload.export_accelsim import export_accelsim
+
+    info = export_accelsim(
+        args.workload,
+        args.outdir,
+        arch=args.arch,
+        num_sms=args.num_sms,
+        max_warps=args.max_warps,
+        seed=args.seed,
+    )
+    print(
+        f"wrote {info['kernelslist']} and {info['traceg']}: {info['ctas']} CTAs, {info['warps']} warps, "
+        f"{info['instructions']} instructions"
+    )
+    if info["lost_predicates"]:
+        print(
+            f"note: {info['lost_predicates']} instructions have predicate/uniform operands, which the "
+            "Accel-Sim format does not carry",
+            file=sys.stderr,
+        )
+    return 0
+
+
 # --------------------------------------------------------------------------- spec
 def cmd_spec_list(args) -> int:
     from rfmodel.spec import PRESETS
@@ -310,7 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=V1,V2",
         help="sweep a parameter (repeatable; product of all)",
     )
-    e.add_argument("--method", choices=("analytic",))
+    e.add_argument("--method", choices=("analytic", "simulate"))
     e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75, sm_80, sm_90)")
     e.add_argument("--seed", type=int)
     e.add_argument("--out", metavar="FILE.nc|FILE.csv")
@@ -335,6 +479,35 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--quiet", action="store_true", help="no progress bar")
     o.set_defaults(func=cmd_optimize)
 
+    m = sub.add_parser("simulate", help="run the reference cycle simulator on workloads")
+    m.add_argument(
+        "--workload", action="append", metavar="NAME|PATH", help="repeatable; default: the built-in suite"
+    )
+    m.add_argument("--design", default="baseline")
+    m.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
+    m.add_argument("--param", action="append", metavar="NAME=V1,V2", help="sweep a parameter (repeatable)")
+    m.add_argument(
+        "--compat",
+        choices=("none", "gpgpusim"),
+        default="none",
+        help="gpgpusim: GPGPU-Sim's register-file and collector semantics",
+    )
+    m.add_argument("--max-warps", type=int, default=None, help="simulate only this many warps (whole CTAs)")
+    m.add_argument("--arch", default="sm_80")
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--out", metavar="FILE.nc|FILE.csv")
+    m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.add_argument("--quiet", action="store_true", help="no progress bar")
+    m.set_defaults(func=cmd_simulate)
+
+    b = sub.add_parser("bench", help="speed figures of the engines (JSON with --json)")
+    b.add_argument("--json", action="store_true", help="print one JSON object")
+    b.add_argument("--workload", default="crc32_murmur3")
+    b.add_argument("--gpu", default="fermi-gtx480")
+    b.add_argument("--design", action="append", help="only these designs (default: every registered one)")
+    b.add_argument("--repeat", type=int, default=3, help="timed runs per design; the fastest counts")
+    b.set_defaults(func=cmd_bench)
+
     w = sub.add_parser("workload", help="inspect and build workloads")
     wsub = w.add_subparsers(dest="wcommand", metavar="SUBCOMMAND")
     wl = wsub.add_parser("list", help="built-in kernels and synthetic presets")
@@ -351,6 +524,18 @@ def build_parser() -> argparse.ArgumentParser:
     wb.add_argument("--name", action="append", help="only these kernels")
     wb.add_argument("--out", default=None, help="output folder (default: the package's own data)")
     wb.set_defaults(func=cmd_workload_build_sass)
+    wx = wsub.add_parser(
+        "export-accelsim", help="write a workload as an Accel-Sim trace (kernelslist.g + kernel-1.traceg)"
+    )
+    wx.add_argument("workload", metavar="NAME|PATH")
+    wx.add_argument("outdir", metavar="OUTDIR")
+    wx.add_argument("--arch", default="sm_80")
+    wx.add_argument(
+        "--num-sms", type=int, default=1, help="expand one SM's share of this many SMs (1: the whole grid)"
+    )
+    wx.add_argument("--max-warps", type=int, default=None, help="keep only this many warps (whole CTAs)")
+    wx.add_argument("--seed", type=int, default=0)
+    wx.set_defaults(func=cmd_workload_export_accelsim)
     w.set_defaults(func=lambda a: (w.print_help(), 0)[1])
 
     s = sub.add_parser("spec", help="GPU presets and spec files")

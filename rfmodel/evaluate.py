@@ -28,6 +28,19 @@ variable                               unit        meaning
 
 Provenance (engine, design, GPU preset, technology, workload sources, seed,
 package version) is in ``ds.attrs``.
+
+``method="simulate"`` runs the reference cycle simulator (``rfmodel.sim``) at
+every design point instead: the same variables with the same dims and units
+(so the two engines' results subtract), computed from the whole SM share of
+each workload, plus the simulator's own:
+
+=====================================  ================  ==========================================
+``warp_instructions``                  instructions      warp instructions issued (= retired)
+``bank_conflicts``                     requests          register reads that lost a bank arbitration
+``collector_occupancy``                1                 mean fraction of collector units in use
+``stall_cycles`` (stall_reason)        scheduler-cycles  why a scheduler issued nothing, per cycle
+``structure_reads``/``_writes``        events            the events charged to each structure
+=====================================  ================  ==========================================
 """
 
 from __future__ import annotations
@@ -50,7 +63,7 @@ from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload
 
-METHODS = ("analytic",)
+METHODS = ("analytic", "simulate")
 DEFAULT_GPU = "fermi-gtx480"
 DEFAULT_TECH = {"cell": "sram-hp", "node_nm": 45}
 SCALAR_METRICS = (
@@ -78,6 +91,12 @@ UNITS = {
     "area_mm2_total": "mm2",
     "power_mw": "mW",
     "capacity_kb": "KB",
+    "warp_instructions": "warp instructions",
+    "bank_conflicts": "requests",
+    "collector_occupancy": "1",
+    "stall_cycles": "scheduler-cycles",
+    "structure_reads": "events",
+    "structure_writes": "events",
 }
 
 
@@ -208,11 +227,29 @@ def evaluate(
     tech: Mapping | None = None,
     arch: str = DEFAULT_ARCH,
     seed: int = 0,
-    max_warps: int | None = PROFILE_WARPS,
+    max_warps: int | None | str = "auto",
+    sim_options: Mapping | None = None,
+    progress=None,
 ) -> xr.Dataset:
-    """Evaluate a design on workloads; see the module docstring for the result."""
+    """Evaluate a design on workloads; see the module docstring for the result.
+
+    ``max_warps``: ``"auto"`` profiles the first ``PROFILE_WARPS`` warps (analytic) and
+    simulates the whole SM share (simulate); an integer keeps that many warps' whole CTAs.
+    ``sim_options`` (simulate only): :class:`rfmodel.sim.SimOptions` fields, e.g.
+    ``{"compat": "gpgpusim"}``.  ``progress(done, total)``: simulate only, warp
+    instructions retired so far over all runs.
+    """
     if method not in METHODS:
         raise UnknownNameError("method", method, METHODS)
+    if method == "simulate":
+        return _evaluate_simulate(
+            design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
+            max_warps=None if max_warps == "auto" else max_warps, sim_options=sim_options, progress=progress,
+        )  # fmt: skip
+    if max_warps == "auto":
+        max_warps = PROFILE_WARPS
+    if sim_options is not None:
+        raise RfmodelError("sim_options apply to method='simulate' only")
     d = get_design(design)
     sm = resolve_gpu(gpu)
     tech = {**DEFAULT_TECH, **(tech or {})}
@@ -275,6 +312,161 @@ def evaluate(
             "seed": seed,
             "rfmodel_version": rfmodel.__version__,
             "calibration": "uncalibrated first-order model (softmin q=4)",
+        }
+    )
+    return ds
+
+
+# ------------------------------------------------------------------------------------------- simulate
+def _simulate_workload(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
+    """The SM's share of a workload as a trace (an Accel-Sim grid is cut to SM 0's CTAs)."""
+    from rfmodel.sim.engine import sm_share
+
+    wl = load_workload(
+        w, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
+    )
+    trace = wl.trace
+    if trace.attrs.get("source") == "accelsim":
+        trace = sm_share(trace, sm.num_sms)
+        if max_warps is not None:
+            from rfmodel.sim.engine import select_ctas
+
+            wpc = max(1, -(-trace.threads_per_cta // 32))
+            trace = select_ctas(trace, list(range(min(trace.ctas, max(1, max_warps // wpc)))))
+    return wl.name, trace
+
+
+def _point_sm(sm: SMSpec, point: dict) -> SMSpec:
+    fields = {k: v for k, v in point.items() if k in sm.to_dict()}
+    if "collector_units" in point:
+        n = int(point["collector_units"])
+        if sm.collectors.specialized:
+            raise RfmodelError(
+                "collector_units can be varied in simulate only for SMs with generic collectors; "
+                f"'{sm.name}' has typed collector sets"
+            )
+        fields["collectors"] = sm.collectors.replace(gen=n)
+    return sm.replace(**fields) if fields else sm
+
+
+def _evaluate_simulate(design, workload, gpu, *, params, mode, tech, arch, seed, max_warps, sim_options,
+                       progress) -> xr.Dataset:
+    from rfmodel.sim.core import STALL_REASONS
+    from rfmodel.sim.engine import SimOptions, simulate_trace
+
+    d = get_design(design)
+    sm = resolve_gpu(gpu)
+    tech = {**DEFAULT_TECH, **(tech or {})}
+    opts = sim_options if isinstance(sim_options, SimOptions) else SimOptions.from_dict(sim_options)
+    if workload is None:
+        workloads = default_workloads()
+    elif isinstance(workload, (str, Workload)):
+        workloads = [workload]
+    else:
+        workloads = list(workload)
+    if not workloads:
+        raise RfmodelError("no workloads to evaluate")
+    grid, dims, coords = _grid(params, mode)
+    _check_params(d, sm, grid)
+    structures = d.structures(sm, grid, tech)
+    snames = [s.name for s in structures]
+    shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values())) if grid else ()
+    full_grid = {k: np.broadcast_to(v, shape) for k, v in grid.items()}
+    points = list(np.ndindex(shape)) if shape else [()]
+    traces = [_simulate_workload(w, sm, arch=arch, seed=seed, max_warps=max_warps) for w in workloads]
+    names = [n for n, _ in traces]
+    total = sum(t.n_instrs for _, t in traces) * len(points)
+    done_before = 0
+
+    metric_names = (*SCALAR_METRICS, "warp_instructions", "bank_conflicts", "collector_occupancy")
+    reasons = None
+    per_wl = []
+    for _, trace in traces:
+        vals = {k: np.zeros(shape) for k in metric_names}
+        ev_r = {s: np.zeros(shape) for s in snames}
+        ev_w = {s: np.zeros(shape) for s in snames}
+        stalls = None
+        for idx in points:
+            point = {k: v[idx].item() for k, v in full_grid.items()}
+            sm_pt = _point_sm(sm, point)
+            dparams = {k: v for k, v in point.items() if k in d.parameters}
+
+            def tick(done, _total, _base=done_before):
+                if progress is not None:
+                    progress(_base + done, total)
+
+            run = simulate_trace(trace, sm_pt, d, dparams, opts, progress=tick)
+            done_before += trace.n_instrs
+            for k in metric_names:
+                vals[k][idx] = run.metrics[k]
+            for s, ev in run.metrics.get("events", {}).items():
+                if s not in ev_r:
+                    raise RfmodelError(f"design '{d.name}' reports events for unknown structure '{s}'")
+                ev_r[s][idx], ev_w[s][idx] = ev
+            if stalls is None:
+                reasons = list(run.stalls)
+                stalls = np.zeros((*shape, len(reasons)))
+            stalls[idx] = [run.stalls[r] for r in reasons]
+        events = {s: (ev_r[s], ev_w[s]) for s in snames}
+        acc = account(structures, events, vals["cycles"], sm.clock_mhz)
+        per_wl.append((vals, acc, stalls, ev_r, ev_w))
+
+    full = ["workload", *dims]
+    data = {}
+    for k in metric_names:
+        data[k] = (full, np.stack([v[k] for v, *_ in per_wl]).astype(np.float64))
+    for k, src in (
+        ("energy_pj", "energy_pj"),
+        ("dynamic_energy_pj", "dynamic_pj"),
+        ("leakage_energy_pj", "leakage_pj"),
+        ("area_mm2", "area_mm2"),
+    ):
+        arr = np.stack(
+            [np.stack([np.broadcast_to(x, shape) for x in acc[src]], axis=-1) for _, acc, *_ in per_wl]
+        )
+        data[k] = ([*full, "structure"], arr.astype(np.float64))
+    data["energy_pj_total"] = (
+        full,
+        np.stack([np.broadcast_to(a["energy_pj_total"], shape) for _, a, *_ in per_wl]),
+    )
+    data["power_mw"] = (full, np.stack([np.broadcast_to(a["power_mw"], shape) for _, a, *_ in per_wl]))
+    data["area_mm2_total"] = (dims, np.broadcast_to(per_wl[0][1]["area_mm2_total"], shape).astype(np.float64))
+    regs = grid.get("regs_per_sm", sm.regs_per_sm)
+    data["capacity_kb"] = (dims, np.broadcast_to(np.asarray(regs) * 4.0 / 1024.0, shape).astype(np.float64))
+    data["stall_cycles"] = ([*full, "stall_reason"], np.stack([s for *_, s, _, _ in per_wl]))
+    data["structure_reads"] = (
+        [*full, "structure"],
+        np.stack([np.stack([r[s] for s in snames], axis=-1) for *_, r, _ in per_wl]),
+    )
+    data["structure_writes"] = (
+        [*full, "structure"],
+        np.stack([np.stack([w[s] for s in snames], axis=-1) for *_, w in per_wl]),
+    )
+    ds = xr.Dataset(
+        data,
+        coords={
+            **coords,
+            "workload": names,
+            "structure": snames,
+            "stall_reason": reasons or list(STALL_REASONS),
+        },
+    )
+    for k, u in UNITS.items():
+        if k in ds:
+            ds[k].attrs["units"] = u
+    ds.attrs.update(
+        {
+            "engine": "simulate",
+            "design": d.name,
+            "gpu": sm.name,
+            "gpu_source": sm.source,
+            "tech": json.dumps(tech),
+            "structure_provenance": json.dumps({s.name: s.provenance for s in structures}),
+            "arch": arch,
+            "seed": seed,
+            "rfmodel_version": rfmodel.__version__,
+            "sim_options": json.dumps(opts.to_dict()),
+            "calibration": f"reference cycle simulator (compat={opts.compat})",
         }
     )
     return ds

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.analytic.throughput import baseline_ipc, occupancy_warps
-from rfmodel.designs.base import Design, register
+from rfmodel.designs.base import Design, SimHooks, SimSetup, bank_header, register
 from rfmodel.energy.accounting import Structure
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.tech.array import array_cost
@@ -48,6 +48,32 @@ def sm_param(sm, grid: dict, name: str):
 class Baseline(Design):
     name = "baseline"
     description = "conventional banked SRAM register file, operand collectors, crossbar"
+    #: design parameters beyond the SM fields: the two-level scheduler's active warps per scheduler
+    #: (cycle simulator only; the analytic model does not use it)
+    parameters = ("active_warps",)
+
+    # ------------------------------------------------------------------ simulator hooks
+    def sim_setup(self, sm, params, options):
+        """Every operand is read from, and every result written to, its bank (``SMSpec.bank_of``).
+
+        The hooks are the standard ones of :class:`~rfmodel.designs.base.SimHooks`; the
+        state is the bank-mapping header (registers shifted by one in GPGPU-Sim mode).
+        """
+        offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
+        pool = int(params.get("active_warps", 8))
+        return SimSetup(hooks=SimHooks(), ints=bank_header(sm, offset), pool=pool)
+
+    def sim_metrics(self, sm, params, setup, counts):
+        """Bank accesses feed the banks; every operand and result crosses the crossbar once."""
+        reads = float(counts["reads"])
+        writes = float(counts["writes"])
+        return {
+            "events": {
+                "rf_bank": (float(counts["bank_read_acc"]), float(counts["bank_write_acc"])),
+                "crossbar": (reads + writes, 0.0),
+                "collector": (reads, reads),
+            }
+        }
 
     def analytic(self, profile, sm, grid):
         p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}

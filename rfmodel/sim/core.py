@@ -1,0 +1,1875 @@
+"""The compiled cycle loop of the reference simulator, and the array layout it works on.
+
+Everything here is plain arrays and module constants (numba folds the
+constants into the compiled code).  The loop (:func:`compiled_loop`) advances
+one SM cycle by cycle; the Python driver (:mod:`rfmodel.sim.engine`) builds
+the arrays, runs the loop in chunks of cycles and reads the statistics back.
+``docs/simulator.md`` describes the pipeline; the names below follow it.
+
+State kept between two calls of the loop lives in a tuple of int64 arrays
+(``STATE_FIELDS``), one uint64 array (uniform-register scoreboard) and the
+statistics vector ``state[S_K]`` (``K_FIELDS``).  Static inputs are the trace
+columns, an int64 configuration vector (``CONFIG_FIELDS``), one float64
+configuration vector and a tuple of int64 tables (``TABLE_FIELDS``).
+
+Design hooks are first-class function values with the single signature
+:data:`HOOK_SIG`; the loop is compiled once with that signature (so numba's
+cache holds it across processes) and calls whichever hook functions a design
+passes in.
+
+Per cycle: CTA launch, events, write-back, execute (dispatch buffers into
+units), then ``steps + 1`` phases: in each of the first ``steps`` (one in
+rfmodel's pipeline, ``bank_rw_ports`` in GPGPU-Sim mode) ready collectors
+dispatch and the banks arbitrate; the last phase issues.  Collector
+allocation runs in one place: after each arbitration step in GPGPU-Sim
+mode, after the issue phase otherwise.  Then fetch (GPGPU-Sim mode), the
+design's upkeep, statistics and the idle-cycle skip.
+
+Arrays are never passed to a helper on the hot path when it can be avoided:
+numba reference-counts (atomically) every array, and every member of a
+tuple of arrays, that crosses a call into a function it does not inline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+
+# --------------------------------------------------------------------------- op classes
+# values of rfmodel.workload.ir.OpClass (checked by the driver at import)
+OP_INT, OP_FP32, OP_FP64, OP_SFU, OP_TENSOR = 0, 1, 2, 3, 4
+OP_LDG, OP_STG, OP_LDS, OP_STS, OP_LDL, OP_STL, OP_LDC, OP_ATOM = 5, 6, 7, 8, 9, 10, 11, 12
+OP_BRA, OP_BAR, OP_EXIT, OP_MISC = 13, 14, 15, 16
+N_OP = 17
+
+# memory behaviour of an op class
+MK_NONE, MK_LOAD, MK_STORE, MK_SLOAD, MK_SSTORE, MK_CONST, MK_ATOM = 0, 1, 2, 3, 4, 5, 6
+
+# execution-unit types (one pipeline of each per scheduler, MEM one per SM)
+U_INT, U_SP, U_DP, U_SFU, U_TENSOR, U_MEM, U_BRA = 0, 1, 2, 3, 4, 5, 6
+N_UNIT = 7
+UNIT_NAMES = ("int", "sp", "dp", "sfu", "tensor", "mem", "branch")
+
+# collector sets, in CollectorSpec field order
+CS_GEN, CS_SP, CS_SFU, CS_MEM, CS_TENSOR, CS_DP, CS_INT = 0, 1, 2, 3, 4, 5, 6
+N_CSET = 7
+CSET_NAMES = ("gen", "sp", "sfu", "mem", "tensor", "dp", "int")
+
+# scheduler policies
+POL_LRR, POL_GTO, POL_TWO_LEVEL, POL_OLDEST = 0, 1, 2, 3
+POLICIES = {"lrr": POL_LRR, "gto": POL_GTO, "two-level": POL_TWO_LEVEL, "oldest": POL_OLDEST}
+
+# stall reasons of the core (a design appends its own after these)
+SR_NO_READY, SR_RAW, SR_MEMORY, SR_NO_COLLECTOR, SR_BANK, SR_EXEC = 0, 1, 2, 3, 4, 5
+STALL_REASONS = (
+    "no_ready_warp",
+    "raw_dependency",
+    "memory",
+    "no_free_collector",
+    "bank_conflict",
+    "exec_unit_busy",
+)
+N_CORE_REASONS = len(STALL_REASONS)
+MAX_REASONS = 32
+
+# event kinds (heap values are kind * EV_MUL + id)
+EV_COMPLETE, EV_OPERAND, EV_LSU_WB = 0, 1, 2
+EV_SHIFT = 40
+EV_MUL = 1 << EV_SHIFT
+
+NONE_REG = 255
+NEVER = 1 << 62
+
+# --------------------------------------------------------------------------- integer config
+CONFIG_FIELDS = (
+    "warps",  # warp slots W
+    "scheds",  # schedulers S
+    "subcore",  # 1: collectors/units partitioned per scheduler
+    "issue_width",
+    "diff_units",  # dual issue must use different unit types
+    "policy",
+    "pool",  # two-level active warps per scheduler
+    "collectors",  # collector units in total
+    "coll_ports",  # operands one collector may receive per cycle (0: no limit)
+    "banks",  # banks the hooks may name (bank ids 0..banks-1)
+    "rports",
+    "wports",
+    "rwports",
+    "rows",  # bank accesses per warp register (bank narrower than a warp register)
+    "compat",  # 1: GPGPU-Sim-compatible pipeline
+    "steps",  # arbitration steps per cycle (compat: reg_file_port_throughput)
+    "wb_width",  # compat: result buses
+    "fetch",  # compat: warps fetched per cycle
+    "ibuf",  # compat: instruction-buffer entries per warp
+    "cta_per_cycle",  # CTAs launched per cycle (0: no limit)
+    "max_ctas",  # resident CTAs (occupancy)
+    "wpc",  # warps per CTA
+    "n_cta",  # CTAs to run
+    "max_rec",  # in-flight instruction records
+    "bq_cap",  # entries per bank queue
+    "heap_cap",
+    "l1_sets",
+    "l1_assoc",
+    "l1_on",
+    "l1_bypass",
+    "l1_hit",
+    "mshr",
+    "line_shift",
+    "l2_sets",
+    "l2_assoc",
+    "l2_lat",
+    "dram_lat",
+    "smem_lat",
+    "n_reasons",
+    "rb_size",  # compat result-bus ring
+    "check",  # 1: stop with an error when a bank exceeds its ports
+    "skip",  # 1: jump over idle cycles (the results are the same; only faster)
+)
+N_CONFIG = len(CONFIG_FIELDS)
+
+FLOAT_CONFIG_FIELDS = ("line_cycles",)  # DRAM bandwidth: cycles per line
+F_LINE_CYCLES = 0
+N_FCONFIG = 1
+
+# --------------------------------------------------------------------------- static tables
+TABLE_FIELDS = (
+    "cls_lat",  # [N_OP] latency
+    "cls_ii",  # [N_OP] initiation interval (>= 1)
+    "cls_unit",  # [N_OP] unit type
+    "cls_mem",  # [N_OP] memory kind
+    "unit_set1",  # [N_UNIT] preferred collector set (-1 none)
+    "unit_set2",  # [N_UNIT] fallback collector set (-1 none)
+    "k_group",  # [NC] collector -> group (scheduler with sub-cores, else 0)
+    "k_set",  # [NC] collector -> set
+    "gs_start",  # [(groups * N_CSET) + 1] start of each (group, set) run in gs_list
+    "gs_list",  # [NC] collector ids ordered by (group, set, id)
+    "cta_wstart",  # [n_cta + 1] first trace warp of each CTA
+    "tw_ptr",  # [trace warps + 1] first row of each trace warp
+    "alloc_order",  # compat: unit types in collector-allocation order
+    "exec_order",  # compat: unit types in execute order
+    "sectors",  # [rows] compat: sector fetches per missed line of the row
+)
+N_TABLES = len(TABLE_FIELDS)
+
+# --------------------------------------------------------------------------- state
+# global scalars, state[S_G]
+G_FIELDS = (
+    "cycle",
+    "next_cta",
+    "dyn",  # next dynamic warp id
+    "rtop",  # free-record stack top
+    "heap_n",
+    "wb_n",  # records waiting in writeback
+    "seq",  # allocation sequence (ages)
+    "last_fetch",
+    "upkeep_next",
+    "done",
+    "resident_ctas",
+    "lsuwb_head",
+    "lsuwb_n",
+    "rb_cycle",  # compat: result-bus ring aligned to this cycle
+    "dram_free",  # DRAM queue free at (x LINE_FIX)
+    "lru_clock",
+)
+N_G = len(G_FIELDS)
+
+LINE_FIX = 1024  # fixed-point scale of DRAM-queue times
+
+STATE_FIELDS = (
+    "g",
+    # warps [W]
+    "w_active",
+    "w_pc",
+    "w_end",
+    "w_cta",  # CTA slot
+    "w_sched",
+    "w_inflight",
+    "w_exited",
+    "w_bar",
+    "w_sb",  # scoreboard-blocked hint: 0 none, 1 register dependency, 2 memory dependency
+    "w_dyn",
+    "w_ibuf",  # compat: instructions decoded
+    "w_ibuf_at",  # compat: cycle they become visible
+    "w_ppend",  # pending predicate writes (bit mask)
+    "w_tw",  # trace warp
+    # scoreboard [W * 256]
+    "reg_pend",
+    "reg_long",
+    # schedulers
+    "s_last",  # [S] lrr pointer (index into the supervised list) / greedy warp
+    "s_age",  # [S * WS] age-ordered warps (gto, oldest)
+    "s_age_n",  # [S]
+    "s_pool",  # [S * WS] two-level active pool
+    "s_pool_n",  # [S]
+    "s_pend",  # [S * WS] two-level pending FIFO (ring)
+    "s_pend_h",  # [S]
+    "s_pend_n",  # [S]
+    "s_reason",  # [S] stall reason of the last cycle (-1: issued)
+    # CTA slots [max_ctas]
+    "c_cta",  # trace CTA index (-1: free)
+    "c_live",  # warps not yet finished
+    "c_unexited",  # warps that have not executed EXIT
+    "c_bar",  # warps waiting at the barrier
+    # in-flight instruction records [max_rec]
+    "r_warp",
+    "r_row",
+    "r_coll",
+    "r_pending",  # operands still to arrive
+    "r_dk",  # next destination to write
+    "r_wrem",  # bank accesses left for the current destination
+    "r_unit",  # unit instance
+    "r_seq",
+    "r_extra",  # compat: writebacks still to perform (memory fills)
+    "r_free",  # free-record stack
+    # collectors [NC]
+    "k_rec",
+    "k_ready",  # step stamp at which the last operand arrived (-1: pending)
+    "k_gstamp",  # step stamp of the current grant count
+    "k_gcount",
+    "k_conf",  # cycle in which a bank last blocked this collector
+    "g_free",  # [groups * N_CSET] free collectors per (group, set)
+    # banks [NB]
+    "bq_k",  # [NB * cap] collector of the request
+    "bq_rem",  # [NB * cap] accesses left
+    "bq_wait",  # [NB * cap] 1 once the request has waited
+    "b_head",
+    "b_n",
+    "b_stamp",  # cycle of the per-cycle counters below
+    "b_w",  # writes this cycle
+    "b_rwused",  # read/write ports taken by writes this cycle
+    "b_r",  # reads this cycle
+    "b_nonempty",  # list of banks with queued requests
+    "b_in_list",
+    # units [N_UNIT * S]
+    "u_free",  # cycle from which the unit accepts
+    "u_occ",  # compat: completion-slot bit mask
+    "u_occ_base",  # compat: cycle the mask is aligned to
+    "ocex",  # compat: OC_EX register per (unit type, scheduler), record or -1
+    "idoc",  # compat: ID_OC register per (unit type, scheduler), record or -1
+    "rb",  # compat: result-bus reservations per cycle (ring)
+    # event heap
+    "h_t",
+    "h_v",
+    # writeback list
+    "wb",
+    # compat LSU writeback FIFO (records)
+    "lsuwb",
+    # memory
+    "l1_tag",
+    "l1_lru",
+    "l1_ready",
+    "l2_tag",
+    "l2_lru",
+    "mshr_fill",
+    # statistics (see K_FIELDS)
+    "k",
+    # per-bank maximum accesses in one cycle (debug)
+    "b_max",
+)
+N_STATE = len(STATE_FIELDS)
+
+# statistics, state[S_K]
+K_FIELDS = (
+    "issued",
+    "retired",
+    "reads",  # source operands read (warp registers)
+    "reads_bank",
+    "reads_ext",  # served by the design outside the banks
+    "bank_read_acc",  # bank accesses for reads (rows per warp register)
+    "writes",  # register writes performed (warp registers)
+    "writes_bank",
+    "writes_ext",
+    "bank_write_acc",
+    "writes_dropped",  # compat: a second write to a bank in one cycle (GPGPU-Sim drops it)
+    "bank_conflicts",  # requests that waited at least one cycle for their bank
+    "bank_stall_cycles",  # collector-cycles blocked by a bank
+    "write_wait_cycles",  # record-cycles a result waited for a write port
+    "coll_busy",  # sum over cycles of busy collectors
+    "l1_acc",
+    "l1_hit",
+    "l2_acc",
+    "l2_hit",
+    "dram_lines",
+    "mshr_wait",
+    "port_violations",
+    "last_retire",
+    "stepped",  # cycles simulated one by one
+    "skipped",  # idle cycles jumped over
+    "err",  # 0 ok; see ERR_*
+    "err_info",
+    "max_warps",  # most warps resident at once
+    "ctas_done",
+    "issue_slots",  # scheduler-cycles
+    "hook_calls",
+    "srcs",  # source operand slots of issued instructions (+ compat RZ)
+    "dsts",  # destination registers of issued instructions (+ compat RZ)
+    "issue_cycles",  # scheduler-cycles with at least one issue
+)
+K_STALL0 = len(K_FIELDS)
+N_K = K_STALL0 + MAX_REASONS
+
+ERR_DEADLOCK, ERR_QUEUE, ERR_HEAP = 1, 3, 4
+ERR_PORTS, ERR_CYCLES, ERR_HOOK = 5, 6, 7
+ERR_TEXT = {
+    ERR_DEADLOCK: "no instruction can make progress (deadlock) at cycle {info}",
+    ERR_QUEUE: "a bank request queue overflowed ({info} entries)",
+    ERR_HEAP: "the event queue overflowed ({info} entries)",
+    ERR_PORTS: "bank {info} granted more accesses in one cycle than it has ports",
+    ERR_HOOK: "a design hook named bank {info}, which the SM does not have",
+    ERR_CYCLES: "the run exceeded max_cycles ({info})",
+}
+
+
+# --------------------------------------------------------------------------- generated indices
+# CONFIG_FIELDS
+C_WARPS = 0
+C_SCHEDS = 1
+C_SUBCORE = 2
+C_ISSUE_WIDTH = 3
+C_DIFF_UNITS = 4
+C_POLICY = 5
+C_POOL = 6
+C_COLLECTORS = 7
+C_COLL_PORTS = 8
+C_BANKS = 9
+C_RPORTS = 10
+C_WPORTS = 11
+C_RWPORTS = 12
+C_ROWS = 13
+C_COMPAT = 14
+C_STEPS = 15
+C_WB_WIDTH = 16
+C_FETCH = 17
+C_IBUF = 18
+C_CTA_PER_CYCLE = 19
+C_MAX_CTAS = 20
+C_WPC = 21
+C_N_CTA = 22
+C_MAX_REC = 23
+C_BQ_CAP = 24
+C_HEAP_CAP = 25
+C_L1_SETS = 26
+C_L1_ASSOC = 27
+C_L1_ON = 28
+C_L1_BYPASS = 29
+C_L1_HIT = 30
+C_MSHR = 31
+C_LINE_SHIFT = 32
+C_L2_SETS = 33
+C_L2_ASSOC = 34
+C_L2_LAT = 35
+C_DRAM_LAT = 36
+C_SMEM_LAT = 37
+C_N_REASONS = 38
+C_RB_SIZE = 39
+C_CHECK = 40
+C_SKIP = 41
+
+# TABLE_FIELDS
+T_CLS_LAT = 0
+T_CLS_II = 1
+T_CLS_UNIT = 2
+T_CLS_MEM = 3
+T_UNIT_SET1 = 4
+T_UNIT_SET2 = 5
+T_K_GROUP = 6
+T_K_SET = 7
+T_GS_START = 8
+T_GS_LIST = 9
+T_CTA_WSTART = 10
+T_TW_PTR = 11
+T_ALLOC_ORDER = 12
+T_EXEC_ORDER = 13
+T_SECTORS = 14
+
+# G_FIELDS
+G_CYCLE = 0
+G_NEXT_CTA = 1
+G_DYN = 2
+G_RTOP = 3
+G_HEAP_N = 4
+G_WB_N = 5
+G_SEQ = 6
+G_LAST_FETCH = 7
+G_UPKEEP_NEXT = 8
+G_DONE = 9
+G_RESIDENT_CTAS = 10
+G_LSUWB_HEAD = 11
+G_LSUWB_N = 12
+G_RB_CYCLE = 13
+G_DRAM_FREE = 14
+G_LRU_CLOCK = 15
+
+# STATE_FIELDS
+S_G = 0
+S_W_ACTIVE = 1
+S_W_PC = 2
+S_W_END = 3
+S_W_CTA = 4
+S_W_SCHED = 5
+S_W_INFLIGHT = 6
+S_W_EXITED = 7
+S_W_BAR = 8
+S_W_SB = 9
+S_W_DYN = 10
+S_W_IBUF = 11
+S_W_IBUF_AT = 12
+S_W_PPEND = 13
+S_W_TW = 14
+S_REG_PEND = 15
+S_REG_LONG = 16
+S_S_LAST = 17
+S_S_AGE = 18
+S_S_AGE_N = 19
+S_S_POOL = 20
+S_S_POOL_N = 21
+S_S_PEND = 22
+S_S_PEND_H = 23
+S_S_PEND_N = 24
+S_S_REASON = 25
+S_C_CTA = 26
+S_C_LIVE = 27
+S_C_UNEXITED = 28
+S_C_BAR = 29
+S_R_WARP = 30
+S_R_ROW = 31
+S_R_COLL = 32
+S_R_PENDING = 33
+S_R_DK = 34
+S_R_WREM = 35
+S_R_UNIT = 36
+S_R_SEQ = 37
+S_R_EXTRA = 38
+S_R_FREE = 39
+S_K_REC = 40
+S_K_READY = 41
+S_K_GSTAMP = 42
+S_K_GCOUNT = 43
+S_K_CONF = 44
+S_G_FREE = 45
+S_BQ_K = 46
+S_BQ_REM = 47
+S_BQ_WAIT = 48
+S_B_HEAD = 49
+S_B_N = 50
+S_B_STAMP = 51
+S_B_W = 52
+S_B_RWUSED = 53
+S_B_R = 54
+S_B_NONEMPTY = 55
+S_B_IN_LIST = 56
+S_U_FREE = 57
+S_U_OCC = 58
+S_U_OCC_BASE = 59
+S_OCEX = 60
+S_IDOC = 61
+S_RB = 62
+S_H_T = 63
+S_H_V = 64
+S_WB = 65
+S_LSUWB = 66
+S_L1_TAG = 67
+S_L1_LRU = 68
+S_L1_READY = 69
+S_L2_TAG = 70
+S_L2_LRU = 71
+S_MSHR_FILL = 72
+S_K = 73
+S_B_MAX = 74
+
+# K_FIELDS
+K_ISSUED = 0
+K_RETIRED = 1
+K_READS = 2
+K_READS_BANK = 3
+K_READS_EXT = 4
+K_BANK_READ_ACC = 5
+K_WRITES = 6
+K_WRITES_BANK = 7
+K_WRITES_EXT = 8
+K_BANK_WRITE_ACC = 9
+K_WRITES_DROPPED = 10
+K_BANK_CONFLICTS = 11
+K_BANK_STALL_CYCLES = 12
+K_WRITE_WAIT_CYCLES = 13
+K_COLL_BUSY = 14
+K_L1_ACC = 15
+K_L1_HIT = 16
+K_L2_ACC = 17
+K_L2_HIT = 18
+K_DRAM_LINES = 19
+K_MSHR_WAIT = 20
+K_PORT_VIOLATIONS = 21
+K_LAST_RETIRE = 22
+K_STEPPED = 23
+K_SKIPPED = 24
+K_ERR = 25
+K_ERR_INFO = 26
+K_MAX_WARPS = 27
+K_CTAS_DONE = 28
+K_ISSUE_SLOTS = 29
+K_HOOK_CALLS = 30
+K_SRCS = 31
+K_DSTS = 32
+K_ISSUE_CYCLES = 33
+
+# =========================================================================== compiled helpers
+#: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
+HOOK_SIG = types.int64(types.int64[::1], types.float64[::1], types.int64, types.int64, types.int64,
+                       types.int64, types.int64)
+HOOK_TYPE = types.FunctionType(HOOK_SIG)
+
+
+@njit(cache=True)
+def heap_push(ht, hv, n, t, v):
+    """Push (t, v) on the binary min-heap held in ``ht``/``hv`` (ties broken by ``v``)."""
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if ht[p] < t or (ht[p] == t and hv[p] <= v):
+            break
+        ht[i] = ht[p]
+        hv[i] = hv[p]
+        i = p
+    ht[i] = t
+    hv[i] = v
+    return n + 1
+
+
+@njit(cache=True)
+def heap_pop(ht, hv, n):
+    """Remove the top of the heap (read ``ht[0]``/``hv[0]`` first); returns the new size."""
+    n -= 1
+    if n <= 0:
+        return 0
+    t = ht[n]
+    v = hv[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        r = c + 1
+        if r < n and (ht[r] < ht[c] or (ht[r] == ht[c] and hv[r] < hv[c])):
+            c = r
+        if ht[c] < t or (ht[c] == t and hv[c] < v):
+            ht[i] = ht[c]
+            hv[i] = hv[c]
+            i = c
+        else:
+            break
+    ht[i] = t
+    hv[i] = v
+    return n
+
+
+@njit(cache=True)
+def cache_access(tag, lru, sets, assoc, line, stamp):
+    """One access of a set-associative LRU cache; returns (hit, way index).
+
+    ``line`` is a line number; set = ``line mod sets``.  On a miss the least
+    recently used way (an empty way first: empty ways hold stamp -1) is
+    replaced.  ``stamp`` must grow with every access.
+    """
+    base = (line % sets) * assoc
+    victim = base
+    oldest = lru[base]
+    for i in range(base, base + assoc):
+        if tag[i] == line:
+            lru[i] = stamp
+            return True, i
+        if lru[i] < oldest:
+            oldest = lru[i]
+            victim = i
+    tag[victim] = line
+    lru[victim] = stamp
+    return False, victim
+
+
+@njit(cache=True)
+def sb_check(w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long, w_ppend, ust):
+    """Scoreboard: 0 free, 1 blocked by a pending register write, 2 blocked by a pending memory load."""
+    base = w * 256
+    blocked = False
+    mem = False
+    for j in range(src.shape[1]):
+        r = src[row, j]
+        if r != NONE_REG and reg_pend[base + r] > 0:
+            blocked = True
+            if reg_long[base + r] > 0:
+                mem = True
+    for j in range(dst.shape[1]):
+        r = dst[row, j]
+        if r != NONE_REG and reg_pend[base + r] > 0:
+            blocked = True
+            if reg_long[base + r] > 0:
+                mem = True
+    if ((np.int64(psrc[row]) | np.int64(pdst[row])) & w_ppend[w]) != 0:
+        blocked = True
+    if ((usrc[row] | udst[row]) & ust[w]) != 0:
+        blocked = True
+    if not blocked:
+        return 0
+    return 2 if mem else 1
+
+
+@njit(cache=True)
+def reads_long(w, row, src, reg_long):
+    """True when an operand of ``row`` waits for a pending memory load (two-level demotion)."""
+    base = w * 256
+    for j in range(src.shape[1]):
+        r = src[row, j]
+        if r != NONE_REG and reg_long[base + r] > 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t):
+    """Cycle at which an L1 miss (or bypassing access) of ``line`` issued at ``t`` returns."""
+    K[K_L2_ACC] += 1
+    sets = cfg[C_L2_SETS]
+    if sets > 0:
+        g[G_LRU_CLOCK] += 1
+        hit, _ = cache_access(l2_tag, l2_lru, sets, cfg[C_L2_ASSOC], line, g[G_LRU_CLOCK])
+        if hit:
+            K[K_L2_HIT] += 1
+            return t + cfg[C_L2_LAT]
+    svc = np.int64(fcfg[F_LINE_CYCLES] * LINE_FIX + 0.5)
+    start = max(t * LINE_FIX, g[G_DRAM_FREE])
+    g[G_DRAM_FREE] = start + svc
+    K[K_DRAM_LINES] += 1
+    return (g[G_DRAM_FREE] + LINE_FIX - 1) // LINE_FIX + cfg[C_L2_LAT] + cfg[C_DRAM_LAT]
+
+
+@njit(cache=True)
+def l2_write(cfg, g, K, l2_tag, l2_lru, line):
+    """A store reaching the L2 slice (write-allocate there; DRAM write-back traffic is not modelled)."""
+    K[K_L2_ACC] += 1
+    if cfg[C_L2_SETS] > 0:
+        g[G_LRU_CLOCK] += 1
+        hit, _ = cache_access(l2_tag, l2_lru, cfg[C_L2_SETS], cfg[C_L2_ASSOC], line, g[G_LRU_CLOCK])
+        if hit:
+            K[K_L2_HIT] += 1
+
+
+@njit(cache=True)
+def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, g, K,
+               r_extra, tag, lru, ready, mshr, l2_tag, l2_lru):
+    """Timing of a memory instruction entering the load/store unit at ``cyc``.
+
+    Lines are looked up one per cycle.  Returns (completion cycle, cycle from
+    which the unit is free again); sets ``r_extra`` (compat: GPGPU-Sim's
+    writebacks of the load: one per missed sector, none for L1 hits).
+    """
+    kind = cls_mem[opc]
+    lat = cls_lat[opc]
+    compat = cfg[C_COMPAT] != 0
+    r_extra[r] = 0
+    t = cyc
+    done = cyc + lat
+    if kind == MK_SLOAD:
+        done = cyc + lat + cfg[C_SMEM_LAT]
+        r_extra[r] = 1
+    elif kind == MK_CONST:
+        done = cyc + lat + cfg[C_L1_HIT]
+        r_extra[r] = 1
+    elif kind == MK_LOAD or kind == MK_STORE or kind == MK_ATOM:
+        shift = cfg[C_LINE_SHIFT]
+        use_l1 = cfg[C_L1_ON] != 0 and kind != MK_ATOM and not (cfg[C_L1_BYPASS] != 0 and opc == OP_LDG)
+        n_mshr = cfg[C_MSHR]
+        for j in range(mem_ptr[row], mem_ptr[row + 1]):
+            line = mem_line[j] >> shift
+            if use_l1:
+                K[K_L1_ACC] += 1
+                g[G_LRU_CLOCK] += 1
+                hit, way = cache_access(tag, lru, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line, g[G_LRU_CLOCK])
+                if hit:
+                    K[K_L1_HIT] += 1
+                if kind == MK_STORE:
+                    if not hit:
+                        ready[way] = t  # write-allocate; the store does not wait for the line
+                    l2_write(cfg, g, K, l2_tag, l2_lru, line)
+                    at = t
+                elif hit:
+                    at = max(t + cfg[C_L1_HIT], ready[way])
+                    if ready[way] > t:
+                        r_extra[r] += sectors[row]  # merged into an outstanding miss
+                else:
+                    if n_mshr > 0:
+                        slot = -1
+                        first = NEVER
+                        for m in range(n_mshr):
+                            if mshr[m] <= t:
+                                slot = m
+                                break
+                            if mshr[m] < first:
+                                first = mshr[m]
+                        if slot < 0:
+                            K[K_MSHR_WAIT] += first - t
+                            t = first
+                            for m in range(n_mshr):
+                                if mshr[m] <= t:
+                                    slot = m
+                                    break
+                        fill = l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t + cfg[C_L1_HIT])
+                        mshr[slot] = fill
+                    else:
+                        fill = l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t + cfg[C_L1_HIT])
+                    ready[way] = fill
+                    at = fill
+                    r_extra[r] += sectors[row]
+            elif kind == MK_STORE:
+                l2_write(cfg, g, K, l2_tag, l2_lru, line)
+                at = t
+            else:
+                at = l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t)
+                r_extra[r] += sectors[row]
+            if kind != MK_STORE and at + lat > done:
+                done = at + lat
+            t += 1
+    if not compat:
+        r_extra[r] = 0
+    free = max(cyc + cls_ii[opc], t)
+    return done, free
+
+
+
+
+@njit(cache=True)
+def warp_finish(w, cyc, cfg, st, ds, df, h_deactivate):
+    """Warp ``w`` executed its last instruction and has nothing in flight: free its slot."""
+    S = cfg[C_SCHEDS]
+    WS = (cfg[C_WARPS] + S - 1) // S
+    g = st[S_G]
+    K = st[S_K]
+    c_cta = st[S_C_CTA]
+    c_live = st[S_C_LIVE]
+    s_age = st[S_S_AGE]
+    s_age_n = st[S_S_AGE_N]
+    st[S_W_ACTIVE][w] = 0
+    cs = st[S_W_CTA][w]
+    s = st[S_W_SCHED][w]
+    K[K_HOOK_CALLS] += 1
+    h_deactivate(ds, df, w, c_cta[cs], s, 0, cyc)
+    n = s_age_n[s]
+    j = 0
+    while j < n and s_age[s * WS + j] != w:
+        j += 1
+    if j < n:
+        while j < n - 1:
+            s_age[s * WS + j] = s_age[s * WS + j + 1]
+            j += 1
+        s_age_n[s] = n - 1
+    if cfg[C_POLICY] == POL_TWO_LEVEL:
+        s_pool = st[S_S_POOL]
+        s_pool_n = st[S_S_POOL_N]
+        q = 0
+        for i in range(s_pool_n[s]):
+            x = s_pool[s * WS + i]
+            if x != w:
+                s_pool[s * WS + q] = x
+                q += 1
+        s_pool_n[s] = q
+        s_pend = st[S_S_PEND]
+        h = st[S_S_PEND_H][s]
+        m = st[S_S_PEND_N][s]
+        q = 0
+        for i in range(m):
+            x = s_pend[s * WS + (h + i) % WS]
+            if x != w:
+                s_pend[s * WS + (h + q) % WS] = x
+                q += 1
+        st[S_S_PEND_N][s] = q
+    c_live[cs] -= 1
+    if c_live[cs] == 0:
+        c_cta[cs] = -1
+        g[G_RESIDENT_CTAS] -= 1
+        K[K_CTAS_DONE] += 1
+
+
+@njit(cache=True)
+def retire(r, cyc, op, dst, pdst, udst, cls_mem, g, K, r_warp, r_row, r_free, reg_pend, reg_long,
+           w_ppend, ust, w_sb, w_inflight, w_exited, w_active):
+    """Instruction record ``r`` has written its results: release its registers and the record.
+
+    Returns the warp when this was its last instruction (the caller frees it), else -1.
+    """
+    w = r_warp[r]
+    row = r_row[r]
+    kind = cls_mem[op[row]]
+    base = w * 256
+    for j in range(dst.shape[1]):
+        d = dst[row, j]
+        if d != NONE_REG:
+            reg_pend[base + d] -= 1
+            if kind == MK_LOAD or kind == MK_ATOM:
+                reg_long[base + d] -= 1
+    w_ppend[w] &= ~np.int64(pdst[row])
+    ust[w] &= ~udst[row]
+    w_sb[w] = 0
+    w_inflight[w] -= 1
+    K[K_RETIRED] += 1
+    K[K_LAST_RETIRE] = cyc
+    r_free[g[G_RTOP]] = r
+    g[G_RTOP] += 1
+    if w_exited[w] != 0 and w_inflight[w] == 0 and w_active[w] != 0:
+        return w
+    return -1
+
+
+
+
+@njit(cache=True)
+def _free_collector(u, grp, unit_set1, unit_set2, g_free, gs_start, gs_list, k_rec):
+    """A free collector of group ``grp`` that serves unit type ``u`` (its typed set first), or -1."""
+    for si in range(2):
+        cset = unit_set1[u] if si == 0 else unit_set2[u]
+        if cset < 0 or g_free[grp * N_CSET + cset] <= 0:
+            continue
+        gi = grp * N_CSET + cset
+        for q in range(gs_start[gi], gs_start[gi + 1]):
+            if k_rec[gs_list[q]] < 0:
+                return gs_list[q]
+    return -1
+
+
+# =========================================================================== the cycle loop
+def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
+         cfg, fcfg, tabs, st, ust, ds, df,
+         h_operand, h_write, h_may_issue, h_issued, h_activate, h_deactivate, h_upkeep, stop):
+    """Advance the SM until all CTAs finished (returns 0), ``stop`` is reached (1) or an error (2)."""
+    W = cfg[C_WARPS]
+    S = cfg[C_SCHEDS]
+    WS = (W + S - 1) // S
+    subcore = cfg[C_SUBCORE] != 0
+    issue_width = cfg[C_ISSUE_WIDTH]
+    diff_units = cfg[C_DIFF_UNITS] != 0
+    policy = cfg[C_POLICY]
+    pool_size = cfg[C_POOL]
+    NC = cfg[C_COLLECTORS]
+    coll_ports = cfg[C_COLL_PORTS]
+    NB = cfg[C_BANKS]
+    rports = cfg[C_RPORTS]
+    wports = cfg[C_WPORTS]
+    rwports = cfg[C_RWPORTS]
+    rows = cfg[C_ROWS]
+    compat = cfg[C_COMPAT] != 0
+    steps = cfg[C_STEPS]
+    port_limit = steps if compat else rports + wports + rwports
+    wb_width = cfg[C_WB_WIDTH]
+    fetch_n = cfg[C_FETCH]
+    ibuf_n = cfg[C_IBUF]
+    cta_per_cycle = cfg[C_CTA_PER_CYCLE]
+    max_ctas = cfg[C_MAX_CTAS]
+    wpc = cfg[C_WPC]
+    n_cta = cfg[C_N_CTA]
+    max_rec = cfg[C_MAX_REC]
+    bq_cap = cfg[C_BQ_CAP]  # a power of two
+    bq_mask = bq_cap - 1
+    heap_cap = cfg[C_HEAP_CAP]
+    rb_size = cfg[C_RB_SIZE]  # a power of two
+    rb_mask = rb_size - 1
+    check = cfg[C_CHECK] != 0
+    skip_idle = cfg[C_SKIP] != 0
+
+    cls_lat = tabs[T_CLS_LAT]
+    cls_ii = tabs[T_CLS_II]
+    cls_unit = tabs[T_CLS_UNIT]
+    cls_mem = tabs[T_CLS_MEM]
+    unit_set1 = tabs[T_UNIT_SET1]
+    unit_set2 = tabs[T_UNIT_SET2]
+    k_group = tabs[T_K_GROUP]
+    k_set = tabs[T_K_SET]
+    gs_start = tabs[T_GS_START]
+    gs_list = tabs[T_GS_LIST]
+    cta_wstart = tabs[T_CTA_WSTART]
+    tw_ptr = tabs[T_TW_PTR]
+    alloc_order = tabs[T_ALLOC_ORDER]
+    exec_order = tabs[T_EXEC_ORDER]
+
+    g = st[S_G]
+    w_active = st[S_W_ACTIVE]
+    w_pc = st[S_W_PC]
+    w_end = st[S_W_END]
+    w_cta = st[S_W_CTA]
+    w_sched = st[S_W_SCHED]
+    w_inflight = st[S_W_INFLIGHT]
+    w_exited = st[S_W_EXITED]
+    w_bar = st[S_W_BAR]
+    w_sb = st[S_W_SB]
+    w_dyn = st[S_W_DYN]
+    w_ibuf = st[S_W_IBUF]
+    w_ibuf_at = st[S_W_IBUF_AT]
+    w_ppend = st[S_W_PPEND]
+    w_tw = st[S_W_TW]
+    reg_pend = st[S_REG_PEND]
+    reg_long = st[S_REG_LONG]
+    s_last = st[S_S_LAST]
+    s_age = st[S_S_AGE]
+    s_age_n = st[S_S_AGE_N]
+    s_pool = st[S_S_POOL]
+    s_pool_n = st[S_S_POOL_N]
+    s_pend = st[S_S_PEND]
+    s_pend_h = st[S_S_PEND_H]
+    s_pend_n = st[S_S_PEND_N]
+    s_reason = st[S_S_REASON]
+    c_cta = st[S_C_CTA]
+    c_live = st[S_C_LIVE]
+    c_unexited = st[S_C_UNEXITED]
+    c_bar = st[S_C_BAR]
+    r_warp = st[S_R_WARP]
+    r_row = st[S_R_ROW]
+    r_coll = st[S_R_COLL]
+    r_pending = st[S_R_PENDING]
+    r_dk = st[S_R_DK]
+    r_wrem = st[S_R_WREM]
+    r_unit = st[S_R_UNIT]
+    r_seq = st[S_R_SEQ]
+    r_extra = st[S_R_EXTRA]
+    r_free = st[S_R_FREE]
+    k_rec = st[S_K_REC]
+    k_ready = st[S_K_READY]
+    k_gstamp = st[S_K_GSTAMP]
+    k_gcount = st[S_K_GCOUNT]
+    k_conf = st[S_K_CONF]
+    g_free = st[S_G_FREE]
+    bq_k = st[S_BQ_K]
+    bq_rem = st[S_BQ_REM]
+    bq_wait = st[S_BQ_WAIT]
+    b_head = st[S_B_HEAD]
+    b_n = st[S_B_N]
+    b_stamp = st[S_B_STAMP]
+    b_w = st[S_B_W]
+    b_rwused = st[S_B_RWUSED]
+    b_r = st[S_B_R]
+    b_list = st[S_B_NONEMPTY]
+    b_in_list = st[S_B_IN_LIST]
+    u_free = st[S_U_FREE]
+    u_occ = st[S_U_OCC]
+    u_occ_base = st[S_U_OCC_BASE]
+    ocex = st[S_OCEX]
+    idoc = st[S_IDOC]
+    rb = st[S_RB]
+    h_t = st[S_H_T]
+    h_v = st[S_H_V]
+    wb = st[S_WB]
+    lsuwb = st[S_LSUWB]
+    K = st[S_K]
+    b_max = st[S_B_MAX]
+    l1_tag = st[S_L1_TAG]
+    l1_lru = st[S_L1_LRU]
+    l1_ready = st[S_L1_READY]
+    l2_tag = st[S_L2_TAG]
+    l2_lru = st[S_L2_LRU]
+    mshr_fill = st[S_MSHR_FILL]
+    sectors = tabs[T_SECTORS]
+    n_blist = 0
+    for b in range(NB):
+        if b_in_list[b] != 0:
+            b_list[n_blist] = b
+            n_blist += 1
+
+    cyc = g[G_CYCLE]
+    # busy collectors (for occupancy statistics)
+    n_busy = 0
+    for k in range(NC):
+        if k_rec[k] >= 0:
+            n_busy += 1
+    # occupied issue buffers and dispatch buffers (the stages that scan them are skipped when empty)
+    n_idoc = 0
+    n_ocex = 0
+    for i in range(idoc.shape[0]):
+        if idoc[i] >= 0:
+            n_idoc += 1
+        if ocex[i] >= 0:
+            n_ocex += 1
+
+    while True:
+        if g[G_DONE] != 0:
+            g[G_CYCLE] = cyc
+            return 0
+        if cyc >= stop:
+            g[G_CYCLE] = cyc
+            return 1
+        act = False
+        stamp0 = cyc * steps
+
+        # ------------------------------------------------------------ CTA launch
+        launched = 0
+        while g[G_NEXT_CTA] < n_cta and g[G_RESIDENT_CTAS] < max_ctas and (
+            cta_per_cycle == 0 or launched < cta_per_cycle
+        ):
+            cs = 0
+            while c_cta[cs] >= 0:
+                cs += 1
+            cta = g[G_NEXT_CTA]
+            g[G_NEXT_CTA] = cta + 1
+            g[G_RESIDENT_CTAS] += 1
+            launched += 1
+            act = True
+            c_cta[cs] = cta
+            nw = cta_wstart[cta + 1] - cta_wstart[cta]
+            c_live[cs] = nw
+            c_unexited[cs] = nw
+            c_bar[cs] = 0
+            for i in range(nw):
+                w = cs * wpc + i
+                tw = cta_wstart[cta] + i
+                s = w % S
+                w_active[w] = 1
+                w_tw[w] = tw
+                w_pc[w] = tw_ptr[tw]
+                w_end[w] = tw_ptr[tw + 1]
+                w_cta[w] = cs
+                w_sched[w] = s
+                w_inflight[w] = 0
+                w_exited[w] = 0
+                w_bar[w] = 0
+                w_sb[w] = 0
+                w_dyn[w] = g[G_DYN]
+                g[G_DYN] += 1
+                w_ibuf[w] = 0
+                w_ibuf_at[w] = 0
+                w_ppend[w] = 0
+                ust[w] = 0
+                s_age[s * WS + s_age_n[s]] = w
+                s_age_n[s] += 1
+                if policy == POL_TWO_LEVEL:
+                    s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
+                    s_pend_n[s] += 1
+                h_activate(ds, df, w, cta, s, 0, cyc)
+            resident = 0
+            for w in range(W):
+                resident += w_active[w]
+            if resident > K[K_MAX_WARPS]:
+                K[K_MAX_WARPS] = resident
+            # warps without instructions finish at once
+            for i in range(nw):
+                w = cs * wpc + i
+                if w_pc[w] >= w_end[w]:
+                    w_exited[w] = 1
+                    c_unexited[cs] -= 1
+                    warp_finish(w, cyc, cfg, st, ds, df, h_deactivate)
+
+        # ------------------------------------------------------------ events
+        while g[G_HEAP_N] > 0 and h_t[0] <= cyc:
+            v = h_v[0]
+            g[G_HEAP_N] = heap_pop(h_t, h_v, g[G_HEAP_N])
+            kind = v >> EV_SHIFT
+            x = v & (EV_MUL - 1)
+            act = True
+            if kind == EV_OPERAND:
+                r = k_rec[x]
+                r_pending[r] -= 1
+                if r_pending[r] == 0:
+                    k_ready[x] = stamp0
+            else:  # EV_COMPLETE
+                wb[g[G_WB_N]] = x
+                g[G_WB_N] += 1
+
+        # ------------------------------------------------------------ writeback
+        n_wb = g[G_WB_N]
+        keep = 0
+        for i in range(n_wb):
+            r = wb[i]
+            w = r_warp[r]
+            row = r_row[r]
+            opc = op[row]
+            kind = cls_mem[opc]
+            if compat and (kind == MK_LOAD or kind == MK_ATOM):
+                # GPGPU-Sim: a global/local load writes once per returned sector fetch, through
+                # the LSU writeback port; an L1 hit completes without a register-file write
+                if r_extra[r] > 0:
+                    lsuwb[(g[G_LSUWB_HEAD] + g[G_LSUWB_N]) % max_rec] = r
+                    g[G_LSUWB_N] += 1
+                    act = True
+                    continue
+                done = True
+            else:
+                nd = 0
+                for j in range(dst.shape[1]):
+                    if dst[row, j] != NONE_REG:
+                        nd += 1
+                n_all = nd + rzd[row]
+                done = True
+                waited = False
+                while r_dk[r] < n_all:
+                    dk = r_dk[r]
+                    reg = NONE_REG
+                    if dk < nd:
+                        c = 0
+                        for j in range(dst.shape[1]):
+                            if dst[row, j] != NONE_REG:
+                                if c == dk:
+                                    reg = dst[row, j]
+                                    break
+                                c += 1
+                    if r_wrem[r] == 0:
+                        K[K_HOOK_CALLS] += 1
+                        b = h_write(ds, df, w, row, dk, reg, cyc)
+                        if b < 0:
+                            K[K_WRITES] += 1
+                            K[K_WRITES_EXT] += 1
+                            r_dk[r] += 1
+                            act = True
+                            continue
+                        if b >= NB:
+                            K[K_ERR] = ERR_HOOK
+                            K[K_ERR_INFO] = b
+                            g[G_CYCLE] = cyc
+                            return 2
+                        r_wrem[r] = (rows << 10) | b  # accesses left, bank
+                    b = r_wrem[r] & 1023
+                    left = r_wrem[r] >> 10
+                    if b_stamp[b] != cyc:
+                        b_stamp[b] = cyc
+                        b_w[b] = 0
+                        b_rwused[b] = 0
+                        b_r[b] = 0
+                    if compat:
+                        if b_w[b] > 0:
+                            K[K_WRITES_DROPPED] += 1
+                        else:
+                            b_w[b] = 1
+                            K[K_WRITES] += 1
+                            K[K_WRITES_BANK] += 1
+                            K[K_BANK_WRITE_ACC] += 1
+                        r_wrem[r] = 0
+                        r_dk[r] += 1
+                        act = True
+                    else:
+                        while left > 0:
+                            if b_w[b] - b_rwused[b] < wports:
+                                b_w[b] += 1
+                            elif b_rwused[b] < rwports:
+                                b_w[b] += 1
+                                b_rwused[b] += 1
+                            else:
+                                break
+                            left -= 1
+                            K[K_BANK_WRITE_ACC] += 1
+                            act = True
+                        tot = b_w[b] + b_r[b]
+                        if tot > b_max[b]:
+                            b_max[b] = tot
+                        if left > 0:
+                            r_wrem[r] = (left << 10) | b
+                            if not waited:
+                                K[K_WRITE_WAIT_CYCLES] += 1
+                                waited = True
+                            done = False
+                            break
+                        r_wrem[r] = 0
+                        r_dk[r] += 1
+                        K[K_WRITES] += 1
+                        K[K_WRITES_BANK] += 1
+            if not done:
+                wb[keep] = r
+                keep += 1
+                continue
+            # ---- retire r
+            act = True
+            wf = retire(r, cyc, op, dst, pdst, udst, cls_mem, g, K, r_warp, r_row, r_free, reg_pend, reg_long,
+                        w_ppend, ust, w_sb, w_inflight, w_exited, w_active)
+            if wf >= 0:
+                warp_finish(wf, cyc, cfg, st, ds, df, h_deactivate)
+        g[G_WB_N] = keep
+
+        # compat: the LSU writeback port (one fill per cycle)
+        if compat and g[G_LSUWB_N] > 0:
+            r = lsuwb[g[G_LSUWB_HEAD]]
+            w = r_warp[r]
+            row = r_row[r]
+            ok = True
+            nd = 0
+            for j in range(dst.shape[1]):
+                d = dst[row, j]
+                if d == NONE_REG:
+                    continue
+                nd += 1
+                b = h_write(ds, df, w, row, j, d, cyc)
+                K[K_HOOK_CALLS] += 1
+                if b >= 0:
+                    if b_stamp[b] != cyc:
+                        b_stamp[b] = cyc
+                        b_w[b] = 0
+                        b_rwused[b] = 0
+                        b_r[b] = 0
+                    if b_w[b] > 0:
+                        ok = False
+            if ok:
+                act = True
+                for j in range(dst.shape[1]):
+                    d = dst[row, j]
+                    if d == NONE_REG:
+                        continue
+                    b = h_write(ds, df, w, row, j, d, cyc)
+                    K[K_WRITES] += 1
+                    if b >= 0:
+                        b_w[b] = 1
+                        K[K_WRITES_BANK] += 1
+                        K[K_BANK_WRITE_ACC] += 1
+                    else:
+                        K[K_WRITES_EXT] += 1
+                r_extra[r] -= 1
+                if r_extra[r] <= 0:
+                    g[G_LSUWB_HEAD] = (g[G_LSUWB_HEAD] + 1) % max_rec
+                    g[G_LSUWB_N] -= 1
+                    wf = retire(r, cyc, op, dst, pdst, udst, cls_mem, g, K, r_warp, r_row, r_free, reg_pend,
+                                reg_long, w_ppend, ust, w_sb, w_inflight, w_exited, w_active)
+                    if wf >= 0:
+                        warp_finish(wf, cyc, cfg, st, ds, df, h_deactivate)
+
+        # ------------------------------------------------------------ execute / dispatch
+        if not compat and n_ocex > 0:
+            # an instruction waiting in a unit's dispatch buffer enters the unit once it is free
+            for ei in range(exec_order.shape[0]):
+                u = exec_order[ei]
+                for s in range(S):
+                    if u == U_MEM:
+                        if s > 0:
+                            break  # one LD/ST unit per SM: the oldest buffered instruction goes first
+                        ui = U_MEM * S
+                        slot = -1
+                        if u_free[ui] <= cyc:
+                            for s2 in range(S):
+                                r = ocex[U_MEM * S + s2]
+                                if r >= 0 and (slot < 0 or r_seq[r] < r_seq[ocex[slot]]):
+                                    slot = U_MEM * S + s2
+                    else:
+                        ui = u * S + s
+                        slot = ui if ocex[ui] >= 0 and u_free[ui] <= cyc else -1
+                    if slot < 0:
+                        continue
+                    r = ocex[slot]
+                    ocex[slot] = -1
+                    n_ocex -= 1
+                    row = r_row[r]
+                    opc = op[row]
+                    if u == U_MEM:
+                        done_t, free_t = lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat,
+                                                    cls_ii, cls_mem, sectors, g, K, r_extra, l1_tag, l1_lru,
+                                                    l1_ready, mshr_fill, l2_tag, l2_lru)
+                        u_free[ui] = free_t
+                    else:
+                        done_t = cyc + cls_lat[opc]
+                        u_free[ui] = cyc + cls_ii[opc]
+                    if g[G_HEAP_N] >= heap_cap:
+                        K[K_ERR] = ERR_HEAP
+                        K[K_ERR_INFO] = heap_cap
+                        g[G_CYCLE] = cyc
+                        return 2
+                    g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], max(done_t, cyc + 1),
+                                            EV_COMPLETE * EV_MUL + r)
+                    act = True
+        if compat:
+            # result-bus ring: forget reservations of past cycles
+            t0 = g[G_RB_CYCLE]
+            if cyc - t0 >= rb_size:
+                for i in range(rb_size):
+                    rb[i] = 0
+            else:
+                for t in range(t0, cyc):
+                    rb[t & rb_mask] = 0
+            g[G_RB_CYCLE] = cyc
+            for ei in range(exec_order.shape[0] if n_ocex > 0 else 0):
+                u = exec_order[ei]
+                if u == U_MEM:
+                    ui = U_MEM * S
+                    if u_free[ui] > cyc:
+                        continue
+                    best = -1
+                    for s in range(S):
+                        r = ocex[U_MEM * S + s]
+                        if r >= 0 and (best < 0 or r_seq[r] < r_seq[ocex[U_MEM * S + best]]):
+                            best = s
+                    if best < 0:
+                        continue
+                    r = ocex[U_MEM * S + best]
+                    row = r_row[r]
+                    done_t, free_t = lsu_access(r, row, op[row], cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat,
+                                                cls_ii, cls_mem, sectors, g, K, r_extra, l1_tag, l1_lru,
+                                                l1_ready, mshr_fill, l2_tag, l2_lru)
+                    u_free[ui] = free_t
+                    ocex[U_MEM * S + best] = -1
+                    n_ocex -= 1
+                    if g[G_HEAP_N] >= heap_cap:
+                        K[K_ERR] = ERR_HEAP
+                        K[K_ERR_INFO] = heap_cap
+                        g[G_CYCLE] = cyc
+                        return 2
+                    g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], max(done_t, cyc + 1),
+                                            EV_COMPLETE * EV_MUL + r)
+                    act = True
+                    continue
+                for s in range(S):
+                    ui = u * S + s
+                    r = ocex[ui]
+                    if r < 0 or u_free[ui] > cyc:
+                        continue
+                    opc = op[r_row[r]]
+                    lat = cls_lat[opc]
+                    # completion-slot collision (GPGPU-Sim's "occupied" bit set)
+                    sh = cyc - u_occ_base[ui]
+                    mask = u_occ[ui] >> sh if sh < 63 else 0
+                    if lat < 63 and (mask >> lat) & 1:
+                        u_occ[ui] = mask
+                        u_occ_base[ui] = cyc
+                        continue
+                    if lat < rb_size and rb[(cyc + lat) & rb_mask] >= wb_width:
+                        continue
+                    if lat < rb_size:
+                        rb[(cyc + lat) & rb_mask] += 1
+                    if lat < 63:
+                        mask |= np.int64(1) << lat
+                    u_occ[ui] = mask
+                    u_occ_base[ui] = cyc
+                    u_free[ui] = cyc + cls_ii[opc]
+                    ocex[ui] = -1
+                    n_ocex -= 1
+                    if g[G_HEAP_N] >= heap_cap:
+                        K[K_ERR] = ERR_HEAP
+                        K[K_ERR_INFO] = heap_cap
+                        g[G_CYCLE] = cyc
+                        return 2
+                    g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], cyc + lat + 2, EV_COMPLETE * EV_MUL + r)
+                    act = True
+
+        # ------------------------------------------------------------ collection and issue
+        # phases 0 .. steps-1: dispatch ready collectors, arbitrate the banks (compat: then hand
+        # buffered instructions to free collectors, GPGPU-Sim's allocate_cu); last phase: issue
+        # (rfmodel's pipeline: then the issued instructions take free collectors at once)
+        for ph in range(steps + 1):
+            last = ph == steps
+            stamp = stamp0 + min(ph, steps - 1)
+            if not last:
+                # ---- dispatch collectors whose operands are all there (oldest first)
+                while True:
+                    best = -1
+                    for k in range(NC):
+                        r = k_rec[k]
+                        if r < 0 or r_pending[r] != 0 or k_ready[k] < 0 or k_ready[k] >= stamp:
+                            continue
+                        if best >= 0 and r_seq[r] >= r_seq[k_rec[best]]:
+                            continue
+                        if ocex[cls_unit[op[r_row[r]]] * S + w_sched[r_warp[r]]] >= 0:
+                            continue
+                        best = k
+                    if best < 0:
+                        break
+                    k = best
+                    r = k_rec[k]
+                    ui = r_unit[r]
+                    row = r_row[r]
+                    opc = op[row]
+                    if compat or u_free[ui] > cyc:
+                        # GPGPU-Sim's OC_EX register / our unit's dispatch buffer
+                        ocex[cls_unit[opc] * S + w_sched[r_warp[r]]] = r
+                        n_ocex += 1
+                    else:
+                        if cls_unit[opc] == U_MEM:
+                            done_t, free_t = lsu_access(
+                                r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem,
+                                sectors, g, K, r_extra, l1_tag, l1_lru, l1_ready, mshr_fill, l2_tag, l2_lru,
+                            )  # fmt: skip
+                            u_free[ui] = free_t
+                        else:
+                            done_t = cyc + cls_lat[opc]
+                            u_free[ui] = cyc + cls_ii[opc]
+                        if g[G_HEAP_N] >= heap_cap:
+                            K[K_ERR] = ERR_HEAP
+                            K[K_ERR_INFO] = heap_cap
+                            g[G_CYCLE] = cyc
+                            return 2
+                        g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], max(done_t, cyc + 1),
+                                                EV_COMPLETE * EV_MUL + r)
+                    k_rec[k] = -1
+                    r_coll[r] = -1
+                    g_free[k_group[k] * N_CSET + k_set[k]] += 1
+                    n_busy -= 1
+                    act = True
+
+                # ---- bank arbitration
+                j = 0
+                while j < n_blist:
+                    b = b_list[j]
+                    if b_stamp[b] != cyc:
+                        b_stamp[b] = cyc
+                        b_w[b] = 0
+                        b_rwused[b] = 0
+                        b_r[b] = 0
+                    if compat:
+                        cap = 1
+                        if ph == 0 and b_w[b] > 0:
+                            cap = 0
+                    else:
+                        cap = rports + rwports - b_rwused[b] - b_r[b]
+                    base = b * bq_cap
+                    while cap > 0 and b_n[b] > 0:
+                        pos = base + b_head[b]
+                        k = bq_k[pos]
+                        if coll_ports > 0:
+                            if k_gstamp[k] != cyc:
+                                k_gstamp[k] = cyc
+                                k_gcount[k] = 0
+                            if k_gcount[k] >= coll_ports:
+                                break
+                            k_gcount[k] += 1
+                        cap -= 1
+                        b_r[b] += 1
+                        K[K_BANK_READ_ACC] += 1
+                        act = True
+                        bq_rem[pos] -= 1
+                        if bq_rem[pos] == 0:
+                            b_head[b] = (b_head[b] + 1) & bq_mask
+                            b_n[b] -= 1
+                            r = k_rec[k]
+                            r_pending[r] -= 1
+                            if r_pending[r] == 0:
+                                k_ready[k] = stamp
+                    tot = b_r[b] + b_w[b]
+                    if tot > b_max[b]:
+                        b_max[b] = tot
+                    if tot > port_limit:
+                        K[K_PORT_VIOLATIONS] += 1
+                        if check:
+                            K[K_ERR] = ERR_PORTS
+                            K[K_ERR_INFO] = b
+                            g[G_CYCLE] = cyc
+                            return 2
+                    if b_n[b] > 0:
+                        for e in range(b_n[b]):
+                            pos = base + ((b_head[b] + e) & bq_mask)
+                            k = bq_k[pos]
+                            if coll_ports > 0 and k_gstamp[k] == cyc and k_gcount[k] >= coll_ports:
+                                continue  # the collector's own read ports are the limit, not the bank
+                            if bq_wait[pos] == 0:
+                                bq_wait[pos] = 1
+                                K[K_BANK_CONFLICTS] += 1
+                            if k_conf[k] != cyc:
+                                k_conf[k] = cyc
+                                K[K_BANK_STALL_CYCLES] += 1
+                        j += 1
+                    else:
+                        b_in_list[b] = 0
+                        n_blist -= 1
+                        b_list[j] = b_list[n_blist]
+
+            else:
+                K[K_ISSUE_SLOTS] += S
+                for si in range(S):
+                    # compat: GPGPU-Sim rotates which scheduler issues first every cycle
+                    s = (si + cyc) % S if compat else si
+                    # two-level: refill the active pool
+                    if policy == POL_TWO_LEVEL:
+                        # demote pool warps that wait on a long-latency operation or a barrier
+                        pn = s_pool_n[s]
+                        q = 0
+                        for i in range(pn):
+                            w = s_pool[s * WS + i]
+                            if w_active[w] == 0 or w_exited[w] != 0:
+                                continue
+                            if w_bar[w] != 0 or (
+                                w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)
+                            ):
+                                s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
+                                s_pend_n[s] += 1
+                                act = True
+                            else:
+                                s_pool[s * WS + q] = w
+                                q += 1
+                        s_pool_n[s] = q
+                        # promote pending warps that can make progress, in FIFO order
+                        m = s_pend_n[s]
+                        for _i in range(m):
+                            if s_pool_n[s] >= pool_size:
+                                break
+                            w = s_pend[s * WS + s_pend_h[s]]
+                            s_pend_h[s] = (s_pend_h[s] + 1) % WS
+                            s_pend_n[s] -= 1
+                            if w_active[w] == 0 or w_exited[w] != 0:
+                                continue
+                            if w_bar[w] != 0 or (
+                                w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)
+                            ):
+                                s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
+                                s_pend_n[s] += 1
+                                continue
+                            s_pool[s * WS + s_pool_n[s]] = w
+                            s_pool_n[s] += 1
+                            act = True
+                    # candidate count in priority order
+                    if policy == POL_LRR:
+                        n_cand = (W - s + S - 1) // S
+                    elif policy == POL_TWO_LEVEL:
+                        n_cand = s_pool_n[s]
+                    else:
+                        n_cand = s_age_n[s] + 1
+                    issued = 0
+                    reason_struct = -1
+                    reason_first = -1
+                    lrr = s_last[s]
+                    for ci in range(n_cand):
+                        if policy == POL_LRR:
+                            lrr += 1
+                            if lrr >= n_cand:
+                                lrr = 0
+                            w = s + lrr * S
+                        elif policy == POL_TWO_LEVEL:
+                            w = s_pool[s * WS + ci]
+                        elif ci == 0:
+                            if policy != POL_GTO or s_last[s] < 0:
+                                continue
+                            w = s_last[s]
+                        else:
+                            w = s_age[s * WS + ci - 1]
+                            if policy == POL_GTO and w == s_last[s]:
+                                continue
+                        if w_active[w] == 0 or w_exited[w] != 0 or w_bar[w] != 0:
+                            continue
+                        if compat and (w_ibuf[w] == 0 or w_ibuf_at[w] > cyc):
+                            continue
+                        if w_sb[w] != 0:
+                            if reason_first < 0:
+                                reason_first = SR_MEMORY if w_sb[w] == 2 else SR_RAW
+                            continue
+                        prev_unit = -1
+                        while issued < issue_width:
+                            row = w_pc[w]
+                            if row >= w_end[w] or w_bar[w] != 0 or w_exited[w] != 0:
+                                break
+                            if compat and (w_ibuf[w] == 0 or w_ibuf_at[w] > cyc):
+                                break
+                            code = sb_check(w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long,
+                                            w_ppend, ust)
+                            if code != 0:
+                                if issued == 0:
+                                    w_sb[w] = code
+                                    if reason_first < 0:
+                                        reason_first = SR_MEMORY if code == 2 else SR_RAW
+                                break
+                            K[K_HOOK_CALLS] += 1
+                            code = h_may_issue(ds, df, w, row, s, issued, cyc)
+                            if code != 0:
+                                if issued == 0 and reason_first < 0:
+                                    reason_first = N_CORE_REASONS + code - 1
+                                break
+                            opc = op[row]
+                            u = cls_unit[opc]
+                            if issued > 0 and diff_units and u == prev_unit:
+                                break
+                            if g[G_RTOP] == 0:
+                                if issued == 0 and reason_struct < 0:
+                                    reason_struct = SR_EXEC
+                                break
+                            grp = s if subcore else 0
+                            if idoc[u * S + s] >= 0:
+                                if issued == 0 and reason_struct < 0:
+                                    # the buffered instruction of this type waits for a collector unit
+                                    reason_struct = SR_NO_COLLECTOR
+                                    for q in range(NC):
+                                        if k_group[q] != grp or k_rec[q] < 0:
+                                            continue
+                                        if k_conf[q] == cyc:
+                                            reason_struct = SR_BANK
+                                            break
+                                        rq = k_rec[q]
+                                        if r_pending[rq] == 0 and reason_struct == SR_NO_COLLECTOR:
+                                            mem_wait = cls_unit[op[r_row[rq]]] == U_MEM
+                                            reason_struct = SR_MEMORY if mem_wait else SR_EXEC
+                                break
+                            # ---- issue row of warp w
+                            act = True
+                            g[G_RTOP] -= 1
+                            r = r_free[g[G_RTOP]]
+                            r_warp[r] = w
+                            r_row[r] = row
+                            r_dk[r] = 0
+                            r_wrem[r] = 0
+                            r_extra[r] = 0
+                            r_seq[r] = g[G_SEQ]
+                            g[G_SEQ] += 1
+                            r_unit[r] = U_MEM * S if u == U_MEM else u * S + s
+                            r_pending[r] = 0
+                            r_coll[r] = -1
+                            kind = cls_mem[opc]
+                            base = w * 256
+                            nd = 0
+                            for j in range(dst.shape[1]):
+                                d = dst[row, j]
+                                if d != NONE_REG:
+                                    nd += 1
+                                    reg_pend[base + d] += 1
+                                    if kind == MK_LOAD or kind == MK_ATOM:
+                                        reg_long[base + d] += 1
+                            w_ppend[w] |= np.int64(pdst[row])
+                            ust[w] |= udst[row]
+                            K[K_DSTS] += nd + rzd[row]
+                            idoc[u * S + s] = r
+                            n_idoc += 1
+                            ns = 0
+                            for j in range(src.shape[1]):
+                                if src[row, j] != NONE_REG:
+                                    ns += 1
+                            K[K_SRCS] += ns + rzs[row]
+                            if compat:
+                                w_ibuf[w] -= 1
+                            K[K_HOOK_CALLS] += 1
+                            h_issued(ds, df, w, row, s, r, cyc)
+                            K[K_ISSUED] += 1
+                            w_inflight[w] += 1
+                            w_pc[w] = row + 1
+                            cs = w_cta[w]
+                            if w_pc[w] >= w_end[w]:
+                                w_pc[w] = w_end[w]
+                                w_exited[w] = 1
+                                c_unexited[cs] -= 1
+                                if c_bar[cs] > 0 and c_bar[cs] >= c_unexited[cs]:
+                                    for i in range(wpc):
+                                        w_bar[cs * wpc + i] = 0
+                                    c_bar[cs] = 0
+                            elif opc == OP_BAR:
+                                w_bar[w] = 1
+                                c_bar[cs] += 1
+                                if c_bar[cs] >= c_unexited[cs]:
+                                    for i in range(wpc):
+                                        w_bar[cs * wpc + i] = 0
+                                    c_bar[cs] = 0
+                            issued += 1
+                            prev_unit = u
+                        if issued > 0:
+                            if policy == POL_LRR:
+                                s_last[s] = lrr
+                            elif policy == POL_TWO_LEVEL:
+                                # the issuing warp moves to the back of the pool (round-robin inside the pool)
+                                pn = s_pool_n[s]
+                                i = 0
+                                while i < pn and s_pool[s * WS + i] != w:
+                                    i += 1
+                                while i < pn - 1:
+                                    s_pool[s * WS + i] = s_pool[s * WS + i + 1]
+                                    i += 1
+                                s_pool[s * WS + pn - 1] = w
+                            else:
+                                s_last[s] = w
+                            break
+                    if issued == 0:
+                        reason = SR_NO_READY
+                        if reason_struct >= 0:
+                            reason = reason_struct
+                        elif reason_first >= 0:
+                            reason = reason_first
+                        s_reason[s] = reason
+                        K[K_STALL0 + reason] += 1
+                    else:
+                        s_reason[s] = -1
+                        K[K_ISSUE_CYCLES] += 1
+
+            # ---- buffered instructions take free collector units, oldest first (one site for both
+            # pipelines: compat allocates in each arbitration step, rfmodel's right after issue)
+            if n_idoc == 0 or (compat == last):
+                continue
+            taken = 0
+            n_types = alloc_order.shape[0]
+            for _round in range(8 * S):
+                moved = False
+                for ai in range(n_types):
+                    best_u = -1
+                    best_s = -1
+                    best_k = -1
+                    if compat:
+                        # GPGPU-Sim's input ports: each type offers its oldest buffered instruction
+                        u = alloc_order[ai]
+                        for s in range(S):
+                            r = idoc[u * S + s]
+                            if r >= 0 and (best_s < 0 or r_seq[r] < r_seq[idoc[u * S + best_s]]):
+                                best_s = s
+                        if best_s >= 0:
+                            best_k = _free_collector(u, best_s if subcore else 0, unit_set1, unit_set2,
+                                                     g_free,
+                                                     gs_start, gs_list, k_rec)
+                            best_u = u
+                    else:
+                        if ai > 0:
+                            break
+                        for aj in range(n_types):
+                            u = alloc_order[aj]
+                            for s in range(S):
+                                r = idoc[u * S + s]
+                                if r < 0 or (best_u >= 0 and r_seq[r] >= r_seq[idoc[best_u * S + best_s]]):
+                                    continue
+                                kk = _free_collector(u, s if subcore else 0, unit_set1, unit_set2, g_free,
+                                                     gs_start,
+                                                     gs_list, k_rec)
+                                if kk >= 0:
+                                    best_u, best_s, best_k = u, s, kk
+                    if best_u < 0 or best_k < 0:
+                        continue
+                    u = best_u
+                    kk = best_k
+                    r = idoc[u * S + best_s]
+                    idoc[u * S + best_s] = -1
+                    grp = best_s if subcore else 0
+                    k_rec[kk] = r
+                    r_coll[r] = kk
+                    g_free[grp * N_CSET + k_set[kk]] -= 1
+                    k_ready[kk] = -1
+                    taken += 1
+                    w = r_warp[r]
+                    row = r_row[r]
+                    r_pending[r] = 0
+                    nr = src.shape[1] + rzs[row]
+                    for jj in range(nr):
+                        if jj < src.shape[1]:
+                            reg = src[row, jj]
+                            if reg == NONE_REG:
+                                continue
+                        else:
+                            reg = NONE_REG
+                        K[K_HOOK_CALLS] += 1
+                        b = h_operand(ds, df, w, row, jj, reg, cyc)
+                        K[K_READS] += 1
+                        r_pending[r] += 1
+                        if b >= 0:
+                            if b >= NB:
+                                K[K_ERR_INFO] = b
+                                K[K_ERR] = ERR_HOOK
+                                g[G_CYCLE] = cyc
+                                return 2
+                            if b_n[b] >= bq_cap:
+                                K[K_ERR_INFO] = bq_cap
+                                K[K_ERR] = ERR_QUEUE
+                                g[G_CYCLE] = cyc
+                                return 2
+                            pos = b * bq_cap + ((b_head[b] + b_n[b]) & bq_mask)
+                            bq_k[pos] = kk
+                            bq_rem[pos] = rows
+                            bq_wait[pos] = 0
+                            b_n[b] += 1
+                            K[K_READS_BANK] += 1
+                            if b_in_list[b] == 0:
+                                b_in_list[b] = 1
+                                b_list[n_blist] = b
+                                n_blist += 1
+                        else:
+                            K[K_READS_EXT] += 1
+                            if g[G_HEAP_N] >= heap_cap:
+                                K[K_ERR_INFO] = heap_cap
+                                K[K_ERR] = ERR_HEAP
+                                g[G_CYCLE] = cyc
+                                return 2
+                            g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], cyc + 1 + (-b - 1),
+                                                    EV_OPERAND * EV_MUL + kk)
+                    if r_pending[r] == 0:
+                        k_ready[kk] = stamp
+                    moved = True
+                if not moved:
+                    break
+
+            if taken > 0:
+                n_busy += taken
+                n_idoc -= taken
+                act = True
+
+        # ------------------------------------------------------------ compat: fetch
+        if compat:
+            nf = 0
+            w = g[G_LAST_FETCH]
+            for _i in range(W):
+                if nf >= fetch_n:
+                    break
+                w += 1
+                if w >= W:
+                    w = 0
+                if w_active[w] != 0 and w_exited[w] == 0 and w_ibuf[w] == 0 and w_pc[w] < w_end[w]:
+                    w_ibuf[w] = min(ibuf_n, w_end[w] - w_pc[w])
+                    # fetch and decode alternate: the last fetch of a cycle is decoded a cycle later
+                    w_ibuf_at[w] = cyc + 1 if nf < fetch_n - 1 else cyc + 2
+                    g[G_LAST_FETCH] = w
+                    nf += 1
+                    act = True
+
+        # ------------------------------------------------------------ design upkeep
+        if cyc >= g[G_UPKEEP_NEXT]:
+            K[K_HOOK_CALLS] += 1
+            nxt = h_upkeep(ds, df, 0, 0, 0, 0, cyc)
+            g[G_UPKEEP_NEXT] = nxt if nxt > cyc else cyc + 1
+
+        # ------------------------------------------------------------ statistics, end, idle skip
+        K[K_COLL_BUSY] += n_busy
+        K[K_STEPPED] += 1
+        if g[G_NEXT_CTA] >= n_cta and g[G_RESIDENT_CTAS] == 0:
+            g[G_DONE] = 1
+            g[G_CYCLE] = cyc + 1
+            return 0
+        if not act and skip_idle:
+            nxt = g[G_UPKEEP_NEXT]
+            if g[G_HEAP_N] > 0 and h_t[0] < nxt:
+                nxt = h_t[0]
+            for ui in range(u_free.shape[0]):
+                if cyc < u_free[ui] < nxt:
+                    nxt = u_free[ui]
+            if compat:
+                for w in range(W):
+                    if w_active[w] != 0 and cyc < w_ibuf_at[w] < nxt:
+                        nxt = w_ibuf_at[w]
+                for i in range(ocex.shape[0]):
+                    if ocex[i] >= 0:
+                        nxt = cyc + 1  # waits on a result bus or completion slot, which time frees
+            if nxt >= NEVER:
+                K[K_ERR] = ERR_DEADLOCK
+                K[K_ERR_INFO] = cyc
+                g[G_CYCLE] = cyc
+                return 2
+            if nxt > stop:
+                nxt = stop
+            skip = nxt - cyc - 1
+            if skip > 0:
+                K[K_SKIPPED] += skip
+                K[K_COLL_BUSY] += n_busy * skip
+                K[K_ISSUE_SLOTS] += S * skip
+                for s in range(S):
+                    if s_reason[s] >= 0:
+                        K[K_STALL0 + s_reason[s]] += skip
+                cyc = nxt - 1
+        cyc += 1
+        if cyc - K[K_LAST_RETIRE] > 50_000_000:
+            K[K_ERR] = ERR_DEADLOCK
+            K[K_ERR_INFO] = cyc
+            g[G_CYCLE] = cyc
+            return 2
+
+
+#: numba types of the loop's arguments, in order
+_ARG_TYPES = (
+    types.int8[::1],  # op
+    types.uint8[:, ::1],  # src
+    types.uint8[:, ::1],  # dst
+    types.uint16[::1],  # psrc
+    types.uint16[::1],  # pdst
+    types.uint64[::1],  # usrc
+    types.uint64[::1],  # udst
+    types.int8[::1],  # rzs
+    types.int8[::1],  # rzd
+    types.int64[::1],  # mem_ptr
+    types.int64[::1],  # mem_line
+    types.int64[::1],  # cfg
+    types.float64[::1],  # fcfg
+    types.UniTuple(types.int64[::1], N_TABLES),  # tabs
+    types.UniTuple(types.int64[::1], N_STATE),  # st
+    types.uint64[::1],  # ust
+    types.int64[::1],  # design ints
+    types.float64[::1],  # design floats
+    *([HOOK_TYPE] * 7),
+    types.int64,  # stop
+)
+_LOOP = None
+
+
+def compiled_loop():
+    """The compiled cycle loop (compiled, or loaded from numba's cache, on first use)."""
+    global _LOOP
+    if _LOOP is None:
+        _LOOP = njit(types.int64(*_ARG_TYPES), cache=True)(_run)
+    return _LOOP

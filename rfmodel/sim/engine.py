@@ -1,0 +1,617 @@
+"""The simulator's Python driver: arrays in, compiled loop, counters out.
+
+:func:`simulate_trace` runs one design on one SM for one dynamic trace (the
+SM's share of the grid) and returns a :class:`SimRun` with the counters and
+the standard metrics.  :func:`rfmodel.evaluate` (``method="simulate"``) and the
+``rfmodel simulate`` command are built on it.  The pipeline itself is
+described in ``docs/simulator.md``; the array layout in
+:mod:`rfmodel.sim.core`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from rfmodel.analytic.throughput import occupancy_warps
+from rfmodel.designs.base import NEVER as DESIGN_NEVER
+from rfmodel.designs.base import Design, SimSetup, get_design
+from rfmodel.errors import RfmodelError, SpecError
+from rfmodel.sim import core as C
+from rfmodel.workload.ir import OpClass
+from rfmodel.workload.trace import MAX_SRC, NONE, Trace
+
+COMPAT_MODES = ("none", "gpgpusim")
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """How the simulator runs (not what it simulates: that is the SM spec and the design).
+
+    ``compat="gpgpusim"`` switches to the GPGPU-Sim-compatible pipeline
+    (``docs/simulator.md``): registers shifted by one for the bank function,
+    ``RZ`` read like a register, ``bank_rw_ports`` arbitration steps per
+    cycle with writes first, GPGPU-Sim's issue/collector/dispatch registers,
+    its execution-unit timing, instruction buffers filled by a fetch stage,
+    one CTA launched per cycle.  ``fetch_per_cycle``, ``ibuffer_entries`` and
+    ``result_buses`` only matter in that mode (defaults: the SM7_QV100
+    config's ``-gpgpu_inst_fetch_throughput``, GPGPU-Sim's instruction-buffer
+    size and the EX_WB width).
+
+    ``cta_launch_per_cycle``: -1 = the mode's default, 0 = no limit.
+    ``l2_assoc``: ways of the SM's L2 slice.  ``max_cycles``: a run longer than
+    this is an error.  ``chunk_cycles``: cycles per call of the compiled loop
+    (the progress callback runs between calls).  ``check_ports``: stop with an
+    error as soon as a bank grants more accesses in a cycle than it has ports
+    (the count is kept in every run).  ``skip_idle``: jump over cycles in which
+    nothing can change (same results, faster).
+    """
+
+    compat: str = "none"
+    fetch_per_cycle: int = 4
+    ibuffer_entries: int = 2
+    result_buses: int = 8
+    cta_launch_per_cycle: int = -1  # -1: 1 in GPGPU-Sim mode, else no limit; 0: no limit
+    l2_assoc: int = 16
+    max_cycles: int = 2_000_000_000
+    chunk_cycles: int = 200_000
+    check_ports: bool = False
+    skip_idle: bool = True
+
+    def __post_init__(self):
+        w = "SimOptions"
+        if self.compat not in COMPAT_MODES:
+            raise SpecError(w, "compat", self.compat, " | ".join(COMPAT_MODES))
+        for name, lo, hi in (
+            ("fetch_per_cycle", 1, 64),
+            ("ibuffer_entries", 1, 64),
+            ("result_buses", 1, 1024),
+            ("cta_launch_per_cycle", -1, 1024),
+            ("l2_assoc", 1, 1024),
+            ("max_cycles", 1, 1 << 60),
+            ("chunk_cycles", 1, 1 << 40),
+        ):
+            v = getattr(self, name)
+            if not isinstance(v, int | np.integer) or isinstance(v, bool) or not lo <= v <= hi:
+                raise SpecError(w, name, v, f"integer in [{lo}, {hi}]")
+
+    @classmethod
+    def from_dict(cls, d) -> SimOptions:
+        known = {f.name for f in fields(cls)}
+        d = dict(d or {})
+        for k in d:
+            if k not in known:
+                from rfmodel.errors import unknown_key_message
+
+                raise RfmodelError(f"simulator options: {unknown_key_message(k, known)}")
+        return cls(**d)
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass
+class SimRun:
+    """Result of one simulation: counters by name plus the standard metrics."""
+
+    counts: dict
+    stalls: dict  # stall reason -> scheduler-cycles
+    metrics: dict  # standard metrics (ipc, cycles, ...)
+    setup: SimSetup | None = None
+    attrs: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- tables
+_UNIT_OF_CLASS = {
+    OpClass.INT: C.U_INT,
+    OpClass.FP32: C.U_SP,
+    OpClass.FP64: C.U_DP,
+    OpClass.SFU: C.U_SFU,
+    OpClass.TENSOR: C.U_TENSOR,
+    OpClass.BRANCH: C.U_BRA,
+    OpClass.BARRIER: C.U_INT,
+    OpClass.EXIT: C.U_INT,
+    OpClass.MISC: C.U_INT,
+}
+_MEM_OF_CLASS = {
+    OpClass.LD_GLOBAL: C.MK_LOAD,
+    OpClass.LD_LOCAL: C.MK_LOAD,
+    OpClass.ST_GLOBAL: C.MK_STORE,
+    OpClass.ST_LOCAL: C.MK_STORE,
+    OpClass.LD_SHARED: C.MK_SLOAD,
+    OpClass.ST_SHARED: C.MK_SSTORE,
+    OpClass.LD_CONST: C.MK_CONST,
+    OpClass.ATOMIC: C.MK_ATOM,
+}
+# typed collector set of each unit type (GPGPU-Sim's ports: INT on SP and FP64 on SFU when absent)
+_UNIT_TYPED_SET = {
+    C.U_INT: (C.CS_INT, C.CS_SP),
+    C.U_SP: (C.CS_SP,),
+    C.U_DP: (C.CS_DP, C.CS_SFU),
+    C.U_SFU: (C.CS_SFU,),
+    C.U_TENSOR: (C.CS_TENSOR,),
+    C.U_MEM: (C.CS_MEM,),
+    C.U_BRA: (C.CS_INT, C.CS_SP),
+}
+# GPGPU-Sim: collector allocation visits ID_OC_SP, SFU, MEM, TENSOR, DP, INT, then specialized units;
+# execute visits SP, DP, INT, SFU, TENSOR, specialized units, then the LD/ST unit
+_ALLOC_ORDER = (C.U_SP, C.U_SFU, C.U_MEM, C.U_TENSOR, C.U_DP, C.U_INT, C.U_BRA)
+_EXEC_ORDER = (C.U_SP, C.U_DP, C.U_INT, C.U_SFU, C.U_TENSOR, C.U_BRA, C.U_MEM)
+
+
+def _check_layout() -> None:
+    names = [m.name for m in OpClass]
+    assert len(names) == C.N_OP and OpClass.EXIT == C.OP_EXIT and OpClass.BARRIER == C.OP_BAR
+    assert OpClass.LD_GLOBAL == C.OP_LDG and OpClass.MISC == C.OP_MISC
+    assert C.NEVER == DESIGN_NEVER and NONE == C.NONE_REG
+    assert len(C.STATE_FIELDS) == C.N_STATE and len(C.TABLE_FIELDS) == C.N_TABLES
+
+
+_check_layout()
+
+
+def _collector_sets(sm) -> dict[int, int]:
+    c = sm.collectors
+    return {
+        C.CS_GEN: c.gen,
+        C.CS_SP: c.sp,
+        C.CS_SFU: c.sfu,
+        C.CS_MEM: c.mem,
+        C.CS_TENSOR: c.tensor,
+        C.CS_DP: c.dp,
+        C.CS_INT: c.int,
+    }
+
+
+def unit_collector_sets(sm) -> np.ndarray:
+    """[N_UNIT, 2]: the collector set each unit type uses first and its fallback (-1: none)."""
+    counts = _collector_sets(sm)
+    out = np.full((C.N_UNIT, 2), -1, dtype=np.int64)
+    for u, typed in _UNIT_TYPED_SET.items():
+        chain = [s for s in typed if counts[s] > 0][:1]
+        if counts[C.CS_GEN] > 0:
+            chain.append(C.CS_GEN)
+        if not chain:  # no typed and no generic units: borrow the first set that has units
+            chain = [next(s for s in (C.CS_SP, C.CS_INT, C.CS_SFU, C.CS_MEM, C.CS_DP, C.CS_TENSOR)
+                          if counts[s] > 0)]
+        out[u, : len(chain)] = chain[:2]
+    return out
+
+
+def sm_share(trace: Trace, num_sms: int, sm_index: int = 0) -> Trace:
+    """The CTAs of a whole-grid trace that SM ``sm_index`` runs.
+
+    GPGPU-Sim hands CTAs to the SMs round-robin, so SM ``j`` runs CTAs ``j, j + SMs, ...``.
+    """
+    ctas = _cta_bounds(trace)[1]
+    keep = [c for c in range(len(ctas)) if c % max(num_sms, 1) == sm_index]
+    return select_ctas(trace, keep)
+
+
+def _cta_bounds(trace: Trace):
+    wc = np.asarray(trace.warp_cta, dtype=np.int64)
+    if len(wc) and np.any(np.diff(wc) < 0):
+        raise RfmodelError(f"trace '{trace.kernel}': warps are not grouped by CTA (warp_cta decreases)")
+    if len(wc) == 0:
+        return np.zeros(1, dtype=np.int64), []
+    change = np.flatnonzero(np.diff(wc)) + 1
+    starts = np.concatenate([[0], change, [len(wc)]]).astype(np.int64)
+    return starts, [int(wc[s]) for s in starts[:-1]]
+
+
+def select_ctas(trace: Trace, keep) -> Trace:
+    """A trace of only the CTAs at positions ``keep`` (in CTA order of the trace)."""
+    starts, _ = _cta_bounds(trace)
+    warps = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in keep]) if len(keep) else np.zeros(
+        0, dtype=np.int64
+    )
+    wp = trace.warp_ptr
+    rows = (
+        np.concatenate([np.arange(wp[w], wp[w + 1]) for w in warps]).astype(np.int64)
+        if len(warps)
+        else np.zeros(0, dtype=np.int64)
+    )
+    counts = np.diff(wp)[warps] if len(warps) else np.zeros(0, dtype=np.int64)
+    warp_ptr = np.zeros(len(warps) + 1, dtype=np.int64)
+    np.cumsum(counts, out=warp_ptr[1:])
+    mp = trace.mem_ptr
+    nl = (mp[rows + 1] - mp[rows]) if len(rows) else np.zeros(0, dtype=np.int64)
+    mem_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(nl, out=mem_ptr[1:])
+    line_idx = (
+        np.concatenate([np.arange(mp[r], mp[r + 1]) for r in rows[nl > 0]]).astype(np.int64)
+        if np.any(nl > 0)
+        else np.zeros(0, dtype=np.int64)
+    )
+    attrs = dict(trace.attrs)
+    for k in ("rz_src", "rz_dst"):
+        if k in attrs and len(attrs[k]) == trace.n_instrs:
+            attrs[k] = np.asarray(attrs[k])[rows]
+    attrs["selected_ctas"] = len(keep)
+    cols = {k: getattr(trace, k)[rows] for k in (
+        "op", "sidx", "dst", "src", "pdst", "psrc", "udst", "usrc", "reuse", "active", "width", "compress")}
+    return Trace(
+        kernel=trace.kernel,
+        warp_ptr=warp_ptr,
+        warp_cta=np.asarray(trace.warp_cta)[warps].astype(np.int32),
+        mem_ptr=mem_ptr,
+        mem_line=trace.mem_line[line_idx],
+        regs_per_thread=trace.regs_per_thread,
+        threads_per_cta=trace.threads_per_cta,
+        ctas=len(keep),
+        shared_mem_bytes=trace.shared_mem_bytes,
+        line_bytes=trace.line_bytes,
+        attrs=attrs,
+        **cols,
+    )
+
+
+def occupancy(trace: Trace, sm) -> tuple[int, int, int]:
+    """(resident CTAs, warps per CTA, resident warps) of ``trace`` on ``sm`` (CUDA occupancy rules)."""
+    starts, ctas = _cta_bounds(trace)
+    n_cta = len(ctas)
+    wpc_trace = int(np.max(np.diff(starts))) if n_cta else 0
+    wpc = max(-(-int(trace.threads_per_cta) // sm.threads_per_warp), wpc_trace, 1)
+    threads = max(int(trace.threads_per_cta), 1)
+    warps = int(
+        occupancy_warps(
+            max(int(trace.regs_per_thread), 1),
+            threads,
+            int(trace.shared_mem_bytes),
+            max(n_cta, 1),
+            regs_per_sm=sm.regs_per_sm,
+            max_warps=sm.warps_per_sm,
+            max_ctas=sm.max_ctas_per_sm,
+            max_threads=sm.max_threads_per_sm,
+            smem_per_sm=sm.shmem_per_sm_bytes,
+            alloc_granularity=sm.reg_alloc_granularity,
+            warp_size=sm.threads_per_warp,
+        )
+    )
+    per_cta = -(-threads // sm.threads_per_warp)
+    res_ctas = warps // per_cta if per_cta else 0
+    # a trace CTA with more warps than the launch shape says cannot share the SM that way
+    res_ctas = min(res_ctas, sm.warps_per_sm // wpc)
+    return res_ctas, wpc, res_ctas * wpc
+
+
+# --------------------------------------------------------------------------- preparation
+@dataclass
+class _Prepared:
+    arrays: tuple
+    cfg: np.ndarray
+    fcfg: np.ndarray
+    tabs: tuple
+    n_instrs: int
+    n_cta: int
+    resident_ctas: int
+    wpc: int
+
+
+def _sectors(trace: Trace, sector_bytes: int, line_bytes: int) -> np.ndarray:
+    """Sector fetches per missed line of each row (GPGPU-Sim mode's load writebacks).
+
+    The trace keeps lines, not sectors: a row's ``active`` lanes of 4 bytes are
+    taken as spread evenly over its lines.
+    """
+    nl = np.diff(trace.mem_ptr)
+    per_line = np.where(nl > 0, trace.active.astype(np.int64) * 4 / np.maximum(nl, 1), 0.0)
+    sec = np.ceil(per_line / sector_bytes).astype(np.int64)
+    return np.clip(sec, 1, max(line_bytes // sector_bytes, 1))
+
+
+def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
+    compat = opts.compat == "gpgpusim"
+    n = trace.n_instrs
+    if trace.src.shape[1] != MAX_SRC:
+        raise RfmodelError(f"trace '{trace.kernel}': {trace.src.shape[1]} source columns, expected {MAX_SRC}")
+    starts, ctas = _cta_bounds(trace)
+    n_cta = len(ctas)
+    res_ctas, wpc, _ = occupancy(trace, sm)
+    W = sm.warps_per_sm
+    S = sm.schedulers_per_sm
+
+    rzs = np.zeros(n, dtype=np.int8)
+    rzd = np.zeros(n, dtype=np.int8)
+    if compat:
+        if "rz_src" in trace.attrs and len(trace.attrs["rz_src"]) == n:
+            rzs = np.ascontiguousarray(trace.attrs["rz_src"], dtype=np.int8)
+        if "rz_dst" in trace.attrs and len(trace.attrs["rz_dst"]) == n:
+            rzd = np.ascontiguousarray(trace.attrs["rz_dst"], dtype=np.int8)
+    arrays = (
+        np.ascontiguousarray(trace.op, dtype=np.int8),
+        np.ascontiguousarray(trace.src, dtype=np.uint8),
+        np.ascontiguousarray(trace.dst, dtype=np.uint8),
+        np.ascontiguousarray(trace.psrc, dtype=np.uint16),
+        np.ascontiguousarray(trace.pdst, dtype=np.uint16),
+        np.ascontiguousarray(trace.usrc, dtype=np.uint64),
+        np.ascontiguousarray(trace.udst, dtype=np.uint64),
+        rzs,
+        rzd,
+        np.ascontiguousarray(trace.mem_ptr, dtype=np.int64),
+        np.ascontiguousarray(trace.mem_line, dtype=np.int64),
+    )
+
+    # collectors: ids ordered by (group, set), a set split evenly over the groups
+    counts = _collector_sets(sm)
+    groups = S if sm.sub_core else 1
+    k_group, k_set = [], []
+    gs_start = [0]
+    for grp in range(groups):
+        for cset in range(C.N_CSET):
+            m = counts[cset]
+            if groups > 1:
+                if m % groups:
+                    raise RfmodelError(
+                        f"collectors.{C.CSET_NAMES[cset]} = {m} cannot be split over "
+                        f"{groups} sub-cores; use a multiple of schedulers_per_sm"
+                    )
+                m //= groups
+            k_group += [grp] * m
+            k_set += [cset] * m
+            gs_start.append(len(k_group))
+    NC = len(k_group)
+    gfree = np.zeros(groups * C.N_CSET, dtype=np.int64)
+    for grp, cset in zip(k_group, k_set, strict=True):
+        gfree[grp * C.N_CSET + cset] += 1
+    sets = unit_collector_sets(sm)
+
+    if compat and (sm.bank_read_ports or sm.bank_write_ports):
+        raise RfmodelError(
+            "GPGPU-Sim mode models reg_file_port_throughput as bank_rw_ports; "
+            "bank_read_ports and bank_write_ports must be 0"
+        )
+    steps = sm.bank_rw_ports if compat else 1
+
+    lat = np.array(sm.latency.latencies(), dtype=np.int64)
+    ii = np.array(sm.latency.initiations(), dtype=np.int64)
+    cls_unit = np.array([_UNIT_OF_CLASS.get(c, C.U_MEM) for c in OpClass], dtype=np.int64)
+    cls_mem = np.array([_MEM_OF_CLASS.get(c, C.MK_NONE) for c in OpClass], dtype=np.int64)
+
+    l1 = sm.l1d
+    line_bytes = l1.line_bytes
+    line_shift = int(round(math.log2(line_bytes)))
+    l1_on = l1.size_bytes > 0
+    l1_sets = l1.sets if l1_on else 1
+    l1_assoc = l1.assoc if l1_on else 1
+    l2_slice = sm.l2_size_bytes // max(sm.num_sms, 1)
+    l2_sets = l2_slice // (opts.l2_assoc * line_bytes)
+    max_rec = W * 64 + NC + 16
+    per_k = MAX_SRC + 8
+    bq_cap = 1 << max(NC * per_k, 1).bit_length()  # a power of two above the most requests
+    heap_cap = max_rec + NC * per_k + 64
+    n_reasons = C.N_CORE_REASONS + len(setup.stall_reasons)
+    if n_reasons > C.MAX_REASONS:
+        raise RfmodelError(f"a design may add at most {C.MAX_REASONS - C.N_CORE_REASONS} stall reasons")
+    cta_per_cycle = opts.cta_launch_per_cycle
+    if cta_per_cycle < 0:
+        cta_per_cycle = 1 if compat else 0
+    cfgd = {
+        "warps": W,
+        "scheds": S,
+        "subcore": int(sm.sub_core),
+        "issue_width": sm.issue_width,
+        "diff_units": int(sm.dual_issue_diff_units),
+        "policy": C.POLICIES[sm.scheduler],
+        "pool": max(int(setup.pool), 1),
+        "collectors": NC,
+        "coll_ports": sm.collector_read_ports,
+        "banks": sm.num_banks,
+        "rports": sm.bank_read_ports,
+        "wports": sm.bank_write_ports,
+        "rwports": sm.bank_rw_ports,
+        "rows": sm.rows_per_warp_register,
+        "compat": int(compat),
+        "steps": steps,
+        "wb_width": opts.result_buses,
+        "fetch": opts.fetch_per_cycle,
+        "ibuf": opts.ibuffer_entries,
+        "cta_per_cycle": cta_per_cycle,
+        "max_ctas": res_ctas,
+        "wpc": wpc,
+        "n_cta": n_cta,
+        "max_rec": max_rec,
+        "bq_cap": bq_cap,
+        "heap_cap": heap_cap,
+        "l1_sets": l1_sets,
+        "l1_assoc": l1_assoc,
+        "l1_on": int(l1_on),
+        "l1_bypass": int(l1.bypass_global),
+        "l1_hit": l1.hit_latency_cycles,
+        "mshr": l1.mshr_entries,
+        "line_shift": line_shift,
+        "l2_sets": l2_sets,
+        "l2_assoc": opts.l2_assoc,
+        "l2_lat": sm.l2_hit_latency_cycles,
+        "dram_lat": sm.dram_latency_cycles,
+        "smem_lat": sm.smem_latency_cycles,
+        "n_reasons": n_reasons,
+        "rb_size": 1024,
+        "check": int(opts.check_ports),
+        "skip": int(opts.skip_idle),
+    }
+    cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
+    fcfg = np.array([line_bytes / sm.mem_bw_bytes_per_cycle], dtype=np.float64)
+    gs_list = np.arange(NC, dtype=np.int64)  # ids are already ordered by (group, set)
+    sectors = _sectors(trace, 32, line_bytes) if compat else np.zeros(max(n, 1), dtype=np.int64)
+    tabd = {
+        "cls_lat": lat,
+        "cls_ii": ii,
+        "cls_unit": cls_unit,
+        "cls_mem": cls_mem,
+        "unit_set1": np.ascontiguousarray(sets[:, 0]),
+        "unit_set2": np.ascontiguousarray(sets[:, 1]),
+        "k_group": np.array(k_group or [0], dtype=np.int64),
+        "k_set": np.array(k_set or [0], dtype=np.int64),
+        "gs_start": np.array(gs_start, dtype=np.int64),
+        "gs_list": gs_list if NC else np.zeros(1, dtype=np.int64),
+        "cta_wstart": np.ascontiguousarray(starts, dtype=np.int64),
+        "tw_ptr": np.ascontiguousarray(trace.warp_ptr, dtype=np.int64),
+        "alloc_order": np.array(_ALLOC_ORDER, dtype=np.int64),
+        "exec_order": np.array(_EXEC_ORDER, dtype=np.int64),
+        "sectors": np.ascontiguousarray(sectors, dtype=np.int64),
+    }
+    tabs = tuple(np.ascontiguousarray(tabd[k], dtype=np.int64) for k in C.TABLE_FIELDS)
+    return _Prepared(arrays, cfg, fcfg, tabs, n, n_cta, res_ctas, wpc)
+
+
+def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
+    cfg = p.cfg
+    W = int(cfg[C.C_WARPS])
+    S = int(cfg[C.C_SCHEDS])
+    WS = -(-W // S)
+    NC = int(cfg[C.C_COLLECTORS])
+    NB = int(cfg[C.C_BANKS])
+    max_rec = int(cfg[C.C_MAX_REC])
+    groups = S if cfg[C.C_SUBCORE] else 1
+    nu = C.N_UNIT * S
+    l1n = int(cfg[C.C_L1_SETS] * cfg[C.C_L1_ASSOC])
+    l2n = max(int(cfg[C.C_L2_SETS] * cfg[C.C_L2_ASSOC]), 1)
+    bq = int(cfg[C.C_BQ_CAP])
+
+    def z(n, v=0):
+        return np.full(max(int(n), 1), v, dtype=np.int64)
+
+    sizes = {
+        "g": z(C.N_G),
+        "w_active": z(W), "w_pc": z(W), "w_end": z(W), "w_cta": z(W), "w_sched": z(W),
+        "w_inflight": z(W), "w_exited": z(W), "w_bar": z(W), "w_sb": z(W), "w_dyn": z(W),
+        "w_ibuf": z(W), "w_ibuf_at": z(W), "w_ppend": z(W), "w_tw": z(W),
+        "reg_pend": z(W * 256), "reg_long": z(W * 256),
+        "s_last": z(S, -1), "s_age": z(S * WS), "s_age_n": z(S), "s_pool": z(S * WS), "s_pool_n": z(S),
+        "s_pend": z(S * WS), "s_pend_h": z(S), "s_pend_n": z(S), "s_reason": z(S, -1),
+        "c_cta": z(cfg[C.C_MAX_CTAS], -1), "c_live": z(cfg[C.C_MAX_CTAS]),
+        "c_unexited": z(cfg[C.C_MAX_CTAS]), "c_bar": z(cfg[C.C_MAX_CTAS]),
+        "r_warp": z(max_rec), "r_row": z(max_rec), "r_coll": z(max_rec, -1), "r_pending": z(max_rec),
+        "r_dk": z(max_rec), "r_wrem": z(max_rec), "r_unit": z(max_rec), "r_seq": z(max_rec),
+        "r_extra": z(max_rec), "r_free": np.arange(max_rec, dtype=np.int64),
+        "k_rec": z(NC, -1), "k_ready": z(NC, -1), "k_gstamp": z(NC, -1), "k_gcount": z(NC),
+        "k_conf": z(NC, -1), "g_free": z(groups * C.N_CSET),
+        "bq_k": z(NB * bq), "bq_rem": z(NB * bq), "bq_wait": z(NB * bq),
+        "b_head": z(NB), "b_n": z(NB), "b_stamp": z(NB, -1), "b_w": z(NB), "b_rwused": z(NB), "b_r": z(NB),
+        "b_nonempty": z(NB), "b_in_list": z(NB),
+        "u_free": z(nu), "u_occ": z(nu), "u_occ_base": z(nu), "ocex": z(nu, -1), "idoc": z(nu, -1),
+        "rb": z(cfg[C.C_RB_SIZE]),
+        "h_t": z(cfg[C.C_HEAP_CAP]), "h_v": z(cfg[C.C_HEAP_CAP]),
+        "wb": z(max_rec), "lsuwb": z(max_rec),
+        "l1_tag": z(l1n, -1), "l1_lru": z(l1n, -1), "l1_ready": z(l1n),
+        "l2_tag": z(l2n, -1), "l2_lru": z(l2n, -1),
+        "mshr_fill": z(max(int(cfg[C.C_MSHR]), 1)),
+        "k": z(C.N_K),
+        "b_max": z(NB),
+    }  # fmt: skip
+    kg = p.tabs[C.T_K_GROUP]
+    ks = p.tabs[C.T_K_SET]
+    for k in range(NC):
+        sizes["g_free"][kg[k] * C.N_CSET + ks[k]] += 1
+    g = sizes["g"]
+    g[C.G_RTOP] = max_rec
+    g[C.G_UPKEEP_NEXT] = 0
+    g[C.G_LAST_FETCH] = 0
+    if cfg[C.C_POLICY] == C.POL_LRR:
+        for s in range(S):
+            sizes["s_last"][s] = (W - s + S - 1) // S - 1
+    st = tuple(sizes[name] for name in C.STATE_FIELDS)
+    ust = np.zeros(W, dtype=np.uint64)
+    return st, ust
+
+
+# --------------------------------------------------------------------------- running
+def simulate_trace(
+    trace: Trace,
+    sm,
+    design: str | Design = "baseline",
+    params: dict | None = None,
+    options: SimOptions | dict | None = None,
+    progress=None,
+) -> SimRun:
+    """Simulate ``trace`` (one SM's CTAs, in launch order) on ``sm`` with ``design``.
+
+    ``params`` holds the design point's design parameters (SM fields are
+    already in ``sm``); ``progress(done, total)`` is called between chunks
+    of cycles with retired and total warp instructions.
+    """
+    opts = options if isinstance(options, SimOptions) else SimOptions.from_dict(options)
+    d = get_design(design)
+    params = dict(params or {})
+    setup = d.sim_setup(sm, params, opts)
+    p = _prepare(trace, sm, setup, opts)
+    attrs = {"compat": opts.compat, "resident_ctas": p.resident_ctas, "warps_per_cta": p.wpc}
+    if p.resident_ctas == 0:
+        return _no_fit(trace, d, setup, attrs)
+    st, ust = _state(p, sm)
+    loop = C.compiled_loop()
+    h = setup.hooks
+    total = p.n_instrs
+    cycle = 0
+    while True:
+        stop = min(cycle + opts.chunk_cycles, opts.max_cycles + 1)
+        status = loop(*p.arrays, p.cfg, p.fcfg, p.tabs, st, ust, setup.ints, setup.floats,
+                      h.operand, h.write, h.may_issue, h.issued, h.activate, h.deactivate, h.upkeep,
+                      np.int64(stop))
+        cycle = int(st[C.S_G][C.G_CYCLE])
+        K = st[C.S_K]
+        if progress is not None:
+            progress(int(K[C.K_RETIRED]), total)
+        if status == 0:
+            break
+        if status == 2:
+            err = int(K[C.K_ERR])
+            info = int(K[C.K_ERR_INFO])
+            msg = C.ERR_TEXT[err].format(info=info)
+            raise RfmodelError(f"simulation of '{trace.kernel}' stopped: {msg}")
+        if cycle > opts.max_cycles:
+            raise RfmodelError(
+                f"simulation of '{trace.kernel}' stopped: "
+                + C.ERR_TEXT[C.ERR_CYCLES].format(info=opts.max_cycles)
+            )
+    K = st[C.S_K]
+    counts = {name: int(K[i]) for i, name in enumerate(C.K_FIELDS)}
+    for name, i in setup.counters.items():
+        counts[name] = int(setup.ints[i])
+    reasons = C.STALL_REASONS + tuple(setup.stall_reasons)
+    stalls = {r: int(K[C.K_STALL0 + i]) for i, r in enumerate(reasons)}
+    b_max = st[C.S_B_MAX]
+    counts["max_bank_accesses_per_cycle"] = int(b_max.max()) if len(b_max) else 0
+    counts["bank_port_limit"] = int(p.cfg[C.C_STEPS] if opts.compat == "gpgpusim" else sm.bank_ports)
+    cycles = counts["last_retire"] + 1 if counts["retired"] else 0
+    nc = int(p.cfg[C.C_COLLECTORS])
+    metrics = {
+        "cycles": float(cycles),
+        "ipc": counts["issued"] / cycles if cycles else 0.0,
+        "warps": float(min(p.resident_ctas * p.wpc, trace.n_warps)),
+        "rf_reads": float(counts["reads"]),
+        "rf_writes": float(counts["writes"]),
+        "bank_conflict_stall_cycles": float(counts["bank_stall_cycles"]),
+        "l1d_hit_rate": counts["l1_hit"] / counts["l1_acc"] if counts["l1_acc"] else 0.0,
+        "warp_instructions": float(counts["issued"]),
+        "bank_conflicts": float(counts["bank_conflicts"]),
+        "collector_occupancy": counts["coll_busy"] / (cycles * nc) if cycles and nc else 0.0,
+    }
+    metrics.update(d.sim_metrics(sm, params, setup, counts))
+    return SimRun(counts=counts, stalls=stalls, metrics=metrics, setup=setup, attrs=attrs)
+
+
+def _no_fit(trace, d, setup, attrs) -> SimRun:
+    counts = {name: 0 for name in C.K_FIELDS}
+    for name in setup.counters:
+        counts[name] = 0
+    reasons = C.STALL_REASONS + tuple(setup.stall_reasons)
+    metrics = {
+        "cycles": float("inf"),
+        "ipc": 0.0,
+        "warps": 0.0,
+        "rf_reads": 0.0,
+        "rf_writes": 0.0,
+        "bank_conflict_stall_cycles": float("nan"),
+        "l1d_hit_rate": 0.0,
+        "warp_instructions": 0.0,
+        "bank_conflicts": 0.0,
+        "collector_occupancy": 0.0,
+    }
+    attrs = {**attrs, "note": f"one CTA of '{trace.kernel}' does not fit on the SM"}
+    run = SimRun(counts=counts, stalls={r: 0 for r in reasons}, metrics=metrics, setup=setup, attrs=attrs)
+    run.metrics.update({"events": {}})
+    return run

@@ -1,0 +1,141 @@
+"""The simulator's faces: evaluate(method="simulate"), the CLI, bench, and the Accel-Sim exporter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import rfmodel
+from rfmodel.cli import main
+from rfmodel.errors import RfmodelError
+from rfmodel.sim import sm_share
+from rfmodel.workload.accelsim import read_kernelslist, read_traceg
+from rfmodel.workload.export_accelsim import export_accelsim
+from rfmodel.workload.suite import load_workload
+
+WL = ["saxpy", "synthetic:cache-sensitive"]
+
+
+@pytest.fixture(scope="module")
+def both():
+    kw = dict(params={"num_banks": [8, 16]}, max_warps=8)
+    a = rfmodel.evaluate("baseline", WL, "volta-v100", **kw)
+    s = rfmodel.evaluate("baseline", WL, "volta-v100", method="simulate", **kw)
+    return a, s
+
+
+def test_simulate_and_analytic_share_variable_names(both):
+    a, s = both
+    assert set(a.data_vars) <= set(s.data_vars)
+    for v in a.data_vars:
+        assert a[v].dims == s[v].dims, v
+        assert a[v].attrs.get("units") == s[v].attrs.get("units"), v
+    assert list(a["structure"].values) == list(s["structure"].values)
+    diff = s["cycles"] - a["cycles"]  # the point: results subtract directly
+    assert diff.dims == ("workload", "num_banks")
+    for v in ("warp_instructions", "bank_conflicts", "collector_occupancy", "stall_cycles"):
+        assert v in s and "units" in s[v].attrs
+    assert s.attrs["engine"] == "simulate" and a.attrs["engine"] == "analytic"
+
+
+def test_simulate_dataset_is_consistent(both):
+    _, s = both
+    assert np.allclose(s["ipc"] * s["cycles"], s["warp_instructions"])
+    # every scheduler-cycle without an issue has one reason; volta has 4 schedulers
+    issue_slots = 4 * s["cycles"]
+    assert np.all(s["stall_cycles"].sum("stall_reason") <= issue_slots)
+    assert np.allclose(s["energy_pj"].sum("structure"), s["energy_pj_total"])
+    assert np.all(s["structure_reads"].sel(structure="rf_bank") == s["rf_reads"])
+    assert list(s["stall_reason"].values)[:6] == list(rfmodel.sim.STALL_REASONS)
+
+
+def test_simulate_rejects_typed_collector_sweeps():
+    with pytest.raises(RfmodelError, match="collector_units"):
+        rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="simulate",
+                         params={"collector_units": [8]}, max_warps=8)
+
+
+def test_simulate_generic_collector_sweep():
+    ds = rfmodel.evaluate("baseline", "saxpy", "volta-v100", method="simulate",
+                          params={"collector_units": [4, 8]}, max_warps=8)
+    assert ds["collector_occupancy"].dims == ("workload", "collector_units")
+
+
+def test_cli_simulate_json_and_netcdf(tmp_path, capsys):
+    out = tmp_path / "sim.nc"
+    rc = main(["simulate", "--workload", "saxpy", "--gpu", "volta-v100", "--max-warps", "8",
+               "--param", "num_banks=8,16", "--json", "--quiet", "--out", str(out)])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["attrs"]["engine"] == "simulate" and len(doc["rows"]) == 2
+    assert {"ipc", "cycles", "bank_conflicts"} <= set(doc["rows"][0])
+    with xr.open_dataset(out, engine="h5netcdf") as ds:
+        assert "stall_cycles" in ds and ds["cycles"].shape == (1, 2)
+
+
+def test_cli_simulate_table(capsys):
+    argv = ["simulate", "--workload", "saxpy", "--gpu", "fermi-gtx480", "--max-warps", "8", "--quiet"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "stall reasons" in text and "bank_conflict" in text and "engine=simulate" in text
+
+
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["simulate", "--workload", "saxpy", "--design", "nodesign"], "unknown design"),
+        (["simulate", "--workload", "saxpy", "--param", "num_banks=3", "--gpu", "volta-v100"], "num_banks"),
+        (["simulate", "--workload", "/no/such/trace.traceg"], "no/such"),
+    ],
+)
+def test_cli_simulate_errors_are_one_line(argv, msg, capsys):
+    assert main([*argv, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert msg in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_bench_prints_one_json_object(capsys):
+    assert main(["bench", "--json", "--workload", "saxpy", "--repeat", "1"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for design in rfmodel.designs.base.design_names():
+        entry = doc["simulate"][design]
+        assert entry["warp_instr_per_s"] > 0 and entry["workload"] == "saxpy"
+        assert entry["instructions"] > 0
+
+
+# ------------------------------------------------------------------------------------ exporter
+@pytest.mark.parametrize("name", ["saxpy", "synthetic:cache-sensitive", "black_scholes"])
+def test_export_round_trips_through_our_reader(tmp_path, name):
+    wl = load_workload(name, num_sms=15, max_warps=16)
+    info = export_accelsim(wl, tmp_path)
+    assert [p.name for p in read_kernelslist(tmp_path / "kernelslist.g")] == ["kernel-1.traceg"]
+    back = read_traceg(info["traceg"])
+    tr = wl.trace
+    for col in ("op", "dst", "src", "active", "warp_ptr", "mem_ptr", "mem_line"):
+        assert np.array_equal(getattr(tr, col), getattr(back, col)), col
+    assert np.array_equal(np.unique(tr.warp_cta, return_counts=True)[1],
+                          np.unique(back.warp_cta, return_counts=True)[1])
+    assert (back.regs_per_thread, back.threads_per_cta) == (tr.regs_per_thread, tr.threads_per_cta)
+
+
+def test_export_keeps_rz_reads(tmp_path):
+    ref = Path(__file__).resolve().parents[2] / "shared" / "reference" / "accelsim-traces" / "synthetic"
+    ref = ref / "tiny"
+    if not ref.is_dir():
+        pytest.skip("shared Accel-Sim reference data not present")
+    tr = read_traceg(ref / "kernel-1.traceg")
+    export_accelsim(tr, tmp_path)
+    back = read_traceg(tmp_path / "kernel-1.traceg")
+    assert np.array_equal(back.attrs["rz_src"], tr.attrs["rz_src"])
+    assert np.array_equal(back.src, tr.src)
+    assert sm_share(back, 80).n_instrs == sm_share(tr, 80).n_instrs
+
+
+def test_cli_export(tmp_path, capsys):
+    assert main(["workload", "export-accelsim", "saxpy", str(tmp_path / "out"), "--max-warps", "8"]) == 0
+    assert (tmp_path / "out" / "kernel-1.traceg").is_file()
+    assert "instructions" in capsys.readouterr().out

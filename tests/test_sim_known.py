@@ -1,0 +1,418 @@
+"""Known-answer tests of the cycle simulator: hand-derived cycle counts, cache and occupancy cases.
+
+The closed forms come from the pipeline documented in docs/simulator.md: an
+instruction issued at cycle t has its operands read at t + 1 (one cycle per
+access of a bank), is dispatched at t + 2, writes its result back at
+t + 2 + L (L = the op class latency), and a dependent instruction issues in
+that same cycle.  Cycles are counted up to and including the last write-back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+from rfmodel.designs.base import NEVER, Design, SimHooks, SimSetup, bank_header, standard_bank
+from rfmodel.errors import RfmodelError
+from rfmodel.sim import SimOptions, occupancy, simulate_trace, trace_from_warps
+from rfmodel.spec import get_preset
+from rfmodel.spec.sm import CollectorSpec, L1DSpec, LatencySpec
+
+
+def make_sm(L=4, **kw):
+    """One scheduler, 8 generic collectors, 16 single-ported banks, integer latency L."""
+    base = dict(
+        schedulers_per_sm=1,
+        collectors=CollectorSpec(gen=8, sp=0, sfu=0, mem=0),
+        num_banks=16,
+        bank_rw_ports=1,
+        latency=LatencySpec(int=(L, 1), fp32=(10, 1), misc=(1, 1)),
+        scheduler="lrr",
+    )
+    base.update(kw)
+    return get_preset("fermi-gtx480").replace(**base)
+
+
+def run(trace, sm, design="baseline", params=None, **opts):
+    return simulate_trace(trace, sm, design, params, opts or None)
+
+
+def chain(n, srcs=(1,)):
+    return [("IADD3", [1], list(srcs))] * n
+
+
+# ------------------------------------------------------------------------------------ latency
+@pytest.mark.parametrize("n, L", [(1, 1), (10, 4), (7, 9), (25, 2)])
+@pytest.mark.parametrize("srcs", [(1,), (1, 2, 3)])
+def test_dependent_chain_closed_form(n, L, srcs):
+    r = run(trace_from_warps([chain(n, srcs)]), make_sm(L))
+    assert r.metrics["cycles"] == n * (L + 2) + 1
+    assert r.counts["issued"] == r.counts["retired"] == n
+    assert r.stalls["raw_dependency"] == n * (L + 2) + 1 - n - (L + 2)  # all but the issue and drain cycles
+
+
+@pytest.mark.parametrize("W", [1, 2, 3, 6, 8, 12])
+def test_independent_warps_reach_issue_width(W):
+    n, L = 10, 4
+    P = L + 2  # issue-to-dependent-issue period
+    r = run(trace_from_warps([chain(n) for _ in range(W)], warps_per_cta=W), make_sm(L))
+    expected = n * P + W if W <= P else n * W + P
+    assert r.metrics["cycles"] == expected
+    # below P warps IPC = W / P (approached as n grows), from P on the issue width (1)
+    ipc_limit = min(W / P, 1.0)
+    assert r.metrics["ipc"] == pytest.approx(n * W / expected)
+    assert abs(r.metrics["ipc"] - ipc_limit) <= ipc_limit * (P + W) / (n * P)
+
+
+def test_issue_width_two_schedulers():
+    # two schedulers, enough warps: two instructions per cycle
+    tr = trace_from_warps([chain(20) for _ in range(16)], warps_per_cta=16)
+    r = run(tr, make_sm(4, schedulers_per_sm=2))
+    assert r.metrics["ipc"] > 1.9
+
+
+# ------------------------------------------------------------------------------------ banks
+def test_three_sources_one_bank_take_three_bank_cycles():
+    L = 4
+    spread = run(trace_from_warps([[("IADD3", [10], [1, 2, 3])]]), make_sm(L))
+    same = run(trace_from_warps([[("IADD3", [10], [1, 17, 33])]]), make_sm(L))  # all bank 1 of 16
+    assert spread.metrics["cycles"] == L + 3
+    assert same.metrics["cycles"] == L + 5
+    assert spread.counts["bank_stall_cycles"] == 0 and spread.counts["bank_conflicts"] == 0
+    assert same.counts["bank_stall_cycles"] == 2 and same.counts["bank_conflicts"] == 2
+    assert same.counts["bank_read_acc"] == 3
+
+
+def test_collector_port_limit_serializes_without_bank_conflicts():
+    L = 4
+    r = run(trace_from_warps([[("IADD3", [10], [1, 2, 3])]]), make_sm(L, collector_read_ports=1))
+    assert r.metrics["cycles"] == L + 5
+    assert r.counts["bank_stall_cycles"] == 0
+
+
+def test_two_collectors_on_one_bank_are_served_in_issue_order():
+    # warps 0 and 1 issue in the same cycle on schedulers 0 and 1; R1 of warp 0 and R0 of warp 1
+    # are both in bank 1.  Scheduler 0 issues first, so warp 0's FFMA (latency 10) reads at
+    # cycle 1 and warp 1's IADD3 (latency 1) at cycle 2: last write-back 2 + 10 = 12 -> 13 cycles
+    # (the other order would give 14).
+    sm = make_sm(schedulers_per_sm=2, latency=LatencySpec(int=(1, 1), fp32=(10, 1)))
+    r = run(trace_from_warps([[("FFMA", [10], [1])], [("IADD3", [10], [0])]], warps_per_cta=2), sm)
+    assert r.metrics["cycles"] == 13
+    assert r.counts["bank_conflicts"] == 1 and r.counts["bank_stall_cycles"] == 1
+
+
+def test_fifo_order_across_cycles():
+    # warp 0 queues two reads of bank 1 at cycle 0; warp 1's read of bank 1 (queued at cycle 1)
+    # waits behind both: reads at 1, 2 (warp 0) and 3 (warp 1) -> warp 1 writes back at 4 + L
+    L = 4
+    prog = [[("IADD3", [10], [1, 17])], [("IADD3", [10], [0])]]
+    r = run(trace_from_warps(prog, warps_per_cta=2), make_sm(L))
+    assert r.metrics["cycles"] == 4 + L + 1
+
+
+@pytest.mark.parametrize("ports, expected", [(1, 13), (2, 12)])
+def test_writes_have_priority_over_reads(ports, expected):
+    # the first IADD3 writes R1 (bank 1) at cycle 2 + 4 = 6; the last one reads R17 (bank 1) at 6.
+    # With one read/write port the write goes first and the read slips to 7 (write-back 12 -> 13
+    # cycles); with two ports both fit in cycle 6 (-> 12 cycles).
+    prog = [("IADD3", [1], [5])] + [("NOP", [], [])] * 4 + [("IADD3", [40], [17])]
+    r = run(trace_from_warps([prog]), make_sm(4, bank_rw_ports=ports))
+    assert r.metrics["cycles"] == expected
+
+
+def test_narrow_banks_need_one_access_per_row():
+    # 128-bit banks: a 1024-bit warp register is 8 accesses of its bank, for the read and the write
+    sm = make_sm(4, bank_width_bits=128)
+    assert sm.rows_per_warp_register == 8
+    r = run(trace_from_warps([[("IADD3", [10], [1])]]), sm)
+    assert r.counts["bank_read_acc"] == 8 and r.counts["bank_write_acc"] == 8
+    assert r.counts["reads"] == 1 and r.counts["writes"] == 1
+    # reads at cycles 1..8, dispatch 9, write-back starts at 13 and takes 8 cycles: 13..20
+    assert r.metrics["cycles"] == 21
+
+
+def test_bank_function_matches_the_spec():
+    for preset in ("fermi-gtx480", "volta-v100", "maxwell-ltrf"):
+        for mapping in ("gpgpusim", "subcore", "warp-per-bank", "reg-mod"):
+            sm = get_preset(preset)
+            if mapping == "subcore" and sm.num_banks % sm.schedulers_per_sm:
+                continue
+            sm = sm.replace(bank_mapping=mapping)
+            h = bank_header(sm)
+            for w in range(0, sm.warps_per_sm, 3):
+                for reg in (0, 1, 7, 33, 254):
+                    assert standard_bank(h, w, reg) == sm.bank_of(reg, w), (preset, mapping, w, reg)
+
+
+# ------------------------------------------------------------------------------------ schedulers, barriers
+def test_two_level_pool_limits_active_warps():
+    # 6 warps of 10-long chains (period 6); a pool of 2 runs them two at a time.  A warp leaves the
+    # pool when it has issued its last instruction, so pairs start at 0, 56 and 112; the last pair's
+    # final write-backs are at 166 + 6 and 167 + 6 -> 174 cycles (all six at once: 66).
+    tr = trace_from_warps([chain(10) for _ in range(6)], warps_per_cta=6)
+    assert run(tr, make_sm(4), params={"active_warps": 8}).metrics["cycles"] == 66
+    two = make_sm(4, scheduler="two-level")
+    assert run(tr, two, params={"active_warps": 2}).metrics["cycles"] == 174
+    assert run(tr, two, params={"active_warps": 6}).metrics["cycles"] == 66
+
+
+@pytest.mark.parametrize("policy", ["lrr", "gto", "oldest", "two-level"])
+def test_policies_run_everything(policy):
+    tr = trace_from_warps([chain(5 + i) for i in range(8)], warps_per_cta=4)
+    r = run(tr, make_sm(4, scheduler=policy))
+    assert r.counts["issued"] == r.counts["retired"] == sum(5 + i for i in range(8))
+
+
+def test_barrier_holds_warps_until_all_arrive():
+    # warp 0 reaches the barrier at once; warp 1 after a 4-long chain (issues 1, 7, 13, 19) and its
+    # BAR at 20.  Warp 0's 3-long chain then issues at 21, 27, 33 -> last write-back 39 -> 40 cycles.
+    prog = [[("BAR.SYNC", [], [])] + chain(3), [("IADD3", [2], [2])] * 4 + [("BAR.SYNC", [], [])]]
+    tr = trace_from_warps(prog, warps_per_cta=2)
+    assert run(tr, make_sm(4)).metrics["cycles"] == 40
+
+
+def test_exit_in_the_middle_of_a_trace_is_not_the_end():
+    # a guarded, not-taken EXIT in an expanded trace is an ordinary instruction
+    tr = trace_from_warps([[("EXIT", [], [])] + chain(3)])
+    r = run(tr, make_sm(4))
+    assert r.counts["retired"] == 4 and r.metrics["cycles"] == 3 * 6 + 1 + 1
+
+
+# ------------------------------------------------------------------------------------ L1D
+def lru_reference(lines, sets, assoc):
+    """Hits of an LRU set-associative cache (allocate on miss), by hand."""
+    content = [[] for _ in range(sets)]
+    hits = 0
+    for ln in lines:
+        s = content[ln % sets]
+        if ln in s:
+            hits += 1
+            s.remove(ln)
+        elif len(s) == assoc:
+            s.pop(0)
+        s.append(ln)
+    return hits
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_l1d_counts_match_an_lru_set_associative_cache(seed):
+    line = 128
+    sets, assoc = 4, 2
+    l1 = L1DSpec(size_bytes=sets * assoc * line, assoc=assoc, line_bytes=line, mshr_entries=4,
+                 hit_latency_cycles=5)
+    sm = make_sm(4, l1d=l1)
+    rng = np.random.default_rng(seed)
+    stream = rng.integers(0, 12, size=300)  # 12 distinct lines over 4 sets x 2 ways
+    prog = [("LDG.E", [20 + i % 8], [2], {"lines": [int(x) * line]}) for i, x in enumerate(stream)]
+    r = run(trace_from_warps([prog]), sm)
+    assert r.counts["l1_acc"] == len(stream)
+    assert r.counts["l1_hit"] == lru_reference([int(x) for x in stream], sets, assoc)
+
+
+def test_l1d_hand_stream():
+    # 1 set x 2 ways: A B A C B A -> miss miss hit miss(evicts B) miss(evicts A) miss -> 1 hit
+    line = 128
+    l1 = L1DSpec(size_bytes=2 * line, assoc=2, line_bytes=line, mshr_entries=8, hit_latency_cycles=5)
+    seq = [0, 1, 0, 2, 1, 0]
+    prog = [("LDG.E", [20 + i], [2], {"lines": [x * line]}) for i, x in enumerate(seq)]
+    r = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
+    assert (r.counts["l1_acc"], r.counts["l1_hit"]) == (6, 1)
+    assert r.metrics["l1d_hit_rate"] == pytest.approx(1 / 6)
+
+
+def test_load_latency_hit_and_miss():
+    line = 128
+    l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5)
+    sm = make_sm(4, l1d=l1, l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
+                 latency=LatencySpec(int=(4, 1), ld_global=(1, 1)))
+    # a miss: dispatch at 2, L1 lookup 5 cycles, then the L2 (no L2 contents modelled: l2_size 0 ->
+    # DRAM path with 0 extra latency and the bandwidth queue's one line of service)
+    r = run(trace_from_warps([[("LDG.E", [20], [2], {"lines": [0]})]]), sm)
+    service = int(np.ceil(line / sm.mem_bw_bytes_per_cycle))
+    assert r.metrics["cycles"] == 2 + 5 + service + 50 + 1 + 1
+
+
+# ------------------------------------------------------------------------------------ occupancy
+@pytest.mark.parametrize(
+    "preset, regs, threads, smem, ctas, warps",
+    [
+        ("volta-v100", 32, 256, 0, 8, 64),  # limited by warps, threads and registers alike
+        ("volta-v100", 64, 256, 0, 4, 32),  # 2048 regs/warp -> 16384 per CTA -> 4 CTAs
+        ("volta-v100", 37, 128, 0, 12, 48),  # 1184 -> 1280 regs/warp (256 granules) -> 12 CTAs
+        ("volta-v100", 32, 256, 48 * 1024, 2, 16),  # 96 KB of shared memory / 48 KB
+        ("fermi-gtx480", 21, 192, 0, 7, 42),  # 672 -> 704 regs/warp (64 granules) x 6 = 4224 -> 7
+        ("fermi-gtx480", 16, 64, 0, 8, 16),  # the 8-CTA limit
+        ("volta-v100", 255, 1024, 0, 0, 0),  # 8192 regs/warp x 32 warps does not fit
+    ],
+)
+def test_occupancy_follows_the_cuda_rules(preset, regs, threads, smem, ctas, warps):
+    sm = get_preset(preset)
+    wpc = threads // 32
+    n_cta = 40
+    tr = trace_from_warps([chain(2) for _ in range(n_cta * wpc)], warps_per_cta=wpc, regs_per_thread=regs,
+                          shared_mem_bytes=smem)
+    res_ctas, _, res_warps = occupancy(tr, sm)
+    assert (res_ctas, res_warps) == (ctas, warps)
+    r = run(tr, sm)
+    assert r.metrics["warps"] == warps
+    assert r.counts["max_warps"] == warps  # the simulator really kept that many resident
+    if warps:
+        assert r.counts["retired"] == tr.n_instrs and r.counts["ctas_done"] == n_cta
+
+
+def test_ctas_launch_in_waves():
+    sm = make_sm(4, max_ctas_per_sm=2)
+    tr = trace_from_warps([chain(10) for _ in range(4)], warps_per_cta=1)
+    r = run(tr, sm)
+    # warps 0 and 1 finish at 60 and 61; warps 2 and 3 launch into the freed slots the cycle after
+    # (61 and 62) and finish 60 cycles later, at 121 and 122 -> 123 cycles
+    assert r.metrics["cycles"] == 123
+    assert r.counts["max_warps"] == 2
+
+
+# ------------------------------------------------------------------------------------ design hooks
+@njit(cache=False)
+def _elsewhere(ints, floats, warp, row, k, reg, cycle):
+    ints[6] += 1  # a design counter
+    return -1  # served outside the banks with no extra latency
+
+
+@njit(cache=False)
+def _hold_first_cycles(ints, floats, warp, row, sched, n, cycle):
+    return 1 if cycle < ints[7] else 0  # the design's first extra stall reason
+
+
+@njit(cache=False)
+def _write_elsewhere(ints, floats, warp, row, k, reg, cycle):
+    return -1
+
+
+@njit(cache=False)
+def _wake_when_released(ints, floats, a, b, c, d, cycle):
+    # may_issue changes with time alone: ask for upkeep at the release cycle (idle cycles are skipped)
+    return ints[7] if cycle < ints[7] else NEVER
+
+
+class _Probe(Design):
+    name = "probe"
+
+    def sim_setup(self, sm, params, options):
+        ints = np.zeros(8, dtype=np.int64)
+        ints[:6] = bank_header(sm)
+        ints[7] = params.get("hold", 0)
+        hooks = SimHooks(operand=_elsewhere, write=_write_elsewhere, may_issue=_hold_first_cycles,
+                         upkeep=_wake_when_released)
+        return SimSetup(hooks=hooks, ints=ints, stall_reasons=("held",), counters={"served_elsewhere": 6})
+
+    def sim_metrics(self, sm, params, setup, counts):
+        return {"events": {}}
+
+
+def test_design_hooks_change_where_operands_come_from():
+    tr = trace_from_warps([[("IADD3", [10 + i], [1, 17, 33]) for i in range(3)]])
+    base = run(tr, make_sm(4))
+    probe = run(tr, make_sm(4), design=_Probe(), params={"hold": 5})
+    assert probe.counts["bank_read_acc"] == 0 and probe.counts["bank_write_acc"] == 0
+    assert probe.counts["served_elsewhere"] == probe.counts["reads"] == 9
+    assert probe.counts["reads_ext"] == 9 and probe.counts["writes_ext"] == 3
+    assert probe.stalls["held"] == 5  # cycles 0..4 blocked by the design
+    assert base.counts["bank_stall_cycles"] > 0 and probe.counts["bank_stall_cycles"] == 0
+    # independent instructions, no bank conflicts: 5 held cycles, issue at 5, 6, 7, last write-back 7 + 6
+    assert probe.metrics["cycles"] == 5 + 2 + 6 + 1
+
+
+def test_time_dependent_hooks_without_upkeep_are_reported():
+    class NoUpkeep(_Probe):
+        def sim_setup(self, sm, params, options):
+            s = super().sim_setup(sm, params, options)
+            s.hooks = s.hooks._replace(upkeep=SimHooks().upkeep)
+            return s
+
+    with pytest.raises(RfmodelError, match="deadlock"):
+        run(trace_from_warps([chain(2)]), make_sm(), design=NoUpkeep(), params={"hold": 5})
+
+
+def test_a_design_without_hooks_is_refused():
+    class Bare(Design):
+        name = "bare"
+
+    with pytest.raises(RfmodelError, match="does not support the cycle simulator"):
+        run(trace_from_warps([chain(2)]), make_sm(), design=Bare())
+
+
+# ------------------------------------------------------------------------------------ options
+def test_idle_skipping_does_not_change_results():
+    line = 128
+    prog = [
+        ("LDG.E", [20], [2], {"lines": [0]}),
+        ("IADD3", [21], [20]),
+        ("LDG.E", [22], [21], {"lines": [4096]}),
+        ("IADD3", [23], [22]),
+    ]
+    tr = trace_from_warps([prog, chain(30)], warps_per_cta=2)
+    a = run(tr, make_sm(4), skip_idle=True)
+    b = run(tr, make_sm(4), skip_idle=False)
+    keep = {k: v for k, v in a.counts.items() if k not in ("stepped", "skipped")}
+    assert keep == {k: v for k, v in b.counts.items() if k not in ("stepped", "skipped")}
+    assert a.stalls == b.stalls and a.metrics == b.metrics
+    assert a.counts["skipped"] > 0 and b.counts["skipped"] == 0
+    assert line  # the memory round trip is what creates idle cycles
+
+
+def test_bad_options_raise_one_clear_error():
+    with pytest.raises(RfmodelError, match="compat"):
+        SimOptions(compat="accelsim")
+    with pytest.raises(RfmodelError, match="did you mean 'compat'"):
+        SimOptions.from_dict({"compt": "gpgpusim"})
+
+
+def test_same_inputs_same_results():
+    tr = trace_from_warps([chain(10 + i, (1, 2)) for i in range(12)], warps_per_cta=4)
+    a = run(tr, make_sm(4, schedulers_per_sm=2))
+    b = run(tr, make_sm(4, schedulers_per_sm=2))
+    assert a.counts == b.counts and a.stalls == b.stalls
+
+
+# ------------------------------------------------------------------------------------ GPGPU-Sim mode
+@pytest.mark.parametrize("n, L", [(1, 2), (5, 2), (10, 4)])
+def test_gpgpusim_mode_chain_closed_form(n, L):
+    # issue t -> ID_OC; t+1: collector (step 0) and operand read (step 1); t+2: to OC_EX; t+3: into
+    # the unit; its result is written back at t+3+L+2, when the dependent issues: period L + 5.
+    # The first fetch is at cycle 0, so the first issue at 1: last write-back 1 + n (L + 5) - 1 + 1.
+    sm = get_preset("volta-v100")
+    sm = sm.replace(latency=sm.latency.replace(int=(L, 2)))
+    r = run(trace_from_warps([chain(n)]), sm, compat="gpgpusim")
+    assert r.metrics["cycles"] == n * (L + 5) + 2
+
+
+@njit(cache=False)
+def _bank_out_of_range(ints, floats, warp, row, k, reg, cycle):
+    return 10_000
+
+
+class _BadBank(_Probe):
+    def sim_setup(self, sm, params, options):
+        s = super().sim_setup(sm, params, options)
+        s.hooks = s.hooks._replace(operand=_bank_out_of_range)
+        return s
+
+
+def test_a_hook_naming_a_missing_bank_is_an_error():
+    with pytest.raises(RfmodelError, match="bank 10000"):
+        run(trace_from_warps([chain(2)]), make_sm(), design=_BadBank())
+
+
+def test_array_layout_constants_match_their_tables():
+    from rfmodel.sim import core
+
+    for prefix, fields in (
+        ("C_", core.CONFIG_FIELDS),
+        ("T_", core.TABLE_FIELDS),
+        ("G_", core.G_FIELDS),
+        ("S_", core.STATE_FIELDS),
+        ("K_", core.K_FIELDS),
+    ):
+        for i, name in enumerate(fields):
+            assert getattr(core, prefix + name.upper()) == i, prefix + name
+    assert core.K_STALL0 == len(core.K_FIELDS) and len(core._ARG_TYPES) == 26
