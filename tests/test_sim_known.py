@@ -333,6 +333,82 @@ def test_time_dependent_hooks_without_upkeep_are_reported():
         run(trace_from_warps([chain(2)]), make_sm(), design=NoUpkeep(), params={"hold": 5})
 
 
+@njit(cache=False)
+def _prefer_one_warp(ints, floats, warp, row, sched, z, cycle):
+    return 1 if warp == ints[7] else 0
+
+
+@njit(cache=False)
+def _record_issue(ints, floats, warp, row, sched, rec, cycle):
+    if ints[8 + 2 * warp] == 0:
+        ints[8 + 2 * warp] = cycle + 1  # first issue cycle + 1
+    ints[9 + 2 * warp] = cycle  # last issue cycle
+    return 0
+
+
+@njit(cache=False)
+def _count_pool_events(ints, floats, warp, event, sched, z, cycle):
+    ints[20 + event] += 1
+    return 0
+
+
+class _Order(Design):
+    """Records issue cycles per warp and pool events; prefers warp ``params['prefer']`` if given."""
+
+    name = "order"
+
+    def sim_setup(self, sm, params, options):
+        ints = np.zeros(24, dtype=np.int64)  # 8.. issue cycles of warps 0-5, 20/21 pool events
+        ints[:6] = bank_header(sm)
+        ints[7] = params.get("prefer", -1)
+        hooks = SimHooks(issued=_record_issue, prefer=_prefer_one_warp, pool=_count_pool_events)
+        counters = {"first0": 8, "last0": 9, "first1": 10, "last1": 11, "pool_leave": 20, "pool_enter": 21}
+        return SimSetup(hooks=hooks, ints=ints, counters=counters, prefer="prefer" in params,
+                        pool=params.get("pool", 8))
+
+    def sim_metrics(self, sm, params, setup, counts):
+        return {"events": {}}
+
+
+@pytest.mark.parametrize("policy", ["lrr", "gto", "oldest"])
+def test_prefer_hook_puts_the_marked_warp_first(policy):
+    prog = [("IADD3", [10 + i], [1, 2]) for i in range(6)]
+    sm = make_sm(4, scheduler=policy, issue_width=1)
+    tr = trace_from_warps([prog, prog])
+    plain = run(tr, sm, design=_Order())
+    c = plain.counts
+    if policy == "lrr":  # round robin interleaves the two warps
+        assert c["first1"] - 1 < c["last0"] and c["first0"] - 1 < c["last1"]
+    else:  # greedy / oldest first: warp 0 runs ahead
+        assert c["last0"] < c["first1"] - 1
+    pref = run(tr, sm, design=_Order(), params={"prefer": 1})
+    c = pref.counts
+    assert c["last1"] < c["first0"] - 1  # warp 1 issues all its instructions before warp 0 starts
+    assert pref.counts["retired"] == plain.counts["retired"] == 12
+    assert pref.metrics["cycles"] == plain.metrics["cycles"]  # independent work: same total either way
+
+
+def test_prefer_hook_does_not_block_other_warps():
+    # the preferred warp is a dependent chain: the other warp issues in its gaps
+    sm = make_sm(4, scheduler="gto", issue_width=1)
+    tr = trace_from_warps([[("IADD3", [10 + i], [1]) for i in range(6)], chain(6)])
+    pref = run(tr, sm, design=_Order(), params={"prefer": 1})
+    alone = run(trace_from_warps([chain(6)]), sm)
+    assert pref.metrics["cycles"] == alone.metrics["cycles"]
+    assert pref.counts["last0"] < pref.counts["last1"]
+
+
+def test_pool_hook_sees_every_entry_and_long_latency_exit():
+    prog = [("LDG.E", [20], [2], {"lines": [0]}), ("IADD3", [21], [20]), ("IADD3", [22], [21])]
+    sm = make_sm(4, scheduler="two-level")
+    r = run(trace_from_warps([prog, prog, prog]), sm, design=_Order(), params={"pool": 1})
+    # each warp enters, leaves while its load is outstanding, enters again; finishing is not a pool event
+    assert r.counts["pool_enter"] == 6 and r.counts["pool_leave"] == 3
+    assert r.counts["retired"] == 9
+    lrr = run(trace_from_warps([prog]), make_sm(4), design=_Order())
+    assert lrr.counts["pool_enter"] == lrr.counts["pool_leave"] == 0  # only two-level has a pool
+
+
 def test_a_design_without_hooks_is_refused():
     class Bare(Design):
         name = "bare"
@@ -415,4 +491,4 @@ def test_array_layout_constants_match_their_tables():
     ):
         for i, name in enumerate(fields):
             assert getattr(core, prefix + name.upper()) == i, prefix + name
-    assert core.K_STALL0 == len(core.K_FIELDS) and len(core._ARG_TYPES) == 26
+    assert core.K_STALL0 == len(core.K_FIELDS) and len(core._ARG_TYPES) == 28

@@ -14,7 +14,7 @@ returns a dict of metric arrays with at least ``ipc``, ``rf_reads``,
 
 Simulator contract
 ------------------
-:meth:`Design.sim_setup` returns a :class:`SimSetup`: seven compiled *hook*
+:meth:`Design.sim_setup` returns a :class:`SimSetup`: nine compiled *hook*
 functions (:class:`SimHooks`) and the design's own state, one int64 and one
 float64 array that only the hooks read and write.  The compiled cycle loop
 (``rfmodel.sim.core``) calls the hooks at fixed points; it never calls Python
@@ -51,6 +51,15 @@ upkeep         0, 0, 0, 0                     at cycle 0 and then at the cycle i
                                               (``NEVER``: no more calls).  A design whose
                                               answers change with time alone must ask for
                                               upkeep then: idle cycles are skipped.
+pool           warp, event, scheduler, 0      two-level scheduler only: the warp entered
+                                              (event 1, also its first entry) or left
+                                              (event 0: its next instruction waits on a
+                                              long-latency result or a barrier) the active
+                                              pool; a finishing warp gets ``deactivate``
+prefer         warp, row, scheduler, 0        only when ``SimSetup.prefer`` is set: each
+                                              scheduler first tries the warps for which it
+                                              returns non-zero, in its policy's order, then
+                                              the others in the same order
 =============  =============================  ===============================================
 
 ``warp`` is the hardware warp slot, ``row`` the trace row of the instruction
@@ -137,7 +146,7 @@ def standard_bank_hook(ints, floats, warp, row, k, reg, cycle):
 
 
 class SimHooks(NamedTuple):
-    """The seven simulator hooks of a design (see the module docstring); defaults do nothing."""
+    """The nine simulator hooks of a design (see the module docstring); defaults do nothing."""
 
     operand: object = standard_bank_hook
     write: object = standard_bank_hook
@@ -146,6 +155,8 @@ class SimHooks(NamedTuple):
     activate: object = no_op_hook
     deactivate: object = no_op_hook
     upkeep: object = never_hook
+    pool: object = no_op_hook
+    prefer: object = no_op_hook
 
 
 @dataclass
@@ -156,7 +167,9 @@ class SimSetup:
     arguments); ``stall_reasons`` names the design's extra stall reasons (the
     j-th is returned by ``may_issue`` as ``j``, 1-based); ``counters`` maps the
     names of the design's extra counters to their index in ``ints``;
-    ``pool`` is the active-warp pool per scheduler of the two-level scheduler.
+    ``pool`` is the active-warp pool per scheduler of the two-level scheduler;
+    ``prefer`` switches the schedulers' preference pass on (the ``prefer`` hook is
+    only called when it is set, so designs without it pay nothing).
     """
 
     hooks: SimHooks
@@ -165,6 +178,7 @@ class SimSetup:
     stall_reasons: tuple[str, ...] = ()
     counters: dict[str, int] = field(default_factory=dict)
     pool: int = 8
+    prefer: bool = False
 
     def __post_init__(self):
         self.ints = np.ascontiguousarray(self.ints, dtype=np.int64)

@@ -124,6 +124,7 @@ CONFIG_FIELDS = (
     "rb_size",  # compat result-bus ring
     "check",  # 1: stop with an error when a bank exceeds its ports
     "skip",  # 1: jump over idle cycles (the results are the same; only faster)
+    "prefer",  # 1: schedulers consider warps the design's ``prefer`` hook marks first
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -364,6 +365,7 @@ C_N_REASONS = 38
 C_RB_SIZE = 39
 C_CHECK = 40
 C_SKIP = 41
+C_PREFER = 42
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -837,7 +839,8 @@ def _free_collector(u, grp, unit_set1, unit_set2, g_free, gs_start, gs_list, k_r
 # =========================================================================== the cycle loop
 def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
          cfg, fcfg, tabs, st, ust, ds, df,
-         h_operand, h_write, h_may_issue, h_issued, h_activate, h_deactivate, h_upkeep, stop):
+         h_operand, h_write, h_may_issue, h_issued, h_activate, h_deactivate, h_upkeep, h_pool, h_prefer,
+         stop):
     """Advance the SM until all CTAs finished (returns 0), ``stop`` is reached (1) or an error (2)."""
     W = cfg[C_WARPS]
     S = cfg[C_SCHEDS]
@@ -872,6 +875,7 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
     rb_mask = rb_size - 1
     check = cfg[C_CHECK] != 0
     skip_idle = cfg[C_SKIP] != 0
+    n_pass = 2 if cfg[C_PREFER] != 0 else 1
 
     cls_lat = tabs[T_CLS_LAT]
     cls_ii = tabs[T_CLS_II]
@@ -1476,6 +1480,8 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                                 s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
                                 s_pend_n[s] += 1
                                 act = True
+                                K[K_HOOK_CALLS] += 1
+                                h_pool(ds, df, w, 0, s, 0, cyc)
                             else:
                                 s_pool[s * WS + q] = w
                                 q += 1
@@ -1499,6 +1505,8 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                             s_pool[s * WS + s_pool_n[s]] = w
                             s_pool_n[s] += 1
                             act = True
+                            K[K_HOOK_CALLS] += 1
+                            h_pool(ds, df, w, 1, s, 0, cyc)
                     # candidate count in priority order
                     if policy == POL_LRR:
                         n_cand = (W - s + S - 1) // S
@@ -1510,26 +1518,33 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                     reason_struct = -1
                     reason_first = -1
                     lrr = s_last[s]
-                    for ci in range(n_cand):
+                    # with a ``prefer`` hook: a first pass over the warps it marks, then one over the rest
+                    for ci in range(n_cand * n_pass):
+                        cj = ci % n_cand
                         if policy == POL_LRR:
                             lrr += 1
                             if lrr >= n_cand:
                                 lrr = 0
                             w = s + lrr * S
                         elif policy == POL_TWO_LEVEL:
-                            w = s_pool[s * WS + ci]
-                        elif ci == 0:
+                            w = s_pool[s * WS + cj]
+                        elif cj == 0:
                             if policy != POL_GTO or s_last[s] < 0:
                                 continue
                             w = s_last[s]
                         else:
-                            w = s_age[s * WS + ci - 1]
+                            w = s_age[s * WS + cj - 1]
                             if policy == POL_GTO and w == s_last[s]:
                                 continue
                         if w_active[w] == 0 or w_exited[w] != 0 or w_bar[w] != 0:
                             continue
                         if compat and (w_ibuf[w] == 0 or w_ibuf_at[w] > cyc):
                             continue
+                        if n_pass == 2:
+                            K[K_HOOK_CALLS] += 1
+                            pref = h_prefer(ds, df, w, w_pc[w], s, 0, cyc)
+                            if (ci < n_cand) != (pref != 0):
+                                continue
                         if w_sb[w] != 0:
                             if reason_first < 0:
                                 reason_first = SR_MEMORY if w_sb[w] == 2 else SR_RAW
@@ -1861,7 +1876,7 @@ _ARG_TYPES = (
     types.uint64[::1],  # ust
     types.int64[::1],  # design ints
     types.float64[::1],  # design floats
-    *([HOOK_TYPE] * 7),
+    *([HOOK_TYPE] * 9),
     types.int64,  # stop
 )
 _LOOP = None

@@ -431,6 +431,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "rb_size": 1024,
         "check": int(opts.check_ports),
         "skip": int(opts.skip_idle),
+        "prefer": int(setup.prefer),
     }
     cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
     fcfg = np.array([line_bytes / sm.mem_bw_bytes_per_cycle], dtype=np.float64)
@@ -550,6 +551,7 @@ def simulate_trace(
         stop = min(cycle + opts.chunk_cycles, opts.max_cycles + 1)
         status = loop(*p.arrays, p.cfg, p.fcfg, p.tabs, st, ust, setup.ints, setup.floats,
                       h.operand, h.write, h.may_issue, h.issued, h.activate, h.deactivate, h.upkeep,
+                      h.pool, h.prefer,
                       np.int64(stop))
         cycle = int(st[C.S_G][C.G_CYCLE])
         K = st[C.S_K]
