@@ -441,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"rfmodel {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    e = sub.add_parser("evaluate", help="evaluate a design on workloads (analytic engine)")
+    e = sub.add_parser("evaluate", help="evaluate a design on workloads (analytic model or cycle simulator)")
     e.add_argument("--config", metavar="FILE.toml", help="evaluation config or SM spec TOML")
     e.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
     e.add_argument("--design", metavar="NAME")
