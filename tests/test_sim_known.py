@@ -297,7 +297,7 @@ def _wake_when_released(ints, floats, a, b, c, d, cycle):
 class _Probe(Design):
     name = "probe"
 
-    def sim_setup(self, sm, params, options):
+    def sim_setup(self, sm, params, options, trace=None):
         ints = np.zeros(8, dtype=np.int64)
         ints[:6] = bank_header(sm)
         ints[7] = params.get("hold", 0)
@@ -324,8 +324,8 @@ def test_design_hooks_change_where_operands_come_from():
 
 def test_time_dependent_hooks_without_upkeep_are_reported():
     class NoUpkeep(_Probe):
-        def sim_setup(self, sm, params, options):
-            s = super().sim_setup(sm, params, options)
+        def sim_setup(self, sm, params, options, trace=None):
+            s = super().sim_setup(sm, params, options, trace)
             s.hooks = s.hooks._replace(upkeep=SimHooks().upkeep)
             return s
 
@@ -357,7 +357,7 @@ class _Order(Design):
 
     name = "order"
 
-    def sim_setup(self, sm, params, options):
+    def sim_setup(self, sm, params, options, trace=None):
         ints = np.zeros(24, dtype=np.int64)  # 8.. issue cycles of warps 0-5, 20/21 pool events
         ints[:6] = bank_header(sm)
         ints[7] = params.get("prefer", -1)
@@ -468,8 +468,8 @@ def _bank_out_of_range(ints, floats, warp, row, k, reg, cycle):
 
 
 class _BadBank(_Probe):
-    def sim_setup(self, sm, params, options):
-        s = super().sim_setup(sm, params, options)
+    def sim_setup(self, sm, params, options, trace=None):
+        s = super().sim_setup(sm, params, options, trace)
         s.hooks = s.hooks._replace(operand=_bank_out_of_range)
         return s
 

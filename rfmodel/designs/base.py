@@ -197,6 +197,10 @@ class Design:
     description: ClassVar[str] = ""
     #: names of the grid parameters this design understands beyond the SM fields
     parameters: ClassVar[tuple[str, ...]] = ()
+    #: names of the design's own scalar metrics (``rf_cache_hit_rate``, ``prefetches``, ...) that
+    #: ``sim_metrics`` and ``analytic`` report beside the common ones; ``evaluate`` puts each in the
+    #: Dataset (NaN where an engine does not give it)
+    metrics: ClassVar[tuple[str, ...]] = ()
 
     def compile(self, kernel):
         """The design's compiler pass over a static kernel (identity by default)."""
@@ -208,8 +212,13 @@ class Design:
     def structures(self, sm, grid: dict, tech: dict):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def sim_setup(self, sm, params: dict, options) -> SimSetup:
-        """Hooks and state for one simulation of this design (``params``: the design point)."""
+    def sim_setup(self, sm, params: dict, options, trace=None) -> SimSetup:
+        """Hooks and state for one simulation of this design (``params``: the design point).
+
+        ``trace``: the :class:`~rfmodel.workload.ir.Trace` being simulated, for designs whose
+        state holds per-row data (interval entries, dead-operand bits, reuse hints); the
+        simulator always passes it.
+        """
         raise RfmodelError(f"design '{self.name}' does not support the cycle simulator (no sim_setup)")
 
     def sim_metrics(self, sm, params: dict, setup: SimSetup, counts: dict) -> dict:
@@ -248,4 +257,11 @@ def get_design(name: str | Design) -> Design:
 
 
 def _load_builtin() -> None:
-    from rfmodel.designs import baseline  # noqa: F401  (registers itself)
+    from rfmodel.designs import (
+        baseline,  # noqa: F401  (registers itself)
+        bow,  # noqa: F401
+        ltrf,  # noqa: F401
+        malekeh,  # noqa: F401
+        reuse_cache,  # noqa: F401
+        rfc,  # noqa: F401
+    )

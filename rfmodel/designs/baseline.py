@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.analytic.throughput import baseline_ipc, occupancy_warps
+from rfmodel.analytic.calibration import coefficients
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, interval_model, occupancy_warps
 from rfmodel.designs.base import Design, SimHooks, SimSetup, bank_header, register
 from rfmodel.energy.accounting import Structure
 from rfmodel.spec.sm import OP_CLASS_NAMES
@@ -35,6 +36,16 @@ COLLECTOR_OPERANDS = 3
 BANK_PORTS_BY_COUNT = {1: "1rw", 2: "1r1w", 3: "2r1w"}
 
 
+def miss_latency(sm) -> float:
+    """Latency of an L1D miss served by DRAM in the simulator: L1 + L2 + DRAM + one line of bandwidth."""
+    return float(
+        sm.l1d.hit_latency_cycles
+        + sm.l2_hit_latency_cycles
+        + sm.dram_latency_cycles
+        + sm.l1d.line_bytes / max(sm.mem_bw_bytes_per_cycle, 1e-9)
+    )
+
+
 def sm_param(sm, grid: dict, name: str):
     """A parameter's value: the grid's array if the grid varies it, else the spec's."""
     if name in grid:
@@ -44,16 +55,91 @@ def sm_param(sm, grid: dict, name: str):
     return np.asarray(getattr(sm, name))
 
 
+#: ways of the simulator's L2 slice (docs/simulator.md, "Memory")
+L2_ASSOC = 16
+
+
+def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0) -> dict:
+    """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
+
+    ``coef``: the interval model's coefficients; ``extra_collect``: cycles added to every operand
+    collection (designs that read some operands from a slower structure); ``bank_cycles``: cycles
+    one bank access takes (slow banks).
+    """
+    p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
+    warps = occupancy_warps(
+        profile.regs_per_thread,
+        profile.threads_per_cta,
+        profile.shared_mem_bytes,
+        profile.ctas,
+        regs_per_sm=p["regs_per_sm"],
+        max_warps=p["warps_per_sm"],
+        max_ctas=sm.max_ctas_per_sm,
+        max_threads=p["warps_per_sm"] * sm.threads_per_warp,
+        smem_per_sm=sm.shmem_per_sm_bytes,
+        alloc_granularity=sm.reg_alloc_granularity,
+        warp_size=sm.threads_per_warp,
+    )
+    initiation = np.array([max(getattr(sm.latency, c)[1], 1) for c in OP_CLASS_NAMES], dtype=np.float64)
+    slow = np.asarray(bank_cycles, dtype=np.float64) > 1.0
+    split = bool(sm.sub_core or sm.bank_mapping == "subcore")
+    sched = p["schedulers_per_sm"]
+    bps = np.maximum(p["num_banks"] // sched, 1) if split else p["num_banks"]
+    # distinct bank rotations among the warps of one pool of banks: (reg + slot) mod n rotates by the
+    # slot; a sub-core's warps have slots congruent mod S, so only n / gcd(S, n) rotations remain
+    if sm.bank_mapping == "reg-mod":
+        rotations = np.ones_like(np.asarray(bps, dtype=np.float64))
+    elif split:
+        rotations = bps / np.gcd(np.asarray(sched, dtype=np.int64), np.asarray(bps, dtype=np.int64))
+    else:
+        rotations = np.minimum(np.maximum(warps, 1), bps)
+    m = interval_model(
+        profile,
+        warps=warps,
+        schedulers=sched,
+        issue_width=p["issue_width"],
+        banks=p["num_banks"],
+        # slow banks (bank_cycles > 1) serve one access at a time, reads and writes alike
+        ports_per_bank=np.where(slow, 1, p["bank_rw_ports"] + p["bank_read_ports"]),
+        separate_write_ports=sm.bank_write_ports > 0 and not np.any(slow),
+        collectors=p["collector_units"],
+        initiation=initiation,
+        mem_bytes_per_cycle=sm.mem_bw_bytes_per_cycle,
+        l1d_lines=max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1),
+        line_bytes=sm.l1d.line_bytes,
+        l1_hit_latency=sm.l1d.hit_latency_cycles,
+        miss_latency=miss_latency(sm),
+        mshr=sm.l1d.mshr_entries or 1 << 20,
+        sub_core=split,
+        mapping="warp-per-bank" if sm.bank_mapping == "warp-per-bank" else "interleaved",
+        # with sub-cores a warp's registers interleave over its own sub-core's banks only
+        interleave_banks=bps if split else None,
+        coef=coef,
+        extra_collect=extra_collect,
+        rotations=rotations,
+        bank_cycles=bank_cycles,
+        l2_lines=max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1),
+        l2_hit_latency=sm.l2_hit_latency_cycles,
+        l1d_assoc=sm.l1d.assoc,
+        l2_assoc=L2_ASSOC,
+    )
+    return m
+
+
 @register
 class Baseline(Design):
     name = "baseline"
     description = "conventional banked SRAM register file, operand collectors, crossbar"
-    #: design parameters beyond the SM fields: the two-level scheduler's active warps per scheduler
-    #: (cycle simulator only; the analytic model does not use it)
-    parameters = ("active_warps",)
+    #: design parameters beyond the SM fields: the two-level scheduler's active warps per scheduler, and
+    #: the banks' access time as a multiple of one cycle (``main_rf_latency_x``, default 1; see
+    #: ``sim_setup``); the analytic model uses ``main_rf_latency_x`` (bank service time), not
+    #: ``active_warps``
+    parameters = ("active_warps", "main_rf_latency_x")
+    #: the interval model's free coefficients (default, lower, upper), fitted by ``rfmodel calibrate``
+    calibration_params = dict(INTERVAL_COEFFICIENTS)
 
     # ------------------------------------------------------------------ simulator hooks
-    def sim_setup(self, sm, params, options):
+    def sim_setup(self, sm, params, options, trace=None):
         """Every operand is read from, and every result written to, its bank (``SMSpec.bank_of``).
 
         The hooks are the standard ones of :class:`~rfmodel.designs.base.SimHooks`; the
@@ -61,67 +147,56 @@ class Baseline(Design):
         """
         offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
         pool = int(params.get("active_warps", 8))
-        return SimSetup(hooks=SimHooks(), ints=bank_header(sm, offset), pool=pool)
+        from rfmodel.designs.rfc import (
+            SLOW_COUNTERS,
+            main_rf_latency,
+            slow_bank_operand,
+            slow_bank_state,
+            slow_bank_write,
+        )
+
+        slow = slow_bank_state(sm, main_rf_latency(self.name, params), offset)
+        if slow is None:  # one cycle per access: the simulator's own banks and arbiter (bit-identical to 1x)
+            return SimSetup(hooks=SimHooks(), ints=bank_header(sm, offset), pool=pool)
+        # slower banks (the main-RF latency multiples of the LTRF paper): every access holds its bank
+        # ``round(x)`` cycles and delivers its data after as long; the banks are then timed by the hooks
+        # (single access at a time per bank), not by the simulator's one-cycle arbiter
+        hooks = SimHooks(operand=slow_bank_operand, write=slow_bank_write)
+        return SimSetup(hooks=hooks, ints=slow, pool=pool, counters=dict(SLOW_COUNTERS))
 
     def sim_metrics(self, sm, params, setup, counts):
         """Bank accesses feed the banks; every operand and result crosses the crossbar once."""
         reads = float(counts["reads"])
         writes = float(counts["writes"])
+        from rfmodel.designs.rfc import slow_bank_accesses
+
+        # plus the accesses of banks timed by the hooks (main_rf_latency_x > 1)
+        slow_r, slow_w = slow_bank_accesses(sm, setup, counts)
+        bank_r = float(counts["bank_read_acc"]) + slow_r
+        bank_w = float(counts["bank_write_acc"]) + slow_w
         return {
             "events": {
-                "rf_bank": (float(counts["bank_read_acc"]), float(counts["bank_write_acc"])),
+                "rf_bank": (bank_r, bank_w),
                 "crossbar": (reads + writes, 0.0),
                 "collector": (reads, reads),
             }
         }
 
     def analytic(self, profile, sm, grid):
-        p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
-        warps = occupancy_warps(
-            profile.regs_per_thread,
-            profile.threads_per_cta,
-            profile.shared_mem_bytes,
-            profile.ctas,
-            regs_per_sm=p["regs_per_sm"],
-            max_warps=p["warps_per_sm"],
-            max_ctas=sm.max_ctas_per_sm,
-            max_threads=p["warps_per_sm"] * sm.threads_per_warp,
-            smem_per_sm=sm.shmem_per_sm_bytes,
-            alloc_granularity=sm.reg_alloc_granularity,
-            warp_size=sm.threads_per_warp,
-        )
-        initiation = np.array([max(getattr(sm.latency, c)[1], 1) for c in OP_CLASS_NAMES], dtype=np.float64)
-        separate = sm.bank_write_ports > 0
-        m = baseline_ipc(
-            profile,
-            warps=warps,
-            schedulers=p["schedulers_per_sm"],
-            issue_width=p["issue_width"],
-            banks=p["num_banks"],
-            ports_per_bank=p["bank_rw_ports"] + p["bank_read_ports"],
-            separate_write_ports=separate,
-            collectors=p["collector_units"],
-            initiation=initiation,
-            mem_bytes_per_cycle=sm.mem_bw_bytes_per_cycle,
-            l1d_lines=max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1),
-            line_bytes=sm.l1d.line_bytes,
-            mapping="warp-per-bank" if sm.bank_mapping == "warp-per-bank" else "interleaved",
-            # with sub-cores a warp's registers interleave over its own sub-core's banks only
-            interleave_banks=(
-                np.maximum(p["num_banks"] // p["schedulers_per_sm"], 1)
-                if sm.sub_core or sm.bank_mapping == "subcore"
-                else None
-            ),
-        )
+        """The calibrated interval model (``rfmodel.analytic.throughput.interval_model``)."""
+        # main_rf_latency_x: every bank access holds its bank x cycles and delivers after as long
+        # (continuous here; the simulator rounds to whole cycles)
+        x = np.maximum(np.asarray(grid.get("main_rf_latency_x", 1.0), dtype=np.float64), 1.0)
+        m = sm_interval(profile, sm, grid, coefficients(self, grid), bank_cycles=x)
+        warps = m["warps"]
         n = float(profile.n_instrs)
         reads = n * profile.reads_per_instr
         writes = n * profile.writes_per_instr
         ipc = m["ipc"]
-        with np.errstate(divide="ignore"):
-            cycles = np.where(ipc > 0, n / ipc, np.inf)
+        cycles = m["cycles"]
         # collector-cycles lost waiting for banks: serialization inside an instruction
         # (beyond the first access) plus queueing behind other collectors' accesses
-        conflict = n * (np.maximum(m["ser"] - 1.0, 0.0) + m["bank_wait"])
+        conflict = n * m["conflict_per_instr"]
         return {
             "ipc": ipc,
             "cycles": cycles,

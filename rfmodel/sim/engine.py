@@ -537,7 +537,7 @@ def simulate_trace(
     opts = options if isinstance(options, SimOptions) else SimOptions.from_dict(options)
     d = get_design(design)
     params = dict(params or {})
-    setup = d.sim_setup(sm, params, opts)
+    setup = d.sim_setup(sm, params, opts, trace=trace)
     p = _prepare(trace, sm, setup, opts)
     attrs = {"compat": opts.compat, "resident_ctas": p.resident_ctas, "warps_per_cta": p.wpc}
     if p.resident_ctas == 0:

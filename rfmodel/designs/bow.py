@@ -1,0 +1,235 @@
+"""BOW: the operand collectors as a per-warp sliding window of instructions that forwards operands.
+
+"BOW: Breathing Operand Windows to Exploit Bypassing in GPUs" (MICRO 2020), as the paper on
+caching collector units ("Lightweight Register File Caching in Collector Units for GPUs")
+describes it for its comparison: the operand buffers hold the source operands of a sliding
+window of the last ``window`` (3) instructions of a warp and forward register values between
+the instructions of the window instead of reading them from the banks; the window is flushed
+when a branch jumps to a new window.  docs/designs.md ("BOW") lists the reading implemented
+here; in short:
+
+* A source operand of instruction ``i`` is forwarded (no bank read) when the same register was
+  read or written by one of the ``window - 1`` previous instructions of the warp's stream and
+  no taken branch lies between them (an operand named twice by one instruction is read once).
+* A result is written to the window only; its register-file write is skipped (bypassed) when
+  every read of the value lies inside the window (at most ``window - 1`` instructions later,
+  no taken branch between) and at least one read exists -- the write-bypass variant of the BOW
+  paper, whose compiler marks such values.  Other results are written to the banks.
+* Since the window is per warp and follows the warp's own stream, the forwarding decisions are
+  computed once per trace row in ``sim_setup`` (they do not depend on timing); the hooks only
+  route the operand to the window or to its bank and count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from rfmodel.analytic.collectors import CALIBRATION_PARAMS
+from rfmodel.designs.base import (
+    BANK_HEADER_LEN,
+    Design,
+    SimHooks,
+    SimSetup,
+    bank_header,
+    register,
+    standard_bank,
+)
+from rfmodel.designs.baseline import COLLECTOR_OPERANDS, Baseline, sm_param
+from rfmodel.designs.malekeh import int_param, rate
+from rfmodel.designs.rfc import (
+    slow_bank_accesses,
+    slow_block_counters,
+    slow_read,
+    slow_write,
+    with_slow_block,
+)
+from rfmodel.errors import RfmodelError
+from rfmodel.workload.ir import OpClass
+
+DEFAULTS = {
+    "window": 3,  # instructions in the sliding window (the comparison in the Malekeh paper: 3)
+    "write_bypass": 1,  # 1: results consumed only inside the window skip the register-file write
+    "main_rf_latency_x": 1.0,  # bank access time as a multiple of one cycle (the baseline's parameter)
+}
+
+# ----------------------------------------------------------------------------------- state layout
+I_OFF_ROW = BANK_HEADER_LEN
+I_SLOW = BANK_HEADER_LEN + 1  # offset of the slow-bank block (rfmodel.designs.rfc.slow_read), 0: none (1x)
+C0 = BANK_HEADER_LEN + 2
+COUNTERS = (
+    "bow_hits",  # source operands forwarded inside the window
+    "bow_misses",  # source operands read from the banks
+    "bow_bypassed_writes",  # results not written to the banks (consumed inside the window only)
+    "bow_rf_writes",  # results written to the banks
+    "bow_flushes",  # window flushes (taken branches), counted when the trace is prepared
+)
+CNT = {name: C0 + i for i, name in enumerate(COUNTERS)}
+K_HITS, K_MISSES, K_BYPASS, K_RFW = (C0 + i for i in range(4))
+HEADER = C0 + len(COUNTERS)
+DST_SHIFT = 16  # per row: bits 0..9 source k forwarded, bits 16..19 destination k bypasses the RF
+
+
+@njit(cache=True)
+def window_masks(warp_ptr, src, dst, op, sidx, active, window, branch_op):  # pragma: no cover - compiled
+    """Per row: the forwarded-source mask, the bypassed-destination mask; and the flush count.
+
+    ``window`` instructions per window (a value is visible to the ``window - 1`` following
+    instructions); a flush follows every taken branch (the next row of the warp is not the
+    branch's fall-through, or the static index is unknown).
+    """
+    n = src.shape[0]
+    hit = np.zeros(n, np.int64)
+    epoch = np.zeros(n, np.int64)
+    last = np.empty(256, np.int64)
+    last_ep = np.empty(256, np.int64)
+    far = np.empty(256, np.int64)
+    flushes = 0
+    look = window - 1
+    for w in range(warp_ptr.shape[0] - 1):
+        a, b = warp_ptr[w], warp_ptr[w + 1]
+        ep = 0
+        for i in range(a, b):
+            epoch[i] = ep
+            if op[i] == branch_op and i + 1 < b and (sidx[i] < 0 or sidx[i + 1] != sidx[i] + 1):
+                ep += 1
+                flushes += 1
+        # forward pass: sources served by the window
+        last[:] = -(1 << 40)
+        last_ep[:] = -1
+        for i in range(a, b):
+            m = 0
+            for k in range(src.shape[1]):
+                r = src[i, k]
+                if r == 255:
+                    continue
+                if i - last[r] <= look and last_ep[r] == epoch[i]:
+                    m |= 1 << k
+                last[r] = i
+                last_ep[r] = epoch[i]
+            for k in range(dst.shape[1]):
+                r = dst[i, k]
+                if r == 255:
+                    continue
+                if active[i] == 32 or (i - last[r] <= look and last_ep[r] == epoch[i]):
+                    last[r] = i  # a full write, or a partial one merged into the window's copy
+                    last_ep[r] = epoch[i]
+                else:
+                    last[r] = -(1 << 40)
+            hit[i] = m
+        # backward pass: results whose every read lies inside the window
+        far[:] = -1
+        for i in range(b - 1, a - 1, -1):
+            for k in range(dst.shape[1]):
+                r = dst[i, k]
+                if r == 255:
+                    continue
+                f = far[r]
+                if active[i] == 32:
+                    if f >= 0 and f - i <= look and epoch[f] == epoch[i]:
+                        hit[i] |= 1 << (DST_SHIFT + k)
+                    far[r] = -1
+            for k in range(src.shape[1]):
+                r = src[i, k]
+                if r != 255 and far[r] < 0:
+                    far[r] = i
+    return hit, flushes
+
+
+@njit(cache=True)
+def bow_operand(ints, floats, w, row, k, reg, cyc):
+    if k < 10 and (ints[ints[I_OFF_ROW] + row] >> k) & 1:
+        ints[K_HITS] += 1
+        return -1
+    ints[K_MISSES] += 1
+    if ints[I_SLOW] != 0:
+        return slow_read(ints, ints[I_SLOW], w, reg, cyc)
+    return standard_bank(ints, w, reg)
+
+
+@njit(cache=True)
+def bow_write(ints, floats, w, row, k, reg, cyc):
+    if k < 4 and (ints[ints[I_OFF_ROW] + row] >> (DST_SHIFT + k)) & 1:
+        ints[K_BYPASS] += 1
+        return -1
+    ints[K_RFW] += 1
+    if ints[I_SLOW] != 0:
+        return slow_write(ints, ints[I_SLOW], w, reg, cyc)
+    return standard_bank(ints, w, reg)
+
+
+HOOKS = SimHooks(operand=bow_operand, write=bow_write)
+
+
+@register
+class Bow(Design):
+    name = "bow"
+    description = "BOW: per-warp sliding window of 3 instructions forwarding operands, write bypass"
+    parameters = tuple(DEFAULTS)
+    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "bow_bypassed_writes", "bow_flushes")
+    #: free coefficients of the analytic model (default, lower, upper): the baseline interval model's
+    #: and the design's own (rfmodel.analytic.collectors)
+    calibration_params = dict(CALIBRATION_PARAMS["bow"])
+
+    def sim_setup(self, sm, params, options, trace=None):
+        if trace is None:
+            raise RfmodelError("design 'bow' needs the trace being simulated: sim_setup(..., trace=trace)")
+        window = int_param(self.name, params, "window", 1, 64, DEFAULTS["window"])
+        bypass = int_param(self.name, params, "write_bypass", 0, 1, DEFAULTS["write_bypass"])
+        masks, flushes = window_masks(
+            trace.warp_ptr.astype(np.int64), trace.src, trace.dst, trace.op.astype(np.int64),
+            trace.sidx.astype(np.int64), trace.active.astype(np.int64), window, int(OpClass.BRANCH),
+        )
+        if not bypass:
+            masks &= (1 << DST_SHIFT) - 1
+        offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
+        ints = np.zeros(HEADER + len(masks), np.int64)
+        ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
+        ints[I_OFF_ROW] = HEADER
+        ints[HEADER:] = masks
+        ints[CNT["bow_flushes"]] = int(flushes)
+        ints = with_slow_block(ints, sm, params, self.name, I_SLOW)
+        counters = {**CNT, **slow_block_counters(ints, I_SLOW)}
+        return SimSetup(hooks=HOOKS, ints=ints, counters=counters, pool=int(params.get("active_warps", 8)))
+
+    def sim_metrics(self, sm, params, setup, counts):
+        hits = float(counts["bow_hits"])
+        reads = float(counts["reads"])
+        slow_r, slow_w = slow_bank_accesses(sm, setup, counts)  # main_rf_latency_x > 1
+        bank_r = float(counts["bank_read_acc"]) + slow_r
+        bank_w = float(counts["bank_write_acc"]) + slow_w
+        rfw = float(counts["bow_rf_writes"])
+        results = rfw + float(counts["bow_bypassed_writes"])
+        return {
+            "rf_cache_hit_rate": rate(hits, reads),
+            "rf_reads_saved": hits,
+            "rf_bank_reads": float(counts["bow_misses"]),
+            "bow_bypassed_writes": float(counts["bow_bypassed_writes"]),
+            "bow_flushes": float(counts["bow_flushes"]),
+            "events": {
+                "rf_bank": (bank_r, bank_w),
+                # bank reads into the window and results (to the banks and to the window) cross it
+                "crossbar": (float(counts["bow_misses"]) + results, 0.0),
+                # every operand is read out of the window; bank reads and results are written into it
+                "bow_buffer": (reads, float(counts["bow_misses"]) + results),
+            },
+        }
+
+    def analytic(self, profile, sm, grid):
+        from rfmodel.analytic.collectors import bow_analytic_terms
+
+        return bow_analytic_terms(self, profile, sm, grid, Baseline().analytic(profile, sm, grid))
+
+    def structures(self, sm, grid, tech):
+        """The baseline's banks and crossbar; each collector holds a window of instructions' operands."""
+        from rfmodel.tech.structures import operand_collector
+
+        base = [s for s in Baseline().structures(sm, grid, tech) if s.name != "collector"]
+        win = int(np.max(np.asarray(grid.get("window", DEFAULTS["window"]))))
+        node = tech.get("node_nm", 45)
+        cell = tech.get("cell", "sram-hp")
+        buf = operand_collector(win * COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node, cell=cell)
+        return [*base, buf.structure("bow_buffer", copies=sm_param(sm, grid, "collector_units"))]
+
+
+__all__ = ["DEFAULTS", "Bow", "window_masks"]

@@ -1,0 +1,883 @@
+"""Malekeh: register caching in the operand collector units (Caching Collector Units, CCUs).
+
+"Lightweight Register File Caching in Collector Units for GPUs" turns each
+operand collector unit into a small register cache: a cache table (CT) of 8
+entries (tag, lock bit, one near/far reuse bit from the compiler, LRU), owned
+by one warp at a time and flushed when the CCU is given to another warp.
+docs/designs.md ("Malekeh") documents the reading implemented here; in short:
+
+* **Hints.** The near/far bit of every source and destination operand is the
+  reuse distance (instructions of the warp's own stream up to the next read of
+  the value) against RTHLD.  The compiler pass :func:`rfmodel.compiler.reuse_hints`
+  gives it per static instruction of the kernel the trace was expanded from
+  (``Malekeh(kernel=...)``, else the kernel reloaded from the trace's source;
+  parameter ``static_hints``); without one it is computed from the dynamic trace
+  with the same definition (the paper annotated Accel-Sim traces).  The trace is
+  required: ``sim_setup`` without it is an error.
+* **CCU choice.** The simulator core does not tell the hooks which collector
+  an instruction took, so the design keeps its own cache tables, as many per
+  scheduler group as the SM has collectors there, and assigns them in
+  ``may_issue``/``issued``: the warp's own CT if it has one (the warp waits
+  while its CT still holds its previous instruction), else a free CT (one
+  whose instruction was dispatched) holding only far values (empty ones first,
+  then least recently used), else the least recently used free CT holding near
+  values -- after the allocator has stalled STHLD cycles.  A CT is busy from
+  the issue of its instruction until ``CCU_HOLD`` cycles after the instruction
+  took its collector (the unconflicted dispatch time).
+* **Lookups, replacement, writes** as the paper's sections 3-4 (see
+  docs/designs.md), with a seeded RNG in the state for "random among far".
+* **Scheduler**: the core's ``prefer`` hook puts warps that own a CT first.
+* **Adaptive STHLD**: a six-state machine over 10,000-cycle intervals
+  (:func:`fsm_step`; the transition table is in docs/designs.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from rfmodel.analytic.collectors import CALIBRATION_PARAMS
+from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, reuse_hints
+from rfmodel.designs.base import (
+    BANK_HEADER_LEN,
+    Design,
+    SimHooks,
+    SimSetup,
+    bank_header,
+    register,
+    standard_bank,
+)
+from rfmodel.designs.baseline import Baseline, sm_param
+from rfmodel.designs.rfc import (
+    slow_bank_accesses,
+    slow_bank_reads,
+    slow_block_counters,
+    slow_read,
+    slow_write,
+    with_slow_block,
+)
+from rfmodel.errors import RfmodelError, SpecError
+from rfmodel.workload.trace import MAX_SRC, NONE
+
+# ----------------------------------------------------------------------------------- parameters
+#: the design parameters and the paper's defaults (RTHLD, the initial STHLD, the FSM deltas and the
+#: small/large IPC-change threshold are not given by the paper: our choices, documented)
+DEFAULTS = {
+    "rthld": DEFAULT_RTHLD,  # near: 1 <= reuse distance <= rthld
+    "ct_entries": 8,  # cache-table entries per CCU (paper: 8)
+    "sthld": 4,  # initial (or, with adaptive = 0, fixed) STHLD in cycles
+    "adaptive": 1,  # 1: the STHLD state machine runs
+    "interval_cycles": 10_000,  # adaptive interval (paper: 10,000 cycles)
+    "seed": 1,  # seed of the replacement RNG
+    "static_hints": 1,  # 1: the compiler pass's static hints where the kernel is known; 0: trace distances
+    # main-RF bank access time as a multiple of one cycle (the baseline's parameter; > 1: slow-bank block)
+    "main_rf_latency_x": 1.0,
+}
+#: cycles a CT stays busy after its instruction took a collector (issue t, read t + 1, dispatch t + 2)
+CCU_HOLD = 2
+#: adaptive STHLD: big and small steps, the bound, and the relative IPC change that counts as "large"
+FSM = {"delta_big": 4, "delta_small": 1, "sthld_max": 64, "large_change": 0.05}
+
+# ----------------------------------------------------------------------------------- state layout
+I_G, I_NCT, I_E, I_S, I_SUB, I_STHLD, I_ADAPT, I_INTERVAL, I_NEXT_B, I_FSM = range(6, 16)
+I_RNG, I_CLOCK, I_ISSUED_IV, I_W, I_OFF_CT, I_OFF_ENT, I_OFF_WCT, I_OFF_GRP, I_OFF_ROW = range(16, 25)
+I_D1, I_D2, I_SMAX = 25, 26, 27
+I_SLOW = 28  # offset of the slow-bank block (rfmodel.designs.rfc.slow_read), 0: none (1x)
+# counters
+C0 = 30
+COUNTERS = (
+    "ccu_hits",  # source operands served by a CT
+    "ccu_misses",  # source operands read from the banks
+    "ccu_fills",  # misses installed in a CT (the read value is kept)
+    "ccu_writes",  # results written into a CT (near, port free)
+    "ccu_dropped_writes",  # near results discarded: the CT's one write port was taken this cycle
+    "ccu_write_invalidations",  # results not cached whose register the CT held (entry invalidated)
+    "ccu_flushes",  # CTs flushed because another warp took the CCU
+    "sthld_stall_cycles",  # group-cycles the allocator waited for STHLD
+    "sthld_sum",  # sum of STHLD over completed intervals
+    "sthld_intervals",  # completed intervals
+    "sthld_last",  # STHLD at the end of the run
+    "rf_writes_all",  # results (all written to the banks: write-through)
+    "ccu_evictions",  # valid entries replaced (by a miss's fill or a cached result)
+)
+CNT = {name: C0 + i for i, name in enumerate(COUNTERS)}
+K_CCU_HITS = C0 + 0
+K_CCU_MISSES = C0 + 1
+K_CCU_FILLS = C0 + 2
+K_CCU_WRITES = C0 + 3
+K_CCU_DROPPED_WRITES = C0 + 4
+K_CCU_WRITE_INVALIDATIONS = C0 + 5
+K_CCU_FLUSHES = C0 + 6
+K_STHLD_STALL_CYCLES = C0 + 7
+K_STHLD_SUM = C0 + 8
+K_STHLD_INTERVALS = C0 + 9
+K_STHLD_LAST = C0 + 10
+K_RF_WRITES_ALL = C0 + 11
+K_CCU_EVICTIONS = C0 + 12
+HEADER = C0 + len(COUNTERS)
+# per CT fields
+CT_OWNER, CT_RELEASE, CT_LRU, CT_WCYC, CT_WROW = range(5)
+CT_F = 5
+# per entry fields
+E_TAG, E_NEAR, E_LOCK, E_LRU = range(4)
+E_F = 4
+# per group fields
+# per group: STHLD stall counter, last cycle counted, and the allocation choice memoized for one cycle
+G_WAIT, G_LASTSTALL, G_MEMO_CYC, G_MEMO_VAL = range(4)
+G_F = 4
+# per row: word 0 = source registers 0..7 (8 bits each), word 1 = registers 8..9 (bits 0..15),
+# source near mask (bits 16..25), destination near mask (bits 26..29), hit mask (bits 32..41)
+R_F = 2
+SRC_NEAR_SHIFT, DST_NEAR_SHIFT, HIT_SHIFT = 16, 26, 32
+PENDING = 1 << 60  # CT release time while its instruction waits for a collector
+INF_LRU = 1 << 62
+# choice codes
+CH_OWN, CH_FAR, CH_NEAR, CH_NONE, CH_BUSY = 0, 1, 2, 3, 4
+# stall reasons (1-based codes of may_issue)
+STALL_REASONS = ("ccu_busy", "no_free_ccu", "sthld_wait")
+R_BUSY, R_NONE, R_STHLD = 1, 2, 3
+
+
+def int_param(design: str, params: dict, name: str, lo: int, hi: int, default) -> int:
+    """A validated integer design parameter (one clear error otherwise)."""
+    v = params.get(name, default)
+    if isinstance(v, float | np.floating) and float(v).is_integer():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int | np.integer) or not lo <= v <= hi:
+        raise SpecError(design, name, v, f"integer in [{lo}, {hi}]")
+    return int(v)
+
+
+def groups_of(sm) -> tuple[int, int, bool]:
+    """(groups, collectors per group, sub-core) of the SM's collector units."""
+    sub = bool(sm.sub_core)
+    groups = sm.schedulers_per_sm if sub else 1
+    per = max(sm.collectors.total // groups, 1)
+    return groups, per, sub
+
+
+# ----------------------------------------------------------------------------------- hints
+@njit(cache=True)
+def _dynamic_distances(warp_ptr, src, dst):  # pragma: no cover - compiled
+    """Per row and slot: instructions of the warp's stream to the next read of the value (-1: none)."""
+    sd = np.full(src.shape, -1, np.int64)
+    dd = np.full(dst.shape, -1, np.int64)
+    nxt = np.empty(256, np.int64)
+    for w in range(warp_ptr.shape[0] - 1):
+        nxt[:] = -1
+        for i in range(warp_ptr[w + 1] - 1, warp_ptr[w] - 1, -1):
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r != 255 and nxt[r] >= 0:
+                    dd[i, j] = nxt[r] - i
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r == 255:
+                    continue
+                killed = False
+                for q in range(dst.shape[1]):
+                    if dst[i, q] == r:
+                        killed = True
+                if not killed and nxt[r] >= 0:
+                    sd[i, j] = nxt[r] - i
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r != 255:
+                    nxt[r] = -1
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r != 255:
+                    nxt[r] = i
+    return sd, dd
+
+
+def _static_table(kernel, h, attr: str, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per static instruction: its operands' distances as the trace stores them (``width`` columns,
+    registers outside 0..254 dropped, as the trace expansion does) and their count."""
+    n = len(kernel.instrs)
+    table = np.full((n + 1, width), -1, np.int64)
+    count = np.full(n + 1, -1, np.int64)
+    for i, ins in enumerate(kernel.instrs):
+        regs = ins.src if attr == "src" else ins.dst
+        dist = (h.src_distance if attr == "src" else h.dst_distance)[i]
+        keep = [d for r, d in zip(regs, dist, strict=False) if 0 <= r < NONE][:width]
+        table[i, : len(keep)] = keep
+        count[i] = len(keep)
+    return table, count
+
+
+def trace_distances(trace, kernel=None) -> tuple[np.ndarray, np.ndarray, str]:
+    """Reuse distances ``(src [N, MAX_SRC], dst [N, MAX_DST], source)`` of every trace operand.
+
+    With ``kernel`` (the static program the trace was expanded from) the compiler
+    pass's static distances (:func:`reuse_hints`) are mapped through ``trace.sidx``;
+    rows it cannot map fall back to the distance in the warp's dynamic stream.
+    """
+    sd, dd = _dynamic_distances(trace.warp_ptr, trace.src, trace.dst)
+    if kernel is None:
+        return sd, dd, "dynamic (trace reuse distances)"
+    h = reuse_hints(kernel, 1)
+    n_static = len(kernel.instrs)
+    st, sc = _static_table(kernel, h, "src", sd.shape[1])
+    dt, dc = _static_table(kernel, h, "dst", dd.shape[1])
+    sidx = np.asarray(trace.sidx, dtype=np.int64)
+    sidx = np.where((sidx >= 0) & (sidx < n_static), sidx, n_static)
+    ok = (sc[sidx] == (trace.src != NONE).sum(axis=1)) & (dc[sidx] == (trace.dst != NONE).sum(axis=1))
+    ok &= sidx < n_static
+    sd[ok] = st[sidx[ok]]
+    dd[ok] = dt[sidx[ok]]
+    return sd, dd, f"static compiler pass ({int(ok.sum())} of {trace.n_instrs} rows)"
+
+
+def near_masks(sd: np.ndarray, dd: np.ndarray, rthld: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: bit ``k`` set when operand ``k``'s reuse distance is near (``1 <= d <= rthld``)."""
+    sn = ((sd >= 1) & (sd <= rthld)).astype(np.int64)
+    dn = ((dd >= 1) & (dd <= rthld)).astype(np.int64)
+    smask = (sn << np.arange(sd.shape[1], dtype=np.int64)).sum(axis=1)
+    dmask = (dn << np.arange(dd.shape[1], dtype=np.int64)).sum(axis=1)
+    return smask, dmask
+
+
+# ----------------------------------------------------------------------------------- CT primitives
+@njit(cache=True)
+def lcg_next(ints):
+    """The replacement RNG (an LCG mod 2**31 kept in the state): next value in [0, 2**31)."""
+    x = (1103515245 * ints[I_RNG] + 12345) % 2147483648
+    ints[I_RNG] = x
+    return x
+
+
+@njit(cache=True)
+def ct_find(ints, ct, reg):
+    """Entry index (global) of ``reg`` in CT ``ct``, or -1."""
+    E = ints[I_E]
+    base = ints[I_OFF_ENT] + ct * E * E_F
+    for e in range(E):
+        if ints[base + e * E_F + E_TAG] == reg:
+            return ct * E + e
+    return -1
+
+
+@njit(cache=True)
+def ct_victim(ints, ct, cyc, hinted):
+    """The entry (global index) to replace in CT ``ct``, or -1 (every entry locked).
+
+    Invalid entries first (the lowest); then, excluding locked entries, a random one among
+    the far entries; if all are near, the least recently used.  ``hinted`` = 0: LRU only.
+    """
+    E = ints[I_E]
+    base = ints[I_OFF_ENT] + ct * E * E_F
+    busy = ints[ints[I_OFF_CT] + ct * CT_F + CT_RELEASE] > cyc
+    n_far = 0
+    lru_e = -1
+    lru_v = INF_LRU
+    for e in range(E):
+        p = base + e * E_F
+        if ints[p + E_TAG] < 0:
+            return ct * E + e
+        if ints[p + E_LOCK] != 0 and busy:
+            continue
+        if ints[p + E_NEAR] == 0:
+            n_far += 1
+        if ints[p + E_LRU] < lru_v:
+            lru_v = ints[p + E_LRU]
+            lru_e = e
+    if hinted != 0 and n_far > 0:
+        pick = lcg_next(ints) % n_far
+        for e in range(E):
+            p = base + e * E_F
+            if (ints[p + E_LOCK] != 0 and busy) or ints[p + E_NEAR] != 0:
+                continue
+            if pick == 0:
+                return ct * E + e
+            pick -= 1
+    if lru_e < 0:
+        return -1
+    return ct * E + lru_e
+
+
+@njit(cache=True)
+def ct_flush(ints, ct):
+    E = ints[I_E]
+    base = ints[I_OFF_ENT] + ct * E * E_F
+    valid = 0
+    for e in range(E):
+        p = base + e * E_F
+        if ints[p + E_TAG] >= 0:
+            valid += 1
+        ints[p + E_TAG] = -1
+        ints[p + E_NEAR] = 0
+        ints[p + E_LOCK] = 0
+        ints[p + E_LRU] = 0
+    return valid
+
+
+@njit(cache=True)
+def ct_near_count(ints, ct):
+    E = ints[I_E]
+    base = ints[I_OFF_ENT] + ct * E * E_F
+    n = 0
+    for e in range(E):
+        p = base + e * E_F
+        if ints[p + E_TAG] >= 0 and ints[p + E_NEAR] != 0:
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def ct_read(ints, ct, reg, near, hinted, cyc):
+    """Look up a source operand at CCU allocation: 1 hit, 0 miss installed, -1 miss not cached.
+
+    The entry is locked, its hint set from the instruction and its LRU stamp updated.
+    """
+    ints[I_CLOCK] += 1
+    ent = ct_find(ints, ct, reg)
+    res = 1
+    if ent < 0:
+        ent = ct_victim(ints, ct, cyc, hinted)
+        if ent < 0:
+            return -1
+        res = 0
+        if ints[ints[I_OFF_ENT] + ent * E_F + E_TAG] >= 0:
+            ints[K_CCU_EVICTIONS] += 1
+    p = ints[I_OFF_ENT] + ent * E_F
+    ints[p + E_TAG] = reg
+    ints[p + E_NEAR] = near
+    ints[p + E_LOCK] = 1
+    ints[p + E_LRU] = ints[I_CLOCK]
+    return res
+
+
+@njit(cache=True)
+def ct_write(ints, ct, row, reg, near, hinted, cyc):
+    """A result arriving at the CCU's write port (port D).
+
+    Returns 1 written, 2 dropped (port taken this cycle by another instruction), 3 invalidated
+    (not cached, the CT held the register's old value), 0 nothing.
+    """
+    cb = ints[I_OFF_CT] + ct * CT_F
+    ent = ct_find(ints, ct, reg)
+    if near == 0:
+        if ent >= 0:
+            ints[ints[I_OFF_ENT] + ent * E_F + E_TAG] = -1
+            ints[ints[I_OFF_ENT] + ent * E_F + E_LOCK] = 0
+            return 3
+        return 0
+    if ints[cb + CT_WCYC] == cyc and ints[cb + CT_WROW] != row:
+        if ent >= 0:  # the old value is stale and the new one did not get in
+            ints[ints[I_OFF_ENT] + ent * E_F + E_TAG] = -1
+            ints[ints[I_OFF_ENT] + ent * E_F + E_LOCK] = 0
+        return 2
+    if ent < 0:
+        ent = ct_victim(ints, ct, cyc, hinted)
+        if ent < 0:
+            return 2
+        if ints[ints[I_OFF_ENT] + ent * E_F + E_TAG] >= 0:
+            ints[K_CCU_EVICTIONS] += 1
+    ints[cb + CT_WCYC] = cyc
+    ints[cb + CT_WROW] = row
+    ints[I_CLOCK] += 1
+    p = ints[I_OFF_ENT] + ent * E_F
+    ints[p + E_TAG] = reg
+    ints[p + E_NEAR] = 1
+    ints[p + E_LRU] = ints[I_CLOCK]
+    return 1
+
+
+@njit(cache=True)
+def choose_ct(ints, w, cyc):
+    """The CCU allocation decision for warp ``w`` now: ``code * 2**32 + ct`` (see the CH_* codes)."""
+    wct = ints[ints[I_OFF_WCT] + w]
+    ctb = ints[I_OFF_CT]
+    if wct >= 0:
+        if ints[ctb + wct * CT_F + CT_RELEASE] > cyc:
+            return CH_BUSY << 32
+        return (CH_OWN << 32) + wct
+    nct = ints[I_NCT]
+    g = (w % ints[I_S]) if ints[I_SUB] != 0 else 0
+    gp = ints[I_OFF_GRP] + g * G_F
+    if ints[gp + G_MEMO_CYC] == cyc:  # same answer for every warp without a CCU until the state changes
+        return ints[gp + G_MEMO_VAL]
+    res = choose_free_ct(ints, g * nct, (g + 1) * nct, cyc)
+    ints[gp + G_MEMO_CYC] = cyc
+    ints[gp + G_MEMO_VAL] = res
+    return res
+
+
+@njit(cache=True)
+def memo_clear(ints, ct):
+    """The CCU ``ct`` changed: forget its group's memoized allocation choice."""
+    ints[ints[I_OFF_GRP] + (ct // ints[I_NCT]) * G_F + G_MEMO_CYC] = -1
+
+
+@njit(cache=True)
+def choose_free_ct(ints, c0, c1, cyc):
+    """Among CCUs ``c0 .. c1 - 1``: the free one holding only far values (empty first, then LRU), else
+    the least recently used free one holding near values, else none."""
+    ctb = ints[I_OFF_CT]
+    best_far = -1
+    far_key = INF_LRU
+    best_near = -1
+    near_key = INF_LRU
+    for c in range(c0, c1):
+        p = ctb + c * CT_F
+        if ints[p + CT_RELEASE] > cyc:
+            continue
+        key = ints[p + CT_LRU] if ints[p + CT_OWNER] >= 0 else -1
+        if ct_near_count(ints, c) == 0:
+            if key < far_key:
+                far_key = key
+                best_far = c
+        elif key < near_key:
+            near_key = key
+            best_near = c
+    if best_far >= 0:
+        return (CH_FAR << 32) + best_far
+    if best_near >= 0:
+        return (CH_NEAR << 32) + best_near
+    return CH_NONE << 32
+
+
+# ----------------------------------------------------------------------------------- hooks
+@njit(cache=True)
+def malekeh_may_issue(ints, floats, w, row, s, n, cyc):
+    ch = choose_ct(ints, w, cyc)
+    code = ch >> 32
+    if code == CH_OWN or code == CH_FAR:
+        return 0
+    if code == CH_BUSY:
+        return R_BUSY
+    if code == CH_NONE:
+        return R_NONE
+    # the only free CCU holds near values: the group's allocator stalls until its stall counter
+    # reaches STHLD (one count per cycle in which it is stalled), then replaces the CCU
+    g = ints[I_OFF_GRP] + ((w % ints[I_S]) if ints[I_SUB] != 0 else 0) * G_F
+    if ints[g + G_WAIT] >= ints[I_STHLD]:
+        return 0
+    if ints[g + G_LASTSTALL] != cyc:
+        ints[g + G_LASTSTALL] = cyc
+        ints[g + G_WAIT] += 1
+        ints[K_STHLD_STALL_CYCLES] += 1
+    return R_STHLD
+
+
+@njit(cache=True)
+def malekeh_issued(ints, floats, w, row, s, rec, cyc):
+    ints[I_ISSUED_IV] += 1
+    ch = choose_ct(ints, w, cyc)
+    code = ch >> 32
+    ct = ch & 0xFFFFFFFF
+    if code == CH_BUSY or code == CH_NONE:  # cannot happen after may_issue allowed it
+        return 0
+    ctb = ints[I_OFF_CT] + ct * CT_F
+    memo_clear(ints, ct)
+    if code != CH_OWN:
+        old = ints[ctb + CT_OWNER]
+        if old >= 0:
+            ints[ints[I_OFF_WCT] + old] = -1
+        if ct_flush(ints, ct) > 0:
+            ints[K_CCU_FLUSHES] += 1
+        ints[ctb + CT_OWNER] = w
+        ints[ints[I_OFF_WCT] + w] = ct
+        # a CCU was allocated to a new warp: the group's stall counter starts again from zero
+        ints[ints[I_OFF_GRP] + ((w % ints[I_S]) if ints[I_SUB] != 0 else 0) * G_F + G_WAIT] = 0
+    ints[I_CLOCK] += 1
+    ints[ctb + CT_LRU] = ints[I_CLOCK]
+    ints[ctb + CT_RELEASE] = PENDING  # busy until its operands are collected
+    # the new instruction's locks replace the old ones
+    E = ints[I_E]
+    eb = ints[I_OFF_ENT] + ct * E * E_F
+    for e in range(E):
+        ints[eb + e * E_F + E_LOCK] = 0
+    rb = ints[I_OFF_ROW] + row * R_F
+    w0 = ints[rb]
+    w1 = ints[rb + 1]
+    hits = 0
+    nsrc = 0
+    for j in range(10):
+        reg = (w0 >> (8 * j)) & 255 if j < 8 else (w1 >> (8 * (j - 8))) & 255
+        if reg == 255:
+            continue
+        nsrc += 1
+        near = (w1 >> (SRC_NEAR_SHIFT + j)) & 1
+        res = ct_read(ints, ct, reg, near, 1, cyc)
+        if res == 1:
+            hits |= 1 << j
+            ints[K_CCU_HITS] += 1
+        else:
+            ints[K_CCU_MISSES] += 1
+            if res == 0:
+                ints[K_CCU_FILLS] += 1
+    ints[rb + 1] = (w1 & ((1 << HIT_SHIFT) - 1)) | (hits << HIT_SHIFT)
+    if nsrc == 0:
+        ints[ctb + CT_RELEASE] = cyc + CCU_HOLD
+    return 0
+
+
+@njit(cache=True)
+def malekeh_operand(ints, floats, w, row, k, reg, cyc):
+    """Source operand at collector allocation: hits (decided at issue) come from the CT, no bank."""
+    ct = ints[ints[I_OFF_WCT] + w]
+    if ct >= 0:
+        p = ints[I_OFF_CT] + ct * CT_F + CT_RELEASE
+        if ints[p] == PENDING:  # the instruction took its collector: the CT frees at dispatch
+            ints[p] = cyc + CCU_HOLD
+    if k < 10 and (ints[ints[I_OFF_ROW] + row * R_F + 1] >> (HIT_SHIFT + k)) & 1:
+        return -1
+    if ints[I_SLOW] == 0:
+        return standard_bank(ints, w, reg)
+    # slow banks: the miss arrives ``-(res + 1)`` cycles late, and the CCU holds the instruction as long
+    res = slow_read(ints, ints[I_SLOW], w, reg, cyc)
+    if ct >= 0:
+        p = ints[I_OFF_CT] + ct * CT_F + CT_RELEASE
+        if ints[p] < cyc + CCU_HOLD - (res + 1):
+            ints[p] = cyc + CCU_HOLD - (res + 1)
+    return res
+
+
+@njit(cache=True)
+def malekeh_write(ints, floats, w, row, k, reg, cyc):
+    """Write-through: every result goes to its bank; near results also into the warp's CT (port D)."""
+    ints[K_RF_WRITES_ALL] += 1
+    if ints[I_SLOW] == 0:
+        b = standard_bank(ints, w, reg)
+    else:  # slow banks: the write holds its bank (timed by the block), no port of the simulator's
+        b = slow_write(ints, ints[I_SLOW], w, reg, cyc)
+    ct = ints[ints[I_OFF_WCT] + w]
+    if ct < 0 or reg == 255 or k >= 4:
+        return b
+    near = (ints[ints[I_OFF_ROW] + row * R_F + 1] >> (DST_NEAR_SHIFT + k)) & 1
+    memo_clear(ints, ct)
+    res = ct_write(ints, ct, row, reg, near, 1, cyc)
+    if res == 1:
+        ints[K_CCU_WRITES] += 1
+    elif res == 2:
+        ints[K_CCU_DROPPED_WRITES] += 1
+    elif res == 3:
+        ints[K_CCU_WRITE_INVALIDATIONS] += 1
+    return b
+
+
+@njit(cache=True)
+def malekeh_prefer(ints, floats, w, row, s, d, cyc):
+    return 1 if ints[ints[I_OFF_WCT] + w] >= 0 else 0
+
+
+@njit(cache=True)
+def malekeh_activate(ints, floats, w, cta, s, d, cyc):
+    ints[ints[I_OFF_WCT] + w] = -1
+    return 0
+
+
+@njit(cache=True)
+def malekeh_deactivate(ints, floats, w, cta, s, d, cyc):
+    ct = ints[ints[I_OFF_WCT] + w]
+    if ct >= 0:
+        memo_clear(ints, ct)
+        ct_flush(ints, ct)
+        ints[ints[I_OFF_CT] + ct * CT_F + CT_OWNER] = -1
+        ints[ints[I_OFF_CT] + ct * CT_F + CT_LRU] = 0
+        ints[ints[I_OFF_WCT] + w] = -1
+    return 0
+
+
+@njit(cache=True)
+def fsm_step(state, sthld, rel, d1, d2, smax, large):
+    """One transition of the adaptive STHLD machine: ``(new state, new STHLD)`` (see :data:`FSM`)."""
+    big = rel >= large or rel <= -large
+    up = rel > 0
+    if state == 1:
+        state, sthld = 2, sthld + d1
+    elif state == 2:
+        if big and not up:
+            state, sthld = 4, sthld - d1
+        else:
+            sthld += d1
+    elif state == 3:
+        if big and not up:
+            state, sthld = 4, sthld - 2 * d1
+        else:
+            state, sthld = 2, sthld + d1
+    elif state == 4:
+        if big and up:
+            sthld -= d2
+        elif big:
+            state, sthld = 6, sthld + d2
+        else:
+            state, sthld = 5, sthld + d2
+    elif state == 5:
+        if big and up:
+            sthld += d2
+        elif big:
+            state, sthld = 6, sthld - d2
+        else:
+            state = 6
+    else:
+        if big:
+            state, sthld = 3, sthld + d1
+    if sthld < 0:
+        sthld = 0
+    if sthld > smax:
+        sthld = smax
+    return state, sthld
+
+
+@njit(cache=True)
+def malekeh_upkeep(ints, floats, a, b, c, d, cyc):
+    if cyc >= ints[I_NEXT_B]:
+        iv = ints[I_INTERVAL]
+        ipc = ints[I_ISSUED_IV] / iv
+        ints[I_ISSUED_IV] = 0
+        ints[K_STHLD_SUM] += ints[I_STHLD]
+        ints[K_STHLD_INTERVALS] += 1
+        if ints[I_ADAPT] != 0:
+            prev = floats[0]
+            if prev > 0:
+                rel = (ipc - prev) / prev
+            else:
+                rel = 1.0 if ipc > 0 else 0.0
+            st, th = fsm_step(ints[I_FSM], ints[I_STHLD], rel, ints[I_D1], ints[I_D2], ints[I_SMAX],
+                              floats[1])
+            ints[I_FSM] = st
+            ints[I_STHLD] = th
+        floats[0] = ipc
+        ints[I_NEXT_B] += iv
+    ints[K_STHLD_LAST] = ints[I_STHLD]
+    # answers change with time alone (CT release, the STHLD wait): poll every cycle
+    return cyc + 1
+
+
+HOOKS = SimHooks(
+    operand=malekeh_operand,
+    write=malekeh_write,
+    may_issue=malekeh_may_issue,
+    issued=malekeh_issued,
+    activate=malekeh_activate,
+    deactivate=malekeh_deactivate,
+    upkeep=malekeh_upkeep,
+    prefer=malekeh_prefer,
+)
+
+
+def pack_rows(trace, smask, dmask) -> np.ndarray:
+    """Two int64 words per row: source registers and the near masks (layout above)."""
+    n = trace.n_instrs
+    src = trace.src.astype(np.int64)
+    w0 = np.zeros(n, np.int64)
+    for j in range(min(8, MAX_SRC)):
+        w0 |= src[:, j] << (8 * j)
+    w1 = np.zeros(n, np.int64)
+    for j in range(8, MAX_SRC):
+        w1 |= src[:, j] << (8 * (j - 8))
+    w1 |= (smask & 0x3FF) << SRC_NEAR_SHIFT
+    w1 |= (dmask & 0xF) << DST_NEAR_SHIFT
+    return np.stack([w0, w1], axis=1).reshape(-1)
+
+
+@njit(cache=True)
+def _hint_rows(warp_ptr, src, dst, sidx, st, sc, dt, dc, rthld):  # pragma: no cover - compiled
+    """:func:`trace_distances` + :func:`near_masks` + :func:`pack_rows` in one pass (the fast path).
+
+    ``st``/``dt`` are the static distance tables by static index (last row: none) and ``sc``/``dc``
+    their operand counts (-1: no static data); returns the packed rows and the rows mapped.
+    """
+    sd, dd = _dynamic_distances(warp_ptr, src, dst)
+    n = src.shape[0]
+    n_static = st.shape[0] - 1
+    out = np.zeros(2 * n, np.int64)
+    mapped = 0
+    for i in range(n):
+        s = sidx[i]
+        if s >= 0 and s < n_static:
+            ns = 0
+            for k in range(src.shape[1]):
+                if src[i, k] != 255:
+                    ns += 1
+            nd = 0
+            for k in range(dst.shape[1]):
+                if dst[i, k] != 255:
+                    nd += 1
+            if sc[s] == ns and dc[s] == nd:
+                mapped += 1
+                for k in range(src.shape[1]):
+                    sd[i, k] = st[s, k]
+                for k in range(dst.shape[1]):
+                    dd[i, k] = dt[s, k]
+        w0 = np.int64(0)
+        w1 = np.int64(0)
+        for k in range(src.shape[1]):
+            r = np.int64(src[i, k])
+            if k < 8:
+                w0 |= r << (8 * k)
+            else:
+                w1 |= r << (8 * (k - 8))
+            d = sd[i, k]
+            if d >= 1 and d <= rthld:
+                w1 |= np.int64(1) << (SRC_NEAR_SHIFT + k)
+        for k in range(dst.shape[1]):
+            d = dd[i, k]
+            if d >= 1 and d <= rthld:
+                w1 |= np.int64(1) << (DST_NEAR_SHIFT + k)
+        out[2 * i] = w0
+        out[2 * i + 1] = w1
+    return out, mapped
+
+
+def hint_rows(trace, kernel, rthld: int) -> tuple[np.ndarray, str]:
+    """Packed rows (two words per trace row) with the near bits, and where the hints came from."""
+    if kernel is not None:
+        h = reuse_hints(kernel, 1)
+        st, sc = _static_table(kernel, h, "src", MAX_SRC)
+        dt, dc = _static_table(kernel, h, "dst", trace.dst.shape[1])
+    else:
+        st, sc = np.full((1, MAX_SRC), -1, np.int64), np.full(1, -1, np.int64)
+        dt, dc = np.full((1, trace.dst.shape[1]), -1, np.int64), np.full(1, -1, np.int64)
+    rows, mapped = _hint_rows(trace.warp_ptr.astype(np.int64), trace.src, trace.dst,
+                              np.asarray(trace.sidx, dtype=np.int64), st, sc, dt, dc, int(rthld))
+    if kernel is None:
+        return rows, "dynamic (trace reuse distances)"
+    return rows, f"static compiler pass ({mapped} of {trace.n_instrs} rows)"
+
+
+def malekeh_state(sm, params: dict, options, rows_packed: np.ndarray, n_warps: int):
+    """The int64/float64 state of a Malekeh run (layout at the top of the module)."""
+    name = "malekeh"
+    E = int_param(name, params, "ct_entries", 1, 64, DEFAULTS["ct_entries"])
+    sthld = int_param(name, params, "sthld", 0, 1 << 20, DEFAULTS["sthld"])
+    adaptive = int_param(name, params, "adaptive", 0, 1, DEFAULTS["adaptive"])
+    interval = int_param(name, params, "interval_cycles", 1, 1 << 40, DEFAULTS["interval_cycles"])
+    seed = int_param(name, params, "seed", 0, (1 << 31) - 1, DEFAULTS["seed"])
+    int_param(name, params, "rthld", 0, 1 << 20, DEFAULTS["rthld"])
+    G, per, sub = groups_of(sm)
+    W = max(int(sm.warps_per_sm), n_warps, 1)
+    offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
+    off_ct = HEADER
+    off_ent = off_ct + G * per * CT_F
+    off_wct = off_ent + G * per * E * E_F
+    off_grp = off_wct + W
+    off_row = off_grp + G * G_F
+    ints = np.zeros(off_row + len(rows_packed), np.int64)
+    ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
+    ints[I_G], ints[I_NCT], ints[I_E] = G, per, E
+    ints[I_S], ints[I_SUB] = sm.schedulers_per_sm, int(sub)
+    ints[I_STHLD], ints[I_ADAPT], ints[I_INTERVAL], ints[I_NEXT_B] = sthld, adaptive, interval, interval
+    ints[I_FSM] = 1
+    ints[I_RNG] = seed % 2147483648
+    ints[I_W] = W
+    ints[I_OFF_CT], ints[I_OFF_ENT], ints[I_OFF_WCT], ints[I_OFF_GRP], ints[I_OFF_ROW] = (
+        off_ct, off_ent, off_wct, off_grp, off_row)
+    ints[I_D1], ints[I_D2], ints[I_SMAX] = FSM["delta_big"], FSM["delta_small"], FSM["sthld_max"]
+    ints[K_STHLD_LAST] = sthld
+    ct = ints[off_ct:off_ent].reshape(-1, CT_F)
+    ct[:, CT_OWNER] = -1
+    ct[:, CT_WCYC] = -1
+    ent = ints[off_ent:off_wct].reshape(-1, E_F)
+    ent[:, E_TAG] = -1
+    ints[off_wct:off_grp] = -1
+    grp = ints[off_grp:off_row].reshape(-1, G_F)
+    grp[:, G_WAIT] = 0
+    grp[:, G_LASTSTALL] = -1
+    grp[:, G_MEMO_CYC] = -1
+    ints[off_row:] = rows_packed
+    floats = np.array([0.0, FSM["large_change"]], np.float64)
+    return with_slow_block(ints, sm, params, name, I_SLOW), floats
+
+
+def rate(num, den):
+    return float(num) / float(den) if den else 0.0
+
+
+# ----------------------------------------------------------------------------------- the design
+@register
+class Malekeh(Design):
+    name = "malekeh"
+    description = "Malekeh: caching collector units with compiler near/far reuse hints and adaptive STHLD"
+    parameters = tuple(DEFAULTS)
+    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "ccu_dropped_writes", "ccu_flushes",
+               "sthld_mean", "sthld_stall_cycles")
+    #: free coefficients of the analytic model (default, lower, upper): the baseline interval model's
+    #: and Malekeh's own (rfmodel.analytic.collectors)
+    calibration_params = dict(CALIBRATION_PARAMS["malekeh"])
+
+    def __init__(self, kernel=None):
+        #: the static kernel the trace was expanded from (optional): its compiler hints are used
+        self.kernel = kernel
+        self.hint_source = "none"
+
+    def compile(self, kernel):
+        """The compiler pass: static reuse distances and near/far bits (:func:`reuse_hints`)."""
+        return reuse_hints(kernel, DEFAULTS["rthld"])
+
+    def sim_setup(self, sm, params, options, trace=None):
+        """Cache tables, hints packed per trace row; ``trace`` is required (the simulator passes it)."""
+        if trace is None:
+            raise RfmodelError(
+                "design 'malekeh' needs the trace being simulated (its near/far hints are per trace row): "
+                "call sim_setup(sm, params, options, trace=trace), or simulate through rfmodel.sim"
+            )
+        rthld = int_param(self.name, params, "rthld", 0, 1 << 20, DEFAULTS["rthld"])
+        kernel = self.kernel
+        if kernel is None and int_param(self.name, params, "static_hints", 0, 1, DEFAULTS["static_hints"]):
+            from rfmodel.designs.ltrf import static_kernel
+
+            kernel = static_kernel(trace)
+        rows, self.hint_source = hint_rows(trace, kernel, rthld)
+        ints, floats = malekeh_state(sm, params, options, rows, trace.n_warps)
+        return SimSetup(
+            hooks=HOOKS,
+            ints=ints,
+            floats=floats,
+            stall_reasons=STALL_REASONS,
+            counters={**CNT, **slow_block_counters(ints, I_SLOW)},
+            pool=int(params.get("active_warps", 8)),
+            prefer=True,
+        )
+
+    def sim_metrics(self, sm, params, setup, counts):
+        hits = float(counts["ccu_hits"])
+        reads = float(counts["reads"])
+        slow_r, slow_w = slow_bank_accesses(sm, setup, counts)  # main_rf_latency_x > 1
+        bank_r = float(counts["bank_read_acc"]) + slow_r
+        bank_w = float(counts["bank_write_acc"]) + slow_w
+        bank_reads = float(counts["reads_bank"]) + slow_bank_reads(setup, counts)
+        writes = float(counts["writes"])
+        ccu_w = float(counts["ccu_fills"] + counts["ccu_writes"])
+        iv = counts["sthld_intervals"]
+        return {
+            "rf_cache_hit_rate": rate(hits, reads),
+            "rf_reads_saved": hits,
+            "rf_bank_reads": bank_reads,
+            "ccu_dropped_writes": float(counts["ccu_dropped_writes"]),
+            "ccu_flushes": float(counts["ccu_flushes"]),
+            "ccu_evictions": float(counts["ccu_evictions"]),
+            "ccu_rf_writes": float(counts["rf_writes_all"]),
+            "sthld_mean": rate(counts["sthld_sum"], iv) if iv else float(counts["sthld_last"]),
+            "sthld_stall_cycles": float(counts["sthld_stall_cycles"]),
+            "hint_source": self.hint_source,
+            "events": {
+                "rf_bank": (bank_r, bank_w),
+                # bank reads and every result (to the banks and port D) cross the crossbar
+                "crossbar": (bank_reads + writes, 0.0),
+                # every operand is delivered out of the CT; fills and cached results are written
+                "ccu": (reads, ccu_w),
+            },
+        }
+
+    def analytic(self, profile, sm, grid):
+        from rfmodel.analytic.collectors import malekeh_analytic_terms
+
+        return malekeh_analytic_terms(profile, sm, grid, Baseline().analytic(profile, sm, grid), self)
+
+    def structures(self, sm, grid, tech):
+        """The baseline's banks and crossbar; the collectors become CCUs with cache tables."""
+        from rfmodel.tech.structures import collector_cache
+
+        base = [s for s in Baseline().structures(sm, grid, tech) if s.name != "collector"]
+        E = int(np.max(np.asarray(grid.get("ct_entries", DEFAULTS["ct_entries"]))))
+        node = tech.get("node_nm", 45)
+        cell = tech.get("cell", "sram-hp")
+        cc = collector_cache(E, sm.threads_per_warp * 32, node_nm=node, cell=cell)
+        return [*base, cc.structure("ccu", copies=sm_param(sm, grid, "collector_units"))]
+
+
+__all__ = ["DEFAULTS", "FSM", "Malekeh", "near_masks", "trace_distances"]

@@ -1,0 +1,275 @@
+"""The compiler-managed operand reuse cache of NVIDIA GPUs since Maxwell.
+
+Every source operand slot (A, B, C) of a scheduler's register-file read stage has a one-entry
+cache.  The compiler sets the ``.reuse`` flag on a source operand when the next instruction of
+the warp reads the same register in the same slot; the hardware then keeps the value and the
+next read hits instead of reading a bank.  "Dissecting and Modeling the Architecture of Modern
+GPU Cores" (Huerta et al., MICRO 2025) describes this register file cache as private to a
+sub-core and shared by its warps, driven only by the compiler's flags.  docs/designs.md
+("Compiler-managed operand reuse cache") gives the reading implemented here; in short:
+
+* One cache per scheduler (the warp's sub-core, ``warp mod schedulers``), one entry per operand
+  slot.  An entry holds the (warp, register) of the last read of that slot that carried
+  ``.reuse``; any later read of the slot on the scheduler replaces it (flagged) or empties it
+  (not flagged).  A read hits when the entry holds its own warp's register.  A register pair or
+  quad read through one slot keeps every register of the group (up to 4).
+* A write of a cached register by the same warp empties the entry (the compiler does not flag
+  such values; this keeps the cache coherent whatever the flags say).
+* Flags come from the trace's ``reuse`` column, which the SASS reader fills from the real
+  ``.reuse`` marks of the shipped SASS; slots from the static kernel's ``src_slots`` when the
+  kernel can be reloaded (else the operand's position).  A trace with no flag at all
+  (synthetic, Accel-Sim) gets no hits: ``reuse_source`` says "none", nothing is invented.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from rfmodel.analytic.collectors import CALIBRATION_PARAMS
+from rfmodel.designs.base import (
+    BANK_HEADER_LEN,
+    Design,
+    SimHooks,
+    SimSetup,
+    bank_header,
+    register,
+    standard_bank,
+)
+from rfmodel.designs.baseline import Baseline
+from rfmodel.designs.malekeh import rate
+from rfmodel.designs.rfc import (
+    main_rf_latency,
+    slow_bank_accesses,
+    slow_block_counters,
+    slow_read,
+    slow_write,
+    with_slow_block,
+)
+from rfmodel.errors import RfmodelError
+from rfmodel.workload.trace import MAX_SRC, NONE
+
+#: operand slots per scheduler (A, B, C, and a fourth for the rare wider encodings)
+SLOTS = 4
+#: registers of one slot's group (pair, quad) an entry holds
+SUB = 4
+E_N = SLOTS * SUB
+
+# ----------------------------------------------------------------------------------- state layout
+I_S, I_OFF_ENT, I_OFF_ROW = BANK_HEADER_LEN, BANK_HEADER_LEN + 1, BANK_HEADER_LEN + 2
+I_SLOW = BANK_HEADER_LEN + 3  # offset of the slow-bank block (rfmodel.designs.rfc.slow_read), 0: none (1x)
+C0 = BANK_HEADER_LEN + 4
+COUNTERS = (
+    "reuse_hits",  # source operands served by the reuse cache
+    "reuse_misses",  # source operands read from the banks
+    "reuse_fills",  # flagged reads (the value is kept in the slot's entry)
+    "reuse_lost",  # flagged values replaced before their reuse (another warp's read of the slot)
+    "reuse_write_invalidations",  # cached registers overwritten by their warp
+)
+CNT = {name: C0 + i for i, name in enumerate(COUNTERS)}
+K_HITS, K_MISSES, K_FILLS, K_LOST, K_WINV = (C0 + i for i in range(5))
+HEADER = C0 + len(COUNTERS)
+# per entry: warp, register, 1 if filled and not yet hit
+F_W, F_R, F_NEW = range(3)
+E_F = 3
+# per row (one int64): bits 5k..5k+4 = slot (3 bits, 7 = none) and index in the slot's group (2 bits)
+# of source k; bits 50..59 = the .reuse flag of source k
+FLAG_SHIFT = 50
+NO_SLOT = 7
+
+
+@njit(cache=True)
+def bank_read(ints, w, reg, cyc):
+    """A miss: its bank, or the slow-bank block's read when there is one."""
+    if ints[I_SLOW] != 0:
+        return slow_read(ints, ints[I_SLOW], w, reg, cyc)
+    return standard_bank(ints, w, reg)
+
+
+@njit(cache=True)
+def reuse_operand(ints, floats, w, row, k, reg, cyc):
+    if k >= MAX_SRC or reg == 255:
+        ints[K_MISSES] += 1
+        return bank_read(ints, w, reg, cyc)
+    word = ints[ints[I_OFF_ROW] + row]
+    code = (word >> (5 * k)) & 31
+    slot = code & 7
+    if slot == NO_SLOT:
+        ints[K_MISSES] += 1
+        return bank_read(ints, w, reg, cyc)
+    sub = code >> 3
+    s = w % ints[I_S]
+    p = ints[I_OFF_ENT] + ((s * SLOTS + slot) * SUB + sub) * E_F
+    hit = ints[p + F_W] == w and ints[p + F_R] == reg
+    if not hit and ints[p + F_NEW] != 0:
+        ints[K_LOST] += 1
+    if (word >> (FLAG_SHIFT + k)) & 1:
+        ints[p + F_W] = w
+        ints[p + F_R] = reg
+        ints[p + F_NEW] = 1
+        ints[K_FILLS] += 1
+    else:
+        ints[p + F_W] = -1
+        ints[p + F_R] = -1
+        ints[p + F_NEW] = 0
+    if hit:
+        ints[K_HITS] += 1
+        return -1
+    ints[K_MISSES] += 1
+    return bank_read(ints, w, reg, cyc)
+
+
+@njit(cache=True)
+def reuse_write(ints, floats, w, row, k, reg, cyc):
+    s = w % ints[I_S]
+    base = ints[I_OFF_ENT] + s * E_N * E_F
+    for e in range(E_N):
+        p = base + e * E_F
+        if ints[p + F_W] == w and ints[p + F_R] == reg:
+            ints[p + F_W] = -1
+            ints[p + F_R] = -1
+            ints[p + F_NEW] = 0
+            ints[K_WINV] += 1
+    if ints[I_SLOW] != 0:
+        return slow_write(ints, ints[I_SLOW], w, reg, cyc)
+    return standard_bank(ints, w, reg)
+
+
+HOOKS = SimHooks(operand=reuse_operand, write=reuse_write)
+
+
+def operand_slots(trace) -> tuple[np.ndarray, str]:
+    """Per row and source: the operand slot (0 = A ..., -1 none) and where it came from.
+
+    From the static kernel's ``attrs["src_slots"]`` when the kernel the trace was expanded
+    from can be reloaded and matches it; else the source's position among the row's sources.
+    """
+    n = trace.n_instrs
+    pos = np.tile(np.arange(MAX_SRC, dtype=np.int64), (n, 1))
+    pos[trace.src == NONE] = -1
+    try:
+        from rfmodel.designs.ltrf import static_kernel
+
+        k = static_kernel(trace)
+    except Exception:  # noqa: BLE001 - no kernel: positions
+        k = None
+    slots = None if k is None else k.attrs.get("src_slots")
+    if not slots or len(slots) != len(k.instrs):
+        return pos, "position"
+    table = np.full((len(slots) + 1, MAX_SRC), -1, np.int64)
+    for i, row in enumerate(slots):
+        r = [int(x) for x in row][:MAX_SRC]
+        table[i, : len(r)] = r
+    sidx = np.asarray(trace.sidx, dtype=np.int64)
+    sidx = np.where((sidx >= 0) & (sidx < len(slots)), sidx, len(slots))
+    out = table[sidx]
+    missing = (out < 0) & (trace.src != NONE)
+    out[missing] = pos[missing]
+    out[trace.src == NONE] = -1
+    return out, "static kernel (src_slots)"
+
+
+@njit(cache=True)
+def _pack(slots, reuse):  # pragma: no cover - compiled
+    n = slots.shape[0]
+    words = np.zeros(n, np.int64)
+    seen = np.zeros(SLOTS, np.int64)
+    for i in range(n):
+        seen[:] = 0
+        w = np.int64(0)
+        for k in range(slots.shape[1]):
+            s = slots[i, k]
+            code = NO_SLOT
+            if s >= 0 and s < SLOTS and seen[s] < SUB:
+                code = s | (seen[s] << 3)
+                seen[s] += 1
+            w |= np.int64(code) << (5 * k)
+        words[i] = w | ((np.int64(reuse[i]) & ((1 << MAX_SRC) - 1)) << FLAG_SHIFT)
+    return words
+
+
+def pack_rows(trace, slots: np.ndarray) -> np.ndarray:
+    """One int64 per row: slot and group index of every source, and the ``.reuse`` flags."""
+    return _pack(np.ascontiguousarray(slots, dtype=np.int64), trace.reuse)
+
+
+@register
+class ReuseCache(Design):
+    name = "reuse_cache"
+    description = "compiler-managed operand reuse cache (SASS .reuse flags), one entry per operand slot"
+    #: bank access time as a multiple of one cycle (the baseline's parameter, default 1)
+    parameters = ("main_rf_latency_x",)
+    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "reuse_flag_fraction")
+    #: free coefficients of the analytic model (default, lower, upper): the baseline interval model's
+    #: and the design's own (rfmodel.analytic.collectors)
+    calibration_params = dict(CALIBRATION_PARAMS["reuse_cache"])
+
+    def sim_setup(self, sm, params, options, trace=None):
+        if trace is None:
+            raise RfmodelError(
+                "design 'reuse_cache' needs the trace being simulated: sim_setup(..., trace=trace)")
+        main_rf_latency(self.name, params)  # validated first
+        flagged = int(np.count_nonzero(trace.reuse))
+        srcs = int(np.count_nonzero(trace.src != NONE))
+        if flagged:
+            self.reuse_source = "sass"
+            slots, self.slot_source = operand_slots(trace)
+        else:
+            kind = trace.attrs.get("source", "trace")
+            self.reuse_source = f"none ({kind} trace carries no .reuse flags; no hits)"
+            slots, self.slot_source = np.full(trace.src.shape, -1, np.int64), "none"
+        self.flag_fraction = rate(int(np.unpackbits(trace.reuse.view(np.uint8)).sum()), srcs)
+        rows = pack_rows(trace, slots)
+        offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
+        S = max(int(sm.schedulers_per_sm), 1)
+        off_ent = HEADER
+        off_row = off_ent + S * E_N * E_F
+        ints = np.zeros(off_row + len(rows), np.int64)
+        ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
+        ints[I_S], ints[I_OFF_ENT], ints[I_OFF_ROW] = S, off_ent, off_row
+        ent = ints[off_ent:off_row].reshape(-1, E_F)
+        ent[:, F_W] = -1
+        ent[:, F_R] = -1
+        ints[off_row:] = rows
+        ints = with_slow_block(ints, sm, params, self.name, I_SLOW)
+        counters = {**CNT, **slow_block_counters(ints, I_SLOW)}
+        return SimSetup(hooks=HOOKS, ints=ints, counters=counters, pool=int(params.get("active_warps", 8)))
+
+    def sim_metrics(self, sm, params, setup, counts):
+        hits = float(counts["reuse_hits"])
+        reads = float(counts["reads"])
+        writes = float(counts["writes"])
+        slow_r, slow_w = slow_bank_accesses(sm, setup, counts)  # main_rf_latency_x > 1
+        bank_r, bank_w = float(counts["bank_read_acc"]) + slow_r, float(counts["bank_write_acc"]) + slow_w
+        return {
+            "rf_cache_hit_rate": rate(hits, reads),
+            "rf_reads_saved": hits,
+            "rf_bank_reads": float(counts["reuse_misses"]),
+            "reuse_flag_fraction": float(getattr(self, "flag_fraction", 0.0)),
+            "reuse_source": getattr(self, "reuse_source", "none"),
+            "reuse_slot_source": getattr(self, "slot_source", "none"),
+            "events": {
+                "rf_bank": (bank_r, bank_w),
+                "crossbar": (float(counts["reuse_misses"]) + writes, 0.0),
+                "collector": (reads, reads),
+                "reuse_cache": (hits, float(counts["reuse_fills"])),
+            },
+        }
+
+    def analytic(self, profile, sm, grid):
+        from rfmodel.analytic.collectors import reuse_cache_analytic_terms
+
+        return reuse_cache_analytic_terms(self, profile, sm, grid, Baseline().analytic(profile, sm, grid))
+
+    def structures(self, sm, grid, tech):
+        """The baseline's structures plus one operand-slot cache (3 warp registers) per scheduler."""
+        from rfmodel.tech.structures import operand_collector
+
+        node = tech.get("node_nm", 45)
+        cell = tech.get("cell", "sram-hp")
+        rc = operand_collector(3, sm.threads_per_warp * 32, node_nm=node, cell=cell)
+        base = Baseline().structures(sm, grid, tech)
+        return [*base, rc.structure("reuse_cache", copies=sm.schedulers_per_sm)]
+
+
+__all__ = ["ReuseCache", "operand_slots", "pack_rows"]

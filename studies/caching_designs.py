@@ -1,0 +1,311 @@
+"""The register-caching designs side by side on the cycle simulator (LTRF and Malekeh papers).
+
+For BL (the baseline RF), RFC, LTRF, LTRF+, LTRFconf, strands, Malekeh, BOW and the compiler-managed
+operand reuse cache, on the built-in workloads:
+
+* IPC normalized to the baseline at main-RF latency 1x, with the main RF at 1x, 3x and 6x
+  (geometric mean over workloads; "Enabling High-Capacity, Latency-Tolerant, and Highly-Concurrent
+  GPU Register Files via Software/Hardware Cooperation", Figures 14-15);
+* the maximum tolerable main-RF latency: the largest multiple whose IPC stays within 5 % of the
+  baseline at 1x, per workload, then averaged (that paper's definition, section 7.2);
+* RF-cache (or collector-cache) hit rate, main-RF accesses relative to the baseline's RF accesses,
+  prefetches and their bank conflicts, register-interval lengths (that paper's Table 4);
+
+next to the papers' own figures.  Every simulation result is kept in ``OUT/runs.jsonl`` (one line per
+run, keyed by design, workload, GPU, latency and rfmodel version), so an interrupted study resumes
+without redoing finished runs.  Outputs: ``OUT/runs.csv`` (every run), ``OUT/summary.csv`` and
+``OUT/summary.md`` (the table), and, with ``--docs``, the table in ``docs/validation.md`` between the
+``caching-designs`` markers.
+
+    python studies/caching_designs.py --jobs 2                     # the whole study
+    python studies/caching_designs.py --quick                       # 4 workloads, 8 warps: a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+import rfmodel
+from rfmodel.designs.base import get_design
+from rfmodel.evaluate import resolve_gpu
+from rfmodel.io import write_text
+from rfmodel.tolerance import bisect_tolerance
+
+DESIGNS = ("baseline", "rfc", "ltrf", "ltrf_plus", "ltrfconf", "strands", "malekeh", "bow", "reuse_cache")
+LABELS = {
+    "baseline": "BL",
+    "rfc": "RFC",
+    "ltrf": "LTRF",
+    "ltrf_plus": "LTRF+",
+    "ltrfconf": "LTRFconf",
+    "strands": "strands",
+    "malekeh": "Malekeh",
+    "bow": "BOW",
+    "reuse_cache": "reuse cache",
+}
+#: the papers' figures (claim IDs of the reference digest in brackets)
+PAPER = {
+    "baseline": "",
+    "rfc": "tolerates 2.1x [L-20]; 16 KB HW cache hits 8-30 % [L-07]",
+    "ltrf": "tolerates 5.3x [L-20]; main-RF accesses 4-6x fewer [L-11]; intervals 31.2 real / 34.7 optimal "
+    "instrs [L-26]; 23 % conflict-free prefetches at N=16 [L-21]",
+    "ltrf_plus": "(liveness: fewer write-backs and fetches than LTRF)",
+    "ltrfconf": "tolerates 6.9x [L-20]; 88 % conflict-free prefetches at N=16 [L-22]",
+    "strands": "LTRF(strand) tolerates 3x; SHRF about 2x [L-27]",
+    "malekeh": "hit ratio 48.5 % (13-77 %) [M-04]; IPC +9.6 % [M-02] (Turing RTX 2060 config)",
+    "bow": "hit ratio 28.1 % below Malekeh's [M-05]; Malekeh +5.4 % IPC over BOW [M-03]",
+    "reuse_cache": "(shipping hardware since Maxwell; not in the seed papers)",
+}
+LATENCIES = (1.0, 3.0, 6.0)
+METRICS = (
+    "ipc", "rf_reads", "rf_writes", "rf_cache_hit_rate", "ccu_hit_rate", "hit_rate", "main_rf_reads",
+    "main_rf_writes", "prefetches", "prefetch_bank_conflicts", "conflict_free_prefetch_fraction",
+    "interval_length_dynamic", "interval_length_static", "warp_activations", "warp_deactivations",
+    "refetches",
+    "main_rf_accesses",
+)  # fmt: skip
+MARK = "<!-- caching-designs {gpu}:{end} -->"
+
+
+def supports_latency(design: str) -> bool:
+    return "main_rf_latency_x" in get_design(design).parameters
+
+
+def run_key(design, workload, gpu, latency, max_warps, params) -> str:
+    return json.dumps([design, workload, gpu, float(latency), max_warps, params, rfmodel.__version__],
+                      sort_keys=True)
+
+
+def simulate_point(design: str, workload: str, gpu: str, latency: float, max_warps, params: dict) -> dict:
+    """One simulation: the scalar metrics of ``design`` on ``workload`` at ``latency`` x main-RF latency."""
+    params = {**params, **({"main_rf_latency_x": latency} if supports_latency(design) else {})}
+    t0 = time.perf_counter()
+    ds = rfmodel.evaluate(design, workload, gpu, method="simulate", params=params, max_warps=max_warps)
+    out = {"design": design, "workload": workload, "gpu": gpu, "latency_x": latency, "max_warps": max_warps,
+           "seconds": time.perf_counter() - t0}  # fmt: skip
+    # main-RF accesses: the events of the main register file's banks (``main_rf_bank`` behind a cache,
+    # else ``rf_bank``), reads plus writes, in the unit of the baseline's ``rf_bank`` events
+    main = "main_rf_bank" if "main_rf_bank" in ds["structure"].values else "rf_bank"
+    acc = ds["structure_reads"].sel(structure=main) + ds["structure_writes"].sel(structure=main)
+    out["main_rf_accesses"] = float(np.asarray(acc.values).ravel()[0])
+    for m in METRICS:
+        if m in ds and m != "main_rf_accesses":
+            v = float(np.asarray(ds[m].values).ravel()[0])
+            out[m] = None if math.isnan(v) else v
+    return out
+
+
+class Runs:
+    """The study's simulations in ``jobs`` worker processes, cached one JSON line per run in ``path``.
+
+    Thread-safe: the tolerable-latency searches of all (design, workload) pairs run in threads that
+    share the one process pool.
+    """
+
+    def __init__(self, path: Path, gpu: str, max_warps, jobs: int, design_params: dict):
+        self.path, self.gpu, self.max_warps, self.params = path, gpu, max_warps, design_params
+        self.done: dict[str, dict] = {}
+        self.lock = threading.Lock()
+        self.pool = ProcessPoolExecutor(max_workers=jobs)
+        self.t0 = time.time()
+        self.count = 0
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if line.strip():
+                    r = json.loads(line)
+                    self.done[r["key"]] = r
+
+    def key(self, design, workload, latency) -> str:
+        return run_key(design, workload, self.gpu, latency, self.max_warps, self.params.get(design, {}))
+
+    def get(self, design, workload, latency) -> dict:
+        return self.done[self.key(design, workload, latency)]
+
+    def ensure(self, points: list[tuple[str, str, float]]) -> None:
+        """Simulate the points not yet done, appending each to the cache as it finishes."""
+        todo = [p for p in dict.fromkeys(points) if self.key(*p) not in self.done]
+        futs = {
+            self.pool.submit(simulate_point, d, w, self.gpu, x, self.max_warps, self.params.get(d, {})):
+            (d, w, x) for d, w, x in todo
+        }
+        for fut in as_completed(futs):
+            d, w, x = futs[fut]
+            r = fut.result()
+            r["key"] = self.key(d, w, x)
+            with self.lock:
+                self.done[r["key"]] = r
+                with self.path.open("a") as f:
+                    f.write(json.dumps(r) + "\n")
+                self.count += 1
+                print(f"  [{self.count}] {d} {w} {x:g}x  ipc={r['ipc']:.3f}  ({time.time() - self.t0:.0f} s)",
+                      file=sys.stderr)  # fmt: skip
+
+
+def tolerable(runs: Runs, design: str, workload: str, ref_ipc: float, *, tol: float, hi: float, res: float):
+    """The largest tolerable latency multiple (:func:`rfmodel.tolerance.bisect_tolerance` on the cached
+    runs); 1x where even 1x loses more than ``tol`` (the search's floor), None without a main-RF latency."""
+    if not supports_latency(design):
+        return None
+
+    def ipc_at(x: float) -> float:
+        runs.ensure([(design, workload, x)])
+        return runs.get(design, workload, x)["ipc"]
+
+    r = bisect_tolerance(ipc_at, ref_ipc, tol=tol, hi=hi, resolution=res)
+    # the simulator times a main-RF access in whole cycles of the 1-cycle baseline bank: report the
+    # multiple that was simulated
+    return 1.0 if r["latency_x"] is None else float(round(r["latency_x"]))
+
+
+def geomean(xs):
+    xs = [x for x in xs if x is not None and x > 0]
+    return float(np.exp(np.mean(np.log(xs)))) if xs else float("nan")
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return float(np.mean(xs)) if xs else float("nan")
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return float(np.median(xs)) if xs else float("nan")
+
+
+def fmt(x, spec=".2f", suffix="", scale=1.0):
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * scale:{spec}}{suffix}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
+    ap.add_argument("--workloads", nargs="*", help="workloads (default: the built-in suite)")
+    ap.add_argument("--designs", nargs="*", default=list(DESIGNS))
+    ap.add_argument("--max-warps", type=int, default=None, help="cap on the warps simulated (default: all)")
+    ap.add_argument("--jobs", type=int, default=2, help="simulation processes")
+    ap.add_argument("--active-warps", type=int, default=8,
+                    help="active warps per SM of the two-level scheduler (LTRF paper: 8)")
+    ap.add_argument("--tol", type=float, default=0.05, help="IPC loss allowed by the tolerable-latency rule")
+    ap.add_argument("--hi", type=float, default=16.0, help="largest latency multiple searched")
+    ap.add_argument("--resolution", type=float, default=1.0, help="bisection resolution (latency multiple)")
+    ap.add_argument("--quick", action="store_true", help="4 workloads, 8 warps: a smoke run")
+    ap.add_argument("--out", default="studies/out/caching_designs")
+    ap.add_argument("--docs", action="store_true", help="write the table into docs/validation.md")
+    a = ap.parse_args(argv)
+    from rfmodel.workload.suite import default_workloads
+
+    wls = a.workloads or default_workloads()
+    if a.quick:
+        wls, a.max_warps = (a.workloads or ["saxpy", "sgemm_tiled", "kmeans_assign", "spmv_csr"]), 8
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    designs = list(a.designs)
+    sm = resolve_gpu(a.gpu)
+    # the two-level scheduler's active pool, per scheduler: 8 active warps per SM as the LTRF paper's Table 3
+    pool = max(1, math.ceil(a.active_warps / sm.schedulers_per_sm))
+    dparams = {d: {"active_warps": pool} for d in designs if "active_warps" in get_design(d).parameters}
+    runs = Runs(out / "runs.jsonl", a.gpu, a.max_warps, a.jobs, dparams)
+
+    # 1. every design at 1x / 3x / 6x (designs without a main-RF latency at 1x only)
+    pts = [(d, w, x) for d in designs for w in wls for x in LATENCIES if x == 1.0 or supports_latency(d)]
+    print(f"latency sweep: {len(pts)} points", file=sys.stderr)
+    runs.ensure(pts)
+    # 2. the tolerable latency (bisection per design and workload, all pairs at once; reuses the sweep)
+    ref = {w: runs.get("baseline", w, 1.0)["ipc"] for w in wls}
+    pairs = [(d, w) for d in designs for w in wls]
+    print("tolerable latency: bisection", file=sys.stderr)
+    with ThreadPoolExecutor(max_workers=max(len(pairs), 1)) as tp:
+        found = tp.map(lambda p: tolerable(runs, p[0], p[1], ref[p[1]], tol=a.tol, hi=a.hi, res=a.resolution),
+                       pairs)  # fmt: skip
+        tolx = dict(zip(pairs, found, strict=True))
+    runs.pool.shutdown()
+
+    rows = []
+    for d in designs:
+        r1 = [runs.get(d, w, 1.0) for w in wls]
+        norm = {x: geomean([runs.get(d, w, x)["ipc"] / ref[w] for w in wls])
+                if (x == 1.0 or supports_latency(d)) else None for x in LATENCIES}  # fmt: skip
+        hit = mean([r.get("rf_cache_hit_rate") for r in r1])
+        base_acc = [runs.get("baseline", w, 1.0)["main_rf_accesses"] for w in wls]
+        main = geomean([r["main_rf_accesses"] / b for r, b in zip(r1, base_acc, strict=True) if b > 0])
+        tl = [tolx[(d, w)] for w in wls]
+        rows.append({
+            "design": LABELS.get(d, d), "key": d,
+            "ipc_1x": norm[1.0], "ipc_3x": norm[3.0], "ipc_6x": norm[6.0],
+            "tolerable_latency_x": mean(tl) if any(t is not None for t in tl) else None,
+            "hit_rate": hit, "main_rf_accesses_vs_bl": main,
+            "conflict_free_prefetch": mean([r.get("conflict_free_prefetch_fraction") for r in r1]),
+            "interval_dynamic": median([r.get("interval_length_dynamic") for r in r1]),
+            "interval_static": median([r.get("interval_length_static") for r in r1]),
+            "refetch_share": mean([(r.get("refetches") or 0) / r["prefetches"]
+                                   if r.get("prefetches") else None for r in r1]),
+            "paper": PAPER.get(d, ""),
+        })  # fmt: skip
+
+    with (out / "runs.csv").open("w", newline="") as f:
+        keys = ["design", "workload", "gpu", "latency_x", "max_warps", *METRICS, "seconds"]
+        wr = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+        wr.writeheader()
+        for r in sorted(runs.done.values(), key=lambda r: (r["design"], r["workload"], r["latency_x"])):
+            if r["workload"] in wls and r["design"] in designs:
+                wr.writerow(r)
+    with (out / "summary.csv").open("w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+        wr.writeheader()
+        wr.writerows(rows)
+
+    head = (
+        "| design | IPC 1x | IPC 3x | IPC 6x | tolerable latency | hit rate "
+        "| main-RF accesses / BL RF accesses "
+        "| conflict-free prefetches | refetches after re-activation "
+        "| interval length dyn / static | papers |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+    )
+    body = "".join(
+        f"| {r['design']} | {fmt(r['ipc_1x'])} | {fmt(r['ipc_3x'])} | {fmt(r['ipc_6x'])} "
+        f"| {fmt(r['tolerable_latency_x'], '.1f', 'x')} | {fmt(r['hit_rate'], '.1f', ' %', 100)} "
+        f"| {fmt(r['main_rf_accesses_vs_bl'])} | {fmt(r['conflict_free_prefetch'], '.0f', ' %', 100)} "
+        f"| {fmt(r['refetch_share'], '.0f', ' %', 100)} "
+        f"| {fmt(r['interval_dynamic'], '.1f')} / {fmt(r['interval_static'], '.1f')} | {r['paper']} |\n"
+        for r in rows
+    )
+    cmd = "python studies/caching_designs.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    note = (
+        f"GPU `{a.gpu}`, {len(wls)} workloads ({', '.join(wls)}), "
+        f"{'all resident warps' if a.max_warps is None else f'at most {a.max_warps} warps'}, rfmodel "
+        f"{rfmodel.__version__}; IPC is the geometric mean over workloads of IPC / baseline IPC at 1x; the "
+        f"tolerable latency is the mean over workloads of the largest multiple (bisection on [1, {a.hi:g}], "
+        f"resolution {a.resolution:g}) with IPC loss <= {a.tol:.0%}; at 1x: hit rate and the shares of "
+        f"prefetches are means over workloads, main-RF accesses (reads + writes of the main RF's banks, or "
+        f"of the RF banks without an RF cache) a geometric mean of the ratio to the baseline's, interval "
+        f"lengths (dynamic instructions per executed interval / static instructions per interval) medians. "
+        f"Produced by `{cmd.strip()}`.\n"
+    )
+    table = head + body
+    write_text(out / "summary.md", note + "\n" + table)
+    print(note + "\n" + table)
+    if a.docs:
+        doc = Path("docs/validation.md")
+        text = doc.read_text()
+        begin, end = MARK.format(gpu=a.gpu, end="begin"), MARK.format(gpu=a.gpu, end="end")
+        block = f"{begin}\n{note}\n{table}{end}"
+        if begin in text and end in text:
+            text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
+        else:
+            text = text.rstrip() + f"\n\n### Register-caching designs on `{a.gpu}`\n\n" + block + "\n"
+        write_text(doc, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

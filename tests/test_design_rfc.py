@@ -1,0 +1,255 @@
+"""RFC (hardware RF cache), the baseline's main_rf_latency_x, invariants of the caching designs on built-in
+workloads, and the tolerable-latency search (rfmodel.tolerance, `rfmodel tolerance`)."""
+
+import json
+
+import numpy as np
+import pytest
+from test_design_ltrf import run
+
+from rfmodel.cli import main
+from rfmodel.errors import RfmodelError, SpecError
+from rfmodel.sim import simulate_trace, trace_from_warps
+from rfmodel.spec import get_preset
+from rfmodel.tolerance import bisect_tolerance, max_tolerable_latency
+
+CACHING = ("rfc", "ltrf", "ltrf_plus", "ltrfconf", "strands")
+LTRF_FAMILY = CACHING[1:]
+
+
+def _c(r, *names):
+    return {k: r.counts[k] for k in names}
+
+
+# ------------------------------------------------------------------ RFC known answers
+def test_rfc_write_allocate_and_fifo_vs_lru():
+    # 2 entries per warp (2 KB = 16 warp registers over 8 active warps of 1 scheduler).  R1, R2 are
+    # written (allocated); the store reads R2 then R1 (LRU order: R2 older); R3's write evicts FIFO's
+    # oldest insertion (R1) or LRU's least recently used (R2); the last store reads R3 and R1.
+    prog = [("IADD3", [1], [10]), ("IADD3", [2], [11]), ("STS", [], [2, 1]), ("IADD3", [3], [12]),
+            ("STS", [], [3, 1])]
+    tr = trace_from_warps([prog])
+    fifo = run(tr, "rfc", rfc_kb=2, rfc_policy=0)
+    lru = run(tr, "rfc", rfc_kb=2, rfc_policy=1)
+    # R10, R11, R12 were never written: misses, read from the main RF, not allocated
+    assert _c(fifo, "rfc_read_hits", "rfc_read_misses", "rfc_writes", "rfc_evictions", "main_rf_writes") == {
+        "rfc_read_hits": 3, "rfc_read_misses": 4, "rfc_writes": 3, "rfc_evictions": 1, "main_rf_writes": 1}
+    assert lru.counts["rfc_read_hits"] == 4 and lru.counts["rfc_read_misses"] == 3
+    assert lru.metrics["rf_cache_hit_rate"] == pytest.approx(4 / 7)
+    for r in (fifo, lru):
+        assert r.counts["main_rf_reads"] == r.counts["rfc_read_misses"]
+
+
+def test_rfc_flush_when_leaving_the_pool():
+    # the consumer of the load waits on it: the warp leaves the active pool, its partition (R1, R2) is
+    # written back; the load's result arrives while it is out: main RF; on re-entry R2 and R3 miss
+    prog = [("IADD3", [1], [10]), ("IADD3", [2], [11]), ("LDG", [3], [1], {"lines": [0]}),
+            ("IADD3", [4], [3, 2])]
+    r = run(trace_from_warps([prog]), "rfc")
+    assert _c(r, "rfc_read_hits", "rfc_read_misses", "rfc_writes", "main_rf_writes", "warp_activations",
+              "warp_deactivations") == {"rfc_read_hits": 1, "rfc_read_misses": 4, "rfc_writes": 3,
+                                        "main_rf_writes": 3, "warp_activations": 2, "warp_deactivations": 1}
+
+
+def test_rfc_miss_pays_main_rf_latency():
+    tr = trace_from_warps([[("IADD3", [0], [1, 2])]])  # two misses in different banks, in parallel
+    base = run(tr, "baseline").metrics["cycles"]
+    assert run(tr, "rfc", main_rf_latency_x=1).metrics["cycles"] == base
+    assert run(tr, "rfc", main_rf_latency_x=4).metrics["cycles"] == base + 3
+
+
+def test_rfc_bad_parameters():
+    tr = trace_from_warps([[("IADD3", [0], [1])]])
+    with pytest.raises(SpecError, match="rfc_policy"):
+        run(tr, "rfc", rfc_policy=2)
+    with pytest.raises(SpecError, match="rfc_kb"):
+        run(tr, "rfc", rfc_kb=0)
+    with pytest.raises(SpecError, match="main_rf_bank_regs"):
+        run(tr, "rfc", main_rf_bank_regs=0)
+
+
+# ------------------------------------------------------------------ baseline with a slow RF
+def test_baseline_main_rf_latency_x():
+    tr = trace_from_warps([[("IADD3", [0], [1, 2])]])
+    one = run(tr, "baseline")
+    # below 1.5 the access still takes one cycle: the simulator's own banks, identical results
+    same = run(tr, "baseline", main_rf_latency_x=1.4)
+    assert same.counts == one.counts and same.metrics["events"] == one.metrics["events"]
+    for x in (3, 5):
+        r = run(tr, "baseline", main_rf_latency_x=x)
+        assert r.metrics["cycles"] == one.metrics["cycles"] + (x - 1)  # operands arrive x - 1 cycles later
+        assert r.metrics["events"]["rf_bank"] == one.metrics["events"]["rf_bank"]
+    # two operands in one bank: the second waits for the first's whole access
+    tr2 = trace_from_warps([[("IADD3", [0], [1, 17])]])
+    slow = run(tr2, "baseline", main_rf_latency_x=4).metrics["cycles"]
+    assert slow == run(tr2, "baseline").metrics["cycles"] + 6
+    with pytest.raises(SpecError, match="main_rf_latency_x"):
+        run(tr, "baseline", main_rf_latency_x=0.5)
+
+
+def test_slow_bank_helpers_at_any_offset():
+    from rfmodel.designs.base import BANK_HEADER_LEN, bank_header, standard_bank
+    from rfmodel.designs.rfc import (
+        SLOW_COUNTERS,
+        SLOW_LEN,
+        slow_bank_state,
+        slow_block,
+        slow_counters,
+        slow_read,
+        slow_write,
+        with_slow_block,
+    )
+
+    sm = get_preset("fermi-gtx480").replace(num_banks=16)
+    assert slow_block(sm, 1.0) is None and slow_block(sm, 1.49) is None  # one cycle: the simulator's banks
+    block = slow_block(sm, 4.0)
+    occ = 4 * sm.rows_per_warp_register
+    assert len(block) == SLOW_LEN + 16
+    # a block at a nonzero offset, after the design's header and some state of its own
+    base = 23
+    ints = np.concatenate([bank_header(sm), np.full(base - BANK_HEADER_LEN, -7, np.int64), block])
+    c = slow_counters(base)
+    assert standard_bank(ints, 0, 1) == standard_bank(ints, 0, 17)
+    # two reads of one bank in one cycle serialize: the second starts when the first's access ends
+    assert slow_read(ints, base, 0, 1, 100) == -(1 + occ - 1)
+    assert slow_read(ints, base, 0, 17, 100) == -(1 + occ + occ - 1)
+    assert slow_read(ints, base, 0, 2, 100) == -(1 + occ - 1)  # another bank: free
+    assert ints[c["slow_bank_read_acc"]] == 3 and ints[c["slow_bank_wait_cycles"]] == occ
+    # a write holds its bank too (after the two reads: until 100 + 3 occ); a read waits for it
+    assert slow_write(ints, base, 0, 1, 100) == -1
+    assert ints[c["slow_bank_write_acc"]] == 1
+    assert slow_read(ints, base, 0, 1, 100 + 2 * occ) == -(1 + occ + occ - 1)
+    assert slow_read(ints, base, 0, 1, 100 + 5 * occ) == -(1 + occ - 1)  # free again: no wait
+    assert ints[c["slow_bank_wait_cycles"]] == 2 * occ
+    assert np.all(ints[BANK_HEADER_LEN:base] == -7)  # nothing outside the block changed
+    # appended to a design's state, the offset stored in a slot of its own; none at 1x
+    state = np.zeros(12, np.int64)
+    out = with_slow_block(state.copy(), sm, {"main_rf_latency_x": 3}, "x", 9)
+    assert out[9] == 12 and len(out) == 12 + SLOW_LEN + 16
+    same = with_slow_block(state.copy(), sm, {}, "x", 9)
+    assert same[9] == 0 and len(same) == 12
+    with pytest.raises(SpecError, match="main_rf_latency_x"):
+        with_slow_block(state.copy(), sm, {"main_rf_latency_x": 100}, "x", 9)
+    # the baseline's state: its block right after the bank header (counters at 9..11)
+    st = slow_bank_state(sm, 4.0)
+    assert np.array_equal(st, np.concatenate([bank_header(sm), block]))
+    assert SLOW_COUNTERS == slow_counters(BANK_HEADER_LEN)
+
+
+# ------------------------------------------------------------------ invariants on built-in workloads
+def _trace(name):
+    from rfmodel.workload.suite import load_workload
+
+    return load_workload(name, num_sms=80, max_warps=8).trace
+
+
+@pytest.fixture(scope="module")
+def traces():
+    return {w: _trace(w) for w in ("saxpy", "sgemm_tiled")}
+
+
+TWO_LEVEL = get_preset("fermi-gtx480").replace(scheduler="two-level")
+
+
+@pytest.mark.parametrize("design", CACHING)
+@pytest.mark.parametrize("workload", ("saxpy", "sgemm_tiled"))
+def test_invariants_on_builtin_workloads(traces, design, workload):
+    tr = traces[workload]
+    ipcs = []
+    for x in (1, 2, 4, 8):
+        r = simulate_trace(tr, TWO_LEVEL, design, {"main_rf_latency_x": x})
+        c = r.counts
+        # every issued instruction retires
+        assert c["retired"] == c["issued"] == tr.n_instrs
+        # every operand read is either an RF-cache hit or a main-RF read
+        assert c["rfc_read_hits"] + c["rfc_read_misses"] == c["reads"]
+        if design == "rfc":
+            assert c["main_rf_reads"] == c["rfc_read_misses"]
+        else:
+            # every read inside an interval hits (the prefetch); only prefetches read the main RF
+            assert c["rfc_read_misses"] == 0 and r.metrics["rf_cache_hit_rate"] == 1.0
+            assert c["main_rf_reads"] == c["prefetch_regs"]
+            assert c["prefetches"] > 0 and r.metrics["prefetch_latency_cycles"] >= x
+            assert r.metrics["interval_length_static"] > 0 and r.metrics["interval_length_dynamic"] > 0
+            assert c["warp_activations"] >= c["warp_deactivations"] > 0
+        ipcs.append(r.metrics["ipc"])
+    # a slower main RF never raises IPC by more than noise
+    assert all(b <= a * 1.01 for a, b in zip(ipcs, ipcs[1:], strict=False)), ipcs
+    assert ipcs[-1] <= ipcs[0]
+
+
+@pytest.mark.parametrize("workload", ("saxpy", "sgemm_tiled"))
+def test_ltrf_plus_moves_less_than_ltrf(traces, workload):
+    tr = traces[workload]
+    full = simulate_trace(tr, TWO_LEVEL, "ltrf", {"main_rf_latency_x": 4})
+    plus = simulate_trace(tr, TWO_LEVEL, "ltrf_plus", {"main_rf_latency_x": 4})
+    assert plus.counts["main_rf_reads"] <= full.counts["main_rf_reads"]
+    assert plus.counts["main_rf_writes"] <= full.counts["main_rf_writes"]
+
+
+def test_metrics_reach_the_dataset():
+    import rfmodel
+
+    ds = rfmodel.evaluate("ltrf", "saxpy", "fermi-gtx480", method="simulate", max_warps=8,
+                          params={"main_rf_latency_x": [1, 4]})
+    for k in ("rf_cache_hit_rate", "main_rf_reads", "main_rf_writes", "prefetches", "prefetch_latency_cycles",
+              "prefetch_bank_conflicts", "warp_activations", "warp_deactivations", "interval_length_static",
+              "interval_length_dynamic"):
+        assert np.all(np.isfinite(ds[k].values)), k
+    ds = rfmodel.evaluate("rfc", "saxpy", "fermi-gtx480", method="simulate", max_warps=8)
+    assert 0 < float(ds["rf_cache_hit_rate"].values.ravel()[0]) <= 1
+
+
+# ------------------------------------------------------------------ tolerance
+def test_bisection_on_a_monotone_function():
+    calls = []
+
+    def ipc(x):
+        calls.append(x)
+        return 1.0 - 0.02 * (x - 1.0)  # falls below 0.95 after x = 3.5
+
+    r = bisect_tolerance(ipc, 1.0, tol=0.05, hi=16.0, resolution=0.25)
+    assert 3.25 <= r["latency_x"] <= 3.5 and not r["hi_reached"]
+    assert r["ipc_at_latency"] >= r["threshold_ipc"] == pytest.approx(0.95)
+    assert r["evaluations"] == len(calls) == len(set(calls)) <= 2 + int(np.ceil(np.log2(15 / 0.25)))
+    assert bisect_tolerance(lambda x: 1.0, 1.0, hi=8.0) | {"evaluations": 0} == {
+        "latency_x": 8.0, "ipc_at_latency": 1.0, "hi_reached": True, "threshold_ipc": 0.95, "evaluations": 0}
+    assert bisect_tolerance(lambda x: 0.5, 1.0)["latency_x"] is None
+    # a step function (whole cycles): the step's upper end
+    r = bisect_tolerance(lambda x: 1.0 if round(x) <= 3 else 0.8, 1.0, resolution=0.125)
+    assert 3.375 <= r["latency_x"] < 3.5
+    with pytest.raises(SpecError, match="tol"):
+        bisect_tolerance(lambda x: 1.0, 1.0, tol=0.0)
+    with pytest.raises(SpecError, match="resolution"):
+        bisect_tolerance(lambda x: 1.0, 1.0, resolution=-1)
+
+
+def test_max_tolerable_latency_real_short_case():
+    r = max_tolerable_latency("baseline", "saxpy", max_warps=8, hi=8.0, resolution=0.5)
+    assert r["reference_ipc"] > 0 and r["design"] == "baseline"
+    assert r["latency_x"] is not None and 1.0 <= r["latency_x"] <= 8.0
+    assert r["ipc_at_latency"] >= 0.95 * r["reference_ipc"]
+    assert 2 <= r["evaluations"] <= 2 + 4
+    # the LTRF design tolerates at least what the baseline does
+    lt = max_tolerable_latency("ltrf", "saxpy", max_warps=8, hi=8.0, resolution=0.5)
+    assert lt["latency_x"] is not None and lt["latency_x"] >= r["latency_x"]
+    # every built-in design has the parameter now: a design without it, not registered
+    from rfmodel.designs.baseline import Baseline
+
+    class FixedRf(Baseline):
+        name = "fixed_rf"
+        parameters = ("active_warps",)
+
+    with pytest.raises(RfmodelError, match="main_rf_latency_x"):
+        max_tolerable_latency(FixedRf(), "saxpy", max_warps=8)
+    with pytest.raises(SpecError, match="hi"):
+        max_tolerable_latency("ltrf", "saxpy", hi=100.0)
+
+
+def test_cli_tolerance(capsys):
+    assert main(["tolerance", "--design", "ltrf", "--workload", "saxpy", "--max-warps", "8", "--hi", "4",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["design"] == "ltrf" and out["latency_x"] is not None and out["evaluations"] >= 1
+    assert main(["tolerance", "--design", "ltrf", "--workload", "saxpy", "--tol", "2"]) == 2
+    assert "tol" in capsys.readouterr().err
