@@ -6,6 +6,6 @@ The one façade is :func:`rfmodel.evaluate`; design-space search is
 
 __version__ = "0.1.0"
 
-from rfmodel.evaluate import evaluate  # noqa: E402  (the façade, also rfmodel.evaluate)
+from rfmodel.evaluate import evaluate, sensitivity  # noqa: E402  (the façade, also rfmodel.evaluate)
 
-__all__ = ["evaluate", "__version__"]
+__all__ = ["evaluate", "sensitivity", "__version__"]

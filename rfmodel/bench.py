@@ -6,8 +6,18 @@ GPU, the best time and the repeat count): simulated warp instructions per
 second of wall time on one core, for the SM's whole share of the workload.
 Compilation is excluded: each design first simulates a small slice of the
 workload (which compiles the cycle loop, or loads it from numba's cache),
-then the full run is timed ``repeat`` times and the fastest counts.  Later
-issues add ``analytic`` and ``optimize`` members.
+then the full run is timed ``repeat`` times and the fastest counts.
+
+The ``analytic`` member: ``{"points_per_s": ..., "speedup_vs_simulate": ...}`` for the
+baseline on one large grid (``ANALYTIC_GRID``: bank count x collector units x registers x warps
+x issue width x ports, 143,360 design points) of the same workload and GPU.  ``points_per_s``
+counts design points per second of the vectorized model call (``Design.analytic`` on a ready
+profile: the engine a sweep or an optimizer runs; the profile is built once per workload and is
+excluded, as compilation is for the simulator); ``evaluate_points_per_s`` is the whole
+``rfmodel.evaluate`` call on a smaller grid (energy and area accounting included).
+``speedup_vs_simulate`` divides ``points_per_s`` by the simulator's design points per second
+(one point = one simulation of the workload, the ``simulate`` member's best time for the
+baseline).
 """
 
 from __future__ import annotations
@@ -22,8 +32,9 @@ BENCH_WORKLOAD = "crc32_murmur3"
 BENCH_GPU = "fermi-gtx480"
 
 
-def bench_simulate(designs=None, *, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3,
-                   arch: str | None = None) -> dict:
+def bench_simulate(
+    designs=None, *, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, arch: str | None = None
+) -> dict:
     """Simulator throughput per design (see the module docstring)."""
     from rfmodel.evaluate import _simulate_workload
     from rfmodel.sim.engine import simulate_trace
@@ -59,6 +70,66 @@ def bench_simulate(designs=None, *, workload: str = BENCH_WORKLOAD, gpu=BENCH_GP
     return out
 
 
+#: the analytic benchmark grid (baseline; every point a valid spec): 7 x 64 x 16 x 5 x 2 x 2 = 143,360
+ANALYTIC_GRID = {
+    "num_banks": [1, 2, 4, 8, 16, 32, 64],
+    "collector_units": list(range(1, 65)),
+    "regs_per_sm": [8192 * k for k in range(1, 17)],
+    "warps_per_sm": [32, 40, 48, 56, 64],
+    "issue_width": [1, 2],
+    "bank_rw_ports": [1, 2],
+}
+
+
+def bench_analytic(
+    *,
+    workload: str = BENCH_WORKLOAD,
+    gpu=BENCH_GPU,
+    repeat: int = 3,
+    design="baseline",
+    sim_seconds: float | None = None,
+) -> dict:
+    """Vectorized analytic throughput in design points per second (see the module docstring)."""
+    import numpy as np
+
+    from rfmodel.analytic.calibration import calibrated_grid_entries, load_calibration
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import _grid, evaluate, workload_profile
+
+    sm = resolve_gpu(gpu)
+    d = get_design(design)
+    prof = workload_profile(workload, sm)
+    grid, _, _ = _grid(ANALYTIC_GRID, "product")
+    cal, _ = calibrated_grid_entries(d, sm.name, load_calibration())
+    g = {**grid, **cal}
+    n = int(np.prod([len(v) for v in ANALYTIC_GRID.values()]))
+    d.analytic(prof, sm, g)  # warm-up
+    best = float("inf")
+    for _ in range(max(repeat, 1)):
+        t0 = time.perf_counter()
+        m = d.analytic(prof, sm, g)
+        best = min(best, time.perf_counter() - t0)
+    assert np.size(m["ipc"]) == n
+    small = {"num_banks": [4, 8, 16, 32], "collector_units": [2, 4, 8, 16]}
+    evaluate(design, workload, sm, params=small)
+    t0 = time.perf_counter()
+    evaluate(design, workload, sm, params=small)
+    ev = 16 / (time.perf_counter() - t0)
+    pps = n / best
+    out = {"points_per_s": pps, "points": n, "best_seconds": best, "design": d.name, "workload": workload,
+           "gpu": sm.name, "grid": {k: len(v) for k, v in ANALYTIC_GRID.items()}, "evaluate_points_per_s": ev,
+           "repeat": max(repeat, 1)}  # fmt: skip
+    if sim_seconds:
+        out["simulate_points_per_s"] = 1.0 / sim_seconds
+        out["speedup_vs_simulate"] = pps * sim_seconds
+    return out
+
+
 def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, designs=None) -> dict:
-    """All benchmark figures (today: the simulator's)."""
-    return {"simulate": bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)}
+    """All benchmark figures: the simulator's per design, the analytic engine's for the baseline."""
+    sim = bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)
+    base = sim.get("baseline")
+    if base is None:
+        base = bench_simulate(["baseline"], workload=workload, gpu=gpu, repeat=1)["baseline"]
+    ana = bench_analytic(workload=workload, gpu=gpu, repeat=repeat, sim_seconds=base["best_seconds"])
+    return {"simulate": sim, "analytic": ana}

@@ -355,6 +355,26 @@ def cmd_simulate(args) -> int:
 
 
 # --------------------------------------------------------------------------- bench
+def cmd_calibrate(args) -> int:
+    from rfmodel.calibrate.report import run
+
+    res = run(
+        args.sweep, checkpoint_dir=args.checkpoints, out=args.out, report=args.report,
+        validation_doc=args.validation_doc, workers=args.workers, designs=args.design,
+        progress=not args.quiet, coverage_samples=args.coverage_samples,
+    )  # fmt: skip
+    if res.get("incomplete"):
+        print(f"calibrate: {res['simulations']} of {res['jobs']} simulations done", file=sys.stderr)
+        return 1
+    summary = {d: {k: r.get(k) for k in ("n_heldout", "ipc_mape", "hit_rate_mae", "rf_cache_hit_rate_mae",
+                                         "bank_stall_rel_err", "rf_access_rel_err")}
+               for d, r in res["designs"].items()}  # fmt: skip
+    out = {"simulations": res["simulations"], "simulated_now": res["simulated_now"],
+           "file": res.get("file"), "designs": summary}
+    print(json.dumps(out, indent=None if args.json else 2))
+    return 0
+
+
 def cmd_bench(args) -> int:
     from rfmodel.bench import bench
 
@@ -375,6 +395,33 @@ def cmd_bench(args) -> int:
             for d, v in res["simulate"].items()
         ]
         print(_table(rows))
+    return 0
+
+
+def cmd_tolerance(args) -> int:
+    from rfmodel.tolerance import max_tolerable_latency
+
+    params = {}
+    for p in args.param or []:
+        k, v = _parse_param(p)
+        if len(v) != 1:
+            raise RfmodelError(f"--param {k}: give one value (the latency is what is searched)")
+        params[k] = v[0]
+    res = max_tolerable_latency(
+        args.design, args.workload, args.gpu, params=params or None, method=args.method, tol=args.tol,
+        hi=args.hi, resolution=args.resolution, max_warps=args.max_warps, seed=args.seed,
+        reference=args.reference,
+    )
+    if args.json:
+        print(json.dumps(res))
+    else:
+        lx = res["latency_x"]
+        limit = " (the search limit; may be higher)" if res["hi_reached"] else ""
+        what = "not even 1x" if lx is None else f"{lx:g}x{limit}"
+        print(f"{res['design']} on {res['workload']} ({res['gpu']}, {res['method']}): "
+              f"main RF latency tolerated "
+              f"within {100 * res['tol']:g}% of {res['reference']}'s IPC {res['reference_ipc']:.4f}: {what}; "
+              f"IPC there {res['ipc_at_latency']:.4f}; {res['evaluations']} evaluations")
     return 0
 
 
@@ -454,7 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=V1,V2",
         help="sweep a parameter (repeatable; product of all)",
     )
-    e.add_argument("--method", choices=("analytic", "simulate"))
+    e.add_argument("--method", choices=("analytic", "simulate", "montecarlo"))
     e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75, sm_80, sm_90)")
     e.add_argument("--seed", type=int)
     e.add_argument("--out", metavar="FILE.nc|FILE.csv")
@@ -500,6 +547,20 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--quiet", action="store_true", help="no progress bar")
     m.set_defaults(func=cmd_simulate)
 
+    c = sub.add_parser("calibrate", help="fit the analytic models to simulator sweeps (resumable)")
+    c.add_argument("--sweep", default="default", help="default | quick | a sweep JSON file")
+    c.add_argument("--workers", type=int, default=2, help="simulation worker processes")
+    c.add_argument("--design", action="append", help="only these designs (default: every calibratable one)")
+    c.add_argument("--checkpoints", default="calib/checkpoints", help="one file per finished simulation")
+    c.add_argument("--out", default=None, help="calibration file (default: the package's analytic.json)")
+    c.add_argument("--report", default="calib/report.json")
+    c.add_argument("--validation-doc", default=None, help="regenerate this file's validation section")
+    c.add_argument("--coverage-samples", type=int, default=40,
+                   help="Monte-Carlo samples of the coverage check")
+    c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.add_argument("--json", action="store_true", help="one-line JSON summary")
+    c.set_defaults(func=cmd_calibrate)
+
     b = sub.add_parser("bench", help="speed figures of the engines (JSON with --json)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b.add_argument("--workload", default="crc32_murmur3")
@@ -507,6 +568,21 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--design", action="append", help="only these designs (default: every registered one)")
     b.add_argument("--repeat", type=int, default=3, help="timed runs per design; the fastest counts")
     b.set_defaults(func=cmd_bench)
+
+    t = sub.add_parser("tolerance", help="largest main-RF latency multiple a design tolerates (bisection)")
+    t.add_argument("--design", required=True)
+    t.add_argument("--workload", required=True, metavar="NAME|PATH")
+    t.add_argument("--gpu", default="fermi-gtx480", metavar="PRESET|gpgpusim.config|FILE.toml")
+    t.add_argument("--method", choices=("simulate", "analytic"), default="simulate")
+    t.add_argument("--tol", type=float, default=0.05, help="allowed IPC loss against the reference at 1x")
+    t.add_argument("--hi", type=float, default=16.0, help="largest multiple tried")
+    t.add_argument("--resolution", type=float, default=0.25, help="bisection stops at this interval width")
+    t.add_argument("--reference", default="baseline", help="the design whose IPC at 1x is the target")
+    t.add_argument("--param", action="append", metavar="NAME=V", help="a fixed design parameter (repeatable)")
+    t.add_argument("--max-warps", type=int, default=None, help="only this many warps (whole CTAs)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--json", action="store_true", help="print one JSON object")
+    t.set_defaults(func=cmd_tolerance)
 
     w = sub.add_parser("workload", help="inspect and build workloads")
     wsub = w.add_subparsers(dest="wcommand", metavar="SUBCOMMAND")

@@ -63,7 +63,7 @@ from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload
 
-METHODS = ("analytic", "simulate")
+METHODS = ("analytic", "simulate", "montecarlo")
 DEFAULT_GPU = "fermi-gtx480"
 DEFAULT_TECH = {"cell": "sram-hp", "node_nm": 45}
 SCALAR_METRICS = (
@@ -129,6 +129,14 @@ def memory_latencies(sm: SMSpec, hit_rate: float) -> np.ndarray:
     return lat
 
 
+def exec_latencies(sm: SMSpec) -> np.ndarray:
+    """Dependent-issue latency of every op class without the L1D/L2/DRAM part of global loads."""
+    lat = memory_latencies(sm, 1.0)
+    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
+        lat[c] -= sm.l1d.hit_latency_cycles
+    return lat
+
+
 def _sm_key(sm: SMSpec) -> str:
     return hashlib.sha1(json.dumps(sm.to_dict(), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -141,16 +149,24 @@ PROFILE_WARPS = 32
 
 
 def workload_profile(
-    workload, sm: SMSpec, *, arch: str = DEFAULT_ARCH, seed: int = 0, max_warps: int | None = PROFILE_WARPS
+    workload,
+    sm: SMSpec,
+    *,
+    arch: str = DEFAULT_ARCH,
+    seed: int = 0,
+    max_warps: int | None = PROFILE_WARPS,
+    share: bool = True,
 ) -> WorkloadProfile:
     """The analytic profile of a workload on an SM (cached per workload, SM and seed).
 
     The distributions come from the first ``max_warps`` warps of the SM's share
-    of the grid (``None``: all of them); the instruction count is scaled to the
-    whole share, and occupancy sees every CTA of the share.
+    of the grid (``None``: all of them); with ``share`` the instruction count is
+    scaled to the whole share and occupancy sees every CTA of the share, without
+    it the profile describes exactly the expanded warps (what ``simulate`` runs with
+    the same ``max_warps``; calibration compares like with like).
     """
     name = workload.name if isinstance(workload, Workload) else str(workload)
-    key = (name, arch, seed, max_warps, _sm_key(sm))
+    key = (name, arch, seed, max_warps, _sm_key(sm), share)
     if key in _PROFILE_CACHE and not isinstance(workload, Workload):
         return _PROFILE_CACHE[key]
     wl = load_workload(
@@ -158,16 +174,16 @@ def workload_profile(
     )
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
     # two passes: the first gives the hit rate that sets the expected load latency
-    first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name)
+    first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True)
     hit = float(first.l1d_hit_rate(lines)) if sm.l1d.size_bytes else 0.0
-    prof = profile_trace(wl.trace, memory_latencies(sm, hit), name=wl.name)
-    share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
-    if share > wl.trace.ctas:
-        scale = share / wl.trace.ctas
+    prof = profile_trace(wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm))
+    n_share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
+    if share and n_share > wl.trace.ctas:
+        scale = n_share / wl.trace.ctas
         prof = replace(
             prof,
             n_instrs=int(round(prof.n_instrs * scale)),
-            ctas=share,
+            ctas=n_share,
             attrs={**prof.attrs, "sampled_instrs": prof.n_instrs, "sampled_ctas": wl.trace.ctas},
         )
     _PROFILE_CACHE[key] = prof
@@ -230,6 +246,9 @@ def evaluate(
     max_warps: int | None | str = "auto",
     sim_options: Mapping | None = None,
     progress=None,
+    calibration=None,
+    uncertainty: Mapping | None = None,
+    samples: int = 200,
 ) -> xr.Dataset:
     """Evaluate a design on workloads; see the module docstring for the result.
 
@@ -238,6 +257,14 @@ def evaluate(
     ``sim_options`` (simulate only): :class:`rfmodel.sim.SimOptions` fields, e.g.
     ``{"compat": "gpgpusim"}``.  ``progress(done, total)``: simulate only, warp
     instructions retired so far over all runs.
+
+    ``calibration`` (analytic, montecarlo): ``None`` loads the default calibration file
+    (``rfmodel/data/calibration/analytic.json``), a path or a dict loads that one,
+    ``False`` uses the designs' default coefficients; ``ds.attrs["calibration"]`` says which.
+    ``method="montecarlo"``: ``uncertainty`` maps parameters to distributions
+    (``{"mem_fraction": ("normal", 0.1)}``, see :mod:`rfmodel.analytic.montecarlo`),
+    ``samples`` draws seeded by ``seed``; the result holds the sample means and
+    ``<metric>_lo`` / ``<metric>_hi`` (2.5 % and 97.5 % quantiles).
     """
     if method not in METHODS:
         raise UnknownNameError("method", method, METHODS)
@@ -250,6 +277,117 @@ def evaluate(
         max_warps = PROFILE_WARPS
     if sim_options is not None:
         raise RfmodelError("sim_options apply to method='simulate' only")
+    if method == "montecarlo":
+        from rfmodel.analytic.montecarlo import evaluate_montecarlo
+
+        return evaluate_montecarlo(
+            design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
+            max_warps=max_warps, calibration=calibration, uncertainty=uncertainty or {}, samples=samples,
+        )  # fmt: skip
+    return _evaluate_analytic(
+        design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
+        max_warps=max_warps, calibration=calibration,
+    )  # fmt: skip
+
+
+def _param_value(design: Design, sm: SMSpec, name: str):
+    if name == "collector_units":
+        return sm.collectors.total
+    if name in sm.to_dict():
+        return getattr(sm, name)
+    resolve = getattr(design, "params", None)
+    if callable(resolve):
+        return resolve(sm, {})[name]
+    raise RfmodelError(f"parameter '{name}': no default value for design '{design.name}'; give at=")
+
+
+INTEGER_PARAMS = ("num_banks", "collector_units", "regs_per_sm", "warps_per_sm", "schedulers_per_sm",
+                  "issue_width", "bank_rw_ports", "bank_read_ports")  # fmt: skip
+
+
+def sensitivity(
+    design="baseline",
+    workload=None,
+    gpu=None,
+    param: str = "num_banks",
+    *,
+    metrics=("ipc", "cycles", "energy_pj_total", "bank_conflict_stall_cycles"),
+    at=None,
+    params: Mapping[str, Iterable] | None = None,
+    rel_step: float = 0.05,
+    **kw,
+) -> xr.Dataset:
+    """Partial derivatives ``d metric / d param`` of the analytic model by central differences.
+
+    The model is evaluated, vectorized, at ``x - h``, ``x`` and ``x + h`` (``x = at``, default the
+    GPU's or the design's value; ``h = rel_step x``; integer parameters step to the nearest values
+    the spec accepts, e.g. bank counts that divide the register count) over the product grid
+    ``params`` of the other parameters.  Returns a Dataset with, per metric,
+    ``<metric>`` (at ``x``), ``d_<metric>`` (the derivative, metric units per parameter unit) and
+    ``elasticity_<metric>`` (``(x / metric) d metric / d x``: relative change per relative
+    change); ``attrs`` name the parameter, ``x`` and the two neighbours.  ``kw`` go to :func:`evaluate`
+    (``method`` must stay ``"analytic"``).
+    """
+    if kw.get("method", "analytic") != "analytic":
+        raise RfmodelError("sensitivity differentiates the analytic model (method='analytic')")
+    kw.pop("method", None)
+    d = get_design(design)
+    sm = resolve_gpu(gpu)
+    x = float(_param_value(d, sm, param) if at is None else at)
+    integer = param in INTEGER_PARAMS or (param in getattr(d, "SPEC", {}) and d.SPEC[param][3] is True)
+    h = max(abs(x) * rel_step, 1e-6)
+    lo, hi = x - h, x + h
+    if integer:
+        x = int(round(x))
+        step = max(1, round(h))
+
+        def valid(v):
+            if v < 1:
+                return False
+            if param not in sm.to_dict():
+                return True
+            try:
+                sm.replace(**{param: v})
+            except RfmodelError:
+                return False
+            return True
+
+        # the nearest valid values (a bank count must divide the registers, ...); one-sided at a bound
+        lo = next((v for v in range(x - step, 0, -1) if valid(v)), x)
+        hi = next((v for v in range(x + step, 64 * max(x, 1) + 2) if valid(v)), x)
+        if lo == hi:
+            raise RfmodelError(f"sensitivity: no valid neighbour of {param} = {x}")
+    grid = {**dict(params or {}), param: [lo, x, hi]}
+    ds = evaluate(d, workload, sm, method="analytic", params=grid, **kw)
+    out = xr.Dataset(attrs={**ds.attrs, "sensitivity_param": param, "x": x, "x_lo": lo, "x_hi": hi})
+    for m in metrics:
+        y = ds[m]
+        y_lo, y0, y_hi = (y.isel({param: i}, drop=True) for i in range(3))
+        der = (y_hi - y_lo) / (hi - lo)
+        out[m] = y0
+        out[f"d_{m}"] = der
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[f"elasticity_{m}"] = der * x / y0
+        out[f"d_{m}"].attrs["units"] = f"{UNITS.get(m, '')} per unit of {param}"
+    return out
+
+
+def resolve_calibration(design: Design, sm: SMSpec, calibration) -> tuple[dict, str]:
+    """Grid entries of the calibrated coefficients and the ``calibration`` attribute text."""
+    from rfmodel.analytic.calibration import calibrated_grid_entries, load_calibration
+
+    if calibration is False:
+        return {}, "uncalibrated: design defaults (calibration=False)"
+    if isinstance(calibration, Mapping):
+        return calibrated_grid_entries(design, sm.name, dict(calibration))
+    return calibrated_grid_entries(design, sm.name, load_calibration(calibration))
+
+
+def _evaluate_analytic(
+    design, workload, gpu, *, params, mode, tech, arch, seed, max_warps, calibration, transform=None
+) -> xr.Dataset:
+    """The analytic engine.  ``transform(profile, structures, grid) -> (profile, structures, grid)``
+    lets the Monte-Carlo engine perturb one evaluation."""
     d = get_design(design)
     sm = resolve_gpu(gpu)
     tech = {**DEFAULT_TECH, **(tech or {})}
@@ -265,13 +403,17 @@ def evaluate(
     _check_params(d, sm, grid)
     structures = d.structures(sm, grid, tech)
     snames = [s.name for s in structures]
+    cal_grid, cal_desc = resolve_calibration(d, sm, calibration)
     per_wl = []
     names = []
     for w in workloads:
         prof = workload_profile(w, sm, arch=arch, seed=seed, max_warps=max_warps)
         names.append(prof.name)
-        m = d.analytic(prof, sm, grid)
-        acc = account(structures, m["events"], m["cycles"], sm.clock_mhz)
+        g, structs = {**grid, **cal_grid}, structures
+        if transform is not None:
+            prof, structs, g = transform(prof, structs, g)
+        m = d.analytic(prof, sm, g)
+        acc = account(structs, m["events"], m["cycles"], sm.clock_mhz)
         per_wl.append((m, acc))
     shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values())) if grid else ()
     full = ["workload", *dims]
@@ -302,7 +444,7 @@ def evaluate(
             ds[k].attrs["units"] = u
     ds.attrs.update(
         {
-            "engine": method,
+            "engine": "analytic",
             "design": d.name,
             "gpu": sm.name,
             "gpu_source": sm.source,
@@ -311,7 +453,7 @@ def evaluate(
             "arch": arch,
             "seed": seed,
             "rfmodel_version": rfmodel.__version__,
-            "calibration": "uncalibrated first-order model (softmin q=4)",
+            "calibration": cal_desc,
         }
     )
     return ds
@@ -349,8 +491,9 @@ def _point_sm(sm: SMSpec, point: dict) -> SMSpec:
     return sm.replace(**fields) if fields else sm
 
 
-def _evaluate_simulate(design, workload, gpu, *, params, mode, tech, arch, seed, max_warps, sim_options,
-                       progress) -> xr.Dataset:
+def _evaluate_simulate(
+    design, workload, gpu, *, params, mode, tech, arch, seed, max_warps, sim_options, progress
+) -> xr.Dataset:
     from rfmodel.sim.core import STALL_REASONS
     from rfmodel.sim.engine import SimOptions, simulate_trace
 
@@ -378,7 +521,13 @@ def _evaluate_simulate(design, workload, gpu, *, params, mode, tech, arch, seed,
     total = sum(t.n_instrs for _, t in traces) * len(points)
     done_before = 0
 
-    metric_names = (*SCALAR_METRICS, "warp_instructions", "bank_conflicts", "collector_occupancy")
+    metric_names = (
+        *SCALAR_METRICS,
+        "warp_instructions",
+        "bank_conflicts",
+        "collector_occupancy",
+        *(k for k in d.metrics if k not in SCALAR_METRICS),
+    )
     reasons = None
     per_wl = []
     for _, trace in traces:
@@ -398,7 +547,7 @@ def _evaluate_simulate(design, workload, gpu, *, params, mode, tech, arch, seed,
             run = simulate_trace(trace, sm_pt, d, dparams, opts, progress=tick)
             done_before += trace.n_instrs
             for k in metric_names:
-                vals[k][idx] = run.metrics[k]
+                vals[k][idx] = run.metrics.get(k, np.nan) if k in d.metrics else run.metrics[k]
             for s, ev in run.metrics.get("events", {}).items():
                 if s not in ev_r:
                     raise RfmodelError(f"design '{d.name}' reports events for unknown structure '{s}'")

@@ -176,3 +176,41 @@ exit
     assert h[0] == 0.0
     assert np.all(np.diff(h) >= 0)
     assert 0.0 <= h[-1] <= 1.0
+
+
+def test_register_cache_table_equals_a_direct_cache_on_a_real_trace():
+    """The profile's exact partition table (RFC hit rate) against a direct FIFO / LRU cache."""
+    from rfmodel.evaluate import _simulate_workload, workload_profile
+    from rfmodel.spec import get_preset
+    from rfmodel.workload.trace import NONE
+
+    sm = get_preset("fermi-gtx480")
+    _, tr = _simulate_workload("saxpy", sm, arch="sm_80", seed=0, max_warps=4)
+    prof = workload_profile("saxpy", sm, max_warps=4, share=False)
+    for policy in ("fifo", "lru"):
+        for e in (1, 3, 8):
+            hits = reads = 0
+            for w in range(tr.n_warps):
+                cache = []
+                for i in range(tr.warp_ptr[w], tr.warp_ptr[w + 1]):
+                    for r in tr.src[i]:
+                        if r == NONE:
+                            continue
+                        reads += 1
+                        if r in cache:
+                            hits += 1
+                            if policy == "lru":
+                                cache.remove(r)
+                                cache.append(r)
+                    for r in tr.dst[i]:
+                        if r == NONE:
+                            continue
+                        if r in cache:
+                            if policy == "lru":
+                                cache.remove(r)
+                                cache.append(r)
+                            continue
+                        cache.append(r)
+                        if len(cache) > e:
+                            cache.pop(0)
+            assert prof.reg_cache_hit_rate(e, policy, 0.0) == pytest.approx(hits / reads, abs=1e-12)

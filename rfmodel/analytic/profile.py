@@ -17,7 +17,57 @@ analytic engine never touches the trace again.  What it holds:
   extra cycles of operand collection (issue one instruction per cycle,
   ``t_i = max(t_{i-1} + 1, max_p(t_p + L_p + k))``), for ``k = 0..K``;
 * the L1D line-reuse profile (LRU stack distances of line addresses, all warps
-  interleaved in trace order) for hit-rate estimates.
+  interleaved round-robin: every warp's i-th instruction, then every warp's (i+1)-th) for
+  hit-rate estimates.
+
+Added for the calibrated model (docs/models.md):
+
+* ``ser_pmf[B, m]``: the distribution (not only the mean) of the largest number
+  of distinct sources in one bank, so that banks with ``p`` ports serialize
+  ``ceil(m / p)`` cycles;
+* ``src_count_pmf[k]`` (distinct sources per instruction) and
+  ``reg_hist[r]`` (how often register ``r`` is a distinct source): the
+  register-to-bank distribution of any interleaving follows as
+  ``P(bank b) = sum_{r mod B = b} reg_hist[r] / sum(reg_hist)``;
+* ``chain2[k, j]``: the single-warp table with read-after-write *and*
+  write-after-write waits (the simulator's scoreboard) for ``k`` extra cycles
+  per dependence and global/local/atomic loads at ``MEM_LAT_GRID[j]`` cycles
+  beyond their execution latency;
+* ``dep_dist_hist`` / ``reuse_dist_hist``: log2 histograms of the distance
+  (in a warp's own instructions) from a source register to its producer and
+  from one access of a register to the previous access of the same register,
+  per warp; with ``W`` warps interleaved round-robin the interleaved distance
+  is about ``W`` times the per-warp one (the models use that scaling);
+* ``mem_fraction``: the fraction of instructions that touch the L1D; ``load_lines_per_instr``: the
+  L1D lines of loads and atomics only (stores write through and do not wait for DRAM);
+  ``instrs_per_warp``: the mean dynamic instructions of one warp.
+
+Added for the register-cache designs (``rfmodel/analytic/caching.py``):
+
+* ``rc_fifo_hist[f, d]`` / ``rc_lru_hist[f, d]``: per-warp register-cache stack distances of
+  every source read, ``d = 0..RC_DMAX-1`` exact, ``RC_DMAX``: at least that far, ``RC_DMAX + 1``:
+  the register was never written by the warp (a write-allocate cache cannot hold it).  FIFO:
+  distinct registers *written* since the last write of the register; LRU: distinct registers
+  accessed since its last access.  ``f = 0`` ignores warp deactivations, ``f = 1`` counts a read
+  as cold when the warp passed a deactivation point (a barrier, or the first consumer of a
+  global/local load or atomic) since the write -- the two-level scheduler flushes the
+  partition there (``deact_per_instr``: such points per instruction).  A partitioned cache
+  with ``e`` entries per warp hits a read with ``d < e``: exact for a write-allocate FIFO when
+  no register is rewritten while cached (a rewrite counts as an insertion here: an upper bound
+  on evictions), the LRU stack approximation otherwise; warps never evict each other, so the
+  per-warp distances are the interleaved ones;
+* ``rc_hits[policy, f, e]``: the same caches simulated exactly, one pass per partition size
+  ``e = 1..RC_EMAX`` (FIFO, LRU; kept or flushed at deactivation points): the fraction of source
+  reads that hit;
+* ``iv_len[s, n]``, ``iv_ws[s, n]``, ``iv_live[s, n]``, ``iv_maxload[s, n, b]``,
+  ``iv_even[s, n, b]``: register-interval statistics for a working-set limit
+  ``IV_N[n]`` registers, formed greedily on each warp's dynamic stream (``s = 0``: intervals
+  end when the working set would exceed ``N``; ``s = 1``: strands, which also end at a
+  backward jump and before the first consumer of a long-latency load): mean instructions per
+  interval, mean working-set size, mean live-in registers (first access a read), and the mean
+  largest bank load of the working set when registers are interleaved over ``IV_BANKS[b]``
+  banks (``reg mod B``; the warp offset rotates banks and keeps the maximum) and its evenly
+  spread lower bound ``ceil(ws / B)`` (what a perfect renumbering reaches).
 """
 
 from __future__ import annotations
@@ -32,6 +82,19 @@ from rfmodel.workload.trace import MAX_SRC, NONE, Trace
 
 MAX_BANKS = 64
 CHAIN_EXTRA = np.arange(0, 17, dtype=np.int64)  # extra operand-collection cycles tabulated
+#: global/local/atomic load latencies (cycles beyond the class's execution latency) tabulated in ``chain2``
+MEM_LAT_GRID = np.array([0.0, 64, 128, 256, 384, 512, 1024, 2048])
+#: extra collection cycles tabulated in ``chain2`` and ``cta_chain2``
+CHAIN2_EXTRA = np.array([0.0, 1, 2, 3, 4, 6, 8, 12, 16])
+#: log2 bins of the dependency- and reuse-distance histograms (last bin: no producer / first access)
+DIST_BINS = 16
+#: exact register-cache stack distances tabulated (``rc_*_hist``)
+RC_DMAX = 64
+#: partition sizes (entries per warp) simulated exactly in ``rc_hits``
+RC_EMAX = 32
+#: working-set limits and bank counts of the register-interval tables (``iv_*``)
+IV_N = np.array([4, 8, 12, 16, 24, 32, 48, 64], dtype=np.int64)
+IV_BANKS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -54,14 +117,156 @@ class WorkloadProfile:
     ctas: int
     shared_mem_bytes: int
     attrs: dict = field(default_factory=dict)
+    # ---- distributions added for the calibrated model (module docstring)
+    ser_pmf: np.ndarray | None = None  # float64 [MAX_BANKS + 1, MAX_SRC + 1]
+    src_count_pmf: np.ndarray | None = None  # float64 [MAX_SRC + 1]
+    reg_hist: np.ndarray | None = None  # float64 [256]
+    chain2: np.ndarray | None = None  # float64 [len(CHAIN_EXTRA), len(MEM_LAT_GRID)]
+    cta_chain2: np.ndarray | None = None  # float64 [K, J]: mean critical path of one CTA alone (cycles)
+    warps_per_cta: int = 1
+    dep_dist_hist: np.ndarray | None = None  # int64 [DIST_BINS]
+    reuse_dist_hist: np.ndarray | None = None  # int64 [DIST_BINS]
+    mem_fraction: float = 0.0
+    instrs_per_warp: float = 0.0
+    rc_fifo_hist: np.ndarray | None = None  # float64 [2, RC_DMAX + 2]
+    rc_hits: np.ndarray | None = None  # float64 [2 policies, 2 flush, RC_EMAX + 1]: hit fraction per entries
+    load_lines_per_instr: float | None = None  # L1D lines of loads and atomics (stores excluded)
+    deact_per_instr: float = 0.0  # deactivation points (barriers, first consumers of long loads) per instr
+    rc_lru_hist: np.ndarray | None = None  # float64 [2, RC_DMAX + 2]
+    iv_len: np.ndarray | None = None  # float64 [2, len(IV_N)]
+    iv_ws: np.ndarray | None = None  # float64 [2, len(IV_N)]
+    iv_live: np.ndarray | None = None  # float64 [2, len(IV_N)]
+    iv_maxload: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
+    iv_even: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
 
-    def l1d_hit_rate(self, lines: np.ndarray | float) -> np.ndarray:
-        """Hit rate of a fully associative LRU cache of ``lines`` lines (stack-distance model)."""
+    def bank_distribution(self, banks: int) -> np.ndarray:
+        """``P(bank b)`` of a distinct source register under ``bank = reg mod banks``."""
+        h = np.zeros(banks)
+        np.add.at(h, np.arange(256) % banks, self.reg_hist)
+        t = h.sum()
+        return h / t if t > 0 else np.full(banks, 1.0 / banks)
+
+    def reg_cache_hit_rate(self, entries, policy="fifo", flush=1.0) -> np.ndarray:
+        """Hit rate of a per-warp, write-allocate register cache of ``entries`` registers.
+
+        Up to ``RC_EMAX`` entries from ``rc_hits`` (each partition size simulated exactly on every
+        warp's stream), beyond from the stack-distance histograms.
+
+        ``policy``: ``"fifo"`` or ``"lru"``; ``flush``: weight of the deactivation-flush table
+        (0: warps keep their partitions, 1: flushed at every deactivation point).  Vectorized
+        over ``entries`` and ``flush``.
+        """
+        f = np.clip(np.asarray(flush, dtype=np.float64), 0.0, 1.0)
+        if self.rc_hits is not None:  # exact per-warp partitions of up to RC_EMAX entries
+            t = self.rc_hits[0 if policy == "fifo" else 1]
+            e = np.clip(np.asarray(entries, dtype=np.float64), 0.0, RC_EMAX)
+            lo = np.floor(e).astype(np.int64)
+            hi = np.minimum(lo + 1, RC_EMAX)
+            fr = e - lo
+            h0 = t[0, lo] * (1 - fr) + t[0, hi] * fr
+            h1 = t[1, lo] * (1 - fr) + t[1, hi] * fr
+            exact = (1.0 - f) * h0 + f * h1
+            if np.all(np.asarray(entries) <= RC_EMAX):
+                return exact
+        h = self.rc_fifo_hist if policy == "fifo" else self.rc_lru_hist
+        e = np.clip(np.asarray(entries, dtype=np.float64), 0.0, RC_DMAX)
+        c0 = np.concatenate([[0.0], np.cumsum(h[0])[:RC_DMAX]])
+        c1 = np.concatenate([[0.0], np.cumsum(h[1])[:RC_DMAX]])
+        tot = max(float(h[0].sum()), 1e-12)
+        lo = np.floor(e).astype(np.int64)
+        fr = e - lo
+        hi = np.minimum(lo + 1, RC_DMAX)
+        h0 = (c0[lo] * (1 - fr) + c0[hi] * fr) / tot
+        h1 = (c1[lo] * (1 - fr) + c1[hi] * fr) / tot
+        approx = (1.0 - f) * h0 + f * h1
+        if self.rc_hits is not None:
+            return np.where(np.asarray(entries) <= RC_EMAX, exact, approx)
+        return approx
+
+    def interval_stats(self, n_regs, banks, strands=False) -> dict:
+        """Register-interval statistics at working-set limit ``n_regs`` over ``banks`` banks.
+
+        Linear interpolation over ``IV_N`` and over ``log2`` of ``IV_BANKS`` (vectorized).
+        Returns ``length``, ``ws``, ``live``, ``maxload`` and ``even`` arrays.
+        """
+        s = 1 if strands else 0
+        n = np.clip(np.asarray(n_regs, dtype=np.float64), IV_N[0], IV_N[-1])
+        lb = np.clip(
+            np.log2(np.maximum(np.asarray(banks, dtype=np.float64), 1.0)), 0.0, np.log2(IV_BANKS[-1])
+        )
+        n, lb = np.broadcast_arrays(n, lb)
+        xn = IV_N.astype(np.float64)
+        xb = np.log2(IV_BANKS.astype(np.float64))
+        i = np.clip(np.searchsorted(xn, n, side="right") - 1, 0, len(xn) - 2)
+        j = np.clip(np.searchsorted(xb, lb, side="right") - 1, 0, len(xb) - 2)
+        fi = np.clip((n - xn[i]) / (xn[i + 1] - xn[i]), 0.0, 1.0)
+        fj = np.clip((lb - xb[j]) / (xb[j + 1] - xb[j]), 0.0, 1.0)
+
+        def one(t):
+            return t[s, i] * (1 - fi) + t[s, i + 1] * fi
+
+        def two(t):
+            return (t[s, i, j] * (1 - fi) * (1 - fj) + t[s, i + 1, j] * fi * (1 - fj)
+                    + t[s, i, j + 1] * (1 - fi) * fj + t[s, i + 1, j + 1] * fi * fj)  # fmt: skip
+
+        return {"length": one(self.iv_len), "ws": one(self.iv_ws), "live": one(self.iv_live),
+                "maxload": two(self.iv_maxload), "even": two(self.iv_even)}  # fmt: skip
+
+    def ser_ports(self, banks, ports) -> np.ndarray:
+        """Mean bank cycles ``E[ceil(max load / ports)]`` (vectorized over banks and ports)."""
+        b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
+        p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
+        m = np.arange(self.ser_pmf.shape[1], dtype=np.float64)
+        pmf = self.ser_pmf[b]  # [..., M]
+        return (pmf * np.ceil(m / p[..., None])).sum(axis=-1)
+
+    def ser_excess(self, banks, ports) -> np.ndarray:
+        """Mean bank cycles beyond the first, ``E[max(ceil(M / ports) - 1, 0)]`` (vectorized)."""
+        b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
+        p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
+        m = np.arange(self.ser_pmf.shape[1], dtype=np.float64)
+        return (self.ser_pmf[b] * np.maximum(np.ceil(m / p[..., None]) - 1.0, 0.0)).sum(axis=-1)
+
+    def chain_at2(self, extra, mem_latency, table: str = "chain2") -> np.ndarray:
+        """Bilinear interpolation of ``chain2`` (single-warp cycles per instruction) or another table."""
+        ke = CHAIN2_EXTRA
+        k = np.clip(np.asarray(extra, dtype=np.float64), ke[0], ke[-1])
+        L = np.clip(np.asarray(mem_latency, dtype=np.float64), MEM_LAT_GRID[0], MEM_LAT_GRID[-1])
+        k, L = np.broadcast_arrays(k, L)
+        i = np.clip(np.searchsorted(ke, k, side="right") - 1, 0, len(ke) - 2)
+        j = np.clip(np.searchsorted(MEM_LAT_GRID, L, side="right") - 1, 0, len(MEM_LAT_GRID) - 2)
+        fk = (k - ke[i]) / (ke[i + 1] - ke[i])
+        fl = (L - MEM_LAT_GRID[j]) / (MEM_LAT_GRID[j + 1] - MEM_LAT_GRID[j])
+        c = getattr(self, table)
+        return (
+            c[i, j] * (1 - fk) * (1 - fl)
+            + c[i + 1, j] * fk * (1 - fl)
+            + c[i, j + 1] * (1 - fk) * fl
+            + c[i + 1, j + 1] * fk * fl
+        )
+
+    def l1d_hit_rate(self, lines: np.ndarray | float, assoc=None) -> np.ndarray:
+        """Hit rate of an LRU cache of ``lines`` lines from the stack distances.
+
+        Fully associative by default; with ``assoc`` ways (``lines / assoc`` sets, lines mapped to
+        sets at random) a reuse at stack distance ``d`` hits when fewer than ``assoc`` of the ``d``
+        lines in between fell in its set: ``P(Binomial(d, assoc / lines) < assoc)``.
+        """
         lines = np.asarray(lines, dtype=np.float64)
         h = self.line_stack_hist.astype(np.float64)
         total = h.sum()
         if total == 0:
             return np.zeros_like(lines)
+        if assoc is not None and np.all(np.asarray(assoc) < lines):
+            from scipy.stats import binom
+
+            nb = len(h) - 1
+            a = np.asarray(assoc, dtype=np.float64)[..., None, None]
+            p = a / lines[..., None, None]
+            u = np.array([0.125, 0.375, 0.625, 0.875])
+            d = np.floor((2.0 ** np.arange(nb) - 1.0)[:, None] + (2.0 ** np.arange(nb))[:, None] * u[None, :])
+            ph = binom.cdf(a - 1.0, d, p).mean(axis=-1)  # [..., nb]
+            return (ph * h[:nb]).sum(axis=-1) / total
         # bin b holds stack distances d with floor(log2(d + 1)) == b; a hit needs d < lines.
         # Within a bin, distances are spread log-uniformly; count the fraction below `lines`.
         nb = len(h) - 1  # last bin: cold misses
@@ -208,11 +413,478 @@ def _line_stack_hist(lines, nbins):
     return hist
 
 
-def profile_trace(trace: Trace, latencies: np.ndarray, name: str | None = None) -> WorkloadProfile:
+@njit(cache=True)
+def _ser_pmf(src, max_banks):
+    """Counts of (banks, max distinct sources in one bank), counts of distinct sources, register histogram."""
+    n = src.shape[0]
+    ms = src.shape[1]
+    pmf = np.zeros((max_banks + 1, ms + 1), dtype=np.float64)
+    kcount = np.zeros(ms + 1, dtype=np.float64)
+    reg_hist = np.zeros(256, dtype=np.float64)
+    regs = np.empty(ms, dtype=np.int64)
+    counts = np.zeros(max_banks, dtype=np.int64)
+    for i in range(n):
+        k = 0
+        for j in range(ms):
+            r = src[i, j]
+            if r == NONE:
+                continue
+            dup = False
+            for q in range(k):
+                if regs[q] == r:
+                    dup = True
+                    break
+            if not dup:
+                regs[k] = r
+                k += 1
+        kcount[k] += 1
+        for q in range(k):
+            reg_hist[regs[q]] += 1
+        pmf[0, 0] += 1
+        for b in range(1, max_banks + 1):
+            m = 0
+            for q in range(k):
+                c = counts[regs[q] % b] + 1
+                counts[regs[q] % b] = c
+                if c > m:
+                    m = c
+            for q in range(k):
+                counts[regs[q] % b] = 0
+            pmf[b, m] += 1
+    return pmf, kcount, reg_hist
+
+
+@njit(cache=True)
+def _chain_table(warp_ptr, op, dst, src, pdst, psrc, lat2, is_mem, extra):
+    """Single-warp cycles, summed over warps, for every (extra, memory latency) pair.
+
+    Like ``_chain_cycles`` but an instruction also waits for pending writes of
+    the registers it writes (WAW), as the simulator's scoreboard does, and the
+    latency of class ``c`` is ``lat2[j, c]``.
+    """
+    n_extra = extra.shape[0]
+    n_mem = lat2.shape[0]
+    total = np.zeros((n_extra, n_mem), dtype=np.float64)
+    ready = np.zeros(256, dtype=np.float64)
+    pready = np.zeros(16, dtype=np.float64)
+    for w in range(warp_ptr.shape[0] - 1):
+        a, b = warp_ptr[w], warp_ptr[w + 1]
+        if b <= a:
+            continue
+        for e in range(n_extra):
+            for m in range(n_mem):
+                ready[:] = 0.0
+                pready[:] = 0.0
+                t = -1.0
+                for i in range(a, b):
+                    start = t + 1.0
+                    for j in range(src.shape[1]):
+                        r = src[i, j]
+                        if r != NONE and ready[r] > start:
+                            start = ready[r]
+                    for j in range(dst.shape[1]):
+                        r = dst[i, j]
+                        if r != NONE and ready[r] - extra[e] > start:
+                            start = ready[r] - extra[e]
+                    pm = psrc[i]
+                    p = 0
+                    while pm:
+                        if pm & 1 and pready[p] > start:
+                            start = pready[p]
+                        pm >>= 1
+                        p += 1
+                    t = start
+                    L = lat2[m, op[i]]
+                    done = t + L + extra[e]
+                    for j in range(dst.shape[1]):
+                        r = dst[i, j]
+                        if r != NONE:
+                            ready[r] = done
+                    pm = pdst[i]
+                    p = 0
+                    while pm:
+                        if pm & 1:
+                            pready[p] = t + L
+                        pm >>= 1
+                        p += 1
+                total[e, m] += t + 1.0
+    return total
+
+
+@njit(cache=True)
+def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, extra, barrier_op):
+    """Critical path of every CTA alone, summed over CTAs, for every (extra, memory latency) pair.
+
+    Each warp runs its own dependency chain (as ``_chain_table``) up to its next
+    barrier; a barrier releases every warp of the CTA at the latest arrival.
+    """
+    n_extra = extra.shape[0]
+    n_mem = lat2.shape[0]
+    total = np.zeros((n_extra, n_mem), dtype=np.float64)
+    n_w = warp_ptr.shape[0] - 1
+    ready = np.zeros((warps_per_cta, 256), dtype=np.float64)
+    pready = np.zeros((warps_per_cta, 16), dtype=np.float64)
+    pos = np.zeros(warps_per_cta, dtype=np.int64)
+    tw = np.zeros(warps_per_cta, dtype=np.float64)
+    for c0 in range(0, n_w, warps_per_cta):
+        nw = min(warps_per_cta, n_w - c0)
+        for e in range(n_extra):
+            for m in range(n_mem):
+                ready[:, :] = 0.0
+                pready[:, :] = 0.0
+                for q in range(nw):
+                    pos[q] = warp_ptr[c0 + q]
+                    tw[q] = -1.0
+                live = nw
+                while live > 0:
+                    release = -1.0
+                    waiting = 0
+                    for q in range(nw):
+                        i = pos[q]
+                        end = warp_ptr[c0 + q + 1]
+                        if i >= end:
+                            continue
+                        t = tw[q]
+                        while i < end:
+                            start = t + 1.0
+                            for j in range(src.shape[1]):
+                                r = src[i, j]
+                                if r != NONE and ready[q, r] > start:
+                                    start = ready[q, r]
+                            for j in range(dst.shape[1]):
+                                r = dst[i, j]
+                                if r != NONE and ready[q, r] - extra[e] > start:
+                                    start = ready[q, r] - extra[e]
+                            pm = psrc[i]
+                            p = 0
+                            while pm:
+                                if pm & 1 and pready[q, p] > start:
+                                    start = pready[q, p]
+                                pm >>= 1
+                                p += 1
+                            t = start
+                            L = lat2[m, op[i]]
+                            done = t + L + extra[e]
+                            for j in range(dst.shape[1]):
+                                r = dst[i, j]
+                                if r != NONE:
+                                    ready[q, r] = done
+                            pm = pdst[i]
+                            p = 0
+                            while pm:
+                                if pm & 1:
+                                    pready[q, p] = t + L
+                                pm >>= 1
+                                p += 1
+                            i += 1
+                            if op[i - 1] == barrier_op:
+                                break
+                        pos[q] = i
+                        tw[q] = t
+                        if i >= end:
+                            live -= 1
+                        if op[i - 1] == barrier_op and i < end:
+                            waiting += 1
+                            if t > release:
+                                release = t
+                    if waiting > 0:
+                        for q in range(nw):
+                            i = pos[q]
+                            if i < warp_ptr[c0 + q + 1] and i > warp_ptr[c0 + q] and op[i - 1] == barrier_op:
+                                tw[q] = release
+                cta_t = 0.0
+                for q in range(nw):
+                    if tw[q] + 1.0 > cta_t:
+                        cta_t = tw[q] + 1.0
+                total[e, m] += cta_t
+    return total
+
+
+@njit(cache=True)
+def _distance_hists(warp_ptr, dst, src, nbins):
+    """Per-warp log2 histograms of producer distance (RAW) and register reuse distance."""
+    dep = np.zeros(nbins, dtype=np.int64)
+    reuse = np.zeros(nbins, dtype=np.int64)
+    last_w = np.empty(256, dtype=np.int64)
+    last_a = np.empty(256, dtype=np.int64)
+    for w in range(warp_ptr.shape[0] - 1):
+        a, b = warp_ptr[w], warp_ptr[w + 1]
+        last_w[:] = -1
+        last_a[:] = -1
+        for i in range(a, b):
+            t = i - a
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r == NONE:
+                    continue
+                if last_w[r] >= 0:
+                    d = t - last_w[r]
+                    k = 0
+                    while d > 1 and k < nbins - 2:
+                        d >>= 1
+                        k += 1
+                    dep[k] += 1
+                else:
+                    dep[nbins - 1] += 1
+                if last_a[r] >= 0:
+                    d = t - last_a[r]
+                    k = 0
+                    while d > 1 and k < nbins - 2:
+                        d >>= 1
+                        k += 1
+                    reuse[k] += 1
+                else:
+                    reuse[nbins - 1] += 1
+                last_a[r] = t
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r != NONE:
+                    last_w[r] = t
+                    last_a[r] = t
+    return dep, reuse
+
+
+@njit(cache=True)
+def _reg_cache_hists(warp_ptr, op, dst, src, dmax, barrier_op, is_ll):
+    """Per-warp FIFO/LRU register stack distances of source reads (module docstring)."""
+    fifo = np.zeros((2, dmax + 2), dtype=np.float64)
+    lru = np.zeros((2, dmax + 2), dtype=np.float64)
+    points = 0
+    wt = np.empty(256, dtype=np.int64)  # time of the last write
+    at = np.empty(256, dtype=np.int64)  # time of the last access
+    pend = np.zeros(256, dtype=np.bool_)  # destination of an outstanding long-latency load
+    for w in range(warp_ptr.shape[0] - 1):
+        a, b = warp_ptr[w], warp_ptr[w + 1]
+        wt[:] = -1
+        at[:] = -1
+        pend[:] = False
+        last_flush = -1
+        for i in range(a, b):
+            t = i - a
+            # a deactivation point: a barrier or the first consumer of a pending long-latency load
+            flush = op[i] == barrier_op
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r != NONE and pend[r]:
+                    flush = True
+            if flush:
+                last_flush = t
+                pend[:] = False
+                points += 1
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r == NONE:
+                    continue
+                if wt[r] < 0:
+                    fifo[0, dmax + 1] += 1
+                    fifo[1, dmax + 1] += 1
+                    lru[0, dmax + 1] += 1
+                    lru[1, dmax + 1] += 1
+                else:
+                    df = 0
+                    dl = 0
+                    for q in range(256):
+                        if q != r:
+                            if wt[q] > wt[r]:
+                                df += 1
+                            if at[q] > at[r]:
+                                dl += 1
+                    df = min(df, dmax)
+                    dl = min(dl, dmax)
+                    fifo[0, df] += 1
+                    lru[0, dl] += 1
+                    if wt[r] < last_flush:
+                        fifo[1, dmax + 1] += 1
+                        lru[1, dmax + 1] += 1
+                    else:
+                        fifo[1, df] += 1
+                        lru[1, dl] += 1
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r != NONE:
+                    at[r] = t
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r != NONE:
+                    wt[r] = t
+                    at[r] = t
+                    pend[r] = is_ll[op[i]]
+    return fifo, lru, points
+
+
+@njit(cache=True)
+def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
+    """Read hits of write-allocate, read-no-allocate per-warp partitions of ``e = 0..emax`` entries.
+
+    ``[policy (0 FIFO, 1 LRU), flush (0 kept, 1 flushed at deactivation points), e]``, counts.
+    """
+    hits = np.zeros((2, 2, emax + 1), dtype=np.float64)
+    slot = np.empty(emax, dtype=np.int64)  # registers held, index 0 = next victim
+    pend = np.zeros(256, dtype=np.bool_)
+    for pol in range(2):
+        for fl in range(2):
+            for e in range(1, emax + 1):
+                for w in range(warp_ptr.shape[0] - 1):
+                    n = 0
+                    pend[:] = False
+                    for i in range(warp_ptr[w], warp_ptr[w + 1]):
+                        flush = op[i] == barrier_op
+                        for j in range(src.shape[1]):
+                            r = src[i, j]
+                            if r != NONE and pend[r]:
+                                flush = True
+                        if flush:
+                            pend[:] = False
+                            if fl == 1:
+                                n = 0
+                        for j in range(src.shape[1]):
+                            r = src[i, j]
+                            if r == NONE:
+                                continue
+                            for q in range(n):
+                                if slot[q] == r:
+                                    hits[pol, fl, e] += 1
+                                    if pol == 1:  # LRU: move to most recent
+                                        for t in range(q, n - 1):
+                                            slot[t] = slot[t + 1]
+                                        slot[n - 1] = r
+                                    break
+                        for j in range(dst.shape[1]):
+                            r = dst[i, j]
+                            if r == NONE:
+                                continue
+                            pend[r] = is_ll[op[i]]
+                            found = -1
+                            for q in range(n):
+                                if slot[q] == r:
+                                    found = q
+                                    break
+                            if found >= 0:
+                                if pol == 1:
+                                    for t in range(found, n - 1):
+                                        slot[t] = slot[t + 1]
+                                    slot[n - 1] = r
+                                continue
+                            if n == e:  # evict the oldest (FIFO) / least recent (LRU)
+                                for t in range(n - 1):
+                                    slot[t] = slot[t + 1]
+                                n -= 1
+                            slot[n] = r
+                            n += 1
+    return hits
+
+
+@njit(cache=True)
+def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
+    """Greedy register-interval and strand statistics (module docstring)."""
+    ns, nn, nb = 2, ivn.shape[0], banks.shape[0]
+    cnt = np.zeros((ns, nn))
+    ilen = np.zeros((ns, nn))
+    ws = np.zeros((ns, nn))
+    live = np.zeros((ns, nn))
+    mload = np.zeros((ns, nn, nb))
+    even = np.zeros((ns, nn, nb))
+    inset = np.zeros(256, dtype=np.bool_)
+    written = np.zeros(256, dtype=np.bool_)
+    pend = np.zeros(256, dtype=np.bool_)
+    members = np.empty(256, dtype=np.int64)
+    load = np.zeros(256, dtype=np.int64)
+    for s in range(ns):
+        for n_i in range(nn):
+            N = ivn[n_i]
+            for w in range(warp_ptr.shape[0] - 1):
+                a, b = warp_ptr[w], warp_ptr[w + 1]
+                if b <= a:
+                    continue
+                inset[:] = False
+                written[:] = False
+                pend[:] = False
+                m = 0
+                nlive = 0
+                length = 0
+                for i in range(a, b + 1):
+                    cut = i == b
+                    new = 0
+                    if not cut:
+                        for j in range(src.shape[1]):
+                            r = src[i, j]
+                            if r != NONE and not inset[r]:
+                                new += 1
+                        for j in range(dst.shape[1]):
+                            r = dst[i, j]
+                            if r != NONE and not inset[r]:
+                                new += 1
+                        if length > 0 and m + new > N:
+                            cut = True
+                        if s == 1 and length > 0:
+                            if i > a and sidx[i] <= sidx[i - 1]:
+                                cut = True
+                            for j in range(src.shape[1]):
+                                r = src[i, j]
+                                if r != NONE and pend[r]:
+                                    cut = True
+                    if cut and length > 0:
+                        cnt[s, n_i] += 1
+                        ilen[s, n_i] += length
+                        ws[s, n_i] += m
+                        live[s, n_i] += nlive
+                        for bi in range(nb):
+                            B = banks[bi]
+                            mx = 0
+                            for q in range(m):
+                                load[members[q] % B] = 0
+                            for q in range(m):
+                                k = members[q] % B
+                                load[k] += 1
+                                if load[k] > mx:
+                                    mx = load[k]
+                            mload[s, n_i, bi] += mx
+                            even[s, n_i, bi] += (m + B - 1) // B
+                        for q in range(m):
+                            inset[members[q]] = False
+                            written[members[q]] = False
+                        pend[:] = False
+                        m = 0
+                        nlive = 0
+                        length = 0
+                    if i == b:
+                        break
+                    for j in range(src.shape[1]):
+                        r = src[i, j]
+                        if r != NONE and not inset[r]:
+                            inset[r] = True
+                            members[m] = r
+                            m += 1
+                            nlive += 1
+                    for j in range(dst.shape[1]):
+                        r = dst[i, j]
+                        if r != NONE:
+                            if not inset[r]:
+                                inset[r] = True
+                                members[m] = r
+                                m += 1
+                            written[r] = True
+                            pend[r] = is_ll[op[i]]
+                    length += 1
+    c = np.maximum(cnt, 1.0)
+    return ilen / c, ws / c, live / c, mload / c[:, :, None], even / c[:, :, None]
+
+
+def profile_trace(
+    trace: Trace,
+    latencies: np.ndarray,
+    name: str | None = None,
+    exec_latencies: np.ndarray | None = None,
+    light: bool = False,
+) -> WorkloadProfile:
     """Extract the analytic profile of ``trace``.
 
     ``latencies[c]`` is the dependent-issue latency in cycles of op class ``c``
     (loads at their expected latency); it only feeds the ``chain`` table.
+    ``exec_latencies`` (default ``latencies``) are the latencies without the
+    memory part; ``chain2`` adds ``MEM_LAT_GRID[j]`` to the global, local and
+    atomic load classes.  ``light`` skips the two-dimensional tables (for a
+    first pass that only needs the hit rate).
     """
     n = trace.n_instrs
     if n == 0:
@@ -237,9 +909,71 @@ def profile_trace(trace: Trace, latencies: np.ndarray, name: str | None = None) 
     is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
     counts = np.diff(trace.mem_ptr)
     rows = np.repeat(is_l1, counts)
-    lines = trace.mem_line[rows]
+    # warps interleaved round-robin (the i-th instruction of every warp, then the (i+1)-th): the
+    # order a fair scheduler issues them in, so reuse distances include the other warps' lines
+    wp = trace.warp_ptr.astype(np.int64)
+    instr = np.repeat(np.arange(n, dtype=np.int64), counts)[rows]
+    warp_of = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp))
+    local = np.arange(n, dtype=np.int64) - wp[warp_of]
+    order = np.lexsort((warp_of[instr], local[instr]))
+    lines = trace.mem_line[rows][order]
     hist = _line_stack_hist(lines // trace.line_bytes, 32) if len(lines) else np.zeros(32, np.int64)
     assert MAX_SRC == trace.src.shape[1]
+    if light:
+        return WorkloadProfile(
+            name=name or trace.kernel, n_instrs=n, n_warps=trace.n_warps, mix=mix.astype(np.float64),
+            reads_per_instr=reads, distinct_reads_per_instr=distinct / n, writes_per_instr=writes,
+            ser=ser_sum / n, ser_warp=distinct / n, chain_extra=CHAIN_EXTRA.copy(), chain=chain_total / n,
+            mem_lines_per_instr=len(lines) / n, line_stack_hist=hist,
+            regs_per_thread=int(trace.regs_per_thread), threads_per_cta=int(trace.threads_per_cta),
+            ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes),
+        )  # fmt: skip
+    base = lat if exec_latencies is None else np.asarray(exec_latencies, dtype=np.float64)
+    mem_cls = np.zeros(N_OPCLASSES, dtype=np.bool_)
+    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
+        mem_cls[int(c)] = True
+    lat2 = base[None, :] + MEM_LAT_GRID[:, None] * mem_cls[None, :]
+    chain2 = _chain_table(
+        trace.warp_ptr.astype(np.int64),
+        trace.op,
+        trace.dst,
+        trace.src,
+        trace.pdst,
+        trace.psrc,
+        lat2,
+        mem_cls,
+        CHAIN2_EXTRA,
+    )
+    wpc = max(1, -(-int(trace.threads_per_cta) // 32))
+    cta_chain = _cta_chain_table(
+        trace.warp_ptr.astype(np.int64),
+        wpc,
+        trace.op,
+        trace.dst,
+        trace.src,
+        trace.pdst,
+        trace.psrc,
+        lat2,
+        CHAIN2_EXTRA,
+        int(OpClass.BARRIER),
+    )
+    n_ctas = max(-(-trace.n_warps // wpc), 1)
+    pmf, kcount, reg_hist = _ser_pmf(trace.src, MAX_BANKS)
+    dep, reuse = _distance_hists(trace.warp_ptr.astype(np.int64), trace.dst, trace.src, DIST_BINS)
+    active_warps = max(int((np.diff(trace.warp_ptr) > 0).sum()), 1)
+    is_ll = np.zeros(N_OPCLASSES, dtype=np.bool_)
+    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
+        is_ll[int(c)] = True
+    is_ld = is_ll[trace.op]
+    wp = trace.warp_ptr.astype(np.int64)
+    fifo, lru, dpoints = _reg_cache_hists(
+        wp, trace.op, trace.dst, trace.src, RC_DMAX, int(OpClass.BARRIER), is_ll
+    )
+    rc_hits = _reg_cache_sim(wp, trace.op, trace.dst, trace.src, RC_EMAX, int(OpClass.BARRIER), is_ll)
+    rc_hits = rc_hits / max(float((trace.src != NONE).sum()), 1.0)
+    iv = _interval_tables(
+        wp, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N, IV_BANKS, is_ll
+    )
     return WorkloadProfile(
         name=name or trace.kernel,
         n_instrs=n,
@@ -259,6 +993,26 @@ def profile_trace(trace: Trace, latencies: np.ndarray, name: str | None = None) 
         ctas=int(trace.ctas),
         shared_mem_bytes=int(trace.shared_mem_bytes),
         attrs={"trace": dict(trace.attrs), "latencies": lat.tolist()},
+        ser_pmf=pmf / n,
+        src_count_pmf=kcount / n,
+        reg_hist=reg_hist,
+        chain2=chain2 / n,
+        cta_chain2=cta_chain / n_ctas,
+        warps_per_cta=wpc,
+        dep_dist_hist=dep,
+        reuse_dist_hist=reuse,
+        mem_fraction=float(is_l1.mean()),
+        instrs_per_warp=n / active_warps,
+        rc_fifo_hist=fifo,
+        rc_hits=rc_hits,
+        deact_per_instr=dpoints / n,
+        load_lines_per_instr=float(counts[is_ld].sum()) / n,
+        rc_lru_hist=lru,
+        iv_len=iv[0],
+        iv_ws=iv[1],
+        iv_live=iv[2],
+        iv_maxload=iv[3],
+        iv_even=iv[4],
     )
 
 

@@ -27,7 +27,7 @@ they are read/write ports); its mean wait is the M/D/1 value
 * banks: ``R_bank = B p / (r + w)`` (or reads only, with separate write ports);
 * collectors: ``R_col = N_oc / t_c``;
 * execution units, per op class ``c``: ``R_c = S / (II_c * mix_c)``;
-* memory bandwidth: ``R_mem = BW / (misses * line_bytes)``.
+* memory bandwidth: ``R_mem = BW / (DRAM lines * line_bytes)`` (loads' lines missing L1D and L2).
 
 The bounds are combined with a soft minimum, ``1/IPC = (sum_j R_j^-q)^(1/q)``
 (``q = 4`` until calibration fits it), since near the knee several
@@ -184,4 +184,190 @@ def baseline_ipc(
         "rate_bank": rate_bank + 0 * ipc,
         "rate_collector": rate_col,
         "l1d_hit_rate": hit + 0 * ipc,
+    }
+
+
+# ============================================================================ calibrated interval model
+#: coefficients of :func:`interval_model`: name -> (default, lower bound, upper bound)
+INTERVAL_COEFFICIENTS = {
+    "softmin_q": (4.0, 1.5, 16.0),  # sharpness of the soft minimum over bounds
+    "pipe_extra": (1.0, -1.0, 4.0),  # extra cycles per dependence beyond collection (pipeline stages)
+    "mem_scale": (1.0, 0.3, 3.0),  # scale on the modelled L1D-miss latency
+    "latency_scale": (1.0, 0.3, 3.0),  # scale on the CTA critical path (barriers, imbalance)
+    "queue_burst": (1.0, 0.0, 8.0),  # burstiness of bank arrivals (1 = Poisson batches)
+    "align_burst": (1.0, 0.2, 16.0),  # extra burstiness when a pool's warps share one bank rotation
+    "slow_queue": (1.0, 0.0, 8.0),  # queueing across cycles when an access holds its bank several cycles
+    "tail_weight": (0.5, 0.0, 1.0),  # weight of the wave/tail model against the steady state
+    "ser_stall": (1.0, 0.0, 8.0),  # stall cycles per cycle of serialization beyond the first
+    "queue_stall": (1.0, 0.1, 8.0),  # stall cycles per cycle of queueing wait
+}
+
+
+def coefficient_defaults(table=INTERVAL_COEFFICIENTS) -> dict:
+    return {k: v[0] for k, v in table.items()}
+
+
+def interval_model(
+    profile: WorkloadProfile,
+    *,
+    warps,
+    schedulers,
+    issue_width,
+    banks,
+    ports_per_bank=1,
+    separate_write_ports=False,
+    collectors,
+    rf_latency=1,
+    initiation,
+    mem_bytes_per_cycle=np.inf,
+    l1d_lines=128,
+    line_bytes=128,
+    l1_hit_latency=30.0,
+    miss_latency=250.0,
+    mshr=64,
+    sub_core=False,
+    mapping: str = "interleaved",
+    interleave_banks=None,
+    coef: dict | None = None,
+    iterations=16,
+    hit_rate=None,
+    extra_collect=0.0,
+    rotations=None,
+    bank_cycles=1.0,
+    l2_lines=None,
+    l2_hit_latency=None,
+    l1d_assoc=None,
+    l2_assoc=None,
+):
+    """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
+
+    All arguments broadcast; ``coef`` maps the names of
+    :data:`INTERVAL_COEFFICIENTS` to scalars or arrays (the calibration).
+    ``extra_collect`` adds cycles to every operand collection (designs that
+    read operands from elsewhere).  ``rotations``: the number of distinct bank rotations
+    among the warps that share a pool of banks (``None``: as many as banks, i.e. none shared);
+    warps with the same rotation read the same banks when they run the same code, which
+    makes bank arrivals burstier by ``1 + align_burst / rotations``.  ``bank_cycles``: cycles one
+    bank access holds its bank and takes to deliver (slow main-RF banks); serialization, queueing
+    and the bank bound scale with it.  ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D
+    miss that hits it costs ``L1 + L2`` latency and no DRAM bandwidth (default: every L1D miss goes
+    to DRAM at ``miss_latency``).  ``l1d_assoc``/``l2_assoc``: ways (set-associative LRU hit
+    rates from the stack distances; default fully associative).  Returns a dict of arrays (``ipc``,
+    ``cycles``, ``bank_conflict_stall_cycles`` per instruction as ``conflict_per_instr``,
+    bounds, waits).
+    """
+    c = {**coefficient_defaults(), **(coef or {})}
+    q = np.asarray(c["softmin_q"], dtype=np.float64)
+    warps = np.asarray(warps, dtype=np.float64)
+    S = np.asarray(schedulers, dtype=np.float64)
+    B = np.asarray(banks, dtype=np.float64)
+    P = np.maximum(np.asarray(ports_per_bank, dtype=np.float64), 1.0)
+    N_oc = np.asarray(collectors, dtype=np.float64)
+    Bi = banks if interleave_banks is None else interleave_banks
+    if mapping == "warp-per-bank":
+        ser = np.ceil(profile.ser_warp / P) + 0 * np.asarray(Bi, dtype=np.float64)
+        excess = np.maximum(ser - 1.0, 0.0)
+    else:
+        ser = profile.ser_ports(Bi, P)
+        excess = profile.ser_excess(Bi, P)
+    bc = np.maximum(np.asarray(bank_cycles, dtype=np.float64), 1.0)
+    ser = ser * bc
+    r = profile.distinct_reads_per_instr
+    w = profile.writes_per_instr
+    hit = (
+        profile.l1d_hit_rate(l1d_lines, l1d_assoc)
+        if hit_rate is None
+        else np.asarray(hit_rate, dtype=np.float64)
+    )
+    lines = profile.mem_lines_per_instr
+    ld_lines = lines if profile.load_lines_per_instr is None else profile.load_lines_per_instr
+    misses = ld_lines * (1.0 - hit)  # L1D misses a load waits for
+    if l2_lines is None:
+        h2 = hit
+        miss_lat = np.asarray(miss_latency, dtype=np.float64)
+    else:  # L2 slice hits: stack distances below the slice's lines (LRU inclusion)
+        h2 = np.maximum(profile.l1d_hit_rate(l2_lines, l2_assoc), hit)
+        l2_path = l1_hit_latency + np.asarray(l2_hit_latency, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            miss_lat = np.where(hit < 1.0, ((h2 - hit) * l2_path + (1.0 - h2) * np.asarray(miss_latency))
+                                / np.maximum(1.0 - hit, 1e-12), l2_path)  # fmt: skip
+    dram = ld_lines * (1.0 - h2)  # lines per instruction that need DRAM bandwidth
+    L_mem = np.asarray(c["mem_scale"]) * (hit * l1_hit_latency + (1.0 - hit) * miss_lat)
+    # throughput bounds (warp instructions per cycle)
+    rate_iss = S * np.asarray(issue_width, dtype=np.float64)
+    per_bank_access = r if separate_write_ports else r + w
+    rate_bank = B * P / max(per_bank_access, 1e-9) / bc
+    ii = np.asarray(initiation, dtype=np.float64)
+    exec_rates = [
+        S / (ii[..., k] * profile.mix[k]) for k in range(N_OPCLASSES) if profile.mix[k] > 0 and ii[..., k] > 0
+    ]
+    with np.errstate(divide="ignore"):
+        rate_mem = np.where(dram > 0, np.asarray(mem_bytes_per_cycle) / (dram * line_bytes), np.inf)
+        rate_mshr = np.where(misses > 0, np.asarray(mshr, dtype=np.float64) / (misses * np.maximum(L_mem, 1)),
+                             np.inf)  # fmt: skip
+        rate_lsu = np.inf if lines <= 0 else 1.0 / lines
+    pools = np.where(np.asarray(sub_core), S, 1.0)
+    rot = np.asarray(Bi if rotations is None else rotations, dtype=np.float64)
+    burst = np.asarray(c["queue_burst"]) * (1.0 + np.asarray(c["align_burst"]) / np.maximum(rot, 1.0))
+    # a one-cycle arbiter resolves same-cycle requests (serialization above); requests queue across
+    # cycles when an access holds its bank for several
+    burst = burst + np.asarray(c["slow_queue"]) * (1.0 - 1.0 / bc)
+    wpc = float(max(profile.warps_per_cta, 1))
+    n_cta = profile.instrs_per_warp * wpc  # instructions of one CTA
+    ctas_total = float(max(profile.ctas, 1))
+
+    from rfmodel.analytic.banks import bank_read_wait, collector_wait
+
+    def steady(wp):
+        """Steady-state IPC with ``wp`` resident warps (fixed point over the queues)."""
+        cr = np.maximum(wp / wpc, 1e-9)
+        ipc = np.maximum(np.minimum(rate_iss, rate_bank) * 0.3, 1e-3) + 0 * wp
+        for _ in range(iterations):
+            lam_r = ipc * r / B * bc
+            lam_w = 0.0 if separate_write_ports else ipc * w / B * bc
+            wq = bc * bank_read_wait(np.minimum(lam_r, 0.98 * P), np.minimum(lam_w, 0.5 * P), P, burst)
+            wq = np.minimum(wq, 50.0)
+            t_c = np.asarray(rf_latency, dtype=np.float64) + ser + wq + extra_collect
+            hold = t_c + 1.0
+            wcol = collector_wait(N_oc / pools, np.minimum(ipc / pools * hold, 0.98 * N_oc / pools), hold)
+            wcol = np.minimum(wcol, 50.0)
+            k = np.maximum(t_c - 1.0 + wcol + np.asarray(c["pipe_extra"]), 0.0)
+            t_cta = np.asarray(c["latency_scale"]) * profile.chain_at2(k, L_mem, "cta_chain2")
+            rate_lat = cr * n_cta / np.maximum(t_cta, 1e-9)
+            rate_col = N_oc / hold
+            new = softmin(
+                [rate_lat, rate_iss, rate_bank, rate_col, rate_mem, rate_mshr, rate_lsu, *exec_rates], q
+            )
+            ipc = 0.5 * ipc + 0.5 * new
+        return ipc, wq, t_c, wcol, rate_lat, t_cta
+
+    ipc_w, wq, t_c, wcol, rate_lat, t_cta = steady(warps)
+    # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps
+    cr = np.maximum(np.floor(warps / wpc), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        full = np.where(cr > 0, np.floor(ctas_total / np.maximum(cr, 1)), 0.0)
+        rem = ctas_total - full * cr
+        ipc_rem, *_ = steady(np.maximum(rem * wpc, wpc))
+        t_waves = full * cr * n_cta / ipc_w + np.where(rem > 0, rem * n_cta / ipc_rem, 0.0)
+        t_steady = ctas_total * n_cta / ipc_w
+    beta = np.asarray(c["tail_weight"])
+    n = float(profile.n_instrs)
+    cycles = ((1.0 - beta) * t_steady + beta * t_waves) * n / (ctas_total * n_cta)
+    ipc = np.where(warps > 0, n / cycles, 0.0)
+    conflict = np.asarray(c["ser_stall"]) * excess * bc + np.asarray(c["queue_stall"]) * r * wq
+    return {
+        "ipc": ipc,
+        "cycles": np.where(warps > 0, cycles, np.inf),
+        "ipc_steady": ipc_w,
+        "t_collect": t_c,
+        "bank_wait": wq,
+        "collector_wait": wcol,
+        "ser": ser + 0 * ipc,
+        "conflict_per_instr": conflict + 0 * ipc,
+        "rate_latency": rate_lat,
+        "rate_issue": rate_iss + 0 * ipc,
+        "rate_bank": rate_bank + 0 * ipc,
+        "l1d_hit_rate": hit + 0 * ipc,
+        "cta_critical_path": t_cta,
+        "warps": warps,
     }

@@ -1,0 +1,58 @@
+"""Calibrate the analytic models against the cycle simulator (resumable).
+
+    python calib/run.py                      # the default sweep, 2 worker processes
+    python calib/run.py --sweep quick --workers 1
+
+Simulations are checkpointed one file each under ``calib/checkpoints/`` (re-running skips the
+finished ones); the fitted coefficients go to ``rfmodel/data/calibration/analytic.json`` (what
+``rfmodel.evaluate`` loads by default), the held-out report to ``calib/report.json``, and the
+section "Analytic models versus the simulator" of ``docs/validation.md`` is regenerated from it.
+Same as ``rfmodel calibrate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main(argv=None) -> int:
+    from rfmodel.calibrate.report import run
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sweep", default="default", help="default | quick | a sweep JSON file")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--design", action="append", help="only these designs (default: every calibratable one)")
+    ap.add_argument("--checkpoints", default=str(ROOT / "calib" / "checkpoints"))
+    ap.add_argument("--out", default=None, help="calibration file (default: the package's analytic.json)")
+    ap.add_argument("--report", default=str(ROOT / "calib" / "report.json"))
+    ap.add_argument("--validation-doc", default=str(ROOT / "docs" / "validation.md"))
+    ap.add_argument("--coverage-samples", type=int, default=40)
+    a = ap.parse_args(argv)
+    res = run(
+        a.sweep,
+        checkpoint_dir=a.checkpoints,
+        out=a.out,
+        report=a.report,
+        validation_doc=a.validation_doc,
+        workers=a.workers,
+        designs=a.design,
+        coverage_samples=a.coverage_samples,
+    )
+    if res.get("incomplete"):
+        print("incomplete sweep", file=sys.stderr)
+        return 1
+    for d, r in sorted(res["designs"].items()):
+        print(
+            f"{d:10s} held-out {r.get('n_heldout', 0):4d}  "
+            f"IPC MAPE {100 * r.get('ipc_mape', float('nan')):5.1f} %"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

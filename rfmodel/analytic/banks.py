@@ -1,0 +1,188 @@
+"""Bank-conflict models: serialization inside one instruction and contention across collectors.
+
+Serialization (one instruction)
+-------------------------------
+An instruction reads ``k`` operands; operand ``i`` lives in bank ``b`` with
+probability ``p[b]`` (independently).  A single-ported bank serves one access
+per cycle, so reading them takes the *largest bank load* ``M`` cycles.  Its
+distribution is exact by a generating-function count::
+
+    P(M <= m) = k! [x^k] prod_b ( sum_{j=0..m} (p_b x)^j / j! )
+
+(the multinomial probability of every load vector with all loads ``<= m``).
+:func:`max_load_cdf` evaluates it with truncated polynomial products, one bank
+at a time, so the uniform case ``p_b = 1/B`` comes out for *every* ``B`` up to
+``B_max`` from one pass (:func:`expected_max_load_uniform`, vectorized over
+``B``).  :func:`enumerate_max_load` is the brute-force check (all ``B^k``
+assignments).  With ``P`` ports per bank the cycles are ``ceil(M / P)``.
+
+The analytic engine itself uses the *exact empirical* table of the workload
+(``WorkloadProfile.ser_pmf``: the distribution of ``M`` over the instructions
+of the trace for the register-interleaved mapping, which respects that the
+operands of one instruction are distinct registers); these closed forms serve
+mappings the profile does not tabulate (random allocations, designs that
+remap registers) and the tests.
+
+Contention (across collectors and warps)
+----------------------------------------
+:func:`bank_read_wait`: each bank is a discrete-time queue with deterministic
+service (``1/P`` cycle per access with ``P`` ports).  Reads arrive in batches
+from the collectors allocated in one cycle (Poisson batches of rate
+``lambda_r`` per cycle), writes (rate ``lambda_w``) have priority.  The mean
+wait of a read is the non-preemptive priority M/D/1 value::
+
+    W_read = s * rho / (2 P (1 - rho_w) (1 - rho)),   rho = (lambda_r + lambda_w) / P
+
+with ``s`` a calibrated burstiness factor (1 for Poisson batches).
+
+:func:`erlang_c`: collector availability.  ``N`` collectors are servers, each
+instruction holds one for ``t_hold`` cycles; an issued instruction that finds
+all busy waits.  With offered load ``a = IPC t_hold`` the probability of waiting
+is Erlang's C formula and the mean wait ``C(N, a) t_hold / (N - a)``.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import product
+
+import numpy as np
+
+
+# ----------------------------------------------------------------------------- serialization
+def _trunc_exp(m: int, k: int, scale) -> np.ndarray:
+    """Coefficients of ``sum_{j<=m} (scale x)^j / j!`` up to degree ``k`` (last axis)."""
+    scale = np.asarray(scale, dtype=np.float64)
+    j = np.arange(k + 1)
+    coef = np.where(j <= m, 1.0 / np.array([math.factorial(int(i)) for i in j]), 0.0)
+    return coef * np.power(scale[..., None], j)
+
+
+def _polymul_trunc(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    """Product of polynomials (coefficients on the last axis) truncated at degree ``k``."""
+    out = np.zeros(np.broadcast_shapes(a.shape, b.shape))
+    for i in range(k + 1):
+        out[..., i:] += a[..., i : i + 1] * b[..., : k + 1 - i]
+    return out
+
+
+def max_load_cdf(k: int, p) -> np.ndarray:
+    """``P(M <= m)`` for ``m = 0..k``: max bank load of ``k`` operands with bank probabilities ``p``.
+
+    ``p`` has the banks on its last axis (leading axes broadcast: one
+    distribution per design point).  Exact (generating functions).
+    """
+    p = np.asarray(p, dtype=np.float64)
+    out = np.empty((*p.shape[:-1], k + 1))
+    for m in range(k + 1):
+        poly = np.zeros((*p.shape[:-1], k + 1))
+        poly[..., 0] = 1.0
+        for b in range(p.shape[-1]):
+            poly = _polymul_trunc(poly, _trunc_exp(m, k, p[..., b]), k)
+        out[..., m] = math.factorial(k) * poly[..., k]
+    return np.clip(out, 0.0, 1.0)
+
+
+def expected_max_load(k: int, p, ports=1) -> np.ndarray:
+    """``E[ceil(M / ports)]`` for ``k`` operands over banks with probabilities ``p`` (exact)."""
+    if k == 0:
+        return np.zeros(np.shape(p)[:-1])
+    cdf = max_load_cdf(k, p)
+    pmf = np.diff(cdf, axis=-1, prepend=0.0)
+    m = np.arange(k + 1)
+    return (pmf * np.ceil(m / np.asarray(ports, dtype=np.float64)[..., None])).sum(axis=-1)
+
+
+def expected_max_load_uniform(k: int, banks, ports=1) -> np.ndarray:
+    """``E[ceil(M / ports)]`` for uniform banks, vectorized over ``banks`` (exact).
+
+    One pass adds banks one at a time: with ``poly_B(m) = (sum_{j<=m} x^j / j!)^B``,
+    ``P(M <= m | B) = k! [x^k] poly_B(m) / B^k``.
+    """
+    banks = np.asarray(banks, dtype=np.int64)
+    ports = np.asarray(ports, dtype=np.float64)
+    if k == 0:
+        return np.zeros(np.broadcast_shapes(banks.shape, ports.shape))
+    bmax = int(banks.max())
+    cdf = np.zeros((bmax + 1, k + 1))
+    for m in range(k + 1):
+        e = _trunc_exp(m, k, 1.0)
+        poly = np.zeros(k + 1)
+        poly[0] = 1.0
+        for b in range(1, bmax + 1):
+            poly = _polymul_trunc(poly, e, k)
+            cdf[b, m] = math.factorial(k) * poly[k] / float(b) ** k
+    cdf[0, :] = 1.0
+    cdf = np.clip(cdf, 0.0, 1.0)
+    pmf = np.diff(cdf, axis=-1, prepend=0.0)[banks]  # [..., k+1]
+    mm = np.arange(k + 1)
+    return (pmf * np.ceil(mm / ports[..., None])).sum(axis=-1)
+
+
+def enumerate_max_load(k: int, p, ports: int = 1) -> float:
+    """Brute force ``E[ceil(M / ports)]`` over all ``B^k`` assignments (for tests; one distribution)."""
+    p = np.asarray(p, dtype=np.float64)
+    total = 0.0
+    for assign in product(range(len(p)), repeat=k):
+        prob = float(np.prod(p[list(assign)]))
+        loads = np.bincount(assign, minlength=len(p)) if k else np.zeros(1, int)
+        total += prob * math.ceil(loads.max() / ports)
+    return total
+
+
+def distinct_register_max_load(regs_per_instr: int, banks: int, registers: int) -> float:
+    """Exact ``E[M]`` when an instruction's ``k`` *distinct* registers are a uniformly random
+    ``k``-subset of ``registers`` registers mapped ``reg mod banks`` (enumeration of all subsets)."""
+    from itertools import combinations
+
+    total = 0
+    count = 0
+    for regs in combinations(range(registers), regs_per_instr):
+        total += np.bincount(np.array(regs) % banks, minlength=banks).max()
+        count += 1
+    return total / count
+
+
+# ----------------------------------------------------------------------------- contention
+def bank_read_wait(lambda_read, lambda_write, ports=1, burst=1.0):
+    """Mean wait (cycles) of a read at a bank with writes having priority (module docstring).
+
+    ``lambda_*`` are accesses per cycle *per bank*; returns ``inf`` at or beyond saturation.
+    """
+    lr = np.asarray(lambda_read, dtype=np.float64)
+    lw = np.asarray(lambda_write, dtype=np.float64)
+    P = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
+    rho = (lr + lw) / P
+    rho_w = lw / P
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.asarray(burst) * rho / (2.0 * P * (1.0 - rho_w) * (1.0 - rho))
+    return np.where(rho < 1.0, w, np.inf)
+
+
+def erlang_c(servers, load):
+    """Erlang's C: probability that an arrival waits, ``servers`` servers at offered load ``load``.
+
+    Vectorized; ``servers`` may be non-integer (rounded down, at least 1); 1 at ``load >= servers``.
+    """
+    n = np.maximum(np.floor(np.asarray(servers, dtype=np.float64)), 1.0)
+    a = np.maximum(np.asarray(load, dtype=np.float64), 0.0)
+    n, a = np.broadcast_arrays(n, a)
+    # Erlang B by the stable recursion B(j) = a B(j-1) / (j + a B(j-1)), stopped per element at j = n
+    b = np.ones(n.shape)
+    for j in range(1, int(n.max()) + 1 if n.size else 1):
+        nb = a * b / (j + a * b)
+        b = np.where(j <= n, nb, b)
+    rho = a / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = b / (1.0 - rho * (1.0 - b))
+    return np.where(rho < 1.0, np.clip(c, 0.0, 1.0), 1.0)
+
+
+def collector_wait(collectors, load, hold):
+    """Mean wait (cycles) for a free collector: ``C(N, a) hold / (N - a)`` (``inf`` when saturated)."""
+    n = np.maximum(np.floor(np.asarray(collectors, dtype=np.float64)), 1.0)
+    a = np.asarray(load, dtype=np.float64)
+    c = erlang_c(n, a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = c * np.asarray(hold, dtype=np.float64) / (n - a)
+    return np.where(a < n, w, np.inf)

@@ -1,0 +1,82 @@
+"""Calibrated coefficients: the convention between designs, the engine and ``rfmodel calibrate``.
+
+A design declares its free analytic coefficients as the class attribute
+``Design.calibration_params = {name: (default, lower, upper)}``.  The engine
+passes their values to :meth:`Design.analytic` inside the grid, under the keys
+``"calib.<name>"`` (scalars, or arrays that broadcast with the grid -- the
+Monte-Carlo engine samples them); a design reads them with
+:func:`coefficients`.  The fitted values live in a versioned JSON file
+(``rfmodel/data/calibration/analytic.json`` by default; see docs/calibration.md)
+that :func:`load_calibration` reads.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+PREFIX = "calib."
+DEFAULT_FILE = Path(__file__).resolve().parent.parent / "data" / "calibration" / "analytic.json"
+
+
+def params_of(design) -> dict:
+    """``{name: (default, lower, upper)}`` of a design's free coefficients.
+
+    The design class's ``calibration_params``; for a design that does not declare them, the table
+    its analytic-term module publishes (``CALIBRATION_PARAMS`` of :mod:`rfmodel.analytic.caching`
+    and :mod:`rfmodel.analytic.collectors`, keyed by design name); else none.
+    """
+    params = getattr(design, "calibration_params", None)
+    if params:
+        return dict(params)
+    import importlib
+
+    for mod in ("rfmodel.analytic.caching", "rfmodel.analytic.collectors"):
+        try:
+            table = getattr(importlib.import_module(mod), "CALIBRATION_PARAMS", {})
+        except ImportError:  # pragma: no cover - a module being edited
+            continue
+        if getattr(design, "name", None) in table:
+            return dict(table[design.name])
+    return {}
+
+
+def coefficients(design, grid: dict) -> dict:
+    """The design's coefficients for this evaluation: grid values ``calib.<name>``, else the defaults."""
+    return {k: grid.get(PREFIX + k, v[0]) for k, v in params_of(design).items()}
+
+
+@lru_cache(maxsize=8)
+def _read(path: str, mtime: float) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def load_calibration(path=None) -> dict | None:
+    """The calibration file's contents (``None`` when there is none)."""
+    p = Path(path) if path is not None else DEFAULT_FILE
+    if not p.is_file():
+        return None
+    return _read(str(p), p.stat().st_mtime)
+
+
+def calibrated_grid_entries(design, gpu_name: str, calibration: dict | None) -> tuple[dict, str]:
+    """Grid entries ``calib.<name>`` for ``design`` and a description for ``ds.attrs['calibration']``.
+
+    A design's entry may hold per-GPU values (``"per_gpu": {gpu: {...}}``) over shared
+    ``"coefficients"``.
+    """
+    params = params_of(design)
+    if not params:
+        return {}, "design has no calibrated coefficients"
+    if calibration is None or design.name not in calibration.get("designs", {}):
+        return {}, "uncalibrated: design defaults (no calibration entry)"
+    entry = calibration["designs"][design.name]
+    values = dict(entry.get("coefficients", {}))
+    values.update(entry.get("per_gpu", {}).get(gpu_name, {}))
+    out = {PREFIX + k: float(v) for k, v in values.items() if k in params}
+    desc = (
+        f"{calibration.get('file', 'analytic.json')} version {calibration.get('version')} "
+        f"(created {calibration.get('created')}, simulator {calibration.get('simulator_version')})"
+    )
+    return out, desc

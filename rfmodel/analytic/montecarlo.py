@@ -1,0 +1,192 @@
+"""Monte-Carlo: sampling where no closed form serves, and uncertainty propagation.
+
+(a) :func:`prefetch_max_load`: the distribution of the largest bank load when a working set of
+``n`` registers is a uniformly random ``n``-subset of a warp's ``R`` registers, mapped
+``reg mod B`` (prefetching a working set into a register cache reads it bank by bank; random
+register allocation).  The multivariate hypergeometric maximum has no convenient closed form; it
+is sampled here and checked against exhaustive enumeration on small cases
+(:func:`rfmodel.analytic.banks.distinct_register_max_load`, tests/test_montecarlo.py).
+
+(b) :func:`evaluate_montecarlo` (``evaluate(..., method="montecarlo")``): uncertain workload,
+model and technology parameters are sampled from the distributions of an ``uncertainty`` spec
+and pushed through the analytic engine; the result holds, for every metric, the sample mean and
+the 2.5 % / 97.5 % quantiles as ``<metric>_lo`` / ``<metric>_hi`` (same dims).
+
+Distributions (relative to the nominal value ``x``): ``("normal", sd)`` -> ``x (1 + sd Z)``
+(clipped at 0), ``("lognormal", sd)`` -> ``x exp(sd Z)``, ``("uniform", h)`` -> ``x U(1-h, 1+h)``.
+Parameters:
+
+=====================  ==================================================================
+``mem_fraction``       memory instructions per instruction: scales the L1D lines per
+                       instruction and the memory part of the dependency chains
+``reads_per_instr``    register reads per instruction (operand and distinct counts)
+``writes_per_instr``   register writes per instruction
+``instructions``       the instruction count
+``hit_rate``           multiplies the miss rate ``1 - h`` (clipped to [0, 1])
+``<coefficient>``      any of the design's ``calibration_params`` (e.g. ``mem_scale``)
+``energy``             every structure's dynamic energies; ``leakage``: leakage power;
+                       ``area``: areas
+=====================  ==================================================================
+
+Every draw comes from one ``numpy.random.Generator(PCG64(seed))``: same inputs and seed, the
+same bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import xarray as xr
+
+from rfmodel.analytic.calibration import params_of
+
+WORKLOAD_KEYS = ("mem_fraction", "reads_per_instr", "writes_per_instr", "instructions", "hit_rate")
+TECH_KEYS = ("energy", "leakage", "area")
+QUANTILES = (0.025, 0.975)
+
+
+# ----------------------------------------------------------------------------- (a) sampling
+def prefetch_max_load(n: int, banks: int, registers: int, samples: int = 100_000, seed: int = 0):
+    """Samples of the max bank load of a random ``n``-subset of ``registers`` registers (``reg mod B``)."""
+    if not 0 <= n <= registers:
+        raise ValueError("need 0 <= n <= registers")
+    rng = np.random.default_rng(seed)
+    keys = rng.random((samples, registers))
+    regs = np.argpartition(keys, n - 1, axis=1)[:, :n] if n > 0 else np.zeros((samples, 0), int)
+    b = regs % banks
+    counts = np.zeros((samples, banks), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(samples), n), b.ravel()), 1)
+    return counts.max(axis=1)
+
+
+# ----------------------------------------------------------------------------- (b) uncertainty
+def draw(spec, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Relative factors for one parameter (see the module docstring)."""
+    kind, width = spec[0], float(spec[1])
+    if kind == "normal":
+        return np.maximum(1.0 + width * rng.standard_normal(size), 0.0)
+    if kind == "lognormal":
+        return np.exp(width * rng.standard_normal(size))
+    if kind == "uniform":
+        return rng.uniform(1.0 - width, 1.0 + width, size)
+    raise ValueError(f"distribution '{kind}' is not one of normal, lognormal, uniform")
+
+
+def perturb_profile(prof, f: dict):
+    """A profile with the workload factors ``f`` (scalars) applied."""
+    changes = {}
+    if "mem_fraction" in f:
+        changes["mem_lines_per_instr"] = prof.mem_lines_per_instr * f["mem_fraction"]
+        changes["mem_fraction"] = prof.mem_fraction * f["mem_fraction"]
+        if prof.load_lines_per_instr is not None:
+            changes["load_lines_per_instr"] = prof.load_lines_per_instr * f["mem_fraction"]
+    if "reads_per_instr" in f:
+        changes["reads_per_instr"] = prof.reads_per_instr * f["reads_per_instr"]
+        changes["distinct_reads_per_instr"] = prof.distinct_reads_per_instr * f["reads_per_instr"]
+    if "writes_per_instr" in f:
+        changes["writes_per_instr"] = prof.writes_per_instr * f["writes_per_instr"]
+    if "instructions" in f:
+        changes["n_instrs"] = max(int(round(prof.n_instrs * f["instructions"])), 1)
+    if "hit_rate" in f:
+        h0 = prof.l1d_hit_rate
+
+        def hit(lines, assoc=None, _h0=h0, _f=f["hit_rate"]):
+            return np.clip(1.0 - (1.0 - _h0(lines, assoc)) * _f, 0.0, 1.0)
+
+        p = replace(prof, **changes)
+        object.__setattr__(p, "l1d_hit_rate", hit)
+        return p
+    return replace(prof, **changes) if changes else prof
+
+
+def perturb_coefficients(coef: dict, f: dict) -> dict:
+    """Coefficients with the factors ``f`` applied: a coefficient named in ``f`` is multiplied by
+    its factor; ``mem_fraction`` also scales ``mem_scale`` (more loads on each warp's dependency
+    chain lengthen its memory part in proportion)."""
+    out = {k: (np.asarray(v) * f[k] if k in f else v) for k, v in coef.items()}
+    if "mem_fraction" in f and "mem_scale" in out:
+        out["mem_scale"] = np.asarray(out["mem_scale"]) * f["mem_fraction"]
+    return out
+
+
+def evaluate_montecarlo(
+    design,
+    workload,
+    gpu,
+    *,
+    params,
+    mode,
+    tech,
+    arch,
+    seed,
+    max_warps,
+    calibration,
+    uncertainty: dict,
+    samples: int = 200,
+) -> xr.Dataset:
+    """``evaluate(method="montecarlo")``: see the module docstring."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.errors import RfmodelError
+    from rfmodel.evaluate import _evaluate_analytic
+
+    d = get_design(design)
+    coefs = set(params_of(d))
+    for k in uncertainty:
+        if k not in WORKLOAD_KEYS + TECH_KEYS and k not in coefs:
+            raise RfmodelError(
+                f"uncertainty: unknown parameter '{k}'; allowed: {', '.join(WORKLOAD_KEYS + TECH_KEYS)} "
+                f"or a coefficient of '{d.name}' ({', '.join(sorted(coefs))})"
+            )
+    if samples < 2:
+        raise RfmodelError("montecarlo needs samples >= 2")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    factors = {k: draw(uncertainty[k], samples, rng) for k in sorted(uncertainty)}
+    runs = []
+    for i in range(samples):
+        f = {k: float(v[i]) for k, v in factors.items()}
+
+        def transform(prof, structs, grid, f=f):
+            prof = perturb_profile(prof, {k: v for k, v in f.items() if k in WORKLOAD_KEYS})
+            g = dict(grid)
+            base = {k: g.get("calib." + k, v[0]) for k, v in params_of(d).items()}
+            for k, v in perturb_coefficients(base, f).items():
+                if k in f or (k == "mem_scale" and "mem_fraction" in f):
+                    g["calib." + k] = np.asarray(v)
+            structs = [
+                replace(
+                    s,
+                    read_pj=np.asarray(s.read_pj) * f.get("energy", 1.0),
+                    write_pj=np.asarray(s.write_pj) * f.get("energy", 1.0),
+                    leakage_mw=np.asarray(s.leakage_mw) * f.get("leakage", 1.0),
+                    area_mm2=np.asarray(s.area_mm2) * f.get("area", 1.0),
+                )
+                if any(k in f for k in TECH_KEYS)
+                else s
+                for s in structs
+            ]
+            return prof, structs, g
+
+        runs.append(_evaluate_analytic(design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch,
+                                       seed=seed, max_warps=max_warps, calibration=calibration,
+                                       transform=transform))  # fmt: skip
+    stacked = xr.concat(runs, dim="sample")
+    out = stacked.mean("sample")
+    q = stacked.quantile(list(QUANTILES), dim="sample")
+    for v in runs[0].data_vars:
+        out[v].attrs = dict(runs[0][v].attrs)
+        out[f"{v}_lo"] = q[v].sel(quantile=QUANTILES[0], drop=True)
+        out[f"{v}_hi"] = q[v].sel(quantile=QUANTILES[1], drop=True)
+        out[f"{v}_lo"].attrs = {**runs[0][v].attrs, "quantile": QUANTILES[0]}
+        out[f"{v}_hi"].attrs = {**runs[0][v].attrs, "quantile": QUANTILES[1]}
+    out.attrs = dict(runs[0].attrs)
+    out.attrs.update(
+        {
+            "engine": "montecarlo",
+            "samples": samples,
+            "seed": seed,
+            "uncertainty": repr(dict(uncertainty)),
+            "statistic": "mean; _lo/_hi: 2.5/97.5 % quantiles",
+        }
+    )
+    return out

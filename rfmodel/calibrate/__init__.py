@@ -1,0 +1,782 @@
+"""Calibration of the analytic models against the reference cycle simulator.
+
+    from rfmodel.calibrate import QUICK_SWEEP, calibrate
+    result = calibrate(QUICK_SWEEP, checkpoint_dir="calib/checkpoints", out="analytic.json")
+
+Steps (docs/calibration.md):
+
+1. :func:`sweep_jobs` expands a *sweep* (designs x GPUs x design points x workloads)
+   into simulation jobs; every design registered in :func:`rfmodel.designs.base.design_names`
+   that supports the simulator and declares ``calibration_params`` takes part.
+2. :func:`run_jobs` simulates them in worker processes (``concurrent.futures``), each result
+   written atomically to ``<checkpoint_dir>/<key>.json`` with ``key`` = hash of (design,
+   params, workload, GPU, simulator version); existing results are reused, so an
+   interrupted calibration resumes without redoing finished simulations.
+3. :func:`split` holds out workloads *and* design points; :func:`fit_design` fits the design's
+   coefficients on the training part with ``scipy.optimize.least_squares``.
+4. :func:`heldout_errors` reports the error on the held-out part only;
+   :func:`write_calibration` writes the versioned JSON file with provenance.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+import rfmodel
+from rfmodel.analytic.calibration import params_of
+from rfmodel.workload.suite import DEFAULT_ARCH
+
+FORMAT_VERSION = 1
+
+#: the default sweep (``calib/run.py``): built-in and synthetic workloads on two GPUs; the points
+#: apply to every design that understands all of their keys (SM fields or design parameters)
+DEFAULT_SWEEP = {
+    "name": "default",
+    "gpus": ["fermi-gtx480", "volta-v100"],
+    "workloads": [
+        "saxpy",
+        "sgemm_tiled",
+        "fft_radix8",
+        "reduce_sum",
+        "spmv_csr",
+        "histogram256",
+        "black_scholes",
+        "stencil7_3d",
+        "kmeans_assign",
+        "nbody_forces",
+        "bfs_expand",
+        "synthetic:register-sensitive",
+        "synthetic:cache-sensitive",
+        "synthetic:fp-heavy",
+        "synthetic:integer-heavy",
+    ],
+    "points": [
+        {},
+        {"num_banks": 4},
+        {"num_banks": 8},
+        {"num_banks": 32},
+        {"warps_per_sm": 32},
+        {"main_rf_latency_x": 3},
+        {"main_rf_latency_x": 6},
+        {"main_rf_latency_x": 3, "active_warps": 4},
+        {"rfc_kb": 8, "main_rf_latency_x": 3},
+        {"regs_per_interval": 8, "main_rf_latency_x": 3},
+    ],
+    "max_warps": 16,
+    "seed": 0,
+    "holdout_fraction": 0.3,
+}
+#: a small sweep for tests and smoke runs
+QUICK_SWEEP = {
+    "name": "quick",
+    "gpus": ["fermi-gtx480"],
+    "workloads": ["saxpy", "fft_radix8", "reduce_sum", "synthetic:register-sensitive"],
+    "points": [{"num_banks": 4}, {}, {"num_banks": 32}, {"main_rf_latency_x": 3}],
+    "max_warps": 8,
+    "seed": 0,
+    "holdout_fraction": 0.34,
+}
+SYNTHETIC = [
+    "synthetic:register-sensitive",
+    "synthetic:register-insensitive",
+    "synthetic:cache-sensitive",
+    "synthetic:cache-insensitive",
+    "synthetic:integer-heavy",
+    "synthetic:fp-heavy",
+]
+METRICS = (
+    "ipc",
+    "l1d_hit_rate",
+    "bank_conflict_stall_cycles",
+    "rf_reads",
+    "rf_writes",
+    "cycles",
+    "warp_instructions",
+)
+#: design metrics compared when both engines give them (absolute error, like a hit rate)
+HIT_METRICS = ("rf_cache_hit_rate",)
+
+
+# ------------------------------------------------------------------------------------------ provenance
+def simulator_version() -> str:
+    """``git describe`` of the source tree (with the package version), else the package version."""
+    root = Path(rfmodel.__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--tags"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        if out.returncode == 0 and out.stdout.strip():
+            return f"rfmodel {rfmodel.__version__} ({out.stdout.strip()})"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return f"rfmodel {rfmodel.__version__}"
+
+
+def _sim_source_hash() -> str:
+    """Hash of the simulator's sources: checkpoints of an edited simulator are not reused."""
+    h = hashlib.sha1()
+    sim = Path(rfmodel.__file__).resolve().parent / "sim"
+    for f in sorted(sim.glob("*.py")):
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def job_key(job: dict, sim_version: str) -> str:
+    blob = json.dumps(
+        {
+            **{k: job[k] for k in ("design", "params", "workload", "gpu", "max_warps", "seed")},
+            "sim": sim_version,
+        },
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+# ------------------------------------------------------------------------------------------ the sweep
+def sweep_workloads(sweep: dict) -> list[str]:
+    from rfmodel.workload.suite import default_workloads
+
+    wl = sweep["workloads"]
+    if wl == "builtin+synthetic":
+        return list(default_workloads()) + SYNTHETIC
+    if wl == "builtin":
+        return list(default_workloads())
+    return list(wl)
+
+
+def calibratable_designs(designs=None) -> list[str]:
+    """Registered designs with the simulator hooks and ``calibration_params``."""
+    from rfmodel.designs.base import Design, design_names, get_design
+
+    out = []
+    for name in designs or design_names():
+        d = get_design(name)
+        if not params_of(d):
+            continue
+        if type(d).sim_setup is Design.sim_setup:
+            continue
+        out.append(name)
+    return out
+
+
+def point_applies(design, sm, point: dict) -> bool:
+    """A sweep point applies to a design that understands every one of its keys."""
+    known = set(sm.to_dict()) | {"collector_units"} | set(design.parameters)
+    return all(k in known for k in point)
+
+
+def sweep_jobs(sweep: dict, designs=None) -> list[dict]:
+    """One job per (design, GPU, applicable point, workload)."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu
+
+    jobs = []
+    for d in calibratable_designs(designs or sweep.get("designs")):
+        for gpu in sweep["gpus"]:
+            for pi, point in enumerate(sweep["points"]):
+                if not point_applies(get_design(d), resolve_gpu(gpu), point):
+                    continue
+                for w in sweep_workloads(sweep):
+                    jobs.append(
+                        {
+                            "design": d,
+                            "gpu": gpu,
+                            "params": dict(point),
+                            "point": pi,
+                            "workload": w,
+                            "max_warps": sweep.get("max_warps"),
+                            "seed": sweep.get("seed", 0),
+                        }
+                    )
+    return jobs
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def simulate_job(job: dict) -> dict:
+    """One simulation (run in a worker process); returns the record."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import _point_sm, _simulate_workload, resolve_gpu
+    from rfmodel.sim.engine import SimOptions, simulate_trace
+
+    d = get_design(job["design"])
+    sm = resolve_gpu(job["gpu"])
+    _, trace = _simulate_workload(
+        job["workload"], sm, arch=DEFAULT_ARCH, seed=job["seed"], max_warps=job["max_warps"]
+    )
+    point = dict(job["params"])
+    run = simulate_trace(
+        trace, _point_sm(sm, point), d, {k: v for k, v in point.items() if k in d.parameters}, SimOptions()
+    )
+    rec = {
+        k: float(v) for k, v in run.metrics.items() if isinstance(v, (int, float, np.integer, np.floating))
+    }
+    return {**job, "sim": rec}
+
+
+def run_jobs(
+    jobs: list[dict],
+    checkpoint_dir,
+    *,
+    workers: int = 2,
+    progress=None,
+    sim_version=None,
+    limit: int | None = None,
+) -> tuple[list[dict], int]:
+    """Simulate every job not yet in ``checkpoint_dir``; return (all records, simulations run now).
+
+    ``limit`` stops after that many new simulations (for tests of resumability).
+    """
+    ckpt = Path(checkpoint_dir)
+    ckpt.mkdir(parents=True, exist_ok=True)
+    sv = sim_version or f"{simulator_version()}#{_sim_source_hash()}"
+    records, todo = [], []
+    for j in jobs:
+        p = ckpt / f"{job_key(j, sv)}.json"
+        if p.is_file():
+            records.append(json.loads(p.read_text()))
+        else:
+            todo.append((j, p))
+    if limit is not None:
+        todo = todo[:limit]
+    done = len(records)
+    if progress:
+        progress(done, len(jobs))
+    ran = 0
+
+    def store(rec, p):
+        nonlocal done, ran
+        rec["sim_version"] = sv
+        _atomic_write(p, json.dumps(rec, sort_keys=True))
+        records.append(rec)
+        done += 1
+        ran += 1
+        if progress:
+            progress(done, len(jobs))
+
+    failed = []
+
+    def fail(j, exc):
+        nonlocal done
+        failed.append({**j, "error": f"{type(exc).__name__}: {exc}"})
+        done += 1
+        if progress:
+            progress(done, len(jobs))
+
+    if workers <= 1 or len(todo) <= 1:
+        for j, p in todo:
+            try:
+                rec = simulate_job(j)
+            except Exception as exc:  # a design point a design rejects: reported, not fatal
+                fail(j, exc)
+                continue
+            store(rec, p)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            futs = {ex.submit(simulate_job, j): (j, p) for j, p in todo}
+            for f in as_completed(futs):
+                j, p = futs[f]
+                try:
+                    rec = f.result()
+                except Exception as exc:
+                    fail(j, exc)
+                    continue
+                store(rec, p)
+    run_jobs.failed = failed
+    return records, ran
+
+
+# ------------------------------------------------------------------------------------------ split
+def _bucket(text: str, seed: int) -> float:
+    return int(hashlib.sha256(f"{seed}:{text}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+
+
+def split(records: list[dict], fraction: float = 0.3, seed: int = 0) -> tuple[list[dict], list[dict]]:
+    """Training records (workload and design point both in training) and held-out records (the rest).
+
+    The held-out workloads are the ``round(fraction x n)`` ones (at least one, at most ``n - 1``) with the
+    smallest seeded hash of their names; each design's held-out design points (sweep indices of the
+    points that apply to it) likewise.  A record is held out when its workload *or* its point is.
+    """
+    wls = sorted({r["workload"] for r in records})
+
+    def pick(items, tag):
+        k = min(max(int(round(fraction * len(items))), 1), max(len(items) - 1, 0))
+        return set(sorted(items, key=lambda x: _bucket(f"{tag}{x}", seed))[:k])
+
+    hw = pick(wls, "")
+    hp = {
+        d: pick(sorted({r["point"] for r in records if r["design"] == d}), f"point:{d}:")
+        for d in {r["design"] for r in records}
+    }
+    train, test = [], []
+    for r in records:
+        in_w, in_p = r["workload"] in hw, r["point"] in hp[r["design"]]
+        if in_w or in_p:
+            r["heldout"] = "+".join(x for x, y in (("workload", in_w), ("point", in_p)) if y)
+            test.append(r)
+        else:
+            r.pop("heldout", None)
+            train.append(r)
+    return train, test
+
+
+# ------------------------------------------------------------------------------------------ the model side
+class _Group:
+    """Records of one (design, GPU, workload) with the profile and a points-mode grid."""
+
+    def __init__(self, design, gpu, workload, recs, max_warps, seed):
+        from rfmodel.designs.base import get_design
+        from rfmodel.evaluate import PROFILE_WARPS, resolve_gpu, workload_profile
+
+        self.d = get_design(design)
+        self.sm = resolve_gpu(gpu)
+        self.recs = recs
+        # the profile of exactly the simulated warps (the whole share when the sweep has no max_warps)
+        mw = PROFILE_WARPS if max_warps is None else max_warps
+        self.prof = workload_profile(workload, self.sm, seed=seed, max_warps=mw, share=max_warps is None)
+        keys = sorted({k for r in recs for k in r["params"]})
+        self.grid = {
+            k: np.array([r["params"].get(k, param_default(self.d, self.sm, k)) for r in recs]) for k in keys
+        }
+        self.n_sim = np.array([r["sim"]["warp_instructions"] for r in recs])
+
+    def predict(self, coef: dict) -> dict:
+        g = {**self.grid, **{"calib." + k: v for k, v in coef.items()}}
+        if not self.grid:
+            g["_n"] = np.zeros(len(self.recs))
+        m = self.d.analytic(self.prof, self.sm, g)
+        n = len(self.recs)
+        # the analytic counts are for the profile's instruction count; compare per instruction
+        scale = self.n_sim / float(self.prof.n_instrs)
+        out = {k: np.broadcast_to(m[k], (n,)).astype(float) for k in HIT_METRICS if k in m}
+        return {
+            **out,
+            "ipc": np.broadcast_to(m["ipc"], (n,)).astype(float),
+            "l1d_hit_rate": np.broadcast_to(m["l1d_hit_rate"], (n,)).astype(float),
+            "bank_conflict_stall_cycles": np.broadcast_to(m["bank_conflict_stall_cycles"], (n,)) * scale,
+            "rf_reads": np.broadcast_to(m["rf_reads"], (n,)) * scale,
+            "rf_writes": np.broadcast_to(m["rf_writes"], (n,)) * scale,
+        }
+
+
+def _groups(records, sweep) -> list[_Group]:
+    by = {}
+    for r in records:  # one group (one vectorized model call) per design, GPU and workload
+        by.setdefault((r["design"], r["gpu"], r["workload"]), []).append(r)
+    return [
+        _Group(d, g, w, rs, sweep.get("max_warps"), sweep.get("seed", 0))
+        for (d, g, w), rs in sorted(by.items())
+    ]
+
+
+def param_default(design, sm, name: str):
+    """The value a design point takes for ``name`` when the sweep point does not set it: the SM's
+    field, the design's resolved default (``design.params(sm, {})``), or the main-RF parameter
+    table the designs with a slow main RF share."""
+    if name == "collector_units":
+        return sm.collectors.total
+    if name in sm.to_dict():
+        return getattr(sm, name)
+    resolve = getattr(design, "params", None)
+    if callable(resolve):
+        try:
+            return resolve(sm, {})[name]
+        except (KeyError, TypeError):
+            pass
+    from rfmodel.designs.rfc import MAIN_RF_PARAMS
+
+    if name in MAIN_RF_PARAMS and MAIN_RF_PARAMS[name][0] is not None:
+        return MAIN_RF_PARAMS[name][0]
+    raise KeyError(f"no default for parameter '{name}' of design '{design.name}'")
+
+
+#: interval-model coefficients refitted per design even when starting from the baseline's fit
+REFIT = ("softmin_q", "latency_scale", "ser_stall", "queue_stall")
+#: weights of the residual blocks: log IPC ratio, hit-rate error in units of 5 points, bank-stall error
+WEIGHTS = {"ipc": 1.0, "hit": 0.5, "stall": 0.3}
+
+
+def fit_design(
+    design: str,
+    train: list[dict],
+    sweep: dict,
+    init: dict | None = None,
+    max_nfev: int = 60,
+    free: str = "own",
+) -> dict:
+    """Least-squares fit of every coefficient the design declares (``params_of``) on its training records.
+
+    Residuals, stacked: ``log(IPC_model / IPC_sim)``; for the design metrics both engines give
+    (``rf_cache_hit_rate``) the error over 0.05; and the bank-stall error relative to
+    ``max(stall_sim, 0.02 x instructions)``; weighted by :data:`WEIGHTS`.  ``init``: start values
+    (e.g. the baseline's fitted interval coefficients) for the names it holds; then only the names
+    it does not hold and :data:`REFIT` move, unless ``free="all"``.  Bounds are the
+    declared ones; ``scipy.optimize.least_squares`` (trust-region reflective).
+    """
+    from scipy.optimize import least_squares
+
+    from rfmodel.designs.base import get_design
+
+    params = params_of(get_design(design))
+    coef = {k: v[0] for k, v in params.items()}
+    if init:
+        coef.update({k: float(v) for k, v in init.items() if k in params})
+    groups = _groups([r for r in train if r["design"] == design], sweep)
+    if not groups or not params:
+        return coef
+    # with start values from another fit, only the design's own terms and two global shape
+    # coefficients move (the shared interval-model terms stay at the baseline's values)
+    names = [k for k in params if free == "all" or not init or k not in init or k in REFIT]
+    ipc_sim = [np.array([r["sim"]["ipc"] for r in g.recs]) for g in groups]
+    st_sim = [np.array([r["sim"]["bank_conflict_stall_cycles"] for r in g.recs]) for g in groups]
+    st_ok = [np.array([stall_measured(r["sim"]) for r in g.recs]) for g in groups]
+    hit_sim = [{k: np.array([r["sim"].get(k, np.nan) for r in g.recs]) for k in HIT_METRICS} for g in groups]
+
+    def residuals(x):
+        c = {**coef, **dict(zip(names, x, strict=True))}
+        out = []
+        for g, s_ipc, s_st, ok, s_hit in zip(groups, ipc_sim, st_sim, st_ok, hit_sim, strict=True):
+            pr = g.predict(c)
+            out.append(WEIGHTS["ipc"] * np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(s_ipc, 1e-6)))
+            out.append(
+                WEIGHTS["stall"]
+                * ok
+                * (pr["bank_conflict_stall_cycles"] - s_st)
+                / np.maximum(s_st, 0.02 * g.n_sim)
+            )
+            for k in HIT_METRICS:
+                if k in pr and np.isfinite(s_hit[k]).all():
+                    out.append(WEIGHTS["hit"] * (pr[k] - s_hit[k]) / 0.05)
+        r = np.concatenate(out)
+        return np.where(np.isfinite(r), r, 10.0)
+
+    lo = np.array([params[k][1] for k in names], dtype=float)
+    hi = np.array([params[k][2] for k in names], dtype=float)
+    x0 = np.clip([coef[k] for k in names], lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
+    r = least_squares(residuals, x0, bounds=(lo, hi), diff_step=1e-3, max_nfev=max_nfev)
+    return {**coef, **dict(zip(names, map(float, r.x), strict=True))}
+
+
+def stall_measured(sim: dict) -> bool:
+    """Whether the simulator measured bank-conflict stalls in this run (its slow-bank mode times the
+    banks in the design's hooks and counts none: such runs are left out of the stall comparison)."""
+    return sim.get("bank_conflicts", 0.0) > 0 or sim.get("bank_conflict_stall_cycles", 0.0) > 0
+
+
+def coef_for(entry: dict, gpu: str) -> dict:
+    """A design's coefficients for one GPU: ``entry`` is a plain coefficient dict or a fitted entry
+    ``{"coefficients": shared, "per_gpu": {gpu: values}}``."""
+    if "coefficients" not in entry:
+        return entry
+    return {**entry["coefficients"], **entry.get("per_gpu", {}).get(gpu, {})}
+
+
+def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> dict:
+    """Errors of the calibrated model on held-out records: per-design summary and worst cases.
+
+    ``coef``: coefficients, or a fitted entry with per-GPU values (:func:`coef_for`)."""
+    groups = _groups([r for r in test if r["design"] == design], sweep)
+    rows = []
+    for g in groups:
+        pred = g.predict(coef_for(coef, g.recs[0]["gpu"]))
+        for i, rec in enumerate(g.recs):
+            s = rec["sim"]
+            stall_ref = max(s["bank_conflict_stall_cycles"], 0.02 * s["warp_instructions"])
+            rows.append(
+                {
+                    "gpu": rec["gpu"],
+                    "workload": rec["workload"],
+                    "params": rec["params"],
+                    "heldout": rec["heldout"],
+                    "ipc_sim": s["ipc"],
+                    "ipc_model": float(pred["ipc"][i]),
+                    "ipc_ape": abs(pred["ipc"][i] - s["ipc"]) / max(s["ipc"], 1e-9),
+                    "hit_rate_ae": abs(pred["l1d_hit_rate"][i] - s["l1d_hit_rate"]),
+                    "bank_stall_sim": s["bank_conflict_stall_cycles"],
+                    "bank_stall_model": float(pred["bank_conflict_stall_cycles"][i]),
+                    "bank_stall_rel_err": (
+                        (pred["bank_conflict_stall_cycles"][i] - s["bank_conflict_stall_cycles"]) / stall_ref
+                        if stall_measured(s)
+                        else None
+                    ),
+                    "rf_access_rel_err": (
+                        pred["rf_reads"][i] + pred["rf_writes"][i] - s["rf_reads"] - s["rf_writes"]
+                    )
+                    / max(s["rf_reads"] + s["rf_writes"], 1.0),
+                    **{f"{k}_sim": s[k] for k in HIT_METRICS if k in s and k in pred},
+                    **{f"{k}_model": float(pred[k][i]) for k in HIT_METRICS if k in s and k in pred},
+                }
+            )
+    if not rows:
+        return {"n_heldout": 0}
+    ape = np.array([r["ipc_ape"] for r in rows])
+    bs = np.array([r["bank_stall_rel_err"] for r in rows if r["bank_stall_rel_err"] is not None])
+    measured = [r for r in rows if r["bank_stall_rel_err"] is not None]
+    tot_sim = sum(r["bank_stall_sim"] for r in measured)
+    tot_model = sum(r["bank_stall_model"] for r in measured)
+    worst = sorted(rows, key=lambda r: -r["ipc_ape"])[:5]
+    for w in worst:
+        w["explanation"] = _explain(w)
+    design_hit = [abs(r[f"{k}_model"] - r[f"{k}_sim"]) for r in rows for k in HIT_METRICS if f"{k}_sim" in r]
+    extra = {"rf_cache_hit_rate_mae": float(np.mean(design_hit))} if design_hit else {}
+    return {
+        "n_heldout": len(rows),
+        **extra,
+        "ipc_mape": float(ape.mean()),
+        "ipc_ape_p90": float(np.quantile(ape, 0.9)),
+        "hit_rate_mae": float(np.mean([r["hit_rate_ae"] for r in rows])),
+        "n_stall": int(len(bs)),
+        "bank_stall_rel_err": float(np.median(np.abs(bs))) if len(bs) else None,
+        "bank_stall_rel_err_mean": float(np.mean(np.abs(bs))) if len(bs) else None,
+        "bank_stall_within_20pct": float(np.mean(np.abs(bs) <= 0.2)) if len(bs) else None,
+        "bank_stall_total_rel_err": (tot_model - tot_sim) / tot_sim if tot_sim > 0 else None,
+        "rf_access_rel_err": float(np.mean([abs(r["rf_access_rel_err"]) for r in rows])),
+        "per_gpu_ipc_mape": {
+            g: float(np.mean([r["ipc_ape"] for r in rows if r["gpu"] == g]))
+            for g in sorted({r["gpu"] for r in rows})
+        },
+        "worst": worst,
+        "rows": rows,
+    }
+
+
+def _explain(row: dict) -> str:
+    over = row["ipc_model"] > row["ipc_sim"]
+    what = "over" if over else "under"
+    if row["hit_rate_ae"] > 0.1:
+        return (
+            f"model {what}estimates IPC; its L1D hit rate (fully associative LRU) is off by "
+            f"{row['hit_rate_ae']:.2f}"
+        )
+    if over:
+        return (
+            "model overestimates IPC: contention the model averages away (one LSU, barriers with uneven "
+            "warps, dependent misses queueing) costs the simulator more"
+        )
+    return (
+        "model underestimates IPC: the critical path of the profiled CTAs (first 32 warps) is longer than "
+        "the SM share's average, or latency overlaps across CTAs better than the wave model assumes"
+    )
+
+
+# ------------------------------------------------------------------------------------------ output
+def write_calibration(path, fitted: dict, sweep: dict, report: dict, sim_version: str) -> dict:
+    data = {
+        "format": FORMAT_VERSION,
+        "version": _dt.datetime.now(_dt.UTC).strftime("%Y%m%d.%H%M%S"),
+        "file": Path(path).name,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "simulator_version": sim_version,
+        "rfmodel_version": rfmodel.__version__,
+        "sweep": sweep,
+        "seed": sweep.get("seed", 0),
+        "designs": {
+            d: {
+                **(c if "coefficients" in c else {"coefficients": c}),
+                "heldout": {k: v for k, v in report.get(d, {}).items() if k not in ("rows", "worst")},
+            }
+            for d, c in fitted.items()
+        },
+    }
+    _atomic_write(Path(path), json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    return data
+
+
+def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0):
+    """Shared coefficients over every GPU, then per-GPU values refined from them."""
+    init = init["coefficients"] if init and "coefficients" in init else init
+    shared = fit_design(design, train, sweep, init=init, max_nfev=max_nfev)
+    gpus = sorted({r["gpu"] for r in train if r["design"] == design})
+    per_gpu = {}
+    if len(gpus) > 1:
+        for g in gpus:
+            sub = [r for r in train if r["gpu"] == g]
+            per_gpu[g] = fit_design(
+                design, sub, sweep, init=shared, max_nfev=max(max_nfev // 2, 5), free="all"
+            )
+    coef = {"coefficients": shared, "per_gpu": per_gpu}
+    rep = heldout_errors(design, test, coef, sweep)
+    rep["n_train"] = sum(1 for r in train if r["design"] == design)
+    if coverage_samples:
+        spread = training_spread(design, train, coef, sweep)
+        rep["train_log_ipc_rms"] = spread
+        rep["mc_coverage"] = mc_coverage(
+            design, test, coef, sweep, default_uncertainty(spread), coverage_samples, sweep.get("seed", 0)
+        )
+    return coef, rep
+
+
+def calibrate(
+    sweep: dict | None = None,
+    *,
+    checkpoint_dir="calib/checkpoints",
+    out=None,
+    report_path=None,
+    workers: int = 2,
+    progress=None,
+    designs=None,
+    limit=None,
+    max_nfev: int = 30,
+    progress_fit=None,
+    coverage_samples: int = 0,
+) -> dict:
+    """Run the sweep (resumable), fit every calibratable design, report held-out errors, write files."""
+    sweep = dict(sweep or DEFAULT_SWEEP)
+    sv = f"{simulator_version()}#{_sim_source_hash()}"
+    jobs = sweep_jobs(sweep, designs)
+    records, ran = run_jobs(
+        jobs, checkpoint_dir, workers=workers, progress=progress, sim_version=sv, limit=limit
+    )
+    failed = getattr(run_jobs, "failed", [])
+    result = {
+        "sweep": sweep,
+        "simulations": len(records),
+        "simulated_now": ran,
+        "jobs": len(jobs),
+        "simulator_version": sv,
+        "workloads": sweep_workloads(sweep),
+        "failed": [{k: f[k] for k in ("design", "gpu", "params", "workload", "error")} for f in failed],
+        "designs": {},
+    }
+    if len(records) + len(failed) < len(jobs):
+        result["incomplete"] = True
+        return result
+    train, test = split(records, sweep.get("holdout_fraction", 0.3), sweep.get("seed", 0))
+    fitted, report = {}, {}
+    order = sorted({r["design"] for r in records}, key=lambda d: (d != "baseline", d))
+    if "baseline" in order:
+        fitted["baseline"], report["baseline"] = _fit_one(
+            "baseline", train, test, sweep, None, max_nfev, coverage_samples
+        )
+        if progress_fit:
+            progress_fit("baseline", report["baseline"])
+    rest = [d for d in order if d != "baseline"]
+    # other designs start from the baseline's fitted interval coefficients; fitted in parallel
+    if workers > 1 and len(rest) > 1:
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            futs = {
+                ex.submit(
+                    _fit_one, d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples
+                ): d
+                for d in rest
+            }
+            for f in as_completed(futs):
+                d = futs[f]
+                fitted[d], report[d] = f.result()
+                if progress_fit:
+                    progress_fit(d, report[d])
+    else:
+        for d in rest:
+            fitted[d], report[d] = _fit_one(
+                d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples
+            )
+            if progress_fit:
+                progress_fit(d, report[d])
+    result["designs"] = {d: {**fitted[d], **report[d]} for d in fitted}
+    if out:
+        write_calibration(out, fitted, sweep, report, sv)
+        result["file"] = str(out)
+    if report_path:
+        slim = {d: {k: v for k, v in r.items() if k != "rows"} for d, r in result["designs"].items()}
+        _atomic_write(
+            Path(report_path), json.dumps({**result, "designs": slim}, indent=2, default=str) + "\n"
+        )
+    return result
+
+
+# ------------------------------------------------------------------------------------------ MC coverage
+def training_spread(design: str, train: list[dict], coef: dict, sweep: dict) -> float:
+    """RMS of ``log(IPC_model / IPC_sim)`` on the training records: the model's own error scale."""
+    groups = _groups([r for r in train if r["design"] == design], sweep)
+    errs = [
+        np.log(
+            np.maximum(g.predict(coef_for(coef, g.recs[0]["gpu"]))["ipc"], 1e-6)
+            / np.maximum([r["sim"]["ipc"] for r in g.recs], 1e-6)
+        )
+        for g in groups
+    ]
+    return float(np.sqrt(np.mean(np.concatenate(errs) ** 2))) if errs else 0.0
+
+
+def mc_coverage(
+    design: str,
+    test: list[dict],
+    coef: dict,
+    sweep: dict,
+    uncertainty: dict,
+    samples: int = 40,
+    seed: int = 0,
+) -> dict:
+    """Fraction of held-out simulator IPCs inside the Monte-Carlo 95 % interval of the calibrated model.
+
+    Each sample perturbs the workload profile (:func:`rfmodel.analytic.montecarlo.perturb_profile`) and
+    the coefficients named in ``uncertainty`` exactly as ``evaluate(method="montecarlo")`` does.
+    """
+    from rfmodel.analytic.montecarlo import (
+        QUANTILES,
+        WORKLOAD_KEYS,
+        draw,
+        perturb_coefficients,
+        perturb_profile,
+    )
+
+    groups = _groups([r for r in test if r["design"] == design], sweep)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    inside, widths = [], []
+    for g in groups:
+        f = {k: draw(uncertainty[k], samples, rng) for k in sorted(uncertainty)}
+        prof0 = g.prof
+        ipcs = []
+        for i in range(samples):
+            fi = {k: float(v[i]) for k, v in f.items()}
+            g.prof = perturb_profile(prof0, {k: v for k, v in fi.items() if k in WORKLOAD_KEYS})
+            c = perturb_coefficients(coef_for(coef, g.recs[0]["gpu"]), fi)
+            ipcs.append(g.predict(c)["ipc"])
+        g.prof = prof0
+        ipcs = np.array(ipcs)
+        lo, hi = np.quantile(ipcs, QUANTILES[0], axis=0), np.quantile(ipcs, QUANTILES[1], axis=0)
+        sim = np.array([r["sim"]["ipc"] for r in g.recs])
+        inside.extend(((sim >= lo) & (sim <= hi)).tolist())
+        widths.extend(((hi - lo) / np.maximum(sim, 1e-9)).tolist())
+    return {
+        "n": len(inside),
+        "coverage": float(np.mean(inside)) if inside else float("nan"),
+        "median_rel_width": float(np.median(widths)) if widths else float("nan"),
+        "uncertainty": {k: list(v) for k, v in uncertainty.items()},
+        "samples": samples,
+    }
+
+
+def default_uncertainty(spread: float) -> dict:
+    """The uncertainty spec of the coverage check: workload parameters +-10 %, and the model's own
+    training error scale ``spread`` carried by ``latency_scale`` (lognormal)."""
+    return {
+        "mem_fraction": ("normal", 0.1),
+        "hit_rate": ("normal", 0.1),
+        "reads_per_instr": ("normal", 0.05),
+        "latency_scale": ("lognormal", max(spread, 0.01)),
+    }

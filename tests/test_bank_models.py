@@ -1,0 +1,109 @@
+"""Bank-conflict models: exact expected max bank load vs exhaustive enumeration, queues, Erlang C."""
+
+import math
+from itertools import product
+
+import numpy as np
+import pytest
+
+from rfmodel.analytic.banks import (
+    bank_read_wait,
+    collector_wait,
+    enumerate_max_load,
+    erlang_c,
+    expected_max_load,
+    expected_max_load_uniform,
+    max_load_cdf,
+)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+@pytest.mark.parametrize("banks", [1, 2, 3, 5, 8])
+def test_uniform_exact_equals_enumeration(k, banks):
+    p = np.full(banks, 1.0 / banks)
+    exact = expected_max_load(k, p)
+    assert exact == pytest.approx(enumerate_max_load(k, p), abs=1e-12)
+    # the one-pass uniform form, vectorized over the bank count
+    assert expected_max_load_uniform(k, np.array([banks]))[0] == pytest.approx(exact, abs=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("ports", [1, 2])
+def test_skewed_distribution_and_ports_exact(k, ports):
+    rng = np.random.default_rng(k * 10 + ports)
+    for banks in (2, 4, 7, 8):
+        p = rng.dirichlet(np.ones(banks))
+        assert expected_max_load(k, p, ports) == pytest.approx(enumerate_max_load(k, p, ports), abs=1e-12)
+
+
+def test_known_answers():
+    # two operands over B banks: they collide with probability 1/B -> E[M] = 1 + 1/B
+    for b in (1, 2, 4, 16):
+        assert expected_max_load_uniform(2, np.array([b]))[0] == pytest.approx(1 + 1 / b)
+    # three operands over two banks: M = 3 w.p. 1/4, else 2
+    assert expected_max_load(3, [0.5, 0.5]) == pytest.approx(2.25)
+    cdf = max_load_cdf(3, np.array([0.5, 0.5]))
+    assert cdf[-1] == pytest.approx(1.0) and cdf[0] == 0.0
+
+
+def test_vectorized_over_design_points():
+    p = np.array([[0.5, 0.5, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])
+    out = expected_max_load(4, p)
+    assert out.shape == (2,)
+    for i in range(2):
+        assert out[i] == pytest.approx(enumerate_max_load(4, p[i]), abs=1e-12)
+
+
+def test_enumeration_check_can_fail():
+    # a deliberately wrong model (mean load) must not pass the same comparison
+    p = np.full(4, 0.25)
+    assert abs(3 / 4 - enumerate_max_load(3, p)) > 0.5
+
+
+def test_bank_queue_writes_compete():
+    base = bank_read_wait(0.3, 0.0)
+    more = bank_read_wait(0.3, 0.2)
+    assert more > base > 0
+    # M/D/1: rho / (2 (1 - rho)) with no writes
+    assert base == pytest.approx(0.3 / (2 * 0.7))
+    assert np.isinf(bank_read_wait(0.7, 0.4))
+    # a second port halves the per-port load
+    assert bank_read_wait(0.6, 0.0, ports=2) < bank_read_wait(0.6, 0.0, ports=1)
+
+
+def test_erlang_c_known_values():
+    # one server: C = rho
+    assert erlang_c(1, 0.4) == pytest.approx(0.4)
+    # two servers, a = 1: C = 1/3
+    assert erlang_c(2, 1.0) == pytest.approx(1 / 3)
+    # brute force from the Erlang B sum
+    n, a = 5, 3.2
+    b = (a**n / math.factorial(n)) / sum(a**j / math.factorial(j) for j in range(n + 1))
+    assert erlang_c(n, a) == pytest.approx(b / (1 - (a / n) * (1 - b)))
+    assert collector_wait(4, 2.0, 3.0) == pytest.approx(erlang_c(4, 2.0) * 3.0 / 2.0)
+    assert np.isinf(collector_wait(2, 2.5, 1.0))
+
+
+def test_profile_register_to_bank_table_is_exact():
+    """The profile's ser_pmf equals a direct count over the trace's instructions."""
+    from rfmodel.analytic.profile import MAX_BANKS, _ser_pmf
+    from rfmodel.workload.trace import NONE
+
+    rng = np.random.default_rng(3)
+    src = rng.integers(0, 12, size=(200, 3)).astype(np.int16)
+    src[rng.random((200, 3)) < 0.3] = NONE
+    pmf, _, _ = _ser_pmf(src, MAX_BANKS)
+    for b in (1, 2, 4, 8):
+        direct = np.zeros(pmf.shape[1])
+        for row in src:
+            regs = {int(r) for r in row if r != NONE}
+            m = max(np.bincount([r % b for r in regs], minlength=b)) if regs else 0
+            direct[m] += 1
+        np.testing.assert_allclose(pmf[b], direct)
+
+
+def test_enumeration_matches_product_definition():
+    # the enumeration helper itself against an explicit product over assignments
+    p = np.array([0.1, 0.2, 0.7])
+    tot = sum(np.prod(p[list(a)]) * np.bincount(a, minlength=3).max() for a in product(range(3), repeat=3))
+    assert enumerate_max_load(3, p) == pytest.approx(tot)

@@ -1,0 +1,103 @@
+"""Calibration: resumable sweeps, a disjoint train/test split, the fitted file and its default loading."""
+
+import json
+
+import numpy as np
+import pytest
+
+import rfmodel
+from rfmodel.calibrate import fit_design, run_jobs, split, sweep_jobs, write_calibration
+
+TINY = {
+    "name": "tiny",
+    "gpus": ["fermi-gtx480"],
+    "workloads": ["saxpy", "reduce_sum", "fft_radix8"],
+    "points": [{}, {"num_banks": 8}, {"num_banks": 32}, {"rfc_kb": 8}],
+    "max_warps": 4,
+    "seed": 0,
+    "holdout_fraction": 0.34,
+}
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    ckpt = tmp_path_factory.mktemp("ckpt")
+    jobs = sweep_jobs(TINY, designs=["baseline"])
+    # the rfc-only point does not apply to the baseline
+    assert len(jobs) == 3 * 3 and all(j["params"] != {"rfc_kb": 8} for j in jobs)
+    recs, ran = run_jobs(jobs, ckpt, workers=1, limit=4)  # "interrupted" after 4 simulations
+    assert ran == 4 and len(recs) == 4
+    assert len(list(ckpt.glob("*.json"))) == 4
+    recs, ran = run_jobs(jobs, ckpt, workers=1)  # resumes: only the 5 missing ones run
+    assert ran == 5 and len(recs) == 9
+    recs, ran = run_jobs(jobs, ckpt, workers=1)
+    assert ran == 0 and len(recs) == 9
+    return recs
+
+
+def test_resumable_and_checkpoints_hold_the_simulation(records):
+    r = records[0]
+    assert {"ipc", "cycles", "bank_conflict_stall_cycles", "warp_instructions"} <= set(r["sim"])
+    assert r["sim"]["ipc"] > 0
+
+
+def test_split_is_disjoint_by_workload_and_design_point(records):
+    train, test = split([dict(r) for r in records], 0.34, seed=0)
+    assert len(train) + len(test) == len(records)
+    held_w = {r["workload"] for r in test if "workload" in r["heldout"]}
+    held_p = {r["point"] for r in test if "point" in r["heldout"]}
+    assert held_w and held_p
+    assert not {r["workload"] for r in train} & held_w
+    assert not {r["point"] for r in train} & held_p
+    # every held-out record is held out for a reason
+    assert all(r["workload"] in held_w or r["point"] in held_p for r in test)
+
+
+def test_fit_writes_a_file_evaluate_loads(records, tmp_path):
+    train, test = split([dict(r) for r in records], 0.34, seed=0)
+    coef = fit_design("baseline", train, TINY, max_nfev=4)
+    params = rfmodel.analytic.calibration.params_of(rfmodel.designs.base.get_design("baseline"))
+    assert set(coef) == set(params)
+    for k, (_, lo, hi) in params.items():
+        assert lo <= coef[k] <= hi
+    path = tmp_path / "cal.json"
+    data = write_calibration(path, {"baseline": coef}, TINY, {}, "test-sim")
+    assert json.loads(path.read_text())["simulator_version"] == "test-sim"
+    ds = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", calibration=str(path))
+    assert data["version"] in ds.attrs["calibration"]
+    # an explicit coefficient changes the result: the file is really used
+    worse = {k: v for k, v in coef.items()}
+    worse["latency_scale"] = params["latency_scale"][2]
+    write_calibration(path, {"baseline": worse}, TINY, {}, "test-sim")
+    ds2 = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", calibration=str(path))
+    assert not np.allclose(ds.ipc.values, ds2.ipc.values)
+
+
+def test_default_calibration_file_loads_and_is_recorded():
+    from rfmodel.analytic.calibration import DEFAULT_FILE, load_calibration
+
+    cal = load_calibration()
+    assert DEFAULT_FILE.is_file() and cal is not None
+    assert {"baseline", "rfc", "ltrf"} <= set(cal["designs"])
+    assert cal["simulator_version"] and cal["created"] and cal["sweep"]["points"]
+    ds = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480")
+    assert "analytic.json" in ds.attrs["calibration"] and cal["version"] in ds.attrs["calibration"]
+    off = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", calibration=False)
+    assert off.attrs["calibration"].startswith("uncalibrated")
+
+
+def test_cli_calibrate_tiny_sweep_resumes(tmp_path, capsys):
+    from rfmodel.cli import main
+
+    sweep = dict(TINY, workloads=["saxpy", "reduce_sum"], points=[{}, {"num_banks": 8}])
+    (tmp_path / "sweep.json").write_text(json.dumps(sweep))
+    args = ["calibrate", "--sweep", str(tmp_path / "sweep.json"), "--workers", "1", "--design", "baseline",
+            "--checkpoints", str(tmp_path / "ck"), "--out", str(tmp_path / "a.json"), "--report",
+            str(tmp_path / "r.json"), "--coverage-samples", "0", "--quiet", "--json"]  # fmt: skip
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["simulated_now"] == 4 and (tmp_path / "a.json").is_file()
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["simulated_now"] == 0
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["designs"]["baseline"]["n_heldout"] >= 1

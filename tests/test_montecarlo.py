@@ -1,0 +1,147 @@
+"""Monte-Carlo: sampled prefetch bank loads vs exact enumeration, seeded reproducibility, and
+``evaluate(method="montecarlo")``; the register-cache stack distances the RFC model uses."""
+
+from math import comb
+
+import numpy as np
+import pytest
+
+import rfmodel
+from rfmodel.analytic.banks import distinct_register_max_load
+from rfmodel.analytic.montecarlo import prefetch_max_load
+from rfmodel.analytic.profile import IV_BANKS, IV_N, RC_DMAX, _interval_tables, _reg_cache_hists
+from rfmodel.workload.ir import N_OPCLASSES, OpClass
+from rfmodel.workload.trace import NONE
+
+
+@pytest.mark.parametrize(("n", "banks", "registers"), [(4, 4, 12), (6, 4, 16), (3, 8, 16), (8, 8, 24)])
+def test_mc_prefetch_max_load_matches_enumeration(n, banks, registers):
+    assert comb(registers, n) < 800_000  # the enumeration stays small
+    exact = distinct_register_max_load(n, banks, registers)
+    s = prefetch_max_load(n, banks, registers, samples=60_000, seed=1)
+    se = s.std(ddof=1) / np.sqrt(len(s))
+    # 4.5 standard errors: a false alarm once in ~150,000 runs
+    assert abs(s.mean() - exact) < 4.5 * se + 1e-12
+
+
+def test_mc_detects_a_wrong_answer():
+    # the with-replacement (multinomial) value differs from the without-replacement one; the same
+    # tolerance must reject it
+    from rfmodel.analytic.banks import expected_max_load_uniform
+
+    s = prefetch_max_load(8, 8, 24, samples=60_000, seed=1)
+    wrong = expected_max_load_uniform(8, np.array([8]))[0]
+    se = s.std(ddof=1) / np.sqrt(len(s))
+    assert abs(s.mean() - wrong) > 4.5 * se
+
+
+def test_mc_seeded():
+    a = prefetch_max_load(5, 4, 16, samples=1000, seed=7)
+    b = prefetch_max_load(5, 4, 16, samples=1000, seed=7)
+    c = prefetch_max_load(5, 4, 16, samples=1000, seed=8)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+# ----------------------------------------------------------------------------- evaluate montecarlo
+UNC = {"mem_fraction": ("normal", 0.2), "hit_rate": ("uniform", 0.3), "latency_scale": ("lognormal", 0.1)}
+
+
+def test_evaluate_montecarlo_variables_and_reproducible():
+    kw = {"params": {"num_banks": [8, 16]}, "uncertainty": UNC, "samples": 12}
+    ana = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", params={"num_banks": [8, 16]})
+    a = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="montecarlo", seed=3, **kw)
+    b = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="montecarlo", seed=3, **kw)
+    c = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="montecarlo", seed=4, **kw)
+    for v in ana.data_vars:
+        assert v in a and f"{v}_lo" in a and f"{v}_hi" in a
+        assert a[v].dims == ana[v].dims
+    assert a.attrs["engine"] == "montecarlo" and "calibration" in a.attrs
+    for v in a.data_vars:
+        np.testing.assert_array_equal(a[v].values, b[v].values)
+    assert not np.array_equal(a["ipc"].values, c["ipc"].values)
+    assert (a["ipc_lo"] <= a["ipc"]).all() and (a["ipc"] <= a["ipc_hi"]).all()
+    assert (a["ipc_hi"] - a["ipc_lo"] > 0).all()
+
+
+def test_montecarlo_unknown_parameter_is_one_error():
+    from rfmodel.errors import RfmodelError
+
+    with pytest.raises(RfmodelError, match="unknown parameter 'bogus'"):
+        rfmodel.evaluate("baseline", "saxpy", method="montecarlo", uncertainty={"bogus": ("normal", 0.1)},
+                         samples=4)  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- register-cache distances
+def _arrays(dsts, srcs, ops=None):
+    n = len(dsts)
+    dst = np.full((n, 2), NONE, dtype=np.int16)
+    src = np.full((n, 3), NONE, dtype=np.int16)
+    for i, (d, s) in enumerate(zip(dsts, srcs, strict=True)):
+        dst[i, : len(d)] = d
+        src[i, : len(s)] = s
+    op = np.asarray(ops if ops is not None else [int(OpClass.INT)] * n, dtype=np.int8)
+    return np.array([0, n], dtype=np.int64), op, dst, src
+
+
+def _is_ll():
+    v = np.zeros(N_OPCLASSES, dtype=np.bool_)
+    v[int(OpClass.LD_GLOBAL)] = True
+    return v
+
+
+def _fifo_hits(dsts, srcs, entries):
+    """Direct write-allocate / read-no-allocate FIFO cache of ``entries`` registers."""
+    cache, hits = [], 0
+    for d, s in zip(dsts, srcs, strict=True):
+        for r in s:
+            hits += r in cache
+        for r in d:
+            if r not in cache:
+                cache.append(r)
+                if len(cache) > entries:
+                    cache.pop(0)
+    return hits
+
+
+def test_fifo_stack_distance_known_answer():
+    # write r0..r3, then read r0: three other registers written since -> hits from 4 entries on
+    wp, op, dst, src = _arrays([[0], [1], [2], [3], []], [[], [], [], [], [0]])
+    fifo, lru, _ = _reg_cache_hists(wp, op, dst, src, RC_DMAX, int(OpClass.BARRIER), _is_ll())
+    assert fifo[0, 3] == 1 and fifo[0].sum() == 1 and lru[0, 3] == 1
+
+
+def test_fifo_hit_rate_matches_direct_cache_when_registers_are_written_once():
+    rng = np.random.default_rng(5)
+    n = 300
+    dsts = [[i] for i in range(n)]  # SSA-like: each register written once, then read later
+    srcs = [
+        [int(x) for x in {int(i - 1 - rng.geometric(0.25)) for _ in range(2)} if x >= 0] for i in range(n)
+    ]
+    wp, op, dst, src = _arrays([[d % 200 for d in x] for x in dsts][:200], srcs[:200])
+    fifo, _, _ = _reg_cache_hists(wp, op, dst, src, RC_DMAX, int(OpClass.BARRIER), _is_ll())
+    for e in (1, 2, 4, 8, 16):
+        model = fifo[0, :e].sum()
+        assert model == _fifo_hits(dsts[:200], srcs[:200], e), e
+
+
+def test_deactivation_flush_makes_reads_cold():
+    # r0 written, a global load to r1, its consumer (a deactivation point), then r0 read
+    ops = [int(OpClass.INT), int(OpClass.LD_GLOBAL), int(OpClass.INT), int(OpClass.INT)]
+    wp, op, dst, src = _arrays([[0], [1], [2], []], [[], [], [1], [0]], ops)
+    fifo, _, points = _reg_cache_hists(wp, op, dst, src, RC_DMAX, int(OpClass.BARRIER), _is_ll())
+    assert points == 1
+    assert fifo[1, RC_DMAX + 1] == 1 + 1  # r1 (written before the flush... read at the flush) and r0
+    assert fifo[0, RC_DMAX + 1] == 0
+
+
+def test_interval_table_known_answer():
+    # 8 instructions each touching two new registers: limit 4 -> intervals of 2 instructions, ws 4
+    wp, op, dst, src = _arrays([[2 * i + 1] for i in range(8)], [[2 * i] for i in range(8)])
+    sidx = np.arange(8, dtype=np.int64)
+    ln, ws, live, mload, even = _interval_tables(wp, op, sidx, dst, src, IV_N, IV_BANKS, _is_ll())
+    i4 = list(IV_N).index(4)
+    assert ln[0, i4] == 2 and ws[0, i4] == 4 and live[0, i4] == 2
+    b2 = list(IV_BANKS).index(2)
+    # working set {4k, 4k+1, 4k+2, 4k+3} over 2 banks: 2 per bank
+    assert mload[0, i4, b2] == 2 and even[0, i4, b2] == 2
+    assert mload[0, i4, list(IV_BANKS).index(1)] == 4
