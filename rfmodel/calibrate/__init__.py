@@ -126,11 +126,14 @@ def simulator_version() -> str:
 
 
 def _sim_source_hash() -> str:
-    """Hash of the simulator's sources: checkpoints of an edited simulator are not reused."""
+    """Hash of what decides a simulation's result (the simulator, the designs' hooks and compiler
+    passes, the workload generators): checkpoints made by edited sources are not reused."""
     h = hashlib.sha1()
-    sim = Path(rfmodel.__file__).resolve().parent / "sim"
-    for f in sorted(sim.glob("*.py")):
-        h.update(f.read_bytes())
+    pkg = Path(rfmodel.__file__).resolve().parent
+    for sub in ("sim", "designs", "compiler", "workload", "spec"):
+        for f in sorted((pkg / sub).rglob("*.py")):
+            h.update(f.relative_to(pkg).as_posix().encode())
+            h.update(f.read_bytes())
     return h.hexdigest()[:12]
 
 
