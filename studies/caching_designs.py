@@ -44,6 +44,7 @@ from rfmodel.tolerance import bisect_tolerance
 DESIGNS = ("baseline", "rfc", "ltrf", "ltrf_plus", "ltrfconf", "strands", "malekeh", "bow", "reuse_cache")
 LABELS = {
     "baseline": "BL",
+    "baseline_pool": "BL (pool of 8 per scheduler)",
     "rfc": "RFC",
     "ltrf": "LTRF",
     "ltrf_plus": "LTRF+",
@@ -56,6 +57,7 @@ LABELS = {
 #: the papers' figures (claim IDs of the reference digest in brackets)
 PAPER = {
     "baseline": "",
+    "baseline_pool": "the reference of the designs without a two-level pool of their own",
     "rfc": "tolerates 2.1x [L-20]; 16 KB HW cache hits 8-30 % [L-07]",
     "ltrf": "tolerates 5.3x [L-20]; main-RF accesses 4-6x fewer [L-11]; intervals 31.2 real / 34.7 optimal "
     "instrs [L-26]; 23 % conflict-free prefetches at N=16 [L-21]",
@@ -68,17 +70,38 @@ PAPER = {
 }
 LATENCIES = (1.0, 3.0, 6.0)
 METRICS = (
-    "ipc", "rf_reads", "rf_writes", "rf_cache_hit_rate", "ccu_hit_rate", "hit_rate", "main_rf_reads",
+    "ipc", "rf_reads", "rf_writes", "rf_cache_hit_rate", "main_rf_reads",
     "main_rf_writes", "prefetches", "prefetch_bank_conflicts", "conflict_free_prefetch_fraction",
     "interval_length_dynamic", "interval_length_static", "warp_activations", "warp_deactivations",
     "refetches",
     "main_rf_accesses",
 )  # fmt: skip
 MARK = "<!-- caching-designs {gpu}:{end} -->"
+SECTION = "## Register-caching designs on the simulator"
+
+
+#: study-only variants: name -> (design, parameters that replace the study's ones for that design)
+VARIANTS = {"baseline_pool": ("baseline", {})}
+
+
+def real_design(name: str) -> str:
+    return VARIANTS.get(name, (name, None))[0]
 
 
 def supports_latency(design: str) -> bool:
-    return "main_rf_latency_x" in get_design(design).parameters
+    return "main_rf_latency_x" in get_design(real_design(design)).parameters
+
+
+def reference(design: str, sm) -> str:
+    """The baseline a design is normalized to: with the same warp scheduler.  On a two-level SM the
+    designs that set the active pool (``active_warps``) are compared with the baseline at the study's
+    pool; the others (Malekeh, BOW, the reuse cache) run with the simulator's default pool of 8 warps
+    per scheduler, so they are compared with the baseline at that pool (``baseline_pool``)."""
+    if design in VARIANTS:
+        return design
+    if sm.scheduler != "two-level" or "active_warps" in get_design(real_design(design)).parameters:
+        return "baseline"
+    return "baseline_pool"
 
 
 def run_key(design, workload, gpu, latency, max_warps, params) -> str:
@@ -90,7 +113,8 @@ def simulate_point(design: str, workload: str, gpu: str, latency: float, max_war
     """One simulation: the scalar metrics of ``design`` on ``workload`` at ``latency`` x main-RF latency."""
     params = {**params, **({"main_rf_latency_x": latency} if supports_latency(design) else {})}
     t0 = time.perf_counter()
-    ds = rfmodel.evaluate(design, workload, gpu, method="simulate", params=params, max_warps=max_warps)
+    ds = rfmodel.evaluate(real_design(design), workload, gpu, method="simulate", params=params,
+                          max_warps=max_warps)
     out = {"design": design, "workload": workload, "gpu": gpu, "latency_x": latency, "max_warps": max_warps,
            "seconds": time.perf_counter() - t0}  # fmt: skip
     # main-RF accesses: the events of the main register file's banks (``main_rf_bank`` behind a cache,
@@ -126,7 +150,12 @@ class Runs:
                     self.done[r["key"]] = r
 
     def key(self, design, workload, latency) -> str:
-        return run_key(design, workload, self.gpu, latency, self.max_warps, self.params.get(design, {}))
+        return run_key(design, workload, self.gpu, latency, self.max_warps, self.design_params(design))
+
+    def design_params(self, design) -> dict:
+        if design in VARIANTS:
+            return VARIANTS[design][1]
+        return self.params.get(design, {})
 
     def get(self, design, workload, latency) -> dict:
         return self.done[self.key(design, workload, latency)]
@@ -135,7 +164,7 @@ class Runs:
         """Simulate the points not yet done, appending each to the cache as it finishes."""
         todo = [p for p in dict.fromkeys(points) if self.key(*p) not in self.done]
         futs = {
-            self.pool.submit(simulate_point, d, w, self.gpu, x, self.max_warps, self.params.get(d, {})):
+            self.pool.submit(simulate_point, d, w, self.gpu, x, self.max_warps, self.design_params(d)):
             (d, w, x) for d, w, x in todo
         }
         for fut in as_completed(futs):
@@ -214,6 +243,10 @@ def main(argv=None) -> int:
     # the two-level scheduler's active pool, per scheduler: 8 active warps per SM as the LTRF paper's Table 3
     pool = max(1, math.ceil(a.active_warps / sm.schedulers_per_sm))
     dparams = {d: {"active_warps": pool} for d in designs if "active_warps" in get_design(d).parameters}
+    refs = {d: reference(d, sm) for d in designs}
+    if "baseline_pool" in refs.values() and "baseline_pool" not in designs:
+        designs.insert(designs.index("baseline") + 1 if "baseline" in designs else 0, "baseline_pool")
+        refs["baseline_pool"] = "baseline_pool"
     runs = Runs(out / "runs.jsonl", a.gpu, a.max_warps, a.jobs, dparams)
 
     # 1. every design at 1x / 3x / 6x (designs without a main-RF latency at 1x only)
@@ -221,26 +254,26 @@ def main(argv=None) -> int:
     print(f"latency sweep: {len(pts)} points", file=sys.stderr)
     runs.ensure(pts)
     # 2. the tolerable latency (bisection per design and workload, all pairs at once; reuses the sweep)
-    ref = {w: runs.get("baseline", w, 1.0)["ipc"] for w in wls}
+    ref = {(b, w): runs.get(b, w, 1.0)["ipc"] for b in set(refs.values()) for w in wls}
     pairs = [(d, w) for d in designs for w in wls]
     print("tolerable latency: bisection", file=sys.stderr)
     with ThreadPoolExecutor(max_workers=max(len(pairs), 1)) as tp:
-        found = tp.map(lambda p: tolerable(runs, p[0], p[1], ref[p[1]], tol=a.tol, hi=a.hi, res=a.resolution),
-                       pairs)  # fmt: skip
+        found = tp.map(lambda p: tolerable(runs, p[0], p[1], ref[refs[p[0]], p[1]], tol=a.tol, hi=a.hi,
+                                           res=a.resolution), pairs)  # fmt: skip
         tolx = dict(zip(pairs, found, strict=True))
     runs.pool.shutdown()
 
     rows = []
     for d in designs:
         r1 = [runs.get(d, w, 1.0) for w in wls]
-        norm = {x: geomean([runs.get(d, w, x)["ipc"] / ref[w] for w in wls])
+        norm = {x: geomean([runs.get(d, w, x)["ipc"] / ref[refs[d], w] for w in wls])
                 if (x == 1.0 or supports_latency(d)) else None for x in LATENCIES}  # fmt: skip
         hit = mean([r.get("rf_cache_hit_rate") for r in r1])
-        base_acc = [runs.get("baseline", w, 1.0)["main_rf_accesses"] for w in wls]
+        base_acc = [runs.get(refs[d], w, 1.0)["main_rf_accesses"] for w in wls]
         main = geomean([r["main_rf_accesses"] / b for r, b in zip(r1, base_acc, strict=True) if b > 0])
         tl = [tolx[(d, w)] for w in wls]
         rows.append({
-            "design": LABELS.get(d, d), "key": d,
+            "design": LABELS.get(d, d), "key": d, "reference": LABELS.get(refs[d], refs[d]),
             "ipc_1x": norm[1.0], "ipc_3x": norm[3.0], "ipc_6x": norm[6.0],
             "tolerable_latency_x": mean(tl) if any(t is not None for t in tl) else None,
             "hit_rate": hit, "main_rf_accesses_vs_bl": main,
@@ -279,11 +312,20 @@ def main(argv=None) -> int:
         f"| {fmt(r['interval_dynamic'], '.1f')} / {fmt(r['interval_static'], '.1f')} | {r['paper']} |\n"
         for r in rows
     )
+    pool_note = (
+        f": with the two-level scheduler, RFC and the LTRF family set its pool to {pool} warps per "
+        f"scheduler and are compared with BL at that pool, the others keep the simulator's default pool of "
+        f"8 per scheduler and are compared with BL (pool of 8 per scheduler); main-RF accesses are "
+        f"relative to the same reference"
+        if "baseline_pool" in designs else ""
+    )
     cmd = "python studies/caching_designs.py " + " ".join(argv if argv is not None else sys.argv[1:])
     note = (
         f"GPU `{a.gpu}`, {len(wls)} workloads ({', '.join(wls)}), "
         f"{'all resident warps' if a.max_warps is None else f'at most {a.max_warps} warps'}, rfmodel "
-        f"{rfmodel.__version__}; IPC is the geometric mean over workloads of IPC / baseline IPC at 1x; the "
+        f"{rfmodel.__version__}; IPC is the geometric mean over workloads of IPC / the reference "
+        f"baseline's IPC at 1x "
+        f"(the baseline with the same warp scheduler{pool_note}); the "
         f"tolerable latency is the mean over workloads of the largest multiple (bisection on [1, {a.hi:g}], "
         f"resolution {a.resolution:g}) with IPC loss <= {a.tol:.0%}; at 1x: hit rate and the shares of "
         f"prefetches are means over workloads, main-RF accesses (reads + writes of the main RF's banks, or "
@@ -301,8 +343,14 @@ def main(argv=None) -> int:
         block = f"{begin}\n{note}\n{table}{end}"
         if begin in text and end in text:
             text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
-        else:
-            text = text.rstrip() + f"\n\n### Register-caching designs on `{a.gpu}`\n\n" + block + "\n"
+        else:  # a new subsection of "## Register-caching designs", kept apart from generated sections
+            sub = f"### Register-caching designs on `{a.gpu}`\n\n{block}\n"
+            if SECTION in text:
+                nxt = text.find("\n## ", text.index(SECTION) + len(SECTION))
+                at = len(text) if nxt < 0 else nxt + 1
+                text = text[:at].rstrip() + "\n\n" + sub + ("\n" + text[at:] if at < len(text) else "")
+            else:
+                text = text.rstrip() + f"\n\n{SECTION}\n\n" + sub
         write_text(doc, text)
     return 0
 
