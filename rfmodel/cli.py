@@ -89,6 +89,28 @@ def _read_eval_config(path: str) -> dict:
     return data
 
 
+DISTRIBUTIONS = ("normal", "lognormal", "uniform")
+
+
+def _parse_uncertainty(text: str) -> tuple[str, object]:
+    """``NAME=DIST:WIDTH`` (``mem_fraction=normal:0.1``) or ``model_error=calibrated``."""
+    name, eq, spec = text.partition("=")
+    name, spec = name.strip(), spec.strip()
+    if not eq or not name or not spec:
+        raise RfmodelError(f"--uncertainty '{text}': expected NAME=DIST:WIDTH or model_error=calibrated")
+    if name == "model_error" and spec == "calibrated":
+        return name, spec
+    dist, colon, width = spec.partition(":")
+    if dist not in DISTRIBUTIONS or not colon:
+        raise RfmodelError(
+            f"--uncertainty {name}: '{spec}' is not DIST:WIDTH with DIST one of {', '.join(DISTRIBUTIONS)}"
+        )
+    try:
+        return name, (dist, float(width))
+    except ValueError as e:
+        raise RfmodelError(f"--uncertainty {name}: width '{width}' is not a number") from e
+
+
 def cmd_evaluate(args) -> int:
     from rfmodel.evaluate import evaluate
     from rfmodel.io import write_netcdf, write_text
@@ -99,18 +121,29 @@ def cmd_evaluate(args) -> int:
         k, v = _parse_param(p)
         params[k] = v
     workloads = args.workload or cfg.get("workloads")
+    uncertainty = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg.get("uncertainty", {}).items()}
+    for u in args.uncertainty or []:
+        k, v = _parse_uncertainty(u)
+        uncertainty[k] = v
+    method = args.method or cfg.get("method", "analytic")
+    if uncertainty and method != "montecarlo":
+        raise RfmodelError("--uncertainty needs --method montecarlo")
     ds = evaluate(
         args.design or cfg.get("design", "baseline"),
         workloads,
         args.gpu or cfg.get("gpu"),
-        method=args.method or cfg.get("method", "analytic"),
+        method=method,
         params=params or None,
+        uncertainty=uncertainty or None,
+        samples=args.samples if args.samples is not None else cfg.get("samples", 200),
         seed=args.seed if args.seed is not None else cfg.get("seed", 0),
         arch=args.arch or cfg.get("arch", "sm_80"),
         tech=cfg.get("tech"),
     )
     cols = ["ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles"]
     cols += ["energy_pj_total", "power_mw", "area_mm2_total"]
+    if method == "montecarlo":
+        cols[1:1] = ["ipc_lo", "ipc_hi"]
     df = ds[cols].to_dataframe().reset_index()
     if args.json:
         print(
@@ -502,6 +535,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="sweep a parameter (repeatable; product of all)",
     )
     e.add_argument("--method", choices=("analytic", "simulate", "montecarlo"))
+    e.add_argument(
+        "--uncertainty",
+        action="append",
+        metavar="NAME=DIST:WIDTH",
+        help="montecarlo: an uncertain parameter (repeatable), e.g. mem_fraction=normal:0.1, "
+        "model_error=calibrated",
+    )
+    e.add_argument("--samples", type=int, help="montecarlo samples (default 200)")
     e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75, sm_80, sm_90)")
     e.add_argument("--seed", type=int)
     e.add_argument("--out", metavar="FILE.nc|FILE.csv")

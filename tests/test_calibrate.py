@@ -101,3 +101,26 @@ def test_cli_calibrate_tiny_sweep_resumes(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["simulated_now"] == 0
     rep = json.loads((tmp_path / "r.json").read_text())
     assert rep["designs"]["baseline"]["n_heldout"] >= 1
+
+
+def test_checkpoint_key_ignores_the_commit_but_not_the_sources(tmp_path):
+    """A new commit reuses the checkpoints; a different source hash does not."""
+    jobs = sweep_jobs(dict(TINY, workloads=["saxpy"], points=[{}]), designs=["baseline"])
+    _, ran = run_jobs(jobs, tmp_path, workers=1, sim_version="rfmodel 0.1.0 (aaaaaaa)#abc")
+    assert ran == 1
+    _, ran = run_jobs(jobs, tmp_path, workers=1, sim_version="rfmodel 0.1.0 (bbbbbbb-dirty)#abc")
+    assert ran == 0
+    recs, ran = run_jobs(jobs, tmp_path, workers=1, sim_version="rfmodel 0.1.0 (bbbbbbb)#def")
+    assert ran == 1 and recs[0]["stalls"] and all(v > 0 for v in recs[0]["stalls"].values())
+
+
+def test_cv_spread_is_out_of_sample(records):
+    """The cross-validated error scale is positive and at least the training error in this tiny sweep."""
+    from rfmodel.calibrate import cv_spread, training_spread
+
+    train = [dict(r) for r in records]
+    coef = fit_design("baseline", train, TINY, max_nfev=4)
+    tr = training_spread("baseline", train, {"coefficients": coef}, TINY)
+    cv = cv_spread("baseline", train, TINY, init=None, folds=3, max_nfev=4)
+    assert cv > 0 and tr > 0
+    assert cv >= 0.8 * tr

@@ -145,3 +145,41 @@ def test_interval_table_known_answer():
     # working set {4k, 4k+1, 4k+2, 4k+3} over 2 banks: 2 per bank
     assert mload[0, i4, b2] == 2 and even[0, i4, b2] == 2
     assert mload[0, i4, list(IV_BANKS).index(1)] == 4
+
+
+UNC2 = {"mem_fraction": ("normal", 0.2), "hit_rate": ("uniform", 0.3)}
+
+
+def test_model_error_uses_the_calibrated_scale_and_widens_the_interval():
+    cal = {"designs": {"baseline": {"coefficients": {}, "model_log_ipc_sd": 0.2}}}
+    kw = {"method": "montecarlo", "samples": 40, "seed": 1, "calibration": cal}
+    narrow = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", uncertainty=UNC2, **kw)
+    wide = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480",
+                            uncertainty={**UNC2, "model_error": "calibrated"}, **kw)  # fmt: skip
+    explicit = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480",
+                                uncertainty={**UNC2, "model_error": ("lognormal", 0.2)}, **kw)  # fmt: skip
+    w = lambda ds: float((ds["ipc_hi"] - ds["ipc_lo"]).values.max())  # noqa: E731
+    assert w(wide) > w(narrow)
+    np.testing.assert_array_equal(wide["ipc"].values, explicit["ipc"].values)
+
+
+def test_model_error_without_a_scale_is_one_error():
+    from rfmodel.errors import RfmodelError
+
+    with pytest.raises(RfmodelError, match="model_error='calibrated' needs a calibration"):
+        rfmodel.evaluate("baseline", "saxpy", method="montecarlo", samples=4, calibration=False,
+                         uncertainty={"model_error": "calibrated"})  # fmt: skip
+
+
+def test_cli_uncertainty_parsing_and_errors(capsys):
+    from rfmodel.cli import _parse_uncertainty, main
+    from rfmodel.errors import RfmodelError
+
+    assert _parse_uncertainty("mem_fraction=normal:0.1") == ("mem_fraction", ("normal", 0.1))
+    assert _parse_uncertainty("model_error=calibrated") == ("model_error", "calibrated")
+    for bad in ("mem_fraction", "mem_fraction=gauss:0.1", "mem_fraction=normal:x", "=normal:0.1"):
+        with pytest.raises(RfmodelError):
+            _parse_uncertainty(bad)
+    # --uncertainty without montecarlo is refused (exit 2, one line)
+    assert main(["evaluate", "--workload", "saxpy", "--uncertainty", "mem_fraction=normal:0.1"]) == 2
+    assert "montecarlo" in capsys.readouterr().err

@@ -24,6 +24,8 @@ Parameters:
 ``instructions``       the instruction count
 ``hit_rate``           multiplies the miss rate ``1 - h`` (clipped to [0, 1])
 ``<coefficient>``      any of the design's ``calibration_params`` (e.g. ``mem_scale``)
+``model_error``        ``"calibrated"``: the model's cross-validated error from the calibration
+                       file (lognormal on ``latency_scale``), or ``("lognormal", sd)``
 ``energy``             every structure's dynamic energies; ``leakage``: leakage power;
                        ``area``: areas
 =====================  ==================================================================
@@ -110,6 +112,38 @@ def perturb_coefficients(coef: dict, f: dict) -> dict:
     return out
 
 
+def resolve_model_error(design, uncertainty: dict, calibration) -> dict:
+    """Replace the spec's ``model_error`` entry by the coefficient that carries it.
+
+    ``"model_error": "calibrated"`` (or ``True``) is the analytic model's own error on workloads it
+    was not fitted on, as the calibration measured it (``model_log_ipc_sd``, the cross-validated RMS of
+    ``log(IPC_model / IPC_sim)``, docs/calibration.md); ``("lognormal", sd)`` gives it explicitly.
+    Either is drawn as a lognormal factor on ``latency_scale`` (the CTA critical path).
+    """
+    from rfmodel.errors import RfmodelError
+
+    if "model_error" not in uncertainty:
+        return uncertainty
+    spec = uncertainty.pop("model_error")
+    if spec is True or spec == "calibrated":
+        from rfmodel.analytic.calibration import load_calibration
+
+        cal = calibration if isinstance(calibration, dict) else (
+            None if calibration is False else load_calibration(calibration))  # fmt: skip
+        sd = ((cal or {}).get("designs", {}).get(design.name, {})).get("model_log_ipc_sd")
+        if sd is None:
+            raise RfmodelError(
+                f"uncertainty: model_error='calibrated' needs a calibration with a model-error scale for "
+                f"'{design.name}' (run `rfmodel calibrate`), or give it as ('lognormal', sd)"
+            )
+        spec = ("lognormal", float(sd))
+    if "latency_scale" in uncertainty:
+        raise RfmodelError("uncertainty: give model_error or latency_scale, not both (model_error is drawn "
+                           "on latency_scale)")  # fmt: skip
+    uncertainty["latency_scale"] = spec
+    return uncertainty
+
+
 def evaluate_montecarlo(
     design,
     workload,
@@ -132,6 +166,7 @@ def evaluate_montecarlo(
 
     d = get_design(design)
     coefs = set(params_of(d))
+    uncertainty = resolve_model_error(d, dict(uncertainty), calibration)
     for k in uncertainty:
         if k not in WORKLOAD_KEYS + TECH_KEYS and k not in coefs:
             raise RfmodelError(

@@ -237,7 +237,8 @@ def simulate_job(job: dict) -> dict:
     rec = {
         k: float(v) for k, v in run.metrics.items() if isinstance(v, (int, float, np.integer, np.floating))
     }
-    return {**job, "sim": rec}
+    stalls = {str(k): float(v) for k, v in (run.stalls or {}).items() if float(v) > 0}
+    return {**job, "sim": rec, "stalls": stalls}
 
 
 def run_jobs(
@@ -256,9 +257,12 @@ def run_jobs(
     ckpt = Path(checkpoint_dir)
     ckpt.mkdir(parents=True, exist_ok=True)
     sv = sim_version or f"{simulator_version()}#{_sim_source_hash()}"
+    # results are keyed by what decides them (package version and the sources' hash), not by the commit:
+    # a commit that leaves the simulator, designs and workloads alone reuses every checkpoint
+    source = f"rfmodel {rfmodel.__version__}#{sv.rsplit('#', 1)[-1]}"
     records, todo = [], []
     for j in jobs:
-        p = ckpt / f"{job_key(j, sv)}.json"
+        p = ckpt / f"{job_key(j, source)}.json"
         if p.is_file():
             records.append(json.loads(p.read_text()))
         else:
@@ -518,6 +522,7 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
                     "ipc_sim": s["ipc"],
                     "ipc_model": float(pred["ipc"][i]),
                     "ipc_ape": abs(pred["ipc"][i] - s["ipc"]) / max(s["ipc"], 1e-9),
+                    "sim_stalls": rec.get("stalls", {}),
                     "hit_rate_ae": abs(pred["l1d_hit_rate"][i] - s["l1d_hit_rate"]),
                     "bank_stall_sim": s["bank_conflict_stall_cycles"],
                     "bank_stall_model": float(pred["bank_conflict_stall_cycles"][i]),
@@ -568,22 +573,24 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
 
 
 def _explain(row: dict) -> str:
+    """What is known about a held-out miss: the direction, the simulator's dominant stall reasons and the
+    facts that single out the point (slow banks, a poor L1D estimate)."""
     over = row["ipc_model"] > row["ipc_sim"]
-    what = "over" if over else "under"
+    parts = [f"model {'over' if over else 'under'}estimates IPC"]
+    st = row.get("sim_stalls") or {}
+    total = sum(st.values())
+    if total > 0:
+        top = sorted(st.items(), key=lambda kv: -kv[1])[:3]
+        parts.append("simulator stalls: " + ", ".join(f"{k} {100 * v / total:.0f} %" for k, v in top))
+    x = row["params"].get("main_rf_latency_x", 1)
+    if x and x > 1:
+        parts.append(
+            f"main-RF banks at {x:g}x: the simulator times every access in its bank (reads and result "
+            "writes); the model adds the bank time to each dependence and queue"
+        )
     if row["hit_rate_ae"] > 0.1:
-        return (
-            f"model {what}estimates IPC; its L1D hit rate (fully associative LRU) is off by "
-            f"{row['hit_rate_ae']:.2f}"
-        )
-    if over:
-        return (
-            "model overestimates IPC: contention the model averages away (one LSU, barriers with uneven "
-            "warps, dependent misses queueing) costs the simulator more"
-        )
-    return (
-        "model underestimates IPC: the critical path of the profiled CTAs (first 32 warps) is longer than "
-        "the SM share's average, or latency overlaps across CTAs better than the wave model assumes"
-    )
+        parts.append(f"its L1D hit rate (LRU from stack distances) is off by {row['hit_rate_ae']:.2f}")
+    return "; ".join(parts)
 
 
 # ------------------------------------------------------------------------------------------ output
@@ -609,8 +616,9 @@ def write_calibration(path, fitted: dict, sweep: dict, report: dict, sim_version
     return data
 
 
-def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0):
-    """Shared coefficients over every GPU, then per-GPU values refined from them."""
+def fit_procedure(design, train, sweep, init, max_nfev) -> dict:
+    """Shared coefficients over every GPU, then per-GPU values refined from them:
+    ``{"coefficients": shared, "per_gpu": {gpu: values}}``."""
     init = init["coefficients"] if init and "coefficients" in init else init
     shared = fit_design(design, train, sweep, init=init, max_nfev=max_nfev)
     gpus = sorted({r["gpu"] for r in train if r["design"] == design})
@@ -621,12 +629,22 @@ def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0):
             per_gpu[g] = fit_design(
                 design, sub, sweep, init=shared, max_nfev=max(max_nfev // 2, 5), free="all"
             )
-    coef = {"coefficients": shared, "per_gpu": per_gpu}
+    return {"coefficients": shared, "per_gpu": per_gpu}
+
+
+def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0):
+    """:func:`fit_procedure`, its held-out report and, with ``coverage_samples``, the model-error scale
+    (:func:`cv_spread`) and the Monte-Carlo coverage."""
+    coef = fit_procedure(design, train, sweep, init, max_nfev)
     rep = heldout_errors(design, test, coef, sweep)
     rep["n_train"] = sum(1 for r in train if r["design"] == design)
     if coverage_samples:
-        spread = training_spread(design, train, coef, sweep)
-        rep["train_log_ipc_rms"] = spread
+        rep["train_log_ipc_rms"] = training_spread(design, train, coef, sweep)
+        # the model's error on workloads it was not fitted on (cross-validation inside the training set):
+        # the training error alone understates it
+        spread = cv_spread(design, train, sweep, init=init, max_nfev=max(max_nfev // 3, 5))
+        rep["cv_log_ipc_rms"] = spread
+        coef["model_log_ipc_sd"] = spread
         rep["mc_coverage"] = mc_coverage(
             design, test, coef, sweep, default_uncertainty(spread), coverage_samples, sweep.get("seed", 0)
         )
@@ -723,6 +741,29 @@ def training_spread(design: str, train: list[dict], coef: dict, sweep: dict) -> 
         for g in groups
     ]
     return float(np.sqrt(np.mean(np.concatenate(errs) ** 2))) if errs else 0.0
+
+
+def cv_spread(
+    design: str, train: list[dict], sweep: dict, *, init, folds: int = 3, max_nfev: int = 10
+) -> float:
+    """RMS of ``log(IPC_model / IPC_sim)`` out of fold: the training workloads are split into ``folds``
+    groups (seeded hash) and each group is predicted by :func:`fit_procedure` (from the same start
+    ``init`` as the real fit, at most ``max_nfev`` evaluations) on the others.  The training error
+    understates the error on new workloads; this is the model-error scale the Monte-Carlo engine
+    carries (``model_log_ipc_sd``)."""
+    recs = [r for r in train if r["design"] == design]
+    wls = sorted({r["workload"] for r in recs}, key=lambda w: _bucket(f"cv{w}", sweep.get("seed", 0)))
+    if len(wls) < 2:
+        return 0.0
+    errs = []
+    for k in range(min(folds, len(wls))):
+        out = set(wls[k::folds])
+        fit = fit_procedure(design, [r for r in recs if r["workload"] not in out], sweep, init, max_nfev)
+        for g in _groups([r for r in recs if r["workload"] in out], sweep):
+            sim = np.array([r["sim"]["ipc"] for r in g.recs])
+            pred = g.predict(coef_for(fit, g.recs[0]["gpu"]))["ipc"]
+            errs.append(np.log(np.maximum(pred, 1e-6) / np.maximum(sim, 1e-6)))
+    return float(np.sqrt(np.mean(np.concatenate(errs) ** 2)))
 
 
 def mc_coverage(
