@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfmodel.analytic.profile import profile_trace
-from rfmodel.analytic.throughput import baseline_ipc, md1_wait, occupancy_warps, softmin
+from rfmodel.analytic.throughput import interval_model, md1_wait, occupancy_warps, softmin
 from rfmodel.workload.expand import expand
 from rfmodel.workload.ir import N_OPCLASSES, OpClass
 from rfmodel.workload.trace import NONE, empty_columns
@@ -74,9 +74,10 @@ def test_more_banks_never_raise_serialization_for_power_of_two_banks(rows):
     cols = empty_columns(n)
     for i, r in enumerate(rows):
         cols["src"][i, : len(r)] = r
-    from rfmodel.analytic.profile import _ser_table
+    from rfmodel.analytic.profile import _ser_pmf
 
-    ser, _ = _ser_table(cols["src"], 64)
+    pmf, _, _ = _ser_pmf(cols["src"], 64)
+    ser = pmf @ np.arange(pmf.shape[1])
     for b in (1, 2, 4, 8, 16, 32):
         # a bank of 2B banks splits a bank of B banks in two, so the max load cannot grow
         assert ser[2 * b] <= ser[b] + 1e-12
@@ -132,11 +133,11 @@ def test_baseline_model_monotone_in_banks_and_collectors():
     p = _profile_mixed()
     ii = np.ones(N_OPCLASSES)
     banks = np.array([1, 2, 4, 8, 16, 32, 64])
-    m = baseline_ipc(p, warps=8, schedulers=2, issue_width=1, banks=banks, collectors=8, initiation=ii)
+    m = interval_model(p, warps=8, schedulers=2, issue_width=1, banks=banks, collectors=8, initiation=ii)
     assert np.all(np.diff(m["ipc"]) >= -1e-9)
     assert np.all(np.diff(m["ser"]) <= 1e-12)
     coll = np.array([1, 2, 4, 8, 16])
-    m2 = baseline_ipc(p, warps=8, schedulers=2, issue_width=1, banks=16, collectors=coll, initiation=ii)
+    m2 = interval_model(p, warps=8, schedulers=2, issue_width=1, banks=16, collectors=coll, initiation=ii)
     assert np.all(np.diff(m2["ipc"]) >= -1e-9)
     # never above the issue bound
     assert np.all(m["ipc"] <= 2.0 + 1e-9)
@@ -145,7 +146,7 @@ def test_baseline_model_monotone_in_banks_and_collectors():
 
 def test_zero_warps_gives_zero_ipc():
     p = _profile_mixed()
-    m = baseline_ipc(
+    m = interval_model(
         p,
         warps=np.array([0, 8]),
         schedulers=2,

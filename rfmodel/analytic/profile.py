@@ -281,44 +281,6 @@ class WorkloadProfile:
 
 
 @njit(cache=True)
-def _ser_table(src, max_banks):
-    """Sum over rows of the largest per-bank count of distinct source registers."""
-    n = src.shape[0]
-    out = np.zeros(max_banks + 1, dtype=np.float64)
-    distinct_total = 0.0
-    regs = np.empty(src.shape[1], dtype=np.int64)
-    counts = np.zeros(max_banks, dtype=np.int64)
-    for i in range(n):
-        k = 0
-        for j in range(src.shape[1]):
-            r = src[i, j]
-            if r == NONE:
-                continue
-            dup = False
-            for q in range(k):
-                if regs[q] == r:
-                    dup = True
-                    break
-            if not dup:
-                regs[k] = r
-                k += 1
-        distinct_total += k
-        if k == 0:
-            continue
-        for b in range(1, max_banks + 1):
-            m = 0
-            for q in range(k):
-                c = counts[regs[q] % b] + 1
-                counts[regs[q] % b] = c
-                if c > m:
-                    m = c
-            for q in range(k):
-                counts[regs[q] % b] = 0
-            out[b] += m
-    return out, distinct_total
-
-
-@njit(cache=True)
 def _chain_cycles(warp_ptr, op, dst, src, pdst, psrc, lat, extra):
     """Total single-warp cycles over all warps for each extra-latency value."""
     n_extra = extra.shape[0]
@@ -895,7 +857,10 @@ def profile_trace(
     mix = np.bincount(trace.op.astype(np.int64), minlength=N_OPCLASSES)[:N_OPCLASSES] / n
     reads = float((trace.src != NONE).sum()) / n
     writes = float((trace.dst != NONE).sum()) / n
-    ser_sum, distinct = _ser_table(trace.src, MAX_BANKS)
+    # the serialization table and distinct-source count follow from the distribution of the max bank load
+    pmf, kcount, reg_hist = _ser_pmf(trace.src, MAX_BANKS)
+    ser_sum = pmf @ np.arange(pmf.shape[1], dtype=np.float64)
+    distinct = float(kcount @ np.arange(kcount.shape[0], dtype=np.float64))
     chain_total = _chain_cycles(
         trace.warp_ptr.astype(np.int64),
         trace.op,
@@ -958,7 +923,6 @@ def profile_trace(
         int(OpClass.BARRIER),
     )
     n_ctas = max(-(-trace.n_warps // wpc), 1)
-    pmf, kcount, reg_hist = _ser_pmf(trace.src, MAX_BANKS)
     dep, reuse = _distance_hists(trace.warp_ptr.astype(np.int64), trace.dst, trace.src, DIST_BINS)
     active_warps = max(int((np.diff(trace.warp_ptr) > 0).sum()), 1)
     is_ll = np.zeros(N_OPCLASSES, dtype=np.bool_)
