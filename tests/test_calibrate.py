@@ -124,3 +124,13 @@ def test_cv_spread_is_out_of_sample(records):
     cv = cv_spread("baseline", train, TINY, init=None, folds=3, max_nfev=4)
     assert cv > 0 and tr > 0
     assert cv >= 0.8 * tr
+
+
+def test_a_rejected_point_is_reported_not_fatal_in_worker_processes(tmp_path):
+    sweep = dict(TINY, workloads=["saxpy"], points=[{}, {"warps_per_sm": 8}])  # 8 warps < one 1024-thread CTA
+    jobs = sweep_jobs(sweep, designs=["baseline"])
+    recs, ran = run_jobs(jobs, tmp_path, workers=2)
+    assert ran == 1 and len(recs) == 1
+    (f,) = run_jobs.failed
+    assert f["params"] == {"warps_per_sm": 8}
+    assert "SpecError" in f["error"] and "max_threads_per_cta" in f["error"]

@@ -25,7 +25,7 @@ Parameters:
 ``hit_rate``           multiplies the miss rate ``1 - h`` (clipped to [0, 1])
 ``<coefficient>``      any of the design's ``calibration_params`` (e.g. ``mem_scale``)
 ``model_error``        ``"calibrated"``: the model's cross-validated error from the calibration
-                       file (lognormal on ``latency_scale``), or ``("lognormal", sd)``
+                       file (lognormal on ``ipc_factor``), or ``("lognormal", sd)``
 ``energy``             every structure's dynamic energies; ``leakage``: leakage power;
                        ``area``: areas
 =====================  ==================================================================
@@ -118,7 +118,8 @@ def resolve_model_error(design, uncertainty: dict, calibration) -> dict:
     ``"model_error": "calibrated"`` (or ``True``) is the analytic model's own error on workloads it
     was not fitted on, as the calibration measured it (``model_log_ipc_sd``, the cross-validated RMS of
     ``log(IPC_model / IPC_sim)``, docs/calibration.md); ``("lognormal", sd)`` gives it explicitly.
-    Either is drawn as a lognormal factor on ``latency_scale`` (the CTA critical path).
+    Either is drawn as a lognormal factor on ``ipc_factor`` (the modelled IPC; cycles, time-based energy
+    and power follow from it).
     """
     from rfmodel.errors import RfmodelError
 
@@ -137,10 +138,10 @@ def resolve_model_error(design, uncertainty: dict, calibration) -> dict:
                 f"'{design.name}' (run `rfmodel calibrate`), or give it as ('lognormal', sd)"
             )
         spec = ("lognormal", float(sd))
-    if "latency_scale" in uncertainty:
-        raise RfmodelError("uncertainty: give model_error or latency_scale, not both (model_error is drawn "
-                           "on latency_scale)")  # fmt: skip
-    uncertainty["latency_scale"] = spec
+    if "ipc_factor" in uncertainty:
+        raise RfmodelError("uncertainty: give model_error or ipc_factor, not both (model_error is drawn "
+                           "on ipc_factor)")  # fmt: skip
+    uncertainty["ipc_factor"] = spec
     return uncertainty
 
 

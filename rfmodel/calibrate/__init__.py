@@ -64,7 +64,7 @@ DEFAULT_SWEEP = {
         {"num_banks": 4},
         {"num_banks": 8},
         {"num_banks": 32},
-        {"warps_per_sm": 32},
+        {"regs_per_sm": 16384},  # a smaller register file: fewer resident warps (occupancy)
         {"main_rf_latency_x": 3},
         {"main_rf_latency_x": 6},
         {"main_rf_latency_x": 3, "active_warps": 4},
@@ -217,7 +217,15 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def simulate_job(job: dict) -> dict:
-    """One simulation (run in a worker process); returns the record."""
+    """One simulation (run in a worker process); returns the record.  An error comes back as a
+    ``RuntimeError`` with the original message (the library's exception types need not pickle)."""
+    try:
+        return _simulate_job(job)
+    except Exception as exc:
+        raise RuntimeError(f"{type(exc).__name__}: {exc}") from None
+
+
+def _simulate_job(job: dict) -> dict:
     import warnings
 
     warnings.filterwarnings("ignore")
@@ -421,6 +429,8 @@ def param_default(design, sm, name: str):
     raise KeyError(f"no default for parameter '{name}' of design '{design.name}'")
 
 
+#: default strength of the pull toward the declared defaults (see :func:`fit_design`)
+PRIOR = 0.0
 #: interval-model coefficients refitted per design even when starting from the baseline's fit
 REFIT = ("softmin_q", "latency_scale", "ser_stall", "queue_stall")
 #: weights of the residual blocks: log IPC ratio, hit-rate error in units of 5 points, bank-stall error
@@ -434,6 +444,7 @@ def fit_design(
     init: dict | None = None,
     max_nfev: int = 60,
     free: str = "own",
+    prior: float = 0.0,
 ) -> dict:
     """Least-squares fit of every coefficient the design declares (``params_of``) on its training records.
 
@@ -457,7 +468,12 @@ def fit_design(
         return coef
     # with start values from another fit, only the design's own terms and two global shape
     # coefficients move (the shared interval-model terms stay at the baseline's values)
-    names = [k for k in params if free == "all" or not init or k not in init or k in REFIT]
+    from rfmodel.analytic.throughput import NOT_FITTED
+
+    names = [
+        k for k in params
+        if k not in NOT_FITTED and (free == "all" or not init or k not in init or k in REFIT)
+    ]  # fmt: skip
     ipc_sim = [np.array([r["sim"]["ipc"] for r in g.recs]) for g in groups]
     st_sim = [np.array([r["sim"]["bank_conflict_stall_cycles"] for r in g.recs]) for g in groups]
     st_ok = [np.array([stall_measured(r["sim"]) for r in g.recs]) for g in groups]
@@ -478,11 +494,15 @@ def fit_design(
             for k in HIT_METRICS:
                 if k in pr and np.isfinite(s_hit[k]).all():
                     out.append(WEIGHTS["hit"] * (pr[k] - s_hit[k]) / 0.05)
+        if prior > 0:  # pull each coefficient toward its default, in units of its allowed range
+            out.append(prior * np.sqrt(n_data) * (np.asarray(x) - x_prior) / (hi - lo))
         r = np.concatenate(out)
         return np.where(np.isfinite(r), r, 10.0)
 
     lo = np.array([params[k][1] for k in names], dtype=float)
     hi = np.array([params[k][2] for k in names], dtype=float)
+    x_prior = np.array([params[k][0] for k in names], dtype=float)
+    n_data = sum(len(g.recs) for g in groups)
     x0 = np.clip([coef[k] for k in names], lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
     r = least_squares(residuals, x0, bounds=(lo, hi), diff_step=1e-3, max_nfev=max_nfev)
     return {**coef, **dict(zip(names, map(float, r.x), strict=True))}
@@ -616,18 +636,22 @@ def write_calibration(path, fitted: dict, sweep: dict, report: dict, sim_version
     return data
 
 
-def fit_procedure(design, train, sweep, init, max_nfev) -> dict:
-    """Shared coefficients over every GPU, then per-GPU values refined from them:
-    ``{"coefficients": shared, "per_gpu": {gpu: values}}``."""
+def fit_procedure(design, train, sweep, init, max_nfev, prior=None, per_gpu_fit=None) -> dict:
+    """Shared coefficients over every GPU, then (``per_gpu_fit``) per-GPU values refined from them:
+    ``{"coefficients": shared, "per_gpu": {gpu: values}}``.  ``prior``: :func:`fit_design`'s pull
+    toward the declared defaults.  Defaults: the sweep's ``prior`` and ``per_gpu`` (else
+    :data:`PRIOR`, True)."""
+    prior = sweep.get("prior", PRIOR) if prior is None else prior
+    per_gpu_fit = sweep.get("per_gpu", True) if per_gpu_fit is None else per_gpu_fit
     init = init["coefficients"] if init and "coefficients" in init else init
-    shared = fit_design(design, train, sweep, init=init, max_nfev=max_nfev)
+    shared = fit_design(design, train, sweep, init=init, max_nfev=max_nfev, prior=prior)
     gpus = sorted({r["gpu"] for r in train if r["design"] == design})
     per_gpu = {}
-    if len(gpus) > 1:
+    if len(gpus) > 1 and per_gpu_fit:
         for g in gpus:
             sub = [r for r in train if r["gpu"] == g]
             per_gpu[g] = fit_design(
-                design, sub, sweep, init=shared, max_nfev=max(max_nfev // 2, 5), free="all"
+                design, sub, sweep, init=shared, max_nfev=max(max_nfev // 2, 5), free="all", prior=prior
             )
     return {"coefficients": shared, "per_gpu": per_gpu}
 
@@ -817,10 +841,10 @@ def mc_coverage(
 
 def default_uncertainty(spread: float) -> dict:
     """The uncertainty spec of the coverage check: workload parameters +-10 %, and the model's own
-    training error scale ``spread`` carried by ``latency_scale`` (lognormal)."""
+    error scale ``spread`` carried by ``ipc_factor`` (lognormal), as ``model_error`` does."""
     return {
         "mem_fraction": ("normal", 0.1),
         "hit_rate": ("normal", 0.1),
         "reads_per_instr": ("normal", 0.05),
-        "latency_scale": ("lognormal", max(spread, 0.01)),
+        "ipc_factor": ("lognormal", max(spread, 0.01)),
     }

@@ -1,0 +1,47 @@
+"""Compare fitting procedures on one design: held-out IPC MAPE and the cross-validated error scale.
+
+    python calib/compare_procedures.py baseline '[{}, {"per_gpu": false}, {"prior": 0.1}]'
+
+Each variant is a dict of sweep keys that :func:`rfmodel.calibrate.fit_procedure` reads (``prior``,
+``per_gpu``) over the default sweep; the simulations come from ``calib/checkpoints`` (run
+``calib/run.py`` first, or they are simulated here).  Prints one line per variant.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def main(argv=None) -> int:
+    from rfmodel.calibrate import (
+        DEFAULT_SWEEP,
+        cv_spread,
+        fit_procedure,
+        heldout_errors,
+        run_jobs,
+        split,
+        sweep_jobs,
+    )
+
+    argv = sys.argv[1:] if argv is None else argv
+    design = argv[0] if argv else "baseline"
+    variants = json.loads(argv[1]) if len(argv) > 1 else [{}]
+    recs, _ = run_jobs(sweep_jobs(DEFAULT_SWEEP, designs=[design]), ROOT / "calib" / "checkpoints", workers=2)
+    train, test = split(recs, DEFAULT_SWEEP["holdout_fraction"], DEFAULT_SWEEP["seed"])
+    for v in variants:
+        sweep = {**DEFAULT_SWEEP, **v}
+        coef = fit_procedure(design, train, sweep, None, 30)
+        rep = heldout_errors(design, test, coef, sweep)
+        cv = cv_spread(design, train, sweep, init=None, max_nfev=10)
+        print(f"{json.dumps(v):28s} held-out IPC MAPE {100 * rep['ipc_mape']:5.1f} %  "
+              f"cross-validated RMS {cv:.3f}", flush=True)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
