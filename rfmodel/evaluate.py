@@ -55,7 +55,7 @@ import xarray as xr
 
 import rfmodel
 from rfmodel.analytic.profile import WorkloadProfile, profile_trace
-from rfmodel.designs.base import Design, get_design
+from rfmodel.designs.base import Design, get_design, run_analytic
 from rfmodel.energy.accounting import account
 from rfmodel.errors import RfmodelError, UnknownNameError
 from rfmodel.spec import SMSpec, get_preset, load_spec
@@ -412,7 +412,7 @@ def _evaluate_analytic(
         g, structs = {**grid, **cal_grid}, structures
         if transform is not None:
             prof, structs, g = transform(prof, structs, g)
-        m = d.analytic(prof, sm, g)
+        m = run_analytic(d, prof, sm, g)
         acc = account(structs, m["events"], m["cycles"], sm.clock_mhz)
         per_wl.append((m, acc))
     shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values())) if grid else ()

@@ -215,3 +215,29 @@ def test_register_cache_table_equals_a_direct_cache_on_a_real_trace():
                         if len(cache) > e:
                             cache.pop(0)
             assert prof.reg_cache_hit_rate(e, policy, 0.0) == pytest.approx(hits / reads, abs=1e-12)
+
+
+def test_slow_bank_dependent_chain_matches_the_simulator():
+    """One warp, a chain of dependent adds: each dependence waits for the producer's write to leave the
+    bank and then for the slow read, so the simulator adds about 2 (x - 1) cycles per instruction at
+    main-RF latency x; the interval model with its default coefficients follows within 10 %, and keeps
+    growing beyond the old 16-cycle end of its table."""
+    from rfmodel.analytic.throughput import coefficient_defaults
+    from rfmodel.designs.baseline import sm_interval
+    from rfmodel.evaluate import exec_latencies, resolve_gpu
+    from rfmodel.sim import simulate_trace, trace_from_warps
+
+    sm = resolve_gpu("fermi-gtx480")
+    n = 200
+    tr = trace_from_warps([[("IADD3", [1], [1, 2])] * n])
+    prof = profile_trace(tr, exec_latencies(sm))
+    model = {}
+    for x in (1, 3, 6, 12, 16):
+        m = sm_interval(prof, sm, {}, coefficient_defaults(), bank_cycles=x)
+        model[x] = float(np.ravel(m["cycles"])[0])
+        if x <= 6:
+            sim = simulate_trace(tr, sm, "baseline", {"main_rf_latency_x": x}).metrics["cycles"]
+            if x > 1:
+                assert (sim - 1201) / n == pytest.approx(2 * (x - 1), abs=1.0)  # 1x: n (L + 2) + 1
+            assert model[x] == pytest.approx(sim, rel=0.10)
+    assert model[16] > model[12] > model[6]

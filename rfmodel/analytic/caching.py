@@ -195,8 +195,11 @@ def analytic_ltrf(design, profile, sm, grid, coeffs=None):
     ipc_b = m["ipc"]
     warps = np.asarray(m["warps"], dtype=np.float64)
     a_tot = np.minimum(warps, active * sched)
-    # a warp's latency-bound cycles per instruction in the baseline
-    cpi = np.where(warps > 0, warps / np.maximum(m["rate_latency"], 1e-9), 1.0)
+    # an active warp's cycles per instruction between long-latency operations: a warp that waits for
+    # one leaves the active pool (two-level scheduler), so the pool bounds only the issuing part; the
+    # memory waits overlap across all resident warps, which the baseline's IPC (ipc_b) accounts for
+    k0 = np.maximum(np.asarray(m["t_collect"]) - 1.0, 0.0)
+    cpi = np.asarray(c["latency_scale"]) * np.maximum(profile.chain_at2(k0, 0.0, "chain2"), 1.0)
     ipc = ipc_b
     t_pf = (mx - 1.0) * occ + lat + xex
     for _ in range(3):  # main-RF bank queue at the current IPC

@@ -85,7 +85,7 @@ CHAIN_EXTRA = np.arange(0, 17, dtype=np.int64)  # extra operand-collection cycle
 #: global/local/atomic load latencies (cycles beyond the class's execution latency) tabulated in ``chain2``
 MEM_LAT_GRID = np.array([0.0, 64, 128, 256, 384, 512, 1024, 2048])
 #: extra collection cycles tabulated in ``chain2`` and ``cta_chain2``
-CHAIN2_EXTRA = np.array([0.0, 1, 2, 3, 4, 6, 8, 12, 16])
+CHAIN2_EXTRA = np.array([0.0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64])
 #: log2 bins of the dependency- and reuse-distance histograms (last bin: no producer / first access)
 DIST_BINS = 16
 #: exact register-cache stack distances tabulated (``rc_*_hist``)

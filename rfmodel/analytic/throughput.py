@@ -84,8 +84,8 @@ INTERVAL_COEFFICIENTS = {
     "tail_weight": (0.5, 0.0, 1.0),  # weight of the wave/tail model against the steady state
     "ser_stall": (1.0, 0.0, 8.0),  # stall cycles per cycle of serialization beyond the first
     "queue_stall": (1.0, 0.1, 8.0),  # stall cycles per cycle of queueing wait
-    # multiplies the modelled IPC; not fitted (1 in every calibration): the Monte-Carlo engine draws the
-    # model's own error on it (``model_error``)
+    # multiplies every design's modelled IPC (applied once, by rfmodel.designs.base.run_analytic); not
+    # fitted (1 in every calibration): the Monte-Carlo engine draws the model's own error on it
     "ipc_factor": (1.0, 0.1, 10.0),
 }
 #: coefficients that calibration leaves at their defaults
@@ -201,6 +201,11 @@ def interval_model(
     # a one-cycle arbiter resolves same-cycle requests (serialization above); requests queue across
     # cycles when an access holds its bank for several
     burst = burst + np.asarray(c["slow_queue"]) * (1.0 - 1.0 / bc)
+    # a result's register sits in the bank its consumer reads: with slow banks (bank_cycles > 1) the
+    # consumer's read starts only after the producer's write has held that bank, bank_cycles - 1 cycles
+    # beyond the one-cycle write of the simulator's own banks (measured on a dependent chain:
+    # tests/test_analytic.py)
+    write_hold = bc - 1.0
     wpc = float(max(profile.warps_per_cta, 1))
     n_cta = profile.instrs_per_warp * wpc  # instructions of one CTA
     ctas_total = float(max(profile.ctas, 1))
@@ -220,7 +225,7 @@ def interval_model(
             hold = t_c + 1.0
             wcol = collector_wait(N_oc / pools, np.minimum(ipc / pools * hold, 0.98 * N_oc / pools), hold)
             wcol = np.minimum(wcol, 50.0)
-            k = np.maximum(t_c - 1.0 + wcol + np.asarray(c["pipe_extra"]), 0.0)
+            k = np.maximum(t_c - 1.0 + wcol + np.asarray(c["pipe_extra"]) + write_hold, 0.0)
             t_cta = np.asarray(c["latency_scale"]) * profile.chain_at2(k, L_mem, "cta_chain2")
             rate_lat = cr * n_cta / np.maximum(t_cta, 1e-9)
             rate_col = N_oc / hold
@@ -242,7 +247,6 @@ def interval_model(
     beta = np.asarray(c["tail_weight"])
     n = float(profile.n_instrs)
     cycles = ((1.0 - beta) * t_steady + beta * t_waves) * n / (ctas_total * n_cta)
-    cycles = cycles / np.asarray(c["ipc_factor"], dtype=np.float64)
     ipc = np.where(warps > 0, n / cycles, 0.0)
     conflict = np.asarray(c["ser_stall"]) * excess * bc + np.asarray(c["queue_stall"]) * r * wq
     return {

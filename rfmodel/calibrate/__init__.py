@@ -383,7 +383,9 @@ class _Group:
         g = {**self.grid, **{"calib." + k: v for k, v in coef.items()}}
         if not self.grid:
             g["_n"] = np.zeros(len(self.recs))
-        m = self.d.analytic(self.prof, self.sm, g)
+        from rfmodel.designs.base import run_analytic
+
+        m = run_analytic(self.d, self.prof, self.sm, g)
         n = len(self.recs)
         # the analytic counts are for the profile's instruction count; compare per instruction
         scale = self.n_sim / float(self.prof.n_instrs)
@@ -656,9 +658,11 @@ def fit_procedure(design, train, sweep, init, max_nfev, prior=None, per_gpu_fit=
     return {"coefficients": shared, "per_gpu": per_gpu}
 
 
-def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0):
+def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0, fold_inits=None):
     """:func:`fit_procedure`, its held-out report and, with ``coverage_samples``, the model-error scale
-    (:func:`cv_spread`) and the Monte-Carlo coverage."""
+    (:func:`cv_spread`, started from ``fold_inits``) and the Monte-Carlo coverage.  Returns
+    ``(coefficients, report, fold fits)``."""
+    fold_fits = {}
     coef = fit_procedure(design, train, sweep, init, max_nfev)
     rep = heldout_errors(design, test, coef, sweep)
     rep["n_train"] = sum(1 for r in train if r["design"] == design)
@@ -666,13 +670,14 @@ def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0):
         rep["train_log_ipc_rms"] = training_spread(design, train, coef, sweep)
         # the model's error on workloads it was not fitted on (cross-validation inside the training set):
         # the training error alone understates it
-        spread = cv_spread(design, train, sweep, init=init, max_nfev=max(max_nfev // 3, 5))
+        spread = cv_spread(design, train, sweep, init=init, max_nfev=max(max_nfev // 3, 5),
+                           fold_inits=fold_inits, fits_out=fold_fits)  # fmt: skip
         rep["cv_log_ipc_rms"] = spread
         coef["model_log_ipc_sd"] = spread
         rep["mc_coverage"] = mc_coverage(
             design, test, coef, sweep, default_uncertainty(spread), coverage_samples, sweep.get("seed", 0)
         )
-    return coef, rep
+    return coef, rep, fold_fits
 
 
 def calibrate(
@@ -713,8 +718,10 @@ def calibrate(
     train, test = split(records, sweep.get("holdout_fraction", 0.3), sweep.get("seed", 0))
     fitted, report = {}, {}
     order = sorted({r["design"] for r in records}, key=lambda d: (d != "baseline", d))
+    base_folds = None
     if "baseline" in order:
-        fitted["baseline"], report["baseline"] = _fit_one(
+        # the baseline's fold fits are the other designs' fold start points (cv_spread)
+        fitted["baseline"], report["baseline"], base_folds = _fit_one(
             "baseline", train, test, sweep, None, max_nfev, coverage_samples
         )
         if progress_fit:
@@ -725,19 +732,20 @@ def calibrate(
         with ProcessPoolExecutor(max_workers=workers) as ex:
             futs = {
                 ex.submit(
-                    _fit_one, d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples
+                    _fit_one, d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples,
+                    base_folds,
                 ): d
                 for d in rest
             }
             for f in as_completed(futs):
                 d = futs[f]
-                fitted[d], report[d] = f.result()
+                fitted[d], report[d], _ = f.result()
                 if progress_fit:
                     progress_fit(d, report[d])
     else:
         for d in rest:
-            fitted[d], report[d] = _fit_one(
-                d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples
+            fitted[d], report[d], _ = _fit_one(
+                d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples, base_folds
             )
             if progress_fit:
                 progress_fit(d, report[d])
@@ -767,27 +775,41 @@ def training_spread(design: str, train: list[dict], coef: dict, sweep: dict) -> 
     return float(np.sqrt(np.mean(np.concatenate(errs) ** 2))) if errs else 0.0
 
 
+def cv_folds(train: list[dict], sweep: dict, folds: int = 3) -> list[frozenset]:
+    """The training workloads in ``folds`` groups (seeded hash): the workloads each fold leaves out."""
+    wls = sorted({r["workload"] for r in train}, key=lambda w: _bucket(f"cv{w}", sweep.get("seed", 0)))
+    return [frozenset(wls[k::folds]) for k in range(min(folds, len(wls)))] if len(wls) > 1 else []
+
+
 def cv_spread(
-    design: str, train: list[dict], sweep: dict, *, init, folds: int = 3, max_nfev: int = 10
+    design: str,
+    train: list[dict],
+    sweep: dict,
+    *,
+    init,
+    folds: int = 3,
+    max_nfev: int = 10,
+    fold_inits: dict | None = None,
+    fits_out: dict | None = None,
 ) -> float:
-    """RMS of ``log(IPC_model / IPC_sim)`` out of fold: the training workloads are split into ``folds``
-    groups (seeded hash) and each group is predicted by :func:`fit_procedure` (from the same start
-    ``init`` as the real fit, at most ``max_nfev`` evaluations) on the others.  The training error
-    understates the error on new workloads; this is the model-error scale the Monte-Carlo engine
-    carries (``model_log_ipc_sd``)."""
+    """RMS of ``log(IPC_model / IPC_sim)`` out of fold: each group of :func:`cv_folds` is predicted by
+    :func:`fit_procedure` (at most ``max_nfev`` evaluations) on the other training workloads.  The
+    start point is ``fold_inits[fold]`` when given (the baseline's fit on that fold's training part,
+    so that no coefficient has seen the left-out workloads), else ``init``.  ``fits_out`` receives the
+    fold fits.  The training error understates the error on new workloads; this is the model-error
+    scale the Monte-Carlo engine carries (``model_log_ipc_sd``)."""
     recs = [r for r in train if r["design"] == design]
-    wls = sorted({r["workload"] for r in recs}, key=lambda w: _bucket(f"cv{w}", sweep.get("seed", 0)))
-    if len(wls) < 2:
-        return 0.0
     errs = []
-    for k in range(min(folds, len(wls))):
-        out = set(wls[k::folds])
-        fit = fit_procedure(design, [r for r in recs if r["workload"] not in out], sweep, init, max_nfev)
+    for out in cv_folds(train, sweep, folds):
+        start = (fold_inits or {}).get(out, init)
+        fit = fit_procedure(design, [r for r in recs if r["workload"] not in out], sweep, start, max_nfev)
+        if fits_out is not None:
+            fits_out[out] = fit
         for g in _groups([r for r in recs if r["workload"] in out], sweep):
             sim = np.array([r["sim"]["ipc"] for r in g.recs])
             pred = g.predict(coef_for(fit, g.recs[0]["gpu"]))["ipc"]
             errs.append(np.log(np.maximum(pred, 1e-6) / np.maximum(sim, 1e-6)))
-    return float(np.sqrt(np.mean(np.concatenate(errs) ** 2)))
+    return float(np.sqrt(np.mean(np.concatenate(errs) ** 2))) if errs else 0.0
 
 
 def mc_coverage(

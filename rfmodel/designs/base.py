@@ -234,6 +234,18 @@ class Design:
 _REGISTRY: dict[str, type[Design]] = {}
 
 
+def run_analytic(design: Design, profile, sm, grid: dict) -> dict:
+    """``design.analytic(profile, sm, grid)`` with the grid's ``calib.ipc_factor`` applied to its IPC and
+    cycles (the carrier of the analytic model's own error in Monte-Carlo runs; 1 otherwise).  Every
+    engine path that runs a design's analytic model goes through here."""
+    m = design.analytic(profile, sm, grid)
+    f = grid.get("calib.ipc_factor")
+    if f is None:
+        return m
+    f = np.asarray(f, dtype=np.float64)
+    return {**m, "ipc": m["ipc"] * f, "cycles": m["cycles"] / f}
+
+
 def register(cls: type[Design]) -> type[Design]:
     """Class decorator adding a design to the registry under ``cls.name``."""
     if not cls.name:
