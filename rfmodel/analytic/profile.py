@@ -563,6 +563,18 @@ def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, ex
 
 
 @njit(cache=True)
+def _log2_bin(d, seen, nbins):
+    """Bin of distance ``d`` in a log2 histogram of ``nbins`` bins; the last bin: no earlier access."""
+    if not seen:
+        return nbins - 1
+    k = 0
+    while d > 1 and k < nbins - 2:
+        d >>= 1
+        k += 1
+    return k
+
+
+@njit(cache=True)
 def _distance_hists(warp_ptr, dst, src, nbins):
     """Per-warp log2 histograms of producer distance (RAW) and register reuse distance."""
     dep = np.zeros(nbins, dtype=np.int64)
@@ -579,24 +591,8 @@ def _distance_hists(warp_ptr, dst, src, nbins):
                 r = src[i, j]
                 if r == NONE:
                     continue
-                if last_w[r] >= 0:
-                    d = t - last_w[r]
-                    k = 0
-                    while d > 1 and k < nbins - 2:
-                        d >>= 1
-                        k += 1
-                    dep[k] += 1
-                else:
-                    dep[nbins - 1] += 1
-                if last_a[r] >= 0:
-                    d = t - last_a[r]
-                    k = 0
-                    while d > 1 and k < nbins - 2:
-                        d >>= 1
-                        k += 1
-                    reuse[k] += 1
-                else:
-                    reuse[nbins - 1] += 1
+                dep[_log2_bin(t - last_w[r], last_w[r] >= 0, nbins)] += 1
+                reuse[_log2_bin(t - last_a[r], last_a[r] >= 0, nbins)] += 1
                 last_a[r] = t
             for j in range(dst.shape[1]):
                 r = dst[i, j]
