@@ -137,6 +137,22 @@ def exec_latencies(sm: SMSpec) -> np.ndarray:
     return lat
 
 
+def issue_resources(sm: SMSpec) -> dict:
+    """The SM's issue resources as the profile's list schedules see them (``profile_trace(sched=...)``):
+    schedulers, issue width, and per op class the initiation interval and execution unit (the
+    simulator's class-to-unit map; memory classes share the SM's one load/store unit)."""
+    from rfmodel.sim import core as C
+    from rfmodel.sim.engine import _UNIT_OF_CLASS
+
+    return {
+        "schedulers": sm.schedulers_per_sm,
+        "issue_width": sm.issue_width,
+        "initiation": [max(v, 1) for v in sm.latency.initiations()],
+        "unit": [int(_UNIT_OF_CLASS.get(c, C.U_MEM)) for c in OpClass],
+        "lsu_unit": int(C.U_MEM),
+    }
+
+
 def _sm_key(sm: SMSpec) -> str:
     return hashlib.sha1(json.dumps(sm.to_dict(), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -176,7 +192,10 @@ def workload_profile(
     # two passes: the first gives the hit rate that sets the expected load latency
     first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True)
     hit = float(first.l1d_hit_rate(lines)) if sm.l1d.size_bytes else 0.0
-    prof = profile_trace(wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm))
+    prof = profile_trace(
+        wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
+        sched=issue_resources(sm),
+    )
     n_share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
     if share and n_share > wl.trace.ctas:
         scale = n_share / wl.trace.ctas

@@ -27,6 +27,9 @@ RFC_PARAMS = {
     **INTERVAL_COEFFICIENTS,
     "rfc_flush": (1.0, 0.0, 1.0),  # weight of the deactivation-flush stack-distance table
     "rfc_miss_scale": (1.0, 0.2, 4.0),  # scale on the extra collection cycles of a main-RF read
+    # entries a warp's partition effectively gains because the simulator allocates a result when it is
+    # written back, later than the profile's trace order (loads: hundreds of cycles), so evictions come later
+    "rfc_late_entries": (0.0, 0.0, 8.0),
 }
 LTRF_PARAMS = {
     **INTERVAL_COEFFICIENTS,
@@ -93,7 +96,7 @@ def analytic_rfc(design, profile, sm, grid, coeffs=None):
     from rfmodel.designs.baseline import sm_interval
 
     c = {**_coef(design, grid), **(coeffs or {})}
-    e = rfc_entries(grid, sm)
+    e = rfc_entries(grid, sm) + np.asarray(c["rfc_late_entries"])
     policy = _gp(grid, "rfc_policy", 0)
     flush = _two_level(sm) * np.asarray(c["rfc_flush"])
     hit = np.where(policy > 0, profile.reg_cache_hit_rate(e, "lru", flush),

@@ -12,7 +12,7 @@ import numpy as np
 
 from rfmodel.analytic.calibration import coefficients
 from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
-from rfmodel.designs.baseline import sm_param
+from rfmodel.designs.baseline import resident_warps, sm_param
 from rfmodel.workload.ir import OpClass
 
 #: Malekeh's free coefficients (default, lower, upper): ``Malekeh.calibration_params``
@@ -103,6 +103,10 @@ def scaled_baseline(base: dict, reads_saved, ipc_factor, extra_events: dict, dro
                     bank_writes=None) -> dict:
     """The baseline's analytic metrics with ``reads_saved`` operands served outside the banks.
 
+    ``base``: :meth:`rfmodel.designs.baseline.Baseline.analytic` evaluated with the design's bank read
+    and write shares (:func:`with_shares`), so its bank queues, serialization and stalls are already the
+    design's; ``ipc_factor`` multiplies its IPC (a design's residual terms).
+
     ``drop``: baseline structures the design replaces (their events are removed, so that the
     events name exactly the design's ``structures()``); ``bank_writes``: results written to the
     banks (default: all of them).
@@ -117,8 +121,7 @@ def scaled_baseline(base: dict, reads_saved, ipc_factor, extra_events: dict, dro
     out["rf_reads"] = n + 0 * ipc
     out["rf_bank_reads"] = bank_reads + 0 * ipc
     out["rf_reads_saved"] = reads_saved + 0 * ipc
-    out["bank_conflict_stall_cycles"] = base["bank_conflict_stall_cycles"] * np.clip(
-        bank_reads / np.where(n > 0, n, 1.0), 0.0, 1.0)
+    # base["bank_conflict_stall_cycles"] (kept): already those of the bank reads alone
     ev = {k: v for k, v in base["events"].items() if k not in drop}
     writes = base["rf_writes"] if bank_writes is None else bank_writes
     ev["rf_bank"] = (bank_reads + 0 * ipc, writes + 0 * ipc)
@@ -128,18 +131,28 @@ def scaled_baseline(base: dict, reads_saved, ipc_factor, extra_events: dict, dro
     return out
 
 
-def _ipc_gain(base, hit, reads_per_instr, coef):
-    """Relative IPC factor of a design that serves a share ``hit`` of the operands outside the banks.
+def with_shares(profile, sm, grid, hit, write_share=1.0) -> dict:
+    """The baseline's analytic metrics when a share ``hit`` of the operand reads (and ``1 - write_share``
+    of the results) do not access the banks: fewer bank accesses to queue and serialize, and no slow-bank
+    write hold for the consumers that find their operand in the design's buffer."""
+    from rfmodel.designs.baseline import Baseline
 
-    First order: the gain grows with the bank reads saved per instruction, fully where the
-    baseline loses cycles to bank conflicts and half otherwise (fewer queued reads still shorten
-    collection).
+    return Baseline().analytic(profile, sm, grid, read_share=1.0 - np.asarray(hit, dtype=np.float64),
+                               write_share=write_share)  # fmt: skip
+
+
+def _ipc_gain(base, hit, reads_per_instr, coef):
+    """Residual relative IPC factor of a design that serves a share ``hit`` of the operands outside the
+    banks, beyond what the base model with the design's bank shares gives (:func:`with_shares`).
+
+    First order: it grows with the bank reads saved per instruction, fully where the baseline loses
+    cycles to bank conflicts and half otherwise; a calibration that finds nothing left fits 0.
     """
     conflicted = np.where(np.asarray(base["bank_conflict_stall_cycles"]) > 0, 1.0, 0.5)
     return 1.0 + coef * hit * reads_per_instr * conflicted
 
 
-def malekeh_analytic_terms(profile, sm, grid, base, design=None):
+def malekeh_analytic_terms(profile, sm, grid, design=None):
     """First-order hit rate and its effects (docs/designs.md, "Malekeh", analytic model).
 
     hit = near_fraction(RTHLD) x near_hit x survival, where survival =
@@ -163,10 +176,11 @@ def malekeh_analytic_terms(profile, sm, grid, base, design=None):
         dnear = mean_near_distance(hist, rthld)
     G = sm.schedulers_per_sm if sm.sub_core else 1
     ccus = np.maximum(np.asarray(sm_param(sm, grid, "collector_units"), dtype=np.float64) / G, 1.0)
-    warps = np.maximum(np.asarray(base["warps"], dtype=np.float64) / G, 1.0)
+    warps = np.maximum(np.asarray(resident_warps(profile, sm, grid), dtype=np.float64) / G, 1.0)
     oversub = np.maximum(0.0, 1.0 - ccus / warps)
     survival = np.exp(-c["flush_per_instr"] * dnear * oversub / (1.0 + 0.1 * sthld))
     hit = np.clip(near * c["near_hit"] * survival, 0.0, 1.0)
+    base = with_shares(profile, sm, grid, hit)
     reads = base["rf_reads"]
     saved = reads * hit
     gain = _ipc_gain(base, hit, profile.reads_per_instr, c["ipc_gain_per_saved_read"])
@@ -187,7 +201,7 @@ def malekeh_analytic_terms(profile, sm, grid, base, design=None):
     return out
 
 
-def bow_analytic_terms(design, profile, sm, grid, base):
+def bow_analytic_terms(design, profile, sm, grid):
     """BOW: the reads whose previous access of the register (same warp) is within ``window - 1``.
 
     hit = bow_hit_scale x near_fraction(window - 1) (the profile's reuse-distance histogram; the
@@ -203,6 +217,9 @@ def bow_analytic_terms(design, profile, sm, grid, base):
     look = np.maximum(window - 1.0, 0.0)
     near = near_fraction_from_hist(hist, look) if hist is not None else 0.3 * np.minimum(look, 3.0) / 3.0
     hit = np.clip(c["bow_hit_scale"] * near, 0.0, 1.0)
+    bypass_frac = np.minimum(hit * profile.reads_per_instr * c["bow_bypass_share"] * bypass_on
+                             / max(profile.writes_per_instr, 1e-12), 1.0)  # fmt: skip
+    base = with_shares(profile, sm, grid, hit, write_share=1.0 - bypass_frac)
     reads = base["rf_reads"]
     saved = reads * hit
     factor = np.maximum(_ipc_gain(base, hit, profile.reads_per_instr, c["bow_ipc_gain"]), 0.05)
@@ -219,7 +236,7 @@ def bow_analytic_terms(design, profile, sm, grid, base):
     return out
 
 
-def reuse_cache_analytic_terms(design, profile, sm, grid, base):
+def reuse_cache_analytic_terms(design, profile, sm, grid):
     """The operand reuse cache: flagged reads at reuse distance 1 that keep their slot.
 
     hit = reuse_flag_share x f1 x reuse_same_warp, where f1 is the profile's share of reads
@@ -236,6 +253,7 @@ def reuse_cache_analytic_terms(design, profile, sm, grid, base):
         trace_attrs.get("kernel_source", "")).startswith("synthetic")
     flags = 0.0 if no_flags else 1.0
     hit = np.clip(c["reuse_flag_share"] * f1 * c["reuse_same_warp"] * flags, 0.0, 1.0)
+    base = with_shares(profile, sm, grid, hit)
     reads = base["rf_reads"]
     saved = reads * hit
     factor = np.maximum(_ipc_gain(base, hit, profile.reads_per_instr, c["reuse_ipc_gain"]), 0.05)

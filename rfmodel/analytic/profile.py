@@ -95,6 +95,11 @@ RC_EMAX = 32
 #: working-set limits and bank counts of the register-interval tables (``iv_*``)
 IV_N = np.array([4, 8, 12, 16, 24, 32, 48, 64], dtype=np.int64)
 IV_BANKS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256], dtype=np.int64)
+#: resident CTAs scheduled together in ``sched_cpi`` (levels; a level above the trace's CTAs is skipped)
+SCHED_CTAS = np.array([1, 2, 4, 8], dtype=np.int64)
+#: instructions list-scheduled per level: whole groups of CTAs in trace order until at least this many (the
+#: cycles per instruction of a sample of groups; bounds the profile's cost on long traces)
+SCHED_MAX_INSTRS = 30_000
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,7 @@ class WorkloadProfile:
     iv_live: np.ndarray | None = None  # float64 [2, len(IV_N)]
     iv_maxload: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     iv_even: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
+    sched_cpi: np.ndarray | None = None  # float64 [len(SCHED_CTAS), K, J]: cycles per instruction (NaN: none)
 
     def bank_distribution(self, banks: int) -> np.ndarray:
         """``P(bank b)`` of a distinct source register under ``bank = reg mod banks``."""
@@ -229,6 +235,36 @@ class WorkloadProfile:
 
     def chain_at2(self, extra, mem_latency, table: str = "chain2") -> np.ndarray:
         """Bilinear interpolation of ``chain2`` (single-warp cycles per instruction) or another table."""
+        return self._bilinear(getattr(self, table), extra, mem_latency)
+
+    def sched_levels(self) -> np.ndarray:
+        """The resident-CTA counts ``sched_cpi`` holds (empty without the table)."""
+        if self.sched_cpi is None:
+            return np.zeros(0, dtype=np.int64)
+        return SCHED_CTAS[np.isfinite(self.sched_cpi[:, 0, 0])]
+
+    def sched_rate(self, ctas, extra, mem_latency) -> np.ndarray:
+        """Instructions per cycle of ``ctas`` resident CTAs from the ``sched_cpi`` list schedules.
+
+        Between tabulated CTA counts the rate is interpolated linearly; below one CTA it scales with
+        the CTAs, above the largest count it grows in proportion to the CTAs (the issue and unit bounds
+        of :func:`rfmodel.analytic.throughput.interval_model` then cap it).  ``extra`` and
+        ``mem_latency`` as :meth:`chain_at2`.
+        """
+        levels = self.sched_levels()
+        idx = np.flatnonzero(np.isfinite(self.sched_cpi[:, 0, 0]))
+        cr = np.asarray(ctas, dtype=np.float64)
+        rates = [1.0 / np.maximum(self._bilinear(self.sched_cpi[i], extra, mem_latency), 1e-9) for i in idx]
+        cr, *rates = np.broadcast_arrays(cr, *rates)
+        out = rates[0] * np.minimum(cr, 1.0)
+        for a in range(len(levels) - 1):
+            lo, hi = float(levels[a]), float(levels[a + 1])
+            f = np.clip((cr - lo) / (hi - lo), 0.0, 1.0)
+            out = np.where(cr > lo, rates[a] + f * (rates[a + 1] - rates[a]), out)
+        top = float(levels[-1])
+        return np.where(cr > top, rates[-1] * cr / top, out)
+
+    def _bilinear(self, c, extra, mem_latency) -> np.ndarray:
         ke = CHAIN2_EXTRA
         k = np.clip(np.asarray(extra, dtype=np.float64), ke[0], ke[-1])
         L = np.clip(np.asarray(mem_latency, dtype=np.float64), MEM_LAT_GRID[0], MEM_LAT_GRID[-1])
@@ -237,7 +273,6 @@ class WorkloadProfile:
         j = np.clip(np.searchsorted(MEM_LAT_GRID, L, side="right") - 1, 0, len(MEM_LAT_GRID) - 2)
         fk = (k - ke[i]) / (ke[i + 1] - ke[i])
         fl = (L - MEM_LAT_GRID[j]) / (MEM_LAT_GRID[j + 1] - MEM_LAT_GRID[j])
-        c = getattr(self, table)
         return (
             c[i, j] * (1 - fk) * (1 - fl)
             + c[i + 1, j] * fk * (1 - fl)
@@ -563,6 +598,188 @@ def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, ex
 
 
 @njit(cache=True)
+def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, src, pdst, psrc, lat2,
+                     ii, unit, lsu_unit, lsu_cycles, extra, barrier_op, max_instrs):
+    """Cycles of groups of ``group`` CTAs run together, summed over groups, per (extra, memory latency),
+    and the instructions scheduled: the groups in order until ``max_instrs`` are reached; a group longer
+    than that keeps the same leading share of every warp (at least 256 instructions of each).
+
+    A list schedule of the warps' dependency chains (as ``_cta_chain_table``) with the issue and
+    execution resources they share: warp ``w`` of a group (CTA-major) issues on scheduler
+    ``w mod n_sched``, each scheduler issues at most ``width`` instructions a cycle, oldest warp
+    first; an instruction of class ``c`` holds its scheduler's unit ``unit[c]`` for ``ii[c]``
+    cycles, except the one load/store unit of the SM (``unit[c] == lsu_unit``), which it holds
+    ``lsu_cycles[i]`` cycles (one per L1D line); a barrier releases its CTA's warps one cycle
+    after the last arrival.
+    """
+    n_extra = extra.shape[0]
+    n_mem = lat2.shape[0]
+    total = np.zeros((n_extra, n_mem), dtype=np.float64)
+    n_w = warp_ptr.shape[0] - 1
+    gw = warps_per_cta * group
+    n_units = 0
+    for c in range(unit.shape[0]):
+        if unit[c] + 1 > n_units:
+            n_units = unit[c] + 1
+    ready = np.zeros((gw, 256), dtype=np.float64)
+    pready = np.zeros((gw, 16), dtype=np.float64)
+    pos = np.zeros(gw, dtype=np.int64)
+    last = np.zeros(gw, dtype=np.float64)
+    at_bar = np.zeros(gw, dtype=np.bool_)
+    opnd = np.zeros(gw, dtype=np.float64)
+    ufree = np.zeros((n_sched, n_units), dtype=np.float64)
+    done_instrs = 0
+    has_mem = False
+    for c in range(lat2.shape[1]):
+        if lat2[n_mem - 1, c] != lat2[0, c]:
+            for i in range(op.shape[0]):
+                if op[i] == c:
+                    has_mem = True
+                    break
+    total_first = np.zeros(n_extra, dtype=np.float64)
+    wend = np.zeros(gw, dtype=np.int64)
+    for c0 in range(0, n_w, gw):
+        if done_instrs >= max_instrs:
+            break
+        nw = min(gw, n_w - c0)
+        n_cta_g = (nw + warps_per_cta - 1) // warps_per_cta
+        # a group longer than the budget keeps the same share of every warp (the longest stays longest)
+        frac = min(1.0, max_instrs / max(warp_ptr[c0 + nw] - warp_ptr[c0], 1))
+        for q in range(nw):
+            n_q = warp_ptr[c0 + q + 1] - warp_ptr[c0 + q]
+            keep = min(n_q, max(int(np.ceil(n_q * frac)), 256))
+            wend[q] = warp_ptr[c0 + q] + keep
+            done_instrs += keep
+        for e in range(n_extra):
+            for m in range(n_mem):
+                if m > 0 and not has_mem:  # no load waits on memory: every latency column is the first
+                    total[e, m] += total_first[e]
+                    continue
+                ready[:, :] = 0.0
+                pready[:, :] = 0.0
+                ufree[:, :] = 0.0
+                lsu_free = 0.0
+                live = 0
+                for q in range(nw):
+                    pos[q] = warp_ptr[c0 + q]
+                    last[q] = -1.0
+                    opnd[q] = -1.0
+                    at_bar[q] = False
+                    if pos[q] < wend[q]:
+                        live += 1
+                t = 0.0
+                end_t = 0.0
+                check = False
+                while live > 0:
+                    nxt = 1e300
+                    issued = False
+                    for s in range(n_sched):
+                        slots = width
+                        for q in range(s, nw, n_sched):
+                            if slots == 0:
+                                break
+                            i = pos[q]
+                            if i >= wend[q] or at_bar[q]:
+                                continue
+                            start = opnd[q]
+                            if start < 0.0:  # operand readiness of the warp's next instruction, once
+                                start = last[q] + 1.0
+                                for j in range(src.shape[1]):
+                                    r = src[i, j]
+                                    if r != NONE and ready[q, r] > start:
+                                        start = ready[q, r]
+                                for j in range(dst.shape[1]):
+                                    r = dst[i, j]
+                                    if r != NONE and ready[q, r] - extra[e] > start:
+                                        start = ready[q, r] - extra[e]
+                                pm = psrc[i]
+                                p = 0
+                                while pm:
+                                    if pm & 1 and pready[q, p] > start:
+                                        start = pready[q, p]
+                                    pm >>= 1
+                                    p += 1
+                                opnd[q] = start
+                            c = op[i]
+                            u = unit[c]
+                            if u == lsu_unit:
+                                if lsu_free > start:
+                                    start = lsu_free
+                            elif ufree[s, u] > start:
+                                start = ufree[s, u]
+                            if start > t:
+                                if start < nxt:
+                                    nxt = start
+                                continue
+                            # issue at t
+                            L = lat2[m, c]
+                            done = t + L + extra[e]
+                            for j in range(dst.shape[1]):
+                                r = dst[i, j]
+                                if r != NONE:
+                                    ready[q, r] = done
+                            pm = pdst[i]
+                            p = 0
+                            while pm:
+                                if pm & 1:
+                                    pready[q, p] = t + L
+                                pm >>= 1
+                                p += 1
+                            if u == lsu_unit:
+                                lsu_free = t + max(lsu_cycles[i], ii[c])
+                            else:
+                                ufree[s, u] = t + ii[c]
+                            last[q] = t
+                            opnd[q] = -1.0
+                            if t + 1.0 > end_t:
+                                end_t = t + 1.0
+                            pos[q] = i + 1
+                            slots -= 1
+                            issued = True
+                            if i + 1 >= wend[q]:
+                                live -= 1
+                                check = True
+                            elif c == barrier_op:
+                                at_bar[q] = True
+                                check = True
+                    # barriers: a CTA whose unfinished warps all wait is released (checked after an arrival
+                    # or a warp's end)
+                    if not check:
+                        if issued or nxt >= 1e300:
+                            t += 1.0
+                        else:
+                            t = max(t + 1.0, nxt)
+                        continue
+                    check = False
+                    for k in range(n_cta_g):
+                        w0 = k * warps_per_cta
+                        w1 = min(w0 + warps_per_cta, nw)
+                        waiting = 0
+                        running = 0
+                        for q in range(w0, w1):
+                            if at_bar[q]:
+                                waiting += 1
+                            elif pos[q] < wend[q]:
+                                running += 1
+                        if waiting > 0 and running == 0:
+                            for q in range(w0, w1):
+                                if at_bar[q]:
+                                    at_bar[q] = False
+                                    opnd[q] = -1.0
+                                    if last[q] < t:
+                                        last[q] = t
+                            issued = True
+                    if issued or nxt >= 1e300:
+                        t += 1.0
+                    else:
+                        t = max(t + 1.0, nxt)
+                total[e, m] += end_t
+                if m == 0:
+                    total_first[e] = end_t
+    return total, done_instrs
+
+
+@njit(cache=True)
 def _log2_bin(d, seen, nbins):
     """Bin of distance ``d`` in a log2 histogram of ``nbins`` bins; the last bin: no earlier access."""
     if not seen:
@@ -834,6 +1051,7 @@ def profile_trace(
     name: str | None = None,
     exec_latencies: np.ndarray | None = None,
     light: bool = False,
+    sched: dict | None = None,
 ) -> WorkloadProfile:
     """Extract the analytic profile of ``trace``.
 
@@ -842,7 +1060,10 @@ def profile_trace(
     ``exec_latencies`` (default ``latencies``) are the latencies without the
     memory part; ``chain2`` adds ``MEM_LAT_GRID[j]`` to the global, local and
     atomic load classes.  ``light`` skips the two-dimensional tables (for a
-    first pass that only needs the hit rate).
+    first pass that only needs the hit rate).  ``sched``: the SM's issue resources for the
+    ``sched_cpi`` list schedules (keys ``schedulers``, ``issue_width``, ``initiation`` and ``unit``
+    per op class, ``lsu_unit``: the unit index of the SM's one load/store unit); without it the
+    profile has no ``sched_cpi``.
     """
     n = trace.n_instrs
     if n == 0:
@@ -919,6 +1140,20 @@ def profile_trace(
         int(OpClass.BARRIER),
     )
     n_ctas = max(-(-trace.n_warps // wpc), 1)
+    sched_cpi = None
+    if sched is not None:
+        sched_cpi = np.full((len(SCHED_CTAS), len(CHAIN2_EXTRA), len(MEM_LAT_GRID)), np.nan)
+        lsu_cycles = np.diff(trace.mem_ptr).astype(np.float64)
+        for li, group in enumerate(SCHED_CTAS):
+            if group > 1 and group > n_ctas:
+                break
+            cyc, done = _cta_sched_table(
+                trace.warp_ptr.astype(np.int64), wpc, int(group), int(sched["schedulers"]),
+                int(sched["issue_width"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc, lat2,
+                np.asarray(sched["initiation"], dtype=np.float64), np.asarray(sched["unit"], dtype=np.int64),
+                int(sched["lsu_unit"]), lsu_cycles, CHAIN2_EXTRA, int(OpClass.BARRIER), SCHED_MAX_INSTRS,
+            )  # fmt: skip
+            sched_cpi[li] = cyc / max(done, 1)
     dep, reuse = _distance_hists(trace.warp_ptr.astype(np.int64), trace.dst, trace.src, DIST_BINS)
     active_warps = max(int((np.diff(trace.warp_ptr) > 0).sum()), 1)
     is_ll = np.zeros(N_OPCLASSES, dtype=np.bool_)
@@ -973,6 +1208,7 @@ def profile_trace(
         iv_live=iv[2],
         iv_maxload=iv[3],
         iv_even=iv[4],
+        sched_cpi=sched_cpi,
     )
 
 

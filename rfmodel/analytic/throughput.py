@@ -77,6 +77,7 @@ INTERVAL_COEFFICIENTS = {
     "softmin_q": (4.0, 1.5, 16.0),  # sharpness of the soft minimum over bounds
     "pipe_extra": (1.0, -1.0, 4.0),  # extra cycles per dependence beyond collection (pipeline stages)
     "mem_scale": (1.0, 0.3, 3.0),  # scale on the modelled L1D-miss latency
+    "dram_queue": (1.0, 0.0, 8.0),  # burstiness of the DRAM queue (1: M/D/1 with Poisson arrivals)
     "latency_scale": (1.0, 0.3, 3.0),  # scale on the CTA critical path (barriers, imbalance)
     "queue_burst": (1.0, 0.0, 8.0),  # burstiness of bank arrivals (1 = Poisson batches)
     "align_burst": (1.0, 0.2, 16.0),  # extra burstiness when a pool's warps share one bank rotation
@@ -127,6 +128,8 @@ def interval_model(
     l2_hit_latency=None,
     l1d_assoc=None,
     l2_assoc=None,
+    read_share=1.0,
+    write_share=1.0,
 ):
     """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
 
@@ -160,9 +163,11 @@ def interval_model(
         ser = profile.ser_ports(Bi, P)
         excess = profile.ser_excess(Bi, P)
     bc = np.maximum(np.asarray(bank_cycles, dtype=np.float64), 1.0)
-    ser = ser * bc
-    r = profile.distinct_reads_per_instr
-    w = profile.writes_per_instr
+    rs = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
+    ser = ser * bc * rs
+    excess = excess * rs
+    r = profile.distinct_reads_per_instr * rs
+    w = profile.writes_per_instr * np.clip(np.asarray(write_share, dtype=np.float64), 0.0, 1.0)
     hit = (
         profile.l1d_hit_rate(l1d_lines, l1d_assoc)
         if hit_rate is None
@@ -182,18 +187,19 @@ def interval_model(
                                 / np.maximum(1.0 - hit, 1e-12), l2_path)  # fmt: skip
     dram = ld_lines * (1.0 - h2)  # lines per instruction that need DRAM bandwidth
     L_mem = np.asarray(c["mem_scale"]) * (hit * l1_hit_latency + (1.0 - hit) * miss_lat)
+    # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
+    line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
+    mshr_n = np.asarray(mshr, dtype=np.float64)
     # throughput bounds (warp instructions per cycle)
     rate_iss = S * np.asarray(issue_width, dtype=np.float64)
     per_bank_access = r if separate_write_ports else r + w
-    rate_bank = B * P / max(per_bank_access, 1e-9) / bc
+    rate_bank = B * P / np.maximum(per_bank_access, 1e-9) / bc
     ii = np.asarray(initiation, dtype=np.float64)
     exec_rates = [
         S / (ii[..., k] * profile.mix[k]) for k in range(N_OPCLASSES) if profile.mix[k] > 0 and ii[..., k] > 0
     ]
     with np.errstate(divide="ignore"):
         rate_mem = np.where(dram > 0, np.asarray(mem_bytes_per_cycle) / (dram * line_bytes), np.inf)
-        rate_mshr = np.where(misses > 0, np.asarray(mshr, dtype=np.float64) / (misses * np.maximum(L_mem, 1)),
-                             np.inf)  # fmt: skip
         rate_lsu = np.inf if lines <= 0 else 1.0 / lines
     pools = np.where(np.asarray(sub_core), S, 1.0)
     rot = np.asarray(Bi if rotations is None else rotations, dtype=np.float64)
@@ -205,18 +211,27 @@ def interval_model(
     # consumer's read starts only after the producer's write has held that bank, bank_cycles - 1 cycles
     # beyond the one-cycle write of the simulator's own banks (measured on a dependent chain:
     # tests/test_analytic.py)
-    write_hold = bc - 1.0
+    write_hold = (bc - 1.0) * rs  # a consumer that finds its operand in an operand cache does not wait
     wpc = float(max(profile.warps_per_cta, 1))
     n_cta = profile.instrs_per_warp * wpc  # instructions of one CTA
     ctas_total = float(max(profile.ctas, 1))
 
     from rfmodel.analytic.banks import bank_read_wait, collector_wait
 
+    sched = profile.sched_cpi is not None
+    top = float(profile.sched_levels()[-1]) if sched else 0.0
+
     def steady(wp):
         """Steady-state IPC with ``wp`` resident warps (fixed point over the queues)."""
         cr = np.maximum(wp / wpc, 1e-9)
         ipc = np.maximum(np.minimum(rate_iss, rate_bank) * 0.3, 1e-3) + 0 * wp
         for _ in range(iterations):
+            # DRAM queueing: an M/D/1 wait at the SM's bandwidth share, scaled by its burstiness
+            rho_d = np.minimum(ipc * dram * line_cycles, 0.95)
+            w_dram = np.asarray(c["dram_queue"]) * line_cycles * md1_wait(rho_d)
+            L_q = L_mem + np.asarray(c["mem_scale"]) * (1.0 - h2) * w_dram
+            with np.errstate(divide="ignore"):
+                rate_mshr = np.where(misses > 0, mshr_n / (misses * np.maximum(L_q, 1)), np.inf)
             lam_r = ipc * r / B * bc
             lam_w = 0.0 if separate_write_ports else ipc * w / B * bc
             wq = bc * bank_read_wait(np.minimum(lam_r, 0.98 * P), np.minimum(lam_w, 0.5 * P), P, burst)
@@ -226,16 +241,23 @@ def interval_model(
             wcol = collector_wait(N_oc / pools, np.minimum(ipc / pools * hold, 0.98 * N_oc / pools), hold)
             wcol = np.minimum(wcol, 50.0)
             k = np.maximum(t_c - 1.0 + wcol + np.asarray(c["pipe_extra"]) + write_hold, 0.0)
-            t_cta = np.asarray(c["latency_scale"]) * profile.chain_at2(k, L_mem, "cta_chain2")
-            rate_lat = cr * n_cta / np.maximum(t_cta, 1e-9)
+            if sched:
+                # list schedules of the resident CTAs with their issue slots and execution units: the issue
+                # and unit bounds are inside them up to the largest tabulated CTA count
+                rate_lat = profile.sched_rate(cr, k, L_q) / np.asarray(c["latency_scale"])
+                t_cta = cr * n_cta / np.maximum(rate_lat, 1e-12)
+                inside = cr <= top
+                issue = [np.where(inside, np.inf, x) for x in (rate_iss, *exec_rates)]
+            else:
+                t_cta = np.asarray(c["latency_scale"]) * profile.chain_at2(k, L_q, "cta_chain2")
+                rate_lat = cr * n_cta / np.maximum(t_cta, 1e-9)
+                issue = [rate_iss, *exec_rates]
             rate_col = N_oc / hold
-            new = softmin(
-                [rate_lat, rate_iss, rate_bank, rate_col, rate_mem, rate_mshr, rate_lsu, *exec_rates], q
-            )
+            new = softmin([rate_lat, rate_bank, rate_col, rate_mem, rate_mshr, rate_lsu, *issue], q)
             ipc = 0.5 * ipc + 0.5 * new
-        return ipc, wq, t_c, wcol, rate_lat, t_cta
+        return ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q
 
-    ipc_w, wq, t_c, wcol, rate_lat, t_cta = steady(warps)
+    ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = steady(warps)
     # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps
     cr = np.maximum(np.floor(warps / wpc), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -261,6 +283,11 @@ def interval_model(
         "rate_latency": rate_lat,
         "rate_issue": rate_iss + 0 * ipc,
         "rate_bank": rate_bank + 0 * ipc,
+        "rate_collectors": rate_col + 0 * ipc,
+        "rate_dram": rate_mem + 0 * ipc,
+        "rate_mshr": rate_mshr + 0 * ipc,
+        "rate_lsu": rate_lsu + 0 * ipc,
+        "load_latency": L_q + 0 * ipc,
         "l1d_hit_rate": hit + 0 * ipc,
         "cta_critical_path": t_cta,
         "warps": warps,

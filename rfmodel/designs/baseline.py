@@ -59,15 +59,10 @@ def sm_param(sm, grid: dict, name: str):
 L2_ASSOC = 16
 
 
-def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0) -> dict:
-    """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
-
-    ``coef``: the interval model's coefficients; ``extra_collect``: cycles added to every operand
-    collection (designs that read some operands from a slower structure); ``bank_cycles``: cycles
-    one bank access takes (slow banks).
-    """
-    p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
-    warps = occupancy_warps(
+def resident_warps(profile, sm, grid: dict):
+    """Resident warps per SM (the CUDA occupancy rules) for the grid's SM fields."""
+    p = {k: sm_param(sm, grid, k) for k in ("regs_per_sm", "warps_per_sm")}
+    return occupancy_warps(
         profile.regs_per_thread,
         profile.threads_per_cta,
         profile.shared_mem_bytes,
@@ -80,6 +75,19 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         alloc_granularity=sm.reg_alloc_granularity,
         warp_size=sm.threads_per_warp,
     )
+
+
+def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
+                write_share=1.0) -> dict:  # fmt: skip
+    """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
+
+    ``coef``: the interval model's coefficients; ``extra_collect``: cycles added to every operand
+    collection (designs that read some operands from a slower structure); ``bank_cycles``: cycles
+    one bank access takes (slow banks); ``read_share``/``write_share``: the fractions of operand reads
+    and result writes that access the banks (designs with an operand cache or write bypass).
+    """
+    p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
+    warps = resident_warps(profile, sm, grid)
     initiation = np.array([max(getattr(sm.latency, c)[1], 1) for c in OP_CLASS_NAMES], dtype=np.float64)
     slow = np.asarray(bank_cycles, dtype=np.float64) > 1.0
     split = bool(sm.sub_core or sm.bank_mapping == "subcore")
@@ -122,6 +130,8 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         l2_hit_latency=sm.l2_hit_latency_cycles,
         l1d_assoc=sm.l1d.assoc,
         l2_assoc=L2_ASSOC,
+        read_share=read_share,
+        write_share=write_share,
     )
     return m
 
@@ -182,12 +192,17 @@ class Baseline(Design):
             }
         }
 
-    def analytic(self, profile, sm, grid):
-        """The calibrated interval model (``rfmodel.analytic.throughput.interval_model``)."""
+    def analytic(self, profile, sm, grid, read_share=1.0, write_share=1.0):
+        """The calibrated interval model (``rfmodel.analytic.throughput.interval_model``).
+
+        ``read_share``/``write_share`` (designs built on this one): the fractions of operand reads and
+        result writes that access the banks; the metrics still count every operand and result.
+        """
         # main_rf_latency_x: every bank access holds its bank x cycles and delivers after as long
         # (continuous here; the simulator rounds to whole cycles)
         x = np.maximum(np.asarray(grid.get("main_rf_latency_x", 1.0), dtype=np.float64), 1.0)
-        m = sm_interval(profile, sm, grid, coefficients(self, grid), bank_cycles=x)
+        m = sm_interval(profile, sm, grid, coefficients(self, grid), bank_cycles=x, read_share=read_share,
+                        write_share=write_share)  # fmt: skip
         warps = m["warps"]
         n = float(profile.n_instrs)
         reads = n * profile.reads_per_instr

@@ -218,7 +218,7 @@ class Bow(Design):
     def analytic(self, profile, sm, grid):
         from rfmodel.analytic.collectors import bow_analytic_terms
 
-        return bow_analytic_terms(self, profile, sm, grid, Baseline().analytic(profile, sm, grid))
+        return bow_analytic_terms(self, profile, sm, grid)
 
     def structures(self, sm, grid, tech):
         """The baseline's banks and crossbar; each collector holds a window of instructions' operands."""

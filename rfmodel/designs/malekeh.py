@@ -866,7 +866,7 @@ class Malekeh(Design):
     def analytic(self, profile, sm, grid):
         from rfmodel.analytic.collectors import malekeh_analytic_terms
 
-        return malekeh_analytic_terms(profile, sm, grid, Baseline().analytic(profile, sm, grid), self)
+        return malekeh_analytic_terms(profile, sm, grid, self)
 
     def structures(self, sm, grid, tech):
         """The baseline's banks and crossbar; the collectors become CCUs with cache tables."""

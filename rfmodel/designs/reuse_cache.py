@@ -259,7 +259,7 @@ class ReuseCache(Design):
     def analytic(self, profile, sm, grid):
         from rfmodel.analytic.collectors import reuse_cache_analytic_terms
 
-        return reuse_cache_analytic_terms(self, profile, sm, grid, Baseline().analytic(profile, sm, grid))
+        return reuse_cache_analytic_terms(self, profile, sm, grid)
 
     def structures(self, sm, grid, tech):
         """The baseline's structures plus one operand-slot cache (3 warp registers) per scheduler."""

@@ -1,0 +1,93 @@
+"""Where the analytic model misses: held-out IPC errors by GPU and workload, by GPU and design point.
+
+    python calib/diagnose.py baseline                 # the shipped calibration
+    python calib/diagnose.py bow --worst 20           # and the 20 largest errors (training rows too)
+    python calib/diagnose.py baseline --coef fit.json # coefficients from another fit
+
+Reads the sweep's simulations from ``calib/checkpoints/`` (simulating what is missing, as ``calib/run.py``
+does) and the same train/held-out split as the calibration; prints the mean signed error (bias) and the
+mean absolute error of the model's IPC against the simulator's, per group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def rows_of(design: str, coef_entry: dict | None, checkpoints: str, workers: int) -> list[dict]:
+    """One row per simulation of ``design`` in the default sweep: model and simulator IPC, split tag."""
+    import numpy as np
+
+    from rfmodel.analytic.calibration import load_calibration
+    from rfmodel.calibrate import DEFAULT_SWEEP, _groups, coef_for, run_jobs, split, sweep_jobs
+
+    sweep = dict(DEFAULT_SWEEP)
+    recs, _ = run_jobs(sweep_jobs(sweep, [design]), checkpoints, workers=workers)
+    split(recs, sweep["holdout_fraction"], sweep["seed"])
+    entry = coef_entry if coef_entry is not None else load_calibration()["designs"][design]
+    out = []
+    for g in _groups(recs, sweep):
+        gpu = g.recs[0]["gpu"]
+        pred = g.predict(coef_for(entry, gpu))
+        for i, r in enumerate(g.recs):
+            sim, mod = r["sim"]["ipc"], float(pred["ipc"][i])
+            hit_s = r["sim"].get("rf_cache_hit_rate", np.nan)
+            hit_m = float(pred["rf_cache_hit_rate"][i]) if "rf_cache_hit_rate" in pred else np.nan
+            out.append({
+                "gpu": gpu, "workload": r["workload"], "point": json.dumps(r["params"], sort_keys=True),
+                "split": r.get("heldout", "train"), "sim": sim, "model": mod,
+                "err": mod / sim - 1.0 if sim > 0 else np.nan, "hit_sim": hit_s, "hit_model": hit_m,
+            })  # fmt: skip
+    return out
+
+
+def summarize(rows: list[dict], key) -> list[tuple]:
+    import numpy as np
+
+    by = defaultdict(list)
+    for x in rows:
+        by[key(x)].append(x["err"])
+    return [(k, len(v), float(np.nanmean(v)), float(np.nanmean(np.abs(v)))) for k, v in sorted(by.items())]
+
+
+def main(argv=None) -> int:
+    import numpy as np
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("design")
+    ap.add_argument("--coef", help="JSON: a fitted entry {'coefficients', 'per_gpu'} or a plain dict")
+    ap.add_argument("--worst", type=int, default=0, help="also list this many largest errors")
+    ap.add_argument("--checkpoints", default=str(ROOT / "calib" / "checkpoints"))
+    ap.add_argument("--workers", type=int, default=2)
+    a = ap.parse_args(argv)
+    entry = json.loads(Path(a.coef).read_text()) if a.coef else None
+    rows = rows_of(a.design, entry, a.checkpoints, a.workers)
+    held = [x for x in rows if x["split"] != "train"]
+    train = [x for x in rows if x["split"] == "train"]
+    mape = {k: 100 * np.nanmean([abs(x["err"]) for x in v]) for k, v in (("held", held), ("train", train))}
+    print(f"{a.design}: held-out IPC MAPE {mape['held']:.1f} % ({len(held)} points), "
+          f"training {mape['train']:.1f} % ({len(train)})")  # fmt: skip
+    print("held out, by GPU and workload:   n   bias   MAPE")
+    for k, n, b, m in summarize(held, lambda x: (x["gpu"], x["workload"])):
+        print(f"  {k[0]:14s} {k[1]:30s} {n:3d} {100 * b:+6.1f} {100 * m:6.1f}")
+    print("held out, by GPU and design point:")
+    for k, n, b, m in summarize(held, lambda x: (x["gpu"], x["point"])):
+        print(f"  {k[0]:14s} {k[1]:46s} {n:3d} {100 * b:+6.1f} {100 * m:6.1f}")
+    if a.worst:
+        print(f"largest {a.worst} errors (all rows):")
+        for x in sorted((x for x in rows if np.isfinite(x["err"])), key=lambda x: -abs(x["err"]))[: a.worst]:
+            hit = "" if np.isnan(x["hit_sim"]) else f"  hit sim {x['hit_sim']:.3f} model {x['hit_model']:.3f}"
+            print(f"  {x['gpu']:13s} {x['workload']:28s} {x['point']:46s} {x['split']:15s} "
+                  f"sim {x['sim']:.3f} model {x['model']:.3f} {100 * x['err']:+6.1f} %{hit}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
