@@ -55,13 +55,21 @@ import xarray as xr
 
 import rfmodel
 from rfmodel.analytic.profile import WorkloadProfile, profile_trace
+from rfmodel.cache import entry_path, source_hash
 from rfmodel.designs.base import Design, get_design, run_analytic
 from rfmodel.energy.accounting import account
 from rfmodel.errors import RfmodelError, UnknownNameError
 from rfmodel.spec import SMSpec, get_preset, load_spec
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.workload.ir import OpClass
-from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload
+from rfmodel.workload.suite import (
+    DEFAULT_ARCH,
+    SYNTHETIC_PREFIX,
+    Workload,
+    builtin_names,
+    default_workloads,
+    load_workload,
+)
 
 METHODS = ("analytic", "simulate", "montecarlo")
 DEFAULT_GPU = "fermi-gtx480"
@@ -173,7 +181,8 @@ def workload_profile(
     max_warps: int | None = PROFILE_WARPS,
     share: bool = True,
 ) -> WorkloadProfile:
-    """The analytic profile of a workload on an SM (cached per workload, SM and seed).
+    """The analytic profile of a workload on an SM (cached per workload, SM and seed; built-in and
+    synthetic workloads also on disk, :mod:`rfmodel.cache`).
 
     The distributions come from the first ``max_warps`` warps of the SM's share
     of the grid (``None``: all of them); with ``share`` the instruction count is
@@ -185,6 +194,19 @@ def workload_profile(
     key = (name, arch, seed, max_warps, _sm_key(sm), share)
     if key in _PROFILE_CACHE and not isinstance(workload, Workload):
         return _PROFILE_CACHE[key]
+    # built-in and synthetic workloads are named by what generates them: their profiles persist on disk
+    stored = None
+    if not isinstance(workload, Workload) and (name in builtin_names() or name.startswith(SYNTHETIC_PREFIX)):
+        blob = json.dumps([*key, source_hash(exclude=("data/calibration",))], default=str)
+        stored = entry_path("profiles", hashlib.sha1(blob.encode()).hexdigest()[:24], ".npz")
+        if stored is not None and stored.is_file():
+            try:
+                prof = WorkloadProfile.load(stored)
+            except (OSError, ValueError, KeyError, TypeError):  # damaged entry: recompute it
+                pass
+            else:
+                _PROFILE_CACHE[key] = prof
+                return prof
     wl = load_workload(
         workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
@@ -206,6 +228,11 @@ def workload_profile(
             attrs={**prof.attrs, "sampled_instrs": prof.n_instrs, "sampled_ctas": wl.trace.ctas},
         )
     _PROFILE_CACHE[key] = prof
+    if stored is not None:
+        try:
+            prof.save(stored)
+        except OSError:  # a read-only or full cache folder costs only the recomputation next time
+            pass
     return prof
 
 

@@ -180,41 +180,59 @@ exit
 
 
 def test_register_cache_table_equals_a_direct_cache_on_a_real_trace():
-    """The profile's exact partition table (RFC hit rate) against a direct FIFO / LRU cache."""
+    """The profile's exact partition table (one pass serving every size) against a direct FIFO / LRU
+    cache per size, kept and flushed at deactivation points (barriers and the first consumer of a
+    load: sgemm_tiled has both), up to the largest tabulated size."""
+    from rfmodel.analytic.profile import RC_EMAX
     from rfmodel.evaluate import _simulate_workload, workload_profile
     from rfmodel.spec import get_preset
+    from rfmodel.workload.ir import OpClass
     from rfmodel.workload.trace import NONE
 
     sm = get_preset("fermi-gtx480")
-    _, tr = _simulate_workload("saxpy", sm, arch="sm_80", seed=0, max_warps=4)
-    prof = workload_profile("saxpy", sm, max_warps=4, share=False)
+    _, tr = _simulate_workload("sgemm_tiled", sm, arch="sm_80", seed=0, max_warps=4)
+    prof = workload_profile("sgemm_tiled", sm, max_warps=4, share=False)
+    long_lat = {int(OpClass.LD_GLOBAL), int(OpClass.LD_LOCAL), int(OpClass.ATOMIC)}
+    flushes = 0
     for policy in ("fifo", "lru"):
-        for e in (1, 3, 8):
-            hits = reads = 0
-            for w in range(tr.n_warps):
-                cache = []
-                for i in range(tr.warp_ptr[w], tr.warp_ptr[w + 1]):
-                    for r in tr.src[i]:
-                        if r == NONE:
-                            continue
-                        reads += 1
-                        if r in cache:
-                            hits += 1
-                            if policy == "lru":
-                                cache.remove(r)
-                                cache.append(r)
-                    for r in tr.dst[i]:
-                        if r == NONE:
-                            continue
-                        if r in cache:
-                            if policy == "lru":
-                                cache.remove(r)
-                                cache.append(r)
-                            continue
-                        cache.append(r)
-                        if len(cache) > e:
-                            cache.pop(0)
-            assert prof.reg_cache_hit_rate(e, policy, 0.0) == pytest.approx(hits / reads, abs=1e-12)
+        for flush in (0, 1):
+            for e in (1, 3, 8, RC_EMAX):
+                hits = reads = 0
+                for w in range(tr.n_warps):
+                    cache, pending = [], set()
+                    for i in range(tr.warp_ptr[w], tr.warp_ptr[w + 1]):
+                        srcs = [int(r) for r in tr.src[i] if r != NONE]
+                        if tr.op[i] == int(OpClass.BARRIER) or pending & set(srcs):
+                            pending = set()
+                            flushes += 1
+                            if flush:
+                                cache = []
+                        for r in srcs:
+                            reads += 1
+                            if r in cache:
+                                hits += 1
+                                if policy == "lru":
+                                    cache.remove(r)
+                                    cache.append(r)
+                        for r in tr.dst[i]:
+                            if r == NONE:
+                                continue
+                            if int(tr.op[i]) in long_lat:
+                                pending.add(int(r))
+                            else:
+                                pending.discard(int(r))
+                            if r in cache:
+                                if policy == "lru":
+                                    cache.remove(r)
+                                    cache.append(r)
+                                continue
+                            cache.append(r)
+                            if len(cache) > e:
+                                cache.pop(0)
+                got = prof.reg_cache_hit_rate(e, policy, float(flush))
+                assert got == pytest.approx(hits / reads, abs=1e-12), (policy, flush, e)
+    assert flushes > 0
+    assert prof.reg_cache_hit_rate(RC_EMAX, "lru", 1.0) < prof.reg_cache_hit_rate(RC_EMAX, "lru", 0.0)
 
 
 def test_slow_bank_dependent_chain_matches_the_simulator():

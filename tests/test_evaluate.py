@@ -75,11 +75,46 @@ def test_capacity_limits_occupancy():
     assert np.allclose(ds["capacity_kb"].values, [32, 64, 128])
 
 
-def test_same_seed_same_result():
+def test_same_seed_same_result(monkeypatch):
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", "off")  # recompute the profile, do not reload it
     a = rfmodel.evaluate("baseline", WL, "volta-v100", seed=3)
     rfmodel.evaluate.__globals__["_PROFILE_CACHE"].clear()
     b = rfmodel.evaluate("baseline", WL, "volta-v100", seed=3)
     assert a["ipc"].values.tobytes() == b["ipc"].values.tobytes()
+
+
+def test_profiles_persist_on_disk_and_survive_a_damaged_entry(tmp_path, monkeypatch):
+    """A built-in workload's profile is written once and reloaded field for field; a damaged entry is
+    recomputed; with the cache off nothing is written."""
+    from dataclasses import fields
+
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
+    cache = rfmodel.evaluate.__globals__["_PROFILE_CACHE"]
+    sm = resolve_gpu("volta-v100")
+    cache.clear()
+    first = workload_profile(WL, sm, seed=5)
+    stored = list((tmp_path / "profiles").glob("*.npz"))
+    assert len(stored) == 1
+    cache.clear()
+    again = workload_profile(WL, sm, seed=5)
+    assert again is not first
+    for f in fields(first):
+        a, b = getattr(first, f.name), getattr(again, f.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), f.name
+        elif f.name != "attrs":
+            assert a == b, f.name
+    stored[0].write_bytes(b"not a profile")
+    cache.clear()
+    healed = workload_profile(WL, sm, seed=5)
+    assert np.array_equal(healed.sched_cpi, first.sched_cpi, equal_nan=True)
+    assert np.load(stored[0])["ser_pmf"].shape == first.ser_pmf.shape
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", "off")
+    cache.clear()
+    workload_profile(WL, sm, seed=6)
+    assert len(list((tmp_path / "profiles").glob("*.npz"))) == 1
 
 
 def test_bad_inputs_raise_project_errors():

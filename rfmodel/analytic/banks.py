@@ -47,6 +47,7 @@ import math
 from itertools import product
 
 import numpy as np
+from numba import njit
 
 
 # ----------------------------------------------------------------------------- serialization
@@ -159,6 +160,18 @@ def bank_read_wait(lambda_read, lambda_write, ports=1, burst=1.0):
     return np.where(rho < 1.0, w, np.inf)
 
 
+@njit(cache=True)
+def _erlang_b(n, a):
+    """Erlang B by the stable recursion ``B(j) = a B(j-1) / (j + a B(j-1))`` up to ``j = n``, per element."""
+    out = np.empty(n.shape[0])
+    for i in range(n.shape[0]):
+        b = 1.0
+        for j in range(1, int(n[i]) + 1):
+            b = a[i] * b / (j + a[i] * b)
+        out[i] = b
+    return out
+
+
 def erlang_c(servers, load):
     """Erlang's C: probability that an arrival waits, ``servers`` servers at offered load ``load``.
 
@@ -167,11 +180,7 @@ def erlang_c(servers, load):
     n = np.maximum(np.floor(np.asarray(servers, dtype=np.float64)), 1.0)
     a = np.maximum(np.asarray(load, dtype=np.float64), 0.0)
     n, a = np.broadcast_arrays(n, a)
-    # Erlang B by the stable recursion B(j) = a B(j-1) / (j + a B(j-1)), stopped per element at j = n
-    b = np.ones(n.shape)
-    for j in range(1, int(n.max()) + 1 if n.size else 1):
-        nb = a * b / (j + a * b)
-        b = np.where(j <= n, nb, b)
+    b = _erlang_b(np.ascontiguousarray(n).ravel(), np.ascontiguousarray(a).ravel()).reshape(n.shape)
     rho = a / n
     with np.errstate(divide="ignore", invalid="ignore"):
         c = b / (1.0 - rho * (1.0 - b))

@@ -56,7 +56,7 @@ Added for the register-cache designs (``rfmodel/analytic/caching.py``):
   no register is rewritten while cached (a rewrite counts as an insertion here: an upper bound
   on evictions), the LRU stack approximation otherwise; warps never evict each other, so the
   per-warp distances are the interleaved ones;
-* ``rc_hits[policy, f, e]``: the same caches simulated exactly, one pass per partition size
+* ``rc_hits[policy, f, e]``: the same caches simulated exactly, every partition size
   ``e = 1..RC_EMAX`` (FIFO, LRU; kept or flushed at deactivation points): the fraction of source
   reads that hit;
 * ``iv_len[s, n]``, ``iv_ws[s, n]``, ``iv_live[s, n]``, ``iv_maxload[s, n, b]``,
@@ -72,10 +72,12 @@ Added for the register-cache designs (``rfmodel/analytic/caching.py``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+import threading
+from dataclasses import dataclass, field, fields
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace
@@ -97,6 +99,9 @@ IV_N = np.array([4, 8, 12, 16, 24, 32, 48, 64], dtype=np.int64)
 IV_BANKS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256], dtype=np.int64)
 #: resident CTAs scheduled together in ``sched_cpi`` (levels; a level above the trace's CTAs is skipped)
 SCHED_CTAS = np.array([1, 2, 4, 8], dtype=np.int64)
+#: serializes the parallel list schedules (numba's workqueue layer is not thread-safe)
+_PARALLEL_LOCK = threading.Lock()
+
 #: instructions list-scheduled per level: whole groups of CTAs in trace order until at least this many (the
 #: cycles per instruction of a sample of groups; bounds the profile's cost on long traces)
 SCHED_MAX_INSTRS = 30_000
@@ -144,6 +149,30 @@ class WorkloadProfile:
     iv_maxload: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     iv_even: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     sched_cpi: np.ndarray | None = None  # float64 [len(SCHED_CTAS), K, J]: cycles per instruction (NaN: none)
+
+    def save(self, path) -> None:
+        """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
+        atomically."""
+        from rfmodel.io import atomic_path
+
+        arrays, meta = {}, {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray):
+                arrays[f.name] = v
+            else:
+                meta[f.name] = v
+        blob = json.dumps(meta, default=_json_default)
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, __meta__=np.array(blob), **arrays)
+
+    @classmethod
+    def load(cls, path) -> WorkloadProfile:
+        """A profile written by :meth:`save`."""
+        with np.load(path, allow_pickle=False) as z:
+            kw = json.loads(str(z["__meta__"]))
+            kw.update({k: z[k] for k in z.files if k != "__meta__"})
+        return cls(**kw)
 
     def bank_distribution(self, banks: int) -> np.ndarray:
         """``P(bank b)`` of a distinct source register under ``bank = reg mod banks``."""
@@ -254,25 +283,31 @@ class WorkloadProfile:
         levels = self.sched_levels()
         idx = np.flatnonzero(np.isfinite(self.sched_cpi[:, 0, 0]))
         cr = np.asarray(ctas, dtype=np.float64)
-        rates = [1.0 / np.maximum(self._bilinear(self.sched_cpi[i], extra, mem_latency), 1e-9) for i in idx]
+        # one set of interpolation weights serves every level: the table is [K, J, level]
+        cpi = self._bilinear(np.moveaxis(self.sched_cpi[idx], 0, -1), extra, mem_latency)
+        rates = 1.0 / np.maximum(cpi, 1e-9)
+        rates = [rates[..., a] for a in range(len(idx))]
         cr, *rates = np.broadcast_arrays(cr, *rates)
         out = rates[0] * np.minimum(cr, 1.0)
         for a in range(len(levels) - 1):
             lo, hi = float(levels[a]), float(levels[a + 1])
-            f = np.clip((cr - lo) / (hi - lo), 0.0, 1.0)
+            f = np.minimum(np.maximum((cr - lo) / (hi - lo), 0.0), 1.0)
             out = np.where(cr > lo, rates[a] + f * (rates[a + 1] - rates[a]), out)
         top = float(levels[-1])
         return np.where(cr > top, rates[-1] * cr / top, out)
 
     def _bilinear(self, c, extra, mem_latency) -> np.ndarray:
-        ke = CHAIN2_EXTRA
-        k = np.clip(np.asarray(extra, dtype=np.float64), ke[0], ke[-1])
-        L = np.clip(np.asarray(mem_latency, dtype=np.float64), MEM_LAT_GRID[0], MEM_LAT_GRID[-1])
+        """``c[K, J, ...]`` interpolated at ``(extra, mem_latency)`` (trailing axes of ``c`` kept last)."""
+        ke, ml = CHAIN2_EXTRA, MEM_LAT_GRID
+        k = np.minimum(np.maximum(np.asarray(extra, dtype=np.float64), ke[0]), ke[-1])
+        L = np.minimum(np.maximum(np.asarray(mem_latency, dtype=np.float64), ml[0]), ml[-1])
         k, L = np.broadcast_arrays(k, L)
-        i = np.clip(np.searchsorted(ke, k, side="right") - 1, 0, len(ke) - 2)
-        j = np.clip(np.searchsorted(MEM_LAT_GRID, L, side="right") - 1, 0, len(MEM_LAT_GRID) - 2)
+        i = np.minimum(np.maximum(np.searchsorted(ke, k, side="right") - 1, 0), len(ke) - 2)
+        j = np.minimum(np.maximum(np.searchsorted(ml, L, side="right") - 1, 0), len(ml) - 2)
         fk = (k - ke[i]) / (ke[i + 1] - ke[i])
-        fl = (L - MEM_LAT_GRID[j]) / (MEM_LAT_GRID[j + 1] - MEM_LAT_GRID[j])
+        fl = (L - ml[j]) / (ml[j + 1] - ml[j])
+        tail = (...,) + (None,) * (c.ndim - 2)
+        fk, fl = fk[tail], fl[tail]
         return (
             c[i, j] * (1 - fk) * (1 - fl)
             + c[i + 1, j] * fk * (1 - fl)
@@ -313,6 +348,14 @@ class WorkloadProfile:
             1.0,
         )
         return (frac * h[:nb]).sum(axis=-1) / total
+
+
+def _json_default(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    raise TypeError(f"cannot store {type(v).__name__} in a profile")
 
 
 @njit(cache=True)
@@ -410,9 +453,23 @@ def _line_stack_hist(lines, nbins):
     return hist
 
 
-@njit(cache=True)
 def _ser_pmf(src, max_banks):
-    """Counts of (banks, max distinct sources in one bank), counts of distinct sources, register histogram."""
+    """Counts of (banks, max distinct sources in one bank), counts of distinct sources, register histogram.
+
+    Computed once per distinct source set (a trace repeats few of them), weighted by its count.
+    """
+    src = np.asarray(src)
+    if src.shape[0] == 0:
+        return _ser_pmf_rows(src, np.zeros(0), max_banks)
+    srt = np.ascontiguousarray(np.sort(src.astype(np.uint8), axis=1))  # registers < 256: a byte each
+    key = srt.view(np.dtype((np.void, srt.shape[1]))).ravel()
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return _ser_pmf_rows(src[first], counts.astype(np.float64), max_banks)
+
+
+@njit(cache=True)
+def _ser_pmf_rows(src, weight, max_banks):
+    """``_ser_pmf`` of the rows of ``src``, row ``i`` counted ``weight[i]`` times."""
     n = src.shape[0]
     ms = src.shape[1]
     pmf = np.zeros((max_banks + 1, ms + 1), dtype=np.float64)
@@ -434,10 +491,11 @@ def _ser_pmf(src, max_banks):
             if not dup:
                 regs[k] = r
                 k += 1
-        kcount[k] += 1
+        wt = weight[i]
+        kcount[k] += wt
         for q in range(k):
-            reg_hist[regs[q]] += 1
-        pmf[0, 0] += 1
+            reg_hist[regs[q]] += wt
+        pmf[0, 0] += wt
         for b in range(1, max_banks + 1):
             m = 0
             for q in range(k):
@@ -447,11 +505,11 @@ def _ser_pmf(src, max_banks):
                     m = c
             for q in range(k):
                 counts[regs[q] % b] = 0
-            pmf[b, m] += 1
+            pmf[b, m] += wt
     return pmf, kcount, reg_hist
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _chain_table(warp_ptr, op, dst, src, pdst, psrc, lat2, is_mem, extra):
     """Single-warp cycles, summed over warps, for every (extra, memory latency) pair.
 
@@ -462,53 +520,56 @@ def _chain_table(warp_ptr, op, dst, src, pdst, psrc, lat2, is_mem, extra):
     n_extra = extra.shape[0]
     n_mem = lat2.shape[0]
     total = np.zeros((n_extra, n_mem), dtype=np.float64)
-    ready = np.zeros(256, dtype=np.float64)
-    pready = np.zeros(16, dtype=np.float64)
-    for w in range(warp_ptr.shape[0] - 1):
-        a, b = warp_ptr[w], warp_ptr[w + 1]
-        if b <= a:
-            continue
-        for e in range(n_extra):
-            for m in range(n_mem):
-                ready[:] = 0.0
-                pready[:] = 0.0
-                t = -1.0
-                for i in range(a, b):
-                    start = t + 1.0
-                    for j in range(src.shape[1]):
-                        r = src[i, j]
-                        if r != NONE and ready[r] > start:
-                            start = ready[r]
-                    for j in range(dst.shape[1]):
-                        r = dst[i, j]
-                        if r != NONE and ready[r] - extra[e] > start:
-                            start = ready[r] - extra[e]
-                    pm = psrc[i]
-                    p = 0
-                    while pm:
-                        if pm & 1 and pready[p] > start:
-                            start = pready[p]
-                        pm >>= 1
-                        p += 1
-                    t = start
-                    L = lat2[m, op[i]]
-                    done = t + L + extra[e]
-                    for j in range(dst.shape[1]):
-                        r = dst[i, j]
-                        if r != NONE:
-                            ready[r] = done
-                    pm = pdst[i]
-                    p = 0
-                    while pm:
-                        if pm & 1:
-                            pready[p] = t + L
-                        pm >>= 1
-                        p += 1
-                total[e, m] += t + 1.0
+    for x in prange(n_extra * n_mem):  # the (extra, latency) pairs are independent
+        e = x // n_mem
+        m = x % n_mem
+        ready = np.zeros(256, dtype=np.float64)
+        pready = np.zeros(16, dtype=np.float64)
+        acc = 0.0
+        for w in range(warp_ptr.shape[0] - 1):
+            a, b = warp_ptr[w], warp_ptr[w + 1]
+            if b <= a:
+                continue
+            ready[:] = 0.0
+            pready[:] = 0.0
+            t = -1.0
+            for i in range(a, b):
+                start = t + 1.0
+                for j in range(src.shape[1]):
+                    r = src[i, j]
+                    if r != NONE and ready[r] > start:
+                        start = ready[r]
+                for j in range(dst.shape[1]):
+                    r = dst[i, j]
+                    if r != NONE and ready[r] - extra[e] > start:
+                        start = ready[r] - extra[e]
+                pm = psrc[i]
+                p = 0
+                while pm:
+                    if pm & 1 and pready[p] > start:
+                        start = pready[p]
+                    pm >>= 1
+                    p += 1
+                t = start
+                L = lat2[m, op[i]]
+                done = t + L + extra[e]
+                for j in range(dst.shape[1]):
+                    r = dst[i, j]
+                    if r != NONE:
+                        ready[r] = done
+                pm = pdst[i]
+                p = 0
+                while pm:
+                    if pm & 1:
+                        pready[p] = t + L
+                    pm >>= 1
+                    p += 1
+            acc += t + 1.0
+        total[e, m] = acc
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, extra, barrier_op):
     """Critical path of every CTA alone, summed over CTAs, for every (extra, memory latency) pair.
 
@@ -519,85 +580,88 @@ def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, ex
     n_mem = lat2.shape[0]
     total = np.zeros((n_extra, n_mem), dtype=np.float64)
     n_w = warp_ptr.shape[0] - 1
-    ready = np.zeros((warps_per_cta, 256), dtype=np.float64)
-    pready = np.zeros((warps_per_cta, 16), dtype=np.float64)
-    pos = np.zeros(warps_per_cta, dtype=np.int64)
-    tw = np.zeros(warps_per_cta, dtype=np.float64)
-    for c0 in range(0, n_w, warps_per_cta):
-        nw = min(warps_per_cta, n_w - c0)
-        for e in range(n_extra):
-            for m in range(n_mem):
-                ready[:, :] = 0.0
-                pready[:, :] = 0.0
+    for x in prange(n_extra * n_mem):  # the (extra, latency) pairs are independent
+        e = x // n_mem
+        m = x % n_mem
+        ready = np.zeros((warps_per_cta, 256), dtype=np.float64)
+        pready = np.zeros((warps_per_cta, 16), dtype=np.float64)
+        pos = np.zeros(warps_per_cta, dtype=np.int64)
+        tw = np.zeros(warps_per_cta, dtype=np.float64)
+        acc = 0.0
+        for c0 in range(0, n_w, warps_per_cta):
+            nw = min(warps_per_cta, n_w - c0)
+            ready[:, :] = 0.0
+            pready[:, :] = 0.0
+            for q in range(nw):
+                pos[q] = warp_ptr[c0 + q]
+                tw[q] = -1.0
+            live = nw
+            while live > 0:
+                release = -1.0
+                waiting = 0
                 for q in range(nw):
-                    pos[q] = warp_ptr[c0 + q]
-                    tw[q] = -1.0
-                live = nw
-                while live > 0:
-                    release = -1.0
-                    waiting = 0
+                    i = pos[q]
+                    end = warp_ptr[c0 + q + 1]
+                    if i >= end:
+                        continue
+                    t = tw[q]
+                    while i < end:
+                        start = t + 1.0
+                        for j in range(src.shape[1]):
+                            r = src[i, j]
+                            if r != NONE and ready[q, r] > start:
+                                start = ready[q, r]
+                        for j in range(dst.shape[1]):
+                            r = dst[i, j]
+                            if r != NONE and ready[q, r] - extra[e] > start:
+                                start = ready[q, r] - extra[e]
+                        pm = psrc[i]
+                        p = 0
+                        while pm:
+                            if pm & 1 and pready[q, p] > start:
+                                start = pready[q, p]
+                            pm >>= 1
+                            p += 1
+                        t = start
+                        L = lat2[m, op[i]]
+                        done = t + L + extra[e]
+                        for j in range(dst.shape[1]):
+                            r = dst[i, j]
+                            if r != NONE:
+                                ready[q, r] = done
+                        pm = pdst[i]
+                        p = 0
+                        while pm:
+                            if pm & 1:
+                                pready[q, p] = t + L
+                            pm >>= 1
+                            p += 1
+                        i += 1
+                        if op[i - 1] == barrier_op:
+                            break
+                    pos[q] = i
+                    tw[q] = t
+                    if i >= end:
+                        live -= 1
+                    if op[i - 1] == barrier_op and i < end:
+                        waiting += 1
+                        if t > release:
+                            release = t
+                if waiting > 0:
                     for q in range(nw):
                         i = pos[q]
-                        end = warp_ptr[c0 + q + 1]
-                        if i >= end:
-                            continue
-                        t = tw[q]
-                        while i < end:
-                            start = t + 1.0
-                            for j in range(src.shape[1]):
-                                r = src[i, j]
-                                if r != NONE and ready[q, r] > start:
-                                    start = ready[q, r]
-                            for j in range(dst.shape[1]):
-                                r = dst[i, j]
-                                if r != NONE and ready[q, r] - extra[e] > start:
-                                    start = ready[q, r] - extra[e]
-                            pm = psrc[i]
-                            p = 0
-                            while pm:
-                                if pm & 1 and pready[q, p] > start:
-                                    start = pready[q, p]
-                                pm >>= 1
-                                p += 1
-                            t = start
-                            L = lat2[m, op[i]]
-                            done = t + L + extra[e]
-                            for j in range(dst.shape[1]):
-                                r = dst[i, j]
-                                if r != NONE:
-                                    ready[q, r] = done
-                            pm = pdst[i]
-                            p = 0
-                            while pm:
-                                if pm & 1:
-                                    pready[q, p] = t + L
-                                pm >>= 1
-                                p += 1
-                            i += 1
-                            if op[i - 1] == barrier_op:
-                                break
-                        pos[q] = i
-                        tw[q] = t
-                        if i >= end:
-                            live -= 1
-                        if op[i - 1] == barrier_op and i < end:
-                            waiting += 1
-                            if t > release:
-                                release = t
-                    if waiting > 0:
-                        for q in range(nw):
-                            i = pos[q]
-                            if i < warp_ptr[c0 + q + 1] and i > warp_ptr[c0 + q] and op[i - 1] == barrier_op:
-                                tw[q] = release
-                cta_t = 0.0
-                for q in range(nw):
-                    if tw[q] + 1.0 > cta_t:
-                        cta_t = tw[q] + 1.0
-                total[e, m] += cta_t
+                        if i < warp_ptr[c0 + q + 1] and i > warp_ptr[c0 + q] and op[i - 1] == barrier_op:
+                            tw[q] = release
+            cta_t = 0.0
+            for q in range(nw):
+                if tw[q] + 1.0 > cta_t:
+                    cta_t = tw[q] + 1.0
+            acc += cta_t
+        total[e, m] = acc
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, src, pdst, psrc, lat2,
                      ii, unit, lsu_unit, lsu_cycles, extra, barrier_op, max_instrs):
     """Cycles of groups of ``group`` CTAs run together, summed over groups, per (extra, memory latency),
@@ -617,17 +681,6 @@ def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, sr
     total = np.zeros((n_extra, n_mem), dtype=np.float64)
     n_w = warp_ptr.shape[0] - 1
     gw = warps_per_cta * group
-    n_units = 0
-    for c in range(unit.shape[0]):
-        if unit[c] + 1 > n_units:
-            n_units = unit[c] + 1
-    ready = np.zeros((gw, 256), dtype=np.float64)
-    pready = np.zeros((gw, 16), dtype=np.float64)
-    pos = np.zeros(gw, dtype=np.int64)
-    last = np.zeros(gw, dtype=np.float64)
-    at_bar = np.zeros(gw, dtype=np.bool_)
-    opnd = np.zeros(gw, dtype=np.float64)
-    ufree = np.zeros((n_sched, n_units), dtype=np.float64)
     done_instrs = 0
     has_mem = False
     for c in range(lat2.shape[1]):
@@ -636,13 +689,12 @@ def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, sr
                 if op[i] == c:
                     has_mem = True
                     break
-    total_first = np.zeros(n_extra, dtype=np.float64)
+    n_m = n_mem if has_mem else 1  # no load waits on memory: every latency column is the first
     wend = np.zeros(gw, dtype=np.int64)
     for c0 in range(0, n_w, gw):
         if done_instrs >= max_instrs:
             break
         nw = min(gw, n_w - c0)
-        n_cta_g = (nw + warps_per_cta - 1) // warps_per_cta
         # a group longer than the budget keeps the same share of every warp (the longest stays longest)
         frac = min(1.0, max_instrs / max(warp_ptr[c0 + nw] - warp_ptr[c0], 1))
         for q in range(nw):
@@ -650,133 +702,153 @@ def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, sr
             keep = min(n_q, max(int(np.ceil(n_q * frac)), 256))
             wend[q] = warp_ptr[c0 + q] + keep
             done_instrs += keep
+        ends = np.zeros(n_extra * n_m, dtype=np.float64)
+        for x in prange(n_extra * n_m):  # the (extra, latency) schedules are independent
+            ends[x] = _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst, src,
+                                   pdst, psrc, lat2[x % n_m], ii, unit, lsu_unit, lsu_cycles,
+                                   extra[x // n_m], barrier_op)
         for e in range(n_extra):
             for m in range(n_mem):
-                if m > 0 and not has_mem:  # no load waits on memory: every latency column is the first
-                    total[e, m] += total_first[e]
-                    continue
-                ready[:, :] = 0.0
-                pready[:, :] = 0.0
-                ufree[:, :] = 0.0
-                lsu_free = 0.0
-                live = 0
-                for q in range(nw):
-                    pos[q] = warp_ptr[c0 + q]
-                    last[q] = -1.0
-                    opnd[q] = -1.0
-                    at_bar[q] = False
-                    if pos[q] < wend[q]:
-                        live += 1
-                t = 0.0
-                end_t = 0.0
-                check = False
-                while live > 0:
-                    nxt = 1e300
-                    issued = False
-                    for s in range(n_sched):
-                        slots = width
-                        for q in range(s, nw, n_sched):
-                            if slots == 0:
-                                break
-                            i = pos[q]
-                            if i >= wend[q] or at_bar[q]:
-                                continue
-                            start = opnd[q]
-                            if start < 0.0:  # operand readiness of the warp's next instruction, once
-                                start = last[q] + 1.0
-                                for j in range(src.shape[1]):
-                                    r = src[i, j]
-                                    if r != NONE and ready[q, r] > start:
-                                        start = ready[q, r]
-                                for j in range(dst.shape[1]):
-                                    r = dst[i, j]
-                                    if r != NONE and ready[q, r] - extra[e] > start:
-                                        start = ready[q, r] - extra[e]
-                                pm = psrc[i]
-                                p = 0
-                                while pm:
-                                    if pm & 1 and pready[q, p] > start:
-                                        start = pready[q, p]
-                                    pm >>= 1
-                                    p += 1
-                                opnd[q] = start
-                            c = op[i]
-                            u = unit[c]
-                            if u == lsu_unit:
-                                if lsu_free > start:
-                                    start = lsu_free
-                            elif ufree[s, u] > start:
-                                start = ufree[s, u]
-                            if start > t:
-                                if start < nxt:
-                                    nxt = start
-                                continue
-                            # issue at t
-                            L = lat2[m, c]
-                            done = t + L + extra[e]
-                            for j in range(dst.shape[1]):
-                                r = dst[i, j]
-                                if r != NONE:
-                                    ready[q, r] = done
-                            pm = pdst[i]
-                            p = 0
-                            while pm:
-                                if pm & 1:
-                                    pready[q, p] = t + L
-                                pm >>= 1
-                                p += 1
-                            if u == lsu_unit:
-                                lsu_free = t + max(lsu_cycles[i], ii[c])
-                            else:
-                                ufree[s, u] = t + ii[c]
-                            last[q] = t
-                            opnd[q] = -1.0
-                            if t + 1.0 > end_t:
-                                end_t = t + 1.0
-                            pos[q] = i + 1
-                            slots -= 1
-                            issued = True
-                            if i + 1 >= wend[q]:
-                                live -= 1
-                                check = True
-                            elif c == barrier_op:
-                                at_bar[q] = True
-                                check = True
-                    # barriers: a CTA whose unfinished warps all wait is released (checked after an arrival
-                    # or a warp's end)
-                    if not check:
-                        if issued or nxt >= 1e300:
-                            t += 1.0
-                        else:
-                            t = max(t + 1.0, nxt)
-                        continue
-                    check = False
-                    for k in range(n_cta_g):
-                        w0 = k * warps_per_cta
-                        w1 = min(w0 + warps_per_cta, nw)
-                        waiting = 0
-                        running = 0
-                        for q in range(w0, w1):
-                            if at_bar[q]:
-                                waiting += 1
-                            elif pos[q] < wend[q]:
-                                running += 1
-                        if waiting > 0 and running == 0:
-                            for q in range(w0, w1):
-                                if at_bar[q]:
-                                    at_bar[q] = False
-                                    opnd[q] = -1.0
-                                    if last[q] < t:
-                                        last[q] = t
-                            issued = True
-                    if issued or nxt >= 1e300:
-                        t += 1.0
-                    else:
-                        t = max(t + 1.0, nxt)
-                total[e, m] += end_t
-                if m == 0:
-                    total_first[e] = end_t
+                total[e, m] += ends[e * n_m + (m if has_mem else 0)]
     return total, done_instrs
+
+
+@njit(cache=True)
+def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst, src, pdst, psrc, lat,
+                 ii, unit, lsu_unit, lsu_cycles, extra, barrier_op):
+    """Cycles of one group of warps ``c0 .. c0 + nw`` (up to ``wend``) under ``_cta_sched_table``'s list
+    schedule, at latencies ``lat[c]`` and ``extra`` collection cycles."""
+    n_cta_g = (nw + warps_per_cta - 1) // warps_per_cta
+    n_units = 0
+    for c in range(unit.shape[0]):
+        if unit[c] + 1 > n_units:
+            n_units = unit[c] + 1
+    ready = np.zeros((nw, 256), dtype=np.float64)
+    pready = np.zeros((nw, 16), dtype=np.float64)
+    pos = np.zeros(nw, dtype=np.int64)
+    last = np.zeros(nw, dtype=np.float64)
+    at_bar = np.zeros(nw, dtype=np.bool_)
+    opnd = np.zeros(nw, dtype=np.float64)
+    ufree = np.zeros((n_sched, n_units), dtype=np.float64)
+    ready[:, :] = 0.0
+    pready[:, :] = 0.0
+    ufree[:, :] = 0.0
+    lsu_free = 0.0
+    live = 0
+    for q in range(nw):
+        pos[q] = warp_ptr[c0 + q]
+        last[q] = -1.0
+        opnd[q] = -1.0
+        at_bar[q] = False
+        if pos[q] < wend[q]:
+            live += 1
+    t = 0.0
+    end_t = 0.0
+    check = False
+    while live > 0:
+        nxt = 1e300
+        issued = False
+        for s in range(n_sched):
+            slots = width
+            for q in range(s, nw, n_sched):
+                if slots == 0:
+                    break
+                i = pos[q]
+                if i >= wend[q] or at_bar[q]:
+                    continue
+                start = opnd[q]
+                if start < 0.0:  # operand readiness of the warp's next instruction, once
+                    start = last[q] + 1.0
+                    for j in range(src.shape[1]):
+                        r = src[i, j]
+                        if r != NONE and ready[q, r] > start:
+                            start = ready[q, r]
+                    for j in range(dst.shape[1]):
+                        r = dst[i, j]
+                        if r != NONE and ready[q, r] - extra > start:
+                            start = ready[q, r] - extra
+                    pm = psrc[i]
+                    p = 0
+                    while pm:
+                        if pm & 1 and pready[q, p] > start:
+                            start = pready[q, p]
+                        pm >>= 1
+                        p += 1
+                    opnd[q] = start
+                c = op[i]
+                u = unit[c]
+                if u == lsu_unit:
+                    if lsu_free > start:
+                        start = lsu_free
+                elif ufree[s, u] > start:
+                    start = ufree[s, u]
+                if start > t:
+                    if start < nxt:
+                        nxt = start
+                    continue
+                # issue at t
+                L = lat[c]
+                done = t + L + extra
+                for j in range(dst.shape[1]):
+                    r = dst[i, j]
+                    if r != NONE:
+                        ready[q, r] = done
+                pm = pdst[i]
+                p = 0
+                while pm:
+                    if pm & 1:
+                        pready[q, p] = t + L
+                    pm >>= 1
+                    p += 1
+                if u == lsu_unit:
+                    lsu_free = t + max(lsu_cycles[i], ii[c])
+                else:
+                    ufree[s, u] = t + ii[c]
+                last[q] = t
+                opnd[q] = -1.0
+                if t + 1.0 > end_t:
+                    end_t = t + 1.0
+                pos[q] = i + 1
+                slots -= 1
+                issued = True
+                if i + 1 >= wend[q]:
+                    live -= 1
+                    check = True
+                elif c == barrier_op:
+                    at_bar[q] = True
+                    check = True
+        # barriers: a CTA whose unfinished warps all wait is released (checked after an arrival
+        # or a warp's end)
+        if not check:
+            if issued or nxt >= 1e300:
+                t += 1.0
+            else:
+                t = max(t + 1.0, nxt)
+            continue
+        check = False
+        for k in range(n_cta_g):
+            w0 = k * warps_per_cta
+            w1 = min(w0 + warps_per_cta, nw)
+            waiting = 0
+            running = 0
+            for q in range(w0, w1):
+                if at_bar[q]:
+                    waiting += 1
+                elif pos[q] < wend[q]:
+                    running += 1
+            if waiting > 0 and running == 0:
+                for q in range(w0, w1):
+                    if at_bar[q]:
+                        at_bar[q] = False
+                        opnd[q] = -1.0
+                        if last[q] < t:
+                            last[q] = t
+                issued = True
+        if issued or nxt >= 1e300:
+            t += 1.0
+        else:
+            t = max(t + 1.0, nxt)
+    return end_t
 
 
 @njit(cache=True)
@@ -892,64 +964,114 @@ def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
     """Read hits of write-allocate, read-no-allocate per-warp partitions of ``e = 0..emax`` entries.
 
     ``[policy (0 FIFO, 1 LRU), flush (0 kept, 1 flushed at deactivation points), e]``, counts.
+
+    One pass over the trace serves every size.  FIFO: one ring buffer per size, membership by
+    flags.  LRU with read-no-allocate keeps inclusion (a larger partition holds everything a
+    smaller one holds, and a register's recency is its last access in every partition holding
+    it), so one priority stack ordered by position serves all sizes (Mattson et al., "Evaluation
+    techniques for storage hierarchies"): a write moves the register to the top and, above its
+    old position, carries the least recently accessed register down; a read at position ``p``
+    hits every partition of more than ``p`` entries and only refreshes the recency.
     """
     hits = np.zeros((2, 2, emax + 1), dtype=np.float64)
-    slot = np.empty(emax, dtype=np.int64)  # registers held, index 0 = next victim
+    lru_at = np.zeros((2, emax + 1), dtype=np.float64)  # LRU read hits by stack position
+    ring = np.zeros((2, emax + 1, emax), dtype=np.int64)
+    head = np.zeros((2, emax + 1), dtype=np.int64)
+    cnt = np.zeros((2, emax + 1), dtype=np.int64)
+    inset = np.zeros((2, emax + 1, 256), dtype=np.bool_)
+    stk = np.zeros((2, emax), dtype=np.int64)
+    slen = np.zeros(2, dtype=np.int64)
+    depth = np.full((2, 256), -1, dtype=np.int64)
+    acc = np.zeros(256, dtype=np.int64)
     pend = np.zeros(256, dtype=np.bool_)
-    for pol in range(2):
+    tick = 0
+    for w in range(warp_ptr.shape[0] - 1):
+        pend[:] = False
         for fl in range(2):
             for e in range(1, emax + 1):
-                for w in range(warp_ptr.shape[0] - 1):
-                    n = 0
-                    pend[:] = False
-                    for i in range(warp_ptr[w], warp_ptr[w + 1]):
-                        flush = op[i] == barrier_op
-                        for j in range(src.shape[1]):
-                            r = src[i, j]
-                            if r != NONE and pend[r]:
-                                flush = True
-                        if flush:
-                            pend[:] = False
-                            if fl == 1:
-                                n = 0
-                        for j in range(src.shape[1]):
-                            r = src[i, j]
-                            if r == NONE:
-                                continue
-                            for q in range(n):
-                                if slot[q] == r:
-                                    hits[pol, fl, e] += 1
-                                    if pol == 1:  # LRU: move to most recent
-                                        for t in range(q, n - 1):
-                                            slot[t] = slot[t + 1]
-                                        slot[n - 1] = r
-                                    break
-                        for j in range(dst.shape[1]):
-                            r = dst[i, j]
-                            if r == NONE:
-                                continue
-                            pend[r] = is_ll[op[i]]
-                            found = -1
-                            for q in range(n):
-                                if slot[q] == r:
-                                    found = q
-                                    break
-                            if found >= 0:
-                                if pol == 1:
-                                    for t in range(found, n - 1):
-                                        slot[t] = slot[t + 1]
-                                    slot[n - 1] = r
-                                continue
-                            if n == e:  # evict the oldest (FIFO) / least recent (LRU)
-                                for t in range(n - 1):
-                                    slot[t] = slot[t + 1]
-                                n -= 1
-                            slot[n] = r
-                            n += 1
+                for k in range(cnt[fl, e]):
+                    inset[fl, e, ring[fl, e, (head[fl, e] + k) % e]] = False
+                cnt[fl, e] = 0
+                head[fl, e] = 0
+            for k in range(slen[fl]):
+                depth[fl, stk[fl, k]] = -1
+            slen[fl] = 0
+        for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            flush = op[i] == barrier_op
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r != NONE and pend[r]:
+                    flush = True
+            if flush:
+                pend[:] = False
+                for e in range(1, emax + 1):  # flushed partitions (fl = 1) empty
+                    for k in range(cnt[1, e]):
+                        inset[1, e, ring[1, e, (head[1, e] + k) % e]] = False
+                    cnt[1, e] = 0
+                    head[1, e] = 0
+                for k in range(slen[1]):
+                    depth[1, stk[1, k]] = -1
+                slen[1] = 0
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r == NONE:
+                    continue
+                tick += 1
+                acc[r] = tick
+                for fl in range(2):
+                    for e in range(1, emax + 1):
+                        if inset[fl, e, r]:
+                            hits[0, fl, e] += 1
+                    p = depth[fl, r]
+                    if p >= 0:
+                        lru_at[fl, p] += 1
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r == NONE:
+                    continue
+                pend[r] = is_ll[op[i]]
+                for fl in range(2):
+                    for e in range(1, emax + 1):
+                        if inset[fl, e, r]:
+                            continue
+                        if cnt[fl, e] == e:  # evict the oldest insertion
+                            inset[fl, e, ring[fl, e, head[fl, e]]] = False
+                            head[fl, e] = (head[fl, e] + 1) % e
+                            cnt[fl, e] -= 1
+                        ring[fl, e, (head[fl, e] + cnt[fl, e]) % e] = r
+                        inset[fl, e, r] = True
+                        cnt[fl, e] += 1
+                    p = depth[fl, r]
+                    if p < 0:
+                        p = slen[fl]
+                    if p > 0:
+                        carry = stk[fl, 0]
+                        for k in range(1, p):
+                            q = stk[fl, k]
+                            if acc[q] < acc[carry]:
+                                stk[fl, k] = carry
+                                depth[fl, carry] = k
+                                carry = q
+                        if p < emax:
+                            stk[fl, p] = carry
+                            depth[fl, carry] = p
+                        else:
+                            depth[fl, carry] = -1
+                    stk[fl, 0] = r
+                    depth[fl, r] = 0
+                    if p == slen[fl] and slen[fl] < emax:
+                        slen[fl] += 1
+                tick += 1
+                acc[r] = tick
+    for fl in range(2):
+        run = 0.0
+        for e in range(1, emax + 1):
+            run += lru_at[fl, e - 1]
+            hits[1, fl, e] = run
     return hits
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
     """Greedy register-interval and strand statistics (module docstring)."""
     ns, nn, nb = 2, ivn.shape[0], banks.shape[0]
@@ -959,90 +1081,99 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
     live = np.zeros((ns, nn))
     mload = np.zeros((ns, nn, nb))
     even = np.zeros((ns, nn, nb))
-    inset = np.zeros(256, dtype=np.bool_)
-    written = np.zeros(256, dtype=np.bool_)
-    pend = np.zeros(256, dtype=np.bool_)
-    members = np.empty(256, dtype=np.int64)
-    load = np.zeros(256, dtype=np.int64)
-    for s in range(ns):
-        for n_i in range(nn):
-            N = ivn[n_i]
-            for w in range(warp_ptr.shape[0] - 1):
-                a, b = warp_ptr[w], warp_ptr[w + 1]
-                if b <= a:
-                    continue
-                inset[:] = False
-                written[:] = False
-                pend[:] = False
-                m = 0
-                nlive = 0
-                length = 0
-                for i in range(a, b + 1):
-                    cut = i == b
-                    new = 0
-                    if not cut:
-                        for j in range(src.shape[1]):
-                            r = src[i, j]
-                            if r != NONE and not inset[r]:
-                                new += 1
-                        for j in range(dst.shape[1]):
-                            r = dst[i, j]
-                            if r != NONE and not inset[r]:
-                                new += 1
-                        if length > 0 and m + new > N:
-                            cut = True
-                        if s == 1 and length > 0:
-                            if i > a and sidx[i] <= sidx[i - 1]:
-                                cut = True
-                            for j in range(src.shape[1]):
-                                r = src[i, j]
-                                if r != NONE and pend[r]:
-                                    cut = True
-                    if cut and length > 0:
-                        cnt[s, n_i] += 1
-                        ilen[s, n_i] += length
-                        ws[s, n_i] += m
-                        live[s, n_i] += nlive
-                        for bi in range(nb):
-                            B = banks[bi]
-                            mx = 0
-                            for q in range(m):
-                                load[members[q] % B] = 0
-                            for q in range(m):
-                                k = members[q] % B
-                                load[k] += 1
-                                if load[k] > mx:
-                                    mx = load[k]
-                            mload[s, n_i, bi] += mx
-                            even[s, n_i, bi] += (m + B - 1) // B
-                        for q in range(m):
-                            inset[members[q]] = False
-                            written[members[q]] = False
-                        pend[:] = False
-                        m = 0
-                        nlive = 0
-                        length = 0
-                    if i == b:
-                        break
+    for x in prange(ns * nn):  # the (strategy, limit) pairs are independent
+        s = x // nn
+        n_i = x % nn
+        N = ivn[n_i]
+        inset = np.zeros(256, dtype=np.bool_)
+        written = np.zeros(256, dtype=np.bool_)
+        pend = np.zeros(256, dtype=np.bool_)
+        members = np.empty(256, dtype=np.int64)
+        load = np.zeros(256, dtype=np.int64)
+        for w in range(warp_ptr.shape[0] - 1):
+            a, b = warp_ptr[w], warp_ptr[w + 1]
+            if b <= a:
+                continue
+            inset[:] = False
+            written[:] = False
+            pend[:] = False
+            m = 0
+            nlive = 0
+            length = 0
+            for i in range(a, b + 1):
+                cut = i == b
+                new = 0
+                if not cut:
                     for j in range(src.shape[1]):
                         r = src[i, j]
                         if r != NONE and not inset[r]:
+                            new += 1
+                    for j in range(dst.shape[1]):
+                        r = dst[i, j]
+                        if r != NONE and not inset[r]:
+                            new += 1
+                    if length > 0 and m + new > N:
+                        cut = True
+                    if s == 1 and length > 0:
+                        if i > a and sidx[i] <= sidx[i - 1]:
+                            cut = True
+                        for j in range(src.shape[1]):
+                            r = src[i, j]
+                            if r != NONE and pend[r]:
+                                cut = True
+                if cut and length > 0:
+                    cnt[s, n_i] += 1
+                    ilen[s, n_i] += length
+                    ws[s, n_i] += m
+                    live[s, n_i] += nlive
+                    for bi in range(nb):
+                        B = banks[bi]
+                        mx = 0
+                        for q in range(m):
+                            load[members[q] % B] = 0
+                        for q in range(m):
+                            k = members[q] % B
+                            load[k] += 1
+                            if load[k] > mx:
+                                mx = load[k]
+                        mload[s, n_i, bi] += mx
+                        even[s, n_i, bi] += (m + B - 1) // B
+                    for q in range(m):
+                        inset[members[q]] = False
+                        written[members[q]] = False
+                    pend[:] = False
+                    m = 0
+                    nlive = 0
+                    length = 0
+                if i == b:
+                    break
+                for j in range(src.shape[1]):
+                    r = src[i, j]
+                    if r != NONE and not inset[r]:
+                        inset[r] = True
+                        members[m] = r
+                        m += 1
+                        nlive += 1
+                for j in range(dst.shape[1]):
+                    r = dst[i, j]
+                    if r != NONE:
+                        if not inset[r]:
                             inset[r] = True
                             members[m] = r
                             m += 1
-                            nlive += 1
-                    for j in range(dst.shape[1]):
-                        r = dst[i, j]
-                        if r != NONE:
-                            if not inset[r]:
-                                inset[r] = True
-                                members[m] = r
-                                m += 1
-                            written[r] = True
-                            pend[r] = is_ll[op[i]]
-                    length += 1
-    c = np.maximum(cnt, 1.0)
-    return ilen / c, ws / c, live / c, mload / c[:, :, None], even / c[:, :, None]
+                        written[r] = True
+                        pend[r] = is_ll[op[i]]
+                length += 1
+    for s in range(ns):
+        for n_i in range(nn):
+            c = max(cnt[s, n_i], 1.0)
+            ilen[s, n_i] /= c
+            ws[s, n_i] /= c
+            live[s, n_i] /= c
+            for bi in range(nb):
+                mload[s, n_i, bi] /= c
+                even[s, n_i, bi] /= c
+    return ilen, ws, live, mload, even
 
 
 def profile_trace(
@@ -1144,15 +1275,18 @@ def profile_trace(
     if sched is not None:
         sched_cpi = np.full((len(SCHED_CTAS), len(CHAIN2_EXTRA), len(MEM_LAT_GRID)), np.nan)
         lsu_cycles = np.diff(trace.mem_ptr).astype(np.float64)
+        ii = np.asarray(sched["initiation"], dtype=np.float64)
+        unit = np.asarray(sched["unit"], dtype=np.int64)
         for li, group in enumerate(SCHED_CTAS):
             if group > 1 and group > n_ctas:
                 break
-            cyc, done = _cta_sched_table(
-                trace.warp_ptr.astype(np.int64), wpc, int(group), int(sched["schedulers"]),
-                int(sched["issue_width"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc, lat2,
-                np.asarray(sched["initiation"], dtype=np.float64), np.asarray(sched["unit"], dtype=np.int64),
-                int(sched["lsu_unit"]), lsu_cycles, CHAIN2_EXTRA, int(OpClass.BARRIER), SCHED_MAX_INSTRS,
-            )  # fmt: skip
+            with _PARALLEL_LOCK:  # numba's default thread pool takes one parallel region at a time
+                cyc, done = _cta_sched_table(
+                    trace.warp_ptr.astype(np.int64), wpc, int(group), int(sched["schedulers"]),
+                    int(sched["issue_width"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc, lat2,
+                    ii, unit, int(sched["lsu_unit"]), lsu_cycles, CHAIN2_EXTRA, int(OpClass.BARRIER),
+                    SCHED_MAX_INSTRS,
+                )  # fmt: skip
             sched_cpi[li] = cyc / max(done, 1)
     dep, reuse = _distance_hists(trace.warp_ptr.astype(np.int64), trace.dst, trace.src, DIST_BINS)
     active_warps = max(int((np.diff(trace.warp_ptr) > 0).sum()), 1)

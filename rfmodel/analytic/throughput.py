@@ -66,8 +66,9 @@ def md1_wait(rho):
 
 
 def softmin(rates, q=SOFTMIN_Q):
-    """Smooth minimum of positive rates: ``(sum r^-q)^(-1/q)``."""
-    inv = sum(np.power(np.asarray(r, dtype=np.float64), -q) for r in rates)
+    """Smooth minimum of non-negative rates: ``(sum r^-q)^(-1/q)`` (0 when any rate is 0)."""
+    with np.errstate(divide="ignore"):
+        inv = sum(np.power(np.asarray(r, dtype=np.float64), -q) for r in rates)
     return np.power(inv, -1.0 / q)
 
 
@@ -221,15 +222,23 @@ def interval_model(
     sched = profile.sched_cpi is not None
     top = float(profile.sched_levels()[-1]) if sched else 0.0
 
+    c_dram, c_mem = np.asarray(c["dram_queue"]), np.asarray(c["mem_scale"])
+    c_pipe, c_lat = np.asarray(c["pipe_extra"]), np.asarray(c["latency_scale"])
+
     def steady(wp):
         """Steady-state IPC with ``wp`` resident warps (fixed point over the queues)."""
         cr = np.maximum(wp / wpc, 1e-9)
         ipc = np.maximum(np.minimum(rate_iss, rate_bank) * 0.3, 1e-3) + 0 * wp
+        if sched:  # the issue and unit bounds are inside the list schedules up to the largest CTA count
+            inside = cr <= top
+            issue = [np.where(inside, np.inf, x) for x in (rate_iss, *exec_rates)]
+        else:
+            issue = [rate_iss, *exec_rates]
         for _ in range(iterations):
             # DRAM queueing: an M/D/1 wait at the SM's bandwidth share, scaled by its burstiness
             rho_d = np.minimum(ipc * dram * line_cycles, 0.95)
-            w_dram = np.asarray(c["dram_queue"]) * line_cycles * md1_wait(rho_d)
-            L_q = L_mem + np.asarray(c["mem_scale"]) * (1.0 - h2) * w_dram
+            w_dram = c_dram * line_cycles * md1_wait(rho_d)
+            L_q = L_mem + c_mem * (1.0 - h2) * w_dram
             with np.errstate(divide="ignore"):
                 rate_mshr = np.where(misses > 0, mshr_n / (misses * np.maximum(L_q, 1)), np.inf)
             lam_r = ipc * r / B * bc
@@ -240,18 +249,13 @@ def interval_model(
             hold = t_c + 1.0
             wcol = collector_wait(N_oc / pools, np.minimum(ipc / pools * hold, 0.98 * N_oc / pools), hold)
             wcol = np.minimum(wcol, 50.0)
-            k = np.maximum(t_c - 1.0 + wcol + np.asarray(c["pipe_extra"]) + write_hold, 0.0)
-            if sched:
-                # list schedules of the resident CTAs with their issue slots and execution units: the issue
-                # and unit bounds are inside them up to the largest tabulated CTA count
-                rate_lat = profile.sched_rate(cr, k, L_q) / np.asarray(c["latency_scale"])
+            k = np.maximum(t_c - 1.0 + wcol + c_pipe + write_hold, 0.0)
+            if sched:  # list schedules of the resident CTAs with their issue slots and execution units
+                rate_lat = profile.sched_rate(cr, k, L_q) / c_lat
                 t_cta = cr * n_cta / np.maximum(rate_lat, 1e-12)
-                inside = cr <= top
-                issue = [np.where(inside, np.inf, x) for x in (rate_iss, *exec_rates)]
             else:
-                t_cta = np.asarray(c["latency_scale"]) * profile.chain_at2(k, L_q, "cta_chain2")
+                t_cta = c_lat * profile.chain_at2(k, L_q, "cta_chain2")
                 rate_lat = cr * n_cta / np.maximum(t_cta, 1e-9)
-                issue = [rate_iss, *exec_rates]
             rate_col = N_oc / hold
             new = softmin([rate_lat, rate_bank, rate_col, rate_mem, rate_mshr, rate_lsu, *issue], q)
             ipc = 0.5 * ipc + 0.5 * new

@@ -1,0 +1,58 @@
+"""On-disk cache of derived data that is slow to recompute (workload profiles).
+
+An entry is keyed by its inputs and by :func:`source_hash` of the package, so an edited model,
+workload generator or kernel file never reuses a stale entry.  Entries are written atomically; a
+damaged or unreadable entry is ignored and recomputed.
+
+Location: ``$RFMODEL_CACHE_DIR`` when set (``off``, ``0`` or an empty value turn the cache off),
+else ``$XDG_CACHE_HOME/rfmodel`` (default ``~/.cache/rfmodel``).  Deleting the folder is always safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cache
+from pathlib import Path
+
+import rfmodel
+
+#: package folders whose files never change a computed result (compiled-code caches, fitted parameters)
+_SKIP_DIRS = {"__pycache__"}
+
+
+def cache_dir() -> Path | None:
+    """The cache folder, or ``None`` when the cache is turned off."""
+    env = os.environ.get("RFMODEL_CACHE_DIR")
+    if env is not None:
+        if env.strip().lower() in ("", "0", "off", "none", "false"):
+            return None
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rfmodel"
+
+
+@cache
+def source_hash(*subdirs: str, exclude: tuple[str, ...] = ()) -> str:
+    """Hash of the package's files under ``subdirs`` (all of the package without any), skipping
+    compiled-code caches and the relative paths in ``exclude``: what decides a cached result."""
+    pkg = Path(rfmodel.__file__).resolve().parent
+    h = hashlib.sha1()
+    for sub in subdirs or ("",):
+        for f in sorted((pkg / sub).rglob("*")):
+            rel = f.relative_to(pkg).as_posix()
+            if not f.is_file() or _SKIP_DIRS & set(f.relative_to(pkg).parts) or rel.startswith(exclude):
+                continue
+            if f.suffix in (".pyc", ".nbi", ".nbc"):
+                continue
+            h.update(rel.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def entry_path(kind: str, key: str, suffix: str) -> Path | None:
+    """Where the entry ``key`` of ``kind`` lives (``None`` with the cache off)."""
+    root = cache_dir()
+    if root is None:
+        return None
+    return root / kind / f"{key}{suffix}"
