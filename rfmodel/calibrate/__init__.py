@@ -33,6 +33,7 @@ import numpy as np
 
 import rfmodel
 from rfmodel.analytic.calibration import params_of
+from rfmodel.cache import source_hash
 from rfmodel.workload.suite import DEFAULT_ARCH
 
 FORMAT_VERSION = 1
@@ -127,14 +128,9 @@ def simulator_version() -> str:
 
 def _sim_source_hash() -> str:
     """Hash of what decides a simulation's result (the simulator, the designs' hooks and compiler
-    passes, the workload generators): checkpoints made by edited sources are not reused."""
-    h = hashlib.sha1()
-    pkg = Path(rfmodel.__file__).resolve().parent
-    for sub in ("sim", "designs", "compiler", "workload", "spec"):
-        for f in sorted((pkg / sub).rglob("*.py")):
-            h.update(f.relative_to(pkg).as_posix().encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:12]
+    passes, the workload generators and kernel files, the specs): checkpoints made by edited sources are
+    not reused."""
+    return source_hash("sim", "designs", "compiler", "workload", "spec")
 
 
 def job_key(job: dict, sim_version: str) -> str:
