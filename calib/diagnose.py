@@ -1,12 +1,15 @@
-"""Where the analytic model misses: held-out IPC errors by GPU and workload, by GPU and design point.
+"""Where the analytic model misses: held-out errors by GPU and workload, by GPU and design point.
 
     python calib/diagnose.py baseline                 # the shipped calibration
     python calib/diagnose.py bow --worst 20           # and the 20 largest errors (training rows too)
     python calib/diagnose.py baseline --coef fit.json # coefficients from another fit
+    python calib/diagnose.py rfc --metric bank_stall  # bank-conflict stall cycles instead of IPC
 
 Reads the sweep's simulations from ``calib/checkpoints/`` (simulating what is missing, as ``calib/run.py``
 does) and the same train/held-out split as the calibration; prints the mean signed error (bias) and the
-mean absolute error of the model's IPC against the simulator's, per group.
+mean absolute error of the model's IPC against the simulator's, per group.  With ``--metric bank_stall``
+the error is the report's: ``(model - sim) / max(sim, 2 % of instructions)``, on the rows where the
+simulator's bank stalls are measured (``stall_measured``).
 """
 
 from __future__ import annotations
@@ -21,12 +24,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def rows_of(design: str, coef_entry: dict | None, checkpoints: str, workers: int) -> list[dict]:
-    """One row per simulation of ``design`` in the default sweep: model and simulator IPC, split tag."""
+def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str = "ipc") -> list[dict]:
+    """One row per simulation of ``design`` in the default sweep: model and simulator values of ``metric``
+    (``ipc`` or ``bank_stall``), split tag."""
     import numpy as np
 
     from rfmodel.analytic.calibration import load_calibration
-    from rfmodel.calibrate import DEFAULT_SWEEP, _groups, coef_for, run_jobs, split, sweep_jobs
+    from rfmodel.calibrate import (
+        DEFAULT_SWEEP,
+        _groups,
+        coef_for,
+        run_jobs,
+        split,
+        stall_measured,
+        sweep_jobs,
+    )
 
     sweep = dict(DEFAULT_SWEEP)
     recs, _ = run_jobs(sweep_jobs(sweep, [design]), checkpoints, workers=workers)
@@ -37,13 +49,21 @@ def rows_of(design: str, coef_entry: dict | None, checkpoints: str, workers: int
         gpu = g.recs[0]["gpu"]
         pred = g.predict(coef_for(entry, gpu))
         for i, r in enumerate(g.recs):
-            sim, mod = r["sim"]["ipc"], float(pred["ipc"][i])
-            hit_s = r["sim"].get("rf_cache_hit_rate", np.nan)
+            s = r["sim"]
+            if metric == "bank_stall":
+                if not stall_measured(s):
+                    continue
+                sim, mod = s["bank_conflict_stall_cycles"], float(pred["bank_conflict_stall_cycles"][i])
+                err = (mod - sim) / max(sim, 0.02 * s["warp_instructions"])
+            else:
+                sim, mod = s["ipc"], float(pred["ipc"][i])
+                err = mod / sim - 1.0 if sim > 0 else np.nan
+            hit_s = s.get("rf_cache_hit_rate", np.nan)
             hit_m = float(pred["rf_cache_hit_rate"][i]) if "rf_cache_hit_rate" in pred else np.nan
             out.append({
                 "gpu": gpu, "workload": r["workload"], "point": json.dumps(r["params"], sort_keys=True),
                 "split": r.get("heldout", "train"), "sim": sim, "model": mod,
-                "err": mod / sim - 1.0 if sim > 0 else np.nan, "hit_sim": hit_s, "hit_model": hit_m,
+                "err": err, "hit_sim": hit_s, "hit_model": hit_m,
             })  # fmt: skip
     return out
 
@@ -66,14 +86,18 @@ def main(argv=None) -> int:
     ap.add_argument("--worst", type=int, default=0, help="also list this many largest errors")
     ap.add_argument("--checkpoints", default=str(ROOT / "calib" / "checkpoints"))
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--metric", choices=("ipc", "bank_stall"), default="ipc")
     a = ap.parse_args(argv)
     entry = json.loads(Path(a.coef).read_text()) if a.coef else None
-    rows = rows_of(a.design, entry, a.checkpoints, a.workers)
+    rows = rows_of(a.design, entry, a.checkpoints, a.workers, a.metric)
     held = [x for x in rows if x["split"] != "train"]
     train = [x for x in rows if x["split"] == "train"]
+    label = "IPC" if a.metric == "ipc" else "bank-stall"
     mape = {k: 100 * np.nanmean([abs(x["err"]) for x in v]) for k, v in (("held", held), ("train", train))}
-    print(f"{a.design}: held-out IPC MAPE {mape['held']:.1f} % ({len(held)} points), "
-          f"training {mape['train']:.1f} % ({len(train)})")  # fmt: skip
+    med = {k: 100 * np.nanmedian([abs(x["err"]) for x in v]) for k, v in (("held", held), ("train", train))}
+    print(f"{a.design}: held-out {label} mean abs. rel. error {mape['held']:.1f} % "
+          f"(median {med['held']:.1f} %, {len(held)} points), "
+          f"training {mape['train']:.1f} % (median {med['train']:.1f} %, {len(train)})")  # fmt: skip
     print("held out, by GPU and workload:   n   bias   MAPE")
     for k, n, b, m in summarize(held, lambda x: (x["gpu"], x["workload"])):
         print(f"  {k[0]:14s} {k[1]:30s} {n:3d} {100 * b:+6.1f} {100 * m:6.1f}")
