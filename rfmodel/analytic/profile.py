@@ -358,6 +358,48 @@ def _json_default(v):
     raise TypeError(f"cannot store {type(v).__name__} in a profile")
 
 
+@njit(cache=True, inline="always")
+def _operands_ready(ready, pready, q, i, start, src, dst, psrc, extra, waw):
+    """The earliest cycle from ``start`` at which instruction ``i`` of warp row ``q`` has its source
+    registers (``ready[q, r]``) and predicates (``pready[q, p]``) and, with ``waw``, no write of its
+    destination registers pending beyond ``extra`` cycles (the scoreboard's write-after-write check)."""
+    for j in range(src.shape[1]):
+        r = src[i, j]
+        if r != NONE and ready[q, r] > start:
+            start = ready[q, r]
+    if waw:
+        for j in range(dst.shape[1]):
+            r = dst[i, j]
+            if r != NONE and ready[q, r] - extra > start:
+                start = ready[q, r] - extra
+    pm = psrc[i]
+    p = 0
+    while pm:
+        if pm & 1 and pready[q, p] > start:
+            start = pready[q, p]
+        pm >>= 1
+        p += 1
+    return start
+
+
+@njit(cache=True, inline="always")
+def _written(ready, pready, q, i, t, L, extra, dst, pdst):
+    """Instruction ``i`` of warp row ``q`` issued at ``t`` with latency ``L``: its registers are ready
+    ``L + extra`` cycles later (the collection of the consumer included), its predicates ``L``."""
+    done = t + L + extra
+    for j in range(dst.shape[1]):
+        r = dst[i, j]
+        if r != NONE:
+            ready[q, r] = done
+    pm = pdst[i]
+    p = 0
+    while pm:
+        if pm & 1:
+            pready[q, p] = t + L
+        pm >>= 1
+        p += 1
+
+
 @njit(cache=True)
 def _chain_cycles(warp_ptr, op, dst, src, pdst, psrc, lat, extra):
     """Total single-warp cycles over all warps for each extra-latency value."""
@@ -376,31 +418,8 @@ def _chain_cycles(warp_ptr, op, dst, src, pdst, psrc, lat, extra):
                 pready[e, p] = 0.0
             t = -1.0
             for i in range(a, b):
-                start = t + 1.0
-                for j in range(src.shape[1]):
-                    r = src[i, j]
-                    if r != NONE and ready[e, r] > start:
-                        start = ready[e, r]
-                pm = psrc[i]
-                p = 0
-                while pm:
-                    if pm & 1 and pready[e, p] > start:
-                        start = pready[e, p]
-                    pm >>= 1
-                    p += 1
-                t = start
-                done = t + lat[op[i]] + extra[e]
-                for j in range(dst.shape[1]):
-                    r = dst[i, j]
-                    if r != NONE:
-                        ready[e, r] = done
-                pm = pdst[i]
-                p = 0
-                while pm:
-                    if pm & 1:
-                        pready[e, p] = t + lat[op[i]]
-                    pm >>= 1
-                    p += 1
+                t = _operands_ready(ready, pready, e, i, t + 1.0, src, dst, psrc, 0.0, False)
+                _written(ready, pready, e, i, t, lat[op[i]], extra[e], dst, pdst)
             total[e] += t + 1.0
     return total
 
@@ -523,8 +542,8 @@ def _chain_table(warp_ptr, op, dst, src, pdst, psrc, lat2, is_mem, extra):
     for x in prange(n_extra * n_mem):  # the (extra, latency) pairs are independent
         e = x // n_mem
         m = x % n_mem
-        ready = np.zeros(256, dtype=np.float64)
-        pready = np.zeros(16, dtype=np.float64)
+        ready = np.zeros((1, 256), dtype=np.float64)
+        pready = np.zeros((1, 16), dtype=np.float64)
         acc = 0.0
         for w in range(warp_ptr.shape[0] - 1):
             a, b = warp_ptr[w], warp_ptr[w + 1]
@@ -534,36 +553,8 @@ def _chain_table(warp_ptr, op, dst, src, pdst, psrc, lat2, is_mem, extra):
             pready[:] = 0.0
             t = -1.0
             for i in range(a, b):
-                start = t + 1.0
-                for j in range(src.shape[1]):
-                    r = src[i, j]
-                    if r != NONE and ready[r] > start:
-                        start = ready[r]
-                for j in range(dst.shape[1]):
-                    r = dst[i, j]
-                    if r != NONE and ready[r] - extra[e] > start:
-                        start = ready[r] - extra[e]
-                pm = psrc[i]
-                p = 0
-                while pm:
-                    if pm & 1 and pready[p] > start:
-                        start = pready[p]
-                    pm >>= 1
-                    p += 1
-                t = start
-                L = lat2[m, op[i]]
-                done = t + L + extra[e]
-                for j in range(dst.shape[1]):
-                    r = dst[i, j]
-                    if r != NONE:
-                        ready[r] = done
-                pm = pdst[i]
-                p = 0
-                while pm:
-                    if pm & 1:
-                        pready[p] = t + L
-                    pm >>= 1
-                    p += 1
+                t = _operands_ready(ready, pready, 0, i, t + 1.0, src, dst, psrc, extra[e], True)
+                _written(ready, pready, 0, i, t, lat2[m, op[i]], extra[e], dst, pdst)
             acc += t + 1.0
         total[e, m] = acc
     return total
@@ -606,36 +597,8 @@ def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, ex
                         continue
                     t = tw[q]
                     while i < end:
-                        start = t + 1.0
-                        for j in range(src.shape[1]):
-                            r = src[i, j]
-                            if r != NONE and ready[q, r] > start:
-                                start = ready[q, r]
-                        for j in range(dst.shape[1]):
-                            r = dst[i, j]
-                            if r != NONE and ready[q, r] - extra[e] > start:
-                                start = ready[q, r] - extra[e]
-                        pm = psrc[i]
-                        p = 0
-                        while pm:
-                            if pm & 1 and pready[q, p] > start:
-                                start = pready[q, p]
-                            pm >>= 1
-                            p += 1
-                        t = start
-                        L = lat2[m, op[i]]
-                        done = t + L + extra[e]
-                        for j in range(dst.shape[1]):
-                            r = dst[i, j]
-                            if r != NONE:
-                                ready[q, r] = done
-                        pm = pdst[i]
-                        p = 0
-                        while pm:
-                            if pm & 1:
-                                pready[q, p] = t + L
-                            pm >>= 1
-                            p += 1
+                        t = _operands_ready(ready, pready, q, i, t + 1.0, src, dst, psrc, extra[e], True)
+                        _written(ready, pready, q, i, t, lat2[m, op[i]], extra[e], dst, pdst)
                         i += 1
                         if op[i - 1] == barrier_op:
                             break
@@ -758,22 +721,8 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
                     continue
                 start = opnd[q]
                 if start < 0.0:  # operand readiness of the warp's next instruction, once
-                    start = last[q] + 1.0
-                    for j in range(src.shape[1]):
-                        r = src[i, j]
-                        if r != NONE and ready[q, r] > start:
-                            start = ready[q, r]
-                    for j in range(dst.shape[1]):
-                        r = dst[i, j]
-                        if r != NONE and ready[q, r] - extra > start:
-                            start = ready[q, r] - extra
-                    pm = psrc[i]
-                    p = 0
-                    while pm:
-                        if pm & 1 and pready[q, p] > start:
-                            start = pready[q, p]
-                        pm >>= 1
-                        p += 1
+                    start = _operands_ready(ready, pready, q, i, last[q] + 1.0, src, dst, psrc, extra,
+                                            True)
                     opnd[q] = start
                 c = op[i]
                 u = unit[c]
@@ -787,19 +736,7 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
                         nxt = start
                     continue
                 # issue at t
-                L = lat[c]
-                done = t + L + extra
-                for j in range(dst.shape[1]):
-                    r = dst[i, j]
-                    if r != NONE:
-                        ready[q, r] = done
-                pm = pdst[i]
-                p = 0
-                while pm:
-                    if pm & 1:
-                        pready[q, p] = t + L
-                    pm >>= 1
-                    p += 1
+                _written(ready, pready, q, i, t, lat[c], extra, dst, pdst)
                 if u == lsu_unit:
                     lsu_free = t + max(lsu_cycles[i], ii[c])
                 else:
@@ -891,6 +828,19 @@ def _distance_hists(warp_ptr, dst, src, nbins):
     return dep, reuse
 
 
+@njit(cache=True, inline="always")
+def _deactivates(op, src, pend, i, barrier_op):
+    """Instruction ``i`` is a deactivation point: a barrier, or the first consumer of a long-latency load
+    still pending (``pend[r]``)."""
+    if op[i] == barrier_op:
+        return True
+    for j in range(src.shape[1]):
+        r = src[i, j]
+        if r != NONE and pend[r]:
+            return True
+    return False
+
+
 @njit(cache=True)
 def _reg_cache_hists(warp_ptr, op, dst, src, dmax, barrier_op, is_ll):
     """Per-warp FIFO/LRU register stack distances of source reads (module docstring)."""
@@ -908,13 +858,7 @@ def _reg_cache_hists(warp_ptr, op, dst, src, dmax, barrier_op, is_ll):
         last_flush = -1
         for i in range(a, b):
             t = i - a
-            # a deactivation point: a barrier or the first consumer of a pending long-latency load
-            flush = op[i] == barrier_op
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r != NONE and pend[r]:
-                    flush = True
-            if flush:
+            if _deactivates(op, src, pend, i, barrier_op):
                 last_flush = t
                 pend[:] = False
                 points += 1
@@ -997,12 +941,7 @@ def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
                 depth[fl, stk[fl, k]] = -1
             slen[fl] = 0
         for i in range(warp_ptr[w], warp_ptr[w + 1]):
-            flush = op[i] == barrier_op
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r != NONE and pend[r]:
-                    flush = True
-            if flush:
+            if _deactivates(op, src, pend, i, barrier_op):
                 pend[:] = False
                 for e in range(1, emax + 1):  # flushed partitions (fl = 1) empty
                     for k in range(cnt[1, e]):
