@@ -60,11 +60,36 @@ def test_serialization_table_known_answer():
     assert p.ser_warp == pytest.approx(3 / 2)
 
 
-def test_duplicate_source_register_is_read_once_for_banks():
+def test_duplicate_source_register_distinct_and_slot_tables():
+    # distinct sources: R2 once; operand slots: R2 three times in one bank (two cycles beyond the first)
     p = profile_trace(_trace("ffma R1 = R2 R2 R2\nexit\n"), _lat())
     assert p.ser[1] == pytest.approx(1 / 2)
     assert p.reads_per_instr == pytest.approx(3 / 2)
     assert p.distinct_reads_per_instr == pytest.approx(1 / 2)
+    for banks in (1, 4, 32):
+        assert p.ser_ports(banks, 1) == pytest.approx(1 / 2)
+        assert p.ser_ports(banks, 1, slots=True) == pytest.approx(3 / 2)
+        assert p.ser_excess(banks, 1, slots=True) == pytest.approx(2 / 2)
+        assert p.ser_excess(banks, 2, slots=True) == pytest.approx(1 / 2)  # ceil(3 / 2) - 1
+
+
+@pytest.mark.parametrize("srcs", [[2, 2], [2, 3], [2, 2, 2], [2, 3, 4], [2, 2, 3]])
+def test_simulator_reads_every_operand_slot_as_the_slot_table_says(srcs):
+    """The simulator's collectors read a register named twice by one instruction twice, from one bank:
+    one warp's bank-conflict stall cycles equal the slot table's serialization beyond the first access,
+    exactly (and each extra cycle delays the dependent chain by one)."""
+    from rfmodel.evaluate import exec_latencies, resolve_gpu
+    from rfmodel.sim import simulate_trace, trace_from_warps
+
+    sm = resolve_gpu("fermi-gtx480")
+    n = 200
+    tr = trace_from_warps([[("IADD3", [1], srcs)] * n])
+    sim = simulate_trace(tr, sm, "baseline", {}).metrics
+    prof = profile_trace(tr, exec_latencies(sm))
+    excess = float(prof.ser_excess(sm.num_banks, 1, slots=True)) * tr.n_instrs
+    assert sim["bank_conflict_stall_cycles"] == pytest.approx(excess, abs=1e-9)
+    assert excess == n * (len(srcs) - len(set(srcs)))
+    assert sim["cycles"] == 1201 + excess  # one dependent chain: n (L + 2) + 1 plus the stalls
 
 
 @settings(max_examples=40, deadline=None)
@@ -76,11 +101,14 @@ def test_more_banks_never_raise_serialization_for_power_of_two_banks(rows):
         cols["src"][i, : len(r)] = r
     from rfmodel.analytic.profile import _ser_pmf
 
-    pmf, _, _ = _ser_pmf(cols["src"], 64)
-    ser = pmf @ np.arange(pmf.shape[1])
-    for b in (1, 2, 4, 8, 16, 32):
-        # a bank of 2B banks splits a bank of B banks in two, so the max load cannot grow
-        assert ser[2 * b] <= ser[b] + 1e-12
+    pmf, _, _, pmf_slots = _ser_pmf(cols["src"], 64)
+    for table in (pmf, pmf_slots):
+        ser = table @ np.arange(table.shape[1])
+        for b in (1, 2, 4, 8, 16, 32):
+            # a bank of 2B banks splits a bank of B banks in two, so the max load cannot grow
+            assert ser[2 * b] <= ser[b] + 1e-12
+    # counting every operand slot never lowers the load
+    assert np.all(pmf_slots @ np.arange(pmf.shape[1]) >= pmf @ np.arange(pmf.shape[1]) - 1e-12)
     assert np.all(cols["src"][cols["src"] != NONE] < 255)
 
 

@@ -85,21 +85,31 @@ def test_erlang_c_known_values():
 
 
 def test_profile_register_to_bank_table_is_exact():
-    """The profile's ser_pmf equals a direct count over the trace's instructions."""
+    """The profile's ser_pmf (distinct sources) and ser_pmf_slots (every operand slot: a register named
+    twice is read twice) equal direct counts over the trace's instructions."""
     from rfmodel.analytic.profile import MAX_BANKS, _ser_pmf
     from rfmodel.workload.trace import NONE
 
     rng = np.random.default_rng(3)
     src = rng.integers(0, 12, size=(200, 3)).astype(np.int16)
     src[rng.random((200, 3)) < 0.3] = NONE
-    pmf, _, _ = _ser_pmf(src, MAX_BANKS)
+    assert any(len({int(r) for r in row if r != NONE}) < int((row != NONE).sum()) for row in src)
+    pmf, kcount, _, pmf_slots = _ser_pmf(src, MAX_BANKS)
     for b in (1, 2, 4, 8):
         direct = np.zeros(pmf.shape[1])
+        direct_slots = np.zeros(pmf.shape[1])
         for row in src:
-            regs = {int(r) for r in row if r != NONE}
+            slots = [int(r) for r in row if r != NONE]
+            regs = set(slots)
             m = max(np.bincount([r % b for r in regs], minlength=b)) if regs else 0
             direct[m] += 1
+            m = max(np.bincount([r % b for r in slots], minlength=b)) if slots else 0
+            direct_slots[m] += 1
         np.testing.assert_allclose(pmf[b], direct)
+        np.testing.assert_allclose(pmf_slots[b], direct_slots)
+    # one bank: the max load is the number of distinct sources, resp. of operand slots
+    np.testing.assert_allclose(pmf[1], kcount)
+    np.testing.assert_allclose(pmf_slots[1] @ np.arange(pmf.shape[1]), float((src != NONE).sum()))
 
 
 def test_enumeration_matches_product_definition():

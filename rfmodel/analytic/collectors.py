@@ -134,11 +134,13 @@ def scaled_baseline(base: dict, reads_saved, ipc_factor, extra_events: dict, dro
 def with_shares(profile, sm, grid, hit, write_share=1.0) -> dict:
     """The baseline's analytic metrics when a share ``hit`` of the operand reads (and ``1 - write_share``
     of the results) do not access the banks: fewer bank accesses to queue and serialize, and no slow-bank
-    write hold for the consumers that find their operand in the design's buffer."""
+    write hold for the consumers that find their operand in the design's buffer.  The share applies to the
+    distinct sources: a collector that keeps operands reads a register named twice by one instruction
+    once."""
     from rfmodel.designs.baseline import Baseline
 
     return Baseline().analytic(profile, sm, grid, read_share=1.0 - np.asarray(hit, dtype=np.float64),
-                               write_share=write_share)  # fmt: skip
+                               write_share=write_share, operand_slots=False)  # fmt: skip
 
 
 def _ipc_gain(base, hit, reads_per_instr, coef):

@@ -24,7 +24,9 @@ Added for the calibrated model (docs/models.md):
 
 * ``ser_pmf[B, m]``: the distribution (not only the mean) of the largest number
   of distinct sources in one bank, so that banks with ``p`` ports serialize
-  ``ceil(m / p)`` cycles;
+  ``ceil(m / p)`` cycles; ``ser_pmf_slots[B, m]`` the same over operand slots (a
+  register named twice by one instruction counts twice: the simulator's collectors
+  read every slot from its bank);
 * ``src_count_pmf[k]`` (distinct sources per instruction) and
   ``reg_hist[r]`` (how often register ``r`` is a distinct source): the
   register-to-bank distribution of any interleaving follows as
@@ -128,7 +130,7 @@ class WorkloadProfile:
     shared_mem_bytes: int
     attrs: dict = field(default_factory=dict)
     # ---- distributions added for the calibrated model (module docstring)
-    ser_pmf: np.ndarray | None = None  # float64 [MAX_BANKS + 1, MAX_SRC + 1]
+    ser_pmf: np.ndarray | None = None  # float64 [MAX_BANKS + 1, MAX_SRC + 1]: distinct sources
     src_count_pmf: np.ndarray | None = None  # float64 [MAX_SRC + 1]
     reg_hist: np.ndarray | None = None  # float64 [256]
     chain2: np.ndarray | None = None  # float64 [len(CHAIN_EXTRA), len(MEM_LAT_GRID)]
@@ -149,6 +151,7 @@ class WorkloadProfile:
     iv_maxload: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     iv_even: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     sched_cpi: np.ndarray | None = None  # float64 [len(SCHED_CTAS), K, J]: cycles per instruction (NaN: none)
+    ser_pmf_slots: np.ndarray | None = None  # float64 [MAX_BANKS + 1, MAX_SRC + 1]: operand slots
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
@@ -247,20 +250,26 @@ class WorkloadProfile:
         return {"length": one(self.iv_len), "ws": one(self.iv_ws), "live": one(self.iv_live),
                 "maxload": two(self.iv_maxload), "even": two(self.iv_even)}  # fmt: skip
 
-    def ser_ports(self, banks, ports) -> np.ndarray:
-        """Mean bank cycles ``E[ceil(max load / ports)]`` (vectorized over banks and ports)."""
-        b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
-        p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
-        m = np.arange(self.ser_pmf.shape[1], dtype=np.float64)
-        pmf = self.ser_pmf[b]  # [..., M]
-        return (pmf * np.ceil(m / p[..., None])).sum(axis=-1)
+    def _load_pmf(self, slots: bool) -> np.ndarray:
+        return self.ser_pmf_slots if slots and self.ser_pmf_slots is not None else self.ser_pmf
 
-    def ser_excess(self, banks, ports) -> np.ndarray:
-        """Mean bank cycles beyond the first, ``E[max(ceil(M / ports) - 1, 0)]`` (vectorized)."""
+    def ser_ports(self, banks, ports, slots: bool = False) -> np.ndarray:
+        """Mean bank cycles ``E[ceil(max load / ports)]`` (vectorized over banks and ports); ``slots``:
+        the load counts operand slots (a register named twice is read twice), else distinct sources."""
         b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
         p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
-        m = np.arange(self.ser_pmf.shape[1], dtype=np.float64)
-        return (self.ser_pmf[b] * np.maximum(np.ceil(m / p[..., None]) - 1.0, 0.0)).sum(axis=-1)
+        table = self._load_pmf(slots)
+        m = np.arange(table.shape[1], dtype=np.float64)
+        return (table[b] * np.ceil(m / p[..., None])).sum(axis=-1)
+
+    def ser_excess(self, banks, ports, slots: bool = False) -> np.ndarray:
+        """Mean bank cycles beyond the first, ``E[max(ceil(M / ports) - 1, 0)]`` (vectorized; ``slots``
+        as in :meth:`ser_ports`)."""
+        b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
+        p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
+        table = self._load_pmf(slots)
+        m = np.arange(table.shape[1], dtype=np.float64)
+        return (table[b] * np.maximum(np.ceil(m / p[..., None]) - 1.0, 0.0)).sum(axis=-1)
 
     def chain_at2(self, extra, mem_latency, table: str = "chain2") -> np.ndarray:
         """Bilinear interpolation of ``chain2`` (single-warp cycles per instruction) or another table."""
@@ -473,7 +482,8 @@ def _line_stack_hist(lines, nbins):
 
 
 def _ser_pmf(src, max_banks):
-    """Counts of (banks, max distinct sources in one bank), counts of distinct sources, register histogram.
+    """Counts of (banks, max distinct sources in one bank), counts of distinct sources, register histogram,
+    counts of (banks, max operand slots in one bank).
 
     Computed once per distinct source set (a trace repeats few of them), weighted by its count.
     """
@@ -492,10 +502,12 @@ def _ser_pmf_rows(src, weight, max_banks):
     n = src.shape[0]
     ms = src.shape[1]
     pmf = np.zeros((max_banks + 1, ms + 1), dtype=np.float64)
+    pmf_slots = np.zeros((max_banks + 1, ms + 1), dtype=np.float64)
     kcount = np.zeros(ms + 1, dtype=np.float64)
     reg_hist = np.zeros(256, dtype=np.float64)
     regs = np.empty(ms, dtype=np.int64)
     counts = np.zeros(max_banks, dtype=np.int64)
+    mult = np.zeros(ms, dtype=np.int64)  # slots naming each distinct source
     for i in range(n):
         k = 0
         for j in range(ms):
@@ -505,18 +517,22 @@ def _ser_pmf_rows(src, weight, max_banks):
             dup = False
             for q in range(k):
                 if regs[q] == r:
+                    mult[q] += 1
                     dup = True
                     break
             if not dup:
                 regs[k] = r
+                mult[k] = 1
                 k += 1
         wt = weight[i]
         kcount[k] += wt
         for q in range(k):
             reg_hist[regs[q]] += wt
         pmf[0, 0] += wt
+        pmf_slots[0, 0] += wt
         for b in range(1, max_banks + 1):
             m = 0
+            m_slots = 0
             for q in range(k):
                 c = counts[regs[q] % b] + 1
                 counts[regs[q] % b] = c
@@ -524,8 +540,16 @@ def _ser_pmf_rows(src, weight, max_banks):
                     m = c
             for q in range(k):
                 counts[regs[q] % b] = 0
+            for q in range(k):
+                c = counts[regs[q] % b] + mult[q]
+                counts[regs[q] % b] = c
+                if c > m_slots:
+                    m_slots = c
+            for q in range(k):
+                counts[regs[q] % b] = 0
             pmf[b, m] += wt
-    return pmf, kcount, reg_hist
+            pmf_slots[b, m_slots] += wt
+    return pmf, kcount, reg_hist, pmf_slots
 
 
 @njit(cache=True, parallel=True)
@@ -1145,7 +1169,7 @@ def profile_trace(
     reads = float((trace.src != NONE).sum()) / n
     writes = float((trace.dst != NONE).sum()) / n
     # the serialization table and distinct-source count follow from the distribution of the max bank load
-    pmf, kcount, reg_hist = _ser_pmf(trace.src, MAX_BANKS)
+    pmf, kcount, reg_hist, pmf_slots = _ser_pmf(trace.src, MAX_BANKS)
     ser_sum = pmf @ np.arange(pmf.shape[1], dtype=np.float64)
     distinct = float(kcount @ np.arange(kcount.shape[0], dtype=np.float64))
     chain_total = _chain_cycles(
@@ -1262,6 +1286,7 @@ def profile_trace(
         shared_mem_bytes=int(trace.shared_mem_bytes),
         attrs={"trace": dict(trace.attrs), "latencies": lat.tolist()},
         ser_pmf=pmf / n,
+        ser_pmf_slots=pmf_slots / n,
         src_count_pmf=kcount / n,
         reg_hist=reg_hist,
         chain2=chain2 / n,

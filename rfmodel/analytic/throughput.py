@@ -131,6 +131,7 @@ def interval_model(
     l2_assoc=None,
     read_share=1.0,
     write_share=1.0,
+    operand_slots=True,
 ):
     """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
 
@@ -145,9 +146,11 @@ def interval_model(
     and the bank bound scale with it.  ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D
     miss that hits it costs ``L1 + L2`` latency and no DRAM bandwidth (default: every L1D miss goes
     to DRAM at ``miss_latency``).  ``l1d_assoc``/``l2_assoc``: ways (set-associative LRU hit
-    rates from the stack distances; default fully associative).  Returns a dict of arrays (``ipc``,
-    ``cycles``, ``bank_conflict_stall_cycles`` per instruction as ``conflict_per_instr``,
-    bounds, waits).
+    rates from the stack distances; default fully associative).  ``operand_slots``: every operand slot
+    is a bank read (a register named twice by one instruction is read twice, as the simulator's
+    collectors do); ``False`` for designs that read it once (distinct sources).  Returns a dict of
+    arrays (``ipc``, ``cycles``, ``bank_conflict_stall_cycles`` per instruction as
+    ``conflict_per_instr``, bounds, waits).
     """
     c = {**coefficient_defaults(), **(coef or {})}
     q = np.asarray(c["softmin_q"], dtype=np.float64)
@@ -157,17 +160,21 @@ def interval_model(
     P = np.maximum(np.asarray(ports_per_bank, dtype=np.float64), 1.0)
     N_oc = np.asarray(collectors, dtype=np.float64)
     Bi = banks if interleave_banks is None else interleave_banks
+    # the bank reads of one instruction: every operand slot (a register named twice is read twice, as the
+    # simulator's collectors do) or, for designs whose collectors read such a register once, its distinct
+    # sources
+    reads_i = profile.reads_per_instr if operand_slots else profile.distinct_reads_per_instr
     if mapping == "warp-per-bank":
-        ser = np.ceil(profile.ser_warp / P) + 0 * np.asarray(Bi, dtype=np.float64)
+        ser = np.ceil(reads_i / P) + 0 * np.asarray(Bi, dtype=np.float64)
         excess = np.maximum(ser - 1.0, 0.0)
     else:
-        ser = profile.ser_ports(Bi, P)
-        excess = profile.ser_excess(Bi, P)
+        ser = profile.ser_ports(Bi, P, slots=operand_slots)
+        excess = profile.ser_excess(Bi, P, slots=operand_slots)
     bc = np.maximum(np.asarray(bank_cycles, dtype=np.float64), 1.0)
     rs = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
     ser = ser * bc * rs
     excess = excess * rs
-    r = profile.distinct_reads_per_instr * rs
+    r = reads_i * rs
     w = profile.writes_per_instr * np.clip(np.asarray(write_share, dtype=np.float64), 0.0, 1.0)
     hit = (
         profile.l1d_hit_rate(l1d_lines, l1d_assoc)

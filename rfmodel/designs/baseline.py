@@ -78,13 +78,14 @@ def resident_warps(profile, sm, grid: dict):
 
 
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
-                write_share=1.0) -> dict:  # fmt: skip
+                write_share=1.0, operand_slots=True) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; ``extra_collect``: cycles added to every operand
     collection (designs that read some operands from a slower structure); ``bank_cycles``: cycles
     one bank access takes (slow banks); ``read_share``/``write_share``: the fractions of operand reads
-    and result writes that access the banks (designs with an operand cache or write bypass).
+    and result writes that access the banks (designs with an operand cache or write bypass);
+    ``operand_slots``: bank reads count operand slots, else distinct sources (``interval_model``).
     """
     p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
     warps = resident_warps(profile, sm, grid)
@@ -132,6 +133,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         l2_assoc=L2_ASSOC,
         read_share=read_share,
         write_share=write_share,
+        operand_slots=operand_slots,
     )
     return m
 
@@ -192,17 +194,18 @@ class Baseline(Design):
             }
         }
 
-    def analytic(self, profile, sm, grid, read_share=1.0, write_share=1.0):
+    def analytic(self, profile, sm, grid, read_share=1.0, write_share=1.0, operand_slots=True):
         """The calibrated interval model (``rfmodel.analytic.throughput.interval_model``).
 
         ``read_share``/``write_share`` (designs built on this one): the fractions of operand reads and
         result writes that access the banks; the metrics still count every operand and result.
+        ``operand_slots``: the share applies to operand slots (``True``) or to distinct sources.
         """
         # main_rf_latency_x: every bank access holds its bank x cycles and delivers after as long
         # (continuous here; the simulator rounds to whole cycles)
         x = np.maximum(np.asarray(grid.get("main_rf_latency_x", 1.0), dtype=np.float64), 1.0)
         m = sm_interval(profile, sm, grid, coefficients(self, grid), bank_cycles=x, read_share=read_share,
-                        write_share=write_share)  # fmt: skip
+                        write_share=write_share, operand_slots=operand_slots)  # fmt: skip
         warps = m["warps"]
         n = float(profile.n_instrs)
         reads = n * profile.reads_per_instr
