@@ -126,6 +126,27 @@ def test_cv_spread_is_out_of_sample(records):
     assert cv >= 0.8 * tr
 
 
+def test_stall_loss_choices(records):
+    """Both bank-stall residuals fit within the bounds; an unknown one is one clear error; the out-of-fold
+    stall errors come back with the cross-validated scale."""
+    from rfmodel.calibrate import calibrate, cv_spread
+    from rfmodel.errors import RfmodelError
+
+    train = [dict(r) for r in records]
+    params = rfmodel.analytic.calibration.params_of(rfmodel.designs.base.get_design("baseline"))
+    for loss in ("relative", "log"):
+        coef = fit_design("baseline", train, dict(TINY, stall_loss=loss), max_nfev=4)
+        assert all(lo <= coef[k] <= hi for k, (_, lo, hi) in params.items())
+    with pytest.raises(RfmodelError, match="stall_loss.*allowed: relative, log"):
+        fit_design("baseline", train, dict(TINY, stall_loss="l1"), max_nfev=4)
+    with pytest.raises(RfmodelError, match="stall_loss"):
+        calibrate(dict(TINY, stall_loss="l1"), checkpoint_dir="/nonexistent/never-created")
+    errs = []
+    log_sweep = dict(TINY, stall_loss="log")
+    cv_spread("baseline", train, log_sweep, init=None, folds=3, max_nfev=2, stall_errs=errs)
+    assert errs and all(np.isfinite(errs)) and all(e >= -1.0 for e in errs)
+
+
 def test_a_rejected_point_is_reported_not_fatal_in_worker_processes(tmp_path):
     sweep = dict(TINY, workloads=["saxpy"], points=[{}, {"warps_per_sm": 8}])  # 8 warps < one 1024-thread CTA
     jobs = sweep_jobs(sweep, designs=["baseline"])

@@ -433,6 +433,21 @@ PRIOR = 0.0
 REFIT = ("softmin_q", "latency_scale", "ser_stall", "queue_stall")
 #: weights of the residual blocks: log IPC ratio, hit-rate error in units of 5 points, bank-stall error
 WEIGHTS = {"ipc": 1.0, "hit": 0.5, "stall": 0.3}
+#: the bank-stall residual (sweep key ``stall_loss``): ``"relative"``, ``(model - sim) / max(sim, f)``, or
+#: ``"log"``, ``log((model + f) / (sim + f))``, with ``f`` = 2 % of the instructions
+STALL_LOSS = "log"
+STALL_LOSSES = ("relative", "log")
+
+
+def stall_loss_of(sweep: dict) -> str:
+    """The sweep's ``stall_loss`` (default :data:`STALL_LOSS`); an unknown one is an error naming the
+    allowed ones."""
+    from rfmodel.errors import RfmodelError
+
+    loss = sweep.get("stall_loss", STALL_LOSS)
+    if loss not in STALL_LOSSES:
+        raise RfmodelError(f"sweep key 'stall_loss' is {loss!r}; allowed: {', '.join(STALL_LOSSES)}")
+    return loss
 
 
 def fit_design(
@@ -448,7 +463,8 @@ def fit_design(
 
     Residuals, stacked: ``log(IPC_model / IPC_sim)``; for the design metrics both engines give
     (``rf_cache_hit_rate``) the error over 0.05; and the bank-stall error relative to
-    ``max(stall_sim, 0.02 x instructions)``; weighted by :data:`WEIGHTS`.  ``init``: start values
+    ``max(stall_sim, 0.02 x instructions)`` (or their log ratio, each padded by that 2 %: sweep key
+    ``stall_loss``, :data:`STALL_LOSS`); weighted by :data:`WEIGHTS`.  ``init``: start values
     (e.g. the baseline's fitted interval coefficients) for the names it holds; then only the names
     it does not hold and :data:`REFIT` move, unless ``free="all"``.  Bounds are the
     declared ones; ``scipy.optimize.least_squares`` (trust-region reflective).
@@ -476,6 +492,7 @@ def fit_design(
     st_sim = [np.array([r["sim"]["bank_conflict_stall_cycles"] for r in g.recs]) for g in groups]
     st_ok = [np.array([stall_measured(r["sim"]) for r in g.recs]) for g in groups]
     hit_sim = [{k: np.array([r["sim"].get(k, np.nan) for r in g.recs]) for k in HIT_METRICS} for g in groups]
+    stall_loss = stall_loss_of(sweep)
 
     def residuals(x):
         c = {**coef, **dict(zip(names, x, strict=True))}
@@ -483,12 +500,12 @@ def fit_design(
         for g, s_ipc, s_st, ok, s_hit in zip(groups, ipc_sim, st_sim, st_ok, hit_sim, strict=True):
             pr = g.predict(c)
             out.append(WEIGHTS["ipc"] * np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(s_ipc, 1e-6)))
-            out.append(
-                WEIGHTS["stall"]
-                * ok
-                * (pr["bank_conflict_stall_cycles"] - s_st)
-                / np.maximum(s_st, 0.02 * g.n_sim)
-            )
+            floor = 0.02 * g.n_sim
+            if stall_loss == "log":  # symmetric: an overestimate by x costs what an underestimate by 1/x does
+                e_st = np.log((np.maximum(pr["bank_conflict_stall_cycles"], 0.0) + floor) / (s_st + floor))
+            else:
+                e_st = (pr["bank_conflict_stall_cycles"] - s_st) / np.maximum(s_st, floor)
+            out.append(WEIGHTS["stall"] * ok * e_st)
             for k in HIT_METRICS:
                 if k in pr and np.isfinite(s_hit[k]).all():
                     out.append(WEIGHTS["hit"] * (pr[k] - s_hit[k]) / 0.05)
@@ -692,6 +709,7 @@ def calibrate(
 ) -> dict:
     """Run the sweep (resumable), fit every calibratable design, report held-out errors, write files."""
     sweep = dict(sweep or DEFAULT_SWEEP)
+    stall_loss_of(sweep)  # a bad fitting key fails before any simulation
     sv = f"{simulator_version()}#{_sim_source_hash()}"
     jobs = sweep_jobs(sweep, designs)
     records, ran = run_jobs(
@@ -787,13 +805,15 @@ def cv_spread(
     max_nfev: int = 10,
     fold_inits: dict | None = None,
     fits_out: dict | None = None,
+    stall_errs: list | None = None,
 ) -> float:
     """RMS of ``log(IPC_model / IPC_sim)`` out of fold: each group of :func:`cv_folds` is predicted by
     :func:`fit_procedure` (at most ``max_nfev`` evaluations) on the other training workloads.  The
     start point is ``fold_inits[fold]`` when given (the baseline's fit on that fold's training part,
     so that no coefficient has seen the left-out workloads), else ``init``.  ``fits_out`` receives the
     fold fits.  The training error understates the error on new workloads; this is the model-error
-    scale the Monte-Carlo engine carries (``model_log_ipc_sd``)."""
+    scale the Monte-Carlo engine carries (``model_log_ipc_sd``).  ``stall_errs`` receives the
+    out-of-fold bank-stall errors (the report's, on the runs that measure stalls)."""
     recs = [r for r in train if r["design"] == design]
     errs = []
     for out in cv_folds(train, sweep, folds):
@@ -803,8 +823,15 @@ def cv_spread(
             fits_out[out] = fit
         for g in _groups([r for r in recs if r["workload"] in out], sweep):
             sim = np.array([r["sim"]["ipc"] for r in g.recs])
-            pred = g.predict(coef_for(fit, g.recs[0]["gpu"]))["ipc"]
-            errs.append(np.log(np.maximum(pred, 1e-6) / np.maximum(sim, 1e-6)))
+            pr = g.predict(coef_for(fit, g.recs[0]["gpu"]))
+            errs.append(np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(sim, 1e-6)))
+            if stall_errs is not None:
+                for i, r in enumerate(g.recs):
+                    s = r["sim"]
+                    if stall_measured(s):
+                        ref = max(s["bank_conflict_stall_cycles"], 0.02 * s["warp_instructions"])
+                        stall_errs.append((float(pr["bank_conflict_stall_cycles"][i])
+                                           - s["bank_conflict_stall_cycles"]) / ref)  # fmt: skip
     return float(np.sqrt(np.mean(np.concatenate(errs) ** 2))) if errs else 0.0
 
 
