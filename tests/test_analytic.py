@@ -376,3 +376,29 @@ def test_bank_shares_take_reads_writes_and_the_write_hold_off_the_banks():
     off = sm_interval(prof, sm, {}, coef, bank_cycles=6.0, read_share=0.0, write_share=0.0)
     fast_off = sm_interval(prof, sm, {}, coef, bank_cycles=1.0, read_share=0.0, write_share=0.0)
     assert float(off["ipc"]) == pytest.approx(float(fast_off["ipc"]), rel=1e-9)
+
+
+def test_each_design_declares_what_its_collectors_read_as_the_simulator_does():
+    """``Design.operand_slots`` (the analytic bank model's choice of table) agrees with the simulator: a
+    one-warp chain naming a register twice per instruction takes one cycle more per instruction than naming
+    two registers exactly for the designs that read every slot, and no more for those that read it once."""
+    from rfmodel.designs.base import design_names, get_design
+    from rfmodel.errors import RfmodelError
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.sim import simulate_trace, trace_from_warps
+
+    sm = resolve_gpu("fermi-gtx480")
+    n = 100
+    seen = set()
+    for name in design_names():
+        d = get_design(name)
+        cyc = {}
+        try:
+            for srcs in ([2, 2], [2, 3]):
+                tr = trace_from_warps([[("IADD3", [1], srcs)] * n])
+                cyc[srcs[1]] = simulate_trace(tr, sm, name, {}).metrics["cycles"]
+        except RfmodelError:  # a design without simulator support
+            continue
+        assert cyc[2] - cyc[3] == (n if d.operand_slots else 0), name
+        seen.add(d.operand_slots)
+    assert seen == {True, False}

@@ -131,16 +131,16 @@ def scaled_baseline(base: dict, reads_saved, ipc_factor, extra_events: dict, dro
     return out
 
 
-def with_shares(profile, sm, grid, hit, write_share=1.0) -> dict:
+def with_shares(design, profile, sm, grid, hit, write_share=1.0) -> dict:
     """The baseline's analytic metrics when a share ``hit`` of the operand reads (and ``1 - write_share``
     of the results) do not access the banks: fewer bank accesses to queue and serialize, and no slow-bank
-    write hold for the consumers that find their operand in the design's buffer.  The share applies to the
-    distinct sources: a collector that keeps operands reads a register named twice by one instruction
-    once."""
+    write hold for the consumers that find their operand in the design's buffer.  The banks see what the
+    design's collectors read (``design.operand_slots``): every operand slot (the reuse cache, keyed by
+    slot) or the distinct sources (BOW and Malekeh read a register named twice by one instruction once)."""
     from rfmodel.designs.baseline import Baseline
 
     return Baseline().analytic(profile, sm, grid, read_share=1.0 - np.asarray(hit, dtype=np.float64),
-                               write_share=write_share, operand_slots=False)  # fmt: skip
+                               write_share=write_share, operand_slots=design.operand_slots)  # fmt: skip
 
 
 def _ipc_gain(base, hit, reads_per_instr, coef):
@@ -182,7 +182,7 @@ def malekeh_analytic_terms(profile, sm, grid, design=None):
     oversub = np.maximum(0.0, 1.0 - ccus / warps)
     survival = np.exp(-c["flush_per_instr"] * dnear * oversub / (1.0 + 0.1 * sthld))
     hit = np.clip(near * c["near_hit"] * survival, 0.0, 1.0)
-    base = with_shares(profile, sm, grid, hit)
+    base = with_shares(design, profile, sm, grid, hit)
     reads = base["rf_reads"]
     saved = reads * hit
     gain = _ipc_gain(base, hit, profile.reads_per_instr, c["ipc_gain_per_saved_read"])
@@ -221,7 +221,7 @@ def bow_analytic_terms(design, profile, sm, grid):
     hit = np.clip(c["bow_hit_scale"] * near, 0.0, 1.0)
     bypass_frac = np.minimum(hit * profile.reads_per_instr * c["bow_bypass_share"] * bypass_on
                              / max(profile.writes_per_instr, 1e-12), 1.0)  # fmt: skip
-    base = with_shares(profile, sm, grid, hit, write_share=1.0 - bypass_frac)
+    base = with_shares(design, profile, sm, grid, hit, write_share=1.0 - bypass_frac)
     reads = base["rf_reads"]
     saved = reads * hit
     factor = np.maximum(_ipc_gain(base, hit, profile.reads_per_instr, c["bow_ipc_gain"]), 0.05)
@@ -255,7 +255,7 @@ def reuse_cache_analytic_terms(design, profile, sm, grid):
         trace_attrs.get("kernel_source", "")).startswith("synthetic")
     flags = 0.0 if no_flags else 1.0
     hit = np.clip(c["reuse_flag_share"] * f1 * c["reuse_same_warp"] * flags, 0.0, 1.0)
-    base = with_shares(profile, sm, grid, hit)
+    base = with_shares(design, profile, sm, grid, hit)
     reads = base["rf_reads"]
     saved = reads * hit
     factor = np.maximum(_ipc_gain(base, hit, profile.reads_per_instr, c["reuse_ipc_gain"]), 0.05)

@@ -201,6 +201,10 @@ class Design:
     #: ``sim_metrics`` and ``analytic`` report beside the common ones; ``evaluate`` puts each in the
     #: Dataset (NaN where an engine does not give it)
     metrics: ClassVar[tuple[str, ...]] = ()
+    #: what the design's collectors read from the banks: every operand slot (a register named twice by one
+    #: instruction is read twice, as the simulator's own collectors do) or, ``False``, each distinct source
+    #: register once; the analytic bank model (``interval_model(operand_slots=...)``) follows it
+    operand_slots: ClassVar[bool] = True
 
     def compile(self, kernel):
         """The design's compiler pass over a static kernel (identity by default)."""

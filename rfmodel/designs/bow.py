@@ -164,6 +164,7 @@ HOOKS = SimHooks(operand=bow_operand, write=bow_write)
 @register
 class Bow(Design):
     name = "bow"
+    operand_slots = False  # a register named twice by one instruction is read once
     description = "BOW: per-warp sliding window of 3 instructions forwarding operands, write bypass"
     parameters = tuple(DEFAULTS)
     metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "bow_bypassed_writes", "bow_flushes")

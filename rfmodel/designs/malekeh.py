@@ -791,6 +791,7 @@ def rate(num, den):
 @register
 class Malekeh(Design):
     name = "malekeh"
+    operand_slots = False  # a register named twice by one instruction is read once
     description = "Malekeh: caching collector units with compiler near/far reuse hints and adaptive STHLD"
     parameters = tuple(DEFAULTS)
     metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "ccu_dropped_writes", "ccu_flushes",
