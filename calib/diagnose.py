@@ -36,7 +36,7 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
         coef_for,
         run_jobs,
         split,
-        stall_measured,
+        stall_error,
         sweep_jobs,
     )
 
@@ -51,10 +51,10 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
         for i, r in enumerate(g.recs):
             s = r["sim"]
             if metric == "bank_stall":
-                if not stall_measured(s):
-                    continue
                 sim, mod = s["bank_conflict_stall_cycles"], float(pred["bank_conflict_stall_cycles"][i])
-                err = (mod - sim) / max(sim, 0.02 * s["warp_instructions"])
+                err = stall_error(mod, s)
+                if err is None:  # the simulator does not measure bank stalls in this run
+                    continue
             else:
                 sim, mod = s["ipc"], float(pred["ipc"][i])
                 err = mod / sim - 1.0 if sim > 0 else np.nan

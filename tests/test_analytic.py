@@ -57,7 +57,7 @@ def test_serialization_table_known_answer():
     assert p.ser[4] == pytest.approx(3 / 2)
     assert p.ser[8] == pytest.approx(2 / 2)
     assert p.ser[16] == pytest.approx(1 / 2)
-    assert p.ser_warp == pytest.approx(3 / 2)
+    assert p.distinct_reads_per_instr == pytest.approx(3 / 2)  # all in one bank: warp-per-bank mapping
 
 
 def test_duplicate_source_register_distinct_and_slot_tables():

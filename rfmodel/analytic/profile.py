@@ -11,7 +11,6 @@ analytic engine never touches the trace again.  What it holds:
   registers are interleaved over ``B`` banks (``bank = (reg + warp) mod B``;
   the warp offset rotates banks and does not change the maximum, so the table
   is exact for that mapping and for plain ``reg mod B``), for ``B = 1..64``;
-  also ``ser_warp``: the same when all of a warp's registers sit in one bank;
 * **single-warp dependency time** ``chain[k]``: the cycles one warp needs on its
   own when every instruction waits for its producers' latencies plus ``k``
   extra cycles of operand collection (issue one instruction per cycle,
@@ -119,7 +118,6 @@ class WorkloadProfile:
     distinct_reads_per_instr: float
     writes_per_instr: float
     ser: np.ndarray  # float64 [MAX_BANKS + 1]: mean max-bank load, index = banks
-    ser_warp: float  # mean distinct sources per instruction (all in one bank)
     chain_extra: np.ndarray  # int64 [K]: extra collection cycles tabulated
     chain: np.ndarray  # float64 [K]: mean single-warp cycles per instruction
     mem_lines_per_instr: float  # L1D line accesses per instruction
@@ -1199,7 +1197,7 @@ def profile_trace(
         return WorkloadProfile(
             name=name or trace.kernel, n_instrs=n, n_warps=trace.n_warps, mix=mix.astype(np.float64),
             reads_per_instr=reads, distinct_reads_per_instr=distinct / n, writes_per_instr=writes,
-            ser=ser_sum / n, ser_warp=distinct / n, chain_extra=CHAIN_EXTRA.copy(), chain=chain_total / n,
+            ser=ser_sum / n, chain_extra=CHAIN_EXTRA.copy(), chain=chain_total / n,
             mem_lines_per_instr=len(lines) / n, line_stack_hist=hist,
             regs_per_thread=int(trace.regs_per_thread), threads_per_cta=int(trace.threads_per_cta),
             ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes),
@@ -1275,7 +1273,6 @@ def profile_trace(
         distinct_reads_per_instr=distinct / n,
         writes_per_instr=writes,
         ser=ser_sum / n,
-        ser_warp=distinct / n,
         chain_extra=CHAIN_EXTRA.copy(),
         chain=chain_total / n,
         mem_lines_per_instr=len(lines) / n,

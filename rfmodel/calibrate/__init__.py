@@ -523,6 +523,15 @@ def fit_design(
     return {**coef, **dict(zip(names, map(float, r.x), strict=True))}
 
 
+def stall_error(model: float, sim: dict) -> float | None:
+    """The report's bank-stall error of one run: ``(model - sim) / max(sim, 2 % of instructions)``, or
+    ``None`` where the simulator does not measure bank stalls (:func:`stall_measured`)."""
+    if not stall_measured(sim):
+        return None
+    s = sim["bank_conflict_stall_cycles"]
+    return (float(model) - s) / max(s, 0.02 * sim["warp_instructions"])
+
+
 def stall_measured(sim: dict) -> bool:
     """Whether the simulator measured bank-conflict stalls in this run (its slow-bank mode times the
     banks in the design's hooks and counts none: such runs are left out of the stall comparison)."""
@@ -547,7 +556,6 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
         pred = g.predict(coef_for(coef, g.recs[0]["gpu"]))
         for i, rec in enumerate(g.recs):
             s = rec["sim"]
-            stall_ref = max(s["bank_conflict_stall_cycles"], 0.02 * s["warp_instructions"])
             rows.append(
                 {
                     "gpu": rec["gpu"],
@@ -561,11 +569,7 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
                     "hit_rate_ae": abs(pred["l1d_hit_rate"][i] - s["l1d_hit_rate"]),
                     "bank_stall_sim": s["bank_conflict_stall_cycles"],
                     "bank_stall_model": float(pred["bank_conflict_stall_cycles"][i]),
-                    "bank_stall_rel_err": (
-                        (pred["bank_conflict_stall_cycles"][i] - s["bank_conflict_stall_cycles"]) / stall_ref
-                        if stall_measured(s)
-                        else None
-                    ),
+                    "bank_stall_rel_err": stall_error(pred["bank_conflict_stall_cycles"][i], s),
                     "rf_access_rel_err": (
                         pred["rf_reads"][i] + pred["rf_writes"][i] - s["rf_reads"] - s["rf_writes"]
                     )
@@ -826,12 +830,9 @@ def cv_spread(
             pr = g.predict(coef_for(fit, g.recs[0]["gpu"]))
             errs.append(np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(sim, 1e-6)))
             if stall_errs is not None:
-                for i, r in enumerate(g.recs):
-                    s = r["sim"]
-                    if stall_measured(s):
-                        ref = max(s["bank_conflict_stall_cycles"], 0.02 * s["warp_instructions"])
-                        stall_errs.append((float(pr["bank_conflict_stall_cycles"][i])
-                                           - s["bank_conflict_stall_cycles"]) / ref)  # fmt: skip
+                st = pr["bank_conflict_stall_cycles"]
+                found = (stall_error(st[i], r["sim"]) for i, r in enumerate(g.recs))
+                stall_errs.extend(e for e in found if e is not None)
     return float(np.sqrt(np.mean(np.concatenate(errs) ** 2))) if errs else 0.0
 
 
