@@ -17,8 +17,9 @@ from pathlib import Path
 
 import rfmodel
 
-#: package folders whose files never change a computed result (compiled-code caches, fitted parameters)
+#: compiled-code caches (Python's and numba's): never part of what decides a result
 _SKIP_DIRS = {"__pycache__"}
+_SKIP_SUFFIXES = (".pyc", ".nbi", ".nbc")
 
 
 def cache_dir() -> Path | None:
@@ -41,9 +42,8 @@ def source_hash(*subdirs: str, exclude: tuple[str, ...] = ()) -> str:
     for sub in subdirs or ("",):
         for f in sorted((pkg / sub).rglob("*")):
             rel = f.relative_to(pkg).as_posix()
-            if not f.is_file() or _SKIP_DIRS & set(f.relative_to(pkg).parts) or rel.startswith(exclude):
-                continue
-            if f.suffix in (".pyc", ".nbi", ".nbc"):
+            skip = _SKIP_DIRS & set(f.relative_to(pkg).parts) or f.suffix in _SKIP_SUFFIXES
+            if skip or not f.is_file() or rel.startswith(exclude):
                 continue
             h.update(rel.encode())
             h.update(f.read_bytes())

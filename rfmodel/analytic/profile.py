@@ -248,15 +248,12 @@ class WorkloadProfile:
         return {"length": one(self.iv_len), "ws": one(self.iv_ws), "live": one(self.iv_live),
                 "maxload": two(self.iv_maxload), "even": two(self.iv_even)}  # fmt: skip
 
-    def _load_pmf(self, slots: bool) -> np.ndarray:
-        return self.ser_pmf_slots if slots and self.ser_pmf_slots is not None else self.ser_pmf
-
     def ser_ports(self, banks, ports, slots: bool = False) -> np.ndarray:
         """Mean bank cycles ``E[ceil(max load / ports)]`` (vectorized over banks and ports); ``slots``:
         the load counts operand slots (a register named twice is read twice), else distinct sources."""
         b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
         p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
-        table = self._load_pmf(slots)
+        table = self.ser_pmf_slots if slots else self.ser_pmf
         m = np.arange(table.shape[1], dtype=np.float64)
         return (table[b] * np.ceil(m / p[..., None])).sum(axis=-1)
 
@@ -265,7 +262,7 @@ class WorkloadProfile:
         as in :meth:`ser_ports`)."""
         b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
         p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
-        table = self._load_pmf(slots)
+        table = self.ser_pmf_slots if slots else self.ser_pmf
         m = np.arange(table.shape[1], dtype=np.float64)
         return (table[b] * np.maximum(np.ceil(m / p[..., None]) - 1.0, 0.0)).sum(axis=-1)
 
@@ -715,9 +712,6 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
     at_bar = np.zeros(nw, dtype=np.bool_)
     opnd = np.zeros(nw, dtype=np.float64)
     ufree = np.zeros((n_sched, n_units), dtype=np.float64)
-    ready[:, :] = 0.0
-    pready[:, :] = 0.0
-    ufree[:, :] = 0.0
     lsu_free = 0.0
     live = 0
     for q in range(nw):
@@ -925,6 +919,19 @@ def _reg_cache_hists(warp_ptr, op, dst, src, dmax, barrier_op, is_ll):
     return fifo, lru, points
 
 
+@njit(cache=True, inline="always")
+def _rc_empty(fl, emax, ring, head, cnt, inset, stk, slen, depth):
+    """Empty every partition size of flush variant ``fl`` of ``_reg_cache_sim`` (FIFO rings, LRU stack)."""
+    for e in range(1, emax + 1):
+        for k in range(cnt[fl, e]):
+            inset[fl, e, ring[fl, e, (head[fl, e] + k) % e]] = False
+        cnt[fl, e] = 0
+        head[fl, e] = 0
+    for k in range(slen[fl]):
+        depth[fl, stk[fl, k]] = -1
+    slen[fl] = 0
+
+
 @njit(cache=True)
 def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
     """Read hits of write-allocate, read-no-allocate per-warp partitions of ``e = 0..emax`` entries.
@@ -954,25 +961,11 @@ def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
     for w in range(warp_ptr.shape[0] - 1):
         pend[:] = False
         for fl in range(2):
-            for e in range(1, emax + 1):
-                for k in range(cnt[fl, e]):
-                    inset[fl, e, ring[fl, e, (head[fl, e] + k) % e]] = False
-                cnt[fl, e] = 0
-                head[fl, e] = 0
-            for k in range(slen[fl]):
-                depth[fl, stk[fl, k]] = -1
-            slen[fl] = 0
+            _rc_empty(fl, emax, ring, head, cnt, inset, stk, slen, depth)
         for i in range(warp_ptr[w], warp_ptr[w + 1]):
             if _deactivates(op, src, pend, i, barrier_op):
                 pend[:] = False
-                for e in range(1, emax + 1):  # flushed partitions (fl = 1) empty
-                    for k in range(cnt[1, e]):
-                        inset[1, e, ring[1, e, (head[1, e] + k) % e]] = False
-                    cnt[1, e] = 0
-                    head[1, e] = 0
-                for k in range(slen[1]):
-                    depth[1, stk[1, k]] = -1
-                slen[1] = 0
+                _rc_empty(1, emax, ring, head, cnt, inset, stk, slen, depth)  # the flushed partitions
             for j in range(src.shape[1]):
                 r = src[i, j]
                 if r == NONE:
