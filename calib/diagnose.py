@@ -4,6 +4,7 @@
     python calib/diagnose.py bow --worst 20           # and the 20 largest errors (training rows too)
     python calib/diagnose.py baseline --coef fit.json # coefficients from another fit
     python calib/diagnose.py rfc --metric bank_stall  # bank-conflict stall cycles instead of IPC
+    python calib/diagnose.py baseline --metric bank_stall --workload saxpy  # every row of one workload
 
 Reads the sweep's simulations from ``calib/checkpoints/`` (simulating what is missing, as ``calib/run.py``
 does) and the same train/held-out split as the calibration; prints the mean signed error (bias) and the
@@ -87,6 +88,7 @@ def main(argv=None) -> int:
     ap.add_argument("--checkpoints", default=str(ROOT / "calib" / "checkpoints"))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--metric", choices=("ipc", "bank_stall"), default="ipc")
+    ap.add_argument("--workload", help="also list every row (training and held out) of this workload")
     a = ap.parse_args(argv)
     entry = json.loads(Path(a.coef).read_text()) if a.coef else None
     rows = rows_of(a.design, entry, a.checkpoints, a.workers, a.metric)
@@ -104,9 +106,15 @@ def main(argv=None) -> int:
     print("held out, by GPU and design point:")
     for k, n, b, m in summarize(held, lambda x: (x["gpu"], x["point"])):
         print(f"  {k[0]:14s} {k[1]:46s} {n:3d} {100 * b:+6.1f} {100 * m:6.1f}")
+    listed = []
     if a.worst:
-        print(f"largest {a.worst} errors (all rows):")
-        for x in sorted((x for x in rows if np.isfinite(x["err"])), key=lambda x: -abs(x["err"]))[: a.worst]:
+        worst = sorted((x for x in rows if np.isfinite(x["err"])), key=lambda x: -abs(x["err"]))[: a.worst]
+        listed.append((f"largest {a.worst} errors (all rows):", worst))
+    if a.workload:
+        listed.append((f"every row of {a.workload}:", [x for x in rows if x["workload"] == a.workload]))
+    for title, chosen in listed:
+        print(title)
+        for x in chosen:
             hit = "" if np.isnan(x["hit_sim"]) else f"  hit sim {x['hit_sim']:.3f} model {x['hit_model']:.3f}"
             print(f"  {x['gpu']:13s} {x['workload']:28s} {x['point']:46s} {x['split']:15s} "
                   f"sim {x['sim']:.3f} model {x['model']:.3f} {100 * x['err']:+6.1f} %{hit}")  # fmt: skip
