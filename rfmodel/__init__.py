@@ -1,11 +1,36 @@
 """rfmodel: performance, energy and area models of GPU register-file designs.
 
 The one façade is :func:`rfmodel.evaluate`; design-space search is
-:func:`rfmodel.optimize.optimize`.
+:func:`rfmodel.optimize.optimize`.  The names below are loaded on first use, so that
+``import rfmodel.errors`` or ``import rfmodel.spec`` does not load the engines (numba, xarray).
 """
 
-__version__ = "0.1.0"
+import sys
+import types
 
-from rfmodel.evaluate import evaluate, sensitivity  # noqa: E402  (the façade, also rfmodel.evaluate)
+from rfmodel.version import __version__
 
 __all__ = ["evaluate", "sensitivity", "__version__"]
+
+
+def __getattr__(name: str):
+    if name in ("evaluate", "sensitivity"):
+        import importlib
+
+        value = getattr(importlib.import_module("rfmodel.evaluate"), name)
+        globals()[name] = value  # later lookups skip this hook
+        return value
+    raise AttributeError(f"module 'rfmodel' has no attribute {name!r}")
+
+
+class _Face(types.ModuleType):
+    """The package module: ``rfmodel.evaluate`` stays the façade function even after the import system
+    binds the submodule of the same name (``sys.modules['rfmodel.evaluate']`` is the module)."""
+
+    def __setattr__(self, name, value):
+        if name == "evaluate" and isinstance(value, types.ModuleType):
+            value = value.evaluate
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Face

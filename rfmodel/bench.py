@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import time
 
-from rfmodel.designs.base import design_names, run_analytic
+from rfmodel.analytic.engine import run_analytic
+from rfmodel.designs.base import design_names
 from rfmodel.evaluate import resolve_gpu
 
 #: the default benchmark: 48 resident warps on the 48-warp Fermi SM, 474k warp instructions

@@ -15,7 +15,8 @@ import os
 from functools import cache
 from pathlib import Path
 
-import rfmodel
+#: the package's folder (this module sits at its top)
+PKG_DIR = Path(__file__).resolve().parent
 
 #: compiled-code caches (Python's and numba's): never part of what decides a result
 _SKIP_DIRS = {"__pycache__"}
@@ -37,7 +38,7 @@ def cache_dir() -> Path | None:
 def source_hash(*subdirs: str, exclude: tuple[str, ...] = ()) -> str:
     """Hash of the package's files under ``subdirs`` (all of the package without any), skipping
     compiled-code caches and the relative paths in ``exclude``: what decides a cached result."""
-    pkg = Path(rfmodel.__file__).resolve().parent
+    pkg = PKG_DIR
     h = hashlib.sha1()
     for sub in subdirs or ("",):
         for f in sorted((pkg / sub).rglob("*")):

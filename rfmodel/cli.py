@@ -516,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rfmodel",
         description="Performance, energy and area models of GPU register-file designs.",
     )
-    from rfmodel import __version__
+    from rfmodel.version import __version__
 
     p.add_argument("--version", action="version", version=f"rfmodel {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")

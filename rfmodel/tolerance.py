@@ -109,9 +109,8 @@ def max_tolerable_latency(
     ``design``; the reference's one is not counted), ``hi_reached``, and the inputs (``design``,
     ``reference``, ``workload``, ``gpu``, ``method``, ``tol``, ``hi``, ``resolution``).
     """
-    import rfmodel
     from rfmodel.designs.base import get_design
-    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.evaluate import evaluate, resolve_gpu
 
     tol = _number("tol", tol, 0.0, 1.0, lo_open=True)
     hi = _number("hi", hi, 1.0, MAX_LATENCY_X)
@@ -139,7 +138,7 @@ def max_tolerable_latency(
     sm_fields = set(resolve_gpu(gpu).to_dict()) | {"collector_units"}
 
     def ipc(dd, p) -> float:
-        ds = rfmodel.evaluate(dd, workload, gpu, method=method, params={k: [v] for k, v in p.items()},
+        ds = evaluate(dd, workload, gpu, method=method, params={k: [v] for k, v in p.items()},
                               max_warps=mw, seed=seed)
         return float(ds["ipc"].values.ravel()[0])
 

@@ -268,8 +268,8 @@ def test_slow_bank_dependent_chain_matches_the_simulator():
     bank and then for the slow read, so the simulator adds about 2 (x - 1) cycles per instruction at
     main-RF latency x; the interval model with its default coefficients follows within 10 %, and keeps
     growing beyond the old 16-cycle end of its table."""
+    from rfmodel.analytic.model import sm_interval
     from rfmodel.analytic.throughput import coefficient_defaults
-    from rfmodel.designs.baseline import sm_interval
     from rfmodel.evaluate import exec_latencies, resolve_gpu
     from rfmodel.sim import simulate_trace, trace_from_warps
 
@@ -356,8 +356,8 @@ def test_bank_shares_take_reads_writes_and_the_write_hold_off_the_banks():
     """A design that serves operands elsewhere (read_share < 1) queues and serializes less at the banks and
     skips part of the slow-bank write hold: at 6x banks its IPC rises with the share kept off the banks,
     shares of 1 are the baseline itself, and with nothing reaching the banks the slow banks cost nothing."""
+    from rfmodel.analytic.model import sm_interval
     from rfmodel.analytic.throughput import coefficient_defaults
-    from rfmodel.designs.baseline import sm_interval
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
     sm = resolve_gpu("fermi-gtx480")

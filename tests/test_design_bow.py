@@ -116,13 +116,13 @@ def test_analytic_events_match_structures():
 
 
 def test_analytic_hit_rate_grows_with_window():
-    from rfmodel.analytic.collectors import bow_analytic_terms
+    from rfmodel.analytic.engine import run_analytic
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
     sm = resolve_gpu("fermi-gtx480")
     prof = workload_profile("saxpy", sm)
     grid = {"window": np.array([1.0, 2.0, 3.0, 5.0])}
-    m = bow_analytic_terms(get_design("bow"), prof, sm, grid)
+    m = run_analytic(get_design("bow"), prof, sm, grid)
     h = m["rf_cache_hit_rate"]
     assert h[0] == 0 and np.all(np.diff(h) >= 0) and h[-1] <= 1
     assert set(m["events"]) == {"rf_bank", "crossbar", "bow_buffer"}

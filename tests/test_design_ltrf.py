@@ -163,8 +163,8 @@ def _listing1_trace(trips=3):
     """Listing 1 of the LTRF paper as a one-warp trace: the loop runs ``trips`` times, all elements equal."""
     from helpers_kernels import LISTING1, build_kernel
 
-    from rfmodel.designs.ltrf import register_kernel
     from rfmodel.workload.expand import Profile, expand
+    from rfmodel.workload.static import register_kernel
 
     # Figure 9's register file: 8 registers in 4 banks of 2 (bank i = R2i, R2i+1)
     k = build_kernel(LISTING1, name="ltrf_listing1", regs_per_thread=8)
@@ -183,7 +183,7 @@ def test_listing1_prefetch_conflicts_figures_8_to_10():
     tr = _listing1_trace(3)
     sm = make_sm(scheduler="gto")
     a = run(tr, "ltrf", sm=sm, **FIG9)
-    assert a.setup.interval_source == "static" and not a.setup.renumbered
+    assert a.setup.info["interval_source"] == "static" and not a.setup.info["renumbered"]
     c = a.counts
     # Figure 8: every prefetch meets one conflict.  #1 fetches R0-R3 (R0/R1 and R2/R3 pairs); the first
     # #2 only R4/R5 (R0, R1 are still cached); #3 R2, R3, R6 (R2/R3); #2 after #3 all of R0, R1, R4, R5
@@ -196,7 +196,7 @@ def test_listing1_prefetch_conflicts_figures_8_to_10():
     # Figure 10: LTRFconf runs the renumbered program (R1 -> R2, R2 -> R4, R3 -> R6, R4 -> R5, R5 -> R7,
     # R6 -> R0 / R2): every working set has one register per bank
     b = run(tr, "ltrfconf", sm=sm, **FIG9)
-    assert b.setup.renumbered
+    assert b.setup.info["renumbered"]
     c = b.counts
     assert c["prefetches"] == 7
     assert c["prefetch_bank_conflicts"] == 0 and c["prefetches_with_conflict"] == 0
@@ -216,8 +216,8 @@ def test_nested_loops_merged_by_pass_2_prefetch_once():
     from helpers_kernels import build_kernel
     from test_intervals import NEST3
 
-    from rfmodel.designs.ltrf import register_kernel
     from rfmodel.workload.expand import Profile, expand
+    from rfmodel.workload.static import register_kernel
 
     k = build_kernel(NEST3, name="nest3")
     register_kernel(k)
@@ -249,7 +249,7 @@ def test_ltrfconf_on_sgemm_tiled():
     for banks in (16, 32):
         a = run(tr, "ltrf", sm=sm, main_rf_latency_x=2, main_rf_banks=banks)
         b = run(tr, "ltrfconf", sm=sm, main_rf_latency_x=2, main_rf_banks=banks)
-        assert b.setup.renumbered
+        assert b.setup.info["renumbered"]
         assert b.counts["static_prefetch_conflicts"] <= a.counts["static_prefetch_conflicts"]
         assert b.counts["rfc_read_misses"] == 0 and b.counts["retired"] == tr.n_instrs
         if banks == 32:

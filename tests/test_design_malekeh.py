@@ -226,7 +226,7 @@ def test_analytic_events_match_structures():
 
 
 def test_analytic_reads_calibrated_coefficients():
-    from rfmodel.designs.baseline import Baseline
+    from rfmodel.analytic.engine import run_analytic
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
     sm = resolve_gpu("fermi-gtx480")
@@ -234,11 +234,11 @@ def test_analytic_reads_calibrated_coefficients():
     d = get_design("malekeh")
     assert "softmin_q" in d.calibration_params  # the interval model the terms scale is fitted too
     grid = {"rthld": np.array([1.0, 2.0, 8.0, 32.0])}
-    ref = d.analytic(prof, sm, grid)
+    ref = run_analytic(d, prof, sm, grid)
     assert np.all(np.diff(ref["rf_cache_hit_rate"]) >= 0)  # more values count as near
-    low = d.analytic(prof, sm, {**grid, "calib.near_hit": 0.4})
+    low = run_analytic(d, prof, sm, {**grid, "calib.near_hit": 0.4})
     assert np.all(low["rf_cache_hit_rate"] < ref["rf_cache_hit_rate"])
-    base = Baseline().analytic(prof, sm, {})
+    base = run_analytic(get_design("baseline"), prof, sm, {})
     assert set(ref) >= {"ipc", "cycles", "rf_reads", "rf_writes", "bank_conflict_stall_cycles",
                         "rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "ccu_dropped_writes",
                         "sthld_mean",

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from test_design_ltrf import run
 
+import rfmodel.designs.base
 from rfmodel.cli import main
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.sim import simulate_trace, trace_from_warps
@@ -89,7 +90,7 @@ def test_baseline_main_rf_latency_x():
 
 def test_slow_bank_helpers_at_any_offset():
     from rfmodel.designs.base import BANK_HEADER_LEN, bank_header, standard_bank
-    from rfmodel.designs.rfc import (
+    from rfmodel.designs.mainrf import (
         SLOW_COUNTERS,
         SLOW_LEN,
         slow_bank_state,
@@ -124,12 +125,12 @@ def test_slow_bank_helpers_at_any_offset():
     assert np.all(ints[BANK_HEADER_LEN:base] == -7)  # nothing outside the block changed
     # appended to a design's state, the offset stored in a slot of its own; none at 1x
     state = np.zeros(12, np.int64)
-    out = with_slow_block(state.copy(), sm, {"main_rf_latency_x": 3}, "x", 9)
+    out = with_slow_block(state.copy(), sm, 3.0, 9)
     assert out[9] == 12 and len(out) == 12 + SLOW_LEN + 16
-    same = with_slow_block(state.copy(), sm, {}, "x", 9)
+    same = with_slow_block(state.copy(), sm, 1.0, 9)
     assert same[9] == 0 and len(same) == 12
     with pytest.raises(SpecError, match="main_rf_latency_x"):
-        with_slow_block(state.copy(), sm, {"main_rf_latency_x": 100}, "x", 9)
+        rfmodel.designs.base.get_design("baseline").resolve({"main_rf_latency_x": 100})
     # the baseline's state: its block right after the bank header (counters at 9..11)
     st = slow_bank_state(sm, 4.0)
     assert np.array_equal(st, np.concatenate([bank_header(sm), block]))

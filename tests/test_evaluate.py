@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import rfmodel
+from rfmodel.analytic import engine
 from rfmodel.errors import RfmodelError, SpecError, UnknownNameError
 
 WL = "synthetic:register-sensitive"
@@ -78,7 +79,7 @@ def test_capacity_limits_occupancy():
 def test_same_seed_same_result(monkeypatch):
     monkeypatch.setenv("RFMODEL_CACHE_DIR", "off")  # recompute the profile, do not reload it
     a = rfmodel.evaluate("baseline", WL, "volta-v100", seed=3)
-    rfmodel.evaluate.__globals__["_PROFILE_CACHE"].clear()
+    engine._PROFILE_CACHE.clear()
     b = rfmodel.evaluate("baseline", WL, "volta-v100", seed=3)
     assert a["ipc"].values.tobytes() == b["ipc"].values.tobytes()
 
@@ -91,7 +92,7 @@ def test_profiles_persist_on_disk_and_survive_a_damaged_entry(tmp_path, monkeypa
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
     monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
-    cache = rfmodel.evaluate.__globals__["_PROFILE_CACHE"]
+    cache = engine._PROFILE_CACHE
     sm = resolve_gpu("volta-v100")
     cache.clear()
     first = workload_profile(WL, sm, seed=5)

@@ -21,25 +21,8 @@ DEFAULT_FILE = Path(__file__).resolve().parent.parent / "data" / "calibration" /
 
 
 def params_of(design) -> dict:
-    """``{name: (default, lower, upper)}`` of a design's free coefficients.
-
-    The design class's ``calibration_params``; for a design that does not declare them, the table
-    its analytic-term module publishes (``CALIBRATION_PARAMS`` of :mod:`rfmodel.analytic.caching`
-    and :mod:`rfmodel.analytic.collectors`, keyed by design name); else none.
-    """
-    params = getattr(design, "calibration_params", None)
-    if params:
-        return dict(params)
-    import importlib
-
-    for mod in ("rfmodel.analytic.caching", "rfmodel.analytic.collectors"):
-        try:
-            table = getattr(importlib.import_module(mod), "CALIBRATION_PARAMS", {})
-        except ImportError:  # pragma: no cover - a module being edited
-            continue
-        if getattr(design, "name", None) in table:
-            return dict(table[design.name])
-    return {}
+    """``{name: (default, lower, upper)}`` of a design's free coefficients (``Design.calibration_params``)."""
+    return dict(design.calibration_params)
 
 
 def coefficients(design, grid: dict) -> dict:

@@ -30,8 +30,10 @@ Parameters:
                        ``area``: areas
 =====================  ==================================================================
 
-Every draw comes from one ``numpy.random.Generator(PCG64(seed))``: same inputs and seed, the
-same bits.
+The samples are one more axis of the grid: every factor is an array over the samples that broadcasts
+against the design grid, and the analytic engine (:func:`rfmodel.analytic.engine.evaluate_analytic`) runs
+once for all of them.  Every draw comes from one ``numpy.random.Generator(PCG64(seed))``: same inputs and
+seed, the same bits.
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ def draw(spec, size: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def perturb_profile(prof, f: dict):
-    """A profile with the workload factors ``f`` (scalars) applied."""
+    """A profile with the workload factors ``f`` applied (scalars, or arrays over a leading samples axis
+    that broadcast against the grid)."""
     changes = {}
     if "mem_fraction" in f:
         changes["mem_lines_per_instr"] = prof.mem_lines_per_instr * f["mem_fraction"]
@@ -89,7 +92,8 @@ def perturb_profile(prof, f: dict):
     if "writes_per_instr" in f:
         changes["writes_per_instr"] = prof.writes_per_instr * f["writes_per_instr"]
     if "instructions" in f:
-        changes["n_instrs"] = max(int(round(prof.n_instrs * f["instructions"])), 1)
+        n = np.maximum(np.round(prof.n_instrs * np.asarray(f["instructions"])), 1)
+        changes["n_instrs"] = int(n) if n.ndim == 0 else n
     if "hit_rate" in f:
         h0 = prof.l1d_hit_rate
 
@@ -145,77 +149,76 @@ def resolve_model_error(design, uncertainty: dict, calibration) -> dict:
     return uncertainty
 
 
-def evaluate_montecarlo(
-    design,
-    workload,
-    gpu,
-    *,
-    params,
-    mode,
-    tech,
-    arch,
-    seed,
-    max_warps,
-    calibration,
-    uncertainty: dict,
-    samples: int = 200,
-) -> xr.Dataset:
-    """``evaluate(method="montecarlo")``: see the module docstring."""
-    from rfmodel.designs.base import get_design
+def check_uncertainty(design, uncertainty: dict, calibration, samples: int) -> dict:
+    """The uncertainty spec with ``model_error`` resolved; one clear error for an unknown name."""
     from rfmodel.errors import RfmodelError
-    from rfmodel.evaluate import _evaluate_analytic
 
-    d = get_design(design)
-    coefs = set(params_of(d))
-    uncertainty = resolve_model_error(d, dict(uncertainty), calibration)
+    coefs = set(params_of(design))
+    uncertainty = resolve_model_error(design, dict(uncertainty), calibration)
     for k in uncertainty:
         if k not in WORKLOAD_KEYS + TECH_KEYS and k not in coefs:
             raise RfmodelError(
                 f"uncertainty: unknown parameter '{k}'; allowed: {', '.join(WORKLOAD_KEYS + TECH_KEYS)} "
-                f"or a coefficient of '{d.name}' ({', '.join(sorted(coefs))})"
+                f"or a coefficient of '{design.name}' ({', '.join(sorted(coefs))})"
             )
     if samples < 2:
         raise RfmodelError("montecarlo needs samples >= 2")
+    return uncertainty
+
+
+def evaluate_montecarlo(design, workloads, sm, *, grid: dict, dims: list, coords: dict, uncertainty: dict,
+                        samples: int, seed: int, calibration, **engine) -> xr.Dataset:  # fmt: skip
+    """``evaluate(method="montecarlo")``: see the module docstring.  ``engine``: the other arguments of
+    :func:`rfmodel.analytic.engine.evaluate_analytic`."""
+    from rfmodel.analytic.engine import evaluate_analytic
+
+    uncertainty = check_uncertainty(design, uncertainty, calibration, samples)
     rng = np.random.Generator(np.random.PCG64(seed))
-    factors = {k: draw(uncertainty[k], samples, rng) for k in sorted(uncertainty)}
-    runs = []
-    for i in range(samples):
-        f = {k: float(v[i]) for k, v in factors.items()}
+    ndim = len(np.broadcast_shapes(*(np.shape(v) for v in grid.values()))) if grid else 0
+    # one leading samples axis that the grid's arrays broadcast against
+    axis = (samples,) + (1,) * ndim
+    factors = {k: draw(uncertainty[k], samples, rng).reshape(axis) for k in sorted(uncertainty)}
+    defaults = {k: v[0] for k, v in params_of(design).items()}
 
-        def transform(prof, structs, grid, f=f):
-            prof = perturb_profile(prof, {k: v for k, v in f.items() if k in WORKLOAD_KEYS})
-            g = dict(grid)
-            base = {k: g.get("calib." + k, v[0]) for k, v in params_of(d).items()}
-            for k, v in perturb_coefficients(base, f).items():
-                if k in f or (k == "mem_scale" and "mem_fraction" in f):
-                    g["calib." + k] = np.asarray(v)
-            structs = [
-                replace(
-                    s,
-                    read_pj=np.asarray(s.read_pj) * f.get("energy", 1.0),
-                    write_pj=np.asarray(s.write_pj) * f.get("energy", 1.0),
-                    leakage_mw=np.asarray(s.leakage_mw) * f.get("leakage", 1.0),
-                    area_mm2=np.asarray(s.area_mm2) * f.get("area", 1.0),
-                )
-                if any(k in f for k in TECH_KEYS)
-                else s
-                for s in structs
-            ]
-            return prof, structs, g
+    def perturb(prof, structs, g):
+        prof = perturb_profile(prof, {k: v for k, v in factors.items() if k in WORKLOAD_KEYS})
+        g = dict(g)
+        base = {k: g.get("calib." + k, v) for k, v in defaults.items()}
+        for k, v in perturb_coefficients(base, factors).items():
+            if k in factors or (k == "mem_scale" and "mem_fraction" in factors):
+                g["calib." + k] = np.asarray(v)
+        if any(k in factors for k in TECH_KEYS):
+            e, lk, a = (factors.get(k, 1.0) for k in TECH_KEYS)
+            structs = [replace(s, read_pj=np.asarray(s.read_pj) * e, write_pj=np.asarray(s.write_pj) * e,
+                               leakage_mw=np.asarray(s.leakage_mw) * lk, area_mm2=np.asarray(s.area_mm2) * a)
+                       for s in structs]  # fmt: skip
+        return prof, structs, g
 
-        runs.append(_evaluate_analytic(design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch,
-                                       seed=seed, max_warps=max_warps, calibration=calibration,
-                                       transform=transform))  # fmt: skip
-    stacked = xr.concat(runs, dim="sample")
-    out = stacked.mean("sample")
-    q = stacked.quantile(list(QUANTILES), dim="sample")
-    for v in runs[0].data_vars:
-        out[v].attrs = dict(runs[0][v].attrs)
-        out[f"{v}_lo"] = q[v].sel(quantile=QUANTILES[0], drop=True)
-        out[f"{v}_hi"] = q[v].sel(quantile=QUANTILES[1], drop=True)
-        out[f"{v}_lo"].attrs = {**runs[0][v].attrs, "quantile": QUANTILES[0]}
-        out[f"{v}_hi"].attrs = {**runs[0][v].attrs, "quantile": QUANTILES[1]}
-    out.attrs = dict(runs[0].attrs)
+    runs = evaluate_analytic(design, workloads, sm, grid=grid, dims=["sample", *dims],
+                             coords={**coords, "sample": np.arange(samples)}, seed=seed,
+                             calibration=calibration, perturb=perturb, **engine)  # fmt: skip
+    return summarize(runs, uncertainty, samples, seed)
+
+
+def summarize(runs: xr.Dataset, uncertainty: dict, samples: int, seed: int) -> xr.Dataset:
+    """Sample means and 2.5 / 97.5 % quantiles (``<v>_lo`` / ``<v>_hi``) of every variable with a
+    ``sample`` dim (the others are kept as they are)."""
+    coords = {k: v for k, v in runs.coords.items() if k != "sample" and "sample" not in v.dims}
+    out = xr.Dataset(coords=coords)
+    for v, da in runs.data_vars.items():
+        if "sample" not in da.dims:
+            out[v] = da
+            continue
+        axis = da.dims.index("sample")
+        x = da.values
+        dims = [d for d in da.dims if d != "sample"]
+        with np.errstate(invalid="ignore"):
+            mean = x.mean(axis=axis)
+            lo, hi = np.quantile(x, QUANTILES, axis=axis)
+        out[v] = (dims, mean, dict(da.attrs))
+        out[f"{v}_lo"] = (dims, lo, {**da.attrs, "quantile": QUANTILES[0]})
+        out[f"{v}_hi"] = (dims, hi, {**da.attrs, "quantile": QUANTILES[1]})
+    out.attrs = dict(runs.attrs)
     out.attrs.update(
         {
             "engine": "montecarlo",

@@ -43,7 +43,7 @@ Added for the calibrated model (docs/models.md):
   L1D lines of loads and atomics only (stores write through and do not wait for DRAM);
   ``instrs_per_warp``: the mean dynamic instructions of one warp.
 
-Added for the register-cache designs (``rfmodel/analytic/caching.py``):
+Added for the register-cache designs (``rfmodel/designs/rfc.py``, ``rfmodel/designs/ltrf.py``):
 
 * ``rc_fifo_hist[f, d]`` / ``rc_lru_hist[f, d]``: per-warp register-cache stack distances of
   every source read, ``d = 0..RC_DMAX-1`` exact, ``RC_DMAX``: at least that far, ``RC_DMAX + 1``:

@@ -3,7 +3,6 @@
 Every function here is vectorized: parameters are numpy arrays that broadcast
 against each other, so a whole design grid is evaluated in one call.
 
-* :func:`occupancy_warps`: resident warps from the CUDA occupancy rules;
 * :func:`interval_model`: the calibrated interval/occupancy model: operand collection
   (serialization within an instruction, per-bank queues with writes competing, collector
   blocking; :mod:`rfmodel.analytic.banks`), the CTA critical path with that collection time
@@ -17,45 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.analytic.profile import WorkloadProfile
+from rfmodel.spec.occupancy import occupancy_warps  # noqa: F401  (re-exported for callers of the model)
 from rfmodel.workload.ir import N_OPCLASSES
 
 SOFTMIN_Q = 4.0
-
-
-def occupancy_warps(
-    regs_per_thread,
-    threads_per_cta,
-    smem_per_cta,
-    ctas_available,
-    *,
-    regs_per_sm,
-    max_warps,
-    max_ctas,
-    max_threads,
-    smem_per_sm,
-    alloc_granularity=256,
-    warp_size=32,
-):
-    """Resident warps per SM (0 when one CTA does not fit)."""
-    rpt = np.asarray(regs_per_thread, dtype=np.int64)
-    wpc = -(-np.asarray(threads_per_cta, dtype=np.int64) // warp_size)
-    regs_per_warp = -(-(rpt * warp_size) // alloc_granularity) * alloc_granularity
-    by_regs = np.asarray(regs_per_sm, dtype=np.int64) // np.maximum(regs_per_warp * wpc, 1)
-    by_warps = np.asarray(max_warps, dtype=np.int64) // wpc
-    by_threads = np.asarray(max_threads, dtype=np.int64) // (wpc * warp_size)
-    smem = np.asarray(smem_per_cta, dtype=np.int64)
-    by_smem = np.where(smem > 0, np.asarray(smem_per_sm, dtype=np.int64) // np.maximum(smem, 1), 1 << 30)
-    ctas = np.minimum.reduce(
-        np.broadcast_arrays(
-            by_regs,
-            by_warps,
-            by_threads,
-            by_smem,
-            np.asarray(max_ctas, np.int64),
-            np.asarray(ctas_available, np.int64),
-        )
-    )
-    return np.maximum(ctas, 0) * wpc
 
 
 def md1_wait(rho):
@@ -208,7 +172,8 @@ def interval_model(
     ]
     with np.errstate(divide="ignore"):
         rate_mem = np.where(dram > 0, np.asarray(mem_bytes_per_cycle) / (dram * line_bytes), np.inf)
-        rate_lsu = np.inf if lines <= 0 else 1.0 / lines
+        lines_a = np.asarray(lines, dtype=np.float64)
+        rate_lsu = np.where(lines_a > 0, 1.0 / np.where(lines_a > 0, lines_a, 1.0), np.inf)
     pools = np.where(np.asarray(sub_core), S, 1.0)
     rot = np.asarray(Bi if rotations is None else rotations, dtype=np.float64)
     burst = np.asarray(c["queue_burst"]) * (1.0 + np.asarray(c["align_burst"]) / np.maximum(rot, 1.0))

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-import rfmodel
 from rfmodel.analytic.calibration import params_of
 from rfmodel.cache import source_hash
+from rfmodel.version import __version__
 from rfmodel.workload.suite import DEFAULT_ARCH
 
 FORMAT_VERSION = 1
@@ -110,7 +110,7 @@ HIT_METRICS = ("rf_cache_hit_rate",)
 # ------------------------------------------------------------------------------------------ provenance
 def simulator_version() -> str:
     """``git describe`` of the source tree (with the package version), else the package version."""
-    root = Path(rfmodel.__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parent.parent.parent
     try:
         out = subprocess.run(
             ["git", "describe", "--always", "--dirty", "--tags"],
@@ -120,10 +120,10 @@ def simulator_version() -> str:
             timeout=10,
         )
         if out.returncode == 0 and out.stdout.strip():
-            return f"rfmodel {rfmodel.__version__} ({out.stdout.strip()})"
+            return f"rfmodel {__version__} ({out.stdout.strip()})"
     except (OSError, subprocess.SubprocessError):
         pass
-    return f"rfmodel {rfmodel.__version__}"
+    return f"rfmodel {__version__}"
 
 
 def _sim_source_hash() -> str:
@@ -263,7 +263,7 @@ def run_jobs(
     sv = sim_version or f"{simulator_version()}#{_sim_source_hash()}"
     # results are keyed by what decides them (package version and the sources' hash), not by the commit:
     # a commit that leaves the simulator, designs and workloads alone reuses every checkpoint
-    source = f"rfmodel {rfmodel.__version__}#{sv.rsplit('#', 1)[-1]}"
+    source = f"rfmodel {__version__}#{sv.rsplit('#', 1)[-1]}"
     records, todo = [], []
     for j in jobs:
         p = ckpt / f"{job_key(j, source)}.json"
@@ -379,7 +379,7 @@ class _Group:
         g = {**self.grid, **{"calib." + k: v for k, v in coef.items()}}
         if not self.grid:
             g["_n"] = np.zeros(len(self.recs))
-        from rfmodel.designs.base import run_analytic
+        from rfmodel.analytic.engine import run_analytic
 
         m = run_analytic(self.d, self.prof, self.sm, g)
         n = len(self.recs)
@@ -414,16 +414,9 @@ def param_default(design, sm, name: str):
         return sm.collectors.total
     if name in sm.to_dict():
         return getattr(sm, name)
-    resolve = getattr(design, "params", None)
-    if callable(resolve):
-        try:
-            return resolve(sm, {})[name]
-        except (KeyError, TypeError):
-            pass
-    from rfmodel.designs.rfc import MAIN_RF_PARAMS
-
-    if name in MAIN_RF_PARAMS and MAIN_RF_PARAMS[name][0] is not None:
-        return MAIN_RF_PARAMS[name][0]
+    if name in design.parameters:
+        value = getattr(design.resolve(), name)
+        return sm.num_banks if value is None and name == "main_rf_banks" else value
     raise KeyError(f"no default for parameter '{name}' of design '{design.name}'")
 
 
@@ -640,7 +633,7 @@ def write_calibration(path, fitted: dict, sweep: dict, report: dict, sim_version
         "file": Path(path).name,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "simulator_version": sim_version,
-        "rfmodel_version": rfmodel.__version__,
+        "rfmodel_version": __version__,
         "sweep": sweep,
         "seed": sweep.get("seed", 0),
         "designs": {

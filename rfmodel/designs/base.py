@@ -78,6 +78,7 @@ import numpy as np
 from numba import njit
 
 from rfmodel.errors import RfmodelError, UnknownNameError
+from rfmodel.spec.base import Spec
 
 #: "no further upkeep": returned by ``upkeep`` hooks that need no more calls
 NEVER = 1 << 62
@@ -179,6 +180,8 @@ class SimSetup:
     counters: dict[str, int] = field(default_factory=dict)
     pool: int = 8
     prefer: bool = False
+    #: provenance of this run's setup (where hints or intervals came from, ...); reported in the result
+    info: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.ints = np.ascontiguousarray(self.ints, dtype=np.int64)
@@ -190,31 +193,92 @@ class SimSetup:
                 raise ValueError(f"SimSetup: counter '{name}' index {i} is outside ints")
 
 
-class Design:
-    """Base class of design plug-ins."""
+@dataclass(frozen=True)
+class DesignParams(Spec):
+    """Base of every design's parameter spec: frozen, validated, versioned (``rfmodel.spec.base``).
 
+    A design declares its parameters as a subclass with ``param(default, unit=, bounds=, doc=)``
+    fields and the kind ``design.<name>``; engines validate every grid value through it, the optimizer
+    takes its bounds from it, and it round-trips through TOML (``rfmodel.spec.dumps_spec``).
+    """
+
+
+@dataclass(frozen=True)
+class NoParams(DesignParams, kind=""):
+    """A design without parameters of its own."""
+
+
+class Design:
+    """Base class of design plug-ins: every member an engine reads is declared here.
+
+    Subclasses set the class attributes and override the methods an engine uses; a design object is
+    configuration only (it holds no state of a run: a run's provenance goes into its result, e.g.
+    :attr:`SimSetup.info`).
+    """
+
+    #: registry name (``evaluate(design=...)``)
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    #: names of the grid parameters this design understands beyond the SM fields
+    #: the design's parameter spec (a :class:`DesignParams` subclass); ``parameters`` are its field names
+    Params: ClassVar[type[DesignParams]] = NoParams
     parameters: ClassVar[tuple[str, ...]] = ()
     #: names of the design's own scalar metrics (``rf_cache_hit_rate``, ``prefetches``, ...) that
     #: ``sim_metrics`` and ``analytic`` report beside the common ones; ``evaluate`` puts each in the
-    #: Dataset (NaN where an engine does not give it)
+    #: Dataset of either engine
     metrics: ClassVar[tuple[str, ...]] = ()
     #: what the design's collectors read from the banks: every operand slot (a register named twice by one
     #: instruction is read twice, as the simulator's own collectors do) or, ``False``, each distinct source
-    #: register once; the analytic bank model (``interval_model(operand_slots=...)``) follows it
+    #: register once; the analytic bank model follows it (``Effects.operand_slots``)
     operand_slots: ClassVar[bool] = True
+    #: the analytic model's free coefficients ``{name: (default, lower, upper)}`` that ``rfmodel calibrate``
+    #: fits; the engine passes their values in the grid as ``calib.<name>``
+    calibration_params: ClassVar[dict] = {}
+    #: the design's own stall reasons in the simulator (``may_issue`` returns the j-th as ``j``)
+    stall_reasons: ClassVar[tuple[str, ...]] = ()
+    #: capability tags: the design has simulator hooks; the hooks need the trace being simulated
+    supports_simulate: ClassVar[bool] = False
+    needs_trace: ClassVar[bool] = False
+    #: structures whose area, energy or leakage grow with a parameter: ``{parameter: (structure, ...)}``
+    #: (the conformance suite checks that they never fall as it grows)
+    size_parameters: ClassVar[dict] = {}
 
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if "Params" in cls.__dict__:
+            cls.parameters = cls.Params.field_names()
+
+    # ------------------------------------------------------------------ parameters
+    def resolve(self, params: dict | None = None) -> DesignParams:
+        """The typed parameters of one design point (defaults filled in, every value validated; an unknown
+        name is a :class:`SpecError` naming the nearest valid one)."""
+        values = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in (params or {}).items()}
+        return self.Params.from_dict(values, where=f"design '{self.name}'")
+
+    def check_grid(self, grid: dict) -> None:
+        """Validate every value the grid gives a design parameter (one :class:`SpecError` otherwise)."""
+        for k, v in grid.items():
+            if k in self.parameters:
+                for x in np.unique(np.asarray(v).ravel()):
+                    self.resolve({k: x})
+
+    def defaults(self) -> dict:
+        """The design parameters' default values."""
+        return self.Params().to_dict()
+
+    # ------------------------------------------------------------------ the stages an engine calls
     def compile(self, kernel):
         """The design's compiler pass over a static kernel (identity by default)."""
         return kernel
 
-    def analytic(self, profile, sm, grid: dict):  # pragma: no cover - interface
-        raise NotImplementedError
+    def analytic(self, ctx) -> dict:
+        """Metric arrays over the grid from the shared SM model (``ctx``: an
+        :class:`~rfmodel.analytic.model.AnalyticContext`): the standard metrics, the design's ``metrics``
+        and ``events = {structure: (reads, writes)}``."""
+        raise NotImplementedError(f"design '{self.name}' has no analytic model")
 
-    def structures(self, sm, grid: dict, tech: dict):  # pragma: no cover - interface
-        raise NotImplementedError
+    def structures(self, sm, grid: dict, tech: dict) -> list:
+        """The structures the energy accounting charges, their costs broadcast over the grid."""
+        raise NotImplementedError(f"design '{self.name}' declares no structures")
 
     def sim_setup(self, sm, params: dict, options, trace=None) -> SimSetup:
         """Hooks and state for one simulation of this design (``params``: the design point).
@@ -226,7 +290,8 @@ class Design:
         raise RfmodelError(f"design '{self.name}' does not support the cycle simulator (no sim_setup)")
 
     def sim_metrics(self, sm, params: dict, setup: SimSetup, counts: dict) -> dict:
-        """Structure events (``{"events": {structure: (reads, writes)}}``) from a run's counts.
+        """Structure events (``{"events": {structure: (reads, writes)}}``) and the design's metrics from a
+        run's counts.
 
         ``counts`` holds the simulator's counters by name (``reads``, ``writes``,
         ``bank_read_acc``, ``bank_write_acc``, ...; see ``rfmodel.sim.core.K_FIELDS``)
@@ -235,19 +300,19 @@ class Design:
         raise RfmodelError(f"design '{self.name}' does not support the cycle simulator (no sim_metrics)")
 
 
+def rate(num, den) -> float:
+    """``num / den``, 0 when ``den`` is 0 (hit rates of runs without accesses)."""
+    return float(num) / float(den) if den else 0.0
+
+
+def gpgpusim_offset(options) -> int:
+    """Register-number offset of the bank function: 1 in GPGPU-Sim's compatible mode (SASS ``R0`` is 1)."""
+    return 1 if options is not None and options.compat == "gpgpusim" else 0
+
+
 _REGISTRY: dict[str, type[Design]] = {}
-
-
-def run_analytic(design: Design, profile, sm, grid: dict) -> dict:
-    """``design.analytic(profile, sm, grid)`` with the grid's ``calib.ipc_factor`` applied to its IPC and
-    cycles (the carrier of the analytic model's own error in Monte-Carlo runs; 1 otherwise).  Every
-    engine path that runs a design's analytic model goes through here."""
-    m = design.analytic(profile, sm, grid)
-    f = grid.get("calib.ipc_factor")
-    if f is None:
-        return m
-    f = np.asarray(f, dtype=np.float64)
-    return {**m, "ipc": m["ipc"] * f, "cycles": m["cycles"] / f}
+#: entry-point group through which other packages add designs
+ENTRY_POINT_GROUP = "rfmodel.designs"
 
 
 def register(cls: type[Design]) -> type[Design]:
@@ -259,25 +324,49 @@ def register(cls: type[Design]) -> type[Design]:
 
 
 def design_names() -> list[str]:
-    _load_builtin()
+    _load_designs()
     return sorted(_REGISTRY)
+
+
+def design_classes() -> dict[str, type[Design]]:
+    """Every registered design class by name (built-in and from installed packages)."""
+    _load_designs()
+    return dict(_REGISTRY)
 
 
 def get_design(name: str | Design) -> Design:
     if isinstance(name, Design):
         return name
-    _load_builtin()
+    _load_designs()
     if name not in _REGISTRY:
         raise UnknownNameError("design", name, _REGISTRY)
     return _REGISTRY[name]()
 
 
-def _load_builtin() -> None:
-    from rfmodel.designs import (
-        baseline,  # noqa: F401  (registers itself)
-        bow,  # noqa: F401
-        ltrf,  # noqa: F401
-        malekeh,  # noqa: F401
-        reuse_cache,  # noqa: F401
-        rfc,  # noqa: F401
-    )
+_LOADED = False
+
+
+def _load_designs() -> None:
+    """Import every module of this package (each built-in design registers itself) and every entry point
+    of the ``rfmodel.designs`` group (a third-party design module registers itself the same way)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import importlib
+    import pkgutil
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]):
+        importlib.import_module(f"rfmodel.designs.{info.name}")
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as e:  # noqa: BLE001 - a broken plug-in is named, not fatal to the others
+            import warnings
+
+            warnings.warn(f"design plug-in '{ep.name}' ({ep.value}) failed to load: {e}", stacklevel=2)
+            continue
+        if isinstance(obj, type) and issubclass(obj, Design) and obj.name not in _REGISTRY:
+            register(obj)

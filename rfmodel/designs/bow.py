@@ -22,35 +22,58 @@ here; in short:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
-from rfmodel.analytic.collectors import CALIBRATION_PARAMS
+from rfmodel.analytic.model import Effects, sm_param
+from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_reuse_hist, served_outside
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     Design,
     SimHooks,
     SimSetup,
     bank_header,
+    gpgpusim_offset,
+    rate,
     register,
     standard_bank,
 )
-from rfmodel.designs.baseline import COLLECTOR_OPERANDS, Baseline, sm_param
-from rfmodel.designs.malekeh import int_param, rate
-from rfmodel.designs.rfc import (
+from rfmodel.designs.mainrf import (
+    COLLECTOR_OPERANDS,
+    SlowBankParams,
     slow_bank_accesses,
     slow_block_counters,
     slow_read,
     slow_write,
+    sm_structures,
     with_slow_block,
 )
 from rfmodel.errors import RfmodelError
+from rfmodel.spec import param
 from rfmodel.workload.ir import OpClass
 
-DEFAULTS = {
-    "window": 3,  # instructions in the sliding window (the comparison in the Malekeh paper: 3)
-    "write_bypass": 1,  # 1: results consumed only inside the window skip the register-file write
-    "main_rf_latency_x": 1.0,  # bank access time as a multiple of one cycle (the baseline's parameter)
+
+@dataclass(frozen=True)
+class BowParams(SlowBankParams, kind="design.bow"):
+    """BOW's parameters."""
+
+    window: int = param(3, bounds=(1, 64), doc="instructions in the sliding window (the Malekeh paper's "
+                        "comparison: 3)")  # fmt: skip
+    write_bypass: int = param(1, choices=(0, 1), doc="1: results consumed only inside the window skip the "
+                              "register-file write")  # fmt: skip
+    active_warps: int = param(8, bounds=(1, 64), doc="two-level scheduler pool per scheduler (simulator)")
+
+
+#: the defaults by name
+DEFAULTS = BowParams().to_dict()
+#: BOW's own free coefficients (default, lower, upper)
+BOW_CALIBRATION = {
+    "bow_hit_scale": (0.9, 0.3, 1.2),  # window-forwarded share of the reuses within window - 1
+    "bow_bypass_share": (0.5, 0.0, 1.0),  # share of forwarded reads whose write bypasses the RF
+    "bow_ipc_gain": (0.04, 0.0, 0.3),  # relative IPC gain per bank read saved per instruction
 }
 
 # ----------------------------------------------------------------------------------- state layout
@@ -166,32 +189,32 @@ class Bow(Design):
     name = "bow"
     operand_slots = False  # a register named twice by one instruction is read once
     description = "BOW: per-warp sliding window of 3 instructions forwarding operands, write bypass"
-    parameters = tuple(DEFAULTS)
+    Params = BowParams
     metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "bow_bypassed_writes", "bow_flushes")
-    #: free coefficients of the analytic model (default, lower, upper): the baseline interval model's
-    #: and the design's own (rfmodel.analytic.collectors)
-    calibration_params = dict(CALIBRATION_PARAMS["bow"])
+    #: free coefficients of the analytic model (default, lower, upper): the interval model's and BOW's own
+    calibration_params = {**INTERVAL_COEFFICIENTS, **BOW_CALIBRATION}
+    supports_simulate = True
+    needs_trace = True
+    size_parameters = {"window": ("bow_buffer",)}
 
     def sim_setup(self, sm, params, options, trace=None):
         if trace is None:
             raise RfmodelError("design 'bow' needs the trace being simulated: sim_setup(..., trace=trace)")
-        window = int_param(self.name, params, "window", 1, 64, DEFAULTS["window"])
-        bypass = int_param(self.name, params, "write_bypass", 0, 1, DEFAULTS["write_bypass"])
+        p = self.resolve(params)
         masks, flushes = window_masks(
             trace.warp_ptr.astype(np.int64), trace.src, trace.dst, trace.op.astype(np.int64),
-            trace.sidx.astype(np.int64), trace.active.astype(np.int64), window, int(OpClass.BRANCH),
+            trace.sidx.astype(np.int64), trace.active.astype(np.int64), p.window, int(OpClass.BRANCH),
         )
-        if not bypass:
+        if not p.write_bypass:
             masks &= (1 << DST_SHIFT) - 1
-        offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
         ints = np.zeros(HEADER + len(masks), np.int64)
-        ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
+        ints[:BANK_HEADER_LEN] = bank_header(sm, gpgpusim_offset(options))
         ints[I_OFF_ROW] = HEADER
         ints[HEADER:] = masks
         ints[CNT["bow_flushes"]] = int(flushes)
-        ints = with_slow_block(ints, sm, params, self.name, I_SLOW)
+        ints = with_slow_block(ints, sm, p.main_rf_latency_x, I_SLOW)
         counters = {**CNT, **slow_block_counters(ints, I_SLOW)}
-        return SimSetup(hooks=HOOKS, ints=ints, counters=counters, pool=int(params.get("active_warps", 8)))
+        return SimSetup(hooks=HOOKS, ints=ints, counters=counters, pool=p.active_warps)
 
     def sim_metrics(self, sm, params, setup, counts):
         hits = float(counts["bow_hits"])
@@ -216,21 +239,53 @@ class Bow(Design):
             },
         }
 
-    def analytic(self, profile, sm, grid):
-        from rfmodel.analytic.collectors import bow_analytic_terms
+    def analytic(self, ctx):
+        """The reads whose previous access of the register (same warp) is within ``window - 1``.
 
-        return bow_analytic_terms(self, profile, sm, grid)
+        hit = bow_hit_scale x near_fraction(window - 1) (the profile's reuse-distance histogram; the
+        scale stands for the window flushes at taken branches); bypassed writes =
+        bow_bypass_share x hits (results consumed only inside the window).
+        """
+        c, profile = ctx.coef, ctx.profile
+        window = ctx.value("window", DEFAULTS["window"])
+        bypass_on = ctx.value("write_bypass", DEFAULTS["write_bypass"])
+        hist = profile_reuse_hist(profile)
+        look = np.maximum(window - 1.0, 0.0)
+        near = near_fraction_from_hist(hist, look) if hist is not None else 0.3 * np.minimum(look, 3.0) / 3.0
+        hit = np.clip(c["bow_hit_scale"] * near, 0.0, 1.0)
+        bypass_frac = np.minimum(hit * profile.reads_per_instr * c["bow_bypass_share"] * bypass_on
+                                 / max(profile.writes_per_instr, 1e-12), 1.0)  # fmt: skip
+        m = ctx.model(Effects(read_share=1.0 - hit, write_share=1.0 - bypass_frac,
+                              operand_slots=self.operand_slots, bank_cycles=ctx.bank_cycles()))  # fmt: skip
+        factor = np.maximum(ipc_gain(m, ctx, hit, c["bow_ipc_gain"]), 0.05)
+        reads, writes = ctx.reads, ctx.writes
+        saved = reads * hit
+        bypassed = np.minimum(saved * c["bow_bypass_share"] * bypass_on, writes)
+        ev = {"bow_buffer": (reads, reads - saved + writes)}
+        out = served_outside(ctx, m, hit, factor, ev, drop=("collector",), bank_writes=writes - bypassed)
+        out["rf_cache_hit_rate"] = hit + 0 * factor
+        out["bow_bypassed_writes"] = bypassed + 0 * factor
+        # every branch counted as taken: an upper bound of the window flushes
+        out["bow_flushes"] = ctx.n * float(profile.mix[int(OpClass.BRANCH)]) + 0 * factor
+        return out
 
     def structures(self, sm, grid, tech):
-        """The baseline's banks and crossbar; each collector holds a window of instructions' operands."""
+        """The SM's banks and crossbar; each collector holds a window of instructions' operands."""
+        from rfmodel.energy.accounting import structure_over_grid
         from rfmodel.tech.structures import operand_collector
 
-        base = [s for s in Baseline().structures(sm, grid, tech) if s.name != "collector"]
-        win = int(np.max(np.asarray(grid.get("window", DEFAULTS["window"]))))
+        base = [s for s in sm_structures(sm, grid, tech) if s.name != "collector"]
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
-        buf = operand_collector(win * COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node, cell=cell)
-        return [*base, buf.structure("bow_buffer", copies=sm_param(sm, grid, "collector_units"))]
+
+        def buffer(window, copies):
+            buf = operand_collector(int(window) * COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node,
+                                    cell=cell)  # fmt: skip
+            return buf.structure("bow_buffer", copies=copies)
+
+        coll = sm_param(sm, grid, "collector_units")
+        values = {"window": grid.get("window", DEFAULTS["window"]), "copies": coll}
+        return [*base, structure_over_grid("bow_buffer", values, buffer)]
 
 
-__all__ = ["DEFAULTS", "Bow", "window_masks"]
+__all__ = ["DEFAULTS", "Bow", "BowParams", "window_masks"]

@@ -59,11 +59,17 @@ renumbering applied).  Kernels built in memory are made known with :func:`regist
 
 from __future__ import annotations
 
-import functools
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
+from rfmodel.analytic.banks import bank_read_wait
+from rfmodel.analytic.model import main_rf_timing as analytic_timing
+from rfmodel.analytic.model import softmin
+from rfmodel.analytic.model import two_level as two_level_flag
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     NEVER,
@@ -71,22 +77,59 @@ from rfmodel.designs.base import (
     SimHooks,
     SimSetup,
     bank_header,
+    gpgpusim_offset,
     register,
     standard_bank,
 )
-from rfmodel.designs.rfc import (
-    MAIN_RF_PARAMS,
+from rfmodel.designs.mainrf import (
+    MainRFParams,
+    hierarchy_structures,
     main_access,
     main_bank,
     main_rf_timing,
-    resolve_params,
     two_level,
 )
 from rfmodel.errors import RfmodelError
+from rfmodel.spec import param
 from rfmodel.workload.ir import OpClass
-from rfmodel.workload.trace import NONE
+from rfmodel.workload.static import static_kernel
 
 LONG_LATENCY_OPS = (int(OpClass.LD_GLOBAL), int(OpClass.LD_LOCAL), int(OpClass.ATOMIC))
+
+
+@dataclass(frozen=True)
+class LtrfParams(MainRFParams, kind="design.ltrf"):
+    """The LTRF family's parameters: the main RF's and the register-interval limit."""
+
+    regs_per_interval: int = param(16, bounds=(1, 256), doc="N: registers of an interval's working set "
+                                   "(the RF cache's banks)")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LtrfPlusParams(LtrfParams, kind="design.ltrf_plus"):
+    """LTRF+'s parameters (LTRF's)."""
+
+
+@dataclass(frozen=True)
+class LtrfConfParams(LtrfParams, kind="design.ltrfconf"):
+    """LTRFconf's parameters (LTRF's)."""
+
+
+@dataclass(frozen=True)
+class StrandsParams(LtrfParams, kind="design.strands"):
+    """The strand variant's parameters (LTRF's)."""
+
+
+#: the LTRF family's free coefficients (the interval model's and its own): (default, lower, upper)
+LTRF_CALIBRATION = {
+    **INTERVAL_COEFFICIENTS,
+    "ws_fill": (1.0, 0.2, 2.0),  # registers fetched per prefetch / working set (or live-ins, LTRF+)
+    "conflict_spread": (1.0, 0.0, 3.0),  # weight of the mapping's excess max bank load over an even spread
+    "conf_spread": (0.2, 0.0, 3.0),  # the same after renumbering (LTRFconf)
+    "pf_scale": (1.0, 0.2, 4.0),  # scale on the exposed prefetch time (issue / wake-up overheads)
+    "deact_weight": (1.0, 0.0, 3.0),  # warp deactivations per deactivation point of the profile
+    "wb_fraction": (0.5, 0.0, 1.5),  # main-RF write-backs per fetched register
+}
 
 # ----------------------------------------------------------------------------- state layout
 # ints: [0:6] bank header | parameters | counters | warps | banks | rows | interval CSR
@@ -485,68 +528,24 @@ def _dynamic_intervals(warp_ptr, src, dst, op, sidx, n, strand, long_ops):
     return start, np.array(ptr, dtype=np.int64), np.array(ent, dtype=np.int64)
 
 
-#: kernels built in memory (tests, notebooks) that traces may name: (source, name) -> Kernel
-_KNOWN_KERNELS: dict = {}
+def prefetch_max_load(profile, fetched, banks, n_regs, strands, conf, c):
+    """Mean largest main-RF bank load of one prefetch of ``fetched`` registers.
 
-
-def register_kernel(kernel) -> None:
-    """Make an in-memory static kernel known, so that traces expanded from it get its intervals.
-
-    A trace names its kernel by ``attrs['kernel_source']`` and ``Trace.kernel``; built-in SASS kernels and
-    synthetic presets are rebuilt from those, other kernels must be registered here.
+    The profile's interval table gives, for working sets formed at limit ``n_regs``, the exact mean
+    largest bank load under ``reg mod B`` (``maxload``) and its even-spread bound ``ceil(ws / B)``
+    (``even``); a fetch of a part of the working set keeps the excess in proportion.  Renumbering
+    (LTRFconf) colours the interval conflict graph with ``B`` colours: what remains of the excess
+    is ``conf_spread`` (calibrated; 0 = a perfect colouring).
     """
-    _KNOWN_KERNELS[(str(kernel.source), kernel.name)] = kernel
-
-
-@functools.lru_cache(maxsize=8)
-def _load_static(source: str, name: str):
-    """The static kernel a trace was expanded from (None when it cannot be rebuilt)."""
-    try:
-        if source.startswith("synthetic:"):
-            import json
-
-            from rfmodel.workload.synthetic import SYNTHETIC_PRESETS, generate
-
-            meta = json.loads(source[len("synthetic:"):])
-            pname = meta.get("params", {}).get("name")
-            if pname in SYNTHETIC_PRESETS:
-                k, _ = generate(SYNTHETIC_PRESETS[pname], seed=int(meta.get("seed", 0)))
-                return k if k.source == source else None
-            return None
-        from pathlib import Path
-
-        if not Path(source).exists():
-            return None
-        from rfmodel.workload.sass import read_sass
-
-        for k in read_sass(source):
-            if k.name == name:
-                return k
-    except Exception:  # noqa: BLE001 - any failure means: form intervals on the trace instead
-        return None
-    return None
-
-
-def static_kernel(trace):
-    """The trace's static kernel if it can be loaded and its instructions match the trace."""
-    src = str(trace.attrs.get("kernel_source", ""))
-    if not src:
-        return None
-    k = _KNOWN_KERNELS.get((src, trace.kernel))
-    if k is None:
-        k = _load_static(src, trace.kernel)
-    if k is None or len(trace.sidx) == 0:
-        return None
-    sidx = np.asarray(trace.sidx)
-    if sidx.min() < 0 or sidx.max() >= len(k.instrs):
-        return None
-    step = max(1, len(sidx) // 2000)
-    for r in range(0, len(sidx), step):
-        ins = k.instrs[int(sidx[r])]
-        got = tuple(int(x) for x in trace.src[r] if x != NONE)
-        if got != tuple(x for x in ins.src if x < 255)[: len(got)] or int(trace.op[r]) != int(ins.op_class):
-            return None
-    return k
+    st = profile.interval_stats(n_regs, banks, strands)
+    ws = np.maximum(st["ws"], 1e-9)
+    frac = np.clip(fetched / ws, 0.0, 1.0)
+    even = np.maximum(
+        np.ceil(np.maximum(fetched, 1e-9) / np.maximum(banks, 1.0)), np.where(fetched > 0, 1.0, 0.0)
+    )
+    spread = np.where(conf, np.asarray(c["conf_spread"]), np.asarray(c["conflict_spread"]))
+    excess = np.maximum(st["maxload"] - st["even"], 0.0) * frac
+    return even + spread * excess
 
 
 def _compile(kernel, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank: int = 1):
@@ -662,22 +661,31 @@ _TABLES: dict = {}
 
 
 # ----------------------------------------------------------------------------- the designs
-class _LtrfBase(Design):
-    kind = "register-interval"
-    plus = False
-    conf = False
-    SPEC = {**MAIN_RF_PARAMS, "regs_per_interval": (16, 1, 256, True)}
-    parameters = tuple(SPEC)
+@register
+class Ltrf(Design):
+    """LTRF; its variants are subclasses that set the class flags below (and their own parameter kind)."""
+
+    name = "ltrf"
+    description = "Latency-Tolerant Register File: register-interval prefetch into a partitioned RF cache"
+    #: prefetch regions: register-intervals, or strands
+    kind: ClassVar[str] = "register-interval"
+    #: liveness bits (LTRF+): only live registers are written back and fetched
+    plus: ClassVar[bool] = False
+    #: register renumbering against prefetch bank conflicts (LTRFconf)
+    conf: ClassVar[bool] = False
+    Params = LtrfParams
+    stall_reasons = ("prefetch",)
     metrics = (
         "rf_cache_hit_rate", "rf_cache_reads", "main_rf_reads", "main_rf_writes", "prefetches",
-        "prefetch_regs", "prefetch_latency_cycles", "prefetch_bank_conflicts",
+        "prefetch_regs", "prefetch_latency_cycles", "prefetch_bank_conflicts", "prefetch_max_bank_load",
         "conflict_free_prefetch_fraction",
         "static_prefetch_conflicts", "warp_activations", "warp_deactivations", "refetches",
         "interval_length_dynamic", "interval_length_static",
     )
-
-    def params(self, sm, params: dict) -> dict:
-        return resolve_params(self.name, self.SPEC, sm, params)
+    calibration_params = LTRF_CALIBRATION
+    supports_simulate = True
+    needs_trace = True
+    size_parameters = {"regs_per_interval": ("rf_cache",), "active_warps": ("rf_cache",)}
 
     def compile(self, kernel, n: int = 16, n_banks: int = 16):
         """The design's compiler pass: ``(intervals, per-interval (reg, bank, live-in) lists)``."""
@@ -685,29 +693,28 @@ class _LtrfBase(Design):
         return compile_intervals(kernel, n, kind, self.conf, n_banks)
 
     def sim_setup(self, sm, params, options, trace=None):
-        p = self.params(sm, params)
+        p = self.resolve(params)
         if trace is None:
             raise RfmodelError(
                 f"design '{self.name}' needs the trace being simulated: sim_setup(..., trace=...)"
             )
-        if p["main_rf_banks"] > 4095:
-            raise RfmodelError("main_rf_banks above 4095 are not supported")
+        mb = p.banks(sm)
         words, ptr, ent, remap, info = row_tables(
-            trace, p["regs_per_interval"], "strand" if self.kind == "strand" else "interval", self.conf,
-            p["main_rf_banks"], p["main_rf_bank_regs"],
+            trace, p.regs_per_interval, "strand" if self.kind == "strand" else "interval", self.conf,
+            mb, p.main_rf_bank_regs,
         )
         lat, occ, xex = main_rf_timing(p)
         W = sm.warps_per_sm
-        offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
+        offset = gpgpusim_offset(options)
         off_warp = P_C0 + len(COUNTERS)
         off_bank = off_warp + W * WB
-        off_row = off_bank + p["main_rf_banks"]
+        off_row = off_bank + mb
         off_ivp = off_row + len(words)
         off_ive = off_ivp + len(ptr)
         off_map = off_ive + max(len(ent), 1)
         ints = np.zeros(off_map + (0 if remap is None else len(remap)), dtype=np.int64)
         ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
-        ints[P_LAT], ints[P_OCC], ints[P_XEX], ints[P_MB] = lat, occ, xex, p["main_rf_banks"]
+        ints[P_LAT], ints[P_OCC], ints[P_XEX], ints[P_MB] = lat, occ, xex, mb
         ints[P_PLUS], ints[P_TWO], ints[P_W] = int(self.plus), int(two_level(sm)), W
         ints[P_OFF_WARP], ints[P_OFF_BANK], ints[P_OFF_ROW] = off_warp, off_bank, off_row
         ints[P_OFF_IVP], ints[P_OFF_IVE] = off_ivp, off_ive
@@ -717,7 +724,7 @@ class _LtrfBase(Design):
         ints[C_SIV] = info["static_intervals"]
         ints[C_SIVI] = info["static_instrs"]
         ints[C_SCONF] = info["static_conflicts"]
-        ints[P_G] = p["main_rf_bank_regs"]
+        ints[P_G] = p.main_rf_bank_regs
         ints[P_MAP_SRC] = trace.src.shape[1]
         if remap is not None:
             ints[P_OFF_MAP] = off_map
@@ -735,12 +742,11 @@ class _LtrfBase(Design):
         setup = SimSetup(
             hooks=hooks,
             ints=ints,
-            stall_reasons=("prefetch",),
+            stall_reasons=self.stall_reasons,
             counters={c: P_C0 + i for i, c in enumerate(COUNTERS)},
-            pool=p["active_warps"],
+            pool=p.active_warps,
+            info={"interval_source": info["source"], "renumbered": info["renumbered"]},
         )
-        setup.interval_source = info["source"]  # type: ignore[attr-defined]
-        setup.renumbered = info["renumbered"]  # type: ignore[attr-defined]
         return setup
 
     def sim_metrics(self, sm, params, setup, counts):
@@ -761,6 +767,7 @@ class _LtrfBase(Design):
             "refetches": float(counts["refetches"]),
             "prefetch_latency_cycles": float(counts["prefetch_cycles"]) / pf if pf else 0.0,
             "prefetch_bank_conflicts": float(counts["prefetch_bank_conflicts"]),
+            "prefetch_max_bank_load": 1.0 + float(counts["prefetch_bank_conflicts"]) / pf if pf else 0.0,
             "conflict_free_prefetch_fraction": (
                 1.0 - float(counts["prefetches_with_conflict"]) / pf if pf else 1.0
             ),
@@ -780,101 +787,102 @@ class _LtrfBase(Design):
             },
         }
 
-    def analytic(self, profile, sm, grid):
-        from rfmodel.analytic.caching import analytic_ltrf
+    def analytic(self, ctx):
+        """Register-interval prefetch into a partitioned cache over a slow main RF.
 
-        return analytic_ltrf(self, profile, sm, grid)
+        Per prefetch: ``f`` registers fetched (working set, LTRF+: live-ins, times ``ws_fill``), the
+        fullest main-RF bank holds ``M`` of them (:func:`prefetch_max_load`), so on idle banks the
+        prefetch takes ``t_pf = (M - 1) occ + lat + xex`` plus the main-RF bank queue.  Prefetches per
+        instruction: ``1 / L`` (interval length) plus deactivations (two-level scheduler).  An active
+        warp alternates ``L`` instructions at its latency-bound pace ``c`` and a prefetch, and the
+        scheduler's ``A`` active warps overlap each other's prefetches, so the prefetch bound is
+        ``R_pf = S A L / (L c + pf_scale t_pf)``, combined with the shared model's IPC by the soft minimum.
+        """
+        c, profile, sm = ctx.coef, ctx.profile, ctx.sm
+        strands = self.kind == "strand"
+        n_reg = ctx.value("regs_per_interval", 16)
+        banks = ctx.value("main_rf_banks", sm.num_banks)
+        active = ctx.value("active_warps", 8)
+        lat, occ, xex = analytic_timing(ctx.grid)
+        sched = float(sm.schedulers_per_sm)
+        st = profile.interval_stats(n_reg, banks, strands)
+        length = np.maximum(st["length"], 1.0)
+        fetched = np.asarray(c["ws_fill"]) * (st["live"] if self.plus else st["ws"])
+        mx = prefetch_max_load(profile, fetched, banks, n_reg, strands, self.conf, c)
+        deact = two_level_flag(sm) * np.asarray(c["deact_weight"]) * profile.deact_per_instr
+        pf_per_instr = 1.0 / length + deact
+        run = 1.0 / pf_per_instr  # instructions between two prefetches of a warp
+        m = ctx.model()
+        ipc_b = m["ipc"]
+        warps = np.asarray(m["warps"], dtype=np.float64)
+        a_tot = np.minimum(warps, active * sched)
+        # an active warp's cycles per instruction between long-latency operations: a warp that waits for
+        # one leaves the active pool (two-level scheduler), so the pool bounds only the issuing part; the
+        # memory waits overlap across all resident warps, which the shared model's IPC (ipc_b) accounts for
+        k0 = np.maximum(np.asarray(m["t_collect"]) - 1.0, 0.0)
+        cpi = np.asarray(c["latency_scale"]) * np.maximum(profile.chain_at2(k0, 0.0, "chain2"), 1.0)
+        ipc = ipc_b
+        t_pf = (mx - 1.0) * occ + lat + xex
+        for _ in range(3):  # main-RF bank queue at the current IPC
+            lam = ipc * pf_per_instr * fetched / np.maximum(banks, 1.0)
+            u = np.minimum(lam * occ, 0.95)
+            q = occ * np.minimum(bank_read_wait(u, 0.0, 1.0, 1.0), 50.0)
+            t_pf = (mx - 1.0) * occ + lat + xex + q
+            rate_pf = a_tot * run / (run * cpi + np.asarray(c["pf_scale"]) * t_pf)
+            ipc = np.where(warps > 0, softmin([ipc_b, rate_pf], np.asarray(c["softmin_q"])), 0.0)
+        n = ctx.n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cycles = np.where(ipc > 0, n / ipc, np.inf)
+        reads, writes = ctx.reads, ctx.writes
+        n_pf = n * pf_per_instr
+        fetched_total = n_pf * fetched
+        wb = fetched_total * np.asarray(c["wb_fraction"])
+        events = {
+            "rf_cache": (reads, writes),
+            "main_rf_bank": (fetched_total, wb),
+            "main_network": (fetched_total + wb, 0.0),
+            "crossbar": (reads + writes, 0.0),
+            "collector": (reads, reads),
+            "warp_control_block": (reads + writes, n_pf + n * deact),
+        }
+        metrics = {
+            "rf_cache_hit_rate": 1.0,
+            "rf_cache_reads": reads,
+            "main_rf_reads": fetched_total,
+            "main_rf_writes": wb,
+            "prefetches": n_pf,
+            "prefetch_regs": fetched_total,
+            "prefetch_latency_cycles": t_pf,
+            "prefetch_max_bank_load": mx,
+            "prefetch_bank_conflicts": n_pf * np.maximum(mx - 1.0, 0.0),
+            "interval_length_dynamic": length,
+            "warp_activations": n * deact,
+        }
+        return ctx.result(m, events=events, metrics=metrics, ipc=ipc, cycles=cycles)
 
     def structures(self, sm, grid, tech):
-        return hierarchy_structures(self, sm, grid, tech, wcb=True)
+        return hierarchy_structures(sm, grid, tech, self.Params, cache="interval")
 
 
 @register
-class Ltrf(_LtrfBase):
-    name = "ltrf"
-    description = "Latency-Tolerant Register File: register-interval prefetch into a partitioned RF cache"
-
-
-@register
-class LtrfPlus(_LtrfBase):
+class LtrfPlus(Ltrf):
     name = "ltrf_plus"
     description = "LTRF+ : LTRF with liveness bits (only live registers written back / fetched)"
     plus = True
+    Params = LtrfPlusParams
 
 
 @register
-class LtrfConf(_LtrfBase):
+class LtrfConf(Ltrf):
     name = "ltrfconf"
     description = "LTRFconf: LTRF with register renumbering against prefetch bank conflicts"
     conf = True
+    Params = LtrfConfParams
 
 
 @register
-class Strands(_LtrfBase):
+class Strands(Ltrf):
     name = "strands"
     description = "LTRF hardware with strand prefetch regions (cut at long-latency uses and back edges)"
     kind = "strand"
-
-
-# ----------------------------------------------------------------------------- structures
-def hierarchy_structures(design, sm, grid, tech, *, wcb: bool):
-    """Main RF banks, collectors and crossbar (the baseline's), RF cache, main-RF network, WCB.
-
-    The baseline's ``rf_bank`` becomes ``main_rf_bank`` (its cell: ``tech['main_cell']``, default
-    ``tech['cell']``); the RF cache is SRAM (``tech['cell']``) of ``N x active warps x schedulers``
-    warp registers in N banks (RFC: ``rfc_kb`` in the SM's bank count); the main RF reaches the
-    cache through a crossbar (``narrow_crossbar``: 4x narrower) or, beyond 64 banks, a flattened
-    butterfly.  Design parameters are taken at their first grid value (structure costs do not
-    vary over the design's own grid; the SM fields do, as in the baseline).
-    """
-    from rfmodel.designs.baseline import Baseline
-    from rfmodel.energy.accounting import Structure
-    from rfmodel.tech.interconnect import crossbar, flattened_butterfly
-    from rfmodel.tech.structures import register_cache, warp_control_block
-
-    node = tech.get("node_nm", 45)
-    cell = tech.get("cell", "sram-hp")
-    main_tech = {**tech, "cell": tech.get("main_cell", cell)}
-    sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k == "collector_units"}
-    base = Baseline().structures(sm, sm_grid, main_tech)
-
-    def first(name, default):
-        v = grid.get(name, default)
-        return np.asarray(v).ravel()[0].item() if np.size(v) else default
-
-    active = int(first("active_warps", 8))
-    width = sm.bank_width_bits
-    if wcb:
-        n = int(first("regs_per_interval", 16))
-        cache_banks = n
-        cache_kb = n * active * sm.schedulers_per_sm * 128 / 1024.0
-    else:
-        cache_kb = float(first("rfc_kb", 16))
-        cache_banks = sm.num_banks
-    rc = register_cache(cache_kb, cache_banks, 1024, node_nm=node, cell=cell)
-    main_banks = int(first("main_rf_banks", sm.num_banks))
-    narrow = int(first("narrow_crossbar", 0))
-    span = float(np.sqrt(np.max(np.asarray(base[0].area_mm2) * np.asarray(base[0].copies))))
-    net_width = width // 4 if narrow else width
-    if main_banks > 64:
-        net = flattened_butterfly(main_banks, cache_banks, net_width, node, span)
-    else:
-        net = crossbar(main_banks, cache_banks, net_width, node, span)
-    net_s = net.structure("main_network")
-    if net_width != width:  # a transfer moves one warp register in 4 flits of a quarter width
-        import dataclasses
-
-        net_s = dataclasses.replace(net_s, read_pj=net.transfer_pj * 4)
-    out = [
-        Structure("main_rf_bank", **{k: getattr(base[0], k) for k in (
-            "read_pj", "write_pj", "leakage_mw", "area_mm2", "copies", "provenance", "write_group_pj",
-            "write_fixed_pj", "capacity_bits")}),
-        base[1],
-        base[2],
-        rc.structure("rf_cache", copies=cache_banks),
-        net_s,
-    ]
-    if wcb:
-        wcb_s = warp_control_block(sm.warps_per_sm, 256, node_nm=node, cell=cell)
-        out.append(wcb_s.structure("warp_control_block"))
-    return out
+    Params = StrandsParams

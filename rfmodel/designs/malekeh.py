@@ -33,10 +33,20 @@ docs/designs.md ("Malekeh") documents the reading implemented here; in short:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
-from rfmodel.analytic.collectors import CALIBRATION_PARAMS
+from rfmodel.analytic.model import Effects, resident_warps, sm_param
+from rfmodel.analytic.reuse import (
+    ipc_gain,
+    mean_near_distance,
+    near_fraction_from_hist,
+    profile_reuse_hist,
+    served_outside,
+)
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, reuse_hints
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
@@ -44,34 +54,57 @@ from rfmodel.designs.base import (
     SimHooks,
     SimSetup,
     bank_header,
+    gpgpusim_offset,
+    rate,
     register,
     standard_bank,
 )
-from rfmodel.designs.baseline import Baseline, sm_param
-from rfmodel.designs.rfc import (
+from rfmodel.designs.mainrf import (
+    SlowBankParams,
     slow_bank_accesses,
     slow_bank_reads,
     slow_block_counters,
     slow_read,
     slow_write,
+    sm_structures,
     with_slow_block,
 )
-from rfmodel.errors import RfmodelError, SpecError
+from rfmodel.errors import RfmodelError
+from rfmodel.spec import param
+from rfmodel.workload.static import static_kernel
 from rfmodel.workload.trace import MAX_SRC, NONE
 
+
 # ----------------------------------------------------------------------------------- parameters
-#: the design parameters and the paper's defaults (RTHLD, the initial STHLD, the FSM deltas and the
-#: small/large IPC-change threshold are not given by the paper: our choices, documented)
-DEFAULTS = {
-    "rthld": DEFAULT_RTHLD,  # near: 1 <= reuse distance <= rthld
-    "ct_entries": 8,  # cache-table entries per CCU (paper: 8)
-    "sthld": 4,  # initial (or, with adaptive = 0, fixed) STHLD in cycles
-    "adaptive": 1,  # 1: the STHLD state machine runs
-    "interval_cycles": 10_000,  # adaptive interval (paper: 10,000 cycles)
-    "seed": 1,  # seed of the replacement RNG
-    "static_hints": 1,  # 1: the compiler pass's static hints where the kernel is known; 0: trace distances
-    # main-RF bank access time as a multiple of one cycle (the baseline's parameter; > 1: slow-bank block)
-    "main_rf_latency_x": 1.0,
+@dataclass(frozen=True)
+class MalekehParams(SlowBankParams, kind="design.malekeh"):
+    """Malekeh's parameters and the paper's defaults (RTHLD, the initial STHLD, the FSM deltas and the
+    small/large IPC-change threshold are not given by the paper: our choices, documented)."""
+
+    rthld: int = param(DEFAULT_RTHLD, bounds=(0, 1 << 20), doc="near: 1 <= reuse distance <= rthld")
+    ct_entries: int = param(8, bounds=(1, 64), doc="cache-table entries per CCU (paper: 8)")
+    sthld: int = param(4, unit="cycles", bounds=(0, 1 << 20),
+                       doc="initial (or, with adaptive = 0, fixed) STHLD")  # fmt: skip
+    adaptive: int = param(1, choices=(0, 1), doc="1: the STHLD state machine runs")
+    interval_cycles: int = param(10_000, unit="cycles", bounds=(1, 1 << 40),
+                                 doc="adaptive interval (paper: 10,000 cycles)")  # fmt: skip
+    seed: int = param(1, bounds=(0, (1 << 31) - 1), doc="seed of the replacement RNG")
+    static_hints: int = param(1, choices=(0, 1), doc="1: the compiler pass's static hints where the kernel "
+                              "is known; 0: trace distances")  # fmt: skip
+    active_warps: int = param(8, bounds=(1, 64), doc="two-level scheduler pool per scheduler (simulator)")
+
+
+#: the defaults by name
+DEFAULTS = MalekehParams().to_dict()
+#: Malekeh's own free coefficients (default, lower, upper)
+MALEKEH_CALIBRATION = {
+    "near_hit": (0.85, 0.2, 1.0),  # fraction of near reuses that hit when the warp keeps its CCU
+    "flush_per_instr": (0.08, 0.0, 1.0),  # CT flush rate per instruction per unit of CCU over-subscription
+    "write_share": (0.5, 0.0, 1.0),  # share of hits that were cached writes (for the CCU write events)
+    "dropped_share": (0.05, 0.0, 0.5),  # share of near results dropped at the CCU's one write port
+    "ipc_gain_per_saved_read": (0.08, 0.0, 0.5),  # relative IPC gain per bank read saved per instruction
+    "sthld_ipc_loss": (0.004, 0.0, 0.05),  # relative IPC loss per STHLD cycle of waiting
+    "near_fraction_default": (0.5, 0.0, 1.0),  # when the profile has no reuse-distance histogram
 }
 #: cycles a CT stays busy after its instruction took a collector (issue t, read t + 1, dispatch t + 2)
 CCU_HOLD = 2
@@ -136,16 +169,6 @@ CH_OWN, CH_FAR, CH_NEAR, CH_NONE, CH_BUSY = 0, 1, 2, 3, 4
 # stall reasons (1-based codes of may_issue)
 STALL_REASONS = ("ccu_busy", "no_free_ccu", "sthld_wait")
 R_BUSY, R_NONE, R_STHLD = 1, 2, 3
-
-
-def int_param(design: str, params: dict, name: str, lo: int, hi: int, default) -> int:
-    """A validated integer design parameter (one clear error otherwise)."""
-    v = params.get(name, default)
-    if isinstance(v, float | np.floating) and float(v).is_integer():
-        v = int(v)
-    if isinstance(v, bool) or not isinstance(v, int | np.integer) or not lo <= v <= hi:
-        raise SpecError(design, name, v, f"integer in [{lo}, {hi}]")
-    return int(v)
 
 
 def groups_of(sm) -> tuple[int, int, bool]:
@@ -741,16 +764,11 @@ def hint_rows(trace, kernel, rthld: int) -> tuple[np.ndarray, str]:
 
 def malekeh_state(sm, params: dict, options, rows_packed: np.ndarray, n_warps: int):
     """The int64/float64 state of a Malekeh run (layout at the top of the module)."""
-    name = "malekeh"
-    E = int_param(name, params, "ct_entries", 1, 64, DEFAULTS["ct_entries"])
-    sthld = int_param(name, params, "sthld", 0, 1 << 20, DEFAULTS["sthld"])
-    adaptive = int_param(name, params, "adaptive", 0, 1, DEFAULTS["adaptive"])
-    interval = int_param(name, params, "interval_cycles", 1, 1 << 40, DEFAULTS["interval_cycles"])
-    seed = int_param(name, params, "seed", 0, (1 << 31) - 1, DEFAULTS["seed"])
-    int_param(name, params, "rthld", 0, 1 << 20, DEFAULTS["rthld"])
+    p = Malekeh().resolve(params)
+    E, sthld, adaptive, interval, seed = p.ct_entries, p.sthld, p.adaptive, p.interval_cycles, p.seed
     G, per, sub = groups_of(sm)
     W = max(int(sm.warps_per_sm), n_warps, 1)
-    offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
+    offset = gpgpusim_offset(options)
     off_ct = HEADER
     off_ent = off_ct + G * per * CT_F
     off_wct = off_ent + G * per * E * E_F
@@ -780,11 +798,7 @@ def malekeh_state(sm, params: dict, options, rows_packed: np.ndarray, n_warps: i
     grp[:, G_MEMO_CYC] = -1
     ints[off_row:] = rows_packed
     floats = np.array([0.0, FSM["large_change"]], np.float64)
-    return with_slow_block(ints, sm, params, name, I_SLOW), floats
-
-
-def rate(num, den):
-    return float(num) / float(den) if den else 0.0
+    return with_slow_block(ints, sm, p.main_rf_latency_x, I_SLOW), floats
 
 
 # ----------------------------------------------------------------------------------- the design
@@ -793,17 +807,19 @@ class Malekeh(Design):
     name = "malekeh"
     operand_slots = False  # a register named twice by one instruction is read once
     description = "Malekeh: caching collector units with compiler near/far reuse hints and adaptive STHLD"
-    parameters = tuple(DEFAULTS)
+    Params = MalekehParams
+    stall_reasons = STALL_REASONS
     metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "ccu_dropped_writes", "ccu_flushes",
                "sthld_mean", "sthld_stall_cycles")
-    #: free coefficients of the analytic model (default, lower, upper): the baseline interval model's
-    #: and Malekeh's own (rfmodel.analytic.collectors)
-    calibration_params = dict(CALIBRATION_PARAMS["malekeh"])
+    #: free coefficients of the analytic model (default, lower, upper): the interval model's and Malekeh's
+    calibration_params = {**INTERVAL_COEFFICIENTS, **MALEKEH_CALIBRATION}
+    supports_simulate = True
+    needs_trace = True
+    size_parameters = {"ct_entries": ("ccu",)}
 
     def __init__(self, kernel=None):
-        #: the static kernel the trace was expanded from (optional): its compiler hints are used
+        #: the static kernel the trace was expanded from (optional configuration): its compiler hints are used
         self.kernel = kernel
-        self.hint_source = "none"
 
     def compile(self, kernel):
         """The compiler pass: static reuse distances and near/far bits (:func:`reuse_hints`)."""
@@ -816,13 +832,11 @@ class Malekeh(Design):
                 "design 'malekeh' needs the trace being simulated (its near/far hints are per trace row): "
                 "call sim_setup(sm, params, options, trace=trace), or simulate through rfmodel.sim"
             )
-        rthld = int_param(self.name, params, "rthld", 0, 1 << 20, DEFAULTS["rthld"])
+        p = self.resolve(params)
         kernel = self.kernel
-        if kernel is None and int_param(self.name, params, "static_hints", 0, 1, DEFAULTS["static_hints"]):
-            from rfmodel.designs.ltrf import static_kernel
-
+        if kernel is None and p.static_hints:
             kernel = static_kernel(trace)
-        rows, self.hint_source = hint_rows(trace, kernel, rthld)
+        rows, hint_source = hint_rows(trace, kernel, p.rthld)
         ints, floats = malekeh_state(sm, params, options, rows, trace.n_warps)
         return SimSetup(
             hooks=HOOKS,
@@ -830,8 +844,9 @@ class Malekeh(Design):
             floats=floats,
             stall_reasons=STALL_REASONS,
             counters={**CNT, **slow_block_counters(ints, I_SLOW)},
-            pool=int(params.get("active_warps", 8)),
+            pool=p.active_warps,
             prefer=True,
+            info={"hint_source": hint_source},
         )
 
     def sim_metrics(self, sm, params, setup, counts):
@@ -854,7 +869,7 @@ class Malekeh(Design):
             "ccu_rf_writes": float(counts["rf_writes_all"]),
             "sthld_mean": rate(counts["sthld_sum"], iv) if iv else float(counts["sthld_last"]),
             "sthld_stall_cycles": float(counts["sthld_stall_cycles"]),
-            "hint_source": self.hint_source,
+            "hint_source": setup.info["hint_source"],
             "events": {
                 "rf_bank": (bank_r, bank_w),
                 # bank reads and every result (to the banks and port D) cross the crossbar
@@ -864,21 +879,66 @@ class Malekeh(Design):
             },
         }
 
-    def analytic(self, profile, sm, grid):
-        from rfmodel.analytic.collectors import malekeh_analytic_terms
+    def analytic(self, ctx):
+        """First-order hit rate and its effects (docs/designs.md, "Malekeh", analytic model).
 
-        return malekeh_analytic_terms(profile, sm, grid, self)
+        hit = near_fraction(RTHLD) x near_hit x survival, where survival =
+        exp(-flush x d_near x oversub / (1 + 0.1 STHLD)) is the chance that the warp keeps its CCU for
+        the mean near distance d_near when W warps share C CCUs per group
+        (oversub = max(0, 1 - C / W)), raised by STHLD waiting.
+        """
+        c, sm, grid = ctx.coef, ctx.sm, ctx.grid
+        rthld = ctx.value("rthld", DEFAULTS["rthld"])
+        sthld = ctx.value("sthld", DEFAULTS["sthld"])
+        hist = profile_reuse_hist(ctx.profile)
+        if hist is None:
+            near = c["near_fraction_default"] + 0 * rthld
+            dnear = np.maximum(rthld / 2.0, 1.0)
+        else:
+            near = near_fraction_from_hist(hist, rthld)
+            dnear = mean_near_distance(hist, rthld)
+        G = sm.schedulers_per_sm if sm.sub_core else 1
+        ccus = np.maximum(np.asarray(sm_param(sm, grid, "collector_units"), dtype=np.float64) / G, 1.0)
+        warps = np.maximum(np.asarray(resident_warps(ctx.profile, sm, grid), dtype=np.float64) / G, 1.0)
+        oversub = np.maximum(0.0, 1.0 - ccus / warps)
+        survival = np.exp(-c["flush_per_instr"] * dnear * oversub / (1.0 + 0.1 * sthld))
+        hit = np.clip(near * c["near_hit"] * survival, 0.0, 1.0)
+        m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots,
+                              bank_cycles=ctx.bank_cycles()))  # fmt: skip
+        gain = ipc_gain(m, ctx, hit, c["ipc_gain_per_saved_read"])
+        loss = 1.0 - c["sthld_ipc_loss"] * sthld * oversub
+        factor = np.maximum(gain * loss, 0.05)
+        reads = ctx.reads
+        saved = reads * hit
+        near_writes = saved * c["write_share"]
+        ccu_writes = near_writes + (reads - saved)  # cached results and the fills of misses
+        out = served_outside(ctx, m, hit, factor, {"ccu": (reads, ccu_writes)}, drop=("collector",))
+        flushes = ctx.n * c["flush_per_instr"] * oversub + 0 * factor
+        out.update({
+            "rf_cache_hit_rate": hit + 0 * factor,
+            "ccu_dropped_writes": near_writes * c["dropped_share"] + 0 * factor,
+            "sthld_mean": sthld + 0 * factor,
+            "ccu_flushes": flushes,
+            "sthld_stall_cycles": flushes * near * sthld,
+        })  # fmt: skip
+        return out
 
     def structures(self, sm, grid, tech):
-        """The baseline's banks and crossbar; the collectors become CCUs with cache tables."""
+        """The SM's banks and crossbar; the collectors become CCUs with ``ct_entries``-entry cache tables."""
+        from rfmodel.energy.accounting import structure_over_grid
         from rfmodel.tech.structures import collector_cache
 
-        base = [s for s in Baseline().structures(sm, grid, tech) if s.name != "collector"]
-        E = int(np.max(np.asarray(grid.get("ct_entries", DEFAULTS["ct_entries"]))))
+        base = [s for s in sm_structures(sm, grid, tech) if s.name != "collector"]
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
-        cc = collector_cache(E, sm.threads_per_warp * 32, node_nm=node, cell=cell)
-        return [*base, cc.structure("ccu", copies=sm_param(sm, grid, "collector_units"))]
+        coll = sm_param(sm, grid, "collector_units")
+
+        def ccu(entries, copies):
+            cc = collector_cache(int(entries), sm.threads_per_warp * 32, node_nm=node, cell=cell)
+            return cc.structure("ccu", copies=copies)
+
+        values = {"entries": grid.get("ct_entries", DEFAULTS["ct_entries"]), "copies": coll}
+        return [*base, structure_over_grid("ccu", values, ccu)]
 
 
-__all__ = ["DEFAULTS", "FSM", "Malekeh", "near_masks", "trace_distances"]
+__all__ = ["DEFAULTS", "FSM", "Malekeh", "MalekehParams", "near_masks", "trace_distances"]

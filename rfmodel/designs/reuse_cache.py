@@ -23,31 +23,50 @@ sub-core and shared by its warps, driven only by the compiler's flags.  docs/des
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
-from rfmodel.analytic.collectors import CALIBRATION_PARAMS
+from rfmodel.analytic.model import Effects
+from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_reuse_hist, served_outside
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     Design,
     SimHooks,
     SimSetup,
     bank_header,
+    gpgpusim_offset,
+    rate,
     register,
     standard_bank,
 )
-from rfmodel.designs.baseline import Baseline
-from rfmodel.designs.malekeh import rate
-from rfmodel.designs.rfc import (
-    main_rf_latency,
+from rfmodel.designs.mainrf import (
+    SlowBankParams,
     slow_bank_accesses,
     slow_block_counters,
     slow_read,
     slow_write,
+    sm_structures,
     with_slow_block,
 )
 from rfmodel.errors import RfmodelError
+from rfmodel.workload.static import static_kernel
 from rfmodel.workload.trace import MAX_SRC, NONE
+
+
+@dataclass(frozen=True)
+class ReuseCacheParams(SlowBankParams, kind="design.reuse_cache"):
+    """The operand reuse cache's parameters: the banks' access time only (the flags decide the rest)."""
+
+
+#: the operand reuse cache's own free coefficients (default, lower, upper)
+REUSE_CACHE_CALIBRATION = {
+    "reuse_flag_share": (0.35, 0.0, 1.0),  # flagged share of the reads at reuse distance 1
+    "reuse_same_warp": (0.8, 0.0, 1.0),  # chance that the slot is not taken by another warp first
+    "reuse_ipc_gain": (0.02, 0.0, 0.2),  # relative IPC gain per bank read saved per instruction
+}
 
 #: operand slots per scheduler (A, B, C, and a fourth for the rare wider encodings)
 SLOTS = 4
@@ -148,8 +167,6 @@ def operand_slots(trace) -> tuple[np.ndarray, str]:
     pos = np.tile(np.arange(MAX_SRC, dtype=np.int64), (n, 1))
     pos[trace.src == NONE] = -1
     try:
-        from rfmodel.designs.ltrf import static_kernel
-
         k = static_kernel(trace)
     except Exception:  # noqa: BLE001 - no kernel: positions
         k = None
@@ -197,43 +214,44 @@ def pack_rows(trace, slots: np.ndarray) -> np.ndarray:
 class ReuseCache(Design):
     name = "reuse_cache"
     description = "compiler-managed operand reuse cache (SASS .reuse flags), one entry per operand slot"
-    #: bank access time as a multiple of one cycle (the baseline's parameter, default 1)
-    parameters = ("main_rf_latency_x",)
+    Params = ReuseCacheParams
     metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "reuse_flag_fraction")
-    #: free coefficients of the analytic model (default, lower, upper): the baseline interval model's
-    #: and the design's own (rfmodel.analytic.collectors)
-    calibration_params = dict(CALIBRATION_PARAMS["reuse_cache"])
+    #: free coefficients of the analytic model (default, lower, upper): the interval model's and the
+    #: design's own
+    calibration_params = {**INTERVAL_COEFFICIENTS, **REUSE_CACHE_CALIBRATION}
+    supports_simulate = True
+    needs_trace = True
 
     def sim_setup(self, sm, params, options, trace=None):
         if trace is None:
             raise RfmodelError(
                 "design 'reuse_cache' needs the trace being simulated: sim_setup(..., trace=trace)")
-        main_rf_latency(self.name, params)  # validated first
+        p = self.resolve(params)
         flagged = int(np.count_nonzero(trace.reuse))
         srcs = int(np.count_nonzero(trace.src != NONE))
         if flagged:
-            self.reuse_source = "sass"
-            slots, self.slot_source = operand_slots(trace)
+            reuse_source = "sass"
+            slots, slot_source = operand_slots(trace)
         else:
             kind = trace.attrs.get("source", "trace")
-            self.reuse_source = f"none ({kind} trace carries no .reuse flags; no hits)"
-            slots, self.slot_source = np.full(trace.src.shape, -1, np.int64), "none"
-        self.flag_fraction = rate(int(np.unpackbits(trace.reuse.view(np.uint8)).sum()), srcs)
+            reuse_source = f"none ({kind} trace carries no .reuse flags; no hits)"
+            slots, slot_source = np.full(trace.src.shape, -1, np.int64), "none"
+        flag_fraction = rate(int(np.unpackbits(trace.reuse.view(np.uint8)).sum()), srcs)
         rows = pack_rows(trace, slots)
-        offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
         S = max(int(sm.schedulers_per_sm), 1)
         off_ent = HEADER
         off_row = off_ent + S * E_N * E_F
         ints = np.zeros(off_row + len(rows), np.int64)
-        ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
+        ints[:BANK_HEADER_LEN] = bank_header(sm, gpgpusim_offset(options))
         ints[I_S], ints[I_OFF_ENT], ints[I_OFF_ROW] = S, off_ent, off_row
         ent = ints[off_ent:off_row].reshape(-1, E_F)
         ent[:, F_W] = -1
         ent[:, F_R] = -1
         ints[off_row:] = rows
-        ints = with_slow_block(ints, sm, params, self.name, I_SLOW)
+        ints = with_slow_block(ints, sm, p.main_rf_latency_x, I_SLOW)
         counters = {**CNT, **slow_block_counters(ints, I_SLOW)}
-        return SimSetup(hooks=HOOKS, ints=ints, counters=counters, pool=int(params.get("active_warps", 8)))
+        info = {"flag_fraction": flag_fraction, "reuse_source": reuse_source, "slot_source": slot_source}
+        return SimSetup(hooks=HOOKS, ints=ints, counters=counters, info=info)
 
     def sim_metrics(self, sm, params, setup, counts):
         hits = float(counts["reuse_hits"])
@@ -245,9 +263,9 @@ class ReuseCache(Design):
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": float(counts["reuse_misses"]),
-            "reuse_flag_fraction": float(getattr(self, "flag_fraction", 0.0)),
-            "reuse_source": getattr(self, "reuse_source", "none"),
-            "reuse_slot_source": getattr(self, "slot_source", "none"),
+            "reuse_flag_fraction": float(setup.info["flag_fraction"]),
+            "reuse_source": setup.info["reuse_source"],
+            "reuse_slot_source": setup.info["slot_source"],
             "events": {
                 "rf_bank": (bank_r, bank_w),
                 "crossbar": (float(counts["reuse_misses"]) + writes, 0.0),
@@ -256,20 +274,41 @@ class ReuseCache(Design):
             },
         }
 
-    def analytic(self, profile, sm, grid):
-        from rfmodel.analytic.collectors import reuse_cache_analytic_terms
+    def analytic(self, ctx):
+        """Flagged reads at reuse distance 1 that keep their slot.
 
-        return reuse_cache_analytic_terms(self, profile, sm, grid)
+        hit = reuse_flag_share x f1 x reuse_same_warp, where f1 is the profile's share of reads
+        whose previous access of the register is the previous instruction of the warp (the only
+        distance a ``.reuse`` flag can cover), reuse_flag_share the part of them the compiler flags
+        (same operand slot, read not written) and reuse_same_warp the chance that no other warp's
+        instruction takes the slot in between.  A profile of a trace without flags gives 0.
+        """
+        c, profile = ctx.coef, ctx.profile
+        hist = profile_reuse_hist(profile)
+        f1 = near_fraction_from_hist(hist, 1.0) if hist is not None else np.asarray(0.2)
+        trace_attrs = (getattr(profile, "attrs", None) or {}).get("trace", {}) or {}
+        no_flags = str(trace_attrs.get("source", "")) == "accelsim" or str(
+            trace_attrs.get("kernel_source", "")).startswith("synthetic")
+        flags = 0.0 if no_flags else 1.0
+        hit = np.clip(c["reuse_flag_share"] * f1 * c["reuse_same_warp"] * flags, 0.0, 1.0)
+        m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots,
+                              bank_cycles=ctx.bank_cycles()))  # fmt: skip
+        factor = np.maximum(ipc_gain(m, ctx, hit, c["reuse_ipc_gain"]), 0.05)
+        flagged = np.clip(c["reuse_flag_share"] * f1 * flags, 0.0, 1.0)
+        reads = ctx.reads
+        out = served_outside(ctx, m, hit, factor, {"reuse_cache": (reads * hit, reads * flagged)})
+        out["rf_cache_hit_rate"] = hit + 0 * factor
+        out["reuse_flag_fraction"] = flagged + 0 * factor
+        return out
 
     def structures(self, sm, grid, tech):
-        """The baseline's structures plus one operand-slot cache (3 warp registers) per scheduler."""
+        """The SM's structures plus one operand-slot cache (3 warp registers) per scheduler."""
         from rfmodel.tech.structures import operand_collector
 
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
         rc = operand_collector(3, sm.threads_per_warp * 32, node_nm=node, cell=cell)
-        base = Baseline().structures(sm, grid, tech)
-        return [*base, rc.structure("reuse_cache", copies=sm.schedulers_per_sm)]
+        return [*sm_structures(sm, grid, tech), rc.structure("reuse_cache", copies=sm.schedulers_per_sm)]
 
 
-__all__ = ["ReuseCache", "operand_slots", "pack_rows"]
+__all__ = ["ReuseCache", "ReuseCacheParams", "operand_slots", "pack_rows"]

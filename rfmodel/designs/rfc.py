@@ -40,9 +40,16 @@ warps, which is not the paper's configuration.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 
+from rfmodel.analytic.banks import bank_read_wait
+from rfmodel.analytic.model import Effects
+from rfmodel.analytic.model import main_rf_timing as analytic_timing
+from rfmodel.analytic.model import two_level as two_level_flag
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     NEVER,
@@ -50,69 +57,39 @@ from rfmodel.designs.base import (
     SimHooks,
     SimSetup,
     bank_header,
+    gpgpusim_offset,
     register,
     standard_bank,
 )
-from rfmodel.errors import SpecError
-
-#: cycles of one access of a baseline RF bank in the simulator (the 1x of ``main_rf_latency_x``)
-BANK_CYCLES = 1
-#: cycles one warp register takes through the main-RF network: full width, 4x narrower
-XFER_CYCLES = {0: 1, 1: 4}
-WARP_REG_BYTES = 128
-
-
-# ----------------------------------------------------------------------------- parameters
-def _check(design: str, name: str, value, lo, hi, integer: bool):
-    """One validated design parameter (an :class:`SpecError` names it and the allowed range)."""
-    v = value.item() if isinstance(value, np.generic) else value
-    allowed = f"{'integer' if integer else 'number'} in [{lo}, {hi}]"
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise SpecError(f"design '{design}'", name, value, allowed)
-    if integer and float(v) != int(v):
-        raise SpecError(f"design '{design}'", name, value, f"integer in [{lo}, {hi}]")
-    if not lo <= v <= hi:
-        raise SpecError(f"design '{design}'", name, value, allowed)
-    return int(v) if integer else float(v)
+from rfmodel.designs.mainrf import (
+    WARP_REG_BYTES,
+    MainRFParams,
+    hierarchy_structures,
+    main_access,
+    main_bank,
+    main_rf_timing,
+    two_level,
+)
+from rfmodel.spec import param
 
 
-#: the main-RF parameters both RFC and the LTRF family share: (default, low, high, integer)
-MAIN_RF_PARAMS = {
-    "active_warps": (8, 1, 64, True),
-    "main_rf_latency_x": (1.0, 1.0, 64.0, False),
-    "main_rf_banks": (None, 1, 256, True),  # None: the SM's num_banks
-    "narrow_crossbar": (0, 0, 1, True),
-    # consecutive registers per main-RF bank row: 1 = interleaved (r, r+1 in different banks);
-    # 2 = the LTRF paper's Figure 9 register file (bank i holds R2i and R2i+1)
-    "main_rf_bank_regs": (1, 1, 256, True),
+@dataclass(frozen=True)
+class RfcParams(MainRFParams, kind="design.rfc"):
+    """RFC's parameters: the main RF's and the cache's."""
+
+    rfc_kb: int = param(16, unit="KB", bounds=(1, 1024), doc="register-file cache capacity")
+    rfc_policy: int = param(0, choices=(0, 1), doc="replacement: 0 FIFO (the original paper's), 1 LRU")
+
+
+#: RFC's free coefficients (the interval model's and its own): (default, lower, upper)
+RFC_CALIBRATION = {
+    **INTERVAL_COEFFICIENTS,
+    "rfc_flush": (1.0, 0.0, 1.0),  # weight of the deactivation-flush stack-distance table
+    "rfc_miss_scale": (1.0, 0.2, 4.0),  # scale on the extra collection cycles of a main-RF read
+    # entries a warp's partition effectively gains because the simulator allocates a result when it is
+    # written back, later than the profile's trace order (loads: hundreds of cycles), so evictions come later
+    "rfc_late_entries": (0.0, 0.0, 8.0),
 }
-
-
-def resolve_params(design: str, spec: dict, sm, params: dict) -> dict:
-    """Defaults filled in and every value checked; unknown names are an error."""
-    out = {}
-    for k in params:
-        if k not in spec:
-            from rfmodel.errors import UnknownNameError
-
-            raise UnknownNameError(f"parameter of design '{design}'", k, spec)
-    for k, (default, lo, hi, integer) in spec.items():
-        v = params.get(k, default)
-        if v is None and k == "main_rf_banks":
-            v = sm.num_banks
-        out[k] = _check(design, k, v, lo, hi, integer)
-    return out
-
-
-def main_rf_timing(p: dict) -> tuple[int, int, int]:
-    """(latency, occupancy, extra arrival cycles) of one main-RF warp-register access."""
-    lat = max(1, int(round(p["main_rf_latency_x"] * BANK_CYCLES)))
-    xfer = XFER_CYCLES[int(p["narrow_crossbar"])]
-    return lat, max(lat, xfer), xfer - 1
-
-
-def two_level(sm) -> bool:
-    return sm.scheduler == "two-level"
 
 
 # ----------------------------------------------------------------------------- state layout
@@ -132,22 +109,6 @@ RFC_COUNTERS = (
 R_C0 = 18
 #: per-warp block: in_pool, count, then E entries of (reg, stamp)
 RW_IN, RW_N, RW_E0 = 0, 1, 2
-
-
-@njit(cache=True)
-def main_access(ints, off_bank, bank, cycle, occ):
-    """Start one access of main-RF ``bank`` at or after ``cycle``; returns the start cycle."""
-    s = ints[off_bank + bank]
-    if s < cycle:
-        s = cycle
-    ints[off_bank + bank] = s + occ
-    return s
-
-
-@njit(cache=True)
-def main_bank(reg, warp, regs_per_bank, banks):
-    """Main-RF bank of register ``reg`` of warp slot ``warp``: ``(reg // regs_per_bank + warp) mod banks``."""
-    return (reg // regs_per_bank + warp) % banks
 
 
 @njit(cache=True)
@@ -256,168 +217,47 @@ def rfc_deactivate(ints, floats, warp, cta, scheduler, d, cycle):
     return 0
 
 
-# ----------------------------------------------------------------------------- slow banks (any design)
-# A block of ``SLOW_LEN + banks`` ints at any offset ``base`` of a design's state (the design's bank
-# header stays at ints[0:6]): arrival cycles, occupancy, banks, three counters, per-bank busy-until.
-SLOW_ARR, SLOW_OCC, SLOW_BANKS, SLOW_WAIT, SLOW_READS, SLOW_WRITES = range(6)
-SLOW_LEN = 6
-#: the block's counters (name -> position in the block); :func:`slow_counters` gives their indices
-SLOW_COUNTER_FIELDS = {
-    "slow_bank_wait_cycles": SLOW_WAIT, "slow_bank_read_acc": SLOW_READS, "slow_bank_write_acc": SLOW_WRITES,
-}
+def entries_per_warp(p: RfcParams, sm) -> int:
+    regs = p.rfc_kb * 1024 // WARP_REG_BYTES
+    return max(1, int(regs // (p.active_warps * sm.schedulers_per_sm)))
 
 
-def slow_counters(base: int) -> dict:
-    """``SimSetup.counters`` entries of a slow-bank block at ``ints[base:]``."""
-    return {name: base + i for name, i in SLOW_COUNTER_FIELDS.items()}
-
-
-#: the baseline's block follows its bank header (ints[6:12], busy-until from ints[12])
-S_BASE = BANK_HEADER_LEN
-SLOW_COUNTERS = slow_counters(S_BASE)
-
-
-@njit(cache=True)
-def slow_read(ints, base, warp, reg, cycle):
-    """One operand read from a register file whose banks take ``lat`` cycles per access.
-
-    The register's bank is the SM's bank function (the header at ``ints[0:6]``); the access starts when the
-    bank is free (per-bank serialization, :func:`main_access`), holds it for the block's occupancy and
-    delivers the data the block's arrival cycles after it starts.  Returns the operand hook's "served
-    elsewhere" answer (so the simulator's one-cycle arbiter is bypassed); the block is at ``ints[base:]``.
-    """
-    b = standard_bank(ints, warp, reg)
-    s = main_access(ints, base + SLOW_LEN, b, cycle, ints[base + SLOW_OCC])
-    ints[base + SLOW_WAIT] += s - cycle
-    ints[base + SLOW_READS] += 1
-    return -(1 + s - cycle + ints[base + SLOW_ARR] - 1)
-
-
-@njit(cache=True)
-def slow_write(ints, base, warp, reg, cycle):
-    """One register write to :func:`slow_read`'s register file: it occupies its bank; returns -1 (the
-    write hook's "no bank access of the simulator's")."""
-    b = standard_bank(ints, warp, reg)
-    main_access(ints, base + SLOW_LEN, b, cycle, ints[base + SLOW_OCC])
-    ints[base + SLOW_WRITES] += 1
-    return -1
-
-
-def slow_block(sm, latency_x: float):
-    """A slow-bank block to place at some offset ``base`` of a design's ints, or None when an access takes
-    one cycle (then the design keeps the simulator's own banks and arbiter, bit-identical to 1x).
-
-    One warp-register access takes ``rows`` bank accesses (narrow banks) of ``lat =
-    round(latency_x x BANK_CYCLES)`` cycles each: the bank is busy ``rows x lat`` cycles and the data
-    arrives ``rows x lat`` cycles after the access starts (the simulator's banks at 1x: ``rows`` cycles).
-    """
-    lat = max(1, int(round(latency_x * BANK_CYCLES)))
-    if lat == 1:
-        return None
-    rows = int(sm.rows_per_warp_register)
-    block = np.zeros(SLOW_LEN + sm.num_banks, dtype=np.int64)
-    block[SLOW_ARR] = block[SLOW_OCC] = rows * lat
-    block[SLOW_BANKS] = sm.num_banks
-    return block
-
-
-def main_rf_latency(design: str, params: dict) -> float:
-    """The validated ``main_rf_latency_x`` of ``params`` (default 1; the range of :data:`MAIN_RF_PARAMS`)."""
-    default, lo, hi, _i = MAIN_RF_PARAMS["main_rf_latency_x"]
-    return _check(design, "main_rf_latency_x", params.get("main_rf_latency_x", default), lo, hi, False)
-
-
-def with_slow_block(ints: np.ndarray, sm, params: dict, design: str, slot: int) -> np.ndarray:
-    """``ints`` with the slow-bank block of ``params["main_rf_latency_x"]`` appended and its offset stored
-    at ``ints[slot]`` (0 and nothing appended at 1x: the simulator's own banks)."""
-    block = slow_block(sm, main_rf_latency(design, params))
-    ints[slot] = 0
-    if block is None:
-        return ints
-    base = len(ints)
-    out = np.concatenate([ints, block])
-    out[slot] = base
-    return out
-
-
-def slow_block_counters(ints: np.ndarray, slot: int) -> dict:
-    """The counters of the block whose offset is at ``ints[slot]`` (empty without one)."""
-    return slow_counters(int(ints[slot])) if ints[slot] else {}
-
-
-def slow_bank_accesses(sm, setup, counts) -> tuple[float, float]:
-    """Bank accesses (rows per warp register) of the reads and writes timed by a slow-bank block."""
-    if "slow_bank_read_acc" not in setup.counters:
-        return 0.0, 0.0
-    rows = float(sm.rows_per_warp_register)
-    return rows * float(counts["slow_bank_read_acc"]), rows * float(counts["slow_bank_write_acc"])
-
-
-def slow_bank_reads(setup, counts) -> float:
-    """Warp registers read through a slow-bank block (0 without one)."""
-    return float(counts["slow_bank_read_acc"]) if "slow_bank_read_acc" in setup.counters else 0.0
-
-
-@njit(cache=True)
-def slow_bank_operand(ints, floats, warp, row, k, reg, cycle):
-    """Operand hook of the baseline with slow banks: :func:`slow_read` with its block after the header."""
-    return slow_read(ints, S_BASE, warp, reg, cycle)
-
-
-@njit(cache=True)
-def slow_bank_write(ints, floats, warp, row, k, reg, cycle):
-    """Write hook of :func:`slow_bank_operand`'s register file: :func:`slow_write`."""
-    return slow_write(ints, S_BASE, warp, reg, cycle)
-
-
-def slow_bank_state(sm, latency_x: float, reg_offset: int = 0):
-    """The baseline's state with slow banks (bank header, then the block of :func:`slow_block`), or None
-    when an access takes one cycle."""
-    block = slow_block(sm, latency_x)
-    if block is None:
-        return None
-    return np.concatenate([bank_header(sm, reg_offset), block])
-
-
-def entries_per_warp(p: dict, sm) -> int:
-    regs = p["rfc_kb"] * 1024 // WARP_REG_BYTES
-    return max(1, int(regs // (p["active_warps"] * sm.schedulers_per_sm)))
+def analytic_entries(ctx) -> np.ndarray:
+    """Cache entries (warp registers) per active warp: ``rfc_kb`` split over ``active_warps x S``."""
+    kb = ctx.value("rfc_kb", 16)
+    active = ctx.value("active_warps", 8)
+    return np.maximum(1.0, np.floor(kb * 1024.0 / WARP_REG_BYTES / (active * ctx.sm.schedulers_per_sm)))
 
 
 @register
 class Rfc(Design):
     name = "rfc"
     description = "hardware register-file cache (Gebhart et al. 2011) over a main RF; two-level scheduler"
-    SPEC = {
-        **MAIN_RF_PARAMS,
-        "rfc_kb": (16, 1, 1024, True),
-        "rfc_policy": (0, 0, 1, True),  # 0 FIFO, 1 LRU
-    }
-    parameters = tuple(SPEC)
+    Params = RfcParams
     metrics = (
         "rf_cache_hit_rate", "rf_cache_reads", "main_rf_reads", "main_rf_writes", "rfc_evictions",
         "warp_activations", "warp_deactivations", "main_rf_wait_cycles",
     )
-
-    def params(self, sm, params: dict) -> dict:
-        return resolve_params(self.name, self.SPEC, sm, params)
+    calibration_params = RFC_CALIBRATION
+    supports_simulate = True
+    size_parameters = {"rfc_kb": ("rf_cache",)}
 
     # ------------------------------------------------------------------ simulator
     def sim_setup(self, sm, params, options, trace=None):
-        p = self.params(sm, params)
+        p = self.resolve(params)
         lat, occ, xex = main_rf_timing(p)
         e = entries_per_warp(p, sm)
         W = sm.warps_per_sm
-        offset = 1 if getattr(options, "compat", "none") == "gpgpusim" else 0
+        mb = p.banks(sm)
         off_warp = R_C0 + len(RFC_COUNTERS)
         off_bank = off_warp + W * (2 + 2 * e)
-        ints = np.zeros(off_bank + p["main_rf_banks"], dtype=np.int64)
-        ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
+        ints = np.zeros(off_bank + mb, dtype=np.int64)
+        ints[:BANK_HEADER_LEN] = bank_header(sm, gpgpusim_offset(options))
         ints[R_LAT], ints[R_OCC], ints[R_XEX] = lat, occ, xex
-        ints[R_MB], ints[R_E], ints[R_POLICY] = p["main_rf_banks"], e, p["rfc_policy"]
+        ints[R_MB], ints[R_E], ints[R_POLICY] = mb, e, p.rfc_policy
         ints[R_TWO], ints[R_W] = int(two_level(sm)), W
         ints[R_OFF_WARP], ints[R_OFF_BANK] = off_warp, off_bank
-        ints[R_G] = p["main_rf_bank_regs"]
+        ints[R_G] = p.main_rf_bank_regs
         hooks = SimHooks(
             operand=rfc_operand, write=rfc_write, activate=rfc_activate, deactivate=rfc_deactivate,
             pool=rfc_pool,
@@ -426,7 +266,7 @@ class Rfc(Design):
             hooks=hooks,
             ints=ints,
             counters={c: R_C0 + i for i, c in enumerate(RFC_COUNTERS)},
-            pool=p["active_warps"],
+            pool=p.active_warps,
         )
 
     def sim_metrics(self, sm, params, setup, counts):
@@ -452,15 +292,44 @@ class Rfc(Design):
         }
 
     # ------------------------------------------------------------------ analytic
-    def analytic(self, profile, sm, grid):
-        from rfmodel.analytic.caching import analytic_rfc
-
-        return analytic_rfc(self, profile, sm, grid)
+    def analytic(self, ctx):
+        """Hit rate from the profile's per-warp FIFO/LRU register stack distances; a miss reads the main RF
+        (latency, network, per-bank queue) during operand collection: ``Effects.extra_collect``, at the
+        main-RF queue of the current IPC (two fixed-point steps)."""
+        c, profile, sm = ctx.coef, ctx.profile, ctx.sm
+        e = analytic_entries(ctx) + np.asarray(c["rfc_late_entries"])
+        policy = ctx.value("rfc_policy", 0)
+        flush = two_level_flag(sm) * np.asarray(c["rfc_flush"])
+        hit = np.where(policy > 0, profile.reg_cache_hit_rate(e, "lru", flush),
+                       profile.reg_cache_hit_rate(e, "fifo", flush))  # fmt: skip
+        lat, occ, xex = analytic_timing(ctx.grid)
+        mbanks = ctx.value("main_rf_banks", sm.num_banks)
+        rd = max(profile.distinct_reads_per_instr, 1e-9)
+        p_miss_any = 1.0 - np.power(hit, rd)  # an instruction with at least one missing operand
+        m = ctx.model()
+        wait = 0.0
+        for _ in range(2):  # main-RF bank queue at the current IPC, then the IPC with it
+            lam = m["ipc"] * rd * (1.0 - hit) / np.maximum(mbanks, 1.0)  # main-RF reads per bank-cycle
+            u = np.minimum(lam * occ, 0.95)
+            wait = occ * np.minimum(bank_read_wait(u, 0.0, 1.0, 1.0), 50.0)
+            extra = np.asarray(c["rfc_miss_scale"]) * p_miss_any * (lat - 1.0 + xex + wait)
+            m = ctx.model(Effects(extra_collect=extra))
+        reads, writes = ctx.reads, ctx.writes
+        miss = reads * (1.0 - hit)
+        mw = writes * (1.0 - hit)
+        events = {
+            "rf_cache": (reads * hit, writes),
+            "main_rf_bank": (miss, mw),
+            "main_network": (miss + mw, 0.0),
+            "crossbar": (reads + writes, 0.0),
+            "collector": (reads, reads),
+        }
+        metrics = {"rf_cache_hit_rate": hit, "rf_cache_reads": reads * hit, "main_rf_reads": miss,
+                   "main_rf_writes": mw, "main_rf_wait_cycles": wait}  # fmt: skip
+        return ctx.result(m, events=events, metrics=metrics)
 
     def structures(self, sm, grid, tech):
-        from rfmodel.designs.ltrf import hierarchy_structures
-
-        return hierarchy_structures(self, sm, grid, tech, wcb=False)
+        return hierarchy_structures(sm, grid, tech, self.Params, cache="rfc")
 
 
-__all__ = ["Rfc", "NEVER"]
+__all__ = ["NEVER", "Rfc", "RfcParams"]

@@ -135,3 +135,40 @@ def account(structures, events, cycles, clock_mhz, active_fraction=None):
         "area_mm2_total": sum(area),
         "capacity_kb_total": sum(cap) / 8192.0,
     }
+
+
+_COST_FIELDS = ("read_pj", "write_pj", "leakage_mw", "area_mm2", "copies", "write_group_pj", "write_fixed_pj",
+                "capacity_bits")  # fmt: skip
+
+
+def structure_over_grid(name: str, values: Mapping[str, object], make) -> Structure:
+    """A structure whose costs follow a parameter grid.
+
+    ``values`` maps parameter names to arrays that broadcast against each other (a design's grid);
+    ``make(**point)`` returns the :class:`Structure` of one point (plain Python numbers).  It is called
+    once per distinct combination of values, and every cost becomes an array of the broadcast shape
+    (a plain number when every array is a scalar).  Provenance lists the distinct provenances.
+    """
+    arrays = {k: np.asarray(v) for k, v in values.items()}
+    shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
+    flat = {k: np.broadcast_to(a, shape).ravel() for k, a in arrays.items()}
+    n = int(np.prod(shape)) if shape else 1
+    memo: dict = {}
+    picks = []
+    for i in range(n):
+        point = {k: (a[i].item() if a.size else None) for k, a in flat.items()}
+        key = tuple(point.values())
+        if key not in memo:
+            memo[key] = make(**point)
+        picks.append(memo[key])
+    first = picks[0]
+    fields = {}
+    for f in _COST_FIELDS:
+        if f == "write_fixed_pj" and all(getattr(s, f) is None for s in picks):
+            fields[f] = None
+            continue
+        col = np.array([getattr(s, f) if getattr(s, f) is not None else s.write_pj for s in picks],
+                       dtype=np.float64).reshape(shape)  # fmt: skip
+        fields[f] = float(col) if col.ndim == 0 else col
+    provs = list(dict.fromkeys(s.provenance for s in memo.values()))
+    return Structure(name, provenance=" | ".join(provs), actions=dict(first.actions), **fields)

@@ -35,6 +35,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
+from rfmodel.spec.occupancy import U_BRA, U_DP, U_INT, U_MEM, U_SFU, U_SP, U_TENSOR, UNIT_NAMES  # noqa: F401
+
 # --------------------------------------------------------------------------- op classes
 # values of rfmodel.workload.ir.OpClass (checked by the driver at import)
 OP_INT, OP_FP32, OP_FP64, OP_SFU, OP_TENSOR = 0, 1, 2, 3, 4
@@ -46,9 +48,7 @@ N_OP = 17
 MK_NONE, MK_LOAD, MK_STORE, MK_SLOAD, MK_SSTORE, MK_CONST, MK_ATOM = 0, 1, 2, 3, 4, 5, 6
 
 # execution-unit types (one pipeline of each per scheduler, MEM one per SM)
-U_INT, U_SP, U_DP, U_SFU, U_TENSOR, U_MEM, U_BRA = 0, 1, 2, 3, 4, 5, 6
 N_UNIT = 7
-UNIT_NAMES = ("int", "sp", "dp", "sfu", "tensor", "mem", "branch")
 
 # collector sets, in CollectorSpec field order
 CS_GEN, CS_SP, CS_SFU, CS_MEM, CS_TENSOR, CS_DP, CS_INT = 0, 1, 2, 3, 4, 5, 6

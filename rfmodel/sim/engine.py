@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from rfmodel.analytic.throughput import occupancy_warps
 from rfmodel.designs.base import NEVER as DESIGN_NEVER
 from rfmodel.designs.base import Design, SimSetup, get_design
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.sim import core as C
+from rfmodel.spec.occupancy import UNIT_OF_CLASS, occupancy_warps
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace
 
@@ -104,17 +104,6 @@ class SimRun:
 
 
 # --------------------------------------------------------------------------- tables
-_UNIT_OF_CLASS = {
-    OpClass.INT: C.U_INT,
-    OpClass.FP32: C.U_SP,
-    OpClass.FP64: C.U_DP,
-    OpClass.SFU: C.U_SFU,
-    OpClass.TENSOR: C.U_TENSOR,
-    OpClass.BRANCH: C.U_BRA,
-    OpClass.BARRIER: C.U_INT,
-    OpClass.EXIT: C.U_INT,
-    OpClass.MISC: C.U_INT,
-}
 _MEM_OF_CLASS = {
     OpClass.LD_GLOBAL: C.MK_LOAD,
     OpClass.LD_LOCAL: C.MK_LOAD,
@@ -367,7 +356,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
 
     lat = np.array(sm.latency.latencies(), dtype=np.int64)
     ii = np.array(sm.latency.initiations(), dtype=np.int64)
-    cls_unit = np.array([_UNIT_OF_CLASS.get(c, C.U_MEM) for c in OpClass], dtype=np.int64)
+    cls_unit = np.array(UNIT_OF_CLASS, dtype=np.int64)
     cls_mem = np.array([_MEM_OF_CLASS.get(c, C.MK_NONE) for c in OpClass], dtype=np.int64)
 
     l1 = sm.l1d

@@ -1,0 +1,201 @@
+"""The analytic engine: workload profiles, one design's model over a grid, and its Dataset.
+
+:func:`evaluate_analytic` is the one entry point below :func:`rfmodel.evaluate` that the façade, the
+Monte-Carlo engine (:mod:`rfmodel.analytic.montecarlo`) and, through :func:`run_analytic`, the calibration
+use.  It receives a design *object* (the layers above resolve names), so nothing here names a design.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+
+import numpy as np
+
+from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
+from rfmodel.analytic.model import AnalyticContext
+from rfmodel.analytic.profile import WorkloadProfile, profile_trace
+from rfmodel.cache import entry_path, source_hash
+from rfmodel.results import assemble
+from rfmodel.spec import SMSpec
+from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS
+from rfmodel.spec.sm import OP_CLASS_NAMES
+from rfmodel.version import __version__
+from rfmodel.workload.ir import OpClass
+from rfmodel.workload.suite import DEFAULT_ARCH, SYNTHETIC_PREFIX, Workload, builtin_names, load_workload
+
+
+def memory_latencies(sm: SMSpec, hit_rate: float) -> np.ndarray:
+    """Dependent-issue latency of every op class, loads at their expected latency."""
+    lat = np.array([getattr(sm.latency, c)[0] for c in OP_CLASS_NAMES], dtype=np.float64)
+    miss = sm.l2_hit_latency_cycles + 0.5 * sm.dram_latency_cycles
+    l1 = hit_rate * sm.l1d.hit_latency_cycles + (1.0 - hit_rate) * miss
+    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
+        lat[c] += l1
+    lat[OpClass.LD_SHARED] += sm.smem_latency_cycles
+    lat[OpClass.LD_CONST] += sm.l1d.hit_latency_cycles
+    return lat
+
+
+def exec_latencies(sm: SMSpec) -> np.ndarray:
+    """Dependent-issue latency of every op class without the L1D/L2/DRAM part of global loads."""
+    lat = memory_latencies(sm, 1.0)
+    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
+        lat[c] -= sm.l1d.hit_latency_cycles
+    return lat
+
+
+def issue_resources(sm: SMSpec) -> dict:
+    """The SM's issue resources as the profile's list schedules see them (``profile_trace(sched=...)``):
+    schedulers, issue width, and per op class the initiation interval and execution unit (the
+    simulator's class-to-unit map; memory classes share the SM's one load/store unit)."""
+    return {
+        "schedulers": sm.schedulers_per_sm,
+        "issue_width": sm.issue_width,
+        "initiation": [max(v, 1) for v in sm.latency.initiations()],
+        "unit": list(UNIT_OF_CLASS),
+        "lsu_unit": U_MEM,
+    }
+
+
+def _sm_key(sm: SMSpec) -> str:
+    return hashlib.sha1(json.dumps(sm.to_dict(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+_PROFILE_CACHE: dict = {}
+
+
+#: warps expanded per workload for the analytic profile (whole CTAs; at least one CTA)
+PROFILE_WARPS = 32
+
+
+def workload_profile(
+    workload,
+    sm: SMSpec,
+    *,
+    arch: str = DEFAULT_ARCH,
+    seed: int = 0,
+    max_warps: int | None = PROFILE_WARPS,
+    share: bool = True,
+) -> WorkloadProfile:
+    """The analytic profile of a workload on an SM (cached per workload, SM and seed; built-in and
+    synthetic workloads also on disk, :mod:`rfmodel.cache`).
+
+    The distributions come from the first ``max_warps`` warps of the SM's share
+    of the grid (``None``: all of them); with ``share`` the instruction count is
+    scaled to the whole share and occupancy sees every CTA of the share, without
+    it the profile describes exactly the expanded warps (what ``simulate`` runs with
+    the same ``max_warps``; calibration compares like with like).
+    """
+    name = workload.name if isinstance(workload, Workload) else str(workload)
+    key = (name, arch, seed, max_warps, _sm_key(sm), share)
+    if key in _PROFILE_CACHE and not isinstance(workload, Workload):
+        return _PROFILE_CACHE[key]
+    # built-in and synthetic workloads are named by what generates them: their profiles persist on disk
+    stored = None
+    if not isinstance(workload, Workload) and (name in builtin_names() or name.startswith(SYNTHETIC_PREFIX)):
+        blob = json.dumps([*key, source_hash(exclude=("data/calibration",))], default=str)
+        stored = entry_path("profiles", hashlib.sha1(blob.encode()).hexdigest()[:24], ".npz")
+        if stored is not None and stored.is_file():
+            try:
+                prof = WorkloadProfile.load(stored)
+            except (OSError, ValueError, KeyError, TypeError):  # damaged entry: recompute it
+                pass
+            else:
+                _PROFILE_CACHE[key] = prof
+                return prof
+    wl = load_workload(
+        workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
+    )
+    lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
+    # two passes: the first gives the hit rate that sets the expected load latency
+    first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True)
+    hit = float(first.l1d_hit_rate(lines)) if sm.l1d.size_bytes else 0.0
+    prof = profile_trace(
+        wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
+        sched=issue_resources(sm),
+    )
+    n_share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
+    if share and n_share > wl.trace.ctas:
+        scale = n_share / wl.trace.ctas
+        prof = replace(
+            prof,
+            n_instrs=int(round(prof.n_instrs * scale)),
+            ctas=n_share,
+            attrs={**prof.attrs, "sampled_instrs": prof.n_instrs, "sampled_ctas": wl.trace.ctas},
+        )
+    _PROFILE_CACHE[key] = prof
+    if stored is not None:
+        try:
+            prof.save(stored)
+        except OSError:  # a read-only or full cache folder costs only the recomputation next time
+            pass
+    return prof
+
+
+def resolve_calibration(design, sm: SMSpec, calibration) -> tuple[dict, str]:
+    """Grid entries of the calibrated coefficients and the ``calibration`` attribute text."""
+    if calibration is False:
+        return {}, "uncalibrated: design defaults (calibration=False)"
+    if isinstance(calibration, Mapping):
+        return calibrated_grid_entries(design, sm.name, dict(calibration))
+    return calibrated_grid_entries(design, sm.name, load_calibration(calibration))
+
+
+def run_analytic(design, profile, sm, grid: dict) -> dict:
+    """``design.analytic(ctx)`` on one profile, with the grid's ``calib.ipc_factor`` applied to its IPC and
+    cycles (the carrier of the analytic model's own error in Monte-Carlo runs; 1 otherwise).  Every path
+    that runs a design's analytic model goes through here."""
+    m = design.analytic(AnalyticContext(profile, sm, grid, design.calibration_params))
+    f = grid.get(PREFIX + "ipc_factor")
+    if f is None:
+        return m
+    f = np.asarray(f, dtype=np.float64)
+    return {**m, "ipc": m["ipc"] * f, "cycles": m["cycles"] / f}
+
+
+def evaluate_analytic(
+    design,
+    workloads: list,
+    sm: SMSpec,
+    *,
+    grid: dict,
+    dims: list,
+    coords: dict,
+    tech: dict,
+    arch: str,
+    seed: int,
+    max_warps,
+    calibration,
+    stall_reasons: tuple[str, ...],
+    perturb=None,
+):
+    """The analytic Dataset of ``design`` on ``workloads`` over a checked grid (``rfmodel.evaluate``).
+
+    ``perturb(profile, structures, grid) -> (profile, structures, grid)`` (Monte-Carlo) changes the inputs
+    before the model runs; its arrays may add leading axes (samples) that the grid's arrays broadcast
+    against, and ``dims``/``coords`` then name them.
+    """
+    structures = design.structures(sm, grid, tech)
+    cal_grid, cal_desc = resolve_calibration(design, sm, calibration)
+    per_wl, names = [], []
+    shape = None
+    for w in workloads:
+        prof = workload_profile(w, sm, arch=arch, seed=seed, max_warps=max_warps)
+        names.append(prof.name)
+        g, structs = {**grid, **cal_grid}, structures
+        if perturb is not None:
+            prof, structs, g = perturb(prof, structs, g)
+        m = run_analytic(design, prof, sm, g)
+        shape = np.broadcast_shapes(*(np.shape(v) for v in g.values()), np.shape(m["ipc"]))
+        metrics = {k: v for k, v in m.items() if k != "events"}
+        metrics["warp_instructions"] = np.asarray(prof.n_instrs, dtype=np.float64)
+        per_wl.append({"metrics": metrics, "events": m["events"], "stalls": None})
+    return assemble(
+        design=design, sm=sm, structures=structs, workloads=names, dims=dims, coords=coords, shape=shape,
+        per_workload=per_wl, stall_reasons=stall_reasons, grid=grid,
+        attrs={"engine": "analytic", "tech": json.dumps(tech), "arch": arch, "seed": seed,
+               "rfmodel_version": __version__, "calibration": cal_desc},
+    )  # fmt: skip

@@ -1,0 +1,265 @@
+"""The shared analytic model of one SM and the record through which a design changes it.
+
+A design's analytic terms (``Design.analytic(ctx)``, in the design's own module) never run the
+interval model themselves: they describe what the design changes in it with an :class:`Effects`
+record and hand it to :meth:`AnalyticContext.model`, which runs the SM's interval/occupancy model
+(:func:`rfmodel.analytic.throughput.interval_model`, equations in docs/models.md) and returns the
+standard metrics.  A design whose effects depend on the model's own answer (a main-RF queue at the
+current IPC) calls it again with updated effects: a fixed point of a few steps.  The design then
+returns :meth:`AnalyticContext.result` with its structure events and its own metrics.
+
+==================  ======================================================================
+``Effects`` field   meaning (all broadcast against the grid)
+==================  ======================================================================
+``read_share``      share of the operand reads (slots or distinct sources) that reach the banks
+``write_share``     share of the results written to the banks
+``operand_slots``   the collectors read every operand slot (``True``) or each distinct source
+                    register once (``False``); the bank-serialization table follows it
+``extra_collect``   cycles added to every operand collection (a slower structure behind it)
+``bank_cycles``     cycles one bank access holds its bank (slow banks)
+==================  ======================================================================
+
+Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
+parameter lookup, resident warps, the main-RF timing of a grid, the interval coefficients.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rfmodel.analytic.calibration import PREFIX
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, interval_model, softmin
+from rfmodel.spec.occupancy import occupancy_warps
+from rfmodel.spec.sm import OP_CLASS_NAMES
+
+__all__ = [
+    "GRID_FIELDS",
+    "AnalyticContext",
+    "Effects",
+    "main_rf_timing",
+    "miss_latency",
+    "resident_warps",
+    "sm_interval",
+    "sm_param",
+    "softmin",
+]
+
+#: SM fields (and derived totals) the interval model reads from the grid
+GRID_FIELDS = (
+    "num_banks",
+    "regs_per_sm",
+    "collector_units",
+    "warps_per_sm",
+    "schedulers_per_sm",
+    "issue_width",
+    "bank_rw_ports",
+    "bank_read_ports",
+)
+#: ways of the simulator's L2 slice (docs/simulator.md, "Memory")
+L2_ASSOC = 16
+#: cycles of one baseline bank access and of one warp register through a main-RF network (full width,
+#: 4x narrower); the simulator's values (``rfmodel.designs.mainrf``)
+BANK_CYCLES = 1
+XFER_CYCLES = (1.0, 4.0)
+
+
+def miss_latency(sm) -> float:
+    """Latency of an L1D miss served by DRAM in the simulator: L1 + L2 + DRAM + one line of bandwidth."""
+    return float(
+        sm.l1d.hit_latency_cycles
+        + sm.l2_hit_latency_cycles
+        + sm.dram_latency_cycles
+        + sm.l1d.line_bytes / max(sm.mem_bw_bytes_per_cycle, 1e-9)
+    )
+
+
+def sm_param(sm, grid: dict, name: str):
+    """A parameter's value: the grid's array if the grid varies it, else the spec's."""
+    if name in grid:
+        return np.asarray(grid[name])
+    if name == "collector_units":
+        return np.asarray(sm.collectors.total)
+    return np.asarray(getattr(sm, name))
+
+
+def grid_value(grid: dict, name: str, default) -> np.ndarray:
+    """A design parameter's grid array (float), else its default."""
+    return np.asarray(grid.get(name, default), dtype=np.float64)
+
+
+def resident_warps(profile, sm, grid: dict):
+    """Resident warps per SM (the CUDA occupancy rules) for the grid's SM fields."""
+    p = {k: sm_param(sm, grid, k) for k in ("regs_per_sm", "warps_per_sm")}
+    return occupancy_warps(
+        profile.regs_per_thread,
+        profile.threads_per_cta,
+        profile.shared_mem_bytes,
+        profile.ctas,
+        regs_per_sm=p["regs_per_sm"],
+        max_warps=p["warps_per_sm"],
+        max_ctas=sm.max_ctas_per_sm,
+        max_threads=p["warps_per_sm"] * sm.threads_per_warp,
+        smem_per_sm=sm.shmem_per_sm_bytes,
+        alloc_granularity=sm.reg_alloc_granularity,
+        warp_size=sm.threads_per_warp,
+    )
+
+
+def main_rf_timing(grid: dict):
+    """``(lat, occ, xex)`` of one main-RF warp-register access for the grid's ``main_rf_latency_x`` and
+    ``narrow_crossbar``: latency, bank occupancy and extra arrival cycles (continuous; the simulator
+    rounds the latency to whole cycles)."""
+    x = grid_value(grid, "main_rf_latency_x", 1.0)
+    narrow = grid_value(grid, "narrow_crossbar", 0)
+    lat = np.maximum(1.0, x * BANK_CYCLES)
+    xfer = np.where(narrow > 0, XFER_CYCLES[1], XFER_CYCLES[0])
+    return lat, np.maximum(lat, xfer), xfer - 1.0
+
+
+def two_level(sm) -> float:
+    """1 when the SM runs the two-level warp scheduler (warps leave the active pool), else 0."""
+    return 1.0 if sm.scheduler == "two-level" else 0.0
+
+
+def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
+                write_share=1.0, operand_slots=True) -> dict:  # fmt: skip
+    """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
+
+    ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.
+    """
+    p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
+    warps = resident_warps(profile, sm, grid)
+    initiation = np.array([max(getattr(sm.latency, c)[1], 1) for c in OP_CLASS_NAMES], dtype=np.float64)
+    slow = np.asarray(bank_cycles, dtype=np.float64) > 1.0
+    split = bool(sm.sub_core or sm.bank_mapping == "subcore")
+    sched = p["schedulers_per_sm"]
+    bps = np.maximum(p["num_banks"] // sched, 1) if split else p["num_banks"]
+    # distinct bank rotations among the warps of one pool of banks: (reg + slot) mod n rotates by the
+    # slot; a sub-core's warps have slots congruent mod S, so only n / gcd(S, n) rotations remain
+    if sm.bank_mapping == "reg-mod":
+        rotations = np.ones_like(np.asarray(bps, dtype=np.float64))
+    elif split:
+        rotations = bps / np.gcd(np.asarray(sched, dtype=np.int64), np.asarray(bps, dtype=np.int64))
+    else:
+        rotations = np.minimum(np.maximum(warps, 1), bps)
+    return interval_model(
+        profile,
+        warps=warps,
+        schedulers=sched,
+        issue_width=p["issue_width"],
+        banks=p["num_banks"],
+        # slow banks (bank_cycles > 1) serve one access at a time, reads and writes alike
+        ports_per_bank=np.where(slow, 1, p["bank_rw_ports"] + p["bank_read_ports"]),
+        separate_write_ports=sm.bank_write_ports > 0 and not np.any(slow),
+        collectors=p["collector_units"],
+        initiation=initiation,
+        mem_bytes_per_cycle=sm.mem_bw_bytes_per_cycle,
+        l1d_lines=max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1),
+        line_bytes=sm.l1d.line_bytes,
+        l1_hit_latency=sm.l1d.hit_latency_cycles,
+        miss_latency=miss_latency(sm),
+        mshr=sm.l1d.mshr_entries or 1 << 20,
+        sub_core=split,
+        mapping="warp-per-bank" if sm.bank_mapping == "warp-per-bank" else "interleaved",
+        # with sub-cores a warp's registers interleave over its own sub-core's banks only
+        interleave_banks=bps if split else None,
+        coef=coef,
+        extra_collect=extra_collect,
+        rotations=rotations,
+        bank_cycles=bank_cycles,
+        l2_lines=max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1),
+        l2_hit_latency=sm.l2_hit_latency_cycles,
+        l1d_assoc=sm.l1d.assoc,
+        l2_assoc=L2_ASSOC,
+        read_share=read_share,
+        write_share=write_share,
+        operand_slots=operand_slots,
+    )
+
+
+@dataclass(frozen=True)
+class Effects:
+    """What a design changes in the shared SM model (module docstring); the defaults change nothing."""
+
+    read_share: object = 1.0
+    write_share: object = 1.0
+    operand_slots: bool = True
+    extra_collect: object = 0.0
+    bank_cycles: object = 1.0
+
+
+class AnalyticContext:
+    """One analytic evaluation: the workload profile, the SM, the grid and the design's coefficients.
+
+    ``coef`` holds every coefficient the design declares (``Design.calibration_params``), from the
+    grid's ``calib.<name>`` entries (calibrated or sampled values) or else their defaults.
+    """
+
+    def __init__(self, profile, sm, grid: dict, calibration_params: dict):
+        self.profile = profile
+        self.sm = sm
+        self.grid = grid
+        self.coef = {k: grid.get(PREFIX + k, v[0]) for k, v in calibration_params.items()}
+        self.n = float(profile.n_instrs)
+        self.reads = self.n * profile.reads_per_instr
+        self.writes = self.n * profile.writes_per_instr
+
+    def value(self, name: str, default) -> np.ndarray:
+        """A design parameter's grid array (float), else ``default``."""
+        return grid_value(self.grid, name, default)
+
+    def bank_cycles(self) -> np.ndarray:
+        """Cycles one access of the SM's banks holds its bank: the grid's ``main_rf_latency_x`` (at least 1;
+        the designs that run over the SM's own banks)."""
+        return np.maximum(self.value("main_rf_latency_x", 1.0), 1.0)
+
+    def interval_coef(self) -> dict:
+        return {k: self.coef[k] for k in INTERVAL_COEFFICIENTS if k in self.coef}
+
+    def model(self, effects: Effects = Effects()) -> dict:
+        """The shared interval model with the design's effects: its raw outputs (``ipc``, ``cycles``,
+        ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...)."""
+        return sm_interval(
+            self.profile, self.sm, self.grid, self.interval_coef(), extra_collect=effects.extra_collect,
+            bank_cycles=effects.bank_cycles, read_share=effects.read_share, write_share=effects.write_share,
+            operand_slots=effects.operand_slots,
+        )  # fmt: skip
+
+    def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:
+        """The standard metrics of a design from the model's outputs ``m``, with the design's structure
+        events and own metrics; ``ipc``/``cycles`` replace the model's when the design bounds them further.
+
+        ``rf_reads``/``rf_writes`` count every operand read and result of the warps' instructions (warp
+        registers); ``bank_conflict_stall_cycles`` the collector cycles lost waiting for banks (NaN where no
+        warp is resident).
+        """
+        ipc = m["ipc"] if ipc is None else ipc
+        cycles = m["cycles"] if cycles is None else cycles
+        z = 0 * np.asarray(ipc)
+        out = {
+            "ipc": ipc,
+            "cycles": cycles,
+            "warps": m["warps"],
+            "rf_reads": self.reads + z,
+            "rf_writes": self.writes + z,
+            "bank_conflict_stall_cycles": np.where(m["warps"] > 0, self.n * m["conflict_per_instr"], np.nan),
+            "l1d_hit_rate": m["l1d_hit_rate"],
+            "collector_cycles": m["t_collect"],
+        }
+        for k, v in (metrics or {}).items():
+            out[k] = v + z
+        out["events"] = {s: tuple(np.asarray(x) + z for x in ev) for s, ev in events.items()}
+        return out
+
+    def scaled(self, out: dict, factor) -> dict:
+        """``out`` with its IPC multiplied by ``factor`` (a design's residual terms; cycles follow)."""
+        ipc0 = out["ipc"]
+        ipc = ipc0 * factor
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cycles = np.where(ipc > 0, out["cycles"] * ipc0 / np.where(ipc > 0, ipc, 1.0), np.inf)
+        z = 0 * ipc
+        res = {k: (v + z if k not in ("events",) else v) for k, v in out.items()}
+        res["ipc"], res["cycles"] = ipc, cycles
+        return res

@@ -1,0 +1,361 @@
+"""The main register file behind a design's caches: typed parameters, timing, banks, structures.
+
+Shared by every design that keeps (part of) its registers in a main RF reached through a network (RFC and
+the LTRF family) and by every design whose banks may be slower than one cycle (``main_rf_latency_x``: the
+baseline, BOW, Malekeh, the operand reuse cache).  Compiled helpers for the simulator hooks:
+
+* :func:`main_access` / :func:`main_bank`: per-bank serialization of main-RF accesses and the main RF's
+  register-to-bank function;
+* the *slow-bank block* (:func:`slow_block`, :func:`slow_read`, :func:`slow_write`): the SM's own banks
+  timed by a design's hooks when one access holds its bank several cycles.
+
+and :func:`hierarchy_structures`: main RF banks, RF cache, main-RF network and warp control block for the
+energy and area accounting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from numba import njit
+
+from rfmodel.analytic.model import sm_param
+from rfmodel.designs.base import BANK_HEADER_LEN, DesignParams, bank_header, standard_bank
+from rfmodel.energy.accounting import Structure
+from rfmodel.spec import param
+from rfmodel.tech.array import array_cost
+from rfmodel.tech.interconnect import crossbar
+from rfmodel.tech.structures import operand_collector
+
+#: cycles of one access of a baseline RF bank in the simulator (the 1x of ``main_rf_latency_x``)
+BANK_CYCLES = 1
+#: cycles one warp register takes through the main-RF network: full width, 4x narrower
+XFER_CYCLES = {0: 1, 1: 4}
+WARP_REG_BYTES = 128
+#: source operands a collector unit buffers (one warp register each)
+COLLECTOR_OPERANDS = 3
+#: bank port configurations with technology data, by total ports per bank (the nearest is used)
+BANK_PORTS_BY_COUNT = {1: "1rw", 2: "1r1w", 3: "2r1w"}
+
+
+@dataclasses.dataclass(frozen=True)
+class SlowBankParams(DesignParams):
+    """The banks' access time, for designs over the SM's own banks."""
+
+    main_rf_latency_x: float = param(
+        1.0, unit="x", bounds=(1.0, 64.0),
+        doc="bank (main-RF) access time as a multiple of one cycle; > 1: slow banks timed by the hooks",
+    )  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class MainRFParams(SlowBankParams):
+    """The main-RF parameters RFC and the LTRF family share."""
+
+    active_warps: int = param(8, bounds=(1, 64), doc="warps per scheduler in the two-level scheduler's pool")
+    main_rf_banks: int = param(optional=True, type=int, bounds=(1, 4095),
+                               doc="single-ported main-RF banks (left out: the SM's num_banks)")  # fmt: skip
+    narrow_crossbar: int = param(0, choices=(0, 1), doc="1: a 4x narrower main-RF network")
+    main_rf_bank_regs: int = param(
+        1, bounds=(1, 256),
+        doc="consecutive registers per main-RF bank row (1: interleaved; 2: the LTRF paper's Figure 9)",
+    )  # fmt: skip
+
+    def banks(self, sm) -> int:
+        """Main-RF banks: the parameter, else the SM's bank count."""
+        return int(self.main_rf_banks if self.main_rf_banks is not None else sm.num_banks)
+
+
+def main_rf_timing(p: MainRFParams) -> tuple[int, int, int]:
+    """(latency, occupancy, extra arrival cycles) of one main-RF warp-register access."""
+    lat = max(1, int(round(p.main_rf_latency_x * BANK_CYCLES)))
+    xfer = XFER_CYCLES[int(p.narrow_crossbar)]
+    return lat, max(lat, xfer), xfer - 1
+
+
+def two_level(sm) -> bool:
+    return sm.scheduler == "two-level"
+
+
+@njit(cache=True)
+def main_access(ints, off_bank, bank, cycle, occ):
+    """Start one access of main-RF ``bank`` at or after ``cycle``; returns the start cycle."""
+    s = ints[off_bank + bank]
+    if s < cycle:
+        s = cycle
+    ints[off_bank + bank] = s + occ
+    return s
+
+
+@njit(cache=True)
+def main_bank(reg, warp, regs_per_bank, banks):
+    """Main-RF bank of register ``reg`` of warp slot ``warp``: ``(reg // regs_per_bank + warp) mod banks``."""
+    return (reg // regs_per_bank + warp) % banks
+
+
+
+# ----------------------------------------------------------------------------- slow banks (any design)
+# A block of ``SLOW_LEN + banks`` ints at any offset ``base`` of a design's state (the design's bank
+# header stays at ints[0:6]): arrival cycles, occupancy, banks, three counters, per-bank busy-until.
+SLOW_ARR, SLOW_OCC, SLOW_BANKS, SLOW_WAIT, SLOW_READS, SLOW_WRITES = range(6)
+SLOW_LEN = 6
+#: the block's counters (name -> position in the block); :func:`slow_counters` gives their indices
+SLOW_COUNTER_FIELDS = {
+    "slow_bank_wait_cycles": SLOW_WAIT, "slow_bank_read_acc": SLOW_READS, "slow_bank_write_acc": SLOW_WRITES,
+}
+
+
+def slow_counters(base: int) -> dict:
+    """``SimSetup.counters`` entries of a slow-bank block at ``ints[base:]``."""
+    return {name: base + i for name, i in SLOW_COUNTER_FIELDS.items()}
+
+
+#: the baseline's block follows its bank header (ints[6:12], busy-until from ints[12])
+S_BASE = BANK_HEADER_LEN
+SLOW_COUNTERS = slow_counters(S_BASE)
+
+
+@njit(cache=True)
+def slow_read(ints, base, warp, reg, cycle):
+    """One operand read from a register file whose banks take ``lat`` cycles per access.
+
+    The register's bank is the SM's bank function (the header at ``ints[0:6]``); the access starts when the
+    bank is free (per-bank serialization, :func:`main_access`), holds it for the block's occupancy and
+    delivers the data the block's arrival cycles after it starts.  Returns the operand hook's "served
+    elsewhere" answer (so the simulator's one-cycle arbiter is bypassed); the block is at ``ints[base:]``.
+    """
+    b = standard_bank(ints, warp, reg)
+    s = main_access(ints, base + SLOW_LEN, b, cycle, ints[base + SLOW_OCC])
+    ints[base + SLOW_WAIT] += s - cycle
+    ints[base + SLOW_READS] += 1
+    return -(1 + s - cycle + ints[base + SLOW_ARR] - 1)
+
+
+@njit(cache=True)
+def slow_write(ints, base, warp, reg, cycle):
+    """One register write to :func:`slow_read`'s register file: it occupies its bank; returns -1 (the
+    write hook's "no bank access of the simulator's")."""
+    b = standard_bank(ints, warp, reg)
+    main_access(ints, base + SLOW_LEN, b, cycle, ints[base + SLOW_OCC])
+    ints[base + SLOW_WRITES] += 1
+    return -1
+
+
+def slow_block(sm, latency_x: float):
+    """A slow-bank block to place at some offset ``base`` of a design's ints, or None when an access takes
+    one cycle (then the design keeps the simulator's own banks and arbiter, bit-identical to 1x).
+
+    One warp-register access takes ``rows`` bank accesses (narrow banks) of ``lat =
+    round(latency_x x BANK_CYCLES)`` cycles each: the bank is busy ``rows x lat`` cycles and the data
+    arrives ``rows x lat`` cycles after the access starts (the simulator's banks at 1x: ``rows`` cycles).
+    """
+    lat = max(1, int(round(latency_x * BANK_CYCLES)))
+    if lat == 1:
+        return None
+    rows = int(sm.rows_per_warp_register)
+    block = np.zeros(SLOW_LEN + sm.num_banks, dtype=np.int64)
+    block[SLOW_ARR] = block[SLOW_OCC] = rows * lat
+    block[SLOW_BANKS] = sm.num_banks
+    return block
+
+
+def with_slow_block(ints: np.ndarray, sm, latency_x: float, slot: int) -> np.ndarray:
+    """``ints`` with the slow-bank block of ``latency_x`` (a design's ``main_rf_latency_x``) appended and its
+    offset stored at ``ints[slot]`` (0 and nothing appended at 1x: the simulator's own banks)."""
+    block = slow_block(sm, latency_x)
+    ints[slot] = 0
+    if block is None:
+        return ints
+    base = len(ints)
+    out = np.concatenate([ints, block])
+    out[slot] = base
+    return out
+
+
+def slow_block_counters(ints: np.ndarray, slot: int) -> dict:
+    """The counters of the block whose offset is at ``ints[slot]`` (empty without one)."""
+    return slow_counters(int(ints[slot])) if ints[slot] else {}
+
+
+def slow_bank_accesses(sm, setup, counts) -> tuple[float, float]:
+    """Bank accesses (rows per warp register) of the reads and writes timed by a slow-bank block."""
+    if "slow_bank_read_acc" not in setup.counters:
+        return 0.0, 0.0
+    rows = float(sm.rows_per_warp_register)
+    return rows * float(counts["slow_bank_read_acc"]), rows * float(counts["slow_bank_write_acc"])
+
+
+def slow_bank_reads(setup, counts) -> float:
+    """Warp registers read through a slow-bank block (0 without one)."""
+    return float(counts["slow_bank_read_acc"]) if "slow_bank_read_acc" in setup.counters else 0.0
+
+
+@njit(cache=True)
+def slow_bank_operand(ints, floats, warp, row, k, reg, cycle):
+    """Operand hook of the baseline with slow banks: :func:`slow_read` with its block after the header."""
+    return slow_read(ints, S_BASE, warp, reg, cycle)
+
+
+@njit(cache=True)
+def slow_bank_write(ints, floats, warp, row, k, reg, cycle):
+    """Write hook of :func:`slow_bank_operand`'s register file: :func:`slow_write`."""
+    return slow_write(ints, S_BASE, warp, reg, cycle)
+
+
+def slow_bank_state(sm, latency_x: float, reg_offset: int = 0):
+    """The baseline's state with slow banks (bank header, then the block of :func:`slow_block`), or None
+    when an access takes one cycle."""
+    block = slow_block(sm, latency_x)
+    if block is None:
+        return None
+    return np.concatenate([bank_header(sm, reg_offset), block])
+
+
+def sm_structures(sm, grid: dict, tech: dict) -> list:
+    """The SM's RF banks, collector storage and the collector<->bank crossbar (rfmodel.tech models).
+
+    ``tech``: ``cell`` and ``node_nm`` of the banks, and ``out_of_range`` (default 'extrapolate': bank
+    shapes outside the CACTI/NVSim data, which grid sweeps reach, are extrapolated and their provenance
+    says so).  Bank ports: the data's configuration with the same total port count (1, 2, 3+).
+    """
+    banks = sm_param(sm, grid, "num_banks")
+    regs = sm_param(sm, grid, "regs_per_sm")
+    coll = sm_param(sm, grid, "collector_units")
+    nports = sm_param(sm, grid, "bank_rw_ports") + sm_param(sm, grid, "bank_read_ports")
+    nports = nports + sm.bank_write_ports
+    cell = tech.get("cell", "sram-hp")
+    node = tech.get("node_nm", 45)
+    mode = tech.get("out_of_range", "extrapolate")
+    width = sm.bank_width_bits
+    shape = np.broadcast_shapes(np.shape(banks), np.shape(regs), np.shape(coll), np.shape(nports))
+    banks_b = np.broadcast_to(banks, shape).astype(float)
+    bank_kb = np.broadcast_to(regs * 4.0 / banks / 1024.0, shape).astype(float)
+    nports_b = np.broadcast_to(nports, shape)
+    costs = {k: np.zeros(shape) for k in ("read", "write", "leak", "area", "group", "fixed")}
+    provs = []
+    for n in np.unique(nports_b):
+        label = BANK_PORTS_BY_COUNT[int(min(max(n, 1), 3))]
+        sel = nports_b == n
+        b = array_cost(cell, node, bank_kb[sel], width, ports=label, out_of_range=mode, warn=False)
+        values = {
+            "read": b.read_energy_pj,
+            "write": b.write_energy_pj,
+            "leak": b.leakage_mw,
+            "area": b.area_mm2,
+            "group": b.write_group_pj(32),
+            "fixed": b.write_fixed_pj,
+        }
+        for k, v in values.items():
+            costs[k][sel] = v
+        provs.append(f"{n} port(s) -> {label}: {b.provenance_summary}")
+    # collector storage: COLLECTOR_OPERANDS warp registers per collector unit
+    col = operand_collector(COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node, cell=cell)
+    # crossbar: banks x collectors, over the banks' square footprint
+    span = np.sqrt(banks_b * costs["area"])
+    coll_b = np.broadcast_to(coll, shape)
+    memo = {}
+    xb = {k: np.zeros(shape) for k in ("e", "leak", "area")}
+    for idx in np.ndindex(shape):
+        key = (int(banks_b[idx]), int(max(coll_b[idx], 1)), round(float(span[idx]), 9))
+        if key not in memo:
+            memo[key] = crossbar(key[0], key[1], width, node, key[2])
+        net = memo[key]
+        xb["e"][idx], xb["leak"][idx], xb["area"][idx] = net.transfer_pj, net.leakage_mw, net.area_mm2
+
+    def s(a):
+        return a if a.ndim else float(a)
+
+    return [
+        Structure(
+            "rf_bank",
+            s(costs["read"]),
+            s(costs["write"]),
+            s(costs["leak"]),
+            s(costs["area"]),
+            copies=banks,
+            provenance="; ".join(provs),
+            write_group_pj=s(costs["group"]),
+            write_fixed_pj=s(costs["fixed"]),
+            capacity_bits=s(bank_kb * 8192.0),
+        ),
+        col.structure("collector", copies=coll),
+        Structure(
+            "crossbar",
+            s(xb["e"]),
+            0.0,
+            s(xb["leak"]),
+            s(xb["area"]),
+            provenance=f"banks x collectors crossbar, {width} bit, over the bank array: "
+            + next(iter(memo.values())).provenance["energy_pj_per_bit"],
+        ),
+    ]
+
+
+def hierarchy_structures(sm, grid: dict, tech: dict, params: type[DesignParams], *, cache: str) -> list:
+    """Main RF banks, collectors and crossbar (the SM's), RF cache, main-RF network and (LTRF) WCB.
+
+    The SM's ``rf_bank`` becomes ``main_rf_bank`` (its cell: ``tech['main_cell']``, default
+    ``tech['cell']``); the RF cache is SRAM (``tech['cell']``): ``cache="interval"`` (the LTRF family)
+    holds ``N x active warps x schedulers`` warp registers in N banks (``N = regs_per_interval``) and adds
+    the warp control block, ``cache="rfc"`` holds ``rfc_kb`` in the SM's bank count; the main RF reaches
+    the cache through a crossbar (``narrow_crossbar``: 4x narrower) or, beyond 64 banks, a flattened
+    butterfly.  Every cost follows the grid: the SM fields and the design's parameters (defaults from
+    ``params``) at each point.
+    """
+    from rfmodel.energy.accounting import structure_over_grid
+    from rfmodel.tech.interconnect import flattened_butterfly
+    from rfmodel.tech.structures import register_cache, warp_control_block
+
+    node = tech.get("node_nm", 45)
+    cell = tech.get("cell", "sram-hp")
+    main_tech = {**tech, "cell": tech.get("main_cell", cell)}
+    sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k == "collector_units"}
+    base = sm_structures(sm, sm_grid, main_tech)
+    main = base[0]
+    width = sm.bank_width_bits
+    d = params()
+    size_name = "regs_per_interval" if cache == "interval" else "rfc_kb"
+    main_banks = grid.get("main_rf_banks", d.main_rf_banks if d.main_rf_banks is not None else sm.num_banks)
+    values = {
+        "active": grid.get("active_warps", d.active_warps),
+        "size": grid.get(size_name, getattr(d, size_name)),
+        "main_banks": main_banks,
+        "narrow": grid.get("narrow_crossbar", d.narrow_crossbar),
+        # the main RF's footprint: the network spans it
+        "span": np.round(np.sqrt(np.asarray(main.area_mm2) * np.asarray(main.copies)), 9),
+    }
+
+    def geometry(size, active):
+        if cache == "interval":
+            n = int(size)
+            return n, n * int(active) * sm.schedulers_per_sm * WARP_REG_BYTES / 1024.0
+        return sm.num_banks, float(size)
+
+    def cache_at(active, size, main_banks, narrow, span):
+        banks, kb = geometry(size, active)
+        return register_cache(kb, banks, 1024, node_nm=node, cell=cell).structure("rf_cache", copies=banks)
+
+    def network_at(active, size, main_banks, narrow, span):
+        banks, _kb = geometry(size, active)
+        net_width = width // 4 if int(narrow) else width
+        make = flattened_butterfly if int(main_banks) > 64 else crossbar
+        net = make(int(main_banks), banks, net_width, node, float(span))
+        st = net.structure("main_network")
+        if net_width != width:  # a transfer moves one warp register in 4 flits of a quarter width
+            st = dataclasses.replace(st, read_pj=net.transfer_pj * 4)
+        return st
+
+    out = [
+        Structure("main_rf_bank", **{k: getattr(main, k) for k in (
+            "read_pj", "write_pj", "leakage_mw", "area_mm2", "copies", "provenance", "write_group_pj",
+            "write_fixed_pj", "capacity_bits")}),
+        base[1],
+        base[2],
+        structure_over_grid("rf_cache", values, cache_at),
+        structure_over_grid("main_network", values, network_at),
+    ]  # fmt: skip
+    if cache == "interval":
+        wcb_s = warp_control_block(sm.warps_per_sm, 256, node_nm=node, cell=cell)
+        out.append(wcb_s.structure("warp_control_block"))
+    return out

@@ -1,0 +1,141 @@
+"""One Dataset assembly for every engine: the same variables, dims and units from ``analytic`` and
+``simulate`` (and ``montecarlo``, which reduces the analytic one over its samples).
+
+Each engine gives, per workload, its metric arrays over the grid (``shape``), the structure events
+``{structure: (reads, writes)}`` and, where it has them, the scheduler stall cycles by reason; the
+energy accounting and the Dataset are built here.  A metric an engine does not estimate is NaN
+(``ds.attrs['not_estimated']`` lists them), so the two engines' results always subtract.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import xarray as xr
+
+from rfmodel.energy.accounting import account
+from rfmodel.errors import RfmodelError
+
+#: the standard metrics every engine reports
+SCALAR_METRICS = (
+    "ipc",
+    "cycles",
+    "warps",
+    "rf_reads",
+    "rf_writes",
+    "bank_conflict_stall_cycles",
+    "l1d_hit_rate",
+)
+#: the simulator's own counts (the analytic engine estimates ``warp_instructions``; the others are NaN)
+RUN_METRICS = ("warp_instructions", "bank_conflicts", "collector_occupancy")
+UNITS = {
+    "ipc": "warp instructions / cycle",
+    "cycles": "cycles",
+    "warps": "warps",
+    "rf_reads": "accesses",
+    "rf_writes": "accesses",
+    "bank_conflict_stall_cycles": "cycles",
+    "l1d_hit_rate": "1",
+    "energy_pj": "pJ",
+    "dynamic_energy_pj": "pJ",
+    "leakage_energy_pj": "pJ",
+    "area_mm2": "mm2",
+    "energy_pj_total": "pJ",
+    "area_mm2_total": "mm2",
+    "power_mw": "mW",
+    "capacity_kb": "KB",
+    "warp_instructions": "warp instructions",
+    "bank_conflicts": "requests",
+    "collector_occupancy": "1",
+    "stall_cycles": "scheduler-cycles",
+    "structure_reads": "events",
+    "structure_writes": "events",
+}
+
+
+def metric_names(design) -> tuple[str, ...]:
+    """Every scalar metric of a design's Dataset: the standard ones, the run counts, the design's own."""
+    return (*SCALAR_METRICS, *RUN_METRICS, *(k for k in design.metrics if k not in SCALAR_METRICS))
+
+
+def assemble(
+    *,
+    design,
+    sm,
+    structures: list,
+    workloads: list[str],
+    dims: list[str],
+    coords: dict,
+    shape: tuple,
+    per_workload: list[dict],
+    stall_reasons: tuple[str, ...],
+    grid: dict,
+    attrs: dict,
+) -> xr.Dataset:
+    """The Dataset of one evaluation.
+
+    ``per_workload[i]``: ``{"metrics": {name: array}, "events": {structure: (reads, writes)},
+    "stalls": array (*shape, reasons) or None}``; arrays broadcast to ``shape`` (the grid's, over
+    ``dims``).  ``structures``' costs broadcast to ``shape`` too.
+    """
+    names = metric_names(design)
+    snames = [s.name for s in structures]
+    full = ["workload", *dims]
+    missing = set()
+    data = {}
+    accs = []
+    for w in per_workload:
+        unknown = set(w["events"]) - set(snames)
+        if unknown:
+            raise RfmodelError(f"design '{design.name}' reports events for unknown structures "
+                               f"{sorted(unknown)}")
+        events = {s: tuple(np.broadcast_to(np.asarray(x, dtype=np.float64), shape) for x in w["events"].get(
+            s, (0.0, 0.0))) for s in snames}  # fmt: skip
+        accs.append((events, account(structures, events, w["metrics"]["cycles"], sm.clock_mhz)))
+    for k in names:
+        cols = []
+        for w in per_workload:
+            v = w["metrics"].get(k)
+            if v is None:
+                missing.add(k)
+                v = np.nan
+            cols.append(np.broadcast_to(np.asarray(v, dtype=np.float64), shape))
+        data[k] = (full, np.stack(cols))
+    for k, src in (("energy_pj", "energy_pj"), ("dynamic_energy_pj", "dynamic_pj"),
+                   ("leakage_energy_pj", "leakage_pj"), ("area_mm2", "area_mm2")):  # fmt: skip
+        arr = np.stack([np.stack([np.broadcast_to(x, shape) for x in acc[src]], axis=-1)
+                        for _, acc in accs])  # fmt: skip
+        data[k] = ([*full, "structure"], arr.astype(np.float64))
+    totals = [np.broadcast_to(a["energy_pj_total"], shape) for _, a in accs]
+    data["energy_pj_total"] = (full, np.stack(totals))
+    data["power_mw"] = (full, np.stack([np.broadcast_to(a["power_mw"], shape) for _, a in accs]))
+    area = np.broadcast_to(accs[0][1]["area_mm2_total"], shape).astype(np.float64)
+    data["area_mm2_total"] = (dims, area)
+    regs = np.asarray(grid.get("regs_per_sm", sm.regs_per_sm))
+    data["capacity_kb"] = (dims, np.broadcast_to(regs * 4.0 / 1024.0, shape).astype(np.float64))
+    stalls = []
+    for w in per_workload:
+        st = w.get("stalls")
+        if st is None:
+            missing.add("stall_cycles")
+            st = np.full((*shape, len(stall_reasons)), np.nan)
+        stalls.append(st)
+    data["stall_cycles"] = ([*full, "stall_reason"], np.stack(stalls).astype(np.float64))
+    for k, i in (("structure_reads", 0), ("structure_writes", 1)):
+        data[k] = ([*full, "structure"], np.stack([np.stack([ev[s][i] for s in snames], axis=-1)
+                                                   for ev, _ in accs]))  # fmt: skip
+    ds = xr.Dataset(data, coords={**coords, "workload": workloads, "structure": snames,
+                                  "stall_reason": list(stall_reasons)})  # fmt: skip
+    for k, u in UNITS.items():
+        if k in ds:
+            ds[k].attrs["units"] = u
+    ds.attrs.update({
+        "design": design.name,
+        "gpu": sm.name,
+        "gpu_source": sm.source,
+        "structure_provenance": json.dumps({s.name: s.provenance for s in structures}),
+        **attrs,
+        "not_estimated": ", ".join(sorted(missing)),
+    })  # fmt: skip
+    return ds

@@ -1,0 +1,60 @@
+"""The SM's resource rules that every engine shares: CUDA occupancy and the op-class-to-unit map.
+
+Both the cycle simulator and the analytic models read these; they describe the SM (its spec), not
+either engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rfmodel.spec.sm import OP_CLASS_NAMES
+
+#: execution-unit types (one pipeline of each per scheduler; ``mem`` is the SM's one load/store unit)
+UNIT_NAMES = ("int", "sp", "dp", "sfu", "tensor", "mem", "branch")
+U_INT, U_SP, U_DP, U_SFU, U_TENSOR, U_MEM, U_BRA = range(len(UNIT_NAMES))
+_UNIT_BY_CLASS = {
+    "int": U_INT, "fp32": U_SP, "fp64": U_DP, "sfu": U_SFU, "tensor": U_TENSOR, "branch": U_BRA,
+    "barrier": U_INT, "exit": U_INT, "misc": U_INT,
+}  # fmt: skip
+#: the execution unit of each op class (index: ``OP_CLASS_NAMES`` order = ``OpClass`` values); memory
+#: classes go to the load/store unit
+UNIT_OF_CLASS = tuple(_UNIT_BY_CLASS.get(c, U_MEM) for c in OP_CLASS_NAMES)
+
+
+def occupancy_warps(
+    regs_per_thread,
+    threads_per_cta,
+    smem_per_cta,
+    ctas_available,
+    *,
+    regs_per_sm,
+    max_warps,
+    max_ctas,
+    max_threads,
+    smem_per_sm,
+    alloc_granularity=256,
+    warp_size=32,
+):
+    """Resident warps per SM (0 when one CTA does not fit)."""
+    rpt = np.asarray(regs_per_thread, dtype=np.int64)
+    wpc = -(-np.asarray(threads_per_cta, dtype=np.int64) // warp_size)
+    regs_per_warp = -(-(rpt * warp_size) // alloc_granularity) * alloc_granularity
+    by_regs = np.asarray(regs_per_sm, dtype=np.int64) // np.maximum(regs_per_warp * wpc, 1)
+    by_warps = np.asarray(max_warps, dtype=np.int64) // wpc
+    by_threads = np.asarray(max_threads, dtype=np.int64) // (wpc * warp_size)
+    smem = np.asarray(smem_per_cta, dtype=np.int64)
+    by_smem = np.where(smem > 0, np.asarray(smem_per_sm, dtype=np.int64) // np.maximum(smem, 1), 1 << 30)
+    ctas = np.minimum.reduce(
+        np.broadcast_arrays(
+            by_regs,
+            by_warps,
+            by_threads,
+            by_smem,
+            np.asarray(max_ctas, np.int64),
+            np.asarray(ctas_available, np.int64),
+        )
+    )
+    return np.maximum(ctas, 0) * wpc
+
+

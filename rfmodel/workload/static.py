@@ -1,0 +1,78 @@
+"""The static kernel a trace was expanded from: rebuilt from the trace's ``kernel_source`` when it can be.
+
+Designs whose compiler pass works on the static program (register-intervals, reuse hints, operand slots)
+find it here; kernels built in memory (tests, notebooks) are made known with :func:`register_kernel`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from rfmodel.workload.trace import NONE
+
+#: kernels built in memory (tests, notebooks) that traces may name: (source, name) -> Kernel
+_KNOWN_KERNELS: dict = {}
+
+
+def register_kernel(kernel) -> None:
+    """Make an in-memory static kernel known, so that traces expanded from it get its intervals.
+
+    A trace names its kernel by ``attrs['kernel_source']`` and ``Trace.kernel``; built-in SASS kernels and
+    synthetic presets are rebuilt from those, other kernels must be registered here.
+    """
+    _KNOWN_KERNELS[(str(kernel.source), kernel.name)] = kernel
+
+
+@functools.lru_cache(maxsize=8)
+def _load_static(source: str, name: str):
+    """The static kernel a trace was expanded from (None when it cannot be rebuilt)."""
+    try:
+        if source.startswith("synthetic:"):
+            import json
+
+            from rfmodel.workload.synthetic import SYNTHETIC_PRESETS, generate
+
+            meta = json.loads(source[len("synthetic:"):])
+            pname = meta.get("params", {}).get("name")
+            if pname in SYNTHETIC_PRESETS:
+                k, _ = generate(SYNTHETIC_PRESETS[pname], seed=int(meta.get("seed", 0)))
+                return k if k.source == source else None
+            return None
+        from pathlib import Path
+
+        if not Path(source).exists():
+            return None
+        from rfmodel.workload.sass import read_sass
+
+        for k in read_sass(source):
+            if k.name == name:
+                return k
+    except Exception:  # noqa: BLE001 - any failure means: form intervals on the trace instead
+        return None
+    return None
+
+
+def static_kernel(trace):
+    """The trace's static kernel if it can be loaded and its instructions match the trace."""
+    src = str(trace.attrs.get("kernel_source", ""))
+    if not src:
+        return None
+    k = _KNOWN_KERNELS.get((src, trace.kernel))
+    if k is None:
+        k = _load_static(src, trace.kernel)
+    if k is None or len(trace.sidx) == 0:
+        return None
+    sidx = np.asarray(trace.sidx)
+    if sidx.min() < 0 or sidx.max() >= len(k.instrs):
+        return None
+    step = max(1, len(sidx) // 2000)
+    for r in range(0, len(sidx), step):
+        ins = k.instrs[int(sidx[r])]
+        got = tuple(int(x) for x in trace.src[r] if x != NONE)
+        if got != tuple(x for x in ins.src if x < 255)[: len(got)] or int(trace.op[r]) != int(ins.op_class):
+            return None
+    return k
+
+
