@@ -1,0 +1,210 @@
+"""One conformance suite over every registered design (in the spirit of scikit-learn's estimator checks).
+
+Each check runs for every design the registry holds, with its capability tags: a new design gets them all
+by registering itself.  Simulations use a few warps of one small kernel.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rfmodel
+from rfmodel.analytic.engine import run_analytic, workload_profile
+from rfmodel.designs.base import Design, DesignParams, design_classes, get_design
+from rfmodel.errors import SpecError
+from rfmodel.evaluate import resolve_gpu
+from rfmodel.spec import dumps_spec, loads_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = sorted(design_classes())
+SIM = [n for n in NAMES if design_classes()[n].supports_simulate]
+GPU = "maxwell-ltrf"
+WL = "saxpy"
+SMALL = {"max_warps": 8}
+
+
+def _bad_value(d: Design):
+    """A parameter and a value outside what its spec allows."""
+    for name in d.parameters:
+        info = d.Params.field_info(name)
+        if info.choices is not None and info.type in (int, float):
+            return name, max(info.choices) + 7
+        if info.bounds is not None and info.type in (int, float) and info.bounds[0] is not None:
+            return name, info.bounds[0] - 3
+    return None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_params_spec_round_trips_through_toml(name):
+    d = get_design(name)
+    assert issubclass(d.Params, DesignParams) and d.parameters == d.Params.field_names()
+    p = d.resolve()
+    assert loads_spec(dumps_spec(p)) == p
+    for field in d.parameters:  # a non-default value survives too
+        info = d.Params.field_info(field)
+        if info.type is int and info.bounds is not None:
+            q = d.resolve({field: info.bounds[1]})
+            assert loads_spec(dumps_spec(q)) == q and q != p
+            break
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_parameter_value_is_one_spec_error_in_every_engine(name):
+    d = get_design(name)
+    bad = _bad_value(d)
+    if bad is None:
+        pytest.skip("no bounded parameter")
+    field, value = bad
+    methods = ["analytic", "montecarlo"] + (["simulate"] if d.supports_simulate else [])
+    for method in methods:
+        with pytest.raises(SpecError, match=field):
+            rfmodel.evaluate(name, WL, GPU, method=method, params={field: [value]}, **SMALL)
+    with pytest.raises(SpecError, match="nearest|unknown"):
+        d.resolve({field + "x": 1})
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """Each design's analytic and simulated Datasets on one small workload (simulated once per design)."""
+    out = {}
+    for name in NAMES:
+        a = rfmodel.evaluate(name, WL, GPU, method="analytic")
+        s = rfmodel.evaluate(name, WL, GPU, method="simulate", **SMALL) if name in SIM else None
+        out[name] = (a, s)
+    return out
+
+
+@pytest.mark.parametrize("name", SIM)
+def test_analytic_and_simulate_return_the_same_variables(runs, name):
+    a, s = runs[name]
+    assert set(a.data_vars) == set(s.data_vars)
+    for v in a.data_vars:
+        assert a[v].dims == s[v].dims, v
+        assert a[v].attrs.get("units") == s[v].attrs.get("units"), v
+    assert list(a.stall_reason.values) == list(s.stall_reason.values)
+    assert list(a.structure.values) == list(s.structure.values)
+    # the design's own metrics: every one in both; a hit rate the models compute is a number
+    for m in get_design(name).metrics:
+        assert m in a and m in s
+    if "rf_cache_hit_rate" in a:
+        h = float(a["rf_cache_hit_rate"].item())
+        assert 0.0 <= h <= 1.0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_event_names_a_structure_and_every_structure_gets_events(runs, name):
+    d = get_design(name)
+    sm = resolve_gpu(GPU)
+    m = run_analytic(d, workload_profile(WL, sm), sm, {})
+    names = {s.name for s in d.structures(sm, {}, {"cell": "sram-hp", "node_nm": 45})}
+    assert set(m["events"]) == names
+    a, s = runs[name]
+    for ds in (a, s):
+        if ds is None:
+            continue
+        ev = ds["structure_reads"] + ds["structure_writes"]
+        assert np.all(ev.values > 0), ev.to_pandas()
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if design_classes()[n].size_parameters])
+def test_area_and_leakage_never_fall_as_a_size_grows(name):
+    d = get_design(name)
+    sm = resolve_gpu(GPU)
+    tech = {"cell": "sram-hp", "node_nm": 45}
+    for param, structs in d.size_parameters.items():
+        info = d.Params.field_info(param)
+        lo, hi = info.bounds
+        default = getattr(d.resolve(), param)
+        values = np.array(sorted({max(lo, default // 2), default, min(hi, default * 2)}))
+        by_name = {s.name: s for s in d.structures(sm, {param: values}, tech)}
+        for sname in structs:
+            s = by_name[sname]
+            for cost in ("area_mm2", "leakage_mw"):
+                total = np.broadcast_to(np.asarray(s.area_mm2 if cost == "area_mm2" else s.leakage_mw)
+                                        * np.asarray(s.copies), values.shape)  # fmt: skip
+                assert np.all(np.diff(total) >= 0), (param, sname, cost, total)
+                assert total[-1] > total[0], (param, sname, cost, total)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_run_leaves_the_design_unchanged_and_repeats_exactly(name):
+    d = get_design(name)
+    before = pickle.dumps(copy.deepcopy(vars(d)))
+    a1 = rfmodel.evaluate(d, WL, GPU, method="analytic", seed=3)
+    a2 = rfmodel.evaluate(d, WL, GPU, method="analytic", seed=3)
+    assert a1.identical(a2)
+    if d.supports_simulate:
+        s1 = rfmodel.evaluate(d, WL, GPU, method="simulate", seed=3, max_warps=4)
+        s2 = rfmodel.evaluate(d, WL, GPU, method="simulate", seed=3, max_warps=4)
+        assert s1.identical(s2)
+    assert pickle.dumps(copy.deepcopy(vars(d))) == before
+
+
+# ----------------------------------------------------------------------------- sizes follow the grid
+@pytest.mark.parametrize(("name", "param", "values", "structure"), [
+    ("rfc", "rfc_kb", [4, 16, 64], "rf_cache"),
+    ("malekeh", "ct_entries", [2, 8, 32], "ccu"),
+    ("ltrf", "regs_per_interval", [8, 16, 32], "rf_cache"),
+    ("bow", "window", [2, 3, 6], "bow_buffer"),
+])  # fmt: skip
+def test_structure_costs_follow_the_design_grid(name, param, values, structure):
+    ds = rfmodel.evaluate(name, WL, GPU, params={param: values})
+    area = ds["area_mm2"].sel(structure=structure).isel(workload=0).values
+    assert np.all(np.diff(area) > 0), area
+    sm = resolve_gpu(GPU)
+    s = {x.name: x for x in get_design(name).structures(sm, {param: np.array(values)}, {})}[structure]
+    read_pj = np.broadcast_to(s.read_pj, (len(values),))
+    assert np.all(np.diff(read_pj) >= 0), read_pj  # a larger structure never costs less per access
+
+
+def test_cli_bad_design_parameter_is_one_line_and_exit_2():
+    cmd = [sys.executable, "-m", "rfmodel.cli", "evaluate", "--design", "rfc", "--workload", WL,
+           "--param", "rfc_kb=-3"]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2
+    assert "rfc_kb" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in out.stderr
+
+
+# ----------------------------------------------------------------------------- plug-ins
+def _example_design_source() -> str:
+    text = (ROOT / "docs" / "designs.md").read_text(encoding="utf-8")
+    m = re.search(r"<!-- example-design -->\s*```python\n(.*?)```", text, re.S)
+    assert m, "docs/designs.md has no example design block"
+    return m.group(1)
+
+
+def test_the_documented_example_design_runs_and_conforms(tmp_path, monkeypatch):
+    """The minimal design of docs/designs.md, installed as a module found through the entry-point group."""
+    import importlib.metadata as md
+
+    from rfmodel.designs import base
+
+    (tmp_path / "rf_example_design.py").write_text(_example_design_source(), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ep = md.EntryPoint(name="half_banks", value="rf_example_design:HalfBanks", group=base.ENTRY_POINT_GROUP)
+
+    def fake(group=None, **kw):
+        return [ep] if group == base.ENTRY_POINT_GROUP else []
+
+    monkeypatch.setattr(md, "entry_points", fake)
+    monkeypatch.setattr(base, "_LOADED", False)
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    assert "half_banks" in base.design_names()
+    d = get_design("half_banks")
+    ds = rfmodel.evaluate(d, WL, GPU, params={"share": [0.25, 1.0]}, calibration=False)
+    ref = rfmodel.evaluate("baseline", WL, GPU, calibration=False)
+    ipc = ds["ipc"].isel(workload=0).values
+    assert ipc[1] == pytest.approx(float(ref["ipc"].item()))  # share 1: the baseline itself
+    assert ds["bank_conflict_stall_cycles"].isel(workload=0).values[0] <= float(
+        ref["bank_conflict_stall_cycles"].item())
+    with pytest.raises(SpecError, match="share"):
+        rfmodel.evaluate(d, WL, GPU, params={"share": [1.5]})
