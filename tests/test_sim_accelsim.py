@@ -12,7 +12,7 @@ import pytest
 
 from rfmodel.designs.base import bank_header, standard_bank
 from rfmodel.sim import SimOptions, simulate_trace, sm_share
-from rfmodel.spec import SMSpec
+from rfmodel.spec import from_gpgpusim_config
 from rfmodel.workload.accelsim import read_traceg
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -34,7 +34,7 @@ ACCELSIM = {
 
 @pytest.fixture(scope="module")
 def qv100():
-    return SMSpec.from_gpgpusim_config(CONFIG)
+    return from_gpgpusim_config(CONFIG)
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from rfmodel.spec import (
     Spec,
     dumps,
     dumps_spec,
+    from_gpgpusim_config,
     get_preset,
     import_gpgpusim_config,
     load_spec,
@@ -508,7 +509,7 @@ class TestPresets:
         ],
     )
     def test_presets_agree_with_configs(self, preset, folder, overrides):
-        imported = SMSpec.from_gpgpusim_config(CONFIGS / folder / "gpgpusim.config")
+        imported = from_gpgpusim_config(CONFIGS / folder / "gpgpusim.config")
         p = get_preset(preset)
         expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides})
         assert p == expect
@@ -552,7 +553,7 @@ def test_every_reference_config_has_expectations():
 @needs_configs
 @pytest.mark.parametrize("folder", sorted(EXPECTED))
 def test_import_known_answers(folder):
-    s = SMSpec.from_gpgpusim_config(CONFIGS / folder / "gpgpusim.config")
+    s = from_gpgpusim_config(CONFIGS / folder / "gpgpusim.config")
     sms, warps, regs, scheds, sub, banks, bps, ports, coll, policy, issue, l1d = EXPECTED[folder]
     assert (s.num_sms, s.warps_per_sm, s.regs_per_sm, s.schedulers_per_sm, s.sub_core) == (
         sms, warps, regs, scheds, sub)
@@ -583,21 +584,21 @@ def test_import_details():
     assert gtx.used["-gpgpu_num_reg_banks"] == "16"
     assert "-gpgpu_shmem_num_banks" in gtx.skipped and "-gpgpu_num_reg_banks" not in gtx.skipped
 
-    qv = SMSpec.from_gpgpusim_config(CONFIGS / "SM7_QV100" / "gpgpusim.config")
+    qv = from_gpgpusim_config(CONFIGS / "SM7_QV100" / "gpgpusim.config")
     assert (qv.latency.int, qv.latency.fp64, qv.latency.sfu, qv.latency.branch, qv.latency.misc) == (
         (2, 2), (8, 4), (20, 8), (4, 4), (2, 2))
     assert "-gpgpu_shmem_num_banks" in qv.skipped_options
-    ptx = SMSpec.from_gpgpusim_config(CONFIGS / "SM7_QV100" / "gpgpusim.config", trace_config=False)
+    ptx = from_gpgpusim_config(CONFIGS / "SM7_QV100" / "gpgpusim.config", trace_config=False)
     assert (ptx.latency.int, ptx.latency.fp32, ptx.latency.sfu, ptx.latency.branch) == (
         (4, 2), (5, 2), (100, 8), (1, 1))
     assert (qv.l1d.adaptive, qv.l1d.sectored, qv.l1d.mshr_entries, qv.shmem_per_cta_bytes) == (
         True, True, 512, 65536)
 
-    a100 = SMSpec.from_gpgpusim_config(CONFIGS / "SM80_A100" / "gpgpusim.config")
+    a100 = from_gpgpusim_config(CONFIGS / "SM80_A100" / "gpgpusim.config")
     assert (a100.latency.int, a100.latency.tensor, a100.l2_size_bytes) == ((4, 2), (12, 8), 40 << 20)
     h2 = import_gpgpusim_config(CONFIGS / "SM90_H100_v2" / "gpgpusim.config")
     assert "-gpgpu_opndcoll_model" in h2.skipped
-    ti = SMSpec.from_gpgpusim_config(CONFIGS / "GeForceGTX750Ti" / "gpgpusim.config")
+    ti = from_gpgpusim_config(CONFIGS / "GeForceGTX750Ti" / "gpgpusim.config")
     assert ti.l1d.bypass_global and ti.l1d.sectored is False  # old -gmem_skip_L1D and 3-field dl1
     assert ti.max_regs_per_thread == 255  # from -gpgpu_ptx_force_max_capability 52
 
@@ -655,14 +656,14 @@ class TestImportSynthetic:
             "-specialized_unit_3 0,4,8,4,4,TENSOR\n"
             "-trace_opcode_latency_initiation_spec_op_3 9,9\n"
         )
-        s = SMSpec.from_gpgpusim_config(_write(tmp_path, "-gpgpu_shader_registers 32768\n", trace))
+        s = from_gpgpusim_config(_write(tmp_path, "-gpgpu_shader_registers 32768\n", trace))
         lat = s.latency
         assert (lat.int, lat.fp32, lat.branch, lat.misc) == ((3, 1), (5, 2), (7, 3), (3, 1))
         assert s.latency.tensor == (4, 1) and s.latency.fp64 == (4, 1)  # disabled unit; Accel-Sim default
         assert "trace.config" in s.source
         other = tmp_path / "elsewhere.config"
         other.write_text("-trace_opcode_latency_initiation_sfu 30,10\n")
-        s2 = SMSpec.from_gpgpusim_config(tmp_path / "cfg" / "gpgpusim.config", trace_config=other)
+        s2 = from_gpgpusim_config(tmp_path / "cfg" / "gpgpusim.config", trace_config=other)
         assert s2.latency.sfu == (30, 10)
 
     @pytest.mark.parametrize(

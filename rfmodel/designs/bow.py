@@ -64,7 +64,6 @@ class BowParams(SlowBankParams, kind="design.bow"):
                         "comparison: 3)")  # fmt: skip
     write_bypass: int = param(1, choices=(0, 1), doc="1: results consumed only inside the window skip the "
                               "register-file write")  # fmt: skip
-    active_warps: int = param(8, bounds=(1, 64), doc="two-level scheduler pool per scheduler (simulator)")
 
 
 #: the defaults by name
@@ -214,7 +213,7 @@ class Bow(Design):
         ints[CNT["bow_flushes"]] = int(flushes)
         ints = with_slow_block(ints, sm, p.main_rf_latency_x, I_SLOW)
         counters = {**CNT, **slow_block_counters(ints, I_SLOW)}
-        return SimSetup(hooks=HOOKS, ints=ints, counters=counters, pool=p.active_warps)
+        return SimSetup(hooks=HOOKS, ints=ints, counters=counters)
 
     def sim_metrics(self, sm, params, setup, counts):
         hits = float(counts["bow_hits"])

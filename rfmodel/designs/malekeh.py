@@ -91,7 +91,6 @@ class MalekehParams(SlowBankParams, kind="design.malekeh"):
     seed: int = param(1, bounds=(0, (1 << 31) - 1), doc="seed of the replacement RNG")
     static_hints: int = param(1, choices=(0, 1), doc="1: the compiler pass's static hints where the kernel "
                               "is known; 0: trace distances")  # fmt: skip
-    active_warps: int = param(8, bounds=(1, 64), doc="two-level scheduler pool per scheduler (simulator)")
 
 
 #: the defaults by name
@@ -844,7 +843,6 @@ class Malekeh(Design):
             floats=floats,
             stall_reasons=STALL_REASONS,
             counters={**CNT, **slow_block_counters(ints, I_SLOW)},
-            pool=p.active_warps,
             prefer=True,
             info={"hint_source": hint_source},
         )

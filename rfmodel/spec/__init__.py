@@ -10,7 +10,13 @@ GPGPU-Sim options read.
 """
 
 from .base import FieldInfo, Spec, param, spec_kinds, spec_type
-from .gpgpusim import GPGPUSIM_DEFAULTS, GpgpusimImport, import_gpgpusim_config, parse_option_file
+from .gpgpusim import (
+    GPGPUSIM_DEFAULTS,
+    GpgpusimImport,
+    from_gpgpusim_config,
+    import_gpgpusim_config,
+    parse_option_file,
+)
 from .presets import PRESETS, get_preset
 from .sm import BANK_MAPPINGS, OP_CLASS_NAMES, SCHEDULERS, CollectorSpec, L1DSpec, LatencySpec, SMSpec
 from .toml_io import dumps, dumps_spec, load_spec, loads_spec, save_spec, write_text_atomic
@@ -30,6 +36,7 @@ __all__ = [
     "Spec",
     "dumps",
     "dumps_spec",
+    "from_gpgpusim_config",
     "get_preset",
     "import_gpgpusim_config",
     "load_spec",

@@ -27,6 +27,7 @@ from .sm import CollectorSpec, L1DSpec, LatencySpec, SMSpec
 
 __all__ = [
     "GPGPUSIM_DEFAULTS",
+    "from_gpgpusim_config",
     "TRACE_DEFAULTS",
     "GpgpusimImport",
     "import_gpgpusim_config",
@@ -556,3 +557,17 @@ def _trace_latencies(path: Path, ptx: LatencySpec) -> tuple[LatencySpec, dict[st
     read = set(r.used) | set(r.defaulted)
     skipped = [k for k in opts if k not in read]
     return lat, dict(r.used), skipped
+
+
+def from_gpgpusim_config(path, *, trace_config=None, name: str | None = None) -> SMSpec:
+    """Read a GPGPU-Sim ``gpgpusim.config`` (and the ``trace.config`` beside it, if any) into an SMSpec.
+
+    Options not set take GPGPU-Sim's built-in defaults; options this reader does not use are listed in
+    the returned spec's ``skipped_options`` attribute (a tuple; not a field, so it is not saved or
+    compared).  ``trace_config=False`` ignores ``trace.config``, a path reads that file instead.  For
+    everything the reader saw, use :func:`import_gpgpusim_config`.
+    """
+    result = import_gpgpusim_config(path, trace_config=trace_config, name=name)
+    spec = result.spec
+    object.__setattr__(spec, "skipped_options", result.skipped)
+    return spec

@@ -4,7 +4,7 @@ Every value is written out here (no file is read at import time).  Each
 preset's ``source`` string says where its values come from and which ones are
 our choices where the paper is silent; ``docs/spec.md`` repeats that in a
 table.  The config-derived presets are checked against
-``SMSpec.from_gpgpusim_config`` in the tests, so a drift between this file
+``rfmodel.spec.from_gpgpusim_config`` in the tests, so a drift between this file
 and the reference configs shows up there.
 
 Papers are named by title: "Latency-Tolerant Register File" (LTRF),
@@ -192,7 +192,7 @@ def _volta_v100() -> SMSpec:
     return SMSpec(
         name="volta-v100",
         source=(
-            "GPGPU-Sim config SM7_QV100 + Accel-Sim trace.config, read as SMSpec.from_gpgpusim_config "
+            "GPGPU-Sim config SM7_QV100 + Accel-Sim trace.config, read as rfmodel.spec.from_gpgpusim_config "
             "does. Note: the file configures 16 banks (4 per sub-core) to stand in for Volta's "
             "register-file cache; the hardware has 8 (2 per sub-core)."
         ),
@@ -280,8 +280,8 @@ def _ampere_rtx3070() -> SMSpec:
     return SMSpec(
         name="ampere-rtx3070",
         source=(
-            "GPGPU-Sim config SM86_RTX3070 + Accel-Sim trace.config, read as SMSpec.from_gpgpusim_config "
-            "does."
+            "GPGPU-Sim config SM86_RTX3070 + Accel-Sim trace.config, read as "
+            "rfmodel.spec.from_gpgpusim_config does."
         ),
         num_sms=46,
         clock_mhz=1132.0,
@@ -324,7 +324,7 @@ def _hopper_h100() -> SMSpec:
         name="hopper-h100",
         source=(
             "GPGPU-Sim config SM90_H100_v2 (the Accel-Sim 2.0-era H100 file) + its trace.config, read "
-            "as SMSpec.from_gpgpusim_config does. The file's -gpgpu_opndcoll_model 1 (simplified "
+            "as rfmodel.spec.from_gpgpusim_config does. The file's -gpgpu_opndcoll_model 1 (simplified "
             "collector model) is not represented; its tensor timing 1/0 is the file's placeholder."
         ),
         num_sms=132,

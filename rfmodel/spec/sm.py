@@ -223,25 +223,6 @@ class SMSpec(Spec, kind="sm", version=1):
     mem_bw_bytes_per_cycle: float = param(16.896, unit="B/cycle", bounds=(1e-6, 1e6),
                                           doc="this SM's share of DRAM bandwidth, for a simple queue")
 
-    # ------------------------------------------------------------ import
-    @classmethod
-    def from_gpgpusim_config(cls, path, *, trace_config=None, name: str | None = None) -> SMSpec:
-        """Read a GPGPU-Sim ``gpgpusim.config`` (and the ``trace.config`` beside it, if any).
-
-        Options not set take GPGPU-Sim's built-in defaults; options this
-        reader does not use are listed in the returned spec's
-        ``skipped_options`` attribute (a tuple; not a field, so it is not
-        saved or compared).  ``trace_config=False`` ignores ``trace.config``,
-        a path reads that file instead.  For everything the reader saw, use
-        :func:`rfmodel.spec.import_gpgpusim_config`.
-        """
-        from .gpgpusim import import_gpgpusim_config
-
-        result = import_gpgpusim_config(path, trace_config=trace_config, name=name)
-        spec = result.spec
-        object.__setattr__(spec, "skipped_options", result.skipped)
-        return spec
-
     # ------------------------------------------------------------- checks
     def _check(self) -> None:
         if self.max_threads_per_cta > self.max_threads_per_sm:

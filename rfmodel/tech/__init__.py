@@ -14,7 +14,7 @@ fits), ``stt-ram-relaxed`` (10 ms retention), ``tfet``, ``dwm`` (derived from th
 File's Table 2).  See docs/tech.md.
 """
 
-from rfmodel.tech import structures
+from rfmodel.tech import derive, structures  # noqa: F401  (derive registers the paper-derived cells)
 from rfmodel.tech.array import (
     CELLS,
     PORTS,

@@ -471,9 +471,9 @@ class PaperDerived(Estimator):
         return self.lib.estimator("cacti").check(replace(q, cell="sram-hp", periph=None))
 
     def estimate(self, q: Query, out_of_range: str) -> ArrayCost:
-        from rfmodel.tech.derive import ltrf_cell_factors
-
-        f = ltrf_cell_factors(self.lib)[q.cell]
+        if "ltrf" not in PAPER_CELL_FACTORS:  # pragma: no cover - rfmodel.tech's import registers it
+            raise RfmodelError("the paper-derived cells (tfet, dwm) need rfmodel.tech.derive to be imported")
+        f = PAPER_CELL_FACTORS["ltrf"](self.lib)[q.cell]
         base = self.lib.estimator("cacti").estimate(replace(q, cell="sram-hp", periph=None), out_of_range)
         prov = {m: f["provenance"][m] + "; base: " + base.provenance[m] for m in METRICS}
         prov["write_bit_fraction"] = base.provenance["write_bit_fraction"]
@@ -521,10 +521,22 @@ class PaperDerived(Estimator):
         )
 
 
-def _energy_node_scale(lib: TechLibrary, from_nm: float, to_nm: float) -> float:
-    from rfmodel.tech.scaling import node_ratio
+#: the reference bank of node scaling (``rfmodel.tech.scaling``): its metrics' ratio between two nodes
+REFERENCE_BANK = {"cell": "sram-hp", "capacity_kb": 16.0, "width_bits": 1024, "ports": "1rw"}
+#: multipliers of paper-derived cells on an SRAM bank, by paper: ``fn(lib) -> {cell: factors}``;
+#: ``rfmodel.tech.derive`` registers the Latency-Tolerant Register File's (``tfet``, ``dwm``) when the
+#: ``rfmodel.tech`` package is imported
+PAPER_CELL_FACTORS: dict = {}
 
-    return float(node_ratio("read_energy_pj", from_nm, to_nm, lib=lib))
+
+def _energy_node_scale(lib: TechLibrary, from_nm: float, to_nm: float) -> float:
+    """Read-energy ratio of the reference bank between two nodes (``scaling.node_ratio`` of read energy)."""
+    if float(from_nm) == float(to_nm):
+        return 1.0
+    r = REFERENCE_BANK
+    a, b = (lib.array_cost(r["cell"], n, r["capacity_kb"], r["width_bits"], ports=r["ports"]).read_energy_pj
+            for n in (from_nm, to_nm))  # fmt: skip
+    return float(np.asarray(b) / np.asarray(a))
 
 
 # --------------------------------------------------------------------------- library

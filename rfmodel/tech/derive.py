@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 
+from rfmodel.tech.array import PAPER_CELL_FACTORS
 from rfmodel.tech.data import assumptions, paper_tables
 
 
@@ -138,3 +139,6 @@ def ltrf_cell_factors(lib) -> dict:
         out[cell] = f
     lib._cache["ltrf_cell_factors"] = out
     return out
+
+
+PAPER_CELL_FACTORS["ltrf"] = ltrf_cell_factors

@@ -24,16 +24,14 @@ from functools import lru_cache
 import numpy as np
 
 from rfmodel.errors import RfmodelError
+from rfmodel.tech.array import REFERENCE_BANK, default_library
 from rfmodel.tech.data import assumptions
 
-REFERENCE_BANK = {"cell": "sram-hp", "capacity_kb": 16.0, "width_bits": 1024, "ports": "1rw"}
 _METRICS = ("read_energy_pj", "write_energy_pj", "leakage_mw", "area_mm2", "access_ns")
 
 
 def _lib(lib):
     if lib is None:
-        from rfmodel.tech.array import default_library
-
         return default_library()
     return lib
 
