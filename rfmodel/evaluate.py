@@ -312,6 +312,12 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
 # ------------------------------------------------------------------------------------------- simulate
 def _simulate_workload(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
     """The SM's share of a workload as a trace (an Accel-Sim grid is cut to SM 0's CTAs)."""
+    name, trace, _kernel = _simulation_input(w, sm, arch=arch, seed=seed, max_warps=max_warps)
+    return name, trace
+
+
+def _simulation_input(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
+    """``(name, trace, static kernel or None)`` of a workload for the simulator."""
     from rfmodel.sim.engine import sm_share
 
     wl = load_workload(
@@ -325,7 +331,7 @@ def _simulate_workload(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
 
             wpc = max(1, -(-trace.threads_per_cta // 32))
             trace = select_ctas(trace, list(range(min(trace.ctas, max(1, max_warps // wpc)))))
-    return wl.name, trace
+    return wl.name, trace, wl.kernel
 
 
 def _point_sm(sm: SMSpec, point: dict) -> SMSpec:
@@ -359,16 +365,17 @@ def _evaluate_simulate(
     shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values())) if grid else ()
     full_grid = {k: np.broadcast_to(v, shape) for k, v in grid.items()}
     points = list(np.ndindex(shape)) if shape else [()]
-    traces = [_simulate_workload(w, sm, arch=arch, seed=seed, max_warps=max_warps) for w in workloads]
-    names = [n for n, _ in traces]
-    total = sum(t.n_instrs for _, t in traces) * len(points)
+    traces = [_simulation_input(w, sm, arch=arch, seed=seed, max_warps=max_warps) for w in workloads]
+    names = [n for n, _, _ in traces]
+    total = sum(t.n_instrs for _, t, _ in traces) * len(points)
     done_before = 0
     metric_names = (*SCALAR_METRICS, "warp_instructions", "bank_conflicts", "collector_occupancy",
                     *(k for k in d.metrics if k not in SCALAR_METRICS))  # fmt: skip
     snames = [s.name for s in structures]
     reasons = stall_reasons(d)
     per_wl = []
-    for _, trace in traces:
+    for _, trace, kernel in traces:
+        programs: dict = {}  # the design's compiler pass, once per distinct value of its compile_params
         vals = {k: np.full(shape, np.nan) for k in metric_names}
         ev = {s: (np.zeros(shape), np.zeros(shape)) for s in snames}
         stalls = np.zeros((*shape, len(reasons)))
@@ -381,7 +388,11 @@ def _evaluate_simulate(
                 if progress is not None:
                     progress(_base + done, total)
 
-            run = simulate_trace(trace, sm_pt, d, dparams, opts, progress=tick)
+            typed = d.resolve(dparams)
+            key = (sm_pt.num_banks, *(getattr(typed, k) for k in d.compile_params))
+            if key not in programs:
+                programs[key] = d.program_for(trace, dparams, sm_pt, kernel)
+            run = simulate_trace(trace, sm_pt, d, dparams, opts, progress=tick, program=programs[key])
             done_before += trace.n_instrs
             for k in metric_names:
                 v = run.metrics.get(k)

@@ -295,6 +295,7 @@ def test_design_compile_pass_reuses_intervals():
     from rfmodel.workload.suite import load_kernel
 
     k = load_kernel("saxpy")
-    ivs, entries = get_design("ltrf").compile(k, 16, 16)
+    d = get_design("ltrf")
+    ivs, entries, _new, _conflicts = d.compile(k, d.resolve({"main_rf_banks": 16}), None)
     assert len(entries) == len(ivs.intervals)
     assert all(len(e) <= 16 for e in entries)

@@ -266,9 +266,25 @@ class Design:
         return self.Params().to_dict()
 
     # ------------------------------------------------------------------ the stages an engine calls
-    def compile(self, kernel):
-        """The design's compiler pass over a static kernel (identity by default)."""
-        return kernel
+    #: the parameters the compiler pass depends on (a compiled program is reused across the others)
+    compile_params: ClassVar[tuple[str, ...]] = ()
+
+    def compile(self, kernel, params: DesignParams, sm):
+        """The design's compiler pass over the static kernel a trace was expanded from, for the typed
+        parameters ``params`` on ``sm``: the *program* its simulator hooks read (``sim_setup(program=...)``);
+        None by default (no pass).  The engines run it once per (kernel, ``compile_params`` values)."""
+        return None
+
+    def program_for(self, trace, params: dict, sm, kernel=None):
+        """The compiled program of one simulation: the pass over the trace's static kernel (``kernel`` if the
+        workload came with it, else the one its ``kernel_source`` names, when it matches the trace), or
+        None when there is no pass or no static kernel (designs then work on the dynamic trace)."""
+        if type(self).compile is Design.compile:
+            return None
+        from rfmodel.workload.static import static_kernel
+
+        k = static_kernel(trace, kernel)
+        return None if k is None else self.compile(k, self.resolve(params), sm)
 
     def analytic(self, ctx) -> dict:
         """Metric arrays over the grid from the shared SM model (``ctx``: an
@@ -280,12 +296,13 @@ class Design:
         """The structures the energy accounting charges, their costs broadcast over the grid."""
         raise NotImplementedError(f"design '{self.name}' declares no structures")
 
-    def sim_setup(self, sm, params: dict, options, trace=None) -> SimSetup:
+    def sim_setup(self, sm, params: dict, options, trace=None, program=None) -> SimSetup:
         """Hooks and state for one simulation of this design (``params``: the design point).
 
         ``trace``: the :class:`~rfmodel.workload.ir.Trace` being simulated, for designs whose
         state holds per-row data (interval entries, dead-operand bits, reuse hints); the
-        simulator always passes it.
+        simulator always passes it.  ``program``: what :meth:`compile` made of the trace's static
+        kernel (None: no static kernel, the design works on the dynamic trace).
         """
         raise RfmodelError(f"design '{self.name}' does not support the cycle simulator (no sim_setup)")
 

@@ -46,7 +46,7 @@ class Baseline(Design):
     supports_simulate = True
 
     # ------------------------------------------------------------------ simulator hooks
-    def sim_setup(self, sm, params, options, trace=None):
+    def sim_setup(self, sm, params, options, trace=None, program=None):
         """Every operand is read from, and every result written to, its bank (``SMSpec.bank_of``).
 
         The hooks are the standard ones of :class:`~rfmodel.designs.base.SimHooks`; the

@@ -196,7 +196,7 @@ class Bow(Design):
     needs_trace = True
     size_parameters = {"window": ("bow_buffer",)}
 
-    def sim_setup(self, sm, params, options, trace=None):
+    def sim_setup(self, sm, params, options, trace=None, program=None):
         if trace is None:
             raise RfmodelError("design 'bow' needs the trace being simulated: sim_setup(..., trace=trace)")
         p = self.resolve(params)

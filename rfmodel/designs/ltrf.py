@@ -599,21 +599,29 @@ def _remap_table(trace, new):
     return tab.ravel()
 
 
-def row_tables(trace, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank: int = 1):
+#: ``row_tables(program=...)`` left out: look the static kernel up
+_FIND = object()
+
+
+def row_tables(trace, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank: int = 1, program=_FIND):
     """Per-row prefetch words, the interval CSR and (LTRFconf) the register map; cached per trace.
 
+    ``program``: the compiler pass's output on the trace's static kernel (:func:`_compile`; None: form the
+    intervals on the dynamic trace; left out: compile the kernel the trace names, if it can be found).
     Returns ``(words, ptr, entries, remap, info)``; ``remap`` is None unless the renumbering applies.
     """
-    key = (id(trace), n, kind, conf, n_banks, regs_per_bank)
+    if program is _FIND:
+        kernel = static_kernel(trace)
+        program = None if kernel is None else _compile(kernel, n, kind, conf, n_banks, regs_per_bank)
+    key = (id(trace), n, kind, conf, n_banks, regs_per_bank, id(program))
     hit = _TABLES.get(key)
-    if hit is not None and hit[0] is trace:
-        return hit[1]
+    if hit is not None and hit[0] is trace and hit[1] is program:
+        return hit[2]
     dead = _dead_bits(np.asarray(trace.warp_ptr, np.int64), trace.src, trace.dst)
-    kernel = static_kernel(trace)
     remap = None
     sidx = np.asarray(trace.sidx, dtype=np.int64)
-    if kernel is not None:
-        ivs, entries, new, conflicts = _compile(kernel, n, kind, conf, n_banks, regs_per_bank)
+    if program is not None:
+        ivs, entries, new, conflicts = program
         iv_of = np.asarray(ivs.interval_of, dtype=np.int64)
         cur = iv_of[sidx]
         first = np.zeros(len(sidx), dtype=bool)
@@ -653,7 +661,7 @@ def row_tables(trace, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank
     out = (words, ptr, ent, remap, info)
     if len(_TABLES) > 4:
         _TABLES.clear()
-    _TABLES[key] = (trace, out)
+    _TABLES[key] = (trace, program, out)
     return out
 
 
@@ -687,12 +695,16 @@ class Ltrf(Design):
     needs_trace = True
     size_parameters = {"regs_per_interval": ("rf_cache",), "active_warps": ("rf_cache",)}
 
-    def compile(self, kernel, n: int = 16, n_banks: int = 16):
-        """The design's compiler pass: ``(intervals, per-interval (reg, bank, live-in) lists)``."""
-        kind = "strand" if self.kind == "strand" else "interval"
-        return compile_intervals(kernel, n, kind, self.conf, n_banks)
+    compile_params = ("regs_per_interval", "main_rf_banks", "main_rf_bank_regs")
 
-    def sim_setup(self, sm, params, options, trace=None):
+    def compile(self, kernel, params, sm):
+        """The compiler pass: register-intervals (or strands) at ``regs_per_interval``, their working sets
+        with main-RF banks and live-ins, and (LTRFconf) the renumbered kernel (:func:`_compile`)."""
+        kind = "strand" if self.kind == "strand" else "interval"
+        return _compile(kernel, params.regs_per_interval, kind, self.conf, params.banks(sm),
+                        params.main_rf_bank_regs)  # fmt: skip
+
+    def sim_setup(self, sm, params, options, trace=None, program=None):
         p = self.resolve(params)
         if trace is None:
             raise RfmodelError(
@@ -701,7 +713,7 @@ class Ltrf(Design):
         mb = p.banks(sm)
         words, ptr, ent, remap, info = row_tables(
             trace, p.regs_per_interval, "strand" if self.kind == "strand" else "interval", self.conf,
-            mb, p.main_rf_bank_regs,
+            mb, p.main_rf_bank_regs, program=program,
         )
         lat, occ, xex = main_rf_timing(p)
         W = sm.warps_per_sm

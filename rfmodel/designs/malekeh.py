@@ -71,8 +71,7 @@ from rfmodel.designs.mainrf import (
 )
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
-from rfmodel.workload.static import static_kernel
-from rfmodel.workload.trace import MAX_SRC, NONE
+from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE
 
 
 # ----------------------------------------------------------------------------------- parameters
@@ -745,18 +744,29 @@ def _hint_rows(warp_ptr, src, dst, sidx, st, sc, dt, dc, rthld):  # pragma: no c
     return out, mapped
 
 
-def hint_rows(trace, kernel, rthld: int) -> tuple[np.ndarray, str]:
-    """Packed rows (two words per trace row) with the near bits, and where the hints came from."""
-    if kernel is not None:
-        h = reuse_hints(kernel, 1)
-        st, sc = _static_table(kernel, h, "src", MAX_SRC)
-        dt, dc = _static_table(kernel, h, "dst", trace.dst.shape[1])
+def static_hint_tables(kernel):
+    """The compiler pass's output on a static kernel: per static instruction, the reuse distances of its
+    sources and destinations as the trace stores them (:func:`reuse_hints`), and their counts."""
+    h = reuse_hints(kernel, 1)
+    st, sc = _static_table(kernel, h, "src", MAX_SRC)
+    dt, dc = _static_table(kernel, h, "dst", MAX_DST)
+    return st, sc, dt, dc
+
+
+def hint_rows(trace, tables, rthld: int) -> tuple[np.ndarray, str]:
+    """Packed rows (two words per trace row) with the near bits, and where the hints came from
+    (``tables``: :func:`static_hint_tables` of the trace's kernel, or None: the trace's own distances)."""
+    if tables is not None:
+        st, sc, dt, dc = tables
     else:
         st, sc = np.full((1, MAX_SRC), -1, np.int64), np.full(1, -1, np.int64)
         dt, dc = np.full((1, trace.dst.shape[1]), -1, np.int64), np.full(1, -1, np.int64)
+    if dt.shape[1] != trace.dst.shape[1]:
+        raise RfmodelError(f"malekeh: trace rows with {trace.dst.shape[1]} destination slots (the hint "
+                           f"tables have {dt.shape[1]})")  # fmt: skip
     rows, mapped = _hint_rows(trace.warp_ptr.astype(np.int64), trace.src, trace.dst,
                               np.asarray(trace.sidx, dtype=np.int64), st, sc, dt, dc, int(rthld))
-    if kernel is None:
+    if tables is None:
         return rows, "dynamic (trace reuse distances)"
     return rows, f"static compiler pass ({mapped} of {trace.n_instrs} rows)"
 
@@ -816,15 +826,19 @@ class Malekeh(Design):
     needs_trace = True
     size_parameters = {"ct_entries": ("ccu",)}
 
+    compile_params = ("static_hints",)
+
     def __init__(self, kernel=None):
-        #: the static kernel the trace was expanded from (optional configuration): its compiler hints are used
+        #: the static kernel the traces were expanded from (optional configuration: its compiler hints are
+        #: used when the trace names no kernel that can be found)
         self.kernel = kernel
 
-    def compile(self, kernel):
-        """The compiler pass: static reuse distances and near/far bits (:func:`reuse_hints`)."""
-        return reuse_hints(kernel, DEFAULTS["rthld"])
+    def compile(self, kernel, params, sm):
+        """The compiler pass: static reuse distances of every operand (:func:`static_hint_tables`); None
+        with ``static_hints = 0`` (the trace's own distances are used)."""
+        return static_hint_tables(kernel) if params.static_hints else None
 
-    def sim_setup(self, sm, params, options, trace=None):
+    def sim_setup(self, sm, params, options, trace=None, program=None):
         """Cache tables, hints packed per trace row; ``trace`` is required (the simulator passes it)."""
         if trace is None:
             raise RfmodelError(
@@ -832,10 +846,9 @@ class Malekeh(Design):
                 "call sim_setup(sm, params, options, trace=trace), or simulate through rfmodel.sim"
             )
         p = self.resolve(params)
-        kernel = self.kernel
-        if kernel is None and p.static_hints:
-            kernel = static_kernel(trace)
-        rows, hint_source = hint_rows(trace, kernel, p.rthld)
+        if program is None and self.kernel is not None:
+            program = self.program_for(trace, params, sm, self.kernel)
+        rows, hint_source = hint_rows(trace, program, p.rthld)
         ints, floats = malekeh_state(sm, params, options, rows, trace.n_warps)
         return SimSetup(
             hooks=HOOKS,

@@ -52,7 +52,6 @@ from rfmodel.designs.mainrf import (
     with_slow_block,
 )
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.static import static_kernel
 from rfmodel.workload.trace import MAX_SRC, NONE
 
 
@@ -157,28 +156,33 @@ def reuse_write(ints, floats, w, row, k, reg, cyc):
 HOOKS = SimHooks(operand=reuse_operand, write=reuse_write)
 
 
-def operand_slots(trace) -> tuple[np.ndarray, str]:
-    """Per row and source: the operand slot (0 = A ..., -1 none) and where it came from.
-
-    From the static kernel's ``attrs["src_slots"]`` when the kernel the trace was expanded
-    from can be reloaded and matches it; else the source's position among the row's sources.
-    """
-    n = trace.n_instrs
-    pos = np.tile(np.arange(MAX_SRC, dtype=np.int64), (n, 1))
-    pos[trace.src == NONE] = -1
-    try:
-        k = static_kernel(trace)
-    except Exception:  # noqa: BLE001 - no kernel: positions
-        k = None
-    slots = None if k is None else k.attrs.get("src_slots")
-    if not slots or len(slots) != len(k.instrs):
-        return pos, "position"
+def slot_table(kernel):
+    """The compiler's operand slots per static instruction (``attrs["src_slots"]`` of the kernel), as a
+    table with one last row of -1 for rows without a static index; None when the kernel has none."""
+    slots = kernel.attrs.get("src_slots")
+    if not slots or len(slots) != len(kernel.instrs):
+        return None
     table = np.full((len(slots) + 1, MAX_SRC), -1, np.int64)
     for i, row in enumerate(slots):
         r = [int(x) for x in row][:MAX_SRC]
         table[i, : len(r)] = r
+    return table
+
+
+def operand_slots(trace, table=None) -> tuple[np.ndarray, str]:
+    """Per row and source: the operand slot (0 = A ..., -1 none) and where it came from.
+
+    From ``table`` (:func:`slot_table` of the kernel the trace was expanded from) where it gives one;
+    else the source's position among the row's sources.
+    """
+    n = trace.n_instrs
+    pos = np.tile(np.arange(MAX_SRC, dtype=np.int64), (n, 1))
+    pos[trace.src == NONE] = -1
+    if table is None:
+        return pos, "position"
+    last = len(table) - 1
     sidx = np.asarray(trace.sidx, dtype=np.int64)
-    sidx = np.where((sidx >= 0) & (sidx < len(slots)), sidx, len(slots))
+    sidx = np.where((sidx >= 0) & (sidx < last), sidx, last)
     out = table[sidx]
     missing = (out < 0) & (trace.src != NONE)
     out[missing] = pos[missing]
@@ -222,7 +226,11 @@ class ReuseCache(Design):
     supports_simulate = True
     needs_trace = True
 
-    def sim_setup(self, sm, params, options, trace=None):
+    def compile(self, kernel, params, sm):
+        """The operand slots the compiler gave each static instruction's sources (:func:`slot_table`)."""
+        return slot_table(kernel)
+
+    def sim_setup(self, sm, params, options, trace=None, program=None):
         if trace is None:
             raise RfmodelError(
                 "design 'reuse_cache' needs the trace being simulated: sim_setup(..., trace=trace)")
@@ -231,7 +239,7 @@ class ReuseCache(Design):
         srcs = int(np.count_nonzero(trace.src != NONE))
         if flagged:
             reuse_source = "sass"
-            slots, slot_source = operand_slots(trace)
+            slots, slot_source = operand_slots(trace, program)
         else:
             kind = trace.attrs.get("source", "trace")
             reuse_source = f"none ({kind} trace carries no .reuse flags; no hits)"

@@ -243,7 +243,7 @@ class Rfc(Design):
     size_parameters = {"rfc_kb": ("rf_cache",)}
 
     # ------------------------------------------------------------------ simulator
-    def sim_setup(self, sm, params, options, trace=None):
+    def sim_setup(self, sm, params, options, trace=None, program=None):
         p = self.resolve(params)
         lat, occ, xex = main_rf_timing(p)
         e = entries_per_warp(p, sm)

@@ -509,6 +509,10 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
 
 
 # --------------------------------------------------------------------------- running
+#: ``simulate_trace(program=...)`` left out
+_UNSET = object()
+
+
 def simulate_trace(
     trace: Trace,
     sm,
@@ -516,17 +520,25 @@ def simulate_trace(
     params: dict | None = None,
     options: SimOptions | dict | None = None,
     progress=None,
+    program=_UNSET,
 ) -> SimRun:
     """Simulate ``trace`` (one SM's CTAs, in launch order) on ``sm`` with ``design``.
 
     ``params`` holds the design point's design parameters (SM fields are
     already in ``sm``); ``progress(done, total)`` is called between chunks
-    of cycles with retired and total warp instructions.
+    of cycles with retired and total warp instructions.  ``program``: the
+    design's compiled program (``Design.compile``; the façade compiles once per
+    kernel and design point); left out, it is compiled here for this run.
     """
     opts = options if isinstance(options, SimOptions) else SimOptions.from_dict(options)
     d = get_design(design)
     params = dict(params or {})
-    setup = d.sim_setup(sm, params, opts, trace=trace)
+    if program is _UNSET:
+        program = d.program_for(trace, params, sm)
+    if program is None:  # designs without a pass (or without a static kernel) take no program
+        setup = d.sim_setup(sm, params, opts, trace=trace)
+    else:
+        setup = d.sim_setup(sm, params, opts, trace=trace, program=program)
     p = _prepare(trace, sm, setup, opts)
     attrs = {"compat": opts.compat, "resident_ctas": p.resident_ctas, "warps_per_cta": p.wpc}
     if p.resident_ctas == 0:

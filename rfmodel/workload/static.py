@@ -54,12 +54,15 @@ def _load_static(source: str, name: str):
     return None
 
 
-def static_kernel(trace):
-    """The trace's static kernel if it can be loaded and its instructions match the trace."""
+def static_kernel(trace, kernel=None):
+    """The trace's static kernel if it can be loaded (or is ``kernel``, the one the workload came with) and
+    its instructions match the trace; else None."""
     src = str(trace.attrs.get("kernel_source", ""))
-    if not src:
+    k = kernel
+    if k is None and not src:
         return None
-    k = _KNOWN_KERNELS.get((src, trace.kernel))
+    if k is None:
+        k = _KNOWN_KERNELS.get((src, trace.kernel))
     if k is None:
         k = _load_static(src, trace.kernel)
     if k is None or len(trace.sidx) == 0:
