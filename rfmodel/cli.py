@@ -190,6 +190,7 @@ def cmd_optimize(args) -> int:
             generations=args.generations,
             seed=args.seed,
             brute_force=not args.no_brute_force,
+            design_params=tuple(args.design_param or ()),
             progress=update,
             arch=args.arch,
         )
@@ -558,6 +559,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--arch", default="sm_80")
     o.add_argument("--no-brute-force", action="store_true", help="skip the exhaustive reference front")
+    o.add_argument("--design-param", action="append", metavar="NAME",
+                   help="also search this design parameter over the range its spec declares (repeatable)")
     o.add_argument(
         "--out",
         default=str(Path(DEFAULT_OUT) / "optimize"),

@@ -183,3 +183,36 @@ def test_cli_uncertainty_parsing_and_errors(capsys):
     # --uncertainty without montecarlo is refused (exit 2, one line)
     assert main(["evaluate", "--workload", "saxpy", "--uncertainty", "mem_fraction=normal:0.1"]) == 2
     assert "montecarlo" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("design", ["baseline", "rfc", "ltrf", "malekeh"])
+def test_vectorized_samples_equal_one_run_per_sample(design):
+    """The samples axis gives, sample by sample, what one analytic run with that sample's factors gives."""
+    from rfmodel.analytic.engine import run_analytic, workload_profile
+    from rfmodel.analytic.montecarlo import draw, perturb_coefficients, perturb_profile
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu
+
+    unc = {"mem_fraction": ("normal", 0.2), "reads_per_instr": ("uniform", 0.2),
+           "instructions": ("normal", 0.1), "hit_rate": ("lognormal", 0.3), "softmin_q": ("uniform", 0.3)}
+    n, seed, gpu = 6, 5, "maxwell-ltrf"
+    params = {"num_banks": [8, 16]}
+    ds = rfmodel.evaluate(design, "saxpy", gpu, method="montecarlo", samples=n, seed=seed, uncertainty=unc,
+                          params=params, calibration=False)  # fmt: skip
+    d = get_design(design)
+    sm = resolve_gpu(gpu)
+    prof0 = workload_profile("saxpy", sm, seed=seed)  # the seed also expands the workload, as in evaluate
+    rng = np.random.Generator(np.random.PCG64(seed))
+    f = {k: draw(unc[k], n, rng) for k in sorted(unc)}
+    defaults = {k: v[0] for k, v in d.calibration_params.items()}
+    ipcs = []
+    for i in range(n):
+        fi = {k: float(v[i]) for k, v in f.items()}
+        prof = perturb_profile(prof0, {k: v for k, v in fi.items() if k not in defaults})
+        coef = perturb_coefficients(defaults, fi)
+        grid = {"num_banks": np.array([8, 16]), **{"calib." + k: v for k, v in coef.items()}}
+        ipcs.append(run_analytic(d, prof, sm, grid)["ipc"])
+    ipcs = np.array(ipcs)
+    assert np.allclose(ds["ipc"].isel(workload=0).values, ipcs.mean(axis=0), rtol=1e-12)
+    assert np.allclose(ds["ipc_lo"].isel(workload=0).values, np.quantile(ipcs, 0.025, axis=0), rtol=1e-12)
+    assert np.allclose(ds["ipc_hi"].isel(workload=0).values, np.quantile(ipcs, 0.975, axis=0), rtol=1e-12)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from rfmodel.errors import RfmodelError
 from rfmodel.optimize import DEFAULT_SPACE, Variable, optimize, pareto_table
 
 WLS = ["synthetic:register-sensitive", "saxpy"]
@@ -42,3 +44,22 @@ def test_same_seed_same_front():
     a = optimize("baseline", WLS[:1], "fermi-gtx480", space=space, **kw)
     b = optimize("baseline", WLS[:1], "fermi-gtx480", space=space, **kw)
     assert pareto_table(a.pareto, space) == pareto_table(b.pareto, space)
+
+
+def test_design_parameters_are_searched_over_their_declared_range():
+    from rfmodel.designs.base import get_design
+    from rfmodel.optimize.problem import design_variable, optimize, pareto_table
+
+    v = design_variable("rfc", "rfc_kb")
+    lo, hi = get_design("rfc").Params.field_info("rfc_kb").bounds
+    assert v.values[0] == lo and v.values[-1] == hi and len(v.values) <= 18
+    assert list(v.values) == sorted(v.values)
+    assert design_variable("rfc", "rfc_policy").values == (0, 1)
+    assert design_variable("ltrf", "regs_per_interval").values[0] == 1
+    with pytest.raises(RfmodelError, match="no parameter"):
+        design_variable("rfc", "window")
+    res = optimize("rfc", ["saxpy"], "maxwell-ltrf", pop_size=8, generations=2, brute_force=False,
+                   design_params=("rfc_kb",))  # fmt: skip
+    rows = pareto_table(res.pareto)
+    assert rows and all(r["rfc_kb"] in v.values for r in rows)
+    assert "rfc_kb=" in res.pareto.attrs["space"]

@@ -202,7 +202,7 @@ class AnalyticContext:
         self.sm = sm
         self.grid = grid
         self.coef = {k: grid.get(PREFIX + k, v[0]) for k, v in calibration_params.items()}
-        self.n = float(profile.n_instrs)
+        self.n = np.asarray(profile.n_instrs, dtype=np.float64)  # an array over Monte-Carlo samples
         self.reads = self.n * profile.reads_per_instr
         self.writes = self.n * profile.writes_per_instr
 

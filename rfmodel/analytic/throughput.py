@@ -243,7 +243,7 @@ def interval_model(
         t_waves = full * cr * n_cta / ipc_w + np.where(rem > 0, rem * n_cta / ipc_rem, 0.0)
         t_steady = ctas_total * n_cta / ipc_w
     beta = np.asarray(c["tail_weight"])
-    n = float(profile.n_instrs)
+    n = np.asarray(profile.n_instrs, dtype=np.float64)
     cycles = ((1.0 - beta) * t_steady + beta * t_waves) * n / (ctas_total * n_cta)
     ipc = np.where(warps > 0, n / cycles, 0.0)
     conflict = np.asarray(c["ser_stall"]) * excess * bc + np.asarray(c["queue_stall"]) * r * wq

@@ -253,7 +253,7 @@ class Bow(Design):
         near = near_fraction_from_hist(hist, look) if hist is not None else 0.3 * np.minimum(look, 3.0) / 3.0
         hit = np.clip(c["bow_hit_scale"] * near, 0.0, 1.0)
         bypass_frac = np.minimum(hit * profile.reads_per_instr * c["bow_bypass_share"] * bypass_on
-                                 / max(profile.writes_per_instr, 1e-12), 1.0)  # fmt: skip
+                                 / np.maximum(profile.writes_per_instr, 1e-12), 1.0)  # fmt: skip
         m = ctx.model(Effects(read_share=1.0 - hit, write_share=1.0 - bypass_frac,
                               operand_slots=self.operand_slots, bank_cycles=ctx.bank_cycles()))  # fmt: skip
         factor = np.maximum(ipc_gain(m, ctx, hit, c["bow_ipc_gain"]), 0.05)

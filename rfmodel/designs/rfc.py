@@ -304,7 +304,7 @@ class Rfc(Design):
                        profile.reg_cache_hit_rate(e, "fifo", flush))  # fmt: skip
         lat, occ, xex = analytic_timing(ctx.grid)
         mbanks = ctx.value("main_rf_banks", sm.num_banks)
-        rd = max(profile.distinct_reads_per_instr, 1e-9)
+        rd = np.maximum(profile.distinct_reads_per_instr, 1e-9)
         p_miss_any = 1.0 - np.power(hit, rd)  # an instruction with at least one missing operand
         m = ctx.model()
         wait = 0.0

@@ -41,6 +41,33 @@ class Variable:
         return np.asarray(self.values)[np.clip(np.rint(idx).astype(int), 0, len(self.values) - 1)]
 
 
+def design_variable(design, name: str, max_values: int = 16) -> Variable:
+    """A search variable over one of a design's parameters, its values taken from the parameter's
+    declaration (``Design.Params``): the choices, else at most ``max_values`` values between the bounds
+    (every integer when they fit, else geometrically spaced, bounds included)."""
+    from rfmodel.designs.base import get_design
+
+    d = get_design(design)
+    if name not in d.parameters:
+        raise RfmodelError(f"design '{d.name}' has no parameter '{name}'; allowed: {', '.join(d.parameters)}")
+    info = d.Params.field_info(name)
+    if info.choices is not None:
+        return Variable(name, tuple(info.choices))
+    bounded = info.bounds is not None and None not in info.bounds
+    if not bounded or info.type not in (int, float):
+        raise RfmodelError(f"parameter '{name}' of design '{d.name}' has no bounded numeric range to search")
+    lo, hi = info.bounds
+    if info.type is int and hi - lo + 1 <= max_values:
+        return Variable(name, tuple(range(int(lo), int(hi) + 1)))
+    if lo > 0 and hi / lo >= 10:
+        values = np.geomspace(lo, hi, max_values)
+    else:
+        values = np.linspace(lo, hi, max_values)
+    if info.type is int:
+        return Variable(name, tuple(sorted({int(round(v)) for v in values} | {int(lo), int(hi)})))
+    return Variable(name, tuple(float(v) for v in values))
+
+
 DEFAULT_SPACE = (
     # bank sizes stay inside the SRAM table's data (2-128 KB per bank)
     Variable("num_banks", (4, 8, 16, 32)),
@@ -111,6 +138,7 @@ def optimize(
     gpu=None,
     *,
     space=DEFAULT_SPACE,
+    design_params=(),
     pop_size: int = 40,
     generations: int = 30,
     seed: int = 0,
@@ -118,7 +146,9 @@ def optimize(
     progress=None,
     **eval_kw,
 ) -> OptimizeResult:
-    """Run NSGA-II over ``space``; ``progress(generation, generations)`` is called per generation."""
+    """Run NSGA-II over ``space`` plus the design's parameters named in ``design_params`` (their ranges from
+    the design's declaration, :func:`design_variable`); ``progress(generation, generations)`` is called per
+    generation."""
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.core.callback import Callback
     from pymoo.core.problem import Problem
@@ -132,6 +162,7 @@ def optimize(
     if pop_size < 4 or generations < 1:
         raise RfmodelError(f"pop_size must be >= 4 and generations >= 1 (got {pop_size}, {generations})")
     t0 = time.perf_counter()
+    space = (*space, *(design_variable(design, n) for n in design_params))
     sm = resolve_gpu(gpu)
     workloads = list(workloads or default_workloads())
     for w in workloads:  # build the profiles once, before the timed loop
@@ -224,11 +255,16 @@ def optimize(
     )
 
 
-def pareto_table(ds: xr.Dataset, space=DEFAULT_SPACE) -> list[dict]:
-    """Rows of the Pareto set (design variables and objectives), best IPC first."""
+def pareto_table(ds: xr.Dataset, space=None) -> list[dict]:
+    """Rows of the Pareto set (design variables and objectives), best IPC first; the variables are those
+    of ``space`` (default: the ones the search recorded in ``ds.attrs['space']``)."""
+    if space is None:
+        names = [part.split("=", 1)[0] for part in ds.attrs.get("space", "").split("; ") if part]
+    else:
+        names = [v.name for v in space]
     rows = []
     for i in range(ds.sizes["point"]):
-        row = {v.name: int(ds[v.name].values[i]) for v in space if v.name in ds}
+        row = {n: ds[n].values[i].item() for n in names if n in ds}
         row.update({k: float(ds[f"objective_{k}"].values[i]) for k in OBJECTIVES})
         rows.append(row)
     rows.sort(key=lambda r: -r["ipc"])
