@@ -71,6 +71,38 @@ def test_bad_parameter_value_is_one_spec_error_in_every_engine(name):
         d.resolve({field + "x": 1})
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_every_bounded_parameter_rejects_values_outside_its_range(name):
+    d = get_design(name)
+    for field in d.parameters:
+        info = d.Params.field_info(field)
+        bad = []
+        if info.choices is not None and info.type in (int, float):
+            bad.append(max(info.choices) + 1)
+        elif info.bounds is not None and info.type in (int, float):
+            lo, hi = info.bounds
+            bad += [lo - 1] if lo is not None else []
+            bad += [hi * 2 + 1] if hi is not None else []
+        for v in bad:
+            with pytest.raises(SpecError, match=field):
+                d.resolve({field: v})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_calibration_coefficients_start_inside_their_bounds(name):
+    for k, (default, lo, hi) in get_design(name).calibration_params.items():
+        assert lo <= default <= hi, k
+
+
+@pytest.mark.parametrize("name", [n for n in SIM if design_classes()[n].needs_trace])
+def test_a_design_that_needs_the_trace_says_so(name):
+    from rfmodel.errors import RfmodelError
+    from rfmodel.sim import SimOptions
+
+    with pytest.raises(RfmodelError, match="trace"):
+        get_design(name).sim_setup(resolve_gpu(GPU), {}, SimOptions())
+
+
 @pytest.fixture(scope="module")
 def runs():
     """Each design's analytic and simulated Datasets on one small workload (simulated once per design)."""

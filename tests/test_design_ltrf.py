@@ -5,7 +5,6 @@ import pytest
 
 from rfmodel.designs.base import design_names, get_design
 from rfmodel.designs.ltrf import _dead_bits, _dynamic_intervals, row_tables
-from rfmodel.errors import RfmodelError
 from rfmodel.sim import simulate_trace, trace_from_warps
 from rfmodel.spec import get_preset
 from rfmodel.spec.sm import CollectorSpec, LatencySpec
@@ -258,16 +257,6 @@ def test_ltrfconf_on_sgemm_tiled():
 
 
 # ------------------------------------------------------------------ errors, analytic, structures
-def test_bad_parameters_are_one_clear_error():
-    tr = trace_from_warps([[("IADD3", [0], [1])]])
-    with pytest.raises(RfmodelError, match="regs_per_interval"):
-        run(tr, "ltrf", regs_per_interval=0)
-    with pytest.raises(RfmodelError, match="main_rf_latency_x"):
-        run(tr, "ltrf", main_rf_latency_x=0.5)
-    with pytest.raises(RfmodelError, match="nope"):
-        run(tr, "ltrf", nope=1)
-
-
 def test_analytic_vectorized_and_monotone():
     import rfmodel
 

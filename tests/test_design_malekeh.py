@@ -7,7 +7,6 @@ import pytest
 
 from rfmodel.designs import malekeh as mk
 from rfmodel.designs.base import get_design
-from rfmodel.errors import RfmodelError
 from rfmodel.sim import SimOptions, simulate_trace, trace_from_warps
 from rfmodel.spec import get_preset
 from rfmodel.spec.sm import CollectorSpec, LatencySpec
@@ -187,17 +186,6 @@ def test_adaptive_sthld_runs_over_intervals():
 
 
 # ------------------------------------------------------------------------------------ contract
-def test_missing_trace_is_an_error():
-    with pytest.raises(RfmodelError, match="trace"):
-        get_design("malekeh").sim_setup(make_sm(), {}, SimOptions())
-
-
-def test_bad_parameter():
-    tr = trace_from_warps([[("IADD3", [1], [2])]])
-    with pytest.raises(Exception, match="ct_entries"):
-        run(tr, make_sm(), ct_entries=0)
-
-
 @pytest.mark.parametrize("gpu, workload", [("fermi-gtx480", "saxpy"), ("volta-v100", "reduce_sum"),
                                            ("volta-v100", "bfs_expand"), ("fermi-gtx480", "histogram256")])
 def test_builtin_workloads_no_deadlock(gpu, workload):
@@ -211,18 +199,6 @@ def test_builtin_workloads_no_deadlock(gpu, workload):
     # a fixed STHLD far above the interval length must not block either
     r2 = simulate_trace(tr, sm, "malekeh", {"sthld": 5000, "adaptive": 0})
     check_invariants(r2, tr)
-
-
-def test_analytic_events_match_structures():
-    import rfmodel
-
-    ds = rfmodel.evaluate("malekeh", "saxpy", "fermi-gtx480", params={"sthld": [0, 8], "rthld": [2, 8]})
-    assert set(ds.structure.values) == {"rf_bank", "crossbar", "ccu"}
-    assert np.all(np.isfinite(ds.ipc.values)) and np.all(ds.ipc.values > 0)
-    d = get_design("malekeh")
-    assert set(d.calibration_params) >= {"near_hit", "flush_per_instr"}
-    for v in d.calibration_params.values():
-        assert v[1] <= v[0] <= v[2]
 
 
 def test_analytic_reads_calibrated_coefficients():

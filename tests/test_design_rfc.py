@@ -59,16 +59,6 @@ def test_rfc_miss_pays_main_rf_latency():
     assert run(tr, "rfc", main_rf_latency_x=4).metrics["cycles"] == base + 3
 
 
-def test_rfc_bad_parameters():
-    tr = trace_from_warps([[("IADD3", [0], [1])]])
-    with pytest.raises(SpecError, match="rfc_policy"):
-        run(tr, "rfc", rfc_policy=2)
-    with pytest.raises(SpecError, match="rfc_kb"):
-        run(tr, "rfc", rfc_kb=0)
-    with pytest.raises(SpecError, match="main_rf_bank_regs"):
-        run(tr, "rfc", main_rf_bank_regs=0)
-
-
 # ------------------------------------------------------------------ baseline with a slow RF
 def test_baseline_main_rf_latency_x():
     tr = trace_from_warps([[("IADD3", [0], [1, 2])]])
