@@ -41,13 +41,17 @@ def _parse_param(text: str) -> tuple[str, list]:
     out = []
     for v in vals.split(","):
         v = v.strip()
+        if not v:
+            raise RfmodelError(f"--param {name}: an empty value in '{vals}'")
         try:
             out.append(int(v))
         except ValueError:
             try:
                 out.append(float(v))
-            except ValueError as e:
-                raise RfmodelError(f"--param {name}: '{v}' is not a number") from e
+            except ValueError:
+                out.append(v)  # a name (a memory cell, ...): the parameter's spec says whether it is allowed
+    if len({type(x) is str for x in out}) > 1:
+        raise RfmodelError(f"--param {name}: mixes numbers and names ({vals})")
     return name.strip(), out
 
 
@@ -142,6 +146,7 @@ def cmd_evaluate(args) -> int:
     )
     cols = ["ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles"]
     cols += ["energy_pj_total", "power_mw", "area_mm2_total"]
+    cols += [m for m in TIMING_COLUMNS if m in ds]
     if method == "montecarlo":
         cols[1:1] = ["ipc_lo", "ipc_hi"]
     df = ds[cols].to_dataframe().reset_index()
@@ -293,6 +298,9 @@ def cmd_workload_build_sass(args) -> int:
 
 
 # --------------------------------------------------------------------------- simulate
+#: the banks' read and write time in cycles (their memory cell's, at the SM clock), shown where a design
+#: has them
+TIMING_COLUMNS = ("main_rf_read_cycles", "main_rf_write_cycles")
 SIM_TABLE = (
     "ipc",
     "cycles",
@@ -358,7 +366,8 @@ def cmd_simulate(args) -> int:
         )
     finally:
         close()
-    df = ds[list(SIM_TABLE)].to_dataframe().reset_index()
+    cols = [*SIM_TABLE, *(m for m in TIMING_COLUMNS if m in ds)]
+    df = ds[cols].to_dataframe().reset_index()
     st = ds["stall_cycles"]
     share = (st / st.sum("stall_reason")).to_dataframe(name="fraction").reset_index()
     if args.json:

@@ -118,6 +118,14 @@ def _grid(params: Mapping[str, Iterable] | None, mode: str):
     return grid, dims, coords
 
 
+def _tech_cell(design: Design, grid: dict, tech: Mapping | None) -> dict:
+    """The grid with ``tech['main_cell']`` as the design's ``main_cell`` parameter when the grid does not vary
+    it, so that the banks' timing follows the technology as their costs do."""
+    if tech and "main_cell" in tech and "main_cell" in design.parameters and "main_cell" not in grid:
+        return {**grid, "main_cell": np.asarray(tech["main_cell"])}
+    return grid
+
+
 def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
     known = set(sm.to_dict()) | {"collector_units"} | set(design.parameters)
     for k in grid:
@@ -182,6 +190,7 @@ def evaluate(
         d = get_design(design)
         sm = resolve_gpu(gpu)
         grid, dims, coords = _grid(params, mode)
+        grid = _tech_cell(d, grid, tech)
         _check_params(d, sm, grid)
         return evaluate_montecarlo(
             d, _workload_list(workload), sm, grid=grid, dims=dims, coords=coords,
@@ -302,6 +311,7 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
     tech = {**DEFAULT_TECH, **(tech or {})}
     workloads = _workload_list(workload)
     grid, dims, coords = _grid(params, mode)
+    grid = _tech_cell(d, grid, tech)
     _check_params(d, sm, grid)
     return evaluate_analytic(
         d, workloads, sm, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
@@ -358,6 +368,7 @@ def _evaluate_simulate(
     opts = sim_options if isinstance(sim_options, SimOptions) else SimOptions.from_dict(sim_options)
     workloads = _workload_list(workload)
     grid, dims, coords = _grid(params, mode)
+    grid = _tech_cell(d, grid, tech)
     _check_params(d, sm, grid)
     if not d.supports_simulate:
         raise RfmodelError(f"design '{d.name}' does not support the cycle simulator (method='simulate')")

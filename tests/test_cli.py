@@ -79,7 +79,7 @@ def test_evaluate_config_file(tmp_path, capsys):
         (["evaluate", "--workload", "/no/such/file.sass"], "no/such"),
         (["evaluate", "--gpu", "gtx9999", "--workload", "saxpy"], "unknown SM preset"),
         (["evaluate", "--workload", "saxpy", "--param", "num_banks=0"], "num_banks"),
-        (["evaluate", "--workload", "saxpy", "--param", "num_banks=x"], "not a number"),
+        (["evaluate", "--workload", "saxpy", "--param", "num_banks=x"], "integer in [1, 1024]"),
         (["workload", "info", "nosuchkernel"], "nosuchkernel"),
         (["spec", "show", "gtx9999"], "gtx9999"),
     ],

@@ -129,6 +129,9 @@ def test_analytic_and_simulate_return_the_same_variables(runs, name):
     if "rf_cache_hit_rate" in a:
         h = float(a["rf_cache_hit_rate"].item())
         assert 0.0 <= h <= 1.0
+    for m in ("main_rf_read_cycles", "main_rf_write_cycles"):  # the banks' timing: one answer
+        if m in a:
+            assert a[m].values.tolist() == s[m].values.tolist()
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -204,6 +207,43 @@ def test_cli_bad_design_parameter_is_one_line_and_exit_2():
     assert out.returncode == 2
     assert "rfc_kb" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert "Traceback" not in out.stderr
+
+
+# ----------------------------------------------------------------------------- the banks' memory cell
+@pytest.mark.parametrize("name", [n for n in SIM if "main_cell" in design_classes()[n].Params.field_names()])
+def test_the_bank_cell_sets_timing_in_both_engines_and_costs_only_the_banks(name):
+    cells = ["sram-hp", "stt-ram", "dwm"]
+    a = rfmodel.evaluate(name, WL, "fermi-gtx480", params={"main_cell": cells})
+    s = rfmodel.evaluate(name, WL, "fermi-gtx480", method="simulate", params={"main_cell": cells},
+                         max_warps=4)
+    # the technology layer at 700 MHz: SRAM 1/1, STT-RAM 1 read / 4 write, DWM 6/6 cycles per bank access
+    for ds in (a, s):
+        assert ds["main_rf_read_cycles"].isel(workload=0).values.tolist() == [1, 1, 6]
+        assert ds["main_rf_write_cycles"].isel(workload=0).values.tolist() == [1, 4, 6]
+        assert np.all(ds["ipc"].values > 0)
+    bank = "main_rf_bank" if "main_rf_bank" in a.structure.values else "rf_bank"
+    area = a["area_mm2"].sel(structure=bank).isel(workload=0).values
+    assert len(set(area.round(9))) == 3  # each cell its own bank cost
+    others = [x for x in a.structure.values if x not in (bank, "crossbar", "main_network")]
+    for st in others:  # collectors and caches stay in the technology's cell (SRAM)
+        v = a["area_mm2"].sel(structure=st).isel(workload=0).values
+        assert np.allclose(v, v[0]), st
+    # the technology's main cell without the parameter: the same timing
+    t = rfmodel.evaluate(name, WL, "fermi-gtx480", tech={"main_cell": "dwm"})
+    assert float(t["main_rf_read_cycles"].item()) == 6.0
+
+
+def test_cli_main_cell_sweep_prints_the_cycles(capsys):
+    from rfmodel.cli import main
+
+    assert main(["evaluate", "--design", "ltrf", "--gpu", "maxwell-ltrf", "--workload", "gemm_micro8x8",
+                 "--param", "main_cell=dwm,tfet,sram-hp", "--json"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    import json
+
+    rows = json.loads(out)["rows"]
+    cycles = {r["main_cell"]: r["main_rf_read_cycles"] for r in rows}
+    assert cycles["sram-hp"] == 1 and cycles["dwm"] > cycles["tfet"] > 1
 
 
 # ----------------------------------------------------------------------------- plug-ins

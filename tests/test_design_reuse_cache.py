@@ -119,4 +119,4 @@ def test_slow_banks_known_answer():
     assert r.counts["reuse_hits"] == 1 and r.counts["slow_bank_read_acc"] == 1
     with pytest.raises(Exception, match="main_rf_latency_x"):
         simulate_trace(tr, make_sm(), "reuse_cache", {"main_rf_latency_x": 0})
-    assert get_design("reuse_cache").parameters == ("main_rf_latency_x",)
+    assert get_design("reuse_cache").parameters == ("main_rf_latency_x", "main_cell")

@@ -78,6 +78,37 @@ def test_baseline_main_rf_latency_x():
         run(tr, "baseline", main_rf_latency_x=0.5)
 
 
+def test_asymmetric_bank_occupancy_known_answers():
+    """STT-RAM banks on the 700 MHz Fermi SM (8 KB banks): a read holds its bank 1 cycle, a write 4 (the
+    technology layer's write time; the relaxed-retention cell's: 2).  The write-back and its consumer's
+    operand request meet in one cycle, so the consumer waits for the whole write."""
+    from rfmodel.designs.mainrf import cell_timing
+
+    assert cell_timing("stt-ram", 8.0, 1024, 700.0) == (1.0, 4.0)
+    assert cell_timing("stt-ram-relaxed", 8.0, 1024, 700.0) == (1.0, 2.0)
+    assert cell_timing("sram-hp", 8.0, 1024, 700.0) == (1.0, 1.0)
+    # a write of R1, then a read of R1: the SRAM run plus the write's 4 cycles (relaxed: 2)
+    tr = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [3], [1])]])
+    sram = run(tr, "baseline").metrics["cycles"]
+    stt = run(tr, "baseline", main_cell="stt-ram")
+    assert stt.metrics["cycles"] == sram + 4 and stt.counts["slow_bank_wait_cycles"] == 4
+    assert run(tr, "baseline", main_cell="stt-ram-relaxed").metrics["cycles"] == sram + 2
+    # two writes to one bank (R1, R17: bank 1), then a read of R17: its write started 3 cycles late behind
+    # R1's (issued one cycle later), so the read waits 4 + 3
+    tr2 = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [17], [4]), ("IADD3", [5], [17])]])
+    stt2 = run(tr2, "baseline", main_cell="stt-ram")
+    assert stt2.metrics["cycles"] == run(tr2, "baseline").metrics["cycles"] + 7
+    assert stt2.counts["slow_bank_wait_cycles"] == 7
+    # the same with the second write in another bank (R18): no queueing behind R1's write
+    tr3 = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [18], [4]), ("IADD3", [5], [18])]])
+    sram3 = run(tr3, "baseline").metrics["cycles"]
+    assert run(tr3, "baseline", main_cell="stt-ram").metrics["cycles"] == sram3 + 4
+    # reads of STT-RAM banks take one cycle: operands read together cost what SRAM's cost
+    tr4 = trace_from_warps([[("IADD3", [0], [1, 17])]])
+    sram4 = run(tr4, "baseline").metrics["cycles"]
+    assert run(tr4, "baseline", main_cell="stt-ram").metrics["cycles"] == sram4
+
+
 def test_slow_bank_helpers_at_any_offset():
     from rfmodel.designs.base import BANK_HEADER_LEN, bank_header, standard_bank
     from rfmodel.designs.mainrf import (

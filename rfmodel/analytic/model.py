@@ -16,7 +16,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``operand_slots``   the collectors read every operand slot (``True``) or each distinct source
                     register once (``False``); the bank-serialization table follows it
 ``extra_collect``   cycles added to every operand collection (a slower structure behind it)
-``bank_cycles``     cycles one bank access holds its bank (slow banks)
+``bank_cycles``     cycles one bank read holds its bank (slow banks)
+``bank_write_cycles``  cycles one bank write holds it (default: ``bank_cycles``)
 ==================  ======================================================================
 
 Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
@@ -107,11 +108,12 @@ def resident_warps(profile, sm, grid: dict):
     )
 
 
-def main_rf_timing(grid: dict):
-    """``(lat, occ, xex)`` of one main-RF warp-register access for the grid's ``main_rf_latency_x`` and
-    ``narrow_crossbar``: latency, bank occupancy and extra arrival cycles (continuous; the simulator
-    rounds the latency to whole cycles)."""
-    x = grid_value(grid, "main_rf_latency_x", 1.0)
+def main_rf_timing(grid: dict, read_x=None):
+    """``(lat, occ, xex)`` of one main-RF warp-register access for ``read_x`` (the bank read time as a
+    multiple of one cycle; default the grid's ``main_rf_latency_x``) and the grid's ``narrow_crossbar``:
+    latency, bank occupancy and extra arrival cycles (continuous; the simulator rounds the latency to
+    whole cycles)."""
+    x = grid_value(grid, "main_rf_latency_x", 1.0) if read_x is None else np.asarray(read_x, dtype=np.float64)
     narrow = grid_value(grid, "narrow_crossbar", 0)
     lat = np.maximum(1.0, x * BANK_CYCLES)
     xfer = np.where(narrow > 0, XFER_CYCLES[1], XFER_CYCLES[0])
@@ -124,7 +126,7 @@ def two_level(sm) -> float:
 
 
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
-                write_share=1.0, operand_slots=True) -> dict:  # fmt: skip
+                write_share=1.0, operand_slots=True, bank_write_cycles=None) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.
@@ -133,6 +135,8 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
     warps = resident_warps(profile, sm, grid)
     initiation = np.array([max(getattr(sm.latency, c)[1], 1) for c in OP_CLASS_NAMES], dtype=np.float64)
     slow = np.asarray(bank_cycles, dtype=np.float64) > 1.0
+    if bank_write_cycles is not None:
+        slow = slow | (np.asarray(bank_write_cycles, dtype=np.float64) > 1.0)
     split = bool(sm.sub_core or sm.bank_mapping == "subcore")
     sched = p["schedulers_per_sm"]
     bps = np.maximum(p["num_banks"] // sched, 1) if split else p["num_banks"]
@@ -169,6 +173,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         extra_collect=extra_collect,
         rotations=rotations,
         bank_cycles=bank_cycles,
+        bank_write_cycles=bank_write_cycles,
         l2_lines=max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1),
         l2_hit_latency=sm.l2_hit_latency_cycles,
         l1d_assoc=sm.l1d.assoc,
@@ -188,6 +193,7 @@ class Effects:
     operand_slots: bool = True
     extra_collect: object = 0.0
     bank_cycles: object = 1.0
+    bank_write_cycles: object = None
 
 
 class AnalyticContext:
@@ -210,11 +216,6 @@ class AnalyticContext:
         """A design parameter's grid array (float), else ``default``."""
         return grid_value(self.grid, name, default)
 
-    def bank_cycles(self) -> np.ndarray:
-        """Cycles one access of the SM's banks holds its bank: the grid's ``main_rf_latency_x`` (at least 1;
-        the designs that run over the SM's own banks)."""
-        return np.maximum(self.value("main_rf_latency_x", 1.0), 1.0)
-
     def interval_coef(self) -> dict:
         return {k: self.coef[k] for k in INTERVAL_COEFFICIENTS if k in self.coef}
 
@@ -224,7 +225,7 @@ class AnalyticContext:
         return sm_interval(
             self.profile, self.sm, self.grid, self.interval_coef(), extra_collect=effects.extra_collect,
             bank_cycles=effects.bank_cycles, read_share=effects.read_share, write_share=effects.write_share,
-            operand_slots=effects.operand_slots,
+            operand_slots=effects.operand_slots, bank_write_cycles=effects.bank_write_cycles,
         )  # fmt: skip
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:

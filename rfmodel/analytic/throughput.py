@@ -89,6 +89,7 @@ def interval_model(
     extra_collect=0.0,
     rotations=None,
     bank_cycles=1.0,
+    bank_write_cycles=None,
     l2_lines=None,
     l2_hit_latency=None,
     l1d_assoc=None,
@@ -107,7 +108,9 @@ def interval_model(
     warps with the same rotation read the same banks when they run the same code, which
     makes bank arrivals burstier by ``1 + align_burst / rotations``.  ``bank_cycles``: cycles one
     bank access holds its bank and takes to deliver (slow main-RF banks); serialization, queueing
-    and the bank bound scale with it.  ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D
+    and the bank bound scale with it.  ``bank_write_cycles``: cycles a write holds its bank (default
+    ``bank_cycles``; STT-RAM's are longer): the writes' share of the bank bound and queue, and the wait
+    of a consumer behind its producer's write.  ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D
     miss that hits it costs ``L1 + L2`` latency and no DRAM bandwidth (default: every L1D miss goes
     to DRAM at ``miss_latency``).  ``l1d_assoc``/``l2_assoc``: ways (set-associative LRU hit
     rates from the stack distances; default fully associative).  ``operand_slots``: every operand slot
@@ -135,6 +138,10 @@ def interval_model(
         ser = profile.ser_ports(Bi, P, slots=operand_slots)
         excess = profile.ser_excess(Bi, P, slots=operand_slots)
     bc = np.maximum(np.asarray(bank_cycles, dtype=np.float64), 1.0)
+    # a write's bank occupancy (default: a read's); as a ratio to the read's, so that equal times give
+    # exactly the symmetric model
+    bcw = bc if bank_write_cycles is None else np.maximum(np.asarray(bank_write_cycles, np.float64), 1.0)
+    wr = bcw / bc
     rs = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
     ser = ser * bc * rs
     excess = excess * rs
@@ -164,7 +171,7 @@ def interval_model(
     mshr_n = np.asarray(mshr, dtype=np.float64)
     # throughput bounds (warp instructions per cycle)
     rate_iss = S * np.asarray(issue_width, dtype=np.float64)
-    per_bank_access = r if separate_write_ports else r + w
+    per_bank_access = r if separate_write_ports else r + w * wr
     rate_bank = B * P / np.maximum(per_bank_access, 1e-9) / bc
     ii = np.asarray(initiation, dtype=np.float64)
     exec_rates = [
@@ -179,12 +186,12 @@ def interval_model(
     burst = np.asarray(c["queue_burst"]) * (1.0 + np.asarray(c["align_burst"]) / np.maximum(rot, 1.0))
     # a one-cycle arbiter resolves same-cycle requests (serialization above); requests queue across
     # cycles when an access holds its bank for several
-    burst = burst + np.asarray(c["slow_queue"]) * (1.0 - 1.0 / bc)
+    burst = burst + np.asarray(c["slow_queue"]) * (1.0 - 1.0 / np.maximum(bc, bcw))
     # a result's register sits in the bank its consumer reads: with slow banks (bank_cycles > 1) the
     # consumer's read starts only after the producer's write has held that bank, bank_cycles - 1 cycles
     # beyond the one-cycle write of the simulator's own banks (measured on a dependent chain:
     # tests/test_analytic.py)
-    write_hold = (bc - 1.0) * rs  # a consumer that finds its operand in an operand cache does not wait
+    write_hold = (bcw - 1.0) * rs  # a consumer that finds its operand in an operand cache does not wait
     wpc = float(max(profile.warps_per_cta, 1))
     n_cta = profile.instrs_per_warp * wpc  # instructions of one CTA
     ctas_total = float(max(profile.ctas, 1))
@@ -214,7 +221,7 @@ def interval_model(
             with np.errstate(divide="ignore"):
                 rate_mshr = np.where(misses > 0, mshr_n / (misses * np.maximum(L_q, 1)), np.inf)
             lam_r = ipc * r / B * bc
-            lam_w = 0.0 if separate_write_ports else ipc * w / B * bc
+            lam_w = 0.0 if separate_write_ports else ipc * w / B * bcw
             wq = bc * bank_read_wait(np.minimum(lam_r, 0.98 * P), np.minimum(lam_w, 0.5 * P), P, burst)
             wq = np.minimum(wq, 50.0)
             t_c = np.asarray(rf_latency, dtype=np.float64) + ser + wq + extra_collect

@@ -14,12 +14,16 @@ from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import Design, SimHooks, SimSetup, bank_header, gpgpusim_offset, register
 from rfmodel.designs.mainrf import (
     SLOW_COUNTERS,
+    TIMING_METRICS,
     SlowBankParams,
+    bank_effects,
+    bank_timing,
     slow_bank_accesses,
     slow_bank_operand,
     slow_bank_state,
     slow_bank_write,
     sm_structures,
+    timing_metrics,
 )
 from rfmodel.spec import param
 
@@ -41,6 +45,7 @@ class Baseline(Design):
     #: one cycle (``main_rf_latency_x``; see ``sim_setup``); the analytic model uses ``main_rf_latency_x``
     #: (bank service time), not ``active_warps``
     Params = BaselineParams
+    metrics = TIMING_METRICS
     #: the interval model's free coefficients (default, lower, upper), fitted by ``rfmodel calibrate``
     calibration_params = dict(INTERVAL_COEFFICIENTS)
     supports_simulate = True
@@ -54,7 +59,8 @@ class Baseline(Design):
         """
         p = self.resolve(params)
         offset = gpgpusim_offset(options)
-        slow = slow_bank_state(sm, p.main_rf_latency_x, offset)
+        read_x, write_x = bank_timing(sm, p)
+        slow = slow_bank_state(sm, read_x, offset, write_x)
         if slow is None:  # one cycle per access: the simulator's own banks and arbiter (bit-identical to 1x)
             return SimSetup(hooks=SimHooks(), ints=bank_header(sm, offset), pool=p.active_warps)
         # slower banks (the main-RF latency multiples of the LTRF paper): every access holds its bank
@@ -72,20 +78,23 @@ class Baseline(Design):
         bank_r = float(counts["bank_read_acc"]) + slow_r
         bank_w = float(counts["bank_write_acc"]) + slow_w
         return {
+            **timing_metrics(*bank_timing(sm, self.resolve(params))),
             "events": {
                 "rf_bank": (bank_r, bank_w),
                 "crossbar": (reads + writes, 0.0),
                 "collector": (reads, reads),
-            }
+            },
         }
 
     # ------------------------------------------------------------------ analytic
     def analytic(self, ctx):
         """The calibrated interval model; ``main_rf_latency_x``: every bank access holds its bank x cycles
         and delivers after as long (continuous here; the simulator rounds to whole cycles)."""
-        m = ctx.model(Effects(bank_cycles=ctx.bank_cycles()))
+        timing, metrics = bank_effects(ctx)
+        m = ctx.model(Effects(**timing))
         r, w = ctx.reads, ctx.writes
-        return ctx.result(m, events={"rf_bank": (r, w), "crossbar": (r + w, 0.0), "collector": (r, r)})
+        events = {"rf_bank": (r, w), "crossbar": (r + w, 0.0), "collector": (r, r)}
+        return ctx.result(m, events=events, metrics=metrics)
 
     def structures(self, sm, grid, tech):
         """RF banks, collector storage and the collector<->bank crossbar (:func:`sm_structures`)."""

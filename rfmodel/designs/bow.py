@@ -43,12 +43,16 @@ from rfmodel.designs.base import (
 )
 from rfmodel.designs.mainrf import (
     COLLECTOR_OPERANDS,
+    TIMING_METRICS,
     SlowBankParams,
+    bank_effects,
+    bank_timing,
     slow_bank_accesses,
     slow_block_counters,
     slow_read,
     slow_write,
     sm_structures,
+    timing_metrics,
     with_slow_block,
 )
 from rfmodel.errors import RfmodelError
@@ -189,7 +193,8 @@ class Bow(Design):
     operand_slots = False  # a register named twice by one instruction is read once
     description = "BOW: per-warp sliding window of 3 instructions forwarding operands, write bypass"
     Params = BowParams
-    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "bow_bypassed_writes", "bow_flushes")
+    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "bow_bypassed_writes", "bow_flushes",
+               *TIMING_METRICS)
     #: free coefficients of the analytic model (default, lower, upper): the interval model's and BOW's own
     calibration_params = {**INTERVAL_COEFFICIENTS, **BOW_CALIBRATION}
     supports_simulate = True
@@ -211,7 +216,8 @@ class Bow(Design):
         ints[I_OFF_ROW] = HEADER
         ints[HEADER:] = masks
         ints[CNT["bow_flushes"]] = int(flushes)
-        ints = with_slow_block(ints, sm, p.main_rf_latency_x, I_SLOW)
+        read_x, write_x = bank_timing(sm, p)
+        ints = with_slow_block(ints, sm, read_x, I_SLOW, write_x)
         counters = {**CNT, **slow_block_counters(ints, I_SLOW)}
         return SimSetup(hooks=HOOKS, ints=ints, counters=counters)
 
@@ -224,6 +230,7 @@ class Bow(Design):
         rfw = float(counts["bow_rf_writes"])
         results = rfw + float(counts["bow_bypassed_writes"])
         return {
+            **timing_metrics(*bank_timing(sm, self.resolve(params))),
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": float(counts["bow_misses"]),
@@ -254,8 +261,9 @@ class Bow(Design):
         hit = np.clip(c["bow_hit_scale"] * near, 0.0, 1.0)
         bypass_frac = np.minimum(hit * profile.reads_per_instr * c["bow_bypass_share"] * bypass_on
                                  / np.maximum(profile.writes_per_instr, 1e-12), 1.0)  # fmt: skip
+        timing, timing_m = bank_effects(ctx)
         m = ctx.model(Effects(read_share=1.0 - hit, write_share=1.0 - bypass_frac,
-                              operand_slots=self.operand_slots, bank_cycles=ctx.bank_cycles()))  # fmt: skip
+                              operand_slots=self.operand_slots, **timing))  # fmt: skip
         factor = np.maximum(ipc_gain(m, ctx, hit, c["bow_ipc_gain"]), 0.05)
         reads, writes = ctx.reads, ctx.writes
         saved = reads * hit
@@ -266,6 +274,7 @@ class Bow(Design):
         out["bow_bypassed_writes"] = bypassed + 0 * factor
         # every branch counted as taken: an upper bound of the window flushes
         out["bow_flushes"] = ctx.n * float(profile.mix[int(OpClass.BRANCH)]) + 0 * factor
+        out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
         return out
 
     def structures(self, sm, grid, tech):

@@ -82,11 +82,15 @@ from rfmodel.designs.base import (
     standard_bank,
 )
 from rfmodel.designs.mainrf import (
+    TIMING_METRICS,
     MainRFParams,
+    bank_timing,
+    grid_bank_timing,
     hierarchy_structures,
     main_access,
     main_bank,
     main_rf_timing,
+    timing_metrics,
     two_level,
 )
 from rfmodel.errors import RfmodelError
@@ -154,7 +158,9 @@ COUNTERS = (
     "static_interval_instrs",
     "static_prefetch_conflicts",
 )
-P_C0 = 21
+#: write occupancy of one main-RF bank access (a write-back holds its bank this long)
+P_WOCC = 21
+P_C0 = 22
 (C_HIT, C_MISS, C_CW, C_MR, C_MW, C_PF, C_PFCYC, C_PFREG, C_PFCONF, C_PFCONF1, C_ACT, C_DEACT, C_DYN,
  C_REFETCH, C_SIV, C_SIVI, C_SCONF) = range(P_C0, P_C0 + len(COUNTERS))
 #: per-warp block
@@ -252,7 +258,7 @@ def _fetch(ints, w, iv, cycle, refetch):
                 r = q * 64 + bitpos
                 dirty = _bit(ints, wb + W_DIRTY, r)
                 if dirty != 0 and (plus == 0 or _bit(ints, wb + W_LIVE, r) != 0):
-                    main_access(ints, ob, main_bank(r, w, ints[P_G], mb), cycle, occ)
+                    main_access(ints, ob, main_bank(r, w, ints[P_G], mb), cycle, ints[P_WOCC])
                     ints[C_MW] += 1
     for q in range(4):
         ints[wb + W_CACHED + q] = new[q]
@@ -290,7 +296,7 @@ def _writeback_all(ints, w, cycle):
             if ints[P_PLUS] != 0 and _bit(ints, wb + W_LIVE, r) == 0:
                 continue
             b = (((x >> E_BANK_SHIFT) & 4095) + w) % mb
-            main_access(ints, ints[P_OFF_BANK], b, cycle, ints[P_OCC])
+            main_access(ints, ints[P_OFF_BANK], b, cycle, ints[P_WOCC])
             ints[C_MW] += 1
     for q in range(4):
         ints[wb + W_CACHED + q] = 0
@@ -329,7 +335,7 @@ def ltrf_write(ints, floats, warp, row, k, reg, cycle):
         _set(ints, wb + W_DIRTY, reg)
         ints[C_CW] += 1
         return standard_bank(ints, warp, reg)
-    main_access(ints, ints[P_OFF_BANK], main_bank(reg, warp, ints[P_G], ints[P_MB]), cycle, ints[P_OCC])
+    main_access(ints, ints[P_OFF_BANK], main_bank(reg, warp, ints[P_G], ints[P_MB]), cycle, ints[P_WOCC])
     ints[C_MW] += 1
     return -1
 
@@ -689,7 +695,7 @@ class Ltrf(Design):
         "conflict_free_prefetch_fraction",
         "static_prefetch_conflicts", "warp_activations", "warp_deactivations", "refetches",
         "interval_length_dynamic", "interval_length_static",
-    )
+    ) + TIMING_METRICS
     calibration_params = LTRF_CALIBRATION
     supports_simulate = True
     needs_trace = True
@@ -715,7 +721,7 @@ class Ltrf(Design):
             trace, p.regs_per_interval, "strand" if self.kind == "strand" else "interval", self.conf,
             mb, p.main_rf_bank_regs, program=program,
         )
-        lat, occ, xex = main_rf_timing(p)
+        lat, occ, xex, wocc = main_rf_timing(p, sm)
         W = sm.warps_per_sm
         offset = gpgpusim_offset(options)
         off_warp = P_C0 + len(COUNTERS)
@@ -726,7 +732,7 @@ class Ltrf(Design):
         off_map = off_ive + max(len(ent), 1)
         ints = np.zeros(off_map + (0 if remap is None else len(remap)), dtype=np.int64)
         ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
-        ints[P_LAT], ints[P_OCC], ints[P_XEX], ints[P_MB] = lat, occ, xex, mb
+        ints[P_LAT], ints[P_OCC], ints[P_XEX], ints[P_MB], ints[P_WOCC] = lat, occ, xex, mb, wocc
         ints[P_PLUS], ints[P_TWO], ints[P_W] = int(self.plus), int(two_level(sm)), W
         ints[P_OFF_WARP], ints[P_OFF_BANK], ints[P_OFF_ROW] = off_warp, off_bank, off_row
         ints[P_OFF_IVP], ints[P_OFF_IVE] = off_ivp, off_ive
@@ -768,7 +774,9 @@ class Ltrf(Design):
         pf = float(counts["prefetches"])
         dyn = float(counts["dynamic_intervals"])
         siv = float(counts["static_intervals"])
+        p = self.resolve(params)
         return {
+            **timing_metrics(*bank_timing(sm, p, p.banks(sm))),
             "rf_cache_hit_rate": hits / (hits + miss) if hits + miss else 0.0,
             "main_rf_reads": mr,
             "main_rf_writes": mw,
@@ -815,7 +823,8 @@ class Ltrf(Design):
         n_reg = ctx.value("regs_per_interval", 16)
         banks = ctx.value("main_rf_banks", sm.num_banks)
         active = ctx.value("active_warps", 8)
-        lat, occ, xex = analytic_timing(ctx.grid)
+        read_x, write_x = grid_bank_timing(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
+        lat, occ, xex = analytic_timing(ctx.grid, read_x)
         sched = float(sm.schedulers_per_sm)
         st = profile.interval_stats(n_reg, banks, strands)
         length = np.maximum(st["length"], 1.0)
@@ -869,6 +878,7 @@ class Ltrf(Design):
             "prefetch_bank_conflicts": n_pf * np.maximum(mx - 1.0, 0.0),
             "interval_length_dynamic": length,
             "warp_activations": n * deact,
+            **timing_metrics(read_x, write_x),
         }
         return ctx.result(m, events=events, metrics=metrics, ipc=ipc, cycles=cycles)
 

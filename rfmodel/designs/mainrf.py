@@ -16,6 +16,7 @@ energy and area accounting.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 from numba import njit
@@ -24,7 +25,7 @@ from rfmodel.analytic.model import sm_param
 from rfmodel.designs.base import BANK_HEADER_LEN, DesignParams, bank_header, standard_bank
 from rfmodel.energy.accounting import Structure
 from rfmodel.spec import param
-from rfmodel.tech.array import array_cost
+from rfmodel.tech.array import CELLS, array_cost, cycles
 from rfmodel.tech.interconnect import crossbar
 from rfmodel.tech.structures import operand_collector
 
@@ -41,11 +42,18 @@ BANK_PORTS_BY_COUNT = {1: "1rw", 2: "1r1w", 3: "2r1w"}
 
 @dataclasses.dataclass(frozen=True)
 class SlowBankParams(DesignParams):
-    """The banks' access time, for designs over the SM's own banks."""
+    """The banks' memory cell and access time, for every design with register-file banks."""
 
     main_rf_latency_x: float = param(
         1.0, unit="x", bounds=(1.0, 64.0),
-        doc="bank (main-RF) access time as a multiple of one cycle; > 1: slow banks timed by the hooks",
+        doc="bank (main-RF) access time as a multiple of the SRAM reference's one cycle; > 1: slow banks "
+        "timed by the hooks",
+    )  # fmt: skip
+    main_cell: str = param(
+        optional=True, type=str, choices=tuple(CELLS),
+        doc="memory cell of the banks (main RF): its read and write times at the SM clock, relative to the "
+        "SRAM-HP bank of the same shape, multiply main_rf_latency_x; its costs replace tech['cell']'s "
+        "(left out: SRAM timing, the technology's cell for the costs)",
     )  # fmt: skip
 
 
@@ -67,11 +75,79 @@ class MainRFParams(SlowBankParams):
         return int(self.main_rf_banks if self.main_rf_banks is not None else sm.num_banks)
 
 
-def main_rf_timing(p: MainRFParams) -> tuple[int, int, int]:
-    """(latency, occupancy, extra arrival cycles) of one main-RF warp-register access."""
-    lat = max(1, int(round(p.main_rf_latency_x * BANK_CYCLES)))
+#: the node the cells' access times are taken at (the technology tables' reference node)
+TIMING_NODE_NM = 45
+
+
+@functools.lru_cache(maxsize=512)
+def cell_timing(cell: str | None, bank_kb: float, width_bits: int, clock_mhz: float) -> tuple[float, float]:
+    """``(read, write)``: cycles at ``clock_mhz`` of one access of a ``bank_kb`` bank of ``cell`` (rows of
+    ``width_bits``), each divided by the read cycles of the SRAM-HP bank of the same shape (the reference of
+    ``main_rf_latency_x``); ``(1, 1)`` for SRAM-HP or no cell.  From the technology layer at 45 nm."""
+    if cell is None or cell == "sram-hp":
+        return 1.0, 1.0
+    kw = dict(ports="1rw", out_of_range="extrapolate", warn=False)
+    ref = array_cost("sram-hp", TIMING_NODE_NM, bank_kb, width_bits, **kw)
+    a = array_cost(cell, TIMING_NODE_NM, bank_kb, width_bits, **kw)
+    r0 = float(cycles(ref.access_ns, clock_mhz))
+    return float(cycles(a.access_ns, clock_mhz)) / r0, float(cycles(a.write_ns, clock_mhz)) / r0
+
+
+def bank_kb(sm, banks=None) -> float:
+    """Capacity of one bank when the SM's registers are spread over ``banks`` (default: the SM's)."""
+    return sm.regs_per_sm * 4.0 / float(banks or sm.num_banks) / 1024.0
+
+
+def bank_timing(sm, p: SlowBankParams, banks=None) -> tuple[float, float]:
+    """``(read_x, write_x)`` of the design's banks: ``main_rf_latency_x`` times the cell's relative read and
+    write times (:func:`cell_timing`)."""
+    r, w = cell_timing(p.main_cell, bank_kb(sm, banks), sm.bank_width_bits, float(sm.clock_mhz))
+    return p.main_rf_latency_x * r, p.main_rf_latency_x * w
+
+
+def grid_bank_timing(sm, grid: dict, banks=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bank_timing` over a grid: arrays of the read and write multiples for the grid's
+    ``main_rf_latency_x``, ``main_cell`` and (``banks``) bank counts."""
+    x = np.asarray(grid.get("main_rf_latency_x", 1.0), dtype=np.float64)
+    cell = np.asarray(grid.get("main_cell", "sram-hp"), dtype=object)
+    nb = np.asarray(sm.num_banks if banks is None else banks)
+    cell_b, nb_b = np.broadcast_arrays(cell, nb)
+    r = np.ones(cell_b.shape)
+    w = np.ones(cell_b.shape)
+    for idx in np.ndindex(cell_b.shape):
+        r[idx], w[idx] = cell_timing(cell_b[idx] or None, bank_kb(sm, float(nb_b[idx])), sm.bank_width_bits,
+                                     float(sm.clock_mhz))  # fmt: skip
+    return x * r, x * w
+
+
+#: the design metrics of the banks' timing (every design with ``SlowBankParams``)
+TIMING_METRICS = ("main_rf_read_cycles", "main_rf_write_cycles")
+
+
+def timing_metrics(read_x, write_x) -> dict:
+    """The banks' read and write occupancy in whole cycles (the simulator's rounding) from their multiples."""
+    r = np.maximum(np.round(np.asarray(read_x, dtype=np.float64) * BANK_CYCLES), 1.0)
+    w = np.maximum(np.round(np.asarray(write_x, dtype=np.float64) * BANK_CYCLES), 1.0)
+    return {"main_rf_read_cycles": r, "main_rf_write_cycles": w}
+
+
+def bank_effects(ctx, banks=None) -> tuple[dict, dict]:
+    """For a design's analytic terms: the ``Effects`` fields of its banks' timing over the grid
+    (``bank_cycles``, ``bank_write_cycles``) and the timing metrics (:data:`TIMING_METRICS`)."""
+    read_x, write_x = grid_bank_timing(ctx.sm, ctx.grid, banks)
+    fields = {"bank_cycles": np.maximum(read_x, 1.0), "bank_write_cycles": np.maximum(write_x, 1.0)}
+    return fields, timing_metrics(read_x, write_x)
+
+
+def main_rf_timing(p: MainRFParams, sm) -> tuple[int, int, int, int]:
+    """(latency, read occupancy, extra arrival cycles, write occupancy) of one main-RF warp-register access:
+    ``lat = round(read_x)`` and the network's transfer cycles ``xfer`` (1, or 4 with ``narrow_crossbar``); a
+    read holds its bank ``max(lat, xfer)`` cycles, a write ``max(round(write_x), xfer)``."""
+    read_x, write_x = bank_timing(sm, p, p.banks(sm))
+    lat = max(1, int(round(read_x * BANK_CYCLES)))
+    wlat = max(1, int(round(write_x * BANK_CYCLES)))
     xfer = XFER_CYCLES[int(p.narrow_crossbar)]
-    return lat, max(lat, xfer), xfer - 1
+    return lat, max(lat, xfer), xfer - 1, max(wlat, xfer)
 
 
 def two_level(sm) -> bool:
@@ -97,9 +173,10 @@ def main_bank(reg, warp, regs_per_bank, banks):
 
 # ----------------------------------------------------------------------------- slow banks (any design)
 # A block of ``SLOW_LEN + banks`` ints at any offset ``base`` of a design's state (the design's bank
-# header stays at ints[0:6]): arrival cycles, occupancy, banks, three counters, per-bank busy-until.
-SLOW_ARR, SLOW_OCC, SLOW_BANKS, SLOW_WAIT, SLOW_READS, SLOW_WRITES = range(6)
-SLOW_LEN = 6
+# header stays at ints[0:6]): read arrival cycles, read occupancy, banks, three counters, write occupancy,
+# per-bank busy-until.
+SLOW_ARR, SLOW_OCC, SLOW_BANKS, SLOW_WAIT, SLOW_READS, SLOW_WRITES, SLOW_WOCC = range(7)
+SLOW_LEN = 7
 #: the block's counters (name -> position in the block); :func:`slow_counters` gives their indices
 SLOW_COUNTER_FIELDS = {
     "slow_bank_wait_cycles": SLOW_WAIT, "slow_bank_read_acc": SLOW_READS, "slow_bank_write_acc": SLOW_WRITES,
@@ -134,36 +211,43 @@ def slow_read(ints, base, warp, reg, cycle):
 
 @njit(cache=True)
 def slow_write(ints, base, warp, reg, cycle):
-    """One register write to :func:`slow_read`'s register file: it occupies its bank; returns -1 (the
-    write hook's "no bank access of the simulator's")."""
+    """One register write to :func:`slow_read`'s register file: it occupies its bank for the block's write
+    occupancy (a read of the bank waits behind it); returns -1 (the write hook's "no bank access of the
+    simulator's")."""
     b = standard_bank(ints, warp, reg)
-    main_access(ints, base + SLOW_LEN, b, cycle, ints[base + SLOW_OCC])
+    main_access(ints, base + SLOW_LEN, b, cycle, ints[base + SLOW_WOCC])
     ints[base + SLOW_WRITES] += 1
     return -1
 
 
-def slow_block(sm, latency_x: float):
-    """A slow-bank block to place at some offset ``base`` of a design's ints, or None when an access takes
+def slow_block(sm, latency_x: float, write_x: float | None = None):
+    """A slow-bank block to place at some offset ``base`` of a design's ints, or None when every access takes
     one cycle (then the design keeps the simulator's own banks and arbiter, bit-identical to 1x).
 
-    One warp-register access takes ``rows`` bank accesses (narrow banks) of ``lat =
-    round(latency_x x BANK_CYCLES)`` cycles each: the bank is busy ``rows x lat`` cycles and the data
-    arrives ``rows x lat`` cycles after the access starts (the simulator's banks at 1x: ``rows`` cycles).
+    One warp-register read takes ``rows`` bank accesses (narrow banks) of ``lat = round(latency_x x
+    BANK_CYCLES)`` cycles each: the bank is busy ``rows x lat`` cycles and the data arrives ``rows x lat``
+    cycles after the access starts (the simulator's banks at 1x: ``rows`` cycles).  A write holds its bank
+    ``rows x round(write_x x BANK_CYCLES)`` cycles (``write_x``: default ``latency_x``; a memory whose writes
+    are slower than its reads, STT-RAM's, gives more).
     """
     lat = max(1, int(round(latency_x * BANK_CYCLES)))
-    if lat == 1:
+    wlat = lat if write_x is None else max(1, int(round(write_x * BANK_CYCLES)))
+    if lat == 1 and wlat == 1:
         return None
     rows = int(sm.rows_per_warp_register)
     block = np.zeros(SLOW_LEN + sm.num_banks, dtype=np.int64)
     block[SLOW_ARR] = block[SLOW_OCC] = rows * lat
+    block[SLOW_WOCC] = rows * wlat
     block[SLOW_BANKS] = sm.num_banks
     return block
 
 
-def with_slow_block(ints: np.ndarray, sm, latency_x: float, slot: int) -> np.ndarray:
-    """``ints`` with the slow-bank block of ``latency_x`` (a design's ``main_rf_latency_x``) appended and its
-    offset stored at ``ints[slot]`` (0 and nothing appended at 1x: the simulator's own banks)."""
-    block = slow_block(sm, latency_x)
+def with_slow_block(ints: np.ndarray, sm, latency_x: float, slot: int,
+                    write_x: float | None = None) -> np.ndarray:  # fmt: skip
+    """``ints`` with the slow-bank block of ``latency_x`` (a design's ``main_rf_latency_x``; writes:
+    ``write_x``) appended and its offset stored at ``ints[slot]`` (0 and nothing appended when every access
+    takes one cycle: the simulator's own banks)."""
+    block = slow_block(sm, latency_x, write_x)
     ints[slot] = 0
     if block is None:
         return ints
@@ -203,10 +287,10 @@ def slow_bank_write(ints, floats, warp, row, k, reg, cycle):
     return slow_write(ints, S_BASE, warp, reg, cycle)
 
 
-def slow_bank_state(sm, latency_x: float, reg_offset: int = 0):
+def slow_bank_state(sm, latency_x: float, reg_offset: int = 0, write_x: float | None = None):
     """The baseline's state with slow banks (bank header, then the block of :func:`slow_block`), or None
-    when an access takes one cycle."""
-    block = slow_block(sm, latency_x)
+    when every access takes one cycle."""
+    block = slow_block(sm, latency_x, write_x)
     if block is None:
         return None
     return np.concatenate([bank_header(sm, reg_offset), block])
@@ -215,9 +299,11 @@ def slow_bank_state(sm, latency_x: float, reg_offset: int = 0):
 def sm_structures(sm, grid: dict, tech: dict) -> list:
     """The SM's RF banks, collector storage and the collector<->bank crossbar (rfmodel.tech models).
 
-    ``tech``: ``cell`` and ``node_nm`` of the banks, and ``out_of_range`` (default 'extrapolate': bank
-    shapes outside the CACTI/NVSim data, which grid sweeps reach, are extrapolated and their provenance
-    says so).  Bank ports: the data's configuration with the same total port count (1, 2, 3+).
+    ``tech``: ``cell`` (collectors, and banks unless said otherwise) and ``node_nm``, and ``out_of_range``
+    (default 'extrapolate': bank shapes outside the CACTI/NVSim data, which grid sweeps reach, are
+    extrapolated and their provenance says so).  The banks' cell: the grid's ``main_cell`` at each point,
+    else ``tech['main_cell']``, else ``tech['cell']``.  Bank ports: the data's configuration with the same
+    total port count (1, 2, 3+).
     """
     banks = sm_param(sm, grid, "num_banks")
     regs = sm_param(sm, grid, "regs_per_sm")
@@ -228,16 +314,19 @@ def sm_structures(sm, grid: dict, tech: dict) -> list:
     node = tech.get("node_nm", 45)
     mode = tech.get("out_of_range", "extrapolate")
     width = sm.bank_width_bits
-    shape = np.broadcast_shapes(np.shape(banks), np.shape(regs), np.shape(coll), np.shape(nports))
+    bank_cell = np.asarray(grid.get("main_cell", tech.get("main_cell", cell)), dtype=object)
+    shape = np.broadcast_shapes(np.shape(banks), np.shape(regs), np.shape(coll), np.shape(nports),
+                                np.shape(bank_cell))  # fmt: skip
     banks_b = np.broadcast_to(banks, shape).astype(float)
     bank_kb = np.broadcast_to(regs * 4.0 / banks / 1024.0, shape).astype(float)
     nports_b = np.broadcast_to(nports, shape)
+    cell_b = np.broadcast_to(bank_cell, shape)
     costs = {k: np.zeros(shape) for k in ("read", "write", "leak", "area", "group", "fixed")}
     provs = []
-    for n in np.unique(nports_b):
+    for n, c in sorted({(int(n), str(c)) for n, c in zip(nports_b.ravel(), cell_b.ravel(), strict=True)}):
         label = BANK_PORTS_BY_COUNT[int(min(max(n, 1), 3))]
-        sel = nports_b == n
-        b = array_cost(cell, node, bank_kb[sel], width, ports=label, out_of_range=mode, warn=False)
+        sel = (nports_b == n) & (cell_b == c)
+        b = array_cost(c, node, bank_kb[sel], width, ports=label, out_of_range=mode, warn=False)
         values = {
             "read": b.read_energy_pj,
             "write": b.write_energy_pj,
@@ -248,7 +337,7 @@ def sm_structures(sm, grid: dict, tech: dict) -> list:
         }
         for k, v in values.items():
             costs[k][sel] = v
-        provs.append(f"{n} port(s) -> {label}: {b.provenance_summary}")
+        provs.append(f"{c}, {n} port(s) -> {label}: {b.provenance_summary}")
     # collector storage: COLLECTOR_OPERANDS warp registers per collector unit
     col = operand_collector(COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node, cell=cell)
     # crossbar: banks x collectors, over the banks' square footprint
@@ -309,9 +398,8 @@ def hierarchy_structures(sm, grid: dict, tech: dict, params: type[DesignParams],
 
     node = tech.get("node_nm", 45)
     cell = tech.get("cell", "sram-hp")
-    main_tech = {**tech, "cell": tech.get("main_cell", cell)}
-    sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k == "collector_units"}
-    base = sm_structures(sm, sm_grid, main_tech)
+    sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k in ("collector_units", "main_cell")}
+    base = sm_structures(sm, sm_grid, tech)
     main = base[0]
     width = sm.bank_width_bits
     d = params()

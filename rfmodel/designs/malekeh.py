@@ -60,13 +60,17 @@ from rfmodel.designs.base import (
     standard_bank,
 )
 from rfmodel.designs.mainrf import (
+    TIMING_METRICS,
     SlowBankParams,
+    bank_effects,
+    bank_timing,
     slow_bank_accesses,
     slow_bank_reads,
     slow_block_counters,
     slow_read,
     slow_write,
     sm_structures,
+    timing_metrics,
     with_slow_block,
 )
 from rfmodel.errors import RfmodelError
@@ -807,7 +811,8 @@ def malekeh_state(sm, params: dict, options, rows_packed: np.ndarray, n_warps: i
     grp[:, G_MEMO_CYC] = -1
     ints[off_row:] = rows_packed
     floats = np.array([0.0, FSM["large_change"]], np.float64)
-    return with_slow_block(ints, sm, p.main_rf_latency_x, I_SLOW), floats
+    read_x, write_x = bank_timing(sm, p)
+    return with_slow_block(ints, sm, read_x, I_SLOW, write_x), floats
 
 
 # ----------------------------------------------------------------------------------- the design
@@ -819,7 +824,7 @@ class Malekeh(Design):
     Params = MalekehParams
     stall_reasons = STALL_REASONS
     metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "ccu_dropped_writes", "ccu_flushes",
-               "sthld_mean", "sthld_stall_cycles")
+               "sthld_mean", "sthld_stall_cycles") + TIMING_METRICS
     #: free coefficients of the analytic model (default, lower, upper): the interval model's and Malekeh's
     calibration_params = {**INTERVAL_COEFFICIENTS, **MALEKEH_CALIBRATION}
     supports_simulate = True
@@ -871,6 +876,7 @@ class Malekeh(Design):
         ccu_w = float(counts["ccu_fills"] + counts["ccu_writes"])
         iv = counts["sthld_intervals"]
         return {
+            **timing_metrics(*bank_timing(sm, self.resolve(params))),
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": bank_reads,
@@ -914,8 +920,9 @@ class Malekeh(Design):
         oversub = np.maximum(0.0, 1.0 - ccus / warps)
         survival = np.exp(-c["flush_per_instr"] * dnear * oversub / (1.0 + 0.1 * sthld))
         hit = np.clip(near * c["near_hit"] * survival, 0.0, 1.0)
+        timing, timing_m = bank_effects(ctx)
         m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots,
-                              bank_cycles=ctx.bank_cycles()))  # fmt: skip
+                              **timing))  # fmt: skip
         gain = ipc_gain(m, ctx, hit, c["ipc_gain_per_saved_read"])
         loss = 1.0 - c["sthld_ipc_loss"] * sthld * oversub
         factor = np.maximum(gain * loss, 0.05)
@@ -932,6 +939,7 @@ class Malekeh(Design):
             "ccu_flushes": flushes,
             "sthld_stall_cycles": flushes * near * sthld,
         })  # fmt: skip
+        out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
         return out
 
     def structures(self, sm, grid, tech):

@@ -43,12 +43,16 @@ from rfmodel.designs.base import (
     standard_bank,
 )
 from rfmodel.designs.mainrf import (
+    TIMING_METRICS,
     SlowBankParams,
+    bank_effects,
+    bank_timing,
     slow_bank_accesses,
     slow_block_counters,
     slow_read,
     slow_write,
     sm_structures,
+    timing_metrics,
     with_slow_block,
 )
 from rfmodel.errors import RfmodelError
@@ -219,7 +223,7 @@ class ReuseCache(Design):
     name = "reuse_cache"
     description = "compiler-managed operand reuse cache (SASS .reuse flags), one entry per operand slot"
     Params = ReuseCacheParams
-    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "reuse_flag_fraction")
+    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "reuse_flag_fraction") + TIMING_METRICS
     #: free coefficients of the analytic model (default, lower, upper): the interval model's and the
     #: design's own
     calibration_params = {**INTERVAL_COEFFICIENTS, **REUSE_CACHE_CALIBRATION}
@@ -256,7 +260,8 @@ class ReuseCache(Design):
         ent[:, F_W] = -1
         ent[:, F_R] = -1
         ints[off_row:] = rows
-        ints = with_slow_block(ints, sm, p.main_rf_latency_x, I_SLOW)
+        read_x, write_x = bank_timing(sm, p)
+        ints = with_slow_block(ints, sm, read_x, I_SLOW, write_x)
         counters = {**CNT, **slow_block_counters(ints, I_SLOW)}
         info = {"flag_fraction": flag_fraction, "reuse_source": reuse_source, "slot_source": slot_source}
         return SimSetup(hooks=HOOKS, ints=ints, counters=counters, info=info)
@@ -268,6 +273,7 @@ class ReuseCache(Design):
         slow_r, slow_w = slow_bank_accesses(sm, setup, counts)  # main_rf_latency_x > 1
         bank_r, bank_w = float(counts["bank_read_acc"]) + slow_r, float(counts["bank_write_acc"]) + slow_w
         return {
+            **timing_metrics(*bank_timing(sm, self.resolve(params))),
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": float(counts["reuse_misses"]),
@@ -299,14 +305,16 @@ class ReuseCache(Design):
             trace_attrs.get("kernel_source", "")).startswith("synthetic")
         flags = 0.0 if no_flags else 1.0
         hit = np.clip(c["reuse_flag_share"] * f1 * c["reuse_same_warp"] * flags, 0.0, 1.0)
+        timing, timing_m = bank_effects(ctx)
         m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots,
-                              bank_cycles=ctx.bank_cycles()))  # fmt: skip
+                              **timing))  # fmt: skip
         factor = np.maximum(ipc_gain(m, ctx, hit, c["reuse_ipc_gain"]), 0.05)
         flagged = np.clip(c["reuse_flag_share"] * f1 * flags, 0.0, 1.0)
         reads = ctx.reads
         out = served_outside(ctx, m, hit, factor, {"reuse_cache": (reads * hit, reads * flagged)})
         out["rf_cache_hit_rate"] = hit + 0 * factor
         out["reuse_flag_fraction"] = flagged + 0 * factor
+        out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
         return out
 
     def structures(self, sm, grid, tech):

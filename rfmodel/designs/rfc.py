@@ -62,12 +62,16 @@ from rfmodel.designs.base import (
     standard_bank,
 )
 from rfmodel.designs.mainrf import (
+    TIMING_METRICS,
     WARP_REG_BYTES,
     MainRFParams,
+    bank_timing,
+    grid_bank_timing,
     hierarchy_structures,
     main_access,
     main_bank,
     main_rf_timing,
+    timing_metrics,
     two_level,
 )
 from rfmodel.spec import param
@@ -106,7 +110,9 @@ RFC_COUNTERS = (
     "warp_deactivations",
     "main_rf_wait_cycles",
 )
-R_C0 = 18
+#: write occupancy of one main-RF bank access (write-backs)
+R_WOCC = 18
+R_C0 = 19
 #: per-warp block: in_pool, count, then E entries of (reg, stamp)
 RW_IN, RW_N, RW_E0 = 0, 1, 2
 
@@ -114,7 +120,7 @@ RW_IN, RW_N, RW_E0 = 0, 1, 2
 @njit(cache=True)
 def _rfc_writeback(ints, w, reg, cycle):
     b = main_bank(reg, w, ints[R_G], ints[R_MB])
-    main_access(ints, ints[R_OFF_BANK], b, cycle, ints[R_OCC])
+    main_access(ints, ints[R_OFF_BANK], b, cycle, ints[R_WOCC])
     ints[R_C0 + 4] += 1
 
 
@@ -237,7 +243,7 @@ class Rfc(Design):
     metrics = (
         "rf_cache_hit_rate", "rf_cache_reads", "main_rf_reads", "main_rf_writes", "rfc_evictions",
         "warp_activations", "warp_deactivations", "main_rf_wait_cycles",
-    )
+    ) + TIMING_METRICS
     calibration_params = RFC_CALIBRATION
     supports_simulate = True
     size_parameters = {"rfc_kb": ("rf_cache",)}
@@ -245,7 +251,7 @@ class Rfc(Design):
     # ------------------------------------------------------------------ simulator
     def sim_setup(self, sm, params, options, trace=None, program=None):
         p = self.resolve(params)
-        lat, occ, xex = main_rf_timing(p)
+        lat, occ, xex, wocc = main_rf_timing(p, sm)
         e = entries_per_warp(p, sm)
         W = sm.warps_per_sm
         mb = p.banks(sm)
@@ -253,7 +259,7 @@ class Rfc(Design):
         off_bank = off_warp + W * (2 + 2 * e)
         ints = np.zeros(off_bank + mb, dtype=np.int64)
         ints[:BANK_HEADER_LEN] = bank_header(sm, gpgpusim_offset(options))
-        ints[R_LAT], ints[R_OCC], ints[R_XEX] = lat, occ, xex
+        ints[R_LAT], ints[R_OCC], ints[R_XEX], ints[R_WOCC] = lat, occ, xex, wocc
         ints[R_MB], ints[R_E], ints[R_POLICY] = mb, e, p.rfc_policy
         ints[R_TWO], ints[R_W] = int(two_level(sm)), W
         ints[R_OFF_WARP], ints[R_OFF_BANK] = off_warp, off_bank
@@ -273,7 +279,9 @@ class Rfc(Design):
         hits, miss = float(counts["rfc_read_hits"]), float(counts["rfc_read_misses"])
         reads = float(counts["reads"])
         mr, mw = float(counts["main_rf_reads"]), float(counts["main_rf_writes"])
+        p = self.resolve(params)
         return {
+            **timing_metrics(*bank_timing(sm, p, p.banks(sm))),
             "rf_cache_hit_rate": hits / (hits + miss) if hits + miss else 0.0,
             "rf_cache_reads": hits,
             "rfc_evictions": float(counts["rfc_evictions"]),
@@ -302,7 +310,8 @@ class Rfc(Design):
         flush = two_level_flag(sm) * np.asarray(c["rfc_flush"])
         hit = np.where(policy > 0, profile.reg_cache_hit_rate(e, "lru", flush),
                        profile.reg_cache_hit_rate(e, "fifo", flush))  # fmt: skip
-        lat, occ, xex = analytic_timing(ctx.grid)
+        read_x, write_x = grid_bank_timing(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
+        lat, occ, xex = analytic_timing(ctx.grid, read_x)
         mbanks = ctx.value("main_rf_banks", sm.num_banks)
         rd = np.maximum(profile.distinct_reads_per_instr, 1e-9)
         p_miss_any = 1.0 - np.power(hit, rd)  # an instruction with at least one missing operand
@@ -325,7 +334,8 @@ class Rfc(Design):
             "collector": (reads, reads),
         }
         metrics = {"rf_cache_hit_rate": hit, "rf_cache_reads": reads * hit, "main_rf_reads": miss,
-                   "main_rf_writes": mw, "main_rf_wait_cycles": wait}  # fmt: skip
+                   "main_rf_writes": mw, "main_rf_wait_cycles": wait,
+                   **timing_metrics(read_x, write_x)}  # fmt: skip
         return ctx.result(m, events=events, metrics=metrics)
 
     def structures(self, sm, grid, tech):
