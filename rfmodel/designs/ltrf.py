@@ -555,8 +555,14 @@ def prefetch_max_load(profile, fetched, banks, n_regs, strands, conf, c):
 
 
 def _compile(kernel, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank: int = 1):
-    """:func:`compile_intervals`, plus the renumbered kernel (None when not renumbered) and the
-    per-interval conflicts of the whole working sets (the compiler's objective)."""
+    """The design's compiler pass on a static kernel: intervals (or strands), renumbering.
+
+    Returns ``(intervals, entries, renumbered kernel or None, conflicts)`` where ``entries[i]`` lists
+    ``(reg, bank, live_in)`` of interval ``i``'s working set: ``reg`` the register the design works with
+    (LTRFconf: the renumbered one, when the renumbering was applied), ``bank`` its main-RF bank before the
+    warp rotation, ``(reg // regs_per_bank) mod n_banks``, and ``conflicts`` the per-interval conflicts of
+    the whole working sets (the compiler's objective).  The renumbering colours with the same bank function
+    and may use every register up to the kernel's register count."""
     from rfmodel.compiler.reg_intervals import register_intervals, strands
     from rfmodel.compiler.renumber import bank_conflicts, prefetch_sets, renumber
 
@@ -576,19 +582,6 @@ def _compile(kernel, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank:
     entries = [[(r, bank(r), int(r in live[i])) for r in sorted(ws[i])] for i in range(len(ws))]
     conflicts = [bank_conflicts(s, n_banks, bank) for s in ws]
     return ivs, entries, new, conflicts
-
-
-def compile_intervals(kernel, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank: int = 1):
-    """The design's compiler pass on a static kernel: intervals (or strands), renumbering.
-
-    Returns ``(intervals, entries)`` where ``entries[i]`` lists ``(reg, bank, live_in)`` of
-    interval ``i``'s working set: ``reg`` the register the design works with (LTRFconf: the
-    renumbered one, when the renumbering was applied), ``bank`` its main-RF bank before the
-    warp rotation, ``(reg // regs_per_bank) mod n_banks``.  The renumbering colours with the
-    same bank function and may use every register up to the kernel's register count.
-    """
-    ivs, entries, _new, _c = _compile(kernel, n, kind, conf, n_banks, regs_per_bank)
-    return ivs, entries
 
 
 def _remap_table(trace, new):
