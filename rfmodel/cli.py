@@ -249,8 +249,11 @@ def cmd_optimize(args) -> int:
 
 # --------------------------------------------------------------------------- workload
 def cmd_workload_list(args) -> int:
-    from rfmodel.workload.suite import builtin_names, manifest, synthetic_names
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.workload.suite import builtin_names, manifest, rf_demand_table, synthetic_names
 
+    sm = resolve_gpu(args.gpu)
+    demand = rf_demand_table(sm, args.arch)
     rows = []
     for name in builtin_names():
         meta = manifest()["kernels"][name]
@@ -258,12 +261,16 @@ def cmd_workload_list(args) -> int:
             {
                 "workload": name,
                 "category": ",".join(meta.get("category", [])),
+                "rf_demand_x": round(demand[name], 2),
                 "description": meta.get("description", "")[:60],
             }
         )
     for name in synthetic_names():
-        rows.append({"workload": name, "category": "synthetic", "description": ""})
+        rows.append({"workload": name, "category": "synthetic", "rf_demand_x": "", "description": ""})
     print(_table(rows))
+    mean = sum(demand.values()) / len(demand)
+    print(f"\nrf_demand_x: register file needed for maximum TLP / RF per SM on {sm.name} ({args.arch} "
+          f"registers); built-in mean {mean:.2f}x, max {max(demand.values()):.2f}x")
     return 0
 
 
@@ -640,6 +647,8 @@ def build_parser() -> argparse.ArgumentParser:
     w = sub.add_parser("workload", help="inspect and build workloads")
     wsub = w.add_subparsers(dest="wcommand", metavar="SUBCOMMAND")
     wl = wsub.add_parser("list", help="built-in kernels and synthetic presets")
+    wl.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml", help="for the RF demand column")
+    wl.add_argument("--arch", default="sm_80", help="whose measured registers (default sm_80)")
     wl.set_defaults(func=cmd_workload_list)
     wi = wsub.add_parser("info", help="registers, instructions, blocks, loops, op mix, reuse distances")
     wi.add_argument("workload", metavar="NAME|PATH")

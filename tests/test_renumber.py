@@ -227,14 +227,18 @@ def test_balanced_colouring_usually_lowers_conflicts():
 
 def test_builtin_kernels_renumbering():
     tot_before = tot_after = 0
+    kept = []
     for name in builtin_names():
         k = load_kernel(name, "sm_80")
         ri = register_intervals(k, 16)
         rn = renumber(k, ri, n_banks=16)
-        assert rn.applied, name
+        if not rn.applied:  # no free register for some live range: the numbering is kept, unchanged
+            assert rn.kernel is k and rn.total_after == rn.total_before, name
+            kept.append(name)
         assert def_use_chains(rn.kernel).ud == def_use_chains(k).ud, name
         assert list(liveness(rn.kernel).n_live_in()) == list(liveness(k).n_live_in()), name
         assert rn.total_after <= rn.total_before
         tot_before += rn.total_before
         tot_after += rn.total_after
     assert tot_after < 0.8 * tot_before
+    assert kept == ["fft_radix16"]  # its 64 registers are all taken by live ranges that overlap

@@ -45,3 +45,23 @@ def test_info_on_accelsim_trace():
     info = workload_info(str(TRACES / "tiny"))
     assert info["dynamic_instructions"] == 64
     assert info["warps_expanded"] == 4
+
+
+def test_register_sensitive_kernels_need_more_than_the_rf():
+    """The LTRF paper's Table 1 measure on its baseline SM: the suite's register-sensitive kernels need several
+    times the register file for full thread-level parallelism, the suite on average well over 1x."""
+    from rfmodel.spec import get_preset
+    from rfmodel.spec.occupancy import rf_demand
+    from rfmodel.workload.suite import manifest, rf_demand_table
+
+    sm = get_preset("maxwell-ltrf")
+    table = rf_demand_table(sm)
+    for name in ("gemm_regblock16x8", "nbody_tile16", "stencil2d_regtile", "fft_radix16"):
+        assert "register-sensitive" in manifest()["kernels"][name]["category"]
+        assert table[name] >= 2.0, (name, table[name])
+    assert sum(table.values()) / len(table) > 1.4
+    # by hand: 186 registers x 32 threads = 5952, rounded to 6144 per warp; 8 CTAs of 8 warps: 393,216
+    # registers = 6x the 65,536 of the SM
+    assert rf_demand(186, 256, 0, 64, sm) == 6.0
+    assert rf_demand(32, 256, 0, 64, sm) == 1.0  # 64 warps x 1024 registers: exactly the RF
+    assert rf_demand(186, 256, 48 * 1024, 64, sm) == 6.0 / 8  # shared memory allows one CTA

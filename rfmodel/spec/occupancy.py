@@ -58,3 +58,17 @@ def occupancy_warps(
     return np.maximum(ctas, 0) * wpc
 
 
+
+
+def rf_demand(regs_per_thread, threads_per_cta, smem_per_cta, ctas_available, sm) -> float:
+    """Register file needed for the SM's maximum thread-level parallelism, as a multiple of its register file
+    (the Latency-Tolerant Register File paper's Table 1 measure): the resident CTAs every limit but the
+    registers allows, times their registers (allocation granularity included), over ``sm.regs_per_sm``."""
+    wpc = -(-int(threads_per_cta) // sm.threads_per_warp)
+    limits = [sm.warps_per_sm // wpc, sm.max_ctas_per_sm, int(ctas_available),
+              (sm.warps_per_sm * sm.threads_per_warp) // (wpc * sm.threads_per_warp)]  # fmt: skip
+    if smem_per_cta:
+        limits.append(sm.shmem_per_sm_bytes // int(smem_per_cta))
+    g = sm.reg_alloc_granularity
+    per_warp = -(-(int(regs_per_thread) * sm.threads_per_warp) // g) * g
+    return max(min(limits), 0) * wpc * per_warp / float(sm.regs_per_sm)

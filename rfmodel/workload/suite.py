@@ -68,6 +68,21 @@ def default_workloads() -> list[str]:
     return builtin_names()
 
 
+def rf_demand_table(sm, arch: str = DEFAULT_ARCH) -> dict[str, float]:
+    """Per built-in kernel: the register file its maximum thread-level parallelism needs on ``sm``, as a
+    multiple of the SM's (:func:`rfmodel.spec.occupancy.rf_demand`; the manifest's measured registers)."""
+    from rfmodel.spec.occupancy import rf_demand
+
+    if arch not in ARCHS:
+        raise UnknownNameError("architecture", arch, ARCHS)
+    out = {}
+    for name in builtin_names():
+        meta = manifest()["kernels"][name]
+        res = meta["resources"][arch]
+        out[name] = rf_demand(res["regs"], meta["threads_per_cta"], res["shared"], meta["ctas"], sm)
+    return out
+
+
 def builtin_sass_path(name: str, arch: str = DEFAULT_ARCH, flavor: str = "nvdisasm") -> Path:
     if name not in manifest()["kernels"]:
         raise UnknownNameError("built-in kernel", name, builtin_names())
