@@ -48,8 +48,8 @@ def test_info_on_accelsim_trace():
 
 
 def test_register_sensitive_kernels_need_more_than_the_rf():
-    """The LTRF paper's Table 1 measure on its baseline SM: the suite's register-sensitive kernels need several
-    times the register file for full thread-level parallelism, the suite on average well over 1x."""
+    """The LTRF paper's Table 1 measure on its baseline SM: the suite's register-sensitive kernels need
+    several times the register file for full thread-level parallelism, the suite on average well over 1x."""
     from rfmodel.spec import get_preset
     from rfmodel.spec.occupancy import rf_demand
     from rfmodel.workload.suite import manifest, rf_demand_table
