@@ -4,8 +4,8 @@ A design declares its free analytic coefficients as the class attribute
 ``Design.calibration_params = {name: (default, lower, upper)}``.  The engine
 passes their values to :meth:`Design.analytic` inside the grid, under the keys
 ``"calib.<name>"`` (scalars, or arrays that broadcast with the grid -- the
-Monte-Carlo engine samples them); a design reads them with
-:func:`coefficients`.  The fitted values live in a versioned JSON file
+Monte-Carlo engine samples them); a design reads them as ``ctx.coef``
+(:class:`rfmodel.analytic.model.AnalyticContext`).  The fitted values live in a versioned JSON file
 (``rfmodel/data/calibration/analytic.json`` by default; see docs/calibration.md)
 that :func:`load_calibration` reads.
 """
@@ -23,11 +23,6 @@ DEFAULT_FILE = Path(__file__).resolve().parent.parent / "data" / "calibration" /
 def params_of(design) -> dict:
     """``{name: (default, lower, upper)}`` of a design's free coefficients (``Design.calibration_params``)."""
     return dict(design.calibration_params)
-
-
-def coefficients(design, grid: dict) -> dict:
-    """The design's coefficients for this evaluation: grid values ``calib.<name>``, else the defaults."""
-    return {k: grid.get(PREFIX + k, v[0]) for k, v in params_of(design).items()}
 
 
 @lru_cache(maxsize=8)

@@ -46,14 +46,6 @@ def mean_near_distance(hist, rthld) -> np.ndarray:
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0)
 
 
-def reuse_hist_from_trace(trace, nbins: int = 16) -> np.ndarray:
-    """The profile's per-warp log2 reuse-distance histogram, computed here when a profile lacks it."""
-    from rfmodel.analytic.profile import _distance_hists
-
-    _dep, reuse = _distance_hists(trace.warp_ptr, trace.dst, trace.src, nbins)
-    return reuse
-
-
 def profile_reuse_hist(profile):
     """The profile's reuse-distance histogram (None when it has none)."""
     h = getattr(profile, "reuse_dist_hist", None)
