@@ -73,12 +73,10 @@ EVAL_CONFIG_KEYS = ("design", "workloads", "gpu", "method", "seed", "arch", "par
 
 def _read_eval_config(path: str) -> dict:
     from rfmodel.errors import ParseError
+    from rfmodel.io import read_text
 
-    p = Path(path)
-    if not p.is_file():
-        raise RfmodelError(f"{path}: no such file")
     try:
-        data = tomllib.loads(p.read_text())
+        data = tomllib.loads(read_text(path, "configuration file"))
     except tomllib.TOMLDecodeError as e:
         raise ParseError(path, getattr(e, "lineno", None), f"malformed TOML: {e}") from e
     if "kind" in data:  # a spec file (e.g. an SM spec): use it as the GPU
@@ -698,6 +696,12 @@ def main(argv=None) -> int:
     if getattr(args, "arch", None) is None and args.command == "workload" and args.wcommand == "build-sass":
         args.arch = ["sm_75", "sm_80", "sm_90"]
     try:
+        from rfmodel.io import check_writable
+
+        for key in ("out", "outdir"):
+            target = getattr(args, key, None)
+            if isinstance(target, str) and target:
+                check_writable(target)  # before a long run, not after it
         return int(args.func(args) or 0)
     except RfmodelError as e:
         print(f"rfmodel: error: {e}", file=sys.stderr)

@@ -90,9 +90,26 @@ def resolve_gpu(gpu) -> SMSpec:
 
 def _grid(params: Mapping[str, Iterable] | None, mode: str):
     """Broadcastable parameter arrays, dims and coords."""
+    if params is not None and not isinstance(params, Mapping):
+        raise RfmodelError(f"params: expected a table of parameter names to value lists (got {params!r})")
     params = dict(params or {})
     if mode not in ("product", "points"):
         raise RfmodelError(f"mode '{mode}' is invalid; allowed: product, points")
+    for k, v in params.items():
+        if not isinstance(k, str):
+            raise RfmodelError(f"params: parameter names are strings (got {k!r})")
+        a = np.atleast_1d(np.asarray(v, dtype=object))
+        if a.ndim != 1 or len(a) == 0:
+            raise RfmodelError(f"parameter '{k}': expected a non-empty list of values")
+        for x in a:
+            ok = isinstance(x, (str, np.str_)) or (isinstance(x, (int, float, np.integer, np.floating))
+                                                   and not isinstance(x, bool))  # fmt: skip
+            if not ok:
+                raise RfmodelError(f"parameter '{k}': {x!r} is neither a number nor a name")
+            if isinstance(x, (int, np.integer)) and not -(2**63) <= int(x) < 2**63:
+                raise RfmodelError(f"parameter '{k}': {x} is out of range (a 64-bit integer)")
+            if isinstance(x, (float, np.floating)) and not np.isfinite(x):
+                raise RfmodelError(f"parameter '{k}': {x} is not a finite number")
     coords, grid, dims = {}, {}, []
     if mode == "product":
         names = list(params)
@@ -175,6 +192,8 @@ def evaluate(
     """
     if method not in METHODS:
         raise UnknownNameError("method", method, METHODS)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise RfmodelError(f"seed: expected a non-negative integer (got {seed!r})")
     if method == "simulate":
         return _evaluate_simulate(
             design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
@@ -291,8 +310,15 @@ def _workload_list(workload) -> list:
         workloads = default_workloads()
     elif isinstance(workload, (str, Workload)):
         workloads = [workload]
-    else:
+    elif isinstance(workload, Iterable) and not isinstance(workload, Mapping):
         workloads = list(workload)
+    else:
+        workloads = None
+    if workloads is not None and not all(isinstance(w, (str, Workload)) for w in workloads):
+        workloads = None
+    if workloads is None:
+        raise RfmodelError(f"workload: expected a name, a path, a Workload or a list of them "
+                           f"(got {workload!r})")
     if not workloads:
         raise RfmodelError("no workloads to evaluate")
     return workloads

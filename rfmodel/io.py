@@ -1,7 +1,9 @@
-"""Atomic file output: write to a temporary file beside the target, then rename.
+"""File input and atomic output.
 
-A reader never sees a half-written result, and an interrupted run leaves the
-previous file (or none) in place.
+Output is written to a temporary file beside the target, then renamed: a reader never sees a
+half-written result, and an interrupted run leaves the previous file (or none) in place.  A path that
+cannot be written (a read-only folder, a name too long, a folder under a regular file) or a text file
+that cannot be read (missing, not UTF-8) is one :class:`~rfmodel.errors.RfmodelError` naming the path.
 """
 
 from __future__ import annotations
@@ -11,17 +13,59 @@ import os
 import tempfile
 from pathlib import Path
 
+from rfmodel.errors import ParseError, RfmodelError
+
+
+def read_text(path: str | os.PathLike, what: str = "file") -> str:
+    """A UTF-8 text file's contents (one error naming the path when it is missing, unreadable or not text)."""
+    p = Path(path)
+    if not p.is_file():
+        raise RfmodelError(f"{path}: no such {what}")
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError(str(path), None, f"not UTF-8 text (byte {e.start}: {e.reason})") from None
+    except OSError as e:
+        raise RfmodelError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Fail early, before a long run, when ``path`` (a file or folder to create) cannot be written: its
+    nearest existing ancestor must be a writable folder and every name must fit the file system."""
+    p = Path(path).absolute()
+    for part in p.parts:
+        if len(os.fsencode(part)) > 255:
+            raise RfmodelError(f"{path}: cannot write here: a name is longer than 255 bytes")
+    anc = p
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if anc != p and not anc.is_dir():
+        raise RfmodelError(f"{path}: cannot write here: {anc} is a file, not a folder")
+    folder = anc if anc.is_dir() else anc.parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise RfmodelError(f"{path}: cannot write here: {folder} is not writable")
+
+
+def _unwritable(path: Path, e: OSError) -> RfmodelError:
+    return RfmodelError(f"{path}: cannot write here: {e.strerror or e}")
+
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path in the target's directory; rename it onto ``path`` on success."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise _unwritable(path, e) from None
     os.close(fd)
     try:
         yield Path(tmp)
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            raise _unwritable(path, e) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

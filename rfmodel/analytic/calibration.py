@@ -27,13 +27,27 @@ def params_of(design) -> dict:
 
 @lru_cache(maxsize=8)
 def _read(path: str, mtime: float) -> dict:
-    return json.loads(Path(path).read_text())
+    from rfmodel.errors import ParseError
+    from rfmodel.io import read_text
+
+    try:
+        data = json.loads(read_text(path, "calibration file"))
+    except json.JSONDecodeError as e:
+        raise ParseError(path, e.lineno, f"malformed JSON: {e.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("designs", {}), dict):
+        raise ParseError(path, None, "not an rfmodel calibration file (a table with 'designs')")
+    return data
 
 
 def load_calibration(path=None) -> dict | None:
-    """The calibration file's contents (``None`` when there is none)."""
+    """The calibration file's contents: the package's own (``None`` when there is none), or the file ``path``
+    names (an error when it is missing)."""
     p = Path(path) if path is not None else DEFAULT_FILE
     if not p.is_file():
+        if path is not None:
+            from rfmodel.errors import RfmodelError
+
+            raise RfmodelError(f"{path}: no such calibration file")
         return None
     return _read(str(p), p.stat().st_mtime)
 

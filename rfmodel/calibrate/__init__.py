@@ -33,6 +33,7 @@ import numpy as np
 
 from rfmodel.analytic.calibration import params_of
 from rfmodel.cache import source_hash
+from rfmodel.errors import RfmodelError, unknown_key_message
 from rfmodel.version import __version__
 from rfmodel.workload.suite import DEFAULT_ARCH
 
@@ -146,6 +147,37 @@ def job_key(job: dict, sim_version: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ the sweep
+#: the keys of a sweep: required, then optional with their types
+SWEEP_REQUIRED = {"gpus": list, "workloads": (list, str), "points": list}
+SWEEP_OPTIONAL = {"name": str, "max_warps": (int, type(None)), "seed": int, "holdout_fraction": (int, float),
+                  "designs": list, "stall_loss": str, "prior": (int, float), "per_gpu": bool}  # fmt: skip
+
+
+def check_sweep(sweep, where: str = "sweep") -> dict:
+    """A sweep (the JSON of ``rfmodel calibrate --sweep``) checked key by key: one error naming the key."""
+    if not isinstance(sweep, dict):
+        raise RfmodelError(f"{where}: a sweep is a JSON object with keys {', '.join(SWEEP_REQUIRED)}")
+    known = {**SWEEP_REQUIRED, **SWEEP_OPTIONAL}
+    for k in sweep:
+        if k not in known:
+            raise RfmodelError(f"{where}: {unknown_key_message(k, known)}")
+    for k in SWEEP_REQUIRED:
+        if k not in sweep:
+            raise RfmodelError(f"{where}: missing key '{k}' ({', '.join(SWEEP_REQUIRED)} are required)")
+    for k, t in known.items():
+        if k in sweep and (not isinstance(sweep[k], t) or (t is int and isinstance(sweep[k], bool))):
+            raise RfmodelError(f"{where}: key '{k}' = {sweep[k]!r} has the wrong type")
+    if not sweep["gpus"] or not all(isinstance(g, str) for g in sweep["gpus"]):
+        raise RfmodelError(f"{where}: 'gpus' must be a non-empty list of GPU names")
+    if isinstance(sweep["workloads"], str) and sweep["workloads"] not in ("builtin", "builtin+synthetic"):
+        raise RfmodelError(f"{where}: 'workloads' is a list of names, 'builtin' or 'builtin+synthetic'")
+    if not sweep["points"] or not all(isinstance(p, dict) for p in sweep["points"]):
+        raise RfmodelError(f"{where}: 'points' must be a non-empty list of parameter tables")
+    if not 0 < sweep.get("holdout_fraction", 0.3) < 1:
+        raise RfmodelError(f"{where}: 'holdout_fraction' must lie in (0, 1)")
+    return sweep
+
+
 def sweep_workloads(sweep: dict) -> list[str]:
     from rfmodel.workload.suite import default_workloads
 

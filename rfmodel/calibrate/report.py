@@ -58,6 +58,19 @@ class Progress:
             self.bar.close()
 
 
+def load_sweep(path) -> dict:
+    """A sweep from a JSON file, checked (:func:`rfmodel.calibrate.check_sweep`)."""
+    from rfmodel.calibrate import check_sweep
+    from rfmodel.errors import ParseError
+    from rfmodel.io import read_text
+
+    try:
+        data = json.loads(read_text(path, "sweep file"))
+    except json.JSONDecodeError as e:
+        raise ParseError(str(path), e.lineno, f"malformed JSON: {e.msg}") from None
+    return check_sweep(data, str(path))
+
+
 def run(
     sweep: str | dict = "default",
     *,
@@ -76,9 +89,7 @@ def run(
     from rfmodel.calibrate import DEFAULT_SWEEP, QUICK_SWEEP, calibrate
 
     if isinstance(sweep, str):
-        sweep = {"default": DEFAULT_SWEEP, "quick": QUICK_SWEEP}.get(sweep) or json.loads(
-            Path(sweep).read_text()
-        )
+        sweep = {"default": DEFAULT_SWEEP, "quick": QUICK_SWEEP}.get(sweep) or load_sweep(sweep)
     bar = Progress(enabled=progress)
 
     def fit_note(d, rep):

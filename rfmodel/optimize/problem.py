@@ -161,6 +161,8 @@ def optimize(
 
     if pop_size < 4 or generations < 1:
         raise RfmodelError(f"pop_size must be >= 4 and generations >= 1 (got {pop_size}, {generations})")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise RfmodelError(f"seed: expected a non-negative integer (got {seed!r})")
     t0 = time.perf_counter()
     space = (*space, *(design_variable(design, n) for n in design_params))
     sm = resolve_gpu(gpu)

@@ -15,9 +15,8 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 
-from rfmodel.errors import ParseError, RfmodelError
+from rfmodel.errors import ParseError
 
 CACTI_FILE = "cacti7_sram_grid.csv"
 NVSIM_FILE = "nvsim_arrays.csv"
@@ -172,10 +171,9 @@ def package_rows() -> tuple[Row, ...]:
 
 def rows_from_file(path) -> list[Row]:
     """Rows of a user CSV in either schema (as written by ``rfmodel tech import``)."""
-    p = Path(path)
-    if not p.is_file():
-        raise RfmodelError(f"{path}: no such technology data file")
-    text = p.read_text()
+    from rfmodel.io import read_text
+
+    text = read_text(path, "technology data file")
     header = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")), "")
     cols = [c.strip() for c in header.split(",")]
     if "block_bits" in cols:

@@ -1,0 +1,97 @@
+"""Bad input gives one clear error (exit 2 in the CLI, one line on stderr, no traceback), never a traceback
+or a silent wrong answer: one named test per case found by trying rfmodel as a new user would."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import rfmodel
+from rfmodel.cli import main
+from rfmodel.errors import RfmodelError
+
+
+def run_cli(args, capsys) -> str:
+    code = main([str(a) for a in args])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("rfmodel: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def test_non_utf8_config_file(tmp_path, capsys):
+    f = tmp_path / "l.toml"
+    f.write_bytes(b'name = "caf\xe9"\n')
+    assert "not UTF-8" in run_cli(["evaluate", "--config", f], capsys)
+
+
+def test_non_utf8_sweep_and_technology_data(tmp_path, capsys):
+    f = tmp_path / "s.json"
+    f.write_bytes(b"\xff\xfe{}")
+    assert "not UTF-8" in run_cli(["calibrate", "--sweep", f, "--out", tmp_path / "a.json"], capsys)
+    query = ["tech", "query", "--cell", "sram-hp", "--node", "45", "--capacity-kb", "16", "--width-bits", "128"]
+    assert "not UTF-8" in run_cli([*query, "--data", f], capsys)
+
+
+@pytest.mark.parametrize(("sweep", "needle"), [
+    ({"name": "x"}, "missing key 'gpus'"),
+    ({"gpus": ["fermi-gtx480"], "workloads": 5, "points": [{}]}, "'workloads'"),
+    ({"gpus": ["fermi-gtx480"], "workloads": ["saxpy"], "points": [{}], "gpu": 1}, "unknown key 'gpu'"),
+    ([1, 2], "JSON object"),
+])  # fmt: skip
+def test_malformed_sweep(tmp_path, capsys, sweep, needle):
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(sweep))
+    out = tmp_path / "a.json"
+    assert needle in run_cli(["calibrate", "--sweep", f, "--out", out], capsys)
+    assert not out.exists()
+
+
+def test_malformed_sweep_json(tmp_path, capsys):
+    f = tmp_path / "s.json"
+    f.write_text('{"gpus": [')
+    assert "malformed JSON" in run_cli(["calibrate", "--sweep", f, "--out", tmp_path / "a.json"], capsys)
+
+
+def test_wrongly_typed_config_values(tmp_path, capsys):
+    f = tmp_path / "c.toml"
+    f.write_text("workloads = 5\n")
+    assert "workload" in run_cli(["evaluate", "--config", f], capsys)
+
+
+@pytest.mark.parametrize(("value", "needle"), [
+    ("99999999999999999999999", "out of range"), ("nan", "not a finite number"),
+    ("inf", "not a finite number"), ("-3", "main_rf_latency_x"),
+])  # fmt: skip
+def test_bad_parameter_values(capsys, value, needle):
+    param = "num_banks" if value.startswith("9999") else "main_rf_latency_x"
+    assert needle in run_cli(["evaluate", "--workload", "saxpy", "--param", f"{param}={value}"], capsys)
+
+
+def test_negative_seed(capsys, tmp_path):
+    assert "seed" in run_cli(["optimize", "--seed", "-1", "--quiet", "--out", tmp_path / "o"], capsys)
+    assert "seed" in run_cli(["evaluate", "--workload", "saxpy", "--seed", "-1"], capsys)
+
+
+@pytest.mark.parametrize("kind", ["under_a_file", "name_too_long"])
+def test_output_path_errors_come_before_the_run(tmp_path, capsys, kind):
+    (tmp_path / "f").write_text("")
+    out = tmp_path / "f" / "x.nc" if kind == "under_a_file" else tmp_path / ("a" * 300 + ".nc")
+    cmds = (["evaluate", "--workload", "saxpy"], ["simulate", "--workload", "saxpy"], ["optimize", "--quiet"])
+    for cmd in cmds:
+        err = run_cli([*cmd, "--out", out], capsys)
+        assert "cannot write here" in err
+    assert capsys.readouterr().out == ""  # nothing ran
+
+
+def test_python_api_bad_calls_raise_the_project_error():
+    for call in (
+        lambda: rfmodel.evaluate("baseline", 5),
+        lambda: rfmodel.evaluate("baseline", "saxpy", params=[1, 2]),
+        lambda: rfmodel.evaluate("baseline", "saxpy", params={"num_banks": [None]}),
+        lambda: rfmodel.evaluate("baseline", "saxpy", seed=-1),
+        lambda: rfmodel.evaluate("baseline", "saxpy", calibration="/no/such/calibration.json"),
+    ):
+        with pytest.raises(RfmodelError):
+            call()
