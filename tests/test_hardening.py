@@ -30,7 +30,8 @@ def test_non_utf8_sweep_and_technology_data(tmp_path, capsys):
     f = tmp_path / "s.json"
     f.write_bytes(b"\xff\xfe{}")
     assert "not UTF-8" in run_cli(["calibrate", "--sweep", f, "--out", tmp_path / "a.json"], capsys)
-    query = ["tech", "query", "--cell", "sram-hp", "--node", "45", "--capacity-kb", "16", "--width-bits", "128"]
+    query = ["tech", "query", "--cell", "sram-hp", "--node", "45", "--capacity-kb", "16",
+             "--width-bits", "128"]  # fmt: skip
     assert "not UTF-8" in run_cli([*query, "--data", f], capsys)
 
 
