@@ -135,6 +135,22 @@ def _grid(params: Mapping[str, Iterable] | None, mode: str):
     return grid, dims, coords
 
 
+#: the most evaluations one call does: (design points x workloads [x samples]) per engine; a larger request is
+#: refused before it runs (memory grows with it: split the grid into calls, e.g. ``mode="points"`` chunks)
+MAX_EVALUATIONS = {"analytic": 4_000_000, "montecarlo": 4_000_000, "simulate": 100_000}
+
+
+def _check_size(method: str, grid: dict, n_workloads: int, samples: int = 1) -> None:
+    shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values())) if grid else ()
+    n = int(np.prod(shape, dtype=object)) * n_workloads * samples
+    if n > MAX_EVALUATIONS[method]:
+        what = f"{int(np.prod(shape, dtype=object))} design points x {n_workloads} workloads"
+        what += f" x {samples} samples" if samples > 1 else ""
+        limit = MAX_EVALUATIONS[method]
+        raise RfmodelError(f"this {method} evaluation has {what} = {n}; at most {limit} per call: split the "
+                           "grid into several calls")  # fmt: skip
+
+
 def _tech_cell(design: Design, grid: dict, tech: Mapping | None) -> dict:
     """The grid with ``tech['main_cell']`` as the design's ``main_cell`` parameter when the grid does not vary
     it, so that the banks' timing follows the technology as their costs do."""
@@ -210,6 +226,9 @@ def evaluate(
         sm = resolve_gpu(gpu)
         grid, dims, coords = _grid(params, mode)
         grid = _tech_cell(d, grid, tech)
+        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
+            raise RfmodelError(f"samples: expected an integer >= 2 (got {samples!r})")
+        _check_size("montecarlo", grid, len(_workload_list(workload)), int(samples))
         _check_params(d, sm, grid)
         return evaluate_montecarlo(
             d, _workload_list(workload), sm, grid=grid, dims=dims, coords=coords,
@@ -338,6 +357,7 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
     workloads = _workload_list(workload)
     grid, dims, coords = _grid(params, mode)
     grid = _tech_cell(d, grid, tech)
+    _check_size("analytic", grid, len(workloads))
     _check_params(d, sm, grid)
     return evaluate_analytic(
         d, workloads, sm, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
@@ -395,6 +415,7 @@ def _evaluate_simulate(
     workloads = _workload_list(workload)
     grid, dims, coords = _grid(params, mode)
     grid = _tech_cell(d, grid, tech)
+    _check_size("simulate", grid, len(workloads))
     _check_params(d, sm, grid)
     if not d.supports_simulate:
         raise RfmodelError(f"design '{d.name}' does not support the cycle simulator (method='simulate')")

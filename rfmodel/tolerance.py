@@ -30,6 +30,10 @@ __all__ = ["bisect_tolerance", "max_tolerable_latency"]
 MAX_LATENCY_X = 64.0
 
 
+#: the finest bisection step: a millionth of one latency multiple (finer steps only add evaluations)
+MIN_RESOLUTION = 1e-6
+
+
 def _number(name: str, value, lo: float, hi: float, *, lo_open: bool = False) -> float:
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
     if ok:
@@ -54,7 +58,7 @@ def bisect_tolerance(
     """
     tol = _number("tol", tol, 0.0, 1.0, lo_open=True)
     hi = _number("hi", hi, 1.0, MAX_LATENCY_X)
-    resolution = _number("resolution", resolution, 0.0, MAX_LATENCY_X, lo_open=True)
+    resolution = _number("resolution", resolution, MIN_RESOLUTION, MAX_LATENCY_X)
     threshold = (1.0 - tol) * float(ref_ipc)
     seen: dict[float, float] = {}
 
@@ -75,6 +79,8 @@ def bisect_tolerance(
     lo, up = 1.0, hi  # invariant: lo passes, up fails
     while up - lo > resolution:
         mid = (lo + up) / 2.0
+        if mid in (lo, up):  # below the floating-point spacing: nothing left to split
+            break
         if passes(mid):
             lo = mid
         else:
@@ -114,7 +120,7 @@ def max_tolerable_latency(
 
     tol = _number("tol", tol, 0.0, 1.0, lo_open=True)
     hi = _number("hi", hi, 1.0, MAX_LATENCY_X)
-    resolution = _number("resolution", resolution, 0.0, MAX_LATENCY_X, lo_open=True)
+    resolution = _number("resolution", resolution, MIN_RESOLUTION, MAX_LATENCY_X)
     d = get_design(design)
     ref = get_design(reference)
     if "main_rf_latency_x" not in d.parameters:

@@ -96,3 +96,29 @@ def test_python_api_bad_calls_raise_the_project_error():
     ):
         with pytest.raises(RfmodelError):
             call()
+
+
+# ----------------------------------------------------------------------------- bounded resources
+def test_tolerance_resolution_has_a_floor(capsys):
+    """A resolution below the floating-point spacing used to bisect forever."""
+    assert "resolution" in run_cli(["tolerance", "--design", "rfc", "--workload", "saxpy", "--method",
+                                    "analytic", "--resolution", "1e-300"], capsys)  # fmt: skip
+    from rfmodel.tolerance import bisect_tolerance
+
+    # the bisection also stops when the interval cannot be split any more
+    res = bisect_tolerance(lambda x: 1.0 if x <= 2.0 else 0.0, 1.0, hi=4.0, resolution=1e-6)
+    assert abs(res["latency_x"] - 2.0) < 1e-5
+
+
+@pytest.mark.parametrize("args", [
+    ["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "1000000000"],
+    ["evaluate", "--workload", "saxpy", "--param", "num_banks=" + ",".join(["16"] * 2100),
+     "--param", "regs_per_sm=" + ",".join(["32768"] * 2100)],
+    ["simulate", "--workload", "saxpy", "--param", "num_banks=" + ",".join(["16"] * 400),
+     "--param", "collector_units=" + ",".join(["8"] * 400)],
+    ["optimize", "--pop", "1000000", "--quiet"],
+])  # fmt: skip
+def test_requests_beyond_the_bounds_are_refused_before_they_run(args, capsys, tmp_path):
+    if args[0] == "optimize":
+        args = [*args, "--out", str(tmp_path / "o")]
+    assert "at most" in run_cli(args, capsys)

@@ -27,6 +27,8 @@ from rfmodel.evaluate import evaluate, resolve_gpu, workload_profile
 from rfmodel.workload.suite import default_workloads
 
 OBJECTIVES = ("ipc", "area_mm2", "power_mw")
+#: bounds of one search (a population is one vectorized evaluation; memory grows with it)
+MAX_POP, MAX_EVALUATIONS = 100_000, 10_000_000
 SENSE = {"ipc": -1.0, "area_mm2": 1.0, "power_mw": 1.0}  # multiply to get a minimization
 
 
@@ -159,8 +161,13 @@ def optimize(
     from pymoo.optimize import minimize
     from pymoo.termination import get_termination
 
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (pop_size, generations)):
+        raise RfmodelError(f"pop_size and generations must be integers (got {pop_size!r}, {generations!r})")
     if pop_size < 4 or generations < 1:
         raise RfmodelError(f"pop_size must be >= 4 and generations >= 1 (got {pop_size}, {generations})")
+    if pop_size > MAX_POP or pop_size * generations > MAX_EVALUATIONS:
+        raise RfmodelError(f"pop_size {pop_size} x generations {generations}: at most a population of "
+                           f"{MAX_POP} and {MAX_EVALUATIONS} evaluations per run")  # fmt: skip
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise RfmodelError(f"seed: expected a non-negative integer (got {seed!r})")
     t0 = time.perf_counter()
