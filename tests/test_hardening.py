@@ -122,3 +122,19 @@ def test_requests_beyond_the_bounds_are_refused_before_they_run(args, capsys, tm
     if args[0] == "optimize":
         args = [*args, "--out", str(tmp_path / "o")]
     assert "at most" in run_cli(args, capsys)
+
+
+SIZE = "Cache size                    : "
+
+
+@pytest.mark.parametrize(("field", "bad"), [(SIZE + "16384", SIZE + "0"),
+                                            ("Technology size (nm): 32", "Technology size (nm): -32")])
+def test_cacti_import_rejects_impossible_sizes(tmp_path, capsys, field, bad):
+    """A zero cache size or a negative node used to be imported and then break every fit (LinAlgError)."""
+    from test_tech import CACTI_REPORT
+
+    assert field in CACTI_REPORT
+    f = tmp_path / "cacti.out"
+    f.write_text(CACTI_REPORT.replace(field, bad))
+    err = run_cli(["tech", "import", "cacti", f, "--out", tmp_path / "rows.csv"], capsys)
+    assert "invalid" in err and not (tmp_path / "rows.csv").exists()

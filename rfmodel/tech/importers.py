@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 
@@ -87,15 +88,26 @@ def parse_cacti(
     return rows
 
 
+#: report fields that must be strictly positive (a size, a node, a temperature)
+POSITIVE_FIELDS = frozenset({"cache size", "block size", "technology size", "technology (um)", "bank count",
+                             "temperature"})  # fmt: skip
+
+
 def _cacti_run(lines, s, e, path, k, cell_type, periph_type, temperature_k) -> dict:
     def get(pattern, what, required=True, cast=float):
         m, i = _find(lines, pattern, path, what, s, e, required)
         if m is None:
             return None
         try:
-            return cast(m.group(1))
+            v = cast(m.group(1))
         except ValueError as err:
             raise ParseError(path, i + 1, f"{what}: '{m.group(1)}' is not a number") from err
+        if cast is not str:
+            bad = not math.isfinite(v) or v < 0 or (v == 0 and what in POSITIVE_FIELDS)
+            if bad:
+                need = "> 0" if what in POSITIVE_FIELDS else ">= 0"
+                raise ParseError(path, i + 1, f"{what}: {m.group(1)} is invalid (a finite number {need})")
+        return v
 
     block = "\n".join(lines[s:e])
     failed = "no valid data array organizations found" in block
