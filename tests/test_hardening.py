@@ -138,3 +138,12 @@ def test_cacti_import_rejects_impossible_sizes(tmp_path, capsys, field, bad):
     f.write_text(CACTI_REPORT.replace(field, bad))
     err = run_cli(["tech", "import", "cacti", f, "--out", tmp_path / "rows.csv"], capsys)
     assert "invalid" in err and not (tmp_path / "rows.csv").exists()
+
+
+def test_a_trace_without_instructions_is_one_error():
+    from rfmodel.analytic.profile import profile_trace
+    from rfmodel.evaluate import memory_latencies, resolve_gpu
+    from rfmodel.sim import trace_from_warps
+
+    with pytest.raises(RfmodelError, match="no instructions"):
+        profile_trace(trace_from_warps([[]]), memory_latencies(resolve_gpu("fermi-gtx480"), 1.0))

@@ -80,6 +80,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from numba import njit, prange
 
+from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace
 
@@ -1152,7 +1153,7 @@ def profile_trace(
     """
     n = trace.n_instrs
     if n == 0:
-        raise ValueError(f"trace {trace.kernel!r} has no instructions")
+        raise RfmodelError(f"trace {trace.kernel!r} has no instructions: nothing to model")
     lat = np.asarray(latencies, dtype=np.float64)
     if lat.shape != (N_OPCLASSES,):
         raise ValueError(f"latencies must have {N_OPCLASSES} entries, one per op class")
