@@ -682,7 +682,7 @@ def build_parser() -> argparse.ArgumentParser:
     ss.add_argument("gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
     ss.set_defaults(func=cmd_spec_show)
     s.set_defaults(func=lambda a: (s.print_help(), 0)[1])
-    from rfmodel.tech.cli import register as register_tech
+    from rfmodel.cli_tech import register as register_tech
     register_tech(sub)
     return p
 

@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rfmodel.sim",),
     ("rfmodel.evaluate",),
     ("rfmodel.optimize", "rfmodel.tolerance", "rfmodel.calibrate", "rfmodel.bench"),
-    ("rfmodel.cli",),
+    ("rfmodel.cli", "rfmodel.cli_tech"),
     ("rfmodel",),  # the package's face: lazy re-exports of the layers below
 )
 
@@ -175,3 +175,16 @@ def test_package_face_is_lazy_but_complete(name):
     import rfmodel
 
     assert getattr(rfmodel, name) is not None
+
+
+def test_cli_help_loads_no_engine_or_fit():
+    """``rfmodel --help`` and argument errors stay instant: building the parser imports no engine, no numba,
+    no technology fits (scipy)."""
+    code = (
+        "import sys\nfrom rfmodel.cli import build_parser\nbuild_parser()\n"
+        "heavy = ('numba', 'xarray', 'scipy', 'rfmodel.evaluate', 'rfmodel.tech.array')\n"
+        "bad = [m for m in heavy if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == ""
