@@ -609,9 +609,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--sweep", default="default", help="default | quick | a sweep JSON file")
     c.add_argument("--workers", type=int, default=2, help="simulation worker processes")
     c.add_argument("--design", action="append", help="only these designs (default: every calibratable one)")
-    c.add_argument("--checkpoints", default="calib/checkpoints", help="one file per finished simulation")
-    c.add_argument("--out", default=None, help="calibration file (default: the package's analytic.json)")
-    c.add_argument("--report", default="calib/report.json")
+    c.add_argument("--checkpoints", default=str(Path(DEFAULT_OUT) / "calibration" / "checkpoints"),
+                   help="one file per finished simulation")
+    c.add_argument("--out", default=str(Path(DEFAULT_OUT) / "calibration" / "analytic.json"),
+                   help="calibration file to write (use it with evaluate(calibration=...) or --config's "
+                   "calibration; the package's own file changes only through calib/run.py)")
+    c.add_argument("--report", default=str(Path(DEFAULT_OUT) / "calibration" / "report.json"))
     c.add_argument("--validation-doc", default=None, help="regenerate this file's validation section")
     c.add_argument("--coverage-samples", type=int, default=40,
                    help="Monte-Carlo samples of the coverage check")

@@ -46,6 +46,12 @@ def check_writable(path: str | os.PathLike) -> None:
         raise RfmodelError(f"{path}: cannot write here: {folder} is not writable")
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _unwritable(path: Path, e: OSError) -> RfmodelError:
     return RfmodelError(f"{path}: cannot write here: {e.strerror or e}")
 
@@ -63,6 +69,7 @@ def atomic_path(path: str | os.PathLike):
     try:
         yield Path(tmp)
         try:
+            os.chmod(tmp, 0o666 & ~_umask())  # what any other tool's new file gets, not mkstemp's 0600
             os.replace(tmp, path)
         except OSError as e:
             raise _unwritable(path, e) from None

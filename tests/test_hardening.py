@@ -147,3 +147,53 @@ def test_a_trace_without_instructions_is_one_error():
 
     with pytest.raises(RfmodelError, match="no instructions"):
         profile_trace(trace_from_warps([[]]), memory_latencies(resolve_gpu("fermi-gtx480"), 1.0))
+
+
+# ----------------------------------------------------------------------------- calibration
+def test_calibration_with_every_simulation_failing_writes_nothing(tmp_path, capsys, monkeypatch):
+    """Every simulation fails: exit 2, no calibration file, the package's own untouched."""
+    import rfmodel.calibrate as cal
+    from rfmodel.analytic.calibration import DEFAULT_FILE
+
+    before = DEFAULT_FILE.read_bytes()
+
+    def broken(job):
+        raise RuntimeError("simulator unavailable")
+
+    monkeypatch.setattr(cal, "simulate_job", broken)
+    sweep = {"gpus": ["fermi-gtx480"], "workloads": ["saxpy"], "points": [{}], "max_warps": 4}
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(sweep))
+    out = tmp_path / "a.json"
+    args = ["calibrate", "--sweep", f, "--workers", "1", "--design", "baseline", "--out", out,
+            "--checkpoints", tmp_path / "ck", "--report", tmp_path / "r.json", "--quiet"]  # fmt: skip
+    err = run_cli(args, capsys)
+    assert "none of the 1 simulations succeeded" in err and "simulator unavailable" in err
+    assert not out.exists() and DEFAULT_FILE.read_bytes() == before
+
+
+def test_a_damaged_checkpoint_is_redone(tmp_path):
+    import rfmodel.calibrate as cal
+
+    sweep = {"gpus": ["fermi-gtx480"], "workloads": ["saxpy"], "points": [{}], "max_warps": 4}
+    jobs = cal.sweep_jobs(sweep, ["baseline"])
+    recs, ran = cal.run_jobs(jobs, tmp_path, workers=1, progress=False)
+    assert ran == 1
+    (next(tmp_path.glob("*.json"))).write_text("{ damaged")
+    with pytest.warns(UserWarning, match="damaged checkpoint"):
+        recs2, ran2 = cal.run_jobs(jobs, tmp_path, workers=1, progress=False)
+    assert ran2 == 1 and recs2[0]["sim"]["ipc"] == recs[0]["sim"]["ipc"]
+
+
+def test_outputs_get_the_usual_permissions(tmp_path):
+    import os
+    import stat
+
+    from rfmodel.io import write_text
+
+    old = os.umask(0o022)
+    try:
+        p = write_text(tmp_path / "x.txt", "hello")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(p.stat().st_mode) == 0o644

@@ -277,6 +277,20 @@ def _simulate_job(job: dict) -> dict:
     return {**job, "sim": rec, "stalls": stalls}
 
 
+def _read_checkpoint(path: Path) -> dict | None:
+    """A finished simulation's record, or None (and a warning) when its file is damaged: it is redone."""
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(rec, dict) and "sim" in rec:
+            return rec
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        pass
+    import warnings
+
+    warnings.warn(f"{path}: damaged checkpoint, the simulation is redone", stacklevel=3)
+    return None
+
+
 def run_jobs(
     jobs: list[dict],
     checkpoint_dir,
@@ -299,8 +313,9 @@ def run_jobs(
     records, todo = [], []
     for j in jobs:
         p = ckpt / f"{job_key(j, source)}.json"
-        if p.is_file():
-            records.append(json.loads(p.read_text()))
+        rec = _read_checkpoint(p) if p.is_file() else None
+        if rec is not None:
+            records.append(rec)
         else:
             todo.append((j, p))
     if limit is not None:
@@ -758,6 +773,10 @@ def calibrate(
     if len(records) + len(failed) < len(jobs):
         result["incomplete"] = True
         return result
+    if not records:
+        first = failed[0]["error"] if failed else "no jobs"
+        raise RfmodelError(f"calibration: none of the {len(jobs)} simulations succeeded (first error: "
+                           f"{first}); nothing was fitted or written")  # fmt: skip
     train, test = split(records, sweep.get("holdout_fraction", 0.3), sweep.get("seed", 0))
     fitted, report = {}, {}
     order = sorted({r["design"] for r in records}, key=lambda d: (d != "baseline", d))
