@@ -189,8 +189,14 @@ def evaluate(
     calibration=None,
     uncertainty: Mapping | None = None,
     samples: int = 200,
+    on_no_fit: str = "error",
 ) -> xr.Dataset:
     """Evaluate a design on workloads; see the module docstring for the result.
+
+    ``on_no_fit``: a workload that no design point can host (not one CTA fits: too many registers, warps
+    or shared memory) is an error naming the limiting resource (``"error"``), or gives 0 warps and NaN
+    results (``"nan"``: a design-space search where such points are infeasible; also what the default
+    built-in suite gets, ``workload=None``, on a GPU too small for some of its kernels).
 
     ``max_warps``: ``"auto"`` profiles the first ``PROFILE_WARPS`` warps (analytic) and
     simulates the whole SM share (simulate); an integer keeps that many warps' whole CTAs.
@@ -208,12 +214,16 @@ def evaluate(
     """
     if method not in METHODS:
         raise UnknownNameError("method", method, METHODS)
+    if on_no_fit not in ("error", "nan"):
+        raise UnknownNameError("on_no_fit", on_no_fit, ("error", "nan"))
+    require_fit = on_no_fit == "error" and workload is not None
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise RfmodelError(f"seed: expected a non-negative integer (got {seed!r})")
     if method == "simulate":
         return _evaluate_simulate(
             design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
             max_warps=None if max_warps == "auto" else max_warps, sim_options=sim_options, progress=progress,
+            require_fit=require_fit,
         )  # fmt: skip
     if max_warps == "auto":
         max_warps = PROFILE_WARPS
@@ -234,11 +244,11 @@ def evaluate(
             d, _workload_list(workload), sm, grid=grid, dims=dims, coords=coords,
             uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration,
             tech={**DEFAULT_TECH, **(tech or {})}, arch=arch, max_warps=max_warps,
-            stall_reasons=stall_reasons(d),
+            stall_reasons=stall_reasons(d), require_fit=require_fit,
         )  # fmt: skip
     return _evaluate_analytic(
         design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
-        max_warps=max_warps, calibration=calibration,
+        max_warps=max_warps, calibration=calibration, require_fit=require_fit,
     )  # fmt: skip
 
 
@@ -349,7 +359,7 @@ def stall_reasons(design: Design) -> tuple[str, ...]:
 
 
 def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed, max_warps,
-                       calibration) -> xr.Dataset:  # fmt: skip
+                       calibration, require_fit=True) -> xr.Dataset:  # fmt: skip
     """The analytic engine (:func:`rfmodel.analytic.engine.evaluate_analytic`) on checked inputs."""
     d = get_design(design)
     sm = resolve_gpu(gpu)
@@ -362,6 +372,7 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
     return evaluate_analytic(
         d, workloads, sm, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
         max_warps=max_warps, calibration=calibration, stall_reasons=stall_reasons(d),
+        require_fit=require_fit,
     )  # fmt: skip
 
 
@@ -404,7 +415,8 @@ def _point_sm(sm: SMSpec, point: dict) -> SMSpec:
 
 
 def _evaluate_simulate(
-    design, workload, gpu, *, params, mode, tech, arch, seed, max_warps, sim_options, progress
+    design, workload, gpu, *, params, mode, tech, arch, seed, max_warps, sim_options, progress,
+    require_fit=True,
 ) -> xr.Dataset:
     from rfmodel.sim.engine import SimOptions, simulate_trace
 
@@ -465,10 +477,11 @@ def _evaluate_simulate(
                                    f"from the declared {reasons} (Design.stall_reasons)")  # fmt: skip
             stalls[idx] = [run.stalls[r] for r in reasons]
         metrics = {k: v for k, v in vals.items() if not np.all(np.isnan(v))}
-        per_wl.append({"metrics": metrics, "events": ev, "stalls": stalls})
+        per_wl.append({"metrics": metrics, "events": ev, "stalls": stalls,
+                       "resources": (trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes)})
     return assemble(
         design=d, sm=sm, structures=structures, workloads=names, dims=dims, coords=coords, shape=shape,
-        per_workload=per_wl, stall_reasons=reasons, grid=grid,
+        per_workload=per_wl, stall_reasons=reasons, grid=grid, require_fit=require_fit,
         attrs={"engine": "simulate", "tech": json.dumps(tech), "arch": arch, "seed": seed,
                "rfmodel_version": __version__, "sim_options": json.dumps(opts.to_dict()),
                "calibration": f"reference cycle simulator (compat={opts.compat})"},

@@ -16,6 +16,7 @@ import xarray as xr
 
 from rfmodel.energy.accounting import account
 from rfmodel.errors import RfmodelError
+from rfmodel.spec.occupancy import no_fit_reason
 
 #: the standard metrics every engine reports
 SCALAR_METRICS = (
@@ -72,13 +73,22 @@ def assemble(
     stall_reasons: tuple[str, ...],
     grid: dict,
     attrs: dict,
+    require_fit: bool = True,
 ) -> xr.Dataset:
     """The Dataset of one evaluation.
 
     ``per_workload[i]``: ``{"metrics": {name: array}, "events": {structure: (reads, writes)},
-    "stalls": array (*shape, reasons) or None}``; arrays broadcast to ``shape`` (the grid's, over
-    ``dims``).  ``structures``' costs broadcast to ``shape`` too.
+    "stalls": array (*shape, reasons) or None, "resources": (regs per thread, threads per CTA, shared
+    memory per CTA)}``; arrays broadcast to ``shape`` (the grid's, over ``dims``).  ``structures``' costs
+    broadcast to ``shape`` too.  ``require_fit``: a workload that no design point can host (no resident warp
+    anywhere) is an error naming the limiting resource, not a result of NaNs.
     """
+    if require_fit:
+        for name, w in zip(workloads, per_workload, strict=True):
+            if np.all(np.asarray(w["metrics"]["warps"]) == 0):
+                regs = np.max(np.asarray(grid.get("regs_per_sm", sm.regs_per_sm)))
+                why = no_fit_reason(*w["resources"], sm, regs_per_sm=regs) or "no CTA can be resident"
+                raise RfmodelError(f"workload '{name}' cannot run on {sm.name} at any design point: {why}")
     names = metric_names(design)
     snames = [s.name for s in structures]
     full = ["workload", *dims]

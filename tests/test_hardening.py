@@ -197,3 +197,16 @@ def test_outputs_get_the_usual_permissions(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(p.stat().st_mode) == 0o644
+
+
+def test_a_workload_that_never_fits_is_an_error_naming_the_resource(capsys):
+    """186 registers x 256 threads do not fit fermi's 32 K registers: an error, not 0 warps and NaN energy."""
+    for method in ("analytic", "simulate"):
+        err = run_cli(["evaluate", "--workload", "gemm_regblock16x8", "--method", method], capsys)
+        assert "47616 registers" in err and "regs_per_sm" in err
+    # a grid with a point that fits: that point's results, the others infeasible (0 warps)
+    ds = rfmodel.evaluate("baseline", "gemm_regblock16x8", params={"regs_per_sm": [32768, 65536]})
+    assert ds["warps"].values.ravel().tolist() == [0.0, 8.0]
+    # a search asks for NaN instead
+    ds = rfmodel.evaluate("baseline", "gemm_regblock16x8", on_no_fit="nan")
+    assert float(ds["warps"].item()) == 0.0

@@ -171,6 +171,7 @@ def evaluate_analytic(
     calibration,
     stall_reasons: tuple[str, ...],
     perturb=None,
+    require_fit: bool = True,
 ):
     """The analytic Dataset of ``design`` on ``workloads`` over a checked grid (``rfmodel.evaluate``).
 
@@ -192,10 +193,11 @@ def evaluate_analytic(
         shape = np.broadcast_shapes(*(np.shape(v) for v in g.values()), np.shape(m["ipc"]))
         metrics = {k: v for k, v in m.items() if k != "events"}
         metrics["warp_instructions"] = np.asarray(prof.n_instrs, dtype=np.float64)
-        per_wl.append({"metrics": metrics, "events": m["events"], "stalls": None})
+        per_wl.append({"metrics": metrics, "events": m["events"], "stalls": None,
+                       "resources": (prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes)})
     return assemble(
         design=design, sm=sm, structures=structs, workloads=names, dims=dims, coords=coords, shape=shape,
-        per_workload=per_wl, stall_reasons=stall_reasons, grid=grid,
+        per_workload=per_wl, stall_reasons=stall_reasons, grid=grid, require_fit=require_fit,
         attrs={"engine": "analytic", "tech": json.dumps(tech), "arch": arch, "seed": seed,
                "rfmodel_version": __version__, "calibration": cal_desc},
     )  # fmt: skip

@@ -112,7 +112,8 @@ def _objectives(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray, dict]:
 
 def _evaluate_points(design, workloads, sm, space, idx, **kw):
     params = {v.name: v.decode(idx[:, i]) for i, v in enumerate(space)}
-    ds = evaluate(design, workloads, sm, method="analytic", params=params, mode="points", **kw)
+    ds = evaluate(design, workloads, sm, method="analytic", params=params, mode="points", on_no_fit="nan",
+                  **kw)  # fmt: skip
     return ds
 
 

@@ -72,3 +72,20 @@ def rf_demand(regs_per_thread, threads_per_cta, smem_per_cta, ctas_available, sm
     g = sm.reg_alloc_granularity
     per_warp = -(-(int(regs_per_thread) * sm.threads_per_warp) // g) * g
     return max(min(limits), 0) * wpc * per_warp / float(sm.regs_per_sm)
+
+
+def no_fit_reason(regs_per_thread, threads_per_cta, smem_per_cta, sm, regs_per_sm=None) -> str | None:
+    """Why one CTA of a kernel cannot be resident on ``sm`` (the limiting resource, in words), or None."""
+    regs_per_sm = sm.regs_per_sm if regs_per_sm is None else int(regs_per_sm)
+    wpc = -(-int(threads_per_cta) // sm.threads_per_warp)
+    g = sm.reg_alloc_granularity
+    need = wpc * (-(-(int(regs_per_thread) * sm.threads_per_warp) // g) * g)
+    if need > regs_per_sm:
+        return (f"one CTA needs {need} registers ({regs_per_thread} per thread x {threads_per_cta} threads, "
+                f"allocated per warp in {g}s) and the SM has {regs_per_sm} (regs_per_sm)")  # fmt: skip
+    if wpc > sm.warps_per_sm:
+        return f"one CTA has {wpc} warps and the SM holds {sm.warps_per_sm} (warps_per_sm)"
+    if smem_per_cta and int(smem_per_cta) > sm.shmem_per_sm_bytes:
+        return (f"one CTA needs {smem_per_cta} B of shared memory and the SM has {sm.shmem_per_sm_bytes} "
+                "(shmem_per_sm_bytes)")
+    return None
