@@ -159,6 +159,27 @@ def _tech_cell(design: Design, grid: dict, tech: Mapping | None) -> dict:
     return grid
 
 
+def _analytic_sm(sm: SMSpec, grid: dict) -> SMSpec:
+    """The SM spec of an analytic evaluation: the analytic models take the SM fields of
+    :data:`rfmodel.analytic.model.GRID_FIELDS` as grid arrays; any other SM field the grid names (a latency,
+    a bandwidth, a cache size) sets the spec itself, so it takes one value per call."""
+    from rfmodel.analytic.model import GRID_FIELDS
+
+    changes = {}
+    for k, v in grid.items():
+        if k in GRID_FIELDS or k not in sm.to_dict():
+            continue
+        values = np.unique(np.asarray(v).ravel())
+        if len(values) > 1:
+            raise RfmodelError(
+                f"parameter '{k}': the analytic engine takes one value of it per call (it sets the SM spec; "
+                f"the fields it sweeps in one call are {', '.join(GRID_FIELDS)}): evaluate each value in its "
+                "own call, or use method='simulate'"
+            )
+        changes[k] = values[0].item()
+    return sm.replace(**changes) if changes else sm
+
+
 def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
     known = set(sm.to_dict()) | {"collector_units"} | set(design.parameters)
     for k in grid:
@@ -240,6 +261,7 @@ def evaluate(
             raise RfmodelError(f"samples: expected an integer >= 2 (got {samples!r})")
         _check_size("montecarlo", grid, len(_workload_list(workload)), int(samples))
         _check_params(d, sm, grid)
+        sm = _analytic_sm(sm, grid)
         return evaluate_montecarlo(
             d, _workload_list(workload), sm, grid=grid, dims=dims, coords=coords,
             uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration,
@@ -319,8 +341,15 @@ def sensitivity(
         hi = next((v for v in range(x + step, 64 * max(x, 1) + 2) if valid(v)), x)
         if lo == hi:
             raise RfmodelError(f"sensitivity: no valid neighbour of {param} = {x}")
-    grid = {**dict(params or {}), param: [lo, x, hi]}
-    ds = evaluate(d, workload, sm, method="analytic", params=grid, **kw)
+    from rfmodel.analytic.model import GRID_FIELDS
+
+    other = dict(params or {})
+    if param in sm.to_dict() and param not in GRID_FIELDS:  # a field that sets the SM spec: one call a value
+        runs = [evaluate(d, workload, sm, method="analytic", params={**other, param: [v]}, **kw)
+                for v in (lo, x, hi)]  # fmt: skip
+        ds = xr.concat(runs, dim=param)
+    else:
+        ds = evaluate(d, workload, sm, method="analytic", params={**other, param: [lo, x, hi]}, **kw)
     out = xr.Dataset(attrs={**ds.attrs, "sensitivity_param": param, "x": x, "x_lo": lo, "x_hi": hi})
     for m in metrics:
         y = ds[m]
@@ -369,6 +398,7 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
     grid = _tech_cell(d, grid, tech)
     _check_size("analytic", grid, len(workloads))
     _check_params(d, sm, grid)
+    sm = _analytic_sm(sm, grid)
     return evaluate_analytic(
         d, workloads, sm, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
         max_warps=max_warps, calibration=calibration, stall_reasons=stall_reasons(d),

@@ -210,3 +210,14 @@ def test_a_workload_that_never_fits_is_an_error_naming_the_resource(capsys):
     # a search asks for NaN instead
     ds = rfmodel.evaluate("baseline", "gemm_regblock16x8", on_no_fit="nan")
     assert float(ds["warps"].item()) == 0.0
+
+
+def test_every_sm_field_in_a_grid_changes_the_analytic_model_or_is_refused(capsys):
+    """dram_latency_cycles used to be ignored by the analytic engine (identical rows from 0 to 10,000)."""
+    ipc = [float(rfmodel.evaluate("baseline", "saxpy", params={"dram_latency_cycles": [v]})["ipc"].item())
+           for v in (100, 500, 2000)]  # fmt: skip
+    assert ipc[0] > ipc[1] > ipc[2]
+    err = run_cli(["evaluate", "--workload", "saxpy", "--param", "dram_latency_cycles=100,500"], capsys)
+    assert "one value of it per call" in err
+    s = rfmodel.sensitivity("baseline", "saxpy", param="dram_latency_cycles", metrics=("ipc",))
+    assert float(s["d_ipc"].item()) < 0
