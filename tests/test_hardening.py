@@ -221,3 +221,10 @@ def test_every_sm_field_in_a_grid_changes_the_analytic_model_or_is_refused(capsy
     assert "one value of it per call" in err
     s = rfmodel.sensitivity("baseline", "saxpy", param="dram_latency_cycles", metrics=("ipc",))
     assert float(s["d_ipc"].item()) < 0
+
+
+@pytest.mark.parametrize("spec", ["normal:nan", "normal:-1", "uniform:1.5", "lognormal:inf"])
+def test_bad_uncertainty_widths(capsys, spec):
+    err = run_cli(["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "10",
+                   "--uncertainty", f"mem_fraction={spec}"], capsys)  # fmt: skip
+    assert "mem_fraction" in err

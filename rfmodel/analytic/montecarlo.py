@@ -45,6 +45,7 @@ import xarray as xr
 
 from rfmodel.analytic.calibration import params_of
 
+DISTRIBUTIONS = ("normal", "lognormal", "uniform")
 WORKLOAD_KEYS = ("mem_fraction", "reads_per_instr", "writes_per_instr", "instructions", "hit_rate")
 TECH_KEYS = ("energy", "leakage", "area")
 QUANTILES = (0.025, 0.975)
@@ -163,6 +164,16 @@ def check_uncertainty(design, uncertainty: dict, calibration, samples: int) -> d
             )
     if samples < 2:
         raise RfmodelError("montecarlo needs samples >= 2")
+    for k, spec in uncertainty.items():
+        ok = isinstance(spec, (tuple, list)) and len(spec) == 2 and spec[0] in DISTRIBUTIONS
+        width = spec[1] if ok else None
+        ok = ok and isinstance(width, (int, float)) and not isinstance(width, bool) and np.isfinite(width)
+        ok = ok and width >= 0 and (spec[0] != "uniform" or width < 1)
+        if not ok:
+            raise RfmodelError(
+                f"uncertainty '{k}': {spec!r} is not a distribution; allowed: (normal|lognormal, width >= 0) "
+                "or (uniform, 0 <= width < 1), finite"
+            )
     return uncertainty
 
 
