@@ -228,3 +228,9 @@ def test_bad_uncertainty_widths(capsys, spec):
     err = run_cli(["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "10",
                    "--uncertainty", f"mem_fraction={spec}"], capsys)  # fmt: skip
     assert "mem_fraction" in err
+
+
+def test_export_accelsim_needs_at_least_one_sm(tmp_path, capsys):
+    args = ["workload", "export-accelsim", "saxpy", tmp_path / "ex", "--num-sms", "0"]
+    assert "num_sms" in run_cli(args, capsys)
+    assert not (tmp_path / "ex").exists()

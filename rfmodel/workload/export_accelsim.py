@@ -176,6 +176,8 @@ def export_accelsim(workload, outdir, *, arch: str | None = None, num_sms: int =
     """
     from rfmodel.workload.suite import DEFAULT_ARCH, Workload, load_workload
 
+    if isinstance(num_sms, bool) or not isinstance(num_sms, int) or num_sms < 1:
+        raise RfmodelError(f"num_sms: expected an integer >= 1 (got {num_sms!r})")
     if isinstance(workload, Trace):
         trace = workload
     elif isinstance(workload, Workload):
