@@ -173,3 +173,25 @@ def test_bench_analytic_member():
     n = int(np.prod([len(v) for v in ANALYTIC_GRID.values()]))
     assert r["points"] == n > 100_000
     assert r["points_per_s"] > 0 and r["speedup_vs_simulate"] == pytest.approx(r["points_per_s"] * 0.5)
+
+
+def test_a_sass_file_profile_is_cached_by_its_content(tmp_path, monkeypatch):
+    """A SASS listing's profile persists on disk keyed by its bytes: an edited file is profiled anew."""
+    import shutil
+
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+    from rfmodel.workload.suite import builtin_sass_path
+
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / "k.sass"
+    shutil.copy(builtin_sass_path("saxpy"), src)
+    sm = resolve_gpu("fermi-gtx480")
+    engine._PROFILE_CACHE.clear()
+    first = workload_profile(str(src), sm)
+    assert len(list((tmp_path / "cache" / "profiles").glob("*.npz"))) == 1
+    engine._PROFILE_CACHE.clear()
+    assert workload_profile(str(src), sm).n_instrs == first.n_instrs  # from disk
+    assert len(list((tmp_path / "cache" / "profiles").glob("*.npz"))) == 1
+    src.write_text(src.read_text() + "\n")  # new bytes: a new entry, also in the same process
+    workload_profile(str(src), sm)
+    assert len(list((tmp_path / "cache" / "profiles").glob("*.npz"))) == 2

@@ -71,6 +71,27 @@ _PROFILE_CACHE: dict = {}
 PROFILE_WARPS = 32
 
 
+def _file_digest(name: str) -> str | None:
+    """SHA-1 of a workload file's bytes (a SASS listing; an Accel-Sim trace folder's files), or None."""
+    from pathlib import Path
+
+    p = Path(name)
+    try:
+        if p.is_file():
+            files = [p]
+        elif p.is_dir():
+            files = sorted(f for f in p.rglob("*") if f.is_file())
+        else:
+            return None
+        h = hashlib.sha1()
+        for f in files:
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
 def workload_profile(
     workload,
     sm: SMSpec,
@@ -90,13 +111,16 @@ def workload_profile(
     the same ``max_warps``; calibration compares like with like).
     """
     name = workload.name if isinstance(workload, Workload) else str(workload)
+    content = _file_digest(name) if not isinstance(workload, Workload) else None
     key = (name, arch, seed, max_warps, _sm_key(sm), share)
-    if key in _PROFILE_CACHE and not isinstance(workload, Workload):
-        return _PROFILE_CACHE[key]
-    # built-in and synthetic workloads are named by what generates them: their profiles persist on disk
+    if key in _PROFILE_CACHE and not isinstance(workload, Workload) and _PROFILE_CACHE[key][0] == content:
+        return _PROFILE_CACHE[key][1]
     stored = None
-    if not isinstance(workload, Workload) and (name in builtin_names() or name.startswith(SYNTHETIC_PREFIX)):
-        blob = json.dumps([*key, source_hash(exclude=("data/calibration",))], default=str)
+    if not isinstance(workload, Workload) and (
+        name in builtin_names() or name.startswith(SYNTHETIC_PREFIX) or content is not None
+    ):
+        # built-in and synthetic workloads are named by what generates them, files by their content
+        blob = json.dumps([*key, content, source_hash(exclude=("data/calibration",))], default=str)
         stored = entry_path("profiles", hashlib.sha1(blob.encode()).hexdigest()[:24], ".npz")
         if stored is not None and stored.is_file():
             try:
@@ -104,7 +128,7 @@ def workload_profile(
             except (OSError, ValueError, KeyError, TypeError):  # damaged entry: recompute it
                 pass
             else:
-                _PROFILE_CACHE[key] = prof
+                _PROFILE_CACHE[key] = (content, prof)
                 return prof
     wl = load_workload(
         workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
@@ -126,7 +150,7 @@ def workload_profile(
             ctas=n_share,
             attrs={**prof.attrs, "sampled_instrs": prof.n_instrs, "sampled_ctas": wl.trace.ctas},
         )
-    _PROFILE_CACHE[key] = prof
+    _PROFILE_CACHE[key] = (content, prof)
     if stored is not None:
         try:
             prof.save(stored)
