@@ -158,16 +158,17 @@ def test_layer_checker_catches_an_upward_import(tmp_path):
     assert "rfmodel.spec.a" in g["rfmodel.evaluate"]
 
 
+def heavy_modules_loaded(statements: str, heavy: tuple[str, ...]) -> list[str]:
+    """The modules of ``heavy`` that a fresh interpreter has loaded after running ``statements``."""
+    code = f"import sys\n{statements}\nprint(','.join(m for m in {heavy!r} if m in sys.modules))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
 def test_errors_import_loads_no_engine():
     """``import rfmodel.errors`` (what every CLI error path needs) loads neither numba nor an engine."""
-    code = (
-        "import sys, rfmodel.errors, rfmodel.spec\n"
-        "bad = [m for m in ('numba', 'xarray', 'rfmodel.evaluate', 'rfmodel.sim', 'rfmodel.analytic') "
-        "if m in sys.modules]\n"
-        "print(','.join(bad))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
-    assert out.stdout.strip() == ""
+    heavy = ("numba", "xarray", "rfmodel.evaluate", "rfmodel.sim", "rfmodel.analytic")
+    assert heavy_modules_loaded("import rfmodel.errors, rfmodel.spec", heavy) == []
 
 
 @pytest.mark.parametrize("name", ["evaluate", "sensitivity", "__version__"])
@@ -180,11 +181,6 @@ def test_package_face_is_lazy_but_complete(name):
 def test_cli_help_loads_no_engine_or_fit():
     """``rfmodel --help`` and argument errors stay instant: building the parser imports no engine, no numba,
     no technology fits (scipy)."""
-    code = (
-        "import sys\nfrom rfmodel.cli import build_parser\nbuild_parser()\n"
-        "heavy = ('numba', 'xarray', 'scipy', 'rfmodel.evaluate', 'rfmodel.tech.array')\n"
-        "bad = [m for m in heavy if m in sys.modules]\n"
-        "print(','.join(bad))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
-    assert out.stdout.strip() == ""
+    heavy = ("numba", "xarray", "scipy", "rfmodel.evaluate", "rfmodel.tech.array")
+    statements = "from rfmodel.cli import build_parser\nbuild_parser()"
+    assert heavy_modules_loaded(statements, heavy) == []
