@@ -288,3 +288,22 @@ def test_design_compile_pass_reuses_intervals():
     ivs, entries, _new, _conflicts = d.compile(k, d.resolve({"main_rf_banks": 16}), None)
     assert len(entries) == len(ivs.intervals)
     assert all(len(e) <= 16 for e in entries)
+
+
+def test_main_rf_banks_set_the_main_rf_cost():
+    """The main RF's banks are the SM's registers in ``main_rf_banks`` banks: at 128 banks of a 2 MB RF each
+    bank holds 16 KB, and the banks cost what the baseline's 128 banks of the same cell cost."""
+    import rfmodel
+
+    big = {"regs_per_sm": 524288, "main_cell": "tfet"}
+    ds = rfmodel.evaluate("ltrf", "saxpy", "maxwell-ltrf", method="analytic",
+                          params={**big, "main_rf_banks": [16, 128]})
+    bl = rfmodel.evaluate("baseline", "saxpy", "maxwell-ltrf", method="analytic",
+                          params={**big, "num_banks": 128})
+    main = ds["area_mm2"].sel(structure="main_rf_bank").values.ravel()
+    ref = float(bl["area_mm2"].sel(structure="rf_bank").values.ravel()[0])
+    assert main[1] == pytest.approx(ref, rel=1e-9)
+    # CACTI-like banks: one 128 KB bank costs less than eight 16 KB ones
+    assert main[0] < 0.8 * main[1]
+    # the same 2 MB either way
+    assert np.allclose(ds["capacity_kb"].values.ravel(), ds["capacity_kb"].values.ravel()[0])

@@ -125,11 +125,18 @@ def two_level(sm) -> float:
     return 1.0 if sm.scheduler == "two-level" else 0.0
 
 
+#: warps per scheduler in the two-level scheduler's active pool when a design does not set ``active_warps``
+#: (the simulator's default, ``SimSetup.pool``)
+DEFAULT_POOL = 8
+
+
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
                 write_share=1.0, operand_slots=True, bank_write_cycles=None) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
-    ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.
+    ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.  On
+    a two-level SM the grid's ``active_warps`` (per scheduler; default :data:`DEFAULT_POOL`) bounds the
+    issuing warps.
     """
     p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
     warps = resident_warps(profile, sm, grid)
@@ -181,6 +188,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         read_share=read_share,
         write_share=write_share,
         operand_slots=operand_slots,
+        pool_warps=grid_value(grid, "active_warps", DEFAULT_POOL) * sched if two_level(sm) else None,
     )
 
 

@@ -97,6 +97,7 @@ def interval_model(
     read_share=1.0,
     write_share=1.0,
     operand_slots=True,
+    pool_warps=None,
 ):
     """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
 
@@ -115,7 +116,11 @@ def interval_model(
     to DRAM at ``miss_latency``).  ``l1d_assoc``/``l2_assoc``: ways (set-associative LRU hit
     rates from the stack distances; default fully associative).  ``operand_slots``: every operand slot
     is a bank read (a register named twice by one instruction is read twice, as the simulator's
-    collectors do); ``False`` for designs that read it once (distinct sources).  Returns a dict of
+    collectors do); ``False`` for designs that read it once (distinct sources).  ``pool_warps``: the
+    two-level scheduler's active warps per SM (``None``: every resident warp may issue); the warps of the
+    pool issue, and a warp that waits on a long-latency result leaves it, so the pool bounds IPC by
+    ``rate_pool``: the pool's warps as a list schedule (or single-warp chains) without memory waits.
+    Returns a dict of
     arrays (``ipc``, ``cycles``, ``bank_conflict_stall_cycles`` per instruction as
     ``conflict_per_instr``, bounds, waits).
     """
@@ -236,9 +241,16 @@ def interval_model(
                 t_cta = c_lat * profile.chain_at2(k, L_q, "cta_chain2")
                 rate_lat = cr * n_cta / np.maximum(t_cta, 1e-9)
             rate_col = N_oc / hold
-            new = softmin([rate_lat, rate_bank, rate_col, rate_mem, rate_mshr, rate_lsu, *issue], q)
+            rates = [rate_lat, rate_bank, rate_col, rate_mem, rate_mshr, rate_lsu, *issue]
+            if pool_warps is not None:
+                rates.append(pool_rate(np.minimum(wp, pool_warps), k))
+            new = softmin(rates, q)
             ipc = 0.5 * ipc + 0.5 * new
         return ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q
+
+    def pool_rate(active, k):
+        """Warp instructions per cycle of ``active`` issuing warps that never wait on memory."""
+        return active / (c_lat * np.maximum(profile.chain_at2(k, 0.0, "chain2"), 1.0))
 
     ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = steady(warps)
     # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps

@@ -33,7 +33,8 @@ class BaselineParams(SlowBankParams, kind="design.baseline"):
     """The baseline's parameters beyond the SM's fields."""
 
     active_warps: int = param(
-        8, bounds=(1, 64), doc="warps per scheduler in the two-level scheduler's pool (simulator only)"
+        8, bounds=(1, 64), doc="warps per scheduler in the two-level scheduler's pool (SMs with "
+        "scheduler = 'two-level'; no effect on the others)"
     )
 
 
@@ -42,8 +43,8 @@ class Baseline(Design):
     name = "baseline"
     description = "conventional banked SRAM register file, operand collectors, crossbar"
     #: the two-level scheduler's active warps per scheduler, and the banks' access time as a multiple of
-    #: one cycle (``main_rf_latency_x``; see ``sim_setup``); the analytic model uses ``main_rf_latency_x``
-    #: (bank service time), not ``active_warps``
+    #: one cycle (``main_rf_latency_x``; see ``sim_setup``); in the analytic model the bank service time and
+    #: the pool's bound on issuing warps (``Effects``, ``sm_interval``)
     Params = BaselineParams
     metrics = TIMING_METRICS
     #: the interval model's free coefficients (default, lower, upper), fitted by ``rfmodel calibrate``

@@ -384,7 +384,8 @@ def sm_structures(sm, grid: dict, tech: dict) -> list:
 def hierarchy_structures(sm, grid: dict, tech: dict, params: type[DesignParams], *, cache: str) -> list:
     """Main RF banks, collectors and crossbar (the SM's), RF cache, main-RF network and (LTRF) WCB.
 
-    The SM's ``rf_bank`` becomes ``main_rf_bank`` (its cell: ``tech['main_cell']``, default
+    The main RF's banks (``main_rf_bank``) hold the SM's registers in ``main_rf_banks`` banks (default: the
+    SM's ``num_banks``; their cell: the grid's ``main_cell``, else ``tech['main_cell']``, else
     ``tech['cell']``); the RF cache is SRAM (``tech['cell']``): ``cache="interval"`` (the LTRF family)
     holds ``N x active warps x schedulers`` warp registers in N banks (``N = regs_per_interval``) and adds
     the warp control block, ``cache="rfc"`` holds ``rfc_kb`` in the SM's bank count; the main RF reaches
@@ -399,12 +400,13 @@ def hierarchy_structures(sm, grid: dict, tech: dict, params: type[DesignParams],
     node = tech.get("node_nm", 45)
     cell = tech.get("cell", "sram-hp")
     sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k in ("collector_units", "main_cell")}
-    base = sm_structures(sm, sm_grid, tech)
-    main = base[0]
-    width = sm.bank_width_bits
     d = params()
-    size_name = "regs_per_interval" if cache == "interval" else "rfc_kb"
     main_banks = grid.get("main_rf_banks", d.main_rf_banks if d.main_rf_banks is not None else sm.num_banks)
+    base = sm_structures(sm, sm_grid, tech)
+    # the main RF: the SM's registers in main_rf_banks banks (their shape sets cost and timing alike)
+    main = sm_structures(sm, {**sm_grid, "num_banks": main_banks}, tech)[0]
+    width = sm.bank_width_bits
+    size_name = "regs_per_interval" if cache == "interval" else "rfc_kb"
     values = {
         "active": grid.get("active_warps", d.active_warps),
         "size": grid.get(size_name, getattr(d, size_name)),

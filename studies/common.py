@@ -1,0 +1,132 @@
+"""Helpers the studies share: a resumable cache of evaluations, averages, number formatting, and writing a
+generated table between markers of ``docs/validation.md``."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+import rfmodel
+from rfmodel.cache import source_hash
+from rfmodel.io import write_text
+
+#: the package's source, in every evaluation's key
+SOURCE = source_hash()
+
+#: the scalar results a study keeps of one evaluation (those the design reports)
+SCALARS = (
+    "ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles", "slow_bank_wait_cycles",
+    "rf_cache_hit_rate", "main_rf_reads", "main_rf_writes", "prefetches", "prefetch_bank_conflicts",
+    "conflict_free_prefetch_fraction", "main_rf_read_cycles", "main_rf_write_cycles", "energy_pj_total",
+    "power_mw", "area_mm2_total",
+)  # fmt: skip
+
+
+def evaluate_point(design: str, workload: str, gpu: str, method: str, params: dict) -> dict:
+    """One evaluation of ``design`` on ``workload``: its scalar results (:data:`SCALARS`, None when the
+    design does not report one or it is not a number) and the seconds it took."""
+    t0 = time.perf_counter()
+    ds = rfmodel.evaluate(design, workload, gpu, method=method, params=params)
+    out = {"design": design, "workload": workload, "gpu": gpu, "method": method, "params": params}
+    for m in SCALARS:
+        if m in ds:
+            v = float(np.asarray(ds[m].values).ravel()[0])
+            out[m] = None if math.isnan(v) else v
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+class Evaluations:
+    """Evaluations run in ``jobs`` worker processes and kept one JSON line each in ``path``, keyed by design,
+    workload, GPU, engine, parameters and a hash of rfmodel's source: a rerun only does what is missing, and
+    an edit of the package redoes everything."""
+
+    def __init__(self, path: Path, jobs: int = 2):
+        self.path = path
+        self.jobs = jobs
+        self.done: dict[str, dict] = {}
+        if path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    r = json.loads(line)
+                    self.done[r["key"]] = r
+                except (json.JSONDecodeError, KeyError):  # a line cut by an interrupted run: redone
+                    continue
+
+    @staticmethod
+    def key(design, workload, gpu, method, params) -> str:
+        return json.dumps([design, workload, gpu, method, params, SOURCE], sort_keys=True)
+
+    def get(self, design, workload, gpu, method, params) -> dict:
+        return self.done[self.key(design, workload, gpu, method, params)]
+
+    def ensure(self, points) -> None:
+        """Run the ``(design, workload, gpu, method, params)`` points not yet done, appending each result as
+        it finishes, with progress on stderr."""
+        todo = {}
+        for p in points:
+            k = self.key(*p)
+            if k not in self.done:
+                todo[k] = p
+        if not todo:
+            return
+        t0, n = time.time(), 0
+        with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+            futs = {pool.submit(evaluate_point, *p): k for k, p in todo.items()}
+            for fut in as_completed(futs):
+                r = fut.result()
+                r["key"] = futs[fut]
+                self.done[r["key"]] = r
+                with self.path.open("a") as f:
+                    f.write(json.dumps(r) + "\n")
+                n += 1
+                print(f"  [{n}/{len(todo)}] {r['method']} {r['design']} {r['workload']} {r['params']} "
+                      f"ipc={r['ipc']:.3f} ({time.time() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
+
+
+def geomean(xs):
+    xs = [x for x in xs if x is not None and x > 0]
+    return float(np.exp(np.mean(np.log(xs)))) if xs else float("nan")
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return float(np.mean(xs)) if xs else float("nan")
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+    return float(np.median(xs)) if xs else float("nan")
+
+
+def fmt(x, spec=".2f", suffix="", scale=1.0):
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * scale:{spec}}{suffix}"
+
+
+def pct(x):
+    """A ratio as a signed percentage change: 1.32 -> '+32 %'."""
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{(x - 1) * 100:+.0f} %"
+
+
+def write_marked(doc: Path, begin: str, end: str, block: str, section: str, title: str) -> None:
+    """Put ``block`` between the ``begin`` and ``end`` markers of ``doc``; without them, as a new subsection
+    ``title`` at the end of ``section`` (a ``## `` heading, created at the end of the file if missing)."""
+    text = doc.read_text()
+    block = f"{begin}\n{block}{end}"
+    if begin in text and end in text:
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
+    else:
+        sub = f"### {title}\n\n{block}\n"
+        if section in text:
+            nxt = text.find("\n## ", text.index(section) + len(section))
+            at = len(text) if nxt < 0 else nxt + 1
+            text = text[:at].rstrip() + "\n\n" + sub + ("\n" + text[at:] if at < len(text) else "")
+        else:
+            text = text.rstrip() + f"\n\n{section}\n\n" + sub
+    write_text(doc, text)

@@ -1,0 +1,214 @@
+"""A larger, slower register file: the Latency-Tolerant Register File paper's capacity study.
+
+"Enabling High-Capacity, Latency-Tolerant, and Highly-Concurrent GPU Register Files via Software/Hardware
+Cooperation", Table 2 and Figures 3 and 14, on the built-in workloads (``maxwell-ltrf``: the paper's Table 3
+SM, 256 KB in 16 banks of 16 KB, 8 active warps):
+
+* the organisations: config #1 (16 x 16 KB HP SRAM), the reference #1 + 16 KB (272 KB, the paper's
+  normalization for Figure 14), and the 8x-capacity main RFs #6 (TFET SRAM) and #7 (DWM), each 128 banks of
+  16 KB behind a flattened butterfly; their access and write cycles come from the technology layer
+  (``main_cell``), and, to separate the cells' derivation from the architecture, a second run takes
+  Table 2's latency multiples (5.3x, 6.3x: ``main_rf_latency_x``) with SRAM timing;
+* IPC of BL (the baseline RF), Ideal (8x capacity at #1's latency and banking), RFC, LTRF and LTRFconf,
+  normalized per workload to BL on #1 + 16 KB (Ideal and BL #6 also to plain #1, Figure 3's reference),
+  geometric means over the register-sensitive and register-insensitive workloads (the suite's categories);
+* RF area and power of each point (the technology layer), and the analytic model's IPC beside the
+  simulator's (its error on these slow cells, which its calibration never sampled).
+
+Claims checked: L-05, L-06, L-08, L-16, L-17, L-18, L-19 (reference digest IDs).  Every evaluation is kept
+in ``OUT/runs.jsonl``; an interrupted run resumes.  Outputs: ``OUT/points.csv`` (every evaluation),
+``OUT/summary.md``, and with ``--docs`` the tables in ``docs/validation.md``.
+
+    python studies/ltrf_capacity.py --jobs 2 --docs
+    python studies/ltrf_capacity.py --workloads saxpy nbody_tile16 --methods simulate   # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+from common import Evaluations, fmt, geomean, mean, pct, write_marked
+
+import rfmodel
+from rfmodel.evaluate import resolve_gpu
+from rfmodel.io import write_text
+from rfmodel.workload.suite import default_workloads, manifest
+
+#: capacity multiple of the large main RFs (Table 2 #2-#7) and their bank count (#3, #5-#7: 8x banks)
+CAPACITY_X = 8
+BANKS_X = 8
+#: the large configurations: cell and Table 2's latency multiple (claim L-04)
+CONFIGS = {"#6": ("tfet", 5.3), "#7": ("dwm", 6.3)}
+#: the studied designs on a large configuration (label -> design)
+DESIGNS = {"BL": "baseline", "RFC": "rfc", "LTRF": "ltrf", "LTRFconf": "ltrfconf"}
+#: the paper's numbers (claim IDs of the reference digest)
+PAPER = {
+    ("Ideal", ""): "+37 % on register-sensitive workloads vs 256 KB (+10 to +95 %) [L-05]; LTRF within 5 % "
+    "of it [L-09, L-16]",
+    ("BL", "#6"): "below 256 KB overall despite 8x capacity [L-06]",
+    ("RFC", "#6"): "RF-cache schemes lose 14 % on average at 8x [L-08]",
+    ("RFC", "#7"): "RF-cache schemes lose 14 % on average at 8x [L-08]",
+    ("LTRF", "#6"): "+32 %, almost Ideal [L-16]",
+    ("LTRFconf", "#6"): "LTRF +3.8 % [L-17]",
+    ("LTRF", "#7"): "+28 % [L-18]",
+    ("LTRFconf", "#7"): "+34 % [L-18]; LTRF +4.8 % [L-17]",
+}
+MARK = "<!-- ltrf-capacity {gpu}:{end} -->"
+SECTION = "## Register-caching designs on the simulator"
+
+
+def points(sm, active_warps: int) -> dict:
+    """label -> (design, parameters, config, timing) of every point of the study."""
+    regs = int(sm.regs_per_sm)
+    banks = int(sm.num_banks)
+    big = {"regs_per_sm": regs * CAPACITY_X}
+    pool = {"active_warps": active_warps}
+    out = {
+        "BL #1": ("baseline", {**pool}, "#1", ""),
+        "BL #1+16KB": ("baseline", {**pool, "regs_per_sm": regs + 16 * 1024 // 4}, "#1+16KB", ""),
+        "Ideal": ("baseline", {**pool, **big}, "8x at #1", ""),
+    }
+    for cfg, (cell, lat) in CONFIGS.items():
+        for timing, t in (("tech", {"main_cell": cell}), ("Table 2", {"main_rf_latency_x": lat})):
+            for label, design in DESIGNS.items():
+                name = "num_banks" if design == "baseline" else "main_rf_banks"
+                where = {name: banks * BANKS_X}
+                out[f"{label} {cfg} {timing}"] = (design, {**pool, **big, **where, **t}, cfg, timing)
+    return out
+
+
+def categories(workloads) -> dict:
+    kernels = manifest()["kernels"]
+    out = {"register-sensitive": [], "register-insensitive": []}
+    for w in workloads:
+        cat = kernels.get(w, {}).get("category", [])
+        for c in out:
+            if c in cat:
+                out[c].append(w)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
+    ap.add_argument("--workloads", nargs="*", help="workloads (default: the built-in suite)")
+    engines = ["simulate", "analytic"]
+    ap.add_argument("--methods", nargs="*", default=engines, choices=engines)
+    ap.add_argument("--active-warps", type=int, default=8, help="active warps per SM (paper: 8)")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes")
+    ap.add_argument("--out", default="studies/out/ltrf_capacity")
+    ap.add_argument("--docs", action="store_true", help="write the tables into docs/validation.md")
+    a = ap.parse_args(argv)
+    sm = resolve_gpu(a.gpu)
+    wls = a.workloads or default_workloads()
+    pool = max(1, -(-a.active_warps // sm.schedulers_per_sm))
+    pts = points(sm, pool)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ev = Evaluations(out / "runs.jsonl", a.jobs)
+    todo = [(d, w, a.gpu, m, p) for m in a.methods for (d, p, _c, _t) in pts.values() for w in wls]
+    print(f"{len(todo)} evaluations ({len(pts)} points x {len(wls)} workloads x {len(a.methods)} engines)",
+          file=sys.stderr)  # fmt: skip
+    # the simulator first: the analytic engine's profiles are cheap next to it, and its runs are the study
+    for m in a.methods:
+        ev.ensure([t for t in todo if t[3] == m])
+
+    def r(label, w, m):
+        d, p, _c, _t = pts[label]
+        return ev.get(d, w, a.gpu, m, p)
+
+    def ratios(label, ref, ws, m):
+        """IPC of ``label`` over IPC of ``ref``, per workload of ``ws``."""
+        return [r(label, w, m)["ipc"] / r(ref, w, m)["ipc"] for w in ws]
+
+    cats = {"all": list(wls), **categories(wls)}
+    method = a.methods[0]
+    rows = []
+    sens = cats["register-sensitive"]
+    for label, (d, _p, cfg, timing) in pts.items():
+        row = {"point": label, "design": d, "config": cfg, "timing": timing}
+        for cname, ws in cats.items():
+            row[f"ipc_{cname}"] = geomean(ratios(label, "BL #1+16KB", ws, method))
+        vs256 = ratios(label, "BL #1", sens, method) or [float("nan")]
+        row["ipc_vs_256kb_sensitive"] = geomean(vs256)
+        row["ipc_vs_256kb_min"], row["ipc_vs_256kb_max"] = min(vs256), max(vs256)
+        one = [r(label, w, method) for w in wls]
+        row["read_cycles"] = one[0].get("main_rf_read_cycles")
+        row["write_cycles"] = one[0].get("main_rf_write_cycles")
+        row["warps"] = mean([x["warps"] for x in one])
+        row["area_mm2"] = one[0].get("area_mm2_total")
+        row["power_mw"] = mean([x.get("power_mw") for x in one])
+        if "analytic" in a.methods and "simulate" in a.methods:
+            errs = [abs(r(label, w, "analytic")["ipc"] / r(label, w, "simulate")["ipc"] - 1) for w in wls]
+            row["analytic_ipc_mape"] = mean(errs)
+            row["analytic_ipc_all"] = geomean(ratios(label, "BL #1+16KB", wls, "analytic"))
+        key = (label.split(" ")[0], cfg if cfg.startswith("#6") or cfg.startswith("#7") else "")
+        row["paper"] = PAPER.get(key, "") if timing in ("", "tech") else ""
+        rows.append(row)
+
+    with (out / "points.csv").open("w", newline="") as f:
+        keys = ["method", "design", "workload", "params", "ipc", "warps", "cycles", "main_rf_read_cycles",
+                "main_rf_write_cycles", "bank_conflict_stall_cycles", "slow_bank_wait_cycles",
+                "rf_cache_hit_rate", "main_rf_reads", "main_rf_writes", "prefetches", "power_mw",
+                "area_mm2_total", "seconds"]  # fmt: skip
+        wr = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+        wr.writeheader()
+        for t in todo:
+            wr.writerow(ev.get(*t))
+    with (out / "summary.csv").open("w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+        wr.writeheader()
+        wr.writerows(rows)
+
+    area1 = next(x["area_mm2"] for x in rows if x["point"] == "BL #1")
+    head = (
+        "| point | main RF | read / write cycles | warps (mean) | IPC all | register-sensitive "
+        "| register-insensitive | analytic: IPC all / error | RF area vs #1 | RF power (mean) | paper |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+    )
+    body = ""
+    for x in rows:
+        main_rf = x["config"] + (f", {x['timing']} latency" if x["timing"] else "")
+        body += (
+            f"| {x['point'].split(' ')[0]} | {main_rf} | {fmt(x['read_cycles'], '.0f')} / "
+            f"{fmt(x['write_cycles'], '.0f')} | {fmt(x['warps'], '.1f')} | {pct(x['ipc_all'])} "
+            f"| {pct(x['ipc_register-sensitive'])} | {pct(x['ipc_register-insensitive'])} "
+            f"| {pct(x.get('analytic_ipc_all'))} / {fmt(x.get('analytic_ipc_mape'), '.0f', ' %', 100)} "
+            f"| {fmt(x['area_mm2'] / area1 if x['area_mm2'] else None, '.2f', 'x')} "
+            f"| {fmt(x['power_mw'], '.0f', ' mW')} | {x['paper']} |\n"
+        )
+    f3 = {x["point"]: x for x in rows}
+    ideal, bl6, bl6t = f3["Ideal"], f3["BL #6 tech"], f3["BL #6 Table 2"]
+    fig3_line = (
+        f"Against plain #1 (256 KB, Figure 3's reference), register-sensitive workloads: Ideal "
+        f"{pct(ideal['ipc_vs_256kb_sensitive'])} (per workload {pct(ideal['ipc_vs_256kb_min'])} "
+        f"to {pct(ideal['ipc_vs_256kb_max'])}; paper +37 %, +10 to +95 % [L-05]); BL on #6 TFET "
+        f"{pct(bl6['ipc_vs_256kb_sensitive'])} with the technology's timing, "
+        f"{pct(bl6t['ipc_vs_256kb_sensitive'])} at Table 2's 5.3x (paper: a loss overall [L-06]); all "
+        f"workloads, BL #6 tech {pct(bl6['ipc_all'] / f3['BL #1']['ipc_all'])}.\n"
+    )
+    cmd = "python studies/ltrf_capacity.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    note = (
+        f"GPU `{a.gpu}`, {len(wls)} workloads ({len(sens)} register-sensitive: {', '.join(sens)}; "
+        f"{len(cats['register-insensitive'])} register-insensitive), {a.active_warps} active warps per SM, "
+        f"rfmodel {rfmodel.__version__}. IPC columns: {method} engine, geometric mean over workloads of "
+        f"IPC / BL on #1 + 16 KB (272 KB) as a change; 8x configurations are {CAPACITY_X}x the registers in "
+        f"{BANKS_X}x the banks (16 KB each); read / write cycles are one main-RF bank access at the SM "
+        f"clock; RF area and power from the technology layer (the Table 2 latency rows keep SRAM costs). "
+        f"Produced by `{cmd.strip()}`.\n"
+    )
+    table = head + body
+    write_text(out / "summary.md", note + "\n" + table + "\n" + fig3_line)
+    print(note + "\n" + table + "\n" + fig3_line)
+    if a.docs:
+        title = f"A larger, slower main RF on `{a.gpu}` (LTRF paper, Table 2 configurations)"
+        begin, end = MARK.format(gpu=a.gpu, end="begin"), MARK.format(gpu=a.gpu, end="end")
+        write_marked(Path("docs/validation.md"), begin, end, f"{note}\n{table}\n{fig3_line}", SECTION, title)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
