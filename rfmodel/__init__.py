@@ -8,7 +8,10 @@ The one façade is :func:`rfmodel.evaluate`; design-space search is
 import sys
 import types
 
+from rfmodel.cache import use_user_numba_cache
 from rfmodel.version import __version__
+
+use_user_numba_cache()  # before any engine imports numba
 
 __all__ = ["evaluate", "sensitivity", "__version__"]
 

@@ -6,6 +6,7 @@ damaged or unreadable entry is ignored and recomputed.
 
 Location: ``$RFMODEL_CACHE_DIR`` when set (``off``, ``0`` or an empty value turn the cache off),
 else ``$XDG_CACHE_HOME/rfmodel`` (default ``~/.cache/rfmodel``).  Deleting the folder is always safe.
+numba's compiled code goes to ``$XDG_CACHE_HOME/rfmodel/numba`` (:func:`use_user_numba_cache`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,24 @@ def cache_dir() -> Path | None:
         return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "rfmodel"
+
+
+def use_user_numba_cache() -> None:
+    """Send numba's compiled-code cache to ``$XDG_CACHE_HOME/rfmodel/numba`` (default
+    ``~/.cache/rfmodel/numba``) unless ``$NUMBA_CACHE_DIR`` names another folder, so that an installed
+    package's source tree is never written to (read-only installs work).  Independent of
+    ``$RFMODEL_CACHE_DIR``: turning the result cache off does not recompile the engines.  Must run before
+    numba is first imported (``rfmodel/__init__.py`` does)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    try:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        folder = Path(base) / "rfmodel" / "numba"
+        folder.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError):  # no home or not writable: numba's own choice
+        return
+    if os.access(folder, os.W_OK):
+        os.environ["NUMBA_CACHE_DIR"] = str(folder)
 
 
 @cache

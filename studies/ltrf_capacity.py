@@ -80,6 +80,63 @@ def points(sm, active_warps: int) -> dict:
     return out
 
 
+def verdict(ours, paper, *, tol=0.30, sign_only=False) -> str:
+    """The change's sign against the paper's and (unless ``sign_only``) its size within ``tol`` relative."""
+    if ours != ours:
+        return "n/a"
+    if abs(ours - 1) < 0.005:
+        return "no change here"
+    if (ours - 1) * (paper - 1) <= 0:
+        return "sign differs"
+    if sign_only:
+        return "same sign"
+    close = abs(ours - paper) <= tol * abs(paper - 1)
+    return "same sign, within 30 %" if close else "same sign, size differs"
+
+
+def claims_table(f3: dict) -> str:
+    """The claims of the paper this study speaks to, the paper's number and the study's (simulator)."""
+
+    def g(point, col="ipc_all"):
+        return f3[point][col]
+
+    lines = []
+
+    def add(claim, what, paper_text, ours, paper_value=None, ours_text=None, **kw):
+        v = verdict(ours, paper_value, **kw) if paper_value is not None else ""
+        lines.append(f"| {claim} | {what} | {paper_text} | {ours_text or pct(ours)} | {v} |\n")
+
+    sens, ins = "ipc_register-sensitive", "ipc_register-insensitive"
+    add("L-04", "#6 TFET / #7 DWM main-RF latency vs #1", "5.3x / 6.3x",
+        float("nan"), ours_text=f"{fmt(g('BL #6 tech', 'read_cycles'), '.0f')}x / "
+        f"{fmt(g('BL #7 tech', 'read_cycles'), '.0f')}x (bank access in cycles)")  # fmt: skip
+    add("L-05", "Ideal vs #1 (256 KB), register-sensitive", "+37 % (+10 to +95 %)",
+        g("Ideal", "ipc_vs_256kb_sensitive"), 1.37)  # fmt: skip
+    add("L-06", "BL on #6 vs #1, all", "a loss", g("BL #6 tech") / g("BL #1"), 0.9, sign_only=True)
+    for cfg in ("#6", "#7"):
+        add("L-08", f"RFC on {cfg} vs #1 + 16 KB, all", "-14 %", g(f"RFC {cfg} tech"), 0.86)
+    for design, cfg, paper in (("LTRF", "#6", 1.32), ("LTRF", "#7", 1.28), ("LTRFconf", "#7", 1.34)):
+        claim = "L-16" if cfg == "#6" else "L-18"
+        add(claim, f"{design} on {cfg}, all", pct(paper), g(f"{design} {cfg} tech"), paper)
+        add(claim, f"{design} on {cfg}, register-sensitive", f"({pct(paper)} over all)",
+            g(f"{design} {cfg} tech", sens), paper)  # fmt: skip
+    gap = g("LTRF #6 tech") / g("Ideal")
+    lines.append(f"| L-16 | LTRF on #6 vs Ideal, all | almost equal (within 5 % [L-09]) | {pct(gap)} "
+                 f"| {'within 5 %' if abs(gap - 1) <= 0.05 else 'more than 5 % apart'} |\n")  # fmt: skip
+    add("L-17", "LTRFconf vs LTRF on #6", "+3.8 %", g("LTRFconf #6 tech") / g("LTRF #6 tech"), 1.038)
+    add("L-17", "LTRFconf vs LTRF on #7", "+4.8 %", g("LTRFconf #7 tech") / g("LTRF #7 tech"), 1.048)
+    area7 = g("BL #7 tech", "area_mm2") / g("BL #1", "area_mm2")
+    add("L-18", "RF area of #7 vs #1 (BL)", "-75 %", area7, 0.25)
+    order = [g(f"{d} #6 tech", ins) for d in ("BL", "RFC", "LTRF")]
+    lines.append(
+        "| L-19 | register-insensitive on #6: BL / RFC / LTRF / LTRFconf | little loss under LTRF, more "
+        f"under RFC | {' / '.join(pct(g(f'{d} #6 tech', ins)) for d in DESIGNS)} "
+        f"| {'same ordering' if order[0] < order[1] < order[2] else 'ordering differs'} |\n"
+    )
+    head = "| claim | what | paper | here (simulator) | verdict |\n| --- | --- | --- | --- | --- |\n"
+    return head + "".join(lines)
+
+
 def categories(workloads) -> dict:
     kernels = manifest()["kernels"]
     out = {"register-sensitive": [], "register-insensitive": []}
@@ -200,7 +257,7 @@ def main(argv=None) -> int:
         f"clock; RF area and power from the technology layer (the Table 2 latency rows keep SRAM costs). "
         f"Produced by `{cmd.strip()}`.\n"
     )
-    table = head + body
+    table = head + body + "\n" + claims_table(f3)
     write_text(out / "summary.md", note + "\n" + table + "\n" + fig3_line)
     print(note + "\n" + table + "\n" + fig3_line)
     if a.docs:

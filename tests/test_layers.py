@@ -184,3 +184,19 @@ def test_cli_help_loads_no_engine_or_fit():
     heavy = ("numba", "xarray", "scipy", "rfmodel.evaluate", "rfmodel.tech.array")
     statements = "from rfmodel.cli import build_parser\nbuild_parser()"
     assert heavy_modules_loaded(statements, heavy) == []
+
+
+def test_numba_compiles_into_the_user_cache_not_the_package(tmp_path):
+    """numba's cache goes to ``$XDG_CACHE_HOME/rfmodel/numba`` (an installed package's tree stays read-only),
+    unless ``$NUMBA_CACHE_DIR`` names a folder; set before numba's configuration is read."""
+    import os
+
+    code = "import rfmodel, numba.core.config as c; print(c.CACHE_DIR)"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env={**env, "XDG_CACHE_HOME": str(tmp_path)})  # fmt: skip
+    assert out.stdout.strip() == str(tmp_path / "rfmodel" / "numba")
+    mine = tmp_path / "mine"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env={**env, "NUMBA_CACHE_DIR": str(mine)})  # fmt: skip
+    assert out.stdout.strip() == str(mine)
