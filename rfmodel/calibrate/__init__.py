@@ -573,8 +573,8 @@ def stall_error(model: float, sim: dict) -> float | None:
 
 
 def stall_measured(sim: dict) -> bool:
-    """Whether the simulator measured bank-conflict stalls in this run (its slow-bank mode times the
-    banks in the design's hooks and counts none: such runs are left out of the stall comparison)."""
+    """Whether the simulator measured bank-conflict stalls in this run (runs with none, where every
+    operand found its bank free, are left out of the relative stall comparison)."""
     return sim.get("bank_conflicts", 0.0) > 0 or sim.get("bank_conflict_stall_cycles", 0.0) > 0
 
 

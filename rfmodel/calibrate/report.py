@@ -139,8 +139,8 @@ def validation_section(res: dict) -> str:
         "",
         "Goals: IPC MAPE ≤ 10 % (5 % aim), cache hit-rate error ≤ 5 points, bank-conflict stall cycles "
         "within 20 %.  `bank stall` is the median of |model − sim| / max(sim, 2 % of instructions) over "
-        "the points where the simulator measures bank stalls (their number in brackets; its slow-bank mode "
-        "counts none); "
+        "the points where the simulator measures bank stalls (their number in brackets; slow banks "
+        "included); "
         "`within 20 %` the share of points meeting that; `L1D hit` is the L1D hit-rate mean absolute error; "
         "`RF-cache hit` the design's register-cache hit-rate error; `MC cover` the share of held-out "
         "simulator IPCs inside the Monte-Carlo 95 % interval (workload ±10 %, and the model's own error at "

@@ -170,7 +170,8 @@ class SimSetup:
     names of the design's extra counters to their index in ``ints``;
     ``pool`` is the active-warp pool per scheduler of the two-level scheduler;
     ``prefer`` switches the schedulers' preference pass on (the ``prefer`` hook is
-    only called when it is set, so designs without it pay nothing).
+    only called when it is set, so designs without it pay nothing); ``bank_read_cycles`` and
+    ``bank_write_cycles`` time the SM's banks (slow cells: one access at a time per bank, docs/simulator.md).
     """
 
     hooks: SimHooks
@@ -180,6 +181,10 @@ class SimSetup:
     counters: dict[str, int] = field(default_factory=dict)
     pool: int = 8
     prefer: bool = False
+    #: the SM's banks: cycles one read access holds its bank and takes to deliver, cycles one write holds it
+    #: (the main RF's cell; 1 and 1: the simulator's one-cycle banks with their ports)
+    bank_read_cycles: int = 1
+    bank_write_cycles: int = 1
     #: provenance of this run's setup (where hints or intervals came from, ...); reported in the result
     info: dict = field(default_factory=dict)
 

@@ -13,15 +13,11 @@ from rfmodel.analytic.model import Effects
 from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import Design, SimHooks, SimSetup, bank_header, gpgpusim_offset, register
 from rfmodel.designs.mainrf import (
-    SLOW_COUNTERS,
     TIMING_METRICS,
     SlowBankParams,
     bank_effects,
     bank_timing,
-    slow_bank_accesses,
-    slow_bank_operand,
-    slow_bank_state,
-    slow_bank_write,
+    sim_bank_cycles,
     sm_structures,
     timing_metrics,
 )
@@ -59,25 +55,17 @@ class Baseline(Design):
         state is the bank-mapping header (registers shifted by one in GPGPU-Sim mode).
         """
         p = self.resolve(params)
-        offset = gpgpusim_offset(options)
-        read_x, write_x = bank_timing(sm, p)
-        slow = slow_bank_state(sm, read_x, offset, write_x)
-        if slow is None:  # one cycle per access: the simulator's own banks and arbiter (bit-identical to 1x)
-            return SimSetup(hooks=SimHooks(), ints=bank_header(sm, offset), pool=p.active_warps)
-        # slower banks (the main-RF latency multiples of the LTRF paper): every access holds its bank
-        # ``round(x)`` cycles and delivers its data after as long; the banks are then timed by the hooks
-        # (single access at a time per bank), not by the simulator's one-cycle arbiter
-        hooks = SimHooks(operand=slow_bank_operand, write=slow_bank_write)
-        return SimSetup(hooks=hooks, ints=slow, pool=p.active_warps, counters=dict(SLOW_COUNTERS))
+        ints = bank_header(sm, gpgpusim_offset(options))
+        # the banks' cell and main_rf_latency_x: cycles per read and write access, timed by the simulator's
+        # arbiter (more than one: one access at a time per bank)
+        return SimSetup(hooks=SimHooks(), ints=ints, pool=p.active_warps, **sim_bank_cycles(sm, p))
 
     def sim_metrics(self, sm, params, setup, counts):
         """Bank accesses feed the banks; every operand and result crosses the crossbar once."""
         reads = float(counts["reads"])
         writes = float(counts["writes"])
-        # plus the accesses of banks timed by the hooks (main_rf_latency_x > 1)
-        slow_r, slow_w = slow_bank_accesses(sm, setup, counts)
-        bank_r = float(counts["bank_read_acc"]) + slow_r
-        bank_w = float(counts["bank_write_acc"]) + slow_w
+        bank_r = float(counts["bank_read_acc"])
+        bank_w = float(counts["bank_write_acc"])
         return {
             **timing_metrics(*bank_timing(sm, self.resolve(params))),
             "events": {

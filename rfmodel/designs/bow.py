@@ -47,13 +47,9 @@ from rfmodel.designs.mainrf import (
     SlowBankParams,
     bank_effects,
     bank_timing,
-    slow_bank_accesses,
-    slow_block_counters,
-    slow_read,
-    slow_write,
+    sim_bank_cycles,
     sm_structures,
     timing_metrics,
-    with_slow_block,
 )
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
@@ -81,8 +77,7 @@ BOW_CALIBRATION = {
 
 # ----------------------------------------------------------------------------------- state layout
 I_OFF_ROW = BANK_HEADER_LEN
-I_SLOW = BANK_HEADER_LEN + 1  # offset of the slow-bank block (rfmodel.designs.rfc.slow_read), 0: none (1x)
-C0 = BANK_HEADER_LEN + 2
+C0 = BANK_HEADER_LEN + 1
 COUNTERS = (
     "bow_hits",  # source operands forwarded inside the window
     "bow_misses",  # source operands read from the banks
@@ -168,8 +163,6 @@ def bow_operand(ints, floats, w, row, k, reg, cyc):
         ints[K_HITS] += 1
         return -1
     ints[K_MISSES] += 1
-    if ints[I_SLOW] != 0:
-        return slow_read(ints, ints[I_SLOW], w, reg, cyc)
     return standard_bank(ints, w, reg)
 
 
@@ -179,8 +172,6 @@ def bow_write(ints, floats, w, row, k, reg, cyc):
         ints[K_BYPASS] += 1
         return -1
     ints[K_RFW] += 1
-    if ints[I_SLOW] != 0:
-        return slow_write(ints, ints[I_SLOW], w, reg, cyc)
     return standard_bank(ints, w, reg)
 
 
@@ -216,17 +207,13 @@ class Bow(Design):
         ints[I_OFF_ROW] = HEADER
         ints[HEADER:] = masks
         ints[CNT["bow_flushes"]] = int(flushes)
-        read_x, write_x = bank_timing(sm, p)
-        ints = with_slow_block(ints, sm, read_x, I_SLOW, write_x)
-        counters = {**CNT, **slow_block_counters(ints, I_SLOW)}
-        return SimSetup(hooks=HOOKS, ints=ints, counters=counters)
+        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), **sim_bank_cycles(sm, p))
 
     def sim_metrics(self, sm, params, setup, counts):
         hits = float(counts["bow_hits"])
         reads = float(counts["reads"])
-        slow_r, slow_w = slow_bank_accesses(sm, setup, counts)  # main_rf_latency_x > 1
-        bank_r = float(counts["bank_read_acc"]) + slow_r
-        bank_w = float(counts["bank_write_acc"]) + slow_w
+        bank_r = float(counts["bank_read_acc"])
+        bank_w = float(counts["bank_write_acc"])
         rfw = float(counts["bow_rf_writes"])
         results = rfw + float(counts["bow_bypassed_writes"])
         return {

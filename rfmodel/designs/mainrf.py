@@ -6,11 +6,10 @@ baseline, BOW, Malekeh, the operand reuse cache).  Compiled helpers for the simu
 
 * :func:`main_access` / :func:`main_bank`: per-bank serialization of main-RF accesses and the main RF's
   register-to-bank function;
-* the *slow-bank block* (:func:`slow_block`, :func:`slow_read`, :func:`slow_write`): the SM's own banks
-  timed by a design's hooks when one access holds its bank several cycles.
 
-and :func:`hierarchy_structures`: main RF banks, RF cache, main-RF network and warp control block for the
-energy and area accounting.
+:func:`sim_bank_cycles`: the SM's own banks' read and write cycles for the simulator's arbiter
+(``SimSetup``); and :func:`hierarchy_structures`: main RF banks, RF cache, main-RF network and warp control
+block for the energy and area accounting.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from rfmodel.analytic.model import sm_param
-from rfmodel.designs.base import BANK_HEADER_LEN, DesignParams, bank_header, standard_bank
+from rfmodel.designs.base import DesignParams
 from rfmodel.energy.accounting import Structure
 from rfmodel.spec import param
 from rfmodel.tech.array import CELLS, array_cost, cycles
@@ -46,8 +45,8 @@ class SlowBankParams(DesignParams):
 
     main_rf_latency_x: float = param(
         1.0, unit="x", bounds=(1.0, 64.0),
-        doc="bank (main-RF) access time as a multiple of the SRAM reference's one cycle; > 1: slow banks "
-        "timed by the hooks",
+        doc="bank (main-RF) access time as a multiple of the SRAM reference's one cycle; > 1: slow banks, "
+        "one access at a time",
     )  # fmt: skip
     main_cell: str = param(
         optional=True, type=str, choices=tuple(CELLS),
@@ -171,129 +170,14 @@ def main_bank(reg, warp, regs_per_bank, banks):
 
 
 
-# ----------------------------------------------------------------------------- slow banks (any design)
-# A block of ``SLOW_LEN + banks`` ints at any offset ``base`` of a design's state (the design's bank
-# header stays at ints[0:6]): read arrival cycles, read occupancy, banks, three counters, write occupancy,
-# per-bank busy-until.
-SLOW_ARR, SLOW_OCC, SLOW_BANKS, SLOW_WAIT, SLOW_READS, SLOW_WRITES, SLOW_WOCC = range(7)
-SLOW_LEN = 7
-#: the block's counters (name -> position in the block); :func:`slow_counters` gives their indices
-SLOW_COUNTER_FIELDS = {
-    "slow_bank_wait_cycles": SLOW_WAIT, "slow_bank_read_acc": SLOW_READS, "slow_bank_write_acc": SLOW_WRITES,
-}
-
-
-def slow_counters(base: int) -> dict:
-    """``SimSetup.counters`` entries of a slow-bank block at ``ints[base:]``."""
-    return {name: base + i for name, i in SLOW_COUNTER_FIELDS.items()}
-
-
-#: the baseline's block follows its bank header (ints[6:12], busy-until from ints[12])
-S_BASE = BANK_HEADER_LEN
-SLOW_COUNTERS = slow_counters(S_BASE)
-
-
-@njit(cache=True)
-def slow_read(ints, base, warp, reg, cycle):
-    """One operand read from a register file whose banks take ``lat`` cycles per access.
-
-    The register's bank is the SM's bank function (the header at ``ints[0:6]``); the access starts when the
-    bank is free (per-bank serialization, :func:`main_access`), holds it for the block's occupancy and
-    delivers the data the block's arrival cycles after it starts.  Returns the operand hook's "served
-    elsewhere" answer (so the simulator's one-cycle arbiter is bypassed); the block is at ``ints[base:]``.
-    """
-    b = standard_bank(ints, warp, reg)
-    s = main_access(ints, base + SLOW_LEN, b, cycle, ints[base + SLOW_OCC])
-    ints[base + SLOW_WAIT] += s - cycle
-    ints[base + SLOW_READS] += 1
-    return -(1 + s - cycle + ints[base + SLOW_ARR] - 1)
-
-
-@njit(cache=True)
-def slow_write(ints, base, warp, reg, cycle):
-    """One register write to :func:`slow_read`'s register file: it occupies its bank for the block's write
-    occupancy (a read of the bank waits behind it); returns -1 (the write hook's "no bank access of the
-    simulator's")."""
-    b = standard_bank(ints, warp, reg)
-    main_access(ints, base + SLOW_LEN, b, cycle, ints[base + SLOW_WOCC])
-    ints[base + SLOW_WRITES] += 1
-    return -1
-
-
-def slow_block(sm, latency_x: float, write_x: float | None = None):
-    """A slow-bank block to place at some offset ``base`` of a design's ints, or None when every access takes
-    one cycle (then the design keeps the simulator's own banks and arbiter, bit-identical to 1x).
-
-    One warp-register read takes ``rows`` bank accesses (narrow banks) of ``lat = round(latency_x x
-    BANK_CYCLES)`` cycles each: the bank is busy ``rows x lat`` cycles and the data arrives ``rows x lat``
-    cycles after the access starts (the simulator's banks at 1x: ``rows`` cycles).  A write holds its bank
-    ``rows x round(write_x x BANK_CYCLES)`` cycles (``write_x``: default ``latency_x``; a memory whose writes
-    are slower than its reads, STT-RAM's, gives more).
-    """
-    lat = max(1, int(round(latency_x * BANK_CYCLES)))
-    wlat = lat if write_x is None else max(1, int(round(write_x * BANK_CYCLES)))
-    if lat == 1 and wlat == 1:
-        return None
-    rows = int(sm.rows_per_warp_register)
-    block = np.zeros(SLOW_LEN + sm.num_banks, dtype=np.int64)
-    block[SLOW_ARR] = block[SLOW_OCC] = rows * lat
-    block[SLOW_WOCC] = rows * wlat
-    block[SLOW_BANKS] = sm.num_banks
-    return block
-
-
-def with_slow_block(ints: np.ndarray, sm, latency_x: float, slot: int,
-                    write_x: float | None = None) -> np.ndarray:  # fmt: skip
-    """``ints`` with the slow-bank block of ``latency_x`` (a design's ``main_rf_latency_x``; writes:
-    ``write_x``) appended and its offset stored at ``ints[slot]`` (0 and nothing appended when every access
-    takes one cycle: the simulator's own banks)."""
-    block = slow_block(sm, latency_x, write_x)
-    ints[slot] = 0
-    if block is None:
-        return ints
-    base = len(ints)
-    out = np.concatenate([ints, block])
-    out[slot] = base
-    return out
-
-
-def slow_block_counters(ints: np.ndarray, slot: int) -> dict:
-    """The counters of the block whose offset is at ``ints[slot]`` (empty without one)."""
-    return slow_counters(int(ints[slot])) if ints[slot] else {}
-
-
-def slow_bank_accesses(sm, setup, counts) -> tuple[float, float]:
-    """Bank accesses (rows per warp register) of the reads and writes timed by a slow-bank block."""
-    if "slow_bank_read_acc" not in setup.counters:
-        return 0.0, 0.0
-    rows = float(sm.rows_per_warp_register)
-    return rows * float(counts["slow_bank_read_acc"]), rows * float(counts["slow_bank_write_acc"])
-
-
-def slow_bank_reads(setup, counts) -> float:
-    """Warp registers read through a slow-bank block (0 without one)."""
-    return float(counts["slow_bank_read_acc"]) if "slow_bank_read_acc" in setup.counters else 0.0
-
-
-@njit(cache=True)
-def slow_bank_operand(ints, floats, warp, row, k, reg, cycle):
-    """Operand hook of the baseline with slow banks: :func:`slow_read` with its block after the header."""
-    return slow_read(ints, S_BASE, warp, reg, cycle)
-
-
-@njit(cache=True)
-def slow_bank_write(ints, floats, warp, row, k, reg, cycle):
-    """Write hook of :func:`slow_bank_operand`'s register file: :func:`slow_write`."""
-    return slow_write(ints, S_BASE, warp, reg, cycle)
-
-
-def slow_bank_state(sm, latency_x: float, reg_offset: int = 0, write_x: float | None = None):
-    """The baseline's state with slow banks (bank header, then the block of :func:`slow_block`), or None
-    when every access takes one cycle."""
-    block = slow_block(sm, latency_x, write_x)
-    if block is None:
-        return None
-    return np.concatenate([bank_header(sm, reg_offset), block])
+def sim_bank_cycles(sm, p: SlowBankParams) -> dict:
+    """``SimSetup``'s timing of the SM's banks for a design's parameters: whole cycles one read access holds
+    its bank and takes to deliver, and one write holds it (:func:`bank_timing`, rounded as
+    :func:`timing_metrics`); the simulator's arbiter serves one access at a time per bank when either is
+    above one."""
+    m = timing_metrics(*bank_timing(sm, p))
+    read, write = int(m["main_rf_read_cycles"]), int(m["main_rf_write_cycles"])
+    return {"bank_read_cycles": read, "bank_write_cycles": write}
 
 
 def sm_structures(sm, grid: dict, tech: dict) -> list:

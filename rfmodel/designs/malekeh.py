@@ -64,14 +64,9 @@ from rfmodel.designs.mainrf import (
     SlowBankParams,
     bank_effects,
     bank_timing,
-    slow_bank_accesses,
-    slow_bank_reads,
-    slow_block_counters,
-    slow_read,
-    slow_write,
+    sim_bank_cycles,
     sm_structures,
     timing_metrics,
-    with_slow_block,
 )
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
@@ -117,7 +112,7 @@ FSM = {"delta_big": 4, "delta_small": 1, "sthld_max": 64, "large_change": 0.05}
 I_G, I_NCT, I_E, I_S, I_SUB, I_STHLD, I_ADAPT, I_INTERVAL, I_NEXT_B, I_FSM = range(6, 16)
 I_RNG, I_CLOCK, I_ISSUED_IV, I_W, I_OFF_CT, I_OFF_ENT, I_OFF_WCT, I_OFF_GRP, I_OFF_ROW = range(16, 25)
 I_D1, I_D2, I_SMAX = 25, 26, 27
-I_SLOW = 28  # offset of the slow-bank block (rfmodel.designs.rfc.slow_read), 0: none (1x)
+I_MISS_HOLD = 28  # slow banks: cycles a bank read delivers later than the one-cycle bank's (0 at 1x)
 # counters
 C0 = 30
 COUNTERS = (
@@ -549,25 +544,19 @@ def malekeh_operand(ints, floats, w, row, k, reg, cyc):
             ints[p] = cyc + CCU_HOLD
     if k < 10 and (ints[ints[I_OFF_ROW] + row * R_F + 1] >> (HIT_SHIFT + k)) & 1:
         return -1
-    if ints[I_SLOW] == 0:
-        return standard_bank(ints, w, reg)
-    # slow banks: the miss arrives ``-(res + 1)`` cycles late, and the CCU holds the instruction as long
-    res = slow_read(ints, ints[I_SLOW], w, reg, cyc)
-    if ct >= 0:
+    hold = ints[I_MISS_HOLD]
+    if hold > 0 and ct >= 0:  # slow banks: the CCU holds the instruction until the miss arrives
         p = ints[I_OFF_CT] + ct * CT_F + CT_RELEASE
-        if ints[p] < cyc + CCU_HOLD - (res + 1):
-            ints[p] = cyc + CCU_HOLD - (res + 1)
-    return res
+        if ints[p] < cyc + CCU_HOLD + hold:
+            ints[p] = cyc + CCU_HOLD + hold
+    return standard_bank(ints, w, reg)
 
 
 @njit(cache=True)
 def malekeh_write(ints, floats, w, row, k, reg, cyc):
     """Write-through: every result goes to its bank; near results also into the warp's CT (port D)."""
     ints[K_RF_WRITES_ALL] += 1
-    if ints[I_SLOW] == 0:
-        b = standard_bank(ints, w, reg)
-    else:  # slow banks: the write holds its bank (timed by the block), no port of the simulator's
-        b = slow_write(ints, ints[I_SLOW], w, reg, cyc)
+    b = standard_bank(ints, w, reg)
     ct = ints[ints[I_OFF_WCT] + w]
     if ct < 0 or reg == 255 or k >= 4:
         return b
@@ -811,8 +800,9 @@ def malekeh_state(sm, params: dict, options, rows_packed: np.ndarray, n_warps: i
     grp[:, G_MEMO_CYC] = -1
     ints[off_row:] = rows_packed
     floats = np.array([0.0, FSM["large_change"]], np.float64)
-    read_x, write_x = bank_timing(sm, p)
-    return with_slow_block(ints, sm, read_x, I_SLOW, write_x), floats
+    rcyc = sim_bank_cycles(sm, p)["bank_read_cycles"]
+    ints[I_MISS_HOLD] = sm.rows_per_warp_register * (rcyc - 1)
+    return ints, floats
 
 
 # ----------------------------------------------------------------------------------- the design
@@ -860,18 +850,18 @@ class Malekeh(Design):
             ints=ints,
             floats=floats,
             stall_reasons=STALL_REASONS,
-            counters={**CNT, **slow_block_counters(ints, I_SLOW)},
+            counters=dict(CNT),
             prefer=True,
+            **sim_bank_cycles(sm, p),
             info={"hint_source": hint_source},
         )
 
     def sim_metrics(self, sm, params, setup, counts):
         hits = float(counts["ccu_hits"])
         reads = float(counts["reads"])
-        slow_r, slow_w = slow_bank_accesses(sm, setup, counts)  # main_rf_latency_x > 1
-        bank_r = float(counts["bank_read_acc"]) + slow_r
-        bank_w = float(counts["bank_write_acc"]) + slow_w
-        bank_reads = float(counts["reads_bank"]) + slow_bank_reads(setup, counts)
+        bank_r = float(counts["bank_read_acc"])
+        bank_w = float(counts["bank_write_acc"])
+        bank_reads = float(counts["reads_bank"])
         writes = float(counts["writes"])
         ccu_w = float(counts["ccu_fills"] + counts["ccu_writes"])
         iv = counts["sthld_intervals"]

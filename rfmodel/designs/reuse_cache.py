@@ -47,13 +47,9 @@ from rfmodel.designs.mainrf import (
     SlowBankParams,
     bank_effects,
     bank_timing,
-    slow_bank_accesses,
-    slow_block_counters,
-    slow_read,
-    slow_write,
+    sim_bank_cycles,
     sm_structures,
     timing_metrics,
-    with_slow_block,
 )
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.trace import MAX_SRC, NONE
@@ -79,8 +75,7 @@ E_N = SLOTS * SUB
 
 # ----------------------------------------------------------------------------------- state layout
 I_S, I_OFF_ENT, I_OFF_ROW = BANK_HEADER_LEN, BANK_HEADER_LEN + 1, BANK_HEADER_LEN + 2
-I_SLOW = BANK_HEADER_LEN + 3  # offset of the slow-bank block (rfmodel.designs.rfc.slow_read), 0: none (1x)
-C0 = BANK_HEADER_LEN + 4
+C0 = BANK_HEADER_LEN + 3
 COUNTERS = (
     "reuse_hits",  # source operands served by the reuse cache
     "reuse_misses",  # source operands read from the banks
@@ -101,24 +96,16 @@ NO_SLOT = 7
 
 
 @njit(cache=True)
-def bank_read(ints, w, reg, cyc):
-    """A miss: its bank, or the slow-bank block's read when there is one."""
-    if ints[I_SLOW] != 0:
-        return slow_read(ints, ints[I_SLOW], w, reg, cyc)
-    return standard_bank(ints, w, reg)
-
-
-@njit(cache=True)
 def reuse_operand(ints, floats, w, row, k, reg, cyc):
     if k >= MAX_SRC or reg == 255:
         ints[K_MISSES] += 1
-        return bank_read(ints, w, reg, cyc)
+        return standard_bank(ints, w, reg)
     word = ints[ints[I_OFF_ROW] + row]
     code = (word >> (5 * k)) & 31
     slot = code & 7
     if slot == NO_SLOT:
         ints[K_MISSES] += 1
-        return bank_read(ints, w, reg, cyc)
+        return standard_bank(ints, w, reg)
     sub = code >> 3
     s = w % ints[I_S]
     p = ints[I_OFF_ENT] + ((s * SLOTS + slot) * SUB + sub) * E_F
@@ -138,7 +125,7 @@ def reuse_operand(ints, floats, w, row, k, reg, cyc):
         ints[K_HITS] += 1
         return -1
     ints[K_MISSES] += 1
-    return bank_read(ints, w, reg, cyc)
+    return standard_bank(ints, w, reg)
 
 
 @njit(cache=True)
@@ -152,8 +139,6 @@ def reuse_write(ints, floats, w, row, k, reg, cyc):
             ints[p + F_R] = -1
             ints[p + F_NEW] = 0
             ints[K_WINV] += 1
-    if ints[I_SLOW] != 0:
-        return slow_write(ints, ints[I_SLOW], w, reg, cyc)
     return standard_bank(ints, w, reg)
 
 
@@ -260,18 +245,14 @@ class ReuseCache(Design):
         ent[:, F_W] = -1
         ent[:, F_R] = -1
         ints[off_row:] = rows
-        read_x, write_x = bank_timing(sm, p)
-        ints = with_slow_block(ints, sm, read_x, I_SLOW, write_x)
-        counters = {**CNT, **slow_block_counters(ints, I_SLOW)}
         info = {"flag_fraction": flag_fraction, "reuse_source": reuse_source, "slot_source": slot_source}
-        return SimSetup(hooks=HOOKS, ints=ints, counters=counters, info=info)
+        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), info=info, **sim_bank_cycles(sm, p))
 
     def sim_metrics(self, sm, params, setup, counts):
         hits = float(counts["reuse_hits"])
         reads = float(counts["reads"])
         writes = float(counts["writes"])
-        slow_r, slow_w = slow_bank_accesses(sm, setup, counts)  # main_rf_latency_x > 1
-        bank_r, bank_w = float(counts["bank_read_acc"]) + slow_r, float(counts["bank_write_acc"]) + slow_w
+        bank_r, bank_w = float(counts["bank_read_acc"]), float(counts["bank_write_acc"])
         return {
             **timing_metrics(*bank_timing(sm, self.resolve(params))),
             "rf_cache_hit_rate": rate(hits, reads),

@@ -125,6 +125,8 @@ CONFIG_FIELDS = (
     "check",  # 1: stop with an error when a bank exceeds its ports
     "skip",  # 1: jump over idle cycles (the results are the same; only faster)
     "prefer",  # 1: schedulers consider warps the design's ``prefer`` hook marks first
+    "bank_rcyc",  # cycles one read access holds its bank and takes to deliver (1: the one-cycle banks)
+    "bank_wcyc",  # cycles one write access holds its bank
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -266,6 +268,8 @@ STATE_FIELDS = (
     "k",
     # per-bank maximum accesses in one cycle (debug)
     "b_max",
+    # [NB] slow banks: cycle from which the bank accepts its next access
+    "b_busy",
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -366,6 +370,8 @@ C_RB_SIZE = 39
 C_CHECK = 40
 C_SKIP = 41
 C_PREFER = 42
+C_BANK_RCYC = 43
+C_BANK_WCYC = 44
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -478,6 +484,7 @@ S_L2_LRU = 71
 S_MSHR_FILL = 72
 S_K = 73
 S_B_MAX = 74
+S_B_BUSY = 75
 
 # K_FIELDS
 K_ISSUED = 0
@@ -876,6 +883,14 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
     check = cfg[C_CHECK] != 0
     skip_idle = cfg[C_SKIP] != 0
     n_pass = 2 if cfg[C_PREFER] != 0 else 1
+    # slow banks (the main RF's cell, ``SimSetup.bank_read_cycles``/``bank_write_cycles``): a bank serves
+    # one access at a time, a read holds it ``rcyc`` cycles and its row is there ``rcyc - 1`` cycles later
+    # than a one-cycle bank's, a write holds it ``wcyc``; a read waits behind a write in progress.  1 and 1:
+    # the one-cycle banks with their ports (bit-identical to a simulator without this mode)
+    rcyc = cfg[C_BANK_RCYC]
+    wcyc = cfg[C_BANK_WCYC]
+    slow = rcyc > 1 or wcyc > 1
+    b_busy = st[S_B_BUSY]
 
     cls_lat = tabs[T_CLS_LAT]
     cls_ii = tabs[T_CLS_II]
@@ -1131,7 +1146,25 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                         b_w[b] = 0
                         b_rwused[b] = 0
                         b_r[b] = 0
-                    if compat:
+                    if slow:
+                        if b_busy[b] <= cyc:
+                            b_busy[b] = cyc + wcyc
+                            left -= 1
+                            b_w[b] += 1
+                            K[K_BANK_WRITE_ACC] += 1
+                            act = True
+                        if left > 0:
+                            r_wrem[r] = (left << 10) | b
+                            if not waited:
+                                K[K_WRITE_WAIT_CYCLES] += 1
+                                waited = True
+                            done = False
+                            break
+                        r_wrem[r] = 0
+                        r_dk[r] += 1
+                        K[K_WRITES] += 1
+                        K[K_WRITES_BANK] += 1
+                    elif compat:
                         if b_w[b] > 0:
                             K[K_WRITES_DROPPED] += 1
                         else:
@@ -1403,7 +1436,9 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                         b_w[b] = 0
                         b_rwused[b] = 0
                         b_r[b] = 0
-                    if compat:
+                    if slow:
+                        cap = 1 if b_busy[b] <= cyc else 0
+                    elif compat:
                         cap = 1
                         if ph == 0 and b_w[b] > 0:
                             cap = 0
@@ -1424,14 +1459,25 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                         b_r[b] += 1
                         K[K_BANK_READ_ACC] += 1
                         act = True
+                        if slow:
+                            b_busy[b] = cyc + rcyc
                         bq_rem[pos] -= 1
                         if bq_rem[pos] == 0:
                             b_head[b] = (b_head[b] + 1) & bq_mask
                             b_n[b] -= 1
                             r = k_rec[k]
-                            r_pending[r] -= 1
-                            if r_pending[r] == 0:
-                                k_ready[k] = stamp
+                            if rcyc > 1:  # the row arrives as a one-cycle access ending rcyc - 1 later would
+                                if g[G_HEAP_N] >= heap_cap:
+                                    K[K_ERR_INFO] = heap_cap
+                                    K[K_ERR] = ERR_HEAP
+                                    g[G_CYCLE] = cyc
+                                    return 2
+                                g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], cyc + rcyc - 1,
+                                                        EV_OPERAND * EV_MUL + k)
+                            else:
+                                r_pending[r] -= 1
+                                if r_pending[r] == 0:
+                                    k_ready[k] = stamp
                     tot = b_r[b] + b_w[b]
                     if tot > b_max[b]:
                         b_max[b] = tot
@@ -1825,6 +1871,10 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
             for ui in range(u_free.shape[0]):
                 if cyc < u_free[ui] < nxt:
                     nxt = u_free[ui]
+            if slow:  # a bank that frees lets a waiting read or write go
+                for b in range(NB):
+                    if cyc < b_busy[b] < nxt:
+                        nxt = b_busy[b]
             if compat:
                 for w in range(W):
                     if w_active[w] != 0 and cyc < w_ibuf_at[w] < nxt:
@@ -1847,6 +1897,13 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                 for s in range(S):
                     if s_reason[s] >= 0:
                         K[K_STALL0 + s_reason[s]] += skip
+                if slow:  # the collectors and results that wait for a busy bank go on waiting
+                    for k in range(NC):
+                        if k_conf[k] == cyc:
+                            K[K_BANK_STALL_CYCLES] += skip
+                    for i in range(g[G_WB_N]):
+                        if r_wrem[wb[i]] != 0:
+                            K[K_WRITE_WAIT_CYCLES] += skip
                 cyc = nxt - 1
         cyc += 1
         if cyc - K[K_LAST_RETIRE] > 50_000_000:

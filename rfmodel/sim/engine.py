@@ -418,6 +418,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "smem_lat": sm.smem_latency_cycles,
         "n_reasons": n_reasons,
         "rb_size": 1024,
+        "bank_rcyc": max(int(setup.bank_read_cycles), 1),
+        "bank_wcyc": max(int(setup.bank_write_cycles), 1),
         "check": int(opts.check_ports),
         "skip": int(opts.skip_idle),
         "prefer": int(setup.prefer),
@@ -491,6 +493,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "mshr_fill": z(max(int(cfg[C.C_MSHR]), 1)),
         "k": z(C.N_K),
         "b_max": z(NB),
+        "b_busy": z(NB),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]
