@@ -494,6 +494,13 @@ def cmd_workload_export_accelsim(args) -> int:
             "Accel-Sim format does not carry",
             file=sys.stderr,
         )
+    if info["dropped_destinations"] or info["dropped_sources"]:
+        print(
+            f"note: {info['dropped_destinations']} destination and {info['dropped_sources']} source "
+            "registers beyond Accel-Sim's 1 destination / 4 sources per instruction were left out (the "
+            "first ones kept)",
+            file=sys.stderr,
+        )
     return 0
 
 

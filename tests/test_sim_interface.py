@@ -14,8 +14,10 @@ from rfmodel.cli import main
 from rfmodel.errors import RfmodelError
 from rfmodel.sim import sm_share
 from rfmodel.workload.accelsim import read_kernelslist, read_traceg
-from rfmodel.workload.export_accelsim import export_accelsim
+from rfmodel.workload.export_accelsim import check_traceg, export_accelsim
+from rfmodel.workload.ir import OpClass
 from rfmodel.workload.suite import load_workload
+from rfmodel.workload.trace import NONE
 
 WL = ["saxpy", "synthetic:cache-sensitive"]
 
@@ -115,8 +117,22 @@ def test_export_round_trips_through_our_reader(tmp_path, name):
     assert [p.name for p in read_kernelslist(tmp_path / "kernelslist.g")] == ["kernel-1.traceg"]
     back = read_traceg(info["traceg"])
     tr = wl.trace
-    for col in ("op", "dst", "src", "active", "warp_ptr", "mem_ptr", "mem_line"):
+    for col in ("op", "warp_ptr", "mem_ptr", "mem_line"):
         assert np.array_equal(getattr(tr, col), getattr(back, col)), col
+    # Accel-Sim's limits: the first destination and the first 4 sources; a guarded EXIT that was not
+    # taken has no lanes
+    assert check_traceg(info["traceg"]) == []
+    exp_dst, exp_src, exp_active = [], [], tr.active.astype(int).copy()
+    last = set((tr.warp_ptr[1:] - 1).tolist())
+    for i in range(tr.n_instrs):
+        exp_dst.append([int(r) for r in tr.dst[i] if r != NONE][:1])
+        exp_src.append([int(r) for r in tr.src[i] if r != NONE][:4])
+        if tr.op[i] == int(OpClass.EXIT) and i not in last:
+            exp_active[i] = 0
+    assert [[int(r) for r in row if r != NONE] for row in back.dst] == exp_dst
+    assert [[int(r) for r in row if r != NONE] for row in back.src] == exp_src
+    assert np.array_equal(back.active.astype(int), exp_active)
+    assert info["dropped_destinations"] == sum(max(int((row != NONE).sum()) - 1, 0) for row in tr.dst)
     assert np.array_equal(np.unique(tr.warp_cta, return_counts=True)[1],
                           np.unique(back.warp_cta, return_counts=True)[1])
     assert (back.regs_per_thread, back.threads_per_cta) == (tr.regs_per_thread, tr.threads_per_cta)
@@ -133,6 +149,33 @@ def test_export_keeps_rz_reads(tmp_path):
     assert np.array_equal(back.attrs["rz_src"], tr.attrs["rz_src"])
     assert np.array_equal(back.src, tr.src)
     assert sm_share(back, 80).n_instrs == sm_share(tr, 80).n_instrs
+
+
+def test_exported_traces_of_every_builtin_workload_follow_the_format(tmp_path):
+    """Every built-in kernel, exported: at most one destination and four sources per instruction (Accel-Sim's
+    MAX_DST and MAX_SRC), instruction counts matching their headers, and no lanes in a mid-stream EXIT."""
+    from rfmodel.workload.suite import builtin_names
+
+    dropped = 0
+    for name in builtin_names():
+        info = export_accelsim(load_workload(name, num_sms=15, max_warps=4), tmp_path / name)
+        assert check_traceg(info["traceg"]) == [], name
+        dropped += info["dropped_destinations"]
+    assert dropped > 0  # wide results (64-bit pairs, vector loads) exist in the suite and were cut
+
+
+def test_format_check_finds_what_accelsim_rejects(tmp_path):
+    bad = tmp_path / "k.traceg"
+    bad.write_text(
+        "-kernel name = k\n\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = 3\n"
+        "0000 ffffffff 2 R1 R2 IADD3 1 R3 0 0\n"
+        "0010 ffffffff 0 EXIT 0 0 0\n"
+        "0020 ffffffff 1 R4 FFMA 5 R1 R2 R3 R5 R6 0 0\n#END_TB\n"
+    )
+    errors = check_traceg(bad)
+    assert any("2 destinations" in e for e in errors)
+    assert any("5 sources" in e for e in errors)
+    assert any("follows an EXIT" in e for e in errors)
 
 
 def test_cli_export(tmp_path, capsys):

@@ -12,8 +12,15 @@ What a :class:`~rfmodel.workload.trace.Trace` keeps and the format carries:
   ``BAR.SYNC``, ``EXIT``, and ``S2R`` / ``NOP`` for the rest), each of which
   the reader classifies back to the same class;
 * destination and source registers in order (``RZ`` reads counted in
-  ``attrs["rz_src"]`` are appended as ``R255``);
-* active lanes (the low ``active`` bits of the mask);
+  ``attrs["rz_src"]`` are appended as ``R255``), at most :data:`ACCELSIM_MAX_DST`
+  (1) destination and :data:`ACCELSIM_MAX_SRC` (4) sources, the limits of
+  Accel-Sim's trace parser (``MAX_DST``, ``MAX_SRC``): the first ones are
+  kept, as its tracer writes the first register of a wide value, and the
+  others are counted (``dropped_destinations``, ``dropped_sources``);
+* active lanes (the low ``active`` bits of the mask); an ``EXIT`` that is not
+  its warp's last instruction (a guarded exit that was not taken) is written
+  with mask 0, as the tracer writes active & predicate lanes, since Accel-Sim
+  retires the lanes of an ``EXIT``'s mask (``masked_exits``);
 * the cache lines of global, local and atomic accesses: active lane ``k``
   reads 4 bytes of line ``k mod lines`` (address mode 0), so the reader
   recovers the same set of lines; shared and constant accesses get a
@@ -38,7 +45,12 @@ from rfmodel.io import atomic_path
 from rfmodel.workload.ir import L1D_CLASSES, MEMORY_CLASSES, OpClass
 from rfmodel.workload.trace import NONE, Trace
 
-__all__ = ["OPCODE_OF_CLASS", "export_accelsim", "write_traceg"]
+__all__ = ["ACCELSIM_MAX_DST", "ACCELSIM_MAX_SRC", "OPCODE_OF_CLASS", "check_traceg", "export_accelsim",
+           "write_traceg"]
+
+#: register operands per instruction Accel-Sim's trace parser accepts (its ``MAX_DST``, ``MAX_SRC``)
+ACCELSIM_MAX_DST = 1
+ACCELSIM_MAX_SRC = 4
 
 #: the opcode written for each op class (the reader's table maps it back to the class)
 OPCODE_OF_CLASS = {
@@ -95,7 +107,10 @@ def write_traceg(trace: Trace, path: str | Path) -> dict:
 
     ``lost_lines``: rows with more cache lines than active lanes keep only as
     many lines as lanes (a lane names one line); ``lost_predicates``: rows
-    whose predicate or uniform-register operands the format cannot carry.
+    whose predicate or uniform-register operands the format cannot carry;
+    ``dropped_destinations`` / ``dropped_sources``: register operands beyond
+    Accel-Sim's limits; ``masked_exits``: ``EXIT`` rows before the warp's last
+    instruction, written with mask 0.
     """
     rz = trace.attrs.get("rz_src")
     rz = np.asarray(rz) if rz is not None and len(rz) == trace.n_instrs else None
@@ -105,6 +120,7 @@ def write_traceg(trace: Trace, path: str | Path) -> dict:
     lines_of = trace.mem_line
     mem_ptr = trace.mem_ptr
     lost_lines = 0
+    dropped_dst = dropped_src = masked_exits = 0
     lost_pred = int(np.count_nonzero((trace.psrc | trace.pdst) != 0)) + int(
         np.count_nonzero((trace.usrc | trace.udst) != 0)
     )
@@ -136,8 +152,14 @@ def write_traceg(trace: Trace, path: str | Path) -> dict:
                     srcs = [f"R{r}" for r in trace.src[i] if r != NONE]
                     if rz is not None and rz[i] > 0:
                         srcs += ["R255"] * int(rz[i])
+                    dropped_dst += max(len(dsts) - ACCELSIM_MAX_DST, 0)
+                    dropped_src += max(len(srcs) - ACCELSIM_MAX_SRC, 0)
+                    dsts, srcs = dsts[:ACCELSIM_MAX_DST], srcs[:ACCELSIM_MAX_SRC]
                     active = int(trace.active[i])
                     mask = (1 << active) - 1 if active < 32 else 0xFFFFFFFF
+                    if op == OpClass.EXIT and i < r1 - 1:  # not taken: no lane leaves
+                        mask = 0
+                        masked_exits += 1
                     pc = int(sidx[i]) * 16 if sidx[i] >= 0 else exit_pc
                     mem = "0"
                     if op in MEMORY_CLASSES:
@@ -162,7 +184,68 @@ def write_traceg(trace: Trace, path: str | Path) -> dict:
                     )
                 f.write("".join(out))
             f.write("\n#END_TB\n")
-    return {"lost_lines": lost_lines, "lost_predicates": lost_pred}
+    return {
+        "lost_lines": lost_lines,
+        "lost_predicates": lost_pred,
+        "dropped_destinations": dropped_dst,
+        "dropped_sources": dropped_src,
+        "masked_exits": masked_exits,
+    }
+
+
+def check_traceg(path: str | Path) -> list[str]:
+    """The rules of Accel-Sim's trace parser a ``.traceg`` file breaks (empty when it follows them): per
+    instruction line at most :data:`ACCELSIM_MAX_DST` destinations and :data:`ACCELSIM_MAX_SRC` sources,
+    registers written ``R<n>``, hexadecimal PC and mask, an opcode; every warp's ``insts`` count matching
+    its lines, and an ``EXIT`` with lanes in its mask only as a warp's last instruction."""
+    from rfmodel.io import read_text
+
+    errors: list[str] = []
+    lines = read_text(path, what="Accel-Sim trace").splitlines()
+    want, got, last_exit_mask, warp_at = None, 0, 0, 0
+
+    def close(at):
+        if want is not None and got != want:
+            errors.append(f"line {at}: warp has {got} instructions, header says {want}")
+
+    for no, line in enumerate(lines, 1):
+        t = line.split()
+        if not t or line.startswith(("-", "#")):
+            continue
+        if t[0] == "warp":
+            close(warp_at)
+            want, got, warp_at, last_exit_mask = None, 0, no, 0
+            continue
+        if t[0] == "insts":
+            want = int(t[-1])
+            continue
+        if t[0] in ("thread", "kernel"):
+            continue
+        try:
+            int(t[0], 16), int(t[1], 16)
+            nd = int(t[2])
+        except (ValueError, IndexError):
+            errors.append(f"line {no}: not an instruction: {line[:60]!r}")
+            continue
+        if nd > ACCELSIM_MAX_DST:
+            errors.append(f"line {no}: {nd} destinations (at most {ACCELSIM_MAX_DST})")
+        regs = t[3 : 3 + nd]
+        op = t[3 + nd] if len(t) > 3 + nd else ""
+        ns = int(t[4 + nd]) if len(t) > 4 + nd and t[4 + nd].isdigit() else -1
+        if ns < 0 or not op:
+            errors.append(f"line {no}: no opcode or source count")
+            continue
+        if ns > ACCELSIM_MAX_SRC:
+            errors.append(f"line {no}: {ns} sources (at most {ACCELSIM_MAX_SRC})")
+        regs += t[5 + nd : 5 + nd + ns]
+        if any(not (r.startswith("R") and r[1:].isdigit()) for r in regs):
+            errors.append(f"line {no}: a register is not R<n>: {regs}")
+        if got and last_exit_mask:
+            errors.append(f"line {no}: an instruction follows an EXIT with lanes {last_exit_mask:#x}")
+        last_exit_mask = int(t[1], 16) if op == "EXIT" else 0
+        got += 1
+    close(len(lines))
+    return errors
 
 
 def export_accelsim(workload, outdir, *, arch: str | None = None, num_sms: int = 1, max_warps=None,
