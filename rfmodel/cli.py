@@ -533,8 +533,24 @@ def cmd_spec_show(args) -> int:
 
 
 # --------------------------------------------------------------------------- parser
+def error_line(message) -> str:
+    """``rfmodel: error: MESSAGE`` as exactly one line: line breaks become spaces and other control
+    characters (which may come from the user's input) their escapes."""
+    text = " ".join(str(message).split("\n"))
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return f"rfmodel: error: {text}"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one-line errors: ``rfmodel: error: ...`` and exit status 2 (sub-commands
+    inherit it)."""
+
+    def error(self, message):
+        self.exit(2, error_line(f"{message} (see '{self.prog} --help')") + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="rfmodel",
         description="Performance, energy and area models of GPU register-file designs.",
     )
@@ -714,10 +730,10 @@ def main(argv=None) -> int:
                 check_writable(target)  # before a long run, not after it
         return int(args.func(args) or 0)
     except RfmodelError as e:
-        print(f"rfmodel: error: {e}", file=sys.stderr)
+        print(error_line(e), file=sys.stderr)
         return 2
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        print(f"rfmodel: error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
+        print(error_line(f"{e.filename or ''}: {e.strerror}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("rfmodel: interrupted", file=sys.stderr)

@@ -47,3 +47,28 @@ def unknown_key_message(key: str, known) -> str:
     close = difflib.get_close_matches(key, sorted(known), n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     return f"unknown key '{key}'{hint}"
+
+
+def expect_int(what: str, value, *, low: int | None = None, optional: bool = False):
+    """``value`` as an int (numpy integers too; not bool), at least ``low``; None passes when ``optional``.
+    Anything else is one :class:`RfmodelError` naming ``what``."""
+    import numbers
+
+    if value is None and optional:
+        return None
+    bad = isinstance(value, bool) or not isinstance(value, numbers.Integral)
+    if bad or (low is not None and value < low):
+        bound = ("" if low is None else f" >= {low}") + (" or None" if optional else "")
+        raise RfmodelError(f"{what}: expected an integer{bound} (got {value!r})")
+    return int(value)
+
+
+def expect_mapping(what: str, value, *, optional: bool = True) -> dict:
+    """``value`` as a dict with string keys (None gives ``{}`` when ``optional``)."""
+    from collections.abc import Mapping
+
+    if value is None and optional:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise RfmodelError(f"{what}: expected a table of names to values (got {value!r})")
+    return dict(value)

@@ -46,6 +46,7 @@ each workload, plus the simulator's own:
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -77,6 +78,8 @@ def resolve_gpu(gpu) -> SMSpec:
         return gpu
     if gpu is None:
         return get_preset(DEFAULT_GPU)
+    if not isinstance(gpu, str | os.PathLike):
+        raise RfmodelError(f"gpu: expected a preset name, a spec file or an SMSpec (got {gpu!r})")
     s = str(gpu)
     if s.endswith(".toml"):
         spec = load_spec(s)

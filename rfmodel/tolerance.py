@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from rfmodel.errors import RfmodelError, SpecError
+from rfmodel.errors import RfmodelError, SpecError, expect_mapping
 
 __all__ = ["bisect_tolerance", "max_tolerable_latency"]
 
@@ -133,7 +133,7 @@ def max_tolerable_latency(
         if len(workload) != 1:
             raise SpecError("max_tolerable_latency", "workload", workload, "one workload")
         workload = workload[0]
-    params = dict(params or {})
+    params = expect_mapping("params", params)
     if "main_rf_latency_x" in params:
         raise SpecError("max_tolerable_latency", "params", "main_rf_latency_x",
                         "design parameters other than main_rf_latency_x (it is searched)")

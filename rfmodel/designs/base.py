@@ -360,7 +360,7 @@ def get_design(name: str | Design) -> Design:
     if isinstance(name, Design):
         return name
     _load_designs()
-    if name not in _REGISTRY:
+    if not isinstance(name, str) or name not in _REGISTRY:
         raise UnknownNameError("design", name, _REGISTRY)
     return _REGISTRY[name]()
 

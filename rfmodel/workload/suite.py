@@ -23,7 +23,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from rfmodel.errors import RfmodelError, UnknownNameError
+from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
 from rfmodel.workload.ir import Kernel
 from rfmodel.workload.trace import Trace
 
@@ -186,6 +186,14 @@ def load_workload(
 
     if isinstance(ref, Workload):
         return ref
+    if not isinstance(ref, str | Path):
+        raise RfmodelError(f"workload: expected a name or a path (got {ref!r})")
+    num_sms = expect_int("num_sms", num_sms, low=1)
+    seed = expect_int("seed", seed, low=0)
+    max_warps = expect_int("max_warps", max_warps, low=1, optional=True)
+    line_bytes = expect_int("line_bytes", line_bytes, low=4)
+    if not isinstance(arch, str):
+        raise RfmodelError(f"arch: expected a name such as 'sm_80' (got {arch!r})")
     ref = str(ref)
     p = Path(ref)
     if p.is_dir() or ref.endswith((".traceg", ".traceg.xz")):
