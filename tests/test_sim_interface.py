@@ -182,3 +182,28 @@ def test_cli_export(tmp_path, capsys):
     assert main(["workload", "export-accelsim", "saxpy", str(tmp_path / "out"), "--max-warps", "8"]) == 0
     assert (tmp_path / "out" / "kernel-1.traceg").is_file()
     assert "instructions" in capsys.readouterr().out
+
+
+def test_first_compile_is_detected(tmp_path, monkeypatch):
+    """The first-run note ("compiling the cycle simulator") is printed when numba's cache has no code for
+    the loop's current source: ``_in_cache`` is False before a function's first compile, True after, and
+    False again once its source changes."""
+    import importlib.util
+
+    import numba.core.config
+    from numba import njit
+
+    from rfmodel.sim.core import _in_cache
+
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / "mod_cached.py"
+    src.write_text("def f(x):\n    return x + 1\n")
+    spec = importlib.util.spec_from_file_location("mod_cached", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    d = njit(cache=True)(mod.f)
+    assert not _in_cache(d)
+    assert d(1) == 2
+    assert _in_cache(njit(cache=True)(mod.f))
+    src.write_text("def f(x):\n    return x + 2\n\n")  # another size: another stamp
+    assert not _in_cache(njit(cache=True)(mod.f))

@@ -32,6 +32,9 @@ tuple of arrays, that crosses a call into a function it does not inline.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 from numba import njit, types
 
@@ -1940,8 +1943,25 @@ _LOOP = None
 
 
 def compiled_loop():
-    """The compiled cycle loop (compiled, or loaded from numba's cache, on first use)."""
+    """The compiled cycle loop (compiled, or loaded from numba's cache, on first use; a first compile says
+    so on stderr, since it takes about a minute)."""
     global _LOOP
     if _LOOP is None:
-        _LOOP = njit(types.int64(*_ARG_TYPES), cache=True)(_run)
+        loop = njit(cache=True)(_run)
+        if not _in_cache(loop):
+            note = "rfmodel: compiling the cycle simulator (once; about a minute) ..."
+            print(note, file=sys.stderr, flush=True)
+        loop.compile(types.int64(*_ARG_TYPES))
+        loop.disable_compile()  # one signature, as the callers pass exactly these types
+        _LOOP = loop
     return _LOOP
+
+
+def _in_cache(dispatcher) -> bool:
+    """Whether numba's cache holds compiled code of ``dispatcher``'s current source (an index whose stamp
+    matches the file; True when that cannot be told)."""
+    try:
+        cache_file = dispatcher._cache._cache_file
+        return os.path.exists(cache_file._index_path) and bool(cache_file._load_index())
+    except Exception:  # numba internals: never fail a run over a message
+        return True
