@@ -65,3 +65,41 @@ def test_register_sensitive_kernels_need_more_than_the_rf():
     assert rf_demand(186, 256, 0, 64, sm) == 6.0
     assert rf_demand(32, 256, 0, 64, sm) == 1.0  # 64 warps x 1024 registers: exactly the RF
     assert rf_demand(186, 256, 48 * 1024, 64, sm) == 6.0 / 8  # shared memory allows one CTA
+
+
+def test_info_of_a_kernel_beyond_the_expansion_limit(tmp_path):
+    """Seven nested loops at the default trip count (8) make a warp execute 8^7 = 2,097,152 instructions of
+    the innermost body, beyond the 2,000,000 limit: ``workload info`` still gives the exact static figures,
+    a sample of the dynamic ones with a note, and the loops that drove the count, innermost first."""
+    from rfmodel.workload.info import SAMPLE_WARP_INSTRS, SAMPLE_WARPS, workload_info
+
+    n = 7
+    lines = ["\t.target\tsm_80", "\t.section\t.text.deep,\"ax\",@progbits",
+             "\t.sectioninfo\t@\"SHI_REGISTERS=8\"", "        .global         deep",
+             "deep:", ".text.deep:"]  # fmt: skip
+    pc = 0
+
+    def ins(text, guard=""):
+        nonlocal pc
+        lines.append(f"        /*{pc:04x}*/               {guard:>4} {text} ;")
+        pc += 16
+
+    ins("MOV R1, c[0x0][0x28]")
+    for i in range(n):
+        lines.append(f".L_x_{i}:")
+        ins("IADD3 R2, R2, 0x1, RZ")
+    ins("FFMA R3, R3, R3, R3")
+    for i in reversed(range(n)):
+        ins(f"BRA `(.L_x_{i})", guard="@P0")
+    ins("EXIT")
+    path = tmp_path / "deep.sass"
+    path.write_text("\n".join(lines) + "\n")
+    info = workload_info(str(path))
+    assert info["static_instructions"] == 1 + n + 1 + n + 1
+    assert info["natural_loops"] == n and info["max_loop_depth"] == n
+    assert "max_warp_instrs = 2000000" in info["dynamic_truncated"]
+    assert info["warps_expanded"] == SAMPLE_WARPS
+    assert info["dynamic_instructions"] <= SAMPLE_WARPS * (SAMPLE_WARP_INSTRS + 1)
+    drivers = list(info["loop_drivers"].values())
+    assert drivers[0] == f"trip 8, depth {n}, iterations {8**n}"
+    assert drivers[1] == f"trip 8, depth {n - 1}, iterations {8 ** (n - 1)}"

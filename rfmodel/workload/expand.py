@@ -102,6 +102,10 @@ def _bad(where: str, name: str, value, allowed: str) -> SpecError:
     return SpecError(where, name, value, allowed)
 
 
+class ExpansionLimitError(RfmodelError):
+    """A warp would execute more than ``Profile.max_warp_instrs`` instructions (``on_cap="error"``)."""
+
+
 @dataclass(frozen=True)
 class AccessPattern:
     """Address-stream model of one static memory instruction.
@@ -838,7 +842,7 @@ def expand(
     n_trunc = int((flags == 2).sum())
     if status == 1:
         if profile.on_cap == "error":
-            raise RfmodelError(
+            raise ExpansionLimitError(
                 f"kernel '{kernel.name}': warp {bad} executes more than max_warp_instrs = "
                 f"{profile.max_warp_instrs} instructions (check the trip counts, or use on_cap='truncate')"
             )

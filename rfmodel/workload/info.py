@@ -2,22 +2,39 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from rfmodel.workload.ir import N_OPCLASSES, OpClass
 from rfmodel.workload.suite import DEFAULT_ARCH, load_workload
 from rfmodel.workload.trace import NONE
 
+#: the sample of a workload whose warps exceed the expansion limit: warps, and instructions per warp
+SAMPLE_WARPS = 8
+SAMPLE_WARP_INSTRS = 100_000
+
 
 def workload_info(ref: str, *, arch: str = DEFAULT_ARCH, seed: int = 0, max_warps: int = 64) -> dict:
     """Registers, instructions, blocks, loops, op mix and reuse distances of a workload.
 
-    Dynamic figures come from expanding up to ``max_warps`` warps (whole CTAs).
+    Dynamic figures come from expanding up to ``max_warps`` warps (whole CTAs).  A warp that would execute
+    more than the expansion limit is cut there: the static figures stay exact, the dynamic ones say so
+    (``dynamic_truncated``) and name the loops whose trip counts drove the count (``loop_drivers``).
     """
     from rfmodel.compiler.cfg import function_names, natural_loops
     from rfmodel.compiler.reuse import reuse_distances
+    from rfmodel.workload.expand import ExpansionLimitError
 
-    wl = load_workload(ref, arch=arch, seed=seed, max_warps=max_warps)
+    truncated = None
+    try:
+        wl = load_workload(ref, arch=arch, seed=seed, max_warps=max_warps)
+    except ExpansionLimitError as e:
+        with warnings.catch_warnings():  # a sample: the first warps, cut early
+            warnings.simplefilter("ignore")
+            wl = load_workload(ref, arch=arch, seed=seed, max_warps=min(max_warps, SAMPLE_WARPS),
+                               on_cap="truncate", max_warp_instrs=SAMPLE_WARP_INSTRS)  # fmt: skip
+        truncated = str(e)
     t = wl.trace
     info: dict = {"workload": wl.name, "source": wl.source}
     k = wl.kernel
@@ -40,6 +57,15 @@ def workload_info(ref: str, *, arch: str = DEFAULT_ARCH, seed: int = 0, max_warp
         )
     else:
         info["registers_per_thread"] = t.regs_per_thread
+    if truncated is not None:
+        info["dynamic_truncated"] = (
+            f"{truncated}; the dynamic figures below are a sample: {SAMPLE_WARPS} warps (whole CTAs) cut "
+            f"at {SAMPLE_WARP_INSTRS} instructions. Set the trip "
+            f"counts of the loops in loop_drivers (expand.Profile(trip_counts={{latch: n}}), or a built-in "
+            f"kernel's manifest loop_trip_counts)"
+        )
+        if k is not None:
+            info["loop_drivers"] = loop_drivers(k, wl)
     counts = np.bincount(t.op.astype(np.int64), minlength=N_OPCLASSES)
     info["dynamic_instructions"] = int(t.n_instrs)
     info["warps_expanded"] = int(t.n_warps)
@@ -60,3 +86,33 @@ def workload_info(ref: str, *, arch: str = DEFAULT_ARCH, seed: int = 0, max_warp
         "fraction_le_8": float((finite <= 8).mean()) if len(finite) else float("nan"),
     }
     return info
+
+
+def loop_drivers(kernel, wl, top: int = 5) -> dict:
+    """The loops that multiply a warp's instruction count most: ``latch instruction -> "trip T, depth D,
+    iterations I"`` with ``I`` the product of the trip counts of the loop and the loops around it (the
+    expansion's defaults or the kernel's profile), largest first."""
+    from rfmodel.compiler.cfg import function_names, natural_loops
+    from rfmodel.workload.expand import Profile
+    from rfmodel.workload.suite import builtin_profile
+
+    profile = builtin_profile(kernel) or Profile()
+    loops = {lp.header: lp for f in function_names(kernel) for lp in natural_loops(kernel, f)}
+
+    def trip(lp):
+        latch = kernel.blocks[lp.latches[0]].end - 1
+        return latch, int(profile.trip_counts.get(latch, profile.default_trip_count))
+
+    rows = []
+    for lp in loops.values():
+        latch, t = trip(lp)
+        total, up = t, lp.parent
+        while up is not None and up in loops:
+            total *= trip(loops[up])[1]
+            up = loops[up].parent
+        rows.append((total, latch, t, lp.depth))
+    rows.sort(reverse=True)
+    return {
+        f"instruction {latch}": f"trip {t}, depth {d}, iterations {total}"
+        for total, latch, t, d in rows[:top]
+    }  # noqa: E501

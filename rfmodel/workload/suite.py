@@ -180,8 +180,14 @@ def load_workload(
     seed: int = 0,
     max_warps: int | None = None,
     line_bytes: int = 128,
+    on_cap: str = "error",
+    max_warp_instrs: int | None = None,
 ) -> Workload:
-    """Load a workload reference and expand it into one SM's dynamic trace."""
+    """Load a workload reference and expand it into one SM's dynamic trace.
+
+    ``on_cap``: a warp beyond the expansion limit (``max_warp_instrs``, default the profile's
+    ``Profile.max_warp_instrs``) is an error (``ExpansionLimitError``) or, with ``"truncate"``, cut there
+    with a warning."""
     from rfmodel.workload.expand import expand
 
     if isinstance(ref, Workload):
@@ -215,6 +221,17 @@ def load_workload(
         kernel = load_kernel(ref, arch)
         profile = builtin_profile(kernel)
         name = ref if ref in manifest()["kernels"] else kernel.name
+    if on_cap != "error" or max_warp_instrs is not None:
+        import dataclasses
+
+        from rfmodel.workload.expand import Profile
+
+        cap = (
+            {}
+            if max_warp_instrs is None
+            else {"max_warp_instrs": expect_int("max_warp_instrs", max_warp_instrs, low=1)}
+        )
+        profile = dataclasses.replace(profile or Profile(), on_cap=on_cap, **cap)
     trace = expand(
         kernel,
         profile,
