@@ -12,8 +12,8 @@ operand reuse cache, on the built-in workloads:
   prefetches and their bank conflicts, register-interval lengths (that paper's Table 4);
 
 next to the papers' own figures.  Every simulation result is kept in ``OUT/runs.jsonl`` (one line per
-run, keyed by design, workload, GPU, latency and rfmodel version), so an interrupted study resumes
-without redoing finished runs.  Outputs: ``OUT/runs.csv`` (every run), ``OUT/summary.csv`` and
+run, keyed by design, workload, GPU, latency and a hash of the package's source), so an interrupted study
+resumes without redoing finished runs.  Outputs: ``OUT/runs.csv`` (every run), ``OUT/summary.csv`` and
 ``OUT/summary.md`` (the table), and, with ``--docs``, the table in ``docs/validation.md`` between the
 ``caching-designs`` markers.
 
@@ -34,6 +34,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_compl
 from pathlib import Path
 
 import numpy as np
+from common import SOURCE, fmt, geomean, mean, median, write_marked
 
 import rfmodel
 from rfmodel.designs.base import get_design
@@ -105,8 +106,8 @@ def reference(design: str, sm) -> str:
 
 
 def run_key(design, workload, gpu, latency, max_warps, params) -> str:
-    return json.dumps([design, workload, gpu, float(latency), max_warps, params, rfmodel.__version__],
-                      sort_keys=True)
+    """A run's key: its inputs and the package's source hash (an edited model redoes the run)."""
+    return json.dumps([design, workload, gpu, float(latency), max_warps, params, SOURCE], sort_keys=True)
 
 
 def simulate_point(design: str, workload: str, gpu: str, latency: float, max_warps, params: dict) -> dict:
@@ -194,25 +195,6 @@ def tolerable(runs: Runs, design: str, workload: str, ref_ipc: float, *, tol: fl
     # the simulator times a main-RF access in whole cycles of the 1-cycle baseline bank: report the
     # multiple that was simulated
     return 1.0 if r["latency_x"] is None else float(round(r["latency_x"]))
-
-
-def geomean(xs):
-    xs = [x for x in xs if x is not None and x > 0]
-    return float(np.exp(np.mean(np.log(xs)))) if xs else float("nan")
-
-
-def mean(xs):
-    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
-    return float(np.mean(xs)) if xs else float("nan")
-
-
-def median(xs):
-    xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
-    return float(np.median(xs)) if xs else float("nan")
-
-
-def fmt(x, spec=".2f", suffix="", scale=1.0):
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * scale:{spec}}{suffix}"
 
 
 def main(argv=None) -> int:
@@ -337,21 +319,9 @@ def main(argv=None) -> int:
     write_text(out / "summary.md", note + "\n" + table)
     print(note + "\n" + table)
     if a.docs:
-        doc = Path("docs/validation.md")
-        text = doc.read_text()
         begin, end = MARK.format(gpu=a.gpu, end="begin"), MARK.format(gpu=a.gpu, end="end")
-        block = f"{begin}\n{note}\n{table}{end}"
-        if begin in text and end in text:
-            text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
-        else:  # a new subsection of "## Register-caching designs", kept apart from generated sections
-            sub = f"### Register-caching designs on `{a.gpu}`\n\n{block}\n"
-            if SECTION in text:
-                nxt = text.find("\n## ", text.index(SECTION) + len(SECTION))
-                at = len(text) if nxt < 0 else nxt + 1
-                text = text[:at].rstrip() + "\n\n" + sub + ("\n" + text[at:] if at < len(text) else "")
-            else:
-                text = text.rstrip() + f"\n\n{SECTION}\n\n" + sub
-        write_text(doc, text)
+        write_marked(Path("docs/validation.md"), begin, end, f"{note}\n{table}", SECTION,
+                     f"Register-caching designs on `{a.gpu}`")  # fmt: skip
     return 0
 
 

@@ -491,4 +491,4 @@ def test_array_layout_constants_match_their_tables():
     ):
         for i, name in enumerate(fields):
             assert getattr(core, prefix + name.upper()) == i, prefix + name
-    assert core.K_STALL0 == len(core.K_FIELDS) and len(core._ARG_TYPES) == 28
+    assert core.K_STALL0 == len(core.K_FIELDS) and len(core._ARG_TYPES) == 29

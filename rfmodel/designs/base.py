@@ -14,7 +14,7 @@ returns a dict of metric arrays with at least ``ipc``, ``rf_reads``,
 
 Simulator contract
 ------------------
-:meth:`Design.sim_setup` returns a :class:`SimSetup`: nine compiled *hook*
+:meth:`Design.sim_setup` returns a :class:`SimSetup`: ten compiled *hook*
 functions (:class:`SimHooks`) and the design's own state, one int64 and one
 float64 array that only the hooks read and write.  The compiled cycle loop
 (``rfmodel.sim.core``) calls the hooks at fixed points; it never calls Python
@@ -60,7 +60,25 @@ prefer         warp, row, scheduler, 0        only when ``SimSetup.prefer`` is s
                                               scheduler first tries the warps for which it
                                               returns non-zero, in its policy's order, then
                                               the others in the same order
+l1             warp, line, kind, 0            every global/local load or store line an L1D
+                                              would see (``kind``: the memory kind of
+                                              ``rfmodel.sim.core``, ``line`` the cache-line
+                                              number); ``-1``: the SM's own L1D (the
+                                              default), ``L >= 0``: the design's structure
+                                              serves it ``L`` cycles later, ``-2``: its miss,
+                                              sent to L2 through the SM's MSHRs; then called
+                                              again with kind ``L1_FILL`` and the fill cycle
+                                              as the fourth argument.  Stores always write
+                                              through to L2.
 =============  =============================  ===============================================
+
+A design can also issue memory traffic of its own (register spills and fills to L2):
+``SimSetup.mem_queue`` is the offset ``q`` of a queue in its int state, ``ints[q]`` the
+entries in use, ``ints[q + 1]`` the capacity, then per entry ``(line, kind, done)`` with
+kind ``MQ_LOAD`` or ``MQ_STORE``.  A hook appends an entry with ``done = -1``; at the end
+of that cycle the simulator sends it (a store writes to L2; a load takes an MSHR and
+fills from L2 or DRAM) and writes the cycle it completes to ``done``.  The design
+reuses entries (setting ``ints[q]`` back) once it has read them.
 
 ``warp`` is the hardware warp slot, ``row`` the trace row of the instruction
 (a design that needs per-instruction data copies it into its state, indexed by
@@ -94,6 +112,12 @@ def no_op_hook(ints, floats, a, b, c, d, cycle):
 def never_hook(ints, floats, a, b, c, d, cycle):
     """An upkeep hook that never needs to be called again."""
     return NEVER
+
+
+@njit(cache=True)
+def own_l1_hook(ints, floats, warp, line, kind, fill, cycle):
+    """L1D hook of a design without its own: every access goes to the SM's L1D (returns -1)."""
+    return -1
 
 
 # ---------------------------------------------------------------- the SM's register-to-bank function
@@ -147,7 +171,7 @@ def standard_bank_hook(ints, floats, warp, row, k, reg, cycle):
 
 
 class SimHooks(NamedTuple):
-    """The nine simulator hooks of a design (see the module docstring); defaults do nothing."""
+    """The ten simulator hooks of a design (see the module docstring); defaults do nothing."""
 
     operand: object = standard_bank_hook
     write: object = standard_bank_hook
@@ -158,6 +182,7 @@ class SimHooks(NamedTuple):
     upkeep: object = never_hook
     pool: object = no_op_hook
     prefer: object = no_op_hook
+    l1: object = own_l1_hook
 
 
 @dataclass
@@ -185,6 +210,8 @@ class SimSetup:
     #: (the main RF's cell; 1 and 1: the simulator's one-cycle banks with their ports)
     bank_read_cycles: int = 1
     bank_write_cycles: int = 1
+    #: offset in ``ints`` of the design's memory-request queue (-1: none; module docstring)
+    mem_queue: int = -1
     #: provenance of this run's setup (where hints or intervals came from, ...); reported in the result
     info: dict = field(default_factory=dict)
 
@@ -196,6 +223,10 @@ class SimSetup:
         for name, i in self.counters.items():
             if not 0 <= i < len(self.ints):
                 raise ValueError(f"SimSetup: counter '{name}' index {i} is outside ints")
+        if self.mem_queue >= 0:
+            q = self.mem_queue
+            if q + 2 > len(self.ints) or q + 2 + 3 * int(self.ints[q + 1]) > len(self.ints):
+                raise ValueError("SimSetup: the memory-request queue does not fit in ints")
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,7 @@ CONFIG_FIELDS = (
     "prefer",  # 1: schedulers consider warps the design's ``prefer`` hook marks first
     "bank_rcyc",  # cycles one read access holds its bank and takes to deliver (1: the one-cycle banks)
     "bank_wcyc",  # cycles one write access holds its bank
+    "memq",  # offset of the design's memory-request queue in its ints (-1: none)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -312,6 +313,9 @@ K_FIELDS = (
     "srcs",  # source operand slots of issued instructions (+ compat RZ)
     "dsts",  # destination registers of issued instructions (+ compat RZ)
     "issue_cycles",  # scheduler-cycles with at least one issue
+    "l1_hook_hits",  # L1D accesses the design's ``l1`` hook served
+    "l1_hook_misses",  # L1D accesses the design's ``l1`` hook sent to L2 as misses
+    "mem_requests",  # loads and stores of the design's memory-request queue
 )
 K_STALL0 = len(K_FIELDS)
 N_K = K_STALL0 + MAX_REASONS
@@ -375,6 +379,7 @@ C_SKIP = 41
 C_PREFER = 42
 C_BANK_RCYC = 43
 C_BANK_WCYC = 44
+C_MEMQ = 45
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -524,6 +529,9 @@ K_HOOK_CALLS = 30
 K_SRCS = 31
 K_DSTS = 32
 K_ISSUE_CYCLES = 33
+K_L1_HOOK_HITS = 34
+K_L1_HOOK_MISSES = 35
+K_MEM_REQUESTS = 36
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
@@ -666,13 +674,49 @@ def l2_write(cfg, g, K, l2_tag, l2_lru, line):
 
 
 @njit(cache=True)
+def mshr_request(cfg, fcfg, g, K, mshr, l2_tag, l2_lru, line, t):
+    """A line miss leaving the SM at ``t`` or, when every MSHR is taken, when the first frees; returns
+    ``(fill cycle, departure cycle)``."""
+    n_mshr = cfg[C_MSHR]
+    if n_mshr <= 0:
+        return l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t + cfg[C_L1_HIT]), t
+    slot = -1
+    first = NEVER
+    for m in range(n_mshr):
+        if mshr[m] <= t:
+            slot = m
+            break
+        if mshr[m] < first:
+            first = mshr[m]
+    if slot < 0:
+        K[K_MSHR_WAIT] += first - t
+        t = first
+        for m in range(n_mshr):
+            if mshr[m] <= t:
+                slot = m
+                break
+    fill = l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t + cfg[C_L1_HIT])
+    mshr[slot] = fill
+    return fill, t
+
+
+#: ``kind`` of the ``l1`` hook's second call for a miss it sent to L2 (its third argument: the fill cycle)
+L1_FILL = 100
+#: kinds of a design memory request (``SimSetup.mem_queue``): a line load (a fill) or store (a spill)
+MQ_LOAD, MQ_STORE = 0, 1
+
+
+@njit(cache=True)
 def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, g, K,
-               r_extra, tag, lru, ready, mshr, l2_tag, l2_lru):
+               r_extra, tag, lru, ready, mshr, l2_tag, l2_lru, h_l1, ds, df, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
-    Lines are looked up one per cycle.  Returns (completion cycle, cycle from
-    which the unit is free again); sets ``r_extra`` (compat: GPGPU-Sim's
-    writebacks of the load: one per missed sector, none for L1 hits).
+    Lines are looked up one per cycle.  Every line an L1D would see goes first to the design's ``l1``
+    hook: ``-1`` leaves it to the SM's own L1D, ``L >= 0`` serves it from the design's structure ``L``
+    cycles later, ``-2`` is a miss of the design's structure, sent to L2 through the MSHRs like an L1D
+    miss (the hook is then called again with kind :data:`L1_FILL` and the fill cycle).  Stores write
+    through to L2 in every case.  Returns (completion cycle, cycle from which the unit is free again);
+    sets ``r_extra`` (compat: GPGPU-Sim's writebacks of the load: one per missed sector, none for L1 hits).
     """
     kind = cls_mem[opc]
     lat = cls_lat[opc]
@@ -689,10 +733,24 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     elif kind == MK_LOAD or kind == MK_STORE or kind == MK_ATOM:
         shift = cfg[C_LINE_SHIFT]
         use_l1 = cfg[C_L1_ON] != 0 and kind != MK_ATOM and not (cfg[C_L1_BYPASS] != 0 and opc == OP_LDG)
-        n_mshr = cfg[C_MSHR]
         for j in range(mem_ptr[row], mem_ptr[row + 1]):
             line = mem_line[j] >> shift
-            if use_l1:
+            served = h_l1(ds, df, w, line, kind, 0, t) if use_l1 else -1
+            if served >= 0 or served == -2:  # the design's L1D
+                if kind == MK_STORE:
+                    l2_write(cfg, g, K, l2_tag, l2_lru, line)
+                    at = t
+                if served >= 0:
+                    K[K_L1_HOOK_HITS] += 1
+                    if kind != MK_STORE:
+                        at = t + served
+                else:
+                    K[K_L1_HOOK_MISSES] += 1
+                    if kind != MK_STORE:
+                        at, t = mshr_request(cfg, fcfg, g, K, mshr, l2_tag, l2_lru, line, t)
+                        h_l1(ds, df, w, line, L1_FILL, at, t)
+                        r_extra[r] += sectors[row]
+            elif use_l1:
                 K[K_L1_ACC] += 1
                 g[G_LRU_CLOCK] += 1
                 hit, way = cache_access(tag, lru, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line, g[G_LRU_CLOCK])
@@ -708,26 +766,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                     if ready[way] > t:
                         r_extra[r] += sectors[row]  # merged into an outstanding miss
                 else:
-                    if n_mshr > 0:
-                        slot = -1
-                        first = NEVER
-                        for m in range(n_mshr):
-                            if mshr[m] <= t:
-                                slot = m
-                                break
-                            if mshr[m] < first:
-                                first = mshr[m]
-                        if slot < 0:
-                            K[K_MSHR_WAIT] += first - t
-                            t = first
-                            for m in range(n_mshr):
-                                if mshr[m] <= t:
-                                    slot = m
-                                    break
-                        fill = l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t + cfg[C_L1_HIT])
-                        mshr[slot] = fill
-                    else:
-                        fill = l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t + cfg[C_L1_HIT])
+                    fill, t = mshr_request(cfg, fcfg, g, K, mshr, l2_tag, l2_lru, line, t)
                     ready[way] = fill
                     at = fill
                     r_extra[r] += sectors[row]
@@ -850,7 +889,7 @@ def _free_collector(u, grp, unit_set1, unit_set2, g_free, gs_start, gs_list, k_r
 def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
          cfg, fcfg, tabs, st, ust, ds, df,
          h_operand, h_write, h_may_issue, h_issued, h_activate, h_deactivate, h_upkeep, h_pool, h_prefer,
-         stop):
+         h_l1, stop):
     """Advance the SM until all CTAs finished (returns 0), ``stop`` is reached (1) or an error (2)."""
     W = cfg[C_WARPS]
     S = cfg[C_SCHEDS]
@@ -890,6 +929,7 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
     # one access at a time, a read holds it ``rcyc`` cycles and its row is there ``rcyc - 1`` cycles later
     # than a one-cycle bank's, a write holds it ``wcyc``; a read waits behind a write in progress.  1 and 1:
     # the one-cycle banks with their ports (bit-identical to a simulator without this mode)
+    memq = cfg[C_MEMQ]
     rcyc = cfg[C_BANK_RCYC]
     wcyc = cfg[C_BANK_WCYC]
     slow = rcyc > 1 or wcyc > 1
@@ -1290,7 +1330,8 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                     if u == U_MEM:
                         done_t, free_t = lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat,
                                                     cls_ii, cls_mem, sectors, g, K, r_extra, l1_tag, l1_lru,
-                                                    l1_ready, mshr_fill, l2_tag, l2_lru)
+                                                    l1_ready, mshr_fill, l2_tag, l2_lru, h_l1, ds, df,
+                                                    r_warp[r])  # fmt: skip
                         u_free[ui] = free_t
                     else:
                         done_t = cyc + cls_lat[opc]
@@ -1330,7 +1371,8 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                     row = r_row[r]
                     done_t, free_t = lsu_access(r, row, op[row], cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat,
                                                 cls_ii, cls_mem, sectors, g, K, r_extra, l1_tag, l1_lru,
-                                                l1_ready, mshr_fill, l2_tag, l2_lru)
+                                                l1_ready, mshr_fill, l2_tag, l2_lru, h_l1, ds, df,
+                                                r_warp[r])  # fmt: skip
                     u_free[ui] = free_t
                     ocex[U_MEM * S + best] = -1
                     n_ocex -= 1
@@ -1412,6 +1454,7 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                             done_t, free_t = lsu_access(
                                 r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem,
                                 sectors, g, K, r_extra, l1_tag, l1_lru, l1_ready, mshr_fill, l2_tag, l2_lru,
+                                h_l1, ds, df, r_warp[r],
                             )  # fmt: skip
                             u_free[ui] = free_t
                         else:
@@ -1860,6 +1903,25 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
             nxt = h_upkeep(ds, df, 0, 0, 0, 0, cyc)
             g[G_UPKEEP_NEXT] = nxt if nxt > cyc else cyc + 1
 
+        # ------------------------------------------------------------ design memory requests
+        # the design's queue (``SimSetup.mem_queue``): ds[q] entries in use, ds[q + 1] capacity, then per
+        # entry (line, kind, done); the pending ones (done == -1) leave now: stores write to L2, loads
+        # take an MSHR and fill from L2 or DRAM at the cycle written to ``done``
+        if memq >= 0:
+            n_q = ds[memq]
+            for i in range(n_q):
+                e = memq + 2 + 3 * i
+                if ds[e + 2] != -1:
+                    continue
+                K[K_MEM_REQUESTS] += 1
+                act = True
+                if ds[e + 1] == MQ_STORE:
+                    l2_write(cfg, g, K, l2_tag, l2_lru, ds[e])
+                    ds[e + 2] = cyc
+                else:
+                    fill_t, _t = mshr_request(cfg, fcfg, g, K, mshr_fill, l2_tag, l2_lru, ds[e], cyc)
+                    ds[e + 2] = fill_t
+
         # ------------------------------------------------------------ statistics, end, idle skip
         K[K_COLL_BUSY] += n_busy
         K[K_STEPPED] += 1
@@ -1936,7 +1998,7 @@ _ARG_TYPES = (
     types.uint64[::1],  # ust
     types.int64[::1],  # design ints
     types.float64[::1],  # design floats
-    *([HOOK_TYPE] * 9),
+    *([HOOK_TYPE] * 10),
     types.int64,  # stop
 )
 _LOOP = None

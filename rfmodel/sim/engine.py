@@ -420,6 +420,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "rb_size": 1024,
         "bank_rcyc": max(int(setup.bank_read_cycles), 1),
         "bank_wcyc": max(int(setup.bank_write_cycles), 1),
+        "memq": int(setup.mem_queue),
         "check": int(opts.check_ports),
         "skip": int(opts.skip_idle),
         "prefer": int(setup.prefer),
@@ -555,7 +556,7 @@ def simulate_trace(
         stop = min(cycle + opts.chunk_cycles, opts.max_cycles + 1)
         status = loop(*p.arrays, p.cfg, p.fcfg, p.tabs, st, ust, setup.ints, setup.floats,
                       h.operand, h.write, h.may_issue, h.issued, h.activate, h.deactivate, h.upkeep,
-                      h.pool, h.prefer,
+                      h.pool, h.prefer, h.l1,
                       np.int64(stop))
         cycle = int(st[C.S_G][C.G_CYCLE])
         K = st[C.S_K]
