@@ -193,6 +193,11 @@ def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
     for k, v in trial.items():
         for x in np.unique(np.asarray(v).ravel()):
             sm.replace(**{k: x.item()})
+    # the collector units in total (not an SM field: the SM's collector sets scaled to it)
+    for x in np.asarray(grid.get("collector_units", 1)).ravel():
+        x = x.item() if hasattr(x, "item") else x
+        if isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 4096:
+            raise RfmodelError(f"parameter 'collector_units' = {x!r} is invalid; allowed: an integer 1-4096")
     design.check_grid(grid)
 
 

@@ -200,3 +200,9 @@ def test_numba_compiles_into_the_user_cache_not_the_package(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
                          env={**env, "NUMBA_CACHE_DIR": str(mine)})  # fmt: skip
     assert out.stdout.strip() == str(mine)
+
+
+def test_technology_layer_loads_no_solver():
+    """The technology layer imports scipy's solver only when a fit is solved (fits are cached on disk), so
+    a warm simulation does not pay for it."""
+    assert heavy_modules_loaded("import rfmodel.tech.array, rfmodel.tech.fit", ("scipy.optimize",)) == []

@@ -608,3 +608,32 @@ def test_cli_show(capsys):
 
 def test_default_library_is_shared():
     assert tech_array.default_library() is default_library()
+
+
+def test_fitted_surfaces_are_kept_on_disk(tmp_path, monkeypatch):
+    """A surface is solved once and then loaded from the cache (no solver, no scipy) with the same
+    coefficients; a damaged entry is solved again; with the cache off every call solves."""
+    from rfmodel.tech.fit import LogSurface
+
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
+    cap = [4, 8, 16, 32, 64, 4, 8, 16, 32, 64]
+    wid = [256] * 5 + [512] * 5
+    node = [45] * 10
+    val = [0.01 * c ** 0.8 * (w / 256) ** 0.5 for c, w in zip(cap, wid, strict=True)]
+    first = LogSurface.fit(cap, wid, node, val)
+    entries = list((tmp_path / "tech-fit").glob("*.json"))
+    assert len(entries) == 1
+
+    def no_solve(*a, **k):
+        raise AssertionError("solved again")
+
+    monkeypatch.setattr(LogSurface, "_solve", classmethod(no_solve))
+    again = LogSurface.fit(cap, wid, node, val)
+    assert np.array_equal(again.coef, first.coef) and again.terms == first.terms and again.box == first.box
+    assert again(16, 256, 45) == pytest.approx(first(16, 256, 45), rel=1e-12)
+    monkeypatch.undo()
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
+    entries[0].write_text("{not json")
+    assert np.array_equal(LogSurface.fit(cap, wid, node, val).coef, first.coef)
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", "off")
+    assert np.array_equal(LogSurface.fit(cap, wid, node, val).coef, first.coef)

@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
 
 #: smallest d ln m / d ln C the constrained fit allows (keeps "never falls" robust between grid points)
 MIN_SLOPE = 1e-3
@@ -95,6 +94,45 @@ class LogSurface:
         node_slopes: bool = True,
         monotone: bool = True,
     ) -> LogSurface:
+        """The surface through the data; kept in the on-disk cache (``rfmodel/cache.py``) keyed by the data,
+        the options and this module's source, so a later process loads it instead of solving again."""
+        import hashlib
+        import json
+
+        from rfmodel.cache import entry_path, source_hash
+        from rfmodel.io import write_text
+
+        arrays = [np.asarray(a, float) for a in (capacity_kb, width_bits, node_nm, values)]
+        h = hashlib.sha1(json.dumps([degree, node_slopes, monotone, source_hash("tech")]).encode())
+        for a in arrays:
+            h.update(np.ascontiguousarray(a).tobytes())
+        path = entry_path("tech-fit", h.hexdigest()[:20], ".json")
+        if path is not None and path.is_file():
+            try:
+                return cls.from_dict(json.loads(path.read_text()))
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # a damaged entry: solved again and rewritten
+        surf = cls._solve(*arrays, degree=degree, node_slopes=node_slopes, monotone=monotone)
+        if path is not None:
+            try:
+                write_text(path, json.dumps(surf.to_dict()))
+            except OSError:
+                pass  # a read-only cache: solve every time
+        return surf
+
+    def to_dict(self) -> dict:
+        return {"terms": [list(t) for t in self.terms], "nodes": list(self.nodes), "coef": self.coef.tolist(),
+                "box": list(self.box), "node_slopes": bool(self.node_slopes), "min_rows": self.min_rows,
+                "n_rows": self.n_rows, "notes": list(self.notes)}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict) -> LogSurface:
+        return cls([tuple(t) for t in d["terms"]], tuple(float(n) for n in d["nodes"]),
+                   np.asarray(d["coef"], dtype=float), tuple(d["box"]), bool(d["node_slopes"]),
+                   float(d["min_rows"]), int(d["n_rows"]), list(d["notes"]))  # fmt: skip
+
+    @classmethod
+    def _solve(cls, capacity_kb, width_bits, node_nm, values, *, degree, node_slopes, monotone) -> LogSurface:
         cap = np.asarray(capacity_kb, float)
         wid = np.asarray(width_bits, float)
         node = np.asarray(node_nm, float)
@@ -123,6 +161,8 @@ class LogSurface:
         c0, *_ = np.linalg.lstsq(X, ln_v, rcond=None)
         notes = []
         if monotone and np.any(D @ c0 < MIN_SLOPE):
+            from scipy.optimize import minimize  # only when a fit is solved (not for a cached one)
+
             scale = np.maximum(np.abs(X).max(axis=0), 1e-12)
             Xs, Ds = X / scale, D / scale
             res = minimize(
