@@ -32,7 +32,8 @@ def evaluate_point(design: str, workload: str, gpu: str, method: str, params: di
     """One evaluation of ``design`` on ``workload``: its scalar results (:data:`SCALARS`, None when the
     design does not report one or it is not a number) and the seconds it took."""
     t0 = time.perf_counter()
-    ds = rfmodel.evaluate(design, workload, gpu, method=method, params=params)
+    # a workload that does not fit the point gives NaN (None) results instead of stopping the study
+    ds = rfmodel.evaluate(design, workload, gpu, method=method, params=params, on_no_fit="nan")
     out = {"design": design, "workload": workload, "gpu": gpu, "method": method, "params": params}
     for m in SCALARS:
         if m in ds:

@@ -15,8 +15,12 @@ SM, 256 KB in 16 banks of 16 KB, 8 active warps):
 * RF area and power of each point (the technology layer), and the analytic model's IPC beside the
   simulator's (its error on these slow cells, which its calibration never sampled).
 
-Claims checked: L-05, L-06, L-08, L-16, L-17, L-18, L-19 (reference digest IDs).  Every evaluation is kept
-in ``OUT/runs.jsonl``; an interrupted run resumes.  Outputs: ``OUT/points.csv`` (every evaluation),
+* warps per SM (Figure 20): BL and LTRF with a main RF 6x slower than #1's, against themselves at 1x, on
+  SMs of 16, 32, 64 and 128 warps (CTAs of at most 32 x warps threads; the workloads that do not fit are
+  left out of that column).
+
+Claims checked: L-05, L-06, L-08, L-16, L-17, L-18, L-19, L-28 (reference digest IDs).  Every evaluation is
+kept in ``OUT/runs.jsonl``; an interrupted run resumes.  Outputs: ``OUT/points.csv`` (every evaluation),
 ``OUT/summary.md``, and with ``--docs`` the tables in ``docs/validation.md``.
 
     python studies/ltrf_capacity.py --jobs 2 --docs
@@ -56,6 +60,9 @@ PAPER = {
     ("LTRF", "#7"): "+28 % [L-18]",
     ("LTRFconf", "#7"): "+34 % [L-18]; LTRF +4.8 % [L-17]",
 }
+#: the warps-per-SM sweep (Figure 20): SM sizes, and the slow main RF's latency multiple
+WARPS = (16, 32, 64, 128)
+SWEEP_LATENCY_X = 6.0
 MARK = "<!-- ltrf-capacity {gpu}:{end} -->"
 SECTION = "## Register-caching designs on the simulator"
 
@@ -135,6 +142,50 @@ def claims_table(f3: dict) -> str:
     )
     head = "| claim | what | paper | here (simulator) | verdict |\n| --- | --- | --- | --- | --- |\n"
     return head + "".join(lines)
+
+
+def warps_specs(sm, out: Path) -> dict:
+    """A spec file of the SM with each warp count of :data:`WARPS` (CTAs of at most 32 x warps threads)."""
+    from rfmodel.spec import dumps_spec
+
+    specs = {}
+    for w in WARPS:
+        path = out / f"sm-{w}-warps.toml"
+        s = sm.replace(max_threads_per_cta=min(sm.max_threads_per_cta, 32 * w)).replace(warps_per_sm=w) \
+            if w < sm.warps_per_sm else sm.replace(warps_per_sm=w)
+        write_text(path, dumps_spec(s))
+        specs[w] = str(path)
+    return specs
+
+
+def warps_sweep(ev: Evaluations, sm, out: Path, wls, pool: int) -> str:
+    """L-28: the share of its 1x IPC that BL and LTRF keep with a 6x slower main RF, per SM size."""
+    specs = warps_specs(sm, out)
+    slow = {"main_rf_latency_x": SWEEP_LATENCY_X}
+    pts = [(d, w, specs[n], "simulate", {"active_warps": pool, **x})
+           for d in ("baseline", "ltrf") for n in WARPS for w in wls for x in ({}, slow)]  # fmt: skip
+    ev.ensure(pts)
+    rows = []
+    for n in WARPS:
+        keep, fits = {}, 0
+        for d in ("baseline", "ltrf"):
+            vals = []
+            for w in wls:
+                one = ev.get(d, w, specs[n], "simulate", {"active_warps": pool})["ipc"]
+                six = ev.get(d, w, specs[n], "simulate", {"active_warps": pool, **slow})["ipc"]
+                if one and six:
+                    vals.append(six / one)
+            keep[d], fits = geomean(vals), len(vals)
+        rows.append(f"| {n} | {fits} | {fmt(keep['baseline'], '.2f')} | {fmt(keep['ltrf'], '.2f')} "
+                    f"| {fmt(keep['ltrf'] - keep['baseline'], '+.2f')} |\n")  # fmt: skip
+    return (
+        f"L-28 (Figure 20: LTRF's tolerance advantage over BL grows as warps per SM fall; 64 -> 128 changes "
+        f"little): IPC at {SWEEP_LATENCY_X:g}x main-RF latency over IPC at 1x, geometric mean over the "
+        f"workloads that fit, {pool} active warps per scheduler.\n\n"
+        "| warps per SM | workloads that fit | BL keeps | LTRF keeps | LTRF - BL |\n"
+        "| --- | --- | --- | --- | --- |\n"
+        + "".join(rows)
+    )
 
 
 def categories(workloads) -> dict:
@@ -258,6 +309,8 @@ def main(argv=None) -> int:
         f"Produced by `{cmd.strip()}`.\n"
     )
     table = head + body + "\n" + claims_table(f3)
+    if "simulate" in a.methods:
+        fig3_line += "\n" + warps_sweep(ev, sm, out, wls, pool)
     write_text(out / "summary.md", note + "\n" + table + "\n" + fig3_line)
     print(note + "\n" + table + "\n" + fig3_line)
     if a.docs:
