@@ -25,7 +25,7 @@ from rfmodel.io import read_text
 from rfmodel.workload.suite import default_workloads, synthetic_names
 
 MARK = "<!-- default-path {gpu}:{end} -->"
-SECTION = "## Analytic models versus the simulator"
+SECTION = "## The analytic engine through its default call"
 
 
 def calibration_workloads() -> set:
