@@ -34,7 +34,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_compl
 from pathlib import Path
 
 import numpy as np
-from common import SOURCE, fmt, geomean, mean, median, write_marked
+from common import SIM_SOURCE, fmt, geomean, mean, median, write_marked
 
 import rfmodel
 from rfmodel.designs.base import get_design
@@ -107,7 +107,7 @@ def reference(design: str, sm) -> str:
 
 def run_key(design, workload, gpu, latency, max_warps, params) -> str:
     """A run's key: its inputs and the package's source hash (an edited model redoes the run)."""
-    return json.dumps([design, workload, gpu, float(latency), max_warps, params, SOURCE], sort_keys=True)
+    return json.dumps([design, workload, gpu, float(latency), max_warps, params, SIM_SOURCE], sort_keys=True)
 
 
 def simulate_point(design: str, workload: str, gpu: str, latency: float, max_warps, params: dict) -> dict:

@@ -16,8 +16,10 @@ import rfmodel
 from rfmodel.cache import source_hash
 from rfmodel.io import write_text
 
-#: the package's source, in every evaluation's key
+#: the package's source, in every evaluation's key; a simulation does not depend on the analytic engine's
+#: calibration file, so recalibrating does not redo the studies' simulations
 SOURCE = source_hash()
+SIM_SOURCE = source_hash(exclude=("data/calibration",))
 
 #: the scalar results a study keeps of one evaluation (those the design reports)
 SCALARS = (
@@ -62,7 +64,8 @@ class Evaluations:
 
     @staticmethod
     def key(design, workload, gpu, method, params) -> str:
-        return json.dumps([design, workload, gpu, method, params, SOURCE], sort_keys=True)
+        source = SIM_SOURCE if method == "simulate" else SOURCE
+        return json.dumps([design, workload, gpu, method, params, source], sort_keys=True)
 
     def get(self, design, workload, gpu, method, params) -> dict:
         return self.done[self.key(design, workload, gpu, method, params)]

@@ -56,6 +56,11 @@ DEFAULT_SWEEP = {
         "kmeans_assign",
         "nbody_forces",
         "bfs_expand",
+        # register-sensitive kernels (64-109 registers per thread) that fit both GPUs
+        "gemm_micro8x8",
+        "stencil2d_regtile",
+        "fft_radix16",
+        "rk4_duffing_dp",
         "synthetic:register-sensitive",
         "synthetic:cache-sensitive",
         "synthetic:fp-heavy",
@@ -73,7 +78,9 @@ DEFAULT_SWEEP = {
         {"rfc_kb": 8, "main_rf_latency_x": 3},
         {"regs_per_interval": 8, "main_rf_latency_x": 3},
     ],
-    "max_warps": 16,
+    # every run simulates the SM's whole share of the grid, as the default evaluate call does (its analytic
+    # profile is then the same 32-warp share, scaled)
+    "max_warps": None,
     "seed": 0,
     "holdout_fraction": 0.3,
 }
