@@ -188,11 +188,16 @@ def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
     for k in grid:
         if k not in known:
             raise UnknownNameError(f"parameter of design '{design.name}'", k, known)
-    trial = {k: v for k, v in grid.items() if k in sm.to_dict()}
-    # validate every value through the specs (one error naming the field and allowed range)
+    trial = {k: np.unique(np.asarray(v).ravel()) for k, v in grid.items() if k in sm.to_dict()}
+    # validate every value through the specs (one error naming the field and allowed range): the fields
+    # given one value together (they may depend on each other: warps_per_sm and max_threads_per_cta), then
+    # each value of the others on that SM
+    singles = {k: v[0].item() for k, v in trial.items() if len(v) == 1}
+    base = sm.replace(**singles) if singles else sm
     for k, v in trial.items():
-        for x in np.unique(np.asarray(v).ravel()):
-            sm.replace(**{k: x.item()})
+        if len(v) > 1:
+            for x in v:
+                base.replace(**{k: x.item()})
     # the collector units in total (not an SM field: the SM's collector sets scaled to it)
     for x in np.asarray(grid.get("collector_units", 1)).ravel():
         x = x.item() if hasattr(x, "item") else x

@@ -195,3 +195,18 @@ def test_a_sass_file_profile_is_cached_by_its_content(tmp_path, monkeypatch):
     src.write_text(src.read_text() + "\n")  # new bytes: a new entry, also in the same process
     workload_profile(str(src), sm)
     assert len(list((tmp_path / "cache" / "profiles").glob("*.npz"))) == 2
+
+
+def test_sm_fields_given_together_are_checked_together():
+    """``warps_per_sm=16`` is valid only with CTAs of at most 512 threads: both in one call are accepted (the
+    single-valued fields are applied together before the others are checked), in both engines; a bad value
+    is still one error naming its field."""
+    import rfmodel
+    from rfmodel.errors import SpecError
+
+    params = {"warps_per_sm": [16], "max_threads_per_cta": [512]}
+    for method in ("analytic", "simulate"):
+        ds = rfmodel.evaluate("baseline", "saxpy", "maxwell-ltrf", method=method, params=params)
+        assert 0 < float(ds["warps"].values.ravel()[0]) <= 16
+    with pytest.raises(SpecError, match="max_threads_per_cta"):
+        rfmodel.evaluate("baseline", "saxpy", "maxwell-ltrf", params={"warps_per_sm": [16]})
