@@ -1189,25 +1189,7 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                         b_w[b] = 0
                         b_rwused[b] = 0
                         b_r[b] = 0
-                    if slow:
-                        if b_busy[b] <= cyc:
-                            b_busy[b] = cyc + wcyc
-                            left -= 1
-                            b_w[b] += 1
-                            K[K_BANK_WRITE_ACC] += 1
-                            act = True
-                        if left > 0:
-                            r_wrem[r] = (left << 10) | b
-                            if not waited:
-                                K[K_WRITE_WAIT_CYCLES] += 1
-                                waited = True
-                            done = False
-                            break
-                        r_wrem[r] = 0
-                        r_dk[r] += 1
-                        K[K_WRITES] += 1
-                        K[K_WRITES_BANK] += 1
-                    elif compat:
+                    if compat and not slow:
                         if b_w[b] > 0:
                             K[K_WRITES_DROPPED] += 1
                         else:
@@ -1219,17 +1201,25 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                         r_dk[r] += 1
                         act = True
                     else:
-                        while left > 0:
-                            if b_w[b] - b_rwused[b] < wports:
+                        if slow:  # one access at a time: the bank takes the next row once it is free
+                            if b_busy[b] <= cyc:
+                                b_busy[b] = cyc + wcyc
                                 b_w[b] += 1
-                            elif b_rwused[b] < rwports:
-                                b_w[b] += 1
-                                b_rwused[b] += 1
-                            else:
-                                break
-                            left -= 1
-                            K[K_BANK_WRITE_ACC] += 1
-                            act = True
+                                left -= 1
+                                K[K_BANK_WRITE_ACC] += 1
+                                act = True
+                        else:
+                            while left > 0:
+                                if b_w[b] - b_rwused[b] < wports:
+                                    b_w[b] += 1
+                                elif b_rwused[b] < rwports:
+                                    b_w[b] += 1
+                                    b_rwused[b] += 1
+                                else:
+                                    break
+                                left -= 1
+                                K[K_BANK_WRITE_ACC] += 1
+                                act = True
                         tot = b_w[b] + b_r[b]
                         if tot > b_max[b]:
                             b_max[b] = tot
