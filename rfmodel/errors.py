@@ -49,16 +49,20 @@ def unknown_key_message(key: str, known) -> str:
     return f"unknown key '{key}'{hint}"
 
 
-def expect_int(what: str, value, *, low: int | None = None, optional: bool = False):
-    """``value`` as an int (numpy integers too; not bool), at least ``low``; None passes when ``optional``.
+def expect_int(what: str, value, *, low: int | None = None, high: int | None = None, optional: bool = False):
+    """``value`` as an int (numpy integers too; not bool) in ``[low, high]``; None passes when ``optional``.
     Anything else is one :class:`RfmodelError` naming ``what``."""
     import numbers
 
     if value is None and optional:
         return None
     bad = isinstance(value, bool) or not isinstance(value, numbers.Integral)
-    if bad or (low is not None and value < low):
-        bound = ("" if low is None else f" >= {low}") + (" or None" if optional else "")
+    if bad or (low is not None and value < low) or (high is not None and value > high):
+        if low is not None and high is not None:
+            bound = f" in [{low}, {high}]"
+        else:
+            bound = ("" if low is None else f" >= {low}") + ("" if high is None else f" <= {high}")
+        bound += " or None" if optional else ""
         raise RfmodelError(f"{what}: expected an integer{bound} (got {value!r})")
     return int(value)
 

@@ -62,7 +62,7 @@ from rfmodel.analytic.engine import (  # noqa: F401  (the profile helpers are pa
     workload_profile,
 )
 from rfmodel.designs.base import Design, get_design
-from rfmodel.errors import RfmodelError, UnknownNameError
+from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
 from rfmodel.results import SCALAR_METRICS, UNITS, assemble  # noqa: F401
 from rfmodel.sim.core import STALL_REASONS
 from rfmodel.spec import SMSpec, from_gpgpusim_config, get_preset, load_spec
@@ -200,9 +200,7 @@ def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
                 base.replace(**{k: x.item()})
     # the collector units in total (not an SM field: the SM's collector sets scaled to it)
     for x in np.asarray(grid.get("collector_units", 1)).ravel():
-        x = x.item() if hasattr(x, "item") else x
-        if isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 4096:
-            raise RfmodelError(f"parameter 'collector_units' = {x!r} is invalid; allowed: an integer 1-4096")
+        expect_int("parameter 'collector_units'", x.item() if hasattr(x, "item") else x, low=1, high=4096)
     design.check_grid(grid)
 
 
@@ -251,8 +249,7 @@ def evaluate(
     if on_no_fit not in ("error", "nan"):
         raise UnknownNameError("on_no_fit", on_no_fit, ("error", "nan"))
     require_fit = on_no_fit == "error" and workload is not None
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise RfmodelError(f"seed: expected a non-negative integer (got {seed!r})")
+    expect_int("seed", seed, low=0)
     if method == "simulate":
         return _evaluate_simulate(
             design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
@@ -270,8 +267,7 @@ def evaluate(
         sm = resolve_gpu(gpu)
         grid, dims, coords = _grid(params, mode)
         grid = _tech_cell(d, grid, tech)
-        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
-            raise RfmodelError(f"samples: expected an integer >= 2 (got {samples!r})")
+        expect_int("samples", samples, low=2)
         _check_size("montecarlo", grid, len(_workload_list(workload)), int(samples))
         _check_params(d, sm, grid)
         sm = _analytic_sm(sm, grid)

@@ -119,7 +119,7 @@ def interval_model(
     collectors do); ``False`` for designs that read it once (distinct sources).  ``pool_warps``: the
     two-level scheduler's active warps per SM (``None``: every resident warp may issue); the warps of the
     pool issue, and a warp that waits on a long-latency result leaves it, so the pool bounds IPC by
-    ``rate_pool``: the pool's warps as a list schedule (or single-warp chains) without memory waits.
+    ``rate_pool``: the pool's warps, each at its single-warp dependence pace without memory waits.
     Returns a dict of
     arrays (``ipc``, ``cycles``, ``bank_conflict_stall_cycles`` per instruction as
     ``conflict_per_instr``, bounds, waits).

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rfmodel.errors import RfmodelError
+from rfmodel.errors import RfmodelError, expect_int
 from rfmodel.io import atomic_path
 from rfmodel.workload.ir import L1D_CLASSES, MEMORY_CLASSES, OpClass
 from rfmodel.workload.trace import NONE, Trace
@@ -259,8 +259,7 @@ def export_accelsim(workload, outdir, *, arch: str | None = None, num_sms: int =
     """
     from rfmodel.workload.suite import DEFAULT_ARCH, Workload, load_workload
 
-    if isinstance(num_sms, bool) or not isinstance(num_sms, int) or num_sms < 1:
-        raise RfmodelError(f"num_sms: expected an integer >= 1 (got {num_sms!r})")
+    num_sms = expect_int("num_sms", num_sms, low=1)
     if isinstance(workload, Trace):
         trace = workload
     elif isinstance(workload, Workload):

@@ -115,4 +115,4 @@ def loop_drivers(kernel, wl, top: int = 5) -> dict:
     return {
         f"instruction {latch}": f"trip {t}, depth {d}, iterations {total}"
         for total, latch, t, d in rows[:top]
-    }  # noqa: E501
+    }
