@@ -34,12 +34,11 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_compl
 from pathlib import Path
 
 import numpy as np
-from common import SIM_SOURCE, fmt, geomean, mean, median, write_marked
+from common import SIM_SOURCE, command_line, fmt, geomean, mean, median, publish
 
 import rfmodel
 from rfmodel.designs.base import get_design
 from rfmodel.evaluate import resolve_gpu
-from rfmodel.io import write_text
 from rfmodel.tolerance import bisect_tolerance
 
 DESIGNS = ("baseline", "rfc", "ltrf", "ltrf_plus", "ltrfconf", "strands", "malekeh", "bow", "reuse_cache")
@@ -301,7 +300,7 @@ def main(argv=None) -> int:
         f"relative to the same reference"
         if "baseline_pool" in designs else ""
     )
-    cmd = "python studies/caching_designs.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = command_line("caching_designs.py", argv)
     note = (
         f"GPU `{a.gpu}`, {len(wls)} workloads ({', '.join(wls)}), "
         f"{'all resident warps' if a.max_warps is None else f'at most {a.max_warps} warps'}, rfmodel "
@@ -313,15 +312,11 @@ def main(argv=None) -> int:
         f"prefetches are means over workloads, main-RF accesses (reads + writes of the main RF's banks, or "
         f"of the RF banks without an RF cache) a geometric mean of the ratio to the baseline's, interval "
         f"lengths (dynamic instructions per executed interval / static instructions per interval) medians. "
-        f"Produced by `{cmd.strip()}`.\n"
+        f"Produced by `{cmd}`.\n"
     )
     table = head + body
-    write_text(out / "summary.md", note + "\n" + table)
-    print(note + "\n" + table)
-    if a.docs:
-        begin, end = MARK.format(gpu=a.gpu, end="begin"), MARK.format(gpu=a.gpu, end="end")
-        write_marked(Path("docs/validation.md"), begin, end, f"{note}\n{table}", SECTION,
-                     f"Register-caching designs on `{a.gpu}`")  # fmt: skip
+    publish(note + "\n" + table, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
+            title=f"Register-caching designs on `{a.gpu}`")  # fmt: skip
     return 0
 
 

@@ -118,6 +118,21 @@ def pct(x):
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{(x - 1) * 100:+.0f} %"
 
 
+def command_line(script: str, argv) -> str:
+    """The command that produced a study's table (for its note)."""
+    return ("python studies/" + script + " " + " ".join(argv if argv is not None else sys.argv[1:])).strip()
+
+
+def publish(text: str, out: Path, *, docs: bool, mark: str, gpu: str, section: str, title: str) -> None:
+    """A study's result: printed, kept in ``OUT/summary.md`` and, with ``docs``, written into
+    docs/validation.md between the study's markers (``mark`` formatted with ``gpu`` and begin/end)."""
+    write_text(out / "summary.md", text)
+    print(text)
+    if docs:
+        begin, end = mark.format(gpu=gpu, end="begin"), mark.format(gpu=gpu, end="end")
+        write_marked(Path("docs/validation.md"), begin, end, text, section, title)
+
+
 def write_marked(doc: Path, begin: str, end: str, block: str, section: str, title: str) -> None:
     """Put ``block`` between the ``begin`` and ``end`` markers of ``doc``; without them, as a new subsection
     ``title`` at the end of ``section`` (a ``## `` heading, created at the end of the file if missing)."""

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from common import Evaluations, fmt, write_marked
+from common import Evaluations, command_line, fmt, publish
 
 from rfmodel.designs.base import design_names, get_design
 from rfmodel.io import read_text
@@ -77,18 +77,15 @@ def main(argv=None) -> int:
         for d, n, mape, p90, worst, i, o in rows
     )
     n_in = len([w for w in wls if w in inside])
-    cmd = "python studies/default_path.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = command_line("default_path.py", argv)
     note = (
         f"GPU `{a.gpu}`, {len(wls)} workloads ({n_in} inside the calibration sweep's workload list, "
         f"{len(wls) - n_in} outside it: {', '.join(w for w in wls if w not in inside)}); each engine's "
-        f"default call, the analytic IPC against the simulator's. Produced by `{cmd.strip()}`.\n"
+        f"default call, the analytic IPC against the simulator's. Produced by `{cmd}`.\n"
     )
     table = head + body
-    print(note + "\n" + table)
-    if a.docs:
-        begin, end = MARK.format(gpu=a.gpu, end="begin"), MARK.format(gpu=a.gpu, end="end")
-        write_marked(Path("docs/validation.md"), begin, end, f"{note}\n{table}", SECTION,
-                     f"The default path on `{a.gpu}`")  # fmt: skip
+    publish(note + "\n" + table, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
+            title=f"The default path on `{a.gpu}`")  # fmt: skip
     return 0
 
 

@@ -34,7 +34,7 @@ import csv
 import sys
 from pathlib import Path
 
-from common import Evaluations, fmt, geomean, mean, pct, write_marked
+from common import Evaluations, command_line, fmt, geomean, mean, pct, publish
 
 import rfmodel
 from rfmodel.evaluate import resolve_gpu
@@ -298,7 +298,7 @@ def main(argv=None) -> int:
         f"{pct(bl6t['ipc_vs_256kb_sensitive'])} at Table 2's 5.3x (paper: a loss overall [L-06]); all "
         f"workloads, BL #6 tech {pct(bl6['ipc_all'] / f3['BL #1']['ipc_all'])}.\n"
     )
-    cmd = "python studies/ltrf_capacity.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    cmd = command_line("ltrf_capacity.py", argv)
     note = (
         f"GPU `{a.gpu}`, {len(wls)} workloads ({len(sens)} register-sensitive: {', '.join(sens)}; "
         f"{len(cats['register-insensitive'])} register-insensitive), {a.active_warps} active warps per SM, "
@@ -306,17 +306,14 @@ def main(argv=None) -> int:
         f"IPC / BL on #1 + 16 KB (272 KB) as a change; 8x configurations are {CAPACITY_X}x the registers in "
         f"{BANKS_X}x the banks (16 KB each); read / write cycles are one main-RF bank access at the SM "
         f"clock; RF area and power from the technology layer (the Table 2 latency rows keep SRAM costs). "
-        f"Produced by `{cmd.strip()}`.\n"
+        f"Produced by `{cmd}`.\n"
     )
     table = head + body + "\n" + claims_table(f3)
     if "simulate" in a.methods:
         fig3_line += "\n" + warps_sweep(ev, sm, out, wls, pool)
-    write_text(out / "summary.md", note + "\n" + table + "\n" + fig3_line)
-    print(note + "\n" + table + "\n" + fig3_line)
-    if a.docs:
-        title = f"A larger, slower main RF on `{a.gpu}` (LTRF paper, Table 2 configurations)"
-        begin, end = MARK.format(gpu=a.gpu, end="begin"), MARK.format(gpu=a.gpu, end="end")
-        write_marked(Path("docs/validation.md"), begin, end, f"{note}\n{table}\n{fig3_line}", SECTION, title)
+    title = f"A larger, slower main RF on `{a.gpu}` (LTRF paper, Table 2 configurations)"
+    publish(note + "\n" + table + "\n" + fig3_line, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
+            title=title)  # fmt: skip
     return 0
 
 
