@@ -303,9 +303,9 @@ def cmd_workload_build_sass(args) -> int:
 
 
 # --------------------------------------------------------------------------- simulate
-#: the banks' read and write time in cycles (their memory cell's, at the SM clock), shown where a design
-#: has them
-TIMING_COLUMNS = ("main_rf_read_cycles", "main_rf_write_cycles")
+#: the banks' read and write time in cycles (their memory cell's, at the SM clock) and the main-RF network's
+#: extra cycles, shown where a design has them
+TIMING_COLUMNS = ("main_rf_read_cycles", "main_rf_write_cycles", "main_rf_network_cycles")
 SIM_TABLE = (
     "ipc",
     "cycles",

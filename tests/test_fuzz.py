@@ -10,6 +10,7 @@ whose valid runs take long (optimize, calibrate, bench) only get values that mus
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -201,7 +202,8 @@ ARGV = st.tuples(COMMANDS, st.one_of(st.none(), st.tuples(st.integers(0, 12), st
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """Placeholders of the command lines: a non-UTF-8 file, a folder, a spec TOML with a bad value, a
-    sweep with missing fields, a regular file to put an output under, an output folder."""
+    sweep with missing fields, a regular file to put an output under, an output folder.  The commands run
+    in a scratch folder, so outputs with default names (``export-accelsim``'s traces) land there."""
     d = tmp_path_factory.mktemp("fuzz")
     (d / "garbage.bin").write_bytes(b"\xff\xfe\x00garbage\x80 = [[\n")
     (d / "bad.toml").write_text('name = "x"\nnum_banks = -4\nworkloads = 5\n')
@@ -209,7 +211,10 @@ def files(tmp_path_factory):
     (d / "afile").write_text("x")
     (d / "dir").mkdir()
     (d / "out").mkdir()
-    return {
+    here = os.getcwd()
+    (d / "scratch").mkdir()
+    os.chdir(d / "scratch")
+    yield {
         "@GARBAGE": str(d / "garbage.bin"),
         "@TOML": str(d / "bad.toml"),
         "@BADSWEEP": str(d / "sweep.json"),
@@ -217,6 +222,7 @@ def files(tmp_path_factory):
         "@FILE": str(d / "afile"),
         "@OUT": str(d / "out" / "result"),
     }
+    os.chdir(here)
 
 
 def substitute(argv, files):

@@ -108,16 +108,16 @@ def resident_warps(profile, sm, grid: dict):
     )
 
 
-def main_rf_timing(grid: dict, read_x=None):
+def main_rf_timing(grid: dict, read_x=None, network=0.0):
     """``(lat, occ, xex)`` of one main-RF warp-register access for ``read_x`` (the bank read time as a
-    multiple of one cycle; default the grid's ``main_rf_latency_x``) and the grid's ``narrow_crossbar``:
-    latency, bank occupancy and extra arrival cycles (continuous; the simulator rounds the latency to
-    whole cycles)."""
+    multiple of one cycle; default the grid's ``main_rf_latency_x``), the grid's ``narrow_crossbar`` and
+    ``network``, the network's cycles beyond the SM's crossbar: latency, bank occupancy and extra arrival
+    cycles (continuous; the simulator rounds the latency to whole cycles)."""
     x = grid_value(grid, "main_rf_latency_x", 1.0) if read_x is None else np.asarray(read_x, dtype=np.float64)
     narrow = grid_value(grid, "narrow_crossbar", 0)
     lat = np.maximum(1.0, x * BANK_CYCLES)
     xfer = np.where(narrow > 0, XFER_CYCLES[1], XFER_CYCLES[0])
-    return lat, np.maximum(lat, xfer), xfer - 1.0
+    return lat, np.maximum(lat, xfer), xfer - 1.0 + np.asarray(network, dtype=np.float64)
 
 
 def two_level(sm) -> float:

@@ -82,14 +82,17 @@ from rfmodel.designs.base import (
     standard_bank,
 )
 from rfmodel.designs.mainrf import (
+    NETWORK_METRICS,
     TIMING_METRICS,
     MainRFParams,
     bank_timing,
     grid_bank_timing,
+    grid_network_cycles,
     hierarchy_structures,
     main_access,
     main_bank,
     main_rf_timing,
+    network_cycles,
     timing_metrics,
     two_level,
 )
@@ -688,7 +691,7 @@ class Ltrf(Design):
         "conflict_free_prefetch_fraction",
         "static_prefetch_conflicts", "warp_activations", "warp_deactivations", "refetches",
         "interval_length_dynamic", "interval_length_static",
-    ) + TIMING_METRICS
+    ) + TIMING_METRICS + NETWORK_METRICS
     calibration_params = LTRF_CALIBRATION
     supports_simulate = True
     needs_trace = True
@@ -770,6 +773,7 @@ class Ltrf(Design):
         p = self.resolve(params)
         return {
             **timing_metrics(*bank_timing(sm, p, p.banks(sm))),
+            "main_rf_network_cycles": float(network_cycles(sm, p.main_cell, p.banks(sm))),
             "rf_cache_hit_rate": hits / (hits + miss) if hits + miss else 0.0,
             "main_rf_reads": mr,
             "main_rf_writes": mw,
@@ -817,7 +821,8 @@ class Ltrf(Design):
         banks = ctx.value("main_rf_banks", sm.num_banks)
         active = ctx.value("active_warps", 8)
         read_x, write_x = grid_bank_timing(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
-        lat, occ, xex = analytic_timing(ctx.grid, read_x)
+        net = grid_network_cycles(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
+        lat, occ, xex = analytic_timing(ctx.grid, read_x, net)
         sched = float(sm.schedulers_per_sm)
         st = profile.interval_stats(n_reg, banks, strands)
         length = np.maximum(st["length"], 1.0)
@@ -872,6 +877,7 @@ class Ltrf(Design):
             "interval_length_dynamic": length,
             "warp_activations": n * deact,
             **timing_metrics(read_x, write_x),
+            "main_rf_network_cycles": net,
         }
         return ctx.result(m, events=events, metrics=metrics, ipc=ipc, cycles=cycles)
 

@@ -92,6 +92,53 @@ def cell_timing(cell: str | None, bank_kb: float, width_bits: int, clock_mhz: fl
     return float(cycles(a.access_ns, clock_mhz)) / r0, float(cycles(a.write_ns, clock_mhz)) / r0
 
 
+#: beyond this many main-RF banks the network is a flattened butterfly instead of a crossbar (the Latency-
+#: Tolerant Register File's Table 2: 8x banks behind a flattened butterfly)
+CROSSBAR_MAX_BANKS = 64
+
+
+def network_topology(banks: int) -> str:
+    """The main-RF network over ``banks`` banks: ``crossbar`` up to :data:`CROSSBAR_MAX_BANKS`, else
+    ``flattened-butterfly``."""
+    return "crossbar" if int(banks) <= CROSSBAR_MAX_BANKS else "flattened-butterfly"
+
+
+@functools.lru_cache(maxsize=512)
+def _network_ns(cell: str, banks: int, bank_kb_: float, width_bits: int, outputs: int) -> float:
+    """Latency (ns, at :data:`TIMING_NODE_NM`) of the main-RF network over ``banks`` banks of ``cell``,
+    spanning their footprint (:func:`network_topology`)."""
+    from rfmodel.tech.interconnect import network
+
+    kw = dict(ports="1rw", out_of_range="extrapolate", warn=False)
+    a = array_cost(cell, TIMING_NODE_NM, bank_kb_, width_bits, banks=int(banks), **kw)
+    span = float(np.sqrt(float(a.total_area_mm2)))
+    net = network(network_topology(banks), int(banks), int(outputs), width_bits, TIMING_NODE_NM, span)
+    return float(net.latency_ns)
+
+
+def network_cycles(sm, cell: str | None, banks: int) -> int:
+    """Cycles the main-RF network adds to an access beyond the SM's own bank-to-collector crossbar (which
+    the one-cycle SRAM reference includes): whole cycles at the SM clock of the network over ``banks``
+    banks of ``cell`` (the SM's registers spread over them) less those of the crossbar over the SM's
+    HP-SRAM banks, at least 0.  Both networks serve the SM's collector units."""
+    outputs = max(int(sm.collectors.total), 1)
+    clock = float(sm.clock_mhz)
+    own = _network_ns("sram-hp", int(sm.num_banks), bank_kb(sm), sm.bank_width_bits, outputs)
+    net = _network_ns(cell or "sram-hp", int(banks), bank_kb(sm, banks), sm.bank_width_bits, outputs)
+    return max(int(cycles(net, clock)) - int(cycles(own, clock)), 0)
+
+
+def grid_network_cycles(sm, grid: dict, banks=None) -> np.ndarray:
+    """:func:`network_cycles` over a grid's ``main_cell`` and (``banks``) main-RF bank counts."""
+    cell = np.asarray(grid.get("main_cell", "sram-hp"), dtype=object)
+    nb = np.asarray(sm.num_banks if banks is None else banks)
+    cell_b, nb_b = np.broadcast_arrays(cell, nb)
+    out = np.zeros(cell_b.shape)
+    for idx in np.ndindex(cell_b.shape):
+        out[idx] = network_cycles(sm, cell_b[idx] or None, int(nb_b[idx]))
+    return out
+
+
 def bank_kb(sm, banks=None) -> float:
     """Capacity of one bank when the SM's registers are spread over ``banks`` (default: the SM's)."""
     return sm.regs_per_sm * 4.0 / float(banks or sm.num_banks) / 1024.0
@@ -121,6 +168,8 @@ def grid_bank_timing(sm, grid: dict, banks=None) -> tuple[np.ndarray, np.ndarray
 
 #: the design metrics of the banks' timing (every design with ``SlowBankParams``)
 TIMING_METRICS = ("main_rf_read_cycles", "main_rf_write_cycles")
+#: and of a main RF behind a network (RFC and the LTRF family): its extra cycles (:func:`network_cycles`)
+NETWORK_METRICS = ("main_rf_network_cycles",)
 
 
 def timing_metrics(read_x, write_x) -> dict:
@@ -141,12 +190,15 @@ def bank_effects(ctx, banks=None) -> tuple[dict, dict]:
 def main_rf_timing(p: MainRFParams, sm) -> tuple[int, int, int, int]:
     """(latency, read occupancy, extra arrival cycles, write occupancy) of one main-RF warp-register access:
     ``lat = round(read_x)`` and the network's transfer cycles ``xfer`` (1, or 4 with ``narrow_crossbar``); a
-    read holds its bank ``max(lat, xfer)`` cycles, a write ``max(round(write_x), xfer)``."""
-    read_x, write_x = bank_timing(sm, p, p.banks(sm))
+    read holds its bank ``max(lat, xfer)`` cycles, a write ``max(round(write_x), xfer)``; the operand
+    arrives ``xfer - 1`` plus the network's own extra cycles (:func:`network_cycles`) after the bank
+    access."""
+    banks = p.banks(sm)
+    read_x, write_x = bank_timing(sm, p, banks)
     lat = max(1, int(round(read_x * BANK_CYCLES)))
     wlat = max(1, int(round(write_x * BANK_CYCLES)))
     xfer = XFER_CYCLES[int(p.narrow_crossbar)]
-    return lat, max(lat, xfer), xfer - 1, max(wlat, xfer)
+    return lat, max(lat, xfer), xfer - 1 + network_cycles(sm, p.main_cell, banks), max(wlat, xfer)
 
 
 def two_level(sm) -> bool:
@@ -313,7 +365,7 @@ def hierarchy_structures(sm, grid: dict, tech: dict, params: type[DesignParams],
     def network_at(active, size, main_banks, narrow, span):
         banks, _kb = geometry(size, active)
         net_width = width // 4 if int(narrow) else width
-        make = flattened_butterfly if int(main_banks) > 64 else crossbar
+        make = crossbar if network_topology(main_banks) == "crossbar" else flattened_butterfly
         net = make(int(main_banks), banks, net_width, node, float(span))
         st = net.structure("main_network")
         if net_width != width:  # a transfer moves one warp register in 4 flits of a quarter width

@@ -62,15 +62,18 @@ from rfmodel.designs.base import (
     standard_bank,
 )
 from rfmodel.designs.mainrf import (
+    NETWORK_METRICS,
     TIMING_METRICS,
     WARP_REG_BYTES,
     MainRFParams,
     bank_timing,
     grid_bank_timing,
+    grid_network_cycles,
     hierarchy_structures,
     main_access,
     main_bank,
     main_rf_timing,
+    network_cycles,
     timing_metrics,
     two_level,
 )
@@ -243,7 +246,7 @@ class Rfc(Design):
     metrics = (
         "rf_cache_hit_rate", "rf_cache_reads", "main_rf_reads", "main_rf_writes", "rfc_evictions",
         "warp_activations", "warp_deactivations", "main_rf_wait_cycles",
-    ) + TIMING_METRICS
+    ) + TIMING_METRICS + NETWORK_METRICS
     calibration_params = RFC_CALIBRATION
     supports_simulate = True
     size_parameters = {"rfc_kb": ("rf_cache",)}
@@ -282,6 +285,7 @@ class Rfc(Design):
         p = self.resolve(params)
         return {
             **timing_metrics(*bank_timing(sm, p, p.banks(sm))),
+            "main_rf_network_cycles": float(network_cycles(sm, p.main_cell, p.banks(sm))),
             "rf_cache_hit_rate": hits / (hits + miss) if hits + miss else 0.0,
             "rf_cache_reads": hits,
             "rfc_evictions": float(counts["rfc_evictions"]),
@@ -311,7 +315,8 @@ class Rfc(Design):
         hit = np.where(policy > 0, profile.reg_cache_hit_rate(e, "lru", flush),
                        profile.reg_cache_hit_rate(e, "fifo", flush))  # fmt: skip
         read_x, write_x = grid_bank_timing(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
-        lat, occ, xex = analytic_timing(ctx.grid, read_x)
+        net = grid_network_cycles(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
+        lat, occ, xex = analytic_timing(ctx.grid, read_x, net)
         mbanks = ctx.value("main_rf_banks", sm.num_banks)
         rd = np.maximum(profile.distinct_reads_per_instr, 1e-9)
         p_miss_any = 1.0 - np.power(hit, rd)  # an instruction with at least one missing operand
@@ -334,7 +339,7 @@ class Rfc(Design):
             "collector": (reads, reads),
         }
         metrics = {"rf_cache_hit_rate": hit, "rf_cache_reads": reads * hit, "main_rf_reads": miss,
-                   "main_rf_writes": mw, "main_rf_wait_cycles": wait,
+                   "main_rf_writes": mw, "main_rf_wait_cycles": wait, "main_rf_network_cycles": net,
                    **timing_metrics(read_x, write_x)}  # fmt: skip
         return ctx.result(m, events=events, metrics=metrics)
 

@@ -25,9 +25,10 @@ allocation runs in one place: after each arbitration step in GPGPU-Sim
 mode, after the issue phase otherwise.  Then fetch (GPGPU-Sim mode), the
 design's upkeep, statistics and the idle-cycle skip.
 
-Arrays are never passed to a helper on the hot path when it can be avoided:
-numba reference-counts (atomically) every array, and every member of a
-tuple of arrays, that crosses a call into a function it does not inline.
+Each stage of a cycle is a function of its own (``_launch_ctas`` ... ``_idle_skip``, in the order
+:func:`_run` calls them), inlined into the one compiled loop (``inline="always"``), which runs without
+reference counting (``_nrt=False``; nothing in it allocates): a stage unpacks the arrays it needs from
+``state`` and ``tables`` at no cost.  A stage that fails sets ``stats[K_ERR]`` and returns.
 """
 
 from __future__ import annotations
@@ -645,41 +646,41 @@ def reads_long(w, row, src, reg_long):
 
 
 @njit(cache=True)
-def l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t):
+def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t):
     """Cycle at which an L1 miss (or bypassing access) of ``line`` issued at ``t`` returns."""
-    K[K_L2_ACC] += 1
+    stats[K_L2_ACC] += 1
     sets = cfg[C_L2_SETS]
     if sets > 0:
-        g[G_LRU_CLOCK] += 1
-        hit, _ = cache_access(l2_tag, l2_lru, sets, cfg[C_L2_ASSOC], line, g[G_LRU_CLOCK])
+        scalars[G_LRU_CLOCK] += 1
+        hit, _ = cache_access(l2_tag, l2_lru, sets, cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
         if hit:
-            K[K_L2_HIT] += 1
+            stats[K_L2_HIT] += 1
             return t + cfg[C_L2_LAT]
     svc = np.int64(fcfg[F_LINE_CYCLES] * LINE_FIX + 0.5)
-    start = max(t * LINE_FIX, g[G_DRAM_FREE])
-    g[G_DRAM_FREE] = start + svc
-    K[K_DRAM_LINES] += 1
-    return (g[G_DRAM_FREE] + LINE_FIX - 1) // LINE_FIX + cfg[C_L2_LAT] + cfg[C_DRAM_LAT]
+    start = max(t * LINE_FIX, scalars[G_DRAM_FREE])
+    scalars[G_DRAM_FREE] = start + svc
+    stats[K_DRAM_LINES] += 1
+    return (scalars[G_DRAM_FREE] + LINE_FIX - 1) // LINE_FIX + cfg[C_L2_LAT] + cfg[C_DRAM_LAT]
 
 
 @njit(cache=True)
-def l2_write(cfg, g, K, l2_tag, l2_lru, line):
+def l2_write(cfg, scalars, stats, l2_tag, l2_lru, line):
     """A store reaching the L2 slice (write-allocate there; DRAM write-back traffic is not modelled)."""
-    K[K_L2_ACC] += 1
+    stats[K_L2_ACC] += 1
     if cfg[C_L2_SETS] > 0:
-        g[G_LRU_CLOCK] += 1
-        hit, _ = cache_access(l2_tag, l2_lru, cfg[C_L2_SETS], cfg[C_L2_ASSOC], line, g[G_LRU_CLOCK])
+        scalars[G_LRU_CLOCK] += 1
+        hit, _ = cache_access(l2_tag, l2_lru, cfg[C_L2_SETS], cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
         if hit:
-            K[K_L2_HIT] += 1
+            stats[K_L2_HIT] += 1
 
 
 @njit(cache=True)
-def mshr_request(cfg, fcfg, g, K, mshr, l2_tag, l2_lru, line, t):
+def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t):
     """A line miss leaving the SM at ``t`` or, when every MSHR is taken, when the first frees; returns
     ``(fill cycle, departure cycle)``."""
     n_mshr = cfg[C_MSHR]
     if n_mshr <= 0:
-        return l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t + cfg[C_L1_HIT]), t
+        return l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t + cfg[C_L1_HIT]), t
     slot = -1
     first = NEVER
     for m in range(n_mshr):
@@ -689,13 +690,13 @@ def mshr_request(cfg, fcfg, g, K, mshr, l2_tag, l2_lru, line, t):
         if mshr[m] < first:
             first = mshr[m]
     if slot < 0:
-        K[K_MSHR_WAIT] += first - t
+        stats[K_MSHR_WAIT] += first - t
         t = first
         for m in range(n_mshr):
             if mshr[m] <= t:
                 slot = m
                 break
-    fill = l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t + cfg[C_L1_HIT])
+    fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t + cfg[C_L1_HIT])
     mshr[slot] = fill
     return fill, t
 
@@ -707,8 +708,8 @@ MQ_LOAD, MQ_STORE = 0, 1
 
 
 @njit(cache=True)
-def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, g, K,
-               r_extra, tag, lru, ready, mshr, l2_tag, l2_lru, h_l1, ds, df, w):
+def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, scalars,
+               stats, r_extra, tag, lru, ready, mshr, l2_tag, l2_lru, h_l1, design_ints, design_floats, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
     Lines are looked up one per cycle.  Every line an L1D would see goes first to the design's ``l1``
@@ -735,46 +736,46 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
         use_l1 = cfg[C_L1_ON] != 0 and kind != MK_ATOM and not (cfg[C_L1_BYPASS] != 0 and opc == OP_LDG)
         for j in range(mem_ptr[row], mem_ptr[row + 1]):
             line = mem_line[j] >> shift
-            served = h_l1(ds, df, w, line, kind, 0, t) if use_l1 else -1
+            served = h_l1(design_ints, design_floats, w, line, kind, 0, t) if use_l1 else -1
             if served >= 0 or served == -2:  # the design's L1D
                 if kind == MK_STORE:
-                    l2_write(cfg, g, K, l2_tag, l2_lru, line)
+                    l2_write(cfg, scalars, stats, l2_tag, l2_lru, line)
                     at = t
                 if served >= 0:
-                    K[K_L1_HOOK_HITS] += 1
+                    stats[K_L1_HOOK_HITS] += 1
                     if kind != MK_STORE:
                         at = t + served
                 else:
-                    K[K_L1_HOOK_MISSES] += 1
+                    stats[K_L1_HOOK_MISSES] += 1
                     if kind != MK_STORE:
-                        at, t = mshr_request(cfg, fcfg, g, K, mshr, l2_tag, l2_lru, line, t)
-                        h_l1(ds, df, w, line, L1_FILL, at, t)
+                        at, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t)
+                        h_l1(design_ints, design_floats, w, line, L1_FILL, at, t)
                         r_extra[r] += sectors[row]
             elif use_l1:
-                K[K_L1_ACC] += 1
-                g[G_LRU_CLOCK] += 1
-                hit, way = cache_access(tag, lru, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line, g[G_LRU_CLOCK])
+                stats[K_L1_ACC] += 1
+                scalars[G_LRU_CLOCK] += 1
+                hit, way = cache_access(tag, lru, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
                 if hit:
-                    K[K_L1_HIT] += 1
+                    stats[K_L1_HIT] += 1
                 if kind == MK_STORE:
                     if not hit:
                         ready[way] = t  # write-allocate; the store does not wait for the line
-                    l2_write(cfg, g, K, l2_tag, l2_lru, line)
+                    l2_write(cfg, scalars, stats, l2_tag, l2_lru, line)
                     at = t
                 elif hit:
                     at = max(t + cfg[C_L1_HIT], ready[way])
                     if ready[way] > t:
                         r_extra[r] += sectors[row]  # merged into an outstanding miss
                 else:
-                    fill, t = mshr_request(cfg, fcfg, g, K, mshr, l2_tag, l2_lru, line, t)
+                    fill, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t)
                     ready[way] = fill
                     at = fill
                     r_extra[r] += sectors[row]
             elif kind == MK_STORE:
-                l2_write(cfg, g, K, l2_tag, l2_lru, line)
+                l2_write(cfg, scalars, stats, l2_tag, l2_lru, line)
                 at = t
             else:
-                at = l2_path(cfg, fcfg, g, K, l2_tag, l2_lru, line, t)
+                at = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t)
                 r_extra[r] += sectors[row]
             if kind != MK_STORE and at + lat > done:
                 done = at + lat
@@ -785,24 +786,22 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     return done, free
 
 
-
-
 @njit(cache=True)
-def warp_finish(w, cyc, cfg, st, ds, df, h_deactivate):
+def warp_finish(w, cyc, cfg, state, design_ints, design_floats, h_deactivate):
     """Warp ``w`` executed its last instruction and has nothing in flight: free its slot."""
     S = cfg[C_SCHEDS]
     WS = (cfg[C_WARPS] + S - 1) // S
-    g = st[S_G]
-    K = st[S_K]
-    c_cta = st[S_C_CTA]
-    c_live = st[S_C_LIVE]
-    s_age = st[S_S_AGE]
-    s_age_n = st[S_S_AGE_N]
-    st[S_W_ACTIVE][w] = 0
-    cs = st[S_W_CTA][w]
-    s = st[S_W_SCHED][w]
-    K[K_HOOK_CALLS] += 1
-    h_deactivate(ds, df, w, c_cta[cs], s, 0, cyc)
+    scalars = state[S_G]
+    stats = state[S_K]
+    c_cta = state[S_C_CTA]
+    c_live = state[S_C_LIVE]
+    s_age = state[S_S_AGE]
+    s_age_n = state[S_S_AGE_N]
+    state[S_W_ACTIVE][w] = 0
+    cs = state[S_W_CTA][w]
+    s = state[S_W_SCHED][w]
+    stats[K_HOOK_CALLS] += 1
+    h_deactivate(design_ints, design_floats, w, c_cta[cs], s, 0, cyc)
     n = s_age_n[s]
     j = 0
     while j < n and s_age[s * WS + j] != w:
@@ -813,8 +812,8 @@ def warp_finish(w, cyc, cfg, st, ds, df, h_deactivate):
             j += 1
         s_age_n[s] = n - 1
     if cfg[C_POLICY] == POL_TWO_LEVEL:
-        s_pool = st[S_S_POOL]
-        s_pool_n = st[S_S_POOL_N]
+        s_pool = state[S_S_POOL]
+        s_pool_n = state[S_S_POOL_N]
         q = 0
         for i in range(s_pool_n[s]):
             x = s_pool[s * WS + i]
@@ -822,32 +821,37 @@ def warp_finish(w, cyc, cfg, st, ds, df, h_deactivate):
                 s_pool[s * WS + q] = x
                 q += 1
         s_pool_n[s] = q
-        s_pend = st[S_S_PEND]
-        h = st[S_S_PEND_H][s]
-        m = st[S_S_PEND_N][s]
+        s_pend = state[S_S_PEND]
+        h = state[S_S_PEND_H][s]
+        m = state[S_S_PEND_N][s]
         q = 0
         for i in range(m):
             x = s_pend[s * WS + (h + i) % WS]
             if x != w:
                 s_pend[s * WS + (h + q) % WS] = x
                 q += 1
-        st[S_S_PEND_N][s] = q
+        state[S_S_PEND_N][s] = q
     c_live[cs] -= 1
     if c_live[cs] == 0:
         c_cta[cs] = -1
-        g[G_RESIDENT_CTAS] -= 1
-        K[K_CTAS_DONE] += 1
+        scalars[G_RESIDENT_CTAS] -= 1
+        stats[K_CTAS_DONE] += 1
 
 
-@njit(cache=True)
-def retire(r, cyc, op, dst, pdst, udst, cls_mem, g, K, r_warp, r_row, r_free, reg_pend, reg_long,
-           w_ppend, ust, w_sb, w_inflight, w_exited, w_active):
-    """Instruction record ``r`` has written its results: release its registers and the record.
-
-    Returns the warp when this was its last instruction (the caller frees it), else -1.
-    """
-    w = r_warp[r]
-    row = r_row[r]
+@njit(cache=True, inline="always", _nrt=False)
+def _retire(r, cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate):
+    """Instruction record ``r`` has written its results: release its registers and the record, and free
+    its warp when this was the warp's last instruction."""
+    op, _, dst, _, pdst, _, udst, _, _, _, _ = trace
+    cls_mem = tables[T_CLS_MEM]
+    scalars = state[S_G]
+    stats = state[S_K]
+    reg_pend = state[S_REG_PEND]
+    reg_long = state[S_REG_LONG]
+    w_ppend = state[S_W_PPEND]
+    w_inflight = state[S_W_INFLIGHT]
+    w = state[S_R_WARP][r]
+    row = state[S_R_ROW][r]
     kind = cls_mem[op[row]]
     base = w * 256
     for j in range(dst.shape[1]):
@@ -858,17 +862,14 @@ def retire(r, cyc, op, dst, pdst, udst, cls_mem, g, K, r_warp, r_row, r_free, re
                 reg_long[base + d] -= 1
     w_ppend[w] &= ~np.int64(pdst[row])
     ust[w] &= ~udst[row]
-    w_sb[w] = 0
+    state[S_W_SB][w] = 0
     w_inflight[w] -= 1
-    K[K_RETIRED] += 1
-    K[K_LAST_RETIRE] = cyc
-    r_free[g[G_RTOP]] = r
-    g[G_RTOP] += 1
-    if w_exited[w] != 0 and w_inflight[w] == 0 and w_active[w] != 0:
-        return w
-    return -1
-
-
+    stats[K_RETIRED] += 1
+    stats[K_LAST_RETIRE] = cyc
+    state[S_R_FREE][scalars[G_RTOP]] = r
+    scalars[G_RTOP] += 1
+    if state[S_W_EXITED][w] != 0 and w_inflight[w] == 0 and state[S_W_ACTIVE][w] != 0:
+        warp_finish(w, cyc, cfg, state, design_ints, design_floats, h_deactivate)
 
 
 @njit(cache=True)
@@ -885,12 +886,857 @@ def _free_collector(u, grp, unit_set1, unit_set2, g_free, gs_start, gs_list, k_r
     return -1
 
 
-# =========================================================================== the cycle loop
-def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
-         cfg, fcfg, tabs, st, ust, ds, df,
-         h_operand, h_write, h_may_issue, h_issued, h_activate, h_deactivate, h_upkeep, h_pool, h_prefer,
-         h_l1, stop):
-    """Advance the SM until all CTAs finished (returns 0), ``stop`` is reached (1) or an error (2)."""
+@njit(cache=True, inline="always", _nrt=False)
+def _schedule(scalars, stats, h_t, h_v, heap_cap, t, v):
+    """Event ``v`` at cycle ``t`` on the heap; False (the error in ``stats[K_ERR]``) when it is full."""
+    if scalars[G_HEAP_N] >= heap_cap:
+        stats[K_ERR] = ERR_HEAP
+        stats[K_ERR_INFO] = heap_cap
+        return False
+    scalars[G_HEAP_N] = heap_push(h_t, h_v, scalars[G_HEAP_N], t, v)
+    return True
+
+
+# =========================================================================== the stages of a cycle
+
+@njit(cache=True, inline="always", _nrt=False)
+def _launch_ctas(cyc, cfg, tables, state, ust, design_ints, design_floats, h_activate, h_deactivate):
+    """CTA launch: the next CTAs of the trace take free CTA slots while the SM has room (at most
+    ``cta_per_cycle`` a cycle); their warps join the schedulers.  True when a CTA was launched."""
+    W = cfg[C_WARPS]
+    S = cfg[C_SCHEDS]
+    WS = (W + S - 1) // S
+    policy = cfg[C_POLICY]
+    cta_per_cycle = cfg[C_CTA_PER_CYCLE]
+    max_ctas = cfg[C_MAX_CTAS]
+    wpc = cfg[C_WPC]
+    n_cta = cfg[C_N_CTA]
+    cta_wstart = tables[T_CTA_WSTART]
+    tw_ptr = tables[T_TW_PTR]
+    scalars = state[S_G]
+    w_active = state[S_W_ACTIVE]
+    w_pc = state[S_W_PC]
+    w_end = state[S_W_END]
+    w_cta = state[S_W_CTA]
+    w_sched = state[S_W_SCHED]
+    w_inflight = state[S_W_INFLIGHT]
+    w_exited = state[S_W_EXITED]
+    w_bar = state[S_W_BAR]
+    w_sb = state[S_W_SB]
+    w_dyn = state[S_W_DYN]
+    w_ibuf = state[S_W_IBUF]
+    w_ibuf_at = state[S_W_IBUF_AT]
+    w_ppend = state[S_W_PPEND]
+    w_tw = state[S_W_TW]
+    s_age = state[S_S_AGE]
+    s_age_n = state[S_S_AGE_N]
+    s_pend = state[S_S_PEND]
+    s_pend_h = state[S_S_PEND_H]
+    s_pend_n = state[S_S_PEND_N]
+    c_cta = state[S_C_CTA]
+    c_live = state[S_C_LIVE]
+    c_unexited = state[S_C_UNEXITED]
+    c_bar = state[S_C_BAR]
+    stats = state[S_K]
+    act = False
+    launched = 0
+    while scalars[G_NEXT_CTA] < n_cta and scalars[G_RESIDENT_CTAS] < max_ctas and (
+        cta_per_cycle == 0 or launched < cta_per_cycle
+    ):
+        cs = 0
+        while c_cta[cs] >= 0:
+            cs += 1
+        cta = scalars[G_NEXT_CTA]
+        scalars[G_NEXT_CTA] = cta + 1
+        scalars[G_RESIDENT_CTAS] += 1
+        launched += 1
+        act = True
+        c_cta[cs] = cta
+        nw = cta_wstart[cta + 1] - cta_wstart[cta]
+        c_live[cs] = nw
+        c_unexited[cs] = nw
+        c_bar[cs] = 0
+        for i in range(nw):
+            w = cs * wpc + i
+            tw = cta_wstart[cta] + i
+            s = w % S
+            w_active[w] = 1
+            w_tw[w] = tw
+            w_pc[w] = tw_ptr[tw]
+            w_end[w] = tw_ptr[tw + 1]
+            w_cta[w] = cs
+            w_sched[w] = s
+            w_inflight[w] = 0
+            w_exited[w] = 0
+            w_bar[w] = 0
+            w_sb[w] = 0
+            w_dyn[w] = scalars[G_DYN]
+            scalars[G_DYN] += 1
+            w_ibuf[w] = 0
+            w_ibuf_at[w] = 0
+            w_ppend[w] = 0
+            ust[w] = 0
+            s_age[s * WS + s_age_n[s]] = w
+            s_age_n[s] += 1
+            if policy == POL_TWO_LEVEL:
+                s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
+                s_pend_n[s] += 1
+            h_activate(design_ints, design_floats, w, cta, s, 0, cyc)
+        resident = 0
+        for w in range(W):
+            resident += w_active[w]
+        if resident > stats[K_MAX_WARPS]:
+            stats[K_MAX_WARPS] = resident
+        # warps without instructions finish at once
+        for i in range(nw):
+            w = cs * wpc + i
+            if w_pc[w] >= w_end[w]:
+                w_exited[w] = 1
+                c_unexited[cs] -= 1
+                warp_finish(w, cyc, cfg, state, design_ints, design_floats, h_deactivate)
+    return act
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _events(cyc, state, stamp0):
+    """Events due by cycle ``cyc``: operands arriving from outside the banks (the collector is ready when
+    the last one is there) and results completing (they queue for write-back).  True when one was due."""
+    scalars = state[S_G]
+    r_pending = state[S_R_PENDING]
+    k_rec = state[S_K_REC]
+    k_ready = state[S_K_READY]
+    h_t = state[S_H_T]
+    h_v = state[S_H_V]
+    wb = state[S_WB]
+    act = False
+    while scalars[G_HEAP_N] > 0 and h_t[0] <= cyc:
+        v = h_v[0]
+        scalars[G_HEAP_N] = heap_pop(h_t, h_v, scalars[G_HEAP_N])
+        kind = v >> EV_SHIFT
+        x = v & (EV_MUL - 1)
+        act = True
+        if kind == EV_OPERAND:
+            r = k_rec[x]
+            r_pending[r] -= 1
+            if r_pending[r] == 0:
+                k_ready[x] = stamp0
+        else:  # EV_COMPLETE
+            wb[scalars[G_WB_N]] = x
+            scalars[G_WB_N] += 1
+    return act
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write):
+    """Write-back: completed instructions write their destination registers, each through the bank the
+    design's ``write`` hook names (or outside the banks), within the banks' write ports or, with slow
+    banks, one access at a time; an instruction whose writes are all done retires.  GPGPU-Sim mode: a
+    second write to a bank in one cycle is dropped, and global loads write through the LSU's port
+    (:func:`_lsu_write_back`).  True when anything moved; on an error ``stats[K_ERR]`` is set."""
+    op, _, dst, _, _, _, _, _, rzd, _, _ = trace
+    NB = cfg[C_BANKS]
+    wports = cfg[C_WPORTS]
+    rwports = cfg[C_RWPORTS]
+    rows = cfg[C_ROWS]
+    compat = cfg[C_COMPAT] != 0
+    max_rec = cfg[C_MAX_REC]
+    rcyc = cfg[C_BANK_RCYC]
+    wcyc = cfg[C_BANK_WCYC]
+    slow = rcyc > 1 or wcyc > 1
+    b_busy = state[S_B_BUSY]
+    cls_mem = tables[T_CLS_MEM]
+    scalars = state[S_G]
+    r_warp = state[S_R_WARP]
+    r_row = state[S_R_ROW]
+    r_dk = state[S_R_DK]
+    r_wrem = state[S_R_WREM]
+    r_extra = state[S_R_EXTRA]
+    b_stamp = state[S_B_STAMP]
+    b_w = state[S_B_W]
+    b_rwused = state[S_B_RWUSED]
+    b_r = state[S_B_R]
+    wb = state[S_WB]
+    lsuwb = state[S_LSUWB]
+    stats = state[S_K]
+    b_max = state[S_B_MAX]
+    act = False
+    n_wb = scalars[G_WB_N]
+    keep = 0
+    for i in range(n_wb):
+        r = wb[i]
+        w = r_warp[r]
+        row = r_row[r]
+        opc = op[row]
+        kind = cls_mem[opc]
+        if compat and (kind == MK_LOAD or kind == MK_ATOM):
+            # GPGPU-Sim: a global/local load writes once per returned sector fetch, through
+            # the LSU writeback port; an L1 hit completes without a register-file write
+            if r_extra[r] > 0:
+                lsuwb[(scalars[G_LSUWB_HEAD] + scalars[G_LSUWB_N]) % max_rec] = r
+                scalars[G_LSUWB_N] += 1
+                act = True
+                continue
+            done = True
+        else:
+            nd = 0
+            for j in range(dst.shape[1]):
+                if dst[row, j] != NONE_REG:
+                    nd += 1
+            n_all = nd + rzd[row]
+            done = True
+            waited = False
+            while r_dk[r] < n_all:
+                dk = r_dk[r]
+                reg = NONE_REG
+                if dk < nd:
+                    c = 0
+                    for j in range(dst.shape[1]):
+                        if dst[row, j] != NONE_REG:
+                            if c == dk:
+                                reg = dst[row, j]
+                                break
+                            c += 1
+                if r_wrem[r] == 0:
+                    stats[K_HOOK_CALLS] += 1
+                    b = h_write(design_ints, design_floats, w, row, dk, reg, cyc)
+                    if b < 0:
+                        stats[K_WRITES] += 1
+                        stats[K_WRITES_EXT] += 1
+                        r_dk[r] += 1
+                        act = True
+                        continue
+                    if b >= NB:
+                        stats[K_ERR] = ERR_HOOK
+                        stats[K_ERR_INFO] = b
+                        return act
+                    r_wrem[r] = (rows << 10) | b  # accesses left, bank
+                b = r_wrem[r] & 1023
+                left = r_wrem[r] >> 10
+                if b_stamp[b] != cyc:
+                    b_stamp[b] = cyc
+                    b_w[b] = 0
+                    b_rwused[b] = 0
+                    b_r[b] = 0
+                if compat and not slow:
+                    if b_w[b] > 0:
+                        stats[K_WRITES_DROPPED] += 1
+                    else:
+                        b_w[b] = 1
+                        stats[K_WRITES] += 1
+                        stats[K_WRITES_BANK] += 1
+                        stats[K_BANK_WRITE_ACC] += 1
+                    r_wrem[r] = 0
+                    r_dk[r] += 1
+                    act = True
+                else:
+                    if slow:  # one access at a time: the bank takes the next row once it is free
+                        if b_busy[b] <= cyc:
+                            b_busy[b] = cyc + wcyc
+                            b_w[b] += 1
+                            left -= 1
+                            stats[K_BANK_WRITE_ACC] += 1
+                            act = True
+                    else:
+                        while left > 0:
+                            if b_w[b] - b_rwused[b] < wports:
+                                b_w[b] += 1
+                            elif b_rwused[b] < rwports:
+                                b_w[b] += 1
+                                b_rwused[b] += 1
+                            else:
+                                break
+                            left -= 1
+                            stats[K_BANK_WRITE_ACC] += 1
+                            act = True
+                    tot = b_w[b] + b_r[b]
+                    if tot > b_max[b]:
+                        b_max[b] = tot
+                    if left > 0:
+                        r_wrem[r] = (left << 10) | b
+                        if not waited:
+                            stats[K_WRITE_WAIT_CYCLES] += 1
+                            waited = True
+                        done = False
+                        break
+                    r_wrem[r] = 0
+                    r_dk[r] += 1
+                    stats[K_WRITES] += 1
+                    stats[K_WRITES_BANK] += 1
+        if not done:
+            wb[keep] = r
+            keep += 1
+            continue
+        # ---- retire r
+        act = True
+        _retire(r, cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate)
+    scalars[G_WB_N] = keep
+    return act
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _lsu_write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write):
+    """GPGPU-Sim mode: the LSU's write-back port writes one returned fill a cycle (all destination
+    registers of a load at once, unless a bank it needs was written this cycle); a load retires with its
+    last fill.  True when a fill was written."""
+    dst = trace[2]
+    max_rec = cfg[C_MAX_REC]
+    scalars = state[S_G]
+    r_warp = state[S_R_WARP]
+    r_row = state[S_R_ROW]
+    r_extra = state[S_R_EXTRA]
+    b_stamp = state[S_B_STAMP]
+    b_w = state[S_B_W]
+    b_rwused = state[S_B_RWUSED]
+    b_r = state[S_B_R]
+    lsuwb = state[S_LSUWB]
+    stats = state[S_K]
+    act = False
+    if scalars[G_LSUWB_N] > 0:
+        r = lsuwb[scalars[G_LSUWB_HEAD]]
+        w = r_warp[r]
+        row = r_row[r]
+        ok = True
+        nd = 0
+        for j in range(dst.shape[1]):
+            d = dst[row, j]
+            if d == NONE_REG:
+                continue
+            nd += 1
+            b = h_write(design_ints, design_floats, w, row, j, d, cyc)
+            stats[K_HOOK_CALLS] += 1
+            if b >= 0:
+                if b_stamp[b] != cyc:
+                    b_stamp[b] = cyc
+                    b_w[b] = 0
+                    b_rwused[b] = 0
+                    b_r[b] = 0
+                if b_w[b] > 0:
+                    ok = False
+        if ok:
+            act = True
+            for j in range(dst.shape[1]):
+                d = dst[row, j]
+                if d == NONE_REG:
+                    continue
+                b = h_write(design_ints, design_floats, w, row, j, d, cyc)
+                stats[K_WRITES] += 1
+                if b >= 0:
+                    b_w[b] = 1
+                    stats[K_WRITES_BANK] += 1
+                    stats[K_BANK_WRITE_ACC] += 1
+                else:
+                    stats[K_WRITES_EXT] += 1
+            r_extra[r] -= 1
+            if r_extra[r] <= 0:
+                scalars[G_LSUWB_HEAD] = (scalars[G_LSUWB_HEAD] + 1) % max_rec
+                scalars[G_LSUWB_N] -= 1
+                _retire(r, cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate)
+    return act
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
+    """Instruction record ``r`` enters unit instance ``ui``: the LD/ST unit goes through the L1D (or the
+    design's ``l1`` hook) and the memory below, other units are busy for the class's initiation
+    interval; the result completes after the latency.  False when the event heap is full (the error is
+    in ``stats[K_ERR]``)."""
+    op, _, _, _, _, _, _, _, _, mem_ptr, mem_line = trace
+    cls_lat = tables[T_CLS_LAT]
+    cls_ii = tables[T_CLS_II]
+    cls_unit = tables[T_CLS_UNIT]
+    cls_mem = tables[T_CLS_MEM]
+    sectors = tables[T_SECTORS]
+    scalars = state[S_G]
+    stats = state[S_K]
+    u_free = state[S_U_FREE]
+    row = state[S_R_ROW][r]
+    opc = op[row]
+    if cls_unit[opc] == U_MEM:
+        done_t, free_t = lsu_access(
+            r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, scalars, stats,
+            state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY], state[S_MSHR_FILL],
+            state[S_L2_TAG], state[S_L2_LRU], h_l1, design_ints, design_floats, state[S_R_WARP][r],
+        )  # fmt: skip
+        u_free[ui] = free_t
+    else:
+        done_t = cyc + cls_lat[opc]
+        u_free[ui] = cyc + cls_ii[opc]
+    return _schedule(scalars, stats, state[S_H_T], state[S_H_V], cfg[C_HEAP_CAP], max(done_t, cyc + 1),
+                     EV_COMPLETE * EV_MUL + r)
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _execute(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, n_ocex):
+    """Execute (rfmodel's pipeline): an instruction waiting in a unit's dispatch buffer enters the unit
+    once it is free; the SM's one LD/ST unit takes the oldest buffered memory instruction.  Returns
+    (moved, buffered instructions left); on an error ``stats[K_ERR]`` is set."""
+    S = cfg[C_SCHEDS]
+    exec_order = tables[T_EXEC_ORDER]
+    r_seq = state[S_R_SEQ]
+    u_free = state[S_U_FREE]
+    ocex = state[S_OCEX]
+    act = False
+    for ei in range(exec_order.shape[0]):
+        u = exec_order[ei]
+        for s in range(S):
+            if u == U_MEM:
+                if s > 0:
+                    break  # one LD/ST unit per SM: the oldest buffered instruction goes first
+                ui = U_MEM * S
+                slot = -1
+                if u_free[ui] <= cyc:
+                    for s2 in range(S):
+                        r = ocex[U_MEM * S + s2]
+                        if r >= 0 and (slot < 0 or r_seq[r] < r_seq[ocex[slot]]):
+                            slot = U_MEM * S + s2
+            else:
+                ui = u * S + s
+                slot = ui if ocex[ui] >= 0 and u_free[ui] <= cyc else -1
+            if slot < 0:
+                continue
+            r = ocex[slot]
+            ocex[slot] = -1
+            n_ocex -= 1
+            act = True
+            if not _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
+                return act, n_ocex
+    return act, n_ocex
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _execute_compat(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, n_ocex):
+    """Execute (GPGPU-Sim mode): the OC_EX registers issue into their units in GPGPU-Sim's order; a unit
+    other than LD/ST also needs its completion slot free (the pipeline's "occupied" bits) and a result
+    bus in the cycle its result completes.  Returns (moved, OC_EX registers still full); on an error
+    ``stats[K_ERR]`` is set."""
+    op = trace[0]
+    S = cfg[C_SCHEDS]
+    wb_width = cfg[C_WB_WIDTH]
+    heap_cap = cfg[C_HEAP_CAP]
+    rb_size = cfg[C_RB_SIZE]  # a power of two
+    rb_mask = rb_size - 1
+    cls_lat = tables[T_CLS_LAT]
+    cls_ii = tables[T_CLS_II]
+    exec_order = tables[T_EXEC_ORDER]
+    scalars = state[S_G]
+    r_row = state[S_R_ROW]
+    r_seq = state[S_R_SEQ]
+    u_free = state[S_U_FREE]
+    u_occ = state[S_U_OCC]
+    u_occ_base = state[S_U_OCC_BASE]
+    ocex = state[S_OCEX]
+    rb = state[S_RB]
+    h_t = state[S_H_T]
+    h_v = state[S_H_V]
+    stats = state[S_K]
+    act = False
+    # result-bus ring: forget reservations of past cycles
+    t0 = scalars[G_RB_CYCLE]
+    if cyc - t0 >= rb_size:
+        for i in range(rb_size):
+            rb[i] = 0
+    else:
+        for t in range(t0, cyc):
+            rb[t & rb_mask] = 0
+    scalars[G_RB_CYCLE] = cyc
+    for ei in range(exec_order.shape[0] if n_ocex > 0 else 0):
+        u = exec_order[ei]
+        if u == U_MEM:
+            ui = U_MEM * S
+            if u_free[ui] > cyc:
+                continue
+            best = -1
+            for s in range(S):
+                r = ocex[U_MEM * S + s]
+                if r >= 0 and (best < 0 or r_seq[r] < r_seq[ocex[U_MEM * S + best]]):
+                    best = s
+            if best < 0:
+                continue
+            r = ocex[U_MEM * S + best]
+            ocex[U_MEM * S + best] = -1
+            n_ocex -= 1
+            act = True
+            if not _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
+                return act, n_ocex
+            continue
+        for s in range(S):
+            ui = u * S + s
+            r = ocex[ui]
+            if r < 0 or u_free[ui] > cyc:
+                continue
+            opc = op[r_row[r]]
+            lat = cls_lat[opc]
+            # completion-slot collision (GPGPU-Sim's "occupied" bit set)
+            sh = cyc - u_occ_base[ui]
+            mask = u_occ[ui] >> sh if sh < 63 else 0
+            if lat < 63 and (mask >> lat) & 1:
+                u_occ[ui] = mask
+                u_occ_base[ui] = cyc
+                continue
+            if lat < rb_size and rb[(cyc + lat) & rb_mask] >= wb_width:
+                continue
+            if lat < rb_size:
+                rb[(cyc + lat) & rb_mask] += 1
+            if lat < 63:
+                mask |= np.int64(1) << lat
+            u_occ[ui] = mask
+            u_occ_base[ui] = cyc
+            u_free[ui] = cyc + cls_ii[opc]
+            ocex[ui] = -1
+            n_ocex -= 1
+            act = True
+            if not _schedule(scalars, stats, h_t, h_v, heap_cap, cyc + lat + 2, EV_COMPLETE * EV_MUL + r):
+                return act, n_ocex
+    return act, n_ocex
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, stamp, n_busy, n_ocex):
+    """Dispatch: collectors whose operands all arrived before ``stamp`` hand their instruction on, oldest
+    first, to its unit if that is free (rfmodel's pipeline) or else to the unit's dispatch buffer (GPGPU-Sim
+    mode: always to the OC_EX register), and free themselves.  Returns (moved, busy collectors, buffered
+    instructions); on an error ``stats[K_ERR]`` is set."""
+    op = trace[0]
+    S = cfg[C_SCHEDS]
+    NC = cfg[C_COLLECTORS]
+    compat = cfg[C_COMPAT] != 0
+    cls_unit = tables[T_CLS_UNIT]
+    k_group = tables[T_K_GROUP]
+    k_set = tables[T_K_SET]
+    w_sched = state[S_W_SCHED]
+    r_warp = state[S_R_WARP]
+    r_row = state[S_R_ROW]
+    r_coll = state[S_R_COLL]
+    r_pending = state[S_R_PENDING]
+    r_unit = state[S_R_UNIT]
+    r_seq = state[S_R_SEQ]
+    k_rec = state[S_K_REC]
+    k_ready = state[S_K_READY]
+    g_free = state[S_G_FREE]
+    u_free = state[S_U_FREE]
+    ocex = state[S_OCEX]
+    act = False
+    while True:
+        best = -1
+        for k in range(NC):
+            r = k_rec[k]
+            if r < 0 or r_pending[r] != 0 or k_ready[k] < 0 or k_ready[k] >= stamp:
+                continue
+            if best >= 0 and r_seq[r] >= r_seq[k_rec[best]]:
+                continue
+            if ocex[cls_unit[op[r_row[r]]] * S + w_sched[r_warp[r]]] >= 0:
+                continue
+            best = k
+        if best < 0:
+            break
+        k = best
+        r = k_rec[k]
+        ui = r_unit[r]
+        if compat or u_free[ui] > cyc:
+            # GPGPU-Sim's OC_EX register / our unit's dispatch buffer
+            ocex[cls_unit[op[r_row[r]]] * S + w_sched[r_warp[r]]] = r
+            n_ocex += 1
+        elif not _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
+            return act, n_busy, n_ocex
+        k_rec[k] = -1
+        r_coll[r] = -1
+        g_free[k_group[k] * N_CSET + k_set[k]] += 1
+        n_busy -= 1
+        act = True
+    return act, n_busy, n_ocex
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist):
+    """Bank arbitration, step ``ph`` of the cycle: each bank with queued reads grants them in order within
+    its read ports (GPGPU-Sim mode: one access a step, none in step 0 after a write; slow banks: one at a
+    time, when free), at most ``coll_ports`` a cycle to one collector; a read that completes its operand
+    delivers it at ``stamp`` (slow banks: ``bank_read_cycles - 1`` later).  Requests left waiting count as
+    bank conflicts.  Returns (granted any, banks still queued); on an error ``stats[K_ERR]`` is set."""
+    coll_ports = cfg[C_COLL_PORTS]
+    rports = cfg[C_RPORTS]
+    wports = cfg[C_WPORTS]
+    rwports = cfg[C_RWPORTS]
+    compat = cfg[C_COMPAT] != 0
+    steps = cfg[C_STEPS]
+    port_limit = steps if compat else rports + wports + rwports
+    bq_cap = cfg[C_BQ_CAP]  # a power of two
+    bq_mask = bq_cap - 1
+    heap_cap = cfg[C_HEAP_CAP]
+    check = cfg[C_CHECK] != 0
+    rcyc = cfg[C_BANK_RCYC]
+    wcyc = cfg[C_BANK_WCYC]
+    slow = rcyc > 1 or wcyc > 1
+    b_busy = state[S_B_BUSY]
+    scalars = state[S_G]
+    r_pending = state[S_R_PENDING]
+    k_rec = state[S_K_REC]
+    k_ready = state[S_K_READY]
+    k_gstamp = state[S_K_GSTAMP]
+    k_gcount = state[S_K_GCOUNT]
+    k_conf = state[S_K_CONF]
+    bq_k = state[S_BQ_K]
+    bq_rem = state[S_BQ_REM]
+    bq_wait = state[S_BQ_WAIT]
+    b_head = state[S_B_HEAD]
+    b_n = state[S_B_N]
+    b_stamp = state[S_B_STAMP]
+    b_w = state[S_B_W]
+    b_rwused = state[S_B_RWUSED]
+    b_r = state[S_B_R]
+    b_list = state[S_B_NONEMPTY]
+    b_in_list = state[S_B_IN_LIST]
+    h_t = state[S_H_T]
+    h_v = state[S_H_V]
+    stats = state[S_K]
+    b_max = state[S_B_MAX]
+    act = False
+    j = 0
+    while j < n_blist:
+        b = b_list[j]
+        if b_stamp[b] != cyc:
+            b_stamp[b] = cyc
+            b_w[b] = 0
+            b_rwused[b] = 0
+            b_r[b] = 0
+        if slow:
+            cap = 1 if b_busy[b] <= cyc else 0
+        elif compat:
+            cap = 1
+            if ph == 0 and b_w[b] > 0:
+                cap = 0
+        else:
+            cap = rports + rwports - b_rwused[b] - b_r[b]
+        base = b * bq_cap
+        while cap > 0 and b_n[b] > 0:
+            pos = base + b_head[b]
+            k = bq_k[pos]
+            if coll_ports > 0:
+                if k_gstamp[k] != cyc:
+                    k_gstamp[k] = cyc
+                    k_gcount[k] = 0
+                if k_gcount[k] >= coll_ports:
+                    break
+                k_gcount[k] += 1
+            cap -= 1
+            b_r[b] += 1
+            stats[K_BANK_READ_ACC] += 1
+            act = True
+            if slow:
+                b_busy[b] = cyc + rcyc
+            bq_rem[pos] -= 1
+            if bq_rem[pos] == 0:
+                b_head[b] = (b_head[b] + 1) & bq_mask
+                b_n[b] -= 1
+                r = k_rec[k]
+                if rcyc > 1:  # the row arrives as a one-cycle access ending rcyc - 1 later would
+                    due = cyc + rcyc - 1
+                    if not _schedule(scalars, stats, h_t, h_v, heap_cap, due, EV_OPERAND * EV_MUL + k):
+                        return act, n_blist
+                else:
+                    r_pending[r] -= 1
+                    if r_pending[r] == 0:
+                        k_ready[k] = stamp
+        tot = b_r[b] + b_w[b]
+        if tot > b_max[b]:
+            b_max[b] = tot
+        if tot > port_limit:
+            stats[K_PORT_VIOLATIONS] += 1
+            if check:
+                stats[K_ERR] = ERR_PORTS
+                stats[K_ERR_INFO] = b
+                return act, n_blist
+        if b_n[b] > 0:
+            for e in range(b_n[b]):
+                pos = base + ((b_head[b] + e) & bq_mask)
+                k = bq_k[pos]
+                if coll_ports > 0 and k_gstamp[k] == cyc and k_gcount[k] >= coll_ports:
+                    continue  # the collector's own read ports are the limit, not the bank
+                if bq_wait[pos] == 0:
+                    bq_wait[pos] = 1
+                    stats[K_BANK_CONFLICTS] += 1
+                if k_conf[k] != cyc:
+                    k_conf[k] = cyc
+                    stats[K_BANK_STALL_CYCLES] += 1
+            j += 1
+        else:
+            b_in_list[b] = 0
+            n_blist -= 1
+            b_list[j] = b_list[n_blist]
+    return act, n_blist
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _refill_pool(cyc, s, trace, cfg, state, design_ints, design_floats, h_pool):
+    """Two-level scheduling, scheduler ``s``: pool warps that wait on a long-latency operation or a
+    barrier move to the pending FIFO, then pending warps that can make progress fill the pool up to its
+    size, in FIFO order; the design's ``pool`` hook hears each move.  True when a warp moved."""
+    src = trace[1]
+    W = cfg[C_WARPS]
+    S = cfg[C_SCHEDS]
+    WS = (W + S - 1) // S
+    pool_size = cfg[C_POOL]
+    w_active = state[S_W_ACTIVE]
+    w_pc = state[S_W_PC]
+    w_end = state[S_W_END]
+    w_exited = state[S_W_EXITED]
+    w_bar = state[S_W_BAR]
+    reg_long = state[S_REG_LONG]
+    s_pool = state[S_S_POOL]
+    s_pool_n = state[S_S_POOL_N]
+    s_pend = state[S_S_PEND]
+    s_pend_h = state[S_S_PEND_H]
+    s_pend_n = state[S_S_PEND_N]
+    stats = state[S_K]
+    act = False
+    # demote pool warps that wait on a long-latency operation or a barrier
+    pn = s_pool_n[s]
+    q = 0
+    for i in range(pn):
+        w = s_pool[s * WS + i]
+        if w_active[w] == 0 or w_exited[w] != 0:
+            continue
+        if w_bar[w] != 0 or (
+            w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)
+        ):
+            s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
+            s_pend_n[s] += 1
+            act = True
+            stats[K_HOOK_CALLS] += 1
+            h_pool(design_ints, design_floats, w, 0, s, 0, cyc)
+        else:
+            s_pool[s * WS + q] = w
+            q += 1
+    s_pool_n[s] = q
+    # promote pending warps that can make progress, in FIFO order
+    m = s_pend_n[s]
+    for _i in range(m):
+        if s_pool_n[s] >= pool_size:
+            break
+        w = s_pend[s * WS + s_pend_h[s]]
+        s_pend_h[s] = (s_pend_h[s] + 1) % WS
+        s_pend_n[s] -= 1
+        if w_active[w] == 0 or w_exited[w] != 0:
+            continue
+        if w_bar[w] != 0 or (
+            w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)
+        ):
+            s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
+            s_pend_n[s] += 1
+            continue
+        s_pool[s * WS + s_pool_n[s]] = w
+        s_pool_n[s] += 1
+        act = True
+        stats[K_HOOK_CALLS] += 1
+        h_pool(design_ints, design_floats, w, 1, s, 0, cyc)
+    return act
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, design_floats, h_issued):
+    """Scheduler ``s`` issues row ``row`` of warp ``w``: a free instruction record, the scoreboard marks
+    its destinations pending, the instruction waits in its unit type's issue buffer for a collector; a
+    warp past its last row has exited, one at a barrier waits (the barrier lifts when all of its CTA's
+    unexited warps are there).  The caller checked that all of this can happen."""
+    op, src, dst, _, pdst, _, udst, rzs, rzd, _, _ = trace
+    S = cfg[C_SCHEDS]
+    compat = cfg[C_COMPAT] != 0
+    wpc = cfg[C_WPC]
+    cls_unit = tables[T_CLS_UNIT]
+    cls_mem = tables[T_CLS_MEM]
+    scalars = state[S_G]
+    w_pc = state[S_W_PC]
+    w_end = state[S_W_END]
+    w_cta = state[S_W_CTA]
+    w_inflight = state[S_W_INFLIGHT]
+    w_exited = state[S_W_EXITED]
+    w_bar = state[S_W_BAR]
+    w_ibuf = state[S_W_IBUF]
+    w_ppend = state[S_W_PPEND]
+    reg_pend = state[S_REG_PEND]
+    reg_long = state[S_REG_LONG]
+    c_unexited = state[S_C_UNEXITED]
+    c_bar = state[S_C_BAR]
+    r_warp = state[S_R_WARP]
+    r_row = state[S_R_ROW]
+    r_coll = state[S_R_COLL]
+    r_pending = state[S_R_PENDING]
+    r_dk = state[S_R_DK]
+    r_wrem = state[S_R_WREM]
+    r_unit = state[S_R_UNIT]
+    r_seq = state[S_R_SEQ]
+    r_extra = state[S_R_EXTRA]
+    r_free = state[S_R_FREE]
+    idoc = state[S_IDOC]
+    stats = state[S_K]
+    opc = op[row]
+    u = cls_unit[opc]
+    scalars[G_RTOP] -= 1
+    r = r_free[scalars[G_RTOP]]
+    r_warp[r] = w
+    r_row[r] = row
+    r_dk[r] = 0
+    r_wrem[r] = 0
+    r_extra[r] = 0
+    r_seq[r] = scalars[G_SEQ]
+    scalars[G_SEQ] += 1
+    r_unit[r] = U_MEM * S if u == U_MEM else u * S + s
+    r_pending[r] = 0
+    r_coll[r] = -1
+    kind = cls_mem[opc]
+    base = w * 256
+    nd = 0
+    for j in range(dst.shape[1]):
+        d = dst[row, j]
+        if d != NONE_REG:
+            nd += 1
+            reg_pend[base + d] += 1
+            if kind == MK_LOAD or kind == MK_ATOM:
+                reg_long[base + d] += 1
+    w_ppend[w] |= np.int64(pdst[row])
+    ust[w] |= udst[row]
+    stats[K_DSTS] += nd + rzd[row]
+    idoc[u * S + s] = r
+    ns = 0
+    for j in range(src.shape[1]):
+        if src[row, j] != NONE_REG:
+            ns += 1
+    stats[K_SRCS] += ns + rzs[row]
+    if compat:
+        w_ibuf[w] -= 1
+    stats[K_HOOK_CALLS] += 1
+    h_issued(design_ints, design_floats, w, row, s, r, cyc)
+    stats[K_ISSUED] += 1
+    w_inflight[w] += 1
+    w_pc[w] = row + 1
+    cs = w_cta[w]
+    if w_pc[w] >= w_end[w]:
+        w_pc[w] = w_end[w]
+        w_exited[w] = 1
+        c_unexited[cs] -= 1
+        if c_bar[cs] > 0 and c_bar[cs] >= c_unexited[cs]:
+            for i in range(wpc):
+                w_bar[cs * wpc + i] = 0
+            c_bar[cs] = 0
+    elif opc == OP_BAR:
+        w_bar[w] = 1
+        c_bar[cs] += 1
+        if c_bar[cs] >= c_unexited[cs]:
+            for i in range(wpc):
+                w_bar[cs * wpc + i] = 0
+            c_bar[cs] = 0
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_may_issue, h_issued, h_pool,
+           h_prefer, n_idoc):
+    """Issue: each scheduler (GPGPU-Sim mode: starting from a different one every cycle) walks its warps
+    in the policy's priority order (with a ``prefer`` hook, the warps it marks first) and issues up to
+    ``issue_width`` rows of the first warp that can go: decoded (GPGPU-Sim mode), scoreboard clear, the
+    design's ``may_issue`` hook agrees, a free record and an empty issue buffer for the unit type.  A
+    scheduler that issues nothing records why (``s_reason``, counted in the stall statistics).  Returns
+    (issued any, instructions in issue buffers)."""
+    op, src, dst, psrc, pdst, usrc, udst, _, _, _, _ = trace
     W = cfg[C_WARPS]
     S = cfg[C_SCHEDS]
     WS = (W + S - 1) // S
@@ -898,147 +1744,484 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
     issue_width = cfg[C_ISSUE_WIDTH]
     diff_units = cfg[C_DIFF_UNITS] != 0
     policy = cfg[C_POLICY]
-    pool_size = cfg[C_POOL]
     NC = cfg[C_COLLECTORS]
-    coll_ports = cfg[C_COLL_PORTS]
-    NB = cfg[C_BANKS]
-    rports = cfg[C_RPORTS]
-    wports = cfg[C_WPORTS]
-    rwports = cfg[C_RWPORTS]
-    rows = cfg[C_ROWS]
     compat = cfg[C_COMPAT] != 0
-    steps = cfg[C_STEPS]
-    port_limit = steps if compat else rports + wports + rwports
-    wb_width = cfg[C_WB_WIDTH]
-    fetch_n = cfg[C_FETCH]
-    ibuf_n = cfg[C_IBUF]
-    cta_per_cycle = cfg[C_CTA_PER_CYCLE]
-    max_ctas = cfg[C_MAX_CTAS]
-    wpc = cfg[C_WPC]
-    n_cta = cfg[C_N_CTA]
-    max_rec = cfg[C_MAX_REC]
+    n_pass = 2 if cfg[C_PREFER] != 0 else 1
+    cls_unit = tables[T_CLS_UNIT]
+    k_group = tables[T_K_GROUP]
+    scalars = state[S_G]
+    w_active = state[S_W_ACTIVE]
+    w_pc = state[S_W_PC]
+    w_end = state[S_W_END]
+    w_exited = state[S_W_EXITED]
+    w_bar = state[S_W_BAR]
+    w_sb = state[S_W_SB]
+    w_ibuf = state[S_W_IBUF]
+    w_ibuf_at = state[S_W_IBUF_AT]
+    w_ppend = state[S_W_PPEND]
+    reg_pend = state[S_REG_PEND]
+    reg_long = state[S_REG_LONG]
+    s_last = state[S_S_LAST]
+    s_age = state[S_S_AGE]
+    s_age_n = state[S_S_AGE_N]
+    s_pool = state[S_S_POOL]
+    s_pool_n = state[S_S_POOL_N]
+    s_reason = state[S_S_REASON]
+    r_row = state[S_R_ROW]
+    r_pending = state[S_R_PENDING]
+    k_rec = state[S_K_REC]
+    k_conf = state[S_K_CONF]
+    idoc = state[S_IDOC]
+    stats = state[S_K]
+    act = False
+    stats[K_ISSUE_SLOTS] += S
+    for si in range(S):
+        # compat: GPGPU-Sim rotates which scheduler issues first every cycle
+        s = (si + cyc) % S if compat else si
+        if policy == POL_TWO_LEVEL and _refill_pool(cyc, s, trace, cfg, state, design_ints, design_floats,
+                                                    h_pool):
+            act = True
+        # candidate count in priority order
+        if policy == POL_LRR:
+            n_cand = (W - s + S - 1) // S
+        elif policy == POL_TWO_LEVEL:
+            n_cand = s_pool_n[s]
+        else:
+            n_cand = s_age_n[s] + 1
+        issued = 0
+        reason_struct = -1
+        reason_first = -1
+        lrr = s_last[s]
+        # with a ``prefer`` hook: a first pass over the warps it marks, then one over the rest
+        for ci in range(n_cand * n_pass):
+            cj = ci % n_cand
+            if policy == POL_LRR:
+                lrr += 1
+                if lrr >= n_cand:
+                    lrr = 0
+                w = s + lrr * S
+            elif policy == POL_TWO_LEVEL:
+                w = s_pool[s * WS + cj]
+            elif cj == 0:
+                if policy != POL_GTO or s_last[s] < 0:
+                    continue
+                w = s_last[s]
+            else:
+                w = s_age[s * WS + cj - 1]
+                if policy == POL_GTO and w == s_last[s]:
+                    continue
+            if w_active[w] == 0 or w_exited[w] != 0 or w_bar[w] != 0:
+                continue
+            if compat and (w_ibuf[w] == 0 or w_ibuf_at[w] > cyc):
+                continue
+            if n_pass == 2:
+                stats[K_HOOK_CALLS] += 1
+                pref = h_prefer(design_ints, design_floats, w, w_pc[w], s, 0, cyc)
+                if (ci < n_cand) != (pref != 0):
+                    continue
+            if w_sb[w] != 0:
+                if reason_first < 0:
+                    reason_first = SR_MEMORY if w_sb[w] == 2 else SR_RAW
+                continue
+            prev_unit = -1
+            while issued < issue_width:
+                row = w_pc[w]
+                if row >= w_end[w] or w_bar[w] != 0 or w_exited[w] != 0:
+                    break
+                if compat and (w_ibuf[w] == 0 or w_ibuf_at[w] > cyc):
+                    break
+                code = sb_check(w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long,
+                                w_ppend, ust)
+                if code != 0:
+                    if issued == 0:
+                        w_sb[w] = code
+                        if reason_first < 0:
+                            reason_first = SR_MEMORY if code == 2 else SR_RAW
+                    break
+                stats[K_HOOK_CALLS] += 1
+                code = h_may_issue(design_ints, design_floats, w, row, s, issued, cyc)
+                if code != 0:
+                    if issued == 0 and reason_first < 0:
+                        reason_first = N_CORE_REASONS + code - 1
+                    break
+                opc = op[row]
+                u = cls_unit[opc]
+                if issued > 0 and diff_units and u == prev_unit:
+                    break
+                if scalars[G_RTOP] == 0:
+                    if issued == 0 and reason_struct < 0:
+                        reason_struct = SR_EXEC
+                    break
+                grp = s if subcore else 0
+                if idoc[u * S + s] >= 0:
+                    if issued == 0 and reason_struct < 0:
+                        # the buffered instruction of this type waits for a collector unit
+                        reason_struct = SR_NO_COLLECTOR
+                        for q in range(NC):
+                            if k_group[q] != grp or k_rec[q] < 0:
+                                continue
+                            if k_conf[q] == cyc:
+                                reason_struct = SR_BANK
+                                break
+                            rq = k_rec[q]
+                            if r_pending[rq] == 0 and reason_struct == SR_NO_COLLECTOR:
+                                mem_wait = cls_unit[op[r_row[rq]]] == U_MEM
+                                reason_struct = SR_MEMORY if mem_wait else SR_EXEC
+                    break
+                _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, design_floats,
+                           h_issued)
+                act = True
+                n_idoc += 1
+                issued += 1
+                prev_unit = u
+            if issued > 0:
+                if policy == POL_LRR:
+                    s_last[s] = lrr
+                elif policy == POL_TWO_LEVEL:
+                    # the issuing warp moves to the back of the pool (round-robin inside the pool)
+                    pn = s_pool_n[s]
+                    i = 0
+                    while i < pn and s_pool[s * WS + i] != w:
+                        i += 1
+                    while i < pn - 1:
+                        s_pool[s * WS + i] = s_pool[s * WS + i + 1]
+                        i += 1
+                    s_pool[s * WS + pn - 1] = w
+                else:
+                    s_last[s] = w
+                break
+        if issued == 0:
+            reason = SR_NO_READY
+            if reason_struct >= 0:
+                reason = reason_struct
+            elif reason_first >= 0:
+                reason = reason_first
+            s_reason[s] = reason
+            stats[K_STALL0 + reason] += 1
+        else:
+            s_reason[s] = -1
+            stats[K_ISSUE_CYCLES] += 1
+    return act, n_idoc
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats, h_operand, n_blist):
+    """Collector ``kk`` took record ``r``: each source operand (and each of GPGPU-Sim's RZ reads) goes
+    where the design's ``operand`` hook says, a request in its bank's queue (``rows`` accesses) or an
+    arrival from outside the banks ``-b - 1`` cycles after the next.  Returns (ok, banks with queued
+    requests); on an error (``ok`` False) ``stats[K_ERR]`` is set."""
+    _, src, _, _, _, _, _, rzs, _, _, _ = trace
+    NB = cfg[C_BANKS]
+    rows = cfg[C_ROWS]
     bq_cap = cfg[C_BQ_CAP]  # a power of two
     bq_mask = bq_cap - 1
     heap_cap = cfg[C_HEAP_CAP]
-    rb_size = cfg[C_RB_SIZE]  # a power of two
-    rb_mask = rb_size - 1
-    check = cfg[C_CHECK] != 0
-    skip_idle = cfg[C_SKIP] != 0
-    n_pass = 2 if cfg[C_PREFER] != 0 else 1
-    # slow banks (the main RF's cell, ``SimSetup.bank_read_cycles``/``bank_write_cycles``): a bank serves
-    # one access at a time, a read holds it ``rcyc`` cycles and its row is there ``rcyc - 1`` cycles later
-    # than a one-cycle bank's, a write holds it ``wcyc``; a read waits behind a write in progress.  1 and 1:
-    # the one-cycle banks with their ports (bit-identical to a simulator without this mode)
+    scalars = state[S_G]
+    r_warp = state[S_R_WARP]
+    r_row = state[S_R_ROW]
+    r_pending = state[S_R_PENDING]
+    bq_k = state[S_BQ_K]
+    bq_rem = state[S_BQ_REM]
+    bq_wait = state[S_BQ_WAIT]
+    b_head = state[S_B_HEAD]
+    b_n = state[S_B_N]
+    b_list = state[S_B_NONEMPTY]
+    b_in_list = state[S_B_IN_LIST]
+    h_t = state[S_H_T]
+    h_v = state[S_H_V]
+    stats = state[S_K]
+    w = r_warp[r]
+    row = r_row[r]
+    r_pending[r] = 0
+    nr = src.shape[1] + rzs[row]
+    for jj in range(nr):
+        if jj < src.shape[1]:
+            reg = src[row, jj]
+            if reg == NONE_REG:
+                continue
+        else:
+            reg = NONE_REG
+        stats[K_HOOK_CALLS] += 1
+        b = h_operand(design_ints, design_floats, w, row, jj, reg, cyc)
+        stats[K_READS] += 1
+        r_pending[r] += 1
+        if b >= 0:
+            if b >= NB:
+                stats[K_ERR_INFO] = b
+                stats[K_ERR] = ERR_HOOK
+                return False, n_blist
+            if b_n[b] >= bq_cap:
+                stats[K_ERR_INFO] = bq_cap
+                stats[K_ERR] = ERR_QUEUE
+                return False, n_blist
+            pos = b * bq_cap + ((b_head[b] + b_n[b]) & bq_mask)
+            bq_k[pos] = kk
+            bq_rem[pos] = rows
+            bq_wait[pos] = 0
+            b_n[b] += 1
+            stats[K_READS_BANK] += 1
+            if b_in_list[b] == 0:
+                b_in_list[b] = 1
+                b_list[n_blist] = b
+                n_blist += 1
+        else:
+            stats[K_READS_EXT] += 1
+            due = cyc + 1 + (-b - 1)
+            if not _schedule(scalars, stats, h_t, h_v, heap_cap, due, EV_OPERAND * EV_MUL + kk):
+                return False, n_blist
+    return True, n_blist
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _allocate(cyc, trace, cfg, tables, state, design_ints, design_floats, h_operand, stamp, n_busy, n_idoc,
+              n_blist):
+    """Collector allocation: instructions in the issue buffers take free collector units of their unit
+    type's set (its fallback set next), oldest first, and request their operands (GPGPU-Sim mode: each
+    unit type's input port offers its oldest instruction in turn, as GPGPU-Sim's ``allocate_cu``).  Returns
+    (allocated any, busy collectors, buffered instructions, banks with queued requests); on an error
+    ``stats[K_ERR]`` is set."""
+    S = cfg[C_SCHEDS]
+    subcore = cfg[C_SUBCORE] != 0
+    compat = cfg[C_COMPAT] != 0
+    unit_set1 = tables[T_UNIT_SET1]
+    unit_set2 = tables[T_UNIT_SET2]
+    k_set = tables[T_K_SET]
+    gs_start = tables[T_GS_START]
+    gs_list = tables[T_GS_LIST]
+    alloc_order = tables[T_ALLOC_ORDER]
+    r_coll = state[S_R_COLL]
+    r_pending = state[S_R_PENDING]
+    r_seq = state[S_R_SEQ]
+    k_rec = state[S_K_REC]
+    k_ready = state[S_K_READY]
+    g_free = state[S_G_FREE]
+    idoc = state[S_IDOC]
+    act = False
+    taken = 0
+    n_types = alloc_order.shape[0]
+    for _round in range(8 * S):
+        moved = False
+        for ai in range(n_types):
+            best_u = -1
+            best_s = -1
+            best_k = -1
+            if compat:
+                # GPGPU-Sim's input ports: each type offers its oldest buffered instruction
+                u = alloc_order[ai]
+                for s in range(S):
+                    r = idoc[u * S + s]
+                    if r >= 0 and (best_s < 0 or r_seq[r] < r_seq[idoc[u * S + best_s]]):
+                        best_s = s
+                if best_s >= 0:
+                    best_k = _free_collector(u, best_s if subcore else 0, unit_set1, unit_set2,
+                                             g_free,
+                                             gs_start, gs_list, k_rec)
+                    best_u = u
+            else:
+                if ai > 0:
+                    break
+                for aj in range(n_types):
+                    u = alloc_order[aj]
+                    for s in range(S):
+                        r = idoc[u * S + s]
+                        if r < 0 or (best_u >= 0 and r_seq[r] >= r_seq[idoc[best_u * S + best_s]]):
+                            continue
+                        kk = _free_collector(u, s if subcore else 0, unit_set1, unit_set2, g_free,
+                                             gs_start,
+                                             gs_list, k_rec)
+                        if kk >= 0:
+                            best_u, best_s, best_k = u, s, kk
+            if best_u < 0 or best_k < 0:
+                continue
+            u = best_u
+            kk = best_k
+            r = idoc[u * S + best_s]
+            idoc[u * S + best_s] = -1
+            grp = best_s if subcore else 0
+            k_rec[kk] = r
+            r_coll[r] = kk
+            g_free[grp * N_CSET + k_set[kk]] -= 1
+            k_ready[kk] = -1
+            taken += 1
+            ok, n_blist = _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
+                                            h_operand, n_blist)
+            if not ok:
+                return act, n_busy, n_idoc, n_blist
+            if r_pending[r] == 0:
+                k_ready[kk] = stamp
+            moved = True
+        if not moved:
+            break
+
+    if taken > 0:
+        n_busy += taken
+        n_idoc -= taken
+        act = True
+    return act, n_busy, n_idoc, n_blist
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _fetch(cyc, cfg, state):
+    """Fetch (GPGPU-Sim mode): up to ``fetch`` warps a cycle, round robin, whose instruction buffer is
+    empty get their next ``ibuf`` rows, decoded the next cycle (the last fetch of a cycle one later).
+    True when a warp was fetched."""
+    W = cfg[C_WARPS]
+    fetch_n = cfg[C_FETCH]
+    ibuf_n = cfg[C_IBUF]
+    scalars = state[S_G]
+    w_active = state[S_W_ACTIVE]
+    w_pc = state[S_W_PC]
+    w_end = state[S_W_END]
+    w_exited = state[S_W_EXITED]
+    w_ibuf = state[S_W_IBUF]
+    w_ibuf_at = state[S_W_IBUF_AT]
+    act = False
+    nf = 0
+    w = scalars[G_LAST_FETCH]
+    for _i in range(W):
+        if nf >= fetch_n:
+            break
+        w += 1
+        if w >= W:
+            w = 0
+        if w_active[w] != 0 and w_exited[w] == 0 and w_ibuf[w] == 0 and w_pc[w] < w_end[w]:
+            w_ibuf[w] = min(ibuf_n, w_end[w] - w_pc[w])
+            # fetch and decode alternate: the last fetch of a cycle is decoded a cycle later
+            w_ibuf_at[w] = cyc + 1 if nf < fetch_n - 1 else cyc + 2
+            scalars[G_LAST_FETCH] = w
+            nf += 1
+            act = True
+    return act
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _memory_requests(cyc, cfg, fcfg, state, design_ints):
+    """The design's memory-request queue (``SimSetup.mem_queue``, at ``memq`` in its ints):
+    ``design_ints[memq]`` entries in use, ``[memq + 1]`` capacity, then per entry (line, kind, done).  The
+    pending ones (done == -1) leave now: stores write to L2, loads take an MSHR and fill from L2 or DRAM at
+    the cycle written to ``done``.  True when a request left."""
     memq = cfg[C_MEMQ]
-    rcyc = cfg[C_BANK_RCYC]
-    wcyc = cfg[C_BANK_WCYC]
-    slow = rcyc > 1 or wcyc > 1
-    b_busy = st[S_B_BUSY]
+    scalars = state[S_G]
+    stats = state[S_K]
+    l2_tag = state[S_L2_TAG]
+    l2_lru = state[S_L2_LRU]
+    act = False
+    for i in range(design_ints[memq]):
+        e = memq + 2 + 3 * i
+        if design_ints[e + 2] != -1:
+            continue
+        stats[K_MEM_REQUESTS] += 1
+        act = True
+        if design_ints[e + 1] == MQ_STORE:
+            l2_write(cfg, scalars, stats, l2_tag, l2_lru, design_ints[e])
+            design_ints[e + 2] = cyc
+        else:
+            fill_t, _t = mshr_request(cfg, fcfg, scalars, stats, state[S_MSHR_FILL], l2_tag, l2_lru,
+                                      design_ints[e], cyc)
+            design_ints[e + 2] = fill_t
+    return act
 
-    cls_lat = tabs[T_CLS_LAT]
-    cls_ii = tabs[T_CLS_II]
-    cls_unit = tabs[T_CLS_UNIT]
-    cls_mem = tabs[T_CLS_MEM]
-    unit_set1 = tabs[T_UNIT_SET1]
-    unit_set2 = tabs[T_UNIT_SET2]
-    k_group = tabs[T_K_GROUP]
-    k_set = tabs[T_K_SET]
-    gs_start = tabs[T_GS_START]
-    gs_list = tabs[T_GS_LIST]
-    cta_wstart = tabs[T_CTA_WSTART]
-    tw_ptr = tabs[T_TW_PTR]
-    alloc_order = tabs[T_ALLOC_ORDER]
-    exec_order = tabs[T_EXEC_ORDER]
 
-    g = st[S_G]
-    w_active = st[S_W_ACTIVE]
-    w_pc = st[S_W_PC]
-    w_end = st[S_W_END]
-    w_cta = st[S_W_CTA]
-    w_sched = st[S_W_SCHED]
-    w_inflight = st[S_W_INFLIGHT]
-    w_exited = st[S_W_EXITED]
-    w_bar = st[S_W_BAR]
-    w_sb = st[S_W_SB]
-    w_dyn = st[S_W_DYN]
-    w_ibuf = st[S_W_IBUF]
-    w_ibuf_at = st[S_W_IBUF_AT]
-    w_ppend = st[S_W_PPEND]
-    w_tw = st[S_W_TW]
-    reg_pend = st[S_REG_PEND]
-    reg_long = st[S_REG_LONG]
-    s_last = st[S_S_LAST]
-    s_age = st[S_S_AGE]
-    s_age_n = st[S_S_AGE_N]
-    s_pool = st[S_S_POOL]
-    s_pool_n = st[S_S_POOL_N]
-    s_pend = st[S_S_PEND]
-    s_pend_h = st[S_S_PEND_H]
-    s_pend_n = st[S_S_PEND_N]
-    s_reason = st[S_S_REASON]
-    c_cta = st[S_C_CTA]
-    c_live = st[S_C_LIVE]
-    c_unexited = st[S_C_UNEXITED]
-    c_bar = st[S_C_BAR]
-    r_warp = st[S_R_WARP]
-    r_row = st[S_R_ROW]
-    r_coll = st[S_R_COLL]
-    r_pending = st[S_R_PENDING]
-    r_dk = st[S_R_DK]
-    r_wrem = st[S_R_WREM]
-    r_unit = st[S_R_UNIT]
-    r_seq = st[S_R_SEQ]
-    r_extra = st[S_R_EXTRA]
-    r_free = st[S_R_FREE]
-    k_rec = st[S_K_REC]
-    k_ready = st[S_K_READY]
-    k_gstamp = st[S_K_GSTAMP]
-    k_gcount = st[S_K_GCOUNT]
-    k_conf = st[S_K_CONF]
-    g_free = st[S_G_FREE]
-    bq_k = st[S_BQ_K]
-    bq_rem = st[S_BQ_REM]
-    bq_wait = st[S_BQ_WAIT]
-    b_head = st[S_B_HEAD]
-    b_n = st[S_B_N]
-    b_stamp = st[S_B_STAMP]
-    b_w = st[S_B_W]
-    b_rwused = st[S_B_RWUSED]
-    b_r = st[S_B_R]
-    b_list = st[S_B_NONEMPTY]
-    b_in_list = st[S_B_IN_LIST]
-    u_free = st[S_U_FREE]
-    u_occ = st[S_U_OCC]
-    u_occ_base = st[S_U_OCC_BASE]
-    ocex = st[S_OCEX]
-    idoc = st[S_IDOC]
-    rb = st[S_RB]
-    h_t = st[S_H_T]
-    h_v = st[S_H_V]
-    wb = st[S_WB]
-    lsuwb = st[S_LSUWB]
-    K = st[S_K]
-    b_max = st[S_B_MAX]
-    l1_tag = st[S_L1_TAG]
-    l1_lru = st[S_L1_LRU]
-    l1_ready = st[S_L1_READY]
-    l2_tag = st[S_L2_TAG]
-    l2_lru = st[S_L2_LRU]
-    mshr_fill = st[S_MSHR_FILL]
-    sectors = tabs[T_SECTORS]
+@njit(cache=True, inline="always", _nrt=False)
+def _idle_skip(cyc, cfg, state, stop, n_busy):
+    """Nothing moved this cycle: the next cycle at which something can (an event, a unit or bank that
+    frees, the design's upkeep, GPGPU-Sim's decode), at most ``stop``; the cycles in between count as this
+    one did (busy collectors, issue slots, stall reasons, bank waits).  Returns the last skipped cycle
+    (``cyc`` when none); a deadlock sets ``stats[K_ERR]``."""
+    W = cfg[C_WARPS]
+    S = cfg[C_SCHEDS]
+    NC = cfg[C_COLLECTORS]
+    NB = cfg[C_BANKS]
+    compat = cfg[C_COMPAT] != 0
+    slow = cfg[C_BANK_RCYC] > 1 or cfg[C_BANK_WCYC] > 1
+    b_busy = state[S_B_BUSY]
+    scalars = state[S_G]
+    w_active = state[S_W_ACTIVE]
+    w_ibuf_at = state[S_W_IBUF_AT]
+    s_reason = state[S_S_REASON]
+    r_wrem = state[S_R_WREM]
+    k_conf = state[S_K_CONF]
+    u_free = state[S_U_FREE]
+    ocex = state[S_OCEX]
+    h_t = state[S_H_T]
+    wb = state[S_WB]
+    stats = state[S_K]
+    nxt = scalars[G_UPKEEP_NEXT]
+    if scalars[G_HEAP_N] > 0 and h_t[0] < nxt:
+        nxt = h_t[0]
+    for ui in range(u_free.shape[0]):
+        if cyc < u_free[ui] < nxt:
+            nxt = u_free[ui]
+    if slow:  # a bank that frees lets a waiting read or write go
+        for b in range(NB):
+            if cyc < b_busy[b] < nxt:
+                nxt = b_busy[b]
+    if compat:
+        for w in range(W):
+            if w_active[w] != 0 and cyc < w_ibuf_at[w] < nxt:
+                nxt = w_ibuf_at[w]
+        for i in range(ocex.shape[0]):
+            if ocex[i] >= 0:
+                nxt = cyc + 1  # waits on a result bus or completion slot, which time frees
+    if nxt >= NEVER:
+        stats[K_ERR] = ERR_DEADLOCK
+        stats[K_ERR_INFO] = cyc
+        return cyc
+    if nxt > stop:
+        nxt = stop
+    skip = nxt - cyc - 1
+    if skip <= 0:
+        return cyc
+    stats[K_SKIPPED] += skip
+    stats[K_COLL_BUSY] += n_busy * skip
+    stats[K_ISSUE_SLOTS] += S * skip
+    for s in range(S):
+        if s_reason[s] >= 0:
+            stats[K_STALL0 + s_reason[s]] += skip
+    if slow:  # the collectors and results that wait for a busy bank go on waiting
+        for k in range(NC):
+            if k_conf[k] == cyc:
+                stats[K_BANK_STALL_CYCLES] += skip
+        for i in range(scalars[G_WB_N]):
+            if r_wrem[wb[i]] != 0:
+                stats[K_WRITE_WAIT_CYCLES] += skip
+    return nxt - 1
+
+
+# =========================================================================== the cycle loop
+def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
+         cfg, fcfg, tables, state, ust, design_ints, design_floats,
+         h_operand, h_write, h_may_issue, h_issued, h_activate, h_deactivate, h_upkeep, h_pool, h_prefer,
+         h_l1, stop):
+    """Advance the SM until all CTAs finished (returns 0), ``stop`` is reached (1) or an error (2).
+
+    A cycle runs the stages above in order (docs/simulator.md, "The pipeline"); a stage that fails leaves
+    the error in ``stats[K_ERR]`` and the loop stops at that cycle.  The stages are inlined into this one
+    compiled function, which runs without reference counting (``_nrt=False``): nothing here allocates."""
+    trace = (op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line)
+    compat = cfg[C_COMPAT] != 0
+    steps = cfg[C_STEPS]
+    skip_idle = cfg[C_SKIP] != 0
+    memq = cfg[C_MEMQ]
+    n_cta = cfg[C_N_CTA]
+    scalars = state[S_G]
+    stats = state[S_K]
+    # what the stages carry from one to the next: banks with queued reads (their list), busy collectors,
+    # occupied issue and dispatch buffers (a stage that scans an empty one is skipped)
+    b_list = state[S_B_NONEMPTY]
+    b_in_list = state[S_B_IN_LIST]
     n_blist = 0
-    for b in range(NB):
+    for b in range(cfg[C_BANKS]):
         if b_in_list[b] != 0:
             b_list[n_blist] = b
             n_blist += 1
-
-    cyc = g[G_CYCLE]
-    # busy collectors (for occupancy statistics)
+    k_rec = state[S_K_REC]
     n_busy = 0
-    for k in range(NC):
+    for k in range(cfg[C_COLLECTORS]):
         if k_rec[k] >= 0:
             n_busy += 1
-    # occupied issue buffers and dispatch buffers (the stages that scan them are skipped when empty)
+    idoc = state[S_IDOC]
+    ocex = state[S_OCEX]
     n_idoc = 0
     n_ocex = 0
     for i in range(idoc.shape[0]):
@@ -1047,925 +2230,91 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
         if ocex[i] >= 0:
             n_ocex += 1
 
+    cyc = scalars[G_CYCLE]
     while True:
-        if g[G_DONE] != 0:
-            g[G_CYCLE] = cyc
+        if scalars[G_DONE] != 0:
+            scalars[G_CYCLE] = cyc
             return 0
         if cyc >= stop:
-            g[G_CYCLE] = cyc
+            scalars[G_CYCLE] = cyc
             return 1
-        act = False
         stamp0 = cyc * steps
-
-        # ------------------------------------------------------------ CTA launch
-        launched = 0
-        while g[G_NEXT_CTA] < n_cta and g[G_RESIDENT_CTAS] < max_ctas and (
-            cta_per_cycle == 0 or launched < cta_per_cycle
-        ):
-            cs = 0
-            while c_cta[cs] >= 0:
-                cs += 1
-            cta = g[G_NEXT_CTA]
-            g[G_NEXT_CTA] = cta + 1
-            g[G_RESIDENT_CTAS] += 1
-            launched += 1
-            act = True
-            c_cta[cs] = cta
-            nw = cta_wstart[cta + 1] - cta_wstart[cta]
-            c_live[cs] = nw
-            c_unexited[cs] = nw
-            c_bar[cs] = 0
-            for i in range(nw):
-                w = cs * wpc + i
-                tw = cta_wstart[cta] + i
-                s = w % S
-                w_active[w] = 1
-                w_tw[w] = tw
-                w_pc[w] = tw_ptr[tw]
-                w_end[w] = tw_ptr[tw + 1]
-                w_cta[w] = cs
-                w_sched[w] = s
-                w_inflight[w] = 0
-                w_exited[w] = 0
-                w_bar[w] = 0
-                w_sb[w] = 0
-                w_dyn[w] = g[G_DYN]
-                g[G_DYN] += 1
-                w_ibuf[w] = 0
-                w_ibuf_at[w] = 0
-                w_ppend[w] = 0
-                ust[w] = 0
-                s_age[s * WS + s_age_n[s]] = w
-                s_age_n[s] += 1
-                if policy == POL_TWO_LEVEL:
-                    s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
-                    s_pend_n[s] += 1
-                h_activate(ds, df, w, cta, s, 0, cyc)
-            resident = 0
-            for w in range(W):
-                resident += w_active[w]
-            if resident > K[K_MAX_WARPS]:
-                K[K_MAX_WARPS] = resident
-            # warps without instructions finish at once
-            for i in range(nw):
-                w = cs * wpc + i
-                if w_pc[w] >= w_end[w]:
-                    w_exited[w] = 1
-                    c_unexited[cs] -= 1
-                    warp_finish(w, cyc, cfg, st, ds, df, h_deactivate)
-
-        # ------------------------------------------------------------ events
-        while g[G_HEAP_N] > 0 and h_t[0] <= cyc:
-            v = h_v[0]
-            g[G_HEAP_N] = heap_pop(h_t, h_v, g[G_HEAP_N])
-            kind = v >> EV_SHIFT
-            x = v & (EV_MUL - 1)
-            act = True
-            if kind == EV_OPERAND:
-                r = k_rec[x]
-                r_pending[r] -= 1
-                if r_pending[r] == 0:
-                    k_ready[x] = stamp0
-            else:  # EV_COMPLETE
-                wb[g[G_WB_N]] = x
-                g[G_WB_N] += 1
-
-        # ------------------------------------------------------------ writeback
-        n_wb = g[G_WB_N]
-        keep = 0
-        for i in range(n_wb):
-            r = wb[i]
-            w = r_warp[r]
-            row = r_row[r]
-            opc = op[row]
-            kind = cls_mem[opc]
-            if compat and (kind == MK_LOAD or kind == MK_ATOM):
-                # GPGPU-Sim: a global/local load writes once per returned sector fetch, through
-                # the LSU writeback port; an L1 hit completes without a register-file write
-                if r_extra[r] > 0:
-                    lsuwb[(g[G_LSUWB_HEAD] + g[G_LSUWB_N]) % max_rec] = r
-                    g[G_LSUWB_N] += 1
-                    act = True
-                    continue
-                done = True
-            else:
-                nd = 0
-                for j in range(dst.shape[1]):
-                    if dst[row, j] != NONE_REG:
-                        nd += 1
-                n_all = nd + rzd[row]
-                done = True
-                waited = False
-                while r_dk[r] < n_all:
-                    dk = r_dk[r]
-                    reg = NONE_REG
-                    if dk < nd:
-                        c = 0
-                        for j in range(dst.shape[1]):
-                            if dst[row, j] != NONE_REG:
-                                if c == dk:
-                                    reg = dst[row, j]
-                                    break
-                                c += 1
-                    if r_wrem[r] == 0:
-                        K[K_HOOK_CALLS] += 1
-                        b = h_write(ds, df, w, row, dk, reg, cyc)
-                        if b < 0:
-                            K[K_WRITES] += 1
-                            K[K_WRITES_EXT] += 1
-                            r_dk[r] += 1
-                            act = True
-                            continue
-                        if b >= NB:
-                            K[K_ERR] = ERR_HOOK
-                            K[K_ERR_INFO] = b
-                            g[G_CYCLE] = cyc
-                            return 2
-                        r_wrem[r] = (rows << 10) | b  # accesses left, bank
-                    b = r_wrem[r] & 1023
-                    left = r_wrem[r] >> 10
-                    if b_stamp[b] != cyc:
-                        b_stamp[b] = cyc
-                        b_w[b] = 0
-                        b_rwused[b] = 0
-                        b_r[b] = 0
-                    if compat and not slow:
-                        if b_w[b] > 0:
-                            K[K_WRITES_DROPPED] += 1
-                        else:
-                            b_w[b] = 1
-                            K[K_WRITES] += 1
-                            K[K_WRITES_BANK] += 1
-                            K[K_BANK_WRITE_ACC] += 1
-                        r_wrem[r] = 0
-                        r_dk[r] += 1
-                        act = True
-                    else:
-                        if slow:  # one access at a time: the bank takes the next row once it is free
-                            if b_busy[b] <= cyc:
-                                b_busy[b] = cyc + wcyc
-                                b_w[b] += 1
-                                left -= 1
-                                K[K_BANK_WRITE_ACC] += 1
-                                act = True
-                        else:
-                            while left > 0:
-                                if b_w[b] - b_rwused[b] < wports:
-                                    b_w[b] += 1
-                                elif b_rwused[b] < rwports:
-                                    b_w[b] += 1
-                                    b_rwused[b] += 1
-                                else:
-                                    break
-                                left -= 1
-                                K[K_BANK_WRITE_ACC] += 1
-                                act = True
-                        tot = b_w[b] + b_r[b]
-                        if tot > b_max[b]:
-                            b_max[b] = tot
-                        if left > 0:
-                            r_wrem[r] = (left << 10) | b
-                            if not waited:
-                                K[K_WRITE_WAIT_CYCLES] += 1
-                                waited = True
-                            done = False
-                            break
-                        r_wrem[r] = 0
-                        r_dk[r] += 1
-                        K[K_WRITES] += 1
-                        K[K_WRITES_BANK] += 1
-            if not done:
-                wb[keep] = r
-                keep += 1
-                continue
-            # ---- retire r
-            act = True
-            wf = retire(r, cyc, op, dst, pdst, udst, cls_mem, g, K, r_warp, r_row, r_free, reg_pend, reg_long,
-                        w_ppend, ust, w_sb, w_inflight, w_exited, w_active)
-            if wf >= 0:
-                warp_finish(wf, cyc, cfg, st, ds, df, h_deactivate)
-        g[G_WB_N] = keep
-
-        # compat: the LSU writeback port (one fill per cycle)
-        if compat and g[G_LSUWB_N] > 0:
-            r = lsuwb[g[G_LSUWB_HEAD]]
-            w = r_warp[r]
-            row = r_row[r]
-            ok = True
-            nd = 0
-            for j in range(dst.shape[1]):
-                d = dst[row, j]
-                if d == NONE_REG:
-                    continue
-                nd += 1
-                b = h_write(ds, df, w, row, j, d, cyc)
-                K[K_HOOK_CALLS] += 1
-                if b >= 0:
-                    if b_stamp[b] != cyc:
-                        b_stamp[b] = cyc
-                        b_w[b] = 0
-                        b_rwused[b] = 0
-                        b_r[b] = 0
-                    if b_w[b] > 0:
-                        ok = False
-            if ok:
-                act = True
-                for j in range(dst.shape[1]):
-                    d = dst[row, j]
-                    if d == NONE_REG:
-                        continue
-                    b = h_write(ds, df, w, row, j, d, cyc)
-                    K[K_WRITES] += 1
-                    if b >= 0:
-                        b_w[b] = 1
-                        K[K_WRITES_BANK] += 1
-                        K[K_BANK_WRITE_ACC] += 1
-                    else:
-                        K[K_WRITES_EXT] += 1
-                r_extra[r] -= 1
-                if r_extra[r] <= 0:
-                    g[G_LSUWB_HEAD] = (g[G_LSUWB_HEAD] + 1) % max_rec
-                    g[G_LSUWB_N] -= 1
-                    wf = retire(r, cyc, op, dst, pdst, udst, cls_mem, g, K, r_warp, r_row, r_free, reg_pend,
-                                reg_long, w_ppend, ust, w_sb, w_inflight, w_exited, w_active)
-                    if wf >= 0:
-                        warp_finish(wf, cyc, cfg, st, ds, df, h_deactivate)
-
-        # ------------------------------------------------------------ execute / dispatch
-        if not compat and n_ocex > 0:
-            # an instruction waiting in a unit's dispatch buffer enters the unit once it is free
-            for ei in range(exec_order.shape[0]):
-                u = exec_order[ei]
-                for s in range(S):
-                    if u == U_MEM:
-                        if s > 0:
-                            break  # one LD/ST unit per SM: the oldest buffered instruction goes first
-                        ui = U_MEM * S
-                        slot = -1
-                        if u_free[ui] <= cyc:
-                            for s2 in range(S):
-                                r = ocex[U_MEM * S + s2]
-                                if r >= 0 and (slot < 0 or r_seq[r] < r_seq[ocex[slot]]):
-                                    slot = U_MEM * S + s2
-                    else:
-                        ui = u * S + s
-                        slot = ui if ocex[ui] >= 0 and u_free[ui] <= cyc else -1
-                    if slot < 0:
-                        continue
-                    r = ocex[slot]
-                    ocex[slot] = -1
-                    n_ocex -= 1
-                    row = r_row[r]
-                    opc = op[row]
-                    if u == U_MEM:
-                        done_t, free_t = lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat,
-                                                    cls_ii, cls_mem, sectors, g, K, r_extra, l1_tag, l1_lru,
-                                                    l1_ready, mshr_fill, l2_tag, l2_lru, h_l1, ds, df,
-                                                    r_warp[r])  # fmt: skip
-                        u_free[ui] = free_t
-                    else:
-                        done_t = cyc + cls_lat[opc]
-                        u_free[ui] = cyc + cls_ii[opc]
-                    if g[G_HEAP_N] >= heap_cap:
-                        K[K_ERR] = ERR_HEAP
-                        K[K_ERR_INFO] = heap_cap
-                        g[G_CYCLE] = cyc
-                        return 2
-                    g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], max(done_t, cyc + 1),
-                                            EV_COMPLETE * EV_MUL + r)
-                    act = True
+        act = _launch_ctas(cyc, cfg, tables, state, ust, design_ints, design_floats, h_activate, h_deactivate)
+        act = _events(cyc, state, stamp0) or act
+        act = _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate,
+                          h_write) or act
         if compat:
-            # result-bus ring: forget reservations of past cycles
-            t0 = g[G_RB_CYCLE]
-            if cyc - t0 >= rb_size:
-                for i in range(rb_size):
-                    rb[i] = 0
-            else:
-                for t in range(t0, cyc):
-                    rb[t & rb_mask] = 0
-            g[G_RB_CYCLE] = cyc
-            for ei in range(exec_order.shape[0] if n_ocex > 0 else 0):
-                u = exec_order[ei]
-                if u == U_MEM:
-                    ui = U_MEM * S
-                    if u_free[ui] > cyc:
-                        continue
-                    best = -1
-                    for s in range(S):
-                        r = ocex[U_MEM * S + s]
-                        if r >= 0 and (best < 0 or r_seq[r] < r_seq[ocex[U_MEM * S + best]]):
-                            best = s
-                    if best < 0:
-                        continue
-                    r = ocex[U_MEM * S + best]
-                    row = r_row[r]
-                    done_t, free_t = lsu_access(r, row, op[row], cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat,
-                                                cls_ii, cls_mem, sectors, g, K, r_extra, l1_tag, l1_lru,
-                                                l1_ready, mshr_fill, l2_tag, l2_lru, h_l1, ds, df,
-                                                r_warp[r])  # fmt: skip
-                    u_free[ui] = free_t
-                    ocex[U_MEM * S + best] = -1
-                    n_ocex -= 1
-                    if g[G_HEAP_N] >= heap_cap:
-                        K[K_ERR] = ERR_HEAP
-                        K[K_ERR_INFO] = heap_cap
-                        g[G_CYCLE] = cyc
-                        return 2
-                    g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], max(done_t, cyc + 1),
-                                            EV_COMPLETE * EV_MUL + r)
-                    act = True
-                    continue
-                for s in range(S):
-                    ui = u * S + s
-                    r = ocex[ui]
-                    if r < 0 or u_free[ui] > cyc:
-                        continue
-                    opc = op[r_row[r]]
-                    lat = cls_lat[opc]
-                    # completion-slot collision (GPGPU-Sim's "occupied" bit set)
-                    sh = cyc - u_occ_base[ui]
-                    mask = u_occ[ui] >> sh if sh < 63 else 0
-                    if lat < 63 and (mask >> lat) & 1:
-                        u_occ[ui] = mask
-                        u_occ_base[ui] = cyc
-                        continue
-                    if lat < rb_size and rb[(cyc + lat) & rb_mask] >= wb_width:
-                        continue
-                    if lat < rb_size:
-                        rb[(cyc + lat) & rb_mask] += 1
-                    if lat < 63:
-                        mask |= np.int64(1) << lat
-                    u_occ[ui] = mask
-                    u_occ_base[ui] = cyc
-                    u_free[ui] = cyc + cls_ii[opc]
-                    ocex[ui] = -1
-                    n_ocex -= 1
-                    if g[G_HEAP_N] >= heap_cap:
-                        K[K_ERR] = ERR_HEAP
-                        K[K_ERR_INFO] = heap_cap
-                        g[G_CYCLE] = cyc
-                        return 2
-                    g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], cyc + lat + 2, EV_COMPLETE * EV_MUL + r)
-                    act = True
+            act = _lsu_write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
+                                  h_deactivate, h_write) or act
+        if stats[K_ERR] != 0:
+            break
+        if compat:
+            moved, n_ocex = _execute_compat(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats,
+                                            h_l1, n_ocex)
+            act = moved or act
+        elif n_ocex > 0:
+            moved, n_ocex = _execute(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1,
+                                     n_ocex)
+            act = moved or act
+        if stats[K_ERR] != 0:
+            break
 
-        # ------------------------------------------------------------ collection and issue
-        # phases 0 .. steps-1: dispatch ready collectors, arbitrate the banks (compat: then hand
-        # buffered instructions to free collectors, GPGPU-Sim's allocate_cu); last phase: issue
-        # (rfmodel's pipeline: then the issued instructions take free collectors at once)
+        # steps 0 .. steps-1: dispatch ready collectors, arbitrate the banks (GPGPU-Sim mode: then
+        # buffered instructions take free collectors); the last step issues (rfmodel's pipeline: then the
+        # issued instructions take free collectors at once)
         for ph in range(steps + 1):
             last = ph == steps
             stamp = stamp0 + min(ph, steps - 1)
             if not last:
-                # ---- dispatch collectors whose operands are all there (oldest first)
-                while True:
-                    best = -1
-                    for k in range(NC):
-                        r = k_rec[k]
-                        if r < 0 or r_pending[r] != 0 or k_ready[k] < 0 or k_ready[k] >= stamp:
-                            continue
-                        if best >= 0 and r_seq[r] >= r_seq[k_rec[best]]:
-                            continue
-                        if ocex[cls_unit[op[r_row[r]]] * S + w_sched[r_warp[r]]] >= 0:
-                            continue
-                        best = k
-                    if best < 0:
-                        break
-                    k = best
-                    r = k_rec[k]
-                    ui = r_unit[r]
-                    row = r_row[r]
-                    opc = op[row]
-                    if compat or u_free[ui] > cyc:
-                        # GPGPU-Sim's OC_EX register / our unit's dispatch buffer
-                        ocex[cls_unit[opc] * S + w_sched[r_warp[r]]] = r
-                        n_ocex += 1
-                    else:
-                        if cls_unit[opc] == U_MEM:
-                            done_t, free_t = lsu_access(
-                                r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem,
-                                sectors, g, K, r_extra, l1_tag, l1_lru, l1_ready, mshr_fill, l2_tag, l2_lru,
-                                h_l1, ds, df, r_warp[r],
-                            )  # fmt: skip
-                            u_free[ui] = free_t
-                        else:
-                            done_t = cyc + cls_lat[opc]
-                            u_free[ui] = cyc + cls_ii[opc]
-                        if g[G_HEAP_N] >= heap_cap:
-                            K[K_ERR] = ERR_HEAP
-                            K[K_ERR_INFO] = heap_cap
-                            g[G_CYCLE] = cyc
-                            return 2
-                        g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], max(done_t, cyc + 1),
-                                                EV_COMPLETE * EV_MUL + r)
-                    k_rec[k] = -1
-                    r_coll[r] = -1
-                    g_free[k_group[k] * N_CSET + k_set[k]] += 1
-                    n_busy -= 1
-                    act = True
-
-                # ---- bank arbitration
-                j = 0
-                while j < n_blist:
-                    b = b_list[j]
-                    if b_stamp[b] != cyc:
-                        b_stamp[b] = cyc
-                        b_w[b] = 0
-                        b_rwused[b] = 0
-                        b_r[b] = 0
-                    if slow:
-                        cap = 1 if b_busy[b] <= cyc else 0
-                    elif compat:
-                        cap = 1
-                        if ph == 0 and b_w[b] > 0:
-                            cap = 0
-                    else:
-                        cap = rports + rwports - b_rwused[b] - b_r[b]
-                    base = b * bq_cap
-                    while cap > 0 and b_n[b] > 0:
-                        pos = base + b_head[b]
-                        k = bq_k[pos]
-                        if coll_ports > 0:
-                            if k_gstamp[k] != cyc:
-                                k_gstamp[k] = cyc
-                                k_gcount[k] = 0
-                            if k_gcount[k] >= coll_ports:
-                                break
-                            k_gcount[k] += 1
-                        cap -= 1
-                        b_r[b] += 1
-                        K[K_BANK_READ_ACC] += 1
-                        act = True
-                        if slow:
-                            b_busy[b] = cyc + rcyc
-                        bq_rem[pos] -= 1
-                        if bq_rem[pos] == 0:
-                            b_head[b] = (b_head[b] + 1) & bq_mask
-                            b_n[b] -= 1
-                            r = k_rec[k]
-                            if rcyc > 1:  # the row arrives as a one-cycle access ending rcyc - 1 later would
-                                if g[G_HEAP_N] >= heap_cap:
-                                    K[K_ERR_INFO] = heap_cap
-                                    K[K_ERR] = ERR_HEAP
-                                    g[G_CYCLE] = cyc
-                                    return 2
-                                g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], cyc + rcyc - 1,
-                                                        EV_OPERAND * EV_MUL + k)
-                            else:
-                                r_pending[r] -= 1
-                                if r_pending[r] == 0:
-                                    k_ready[k] = stamp
-                    tot = b_r[b] + b_w[b]
-                    if tot > b_max[b]:
-                        b_max[b] = tot
-                    if tot > port_limit:
-                        K[K_PORT_VIOLATIONS] += 1
-                        if check:
-                            K[K_ERR] = ERR_PORTS
-                            K[K_ERR_INFO] = b
-                            g[G_CYCLE] = cyc
-                            return 2
-                    if b_n[b] > 0:
-                        for e in range(b_n[b]):
-                            pos = base + ((b_head[b] + e) & bq_mask)
-                            k = bq_k[pos]
-                            if coll_ports > 0 and k_gstamp[k] == cyc and k_gcount[k] >= coll_ports:
-                                continue  # the collector's own read ports are the limit, not the bank
-                            if bq_wait[pos] == 0:
-                                bq_wait[pos] = 1
-                                K[K_BANK_CONFLICTS] += 1
-                            if k_conf[k] != cyc:
-                                k_conf[k] = cyc
-                                K[K_BANK_STALL_CYCLES] += 1
-                        j += 1
-                    else:
-                        b_in_list[b] = 0
-                        n_blist -= 1
-                        b_list[j] = b_list[n_blist]
-
+                moved, n_busy, n_ocex = _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints,
+                                                  design_floats, h_l1, stamp, n_busy, n_ocex)
+                act = moved or act
+                if stats[K_ERR] != 0:
+                    break
+                moved, n_blist = _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist)
             else:
-                K[K_ISSUE_SLOTS] += S
-                for si in range(S):
-                    # compat: GPGPU-Sim rotates which scheduler issues first every cycle
-                    s = (si + cyc) % S if compat else si
-                    # two-level: refill the active pool
-                    if policy == POL_TWO_LEVEL:
-                        # demote pool warps that wait on a long-latency operation or a barrier
-                        pn = s_pool_n[s]
-                        q = 0
-                        for i in range(pn):
-                            w = s_pool[s * WS + i]
-                            if w_active[w] == 0 or w_exited[w] != 0:
-                                continue
-                            if w_bar[w] != 0 or (
-                                w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)
-                            ):
-                                s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
-                                s_pend_n[s] += 1
-                                act = True
-                                K[K_HOOK_CALLS] += 1
-                                h_pool(ds, df, w, 0, s, 0, cyc)
-                            else:
-                                s_pool[s * WS + q] = w
-                                q += 1
-                        s_pool_n[s] = q
-                        # promote pending warps that can make progress, in FIFO order
-                        m = s_pend_n[s]
-                        for _i in range(m):
-                            if s_pool_n[s] >= pool_size:
-                                break
-                            w = s_pend[s * WS + s_pend_h[s]]
-                            s_pend_h[s] = (s_pend_h[s] + 1) % WS
-                            s_pend_n[s] -= 1
-                            if w_active[w] == 0 or w_exited[w] != 0:
-                                continue
-                            if w_bar[w] != 0 or (
-                                w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)
-                            ):
-                                s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
-                                s_pend_n[s] += 1
-                                continue
-                            s_pool[s * WS + s_pool_n[s]] = w
-                            s_pool_n[s] += 1
-                            act = True
-                            K[K_HOOK_CALLS] += 1
-                            h_pool(ds, df, w, 1, s, 0, cyc)
-                    # candidate count in priority order
-                    if policy == POL_LRR:
-                        n_cand = (W - s + S - 1) // S
-                    elif policy == POL_TWO_LEVEL:
-                        n_cand = s_pool_n[s]
-                    else:
-                        n_cand = s_age_n[s] + 1
-                    issued = 0
-                    reason_struct = -1
-                    reason_first = -1
-                    lrr = s_last[s]
-                    # with a ``prefer`` hook: a first pass over the warps it marks, then one over the rest
-                    for ci in range(n_cand * n_pass):
-                        cj = ci % n_cand
-                        if policy == POL_LRR:
-                            lrr += 1
-                            if lrr >= n_cand:
-                                lrr = 0
-                            w = s + lrr * S
-                        elif policy == POL_TWO_LEVEL:
-                            w = s_pool[s * WS + cj]
-                        elif cj == 0:
-                            if policy != POL_GTO or s_last[s] < 0:
-                                continue
-                            w = s_last[s]
-                        else:
-                            w = s_age[s * WS + cj - 1]
-                            if policy == POL_GTO and w == s_last[s]:
-                                continue
-                        if w_active[w] == 0 or w_exited[w] != 0 or w_bar[w] != 0:
-                            continue
-                        if compat and (w_ibuf[w] == 0 or w_ibuf_at[w] > cyc):
-                            continue
-                        if n_pass == 2:
-                            K[K_HOOK_CALLS] += 1
-                            pref = h_prefer(ds, df, w, w_pc[w], s, 0, cyc)
-                            if (ci < n_cand) != (pref != 0):
-                                continue
-                        if w_sb[w] != 0:
-                            if reason_first < 0:
-                                reason_first = SR_MEMORY if w_sb[w] == 2 else SR_RAW
-                            continue
-                        prev_unit = -1
-                        while issued < issue_width:
-                            row = w_pc[w]
-                            if row >= w_end[w] or w_bar[w] != 0 or w_exited[w] != 0:
-                                break
-                            if compat and (w_ibuf[w] == 0 or w_ibuf_at[w] > cyc):
-                                break
-                            code = sb_check(w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long,
-                                            w_ppend, ust)
-                            if code != 0:
-                                if issued == 0:
-                                    w_sb[w] = code
-                                    if reason_first < 0:
-                                        reason_first = SR_MEMORY if code == 2 else SR_RAW
-                                break
-                            K[K_HOOK_CALLS] += 1
-                            code = h_may_issue(ds, df, w, row, s, issued, cyc)
-                            if code != 0:
-                                if issued == 0 and reason_first < 0:
-                                    reason_first = N_CORE_REASONS + code - 1
-                                break
-                            opc = op[row]
-                            u = cls_unit[opc]
-                            if issued > 0 and diff_units and u == prev_unit:
-                                break
-                            if g[G_RTOP] == 0:
-                                if issued == 0 and reason_struct < 0:
-                                    reason_struct = SR_EXEC
-                                break
-                            grp = s if subcore else 0
-                            if idoc[u * S + s] >= 0:
-                                if issued == 0 and reason_struct < 0:
-                                    # the buffered instruction of this type waits for a collector unit
-                                    reason_struct = SR_NO_COLLECTOR
-                                    for q in range(NC):
-                                        if k_group[q] != grp or k_rec[q] < 0:
-                                            continue
-                                        if k_conf[q] == cyc:
-                                            reason_struct = SR_BANK
-                                            break
-                                        rq = k_rec[q]
-                                        if r_pending[rq] == 0 and reason_struct == SR_NO_COLLECTOR:
-                                            mem_wait = cls_unit[op[r_row[rq]]] == U_MEM
-                                            reason_struct = SR_MEMORY if mem_wait else SR_EXEC
-                                break
-                            # ---- issue row of warp w
-                            act = True
-                            g[G_RTOP] -= 1
-                            r = r_free[g[G_RTOP]]
-                            r_warp[r] = w
-                            r_row[r] = row
-                            r_dk[r] = 0
-                            r_wrem[r] = 0
-                            r_extra[r] = 0
-                            r_seq[r] = g[G_SEQ]
-                            g[G_SEQ] += 1
-                            r_unit[r] = U_MEM * S if u == U_MEM else u * S + s
-                            r_pending[r] = 0
-                            r_coll[r] = -1
-                            kind = cls_mem[opc]
-                            base = w * 256
-                            nd = 0
-                            for j in range(dst.shape[1]):
-                                d = dst[row, j]
-                                if d != NONE_REG:
-                                    nd += 1
-                                    reg_pend[base + d] += 1
-                                    if kind == MK_LOAD or kind == MK_ATOM:
-                                        reg_long[base + d] += 1
-                            w_ppend[w] |= np.int64(pdst[row])
-                            ust[w] |= udst[row]
-                            K[K_DSTS] += nd + rzd[row]
-                            idoc[u * S + s] = r
-                            n_idoc += 1
-                            ns = 0
-                            for j in range(src.shape[1]):
-                                if src[row, j] != NONE_REG:
-                                    ns += 1
-                            K[K_SRCS] += ns + rzs[row]
-                            if compat:
-                                w_ibuf[w] -= 1
-                            K[K_HOOK_CALLS] += 1
-                            h_issued(ds, df, w, row, s, r, cyc)
-                            K[K_ISSUED] += 1
-                            w_inflight[w] += 1
-                            w_pc[w] = row + 1
-                            cs = w_cta[w]
-                            if w_pc[w] >= w_end[w]:
-                                w_pc[w] = w_end[w]
-                                w_exited[w] = 1
-                                c_unexited[cs] -= 1
-                                if c_bar[cs] > 0 and c_bar[cs] >= c_unexited[cs]:
-                                    for i in range(wpc):
-                                        w_bar[cs * wpc + i] = 0
-                                    c_bar[cs] = 0
-                            elif opc == OP_BAR:
-                                w_bar[w] = 1
-                                c_bar[cs] += 1
-                                if c_bar[cs] >= c_unexited[cs]:
-                                    for i in range(wpc):
-                                        w_bar[cs * wpc + i] = 0
-                                    c_bar[cs] = 0
-                            issued += 1
-                            prev_unit = u
-                        if issued > 0:
-                            if policy == POL_LRR:
-                                s_last[s] = lrr
-                            elif policy == POL_TWO_LEVEL:
-                                # the issuing warp moves to the back of the pool (round-robin inside the pool)
-                                pn = s_pool_n[s]
-                                i = 0
-                                while i < pn and s_pool[s * WS + i] != w:
-                                    i += 1
-                                while i < pn - 1:
-                                    s_pool[s * WS + i] = s_pool[s * WS + i + 1]
-                                    i += 1
-                                s_pool[s * WS + pn - 1] = w
-                            else:
-                                s_last[s] = w
-                            break
-                    if issued == 0:
-                        reason = SR_NO_READY
-                        if reason_struct >= 0:
-                            reason = reason_struct
-                        elif reason_first >= 0:
-                            reason = reason_first
-                        s_reason[s] = reason
-                        K[K_STALL0 + reason] += 1
-                    else:
-                        s_reason[s] = -1
-                        K[K_ISSUE_CYCLES] += 1
-
-            # ---- buffered instructions take free collector units, oldest first (one site for both
-            # pipelines: compat allocates in each arbitration step, rfmodel's right after issue)
-            if n_idoc == 0 or (compat == last):
-                continue
-            taken = 0
-            n_types = alloc_order.shape[0]
-            for _round in range(8 * S):
-                moved = False
-                for ai in range(n_types):
-                    best_u = -1
-                    best_s = -1
-                    best_k = -1
-                    if compat:
-                        # GPGPU-Sim's input ports: each type offers its oldest buffered instruction
-                        u = alloc_order[ai]
-                        for s in range(S):
-                            r = idoc[u * S + s]
-                            if r >= 0 and (best_s < 0 or r_seq[r] < r_seq[idoc[u * S + best_s]]):
-                                best_s = s
-                        if best_s >= 0:
-                            best_k = _free_collector(u, best_s if subcore else 0, unit_set1, unit_set2,
-                                                     g_free,
-                                                     gs_start, gs_list, k_rec)
-                            best_u = u
-                    else:
-                        if ai > 0:
-                            break
-                        for aj in range(n_types):
-                            u = alloc_order[aj]
-                            for s in range(S):
-                                r = idoc[u * S + s]
-                                if r < 0 or (best_u >= 0 and r_seq[r] >= r_seq[idoc[best_u * S + best_s]]):
-                                    continue
-                                kk = _free_collector(u, s if subcore else 0, unit_set1, unit_set2, g_free,
-                                                     gs_start,
-                                                     gs_list, k_rec)
-                                if kk >= 0:
-                                    best_u, best_s, best_k = u, s, kk
-                    if best_u < 0 or best_k < 0:
-                        continue
-                    u = best_u
-                    kk = best_k
-                    r = idoc[u * S + best_s]
-                    idoc[u * S + best_s] = -1
-                    grp = best_s if subcore else 0
-                    k_rec[kk] = r
-                    r_coll[r] = kk
-                    g_free[grp * N_CSET + k_set[kk]] -= 1
-                    k_ready[kk] = -1
-                    taken += 1
-                    w = r_warp[r]
-                    row = r_row[r]
-                    r_pending[r] = 0
-                    nr = src.shape[1] + rzs[row]
-                    for jj in range(nr):
-                        if jj < src.shape[1]:
-                            reg = src[row, jj]
-                            if reg == NONE_REG:
-                                continue
-                        else:
-                            reg = NONE_REG
-                        K[K_HOOK_CALLS] += 1
-                        b = h_operand(ds, df, w, row, jj, reg, cyc)
-                        K[K_READS] += 1
-                        r_pending[r] += 1
-                        if b >= 0:
-                            if b >= NB:
-                                K[K_ERR_INFO] = b
-                                K[K_ERR] = ERR_HOOK
-                                g[G_CYCLE] = cyc
-                                return 2
-                            if b_n[b] >= bq_cap:
-                                K[K_ERR_INFO] = bq_cap
-                                K[K_ERR] = ERR_QUEUE
-                                g[G_CYCLE] = cyc
-                                return 2
-                            pos = b * bq_cap + ((b_head[b] + b_n[b]) & bq_mask)
-                            bq_k[pos] = kk
-                            bq_rem[pos] = rows
-                            bq_wait[pos] = 0
-                            b_n[b] += 1
-                            K[K_READS_BANK] += 1
-                            if b_in_list[b] == 0:
-                                b_in_list[b] = 1
-                                b_list[n_blist] = b
-                                n_blist += 1
-                        else:
-                            K[K_READS_EXT] += 1
-                            if g[G_HEAP_N] >= heap_cap:
-                                K[K_ERR_INFO] = heap_cap
-                                K[K_ERR] = ERR_HEAP
-                                g[G_CYCLE] = cyc
-                                return 2
-                            g[G_HEAP_N] = heap_push(h_t, h_v, g[G_HEAP_N], cyc + 1 + (-b - 1),
-                                                    EV_OPERAND * EV_MUL + kk)
-                    if r_pending[r] == 0:
-                        k_ready[kk] = stamp
-                    moved = True
-                if not moved:
+                moved, n_idoc = _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
+                                       h_may_issue, h_issued, h_pool, h_prefer, n_idoc)
+            act = moved or act
+            if stats[K_ERR] != 0:
+                break
+            if n_idoc > 0 and compat != last:
+                moved, n_busy, n_idoc, n_blist = _allocate(cyc, trace, cfg, tables, state, design_ints,
+                                                           design_floats, h_operand, stamp, n_busy, n_idoc,
+                                                           n_blist)
+                act = moved or act
+                if stats[K_ERR] != 0:
                     break
+        if stats[K_ERR] != 0:
+            break
 
-            if taken > 0:
-                n_busy += taken
-                n_idoc -= taken
-                act = True
-
-        # ------------------------------------------------------------ compat: fetch
         if compat:
-            nf = 0
-            w = g[G_LAST_FETCH]
-            for _i in range(W):
-                if nf >= fetch_n:
-                    break
-                w += 1
-                if w >= W:
-                    w = 0
-                if w_active[w] != 0 and w_exited[w] == 0 and w_ibuf[w] == 0 and w_pc[w] < w_end[w]:
-                    w_ibuf[w] = min(ibuf_n, w_end[w] - w_pc[w])
-                    # fetch and decode alternate: the last fetch of a cycle is decoded a cycle later
-                    w_ibuf_at[w] = cyc + 1 if nf < fetch_n - 1 else cyc + 2
-                    g[G_LAST_FETCH] = w
-                    nf += 1
-                    act = True
-
-        # ------------------------------------------------------------ design upkeep
-        if cyc >= g[G_UPKEEP_NEXT]:
-            K[K_HOOK_CALLS] += 1
-            nxt = h_upkeep(ds, df, 0, 0, 0, 0, cyc)
-            g[G_UPKEEP_NEXT] = nxt if nxt > cyc else cyc + 1
-
-        # ------------------------------------------------------------ design memory requests
-        # the design's queue (``SimSetup.mem_queue``): ds[q] entries in use, ds[q + 1] capacity, then per
-        # entry (line, kind, done); the pending ones (done == -1) leave now: stores write to L2, loads
-        # take an MSHR and fill from L2 or DRAM at the cycle written to ``done``
+            act = _fetch(cyc, cfg, state) or act
+        if cyc >= scalars[G_UPKEEP_NEXT]:  # the design's upkeep
+            stats[K_HOOK_CALLS] += 1
+            nxt = h_upkeep(design_ints, design_floats, 0, 0, 0, 0, cyc)
+            scalars[G_UPKEEP_NEXT] = nxt if nxt > cyc else cyc + 1
         if memq >= 0:
-            n_q = ds[memq]
-            for i in range(n_q):
-                e = memq + 2 + 3 * i
-                if ds[e + 2] != -1:
-                    continue
-                K[K_MEM_REQUESTS] += 1
-                act = True
-                if ds[e + 1] == MQ_STORE:
-                    l2_write(cfg, g, K, l2_tag, l2_lru, ds[e])
-                    ds[e + 2] = cyc
-                else:
-                    fill_t, _t = mshr_request(cfg, fcfg, g, K, mshr_fill, l2_tag, l2_lru, ds[e], cyc)
-                    ds[e + 2] = fill_t
+            act = _memory_requests(cyc, cfg, fcfg, state, design_ints) or act
 
-        # ------------------------------------------------------------ statistics, end, idle skip
-        K[K_COLL_BUSY] += n_busy
-        K[K_STEPPED] += 1
-        if g[G_NEXT_CTA] >= n_cta and g[G_RESIDENT_CTAS] == 0:
-            g[G_DONE] = 1
-            g[G_CYCLE] = cyc + 1
+        # statistics, the end, idle cycles
+        stats[K_COLL_BUSY] += n_busy
+        stats[K_STEPPED] += 1
+        if scalars[G_NEXT_CTA] >= n_cta and scalars[G_RESIDENT_CTAS] == 0:
+            scalars[G_DONE] = 1
+            scalars[G_CYCLE] = cyc + 1
             return 0
         if not act and skip_idle:
-            nxt = g[G_UPKEEP_NEXT]
-            if g[G_HEAP_N] > 0 and h_t[0] < nxt:
-                nxt = h_t[0]
-            for ui in range(u_free.shape[0]):
-                if cyc < u_free[ui] < nxt:
-                    nxt = u_free[ui]
-            if slow:  # a bank that frees lets a waiting read or write go
-                for b in range(NB):
-                    if cyc < b_busy[b] < nxt:
-                        nxt = b_busy[b]
-            if compat:
-                for w in range(W):
-                    if w_active[w] != 0 and cyc < w_ibuf_at[w] < nxt:
-                        nxt = w_ibuf_at[w]
-                for i in range(ocex.shape[0]):
-                    if ocex[i] >= 0:
-                        nxt = cyc + 1  # waits on a result bus or completion slot, which time frees
-            if nxt >= NEVER:
-                K[K_ERR] = ERR_DEADLOCK
-                K[K_ERR_INFO] = cyc
-                g[G_CYCLE] = cyc
-                return 2
-            if nxt > stop:
-                nxt = stop
-            skip = nxt - cyc - 1
-            if skip > 0:
-                K[K_SKIPPED] += skip
-                K[K_COLL_BUSY] += n_busy * skip
-                K[K_ISSUE_SLOTS] += S * skip
-                for s in range(S):
-                    if s_reason[s] >= 0:
-                        K[K_STALL0 + s_reason[s]] += skip
-                if slow:  # the collectors and results that wait for a busy bank go on waiting
-                    for k in range(NC):
-                        if k_conf[k] == cyc:
-                            K[K_BANK_STALL_CYCLES] += skip
-                    for i in range(g[G_WB_N]):
-                        if r_wrem[wb[i]] != 0:
-                            K[K_WRITE_WAIT_CYCLES] += skip
-                cyc = nxt - 1
+            cyc = _idle_skip(cyc, cfg, state, stop, n_busy)
+            if stats[K_ERR] != 0:
+                break
         cyc += 1
-        if cyc - K[K_LAST_RETIRE] > 50_000_000:
-            K[K_ERR] = ERR_DEADLOCK
-            K[K_ERR_INFO] = cyc
-            g[G_CYCLE] = cyc
-            return 2
+        if cyc - stats[K_LAST_RETIRE] > 50_000_000:
+            stats[K_ERR] = ERR_DEADLOCK
+            stats[K_ERR_INFO] = cyc
+            break
+    scalars[G_CYCLE] = cyc
+    return 2
 
 
 #: numba types of the loop's arguments, in order
@@ -1999,7 +2348,7 @@ def compiled_loop():
     so on stderr, since it takes about a minute)."""
     global _LOOP
     if _LOOP is None:
-        loop = njit(cache=True)(_run)
+        loop = njit(cache=True, _nrt=False)(_run)
         if not _in_cache(loop):
             note = "rfmodel: compiling the cycle simulator (once; about a minute) ..."
             print(note, file=sys.stderr, flush=True)
