@@ -27,7 +27,9 @@ def _progress(enabled: bool, total: int, desc: str):
 
     bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
 
-    def update(done, _total=None):
+    def update(done, total=None):
+        if total is not None and bar.total != total:
+            bar.total = total
         bar.n = done
         bar.refresh()
 
@@ -174,6 +176,27 @@ def cmd_evaluate(args) -> int:
 
 
 # --------------------------------------------------------------------------- optimize
+#: columns of the printed Pareto table before the objectives; a design's own parameters go in one column
+PARETO_COLUMNS = ("design", "main_cell", "num_banks", "regs_per_sm", "collector_units")
+
+
+def _pareto_display(rows: list[dict], objectives) -> list[dict]:
+    """The Pareto rows as printed: the shared columns, the design's own parameters as ``name=value`` text,
+    the objectives and the main RF's read cycles."""
+    from rfmodel.optimize.problem import REPORTED
+
+    names = {o.name for o in objectives}
+    out = []
+    for r in rows:
+        d = {c: r.get(c, "") for c in PARETO_COLUMNS}
+        own = [f"{k}={v}" for k, v in r.items() if k not in d and k not in names and k not in REPORTED]
+        d["design_params"] = " ".join(own)
+        d.update({o.name: r[o.name] for o in objectives})
+        d["rf_read_cycles"] = r.get("main_rf_read_cycles", "")
+        out.append(d)
+    return out
+
+
 def cmd_optimize(args) -> int:
     import matplotlib
 
@@ -181,19 +204,25 @@ def cmd_optimize(args) -> int:
     import matplotlib.pyplot as plt
 
     from rfmodel.io import write_figure, write_netcdf, write_text
-    from rfmodel.optimize.problem import OBJECTIVES, optimize, pareto_table
+    from rfmodel.optimize.problem import DEFAULT_CELLS, DEFAULT_OBJECTIVES, optimize, pareto_table
 
-    bar, update = _progress(not args.quiet, args.generations, "NSGA-II")
+    designs = args.design or None
+    objectives = tuple(args.objective or DEFAULT_OBJECTIVES)
+    bar, update = _progress(not args.quiet, None, args.algorithm.upper())
     try:
         res = optimize(
-            args.design,
+            designs,
             args.workload or None,
             args.gpu,
+            objectives=objectives,
+            constraints=tuple(args.constraint or ()),
+            cells=tuple(args.cell or DEFAULT_CELLS),
+            design_params=tuple(args.design_param) if args.design_param else None,
+            algorithm=args.algorithm,
             pop_size=args.pop,
             generations=args.generations,
             seed=args.seed,
             brute_force=not args.no_brute_force,
-            design_params=tuple(args.design_param or ()),
             progress=update,
             arch=args.arch,
         )
@@ -201,43 +230,43 @@ def cmd_optimize(args) -> int:
         if bar is not None:
             bar.close()
     rows = pareto_table(res.pareto)
-    print(
-        f"Pareto set: {len(rows)} design points "
-        f"(maximize IPC, minimize RF area and power; workloads: {res.pareto.attrs['workloads']})"
-    )
-    print(_table(rows))
+    goals = ", ".join(f"{o.sense}imize {o.name}" for o in res.objectives)
+    kinds = sorted({r["design"] for r in rows})
+    cells = sorted({r["main_cell"] for r in rows if r.get("main_cell")})
+    print(f"Pareto set: {len(rows)} design points of {len(kinds)} design(s) ({', '.join(kinds)}) and "
+          f"{len(cells)} main-RF cell(s) ({', '.join(cells)}); {goals}; workloads: "
+          f"{res.pareto.attrs['workloads']}")  # fmt: skip
+    print(_table(_pareto_display(rows, res.objectives)))
     ratio = res.hypervolume_ratio
+    ref = res.pareto.attrs.get("hypervolume_brute_force")
     print(
         f"\nhypervolume {res.hypervolume:.4f}"
-        + (
-            f" = {100 * ratio:.1f}% of the brute-force front's {res.hypervolume_brute_force:.4f}"
-            if ratio is not None
-            else ""
-        )
+        + (f" = {100 * ratio:.1f}% of the exhaustive front's {res.hypervolume_brute_force:.4f}"
+           if ratio is not None else (f" (exhaustive front {ref})" if isinstance(ref, str) else ""))
         + f"; {res.evaluations} evaluations in {res.seconds:.1f} s"
-    )
+    )  # fmt: skip
     out = Path(args.out)
-    csv_text = "\n".join([",".join(rows[0].keys())] + [",".join(str(v) for v in r.values()) for r in rows])
+    names = [o.name for o in res.objectives]
+    keys = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in names] + names
+    csv_text = "\n".join([",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys) for r in rows])
     write_text(out / "pareto.csv", csv_text + "\n")
     write_netcdf(res.pareto, out / "pareto.nc")
     if res.brute_force is not None:
         write_netcdf(res.brute_force, out / "brute_force_front.nc")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, other in zip(axes, OBJECTIVES[1:], strict=True):
+    obj = res.objectives
+    pairs = [(obj[0], o) for o in obj[1:]]
+    fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.8), squeeze=False)
+    for ax, (y, x) in zip(axes[0], pairs, strict=True):
         if res.brute_force is not None:
-            ax.scatter(
-                res.brute_force[f"objective_{other}"],
-                res.brute_force["objective_ipc"],
-                s=12,
-                facecolors="none",
-                edgecolors="0.6",
-                label="brute-force front",
-            )
-        ax.scatter([r[other] for r in rows], [r["ipc"] for r in rows], s=18, c="C0", label="NSGA-II front")
-        ax.set_xlabel(other)
-        ax.set_ylabel("IPC (geomean)")
-        ax.legend(fontsize=8)
-    fig.suptitle(f"{args.design}: Pareto set on {res.pareto.attrs.get('gpu', '')}")
+            ax.scatter(res.brute_force[x.name], res.brute_force[y.name], s=12, facecolors="none",
+                       edgecolors="0.6", label="exhaustive front")  # fmt: skip
+        for i, d in enumerate(kinds):
+            pts = [r for r in rows if r["design"] == d]
+            ax.scatter([r[x.name] for r in pts], [r[y.name] for r in pts], s=18, c=f"C{i % 10}", label=d)
+        ax.set_xlabel(f"{x.name} ({x.sense})")
+        ax.set_ylabel(f"{y.name} ({y.sense})")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"Pareto set on {res.pareto.attrs.get('gpu', '')}, by design")
     fig.tight_layout()
     write_figure(fig, out / "pareto.png", dpi=120)
     plt.close(fig)
@@ -587,17 +616,26 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.set_defaults(func=cmd_evaluate)
 
-    o = sub.add_parser("optimize", help="NSGA-II over RF parameters: IPC vs area vs power")
-    o.add_argument("--design", default="baseline")
+    o = sub.add_parser("optimize", help="NSGA-III over designs and RF cells: capacity, area, power, time")
+    o.add_argument("--design", action="append", metavar="NAME",
+                   help="repeatable; default: every registered design with an analytic model")
     o.add_argument("--workload", action="append", metavar="NAME|PATH")
     o.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
-    o.add_argument("--pop", type=int, default=40, help="population size (default 40)")
-    o.add_argument("--generations", type=int, default=30, help="generations (default 30)")
+    o.add_argument("--objective", action="append", metavar="METRIC:min|max",
+                   help="repeatable; default capacity_kb:max area_mm2:min power_mw:min time_ns:min")
+    o.add_argument("--constraint", action="append", metavar="METRIC<=X|METRIC>=X[*baseline]",
+                   help="repeatable, e.g. area_mm2<=1.5 or ipc>=0.95*baseline")
+    o.add_argument("--cell", action="append", metavar="CELL",
+                   help="main-RF cells to search (repeatable; default: every cell with timing and costs)")
+    o.add_argument("--algorithm", choices=("nsga3", "nsga2"), default="nsga3")
+    o.add_argument("--pop", type=int, default=40, help="population size per design (default 40)")
+    o.add_argument("--generations", type=int, default=30, help="generations per design (default 30)")
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--arch", default="sm_80")
     o.add_argument("--no-brute-force", action="store_true", help="skip the exhaustive reference front")
     o.add_argument("--design-param", action="append", metavar="NAME",
-                   help="also search this design parameter over the range its spec declares (repeatable)")
+                   help="search these design parameters (repeatable; in every design that has them) over the "
+                   "ranges their specs declare instead of the default set")
     o.add_argument(
         "--out",
         default=str(Path(DEFAULT_OUT) / "optimize"),

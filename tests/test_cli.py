@@ -47,7 +47,9 @@ def test_optimize_writes_pareto_files(tmp_path, capsys):
     for f in ("pareto.csv", "pareto.nc", "pareto.png"):
         assert (tmp_path / f).stat().st_size > 0
     header = (tmp_path / "pareto.csv").read_text().splitlines()[0]
-    assert header == "num_banks,regs_per_sm,collector_units,ipc,area_mm2,power_mw"
+    cols = header.split(",")
+    assert cols[0] == "design" and cols[-4:] == ["capacity_kb", "area_mm2", "power_mw", "time_ns"]
+    assert {"num_banks", "regs_per_sm", "collector_units", "main_cell"} <= set(cols)
     import xarray as xr
 
     ds = xr.load_dataset(tmp_path / "pareto.nc")

@@ -1,4 +1,4 @@
-"""NSGA-II over the baseline RF: a real front, checked against brute force."""
+"""The search across designs and main-RF cells: a real front, checked against the exhaustive one."""
 
 from __future__ import annotations
 
@@ -6,60 +6,110 @@ import numpy as np
 import pytest
 
 from rfmodel.errors import RfmodelError
-from rfmodel.optimize import DEFAULT_SPACE, Variable, optimize, pareto_table
+from rfmodel.optimize import Constraint, Objective, Variable, optimize, pareto_table
+from rfmodel.optimize.problem import default_design_params, design_space, design_variable
 
 WLS = ["synthetic:register-sensitive", "saxpy"]
+#: a space small enough to enumerate: two designs, three cells, two SM fields
+SMALL = (Variable("num_banks", (4, 8, 16, 32)),
+         Variable("regs_per_sm", tuple(range(16384, 131072 + 1, 8192))))  # fmt: skip
+CELLS = ("sram-hp", "tfet", "dwm")
 
 
-def test_front_is_nondominated_and_close_to_brute_force():
+def _dominated(f: np.ndarray) -> np.ndarray:
+    return np.array([(np.all(f <= f[i], axis=1) & np.any(f < f[i], axis=1)).any() for i in range(len(f))])
+
+
+def test_joint_front_over_designs_and_cells_is_nondominated_and_near_the_exhaustive_one():
     calls = []
-    res = optimize(
-        "baseline",
-        WLS,
-        "fermi-gtx480",
-        pop_size=24,
-        generations=12,
-        seed=1,
-        progress=lambda g, n: calls.append(g),
-    )
+    res = optimize(["baseline", "bow"], WLS, "fermi-gtx480", space=SMALL, cells=CELLS, design_params=(),
+                   pop_size=24, generations=15, seed=1,
+                   progress=lambda g, n: calls.append((g, n)))  # fmt: skip
+    assert calls[-1] == (30, 30)  # 15 generations of each of the two islands
     rows = pareto_table(res.pareto)
-    assert rows and calls[-1] == 12
-    f = np.array([[-r["ipc"], r["area_mm2"], r["power_mw"]] for r in rows])
-    for i in range(len(f)):
-        dominated = np.all(f <= f[i], axis=1) & np.any(f < f[i], axis=1)
-        assert not dominated.any()
-    assert 0 < res.hypervolume_ratio <= 1.0 + 1e-9
-    assert res.hypervolume_ratio > 0.5
-    # every brute-force front point is feasible and non-dominated within that front
+    assert {r["design"] for r in rows} == {"baseline", "bow"}
+    assert len({r["main_cell"] for r in rows}) >= 2
+    objs = res.objectives
+    f = np.array([[o.sign * r[o.name] for o in objs] for r in rows])
+    assert not _dominated(f).any()
+    # the exhaustive front: 2 designs x 4 x 15 x 3 points, every one evaluated
     bf = res.brute_force
-    assert bf.sizes["point"] >= 3
-    assert np.all(bf["warps"].values >= 1)
-    for v in DEFAULT_SPACE:
-        assert set(np.unique(bf[v.name].values)) <= set(v.values)
+    assert bf is not None and bf.sizes["point"] >= 3
+    fb = np.stack([o.sign * bf[o.name].values for o in objs], axis=1)
+    assert not _dominated(fb).any()
+    assert res.hypervolume_ratio >= 0.99, res.hypervolume_ratio
+    assert res.pareto.attrs["hypervolume_ratio"] == pytest.approx(res.hypervolume_ratio)
+
+
+def test_default_objectives_follow_the_mission_and_capacity_is_the_registers():
+    res = optimize("baseline", ["saxpy"], "fermi-gtx480", space=SMALL, cells=("sram-hp",), design_params=(),
+                   pop_size=8, generations=2, brute_force=False)  # fmt: skip
+    names = [str(o) for o in res.objectives]
+    assert names == ["capacity_kb:max", "area_mm2:min", "power_mw:min", "time_ns:min"]
+    for r in pareto_table(res.pareto):
+        assert r["capacity_kb"] == r["regs_per_sm"] * 4 / 1024
+        assert r["time_ns"] > 0 and r["main_rf_read_cycles"] == 1
 
 
 def test_same_seed_same_front():
-    kw = dict(pop_size=12, generations=4, seed=7, brute_force=False)
-    space = (Variable("num_banks", (4, 8, 16, 32)), Variable("collector_units", (2, 4, 8, 16)))
-    a = optimize("baseline", WLS[:1], "fermi-gtx480", space=space, **kw)
-    b = optimize("baseline", WLS[:1], "fermi-gtx480", space=space, **kw)
-    assert pareto_table(a.pareto, space) == pareto_table(b.pareto, space)
+    kw = dict(space=SMALL[:1], cells=CELLS, design_params=(), pop_size=8, generations=3, seed=7,
+              brute_force=False)  # fmt: skip
+    a = optimize(["baseline", "rfc"], WLS[:1], "fermi-gtx480", **kw)
+    b = optimize(["baseline", "rfc"], WLS[:1], "fermi-gtx480", **kw)
+    assert pareto_table(a.pareto) == pareto_table(b.pareto)
 
 
-def test_design_parameters_are_searched_over_their_declared_range():
+def test_constraints_by_name_hold_on_the_front():
+    res = optimize(["baseline", "malekeh"], ["saxpy"], "fermi-gtx480", space=SMALL, cells=CELLS,
+                   design_params=(), objectives=["ipc:max", "area_mm2:min"],
+                   constraints=["area_mm2<=2.0", "ipc>=0.9*baseline"], pop_size=12, generations=4,
+                   brute_force=False)  # fmt: skip
+    ref = float(res.pareto.attrs["reference"].split("=")[1])
+    rows = pareto_table(res.pareto)
+    assert rows
+    assert all(r["area_mm2"] <= 2.0 and r["ipc"] >= 0.9 * ref for r in rows)
+    assert rows == sorted(rows, key=lambda r: -r["ipc"])  # best first objective first
+
+
+def test_objective_and_constraint_parsing():
+    assert Objective.parse("time_ns:min") == Objective("time_ns", "min")
+    assert Objective.parse("capacity_kb:max").sign == -1.0
+    c = Constraint.parse("ipc >= 0.95*baseline")
+    assert (c.name, c.op, c.value, c.relative) == ("ipc", ">=", 0.95, True)
+    assert c.violation(np.array([1.0, 0.5, np.nan]), 1.0) == pytest.approx([-0.05, 0.45, 1e30])
+    for bad in ("time_ns:fast", "1x:min"):
+        with pytest.raises(RfmodelError, match="objective"):
+            Objective.parse(bad)
+    for bad in ("area_mm2<1.5", "ipc>=nan", "ipc>=x*baseline"):
+        with pytest.raises(RfmodelError, match="constraint"):
+            Constraint.parse(bad)
+    with pytest.raises(RfmodelError, match="at least two"):
+        optimize("baseline", ["saxpy"], objectives=["ipc:max"])
+    with pytest.raises(RfmodelError, match="algorithm"):
+        optimize("baseline", ["saxpy"], algorithm="random")
+    with pytest.raises(RfmodelError, match="not a cell"):
+        optimize("baseline", ["saxpy"], cells=("sram-hp", "unobtainium"))
+
+
+def test_each_design_searches_its_declared_parameters_and_the_cell():
     from rfmodel.designs.base import get_design
-    from rfmodel.optimize.problem import design_variable, optimize, pareto_table
 
     v = design_variable("rfc", "rfc_kb")
     lo, hi = get_design("rfc").Params.field_info("rfc_kb").bounds
     assert v.values[0] == lo and v.values[-1] == hi and len(v.values) <= 18
     assert list(v.values) == sorted(v.values)
     assert design_variable("rfc", "rfc_policy").values == (0, 1)
-    assert design_variable("ltrf", "regs_per_interval").values[0] == 1
     with pytest.raises(RfmodelError, match="no parameter"):
         design_variable("rfc", "window")
-    res = optimize("rfc", ["saxpy"], "maxwell-ltrf", pop_size=8, generations=2, brute_force=False,
-                   design_params=("rfc_kb",))  # fmt: skip
+    # defaults: not the latency override, the seed, the compiler pass's parameters, nor wide tuning ranges
+    rfc = default_design_params("rfc")
+    assert "rfc_kb" in rfc and "main_rf_latency_x" not in rfc
+    assert "regs_per_interval" not in default_design_params("ltrf")  # a compiler-pass parameter
+    assert "rthld" not in default_design_params("malekeh") and "seed" not in default_design_params("malekeh")
+    names = [x.name for x in design_space("bow", SMALL, CELLS)]
+    assert names == ["num_banks", "regs_per_sm", "main_cell", "window", "write_bypass"]
+    res = optimize("rfc", ["saxpy"], "maxwell-ltrf", space=(), cells=("sram-hp",), design_params=("rfc_kb",),
+                   pop_size=8, generations=2, brute_force=False)  # fmt: skip
     rows = pareto_table(res.pareto)
     assert rows and all(r["rfc_kb"] in v.values for r in rows)
     assert "rfc_kb=" in res.pareto.attrs["space"]

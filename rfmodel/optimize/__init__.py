@@ -1,5 +1,27 @@
-"""Design-space search: pymoo problems over :func:`rfmodel.evaluate`."""
+"""Design-space search: pymoo problems over :func:`rfmodel.evaluate`, across designs and technologies."""
 
-from rfmodel.optimize.problem import DEFAULT_SPACE, OptimizeResult, Variable, optimize, pareto_table
+from rfmodel.optimize.problem import (
+    DEFAULT_CELLS,
+    DEFAULT_OBJECTIVES,
+    DEFAULT_SPACE,
+    METRICS,
+    Constraint,
+    Objective,
+    OptimizeResult,
+    Variable,
+    optimize,
+    pareto_table,
+)
 
-__all__ = ["DEFAULT_SPACE", "OptimizeResult", "Variable", "optimize", "pareto_table"]
+__all__ = [
+    "DEFAULT_CELLS",
+    "DEFAULT_OBJECTIVES",
+    "DEFAULT_SPACE",
+    "METRICS",
+    "Constraint",
+    "Objective",
+    "OptimizeResult",
+    "Variable",
+    "optimize",
+    "pareto_table",
+]

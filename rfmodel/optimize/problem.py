@@ -1,22 +1,33 @@
-"""Multi-objective design-space exploration with pymoo.
+"""Multi-objective design-space exploration with pymoo, across designs and memory technologies.
 
-The *problem* (what) is a thin pymoo ``Problem`` over :func:`rfmodel.evaluate`
-with the analytic engine: a whole population is one vectorized ``evaluate``
-call in ``mode="points"``.  The *algorithm* (how) is NSGA-II with integer
-operators, seeded.  Objectives: IPC (maximized; geometric mean over the
-workloads), RF area (mm^2) and average RF power (mW, mean over the workloads).
-A design point that cannot host one CTA of some workload violates the
-constraint ``min warps >= 1``.
+The *space* is joint: every registered design with an analytic model (or the ones asked for), the main
+RF's memory cell (``main_cell``) of the designs that have one, the SM's register-file fields (banks,
+capacity, collector units) and each design's own parameters over the ranges its spec declares.  A
+design's parameters exist only when that design is chosen, so each design is searched as its own
+sub-population (an *island*, one pymoo run over its integer-coded space, seeded from the run's seed and
+the design's name) and the Pareto front is the non-dominated union of the islands' fronts.  pymoo's
+mixed-variable GA would search one population with a categorical design variable, but it has no notion
+of conditional variables: the parameters of the designs not chosen would drift and breed duplicates of
+one phenotype, while islands keep every design's space exact and the runs independent.
 
-Because the analytic engine is cheap, the default space is also enumerated
-exhaustively; the reported hypervolume ratio compares NSGA-II's front with
-that brute-force front (1.0 = the true front was found).
+The *problem* (what) is a pymoo ``Problem`` over :func:`rfmodel.evaluate` with the analytic engine: a
+whole population is one vectorized ``evaluate`` call in ``mode="points"``.  *Objectives* and
+*constraints* are named metrics of the result Dataset (:data:`METRICS`), each with a direction; the
+defaults follow the mission: capacity (max), RF area (min), RF power (min) and the workloads' execution
+time (min, geometric mean).  A point that cannot host one CTA of some workload violates the built-in
+constraint ``min warps >= 1``.  The *algorithm* (how) is NSGA-III (suited to three or more objectives;
+Das-Dennis reference directions) or NSGA-II, with integer SBX and polynomial mutation.
+
+Where an island's space is small enough (:data:`BRUTE_FORCE_MAX` points) it is also enumerated, and the
+hypervolume of the front found is reported against that exhaustive front.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 import time
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,15 +37,24 @@ from rfmodel.errors import RfmodelError
 from rfmodel.evaluate import evaluate, resolve_gpu, workload_profile
 from rfmodel.workload.suite import default_workloads
 
-OBJECTIVES = ("ipc", "area_mm2", "power_mw")
 #: bounds of one search (a population is one vectorized evaluation; memory grows with it)
 MAX_POP, MAX_EVALUATIONS = 100_000, 10_000_000
-SENSE = {"ipc": -1.0, "area_mm2": 1.0, "power_mw": 1.0}  # multiply to get a minimization
+#: an island's space is enumerated for the exhaustive reference front up to this many points
+BRUTE_FORCE_MAX = 20_000
+#: the main-RF cells searched by default (the technology layer's cells with timing and costs)
+DEFAULT_CELLS = ("sram-hp", "sram-lstp", "sram-lop", "tfet", "dwm", "stt-ram", "stt-ram-relaxed")
+#: design parameters never searched by default: the latency override (a sweep knob, not a technology),
+#: the cell (the technology variable of its own) and random seeds
+NOT_SEARCHED = ("main_rf_latency_x", "main_cell", "seed")
+#: a declared range wider than this is a tuning constant (thresholds, interval lengths), not searched by
+#: default; name it in ``design_params`` to search it
+MAX_DEFAULT_RANGE = 4096
 
 
+# ----------------------------------------------------------------------------------------- variables
 @dataclass(frozen=True)
 class Variable:
-    """One integer design variable: its values are ``values[k]`` for index ``k``."""
+    """One integer-coded design variable: its values are ``values[k]`` for index ``k``."""
 
     name: str
     values: tuple
@@ -70,6 +90,26 @@ def design_variable(design, name: str, max_values: int = 16) -> Variable:
     return Variable(name, tuple(float(v) for v in values))
 
 
+def default_design_params(design) -> tuple[str, ...]:
+    """The design parameters searched by default: every declared one with choices or a bounded range of at
+    most :data:`MAX_DEFAULT_RANGE` values, except :data:`NOT_SEARCHED` and the parameters of the design's
+    compiler pass (each value recompiles every kernel)."""
+    from rfmodel.designs.base import get_design
+
+    d = get_design(design)
+    out = []
+    for name in d.parameters:
+        if name in NOT_SEARCHED or name in d.compile_params:
+            continue
+        info = d.Params.field_info(name)
+        if info.choices is not None:
+            out.append(name)
+        elif info.bounds is not None and None not in info.bounds and info.type in (int, float):
+            if info.type is float or info.bounds[1] - info.bounds[0] + 1 <= MAX_DEFAULT_RANGE:
+                out.append(name)
+    return tuple(out)
+
+
 DEFAULT_SPACE = (
     # bank sizes stay inside the SRAM table's data (2-128 KB per bank)
     Variable("num_banks", (4, 8, 16, 32)),
@@ -78,14 +118,150 @@ DEFAULT_SPACE = (
 )
 
 
+def design_space(design, space=DEFAULT_SPACE, cells=DEFAULT_CELLS, design_params=None) -> tuple:
+    """One island's variables: ``space`` (SM fields), ``main_cell`` over ``cells`` where the design has
+    it, and the design's parameters (``design_params``; default :func:`default_design_params`)."""
+    from rfmodel.designs.base import get_design
+
+    d = get_design(design)
+    out = list(space)
+    if cells and "main_cell" in d.parameters:
+        allowed = d.Params.field_info("main_cell").choices or ()
+        bad = [c for c in cells if c not in allowed]
+        if bad:
+            raise RfmodelError(f"main_cell {bad[0]!r} is not a cell of design '{d.name}'; allowed: "
+                               f"{', '.join(allowed)}")  # fmt: skip
+        out.append(Variable("main_cell", tuple(cells)))
+    if design_params is None:
+        names = default_design_params(d)
+    else:
+        names = [n for n in design_params if n in d.parameters]
+    taken = {v.name for v in out}
+    out += [design_variable(d, n) for n in names if n not in taken]
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------------------- metrics
+def _geomean(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.exp(np.mean(np.log(np.maximum(x, 1e-300)), axis=0))
+    return np.where(np.all(np.isfinite(x) & (x > 0), axis=0), g, np.nan)
+
+
+def _time_ns(ds, sm):
+    clock = ds["clock_mhz"].values if "clock_mhz" in ds else float(sm.clock_mhz)
+    return _geomean(ds["cycles"].values * 1e3 / clock)
+
+
+#: objective and constraint metrics by name: ``(per-point value from the Dataset, description)``; any other
+#: variable of the Dataset works too (its mean over the workloads)
+METRICS = {
+    "time_ns": (_time_ns, "execution time per workload at the SM clock, geometric mean over the workloads"),
+    "ipc": (lambda ds, sm: _geomean(ds["ipc"].values), "IPC, geometric mean over the workloads"),
+    "capacity_kb": (lambda ds, sm: ds["capacity_kb"].values, "register-file capacity (KB)"),
+    "area_mm2": (lambda ds, sm: ds["area_mm2_total"].values, "RF area (mm^2), every structure"),
+    "power_mw": (lambda ds, sm: np.nanmean(ds["power_mw"].values, axis=0),
+                 "RF power (mW), mean over the workloads"),
+    "energy_pj": (lambda ds, sm: np.nanmean(ds["energy_pj_total"].values, axis=0),
+                  "RF energy per workload run (pJ), mean over the workloads"),
+}  # fmt: skip
+#: metrics reported beside the objectives (where the design has them)
+REPORTED = ("main_rf_read_cycles", "main_rf_write_cycles", "main_rf_network_cycles")
+
+
+def metric(ds: xr.Dataset, name: str, sm) -> np.ndarray:
+    """Per-point values of metric ``name`` (:data:`METRICS`, else a Dataset variable averaged over the
+    workloads; NaN where the design does not have it)."""
+    if name in METRICS:
+        return np.asarray(METRICS[name][0](ds, sm), dtype=np.float64)
+    if name not in ds:
+        return np.full(ds.sizes["point"], np.nan)
+    v = ds[name]
+    if "workload" in v.dims:
+        v = v.mean("workload")
+    return np.asarray(v.values, dtype=np.float64).reshape(ds.sizes["point"])
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A metric to minimize or maximize (``"time_ns:min"``)."""
+
+    name: str
+    sense: str = "min"
+
+    @classmethod
+    def parse(cls, text) -> Objective:
+        if isinstance(text, Objective):
+            return text
+        name, _, sense = str(text).partition(":")
+        sense = sense or "min"
+        if sense not in ("min", "max") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise RfmodelError(f"objective {text!r}: expected NAME:min or NAME:max (e.g. time_ns:min)")
+        return cls(name, sense)
+
+    @property
+    def sign(self) -> float:
+        return -1.0 if self.sense == "max" else 1.0
+
+    def __str__(self) -> str:
+        return f"{self.name}:{self.sense}"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """``metric <= bound`` or ``metric >= bound``; ``bound`` may be a multiple of the baseline design's
+    value at its defaults on the same SM and workloads (``"ipc>=0.95*baseline"``)."""
+
+    name: str
+    op: str
+    value: float
+    relative: bool = False
+
+    @classmethod
+    def parse(cls, text) -> Constraint:
+        if isinstance(text, Constraint):
+            return text
+        pattern = r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=)\s*([-+0-9.eE]+)\s*(\*\s*baseline)?\s*"
+        m = re.fullmatch(pattern, str(text))
+        if not m:
+            raise RfmodelError(f"constraint {text!r}: expected NAME<=VALUE, NAME>=VALUE or NAME>=X*baseline "
+                               "(e.g. area_mm2<=1.5, ipc>=0.95*baseline)")  # fmt: skip
+        try:
+            value = float(m.group(3))
+        except ValueError:
+            raise RfmodelError(f"constraint {text!r}: {m.group(3)!r} is not a number") from None
+        if not np.isfinite(value):
+            raise RfmodelError(f"constraint {text!r}: the bound must be finite")
+        return cls(m.group(1), m.group(2), value, m.group(4) is not None)
+
+    def violation(self, values: np.ndarray, reference: float) -> np.ndarray:
+        """pymoo's ``G`` (<= 0: satisfied); NaN values violate."""
+        bound = self.value * reference if self.relative else self.value
+        g = values - bound if self.op == "<=" else bound - values
+        return np.where(np.isfinite(g), g, 1e30)
+
+    def __str__(self) -> str:
+        return f"{self.name}{self.op}{self.value:g}" + ("*baseline" if self.relative else "")
+
+
+DEFAULT_OBJECTIVES = (
+    Objective("capacity_kb", "max"),
+    Objective("area_mm2", "min"),
+    Objective("power_mw", "min"),
+    Objective("time_ns", "min"),
+)
+
+
+# ----------------------------------------------------------------------------------------- result
 @dataclass
 class OptimizeResult:
-    pareto: xr.Dataset  # the non-dominated design points found
-    brute_force: xr.Dataset | None
+    pareto: xr.Dataset  # the non-dominated design points found, over every design (dimension ``point``)
+    brute_force: xr.Dataset | None  # the exhaustive front of the islands small enough to enumerate
     hypervolume: float
     hypervolume_brute_force: float | None
     evaluations: int
     seconds: float
+    objectives: tuple = DEFAULT_OBJECTIVES
     history: list = field(default_factory=list)
 
     @property
@@ -93,28 +269,6 @@ class OptimizeResult:
         if not self.hypervolume_brute_force:
             return None
         return self.hypervolume / self.hypervolume_brute_force
-
-
-def _objectives(ds: xr.Dataset) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Objective matrix (minimization), constraint values and the per-point aggregates."""
-    ipc = ds["ipc"].values  # [workload, point]
-    with np.errstate(divide="ignore"):
-        geo = np.exp(np.mean(np.log(np.maximum(ipc, 1e-12)), axis=0))
-    geo = np.where(np.all(ipc > 0, axis=0), geo, 0.0)
-    area = ds["area_mm2_total"].values
-    power = ds["power_mw"].values
-    power = np.where(np.isfinite(power), power, 0.0).mean(axis=0)
-    agg = {"ipc": geo, "area_mm2": area, "power_mw": power}
-    f = np.stack([SENSE[k] * agg[k] for k in OBJECTIVES], axis=1)
-    g = (1.0 - ds["warps"].values.min(axis=0))[:, None]
-    return f, g, agg
-
-
-def _evaluate_points(design, workloads, sm, space, idx, **kw):
-    params = {v.name: v.decode(idx[:, i]) for i, v in enumerate(space)}
-    ds = evaluate(design, workloads, sm, method="analytic", params=params, mode="points", on_no_fit="nan",
-                  **kw)  # fmt: skip
-    return ds
 
 
 def _front_mask(f: np.ndarray, feasible: np.ndarray) -> np.ndarray:
@@ -131,17 +285,130 @@ def _front_mask(f: np.ndarray, feasible: np.ndarray) -> np.ndarray:
 def _hypervolume(f: np.ndarray, ideal: np.ndarray, nadir: np.ndarray) -> float:
     from pymoo.indicators.hv import HV
 
+    if len(f) == 0:
+        return 0.0
     span = np.where(nadir - ideal > 0, nadir - ideal, 1.0)
     return float(HV(ref_point=np.full(f.shape[1], 1.1))((f - ideal) / span))
 
 
+class _Island:
+    """One design's search: its variables, and the evaluation of integer-coded points into objectives
+    (minimization), constraint values and the rows of the result."""
+
+    def __init__(self, design, space, workloads, sm, objectives, constraints, reference, eval_kw):
+        self.design, self.space, self.workloads, self.sm = design, space, workloads, sm
+        self.objectives, self.constraints = objectives, constraints
+        self.reference, self.eval_kw = reference, eval_kw
+
+    def evaluate(self, idx: np.ndarray):
+        params = {v.name: v.decode(idx[:, i]) for i, v in enumerate(self.space)}
+        ds = evaluate(self.design, self.workloads, self.sm, method="analytic", params=params, mode="points",
+                      on_no_fit="nan", **self.eval_kw)  # fmt: skip
+        values = {o.name: metric(ds, o.name, self.sm) for o in self.objectives}
+        f = np.stack([o.sign * values[o.name] for o in self.objectives], axis=1)
+        f = np.where(np.isfinite(f), f, 1e30)
+        warps = np.nan_to_num(ds["warps"].values, nan=0.0).min(axis=0)
+        g = [1.0 - warps]
+        for c in self.constraints:
+            v = values[c.name] if c.name in values else metric(ds, c.name, self.sm)
+            values.setdefault(c.name, v)
+            g.append(c.violation(v, self.reference.get(c.name, np.nan)))
+        for name in REPORTED:
+            if name in ds:
+                values.setdefault(name, metric(ds, name, self.sm))
+        return f, np.stack(g, axis=1), params, values
+
+
+def _rows(design, params, values, mask) -> list[dict]:
+    rows = []
+    for i in np.flatnonzero(mask):
+        row = {"design": design}
+        row.update({k: (v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in params.items()})
+        row.update({k: float(v[i]) for k, v in values.items()})
+        rows.append(row)
+    return rows
+
+
+def _dataset(rows: list[dict], attrs: dict) -> xr.Dataset:
+    """The points of ``rows`` as a Dataset over ``point``: a variable a design lacks is NaN (numbers) or
+    empty (text) there."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    data = {}
+    for k in keys:
+        col = [r.get(k) for r in rows]
+        if any(isinstance(x, str) for x in col if x is not None):
+            data[k] = ("point", np.array(["" if x is None else str(x) for x in col]))
+        else:
+            data[k] = ("point", np.array([np.nan if x is None else float(x) for x in col]))
+    ds = xr.Dataset(data, coords={"point": np.arange(len(rows))})
+    ds.attrs.update(attrs)
+    return ds
+
+
+def _reference_values(constraints, workloads, sm, eval_kw) -> dict:
+    """The baseline design's value at its defaults of each constraint relative to it."""
+    names = sorted({c.name for c in constraints if c.relative})
+    if not names:
+        return {}
+    ds = evaluate("baseline", workloads, sm, method="analytic", params={"num_banks": [sm.num_banks]},
+                  mode="points", on_no_fit="nan", **eval_kw)  # fmt: skip
+    return {n: float(metric(ds, n, sm)[0]) for n in names}
+
+
+def _algorithm(name: str, pop_size: int, n_obj: int):
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+    from pymoo.algorithms.moo.nsga3 import NSGA3
+    from pymoo.operators.crossover.sbx import SBX
+    from pymoo.operators.mutation.pm import PM
+    from pymoo.operators.repair.rounding import RoundingRepair
+    from pymoo.operators.sampling.rnd import IntegerRandomSampling
+    from pymoo.util.ref_dirs import get_reference_directions
+
+    kw = dict(
+        pop_size=pop_size,
+        sampling=IntegerRandomSampling(),
+        crossover=SBX(prob=0.9, eta=15, vtype=float, repair=RoundingRepair()),
+        mutation=PM(eta=20, vtype=float, repair=RoundingRepair()),
+        eliminate_duplicates=True,
+    )
+    if name == "nsga2":
+        return NSGA2(**kw)
+    # the most Das-Dennis directions that fit the population
+    p = 1
+    while len(get_reference_directions("das-dennis", n_obj, n_partitions=p + 1)) <= pop_size:
+        p += 1
+    return NSGA3(ref_dirs=get_reference_directions("das-dennis", n_obj, n_partitions=p), **kw)
+
+
+ALGORITHMS = ("nsga3", "nsga2")
+
+
+def _designs(designs) -> list[str]:
+    from rfmodel.designs.base import Design, design_classes, get_design
+
+    if designs is None:
+        return [n for n, cls in design_classes().items() if cls.analytic is not Design.analytic]
+    if isinstance(designs, str):
+        designs = [designs]
+    out = []
+    for d in designs:
+        out.append(get_design(d).name)
+    if not out:
+        raise RfmodelError("designs: name at least one design")
+    return list(dict.fromkeys(out))
+
+
 def optimize(
-    design: str = "baseline",
+    designs=None,
     workloads=None,
     gpu=None,
     *,
+    objectives=DEFAULT_OBJECTIVES,
+    constraints=(),
     space=DEFAULT_SPACE,
-    design_params=(),
+    cells=DEFAULT_CELLS,
+    design_params=None,
+    algorithm: str = "nsga3",
     pop_size: int = 40,
     generations: int = 30,
     seed: int = 0,
@@ -149,16 +416,15 @@ def optimize(
     progress=None,
     **eval_kw,
 ) -> OptimizeResult:
-    """Run NSGA-II over ``space`` plus the design's parameters named in ``design_params`` (their ranges from
-    the design's declaration, :func:`design_variable`); ``progress(generation, generations)`` is called per
-    generation."""
-    from pymoo.algorithms.moo.nsga2 import NSGA2
+    """Search ``designs`` (default: every registered design with an analytic model) jointly with the main-RF
+    cell (``cells``) over ``space`` and each design's parameters (``design_params``: names searched in every
+    design that has them, default :func:`default_design_params`), one island per design of ``pop_size`` for
+    ``generations`` generations, for ``objectives`` (``"name:min|max"`` or :class:`Objective`) subject to
+    ``constraints`` (``"name<=value"``, ``"name>=x*baseline"``).  ``progress(step, steps)`` is called per
+    generation of each island.  ``brute_force``: enumerate the islands of at most :data:`BRUTE_FORCE_MAX`
+    points for the exhaustive reference front."""
     from pymoo.core.callback import Callback
     from pymoo.core.problem import Problem
-    from pymoo.operators.crossover.sbx import SBX
-    from pymoo.operators.mutation.pm import PM
-    from pymoo.operators.repair.rounding import RoundingRepair
-    from pymoo.operators.sampling.rnd import IntegerRandomSampling
     from pymoo.optimize import minimize
     from pymoo.termination import get_termination
 
@@ -166,76 +432,100 @@ def optimize(
         raise RfmodelError(f"pop_size and generations must be integers (got {pop_size!r}, {generations!r})")
     if pop_size < 4 or generations < 1:
         raise RfmodelError(f"pop_size must be >= 4 and generations >= 1 (got {pop_size}, {generations})")
-    if pop_size > MAX_POP or pop_size * generations > MAX_EVALUATIONS:
-        raise RfmodelError(f"pop_size {pop_size} x generations {generations}: at most a population of "
-                           f"{MAX_POP} and {MAX_EVALUATIONS} evaluations per run")  # fmt: skip
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise RfmodelError(f"seed: expected a non-negative integer (got {seed!r})")
+    if algorithm not in ALGORITHMS:
+        raise RfmodelError(f"algorithm {algorithm!r}: allowed {', '.join(ALGORITHMS)}")
+    if isinstance(objectives, str):
+        objectives = [objectives]
+    if isinstance(constraints, str):
+        constraints = [constraints]
+    objectives = tuple(Objective.parse(o) for o in objectives)
+    constraints = tuple(Constraint.parse(c) for c in constraints)
+    if len(objectives) < 2 or len({o.name for o in objectives}) != len(objectives):
+        raise RfmodelError("objectives: name at least two different metrics")
+    names = _designs(designs)
+    if pop_size > MAX_POP or pop_size * generations * len(names) > MAX_EVALUATIONS:
+        raise RfmodelError(f"pop_size {pop_size} x generations {generations} x {len(names)} designs: at "
+                           f"most a population of {MAX_POP} and {MAX_EVALUATIONS} evaluations per run")
     t0 = time.perf_counter()
-    space = (*space, *(design_variable(design, n) for n in design_params))
     sm = resolve_gpu(gpu)
     workloads = list(workloads or default_workloads())
     for w in workloads:  # build the profiles once, before the timed loop
         workload_profile(w, sm, **{k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")})
+    reference = _reference_values(constraints, workloads, sm, eval_kw)
+    islands = [_Island(d, design_space(d, space, cells, design_params), workloads, sm, objectives,
+                       constraints, reference, eval_kw) for d in names]  # fmt: skip
     counter = {"n": 0}
+    steps = generations * len(islands)
+    rows, f_found, history = [], [], []
 
-    class RFProblem(Problem):
-        def __init__(self):
-            super().__init__(
-                n_var=len(space),
-                n_obj=len(OBJECTIVES),
-                n_ieq_constr=1,
-                xl=np.zeros(len(space)),
-                xu=np.array([len(v.values) - 1 for v in space]),
-                vtype=int,
-            )
+    for k, island in enumerate(islands):
+        archive = []  # every point the island evaluated: its front is the island's result
 
-        def _evaluate(self, x, out, *args, **kwargs):
-            ds = _evaluate_points(design, workloads, sm, space, np.asarray(x), **eval_kw)
-            out["F"], out["G"], _ = _objectives(ds)
-            counter["n"] += len(x)
+        class RFProblem(Problem):
+            def __init__(self, island=island, archive=archive):
+                n = len(island.space)
+                super().__init__(n_var=n, n_obj=len(objectives), n_ieq_constr=1 + len(constraints),
+                                 xl=np.zeros(n), xu=np.array([len(v.values) - 1 for v in island.space]),
+                                 vtype=int)  # fmt: skip
+                self.island, self.archive = island, archive
 
-    class Progress(Callback):
-        def notify(self, algorithm):
-            if progress is not None:
-                progress(algorithm.n_gen, generations)
+            def _evaluate(self, x, out, *args, **kwargs):
+                out["F"], out["G"], _, _ = self.island.evaluate(np.asarray(x))
+                counter["n"] += len(x)
+                self.archive.append((np.rint(np.asarray(x)).astype(int), out["F"], out["G"]))
 
-    algorithm = NSGA2(
-        pop_size=pop_size,
-        sampling=IntegerRandomSampling(),
-        crossover=SBX(prob=0.9, eta=15, vtype=float, repair=RoundingRepair()),
-        mutation=PM(eta=20, vtype=float, repair=RoundingRepair()),
-        eliminate_duplicates=True,
-    )
-    res = minimize(
-        RFProblem(),
-        algorithm,
-        get_termination("n_gen", generations),
-        seed=seed,
-        callback=Progress(),
-        verbose=False,
-    )
-    x = np.atleast_2d(res.X) if res.X is not None else np.zeros((0, len(space)))
-    if len(x) == 0:
-        raise RfmodelError("no feasible design point found (every point leaves some workload without a CTA)")
-    # de-duplicate and evaluate the final front once more, keeping the full dataset
-    x = np.unique(np.rint(x).astype(int), axis=0)
-    pareto = _evaluate_points(design, workloads, sm, space, x, **eval_kw)
-    f_front, _, agg = _objectives(pareto)
-    for k, v in agg.items():
-        pareto[f"objective_{k}"] = ("point", v)
+        class Progress(Callback):
+            def notify(self, algorithm, k=k):
+                if progress is not None:
+                    progress(k * generations + algorithm.n_gen, steps)
 
-    bf = None
-    hv_bf = None
+        island_seed = (seed + zlib.crc32(island.design.encode())) % (2**31)
+        res = minimize(RFProblem(), _algorithm(algorithm, pop_size, len(objectives)),
+                       get_termination("n_gen", generations), seed=island_seed, callback=Progress(),
+                       verbose=False)  # fmt: skip
+        del res
+        xa = np.concatenate([a[0] for a in archive])
+        fa = np.concatenate([a[1] for a in archive])
+        ga = np.concatenate([a[2] for a in archive])
+        xa, first = np.unique(xa, axis=0, return_index=True)
+        keep = _front_mask(fa[first], np.all(ga[first] <= 0, axis=1))
+        if not keep.any():
+            history.append({"design": island.design, "front": 0})
+            continue
+        f, g, params, values = island.evaluate(xa[keep])
+        ok = np.all(g <= 0, axis=1)
+        rows += _rows(island.design, params, values, ok)
+        f_found.append(f[ok])
+        history.append({"design": island.design, "front": int(ok.sum())})
+    if not rows:
+        raise RfmodelError("no feasible design point found (every point leaves some workload without a CTA "
+                           "or breaks a constraint)")  # fmt: skip
+    f_all = np.concatenate(f_found)
+    mask = _front_mask(f_all, np.ones(len(f_all), dtype=bool))
+    rows = [r for r, m in zip(rows, mask, strict=True) if m]
+    f_front = f_all[mask]
+
+    bf, hv_bf, bf_rows, f_bf = None, None, [], []
+    enumerated = []
     if brute_force:
-        grid = np.array(list(itertools.product(*[range(len(v.values)) for v in space])))
-        bf_ds = _evaluate_points(design, workloads, sm, space, grid, **eval_kw)
-        f_all, g_all, agg_all = _objectives(bf_ds)
-        mask = _front_mask(f_all, g_all[:, 0] <= 0)
-        bf = bf_ds.isel(point=np.flatnonzero(mask))
-        for k, v in agg_all.items():
-            bf[f"objective_{k}"] = ("point", v[mask])
-        f_true = f_all[mask]
+        for island in islands:
+            size = int(np.prod([len(v.values) for v in island.space]))
+            if size > BRUTE_FORCE_MAX:
+                continue
+            enumerated.append(island.design)
+            grid = np.array(list(itertools.product(*[range(len(v.values)) for v in island.space])))
+            f, g, params, values = island.evaluate(grid)
+            ok = np.all(g <= 0, axis=1)
+            m = _front_mask(f, ok)
+            bf_rows += _rows(island.design, params, values, m)
+            f_bf.append(f[m])
+    if enumerated and len(enumerated) == len(islands):
+        fb = np.concatenate(f_bf)
+        m = _front_mask(fb, np.ones(len(fb), dtype=bool))
+        f_true = fb[m]
+        bf_rows = [r for r, keep in zip(bf_rows, m, strict=True) if keep]
         ideal, nadir = f_true.min(axis=0), f_true.max(axis=0)
         hv_bf = _hypervolume(f_true, ideal, nadir)
     else:
@@ -243,39 +533,64 @@ def optimize(
     hv = _hypervolume(f_front, ideal, nadir)
     seconds = time.perf_counter() - t0
     attrs = {
-        "algorithm": f"NSGA-II pop={pop_size} generations={generations}",
+        "algorithm": f"{algorithm.upper()} pop={pop_size} generations={generations} per design (islands)",
         "seed": seed,
-        "objectives": "maximize ipc (geomean over workloads); minimize area_mm2; minimize power_mw (mean)",
-        "space": "; ".join(f"{v.name}={list(v.values)}" for v in space),
+        "gpu": getattr(sm, "name", str(gpu)),
+        "designs": ",".join(names),
+        "objectives": "; ".join(f"{o.sense}imize {o.name}: {_describe(o.name)}" for o in objectives),
+        "constraints": "; ".join(["min warps >= 1", *map(str, constraints)]),
+        "reference": "; ".join(f"baseline {k} = {v:.6g}" for k, v in reference.items()),
+        "space": " | ".join(f"{i.design}: " + "; ".join(f"{v.name}={list(v.values)}" for v in i.space)
+                            for i in islands),  # fmt: skip
         "workloads": ",".join(map(str, workloads)),
+        "engine": "analytic",
         "hypervolume": hv,
         "evaluations": counter["n"],
     }
     if hv_bf:
         attrs["hypervolume_brute_force"] = hv_bf
         attrs["hypervolume_ratio"] = hv / hv_bf
-    pareto.attrs.update(attrs)
-    return OptimizeResult(
-        pareto=pareto,
-        brute_force=bf,
-        hypervolume=hv,
-        hypervolume_brute_force=hv_bf,
-        evaluations=counter["n"],
-        seconds=seconds,
-    )
+    elif brute_force:
+        big = ", ".join(i.design for i in islands if i.design not in enumerated)
+        attrs["hypervolume_brute_force"] = f"not computed: {big} have more than {BRUTE_FORCE_MAX} points"
+    pareto = _dataset(rows, attrs)
+    if bf_rows and hv_bf:
+        bf = _dataset(bf_rows, {**attrs, "front": "exhaustive"})
+    return OptimizeResult(pareto=pareto, brute_force=bf, hypervolume=hv, hypervolume_brute_force=hv_bf,
+                          evaluations=counter["n"], seconds=seconds, objectives=objectives,
+                          history=history)  # fmt: skip
 
 
-def pareto_table(ds: xr.Dataset, space=None) -> list[dict]:
-    """Rows of the Pareto set (design variables and objectives), best IPC first; the variables are those
-    of ``space`` (default: the ones the search recorded in ``ds.attrs['space']``)."""
-    if space is None:
-        names = [part.split("=", 1)[0] for part in ds.attrs.get("space", "").split("; ") if part]
-    else:
-        names = [v.name for v in space]
+def pareto_table(ds: xr.Dataset, objectives=None) -> list[dict]:
+    """Rows of the Pareto set: design, its variables (those it has) and the objectives, ordered by the
+    first objective (best first)."""
+    objectives = tuple(Objective.parse(o) for o in (objectives or _recorded_objectives(ds)))
+    skip = {o.name for o in objectives}
     rows = []
     for i in range(ds.sizes["point"]):
-        row = {n: ds[n].values[i].item() for n in names if n in ds}
-        row.update({k: float(ds[f"objective_{k}"].values[i]) for k in OBJECTIVES})
+        row = {}
+        for k in ds.data_vars:
+            v = ds[k].values[i]
+            if k in skip or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v):
+                continue
+            v = v.item() if hasattr(v, "item") else v
+            row[k] = int(v) if isinstance(v, float) and v.is_integer() else v
+        row.update({o.name: float(ds[o.name].values[i]) for o in objectives})
         rows.append(row)
-    rows.sort(key=lambda r: -r["ipc"])
+    first = objectives[0]
+    rows.sort(key=lambda r: first.sign * r[first.name])
     return rows
+
+
+def _describe(name: str) -> str:
+    return METRICS[name][1] if name in METRICS else "mean over the workloads"
+
+
+def _recorded_objectives(ds: xr.Dataset) -> tuple:
+    text = ds.attrs.get("objectives", "")
+    out = []
+    for part in text.split("; "):
+        m = re.match(r"(min|max)imize ([A-Za-z0-9_]+)", part)
+        if m:
+            out.append(Objective(m.group(2), m.group(1)))
+    return tuple(out) or DEFAULT_OBJECTIVES
