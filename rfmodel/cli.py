@@ -176,6 +176,9 @@ def cmd_evaluate(args) -> int:
 
 
 # --------------------------------------------------------------------------- optimize
+#: the arguments that define an optimize run (saved beside its checkpoints; ``--resume`` reads them back)
+OPTIMIZE_RUN_ARGS = ("design", "workload", "gpu", "objective", "constraint", "cell", "algorithm", "pop",
+                     "generations", "seed", "arch", "no_brute_force", "design_param")  # fmt: skip
 #: columns of the printed Pareto table before the objectives; a design's own parameters go in one column
 PARETO_COLUMNS = ("design", "main_cell", "num_banks", "regs_per_sm", "collector_units")
 
@@ -203,11 +206,24 @@ def cmd_optimize(args) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rfmodel.io import write_figure, write_netcdf, write_text
+    from rfmodel.io import read_text, write_figure, write_netcdf, write_text
     from rfmodel.optimize.problem import DEFAULT_CELLS, DEFAULT_OBJECTIVES, optimize, pareto_table
+    from rfmodel.runner import make_runner
 
+    ckpt = Path(args.resume or args.out) / "checkpoint"
+    if args.resume:  # the run's own arguments, as it started
+        try:
+            saved = json.loads(read_text(ckpt / "run.json", "checkpoint"))
+        except json.JSONDecodeError as e:
+            raise RfmodelError(f"{ckpt / 'run.json'}: not a run description ({e.msg})") from None
+        for k in OPTIMIZE_RUN_ARGS:
+            setattr(args, k, saved.get(k, getattr(args, k)))
+        args.out = args.resume
+    else:
+        write_text(ckpt / "run.json", json.dumps({k: getattr(args, k) for k in OPTIMIZE_RUN_ARGS}, indent=1))
     designs = args.design or None
     objectives = tuple(args.objective or DEFAULT_OBJECTIVES)
+    runner = make_runner(args.workers, args.scheduler)
     bar, update = _progress(not args.quiet, None, args.algorithm.upper())
     try:
         res = optimize(
@@ -224,6 +240,9 @@ def cmd_optimize(args) -> int:
             seed=args.seed,
             brute_force=not args.no_brute_force,
             progress=update,
+            runner=runner,
+            checkpoint=ckpt,
+            resume=bool(args.resume),
             arch=args.arch,
         )
     finally:
@@ -643,6 +662,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"output folder (default {DEFAULT_OUT}/optimize)",
     )
     o.add_argument("--quiet", action="store_true", help="no progress bar")
+    o.add_argument("--resume", metavar="DIR",
+                   help="continue the run whose output folder is DIR (its checkpoints and arguments)")
+    o.add_argument("--workers", type=int, metavar="N", help="run the designs' searches in N local processes")
+    o.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the designs' searches on this Dask cluster (needs rfmodel[dask])")
     o.set_defaults(func=cmd_optimize)
 
     m = sub.add_parser("simulate", help="run the reference cycle simulator on workloads")

@@ -113,3 +113,79 @@ def test_each_design_searches_its_declared_parameters_and_the_cell():
     rows = pareto_table(res.pareto)
     assert rows and all(r["rfc_kb"] in v.values for r in rows)
     assert "rfc_kb=" in res.pareto.attrs["space"]
+
+
+# ----------------------------------------------------------------------------- runners, checkpoints
+RUN = dict(space=SMALL, cells=("sram-hp", "dwm"), design_params=(), pop_size=8, generations=4, seed=3,
+           brute_force=False)  # fmt: skip
+
+
+def test_process_and_dask_runners_give_the_serial_front(tmp_path):
+    from distributed import Client, LocalCluster
+
+    from rfmodel.runner import DaskRunner, ProcessRunner, make_runner
+
+    serial = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", **RUN)
+    procs = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", runner=ProcessRunner(2), **RUN)
+    assert pareto_table(procs.pareto) == pareto_table(serial.pareto)
+    assert procs.evaluations == serial.evaluations
+    kw = dict(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    with LocalCluster(**kw) as cluster:
+        with Client(cluster) as client:
+            dask = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", runner=DaskRunner(client), **RUN)
+    assert pareto_table(dask.pareto) == pareto_table(serial.pareto)
+    assert str(make_runner()) == "serial" and str(make_runner(workers=2)) == "2 local processes"
+    with pytest.raises(RfmodelError, match="workers"):
+        make_runner(workers=0)
+    with pytest.raises(RfmodelError, match="Dask scheduler"):
+        make_runner(scheduler="tcp://127.0.0.1:1")
+
+
+def test_a_finished_checkpoint_is_the_run_and_a_foreign_one_starts_over(tmp_path):
+    a = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path, **RUN)
+    again = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path, resume=True, **RUN)
+    assert pareto_table(again.pareto) == pareto_table(a.pareto)
+    assert again.evaluations == a.evaluations and again.history[0]["resumed_at"] == RUN["generations"]
+    other = {**RUN, "seed": 4}
+    with pytest.warns(UserWarning, match="different run"):
+        b = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path, resume=True, **other)
+    assert b.history[0]["resumed_at"] == 0
+    (tmp_path / "baseline.ckpt").write_bytes(b"not a pickle")
+    with pytest.warns(UserWarning, match="starts over"):
+        c = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path, resume=True, **RUN)
+    assert pareto_table(c.pareto) == pareto_table(a.pareto)
+
+
+def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = ["optimize", "--quiet", "--design", "baseline", "--design", "bow", "--workload", "saxpy",
+            "--cell", "sram-hp", "--cell", "dwm", "--pop", "8", "--generations", "60",
+            "--no-brute-force"]  # fmt: skip
+    cmd = [sys.executable, "-m", "rfmodel.cli", *args]
+    full = subprocess.run([*cmd, "--out", str(tmp_path / "full")], capture_output=True, text=True)
+    assert full.returncode == 0, full.stderr
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([*cmd, "--out", str(killed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = killed / "checkpoint" / "baseline.ckpt"
+    deadline = time.time() + 120
+    while not first.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "pareto.csv").exists()
+    resume = [sys.executable, "-m", "rfmodel.cli", "optimize", "--resume", str(killed), "--quiet"]
+    resumed = subprocess.run(resume, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (killed / "pareto.csv").read_text() == (tmp_path / "full" / "pareto.csv").read_text()
+
+    def count(out):
+        line = [x for x in out.splitlines() if "evaluations in" in x][0]
+        return line.split(";")[-1].split(" in ")[0]
+
+    assert count(resumed.stdout) == count(full.stdout)

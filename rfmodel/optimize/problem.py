@@ -24,17 +24,25 @@ hypervolume of the front found is reported against that exhaustive front.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import itertools
+import pickle
 import re
+import sys
 import time
+import types
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
+from pymoo.core.problem import Problem
 
 from rfmodel.errors import RfmodelError
 from rfmodel.evaluate import evaluate, resolve_gpu, workload_profile
+from rfmodel.runner import SerialRunner
 from rfmodel.workload.suite import default_workloads
 
 #: bounds of one search (a population is one vectorized evaluation; memory grows with it)
@@ -319,6 +327,143 @@ class _Island:
         return f, np.stack(g, axis=1), params, values
 
 
+class _IslandProblem(Problem):
+    """pymoo's view of an island: integer indices into its variables' values; every point it evaluates is
+    kept (``archive``) so that the island's result is the front of everything it saw."""
+
+    def __init__(self, island):
+        n = len(island.space)
+        super().__init__(n_var=n, n_obj=len(island.objectives), n_ieq_constr=1 + len(island.constraints),
+                         xl=np.zeros(n), xu=np.array([len(v.values) - 1 for v in island.space]),
+                         vtype=int)  # fmt: skip
+        self.island = island
+        self.archive = []
+        self.evaluations = 0
+
+    def _evaluate(self, x, out, *args, **kwargs):
+        x = np.rint(np.asarray(x)).astype(int)
+        out["F"], out["G"], _, _ = self.island.evaluate(x)
+        self.evaluations += len(x)
+        self.archive.append((x, out["F"], out["G"]))
+
+
+@dataclass
+class IslandJob:
+    """One design's search, runnable anywhere (:mod:`rfmodel.runner`): after every generation its state
+    (the pymoo algorithm with its random generator, the archive, the evaluation count) is written
+    atomically to ``checkpoint``, from which a later run continues."""
+
+    island: _Island
+    algorithm: str
+    pop_size: int
+    generations: int
+    seed: int
+    checkpoint: Path | None = None
+    progress: object = None
+
+    def signature(self) -> str:
+        """What makes two runs of the island the same run (a checkpoint of another is not resumed)."""
+        from rfmodel.version import __version__
+
+        i = self.island
+        parts = (__version__, i.design, [(v.name, list(map(str, v.values))) for v in i.space],
+                 list(map(str, i.workloads)), repr(i.sm), list(map(str, i.objectives)),
+                 list(map(str, i.constraints)), sorted(i.reference.items()),
+                 sorted(map(str, i.eval_kw.items())),
+                 self.algorithm, self.pop_size, self.generations, self.seed)  # fmt: skip
+        return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _island_progress(progress, done_gens, k, steps):
+    def update(n_gen):
+        done_gens[k] = n_gen
+        progress(sum(done_gens), steps)
+
+    return update
+
+
+def _module_attr(module: str, name: str):
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles pymoo's algorithms: module-level functions that pymoo wraps in a decorator without
+    ``functools.wraps`` (the tournament comparisons) go by their module and name."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, types.FunctionType) and "<locals>" in obj.__qualname__ and obj.__closure__:
+            for cell in obj.__closure__:
+                inner = cell.cell_contents
+                if isinstance(inner, types.FunctionType):
+                    mod = sys.modules.get(inner.__module__)
+                    if mod is not None and getattr(mod, inner.__name__, None) is obj:
+                        return _module_attr, (inner.__module__, inner.__name__)
+        return NotImplemented
+
+
+def _dumps(obj) -> bytes:
+    buf = io.BytesIO()
+    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buf.getvalue()
+
+
+def _load_checkpoint(job: IslandJob):
+    """The saved state of ``job``, or None; a file of another run or one that cannot be read is set aside
+    with a warning (the island starts over)."""
+    import warnings
+
+    if job.checkpoint is None or not job.checkpoint.exists():
+        return None
+    try:
+        state = pickle.loads(job.checkpoint.read_bytes())
+        if state.get("signature") != job.signature():
+            raise ValueError("it belongs to a different run (design, space, workloads or settings differ)")
+        return state
+    except Exception as e:  # a damaged or foreign checkpoint never stops a run
+        warnings.warn(f"{job.checkpoint}: not resumed ({e}); the island starts over", stacklevel=2)
+        job.checkpoint.replace(job.checkpoint.with_suffix(".ckpt.bad"))
+        return None
+
+
+def run_island(job: IslandJob) -> dict:
+    """Run (or continue) one island to its last generation: its feasible front's rows and objectives."""
+    from rfmodel.io import atomic_path
+
+    state = _load_checkpoint(job)
+    resumed_at = 0
+    if state is not None:
+        algo = state["algorithm"]
+        problem = algo.problem
+        resumed_at = int(algo.n_gen) - 1 if algo.is_initialized else 0  # pymoo counts the next generation
+    else:
+        problem = _IslandProblem(job.island)
+        algo = _algorithm(job.algorithm, job.pop_size, len(job.island.objectives))
+        algo.setup(problem, termination=("n_gen", job.generations), seed=job.seed, verbose=False)
+    while algo.has_next():
+        algo.next()
+        if job.checkpoint is not None:
+            with atomic_path(job.checkpoint) as tmp:
+                tmp.write_bytes(_dumps({"signature": job.signature(), "algorithm": algo}))
+        if job.progress is not None:
+            job.progress(int(algo.n_gen) - 1)
+    island = job.island
+    out = {"design": island.design, "rows": [], "f": np.zeros((0, len(island.objectives))),
+           "evaluations": problem.evaluations, "resumed_at": resumed_at}  # fmt: skip
+    xa = np.concatenate([a[0] for a in problem.archive])
+    fa = np.concatenate([a[1] for a in problem.archive])
+    ga = np.concatenate([a[2] for a in problem.archive])
+    xa, first = np.unique(xa, axis=0, return_index=True)
+    keep = _front_mask(fa[first], np.all(ga[first] <= 0, axis=1))
+    if keep.any():
+        f, g, params, values = island.evaluate(xa[keep])
+        ok = np.all(g <= 0, axis=1)
+        out["rows"] = _rows(island.design, params, values, ok)
+        out["f"] = f[ok]
+    return out
+
+
 def _rows(design, params, values, mask) -> list[dict]:
     rows = []
     for i in np.flatnonzero(mask):
@@ -414,6 +559,9 @@ def optimize(
     seed: int = 0,
     brute_force: bool = True,
     progress=None,
+    runner=None,
+    checkpoint=None,
+    resume: bool = False,
     **eval_kw,
 ) -> OptimizeResult:
     """Search ``designs`` (default: every registered design with an analytic model) jointly with the main-RF
@@ -421,13 +569,13 @@ def optimize(
     design that has them, default :func:`default_design_params`), one island per design of ``pop_size`` for
     ``generations`` generations, for ``objectives`` (``"name:min|max"`` or :class:`Objective`) subject to
     ``constraints`` (``"name<=value"``, ``"name>=x*baseline"``).  ``progress(step, steps)`` is called per
-    generation of each island.  ``brute_force``: enumerate the islands of at most :data:`BRUTE_FORCE_MAX`
-    points for the exhaustive reference front."""
-    from pymoo.core.callback import Callback
-    from pymoo.core.problem import Problem
-    from pymoo.optimize import minimize
-    from pymoo.termination import get_termination
+    generation of each island (with another runner: as islands finish).  ``brute_force``: enumerate the
+    islands of at most :data:`BRUTE_FORCE_MAX` points for the exhaustive reference front.
 
+    ``runner`` (:mod:`rfmodel.runner`; default serial) runs the islands, in any order: each is seeded from
+    ``seed`` and its design's name, so the front does not depend on the runner.  ``checkpoint``: a folder
+    where each island's state is written after every generation; ``resume=True`` continues from it (a
+    fresh run clears it), with no evaluation lost or repeated and the same front as a run never stopped."""
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (pop_size, generations)):
         raise RfmodelError(f"pop_size and generations must be integers (got {pop_size!r}, {generations!r})")
     if pop_size < 4 or generations < 1:
@@ -456,49 +604,36 @@ def optimize(
     reference = _reference_values(constraints, workloads, sm, eval_kw)
     islands = [_Island(d, design_space(d, space, cells, design_params), workloads, sm, objectives,
                        constraints, reference, eval_kw) for d in names]  # fmt: skip
-    counter = {"n": 0}
-    steps = generations * len(islands)
+    if checkpoint is not None:
+        checkpoint = Path(checkpoint)
+        if not resume and checkpoint.exists():
+            for old in checkpoint.glob("*.ckpt"):
+                old.unlink()
+    jobs = [IslandJob(i, algorithm, pop_size, generations, (seed + zlib.crc32(i.design.encode())) % 2**31,
+                      None if checkpoint is None else checkpoint / f"{i.design}.ckpt")
+            for i in islands]  # fmt: skip
+    runner = SerialRunner() if runner is None else runner
+    steps = generations * len(jobs)
+    done_gens = [0] * len(jobs)
+    if isinstance(runner, SerialRunner) and progress is not None:
+        for k, job in enumerate(jobs):
+            job.progress = _island_progress(progress, done_gens, k, steps)
+    results = [None] * len(jobs)
+    for k, result in runner.run(run_island, jobs):
+        results[k] = result
+        done_gens[k] = generations
+        if progress is not None:
+            progress(sum(done_gens), steps)
     rows, f_found, history = [], [], []
-
-    for k, island in enumerate(islands):
-        archive = []  # every point the island evaluated: its front is the island's result
-
-        class RFProblem(Problem):
-            def __init__(self, island=island, archive=archive):
-                n = len(island.space)
-                super().__init__(n_var=n, n_obj=len(objectives), n_ieq_constr=1 + len(constraints),
-                                 xl=np.zeros(n), xu=np.array([len(v.values) - 1 for v in island.space]),
-                                 vtype=int)  # fmt: skip
-                self.island, self.archive = island, archive
-
-            def _evaluate(self, x, out, *args, **kwargs):
-                out["F"], out["G"], _, _ = self.island.evaluate(np.asarray(x))
-                counter["n"] += len(x)
-                self.archive.append((np.rint(np.asarray(x)).astype(int), out["F"], out["G"]))
-
-        class Progress(Callback):
-            def notify(self, algorithm, k=k):
-                if progress is not None:
-                    progress(k * generations + algorithm.n_gen, steps)
-
-        island_seed = (seed + zlib.crc32(island.design.encode())) % (2**31)
-        res = minimize(RFProblem(), _algorithm(algorithm, pop_size, len(objectives)),
-                       get_termination("n_gen", generations), seed=island_seed, callback=Progress(),
-                       verbose=False)  # fmt: skip
-        del res
-        xa = np.concatenate([a[0] for a in archive])
-        fa = np.concatenate([a[1] for a in archive])
-        ga = np.concatenate([a[2] for a in archive])
-        xa, first = np.unique(xa, axis=0, return_index=True)
-        keep = _front_mask(fa[first], np.all(ga[first] <= 0, axis=1))
-        if not keep.any():
-            history.append({"design": island.design, "front": 0})
-            continue
-        f, g, params, values = island.evaluate(xa[keep])
-        ok = np.all(g <= 0, axis=1)
-        rows += _rows(island.design, params, values, ok)
-        f_found.append(f[ok])
-        history.append({"design": island.design, "front": int(ok.sum())})
+    evaluations = 0
+    for result in results:
+        evaluations += result["evaluations"]
+        history.append({k: result[k] for k in ("design", "evaluations", "resumed_at")})
+        history[-1]["front"] = len(result["rows"])
+        rows += result["rows"]
+        if len(result["f"]):
+            f_found.append(result["f"])
+    counter = {"n": evaluations}
     if not rows:
         raise RfmodelError("no feasible design point found (every point leaves some workload without a CTA "
                            "or breaks a constraint)")  # fmt: skip

@@ -1,0 +1,94 @@
+"""Job runners: independent jobs run one after the other, in local worker processes, or on a Dask cluster.
+
+A runner has one method, :meth:`Runner.run` ``(fn, jobs)``, which yields ``(index, result)`` as each job
+finishes (in order for the serial runner); ``fn`` and the jobs must be picklable for the others.  A job's
+result never depends on where it ran, so the runners give the same answers.
+
+* :class:`SerialRunner`: in this process (progress callbacks inside a job reach the caller);
+* :class:`ProcessRunner`: ``workers`` local processes (``concurrent.futures``);
+* :class:`DaskRunner`: an existing Dask cluster (``tcp://host:port``, or a ``distributed.Client``); Dask's
+  ``distributed`` package is an optional dependency (``pip install rfmodel[dask]``).
+
+:func:`make_runner` picks one from the command line's ``--workers`` and ``--scheduler``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from rfmodel.errors import RfmodelError
+
+
+class Runner:
+    """Where jobs run (see the module docstring)."""
+
+    name = "runner"
+
+    def run(self, fn: Callable, jobs: Iterable) -> Iterator[tuple[int, object]]:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SerialRunner(Runner):
+    name = "serial"
+
+    def run(self, fn, jobs):
+        for i, job in enumerate(jobs):
+            yield i, fn(job)
+
+
+class ProcessRunner(Runner):
+    def __init__(self, workers: int):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise RfmodelError(f"workers: expected a positive integer (got {workers!r})")
+        self.workers = workers
+        self.name = f"{workers} local processes"
+
+    def run(self, fn, jobs):
+        jobs = list(jobs)
+        with ProcessPoolExecutor(max_workers=min(self.workers, max(len(jobs), 1))) as pool:
+            futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+
+
+class DaskRunner(Runner):
+    def __init__(self, scheduler):
+        try:
+            from distributed import Client
+        except ImportError:
+            msg = "a Dask scheduler needs the 'distributed' package: pip install rfmodel[dask]"
+            raise RfmodelError(msg) from None
+        if isinstance(scheduler, Client):
+            self.client, self._own = scheduler, False
+        else:
+            try:
+                self.client, self._own = Client(scheduler, timeout="10s"), True
+            except (OSError, TimeoutError, ValueError) as e:
+                raise RfmodelError(f"cannot reach the Dask scheduler {scheduler!r}: {e}") from None
+        self.name = f"Dask at {self.client.scheduler.address}"
+
+    def run(self, fn, jobs):
+        from distributed import as_completed as dask_completed
+
+        jobs = list(jobs)
+        futures = self.client.map(fn, jobs, pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        try:
+            for fut, result in dask_completed(futures, with_results=True):
+                yield index[fut.key], result
+        finally:
+            if self._own:
+                self.client.close()
+
+
+def make_runner(workers: int | None = None, scheduler=None) -> Runner:
+    """A Dask runner for ``scheduler``, else local processes for ``workers`` > 1, else the serial runner."""
+    if scheduler is not None:
+        return DaskRunner(scheduler)
+    if workers is not None and workers != 1:
+        return ProcessRunner(workers)
+    return SerialRunner()
