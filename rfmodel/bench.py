@@ -18,6 +18,9 @@ excluded, as compilation is for the simulator); ``evaluate_points_per_s`` is the
 ``speedup_vs_simulate`` divides ``points_per_s`` by the simulator's design points per second
 (one point = one simulation of the workload, the ``simulate`` member's best time for the
 baseline).
+
+The ``optimize`` member: evaluations per second of one island of ``rfmodel optimize`` over the default
+workloads (:func:`bench_optimize`), and the seconds 10,000 evaluations would take at that rate.
 """
 
 from __future__ import annotations
@@ -126,11 +129,36 @@ def bench_analytic(
     return out
 
 
+#: the optimize member: one design's island over the default workloads (population x generations)
+OPTIMIZE_POP, OPTIMIZE_GENERATIONS = 40, 5
+
+
+def bench_optimize(*, gpu=BENCH_GPU, repeat: int = 1, design: str = "baseline") -> dict:
+    """``rfmodel optimize``'s speed: one island of ``design`` (its default space, every main-RF cell) over
+    the default workloads, ``OPTIMIZE_POP`` x ``OPTIMIZE_GENERATIONS`` evaluations, serially, after a
+    warm-up that builds (or loads) the profiles; the fastest of ``repeat`` runs counts."""
+    from rfmodel.optimize.problem import optimize
+    from rfmodel.workload.suite import default_workloads
+
+    workloads = list(default_workloads())
+    kw = dict(pop_size=OPTIMIZE_POP, brute_force=False)
+    optimize([design], workloads, gpu, generations=1, **kw)  # warm-up: profiles, imports
+    best, n = float("inf"), 0
+    for _ in range(max(int(repeat), 1)):
+        t0 = time.perf_counter()
+        res = optimize([design], workloads, gpu, generations=OPTIMIZE_GENERATIONS, **kw)
+        best = min(best, time.perf_counter() - t0)
+        n = res.evaluations
+    return {"evaluations_per_s": n / best, "evaluations": n, "workloads": len(workloads), "design": design,
+            "best_seconds": best, "seconds_per_10000": 10000 * best / n}  # fmt: skip
+
+
 def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, designs=None) -> dict:
-    """All benchmark figures: the simulator's per design, the analytic engine's for the baseline."""
+    """All benchmark figures: the simulator's per design, the analytic engine's for the baseline, and the
+    optimizer's evaluations per second."""
     sim = bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)
     base = sim.get("baseline")
     if base is None:
         base = bench_simulate(["baseline"], workload=workload, gpu=gpu, repeat=1)["baseline"]
     ana = bench_analytic(workload=workload, gpu=gpu, repeat=repeat, sim_seconds=base["best_seconds"])
-    return {"simulate": sim, "analytic": ana}
+    return {"simulate": sim, "analytic": ana, "optimize": bench_optimize(gpu=gpu)}

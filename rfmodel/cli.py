@@ -223,7 +223,10 @@ def cmd_optimize(args) -> int:
         write_text(ckpt / "run.json", json.dumps({k: getattr(args, k) for k in OPTIMIZE_RUN_ARGS}, indent=1))
     designs = args.design or None
     objectives = tuple(args.objective or DEFAULT_OBJECTIVES)
-    runner = make_runner(args.workers, args.scheduler)
+    import os
+
+    # every core by default: the islands are independent and the front does not depend on where they run
+    runner = make_runner(args.workers if args.workers is not None else (os.cpu_count() or 1), args.scheduler)
     bar, update = _progress(not args.quiet, None, args.algorithm.upper())
     try:
         res = optimize(
@@ -290,7 +293,39 @@ def cmd_optimize(args) -> int:
     write_figure(fig, out / "pareto.png", dpi=120)
     plt.close(fig)
     print(f"wrote {out / 'pareto.csv'}, {out / 'pareto.nc'}, {out / 'pareto.png'}")
+    if args.validate:
+        _validate_front(res, args, runner, out)
     return 0
+
+
+def _validate_front(res, args, runner, out) -> None:
+    """``--validate K``: the K most different Pareto points in both engines (``problem.validate``)."""
+    from rfmodel.io import write_text
+    from rfmodel.optimize.problem import VALIDATED, validate
+
+    bar, update = _progress(not args.quiet, args.validate, "simulating")
+    try:
+        rows = validate(res, args.validate, runner=runner, progress=update, arch=args.arch)
+    finally:
+        if bar is not None:
+            bar.close()
+    shown = []
+    for r in rows:
+        d = {"design": r["design"], "main_cell": r.get("main_cell", "")}
+        for m in VALIDATED:
+            d[f"{m} analytic"] = r[f"analytic_{m}"]
+            d[f"{m} simulated"] = r[f"simulated_{m}"]
+            d[f"{m} error"] = f"{100 * r[f'error_{m}']:+.1f} %"
+        shown.append(d)
+    kept = rows[0]["order_kept"] if rows else 1.0
+    print(f"\nvalidation: the {len(rows)} most different Pareto points in the cycle simulator "
+          f"(the default evaluate path of both engines)")  # fmt: skip
+    print(_table(shown))
+    print(f"pairs of points the two engines order alike by time_ns: {100 * kept:.0f} %")
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    write_text(out / "validate.csv", "\n".join([",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys)
+                                                                   for r in rows]) + "\n")  # fmt: skip
+    print(f"wrote {out / 'validate.csv'}")
 
 
 # --------------------------------------------------------------------------- workload
@@ -491,6 +526,9 @@ def cmd_bench(args) -> int:
             for d, v in res["simulate"].items()
         ]
         print(_table(rows))
+        o = res["optimize"]
+        print(f"\noptimize: {o['evaluations_per_s']:.0f} evaluations/s ({o['design']}, {o['workloads']} "
+              f"workloads each; 10,000 evaluations in {o['seconds_per_10000']:.0f} s)")  # fmt: skip
     return 0
 
 
@@ -662,9 +700,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"output folder (default {DEFAULT_OUT}/optimize)",
     )
     o.add_argument("--quiet", action="store_true", help="no progress bar")
+    o.add_argument("--validate", type=int, metavar="K",
+                   help="simulate the K most different Pareto points; compare with the analytic figures")
     o.add_argument("--resume", metavar="DIR",
                    help="continue the run whose output folder is DIR (its checkpoints and arguments)")
-    o.add_argument("--workers", type=int, metavar="N", help="run the designs' searches in N local processes")
+    o.add_argument("--workers", type=int, metavar="N",
+                   help="run the designs' searches in N local processes (default: one per core; 1: serially)")
     o.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the designs' searches on this Dask cluster (needs rfmodel[dask])")
     o.set_defaults(func=cmd_optimize)

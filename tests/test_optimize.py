@@ -189,3 +189,35 @@ def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path
         return line.split(";")[-1].split(" in ")[0]
 
     assert count(resumed.stdout) == count(full.stdout)
+
+
+def test_validate_puts_the_simulator_beside_the_most_different_points():
+    from rfmodel.optimize.problem import VALIDATED, most_different, validate
+
+    f = np.array([[0.0, 1.0], [0.1, 0.9], [1.0, 0.0], [0.5, 0.5], [0.95, 0.05]])
+    assert most_different(f, 3) == [0, 2, 3]  # the best first objective, its opposite end, the middle
+    assert most_different(f, 9) == [0, 2, 3, 1, 4] and most_different(f[:0], 2) == []
+    res = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", **RUN)
+    rows = validate(res, 2)
+    assert len(rows) == 2 and {r["design"] for r in rows} <= {"baseline", "rfc"}
+    for r in rows:
+        for m in VALIDATED:
+            a, s = r[f"analytic_{m}"], r[f"simulated_{m}"]
+            assert a > 0 and s > 0 and r[f"error_{m}"] == pytest.approx((a - s) / s)
+        assert 0.0 <= r["order_kept"] <= 1.0
+    with pytest.raises(RfmodelError, match="positive"):
+        validate(res, 0)
+
+
+def test_a_seeded_run_repeats_when_its_population_holds_infeasible_points():
+    """pymoo 0.6.2's NSGA-III breaks a tie of two equally infeasible points with an unseeded generator;
+    the search uses its own tournament, so a space where most points cannot host a CTA still repeats."""
+    space = (Variable("regs_per_sm", (2048, 3072, 4096, 6144, 8192, 12288, 65536)),
+             Variable("num_banks", (4, 8, 16, 32)),
+             Variable("collector_units", tuple(range(1, 33))))  # fmt: skip
+    kw = dict(space=space, cells=("sram-hp", "dwm", "tfet"), design_params=(), pop_size=12, generations=8,
+              seed=5, brute_force=False)  # fmt: skip
+    runs = [optimize("baseline", ["gemm_regblock16x8", "saxpy"], "fermi-gtx480", **kw) for _ in range(3)]
+    tables = [pareto_table(r.pareto) for r in runs]
+    assert tables[0] == tables[1] == tables[2]
+    assert all(r["regs_per_sm"] == 65536 for r in tables[0])  # the small files host no CTA of the GEMM

@@ -25,13 +25,10 @@ hypervolume of the front found is reported against that exhaustive front.
 from __future__ import annotations
 
 import hashlib
-import io
 import itertools
 import pickle
 import re
-import sys
 import time
-import types
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +153,11 @@ def _geomean(x: np.ndarray) -> np.ndarray:
     return np.where(np.all(np.isfinite(x) & (x > 0), axis=0), g, np.nan)
 
 
+def _mean(x: np.ndarray) -> np.ndarray:
+    """Mean over the workloads (axis 0); NaN where a workload has none (a point that cannot host it)."""
+    return np.where(np.all(np.isfinite(x), axis=0), np.mean(np.nan_to_num(x), axis=0), np.nan)
+
+
 def _time_ns(ds, sm):
     clock = ds["clock_mhz"].values if "clock_mhz" in ds else float(sm.clock_mhz)
     return _geomean(ds["cycles"].values * 1e3 / clock)
@@ -168,9 +170,8 @@ METRICS = {
     "ipc": (lambda ds, sm: _geomean(ds["ipc"].values), "IPC, geometric mean over the workloads"),
     "capacity_kb": (lambda ds, sm: ds["capacity_kb"].values, "register-file capacity (KB)"),
     "area_mm2": (lambda ds, sm: ds["area_mm2_total"].values, "RF area (mm^2), every structure"),
-    "power_mw": (lambda ds, sm: np.nanmean(ds["power_mw"].values, axis=0),
-                 "RF power (mW), mean over the workloads"),
-    "energy_pj": (lambda ds, sm: np.nanmean(ds["energy_pj_total"].values, axis=0),
+    "power_mw": (lambda ds, sm: _mean(ds["power_mw"].values), "RF power (mW), mean over the workloads"),
+    "energy_pj": (lambda ds, sm: _mean(ds["energy_pj_total"].values),
                   "RF energy per workload run (pJ), mean over the workloads"),
 }  # fmt: skip
 #: metrics reported beside the objectives (where the design has them)
@@ -382,33 +383,6 @@ def _island_progress(progress, done_gens, k, steps):
     return update
 
 
-def _module_attr(module: str, name: str):
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
-
-
-class _Pickler(pickle.Pickler):
-    """Pickles pymoo's algorithms: module-level functions that pymoo wraps in a decorator without
-    ``functools.wraps`` (the tournament comparisons) go by their module and name."""
-
-    def reducer_override(self, obj):
-        if isinstance(obj, types.FunctionType) and "<locals>" in obj.__qualname__ and obj.__closure__:
-            for cell in obj.__closure__:
-                inner = cell.cell_contents
-                if isinstance(inner, types.FunctionType):
-                    mod = sys.modules.get(inner.__module__)
-                    if mod is not None and getattr(mod, inner.__name__, None) is obj:
-                        return _module_attr, (inner.__module__, inner.__name__)
-        return NotImplemented
-
-
-def _dumps(obj) -> bytes:
-    buf = io.BytesIO()
-    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-    return buf.getvalue()
-
-
 def _load_checkpoint(job: IslandJob):
     """The saved state of ``job``, or None; a file of another run or one that cannot be read is set aside
     with a warning (the island starts over)."""
@@ -445,7 +419,7 @@ def run_island(job: IslandJob) -> dict:
         algo.next()
         if job.checkpoint is not None:
             with atomic_path(job.checkpoint) as tmp:
-                tmp.write_bytes(_dumps({"signature": job.signature(), "algorithm": algo}))
+                tmp.write_bytes(pickle.dumps({"signature": job.signature(), "algorithm": algo}))
         if job.progress is not None:
             job.progress(int(algo.n_gen) - 1)
     island = job.island
@@ -500,6 +474,22 @@ def _reference_values(constraints, workloads, sm, eval_kw) -> dict:
     return {n: float(metric(ds, n, sm)[0]) for n in names}
 
 
+def _cv_then_random(pop, P, random_state=None, **kwargs):
+    """NSGA-III's binary tournament (pymoo's ``comp_by_cv_then_random``: the smaller constraint violation
+    wins, else a random one) with every random choice drawn from the algorithm's own generator.  pymoo
+    0.6.2's version breaks a tie of two equally infeasible points with a fresh, unseeded generator, so a
+    seeded run whose population held infeasible points was not repeatable."""
+    cv = np.asarray(pop.get("CV"), dtype=np.float64).reshape(len(pop), -1).max(axis=1)
+    S = np.empty(len(P), dtype=int)
+    for i in range(len(P)):
+        a, b = int(P[i, 0]), int(P[i, 1])
+        if (cv[a] > 0.0 or cv[b] > 0.0) and cv[a] != cv[b]:
+            S[i] = a if cv[a] < cv[b] else b
+        else:
+            S[i] = random_state.choice([a, b])
+    return S[:, None]
+
+
 def _algorithm(name: str, pop_size: int, n_obj: int):
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.algorithms.moo.nsga3 import NSGA3
@@ -507,6 +497,7 @@ def _algorithm(name: str, pop_size: int, n_obj: int):
     from pymoo.operators.mutation.pm import PM
     from pymoo.operators.repair.rounding import RoundingRepair
     from pymoo.operators.sampling.rnd import IntegerRandomSampling
+    from pymoo.operators.selection.tournament import TournamentSelection
     from pymoo.util.ref_dirs import get_reference_directions
 
     kw = dict(
@@ -522,7 +513,8 @@ def _algorithm(name: str, pop_size: int, n_obj: int):
     p = 1
     while len(get_reference_directions("das-dennis", n_obj, n_partitions=p + 1)) <= pop_size:
         p += 1
-    return NSGA3(ref_dirs=get_reference_directions("das-dennis", n_obj, n_partitions=p), **kw)
+    return NSGA3(ref_dirs=get_reference_directions("das-dennis", n_obj, n_partitions=p),
+                 selection=TournamentSelection(func_comp=_cv_then_random), **kw)
 
 
 ALGORITHMS = ("nsga3", "nsga2")
@@ -694,6 +686,104 @@ def optimize(
     return OptimizeResult(pareto=pareto, brute_force=bf, hypervolume=hv, hypervolume_brute_force=hv_bf,
                           evaluations=counter["n"], seconds=seconds, objectives=objectives,
                           history=history)  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------------- validation
+#: metrics compared between the engines by :func:`validate`
+VALIDATED = ("time_ns", "ipc", "power_mw", "energy_pj")
+
+
+def most_different(f: np.ndarray, k: int) -> list[int]:
+    """``k`` rows of ``f`` spread over the front: objectives scaled to [0, 1], the best of the first objective
+    first, then each time the row farthest from those already taken (farthest-point sampling)."""
+    f = np.asarray(f, dtype=np.float64)
+    if len(f) == 0 or k <= 0:
+        return []
+    lo, hi = f.min(axis=0), f.max(axis=0)
+    z = (f - lo) / np.where(hi > lo, hi - lo, 1.0)
+    taken = [int(np.argmin(z[:, 0]))]
+    d = np.linalg.norm(z - z[taken[0]], axis=1)
+    while len(taken) < min(k, len(f)):
+        nxt = int(np.argmax(d))
+        taken.append(nxt)
+        d = np.minimum(d, np.linalg.norm(z - z[nxt], axis=1))
+    return taken
+
+
+@dataclass
+class PointJob:
+    """One Pareto point to simulate: its design, its parameters, the workloads and the SM."""
+
+    design: str
+    params: dict
+    workloads: list
+    sm: object
+    eval_kw: dict
+
+
+def simulate_point(job: PointJob) -> dict:
+    """The point's metrics (:data:`VALIDATED`) from both engines: ``{"analytic": ..., "simulated": ...}``."""
+    out = {}
+    params = {k: [v] for k, v in job.params.items()}
+    for method, key in (("analytic", "analytic"), ("simulate", "simulated")):
+        ds = evaluate(job.design, job.workloads, job.sm, method=method, params=params, mode="points",
+                      **job.eval_kw)  # fmt: skip
+        out[key] = {m: float(metric(ds, m, job.sm)[0]) for m in VALIDATED}
+    return out
+
+
+def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runner=None, progress=None,
+             **eval_kw) -> list[dict]:
+    """Simulate the ``k`` most different points of ``result``'s front (:func:`most_different` over its
+    objectives) and set the analytic figures beside the simulated ones, with the relative error; the last
+    row's ``order_kept`` tells whether the two engines order the points alike (the fraction of pairs
+    ranked the same way by ``time_ns``)."""
+    from rfmodel.designs.base import get_design
+
+    ds = result.pareto
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise RfmodelError(f"validate: expected a positive number of points (got {k!r})")
+    sm = resolve_gpu(gpu if gpu is not None else ds.attrs.get("gpu"))
+    workloads = list(workloads or ds.attrs["workloads"].split(","))
+    f = np.stack([o.sign * ds[o.name].values for o in result.objectives], axis=1)
+    picks = most_different(f, int(k))
+    jobs, rows = [], []
+    sm_fields = set(sm.to_dict())
+    for i in picks:
+        design = str(ds["design"].values[i])
+        d = get_design(design)
+        params = {}
+        for name in ds.data_vars:
+            if name in d.parameters or name in sm_fields:
+                v = ds[name].values[i]
+                if isinstance(v, str) and not v or (not isinstance(v, str) and np.isnan(v)):
+                    continue
+                if isinstance(v, str):
+                    params[name] = str(v)
+                else:
+                    params[name] = int(v) if float(v).is_integer() else float(v)
+        jobs.append(PointJob(design, params, workloads, sm, eval_kw))
+        rows.append({"point": int(i), "design": design, **params})
+    runner = SerialRunner() if runner is None else runner
+    done = 0
+    for j, both in runner.run(simulate_point, jobs):
+        for m in VALIDATED:
+            rows[j][f"analytic_{m}"] = both["analytic"][m]
+            rows[j][f"simulated_{m}"] = both["simulated"][m]
+        done += 1
+        if progress is not None:
+            progress(done, len(jobs))
+    for r in rows:
+        for m in VALIDATED:
+            a, b = r[f"analytic_{m}"], r[f"simulated_{m}"]
+            r[f"error_{m}"] = (a - b) / b if b and np.isfinite(a) and np.isfinite(b) else float("nan")
+    pairs = [(p, q) for p in range(len(rows)) for q in range(p + 1, len(rows))]
+    a, b = [r["analytic_time_ns"] for r in rows], [r["simulated_time_ns"] for r in rows]
+    agree = [np.sign(a[p] - a[q]) == np.sign(b[p] - b[q]) for p, q in pairs]
+    kept = float(np.mean(agree)) if agree else 1.0
+    for r in rows:
+        r["order_kept"] = kept
+    return rows
 
 
 def pareto_table(ds: xr.Dataset, objectives=None) -> list[dict]:
