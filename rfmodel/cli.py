@@ -179,6 +179,8 @@ def cmd_evaluate(args) -> int:
 #: the arguments that define an optimize run (saved beside its checkpoints; ``--resume`` reads them back)
 OPTIMIZE_RUN_ARGS = ("design", "workload", "gpu", "objective", "constraint", "cell", "algorithm", "pop",
                      "generations", "seed", "arch", "no_brute_force", "design_param")  # fmt: skip
+#: at most this many Pareto points are printed
+PARETO_SHOWN = 30
 #: columns of the printed Pareto table before the objectives; a design's own parameters go in one column
 PARETO_COLUMNS = ("design", "main_cell", "num_banks", "regs_per_sm", "collector_units")
 
@@ -209,6 +211,9 @@ def cmd_optimize(args) -> int:
     from rfmodel.io import read_text, write_figure, write_netcdf, write_text
     from rfmodel.optimize.problem import DEFAULT_CELLS, DEFAULT_OBJECTIVES, optimize, pareto_table
     from rfmodel.runner import make_runner
+
+    if args.validate is not None and args.validate < 1:
+        raise RfmodelError(f"--validate: expected a positive number of points (got {args.validate})")
 
     ckpt = Path(args.resume or args.out) / "checkpoint"
     if args.resume:  # the run's own arguments, as it started
@@ -258,7 +263,14 @@ def cmd_optimize(args) -> int:
     print(f"Pareto set: {len(rows)} design points of {len(kinds)} design(s) ({', '.join(kinds)}) and "
           f"{len(cells)} main-RF cell(s) ({', '.join(cells)}); {goals}; workloads: "
           f"{res.pareto.attrs['workloads']}")  # fmt: skip
-    print(_table(_pareto_display(rows, res.objectives)))
+    shown = rows
+    if len(rows) > PARETO_SHOWN:  # a spread of the front: the rest is in the files
+        from rfmodel.optimize.problem import most_different
+
+        f = [[o.sign * r[o.name] for o in res.objectives] for r in rows]
+        shown = [rows[i] for i in sorted(most_different(f, PARETO_SHOWN))]
+        print(f"{PARETO_SHOWN} of the {len(rows)} points shown, spread over the front (all in pareto.csv):")
+    print(_table(_pareto_display(shown, res.objectives)))
     ratio = res.hypervolume_ratio
     ref = res.pareto.attrs.get("hypervolume_brute_force")
     print(
@@ -506,6 +518,42 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def cmd_sensitivity(args) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from rfmodel.io import write_figure, write_netcdf, write_text
+    from rfmodel.optimize.sensitivity import global_sensitivity
+
+    ds = global_sensitivity(args.design, args.workload or None, args.gpu, metric_name=args.metric,
+                            variables=args.var, method=args.method, samples=args.samples, seed=args.seed,
+                            cells=args.cell, arch=args.arch)  # fmt: skip
+    df = ds.to_dataframe().reset_index()
+    print(f"{args.method} indices of {args.metric} ({ds.attrs['metric_description']}) for {args.design} on "
+          f"{ds.attrs['gpu']}: {ds.attrs['points']} analytic design points")  # fmt: skip
+    print(_table(df.to_dict("records")))
+    out = Path(args.out)
+    write_text(out / "sensitivity.csv", df.to_csv(index=False))
+    write_netcdf(ds, out / "sensitivity.nc")
+    keys = ("S1", "ST") if args.method == "sobol" else ("mu_star",)
+    fig, ax = plt.subplots(figsize=(1.2 + 0.7 * ds.sizes["variable"], 3.6))
+    x = np.arange(ds.sizes["variable"])
+    width = 0.8 / len(keys)
+    for i, k in enumerate(keys):
+        ax.bar(x + i * width, ds[k].values, width, yerr=ds[f"{k}_conf"].values, capsize=3, label=k)
+    ax.set_xticks(x + width * (len(keys) - 1) / 2, ds["variable"].values, rotation=30, ha="right")
+    ax.set_ylabel(f"{args.method} index of {args.metric}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    write_figure(fig, out / "sensitivity.png", dpi=120)
+    plt.close(fig)
+    print(f"wrote {out / 'sensitivity.csv'}, {out / 'sensitivity.nc'}, {out / 'sensitivity.png'}")
+    return 0
+
+
 def cmd_bench(args) -> int:
     from rfmodel.bench import bench
 
@@ -709,6 +757,23 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the designs' searches on this Dask cluster (needs rfmodel[dask])")
     o.set_defaults(func=cmd_optimize)
+
+    g = sub.add_parser("sensitivity", help="Sobol or Morris indices of a metric over a design's space")
+    g.add_argument("--design", default="baseline")
+    g.add_argument("--workload", action="append", metavar="NAME|PATH")
+    g.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
+    g.add_argument("--metric", default="time_ns",
+                   help="time_ns, ipc, capacity_kb, area_mm2, power_mw, energy_pj, or any variable of "
+                   "evaluate's result (default time_ns)")
+    g.add_argument("--var", action="append", metavar="NAME", help="only these variables (repeatable)")
+    g.add_argument("--cell", action="append", metavar="CELL", help="main-RF cells (repeatable; default: all)")
+    g.add_argument("--method", choices=("sobol", "morris"), default="sobol")
+    g.add_argument("--samples", type=int, default=256,
+                   help="SALib's N (Sobol: a power of two, N (D + 2) points; Morris: N trajectories)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--arch", default="sm_80")
+    g.add_argument("--out", default=str(Path(DEFAULT_OUT) / "sensitivity"), metavar="DIR")
+    g.set_defaults(func=cmd_sensitivity)
 
     m = sub.add_parser("simulate", help="run the reference cycle simulator on workloads")
     m.add_argument(

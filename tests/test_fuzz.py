@@ -152,6 +152,31 @@ COMMANDS = st.one_of(
                 ["--design-param", "nope"],
                 ["--workload", "nope"],
                 ["--out", "@FILE/x"],
+                ["--objective", "time_ns:fast"],
+                ["--objective", "ipc:max"],
+                ["--constraint", "area_mm2<1"],
+                ["--cell", "unobtainium"],
+                ["--algorithm", "random"],
+                ["--validate", "0"],
+                ["--workers", "0"],
+                ["--resume", "@DIR"],
+            ]
+        ),
+    ),
+    cat(
+        st.just("sensitivity"),
+        st.just(["--workload", "saxpy"]),
+        st.sampled_from(
+            [
+                ["--method", "nope"],
+                ["--samples", "3"],
+                ["--samples", "-8"],
+                ["--samples", "1073741824"],
+                ["--var", "nope"],
+                ["--design", "nope"],
+                ["--metric", "nope"],
+                ["--seed", "-1"],
+                ["--cell", "unobtainium"],
             ]
         ),
     ),

@@ -184,6 +184,11 @@ def metric(ds: xr.Dataset, name: str, sm) -> np.ndarray:
     if name in METRICS:
         return np.asarray(METRICS[name][0](ds, sm), dtype=np.float64)
     if name not in ds:
+        from rfmodel.designs.base import design_classes
+
+        if not any(name in cls.metrics for cls in design_classes().values()):
+            allowed = sorted(set(METRICS) | {str(k) for k in ds.data_vars})
+            raise RfmodelError(f"metric {name!r}: not a metric of the result; allowed: {', '.join(allowed)}")
         return np.full(ds.sizes["point"], np.nan)
     v = ds[name]
     if "workload" in v.dims:
@@ -585,6 +590,13 @@ def optimize(
     if len(objectives) < 2 or len({o.name for o in objectives}) != len(objectives):
         raise RfmodelError("objectives: name at least two different metrics")
     names = _designs(designs)
+    if design_params is not None:
+        from rfmodel.designs.base import get_design
+
+        for n in design_params:
+            if not any(n in get_design(d).parameters for d in names):
+                raise RfmodelError(f"design parameter {n!r} belongs to none of the designs searched "
+                                   f"({', '.join(names)})")  # fmt: skip
     if pop_size > MAX_POP or pop_size * generations * len(names) > MAX_EVALUATIONS:
         raise RfmodelError(f"pop_size {pop_size} x generations {generations} x {len(names)} designs: at "
                            f"most a population of {MAX_POP} and {MAX_EVALUATIONS} evaluations per run")
