@@ -40,6 +40,20 @@ class SerialRunner(Runner):
             yield i, fn(job)
 
 
+def _die_with_parent() -> None:
+    """Worker initializer: on Linux, the worker is killed when the process that started it dies (a
+    ``kill -9`` of a run must not leave its workers computing and writing checkpoints)."""
+    import ctypes
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        except OSError:
+            pass
+
+
 class ProcessRunner(Runner):
     def __init__(self, workers: int):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -49,7 +63,8 @@ class ProcessRunner(Runner):
 
     def run(self, fn, jobs):
         jobs = list(jobs)
-        with ProcessPoolExecutor(max_workers=min(self.workers, max(len(jobs), 1))) as pool:
+        workers = min(self.workers, max(len(jobs), 1))
+        with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent) as pool:
             futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
             for fut in as_completed(futures):
                 yield futures[fut], fut.result()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -157,6 +159,7 @@ def test_a_finished_checkpoint_is_the_run_and_a_foreign_one_starts_over(tmp_path
 
 
 def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path):
+    """With the default runner (one worker process per core): the workers die with the killed run."""
     import os
     import signal
     import subprocess
@@ -179,6 +182,21 @@ def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (killed / "pareto.csv").exists()
+
+    def ours():  # processes of the killed run (its worker processes carry its command line)
+        out = []
+        for p in Path("/proc").glob("[0-9]*"):
+            try:
+                if str(killed).encode() in (p / "cmdline").read_bytes():
+                    out.append(p.name)
+            except OSError:
+                pass
+        return out
+
+    deadline = time.time() + 10
+    while ours() and time.time() < deadline:
+        time.sleep(0.05)
+    assert not ours(), "the killed run's worker processes live on"
     resume = [sys.executable, "-m", "rfmodel.cli", "optimize", "--resume", str(killed), "--quiet"]
     resumed = subprocess.run(resume, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
@@ -207,6 +225,12 @@ def test_validate_puts_the_simulator_beside_the_most_different_points():
         assert 0.0 <= r["order_kept"] <= 1.0
     with pytest.raises(RfmodelError, match="positive"):
         validate(res, 0)
+    # Fermi's collectors are typed sets: a point's collector_units is simulated as that many generic ones
+    space = (Variable("collector_units", (2, 8, 16)), Variable("num_banks", (8, 16)))
+    res = optimize("baseline", ["saxpy"], "fermi-gtx480", space=space, cells=("sram-hp",), design_params=(),
+                   pop_size=4, generations=1, brute_force=False)  # fmt: skip
+    row = validate(res, 1)[0]
+    assert row["collectors"] == f"{row['collector_units']} generic" and row["simulated_ipc"] > 0
 
 
 def test_a_seeded_run_repeats_when_its_population_holds_infeasible_points():

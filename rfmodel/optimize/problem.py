@@ -749,7 +749,8 @@ def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runne
     """Simulate the ``k`` most different points of ``result``'s front (:func:`most_different` over its
     objectives) and set the analytic figures beside the simulated ones, with the relative error; the last
     row's ``order_kept`` tells whether the two engines order the points alike (the fraction of pairs
-    ranked the same way by ``time_ns``)."""
+    ranked the same way by ``time_ns``).  On an SM with typed collector sets, a point's ``collector_units``
+    (one pool in the analytic model) is simulated, and modelled again, as that many generic collectors."""
     from rfmodel.designs.base import get_design
 
     ds = result.pareto
@@ -766,7 +767,7 @@ def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runne
         d = get_design(design)
         params = {}
         for name in ds.data_vars:
-            if name in d.parameters or name in sm_fields:
+            if name in d.parameters or name in sm_fields or name == "collector_units":
                 v = ds[name].values[i]
                 if isinstance(v, str) and not v or (not isinstance(v, str) and np.isnan(v)):
                     continue
@@ -774,8 +775,18 @@ def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runne
                     params[name] = str(v)
                 else:
                     params[name] = int(v) if float(v).is_integer() else float(v)
-        jobs.append(PointJob(design, params, workloads, sm, eval_kw))
-        rows.append({"point": int(i), "design": design, **params})
+        point_sm = sm
+        if "collector_units" in params and sm.collectors.specialized:
+            # the analytic model counts collector_units as one pool; the simulator needs the same units as
+            # generic collectors (it cannot resize typed sets), and the analytic figures are taken there too
+            n = int(params.pop("collector_units"))
+            typed = {f: 0 for f in ("sp", "sfu", "mem", "tensor", "dp", "int")}
+            point_sm = sm.replace(collectors=sm.collectors.replace(gen=n, **typed))
+            params_note = {"collector_units": n, "collectors": f"{n} generic"}
+        else:
+            params_note = {}
+        jobs.append(PointJob(design, params, workloads, point_sm, eval_kw))
+        rows.append({"point": int(i), "design": design, **params, **params_note})
     runner = SerialRunner() if runner is None else runner
     done = 0
     for j, both in runner.run(simulate_point, jobs):
