@@ -500,10 +500,12 @@ def cmd_simulate(args) -> int:
 # --------------------------------------------------------------------------- bench
 def cmd_calibrate(args) -> int:
     from rfmodel.calibrate.report import run
+    from rfmodel.runner import make_runner
 
     res = run(
         args.sweep, checkpoint_dir=args.checkpoints, out=args.out, report=args.report,
         validation_doc=args.validation_doc, workers=args.workers, designs=args.design,
+        runner=make_runner(args.workers, args.scheduler),
         progress=not args.quiet, coverage_samples=args.coverage_samples,
     )  # fmt: skip
     if res.get("incomplete"):
@@ -799,6 +801,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("calibrate", help="fit the analytic models to simulator sweeps (resumable)")
     c.add_argument("--sweep", default="default", help="default | quick | a sweep JSON file")
     c.add_argument("--workers", type=int, default=2, help="simulation worker processes")
+    c.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the simulations and fits on this Dask cluster (needs rfmodel[dask])")
     c.add_argument("--design", action="append", help="only these designs (default: every calibratable one)")
     c.add_argument("--checkpoints", default=str(Path(DEFAULT_OUT) / "calibration" / "checkpoints"),
                    help="one file per finished simulation")

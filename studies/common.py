@@ -7,7 +7,6 @@ import json
 import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ import numpy as np
 import rfmodel
 from rfmodel.cache import source_hash
 from rfmodel.io import write_text
+from rfmodel.runner import make_runner
 
 #: the package's source, in every evaluation's key; a simulation does not depend on the analytic engine's
 #: calibration file, so recalibrating does not redo the studies' simulations
@@ -28,6 +28,10 @@ SCALARS = (
     "conflict_free_prefetch_fraction", "main_rf_read_cycles", "main_rf_write_cycles", "energy_pj_total",
     "power_mw", "area_mm2_total",
 )  # fmt: skip
+
+
+def _evaluate_job(point: tuple) -> dict:
+    return evaluate_point(*point)
 
 
 def evaluate_point(design: str, workload: str, gpu: str, method: str, params: dict) -> dict:
@@ -50,9 +54,10 @@ class Evaluations:
     workload, GPU, engine, parameters and a hash of rfmodel's source: a rerun only does what is missing, and
     an edit of the package redoes everything."""
 
-    def __init__(self, path: Path, jobs: int = 2):
+    def __init__(self, path: Path, jobs: int = 2, runner=None):
         self.path = path
         self.jobs = jobs
+        self.runner = runner if runner is not None else make_runner(jobs)
         self.done: dict[str, dict] = {}
         if path.exists():
             for line in path.read_text().splitlines():
@@ -81,17 +86,15 @@ class Evaluations:
         if not todo:
             return
         t0, n = time.time(), 0
-        with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-            futs = {pool.submit(evaluate_point, *p): k for k, p in todo.items()}
-            for fut in as_completed(futs):
-                r = fut.result()
-                r["key"] = futs[fut]
-                self.done[r["key"]] = r
-                with self.path.open("a") as f:
-                    f.write(json.dumps(r) + "\n")
-                n += 1
-                print(f"  [{n}/{len(todo)}] {r['method']} {r['design']} {r['workload']} {r['params']} "
-                      f"ipc={r['ipc']:.3f} ({time.time() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
+        keys = list(todo)
+        for i, r in self.runner.run(_evaluate_job, [todo[k] for k in keys]):
+            r["key"] = keys[i]
+            self.done[r["key"]] = r
+            with self.path.open("a") as f:
+                f.write(json.dumps(r) + "\n")
+            n += 1
+            print(f"  [{n}/{len(todo)}] {r['method']} {r['design']} {r['workload']} {r['params']} "
+                  f"ipc={r['ipc']:.3f} ({time.time() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
 
 
 def geomean(xs):

@@ -155,3 +155,19 @@ def test_a_rejected_point_is_reported_not_fatal_in_worker_processes(tmp_path):
     (f,) = run_jobs.failed
     assert f["params"] == {"warps_per_sm": 8}
     assert "SpecError" in f["error"] and "max_threads_per_cta" in f["error"]
+
+
+def test_a_dask_cluster_runs_the_sweep_to_the_same_records(tmp_path, records):
+    from distributed import Client, LocalCluster
+
+    from rfmodel.runner import DaskRunner
+
+    jobs = sweep_jobs(TINY, designs=["baseline"])[:3]
+    kw = dict(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    with LocalCluster(**kw) as cluster, Client(cluster) as client:
+        recs, ran = run_jobs(jobs, tmp_path, runner=DaskRunner(client))
+    assert ran == 3
+    by_key = {(r["workload"], json.dumps(r["params"], sort_keys=True)): r for r in records}
+    for r in recs:
+        ref = by_key[(r["workload"], json.dumps(r["params"], sort_keys=True))]
+        assert r["sim"] == ref["sim"] and r["stalls"] == ref["stalls"]

@@ -8,8 +8,8 @@ Steps (docs/calibration.md):
 1. :func:`sweep_jobs` expands a *sweep* (designs x GPUs x design points x workloads)
    into simulation jobs; every design registered in :func:`rfmodel.designs.base.design_names`
    that supports the simulator and declares ``calibration_params`` takes part.
-2. :func:`run_jobs` simulates them in worker processes (``concurrent.futures``), each result
-   written atomically to ``<checkpoint_dir>/<key>.json`` with ``key`` = hash of (design,
+2. :func:`run_jobs` simulates them through a runner (:mod:`rfmodel.runner`: local processes or
+   Dask), each result written atomically to ``<checkpoint_dir>/<key>.json`` with ``key`` = hash of (design,
    params, workload, GPU, simulator version); existing results are reused, so an
    interrupted calibration resumes without redoing finished simulations.
 3. :func:`split` holds out workloads *and* design points; :func:`fit_design` fits the design's
@@ -26,7 +26,6 @@ import json
 import os
 import subprocess
 import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,7 @@ import numpy as np
 from rfmodel.analytic.calibration import params_of
 from rfmodel.cache import source_hash
 from rfmodel.errors import RfmodelError, unknown_key_message
+from rfmodel.runner import make_runner
 from rfmodel.version import __version__
 from rfmodel.workload.suite import DEFAULT_ARCH
 
@@ -298,6 +298,18 @@ def _read_checkpoint(path: Path) -> dict | None:
     return None
 
 
+def _try_simulate(job: dict) -> tuple[bool, object]:
+    """``(True, record)``, or ``(False, the exception)`` when the simulation fails (any runner)."""
+    try:
+        return True, simulate_job(job)
+    except Exception as exc:
+        return False, exc
+
+
+def _fit_job(args: tuple):
+    return _fit_one(*args)
+
+
 def run_jobs(
     jobs: list[dict],
     checkpoint_dir,
@@ -306,9 +318,11 @@ def run_jobs(
     progress=None,
     sim_version=None,
     limit: int | None = None,
+    runner=None,
 ) -> tuple[list[dict], int]:
     """Simulate every job not yet in ``checkpoint_dir``; return (all records, simulations run now).
 
+    ``runner`` (:mod:`rfmodel.runner`; default: ``workers`` local processes) runs the simulations.
     ``limit`` stops after that many new simulations (for tests of resumability).
     """
     ckpt = Path(checkpoint_dir)
@@ -351,25 +365,14 @@ def run_jobs(
         if progress:
             progress(done, len(jobs))
 
-    if workers <= 1 or len(todo) <= 1:
-        for j, p in todo:
-            try:
-                rec = simulate_job(j)
-            except Exception as exc:  # a design point a design rejects: reported, not fatal
-                fail(j, exc)
-                continue
-            store(rec, p)
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
-            futs = {ex.submit(simulate_job, j): (j, p) for j, p in todo}
-            for f in as_completed(futs):
-                j, p = futs[f]
-                try:
-                    rec = f.result()
-                except Exception as exc:
-                    fail(j, exc)
-                    continue
-                store(rec, p)
+    if runner is None:
+        runner = make_runner(workers if len(todo) > 1 else 1)
+    for k, (ok, value) in runner.run(_try_simulate, [j for j, _ in todo]):
+        j, p = todo[k]
+        if ok:
+            store(value, p)
+        else:  # a design point a design rejects: reported, not fatal
+            fail(j, value)
     run_jobs.failed = failed
     return records, ran
 
@@ -757,14 +760,17 @@ def calibrate(
     max_nfev: int = 30,
     progress_fit=None,
     coverage_samples: int = 0,
+    runner=None,
 ) -> dict:
-    """Run the sweep (resumable), fit every calibratable design, report held-out errors, write files."""
+    """Run the sweep (resumable), fit every calibratable design, report held-out errors, write files.
+    ``runner`` (:mod:`rfmodel.runner`; default ``workers`` local processes) runs the simulations and the
+    designs' fits."""
     sweep = dict(sweep or DEFAULT_SWEEP)
     stall_loss_of(sweep)  # a bad fitting key fails before any simulation
     sv = f"{simulator_version()}#{_sim_source_hash()}"
     jobs = sweep_jobs(sweep, designs)
     records, ran = run_jobs(
-        jobs, checkpoint_dir, workers=workers, progress=progress, sim_version=sv, limit=limit
+        jobs, checkpoint_dir, workers=workers, progress=progress, sim_version=sv, limit=limit, runner=runner
     )
     failed = getattr(run_jobs, "failed", [])
     result = {
@@ -797,27 +803,14 @@ def calibrate(
             progress_fit("baseline", report["baseline"])
     rest = [d for d in order if d != "baseline"]
     # other designs start from the baseline's fitted interval coefficients; fitted in parallel
-    if workers > 1 and len(rest) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
-            futs = {
-                ex.submit(
-                    _fit_one, d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples,
-                    base_folds,
-                ): d
-                for d in rest
-            }
-            for f in as_completed(futs):
-                d = futs[f]
-                fitted[d], report[d], _ = f.result()
-                if progress_fit:
-                    progress_fit(d, report[d])
-    else:
-        for d in rest:
-            fitted[d], report[d], _ = _fit_one(
-                d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples, base_folds
-            )
-            if progress_fit:
-                progress_fit(d, report[d])
+    fit_runner = runner if runner is not None else make_runner(workers if len(rest) > 1 else 1)
+    fit_jobs = [(d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples, base_folds)
+                for d in rest]  # fmt: skip
+    for k, (fit, rep, _) in fit_runner.run(_fit_job, fit_jobs):
+        d = rest[k]
+        fitted[d], report[d] = fit, rep
+        if progress_fit:
+            progress_fit(d, report[d])
     result["designs"] = {d: {**fitted[d], **report[d]} for d in fitted}
     if out:
         write_calibration(out, fitted, sweep, report, sv)

@@ -83,6 +83,7 @@ def run(
     progress=True,
     coverage_samples: int = 40,
     max_nfev: int = 30,
+    runner=None,
 ) -> dict:
     """Calibrate; see the module docstring.  ``sweep``: ``"default"``, ``"quick"``, a JSON file or a dict."""
     from rfmodel.analytic.calibration import DEFAULT_FILE
@@ -105,6 +106,7 @@ def run(
         out=out if out is not None else DEFAULT_FILE,
         report_path=report,
         workers=workers,
+        runner=runner,
         progress=bar,
         designs=designs,
         max_nfev=max_nfev,
