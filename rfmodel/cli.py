@@ -178,7 +178,8 @@ def cmd_evaluate(args) -> int:
 # --------------------------------------------------------------------------- optimize
 #: the arguments that define an optimize run (saved beside its checkpoints; ``--resume`` reads them back)
 OPTIMIZE_RUN_ARGS = ("design", "workload", "gpu", "objective", "constraint", "cell", "algorithm", "pop",
-                     "generations", "seed", "arch", "no_brute_force", "design_param")  # fmt: skip
+                     "generations", "seed", "arch", "no_brute_force", "design_param", "uncertainty",
+                     "uncertainty_samples")  # fmt: skip
 #: at most this many Pareto points are printed
 PARETO_SHOWN = 30
 #: columns of the printed Pareto table before the objectives; a design's own parameters go in one column
@@ -251,6 +252,8 @@ def cmd_optimize(args) -> int:
             runner=runner,
             checkpoint=ckpt,
             resume=bool(args.resume),
+            uncertainty=dict(_parse_uncertainty(u) for u in args.uncertainty or ()) or None,
+            samples=args.uncertainty_samples,
             arch=args.arch,
         )
     finally:
@@ -750,6 +753,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"output folder (default {DEFAULT_OUT}/optimize)",
     )
     o.add_argument("--quiet", action="store_true", help="no progress bar")
+    o.add_argument("--uncertainty", action="append", metavar="NAME=DIST:WIDTH",
+                   help="a robust front: Monte-Carlo over these model parameters (as evaluate's), each "
+                   "objective at its pessimistic end (97.5 %% / 2.5 %% quantile); repeatable")
+    o.add_argument("--uncertainty-samples", type=int, default=32, metavar="N",
+                   help="Monte-Carlo draws per point with --uncertainty (default 32)")
     o.add_argument("--validate", type=int, metavar="K",
                    help="simulate the K most different Pareto points; compare with the analytic figures")
     o.add_argument("--resume", metavar="DIR",

@@ -160,6 +160,8 @@ COMMANDS = st.one_of(
                 ["--validate", "0"],
                 ["--workers", "0"],
                 ["--resume", "@DIR"],
+                ["--uncertainty", "mem_fraction=weird"],
+                ["--uncertainty", "mem_fraction=normal:0.1", "--uncertainty-samples", "1"],
             ]
         ),
     ),

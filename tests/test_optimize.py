@@ -245,3 +245,21 @@ def test_a_seeded_run_repeats_when_its_population_holds_infeasible_points():
     tables = [pareto_table(r.pareto) for r in runs]
     assert tables[0] == tables[1] == tables[2]
     assert all(r["regs_per_sm"] == 65536 for r in tables[0])  # the small files host no CTA of the GEMM
+
+
+def test_a_robust_front_takes_each_objective_at_its_pessimistic_end():
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.optimize.problem import DEFAULT_OBJECTIVES, _Island
+
+    sm = resolve_gpu("fermi-gtx480")
+    space = design_space("baseline", SMALL, ("sram-hp", "dwm"), ())
+    x = np.array([[0, 3, 0], [2, 10, 1], [3, 14, 0]])
+    args = ("baseline", space, ["saxpy", "sgemm_tiled"], sm, DEFAULT_OBJECTIVES, (), {}, {})
+    _, _, _, mean = _Island(*args).evaluate(x)
+    _, _, _, worst = _Island(*args, {"mem_fraction": ("normal", 0.2)}, 16).evaluate(x)
+    assert np.all(worst["time_ns"] > mean["time_ns"])  # slower at the 97.5 % quantile than on average
+    assert np.array_equal(worst["capacity_kb"], mean["capacity_kb"])  # nothing uncertain about capacity
+    assert np.allclose(worst["area_mm2"], mean["area_mm2"])
+    res = optimize("baseline", ["saxpy"], "fermi-gtx480", uncertainty={"mem_fraction": ("normal", 0.2)},
+                   samples=8, **RUN)  # fmt: skip
+    assert "pessimistic end" in res.pareto.attrs["engine"] and pareto_table(res.pareto)

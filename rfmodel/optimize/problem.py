@@ -309,16 +309,23 @@ class _Island:
     """One design's search: its variables, and the evaluation of integer-coded points into objectives
     (minimization), constraint values and the rows of the result."""
 
-    def __init__(self, design, space, workloads, sm, objectives, constraints, reference, eval_kw):
+    def __init__(self, design, space, workloads, sm, objectives, constraints, reference, eval_kw,
+                 uncertainty=None, samples=32):  # fmt: skip
         self.design, self.space, self.workloads, self.sm = design, space, workloads, sm
         self.objectives, self.constraints = objectives, constraints
         self.reference, self.eval_kw = reference, eval_kw
+        self.uncertainty, self.samples = uncertainty, samples
 
     def evaluate(self, idx: np.ndarray):
         params = {v.name: v.decode(idx[:, i]) for i, v in enumerate(self.space)}
-        ds = evaluate(self.design, self.workloads, self.sm, method="analytic", params=params, mode="points",
-                      on_no_fit="nan", **self.eval_kw)  # fmt: skip
-        values = {o.name: metric(ds, o.name, self.sm) for o in self.objectives}
+        kw = dict(self.eval_kw)
+        if self.uncertainty:
+            kw.update(method="montecarlo", uncertainty=self.uncertainty, samples=self.samples)
+        else:
+            kw["method"] = "analytic"
+        ds = evaluate(self.design, self.workloads, self.sm, params=params, mode="points", on_no_fit="nan",
+                      **kw)  # fmt: skip
+        values = {o.name: metric(_pessimistic(ds, o.sense), o.name, self.sm) for o in self.objectives}
         f = np.stack([o.sign * values[o.name] for o in self.objectives], axis=1)
         f = np.where(np.isfinite(f), f, 1e30)
         warps = np.nan_to_num(ds["warps"].values, nan=0.0).min(axis=0)
@@ -375,7 +382,8 @@ class IslandJob:
         parts = (__version__, i.design, [(v.name, list(map(str, v.values))) for v in i.space],
                  list(map(str, i.workloads)), repr(i.sm), list(map(str, i.objectives)),
                  list(map(str, i.constraints)), sorted(i.reference.items()),
-                 sorted(map(str, i.eval_kw.items())),
+                 sorted(map(str, i.eval_kw.items())), sorted(map(str, (i.uncertainty or {}).items())),
+                 i.samples,
                  self.algorithm, self.pop_size, self.generations, self.seed)  # fmt: skip
         return hashlib.sha256(repr(parts).encode()).hexdigest()
 
@@ -441,6 +449,15 @@ def run_island(job: IslandJob) -> dict:
         out["rows"] = _rows(island.design, params, values, ok)
         out["f"] = f[ok]
     return out
+
+
+def _pessimistic(ds: xr.Dataset, sense: str) -> xr.Dataset:
+    """A Monte-Carlo result seen from an objective's worst side: every variable with an interval replaced by
+    its 97.5 % quantile (``<v>_hi``) for a minimized objective, its 2.5 % quantile for a maximized one; a
+    Dataset without intervals is returned as it is."""
+    end = "_hi" if sense == "min" else "_lo"
+    swap = {v: ds[f"{v}{end}"] for v in ds.data_vars if f"{v}{end}" in ds}
+    return ds.assign(swap) if swap else ds
 
 
 def _rows(design, params, values, mask) -> list[dict]:
@@ -559,6 +576,8 @@ def optimize(
     runner=None,
     checkpoint=None,
     resume: bool = False,
+    uncertainty=None,
+    samples: int = 32,
     **eval_kw,
 ) -> OptimizeResult:
     """Search ``designs`` (default: every registered design with an analytic model) jointly with the main-RF
@@ -572,7 +591,12 @@ def optimize(
     ``runner`` (:mod:`rfmodel.runner`; default serial) runs the islands, in any order: each is seeded from
     ``seed`` and its design's name, so the front does not depend on the runner.  ``checkpoint``: a folder
     where each island's state is written after every generation; ``resume=True`` continues from it (a
-    fresh run clears it), with no evaluation lost or repeated and the same front as a run never stopped."""
+    fresh run clears it), with no evaluation lost or repeated and the same front as a run never stopped.
+
+    ``uncertainty`` (``{"mem_fraction": ("normal", 0.1)}``, as :func:`rfmodel.evaluate`'s Monte-Carlo): a
+    robust front; each point is evaluated with ``samples`` Monte-Carlo draws and each objective taken at its
+    pessimistic end (the 97.5 % quantile of a minimized metric, the 2.5 % of a maximized one, per
+    workload), instead of the model's mean."""
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (pop_size, generations)):
         raise RfmodelError(f"pop_size and generations must be integers (got {pop_size!r}, {generations!r})")
     if pop_size < 4 or generations < 1:
@@ -606,8 +630,13 @@ def optimize(
     for w in workloads:  # build the profiles once, before the timed loop
         workload_profile(w, sm, **{k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")})
     reference = _reference_values(constraints, workloads, sm, eval_kw)
+    if uncertainty:
+        from rfmodel.errors import expect_int
+
+        expect_int("samples", samples, low=2, high=4096)
     islands = [_Island(d, design_space(d, space, cells, design_params), workloads, sm, objectives,
-                       constraints, reference, eval_kw) for d in names]  # fmt: skip
+                       constraints, reference, eval_kw, uncertainty or None, samples)
+               for d in names]  # fmt: skip
     if checkpoint is not None:
         checkpoint = Path(checkpoint)
         if not resume and checkpoint.exists():
@@ -682,7 +711,10 @@ def optimize(
         "space": " | ".join(f"{i.design}: " + "; ".join(f"{v.name}={list(v.values)}" for v in i.space)
                             for i in islands),  # fmt: skip
         "workloads": ",".join(map(str, workloads)),
-        "engine": "analytic",
+        "engine": "analytic" if not uncertainty else (
+            f"analytic Monte-Carlo, {samples} samples of {dict(uncertainty)}: each objective at its "
+            "pessimistic end (97.5 % quantile of a minimized metric's per-workload values, 2.5 % of a "
+            "maximized one)"),
         "hypervolume": hv,
         "evaluations": counter["n"],
     }
