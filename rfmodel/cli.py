@@ -305,12 +305,60 @@ def cmd_optimize(args) -> int:
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"Pareto set on {res.pareto.attrs.get('gpu', '')}, by design")
     fig.tight_layout()
-    write_figure(fig, out / "pareto.png", dpi=120)
-    plt.close(fig)
-    print(f"wrote {out / 'pareto.csv'}, {out / 'pareto.nc'}, {out / 'pareto.png'}")
+    figures = {"pareto": fig, "pareto_parallel": _parallel_plot(plt, rows, res.objectives, kinds),
+               "hypervolume": _hypervolume_plot(plt, res)}  # fmt: skip
+    written = [out / "pareto.csv", out / "pareto.nc"]
+    for name, f in figures.items():
+        for ext in ("png", "svg") if args.svg else ("png",):
+            write_figure(f, out / f"{name}.{ext}", dpi=120)
+            written.append(out / f"{name}.{ext}")
+        plt.close(f)
+    print(f"wrote {', '.join(map(str, written))}")
     if args.validate:
         _validate_front(res, args, runner, out)
     return 0
+
+
+def _parallel_plot(plt, rows, objectives, kinds):
+    """The front as parallel coordinates: one line a point over its objectives (each scaled to [0, 1] over
+    the front, 1 the better end), coloured by design."""
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(objectives), 3.8))
+    cols = []
+    for o in objectives:
+        v = np.array([r[o.name] for r in rows], dtype=np.float64)
+        span = v.max() - v.min()
+        z = (v - v.min()) / span if span > 0 else np.full_like(v, 0.5)
+        cols.append(1.0 - z if o.sense == "min" else z)
+    z = np.stack(cols, axis=1)
+    x = np.arange(len(objectives))
+    for i, d in enumerate(kinds):
+        for j in [j for j, r in enumerate(rows) if r["design"] == d]:
+            ax.plot(x, z[j], color=f"C{i % 10}", alpha=0.35, lw=0.8, label=d if j == next(
+                k for k, r in enumerate(rows) if r["design"] == d) else None)  # fmt: skip
+    ax.set_xticks(x, [f"{o.name}\n({o.sense})" for o in objectives])
+    ax.set_ylabel("scaled over the front (1: better)")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def _hypervolume_plot(plt, res):
+    """Hypervolume of the front found so far, generation by generation (the islands side by side)."""
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    hv = res.hypervolume_by_generation
+    ax.plot(np.arange(1, len(hv) + 1), hv, marker=".")
+    if res.hypervolume_brute_force:
+        ax.axhline(res.hypervolume_brute_force, color="0.5", ls="--", label="exhaustive front")
+        ax.legend(fontsize=8)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("generation")
+    ax.set_ylabel("hypervolume")
+    fig.tight_layout()
+    return fig
 
 
 def _validate_front(res, args, runner, out) -> None:
@@ -753,6 +801,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"output folder (default {DEFAULT_OUT}/optimize)",
     )
     o.add_argument("--quiet", action="store_true", help="no progress bar")
+    o.add_argument("--svg", action="store_true", help="also write the plots as SVG")
     o.add_argument("--uncertainty", action="append", metavar="NAME=DIST:WIDTH",
                    help="a robust front: Monte-Carlo over these model parameters (as evaluate's), each "
                    "objective at its pessimistic end (97.5 %% / 2.5 %% quantile); repeatable")

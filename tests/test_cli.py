@@ -44,7 +44,7 @@ def test_optimize_writes_pareto_files(tmp_path, capsys):
     assert rc == 0
     out = capsys.readouterr().out
     assert "Pareto set" in out and "hypervolume" in out
-    for f in ("pareto.csv", "pareto.nc", "pareto.png"):
+    for f in ("pareto.csv", "pareto.nc", "pareto.png", "pareto_parallel.png", "hypervolume.png"):
         assert (tmp_path / f).stat().st_size > 0
     header = (tmp_path / "pareto.csv").read_text().splitlines()[0]
     cols = header.split(",")

@@ -41,6 +41,10 @@ def test_joint_front_over_designs_and_cells_is_nondominated_and_near_the_exhaust
     assert not _dominated(fb).any()
     assert res.hypervolume_ratio >= 0.99, res.hypervolume_ratio
     assert res.pareto.attrs["hypervolume_ratio"] == pytest.approx(res.hypervolume_ratio)
+    # the front of a growing set of points: its hypervolume never falls, and ends at the front's
+    hv = np.asarray(res.hypervolume_by_generation)
+    assert len(hv) == 15 and np.all(np.diff(hv) >= -1e-12)
+    assert hv[-1] == pytest.approx(res.hypervolume, rel=1e-9)
 
 
 def test_default_objectives_follow_the_mission_and_capacity_is_the_registers():

@@ -277,6 +277,8 @@ class OptimizeResult:
     seconds: float
     objectives: tuple = DEFAULT_OBJECTIVES
     history: list = field(default_factory=list)
+    #: hypervolume of the front of all points evaluated after each generation (the islands side by side)
+    hypervolume_by_generation: list = field(default_factory=list)
 
     @property
     def hypervolume_ratio(self) -> float | None:
@@ -436,8 +438,10 @@ def run_island(job: IslandJob) -> dict:
         if job.progress is not None:
             job.progress(int(algo.n_gen) - 1)
     island = job.island
+    # each generation's feasible objective vectors (the hypervolume by generation is taken over them)
+    by_gen = [a[1][np.all(a[2] <= 0, axis=1)] for a in problem.archive]
     out = {"design": island.design, "rows": [], "f": np.zeros((0, len(island.objectives))),
-           "evaluations": problem.evaluations, "resumed_at": resumed_at}  # fmt: skip
+           "evaluations": problem.evaluations, "resumed_at": resumed_at, "by_generation": by_gen}  # fmt: skip
     xa = np.concatenate([a[0] for a in problem.archive])
     fa = np.concatenate([a[1] for a in problem.archive])
     ga = np.concatenate([a[2] for a in problem.archive])
@@ -448,6 +452,21 @@ def run_island(job: IslandJob) -> dict:
         ok = np.all(g <= 0, axis=1)
         out["rows"] = _rows(island.design, params, values, ok)
         out["f"] = f[ok]
+    return out
+
+
+def _hypervolume_by_generation(islands: list[list[np.ndarray]], ideal, nadir) -> list[float]:
+    """The hypervolume of the front of everything all islands had evaluated after each generation (the
+    islands run side by side in this count), in the final normalization."""
+    gens = max((len(g) for g in islands), default=0)
+    front = np.zeros((0, len(ideal)))
+    out = []
+    for k in range(gens):
+        new = [g[k] for g in islands if k < len(g) and len(g[k])]
+        if new:
+            pts = np.concatenate([front, *new])
+            front = pts[_front_mask(pts, np.ones(len(pts), dtype=bool))]
+        out.append(_hypervolume(front, ideal, nadir))
     return out
 
 
@@ -699,6 +718,7 @@ def optimize(
     else:
         ideal, nadir = f_front.min(axis=0), f_front.max(axis=0)
     hv = _hypervolume(f_front, ideal, nadir)
+    hv_by_gen = _hypervolume_by_generation([r["by_generation"] for r in results], ideal, nadir)
     seconds = time.perf_counter() - t0
     attrs = {
         "algorithm": f"{algorithm.upper()} pop={pop_size} generations={generations} per design (islands)",
@@ -716,6 +736,7 @@ def optimize(
             "pessimistic end (97.5 % quantile of a minimized metric's per-workload values, 2.5 % of a "
             "maximized one)"),
         "hypervolume": hv,
+        "hypervolume_by_generation": np.asarray(hv_by_gen, dtype=np.float64),
         "evaluations": counter["n"],
     }
     if hv_bf:
@@ -729,7 +750,7 @@ def optimize(
         bf = _dataset(bf_rows, {**attrs, "front": "exhaustive"})
     return OptimizeResult(pareto=pareto, brute_force=bf, hypervolume=hv, hypervolume_brute_force=hv_bf,
                           evaluations=counter["n"], seconds=seconds, objectives=objectives,
-                          history=history)  # fmt: skip
+                          history=history, hypervolume_by_generation=hv_by_gen)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------- validation
