@@ -179,7 +179,7 @@ def cmd_evaluate(args) -> int:
 #: the arguments that define an optimize run (saved beside its checkpoints; ``--resume`` reads them back)
 OPTIMIZE_RUN_ARGS = ("design", "workload", "gpu", "objective", "constraint", "cell", "algorithm", "pop",
                      "generations", "seed", "arch", "no_brute_force", "design_param", "uncertainty",
-                     "uncertainty_samples")  # fmt: skip
+                     "uncertainty_samples", "node", "structure_cell")  # fmt: skip
 #: at most this many Pareto points are printed
 PARETO_SHOWN = 30
 #: columns of the printed Pareto table before the objectives; a design's own parameters go in one column
@@ -253,6 +253,8 @@ def cmd_optimize(args) -> int:
             checkpoint=ckpt,
             resume=bool(args.resume),
             uncertainty=dict(_parse_uncertainty(u) for u in args.uncertainty or ()) or None,
+            nodes=tuple(args.node or (45,)),
+            structure_cells=tuple(args.structure_cell or ("sram-hp",)),
             samples=args.uncertainty_samples,
             arch=args.arch,
         )
@@ -785,6 +787,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="repeatable, e.g. area_mm2<=1.5 or ipc>=0.95*baseline")
     o.add_argument("--cell", action="append", metavar="CELL",
                    help="main-RF cells to search (repeatable; default: every cell with timing and costs)")
+    o.add_argument("--node", action="append", type=float, metavar="NM",
+                   help="technology nodes to search (repeatable; default 45)")
+    o.add_argument("--structure-cell", action="append", metavar="CELL",
+                   help="cells of the structures other than the main RF's banks (collectors, caches, "
+                   "buffers; repeatable; default sram-hp)")
     o.add_argument("--algorithm", choices=("nsga3", "nsga2"), default="nsga3")
     o.add_argument("--pop", type=int, default=40, help="population size per design (default 40)")
     o.add_argument("--generations", type=int, default=30, help="generations per design (default 30)")

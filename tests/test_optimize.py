@@ -267,3 +267,24 @@ def test_a_robust_front_takes_each_objective_at_its_pessimistic_end():
     res = optimize("baseline", ["saxpy"], "fermi-gtx480", uncertainty={"mem_fraction": ("normal", 0.2)},
                    samples=8, **RUN)  # fmt: skip
     assert "pessimistic end" in res.pareto.attrs["engine"] and pareto_table(res.pareto)
+
+
+def test_the_node_and_the_structures_cell_are_technology_variables():
+    res = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", nodes=(22, 45),
+                   structure_cells=("sram-hp", "sram-lop"), **RUN)  # fmt: skip
+    rows = pareto_table(res.pareto)
+    assert any(r["node_nm"] == 22 for r in rows)
+    assert {r["structure_cell"] for r in rows} <= {"sram-hp", "sram-lop"}
+    # the node changes area and power, never the cycles: one point at both nodes
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.optimize.problem import DEFAULT_OBJECTIVES, _Island
+
+    space = design_space("rfc", SMALL, ("sram-hp",), (), nodes=(22, 45))
+    assert [v.name for v in space] == ["num_banks", "regs_per_sm", "main_cell", "node_nm"]
+    island = _Island("rfc", space, ["saxpy"], resolve_gpu("fermi-gtx480"), DEFAULT_OBJECTIVES, (), {}, {})
+    _, _, params, v = island.evaluate(np.array([[2, 8, 0, 0], [2, 8, 0, 1]]))
+    assert params["node_nm"].tolist() == [22, 45]
+    assert v["time_ns"][0] == v["time_ns"][1] and v["area_mm2"][0] < v["area_mm2"][1]
+    assert "node_nm=[22, 45]" in res.pareto.attrs["space"]
+    with pytest.raises(RfmodelError, match="stt-ram at 65 nm"):
+        optimize("baseline", ["saxpy"], "fermi-gtx480", nodes=(45, 65), **{**RUN, "cells": ("stt-ram",)})

@@ -123,9 +123,12 @@ DEFAULT_SPACE = (
 )
 
 
-def design_space(design, space=DEFAULT_SPACE, cells=DEFAULT_CELLS, design_params=None) -> tuple:
+def design_space(design, space=DEFAULT_SPACE, cells=DEFAULT_CELLS, design_params=None, nodes=(),
+                 structure_cells=()) -> tuple:  # fmt: skip
     """One island's variables: ``space`` (SM fields), ``main_cell`` over ``cells`` where the design has
-    it, and the design's parameters (``design_params``; default :func:`default_design_params`)."""
+    it, the technology node over ``nodes`` and the other structures' cell over ``structure_cells`` (when
+    more than one is given), and the design's parameters (``design_params``; default
+    :func:`default_design_params`)."""
     from rfmodel.designs.base import get_design
 
     d = get_design(design)
@@ -141,6 +144,10 @@ def design_space(design, space=DEFAULT_SPACE, cells=DEFAULT_CELLS, design_params
         names = default_design_params(d)
     else:
         names = [n for n in design_params if n in d.parameters]
+    if len(nodes) > 1:
+        out.append(Variable("node_nm", tuple(nodes)))
+    if len(structure_cells) > 1:
+        out.append(Variable("structure_cell", tuple(structure_cells)))
     taken = {v.name for v in out}
     out += [design_variable(d, n) for n in names if n not in taken]
     return tuple(out)
@@ -174,6 +181,9 @@ METRICS = {
     "energy_pj": (lambda ds, sm: _mean(ds["energy_pj_total"].values),
                   "RF energy per workload run (pJ), mean over the workloads"),
 }  # fmt: skip
+#: search variables that are technology choices, not grid parameters: the name ``evaluate``'s ``tech``
+#: gives each (the node of every structure; the cell of the structures other than the main RF's banks)
+TECH_VARIABLES = {"node_nm": "node_nm", "structure_cell": "cell"}
 #: metrics reported beside the objectives (where the design has them)
 REPORTED = ("main_rf_read_cycles", "main_rf_write_cycles", "main_rf_network_cycles")
 
@@ -319,27 +329,48 @@ class _Island:
         self.uncertainty, self.samples = uncertainty, samples
 
     def evaluate(self, idx: np.ndarray):
+        """Objectives (minimization), constraint values, the points' parameters and their metrics.  The
+        technology variables (:data:`TECH_VARIABLES`) go to ``evaluate``'s ``tech``: the points are
+        evaluated in one call per technology."""
         params = {v.name: v.decode(idx[:, i]) for i, v in enumerate(self.space)}
-        kw = dict(self.eval_kw)
+        grid = {k: v for k, v in params.items() if k not in TECH_VARIABLES}
+        techs = [k for k in TECH_VARIABLES if k in params]
+        keys = list(zip(*(params[k].tolist() for k in techs), strict=True)) if techs else [()] * len(idx)
+        values: dict = {}
+        warps = np.zeros(len(idx))
+        for key in dict.fromkeys(keys):
+            rows = np.array([i for i, k in enumerate(keys) if k == key])
+            chosen = {TECH_VARIABLES[t]: v for t, v in zip(techs, key, strict=True)}
+            tech = {**(self.eval_kw.get("tech") or {}), **chosen}
+            part = self._evaluate_points({k: v[rows] for k, v in grid.items()}, tech)
+            for name, v in part.items():
+                values.setdefault(name, np.full(len(idx), np.nan))[rows] = v
+            warps[rows] = part.pop("__warps")
+        values.pop("__warps", None)
+        f = np.stack([o.sign * values[o.name] for o in self.objectives], axis=1)
+        f = np.where(np.isfinite(f), f, 1e30)
+        g = [1.0 - warps]
+        for c in self.constraints:
+            g.append(c.violation(values[c.name], self.reference.get(c.name, np.nan)))
+        return f, np.stack(g, axis=1), params, values
+
+    def _evaluate_points(self, grid: dict, tech: dict) -> dict:
+        """Per-point metrics of one technology's points: objectives, constraints, the reported metrics and
+        the fewest resident warps over the workloads (``__warps``)."""
+        kw = {**self.eval_kw, "tech": tech or None}
         if self.uncertainty:
             kw.update(method="montecarlo", uncertainty=self.uncertainty, samples=self.samples)
         else:
             kw["method"] = "analytic"
-        ds = evaluate(self.design, self.workloads, self.sm, params=params, mode="points", on_no_fit="nan",
-                      **kw)  # fmt: skip
+        ds = evaluate(self.design, self.workloads, self.sm, params=grid, mode="points", on_no_fit="nan", **kw)
         values = {o.name: metric(_pessimistic(ds, o.sense), o.name, self.sm) for o in self.objectives}
-        f = np.stack([o.sign * values[o.name] for o in self.objectives], axis=1)
-        f = np.where(np.isfinite(f), f, 1e30)
-        warps = np.nan_to_num(ds["warps"].values, nan=0.0).min(axis=0)
-        g = [1.0 - warps]
         for c in self.constraints:
-            v = values[c.name] if c.name in values else metric(ds, c.name, self.sm)
-            values.setdefault(c.name, v)
-            g.append(c.violation(v, self.reference.get(c.name, np.nan)))
+            values.setdefault(c.name, metric(ds, c.name, self.sm))
         for name in REPORTED:
             if name in ds:
                 values.setdefault(name, metric(ds, name, self.sm))
-        return f, np.stack(g, axis=1), params, values
+        values["__warps"] = np.nan_to_num(ds["warps"].values, nan=0.0).min(axis=0)
+        return values
 
 
 class _IslandProblem(Problem):
@@ -505,6 +536,34 @@ def _dataset(rows: list[dict], attrs: dict) -> xr.Dataset:
     return ds
 
 
+def _technologies(nodes, structure_cells, cells, eval_kw) -> tuple[tuple, tuple]:
+    """The nodes and structure cells as tuples, each cell checked at each node against the technology
+    tables (one error naming the pairs they do not cover); a single choice goes into ``eval_kw['tech']``."""
+    from rfmodel.tech.array import array_cost
+
+    nodes = tuple(float(n) if not float(n).is_integer() else int(n) for n in np.atleast_1d(nodes))
+    structure_cells = tuple(str(c) for c in np.atleast_1d(structure_cells))
+    if not nodes or not structure_cells:
+        raise RfmodelError("nodes and structure_cells: give at least one each")
+    missing = []
+    for c in dict.fromkeys((*cells, *structure_cells)):
+        for n in nodes:
+            try:
+                array_cost(c, n, 16, 1024, warn=False)
+            except RfmodelError:
+                missing.append(f"{c} at {n} nm")
+    if missing:
+        raise RfmodelError(f"the technology tables do not cover {', '.join(missing)}: choose other nodes or "
+                           "cells")  # fmt: skip
+    tech = dict(eval_kw.get("tech") or {})
+    if len(nodes) == 1:
+        tech["node_nm"] = nodes[0]
+    if len(structure_cells) == 1:
+        tech["cell"] = structure_cells[0]
+    eval_kw["tech"] = tech
+    return nodes, structure_cells
+
+
 def _reference_values(constraints, workloads, sm, eval_kw) -> dict:
     """The baseline design's value at its defaults of each constraint relative to it."""
     names = sorted({c.name for c in constraints if c.relative})
@@ -597,6 +656,8 @@ def optimize(
     resume: bool = False,
     uncertainty=None,
     samples: int = 32,
+    nodes=(45,),
+    structure_cells=("sram-hp",),
     **eval_kw,
 ) -> OptimizeResult:
     """Search ``designs`` (default: every registered design with an analytic model) jointly with the main-RF
@@ -611,6 +672,10 @@ def optimize(
     ``seed`` and its design's name, so the front does not depend on the runner.  ``checkpoint``: a folder
     where each island's state is written after every generation; ``resume=True`` continues from it (a
     fresh run clears it), with no evaluation lost or repeated and the same front as a run never stopped.
+
+    ``nodes`` (nm) and ``structure_cells`` (the cell of the structures other than the main RF's banks:
+    collectors, caches, buffers, networks) are technology variables when more than one is given, else the
+    technology of every point; each (cell, node) pair is checked against the technology tables first.
 
     ``uncertainty`` (``{"mem_fraction": ("normal", 0.1)}``, as :func:`rfmodel.evaluate`'s Monte-Carlo): a
     robust front; each point is evaluated with ``samples`` Monte-Carlo draws and each objective taken at its
@@ -653,8 +718,9 @@ def optimize(
         from rfmodel.errors import expect_int
 
         expect_int("samples", samples, low=2, high=4096)
-    islands = [_Island(d, design_space(d, space, cells, design_params), workloads, sm, objectives,
-                       constraints, reference, eval_kw, uncertainty or None, samples)
+    nodes, structure_cells = _technologies(nodes, structure_cells, cells, eval_kw)
+    islands = [_Island(d, design_space(d, space, cells, design_params, nodes, structure_cells), workloads, sm,
+                       objectives, constraints, reference, eval_kw, uncertainty or None, samples)
                for d in names]  # fmt: skip
     if checkpoint is not None:
         checkpoint = Path(checkpoint)
