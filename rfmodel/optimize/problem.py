@@ -539,14 +539,17 @@ def _dataset(rows: list[dict], attrs: dict) -> xr.Dataset:
 def _technologies(nodes, structure_cells, cells, eval_kw) -> tuple[tuple, tuple]:
     """The nodes and structure cells as tuples, each cell checked at each node against the technology
     tables (one error naming the pairs they do not cover); a single choice goes into ``eval_kw['tech']``."""
-    from rfmodel.tech.array import array_cost
+    from rfmodel.tech.array import CELLS, array_cost
 
     nodes = tuple(float(n) if not float(n).is_integer() else int(n) for n in np.atleast_1d(nodes))
     structure_cells = tuple(str(c) for c in np.atleast_1d(structure_cells))
     if not nodes or not structure_cells:
         raise RfmodelError("nodes and structure_cells: give at least one each")
+    unknown = [c for c in structure_cells if c not in CELLS]
+    if unknown:
+        raise RfmodelError(f"structure cell {unknown[0]!r} is not a cell; allowed: {', '.join(CELLS)}")
     missing = []
-    for c in dict.fromkeys((*cells, *structure_cells)):
+    for c in dict.fromkeys(c for c in (*cells, *structure_cells) if c in CELLS):  # others: design_space
         for n in nodes:
             try:
                 array_cost(c, n, 16, 1024, warn=False)
