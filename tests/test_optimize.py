@@ -288,3 +288,15 @@ def test_the_node_and_the_structures_cell_are_technology_variables():
     assert "node_nm=[22, 45]" in res.pareto.attrs["space"]
     with pytest.raises(RfmodelError, match="stt-ram at 65 nm"):
         optimize("baseline", ["saxpy"], "fermi-gtx480", nodes=(45, 65), **{**RUN, "cells": ("stt-ram",)})
+
+
+def test_the_best_front_of_several_seeds_is_the_reference_of_a_space_too_large_to_enumerate():
+    kw = {**RUN, "brute_force": True, "design_params": None}  # rfc's own parameters: far too many points
+    one = optimize("rfc", ["saxpy"], "fermi-gtx480", **kw)
+    assert one.hypervolume_ratio is None and "not computed" in one.pareto.attrs["hypervolume_brute_force"]
+    res = optimize("rfc", ["saxpy"], "fermi-gtx480", reference_seeds=2, **kw)
+    assert res.pareto.attrs["hypervolume_reference"] == "best of seeds 3..5"
+    assert 0 < res.hypervolume_ratio <= 1.0 + 1e-12
+    assert res.evaluations == 3 * one.evaluations
+    with pytest.raises(RfmodelError, match="reference_seeds"):
+        optimize("rfc", ["saxpy"], reference_seeds=-1)
