@@ -107,8 +107,8 @@ def test_cli_bench_prints_one_json_object(capsys):
         entry = doc["simulate"][design]
         assert entry["warp_instr_per_s"] > 0 and entry["workload"] == "saxpy"
         assert entry["instructions"] > 0
-    opt = doc["optimize"]  # one island of 40 x 5 over the default workloads
-    assert opt["evaluations"] == 200 and opt["evaluations_per_s"] > 0
+    opt = doc["optimize"]  # one island of 40 x 5 over the default workloads (points asked again: cached)
+    assert 40 < opt["evaluations"] <= 200 and opt["evaluations_per_s"] > 0
     assert opt["seconds_per_10000"] == pytest.approx(10000 / opt["evaluations_per_s"])
 
 

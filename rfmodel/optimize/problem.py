@@ -375,7 +375,9 @@ class _Island:
 
 class _IslandProblem(Problem):
     """pymoo's view of an island: integer indices into its variables' values; every point it evaluates is
-    kept (``archive``) so that the island's result is the front of everything it saw."""
+    kept (``archive``) so that the island's result is the front of everything it saw, and a point asked for
+    again is answered from ``cache`` instead of being evaluated again (``evaluations`` counts the points
+    evaluated, ``requested`` the points the algorithm asked for)."""
 
     def __init__(self, island):
         n = len(island.space)
@@ -384,12 +386,26 @@ class _IslandProblem(Problem):
                          vtype=int)  # fmt: skip
         self.island = island
         self.archive = []
+        self.cache = {}
         self.evaluations = 0
+        self.requested = 0
 
     def _evaluate(self, x, out, *args, **kwargs):
         x = np.rint(np.asarray(x)).astype(int)
-        out["F"], out["G"], _, _ = self.island.evaluate(x)
-        self.evaluations += len(x)
+        keys = [row.tobytes() for row in x]
+        new, seen = [], set()
+        for i, k in enumerate(keys):
+            if k not in self.cache and k not in seen:  # each new point once
+                seen.add(k)
+                new.append(i)
+        if new:
+            f, g, _, _ = self.island.evaluate(x[new])
+            for j, i in enumerate(new):
+                self.cache[keys[i]] = (f[j], g[j])
+        out["F"] = np.stack([self.cache[k][0] for k in keys])
+        out["G"] = np.stack([self.cache[k][1] for k in keys])
+        self.evaluations += len(new)
+        self.requested += len(x)
         self.archive.append((x, out["F"], out["G"]))
 
 
@@ -472,7 +488,8 @@ def run_island(job: IslandJob) -> dict:
     # each generation's feasible objective vectors (the hypervolume by generation is taken over them)
     by_gen = [a[1][np.all(a[2] <= 0, axis=1)] for a in problem.archive]
     out = {"design": island.design, "rows": [], "f": np.zeros((0, len(island.objectives))),
-           "evaluations": problem.evaluations, "resumed_at": resumed_at, "by_generation": by_gen}  # fmt: skip
+           "evaluations": problem.evaluations, "requested": problem.requested, "resumed_at": resumed_at,
+           "by_generation": by_gen}  # fmt: skip
     xa = np.concatenate([a[0] for a in problem.archive])
     fa = np.concatenate([a[1] for a in problem.archive])
     ga = np.concatenate([a[2] for a in problem.archive])
@@ -762,7 +779,7 @@ def optimize(
     evaluations = 0
     for result in results:
         evaluations += result["evaluations"]
-        history.append({k: result[k] for k in ("design", "evaluations", "resumed_at")})
+        history.append({k: result[k] for k in ("design", "evaluations", "requested", "resumed_at")})
         history[-1]["front"] = len(result["rows"])
         rows += result["rows"]
         if len(result["f"]):
