@@ -62,12 +62,22 @@ class ProcessRunner(Runner):
         self.name = f"{workers} local processes"
 
     def run(self, fn, jobs):
+        import multiprocessing
+        from concurrent.futures.process import BrokenProcessPool
+
         jobs = list(jobs)
         workers = min(self.workers, max(len(jobs), 1))
-        with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent) as pool:
+        # fresh interpreters ("spawn"), not forks: a fork of a process that has used OpenMP (the
+        # hypervolume's library does) aborts, and a fork would share the parent's locks and threads
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_die_with_parent) as pool:
             futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
-            for fut in as_completed(futures):
-                yield futures[fut], fut.result()
+            try:
+                for fut in as_completed(futures):
+                    yield futures[fut], fut.result()
+            except BrokenProcessPool as e:
+                msg = f"a worker process died ({e}); run again with --workers 1 to see why"
+                raise RfmodelError(msg) from None
 
 
 class DaskRunner(Runner):

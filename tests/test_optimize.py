@@ -135,6 +135,10 @@ def test_process_and_dask_runners_give_the_serial_front(tmp_path):
     procs = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", runner=ProcessRunner(2), **RUN)
     assert pareto_table(procs.pareto) == pareto_table(serial.pareto)
     assert procs.evaluations == serial.evaluations
+    # this process has computed hypervolumes (an OpenMP library): new workers must still start
+    from rfmodel.optimize.problem import validate
+
+    assert len(validate(procs, 2, runner=ProcessRunner(2))) == 2
     kw = dict(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
     with LocalCluster(**kw) as cluster:
         with Client(cluster) as client:
