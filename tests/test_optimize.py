@@ -143,7 +143,10 @@ def test_process_and_dask_runners_give_the_serial_front(tmp_path):
     with LocalCluster(**kw) as cluster:
         with Client(cluster) as client:
             dask = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", runner=DaskRunner(client), **RUN)
-    assert pareto_table(dask.pareto) == pareto_table(serial.pareto)
+        # as the command line's --scheduler ADDRESS does
+        by_address = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480",
+                              runner=make_runner(scheduler=cluster.scheduler_address), **RUN)  # fmt: skip
+    assert pareto_table(dask.pareto) == pareto_table(serial.pareto) == pareto_table(by_address.pareto)
     assert str(make_runner()) == "serial" and str(make_runner(workers=2)) == "2 local processes"
     with pytest.raises(RfmodelError, match="workers"):
         make_runner(workers=0)
