@@ -234,3 +234,11 @@ def test_export_accelsim_needs_at_least_one_sm(tmp_path, capsys):
     args = ["workload", "export-accelsim", "saxpy", tmp_path / "ex", "--num-sms", "0"]
     assert "num_sms" in run_cli(args, capsys)
     assert not (tmp_path / "ex").exists()
+
+
+def test_montecarlo_without_an_uncertain_parameter_is_refused(capsys):
+    """Found by the fuzz harness: no uncertainty gave a sample axis of length 1 and an xarray traceback."""
+    err = run_cli(["evaluate", "--workload", "saxpy", "--method", "montecarlo"], capsys)
+    assert "at least one uncertain parameter" in err
+    with pytest.raises(RfmodelError, match="uncertain parameter"):
+        rfmodel.evaluate("baseline", "saxpy", method="montecarlo")

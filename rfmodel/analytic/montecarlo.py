@@ -164,6 +164,10 @@ def check_uncertainty(design, uncertainty: dict, calibration, samples: int) -> d
             )
     if samples < 2:
         raise RfmodelError("montecarlo needs samples >= 2")
+    if not uncertainty:
+        raise RfmodelError("montecarlo needs at least one uncertain parameter (uncertainty=, on the command "
+                           "line --uncertainty NAME=DIST:WIDTH, e.g. mem_fraction=normal:0.1 or "
+                           "model_error=calibrated)")  # fmt: skip
     for k, spec in uncertainty.items():
         ok = isinstance(spec, (tuple, list)) and len(spec) == 2 and spec[0] in DISTRIBUTIONS
         width = spec[1] if ok else None
