@@ -271,7 +271,7 @@ def cmd_optimize(args) -> int:
           f"{res.pareto.attrs['workloads']}")  # fmt: skip
     shown = rows
     if len(rows) > PARETO_SHOWN:  # a spread of the front: the rest is in the files
-        from rfmodel.optimize.problem import most_different
+        from rfmodel.optimize.validate import most_different
 
         f = [[o.sign * r[o.name] for o in res.objectives] for r in rows]
         shown = [rows[i] for i in sorted(most_different(f, PARETO_SHOWN))]
@@ -366,9 +366,9 @@ def _hypervolume_plot(plt, res):
 
 
 def _validate_front(res, args, runner, out) -> None:
-    """``--validate K``: the K most different Pareto points in both engines (``problem.validate``)."""
+    """``--validate K``: the K most different Pareto points in both engines (``optimize.validate``)."""
     from rfmodel.io import write_text
-    from rfmodel.optimize.problem import VALIDATED, validate
+    from rfmodel.optimize.validate import VALIDATED, validate
 
     bar, update = _progress(not args.quiet, args.validate, "simulating")
     try:

@@ -136,7 +136,7 @@ def test_process_and_dask_runners_give_the_serial_front(tmp_path):
     assert pareto_table(procs.pareto) == pareto_table(serial.pareto)
     assert procs.evaluations == serial.evaluations
     # this process has computed hypervolumes (an OpenMP library): new workers must still start
-    from rfmodel.optimize.problem import validate
+    from rfmodel.optimize.validate import validate
 
     assert len(validate(procs, 2, runner=ProcessRunner(2))) == 2
     kw = dict(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
@@ -221,7 +221,7 @@ def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path
 
 
 def test_validate_puts_the_simulator_beside_the_most_different_points():
-    from rfmodel.optimize.problem import VALIDATED, most_different, validate
+    from rfmodel.optimize.validate import VALIDATED, most_different, validate
 
     f = np.array([[0.0, 1.0], [0.1, 0.9], [1.0, 0.0], [0.5, 0.5], [0.95, 0.05]])
     assert most_different(f, 3) == [0, 2, 3]  # the best first objective, its opposite end, the middle

@@ -1,0 +1,125 @@
+"""The optimizer's front in the cycle simulator: the K most different Pareto points in both engines.
+
+:func:`validate` picks the points by farthest-point sampling over the front's objectives
+(:func:`most_different`), runs each in both engines' default ``evaluate`` path (:func:`simulate_point`, a job
+any :mod:`rfmodel.runner` runner can run) and sets the figures side by side with the relative error and the
+share of pairs of points both engines order alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rfmodel.errors import RfmodelError
+from rfmodel.evaluate import evaluate, resolve_gpu
+from rfmodel.optimize.problem import OptimizeResult, metric
+from rfmodel.runner import SerialRunner
+
+#: metrics compared between the engines by :func:`validate`
+VALIDATED = ("time_ns", "ipc", "power_mw", "energy_pj")
+
+
+def most_different(f: np.ndarray, k: int) -> list[int]:
+    """``k`` rows of ``f`` spread over the front: objectives scaled to [0, 1], the best of the first objective
+    first, then each time the row farthest from those already taken (farthest-point sampling)."""
+    f = np.asarray(f, dtype=np.float64)
+    if len(f) == 0 or k <= 0:
+        return []
+    lo, hi = f.min(axis=0), f.max(axis=0)
+    z = (f - lo) / np.where(hi > lo, hi - lo, 1.0)
+    taken = [int(np.argmin(z[:, 0]))]
+    d = np.linalg.norm(z - z[taken[0]], axis=1)
+    while len(taken) < min(k, len(f)):
+        nxt = int(np.argmax(d))
+        taken.append(nxt)
+        d = np.minimum(d, np.linalg.norm(z - z[nxt], axis=1))
+    return taken
+
+
+@dataclass
+class PointJob:
+    """One Pareto point to simulate: its design, its parameters, the workloads and the SM."""
+
+    design: str
+    params: dict
+    workloads: list
+    sm: object
+    eval_kw: dict
+
+
+def simulate_point(job: PointJob) -> dict:
+    """The point's metrics (:data:`VALIDATED`) from both engines: ``{"analytic": ..., "simulated": ...}``."""
+    out = {}
+    params = {k: [v] for k, v in job.params.items()}
+    for method, key in (("analytic", "analytic"), ("simulate", "simulated")):
+        ds = evaluate(job.design, job.workloads, job.sm, method=method, params=params, mode="points",
+                      **job.eval_kw)  # fmt: skip
+        out[key] = {m: float(metric(ds, m, job.sm)[0]) for m in VALIDATED}
+    return out
+
+
+def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runner=None, progress=None,
+             **eval_kw) -> list[dict]:
+    """Simulate the ``k`` most different points of ``result``'s front (:func:`most_different` over its
+    objectives) and set the analytic figures beside the simulated ones, with the relative error; the last
+    row's ``order_kept`` tells whether the two engines order the points alike (the fraction of pairs
+    ranked the same way by ``time_ns``).  On an SM with typed collector sets, a point's ``collector_units``
+    (one pool in the analytic model) is simulated, and modelled again, as that many generic collectors."""
+    from rfmodel.designs.base import get_design
+
+    ds = result.pareto
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise RfmodelError(f"validate: expected a positive number of points (got {k!r})")
+    sm = resolve_gpu(gpu if gpu is not None else ds.attrs.get("gpu"))
+    workloads = list(workloads or ds.attrs["workloads"].split(","))
+    f = np.stack([o.sign * ds[o.name].values for o in result.objectives], axis=1)
+    picks = most_different(f, int(k))
+    jobs, rows = [], []
+    sm_fields = set(sm.to_dict())
+    for i in picks:
+        design = str(ds["design"].values[i])
+        d = get_design(design)
+        params = {}
+        for name in ds.data_vars:
+            if name in d.parameters or name in sm_fields or name == "collector_units":
+                v = ds[name].values[i]
+                if isinstance(v, str) and not v or (not isinstance(v, str) and np.isnan(v)):
+                    continue
+                if isinstance(v, str):
+                    params[name] = str(v)
+                else:
+                    params[name] = int(v) if float(v).is_integer() else float(v)
+        point_sm = sm
+        if "collector_units" in params and sm.collectors.specialized:
+            # the analytic model counts collector_units as one pool; the simulator needs the same units as
+            # generic collectors (it cannot resize typed sets), and the analytic figures are taken there too
+            n = int(params.pop("collector_units"))
+            typed = {f: 0 for f in ("sp", "sfu", "mem", "tensor", "dp", "int")}
+            point_sm = sm.replace(collectors=sm.collectors.replace(gen=n, **typed))
+            params_note = {"collector_units": n, "collectors": f"{n} generic"}
+        else:
+            params_note = {}
+        jobs.append(PointJob(design, params, workloads, point_sm, eval_kw))
+        rows.append({"point": int(i), "design": design, **params, **params_note})
+    runner = SerialRunner() if runner is None else runner
+    done = 0
+    for j, both in runner.run(simulate_point, jobs):
+        for m in VALIDATED:
+            rows[j][f"analytic_{m}"] = both["analytic"][m]
+            rows[j][f"simulated_{m}"] = both["simulated"][m]
+        done += 1
+        if progress is not None:
+            progress(done, len(jobs))
+    for r in rows:
+        for m in VALIDATED:
+            a, b = r[f"analytic_{m}"], r[f"simulated_{m}"]
+            r[f"error_{m}"] = (a - b) / b if b and np.isfinite(a) and np.isfinite(b) else float("nan")
+    pairs = [(p, q) for p in range(len(rows)) for q in range(p + 1, len(rows))]
+    a, b = [r["analytic_time_ns"] for r in rows], [r["simulated_time_ns"] for r in rows]
+    agree = [np.sign(a[p] - a[q]) == np.sign(b[p] - b[q]) for p, q in pairs]
+    kept = float(np.mean(agree)) if agree else 1.0
+    for r in rows:
+        r["order_kept"] = kept
+    return rows
