@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from rfmodel.errors import RfmodelError
+from rfmodel.errors import RfmodelError, expect_int
 
 
 class Runner:
@@ -56,9 +56,7 @@ def _die_with_parent() -> None:
 
 class ProcessRunner(Runner):
     def __init__(self, workers: int):
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise RfmodelError(f"workers: expected a positive integer (got {workers!r})")
-        self.workers = workers
+        self.workers = expect_int("workers", workers, low=1)
         self.name = f"{workers} local processes"
 
     def run(self, fn, jobs):

@@ -18,8 +18,8 @@ time (min, geometric mean).  A point that cannot host one CTA of some workload v
 constraint ``min warps >= 1``.  The *algorithm* (how) is NSGA-III (suited to three or more objectives;
 Das-Dennis reference directions) or NSGA-II, with integer SBX and polynomial mutation.
 
-Where an island's space is small enough (:data:`BRUTE_FORCE_MAX` points) it is also enumerated, and the
-hypervolume of the front found is reported against that exhaustive front.
+Where every island's space is small enough (:data:`BRUTE_FORCE_MAX` points) they are also enumerated, and
+the hypervolume of the front found is reported against that exhaustive front.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import numpy as np
 import xarray as xr
 from pymoo.core.problem import Problem
 
-from rfmodel.errors import RfmodelError
+from rfmodel.errors import RfmodelError, expect_int
 from rfmodel.evaluate import evaluate, resolve_gpu, workload_profile
 from rfmodel.runner import SerialRunner
 from rfmodel.workload.suite import default_workloads
@@ -710,16 +710,10 @@ def optimize(
     robust front; each point is evaluated with ``samples`` Monte-Carlo draws and each objective taken at its
     pessimistic end (the 97.5 % quantile of a minimized metric, the 2.5 % of a maximized one, per
     workload), instead of the model's mean."""
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (pop_size, generations)):
-        raise RfmodelError(f"pop_size and generations must be integers (got {pop_size!r}, {generations!r})")
-    if pop_size < 4 or generations < 1:
-        raise RfmodelError(f"pop_size must be >= 4 and generations >= 1 (got {pop_size}, {generations})")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise RfmodelError(f"seed: expected a non-negative integer (got {seed!r})")
-    if isinstance(reference_seeds, bool) or not isinstance(reference_seeds, (int, np.integer)) or not (
-        0 <= reference_seeds <= 16
-    ):
-        raise RfmodelError(f"reference_seeds: expected an integer from 0 to 16 (got {reference_seeds!r})")
+    pop_size = expect_int("pop_size", pop_size, low=4)
+    generations = expect_int("generations", generations, low=1)
+    seed = expect_int("seed", seed, low=0)
+    reference_seeds = expect_int("reference_seeds", reference_seeds, low=0, high=16)
     if algorithm not in ALGORITHMS:
         raise RfmodelError(f"algorithm {algorithm!r}: allowed {', '.join(ALGORITHMS)}")
     if isinstance(objectives, str):
@@ -748,8 +742,6 @@ def optimize(
         workload_profile(w, sm, **{k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")})
     reference = _reference_values(constraints, workloads, sm, eval_kw)
     if uncertainty:
-        from rfmodel.errors import expect_int
-
         expect_int("samples", samples, low=2, high=4096)
     nodes, structure_cells = _technologies(nodes, structure_cells, cells, eval_kw)
     islands = [_Island(d, design_space(d, space, cells, design_params, nodes, structure_cells), workloads, sm,
@@ -776,7 +768,7 @@ def optimize(
         if progress is not None:
             progress(sum(done_gens), steps)
     rows, f_found, history = [], [], []
-    evaluations = 0
+    evaluations = 0  # points evaluated (each island evaluates a repeated point once)
     for result in results:
         evaluations += result["evaluations"]
         history.append({k: result[k] for k in ("design", "evaluations", "requested", "resumed_at")})
@@ -784,7 +776,6 @@ def optimize(
         rows += result["rows"]
         if len(result["f"]):
             f_found.append(result["f"])
-    counter = {"n": evaluations}
     if not rows:
         raise RfmodelError("no feasible design point found (every point leaves some workload without a CTA "
                            "or breaks a constraint)")  # fmt: skip
@@ -794,13 +785,10 @@ def optimize(
     f_front = f_all[mask]
 
     bf, hv_bf, bf_rows, f_bf = None, None, [], []
-    enumerated = []
-    if brute_force:
+    too_big = [i.design for i in islands if int(np.prod([len(v.values) for v in i.space])) > BRUTE_FORCE_MAX]
+    enumerate_all = brute_force and not too_big  # a reference front needs every island's
+    if enumerate_all:
         for island in islands:
-            size = int(np.prod([len(v.values) for v in island.space]))
-            if size > BRUTE_FORCE_MAX:
-                continue
-            enumerated.append(island.design)
             grid = np.array(list(itertools.product(*[range(len(v.values)) for v in island.space])))
             f, g, params, values = island.evaluate(grid)
             ok = np.all(g <= 0, axis=1)
@@ -808,7 +796,7 @@ def optimize(
             bf_rows += _rows(island.design, params, values, m)
             f_bf.append(f[m])
     reference_kind = None
-    if enumerated and len(enumerated) == len(islands):
+    if enumerate_all:
         fb = np.concatenate(f_bf)
         m = _front_mask(fb, np.ones(len(fb), dtype=bool))
         f_true = fb[m]
@@ -830,7 +818,7 @@ def optimize(
         ideal, nadir = f_true.min(axis=0), f_true.max(axis=0)
         hv_bf = _hypervolume(f_true, ideal, nadir)
         reference_kind = f"best of seeds {seed}..{seed + int(reference_seeds)}"
-        counter["n"] += sum(o.evaluations for o in others)
+        evaluations += sum(o.evaluations for o in others)
     else:
         ideal, nadir = f_front.min(axis=0), f_front.max(axis=0)
     hv = _hypervolume(f_front, ideal, nadir)
@@ -853,20 +841,20 @@ def optimize(
             "maximized one)"),
         "hypervolume": hv,
         "hypervolume_by_generation": np.asarray(hv_by_gen, dtype=np.float64),
-        "evaluations": counter["n"],
+        "evaluations": evaluations,
     }
     if hv_bf:
         attrs["hypervolume_brute_force"] = hv_bf
         attrs["hypervolume_ratio"] = hv / hv_bf
         attrs["hypervolume_reference"] = reference_kind
     elif brute_force:
-        big = ", ".join(i.design for i in islands if i.design not in enumerated)
+        big = ", ".join(too_big)
         attrs["hypervolume_brute_force"] = f"not computed: {big} have more than {BRUTE_FORCE_MAX} points"
     pareto = _dataset(rows, attrs)
     if bf_rows and hv_bf:
         bf = _dataset(bf_rows, {**attrs, "front": "exhaustive"})
     return OptimizeResult(pareto=pareto, brute_force=bf, hypervolume=hv, hypervolume_brute_force=hv_bf,
-                          evaluations=counter["n"], seconds=seconds, objectives=objectives,
+                          evaluations=evaluations, seconds=seconds, objectives=objectives,
                           history=history, hypervolume_by_generation=hv_by_gen)  # fmt: skip
 
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from rfmodel.errors import RfmodelError
+from rfmodel.errors import RfmodelError, expect_int
 from rfmodel.evaluate import evaluate, resolve_gpu
-from rfmodel.optimize.problem import METRICS, Variable, design_space, metric
+from rfmodel.optimize.problem import DEFAULT_CELLS, METRICS, Variable, design_space, metric
 from rfmodel.workload.suite import default_workloads
 
 #: the SM's register-file fields over a range every built-in workload fits on the preset GPUs
@@ -59,12 +59,8 @@ def global_sensitivity(
 
     if method not in METHODS:
         raise RfmodelError(f"method {method!r}: allowed {', '.join(METHODS)}")
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
-        raise RfmodelError(f"samples: expected an integer >= 2 (got {samples!r})")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise RfmodelError(f"seed: expected a non-negative integer (got {seed!r})")
-    from rfmodel.optimize.problem import DEFAULT_CELLS
-
+    samples = expect_int("samples", samples, low=2)
+    seed = expect_int("seed", seed, low=0)
     space = design_space(design, SENSITIVITY_SPACE, DEFAULT_CELLS if cells is None else tuple(cells))
     if variables:
         known = {v.name: v for v in space}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rfmodel.errors import RfmodelError
+from rfmodel.errors import expect_int
 from rfmodel.evaluate import evaluate, resolve_gpu
 from rfmodel.optimize.problem import OptimizeResult, metric
 from rfmodel.runner import SerialRunner
@@ -70,12 +70,11 @@ def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runne
     from rfmodel.designs.base import get_design
 
     ds = result.pareto
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise RfmodelError(f"validate: expected a positive number of points (got {k!r})")
+    k = expect_int("validate: the number of points (a positive integer)", k, low=1)
     sm = resolve_gpu(gpu if gpu is not None else ds.attrs.get("gpu"))
     workloads = list(workloads or ds.attrs["workloads"].split(","))
     f = np.stack([o.sign * ds[o.name].values for o in result.objectives], axis=1)
-    picks = most_different(f, int(k))
+    picks = most_different(f, k)
     jobs, rows = [], []
     sm_fields = set(sm.to_dict())
     for i in picks:
