@@ -47,7 +47,7 @@ import math
 from itertools import product
 
 import numpy as np
-from numba import njit
+from numba import njit, vectorize
 
 
 # ----------------------------------------------------------------------------- serialization
@@ -145,31 +145,65 @@ def distinct_register_max_load(regs_per_instr: int, banks: int, registers: int) 
 
 
 # ----------------------------------------------------------------------------- contention
+# Each formula is one compiled scalar function (``*_at``): the interval model's compiled fixed point calls it
+# per point, and the array functions below map it over their broadcast arguments.
+
+
+@njit(cache=True, inline="always")
+def read_wait_at(lr, lw, ports, burst):
+    """:func:`bank_read_wait` of one bank (scalars)."""
+    P = max(ports, 1.0)
+    rho = (lr + lw) / P
+    if not rho < 1.0:
+        return np.inf
+    return burst * rho / (2.0 * P * (1.0 - lw / P) * (1.0 - rho))
+
+
+@njit(cache=True, inline="always")
+def erlang_c_at(servers, load):
+    """:func:`erlang_c` of one queue (scalars); Erlang B by the stable recursion
+    ``B(j) = a B(j-1) / (j + a B(j-1))`` up to ``j = n``."""
+    n = max(math.floor(servers), 1.0)
+    a = max(load, 0.0)
+    rho = a / n
+    if not rho < 1.0:
+        return 1.0
+    b = 1.0
+    for j in range(1, int(n) + 1):
+        b = a * b / (j + a * b)
+    return min(max(b / (1.0 - rho * (1.0 - b)), 0.0), 1.0)
+
+
+@njit(cache=True, inline="always")
+def collector_wait_at(collectors, load, hold):
+    """:func:`collector_wait` of one pool of collectors (scalars)."""
+    n = max(math.floor(collectors), 1.0)
+    if not load < n:
+        return np.inf
+    return erlang_c_at(n, load) * hold / (n - load)
+
+
+@vectorize(["f8(f8, f8, f8, f8)"], cache=True)
+def _read_wait_u(lr, lw, ports, burst):
+    return read_wait_at(lr, lw, ports, burst)
+
+
+@vectorize(["f8(f8, f8)"], cache=True)
+def _erlang_c_u(servers, load):
+    return erlang_c_at(servers, load)
+
+
+@vectorize(["f8(f8, f8, f8)"], cache=True)
+def _collector_wait_u(collectors, load, hold):
+    return collector_wait_at(collectors, load, hold)
+
+
 def bank_read_wait(lambda_read, lambda_write, ports=1, burst=1.0):
     """Mean wait (cycles) of a read at a bank with writes having priority (module docstring).
 
     ``lambda_*`` are accesses per cycle *per bank*; returns ``inf`` at or beyond saturation.
     """
-    lr = np.asarray(lambda_read, dtype=np.float64)
-    lw = np.asarray(lambda_write, dtype=np.float64)
-    P = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
-    rho = (lr + lw) / P
-    rho_w = lw / P
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = np.asarray(burst) * rho / (2.0 * P * (1.0 - rho_w) * (1.0 - rho))
-    return np.where(rho < 1.0, w, np.inf)
-
-
-@njit(cache=True)
-def _erlang_b(n, a):
-    """Erlang B by the stable recursion ``B(j) = a B(j-1) / (j + a B(j-1))`` up to ``j = n``, per element."""
-    out = np.empty(n.shape[0])
-    for i in range(n.shape[0]):
-        b = 1.0
-        for j in range(1, int(n[i]) + 1):
-            b = a[i] * b / (j + a[i] * b)
-        out[i] = b
-    return out
+    return _read_wait_u(lambda_read, lambda_write, ports, burst)
 
 
 def erlang_c(servers, load):
@@ -177,21 +211,9 @@ def erlang_c(servers, load):
 
     Vectorized; ``servers`` may be non-integer (rounded down, at least 1); 1 at ``load >= servers``.
     """
-    n = np.maximum(np.floor(np.asarray(servers, dtype=np.float64)), 1.0)
-    a = np.maximum(np.asarray(load, dtype=np.float64), 0.0)
-    n, a = np.broadcast_arrays(n, a)
-    b = _erlang_b(np.ascontiguousarray(n).ravel(), np.ascontiguousarray(a).ravel()).reshape(n.shape)
-    rho = a / n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c = b / (1.0 - rho * (1.0 - b))
-    return np.where(rho < 1.0, np.clip(c, 0.0, 1.0), 1.0)
+    return _erlang_c_u(servers, load)
 
 
 def collector_wait(collectors, load, hold):
     """Mean wait (cycles) for a free collector: ``C(N, a) hold / (N - a)`` (``inf`` when saturated)."""
-    n = np.maximum(np.floor(np.asarray(collectors, dtype=np.float64)), 1.0)
-    a = np.asarray(load, dtype=np.float64)
-    c = erlang_c(n, a)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = c * np.asarray(hold, dtype=np.float64) / (n - a)
-    return np.where(a < n, w, np.inf)
+    return _collector_wait_u(collectors, load, hold)

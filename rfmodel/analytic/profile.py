@@ -73,6 +73,7 @@ Added for the register-cache designs (``rfmodel/designs/rfc.py``, ``rfmodel/desi
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from dataclasses import dataclass, field, fields
@@ -268,8 +269,13 @@ class WorkloadProfile:
         return (table[b] * np.maximum(np.ceil(m / p[..., None]) - 1.0, 0.0)).sum(axis=-1)
 
     def chain_at2(self, extra, mem_latency, table: str = "chain2") -> np.ndarray:
-        """Bilinear interpolation of ``chain2`` (single-warp cycles per instruction) or another table."""
-        return self._bilinear(getattr(self, table), extra, mem_latency)
+        """Bilinear interpolation of ``chain2`` (single-warp cycles per instruction) or another ``[K, J]``
+        table at ``(extra, mem_latency)`` (vectorized; :func:`bilinear_at` per point)."""
+        k, L = np.broadcast_arrays(np.asarray(extra, np.float64), np.asarray(mem_latency, np.float64))
+        out = np.empty(k.shape)
+        _bilinear_map(np.ascontiguousarray(getattr(self, table), dtype=np.float64), k.ravel(), L.ravel(),
+                      out.reshape(-1))  # fmt: skip
+        return out
 
     def sched_levels(self) -> np.ndarray:
         """The resident-CTA counts ``sched_cpi`` holds (empty without the table)."""
@@ -277,48 +283,20 @@ class WorkloadProfile:
             return np.zeros(0, dtype=np.int64)
         return SCHED_CTAS[np.isfinite(self.sched_cpi[:, 0, 0])]
 
-    def sched_rate(self, ctas, extra, mem_latency) -> np.ndarray:
-        """Instructions per cycle of ``ctas`` resident CTAs from the ``sched_cpi`` list schedules.
-
-        Between tabulated CTA counts the rate is interpolated linearly; below one CTA it scales with
-        the CTAs, above the largest count it grows in proportion to the CTAs (the issue and unit bounds
-        of :func:`rfmodel.analytic.throughput.interval_model` then cap it).  ``extra`` and
-        ``mem_latency`` as :meth:`chain_at2`.
-        """
-        levels = self.sched_levels()
+    def sched_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(levels, cpi)``: the tabulated resident-CTA counts (float) and their ``[level, K, J]`` tables,
+        the arguments of :func:`sched_rate_at`."""
         idx = np.flatnonzero(np.isfinite(self.sched_cpi[:, 0, 0]))
-        cr = np.asarray(ctas, dtype=np.float64)
-        # one set of interpolation weights serves every level: the table is [K, J, level]
-        cpi = self._bilinear(np.moveaxis(self.sched_cpi[idx], 0, -1), extra, mem_latency)
-        rates = 1.0 / np.maximum(cpi, 1e-9)
-        rates = [rates[..., a] for a in range(len(idx))]
-        cr, *rates = np.broadcast_arrays(cr, *rates)
-        out = rates[0] * np.minimum(cr, 1.0)
-        for a in range(len(levels) - 1):
-            lo, hi = float(levels[a]), float(levels[a + 1])
-            f = np.minimum(np.maximum((cr - lo) / (hi - lo), 0.0), 1.0)
-            out = np.where(cr > lo, rates[a] + f * (rates[a + 1] - rates[a]), out)
-        top = float(levels[-1])
-        return np.where(cr > top, rates[-1] * cr / top, out)
+        return SCHED_CTAS[idx].astype(np.float64), np.ascontiguousarray(self.sched_cpi[idx], dtype=np.float64)
 
-    def _bilinear(self, c, extra, mem_latency) -> np.ndarray:
-        """``c[K, J, ...]`` interpolated at ``(extra, mem_latency)`` (trailing axes of ``c`` kept last)."""
-        ke, ml = CHAIN2_EXTRA, MEM_LAT_GRID
-        k = np.minimum(np.maximum(np.asarray(extra, dtype=np.float64), ke[0]), ke[-1])
-        L = np.minimum(np.maximum(np.asarray(mem_latency, dtype=np.float64), ml[0]), ml[-1])
-        k, L = np.broadcast_arrays(k, L)
-        i = np.minimum(np.maximum(np.searchsorted(ke, k, side="right") - 1, 0), len(ke) - 2)
-        j = np.minimum(np.maximum(np.searchsorted(ml, L, side="right") - 1, 0), len(ml) - 2)
-        fk = (k - ke[i]) / (ke[i + 1] - ke[i])
-        fl = (L - ml[j]) / (ml[j + 1] - ml[j])
-        tail = (...,) + (None,) * (c.ndim - 2)
-        fk, fl = fk[tail], fl[tail]
-        return (
-            c[i, j] * (1 - fk) * (1 - fl)
-            + c[i + 1, j] * fk * (1 - fl)
-            + c[i, j + 1] * (1 - fk) * fl
-            + c[i + 1, j + 1] * fk * fl
-        )
+    def sched_rate(self, ctas, extra, mem_latency) -> np.ndarray:
+        """Instructions per cycle of ``ctas`` resident CTAs from the ``sched_cpi`` list schedules
+        (vectorized; :func:`sched_rate_at` per point)."""
+        levels, cpi = self.sched_tables()
+        cr, k, L = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (ctas, extra, mem_latency)))
+        out = np.empty(cr.shape)
+        _sched_rate_map(levels, cpi, cr.ravel(), k.ravel(), L.ravel(), out.reshape(-1))
+        return out
 
     def l1d_hit_rate(self, lines: np.ndarray | float, assoc=None) -> np.ndarray:
         """Hit rate of an LRU cache of ``lines`` lines from the stack distances.
@@ -333,14 +311,12 @@ class WorkloadProfile:
         if total == 0:
             return np.zeros_like(lines)
         if assoc is not None and np.all(np.asarray(assoc) < lines):
-            from scipy.stats import binom
-
             nb = len(h) - 1
-            a = np.asarray(assoc, dtype=np.float64)[..., None, None]
-            p = a / lines[..., None, None]
-            u = np.array([0.125, 0.375, 0.625, 0.875])
-            d = np.floor((2.0 ** np.arange(nb) - 1.0)[:, None] + (2.0 ** np.arange(nb))[:, None] * u[None, :])
-            ph = binom.cdf(a - 1.0, d, p).mean(axis=-1)  # [..., nb]
+            a = np.asarray(assoc, dtype=np.float64)
+            if a.ndim == 0 and lines.ndim == 0:  # one cache (the SM's): its hit probabilities are remembered
+                ph = _set_hit_probability(float(a), float(lines), nb)
+            else:
+                ph = _set_hit_probability.__wrapped__(a, lines, nb)
             return (ph * h[:nb]).sum(axis=-1) / total
         # bin b holds stack distances d with floor(log2(d + 1)) == b; a hit needs d < lines.
         # Within a bin, distances are spread log-uniformly; count the fraction below `lines`.
@@ -353,6 +329,78 @@ class WorkloadProfile:
             1.0,
         )
         return (frac * h[:nb]).sum(axis=-1) / total
+
+
+@functools.lru_cache(maxsize=256)
+def _set_hit_probability(assoc, lines, nb: int) -> np.ndarray:
+    """``[..., nb]``: probability that a reuse in stack-distance bin ``b`` hits an LRU cache of ``lines``
+    lines in sets of ``assoc`` ways (lines mapped to sets at random), ``P(Binomial(d, assoc / lines) <
+    assoc)``, averaged over four distances spread through the bin (:meth:`WorkloadProfile.l1d_hit_rate`);
+    read-only (the remembered array is shared)."""
+    from scipy.stats import binom
+
+    a = np.asarray(assoc, dtype=np.float64)[..., None, None]
+    p = a / np.asarray(lines, dtype=np.float64)[..., None, None]
+    u = np.array([0.125, 0.375, 0.625, 0.875])
+    d = np.floor((2.0 ** np.arange(nb) - 1.0)[:, None] + (2.0 ** np.arange(nb))[:, None] * u[None, :])
+    out = binom.cdf(a - 1.0, d, p).mean(axis=-1)
+    out.setflags(write=False)
+    return out
+
+
+@njit(cache=True, inline="always")
+def _bracket(x, grid):
+    """``(i, f)``: ``grid[i] <= x <= grid[i + 1]`` and the fraction of the way, ``x`` clamped to the grid."""
+    n = grid.shape[0]
+    x = min(max(x, grid[0]), grid[n - 1])
+    i = 0
+    while i < n - 2 and grid[i + 1] <= x:
+        i += 1
+    return i, (x - grid[i]) / (grid[i + 1] - grid[i])
+
+
+@njit(cache=True, inline="always")
+def bilinear_at(c, extra, mem_latency):
+    """``c[K, J]`` (over :data:`CHAIN2_EXTRA` x :data:`MEM_LAT_GRID`) interpolated at one point."""
+    i, fk = _bracket(extra, CHAIN2_EXTRA)
+    j, fl = _bracket(mem_latency, MEM_LAT_GRID)
+    return (c[i, j] * (1 - fk) * (1 - fl) + c[i + 1, j] * fk * (1 - fl)
+            + c[i, j + 1] * (1 - fk) * fl + c[i + 1, j + 1] * fk * fl)  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def sched_rate_at(levels, cpi, ctas, extra, mem_latency):
+    """Instructions per cycle of ``ctas`` resident CTAs from the list schedules ``cpi[level, K, J]`` of the
+    resident-CTA counts ``levels`` (``WorkloadProfile.sched_tables``), at one point.
+
+    Between tabulated counts the rate is interpolated linearly; below one CTA it scales with the CTAs,
+    above the largest count it grows in proportion to the CTAs (the issue and unit bounds of
+    :func:`rfmodel.analytic.throughput.interval_model` then cap it).
+    """
+    n = levels.shape[0]
+    if ctas > levels[n - 1]:
+        return ctas / levels[n - 1] / max(bilinear_at(cpi[n - 1], extra, mem_latency), 1e-9)
+    a = -1
+    while a < n - 2 and ctas > levels[a + 1]:
+        a += 1
+    if a < 0:
+        return min(ctas, 1.0) / max(bilinear_at(cpi[0], extra, mem_latency), 1e-9)
+    lo = 1.0 / max(bilinear_at(cpi[a], extra, mem_latency), 1e-9)
+    hi = 1.0 / max(bilinear_at(cpi[a + 1], extra, mem_latency), 1e-9)
+    f = min(max((ctas - levels[a]) / (levels[a + 1] - levels[a]), 0.0), 1.0)
+    return lo + f * (hi - lo)
+
+
+@njit(cache=True)
+def _bilinear_map(c, extra, mem_latency, out):
+    for i in range(out.shape[0]):
+        out[i] = bilinear_at(c, extra[i], mem_latency[i])
+
+
+@njit(cache=True)
+def _sched_rate_map(levels, cpi, ctas, extra, mem_latency, out):
+    for i in range(out.shape[0]):
+        out[i] = sched_rate_at(levels, cpi, ctas[i], extra[i], mem_latency[i])
 
 
 def _json_default(v):

@@ -14,8 +14,10 @@ against each other, so a whole design grid is evaluated in one call.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from rfmodel.analytic.profile import WorkloadProfile
+from rfmodel.analytic.banks import collector_wait_at, read_wait_at
+from rfmodel.analytic.profile import WorkloadProfile, bilinear_at, sched_rate_at
 from rfmodel.spec.occupancy import occupancy_warps  # noqa: F401  (re-exported for callers of the model)
 from rfmodel.workload.ir import N_OPCLASSES
 
@@ -60,6 +62,80 @@ NOT_FITTED = ("ipc_factor",)
 
 def coefficient_defaults(table=INTERVAL_COEFFICIENTS) -> dict:
     return {k: v[0] for k, v in table.items()}
+
+
+#: the outputs of :func:`_steady`, in order
+STEADY_OUT = ("ipc", "bank_wait", "t_collect", "collector_wait", "rate_latency", "cta_critical_path",
+              "rate_collectors", "rate_mshr", "load_latency")  # fmt: skip
+
+
+def _table(t) -> np.ndarray:
+    """A profile's ``[K, J]`` table as the compiled fixed point takes it (a placeholder when unused)."""
+    return np.ones((1, 1)) if t is None else np.ascontiguousarray(t, dtype=np.float64)
+
+
+@njit(cache=True, inline="always")
+def _inv_q(rate, q):
+    """One term ``rate^-q`` of :func:`softmin` (inf at a zero rate, 0 at an infinite one)."""
+    if rate <= 0.0:
+        return np.inf
+    if rate == np.inf:
+        return 0.0
+    return rate**-q
+
+
+@njit(cache=True)
+def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations):
+    """The steady-state fixed point of :func:`interval_model` per point (column of ``x``; rows in the order
+    of ``interval_model``'s ``inputs``, resident warps first): ``iterations`` damped steps of the DRAM and
+    bank queues, collector waits, the latency bound and the soft minimum over every bound.  Writes the
+    :data:`STEADY_OUT` rows of ``out``."""
+    top = levels[levels.shape[0] - 1]
+    for i in range(x.shape[1]):
+        wp, fixed, issue_inv, q, rate_iss, rate_bank = x[0, i], x[1, i], x[2, i], x[3, i], x[4, i], x[5, i]
+        dram, line_cycles, c_dram, L_mem, c_mem, h2 = x[6, i], x[7, i], x[8, i], x[9, i], x[10, i], x[11, i]
+        misses, mshr, r, B, bc, w, bcw = x[12, i], x[13, i], x[14, i], x[15, i], x[16, i], x[17, i], x[18, i]
+        P, burst, t_base, n_oc, pools = x[19, i], x[20, i], x[21, i], x[22, i], x[23, i]
+        k_add, c_lat, n_cta, pool_warps = x[24, i], x[25, i], x[26, i], x[27, i]
+        cr = max(wp / wpc, 1e-9)
+        const = fixed
+        if not (sched and cr <= top):  # below the largest count the list schedules hold these bounds
+            const += issue_inv
+        ipc = max(min(rate_iss, rate_bank) * 0.3, 1e-3)
+        wq = t_c = wcol = rate_lat = t_cta = rate_col = rate_mshr = L_q = 0.0
+        per_pool = n_oc / pools
+        for _ in range(iterations):
+            # DRAM queueing: an M/D/1 wait at the SM's bandwidth share, scaled by its burstiness
+            rho_d = min(ipc * dram * line_cycles, 0.95)
+            L_q = L_mem + c_mem * (1.0 - h2) * c_dram * line_cycles * rho_d / (2.0 * (1.0 - rho_d))
+            rate_mshr = mshr / (misses * max(L_q, 1.0)) if misses > 0 else np.inf
+            lam_r = ipc * r / B * bc
+            lam_w = 0.0 if separate_write else ipc * w / B * bcw
+            wq = min(bc * read_wait_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst), 50.0)
+            t_c = t_base + wq
+            hold = t_c + 1.0
+            wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold), 50.0)
+            k = max(t_c - 1.0 + wcol + k_add, 0.0)
+            if sched:  # list schedules of the resident CTAs with their issue slots and execution units
+                rate_lat = sched_rate_at(levels, sched_cpi, cr, k, L_q) / c_lat
+                t_cta = cr * n_cta / max(rate_lat, 1e-12)
+            else:
+                t_cta = c_lat * bilinear_at(cta_chain2, k, L_q)
+                rate_lat = cr * n_cta / max(t_cta, 1e-9)
+            rate_col = n_oc / hold
+            inv = const + _inv_q(rate_lat, q) + _inv_q(rate_col, q) + _inv_q(rate_mshr, q)
+            if pool:  # the pool's issuing warps, each at its single-warp pace without memory waits
+                chain = max(bilinear_at(chain2, k, 0.0), 1.0)
+                inv += _inv_q(min(wp, pool_warps) / (c_lat * chain), q)
+            if inv == np.inf:
+                new = 0.0
+            elif inv <= 0.0:
+                new = np.inf
+            else:
+                new = inv ** (-1.0 / q)
+            ipc = 0.5 * ipc + 0.5 * new
+        out[0, i], out[1, i], out[2, i], out[3, i], out[4, i] = ipc, wq, t_c, wcol, rate_lat
+        out[5, i], out[6, i], out[7, i], out[8, i] = t_cta, rate_col, rate_mshr, L_q
 
 
 def interval_model(
@@ -201,56 +277,38 @@ def interval_model(
     n_cta = profile.instrs_per_warp * wpc  # instructions of one CTA
     ctas_total = float(max(profile.ctas, 1))
 
-    from rfmodel.analytic.banks import bank_read_wait, collector_wait
-
     sched = profile.sched_cpi is not None
-    top = float(profile.sched_levels()[-1]) if sched else 0.0
-
-    c_dram, c_mem = np.asarray(c["dram_queue"]), np.asarray(c["mem_scale"])
-    c_pipe, c_lat = np.asarray(c["pipe_extra"]), np.asarray(c["latency_scale"])
+    if sched:
+        levels, sched_cpi = profile.sched_tables()
+    else:
+        levels, sched_cpi = np.ones(1), np.ones((1, 1, 1))
+    with np.errstate(divide="ignore"):
+        # the bounds that do not move with the fixed point, as softmin terms r^-q; the issue and unit bounds
+        # apart, as the list schedules hold them up to the largest tabulated CTA count
+        fixed = sum(np.power(x, -q) for x in (rate_bank, rate_mem, rate_lsu))
+        issue_inv = sum(np.power(x, -q) for x in (rate_iss, *exec_rates))
+    pool = pool_warps is not None
+    # the single-warp table bounds the two-level scheduler's pool; a CTA's critical path without schedules
+    chain2 = _table(profile.chain2 if pool else None)
+    cta_chain2 = _table(profile.cta_chain2 if not sched else None)
+    inputs = (
+        fixed, issue_inv, q, rate_iss, rate_bank, dram, line_cycles, np.asarray(c["dram_queue"]), L_mem,
+        np.asarray(c["mem_scale"]), h2, misses, mshr_n, r, B, bc, w, bcw, P, burst,
+        np.asarray(rf_latency, dtype=np.float64) + ser + np.asarray(extra_collect, dtype=np.float64),
+        N_oc, pools, np.asarray(c["pipe_extra"]) + write_hold, np.asarray(c["latency_scale"]), n_cta,
+        pool_warps if pool else 0.0,
+    )  # fmt: skip
 
     def steady(wp):
-        """Steady-state IPC with ``wp`` resident warps (fixed point over the queues)."""
-        cr = np.maximum(wp / wpc, 1e-9)
-        ipc = np.maximum(np.minimum(rate_iss, rate_bank) * 0.3, 1e-3) + 0 * wp
-        if sched:  # the issue and unit bounds are inside the list schedules up to the largest CTA count
-            inside = cr <= top
-            issue = [np.where(inside, np.inf, x) for x in (rate_iss, *exec_rates)]
-        else:
-            issue = [rate_iss, *exec_rates]
-        for _ in range(iterations):
-            # DRAM queueing: an M/D/1 wait at the SM's bandwidth share, scaled by its burstiness
-            rho_d = np.minimum(ipc * dram * line_cycles, 0.95)
-            w_dram = c_dram * line_cycles * md1_wait(rho_d)
-            L_q = L_mem + c_mem * (1.0 - h2) * w_dram
-            with np.errstate(divide="ignore"):
-                rate_mshr = np.where(misses > 0, mshr_n / (misses * np.maximum(L_q, 1)), np.inf)
-            lam_r = ipc * r / B * bc
-            lam_w = 0.0 if separate_write_ports else ipc * w / B * bcw
-            wq = bc * bank_read_wait(np.minimum(lam_r, 0.98 * P), np.minimum(lam_w, 0.5 * P), P, burst)
-            wq = np.minimum(wq, 50.0)
-            t_c = np.asarray(rf_latency, dtype=np.float64) + ser + wq + extra_collect
-            hold = t_c + 1.0
-            wcol = collector_wait(N_oc / pools, np.minimum(ipc / pools * hold, 0.98 * N_oc / pools), hold)
-            wcol = np.minimum(wcol, 50.0)
-            k = np.maximum(t_c - 1.0 + wcol + c_pipe + write_hold, 0.0)
-            if sched:  # list schedules of the resident CTAs with their issue slots and execution units
-                rate_lat = profile.sched_rate(cr, k, L_q) / c_lat
-                t_cta = cr * n_cta / np.maximum(rate_lat, 1e-12)
-            else:
-                t_cta = c_lat * profile.chain_at2(k, L_q, "cta_chain2")
-                rate_lat = cr * n_cta / np.maximum(t_cta, 1e-9)
-            rate_col = N_oc / hold
-            rates = [rate_lat, rate_bank, rate_col, rate_mem, rate_mshr, rate_lsu, *issue]
-            if pool_warps is not None:
-                rates.append(pool_rate(np.minimum(wp, pool_warps), k))
-            new = softmin(rates, q)
-            ipc = 0.5 * ipc + 0.5 * new
-        return ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q
-
-    def pool_rate(active, k):
-        """Warp instructions per cycle of ``active`` issuing warps that never wait on memory."""
-        return active / (c_lat * np.maximum(profile.chain_at2(k, 0.0, "chain2"), 1.0))
+        """Steady-state IPC with ``wp`` resident warps (the compiled fixed point over the queues,
+        :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q``."""
+        args = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (wp, *inputs)))
+        shape = args[0].shape
+        x = np.stack(args).reshape(len(args), -1)
+        out = np.empty((len(STEADY_OUT), x.shape[1]))
+        _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched, pool,
+                int(iterations))  # fmt: skip
+        return tuple(o.reshape(shape) for o in out)
 
     ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = steady(warps)
     # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps

@@ -37,6 +37,8 @@ MIN_SLOPE = 1e-3
 C_REF_KB = 16.0
 W_REF_BITS = 512.0
 NODE_REF_NM = 32.0
+#: values a surface remembers per node before it forgets them all (:meth:`LogSurface.log_value`)
+MEMO_MAX = 1 << 16
 
 
 def _terms(degree: int, w_degree: int) -> list[tuple[int, int]]:
@@ -57,6 +59,7 @@ class LogSurface:
     min_rows: float = 0.0  # fewest rows (capacity / width) of any data row: the feasible region's edge
     n_rows: int = 0
     notes: list[str] = field(default_factory=list)
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ design matrices
     @staticmethod
@@ -196,13 +199,28 @@ class LogSurface:
         _, _, Dy = self._design(
             self.terms, self.nodes, self.node_slopes, np.full_like(xc, (x0 + x1) / 2), yc, n
         )
-        return X @ self.coef + (Dx @ self.coef) * (x - xc) + (Dy @ self.coef) * (y - yc)
+        # row sums rather than a matrix product: a query's value does not depend on the others asked with it
+        c = self.coef
+        return (X * c).sum(axis=-1) + (Dx * c).sum(axis=-1) * (x - xc) + (Dy * c).sum(axis=-1) * (y - yc)
 
     def log_value(self, capacity_kb, width_bits, node_nm: float):
+        """ln m at the queries (vectorized).  Values are remembered per (capacity, width, node): a search
+        that asks for the same bank shapes again (``rfmodel optimize``) evaluates each once."""
+        c, w = np.broadcast_arrays(np.asarray(capacity_kb, float), np.asarray(width_bits, float))
+        node = float(node_nm)
+        memo = self._memo.setdefault(node, {})
+        keys = list(zip(c.ravel().tolist(), w.ravel().tolist(), strict=True))
+        missing = [k for k in dict.fromkeys(keys) if k not in memo]
+        if missing:
+            if len(memo) + len(missing) > MEMO_MAX:
+                memo.clear()
+            mc, mw = np.array(missing, dtype=float).T
+            memo.update(zip(missing, self._log_value(mc, mw, node).tolist(), strict=True))
+        return np.array([memo[k] for k in keys], dtype=float).reshape(c.shape)
+
+    def _log_value(self, capacity_kb, width_bits, node: float):
         x = np.log(np.asarray(capacity_kb, float) / C_REF_KB)
         y = np.log(np.asarray(width_bits, float) / W_REF_BITS)
-        x, y = np.broadcast_arrays(x, y)
-        node = float(node_nm)
         if node in self.nodes:
             return self._eval_at_node(x, y, node)
         lo = max(n for n in self.nodes if n < node)
