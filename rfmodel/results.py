@@ -92,49 +92,59 @@ def assemble(
     names = metric_names(design)
     snames = [s.name for s in structures]
     full = ["workload", *dims]
+    whole = (len(per_workload), *shape)  # every workload at every point
     missing = set()
     data = {}
-    accs = []
-    for w in per_workload:
+    # one accounting over every workload at once: events and cycles gain a leading workload axis
+    reads = {s: np.zeros(whole) for s in snames}
+    writes = {s: np.zeros(whole) for s in snames}
+    cycles = np.empty(whole)
+    for i, w in enumerate(per_workload):
         unknown = set(w["events"]) - set(snames)
         if unknown:
             raise RfmodelError(f"design '{design.name}' reports events for unknown structures "
                                f"{sorted(unknown)}")
-        events = {s: tuple(np.broadcast_to(np.asarray(x, dtype=np.float64), shape) for x in w["events"].get(
-            s, (0.0, 0.0))) for s in snames}  # fmt: skip
-        accs.append((events, account(structures, events, w["metrics"]["cycles"], sm.clock_mhz)))
+        for s, ev in w["events"].items():
+            try:
+                reads[s][i], writes[s][i] = ev
+            except (TypeError, ValueError) as e:
+                raise RfmodelError(f"events of structure '{s}' must be (reads, writes)") from e
+        cycles[i] = w["metrics"]["cycles"]
+    acc = account(structures, {s: (reads[s], writes[s]) for s in snames}, cycles, sm.clock_mhz)
     for k in names:
-        cols = []
-        for w in per_workload:
+        col = np.empty(whole)
+        for i, w in enumerate(per_workload):
             v = w["metrics"].get(k)
             if v is None:
                 missing.add(k)
                 v = np.nan
-            cols.append(np.broadcast_to(np.asarray(v, dtype=np.float64), shape))
-        data[k] = (full, np.stack(cols))
+            col[i] = v
+        data[k] = (full, col)
     for k, src in (("energy_pj", "energy_pj"), ("dynamic_energy_pj", "dynamic_pj"),
                    ("leakage_energy_pj", "leakage_pj"), ("area_mm2", "area_mm2")):  # fmt: skip
-        arr = np.stack([np.stack([np.broadcast_to(x, shape) for x in acc[src]], axis=-1)
-                        for _, acc in accs])  # fmt: skip
-        data[k] = ([*full, "structure"], arr.astype(np.float64))
-    totals = [np.broadcast_to(a["energy_pj_total"], shape) for _, a in accs]
-    data["energy_pj_total"] = (full, np.stack(totals))
-    data["power_mw"] = (full, np.stack([np.broadcast_to(a["power_mw"], shape) for _, a in accs]))
-    area = np.broadcast_to(accs[0][1]["area_mm2_total"], shape).astype(np.float64)
+        arr = np.empty((*whole, len(snames)))
+        for j, x in enumerate(acc[src]):
+            arr[..., j] = x
+        data[k] = ([*full, "structure"], arr)
+    for k in ("energy_pj_total", "power_mw"):
+        col = np.empty(whole)
+        col[...] = acc[k]
+        data[k] = (full, col)
+    area = np.empty(shape)
+    area[...] = acc["area_mm2_total"]
     data["area_mm2_total"] = (dims, area)
     regs = np.asarray(grid.get("regs_per_sm", sm.regs_per_sm))
     data["capacity_kb"] = (dims, np.broadcast_to(regs * 4.0 / 1024.0, shape).astype(np.float64))
-    stalls = []
-    for w in per_workload:
+    stalls = np.full((*whole, len(stall_reasons)), np.nan)
+    for i, w in enumerate(per_workload):
         st = w.get("stalls")
         if st is None:
             missing.add("stall_cycles")
-            st = np.full((*shape, len(stall_reasons)), np.nan)
-        stalls.append(st)
-    data["stall_cycles"] = ([*full, "stall_reason"], np.stack(stalls).astype(np.float64))
-    for k, i in (("structure_reads", 0), ("structure_writes", 1)):
-        data[k] = ([*full, "structure"], np.stack([np.stack([ev[s][i] for s in snames], axis=-1)
-                                                   for ev, _ in accs]))  # fmt: skip
+        else:
+            stalls[i] = st
+    data["stall_cycles"] = ([*full, "stall_reason"], stalls)
+    for k, counts in (("structure_reads", reads), ("structure_writes", writes)):
+        data[k] = ([*full, "structure"], np.stack([counts[s] for s in snames], axis=-1))
     ds = xr.Dataset(data, coords={**coords, "workload": workloads, "structure": snames,
                                   "stall_reason": list(stall_reasons)})  # fmt: skip
     for k, u in UNITS.items():

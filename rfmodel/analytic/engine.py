@@ -60,8 +60,19 @@ def issue_resources(sm: SMSpec) -> dict:
     }
 
 
+_SM_KEYS: dict = {}
+
+
 def _sm_key(sm: SMSpec) -> str:
-    return hashlib.sha1(json.dumps(sm.to_dict(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    """A digest of the SM's fields (remembered per spec object: specs are frozen)."""
+    hit = _SM_KEYS.get(id(sm))
+    if hit is not None and hit[0] is sm:
+        return hit[1]
+    key = hashlib.sha1(json.dumps(sm.to_dict(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    if len(_SM_KEYS) >= 64:
+        _SM_KEYS.clear()
+    _SM_KEYS[id(sm)] = (sm, key)
+    return key
 
 
 _PROFILE_CACHE: dict = {}

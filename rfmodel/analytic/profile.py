@@ -305,7 +305,15 @@ class WorkloadProfile:
         sets at random) a reuse at stack distance ``d`` hits when fewer than ``assoc`` of the ``d``
         lines in between fell in its set: ``P(Binomial(d, assoc / lines) < assoc)``.
         """
-        lines = np.asarray(lines, dtype=np.float64)
+        if np.ndim(lines) == 0 and np.ndim(assoc) == 0:  # one cache (the SM's L1D or L2 slice): remembered
+            memo = self.__dict__.setdefault("_hit_memo", {})
+            key = (float(lines), None if assoc is None else float(assoc))
+            if key not in memo:
+                memo[key] = self._hit_rate(np.asarray(lines, dtype=np.float64), assoc)
+            return memo[key]
+        return self._hit_rate(np.asarray(lines, dtype=np.float64), assoc)
+
+    def _hit_rate(self, lines: np.ndarray, assoc) -> np.ndarray:
         h = self.line_stack_hist.astype(np.float64)
         total = h.sum()
         if total == 0:

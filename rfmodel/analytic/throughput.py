@@ -302,9 +302,12 @@ def interval_model(
     def steady(wp):
         """Steady-state IPC with ``wp`` resident warps (the compiled fixed point over the queues,
         :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q``."""
-        args = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (wp, *inputs)))
-        shape = args[0].shape
-        x = np.stack(args).reshape(len(args), -1)
+        args = (wp, *inputs)
+        shape = np.broadcast_shapes(*(np.shape(v) for v in args))
+        x = np.empty((len(args), *shape))
+        for i, v in enumerate(args):
+            x[i] = v
+        x = x.reshape(len(args), -1)
         out = np.empty((len(STEADY_OUT), x.shape[1]))
         _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched, pool,
                 int(iterations))  # fmt: skip

@@ -122,21 +122,31 @@ def network_cycles(sm, cell: str | None, banks: int) -> int:
     banks of ``cell`` (the SM's registers spread over them) less those of the crossbar over the SM's
     HP-SRAM banks, at least 0.  Both networks serve the SM's collector units."""
     outputs = max(int(sm.collectors.total), 1)
-    clock = float(sm.clock_mhz)
-    own = _network_ns("sram-hp", int(sm.num_banks), bank_kb(sm), sm.bank_width_bits, outputs)
-    net = _network_ns(cell or "sram-hp", int(banks), bank_kb(sm, banks), sm.bank_width_bits, outputs)
+    return _network_cycles(int(sm.num_banks), float(sm.regs_per_sm), int(sm.bank_width_bits), outputs,
+                           float(sm.clock_mhz), cell or "sram-hp", int(banks))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def _network_cycles(num_banks, regs, width, outputs, clock, cell, banks) -> int:
+    own = _network_ns("sram-hp", num_banks, regs * 4.0 / num_banks / 1024.0, width, outputs)
+    net = _network_ns(cell, banks, regs * 4.0 / banks / 1024.0, width, outputs)
     return max(int(cycles(net, clock)) - int(cycles(own, clock)), 0)
+
+
+def _over_cells(grid: dict, banks, default_banks, one) -> np.ndarray:
+    """``one(cell, banks)`` at every point of the grid's ``main_cell`` and ``banks`` (once per distinct pair):
+    an array of the broadcast shape."""
+    cell = np.asarray(grid.get("main_cell", "sram-hp"), dtype=object)
+    nb = np.asarray(default_banks if banks is None else banks)
+    cell_b, nb_b = np.broadcast_arrays(cell, nb)
+    keys = list(zip(cell_b.ravel().tolist(), nb_b.ravel().tolist(), strict=True))
+    memo = {k: one(k[0] or None, k[1]) for k in dict.fromkeys(keys)}
+    return np.array([memo[k] for k in keys], dtype=np.float64).reshape(*cell_b.shape, -1)
 
 
 def grid_network_cycles(sm, grid: dict, banks=None) -> np.ndarray:
     """:func:`network_cycles` over a grid's ``main_cell`` and (``banks``) main-RF bank counts."""
-    cell = np.asarray(grid.get("main_cell", "sram-hp"), dtype=object)
-    nb = np.asarray(sm.num_banks if banks is None else banks)
-    cell_b, nb_b = np.broadcast_arrays(cell, nb)
-    out = np.zeros(cell_b.shape)
-    for idx in np.ndindex(cell_b.shape):
-        out[idx] = network_cycles(sm, cell_b[idx] or None, int(nb_b[idx]))
-    return out
+    return _over_cells(grid, banks, sm.num_banks, lambda c, n: (network_cycles(sm, c, int(n)),))[..., 0]
 
 
 def bank_kb(sm, banks=None) -> float:
@@ -155,15 +165,9 @@ def grid_bank_timing(sm, grid: dict, banks=None) -> tuple[np.ndarray, np.ndarray
     """:func:`bank_timing` over a grid: arrays of the read and write multiples for the grid's
     ``main_rf_latency_x``, ``main_cell`` and (``banks``) bank counts."""
     x = np.asarray(grid.get("main_rf_latency_x", 1.0), dtype=np.float64)
-    cell = np.asarray(grid.get("main_cell", "sram-hp"), dtype=object)
-    nb = np.asarray(sm.num_banks if banks is None else banks)
-    cell_b, nb_b = np.broadcast_arrays(cell, nb)
-    r = np.ones(cell_b.shape)
-    w = np.ones(cell_b.shape)
-    for idx in np.ndindex(cell_b.shape):
-        r[idx], w[idx] = cell_timing(cell_b[idx] or None, bank_kb(sm, float(nb_b[idx])), sm.bank_width_bits,
-                                     float(sm.clock_mhz))  # fmt: skip
-    return x * r, x * w
+    rw = _over_cells(grid, banks, sm.num_banks, lambda c, n: cell_timing(
+        c, bank_kb(sm, float(n)), sm.bank_width_bits, float(sm.clock_mhz)))  # fmt: skip
+    return x * rw[..., 0], x * rw[..., 1]
 
 
 #: the design metrics of the banks' timing (every design with ``SlowBankParams``)

@@ -18,6 +18,7 @@ are moved across nodes by :mod:`rfmodel.tech.scaling`.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -79,10 +80,22 @@ def _array(lib, cell, node_nm, entries, entry_bits, ports, what):
 
     Below :data:`MIN_SRAM_ROWS` rows the storage is a latch/flip-flop register file rather than an SRAM with
     sense amplifiers: it takes the area and leakage *per bit* of the smallest organisable array of the same
-    row width (scaled down with the rows) and that array's per-access energy and latency.
+    row width (scaled down with the rows) and that array's per-access energy and latency.  With the
+    package's own library the result is remembered (a design search asks for the same arrays again).
     """
     entries = _positive_int(f"{what} entries", entries)
     entry_bits = _positive_int(f"{what} entry bits", entry_bits)
+    if lib is None:
+        return _default_array(cell, float(node_nm), entries, entry_bits, ports)
+    return _build_array(lib, cell, node_nm, entries, entry_bits, ports)
+
+
+@functools.lru_cache(maxsize=4096)
+def _default_array(cell, node_nm, entries, entry_bits, ports):
+    return _build_array(None, cell, node_nm, entries, entry_bits, ports)
+
+
+def _build_array(lib, cell, node_nm, entries, entry_bits, ports):
     row_bits = 32 * math.ceil(entry_bits / 32)
     per_row = max(row_bits // entry_bits, 1)
     rows = math.ceil(entries / per_row)
