@@ -313,13 +313,18 @@ def interval_model(
                 int(iterations))  # fmt: skip
         return tuple(o.reshape(shape) for o in out)
 
-    ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = steady(warps)
     # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps
     cr = np.maximum(np.floor(warps / wpc), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         full = np.where(cr > 0, np.floor(ctas_total / np.maximum(cr, 1)), 0.0)
         rem = ctas_total - full * cr
-        ipc_rem, *_ = steady(np.maximum(rem * wpc, wpc))
+    # the steady state with every resident warp and with the tail's, in one pass (a leading axis of two)
+    both = np.empty((2, *np.broadcast_shapes(np.shape(warps), *(np.shape(v) for v in inputs))))
+    both[0], both[1] = warps, np.maximum(rem * wpc, wpc)
+    res = steady(both)
+    ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = (o[0] for o in res)
+    ipc_rem = res[0][1]
+    with np.errstate(divide="ignore", invalid="ignore"):
         t_waves = full * cr * n_cta / ipc_w + np.where(rem > 0, rem * n_cta / ipc_rem, 0.0)
         t_steady = ctas_total * n_cta / ipc_w
     beta = np.asarray(c["tail_weight"])

@@ -390,6 +390,17 @@ class _IslandProblem(Problem):
         self.evaluations = 0
         self.requested = 0
 
+    def __getstate__(self):
+        # the cache is the archive's content by point: a checkpoint stores the archive only
+        return {**super().__getstate__(), "cache": None}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.cache = {}
+        for x, f, g in self.archive:
+            for i, row in enumerate(x):
+                self.cache.setdefault(row.tobytes(), (f[i], g[i]))
+
     def _evaluate(self, x, out, *args, **kwargs):
         x = np.rint(np.asarray(x)).astype(int)
         keys = [row.tobytes() for row in x]
