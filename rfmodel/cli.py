@@ -22,15 +22,17 @@ DEFAULT_OUT = "rfmodel-out"
 def _progress(enabled: bool, total: int, desc: str):
     """A tqdm bar on stderr (or a no-op), returned with its update callback."""
     if not enabled:
-        return None, lambda *a: None
+        return None, lambda *a, **k: None
     from tqdm import tqdm
 
     bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
 
-    def update(done, total=None):
+    def update(done, total=None, **info):
         if total is not None and bar.total != total:
             bar.total = total
         bar.n = done
+        if info:
+            bar.set_postfix(info, refresh=False)
         bar.refresh()
 
     return bar, update

@@ -26,8 +26,12 @@ def test_joint_front_over_designs_and_cells_is_nondominated_and_near_the_exhaust
     calls = []
     res = optimize(["baseline", "bow"], WLS, "fermi-gtx480", space=SMALL, cells=CELLS, design_params=(),
                    pop_size=24, generations=15, seed=1,
-                   progress=lambda g, n: calls.append((g, n)))  # fmt: skip
-    assert calls[-1] == (30, 30)  # 15 generations of each of the two islands
+                   progress=lambda g, n, **info: calls.append((g, n, info)))  # fmt: skip
+    assert calls[-1][:2] == (30, 30)  # 15 generations of each of the two islands
+    # the evaluation count never falls and ends at the run's; the last call names the finished islands
+    counts = [c[2]["evaluations"] for c in calls]
+    assert counts == sorted(counts) and counts[-1] == res.evaluations
+    assert calls[-1][2]["islands"] == "2/2" and calls[-1][2]["front"] >= 1
     rows = pareto_table(res.pareto)
     assert {r["design"] for r in rows} == {"baseline", "bow"}
     assert len({r["main_cell"] for r in rows}) >= 2

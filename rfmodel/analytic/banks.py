@@ -47,7 +47,7 @@ import math
 from itertools import product
 
 import numpy as np
-from numba import njit, vectorize
+from numba import njit
 
 
 # ----------------------------------------------------------------------------- serialization
@@ -183,19 +183,30 @@ def collector_wait_at(collectors, load, hold):
     return erlang_c_at(n, load) * hold / (n - load)
 
 
-@vectorize(["f8(f8, f8, f8, f8)"], cache=True)
-def _read_wait_u(lr, lw, ports, burst):
-    return read_wait_at(lr, lw, ports, burst)
+@njit(cache=True)
+def _read_wait_map(lr, lw, ports, burst, out):
+    for i in range(out.shape[0]):
+        out[i] = read_wait_at(lr[i], lw[i], ports[i], burst[i])
 
 
-@vectorize(["f8(f8, f8)"], cache=True)
-def _erlang_c_u(servers, load):
-    return erlang_c_at(servers, load)
+@njit(cache=True)
+def _erlang_c_map(servers, load, out):
+    for i in range(out.shape[0]):
+        out[i] = erlang_c_at(servers[i], load[i])
 
 
-@vectorize(["f8(f8, f8, f8)"], cache=True)
-def _collector_wait_u(collectors, load, hold):
-    return collector_wait_at(collectors, load, hold)
+@njit(cache=True)
+def _collector_wait_map(collectors, load, hold, out):
+    for i in range(out.shape[0]):
+        out[i] = collector_wait_at(collectors[i], load[i], hold[i])
+
+
+def _mapped(kernel, *args):
+    """``kernel`` over the broadcast of ``args`` (float arrays), shaped like it."""
+    b = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
+    out = np.empty(b[0].shape)
+    kernel(*(np.ascontiguousarray(x).ravel() for x in b), out.reshape(-1))
+    return out
 
 
 def bank_read_wait(lambda_read, lambda_write, ports=1, burst=1.0):
@@ -203,7 +214,7 @@ def bank_read_wait(lambda_read, lambda_write, ports=1, burst=1.0):
 
     ``lambda_*`` are accesses per cycle *per bank*; returns ``inf`` at or beyond saturation.
     """
-    return _read_wait_u(lambda_read, lambda_write, ports, burst)
+    return _mapped(_read_wait_map, lambda_read, lambda_write, ports, burst)
 
 
 def erlang_c(servers, load):
@@ -211,9 +222,9 @@ def erlang_c(servers, load):
 
     Vectorized; ``servers`` may be non-integer (rounded down, at least 1); 1 at ``load >= servers``.
     """
-    return _erlang_c_u(servers, load)
+    return _mapped(_erlang_c_map, servers, load)
 
 
 def collector_wait(collectors, load, hold):
     """Mean wait (cycles) for a free collector: ``C(N, a) hold / (N - a)`` (``inf`` when saturated)."""
-    return _collector_wait_u(collectors, load, hold)
+    return _mapped(_collector_wait_map, collectors, load, hold)

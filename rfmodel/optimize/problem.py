@@ -448,10 +448,10 @@ class IslandJob:
         return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
-def _island_progress(progress, done_gens, k, steps):
-    def update(n_gen):
-        done_gens[k] = n_gen
-        progress(sum(done_gens), steps)
+def _island_progress(progress, done_gens, evaluated, k, steps):
+    def update(n_gen, evaluations):
+        done_gens[k], evaluated[k] = n_gen, evaluations
+        progress(sum(done_gens), steps, evaluations=sum(evaluated))
 
     return update
 
@@ -494,7 +494,7 @@ def run_island(job: IslandJob) -> dict:
             with atomic_path(job.checkpoint) as tmp:
                 tmp.write_bytes(pickle.dumps({"signature": job.signature(), "algorithm": algo}))
         if job.progress is not None:
-            job.progress(int(algo.n_gen) - 1)
+            job.progress(int(algo.n_gen) - 1, problem.evaluations)
     island = job.island
     # each generation's feasible objective vectors (the hypervolume by generation is taken over them)
     by_gen = [a[1][np.all(a[2] <= 0, axis=1)] for a in problem.archive]
@@ -701,8 +701,10 @@ def optimize(
     cell (``cells``) over ``space`` and each design's parameters (``design_params``: names searched in every
     design that has them, default :func:`default_design_params`), one island per design of ``pop_size`` for
     ``generations`` generations, for ``objectives`` (``"name:min|max"`` or :class:`Objective`) subject to
-    ``constraints`` (``"name<=value"``, ``"name>=x*baseline"``).  ``progress(step, steps)`` is called per
-    generation of each island (with another runner: as islands finish).  ``brute_force``: enumerate the
+    ``constraints`` (``"name<=value"``, ``"name>=x*baseline"``).  ``progress(step, steps, **info)`` is called
+    per generation of each island (with another runner: as islands finish) with ``info``: ``evaluations``
+    (points evaluated so far), and as islands finish ``front`` (points on the front of the finished islands)
+    and ``islands`` (finished / all).  ``brute_force``: enumerate the
     islands of at most :data:`BRUTE_FORCE_MAX` points for the exhaustive reference front.
 
     ``runner`` (:mod:`rfmodel.runner`; default serial) runs the islands, in any order: each is seeded from
@@ -768,16 +770,20 @@ def optimize(
             for i in islands]  # fmt: skip
     runner = SerialRunner() if runner is None else runner
     steps = generations * len(jobs)
-    done_gens = [0] * len(jobs)
+    done_gens, evaluated = [0] * len(jobs), [0] * len(jobs)
     if isinstance(runner, SerialRunner) and progress is not None:
         for k, job in enumerate(jobs):
-            job.progress = _island_progress(progress, done_gens, k, steps)
+            job.progress = _island_progress(progress, done_gens, evaluated, k, steps)
     results = [None] * len(jobs)
     for k, result in runner.run(run_island, jobs):
         results[k] = result
-        done_gens[k] = generations
+        done_gens[k], evaluated[k] = generations, result["evaluations"]
         if progress is not None:
-            progress(sum(done_gens), steps)
+            # the front so far: over the islands that have finished
+            f = [r["f"] for r in results if r is not None and len(r["f"])]
+            front = int(_front_mask(np.concatenate(f), np.ones(sum(map(len, f)), bool)).sum()) if f else 0
+            progress(sum(done_gens), steps, evaluations=sum(evaluated), front=front,
+                     islands=f"{sum(r is not None for r in results)}/{len(jobs)}")  # fmt: skip
     rows, f_found, history = [], [], []
     evaluations = 0  # points evaluated (each island evaluates a repeated point once)
     for result in results:
