@@ -287,6 +287,8 @@ def cmd_optimize(args) -> int:
         + (f" = {100 * ratio:.1f}% of the {kind} front's {res.hypervolume_brute_force:.4f}"
            if ratio is not None else (f" (exhaustive front {ref})" if isinstance(ref, str) else ""))
         + f"; {res.evaluations} evaluations in {res.seconds:.1f} s"
+        + (f" ({res.computed} modelled, the others from the evaluation store of an earlier run)"
+           if res.computed < res.evaluations else "")
     )  # fmt: skip
     out = Path(args.out)
     names = [o.name for o in res.objectives]

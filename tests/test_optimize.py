@@ -188,7 +188,10 @@ def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path
     full = subprocess.run([*cmd, "--out", str(tmp_path / "full")], capture_output=True, text=True)
     assert full.returncode == 0, full.stderr
     killed = tmp_path / "killed"
-    proc = subprocess.Popen([*cmd, "--out", str(killed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # a cache of its own: the killed run models its points instead of reading the full run's evaluation store
+    env = {**os.environ, "RFMODEL_CACHE_DIR": str(tmp_path / "cache")}
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen([*cmd, "--out", str(killed)], stdout=pipe, stderr=pipe, env=env)
     first = killed / "checkpoint" / "baseline.ckpt"
     deadline = time.time() + 120
     while not first.exists() and proc.poll() is None and time.time() < deadline:
@@ -213,7 +216,7 @@ def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path
         time.sleep(0.05)
     assert not ours(), "the killed run's worker processes live on"
     resume = [sys.executable, "-m", "rfmodel.cli", "optimize", "--resume", str(killed), "--quiet"]
-    resumed = subprocess.run(resume, capture_output=True, text=True)
+    resumed = subprocess.run(resume, capture_output=True, text=True, env=env)
     assert resumed.returncode == 0, resumed.stderr
     assert (killed / "pareto.csv").read_text() == (tmp_path / "full" / "pareto.csv").read_text()
 
@@ -328,3 +331,30 @@ def test_a_point_asked_for_again_is_not_evaluated_again():
     p._evaluate(x[::-1], out2)
     assert (p.evaluations, p.requested) == (2, 6)  # all from the cache
     assert np.array_equal(out2["F"], out1["F"][::-1]) and np.array_equal(out1["F"][0], out1["F"][2])
+
+
+def test_the_evaluation_store_answers_a_repeated_run_and_only_an_identical_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path / "cache"))
+    first = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
+    assert first.computed == first.evaluations > 0
+    stores = list((tmp_path / "cache" / "evaluations").glob("*.pkl"))
+    assert len(stores) == 1
+    # the same run again models nothing and finds the same front, bit for bit
+    again = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
+    assert (again.computed, again.evaluations) == (0, first.evaluations)
+    assert pareto_table(again.pareto) == pareto_table(first.pareto)
+    # another seed asks for other points too: those it shares with the store are not modelled again
+    other = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **{**RUN, "seed": 7})
+    assert 0 < other.computed < other.evaluations
+    # other inputs (a constraint) have a store of their own
+    constrained = optimize(["baseline"], ["saxpy"], "fermi-gtx480", constraints=("area_mm2<=100",), **RUN)
+    assert constrained.computed == constrained.evaluations
+    # a damaged store is modelled again (and rewritten)
+    stores[0].write_bytes(b"not a pickle")
+    damaged = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
+    assert damaged.computed == damaged.evaluations
+    assert pareto_table(damaged.pareto) == pareto_table(first.pareto)
+    # with the cache off nothing is kept
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", "off")
+    off = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
+    assert off.computed == off.evaluations

@@ -286,6 +286,8 @@ class OptimizeResult:
     evaluations: int
     seconds: float
     objectives: tuple = DEFAULT_OBJECTIVES
+    #: of the evaluations, the points modelled in this run (the others came from the evaluation store)
+    computed: int = 0
     history: list = field(default_factory=list)
     #: hypervolume of the front of all points evaluated after each generation (the islands side by side)
     hypervolume_by_generation: list = field(default_factory=list)
@@ -376,8 +378,10 @@ class _Island:
 class _IslandProblem(Problem):
     """pymoo's view of an island: integer indices into its variables' values; every point it evaluates is
     kept (``archive``) so that the island's result is the front of everything it saw, and a point asked for
-    again is answered from ``cache`` instead of being evaluated again (``evaluations`` counts the points
-    evaluated, ``requested`` the points the algorithm asked for)."""
+    again is answered from ``cache`` instead of being evaluated again (``evaluations`` counts the distinct
+    points the run needed, ``requested`` the points the algorithm asked for).  A point the evaluation store
+    of an earlier run with the same inputs holds (``stored``, :func:`_store_path`) is taken from it, not
+    modelled again (``computed`` counts the points modelled)."""
 
     def __init__(self, island):
         n = len(island.space)
@@ -387,15 +391,19 @@ class _IslandProblem(Problem):
         self.island = island
         self.archive = []
         self.cache = {}
+        self.stored = {}
         self.evaluations = 0
+        self.computed = 0
         self.requested = 0
 
     def __getstate__(self):
-        # the cache is the archive's content by point: a checkpoint stores the archive only
-        return {**super().__getstate__(), "cache": None}
+        # the cache is the archive's content by point: a checkpoint stores the archive only (and the store
+        # is read again from its own file)
+        return {**super().__getstate__(), "cache": None, "stored": None}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.stored = {}
         self.cache = {}
         for x, f, g in self.archive:
             for i, row in enumerate(x):
@@ -409,13 +417,20 @@ class _IslandProblem(Problem):
             if k not in self.cache and k not in seen:  # each new point once
                 seen.add(k)
                 new.append(i)
-        if new:
-            f, g, _, _ = self.island.evaluate(x[new])
-            for j, i in enumerate(new):
+        fresh = []
+        for i in new:
+            if keys[i] in self.stored:
+                self.cache[keys[i]] = self.stored[keys[i]]
+            else:
+                fresh.append(i)
+        if fresh:
+            f, g, _, _ = self.island.evaluate(x[fresh])
+            for j, i in enumerate(fresh):
                 self.cache[keys[i]] = (f[j], g[j])
         out["F"] = np.stack([self.cache[k][0] for k in keys])
         out["G"] = np.stack([self.cache[k][1] for k in keys])
         self.evaluations += len(new)
+        self.computed += len(fresh)
         self.requested += len(x)
         self.archive.append((x, out["F"], out["G"]))
 
@@ -474,6 +489,56 @@ def _load_checkpoint(job: IslandJob):
         return None
 
 
+def _store_path(job: IslandJob) -> Path | None:
+    """The evaluation store of ``job``'s island: the objective and constraint values of every point it has
+    modelled, kept between runs (:mod:`rfmodel.cache`) under a key of everything that decides them (the
+    package's source and calibration data, the design and its search space, the workloads (files by content),
+    the SM, objectives, constraints and their reference values, the engine's settings); ``None`` with the
+    cache off or when a workload or calibration is an in-memory object."""
+    from rfmodel.analytic.engine import _file_digest
+    from rfmodel.cache import entry_path, source_hash
+
+    i = job.island
+    if any(not isinstance(w, (str, Path)) for w in i.workloads):
+        return None
+    cal = i.eval_kw.get("calibration")
+    if cal is not None and not isinstance(cal, (str, Path, bool)):
+        return None
+    parts = (source_hash(), i.design, [(v.name, list(map(str, v.values))) for v in i.space],
+             [(str(w), _file_digest(str(w))) for w in i.workloads], repr(i.sm), list(map(str, i.objectives)),
+             list(map(str, i.constraints)), sorted(i.reference.items()), sorted(map(str, i.eval_kw.items())),
+             _file_digest(str(cal)) if isinstance(cal, (str, Path)) else None,
+             sorted(map(str, (i.uncertainty or {}).items())), i.samples)  # fmt: skip
+    return entry_path("evaluations", hashlib.sha256(repr(parts).encode()).hexdigest()[:24], ".pkl")
+
+
+def _load_store(path: Path | None) -> dict:
+    """The points of an evaluation store (empty when there is none or it cannot be read)."""
+    if path is None or not path.is_file():
+        return {}
+    try:
+        data = pickle.loads(path.read_bytes())
+        return {k: (data["f"][j], data["g"][j]) for j, k in enumerate(data["keys"])}
+    except Exception:  # a damaged store costs only the modelling it would have saved
+        return {}
+
+
+def _save_store(path: Path | None, points: dict) -> None:
+    from rfmodel.io import atomic_path
+
+    if path is None or not points:
+        return
+    keys = list(points)
+    data = {"keys": keys, "f": np.stack([points[k][0] for k in keys]),
+            "g": np.stack([points[k][1] for k in keys])}  # fmt: skip
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(pickle.dumps(data))
+    except OSError:  # a read-only or full cache folder: the next run models the points again
+        pass
+
+
 def run_island(job: IslandJob) -> dict:
     """Run (or continue) one island to its last generation: its feasible front's rows and objectives."""
     from rfmodel.io import atomic_path
@@ -488,6 +553,9 @@ def run_island(job: IslandJob) -> dict:
         problem = _IslandProblem(job.island)
         algo = _algorithm(job.algorithm, job.pop_size, len(job.island.objectives))
         algo.setup(problem, termination=("n_gen", job.generations), seed=job.seed, verbose=False)
+    store = _store_path(job)
+    problem.stored = _load_store(store)
+    known = len(problem.stored)
     while algo.has_next():
         algo.next()
         if job.checkpoint is not None:
@@ -495,11 +563,14 @@ def run_island(job: IslandJob) -> dict:
                 tmp.write_bytes(pickle.dumps({"signature": job.signature(), "algorithm": algo}))
         if job.progress is not None:
             job.progress(int(algo.n_gen) - 1, problem.evaluations)
+    if len(problem.cache) > known or problem.computed:  # something the store did not hold
+        _save_store(store, {**problem.stored, **problem.cache})
     island = job.island
     # each generation's feasible objective vectors (the hypervolume by generation is taken over them)
     by_gen = [a[1][np.all(a[2] <= 0, axis=1)] for a in problem.archive]
     out = {"design": island.design, "rows": [], "f": np.zeros((0, len(island.objectives))),
            "evaluations": problem.evaluations, "requested": problem.requested, "resumed_at": resumed_at,
+           "computed": problem.computed,
            "by_generation": by_gen}  # fmt: skip
     xa = np.concatenate([a[0] for a in problem.archive])
     fa = np.concatenate([a[1] for a in problem.archive])
@@ -786,9 +857,12 @@ def optimize(
                      islands=f"{sum(r is not None for r in results)}/{len(jobs)}")  # fmt: skip
     rows, f_found, history = [], [], []
     evaluations = 0  # points evaluated (each island evaluates a repeated point once)
+    computed = 0  # of which modelled here (the others from the evaluation store)
     for result in results:
         evaluations += result["evaluations"]
-        history.append({k: result[k] for k in ("design", "evaluations", "requested", "resumed_at")})
+        computed += result["computed"]
+        history.append({k: result[k] for k in ("design", "evaluations", "computed", "requested",
+                                               "resumed_at")})  # fmt: skip
         history[-1]["front"] = len(result["rows"])
         rows += result["rows"]
         if len(result["f"]):
@@ -836,6 +910,7 @@ def optimize(
         hv_bf = _hypervolume(f_true, ideal, nadir)
         reference_kind = f"best of seeds {seed}..{seed + int(reference_seeds)}"
         evaluations += sum(o.evaluations for o in others)
+        computed += sum(o.computed for o in others)
     else:
         ideal, nadir = f_front.min(axis=0), f_front.max(axis=0)
     hv = _hypervolume(f_front, ideal, nadir)
@@ -859,6 +934,7 @@ def optimize(
         "hypervolume": hv,
         "hypervolume_by_generation": np.asarray(hv_by_gen, dtype=np.float64),
         "evaluations": evaluations,
+        "evaluations_modelled": computed,
     }
     if hv_bf:
         attrs["hypervolume_brute_force"] = hv_bf
@@ -871,7 +947,7 @@ def optimize(
     if bf_rows and hv_bf:
         bf = _dataset(bf_rows, {**attrs, "front": "exhaustive"})
     return OptimizeResult(pareto=pareto, brute_force=bf, hypervolume=hv, hypervolume_brute_force=hv_bf,
-                          evaluations=evaluations, seconds=seconds, objectives=objectives,
+                          evaluations=evaluations, seconds=seconds, objectives=objectives, computed=computed,
                           history=history, hypervolume_by_generation=hv_by_gen)  # fmt: skip
 
 
