@@ -392,6 +392,8 @@ class _IslandProblem(Problem):
         self.archive = []
         self.cache = {}
         self.stored = {}
+        #: the names of the metrics each cache entry's third array holds (set by the first evaluation)
+        self.value_names = None
         self.evaluations = 0
         self.computed = 0
         self.requested = 0
@@ -405,9 +407,9 @@ class _IslandProblem(Problem):
         self.__dict__.update(state)
         self.stored = {}
         self.cache = {}
-        for x, f, g in self.archive:
+        for x, f, g, v in self.archive:
             for i, row in enumerate(x):
-                self.cache.setdefault(row.tobytes(), (f[i], g[i]))
+                self.cache.setdefault(row.tobytes(), (f[i], g[i], v[i]))
 
     def _evaluate(self, x, out, *args, **kwargs):
         x = np.rint(np.asarray(x)).astype(int)
@@ -424,15 +426,19 @@ class _IslandProblem(Problem):
             else:
                 fresh.append(i)
         if fresh:
-            f, g, _, _ = self.island.evaluate(x[fresh])
+            f, g, _, values = self.island.evaluate(x[fresh])
+            if self.value_names is None:
+                self.value_names = tuple(values)
+            v = np.stack([values[n] for n in self.value_names], axis=1)
             for j, i in enumerate(fresh):
-                self.cache[keys[i]] = (f[j], g[j])
+                self.cache[keys[i]] = (f[j], g[j], v[j])
         out["F"] = np.stack([self.cache[k][0] for k in keys])
         out["G"] = np.stack([self.cache[k][1] for k in keys])
         self.evaluations += len(new)
         self.computed += len(fresh)
         self.requested += len(x)
-        self.archive.append((x, out["F"], out["G"]))
+        # with each point's metrics, from which the island's front rows are made
+        self.archive.append((x, out["F"], out["G"], np.stack([self.cache[k][2] for k in keys])))
 
 
 @dataclass
@@ -512,25 +518,27 @@ def _store_path(job: IslandJob) -> Path | None:
     return entry_path("evaluations", hashlib.sha256(repr(parts).encode()).hexdigest()[:24], ".pkl")
 
 
-def _load_store(path: Path | None) -> dict:
-    """The points of an evaluation store (empty when there is none or it cannot be read)."""
+def _load_store(path: Path | None) -> tuple[dict, tuple | None]:
+    """The points of an evaluation store and the names of their metrics (empty when there is none or it
+    cannot be read)."""
     if path is None or not path.is_file():
-        return {}
+        return {}, None
     try:
         data = pickle.loads(path.read_bytes())
-        return {k: (data["f"][j], data["g"][j]) for j, k in enumerate(data["keys"])}
+        points = {k: (data["f"][j], data["g"][j], data["v"][j]) for j, k in enumerate(data["keys"])}
+        return points, tuple(data["names"])
     except Exception:  # a damaged store costs only the modelling it would have saved
-        return {}
+        return {}, None
 
 
-def _save_store(path: Path | None, points: dict) -> None:
+def _save_store(path: Path | None, points: dict, names) -> None:
     from rfmodel.io import atomic_path
 
-    if path is None or not points:
+    if path is None or not points or names is None:
         return
     keys = list(points)
-    data = {"keys": keys, "f": np.stack([points[k][0] for k in keys]),
-            "g": np.stack([points[k][1] for k in keys])}  # fmt: skip
+    data = {"keys": keys, "names": list(names), "f": np.stack([points[k][0] for k in keys]),
+            "g": np.stack([points[k][1] for k in keys]), "v": np.stack([points[k][2] for k in keys])}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
@@ -554,7 +562,11 @@ def run_island(job: IslandJob) -> dict:
         algo = _algorithm(job.algorithm, job.pop_size, len(job.island.objectives))
         algo.setup(problem, termination=("n_gen", job.generations), seed=job.seed, verbose=False)
     store = _store_path(job)
-    problem.stored = _load_store(store)
+    problem.stored, names = _load_store(store)
+    if problem.value_names is None:
+        problem.value_names = names
+    elif names is not None and names != problem.value_names:  # not this island's metrics: not used
+        problem.stored = {}
     known = len(problem.stored)
     while algo.has_next():
         algo.next()
@@ -564,7 +576,7 @@ def run_island(job: IslandJob) -> dict:
         if job.progress is not None:
             job.progress(int(algo.n_gen) - 1, problem.evaluations)
     if len(problem.cache) > known or problem.computed:  # something the store did not hold
-        _save_store(store, {**problem.stored, **problem.cache})
+        _save_store(store, {**problem.stored, **problem.cache}, problem.value_names)
     island = job.island
     # each generation's feasible objective vectors (the hypervolume by generation is taken over them)
     by_gen = [a[1][np.all(a[2] <= 0, axis=1)] for a in problem.archive]
@@ -572,16 +584,15 @@ def run_island(job: IslandJob) -> dict:
            "evaluations": problem.evaluations, "requested": problem.requested, "resumed_at": resumed_at,
            "computed": problem.computed,
            "by_generation": by_gen}  # fmt: skip
-    xa = np.concatenate([a[0] for a in problem.archive])
-    fa = np.concatenate([a[1] for a in problem.archive])
-    ga = np.concatenate([a[2] for a in problem.archive])
+    xa, fa, ga, va = (np.concatenate([a[j] for a in problem.archive]) for j in range(4))
     xa, first = np.unique(xa, axis=0, return_index=True)
-    keep = _front_mask(fa[first], np.all(ga[first] <= 0, axis=1))
+    fa, ga, va = fa[first], ga[first], va[first]
+    keep = _front_mask(fa, np.all(ga <= 0, axis=1))  # feasible points only
     if keep.any():
-        f, g, params, values = island.evaluate(xa[keep])
-        ok = np.all(g <= 0, axis=1)
-        out["rows"] = _rows(island.design, params, values, ok)
-        out["f"] = f[ok]
+        params = {v.name: v.decode(xa[keep][:, i]) for i, v in enumerate(island.space)}
+        values = {n: va[keep][:, j] for j, n in enumerate(problem.value_names)}
+        out["rows"] = _rows(island.design, params, values, np.ones(int(keep.sum()), dtype=bool))
+        out["f"] = fa[keep]
     return out
 
 
