@@ -141,7 +141,7 @@ def bench_optimize(*, gpu=BENCH_GPU, repeat: int = 1, design: str = "baseline") 
     from rfmodel.workload.suite import default_workloads
 
     workloads = list(default_workloads())
-    kw = dict(pop_size=OPTIMIZE_POP, brute_force=False)
+    kw = dict(pop_size=OPTIMIZE_POP, brute_force=False, store=False)  # every point modelled
     optimize([design], workloads, gpu, generations=1, **kw)  # warm-up: profiles, imports
     best, n = float("inf"), 0
     for _ in range(max(int(repeat), 1)):

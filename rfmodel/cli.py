@@ -257,6 +257,7 @@ def cmd_optimize(args) -> int:
             uncertainty=dict(_parse_uncertainty(u) for u in args.uncertainty or ()) or None,
             nodes=tuple(args.node or (45,)),
             reference_seeds=args.reference_seeds,
+            store=not args.no_store,
             structure_cells=tuple(args.structure_cell or ("sram-hp",)),
             samples=args.uncertainty_samples,
             arch=args.arch,
@@ -804,6 +805,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--arch", default="sm_80")
     o.add_argument("--no-brute-force", action="store_true", help="skip the exhaustive reference front")
+    o.add_argument("--no-store", action="store_true",
+                   help="model every point: neither read nor extend the evaluation store of earlier runs")
     o.add_argument("--reference-seeds", type=int, default=0, metavar="K",
                    help="where the space is too large to enumerate: the reference front is the best of this "
                    "run and K more seeds (K times the work)")

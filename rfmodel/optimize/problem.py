@@ -454,6 +454,8 @@ class IslandJob:
     seed: int
     checkpoint: Path | None = None
     progress: object = None
+    #: keep and use the evaluation store between runs (:func:`_store_path`)
+    store: bool = True
 
     def signature(self) -> str:
         """What makes two runs of the island the same run (a checkpoint of another is not resumed)."""
@@ -505,7 +507,7 @@ def _store_path(job: IslandJob) -> Path | None:
     from rfmodel.cache import entry_path, source_hash
 
     i = job.island
-    if any(not isinstance(w, (str, Path)) for w in i.workloads):
+    if not job.store or any(not isinstance(w, (str, Path)) for w in i.workloads):
         return None
     cal = i.eval_kw.get("calibration")
     if cal is not None and not isinstance(cal, (str, Path, bool)):
@@ -777,6 +779,7 @@ def optimize(
     nodes=(45,),
     structure_cells=("sram-hp",),
     reference_seeds: int = 0,
+    store: bool = True,
     **eval_kw,
 ) -> OptimizeResult:
     """Search ``designs`` (default: every registered design with an analytic model) jointly with the main-RF
@@ -795,7 +798,9 @@ def optimize(
     fresh run clears it), with no evaluation lost or repeated and the same front as a run never stopped.
 
     ``reference_seeds``: where a space is too large to enumerate, the reference front is the best front of
-    this run and that many more seeds (the evaluation count includes theirs).
+    this run and that many more seeds (the evaluation count includes theirs).  ``store``: take points from,
+    and add them to, the evaluation store kept between runs (:func:`_store_path`; ``False``: model every
+    point, as a timing run must).
 
     ``nodes`` (nm) and ``structure_cells`` (the cell of the structures other than the main RF's banks:
     collectors, caches, buffers, networks) are technology variables when more than one is given, else the
@@ -848,7 +853,7 @@ def optimize(
             for old in checkpoint.glob("*.ckpt"):
                 old.unlink()
     jobs = [IslandJob(i, algorithm, pop_size, generations, (seed + zlib.crc32(i.design.encode())) % 2**31,
-                      None if checkpoint is None else checkpoint / f"{i.design}.ckpt")
+                      None if checkpoint is None else checkpoint / f"{i.design}.ckpt", store=store)
             for i in islands]  # fmt: skip
     runner = SerialRunner() if runner is None else runner
     steps = generations * len(jobs)
@@ -911,7 +916,7 @@ def optimize(
         same = dict(objectives=objectives, constraints=constraints, space=space, cells=cells,
                     design_params=design_params, algorithm=algorithm, pop_size=pop_size,
                     generations=generations, brute_force=False, runner=runner, uncertainty=uncertainty,
-                    samples=samples, nodes=nodes, structure_cells=structure_cells,
+                    samples=samples, nodes=nodes, structure_cells=structure_cells, store=store,
                     **{k: v for k, v in eval_kw.items() if k != "tech"})  # fmt: skip
         others = [optimize(names, workloads, sm, seed=seed + k, **same)
                   for k in range(1, int(reference_seeds) + 1)]
