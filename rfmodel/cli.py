@@ -142,6 +142,7 @@ def cmd_evaluate(args) -> int:
         params=params or None,
         uncertainty=uncertainty or None,
         samples=args.samples if args.samples is not None else cfg.get("samples", 200),
+        level=args.level if args.level is not None else cfg.get("level", 0.95),
         seed=args.seed if args.seed is not None else cfg.get("seed", 0),
         arch=args.arch or cfg.get("arch", "sm_80"),
         tech=cfg.get("tech"),
@@ -181,7 +182,8 @@ def cmd_evaluate(args) -> int:
 #: the arguments that define an optimize run (saved beside its checkpoints; ``--resume`` reads them back)
 OPTIMIZE_RUN_ARGS = ("design", "workload", "gpu", "objective", "constraint", "cell", "algorithm", "pop",
                      "generations", "seed", "arch", "no_brute_force", "design_param", "uncertainty",
-                     "uncertainty_samples", "node", "structure_cell", "reference_seeds")  # fmt: skip
+                     "uncertainty_samples", "percentile", "node", "structure_cell", "reference_seeds",
+                     "no_store")  # fmt: skip
 #: at most this many Pareto points are printed
 PARETO_SHOWN = 30
 #: columns of the printed Pareto table before the objectives; a design's own parameters go in one column
@@ -260,6 +262,7 @@ def cmd_optimize(args) -> int:
             store=not args.no_store,
             structure_cells=tuple(args.structure_cell or ("sram-hp",)),
             samples=args.uncertainty_samples,
+            percentile=args.percentile,
             arch=args.arch,
         )
     finally:
@@ -777,6 +780,8 @@ def build_parser() -> argparse.ArgumentParser:
         "model_error=calibrated",
     )
     e.add_argument("--samples", type=int, help="montecarlo samples (default 200)")
+    e.add_argument("--level", type=float, help="montecarlo: probability of the interval <metric>_lo .. "
+                   "<metric>_hi (default 0.95: the 2.5 %% and 97.5 %% quantiles)")
     e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75, sm_80, sm_90)")
     e.add_argument("--seed", type=int)
     e.add_argument("--out", metavar="FILE.nc|FILE.csv")
@@ -823,9 +828,12 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--svg", action="store_true", help="also write the plots as SVG")
     o.add_argument("--uncertainty", action="append", metavar="NAME=DIST:WIDTH",
                    help="a robust front: Monte-Carlo over these model parameters (as evaluate's), each "
-                   "objective at its pessimistic end (97.5 %% / 2.5 %% quantile); repeatable")
+                   "objective at its pessimistic end (--percentile); repeatable")
     o.add_argument("--uncertainty-samples", type=int, default=32, metavar="N",
                    help="Monte-Carlo draws per point with --uncertainty (default 32)")
+    o.add_argument("--percentile", type=float, default=97.5, metavar="P",
+                   help="with --uncertainty: each minimized objective at its P-th percentile, each maximized "
+                   "one at its (100-P)-th (50 < P < 100; default 97.5)")
     o.add_argument("--validate", type=int, metavar="K",
                    help="simulate the K most different Pareto points; compare with the analytic figures")
     o.add_argument("--resume", metavar="DIR",

@@ -67,6 +67,19 @@ def expect_int(what: str, value, *, low: int | None = None, high: int | None = N
     return int(value)
 
 
+def expect_between(what: str, value, low: float, high: float, example: str) -> float:
+    """``value`` as a float strictly between ``low`` and ``high`` (bools and NaN refused); anything else is
+    one :class:`RfmodelError` naming ``what``, the open interval and an ``example``."""
+    try:
+        v = float(value) if not isinstance(value, bool) else float("nan")
+    except (TypeError, ValueError):
+        v = float("nan")
+    if not low < v < high:
+        raise RfmodelError(f"{what}: expected a number strictly between {low:g} and {high:g}, e.g. {example} "
+                           f"(got {value!r})")  # fmt: skip
+    return v
+
+
 def expect_mapping(what: str, value, *, optional: bool = True) -> dict:
     """``value`` as a dict with string keys (None gives ``{}`` when ``optional``)."""
     from collections.abc import Mapping

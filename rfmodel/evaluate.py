@@ -221,6 +221,7 @@ def evaluate(
     calibration=None,
     uncertainty: Mapping | None = None,
     samples: int = 200,
+    level: float = 0.95,
     on_no_fit: str = "error",
 ) -> xr.Dataset:
     """Evaluate a design on workloads; see the module docstring for the result.
@@ -242,7 +243,8 @@ def evaluate(
     ``method="montecarlo"``: ``uncertainty`` maps parameters to distributions
     (``{"mem_fraction": ("normal", 0.1)}``, see :mod:`rfmodel.analytic.montecarlo`),
     ``samples`` draws seeded by ``seed``; the result holds the sample means and
-    ``<metric>_lo`` / ``<metric>_hi`` (2.5 % and 97.5 % quantiles).
+    ``<metric>_lo`` / ``<metric>_hi``, the quantiles of the central interval of probability ``level``
+    (0.95: the 2.5 % and 97.5 % quantiles).
     """
     if method not in METHODS:
         raise UnknownNameError("method", method, METHODS)
@@ -273,7 +275,7 @@ def evaluate(
         sm = _analytic_sm(sm, grid)
         return evaluate_montecarlo(
             d, _workload_list(workload), sm, grid=grid, dims=dims, coords=coords,
-            uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration,
+            uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration, level=level,
             tech={**DEFAULT_TECH, **(tech or {})}, arch=arch, max_warps=max_warps,
             stall_reasons=stall_reasons(d), require_fit=require_fit,
         )  # fmt: skip

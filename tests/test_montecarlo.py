@@ -10,6 +10,7 @@ import rfmodel
 from rfmodel.analytic.banks import distinct_register_max_load
 from rfmodel.analytic.montecarlo import prefetch_max_load
 from rfmodel.analytic.profile import IV_BANKS, IV_N, RC_DMAX, _interval_tables, _reg_cache_hists
+from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import N_OPCLASSES, OpClass
 from rfmodel.workload.trace import NONE
 
@@ -61,6 +62,21 @@ def test_evaluate_montecarlo_variables_and_reproducible():
     assert not np.array_equal(a["ipc"].values, c["ipc"].values)
     assert (a["ipc_lo"] <= a["ipc"]).all() and (a["ipc"] <= a["ipc_hi"]).all()
     assert (a["ipc_hi"] - a["ipc_lo"] > 0).all()
+
+
+def test_the_interval_level_sets_the_quantiles_it_reports():
+    kw = {"params": {"num_banks": [8, 16]}, "uncertainty": UNC, "samples": 40, "seed": 5}
+    wide = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="montecarlo", **kw)
+    narrow = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="montecarlo", level=0.5, **kw)
+    # the same draws: the means agree, the 25-75 % interval lies inside the 2.5-97.5 % one
+    np.testing.assert_array_equal(wide["ipc"].values, narrow["ipc"].values)
+    assert (narrow["ipc_lo"] >= wide["ipc_lo"]).all() and (narrow["ipc_hi"] <= wide["ipc_hi"]).all()
+    assert (narrow["ipc_hi"] - narrow["ipc_lo"] < wide["ipc_hi"] - wide["ipc_lo"]).any()
+    assert narrow["ipc_lo"].attrs["quantile"] == 0.25 and narrow.attrs["level"] == 0.5
+    assert wide["ipc_hi"].attrs["quantile"] == 0.975
+    for bad in (0, 1, 1.5, -0.2, float("nan"), "x"):
+        with pytest.raises(RfmodelError, match="strictly between 0 and 1"):
+            rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="montecarlo", level=bad, **kw)
 
 
 def test_montecarlo_unknown_parameter_is_one_error():

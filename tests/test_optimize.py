@@ -358,3 +358,21 @@ def test_the_evaluation_store_answers_a_repeated_run_and_only_an_identical_one(t
     monkeypatch.setenv("RFMODEL_CACHE_DIR", "off")
     off = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
     assert off.computed == off.evaluations
+
+
+def test_a_robust_front_takes_the_chosen_percentile(tmp_path, monkeypatch):
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path / "cache"))
+    unc = {"mem_fraction": ("normal", 0.2)}
+    kw = dict(uncertainty=unc, samples=8, **RUN)
+    high = optimize(["baseline"], ["saxpy"], "fermi-gtx480", percentile=97.5, **kw)
+    low = optimize(["baseline"], ["saxpy"], "fermi-gtx480", percentile=60, **kw)
+    assert "97.5 % quantile" in high.pareto.attrs["engine"] and "60 % quantile" in low.pareto.attrs["engine"]
+    # a lower percentile is a less pessimistic execution time at every point the two fronts share
+    key = ("num_banks", "regs_per_sm", "main_cell")
+    t_high = {tuple(r[k] for k in key): r["time_ns"] for r in pareto_table(high.pareto)}
+    t_low = {tuple(r[k] for k in key): r["time_ns"] for r in pareto_table(low.pareto)}
+    shared = set(t_high) & set(t_low)
+    assert shared and all(t_low[p] < t_high[p] for p in shared)
+    for bad in (50, 100, 30, float("nan")):
+        with pytest.raises(RfmodelError, match="percentile"):
+            optimize(["baseline"], ["saxpy"], "fermi-gtx480", percentile=bad, **kw)

@@ -203,9 +203,14 @@ def _collector_wait_map(collectors, load, hold, out):
 
 def _mapped(kernel, *args):
     """``kernel`` over the broadcast of ``args`` (float arrays), shaped like it."""
-    b = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
-    out = np.empty(b[0].shape)
-    kernel(*(np.ascontiguousarray(x).ravel() for x in b), out.reshape(-1))
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    flat = []
+    for a in args:
+        b = np.empty(shape)
+        b[...] = a
+        flat.append(b.reshape(-1))
+    out = np.empty(shape)
+    kernel(*flat, out.reshape(-1))
     return out
 
 

@@ -49,6 +49,8 @@ DISTRIBUTIONS = ("normal", "lognormal", "uniform")
 WORKLOAD_KEYS = ("mem_fraction", "reads_per_instr", "writes_per_instr", "instructions", "hit_rate")
 TECH_KEYS = ("energy", "leakage", "area")
 QUANTILES = (0.025, 0.975)
+#: the default probability of the interval ``<v>_lo`` .. ``<v>_hi`` (the quantiles :data:`QUANTILES`)
+DEFAULT_LEVEL = 0.95
 
 
 # ----------------------------------------------------------------------------- (a) sampling
@@ -181,12 +183,24 @@ def check_uncertainty(design, uncertainty: dict, calibration, samples: int) -> d
     return uncertainty
 
 
+def interval_quantiles(level) -> tuple[float, float]:
+    """The quantiles ``((1 - level) / 2, (1 + level) / 2)`` of a central interval of probability ``level``
+    (``0 < level < 1``; 0.95 gives the 2.5 % and 97.5 % quantiles)."""
+    from rfmodel.errors import expect_between
+
+    lv = expect_between("level (the Monte-Carlo interval's probability)", level, 0.0, 1.0, "0.95")
+    return (1.0 - lv) / 2.0, (1.0 + lv) / 2.0
+
+
 def evaluate_montecarlo(design, workloads, sm, *, grid: dict, dims: list, coords: dict, uncertainty: dict,
-                        samples: int, seed: int, calibration, **engine) -> xr.Dataset:  # fmt: skip
-    """``evaluate(method="montecarlo")``: see the module docstring.  ``engine``: the other arguments of
+                        samples: int, seed: int, calibration, level=DEFAULT_LEVEL,
+                        **engine) -> xr.Dataset:  # fmt: skip
+    """``evaluate(method="montecarlo")``: see the module docstring.  ``level``: the probability of the
+    interval ``<v>_lo`` .. ``<v>_hi``.  ``engine``: the other arguments of
     :func:`rfmodel.analytic.engine.evaluate_analytic`."""
     from rfmodel.analytic.engine import evaluate_analytic
 
+    interval_quantiles(level)
     uncertainty = check_uncertainty(design, uncertainty, calibration, samples)
     rng = np.random.Generator(np.random.PCG64(seed))
     ndim = len(np.broadcast_shapes(*(np.shape(v) for v in grid.values()))) if grid else 0
@@ -212,12 +226,14 @@ def evaluate_montecarlo(design, workloads, sm, *, grid: dict, dims: list, coords
     runs = evaluate_analytic(design, workloads, sm, grid=grid, dims=["sample", *dims],
                              coords={**coords, "sample": np.arange(samples)}, seed=seed,
                              calibration=calibration, perturb=perturb, **engine)  # fmt: skip
-    return summarize(runs, uncertainty, samples, seed)
+    return summarize(runs, uncertainty, samples, seed, level)
 
 
-def summarize(runs: xr.Dataset, uncertainty: dict, samples: int, seed: int) -> xr.Dataset:
-    """Sample means and 2.5 / 97.5 % quantiles (``<v>_lo`` / ``<v>_hi``) of every variable with a
-    ``sample`` dim (the others are kept as they are)."""
+def summarize(runs: xr.Dataset, uncertainty: dict, samples: int, seed: int,
+              level=DEFAULT_LEVEL) -> xr.Dataset:  # fmt: skip
+    """Sample means and the quantiles of the central ``level`` interval (``<v>_lo`` / ``<v>_hi``; 2.5 / 97.5 %
+    by default) of every variable with a ``sample`` dim (the others are kept as they are)."""
+    q = interval_quantiles(level)
     coords = {k: v for k, v in runs.coords.items() if k != "sample" and "sample" not in v.dims}
     out = xr.Dataset(coords=coords)
     for v, da in runs.data_vars.items():
@@ -229,10 +245,10 @@ def summarize(runs: xr.Dataset, uncertainty: dict, samples: int, seed: int) -> x
         dims = [d for d in da.dims if d != "sample"]
         with np.errstate(invalid="ignore"):
             mean = x.mean(axis=axis)
-            lo, hi = np.quantile(x, QUANTILES, axis=axis)
+            lo, hi = np.quantile(x, q, axis=axis)
         out[v] = (dims, mean, dict(da.attrs))
-        out[f"{v}_lo"] = (dims, lo, {**da.attrs, "quantile": QUANTILES[0]})
-        out[f"{v}_hi"] = (dims, hi, {**da.attrs, "quantile": QUANTILES[1]})
+        out[f"{v}_lo"] = (dims, lo, {**da.attrs, "quantile": q[0]})
+        out[f"{v}_hi"] = (dims, hi, {**da.attrs, "quantile": q[1]})
     out.attrs = dict(runs.attrs)
     out.attrs.update(
         {
@@ -240,7 +256,8 @@ def summarize(runs: xr.Dataset, uncertainty: dict, samples: int, seed: int) -> x
             "samples": samples,
             "seed": seed,
             "uncertainty": repr(dict(uncertainty)),
-            "statistic": "mean; _lo/_hi: 2.5/97.5 % quantiles",
+            "statistic": f"mean; _lo/_hi: {100 * q[0]:g}/{100 * q[1]:g} % quantiles",
+            "level": float(level),
         }
     )
     return out

@@ -37,7 +37,7 @@ import numpy as np
 import xarray as xr
 from pymoo.core.problem import Problem
 
-from rfmodel.errors import RfmodelError, expect_int
+from rfmodel.errors import RfmodelError, expect_between, expect_int
 from rfmodel.evaluate import evaluate, resolve_gpu, workload_profile
 from rfmodel.runner import SerialRunner
 from rfmodel.workload.suite import default_workloads
@@ -324,11 +324,11 @@ class _Island:
     (minimization), constraint values and the rows of the result."""
 
     def __init__(self, design, space, workloads, sm, objectives, constraints, reference, eval_kw,
-                 uncertainty=None, samples=32):  # fmt: skip
+                 uncertainty=None, samples=32, percentile=97.5):  # fmt: skip
         self.design, self.space, self.workloads, self.sm = design, space, workloads, sm
         self.objectives, self.constraints = objectives, constraints
         self.reference, self.eval_kw = reference, eval_kw
-        self.uncertainty, self.samples = uncertainty, samples
+        self.uncertainty, self.samples, self.percentile = uncertainty, samples, percentile
 
     def evaluate(self, idx: np.ndarray):
         """Objectives (minimization), constraint values, the points' parameters and their metrics.  The
@@ -361,7 +361,9 @@ class _Island:
         the fewest resident warps over the workloads (``__warps``)."""
         kw = {**self.eval_kw, "tech": tech or None}
         if self.uncertainty:
-            kw.update(method="montecarlo", uncertainty=self.uncertainty, samples=self.samples)
+            # the interval whose ends are the chosen percentile (minimized metrics) and its mirror (maximized)
+            kw.update(method="montecarlo", uncertainty=self.uncertainty, samples=self.samples,
+                      level=2.0 * self.percentile / 100.0 - 1.0)  # fmt: skip
         else:
             kw["method"] = "analytic"
         ds = evaluate(self.design, self.workloads, self.sm, params=grid, mode="points", on_no_fit="nan", **kw)
@@ -466,7 +468,7 @@ class IslandJob:
                  list(map(str, i.workloads)), repr(i.sm), list(map(str, i.objectives)),
                  list(map(str, i.constraints)), sorted(i.reference.items()),
                  sorted(map(str, i.eval_kw.items())), sorted(map(str, (i.uncertainty or {}).items())),
-                 i.samples,
+                 i.samples, i.percentile,
                  self.algorithm, self.pop_size, self.generations, self.seed)  # fmt: skip
         return hashlib.sha256(repr(parts).encode()).hexdigest()
 
@@ -516,7 +518,7 @@ def _store_path(job: IslandJob) -> Path | None:
              [(str(w), _file_digest(str(w))) for w in i.workloads], repr(i.sm), list(map(str, i.objectives)),
              list(map(str, i.constraints)), sorted(i.reference.items()), sorted(map(str, i.eval_kw.items())),
              _file_digest(str(cal)) if isinstance(cal, (str, Path)) else None,
-             sorted(map(str, (i.uncertainty or {}).items())), i.samples)  # fmt: skip
+             sorted(map(str, (i.uncertainty or {}).items())), i.samples, i.percentile)  # fmt: skip
     return entry_path("evaluations", hashlib.sha256(repr(parts).encode()).hexdigest()[:24], ".pkl")
 
 
@@ -620,8 +622,8 @@ def _hypervolume_by_generation(islands: list[list[np.ndarray]], ideal, nadir) ->
 
 def _pessimistic(ds: xr.Dataset, sense: str) -> xr.Dataset:
     """A Monte-Carlo result seen from an objective's worst side: every variable with an interval replaced by
-    its 97.5 % quantile (``<v>_hi``) for a minimized objective, its 2.5 % quantile for a maximized one; a
-    Dataset without intervals is returned as it is."""
+    its upper end (``<v>_hi``, the chosen percentile) for a minimized objective, its lower end (the mirror
+    percentile) for a maximized one; a Dataset without intervals is returned as it is."""
     end = "_hi" if sense == "min" else "_lo"
     swap = {v: ds[f"{v}{end}"] for v in ds.data_vars if f"{v}{end}" in ds}
     return ds.assign(swap) if swap else ds
@@ -776,6 +778,7 @@ def optimize(
     resume: bool = False,
     uncertainty=None,
     samples: int = 32,
+    percentile: float = 97.5,
     nodes=(45,),
     structure_cells=("sram-hp",),
     reference_seeds: int = 0,
@@ -808,8 +811,8 @@ def optimize(
 
     ``uncertainty`` (``{"mem_fraction": ("normal", 0.1)}``, as :func:`rfmodel.evaluate`'s Monte-Carlo): a
     robust front; each point is evaluated with ``samples`` Monte-Carlo draws and each objective taken at its
-    pessimistic end (the 97.5 % quantile of a minimized metric, the 2.5 % of a maximized one, per
-    workload), instead of the model's mean."""
+    pessimistic end (the ``percentile`` of a minimized metric, 97.5 by default, and ``100 - percentile`` of a
+    maximized one, per workload), instead of the model's mean."""
     pop_size = expect_int("pop_size", pop_size, low=4)
     generations = expect_int("generations", generations, low=1)
     seed = expect_int("seed", seed, low=0)
@@ -843,9 +846,11 @@ def optimize(
     reference = _reference_values(constraints, workloads, sm, eval_kw)
     if uncertainty:
         expect_int("samples", samples, low=2, high=4096)
+    percentile = expect_between("percentile (the pessimistic end of a robust front)", percentile, 50.0, 100.0,
+                                "90 or 97.5")  # fmt: skip
     nodes, structure_cells = _technologies(nodes, structure_cells, cells, eval_kw)
     islands = [_Island(d, design_space(d, space, cells, design_params, nodes, structure_cells), workloads, sm,
-                       objectives, constraints, reference, eval_kw, uncertainty or None, samples)
+                       objectives, constraints, reference, eval_kw, uncertainty or None, samples, percentile)
                for d in names]  # fmt: skip
     if checkpoint is not None:
         checkpoint = Path(checkpoint)
@@ -916,6 +921,7 @@ def optimize(
         same = dict(objectives=objectives, constraints=constraints, space=space, cells=cells,
                     design_params=design_params, algorithm=algorithm, pop_size=pop_size,
                     generations=generations, brute_force=False, runner=runner, uncertainty=uncertainty,
+                    percentile=percentile,
                     samples=samples, nodes=nodes, structure_cells=structure_cells, store=store,
                     **{k: v for k, v in eval_kw.items() if k != "tech"})  # fmt: skip
         others = [optimize(names, workloads, sm, seed=seed + k, **same)
@@ -945,8 +951,8 @@ def optimize(
         "workloads": ",".join(map(str, workloads)),
         "engine": "analytic" if not uncertainty else (
             f"analytic Monte-Carlo, {samples} samples of {dict(uncertainty)}: each objective at its "
-            "pessimistic end (97.5 % quantile of a minimized metric's per-workload values, 2.5 % of a "
-            "maximized one)"),
+            f"pessimistic end ({percentile:g} % quantile of a minimized metric's per-workload values, "
+            f"{100 - percentile:g} % of a maximized one)"),
         "hypervolume": hv,
         "hypervolume_by_generation": np.asarray(hv_by_gen, dtype=np.float64),
         "evaluations": evaluations,
