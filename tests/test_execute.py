@@ -1,0 +1,362 @@
+"""The functional executor: built-in kernels against numpy references, known answers of
+single instructions, divergence, and the errors for what it does not implement."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rfmodel.errors import ParseError, RfmodelError
+from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, builtin_recipe
+from rfmodel.workload.execute.decode import decode_kernel
+from rfmodel.workload.execute.errors import ExecutionFault, UnsupportedInstructionError
+from rfmodel.workload.execute.launch import Param, launch
+from rfmodel.workload.execute.recipe import check_outputs, parse_recipe, run_recipe
+from rfmodel.workload.sass import parse_sass
+from rfmodel.workload.suite import ARCHS, builtin_sass_path, load_kernel
+
+M32 = 0xFFFFFFFF
+
+
+# ---- built-in kernels -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("name", sorted(BUILTIN_RECIPES))
+def test_builtin_kernel_matches_reference(name, arch):
+    recipe = builtin_recipe(name)
+    res, ins = run_recipe(load_kernel(name, arch), recipe)
+    check_outputs(recipe, res, ins)  # raises on a mismatch
+    assert res.warp_instructions > 0
+
+
+def test_reference_check_catches_a_wrong_output():
+    recipe = builtin_recipe("histogram256")
+    res, ins = run_recipe(load_kernel("histogram256", "sm_80"), recipe)
+    res.arrays["hist"][7] += 1
+    with pytest.raises(RfmodelError, match="differs from the reference at 1 elements"):
+        check_outputs(recipe, res, ins)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("name", sorted(BUILTIN_RECIPES))
+def test_builtin_kernel_matches_reference_large(name, arch):
+    recipe = builtin_recipe(name, scale=4.0)
+    res, ins = run_recipe(load_kernel(name, arch), recipe)
+    check_outputs(recipe, res, ins)
+
+
+# ---- unsupported instructions and faults ------------------------------------------------------------
+
+
+def _listing(arch: str, body: list[str], name: str = "snip") -> str:
+    sm = arch.split("_")[1].upper()
+    lines = [
+        f"\tcode for {arch}",
+        f"\t\tFunction : {name}",
+        f'\t.headerflags\t@"EF_CUDA_SM{sm} EF_CUDA_VIRTUAL_SM(EF_CUDA_SM{sm})"',
+    ]
+    for j, t in enumerate([*body, f"BRA 0x{16 * len(body):x}"]):
+        lines.append(f"        /*{16 * j:04x}*/                   {t} ;")
+    lines.append("\t\t..........")
+    return "\n".join(lines) + "\n"
+
+
+def test_made_up_opcode_is_one_error_naming_it():
+    text = builtin_sass_path("saxpy", "sm_80", "cuobjdump").read_text()
+    text = text.replace("FFMA R9, R9, c[0x0][0x164], R8", "FQUUX R9, R9, c[0x0][0x164], R8", 1)
+    (kernel,) = parse_sass(text)
+    with pytest.raises(UnsupportedInstructionError) as info:
+        decode_kernel(kernel)
+    msg = str(info.value)
+    assert "FQUUX" in msg and "0x02d0" in msg and "saxpy" in msg and "sm_80" in msg
+    assert "\n" not in msg
+
+
+def test_unknown_modifier_is_an_error():
+    (kernel,) = parse_sass(_listing("sm_80", ["FFMA.SAT R2, R2, R3, R4", "EXIT"]))
+    with pytest.raises(UnsupportedInstructionError, match=r"FFMA.SAT.*0x0000.*modifier \.SAT"):
+        decode_kernel(kernel)
+
+
+def test_out_of_bounds_access_is_a_fault():
+    body = ["S2R R0, SR_TID.X", "IMAD.WIDE.U32 R2, R0, 0x40, c[0x0][0x160]", "LDG.E R4, [R2.64]", "EXIT"]
+    (kernel,) = parse_sass(_listing("sm_80", body))
+    with pytest.raises(ExecutionFault, match="outside every array.*lane 1"):
+        launch(kernel, [Param("p", "ptr", array="a")], {"a": np.zeros(16, np.uint32)}, 1, 32)
+
+
+# ---- known answers of single instructions ------------------------------------------------------------
+
+_PRO = [
+    "S2R R0, SR_TID.X",
+    "IMAD.WIDE.U32 R30, R0, 0x4, c[0x0][0x160]",
+    "IMAD.WIDE.U32 R32, R0, 0x4, c[0x0][0x168]",
+    "LDG.E R2, [R30.64]",
+    "LDG.E R3, [R30.64+0x80]",
+    "LDG.E R4, [R30.64+0x100]",
+    "LDG.E R5, [R30.64+0x180]",
+]
+_EPI = [
+    "STG.E [R32.64], R10",
+    "STG.E [R32.64+0x80], R11",
+    "STG.E [R32.64+0x100], R12",
+    "STG.E [R32.64+0x180], R13",
+    "EXIT",
+]
+
+
+def _run(body: list[str], inputs, arch: str = "sm_80") -> np.ndarray:
+    """Run ``body`` on one warp with R2..R5 = inputs[0..3][lane]; returns R10..R13 as (4, 32)."""
+    (kernel,) = parse_sass(_listing(arch, _PRO + body + _EPI))
+    inp = np.zeros((4, 32), np.uint32)
+    for j, v in enumerate(inputs):
+        inp[j] = np.asarray(v, dtype=np.uint64) & M32
+    res = launch(
+        kernel,
+        [Param("in", "ptr", array="in"), Param("out", "ptr", array="out")],
+        {"in": inp, "out": np.zeros((4, 32), np.uint32)},
+        1,
+        32,
+    )
+    return res.arrays["out"].astype(np.int64)
+
+
+_RNG = np.random.default_rng(7)
+_A = _RNG.integers(0, 2**32, 32, dtype=np.uint64).astype(np.int64)
+_B = _RNG.integers(0, 2**32, 32, dtype=np.uint64).astype(np.int64)
+_A[:4] = [0, M32, 0x80000000, 1]
+_B[:4] = [0, 1, 0x80000000, M32]
+
+
+def _s(x):
+    x = np.asarray(x, dtype=np.int64) & M32
+    return np.where(x >= 2**31, x - 2**32, x)
+
+
+def test_iadd3_carry_chain_adds_and_subtracts_64_bit_values():
+    # (R3:R2) + (R5:R4) and (R3:R2) - (R5:R4) as 64-bit numbers
+    body = [
+        "IADD3 R10, P0, R2, R4, RZ",
+        "IADD3.X R11, R3, R5, RZ, P0, !PT",
+        "IADD3 R12, P1, R2, -R4, RZ",
+        "IADD3.X R13, R3, ~R5, RZ, P1, !PT",
+    ]
+    a = [int(x) | int(y) << 32 for x, y in zip(_A, _B, strict=True)]
+    b = [int(y) | int(x) << 32 for x, y in zip(_A, _B, strict=True)]
+    out = _run(body, [_A, _B, _B, _A])
+    got_sum = [int(lo) | int(hi) << 32 for lo, hi in zip(out[0], out[1], strict=True)]
+    got_diff = [int(lo) | int(hi) << 32 for lo, hi in zip(out[2], out[3], strict=True)]
+    assert got_sum == [(x + y) % 2**64 for x, y in zip(a, b, strict=True)]
+    assert got_diff == [(x - y) % 2**64 for x, y in zip(a, b, strict=True)]
+
+
+@pytest.mark.parametrize("lut", [0x96, 0xE8, 0x3C, 0xC0, 0xFE, 0x01, 0x5A])
+def test_lop3_lut_is_the_truth_table(lut):
+    c = (_A * 7 + 3) & M32
+    out = _run(
+        [f"LOP3.LUT R10, R2, R3, R4, 0x{lut:x}, !PT", "MOV R11, RZ", "MOV R12, RZ", "MOV R13, RZ"],
+        [_A, _B, c],
+    )
+    want = np.zeros(32, np.int64)
+    for k in range(8):
+        if lut >> k & 1:
+            ta = _A if k & 4 else ~_A
+            tb = _B if k & 2 else ~_B
+            tc = c if k & 1 else ~c
+            want |= ta & tb & tc
+    assert np.array_equal(out[0], want & M32)
+
+
+def test_shf_funnel_shifts():
+    sh = np.arange(32)
+    body = [
+        "SHF.L.U32 R10, R2, R4, RZ",  # a << s
+        "SHF.R.U32.HI R11, RZ, R4, R2",  # a >> s (logical)
+        "SHF.R.S32.HI R12, RZ, R4, R2",  # a >> s (arithmetic)
+        "SHF.L.U64.HI R13, R2, R4, R3",  # high word of (b:a) << s
+    ]
+    out = _run(body, [_A, _B, sh])
+    assert np.array_equal(out[0], (_A << sh) & M32)
+    assert np.array_equal(out[1], _A >> sh)
+    assert np.array_equal(out[2], (_s(_A) >> sh) & M32)
+    v = (_B << 32) | _A
+    assert np.array_equal(out[3], [((int(x) << int(s)) >> 32) & M32 for x, s in zip(v, sh, strict=True)])
+
+
+def test_imad_wide_and_hi():
+    body = [
+        "IMAD.WIDE R10, R2, R3, RZ",  # signed 32x32 -> 64
+        "IMAD.WIDE.U32 R12, R2, R3, R4",  # unsigned 32x32 + (R5:R4) -> 64
+    ]
+    out = _run(body, [_A, _B, _B, _A])
+    pair = [int(lo) | int(hi) << 32 for lo, hi in zip(out[0], out[1], strict=True)]
+    assert pair == [(int(a) * int(b)) % 2**64 for a, b in zip(_s(_A), _s(_B), strict=True)]
+    wu = [(int(a) * int(b) + (int(b) | int(a) << 32)) % 2**64 for a, b in zip(_A, _B, strict=True)]
+    assert [int(lo) | int(hi) << 32 for lo, hi in zip(out[2], out[3], strict=True)] == wu
+    body = [
+        "IMAD.HI.U32 R10, R2, R3, RZ",
+        "IMAD.HI R11, R2, R3, RZ",
+        "IMAD.HI.U32 R12, R2, R3, R4",
+        "MOV R13, RZ",
+    ]
+    out = _run(body, [_A, _B, _B, _A])
+    assert [int(x) for x in out[0]] == [(int(a) * int(b)) >> 32 for a, b in zip(_A, _B, strict=True)]
+    assert [int(x) for x in out[1]] == [
+        ((int(a) * int(b)) >> 32) & M32 for a, b in zip(_s(_A), _s(_B), strict=True)
+    ]
+    # the addend of .HI is the 64-bit pair (R5:R4): the Newton step of the integer division idiom
+    want = [((int(a) * int(b) + (int(b) | int(a) << 32)) >> 32) & M32 for a, b in zip(_A, _B, strict=True)]
+    assert [int(x) for x in out[2]] == want
+
+
+def test_prmt_selects_and_sign_replicates_bytes():
+    a, b = 0x443322F1, 0x88776655
+    out = _run(
+        [
+            "PRMT R10, R2, 0x3210, R3",
+            "PRMT R11, R2, 0x4567, R3",
+            "PRMT R12, R2, 0x9810, R3",
+            "PRMT R13, R2, 0x7654, R3",
+        ],
+        [np.full(32, a), np.full(32, b)],
+    )
+    assert out[0, 0] == 0x443322F1
+    assert out[1, 0] == 0x55667788
+    # selector nibbles 8 and 9 replicate the sign of bytes 0 (0xF1) and 1 (0x22)
+    assert out[2, 0] == 0x00FF22F1
+    assert out[3, 0] == 0x88776655
+
+
+def test_lea_hi_x_carries_into_the_high_word():
+    # (R3:R2) = address + (index << 2) with index in R4 and a 64-bit base in (R3:R2)
+    body = ["LEA R10, P0, R4, R2, 0x2", "LEA.HI.X R11, R4, R3, RZ, 0x2, P0", "MOV R12, RZ", "MOV R13, RZ"]
+    idx = np.arange(32) * 0x1234567
+    out = _run(body, [_A, _B, idx])
+    want = [(int(lo) | int(hi) << 32) + (int(i) << 2) for lo, hi, i in zip(_A, _B, idx, strict=True)]
+    got = [int(lo) | int(hi) << 32 for lo, hi in zip(out[0], out[1], strict=True)]
+    assert got == [x % 2**64 for x in want]
+
+
+def test_divergent_branches_reconverge_at_bsync():
+    # lanes below 5 take one side, the rest the other; after BSYNC all 32 lanes shuffle together
+    body = [
+        "ISETP.GE.U32.AND P0, PT, R0, 0x5, PT",
+        "BSSY B0, 0x%x",
+        "@P0 BRA 0x%x",
+        "MOV R10, 0x1",
+        "BRA 0x%x",
+        "MOV R10, 0x2",
+        "BSYNC B0",
+        "SHFL.IDX PT, R11, R10, 0x3, 0x1f",
+        "SHFL.DOWN PT, R12, R0, 0x1, 0x1f",
+        "MOV R13, RZ",
+    ]
+    base = len(_PRO)
+    join = base + 6
+    body[1] = body[1] % (16 * join)
+    body[2] = body[2] % (16 * (base + 5))
+    body[4] = body[4] % (16 * join)
+    (kernel,) = parse_sass(_listing("sm_80", _PRO + body + _EPI))
+    res = launch(
+        kernel,
+        [Param("in", "ptr", array="in"), Param("out", "ptr", array="out")],
+        {"in": np.zeros((4, 32), np.uint32), "out": np.zeros((4, 32), np.uint32)},
+        1,
+        32,
+    )
+    out = res.arrays["out"]
+    assert list(out[0]) == [1] * 5 + [2] * 27
+    assert list(out[1]) == [1] * 32  # lane 3 took the first side
+    assert list(out[2]) == [*range(1, 32), 31]  # SHFL.DOWN clamps at lane 31
+    # 7 prologue + ISETP, BSSY, BRA + 2 for the lanes below 5 (MOV, BRA) + 1 for the others (MOV)
+    # + one BSYNC (the lowest-offset-first schedule brings both sides there together) + 2 SHFL + MOV
+    # + 5 epilogue
+    assert res.warp_instructions == 7 + 3 + 2 + 1 + 1 + 3 + 5
+
+
+def test_shuffle_in_a_diverged_warp_is_an_error():
+    body = [
+        "S2R R0, SR_TID.X",
+        "ISETP.GE.U32.AND P0, PT, R0, 0x5, PT",
+        "@P0 EXIT",
+        "SHFL.DOWN PT, R10, R0, 0x1, 0x1f",
+        "EXIT",
+    ]
+    (kernel,) = parse_sass(_listing("sm_80", body))
+    with pytest.raises(ExecutionFault, match="shuffle reads lane 5"):
+        launch(kernel, [], {}, 1, 32)
+
+
+# ---- recipes in TOML ------------------------------------------------------------------------------------
+
+_TOML = {
+    "version": 1,
+    "kernel": "saxpy",
+    "grid": [4],
+    "block": [256],
+    "outputs": ["y"],
+    "seed": 3,
+    "params": [
+        {"name": "n", "type": "i32", "value": 3000},
+        {"name": "a", "type": "f32", "value": -0.5},
+        {"name": "x", "type": "ptr", "array": "x"},
+        {"name": "y", "type": "ptr", "array": "y"},
+    ],
+    "arrays": {
+        "x": {"dtype": "float32", "shape": [3000], "init": "normal"},
+        "y": {"dtype": "float32", "shape": [3000], "init": "uniform", "low": -2.0, "high": 2.0},
+    },
+}
+
+
+def test_toml_recipe_runs_saxpy():
+    import tomllib
+
+    text = """
+version = 1
+kernel = "saxpy"
+grid = [4]
+block = [256]
+outputs = ["y"]
+seed = 3
+params = [
+  {name = "n", type = "i32", value = 3000},
+  {name = "a", type = "f32", value = -0.5},
+  {name = "x", type = "ptr", array = "x"},
+  {name = "y", type = "ptr", array = "y"},
+]
+[arrays.x]
+dtype = "float32"
+shape = [3000]
+init = "normal"
+[arrays.y]
+dtype = "float32"
+shape = [3000]
+init = "uniform"
+low = -2.0
+high = 2.0
+"""
+    recipe = parse_recipe(tomllib.loads(text))
+    res, ins = run_recipe(load_kernel("saxpy", "sm_90"), recipe)
+    want = (np.float64(-0.5) * ins["x"].astype(np.float64) + ins["y"]).astype(np.float32)
+    assert np.array_equal(res.arrays["y"], want)
+
+
+@pytest.mark.parametrize(
+    ("patch", "match"),
+    [
+        ({"grdi": [1]}, "unknown key 'grdi' .*did you mean 'grid'"),
+        ({"version": 2}, "version: expected 1"),
+        ({"outputs": ["z"]}, "outputs"),
+        ({"params": [{"name": "n", "type": "int", "value": 1}]}, r"params\[0\].type"),
+        ({"params": [{"name": "n", "type": "i32", "value": 1.5}]}, "expected an integer"),
+        ({"arrays": {"x": {"dtype": "float32", "shape": [0]}}}, "shape"),
+        ({"arrays": {"x": {"dtype": "float32", "shape": [4], "init": "gauss"}}}, "init"),
+    ],
+)
+def test_bad_recipe_is_one_parse_error(patch, match):
+    data = {**_TOML, **patch}
+    with pytest.raises(ParseError, match=match):
+        parse_recipe(data, "r.toml")
