@@ -75,8 +75,8 @@ def test_made_up_opcode_is_one_error_naming_it():
 
 
 def test_unknown_modifier_is_an_error():
-    (kernel,) = parse_sass(_listing("sm_80", ["FFMA.SAT R2, R2, R3, R4", "EXIT"]))
-    with pytest.raises(UnsupportedInstructionError, match=r"FFMA.SAT.*0x0000.*modifier \.SAT"):
+    (kernel,) = parse_sass(_listing("sm_80", ["FMUL.D2 R2, R2, R3", "EXIT"]))
+    with pytest.raises(UnsupportedInstructionError, match=r"FMUL.D2.*0x0000.*modifier \.D2"):
         decode_kernel(kernel)
 
 

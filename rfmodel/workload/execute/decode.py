@@ -375,11 +375,17 @@ def _d_cs2r(row, base, mods, ops, ctx):
 
 def _d_imad(row, base, mods, ops, ctx):
     _allow(mods, {"MOV", "IADD", "SHL", "U32", "WIDE", "HI", "X"})
+    m = 0
     if "X" in mods:
-        raise _Unsupported("IMAD.X (carry-in)")
+        # IMAD.X d, a, b, c, Pcarry: a*b + c + carry (the high word of a 64-bit add)
+        if "WIDE" in mods or "HI" in mods:
+            raise _Unsupported("IMAD.X with .WIDE or .HI")
+        _nops(ops, 5)
+        row.psrc(ops[4])
+        ops = ops[:4]
+        m |= L.M_X
     _nops(ops, 4)
     row.r[L.F_OP] = L.OP_IMAD
-    m = 0
     if "U32" in mods:
         m |= L.M_U32
     if "WIDE" in mods:
@@ -452,9 +458,9 @@ def _d_lop3(row, base, mods, ops, ctx):
 
 
 def _d_shf(row, base, mods, ops, ctx):
-    _allow(mods, {"L", "R", "U32", "S32", "U64", "S64", "HI"})
+    _allow(mods, {"L", "R", "U32", "S32", "U64", "S64", "HI", "W"})
     _nops(ops, 4)
-    m = 0
+    m = L.M_WRAP if "W" in mods else 0
     if "L" in mods:
         m |= L.M_LEFT
     elif "R" not in mods:
@@ -592,12 +598,15 @@ def _d_fmnmx(row, base, mods, ops, ctx):
 
 
 def _d_fp(row, base, mods, ops, ctx):
-    # rounding other than the default round-to-nearest is not modelled yet; .SAT neither
-    _allow(mods, {"FTZ", "RN"})
+    _allow(mods, {"FTZ", "RN", "RZ", "RM", "RP", "SAT"})
     n = 4 if base == "FFMA" else 3
     _nops(ops, n)
+    rnd = [m for m in mods if m in ("RN", "RZ", "RM", "RP")]
+    if len(rnd) > 1:
+        raise _Unsupported("two rounding modes")
     row.r[L.F_OP] = {"FFMA": L.OP_FFMA, "FADD": L.OP_FADD, "FMUL": L.OP_FMUL}[base]
-    row.r[L.F_M] = L.M_FTZ if "FTZ" in mods else 0
+    row.r[L.F_M] = (L.M_FTZ if "FTZ" in mods else 0) | (L.M_SAT if "SAT" in mods else 0)
+    row.r[L.F_E1] = _ROUND[rnd[0]] if rnd else L.R_RN
     row.dst(ops[0])
     for o in ops[1:]:
         row.src(_src(o, fp=True))
@@ -621,6 +630,8 @@ def _d_hfma2(row, base, mods, ops, ctx):
 
 def _d_i2f(row, base, mods, ops, ctx):
     _nops(ops, 2)
+    if base == "I2FP" and "F32" not in mods:
+        raise _Unsupported("I2FP other than .F32")
     allowed = {"U32", "S32", "F32", "RP", "RM", "RZ", "RN"}
     _allow(mods, allowed)
     row.r[L.F_OP] = L.OP_I2F
@@ -737,8 +748,8 @@ def _d_atom(row, base, mods, ops, ctx):
         if len(fns) != 1:
             raise _Unsupported("atomic without one operation")
         fn = _ATOM[fns[0]]
-    if fn == L.A_CAS:
-        raise _Unsupported("compare-and-swap")
+    if fn == L.A_CAS and (base != "ATOMG" or "64" in mods):
+        raise _Unsupported("compare-and-swap other than 32-bit ATOMG")
     typ = L.AT_F32 if "F32" in mods else (L.AT_S32 if "S32" in mods else L.AT_U32)
     if typ == L.AT_F32 and fn != L.A_ADD:
         raise _Unsupported("float atomic other than ADD")
@@ -759,12 +770,14 @@ def _d_atom(row, base, mods, ops, ctx):
         if fn == L.A_POPC_INC:
             _nops(rest, 2)
         else:
-            _nops(rest, 3)
+            _nops(rest, 4 if fn == L.A_CAS else 3)
         row.dst(rest[0])
         if rest[1].kind != MEM:
             raise _Unsupported(f"address {rest[1].text!r}")
         row.src(_mem_operand(rest[1]))
         row.src((L.K_IMM, 1, 0, 0, 0) if fn == L.A_POPC_INC else _src(rest[2], fp=typ == L.AT_F32))
+        if fn == L.A_CAS:
+            row.src(_src(rest[3]))  # CAS: compare value, then the new value
     else:
         _nops(ops, 2)
         if ops[0].kind != MEM:
@@ -827,7 +840,14 @@ def _d_bra(row, base, mods, ops, ctx, ins=None):
         raise _Unsupported("BRA.CONV")
     row.r[L.F_OP] = L.OP_BRA
     _target(row, ins, ctx)
-    vals = [o for o in ops if o.kind not in (LABEL, IMM)]
+    conds = [o for o in ops if _is_pred(o)]
+    vals = [o for o in ops if o.kind not in (LABEL, IMM) and not _is_pred(o)]
+    if len(conds) > 1:
+        raise _Unsupported("BRA with two predicate operands")
+    if conds:
+        # BRA Pc, target: taken where the guard and the predicate operand both hold
+        row.r[L.F_E0] = 1
+        row.psrc(conds[0])
     if "DIV" in mods:
         # BRA.DIV mask, target: taken when the executing lanes differ from the mask's non-exited lanes
         if len(vals) != 1:
@@ -917,7 +937,7 @@ def _d_ret(row, base, mods, ops, ctx):
 
 def _d_popc(row, base, mods, ops, ctx):
     _nops(ops, 2)
-    if base == "FLO":
+    if base in ("FLO", "UFLO"):
         _allow(mods, {"U32", "S32", "SH"})
         if "S32" in mods or "U32" not in mods:
             raise _Unsupported("FLO other than .U32")
@@ -944,6 +964,55 @@ def _d_prmt(row, base, mods, ops, ctx):
     row.dst(ops[0])
     for o in ops[1:]:
         row.src(_src(o))
+
+
+def _d_fchk(row, base, mods, ops, ctx):
+    # FCHK P, a, b: whether a / b needs the division slow path (see the interpreter's rule)
+    _allow(mods, set())
+    _nops(ops, 3)
+    row.r[L.F_OP] = L.OP_FCHK
+    row.pdst(0, ops[0])
+    row.src(_src(ops[1], fp=True))
+    row.src(_src(ops[2], fp=True))
+
+
+def _d_frnd(row, base, mods, ops, ctx):
+    _allow(mods, {"FTZ", "TRUNC", "FLOOR", "CEIL", "RN"})
+    _nops(ops, 2)
+    rnd = [m for m in mods if m in _ROUND]
+    row.r[L.F_OP] = L.OP_FRND
+    row.r[L.F_E1] = _ROUND[rnd[0]] if rnd else L.R_RN
+    row.dst(ops[0])
+    row.src(_src(ops[1], fp=True))
+
+
+_REDUX = {"SUM": 0, "AND": 1, "OR": 2, "XOR": 3}
+
+
+def _d_redux(row, base, mods, ops, ctx):
+    fn = [m for m in mods if m in _REDUX]
+    _allow(mods, set(_REDUX))
+    if len(fn) != 1:
+        raise _Unsupported("REDUX without one of SUM, AND, OR, XOR")
+    _nops(ops, 2)
+    row.r[L.F_OP] = L.OP_REDUX
+    row.r[L.F_E0] = _REDUX[fn[0]]
+    row.dst(ops[0])
+    row.src(_src(ops[1]))
+
+
+def _d_brx(row, base, mods, ops, ctx):
+    # BRX Rn offset: continue at (this instruction's offset + 16) + Rn + offset, per lane
+    _allow(mods, set())
+    _nops(ops, 2)
+    if ops[0].kind != GPR or ops[0].index is None or ops[1].kind != IMM:
+        raise _Unsupported("BRX other than BRX Rn, offset")
+    pcs = [x.pc for x in ctx.instrs]
+    if pcs != [16 * j for j in range(len(pcs))]:
+        raise _Unsupported("BRX in a listing whose offsets are not 16 bytes apart from 0")
+    row.r[L.F_OP] = L.OP_BRX
+    row.src(_src(ops[0]))
+    row.src((L.K_IMM, _imm_value(ops[1], False), 0, 0, 0))
 
 
 def _d_r2ur(row, base, mods, ops, ctx):
@@ -1048,6 +1117,11 @@ _FAMILIES = {
     "PRMT": _d_prmt,
     "UPRMT": _d_prmt,
     "R2UR": _d_r2ur,
+    "FCHK": _d_fchk,
+    "FRND": _d_frnd,
+    "REDUX": _d_redux,
+    "BRX": _d_brx,
+    "I2FP": _d_i2f,
     "P2R": _d_p2r,
     "R2P": _d_r2p,
 }
@@ -1089,7 +1163,7 @@ def decode_kernel(kernel: Kernel) -> Decoded:
             if fam is None:
                 raise _Unsupported("opcode not implemented")
             row = _Row()
-            if base.startswith("U") or base in ("S2UR", "R2UR"):
+            if base.startswith("U") or base in ("S2UR", "R2UR", "REDUX"):
                 row.r[L.F_UNI] = 1
             if base in _NEEDS_INSTR:
                 fam(row, base, mods, ops, kernel, ins=ins)

@@ -94,7 +94,7 @@ _FAULTS = {
     L.ST_SHFL_DIVERGED: "shuffle reads lane {a} that is not executing with lane {lane}",
     L.ST_STEP_LIMIT: "step limit reached (an endless loop?)",
     L.ST_CONST_RANGE: "constant-bank read outside the bank (offset 0x{a:x})",
-    L.ST_BAD_TARGET: "return to 0x{a:x}, which is not an instruction (lane {lane})",
+    L.ST_BAD_TARGET: "jump to 0x{a:x}, which is not an instruction (lane {lane})",
     L.ST_NOT_CONVERGED: "lanes 0x{a:x} of the mask are not executing with lane {lane} at a warp-synchronous "
     "instruction (divergent warp-synchronous code is not modelled)",
 }
@@ -108,13 +108,15 @@ def launch(
     block,
     *,
     shared_bytes: int | None = None,
+    constants: dict[int, np.ndarray] | None = None,
     max_warp_instructions: int = 200_000_000,
 ) -> LaunchResult:
     """Execute ``kernel`` over ``grid`` CTAs of ``block`` threads; returns the arrays after the run.
 
     ``arrays`` are copied into global memory (each 256-byte aligned from
     :data:`GLOBAL_BASE`); ``params`` fill constant bank 0 at the architecture's offset
-    with C alignment.
+    with C alignment.  ``constants`` maps a constant bank (1..3; user ``__constant__`` data
+    is bank 3) to the bytes it holds from offset 0.
     """
     dec = kernel if isinstance(kernel, Decoded) else decode_kernel(kernel)
     k = dec.kernel
@@ -174,6 +176,13 @@ def launch(
         pos += size
     if pos >= CBANK_WORDS * 4:
         raise ExecutionError(f"{k.name}: kernel parameters overflow constant bank 0")
+    for bank, data in (constants or {}).items():
+        if not (isinstance(bank, int) and 1 <= bank < N_BANKS):
+            raise ExecutionError(f"constant bank {bank!r}: expected 1 to {N_BANKS - 1}")
+        b = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        if b.size > CBANK_WORDS * 4:
+            raise ExecutionError(f"constant bank {bank}: {b.size} bytes (at most {CBANK_WORDS * 4})")
+        cb[bank].view(np.uint8)[: b.size] = b
 
     # ---- per-CTA state
     nw = -(-nthreads // 32)

@@ -90,7 +90,11 @@ N_SR = 13
     OP_LDC,
     OP_IADD,
     OP_WARPSYNC,
-) = range(45)
+    OP_FCHK,
+    OP_FRND,
+    OP_REDUX,
+    OP_BRX,
+) = range(49)
 
 # ---- modifier bits
 M_X = 1  # extended (carry-in) form: IADD3.X, LEA.HI.X, ISETP.EX
@@ -101,6 +105,8 @@ M_LEFT = 16  # SHF.L
 M_S64 = 32  # SHF 64-bit types (U64/S64): shift amount up to 63
 M_SIGNED = 64  # SHF.R.S32 / S64: arithmetic
 M_FTZ = 128
+M_WRAP = 256  # SHF.W: the shift amount wraps instead of clamping
+M_SAT = 512  # FFMA/FADD/FMUL.SAT: the result clamped to [0, 1]
 
 # compare codes (E0 of ISETP/FSETP)
 C_F, C_LT, C_EQ, C_LE, C_GT, C_NE, C_GE, C_NUM, C_NAN, C_LTU, C_EQU, C_LEU, C_GTU, C_NEU, C_GEU, C_T = range(

@@ -31,6 +31,7 @@ from numba import njit
 from rfmodel.workload.execute.layout import (
     A_ADD,
     A_AND,
+    A_CAS,
     A_DEC,
     A_EXCH,
     A_INC,
@@ -78,9 +79,11 @@ from rfmodel.workload.execute.layout import (
     M_HI,
     M_LEFT,
     M_S64,
+    M_SAT,
     M_SIGNED,
     M_U32,
     M_WIDE,
+    M_WRAP,
     M_X,
     MU_COS,
     MU_EX2,
@@ -99,15 +102,18 @@ from rfmodel.workload.execute.layout import (
     OP_BMOV_CLR,
     OP_BRA,
     OP_BREV,
+    OP_BRX,
     OP_BSSY,
     OP_BSYNC,
     OP_EXIT,
     OP_F2I,
     OP_FADD,
+    OP_FCHK,
     OP_FFMA,
     OP_FLO,
     OP_FMNMX,
     OP_FMUL,
+    OP_FRND,
     OP_FSETP,
     OP_I2F,
     OP_IABS,
@@ -126,6 +132,7 @@ from rfmodel.workload.execute.layout import (
     OP_POPC,
     OP_PRMT,
     OP_R2P,
+    OP_REDUX,
     OP_RET,
     OP_SEL,
     OP_SHF,
@@ -611,6 +618,8 @@ def _run_warp(
                             _wr(rows, i, w, l, r >> 32, regs, uregs)
                     else:
                         c = _imod(rows, i, 2, _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st))
+                        if m & M_X:
+                            c += _ps(rows, i, 0, preds, w, l)
                         _wr(rows, i, w, l, a * b + c, regs, uregs)
         elif op == OP_IADD3:
             m = rows[i, F_M]
@@ -652,7 +661,9 @@ def _run_warp(
                     sh = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)
                     c = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st)
                     lim = 64 if m & M_S64 else 32
-                    if sh > lim:
+                    if m & M_WRAP:
+                        sh = sh & (lim - 1)
+                    elif sh > lim:
                         sh = lim
                     v = (c << 32) | a
                     if m & M_LEFT:
@@ -776,6 +787,8 @@ def _run_warp(
                     _wr(rows, i, w, l, r, regs, uregs)
         elif op == OP_FFMA or op == OP_FADD or op == OP_FMUL:
             ftz = rows[i, F_M] & M_FTZ
+            sat = rows[i, F_M] & M_SAT
+            mode = rows[i, F_E1]
             for l in range(32):
                 if (lanes >> l) & 1:
                     xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
@@ -794,7 +807,9 @@ def _run_warp(
                         r = a + b
                     else:
                         r = a * b
-                    x = _f2b(r, s32, f32)
+                    if sat:
+                        r = 0.0 if math.isnan(r) else min(max(r, 0.0), 1.0)
+                    x = _round_f32(r, mode, s32, f32)
                     if ftz:
                         x = _ftz(x)
                     _wr(rows, i, w, l, x, regs, uregs)
@@ -927,6 +942,8 @@ def _run_warp(
                         new = old ^ v
                     elif fn == A_EXCH:
                         new = v
+                    elif fn == A_CAS:
+                        new = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st) if old == v else old
                     else:
                         new = old
                     _store_word(space, o, new, gmem, smem, lmem, w, l)
@@ -993,6 +1010,10 @@ def _run_warp(
         elif op == OP_BRA:
             tgt = rows[i, F_TGT]
             take = e
+            if rows[i, F_E0] == 1:
+                for l in range(32):
+                    if (e >> l) & 1 and _ps(rows, i, 0, preds, w, l) == 0:
+                        take &= ~(np.int64(1) << l)
             if rows[i, F_M] == 1:  # BRA.DIV: taken when the mask's live lanes are not all here
                 live = np.int64(0)
                 for q in range(32):
@@ -1028,6 +1049,66 @@ def _run_warp(
                 elif (g >> l) & 1:
                     pcs[w, l] = i + 1
             _try_release(w, pcs, lst, lbar, bmask)
+            advance = False
+        elif op == OP_FCHK:
+            for l in range(32):
+                if (lanes >> l) & 1:
+                    xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                    xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    ea = (xa >> 23) & 0xFF
+                    eb = (xb >> 23) & 0xFF
+                    # conservative: any special, zero or denormal operand, or a quotient whose
+                    # exponent comes near the ends of the range, takes the (exact) slow path
+                    slow = ea == 0 or ea == 0xFF or eb == 0 or eb == 0xFF or ea - eb > 125 or ea - eb < -125
+                    _wp(preds, w, rows[i, F_PD0], l, 1 if slow else 0)
+        elif op == OP_FRND:
+            mode = rows[i, F_E1]
+            for l in range(32):
+                if (lanes >> l) & 1:
+                    a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
+                    if math.isnan(a) or math.isinf(a):
+                        r = a
+                    elif mode == R_RZ:
+                        r = math.copysign(math.trunc(a), a)
+                    elif mode == R_RM:
+                        r = math.floor(a)
+                    elif mode == R_RP:
+                        r = math.copysign(math.ceil(a), a)
+                    else:
+                        r = math.copysign(np.rint(a), a)
+                    _wr(rows, i, w, l, _f2b(r, s32, f32), regs, uregs)
+        elif op == OP_REDUX:
+            fn = rows[i, F_E0]
+            acc = np.int64(0) if fn != 1 else np.int64(M32)
+            for l in range(32):
+                if (e >> l) & 1:
+                    x = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                    if fn == 0:
+                        acc = (acc + x) & M32
+                    elif fn == 1:
+                        acc &= x
+                    elif fn == 2:
+                        acc |= x
+                    else:
+                        acc ^= x
+            for l in range(32):
+                if (lanes >> l) & 1:
+                    _wr(rows, i, w, l, acc, regs, uregs)
+        elif op == OP_BRX:
+            n = rows.shape[0]
+            for l in range(32):
+                if (g >> l) & 1:
+                    if (e >> l) & 1:
+                        t = 16 * (i + 1) + _sx(_rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                        t += _sx(_rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                        if t % 16 != 0 or t < 0 or t // 16 >= n:
+                            st[0] = ST_BAD_TARGET
+                            st[2] = l
+                            st[3] = t
+                            break
+                        pcs[w, l] = t // 16
+                    else:
+                        pcs[w, l] = i + 1
             advance = False
         elif op == OP_WARPSYNC:
             live = np.int64(0)

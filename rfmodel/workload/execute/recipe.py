@@ -96,6 +96,8 @@ class Recipe:
     tolerance: dict = field(default_factory=dict)
     #: arrays given as data (a sparse matrix's structure ...), used instead of their generator
     fixed: dict[str, np.ndarray] = field(default_factory=dict)
+    #: constant bank -> name of an array whose bytes fill it from offset 0 (``__constant__`` data: bank 3)
+    constants: dict[int, str] = field(default_factory=dict)
 
     def inputs(self) -> dict[str, np.ndarray]:
         rng = np.random.default_rng(self.seed)
@@ -115,7 +117,17 @@ def run_recipe(kernel, recipe: Recipe) -> tuple[LaunchResult, dict[str, np.ndarr
     """Execute ``kernel`` (a :class:`Kernel` or decoded) with ``recipe``; returns the launch
     result and the inputs that were used."""
     ins = recipe.inputs()
-    res = launch(kernel, recipe.params, ins, recipe.grid, recipe.block, shared_bytes=recipe.shared_bytes)
+    consts = {bank: ins[name] for bank, name in recipe.constants.items()}
+    glob = {k: v for k, v in ins.items() if k not in recipe.constants.values()}
+    res = launch(
+        kernel,
+        recipe.params,
+        glob,
+        recipe.grid,
+        recipe.block,
+        shared_bytes=recipe.shared_bytes,
+        constants=consts,
+    )
     return res, ins
 
 
@@ -158,7 +170,18 @@ def check_outputs(recipe: Recipe, res: LaunchResult, ins: dict[str, np.ndarray])
 
 # ---- TOML -----------------------------------------------------------------------------------------
 
-_TOP = {"version", "kernel", "grid", "block", "params", "arrays", "outputs", "seed", "shared_bytes"}
+_TOP = {
+    "version",
+    "kernel",
+    "grid",
+    "block",
+    "params",
+    "arrays",
+    "outputs",
+    "seed",
+    "shared_bytes",
+    "constants",
+}
 _ARRAY_KEYS = {"dtype", "shape", "init", "low", "high", "value"}
 _PARAM_KEYS = {"name", "type", "value", "array"}
 
@@ -248,7 +271,18 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
     sh = data.get("shared_bytes")
     if sh is not None and (isinstance(sh, bool) or not isinstance(sh, int) or sh < 0):
         raise ParseError(path, None, f"shared_bytes: expected a non-negative integer, got {sh!r}")
+    consts = {}
+    raw_consts = data.get("constants", {})
+    if not isinstance(raw_consts, dict):
+        raise ParseError(path, None, "constants: expected a table of bank numbers to array names")
+    for bank, name in raw_consts.items():
+        if bank not in ("1", "2", "3"):
+            raise ParseError(path, None, f"constants: bank {bank!r} is not 1, 2 or 3")
+        if name not in arrays:
+            raise ParseError(path, None, f"constants.{bank}: {name!r} is not one of the arrays")
+        consts[int(bank)] = name
     return Recipe(
+        constants=consts,
         kernel=kernel,
         grid=_sizes(path, "grid", data.get("grid")),
         block=_sizes(path, "block", data.get("block")),
