@@ -94,6 +94,8 @@ _FAULTS = {
     L.ST_SHFL_DIVERGED: "shuffle reads lane {a} that is not executing with lane {lane}",
     L.ST_STEP_LIMIT: "step limit reached (an endless loop?)",
     L.ST_CONST_RANGE: "constant-bank read outside the bank (offset 0x{a:x})",
+    L.ST_CONST_MISSING: "read of constant bank {a}, whose contents (compiler-generated data such as jump "
+    "tables, or __constant__ data) the launch does not provide",
     L.ST_BAD_TARGET: "jump to 0x{a:x}, which is not an instruction (lane {lane})",
     L.ST_NOT_CONVERGED: "lanes 0x{a:x} of the mask are not executing with lane {lane} at a warp-synchronous "
     "instruction (divergent warp-synchronous code is not modelled)",
@@ -199,7 +201,10 @@ def launch(
     sh += SHARED_RESERVED.get(arch, 0)
     smem = np.zeros(max(-(-sh // 4), 1), dtype=np.uint32)
     lmem = np.zeros((nw, 32, LOCAL_BYTES // 4), dtype=np.uint32)
-    st = np.zeros(4, dtype=np.int64)
+    st = np.zeros(L.ST_BANK_FLAGS + N_BANKS, dtype=np.int64)
+    st[L.ST_BANK_FLAGS] = 1  # bank 0: launch constants and parameters
+    for bank in constants or {}:
+        st[L.ST_BANK_FLAGS + bank] = 1
     cnt = np.zeros(1, dtype=np.int64)
     ntid = np.array(block3, dtype=np.int64)
     ctaid = np.zeros(3, dtype=np.int64)

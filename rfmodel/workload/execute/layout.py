@@ -148,3 +148,7 @@ ST_BAD_TARGET = 8
 ST_CONST_RANGE = 9
 ST_RET_EMPTY = 10
 ST_NOT_CONVERGED = 11
+ST_CONST_MISSING = 12
+# the status array: [code, instruction, lane, address/offset, then one flag per constant bank:
+# 1 when the bank holds data (bank 0 always; others only when the launch provides them)]
+ST_BANK_FLAGS = 4

@@ -151,6 +151,8 @@ from rfmodel.workload.execute.layout import (
     SP_GLOBAL,
     SP_SHARED,
     ST_BAD_TARGET,
+    ST_BANK_FLAGS,
+    ST_CONST_MISSING,
     ST_CONST_RANGE,
     ST_DEADLOCK,
     ST_FAULT_GLOBAL,
@@ -201,6 +203,10 @@ def _rd(rows, i, j, w, l, regs, uregs, cb, srv, st):
             st[0] = ST_CONST_RANGE
             st[3] = off
             return np.int64(0)
+        if st[ST_BANK_FLAGS + bank] == 0:
+            st[0] = ST_CONST_MISSING
+            st[3] = bank
+            return np.int64(0)
         return np.int64(cb[bank, off >> 2])
     if k == K_SR:
         return srv[w, v, l]
@@ -228,6 +234,10 @@ def _rd64(rows, i, j, w, l, regs, uregs, cb, srv, st):
         if off < 0 or (off >> 2) + 1 >= cb.shape[1] or bank >= cb.shape[0]:
             st[0] = ST_CONST_RANGE
             st[3] = off
+            return np.int64(0)
+        if st[ST_BANK_FLAGS + bank] == 0:
+            st[0] = ST_CONST_MISSING
+            st[3] = bank
             return np.int64(0)
         return np.int64(cb[bank, off >> 2]) | (np.int64(cb[bank, (off >> 2) + 1]) << 32)
     return _rd(rows, i, j, w, l, regs, uregs, cb, srv, st)

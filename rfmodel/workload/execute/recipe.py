@@ -96,6 +96,8 @@ class Recipe:
     tolerance: dict = field(default_factory=dict)
     #: arrays given as data (a sparse matrix's structure ...), used instead of their generator
     fixed: dict[str, np.ndarray] = field(default_factory=dict)
+    #: outputs compared as multisets (their order is the order of atomics, which the program leaves open)
+    unordered: list[str] = field(default_factory=list)
     #: constant bank -> name of an array whose bytes fill it from offset 0 (``__constant__`` data: bank 3)
     constants: dict[int, str] = field(default_factory=dict)
 
@@ -141,6 +143,9 @@ def check_outputs(recipe: Recipe, res: LaunchResult, ins: dict[str, np.ndarray])
     for name in recipe.outputs:
         got = res.arrays[name]
         exp = np.asarray(want[name]).reshape(got.shape)
+        if name in recipe.unordered:
+            got = np.sort(got.reshape(-1))
+            exp = np.sort(exp.reshape(-1))
         if np.issubdtype(got.dtype, np.integer):
             bad = np.flatnonzero(got.reshape(-1) != exp.reshape(-1))
             if bad.size:
