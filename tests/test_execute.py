@@ -368,3 +368,72 @@ def test_bad_recipe_is_one_parse_error(patch, match):
     data = {**_TOML, **patch}
     with pytest.raises(ParseError, match=match):
         parse_recipe(data, "r.toml")
+
+
+def test_imad_x_adds_the_carry_of_the_low_word():
+    # (R3:R2) + R4 as 64 + 32 bits: the low word's carry goes into IMAD.X's sum
+    body = ["IADD3 R10, P0, R2, R4, RZ", "IMAD.X R11, RZ, RZ, R3, P0", "MOV R12, RZ", "MOV R13, RZ"]
+    out = _run(body, [_A, _B, _B])
+    want = [(int(a) | int(b) << 32) + int(b) for a, b in zip(_A, _B, strict=True)]
+    assert [int(lo) | int(hi) << 32 for lo, hi in zip(out[0], out[1], strict=True)] == [
+        x % 2**64 for x in want
+    ]
+
+
+def test_directed_rounding_of_ffma_and_frnd():
+    one = 0x3F800000
+    tiny = 0x33800000  # 2**-24: 1 + 2**-24 lies halfway between 1 and the next float
+    body = [
+        "FADD.RP R10, R2, R3",  # rounds up to 1 + 2**-23
+        "FADD.RM R11, R2, R3",  # rounds down to 1
+        "FRND.FLOOR R12, R4",
+        "FRND R13, R4",  # to nearest even
+    ]
+    out = _run(body, [np.full(32, one), np.full(32, tiny), np.full(32, 0xC0200000)])  # R4 = -2.5
+    assert out[0, 0] == one + 1 and out[1, 0] == one
+    assert out[2, 0] == 0xC0400000 and out[3, 0] == 0xC0000000  # floor(-2.5) = -3, rint(-2.5) = -2
+
+
+def test_compare_and_swap_returns_the_old_value_and_swaps_once():
+    # every lane tries to swap word 0 from 0 to its lane id + 1: only lane 0 (the first in the
+    # serialization order) succeeds; all see the old value of their attempt
+    body = [
+        "S2R R0, SR_TID.X",
+        "IADD3 R7, R0, 0x1, RZ",
+        "MOV R6, RZ",
+        "MOV R2, c[0x0][0x160]",
+        "MOV R3, c[0x0][0x164]",
+        "ATOMG.E.CAS.STRONG.GPU PT, R8, [R2.64], R6, R7",
+        "IMAD.WIDE.U32 R4, R0, 0x4, c[0x0][0x168]",
+        "STG.E [R4.64], R8",
+        "EXIT",
+    ]
+    (kernel,) = parse_sass(_listing("sm_80", body))
+    res = launch(
+        kernel,
+        [Param("w", "ptr", array="w"), Param("o", "ptr", array="o")],
+        {"w": np.zeros(1, np.uint32), "o": np.zeros(32, np.uint32)},
+        1,
+        32,
+    )
+    assert res.arrays["w"][0] == 1
+    assert list(res.arrays["o"]) == [0] + [1] * 31
+
+
+def test_brx_jumps_per_lane():
+    # each lane jumps to the instruction (lane & 1) * 16 bytes past the BRX's successor
+    base = len(_PRO)
+    body = [
+        "LOP3.LUT R6, R0, 0x1, RZ, 0xc0, !PT",
+        "IMAD.SHL.U32 R6, R6, 0x20, RZ",
+        f"IADD3 R6, R6, 0x{16 * (base + 4):x}, RZ",
+        f"BRX R6 -0x{16 * (base + 4):x}",
+        "MOV R10, 0x7",
+        f"BRA 0x{16 * (base + 7):x}",
+        "MOV R10, 0x9",
+        "MOV R11, RZ",
+        "MOV R12, RZ",
+        "MOV R13, RZ",
+    ]
+    out = _run(body, [])
+    assert list(out[0]) == [7, 9] * 16

@@ -610,6 +610,10 @@ def _d_fp(row, base, mods, ops, ctx):
     row.dst(ops[0])
     for o in ops[1:]:
         row.src(_src(o, fp=True))
+    # the interpreter's fast path: all sources plain vector registers, default rounding, nothing else
+    plain = all(row.r[L.F_SRC + 5 * j] == L.K_R and row.r[L.F_SRC + 5 * j + 2] == 0 for j in range(n - 1))
+    if plain and row.r[L.F_DK] == L.K_R and row.r[L.F_M] == 0 and row.r[L.F_E1] == L.R_RN:
+        row.r[L.F_E2] = 1
 
 
 def _d_hfma2(row, base, mods, ops, ctx):

@@ -394,14 +394,14 @@ def _round_f32(x, mode, s32, f32):
     back = _b2f(bits, s32, f32)
     if back == x:
         return bits
-    up = back < x  # the nearest lies below x: moving up goes toward +inf
+    above = back > x  # the nearest float lies above x
     if mode == R_RZ:
         want_up = x < 0.0
     elif mode == R_RP:
         want_up = True
     else:
         want_up = False
-    if want_up == up:
+    if want_up == above:
         return bits
     # step one ulp toward the other side of x
     if (bits & 0x80000000) == 0:
@@ -552,20 +552,34 @@ def _run_warp(
 ):
     s32 = np.zeros(1, np.uint32)
     f32 = s32.view(np.float32)
+    regf = regs.view(np.float32)
     vals = np.zeros(32, np.int64)
+    n_ins = rows.shape[0]
+    pick = True
+    i = 0
+    g = np.int64(0)
+    omin = BIG
     while True:
-        mpc = BIG
-        for q in range(32):
-            if lst[w, q] == RUN and pcs[w, q] < mpc:
-                mpc = pcs[w, q]
-        if mpc == BIG:
-            return
-        i = mpc
-        g = np.int64(0)
-        for q in range(32):
-            if lst[w, q] == RUN and pcs[w, q] == i:
-                g |= np.int64(1) << q
-        if i >= rows.shape[0]:
+        if pick:
+            # the running lanes with the lowest offset execute next; ``omin`` is the lowest offset
+            # of the other running lanes: until the group reaches it, the group stays the same
+            # (and its lanes' entries in ``pcs`` are written only when it changes)
+            mpc = BIG
+            for q in range(32):
+                if lst[w, q] == RUN and pcs[w, q] < mpc:
+                    mpc = pcs[w, q]
+            if mpc == BIG:
+                return
+            i = mpc
+            g = np.int64(0)
+            omin = BIG
+            for q in range(32):
+                if lst[w, q] == RUN:
+                    if pcs[w, q] == i:
+                        g |= np.int64(1) << q
+                    elif pcs[w, q] < omin:
+                        omin = pcs[w, q]
+        if i >= n_ins:
             st[0] = ST_DEADLOCK
             st[1] = i
             return
@@ -573,6 +587,9 @@ def _run_warp(
         if cnt[0] > max_steps:
             st[0] = ST_STEP_LIMIT
             st[1] = i
+            for l in range(32):
+                if (g >> l) & 1:
+                    pcs[w, l] = i
             return
         gp = rows[i, F_GP]
         e = g
@@ -795,6 +812,24 @@ def _run_warp(
                     else:
                         r = xa if (a > b or (a == b and not (xa & 0x80000000))) else xb
                     _wr(rows, i, w, l, r, regs, uregs)
+        elif (op == OP_FFMA or op == OP_FADD or op == OP_FMUL) and rows[i, F_E2] == 1:
+            # the common case, decoded as such: vector registers without modifiers, round to
+            # nearest, no flushing or clamping; computed on float views of the registers
+            d = rows[i, F_D]
+            ra = rows[i, F_SRC + 1]
+            rb = rows[i, F_SRC + 6]
+            rc = rows[i, F_SRC + 11]
+            for l in range(32):
+                if (lanes >> l) & 1:
+                    a = np.float64(regf[w, ra, l])
+                    b = np.float64(regf[w, rb, l])
+                    if op == OP_FFMA:
+                        r = a * b + np.float64(regf[w, rc, l])
+                    elif op == OP_FADD:
+                        r = a + b
+                    else:
+                        r = a * b
+                    regf[w, d, l] = np.float32(r)
         elif op == OP_FFMA or op == OP_FADD or op == OP_FMUL:
             ftz = rows[i, F_M] & M_FTZ
             sat = rows[i, F_M] & M_SAT
@@ -1014,6 +1049,7 @@ def _run_warp(
             for l in range(32):
                 if (e >> l) & 1:
                     lst[w, l] = WAIT_BAR
+                    pcs[w, l] = i
                 elif (g >> l) & 1:
                     pcs[w, l] = i + 1
             advance = False
@@ -1056,6 +1092,7 @@ def _run_warp(
                 if (e >> l) & 1:
                     lst[w, l] = WAIT_BSYNC
                     lbar[w, l] = b
+                    pcs[w, l] = i
                 elif (g >> l) & 1:
                     pcs[w, l] = i + 1
             _try_release(w, pcs, lst, lbar, bmask)
@@ -1215,11 +1252,21 @@ def _run_warp(
                             preds[w, p, l] = (a >> p) & 1
         if st[0] != 0:
             st[1] = i
+            for l in range(32):
+                if (g >> l) & 1 and lst[w, l] == RUN:
+                    pcs[w, l] = i
             return
         if advance:
-            for l in range(32):
-                if (g >> l) & 1:
-                    pcs[w, l] = i + 1
+            if omin > i + 1:
+                i += 1  # the same lanes go on together
+                pick = False
+            else:
+                for l in range(32):
+                    if (g >> l) & 1:
+                        pcs[w, l] = i + 1
+                pick = True
+        else:
+            pick = True
 
 
 @njit(cache=True)
