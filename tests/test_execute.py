@@ -437,3 +437,91 @@ def test_brx_jumps_per_lane():
     ]
     out = _run(body, [])
     assert list(out[0]) == [7, 9] * 16
+
+
+# ---- a kernel compiled on the spot, launched from a TOML recipe ---------------------------------------
+
+_MIX_CU = r"""
+extern "C" __global__ void mix(int n, const unsigned int* __restrict__ a, float* __restrict__ out,
+                               unsigned int* __restrict__ bits)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const unsigned int v = a[i];
+        bits[i] = (v >> 3) ^ (v << 7) ^ (unsigned int)__popc(v) ^ (v % 1000u);
+        out[i] = (v & 1u) ? (float)v * 0.5f : -(float)(v / 7u);
+    }
+}
+"""
+
+_MIX_TOML = """
+version = 1
+kernel = "mix"
+grid = [3]
+block = [128]
+seed = 5
+outputs = ["out", "bits"]
+params = [
+  {name = "n", type = "i32", value = 300},
+  {name = "a", type = "ptr", array = "a"},
+  {name = "out", type = "ptr", array = "out"},
+  {name = "bits", type = "ptr", array = "bits"},
+]
+[arrays.a]
+dtype = "uint32"
+shape = [300]
+init = "randint"
+low = 0
+high = 4294967296
+[arrays.out]
+dtype = "float32"
+shape = [300]
+[arrays.bits]
+dtype = "uint32"
+shape = [300]
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_kernel_compiled_on_the_spot_runs_from_a_toml_recipe(arch, tmp_path):
+    import subprocess
+
+    from rfmodel.workload.build_sass import NVCC_FLAGS, find_tools
+    from rfmodel.workload.execute.recipe import load_recipe
+
+    try:
+        tools = find_tools(("nvcc", "cuobjdump"))
+    except RfmodelError as e:
+        pytest.skip(str(e))
+    src = tmp_path / "mix.cu"
+    src.write_text(_MIX_CU)
+    cubin = tmp_path / "mix.cubin"
+    subprocess.run([str(tools["nvcc"]), *NVCC_FLAGS, f"-arch={arch}", "-o", str(cubin), str(src)], check=True)
+    text = subprocess.run(
+        [str(tools["cuobjdump"]), "-sass", str(cubin)], check=True, capture_output=True, text=True
+    )
+    (kernel,) = parse_sass(text.stdout, path=str(cubin))
+    (tmp_path / "mix.toml").write_text(_MIX_TOML)
+    recipe = load_recipe(tmp_path / "mix.toml")
+    res, ins = run_recipe(kernel, recipe)
+    v = ins["a"].astype(np.uint64)
+    popc = np.array([bin(int(x)).count("1") for x in v], np.uint64)
+    bits = ((v >> 3) ^ ((v << 7) & M32) ^ popc ^ (v % 1000)).astype(np.uint32)
+    assert np.array_equal(res.arrays["bits"], bits)
+    out = np.where(v & 1, (v.astype(np.float32) * np.float32(0.5)), -(v // 7).astype(np.float32)).astype(
+        np.float32
+    )
+    assert np.array_equal(res.arrays["out"], out)  # one rounding each: exact
+
+
+def test_ffma_is_fused():
+    # (1 + 2**-12)**2 - (1 + 2**-11) = 2**-24 exactly; rounding the product first would give 0
+    a = 0x3F800800  # 1 + 2**-12
+    c = 0xBF801000  # -(1 + 2**-11)
+    out = _run(
+        ["FFMA R10, R2, R2, R3", "FFMA R11, R2, 2, R3", "MOV R12, RZ", "MOV R13, RZ"],
+        [np.full(32, a), np.full(32, c)],
+    )
+    assert out[0, 0] == 0x33800000  # 2**-24
+    # an immediate operand takes the general path: 2 * (1 + 2**-12) - (1 + 2**-11) = 1
+    assert out[1, 0] == 0x3F800000

@@ -26,7 +26,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from rfmodel.workload.execute.layout import (
     A_ADD,
@@ -167,6 +169,33 @@ from rfmodel.workload.execute.layout import (
     V_ANY,
 )
 
+
+@intrinsic
+def _fma32(typingctx, a, b, c):
+    """Fused multiply-add of three float32 values, rounded once (LLVM's ``llvm.fma.f32``)."""
+    sig = types.float32(types.float32, types.float32, types.float32)
+
+    def codegen(context, builder, signature, args):
+        f = ir.FloatType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [f], ir.FunctionType(f, [f, f, f]))
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@intrinsic
+def _fma64(typingctx, a, b, c):
+    """Fused multiply-add of three float64 values, rounded once (``llvm.fma.f64``)."""
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        d = ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
 # lane states
 RUN, EXITED, WAIT_BSYNC, WAIT_BAR = 0, 1, 2, 3
 M32 = 0xFFFFFFFF
@@ -211,6 +240,18 @@ def _rd(rows, i, j, w, l, regs, uregs, cb, srv, st):
     if k == K_SR:
         return srv[w, v, l]
     return np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def _rq(rows, i, j, w, l, regs, uregs, cb, srv, st):
+    """:func:`_rd` with the two commonest kinds (vector register, immediate) handled in place."""
+    b = F_SRC + 5 * j
+    k = rows[i, b]
+    if k == K_R:
+        return np.int64(regs[w, rows[i, b + 1], l])
+    if k == K_IMM:
+        return rows[i, b + 1]
+    return _rd(rows, i, j, w, l, regs, uregs, cb, srv, st)
 
 
 @njit(cache=True)
@@ -622,7 +663,7 @@ def _run_warp(
                             i,
                             w,
                             l,
-                            _imod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)),
+                            _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st)),
                             regs,
                             uregs,
                         )
@@ -630,8 +671,8 @@ def _run_warp(
             m = rows[i, F_M]
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
                     if not (m & M_U32):
                         a = _sx(a)
                         b = _sx(b)
@@ -644,7 +685,7 @@ def _run_warp(
                         else:
                             _wr(rows, i, w, l, r >> 32, regs, uregs)
                     else:
-                        c = _imod(rows, i, 2, _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st))
+                        c = _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st))
                         if m & M_X:
                             c += _ps(rows, i, 0, preds, w, l)
                         _wr(rows, i, w, l, a * b + c, regs, uregs)
@@ -654,7 +695,7 @@ def _run_warp(
                 if (lanes >> l) & 1:
                     s = np.int64(0)
                     for j in range(3):
-                        x = _rd(rows, i, j, w, l, regs, uregs, cb, srv, st)
+                        x = _rq(rows, i, j, w, l, regs, uregs, cb, srv, st)
                         mj = rows[i, F_SRC + 5 * j + 2]
                         if mj & O_NEG:
                             s += (
@@ -674,9 +715,9 @@ def _run_warp(
             lut = rows[i, F_E0]
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    c = _imod(rows, i, 2, _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st))
+                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    c = _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st))
                     r = _lut3(lut, a, b, c)
                     _wr(rows, i, w, l, r, regs, uregs)
                     _wp(preds, w, rows[i, F_PD0], l, 1 if r != 0 else 0)
@@ -684,9 +725,9 @@ def _run_warp(
             m = rows[i, F_M]
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
-                    sh = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)
-                    c = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st)
+                    a = _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                    sh = _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st)
+                    c = _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st)
                     lim = 64 if m & M_S64 else 32
                     if m & M_WRAP:
                         sh = sh & (lim - 1)
@@ -710,14 +751,14 @@ def _run_warp(
             m = rows[i, F_M]
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    sh = _rd(rows, i, 3, w, l, regs, uregs, cb, srv, st) & 63
+                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    sh = _rq(rows, i, 3, w, l, regs, uregs, cb, srv, st) & 63
                     if m & M_HI:
                         if rows[i, F_E0]:
                             c = M32 if a & 0x80000000 else 0
                         else:
-                            c = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st)
+                            c = _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st)
                         part = (((c << 32) | a) << sh) >> 32
                         part &= M32
                     else:
@@ -733,8 +774,8 @@ def _run_warp(
             bop = rows[i, F_E1]
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
                     if not (m & M_U32):
                         a = _sx(a)
                         b = _sx(b)
@@ -781,15 +822,15 @@ def _run_warp(
             for l in range(32):
                 if (lanes >> l) & 1:
                     j = 0 if _ps(rows, i, 0, preds, w, l) else 1
-                    x = _rd(rows, i, j, w, l, regs, uregs, cb, srv, st)
+                    x = _rq(rows, i, j, w, l, regs, uregs, cb, srv, st)
                     x = _fmod(rows, i, j, x) if fp else _imod(rows, i, j, x)
                     _wr(rows, i, w, l, x, regs, uregs)
         elif op == OP_IMNMX:
             m = rows[i, F_M]
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
                     sa = a if m & M_U32 else _sx(a)
                     sb = b if m & M_U32 else _sx(b)
                     mn = _ps(rows, i, 0, preds, w, l)
@@ -821,15 +862,12 @@ def _run_warp(
             rc = rows[i, F_SRC + 11]
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = np.float64(regf[w, ra, l])
-                    b = np.float64(regf[w, rb, l])
                     if op == OP_FFMA:
-                        r = a * b + np.float64(regf[w, rc, l])
+                        regf[w, d, l] = _fma32(regf[w, ra, l], regf[w, rb, l], regf[w, rc, l])
                     elif op == OP_FADD:
-                        r = a + b
+                        regf[w, d, l] = np.float32(np.float64(regf[w, ra, l]) + np.float64(regf[w, rb, l]))
                     else:
-                        r = a * b
-                    regf[w, d, l] = np.float32(r)
+                        regf[w, d, l] = np.float32(np.float64(regf[w, ra, l]) * np.float64(regf[w, rb, l]))
         elif op == OP_FFMA or op == OP_FADD or op == OP_FMUL:
             ftz = rows[i, F_M] & M_FTZ
             sat = rows[i, F_M] & M_SAT
@@ -847,7 +885,11 @@ def _run_warp(
                         xc = _fmod(rows, i, 2, _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st))
                         if ftz:
                             xc = _ftz(xc)
-                        r = a * b + _b2f(xc, s32, f32)
+                        c = _b2f(xc, s32, f32)
+                        if mode == R_RN:
+                            r = np.float64(_fma32(np.float32(a), np.float32(b), np.float32(c)))
+                        else:
+                            r = _fma64(a, b, c)  # the product is exact; one float64 rounding of the sum
                     elif op == OP_FADD:
                         r = a + b
                     else:
