@@ -525,3 +525,69 @@ def test_ffma_is_fused():
     assert out[0, 0] == 0x33800000  # 2**-24
     # an immediate operand takes the general path: 2 * (1 + 2**-12) - (1 + 2**-11) = 1
     assert out[1, 0] == 0x3F800000
+
+
+def test_ftz_flushes_denormal_compare_operands():
+    den = 0x00000001  # the smallest positive denormal
+    body = [
+        "FSETP.GT.AND P0, PT, R2, RZ, PT",
+        "FSETP.GT.FTZ.AND P1, PT, R2, RZ, PT",
+        "SEL R10, RZ, 0x1, !P0",
+        "SEL R11, RZ, 0x1, !P1",
+        "MOV R12, RZ",
+        "MOV R13, RZ",
+    ]
+    out = _run(body, [np.full(32, den)])
+    assert out[0, 0] == 1 and out[1, 0] == 0  # den > 0, but flushed it equals 0
+
+
+# ---- coverage of the shipped listings and bad launches -------------------------------------------------
+
+#: built-in kernels whose SASS does not decode yet, and the first instruction that stops it
+_UNDECODED = {
+    ("rk4_duffing_dp", "sm_75"): "MUFU.RCP64H",
+    ("rk4_duffing_dp", "sm_80"): "MUFU.RCP64H",
+    ("rk4_duffing_dp", "sm_90"): "MUFU.RCP64H",
+    ("bytecode_vm", "sm_90"): "VIADDMNMX.U32",
+}
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_shipped_listing_decodes_or_names_its_first_unsupported_instruction(arch):
+    from rfmodel.workload.suite import builtin_names
+
+    for name in builtin_names():
+        kernel = load_kernel(name, arch)
+        if (name, arch) in _UNDECODED:
+            with pytest.raises(UnsupportedInstructionError) as info:
+                decode_kernel(kernel)
+            assert info.value.opcode == _UNDECODED[(name, arch)]
+        else:
+            decode_kernel(kernel)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"grid": 0}, "grid: expected 1 to 3 positive sizes"),
+        ({"block": (32, 32, 2)}, "2048 threads per CTA"),
+        ({"params": [Param("n", "f16", 1.0)]}, "unknown type 'f16'"),
+        ({"params": [Param("p", "ptr", array="nope")]}, "no array named 'nope'"),
+        ({"params": [Param("n", "i32")]}, "a scalar needs a value"),
+        ({"constants": {5: np.zeros(4, np.uint8)}}, "constant bank 5"),
+    ],
+)
+def test_bad_launch_is_one_error(kwargs, match):
+    kernel = load_kernel("saxpy", "sm_80")
+    args = {"params": [], "arrays": {"x": np.zeros(4, np.float32)}, "grid": 1, "block": 32}
+    args.update(kwargs)
+    with pytest.raises(ExecutionError, match=match):
+        launch(kernel, args.pop("params"), args.pop("arrays"), args.pop("grid"), args.pop("block"), **args)
+
+
+def test_synthetic_kernel_cannot_be_executed():
+    from rfmodel.workload.suite import load_workload
+
+    kernel = load_workload("synthetic:register-sensitive").kernel
+    with pytest.raises(UnsupportedInstructionError, match="not read from SASS"):
+        decode_kernel(kernel)

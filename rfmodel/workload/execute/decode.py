@@ -539,6 +539,8 @@ def _d_setp(row, base, mods, ops, ctx):
         m |= L.M_U32
     if ex:
         m |= L.M_X
+    if "FTZ" in mods:
+        m |= L.M_FTZ
     row.r[L.F_M] = m
     row.r[L.F_E0] = _CMP[cmp_[0]]
     row.r[L.F_E1] = _BOOL[bools[0]]
@@ -591,6 +593,7 @@ def _d_fmnmx(row, base, mods, ops, ctx):
     _allow(mods, {"FTZ"})
     _nops(ops, 4)
     row.r[L.F_OP] = L.OP_FMNMX
+    row.r[L.F_M] = L.M_FTZ if "FTZ" in mods else 0
     row.dst(ops[0])
     row.src(_src(ops[1], fp=True))
     row.src(_src(ops[2], fp=True))
@@ -664,6 +667,7 @@ def _d_mufu(row, base, mods, ops, ctx):
     if len(fn) != 1 or fn[0] in ("RCP64H", "RSQ64H", "TANH"):
         raise _Unsupported("MUFU function")
     row.r[L.F_OP] = L.OP_MUFU
+    row.r[L.F_M] = L.M_FTZ if "FTZ" in mods else 0
     row.r[L.F_E0] = _MUFU[fn[0]]
     row.dst(ops[0])
     row.src(_src(ops[1], fp=True))

@@ -800,10 +800,16 @@ def _run_warp(
         elif op == OP_FSETP:
             cmp = rows[i, F_E0]
             bop = rows[i, F_E1]
+            ftz = rows[i, F_M] & M_FTZ
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
-                    b = _b2f(_fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)), s32, f32)
+                    xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                    xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    if ftz:
+                        xa = _ftz(xa)
+                        xb = _ftz(xb)
+                    a = _b2f(xa, s32, f32)
+                    b = _b2f(xb, s32, f32)
                     x = np.int64(1) if _fcmp(cmp, a, b) else np.int64(0)
                     pb = _ps(rows, i, 0, preds, w, l)
                     _wp(preds, w, rows[i, F_PD0], l, _combine(bop, x, pb))
@@ -841,6 +847,9 @@ def _run_warp(
                 if (lanes >> l) & 1:
                     xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
                     xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    if rows[i, F_M] & M_FTZ:
+                        xa = _ftz(xa)
+                        xb = _ftz(xb)
                     a = _b2f(xa, s32, f32)
                     b = _b2f(xb, s32, f32)
                     mn = _ps(rows, i, 0, preds, w, l)
@@ -917,9 +926,11 @@ def _run_warp(
                     _wr(rows, i, w, l, _f2i(a, mode, m & M_U32), regs, uregs)
         elif op == OP_MUFU:
             fn = rows[i, F_E0]
+            ftz = rows[i, F_M] & M_FTZ
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
+                    xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                    a = _b2f(_ftz(xa) if ftz else xa, s32, f32)
                     if fn == MU_RCP:
                         r = 1.0 / a if a != 0.0 else math.copysign(math.inf, a)
                     elif fn == MU_RSQ:
@@ -936,7 +947,8 @@ def _run_warp(
                         r = math.cos(2.0 * math.pi * a) if not math.isinf(a) else math.nan
                     else:
                         r = math.nan
-                    _wr(rows, i, w, l, _f2b(r, s32, f32), regs, uregs)
+                    x = _f2b(r, s32, f32)
+                    _wr(rows, i, w, l, _ftz(x) if ftz else x, regs, uregs)
         elif op == OP_LD:
             space = rows[i, F_E0]
             nb = rows[i, F_E1]
