@@ -591,3 +591,54 @@ def test_synthetic_kernel_cannot_be_executed():
     kernel = load_workload("synthetic:register-sensitive").kernel
     with pytest.raises(UnsupportedInstructionError, match="not read from SASS"):
         decode_kernel(kernel)
+
+
+# ---- the command line -------------------------------------------------------------------------------
+
+
+def test_cli_executes_a_builtin_kernel_against_its_reference(capsys):
+    import json
+
+    from rfmodel.cli import main
+
+    assert main(["workload", "execute", "histogram256", "--arch", "sm_75", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["matches_reference"] is True and out["max_error"] == {"hist": 0.0}
+    assert out["warp_instructions"] > 0
+
+
+def test_cli_made_up_opcode_in_a_recipe_kernel_is_one_line_and_exit_2(tmp_path, capsys):
+    import tomllib
+
+    from rfmodel.cli import main
+
+    text = builtin_sass_path("saxpy", "sm_80", "cuobjdump").read_text()
+    sass = tmp_path / "saxpy_bad.sass"
+    sass.write_text(text.replace("FFMA R9, R9, c[0x0][0x164], R8", "FQUUX R9, R9, c[0x0][0x164], R8", 1))
+    recipe = tmp_path / "saxpy.toml"
+    lines = [
+        "version = 1",
+        'kernel = "saxpy"',
+        "grid = [2]",
+        "block = [256]",
+        'outputs = ["y"]',
+        "params = [",
+    ]
+    for p in _TOML["params"]:
+        fields = ", ".join(f"{k} = {v!r}".replace("'", '"') for k, v in p.items())
+        lines.append(f"  {{{fields}}},")
+    lines += [
+        "]",
+        "[arrays.x]",
+        'dtype = "float32"',
+        "shape = [3000]",
+        "[arrays.y]",
+        'dtype = "float32"',
+        "shape = [3000]",
+    ]
+    recipe.write_text("\n".join(lines) + "\n")
+    tomllib.loads(recipe.read_text())  # the file itself is valid TOML
+    assert main(["workload", "execute", str(sass), "--recipe", str(recipe), "--arch", "sm_80"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert "FQUUX" in err and "0x02d0" in err and "saxpy" in err and "sm_80" in err
