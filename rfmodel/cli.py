@@ -460,6 +460,41 @@ def cmd_workload_build_sass(args) -> int:
     return 0
 
 
+def cmd_workload_execute(args) -> int:
+    import time
+
+    from rfmodel.workload.execute.builtin import builtin_recipe
+    from rfmodel.workload.execute.recipe import check_outputs, load_recipe, run_recipe
+    from rfmodel.workload.suite import builtin_names, load_kernel
+
+    if args.recipe:
+        recipe = load_recipe(args.recipe)
+        ref = args.workload if args.workload in builtin_names() else f"{args.workload}:{recipe.kernel}"
+    else:
+        recipe = builtin_recipe(args.workload, scale=args.scale)
+        ref = args.workload
+    kernel = load_kernel(ref, arch=args.arch)
+    t = time.perf_counter()
+    res, ins = run_recipe(kernel, recipe)
+    seconds = time.perf_counter() - t
+    out = {
+        "kernel": kernel.name,
+        "arch": kernel.arch,
+        "ctas": res.ctas,
+        "warp_instructions": res.warp_instructions,
+        "seconds": round(seconds, 3),
+    }
+    if recipe.reference is not None:
+        out["max_error"] = check_outputs(recipe, res, ins)  # a mismatch is one error (exit 2)
+        out["matches_reference"] = True
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        for k, v in out.items():
+            print(f"{k:>18}: {v}")
+    return 0
+
+
 # --------------------------------------------------------------------------- simulate
 #: the banks' read and write time in cycles (their memory cell's, at the SM clock) and the main-RF network's
 #: extra cycles, shown where a design has them
@@ -954,6 +989,19 @@ def build_parser() -> argparse.ArgumentParser:
     wx.add_argument("--max-warps", type=int, default=None, help="keep only this many warps (whole CTAs)")
     wx.add_argument("--seed", type=int, default=0)
     wx.set_defaults(func=cmd_workload_export_accelsim)
+    we = wsub.add_parser(
+        "execute", help="run a kernel's SASS on a launch recipe and check it against its reference"
+    )
+    we.add_argument(
+        "workload", metavar="NAME|PATH", help="a built-in kernel, or a SASS listing with --recipe"
+    )
+    we.add_argument(
+        "--recipe", default=None, metavar="FILE.toml", help="default: the built-in kernel's recipe"
+    )
+    we.add_argument("--arch", default="sm_80")
+    we.add_argument("--scale", type=float, default=1.0, help="problem size of a built-in recipe")
+    we.add_argument("--json", action="store_true")
+    we.set_defaults(func=cmd_workload_execute)
     w.set_defaults(func=lambda a: (w.print_help(), 0)[1])
 
     s = sub.add_parser("spec", help="GPU presets and spec files")

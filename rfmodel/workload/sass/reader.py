@@ -664,6 +664,7 @@ def _build_kernel(f: _Func, path: str, resources: dict | None) -> Kernel:
         "misaligned_groups": misaligned,
     }
     attrs["src_slots"] = slots
+    attrs["optext"] = [r.optext for r in raws]  # operand text as written (the functional executor decodes it)
     if have_hex:
         attrs["ctrl"] = ctrls
         attrs["encoding"] = encodings

@@ -1,0 +1,58 @@
+"""Executor speed over the built-in recipes.
+
+``python -m rfmodel.workload.execute.speed [--arch sm_80] [--scale 2]``.
+Prints JSON: per kernel the executed warp-instructions, seconds and warp-instructions per second
+(the second of two runs, so compilation and first-use costs are excluded), and the total.
+One process runs on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, builtin_recipe
+from rfmodel.workload.execute.decode import decode_kernel
+from rfmodel.workload.execute.recipe import run_recipe
+from rfmodel.workload.suite import load_kernel
+
+
+def measure(arch: str = "sm_80", scale: float = 2.0) -> dict:
+    out = {"arch": arch, "scale": scale, "kernels": {}}
+    total_n = 0
+    total_s = 0.0
+    for name in sorted(BUILTIN_RECIPES):
+        if (name, arch) in KNOWN_GAPS:
+            continue
+        recipe = builtin_recipe(name, scale=scale)
+        dec = decode_kernel(load_kernel(name, arch))
+        run_recipe(dec, recipe)
+        t = time.perf_counter()
+        res, _ = run_recipe(dec, recipe)
+        dt = time.perf_counter() - t
+        out["kernels"][name] = {
+            "warp_instructions": res.warp_instructions,
+            "seconds": round(dt, 4),
+            "per_second": round(res.warp_instructions / dt),
+        }
+        total_n += res.warp_instructions
+        total_s += dt
+    out["total"] = {
+        "warp_instructions": total_n,
+        "seconds": round(total_s, 3),
+        "per_second": round(total_n / total_s),
+    }
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", default="sm_80")
+    ap.add_argument("--scale", type=float, default=2.0)
+    a = ap.parse_args(argv)
+    print(json.dumps(measure(a.arch, a.scale), indent=1))
+
+
+if __name__ == "__main__":
+    main()
