@@ -642,3 +642,13 @@ def test_cli_made_up_opcode_in_a_recipe_kernel_is_one_line_and_exit_2(tmp_path, 
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0
     assert "FQUUX" in err and "0x02d0" in err and "saxpy" in err and "sm_80" in err
+
+
+@pytest.mark.parametrize(
+    "ins",
+    ["FADD R2, R2, c[0x0][0x160].H1", "LDS R2, [R3+0x10].T", "IADD3 R2, R3.H1, RZ, RZ", "MOV R2, 1.5"],
+)
+def test_operand_forms_it_does_not_model_are_refused(ins):
+    (kernel,) = parse_sass(_listing("sm_80", [ins, "EXIT"]))
+    with pytest.raises(UnsupportedInstructionError):
+        decode_kernel(kernel)
