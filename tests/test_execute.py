@@ -652,3 +652,15 @@ def test_operand_forms_it_does_not_model_are_refused(ins):
     (kernel,) = parse_sass(_listing("sm_80", [ins, "EXIT"]))
     with pytest.raises(UnsupportedInstructionError):
         decode_kernel(kernel)
+
+
+def test_counts_per_instruction_and_per_warp_add_up():
+    recipe = builtin_recipe("sgemm_tiled")
+    kernel = load_kernel("sgemm_tiled", "sm_80")
+    res, _ = run_recipe(kernel, recipe)
+    assert res.per_instruction.sum() == res.warp_instructions == res.per_warp.sum()
+    assert res.per_warp.shape == (res.ctas, 8)
+    # every warp of a tiled SGEMM passes the same barriers: the BAR instructions run the same
+    # number of times in every warp, so their total is a multiple of the warp count
+    bars = [i for i, ins in enumerate(kernel.instrs) if ins.base == "BAR"]
+    assert sum(res.per_instruction[i] for i in bars) % (8 * res.ctas) == 0
