@@ -642,3 +642,25 @@ def test_cli_made_up_opcode_in_a_recipe_kernel_is_one_line_and_exit_2(tmp_path, 
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0
     assert "FQUUX" in err and "0x02d0" in err and "saxpy" in err and "sm_80" in err
+
+
+@pytest.mark.parametrize(
+    "ins",
+    ["FADD R2, R2, c[0x0][0x160].H1", "LDS R2, [R3+0x10].T", "IADD3 R2, R3.H1, RZ, RZ", "MOV R2, 1.5"],
+)
+def test_operand_forms_it_does_not_model_are_refused(ins):
+    (kernel,) = parse_sass(_listing("sm_80", [ins, "EXIT"]))
+    with pytest.raises(UnsupportedInstructionError):
+        decode_kernel(kernel)
+
+
+def test_counts_per_instruction_and_per_warp_add_up():
+    recipe = builtin_recipe("sgemm_tiled")
+    kernel = load_kernel("sgemm_tiled", "sm_80")
+    res, _ = run_recipe(kernel, recipe)
+    assert res.per_instruction.sum() == res.warp_instructions == res.per_warp.sum()
+    assert res.per_warp.shape == (res.ctas, 8)
+    # every warp of a tiled SGEMM passes the same barriers: the BAR instructions run the same
+    # number of times in every warp, so their total is a multiple of the warp count
+    bars = [i for i, ins in enumerate(kernel.instrs) if ins.base == "BAR"]
+    assert sum(res.per_instruction[i] for i in bars) % (8 * res.ctas) == 0

@@ -149,9 +149,11 @@ def _parse_offset(t: str) -> int:
 
 def _mem_operand(op: Operand) -> tuple[int, int, int, int, int]:
     """``[R2.64+0x10]``, ``desc[UR4][R2.64]``, ``[R4+UR4+0x8]``, ``[UR4]`` -> a K_MEM operand."""
-    text = op.text
+    text = op.text.strip()
     if op.prefix not in ("", "desc", "gdesc"):
         raise _Unsupported(f"memory operand {text!r}")
+    if not text.endswith("]"):
+        raise _Unsupported(f"memory operand with a suffix {text!r}")
     body = text[text.rindex("[") + 1 : text.rindex("]")]
     base, ureg, off, mod = -1, -1, 0, 0
     for term in body.replace("+-", "+-").split("+"):
@@ -214,7 +216,7 @@ def _src(op: Operand, fp: bool = False, pair: bool = False) -> tuple[int, int, i
         return L.K_IMM, _imm_value(op, fp), 0, 0, 0
     if op.kind == CONST:
         text = t.lstrip("-|~").rstrip("|")
-        if not text.startswith("c[") or text.count("[") != 2:
+        if not text.startswith("c[") or text.count("[") != 2 or not text.endswith("]"):
             raise _Unsupported(f"constant operand {t!r}")
         bank = _parse_offset(text[2 : text.index("]")])
         inner = text[text.index("]") + 2 : text.rindex("]")]

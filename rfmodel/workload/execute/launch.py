@@ -70,9 +70,15 @@ _SCALAR = {
 
 @dataclass
 class LaunchResult:
+    """The arrays after the run; ``warp_instructions`` executed in all; ``per_instruction[i]``:
+    how many times static instruction ``i`` was executed (by any warp); ``per_warp[c, w]``: the
+    warp-instructions of warp ``w`` of CTA ``c`` (CTAs in launch order)."""
+
     arrays: dict[str, np.ndarray]
     warp_instructions: int
     ctas: int
+    per_instruction: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    per_warp: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
     attrs: dict = field(default_factory=dict)
 
 
@@ -205,7 +211,9 @@ def launch(
     st[L.ST_BANK_FLAGS] = 1  # bank 0: launch constants and parameters
     for bank in constants or {}:
         st[L.ST_BANK_FLAGS + bank] = 1
-    cnt = np.zeros(1, dtype=np.int64)
+    n_ins = dec.rows.shape[0]
+    cnt = np.zeros(1 + n_ins + nw, dtype=np.int64)  # total, per static instruction, per warp of the CTA
+    per_warp = []
     ntid = np.array(block3, dtype=np.int64)
     ctaid = np.zeros(3, dtype=np.int64)
     nctas = 0
@@ -237,6 +245,8 @@ def launch(
                     np.int64(max_warp_instructions),
                 )
                 nctas += 1
+                per_warp.append(cnt[1 + n_ins :].copy())
+                cnt[1 + n_ins :] = 0
                 if st[0] != 0:
                     i = int(st[1])
                     i = min(max(i, 0), len(dec.pcs) - 1)
@@ -255,4 +265,10 @@ def launch(
     for name, arr in arrays.items():
         o, n = place[name]
         out[name] = gbytes[o : o + n].copy().view(arr.dtype).reshape(arr.shape)
-    return LaunchResult(arrays=out, warp_instructions=int(cnt[0]), ctas=nctas)
+    return LaunchResult(
+        arrays=out,
+        warp_instructions=int(cnt[0]),
+        ctas=nctas,
+        per_instruction=cnt[1 : 1 + n_ins].copy(),
+        per_warp=np.array(per_warp, dtype=np.int64).reshape(nctas, nw),
+    )

@@ -624,7 +624,10 @@ def _run_warp(
             st[0] = ST_DEADLOCK
             st[1] = i
             return
+        # counters: [0] all warp-instructions, [1 + i] of static instruction i, [1 + n + w] of warp w
         cnt[0] += 1
+        cnt[1 + i] += 1
+        cnt[1 + n_ins + w] += 1
         if cnt[0] > max_steps:
             st[0] = ST_STEP_LIMIT
             st[1] = i
