@@ -21,6 +21,10 @@ baseline).
 
 The ``optimize`` member: evaluations per second of one island of ``rfmodel optimize`` over the default
 workloads (:func:`bench_optimize`), and the seconds 10,000 evaluations would take at that rate.
+
+The ``execute`` member: executed warp-instructions per second of the functional executor of SASS over the
+built-in kernels' recipes (:func:`bench_execute`; ``rfmodel.workload.execute.speed``: each kernel run twice,
+the second timed), with the slowest kernel's rate.
 """
 
 from __future__ import annotations
@@ -153,12 +157,29 @@ def bench_optimize(*, gpu=BENCH_GPU, repeat: int = 1, design: str = "baseline") 
             "best_seconds": best, "seconds_per_10000": 10000 * best / n}  # fmt: skip
 
 
+#: the execute member's architecture and recipe scale
+EXECUTE_ARCH, EXECUTE_SCALE = "sm_80", 2.0
+
+
+def bench_execute(*, arch: str = EXECUTE_ARCH, scale: float = EXECUTE_SCALE) -> dict:
+    """The functional executor's speed over the built-in recipes (one core): warp-instructions per second in
+    total and of the slowest kernel."""
+    from rfmodel.workload.execute.speed import measure
+
+    m = measure(arch, scale)
+    slow = min(m["kernels"].items(), key=lambda kv: kv[1]["per_second"])
+    total = m["total"]
+    return {"warp_instr_per_s": total["per_second"], "warp_instructions": total["warp_instructions"],
+            "seconds": total["seconds"], "kernels": len(m["kernels"]), "arch": arch, "scale": scale,
+            "slowest": {"kernel": slow[0], "warp_instr_per_s": slow[1]["per_second"]}}  # fmt: skip
+
+
 def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, designs=None) -> dict:
-    """All benchmark figures: the simulator's per design, the analytic engine's for the baseline, and the
-    optimizer's evaluations per second."""
+    """All benchmark figures: the simulator's per design, the analytic engine's for the baseline, the
+    optimizer's evaluations per second and the functional executor's warp-instructions per second."""
     sim = bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)
     base = sim.get("baseline")
     if base is None:
         base = bench_simulate(["baseline"], workload=workload, gpu=gpu, repeat=1)["baseline"]
     ana = bench_analytic(workload=workload, gpu=gpu, repeat=repeat, sim_seconds=base["best_seconds"])
-    return {"simulate": sim, "analytic": ana, "optimize": bench_optimize(gpu=gpu)}
+    return {"simulate": sim, "analytic": ana, "optimize": bench_optimize(gpu=gpu), "execute": bench_execute()}

@@ -677,6 +677,10 @@ def cmd_bench(args) -> int:
         o = res["optimize"]
         print(f"\noptimize: {o['evaluations_per_s']:.0f} evaluations/s ({o['design']}, {o['workloads']} "
               f"workloads each; 10,000 evaluations in {o['seconds_per_10000']:.0f} s)")  # fmt: skip
+        x = res["execute"]
+        slow = x["slowest"]
+        print(f"execute: {x['warp_instr_per_s']:,} warp-instructions/s ({x['kernels']} built-in kernels on "
+              f"{x['arch']}; slowest {slow['kernel']} {slow['warp_instr_per_s']:,}/s)")  # fmt: skip
     return 0
 
 

@@ -110,6 +110,10 @@ def test_cli_bench_prints_one_json_object(capsys):
     opt = doc["optimize"]  # one island of 40 x 5 over the default workloads (points asked again: cached)
     assert 40 < opt["evaluations"] <= 200 and opt["evaluations_per_s"] > 0
     assert opt["seconds_per_10000"] == pytest.approx(10000 / opt["evaluations_per_s"])
+    ex = doc["execute"]  # the functional executor over the built-in recipes
+    assert ex["kernels"] >= 19 and ex["warp_instructions"] > 0
+    assert ex["warp_instr_per_s"] == pytest.approx(ex["warp_instructions"] / ex["seconds"], rel=0.01)
+    assert 0 < ex["slowest"]["warp_instr_per_s"] <= ex["warp_instr_per_s"] * 10
 
 
 # ------------------------------------------------------------------------------------ exporter
