@@ -28,9 +28,7 @@ import csv
 import json
 import math
 import sys
-import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +37,7 @@ from common import SIM_SOURCE, command_line, fmt, geomean, mean, median, publish
 import rfmodel
 from rfmodel.designs.base import get_design
 from rfmodel.evaluate import resolve_gpu
+from rfmodel.runner import make_runner
 from rfmodel.tolerance import bisect_tolerance
 
 DESIGNS = ("baseline", "rfc", "ltrf", "ltrf_plus", "ltrfconf", "strands", "malekeh", "bow", "reuse_cache")
@@ -129,18 +128,19 @@ def simulate_point(design: str, workload: str, gpu: str, latency: float, max_war
     return out
 
 
+def _simulate_job(job: tuple) -> dict:
+    """One run of :func:`simulate_point` (a job of :mod:`rfmodel.runner`)."""
+    return simulate_point(*job)
+
+
 class Runs:
-    """The study's simulations in ``jobs`` worker processes, cached one JSON line per run in ``path``.
+    """The study's simulations on a :mod:`rfmodel.runner` runner, cached one JSON line per run in ``path``
+    (a later run with the same file skips what is done)."""
 
-    Thread-safe: the tolerable-latency searches of all (design, workload) pairs run in threads that
-    share the one process pool.
-    """
-
-    def __init__(self, path: Path, gpu: str, max_warps, jobs: int, design_params: dict):
+    def __init__(self, path: Path, gpu: str, max_warps, runner, design_params: dict):
         self.path, self.gpu, self.max_warps, self.params = path, gpu, max_warps, design_params
         self.done: dict[str, dict] = {}
-        self.lock = threading.Lock()
-        self.pool = ProcessPoolExecutor(max_workers=jobs)
+        self.runner = runner
         self.t0 = time.time()
         self.count = 0
         if path.exists():
@@ -160,40 +160,62 @@ class Runs:
     def get(self, design, workload, latency) -> dict:
         return self.done[self.key(design, workload, latency)]
 
+    def has(self, design, workload, latency) -> bool:
+        return self.key(design, workload, latency) in self.done
+
     def ensure(self, points: list[tuple[str, str, float]]) -> None:
-        """Simulate the points not yet done, appending each to the cache as it finishes."""
-        todo = [p for p in dict.fromkeys(points) if self.key(*p) not in self.done]
-        futs = {
-            self.pool.submit(simulate_point, d, w, self.gpu, x, self.max_warps, self.design_params(d)):
-            (d, w, x) for d, w, x in todo
-        }
-        for fut in as_completed(futs):
-            d, w, x = futs[fut]
-            r = fut.result()
+        """Simulate the points not yet done (one batch on the runner), appending each to the cache as it
+        finishes."""
+        todo = [p for p in dict.fromkeys(points) if not self.has(*p)]
+        jobs = [(d, w, self.gpu, x, self.max_warps, self.design_params(d)) for d, w, x in todo]
+        for i, r in self.runner.run(_simulate_job, jobs):
+            d, w, x = todo[i]
             r["key"] = self.key(d, w, x)
-            with self.lock:
-                self.done[r["key"]] = r
-                with self.path.open("a") as f:
-                    f.write(json.dumps(r) + "\n")
-                self.count += 1
-                print(f"  [{self.count}] {d} {w} {x:g}x  ipc={r['ipc']:.3f}  ({time.time() - self.t0:.0f} s)",
-                      file=sys.stderr)  # fmt: skip
+            self.done[r["key"]] = r
+            with self.path.open("a") as f:
+                f.write(json.dumps(r) + "\n")
+            self.count += 1
+            print(f"  [{self.count}] {d} {w} {x:g}x  ipc={r['ipc']:.3f}  ({time.time() - self.t0:.0f} s)",
+                  file=sys.stderr)  # fmt: skip
 
 
-def tolerable(runs: Runs, design: str, workload: str, ref_ipc: float, *, tol: float, hi: float, res: float):
-    """The largest tolerable latency multiple (:func:`rfmodel.tolerance.bisect_tolerance` on the cached
-    runs); 1x where even 1x loses more than ``tol`` (the search's floor), None without a main-RF latency."""
-    if not supports_latency(design):
-        return None
+class _Needs(Exception):
+    """A bisection step asks for a latency not simulated yet."""
 
-    def ipc_at(x: float) -> float:
-        runs.ensure([(design, workload, x)])
-        return runs.get(design, workload, x)["ipc"]
+    def __init__(self, x: float):
+        super().__init__(x)
+        self.x = x
 
-    r = bisect_tolerance(ipc_at, ref_ipc, tol=tol, hi=hi, resolution=res)
-    # the simulator times a main-RF access in whole cycles of the 1-cycle baseline bank: report the
-    # multiple that was simulated
-    return 1.0 if r["latency_x"] is None else float(round(r["latency_x"]))
+
+def tolerable_all(runs: Runs, pairs, ref_ipc: dict, *, tol: float, hi: float, res: float) -> dict:
+    """The largest tolerable latency multiple of every (design, workload) pair
+    (:func:`rfmodel.tolerance.bisect_tolerance` on the cached runs), all pairs in rounds: each round replays
+    every unfinished bisection on what is simulated until it asks for a new latency, then simulates those
+    in one batch.  1x where even 1x loses more than ``tol`` (the search's floor), None for a design without a
+    main-RF latency."""
+    out = {p: None for p in pairs if not supports_latency(p[0])}
+    todo = [p for p in pairs if supports_latency(p[0])]
+    while todo:
+        needed, left = [], []
+        for d, w in todo:
+
+            def ipc_at(x: float, d=d, w=w) -> float:
+                if not runs.has(d, w, x):
+                    raise _Needs(x)
+                return runs.get(d, w, x)["ipc"]
+
+            try:
+                r = bisect_tolerance(ipc_at, ref_ipc[d, w], tol=tol, hi=hi, resolution=res)
+            except _Needs as e:
+                needed.append((d, w, e.x))
+                left.append((d, w))
+                continue
+            # the simulator times a main-RF access in whole cycles of the 1-cycle baseline bank: report the
+            # multiple that was simulated
+            out[d, w] = 1.0 if r["latency_x"] is None else float(round(r["latency_x"]))
+        runs.ensure(needed)
+        todo = left
+    return out
 
 
 def main(argv=None) -> int:
@@ -203,6 +225,7 @@ def main(argv=None) -> int:
     ap.add_argument("--designs", nargs="*", default=list(DESIGNS))
     ap.add_argument("--max-warps", type=int, default=None, help="cap on the warps simulated (default: all)")
     ap.add_argument("--jobs", type=int, default=2, help="simulation processes")
+    ap.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run the simulations on this Dask cluster")
     ap.add_argument("--active-warps", type=int, default=8,
                     help="active warps per SM of the two-level scheduler (LTRF paper: 8)")
     ap.add_argument("--tol", type=float, default=0.05, help="IPC loss allowed by the tolerable-latency rule")
@@ -228,7 +251,7 @@ def main(argv=None) -> int:
     if "baseline_pool" in refs.values() and "baseline_pool" not in designs:
         designs.insert(designs.index("baseline") + 1 if "baseline" in designs else 0, "baseline_pool")
         refs["baseline_pool"] = "baseline_pool"
-    runs = Runs(out / "runs.jsonl", a.gpu, a.max_warps, a.jobs, dparams)
+    runs = Runs(out / "runs.jsonl", a.gpu, a.max_warps, make_runner(a.jobs, a.scheduler), dparams)
 
     # 1. every design at 1x / 3x / 6x (designs without a main-RF latency at 1x only)
     pts = [(d, w, x) for d in designs for w in wls for x in LATENCIES if x == 1.0 or supports_latency(d)]
@@ -238,11 +261,8 @@ def main(argv=None) -> int:
     ref = {(b, w): runs.get(b, w, 1.0)["ipc"] for b in set(refs.values()) for w in wls}
     pairs = [(d, w) for d in designs for w in wls]
     print("tolerable latency: bisection", file=sys.stderr)
-    with ThreadPoolExecutor(max_workers=max(len(pairs), 1)) as tp:
-        found = tp.map(lambda p: tolerable(runs, p[0], p[1], ref[refs[p[0]], p[1]], tol=a.tol, hi=a.hi,
-                                           res=a.resolution), pairs)  # fmt: skip
-        tolx = dict(zip(pairs, found, strict=True))
-    runs.pool.shutdown()
+    tolx = tolerable_all(runs, pairs, {(d, w): ref[refs[d], w] for d, w in pairs}, tol=a.tol, hi=a.hi,
+                         res=a.resolution)  # fmt: skip
 
     rows = []
     for d in designs:

@@ -1,0 +1,54 @@
+"""The caching-designs study's tolerable-latency search: every pair's bisection advances in rounds of one
+simulation batch, and finds what the bisection finds on its own."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
+caching_designs = pytest.importorskip("caching_designs")
+
+from rfmodel.tolerance import bisect_tolerance  # noqa: E402
+
+
+class FakeRuns:
+    """Runs whose IPC falls with the latency multiple at a per-workload rate; counts the batches."""
+
+    def __init__(self, slope: dict):
+        self.slope, self.done, self.batches = slope, {}, []
+
+    def ipc(self, d, w, x):
+        return 1.0 / (1.0 + self.slope[w] * (x - 1.0))
+
+    def has(self, d, w, x):
+        return (d, w, x) in self.done
+
+    def get(self, d, w, x):
+        return {"ipc": self.done[d, w, x]}
+
+    def ensure(self, points):
+        self.batches.append(list(points))
+        for d, w, x in points:
+            self.done[d, w, x] = self.ipc(d, w, x)
+
+
+def test_round_based_bisection_matches_each_bisection_alone():
+    slope = {"a": 0.001, "b": 0.02, "c": 0.2, "d": 2.0}
+    runs = FakeRuns(slope)
+    pairs = [("rfc", w) for w in slope]
+    ref = {p: 1.0 for p in pairs}
+    got = caching_designs.tolerable_all(runs, pairs, ref, tol=0.05, hi=16.0, res=1.0)
+    for w in slope:
+        alone = bisect_tolerance(lambda x, w=w: runs.ipc("rfc", w, x), 1.0, tol=0.05, hi=16.0, resolution=1.0)
+        expect = 1.0 if alone["latency_x"] is None else float(round(alone["latency_x"]))
+        assert got[("rfc", w)] == expect
+    # "a" tolerates all of [1, 16], "d" not even 2x: different answers, found together
+    assert got[("rfc", "a")] == 16.0 and got[("rfc", "d")] == 1.0
+    # one batch per round, each point simulated once, the pairs' steps side by side
+    points = [p for b in runs.batches for p in b]
+    assert len(points) == len(set(points))
+    assert max(len(b) for b in runs.batches) == len(slope)
+    assert len(runs.batches) <= 2 + 4 + 1  # 1x, 16x, then at most log2(15) halvings, and the empty last round
