@@ -9,7 +9,8 @@ result never depends on where it ran, so the runners give the same answers.
 * :class:`DaskRunner`: an existing Dask cluster (``tcp://host:port``, or a ``distributed.Client``); Dask's
   ``distributed`` package is an optional dependency (``pip install rfmodel[dask]``).
 
-:func:`make_runner` picks one from the command line's ``--workers`` and ``--scheduler``.
+:func:`make_runner` picks one from the command line's ``--workers`` and ``--scheduler``; :class:`ResultLog`
+keeps finished jobs' results as JSON lines so that a rerun does only what is missing (the studies' sweeps).
 """
 
 from __future__ import annotations
@@ -106,6 +107,54 @@ class DaskRunner(Runner):
         finally:
             if self._own:
                 self.client.close()
+
+
+class ResultLog:
+    """Finished jobs' results kept one JSON line each in ``path``, keyed: a later run reads them back and runs
+    only what is missing (:meth:`run`); a line cut short by an interrupted run is dropped, and its job runs
+    again.  ``done`` maps each key to its record (which carries the key as ``"key"``)."""
+
+    def __init__(self, path):
+        import json
+        from pathlib import Path
+
+        self.path = Path(path)
+        self.done: dict[str, dict] = {}
+        if self.path.exists():
+            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    r = json.loads(line)
+                    self.done[r["key"]] = r
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue
+
+    def __contains__(self, key) -> bool:
+        return key in self.done
+
+    def __getitem__(self, key) -> dict:
+        return self.done[key]
+
+    def add(self, key: str, record: dict) -> dict:
+        """Keep ``record`` under ``key`` (appended to the file at once)."""
+        import json
+
+        record = {**record, "key": key}
+        self.done[key] = record
+        with self.path.open("ab+") as f:
+            # after a line cut short by an interrupted run, start a new line (else this record is lost too)
+            if f.seek(0, 2) > 0:
+                f.seek(-1, 2)
+                if f.read(1) != b"\n":
+                    f.write(b"\n")
+            f.write((json.dumps(record) + "\n").encode("utf-8"))
+        return record
+
+    def run(self, runner: Runner, fn: Callable, jobs: dict) -> Iterator[tuple[str, dict]]:
+        """``fn`` on the ``{key: job}`` not yet done, on ``runner``; yields ``(key, record)`` as each is
+        kept."""
+        keys = [k for k in jobs if k not in self.done]
+        for i, rec in runner.run(fn, [jobs[k] for k in keys]):
+            yield keys[i], self.add(keys[i], rec)
 
 
 def make_runner(workers: int | None = None, scheduler=None) -> Runner:

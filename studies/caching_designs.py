@@ -37,7 +37,7 @@ from common import SIM_SOURCE, command_line, fmt, geomean, mean, median, publish
 import rfmodel
 from rfmodel.designs.base import get_design
 from rfmodel.evaluate import resolve_gpu
-from rfmodel.runner import make_runner
+from rfmodel.runner import ResultLog, make_runner
 from rfmodel.tolerance import bisect_tolerance
 
 DESIGNS = ("baseline", "rfc", "ltrf", "ltrf_plus", "ltrfconf", "strands", "malekeh", "bow", "reuse_cache")
@@ -139,15 +139,14 @@ class Runs:
 
     def __init__(self, path: Path, gpu: str, max_warps, runner, design_params: dict):
         self.path, self.gpu, self.max_warps, self.params = path, gpu, max_warps, design_params
-        self.done: dict[str, dict] = {}
+        self.log = ResultLog(path)
         self.runner = runner
         self.t0 = time.time()
         self.count = 0
-        if path.exists():
-            for line in path.read_text().splitlines():
-                if line.strip():
-                    r = json.loads(line)
-                    self.done[r["key"]] = r
+
+    @property
+    def done(self) -> dict[str, dict]:
+        return self.log.done
 
     def key(self, design, workload, latency) -> str:
         return run_key(design, workload, self.gpu, latency, self.max_warps, self.design_params(design))
@@ -158,25 +157,20 @@ class Runs:
         return self.params.get(design, {})
 
     def get(self, design, workload, latency) -> dict:
-        return self.done[self.key(design, workload, latency)]
+        return self.log[self.key(design, workload, latency)]
 
     def has(self, design, workload, latency) -> bool:
-        return self.key(design, workload, latency) in self.done
+        return self.key(design, workload, latency) in self.log
 
     def ensure(self, points: list[tuple[str, str, float]]) -> None:
-        """Simulate the points not yet done (one batch on the runner), appending each to the cache as it
+        """Simulate the points not yet done (one batch on the runner), appending each to the log as it
         finishes."""
-        todo = [p for p in dict.fromkeys(points) if not self.has(*p)]
-        jobs = [(d, w, self.gpu, x, self.max_warps, self.design_params(d)) for d, w, x in todo]
-        for i, r in self.runner.run(_simulate_job, jobs):
-            d, w, x = todo[i]
-            r["key"] = self.key(d, w, x)
-            self.done[r["key"]] = r
-            with self.path.open("a") as f:
-                f.write(json.dumps(r) + "\n")
+        todo = {self.key(d, w, x): (d, w, self.gpu, x, self.max_warps, self.design_params(d))
+                for d, w, x in points}  # fmt: skip
+        for _, r in self.log.run(self.runner, _simulate_job, todo):
             self.count += 1
-            print(f"  [{self.count}] {d} {w} {x:g}x  ipc={r['ipc']:.3f}  ({time.time() - self.t0:.0f} s)",
-                  file=sys.stderr)  # fmt: skip
+            print(f"  [{self.count}] {r['design']} {r['workload']} {r['latency_x']:g}x  ipc={r['ipc']:.3f}  "
+                  f"({time.time() - self.t0:.0f} s)", file=sys.stderr)  # fmt: skip
 
 
 class _Needs(Exception):

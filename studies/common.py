@@ -14,7 +14,7 @@ import numpy as np
 import rfmodel
 from rfmodel.cache import source_hash
 from rfmodel.io import write_text
-from rfmodel.runner import make_runner
+from rfmodel.runner import ResultLog, make_runner
 
 #: the package's source, in every evaluation's key; a simulation does not depend on the analytic engine's
 #: calibration file, so recalibrating does not redo the studies' simulations
@@ -58,14 +58,11 @@ class Evaluations:
         self.path = path
         self.jobs = jobs
         self.runner = runner if runner is not None else make_runner(jobs)
-        self.done: dict[str, dict] = {}
-        if path.exists():
-            for line in path.read_text().splitlines():
-                try:
-                    r = json.loads(line)
-                    self.done[r["key"]] = r
-                except (json.JSONDecodeError, KeyError):  # a line cut by an interrupted run: redone
-                    continue
+        self.log = ResultLog(path)
+
+    @property
+    def done(self) -> dict[str, dict]:
+        return self.log.done
 
     @staticmethod
     def key(design, workload, gpu, method, params) -> str:
@@ -73,27 +70,17 @@ class Evaluations:
         return json.dumps([design, workload, gpu, method, params, source], sort_keys=True)
 
     def get(self, design, workload, gpu, method, params) -> dict:
-        return self.done[self.key(design, workload, gpu, method, params)]
+        return self.log[self.key(design, workload, gpu, method, params)]
 
     def ensure(self, points) -> None:
         """Run the ``(design, workload, gpu, method, params)`` points not yet done, appending each result as
         it finishes, with progress on stderr."""
-        todo = {}
-        for p in points:
-            k = self.key(*p)
-            if k not in self.done:
-                todo[k] = p
-        if not todo:
-            return
+        todo = {self.key(*p): p for p in points}
         t0, n = time.time(), 0
-        keys = list(todo)
-        for i, r in self.runner.run(_evaluate_job, [todo[k] for k in keys]):
-            r["key"] = keys[i]
-            self.done[r["key"]] = r
-            with self.path.open("a") as f:
-                f.write(json.dumps(r) + "\n")
+        total = sum(k not in self.log for k in todo)
+        for _, r in self.log.run(self.runner, _evaluate_job, todo):
             n += 1
-            print(f"  [{n}/{len(todo)}] {r['method']} {r['design']} {r['workload']} {r['params']} "
+            print(f"  [{n}/{total}] {r['method']} {r['design']} {r['workload']} {r['params']} "
                   f"ipc={r['ipc']:.3f} ({time.time() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
 
 

@@ -52,3 +52,29 @@ def test_round_based_bisection_matches_each_bisection_alone():
     assert len(points) == len(set(points))
     assert max(len(b) for b in runs.batches) == len(slope)
     assert len(runs.batches) <= 2 + 4 + 1  # 1x, 16x, then at most log2(15) halvings, and the empty last round
+
+
+def _square(x):
+    return {"y": x * x}
+
+
+def test_result_log_runs_only_what_is_missing_and_drops_a_cut_line(tmp_path):
+    from rfmodel.runner import ResultLog, SerialRunner
+
+    path = tmp_path / "runs.jsonl"
+    log = ResultLog(path)
+    got = dict(log.run(SerialRunner(), _square, {"a": 2, "b": 3}))
+    assert got == {"a": {"y": 4, "key": "a"}, "b": {"y": 9, "key": "b"}}
+    with path.open("a") as f:
+        f.write('{"y": 16, "ke')  # an interrupted run's last line
+    again = ResultLog(path)
+    assert set(again.done) == {"a", "b"} and again["b"]["y"] == 9
+    calls = []
+
+    def counted(x):
+        calls.append(x)
+        return _square(x)
+
+    new = dict(again.run(SerialRunner(), counted, {"a": 2, "b": 3, "c": 4}))
+    assert calls == [4] and new == {"c": {"y": 16, "key": "c"}}
+    assert "c" in ResultLog(path)
