@@ -201,16 +201,23 @@ def _collector_wait_map(collectors, load, hold, out):
         out[i] = collector_wait_at(collectors[i], load[i], hold[i])
 
 
-def _mapped(kernel, *args):
-    """``kernel`` over the broadcast of ``args`` (float arrays), shaped like it."""
+def flat_float(*args) -> list[np.ndarray]:
+    """``args`` as float arrays of their broadcast shape, each its own contiguous, writable copy (what the
+    compiled maps over points take, flattened)."""
     shape = np.broadcast_shapes(*(np.shape(a) for a in args))
-    flat = []
+    out = []
     for a in args:
         b = np.empty(shape)
         b[...] = a
-        flat.append(b.reshape(-1))
-    out = np.empty(shape)
-    kernel(*flat, out.reshape(-1))
+        out.append(b)
+    return out
+
+
+def _mapped(kernel, *args):
+    """``kernel`` over the broadcast of ``args`` (float arrays), shaped like it."""
+    flat = flat_float(*args)
+    out = np.empty(flat[0].shape)
+    kernel(*(b.reshape(-1) for b in flat), out.reshape(-1))
     return out
 
 

@@ -48,8 +48,7 @@ from rfmodel.analytic.calibration import params_of
 DISTRIBUTIONS = ("normal", "lognormal", "uniform")
 WORKLOAD_KEYS = ("mem_fraction", "reads_per_instr", "writes_per_instr", "instructions", "hit_rate")
 TECH_KEYS = ("energy", "leakage", "area")
-QUANTILES = (0.025, 0.975)
-#: the default probability of the interval ``<v>_lo`` .. ``<v>_hi`` (the quantiles :data:`QUANTILES`)
+#: the default probability of the interval ``<v>_lo`` .. ``<v>_hi`` (its quantiles: :data:`QUANTILES`)
 DEFAULT_LEVEL = 0.95
 
 
@@ -189,7 +188,11 @@ def interval_quantiles(level) -> tuple[float, float]:
     from rfmodel.errors import expect_between
 
     lv = expect_between("level (the Monte-Carlo interval's probability)", level, 0.0, 1.0, "0.95")
-    return (1.0 - lv) / 2.0, (1.0 + lv) / 2.0
+    return round((1.0 - lv) / 2.0, 12), round((1.0 + lv) / 2.0, 12)  # 0.025, not 0.025000000000000022
+
+
+#: the quantiles of the default interval (2.5 % and 97.5 %)
+QUANTILES = interval_quantiles(DEFAULT_LEVEL)
 
 
 def evaluate_montecarlo(design, workloads, sm, *, grid: dict, dims: list, coords: dict, uncertainty: dict,

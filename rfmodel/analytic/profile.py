@@ -81,6 +81,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 from numba import njit, prange
 
+from rfmodel.analytic.banks import flat_float
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace
@@ -271,7 +272,7 @@ class WorkloadProfile:
     def chain_at2(self, extra, mem_latency, table: str = "chain2") -> np.ndarray:
         """Bilinear interpolation of ``chain2`` (single-warp cycles per instruction) or another ``[K, J]``
         table at ``(extra, mem_latency)`` (vectorized; :func:`bilinear_at` per point)."""
-        k, L = _flat_float(extra, mem_latency)
+        k, L = flat_float(extra, mem_latency)
         out = np.empty(k.shape)
         _bilinear_map(np.ascontiguousarray(getattr(self, table), dtype=np.float64), k.ravel(), L.ravel(),
                       out.reshape(-1))  # fmt: skip
@@ -281,7 +282,7 @@ class WorkloadProfile:
         """The resident-CTA counts ``sched_cpi`` holds (empty without the table)."""
         if self.sched_cpi is None:
             return np.zeros(0, dtype=np.int64)
-        return SCHED_CTAS[np.isfinite(self.sched_cpi[:, 0, 0])]
+        return self.sched_tables()[0].astype(np.int64)
 
     def sched_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """``(levels, cpi)``: the tabulated resident-CTA counts (float) and their ``[level, K, J]`` tables,
@@ -293,7 +294,7 @@ class WorkloadProfile:
         """Instructions per cycle of ``ctas`` resident CTAs from the ``sched_cpi`` list schedules
         (vectorized; :func:`sched_rate_at` per point)."""
         levels, cpi = self.sched_tables()
-        cr, k, L = _flat_float(ctas, extra, mem_latency)
+        cr, k, L = flat_float(ctas, extra, mem_latency)
         out = np.empty(cr.shape)
         _sched_rate_map(levels, cpi, cr.ravel(), k.ravel(), L.ravel(), out.reshape(-1))
         return out
@@ -354,18 +355,6 @@ def _set_hit_probability(assoc, lines, nb: int) -> np.ndarray:
     n, k = d.astype(np.int64), np.floor(a - 1.0)
     out = np.where(k >= n, 1.0, bdtr(np.minimum(k, n), n, p)).mean(axis=-1)
     out.setflags(write=False)
-    return out
-
-
-def _flat_float(*args) -> list[np.ndarray]:
-    """``args`` as float arrays of their broadcast shape, each its own contiguous, writable copy (what the
-    compiled maps take)."""
-    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
-    out = []
-    for a in args:
-        b = np.empty(shape)
-        b[...] = a
-        out.append(b)
     return out
 
 

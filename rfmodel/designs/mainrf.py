@@ -128,8 +128,8 @@ def network_cycles(sm, cell: str | None, banks: int) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _network_cycles(num_banks, regs, width, outputs, clock, cell, banks) -> int:
-    own = _network_ns("sram-hp", num_banks, regs * 4.0 / num_banks / 1024.0, width, outputs)
-    net = _network_ns(cell, banks, regs * 4.0 / banks / 1024.0, width, outputs)
+    own = _network_ns("sram-hp", num_banks, _bank_kb(regs, num_banks), width, outputs)
+    net = _network_ns(cell, banks, _bank_kb(regs, banks), width, outputs)
     return max(int(cycles(net, clock)) - int(cycles(own, clock)), 0)
 
 
@@ -151,7 +151,11 @@ def grid_network_cycles(sm, grid: dict, banks=None) -> np.ndarray:
 
 def bank_kb(sm, banks=None) -> float:
     """Capacity of one bank when the SM's registers are spread over ``banks`` (default: the SM's)."""
-    return sm.regs_per_sm * 4.0 / float(banks or sm.num_banks) / 1024.0
+    return _bank_kb(sm.regs_per_sm, banks or sm.num_banks)
+
+
+def _bank_kb(regs, banks) -> float:
+    return regs * 4.0 / float(banks) / 1024.0
 
 
 def bank_timing(sm, p: SlowBankParams, banks=None) -> tuple[float, float]:

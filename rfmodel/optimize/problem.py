@@ -330,6 +330,15 @@ class _Island:
         self.reference, self.eval_kw = reference, eval_kw
         self.uncertainty, self.samples, self.percentile = uncertainty, samples, percentile
 
+    def inputs(self) -> tuple:
+        """What decides the island's values, as text (part of a checkpoint's signature and of the evaluation
+        store's key)."""
+        return (self.design, [(v.name, list(map(str, v.values))) for v in self.space],
+                list(map(str, self.workloads)), repr(self.sm), list(map(str, self.objectives)),
+                list(map(str, self.constraints)), sorted(self.reference.items()),
+                sorted(map(str, self.eval_kw.items())), sorted(map(str, (self.uncertainty or {}).items())),
+                self.samples, self.percentile)  # fmt: skip
+
     def evaluate(self, idx: np.ndarray):
         """Objectives (minimization), constraint values, the points' parameters and their metrics.  The
         technology variables (:data:`TECH_VARIABLES`) go to ``evaluate``'s ``tech``: the points are
@@ -463,13 +472,8 @@ class IslandJob:
         """What makes two runs of the island the same run (a checkpoint of another is not resumed)."""
         from rfmodel.version import __version__
 
-        i = self.island
-        parts = (__version__, i.design, [(v.name, list(map(str, v.values))) for v in i.space],
-                 list(map(str, i.workloads)), repr(i.sm), list(map(str, i.objectives)),
-                 list(map(str, i.constraints)), sorted(i.reference.items()),
-                 sorted(map(str, i.eval_kw.items())), sorted(map(str, (i.uncertainty or {}).items())),
-                 i.samples, i.percentile,
-                 self.algorithm, self.pop_size, self.generations, self.seed)  # fmt: skip
+        run = (self.algorithm, self.pop_size, self.generations, self.seed)
+        parts = (__version__, self.island.inputs(), *run)
         return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
@@ -514,11 +518,8 @@ def _store_path(job: IslandJob) -> Path | None:
     cal = i.eval_kw.get("calibration")
     if cal is not None and not isinstance(cal, (str, Path, bool)):
         return None
-    parts = (source_hash(), i.design, [(v.name, list(map(str, v.values))) for v in i.space],
-             [(str(w), _file_digest(str(w))) for w in i.workloads], repr(i.sm), list(map(str, i.objectives)),
-             list(map(str, i.constraints)), sorted(i.reference.items()), sorted(map(str, i.eval_kw.items())),
-             _file_digest(str(cal)) if isinstance(cal, (str, Path)) else None,
-             sorted(map(str, (i.uncertainty or {}).items())), i.samples, i.percentile)  # fmt: skip
+    parts = (source_hash(), i.inputs(), [_file_digest(str(w)) for w in i.workloads],
+             _file_digest(str(cal)) if isinstance(cal, (str, Path)) else None)  # fmt: skip
     return entry_path("evaluations", hashlib.sha256(repr(parts).encode()).hexdigest()[:24], ".pkl")
 
 

@@ -356,6 +356,7 @@ def _d_mov(row, base, mods, ops, ctx):
 
 
 def _d_s2r(row, base, mods, ops, ctx):
+    """S2R, S2UR, R2UR: one 32-bit move without modifiers."""
     _allow(mods, set())
     _nops(ops, 2)
     row.r[L.F_OP] = L.OP_MOV
@@ -1025,17 +1026,8 @@ def _d_brx(row, base, mods, ops, ctx):
     row.src((L.K_IMM, _imm_value(ops[1], False), 0, 0, 0))
 
 
-def _d_r2ur(row, base, mods, ops, ctx):
-    _allow(mods, set())
-    _nops(ops, 2)
-    row.r[L.F_OP] = L.OP_MOV
-    row.r[L.F_E0] = 1
-    row.dst(ops[0])
-    row.src(_src(ops[1]))
-
-
 def _d_p2r(row, base, mods, ops, ctx):
-    _allow(mods, {"B1", "B2", "B3"} - {"B1", "B2", "B3"})
+    _allow(mods, set())
     _nops(ops, 4)
     if ops[1].kind != PREDSET or ops[3].kind != IMM:
         raise _Unsupported("P2R other than P2R Rd, PR, Ra, mask")
@@ -1126,7 +1118,7 @@ _FAMILIES = {
     "IABS": _d_popc,
     "PRMT": _d_prmt,
     "UPRMT": _d_prmt,
-    "R2UR": _d_r2ur,
+    "R2UR": _d_s2r,  # one 32-bit move, as S2R
     "FCHK": _d_fchk,
     "FRND": _d_frnd,
     "REDUX": _d_redux,
