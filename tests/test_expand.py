@@ -253,8 +253,9 @@ def test_static_columns_registers_masks_and_values():
     assert c["reuse"][0] == 0b101
     assert c["pdst"][0] == (1 << 0) | (1 << 9) and c["psrc"][0] == 1 << 6
     assert c["udst"][0] == 1 << 3 and c["usrc"][0] == (1 << 0) | (1 << 62)
-    assert c["width"][0] == 2 and c["compress"][0] == 127
-    assert c["compress"][1] == 255 and c["width"][1] == 0
+    # one value per destination: the written register's slot, unknown in the others
+    assert c["width"][0].tolist() == [2, 0, 0, 0] and c["compress"][0].tolist() == [127, 255, 255, 255]
+    assert (c["compress"][1] == 255).all() and (c["width"][1] == 0).all()
     assert c["op"][2] == OpClass.EXIT and c["sidx"][2] == -1  # the synthetic EXIT row
 
 
@@ -411,6 +412,6 @@ def test_bytes_per_instruction_keeps_1e7_instructions_under_1gb():
     t = expand(k, prof, ctas=8)
     per = t.nbytes / t.n_instrs
     lines = len(t.mem_line) / t.n_instrs
-    # 44 bytes of columns + 8 of mem_ptr per row, 8 per line, a little per warp
-    assert per == pytest.approx(52 + 8 * lines, abs=0.5)
+    # 50 bytes of columns + 8 of mem_ptr per row, 8 per line, a little per warp
+    assert per == pytest.approx(58 + 8 * lines, abs=0.5)
     assert per * 1e7 < 1e9

@@ -109,12 +109,14 @@ def _sweep(sm0, banks, max_warps):
 #: 0.025 stall cycles per warp instruction (the timing of warps changes which requests meet; the
 #: largest seen is 0.02 per instruction, crc32_murmur3's first CTA on fermi-gtx480 from 16 to 32
 #: banks, every other workload is monotone).  Saturation: the last doubling of the banks
-#: gains at most 5 % IPC and no more than the first doubling did (+ 3 % noise), and the largest
+#: gains at most 10 % IPC and no more than the first doubling did (+ 3 % noise), and the largest
 #: bank count is within 10 % of the best IPC (an execution-unit-bound kernel such as
 #: rk4_duffing_dp can lose a few percent when faster operand collection lets one scheduler's
-#: waiting instructions fill the shared collectors; see docs/simulator.md).
+#: waiting instructions fill the shared collectors; see docs/simulator.md).  The largest last gain
+#: is gemm_micro8x8's executed trace on fermi-gtx480: +7.4 % from 16 to 32 banks (its 8x8 register
+#: block's FFMAs read three registers each from all over the block).
 STALL_NOISE_REL, STALL_NOISE_PER_INSTR = 0.05, 0.025
-IPC_LAST_GAIN, IPC_NOISE, IPC_NEAR_BEST = 0.05, 0.03, 0.10
+IPC_LAST_GAIN, IPC_NOISE, IPC_NEAR_BEST = 0.10, 0.03, 0.10
 
 
 def check_sweep(res):

@@ -278,10 +278,11 @@ def static_columns(kernel: Kernel) -> dict[str, np.ndarray]:
             if flag:
                 r |= 1 << k
         cols["reuse"][i] = r
-        cols["width"][i] = ins.width_class if 0 <= ins.width_class <= 4 else 0
+        nd = min(len(d), MAX_DST)
+        cols["width"][i, :nd] = ins.width_class if 0 <= ins.width_class <= 4 else 0
         c = ins.compressibility
         if c is not None and math.isfinite(c):
-            cols["compress"][i] = int(round(min(max(c, 0.0), 1.0) * 254))
+            cols["compress"][i, :nd] = int(round(min(max(c, 0.0), 1.0) * 254))
     cols["op"][n] = int(OpClass.EXIT)
     cols["sidx"][n] = -1
     if over:

@@ -11,7 +11,11 @@ A *workload reference* is one of
   trace (``kernel-*.traceg[.xz]``, or a directory with ``kernelslist.g``).
 
 :func:`load_workload` turns a reference into a :class:`Workload`: its static
-kernel (if any) and its dynamic trace for one SM's share of the grid.
+kernel (if any) and its dynamic trace for one SM's share of the grid.  A built-in kernel's
+trace is *executed* (:mod:`rfmodel.workload.execute.tracing`: its SASS run on its launch
+recipe's inputs, values and addresses its own) where the executor runs it, and *expanded*
+(:mod:`rfmodel.workload.expand`: modelled trip counts, branches and addresses) otherwise;
+``trace_source`` chooses, and ``Workload.attrs["trace_source"]`` says which one made it.
 """
 
 from __future__ import annotations
@@ -19,17 +23,20 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
 from rfmodel.workload.ir import Kernel
+from rfmodel.workload.manifest import kernels_dir, manifest
 from rfmodel.workload.trace import Trace
 
 DEFAULT_ARCH = "sm_80"
 ARCHS = ("sm_75", "sm_80", "sm_90")
 SYNTHETIC_PREFIX = "synthetic:"
+#: how a built-in kernel's trace is made: ``auto`` executes it where the executor can (a launch
+#: recipe, every instruction implemented) and expands it otherwise; ``execute`` insists on
+#: execution; ``expand`` always expands
+TRACE_SOURCES = ("auto", "execute", "expand")
 
 
 @dataclass
@@ -41,16 +48,7 @@ class Workload:
     attrs: dict = field(default_factory=dict)
 
 
-def _kernels_dir():
-    return resources.files("rfmodel.workload").joinpath("kernels")
-
-
-@lru_cache(maxsize=1)
-def manifest() -> dict:
-    path = _kernels_dir().joinpath("manifest.json")
-    if not path.is_file():
-        return {"kernels": {}}
-    return json.loads(path.read_text())
+_kernels_dir = kernels_dir
 
 
 def builtin_names() -> list[str]:
@@ -182,12 +180,14 @@ def load_workload(
     line_bytes: int = 128,
     on_cap: str = "error",
     max_warp_instrs: int | None = None,
+    trace_source: str = "auto",
 ) -> Workload:
     """Load a workload reference and expand it into one SM's dynamic trace.
 
     ``on_cap``: a warp beyond the expansion limit (``max_warp_instrs``, default the profile's
     ``Profile.max_warp_instrs``) is an error (``ExpansionLimitError``) or, with ``"truncate"``, cut there
-    with a warning."""
+    with a warning.  ``trace_source``: one of :data:`TRACE_SOURCES` (built-in kernels only; SASS
+    files and synthetic workloads are expanded)."""
     from rfmodel.workload.expand import expand
 
     if isinstance(ref, Workload):
@@ -198,6 +198,8 @@ def load_workload(
     seed = expect_int("seed", seed, low=0)
     max_warps = expect_int("max_warps", max_warps, low=1, optional=True)
     line_bytes = expect_int("line_bytes", line_bytes, low=4)
+    if trace_source not in TRACE_SOURCES:
+        raise UnknownNameError("trace source", trace_source, TRACE_SOURCES)
     if not isinstance(arch, str):
         raise RfmodelError(f"arch: expected a name such as 'sm_80' (got {arch!r})")
     ref = str(ref)
@@ -221,6 +223,22 @@ def load_workload(
         kernel = load_kernel(ref, arch)
         profile = builtin_profile(kernel)
         name = ref if ref in manifest()["kernels"] else kernel.name
+    share = ctas_per_sm(kernel, num_sms)
+    how = "expand"
+    if trace_source != "expand" and kernel is not None and name in manifest()["kernels"]:
+        wpc = -(-kernel.threads_per_cta // 32)
+        n_ctas = share if max_warps is None else max(1, min(share, max_warps // wpc))
+        trace, how = executed_builtin(name, arch, n_ctas, line_bytes, seed, strict=trace_source == "execute")
+        if trace is not None:
+            return Workload(
+                name=name,
+                trace=trace,
+                kernel=kernel,
+                source=kernel.source or ref,
+                attrs={"arch": arch, "seed": seed, "ctas_per_sm": share, "trace_source": how},
+            )
+    elif trace_source == "execute":
+        raise RfmodelError(f"workload '{ref}': only built-in kernels have launch recipes to execute")
     if on_cap != "error" or max_warp_instrs is not None:
         import dataclasses
 
@@ -235,7 +253,7 @@ def load_workload(
     trace = expand(
         kernel,
         profile,
-        ctas=ctas_per_sm(kernel, num_sms),
+        ctas=share,
         max_warps=max_warps,
         seed=seed,
         line_bytes=line_bytes,
@@ -245,5 +263,52 @@ def load_workload(
         trace=trace,
         kernel=kernel,
         source=kernel.source or ref,
-        attrs={"arch": arch, "seed": seed, "ctas_per_sm": ctas_per_sm(kernel, num_sms)},
+        attrs={"arch": arch, "seed": seed, "ctas_per_sm": share, "trace_source": how},
     )
+
+
+def executed_builtin(
+    name: str, arch: str, ctas: int, line_bytes: int, seed: int = 0, *, strict: bool = False
+) -> tuple[Trace | None, str]:
+    """The executed trace of built-in kernel ``name`` (``ctas`` CTAs of its trace recipe, inputs
+    drawn with the recipe's seed + ``seed``), from the on-disk cache when it holds it; returns
+    ``(trace, "execute")``, or ``(None, reason)`` when the kernel cannot be executed (no recipe,
+    an instruction the executor lacks: :data:`~rfmodel.workload.execute.builtin.KNOWN_GAPS`),
+    which ``strict`` turns into an error."""
+    import dataclasses
+    import hashlib
+
+    from rfmodel.cache import entry_path, source_hash
+    from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, trace_recipe
+    from rfmodel.workload.execute.errors import ExecutionError
+    from rfmodel.workload.execute.tracing import executed_trace
+
+    if name not in BUILTIN_RECIPES:
+        why = f"expand: '{name}' has no launch recipe"
+        if strict:
+            raise RfmodelError(f"workload '{name}': no launch recipe to execute")
+        return None, why
+    if (name, arch) in KNOWN_GAPS and not strict:
+        return None, f"expand: the executor cannot run it yet ({KNOWN_GAPS[(name, arch)]})"
+    blob = json.dumps([name, arch, ctas, line_bytes, seed, source_hash("workload")])
+    stored = entry_path("traces", hashlib.sha1(blob.encode()).hexdigest()[:24], ".npz")
+    if stored is not None and stored.is_file():
+        try:
+            return Trace.load(stored), "execute"
+        except (OSError, ValueError, KeyError, TypeError):  # a damaged entry: execute again
+            pass
+    recipe = trace_recipe(name, ctas)
+    recipe = dataclasses.replace(recipe, seed=recipe.seed + seed)
+    try:
+        trace = executed_trace(load_kernel(name, arch), recipe, ctas=ctas, line_bytes=line_bytes)
+    except ExecutionError as e:
+        if strict:
+            raise
+        return None, f"expand: execution failed ({e})"
+    trace.attrs["seed"] = int(seed)
+    if stored is not None:
+        try:
+            trace.save(stored)
+        except OSError:  # a read-only cache is not an error
+            pass
+    return trace, "execute"

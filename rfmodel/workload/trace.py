@@ -2,7 +2,7 @@
 
 This is the simulator's input and the analytic profiler's raw material.  All
 warps' streams are concatenated; warp ``w`` owns rows
-``warp_ptr[w]:warp_ptr[w+1]``.  Layout per row (52 bytes, plus 8 bytes per
+``warp_ptr[w]:warp_ptr[w+1]``.  Layout per row (58 bytes, plus 8 bytes per
 memory line touched):
 
 ==============  ==========  ===================================================
@@ -18,11 +18,16 @@ column          dtype       meaning
 ``active``      int8        active lanes (0-32; 0 = every lane predicated off)
 ``mem_ptr``     int64[N+1]  rows ``mem_ptr[i]:mem_ptr[i+1]`` of ``mem_line``
 ``mem_line``    int64[M]    distinct cache-line addresses (bytes) touched
-``width``       int8        operand width class of the written value (1-4 B, 0 unknown)
-``compress``    uint8       compressibility of the written warp value x 254 (255 unknown)
+``width``       int8[4]     width class of the value written to ``dst[:, k]`` (1-4 B, 0 unknown)
+``compress``    uint8[4]    share of the 128-byte warp value of ``dst[:, k]`` that compression
+                            saves, x 254 (255 unknown; :func:`compressed_bytes` inverts it)
 ==============  ==========  ===================================================
 
-A 10^7-row trace therefore needs about 0.52 GB plus its memory lines.
+A 10^7-row trace therefore needs about 0.58 GB plus its memory lines.
+
+Value attributes: an executed trace (``attrs["source"] == "execute"``) measures them on the
+values the program computes (:mod:`rfmodel.workload.execute`); the synthetic generator draws
+them from its value model; trace expansion and Accel-Sim traces leave them unknown.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ NONE = 255  # padding value in dst/src (never a real register: RZ is not stored)
 MAX_DST = 4
 MAX_SRC = 10
 COMPRESS_UNKNOWN = 255
+#: bytes of one warp register (32 lanes x 4 bytes), the unit the compressed size refers to
+WARP_VALUE_BYTES = 128
 
 COLUMNS = {
     "op": np.int8,
@@ -95,6 +102,31 @@ class Trace:
             for k in (*COLUMNS, "warp_ptr", "warp_cta", "mem_ptr", "mem_line")
         )
 
+    def save(self, path) -> None:
+        """Write the trace to ``path`` (NumPy ``.npz``: the columns, and the other fields as JSON),
+        atomically."""
+        import json
+
+        from rfmodel.io import atomic_path
+
+        arrays = {k: getattr(self, k) for k in (*COLUMNS, "warp_ptr", "warp_cta", "mem_ptr", "mem_line")}
+        meta = {k: getattr(self, k) for k in _META}
+        blob = json.dumps(meta, default=str)
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, __meta__=np.array(blob), **arrays)
+
+    @classmethod
+    def load(cls, path) -> Trace:
+        """A trace written by :meth:`save` (checked with :meth:`validate`)."""
+        import json
+
+        with np.load(path, allow_pickle=False) as z:
+            kw = json.loads(str(z["__meta__"]))
+            kw.update({k: z[k] for k in z.files if k != "__meta__"})
+        t = cls(**kw)
+        t.validate()
+        return t
+
     def warp(self, w: int) -> slice:
         return slice(int(self.warp_ptr[w]), int(self.warp_ptr[w + 1]))
 
@@ -109,10 +141,15 @@ class Trace:
                 raise ValueError(f"trace column {k} has {len(a)} rows, expected {n}")
         if self.dst.shape != (n, MAX_DST) or self.src.shape != (n, MAX_SRC):
             raise ValueError("trace dst/src have the wrong shape")
+        if self.width.shape != (n, MAX_DST) or self.compress.shape != (n, MAX_DST):
+            raise ValueError("trace width/compress have the wrong shape (one value per destination)")
         if self.warp_ptr[0] != 0 or self.warp_ptr[-1] != n or np.any(np.diff(self.warp_ptr) < 0):
             raise ValueError("trace warp_ptr is not a monotone partition of the rows")
         if len(self.mem_ptr) != n + 1 or self.mem_ptr[-1] != len(self.mem_line):
             raise ValueError("trace mem_ptr does not match mem_line")
+
+
+_META = ("kernel", "regs_per_thread", "threads_per_cta", "ctas", "shared_mem_bytes", "line_bytes", "attrs")
 
 
 def empty_columns(n: int) -> dict[str, np.ndarray]:
@@ -120,7 +157,22 @@ def empty_columns(n: int) -> dict[str, np.ndarray]:
     cols = {k: np.zeros(n, dtype=dt) for k, dt in COLUMNS.items()}
     cols["dst"] = np.full((n, MAX_DST), NONE, dtype=np.uint8)
     cols["src"] = np.full((n, MAX_SRC), NONE, dtype=np.uint8)
+    cols["width"] = np.zeros((n, MAX_DST), dtype=np.int8)
+    cols["compress"] = np.full((n, MAX_DST), COMPRESS_UNKNOWN, dtype=np.uint8)
     cols["sidx"][:] = -1
     cols["active"][:] = 32
-    cols["compress"][:] = COMPRESS_UNKNOWN
     return cols
+
+
+def compress_code(nbytes):
+    """The ``compress`` column's code of a compressed size in bytes (of :data:`WARP_VALUE_BYTES`)."""
+    b = np.asarray(nbytes, dtype=np.float64)
+    return np.rint((WARP_VALUE_BYTES - b) / WARP_VALUE_BYTES * 254).astype(np.uint8)
+
+
+def compressed_bytes(code):
+    """Compressed size in bytes of a ``compress`` code (NaN where unknown); exact for whole-byte
+    sizes, since 254 codes over 128 bytes keep them apart."""
+    c = np.asarray(code)
+    out = np.rint(WARP_VALUE_BYTES * (1.0 - c.astype(np.float64) / 254))
+    return np.where(c == COMPRESS_UNKNOWN, np.nan, out)

@@ -25,7 +25,7 @@ from rfmodel.workload.execute.errors import ExecutionError, ExecutionFault
 from rfmodel.workload.execute.machine import run_cta
 from rfmodel.workload.ir import Kernel
 
-__all__ = ["CBANK0", "GLOBAL_BASE", "LaunchResult", "Param", "launch"]
+__all__ = ["CBANK0", "GLOBAL_BASE", "LaunchResult", "Param", "Recorded", "launch"]
 
 #: constant bank 0 offsets per architecture
 CBANK0 = {
@@ -42,7 +42,7 @@ SHARED_RESERVED = {"sm_90": 0x400}
 GLOBAL_BASE = (1 << 32) - 0x1000
 CBANK_WORDS = 0x1000  # 16 KiB per bank
 N_BANKS = 4
-LOCAL_BYTES = 1024  # per thread
+LOCAL_BYTES = 4 * L.LOCAL_WORDS  # per thread
 ARRAY_ALIGN = 256
 
 
@@ -80,6 +80,25 @@ class LaunchResult:
     per_instruction: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     per_warp: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
     attrs: dict = field(default_factory=dict)
+    #: with ``record``: one :class:`Recorded` per recorded CTA, in launch order
+    recorded: list = field(default_factory=list)
+
+
+@dataclass
+class Recorded:
+    """The warp-instructions of one CTA as executed, in execution order (18 bytes a row):
+    ``warp`` (of the CTA), ``sidx`` (static instruction), ``mask`` (executing lanes),
+    ``n_lines`` (how many of ``lines``, in order, the row touches); ``width[:, k]`` /
+    ``bdi[:, k]``: width class and BDI size in bytes of the row's ``k``-th written register
+    (0 where none)."""
+
+    warp: np.ndarray
+    sidx: np.ndarray
+    mask: np.ndarray
+    n_lines: np.ndarray
+    width: np.ndarray
+    bdi: np.ndarray
+    lines: np.ndarray
 
 
 def _dims(what: str, v) -> tuple[int, int, int]:
@@ -118,6 +137,10 @@ def launch(
     shared_bytes: int | None = None,
     constants: dict[int, np.ndarray] | None = None,
     max_warp_instructions: int = 200_000_000,
+    record: int = 0,
+    record_dst: np.ndarray | None = None,
+    line_bytes: int = 128,
+    record_capacity: int = 1 << 16,
 ) -> LaunchResult:
     """Execute ``kernel`` over ``grid`` CTAs of ``block`` threads; returns the arrays after the run.
 
@@ -125,6 +148,12 @@ def launch(
     :data:`GLOBAL_BASE`); ``params`` fill constant bank 0 at the architecture's offset
     with C alignment.  ``constants`` maps a constant bank (1..3; user ``__constant__`` data
     is bank 3) to the bytes it holds from offset 0.
+
+    ``record``: the first ``record`` CTAs (launch order) are recorded warp-instruction by
+    warp-instruction (``LaunchResult.recorded``) and the launch stops after them;
+    ``record_dst[i, k]`` names the ``k``-th register instruction ``i`` writes (255: none), whose
+    value attributes are recorded; ``line_bytes`` is the line size of the recorded addresses;
+    ``record_capacity``: the recorder's first buffer size in rows (it grows as needed).
     """
     dec = kernel if isinstance(kernel, Decoded) else decode_kernel(kernel)
     k = dec.kernel
@@ -217,33 +246,61 @@ def launch(
     ntid = np.array(block3, dtype=np.int64)
     ctaid = np.zeros(3, dtype=np.int64)
     nctas = 0
+    record = int(record)
+    if record:
+        if record_dst is None:
+            record_dst = np.full((n_ins, 4), 255, np.int64)
+        sdst = np.ascontiguousarray(record_dst, dtype=np.int64)
+        if sdst.shape[0] != n_ins:
+            raise ExecutionError(f"{k.name}: record_dst has {sdst.shape[0]} rows for {n_ins} instructions")
+        cap = max(int(record_capacity), 1)
+    else:
+        sdst = np.zeros((n_ins, 4), np.int64)
+        cap = 0
+    rec = np.zeros((cap, 4), np.int64)
+    recv = np.zeros((cap, 2 * sdst.shape[1]), np.uint8)
+    lines = np.zeros(cap * 2 + L.REC_MAX_LINES if cap else 0, np.int64)
+    nrec = np.zeros(2, np.int64)
+    recorded = []
+    stop = False
     for z in range(grid3[2]):
+        if stop:
+            break
         for y in range(grid3[1]):
+            if stop:
+                break
             for x in range(grid3[0]):
+                if record and nctas >= record:
+                    stop = True
+                    break
                 ctaid[:] = (x, y, z)
-                run_cta(
-                    dec.rows,
-                    nthreads,
-                    ntid,
-                    ctaid,
-                    regs,
-                    preds,
-                    uregs,
-                    pcs,
-                    lst,
-                    lbar,
-                    bmask,
-                    cb,
-                    srv,
-                    np.int64(GLOBAL_BASE),
-                    gmem,
-                    gvalid,
-                    smem,
-                    lmem,
-                    st,
-                    cnt,
-                    np.int64(max_warp_instructions),
-                )
+                fresh = True
+                nrec[:] = 0
+                while True:
+                    _run_cta(
+                        dec.rows, nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv,
+                        gmem, gvalid, smem, lmem, st, cnt, max_warp_instructions,
+                        rec, recv, lines, nrec, sdst, nctas * nw, line_bytes, fresh,
+                    )
+                    fresh = False
+                    if st[0] != L.ST_REC_FULL:
+                        break
+                    st[0] = 0  # grow the recorder's buffers and go on where the run stopped
+                    if nrec[0] >= rec.shape[0]:
+                        rec = np.concatenate([rec, np.zeros_like(rec)])
+                        recv = np.concatenate([recv, np.zeros_like(recv)])
+                    if nrec[1] + L.REC_MAX_LINES > lines.shape[0]:
+                        lines = np.concatenate([lines, np.zeros_like(lines)])
+                if record and st[0] == 0:
+                    n, m = int(nrec[0]), int(nrec[1])
+                    d = sdst.shape[1]
+                    recorded.append(Recorded(
+                        warp=rec[:n, 0].astype(np.uint8), sidx=rec[:n, 1].astype(np.int32),
+                        mask=rec[:n, 2].astype(np.uint32),
+                        n_lines=np.diff(rec[:n, 3], prepend=0).astype(np.uint8),
+                        width=recv[:n, :d].copy(), bdi=recv[:n, d:].copy(), lines=lines[:m].copy(),
+                    ))
+                    recv[:n] = 0
                 nctas += 1
                 per_warp.append(cnt[1 + n_ins :].copy())
                 cnt[1 + n_ins :] = 0
@@ -271,4 +328,16 @@ def launch(
         ctas=nctas,
         per_instruction=cnt[1 : 1 + n_ins].copy(),
         per_warp=np.array(per_warp, dtype=np.int64).reshape(nctas, nw),
+        recorded=recorded,
+    )
+
+
+def _run_cta(
+    rows, nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, gmem, gvalid, smem,
+    lmem, st, cnt, max_steps, rec, recv, lines, nrec, sdst, gw0, line_bytes, fresh,
+):
+    run_cta(
+        rows, nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv,
+        np.int64(GLOBAL_BASE), gmem, gvalid, smem, lmem, st, cnt, np.int64(max_steps),
+        rec, recv, lines, nrec, sdst, np.int64(gw0), np.int64(line_bytes), fresh,
     )

@@ -149,6 +149,17 @@ ST_CONST_RANGE = 9
 ST_RET_EMPTY = 10
 ST_NOT_CONVERGED = 11
 ST_CONST_MISSING = 12
+ST_REC_FULL = 13  # the trace recorder's buffers are full: the launch grows them and resumes
+# trace recording (run_cta's ``rec`` rows): warp of the CTA, instruction, executing-lane mask,
+# end of the row's memory lines in ``lines``
+REC_W, REC_I, REC_E, REC_L = 0, 1, 2, 3
+#: most distinct lines one warp-instruction can touch (32 lanes x up to 4 words)
+REC_MAX_LINES = 128
+#: where executed traces place local memory: words interleaved over a warp's lanes, warps in
+#: launch order (an address region no global array reaches)
+LOCAL_TRACE_BASE = 1 << 40
+#: local memory per thread, in 32-bit words (1 KiB)
+LOCAL_WORDS = 256
 # the status array: [code, instruction, lane, address/offset, then one flag per constant bank:
 # 1 when the bank holds data (bank 0 always; others only when the launch provides them)]
 ST_BANK_FLAGS = 4

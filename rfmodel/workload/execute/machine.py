@@ -77,6 +77,8 @@ from rfmodel.workload.execute.layout import (
     K_R,
     K_SR,
     K_UR,
+    LOCAL_TRACE_BASE,
+    LOCAL_WORDS,
     M_FTZ,
     M_HI,
     M_LEFT,
@@ -147,6 +149,7 @@ from rfmodel.workload.execute.layout import (
     R_RN,
     R_RP,
     R_RZ,
+    REC_MAX_LINES,
     SH_BFLY,
     SH_DOWN,
     SH_UP,
@@ -162,6 +165,7 @@ from rfmodel.workload.execute.layout import (
     ST_FAULT_SHARED,
     ST_MISALIGNED,
     ST_NOT_CONVERGED,
+    ST_REC_FULL,
     ST_SHFL_DIVERGED,
     ST_STEP_LIMIT,
     UPT,
@@ -569,6 +573,76 @@ def _try_release(w, pcs, lst, lbar, bmask):
                     pcs[w, q] += 1
 
 
+@njit(cache=True, inline="always")
+def _add_line(lines, n0, n, ln):
+    for q in range(n0, n):
+        if lines[q] == ln:
+            return n
+    lines[n] = ln
+    return n + 1
+
+
+@njit(cache=True)
+def _rec_lines(rows, i, w, e, regs, uregs, space, nb, lines, nrec, gw0, line_bytes):
+    """Append the distinct cache lines that the executing lanes ``e`` touch to ``lines``.
+
+    Global accesses use the lanes' device addresses.  Local memory, per thread from address 0
+    here, is laid out as the hardware interleaves it: word ``k`` of every lane of a warp in one
+    128-byte row, warps one after the other from :data:`LOCAL_TRACE_BASE`, so that the same
+    offset in all lanes is one line (``gw0``: the CTA's first warp in the launch)."""
+    n0 = nrec[1]
+    n = n0
+    for l in range(32):
+        if (e >> l) & 1:
+            a = _mem_addr(rows, i, 0, w, l, regs, uregs, space)
+            if space == SP_GLOBAL:
+                n = _add_line(lines, n0, n, (a // line_bytes) * line_bytes)
+                n = _add_line(lines, n0, n, ((a + nb - 1) // line_bytes) * line_bytes)
+            else:
+                for k in range(max(nb // 4, 1)):
+                    x = LOCAL_TRACE_BASE + (((gw0 + w) * LOCAL_WORDS + (a >> 2) + k) * 32 + l) * 4
+                    n = _add_line(lines, n0, n, (x // line_bytes) * line_bytes)
+    # ascending, as the trace format lists them
+    for q in range(n0 + 1, n):
+        v = lines[q]
+        k = q - 1
+        while k >= n0 and lines[k] > v:
+            lines[k + 1] = lines[k]
+            k -= 1
+        lines[k + 1] = v
+    nrec[1] = n
+
+
+@njit(cache=True)
+def _value_attrs(regs, w, r):
+    """Width class (1-4 bytes: the widest of the 32 lanes' values, each sign-extended from its
+    low bytes as a packed register is unpacked) and BDI size in bytes of the warp register
+    ``r``: 4 (all lanes equal), 4 + 32 x 1 or 4 + 32 x 2 (a 4-byte base, lane 0, and one signed
+    1- or 2-byte delta per lane), else 128 (stored uncompressed)."""
+    width = 1
+    base = np.int64(regs[w, r, 0])
+    dmax = 0
+    for l in range(32):
+        v = np.int64(regs[w, r, l])
+        s = v - (1 << 32) if v & 0x80000000 else v
+        if s < -8388608 or s >= 8388608:
+            width = 4
+        elif width < 3 and (s < -32768 or s >= 32768):
+            width = 3
+        elif width < 2 and (s < -128 or s >= 128):
+            width = 2
+        d = (v - base) & M32
+        d = d - (1 << 32) if d & 0x80000000 else d
+        if d < -32768 or d >= 32768:
+            dmax = 4
+        elif dmax < 2 and (d < -128 or d >= 128):
+            dmax = 2
+        elif dmax < 1 and d != 0:
+            dmax = 1
+    size = 128 if dmax == 4 else 4 + 32 * dmax
+    return width, size
+
+
 @njit(cache=True)
 def _run_warp(
     w,
@@ -590,8 +664,16 @@ def _run_warp(
     st,
     cnt,
     max_steps,
+    rec,
+    recv,
+    lines,
+    nrec,
+    sdst,
+    gw0,
+    line_bytes,
 ):
     s32 = np.zeros(1, np.uint32)
+    recording = rec.shape[0] > 0
     f32 = s32.view(np.float32)
     regf = regs.view(np.float32)
     vals = np.zeros(32, np.int64)
@@ -624,6 +706,13 @@ def _run_warp(
             st[0] = ST_DEADLOCK
             st[1] = i
             return
+        if recording and (nrec[0] >= rec.shape[0] or nrec[1] + REC_MAX_LINES > lines.shape[0]):
+            st[0] = ST_REC_FULL
+            st[1] = i
+            for l in range(32):
+                if (g >> l) & 1:
+                    pcs[w, l] = i
+            return
         # counters: [0] all warp-instructions, [1 + i] of static instruction i, [1 + n + w] of warp w
         cnt[0] += 1
         cnt[1 + i] += 1
@@ -650,6 +739,14 @@ def _run_warp(
         if uni and e != 0:
             lanes = e & -e  # the first executing lane computes a uniform instruction
         advance = True
+        if recording:
+            rec[nrec[0], 0] = w
+            rec[nrec[0], 1] = i
+            rec[nrec[0], 2] = e
+            if (op == OP_LD or op == OP_ST or op == OP_ATOM) and rows[i, F_E0] != SP_SHARED and e != 0:
+                _rec_lines(rows, i, w, e, regs, uregs, rows[i, F_E0], 4 if op == OP_ATOM else rows[i, F_E1],
+                           lines, nrec, gw0, line_bytes)
+            rec[nrec[0], 3] = nrec[1]
         if op == OP_NOP:
             pass
         elif op == OP_MOV:
@@ -1313,6 +1410,15 @@ def _run_warp(
                 if (g >> l) & 1 and lst[w, l] == RUN:
                     pcs[w, l] = i
             return
+        if recording:
+            n = nrec[0]
+            for k in range(sdst.shape[1]):
+                r = sdst[i, k]
+                if r < 255:
+                    wd, sz = _value_attrs(regs, w, r)
+                    recv[n, k] = wd
+                    recv[n, sdst.shape[1] + k] = sz
+            nrec[0] = n + 1
         if advance:
             if omin > i + 1:
                 i += 1  # the same lanes go on together
@@ -1349,8 +1455,30 @@ def run_cta(
     st,
     cnt,
     max_steps,
+    rec,
+    recv,
+    lines,
+    nrec,
+    sdst,
+    gw0,
+    line_bytes,
+    fresh,
 ):
-    """Run one CTA to completion (or to a fault: ``st[0] != 0``)."""
+    """Run one CTA to completion (or to a fault: ``st[0] != 0``).
+
+    With ``rec`` non-empty, every warp-instruction is recorded (``rec``: warp, instruction,
+    executing lanes, end of its lines; ``recv[:, k]`` / ``recv[:, 4 + k]``: width class and BDI
+    size of the written register ``sdst[i, k]``; ``lines``: the memory lines); when they are
+    full the run stops with ``ST_REC_FULL`` and continues with ``fresh = False``."""
+    nw = regs.shape[0]
+    if fresh:
+        _init_cta(nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, srv, smem)
+    _cta_loop(rows, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, gbase, gmem, gvalid, smem, lmem, st,
+              cnt, max_steps, rec, recv, lines, nrec, sdst, gw0, line_bytes, nw)
+
+
+@njit(cache=True)
+def _init_cta(nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, srv, smem):
     nw = regs.shape[0]
     regs[:] = 0
     preds[:] = 0
@@ -1378,6 +1506,11 @@ def run_cta(
             srv[w, 10, l] = (M32 << l) & M32  # GEMASK
             srv[w, 11, l] = (M32 << (l + 1)) & M32  # GTMASK
             srv[w, 12, l] = np.int64(1) << l  # EQMASK
+
+
+@njit(cache=True)
+def _cta_loop(rows, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, gbase, gmem, gvalid, smem, lmem, st,
+              cnt, max_steps, rec, recv, lines, nrec, sdst, gw0, line_bytes, nw):
     while True:
         for w in range(nw):
             _run_warp(
@@ -1400,6 +1533,13 @@ def run_cta(
                 st,
                 cnt,
                 max_steps,
+                rec,
+                recv,
+                lines,
+                nrec,
+                sdst,
+                gw0,
+                line_bytes,
             )
             if st[0] != 0:
                 return

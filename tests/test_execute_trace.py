@@ -1,0 +1,227 @@
+"""Executed traces: rows, lanes, lines and value attributes of a hand-written kernel worked out by
+hand; the recorder against the executor's own counters; buffer growth; the cache and the
+fall-back to expansion; the value statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_execute import _listing
+
+from rfmodel.errors import RfmodelError
+from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, builtin_recipe, trace_recipe
+from rfmodel.workload.execute.launch import GLOBAL_BASE, Param, launch
+from rfmodel.workload.execute.layout import LOCAL_TRACE_BASE
+from rfmodel.workload.execute.machine import _value_attrs
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, run_recipe
+from rfmodel.workload.execute.tracing import executed_trace
+from rfmodel.workload.ir import OpClass
+from rfmodel.workload.sass import parse_sass
+from rfmodel.workload.suite import load_kernel, load_workload
+from rfmodel.workload.trace import NONE, compress_code, compressed_bytes
+from rfmodel.workload.values import read_widths, value_stats
+
+# ---- value attributes of one warp register ------------------------------------------------------
+
+
+def _attrs(lanes) -> tuple[int, int]:
+    regs = np.zeros((1, 1, 32), np.uint32)
+    regs[0, 0] = np.asarray(lanes, dtype=np.int64) & 0xFFFFFFFF
+    return _value_attrs(regs, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("lanes", "width", "bdi"),
+    [
+        ([7] * 32, 1, 4),  # all lanes equal: the base alone
+        (range(32), 1, 36),  # deltas 0..31: one byte each
+        ([-1] * 32, 1, 4),  # -1 sign-extends from one byte
+        ([-128] + [127] * 31, 1, 68),  # the widest 1-byte values; 127 - (-128) = 255 needs 2 bytes
+        ([200] * 32, 2, 4),  # 200 is not a signed byte
+        ([0] * 31 + [40000], 3, 128),  # 40000 needs 3 bytes; a delta of 40000 fits no encoding
+        ([0x12345678 + 1000 * j for j in range(32)], 4, 68),  # wide values, 2-byte deltas
+        ([0x80000000 + j for j in range(32)], 4, 36),  # deltas wrap as 32-bit differences
+    ],
+)
+def test_width_class_and_bdi_size_of_a_warp_register(lanes, width, bdi):
+    assert _attrs(list(lanes)) == (width, bdi)
+
+
+def test_compress_code_round_trips_every_whole_byte_size():
+    sizes = np.arange(0, 129)
+    assert np.array_equal(compressed_bytes(compress_code(sizes)), sizes)
+    assert np.isnan(compressed_bytes(np.array([255], np.uint8)))[0]
+
+
+# ---- a hand-written kernel ------------------------------------------------------------------------
+
+_BODY = [
+    "S2R R0, SR_TID.X",  # 0: R0 = lane
+    "IMAD.WIDE.U32 R30, R0, 0x4, c[0x0][0x160]",  # 1: R30:R31 = &in[lane]
+    "LDG.E R2, [R30.64]",  # 2: one line
+    "ISETP.GE.U32.AND P0, PT, R0, 0x5, PT",  # 3
+    "@P0 MOV R10, 0x1000",  # 4: lanes 5..31
+    "MOV R1, c[0x0][0x28]",  # 5: the stack top, 1024
+    "IADD3 R1, R1, -0x20, RZ",  # 6: 992
+    "STL [R1+0x4], R0",  # 7: local word 249 of every lane
+    "EXIT",  # 8
+]
+
+
+def _hand_trace(**kw):
+    (kernel,) = parse_sass(_listing("sm_80", _BODY, name="hand"))
+    recipe = Recipe(
+        kernel="hand",
+        grid=(1,),
+        block=(32,),
+        params=[Param("in", "ptr", array="in")],
+        arrays={"in": ArraySpec("int32", (32,), "arange")},
+        outputs=[],
+    )
+    return executed_trace(kernel, recipe, ctas=1, **kw)
+
+
+def test_hand_written_kernel_rows_lanes_lines_and_values():
+    t = _hand_trace()
+    assert t.n_warps == 1 and t.n_instrs == 9 and t.attrs["source"] == "execute"
+    assert t.sidx.tolist() == list(range(9))
+    assert t.active.tolist() == [32, 32, 32, 32, 27, 32, 32, 32, 32]
+    assert t.op[2] == OpClass.LD_GLOBAL and t.op[7] == OpClass.ST_LOCAL and t.op[8] == OpClass.EXIT
+
+    def lines(i):
+        return t.mem_line[t.mem_ptr[i] : t.mem_ptr[i + 1]].tolist()
+
+    assert lines(2) == [GLOBAL_BASE]  # in[0..31]: 128 bytes at the first array's address
+    assert lines(7) == [LOCAL_TRACE_BASE + 249 * 128]  # word 249, the 32 lanes side by side
+    assert sum(len(lines(i)) for i in range(9)) == 2
+
+    def val(i):
+        k = [j for j in range(4) if t.dst[i, j] != NONE]
+        return [(int(t.dst[i, j]), int(t.width[i, j]), int(compressed_bytes(t.compress[i, j]))) for j in k]
+
+    assert val(0) == [(0, 1, 36)]  # 0..31
+    # the address 0xFFFFF000 + 4 lane is -4096 + 4 lane signed: 2 bytes, 1-byte deltas; the high half 0
+    assert val(1) == [(30, 2, 36), (31, 1, 4)]
+    assert val(2) == [(2, 1, 36)]  # in[lane] = lane
+    assert val(3) == []  # a predicate only
+    assert val(4) == [(10, 2, 68)]  # 0 in lanes 0..4, 0x1000 elsewhere: a 2-byte delta
+    assert val(5) == [(1, 2, 4)] and val(6) == [(1, 2, 4)]  # 1024, then 992, in every lane
+    assert (t.width[[3, 7, 8]] == 0).all() and (t.compress[[3, 7, 8]] == 255).all()
+
+
+def test_read_widths_follow_the_last_write_of_the_same_warp():
+    t = _hand_trace()
+    rw = read_widths(t)
+    # IMAD.WIDE reads R0 (written by S2R: 1 byte); LDG reads R30, R31 (2 and 1 bytes); STL reads R1, R0
+    assert rw[1, 0] == 1
+    assert sorted(rw[2][t.src[2] != NONE].tolist()) == [1, 2]
+    assert sorted(rw[7][t.src[7] != NONE].tolist()) == [1, 2]
+
+
+# ---- built-in kernels: the recorder against the executor's counters ----------------------------------
+
+_SMALL = ["saxpy", "spmv_csr", "bfs_expand", "histogram256", "reduce_sum", "fft_radix8"]
+
+
+@pytest.mark.parametrize("name", _SMALL)
+def test_recorded_rows_per_warp_equal_the_executors_counts(name):
+    recipe = builtin_recipe(name)
+    ctas = min(2, int(np.prod(recipe.grid)))
+    kernel = load_kernel(name, "sm_80")
+    t = executed_trace(kernel, recipe, ctas=ctas)
+    res, _ = run_recipe(kernel, recipe)  # the whole grid, counting only
+    assert np.array_equal(np.diff(t.warp_ptr), res.per_warp[:ctas].reshape(-1))
+    t.validate()
+    has = t.dst != NONE
+    assert set(np.unique(t.width[has])) <= {1, 2, 3, 4}
+    assert set(np.unique(compressed_bytes(t.compress[has]))) <= {4.0, 36.0, 68.0, 128.0}
+    # lines only for global/local/atomic rows (shared-memory atomics have none), at least one for every
+    # executed global or local load and store; each row's lines distinct and ascending
+    per = np.diff(t.mem_ptr)
+    ldst = np.isin(t.op, [OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL, OpClass.ST_LOCAL])
+    assert (per[~(ldst | (t.op == OpClass.ATOMIC))] == 0).all() and (per[ldst & (t.active > 0)] >= 1).all()
+    for i in np.flatnonzero(per > 1)[:200]:
+        seg = t.mem_line[t.mem_ptr[i] : t.mem_ptr[i + 1]]
+        assert (np.diff(seg) > 0).all() and (seg % t.line_bytes == 0).all()
+
+
+def test_a_tiny_recorder_buffer_grows_and_gives_the_same_records():
+    kernel = load_kernel("spmv_csr", "sm_80")
+    recipe = builtin_recipe("spmv_csr")
+    ins = recipe.inputs()
+    args = (kernel, recipe.params, ins, recipe.grid, recipe.block)
+    sdst = np.full((kernel.n_instrs, 4), 255, np.int64)
+    sdst[:, 0] = [i.dst[0] if i.dst else 255 for i in kernel.instrs]
+    big = launch(*args, record=2, record_dst=sdst)
+    small = launch(*args, record=2, record_dst=sdst, record_capacity=7)
+    assert len(big.recorded) == len(small.recorded) == 2
+    for a, b in zip(big.recorded, small.recorded, strict=True):
+        for f in ("warp", "sidx", "mask", "n_lines", "width", "bdi", "lines"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+def test_more_ctas_than_the_grid_is_one_error():
+    recipe = builtin_recipe("saxpy")
+    with pytest.raises(RfmodelError, match="use a larger scale"):
+        executed_trace(load_kernel("saxpy", "sm_80"), recipe, ctas=int(np.prod(recipe.grid)) + 1)
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_RECIPES))
+def test_trace_recipe_gives_the_ctas_asked_for(name):
+    assert int(np.prod(trace_recipe(name, 9).grid)) >= 9
+
+
+# ---- load_workload: executed by default, expansion where execution cannot run -----------------------
+
+
+def test_builtin_workload_is_executed_and_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
+    wl = load_workload("saxpy", num_sms=15)
+    assert wl.attrs["trace_source"] == "execute" and wl.trace.attrs["source"] == "execute"
+    assert wl.trace.ctas == 8  # the manifest's 120 CTAs over 15 SMs
+    stored = list((tmp_path / "traces").glob("*.npz"))
+    assert len(stored) == 1
+    again = load_workload("saxpy", num_sms=15)
+    for k in ("op", "sidx", "dst", "src", "active", "width", "compress", "mem_ptr", "mem_line", "warp_ptr"):
+        assert np.array_equal(getattr(again.trace, k), getattr(wl.trace, k)), k
+    stored[0].write_bytes(b"damaged")  # a damaged entry is executed again
+    assert load_workload("saxpy", num_sms=15).trace.n_instrs == wl.trace.n_instrs
+    exp = load_workload("saxpy", num_sms=15, trace_source="expand")
+    assert exp.attrs["trace_source"] == "expand" and exp.trace.attrs["source"] == "expand"
+
+
+def test_a_kernel_the_executor_cannot_run_falls_back_to_expansion():
+    name, arch = sorted(KNOWN_GAPS)[0]
+    wl = load_workload(name, arch=arch)
+    assert wl.attrs["trace_source"].startswith("expand: the executor cannot run it yet")
+    with pytest.raises(RfmodelError):
+        load_workload(name, arch=arch, trace_source="execute")
+    with pytest.raises(RfmodelError, match="trace source"):
+        load_workload("saxpy", trace_source="replay")
+    with pytest.raises(RfmodelError, match="only built-in kernels"):
+        load_workload("synthetic:register-sensitive", trace_source="execute")
+
+
+def test_max_warps_records_whole_ctas():
+    wl = load_workload("spmv_csr", num_sms=15, max_warps=9)
+    assert wl.trace.ctas == 2 and wl.trace.n_warps == 8  # 4 warps a CTA
+
+
+# ---- value statistics ----------------------------------------------------------------------------------
+
+
+def test_value_stats_of_the_hand_written_kernel():
+    s = value_stats(_hand_trace())
+    # writes: R0 1, R30 2, R31 1, R2 1, R10 2, R1 2, R1 2 -> 3 of 7 one byte
+    assert s["written_width"] == [round(3 / 7, 4), round(4 / 7, 4), 0.0, 0.0]
+    assert s["width_known"] == 1.0 and s["trace_source"] == "execute"
+    # BDI: sizes 36, 36, 4, 36, 68, 4, 4 -> 896 bytes as 188
+    assert s["bdi_ratio"] == round(7 * 128 / 188, 3)
+    assert s["bdi_compressible"] == 1.0
+    # multi-source rows: LDG (R30, R31) and STL (R1, R0): both have a pair within 4 bytes
+    assert s["coalescable_multi_source"] == 1.0
+
+
+def test_value_stats_of_an_expanded_trace_say_unknown():
+    s = value_stats(load_workload("saxpy", trace_source="expand", max_warps=8).trace)
+    assert s["width_known"] == 0.0 and np.isnan(s["bdi_ratio"]) and np.isnan(s["coalescable_multi_source"])
