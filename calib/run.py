@@ -3,10 +3,11 @@
     python calib/run.py                      # the default sweep, 2 worker processes
     python calib/run.py --sweep quick --workers 1
 
-Simulations are checkpointed one file each under ``calib/checkpoints/`` (re-running skips the
-finished ones); the fitted coefficients go to ``rfmodel/data/calibration/analytic.json`` (what
-``rfmodel.evaluate`` loads by default), the held-out report to ``calib/report.json``, and the
-section "Analytic models versus the simulator" of ``docs/validation.md`` is regenerated from it.
+Simulations are kept one JSON line each in ``calib/checkpoints/results.jsonl`` (re-running skips the
+finished ones; the ``<key>.json`` files of earlier versions are read and copied into it); the fitted
+coefficients go to ``rfmodel/data/calibration/analytic.json`` (what ``rfmodel.evaluate`` loads by
+default), the held-out report to ``calib/report.json``, and the section "Analytic models versus the
+simulator" of ``docs/validation.md`` is regenerated from it.
 Same as ``rfmodel calibrate``.
 """
 

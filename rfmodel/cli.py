@@ -928,7 +928,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the simulations and fits on this Dask cluster (needs rfmodel[dask])")
     c.add_argument("--design", action="append", help="only these designs (default: every calibratable one)")
     c.add_argument("--checkpoints", default=str(Path(DEFAULT_OUT) / "calibration" / "checkpoints"),
-                   help="one file per finished simulation")
+                   help="folder of the finished simulations' log (results.jsonl): a rerun simulates the rest")
     c.add_argument("--out", default=str(Path(DEFAULT_OUT) / "calibration" / "analytic.json"),
                    help="calibration file to write (use it with evaluate(calibration=...) or --config's "
                    "calibration; the package's own file changes only through calib/run.py)")

@@ -10,7 +10,8 @@ result never depends on where it ran, so the runners give the same answers.
   ``distributed`` package is an optional dependency (``pip install rfmodel[dask]``).
 
 :func:`make_runner` picks one from the command line's ``--workers`` and ``--scheduler``; :class:`ResultLog`
-keeps finished jobs' results as JSON lines so that a rerun does only what is missing (the studies' sweeps).
+keeps finished jobs' results as JSON lines so that a rerun does only what is missing: the one resume
+mechanism of the simulator sweeps (``rfmodel calibrate`` and the studies).
 """
 
 from __future__ import annotations
@@ -109,24 +110,93 @@ class DaskRunner(Runner):
                 self.client.close()
 
 
+def _last_line_start(f, end: int) -> int:
+    """The offset at which the last line of the binary file ``f`` (``end`` bytes long) starts."""
+    pos = end
+    while pos > 0:
+        step = min(pos, 4096)
+        f.seek(pos - step)
+        i = f.read(step).rfind(b"\n")
+        if i >= 0:
+            return pos - step + i + 1
+        pos -= step
+    return 0
+
+
 class ResultLog:
     """Finished jobs' results kept one JSON line each in ``path``, keyed: a later run reads them back and runs
-    only what is missing (:meth:`run`); a line cut short by an interrupted run is dropped, and its job runs
-    again.  ``done`` maps each key to its record (which carries the key as ``"key"``)."""
+    only what is missing (:meth:`run`).  ``done`` maps each key to its record (which carries the key as
+    ``"key"``).
 
-    def __init__(self, path):
-        import json
+    * A damaged line (cut short by an interrupted run, or a record ``check`` rejects) is reported with a
+      warning and ignored: its job runs again.  The next append removes a cut last line first.
+    * ``legacy``: a folder of one ``<key>.json`` file per finished job (an older layout of the same records).
+      Its records that the log lacks are copied into the log when it is opened; the files are not needed
+      afterwards.
+    * Only the process that holds the log writes it (workers return their results); each record is one
+      ``write`` of one whole line, so an interruption loses at most the record being written.
+    """
+
+    def __init__(self, path, *, legacy=None, check: Callable[[dict], bool] | None = None):
         from pathlib import Path
 
         self.path = Path(path)
+        self.check = check
         self.done: dict[str, dict] = {}
         if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    r = json.loads(line)
-                    self.done[r["key"]] = r
-                except (json.JSONDecodeError, KeyError, TypeError):
+            self._read()
+        if legacy is not None:
+            self._adopt(Path(legacy))
+
+    def _valid(self, r) -> bool:
+        return isinstance(r, dict) and (self.check is None or bool(self.check(r)))
+
+    def _read(self) -> None:
+        import json
+        import warnings
+
+        bad = []  # (line number, its key when it can be read)
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        for n, line in enumerate(text.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+                key = r["key"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                bad.append((n, None))
+                continue
+            try:
+                if self._valid(r):
+                    self.done[key] = r
                     continue
+            except TypeError:  # an unhashable key
+                key = None
+            bad.append((n, key))
+        for n, key in bad:
+            if key is None or key not in self.done:  # not since redone
+                warnings.warn(f"{self.path}, line {n}: damaged record, ignored (its job runs again)",
+                              stacklevel=4)  # fmt: skip
+
+    def _adopt(self, folder) -> None:
+        """The records of ``folder``'s ``<key>.json`` files that the log lacks, appended to it."""
+        import json
+        import warnings
+
+        found = []
+        for p in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+            key = p.stem
+            if key.startswith(".") or key in self.done:  # ".tmp-*": an unfinished atomic write
+                continue
+            try:
+                r = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                r = None
+            if not self._valid(r):
+                warnings.warn(f"{p}: damaged record, ignored (its job runs again)", stacklevel=3)
+                continue
+            found.append({**r, "key": key})
+        self._append(found)
 
     def __contains__(self, key) -> bool:
         return key in self.done
@@ -134,19 +204,30 @@ class ResultLog:
     def __getitem__(self, key) -> dict:
         return self.done[key]
 
-    def add(self, key: str, record: dict) -> dict:
-        """Keep ``record`` under ``key`` (appended to the file at once)."""
+    def _append(self, records: list[dict]) -> None:
         import json
 
-        record = {**record, "key": key}
-        self.done[key] = record
-        with self.path.open("ab+") as f:
-            # after a line cut short by an interrupted run, start a new line (else this record is lost too)
-            if f.seek(0, 2) > 0:
-                f.seek(-1, 2)
+        if not records:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        text = memoryview("".join(json.dumps(r) + "\n" for r in records).encode("utf-8"))
+        with self.path.open("ab+", buffering=0) as f:
+            end = f.seek(0, 2)
+            if end > 0:
+                f.seek(end - 1)
                 if f.read(1) != b"\n":
-                    f.write(b"\n")
-            f.write((json.dumps(record) + "\n").encode("utf-8"))
+                    # a line cut short by an interrupted run (reported when the log was read) goes; else the
+                    # first record would continue it and be lost with it
+                    f.truncate(_last_line_start(f, end))
+            while text:  # unbuffered: whole lines, in one write unless the system cuts it
+                text = text[f.write(text) :]
+        for r in records:
+            self.done[r["key"]] = r
+
+    def add(self, key: str, record: dict) -> dict:
+        """Keep ``record`` under ``key`` (appended to the file at once)."""
+        record = {**record, "key": key}
+        self._append([record])
         return record
 
     def run(self, runner: Runner, fn: Callable, jobs: dict) -> Iterator[tuple[str, dict]]:

@@ -19,6 +19,19 @@ TINY = {
 }
 
 
+def _log(folder) -> list[dict]:
+    return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+
+
+def _same(a: list[dict], b: list[dict]) -> bool:
+    """The same simulations of the same jobs (whichever tree made them)."""
+
+    def strip(rs):
+        return [{k: v for k, v in r.items() if k != "sim_version"} for r in rs]
+
+    return strip(a) == strip(b)
+
+
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
     ckpt = tmp_path_factory.mktemp("ckpt")
@@ -27,7 +40,7 @@ def records(tmp_path_factory):
     assert len(jobs) == 3 * 3 and all(j["params"] != {"rfc_kb": 8} for j in jobs)
     recs, ran = run_jobs(jobs, ckpt, workers=1, limit=4)  # "interrupted" after 4 simulations
     assert ran == 4 and len(recs) == 4
-    assert len(list(ckpt.glob("*.json"))) == 4
+    assert len(_log(ckpt)) == 4 and not list(ckpt.glob("*.json"))  # one log, no file per simulation
     recs, ran = run_jobs(jobs, ckpt, workers=1)  # resumes: only the 5 missing ones run
     assert ran == 5 and len(recs) == 9
     recs, ran = run_jobs(jobs, ckpt, workers=1)
@@ -112,6 +125,104 @@ def test_checkpoint_key_ignores_the_commit_but_not_the_sources(tmp_path):
     assert ran == 0
     recs, ran = run_jobs(jobs, tmp_path, workers=1, sim_version="rfmodel 0.1.0 (bbbbbbb)#def")
     assert ran == 1 and recs[0]["stalls"] and all(v > 0 for v in recs[0]["stalls"].values())
+
+
+def test_checkpoint_files_of_the_older_layout_count_as_done_and_move_into_the_log(tmp_path, records):
+    """A folder of one ``<key>.json`` per simulation (the older layout) is read: nothing is simulated, the
+    records are the same and are copied into the log, after which the files are not needed.  A damaged file
+    is reported and its simulation redone; an unfinished atomic write (``.tmp-*``) is ignored."""
+    import warnings
+
+    from rfmodel.calibrate import job_key
+    from rfmodel.version import __version__
+
+    jobs = sweep_jobs(TINY, designs=["baseline"])
+    sv = "rfmodel 0.1.0 (aaaaaaa)#abc"
+    keys = [job_key(r, f"rfmodel {__version__}#abc") for r in records]
+    for k, r in zip(keys, records, strict=True):
+        (tmp_path / f"{k}.json").write_text(json.dumps(r, sort_keys=True))
+    (tmp_path / ".tmp-x1y2.json").write_text("{ half")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        recs, ran = run_jobs(jobs, tmp_path, workers=1, sim_version=sv)
+    assert ran == 0 and recs == records
+    assert sorted(r["key"] for r in _log(tmp_path)) == sorted(keys)
+    for k in keys:
+        (tmp_path / f"{k}.json").unlink()
+    recs, ran = run_jobs(jobs, tmp_path, workers=1, sim_version=sv)
+    assert ran == 0 and recs == records  # from the log alone
+    # a damaged file of the older layout: reported, and only its simulation is redone
+    (tmp_path / "results.jsonl").unlink()
+    for k, r in zip(keys, records, strict=True):
+        (tmp_path / f"{k}.json").write_text(json.dumps(r, sort_keys=True))
+    (tmp_path / f"{keys[2]}.json").write_text('{"design": "baseline"}')
+    with pytest.warns(UserWarning, match=f"{keys[2]}.json: damaged record"):
+        recs, ran = run_jobs(jobs, tmp_path, workers=1, sim_version=sv)
+    assert ran == 1 and _same(recs, records)
+
+
+def test_a_cut_last_line_is_redone_and_removed(tmp_path):
+    """A run killed while appending leaves a cut last line: it is reported, its simulation is redone, and the
+    log is whole again (the same text as before the cut)."""
+    import warnings
+
+    jobs = sweep_jobs(dict(TINY, points=[{}]), designs=["baseline"])
+    recs, ran = run_jobs(jobs, tmp_path, workers=1)
+    log = tmp_path / "results.jsonl"
+    whole = log.read_text()
+    lines = whole.splitlines(keepends=True)
+    assert ran == 3 and len(lines) == 3
+    log.write_text(lines[0] + lines[1] + lines[2][: len(lines[2]) // 2])
+    with pytest.warns(UserWarning, match="line 3: damaged record"):
+        again, ran = run_jobs(jobs, tmp_path, workers=1)
+    assert ran == 1 and again == recs and log.read_text() == whole
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run_jobs(jobs, tmp_path, workers=1)[1] == 0
+
+
+def test_worker_processes_give_the_serial_records(tmp_path, records):
+    """The same sweep on two worker processes: the fixture's (serial) records, in the same order, and one
+    log line per simulation (only the parent writes it)."""
+    jobs = sweep_jobs(TINY, designs=["baseline"])
+    recs, ran = run_jobs(jobs, tmp_path, workers=2)
+    assert ran == 9 and _same(recs, records)
+    assert len(_log(tmp_path)) == 9 and len({r["key"] for r in _log(tmp_path)}) == 9
+
+
+def test_kill_9_then_resume_gives_the_records_of_a_whole_run(tmp_path, records):
+    """``kill -9`` of a calibration on worker processes right after its 4th record: the log holds those 4, and
+    a rerun simulates only the 5 others, to the records of an uninterrupted run."""
+    import signal
+    import subprocess
+    import sys
+
+    script = f"""
+import os, signal
+from rfmodel.calibrate import run_jobs, sweep_jobs
+
+def progress(done, total):
+    if done == 4:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+run_jobs(sweep_jobs({TINY!r}, designs=["baseline"]), {str(tmp_path)!r}, workers=2, progress=progress)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
+    assert len(_log(tmp_path)) == 4
+    recs, ran = run_jobs(sweep_jobs(TINY, designs=["baseline"]), tmp_path, workers=1)
+    assert ran == 5 and _same(recs, records)
+
+
+def test_reordered_points_reuse_the_simulations_at_their_new_places(tmp_path):
+    """The key leaves out a point's place in the sweep: a sweep with its points reordered simulates nothing,
+    and each record names its point's new place."""
+    sweep = dict(TINY, workloads=["saxpy"], points=[{}, {"num_banks": 8}])
+    assert run_jobs(sweep_jobs(sweep, ["baseline"]), tmp_path, workers=1)[1] == 2
+    flipped = dict(sweep, points=sweep["points"][::-1])
+    recs, ran = run_jobs(sweep_jobs(flipped, ["baseline"]), tmp_path, workers=1)
+    assert ran == 0 and [flipped["points"][r["point"]] for r in recs] == [r["params"] for r in recs]
+    assert [r["point"] for r in recs] == [0, 1]
 
 
 def test_cv_spread_is_out_of_sample(records):

@@ -179,8 +179,8 @@ def test_a_damaged_checkpoint_is_redone(tmp_path):
     jobs = cal.sweep_jobs(sweep, ["baseline"])
     recs, ran = cal.run_jobs(jobs, tmp_path, workers=1, progress=False)
     assert ran == 1
-    (next(tmp_path.glob("*.json"))).write_text("{ damaged")
-    with pytest.warns(UserWarning, match="damaged checkpoint"):
+    (tmp_path / "results.jsonl").write_text("{ damaged")
+    with pytest.warns(UserWarning, match="line 1: damaged record"):
         recs2, ran2 = cal.run_jobs(jobs, tmp_path, workers=1, progress=False)
     assert ran2 == 1 and recs2[0]["sim"]["ipc"] == recs[0]["sim"]["ipc"]
 

@@ -3,6 +3,7 @@ simulation batch, and finds what the bisection finds on its own."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -67,7 +68,8 @@ def test_result_log_runs_only_what_is_missing_and_drops_a_cut_line(tmp_path):
     assert got == {"a": {"y": 4, "key": "a"}, "b": {"y": 9, "key": "b"}}
     with path.open("a") as f:
         f.write('{"y": 16, "ke')  # an interrupted run's last line
-    again = ResultLog(path)
+    with pytest.warns(UserWarning, match="line 3: damaged record"):
+        again = ResultLog(path)
     assert set(again.done) == {"a", "b"} and again["b"]["y"] == 9
     calls = []
 
@@ -78,3 +80,5 @@ def test_result_log_runs_only_what_is_missing_and_drops_a_cut_line(tmp_path):
     new = dict(again.run(SerialRunner(), counted, {"a": 2, "b": 3, "c": 4}))
     assert calls == [4] and new == {"c": {"y": 16, "key": "c"}}
     assert "c" in ResultLog(path)
+    # the cut line is gone: the log is three whole records
+    assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["a", "b", "c"]

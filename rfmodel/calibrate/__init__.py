@@ -9,9 +9,10 @@ Steps (docs/calibration.md):
    into simulation jobs; every design registered in :func:`rfmodel.designs.base.design_names`
    that supports the simulator and declares ``calibration_params`` takes part.
 2. :func:`run_jobs` simulates them through a runner (:mod:`rfmodel.runner`: local processes or
-   Dask), each result written atomically to ``<checkpoint_dir>/<key>.json`` with ``key`` = hash of (design,
-   params, workload, GPU, simulator version); existing results are reused, so an
-   interrupted calibration resumes without redoing finished simulations.
+   Dask), each result appended to ``<checkpoint_dir>/results.jsonl`` (:class:`rfmodel.runner.ResultLog`,
+   the studies' resume mechanism too) under ``key`` = hash of (design, params, workload, GPU, simulator
+   version); existing results are reused, so an interrupted calibration resumes without redoing finished
+   simulations.
 3. :func:`split` holds out workloads *and* design points; :func:`fit_design` fits the design's
    coefficients on the training part with ``scipy.optimize.least_squares``.
 4. :func:`heldout_errors` reports the error on the held-out part only;
@@ -33,7 +34,7 @@ import numpy as np
 from rfmodel.analytic.calibration import params_of
 from rfmodel.cache import source_hash
 from rfmodel.errors import RfmodelError, unknown_key_message
-from rfmodel.runner import make_runner
+from rfmodel.runner import ResultLog, make_runner
 from rfmodel.version import __version__
 from rfmodel.workload.suite import DEFAULT_ARCH
 
@@ -284,20 +285,6 @@ def _simulate_job(job: dict) -> dict:
     return {**job, "sim": rec, "stalls": stalls}
 
 
-def _read_checkpoint(path: Path) -> dict | None:
-    """A finished simulation's record, or None (and a warning) when its file is damaged: it is redone."""
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(rec, dict) and "sim" in rec:
-            return rec
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        pass
-    import warnings
-
-    warnings.warn(f"{path}: damaged checkpoint, the simulation is redone", stacklevel=3)
-    return None
-
-
 def _try_simulate(job: dict) -> tuple[bool, object]:
     """``(True, record)``, or ``(False, the exception)`` when the simulation fails (any runner)."""
     try:
@@ -308,6 +295,14 @@ def _try_simulate(job: dict) -> tuple[bool, object]:
 
 def _fit_job(args: tuple):
     return _fit_one(*args)
+
+
+#: the simulations' log inside the checkpoint folder (:class:`rfmodel.runner.ResultLog`)
+LOG_NAME = "results.jsonl"
+
+
+def _has_simulation(rec: dict) -> bool:
+    return "sim" in rec
 
 
 def run_jobs(
@@ -322,8 +317,11 @@ def run_jobs(
 ) -> tuple[list[dict], int]:
     """Simulate every job not yet in ``checkpoint_dir``; return (all records, simulations run now).
 
-    ``runner`` (:mod:`rfmodel.runner`; default: ``workers`` local processes) runs the simulations.
-    ``limit`` stops after that many new simulations (for tests of resumability).
+    The records are kept in ``<checkpoint_dir>/results.jsonl`` (:class:`rfmodel.runner.ResultLog`, keyed by
+    :func:`job_key`); the folder's ``<key>.json`` files of earlier versions are read too, and copied into
+    the log.  ``runner`` (:mod:`rfmodel.runner`; default: ``workers`` local processes) runs the
+    simulations; only this process writes the log.  ``limit`` stops after that many new simulations (for
+    tests of resumability).  Records come in the order of ``jobs``.
     """
     ckpt = Path(checkpoint_dir)
     ckpt.mkdir(parents=True, exist_ok=True)
@@ -331,50 +329,34 @@ def run_jobs(
     # results are keyed by what decides them (package version and the sources' hash), not by the commit:
     # a commit that leaves the simulator, designs and workloads alone reuses every checkpoint
     source = f"rfmodel {__version__}#{sv.rsplit('#', 1)[-1]}"
-    records, todo = [], []
-    for j in jobs:
-        p = ckpt / f"{job_key(j, source)}.json"
-        rec = _read_checkpoint(p) if p.is_file() else None
-        if rec is not None:
-            records.append(rec)
-        else:
-            todo.append((j, p))
-    if limit is not None:
-        todo = todo[:limit]
-    done = len(records)
+    log = ResultLog(ckpt / LOG_NAME, legacy=ckpt, check=_has_simulation)
+    keys = [job_key(j, source) for j in jobs]
+    waiting: dict[str, list[dict]] = {}  # the jobs of each key not yet simulated
+    for k, j in zip(keys, jobs, strict=True):
+        if k not in log:
+            waiting.setdefault(k, []).append(j)
+    todo = list(waiting)[:limit]
+    done = len(jobs) - sum(len(v) for v in waiting.values())
     if progress:
         progress(done, len(jobs))
     ran = 0
-
-    def store(rec, p):
-        nonlocal done, ran
-        rec["sim_version"] = sv
-        _atomic_write(p, json.dumps(rec, sort_keys=True))
-        records.append(rec)
-        done += 1
-        ran += 1
-        if progress:
-            progress(done, len(jobs))
-
     failed = []
-
-    def fail(j, exc):
-        nonlocal done
-        failed.append({**j, "error": f"{type(exc).__name__}: {exc}"})
-        done += 1
-        if progress:
-            progress(done, len(jobs))
-
     if runner is None:
         runner = make_runner(workers if len(todo) > 1 else 1)
-    for k, (ok, value) in runner.run(_try_simulate, [j for j, _ in todo]):
-        j, p = todo[k]
+    for i, (ok, value) in runner.run(_try_simulate, [waiting[k][0] for k in todo]):
+        k = todo[i]
         if ok:
-            store(value, p)
+            log.add(k, {**value, "sim_version": sv})
+            ran += 1
         else:  # a design point a design rejects: reported, not fatal
-            fail(j, value)
+            failed.extend({**j, "error": f"{type(value).__name__}: {value}"} for j in waiting[k])
+        done += len(waiting[k])
+        if progress:
+            progress(done, len(jobs))
     run_jobs.failed = failed
-    return records, ran
+    # the job's own fields over the record's: the key leaves out the point's place in the sweep
+    kept = ((log[k], j) for k, j in zip(keys, jobs, strict=True) if k in log)
+    return [{**{f: v for f, v in r.items() if f != "key"}, **j} for r, j in kept], ran
 
 
 # ------------------------------------------------------------------------------------------ split
