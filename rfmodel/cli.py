@@ -433,7 +433,17 @@ def cmd_workload_list(args) -> int:
 def cmd_workload_info(args) -> int:
     from rfmodel.workload.info import workload_info
 
-    info = workload_info(args.workload, arch=args.arch)
+    if args.workload is None:
+        if not args.values:
+            raise RfmodelError(
+                "workload info: name a workload (or give --values for the table of every built-in kernel)"
+            )
+        return _values_table(args)
+    if args.docs:
+        raise RfmodelError(
+            "workload info: --docs writes the table of every built-in kernel: give no workload"
+        )
+    info = workload_info(args.workload, arch=args.arch, values=args.values)
     if args.json:
         print(json.dumps(info, indent=1, default=str))
     else:
@@ -445,6 +455,41 @@ def cmd_workload_info(args) -> int:
             else:
                 print(f"{k:>26}: {v:.4g}" if isinstance(v, float) else f"{k:>26}: {v}")
     return 0
+
+
+def _values_table(args) -> int:
+    """``rfmodel workload info --values``: the value statistics of every built-in kernel."""
+    from rfmodel.workload.values import values_table, values_table_markdown
+
+    rows = values_table(arch=args.arch)
+    if args.json:
+        print(json.dumps(rows, indent=1, default=str))
+        return 0
+    table = values_table_markdown(rows)
+    if args.docs:
+        _replace_generated(args.docs, "rfmodel.workload.values.values_table_markdown", table)
+        print(f"updated {args.docs}")
+    else:
+        print(table, end="")
+    return 0
+
+
+def _replace_generated(path: str, name: str, text: str) -> None:
+    """Put ``text`` between the ``BEGIN GENERATED: name`` and ``END GENERATED`` markers of the file
+    ``path`` (written atomically)."""
+    from rfmodel.io import atomic_path
+
+    begin, end = f"<!-- BEGIN GENERATED: {name} -->", "<!-- END GENERATED -->"
+    try:
+        doc = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise RfmodelError(f"{path}: cannot read ({e})") from None
+    a = doc.find(begin)
+    b = doc.find(end, a + 1) if a >= 0 else -1
+    if a < 0 or b < 0:
+        raise RfmodelError(f"{path}: no '{begin}' ... '{end}' markers to put the table between")
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(doc[: a + len(begin)] + "\n" + text + doc[b:], encoding="utf-8")
 
 
 def cmd_workload_build_sass(args) -> int:
@@ -969,10 +1014,20 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml", help="for the RF demand column")
     wl.add_argument("--arch", default="sm_80", help="whose measured registers (default sm_80)")
     wl.set_defaults(func=cmd_workload_list)
-    wi = wsub.add_parser("info", help="registers, instructions, blocks, loops, op mix, reuse distances")
-    wi.add_argument("workload", metavar="NAME|PATH")
+    wi = wsub.add_parser(
+        "info", help="registers, instructions, blocks, loops, op mix, reuse distances; --values: the values"
+    )
+    wi.add_argument(
+        "workload", metavar="NAME|PATH", nargs="?", help="omitted with --values: every built-in kernel"
+    )
     wi.add_argument("--arch", default="sm_80")
     wi.add_argument("--json", action="store_true")
+    wi.add_argument(
+        "--values", action="store_true", help="operand widths, coalescing opportunity, BDI compressibility"
+    )
+    wi.add_argument(
+        "--docs", metavar="FILE.md", help="with --values alone: write the table between the file's markers"
+    )
     wi.set_defaults(func=cmd_workload_info)
     wb = wsub.add_parser(
         "build-sass", help="recompile the built-in kernels (needs nvcc and the disassemblers)"

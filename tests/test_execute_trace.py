@@ -225,3 +225,31 @@ def test_value_stats_of_the_hand_written_kernel():
 def test_value_stats_of_an_expanded_trace_say_unknown():
     s = value_stats(load_workload("saxpy", trace_source="expand", max_warps=8).trace)
     assert s["width_known"] == 0.0 and np.isnan(s["bdi_ratio"]) and np.isnan(s["coalescable_multi_source"])
+
+
+# ---- the command line ----------------------------------------------------------------------------------
+
+
+def test_cli_workload_info_values(capsys, tmp_path, monkeypatch):
+    import json
+
+    import rfmodel.workload.values as values
+    from rfmodel.cli import main
+
+    assert main(["workload", "info", "saxpy", "--values", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["trace_source"] == "execute" and info["values"]["bdi_ratio"] > 1
+    assert main(["workload", "info"]) == 2  # neither a workload nor --values
+    assert "name a workload" in capsys.readouterr().err
+    real = values.values_table
+    monkeypatch.setattr(values, "values_table", lambda arch="sm_80": real(arch, names=["saxpy"]))
+    doc = tmp_path / "w.md"
+    doc.write_text("intro\n")
+    assert main(["workload", "info", "--values", "--docs", str(doc)]) == 2  # no markers: untouched
+    assert doc.read_text() == "intro\n"
+    name = "rfmodel.workload.values.values_table_markdown"
+    doc.write_text(f"a\n<!-- BEGIN GENERATED: {name} -->\nold\n<!-- END GENERATED -->\nb\n")
+    assert main(["workload", "info", "--values", "--docs", str(doc)]) == 0
+    text = doc.read_text()
+    assert "old" not in text and "| `saxpy` | executed |" in text and "(C-03)" in text
+    assert text.startswith("a\n") and text.endswith("b\n")

@@ -44,7 +44,7 @@ def test_info_cli_on_sass_file_and_synthetic(capsys):
 def test_info_on_accelsim_trace():
     info = workload_info(str(TRACES / "tiny"))
     assert info["dynamic_instructions"] == 64
-    assert info["warps_expanded"] == 4
+    assert info["warps"] == 4
 
 
 def test_register_sensitive_kernels_need_more_than_the_rf():
@@ -98,7 +98,7 @@ def test_info_of_a_kernel_beyond_the_expansion_limit(tmp_path):
     assert info["static_instructions"] == 1 + n + 1 + n + 1
     assert info["natural_loops"] == n and info["max_loop_depth"] == n
     assert "max_warp_instrs = 2000000" in info["dynamic_truncated"]
-    assert info["warps_expanded"] == SAMPLE_WARPS
+    assert info["warps"] == SAMPLE_WARPS
     assert info["dynamic_instructions"] <= SAMPLE_WARPS * (SAMPLE_WARP_INSTRS + 1)
     drivers = list(info["loop_drivers"].values())
     assert drivers[0] == f"trip 8, depth {n}, iterations {8**n}"

@@ -15,10 +15,14 @@ SAMPLE_WARPS = 8
 SAMPLE_WARP_INSTRS = 100_000
 
 
-def workload_info(ref: str, *, arch: str = DEFAULT_ARCH, seed: int = 0, max_warps: int = 64) -> dict:
-    """Registers, instructions, blocks, loops, op mix and reuse distances of a workload.
+def workload_info(
+    ref: str, *, arch: str = DEFAULT_ARCH, seed: int = 0, max_warps: int = 64, values: bool = False
+) -> dict:
+    """Registers, instructions, blocks, loops, op mix and reuse distances of a workload; with
+    ``values``, the value statistics of :func:`rfmodel.workload.values.value_stats` too.
 
-    Dynamic figures come from expanding up to ``max_warps`` warps (whole CTAs).  A warp that would execute
+    Dynamic figures come from the trace of up to ``max_warps`` warps (whole CTAs): executed for a
+    built-in kernel the executor runs, else expanded (``trace_source`` says which).  A warp that would execute
     more than the expansion limit is cut there: the static figures stay exact, the dynamic ones say so
     (``dynamic_truncated``) and name the loops whose trip counts drove the count (``loop_drivers``).
     """
@@ -67,8 +71,9 @@ def workload_info(ref: str, *, arch: str = DEFAULT_ARCH, seed: int = 0, max_warp
         if k is not None:
             info["loop_drivers"] = loop_drivers(k, wl)
     counts = np.bincount(t.op.astype(np.int64), minlength=N_OPCLASSES)
+    info["trace_source"] = wl.attrs.get("trace_source", t.attrs.get("source", ""))
     info["dynamic_instructions"] = int(t.n_instrs)
-    info["warps_expanded"] = int(t.n_warps)
+    info["warps"] = int(t.n_warps)
     info["op_mix"] = {
         OpClass(c).name.lower(): round(float(counts[c]) / max(t.n_instrs, 1), 4)
         for c in range(N_OPCLASSES)
@@ -85,6 +90,10 @@ def workload_info(ref: str, *, arch: str = DEFAULT_ARCH, seed: int = 0, max_warp
         "p90": float(np.percentile(finite, 90)) if len(finite) else float("nan"),
         "fraction_le_8": float((finite <= 8).mean()) if len(finite) else float("nan"),
     }
+    if values:
+        from rfmodel.workload.values import value_stats
+
+        info["values"] = value_stats(t)
     return info
 
 

@@ -27,7 +27,7 @@ from numba import njit
 
 from rfmodel.workload.trace import COMPRESS_UNKNOWN, NONE, WARP_VALUE_BYTES, Trace, compressed_bytes
 
-__all__ = ["read_widths", "value_stats", "VALUE_COLUMNS"]
+__all__ = ["VALUE_COLUMNS", "read_widths", "value_stats", "values_table", "values_table_markdown"]
 
 
 @njit(cache=True)
@@ -122,3 +122,53 @@ VALUE_COLUMNS = {
     "bdi_ratio": "BDI compression ratio; S-12: about 2.81 on average",
     "bdi_compressible": "compressible written registers; S-13: every kernel some, BFS/LPS near 100 %",
 }
+
+
+#: the paper figures the table is set beside (seed-results.md IDs)
+PAPER_ROW = {
+    "narrow_operations": "65 % (C-03)",
+    "one_byte_operations": "> 33 % (C-03)",
+    "multi_source_instructions": "~40 % (C-04)",
+    "multi_source_read_share": "> 70 % (C-04)",
+    "coalescable_multi_source": "69 %, up to 91 % (C-05)",
+    "bdi_ratio": "~2.81 (S-12)",
+    "bdi_compressible": "all > 0, BFS/LPS ~100 % (S-13)",
+}
+_PCT = {k for k in VALUE_COLUMNS if k != "bdi_ratio"}
+TABLE_MAX_WARPS = 64
+
+
+def values_table(arch: str = "sm_80", names=None, max_warps: int = TABLE_MAX_WARPS) -> list[dict]:
+    """:func:`value_stats` of every built-in kernel (or ``names``) on ``arch``: the trace of up to
+    ``max_warps`` warps (whole CTAs) of one SM's share of the manifest's grid on 15 SMs."""
+    from rfmodel.workload.suite import builtin_names, load_workload
+
+    rows = []
+    for name in names or builtin_names():
+        wl = load_workload(name, arch=arch, num_sms=15, max_warps=max_warps)
+        rows.append({"kernel": name, "trace": wl.attrs.get("trace_source", ""), **value_stats(wl.trace)})
+    return rows
+
+
+def values_table_markdown(rows: list[dict]) -> str:
+    """The value-statistics table as Markdown: one row per kernel, the mean over the executed
+    kernels, and the papers' figures."""
+    cols = list(VALUE_COLUMNS)
+    head = ["kernel", "trace", *[c.replace("_", " ") for c in cols]]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def fmt(k, v):
+        if v is None or (isinstance(v, float) and v != v):
+            return "-"
+        return f"{100 * v:.1f} %" if k in _PCT else f"{v:.2f}"
+
+    for r in rows:
+        src = "executed" if r["trace"] == "execute" else "expanded (values unknown)"
+        out.append("| " + " | ".join([f"`{r['kernel']}`", src, *[fmt(k, r[k]) for k in cols]]) + " |")
+    ex = [r for r in rows if r["trace"] == "execute"]
+    if ex:
+        mean = {k: float(np.nanmean([r[k] for r in ex])) for k in cols}
+        cells = [f"**mean of {len(ex)}**", "executed", *[fmt(k, mean[k]) for k in cols]]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("| " + " | ".join(["**papers**", "GPGPU-Sim", *[PAPER_ROW[k] for k in cols]]) + " |")
+    return "\n".join(out) + "\n"
