@@ -26,7 +26,7 @@ SCALARS = (
     "ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles", "slow_bank_wait_cycles",
     "rf_cache_hit_rate", "main_rf_reads", "main_rf_writes", "prefetches", "prefetch_bank_conflicts",
     "conflict_free_prefetch_fraction", "main_rf_read_cycles", "main_rf_write_cycles", "energy_pj_total",
-    "power_mw", "area_mm2_total",
+    "power_mw", "area_mm2_total", "l1d_hit_rate",
 )  # fmt: skip
 
 
@@ -34,13 +34,19 @@ def _evaluate_job(point: tuple) -> dict:
     return evaluate_point(*point)
 
 
-def evaluate_point(design: str, workload: str, gpu: str, method: str, params: dict) -> dict:
+def evaluate_point(
+    design: str, workload: str, gpu: str, method: str, params: dict, trace_source: str = "auto"
+) -> dict:
     """One evaluation of ``design`` on ``workload``: its scalar results (:data:`SCALARS`, None when the
     design does not report one or it is not a number) and the seconds it took."""
     t0 = time.perf_counter()
     # a workload that does not fit the point gives NaN (None) results instead of stopping the study
-    ds = rfmodel.evaluate(design, workload, gpu, method=method, params=params, on_no_fit="nan")
+    ds = rfmodel.evaluate(
+        design, workload, gpu, method=method, params=params, on_no_fit="nan", trace_source=trace_source
+    )
     out = {"design": design, "workload": workload, "gpu": gpu, "method": method, "params": params}
+    if trace_source != "auto":
+        out["trace_source"] = trace_source
     for m in SCALARS:
         if m in ds:
             v = float(np.asarray(ds[m].values).ravel()[0])
@@ -65,16 +71,17 @@ class Evaluations:
         return self.log.done
 
     @staticmethod
-    def key(design, workload, gpu, method, params) -> str:
+    def key(design, workload, gpu, method, params, trace_source="auto") -> str:
         source = SIM_SOURCE if method == "simulate" else SOURCE
-        return json.dumps([design, workload, gpu, method, params, source], sort_keys=True)
+        extra = [] if trace_source == "auto" else [trace_source]
+        return json.dumps([design, workload, gpu, method, params, source, *extra], sort_keys=True)
 
-    def get(self, design, workload, gpu, method, params) -> dict:
-        return self.log[self.key(design, workload, gpu, method, params)]
+    def get(self, design, workload, gpu, method, params, trace_source="auto") -> dict:
+        return self.log[self.key(design, workload, gpu, method, params, trace_source)]
 
     def ensure(self, points) -> None:
-        """Run the ``(design, workload, gpu, method, params)`` points not yet done, appending each result as
-        it finishes, with progress on stderr."""
+        """Run the ``(design, workload, gpu, method, params[, trace_source])`` points not yet done, appending
+        each result as it finishes, with progress on stderr."""
         todo = {self.key(*p): p for p in points}
         t0, n = time.time(), 0
         total = sum(k not in self.log for k in todo)

@@ -9,7 +9,7 @@ import pytest
 from test_execute import _listing
 
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, builtin_recipe, trace_recipe
+from rfmodel.workload.execute.builtin import KNOWN_GAPS, builtin_recipe
 from rfmodel.workload.execute.launch import GLOBAL_BASE, Param, launch
 from rfmodel.workload.execute.layout import LOCAL_TRACE_BASE
 from rfmodel.workload.execute.machine import _value_attrs
@@ -17,7 +17,7 @@ from rfmodel.workload.execute.recipe import ArraySpec, Recipe, run_recipe
 from rfmodel.workload.execute.tracing import executed_trace
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.sass import parse_sass
-from rfmodel.workload.suite import load_kernel, load_workload
+from rfmodel.workload.suite import load_kernel, load_workload, manifest, trace_recipe
 from rfmodel.workload.trace import NONE, compress_code, compressed_bytes
 from rfmodel.workload.values import read_widths, value_stats
 
@@ -166,9 +166,16 @@ def test_more_ctas_than_the_grid_is_one_error():
         executed_trace(load_kernel("saxpy", "sm_80"), recipe, ctas=int(np.prod(recipe.grid)) + 1)
 
 
-@pytest.mark.parametrize("name", sorted(BUILTIN_RECIPES))
-def test_trace_recipe_gives_the_ctas_asked_for(name):
-    assert int(np.prod(trace_recipe(name, 9).grid)) >= 9
+@pytest.mark.parametrize("name", ["saxpy", "reduce_sum", "sgemm_tiled", "histogram256"])
+def test_trace_recipe_sizes_the_problem_to_the_manifests_trip_count(name):
+    kernel = load_kernel(name, "sm_80")
+    recipe, scale, trip = trace_recipe(kernel, 9)
+    meta = manifest()["kernels"][name]
+    assert int(np.prod(recipe.grid)) >= 9
+    # the manifest's grid where the recipe takes one; the main loop within a factor 2 of its trip count
+    assert int(np.prod(recipe.grid)) == meta["ctas"] or name == "sgemm_tiled"
+    want = meta["loop_trip_counts"]["default"]
+    assert want / 2 <= trip <= 2 * want, (scale, trip, want)
 
 
 # ---- load_workload: executed by default, expansion where execution cannot run -----------------------
@@ -179,6 +186,7 @@ def test_builtin_workload_is_executed_and_cached(tmp_path, monkeypatch):
     wl = load_workload("saxpy", num_sms=15)
     assert wl.attrs["trace_source"] == "execute" and wl.trace.attrs["source"] == "execute"
     assert wl.trace.ctas == 8  # the manifest's 120 CTAs over 15 SMs
+    assert wl.trace.attrs["recipe_scale"] >= 1 and wl.trace.attrs["main_loop_trip"] >= 4
     stored = list((tmp_path / "traces").glob("*.npz"))
     assert len(stored) == 1
     again = load_workload("saxpy", num_sms=15)

@@ -24,7 +24,14 @@ from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.version import __version__
 from rfmodel.workload.ir import OpClass
-from rfmodel.workload.suite import DEFAULT_ARCH, SYNTHETIC_PREFIX, Workload, builtin_names, load_workload
+from rfmodel.workload.suite import (
+    DEFAULT_ARCH,
+    SYNTHETIC_PREFIX,
+    Workload,
+    builtin_names,
+    load_workload,
+    split_trace_prefix,
+)
 
 
 def memory_latencies(sm: SMSpec, hit_rate: float) -> np.ndarray:
@@ -127,8 +134,9 @@ def workload_profile(
     if key in _PROFILE_CACHE and not isinstance(workload, Workload) and _PROFILE_CACHE[key][0] == content:
         return _PROFILE_CACHE[key][1]
     stored = None
+    builtin = split_trace_prefix(name)[0] in builtin_names()
     if not isinstance(workload, Workload) and (
-        name in builtin_names() or name.startswith(SYNTHETIC_PREFIX) or content is not None
+        builtin or name.startswith(SYNTHETIC_PREFIX) or content is not None
     ):
         # built-in and synthetic workloads are named by what generates them, files by their content
         blob = json.dumps([*key, content, source_hash(exclude=("data/calibration",))], default=str)

@@ -6,6 +6,8 @@ A *workload reference* is one of
   :func:`builtin_names`), compiled SASS shipped with the package;
 * ``synthetic:<preset>`` for a synthetic-generator preset
   (``synthetic:register-sensitive`` ...);
+* ``expand:<name>`` / ``execute:<name>``: a built-in kernel with its trace made one given way
+  (see below), e.g. to compare ``saxpy`` with ``expand:saxpy`` in one evaluation;
 * a path to a SASS listing (``.sass``, ``.txt``: cuobjdump or nvdisasm
   output; ``path.sass:kernel`` picks one kernel of several) or to an Accel-Sim
   trace (``kernel-*.traceg[.xz]``, or a directory with ``kernelslist.g``).
@@ -37,6 +39,16 @@ SYNTHETIC_PREFIX = "synthetic:"
 #: recipe, every instruction implemented) and expands it otherwise; ``execute`` insists on
 #: execution; ``expand`` always expands
 TRACE_SOURCES = ("auto", "execute", "expand")
+#: a workload reference that starts with one of these takes that trace source
+TRACE_PREFIXES = {"expand:": "expand", "execute:": "execute"}
+
+
+def split_trace_prefix(ref: str) -> tuple[str, str | None]:
+    """``("saxpy", "expand")`` for ``"expand:saxpy"``; ``(ref, None)`` without a prefix."""
+    for prefix, how in TRACE_PREFIXES.items():
+        if ref.startswith(prefix):
+            return ref[len(prefix) :], how
+    return ref, None
 
 
 @dataclass
@@ -203,6 +215,19 @@ def load_workload(
     if not isinstance(arch, str):
         raise RfmodelError(f"arch: expected a name such as 'sm_80' (got {arch!r})")
     ref = str(ref)
+    full = ref
+    ref, chosen = split_trace_prefix(ref)
+    if chosen is not None:
+        if trace_source not in ("auto", chosen):
+            raise RfmodelError(
+                f"workload '{full}': its prefix asks for '{chosen}', trace_source for '{trace_source}'"
+            )
+        if ref not in manifest()["kernels"]:
+            raise RfmodelError(
+                f"workload '{full}': the prefix '{full[: len(full) - len(ref)]}' applies to built-in "
+                "kernels only"
+            )
+        trace_source = chosen
     p = Path(ref)
     if p.is_dir() or ref.endswith((".traceg", ".traceg.xz")):
         from rfmodel.workload.accelsim import read_traceg
@@ -222,13 +247,13 @@ def load_workload(
     else:
         kernel = load_kernel(ref, arch)
         profile = builtin_profile(kernel)
-        name = ref if ref in manifest()["kernels"] else kernel.name
+        name = full if ref in manifest()["kernels"] else kernel.name
     share = ctas_per_sm(kernel, num_sms)
     how = "expand"
-    if trace_source != "expand" and kernel is not None and name in manifest()["kernels"]:
+    if trace_source != "expand" and kernel is not None and ref in manifest()["kernels"]:
         wpc = -(-kernel.threads_per_cta // 32)
         n_ctas = share if max_warps is None else max(1, min(share, max_warps // wpc))
-        trace, how = executed_builtin(name, arch, n_ctas, line_bytes, seed, strict=trace_source == "execute")
+        trace, how = executed_builtin(ref, arch, n_ctas, line_bytes, seed, strict=trace_source == "execute")
         if trace is not None:
             return Workload(
                 name=name,
@@ -267,6 +292,95 @@ def load_workload(
     )
 
 
+#: the largest problem scale :func:`trace_recipe` goes to, and the most warp-instructions per CTA
+#: it lets a larger scale reach
+MAX_TRACE_SCALE = 512.0
+MAX_TRACE_CTA_INSTRS = 250_000
+#: the most input bytes (all of the recipe's arrays) :func:`trace_recipe` lets a larger scale reach
+MAX_TRACE_INPUT_BYTES = 64 << 20
+#: doublings without a longer main loop after which :func:`trace_recipe` stops looking
+TRACE_STALL_DOUBLINGS = 4
+
+
+def trace_recipe(kernel: Kernel, ctas: int):
+    """The launch recipe of a built-in kernel for its executed trace: ``(recipe, scale, trip)``.
+
+    The launch is the manifest's: its grid (where the recipe takes a grid; otherwise the grid that the
+    problem size gives, at least ``ctas`` CTAs) and a problem size at which the kernel's main loop runs
+    the manifest's typical trip count (``loop_trip_counts.default``, the figure trace expansion uses),
+    found by doubling the recipe's scale from 1 and running one CTA at each size; ``trip`` is the
+    measured trip count of the outermost loops (per warp, the most of them), ``inf`` for a kernel
+    without loops. Of the sizes tried, the one whose trip count is nearest the manifest's (by ratio) is
+    taken; among equals, the smallest at which a CTA does 90 % of the most work seen (a kernel whose
+    main loop does not follow the size: its threads busy). The doubling stops once the trip count
+    reaches the manifest's, after :data:`TRACE_STALL_DOUBLINGS` doublings that do not lengthen a loop
+    that already runs more than once (a loop over a fixed structure), at :data:`MAX_TRACE_SCALE`, and
+    before a CTA would execute more than :data:`MAX_TRACE_CTA_INSTRS` warp-instructions or the inputs
+    would exceed :data:`MAX_TRACE_INPUT_BYTES`."""
+    import numpy as np
+
+    from rfmodel.compiler.cfg import function_names, natural_loops
+    from rfmodel.workload.execute.builtin import builtin_recipe
+    from rfmodel.workload.execute.decode import decode_kernel
+    from rfmodel.workload.execute.launch import launch
+
+    name = kernel.name
+    meta = manifest()["kernels"][name]
+    grid_m = int(meta["ctas"])
+    want = int(meta.get("loop_trip_counts", {}).get("default", 8))
+    latches = [
+        kernel.blocks[x].end - 1
+        for f in function_names(kernel)
+        for lp in natural_loops(kernel, f)
+        if lp.depth == 1
+        for x in lp.latches
+    ]
+    dec = decode_kernel(kernel)
+
+    def probe(r):
+        ins = r.inputs()
+        consts = {bank: ins[a] for bank, a in r.constants.items()}
+        glob = {k: v for k, v in ins.items() if k not in r.constants.values()}
+        res = launch(dec, r.params, glob, r.grid, r.block, shared_bytes=r.shared_bytes, constants=consts,
+                     record=1, record_capacity=1)  # fmt: skip
+        warps = max(1, res.per_warp.shape[1])
+        trip = max((res.per_instruction[i] / warps for i in latches), default=float("inf"))
+        return float(trip), int(res.warp_instructions)
+
+    scale = 1.0
+    recipe = builtin_recipe(name, scale, grid_m)
+    while int(np.prod(recipe.grid)) < ctas and scale < MAX_TRACE_SCALE:
+        scale *= 2
+        recipe = builtin_recipe(name, scale, grid_m)
+    trip, work = probe(recipe)
+
+    def miss(t):  # how far a trip count is from the manifest's, by ratio
+        return abs(math.log(max(t, 1e-3) / want)) if math.isfinite(t) else 0.0
+
+    tried = [(miss(trip), work, scale, recipe, trip)]
+    stalled, last = 0, trip
+    while last < want and scale < MAX_TRACE_SCALE and stalled < TRACE_STALL_DOUBLINGS:
+        scale *= 2
+        bigger = builtin_recipe(name, scale, grid_m)
+        size = sum(int(np.prod(a.shape)) * np.dtype(a.dtype).itemsize for a in bigger.arrays.values())
+        if size > MAX_TRACE_INPUT_BYTES:
+            break
+        t2, w2 = probe(bigger)
+        if w2 > MAX_TRACE_CTA_INSTRS:
+            break
+        # a loop that runs at most once is a problem smaller than the grid: that is no stall
+        stalled = stalled + 1 if (t2 <= last and last > 1) else 0
+        last = t2
+        tried.append((miss(t2), w2, scale, bigger, t2))
+    # the nearest trip count; among equals (a kernel whose main loop does not show the size), the
+    # smallest size at which a CTA does at least 90 % of the most work seen (its threads all busy)
+    near = min(t[0] for t in tried)
+    ties = [t for t in tried if t[0] <= near + 1e-9]
+    most = max(t[1] for t in ties)
+    _, _, scale, recipe, trip = next(t for t in ties if t[1] >= 0.9 * most)
+    return recipe, scale, trip
+
+
 def executed_builtin(
     name: str, arch: str, ctas: int, line_bytes: int, seed: int = 0, *, strict: bool = False
 ) -> tuple[Trace | None, str]:
@@ -279,7 +393,7 @@ def executed_builtin(
     import hashlib
 
     from rfmodel.cache import entry_path, source_hash
-    from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, trace_recipe
+    from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS
     from rfmodel.workload.execute.errors import ExecutionError
     from rfmodel.workload.execute.tracing import executed_trace
 
@@ -297,15 +411,16 @@ def executed_builtin(
             return Trace.load(stored), "execute"
         except (OSError, ValueError, KeyError, TypeError):  # a damaged entry: execute again
             pass
-    recipe = trace_recipe(name, ctas)
-    recipe = dataclasses.replace(recipe, seed=recipe.seed + seed)
+    kernel = load_kernel(name, arch)
     try:
-        trace = executed_trace(load_kernel(name, arch), recipe, ctas=ctas, line_bytes=line_bytes)
+        recipe, scale, trip = trace_recipe(kernel, ctas)
+        recipe = dataclasses.replace(recipe, seed=recipe.seed + seed)
+        trace = executed_trace(kernel, recipe, ctas=ctas, line_bytes=line_bytes)
     except ExecutionError as e:
         if strict:
             raise
         return None, f"expand: execution failed ({e})"
-    trace.attrs["seed"] = int(seed)
+    trace.attrs.update(seed=int(seed), recipe_scale=scale, main_loop_trip=trip)
     if stored is not None:
         try:
             trace.save(stored)

@@ -1063,25 +1063,6 @@ KNOWN_GAPS = {
 }
 
 
-def trace_recipe(name: str, ctas: int) -> Recipe:
-    """The recipe of built-in kernel ``name`` for a trace of ``ctas`` CTAs (one SM's share of the
-    manifest's grid): the grid asked for ``ctas`` CTAs, and the problem scaled by the same factor
-    over the default recipe's grid, so that each CTA does about the work it does at the default
-    size; where the grid follows the problem size alone, the scale doubles until the grid holds
-    ``ctas`` CTAs (at most :data:`MAX_TRACE_SCALE`)."""
-    base = int(np.prod(builtin_recipe(name).grid))
-    scale = max(1.0, ctas / base)
-    while True:
-        r = builtin_recipe(name, scale, ctas)
-        if int(np.prod(r.grid)) >= ctas or scale >= MAX_TRACE_SCALE:
-            return r
-        scale = min(scale * 2, MAX_TRACE_SCALE)
-
-
-#: the largest problem scale :func:`trace_recipe` goes to
-MAX_TRACE_SCALE = 256.0
-
-
 def builtin_recipe(name: str, scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """The recipe of built-in kernel ``name`` at ``scale`` (1.0: the small default size)."""
     if name not in BUILTIN_RECIPES:
