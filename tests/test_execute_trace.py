@@ -261,3 +261,40 @@ def test_cli_workload_info_values(capsys, tmp_path, monkeypatch):
     text = doc.read_text()
     assert "old" not in text and "| `saxpy` | executed |" in text and "(C-03)" in text
     assert text.startswith("a\n") and text.endswith("b\n")
+
+
+def test_executed_trace_memory_per_instruction_keeps_1e7_under_1gb():
+    # an executed trace holds 58 bytes a row plus 8 per line; making one costs, beyond the launch's fixed
+    # buffers (inputs, global memory, the recorder), at most 80 bytes a row more than a smaller one: measured
+    # as the traced peak of 1 and 4 CTAs of gemm_micro8x8 (about 220,000 rows a CTA).  10^7 rows at this rate
+    # stay under 1 GB (measured whole: 10,164,896 rows raise the peak RSS by 702 MiB, docs/execute.md).
+    import tracemalloc
+
+    kernel = load_kernel("gemm_micro8x8", "sm_80")
+    recipe, _, _ = trace_recipe(kernel, 64)
+    peaks = []
+    for ctas in (1, 4):
+        tracemalloc.start()
+        t = executed_trace(kernel, recipe, ctas=ctas)
+        peaks.append((t.n_instrs, tracemalloc.get_traced_memory()[1]))
+        tracemalloc.stop()
+        assert t.nbytes <= 58.5 * t.n_instrs + 8 * len(t.mem_line) + 8 * (t.n_warps + 1) * 2
+        del t
+    (n1, p1), (n4, p4) = peaks
+    assert n4 > 3 * n1 and p4 - p1 <= 80 * (n4 - n1), (p4 - p1) / (n4 - n1)
+
+
+def test_trace_prefix_puts_both_traces_in_one_evaluation():
+    import rfmodel
+
+    both = ["saxpy", "expand:saxpy"]
+    ds = rfmodel.evaluate("baseline", both, "fermi-gtx480", method="simulate", max_warps=16)
+    assert list(ds["workload"].values) == ["saxpy", "expand:saxpy"]
+    a, b = (float(ds["ipc"].sel(workload=w)) for w in ("saxpy", "expand:saxpy"))
+    assert a > 0 and b > 0 and a != b  # two different traces of the same kernel
+    wl = load_workload("expand:saxpy")
+    assert wl.name == "expand:saxpy" and wl.attrs["trace_source"] == "expand"
+    with pytest.raises(RfmodelError, match="built-in kernels only"):
+        load_workload("expand:synthetic:register-sensitive")
+    with pytest.raises(RfmodelError, match="its prefix asks for 'expand'"):
+        load_workload("expand:saxpy", trace_source="execute")

@@ -32,6 +32,8 @@ def test_joint_front_over_designs_and_cells_is_nondominated_and_near_the_exhaust
     counts = [c[2]["evaluations"] for c in calls]
     assert counts == sorted(counts) and counts[-1] == res.evaluations
     assert calls[-1][2]["islands"] == "2/2" and calls[-1][2]["front"] >= 1
+    # the live hypervolume: of the finished islands' front, in its own bounds (so at most 1.1^m)
+    assert 0 < calls[-1][2]["hv"] <= 1.1 ** len(res.objectives)
     rows = pareto_table(res.pareto)
     assert {r["design"] for r in rows} == {"baseline", "bow"}
     assert len({r["main_cell"] for r in rows}) >= 2

@@ -792,7 +792,8 @@ def optimize(
     ``generations`` generations, for ``objectives`` (``"name:min|max"`` or :class:`Objective`) subject to
     ``constraints`` (``"name<=value"``, ``"name>=x*baseline"``).  ``progress(step, steps, **info)`` is called
     per generation of each island (with another runner: as islands finish) with ``info``: ``evaluations``
-    (points evaluated so far), and as islands finish ``front`` (points on the front of the finished islands)
+    (points evaluated so far), and as islands finish ``front`` (points on the front of the finished islands),
+    ``hv`` (its hypervolume, normalized by its own ideal and nadir points)
     and ``islands`` (finished / all).  ``brute_force``: enumerate the
     islands of at most :data:`BRUTE_FORCE_MAX` points for the exhaustive reference front.
 
@@ -872,10 +873,16 @@ def optimize(
         results[k] = result
         done_gens[k], evaluated[k] = generations, result["evaluations"]
         if progress is not None:
-            # the front so far: over the islands that have finished
+            # the front so far, over the islands that have finished, and its hypervolume in its own bounds
+            # (the final figure is taken in the bounds of the whole front)
             f = [r["f"] for r in results if r is not None and len(r["f"])]
-            front = int(_front_mask(np.concatenate(f), np.ones(sum(map(len, f)), bool)).sum()) if f else 0
-            progress(sum(done_gens), steps, evaluations=sum(evaluated), front=front,
+            info = {}
+            if f:
+                pts = np.concatenate(f)
+                pts = pts[_front_mask(pts, np.ones(len(pts), bool))]
+                hv = _hypervolume(pts, pts.min(axis=0), pts.max(axis=0))
+                info = {"front": len(pts), "hv": round(hv, 4)}
+            progress(sum(done_gens), steps, evaluations=sum(evaluated), **info,
                      islands=f"{sum(r is not None for r in results)}/{len(jobs)}")  # fmt: skip
     rows, f_found, history = [], [], []
     evaluations = 0  # points evaluated (each island evaluates a repeated point once)
