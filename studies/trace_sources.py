@@ -75,15 +75,17 @@ def main(argv=None) -> int:
             f"{fmt(ipc[0], '.3f')} → {fmt(ipc[1], '.3f')}",
             f"{fmt(l1[0], '.0f', ' %', 100)} → {fmt(l1[1], '.0f', ' %', 100)}",
             f"{fmt(st[0], '.2f')} → {fmt(st[1], '.2f')}",
-            *[f"{fmt(hits[d][0], '.0f', ' %', 100)} → {fmt(hits[d][1], '.0f', ' %', 100)}" for d in HIT_DESIGNS],
+            *[_pair(hits[d], ".0f", " %", 100) for d in HIT_DESIGNS],
         ]
         lines.append("| " + " | ".join(row) + " |")
+    ipc_lo, ipc_hi = min(moves["ipc"], default=None), max(moves["ipc"], default=None)
+    hit_txt = ", ".join(f"{d} {fmt(median(moves[d]), '+.1f', ' points', 100)}" for d in HIT_DESIGNS)
     summary = (
-        f"Over {len(wls)} kernels: IPC executed / expanded geometric mean {fmt(geomean(moves['ipc']), '.2f')} "
-        f"(range {fmt(min(moves['ipc'], default=None), '.2f')}-{fmt(max(moves['ipc'], default=None), '.2f')}); "
-        f"median change of the L1D hit rate {fmt(median(moves['l1d']), '+.1f', ' points', 100)}, of the bank "
-        f"stall cycles per warp-instruction {fmt(median(moves['stall']), '+.2f')}; median change of the hit "
-        "rate " + ", ".join(f"{d} {fmt(median(moves[d]), '+.1f', ' points', 100)}" for d in HIT_DESIGNS) + "."
+        f"Over {len(wls)} kernels: IPC executed / expanded, geometric mean "
+        f"{fmt(geomean(moves['ipc']), '.2f')} "
+        f"(range {fmt(ipc_lo, '.2f')}-{fmt(ipc_hi, '.2f')}); median change of the L1D hit rate "
+        f"{fmt(median(moves['l1d']), '+.1f', ' points', 100)}, of the bank stall cycles per "
+        f"warp-instruction {fmt(median(moves['stall']), '+.2f')}; median change of the hit rate {hit_txt}."
     )
     text = (
         "\n".join(lines)
@@ -93,6 +95,10 @@ def main(argv=None) -> int:
     )
     publish(text, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION, title=f"Simulated on {a.gpu}")
     return 0
+
+
+def _pair(xs, spec, suffix="", scale=1.0):
+    return f"{fmt(xs[0], spec, suffix, scale)} → {fmt(xs[1], spec, suffix, scale)}"
 
 
 def _per(x, n):

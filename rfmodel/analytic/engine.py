@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
-from rfmodel.analytic.model import AnalyticContext
+from rfmodel.analytic.model import L2_ASSOC, AnalyticContext
 from rfmodel.analytic.profile import WorkloadProfile, profile_trace
 from rfmodel.cache import entry_path, source_hash
 from rfmodel.results import assemble
@@ -153,12 +153,15 @@ def workload_profile(
         workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
+    # the SM's L1D and L2 slice, simulated on the line stream as the simulator indexes them
+    l2_lines = max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1)
+    caches = [(lines, sm.l1d.assoc), (l2_lines, L2_ASSOC)]
     # two passes: the first gives the hit rate that sets the expected load latency
-    first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True)
-    hit = float(first.l1d_hit_rate(lines)) if sm.l1d.size_bytes else 0.0
+    first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True, caches=caches[:1])
+    hit = float(first.l1d_hit_rate(lines, sm.l1d.assoc)) if sm.l1d.size_bytes else 0.0
     prof = profile_trace(
         wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
-        sched=issue_resources(sm),
+        sched=issue_resources(sm), caches=caches,
     )
     n_share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
     if share and n_share > wl.trace.ctas:

@@ -153,6 +153,10 @@ class WorkloadProfile:
     iv_even: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     sched_cpi: np.ndarray | None = None  # float64 [len(SCHED_CTAS), K, J]: cycles per instruction (NaN: none)
     ser_pmf_slots: np.ndarray | None = None  # float64 [MAX_BANKS + 1, MAX_SRC + 1]: operand slots
+    #: float64 [k, 3]: (lines, ways, hit rate) of the caches simulated exactly on the line stream
+    #: (set = line mod sets, LRU, as the cycle simulator indexes them); other geometries are estimated
+    #: from ``line_stack_hist``
+    exact_hits: np.ndarray | None = None
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
@@ -315,6 +319,19 @@ class WorkloadProfile:
         return self._hit_rate(np.asarray(lines, dtype=np.float64), assoc)
 
     def _hit_rate(self, lines: np.ndarray, assoc) -> np.ndarray:
+        est = self._stack_hit_rate(lines, assoc)
+        if self.exact_hits is None or assoc is None or not len(self.exact_hits):
+            return est
+        # a geometry simulated on the line stream itself: its set conflicts included (strided
+        # addresses that fall in few sets), which the random-set estimate cannot see
+        a = np.broadcast_to(np.asarray(assoc, dtype=np.float64), np.shape(est))
+        lb = np.broadcast_to(lines, np.shape(est))
+        out = np.array(est, dtype=np.float64)
+        for n_lines, ways, h in self.exact_hits:
+            out = np.where((lb == n_lines) & (a == ways), h, out)
+        return out if np.ndim(out) else out[()]
+
+    def _stack_hit_rate(self, lines: np.ndarray, assoc) -> np.ndarray:
         h = self.line_stack_hist.astype(np.float64)
         total = h.sum()
         if total == 0:
@@ -485,6 +502,43 @@ def _chain_cycles(warp_ptr, op, dst, src, pdst, psrc, lat, extra):
                 _written(ready, pready, e, i, t, lat[op[i]], extra[e], dst, pdst)
             total[e] += t + 1.0
     return total
+
+
+@njit(cache=True)
+def _lru_hits(lines, sets, ways):
+    """Hits of a set-associative LRU cache (set = line mod ``sets``) over the line stream ``lines``."""
+    tag = np.full(sets * ways, -1, dtype=np.int64)
+    stamp = np.full(sets * ways, -1, dtype=np.int64)
+    hits = 0
+    for t in range(lines.shape[0]):
+        ln = lines[t]
+        base = (ln % sets) * ways
+        victim = base
+        for i in range(base, base + ways):
+            if tag[i] == ln:
+                hits += 1
+                victim = -1
+                stamp[i] = t
+                break
+            if stamp[i] < stamp[victim]:
+                victim = i
+        if victim >= 0:
+            tag[victim] = ln
+            stamp[victim] = t
+    return hits
+
+
+def exact_hit_rates(lines: np.ndarray, caches) -> np.ndarray | None:
+    """``[k, 3]`` rows (lines, ways, hit rate) of each cache ``(lines, ways)`` in ``caches`` simulated
+    on the line stream (whole sets only: ``lines`` a multiple of ``ways``)."""
+    rows = []
+    for n_lines, ways in caches or ():
+        n_lines, ways = int(n_lines), int(ways)
+        if ways < 1 or n_lines < ways or n_lines % ways:
+            continue
+        h = _lru_hits(lines, n_lines // ways, ways) / len(lines) if len(lines) else 0.0
+        rows.append((n_lines, ways, h))
+    return np.array(rows, dtype=np.float64).reshape(-1, 3) if rows else None
 
 
 @njit(cache=True)
@@ -1196,6 +1250,7 @@ def profile_trace(
     exec_latencies: np.ndarray | None = None,
     light: bool = False,
     sched: dict | None = None,
+    caches=None,
 ) -> WorkloadProfile:
     """Extract the analytic profile of ``trace``.
 
@@ -1207,7 +1262,8 @@ def profile_trace(
     first pass that only needs the hit rate).  ``sched``: the SM's issue resources for the
     ``sched_cpi`` list schedules (keys ``schedulers``, ``issue_width``, ``initiation`` and ``unit``
     per op class, ``lsu_unit``: the unit index of the SM's one load/store unit); without it the
-    profile has no ``sched_cpi``.
+    profile has no ``sched_cpi``.  ``caches``: ``(lines, ways)`` geometries (the SM's L1D and L2
+    slice) whose hit rates are simulated exactly on the interleaved line stream (``exact_hits``).
     """
     n = trace.n_instrs
     if n == 0:
@@ -1244,6 +1300,7 @@ def profile_trace(
     order = np.lexsort((warp_of[instr], local[instr]))
     lines = trace.mem_line[rows][order]
     hist = _line_stack_hist(lines // trace.line_bytes, 32) if len(lines) else np.zeros(32, np.int64)
+    exact = exact_hit_rates(lines // trace.line_bytes, caches)
     assert MAX_SRC == trace.src.shape[1]
     if light:
         return WorkloadProfile(
@@ -1252,7 +1309,7 @@ def profile_trace(
             ser=ser_sum / n, chain_extra=CHAIN_EXTRA.copy(), chain=chain_total / n,
             mem_lines_per_instr=len(lines) / n, line_stack_hist=hist,
             regs_per_thread=int(trace.regs_per_thread), threads_per_cta=int(trace.threads_per_cta),
-            ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes),
+            ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes), exact_hits=exact,
         )  # fmt: skip
     base = lat if exec_latencies is None else np.asarray(exec_latencies, dtype=np.float64)
     mem_cls = np.zeros(N_OPCLASSES, dtype=np.bool_)
@@ -1329,6 +1386,7 @@ def profile_trace(
         chain=chain_total / n,
         mem_lines_per_instr=len(lines) / n,
         line_stack_hist=hist,
+        exact_hits=exact,
         regs_per_thread=int(trace.regs_per_thread),
         threads_per_cta=int(trace.threads_per_cta),
         ctas=int(trace.ctas),
