@@ -153,6 +153,9 @@ class WorkloadProfile:
     iv_even: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     sched_cpi: np.ndarray | None = None  # float64 [len(SCHED_CTAS), K, J]: cycles per instruction (NaN: none)
     ser_pmf_slots: np.ndarray | None = None  # float64 [MAX_BANKS + 1, MAX_SRC + 1]: operand slots
+    # ---- value statistics of the written warp registers (the trace's ``compress`` column)
+    write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
+    write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
@@ -1356,7 +1359,25 @@ def profile_trace(
         iv_maxload=iv[3],
         iv_even=iv[4],
         sched_cpi=sched_cpi,
+        **write_value_stats(trace),
     )
+
+
+def write_value_stats(trace: Trace) -> dict:
+    """``write_groups`` and ``write_size_known`` of a trace: the mean number of 32-bit groups a BDI-compressed
+    written warp register fills (``ceil(bytes / 4)``; a value of unknown size counts as uncompressed, 32) and
+    the share of written values whose compressed size the trace gives."""
+    from rfmodel.workload.trace import COMPRESS_UNKNOWN, WARP_VALUE_BYTES, compressed_bytes
+
+    written = trace.dst != NONE
+    nw = int(written.sum())
+    if nw == 0:
+        return {"write_groups": float(WARP_VALUE_BYTES // 4), "write_size_known": 0.0}
+    code = trace.compress[written]
+    known = code != COMPRESS_UNKNOWN
+    groups = np.full(nw, WARP_VALUE_BYTES // 4, dtype=np.float64)
+    groups[known] = np.ceil(compressed_bytes(code[known]) / 4.0)
+    return {"write_groups": float(groups.mean()), "write_size_known": float(known.mean())}
 
 
 def mix_of(profile: WorkloadProfile, *classes: OpClass) -> float:
