@@ -41,6 +41,7 @@ from rfmodel.designs.mainrf import (
     timing_metrics,
 )
 from rfmodel.energy.accounting import Structure, structure_over_grid
+from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
 from rfmodel.tech.array import CELLS
 from rfmodel.workload.trace import COMPRESS_UNKNOWN, MAX_DST, NONE, WARP_VALUE_BYTES, compressed_bytes
@@ -171,14 +172,13 @@ class Stt(Design):
         hook that counts the groups each value drives (sizes from the trace's ``compress`` column)."""
         p = self.resolve(params)
         header = bank_header(sm, gpgpusim_offset(options))
-        if trace is not None:
-            packed, known = _pack_groups(trace)
-        else:
-            packed, known = np.zeros(1, dtype=np.int64), 0.0
+        if trace is None:
+            raise RfmodelError("design 'stt' needs the trace being simulated (the written values' sizes)")
+        packed, known = _pack_groups(trace)
         counters = np.zeros(I_ROWS - I_BDI, dtype=np.int64)
         counters[0] = p.bdi
         ints = np.concatenate([header, counters, packed])
-        source = trace.attrs.get("trace_source", trace.attrs.get("source", "?")) if trace is not None else "?"
+        source = trace.attrs.get("trace_source", trace.attrs.get("source", "?"))
         info = {
             "bdi_sizes": f"trace compress column ({source}): {known:.1%} of the written values have a known "
             "compressed size; the others are written uncompressed (32 groups)",
