@@ -117,12 +117,22 @@ def _parse_uncertainty(text: str) -> tuple[str, object]:
         raise RfmodelError(f"--uncertainty {name}: width '{width}' is not a number") from e
 
 
+def _preset_params(design: str, preset: str | None) -> dict:
+    """The parameters of a design's named configuration (``--preset``; ``--param`` values override them)."""
+    if not preset:
+        return {}
+    from rfmodel.designs.base import get_design
+
+    return get_design(design).preset(preset)
+
+
 def cmd_evaluate(args) -> int:
     from rfmodel.evaluate import evaluate
     from rfmodel.io import write_netcdf, write_text
 
     cfg = _read_eval_config(args.config) if args.config else {}
-    params = dict(cfg.get("params", {}))
+    params = _preset_params(args.design or cfg.get("design", "baseline"), args.preset)
+    params.update(cfg.get("params", {}))
     for p in args.param or []:
         k, v = _parse_param(p)
         params[k] = v
@@ -589,7 +599,7 @@ def cmd_simulate(args) -> int:
     from rfmodel.evaluate import evaluate
     from rfmodel.io import write_netcdf, write_text
 
-    params = {}
+    params = _preset_params(args.design, args.preset)
     for p in args.param or []:
         k, v = _parse_param(p)
         params[k] = v
@@ -855,6 +865,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=V1,V2",
         help="sweep a parameter (repeatable; product of all)",
     )
+    e.add_argument("--preset", metavar="NAME", help="a named configuration of the design (docs/designs.md)")
     e.add_argument("--method", choices=("analytic", "simulate", "montecarlo"))
     e.add_argument(
         "--uncertainty",
@@ -952,6 +963,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--design", default="baseline")
     m.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
     m.add_argument("--param", action="append", metavar="NAME=V1,V2", help="sweep a parameter (repeatable)")
+    m.add_argument("--preset", metavar="NAME", help="a named configuration of the design (docs/designs.md)")
     m.add_argument(
         "--compat",
         choices=("none", "gpgpusim"),

@@ -18,6 +18,9 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``extra_collect``   cycles added to every operand collection (a slower structure behind it)
 ``bank_cycles``     cycles one bank read holds its bank (slow banks)
 ``bank_write_cycles``  cycles one bank write holds it (default: ``bank_cycles``)
+``write_hold``      cycles a consumer waits behind its producer's write beyond a one-cycle write
+                    (default ``bank_write_cycles - 1``; a write buffer that serves the value
+                    changes it)
 ==================  ======================================================================
 
 Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
@@ -131,7 +134,8 @@ DEFAULT_POOL = 8
 
 
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
-                write_share=1.0, operand_slots=True, bank_write_cycles=None) -> dict:  # fmt: skip
+                write_share=1.0, operand_slots=True, bank_write_cycles=None,
+                write_hold=None) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.  On
@@ -181,6 +185,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         rotations=rotations,
         bank_cycles=bank_cycles,
         bank_write_cycles=bank_write_cycles,
+        write_hold=write_hold,
         l2_lines=max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1),
         l2_hit_latency=sm.l2_hit_latency_cycles,
         l1d_assoc=sm.l1d.assoc,
@@ -202,6 +207,7 @@ class Effects:
     extra_collect: object = 0.0
     bank_cycles: object = 1.0
     bank_write_cycles: object = None
+    write_hold: object = None
 
 
 class AnalyticContext:
@@ -234,6 +240,7 @@ class AnalyticContext:
             self.profile, self.sm, self.grid, self.interval_coef(), extra_collect=effects.extra_collect,
             bank_cycles=effects.bank_cycles, read_share=effects.read_share, write_share=effects.write_share,
             operand_slots=effects.operand_slots, bank_write_cycles=effects.bank_write_cycles,
+            write_hold=effects.write_hold,
         )  # fmt: skip
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:
@@ -259,7 +266,11 @@ class AnalyticContext:
         }
         for k, v in (metrics or {}).items():
             out[k] = v + z
-        out["events"] = {s: tuple(np.asarray(x) + z for x in ev) for s, ev in events.items()}
+        out["events"] = {
+            s: {k: np.asarray(x) + z for k, x in ev.items()} if isinstance(ev, dict)
+            else tuple(np.asarray(x) + z for x in ev)
+            for s, ev in events.items()
+        }  # fmt: skip
         return out
 
     def scaled(self, out: dict, factor) -> dict:

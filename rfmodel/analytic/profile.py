@@ -157,6 +157,9 @@ class WorkloadProfile:
     #: (set = line mod sets, LRU, as the cycle simulator indexes them); other geometries are estimated
     #: from ``line_stack_hist``
     exact_hits: np.ndarray | None = None
+    # ---- value statistics of the written warp registers (the trace's ``compress`` column)
+    write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
+    write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
@@ -1414,7 +1417,25 @@ def profile_trace(
         iv_maxload=iv[3],
         iv_even=iv[4],
         sched_cpi=sched_cpi,
+        **write_value_stats(trace),
     )
+
+
+def write_value_stats(trace: Trace) -> dict:
+    """``write_groups`` and ``write_size_known`` of a trace: the mean number of 32-bit groups a BDI-compressed
+    written warp register fills (``ceil(bytes / 4)``; a value of unknown size counts as uncompressed, 32) and
+    the share of written values whose compressed size the trace gives."""
+    from rfmodel.workload.trace import COMPRESS_UNKNOWN, WARP_VALUE_BYTES, compressed_bytes
+
+    written = trace.dst != NONE
+    nw = int(written.sum())
+    if nw == 0:
+        return {"write_groups": float(WARP_VALUE_BYTES // 4), "write_size_known": 0.0}
+    code = trace.compress[written]
+    known = code != COMPRESS_UNKNOWN
+    groups = np.full(nw, WARP_VALUE_BYTES // 4, dtype=np.float64)
+    groups[known] = np.ceil(compressed_bytes(code[known]) / 4.0)
+    return {"write_groups": float(groups.mean()), "write_size_known": float(known.mean())}
 
 
 def mix_of(profile: WorkloadProfile, *classes: OpClass) -> float:

@@ -166,6 +166,7 @@ def interval_model(
     rotations=None,
     bank_cycles=1.0,
     bank_write_cycles=None,
+    write_hold=None,
     l2_lines=None,
     l2_hit_latency=None,
     l1d_assoc=None,
@@ -187,7 +188,9 @@ def interval_model(
     bank access holds its bank and takes to deliver (slow main-RF banks); serialization, queueing
     and the bank bound scale with it.  ``bank_write_cycles``: cycles a write holds its bank (default
     ``bank_cycles``; STT-RAM's are longer): the writes' share of the bank bound and queue, and the wait
-    of a consumer behind its producer's write.  ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D
+    of a consumer behind its producer's write (``write_hold``: that wait in cycles beyond a one-cycle
+    write, default ``bank_write_cycles - 1``; a write buffer that serves the value shortens it).
+    ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D
     miss that hits it costs ``L1 + L2`` latency and no DRAM bandwidth (default: every L1D miss goes
     to DRAM at ``miss_latency``).  ``l1d_assoc``/``l2_assoc``: ways (set-associative LRU hit
     rates from the stack distances; default fully associative).  ``operand_slots``: every operand slot
@@ -272,7 +275,8 @@ def interval_model(
     # consumer's read starts only after the producer's write has held that bank, bank_cycles - 1 cycles
     # beyond the one-cycle write of the simulator's own banks (measured on a dependent chain:
     # tests/test_analytic.py)
-    write_hold = (bcw - 1.0) * rs  # a consumer that finds its operand in an operand cache does not wait
+    hold = bcw - 1.0 if write_hold is None else np.maximum(np.asarray(write_hold, dtype=np.float64), 0.0)
+    write_hold = hold * rs  # a consumer that finds its operand in an operand cache does not wait
     wpc = float(max(profile.warps_per_cta, 1))
     n_cta = profile.instrs_per_warp * wpc  # instructions of one CTA
     ctas_total = float(max(profile.ctas, 1))

@@ -212,6 +212,10 @@ class SimSetup:
     bank_write_cycles: int = 1
     #: offset in ``ints`` of the design's memory-request queue (-1: none; module docstring)
     mem_queue: int = -1
+    #: a write buffer in front of slow banks (docs/simulator.md, "Write buffer"): entries (0: none), and
+    #: whether they form one pool shared by all banks (True) or are that many per bank (False)
+    write_buffer_entries: int = 0
+    write_buffer_shared: bool = True
     #: provenance of this run's setup (where hints or intervals came from, ...); reported in the result
     info: dict = field(default_factory=dict)
 
@@ -223,6 +227,8 @@ class SimSetup:
         for name, i in self.counters.items():
             if not 0 <= i < len(self.ints):
                 raise ValueError(f"SimSetup: counter '{name}' index {i} is outside ints")
+        if not 0 <= int(self.write_buffer_entries) <= 4096:
+            raise ValueError("SimSetup: write_buffer_entries must lie in [0, 4096]")
         if self.mem_queue >= 0:
             q = self.mem_queue
             if q + 2 > len(self.ints) or q + 2 + 3 * int(self.ints[q + 1]) > len(self.ints):
@@ -277,6 +283,9 @@ class Design:
     #: structures whose area, energy or leakage grow with a parameter: ``{parameter: (structure, ...)}``
     #: (the conformance suite checks that they never fall as it grows)
     size_parameters: ClassVar[dict] = {}
+    #: named configurations of the design (a paper's evaluated variants): ``{name: {parameter: value}}``;
+    #: ``evaluate(design, params=d.preset(name))``, ``rfmodel evaluate --preset NAME``
+    presets: ClassVar[dict] = {}
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -296,6 +305,15 @@ class Design:
             if k in self.parameters:
                 for x in np.unique(np.asarray(v).ravel()):
                     self.resolve({k: x})
+
+    def preset(self, name: str) -> dict:
+        """The parameters of the named configuration (:attr:`presets`), validated; an unknown name is one
+        :class:`UnknownNameError` listing the known ones."""
+        if name not in self.presets:
+            raise UnknownNameError(f"preset of design '{self.name}'", name, self.presets)
+        values = dict(self.presets[name])
+        self.resolve(values)
+        return values
 
     def defaults(self) -> dict:
         """The design parameters' default values."""

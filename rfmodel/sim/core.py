@@ -132,6 +132,8 @@ CONFIG_FIELDS = (
     "bank_rcyc",  # cycles one read access holds its bank and takes to deliver (1: the one-cycle banks)
     "bank_wcyc",  # cycles one write access holds its bank
     "memq",  # offset of the design's memory-request queue in its ints (-1: none)
+    "wbuf",  # write buffer in front of slow banks: entries (per bank, or shared; 0: none)
+    "wbuf_shared",  # 1: one pool of ``wbuf`` entries for all banks; 0: ``wbuf`` entries per bank
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -178,6 +180,7 @@ G_FIELDS = (
     "rb_cycle",  # compat: result-bus ring aligned to this cycle
     "dram_free",  # DRAM queue free at (x LINE_FIX)
     "lru_clock",
+    "wbuf_n",  # values held in the write buffer (all banks)
 )
 N_G = len(G_FIELDS)
 
@@ -275,6 +278,15 @@ STATE_FIELDS = (
     "b_max",
     # [NB] slow banks: cycle from which the bank accepts its next access
     "b_busy",
+    # [NB] slow banks: cycle until which the bank is busy with a write
+    "b_wbusy",
+    # write buffer (``wbuf`` > 0): per bank a FIFO of (warp slot x 256 + register) keys, its head and length,
+    # values buffered per (warp slot, register), occupancy histogram (cycles at each total occupancy)
+    "wq",  # [NB * wbuf]
+    "wq_head",  # [NB]
+    "wq_n",  # [NB]
+    "wq_cnt",  # [W * 256]
+    "wq_hist",  # [capacity + 1]
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -317,6 +329,12 @@ K_FIELDS = (
     "l1_hook_hits",  # L1D accesses the design's ``l1`` hook served
     "l1_hook_misses",  # L1D accesses the design's ``l1`` hook sent to L2 as misses
     "mem_requests",  # loads and stores of the design's memory-request queue
+    "reads_behind_write",  # read requests that began waiting while their (slow) bank was busy with a write
+    "wbuf_writes",  # results the write buffer absorbed (their bank was busy)
+    "wbuf_drains",  # buffered values written to their bank
+    "wbuf_hits",  # source operands served from the write buffer (its newest value was there)
+    "wbuf_full_waits",  # record-cycles a result waited because the write buffer was full
+    "wbuf_max",  # most values the write buffer held at once
 )
 K_STALL0 = len(K_FIELDS)
 N_K = K_STALL0 + MAX_REASONS
@@ -381,6 +399,8 @@ C_PREFER = 42
 C_BANK_RCYC = 43
 C_BANK_WCYC = 44
 C_MEMQ = 45
+C_WBUF = 46
+C_WBUF_SHARED = 47
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -416,6 +436,7 @@ G_LSUWB_N = 12
 G_RB_CYCLE = 13
 G_DRAM_FREE = 14
 G_LRU_CLOCK = 15
+G_WBUF_N = 16
 
 # STATE_FIELDS
 S_G = 0
@@ -494,6 +515,12 @@ S_MSHR_FILL = 72
 S_K = 73
 S_B_MAX = 74
 S_B_BUSY = 75
+S_B_WBUSY = 76
+S_WQ = 77
+S_WQ_HEAD = 78
+S_WQ_N = 79
+S_WQ_CNT = 80
+S_WQ_HIST = 81
 
 # K_FIELDS
 K_ISSUED = 0
@@ -533,6 +560,12 @@ K_ISSUE_CYCLES = 33
 K_L1_HOOK_HITS = 34
 K_L1_HOOK_MISSES = 35
 K_MEM_REQUESTS = 36
+K_READS_BEHIND_WRITE = 37
+K_WBUF_WRITES = 38
+K_WBUF_DRAINS = 39
+K_WBUF_HITS = 40
+K_WBUF_FULL_WAITS = 41
+K_WBUF_MAX = 42
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
@@ -1027,6 +1060,51 @@ def _events(cyc, state, stamp0):
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def _wbuf_full(cfg, scalars, wq_n, b):
+    """Whether the write buffer can take no value for bank ``b`` (shared: all its entries are in use;
+    per bank: the bank's are)."""
+    if cfg[C_WBUF_SHARED] != 0:
+        return scalars[G_WBUF_N] >= cfg[C_WBUF]
+    return wq_n[b] >= cfg[C_WBUF]
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _wbuf_drain(cyc, cfg, state):
+    """The write buffer's drain (slow banks): a bank that is free writes its oldest buffered value when no
+    read waits in its queue, or, with the buffer full (for that bank), before the waiting reads; the write
+    holds the bank as any write does.  True when a value was written."""
+    NB = cfg[C_BANKS]
+    cap = cfg[C_WBUF]
+    hold = cfg[C_BANK_WCYC] * cfg[C_ROWS]
+    scalars = state[S_G]
+    b_busy = state[S_B_BUSY]
+    b_wbusy = state[S_B_WBUSY]
+    b_n = state[S_B_N]
+    wq = state[S_WQ]
+    wq_head = state[S_WQ_HEAD]
+    wq_n = state[S_WQ_N]
+    wq_cnt = state[S_WQ_CNT]
+    stats = state[S_K]
+    act = False
+    for b in range(NB):
+        if wq_n[b] == 0 or b_busy[b] > cyc:
+            continue
+        if b_n[b] > 0 and not _wbuf_full(cfg, scalars, wq_n, b):
+            continue  # reads first
+        key = wq[b * cap + wq_head[b]]
+        wq_head[b] = (wq_head[b] + 1) % cap
+        wq_n[b] -= 1
+        scalars[G_WBUF_N] -= 1
+        wq_cnt[key] -= 1
+        b_busy[b] = cyc + hold
+        b_wbusy[b] = cyc + hold
+        stats[K_BANK_WRITE_ACC] += cfg[C_ROWS]
+        stats[K_WBUF_DRAINS] += 1
+        act = True
+    return act
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write):
     """Write-back: completed instructions write their destination registers, each through the bank the
     design's ``write`` hook names (or outside the banks), within the banks' write ports or, with slow
@@ -1044,6 +1122,12 @@ def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
     wcyc = cfg[C_BANK_WCYC]
     slow = rcyc > 1 or wcyc > 1
     b_busy = state[S_B_BUSY]
+    b_wbusy = state[S_B_WBUSY]
+    wbuf = slow and cfg[C_WBUF] > 0
+    wq = state[S_WQ]
+    wq_head = state[S_WQ_HEAD]
+    wq_n = state[S_WQ_N]
+    wq_cnt = state[S_WQ_CNT]
     cls_mem = tables[T_CLS_MEM]
     scalars = state[S_G]
     r_warp = state[S_R_WARP]
@@ -1060,6 +1144,8 @@ def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
     stats = state[S_K]
     b_max = state[S_B_MAX]
     act = False
+    if wbuf and scalars[G_WBUF_N] > 0:  # buffered values go first (in order, per bank)
+        act = _wbuf_drain(cyc, cfg, state)
     n_wb = scalars[G_WB_N]
     keep = 0
     for i in range(n_wb):
@@ -1129,9 +1215,27 @@ def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
                     r_dk[r] += 1
                     act = True
                 else:
-                    if slow:  # one access at a time: the bank takes the next row once it is free
+                    if wbuf and left == rows and (b_busy[b] > cyc or wq_n[b] > 0):
+                        # the bank is busy (or has older values waiting): the write buffer takes the whole
+                        # warp register if it has room, else the result waits
+                        if _wbuf_full(cfg, scalars, wq_n, b):
+                            if not waited:
+                                stats[K_WBUF_FULL_WAITS] += 1
+                        else:
+                            key = w * 256 + reg
+                            wq[b * cfg[C_WBUF] + (wq_head[b] + wq_n[b]) % cfg[C_WBUF]] = key
+                            wq_n[b] += 1
+                            scalars[G_WBUF_N] += 1
+                            wq_cnt[key] += 1
+                            if scalars[G_WBUF_N] > stats[K_WBUF_MAX]:
+                                stats[K_WBUF_MAX] = scalars[G_WBUF_N]
+                            stats[K_WBUF_WRITES] += 1
+                            left = 0
+                            act = True
+                    elif slow:  # one access at a time: the bank takes the next row once it is free
                         if b_busy[b] <= cyc:
                             b_busy[b] = cyc + wcyc
+                            b_wbusy[b] = cyc + wcyc
                             b_w[b] += 1
                             left -= 1
                             stats[K_BANK_WRITE_ACC] += 1
@@ -1468,6 +1572,7 @@ def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist):
     wcyc = cfg[C_BANK_WCYC]
     slow = rcyc > 1 or wcyc > 1
     b_busy = state[S_B_BUSY]
+    b_wbusy = state[S_B_WBUSY]
     scalars = state[S_G]
     r_pending = state[S_R_PENDING]
     k_rec = state[S_K_REC]
@@ -1555,6 +1660,8 @@ def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist):
                 if bq_wait[pos] == 0:
                     bq_wait[pos] = 1
                     stats[K_BANK_CONFLICTS] += 1
+                    if slow and b_wbusy[b] > cyc:
+                        stats[K_READS_BEHIND_WRITE] += 1
                 if k_conf[k] != cyc:
                     k_conf[k] = cyc
                     stats[K_BANK_STALL_CYCLES] += 1
@@ -1930,6 +2037,8 @@ def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
     h_t = state[S_H_T]
     h_v = state[S_H_V]
     stats = state[S_K]
+    wbuf = cfg[C_WBUF] > 0 and (cfg[C_BANK_RCYC] > 1 or cfg[C_BANK_WCYC] > 1)
+    wq_cnt = state[S_WQ_CNT]
     w = r_warp[r]
     row = r_row[r]
     r_pending[r] = 0
@@ -1945,7 +2054,13 @@ def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
         b = h_operand(design_ints, design_floats, w, row, jj, reg, cyc)
         stats[K_READS] += 1
         r_pending[r] += 1
-        if b >= 0:
+        if b >= 0 and wbuf and reg != NONE_REG and wq_cnt[w * 256 + reg] > 0:
+            # the register's newest value waits in the write buffer: read from there, as fast as an
+            # unconflicted bank read, no bank access
+            stats[K_WBUF_HITS] += 1
+            if not _schedule(scalars, stats, h_t, h_v, heap_cap, cyc + 1, EV_OPERAND * EV_MUL + kk):
+                return False, n_blist
+        elif b >= 0:
             if b >= NB:
                 stats[K_ERR_INFO] = b
                 stats[K_ERR] = ERR_HOOK
@@ -2182,9 +2297,16 @@ def _idle_skip(cyc, cfg, state, stop, n_busy):
         for k in range(NC):
             if k_conf[k] == cyc:
                 stats[K_BANK_STALL_CYCLES] += skip
+        wq_n = state[S_WQ_N]
         for i in range(scalars[G_WB_N]):
             if r_wrem[wb[i]] != 0:
                 stats[K_WRITE_WAIT_CYCLES] += skip
+                # a result that waits for a full write buffer (its drain needs a bank that frees)
+                if cfg[C_WBUF] > 0 and r_wrem[wb[i]] >> 10 == cfg[C_ROWS]:
+                    if _wbuf_full(cfg, scalars, wq_n, r_wrem[wb[i]] & 1023):
+                        stats[K_WBUF_FULL_WAITS] += skip
+        if cfg[C_WBUF] > 0:
+            state[S_WQ_HIST][scalars[G_WBUF_N]] += skip
     return nxt - 1
 
 
@@ -2206,6 +2328,8 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
     n_cta = cfg[C_N_CTA]
     scalars = state[S_G]
     stats = state[S_K]
+    wbuf_on = cfg[C_WBUF] > 0 and (cfg[C_BANK_RCYC] > 1 or cfg[C_BANK_WCYC] > 1)
+    wq_hist = state[S_WQ_HIST]
     # what the stages carry from one to the next: banks with queued reads (their list), busy collectors,
     # occupied issue and dispatch buffers (a stage that scans an empty one is skipped)
     b_list = state[S_B_NONEMPTY]
@@ -2300,6 +2424,8 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
         # statistics, the end, idle cycles
         stats[K_COLL_BUSY] += n_busy
         stats[K_STEPPED] += 1
+        if wbuf_on:
+            wq_hist[scalars[G_WBUF_N]] += 1
         if scalars[G_NEXT_CTA] >= n_cta and scalars[G_RESIDENT_CTAS] == 0:
             scalars[G_DONE] = 1
             scalars[G_CYCLE] = cyc + 1

@@ -421,6 +421,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "bank_rcyc": max(int(setup.bank_read_cycles), 1),
         "bank_wcyc": max(int(setup.bank_write_cycles), 1),
         "memq": int(setup.mem_queue),
+        "wbuf": int(setup.write_buffer_entries),
+        "wbuf_shared": int(bool(setup.write_buffer_shared)),
         "check": int(opts.check_ports),
         "skip": int(opts.skip_idle),
         "prefer": int(setup.prefer),
@@ -450,6 +452,12 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     return _Prepared(arrays, cfg, fcfg, tabs, n, n_cta, res_ctas, wpc)
 
 
+def wbuf_capacity(cfg) -> int:
+    """Values the write buffer holds at most: its entries (shared) or entries x banks (per bank)."""
+    n = int(cfg[C.C_WBUF])
+    return n if cfg[C.C_WBUF_SHARED] else n * int(cfg[C.C_BANKS])
+
+
 def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
     cfg = p.cfg
     W = int(cfg[C.C_WARPS])
@@ -463,6 +471,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
     l1n = int(cfg[C.C_L1_SETS] * cfg[C.C_L1_ASSOC])
     l2n = max(int(cfg[C.C_L2_SETS] * cfg[C.C_L2_ASSOC]), 1)
     bq = int(cfg[C.C_BQ_CAP])
+    wbuf = int(cfg[C.C_WBUF])
 
     def z(n, v=0):
         return np.full(max(int(n), 1), v, dtype=np.int64)
@@ -495,6 +504,9 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "k": z(C.N_K),
         "b_max": z(NB),
         "b_busy": z(NB),
+        "b_wbusy": z(NB),
+        "wq": z(NB * wbuf), "wq_head": z(NB), "wq_n": z(NB), "wq_cnt": z(W * 256 if wbuf else 1),
+        "wq_hist": z(wbuf_capacity(cfg) + 1),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]
@@ -582,6 +594,16 @@ def simulate_trace(
     stalls = {r: int(K[C.K_STALL0 + i]) for i, r in enumerate(reasons)}
     b_max = st[C.S_B_MAX]
     counts["max_bank_accesses_per_cycle"] = int(b_max.max()) if len(b_max) else 0
+    if p.cfg[C.C_WBUF] > 0:  # cycles at each occupancy of the write buffer (0 .. capacity)
+        # values still buffered when the last instruction retired reach their banks after the run
+        left = int(st[C.S_G][C.G_WBUF_N])
+        counts["wbuf_left_at_end"] = left
+        counts["wbuf_drains"] += left
+        counts["bank_write_acc"] += left * int(p.cfg[C.C_ROWS])
+        hist = st[C.S_WQ_HIST]
+        attrs["wbuf_occupancy_hist"] = [int(x) for x in hist]
+        counts["wbuf_occupancy_sum"] = int(np.dot(hist, np.arange(len(hist))))
+        counts["wbuf_cycles"] = int(hist.sum())
     counts["bank_port_limit"] = int(p.cfg[C.C_STEPS] if opts.compat == "gpgpusim" else sm.bank_ports)
     cycles = counts["last_retire"] + 1 if counts["retired"] else 0
     nc = int(p.cfg[C.C_COLLECTORS])

@@ -6,7 +6,8 @@
 
 An instruction is ``(opclass, dst registers, src registers)`` or the same
 with a fourth item, a dict of extras: ``lines`` (byte addresses of the cache
-lines it touches), ``pdst``/``psrc`` (predicate numbers), ``active`` (lanes).
+lines it touches), ``pdst``/``psrc`` (predicate numbers), ``active`` (lanes),
+``bytes`` (the BDI-compressed size in bytes of each destination's warp value).
 ``opclass`` is an :class:`~rfmodel.workload.ir.OpClass`, its name, or a SASS
 mnemonic (classified like the SASS reader does).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.ir import OpClass
-from rfmodel.workload.trace import MAX_DST, MAX_SRC, Trace, empty_columns
+from rfmodel.workload.trace import MAX_DST, MAX_SRC, Trace, compress_code, empty_columns
 
 
 def _op(x) -> int:
@@ -57,6 +58,8 @@ def trace_from_warps(
         cols["pdst"][i] = sum(1 << p for p in extra.get("pdst", ()))
         cols["psrc"][i] = sum(1 << p for p in extra.get("psrc", ()))
         cols["active"][i] = extra.get("active", 32)
+        for k, nbytes in enumerate(extra.get("bytes", ())):
+            cols["compress"][i, k] = compress_code(nbytes)
         ln = sorted({int(a) // line_bytes * line_bytes for a in extra.get("lines", ())})
         lines += ln
         mem_ptr[i + 1] = mem_ptr[i] + len(ln)

@@ -1,0 +1,354 @@
+"""STT-RAM register file with BDI compression, group write drivers and a write buffer.
+
+"Architecting Energy-efficient STT-RAM Based Register File on GPGPUs via Delta Compression" (DAC 2016):
+the SM's banks are built from STT-RAM (the main-RF component's ``main_cell``: a read holds its bank one
+cycle, a write 4, or 2 with the 10 ms retention cell), an SRAM write buffer absorbs writes to busy banks
+(centralized: one pool shared by all banks; or the per-bank buffers of earlier work), and each written warp
+register is BDI-compressed so that only the 32-bit write-driver groups holding its compressed bytes are
+driven (32 groups of 32 columns).  The paper's configurations are the design's :attr:`Stt.presets`.
+
+The write buffer is the simulator's (``SimSetup.write_buffer_entries``, docs/simulator.md); the hooks here
+only count the groups each written value drives.  Analytic terms: the shared interval model with the
+cell's asymmetric bank times, and the buffer as a finite queue (docs/models.md, "STT-RAM register file").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numba import njit
+
+from rfmodel.analytic.model import Effects, sm_param
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
+from rfmodel.designs.base import (
+    BANK_HEADER_LEN,
+    Design,
+    SimHooks,
+    SimSetup,
+    bank_header,
+    gpgpusim_offset,
+    rate,
+    register,
+    standard_bank,
+)
+from rfmodel.designs.mainrf import (
+    TIMING_METRICS,
+    SlowBankParams,
+    grid_bank_timing,
+    sim_bank_cycles,
+    sm_structures,
+    timing_metrics,
+)
+from rfmodel.energy.accounting import Structure, structure_over_grid
+from rfmodel.errors import RfmodelError
+from rfmodel.spec import param
+from rfmodel.tech.array import CELLS
+from rfmodel.workload.trace import COMPRESS_UNKNOWN, MAX_DST, NONE, WARP_VALUE_BYTES, compressed_bytes
+
+#: write-driver groups of a 1024-bit row (Fig. 3: 32 groups of 32 columns) and the bits of one group
+GROUPS = 32
+GROUP_BITS = 32
+#: the packed per-row group count of a value whose compressed size the trace does not give
+UNKNOWN_GROUPS = 63
+
+
+@dataclass(frozen=True)
+class SttParams(SlowBankParams, kind="design.stt"):
+    """The STT-RAM register file's parameters (defaults: the paper's proposal, STT+BDI)."""
+
+    main_cell: str = param(
+        "stt-ram", type=str, choices=tuple(CELLS),
+        doc="memory cell of the banks: stt-ram (10-year retention, 4-cycle writes at 700 MHz), "
+        "stt-ram-relaxed (10 ms, 2 cycles), sram-hp (the paper's Base), or any other cell",
+    )  # fmt: skip
+    wb_entries: int = param(
+        16, bounds=(0, 256),
+        doc="write-buffer entries (warp registers): in all (wb_shared = 1) or per bank (wb_shared = 0); "
+        "0: no buffer",
+    )  # fmt: skip
+    wb_shared: int = param(1, choices=(0, 1), doc="1: one buffer shared by all banks; 0: per bank")
+    bdi: int = param(
+        1, choices=(0, 1),
+        doc="1: BDI-compress every written warp register and drive only the 32-bit groups it fills",
+    )  # fmt: skip
+
+
+def _pack_groups(trace) -> tuple[np.ndarray, float]:
+    """Per trace row, the write-driver groups of its destinations in write order (6 bits each, the k-th
+    written destination at bits 6k; :data:`UNKNOWN_GROUPS` where the size is unknown), and the share of
+    written values whose size is known."""
+    dst = np.asarray(trace.dst)
+    code = np.asarray(trace.compress)
+    written = dst != NONE
+    groups = np.full(code.shape, UNKNOWN_GROUPS, dtype=np.int64)
+    known = written & (code != COMPRESS_UNKNOWN)
+    nbytes = compressed_bytes(code[known])
+    groups[known] = np.clip(np.ceil(nbytes / (GROUP_BITS // 8)), 1, GROUPS).astype(np.int64)
+    # the simulator writes the non-empty destinations in column order: the k-th of them is write k
+    order = np.argsort(~written, axis=1, kind="stable")
+    g = np.take_along_axis(groups, order, axis=1)
+    w = np.take_along_axis(written, order, axis=1)
+    packed = np.zeros(len(dst), dtype=np.int64)
+    for k in range(MAX_DST):
+        packed |= np.where(w[:, k], g[:, k], 0) << (6 * k)
+    n = int(written.sum())
+    return packed, (float(known.sum()) / n if n else 0.0)
+
+
+# design ints: bank header, then the counters, then one packed word per trace row
+I_BDI = BANK_HEADER_LEN
+I_GROUPS = I_BDI + 1  # write-driver groups driven
+I_WRITES = I_BDI + 2  # values written (hook calls)
+I_COMPRESSED = I_BDI + 3  # values BDI stored in fewer than 32 groups
+I_UNKNOWN = I_BDI + 4  # values of unknown size (written uncompressed)
+I_ROWS = I_BDI + 5
+COUNTERS = {"groups": I_GROUPS, "values": I_WRITES, "compressed": I_COMPRESSED, "unknown_size": I_UNKNOWN}
+
+
+@njit(cache=True)
+def stt_write_hook(ints, floats, warp, row, k, reg, cycle):
+    """Count the groups the value drives (BDI on: ``ceil(bytes / 4)``, unknown sizes 32; off: 32), then
+    write it to its bank (the simulator's arbiter and write buffer do the timing)."""
+    g = UNKNOWN_GROUPS
+    if k < 4:
+        g = (ints[I_ROWS + row] >> (6 * k)) & 63
+    ints[I_WRITES] += 1
+    if g == UNKNOWN_GROUPS or g == 0:
+        ints[I_UNKNOWN] += 1
+        g = GROUPS
+    if ints[I_BDI] == 0:
+        g = GROUPS
+    elif g < GROUPS:
+        ints[I_COMPRESSED] += 1
+    ints[I_GROUPS] += g
+    return standard_bank(ints, warp, reg)
+
+
+STT_METRICS = TIMING_METRICS + (
+    "wb_writes",
+    "wb_hits",
+    "wb_full_stall_cycles",
+    "wb_occupancy_mean",
+    "wb_occupancy_max",
+    "reads_behind_write",
+    "groups_written",
+    "groups_per_write",
+    "bdi_compressed_share",
+    "bdi_size_known_share",
+)
+
+#: the buffer's queueing terms (docs/models.md, "STT-RAM register file"): a scale on the blocking
+#: probability, and on the wait a consumer keeps behind its producer's direct write
+STT_CALIBRATION = {"wb_block_scale": (1.0, 0.1, 10.0), "wb_hold_scale": (1.0, 0.0, 2.0)}
+
+
+@register
+class Stt(Design):
+    name = "stt"
+    description = "STT-RAM register file: BDI compression, group write drivers, centralized or per-bank " \
+        "write buffer"
+    Params = SttParams
+    metrics = STT_METRICS
+    calibration_params = {**INTERVAL_COEFFICIENTS, **STT_CALIBRATION}
+    supports_simulate = True
+    needs_trace = True
+    size_parameters = {"wb_entries": ("write_buffer",)}
+    #: the paper's configurations (section 4.1) and the per-bank buffer of Fig. 7 (``STT+WB-perbank``: one
+    #: entry per bank, i.e. the paper's wb_perbank_16 on 16 banks; set ``wb_entries`` for others)
+    presets = {
+        "Base": {"main_cell": "sram-hp", "wb_entries": 0, "bdi": 0},
+        "SRAM+BDI": {"main_cell": "sram-hp", "wb_entries": 0, "bdi": 1},
+        "STT": {"main_cell": "stt-ram", "wb_entries": 0, "bdi": 0},
+        "STT+WB": {"main_cell": "stt-ram", "wb_entries": 16, "wb_shared": 1, "bdi": 0},
+        "STT+BDI": {"main_cell": "stt-ram", "wb_entries": 16, "wb_shared": 1, "bdi": 1},
+        "STT+BDI+RE": {"main_cell": "stt-ram-relaxed", "wb_entries": 16, "wb_shared": 1, "bdi": 1},
+        "STT+WB-perbank": {"main_cell": "stt-ram", "wb_entries": 1, "wb_shared": 0, "bdi": 0},
+    }
+
+    # ------------------------------------------------------------------ simulator hooks
+    def sim_setup(self, sm, params, options, trace=None, program=None):
+        """The standard banks with the cell's read/write times, the simulator's write buffer, and a write
+        hook that counts the groups each value drives (sizes from the trace's ``compress`` column)."""
+        p = self.resolve(params)
+        header = bank_header(sm, gpgpusim_offset(options))
+        if trace is None:
+            raise RfmodelError("design 'stt' needs the trace being simulated (the written values' sizes)")
+        packed, known = _pack_groups(trace)
+        counters = np.zeros(I_ROWS - I_BDI, dtype=np.int64)
+        counters[0] = p.bdi
+        ints = np.concatenate([header, counters, packed])
+        source = trace.attrs.get("trace_source", trace.attrs.get("source", "?"))
+        info = {
+            "bdi_sizes": f"trace compress column ({source}): {known:.1%} of the written values have a known "
+            "compressed size; the others are written uncompressed (32 groups)",
+        }
+        return SimSetup(
+            hooks=SimHooks(write=stt_write_hook), ints=ints, info=info, counters=dict(COUNTERS),
+            write_buffer_entries=p.wb_entries, write_buffer_shared=bool(p.wb_shared),
+            **sim_bank_cycles(sm, p),
+        )  # fmt: skip
+
+    def sim_metrics(self, sm, params, setup, counts):
+        p = self.resolve(params)
+        reads, writes = float(counts["reads"]), float(counts["writes"])
+        bank_r, bank_w = float(counts["bank_read_acc"]), float(counts["bank_write_acc"])
+        hits = float(counts["wbuf_hits"])
+        groups = float(counts["groups"])
+        vals = float(counts["values"])
+        bdi = float(p.bdi)
+        wb_cycles = counts.get("wbuf_cycles", 0)
+        return {
+            **timing_metrics(*_timing(sm, p)),
+            "wb_writes": float(counts["wbuf_writes"]),
+            "wb_hits": hits,
+            "wb_full_stall_cycles": float(counts["wbuf_full_waits"]),
+            "wb_occupancy_mean": rate(counts.get("wbuf_occupancy_sum", 0), wb_cycles),
+            "wb_occupancy_max": float(counts["wbuf_max"]),
+            "reads_behind_write": float(counts["reads_behind_write"]),
+            "groups_written": groups,
+            "groups_per_write": rate(groups, vals),
+            "bdi_compressed_share": rate(counts["compressed"], vals),
+            "bdi_size_known_share": rate(vals - counts["unknown_size"], vals),
+            "events": {
+                "rf_bank": (bank_r, bank_w),
+                "rf_write_groups": (0.0, groups * bdi),
+                "crossbar": (reads + writes, 0.0),
+                "collector": (reads, reads),
+                "write_buffer": (float(counts["wbuf_drains"]) + hits, float(counts["wbuf_writes"])),
+                "bdi_compressor": (0.0, writes * bdi),
+                "bdi_decompressor": ((bank_r + hits) * bdi, 0.0),
+            },
+        }
+
+    # ------------------------------------------------------------------ analytic
+    def analytic(self, ctx):
+        """The interval model with the cell's read and write bank times; with a buffer, a write that finds
+        its bank busy is absorbed unless the buffer blocks, and its consumer reads it from the buffer
+        (docs/models.md, "STT-RAM register file")."""
+        d = SttParams()
+        grid = {**ctx.grid, "main_cell": ctx.grid.get("main_cell", d.main_cell)}
+        read_x, write_x = grid_bank_timing(ctx.sm, grid)
+        R, W = np.maximum(read_x, 1.0), np.maximum(write_x, 1.0)
+        K = ctx.value("wb_entries", d.wb_entries)
+        shared = ctx.value("wb_shared", d.wb_shared)
+        bdi = ctx.value("bdi", d.bdi)
+        B = np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"), dtype=np.float64)
+        prof = ctx.profile
+        m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W))
+        absorbed = p_block = 0.0 * R
+        for _ in range(3):  # the buffer's terms depend on the model's IPC: a short fixed point
+            absorbed, p_block = wb_queue(m["ipc"], prof.reads_per_instr, prof.writes_per_instr, B, R, W, K,
+                                         shared, ctx.coef["wb_block_scale"])  # fmt: skip
+            hold = (W - 1.0) * (1.0 - absorbed) * ctx.coef["wb_hold_scale"] + p_block * W
+            hold = np.where(K > 0, hold, W - 1.0)
+            m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, write_hold=hold))
+        r, w = ctx.reads, ctx.writes
+        groups = w * np.where(bdi > 0, prof.write_groups, GROUPS)
+        wb_w = w * absorbed
+        nan = np.full(np.shape(R), np.nan)
+        metrics = {
+            **timing_metrics(read_x, write_x),
+            "wb_writes": wb_w,
+            "wb_hits": nan,
+            "wb_full_stall_cycles": w * p_block * W,
+            "wb_occupancy_mean": nan,
+            "wb_occupancy_max": nan,
+            "reads_behind_write": nan,
+            "groups_written": groups,
+            "groups_per_write": groups / np.maximum(w, 1e-12),
+            "bdi_compressed_share": nan,
+            "bdi_size_known_share": prof.write_size_known + 0 * R,
+        }
+        events = {
+            "rf_bank": (r, w),
+            "rf_write_groups": (0.0, groups * bdi),
+            "crossbar": (r + w, 0.0),
+            "collector": (r, r),
+            "write_buffer": (wb_w, wb_w),
+            "bdi_compressor": (0.0, w * bdi),
+            "bdi_decompressor": (r * bdi, 0.0),
+        }
+        return ctx.result(m, events=events, metrics=metrics)
+
+    # ------------------------------------------------------------------ energy and area
+    def structures(self, sm, grid, tech):
+        """The SM's banks in the cell (a BDI write pays the row's fixed part in ``rf_bank`` and each driven
+        group in ``rf_write_groups``), collectors, crossbar, the SRAM write buffer and the BDI codec."""
+        from rfmodel.tech.structures import bdi_codec, write_buffer
+
+        d = SttParams()
+        g = {**grid, "main_cell": grid.get("main_cell", d.main_cell)}
+        sm_grid = {k: v for k, v in g.items() if k in sm.to_dict() or k in ("collector_units", "main_cell")}
+        bank, coll, xbar = sm_structures(sm, sm_grid, tech)
+        bdi = np.asarray(grid.get("bdi", d.bdi))
+        fixed = bank.write_pj if bank.write_fixed_pj is None else bank.write_fixed_pj
+        z = 0 * np.asarray(bank.write_pj)
+        rf_bank = replace(bank, write_pj=_s(np.where(bdi > 0, fixed, bank.write_pj) + z))
+        drivers = Structure(
+            "rf_write_groups", 0.0, _s(np.where(bdi > 0, bank.write_group_pj, 0.0) + z), 0.0, 0.0,
+            provenance="one driven group of 32 write drivers (32 cells' bit energy of the bank's write); the "
+            "paper's 64 transistors and 5-to-32 decoder are not costed: " + bank.provenance,
+        )  # fmt: skip
+        node = tech.get("node_nm", 45)
+        cell = tech.get("cell", "sram-hp")
+        values = {
+            "entries": grid.get("wb_entries", d.wb_entries),
+            "shared": grid.get("wb_shared", d.wb_shared),
+            "banks": sm_param(sm, grid, "num_banks"),
+        }
+
+        def wb_at(entries, shared, banks):
+            n = int(entries)
+            if n == 0:
+                return Structure("write_buffer", 0.0, 0.0, 0.0, 0.0, copies=0,
+                                 provenance="no write buffer (wb_entries = 0)")  # fmt: skip
+            cost = write_buffer(n, WARP_VALUE_BYTES * 8, node_nm=node, capacity_kb=None, cell=cell)
+            return cost.structure("write_buffer", copies=1 if int(shared) else int(banks))
+
+        codec = bdi_codec(WARP_VALUE_BYTES * 8, node_nm=node)
+
+        def codec_at(part):
+            def make(bdi):
+                return codec[part].structure(f"bdi_{part}", copies=int(bdi))
+
+            return structure_over_grid(f"bdi_{part}", {"bdi": bdi}, make)
+
+        return [rf_bank, coll, xbar, drivers, structure_over_grid("write_buffer", values, wb_at),
+                codec_at("compressor"), codec_at("decompressor")]  # fmt: skip
+
+
+def _s(a):
+    """A plain number for a 0-d array (the structures' convention)."""
+    a = np.asarray(a, dtype=np.float64)
+    return float(a) if a.ndim == 0 else a
+
+
+def _timing(sm, p: SttParams):
+    from rfmodel.designs.mainrf import bank_timing
+
+    return bank_timing(sm, p)
+
+
+def wb_queue(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, shared, block_scale=1.0):
+    """``(absorbed, p_block)``: the share of writes the buffer absorbs (they find their bank busy and the
+    buffer has room) and the probability that a write finds the buffer full (docs/models.md, "STT-RAM
+    register file").  Per bank, reads (``R`` cycles each, priority) and writes (``W``) arrive at
+    ``ipc x per-instruction / banks``; a write finds its bank busy with probability ``rho`` (the bank's
+    utilization); the drain is a server of utilization ``rho_w = lam_w W / (1 - lam_r R)`` whose waiting
+    writes fill the buffer: per bank ``P(queue > K) = rho_w^(K + 1)`` (M/M/1), shared over ``B`` banks a
+    geometric total of the banks' mean queue ``m = B rho_w^2 / (1 - rho_w)``: ``(m / (1 + m))^K``."""
+    ipc = np.asarray(ipc, dtype=np.float64)
+    B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
+    lam_r = ipc * reads_per_instr / B
+    lam_w = ipc * writes_per_instr / B
+    rho = np.clip(lam_r * R + lam_w * W, 0.0, 1.0)
+    rho_w = np.clip(lam_w * W / np.maximum(1.0 - lam_r * R, 1e-6), 0.0, 0.999)
+    K = np.asarray(K, dtype=np.float64)
+    per_bank = np.power(rho_w, K + 1.0)
+    mq = B * rho_w**2 / (1.0 - rho_w)
+    pooled = np.power(mq / (1.0 + mq), K)
+    p_block = np.where(np.asarray(shared) > 0, pooled, per_bank) * np.asarray(block_scale)
+    p_block = np.where(K > 0, np.clip(p_block, 0.0, 1.0), 1.0)
+    absorbed = np.where(K > 0, rho * (1.0 - p_block), 0.0)
+    return absorbed, p_block

@@ -1,0 +1,142 @@
+"""STT-RAM register file (rfmodel/designs/stt.py): known answers of the bank timing, the write buffer and
+BDI's write-driver groups, the presets, the analytic terms and the CLI."""
+
+import numpy as np
+import pytest
+from test_design_ltrf import run
+
+from rfmodel.cli import main
+from rfmodel.designs.base import get_design
+from rfmodel.designs.stt import wb_queue
+from rfmodel.errors import RfmodelError, SpecError
+from rfmodel.sim import trace_from_warps
+from rfmodel.workload.trace import WARP_VALUE_BYTES
+
+STT = get_design("stt")
+
+
+def test_presets_are_the_papers_configurations():
+    names = {"Base", "SRAM+BDI", "STT", "STT+WB", "STT+BDI", "STT+BDI+RE", "STT+WB-perbank"}
+    assert set(STT.presets) >= names
+    assert STT.preset("STT+BDI+RE")["main_cell"] == "stt-ram-relaxed"
+    assert STT.resolve(STT.preset("STT+BDI")) == STT.resolve()  # the default is the paper's proposal
+    with pytest.raises(RfmodelError, match="did you mean 'STT\\+WB'"):
+        STT.preset("STT+WBB")
+    with pytest.raises(SpecError, match="wb_entries"):
+        STT.resolve({"wb_entries": 300})
+
+
+def test_read_behind_a_4_cycle_write():
+    """A write of R1, then a read of R1 (fermi-gtx480, 700 MHz, 8 KB banks: STT-RAM reads 1 cycle, writes 4).
+    The result is written at t and its consumer's read reaches the arbiter at t + 1; the write holds the bank
+    t..t+3, so the read starts at t + 4: 3 cycles late.  The bank was free when the write came, so the
+    buffer (STT+WB) does not take it and the read still waits."""
+    tr = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [3], [1])]])
+    base = run(tr, "stt", **STT.preset("Base"))
+    assert base.metrics["cycles"] == 13 and base.counts["reads_behind_write"] == 0
+    for pre in ("STT", "STT+WB"):
+        r = run(tr, "stt", **STT.preset(pre))
+        assert r.metrics["cycles"] == 13 + 3
+        assert r.counts["bank_stall_cycles"] == 3 and r.counts["reads_behind_write"] == 1
+        assert r.metrics["main_rf_write_cycles"] == 4 and r.metrics["main_rf_read_cycles"] == 1
+    assert run(tr, "stt", **STT.preset("STT+BDI+RE")).metrics["cycles"] == 13 + 1  # 2-cycle writes
+
+
+def test_a_buffered_value_is_read_from_the_buffer():
+    """R1 and R17 share bank 1: R17's write finds the bank busy with R1's.  Without a buffer it waits 3
+    cycles, holds the bank t+4..t+7 and its reader starts at t+8 (6 cycles late); the buffer takes it at
+    t + 1 and its reader is served from there as fast as from an idle one-cycle bank."""
+    tr = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [17], [4]), ("IADD3", [5], [17])]])
+    base = run(tr, "stt", **STT.preset("Base")).metrics["cycles"]
+    assert run(tr, "stt", **STT.preset("STT")).metrics["cycles"] == base + 6
+    wb = run(tr, "stt", **STT.preset("STT+WB"))
+    assert wb.metrics["cycles"] == base
+    assert wb.counts["wbuf_writes"] == 1 and wb.counts["wbuf_hits"] == 1 and wb.metrics["wb_hits"] == 1
+    assert wb.metrics["events"]["write_buffer"] == (1.0 + 1.0, 1.0)  # one drain + one hit read, one write
+
+
+BURST = trace_from_warps([[("IADD3", [(1 - w) % 16], [])] for w in range(5)])
+
+
+def test_write_burst_overflows_a_2_entry_per_bank_buffer_not_a_16_entry_centralized_one():
+    """Five warps write one register each in bank 1 (``(reg + warp) mod 16``), one result a cycle at
+    t = 5..9 (the one-cycle banks retire the last at 9: 10 cycles).
+
+    No buffer: each write waits for the previous one's 4 cycles: starts 5, 9, 13, 17, 21 (waits 0+3+6+9+12
+    = 30 record-cycles), 12 cycles more.  Per-bank buffer of 2: the 1st is written at 5, the 2nd and 3rd
+    are buffered at 6 and 7, the 4th finds the bank's 2 entries full at 8 (1 cycle); at 9 the bank frees, the
+    2nd drains (bank busy to 13) and the 4th takes its entry, the 5th waits 9..12 (4 cycles) for the next
+    drain at 13: 5 stall cycles, the last retires at 13 (4 cycles more).  Centralized 16: every write after
+    the 1st is buffered (at most 3 at once), no stall, the one-cycle banks' 10 cycles."""
+    base = run(BURST, "stt", **STT.preset("Base"))
+    assert base.metrics["cycles"] == 10
+    no_wb = run(BURST, "stt", **STT.preset("STT"))
+    assert no_wb.metrics["cycles"] == 10 + 12 and no_wb.counts["write_wait_cycles"] == 30
+    pb = run(BURST, "stt", **{**STT.preset("STT+WB-perbank"), "wb_entries": 2})
+    assert pb.metrics["cycles"] == 10 + 4
+    assert pb.metrics["wb_full_stall_cycles"] == 5 and pb.metrics["wb_occupancy_max"] == 2
+    c16 = run(BURST, "stt", **STT.preset("STT+WB"))
+    assert c16.metrics["cycles"] == 10 and c16.metrics["wb_full_stall_cycles"] == 0
+    assert c16.metrics["wb_occupancy_max"] == 3 and c16.metrics["wb_writes"] == 4
+    # every value reaches its bank (those left in the buffer at the end, after the run)
+    for r in (pb, c16):
+        assert r.counts["bank_write_acc"] == 5 and r.counts["wbuf_drains"] == 4
+        hist = r.attrs["wbuf_occupancy_hist"]
+        top = max(i for i, n in enumerate(hist) if n)
+        assert sum(hist) == r.counts["wbuf_cycles"] and top == r.metrics["wb_occupancy_max"]
+
+
+def test_bdi_size_sets_the_groups_written():
+    """A value compressed to 40 bytes drives ceil(40 / 4) = 10 of the 32 groups: 88 of the 128 bytes are not
+    written (the paper's worked example says 68: 128 - 40 = 88, claim S-05).  Without BDI, or with an
+    unknown size, all 32 groups are driven."""
+    assert WARP_VALUE_BYTES - 40 == 88 and (32 - 10) * 4 == 88
+    tr = trace_from_warps([[("IADD3", [1], [2], {"bytes": [40]}), ("IADD3", [3], [2])]])
+    on = run(tr, "stt", **STT.preset("STT+BDI"))
+    assert on.metrics["groups_written"] == 10 + 32  # the second value's size is unknown: uncompressed
+    assert on.metrics["bdi_compressed_share"] == 0.5 and on.metrics["bdi_size_known_share"] == 0.5
+    assert on.metrics["events"]["rf_write_groups"] == (0.0, 42.0)
+    off = run(tr, "stt", **STT.preset("STT+WB"))
+    assert off.metrics["groups_written"] == 64 and off.metrics["events"]["rf_write_groups"] == (0.0, 0.0)
+    assert "written uncompressed" in on.setup.info["bdi_sizes"]
+
+
+def test_bdi_energy_follows_the_groups_written():
+    from rfmodel.energy.accounting import account
+    from rfmodel.spec import get_preset
+
+    sm = get_preset("fermi-gtx480")
+    grid = STT.preset("STT+BDI")
+    e = {}
+    for nbytes in (40, 128):
+        r = run(trace_from_warps([[("IADD3", [1], [2], {"bytes": [nbytes]})] * 8]), "stt", **grid)
+        acc = account(STT.structures(sm, grid, {}), r.metrics["events"], r.metrics["cycles"], sm.clock_mhz)
+        e[nbytes] = float(acc["dynamic_pj"][acc["structures"].index("rf_write_groups")])
+    assert e[40] > 0 and e[40] == pytest.approx(e[128] * 10 / 32)
+
+
+def test_queue_model_centralized_blocks_less_than_per_bank_at_equal_entries():
+    kw = dict(ipc=np.array(0.8), reads_per_instr=2.0, writes_per_instr=1.0, banks=16.0, R=1.0, W=4.0)
+    _a, pb = wb_queue(K=1.0, shared=0, **kw)  # 16 entries as 1 per bank
+    _a, c16 = wb_queue(K=16.0, shared=1, **kw)
+    assert 0.0 < c16 < pb < 1.0
+    absorbed0, p0 = wb_queue(K=0.0, shared=1, **kw)
+    assert absorbed0 == 0.0 and p0 == 1.0
+
+
+def test_analytic_orders_the_configurations():
+    import rfmodel
+
+    ipc = {}
+    for pre in ("Base", "STT", "STT+WB", "STT+BDI+RE"):
+        ds = rfmodel.evaluate("stt", ["saxpy"], "fermi-gtx480", params=STT.preset(pre), max_warps=16)
+        ipc[pre] = float(ds["ipc"].values.ravel()[0])
+    assert ipc["Base"] >= ipc["STT+BDI+RE"] >= ipc["STT+WB"] >= ipc["STT"] and ipc["STT"] < ipc["Base"]
+
+
+def test_cli_evaluate_with_a_preset(capsys):
+    assert main(["evaluate", "--design", "stt", "--preset", "STT+WB", "--workload", "saxpy",
+                 "--method", "analytic"]) == 0  # fmt: skip
+    assert "ipc" in capsys.readouterr().out
+    assert main(["evaluate", "--design", "stt", "--preset", "nope", "--workload", "saxpy"]) == 2
+    assert "unknown preset" in capsys.readouterr().err
