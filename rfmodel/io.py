@@ -98,6 +98,29 @@ def write_netcdf(ds, path) -> Path:
     return Path(path)
 
 
+def write_npz(path, arrays: dict, meta: dict) -> None:
+    """Write ``arrays`` and the JSON-able ``meta`` (under ``__meta__``) as one ``.npz`` file, atomically."""
+    import json
+
+    import numpy as np
+
+    blob = json.dumps(meta, default=str)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, __meta__=np.array(blob), **arrays)
+
+
+def read_npz(path) -> dict:
+    """The arrays and metadata of a file written by :func:`write_npz`, as one dict of fields."""
+    import json
+
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as z:
+        out = json.loads(str(z["__meta__"]))
+        out.update({k: z[k] for k in z.files if k != "__meta__"})
+    return out
+
+
 def write_figure(fig, path, **kw) -> Path:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png", **kw)

@@ -164,26 +164,20 @@ class WorkloadProfile:
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
         atomically."""
-        from rfmodel.io import atomic_path
+        from rfmodel.io import write_npz
 
         arrays, meta = {}, {}
         for f in fields(self):
             v = getattr(self, f.name)
-            if isinstance(v, np.ndarray):
-                arrays[f.name] = v
-            else:
-                meta[f.name] = v
-        blob = json.dumps(meta, default=_json_default)
-        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, __meta__=np.array(blob), **arrays)
+            (arrays if isinstance(v, np.ndarray) else meta)[f.name] = v
+        write_npz(path, arrays, json.loads(json.dumps(meta, default=_json_default)))
 
     @classmethod
     def load(cls, path) -> WorkloadProfile:
         """A profile written by :meth:`save`."""
-        with np.load(path, allow_pickle=False) as z:
-            kw = json.loads(str(z["__meta__"]))
-            kw.update({k: z[k] for k in z.files if k != "__meta__"})
-        return cls(**kw)
+        from rfmodel.io import read_npz
+
+        return cls(**read_npz(path))
 
     def bank_distribution(self, banks: int) -> np.ndarray:
         """``P(bank b)`` of a distinct source register under ``bank = reg mod banks``."""

@@ -255,13 +255,7 @@ def load_workload(
         n_ctas = share if max_warps is None else max(1, min(share, max_warps // wpc))
         trace, how = executed_builtin(ref, arch, n_ctas, line_bytes, seed, strict=trace_source == "execute")
         if trace is not None:
-            return Workload(
-                name=name,
-                trace=trace,
-                kernel=kernel,
-                source=kernel.source or ref,
-                attrs={"arch": arch, "seed": seed, "ctas_per_sm": share, "trace_source": how},
-            )
+            return _workload(name, trace, kernel, ref, arch, seed, share, how)
     elif trace_source == "execute":
         raise RfmodelError(f"workload '{ref}': only built-in kernels have launch recipes to execute")
     if on_cap != "error" or max_warp_instrs is not None:
@@ -283,6 +277,10 @@ def load_workload(
         seed=seed,
         line_bytes=line_bytes,
     )
+    return _workload(name, trace, kernel, ref, arch, seed, share, how)
+
+
+def _workload(name, trace, kernel, ref, arch, seed, share, how) -> Workload:
     return Workload(
         name=name,
         trace=trace,
@@ -322,7 +320,7 @@ def trace_recipe(kernel: Kernel, ctas: int):
     from rfmodel.compiler.cfg import function_names, natural_loops
     from rfmodel.workload.execute.builtin import builtin_recipe
     from rfmodel.workload.execute.decode import decode_kernel
-    from rfmodel.workload.execute.launch import launch
+    from rfmodel.workload.execute.recipe import run_recipe
 
     name = kernel.name
     meta = manifest()["kernels"][name]
@@ -338,11 +336,7 @@ def trace_recipe(kernel: Kernel, ctas: int):
     dec = decode_kernel(kernel)
 
     def probe(r):
-        ins = r.inputs()
-        consts = {bank: ins[a] for bank, a in r.constants.items()}
-        glob = {k: v for k, v in ins.items() if k not in r.constants.values()}
-        res = launch(dec, r.params, glob, r.grid, r.block, shared_bytes=r.shared_bytes, constants=consts,
-                     record=1, record_capacity=1)  # fmt: skip
+        res, _ = run_recipe(dec, r, record=1, record_capacity=1)
         warps = max(1, res.per_warp.shape[1])
         trip = max((res.per_instruction[i] / warps for i in latches), default=float("inf"))
         return float(trip), int(res.warp_instructions)

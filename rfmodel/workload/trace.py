@@ -105,25 +105,17 @@ class Trace:
     def save(self, path) -> None:
         """Write the trace to ``path`` (NumPy ``.npz``: the columns, and the other fields as JSON),
         atomically."""
-        import json
-
-        from rfmodel.io import atomic_path
+        from rfmodel.io import write_npz
 
         arrays = {k: getattr(self, k) for k in (*COLUMNS, "warp_ptr", "warp_cta", "mem_ptr", "mem_line")}
-        meta = {k: getattr(self, k) for k in _META}
-        blob = json.dumps(meta, default=str)
-        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, __meta__=np.array(blob), **arrays)
+        write_npz(path, arrays, {k: getattr(self, k) for k in _META})
 
     @classmethod
     def load(cls, path) -> Trace:
         """A trace written by :meth:`save` (checked with :meth:`validate`)."""
-        import json
+        from rfmodel.io import read_npz
 
-        with np.load(path, allow_pickle=False) as z:
-            kw = json.loads(str(z["__meta__"]))
-            kw.update({k: z[k] for k in z.files if k != "__meta__"})
-        t = cls(**kw)
+        t = cls(**read_npz(path))
         t.validate()
         return t
 

@@ -139,6 +139,41 @@ def _imm_value(op: Operand, fp: bool) -> int:
         raise _Unsupported(f"immediate {t!r} in an integer operation") from None
 
 
+def _imm64(op: Operand) -> int:
+    """A double-precision immediate as the 64-bit pattern it stands for (as a signed int64).  The
+    instruction encodes the double's high word; the disassembler prints the double it stands for
+    (``0.5``) or, for an odd pattern, the high word in hex."""
+    t = op.text.strip()
+    if op.value is not None:
+        bits = (op.value & 0xFFFFFFFF) << 32
+    else:
+        u = t.upper().lstrip("+")
+        sign = -1.0 if u.startswith("-") else 1.0
+        u = u.lstrip("-")
+        if u == "INF":
+            x = sign * float("inf")
+        elif u in ("QNAN", "NAN"):
+            x = float("nan")
+        else:
+            try:
+                x = float(t)
+            except ValueError:
+                raise _Unsupported(f"double immediate {t!r}") from None
+        bits = struct.unpack("<Q", struct.pack("<d", x))[0]
+        if bits & 0xFFFFFFFF:
+            raise _Unsupported(f"double immediate {t!r} with a nonzero low word")
+    return bits - (1 << 64) if bits >> 63 else bits
+
+
+def _src64(op: Operand) -> tuple[int, int, int, int, int]:
+    """A double-precision source: a register pair (``O_64``), two constant words, or an immediate."""
+    if op.kind == IMM:
+        return L.K_IMM, _imm64(op), 0, 0, 0
+    if op.kind == GPR and op.index is None:
+        return _src(op, fp=True)
+    return _src(op, fp=True, pair=True)
+
+
 def _parse_offset(t: str) -> int:
     t = t.strip()
     try:
@@ -592,6 +627,20 @@ def _d_imnmx(row, base, mods, ops, ctx):
     row.psrc(ops[3])
 
 
+def _d_viaddmnmx(row, base, mods, ops, ctx):
+    """VIADDMNMX Rd, Ra, Rb, Rc, P: the minimum (P true) or maximum of Ra + Rb (32-bit, wrapping) and
+    Rc, signed or .U32: IMNMX of an IADD, which is how the earlier architectures' code writes it."""
+    _allow(mods, {"U32", "S32"})
+    _nops(ops, 5)
+    row.r[L.F_OP] = L.OP_IMNMX
+    row.r[L.F_M] = L.M_U32 if "U32" in mods else 0
+    row.r[L.F_E0] = 1  # the first value is the sum of the first two sources
+    row.dst(ops[0])
+    for o in ops[1:4]:
+        row.src(_src(o))
+    row.psrc(ops[4])
+
+
 def _d_fmnmx(row, base, mods, ops, ctx):
     _allow(mods, {"FTZ"})
     _nops(ops, 4)
@@ -622,6 +671,55 @@ def _d_fp(row, base, mods, ops, ctx):
         row.r[L.F_E2] = 1
 
 
+def _d_dp(row, base, mods, ops, ctx):
+    """DFMA, DADD, DMUL: IEEE double precision on register pairs; DADD and DMUL also with a
+    directed rounding mode (.RZ, .RM, .RP), which the interpreter gets exactly from the rounding
+    error of the nearest result."""
+    _allow(mods, {"RN", "RZ", "RM", "RP"})
+    n = 4 if base == "DFMA" else 3
+    _nops(ops, n)
+    rnd = [m for m in mods if m in ("RN", "RZ", "RM", "RP")]
+    if len(rnd) > 1:
+        raise _Unsupported("two rounding modes")
+    if base == "DFMA" and rnd and rnd[0] != "RN":
+        raise _Unsupported(f"DFMA rounding mode .{rnd[0]}")
+    row.r[L.F_OP] = {"DFMA": L.OP_DFMA, "DADD": L.OP_DADD, "DMUL": L.OP_DMUL}[base]
+    row.r[L.F_E1] = _ROUND[rnd[0]] if rnd else L.R_RN
+    row.dst(ops[0])
+    for o in ops[1:]:
+        row.src(_src64(o))
+
+
+def _d_dsetp(row, base, mods, ops, ctx):
+    """DSETP: a double comparison combined with a predicate, as FSETP; or ``.MAX`` / ``.MIN``, the
+    compiler's lowering of fmax / fmin: the first destination is set where the first operand is the
+    result (it is not NaN, and the second is NaN or not larger / not smaller), the second where both
+    operands are NaN (the code then sets the quiet bit of the result); only with ``.AND`` and ``PT``."""
+    _nops(ops, 5)
+    sel = [m for m in mods if m in ("MAX", "MIN")]
+    bools = [m for m in mods if m in _BOOL]
+    row.r[L.F_OP] = L.OP_DSETP
+    if sel:
+        _allow(mods, {"MAX", "MIN", "AND"})
+        pt = _is_pred(ops[4]) and ops[4].index is None and not ops[4].neg
+        if len(sel) != 1 or bools != ["AND"] or not pt:
+            raise _Unsupported("DSETP.MAX/MIN other than .AND with PT")
+        row.r[L.F_E2] = L.DS_MAX if sel[0] == "MAX" else L.DS_MIN
+    else:
+        cmp_ = [m for m in mods if m in _CMP]
+        if len(cmp_) != 1 or len(bools) != 1:
+            raise _Unsupported("compare without one comparison and one boolean operation")
+        _allow(mods, set(_CMP) | set(_BOOL))
+        row.r[L.F_E0] = _CMP[cmp_[0]]
+        row.r[L.F_E1] = _BOOL[bools[0]]
+        row.r[L.F_E2] = L.DS_CMP
+    row.pdst(0, ops[0])
+    row.pdst(1, ops[1])
+    row.src(_src64(ops[2]))
+    row.src(_src64(ops[3]))
+    row.psrc(ops[4])
+
+
 def _d_hfma2(row, base, mods, ops, ctx):
     # Only the form the compiler uses to materialize a 32-bit constant: a zero product plus
     # two half-precision immediates (``HFMA2.MMA R6, -RZ, RZ, 0, 2.38e-07``).
@@ -642,10 +740,13 @@ def _d_i2f(row, base, mods, ops, ctx):
     _nops(ops, 2)
     if base == "I2FP" and "F32" not in mods:
         raise _Unsupported("I2FP other than .F32")
-    allowed = {"U32", "S32", "F32", "RP", "RM", "RZ", "RN"}
+    allowed = {"U32", "S32", "F32", "F64", "RP", "RM", "RZ", "RN"}
     _allow(mods, allowed)
+    if "F64" in mods and "F32" in mods:
+        raise _Unsupported("two destination types")
     row.r[L.F_OP] = L.OP_I2F
     row.r[L.F_M] = L.M_U32 if "U32" in mods else 0
+    row.r[L.F_E2] = 1 if "F64" in mods else 0  # a double in a register pair (exact from 32 bits)
     rnd = [m for m in mods if m in _ROUND]
     row.r[L.F_E1] = _ROUND[rnd[0]] if rnd else L.R_RN
     row.dst(ops[0])
@@ -667,13 +768,19 @@ def _d_mufu(row, base, mods, ops, ctx):
     _nops(ops, 2)
     fn = [m for m in mods if m in _MUFU]
     _allow(mods, set(_MUFU) | {"FTZ"})
-    if len(fn) != 1 or fn[0] in ("RCP64H", "RSQ64H", "TANH"):
+    if len(fn) != 1 or fn[0] == "TANH":
         raise _Unsupported("MUFU function")
     row.r[L.F_OP] = L.OP_MUFU
     row.r[L.F_M] = L.M_FTZ if "FTZ" in mods else 0
     row.r[L.F_E0] = _MUFU[fn[0]]
     row.dst(ops[0])
-    row.src(_src(ops[1], fp=True))
+    if fn[0] in ("RCP64H", "RSQ64H"):  # the source is a double's high word (an immediate: that double)
+        if "FTZ" in mods:
+            raise _Unsupported(f"MUFU.{fn[0]}.FTZ")
+        hi = (L.K_IMM, (_imm64(ops[1]) >> 32) & 0xFFFFFFFF, 0, 0, 0) if ops[1].kind == IMM else None
+        row.src(hi or _src(ops[1]))
+    else:
+        row.src(_src(ops[1], fp=True))
 
 
 _WIDTH = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "32": 4, "64": 8, "128": 16}
@@ -1069,6 +1176,10 @@ _FAMILIES = {
     "ISETP": _d_setp,
     "UISETP": _d_setp,
     "FSETP": _d_setp,
+    "DSETP": _d_dsetp,
+    "DFMA": _d_dp,
+    "DADD": _d_dp,
+    "DMUL": _d_dp,
     "PLOP3": _d_plop3,
     "UPLOP3": _d_plop3,
     "SEL": _d_sel,
@@ -1076,6 +1187,7 @@ _FAMILIES = {
     "FSEL": _d_sel,
     "IMNMX": _d_imnmx,
     "VIMNMX": _d_imnmx,
+    "VIADDMNMX": _d_viaddmnmx,
     "FMNMX": _d_fmnmx,
     "FFMA": _d_fp,
     "FADD": _d_fp,

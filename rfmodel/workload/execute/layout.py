@@ -94,7 +94,11 @@ N_SR = 13
     OP_FRND,
     OP_REDUX,
     OP_BRX,
-) = range(49)
+    OP_DFMA,
+    OP_DADD,
+    OP_DMUL,
+    OP_DSETP,
+) = range(53)
 
 # ---- modifier bits
 M_X = 1  # extended (carry-in) form: IADD3.X, LEA.HI.X, ISETP.EX
@@ -132,7 +136,10 @@ V_ALL, V_ANY, V_EQ = range(3)
 # MUFU functions (E0)
 MU_RCP, MU_RSQ, MU_SQRT, MU_EX2, MU_LG2, MU_SIN, MU_COS, MU_RCP64H, MU_RSQ64H, MU_TANH = range(10)
 
-# rounding (E1 of I2F / F2I)
+# DSETP modes (E2): a comparison, or the select-and-NaN predicates of fmax / fmin
+DS_CMP, DS_MAX, DS_MIN = 0, 1, 2
+
+# rounding (E1 of I2F / F2I / DADD / DMUL / DFMA)
 R_RN, R_RZ, R_RM, R_RP = range(4)
 
 # ---- run status codes (machine -> Python)

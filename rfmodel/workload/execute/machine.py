@@ -57,6 +57,8 @@ from rfmodel.workload.execute.layout import (
     C_NAN,
     C_NE,
     C_NUM,
+    DS_CMP,
+    DS_MAX,
     F_D,
     F_DK,
     F_E0,
@@ -93,7 +95,9 @@ from rfmodel.workload.execute.layout import (
     MU_EX2,
     MU_LG2,
     MU_RCP,
+    MU_RCP64H,
     MU_RSQ,
+    MU_RSQ64H,
     MU_SIN,
     MU_SQRT,
     O_64,
@@ -109,6 +113,10 @@ from rfmodel.workload.execute.layout import (
     OP_BRX,
     OP_BSSY,
     OP_BSYNC,
+    OP_DADD,
+    OP_DFMA,
+    OP_DMUL,
+    OP_DSETP,
     OP_EXIT,
     OP_F2I,
     OP_FADD,
@@ -574,6 +582,53 @@ def _try_release(w, pcs, lst, lbar, bmask):
 
 
 @njit(cache=True, inline="always")
+def _d64(rows, i, j, w, l, regs, uregs, cb, srv, st, i64, f64):
+    """Double-precision source ``j`` as a float64 (|..| and - applied to the sign bit)."""
+    x = _rd64(rows, i, j, w, l, regs, uregs, cb, srv, st)
+    m = rows[i, F_SRC + 5 * j + 2]
+    if m & O_ABS:
+        x = x & 0x7FFFFFFFFFFFFFFF
+    if m & O_NEG:
+        x = x ^ (np.int64(1) << 63)
+    i64[0] = x
+    return f64[0]
+
+
+@njit(cache=True, inline="always")
+def _bits64(r, i64, f64):
+    f64[0] = r
+    return i64[0]
+
+
+@njit(cache=True)
+def _step64(r, up, i64, f64):
+    """The next double above (``up``) or below ``r`` (finite ``r``)."""
+    if r == 0.0:
+        i64[0] = np.int64(1) if up else np.int64(1) | (np.int64(1) << 63)
+        return f64[0]
+    b = _bits64(r, i64, f64)
+    i64[0] = b + 1 if (r > 0.0) == up else b - 1
+    return f64[0]
+
+
+@njit(cache=True)
+def _round64(r, err, mode, i64, f64):
+    """Directed rounding of a round-to-nearest result ``r`` whose exact value is ``r + err``."""
+    if err == 0.0 or math.isnan(r) or math.isinf(r):
+        return r
+    if mode == R_RP:
+        return _step64(r, True, i64, f64) if err > 0.0 else r
+    if mode == R_RM:
+        return _step64(r, False, i64, f64) if err < 0.0 else r
+    if mode == R_RZ:
+        if r > 0.0 and err < 0.0:
+            return _step64(r, False, i64, f64)
+        if r < 0.0 and err > 0.0:
+            return _step64(r, True, i64, f64)
+    return r
+
+
+@njit(cache=True, inline="always")
 def _add_line(lines, n0, n, ln):
     for q in range(n0, n):
         if lines[q] == ln:
@@ -675,6 +730,8 @@ def _run_warp(
     s32 = np.zeros(1, np.uint32)
     recording = rec.shape[0] > 0
     f32 = s32.view(np.float32)
+    i64 = np.zeros(1, np.int64)
+    f64 = i64.view(np.float64)
     regf = regs.view(np.float32)
     vals = np.zeros(32, np.int64)
     n_ins = rows.shape[0]
@@ -937,6 +994,9 @@ def _run_warp(
                 if (lanes >> l) & 1:
                     a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
                     b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    if rows[i, F_E0]:  # VIADDMNMX: (a + b) against the third source
+                        a = (a + b) & M32
+                        b = _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st))
                     sa = a if m & M_U32 else _sx(a)
                     sb = b if m & M_U32 else _sx(b)
                     mn = _ps(rows, i, 0, preds, w, l)
@@ -1016,7 +1076,12 @@ def _run_warp(
                 if (lanes >> l) & 1:
                     x = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
                     v = np.float64(x if m & M_U32 else _sx(x))
-                    _wr(rows, i, w, l, _round_f32(v, mode, s32, f32), regs, uregs)
+                    if rows[i, F_E2]:  # to double: exact
+                        b = _bits64(v, i64, f64)
+                        _wr_k(rows, i, w, l, 0, b, regs, uregs)
+                        _wr_k(rows, i, w, l, 1, b >> 32, regs, uregs)
+                    else:
+                        _wr(rows, i, w, l, _round_f32(v, mode, s32, f32), regs, uregs)
         elif op == OP_F2I:
             m = rows[i, F_M]
             mode = rows[i, F_E1]
@@ -1024,6 +1089,62 @@ def _run_warp(
                 if (lanes >> l) & 1:
                     a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
                     _wr(rows, i, w, l, _f2i(a, mode, m & M_U32), regs, uregs)
+        elif op == OP_MUFU and (rows[i, F_E0] == MU_RCP64H or rows[i, F_E0] == MU_RSQ64H):
+            # the high word of 1/x (1/sqrt(x)) for the double x whose high word is the source and low
+            # word 0: the exact result cut to its high word, where hardware gives an approximation
+            # good to about 23 bits; the Newton steps that follow in the code refine either
+            for l in range(32):
+                if (lanes >> l) & 1:
+                    i64[0] = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st) << 32
+                    a = f64[0]
+                    if rows[i, F_E0] == MU_RCP64H:
+                        r = 1.0 / a if a != 0.0 else math.copysign(math.inf, a)
+                    else:
+                        r = 1.0 / math.sqrt(a) if a > 0.0 else (math.inf if a == 0.0 else math.nan)
+                    _wr(rows, i, w, l, _bits64(r, i64, f64) >> 32, regs, uregs)
+        elif op == OP_DFMA or op == OP_DADD or op == OP_DMUL:
+            mode = rows[i, F_E1]
+            for l in range(32):
+                if (lanes >> l) & 1:
+                    a = _d64(rows, i, 0, w, l, regs, uregs, cb, srv, st, i64, f64)
+                    b = _d64(rows, i, 1, w, l, regs, uregs, cb, srv, st, i64, f64)
+                    if op == OP_DFMA:
+                        r = _fma64(a, b, _d64(rows, i, 2, w, l, regs, uregs, cb, srv, st, i64, f64))
+                    elif op == OP_DADD:
+                        r = a + b
+                        if mode != R_RN:  # the exact rounding error of the sum (two-sum)
+                            bb = r - a
+                            r = _round64(r, (a - (r - bb)) + (b - bb), mode, i64, f64)
+                    else:
+                        r = a * b
+                        if mode != R_RN:  # the exact rounding error of the product
+                            r = _round64(r, _fma64(a, b, -r), mode, i64, f64)
+                    x = _bits64(r, i64, f64)
+                    _wr_k(rows, i, w, l, 0, x, regs, uregs)
+                    _wr_k(rows, i, w, l, 1, x >> 32, regs, uregs)
+        elif op == OP_DSETP:
+            sel = rows[i, F_E2]
+            cmp = rows[i, F_E0]
+            bop = rows[i, F_E1]
+            for l in range(32):
+                if (lanes >> l) & 1:
+                    a = _d64(rows, i, 0, w, l, regs, uregs, cb, srv, st, i64, f64)
+                    b = _d64(rows, i, 1, w, l, regs, uregs, cb, srv, st, i64, f64)
+                    if sel == DS_CMP:
+                        x = np.int64(1) if _fcmp(cmp, a, b) else np.int64(0)
+                        pb = _ps(rows, i, 0, preds, w, l)
+                        _wp(preds, w, rows[i, F_PD0], l, _combine(bop, x, pb))
+                        _wp(preds, w, rows[i, F_PD1], l, _combine(bop, 1 - x, pb))
+                    else:
+                        if math.isnan(a):
+                            first = False
+                        elif math.isnan(b):
+                            first = True
+                        else:
+                            first = a >= b if sel == DS_MAX else a <= b
+                        _wp(preds, w, rows[i, F_PD0], l, np.int64(1) if first else np.int64(0))
+                        both = math.isnan(a) and math.isnan(b)
+                        _wp(preds, w, rows[i, F_PD1], l, np.int64(1) if both else np.int64(0))
         elif op == OP_MUFU:
             fn = rows[i, F_E0]
             ftz = rows[i, F_M] & M_FTZ

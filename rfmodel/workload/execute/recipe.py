@@ -115,9 +115,9 @@ class Recipe:
         return {p.name: p.value for p in self.params if p.type != "ptr"}
 
 
-def run_recipe(kernel, recipe: Recipe) -> tuple[LaunchResult, dict[str, np.ndarray]]:
+def run_recipe(kernel, recipe: Recipe, **launch_kw) -> tuple[LaunchResult, dict[str, np.ndarray]]:
     """Execute ``kernel`` (a :class:`Kernel` or decoded) with ``recipe``; returns the launch
-    result and the inputs that were used."""
+    result and the inputs that were used.  ``launch_kw`` go to :func:`launch` (``record``, ...)."""
     ins = recipe.inputs()
     consts = {bank: ins[name] for bank, name in recipe.constants.items()}
     glob = {k: v for k, v in ins.items() if k not in recipe.constants.values()}
@@ -129,6 +129,7 @@ def run_recipe(kernel, recipe: Recipe) -> tuple[LaunchResult, dict[str, np.ndarr
         recipe.block,
         shared_bytes=recipe.shared_bytes,
         constants=consts,
+        **launch_kw,
     )
     return res, ins
 

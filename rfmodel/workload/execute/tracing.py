@@ -32,8 +32,7 @@ import numpy as np
 
 from rfmodel.workload.execute.decode import decode_kernel
 from rfmodel.workload.execute.errors import ExecutionError
-from rfmodel.workload.execute.launch import launch
-from rfmodel.workload.execute.recipe import Recipe
+from rfmodel.workload.execute.recipe import Recipe, run_recipe
 from rfmodel.workload.ir import Kernel
 from rfmodel.workload.trace import (
     COMPRESS_UNKNOWN,
@@ -72,17 +71,9 @@ def executed_trace(
     dec = decode_kernel(kernel)
     st = static_columns(kernel)
     sdst = st["dst"][: kernel.n_instrs].astype(np.int64)
-    ins = recipe.inputs()
-    consts = {bank: ins[name] for bank, name in recipe.constants.items()}
-    glob = {k: v for k, v in ins.items() if k not in recipe.constants.values()}
-    res = launch(
+    res, _ = run_recipe(
         dec,
-        recipe.params,
-        glob,
-        recipe.grid,
-        recipe.block,
-        shared_bytes=recipe.shared_bytes,
-        constants=consts,
+        recipe,
         max_warp_instructions=max_warp_instructions,
         record=int(ctas),
         record_dst=sdst,
