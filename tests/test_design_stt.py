@@ -53,6 +53,7 @@ def test_a_buffered_value_is_read_from_the_buffer():
     assert wb.metrics["cycles"] == base
     assert wb.counts["wbuf_writes"] == 1 and wb.counts["wbuf_hits"] == 1 and wb.metrics["wb_hits"] == 1
     assert wb.metrics["events"]["write_buffer"] == (1.0 + 1.0, 1.0)  # one drain + one hit read, one write
+    assert wb.metrics["events"]["write_buffer_data"] == (2.0 * 32, 32.0)  # uncompressed: whole rows
 
 
 BURST = trace_from_warps([[("IADD3", [(1 - w) % 16], [])] for w in range(5)])
@@ -140,3 +141,34 @@ def test_cli_evaluate_with_a_preset(capsys):
     assert "ipc" in capsys.readouterr().out
     assert main(["evaluate", "--design", "stt", "--preset", "nope", "--workload", "saxpy"]) == 2
     assert "unknown preset" in capsys.readouterr().err
+
+
+def test_buffer_stores_values_compressed():
+    """The buffered value of the test above, compressed to 40 bytes, moves 10 groups through the buffer's
+    data array instead of 32 (written once, drained once, read once); its tags cost the same.  The data
+    array's energy per group times 32 plus the tags' is the technology layer's whole buffer access."""
+    from rfmodel.energy.accounting import account
+    from rfmodel.spec import get_preset
+    from rfmodel.tech.structures import write_buffer
+
+    small = {"bytes": [40]}
+    tr = trace_from_warps([[("IADD3", [1], [2], small), ("IADD3", [17], [4], small),
+                            ("IADD3", [5], [17], small)]])  # fmt: skip
+    sm = get_preset("fermi-gtx480")
+    e = {}
+    for pre in ("STT+WB", "STT+BDI"):
+        grid = STT.preset(pre)
+        r = run(tr, "stt", **grid)
+        assert r.metrics["events"]["write_buffer"] == (2.0, 1.0)
+        acc = account(STT.structures(sm, grid, {"node_nm": 32}), r.metrics["events"], r.metrics["cycles"],
+                      sm.clock_mhz)  # fmt: skip
+        e[pre] = {s: float(acc["dynamic_pj"][acc["structures"].index(s)])
+                  for s in ("write_buffer", "write_buffer_data")}  # fmt: skip
+    assert STT.preset("STT+BDI")["bdi"] == 1
+    r = run(tr, "stt", **STT.preset("STT+BDI"))
+    assert r.metrics["events"]["write_buffer_data"] == (2.0 * 10, 10.0)
+    assert e["STT+BDI"]["write_buffer"] == pytest.approx(e["STT+WB"]["write_buffer"])
+    assert e["STT+BDI"]["write_buffer_data"] == pytest.approx(e["STT+WB"]["write_buffer_data"] * 10 / 32)
+    whole = write_buffer(16, 1024, node_nm=32, capacity_kb=None)
+    assert e["STT+WB"]["write_buffer"] + e["STT+WB"]["write_buffer_data"] == pytest.approx(
+        2 * whole.read_pj + whole.write_pj)

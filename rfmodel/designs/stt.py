@@ -215,7 +215,8 @@ class Stt(Design):
                 "rf_write_groups": (0.0, groups * bdi),
                 "crossbar": (reads + writes, 0.0),
                 "collector": (reads, reads),
-                "write_buffer": (float(counts["wbuf_drains"]) + hits, float(counts["wbuf_writes"])),
+                **wb_events(float(counts["wbuf_drains"]) + hits, float(counts["wbuf_writes"]),
+                            rate(groups, vals) if bdi > 0 and vals > 0 else GROUPS),
                 "bdi_compressor": (0.0, writes * bdi),
                 "bdi_decompressor": ((bank_r + hits) * bdi, 0.0),
             },
@@ -265,7 +266,7 @@ class Stt(Design):
             "rf_write_groups": (0.0, groups * bdi),
             "crossbar": (r + w, 0.0),
             "collector": (r, r),
-            "write_buffer": (wb_w, wb_w),
+            **wb_events(wb_w, wb_w, np.where(bdi > 0, prof.write_groups, GROUPS)),
             "bdi_compressor": (0.0, w * bdi),
             "bdi_decompressor": (r * bdi, 0.0),
         }
@@ -275,7 +276,7 @@ class Stt(Design):
     def structures(self, sm, grid, tech):
         """The SM's banks in the cell (a BDI write pays the row's fixed part in ``rf_bank`` and each driven
         group in ``rf_write_groups``), collectors, crossbar, the SRAM write buffer and the BDI codec."""
-        from rfmodel.tech.structures import bdi_codec, write_buffer
+        from rfmodel.tech.structures import bdi_codec, tag_array, write_buffer
 
         d = SttParams()
         g = {**grid, "main_cell": grid.get("main_cell", d.main_cell)}
@@ -298,13 +299,33 @@ class Stt(Design):
             "banks": sm_param(sm, grid, "num_banks"),
         }
 
-        def wb_at(entries, shared, banks):
+        def wb_parts(entries, shared, banks):
+            """(tags, data per 32-bit group) of the buffer: values are stored compressed, so a buffered
+            value moves its groups through the data array and one entry's tags."""
             n = int(entries)
             if n == 0:
-                return Structure("write_buffer", 0.0, 0.0, 0.0, 0.0, copies=0,
-                                 provenance="no write buffer (wb_entries = 0)")  # fmt: skip
+                none = "no write buffer (wb_entries = 0)"
+                return (Structure("write_buffer", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none),
+                        Structure("write_buffer_data", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none))
+            copies = 1 if int(shared) else int(banks)
             cost = write_buffer(n, WARP_VALUE_BYTES * 8, node_nm=node, capacity_kb=None, cell=cell)
-            return cost.structure("write_buffer", copies=1 if int(shared) else int(banks))
+            tags = tag_array(max(n // WB_WAYS, 1), WB_WAYS, 16, node_nm=node, cell=cell)
+            prov = "write_buffer: " + cost.provenance.get("read_pj", "")
+            tag_s = Structure("write_buffer", tags.read_pj, tags.write_pj, tags.leakage_mw, tags.area_mm2,
+                              copies=copies, provenance="tags of " + prov)  # fmt: skip
+            data_s = Structure(
+                "write_buffer_data", (cost.read_pj - tags.read_pj) / GROUPS,
+                (cost.write_pj - tags.write_pj) / GROUPS, cost.leakage_mw - tags.leakage_mw,
+                cost.area_mm2 - tags.area_mm2, copies=copies,
+                provenance=f"data array of {prov}, per 32-bit group (1/{GROUPS} of a row access)",
+            )  # fmt: skip
+            return tag_s, data_s
+
+        def wb_at(entries, shared, banks):
+            return wb_parts(entries, shared, banks)[0]
+
+        def wb_data_at(entries, shared, banks):
+            return wb_parts(entries, shared, banks)[1]
 
         codec = bdi_codec(WARP_VALUE_BYTES * 8, node_nm=node)
 
@@ -315,7 +336,22 @@ class Stt(Design):
             return structure_over_grid(f"bdi_{part}", {"bdi": bdi}, make)
 
         return [rf_bank, coll, xbar, drivers, structure_over_grid("write_buffer", values, wb_at),
+                structure_over_grid("write_buffer_data", values, wb_data_at),
                 codec_at("compressor"), codec_at("decompressor")]  # fmt: skip
+
+
+#: the tag array's associativity in :func:`rfmodel.tech.structures.write_buffer`
+WB_WAYS = 8
+
+
+def wb_events(reads, writes, groups_per_value) -> dict:
+    """The write buffer's events: one tag access per value read (drained or hit) or written, and the
+    value's 32-bit groups through the data array (values are stored compressed; ``groups_per_value`` is
+    32 without BDI, else the run's mean over written values)."""
+    return {
+        "write_buffer": (reads, writes),
+        "write_buffer_data": (reads * groups_per_value, writes * groups_per_value),
+    }
 
 
 def _s(a):
