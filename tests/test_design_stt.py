@@ -172,3 +172,39 @@ def test_buffer_stores_values_compressed():
     whole = write_buffer(16, 1024, node_nm=32, capacity_kb=None)
     assert e["STT+WB"]["write_buffer"] + e["STT+WB"]["write_buffer_data"] == pytest.approx(
         2 * whole.read_pj + whole.write_pj)
+
+
+def test_codec_cycles_lengthen_a_dependent_chain():
+    """Two dependent instructions each pay the codec's cycles once (their results arrive that much later):
+    2 cycles of compressor + decompressor make the chain 4 cycles longer; without BDI there is no codec."""
+    tr = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [3], [1])]])
+    grid = STT.preset("STT+BDI")
+    assert STT.resolve(grid).codec_cycles == 0  # the paper: negligible
+    c0 = run(tr, "stt", **grid).metrics["cycles"]
+    assert run(tr, "stt", **{**grid, "codec_cycles": 2}).metrics["cycles"] == c0 + 4
+    off = STT.preset("STT+WB")
+    plain = run(tr, "stt", **off).metrics["cycles"]
+    assert run(tr, "stt", **{**off, "codec_cycles": 2}).metrics["cycles"] == plain
+    with pytest.raises(SpecError):
+        STT.resolve({**grid, "codec_cycles": -1})
+
+
+def test_analytic_codec_cycles_cost_ipc():
+    import rfmodel
+
+    ds = rfmodel.evaluate("stt", ["saxpy"], "fermi-gtx480", params={"codec_cycles": [0, 4]}, max_warps=16)
+    ipc = ds["ipc"].values.ravel()
+    assert ipc[1] < ipc[0]
+
+
+def test_default_calibration_sweep_has_stt_points():
+    """``stt`` takes part in the default calibration (simulator hooks and coefficients), with its write buffer
+    off, per bank and centralized among its points; the buffer's points apply to no other design."""
+    from rfmodel.calibrate import DEFAULT_SWEEP, calibratable_designs, sweep_jobs
+
+    assert "stt" in calibratable_designs()
+    points = {tuple(sorted(j["params"].items())) for j in sweep_jobs(DEFAULT_SWEEP, designs=["stt"])}
+    assert (("wb_entries", 0),) in points and (("wb_entries", 1), ("wb_shared", 0)) in points
+    assert () in points and (("main_rf_latency_x", 3),) in points
+    others = sweep_jobs(DEFAULT_SWEEP, designs=["baseline"])
+    assert not any("wb_entries" in j["params"] for j in others)

@@ -72,6 +72,11 @@ class SttParams(SlowBankParams, kind="design.stt"):
         1, choices=(0, 1),
         doc="1: BDI-compress every written warp register and drive only the 32-bit groups it fills",
     )  # fmt: skip
+    codec_cycles: int = param(
+        0, bounds=(0, 8),
+        doc="pipeline cycles of the BDI compressor and decompressor together (with bdi = 1; added to every "
+        "instruction's result latency): 0, as the paper calls their latency negligible",
+    )  # fmt: skip
 
 
 def _pack_groups(trace) -> tuple[np.ndarray, float]:
@@ -186,6 +191,7 @@ class Stt(Design):
         return SimSetup(
             hooks=SimHooks(write=stt_write_hook), ints=ints, info=info, counters=dict(COUNTERS),
             write_buffer_entries=p.wb_entries, write_buffer_shared=bool(p.wb_shared),
+            extra_result_latency=p.codec_cycles if p.bdi else 0,
             **sim_bank_cycles(sm, p),
         )  # fmt: skip
 
@@ -234,16 +240,17 @@ class Stt(Design):
         K = ctx.value("wb_entries", d.wb_entries)
         shared = ctx.value("wb_shared", d.wb_shared)
         bdi = ctx.value("bdi", d.bdi)
+        codec = np.where(bdi > 0, ctx.value("codec_cycles", d.codec_cycles), 0.0)
         B = np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"), dtype=np.float64)
         prof = ctx.profile
-        m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W))
+        m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, extra_collect=codec))
         absorbed = p_block = 0.0 * R
         for _ in range(3):  # the buffer's terms depend on the model's IPC: a short fixed point
             absorbed, p_block = wb_queue(m["ipc"], prof.reads_per_instr, prof.writes_per_instr, B, R, W, K,
                                          shared, ctx.coef["wb_block_scale"])  # fmt: skip
             hold = (W - 1.0) * (1.0 - absorbed) * ctx.coef["wb_hold_scale"] + p_block * W
             hold = np.where(K > 0, hold, W - 1.0)
-            m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, write_hold=hold))
+            m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, write_hold=hold, extra_collect=codec))
         r, w = ctx.reads, ctx.writes
         groups = w * np.where(bdi > 0, prof.write_groups, GROUPS)
         wb_w = w * absorbed
