@@ -208,3 +208,21 @@ def test_default_calibration_sweep_has_stt_points():
     assert () in points and (("main_rf_latency_x", 3),) in points
     others = sweep_jobs(DEFAULT_SWEEP, designs=["baseline"])
     assert not any("wb_entries" in j["params"] for j in others)
+
+
+def test_optimizer_searches_the_buffer_and_bdi_not_the_codec_latency():
+    from rfmodel.optimize.problem import default_design_params
+
+    names = default_design_params("stt")
+    assert {"wb_entries", "wb_shared", "bdi"} <= set(names)
+    assert "codec_cycles" not in names and "main_cell" not in names
+
+
+def test_montecarlo_gives_an_interval_for_stt():
+    import rfmodel
+
+    ds = rfmodel.evaluate("stt", ["saxpy"], "fermi-gtx480", method="montecarlo",
+                          params=STT.preset("STT+WB"), uncertainty={"mem_fraction": ("normal", 0.1)},
+                          samples=20, max_warps=16)  # fmt: skip
+    lo, mid, hi = (float(ds[k].values.ravel()[0]) for k in ("ipc_lo", "ipc", "ipc_hi"))
+    assert lo < mid < hi
