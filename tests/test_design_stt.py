@@ -226,3 +226,26 @@ def test_montecarlo_gives_an_interval_for_stt():
                           samples=20, max_warps=16)  # fmt: skip
     lo, mid, hi = (float(ds[k].values.ravel()[0]) for k in ("ipc_lo", "ipc", "ipc_hi"))
     assert lo < mid < hi
+
+
+def test_write_buffer_capacity_as_the_papers_8kb_cache():
+    """``tech['wb_capacity_kb'] = 8`` costs the buffer as the paper's 8 KB 8-way SRAM (S-14), whatever its
+    entries; by default it holds its entries' 128 B each.  Tags and data add up to the technology layer's
+    buffer either way; a capacity that is not a positive number is one clear error."""
+    from rfmodel.spec import get_preset
+    from rfmodel.tech.structures import write_buffer
+
+    sm = get_preset("fermi-gtx480")
+    grid = STT.preset("STT+BDI")
+
+    def area(tech):
+        return sum(s.area_mm2 * s.copies for s in STT.structures(sm, grid, tech)
+                   if s.name in ("write_buffer", "write_buffer_data"))  # fmt: skip
+
+    paper = write_buffer(16, 1024, node_nm=32, capacity_kb=8.0)
+    small = write_buffer(16, 1024, node_nm=32, capacity_kb=None)
+    assert area({"node_nm": 32, "wb_capacity_kb": 8}) == pytest.approx(paper.area_mm2)
+    assert area({"node_nm": 32}) == pytest.approx(small.area_mm2) and small.area_mm2 < paper.area_mm2
+    for bad in (0, -1, "8", True):
+        with pytest.raises(RfmodelError, match="wb_capacity_kb"):
+            STT.structures(sm, grid, {"node_nm": 32, "wb_capacity_kb": bad})

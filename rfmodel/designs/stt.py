@@ -300,6 +300,10 @@ class Stt(Design):
         )  # fmt: skip
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
+        cap = tech.get("wb_capacity_kb")  # None: the entries' 128 B each; the paper's model: 8 (KB, 8-way)
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0):
+            raise RfmodelError(f"tech['wb_capacity_kb'] = {cap!r}: give the write buffer's data capacity in "
+                               "KB (> 0), or leave it out for wb_entries x 128 B")  # fmt: skip
         values = {
             "entries": grid.get("wb_entries", d.wb_entries),
             "shared": grid.get("wb_shared", d.wb_shared),
@@ -315,8 +319,9 @@ class Stt(Design):
                 return (Structure("write_buffer", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none),
                         Structure("write_buffer_data", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none))
             copies = 1 if int(shared) else int(banks)
-            cost = write_buffer(n, WARP_VALUE_BYTES * 8, node_nm=node, capacity_kb=None, cell=cell)
-            tags = tag_array(max(n // WB_WAYS, 1), WB_WAYS, 16, node_nm=node, cell=cell)
+            cost = write_buffer(n, WARP_VALUE_BYTES * 8, node_nm=node, capacity_kb=cap, cell=cell)
+            rows = n if cap is None else max(int(round(cap * 8192 / (WARP_VALUE_BYTES * 8))), 1)
+            tags = tag_array(max(rows // WB_WAYS, 1), WB_WAYS, 16, node_nm=node, cell=cell)
             prov = "write_buffer: " + cost.provenance.get("read_pj", "")
             tag_s = Structure("write_buffer", tags.read_pj, tags.write_pj, tags.leakage_mw, tags.area_mm2,
                               copies=copies, provenance="tags of " + prov)  # fmt: skip
