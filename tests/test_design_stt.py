@@ -249,3 +249,25 @@ def test_write_buffer_capacity_as_the_papers_8kb_cache():
     for bad in (0, -1, "8", True):
         with pytest.raises(RfmodelError, match="wb_capacity_kb"):
             STT.structures(sm, grid, {"node_nm": 32, "wb_capacity_kb": bad})
+
+
+def test_buffer_residence_and_occupancy():
+    """An idle SM's buffered value waits the write it found, W - 1 cycles; more traffic makes it wait
+    longer.  The analytic occupancy is 0 without a buffer, positive with one, never above its capacity, and
+    within a factor 2 of the simulator's on fft_radix8 (write-heavy)."""
+    import rfmodel
+    from rfmodel.designs.stt import wb_residence
+
+    kw = dict(reads_per_instr=2.0, writes_per_instr=1.0, banks=16.0, R=1.0, W=4.0)
+    assert float(wb_residence(ipc=1e-6, **kw)) == pytest.approx(3.0, abs=1e-3)
+    assert float(wb_residence(ipc=0.5, **kw)) < float(wb_residence(ipc=1.5, **kw))
+    occ = {}
+    for k, shared in ((0, 1), (16, 1), (1, 0)):
+        grid = {**STT.preset("STT+WB"), "wb_entries": k, "wb_shared": shared}
+        ds = rfmodel.evaluate("stt", ["fft_radix8"], "fermi-gtx480", params=grid)
+        occ[k, shared] = float(ds["wb_occupancy_mean"].values.ravel()[0])
+    assert occ[0, 1] == 0.0 and 0.0 < occ[16, 1] <= 16 and 0.0 < occ[1, 0] <= 16
+    sim = rfmodel.evaluate("stt", ["fft_radix8"], "fermi-gtx480", method="simulate",
+                           params=STT.preset("STT+WB"))
+    s = float(sim["wb_occupancy_mean"].values.ravel()[0])
+    assert 0.5 < occ[16, 1] / s < 2.0

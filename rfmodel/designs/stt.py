@@ -260,7 +260,10 @@ class Stt(Design):
             "wb_writes": wb_w,
             "wb_hits": nan,
             "wb_full_stall_cycles": w * p_block * W,
-            "wb_occupancy_mean": nan,
+            "wb_occupancy_mean": wb_occupancy(m["ipc"], prof.writes_per_instr, absorbed,
+                                              wb_residence(m["ipc"], prof.reads_per_instr,
+                                                           prof.writes_per_instr, B, R, W),
+                                              np.where(shared > 0, K, K * B)),
             "wb_occupancy_max": nan,
             "reads_behind_write": nan,
             "groups_written": groups,
@@ -400,3 +403,24 @@ def wb_queue(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, shared, blo
     p_block = np.where(K > 0, np.clip(p_block, 0.0, 1.0), 1.0)
     absorbed = np.where(K > 0, rho * (1.0 - p_block), 0.0)
     return absorbed, p_block
+
+
+def wb_residence(ipc, reads_per_instr, writes_per_instr, banks, R, W):
+    """Mean cycles a value stays in the write buffer (docs/models.md, "STT-RAM register file"): it was
+    absorbed because its bank was busy with a write that began about a cycle earlier (an instruction's
+    results come on consecutive cycles), so it waits ``W - 1``, then for the work queued ahead of it on its
+    bank, reads first: ``W rho_w / (1 - rho)``."""
+    ipc = np.asarray(ipc, dtype=np.float64)
+    B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
+    lam_r = ipc * reads_per_instr / B
+    lam_w = ipc * writes_per_instr / B
+    rho = np.clip(lam_r * R + lam_w * W, 0.0, 0.999)
+    rho_w = np.clip(lam_w * W / np.maximum(1.0 - lam_r * R, 1e-6), 0.0, 0.999)
+    return (W - 1.0) + W * rho_w / (1.0 - rho)
+
+
+def wb_occupancy(ipc, writes_per_instr, absorbed, residence, capacity):
+    """Mean values in the buffer by Little's law: absorbed writes per cycle times their residence, at most
+    the buffer's capacity (0 without a buffer)."""
+    occ = np.asarray(ipc, dtype=np.float64) * writes_per_instr * absorbed * residence
+    return np.clip(occ, 0.0, np.asarray(capacity, dtype=np.float64))
