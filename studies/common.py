@@ -60,11 +60,14 @@ class Evaluations:
     workload, GPU, engine, parameters and a hash of rfmodel's source: a rerun only does what is missing, and
     an edit of the package redoes everything."""
 
-    def __init__(self, path: Path, jobs: int = 2, runner=None):
+    def __init__(self, path: Path, jobs: int = 2, runner=None, job=None):
         self.path = path
         self.jobs = jobs
         self.runner = runner if runner is not None else make_runner(jobs)
         self.log = ResultLog(path)
+        #: the function a point (a tuple) is run with; a study that keeps more than :data:`SCALARS` gives its
+        #: own (a module-level function, for the worker processes) and its own :meth:`key`
+        self.job = job if job is not None else _evaluate_job
 
     @property
     def done(self) -> dict[str, dict]:
@@ -85,10 +88,11 @@ class Evaluations:
         todo = {self.key(*p): p for p in points}
         t0, n = time.time(), 0
         total = sum(k not in self.log for k in todo)
-        for _, r in self.log.run(self.runner, _evaluate_job, todo):
+        for _, r in self.log.run(self.runner, self.job, todo):
             n += 1
-            print(f"  [{n}/{total}] {r['method']} {r['design']} {r['workload']} {r['params']} "
-                  f"ipc={r['ipc']:.3f} ({time.time() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
+            what = r.get("design", r.get("label", ""))
+            print(f"  [{n}/{total}] {r.get('method', '')} {what} {r['workload']} {r.get('params', '')} "
+                  f"ipc={fmt(r.get('ipc'), '.3f')} ({time.time() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
 
 
 def geomean(xs):

@@ -53,6 +53,7 @@ def test_a_buffered_value_is_read_from_the_buffer():
     assert wb.metrics["cycles"] == base
     assert wb.counts["wbuf_writes"] == 1 and wb.counts["wbuf_hits"] == 1 and wb.metrics["wb_hits"] == 1
     assert wb.metrics["events"]["write_buffer"] == (1.0 + 1.0, 1.0)  # one drain + one hit read, one write
+    assert wb.metrics["events"]["write_buffer_data"] == (2.0 * 32, 32.0)  # uncompressed: whole rows
 
 
 BURST = trace_from_warps([[("IADD3", [(1 - w) % 16], [])] for w in range(5)])
@@ -140,3 +141,133 @@ def test_cli_evaluate_with_a_preset(capsys):
     assert "ipc" in capsys.readouterr().out
     assert main(["evaluate", "--design", "stt", "--preset", "nope", "--workload", "saxpy"]) == 2
     assert "unknown preset" in capsys.readouterr().err
+
+
+def test_buffer_stores_values_compressed():
+    """The buffered value of the test above, compressed to 40 bytes, moves 10 groups through the buffer's
+    data array instead of 32 (written once, drained once, read once); its tags cost the same.  The data
+    array's energy per group times 32 plus the tags' is the technology layer's whole buffer access."""
+    from rfmodel.energy.accounting import account
+    from rfmodel.spec import get_preset
+    from rfmodel.tech.structures import write_buffer
+
+    small = {"bytes": [40]}
+    tr = trace_from_warps([[("IADD3", [1], [2], small), ("IADD3", [17], [4], small),
+                            ("IADD3", [5], [17], small)]])  # fmt: skip
+    sm = get_preset("fermi-gtx480")
+    e = {}
+    for pre in ("STT+WB", "STT+BDI"):
+        grid = STT.preset(pre)
+        r = run(tr, "stt", **grid)
+        assert r.metrics["events"]["write_buffer"] == (2.0, 1.0)
+        acc = account(STT.structures(sm, grid, {"node_nm": 32}), r.metrics["events"], r.metrics["cycles"],
+                      sm.clock_mhz)  # fmt: skip
+        e[pre] = {s: float(acc["dynamic_pj"][acc["structures"].index(s)])
+                  for s in ("write_buffer", "write_buffer_data")}  # fmt: skip
+    assert STT.preset("STT+BDI")["bdi"] == 1
+    r = run(tr, "stt", **STT.preset("STT+BDI"))
+    assert r.metrics["events"]["write_buffer_data"] == (2.0 * 10, 10.0)
+    assert e["STT+BDI"]["write_buffer"] == pytest.approx(e["STT+WB"]["write_buffer"])
+    assert e["STT+BDI"]["write_buffer_data"] == pytest.approx(e["STT+WB"]["write_buffer_data"] * 10 / 32)
+    whole = write_buffer(16, 1024, node_nm=32, capacity_kb=None)
+    assert e["STT+WB"]["write_buffer"] + e["STT+WB"]["write_buffer_data"] == pytest.approx(
+        2 * whole.read_pj + whole.write_pj)
+
+
+def test_codec_cycles_lengthen_a_dependent_chain():
+    """Two dependent instructions each pay the codec's cycles once (their results arrive that much later):
+    2 cycles of compressor + decompressor make the chain 4 cycles longer; without BDI there is no codec."""
+    tr = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [3], [1])]])
+    grid = STT.preset("STT+BDI")
+    assert STT.resolve(grid).codec_cycles == 0  # the paper: negligible
+    c0 = run(tr, "stt", **grid).metrics["cycles"]
+    assert run(tr, "stt", **{**grid, "codec_cycles": 2}).metrics["cycles"] == c0 + 4
+    off = STT.preset("STT+WB")
+    plain = run(tr, "stt", **off).metrics["cycles"]
+    assert run(tr, "stt", **{**off, "codec_cycles": 2}).metrics["cycles"] == plain
+    with pytest.raises(SpecError):
+        STT.resolve({**grid, "codec_cycles": -1})
+
+
+def test_analytic_codec_cycles_cost_ipc():
+    import rfmodel
+
+    ds = rfmodel.evaluate("stt", ["saxpy"], "fermi-gtx480", params={"codec_cycles": [0, 4]}, max_warps=16)
+    ipc = ds["ipc"].values.ravel()
+    assert ipc[1] < ipc[0]
+
+
+def test_default_calibration_sweep_has_stt_points():
+    """``stt`` takes part in the default calibration (simulator hooks and coefficients), with its write buffer
+    off, per bank and centralized among its points; the buffer's points apply to no other design."""
+    from rfmodel.calibrate import DEFAULT_SWEEP, calibratable_designs, sweep_jobs
+
+    assert "stt" in calibratable_designs()
+    points = {tuple(sorted(j["params"].items())) for j in sweep_jobs(DEFAULT_SWEEP, designs=["stt"])}
+    assert (("wb_entries", 0),) in points and (("wb_entries", 1), ("wb_shared", 0)) in points
+    assert () in points and (("main_rf_latency_x", 3),) in points
+    others = sweep_jobs(DEFAULT_SWEEP, designs=["baseline"])
+    assert not any("wb_entries" in j["params"] for j in others)
+
+
+def test_optimizer_searches_the_buffer_and_bdi_not_the_codec_latency():
+    from rfmodel.optimize.problem import default_design_params
+
+    names = default_design_params("stt")
+    assert {"wb_entries", "wb_shared", "bdi"} <= set(names)
+    assert "codec_cycles" not in names and "main_cell" not in names
+
+
+def test_montecarlo_gives_an_interval_for_stt():
+    import rfmodel
+
+    ds = rfmodel.evaluate("stt", ["saxpy"], "fermi-gtx480", method="montecarlo",
+                          params=STT.preset("STT+WB"), uncertainty={"mem_fraction": ("normal", 0.1)},
+                          samples=20, max_warps=16)  # fmt: skip
+    lo, mid, hi = (float(ds[k].values.ravel()[0]) for k in ("ipc_lo", "ipc", "ipc_hi"))
+    assert lo < mid < hi
+
+
+def test_write_buffer_capacity_as_the_papers_8kb_cache():
+    """``tech['wb_capacity_kb'] = 8`` costs the buffer as the paper's 8 KB 8-way SRAM (S-14), whatever its
+    entries; by default it holds its entries' 128 B each.  Tags and data add up to the technology layer's
+    buffer either way; a capacity that is not a positive number is one clear error."""
+    from rfmodel.spec import get_preset
+    from rfmodel.tech.structures import write_buffer
+
+    sm = get_preset("fermi-gtx480")
+    grid = STT.preset("STT+BDI")
+
+    def area(tech):
+        return sum(s.area_mm2 * s.copies for s in STT.structures(sm, grid, tech)
+                   if s.name in ("write_buffer", "write_buffer_data"))  # fmt: skip
+
+    paper = write_buffer(16, 1024, node_nm=32, capacity_kb=8.0)
+    small = write_buffer(16, 1024, node_nm=32, capacity_kb=None)
+    assert area({"node_nm": 32, "wb_capacity_kb": 8}) == pytest.approx(paper.area_mm2)
+    assert area({"node_nm": 32}) == pytest.approx(small.area_mm2) and small.area_mm2 < paper.area_mm2
+    for bad in (0, -1, "8", True):
+        with pytest.raises(RfmodelError, match="wb_capacity_kb"):
+            STT.structures(sm, grid, {"node_nm": 32, "wb_capacity_kb": bad})
+
+
+def test_buffer_residence_and_occupancy():
+    """An idle SM's buffered value waits the write it found, W - 1 cycles; more traffic makes it wait
+    longer.  The analytic occupancy is 0 without a buffer, positive with one, never above its capacity, and
+    within a factor 2 of the simulator's on fft_radix8 (write-heavy)."""
+    import rfmodel
+    from rfmodel.designs.stt import wb_residence
+
+    kw = dict(reads_per_instr=2.0, writes_per_instr=1.0, banks=16.0, R=1.0, W=4.0)
+    assert float(wb_residence(ipc=1e-6, **kw)) == pytest.approx(3.0, abs=1e-3)
+    assert float(wb_residence(ipc=0.5, **kw)) < float(wb_residence(ipc=1.5, **kw))
+    occ = {}
+    for k, shared in ((0, 1), (16, 1), (1, 0)):
+        grid = {**STT.preset("STT+WB"), "wb_entries": k, "wb_shared": shared}
+        ds = rfmodel.evaluate("stt", ["fft_radix8"], "fermi-gtx480", params=grid)
+        occ[k, shared] = float(ds["wb_occupancy_mean"].values.ravel()[0])
+    assert occ[0, 1] == 0.0 and 0.0 < occ[16, 1] <= 16 and 0.0 < occ[1, 0] <= 16
+    sim = rfmodel.evaluate("stt", ["fft_radix8"], "fermi-gtx480", method="simulate",
+                           params=STT.preset("STT+WB"))
+    s = float(sim["wb_occupancy_mean"].values.ravel()[0])
+    assert 0.5 < occ[16, 1] / s < 2.0

@@ -78,6 +78,10 @@ DEFAULT_SWEEP = {
         {"main_rf_latency_x": 3, "active_warps": 4},
         {"rfc_kb": 8, "main_rf_latency_x": 3},
         {"regs_per_interval": 8, "main_rf_latency_x": 3},
+        # the STT-RAM register file's write buffer (its other points are the default STT+BDI, a 16-entry
+        # centralized buffer): none, and one entry per bank, so that its queueing terms are identifiable
+        {"wb_entries": 0},
+        {"wb_entries": 1, "wb_shared": 0},
     ],
     # every run simulates the SM's whole share of the grid, as the default evaluate call does (its analytic
     # profile is then the same 32-warp share, scaled)

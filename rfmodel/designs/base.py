@@ -216,6 +216,9 @@ class SimSetup:
     #: whether they form one pool shared by all banks (True) or are that many per bank (False)
     write_buffer_entries: int = 0
     write_buffer_shared: bool = True
+    #: cycles added to every instruction class's result latency: a design's extra pipeline stages between
+    #: the register file and the units (e.g. the STT-RAM register file's BDI compressor and decompressor)
+    extra_result_latency: int = 0
     #: provenance of this run's setup (where hints or intervals came from, ...); reported in the result
     info: dict = field(default_factory=dict)
 

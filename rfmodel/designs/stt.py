@@ -72,6 +72,11 @@ class SttParams(SlowBankParams, kind="design.stt"):
         1, choices=(0, 1),
         doc="1: BDI-compress every written warp register and drive only the 32-bit groups it fills",
     )  # fmt: skip
+    codec_cycles: int = param(
+        0, bounds=(0, 8),
+        doc="pipeline cycles of the BDI compressor and decompressor together (with bdi = 1; added to every "
+        "instruction's result latency): 0, as the paper calls their latency negligible",
+    )  # fmt: skip
 
 
 def _pack_groups(trace) -> tuple[np.ndarray, float]:
@@ -186,6 +191,7 @@ class Stt(Design):
         return SimSetup(
             hooks=SimHooks(write=stt_write_hook), ints=ints, info=info, counters=dict(COUNTERS),
             write_buffer_entries=p.wb_entries, write_buffer_shared=bool(p.wb_shared),
+            extra_result_latency=p.codec_cycles if p.bdi else 0,
             **sim_bank_cycles(sm, p),
         )  # fmt: skip
 
@@ -215,7 +221,8 @@ class Stt(Design):
                 "rf_write_groups": (0.0, groups * bdi),
                 "crossbar": (reads + writes, 0.0),
                 "collector": (reads, reads),
-                "write_buffer": (float(counts["wbuf_drains"]) + hits, float(counts["wbuf_writes"])),
+                **wb_events(float(counts["wbuf_drains"]) + hits, float(counts["wbuf_writes"]),
+                            rate(groups, vals) if bdi > 0 and vals > 0 else GROUPS),
                 "bdi_compressor": (0.0, writes * bdi),
                 "bdi_decompressor": ((bank_r + hits) * bdi, 0.0),
             },
@@ -233,16 +240,17 @@ class Stt(Design):
         K = ctx.value("wb_entries", d.wb_entries)
         shared = ctx.value("wb_shared", d.wb_shared)
         bdi = ctx.value("bdi", d.bdi)
+        codec = np.where(bdi > 0, ctx.value("codec_cycles", d.codec_cycles), 0.0)
         B = np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"), dtype=np.float64)
         prof = ctx.profile
-        m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W))
+        m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, extra_collect=codec))
         absorbed = p_block = 0.0 * R
         for _ in range(3):  # the buffer's terms depend on the model's IPC: a short fixed point
             absorbed, p_block = wb_queue(m["ipc"], prof.reads_per_instr, prof.writes_per_instr, B, R, W, K,
                                          shared, ctx.coef["wb_block_scale"])  # fmt: skip
             hold = (W - 1.0) * (1.0 - absorbed) * ctx.coef["wb_hold_scale"] + p_block * W
             hold = np.where(K > 0, hold, W - 1.0)
-            m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, write_hold=hold))
+            m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, write_hold=hold, extra_collect=codec))
         r, w = ctx.reads, ctx.writes
         groups = w * np.where(bdi > 0, prof.write_groups, GROUPS)
         wb_w = w * absorbed
@@ -252,7 +260,10 @@ class Stt(Design):
             "wb_writes": wb_w,
             "wb_hits": nan,
             "wb_full_stall_cycles": w * p_block * W,
-            "wb_occupancy_mean": nan,
+            "wb_occupancy_mean": wb_occupancy(m["ipc"], prof.writes_per_instr, absorbed,
+                                              wb_residence(m["ipc"], prof.reads_per_instr,
+                                                           prof.writes_per_instr, B, R, W),
+                                              np.where(shared > 0, K, K * B)),
             "wb_occupancy_max": nan,
             "reads_behind_write": nan,
             "groups_written": groups,
@@ -265,7 +276,7 @@ class Stt(Design):
             "rf_write_groups": (0.0, groups * bdi),
             "crossbar": (r + w, 0.0),
             "collector": (r, r),
-            "write_buffer": (wb_w, wb_w),
+            **wb_events(wb_w, wb_w, np.where(bdi > 0, prof.write_groups, GROUPS)),
             "bdi_compressor": (0.0, w * bdi),
             "bdi_decompressor": (r * bdi, 0.0),
         }
@@ -275,7 +286,7 @@ class Stt(Design):
     def structures(self, sm, grid, tech):
         """The SM's banks in the cell (a BDI write pays the row's fixed part in ``rf_bank`` and each driven
         group in ``rf_write_groups``), collectors, crossbar, the SRAM write buffer and the BDI codec."""
-        from rfmodel.tech.structures import bdi_codec, write_buffer
+        from rfmodel.tech.structures import bdi_codec, tag_array, write_buffer
 
         d = SttParams()
         g = {**grid, "main_cell": grid.get("main_cell", d.main_cell)}
@@ -292,19 +303,44 @@ class Stt(Design):
         )  # fmt: skip
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
+        cap = tech.get("wb_capacity_kb")  # None: the entries' 128 B each; the paper's model: 8 (KB, 8-way)
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0):
+            raise RfmodelError(f"tech['wb_capacity_kb'] = {cap!r}: give the write buffer's data capacity in "
+                               "KB (> 0), or leave it out for wb_entries x 128 B")  # fmt: skip
         values = {
             "entries": grid.get("wb_entries", d.wb_entries),
             "shared": grid.get("wb_shared", d.wb_shared),
             "banks": sm_param(sm, grid, "num_banks"),
         }
 
-        def wb_at(entries, shared, banks):
+        def wb_parts(entries, shared, banks):
+            """(tags, data per 32-bit group) of the buffer: values are stored compressed, so a buffered
+            value moves its groups through the data array and one entry's tags."""
             n = int(entries)
             if n == 0:
-                return Structure("write_buffer", 0.0, 0.0, 0.0, 0.0, copies=0,
-                                 provenance="no write buffer (wb_entries = 0)")  # fmt: skip
-            cost = write_buffer(n, WARP_VALUE_BYTES * 8, node_nm=node, capacity_kb=None, cell=cell)
-            return cost.structure("write_buffer", copies=1 if int(shared) else int(banks))
+                none = "no write buffer (wb_entries = 0)"
+                return (Structure("write_buffer", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none),
+                        Structure("write_buffer_data", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none))
+            copies = 1 if int(shared) else int(banks)
+            cost = write_buffer(n, WARP_VALUE_BYTES * 8, node_nm=node, capacity_kb=cap, cell=cell)
+            rows = n if cap is None else max(int(round(cap * 8192 / (WARP_VALUE_BYTES * 8))), 1)
+            tags = tag_array(max(rows // WB_WAYS, 1), WB_WAYS, 16, node_nm=node, cell=cell)
+            prov = "write_buffer: " + cost.provenance.get("read_pj", "")
+            tag_s = Structure("write_buffer", tags.read_pj, tags.write_pj, tags.leakage_mw, tags.area_mm2,
+                              copies=copies, provenance="tags of " + prov)  # fmt: skip
+            data_s = Structure(
+                "write_buffer_data", (cost.read_pj - tags.read_pj) / GROUPS,
+                (cost.write_pj - tags.write_pj) / GROUPS, cost.leakage_mw - tags.leakage_mw,
+                cost.area_mm2 - tags.area_mm2, copies=copies,
+                provenance=f"data array of {prov}, per 32-bit group (1/{GROUPS} of a row access)",
+            )  # fmt: skip
+            return tag_s, data_s
+
+        def wb_at(entries, shared, banks):
+            return wb_parts(entries, shared, banks)[0]
+
+        def wb_data_at(entries, shared, banks):
+            return wb_parts(entries, shared, banks)[1]
 
         codec = bdi_codec(WARP_VALUE_BYTES * 8, node_nm=node)
 
@@ -315,7 +351,22 @@ class Stt(Design):
             return structure_over_grid(f"bdi_{part}", {"bdi": bdi}, make)
 
         return [rf_bank, coll, xbar, drivers, structure_over_grid("write_buffer", values, wb_at),
+                structure_over_grid("write_buffer_data", values, wb_data_at),
                 codec_at("compressor"), codec_at("decompressor")]  # fmt: skip
+
+
+#: the tag array's associativity in :func:`rfmodel.tech.structures.write_buffer`
+WB_WAYS = 8
+
+
+def wb_events(reads, writes, groups_per_value) -> dict:
+    """The write buffer's events: one tag access per value read (drained or hit) or written, and the
+    value's 32-bit groups through the data array (values are stored compressed; ``groups_per_value`` is
+    32 without BDI, else the run's mean over written values)."""
+    return {
+        "write_buffer": (reads, writes),
+        "write_buffer_data": (reads * groups_per_value, writes * groups_per_value),
+    }
 
 
 def _s(a):
@@ -352,3 +403,24 @@ def wb_queue(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, shared, blo
     p_block = np.where(K > 0, np.clip(p_block, 0.0, 1.0), 1.0)
     absorbed = np.where(K > 0, rho * (1.0 - p_block), 0.0)
     return absorbed, p_block
+
+
+def wb_residence(ipc, reads_per_instr, writes_per_instr, banks, R, W):
+    """Mean cycles a value stays in the write buffer (docs/models.md, "STT-RAM register file"): it was
+    absorbed because its bank was busy with a write that began about a cycle earlier (an instruction's
+    results come on consecutive cycles), so it waits ``W - 1``, then for the work queued ahead of it on its
+    bank, reads first: ``W rho_w / (1 - rho)``."""
+    ipc = np.asarray(ipc, dtype=np.float64)
+    B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
+    lam_r = ipc * reads_per_instr / B
+    lam_w = ipc * writes_per_instr / B
+    rho = np.clip(lam_r * R + lam_w * W, 0.0, 0.999)
+    rho_w = np.clip(lam_w * W / np.maximum(1.0 - lam_r * R, 1e-6), 0.0, 0.999)
+    return (W - 1.0) + W * rho_w / (1.0 - rho)
+
+
+def wb_occupancy(ipc, writes_per_instr, absorbed, residence, capacity):
+    """Mean values in the buffer by Little's law: absorbed writes per cycle times their residence, at most
+    the buffer's capacity (0 without a buffer)."""
+    occ = np.asarray(ipc, dtype=np.float64) * writes_per_instr * absorbed * residence
+    return np.clip(occ, 0.0, np.asarray(capacity, dtype=np.float64))

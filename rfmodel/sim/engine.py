@@ -354,7 +354,9 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         )
     steps = sm.bank_rw_ports if compat else 1
 
-    lat = np.array(sm.latency.latencies(), dtype=np.int64)
+    if int(setup.extra_result_latency) < 0:
+        raise RfmodelError(f"SimSetup.extra_result_latency = {setup.extra_result_latency} must be >= 0")
+    lat = np.array(sm.latency.latencies(), dtype=np.int64) + int(setup.extra_result_latency)
     ii = np.array(sm.latency.initiations(), dtype=np.int64)
     cls_unit = np.array(UNIT_OF_CLASS, dtype=np.int64)
     cls_mem = np.array([_MEM_OF_CLASS.get(c, C.MK_NONE) for c in OpClass], dtype=np.int64)
