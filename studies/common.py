@@ -38,12 +38,12 @@ def evaluate_point(
     design: str, workload: str, gpu: str, method: str, params: dict, trace_source: str = "auto"
 ) -> dict:
     """One evaluation of ``design`` on ``workload``: its scalar results (:data:`SCALARS`, None when the
-    design does not report one or it is not a number) and the seconds it took."""
+    design does not report one or it is not a number) and the seconds it took.  ``trace_source``
+    ``"expand"`` / ``"execute"`` makes a built-in kernel's trace that way (the workload prefix)."""
     t0 = time.perf_counter()
+    ref = workload if trace_source == "auto" else f"{trace_source}:{workload}"
     # a workload that does not fit the point gives NaN (None) results instead of stopping the study
-    ds = rfmodel.evaluate(
-        design, workload, gpu, method=method, params=params, on_no_fit="nan", trace_source=trace_source
-    )
+    ds = rfmodel.evaluate(design, ref, gpu, method=method, params=params, on_no_fit="nan")
     out = {"design": design, "workload": workload, "gpu": gpu, "method": method, "params": params}
     if trace_source != "auto":
         out["trace_source"] = trace_source

@@ -82,3 +82,16 @@ def test_result_log_runs_only_what_is_missing_and_drops_a_cut_line(tmp_path):
     assert "c" in ResultLog(path)
     # the cut line is gone: the log is three whole records
     assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["a", "b", "c"]
+
+
+def test_study_evaluations_take_a_trace_source(tmp_path):
+    """A study's point may name how a built-in kernel's trace is made; the two traces are two keys and two
+    results (the executed trace of saxpy is not its expansion)."""
+    import common
+
+    ev = common.Evaluations(tmp_path / "runs.jsonl", jobs=1)
+    pts = [("baseline", "saxpy", "fermi-gtx480", "simulate", {}, s) for s in ("auto", "expand")]
+    ev.ensure(pts)
+    auto, expand = (ev.get(*p) for p in pts)
+    assert expand["trace_source"] == "expand" and "trace_source" not in auto
+    assert auto["ipc"] > 0 and expand["ipc"] > 0 and auto["ipc"] != expand["ipc"]
