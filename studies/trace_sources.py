@@ -60,7 +60,7 @@ def main(argv=None) -> int:
         l1 = [get("baseline", w, s, "l1d_hit_rate") for s in srcs]
         st = [_per(get("baseline", w, s, "bank_conflict_stall_cycles"), n[i]) for i, s in enumerate(srcs)]
         hits = {d: [get(d, w, s, "rf_cache_hit_rate") for s in srcs] for d in HIT_DESIGNS}
-        if all(x is not None for x in ipc):
+        if all(x is not None and x > 0 for x in ipc):
             moves["ipc"].append(ipc[1] / ipc[0])
         if all(x is not None for x in l1):
             moves["l1d"].append(l1[1] - l1[0])
