@@ -76,3 +76,34 @@ def entry_path(kind: str, key: str, suffix: str) -> Path | None:
     if root is None:
         return None
     return root / kind / f"{key}{suffix}"
+
+
+def keyed_entry(kind: str, parts, suffix: str) -> Path | None:
+    """Where the entry of ``kind`` keyed by the JSON of ``parts`` (its inputs and a source hash) lives
+    (``None`` with the cache off)."""
+    import json
+
+    blob = json.dumps(parts, default=str)
+    return entry_path(kind, hashlib.sha1(blob.encode()).hexdigest()[:24], suffix)
+
+
+def read_entry(path: Path | None, load):
+    """``load(path)`` of a cached entry, or ``None`` when there is none or it is damaged (recompute it)."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        return load(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_entry(path: Path | None, obj) -> None:
+    """``obj.save(path)``; a read-only or full cache folder costs only the recomputation next time."""
+    from rfmodel.errors import RfmodelError
+
+    if path is None:
+        return
+    try:
+        obj.save(path)
+    except (OSError, RfmodelError):
+        pass

@@ -298,3 +298,11 @@ def test_trace_prefix_puts_both_traces_in_one_evaluation():
         load_workload("expand:synthetic:register-sensitive")
     with pytest.raises(RfmodelError, match="its prefix asks for 'expand'"):
         load_workload("expand:saxpy", trace_source="execute")
+
+
+def test_an_unwritable_cache_only_costs_the_recomputation(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")  # the cache folder's place holds a file: nothing can be written under it
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(blocker))
+    wl = load_workload("saxpy", num_sms=15, max_warps=8)
+    assert wl.attrs["trace_source"] == "execute" and wl.trace.n_instrs > 0

@@ -17,7 +17,7 @@ import numpy as np
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
 from rfmodel.analytic.model import L2_ASSOC, AnalyticContext
 from rfmodel.analytic.profile import WorkloadProfile, profile_trace
-from rfmodel.cache import entry_path, source_hash
+from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.results import assemble
 from rfmodel.spec import SMSpec
 from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS
@@ -139,16 +139,11 @@ def workload_profile(
         builtin or name.startswith(SYNTHETIC_PREFIX) or content is not None
     ):
         # built-in and synthetic workloads are named by what generates them, files by their content
-        blob = json.dumps([*key, content, source_hash(exclude=("data/calibration",))], default=str)
-        stored = entry_path("profiles", hashlib.sha1(blob.encode()).hexdigest()[:24], ".npz")
-        if stored is not None and stored.is_file():
-            try:
-                prof = WorkloadProfile.load(stored)
-            except (OSError, ValueError, KeyError, TypeError):  # damaged entry: recompute it
-                pass
-            else:
-                _PROFILE_CACHE[key] = (content, prof)
-                return prof
+        stored = keyed_entry("profiles", [*key, content, source_hash(exclude=("data/calibration",))], ".npz")
+        prof = read_entry(stored, WorkloadProfile.load)
+        if prof is not None:
+            _PROFILE_CACHE[key] = (content, prof)
+            return prof
     wl = load_workload(
         workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
@@ -173,11 +168,7 @@ def workload_profile(
             attrs={**prof.attrs, "sampled_instrs": prof.n_instrs, "sampled_ctas": wl.trace.ctas},
         )
     _PROFILE_CACHE[key] = (content, prof)
-    if stored is not None:
-        try:
-            prof.save(stored)
-        except OSError:  # a read-only or full cache folder costs only the recomputation next time
-            pass
+    write_entry(stored, prof)
     return prof
 
 

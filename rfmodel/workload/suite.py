@@ -22,7 +22,6 @@ recipe's inputs, values and addresses its own) where the executor runs it, and *
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -384,9 +383,8 @@ def executed_builtin(
     an instruction the executor lacks: :data:`~rfmodel.workload.execute.builtin.KNOWN_GAPS`),
     which ``strict`` turns into an error."""
     import dataclasses
-    import hashlib
 
-    from rfmodel.cache import entry_path, source_hash
+    from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
     from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS
     from rfmodel.workload.execute.errors import ExecutionError
     from rfmodel.workload.execute.tracing import executed_trace
@@ -398,13 +396,10 @@ def executed_builtin(
         return None, why
     if (name, arch) in KNOWN_GAPS and not strict:
         return None, f"expand: the executor cannot run it yet ({KNOWN_GAPS[(name, arch)]})"
-    blob = json.dumps([name, arch, ctas, line_bytes, seed, source_hash("workload")])
-    stored = entry_path("traces", hashlib.sha1(blob.encode()).hexdigest()[:24], ".npz")
-    if stored is not None and stored.is_file():
-        try:
-            return Trace.load(stored), "execute"
-        except (OSError, ValueError, KeyError, TypeError):  # a damaged entry: execute again
-            pass
+    stored = keyed_entry("traces", [name, arch, ctas, line_bytes, seed, source_hash("workload")], ".npz")
+    cached = read_entry(stored, Trace.load)  # None when absent or damaged: execute again
+    if cached is not None:
+        return cached, "execute"
     kernel = load_kernel(name, arch)
     try:
         recipe, scale, trip = trace_recipe(kernel, ctas)
@@ -415,9 +410,5 @@ def executed_builtin(
             raise
         return None, f"expand: execution failed ({e})"
     trace.attrs.update(seed=int(seed), recipe_scale=scale, main_loop_trip=trip)
-    if stored is not None:
-        try:
-            trace.save(stored)
-        except OSError:  # a read-only cache is not an error
-            pass
+    write_entry(stored, trace)
     return trace, "execute"

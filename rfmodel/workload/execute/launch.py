@@ -15,6 +15,7 @@ kernel parameters         from 0x160   from 0x210
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -262,62 +263,54 @@ def launch(
     lines = np.zeros(cap * 2 + L.REC_MAX_LINES if cap else 0, np.int64)
     nrec = np.zeros(2, np.int64)
     recorded = []
-    stop = False
-    for z in range(grid3[2]):
-        if stop:
-            break
-        for y in range(grid3[1]):
-            if stop:
+    for z, y, x in itertools.product(range(grid3[2]), range(grid3[1]), range(grid3[0])):
+        if record and nctas >= record:
+            break  # the recorded CTAs are done: the rest of the grid is not run
+        ctaid[:] = (x, y, z)
+        fresh = True
+        nrec[:] = 0
+        while True:
+            _run_cta(
+                dec.rows, nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv,
+                gmem, gvalid, smem, lmem, st, cnt, max_warp_instructions,
+                rec, recv, lines, nrec, sdst, nctas * nw, line_bytes, fresh,
+            )
+            fresh = False
+            if st[0] != L.ST_REC_FULL:
                 break
-            for x in range(grid3[0]):
-                if record and nctas >= record:
-                    stop = True
-                    break
-                ctaid[:] = (x, y, z)
-                fresh = True
-                nrec[:] = 0
-                while True:
-                    _run_cta(
-                        dec.rows, nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv,
-                        gmem, gvalid, smem, lmem, st, cnt, max_warp_instructions,
-                        rec, recv, lines, nrec, sdst, nctas * nw, line_bytes, fresh,
-                    )
-                    fresh = False
-                    if st[0] != L.ST_REC_FULL:
-                        break
-                    st[0] = 0  # grow the recorder's buffers and go on where the run stopped
-                    if nrec[0] >= rec.shape[0]:
-                        rec = np.concatenate([rec, np.zeros_like(rec)])
-                        recv = np.concatenate([recv, np.zeros_like(recv)])
-                    if nrec[1] + L.REC_MAX_LINES > lines.shape[0]:
-                        lines = np.concatenate([lines, np.zeros_like(lines)])
-                if record and st[0] == 0:
-                    n, m = int(nrec[0]), int(nrec[1])
-                    d = sdst.shape[1]
-                    recorded.append(Recorded(
-                        warp=rec[:n, 0].astype(np.uint8), sidx=rec[:n, 1].astype(np.int32),
-                        mask=rec[:n, 2].astype(np.uint32),
-                        n_lines=np.diff(rec[:n, 3], prepend=0).astype(np.uint8),
-                        width=recv[:n, :d].copy(), bdi=recv[:n, d:].copy(), lines=lines[:m].copy(),
-                    ))
-                    recv[:n] = 0
-                nctas += 1
-                per_warp.append(cnt[1 + n_ins :].copy())
-                cnt[1 + n_ins :] = 0
-                if st[0] != 0:
-                    i = int(st[1])
-                    i = min(max(i, 0), len(dec.pcs) - 1)
-                    msg = _FAULTS.get(int(st[0]), f"fault {int(st[0])}").format(a=int(st[3]), lane=int(st[2]))
-                    err = ExecutionFault(
-                        k.name, arch, dec.pcs[i], dec.opcodes[i], f"CTA ({x}, {y}, {z}): {msg}"
-                    )
-                    err.state = {
-                        "regs": regs.copy(),
-                        "preds": preds.copy(),
-                        "uregs": uregs.copy(),
-                        "pcs": pcs.copy(),
-                    }
-                    raise err
+            st[0] = 0  # grow the recorder's buffers and go on where the run stopped
+            if nrec[0] >= rec.shape[0]:
+                rec = np.concatenate([rec, np.zeros_like(rec)])
+                recv = np.concatenate([recv, np.zeros_like(recv)])
+            if nrec[1] + L.REC_MAX_LINES > lines.shape[0]:
+                lines = np.concatenate([lines, np.zeros_like(lines)])
+        if record and st[0] == 0:
+            n, m = int(nrec[0]), int(nrec[1])
+            d = sdst.shape[1]
+            recorded.append(Recorded(
+                warp=rec[:n, 0].astype(np.uint8), sidx=rec[:n, 1].astype(np.int32),
+                mask=rec[:n, 2].astype(np.uint32),
+                n_lines=np.diff(rec[:n, 3], prepend=0).astype(np.uint8),
+                width=recv[:n, :d].copy(), bdi=recv[:n, d:].copy(), lines=lines[:m].copy(),
+            ))
+            recv[:n] = 0
+        nctas += 1
+        per_warp.append(cnt[1 + n_ins :].copy())
+        cnt[1 + n_ins :] = 0
+        if st[0] != 0:
+            i = int(st[1])
+            i = min(max(i, 0), len(dec.pcs) - 1)
+            msg = _FAULTS.get(int(st[0]), f"fault {int(st[0])}").format(a=int(st[3]), lane=int(st[2]))
+            err = ExecutionFault(
+                k.name, arch, dec.pcs[i], dec.opcodes[i], f"CTA ({x}, {y}, {z}): {msg}"
+            )
+            err.state = {
+                "regs": regs.copy(),
+                "preds": preds.copy(),
+                "uregs": uregs.copy(),
+                "pcs": pcs.copy(),
+            }
+            raise err
     out = {}
     for name, arr in arrays.items():
         o, n = place[name]
