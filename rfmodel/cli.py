@@ -877,7 +877,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--samples", type=int, help="montecarlo samples (default 200)")
     e.add_argument("--level", type=float, help="montecarlo: probability of the interval <metric>_lo .. "
                    "<metric>_hi (default 0.95: the 2.5 %% and 97.5 %% quantiles)")
-    e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75, sm_80, sm_90)")
+    e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75 to sm_90)")
     e.add_argument("--seed", type=int)
     e.add_argument("--out", metavar="FILE.nc|FILE.csv")
     e.add_argument("--json", action="store_true", help="print one JSON object")
@@ -1044,7 +1044,7 @@ def build_parser() -> argparse.ArgumentParser:
     wb = wsub.add_parser(
         "build-sass", help="recompile the built-in kernels (needs nvcc and the disassemblers)"
     )
-    wb.add_argument("--arch", action="append", default=None, help="repeatable (default sm_75, sm_80, sm_90)")
+    wb.add_argument("--arch", action="append", default=None, help="repeatable (default: all five)")
     wb.add_argument("--name", action="append", help="only these kernels")
     wb.add_argument("--out", default=None, help="output folder (default: the package's own data)")
     wb.set_defaults(func=cmd_workload_build_sass)
@@ -1095,7 +1095,7 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0
     if getattr(args, "arch", None) is None and args.command == "workload" and args.wcommand == "build-sass":
-        args.arch = ["sm_75", "sm_80", "sm_90"]
+        args.arch = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90"]
     try:
         from rfmodel.io import check_writable
 

@@ -184,3 +184,65 @@ def test_build_one_kernel(tmp_path):
         # Same tools as the shipped files: the build is reproducible.
         assert res["sm_80"] == MANIFEST["kernels"]["saxpy"]["resources"]["sm_80"]
         assert cuobjdump == bs.sass_path(KERNELS, "sm_80", "saxpy", "cuobjdump").read_text()
+
+
+def _elf(sections: list[tuple[str, int, bytes]]) -> bytes:
+    """A minimal little-endian ELF64 file with the given (name, type, contents) sections."""
+    import struct
+
+    names = [""] + [s[0] for s in sections] + [".shstrtab"]
+    strtab = b""
+    offs = []
+    for n in names:
+        offs.append(len(strtab))
+        strtab += n.encode() + b"\0"
+    body = b""
+    heads = [struct.pack("<IIQQQQIIQQ", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+    datas = [s[2] for s in sections] + [strtab]
+    kinds = [s[1] for s in sections] + [3]
+    pos = 64
+    for i, (d, kind) in enumerate(zip(datas, kinds, strict=True)):
+        heads.append(struct.pack("<IIQQQQIIQQ", offs[i + 1], kind, 0, 0, pos + len(body), len(d), 0, 0, 4, 0))
+        body += d
+    shoff = 64 + len(body)
+    ident = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    header = ident + struct.pack(
+        "<HHIQQQIHHHHHH", 1, 190, 1, 0, 0, shoff, 0, 64, 0, 0, 64, len(heads), len(heads) - 1
+    )
+    return header + body + b"".join(heads)
+
+
+def test_cubin_constant_banks_reads_the_kernels_banks():
+    table = bytes(range(40))
+    data = _elf(
+        [
+            (".text.k", 1, b"\0" * 32),
+            (".rela.nv.constant2.k", 4, b""),  # empty: nothing to fix up
+            (".nv.constant2.k", 1, table),
+            (".nv.constant0.k", 1, b"\1" * 16),  # bank 0: filled at launch, not stored
+            (".nv.constant2.other", 1, b"\2" * 8),  # another kernel's
+        ]
+    )
+    assert bs.cubin_constant_banks(data, "k") == {2: table}
+    assert bs.cubin_constant_banks(data, "other") == {2: b"\2" * 8}
+    assert bs.cubin_constant_banks(data, "none") == {}
+    moved = _elf([(".nv.constant2.k", 1, table), (".rela.nv.constant2.k", 4, bytes(24))])
+    with pytest.raises(RfmodelError, match="relocations"):
+        bs.cubin_constant_banks(moved, "k")
+    with pytest.raises(RfmodelError, match="not a little-endian 64-bit ELF"):
+        bs.cubin_constant_banks(b"\x7fELF" + bytes(60), "k")
+
+
+def test_build_keeps_the_jump_table(tmp_path):
+    try:
+        bs.find_tools()
+    except RfmodelError as exc:
+        pytest.skip(str(exc))
+    bs.build_sass(out_dir=tmp_path, archs=("sm_90",), names=["bytecode_vm"])
+    built = json.loads(bs.cbank_path(tmp_path, "sm_90", "bytecode_vm").read_text())
+    assert set(built["banks"]) == {"2"} and len(bytes.fromhex(built["banks"]["2"])) == 40
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    if all(manifest[t] == MANIFEST[t] for t in ("nvcc", "cuobjdump", "nvdisasm")):
+        assert built == json.loads(bs.cbank_path(KERNELS, "sm_90", "bytecode_vm").read_text())
+    bs.build_sass(out_dir=tmp_path, archs=("sm_90",), names=["saxpy"])
+    assert not bs.cbank_path(tmp_path, "sm_90", "saxpy").exists()  # no bank, no file

@@ -9,7 +9,7 @@ import pytest
 from test_execute import _listing
 
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.execute.builtin import KNOWN_GAPS, builtin_recipe
+from rfmodel.workload.execute.builtin import builtin_recipe
 from rfmodel.workload.execute.launch import GLOBAL_BASE, Param, launch
 from rfmodel.workload.execute.layout import LOCAL_TRACE_BASE
 from rfmodel.workload.execute.machine import _value_attrs
@@ -198,16 +198,34 @@ def test_builtin_workload_is_executed_and_cached(tmp_path, monkeypatch):
     assert exp.attrs["trace_source"] == "expand" and exp.trace.attrs["source"] == "expand"
 
 
-def test_a_kernel_the_executor_cannot_run_falls_back_to_expansion():
-    name, arch = sorted(KNOWN_GAPS)[0]
-    wl = load_workload(name, arch=arch)
-    assert wl.attrs["trace_source"].startswith("expand: the executor cannot run it yet")
-    with pytest.raises(RfmodelError):
-        load_workload(name, arch=arch, trace_source="execute")
+def test_a_kernel_the_executor_cannot_run_falls_back_to_expansion(monkeypatch):
+    import rfmodel.workload.execute.builtin as bi
+
+    monkeypatch.setitem(bi.KNOWN_GAPS, ("saxpy", "sm_75"), "a made-up gap")
+    wl = load_workload("saxpy", arch="sm_75")
+    assert wl.attrs["trace_source"] == "expand: the executor cannot run it yet (a made-up gap)"
+    monkeypatch.delitem(bi.BUILTIN_RECIPES, "saxpy")
+    assert (
+        load_workload("saxpy", arch="sm_75").attrs["trace_source"] == "expand: 'saxpy' has no launch recipe"
+    )
+    with pytest.raises(RfmodelError, match="no launch recipe"):
+        load_workload("saxpy", arch="sm_75", trace_source="execute")
     with pytest.raises(RfmodelError, match="trace source"):
         load_workload("saxpy", trace_source="replay")
     with pytest.raises(RfmodelError, match="only built-in kernels"):
         load_workload("synthetic:register-sensitive", trace_source="execute")
+
+
+def test_the_switch_jump_table_comes_from_the_cubin():
+    """bytecode_vm's switch dispatches through a jump table in constant bank 2 (BRX); the build
+    stores the cubin's bank beside the listing and the launch fills it, on every arch."""
+    for arch in ("sm_75", "sm_80", "sm_90"):
+        k = load_kernel("bytecode_vm", arch)
+        table = k.attrs["constant_banks"][2].view(np.uint32)
+        starts = {ins.pc for ins in k.instrs}
+        assert table.size == 10 and set(table.tolist()) <= starts  # every entry is an instruction
+        wl = load_workload("bytecode_vm", arch=arch, num_sms=15)
+        assert wl.attrs["trace_source"] == "execute"
 
 
 def test_max_warps_records_whole_ctas():

@@ -11,6 +11,9 @@ The suite lives in ``rfmodel/workload/kernels``:
   the encoding words).
 * ``sass/<arch>/<name>.plr.sass``: ``nvdisasm -c -plr`` (the disassembler's own
   per-instruction register liveness).
+* ``sass/<arch>/<name>.cbank.json``: the compiler-generated constant banks of the kernel
+  (``.nv.constant<N>.<kernel>`` sections of the cubin other than bank 0, such as the jump tables of
+  a ``switch`` in bank 2), as hex bytes per bank; written only where a kernel has one.
 * ``manifest.json``: tool versions, header metadata and the resource usage
   measured with ``cuobjdump -res-usage``.
 
@@ -44,7 +47,7 @@ KERNELS_DIR = Path(__file__).resolve().parent / "kernels"
 SRC_DIR = KERNELS_DIR / "src"
 MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
-DEFAULT_ARCHS: tuple[str, ...] = ("sm_75", "sm_80", "sm_90")
+DEFAULT_ARCHS: tuple[str, ...] = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
 
 #: Output kinds: file suffix -> (tool, arguments placed before the cubin path).
 SASS_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -248,7 +251,7 @@ def find_tools(require: Iterable[str] = ("nvcc", "cuobjdump", "nvdisasm")) -> di
             if name == "nvcc":
                 problems.append(
                     "nvcc not found on PATH (nor under $CUDA_HOME/bin or $CUDA_PATH/bin); install the "
-                    "CUDA toolkit (13.x builds sm_75, sm_80 and sm_90) and put its bin directory on PATH"
+                    "CUDA toolkit (13.x builds sm_75 to sm_90) and put its bin directory on PATH"
                 )
             else:
                 problems.append(
@@ -317,6 +320,51 @@ def _atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+_NV_CONST_RE = re.compile(r"^\.nv\.constant(\d+)\.(.+)$")
+
+
+def cubin_constant_banks(data: bytes, symbol: str) -> dict[int, bytes]:
+    """The per-kernel constant banks of a cubin (ELF64): ``{bank: bytes}`` for every
+    ``.nv.constant<N>.<symbol>`` section with N > 0 (bank 0 holds the launch constants and parameters,
+    filled at launch).  A bank with relocations (addresses fixed up at load time) cannot be stored as
+    plain bytes and raises :class:`RfmodelError`."""
+    import struct
+
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise RfmodelError("cubin: not a little-endian 64-bit ELF file")
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    if shentsize < 64 or shoff + shnum * shentsize > len(data) or not shstrndx < shnum:
+        raise RfmodelError("cubin: section header table out of range")
+    heads = []
+    for i in range(shnum):
+        name, kind, _flags, _addr, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        heads.append((name, kind, off, size))
+    stroff, strsize = heads[shstrndx][2], heads[shstrndx][3]
+
+    def name_of(h) -> str:
+        start = stroff + h[0]
+        end = data.index(b"\0", start, stroff + strsize)
+        return data[start:end].decode("ascii", "replace")
+
+    names = [name_of(h) for h in heads]
+    relocated = {nm for nm, h in zip(names, heads, strict=True) if h[1] in (4, 9) and h[3] > 0}  # RELA, REL
+    banks: dict[int, bytes] = {}
+    for nm, (_n, kind, off, size) in zip(names, heads, strict=True):
+        m = _NV_CONST_RE.match(nm)
+        if m is None or m.group(2) != symbol or int(m.group(1)) == 0:
+            continue
+        if f".rel{nm}" in relocated or f".rela{nm}" in relocated:
+            raise RfmodelError(f"cubin: constant bank section {nm} has relocations (not stored)")
+        banks[int(m.group(1))] = b"" if kind == 8 else data[off : off + size]  # 8: SHT_NOBITS
+    return banks
+
+
+def cbank_path(kernels_dir: Path, arch: str, name: str) -> Path:
+    """Where the compiler-generated constant banks of ``name`` for ``arch`` live (may not exist)."""
+    return Path(kernels_dir) / "sass" / arch / f"{name}.cbank.json"
+
+
 def sass_path(kernels_dir: Path, arch: str, name: str, kind: str) -> Path:
     """Where the ``kind`` (cuobjdump, nvdisasm, plr) text of ``name`` for ``arch`` lives."""
     return Path(kernels_dir) / "sass" / arch / f"{name}.{kind}.sass"
@@ -342,6 +390,7 @@ def _build_one(
             [str(tools["cuobjdump"]), "-res-usage", str(cubin)],
             what=f"cuobjdump -res-usage ({kernel.name}, {arch})",
         )
+        banks = cubin_constant_banks(cubin.read_bytes(), kernel.symbol)
     if f"Function : {kernel.symbol}\n" not in texts["cuobjdump"]:
         raise RfmodelError(
             f"build-sass: {kernel.path.name} for {arch} has no function '{kernel.symbol}' "
@@ -362,6 +411,14 @@ def _build_one(
         path = sass_path(kernels_dir, arch, kernel.name, kind)
         _atomic_write_text(path, text)
         written.append(path)
+    cpath = cbank_path(kernels_dir, arch, kernel.name)
+    if banks:
+        doc = {"version": 1, "kernel": kernel.symbol, "arch": arch}
+        doc["banks"] = {str(b): v.hex() for b, v in sorted(banks.items())}
+        _atomic_write_text(cpath, json.dumps(doc, indent=1) + "\n")
+        written.append(cpath)
+    elif cpath.exists():
+        cpath.unlink()
     return written, resources
 
 
@@ -451,9 +508,9 @@ def build_sass(
 
     if names is None:
         keep = {k.name for k in kernels}
-        suffixes = tuple(f".{kind}.sass" for kind in SASS_KINDS)
+        suffixes = (*(f".{kind}.sass" for kind in SASS_KINDS), ".cbank.json")
         for arch in archs:
-            for p in sorted((kernels_dir / "sass" / arch).glob("*.sass")):
+            for p in sorted((kernels_dir / "sass" / arch).glob("*.*")):
                 stem = p.name
                 for s in suffixes:
                     if stem.endswith(s) and stem[: -len(s)] not in keep:
@@ -588,7 +645,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", default=None, help="output directory (default: the package's kernels directory)"
     )
     parser.add_argument(
-        "--arch", action="append", default=None, help="architecture, repeatable (default: sm_75 sm_80 sm_90)"
+        "--arch",
+        action="append",
+        default=None,
+        help="architecture, repeatable (default: all five)",
     )
     parser.add_argument(
         "--name", action="append", default=None, help="kernel name, repeatable (default: all)"

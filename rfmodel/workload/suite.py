@@ -22,6 +22,7 @@ recipe's inputs, values and addresses its own) where the executor runs it, and *
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ from rfmodel.workload.manifest import kernels_dir, manifest
 from rfmodel.workload.trace import Trace
 
 DEFAULT_ARCH = "sm_80"
-ARCHS = ("sm_75", "sm_80", "sm_90")
+ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
 SYNTHETIC_PREFIX = "synthetic:"
 #: how a built-in kernel's trace is made: ``auto`` executes it where the executor can (a launch
 #: recipe, every instruction implemented) and expands it otherwise; ``execute`` insists on
@@ -113,6 +114,9 @@ def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
         k.threads_per_cta = int(meta.get("threads_per_cta", k.threads_per_cta))
         k.ctas = int(meta.get("ctas", k.ctas))
         k.attrs["manifest"] = meta
+        banks = _constant_banks(ref, arch)
+        if banks:
+            k.attrs["constant_banks"] = banks
         return k
     path, _, which = ref.partition(".sass:") if ".sass:" in ref else (ref, "", "")
     if which:
@@ -125,6 +129,18 @@ def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
         )
     kernels = read_sass(p)
     return _pick(kernels, which, str(p)) if which else kernels[0]
+
+
+def _constant_banks(name: str, arch: str) -> dict:
+    """The compiler-generated constant banks of a built-in kernel (``{bank: uint8 array}``; a
+    ``switch``'s jump table in bank 2), from the ``.cbank.json`` beside its SASS (none: ``{}``)."""
+    import numpy as np
+
+    p = Path(str(_kernels_dir().joinpath("sass", arch, f"{name}.cbank.json")))
+    if not p.exists():
+        return {}
+    doc = json.loads(p.read_text(encoding="utf-8"))
+    return {int(b): np.frombuffer(bytes.fromhex(h), np.uint8) for b, h in doc["banks"].items()}
 
 
 def _pick(kernels: list[Kernel], name: str, where: str) -> Kernel:

@@ -1142,20 +1142,7 @@ BUILTIN_RECIPES = {
 
 #: kernel x architecture pairs that have a recipe but do not execute yet, and why (each raises
 #: one :class:`ExecutionError`; tests check that they still do, so the table stays true)
-KNOWN_GAPS = {
-    (
-        "bytecode_vm",
-        "sm_75",
-    ): "the switch's jump table lives in constant bank 2, which the SASS listing does not carry",
-    (
-        "bytecode_vm",
-        "sm_80",
-    ): "the switch's jump table lives in constant bank 2, which the SASS listing does not carry",
-    (
-        "bytecode_vm",
-        "sm_90",
-    ): "the switch's jump table lives in constant bank 2, which the SASS listing does not carry",
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 def builtin_recipe(name: str, scale: float = 1.0, ctas: int | None = None) -> Recipe:

@@ -148,7 +148,8 @@ def launch(
     ``arrays`` are copied into global memory (each 256-byte aligned from
     :data:`GLOBAL_BASE`); ``params`` fill constant bank 0 at the architecture's offset
     with C alignment.  ``constants`` maps a constant bank (1..3; user ``__constant__`` data
-    is bank 3) to the bytes it holds from offset 0.
+    is bank 3) to the bytes it holds from offset 0; the kernel's own compiler-generated banks
+    (``Kernel.attrs["constant_banks"]``: a ``switch``'s jump table in bank 2) come first.
 
     ``record``: the first ``record`` CTAs (launch order) are recorded warp-instruction by
     warp-instruction (``LaunchResult.recorded``) and the launch stops after them;
@@ -214,7 +215,8 @@ def launch(
         pos += size
     if pos >= CBANK_WORDS * 4:
         raise ExecutionError(f"{k.name}: kernel parameters overflow constant bank 0")
-    for bank, data in (constants or {}).items():
+    constants = {**k.attrs.get("constant_banks", {}), **(constants or {})}
+    for bank, data in constants.items():
         if not (isinstance(bank, int) and 1 <= bank < N_BANKS):
             raise ExecutionError(f"constant bank {bank!r}: expected 1 to {N_BANKS - 1}")
         b = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
@@ -239,7 +241,7 @@ def launch(
     lmem = np.zeros((nw, 32, LOCAL_BYTES // 4), dtype=np.uint32)
     st = np.zeros(L.ST_BANK_FLAGS + N_BANKS, dtype=np.int64)
     st[L.ST_BANK_FLAGS] = 1  # bank 0: launch constants and parameters
-    for bank in constants or {}:
+    for bank in constants:
         st[L.ST_BANK_FLAGS + bank] = 1
     n_ins = dec.rows.shape[0]
     cnt = np.zeros(1 + n_ins + nw, dtype=np.int64)  # total, per static instruction, per warp of the CTA
