@@ -56,9 +56,9 @@ def _blocks(out: Path) -> dict[str, list[list[str]]]:
 
 def test_prepare_writes_inputs_params_and_constants(prepared):
     out, meta = prepared
-    assert "bytecode_vm" in meta["skipped"] and "constant bank 2" in meta["skipped"]["bytecode_vm"]
+    assert meta["skipped"] == {}
     blocks = _blocks(out)
-    assert set(blocks) == {"saxpy", "conv2d_const"}
+    assert set(blocks) == {"saxpy", "conv2d_const", "bytecode_vm"}  # its jump table is in the cubin
 
     sax = blocks["saxpy"]
     recipe = builtin_recipe("saxpy")
@@ -141,6 +141,15 @@ def test_ulp_distance():
     assert gpu_check.ulp_distance(d, np.nextafter(d, np.inf)).tolist() == [1, 1]
 
 
+def test_prepare_skips_a_known_gap(tools, tmp_path, monkeypatch):
+    import rfmodel.workload.execute.builtin as bi
+
+    monkeypatch.setitem(bi.KNOWN_GAPS, ("saxpy", ARCH), "a made-up gap")
+    meta = gpu_check.prepare(tmp_path, ARCH, ["saxpy"], 1.0, build_launcher=False, say=lambda _m: None)
+    assert meta["skipped"] == {"saxpy": f"the executor does not run it on {ARCH}: a made-up gap"}
+    assert "kernel saxpy" not in (tmp_path / "manifest.txt").read_text()
+
+
 def test_docs_markers_are_replaced_and_required(tmp_path):
     doc = tmp_path / "execute.md"
     doc.write_text(f"# t\n\n{gpu_check.BEGIN}\nNo run yet.\n{gpu_check.END}\n\nafter\n")
@@ -158,7 +167,7 @@ def test_launcher_reads_the_manifest_and_stops_without_a_device(prepared, tools,
     if proc.returncode == 0:
         pytest.skip("a CUDA device is present: the launcher ran the kernels")
     assert proc.returncode == 3, proc.stdout + proc.stderr
-    assert "manifest: 2 kernels for sm_90" in proc.stdout
+    assert "manifest: 3 kernels for sm_90" in proc.stdout
     assert "no CUDA device" in proc.stdout and "no kernel was run" in proc.stdout
 
     bad = tmp_path / "bad"
