@@ -68,8 +68,8 @@ l1             warp, line, kind, 0            every global/local load or store l
                                               serves it ``L`` cycles later, ``-2``: its miss,
                                               sent to L2 through the SM's MSHRs; then called
                                               again with kind ``L1_FILL`` and the fill cycle
-                                              as the fourth argument.  Stores always write
-                                              through to L2.
+                                              as the fourth argument.  Stores write through
+                                              to L2 unless answered ``L1_ABSORB`` (kept).
 =============  =============================  ===============================================
 
 A design can also issue memory traffic of its own (register spills and fills to L2):
@@ -100,6 +100,16 @@ from rfmodel.spec.base import Spec
 
 #: "no further upkeep": returned by ``upkeep`` hooks that need no more calls
 NEVER = 1 << 62
+
+# the memory-side hooks' numbers (the simulator, rfmodel.sim.core, uses these)
+#: ``kind`` of an ``l1`` hook call for a load line and for a store line
+L1_LOAD, L1_STORE = 1, 2
+#: ``kind`` of the ``l1`` hook's second call for a miss it sent to L2 (its fourth argument: the fill cycle)
+L1_FILL = 100
+#: the ``l1`` hook's answer for a store its structure keeps (a write-back cache): not written through to L2
+L1_ABSORB = -3
+#: kinds of a design memory request (``SimSetup.mem_queue``): a line load (a fill) or store (a spill)
+MQ_LOAD, MQ_STORE = 0, 1
 
 
 @njit(cache=True)

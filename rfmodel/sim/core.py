@@ -39,6 +39,7 @@ import sys
 import numpy as np
 from numba import njit, types
 
+from rfmodel.designs.base import L1_ABSORB, L1_FILL, L1_LOAD, L1_STORE, MQ_LOAD, MQ_STORE  # noqa: F401
 from rfmodel.spec.occupancy import U_BRA, U_DP, U_INT, U_MEM, U_SFU, U_SP, U_TENSOR, UNIT_NAMES  # noqa: F401
 
 # --------------------------------------------------------------------------- op classes
@@ -734,10 +735,9 @@ def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t):
     return fill, t
 
 
-#: ``kind`` of the ``l1`` hook's second call for a miss it sent to L2 (its third argument: the fill cycle)
-L1_FILL = 100
-#: kinds of a design memory request (``SimSetup.mem_queue``): a line load (a fill) or store (a spill)
-MQ_LOAD, MQ_STORE = 0, 1
+# the memory-side hooks' numbers (rfmodel.designs.base): L1_FILL, the l1 hook's call for a fill; L1_ABSORB,
+# its answer for a store it keeps; MQ_LOAD / MQ_STORE, the kinds of a design memory request
+assert (L1_LOAD, L1_STORE) == (MK_LOAD, MK_STORE)
 
 
 @njit(cache=True)
@@ -749,7 +749,8 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     hook: ``-1`` leaves it to the SM's own L1D, ``L >= 0`` serves it from the design's structure ``L``
     cycles later, ``-2`` is a miss of the design's structure, sent to L2 through the MSHRs like an L1D
     miss (the hook is then called again with kind :data:`L1_FILL` and the fill cycle).  Stores write
-    through to L2 in every case.  Returns (completion cycle, cycle from which the unit is free again);
+    through to L2, except a store the hook answers with :data:`L1_ABSORB` (its structure keeps it and
+    writes it back itself).  Returns (completion cycle, cycle from which the unit is free again);
     sets ``r_extra`` (compat: GPGPU-Sim's writebacks of the load: one per missed sector, none for L1 hits).
     """
     kind = cls_mem[opc]
@@ -770,7 +771,10 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
         for j in range(mem_ptr[row], mem_ptr[row + 1]):
             line = mem_line[j] >> shift
             served = h_l1(design_ints, design_floats, w, line, kind, 0, t) if use_l1 else -1
-            if served >= 0 or served == -2:  # the design's L1D
+            if kind == MK_STORE and served == L1_ABSORB:  # kept by the design's write-back L1D
+                stats[K_L1_HOOK_HITS] += 1
+                at = t
+            elif served >= 0 or served == -2:  # the design's L1D
                 if kind == MK_STORE:
                     l2_write(cfg, scalars, stats, l2_tag, l2_lru, line)
                     at = t
@@ -2238,9 +2242,10 @@ def _memory_requests(cyc, cfg, fcfg, state, design_ints):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _idle_skip(cyc, cfg, state, stop, n_busy):
+def _idle_skip(cyc, cfg, state, stop, n_busy, design_ints):
     """Nothing moved this cycle: the next cycle at which something can (an event, a unit or bank that
-    frees, the design's upkeep, GPGPU-Sim's decode), at most ``stop``; the cycles in between count as this
+    frees, the design's upkeep, a load of the design's memory-request queue that completes, GPGPU-Sim's
+    decode), at most ``stop``; the cycles in between count as this
     one did (busy collectors, issue slots, stall reasons, bank waits).  Returns the last skipped cycle
     (``cyc`` when none); a deadlock sets ``stats[K_ERR]``."""
     W = cfg[C_WARPS]
@@ -2267,6 +2272,12 @@ def _idle_skip(cyc, cfg, state, stop, n_busy):
     for ui in range(u_free.shape[0]):
         if cyc < u_free[ui] < nxt:
             nxt = u_free[ui]
+    memq = cfg[C_MEMQ]
+    if memq >= 0:  # a design request still in its queue that completes later (its hooks may wait for it)
+        for i in range(design_ints[memq]):
+            done = design_ints[memq + 2 + 3 * i + 2]
+            if cyc < done < nxt:
+                nxt = done
     if slow:  # a bank that frees lets a waiting read or write go
         for b in range(NB):
             if cyc < b_busy[b] < nxt:
@@ -2431,7 +2442,7 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
             scalars[G_CYCLE] = cyc + 1
             return 0
         if not act and skip_idle:
-            cyc = _idle_skip(cyc, cfg, state, stop, n_busy)
+            cyc = _idle_skip(cyc, cfg, state, stop, n_busy, design_ints)
             if stats[K_ERR] != 0:
                 break
         cyc += 1
