@@ -21,6 +21,9 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``write_hold``      cycles a consumer waits behind its producer's write beyond a one-cycle write
                     (default ``bank_write_cycles - 1``; a write buffer that serves the value
                     changes it)
+``l1d_lines``       lines of the L1D the loads see (default the SM's; a design whose structure
+                    holds the L1D's lines, e.g. beside registers, gives what it leaves them)
+``l1d_assoc``       that L1D's ways (default the SM's)
 ==================  ======================================================================
 
 Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
@@ -135,7 +138,7 @@ DEFAULT_POOL = 8
 
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
                 write_share=1.0, operand_slots=True, bank_write_cycles=None,
-                write_hold=None) -> dict:  # fmt: skip
+                write_hold=None, l1d_lines=None, l1d_assoc=None) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.  On
@@ -171,7 +174,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         collectors=p["collector_units"],
         initiation=initiation,
         mem_bytes_per_cycle=sm.mem_bw_bytes_per_cycle,
-        l1d_lines=max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1),
+        l1d_lines=max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1) if l1d_lines is None else l1d_lines,
         line_bytes=sm.l1d.line_bytes,
         l1_hit_latency=sm.l1d.hit_latency_cycles,
         miss_latency=miss_latency(sm),
@@ -188,7 +191,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         write_hold=write_hold,
         l2_lines=max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1),
         l2_hit_latency=sm.l2_hit_latency_cycles,
-        l1d_assoc=sm.l1d.assoc,
+        l1d_assoc=sm.l1d.assoc if l1d_assoc is None else l1d_assoc,
         l2_assoc=L2_ASSOC,
         read_share=read_share,
         write_share=write_share,
@@ -208,6 +211,8 @@ class Effects:
     bank_cycles: object = 1.0
     bank_write_cycles: object = None
     write_hold: object = None
+    l1d_lines: object = None
+    l1d_assoc: object = None
 
 
 class AnalyticContext:
@@ -240,7 +245,7 @@ class AnalyticContext:
             self.profile, self.sm, self.grid, self.interval_coef(), extra_collect=effects.extra_collect,
             bank_cycles=effects.bank_cycles, read_share=effects.read_share, write_share=effects.write_share,
             operand_slots=effects.operand_slots, bank_write_cycles=effects.bank_write_cycles,
-            write_hold=effects.write_hold,
+            write_hold=effects.write_hold, l1d_lines=effects.l1d_lines, l1d_assoc=effects.l1d_assoc,
         )  # fmt: skip
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:

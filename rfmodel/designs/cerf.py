@@ -1,0 +1,739 @@
+"""Cache-Emulated Register File: one set-associative array for the registers and the L1D's lines.
+
+"Cache-Emulated Register File: An Integrated On-Chip Memory Architecture for High Performance
+GPGPUs" (MICRO 2016): the SM's register file and L1D become one cache-structured array (128 KB,
+4-way, 256 sets of 128-byte lines on a Fermi-like SM).  A register is located by *re-indexing*:
+its warp slot and register number give a register address (the register file's own address
+generation), shifted by the 128-byte block and given a per-SM prefix -- the reg-mem address, a line
+of a reserved region of global memory.  Bits above the block offset select the tag bank (2 bits for
+4 banks) and the set within it (6 bits); the rest is the tag.  A tagging stage between issue and the
+register read looks the tags up (tag-bank conflicts serialize; the data follows a confirmed hit in
+the next cycle).  Replacement:
+
+* ``lru-fair``: exact LRU over registers and lines alike.  An evicted register that was written since
+  it came in is spilled to L2 (a store of its reg-mem line); its next read refills it (a load), and
+  the instruction waits for it.
+* ``lru-prioritized``: entry states inactive / reg / cache / dirty.  Lines never evict registers;
+  the compiler's dead-operand bits free a register's entry at its last read; dirty lines are written
+  back to L2 when replaced.  Registers never spill (every set holds at most ``ways`` register
+  addresses of the resident warps).
+
+A load writes both its line (through the ``l1`` hook: the array replaces the SM's L1D) and its
+destination register (through the write hook): two entries.  Stores that hit a line make it dirty
+(write-back, absorbed: ``L1_ABSORB``); a store that misses is written through without
+allocation.  docs/designs.md, "Cache-Emulated Register File", has our reading and its limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from rfmodel.analytic.model import Effects
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
+from rfmodel.designs.base import (
+    L1_ABSORB,
+    L1_FILL,
+    L1_STORE,
+    MQ_LOAD,
+    MQ_STORE,
+    Design,
+    DesignParams,
+    SimHooks,
+    SimSetup,
+    rate,
+    register,
+)
+from rfmodel.designs.mainrf import sm_structures
+from rfmodel.errors import RfmodelError
+from rfmodel.spec import param
+from rfmodel.workload.trace import MAX_SRC, NONE, WARP_VALUE_BYTES
+
+#: the paper's numbers: block (line) bytes, bits of the register address (1,024 warp registers), bits of
+#: the per-SM prefix; a 32-bit reg-mem address = prefix (15) | register address (10) | block offset (7)
+BLOCK_BYTES = WARP_VALUE_BYTES
+BLOCK_BITS = 7
+REG_ADDR_BITS = 10
+PREFIX_BITS = 15
+#: the prefix of this SM's reg-mem region (the top of the 32-bit space; one SM is simulated)
+REG_PREFIX = (1 << PREFIX_BITS) - 1
+#: line number (address >> 7) of register address 0
+REG_LINE_BASE = REG_PREFIX << REG_ADDR_BITS
+
+POLICIES = ("lru-fair", "lru-prioritized")
+
+
+@dataclass(frozen=True)
+class CerfParams(DesignParams, kind="design.cerf"):
+    """The integrated array's parameters (defaults: the paper's Fermi-like proposal, Table I)."""
+
+    ways: int = param(
+        4, choices=(1, 2, 4, 8, 16), doc="associativity; sets = lines / ways (256 at 128 KB, 4-way)"
+    )
+    tag_banks: int = param(
+        4, choices=(1, 2, 4, 8, 16),
+        doc="tag banks (the paper's 4, one per 8 of its 32 narrow data banks); tag lookups of one bank "
+        "serialize",
+    )  # fmt: skip
+    policy: str = param(
+        "lru-fair", type=str, choices=POLICIES, doc="replacement: lru-fair or lru-prioritized"
+    )
+    tag_cycles: int = param(
+        1, bounds=(0, 4), doc="cycles of the tagging stage between issue and the data read"
+    )
+
+
+# ----------------------------------------------------------------------------- re-indexing (pure)
+def reg_address(warp: int, reg: int, regs_per_thread: int) -> int:
+    """The register address of warp slot ``warp``'s register ``reg``: the register file's own address
+    generation (the warp's base, ``warp x registers per thread``, plus the register), 0..1023 on a 128 KB
+    register file."""
+    return int(warp) * int(regs_per_thread) + int(reg)
+
+
+def reg_mem_address(addr: int, prefix: int = REG_PREFIX) -> int:
+    """The reg-mem byte address of register address ``addr``: shifted by the 128-byte block, under the
+    per-SM prefix (32 bits in all)."""
+    return (int(prefix) << (REG_ADDR_BITS + BLOCK_BITS)) | (int(addr) << BLOCK_BITS)
+
+
+def locate(address: int, sets: int = 256, tag_banks: int = 4) -> tuple[int, int, int, int]:
+    """``(tag bank, set within the bank, set, tag)`` of a byte address: the bits above the 128-byte
+    block pick the tag bank (2 bits for 4 banks), the next ones the set within it (6 bits for 64 sets per
+    bank), the rest is the tag; ``set = tag bank x sets per bank + set within the bank``."""
+    line = int(address) >> BLOCK_BITS
+    per_bank = sets // tag_banks
+    tb = line % tag_banks
+    sib = (line // tag_banks) % per_bank
+    return tb, sib, tb * per_bank + sib, line // sets
+
+
+def reindex(warp: int, reg: int, regs_per_thread: int, sets: int = 256, tag_banks: int = 4) -> dict:
+    """Register re-indexing of (warp slot, register): its register address, reg-mem address, tag bank, set
+    within the bank, set and tag."""
+    a = reg_address(warp, reg, regs_per_thread)
+    addr = reg_mem_address(a)
+    tb, sib, s, tag = locate(addr, sets, tag_banks)
+    return {"reg_addr": a, "address": addr, "tag_bank": tb, "bank_set": sib, "set": s, "tag": tag}
+
+
+# ----------------------------------------------------------------------------- the design's state
+# entry states (Fig. 6; REG_CLEAN: a refilled register whose L2 copy is current, LRU-fair only)
+ST_INACTIVE, ST_REG, ST_CACHE, ST_DIRTY, ST_REG_CLEAN = 0, 1, 2, 3, 4
+# where a register's value is
+LOC_NONE, LOC_ARRAY, LOC_L2, LOC_PENDING, LOC_ARRIVED, LOC_DEAD = 0, 1, 2, 3, 4, 5
+
+_HEADER = (
+    "policy", "sets", "ways", "tag_banks", "per_bank", "regs", "nreg", "hit", "refill_est", "split", "nb",
+    "scheds", "clock", "n_reg", "n_line", "last_t", "o_ent", "o_loc", "o_rows", "o_q",
+)  # fmt: skip
+H = {k: i for i, k in enumerate(_HEADER)}
+(H_POLICY, H_SETS, H_WAYS, H_TB, H_PER_BANK, H_REGS, H_NREG, H_HIT, H_REFILL_EST, H_SPLIT, H_NB, H_SCHEDS,
+ H_CLOCK, H_NREG_E, H_NLINE_E, H_LAST_T, H_O_ENT, H_O_LOC, H_O_ROWS, H_O_Q) = range(len(_HEADER))
+
+#: the design's counters (their names are the simulator result's counts)
+COUNTER_NAMES = (
+    "reg_reads", "reg_read_hits", "reg_writes", "reg_write_hits", "spills", "clean_reg_evictions",
+    "refills", "refill_wait_cycles", "refills_at_operand", "line_loads", "line_hits", "line_misses",
+    "store_hits", "store_misses", "line_bypass", "writebacks", "evict_rr", "evict_rc", "evict_cr",
+    "evict_cc", "dead_frees", "exit_frees", "reads_unwritten", "reads_after_death", "queue_full",
+    "reg_no_room", "line_fills", "reg_entry_cycles", "line_entry_cycles",
+)  # fmt: skip
+C0 = len(_HEADER)
+C = {k: C0 + i for i, k in enumerate(COUNTER_NAMES)}
+(C_REG_READS, C_REG_READ_HITS, C_REG_WRITES, C_REG_WRITE_HITS, C_SPILLS, C_CLEAN_EVICT, C_REFILLS,
+ C_REFILL_WAIT, C_REFILL_AT_OPERAND, C_LINE_LOADS, C_LINE_HITS, C_LINE_MISSES, C_STORE_HITS, C_STORE_MISSES,
+ C_LINE_BYPASS, C_WRITEBACKS, C_RR, C_RC, C_CR, C_CC, C_DEAD_FREES, C_EXIT_FREES, C_READS_UNWRITTEN,
+ C_READS_AFTER_DEATH, C_QUEUE_FULL, C_NO_ROOM, C_LINE_FILLS, C_REG_CYCLES, C_LINE_CYCLES) = range(
+    C0, C0 + len(COUNTER_NAMES))  # fmt: skip
+#: design memory-request queue capacity (entries of (line, kind, done))
+QUEUE_CAP = 4096
+#: the stall reason of an instruction waiting for a refill
+STALL_REASONS = ("register_refill",)
+
+
+@njit(cache=True)
+def _set_of(ints, line):
+    tb = ints[H_TB]
+    pb = ints[H_PER_BANK]
+    return (line % tb) * pb + (line // tb) % pb
+
+
+@njit(cache=True)
+def _find(ints, s, line, isreg):
+    """The entry of ``line`` in set ``s`` (registers match reg states only, lines cache states), or -1."""
+    e0 = ints[H_O_ENT]
+    n = ints[H_SETS] * ints[H_WAYS]
+    for w in range(ints[H_WAYS]):
+        e = s * ints[H_WAYS] + w
+        st = ints[e0 + n + e]
+        if st == ST_INACTIVE or ints[e0 + e] != line:
+            continue
+        if (st == ST_REG or st == ST_REG_CLEAN) == isreg:
+            return e
+    return -1
+
+
+@njit(cache=True)
+def _touch(ints, e):
+    n = ints[H_SETS] * ints[H_WAYS]
+    ints[H_CLOCK] += 1
+    ints[ints[H_O_ENT] + 2 * n + e] = ints[H_CLOCK]
+
+
+@njit(cache=True)
+def _occupancy(ints, t):
+    """Entry-cycles of registers and lines up to ``t``."""
+    if t > ints[H_LAST_T]:
+        d = t - ints[H_LAST_T]
+        ints[C_REG_CYCLES] += ints[H_NREG_E] * d
+        ints[C_LINE_CYCLES] += ints[H_NLINE_E] * d
+        ints[H_LAST_T] = t
+
+
+@njit(cache=True)
+def _harvest(ints, t):
+    """Drop the queue's requests that completed by ``t``; a refill that completed marks its register
+    arrived (it is installed when its instruction next asks)."""
+    q = ints[H_O_Q]
+    loc = ints[H_O_LOC]
+    j = 0
+    for i in range(ints[q]):
+        e = q + 2 + 3 * i
+        done = ints[e + 2]
+        if done != -1 and done <= t:
+            if ints[e + 1] == MQ_LOAD:
+                a = ints[e] - REG_LINE_BASE
+                if 0 <= a < ints[H_NREG] and ints[loc + a] == LOC_PENDING:
+                    ints[loc + a] = LOC_ARRIVED
+            continue
+        if j != i:
+            f = q + 2 + 3 * j
+            ints[f], ints[f + 1], ints[f + 2] = ints[e], ints[e + 1], ints[e + 2]
+        j += 1
+    ints[q] = j
+
+
+@njit(cache=True)
+def _enqueue(ints, line, kind, t):
+    q = ints[H_O_Q]
+    if ints[q] >= ints[q + 1]:
+        _harvest(ints, t)
+        if ints[q] >= ints[q + 1]:
+            ints[C_QUEUE_FULL] += 1
+            return False
+    e = q + 2 + 3 * ints[q]
+    ints[e], ints[e + 1], ints[e + 2] = line, kind, -1
+    ints[q] += 1
+    return True
+
+
+@njit(cache=True)
+def _evict(ints, e, newcomer_reg, t):
+    """Empty entry ``e`` for a newcomer: a written register spills (store of its reg-mem line), a dirty
+    line is written back; the interference counters note who replaced whom."""
+    n = ints[H_SETS] * ints[H_WAYS]
+    e0 = ints[H_O_ENT]
+    st = ints[e0 + n + e]
+    if st == ST_INACTIVE:
+        return
+    _occupancy(ints, t)
+    line = ints[e0 + e]
+    if st == ST_REG or st == ST_REG_CLEAN:
+        ints[H_NREG_E] -= 1
+        ints[C_RR if newcomer_reg else C_RC] += 1
+        a = line - REG_LINE_BASE
+        if st == ST_REG:
+            _enqueue(ints, line, MQ_STORE, t)
+            ints[C_SPILLS] += 1
+        else:
+            ints[C_CLEAN_EVICT] += 1
+        ints[ints[H_O_LOC] + a] = LOC_L2
+    else:
+        ints[H_NLINE_E] -= 1
+        ints[C_CR if newcomer_reg else C_CC] += 1
+        if st == ST_DIRTY:
+            _enqueue(ints, line, MQ_STORE, t)
+            ints[C_WRITEBACKS] += 1
+    ints[e0 + n + e] = ST_INACTIVE
+
+
+@njit(cache=True)
+def _allocate(ints, s, line, isreg, state, t):
+    """An entry of set ``s`` for ``line`` in ``state``: an inactive way, else the LRU way the policy lets
+    go (LRU-prioritized: lines only, and a line never takes a register's way); -1: not cached (a line
+    under LRU-prioritized whose set holds only registers)."""
+    n = ints[H_SETS] * ints[H_WAYS]
+    e0 = ints[H_O_ENT]
+    prio = ints[H_POLICY] == 1
+    victim = -1
+    best = 1 << 62
+    for w in range(ints[H_WAYS]):
+        e = s * ints[H_WAYS] + w
+        st = ints[e0 + n + e]
+        if st == ST_INACTIVE:
+            victim = e
+            break
+        if prio and (st == ST_REG or st == ST_REG_CLEAN):
+            continue
+        if ints[e0 + 2 * n + e] < best:
+            best = ints[e0 + 2 * n + e]
+            victim = e
+    if victim < 0:
+        if not isreg:
+            ints[C_LINE_BYPASS] += 1
+            return -1
+        ints[C_NO_ROOM] += 1  # cannot happen while the resident warps' registers fit (counted, tested)
+        for w in range(ints[H_WAYS]):
+            e = s * ints[H_WAYS] + w
+            if ints[e0 + 2 * n + e] < best:
+                best = ints[e0 + 2 * n + e]
+                victim = e
+    _evict(ints, victim, isreg, t)
+    _occupancy(ints, t)
+    ints[e0 + victim] = line
+    ints[e0 + n + victim] = state
+    ints[e0 + 3 * n + victim] = t
+    if isreg:
+        ints[H_NREG_E] += 1
+    else:
+        ints[H_NLINE_E] += 1
+    _touch(ints, victim)
+    return victim
+
+
+@njit(cache=True)
+def _bank(ints, warp, line):
+    """The SM bank (arbiter index) of the tag bank of ``line``."""
+    tb = line % ints[H_TB]
+    nb = ints[H_NB]
+    if ints[H_SPLIT] != 0:
+        return (warp % ints[H_SCHEDS]) * nb + tb % nb
+    return tb % nb
+
+
+@njit(cache=True)
+def _install(ints, a, t):
+    """A refilled register enters the array (clean: its L2 copy is current)."""
+    line = REG_LINE_BASE + a
+    _allocate(ints, _set_of(ints, line), line, True, ST_REG_CLEAN, t)
+    ints[ints[H_O_LOC] + a] = LOC_ARRAY
+
+
+# ----------------------------------------------------------------------------- hooks
+@njit(cache=True)
+def cerf_may_issue(ints, floats, warp, row, sched, n, cycle):
+    """An instruction issues when each of its source registers is in the array: a spilled one is refilled
+    first (a load of its reg-mem line through the MSHRs; the instruction waits: stall 1)."""
+    q = ints[H_O_Q]
+    if ints[q] > 0:
+        _harvest(ints, cycle)
+    loc = ints[H_O_LOC]
+    rows = ints[H_O_ROWS]
+    R = ints[H_REGS]
+    blocked = 0
+    w0 = ints[rows + 2 * row]
+    w1 = ints[rows + 2 * row + 1]
+    for k in range(MAX_SRC):
+        reg = (w0 >> (8 * k)) & 255 if k < 8 else (w1 >> (8 * (k - 8))) & 255
+        if reg == NONE:
+            continue
+        a = warp * R + reg
+        x = ints[loc + a]
+        if x == LOC_L2:
+            if _enqueue(ints, REG_LINE_BASE + a, MQ_LOAD, cycle):
+                ints[loc + a] = LOC_PENDING
+                ints[C_REFILLS] += 1
+                ints[loc + ints[H_NREG] + a] = cycle
+            blocked = 1
+        elif x == LOC_PENDING:
+            blocked = 1
+        elif x == LOC_ARRIVED:
+            _install(ints, a, cycle)
+            ints[C_REFILL_WAIT] += cycle - ints[loc + ints[H_NREG] + a]
+    return blocked
+
+
+@njit(cache=True)
+def cerf_operand(ints, floats, warp, row, k, reg, cycle):
+    """The tag lookup of a source register in its tag bank (the arbiter serializes a bank's lookups); a
+    hit is read the next cycle (the tagging stage, ``extra_result_latency``).  LRU-prioritized: a read
+    that carries its dead bit frees the entry."""
+    if reg == NONE:
+        return -1  # RZ (GPGPU-Sim mode): no array access
+    loc = ints[H_O_LOC]
+    a = warp * ints[H_REGS] + reg
+    line = REG_LINE_BASE + a
+    s = _set_of(ints, line)
+    ints[C_REG_READS] += 1
+    e = _find(ints, s, line, True)
+    x = ints[loc + a]
+    if e < 0 and x == LOC_ARRIVED:
+        _install(ints, a, cycle)
+        e = _find(ints, s, line, True)
+    out = _bank(ints, warp, line)
+    if e >= 0:
+        ints[C_REG_READ_HITS] += 1
+        _touch(ints, e)
+    elif x == LOC_L2 or x == LOC_PENDING:
+        # evicted after its instruction passed may_issue: refilled now, at an L2 hit's latency
+        if x == LOC_L2:
+            _enqueue(ints, line, MQ_LOAD, cycle)
+            ints[C_REFILLS] += 1
+        ints[C_REFILL_AT_OPERAND] += 1
+        e = _allocate(ints, s, line, True, ST_REG_CLEAN, cycle)
+        ints[loc + a] = LOC_ARRAY
+        out = -(1 + ints[H_REFILL_EST])
+    else:  # never written (or dead): nothing to read; the entry is taken as if written
+        ints[C_READS_AFTER_DEATH if x == LOC_DEAD else C_READS_UNWRITTEN] += 1
+        e = _allocate(ints, s, line, True, ST_REG, cycle)
+        ints[loc + a] = LOC_ARRAY
+    if ints[H_POLICY] == 1 and e >= 0:
+        word = ints[ints[H_O_ROWS] + 2 * row + 1]
+        if (word >> (16 + k)) & 1:  # its last read: the entry is free at once
+            n = ints[H_SETS] * ints[H_WAYS]
+            _occupancy(ints, cycle)
+            ints[ints[H_O_ENT] + n + e] = ST_INACTIVE
+            ints[H_NREG_E] -= 1
+            ints[loc + a] = LOC_DEAD
+            ints[C_DEAD_FREES] += 1
+    return out
+
+
+@njit(cache=True)
+def cerf_write(ints, floats, warp, row, k, reg, cycle):
+    """The tag lookup of a destination register: a hit overwrites, a miss takes an entry (evicting by the
+    policy); the write goes through its tag bank."""
+    if reg == NONE:
+        return -1
+    loc = ints[H_O_LOC]
+    a = warp * ints[H_REGS] + reg
+    line = REG_LINE_BASE + a
+    s = _set_of(ints, line)
+    ints[C_REG_WRITES] += 1
+    e = _find(ints, s, line, True)
+    if e >= 0:
+        ints[C_REG_WRITE_HITS] += 1
+        ints[ints[H_O_ENT] + ints[H_SETS] * ints[H_WAYS] + e] = ST_REG
+        _touch(ints, e)
+    else:
+        _allocate(ints, s, line, True, ST_REG, cycle)
+    ints[loc + a] = LOC_ARRAY  # a refill still in flight is stale now: _harvest ignores it
+    return _bank(ints, warp, line)
+
+
+@njit(cache=True)
+def cerf_deactivate(ints, floats, warp, cta, sched, zero, cycle):
+    """A finished warp: LRU-prioritized frees its registers' entries (their state bits say reg); LRU-fair
+    has no such bits and lets them age out."""
+    if ints[H_POLICY] != 1:
+        return 0
+    loc = ints[H_O_LOC]
+    R = ints[H_REGS]
+    n = ints[H_SETS] * ints[H_WAYS]
+    for reg in range(R):
+        a = warp * R + reg
+        if ints[loc + a] == LOC_ARRAY:
+            line = REG_LINE_BASE + a
+            e = _find(ints, _set_of(ints, line), line, True)
+            if e >= 0:
+                _occupancy(ints, cycle)
+                ints[ints[H_O_ENT] + n + e] = ST_INACTIVE
+                ints[H_NREG_E] -= 1
+                ints[C_EXIT_FREES] += 1
+        ints[loc + a] = LOC_NONE
+    return 0
+
+
+@njit(cache=True)
+def cerf_l1(ints, floats, warp, line, kind, fill, cycle):
+    """The array as the SM's L1D: a load hit is served at the L1D's hit latency (or when its fill
+    arrives), a miss goes to L2 through the MSHRs and its line takes an entry at the fill; a store hit
+    makes the line dirty (kept: written back when replaced), a store miss is written through."""
+    if kind == L1_FILL:
+        ints[C_LINE_FILLS] += 1
+        e = _allocate(ints, _set_of(ints, line), line, False, ST_CACHE, cycle)
+        if e >= 0:
+            ints[ints[H_O_ENT] + 3 * ints[H_SETS] * ints[H_WAYS] + e] = fill  # ready when the fill arrives
+        return 0
+    s = _set_of(ints, line)
+    e = _find(ints, s, line, False)
+    n = ints[H_SETS] * ints[H_WAYS]
+    if kind == L1_STORE:
+        if e >= 0:
+            ints[C_STORE_HITS] += 1
+            ints[ints[H_O_ENT] + n + e] = ST_DIRTY
+            _touch(ints, e)
+            return L1_ABSORB
+        ints[C_STORE_MISSES] += 1
+        return -2
+    ints[C_LINE_LOADS] += 1
+    if e >= 0:
+        ints[C_LINE_HITS] += 1
+        _touch(ints, e)
+        return max(ints[H_HIT], ints[ints[H_O_ENT] + 3 * n + e] - cycle)
+    ints[C_LINE_MISSES] += 1
+    return -2
+
+
+HOOKS = SimHooks(operand=cerf_operand, write=cerf_write, may_issue=cerf_may_issue,
+                 deactivate=cerf_deactivate, l1=cerf_l1)  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- per-row tables
+def _row_words(trace, dead) -> np.ndarray:
+    """Two words per row: source registers 0-7 (8 bits each), then sources 8-9 (bits 0-15) and the
+    dead-operand bits of the slots (bits 16-25)."""
+    src = np.asarray(trace.src, dtype=np.int64)
+    n = len(src)
+    out = np.zeros((n, 2), dtype=np.int64)
+    for k in range(MAX_SRC):
+        if k < 8:
+            out[:, 0] |= src[:, k] << (8 * k)
+        else:
+            out[:, 1] |= src[:, k] << (8 * (k - 8))
+    out[:, 1] |= (np.asarray(dead, dtype=np.int64) & ((1 << MAX_SRC) - 1)) << 16
+    return out.ravel()
+
+
+def static_dead_bits(kernel) -> np.ndarray:
+    """Per static instruction, bit k set when the k-th source register of the trace row (``Instr.src``
+    without RZ) is read for the last time (the compiler's liveness, conservative over paths; a register
+    named twice carries the bit on its last slot only)."""
+    from rfmodel.compiler.liveness import dead_operands
+
+    flags = dead_operands(kernel, per="register")
+    out = np.zeros(len(kernel.instrs), dtype=np.int64)
+    for i, ins in enumerate(kernel.instrs):
+        regs = [(r, f) for r, f in zip(ins.src, flags[i], strict=True) if r < NONE]
+        m = 0
+        for k, (r, f) in enumerate(regs[:MAX_SRC]):
+            if f and all(r2 != r for r2, _ in regs[k + 1:MAX_SRC]):
+                m |= 1 << k
+        out[i] = m
+    return out
+
+
+def _dead_rows(trace, program) -> tuple[np.ndarray, str]:
+    if program is not None:
+        sidx = np.asarray(trace.sidx, dtype=np.int64)
+        dead = program[np.clip(sidx, 0, len(program) - 1)] * (sidx >= 0)
+        return dead, "compiler liveness of the static kernel"
+    from rfmodel.designs.ltrf import _dead_bits
+
+    dead = _dead_bits(np.asarray(trace.warp_ptr, np.int64), trace.src, trace.dst)
+    return dead, "the trace's own last reads (no static kernel)"
+
+
+def geometry(sm, p: CerfParams) -> tuple[int, int, int]:
+    """``(lines, sets, sets per tag bank)`` of the array on ``sm``: the register file's capacity in
+    128-byte lines (``regs_per_sm x 4 B``)."""
+    lines = sm.regs_per_sm * 4 // BLOCK_BYTES
+    sets = lines // p.ways
+    if sets < 1 or sets % p.tag_banks:
+        raise RfmodelError(
+            f"design 'cerf': {lines} lines in {p.ways} ways give {sets} sets, which {p.tag_banks} tag banks "
+            "cannot share evenly"
+        )
+    return lines, sets, sets // p.tag_banks
+
+
+# ----------------------------------------------------------------------------- the design
+@register
+class Cerf(Design):
+    name = "cerf"
+    description = "Cache-Emulated Register File: registers and L1D lines in one set-associative array " \
+        "(LRU-fair or LRU-prioritized)"
+    Params = CerfParams
+    metrics = (
+        "cerf_spills", "cerf_refills", "tag_bank_conflicts", "cerf_l1d_hits", "cerf_l1d_misses",
+        "cerf_reg_entries", "cerf_line_entries", "cerf_utilization",
+    )  # fmt: skip
+    calibration_params = {
+        **INTERVAL_COEFFICIENTS,
+        # share of the resident warps' allocated registers that hold an entry on average (LRU-prioritized:
+        # live registers; LRU-fair: registers recent enough to stay); the rest of the array holds lines
+        "cerf_reg_share_prio": (0.5, 0.05, 1.0),
+        "cerf_reg_share_fair": (0.6, 0.05, 1.0),
+        # LRU-fair: refills per register read
+        "cerf_refill_per_read": (0.002, 0.0, 0.2),
+    }
+    stall_reasons = STALL_REASONS
+    supports_simulate = True
+    needs_trace = True
+    compile_params = ()
+    presets = {
+        "CERF-fair": {"policy": "lru-fair"},
+        "CERF-prioritized": {"policy": "lru-prioritized"},
+        "CERF-2way": {"ways": 2},
+        "CERF-8way": {"ways": 8},
+    }
+
+    def compile(self, kernel, params, sm):
+        """The compiler pass: dead-operand bits per static instruction (LRU-prioritized's liveness bits)."""
+        return static_dead_bits(kernel)
+
+    # ------------------------------------------------------------------ simulator hooks
+    def sim_setup(self, sm, params, options, trace=None, program=None):
+        if trace is None:
+            raise RfmodelError("design 'cerf' needs the trace being simulated (its rows' source registers)")
+        p = self.resolve(params)
+        if program is None:
+            program = self.program_for(trace, params, sm)
+        lines, sets, per_bank = geometry(sm, p)
+        src = np.asarray(trace.src)
+        top = int(src[src != NONE].max()) + 1 if np.any(src != NONE) else 1
+        dst = np.asarray(trace.dst)
+        top = max(top, int(dst[dst != NONE].max()) + 1 if np.any(dst != NONE) else 1)
+        regs = max(int(trace.regs_per_thread), top)
+        nreg = sm.warps_per_sm * regs
+        dead, source = _dead_rows(trace, program)
+        rows = _row_words(trace, dead)
+        n = sets * p.ways
+        split = bool(sm.sub_core or sm.bank_mapping == "subcore")
+        header = np.zeros(len(_HEADER) + len(COUNTER_NAMES), dtype=np.int64)
+        o_ent = len(header)
+        o_loc = o_ent + 4 * n
+        o_rows = o_loc + 2 * nreg
+        o_q = o_rows + len(rows)
+        l1 = sm.l1d
+        refill_est = l1.hit_latency_cycles + sm.l2_hit_latency_cycles + int(np.ceil(
+            BLOCK_BYTES / max(sm.mem_bw_bytes_per_cycle, 1e-9)))  # fmt: skip
+        vals = {
+            H_POLICY: POLICIES.index(p.policy), H_SETS: sets, H_WAYS: p.ways, H_TB: p.tag_banks,
+            H_PER_BANK: per_bank, H_REGS: regs, H_NREG: nreg, H_HIT: l1.hit_latency_cycles,
+            H_REFILL_EST: refill_est, H_SPLIT: int(split),
+            H_NB: sm.banks_per_subcore if split else sm.num_banks, H_SCHEDS: sm.schedulers_per_sm,
+            H_O_ENT: o_ent, H_O_LOC: o_loc, H_O_ROWS: o_rows, H_O_Q: o_q,
+        }  # fmt: skip
+        for i, v in vals.items():
+            header[i] = v
+        ents = np.zeros(4 * n, dtype=np.int64)
+        queue = np.zeros(2 + 3 * QUEUE_CAP, dtype=np.int64)
+        queue[1] = QUEUE_CAP
+        ints = np.concatenate([header, ents, np.zeros(2 * nreg, dtype=np.int64), rows, queue])
+        info = {
+            "cerf_liveness": source if p.policy == "lru-prioritized" else "not used (lru-fair)",
+            "cerf_geometry": f"{lines} lines of {BLOCK_BYTES} B, {sets} sets x {p.ways} ways, "
+            f"{p.tag_banks} tag banks; register addresses warp x {regs} + register",
+        }
+        return SimSetup(
+            hooks=HOOKS, ints=ints, stall_reasons=STALL_REASONS, counters=dict(C), mem_queue=o_q,
+            extra_result_latency=p.tag_cycles, info=info,
+        )  # fmt: skip
+
+    def sim_metrics(self, sm, params, setup, counts):
+        p = self.resolve(params)
+        ints = setup.ints
+        cycles = max(float(counts["last_retire"] + 1 if counts["retired"] else 0), 1.0)
+        # the entry-cycles after the last change: the counts at the end, to the run's last cycle
+        tail = max(cycles - float(ints[H_LAST_T]), 0.0)
+        reg_c = float(counts["reg_entry_cycles"]) + float(ints[H_NREG_E]) * tail
+        line_c = float(counts["line_entry_cycles"]) + float(ints[H_NLINE_E]) * tail
+        lines = float(geometry(sm, p)[0])
+        reads, writes = float(counts["reads"]), float(counts["writes"])
+        lh, lm = float(counts["line_hits"]), float(counts["line_misses"])
+        sh, sm_ = float(counts["store_hits"]), float(counts["store_misses"])
+        reg_r = float(counts["reg_read_hits"]) + float(counts["refills_at_operand"])
+        reg_w = float(counts["reg_writes"])
+        fills = float(counts["line_fills"]) - float(counts["line_bypass"])
+        lookups = float(counts["reg_reads"] + counts["reg_writes"] + counts["line_loads"]
+                        + counts["store_hits"] + counts["store_misses"])  # fmt: skip
+        allocs = float(counts["reg_writes"] - counts["reg_write_hits"]) + fills + float(counts["refills"])
+        return {
+            "cerf_spills": float(counts["spills"]),
+            "cerf_refills": float(counts["refills"]),
+            "tag_bank_conflicts": float(counts["bank_conflicts"]),
+            "cerf_l1d_hits": lh,
+            "cerf_l1d_misses": lm,
+            "cerf_reg_entries": reg_c / cycles,
+            "cerf_line_entries": line_c / cycles,
+            "cerf_utilization": (reg_c + line_c) / cycles / lines,
+            # as the SM's L1D counts it: tag hits per access of loads and stores
+            "l1d_hit_rate": rate(lh + sh, lh + lm + sh + sm_),
+            "events": {
+                "rf_bank": (reg_r + lh, reg_w + fills + sh + float(counts["refills"])),
+                "crossbar": (reads + writes, 0.0),
+                "collector": (reads, reads),
+                "cerf_tag": (lookups, allocs),
+            },
+        }
+
+    # ------------------------------------------------------------------ analytic
+    def analytic(self, ctx):
+        """The shared interval model with the tag banks as the register banks, the tagging stage as extra
+        collection cycles, LRU-fair's refills at an L2 hit's latency, and the L1D hit rate of the lines the
+        registers leave: ``lines - reg_share x resident warps x registers per thread`` at the array's
+        associativity (docs/designs.md, "Cache-Emulated Register File")."""
+        from rfmodel.analytic.model import AnalyticContext, resident_warps
+
+        d = CerfParams()
+        sm = ctx.sm
+        ways = ctx.value("ways", d.ways)
+        tb = ctx.value("tag_banks", d.tag_banks)
+        tag = ctx.value("tag_cycles", d.tag_cycles)
+        prio = np.asarray(ctx.grid.get("policy", d.policy), dtype=object) == "lru-prioritized"
+        prof = ctx.profile
+        regs_sm = np.asarray(ctx.grid.get("regs_per_sm", sm.regs_per_sm), dtype=np.float64)
+        lines = regs_sm * 4.0 / BLOCK_BYTES
+        warps = np.asarray(resident_warps(prof, sm, ctx.grid), dtype=np.float64)
+        share = np.where(prio, ctx.coef["cerf_reg_share_prio"], ctx.coef["cerf_reg_share_fair"])
+        reg_lines = np.minimum(share * warps * max(prof.regs_per_thread, 1), lines)
+        data_lines = np.maximum(lines - reg_lines, ways)
+        refill = np.where(prio, 0.0, ctx.coef["cerf_refill_per_read"])
+        refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
+            sm.mem_bw_bytes_per_cycle, 1e-9)  # fmt: skip
+        extra = tag + refill * prof.reads_per_instr * refill_lat
+        grid = {**ctx.grid, "num_banks": np.minimum(tb, np.asarray(ctx.grid.get("num_banks", sm.num_banks)))}
+        inner = AnalyticContext(prof, sm, grid, {})
+        inner.coef = ctx.coef
+        m = inner.model(Effects(extra_collect=extra, l1d_lines=data_lines, l1d_assoc=ways))
+        r, w = ctx.reads, ctx.writes
+        n = ctx.n
+        mem = n * prof.mem_lines_per_instr
+        hit = m["l1d_hit_rate"]
+        spills = n * refill * prof.reads_per_instr
+        metrics = {
+            "cerf_spills": spills,
+            "cerf_refills": spills,
+            "tag_bank_conflicts": np.full(np.shape(hit), np.nan),
+            "cerf_l1d_hits": mem * hit,
+            "cerf_l1d_misses": mem * (1.0 - hit),
+            "cerf_reg_entries": reg_lines,
+            "cerf_line_entries": np.minimum(data_lines, lines),
+            "cerf_utilization": np.minimum((reg_lines + data_lines) / lines, 1.0),
+        }
+        events = {
+            "rf_bank": (r + mem * hit, w + mem * (1.0 - hit)),
+            "crossbar": (r + w, 0.0),
+            "collector": (r, r),
+            "cerf_tag": (r + w + mem, w + mem * (1.0 - hit)),
+        }
+        return ctx.result(m, events=events, metrics=metrics)
+
+    # ------------------------------------------------------------------ energy and area
+    def structures(self, sm, grid, tech):
+        """The data array as the SM's banks (the paper: the 128 KB register file's cells and banks), its
+        collectors and crossbar, and the tag array (sets x ways tags of 32 - 7 - log2(sets) bits and 2 state
+        bits, in ``tag_banks`` banks)."""
+        from rfmodel.energy.accounting import structure_over_grid
+        from rfmodel.tech.structures import tag_array
+
+        d = CerfParams()
+        keep = ("collector_units", "main_cell")
+        sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k in keep}
+        parts = sm_structures(sm, sm_grid, tech)
+        node = tech.get("node_nm", 45)
+        cell = tech.get("cell", "sram-hp")
+        lines = sm.regs_per_sm * 4 // BLOCK_BYTES
+
+        def tags(ways, tag_banks):
+            sets = max(lines // int(ways), 1)
+            bits = 32 - BLOCK_BITS - int(np.log2(sets))
+            cost = tag_array(sets, int(ways), bits, node_nm=node, banks=int(tag_banks), cell=cell)
+            return cost.structure("cerf_tag")
+
+        values = {"ways": grid.get("ways", d.ways), "tag_banks": grid.get("tag_banks", d.tag_banks)}
+        return [*parts, structure_over_grid("cerf_tag", values, tags)]

@@ -1,0 +1,211 @@
+"""Cache-Emulated Register File (rfmodel/designs/cerf.py): re-indexing known answers, an LRU-fair spill and
+refill with hand-computed cycles, LRU-prioritized's dead-register frees and no spills, every register read
+served, the analytic terms."""
+
+import numpy as np
+import pytest
+from test_sim_known import make_sm
+
+import rfmodel
+from rfmodel.designs.base import get_design
+from rfmodel.designs.cerf import locate, reg_address, reg_mem_address, reindex
+from rfmodel.errors import SpecError
+from rfmodel.sim import simulate_trace, trace_from_warps
+from rfmodel.spec.sm import L1DSpec, LatencySpec
+
+CERF = get_design("cerf")
+
+
+# ------------------------------------------------------------------ re-indexing (section III-C)
+def test_reindexing_known_answers():
+    """256 sets in 4 tag banks: bits 8:7 of the reg-mem address pick the tag bank, 14:9 the set in it,
+    31:15 are the tag; the 15-bit prefix is 0x7FFF, so a reg-mem address is 0xFFFE0000 | addr << 7."""
+    # warp 0, R0 (21 registers per thread): register address 0
+    assert reindex(0, 0, 21) == {"reg_addr": 0, "address": 0xFFFE0000, "tag_bank": 0, "bank_set": 0, "set": 0,
+                                 "tag": 0x1FFFC}  # fmt: skip
+    # warp 3, R5: 3 x 21 + 5 = 68 = 0b00_0100_0100: tag bank 0, set 17 in it; 0xFFFE0000 + 68 x 128
+    assert reindex(3, 5, 21) == {"reg_addr": 68, "address": 0xFFFE2200, "tag_bank": 0, "bank_set": 17,
+                                 "set": 17, "tag": 0x1FFFC}  # fmt: skip
+    # warp 47, R20: 1007 = 0b11_1110_1111: tag bank 3, set 59 in it (global set 3 x 64 + 59 = 251); its top
+    # two bits 11 go into the tag
+    assert reindex(47, 20, 21) == {"reg_addr": 1007, "address": 0xFFFFF780, "tag_bank": 3, "bank_set": 59,
+                                   "set": 251, "tag": 0x1FFFF}  # fmt: skip
+    # consecutive registers of a warp go to consecutive tag banks
+    assert [reindex(2, r, 21)["tag_bank"] for r in range(4)] == [2, 3, 0, 1]
+    # a data address keeps its linear mapping: 0x12345680 -> line 0x2468AD: bank 1, set 43 in it, tag 0x2468
+    assert locate(0x12345680) == (1, 43, 64 + 43, 0x2468)
+    assert reg_address(1, 0, 63) == 63 and reg_mem_address(1) == 0xFFFE0080
+
+
+def test_every_set_holds_at_most_ways_registers_of_a_full_register_file():
+    """1,024 warp registers (48 warps x 21) over 256 sets x 4 ways: at most 4 register addresses per set,
+    so LRU-prioritized never needs to evict a register."""
+    sets = np.bincount([reindex(w, r, 21)["set"] for w in range(48) for r in range(21)], minlength=256)
+    assert sets.max() == 4 and sets.sum() == 48 * 21
+
+
+def test_presets_and_parameters():
+    assert CERF.resolve(CERF.preset("CERF-fair")) == CERF.resolve()
+    assert CERF.preset("CERF-prioritized")["policy"] == "lru-prioritized"
+    with pytest.raises(SpecError, match="policy"):
+        CERF.resolve({"policy": "lru"})
+    with pytest.raises(SpecError, match="ways"):
+        CERF.resolve({"ways": 3})
+
+
+# ------------------------------------------------------------------ the simulator, hand-computed
+LINE = 128
+
+
+def _tiny_sm():
+    """One scheduler, a 4-line array (128 registers), L1D hit 5, L2 50 (no L2 slice: every line from DRAM
+    at latency 0 plus one line of bandwidth), integer latency 4, loads 1."""
+    l1 = L1DSpec(size_bytes=4 * LINE, assoc=4, line_bytes=LINE, mshr_entries=8, hit_latency_cycles=5)
+    return make_sm(4, regs_per_sm=128, num_banks=4, max_regs_per_thread=4, regs_per_cta_limit=128, l1d=l1,
+                   l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
+                   latency=LatencySpec(int=(4, 1), ld_global=(1, 1)))  # fmt: skip
+
+
+def _run(trace, **params):
+    p = {"ways": 1, "tag_banks": 4, **params}
+    return simulate_trace(trace, _tiny_sm(), "cerf", p)
+
+
+# direct-mapped, 4 sets: register R of warp 0 in set R mod 4, line n in set n mod 4
+SPILL = trace_from_warps([[
+    ("IADD3", [1], []),  # R1 -> set 1
+    ("LDG.E", [2], [1], {"lines": [5 * LINE]}),  # line 5 -> set 1: evicts R1 (LRU-fair: spilled)
+    ("IADD3", [3], [1, 2]),  # waits for R2, then refills R1 from L2
+]], regs_per_thread=4)  # fmt: skip
+
+
+@pytest.mark.parametrize("tag", [0, 1])
+def test_lru_fair_a_line_evicts_a_register_that_is_refilled_from_l2(tag):
+    """T = tag_cycles.  R1 is written back at 5 + T (issue 0; no source to read, dispatch 1; latency 4; the
+    tagging stage T); the load issues then, is dispatched at 7 + T and misses: its line takes set 1 and R1
+    is spilled (a store to L2).  Fill at 7 + T + 5 (L1) + 8 (one line of DRAM bandwidth) + 50 (L2) =
+    70 + T, R2 written at 70 + T + 1 + T.  The third instruction then finds R1 in L2: its refill leaves at
+    71 + 2T and returns 63 cycles later, at 134 + 2T; it issues then, is dispatched at 136 + 2T and writes
+    R3 at 140 + 3T: 141 + 3T cycles."""
+    sm = _tiny_sm()
+    service = int(np.ceil(LINE / sm.mem_bw_bytes_per_cycle))
+    assert service == 8
+    r = _run(SPILL, tag_cycles=tag)
+    c = r.counts
+    assert r.metrics["cycles"] == 141 + 3 * tag
+    assert (c["spills"], c["refills"], c["refills_at_operand"]) == (1, 1, 0)
+    assert c["refill_wait_cycles"] == 63 and r.stalls["register_refill"] >= 63
+    assert c["evict_rc"] == 1 and c["evict_cr"] == 1  # the line evicted R1, then R1 evicted the line
+    assert c["mem_requests"] == 2 and c["line_misses"] == 1
+    # every register read was served: from the array or after its refill
+    assert c["reg_reads"] == 3 and c["reg_read_hits"] == 3
+    assert c["reads_unwritten"] == 0 and c["reads_after_death"] == 0 and c["queue_full"] == 0
+    assert r.metrics["cerf_spills"] == 1 and r.metrics["cerf_refills"] == 1
+
+
+def test_lru_prioritized_keeps_the_register_and_does_not_cache_the_line():
+    """The same program: the line may not evict R1 (the set's one way is a register), so it is not cached
+    and nothing spills; the third instruction issues when R2 is written (71 + 2T), 78 + 3T cycles."""
+    r = _run(SPILL, policy="lru-prioritized", tag_cycles=1)
+    c = r.counts
+    assert r.metrics["cycles"] == 78 + 3
+    assert (c["spills"], c["refills"], c["line_bypass"]) == (0, 0, 1)
+    assert c["reg_read_hits"] == c["reg_reads"] == 3
+
+
+def test_lru_prioritized_frees_a_dead_register_at_its_last_read():
+    """R1's last read (by the second instruction) frees its entry, so the load's line takes it; with a
+    later read of R1 the entry stays a register's and the line is not cached."""
+    dead = trace_from_warps([[
+        ("IADD3", [1], []), ("IADD3", [2], [1]), ("LDG.E", [3], [2], {"lines": [5 * LINE]}),
+    ]], regs_per_thread=4)  # fmt: skip
+    r = _run(dead, policy="lru-prioritized")
+    c = r.counts
+    assert c["dead_frees"] >= 1 and c["line_bypass"] == 0 and c["line_fills"] == 1 and c["evict_cr"] == 0
+    live = trace_from_warps([[
+        ("IADD3", [1], []), ("IADD3", [2], [1]), ("LDG.E", [3], [2], {"lines": [5 * LINE]}),
+        ("IADD3", [0], [1, 3]),
+    ]], regs_per_thread=4)  # fmt: skip
+    r2 = _run(live, policy="lru-prioritized")
+    assert r2.counts["line_bypass"] == 1 and r2.counts["spills"] == 0
+    assert r2.counts["reads_after_death"] == 0
+
+
+def test_a_load_hit_in_the_array_and_a_dirty_line_written_back():
+    """A second load of line 5 hits the array at the L1D's hit latency; a store hit makes the line dirty
+    (not written through); when R1 takes its set back the dirty line is written back to L2."""
+    tr = trace_from_warps([[
+        ("LDG.E", [2], [], {"lines": [5 * LINE]}),
+        ("LDG.E", [3], [2], {"lines": [5 * LINE]}),
+        ("STG.E", [], [3], {"lines": [5 * LINE]}),
+        ("IADD3", [1], [3]),  # R1 -> set 1: the dirty line goes
+    ]], regs_per_thread=4)  # fmt: skip
+    r = _run(tr, policy="lru-prioritized")
+    c = r.counts
+    assert c["line_hits"] == 1 and c["store_hits"] == 1 and c["writebacks"] == 1
+    assert c["l2_acc"] == 2  # the first miss and the write-back (the store hit stayed in the array)
+    assert r.metrics["l1d_hit_rate"] == pytest.approx(2 / 3)
+
+
+# ------------------------------------------------------------------ invariants on built-in workloads
+FEW = ["saxpy", "sgemm_tiled", "bfs_expand"]
+
+
+def _workload_runs(names, max_warps=8, gpu="fermi-gtx480"):
+    from rfmodel.evaluate import _simulation_input, resolve_gpu
+
+    sm = resolve_gpu(gpu)
+    for name in names:
+        _, tr, kernel = _simulation_input(name, sm, arch="sm_80", seed=0, max_warps=max_warps)
+        yield name, (tr, kernel), sm
+
+
+def _check_invariants(tk, sm, policy):
+    tr, kernel = tk
+    params = {"policy": policy}
+    r = simulate_trace(tr, sm, "cerf", params, program=CERF.program_for(tr, params, sm, kernel))
+    assert "compiler liveness" in r.setup.info["cerf_liveness"] or policy == "lru-fair"
+    c = r.counts
+    assert c["reg_no_room"] == 0 and c["queue_full"] == 0
+    # every register read is served: a hit, or a refill; nothing is read that no one wrote
+    assert c["reg_read_hits"] + c["refills_at_operand"] + c["reads_unwritten"] == c["reg_reads"]
+    assert c["reads_after_death"] == 0
+    if policy == "lru-prioritized":
+        assert c["spills"] == 0 and c["refills"] == 0 and c["evict_rr"] == 0 and c["evict_rc"] == 0
+    else:
+        assert c["refills"] <= c["spills"] + c["clean_reg_evictions"]
+    return r
+
+
+@pytest.mark.parametrize("policy", ["lru-prioritized", "lru-fair"])
+def test_invariants_on_a_few_builtin_workloads(policy):
+    names = [n for n in FEW if n in _suite()]
+    assert names
+    for _name, tr, sm in _workload_runs(names):
+        _check_invariants(tr, sm, policy)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["lru-prioritized", "lru-fair"])
+def test_invariants_on_every_builtin_workload(policy):
+    for _name, tr, sm in _workload_runs(_suite(), max_warps=48):
+        _check_invariants(tr, sm, policy)
+
+
+def _suite():
+    from rfmodel.workload.suite import builtin_names
+
+    return builtin_names()
+
+
+# ------------------------------------------------------------------ analytic
+def test_analytic_hit_rate_grows_with_the_lines_registers_leave():
+    """The array's L1D lines are what the registers leave: more than a 16 KB L1D, so the model's hit rate
+    is at least the baseline's; the tagging stage costs cycles."""
+    base = rfmodel.evaluate("baseline", "bfs_expand", "fermi-gtx480", method="analytic")
+    ds = rfmodel.evaluate("cerf", "bfs_expand", "fermi-gtx480", method="analytic",
+                          params={"tag_cycles": [0, 2]})  # fmt: skip
+    h = ds["l1d_hit_rate"].values.ravel()
+    assert np.all(h >= base["l1d_hit_rate"].values.ravel()[0] - 1e-12)
+    c = ds["cycles"].values.ravel()
+    assert c[1] > c[0]
