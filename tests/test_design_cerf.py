@@ -209,3 +209,10 @@ def test_analytic_hit_rate_grows_with_the_lines_registers_leave():
     assert np.all(h >= base["l1d_hit_rate"].values.ravel()[0] - 1e-12)
     c = ds["cycles"].values.ravel()
     assert c[1] > c[0]
+
+
+def test_optimizer_searches_ways_tag_banks_and_policy_not_the_tag_stage_latency():
+    from rfmodel.optimize.problem import default_design_params
+
+    names = default_design_params("cerf")
+    assert {"ways", "tag_banks", "policy"} <= set(names) and "tag_cycles" not in names

@@ -51,7 +51,7 @@ DEFAULT_CELLS = ("sram-hp", "sram-lstp", "sram-lop", "tfet", "dwm", "stt-ram", "
 #: design parameters never searched by default: the latency override (a sweep knob, not a technology),
 #: the cell (the technology variable of its own), random seeds, and the STT-RAM register file's BDI codec
 #: latency (a property of the codec's logic: more cycles never help)
-NOT_SEARCHED = ("main_rf_latency_x", "main_cell", "seed", "codec_cycles")
+NOT_SEARCHED = ("main_rf_latency_x", "main_cell", "seed", "codec_cycles", "tag_cycles")
 #: a declared range wider than this is a tuning constant (thresholds, interval lengths), not searched by
 #: default; name it in ``design_params`` to search it
 MAX_DEFAULT_RANGE = 4096
