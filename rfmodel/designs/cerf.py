@@ -64,6 +64,90 @@ REG_LINE_BASE = REG_PREFIX << REG_ADDR_BITS
 
 POLICIES = ("lru-fair", "lru-prioritized")
 
+#: the paper's Table III (CACTI 6.5, node not stated): per bank, (read pJ, write pJ, leakage mW); the
+#: integrated data array is the 128 KB register file's
+TABLE_III = {
+    "rf": (4.62, 5.97, 1.78),
+    "l1d": (0.72, 0.61, 0.19),
+    "l1d_tag": (0.47, 0.64, 0.20),
+    "integrated": (4.62, 5.97, 1.78),
+    "integrated_tag": (0.75, 0.78, 0.32),
+    "l2_data": (5.52, 3.95, 2.66),
+    "l2_tag": (1.05, 1.91, 0.80),
+}
+#: our reading of "per bank" (the paper gives no bank counts for the L1D and L2): a data array's access of a
+#: 128-byte line or warp register drives 8 banks of 16 B (the paper's register-file organization: 32 banks,
+#: 8 per warp register), a tag lookup one tag bank; these are the banks one access drives
+TABLE_III_ACCESS_BANKS = {"rf": 8, "l1d": 8, "integrated": 8, "l2_data": 8, "l1d_tag": 1,
+                          "integrated_tag": 1, "l2_tag": 1}  # fmt: skip
+#: bytes of one data bank (4 KB: the register file's 32 banks of 128 KB) for the leaking banks of a data
+#: array of a given size; a tag array leaks as its tag banks (the L1D's: 1; the integrated: ``tag_banks``)
+TABLE_III_BANK_BYTES = 4096
+#: one L2 slice (Table I: 64 KB x 12)
+L2_SLICE_BYTES = 64 * 1024
+
+
+def table3_structure(name: str, row: str, *, capacity_bytes: float = 0.0, tag_banks: float = 1,
+                     copies: float = 1.0):  # fmt: skip
+    """A :class:`~rfmodel.energy.accounting.Structure` costed by the paper's Table III row ``row``: per
+    access the banks one access drives (:data:`TABLE_III_ACCESS_BANKS`), leakage of its banks (a data array
+    of ``capacity_bytes``: ``capacity / 4 KB`` banks, at least one; a tag array: ``tag_banks``); no area
+    (the table gives none)."""
+    from rfmodel.energy.accounting import Structure
+
+    rd, wr, lk = TABLE_III[row]
+    k = TABLE_III_ACCESS_BANKS[row]
+    tag = row.endswith("tag")
+    banks = float(tag_banks) if tag else max(float(capacity_bytes) / TABLE_III_BANK_BYTES, 1.0)
+    if capacity_bytes <= 0 and not tag:
+        banks = 0.0
+    return Structure(
+        name, k * rd, k * wr, lk * banks, 0.0, copies=copies, capacity_bits=0.0,
+        provenance=f"Table III of 'Cache-Emulated Register File' ({row}: {rd}/{wr} pJ, {lk} mW per bank; "
+        f"{k} bank(s) per access, {banks:g} leaking)",
+    )  # fmt: skip
+
+
+def l2_structures(sm) -> list:
+    """The SM's share of the L2 (data and tag, Table III): the energy accounting counts its accesses
+    (DRAM is not counted, as the paper's); its leakage is the SM's share of the chip's L2 banks."""
+    share = sm.l2_size_bytes / max(sm.num_sms, 1)
+    # one tag bank per 64 KB slice (Table I: 64 KB x 12), the SM's share of them
+    return [table3_structure("l2_data", "l2_data", capacity_bytes=share),
+            table3_structure("l2_tag", "l2_tag", tag_banks=share / L2_SLICE_BYTES)]  # fmt: skip
+
+
+def l2_events_sim(counts: dict, writes: float) -> dict:
+    """L2 events of a run: every access of the L2 (``l2_acc``: misses, refills, write-throughs, spills,
+    write-backs) reads its tags; ``writes`` of them write data (stores, spills, write-backs), the others
+    read a line.  DRAM is not counted (every access is taken as an L2 hit, as the paper does)."""
+    acc = float(counts["l2_acc"])
+    w = min(float(writes), acc)
+    return {"l2_data": (acc - w, w), "l2_tag": (acc, 0.0)}
+
+
+def l2_events_model(ctx, hit, kept=0.0, extra_reads=0.0, extra_writes=0.0) -> dict:
+    """The analytic L2 events: load lines that miss the L1D (``hit``: its hit rate), stores written
+    through (every store line, less the share ``kept`` a write-back L1D keeps), plus a design's own."""
+    prof = ctx.profile
+    loads = ctx.n * (prof.load_lines_per_instr if prof.load_lines_per_instr is not None
+                     else prof.mem_lines_per_instr)  # fmt: skip
+    stores = np.maximum(ctx.n * prof.mem_lines_per_instr - loads, 0.0)
+    reads = loads * (1.0 - hit) + extra_reads
+    writes = stores * (1.0 - kept) + extra_writes
+    return {"l2_data": (reads, writes), "l2_tag": (reads + writes, 0.0 * reads)}
+
+
+def storage_kb(lines: int, ways: int, *, address_bits: int = 32, state_bits: int = 2) -> dict:
+    """Storage of a cache-structured array of ``lines`` 128-byte lines (section III-E): data, tags of
+    ``address_bits - 7 - log2(sets)`` bits, state bits, in KB."""
+    sets = lines // ways
+    tag = address_bits - BLOCK_BITS - int(np.log2(sets))
+    out = {"data_kb": lines * BLOCK_BYTES / 1024.0, "tag_kb": lines * tag / 8192.0,
+           "state_kb": lines * state_bits / 8192.0, "tag_bits": tag}  # fmt: skip
+    out["total_kb"] = out["data_kb"] + out["tag_kb"] + out["state_kb"]
+    return out
+
 
 @dataclass(frozen=True)
 class CerfParams(DesignParams, kind="design.cerf"):
@@ -658,6 +742,8 @@ class Cerf(Design):
                 "crossbar": (reads + writes, 0.0),
                 "collector": (reads, reads),
                 "cerf_tag": (lookups, allocs),
+                **l2_events_sim(counts, float(counts["store_misses"] + counts["spills"]
+                                              + counts["writebacks"])),  # fmt: skip
             },
         }
 
@@ -710,6 +796,7 @@ class Cerf(Design):
             "crossbar": (r + w, 0.0),
             "collector": (r, r),
             "cerf_tag": (r + w + mem, w + mem * (1.0 - hit)),
+            **l2_events_model(ctx, hit, kept=hit, extra_reads=spills, extra_writes=spills),
         }
         return ctx.result(m, events=events, metrics=metrics)
 
@@ -736,4 +823,4 @@ class Cerf(Design):
             return cost.structure("cerf_tag")
 
         values = {"ways": grid.get("ways", d.ways), "tag_banks": grid.get("tag_banks", d.tag_banks)}
-        return [*parts, structure_over_grid("cerf_tag", values, tags)]
+        return [*parts, structure_over_grid("cerf_tag", values, tags), *l2_structures(sm)]
