@@ -353,6 +353,14 @@ class Design:
         k = static_kernel(trace, kernel)
         return None if k is None else self.compile(k, self.resolve(params), sm)
 
+    def launch_sm(self, sm, params: dict, trace):
+        """The SM a kernel runs on under this design: ``sm`` itself by default; a design that
+        re-partitions its on-chip memory when a kernel is launched (from the kernel's register demand)
+        returns the spec with the SM fields it chose (``regs_per_sm``, ``l1d``, ...).  The simulator calls
+        it once per run, before :meth:`compile` and :meth:`sim_setup`, and runs the kernel on what it
+        returns; the analytic terms make the same choice from the workload profile themselves."""
+        return sm
+
     def analytic(self, ctx) -> dict:
         """Metric arrays over the grid from the shared SM model (``ctx``: an
         :class:`~rfmodel.analytic.model.AnalyticContext`): the standard metrics, the design's ``metrics``

@@ -551,6 +551,7 @@ def simulate_trace(
     opts = options if isinstance(options, SimOptions) else SimOptions.from_dict(options)
     d = get_design(design)
     params = dict(params or {})
+    sm = d.launch_sm(sm, params, trace)  # the SM fields the design chooses at the kernel's launch
     if program is _UNSET:
         program = d.program_for(trace, params, sm)
     if program is None:  # designs without a pass (or without a static kernel) take no program

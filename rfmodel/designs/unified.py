@@ -1,0 +1,309 @@
+"""Unified on-chip memory, split statically between the register file and the L1D at each kernel launch.
+
+"Unifying Primary Cache, Scratch, and Register File Memories in a Throughput Processor" (MICRO 2012), as
+"Cache-Emulated Register File: An Integrated On-Chip Memory Architecture for High Performance GPGPUs" uses it
+for comparison: one on-chip memory of ``capacity_kb`` (the SM's register file by default: 128 KB on
+``fermi-gtx480``), partitioned when a kernel is launched, from its register demand, into a register file and
+an L1D.  Once partitioned the two are a conventional banked register file and a conventional L1D (the SM's
+own: associativity, line, latency, MSHRs); the partition does not change while the kernel runs.
+
+The split (:func:`partition`): occupancy first, the remainder to the cache.
+
+1. The resident CTAs are the most the SM's occupancy rules allow (warp slots, CTA slots, threads, shared
+   memory, the kernel's CTAs on this SM) with ``capacity - min_l1d`` bytes as registers.
+2. The register file gets their registers: CTAs x warps per CTA x registers per warp (registers per thread
+   x 32, rounded up to the SM's allocation granularity) x 4 bytes.
+3. The L1D gets the rest, rounded down to whole sets (``assoc x line_bytes``: 512 B on fermi-gtx480) and
+   so that the register file fills whole rows of all its banks (16 banks x 1,024 bits = 2 KB there); the
+   bytes the rounding leaves stay with the register file (unallocated registers).  No L1D (0 B) when the
+   registers take it all.
+
+Shared memory is not part of the unified memory here: the CERF paper keeps the 48 KB shared memory beside
+both designs (its Table I), so the SM's ``shmem_per_sm_bytes`` stays a separate array and limits occupancy as
+in the baseline (the MICRO 2012 design unifies it too; not modelled).  ``partition = "separate"`` runs the
+SM's own register file and L1D unchanged: the CERF paper's separate baseline with this design's energy
+structures (L1D and L2, Table III), for energy comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from rfmodel.analytic.model import Effects
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
+from rfmodel.designs.base import (
+    BANK_HEADER_LEN,
+    L1_STORE,
+    Design,
+    DesignParams,
+    SimHooks,
+    SimSetup,
+    bank_header,
+    gpgpusim_offset,
+    register,
+    standard_bank_hook,
+)
+from rfmodel.designs.cerf import l2_events_model, l2_events_sim, l2_structures, table3_structure
+from rfmodel.designs.mainrf import sm_structures
+from rfmodel.spec import param
+
+PARTITIONS = ("launch", "separate")
+
+
+@dataclass(frozen=True)
+class UnifiedParams(DesignParams, kind="design.unified"):
+    """The unified memory's parameters (defaults: the CERF paper's comparison point, 128 KB on a Fermi SM)."""
+
+    capacity_kb: int = param(
+        0, unit="KB", bounds=(0, 4096),
+        doc="the unified memory (register file + L1D); 0: the SM's register file (regs_per_sm x 4 B)",
+    )  # fmt: skip
+    min_l1d_kb: int = param(
+        0, unit="KB", bounds=(0, 4096),
+        doc="L1D kept before registers are given out (0: occupancy first, as the CERF paper's comparison)",
+    )  # fmt: skip
+    partition: str = param(
+        "launch", type=str, choices=PARTITIONS,
+        doc="launch: split at each kernel launch from its register demand; separate: the SM's own register "
+        "file and L1D (the separate baseline, with this design's L1D and L2 energy structures)",
+    )  # fmt: skip
+
+
+def capacity_bytes(sm, p: UnifiedParams, regs_per_sm=None) -> int:
+    """Bytes of the unified memory: ``capacity_kb``, or the SM's register file when it is 0."""
+    if p.capacity_kb:
+        return int(p.capacity_kb) * 1024
+    return int(sm.regs_per_sm if regs_per_sm is None else regs_per_sm) * 4
+
+
+def partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, capacity: int, min_l1d: int = 0
+              ) -> dict:  # fmt: skip
+    """The launch's split of ``capacity`` bytes (module docstring): ``regs_per_sm`` (32-bit registers),
+    ``l1d_bytes``, the resident ``ctas`` and ``warps``, and ``reg_bytes_used`` (the resident warps'
+    registers)."""
+    ws = sm.threads_per_warp
+    wpc = max(-(-int(threads_per_cta) // ws), 1)
+    g = sm.reg_alloc_granularity
+    per_warp = -(-(max(int(regs_per_thread), 1) * ws) // g) * g
+    reg_room = max(int(capacity) - int(min_l1d), 0) // 4
+    limits = [sm.warps_per_sm // wpc, sm.max_ctas_per_sm, max(int(ctas), 1),
+              sm.max_threads_per_sm // (wpc * ws), reg_room // (wpc * per_warp)]  # fmt: skip
+    if smem_per_cta:
+        limits.append(sm.shmem_per_sm_bytes // int(smem_per_cta))
+    n = max(min(limits), 0)
+    used = n * wpc * per_warp * 4
+    granule = sm.l1d.assoc * sm.l1d.line_bytes
+    l1d = (int(capacity) - used) // granule * granule if n else 0
+    # the register file must fill whole bank rows of every bank and whole warp registers: give whole sets
+    # back until it does (fermi-gtx480: 16 banks x one 1,024-bit row = 2 KB)
+    step = math.lcm(sm.num_banks * sm.bank_width_bits // 32, ws) * 4
+    while l1d > 0 and ((int(capacity) - l1d) % step):
+        l1d -= granule
+    return {"regs_per_sm": (int(capacity) - l1d) // 4, "l1d_bytes": l1d, "ctas": n, "warps": n * wpc,
+            "reg_bytes_used": used}  # fmt: skip
+
+
+def launched_sm(sm, regs_per_sm: int, l1d_bytes: int):
+    """``sm`` with the launch's register file and L1D."""
+    regs = int(regs_per_sm)
+    return sm.replace(
+        regs_per_sm=regs, l1d=sm.l1d.replace(size_bytes=int(l1d_bytes)),
+        max_regs_per_thread=min(sm.max_regs_per_thread, regs // sm.threads_per_warp),
+        regs_per_cta_limit=min(sm.regs_per_cta_limit, regs),
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def unified_l1(ints, floats, warp, line, kind, fill, cycle):
+    """Counts the store lines the SM's L1D sees (its energy: a store writes the array), then leaves every
+    access to it (returns -1)."""
+    if kind == L1_STORE:
+        ints[BANK_HEADER_LEN] += 1
+    return -1
+
+
+def _item(x):
+    return x.item() if hasattr(x, "item") else x
+
+
+HOOKS = SimHooks(operand=standard_bank_hook, write=standard_bank_hook, l1=unified_l1)
+
+
+@register
+class Unified(Design):
+    name = "unified"
+    description = "unified on-chip memory split statically between register file and L1D at each launch"
+    Params = UnifiedParams
+    metrics = ("unified_rf_kb", "unified_l1d_kb", "unified_rf_used_kb")
+    calibration_params = dict(INTERVAL_COEFFICIENTS)
+    supports_simulate = True
+    presets = {
+        "unified-128KB": {"capacity_kb": 128},
+        "separate": {"partition": "separate"},
+    }
+
+    # ------------------------------------------------------------------ the launch's split
+    def split(self, sm, params, regs_per_thread, threads_per_cta, smem_per_cta, ctas) -> dict:
+        p = self.resolve(params)
+        cap = capacity_bytes(sm, p)
+        if p.partition == "separate":
+            return {"regs_per_sm": sm.regs_per_sm, "l1d_bytes": sm.l1d.size_bytes, "capacity": cap}
+        out = partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, cap, p.min_l1d_kb * 1024)
+        return {**out, "capacity": cap}
+
+    def launch_sm(self, sm, params, trace):
+        from rfmodel.sim.engine import _cta_bounds
+
+        ctas = len(_cta_bounds(trace)[1])
+        s = self.split(sm, params, trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes, ctas)
+        if s["regs_per_sm"] == sm.regs_per_sm and s["l1d_bytes"] == sm.l1d.size_bytes:
+            return sm
+        return launched_sm(sm, s["regs_per_sm"], s["l1d_bytes"])
+
+    # ------------------------------------------------------------------ simulator hooks
+    def sim_setup(self, sm, params, options, trace=None, program=None):
+        """The standard banks (the launch's register file: ``launch_sm``) and the SM's L1D (the launch's
+        size); the ``l1`` hook only counts store lines."""
+        from rfmodel.sim.engine import occupancy
+
+        ints = np.concatenate([bank_header(sm, gpgpusim_offset(options)), np.zeros(2, dtype=np.int64)])
+        if trace is not None:  # the resident warps' registers (allocated), bytes
+            g = sm.reg_alloc_granularity
+            per_warp = -(-(max(int(trace.regs_per_thread), 1) * sm.threads_per_warp) // g) * g
+            ints[BANK_HEADER_LEN + 1] = occupancy(trace, sm)[2] * per_warp * 4
+        return SimSetup(hooks=HOOKS, ints=ints, counters={"l1_store_lines": BANK_HEADER_LEN},
+                        info={"unified_split": f"{sm.regs_per_sm * 4 // 1024} KB registers, "
+                              f"{sm.l1d.size_bytes // 1024} KB L1D"})  # fmt: skip
+
+    def sim_metrics(self, sm, params, setup, counts):
+        """``sm`` is the launch's.  Events: the register banks, the L1D's lines (hits read one, fills and
+        stores write one: rows of the banks with ``launch``, the separate array otherwise), its tags, and the
+        L2."""
+        reads, writes = float(counts["reads"]), float(counts["writes"])
+        acc, hit = float(counts["l1_acc"]), float(counts["l1_hit"])
+        stores = float(counts["l1_store_lines"])
+        miss = max(acc - hit, 0.0)
+        line_r, line_w = hit, miss + stores
+        bank_r, bank_w = float(counts["bank_read_acc"]), float(counts["bank_write_acc"])
+        return {
+            "unified_rf_kb": sm.regs_per_sm * 4 / 1024.0,
+            "unified_l1d_kb": sm.l1d.size_bytes / 1024.0,
+            "unified_rf_used_kb": float(setup.ints[BANK_HEADER_LEN + 1]) / 1024.0,
+            "events": {
+                "rf_bank": (bank_r, bank_w),
+                "crossbar": (reads + writes, 0.0),
+                "collector": (reads, reads),
+                # the L1D's line accesses: rows of the banks (launch) or of the separate L1D's array
+                "l1d_data": (line_r, line_w),
+                "l1d_tag": (acc, miss),
+                # every store is written through to L2
+                **l2_events_sim(counts, stores),
+            },
+        }
+
+    # ------------------------------------------------------------------ analytic
+    def analytic(self, ctx):
+        """The shared interval model with the launch's register file (the grid's ``regs_per_sm``: its
+        occupancy) and L1D (``Effects.l1d_lines``), chosen by :func:`partition` from the profile's
+        registers per thread, CTA size, shared memory and CTAs."""
+        from rfmodel.analytic.model import AnalyticContext, sm_param
+
+        d = UnifiedParams()
+        sm = ctx.sm
+        prof = ctx.profile
+        regs = np.asarray(sm_param(sm, ctx.grid, "regs_per_sm"))
+        cap_kb = np.asarray(ctx.grid.get("capacity_kb", d.capacity_kb))
+        min_kb = np.asarray(ctx.grid.get("min_l1d_kb", d.min_l1d_kb))
+        part = np.asarray(ctx.grid.get("partition", d.partition), dtype=object)
+        shape = np.broadcast_shapes(regs.shape, cap_kb.shape, min_kb.shape, part.shape)
+        rf = np.zeros(shape)
+        l1 = np.zeros(shape)
+        used = np.zeros(shape)
+        memo = {}
+        for idx in np.ndindex(shape) if shape else [()]:
+            key = tuple(_item(np.broadcast_to(a, shape)[idx]) for a in (regs, cap_kb, min_kb, part))
+            if key not in memo:
+                r, c, m, pt = key
+                s0 = sm.replace(regs_per_sm=int(r)) if int(r) != sm.regs_per_sm else sm
+                s = self.split(s0, {"capacity_kb": int(c), "min_l1d_kb": int(m), "partition": pt},
+                               prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, prof.ctas)
+                memo[key] = (s["regs_per_sm"], s["l1d_bytes"], s.get("reg_bytes_used", np.nan))
+            rf[idx], l1[idx], used[idx] = memo[key]
+        grid = {**ctx.grid, "regs_per_sm": rf.astype(np.int64) if shape else int(rf)}
+        inner = AnalyticContext(prof, sm, grid, {})
+        inner.coef = ctx.coef
+        lines = np.maximum(l1 // sm.l1d.line_bytes, 0.0)
+        m = inner.model(Effects(l1d_lines=np.maximum(lines, 1e-9)))
+        hit = np.where(lines > 0, m["l1d_hit_rate"], 0.0)
+        r, w = ctx.reads, ctx.writes
+        n = ctx.n
+        loads = n * (prof.load_lines_per_instr if prof.load_lines_per_instr is not None
+                     else prof.mem_lines_per_instr)  # fmt: skip
+        mem = n * prof.mem_lines_per_instr
+        stores = np.maximum(mem - loads, 0.0)
+        line_r, line_w = loads * hit, loads * (1.0 - hit) + stores
+        events = {
+            "rf_bank": (r, w),
+            "crossbar": (r + w, 0.0),
+            "collector": (r, r),
+            "l1d_data": (line_r, line_w),
+            "l1d_tag": (mem, loads * (1.0 - hit)),
+            **l2_events_model(ctx, hit),
+        }
+        m = {**m, "l1d_hit_rate": hit}
+        metrics = {"unified_rf_kb": rf * 4 / 1024.0, "unified_l1d_kb": l1 / 1024.0,
+                   "unified_rf_used_kb": used / 1024.0}  # fmt: skip
+        return ctx.result(m, events=events, metrics=metrics)
+
+    # ------------------------------------------------------------------ energy and area
+    def structures(self, sm, grid, tech):
+        """The banks at the unified memory's capacity (``separate``: the SM's register file) with their
+        collectors and crossbar (the technology layer), the L1D's data (``separate``: its own array,
+        Table III's 16 KB L1D row, per 4 KB of capacity; with ``launch`` a line access costs the banks' access
+        of a warp register and nothing else), the L1D tags (Table III; with ``launch`` tags for
+        the whole capacity in lines, as the largest partition needs) and the L2 (Table III)."""
+        from rfmodel.energy.accounting import Structure, structure_over_grid
+
+        d = UnifiedParams()
+        cap = grid.get("capacity_kb", d.capacity_kb)
+        part = grid.get("partition", d.partition)
+        regs = np.asarray(grid.get("regs_per_sm", sm.regs_per_sm))
+        cap_regs = np.where(np.asarray(cap) > 0, np.asarray(cap) * 256, regs)
+        launch = np.asarray(part, dtype=object) == "launch"
+        keep = ("collector_units", "main_cell")
+        sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k in keep}
+        sm_grid["regs_per_sm"] = np.where(launch, cap_regs, regs)
+        if not np.shape(sm_grid["regs_per_sm"]):
+            sm_grid["regs_per_sm"] = int(sm_grid["regs_per_sm"])
+        parts = sm_structures(sm, sm_grid, tech)
+
+        def data(capacity_regs, launch):
+            size = 0 if launch else sm.l1d.size_bytes
+            return table3_structure("l1d_data", "l1d", capacity_bytes=size)
+
+        def tags(capacity_regs, launch):
+            size = capacity_regs * 4 if launch else sm.l1d.size_bytes
+            return table3_structure("l1d_tag", "l1d_tag", tag_banks=max(size / (16 * 1024), 1.0))
+
+        values = {"capacity_regs": cap_regs, "launch": launch.astype(np.int64)}
+        sep = structure_over_grid("l1d_data", values, data)
+        # with ``launch`` the lines are rows of the banks: a line access costs the banks' access of one warp
+        # register (their leakage and area are the banks')
+        banks = parts[0]
+        rows = sm.rows_per_warp_register
+
+        def pick(a, b):
+            out = np.where(launch, np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+            return float(out) if out.ndim == 0 else out
+
+        data_s = Structure(
+            "l1d_data", pick(np.asarray(banks.read_pj) * rows, sep.read_pj),
+            pick(np.asarray(banks.write_pj) * rows, sep.write_pj), pick(0.0, sep.leakage_mw), 0.0,
+            provenance=f"launch: the banks' access of one warp register ({banks.provenance[:80]}...); "
+            f"separate: {sep.provenance}",
+        )  # fmt: skip
+        return [*parts, data_s, structure_over_grid("l1d_tag", values, tags), *l2_structures(sm)]
