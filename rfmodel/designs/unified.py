@@ -229,8 +229,14 @@ class Unified(Design):
             if key not in memo:
                 r, c, m, pt = key
                 s0 = sm.replace(regs_per_sm=int(r)) if int(r) != sm.regs_per_sm else sm
-                s = self.split(s0, {"capacity_kb": int(c), "min_l1d_kb": int(m), "partition": pt},
-                               prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, prof.ctas)
+                s = self.split(
+                    s0,
+                    {"capacity_kb": int(c), "min_l1d_kb": int(m), "partition": pt},
+                    prof.regs_per_thread,
+                    prof.threads_per_cta,
+                    prof.shared_mem_bytes,
+                    prof.ctas,
+                )
                 memo[key] = (s["regs_per_sm"], s["l1d_bytes"], s.get("reg_bytes_used", np.nan))
             rf[idx], l1[idx], used[idx] = memo[key]
         grid = {**ctx.grid, "regs_per_sm": rf.astype(np.int64) if shape else int(rf)}
