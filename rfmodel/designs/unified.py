@@ -126,6 +126,11 @@ def unified_l1(ints, floats, warp, line, kind, fill, cycle):
     return -1
 
 
+def _ctas(trace) -> int:
+    """CTAs of a trace (this SM's share of the grid)."""
+    return max(len(np.unique(np.asarray(trace.warp_cta))), 1)
+
+
 def _item(x):
     return x.item() if hasattr(x, "item") else x
 
@@ -156,9 +161,7 @@ class Unified(Design):
         return {**out, "capacity": cap}
 
     def launch_sm(self, sm, params, trace):
-        from rfmodel.sim.engine import _cta_bounds
-
-        ctas = len(_cta_bounds(trace)[1])
+        ctas = _ctas(trace)
         s = self.split(sm, params, trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes, ctas)
         if s["regs_per_sm"] == sm.regs_per_sm and s["l1d_bytes"] == sm.l1d.size_bytes:
             return sm
@@ -168,13 +171,13 @@ class Unified(Design):
     def sim_setup(self, sm, params, options, trace=None, program=None):
         """The standard banks (the launch's register file: ``launch_sm``) and the SM's L1D (the launch's
         size); the ``l1`` hook only counts store lines."""
-        from rfmodel.sim.engine import occupancy
-
         ints = np.concatenate([bank_header(sm, gpgpusim_offset(options)), np.zeros(2, dtype=np.int64)])
         if trace is not None:  # the resident warps' registers (allocated), bytes
-            g = sm.reg_alloc_granularity
-            per_warp = -(-(max(int(trace.regs_per_thread), 1) * sm.threads_per_warp) // g) * g
-            ints[BANK_HEADER_LEN + 1] = occupancy(trace, sm)[2] * per_warp * 4
+            t = trace
+            occ = partition(
+                t.regs_per_thread, t.threads_per_cta, t.shared_mem_bytes, _ctas(t), sm, sm.regs_per_sm * 4
+            )
+            ints[BANK_HEADER_LEN + 1] = occ["reg_bytes_used"]
         return SimSetup(hooks=HOOKS, ints=ints, counters={"l1_store_lines": BANK_HEADER_LEN},
                         info={"unified_split": f"{sm.regs_per_sm * 4 // 1024} KB registers, "
                               f"{sm.l1d.size_bytes // 1024} KB L1D"})  # fmt: skip
