@@ -425,3 +425,92 @@ def test_two_level_pool_bounds_the_issuing_warps_as_in_the_simulator():
     other = rfmodel.evaluate("baseline", "black_scholes", "fermi-gtx480", method="analytic",
                              params={"active_warps": [1, 8]})["ipc"].values.ravel()
     assert other[0] == other[1]
+
+
+# ---- the L1D access stream: order, loads' hit rate, each load's own latency ----------------------------
+
+
+def _warps_with_lines(per_warp):
+    """One warp per entry: a load (``LDG.E``) of each of its line numbers, in order."""
+    from rfmodel.sim.program import trace_from_warps
+
+    def load(k, ln):
+        return ("LDG.E", [10 + k % 8], [2], {"lines": [ln * 128]})
+
+    return trace_from_warps([[load(k, ln) for k, ln in enumerate(lines)] for lines in per_warp])
+
+
+def test_stream_order_runs_ctas_in_waves_and_skews_older_warps():
+    from rfmodel.analytic.profile import stream_order
+
+    t = _warps_with_lines([[1, 2], [3, 4], [5, 6]])  # three one-warp CTAs
+    instr = np.arange(t.n_instrs)
+    lines = t.mem_line // 128
+
+    def seq(**kw):
+        return lines[stream_order(t, instr, **kw)].tolist()
+
+    assert seq() == [1, 3, 5, 2, 4, 6]  # round-robin: every warp's first load, then the second
+    assert seq(resident_ctas=2) == [1, 3, 2, 4, 5, 6]  # the third CTA runs after the first two
+    # the older warp of a wave runs 2 instructions ahead of the younger
+    assert seq(resident_ctas=2, age_skew=2) == [1, 2, 3, 4, 5, 6]
+    assert seq(resident_ctas=3, age_skew=1) == [1, 2, 3, 4, 5, 6]
+
+
+def test_loads_hit_rate_leaves_out_the_stores():
+    """A store to the line its own load just brought in hits; no load waits less for it."""
+    from rfmodel.sim.program import trace_from_warps
+
+    w = []
+    for ln in range(6):  # stream: load line, store the same line; each line once
+        w += [("LDG.E", [10], [2], {"lines": [ln * 128]}), ("STG.E", [], [10, 2], {"lines": [ln * 128]})]
+    t = trace_from_warps([w])
+    p = profile_trace(t, _lat(), caches=[(8, 2)])
+    assert p.l1d_hit_rate(8, 2) == pytest.approx(0.5)  # every store hits
+    assert p.l1d_hit_rate(8, 2, loads=True) == 0.0
+    assert p.l1d_hit_rate(64) == pytest.approx(0.5)  # the stack-distance estimate too
+    assert p.l1d_hit_rate(64, loads=True) == 0.0
+
+
+def test_each_load_waits_as_its_own_lines_fared():
+    """Hit rows wait the L1D hit latency, missing rows the miss latency that keeps the loads' mean."""
+    from rfmodel.analytic.profile import load_latency_terms
+
+    n = 4
+    row = np.array([0, 1, 1, 2])  # row 1 has two lines; row 3 is not a load
+    hit = np.array([True, True, False, False])
+    is_load = np.array([True, True, True, False])
+    adj, slope = load_latency_terms(n, row, hit, is_load, 30.0)
+    L = 100.0  # mean over the loads' lines: h = 0.5, so L_miss = (100 - 0.5 * 30) / 0.5 = 170
+    lat = adj + slope * L + L
+    assert lat[0] == pytest.approx(30.0)
+    assert lat[1] == pytest.approx(170.0)  # one of its two lines missed: it waits for that one
+    assert lat[2] == pytest.approx(170.0)
+    assert adj[3] == 0.0 and slope[3] == 0.0
+    # on a dependent chain the table sees them: two loads in a row, the second needs the first
+    from rfmodel.sim.program import trace_from_warps
+
+    t = trace_from_warps([[("LDG.E", [10], [2], {"lines": [0]}), ("LDG.E", [11], [10], {"lines": [0]}),
+                           ("LDG.E", [12], [11], {"lines": [128]})]])  # fmt: skip
+    flat = profile_trace(t, _lat(), caches=[(8, 2)])
+    split = profile_trace(t, _lat(), caches=[(8, 2)], l1_hit_latency=30.0)
+    # at a mean load latency of 256 cycles: h = 1/3, L_miss = (256 - 10) / (2/3) = 369; the chain runs to
+    # the last issue: flat 0, 257, 514 (+1); split 0, 370 (a miss), 401 (a hit, 31) (+1)
+    from rfmodel.analytic.profile import CHAIN2_EXTRA, MEM_LAT_GRID
+
+    e, j = 0, list(MEM_LAT_GRID).index(256.0)
+    assert CHAIN2_EXTRA[e] == 0
+    assert flat.chain2[e, j] * 3 == pytest.approx(515.0)
+    assert split.chain2[e, j] * 3 == pytest.approx(402.0)
+
+
+def test_live_registers_from_write_to_last_read():
+    """R1 written at 0, last read at 2; R2 written at 1, read at 3; R3 written at 2, never read (dead at
+    once); R4 read at 3 without a write (live from the warp's start): (2 + 2 + 0 + 3) / 4 instructions."""
+    from rfmodel.sim.program import trace_from_warps
+
+    t = trace_from_warps([[("IADD3", [1], [5]), ("IADD3", [2], [5]), ("IADD3", [3], [1]),
+                           ("IADD3", [6], [2, 4])]])  # fmt: skip
+    p = profile_trace(t, _lat())
+    # R5 is read at 0 and 1 from the start too: 1 more step; R6 written last, never read
+    assert p.live_regs == pytest.approx((2 + 2 + 0 + 3 + 1) / 4)

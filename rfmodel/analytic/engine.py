@@ -20,7 +20,7 @@ from rfmodel.analytic.profile import WorkloadProfile, profile_trace
 from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.results import assemble
 from rfmodel.spec import SMSpec
-from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS
+from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS, occupancy_warps
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.version import __version__
 from rfmodel.workload.ir import OpClass
@@ -110,6 +110,29 @@ def _file_digest(name: str) -> str | None:
         return None
 
 
+#: instructions per age rank by which a greedy-then-oldest scheduler's warps draw apart in the L1D's
+#: access stream (:func:`rfmodel.analytic.profile.stream_order`; measured, docs/models.md)
+GTO_AGE_SKEW = 8.0
+
+
+def stream_parameters(trace, sm: SMSpec) -> dict:
+    """``resident_ctas`` and ``age_skew`` of the L1D access stream of ``trace`` on ``sm``: the CTAs the SM
+    holds at once by the occupancy rules (the waves in which the share's CTAs run) and the scheduler's
+    skew (:data:`GTO_AGE_SKEW` for ``gto``, none for the fair schedulers)."""
+    wpc = max(1, -(-int(trace.threads_per_cta) // sm.threads_per_warp))
+    warps = occupancy_warps(
+        trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes, trace.ctas,
+        regs_per_sm=sm.regs_per_sm, max_warps=sm.warps_per_sm, max_ctas=sm.max_ctas_per_sm,
+        max_threads=sm.warps_per_sm * sm.threads_per_warp, smem_per_sm=sm.shmem_per_sm_bytes,
+        alloc_granularity=sm.reg_alloc_granularity, warp_size=sm.threads_per_warp,
+    )  # fmt: skip
+    ctas = int(warps) // wpc
+    return {
+        "resident_ctas": ctas if ctas > 0 else None,
+        "age_skew": GTO_AGE_SKEW if sm.scheduler == "gto" else 0.0,
+    }
+
+
 def workload_profile(
     workload,
     sm: SMSpec,
@@ -151,12 +174,14 @@ def workload_profile(
     # the SM's L1D and L2 slice, simulated on the line stream as the simulator indexes them
     l2_lines = max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1)
     caches = [(lines, sm.l1d.assoc), (l2_lines, L2_ASSOC)]
+    order = stream_parameters(wl.trace, sm)
     # two passes: the first gives the hit rate that sets the expected load latency
-    first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True, caches=caches[:1])
-    hit = float(first.l1d_hit_rate(lines, sm.l1d.assoc)) if sm.l1d.size_bytes else 0.0
+    first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True, caches=caches[:1],
+                          **order)  # fmt: skip
+    hit = float(first.l1d_hit_rate(lines, sm.l1d.assoc, loads=True)) if sm.l1d.size_bytes else 0.0
     prof = profile_trace(
         wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
-        sched=issue_resources(sm), caches=caches,
+        sched=issue_resources(sm), caches=caches, **order, l1_hit_latency=sm.l1d.hit_latency_cycles,
     )
     n_share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
     if share and n_share > wl.trace.ctas:

@@ -637,9 +637,9 @@ class Cerf(Design):
     )  # fmt: skip
     calibration_params = {
         **INTERVAL_COEFFICIENTS,
-        # share of the resident warps' allocated registers that hold an entry on average (LRU-prioritized:
-        # live registers; LRU-fair: registers recent enough to stay); the rest of the array holds lines
-        "cerf_reg_share_prio": (0.5, 0.05, 1.0),
+        # LRU-fair: share of the resident warps' allocated registers that hold an entry on average (those
+        # recent enough to stay); the rest of the array holds lines.  LRU-prioritized holds exactly the
+        # live registers (the profile's ``live_regs``), with no coefficient
         "cerf_reg_share_fair": (0.6, 0.05, 1.0),
         # LRU-fair: refills per register read
         "cerf_refill_per_read": (0.002, 0.0, 0.2),
@@ -752,7 +752,9 @@ class Cerf(Design):
         """The shared interval model with the tag banks as the register banks, the tagging stage as extra
         collection cycles, LRU-fair's refills at an L2 hit's latency, and the L1D hit rate of the lines the
         registers leave: ``lines - reg_share x resident warps x registers per thread`` at the array's
-        associativity (docs/designs.md, "Cache-Emulated Register File")."""
+        associativity, with ``reg_share x registers per thread`` the live registers of a warp (the profile's
+        ``live_regs``) under LRU-prioritized and a calibrated share of its registers under LRU-fair
+        (docs/designs.md, "Cache-Emulated Register File")."""
         from rfmodel.analytic.model import AnalyticContext, resident_warps
 
         d = CerfParams()
@@ -765,8 +767,10 @@ class Cerf(Design):
         regs_sm = np.asarray(ctx.grid.get("regs_per_sm", sm.regs_per_sm), dtype=np.float64)
         lines = regs_sm * 4.0 / BLOCK_BYTES
         warps = np.asarray(resident_warps(prof, sm, ctx.grid), dtype=np.float64)
-        share = np.where(prio, ctx.coef["cerf_reg_share_prio"], ctx.coef["cerf_reg_share_fair"])
-        reg_lines = np.minimum(share * warps * max(prof.regs_per_thread, 1), lines)
+        # LRU-prioritized frees a register's entry at its last read: the warps' live registers hold entries
+        live = np.minimum(float(prof.live_regs), float(max(prof.regs_per_thread, 1)))
+        per_warp = np.where(prio, live, ctx.coef["cerf_reg_share_fair"] * max(prof.regs_per_thread, 1))
+        reg_lines = np.minimum(per_warp * warps, lines)
         data_lines = np.maximum(lines - reg_lines, ways)
         refill = np.where(prio, 0.0, ctx.coef["cerf_refill_per_read"])
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
