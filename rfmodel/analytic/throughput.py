@@ -19,7 +19,7 @@ from numba import njit
 from rfmodel.analytic.banks import collector_wait_at, read_wait_at
 from rfmodel.analytic.profile import WorkloadProfile, bilinear_at, sched_rate_at
 from rfmodel.spec.occupancy import occupancy_warps  # noqa: F401  (re-exported for callers of the model)
-from rfmodel.workload.ir import N_OPCLASSES, OpClass
+from rfmodel.workload.ir import N_OPCLASSES
 
 SOFTMIN_Q = 4.0
 
@@ -45,7 +45,6 @@ INTERVAL_COEFFICIENTS = {
     "pipe_extra": (1.0, -1.0, 4.0),  # extra cycles per dependence beyond collection (pipeline stages)
     "mem_scale": (1.0, 0.3, 3.0),  # scale on the modelled L1D-miss latency
     "dram_queue": (1.0, 0.0, 8.0),  # burstiness of the DRAM queue (1: M/D/1 with Poisson arrivals)
-    "dram_batch": (0.0, 0.0, 2.0),  # share of the lockstep batch of DRAM lines that queue together
     "latency_scale": (1.0, 0.3, 3.0),  # scale on the CTA critical path (barriers, imbalance)
     "queue_burst": (1.0, 0.0, 8.0),  # burstiness of bank arrivals (1 = Poisson batches)
     "align_burst": (1.0, 0.2, 16.0),  # extra burstiness when a pool's warps share one bank rotation
@@ -98,10 +97,6 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
         misses, mshr, r, B, bc, w, bcw = x[12, i], x[13, i], x[14, i], x[15, i], x[16, i], x[17, i], x[18, i]
         P, burst, t_base, n_oc, pools = x[19, i], x[20, i], x[21, i], x[22, i], x[23, i]
         k_add, c_lat, n_cta, pool_warps = x[24, i], x[25, i], x[26, i], x[27, i]
-        per_load, c_batch = x[28, i], x[29, i]
-        # the DRAM lines that arrive together when the resident warps reach the same load in step (at
-        # most the misses the MSHRs hold), as a share c_batch of that lockstep batch
-        batch = c_batch * max(min(wp * per_load, mshr) - 1.0, 0.0)
         cr = max(wp / wpc, 1e-9)
         const = fixed
         if not (sched and cr <= top):  # below the largest count the list schedules hold these bounds
@@ -110,10 +105,9 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
         wq = t_c = wcol = rate_lat = t_cta = rate_col = rate_mshr = L_q = 0.0
         per_pool = n_oc / pools
         for _ in range(iterations):
-            # DRAM queueing at the SM's bandwidth share: an M/D/1 wait scaled by its burstiness, plus the
-            # wait behind a batch of lines that arrive at once (the M^X/D/1 queue's (X - 1) / 2 services)
+            # DRAM queueing: an M/D/1 wait at the SM's bandwidth share, scaled by its burstiness
             rho_d = min(ipc * dram * line_cycles, 0.95)
-            L_q = L_mem + c_mem * (1.0 - h2) * line_cycles * (c_dram * rho_d + batch) / (2.0 * (1.0 - rho_d))
+            L_q = L_mem + c_mem * (1.0 - h2) * c_dram * line_cycles * rho_d / (2.0 * (1.0 - rho_d))
             rate_mshr = mshr / (misses * max(L_q, 1.0)) if misses > 0 else np.inf
             lam_r = ipc * r / B * bc
             lam_w = 0.0 if separate_write else ipc * w / B * bcw
@@ -257,9 +251,6 @@ def interval_model(
             miss_lat = np.where(hit < 1.0, ((h2 - hit) * l2_path + (1.0 - h2) * np.asarray(miss_latency))
                                 / np.maximum(1.0 - hit, 1e-12), l2_path)  # fmt: skip
     dram = ld_lines * (1.0 - h2)  # lines per instruction that need DRAM bandwidth
-    ld_cls = (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC)
-    ld_share = float(sum(profile.mix[int(cl)] for cl in ld_cls))
-    dram_per_load = dram / ld_share if ld_share > 0 else 0.0 * dram  # DRAM lines of one warp's load
     L_mem = np.asarray(c["mem_scale"]) * (hit * l1_hit_latency + (1.0 - hit) * miss_lat)
     # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
     line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
@@ -311,7 +302,7 @@ def interval_model(
         np.asarray(c["mem_scale"]), h2, misses, mshr_n, r, B, bc, w, bcw, P, burst,
         np.asarray(rf_latency, dtype=np.float64) + ser + np.asarray(extra_collect, dtype=np.float64),
         N_oc, pools, np.asarray(c["pipe_extra"]) + write_hold, np.asarray(c["latency_scale"]), n_cta,
-        pool_warps if pool else 0.0, dram_per_load, np.asarray(c["dram_batch"]),
+        pool_warps if pool else 0.0,
     )  # fmt: skip
 
     def steady(wp):
