@@ -132,3 +132,36 @@ def test_random_sequences_never_overlap():
             else:
                 a.write(r, int(rng.integers(1, 5)), w)
         a.check()
+
+
+# ----------------------------------------------------------------------------- simulator invariants
+FEW = ["saxpy", "crc32_murmur3", "bfs_expand"]
+
+
+@pytest.mark.parametrize("preset", ["packing", "CORF", "CORF++"])
+def test_invariants_on_a_few_builtin_workloads(preset, monkeypatch):
+    """No two live registers share a byte slice (checked at every allocation against the renaming table),
+    all is freed when the warps finish, and bank reads + reads saved = source operands."""
+    import rfmodel.designs.corf as corf_mod
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import _simulation_input, resolve_gpu
+    from rfmodel.sim import simulate_trace
+
+    monkeypatch.setattr(corf_mod, "DEBUG_CHECKS", True)
+    d = get_design("corf")
+    params = d.preset(preset)
+    sm = resolve_gpu("fermi-gtx480")
+    for name in FEW:
+        _, tr, kernel = _simulation_input(name, sm, arch="sm_80", seed=0, max_warps=4)
+        r = simulate_trace(tr, sm, "corf", params, program=d.program_for(tr, params, sm, kernel))
+        c = r.counts
+        assert c["overlaps"] == 0 and c["alloc_fail"] == 0
+        assert c["src_operands"] == c["reads"]
+        assert c["reads_bank"] + c["reads_saved"] == c["reads"]
+        assert c["reads_ext"] == c["reads_saved"]
+        if preset == "packing":
+            assert c["reads_saved"] == 0
+        corf_mod.check_state(r.setup.ints)
+        ints = r.setup.ints
+        assert ints[corf_mod.H_NALLOC] == 0  # every warp finished: every slice is free again
+        assert c["coalesced_instr"] <= c["multi_src"]

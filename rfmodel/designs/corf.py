@@ -43,6 +43,8 @@ from rfmodel.spec import param
 from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE
 
 COALESCE = ("none", "same-entry", "sub-banks")
+#: tests set this: every allocation of a simulation checks the renaming table for overlapping slices
+DEBUG_CHECKS = False
 ALLOC = ("first-fit", "pairs", "align")
 #: CORF++ alignment labels
 DONT_CARE, LEFT, RIGHT = 0, 1, 2
@@ -244,15 +246,16 @@ H_P, H_NBT, H_NB, H_SPLIT, H_SCHEDS, H_R = _H + 4, _H + 5, _H + 6, _H + 7, _H + 
 H_O_RTP, H_O_RTM, H_O_USED, H_O_PART, H_O_ALIGN, H_O_ROWS = (_H + 10 + i for i in range(6))
 H_NALLOC, H_LAST_T, H_ACTIVE, H_CUR_ROW, H_CUR_N, H_CUR_COAL = (_H + 16 + i for i in range(6))
 H_O_SCR = _H + 22
+H_DEBUG = _H + 23  # 1: every allocation checks the renaming table for an overlap (tests)
 COUNTER_NAMES = (
     "multi_src", "coalesced_instr", "reads_saved", "reallocations", "values", "allocations", "dead_frees",
     "unknown_width", "unmapped_reads", "phys_cycles", "warp_cycles", "rt_reads", "rt_writes", "buddy_tries",
-    "buddy_packed", "overflow", "alloc_fail", "src_operands", "exit_frees",
+    "buddy_packed", "overflow", "alloc_fail", "src_operands", "exit_frees", "overlaps",
 )  # fmt: skip
-C0 = _H + 23
+C0 = _H + 24
 C = {name: C0 + i for i, name in enumerate(COUNTER_NAMES)}
 (C_MULTI, C_COAL, C_SAVED, C_REALLOC, C_VALUES, C_ALLOCS, C_DEAD, C_UNKNOWN, C_UNMAPPED, C_PHYS_CYC,
- C_WARP_CYC, C_RT_R, C_RT_W, C_BUDDY, C_BUDDY_OK, C_OVERFLOW, C_FAIL, C_SRC, C_EXIT) = (
+ C_WARP_CYC, C_RT_R, C_RT_W, C_BUDDY, C_BUDDY_OK, C_OVERFLOW, C_FAIL, C_SRC, C_EXIT, C_OVERLAP) = (
     C0 + i for i in range(len(COUNTER_NAMES)))  # fmt: skip
 HEADER_LEN = C0 + len(COUNTER_NAMES)
 SCRATCH = 2 * MAX_SRC  # (physical register, mask | paired << 8) per source of the current instruction
@@ -341,6 +344,11 @@ def alloc_reg(ints, warp, reg, width, cycle):
     if ints[used] == 0:
         ints[H_NALLOC] += 1
     m = ((1 << width) - 1) << s
+    if ints[H_DEBUG] != 0:  # an independent look at the renaming table: nobody else holds these slices
+        o_p, o_m = ints[H_O_RTP], ints[H_O_RTM]
+        for j in range(ints[H_O_RTM] - ints[H_O_RTP]):
+            if ints[o_p + j] == p and ints[o_m + j] & m:
+                ints[C_OVERLAP] += 1
     ints[used] |= m
     ints[ints[rtp] + warp * R + reg] = p
     ints[ints[H_O_RTM] + warp * R + reg] = m
@@ -505,6 +513,7 @@ def corf_write(ints, floats, warp, row, k, reg, cycle):
 def corf_activate(ints, floats, warp, cta, sched, x, cycle):
     _tick(ints, cycle)
     ints[H_ACTIVE] += 1
+    return 0
 
 
 @njit(cache=True)
@@ -514,6 +523,7 @@ def corf_deactivate(ints, floats, warp, cta, sched, x, cycle):
     ints[H_ACTIVE] -= 1
     for r in range(ints[H_R]):
         ints[C_EXIT] += free_reg(ints, warp, r, cycle)
+    return 0
 
 
 HOOKS = SimHooks(operand=corf_operand, write=corf_write, activate=corf_activate, deactivate=corf_deactivate)
@@ -522,7 +532,8 @@ HOOKS = SimHooks(operand=corf_operand, write=corf_write, activate=corf_activate,
 # ---------------------------------------------------------------------------- state layout
 def new_state(*, phys: int, banks: int, warps: int, regs: int, coalesce: int = 2, alloc: int = 2,
               warp_bank: int = 1, virtualize: int = 1, partner=None, align=None, rows=None, header=None,
-              banks_per_group: int | None = None, split: int = 0, schedulers: int = 1) -> np.ndarray:
+              banks_per_group: int | None = None, split: int = 0, schedulers: int = 1,
+              debug: int = 0) -> np.ndarray:
     """The int state the hooks and the allocator run on: header, counters, renaming table (physical
     register, mask), free map (used bytes per physical register), hints, per-row words, scratch."""
     if phys % banks:
@@ -547,6 +558,7 @@ def new_state(*, phys: int, banks: int, warps: int, regs: int, coalesce: int = 2
         H_NB: banks if banks_per_group is None else banks_per_group, H_SPLIT: split, H_SCHEDS: schedulers,
         H_R: regs, H_O_RTP: offs["rtp"][0], H_O_RTM: offs["rtm"][0], H_O_USED: offs["used"][0],
         H_O_PART: offs["part"][0], H_O_ALIGN: offs["align"][0], H_O_ROWS: offs["rows"][0], H_CUR_ROW: -1,
+        H_DEBUG: debug,
     }  # fmt: skip
     for k, v in vals.items():
         ints[k] = v
@@ -568,7 +580,7 @@ class Allocator:
                  alloc="align", warp_bank=1, partner=None, align=None):  # fmt: skip
         self.ints = new_state(phys=phys, banks=banks, warps=warps, regs=regs,
                               coalesce=COALESCE.index(coalesce), alloc=ALLOC.index(alloc),
-                              warp_bank=warp_bank, partner=partner, align=align)
+                              warp_bank=warp_bank, partner=partner, align=align, debug=1)
         self.t = 0
 
     def write(self, reg: int, width: int, warp: int = 0) -> int:
@@ -648,6 +660,25 @@ def _row_words(trace, dead) -> np.ndarray:
     return out.ravel()
 
 
+def value_dead_bits(kernel) -> np.ndarray:
+    """Per static instruction, bit k set when the value its k-th source register (``Instr.src`` without
+    RZ) holds is read for the last time: the register is dead after it or the instruction overwrites it
+    (the liveness pass's ``per="value"``; virtualization frees its slices before the new value is
+    allocated).  A register named twice carries the bit on its last slot only."""
+    from rfmodel.compiler.liveness import dead_operands
+
+    flags = dead_operands(kernel, per="value")
+    out = np.zeros(len(kernel.instrs), dtype=np.int64)
+    for i, ins in enumerate(kernel.instrs):
+        regs = [(r, f) for r, f in zip(ins.src, flags[i], strict=True) if r < NONE]
+        m = 0
+        for k, (r, f) in enumerate(regs[:MAX_SRC]):
+            if f and all(r2 != r for r2, _ in regs[k + 1:MAX_SRC]):
+                m |= 1 << k
+        out[i] = m
+    return out
+
+
 # ============================================================================ the design
 CORF_METRICS = (
     "coalesced_share", "reads_saved", "bank_reads", "multi_src_instructions", "reallocations",
@@ -688,11 +719,9 @@ class Corf(Design):
 
     def compile(self, kernel, params, sm):
         """Affinity graph, exclusive pairs and alignment of the static kernel, and its dead-operand bits."""
-        from rfmodel.designs.cerf import static_dead_bits
-
-        p = self.resolve(params)
+        p = params if isinstance(params, CorfParams) else self.resolve(params)
         prog = hints(kernel_affinity(kernel, p.loop_weight), "static affinity graph of the kernel")
-        return prog, static_dead_bits(kernel)
+        return prog, value_dead_bits(kernel)
 
     # ------------------------------------------------------------------ simulator hooks
     def sim_setup(self, sm, params, options, trace=None, program=None):
@@ -724,7 +753,7 @@ class Corf(Design):
             virtualize=p.virtualize, partner=prog.partner,
             align=prog.align, rows=_row_words(trace, dead), header=header,
             banks_per_group=sm.banks_per_subcore if split else sm.num_banks, split=int(split),
-            schedulers=sm.schedulers_per_sm,
+            schedulers=sm.schedulers_per_sm, debug=int(DEBUG_CHECKS),
         )  # fmt: skip
         source = trace.attrs.get("trace_source", trace.attrs.get("source", "?"))
         width = np.asarray(trace.width)[dst != NONE]
