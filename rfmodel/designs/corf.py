@@ -802,7 +802,7 @@ class Corf(Design):
         """First estimate: a calibrated share of the operand reads saved by coalescing (by mode) lowers
         the reads reaching the banks; occupancy of physical registers from calibrated packing ratios."""
         d = CorfParams()
-        coal = np.asarray(ctx.value("coalesce", d.coalesce))
+        coal = np.asarray(ctx.grid.get("coalesce", d.coalesce))
         virt = ctx.value("virtualize", d.virtualize)
         saved = np.where(coal == "sub-banks", ctx.coef["corf_saved_sub_banks"],
                          np.where(coal == "same-entry", ctx.coef["corf_saved_same_entry"], 0.0))  # fmt: skip
