@@ -1,0 +1,167 @@
+"""CORF / CORF++: known answers from the paper worked by hand, allocator invariants, simulator counters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rfmodel.designs.corf import (
+    LEFT,
+    RIGHT,
+    Allocator,
+    affinity_graph,
+    alignment,
+    exclusive_pairs,
+    odd_cycles,
+)
+
+
+# ----------------------------------------------------------------------------- Figure 5: exclusive pairs
+@pytest.mark.parametrize("w24", [3, 9])
+def test_figure5_pairs(w24):
+    """r1 is read 8 times with r2, 10 with r3, 2 with r4; r2 and r4 are read together w24 times.
+    w24 = 3: drop r1-r4 (2), then r2-r4 (3: r2 and r4 still have two edges), then r1-r2 (8); r2 and r4
+    are left unpaired and their edge is restored.  w24 = 9: drop r1-r4, then r1-r2 (8).  Both give
+    (r1, r3) and (r2, r4)."""
+    g = {(1, 2): 8.0, (1, 3): 10.0, (1, 4): 2.0, (2, 4): float(w24)}
+    assert exclusive_pairs(g) == [(1, 3), (2, 4)]
+
+
+def test_affinity_graph_counts_pairs_of_distinct_sources():
+    g = affinity_graph([(1, 2), (1, 2, 3), (2, 2), (4,)], weights=[1, 10, 5, 7])
+    assert g == {(1, 2): 11.0, (1, 3): 10.0, (2, 3): 10.0}
+
+
+# ----------------------------------------------------------------------------- Figure 8: alignment
+# The graph of Fig. 8 as the text gives it: the four odd cycles (r1,r2,r3), (r3,r4,r6), (r2,r3,r4,r6,r5),
+# (r1,r3,r6,r5,r2) fix its eight edges; the figure's weights are not in the text, so ours are stated.
+FIG8 = {(1, 2): 5.0, (1, 3): 6.0, (2, 3): 4.0, (3, 4): 7.0, (3, 6): 3.0, (4, 6): 8.0, (5, 6): 9.0,
+        (2, 5): 10.0}
+
+
+def test_figure8_odd_cycles():
+    cyc = odd_cycles(FIG8)
+    as_sets = sorted(sorted({v for e in c for v in e}) for c in cyc)
+    assert as_sets == [[1, 2, 3], [1, 2, 3, 5, 6], [2, 3, 4, 5, 6], [3, 4, 6]]
+
+
+def test_figure8_alignment_by_hand():
+    """Every edge lies on exactly two of the four odd cycles, so the first score is weight / 2 and
+    r3-r6 (3) goes: it breaks (r3,r4,r6) and (r1,r3,r6,r5,r2).  Left: (r1,r2,r3) and (r2,r3,r4,r6,r5);
+    r2-r3 lies on both (4 / 2 = 2), lower than r1-r2 (5), r1-r3 (6), r3-r4 (7), ... (each / 1): it goes.
+    The rest (r1-r2, r1-r3, r3-r4, r4-r6, r6-r5, r5-r2) is one even cycle: r1 R, r2 L, r3 L, r4 R, r5 R,
+    r6 L; every kept edge joins a left and a right register."""
+    colour, removed = alignment(FIG8)
+    assert removed == [(3, 6), (2, 3)]
+    assert colour == {1: RIGHT, 2: LEFT, 3: LEFT, 4: RIGHT, 5: RIGHT, 6: LEFT}
+    for (a, b) in FIG8:
+        if (a, b) not in removed:
+            assert colour[a] != colour[b]
+
+
+def test_alignment_bipartite_graph_removes_nothing():
+    colour, removed = alignment({(1, 2): 1.0, (2, 3): 1.0, (3, 4): 1.0})
+    assert removed == [] and colour[1] != colour[2] != colour[3] != colour[4]
+
+
+# ----------------------------------------------------------------------------- Figure 12: CORF++ allocation
+def test_figure12_sequence():
+    """Three physical registers in one bank; r2, r4 right-aligned, r3, r5 left-aligned, r1 don't-care.
+    Widths (ours; the figure's values are not in the text): r1 2 B, r2 2 B, r4 1 B, r3 2 B, r5 2 B."""
+    align = np.zeros(255, dtype=np.int64)
+    align[[2, 4]] = RIGHT
+    align[[3, 5]] = LEFT
+    a = Allocator(phys=3, banks=1, warps=1, regs=8, coalesce="sub-banks", alloc="align", align=align)
+    # B: r1 (don't-care) first fit -> P0's low bytes; r2 (right) -> first free right part: P1
+    assert a.write(1, 2) == 0 and a.mapping(1) == (0, 0b0011)
+    assert a.write(2, 2) == 1 and a.mapping(2) == (1, 0b0011)
+    # C: r4 (right, 1 B) -> P2
+    assert a.write(4, 1) == 2 and a.mapping(4) == (2, 0b0001)
+    # D: r3 (left) -> first free left part: P0
+    assert a.write(3, 2) == 0 and a.mapping(3) == (0, 0b1100)
+    # E: r2 and r3 coalesce (0011 & 1100 = 0); r5 (left) -> P1's left part
+    assert a.coalesce(2, 3)
+    assert a.write(5, 2) == 1 and a.mapping(5) == (1, 0b1100)
+    # F: r4 with r5, and r3 with r4
+    assert a.coalesce(4, 5) and a.coalesce(3, 4)
+    assert not a.coalesce(1, 2)  # both in the low bytes
+    a.check()
+    assert list(a.used()) == [0b1111, 0b1111, 0b0001]
+
+
+def test_corf_same_entry_rule_and_pairs():
+    """CORF: the first member of a pair takes a free full-width register, its buddy joins it; only the same
+    entry coalesces."""
+    partner = np.full(255, -1, dtype=np.int64)
+    partner[1], partner[3] = 3, 1
+    a = Allocator(phys=4, banks=1, regs=8, coalesce="same-entry", alloc="pairs", partner=partner)
+    assert a.write(2, 1) == 0  # first fit, P0
+    assert a.write(1, 2) == 1  # first member: a fully free register (P0 is partly used)
+    assert a.write(3, 2) == 1 and a.mapping(3) == (1, 0b1100)  # the buddy joins it
+    assert a.coalesce(1, 3) and not a.coalesce(2, 1)
+    assert a.counter("buddy_packed") == 1
+    a.check()
+
+
+def test_width_growth_reallocates_once_and_shrink_keeps():
+    a = Allocator(phys=4, banks=1, regs=8, coalesce="same-entry", alloc="first-fit")
+    a.write(1, 1)
+    a.write(2, 2)
+    assert a.mapping(1) == (0, 0b0001) and a.mapping(2) == (0, 0b0110)
+    a.write(1, 4)  # grows: one reallocation, to a free full register
+    assert a.counter("reallocations") == 1 and a.mapping(1) == (1, 0b1111)
+    a.write(1, 2)  # shrinks: mapping kept
+    assert a.counter("reallocations") == 1 and a.mapping(1) == (1, 0b1111)
+    a.free(1)
+    assert a.mapping(1) == (-1, 0)
+    a.check()
+
+
+def test_random_sequences_never_overlap():
+    rng = np.random.default_rng(1)
+    for alloc in ("first-fit", "pairs", "align"):
+        partner = np.full(255, -1, dtype=np.int64)
+        partner[[0, 1, 2, 3]] = [1, 0, 3, 2]
+        align = rng.integers(0, 3, 255)
+        a = Allocator(phys=64, banks=4, warps=4, regs=16, alloc=alloc, warp_bank=int(alloc == "align"),
+                      partner=partner, align=align)
+        for _ in range(3000):
+            w, r = int(rng.integers(4)), int(rng.integers(16))
+            if rng.random() < 0.3:
+                a.free(r, w)
+            else:
+                a.write(r, int(rng.integers(1, 5)), w)
+        a.check()
+
+
+# ----------------------------------------------------------------------------- simulator invariants
+FEW = ["saxpy", "crc32_murmur3", "bfs_expand"]
+
+
+@pytest.mark.parametrize("preset", ["packing", "CORF", "CORF++"])
+def test_invariants_on_a_few_builtin_workloads(preset, monkeypatch):
+    """No two live registers share a byte slice (checked at every allocation against the renaming table),
+    all is freed when the warps finish, and bank reads + reads saved = source operands."""
+    import rfmodel.designs.corf as corf_mod
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import _simulation_input, resolve_gpu
+    from rfmodel.sim import simulate_trace
+
+    monkeypatch.setattr(corf_mod, "DEBUG_CHECKS", True)
+    d = get_design("corf")
+    params = d.preset(preset)
+    sm = resolve_gpu("fermi-gtx480")
+    for name in FEW:
+        _, tr, kernel = _simulation_input(name, sm, arch="sm_80", seed=0, max_warps=4)
+        r = simulate_trace(tr, sm, "corf", params, program=d.program_for(tr, params, sm, kernel))
+        c = r.counts
+        assert c["overlaps"] == 0 and c["alloc_fail"] == 0
+        assert c["src_operands"] == c["reads"]
+        assert c["reads_bank"] + c["reads_saved"] == c["reads"]
+        assert c["reads_ext"] == c["reads_saved"]
+        if preset == "packing":
+            assert c["reads_saved"] == 0
+        corf_mod.check_state(r.setup.ints)
+        ints = r.setup.ints
+        assert ints[corf_mod.H_NALLOC] == 0  # every warp finished: every slice is free again
+        assert c["coalesced_instr"] <= c["multi_src"]
