@@ -512,34 +512,6 @@ def _chain_cycles(warp_ptr, op, dst, src, pdst, psrc, lat, extra):
 
 
 @njit(cache=True)
-def _lru_hits(lines, sets, ways, counted):
-    """Hits of a set-associative LRU cache (set = line mod ``sets``) over the line stream ``lines``: of
-    every access, and of the accesses ``t`` with ``counted[t]``."""
-    tag = np.full(sets * ways, -1, dtype=np.int64)
-    stamp = np.full(sets * ways, -1, dtype=np.int64)
-    hits = 0
-    chits = 0
-    for t in range(lines.shape[0]):
-        ln = lines[t]
-        base = (ln % sets) * ways
-        victim = base
-        for i in range(base, base + ways):
-            if tag[i] == ln:
-                hits += 1
-                if counted[t]:
-                    chits += 1
-                victim = -1
-                stamp[i] = t
-                break
-            if stamp[i] < stamp[victim]:
-                victim = i
-        if victim >= 0:
-            tag[victim] = ln
-            stamp[victim] = t
-    return hits, chits
-
-
-@njit(cache=True)
 def _lru_hit_flags(lines, sets, ways):
     """Per access of the line stream: did it hit a set-associative LRU cache (set = line mod ``sets``)."""
     tag = np.full(sets * ways, -1, dtype=np.int64)
@@ -602,7 +574,8 @@ def exact_hit_rates(lines: np.ndarray, caches, is_load: np.ndarray | None = None
         n_lines, ways = int(n_lines), int(ways)
         if ways < 1 or n_lines < ways or n_lines % ways:
             continue
-        h, hl = _lru_hits(lines, n_lines // ways, ways, loads) if len(lines) else (0, 0)
+        hit = _lru_hit_flags(lines, n_lines // ways, ways) if len(lines) else np.zeros(0, np.bool_)
+        h, hl = int(hit.sum()), int(hit[loads].sum())
         rows.append((n_lines, ways, h / max(len(lines), 1), hl / n_ld if n_ld else 0.0))
     return np.array(rows, dtype=np.float64).reshape(-1, 4) if rows else None
 

@@ -664,3 +664,21 @@ def live_ranges(
         )
     webs.sort(key=lambda w: (w[0], w[1]))
     return [Web(j, *w) for j, w in enumerate(webs)]
+
+
+def dead_source_mask(kernel: Kernel, per: str = "value", max_src: int = 4):
+    """Per static instruction, bit ``k`` set when the ``k``-th source register of its trace row (``Instr.src``
+    without RZ, at most ``max_src``) is read for the last time (:func:`dead_operands` with ``per``); a
+    register named twice carries the bit on its last slot only.  An int64 array."""
+    from rfmodel.workload.trace import NONE
+
+    flags = dead_operands(kernel, per=per)
+    out = np.zeros(len(kernel.instrs), dtype=np.int64)
+    for i, ins in enumerate(kernel.instrs):
+        regs = [(r, f) for r, f in zip(ins.src, flags[i], strict=True) if r < NONE]
+        m = 0
+        for k, (r, f) in enumerate(regs[:max_src]):
+            if f and all(r2 != r for r2, _ in regs[k + 1 : max_src]):
+                m |= 1 << k
+        out[i] = m
+    return out

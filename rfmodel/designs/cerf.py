@@ -583,21 +583,11 @@ def _row_words(trace, dead) -> np.ndarray:
 
 
 def static_dead_bits(kernel) -> np.ndarray:
-    """Per static instruction, bit k set when the k-th source register of the trace row (``Instr.src``
-    without RZ) is read for the last time (the compiler's liveness, conservative over paths; a register
-    named twice carries the bit on its last slot only)."""
-    from rfmodel.compiler.liveness import dead_operands
+    """Per static instruction, bit k set when the k-th source register of the trace row is read for the last
+    time (the compiler's liveness, conservative over paths: ``dead_source_mask(per="register")``)."""
+    from rfmodel.compiler.liveness import dead_source_mask
 
-    flags = dead_operands(kernel, per="register")
-    out = np.zeros(len(kernel.instrs), dtype=np.int64)
-    for i, ins in enumerate(kernel.instrs):
-        regs = [(r, f) for r, f in zip(ins.src, flags[i], strict=True) if r < NONE]
-        m = 0
-        for k, (r, f) in enumerate(regs[:MAX_SRC]):
-            if f and all(r2 != r for r2, _ in regs[k + 1:MAX_SRC]):
-                m |= 1 << k
-        out[i] = m
-    return out
+    return dead_source_mask(kernel, per="register", max_src=MAX_SRC)
 
 
 def _dead_rows(trace, program) -> tuple[np.ndarray, str]:

@@ -661,22 +661,12 @@ def _row_words(trace, dead) -> np.ndarray:
 
 
 def value_dead_bits(kernel) -> np.ndarray:
-    """Per static instruction, bit k set when the value its k-th source register (``Instr.src`` without
-    RZ) holds is read for the last time: the register is dead after it or the instruction overwrites it
-    (the liveness pass's ``per="value"``; virtualization frees its slices before the new value is
-    allocated).  A register named twice carries the bit on its last slot only."""
-    from rfmodel.compiler.liveness import dead_operands
+    """Per static instruction, bit k set when the value its k-th source register holds is read for the last
+    time: the register is dead after it or the instruction overwrites it (``dead_source_mask(per="value")``;
+    virtualization frees its slices before the new value is allocated)."""
+    from rfmodel.compiler.liveness import dead_source_mask
 
-    flags = dead_operands(kernel, per="value")
-    out = np.zeros(len(kernel.instrs), dtype=np.int64)
-    for i, ins in enumerate(kernel.instrs):
-        regs = [(r, f) for r, f in zip(ins.src, flags[i], strict=True) if r < NONE]
-        m = 0
-        for k, (r, f) in enumerate(regs[:MAX_SRC]):
-            if f and all(r2 != r for r2, _ in regs[k + 1:MAX_SRC]):
-                m |= 1 << k
-        out[i] = m
-    return out
+    return dead_source_mask(kernel, per="value", max_src=MAX_SRC)
 
 
 # ============================================================================ the design
