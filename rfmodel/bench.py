@@ -174,7 +174,8 @@ def bench_execute(*, arch: str = EXECUTE_ARCH, scale: float = EXECUTE_SCALE) -> 
             "slowest": {"kernel": slow[0], "warp_instr_per_s": slow[1]["per_second"]}}  # fmt: skip
 
 
-def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, designs=None) -> dict:
+def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, designs=None,
+          execute_scale: float = EXECUTE_SCALE) -> dict:
     """All benchmark figures: the simulator's per design, the analytic engine's for the baseline, the
     optimizer's evaluations per second and the functional executor's warp-instructions per second."""
     sim = bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)
@@ -182,4 +183,5 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
     if base is None:
         base = bench_simulate(["baseline"], workload=workload, gpu=gpu, repeat=1)["baseline"]
     ana = bench_analytic(workload=workload, gpu=gpu, repeat=repeat, sim_seconds=base["best_seconds"])
-    return {"simulate": sim, "analytic": ana, "optimize": bench_optimize(gpu=gpu), "execute": bench_execute()}
+    return {"simulate": sim, "analytic": ana, "optimize": bench_optimize(gpu=gpu),
+            "execute": bench_execute(scale=execute_scale)}

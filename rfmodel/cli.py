@@ -712,7 +712,10 @@ def cmd_sensitivity(args) -> int:
 def cmd_bench(args) -> int:
     from rfmodel.bench import bench
 
-    res = bench(workload=args.workload, gpu=args.gpu, repeat=args.repeat, designs=args.design or None)
+    if not args.execute_scale > 0:
+        raise RfmodelError(f"--execute-scale: expected a problem size above 0, got {args.execute_scale}")
+    res = bench(workload=args.workload, gpu=args.gpu, repeat=args.repeat, designs=args.design or None,
+                execute_scale=args.execute_scale)  # fmt: skip
     if args.json:
         print(json.dumps(res))
     else:
@@ -1003,6 +1006,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--gpu", default="fermi-gtx480")
     b.add_argument("--design", action="append", help="only these designs (default: every registered one)")
     b.add_argument("--repeat", type=int, default=3, help="timed runs per design; the fastest counts")
+    b.add_argument("--execute-scale", type=float, default=2.0,
+                   help="problem size of the executor's recipes (default 2, the figures in docs/execute.md)")
     b.set_defaults(func=cmd_bench)
 
     t = sub.add_parser("tolerance", help="largest main-RF latency multiple a design tolerates (bisection)")

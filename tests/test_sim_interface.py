@@ -101,16 +101,20 @@ def test_cli_simulate_errors_are_one_line(argv, msg, capsys):
 
 
 def test_cli_bench_prints_one_json_object(capsys):
-    assert main(["bench", "--json", "--workload", "saxpy", "--repeat", "1"]) == 0
+    # two designs' simulator figures (every design's simulation is the conformance suite's)
+    assert main(["bench", "--json", "--workload", "saxpy", "--repeat", "1", "--design", "baseline",
+                 "--design", "malekeh", "--execute-scale", "0.5"]) == 0  # fmt: skip
     doc = json.loads(capsys.readouterr().out)
-    for design in rfmodel.designs.base.design_names():
+    assert sorted(doc["simulate"]) == ["baseline", "malekeh"]
+    for design in ("baseline", "malekeh"):
         entry = doc["simulate"][design]
         assert entry["warp_instr_per_s"] > 0 and entry["workload"] == "saxpy"
         assert entry["instructions"] > 0
     opt = doc["optimize"]  # one island of 40 x 5 over the default workloads (points asked again: cached)
     assert 40 < opt["evaluations"] <= 200 and opt["evaluations_per_s"] > 0
     assert opt["seconds_per_10000"] == pytest.approx(10000 / opt["evaluations_per_s"])
-    ex = doc["execute"]  # the functional executor over the built-in recipes
+    ex = doc["execute"]  # the functional executor over the built-in recipes (small problems here)
+    assert ex["scale"] == 0.5
     assert ex["kernels"] >= 19 and ex["warp_instructions"] > 0
     assert ex["warp_instr_per_s"] == pytest.approx(ex["warp_instructions"] / ex["seconds"], rel=0.01)
     assert 0 < ex["slowest"]["warp_instr_per_s"] <= ex["warp_instr_per_s"] * 10
