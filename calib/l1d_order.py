@@ -22,11 +22,10 @@ def main(argv=None) -> int:
     import numpy as np
 
     from rfmodel.analytic.engine import stream_parameters
-    from rfmodel.analytic.profile import _lru_hit_flags, stream_order
+    from rfmodel.analytic.profile import _lru_hit_flags, l1d_stream
     from rfmodel.designs.base import get_design
     from rfmodel.evaluate import _simulation_input, resolve_gpu
     from rfmodel.sim.engine import SimOptions, simulate_trace
-    from rfmodel.workload.ir import L1D_CLASSES
     from rfmodel.workload.suite import builtin_names
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -47,19 +46,14 @@ def main(argv=None) -> int:
         run = simulate_trace(tr, sm, d, {}, SimOptions(), program=d.program_for(tr, {}, sm, kernel))
         if run.metrics["warps"] == 0:
             continue  # one CTA does not fit the SM
-        is_l1 = np.isin(tr.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
-        counts = np.diff(tr.mem_ptr)
-        rows = np.repeat(is_l1, counts)
-        if not rows.any():
-            continue
-        instr = np.repeat(np.arange(tr.n_instrs, dtype=np.int64), counts)[rows]
-        lines = tr.mem_line[rows] // tr.line_bytes
+        if not len(l1d_stream(tr)[0]):
+            continue  # no L1D accesses
         resident = stream_parameters(tr, sm)["resident_ctas"]
         sim_h = run.metrics["l1d_hit_rate"]
         cells = []
         for label, waves, skew in orders:
-            order = stream_order(tr, instr, resident if waves else None, skew)
-            h = float(_lru_hit_flags(lines[order], sets, sm.l1d.assoc).mean())
+            lines, _rows, _loads = l1d_stream(tr, resident if waves else None, skew)
+            h = float(_lru_hit_flags(lines, sets, sm.l1d.assoc).mean())
             errs[label].append(abs(h - sim_h))
             cells.append(f"{h:.3f}".rjust(16))
         print(w.ljust(20) + f"{sim_h:.3f}".rjust(10) + "".join(cells))

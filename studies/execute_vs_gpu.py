@@ -42,6 +42,7 @@ from rfmodel.workload.build_sass import (
     NVCC_FLAGS,
     SASS_KINDS,
     _run,
+    elf_sections,
     find_tools,
     list_kernels,
     load_manifest,
@@ -121,24 +122,9 @@ def sass_path_shipped(name: str, arch: str, kind: str) -> Path:
 # ---- cubin symbols (ELF) -------------------------------------------------------------------------
 
 
-def _elf_sections(data: bytes) -> tuple[list[tuple], list[str], Callable[[int, int], str]]:
-    """Section headers, section names and a string-table reader of a 64-bit little-endian ELF file."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise RfmodelError("not a 64-bit little-endian ELF file")
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + j * shentsize) for j in range(shnum)]
-
-    def string(table: int, off: int) -> str:
-        start = sections[table][4] + off
-        return data[start : data.index(b"\0", start)].decode()
-
-    return sections, [string(shstrndx, s[0]) for s in sections], string
-
-
 def elf_symbols(data: bytes) -> list[tuple[str, str, int, int, int]]:
     """``(name, section, value, size, type)`` of every symbol of a 64-bit little-endian ELF file."""
-    sections, names, string = _elf_sections(data)
+    sections, names, string = elf_sections(data)
     out = []
     for s in sections:
         if s[1] != 2:  # SHT_SYMTAB
@@ -172,7 +158,7 @@ def kernel_params(cubin: Path, symbol: str) -> list[tuple[int, int]] | None:
     """``(offset, size)`` of the kernel's parameters, by ordinal, from the cubin's ``.nv.info.<symbol>``
     section; None where the section cannot be read (a record format this reader does not know)."""
     data = cubin.read_bytes()
-    sections, names, _ = _elf_sections(data)
+    sections, names, _ = elf_sections(data)
     if f".nv.info.{symbol}" not in names:
         return None
     sec = sections[names.index(f".nv.info.{symbol}")]

@@ -15,12 +15,12 @@ from dataclasses import replace
 import numpy as np
 
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
-from rfmodel.analytic.model import L2_ASSOC, AnalyticContext
+from rfmodel.analytic.model import L2_ASSOC, AnalyticContext, resident_warps
 from rfmodel.analytic.profile import WorkloadProfile, profile_trace
 from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.results import assemble
 from rfmodel.spec import SMSpec
-from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS, occupancy_warps
+from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.version import __version__
 from rfmodel.workload.ir import OpClass
@@ -120,12 +120,7 @@ def stream_parameters(trace, sm: SMSpec) -> dict:
     holds at once by the occupancy rules (the waves in which the share's CTAs run) and the scheduler's
     skew (:data:`GTO_AGE_SKEW` for ``gto``, none for the fair schedulers)."""
     wpc = max(1, -(-int(trace.threads_per_cta) // sm.threads_per_warp))
-    warps = occupancy_warps(
-        trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes, trace.ctas,
-        regs_per_sm=sm.regs_per_sm, max_warps=sm.warps_per_sm, max_ctas=sm.max_ctas_per_sm,
-        max_threads=sm.warps_per_sm * sm.threads_per_warp, smem_per_sm=sm.shmem_per_sm_bytes,
-        alloc_granularity=sm.reg_alloc_granularity, warp_size=sm.threads_per_warp,
-    )  # fmt: skip
+    warps = resident_warps(trace, sm, {})  # the trace carries the occupancy inputs a profile does
     ctas = int(warps) // wpc
     return {
         "resident_ctas": ctas if ctas > 0 else None,

@@ -1349,6 +1349,24 @@ def stream_order(trace: Trace, instr: np.ndarray, resident_ctas: int | None = No
     return np.lexsort((warp_of[instr], key[instr]))
 
 
+#: op classes whose accesses wait for their line (loads and atomics; a store waits for nothing)
+WAITING_LOADS = np.zeros(N_OPCLASSES, np.bool_)
+for _c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
+    WAITING_LOADS[int(_c)] = True
+
+
+def l1d_stream(trace: Trace, resident_ctas: int | None = None, age_skew: float = 0.0):
+    """The L1D's access stream of ``trace`` in :func:`stream_order`'s order: ``(line numbers, trace row of
+    each access, whether the access is a load's)`` (global and local loads and stores, atomics)."""
+    is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
+    counts = np.diff(trace.mem_ptr)
+    rows = np.repeat(is_l1, counts)
+    instr = np.repeat(np.arange(trace.n_instrs, dtype=np.int64), counts)[rows]
+    order = stream_order(trace, instr, resident_ctas, age_skew)
+    access_row = instr[order]
+    return trace.mem_line[rows][order] // trace.line_bytes, access_row, WAITING_LOADS[trace.op[access_row]]
+
+
 def profile_trace(
     trace: Trace,
     latencies: np.ndarray,
@@ -1403,33 +1421,26 @@ def profile_trace(
     )
     is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
     counts = np.diff(trace.mem_ptr)
-    rows = np.repeat(is_l1, counts)
-    instr = np.repeat(np.arange(n, dtype=np.int64), counts)[rows]
-    order = stream_order(trace, instr, resident_ctas, age_skew)
-    lines = trace.mem_line[rows][order]
-    ld_cls = np.zeros(N_OPCLASSES, np.bool_)
-    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):  # the accesses that wait for the line
-        ld_cls[int(c)] = True
-    is_load = ld_cls[trace.op[instr[order]]]
-    every = np.ones(len(lines), np.bool_)
-    line_no = lines // trace.line_bytes
-    hist = _line_stack_hist(line_no, 32, every) if len(lines) else np.zeros(32, np.int64)
-    ld_hist = _line_stack_hist(line_no, 32, is_load) if len(lines) else np.zeros(32, np.int64)
+    line_no, access_row, is_load = l1d_stream(trace, resident_ctas, age_skew)
+    n_acc = len(line_no)
+    every = np.ones(n_acc, np.bool_)
+    hist = _line_stack_hist(line_no, 32, every) if n_acc else np.zeros(32, np.int64)
+    ld_hist = _line_stack_hist(line_no, 32, is_load) if n_acc else np.zeros(32, np.int64)
     exact = exact_hit_rates(line_no, caches, is_load)
     adj = np.zeros(n, dtype=np.float64)
     slope = np.zeros(n, dtype=np.float64)
-    if l1_hit_latency is not None and caches and len(lines):
+    if l1_hit_latency is not None and caches and n_acc:
         l1_lines, l1_ways = (int(v) for v in caches[0])
         if l1_ways >= 1 and l1_lines >= l1_ways and l1_lines % l1_ways == 0:
             flags = _lru_hit_flags(line_no, l1_lines // l1_ways, l1_ways)
-            adj, slope = load_latency_terms(n, instr[order], flags, ld_cls[trace.op], l1_hit_latency)
+            adj, slope = load_latency_terms(n, access_row, flags, WAITING_LOADS[trace.op], l1_hit_latency)
     assert MAX_SRC == trace.src.shape[1]
     if light:
         return WorkloadProfile(
             name=name or trace.kernel, n_instrs=n, n_warps=trace.n_warps, mix=mix.astype(np.float64),
             reads_per_instr=reads, distinct_reads_per_instr=distinct / n, writes_per_instr=writes,
             ser=ser_sum / n, chain_extra=CHAIN_EXTRA.copy(), chain=chain_total / n,
-            mem_lines_per_instr=len(lines) / n, line_stack_hist=hist, load_stack_hist=ld_hist,
+            mem_lines_per_instr=n_acc / n, line_stack_hist=hist, load_stack_hist=ld_hist,
             regs_per_thread=int(trace.regs_per_thread), threads_per_cta=int(trace.threads_per_cta),
             ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes), exact_hits=exact,
         )  # fmt: skip
@@ -1512,7 +1523,7 @@ def profile_trace(
         ser=ser_sum / n,
         chain_extra=CHAIN_EXTRA.copy(),
         chain=chain_total / n,
-        mem_lines_per_instr=len(lines) / n,
+        mem_lines_per_instr=n_acc / n,
         line_stack_hist=hist,
         load_stack_hist=ld_hist,
         exact_hits=exact,

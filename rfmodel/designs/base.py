@@ -112,6 +112,23 @@ L1_ABSORB = -3
 MQ_LOAD, MQ_STORE = 0, 1
 
 
+def source_words(trace, dead) -> np.ndarray:
+    """``[rows, 2]`` int64 words a design's hooks read a trace row's sources from: word 0 holds source
+    registers 0-7 (8 bits each), word 1 sources 8-9 (bits 0-15) and ``dead``'s per-slot bits (16-25: the
+    compiler's last-read bits of the row's sources); bits 32 and up of word 1 are left to the design."""
+    from rfmodel.workload.trace import MAX_SRC
+
+    src = np.asarray(trace.src, dtype=np.int64)
+    out = np.zeros((len(src), 2), dtype=np.int64)
+    for k in range(MAX_SRC):
+        if k < 8:
+            out[:, 0] |= src[:, k] << (8 * k)
+        else:
+            out[:, 1] |= src[:, k] << (8 * (k - 8))
+    out[:, 1] |= (np.asarray(dead, dtype=np.int64) & ((1 << MAX_SRC) - 1)) << 16
+    return out
+
+
 @njit(cache=True)
 def no_op_hook(ints, floats, a, b, c, d, cycle):
     """A hook that does nothing and allows everything (returns 0)."""

@@ -45,6 +45,7 @@ from rfmodel.designs.base import (
     SimSetup,
     rate,
     register,
+    source_words,
 )
 from rfmodel.designs.mainrf import sm_structures
 from rfmodel.errors import RfmodelError
@@ -568,18 +569,8 @@ HOOKS = SimHooks(operand=cerf_operand, write=cerf_write, may_issue=cerf_may_issu
 
 # ----------------------------------------------------------------------------- per-row tables
 def _row_words(trace, dead) -> np.ndarray:
-    """Two words per row: source registers 0-7 (8 bits each), then sources 8-9 (bits 0-15) and the
-    dead-operand bits of the slots (bits 16-25)."""
-    src = np.asarray(trace.src, dtype=np.int64)
-    n = len(src)
-    out = np.zeros((n, 2), dtype=np.int64)
-    for k in range(MAX_SRC):
-        if k < 8:
-            out[:, 0] |= src[:, k] << (8 * k)
-        else:
-            out[:, 1] |= src[:, k] << (8 * (k - 8))
-    out[:, 1] |= (np.asarray(dead, dtype=np.int64) & ((1 << MAX_SRC) - 1)) << 16
-    return out.ravel()
+    """Two words per row (:func:`~rfmodel.designs.base.source_words`): the sources and their dead bits."""
+    return source_words(trace, dead).ravel()
 
 
 def static_dead_bits(kernel) -> np.ndarray:

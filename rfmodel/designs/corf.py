@@ -34,6 +34,7 @@ from rfmodel.designs.base import (
     gpgpusim_offset,
     rate,
     register,
+    source_words,
     standard_bank,
 )
 from rfmodel.designs.mainrf import sm_structures
@@ -639,15 +640,8 @@ def len_rt(ints) -> int:
 def _row_words(trace, dead) -> np.ndarray:
     """Two words per row: sources 0-7 (8 bits each); sources 8-9 (bits 0-15), dead bits (16-25), the
     written values' width classes in write order (4 bits each from bit 32), register sources (48-51)."""
+    out = source_words(trace, dead)
     src = np.asarray(trace.src, dtype=np.int64)
-    n = len(src)
-    out = np.zeros((n, 2), dtype=np.int64)
-    for k in range(MAX_SRC):
-        if k < 8:
-            out[:, 0] |= src[:, k] << (8 * k)
-        else:
-            out[:, 1] |= src[:, k] << (8 * (k - 8))
-    out[:, 1] |= (np.asarray(dead, dtype=np.int64) & ((1 << MAX_SRC) - 1)) << 16
     dst = np.asarray(trace.dst)
     width = np.asarray(trace.width, dtype=np.int64)
     written = dst != NONE

@@ -323,11 +323,11 @@ def _atomic_write_text(path: Path, text: str) -> None:
 _NV_CONST_RE = re.compile(r"^\.nv\.constant(\d+)\.(.+)$")
 
 
-def cubin_constant_banks(data: bytes, symbol: str) -> dict[int, bytes]:
-    """The per-kernel constant banks of a cubin (ELF64): ``{bank: bytes}`` for every
-    ``.nv.constant<N>.<symbol>`` section with N > 0 (bank 0 holds the launch constants and parameters,
-    filled at launch).  A bank with relocations (addresses fixed up at load time) cannot be stored as
-    plain bytes and raises :class:`RfmodelError`."""
+def elf_sections(data: bytes):
+    """``(headers, names, string)`` of a 64-bit little-endian ELF file (a cubin): each section header as
+    the tuple ``(name, type, flags, addr, offset, size, link, info, addralign, entsize)``, the sections'
+    names, and ``string(section, offset)`` reading a string table.  A file that is not one raises
+    :class:`RfmodelError`."""
     import struct
 
     if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
@@ -336,27 +336,30 @@ def cubin_constant_banks(data: bytes, symbol: str) -> dict[int, bytes]:
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     if shentsize < 64 or shoff + shnum * shentsize > len(data) or not shstrndx < shnum:
         raise RfmodelError("cubin: section header table out of range")
-    heads = []
-    for i in range(shnum):
-        name, kind, _flags, _addr, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
-        heads.append((name, kind, off, size))
-    stroff, strsize = heads[shstrndx][2], heads[shstrndx][3]
+    heads = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + j * shentsize) for j in range(shnum)]
 
-    def name_of(h) -> str:
-        start = stroff + h[0]
-        end = data.index(b"\0", start, stroff + strsize)
-        return data[start:end].decode("ascii", "replace")
+    def string(table: int, off: int) -> str:
+        start = heads[table][4] + off
+        return data[start : data.index(b"\0", start)].decode("ascii", "replace")
 
-    names = [name_of(h) for h in heads]
-    relocated = {nm for nm, h in zip(names, heads, strict=True) if h[1] in (4, 9) and h[3] > 0}  # RELA, REL
+    return heads, [string(shstrndx, h[0]) for h in heads], string
+
+
+def cubin_constant_banks(data: bytes, symbol: str) -> dict[int, bytes]:
+    """The per-kernel constant banks of a cubin (ELF64): ``{bank: bytes}`` for every
+    ``.nv.constant<N>.<symbol>`` section with N > 0 (bank 0 holds the launch constants and parameters,
+    filled at launch).  A bank with relocations (addresses fixed up at load time) cannot be stored as
+    plain bytes and raises :class:`RfmodelError`."""
+    heads, names, _string = elf_sections(data)
+    relocated = {nm for nm, h in zip(names, heads, strict=True) if h[1] in (4, 9) and h[5] > 0}  # RELA, REL
     banks: dict[int, bytes] = {}
-    for nm, (_n, kind, off, size) in zip(names, heads, strict=True):
+    for nm, h in zip(names, heads, strict=True):
         m = _NV_CONST_RE.match(nm)
         if m is None or m.group(2) != symbol or int(m.group(1)) == 0:
             continue
         if f".rel{nm}" in relocated or f".rela{nm}" in relocated:
             raise RfmodelError(f"cubin: constant bank section {nm} has relocations (not stored)")
-        banks[int(m.group(1))] = b"" if kind == 8 else data[off : off + size]  # 8: SHT_NOBITS
+        banks[int(m.group(1))] = b"" if h[1] == 8 else data[h[4] : h[4] + h[5]]  # 8: SHT_NOBITS
     return banks
 
 
