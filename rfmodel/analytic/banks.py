@@ -33,7 +33,16 @@ wait of a read is the non-preemptive priority M/D/1 value::
 
     W_read = s * rho / (2 P (1 - rho_w) (1 - rho)),   rho = (lambda_r + lambda_w) / P
 
-with ``s`` a calibrated burstiness factor (1 for Poisson batches).
+with ``s`` a calibrated burstiness factor (1 for Poisson batches).  With writes that hold a bank
+``wr`` times as long as a read (STT-RAM) and a share ``defer`` of them held back in a write buffer until
+no read waits (:func:`read_wait_split_at`), in read service times and with ``u_r``, ``u_w`` the reads' and
+writes' utilizations::
+
+    W_read = s * (u_r + wr u_w) / (2 P (1 - u_hi) (1 - u_hi - u_r)),   u_hi = (1 - defer) u_w
+
+the non-preemptive priority wait of the middle class (residual work ``(u_r + wr u_w) / 2``; writes
+that are not deferred go first, deferred ones after the reads); ``wr = 1``, ``defer = 0`` give the form
+above.
 
 :func:`erlang_c`: collector availability.  ``N`` collectors are servers, each
 instruction holds one for ``t_hold`` cycles; an issued instruction that finds
@@ -152,11 +161,20 @@ def distinct_register_max_load(regs_per_instr: int, banks: int, registers: int) 
 @njit(cache=True, inline="always")
 def read_wait_at(lr, lw, ports, burst):
     """:func:`bank_read_wait` of one bank (scalars)."""
+    return read_wait_split_at(lr, lw, ports, burst, 1.0, 0.0)
+
+
+@njit(cache=True, inline="always")
+def read_wait_split_at(lr, lw, ports, burst, wr, defer):
+    """A read's mean wait (in read service times) at one bank whose writes hold it ``wr`` times as long as
+    a read, a share ``defer`` of them buffered and served after the reads (module docstring): ``lr``,
+    ``lw`` are the bank's read and write utilizations (accesses per cycle times their service)."""
     P = max(ports, 1.0)
     rho = (lr + lw) / P
     if not rho < 1.0:
         return np.inf
-    return burst * rho / (2.0 * P * (1.0 - lw / P) * (1.0 - rho))
+    hi = lw * (1.0 - defer) / P  # writes served before the reads
+    return burst * (lr + lw * wr) / P / (2.0 * P * (1.0 - hi) * (1.0 - hi - lr / P))
 
 
 @njit(cache=True, inline="always")

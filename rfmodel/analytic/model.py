@@ -21,6 +21,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``write_hold``      cycles a consumer waits behind its producer's write beyond a one-cycle write
                     (default ``bank_write_cycles - 1``; a write buffer that serves the value
                     changes it)
+``write_defer``     share of the bank writes a write buffer holds back until no read waits for the
+                    bank (they queue behind the reads; default 0: writes go first)
 ``l1d_lines``       lines of the L1D the loads see (default the SM's; a design whose structure
                     holds the L1D's lines, e.g. beside registers, gives what it leaves them)
 ``l1d_assoc``       that L1D's ways (default the SM's)
@@ -138,7 +140,7 @@ DEFAULT_POOL = 8
 
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
                 write_share=1.0, operand_slots=True, bank_write_cycles=None,
-                write_hold=None, l1d_lines=None, l1d_assoc=None) -> dict:  # fmt: skip
+                write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.  On
@@ -189,6 +191,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         bank_cycles=bank_cycles,
         bank_write_cycles=bank_write_cycles,
         write_hold=write_hold,
+        write_defer=write_defer,
         l2_lines=max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1),
         l2_hit_latency=sm.l2_hit_latency_cycles,
         l1d_assoc=sm.l1d.assoc if l1d_assoc is None else l1d_assoc,
@@ -211,6 +214,7 @@ class Effects:
     bank_cycles: object = 1.0
     bank_write_cycles: object = None
     write_hold: object = None
+    write_defer: object = 0.0
     l1d_lines: object = None
     l1d_assoc: object = None
 
@@ -246,6 +250,7 @@ class AnalyticContext:
             bank_cycles=effects.bank_cycles, read_share=effects.read_share, write_share=effects.write_share,
             operand_slots=effects.operand_slots, bank_write_cycles=effects.bank_write_cycles,
             write_hold=effects.write_hold, l1d_lines=effects.l1d_lines, l1d_assoc=effects.l1d_assoc,
+            write_defer=effects.write_defer,
         )  # fmt: skip
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:

@@ -166,6 +166,7 @@ class WorkloadProfile:
     live_regs: float = 0.0
     write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
     write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
+    write_compressed: float = 0.0  # share of the written values BDI stores in fewer than 32 groups
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
@@ -1560,20 +1561,26 @@ def profile_trace(
 
 
 def write_value_stats(trace: Trace) -> dict:
-    """``write_groups`` and ``write_size_known`` of a trace: the mean number of 32-bit groups a BDI-compressed
-    written warp register fills (``ceil(bytes / 4)``; a value of unknown size counts as uncompressed, 32) and
-    the share of written values whose compressed size the trace gives."""
+    """``write_groups``, ``write_size_known`` and ``write_compressed`` of a trace: the mean number of 32-bit
+    groups a BDI-compressed written warp register fills (``ceil(bytes / 4)``, at least 1; a value of unknown
+    size counts as uncompressed, 32), the share of written values whose compressed size the trace gives, and
+    the share that fill fewer than 32 groups."""
     from rfmodel.workload.trace import COMPRESS_UNKNOWN, WARP_VALUE_BYTES, compressed_bytes
 
+    full = WARP_VALUE_BYTES // 4
     written = trace.dst != NONE
     nw = int(written.sum())
     if nw == 0:
-        return {"write_groups": float(WARP_VALUE_BYTES // 4), "write_size_known": 0.0}
+        return {"write_groups": float(full), "write_size_known": 0.0, "write_compressed": 0.0}
     code = trace.compress[written]
     known = code != COMPRESS_UNKNOWN
-    groups = np.full(nw, WARP_VALUE_BYTES // 4, dtype=np.float64)
-    groups[known] = np.ceil(compressed_bytes(code[known]) / 4.0)
-    return {"write_groups": float(groups.mean()), "write_size_known": float(known.mean())}
+    groups = np.full(nw, full, dtype=np.float64)
+    groups[known] = np.clip(np.ceil(compressed_bytes(code[known]) / 4.0), 1, full)
+    return {
+        "write_groups": float(groups.mean()),
+        "write_size_known": float(known.mean()),
+        "write_compressed": float((groups < full).mean()),
+    }
 
 
 def mix_of(profile: WorkloadProfile, *classes: OpClass) -> float:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rfmodel.analytic.banks import collector_wait_at, read_wait_at
+from rfmodel.analytic.banks import collector_wait_at, read_wait_split_at
 from rfmodel.analytic.profile import WorkloadProfile, bilinear_at, sched_rate_at
 from rfmodel.spec.occupancy import occupancy_warps  # noqa: F401  (re-exported for callers of the model)
 from rfmodel.workload.ir import N_OPCLASSES
@@ -96,7 +96,7 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
         dram, line_cycles, c_dram, L_mem, c_mem, h2 = x[6, i], x[7, i], x[8, i], x[9, i], x[10, i], x[11, i]
         misses, mshr, r, B, bc, w, bcw = x[12, i], x[13, i], x[14, i], x[15, i], x[16, i], x[17, i], x[18, i]
         P, burst, t_base, n_oc, pools = x[19, i], x[20, i], x[21, i], x[22, i], x[23, i]
-        k_add, c_lat, n_cta, pool_warps = x[24, i], x[25, i], x[26, i], x[27, i]
+        k_add, c_lat, n_cta, pool_warps, defer = x[24, i], x[25, i], x[26, i], x[27, i], x[28, i]
         cr = max(wp / wpc, 1e-9)
         const = fixed
         if not (sched and cr <= top):  # below the largest count the list schedules hold these bounds
@@ -111,7 +111,8 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             rate_mshr = mshr / (misses * max(L_q, 1.0)) if misses > 0 else np.inf
             lam_r = ipc * r / B * bc
             lam_w = 0.0 if separate_write else ipc * w / B * bcw
-            wq = min(bc * read_wait_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst), 50.0)
+            wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer)
+            wq = min(bc * wait, 50.0)
             t_c = t_base + wq
             hold = t_c + 1.0
             wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold), 50.0)
@@ -167,6 +168,7 @@ def interval_model(
     bank_cycles=1.0,
     bank_write_cycles=None,
     write_hold=None,
+    write_defer=0.0,
     l2_lines=None,
     l2_hit_latency=None,
     l1d_assoc=None,
@@ -189,7 +191,9 @@ def interval_model(
     and the bank bound scale with it.  ``bank_write_cycles``: cycles a write holds its bank (default
     ``bank_cycles``; STT-RAM's are longer): the writes' share of the bank bound and queue, and the wait
     of a consumer behind its producer's write (``write_hold``: that wait in cycles beyond a one-cycle
-    write, default ``bank_write_cycles - 1``; a write buffer that serves the value shortens it).
+    write, default ``bank_write_cycles - 1``; a write buffer that serves the value shortens it);
+    ``write_defer``: the share of the writes a write buffer holds back until no read waits (they queue
+    behind the reads instead of before them).
     ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D
     miss that hits it costs ``L1 + L2`` latency and no DRAM bandwidth (default: every L1D miss goes
     to DRAM at ``miss_latency``).  ``l1d_assoc``/``l2_assoc``: ways (set-associative LRU hit
@@ -302,7 +306,7 @@ def interval_model(
         np.asarray(c["mem_scale"]), h2, misses, mshr_n, r, B, bc, w, bcw, P, burst,
         np.asarray(rf_latency, dtype=np.float64) + ser + np.asarray(extra_collect, dtype=np.float64),
         N_oc, pools, np.asarray(c["pipe_extra"]) + write_hold, np.asarray(c["latency_scale"]), n_cta,
-        pool_warps if pool else 0.0,
+        pool_warps if pool else 0.0, np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
     )  # fmt: skip
 
     def steady(wp):

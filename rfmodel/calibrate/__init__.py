@@ -117,7 +117,8 @@ METRICS = (
     "warp_instructions",
 )
 #: design metrics compared when both engines give them (absolute error, like a hit rate)
-HIT_METRICS = ("rf_cache_hit_rate",)
+#: design hit rates the fit and the report compare (a register cache's, a write buffer's share of reads)
+HIT_METRICS = ("rf_cache_hit_rate", "wb_hit_rate")
 
 
 # ------------------------------------------------------------------------------------------ provenance
@@ -624,8 +625,11 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
     worst = sorted(rows, key=lambda r: -r["ipc_ape"])[:5]
     for w in worst:
         w["explanation"] = _explain(w)
-    design_hit = [abs(r[f"{k}_model"] - r[f"{k}_sim"]) for r in rows for k in HIT_METRICS if f"{k}_sim" in r]
-    extra = {"rf_cache_hit_rate_mae": float(np.mean(design_hit))} if design_hit else {}
+    extra = {}
+    for k in HIT_METRICS:
+        design_hit = [abs(r[f"{k}_model"] - r[f"{k}_sim"]) for r in rows if f"{k}_sim" in r]
+        if design_hit:
+            extra[f"{k}_mae"] = float(np.mean(design_hit))
     return {
         "n_heldout": len(rows),
         **extra,

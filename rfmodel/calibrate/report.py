@@ -17,7 +17,10 @@ from pathlib import Path
 from rfmodel.io import write_text
 
 SECTION = "## Analytic models versus the simulator"
-GOALS = {"ipc_mape": 0.10, "hit_rate_mae": 0.05, "rf_cache_hit_rate_mae": 0.05, "bank_stall_rel_err": 0.20}
+GOALS = {
+    "ipc_mape": 0.10, "hit_rate_mae": 0.05, "rf_cache_hit_rate_mae": 0.05, "wb_hit_rate_mae": 0.05,
+    "bank_stall_rel_err": 0.20,
+}
 
 
 class Progress:
@@ -144,7 +147,8 @@ def validation_section(res: dict) -> str:
         "the points where the simulator measures bank stalls (their number in brackets; slow banks "
         "included); "
         "`within 20 %` the share of points meeting that; `L1D hit` is the L1D hit-rate mean absolute error; "
-        "`RF-cache hit` the design's register-cache hit-rate error; `MC cover` the share of held-out "
+        "`RF-cache hit` the design's register-cache hit-rate error (the STT-RAM design's: the share of "
+        "reads its write buffer serves, marked `wb`); `MC cover` the share of held-out "
         "simulator IPCs inside the Monte-Carlo 95 % interval (workload ±10 %, and the model's own error at "
         "its cross-validated scale `model_log_ipc_sd`, `cv` in the table; `MC width` the median width of "
         "that interval relative to the simulator's IPC).",
@@ -158,7 +162,7 @@ def validation_section(res: dict) -> str:
         lines.append(
             f"| {d} | {r.get('n_heldout', 0)} | {r.get('n_train', 0)} | {_pct(r.get('ipc_mape'))} | "
             f"{_pct(r.get('ipc_ape_p90'))} | {_pct(r.get('hit_rate_mae'))} | "
-            f"{_pct(r.get('rf_cache_hit_rate_mae'))} | "
+            f"{_design_hit(r)} | "
             f"{_pct(r.get('bank_stall_rel_err'))} ({r.get('n_stall', 0)}) | "
             f"{_pct(r.get('bank_stall_within_20pct'))} | "
             f"{_pct(r.get('rf_access_rel_err'))} | {r.get('cv_log_ipc_rms', float('nan')):.3f} | "
@@ -193,3 +197,10 @@ def update_validation_doc(path, section: str) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + section
     write_text(p, text if text.endswith("\n") else text + "\n")
+
+
+def _design_hit(r: dict) -> str:
+    """The design's own hit-rate error: its register cache's, else its write buffer's (marked)."""
+    if r.get("rf_cache_hit_rate_mae") is not None or r.get("wb_hit_rate_mae") is None:
+        return _pct(r.get("rf_cache_hit_rate_mae"))
+    return f"{_pct(r.get('wb_hit_rate_mae'))} wb"

@@ -133,6 +133,7 @@ def stt_write_hook(ints, floats, warp, row, k, reg, cycle):
 STT_METRICS = TIMING_METRICS + (
     "wb_writes",
     "wb_hits",
+    "wb_hit_rate",
     "wb_full_stall_cycles",
     "wb_occupancy_mean",
     "wb_occupancy_max",
@@ -145,7 +146,12 @@ STT_METRICS = TIMING_METRICS + (
 
 #: the buffer's queueing terms (docs/models.md, "STT-RAM register file"): a scale on the blocking
 #: probability, and on the wait a consumer keeps behind its producer's direct write
-STT_CALIBRATION = {"wb_block_scale": (1.0, 0.1, 10.0), "wb_hold_scale": (1.0, 0.0, 2.0)}
+STT_CALIBRATION = {
+    "wb_block_scale": (1.0, 0.1, 10.0),
+    "wb_hold_scale": (1.0, 0.0, 2.0),
+    "wb_busy_scale": (1.0, 0.3, 1.0),
+    "wb_hit_scale": (1.0, 0.3, 2.0),
+}
 
 
 @register
@@ -208,6 +214,7 @@ class Stt(Design):
             **timing_metrics(*_timing(sm, p)),
             "wb_writes": float(counts["wbuf_writes"]),
             "wb_hits": hits,
+            "wb_hit_rate": rate(hits, reads),
             "wb_full_stall_cycles": float(counts["wbuf_full_waits"]),
             "wb_occupancy_mean": rate(counts.get("wbuf_occupancy_sum", 0), wb_cycles),
             "wb_occupancy_max": float(counts["wbuf_max"]),
@@ -231,8 +238,8 @@ class Stt(Design):
     # ------------------------------------------------------------------ analytic
     def analytic(self, ctx):
         """The interval model with the cell's read and write bank times; with a buffer, a write that finds
-        its bank busy is absorbed unless the buffer blocks, and its consumer reads it from the buffer
-        (docs/models.md, "STT-RAM register file")."""
+        its bank busy is absorbed unless the buffer blocks, waits behind the reads, and its near consumers
+        read it from the buffer (docs/models.md, "STT-RAM register file")."""
         d = SttParams()
         grid = {**ctx.grid, "main_cell": ctx.grid.get("main_cell", d.main_cell)}
         read_x, write_x = grid_bank_timing(ctx.sm, grid)
@@ -243,40 +250,57 @@ class Stt(Design):
         codec = np.where(bdi > 0, ctx.value("codec_cycles", d.codec_cycles), 0.0)
         B = np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"), dtype=np.float64)
         prof = ctx.profile
+        c = ctx.coef
+        near = wb_near_share(prof)
         m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, extra_collect=codec))
-        absorbed = p_block = 0.0 * R
+        absorbed = p_block = hit = 0.0 * R
         for _ in range(3):  # the buffer's terms depend on the model's IPC: a short fixed point
-            absorbed, p_block = wb_queue(m["ipc"], prof.reads_per_instr, prof.writes_per_instr, B, R, W, K,
-                                         shared, ctx.coef["wb_block_scale"])  # fmt: skip
-            hold = (W - 1.0) * (1.0 - absorbed) * ctx.coef["wb_hold_scale"] + p_block * W
-            hold = np.where(K > 0, hold, W - 1.0)
-            m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, write_hold=hold, extra_collect=codec))
+            rs = 1.0 - hit
+            absorbed, p_block = wb_queue(m["ipc"], prof.reads_per_instr * rs, prof.writes_per_instr, B, R, W,
+                                         K, shared, c["wb_block_scale"], c["wb_busy_scale"])  # fmt: skip
+            hit = np.where(K > 0, np.clip(absorbed * near * c["wb_hit_scale"], 0.0, 0.95), 0.0)
+            # a write that finds its bank free starts at once and one that finds it busy is buffered: only
+            # the blocked ones (a full buffer) go before a waiting read
+            seen = wb_busy(m["ipc"], prof.reads_per_instr * rs, prof.writes_per_instr, B, R, W,
+                           c["wb_busy_scale"])
+            defer = np.where(K > 0, 1.0 - seen * p_block, 0.0)
+            hold = wb_hold(m["ipc"], prof.reads_per_instr * (1.0 - hit), prof.writes_per_instr, B, R, W, K,
+                           absorbed, p_block, c["wb_busy_scale"]) * c["wb_hold_scale"]  # fmt: skip
+            # the shared model scales the hold by the read share (a read served elsewhere does not wait); a
+            # buffer hit's consumer is already out of ``hold``
+            m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, write_hold=hold / (1.0 - hit),
+                                  extra_collect=codec, read_share=1.0 - hit,
+                                  write_defer=defer))  # fmt: skip
         r, w = ctx.reads, ctx.writes
+        bank_r = prof.reads_per_instr * (1.0 - hit)
         groups = w * np.where(bdi > 0, prof.write_groups, GROUPS)
         wb_w = w * absorbed
+        hits = r * hit
         nan = np.full(np.shape(R), np.nan)
         metrics = {
             **timing_metrics(read_x, write_x),
             "wb_writes": wb_w,
-            "wb_hits": nan,
-            "wb_full_stall_cycles": w * p_block * W,
+            "wb_hits": hits,
+            "wb_hit_rate": hit + 0 * R,
+            "wb_full_stall_cycles": w * wb_busy(m["ipc"], bank_r, prof.writes_per_instr, B, R, W,
+                                                c["wb_busy_scale"]) * p_block * W,
             "wb_occupancy_mean": wb_occupancy(m["ipc"], prof.writes_per_instr, absorbed,
-                                              wb_residence(m["ipc"], prof.reads_per_instr,
-                                                           prof.writes_per_instr, B, R, W),
+                                              wb_residence(m["ipc"], bank_r, prof.writes_per_instr, B, R, W),
                                               np.where(shared > 0, K, K * B)),
             "wb_occupancy_max": nan,
-            "reads_behind_write": nan,
+            "reads_behind_write": ctx.n * wb_reads_behind_write(
+                m["ipc"], bank_r, prof.writes_per_instr, B, R, W, K, near, c["wb_busy_scale"]),
             "groups_written": groups,
             "groups_per_write": groups / np.maximum(w, 1e-12),
-            "bdi_compressed_share": nan,
+            "bdi_compressed_share": np.where(bdi > 0, prof.write_compressed, 0.0) + 0 * R,
             "bdi_size_known_share": prof.write_size_known + 0 * R,
         }
         events = {
-            "rf_bank": (r, w),
+            "rf_bank": (r - hits, w),
             "rf_write_groups": (0.0, groups * bdi),
             "crossbar": (r + w, 0.0),
             "collector": (r, r),
-            **wb_events(wb_w, wb_w, np.where(bdi > 0, prof.write_groups, GROUPS)),
+            **wb_events(wb_w + hits, wb_w, np.where(bdi > 0, prof.write_groups, GROUPS)),
             "bdi_compressor": (0.0, w * bdi),
             "bdi_decompressor": (r * bdi, 0.0),
         }
@@ -381,28 +405,85 @@ def _timing(sm, p: SttParams):
     return bank_timing(sm, p)
 
 
-def wb_queue(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, shared, block_scale=1.0):
-    """``(absorbed, p_block)``: the share of writes the buffer absorbs (they find their bank busy and the
-    buffer has room) and the probability that a write finds the buffer full (docs/models.md, "STT-RAM
-    register file").  Per bank, reads (``R`` cycles each, priority) and writes (``W``) arrive at
-    ``ipc x per-instruction / banks``; a write finds its bank busy with probability ``rho`` (the bank's
-    utilization); the drain is a server of utilization ``rho_w = lam_w W / (1 - lam_r R)`` whose waiting
-    writes fill the buffer: per bank ``P(queue > K) = rho_w^(K + 1)`` (M/M/1), shared over ``B`` banks a
-    geometric total of the banks' mean queue ``m = B rho_w^2 / (1 - rho_w)``: ``(m / (1 + m))^K``."""
+def _bank_rates(ipc, reads_per_instr, writes_per_instr, banks, R, W):
+    """Per bank: read and write arrivals per cycle, the reads' and writes' utilizations and the bank's."""
     ipc = np.asarray(ipc, dtype=np.float64)
     B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
     lam_r = ipc * reads_per_instr / B
     lam_w = ipc * writes_per_instr / B
-    rho = np.clip(lam_r * R + lam_w * W, 0.0, 1.0)
-    rho_w = np.clip(lam_w * W / np.maximum(1.0 - lam_r * R, 1e-6), 0.0, 0.999)
+    u_r = np.clip(lam_r * R, 0.0, 0.98)
+    u_w = np.clip(lam_w * W, 0.0, 0.999)
+    return lam_r, lam_w, u_r, u_w, np.clip(u_r + u_w, 0.0, 0.999)
+
+
+def wb_busy(ipc, reads_per_instr, writes_per_instr, banks, R, W, busy_scale=1.0):
+    """The share of results that find their bank busy (or with older values buffered, which a
+    work-conserving bank only has while busy): the bank's utilization ``rho`` times ``wb_busy_scale``."""
+    rho = _bank_rates(ipc, reads_per_instr, writes_per_instr, banks, R, W)[4]
+    return np.clip(rho * np.asarray(busy_scale, dtype=np.float64), 0.0, 1.0)
+
+
+def wb_queue(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, shared, block_scale=1.0, busy_scale=1.0):
+    """``(absorbed, p_block)``: the share of writes the buffer absorbs (they find their bank busy and the
+    buffer has room) and the probability that such a write finds the buffer full (docs/models.md, "STT-RAM
+    register file").  Per bank, reads (``R`` cycles each) and writes (``W``) arrive at ``ipc x
+    per-instruction / banks``; a write finds its bank busy with probability ``seen`` (:func:`wb_busy`); a
+    buffered value stays :func:`wb_residence` cycles ``T``, so a busy bank holds ``x = lam_w T`` values on
+    average and all banks ``m = B lam_w seen T`` (Little), each count taken as geometric: per-bank buffers
+    of ``K`` block with ``(x / (1 + x))^K``, a shared one with ``(m / (1 + m))^K``."""
+    lam_r, lam_w, _u_r, _u_w, _rho = _bank_rates(ipc, reads_per_instr, writes_per_instr, banks, R, W)
+    B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
+    seen = wb_busy(ipc, reads_per_instr, writes_per_instr, banks, R, W, busy_scale)
+    T = wb_residence(ipc, reads_per_instr, writes_per_instr, banks, R, W)
     K = np.asarray(K, dtype=np.float64)
-    per_bank = np.power(rho_w, K + 1.0)
-    mq = B * rho_w**2 / (1.0 - rho_w)
+    x = lam_w * T
+    per_bank = np.power(x / (1.0 + x), K)
+    mq = B * x * seen
     pooled = np.power(mq / (1.0 + mq), K)
     p_block = np.where(np.asarray(shared) > 0, pooled, per_bank) * np.asarray(block_scale)
     p_block = np.where(K > 0, np.clip(p_block, 0.0, 1.0), 1.0)
-    absorbed = np.where(K > 0, rho * (1.0 - p_block), 0.0)
+    absorbed = np.where(K > 0, seen * (1.0 - p_block), 0.0)
     return absorbed, p_block
+
+
+def wb_hold(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, absorbed, p_block, busy_scale=1.0):
+    """Cycles a consumer waits behind its producer's write beyond a one-cycle write (the shared model's
+    ``write_hold``): a value written directly (its bank was free) holds the bank ``W - 1`` more cycles; an
+    absorbed one is read from the buffer (0); one that finds the buffer full waits about a drain, ``W``,
+    then writes.  Without a buffer every write first waits for its bank, writes before reads: the
+    non-preemptive priority wait ``W0 / (1 - u_w)``, ``W0 = (u_r R + u_w W) / 2``."""
+    _lr, _lw, u_r, u_w, _rho = _bank_rates(ipc, reads_per_instr, writes_per_instr, banks, R, W)
+    seen = wb_busy(ipc, reads_per_instr, writes_per_instr, banks, R, W, busy_scale)
+    wait = (u_r * R + u_w * W) / 2.0 / (1.0 - u_w)
+    buffered = (W - 1.0) * (1.0 - seen) + seen * np.asarray(p_block) * (2.0 * W - 1.0)
+    return np.where(np.asarray(K) > 0, buffered, W - 1.0 + wait) + 0.0 * np.asarray(absorbed)
+
+
+def wb_reads_behind_write(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, K, near, busy_scale=1.0):
+    """Bank reads per instruction that find their bank busy with a write: any read while a write holds the
+    bank (the writes' utilization ``u_w``), and the near consumers (``near``) of a value written straight
+    to its bank (all of them without a buffer; with one, those whose write found the bank free), which
+    arrive while their producer's write holds it."""
+    _lr, _lw, _u_r, u_w, _rho = _bank_rates(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W)
+    seen = wb_busy(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, busy_scale)
+    direct = np.where(np.asarray(K) > 0, 1.0 - seen, 1.0)
+    return bank_reads_per_instr * u_w + bank_reads_per_instr * near * direct
+
+
+def wb_near_share(profile) -> float:
+    """The share of source reads whose producer is one of the warp's two previous instructions (the
+    profile's dependence distances): the consumers that wait for a result and read it right after its
+    write-back, from the buffer when the write was absorbed."""
+    from rfmodel.analytic.reuse import near_fraction_from_hist
+
+    h = getattr(profile, "dep_dist_hist", None)
+    if h is None or np.sum(h) <= 0:
+        return 0.0
+    return float(near_fraction_from_hist(h, WB_NEAR_DISTANCE))
+
+
+#: the dependence distance (a warp's own instructions) within which a consumer reads a buffered result
+WB_NEAR_DISTANCE = 2
 
 
 def wb_residence(ipc, reads_per_instr, writes_per_instr, banks, R, W):
