@@ -301,8 +301,6 @@ def load_workload(
     ``Profile.max_warp_instrs``) is an error (``ExpansionLimitError``) or, with ``"truncate"``, cut there
     with a warning.  ``trace_source``: one of :data:`TRACE_SOURCES` (built-in kernels only; SASS
     files and synthetic workloads are expanded)."""
-    from rfmodel.workload.expand import expand
-
     if isinstance(ref, Workload):
         return ref
     if not isinstance(ref, str | Path):
@@ -365,6 +363,8 @@ def load_workload(
             else {"max_warp_instrs": expect_int("max_warp_instrs", max_warp_instrs, low=1)}
         )
         profile = dataclasses.replace(profile or Profile(), on_cap=on_cap, **cap)
+    from rfmodel.workload.expand import expand  # here: an Accel-Sim or executed trace needs no expansion
+
     trace = expand(
         kernel,
         profile,
