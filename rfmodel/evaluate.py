@@ -56,7 +56,7 @@ from rfmodel.designs.base import Design, get_design
 from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
 from rfmodel.results import SCALAR_METRICS, UNITS, assemble  # noqa: F401
 from rfmodel.sim.core import STALL_REASONS
-from rfmodel.spec import SMSpec, from_gpgpusim_config, get_preset, load_spec
+from rfmodel.spec import SMSpec, get_preset, load_spec
 from rfmodel.version import __version__
 from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload
 
@@ -92,6 +92,8 @@ def resolve_gpu(gpu) -> SMSpec:
             raise RfmodelError(f"{s}: holds a '{type(spec).kind}' spec, not an SM spec")
         return spec
     if s.endswith("gpgpusim.config") or s.endswith(".config"):
+        from rfmodel.spec.gpgpusim import from_gpgpusim_config
+
         return from_gpgpusim_config(s)
     return get_preset(s)
 
