@@ -52,22 +52,27 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from rfmodel.analytic.engine import (  # noqa: F401  (the profile helpers are part of the façade's API)
-    PROFILE_WARPS,
-    evaluate_analytic,
-    exec_latencies,
-    issue_resources,
-    memory_latencies,
-    resolve_calibration,
-    workload_profile,
-)
 from rfmodel.designs.base import Design, get_design
 from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
 from rfmodel.results import SCALAR_METRICS, UNITS, assemble  # noqa: F401
 from rfmodel.sim.core import STALL_REASONS
-from rfmodel.spec import SMSpec, from_gpgpusim_config, get_preset, load_spec
+from rfmodel.spec import SMSpec, get_preset, load_spec
 from rfmodel.version import __version__
 from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload
+
+#: the analytic engine's helpers that are part of the façade's API, imported on first use (a simulation
+#: does not load the analytic engine)
+ENGINE_NAMES = ("PROFILE_WARPS", "evaluate_analytic", "exec_latencies", "issue_resources", "memory_latencies",
+                "resolve_calibration", "workload_profile")  # fmt: skip
+
+
+def __getattr__(name: str):
+    if name in ENGINE_NAMES:
+        from rfmodel.analytic import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module 'rfmodel.evaluate' has no attribute {name!r}")
+
 
 METHODS = ("analytic", "simulate", "montecarlo")
 DEFAULT_GPU = "fermi-gtx480"
@@ -87,6 +92,8 @@ def resolve_gpu(gpu) -> SMSpec:
             raise RfmodelError(f"{s}: holds a '{type(spec).kind}' spec, not an SM spec")
         return spec
     if s.endswith("gpgpusim.config") or s.endswith(".config"):
+        from rfmodel.spec.gpgpusim import from_gpgpusim_config
+
         return from_gpgpusim_config(s)
     return get_preset(s)
 
@@ -259,6 +266,8 @@ def evaluate(
             require_fit=require_fit,
         )  # fmt: skip
     if max_warps == "auto":
+        from rfmodel.analytic.engine import PROFILE_WARPS
+
         max_warps = PROFILE_WARPS
     if sim_options is not None:
         raise RfmodelError("sim_options apply to method='simulate' only")
@@ -401,6 +410,8 @@ def stall_reasons(design: Design) -> tuple[str, ...]:
 def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed, max_warps,
                        calibration, require_fit=True) -> xr.Dataset:  # fmt: skip
     """The analytic engine (:func:`rfmodel.analytic.engine.evaluate_analytic`) on checked inputs."""
+    from rfmodel.analytic.engine import evaluate_analytic
+
     d = get_design(design)
     sm = resolve_gpu(gpu)
     tech = {**DEFAULT_TECH, **(tech or {})}

@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rfmodel.errors import ParseError
+from rfmodel.errors import ParseError, RfmodelError, UnknownNameError
 from rfmodel.workload.accelsim import classify_opcode, read_kernelslist, read_traceg
 from rfmodel.workload.ir import OpClass
+from rfmodel.workload.suite import load_workload
 from rfmodel.workload.trace import NONE
 
 SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "accelsim-traces" / "synthetic"
@@ -82,6 +83,62 @@ def test_kernelslist_resolves_paths():
     assert read_kernelslist(SAMPLES / "mem_mid" / "kernelslist.g") == [
         SAMPLES / "mem_mid" / "kernel-1.traceg.xz"
     ]
+
+
+@needs_samples
+@pytest.mark.parametrize("suffix", ["/kernelslist.g", "", "/kernelslist.g:kernel-1", ":kernel-1.traceg"])
+def test_a_kernelslist_is_a_workload_of_its_kernel(suffix):
+    # the list, its folder, and either with its one kernel picked all read the listed trace
+    direct = load_workload(str(SAMPLES / "tiny" / "kernel-1.traceg"))
+    wl = load_workload(f"{SAMPLES / 'tiny'}{suffix}")
+    assert wl.trace.n_instrs == direct.trace.n_instrs == README["tiny"][1]
+    assert np.array_equal(wl.trace.src, direct.trace.src) and wl.source == direct.source
+    assert wl.name == ("tiny:kernel-1" if ":" in suffix else "tiny")
+
+
+@needs_samples
+def test_a_kernelslist_reads_a_compressed_kernel():
+    assert load_workload(str(SAMPLES / "mem_mid" / "kernelslist.g")).trace.n_instrs == README["mem_mid"][1]
+
+
+def test_kernelslist_naming_a_missing_trace_is_one_error(tmp_path):
+    write(tmp_path, {0: {0: [EXIT]}})
+    (tmp_path / "kernelslist").write_text("kernel-1.traceg\nkernel-9.traceg\n")
+    for ref in (tmp_path / "kernelslist", tmp_path):
+        with pytest.raises(RfmodelError, match="kernel-9.traceg.*does not exist"):
+            load_workload(str(ref))
+
+
+def test_several_kernels_name_the_choices_and_one_is_picked(tmp_path):
+    write(tmp_path, {0: {0: ["0000 ffffffff 0 NOP 0 0 0", EXIT]}})
+    write(tmp_path, {0: {0: [EXIT]}, 1: {0: [EXIT]}}, name="kernel-2.traceg")
+    kl = tmp_path / "kernelslist.g"
+    kl.write_text("MemcpyHtoD,0x00007f0000000000,1024\nkernel-1.traceg\nkernel-2.traceg\n")
+    for ref in (kl, tmp_path):  # a folder reads its kernel list
+        with pytest.raises(RfmodelError, match="holds 2 kernel traces") as e:
+            load_workload(str(ref))
+        assert "kernel-1.traceg, kernel-2.traceg" in str(e.value) and f"'{ref}:<kernel>'" in str(e.value)
+        assert load_workload(f"{ref}:kernel-2").trace.n_instrs == 2
+        assert load_workload(f"{ref}:kernel-1.traceg").trace.n_instrs == 2
+        assert load_workload(f"{ref}:kernel-1").name == f"{tmp_path.name}:kernel-1"
+        with pytest.raises(UnknownNameError, match="kernel-3"):
+            load_workload(f"{ref}:kernel-3")
+    kl.unlink()  # a folder without a list: its kernel-*.traceg files, in kernel order
+    with pytest.raises(RfmodelError, match="kernel-1.traceg, kernel-2.traceg"):
+        load_workload(str(tmp_path))
+
+
+def test_cli_simulate_reads_a_kernelslist(tmp_path, capsys):
+    from rfmodel.cli import main
+
+    write(tmp_path, {0: {0: ["0000 ffffffff 0 NOP 0 0 0", EXIT]}})
+    write(tmp_path, {0: {0: [EXIT]}}, name="kernel-2.traceg")
+    kl = tmp_path / "kernelslist.g"
+    kl.write_text("kernel-1.traceg\nkernel-2.traceg\n")
+    assert main(["simulate", "--workload", str(kl), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "kernel-1.traceg, kernel-2.traceg" in err and len(err.strip().splitlines()) == 1
+    assert main(["simulate", "--workload", f"{kl}:kernel-1", "--quiet", "--json"]) == 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1046,3 +1046,18 @@ def test_parse_speed():
     dt = time.perf_counter() - t0
     assert n > 0
     assert dt < 2.0, f"{n} instructions took {dt:.2f} s"
+
+
+def test_a_listing_path_picks_its_kernel_by_name(tmp_path):
+    """``path:kernel`` picks a kernel of any listing (``.sass``, ``.txt``), as it does of a kernel list."""
+    from rfmodel.errors import UnknownNameError
+    from rfmodel.workload.suite import builtin_sass_path, load_kernel
+
+    text = builtin_sass_path("saxpy", "sm_80").read_text()
+    name = read_sass(builtin_sass_path("saxpy", "sm_80"))[0].name
+    for suffix in (".sass", ".txt"):
+        p = tmp_path / f"listing{suffix}"
+        p.write_text(text)
+        assert load_kernel(f"{p}:{name}").name == name == load_kernel(str(p)).name
+        with pytest.raises(UnknownNameError, match=f"unknown kernel in {p} 'nokernel'"):
+            load_kernel(f"{p}:nokernel")

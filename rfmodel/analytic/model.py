@@ -38,8 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rfmodel.analytic.calibration import PREFIX
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, interval_model, softmin
+from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS, PREFIX
 from rfmodel.spec.occupancy import occupancy_warps
 from rfmodel.spec.sm import OP_CLASS_NAMES
 
@@ -52,7 +51,6 @@ __all__ = [
     "resident_warps",
     "sm_interval",
     "sm_param",
-    "softmin",
 ]
 
 #: SM fields (and derived totals) the interval model reads from the grid
@@ -164,6 +162,8 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         rotations = bps / np.gcd(np.asarray(sched, dtype=np.int64), np.asarray(bps, dtype=np.int64))
     else:
         rotations = np.minimum(np.maximum(warps, 1), bps)
+    from rfmodel.analytic.throughput import interval_model  # here: the designs' costs need no profile code
+
     return interval_model(
         profile,
         warps=warps,

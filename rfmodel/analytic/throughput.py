@@ -17,6 +17,11 @@ import numpy as np
 from numba import njit
 
 from rfmodel.analytic.banks import collector_wait_at, read_wait_split_at
+from rfmodel.analytic.calibration import (  # noqa: F401  (the model's coefficients, re-exported)
+    INTERVAL_COEFFICIENTS,
+    NOT_FITTED,
+    coefficient_defaults,
+)
 from rfmodel.analytic.profile import WorkloadProfile, bilinear_at, sched_rate_at
 from rfmodel.spec.occupancy import occupancy_warps  # noqa: F401  (re-exported for callers of the model)
 from rfmodel.workload.ir import N_OPCLASSES
@@ -39,29 +44,6 @@ def softmin(rates, q=SOFTMIN_Q):
 
 
 # ============================================================================ calibrated interval model
-#: coefficients of :func:`interval_model`: name -> (default, lower bound, upper bound)
-INTERVAL_COEFFICIENTS = {
-    "softmin_q": (4.0, 1.5, 16.0),  # sharpness of the soft minimum over bounds
-    "pipe_extra": (1.0, -1.0, 4.0),  # extra cycles per dependence beyond collection (pipeline stages)
-    "mem_scale": (1.0, 0.3, 3.0),  # scale on the modelled L1D-miss latency
-    "dram_queue": (1.0, 0.0, 8.0),  # burstiness of the DRAM queue (1: M/D/1 with Poisson arrivals)
-    "latency_scale": (1.0, 0.3, 3.0),  # scale on the CTA critical path (barriers, imbalance)
-    "queue_burst": (1.0, 0.0, 8.0),  # burstiness of bank arrivals (1 = Poisson batches)
-    "align_burst": (1.0, 0.2, 16.0),  # extra burstiness when a pool's warps share one bank rotation
-    "slow_queue": (1.0, 0.0, 8.0),  # queueing across cycles when an access holds its bank several cycles
-    "tail_weight": (0.5, 0.0, 1.0),  # weight of the wave/tail model against the steady state
-    "ser_stall": (1.0, 0.0, 8.0),  # stall cycles per cycle of serialization beyond the first
-    "queue_stall": (1.0, 0.1, 8.0),  # stall cycles per cycle of queueing wait
-    # multiplies every design's modelled IPC (applied once, by rfmodel.designs.base.run_analytic); not
-    # fitted (1 in every calibration): the Monte-Carlo engine draws the model's own error on it
-    "ipc_factor": (1.0, 0.1, 10.0),
-}
-#: coefficients that calibration leaves at their defaults
-NOT_FITTED = ("ipc_factor",)
-
-
-def coefficient_defaults(table=INTERVAL_COEFFICIENTS) -> dict:
-    return {k: v[0] for k, v in table.items()}
 
 
 #: the outputs of :func:`_steady`, in order

@@ -446,10 +446,25 @@ def design_classes() -> dict[str, type[Design]]:
 def get_design(name: str | Design) -> Design:
     if isinstance(name, Design):
         return name
-    _load_designs()
+    if isinstance(name, str) and name not in _REGISTRY:
+        _load_design_module(name)
+    if not isinstance(name, str) or name not in _REGISTRY:
+        _load_designs()
     if not isinstance(name, str) or name not in _REGISTRY:
         raise UnknownNameError("design", name, _REGISTRY)
     return _REGISTRY[name]()
+
+
+def _load_design_module(name: str) -> None:
+    """Import the module of this package named like the design (``baseline`` -> ``baseline.py``), which
+    registers it, so that using one design does not import every design; a name that no module here has
+    (``ltrf_plus``, a plug-in's) is found by importing them all (:func:`_load_designs`)."""
+    from pathlib import Path
+
+    if name.isidentifier() and (Path(__file__).resolve().parent / f"{name}.py").is_file():
+        import importlib
+
+        importlib.import_module(f"rfmodel.designs.{name}")
 
 
 _LOADED = False
@@ -467,8 +482,16 @@ def _load_designs() -> None:
     from importlib.metadata import entry_points
     from pathlib import Path
 
-    for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]):
-        importlib.import_module(f"rfmodel.designs.{info.name}")
+    here = str(Path(__file__).resolve().parent)
+    modules = [f"rfmodel.designs.{info.name}" for info in pkgutil.iter_modules([here])]
+    for module in modules:
+        importlib.import_module(module)
+    # the registry in module order, whichever design get_design imported first (a stable sort keeps each
+    # module's own order; classes from elsewhere follow)
+    rank = {m: i for i, m in enumerate(modules)}
+    ordered = sorted(_REGISTRY.items(), key=lambda item: rank.get(item[1].__module__, len(rank)))
+    _REGISTRY.clear()
+    _REGISTRY.update(ordered)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             obj = ep.load()

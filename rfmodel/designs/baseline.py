@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import Design, SimHooks, SimSetup, bank_header, gpgpusim_offset, register
 from rfmodel.designs.mainrf import (
     TIMING_METRICS,

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
 from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_reuse_hist, served_outside
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     Design,

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import (
     L1_ABSORB,
     L1_FILL,

@@ -67,9 +67,8 @@ from numba import njit
 
 from rfmodel.analytic.banks import bank_read_wait
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
-from rfmodel.analytic.model import softmin
 from rfmodel.analytic.model import two_level as two_level_flag
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, softmin
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     NEVER,

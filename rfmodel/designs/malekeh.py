@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, resident_warps, sm_param
 from rfmodel.analytic.reuse import (
     ipc_gain,
@@ -46,7 +47,6 @@ from rfmodel.analytic.reuse import (
     profile_reuse_hist,
     served_outside,
 )
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, reuse_hints
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,

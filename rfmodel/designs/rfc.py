@@ -46,10 +46,10 @@ import numpy as np
 from numba import njit
 
 from rfmodel.analytic.banks import bank_read_wait
+from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     NEVER,

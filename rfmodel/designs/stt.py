@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numba import njit
 
+from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     Design,

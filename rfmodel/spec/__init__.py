@@ -10,16 +10,22 @@ GPGPU-Sim options read.
 """
 
 from .base import FieldInfo, Spec, param, spec_kinds, spec_type
-from .gpgpusim import (
-    GPGPUSIM_DEFAULTS,
-    GpgpusimImport,
-    from_gpgpusim_config,
-    import_gpgpusim_config,
-    parse_option_file,
-)
 from .presets import PRESETS, get_preset
 from .sm import BANK_MAPPINGS, OP_CLASS_NAMES, SCHEDULERS, CollectorSpec, L1DSpec, LatencySpec, SMSpec
 from .toml_io import dumps, dumps_spec, load_spec, loads_spec, save_spec, write_text_atomic
+
+#: the GPGPU-Sim import's names, imported on first use (a run on a preset does not read a config file)
+_GPGPUSIM_NAMES = ("GPGPUSIM_DEFAULTS", "GpgpusimImport", "from_gpgpusim_config", "import_gpgpusim_config",
+                   "parse_option_file")  # fmt: skip
+
+
+def __getattr__(name: str):
+    if name in _GPGPUSIM_NAMES:
+        from . import gpgpusim
+
+        return getattr(gpgpusim, name)
+    raise AttributeError(f"module 'rfmodel.spec' has no attribute {name!r}")
+
 
 __all__ = [
     "BANK_MAPPINGS",

@@ -9,8 +9,12 @@ A *workload reference* is one of
 * ``expand:<name>`` / ``execute:<name>``: a built-in kernel with its trace made one given way
   (see below), e.g. to compare ``saxpy`` with ``expand:saxpy`` in one evaluation;
 * a path to a SASS listing (``.sass``, ``.txt``: cuobjdump or nvdisasm
-  output; ``path.sass:kernel`` picks one kernel of several) or to an Accel-Sim
-  trace (``kernel-*.traceg[.xz]``, or a directory with ``kernelslist.g``).
+  output) or to an Accel-Sim trace (``kernel-*.traceg[.xz]``, a ``kernelslist.g`` or
+  ``kernelslist``, or a directory holding one of these).  ``path:kernel`` picks one kernel
+  of a file that holds several (:func:`split_kernel_choice`): a SASS listing's kernel by
+  name, an Accel-Sim list's by its trace file (``kernel-2.traceg`` or ``kernel-2``); a
+  file with several kernels and no choice is read as its first kernel (SASS) or refused
+  with the choices named (Accel-Sim: one trace is one kernel's launch).
 
 :func:`load_workload` turns a reference into a :class:`Workload`: its static
 kernel (if any) and its dynamic trace for one SM's share of the grid.  A built-in kernel's
@@ -118,9 +122,7 @@ def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
         if banks:
             k.attrs["constant_banks"] = banks
         return k
-    path, _, which = ref.partition(".sass:") if ".sass:" in ref else (ref, "", "")
-    if which:
-        path += ".sass"
+    path, which = split_kernel_choice(ref)
     p = Path(path)
     if not p.exists():
         raise RfmodelError(
@@ -129,6 +131,90 @@ def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
         )
     kernels = read_sass(p)
     return _pick(kernels, which, str(p)) if which else kernels[0]
+
+
+def split_kernel_choice(ref: str) -> tuple[str, str]:
+    """``("dir/k.sass", "name")`` for ``"dir/k.sass:name"``: a file (or folder) and the kernel of it that a
+    reference picks (``""``: none).  The choice follows the first ``:`` whose left part is an existing
+    path; a reference that is itself an existing path, or has no such ``:``, picks nothing."""
+    if Path(ref).exists():
+        return ref, ""
+    i = ref.find(":")
+    while i > 0:
+        if Path(ref[:i]).exists():
+            return ref[:i], ref[i + 1 :]
+        i = ref.find(":", i + 1)
+    return ref, ""
+
+
+#: file names of an Accel-Sim run's kernel list
+KERNELSLIST_NAMES = ("kernelslist.g", "kernelslist")
+_TRACEG_SUFFIXES = (".traceg", ".traceg.xz")
+
+
+def is_accelsim_path(path: str | Path) -> bool:
+    """Whether a path names an Accel-Sim trace: a ``.traceg[.xz]`` file, a kernel list or a folder."""
+    p = Path(path)
+    return p.is_dir() or p.name.endswith(_TRACEG_SUFFIXES) or p.name in KERNELSLIST_NAMES
+
+
+def accelsim_kernel(path: str | Path, which: str = "", ref: str | None = None) -> Path:
+    """The one kernel trace file an Accel-Sim reference names: a ``.traceg[.xz]`` file itself; the trace
+    a kernel list (``kernelslist.g``/``kernelslist``) names; in a folder, its kernel list or else its
+    ``kernel-*.traceg[.xz]`` files.  ``which`` picks one of several by file name (``kernel-2.traceg``
+    or ``kernel-2``); several without a choice, a choice not among them, or a listed file that is
+    missing is one :class:`RfmodelError`."""
+    from rfmodel.workload.accelsim import read_kernelslist
+
+    p = Path(path)
+    ref = ref or str(path)
+    lists = [p / n for n in KERNELSLIST_NAMES if (p / n).is_file()] if p.is_dir() else []
+    if p.name in KERNELSLIST_NAMES or lists:
+        listing = lists[0] if lists else p
+        if not listing.exists():
+            raise RfmodelError(f"{ref}: no such file")
+        files = read_kernelslist(listing)
+        if not files:
+            raise RfmodelError(f"{listing}: lists no kernel trace (expected 'kernel-*.traceg' lines)")
+        missing = [f for f in files if not f.exists()]
+        if missing:
+            raise RfmodelError(
+                f"{listing}: lists '{missing[0].name}', which does not exist ({missing[0]}[.xz])"
+            )
+    elif p.is_dir():
+        files = [f for f in p.glob("kernel-*") if f.name.endswith(_TRACEG_SUFFIXES)]
+        files.sort(key=_kernel_order)
+        if not files:
+            raise RfmodelError(f"{ref}: no kernelslist.g and no kernel-*.traceg[.xz] file in this directory")
+    else:
+        if not p.exists():
+            raise RfmodelError(f"{ref}: no such file")
+        files = [p]
+    names = [f.name for f in files]
+    if which:
+        for f in files:
+            if which in (f.name, _trace_stem(f.name)):
+                return f
+        raise UnknownNameError(f"kernel in {path}", which, names)
+    if len(files) > 1:
+        raise RfmodelError(
+            f"{ref}: holds {len(files)} kernel traces and a workload is one kernel; pick one as "
+            f"'{path}:<kernel>' with <kernel> one of {', '.join(names)}"
+        )
+    return files[0]
+
+
+def _trace_stem(name: str) -> str:
+    for suffix in _TRACEG_SUFFIXES[::-1]:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _kernel_order(path: Path):
+    """``kernel-2`` before ``kernel-10``: the number in a trace file's name, then the name."""
+    num = _trace_stem(path.name).rpartition("-")[2]
+    return (int(num) if num.isdigit() else math.inf, path.name)
 
 
 def _constant_banks(name: str, arch: str) -> dict:
@@ -215,8 +301,6 @@ def load_workload(
     ``Profile.max_warp_instrs``) is an error (``ExpansionLimitError``) or, with ``"truncate"``, cut there
     with a warning.  ``trace_source``: one of :data:`TRACE_SOURCES` (built-in kernels only; SASS
     files and synthetic workloads are expanded)."""
-    from rfmodel.workload.expand import expand
-
     if isinstance(ref, Workload):
         return ref
     if not isinstance(ref, str | Path):
@@ -243,19 +327,14 @@ def load_workload(
                 "kernels only"
             )
         trace_source = chosen
-    p = Path(ref)
-    if p.is_dir() or ref.endswith((".traceg", ".traceg.xz")):
+    path, which = (ref, "") if ref.startswith(SYNTHETIC_PREFIX) else split_kernel_choice(ref)
+    if not ref.startswith(SYNTHETIC_PREFIX) and is_accelsim_path(path):
         from rfmodel.workload.accelsim import read_traceg
 
-        if p.is_dir():
-            files = sorted(p.glob("kernel-*.traceg*"))
-            if not files:
-                raise RfmodelError(f"{ref}: no kernel-*.traceg[.xz] file in this directory")
-            p = files[0]
-        if not p.exists():
-            raise RfmodelError(f"{ref}: no such file")
+        p = accelsim_kernel(path, which, ref)
         trace = read_traceg(p)
-        return Workload(name=p.parent.name or p.stem, trace=trace, source=str(p))
+        name = p.parent.name or p.stem
+        return Workload(name=f"{name}:{_trace_stem(p.name)}" if which else name, trace=trace, source=str(p))
     if ref.startswith(SYNTHETIC_PREFIX):
         kernel, profile = _synthetic(ref)
         name = ref
@@ -284,6 +363,8 @@ def load_workload(
             else {"max_warp_instrs": expect_int("max_warp_instrs", max_warp_instrs, low=1)}
         )
         profile = dataclasses.replace(profile or Profile(), on_cap=on_cap, **cap)
+    from rfmodel.workload.expand import expand  # here: an Accel-Sim or executed trace needs no expansion
+
     trace = expand(
         kernel,
         profile,

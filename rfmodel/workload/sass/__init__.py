@@ -11,14 +11,19 @@ The rules are documented in ``docs/sass-reader.md``.
 """
 
 from rfmodel.workload.sass.opcodes import FALLBACK_RULES, OPCODE_CLASS, classify
-from rfmodel.workload.sass.reader import (
-    SUPPORTED_ARCHS,
-    Ctrl,
-    decode_ctrl,
-    normalize_arch,
-    parse_sass,
-    read_sass,
-)
+
+#: the reader's names, imported on first use: the opcode table alone (what the Accel-Sim reader uses)
+#: does not load the reader
+_READER_NAMES = ("SUPPORTED_ARCHS", "Ctrl", "decode_ctrl", "normalize_arch", "parse_sass", "read_sass")
+
+
+def __getattr__(name: str):
+    if name in _READER_NAMES:
+        from rfmodel.workload.sass import reader
+
+        return getattr(reader, name)
+    raise AttributeError(f"module 'rfmodel.workload.sass' has no attribute {name!r}")
+
 
 __all__ = [
     "FALLBACK_RULES",
