@@ -147,6 +147,45 @@ def test_a_load_hit_in_the_array_and_a_dirty_line_written_back():
     assert r.metrics["l1d_hit_rate"] == pytest.approx(2 / 3)
 
 
+def _store_then_read(lines):
+    return trace_from_warps([[
+        ("STG.E", [], [], {"lines": lines}),
+        ("IADD3", [3], [1]),  # R1 of warp 0: register address 1, tag bank 1
+    ]], regs_per_thread=4)  # fmt: skip
+
+
+def test_a_line_lookup_takes_its_tag_bank_before_a_register_lookup():
+    """The store issues at 0, has no source, is dispatched at 1, and the load/store unit looks its lines up
+    one per cycle, at 1 and 2.  The add issues at 1, its collector asks for R1 (tag bank 1) at 2, reads it
+    then, is dispatched at 3 and writes R3 at 3 + 4 + T(1) = 8: 9 cycles.  Lines 4 and 6 (tag banks 0 and 2)
+    leave tag bank 1 free; lines 4 and 5 put the second lookup in tag bank 1 at cycle 2: the register lookup
+    waits one cycle (line lookups first), 10 cycles, one tag-bank conflict caused by a line lookup."""
+    free = _run(_store_then_read([4 * LINE, 6 * LINE]))
+    busy = _run(_store_then_read([4 * LINE, 5 * LINE]))
+    assert free.metrics["cycles"] == 9 and busy.metrics["cycles"] == 10
+    assert (free.counts["claim_waits"], free.counts["bank_conflicts"]) == (0, 0)
+    assert (busy.counts["claim_waits"], busy.counts["bank_conflicts"]) == (1, 1)
+    for r in (free, busy):
+        assert r.counts["tag_line_lookups"] == 2 and r.counts["tag_claims_lost"] == 0
+    assert busy.metrics["tag_line_waits"] == 1 and busy.metrics["tag_line_lookups"] == 2
+    # the same line twice in one instruction is one lookup (the unit coalesces it)
+    assert _run(_store_then_read([5 * LINE, 5 * LINE])).counts["tag_line_lookups"] == 1
+
+
+def test_bank_claims_ring():
+    """``claim_bank`` counts claims per (bank, cycle), overwrites a slot whose cycle is past and refuses one
+    whose slot still holds a later cycle (more than CLAIM_RING cycles ahead)."""
+    from rfmodel.designs.base import CLAIM_MUL, CLAIM_RING, claim_bank, claim_words
+
+    ints = np.zeros(claim_words(2), dtype=np.int64)
+    assert claim_bank(ints, 0, 1, 7) and claim_bank(ints, 0, 1, 7)
+    assert ints[CLAIM_RING + 7] == 7 * CLAIM_MUL + 2
+    assert claim_bank(ints, 0, 1, 7 + CLAIM_RING)  # cycle 7 is past: the slot is reused
+    assert ints[CLAIM_RING + 7] == (7 + CLAIM_RING) * CLAIM_MUL + 1
+    assert not claim_bank(ints, 0, 1, 7)  # the slot holds a later cycle
+    assert ints[7] == 0  # bank 0 untouched
+
+
 # ------------------------------------------------------------------ invariants on built-in workloads
 FEW = ["saxpy", "sgemm_tiled", "bfs_expand"]
 
@@ -170,6 +209,9 @@ def _check_invariants(tk, sm, policy):
     # every register read is served: a hit, or a refill; nothing is read that no one wrote
     assert c["reg_read_hits"] + c["refills_at_operand"] + c["reads_unwritten"] == c["reg_reads"]
     assert c["reads_after_death"] == 0
+    # every line lookup took its tag bank (none lost from the claims ring)
+    assert c["tag_line_lookups"] == c["line_loads"] + c["store_hits"] + c["store_misses"]
+    assert c["tag_claims_lost"] == 0
     if policy == "lru-prioritized":
         assert c["spills"] == 0 and c["refills"] == 0 and c["evict_rr"] == 0 and c["evict_rc"] == 0
     else:

@@ -43,6 +43,8 @@ from rfmodel.designs.base import (
     DesignParams,
     SimHooks,
     SimSetup,
+    claim_bank,
+    claim_words,
     rate,
     register,
     source_words,
@@ -212,11 +214,11 @@ LOC_NONE, LOC_ARRAY, LOC_L2, LOC_PENDING, LOC_ARRIVED, LOC_DEAD = 0, 1, 2, 3, 4,
 
 _HEADER = (
     "policy", "sets", "ways", "tag_banks", "per_bank", "regs", "nreg", "hit", "refill_est", "split", "nb",
-    "scheds", "clock", "n_reg", "n_line", "last_t", "o_ent", "o_loc", "o_rows", "o_q",
+    "scheds", "clock", "n_reg", "n_line", "last_t", "o_ent", "o_loc", "o_rows", "o_q", "o_claims",
 )  # fmt: skip
 H = {k: i for i, k in enumerate(_HEADER)}
 (H_POLICY, H_SETS, H_WAYS, H_TB, H_PER_BANK, H_REGS, H_NREG, H_HIT, H_REFILL_EST, H_SPLIT, H_NB, H_SCHEDS,
- H_CLOCK, H_NREG_E, H_NLINE_E, H_LAST_T, H_O_ENT, H_O_LOC, H_O_ROWS, H_O_Q) = range(len(_HEADER))
+ H_CLOCK, H_NREG_E, H_NLINE_E, H_LAST_T, H_O_ENT, H_O_LOC, H_O_ROWS, H_O_Q, H_O_CLAIMS) = range(len(_HEADER))
 
 #: the design's counters (their names are the simulator result's counts)
 COUNTER_NAMES = (
@@ -224,14 +226,16 @@ COUNTER_NAMES = (
     "refills", "refill_wait_cycles", "refills_at_operand", "line_loads", "line_hits", "line_misses",
     "store_hits", "store_misses", "line_bypass", "writebacks", "evict_rr", "evict_rc", "evict_cr",
     "evict_cc", "dead_frees", "exit_frees", "reads_unwritten", "reads_after_death", "queue_full",
-    "reg_no_room", "line_fills", "reg_entry_cycles", "line_entry_cycles",
+    "reg_no_room", "line_fills", "reg_entry_cycles", "line_entry_cycles", "tag_line_lookups",
+    "tag_claims_lost",
 )  # fmt: skip
 C0 = len(_HEADER)
 C = {k: C0 + i for i, k in enumerate(COUNTER_NAMES)}
 (C_REG_READS, C_REG_READ_HITS, C_REG_WRITES, C_REG_WRITE_HITS, C_SPILLS, C_CLEAN_EVICT, C_REFILLS,
  C_REFILL_WAIT, C_REFILL_AT_OPERAND, C_LINE_LOADS, C_LINE_HITS, C_LINE_MISSES, C_STORE_HITS, C_STORE_MISSES,
  C_LINE_BYPASS, C_WRITEBACKS, C_RR, C_RC, C_CR, C_CC, C_DEAD_FREES, C_EXIT_FREES, C_READS_UNWRITTEN,
- C_READS_AFTER_DEATH, C_QUEUE_FULL, C_NO_ROOM, C_LINE_FILLS, C_REG_CYCLES, C_LINE_CYCLES) = range(
+ C_READS_AFTER_DEATH, C_QUEUE_FULL, C_NO_ROOM, C_LINE_FILLS, C_REG_CYCLES, C_LINE_CYCLES, C_TAG_LINE_LOOKUPS,
+ C_TAG_CLAIMS_LOST) = range(
     C0, C0 + len(COUNTER_NAMES))  # fmt: skip
 #: design memory-request queue capacity (entries of (line, kind, done))
 QUEUE_CAP = 4096
@@ -543,6 +547,10 @@ def cerf_l1(ints, floats, warp, line, kind, fill, cycle):
         if e >= 0:
             ints[ints[H_O_ENT] + 3 * ints[H_SETS] * ints[H_WAYS] + e] = fill  # ready when the fill arrives
         return 0
+    # the line's lookup takes its tag bank in this cycle (before the register lookups queued there)
+    ints[C_TAG_LINE_LOOKUPS] += 1
+    if not claim_bank(ints, ints[H_O_CLAIMS], _bank(ints, warp, line), cycle):
+        ints[C_TAG_CLAIMS_LOST] += 1
     s = _set_of(ints, line)
     e = _find(ints, s, line, False)
     n = ints[H_SETS] * ints[H_WAYS]
@@ -614,7 +622,7 @@ class Cerf(Design):
     Params = CerfParams
     metrics = (
         "cerf_spills", "cerf_refills", "tag_bank_conflicts", "cerf_l1d_hits", "cerf_l1d_misses",
-        "cerf_reg_entries", "cerf_line_entries", "cerf_utilization",
+        "cerf_reg_entries", "cerf_line_entries", "cerf_utilization", "tag_line_lookups", "tag_line_waits",
     )  # fmt: skip
     calibration_params = {
         **INTERVAL_COEFFICIENTS,
@@ -663,6 +671,7 @@ class Cerf(Design):
         o_loc = o_ent + 4 * n
         o_rows = o_loc + 2 * nreg
         o_q = o_rows + len(rows)
+        o_claims = o_q + 2 + 3 * QUEUE_CAP
         l1 = sm.l1d
         refill_est = l1.hit_latency_cycles + sm.l2_hit_latency_cycles + int(np.ceil(
             BLOCK_BYTES / max(sm.mem_bw_bytes_per_cycle, 1e-9)))  # fmt: skip
@@ -671,14 +680,15 @@ class Cerf(Design):
             H_PER_BANK: per_bank, H_REGS: regs, H_NREG: nreg, H_HIT: l1.hit_latency_cycles,
             H_REFILL_EST: refill_est, H_SPLIT: int(split),
             H_NB: sm.banks_per_subcore if split else sm.num_banks, H_SCHEDS: sm.schedulers_per_sm,
-            H_O_ENT: o_ent, H_O_LOC: o_loc, H_O_ROWS: o_rows, H_O_Q: o_q,
+            H_O_ENT: o_ent, H_O_LOC: o_loc, H_O_ROWS: o_rows, H_O_Q: o_q, H_O_CLAIMS: o_claims,
         }  # fmt: skip
         for i, v in vals.items():
             header[i] = v
         ents = np.zeros(4 * n, dtype=np.int64)
         queue = np.zeros(2 + 3 * QUEUE_CAP, dtype=np.int64)
         queue[1] = QUEUE_CAP
-        ints = np.concatenate([header, ents, np.zeros(2 * nreg, dtype=np.int64), rows, queue])
+        claims = np.zeros(claim_words(sm.num_banks), dtype=np.int64)
+        ints = np.concatenate([header, ents, np.zeros(2 * nreg, dtype=np.int64), rows, queue, claims])
         info = {
             "cerf_liveness": source if p.policy == "lru-prioritized" else "not used (lru-fair)",
             "cerf_geometry": f"{lines} lines of {BLOCK_BYTES} B, {sets} sets x {p.ways} ways, "
@@ -686,7 +696,7 @@ class Cerf(Design):
         }
         return SimSetup(
             hooks=HOOKS, ints=ints, stall_reasons=STALL_REASONS, counters=dict(C), mem_queue=o_q,
-            extra_result_latency=p.tag_cycles, info=info,
+            bank_claims=o_claims, extra_result_latency=p.tag_cycles, info=info,
         )  # fmt: skip
 
     def sim_metrics(self, sm, params, setup, counts):
@@ -711,6 +721,9 @@ class Cerf(Design):
             "cerf_spills": float(counts["spills"]),
             "cerf_refills": float(counts["refills"]),
             "tag_bank_conflicts": float(counts["bank_conflicts"]),
+            # the load/store unit's line lookups in the tag banks, and the register lookups they held back
+            "tag_line_lookups": float(counts["tag_line_lookups"]),
+            "tag_line_waits": float(counts["claim_waits"]),
             "cerf_l1d_hits": lh,
             "cerf_l1d_misses": lm,
             "cerf_reg_entries": reg_c / cycles,
@@ -770,6 +783,8 @@ class Cerf(Design):
             "cerf_spills": spills,
             "cerf_refills": spills,
             "tag_bank_conflicts": np.full(np.shape(hit), np.nan),
+            "tag_line_lookups": mem * np.ones(np.shape(hit)),
+            "tag_line_waits": np.full(np.shape(hit), np.nan),
             "cerf_l1d_hits": mem * hit,
             "cerf_l1d_misses": mem * (1.0 - hit),
             "cerf_reg_entries": reg_lines,
