@@ -613,6 +613,28 @@ def geometry(sm, p: CerfParams) -> tuple[int, int, int]:
     return lines, sets, sets // p.tag_banks
 
 
+def tag_conflicts(prof, sm, banks, ipc, line_lookups):
+    """Register lookups per instruction that wait for their tag bank, and those of them a line lookup holds
+    back (docs/models.md, "Cache-Emulated Register File"): ``r`` operand-slot lookups of an instruction and,
+    at ``ipc`` instructions per cycle, every instruction's lookups spread over ``B`` tag banks of ``P``
+    ports.  An instruction's own lookups collide in one bank (the profile's serialization table: lookups
+    beyond the first ``P`` of the busiest bank, ``E[max(ceil(M / P) - 1, 0)]``); a lookup also waits when
+    its bank-cycle is taken by another instruction's access, with probability the bank's utilization by
+    the other traffic, ``rho = ipc (r + w' + l) / (B P)`` (``w'``: the result writes where they share the
+    read ports, ``l``: line lookups), the M/D/1 queue's probability of waiting.  Line lookups go first, so
+    of an instruction's ``r`` lookups ``r min(ipc l / (B P), 1)`` find their bank-cycle taken by a line
+    lookup."""
+    B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
+    P = max(float(sm.bank_read_ports + sm.bank_rw_ports), 1.0)
+    r = float(prof.reads_per_instr)
+    w = 0.0 if sm.bank_write_ports > 0 else float(prof.writes_per_instr)
+    ipc = np.asarray(ipc, dtype=np.float64)
+    rho = np.minimum(ipc * (r + w + line_lookups) / (B * P), 1.0)
+    own = prof.ser_excess(np.asarray(banks, dtype=np.int64), P, slots=True)
+    line = r * np.minimum(ipc * line_lookups / (B * P), 1.0)
+    return own + r * rho, line
+
+
 # ----------------------------------------------------------------------------- the design
 @register
 class Cerf(Design):
@@ -770,10 +792,15 @@ class Cerf(Design):
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
             sm.mem_bw_bytes_per_cycle, 1e-9)  # fmt: skip
         extra = tag + refill * prof.reads_per_instr * refill_lat
-        grid = {**ctx.grid, "num_banks": np.minimum(tb, np.asarray(ctx.grid.get("num_banks", sm.num_banks)))}
+        banks = np.minimum(tb, np.asarray(ctx.grid.get("num_banks", sm.num_banks)))
+        grid = {**ctx.grid, "num_banks": banks}
         inner = AnalyticContext(prof, sm, grid, {})
         inner.coef = ctx.coef
-        m = inner.model(Effects(extra_collect=extra, l1d_lines=data_lines, l1d_assoc=ways))
+        # the load/store unit's line lookups take their tag bank before the register lookups
+        line_lookups = float(prof.mem_lines_per_instr)
+        m = inner.model(Effects(extra_collect=extra, l1d_lines=data_lines, l1d_assoc=ways,
+                                bank_claims=line_lookups))  # fmt: skip
+        conflicts, line_waits = tag_conflicts(prof, sm, banks, m["ipc"], line_lookups)
         r, w = ctx.reads, ctx.writes
         n = ctx.n
         mem = n * prof.mem_lines_per_instr
@@ -782,9 +809,9 @@ class Cerf(Design):
         metrics = {
             "cerf_spills": spills,
             "cerf_refills": spills,
-            "tag_bank_conflicts": np.full(np.shape(hit), np.nan),
+            "tag_bank_conflicts": n * conflicts,
             "tag_line_lookups": mem * np.ones(np.shape(hit)),
-            "tag_line_waits": np.full(np.shape(hit), np.nan),
+            "tag_line_waits": n * line_waits,
             "cerf_l1d_hits": mem * hit,
             "cerf_l1d_misses": mem * (1.0 - hit),
             "cerf_reg_entries": reg_lines,
