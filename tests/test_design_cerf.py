@@ -301,6 +301,17 @@ def test_bank_claims_queue_before_the_reads_in_the_shared_model():
     assert rates[2] == pytest.approx(4 / (r + w + 1.0))
 
 
+def test_tag_conflicts_under_monte_carlo_and_more_tag_banks():
+    """The workload factors arrive as arrays over samples; more tag banks spread the lookups: fewer
+    conflicts and fewer waits behind line lookups."""
+    unc = {"mem_fraction": ("normal", 0.1), "reads_per_instr": ("normal", 0.1)}
+    ds = rfmodel.evaluate("cerf", "saxpy", "fermi-gtx480", method="montecarlo", params={"tag_banks": [4, 16]},
+                          uncertainty=unc, samples=8, seed=1)  # fmt: skip
+    for k in ("tag_bank_conflicts", "tag_line_waits"):
+        v = ds[k].values.ravel()
+        assert np.all(np.isfinite(v)) and v[0] > v[1] > 0, k
+
+
 #: the simulator's full-share counts on fermi-gtx480 against the model's (docs/designs.md, "Cache-Emulated
 #: Register File"): register lookups that waited for their tag bank, and those a line lookup held back
 TAG_WORKLOADS = ("saxpy", "spmv_csr", "kmeans_assign", "sgemm_tiled")

@@ -626,8 +626,8 @@ def tag_conflicts(prof, sm, banks, ipc, line_lookups):
     lookup."""
     B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
     P = max(float(sm.bank_read_ports + sm.bank_rw_ports), 1.0)
-    r = float(prof.reads_per_instr)
-    w = 0.0 if sm.bank_write_ports > 0 else float(prof.writes_per_instr)
+    r = np.asarray(prof.reads_per_instr, dtype=np.float64)
+    w = 0.0 if sm.bank_write_ports > 0 else np.asarray(prof.writes_per_instr, dtype=np.float64)
     ipc = np.asarray(ipc, dtype=np.float64)
     rho = np.minimum(ipc * (r + w + line_lookups) / (B * P), 1.0)
     own = prof.ser_excess(np.asarray(banks, dtype=np.int64), P, slots=True)
@@ -797,7 +797,7 @@ class Cerf(Design):
         inner = AnalyticContext(prof, sm, grid, {})
         inner.coef = ctx.coef
         # the load/store unit's line lookups take their tag bank before the register lookups
-        line_lookups = float(prof.mem_lines_per_instr)
+        line_lookups = np.asarray(prof.mem_lines_per_instr, dtype=np.float64)
         m = inner.model(Effects(extra_collect=extra, l1d_lines=data_lines, l1d_assoc=ways,
                                 bank_claims=line_lookups))  # fmt: skip
         conflicts, line_waits = tag_conflicts(prof, sm, banks, m["ipc"], line_lookups)
