@@ -370,3 +370,27 @@ def test_table_iii_structures_and_l2_events():
     names = list(ds.structure.values)
     l2 = np.asarray(ds.dynamic_energy_pj.values).ravel()[names.index("l2_data")]
     assert l2 == pytest.approx(ev["l2_data"][0] * 8 * 5.52 + ev["l2_data"][1] * 8 * 3.95)
+
+
+def test_tag_array_area_counts_every_tag_bank_and_the_l1d_structures_take_the_technology_layers():
+    """Table III gives no area.  The integrated tag array is the technology layer's tag array of one tag
+    bank (64 sets x 4 ways of 17-bit tags and 2 state bits at 4 banks) times the banks, so its area grows
+    with them; the separate L1D (the unified design's ``separate`` partition, the baseline's L1D) takes the
+    area of a 16 KB SRAM array of 1,024-bit lines and of its tags (32 sets x 4 ways, 20-bit tags); with
+    ``launch`` the lines are the banks' rows (no data area of their own)."""
+    from rfmodel.designs.cerf import tag_area_mm2
+    from rfmodel.tech.array import array_cost
+    from rfmodel.tech.structures import tag_array
+
+    ds = rfmodel.evaluate("cerf", "saxpy", "fermi-gtx480", params={"tag_banks": [1, 4, 16]})
+    a = ds["area_mm2"].sel(structure="cerf_tag").values.ravel()
+    one = tag_array(256, 4, 17, node_nm=45, banks=4).area_mm2  # one bank of 64 sets
+    assert a[1] == pytest.approx(4 * one) and a[0] < a[1] < a[2]
+    assert tag_area_mm2(128 * 1024, 4, {}, banks=4) == pytest.approx(4 * one)
+    un = rfmodel.evaluate("unified", "saxpy", "fermi-gtx480", params={"partition": ["launch", "separate"]})
+    tag = un["area_mm2"].sel(structure="l1d_tag").values.ravel()
+    data = un["area_mm2"].sel(structure="l1d_data").values.ravel()
+    assert tag[1] > 0 and tag[1] == pytest.approx(tag_array(32, 4, 20, node_nm=45).area_mm2)
+    assert data[0] == 0 and data[1] > 0
+    assert data[1] == pytest.approx(array_cost("sram-hp", 45, 16, 1024).area_mm2)
+    assert tag_area_mm2(0, 4, {}) == 0.0

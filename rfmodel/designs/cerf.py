@@ -91,11 +91,12 @@ L2_SLICE_BYTES = 64 * 1024
 
 
 def table3_structure(name: str, row: str, *, capacity_bytes: float = 0.0, tag_banks: float = 1,
-                     copies: float = 1.0):  # fmt: skip
+                     copies: float = 1.0, area_mm2: float = 0.0, area_source: str = ""):  # fmt: skip
     """A :class:`~rfmodel.energy.accounting.Structure` costed by the paper's Table III row ``row``: per
     access the banks one access drives (:data:`TABLE_III_ACCESS_BANKS`), leakage of its banks (a data array
-    of ``capacity_bytes``: ``capacity / 4 KB`` banks, at least one; a tag array: ``tag_banks``); no area
-    (the table gives none)."""
+    of ``capacity_bytes``: ``capacity / 4 KB`` banks, at least one; a tag array: ``tag_banks``).  The table
+    gives no area: ``area_mm2`` comes from elsewhere (the technology layer's structures, named in
+    ``area_source``), default none."""
     from rfmodel.energy.accounting import Structure
 
     rd, wr, lk = TABLE_III[row]
@@ -104,11 +105,30 @@ def table3_structure(name: str, row: str, *, capacity_bytes: float = 0.0, tag_ba
     banks = float(tag_banks) if tag else max(float(capacity_bytes) / TABLE_III_BANK_BYTES, 1.0)
     if capacity_bytes <= 0 and not tag:
         banks = 0.0
+    area = f"; area {float(area_mm2):.4g} mm2 from {area_source}" if area_mm2 > 0 else "; no area"
     return Structure(
-        name, k * rd, k * wr, lk * banks, 0.0, copies=copies, capacity_bits=0.0,
+        name, k * rd, k * wr, lk * banks, float(area_mm2), copies=copies, capacity_bits=0.0,
         provenance=f"Table III of 'Cache-Emulated Register File' ({row}: {rd}/{wr} pJ, {lk} mW per bank; "
-        f"{k} bank(s) per access, {banks:g} leaking)",
+        f"{k} bank(s) per access, {banks:g} leaking){area}",
     )  # fmt: skip
+
+
+def tag_area_mm2(size_bytes: float, ways: int, tech: dict, banks: int = 1) -> float:
+    """Area of the tags of a cache of ``size_bytes`` in 128-byte lines and ``ways`` ways, in ``banks``
+    banks, from the technology layer's tag array (``rfmodel.tech.structures.tag_array``: tags of ``32 - 7 -
+    log2(sets)`` bits and 2 state bits) at the technology's node and cell; 0 without lines."""
+    from rfmodel.tech.structures import tag_array
+
+    lines = int(size_bytes) // BLOCK_BYTES
+    if lines < 1:
+        return 0.0
+    ways = max(min(int(ways), lines), 1)
+    sets = max(lines // ways, 1)
+    banks = max(min(int(banks), sets), 1)
+    bits = 32 - BLOCK_BITS - int(np.log2(sets))
+    cost = tag_array(sets, ways, bits, node_nm=tech.get("node_nm", 45), banks=banks,
+                     cell=tech.get("cell", "sram-hp"))  # fmt: skip
+    return float(cost.area_mm2) * banks
 
 
 def l2_structures(sm) -> list:
@@ -847,7 +867,8 @@ class Cerf(Design):
             sets = max(lines // int(ways), 1)
             bits = 32 - BLOCK_BITS - int(np.log2(sets))
             cost = tag_array(sets, int(ways), bits, node_nm=node, banks=int(tag_banks), cell=cell)
-            return cost.structure("cerf_tag")
+            # the cost is one tag bank's: its area, leakage and bits count once per bank
+            return cost.structure("cerf_tag", copies=int(tag_banks))
 
         values = {"ways": grid.get("ways", d.ways), "tag_banks": grid.get("tag_banks", d.tag_banks)}
         return [*parts, structure_over_grid("cerf_tag", values, tags), *l2_structures(sm)]
