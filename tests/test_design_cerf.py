@@ -256,6 +256,30 @@ def test_analytic_hit_rate_grows_with_the_lines_registers_leave():
     assert c[1] > c[0]
 
 
+def test_shared_lru_stack_of_registers_and_lines_known_answer():
+    """One warp: R1 = f(R0); R2 = load(R1) of line 5; R3 = R1 + R2.  The merged stream is R0 R1 | R1 L5 R2 |
+    R1 R2 R3 (sources, lines, results), 8 accesses.  Reuse times: registers 1 2 1 5 3 2 8 (a first access at
+    position i counts i + 1), the line 4.  Distinct per window of w: sum of min(g, w) / 8: w = 1: 7/8 and
+    1/8; w = 2: 12/8 and 2/8; w = 4: 17/8 and 4/8.  An array of 1.75 entries (the w = 2 windows' 14/8)
+    holds 1.5 registers and 0.25 lines."""
+    from types import SimpleNamespace
+
+    from rfmodel.analytic.profile import SHARED_WINDOWS, WorkloadProfile, shared_stack
+
+    tr = trace_from_warps([[
+        ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
+    ]], regs_per_thread=4)  # fmt: skip
+    d = shared_stack(tr)
+    at = {w: int(np.searchsorted(SHARED_WINDOWS, w)) for w in (1, 2, 4)}
+    assert SHARED_WINDOWS[at[2]] == 2 and SHARED_WINDOWS[at[4]] == 4
+    assert d[:, at[1]] * 8 == pytest.approx([7, 1])
+    assert d[:, at[2]] * 8 == pytest.approx([12, 2])
+    assert d[:, at[4]] * 8 == pytest.approx([17, 4])
+    regs, lines = WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=d), 1.75)
+    assert (float(regs), float(lines)) == (pytest.approx(1.5), pytest.approx(0.25))
+    assert WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=None), 4) is None
+
+
 def test_tag_conflicts_known_answer():
     """r = 2 lookups, w = 1 write sharing the one read/write port, l = 0.5 line lookups per instruction, 4
     tag banks, IPC 1: the banks' utilization is (2 + 1 + 0.5) / 4 = 0.875, so 2 x 0.875 = 1.75 lookups wait
@@ -331,6 +355,8 @@ def test_tag_conflicts_model_against_the_simulator():
         assert v(ana, "tag_line_lookups") == pytest.approx(v(sim, "tag_line_lookups"), rel=0.1), name
         assert v(ana, "tag_bank_conflicts") == pytest.approx(v(sim, "tag_bank_conflicts"), rel=0.15), name
         assert v(ana, "tag_line_waits") == pytest.approx(v(sim, "tag_line_waits"), rel=0.3), name
+        # LRU-fair's registers held, from one LRU stack of registers and lines (measured: -25, +4, +7, +11 %)
+        assert v(ana, "cerf_reg_entries") == pytest.approx(v(sim, "cerf_reg_entries"), rel=0.3), name
 
 
 def test_optimizer_searches_ways_tag_banks_and_policy_not_the_tag_stage_latency():

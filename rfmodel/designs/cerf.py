@@ -668,10 +668,6 @@ class Cerf(Design):
     )  # fmt: skip
     calibration_params = {
         **INTERVAL_COEFFICIENTS,
-        # LRU-fair: share of the resident warps' allocated registers that hold an entry on average (those
-        # recent enough to stay); the rest of the array holds lines.  LRU-prioritized holds exactly the
-        # live registers (the profile's ``live_regs``), with no coefficient
-        "cerf_reg_share_fair": (0.6, 0.05, 1.0),
         # LRU-fair: refills per register read
         "cerf_refill_per_read": (0.002, 0.0, 0.2),
     }
@@ -787,10 +783,11 @@ class Cerf(Design):
     def analytic(self, ctx):
         """The shared interval model with the tag banks as the register banks, the tagging stage as extra
         collection cycles, LRU-fair's refills at an L2 hit's latency, and the L1D hit rate of the lines the
-        registers leave: ``lines - reg_share x resident warps x registers per thread`` at the array's
-        associativity, with ``reg_share x registers per thread`` the live registers of a warp (the profile's
-        ``live_regs``) under LRU-prioritized and a calibrated share of its registers under LRU-fair
-        (docs/designs.md, "Cache-Emulated Register File")."""
+        registers leave: ``lines`` less the registers held, at the array's
+        associativity; the registers held are the resident warps' live registers (the profile's
+        ``live_regs``) under LRU-prioritized and, under LRU-fair, those one LRU stack shared with the lines
+        keeps (``WorkloadProfile.shared_footprint`` at the array's lines; docs/designs.md, "Cache-Emulated
+        Register File")."""
         from rfmodel.analytic.model import AnalyticContext, resident_warps
 
         d = CerfParams()
@@ -805,8 +802,11 @@ class Cerf(Design):
         warps = np.asarray(resident_warps(prof, sm, ctx.grid), dtype=np.float64)
         # LRU-prioritized frees a register's entry at its last read: the warps' live registers hold entries
         live = np.minimum(float(prof.live_regs), float(max(prof.regs_per_thread, 1)))
-        per_warp = np.where(prio, live, ctx.coef["cerf_reg_share_fair"] * max(prof.regs_per_thread, 1))
-        reg_lines = np.minimum(per_warp * warps, lines)
+        # LRU-fair: the registers one LRU stack shared with the lines keeps (the profile's merged stream);
+        # without that table every allocated register of the resident warps
+        fair = prof.shared_footprint(lines)
+        fair = warps * max(prof.regs_per_thread, 1) if fair is None else fair[0]
+        reg_lines = np.minimum(np.where(prio, live * warps, fair), lines)
         data_lines = np.maximum(lines - reg_lines, ways)
         refill = np.where(prio, 0.0, ctx.coef["cerf_refill_per_read"])
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
