@@ -26,6 +26,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``l1d_lines``       lines of the L1D the loads see (default the SM's; a design whose structure
                     holds the L1D's lines, e.g. beside registers, gives what it leaves them)
 ``l1d_assoc``       that L1D's ways (default the SM's)
+``bank_claims``     accesses per instruction of the design's own that take the banks' read ports
+                    before the reads (line lookups in a tag array that is the banks' arbiter)
 ==================  ======================================================================
 
 Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
@@ -138,7 +140,8 @@ DEFAULT_POOL = 8
 
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
                 write_share=1.0, operand_slots=True, bank_write_cycles=None,
-                write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0) -> dict:  # fmt: skip
+                write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0,
+                bank_claims=0.0) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.  On
@@ -199,6 +202,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         read_share=read_share,
         write_share=write_share,
         operand_slots=operand_slots,
+        bank_claims=bank_claims,
         pool_warps=grid_value(grid, "active_warps", DEFAULT_POOL) * sched if two_level(sm) else None,
     )
 
@@ -217,6 +221,7 @@ class Effects:
     write_defer: object = 0.0
     l1d_lines: object = None
     l1d_assoc: object = None
+    bank_claims: object = 0.0
 
 
 class AnalyticContext:
@@ -251,6 +256,7 @@ class AnalyticContext:
             operand_slots=effects.operand_slots, bank_write_cycles=effects.bank_write_cycles,
             write_hold=effects.write_hold, l1d_lines=effects.l1d_lines, l1d_assoc=effects.l1d_assoc,
             write_defer=effects.write_defer,
+            bank_claims=effects.bank_claims,
         )  # fmt: skip
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:

@@ -164,6 +164,10 @@ class WorkloadProfile:
     #: mean live registers of a warp at an instruction: values from their write to their last read (a value
     #: never read is dead at once; a register read before any write is live from the warp's start)
     live_regs: float = 0.0
+    #: float64 [2, len(SHARED_WINDOWS)]: mean distinct warp registers (row 0) and L1D lines (row 1) in a
+    #: window of ``SHARED_WINDOWS[j]`` accesses of the stream that merges a warp's register reads and
+    #: writes with its instructions' lines (one LRU stack of registers and lines, :func:`shared_stack`)
+    shared_distinct: np.ndarray | None = None
     write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
     write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
     write_compressed: float = 0.0  # share of the written values BDI stores in fewer than 32 groups
@@ -185,6 +189,27 @@ class WorkloadProfile:
         from rfmodel.io import read_npz
 
         return cls(**read_npz(path))
+
+    def shared_footprint(self, capacity) -> tuple[np.ndarray, np.ndarray] | None:
+        """Registers and lines an LRU array of ``capacity`` entries holds on average when registers and
+        lines share one LRU stack (vectorized; ``None`` without :attr:`shared_distinct`).  The
+        characteristic-time reading of LRU ("A unified approach to the performance analysis of caching
+        systems", Che's approximation): an entry is held while it was accessed within the last ``T``
+        accesses, ``T`` such that the distinct registers and lines of a window of ``T`` fill the array,
+        ``D_reg(T) + D_line(T) = capacity`` (interpolated in ``log T``); the array holds ``D_reg(T)``
+        registers.  When every window's entries fit, the longest window's are held."""
+        if self.shared_distinct is None:
+            return None
+        d = np.asarray(self.shared_distinct, dtype=np.float64)
+        tot = d[0] + d[1]
+        cap = np.asarray(capacity, dtype=np.float64)
+        logw = np.log(SHARED_WINDOWS)
+        # the window's distinct entries never fall as it grows; np.interp needs them increasing
+        tot_m = np.maximum.accumulate(tot) + np.arange(len(tot)) * 1e-12
+        lt = np.interp(cap, tot_m, logw)
+        regs = np.interp(lt, logw, d[0])
+        lines = np.interp(lt, logw, d[1])
+        return regs, lines
 
     def bank_distribution(self, banks: int) -> np.ndarray:
         """``P(bank b)`` of a distinct source register under ``bank = reg mod banks``."""
@@ -1368,6 +1393,58 @@ def l1d_stream(trace: Trace, resident_ctas: int | None = None, age_skew: float =
     return trace.mem_line[rows][order] // trace.line_bytes, access_row, WAITING_LOADS[trace.op[access_row]]
 
 
+#: window lengths (accesses) of :attr:`WorkloadProfile.shared_distinct`: 1 to 2^30, eight per octave
+SHARED_WINDOWS = np.unique(np.round(2.0 ** (np.arange(0, 30 * 8 + 1) / 8.0)))
+
+
+def shared_stack(trace: Trace, resident_ctas: int | None = None, age_skew: float = 0.0) -> np.ndarray:
+    """Mean distinct warp registers and L1D lines in a window of ``w`` accesses (``w`` in
+    :data:`SHARED_WINDOWS`) of one stream holding both: each instruction's source reads, its L1D lines and
+    its result writes, in :func:`stream_order`'s order (a register is ``(warp, register)``, a warp of a
+    later CTA a new one).  Over the stream's accesses ``i`` with reuse time ``g_i`` (accesses since the
+    previous access of the same register or line; ``i + 1`` for a first access) the mean distinct count of
+    a class in a window of ``w`` is ``sum_i min(g_i, w) / n`` over that class's accesses: access ``i`` is
+    the first of its entry in ``min(g_i, w)`` of the windows that hold it.  Returns ``[2, len(windows)]``."""
+    src = np.asarray(trace.src, dtype=np.int64)
+    dst = np.asarray(trace.dst, dtype=np.int64)
+    n = trace.n_instrs
+    wp = trace.warp_ptr.astype(np.int64)
+    warp_of = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp))
+    is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
+    counts = np.where(is_l1, np.diff(trace.mem_ptr), 0)
+    rows = np.repeat(is_l1, np.diff(trace.mem_ptr))
+    lines = trace.mem_line[rows] // trace.line_bytes
+    # per instruction: sources (slot 0), lines (1), destinations (2); registers as negative entry ids
+    sr, sc = np.nonzero(src != NONE)
+    dr, dc = np.nonzero(dst != NONE)
+    lr = np.repeat(np.arange(n, dtype=np.int64), counts)
+    instr = np.concatenate([sr, lr, dr])
+    phase = np.concatenate([np.zeros(len(sr), np.int64), np.ones(len(lr), np.int64), np.full(len(dr), 2)])
+    entry = np.concatenate([-1 - (warp_of[sr] * 256 + src[sr, sc]), lines.astype(np.int64),
+                            -1 - (warp_of[dr] * 256 + dst[dr, dc])])  # fmt: skip
+    out = np.zeros((2, len(SHARED_WINDOWS)))
+    m = len(instr)
+    if m == 0:
+        return out
+    base = np.lexsort((phase, instr))  # an instruction's accesses in phase order, then the stream's order
+    order = base[stream_order(trace, instr[base], resident_ctas, age_skew)]
+    e = entry[order]
+    pos = np.arange(m, dtype=np.int64)
+    by = np.lexsort((pos, e))
+    gap = pos + 1
+    same = e[by][1:] == e[by][:-1]
+    gap[by[1:][same]] = pos[by[1:][same]] - pos[by[:-1][same]]
+    is_reg = e < 0
+    for k, sel in enumerate((is_reg, ~is_reg)):
+        g = np.sort(gap[sel]).astype(np.float64)
+        if len(g) == 0:
+            continue
+        below = np.searchsorted(g, SHARED_WINDOWS, side="right")  # gaps <= w count whole, the rest count w
+        csum = np.concatenate([[0.0], np.cumsum(g)])
+        out[k] = (csum[below] + SHARED_WINDOWS * (len(g) - below)) / m
+    return out
+
+
 def profile_trace(
     trace: Trace,
     latencies: np.ndarray,
@@ -1549,6 +1626,7 @@ def profile_trace(
         deact_per_instr=dpoints / n,
         load_lines_per_instr=float(counts[is_ld].sum()) / n,
         live_regs=float(_live_register_steps(wp, trace.dst, trace.src)) / n,
+        shared_distinct=shared_stack(trace, resident_ctas, age_skew),
         rc_lru_hist=lru,
         iv_len=iv[0],
         iv_ws=iv[1],

@@ -78,7 +78,8 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
         dram, line_cycles, c_dram, L_mem, c_mem, h2 = x[6, i], x[7, i], x[8, i], x[9, i], x[10, i], x[11, i]
         misses, mshr, r, B, bc, w, bcw = x[12, i], x[13, i], x[14, i], x[15, i], x[16, i], x[17, i], x[18, i]
         P, burst, t_base, n_oc, pools = x[19, i], x[20, i], x[21, i], x[22, i], x[23, i]
-        k_add, c_lat, n_cta, pool_warps, defer = x[24, i], x[25, i], x[26, i], x[27, i], x[28, i]
+        k_add, c_lat, n_cta, pool_warps, claims = x[24, i], x[25, i], x[26, i], x[27, i], x[28, i]
+        defer = x[29, i]
         cr = max(wp / wpc, 1e-9)
         const = fixed
         if not (sched and cr <= top):  # below the largest count the list schedules hold these bounds
@@ -93,6 +94,8 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             rate_mshr = mshr / (misses * max(L_q, 1.0)) if misses > 0 else np.inf
             lam_r = ipc * r / B * bc
             lam_w = 0.0 if separate_write else ipc * w / B * bcw
+            if claims > 0.0:  # the design's own accesses take read ports before the reads (priority)
+                lam_w += ipc * claims / B
             wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer)
             wq = min(bc * wait, 50.0)
             t_c = t_base + wq
@@ -159,6 +162,7 @@ def interval_model(
     write_share=1.0,
     operand_slots=True,
     pool_warps=None,
+    bank_claims=0.0,
 ):
     """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
 
@@ -185,6 +189,9 @@ def interval_model(
     two-level scheduler's active warps per SM (``None``: every resident warp may issue); the warps of the
     pool issue, and a warp that waits on a long-latency result leaves it, so the pool bounds IPC by
     ``rate_pool``: the pool's warps, each at its single-warp dependence pace without memory waits.
+    ``bank_claims``: accesses per instruction of the design's own that take the banks' read ports before
+    the reads (the Cache-Emulated RF's line lookups in its tag banks): they join the writes' priority class
+    in the read queue and the bank bound.
     Returns a dict of
     arrays (``ipc``, ``cycles``, ``bank_conflict_stall_cycles`` per instruction as
     ``conflict_per_instr``, bounds, waits).
@@ -244,6 +251,8 @@ def interval_model(
     # throughput bounds (warp instructions per cycle)
     rate_iss = S * np.asarray(issue_width, dtype=np.float64)
     per_bank_access = r if separate_write_ports else r + w * wr
+    claims = np.maximum(np.asarray(bank_claims, dtype=np.float64), 0.0)
+    per_bank_access = per_bank_access + claims
     rate_bank = B * P / np.maximum(per_bank_access, 1e-9) / bc
     ii = np.asarray(initiation, dtype=np.float64)
     exec_rates = [
@@ -288,7 +297,7 @@ def interval_model(
         np.asarray(c["mem_scale"]), h2, misses, mshr_n, r, B, bc, w, bcw, P, burst,
         np.asarray(rf_latency, dtype=np.float64) + ser + np.asarray(extra_collect, dtype=np.float64),
         N_oc, pools, np.asarray(c["pipe_extra"]) + write_hold, np.asarray(c["latency_scale"]), n_cta,
-        pool_warps if pool else 0.0, np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
+        pool_warps if pool else 0.0, claims, np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
     )  # fmt: skip
 
     def steady(wp):

@@ -110,6 +110,35 @@ L1_FILL = 100
 L1_ABSORB = -3
 #: kinds of a design memory request (``SimSetup.mem_queue``): a line load (a fill) or store (a spill)
 MQ_LOAD, MQ_STORE = 0, 1
+#: bank claims (``SimSetup.bank_claims``): slots per SM bank (a power of two: claims at most this many
+#: cycles ahead of the arbiter), and the word of a slot, ``cycle * CLAIM_MUL + accesses claimed``
+CLAIM_RING = 1024
+CLAIM_MUL = 256
+
+
+def claim_words(num_banks: int) -> int:
+    """Ints a design reserves for its bank claims on an SM of ``num_banks`` banks."""
+    return int(num_banks) * CLAIM_RING
+
+
+@njit(cache=True)
+def claim_bank(ints, o, bank, t):
+    """Claim one access of SM bank ``bank`` in cycle ``t`` for the design's own use (the claims ring at
+    ``o`` in its ints, ``SimSetup.bank_claims``): the arbiter grants that many fewer reads of the bank in
+    that cycle.  False when the slot still holds a claim of another cycle not yet past (``t`` more than
+    :data:`CLAIM_RING` cycles ahead of it) or the slot is full; the claim is then not made."""
+    i = o + bank * CLAIM_RING + (t & (CLAIM_RING - 1))
+    w = ints[i]
+    c = w // CLAIM_MUL
+    if c == t:
+        if w % CLAIM_MUL >= CLAIM_MUL - 1:
+            return False
+        ints[i] = w + 1
+        return True
+    if c > t:
+        return False
+    ints[i] = t * CLAIM_MUL + 1
+    return True
 
 
 def source_words(trace, dead) -> np.ndarray:
@@ -239,6 +268,10 @@ class SimSetup:
     bank_write_cycles: int = 1
     #: offset in ``ints`` of the design's memory-request queue (-1: none; module docstring)
     mem_queue: int = -1
+    #: offset in ``ints`` of the design's bank claims (-1: none): ``claim_words(num_banks)`` ints, one ring of
+    #: :data:`CLAIM_RING` slots per SM bank, filled by :func:`claim_bank` (an access of the design's own,
+    #: a line lookup in a tag bank for instance, that takes one of the bank's read ports in its cycle)
+    bank_claims: int = -1
     #: a write buffer in front of slow banks (docs/simulator.md, "Write buffer"): entries (0: none), and
     #: whether they form one pool shared by all banks (True) or are that many per bank (False)
     write_buffer_entries: int = 0
@@ -259,6 +292,8 @@ class SimSetup:
                 raise ValueError(f"SimSetup: counter '{name}' index {i} is outside ints")
         if not 0 <= int(self.write_buffer_entries) <= 4096:
             raise ValueError("SimSetup: write_buffer_entries must lie in [0, 4096]")
+        if self.bank_claims >= 0 and self.bank_claims + CLAIM_RING > len(self.ints):
+            raise ValueError("SimSetup: the bank claims do not fit in ints")
         if self.mem_queue >= 0:
             q = self.mem_queue
             if q + 2 > len(self.ints) or q + 2 + 3 * int(self.ints[q + 1]) > len(self.ints):

@@ -43,6 +43,8 @@ from rfmodel.designs.base import (
     DesignParams,
     SimHooks,
     SimSetup,
+    claim_bank,
+    claim_words,
     rate,
     register,
     source_words,
@@ -89,11 +91,12 @@ L2_SLICE_BYTES = 64 * 1024
 
 
 def table3_structure(name: str, row: str, *, capacity_bytes: float = 0.0, tag_banks: float = 1,
-                     copies: float = 1.0):  # fmt: skip
+                     copies: float = 1.0, area_mm2: float = 0.0, area_source: str = ""):  # fmt: skip
     """A :class:`~rfmodel.energy.accounting.Structure` costed by the paper's Table III row ``row``: per
     access the banks one access drives (:data:`TABLE_III_ACCESS_BANKS`), leakage of its banks (a data array
-    of ``capacity_bytes``: ``capacity / 4 KB`` banks, at least one; a tag array: ``tag_banks``); no area
-    (the table gives none)."""
+    of ``capacity_bytes``: ``capacity / 4 KB`` banks, at least one; a tag array: ``tag_banks``).  The table
+    gives no area: ``area_mm2`` comes from elsewhere (the technology layer's structures, named in
+    ``area_source``), default none."""
     from rfmodel.energy.accounting import Structure
 
     rd, wr, lk = TABLE_III[row]
@@ -102,11 +105,30 @@ def table3_structure(name: str, row: str, *, capacity_bytes: float = 0.0, tag_ba
     banks = float(tag_banks) if tag else max(float(capacity_bytes) / TABLE_III_BANK_BYTES, 1.0)
     if capacity_bytes <= 0 and not tag:
         banks = 0.0
+    area = f"; area {float(area_mm2):.4g} mm2 from {area_source}" if area_mm2 > 0 else "; no area"
     return Structure(
-        name, k * rd, k * wr, lk * banks, 0.0, copies=copies, capacity_bits=0.0,
+        name, k * rd, k * wr, lk * banks, float(area_mm2), copies=copies, capacity_bits=0.0,
         provenance=f"Table III of 'Cache-Emulated Register File' ({row}: {rd}/{wr} pJ, {lk} mW per bank; "
-        f"{k} bank(s) per access, {banks:g} leaking)",
+        f"{k} bank(s) per access, {banks:g} leaking){area}",
     )  # fmt: skip
+
+
+def tag_area_mm2(size_bytes: float, ways: int, tech: dict, banks: int = 1) -> float:
+    """Area of the tags of a cache of ``size_bytes`` in 128-byte lines and ``ways`` ways, in ``banks``
+    banks, from the technology layer's tag array (``rfmodel.tech.structures.tag_array``: tags of ``32 - 7 -
+    log2(sets)`` bits and 2 state bits) at the technology's node and cell; 0 without lines."""
+    from rfmodel.tech.structures import tag_array
+
+    lines = int(size_bytes) // BLOCK_BYTES
+    if lines < 1:
+        return 0.0
+    ways = max(min(int(ways), lines), 1)
+    sets = max(lines // ways, 1)
+    banks = max(min(int(banks), sets), 1)
+    bits = 32 - BLOCK_BITS - int(np.log2(sets))
+    cost = tag_array(sets, ways, bits, node_nm=tech.get("node_nm", 45), banks=banks,
+                     cell=tech.get("cell", "sram-hp"))  # fmt: skip
+    return float(cost.area_mm2) * banks
 
 
 def l2_structures(sm) -> list:
@@ -212,11 +234,11 @@ LOC_NONE, LOC_ARRAY, LOC_L2, LOC_PENDING, LOC_ARRIVED, LOC_DEAD = 0, 1, 2, 3, 4,
 
 _HEADER = (
     "policy", "sets", "ways", "tag_banks", "per_bank", "regs", "nreg", "hit", "refill_est", "split", "nb",
-    "scheds", "clock", "n_reg", "n_line", "last_t", "o_ent", "o_loc", "o_rows", "o_q",
+    "scheds", "clock", "n_reg", "n_line", "last_t", "o_ent", "o_loc", "o_rows", "o_q", "o_claims",
 )  # fmt: skip
 H = {k: i for i, k in enumerate(_HEADER)}
 (H_POLICY, H_SETS, H_WAYS, H_TB, H_PER_BANK, H_REGS, H_NREG, H_HIT, H_REFILL_EST, H_SPLIT, H_NB, H_SCHEDS,
- H_CLOCK, H_NREG_E, H_NLINE_E, H_LAST_T, H_O_ENT, H_O_LOC, H_O_ROWS, H_O_Q) = range(len(_HEADER))
+ H_CLOCK, H_NREG_E, H_NLINE_E, H_LAST_T, H_O_ENT, H_O_LOC, H_O_ROWS, H_O_Q, H_O_CLAIMS) = range(len(_HEADER))
 
 #: the design's counters (their names are the simulator result's counts)
 COUNTER_NAMES = (
@@ -224,14 +246,16 @@ COUNTER_NAMES = (
     "refills", "refill_wait_cycles", "refills_at_operand", "line_loads", "line_hits", "line_misses",
     "store_hits", "store_misses", "line_bypass", "writebacks", "evict_rr", "evict_rc", "evict_cr",
     "evict_cc", "dead_frees", "exit_frees", "reads_unwritten", "reads_after_death", "queue_full",
-    "reg_no_room", "line_fills", "reg_entry_cycles", "line_entry_cycles",
+    "reg_no_room", "line_fills", "reg_entry_cycles", "line_entry_cycles", "tag_line_lookups",
+    "tag_claims_lost",
 )  # fmt: skip
 C0 = len(_HEADER)
 C = {k: C0 + i for i, k in enumerate(COUNTER_NAMES)}
 (C_REG_READS, C_REG_READ_HITS, C_REG_WRITES, C_REG_WRITE_HITS, C_SPILLS, C_CLEAN_EVICT, C_REFILLS,
  C_REFILL_WAIT, C_REFILL_AT_OPERAND, C_LINE_LOADS, C_LINE_HITS, C_LINE_MISSES, C_STORE_HITS, C_STORE_MISSES,
  C_LINE_BYPASS, C_WRITEBACKS, C_RR, C_RC, C_CR, C_CC, C_DEAD_FREES, C_EXIT_FREES, C_READS_UNWRITTEN,
- C_READS_AFTER_DEATH, C_QUEUE_FULL, C_NO_ROOM, C_LINE_FILLS, C_REG_CYCLES, C_LINE_CYCLES) = range(
+ C_READS_AFTER_DEATH, C_QUEUE_FULL, C_NO_ROOM, C_LINE_FILLS, C_REG_CYCLES, C_LINE_CYCLES, C_TAG_LINE_LOOKUPS,
+ C_TAG_CLAIMS_LOST) = range(
     C0, C0 + len(COUNTER_NAMES))  # fmt: skip
 #: design memory-request queue capacity (entries of (line, kind, done))
 QUEUE_CAP = 4096
@@ -543,6 +567,10 @@ def cerf_l1(ints, floats, warp, line, kind, fill, cycle):
         if e >= 0:
             ints[ints[H_O_ENT] + 3 * ints[H_SETS] * ints[H_WAYS] + e] = fill  # ready when the fill arrives
         return 0
+    # the line's lookup takes its tag bank in this cycle (before the register lookups queued there)
+    ints[C_TAG_LINE_LOOKUPS] += 1
+    if not claim_bank(ints, ints[H_O_CLAIMS], _bank(ints, warp, line), cycle):
+        ints[C_TAG_CLAIMS_LOST] += 1
     s = _set_of(ints, line)
     e = _find(ints, s, line, False)
     n = ints[H_SETS] * ints[H_WAYS]
@@ -605,6 +633,28 @@ def geometry(sm, p: CerfParams) -> tuple[int, int, int]:
     return lines, sets, sets // p.tag_banks
 
 
+def tag_conflicts(prof, sm, banks, ipc, line_lookups):
+    """Register lookups per instruction that wait for their tag bank, and those of them a line lookup holds
+    back (docs/models.md, "Cache-Emulated Register File"): ``r`` operand-slot lookups of an instruction and,
+    at ``ipc`` instructions per cycle, every instruction's lookups spread over ``B`` tag banks of ``P``
+    ports.  An instruction's own lookups collide in one bank (the profile's serialization table: lookups
+    beyond the first ``P`` of the busiest bank, ``E[max(ceil(M / P) - 1, 0)]``); a lookup also waits when
+    its bank-cycle is taken by another instruction's access, with probability the bank's utilization by
+    the other traffic, ``rho = ipc (r + w' + l) / (B P)`` (``w'``: the result writes where they share the
+    read ports, ``l``: line lookups), the M/D/1 queue's probability of waiting.  Line lookups go first, so
+    of an instruction's ``r`` lookups ``r min(ipc l / (B P), 1)`` find their bank-cycle taken by a line
+    lookup."""
+    B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
+    P = max(float(sm.bank_read_ports + sm.bank_rw_ports), 1.0)
+    r = np.asarray(prof.reads_per_instr, dtype=np.float64)
+    w = 0.0 if sm.bank_write_ports > 0 else np.asarray(prof.writes_per_instr, dtype=np.float64)
+    ipc = np.asarray(ipc, dtype=np.float64)
+    rho = np.minimum(ipc * (r + w + line_lookups) / (B * P), 1.0)
+    own = prof.ser_excess(np.asarray(banks, dtype=np.int64), P, slots=True)
+    line = r * np.minimum(ipc * line_lookups / (B * P), 1.0)
+    return own + r * rho, line
+
+
 # ----------------------------------------------------------------------------- the design
 @register
 class Cerf(Design):
@@ -614,14 +664,10 @@ class Cerf(Design):
     Params = CerfParams
     metrics = (
         "cerf_spills", "cerf_refills", "tag_bank_conflicts", "cerf_l1d_hits", "cerf_l1d_misses",
-        "cerf_reg_entries", "cerf_line_entries", "cerf_utilization",
+        "cerf_reg_entries", "cerf_line_entries", "cerf_utilization", "tag_line_lookups", "tag_line_waits",
     )  # fmt: skip
     calibration_params = {
         **INTERVAL_COEFFICIENTS,
-        # LRU-fair: share of the resident warps' allocated registers that hold an entry on average (those
-        # recent enough to stay); the rest of the array holds lines.  LRU-prioritized holds exactly the
-        # live registers (the profile's ``live_regs``), with no coefficient
-        "cerf_reg_share_fair": (0.6, 0.05, 1.0),
         # LRU-fair: refills per register read
         "cerf_refill_per_read": (0.002, 0.0, 0.2),
     }
@@ -663,6 +709,7 @@ class Cerf(Design):
         o_loc = o_ent + 4 * n
         o_rows = o_loc + 2 * nreg
         o_q = o_rows + len(rows)
+        o_claims = o_q + 2 + 3 * QUEUE_CAP
         l1 = sm.l1d
         refill_est = l1.hit_latency_cycles + sm.l2_hit_latency_cycles + int(np.ceil(
             BLOCK_BYTES / max(sm.mem_bw_bytes_per_cycle, 1e-9)))  # fmt: skip
@@ -671,14 +718,15 @@ class Cerf(Design):
             H_PER_BANK: per_bank, H_REGS: regs, H_NREG: nreg, H_HIT: l1.hit_latency_cycles,
             H_REFILL_EST: refill_est, H_SPLIT: int(split),
             H_NB: sm.banks_per_subcore if split else sm.num_banks, H_SCHEDS: sm.schedulers_per_sm,
-            H_O_ENT: o_ent, H_O_LOC: o_loc, H_O_ROWS: o_rows, H_O_Q: o_q,
+            H_O_ENT: o_ent, H_O_LOC: o_loc, H_O_ROWS: o_rows, H_O_Q: o_q, H_O_CLAIMS: o_claims,
         }  # fmt: skip
         for i, v in vals.items():
             header[i] = v
         ents = np.zeros(4 * n, dtype=np.int64)
         queue = np.zeros(2 + 3 * QUEUE_CAP, dtype=np.int64)
         queue[1] = QUEUE_CAP
-        ints = np.concatenate([header, ents, np.zeros(2 * nreg, dtype=np.int64), rows, queue])
+        claims = np.zeros(claim_words(sm.num_banks), dtype=np.int64)
+        ints = np.concatenate([header, ents, np.zeros(2 * nreg, dtype=np.int64), rows, queue, claims])
         info = {
             "cerf_liveness": source if p.policy == "lru-prioritized" else "not used (lru-fair)",
             "cerf_geometry": f"{lines} lines of {BLOCK_BYTES} B, {sets} sets x {p.ways} ways, "
@@ -686,7 +734,7 @@ class Cerf(Design):
         }
         return SimSetup(
             hooks=HOOKS, ints=ints, stall_reasons=STALL_REASONS, counters=dict(C), mem_queue=o_q,
-            extra_result_latency=p.tag_cycles, info=info,
+            bank_claims=o_claims, extra_result_latency=p.tag_cycles, info=info,
         )  # fmt: skip
 
     def sim_metrics(self, sm, params, setup, counts):
@@ -711,6 +759,9 @@ class Cerf(Design):
             "cerf_spills": float(counts["spills"]),
             "cerf_refills": float(counts["refills"]),
             "tag_bank_conflicts": float(counts["bank_conflicts"]),
+            # the load/store unit's line lookups in the tag banks, and the register lookups they held back
+            "tag_line_lookups": float(counts["tag_line_lookups"]),
+            "tag_line_waits": float(counts["claim_waits"]),
             "cerf_l1d_hits": lh,
             "cerf_l1d_misses": lm,
             "cerf_reg_entries": reg_c / cycles,
@@ -732,10 +783,11 @@ class Cerf(Design):
     def analytic(self, ctx):
         """The shared interval model with the tag banks as the register banks, the tagging stage as extra
         collection cycles, LRU-fair's refills at an L2 hit's latency, and the L1D hit rate of the lines the
-        registers leave: ``lines - reg_share x resident warps x registers per thread`` at the array's
-        associativity, with ``reg_share x registers per thread`` the live registers of a warp (the profile's
-        ``live_regs``) under LRU-prioritized and a calibrated share of its registers under LRU-fair
-        (docs/designs.md, "Cache-Emulated Register File")."""
+        registers leave: ``lines`` less the registers held, at the array's
+        associativity; the registers held are the resident warps' live registers (the profile's
+        ``live_regs``) under LRU-prioritized and, under LRU-fair, those one LRU stack shared with the lines
+        keeps (``WorkloadProfile.shared_footprint`` at the array's lines; docs/designs.md, "Cache-Emulated
+        Register File")."""
         from rfmodel.analytic.model import AnalyticContext, resident_warps
 
         d = CerfParams()
@@ -750,17 +802,25 @@ class Cerf(Design):
         warps = np.asarray(resident_warps(prof, sm, ctx.grid), dtype=np.float64)
         # LRU-prioritized frees a register's entry at its last read: the warps' live registers hold entries
         live = np.minimum(float(prof.live_regs), float(max(prof.regs_per_thread, 1)))
-        per_warp = np.where(prio, live, ctx.coef["cerf_reg_share_fair"] * max(prof.regs_per_thread, 1))
-        reg_lines = np.minimum(per_warp * warps, lines)
+        # LRU-fair: the registers one LRU stack shared with the lines keeps (the profile's merged stream);
+        # without that table every allocated register of the resident warps
+        fair = prof.shared_footprint(lines)
+        fair = warps * max(prof.regs_per_thread, 1) if fair is None else fair[0]
+        reg_lines = np.minimum(np.where(prio, live * warps, fair), lines)
         data_lines = np.maximum(lines - reg_lines, ways)
         refill = np.where(prio, 0.0, ctx.coef["cerf_refill_per_read"])
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
             sm.mem_bw_bytes_per_cycle, 1e-9)  # fmt: skip
         extra = tag + refill * prof.reads_per_instr * refill_lat
-        grid = {**ctx.grid, "num_banks": np.minimum(tb, np.asarray(ctx.grid.get("num_banks", sm.num_banks)))}
+        banks = np.minimum(tb, np.asarray(ctx.grid.get("num_banks", sm.num_banks)))
+        grid = {**ctx.grid, "num_banks": banks}
         inner = AnalyticContext(prof, sm, grid, {})
         inner.coef = ctx.coef
-        m = inner.model(Effects(extra_collect=extra, l1d_lines=data_lines, l1d_assoc=ways))
+        # the load/store unit's line lookups take their tag bank before the register lookups
+        line_lookups = np.asarray(prof.mem_lines_per_instr, dtype=np.float64)
+        m = inner.model(Effects(extra_collect=extra, l1d_lines=data_lines, l1d_assoc=ways,
+                                bank_claims=line_lookups))  # fmt: skip
+        conflicts, line_waits = tag_conflicts(prof, sm, banks, m["ipc"], line_lookups)
         r, w = ctx.reads, ctx.writes
         n = ctx.n
         mem = n * prof.mem_lines_per_instr
@@ -769,7 +829,9 @@ class Cerf(Design):
         metrics = {
             "cerf_spills": spills,
             "cerf_refills": spills,
-            "tag_bank_conflicts": np.full(np.shape(hit), np.nan),
+            "tag_bank_conflicts": n * conflicts,
+            "tag_line_lookups": mem * np.ones(np.shape(hit)),
+            "tag_line_waits": n * line_waits,
             "cerf_l1d_hits": mem * hit,
             "cerf_l1d_misses": mem * (1.0 - hit),
             "cerf_reg_entries": reg_lines,
@@ -805,7 +867,8 @@ class Cerf(Design):
             sets = max(lines // int(ways), 1)
             bits = 32 - BLOCK_BITS - int(np.log2(sets))
             cost = tag_array(sets, int(ways), bits, node_nm=node, banks=int(tag_banks), cell=cell)
-            return cost.structure("cerf_tag")
+            # the cost is one tag bank's: its area, leakage and bits count once per bank
+            return cost.structure("cerf_tag", copies=int(tag_banks))
 
         values = {"ways": grid.get("ways", d.ways), "tag_banks": grid.get("tag_banks", d.tag_banks)}
         return [*parts, structure_over_grid("cerf_tag", values, tags), *l2_structures(sm)]

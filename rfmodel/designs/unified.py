@@ -47,7 +47,7 @@ from rfmodel.designs.base import (
     register,
     standard_bank_hook,
 )
-from rfmodel.designs.cerf import l2_events_model, l2_events_sim, l2_structures, table3_structure
+from rfmodel.designs.cerf import l2_events_model, l2_events_sim, l2_structures, table3_structure, tag_area_mm2
 from rfmodel.designs.mainrf import sm_structures
 from rfmodel.spec import param
 
@@ -290,13 +290,25 @@ class Unified(Design):
             sm_grid["regs_per_sm"] = int(sm_grid["regs_per_sm"])
         parts = sm_structures(sm, sm_grid, tech)
 
+        # Table III gives no area: the separate L1D's data array and every L1D tag array take the technology
+        # layer's (an SRAM array of the L1D's size delivering a line; rfmodel.tech.structures.tag_array)
+        src = f"the technology layer ({tech.get('cell', 'sram-hp')}, {tech.get('node_nm', 45)} nm)"
+
         def data(capacity_regs, launch):
             size = 0 if launch else sm.l1d.size_bytes
-            return table3_structure("l1d_data", "l1d", capacity_bytes=size)
+            area = 0.0
+            if size > 0:
+                from rfmodel.tech.array import array_cost
+
+                area = float(array_cost(tech.get("cell", "sram-hp"), tech.get("node_nm", 45), size / 1024.0,
+                                        sm.l1d.line_bytes * 8).area_mm2)  # fmt: skip
+            return table3_structure("l1d_data", "l1d", capacity_bytes=size, area_mm2=area, area_source=src)
 
         def tags(capacity_regs, launch):
             size = capacity_regs * 4 if launch else sm.l1d.size_bytes
-            return table3_structure("l1d_tag", "l1d_tag", tag_banks=max(size / (16 * 1024), 1.0))
+            banks = max(size / (16 * 1024), 1.0)
+            area = tag_area_mm2(size, sm.l1d.assoc, tech, banks=int(banks))
+            return table3_structure("l1d_tag", "l1d_tag", tag_banks=banks, area_mm2=area, area_source=src)
 
         values = {"capacity_regs": cap_regs, "launch": launch.astype(np.int64)}
         sep = structure_over_grid("l1d_data", values, data)
@@ -311,7 +323,8 @@ class Unified(Design):
 
         data_s = Structure(
             "l1d_data", pick(np.asarray(banks.read_pj) * rows, sep.read_pj),
-            pick(np.asarray(banks.write_pj) * rows, sep.write_pj), pick(0.0, sep.leakage_mw), 0.0,
+            pick(np.asarray(banks.write_pj) * rows, sep.write_pj), pick(0.0, sep.leakage_mw),
+            pick(0.0, sep.area_mm2),
             provenance=f"launch: the banks' access of one warp register ({banks.provenance[:80]}...); "
             f"separate: {sep.provenance}",
         )  # fmt: skip

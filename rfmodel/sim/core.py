@@ -39,7 +39,16 @@ import sys
 import numpy as np
 from numba import njit, types
 
-from rfmodel.designs.base import L1_ABSORB, L1_FILL, L1_LOAD, L1_STORE, MQ_LOAD, MQ_STORE  # noqa: F401
+from rfmodel.designs.base import (  # noqa: F401
+    CLAIM_MUL,
+    CLAIM_RING,
+    L1_ABSORB,
+    L1_FILL,
+    L1_LOAD,
+    L1_STORE,
+    MQ_LOAD,
+    MQ_STORE,
+)
 from rfmodel.spec.occupancy import U_BRA, U_DP, U_INT, U_MEM, U_SFU, U_SP, U_TENSOR, UNIT_NAMES  # noqa: F401
 
 # --------------------------------------------------------------------------- op classes
@@ -135,6 +144,7 @@ CONFIG_FIELDS = (
     "memq",  # offset of the design's memory-request queue in its ints (-1: none)
     "wbuf",  # write buffer in front of slow banks: entries (per bank, or shared; 0: none)
     "wbuf_shared",  # 1: one pool of ``wbuf`` entries for all banks; 0: ``wbuf`` entries per bank
+    "claims",  # offset of the design's bank claims in its ints (-1: none)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -336,6 +346,7 @@ K_FIELDS = (
     "wbuf_hits",  # source operands served from the write buffer (its newest value was there)
     "wbuf_full_waits",  # record-cycles a result waited because the write buffer was full
     "wbuf_max",  # most values the write buffer held at once
+    "claim_waits",  # read requests held back one cycle because the design's bank claims took their port
 )
 K_STALL0 = len(K_FIELDS)
 N_K = K_STALL0 + MAX_REASONS
@@ -402,6 +413,7 @@ C_BANK_WCYC = 44
 C_MEMQ = 45
 C_WBUF = 46
 C_WBUF_SHARED = 47
+C_CLAIMS = 48
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -567,6 +579,7 @@ K_WBUF_DRAINS = 39
 K_WBUF_HITS = 40
 K_WBUF_FULL_WAITS = 41
 K_WBUF_MAX = 42
+K_CLAIM_WAITS = 43
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
@@ -1555,11 +1568,13 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist):
+def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints):
     """Bank arbitration, step ``ph`` of the cycle: each bank with queued reads grants them in order within
     its read ports (GPGPU-Sim mode: one access a step, none in step 0 after a write; slow banks: one at a
     time, when free), at most ``coll_ports`` a cycle to one collector; a read that completes its operand
-    delivers it at ``stamp`` (slow banks: ``bank_read_cycles - 1`` later).  Requests left waiting count as
+    delivers it at ``stamp`` (slow banks: ``bank_read_cycles - 1`` later).  The design's bank claims
+    (``SimSetup.bank_claims``) for this cycle take read ports first (GPGPU-Sim mode: steps; slow banks: the
+    cycle); a read they hold back counts in ``claim_waits``.  Requests left waiting count as
     bank conflicts.  Returns (granted any, banks still queued); on an error ``stats[K_ERR]`` is set."""
     coll_ports = cfg[C_COLL_PORTS]
     rports = cfg[C_RPORTS]
@@ -1599,6 +1614,7 @@ def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist):
     h_v = state[S_H_V]
     stats = state[S_K]
     b_max = state[S_B_MAX]
+    claims = cfg[C_CLAIMS]
     act = False
     j = 0
     while j < n_blist:
@@ -1616,6 +1632,18 @@ def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist):
                 cap = 0
         else:
             cap = rports + rwports - b_rwused[b] - b_r[b]
+        took = 0
+        if claims >= 0 and cap > 0:
+            cw = design_ints[claims + b * CLAIM_RING + (cyc & (CLAIM_RING - 1))]
+            if cw // CLAIM_MUL == cyc:
+                n_claim = cw % CLAIM_MUL
+                if slow:
+                    took = cap if n_claim > 0 else 0
+                elif compat:
+                    took = cap if ph < n_claim else 0
+                else:
+                    took = min(cap, n_claim)
+                cap -= took
         base = b * bq_cap
         while cap > 0 and b_n[b] > 0:
             pos = base + b_head[b]
@@ -1646,6 +1674,9 @@ def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist):
                     r_pending[r] -= 1
                     if r_pending[r] == 0:
                         k_ready[k] = stamp
+        if took > 0 and cap == 0 and b_n[b] > 0:
+            stats[K_CLAIM_WAITS] += min(took, b_n[b])
+            act = True  # the read can go next cycle: no idle skip over it
         tot = b_r[b] + b_w[b]
         if tot > b_max[b]:
             b_max[b] = tot
@@ -2406,7 +2437,7 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
                 act = moved or act
                 if stats[K_ERR] != 0:
                     break
-                moved, n_blist = _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist)
+                moved, n_blist = _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints)
             else:
                 moved, n_idoc = _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
                                        h_may_issue, h_issued, h_pool, h_prefer, n_idoc)

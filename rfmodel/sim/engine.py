@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from rfmodel.designs.base import CLAIM_RING, Design, SimSetup, get_design
 from rfmodel.designs.base import NEVER as DESIGN_NEVER
-from rfmodel.designs.base import Design, SimSetup, get_design
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.sim import core as C
 from rfmodel.spec.occupancy import UNIT_OF_CLASS, occupancy_warps
@@ -354,6 +354,9 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         )
     steps = sm.bank_rw_ports if compat else 1
 
+    if setup.bank_claims >= 0 and setup.bank_claims + sm.num_banks * CLAIM_RING > len(setup.ints):
+        raise RfmodelError(f"SimSetup.bank_claims: {sm.num_banks} banks' claims do not fit in the design's "
+                           "ints")
     if int(setup.extra_result_latency) < 0:
         raise RfmodelError(f"SimSetup.extra_result_latency = {setup.extra_result_latency} must be >= 0")
     lat = np.array(sm.latency.latencies(), dtype=np.int64) + int(setup.extra_result_latency)
@@ -423,6 +426,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "bank_rcyc": max(int(setup.bank_read_cycles), 1),
         "bank_wcyc": max(int(setup.bank_write_cycles), 1),
         "memq": int(setup.mem_queue),
+        "claims": int(setup.bank_claims),
         "wbuf": int(setup.write_buffer_entries),
         "wbuf_shared": int(bool(setup.write_buffer_shared)),
         "check": int(opts.check_ports),
