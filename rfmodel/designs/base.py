@@ -32,8 +32,12 @@ operand        warp, row, k, reg              once per source operand when its i
                                               (``>= 0``) the operand is read from through the
                                               arbiter, or ``-(1 + L)``: served outside the
                                               banks, arriving ``L`` cycles later (no bank
-                                              access).  ``k`` is the operand slot; ``reg`` 255
-                                              is ``RZ`` (GPGPU-Sim mode only).
+                                              access); ``bank + d * OPERAND_DELAY``: that
+                                              bank's read, granted ``d`` cycles later than
+                                              it could be (the design's own port conflict;
+                                              the bank's queue waits behind it).  ``k`` is
+                                              the operand slot; ``reg`` 255 is ``RZ``
+                                              (GPGPU-Sim mode only).
 write          warp, row, k, reg              once per destination register when its result
                                               is written back; returns the bank written
                                               (``>= 0``, arbitrated for a write port) or
@@ -108,6 +112,9 @@ L1_LOAD, L1_STORE = 1, 2
 L1_FILL = 100
 #: the ``l1`` hook's answer for a store its structure keeps (a write-back cache): not written through to L2
 L1_ABSORB = -3
+#: an ``operand`` hook's answer ``bank + d * OPERAND_DELAY`` delays that bank read by ``d`` cycles
+OPERAND_DELAY = 1 << 16
+OPERAND_BANK_MASK = OPERAND_DELAY - 1
 #: kinds of a design memory request (``SimSetup.mem_queue``): a line load (a fill) or store (a spill)
 MQ_LOAD, MQ_STORE = 0, 1
 

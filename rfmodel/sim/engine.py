@@ -509,6 +509,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "b_wbusy": z(NB),
         "wq": z(NB * wbuf), "wq_head": z(NB), "wq_n": z(NB), "wq_cnt": z(W * 256 if wbuf else 1),
         "wq_hist": z(wbuf_capacity(cfg) + 1),
+        "bq_ready": z(NB * bq),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]
