@@ -165,3 +165,64 @@ def test_invariants_on_a_few_builtin_workloads(preset, monkeypatch):
         ints = r.setup.ints
         assert ints[corf_mod.H_NALLOC] == 0  # every warp finished: every slice is free again
         assert c["coalesced_instr"] <= c["multi_src"]
+
+
+# ----------------------------------------------------------------------------- renaming-table ports
+def test_rt_lookup_ports_known_answer():
+    """Two lookups per RT bank and cycle, served in order: the 3rd and 4th of one cycle wait 1, the 5th 2;
+    another RT bank is free; a later cycle starts afresh."""
+    from rfmodel.designs.corf import C, new_state, rt_bank, rt_lookup
+
+    gpgpusim = [0, 4, 4, 0, 1, 0]  # the bank header of 4 banks mapped (reg + warp) mod 4
+    ints = new_state(phys=16, banks=4, warps=4, regs=8, alloc=0, warp_bank=0, rt_ports=2, header=gpgpusim)
+    assert rt_bank(ints, 0, 1) == rt_bank(ints, 0, 5) != rt_bank(ints, 0, 2)
+    assert [int(rt_lookup(ints, 0, r, 10)) for r in (1, 5, 1, 5, 1)] == [0, 0, 1, 1, 2]
+    assert rt_lookup(ints, 0, 2, 10) == 0
+    assert rt_lookup(ints, 0, 1, 20) == 0
+    assert ints[C["rt_conflicts"]] == 3 and ints[C["rt_delay_cycles"]] == 4
+    free = new_state(phys=16, banks=4, warps=4, regs=8, rt_ports=0)
+    assert [int(rt_lookup(free, 0, 1, 10)) for _ in range(5)] == [0] * 5
+
+
+def _rt_run(rt_ports):
+    from rfmodel.sim import simulate_trace, trace_from_warps
+    from rfmodel.spec import get_preset
+    from rfmodel.spec.sm import CollectorSpec, LatencySpec
+
+    sm = get_preset("fermi-gtx480").replace(
+        schedulers_per_sm=1, collectors=CollectorSpec(gen=8, sp=0, sfu=0, mem=0), num_banks=4,
+        latency=LatencySpec(int=(4, 1), fp32=(10, 1), misc=(1, 1)), scheduler="lrr",
+    )  # fmt: skip
+    # R1 and R5 take physical registers 0 and 1 (banks 0 and 1, first fit), their RT entries one RT bank
+    tr = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [5], [3]), ("IADD3", [10], [1, 5])]])
+    params = {"coalesce": "none", "alloc": "first-fit", "warp_bank": 0, "virtualize": 1, "rt_ports": rt_ports}
+    return simulate_trace(tr, sm, "corf", params)
+
+
+def test_rt_port_conflict_delays_the_read_one_cycle():
+    """The last instruction reads R1 and R5 from two banks in one cycle; with one RT port their RT bank
+    serves the second lookup a cycle later, and the instruction finishes a cycle later; two ports (the
+    paper's) or no limit: no delay.  The delayed read is not a bank conflict."""
+    free, one, two = _rt_run(0), _rt_run(1), _rt_run(2)
+    assert one.metrics["cycles"] == free.metrics["cycles"] + 1
+    assert two.metrics["cycles"] == free.metrics["cycles"]
+    assert one.counts["rt_conflicts"] >= 1 and two.counts["rt_conflicts"] == 0
+    assert one.counts["bank_conflicts"] == free.counts["bank_conflicts"]
+    assert one.counts["bank_read_acc"] == free.counts["bank_read_acc"]
+
+
+def test_metadata_instructions_counted_in_code_size():
+    """CORF's pairs cost one 64-bit metadata instruction per 4 pairs of the static kernel (C-17)."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import _simulation_input, resolve_gpu
+    from rfmodel.sim import simulate_trace
+
+    d = get_design("corf")
+    sm = resolve_gpu("fermi-gtx480")
+    _, tr, kernel = _simulation_input("bfs_expand", sm, arch="sm_80", seed=0, max_warps=2)
+    params = d.preset("CORF")
+    prog = d.program_for(tr, params, sm, kernel)
+    r = simulate_trace(tr, sm, "corf", params, program=prog)
+    pairs = len(prog[0].pairs)
+    assert pairs > 0 and r.metrics["metadata_instructions"] == (pairs + 3) // 4
+    assert r.metrics["code_size_increase"] == pytest.approx((pairs + 3) // 4 / len(kernel.instrs))
