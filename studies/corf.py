@@ -56,9 +56,10 @@ RF_LEAK_MW, RT_LEAK_MW, LOGIC_LEAK_MW = 89.6, 5.56, 0.2
 COUNTS = (
     "reads", "writes", "bank_read_acc", "bank_write_acc", "issued", "bank_conflicts", "bank_stall_cycles",
     "multi_src", "coalesced_instr", "reads_saved", "reallocations", "values", "phys_cycles", "warp_cycles",
-    "rt_reads", "rt_writes", "unmapped_reads", "overflow", "alloc_fail",
+    "rt_reads", "rt_writes", "unmapped_reads", "overflow", "alloc_fail", "rt_conflicts", "rt_delay_cycles",
 )  # fmt: skip
-METRICS = ("ipc", "cycles", "coalesced_share", "reallocation_share", "rf_occupancy", "width_known_share")
+METRICS = ("ipc", "cycles", "coalesced_share", "reallocation_share", "rf_occupancy", "width_known_share",
+           "rt_conflict_share", "metadata_instructions", "code_size_increase")  # fmt: skip
 #: the paper's numbers beside ours (C-xx of the seed digest; Table 1 and section 7)
 PAPER = {
     "coalesced": {"first-fit": "4 %", "CORF": "23 %", "CORF++": "48 %"},
@@ -69,6 +70,7 @@ PAPER = {
     "occ": {"packing": "0.65", "packing+virt": "0.43", "CORF": "0.43", "CORF++": "0.43"},
     "leak": {"packing": "0.67", "CORF++": "0.48"},
     "realloc": {"CORF": "< 0.3 %", "CORF++": "< 0.3 %"},
+    "code": {"CORF": "1.3 %"},
 }
 
 
@@ -176,6 +178,8 @@ def row_of(w: str, gpu: str, get) -> dict | None:
         row[f"occ {cfg}"] = r["rf_occupancy"]
         row[f"leak {cfg}"] = leakage_ratio(r, b)
         row[f"realloc {cfg}"] = r["reallocation_share"]
+        row[f"rt {cfg}"] = r.get("rt_conflict_share")
+        row[f"code {cfg}"] = r.get("code_size_increase")
         row[f"multi {cfg}"] = c["multi_src"] / c["issued"] if c.get("issued") else float("nan")
         row[f"stall {cfg}"] = (c["bank_stall_cycles"] / b["counts"]["bank_stall_cycles"]
                                if b["counts"].get("bank_stall_cycles") else float("nan"))  # fmt: skip
@@ -269,6 +273,9 @@ def report(rows, a, get) -> str:
         ("C-14 RF leakage energy, unallocated registers gated", "leak", ("packing", "CORF++"), geomean, ".2f",
          1, ""),
         ("C-08 reallocations per written value", "realloc", CONFIGS[4:], mean, ".2f", 100, " %"),
+        ("C-17 static code size (CORF's metadata instructions)", "code", ("CORF",), mean, ".1f", 100, " %"),
+        ("RT lookups delayed by an RT port conflict (2 ports per RT bank; not a claim)", "rt", CONFIGS[4:],
+         mean, ".2f", 100, " %"),
     ]  # fmt: skip
     for name, key, cfgs, agg, spec, scale, suffix in lines:
         for cfg in cfgs:
@@ -276,8 +283,9 @@ def report(rows, a, get) -> str:
             out.append(f"| {name} | {cfg} | {PAPER.get(key, {}).get(cfg, '-')} | {ours} |\n")
     mult = " | ".join(cell(g, "multi", "CORF++", mean, ".1f", 100, " %") for g in gpus)
     out.append(f"| C-04 instructions with two or more register sources | - | about 40 % | {mult} |\n")
-    stall = " | ".join(cell(g, "stall", "CORF++", geomean, ".2f") for g in gpus)
-    out.append(f"| bank-conflict stall cycles over the baseline (not a claim) | CORF++ | - | {stall} |\n")
+    for cfg in four:
+        stall = " | ".join(cell(g, "stall", cfg, geomean, ".2f") for g in gpus)
+        out.append(f"| bank-conflict stall cycles over the baseline (not a claim) | {cfg} | - | {stall} |\n")
     wk = " | ".join(fmt(mean([r["width_known"] for r in rows if r["gpu"] == g]), ".0f", " %", 100)
                     for g in gpus)  # fmt: skip
     out.append(f"| written values with a known width class (trace) | - | - | {wk} |\n")

@@ -226,3 +226,34 @@ def test_metadata_instructions_counted_in_code_size():
     pairs = len(prog[0].pairs)
     assert pairs > 0 and r.metrics["metadata_instructions"] == (pairs + 3) // 4
     assert r.metrics["code_size_increase"] == pytest.approx((pairs + 3) // 4 / len(kernel.instrs))
+
+
+# ----------------------------------------------------------------------------- the study's SM and energies
+def _study():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
+    return pytest.importorskip("corf")
+
+
+def test_paper_sm_is_the_papers():
+    """Section 2 / 7: 128 KB in 4 banks of 256 warp registers, 4 collectors with one read port, 2 two-level
+    schedulers; the rest is fermi-gtx480's."""
+    study = _study()
+    sm = study.paper_sm()
+    assert sm.num_banks == 4 and sm.regs_per_bank * 4 == 32 * 1024 and sm.bank_entries == 256
+    assert sm.collectors.total == sm.collectors.gen == 4 and sm.collector_read_ports == 1
+    assert sm.schedulers_per_sm == 2 and sm.scheduler == "two-level" and sm.warps_per_sm == 48
+
+
+def test_study_energy_ratios_known_answers():
+    """Dynamic: 100 baseline accesses against 80 bank accesses and 100 RT accesses.  Leakage: half the
+    file resident (f = 0.5), occupancy 0.5, equal cycles: (44.8 x 0.5 + 5.76) / 44.8."""
+    study = _study()
+    base = {"counts": {"bank_read_acc": 60, "bank_write_acc": 40}, "cycles": 1000.0}
+    run = {"counts": {"bank_read_acc": 40, "bank_write_acc": 40, "rt_reads": 60, "rt_writes": 40,
+                      "warp_cycles": 16 * 1000}, "cycles": 1000.0, "regs": 32, "warp_regs_per_sm": 1024,
+           "rf_occupancy": 0.5}  # fmt: skip
+    assert study.dynamic_energy_ratio(run, base) == pytest.approx((80 * 149.76 + 100 * 1.83) / (100 * 149.76))
+    assert study.leakage_ratio(run, base) == pytest.approx((44.8 * 0.5 + 5.76) / 44.8)
