@@ -14,12 +14,16 @@ design's presets against the ``baseline`` design, on executed traces of the buil
   RF access with writes (C-09, C-15), IPC over the baseline (harmonic mean, C-11), RF dynamic energy with
   Table 2's 149.76 pJ per bank access and 1.83 pJ per renaming-table access (C-13), allocated physical
   registers per architectural register (C-12) and the leakage that follows when unallocated physical
-  registers are power gated (C-14; see :func:`leakage_ratio`), reallocations per written value (C-08).
+  registers are power gated (C-14; see :func:`leakage_ratio`), reallocations per written value (C-08),
+  renaming-table port conflicts and CORF's metadata code size (C-17);
+* the design's invariants on every run (no two live values in one byte slice at any allocation, every slice
+  free at the end, bank reads + reads saved = source operands).
 
 Every run is kept in ``OUT/runs.jsonl``; an interrupted run resumes.  Outputs: ``OUT/points.csv``,
 ``OUT/summary.md`` and, with ``--docs``, the table in ``docs/validation.md``.
 
     python studies/corf.py --jobs 1 --docs
+    python studies/corf.py --quick --jobs 1                                   # 10 kernels, about 2 min
     python studies/corf.py --workloads bfs_expand sgemm_tiled --gpus paper     # a smoke run
 """
 
@@ -37,6 +41,7 @@ from common import SIM_SOURCE, Evaluations, command_line, fmt, geomean, mean, pu
 
 from rfmodel.evaluate import resolve_gpu
 from rfmodel.spec.sm import CollectorSpec
+from rfmodel.workload.suite import default_workloads
 
 MARK = "<!-- corf {gpu}:{end} -->"
 SECTION = "## CORF and CORF++ on the simulator"
@@ -44,7 +49,7 @@ SECTION = "## CORF and CORF++ on the simulator"
 CONFIGS = ("baseline", "packing", "packing+virt", "first-fit", "CORF", "CORF++")
 #: a subset of the built-in suite that keeps a run to minutes on two cores: integer-heavy kernels (narrow
 #: values) and floating-point ones, as the paper splits its benchmarks
-DEFAULT_WORKLOADS = (
+QUICK_WORKLOADS = (
     "bfs_expand", "crc32_murmur3", "histogram256", "bytecode_vm", "spmv_csr", "kmeans_assign",
     "black_scholes", "sgemm_tiled", "saxpy", "stencil7_3d",
 )  # fmt: skip
@@ -52,6 +57,8 @@ DEFAULT_WORKLOADS = (
 #: leakage of the 128 KB register file and of the renaming table, plus the added logic's static 0.2 mW
 BANK_PJ, RT_PJ = 149.76, 1.83
 RF_LEAK_MW, RT_LEAK_MW, LOGIC_LEAK_MW = 89.6, 5.56, 0.2
+#: what a run keeps (in the key: a run kept before the invariants were checked is redone)
+KEEPS = 2
 #: counts kept of one run
 COUNTS = (
     "reads", "writes", "bank_read_acc", "bank_write_acc", "issued", "bank_conflicts", "bank_stall_cycles",
@@ -94,8 +101,9 @@ GPUS = {"paper": paper_sm, "fermi-gtx480": lambda: resolve_gpu("fermi-gtx480")}
 
 def run_point(point: tuple) -> dict:
     """One simulation ``(config, workload, gpu, max_warps)``: metrics and counts."""
+    import rfmodel.designs.corf as corf_mod
     from rfmodel.designs.base import get_design
-    from rfmodel.designs.corf import H_R
+    from rfmodel.designs.corf import H_NALLOC, H_R, check_state
     from rfmodel.sim.engine import simulate_trace
     from rfmodel.workload.suite import load_workload
 
@@ -107,6 +115,7 @@ def run_point(point: tuple) -> dict:
     params = {} if design == "baseline" else d.preset(config)
     wl = load_workload(workload, num_sms=sm.num_sms, max_warps=max_warps, line_bytes=sm.l1d.line_bytes)
     program = d.program_for(wl.trace, params, sm, wl.kernel)
+    corf_mod.DEBUG_CHECKS = True  # every allocation checks the renaming table for overlapping slices
     run = simulate_trace(wl.trace, sm, d, params, program=program)
     out = {"config": config, "workload": workload, "gpu": gpu, "max_warps": max_warps}
     for m in METRICS:
@@ -114,6 +123,21 @@ def run_point(point: tuple) -> dict:
         out[m] = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
     out["counts"] = {k: int(run.counts[k]) for k in COUNTS if k in run.counts}
     if design == "corf":
+        # the design's invariants on this run: no two live values share a byte slice, every slice freed
+        # when the warps finished, bank reads + reads saved = source operands, no allocation failed
+        c = run.counts
+        bad = []
+        if c["overlaps"] or c["alloc_fail"]:
+            bad.append(f"overlaps {c['overlaps']}, failed allocations {c['alloc_fail']}")
+        if c["reads_bank"] + c["reads_saved"] != c["reads"] or c["src_operands"] != c["reads"]:
+            bad.append("bank reads + reads saved != source operands")
+        if run.setup.ints[H_NALLOC] != 0:
+            bad.append("slices left allocated at the end")
+        try:
+            check_state(run.setup.ints)
+        except AssertionError as e:
+            bad.append(str(e))
+        out["invariants"] = "; ".join(bad) or "ok"
         out["regs"] = int(run.setup.ints[H_R])
         out["metadata"] = run.setup.info.get("corf_hints", "")
     out["warp_regs_per_sm"] = sm.warp_regs_per_sm
@@ -127,7 +151,7 @@ class CorfRuns(Evaluations):
 
     @staticmethod
     def key(*point) -> str:
-        return json.dumps([*point, SIM_SOURCE], sort_keys=True)
+        return json.dumps([*point, SIM_SOURCE, KEEPS], sort_keys=True)
 
     def get(self, *point) -> dict:
         return self.log[self.key(*point)]
@@ -196,7 +220,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gpus", nargs="*", default=list(GPUS), choices=list(GPUS),
                     help="paper: the paper's 4-bank, 1-port-collector SM; fermi-gtx480: the shipped preset")
-    ap.add_argument("--workloads", nargs="*", help="workloads (default: a subset of the built-in suite)")
+    ap.add_argument("--workloads", nargs="*", help="workloads (default: the built-in suite)")
+    ap.add_argument("--quick", action="store_true", help="10 of the suite's kernels (QUICK_WORKLOADS)")
     ap.add_argument("--max-warps", type=int, default=None, help="keep that many warps' CTAs (default: all)")
     ap.add_argument("--jobs", type=int, default=1, help="simulation processes")
     ap.add_argument("--out", default="studies/out/corf")
@@ -204,7 +229,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    workloads = a.workloads or list(DEFAULT_WORKLOADS)
+    workloads = a.workloads or (list(QUICK_WORKLOADS) if a.quick else default_workloads())
     runs = CorfRuns(out / "runs.jsonl", a.jobs)
     t0 = time.time()
     runs.ensure([(cfg, w, g, a.max_warps) for g in a.gpus for w in workloads for cfg in CONFIGS])
@@ -221,20 +246,23 @@ def main(argv=None) -> int:
         wr = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
         wr.writeheader()
         wr.writerows(rows)
-    text = report(rows, a, get)
+    skipped = sorted(set(workloads) - {r["workload"] for r in rows})
+    text = report(rows, a, get, skipped)
     publish(text, out, docs=a.docs, mark=MARK, gpu="+".join(a.gpus), section=SECTION,
             title="CORF / CORF++ against the baseline")  # fmt: skip
     return 0
 
 
-def report(rows, a, get) -> str:
+def report(rows, a, get, skipped=()) -> str:
     gpus = list(dict.fromkeys(r["gpu"] for r in rows))
     out = [
         f"Simulator, executed traces, {len({r['workload'] for r in rows})} kernels of the built-in suite, "
-        f"max_warps = {a.max_warps or 'all'} (the SM's whole share); `paper` = fermi-gtx480 with 4 banks, 4 "
-        "generic collectors with one read port each and two-level scheduling (`studies/corf.py:paper_sm`). "
-        "Ratios are over the `baseline` design on the same SM and trace. Means: IPC harmonic, energy and "
-        "read ratios geometric, shares arithmetic. "
+        + (f"not {', '.join(skipped)} (no CTA fits the SM: more registers per thread than its 63); "
+           if skipped else "")
+        + f"max_warps = {a.max_warps or 'all'} (the SM's whole share); `paper` = fermi-gtx480 with 4 "
+        "banks, 4 generic collectors with one read port each and two-level scheduling "
+        "(`studies/corf.py:paper_sm`). Ratios are over the `baseline` design on the same SM and trace. "
+        "Means: IPC harmonic, energy and read ratios geometric, shares arithmetic. "
         f"`{command_line('corf.py', None)}`\n\n"
     ]
     for g in gpus:
@@ -288,7 +316,14 @@ def report(rows, a, get) -> str:
         out.append(f"| bank-conflict stall cycles over the baseline (not a claim) | {cfg} | - | {stall} |\n")
     wk = " | ".join(fmt(mean([r["width_known"] for r in rows if r["gpu"] == g]), ".0f", " %", 100)
                     for g in gpus)  # fmt: skip
+    inv = []
+    for g in gpus:
+        runs_g = [get(c, r["workload"], g) for r in rows if r["gpu"] == g for c in CONFIGS[1:]]
+        ok = sum(x.get("invariants") == "ok" for x in runs_g)
+        inv.append(f"{ok} of {len(runs_g)} runs")
     out.append(f"| written values with a known width class (trace) | - | - | {wk} |\n")
+    out.append("| invariants (no shared byte slice at any allocation, all freed at the end, bank reads + "
+               f"saved = operands) | all | - | {' | '.join(inv)} |\n")  # fmt: skip
     return "".join(out)
 
 
