@@ -37,7 +37,9 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 from common import SIM_SOURCE, Evaluations, command_line, fmt, geomean, mean, publish
+from numba import njit
 
 from rfmodel.evaluate import resolve_gpu
 from rfmodel.spec.sm import CollectorSpec
@@ -58,7 +60,7 @@ QUICK_WORKLOADS = (
 BANK_PJ, RT_PJ = 149.76, 1.83
 RF_LEAK_MW, RT_LEAK_MW, LOGIC_LEAK_MW = 89.6, 5.56, 0.2
 #: what a run keeps (in the key: a run kept before the invariants were checked is redone)
-KEEPS = 2
+KEEPS = 3
 #: counts kept of one run
 COUNTS = (
     "reads", "writes", "bank_read_acc", "bank_write_acc", "issued", "bank_conflicts", "bank_stall_cycles",
@@ -66,7 +68,8 @@ COUNTS = (
     "rt_reads", "rt_writes", "unmapped_reads", "overflow", "alloc_fail", "rt_conflicts", "rt_delay_cycles",
 )  # fmt: skip
 METRICS = ("ipc", "cycles", "coalesced_share", "reallocation_share", "rf_occupancy", "width_known_share",
-           "rt_conflict_share", "metadata_instructions", "code_size_increase")  # fmt: skip
+           "rt_conflict_share", "metadata_instructions", "code_size_increase",
+           "buddy_packed_share")  # fmt: skip
 #: the paper's numbers beside ours (C-xx of the seed digest; Table 1 and section 7)
 PAPER = {
     "coalesced": {"first-fit": "4 %", "CORF": "23 %", "CORF++": "48 %"},
@@ -77,6 +80,7 @@ PAPER = {
     "occ": {"packing": "0.65", "packing+virt": "0.43", "CORF": "0.43", "CORF++": "0.43"},
     "leak": {"packing": "0.67", "CORF++": "0.48"},
     "realloc": {"CORF": "< 0.3 %", "CORF++": "< 0.3 %"},
+    "buddy": {"CORF": "just under 80 %"},
     "code": {"CORF": "1.3 %"},
 }
 
@@ -94,6 +98,49 @@ def paper_sm(base: str = "fermi-gtx480"):
         "registers (8 sub-banks of 128 bit each), 4 operand collectors CU0-CU3 with one read port each, 2 "
         "two-level warp schedulers (active pool: the simulator's 8 per scheduler, not stated).",
     )
+
+
+@njit(cache=True)
+def _coalescable(warp_ptr, src, dst, width, none):
+    """(instructions with two or more register source operands, those with two that could be read with one
+    access: the same register twice, or two registers whose values' widths add up to 4 bytes or less); a
+    source's width is that of the value the warp last wrote to the register (4 bytes when unknown or never
+    written).  The denominator is the design's ``multi_src``."""
+    multi, ok = 0, 0
+    cur = np.full(256, 4, dtype=np.int64)
+    for w in range(len(warp_ptr) - 1):
+        cur[:] = 4
+        for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            n = 0
+            fit = False
+            for a in range(src.shape[1]):
+                ra = src[i, a]
+                if ra == none:
+                    continue
+                n += 1
+                for b in range(a):
+                    rb = src[i, b]
+                    if rb != none and (rb == ra or cur[ra] + cur[rb] <= 4):
+                        fit = True
+            if n >= 2:
+                multi += 1
+                if fit:
+                    ok += 1
+            for k in range(dst.shape[1]):
+                r = dst[i, k]
+                if r != none:
+                    cur[r] = width[i, k] if width[i, k] > 0 else 4
+    return multi, ok
+
+
+def coalescable_share(trace) -> float:
+    """C-05's upper bound: the share of instructions with two or more register sources of which two could
+    share one physical register (widths adding up to at most 4 bytes)."""
+    from rfmodel.workload.trace import NONE
+
+    col = {k: np.asarray(getattr(trace, k), dtype=np.int64) for k in ("warp_ptr", "src", "dst", "width")}
+    multi, ok = _coalescable(col["warp_ptr"], col["src"], col["dst"], col["width"], NONE)
+    return ok / multi if multi else float("nan")
 
 
 GPUS = {"paper": paper_sm, "fermi-gtx480": lambda: resolve_gpu("fermi-gtx480")}
@@ -140,6 +187,8 @@ def run_point(point: tuple) -> dict:
         out["invariants"] = "; ".join(bad) or "ok"
         out["regs"] = int(run.setup.ints[H_R])
         out["metadata"] = run.setup.info.get("corf_hints", "")
+    if design == "baseline":
+        out["coalescable"] = coalescable_share(wl.trace)
     out["warp_regs_per_sm"] = sm.warp_regs_per_sm
     out["seconds"] = time.perf_counter() - t0
     return out
@@ -208,6 +257,8 @@ def row_of(w: str, gpu: str, get) -> dict | None:
         row[f"stall {cfg}"] = (c["bank_stall_cycles"] / b["counts"]["bank_stall_cycles"]
                                if b["counts"].get("bank_stall_cycles") else float("nan"))  # fmt: skip
     row["width_known"] = get("CORF++", w, gpu)["width_known_share"]
+    row["coalescable"] = b.get("coalescable")
+    row["buddy CORF"] = get("CORF", w, gpu).get("buddy_packed_share")
     return row
 
 
@@ -309,6 +360,12 @@ def report(rows, a, get, skipped=()) -> str:
         for cfg in cfgs:
             ours = " | ".join(cell(g, key, cfg, agg, spec, scale, suffix) for g in gpus)
             out.append(f"| {name} | {cfg} | {PAPER.get(key, {}).get(cfg, '-')} | {ours} |\n")
+    c5 = " | ".join(fmt(mean([r["coalescable"] for r in rows if r["gpu"] == g]), ".1f", " %", 100)
+                    for g in gpus)  # fmt: skip
+    out.append(f"| C-05 multi-source instructions with two sources that fit one register (upper bound) | - | "
+               f"69 % | {c5} |\n")  # fmt: skip
+    c7 = " | ".join(cell(g, "buddy", "CORF", mean, ".1f", 100, " %") for g in gpus)
+    out.append(f"| C-07 compiler pairs packed together | CORF | just under 80 % | {c7} |\n")
     mult = " | ".join(cell(g, "multi", "CORF++", mean, ".1f", 100, " %") for g in gpus)
     out.append(f"| C-04 instructions with two or more register sources | - | about 40 % | {mult} |\n")
     for cfg in four:

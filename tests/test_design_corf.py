@@ -257,3 +257,20 @@ def test_study_energy_ratios_known_answers():
            "rf_occupancy": 0.5}  # fmt: skip
     assert study.dynamic_energy_ratio(run, base) == pytest.approx((80 * 149.76 + 100 * 1.83) / (100 * 149.76))
     assert study.leakage_ratio(run, base) == pytest.approx((44.8 * 0.5 + 5.76) / 44.8)
+
+
+def test_coalescable_upper_bound_known_answer():
+    """C-05's bound: R1 (1 B) and R2 (2 B) fit one register; R3 (4 B) and R1 do not; R3 read twice is one
+    read; a one-source instruction does not count."""
+    study = _study()
+    N = 255
+    src = np.full((5, 10), N, dtype=np.int64)
+    dst = np.full((5, 4), N, dtype=np.int64)
+    width = np.zeros((5, 4), dtype=np.int64)
+    dst[0, 0], width[0, 0] = 1, 1  # R1: 1 byte
+    dst[1, :2], width[1, :2] = (2, 3), (2, 4)  # R2: 2 bytes, R3: 4 bytes
+    src[2, :2] = (1, 2)  # fits
+    src[3, :2] = (3, 1)  # 4 + 1 > 4
+    src[4, :3] = (3, 3, 1)  # R3 twice
+    multi, ok = study._coalescable(np.array([0, 5]), src, dst, width, N)
+    assert (multi, ok) == (3, 2)
