@@ -255,6 +255,9 @@ class SimSetup:
     extra_result_latency: int = 0
     #: provenance of this run's setup (where hints or intervals came from, ...); reported in the result
     info: dict = field(default_factory=dict)
+    #: the trace the simulator runs instead of the one it was given (None: that one), e.g. with the design's
+    #: own instructions added (``rfmodel.workload.trace.prepend_rows``); the hooks' ``row`` indexes it
+    trace: object = None
 
     def __post_init__(self):
         self.ints = np.ascontiguousarray(self.ints, dtype=np.int64)

@@ -559,6 +559,8 @@ def simulate_trace(
         setup = d.sim_setup(sm, params, opts, trace=trace)
     else:
         setup = d.sim_setup(sm, params, opts, trace=trace, program=program)
+    if setup.trace is not None:  # the design runs its own version of the trace (instructions it adds)
+        trace = setup.trace
     p = _prepare(trace, sm, setup, opts)
     attrs = {"compat": opts.compat, "resident_ctas": p.resident_ctas, "warps_per_cta": p.wpc}
     if p.resident_ctas == 0:
