@@ -224,8 +224,29 @@ def test_metadata_instructions_counted_in_code_size():
     prog = d.program_for(tr, params, sm, kernel)
     r = simulate_trace(tr, sm, "corf", params, program=prog)
     pairs = len(prog[0].pairs)
-    assert pairs > 0 and r.metrics["metadata_instructions"] == (pairs + 3) // 4
-    assert r.metrics["code_size_increase"] == pytest.approx((pairs + 3) // 4 / len(kernel.instrs))
+    meta = (pairs + 3) // 4
+    assert pairs > 0 and r.metrics["metadata_instructions"] == meta
+    assert r.metrics["code_size_increase"] == pytest.approx(meta / len(kernel.instrs))
+    # executed: every warp issues them first; the program's IPC leaves them out, the run's counts them
+    off = simulate_trace(tr, sm, "corf", {**params, "metadata": 0}, program=prog)
+    assert r.counts["issued"] == off.counts["issued"] + meta * tr.n_warps == off.counts["issued"] + \
+        r.metrics["metadata_issued"]
+    assert r.metrics["ipc_program"] == pytest.approx(off.counts["issued"] / r.metrics["cycles"])
+    assert r.metrics["cycles"] >= off.metrics["cycles"] and off.metrics["metadata_issued"] == 0
+    assert r.counts["reads"] == off.counts["reads"]  # the metadata instructions read no register
+
+
+def test_prepend_rows_keeps_each_warps_stream():
+    from rfmodel.sim import trace_from_warps
+    from rfmodel.workload.trace import prepend_rows
+
+    warps = [[("IADD3", [1], [2])], [("IADD3", [3], [4]), ("IADD3", [5], [3])]]
+    tr = trace_from_warps(warps, warps_per_cta=2)
+    out = prepend_rows(tr, 2, 16)
+    assert list(out.warp_ptr) == [0, 3, 7]
+    assert list(out.op[[0, 1, 3, 4]]) == [16] * 4 and list(out.sidx[[0, 1, 3, 4]]) == [-1] * 4
+    assert np.array_equal(out.src[[2, 5, 6]], tr.src) and np.array_equal(out.dst[[2, 5, 6]], tr.dst)
+    assert np.all(out.src[[0, 1, 3, 4]] == 255) and list(np.diff(out.mem_ptr)) == [0] * 7
 
 
 # ----------------------------------------------------------------------------- the study's SM and energies

@@ -74,6 +74,11 @@ class CorfParams(DesignParams, kind="design.corf"):
         doc="renaming-table lookups one RT bank serves per cycle (the paper's dual-ported RT, one bank per "
         "register bank); a lookup beyond them delays its register read a cycle; 0: no limit",
     )  # fmt: skip
+    metadata: int = param(
+        1, choices=(0, 1),
+        doc="1: every warp first executes the kernel's metadata instructions (CORF's pairs, 4 per 64-bit "
+        "instruction; a misc-class instruction without operands each); 0: counted in code size only",
+    )  # fmt: skip
     loop_weight: int = param(
         8, bounds=(1, 1000),
         doc="affinity-graph weight of a source pair per loop level when the trip count is not static "
@@ -714,6 +719,7 @@ CORF_METRICS = (
     "coalesced_share", "reads_saved", "bank_reads", "multi_src_instructions", "reallocations",
     "reallocation_share", "phys_regs_mean", "rf_occupancy", "buddy_packed_share", "width_known_share",
     "rt_accesses", "rt_conflict_share", "rt_delay_cycles", "metadata_instructions", "code_size_increase",
+    "metadata_issued", "ipc_program",
 )  # fmt: skip
 
 
@@ -764,6 +770,15 @@ class Corf(Design):
         p = self.resolve(params)
         if program is None:
             program = self.program_for(trace, params, sm)
+        meta = 0
+        if program is not None and p.alloc == "pairs":
+            meta = program[0].metadata_instructions
+        run_trace = None
+        if p.metadata and meta:  # the metadata instructions run first in every warp (no operands)
+            from rfmodel.workload.ir import OpClass
+            from rfmodel.workload.trace import prepend_rows
+
+            trace = run_trace = prepend_rows(trace, meta, int(OpClass.MISC))
         if program is None:
             prog = hints(trace_affinity(trace),
                          "profiled affinity graph (the trace's first warp; no static kernel)")
@@ -794,14 +809,15 @@ class Corf(Design):
             "corf_widths": f"trace width column ({source}): {known:.1%} of the written values have a "
             "known width class; the others are allocated full width",
             "corf_hints": f"{prog.source}: {len(prog.pairs)} pairs ({prog.metadata_instructions} metadata "
-            f"instructions, counted in code size, not executed), {int((prog.align > 0).sum())} aligned "
-            "registers",
+            f"instructions, counted in code size, {'executed' if run_trace is not None else 'not executed'}"
+            f"), {int((prog.align > 0).sum())} aligned registers",
             "corf_liveness": dsrc if p.virtualize else "not used (no virtualization)",
         }
         meta = prog.metadata_instructions if p.alloc == "pairs" else 0
         code = meta / prog.static_instructions if prog.static_instructions else float("nan")
-        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(C), info=info,
-                        floats=np.array([meta, code], dtype=np.float64))
+        issued_meta = meta * trace.n_warps if run_trace is not None else 0
+        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(C), info=info, trace=run_trace,
+                        floats=np.array([meta, code, issued_meta], dtype=np.float64))
 
     def sim_metrics(self, sm, params, setup, counts):
         reads, writes = float(counts["reads"]), float(counts["writes"])
@@ -829,6 +845,8 @@ class Corf(Design):
             "rt_delay_cycles": float(counts["rt_delay_cycles"]),
             "metadata_instructions": float(setup.floats[0]),
             "code_size_increase": float(setup.floats[1]),
+            "metadata_issued": float(setup.floats[2]),
+            "ipc_program": (float(counts["issued"]) - float(setup.floats[2])) / cycles,
             "events": {
                 "rf_bank": (bank_r, bank_w),
                 "crossbar": (reads - saved + writes, 0.0),
@@ -867,6 +885,8 @@ class Corf(Design):
             "rt_delay_cycles": nan,
             "metadata_instructions": nan,
             "code_size_increase": nan,
+            "metadata_issued": nan,
+            "ipc_program": nan,
         }
         events = {
             "rf_bank": (r * (1.0 - saved), w),
