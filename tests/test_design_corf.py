@@ -165,3 +165,133 @@ def test_invariants_on_a_few_builtin_workloads(preset, monkeypatch):
         ints = r.setup.ints
         assert ints[corf_mod.H_NALLOC] == 0  # every warp finished: every slice is free again
         assert c["coalesced_instr"] <= c["multi_src"]
+
+
+# ----------------------------------------------------------------------------- renaming-table ports
+def test_rt_lookup_ports_known_answer():
+    """Two lookups per RT bank and cycle, served in order: the 3rd and 4th of one cycle wait 1, the 5th 2;
+    another RT bank is free; a later cycle starts afresh."""
+    from rfmodel.designs.corf import C, new_state, rt_bank, rt_lookup
+
+    gpgpusim = [0, 4, 4, 0, 1, 0]  # the bank header of 4 banks mapped (reg + warp) mod 4
+    ints = new_state(phys=16, banks=4, warps=4, regs=8, alloc=0, warp_bank=0, rt_ports=2, header=gpgpusim)
+    assert rt_bank(ints, 0, 1) == rt_bank(ints, 0, 5) != rt_bank(ints, 0, 2)
+    assert [int(rt_lookup(ints, 0, r, 10)) for r in (1, 5, 1, 5, 1)] == [0, 0, 1, 1, 2]
+    assert rt_lookup(ints, 0, 2, 10) == 0
+    assert rt_lookup(ints, 0, 1, 20) == 0
+    assert ints[C["rt_conflicts"]] == 3 and ints[C["rt_delay_cycles"]] == 4
+    free = new_state(phys=16, banks=4, warps=4, regs=8, rt_ports=0)
+    assert [int(rt_lookup(free, 0, 1, 10)) for _ in range(5)] == [0] * 5
+
+
+def _rt_run(rt_ports):
+    from rfmodel.sim import simulate_trace, trace_from_warps
+    from rfmodel.spec import get_preset
+    from rfmodel.spec.sm import CollectorSpec, LatencySpec
+
+    sm = get_preset("fermi-gtx480").replace(
+        schedulers_per_sm=1, collectors=CollectorSpec(gen=8, sp=0, sfu=0, mem=0), num_banks=4,
+        latency=LatencySpec(int=(4, 1), fp32=(10, 1), misc=(1, 1)), scheduler="lrr",
+    )  # fmt: skip
+    # R1 and R5 take physical registers 0 and 1 (banks 0 and 1, first fit), their RT entries one RT bank
+    tr = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [5], [3]), ("IADD3", [10], [1, 5])]])
+    params = {"coalesce": "none", "alloc": "first-fit", "warp_bank": 0, "virtualize": 1, "rt_ports": rt_ports}
+    return simulate_trace(tr, sm, "corf", params)
+
+
+def test_rt_port_conflict_delays_the_read_one_cycle():
+    """The last instruction reads R1 and R5 from two banks in one cycle; with one RT port their RT bank
+    serves the second lookup a cycle later, and the instruction finishes a cycle later; two ports (the
+    paper's) or no limit: no delay.  The delayed read is not a bank conflict."""
+    free, one, two = _rt_run(0), _rt_run(1), _rt_run(2)
+    assert one.metrics["cycles"] == free.metrics["cycles"] + 1
+    assert two.metrics["cycles"] == free.metrics["cycles"]
+    assert one.counts["rt_conflicts"] >= 1 and two.counts["rt_conflicts"] == 0
+    assert one.counts["bank_conflicts"] == free.counts["bank_conflicts"]
+    assert one.counts["bank_read_acc"] == free.counts["bank_read_acc"]
+
+
+def test_metadata_instructions_counted_in_code_size():
+    """CORF's pairs cost one 64-bit metadata instruction per 4 pairs of the static kernel (C-17)."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import _simulation_input, resolve_gpu
+    from rfmodel.sim import simulate_trace
+
+    d = get_design("corf")
+    sm = resolve_gpu("fermi-gtx480")
+    _, tr, kernel = _simulation_input("bfs_expand", sm, arch="sm_80", seed=0, max_warps=2)
+    params = d.preset("CORF")
+    prog = d.program_for(tr, params, sm, kernel)
+    r = simulate_trace(tr, sm, "corf", params, program=prog)
+    pairs = len(prog[0].pairs)
+    meta = (pairs + 3) // 4
+    assert pairs > 0 and r.metrics["metadata_instructions"] == meta
+    assert r.metrics["code_size_increase"] == pytest.approx(meta / len(kernel.instrs))
+    # executed: every warp issues them first; the program's IPC leaves them out, the run's counts them
+    off = simulate_trace(tr, sm, "corf", {**params, "metadata": 0}, program=prog)
+    assert r.counts["issued"] == off.counts["issued"] + meta * tr.n_warps == off.counts["issued"] + \
+        r.metrics["metadata_issued"]
+    assert r.metrics["ipc_program"] == pytest.approx(off.counts["issued"] / r.metrics["cycles"])
+    assert r.metrics["cycles"] >= off.metrics["cycles"] and off.metrics["metadata_issued"] == 0
+    assert r.counts["reads"] == off.counts["reads"]  # the metadata instructions read no register
+
+
+def test_prepend_rows_keeps_each_warps_stream():
+    from rfmodel.sim import trace_from_warps
+    from rfmodel.workload.trace import prepend_rows
+
+    warps = [[("IADD3", [1], [2])], [("IADD3", [3], [4]), ("IADD3", [5], [3])]]
+    tr = trace_from_warps(warps, warps_per_cta=2)
+    out = prepend_rows(tr, 2, 16)
+    assert list(out.warp_ptr) == [0, 3, 7]
+    assert list(out.op[[0, 1, 3, 4]]) == [16] * 4 and list(out.sidx[[0, 1, 3, 4]]) == [-1] * 4
+    assert np.array_equal(out.src[[2, 5, 6]], tr.src) and np.array_equal(out.dst[[2, 5, 6]], tr.dst)
+    assert np.all(out.src[[0, 1, 3, 4]] == 255) and list(np.diff(out.mem_ptr)) == [0] * 7
+
+
+# ----------------------------------------------------------------------------- the study's SM and energies
+def _study():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
+    return pytest.importorskip("corf")
+
+
+def test_paper_sm_is_the_papers():
+    """Section 2 / 7: 128 KB in 4 banks of 256 warp registers, 4 collectors with one read port, 2 two-level
+    schedulers; the rest is fermi-gtx480's."""
+    study = _study()
+    sm = study.paper_sm()
+    assert sm.num_banks == 4 and sm.regs_per_bank * 4 == 32 * 1024 and sm.bank_entries == 256
+    assert sm.collectors.total == sm.collectors.gen == 4 and sm.collector_read_ports == 1
+    assert sm.schedulers_per_sm == 2 and sm.scheduler == "two-level" and sm.warps_per_sm == 48
+
+
+def test_study_energy_ratios_known_answers():
+    """Dynamic: 100 baseline accesses against 80 bank accesses and 100 RT accesses.  Leakage: half the
+    file resident (f = 0.5), occupancy 0.5, equal cycles: (44.8 x 0.5 + 5.76) / 44.8."""
+    study = _study()
+    base = {"counts": {"bank_read_acc": 60, "bank_write_acc": 40}, "cycles": 1000.0}
+    run = {"counts": {"bank_read_acc": 40, "bank_write_acc": 40, "rt_reads": 60, "rt_writes": 40,
+                      "warp_cycles": 16 * 1000}, "cycles": 1000.0, "regs": 32, "warp_regs_per_sm": 1024,
+           "rf_occupancy": 0.5}  # fmt: skip
+    assert study.dynamic_energy_ratio(run, base) == pytest.approx((80 * 149.76 + 100 * 1.83) / (100 * 149.76))
+    assert study.leakage_ratio(run, base) == pytest.approx((44.8 * 0.5 + 5.76) / 44.8)
+
+
+def test_coalescable_upper_bound_known_answer():
+    """C-05's bound: R1 (1 B) and R2 (2 B) fit one register; R3 (4 B) and R1 do not; R3 read twice is one
+    read; a one-source instruction does not count."""
+    study = _study()
+    N = 255
+    src = np.full((5, 10), N, dtype=np.int64)
+    dst = np.full((5, 4), N, dtype=np.int64)
+    width = np.zeros((5, 4), dtype=np.int64)
+    dst[0, 0], width[0, 0] = 1, 1  # R1: 1 byte
+    dst[1, :2], width[1, :2] = (2, 3), (2, 4)  # R2: 2 bytes, R3: 4 bytes
+    src[2, :2] = (1, 2)  # fits
+    src[3, :2] = (3, 1)  # 4 + 1 > 4
+    src[4, :3] = (3, 3, 1)  # R3 twice
+    multi, ok = study._coalescable(np.array([0, 5]), src, dst, width, N)
+    assert (multi, ok) == (3, 2)

@@ -32,8 +32,12 @@ operand        warp, row, k, reg              once per source operand when its i
                                               (``>= 0``) the operand is read from through the
                                               arbiter, or ``-(1 + L)``: served outside the
                                               banks, arriving ``L`` cycles later (no bank
-                                              access).  ``k`` is the operand slot; ``reg`` 255
-                                              is ``RZ`` (GPGPU-Sim mode only).
+                                              access); ``bank + d * OPERAND_DELAY``: that
+                                              bank's read, granted ``d`` cycles later than
+                                              it could be (the design's own port conflict;
+                                              the bank's queue waits behind it).  ``k`` is
+                                              the operand slot; ``reg`` 255 is ``RZ``
+                                              (GPGPU-Sim mode only).
 write          warp, row, k, reg              once per destination register when its result
                                               is written back; returns the bank written
                                               (``>= 0``, arbitrated for a write port) or
@@ -108,6 +112,9 @@ L1_LOAD, L1_STORE = 1, 2
 L1_FILL = 100
 #: the ``l1`` hook's answer for a store its structure keeps (a write-back cache): not written through to L2
 L1_ABSORB = -3
+#: an ``operand`` hook's answer ``bank + d * OPERAND_DELAY`` delays that bank read by ``d`` cycles
+OPERAND_DELAY = 1 << 16
+OPERAND_BANK_MASK = OPERAND_DELAY - 1
 #: kinds of a design memory request (``SimSetup.mem_queue``): a line load (a fill) or store (a spill)
 MQ_LOAD, MQ_STORE = 0, 1
 #: bank claims (``SimSetup.bank_claims``): slots per SM bank (a power of two: claims at most this many
@@ -281,6 +288,9 @@ class SimSetup:
     extra_result_latency: int = 0
     #: provenance of this run's setup (where hints or intervals came from, ...); reported in the result
     info: dict = field(default_factory=dict)
+    #: the trace the simulator runs instead of the one it was given (None: that one), e.g. with the design's
+    #: own instructions added (``rfmodel.workload.trace.prepend_rows``); the hooks' ``row`` indexes it
+    trace: object = None
 
     def __post_init__(self):
         self.ints = np.ascontiguousarray(self.ints, dtype=np.int64)

@@ -26,6 +26,7 @@ from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
+    OPERAND_DELAY,
     Design,
     DesignParams,
     SimHooks,
@@ -68,6 +69,16 @@ class CorfParams(DesignParams, kind="design.corf"):
     )  # fmt: skip
     warp_bank: int = param(1, choices=(0, 1), doc="1: all registers of a warp in one bank (CORF++)")
     virtualize: int = param(1, choices=(0, 1), doc="1: a register's slices are freed at its last read")
+    rt_ports: int = param(
+        2, bounds=(0, 16),
+        doc="renaming-table lookups one RT bank serves per cycle (the paper's dual-ported RT, one bank per "
+        "register bank); a lookup beyond them delays its register read a cycle; 0: no limit",
+    )  # fmt: skip
+    metadata: int = param(
+        1, choices=(0, 1),
+        doc="1: every warp first executes the kernel's metadata instructions (CORF's pairs, 4 per 64-bit "
+        "instruction; a misc-class instruction without operands each); 0: counted in code size only",
+    )  # fmt: skip
     loop_weight: int = param(
         8, bounds=(1, 1000),
         doc="affinity-graph weight of a source pair per loop level when the trip count is not static "
@@ -211,6 +222,8 @@ class CorfProgram:
     align: np.ndarray
     pairs: tuple
     source: str
+    #: instructions of the static kernel the hints come from (0: profiled from a trace)
+    static_instructions: int = 0
 
     @property
     def metadata_instructions(self) -> int:
@@ -248,15 +261,18 @@ H_O_RTP, H_O_RTM, H_O_USED, H_O_PART, H_O_ALIGN, H_O_ROWS = (_H + 10 + i for i i
 H_NALLOC, H_LAST_T, H_ACTIVE, H_CUR_ROW, H_CUR_N, H_CUR_COAL = (_H + 16 + i for i in range(6))
 H_O_SCR = _H + 22
 H_DEBUG = _H + 23  # 1: every allocation checks the renaming table for an overlap (tests)
+H_RT_PORTS, H_O_RTB = _H + 24, _H + 25  # RT lookups per bank and cycle (0: no limit); per-bank port state
 COUNTER_NAMES = (
     "multi_src", "coalesced_instr", "reads_saved", "reallocations", "values", "allocations", "dead_frees",
     "unknown_width", "unmapped_reads", "phys_cycles", "warp_cycles", "rt_reads", "rt_writes", "buddy_tries",
-    "buddy_packed", "overflow", "alloc_fail", "src_operands", "exit_frees", "overlaps",
+    "buddy_packed", "overflow", "alloc_fail", "src_operands", "exit_frees", "overlaps", "rt_conflicts",
+    "rt_delay_cycles",
 )  # fmt: skip
-C0 = _H + 24
+C0 = _H + 26
 C = {name: C0 + i for i, name in enumerate(COUNTER_NAMES)}
 (C_MULTI, C_COAL, C_SAVED, C_REALLOC, C_VALUES, C_ALLOCS, C_DEAD, C_UNKNOWN, C_UNMAPPED, C_PHYS_CYC,
- C_WARP_CYC, C_RT_R, C_RT_W, C_BUDDY, C_BUDDY_OK, C_OVERFLOW, C_FAIL, C_SRC, C_EXIT, C_OVERLAP) = (
+ C_WARP_CYC, C_RT_R, C_RT_W, C_BUDDY, C_BUDDY_OK, C_OVERFLOW, C_FAIL, C_SRC, C_EXIT, C_OVERLAP, C_RT_CONF,
+ C_RT_DELAY) = (
     C0 + i for i in range(len(COUNTER_NAMES)))  # fmt: skip
 HEADER_LEN = C0 + len(COUNTER_NAMES)
 SCRATCH = 2 * MAX_SRC  # (physical register, mask | paired << 8) per source of the current instruction
@@ -437,6 +453,38 @@ def can_coalesce(ints, p1, m1, p2, m2):
 
 # ---------------------------------------------------------------------------- simulator hooks
 @njit(cache=True)
+def rt_bank(ints, warp, reg):
+    """The RT bank holding (warp, reg)'s entry: one RT bank per register bank, the entry in the bank the
+    architectural register is allocated in (the warp's bank with ``warp_bank``, else the SM's mapping)."""
+    if ints[H_WBANK] != 0:
+        b0, _ = _home_banks(ints, warp)
+        return b0
+    return standard_bank(ints, warp, reg)
+
+
+@njit(cache=True)
+def rt_lookup(ints, warp, reg, cycle):
+    """One RT read lookup in ``cycle``: its delay in cycles when its RT bank's ports are taken (lookups
+    are served in the order they come, ``rt_ports`` per bank and cycle; counted)."""
+    ports = ints[H_RT_PORTS]
+    if ports <= 0:
+        return 0
+    o = ints[H_O_RTB] + 2 * rt_bank(ints, warp, reg)
+    if ints[o] < cycle:  # (first cycle with a free port, ports taken in it)
+        ints[o] = cycle
+        ints[o + 1] = 0
+    d = ints[o] - cycle
+    ints[o + 1] += 1
+    if ints[o + 1] >= ports:
+        ints[o] += 1
+        ints[o + 1] = 0
+    if d > 0:
+        ints[C_RT_CONF] += 1
+        ints[C_RT_DELAY] += d
+    return d
+
+
+@njit(cache=True)
 def _row_src(ints, row, k):
     o = ints[H_O_ROWS] + 2 * row
     if k < 8:
@@ -460,6 +508,7 @@ def corf_operand(ints, floats, warp, row, k, reg, cycle):
     if reg == NONE:
         return standard_bank(ints, warp, reg)
     ints[C_RT_R] += 1
+    delay = rt_lookup(ints, warp, reg, cycle)
     i = warp * ints[H_R] + reg
     p = ints[ints[H_O_RTP] + i]
     m = ints[ints[H_O_RTM] + i]
@@ -489,6 +538,8 @@ def corf_operand(ints, floats, warp, row, k, reg, cycle):
         ints[H_CUR_N] = n + 1
     if ints[H_VIRT] != 0 and (w1 >> (16 + k)) & 1:
         ints[C_DEAD] += free_reg(ints, warp, reg, cycle)
+    if delay > 0:  # the RT port conflict delays the read (a coalesced one: its arrival)
+        return -(1 + delay) if res < 0 else res + delay * OPERAND_DELAY
     return res
 
 
@@ -534,7 +585,7 @@ HOOKS = SimHooks(operand=corf_operand, write=corf_write, activate=corf_activate,
 def new_state(*, phys: int, banks: int, warps: int, regs: int, coalesce: int = 2, alloc: int = 2,
               warp_bank: int = 1, virtualize: int = 1, partner=None, align=None, rows=None, header=None,
               banks_per_group: int | None = None, split: int = 0, schedulers: int = 1,
-              debug: int = 0) -> np.ndarray:
+              debug: int = 0, rt_ports: int = 0) -> np.ndarray:
     """The int state the hooks and the allocator run on: header, counters, renaming table (physical
     register, mask), free map (used bytes per physical register), hints, per-row words, scratch."""
     if phys % banks:
@@ -549,7 +600,7 @@ def new_state(*, phys: int, banks: int, warps: int, regs: int, coalesce: int = 2
     o = HEADER_LEN
     offs = {}
     for name, size in (("rtp", n_rt), ("rtm", n_rt), ("used", phys), ("part", NONE), ("align", NONE),
-                       ("rows", len(rows)), ("scr", SCRATCH)):  # fmt: skip
+                       ("rows", len(rows)), ("scr", SCRATCH), ("rtb", 2 * banks)):  # fmt: skip
         offs[name] = (o, size)
         o += size
     ints = np.zeros(o, dtype=np.int64)
@@ -559,7 +610,7 @@ def new_state(*, phys: int, banks: int, warps: int, regs: int, coalesce: int = 2
         H_NB: banks if banks_per_group is None else banks_per_group, H_SPLIT: split, H_SCHEDS: schedulers,
         H_R: regs, H_O_RTP: offs["rtp"][0], H_O_RTM: offs["rtm"][0], H_O_USED: offs["used"][0],
         H_O_PART: offs["part"][0], H_O_ALIGN: offs["align"][0], H_O_ROWS: offs["rows"][0], H_CUR_ROW: -1,
-        H_DEBUG: debug,
+        H_DEBUG: debug, H_RT_PORTS: rt_ports, H_O_RTB: offs["rtb"][0],
     }  # fmt: skip
     for k, v in vals.items():
         ints[k] = v
@@ -667,7 +718,8 @@ def value_dead_bits(kernel) -> np.ndarray:
 CORF_METRICS = (
     "coalesced_share", "reads_saved", "bank_reads", "multi_src_instructions", "reallocations",
     "reallocation_share", "phys_regs_mean", "rf_occupancy", "buddy_packed_share", "width_known_share",
-    "rt_accesses",
+    "rt_accesses", "rt_conflict_share", "rt_delay_cycles", "metadata_instructions", "code_size_increase",
+    "metadata_issued", "ipc_program",
 )  # fmt: skip
 
 
@@ -704,8 +756,10 @@ class Corf(Design):
     def compile(self, kernel, params, sm):
         """Affinity graph, exclusive pairs and alignment of the static kernel, and its dead-operand bits."""
         p = params if isinstance(params, CorfParams) else self.resolve(params)
+        from dataclasses import replace
+
         prog = hints(kernel_affinity(kernel, p.loop_weight), "static affinity graph of the kernel")
-        return prog, value_dead_bits(kernel)
+        return replace(prog, static_instructions=len(kernel.instrs)), value_dead_bits(kernel)
 
     # ------------------------------------------------------------------ simulator hooks
     def sim_setup(self, sm, params, options, trace=None, program=None):
@@ -716,6 +770,15 @@ class Corf(Design):
         p = self.resolve(params)
         if program is None:
             program = self.program_for(trace, params, sm)
+        meta = 0
+        if program is not None and p.alloc == "pairs":
+            meta = program[0].metadata_instructions
+        run_trace = None
+        if p.metadata and meta:  # the metadata instructions run first in every warp (no operands)
+            from rfmodel.workload.ir import OpClass
+            from rfmodel.workload.trace import prepend_rows
+
+            trace = run_trace = prepend_rows(trace, meta, int(OpClass.MISC))
         if program is None:
             prog = hints(trace_affinity(trace),
                          "profiled affinity graph (the trace's first warp; no static kernel)")
@@ -737,7 +800,7 @@ class Corf(Design):
             virtualize=p.virtualize, partner=prog.partner,
             align=prog.align, rows=_row_words(trace, dead), header=header,
             banks_per_group=sm.banks_per_subcore if split else sm.num_banks, split=int(split),
-            schedulers=sm.schedulers_per_sm, debug=int(DEBUG_CHECKS),
+            schedulers=sm.schedulers_per_sm, debug=int(DEBUG_CHECKS), rt_ports=p.rt_ports,
         )  # fmt: skip
         source = trace.attrs.get("trace_source", trace.attrs.get("source", "?"))
         width = np.asarray(trace.width)[dst != NONE]
@@ -746,10 +809,15 @@ class Corf(Design):
             "corf_widths": f"trace width column ({source}): {known:.1%} of the written values have a "
             "known width class; the others are allocated full width",
             "corf_hints": f"{prog.source}: {len(prog.pairs)} pairs ({prog.metadata_instructions} metadata "
-            f"instructions, not executed), {int((prog.align > 0).sum())} aligned registers",
+            f"instructions, counted in code size, {'executed' if run_trace is not None else 'not executed'}"
+            f"), {int((prog.align > 0).sum())} aligned registers",
             "corf_liveness": dsrc if p.virtualize else "not used (no virtualization)",
         }
-        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(C), info=info)
+        meta = prog.metadata_instructions if p.alloc == "pairs" else 0
+        code = meta / prog.static_instructions if prog.static_instructions else float("nan")
+        issued_meta = meta * trace.n_warps if run_trace is not None else 0
+        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(C), info=info, trace=run_trace,
+                        floats=np.array([meta, code, issued_meta], dtype=np.float64))
 
     def sim_metrics(self, sm, params, setup, counts):
         reads, writes = float(counts["reads"]), float(counts["writes"])
@@ -773,6 +841,12 @@ class Corf(Design):
             "buddy_packed_share": rate(counts["buddy_packed"], counts["buddy_tries"]),
             "width_known_share": rate(values - counts["unknown_width"], values),
             "rt_accesses": rt,
+            "rt_conflict_share": rate(counts["rt_conflicts"], counts["rt_reads"]),
+            "rt_delay_cycles": float(counts["rt_delay_cycles"]),
+            "metadata_instructions": float(setup.floats[0]),
+            "code_size_increase": float(setup.floats[1]),
+            "metadata_issued": float(setup.floats[2]),
+            "ipc_program": (float(counts["issued"]) - float(setup.floats[2])) / cycles,
             "events": {
                 "rf_bank": (bank_r, bank_w),
                 "crossbar": (reads - saved + writes, 0.0),
@@ -807,6 +881,12 @@ class Corf(Design):
             "buddy_packed_share": nan,
             "width_known_share": nan,
             "rt_accesses": r + w,
+            "rt_conflict_share": nan,
+            "rt_delay_cycles": nan,
+            "metadata_instructions": nan,
+            "code_size_increase": nan,
+            "metadata_issued": nan,
+            "ipc_program": nan,
         }
         events = {
             "rf_bank": (r * (1.0 - saved), w),

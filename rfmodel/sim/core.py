@@ -48,6 +48,8 @@ from rfmodel.designs.base import (  # noqa: F401
     L1_STORE,
     MQ_LOAD,
     MQ_STORE,
+    OPERAND_BANK_MASK,
+    OPERAND_DELAY,
 )
 from rfmodel.spec.occupancy import U_BRA, U_DP, U_INT, U_MEM, U_SFU, U_SP, U_TENSOR, UNIT_NAMES  # noqa: F401
 
@@ -298,6 +300,8 @@ STATE_FIELDS = (
     "wq_n",  # [NB]
     "wq_cnt",  # [W * 256]
     "wq_hist",  # [capacity + 1]
+    # [NB * cap] first cycle a request may be granted (0: at once); an operand hook's delay (OPERAND_DELAY)
+    "bq_ready",
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -534,6 +538,7 @@ S_WQ_HEAD = 78
 S_WQ_N = 79
 S_WQ_CNT = 80
 S_WQ_HIST = 81
+S_BQ_READY = 82
 
 # K_FIELDS
 K_ISSUED = 0
@@ -1602,6 +1607,7 @@ def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints):
     bq_k = state[S_BQ_K]
     bq_rem = state[S_BQ_REM]
     bq_wait = state[S_BQ_WAIT]
+    bq_ready = state[S_BQ_READY]
     b_head = state[S_B_HEAD]
     b_n = state[S_B_N]
     b_stamp = state[S_B_STAMP]
@@ -1647,6 +1653,8 @@ def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints):
         base = b * bq_cap
         while cap > 0 and b_n[b] > 0:
             pos = base + b_head[b]
+            if bq_ready[pos] > cyc:
+                break  # the design delays this read (and the bank's queue behind it)
             k = bq_k[pos]
             if coll_ports > 0:
                 if k_gstamp[k] != cyc:
@@ -1692,6 +1700,8 @@ def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints):
                 k = bq_k[pos]
                 if coll_ports > 0 and k_gstamp[k] == cyc and k_gcount[k] >= coll_ports:
                     continue  # the collector's own read ports are the limit, not the bank
+                if bq_ready[pos] > cyc:
+                    continue  # delayed by the design, not by the bank
                 if bq_wait[pos] == 0:
                     bq_wait[pos] = 1
                     stats[K_BANK_CONFLICTS] += 1
@@ -2065,6 +2075,7 @@ def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
     bq_k = state[S_BQ_K]
     bq_rem = state[S_BQ_REM]
     bq_wait = state[S_BQ_WAIT]
+    bq_ready = state[S_BQ_READY]
     b_head = state[S_B_HEAD]
     b_n = state[S_B_N]
     b_list = state[S_B_NONEMPTY]
@@ -2087,6 +2098,10 @@ def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
             reg = NONE_REG
         stats[K_HOOK_CALLS] += 1
         b = h_operand(design_ints, design_floats, w, row, jj, reg, cyc)
+        delay = 0
+        if b >= OPERAND_DELAY:  # a bank read the design delays (its own port conflict)
+            delay = b // OPERAND_DELAY
+            b = b & OPERAND_BANK_MASK
         stats[K_READS] += 1
         r_pending[r] += 1
         if b >= 0 and wbuf and reg != NONE_REG and wq_cnt[w * 256 + reg] > 0:
@@ -2108,6 +2123,7 @@ def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
             bq_k[pos] = kk
             bq_rem[pos] = rows
             bq_wait[pos] = 0
+            bq_ready[pos] = cyc + 1 + delay if delay > 0 else 0
             b_n[b] += 1
             stats[K_READS_BANK] += 1
             if b_in_list[b] == 0:

@@ -513,6 +513,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "b_wbusy": z(NB),
         "wq": z(NB * wbuf), "wq_head": z(NB), "wq_n": z(NB), "wq_cnt": z(W * 256 if wbuf else 1),
         "wq_hist": z(wbuf_capacity(cfg) + 1),
+        "bq_ready": z(NB * bq),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]
@@ -562,6 +563,8 @@ def simulate_trace(
         setup = d.sim_setup(sm, params, opts, trace=trace)
     else:
         setup = d.sim_setup(sm, params, opts, trace=trace, program=program)
+    if setup.trace is not None:  # the design runs its own version of the trace (instructions it adds)
+        trace = setup.trace
     p = _prepare(trace, sm, setup, opts)
     attrs = {"compat": opts.compat, "resident_ctas": p.resident_ctas, "warps_per_cta": p.wpc}
     if p.resident_ctas == 0:

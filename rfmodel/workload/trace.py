@@ -168,3 +168,30 @@ def compressed_bytes(code):
     c = np.asarray(code)
     out = np.rint(WARP_VALUE_BYTES * (1.0 - c.astype(np.float64) / 254))
     return np.where(c == COMPRESS_UNKNOWN, np.nan, out)
+
+
+def prepend_rows(trace: Trace, n: int, op: int) -> Trace:
+    """A copy of ``trace`` in which every warp first runs ``n`` instructions of class ``op`` with no
+    register, predicate or memory operands, all lanes active (a design's own instructions at kernel start,
+    such as compiler metadata)."""
+    if n <= 0:
+        return trace
+    from dataclasses import replace
+
+    wp = np.asarray(trace.warp_ptr, dtype=np.int64)
+    W = len(wp) - 1
+    N = trace.n_instrs
+    new_start = wp[:-1] + n * np.arange(1, W + 1)  # where each warp's own rows begin in the copy
+    old_row = np.repeat(np.arange(W), np.diff(wp))
+    dest = np.arange(N) - wp[old_row] + new_start[old_row]  # old row -> new row
+    cols = empty_columns(N + n * W)
+    cols["op"][:] = op
+    for k in COLUMNS:
+        cols[k][dest] = getattr(trace, k)
+    counts = np.zeros(N + n * W, dtype=np.int64)
+    counts[dest] = np.diff(np.asarray(trace.mem_ptr, dtype=np.int64))
+    mem_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    out = replace(trace, warp_ptr=np.concatenate([[0], wp[1:] + n * np.arange(1, W + 1)]).astype(np.int64),
+                  mem_ptr=mem_ptr, mem_line=np.asarray(trace.mem_line).copy(), **cols)  # fmt: skip
+    out.validate()
+    return out
