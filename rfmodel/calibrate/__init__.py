@@ -117,8 +117,11 @@ METRICS = (
     "warp_instructions",
 )
 #: design metrics compared when both engines give them (absolute error, like a hit rate)
-#: design hit rates the fit and the report compare (a register cache's, a write buffer's share of reads)
+#: design hit rates the fit and the report compare (a register cache's, a write buffer's share of reads),
+#: each with its weight in the fit relative to WEIGHTS["hit"]: a write buffer's hits only shorten the
+#: banks' queue, so the IPC residuals outweigh them more
 HIT_METRICS = ("rf_cache_hit_rate", "wb_hit_rate")
+HIT_WEIGHTS = {"rf_cache_hit_rate": 1.0, "wb_hit_rate": 0.3}
 
 
 # ------------------------------------------------------------------------------------------ provenance
@@ -545,7 +548,7 @@ def fit_design(
             out.append(WEIGHTS["stall"] * ok * e_st)
             for k in HIT_METRICS:
                 if k in pr and np.isfinite(s_hit[k]).all():
-                    out.append(WEIGHTS["hit"] * (pr[k] - s_hit[k]) / 0.05)
+                    out.append(WEIGHTS["hit"] * HIT_WEIGHTS[k] * (pr[k] - s_hit[k]) / 0.05)
         if prior > 0:  # pull each coefficient toward its default, in units of its allowed range
             out.append(prior * np.sqrt(n_data) * (np.asarray(x) - x_prior) / (hi - lo))
         r = np.concatenate(out)
