@@ -1210,7 +1210,45 @@ def _syrk_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+# ---- merge_pass: every thread merges its pair of sorted runs (cut at n) into out
+def _merge_pass(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    block = _manifest("merge_pass")["threads_per_cta"]
+    grid = ctas or 2
+    # a run of 2.5 lines at scale 2 (a lane's pair starts 5 lines after its neighbour's: all sets used)
+    run = _size(40, scale)
+    n = grid * block * 2 * run - 3 * run // 2  # the last pair cut inside its second run, the next absent
+    rng = np.random.default_rng(47)
+    keys = rng.integers(-1000, 1000, n, dtype=np.int32)  # repeated keys: the merge's tie rule
+    for s in range(0, n, run):
+        keys[s : s + run] = np.sort(keys[s : s + run])
+
+    def ref(ins, sc):
+        out = ins["in"].copy()
+        for s in range(0, n, 2 * run):
+            out[s : s + 2 * run] = np.sort(out[s : s + 2 * run], kind="stable")
+        return {"out": out}
+
+    return Recipe(
+        kernel="merge_pass",
+        grid=(grid,),
+        block=(block,),
+        params=[
+            Param("n", "i32", n),
+            Param("run", "i32", run),
+            Param("in", "ptr", array="in"),
+            Param("out", "ptr", array="out"),
+        ],
+        arrays={"in": ArraySpec("int32", (n,)), "out": ArraySpec("int32", (n,), "full", value=-7)},
+        outputs=["out"],
+        seed=47,
+        reference=ref,
+        tolerance={"out": (0.0, 0.0)},
+        fixed={"in": keys},
+    )
+
+
 BUILTIN_RECIPES = {
+    "merge_pass": _merge_pass,
     "bicg_like": _bicg_like,
     "syrk_like": _syrk_like,
     "rk4_duffing_dp": _rk4_duffing_dp,
