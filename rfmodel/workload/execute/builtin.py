@@ -1115,7 +1115,142 @@ def _rk4_duffing_dp(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+# ---- bicg_like: q = A*p, one row per thread; per-CTA partials of s = A^T*r over the CTA's rows
+def _bicg_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    block = _manifest("bicg_like")["threads_per_cta"]
+    grid = ctas or 2
+    rows = grid * block - 37  # the last CTA's rows partly absent: the row guard and nrows < blockDim
+    # a row of 32*odd floats (an odd number of 128-byte lines): a warp's 32 rows spread over the sets
+    cols = 32 * (2 * _size(2, scale) + 1) - 5 * (scale < 2)
+
+    def ref(ins, sc):
+        A = ins["A"].astype(np.float64).reshape(rows, cols)
+        rv = ins["r"].astype(np.float64)
+        s = np.zeros((grid, cols))
+        for b in range(grid):
+            s[b] = rv[b * block : (b + 1) * block] @ A[b * block : (b + 1) * block]
+        return {"q": A @ ins["p"].astype(np.float64), "s_part": s.reshape(-1)}
+
+    def tol(ins):
+        A = np.abs(ins["A"].astype(np.float64).reshape(rows, cols))
+        rv = np.abs(ins["r"].astype(np.float64))
+        s = np.zeros((grid, cols))
+        for b in range(grid):
+            s[b] = rv[b * block : (b + 1) * block] @ A[b * block : (b + 1) * block]
+        q = A @ np.abs(ins["p"].astype(np.float64))
+        return {"q": (cols + 2) * EPS32 * q, "s_part": (block + 2) * EPS32 * s.reshape(-1)}
+
+    return Recipe(
+        kernel="bicg_like",
+        grid=(grid,),
+        block=(block,),
+        params=[
+            Param("rows", "i32", rows),
+            Param("cols", "i32", cols),
+            Param("A", "ptr", array="A"),
+            Param("p", "ptr", array="p"),
+            Param("r", "ptr", array="r"),
+            Param("q", "ptr", array="q"),
+            Param("s_part", "ptr", array="s_part"),
+        ],
+        arrays={
+            "A": ArraySpec("float32", (rows * cols,), "normal"),
+            "p": ArraySpec("float32", (cols,), "normal"),
+            "r": ArraySpec("float32", (rows,), "normal"),
+            "q": ArraySpec("float32", (rows,), "full", value=-1.0),
+            "s_part": ArraySpec("float32", (grid * cols,), "full", value=-1.0),
+        },
+        outputs=["q", "s_part"],
+        seed=41,
+        reference=ref,
+        tolerance={"q": lambda ins: (0.0, tol(ins)["q"]), "s_part": lambda ins: (0.0, tol(ins)["s_part"])},
+    )
+
+
+# ---- syrk_like: C = alpha*A*A^T + beta*C, a 32x8 CTA per 8x32 tile of C, A read from global memory
+def _syrk_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    # the default n is not a multiple of the tile (the edge CTAs' guard); for a grid of ``ctas``, a
+    # square of about that many tiles; k = 32*odd floats (an odd number of lines) from scale 2 on
+    n = 73 if ctas is None else 32 * max(2, int(round((ctas * 32 * 8) ** 0.5)) // 32)
+    k = 32 * (2 * _size(1, scale) + 1) - 3 * (scale < 2)
+    grid = (-(-n // 32), -(-n // 8))
+    alpha, beta = 1.5, -0.75
+
+    def ref(ins, sc):
+        A = ins["A"].astype(np.float64).reshape(n, k)
+        C = ins["C"].astype(np.float64).reshape(n, n)
+        out = np.float64(np.float32(alpha)) * (A @ A.T) + np.float64(np.float32(beta)) * C
+        return {"C": out.reshape(-1)}
+
+    def tol(ins):
+        A = np.abs(ins["A"].astype(np.float64).reshape(n, k))
+        C = np.abs(ins["C"].astype(np.float64).reshape(n, n))
+        return 0.0, ((k + 3) * EPS32 * (abs(alpha) * (A @ A.T) + abs(beta) * C)).reshape(-1)
+
+    return Recipe(
+        kernel="syrk_like",
+        grid=grid,
+        block=(32, 8),
+        params=[
+            Param("n", "i32", n),
+            Param("k", "i32", k),
+            Param("alpha", "f32", alpha),
+            Param("beta", "f32", beta),
+            Param("A", "ptr", array="A"),
+            Param("C", "ptr", array="C"),
+        ],
+        arrays={
+            "A": ArraySpec("float32", (n * k,), "normal"),
+            "C": ArraySpec("float32", (n * n,), "normal"),
+        },
+        outputs=["C"],
+        seed=43,
+        reference=ref,
+        tolerance={"C": tol},
+    )
+
+
+# ---- merge_pass: every thread merges its pair of sorted runs (cut at n) into out
+def _merge_pass(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    block = _manifest("merge_pass")["threads_per_cta"]
+    grid = ctas or 2
+    # a run of 2.5 lines at scale 2 (a lane's pair starts 5 lines after its neighbour's: all sets used)
+    run = _size(40, scale)
+    n = grid * block * 2 * run - 3 * run // 2  # the last pair cut inside its second run, the next absent
+    rng = np.random.default_rng(47)
+    keys = rng.integers(-1000, 1000, n, dtype=np.int32)  # repeated keys: the merge's tie rule
+    for s in range(0, n, run):
+        keys[s : s + run] = np.sort(keys[s : s + run])
+
+    def ref(ins, sc):
+        out = ins["in"].copy()
+        for s in range(0, n, 2 * run):
+            out[s : s + 2 * run] = np.sort(out[s : s + 2 * run], kind="stable")
+        return {"out": out}
+
+    return Recipe(
+        kernel="merge_pass",
+        grid=(grid,),
+        block=(block,),
+        params=[
+            Param("n", "i32", n),
+            Param("run", "i32", run),
+            Param("in", "ptr", array="in"),
+            Param("out", "ptr", array="out"),
+        ],
+        arrays={"in": ArraySpec("int32", (n,)), "out": ArraySpec("int32", (n,), "full", value=-7)},
+        outputs=["out"],
+        seed=47,
+        reference=ref,
+        tolerance={"out": (0.0, 0.0)},
+        fixed={"in": keys},
+    )
+
+
 BUILTIN_RECIPES = {
+    "merge_pass": _merge_pass,
+    "bicg_like": _bicg_like,
+    "syrk_like": _syrk_like,
     "rk4_duffing_dp": _rk4_duffing_dp,
     "nbody_forces": _nbody_forces,
     "bytecode_vm": _bytecode_vm,
