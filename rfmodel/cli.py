@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -1108,7 +1109,14 @@ def main(argv=None) -> int:
             target = getattr(args, key, None)
             if isinstance(target, str) and target:
                 check_writable(target)  # before a long run, not after it
-        return int(args.func(args) or 0)
+        rc = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at interpreter exit
+        return rc
+    except BrokenPipeError:
+        # the reader went away (``rfmodel ... | head``): stop quietly with the status a shell gives a
+        # process that SIGPIPE ended; what is still buffered goes nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except RfmodelError as e:
         print(error_line(e), file=sys.stderr)
         return 2

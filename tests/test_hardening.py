@@ -242,3 +242,18 @@ def test_montecarlo_without_an_uncertain_parameter_is_refused(capsys):
     assert "at least one uncertain parameter" in err
     with pytest.raises(RfmodelError, match="uncertain parameter"):
         rfmodel.evaluate("baseline", "saxpy", method="montecarlo")
+
+
+def test_a_closed_output_pipe_ends_quietly():
+    """`rfmodel workload info saxpy | head -1`: the reader is gone before rfmodel writes, so every write
+    fails; rfmodel stops with the status a shell gives a process that SIGPIPE ended (141), without a
+    traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "rfmodel.cli", "workload", "info", "saxpy"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc.stdout.close()  # before the child has started writing
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141, err.decode()
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err
