@@ -420,3 +420,16 @@ def test_tag_array_area_counts_every_tag_bank_and_the_l1d_structures_take_the_te
     assert data[0] == 0 and data[1] > 0
     assert data[1] == pytest.approx(array_cost("sram-hp", 45, 16, 1024).area_mm2)
     assert tag_area_mm2(0, 4, {}) == 0.0
+
+
+def test_a_last_read_served_after_a_later_write_frees_nothing():
+    """The simulator lets a later instruction's write land before an earlier instruction's read of the same
+    register is served (no write-after-read check).  A marked last read served that late read a value that
+    is already replaced: LRU-prioritized must not free the new one (`stale_last_reads`).  On saxpy and
+    bfs_expand with every warp slot filled (48) no register is then read after its entry was freed; before
+    the write order was kept, saxpy had 3 such reads and bfs_expand 110."""
+    for _name, (tr, kernel), sm in _workload_runs(["saxpy", "bfs_expand"], max_warps=48):
+        params = {"policy": "lru-prioritized"}
+        r = simulate_trace(tr, sm, "cerf", params, program=CERF.program_for(tr, params, sm, kernel))
+        assert r.counts["reads_after_death"] == 0
+        assert r.counts["stale_last_reads"] > 0  # the case happens here

@@ -234,11 +234,13 @@ LOC_NONE, LOC_ARRAY, LOC_L2, LOC_PENDING, LOC_ARRIVED, LOC_DEAD = 0, 1, 2, 3, 4,
 
 _HEADER = (
     "policy", "sets", "ways", "tag_banks", "per_bank", "regs", "nreg", "hit", "refill_est", "split", "nb",
-    "scheds", "clock", "n_reg", "n_line", "last_t", "o_ent", "o_loc", "o_rows", "o_q", "o_claims",
+    "scheds", "clock", "n_reg", "n_line", "last_t", "o_ent", "o_loc", "o_rows", "o_q", "o_claims", "o_seq",
+    "n_warps",
 )  # fmt: skip
 H = {k: i for i, k in enumerate(_HEADER)}
 (H_POLICY, H_SETS, H_WAYS, H_TB, H_PER_BANK, H_REGS, H_NREG, H_HIT, H_REFILL_EST, H_SPLIT, H_NB, H_SCHEDS,
- H_CLOCK, H_NREG_E, H_NLINE_E, H_LAST_T, H_O_ENT, H_O_LOC, H_O_ROWS, H_O_Q, H_O_CLAIMS) = range(len(_HEADER))
+ H_CLOCK, H_NREG_E, H_NLINE_E, H_LAST_T, H_O_ENT, H_O_LOC, H_O_ROWS, H_O_Q, H_O_CLAIMS,
+ H_O_SEQ, H_NB_WARPS) = range(len(_HEADER))
 
 #: the design's counters (their names are the simulator result's counts)
 COUNTER_NAMES = (
@@ -247,7 +249,7 @@ COUNTER_NAMES = (
     "store_hits", "store_misses", "line_bypass", "writebacks", "evict_rr", "evict_rc", "evict_cr",
     "evict_cc", "dead_frees", "exit_frees", "reads_unwritten", "reads_after_death", "queue_full",
     "reg_no_room", "line_fills", "reg_entry_cycles", "line_entry_cycles", "tag_line_lookups",
-    "tag_claims_lost",
+    "tag_claims_lost", "stale_last_reads",
 )  # fmt: skip
 C0 = len(_HEADER)
 C = {k: C0 + i for i, k in enumerate(COUNTER_NAMES)}
@@ -255,7 +257,7 @@ C = {k: C0 + i for i, k in enumerate(COUNTER_NAMES)}
  C_REFILL_WAIT, C_REFILL_AT_OPERAND, C_LINE_LOADS, C_LINE_HITS, C_LINE_MISSES, C_STORE_HITS, C_STORE_MISSES,
  C_LINE_BYPASS, C_WRITEBACKS, C_RR, C_RC, C_CR, C_CC, C_DEAD_FREES, C_EXIT_FREES, C_READS_UNWRITTEN,
  C_READS_AFTER_DEATH, C_QUEUE_FULL, C_NO_ROOM, C_LINE_FILLS, C_REG_CYCLES, C_LINE_CYCLES, C_TAG_LINE_LOOKUPS,
- C_TAG_CLAIMS_LOST) = range(
+ C_TAG_CLAIMS_LOST, C_STALE_LAST_READS) = range(
     C0, C0 + len(COUNTER_NAMES))  # fmt: skip
 #: design memory-request queue capacity (entries of (line, kind, done))
 QUEUE_CAP = 4096
@@ -465,6 +467,19 @@ def cerf_may_issue(ints, floats, warp, row, sched, n, cycle):
     return blocked
 
 
+# the write-order words (o_seq): per warp slot its write count, per (warp slot, register) the count at its
+# last write, per trace row the warp's count when the row issued
+@njit(cache=True)
+def cerf_issued(ints, floats, warp, row, sched, n, cycle):
+    """LRU-prioritized: remember how many writes the warp had made when this row issued, so that its marked
+    last reads free only the values it read (a later instruction's write may land before an earlier
+    instruction's read is served: the simulator does not hold writes behind earlier reads)."""
+    if ints[H_POLICY] == 1:
+        o = ints[H_O_SEQ]
+        ints[o + ints[H_NB_WARPS] + ints[H_NREG] + row] = ints[o + warp]
+    return 0
+
+
 @njit(cache=True)
 def cerf_operand(ints, floats, warp, row, k, reg, cycle):
     """The tag lookup of a source register in its tag bank (the arbiter serializes a bank's lookups); a
@@ -501,7 +516,11 @@ def cerf_operand(ints, floats, warp, row, k, reg, cycle):
         ints[loc + a] = LOC_ARRAY
     if ints[H_POLICY] == 1 and e >= 0:
         word = ints[ints[H_O_ROWS] + 2 * row + 1]
-        if (word >> (16 + k)) & 1:  # its last read: the entry is free at once
+        o = ints[H_O_SEQ]
+        rewritten = ints[o + ints[H_NB_WARPS] + a] > ints[o + ints[H_NB_WARPS] + ints[H_NREG] + row]
+        if (word >> (16 + k)) & 1 and rewritten:  # a later write already replaced the value it read
+            ints[C_STALE_LAST_READS] += 1
+        elif (word >> (16 + k)) & 1:  # its last read: the entry is free at once
             n = ints[H_SETS] * ints[H_WAYS]
             _occupancy(ints, cycle)
             ints[ints[H_O_ENT] + n + e] = ST_INACTIVE
@@ -522,6 +541,10 @@ def cerf_write(ints, floats, warp, row, k, reg, cycle):
     line = REG_LINE_BASE + a
     s = _set_of(ints, line)
     ints[C_REG_WRITES] += 1
+    if ints[H_POLICY] == 1:  # the write order (cerf_issued)
+        o = ints[H_O_SEQ]
+        ints[o + warp] += 1
+        ints[o + ints[H_NB_WARPS] + a] = ints[o + warp]
     e = _find(ints, s, line, True)
     if e >= 0:
         ints[C_REG_WRITE_HITS] += 1
@@ -553,6 +576,8 @@ def cerf_deactivate(ints, floats, warp, cta, sched, zero, cycle):
                 ints[H_NREG_E] -= 1
                 ints[C_EXIT_FREES] += 1
         ints[loc + a] = LOC_NONE
+        ints[ints[H_O_SEQ] + ints[H_NB_WARPS] + a] = 0
+    ints[ints[H_O_SEQ] + warp] = 0
     return 0
 
 
@@ -591,7 +616,7 @@ def cerf_l1(ints, floats, warp, line, kind, fill, cycle):
     return -2
 
 
-HOOKS = SimHooks(operand=cerf_operand, write=cerf_write, may_issue=cerf_may_issue,
+HOOKS = SimHooks(operand=cerf_operand, write=cerf_write, may_issue=cerf_may_issue, issued=cerf_issued,
                  deactivate=cerf_deactivate, l1=cerf_l1)  # fmt: skip
 
 
@@ -719,6 +744,7 @@ class Cerf(Design):
             H_REFILL_EST: refill_est, H_SPLIT: int(split),
             H_NB: sm.banks_per_subcore if split else sm.num_banks, H_SCHEDS: sm.schedulers_per_sm,
             H_O_ENT: o_ent, H_O_LOC: o_loc, H_O_ROWS: o_rows, H_O_Q: o_q, H_O_CLAIMS: o_claims,
+            H_O_SEQ: o_claims + claim_words(sm.num_banks), H_NB_WARPS: sm.warps_per_sm,
         }  # fmt: skip
         for i, v in vals.items():
             header[i] = v
@@ -726,7 +752,9 @@ class Cerf(Design):
         queue = np.zeros(2 + 3 * QUEUE_CAP, dtype=np.int64)
         queue[1] = QUEUE_CAP
         claims = np.zeros(claim_words(sm.num_banks), dtype=np.int64)
-        ints = np.concatenate([header, ents, np.zeros(2 * nreg, dtype=np.int64), rows, queue, claims])
+        # the write order (cerf_issued): a count per warp slot, per (warp slot, register), per trace row
+        seq = np.zeros(sm.warps_per_sm + nreg + len(rows) // 2, dtype=np.int64)
+        ints = np.concatenate([header, ents, np.zeros(2 * nreg, dtype=np.int64), rows, queue, claims, seq])
         info = {
             "cerf_liveness": source if p.policy == "lru-prioritized" else "not used (lru-fair)",
             "cerf_geometry": f"{lines} lines of {BLOCK_BYTES} B, {sets} sets x {p.ways} ways, "
