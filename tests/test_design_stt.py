@@ -297,7 +297,7 @@ def test_consumer_hold_and_reads_behind_write_at_idle():
     kw = dict(ipc=1e-9, reads_per_instr=2.0, writes_per_instr=1.0, banks=16.0, R=1.0, W=4.0)
     for K in (0.0, 16.0):
         absorbed, p_block = wb_queue(K=K, shared=1, **kw)
-        assert float(wb_hold(K=K, absorbed=absorbed, p_block=p_block, **kw)) == pytest.approx(3.0, abs=1e-6)
+        assert float(wb_hold(K=K, p_block=p_block, **kw)) == pytest.approx(3.0, abs=1e-6)
         rbw = wb_reads_behind_write(1e-9, 2.0, 1.0, 16.0, 1.0, 4.0, K, near=0.25)
         assert float(rbw) == pytest.approx(2.0 * 0.25, abs=1e-6)
     # busier banks: a buffered SM's consumers wait less than an unbuffered one's
@@ -305,8 +305,8 @@ def test_consumer_hold_and_reads_behind_write_at_idle():
     a16, p16 = wb_queue(K=16.0, shared=1, **kw)
     a0, p0 = wb_queue(K=0.0, shared=1, **kw)
     assert 0.0 < float(a16) < 1.0
-    assert float(wb_hold(K=16.0, absorbed=a16, p_block=p16, **kw)) < 3.0 < float(
-        wb_hold(K=0.0, absorbed=a0, p_block=p0, **kw))
+    assert float(wb_hold(K=16.0, p_block=p16, **kw)) < 3.0 < float(
+        wb_hold(K=0.0, p_block=p0, **kw))
 
 
 def test_analytic_buffer_counters_against_the_simulator():

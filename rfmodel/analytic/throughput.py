@@ -94,8 +94,8 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             rate_mshr = mshr / (misses * max(L_q, 1.0)) if misses > 0 else np.inf
             lam_r = ipc * r / B * bc
             lam_w = 0.0 if separate_write else ipc * w / B * bcw
-            if claims > 0.0:  # the design's own accesses take read ports before the reads (priority)
-                lam_w += ipc * claims / B
+            if claims > 0.0:  # the design's own accesses take read ports before the reads (priority); in
+                lam_w += ipc * claims / B  # the writes' class, exact while writes take a read's time
             wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer)
             wq = min(bc * wait, 50.0)
             t_c = t_base + wq

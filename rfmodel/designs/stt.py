@@ -265,7 +265,7 @@ class Stt(Design):
                            c["wb_busy_scale"])
             defer = np.where(K > 0, 1.0 - seen * p_block, 0.0)
             hold = wb_hold(m["ipc"], prof.reads_per_instr * (1.0 - hit), prof.writes_per_instr, B, R, W, K,
-                           absorbed, p_block, c["wb_busy_scale"]) * c["wb_hold_scale"]  # fmt: skip
+                           p_block, c["wb_busy_scale"]) * c["wb_hold_scale"]  # fmt: skip
             # the shared model scales the hold by the read share (a read served elsewhere does not wait); a
             # buffer hit's consumer is already out of ``hold``
             m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, write_hold=hold / (1.0 - hit),
@@ -446,7 +446,7 @@ def wb_queue(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, shared, blo
     return absorbed, p_block
 
 
-def wb_hold(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, absorbed, p_block, busy_scale=1.0):
+def wb_hold(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, p_block, busy_scale=1.0):
     """Cycles a consumer waits behind its producer's write beyond a one-cycle write (the shared model's
     ``write_hold``): a value written directly (its bank was free) holds the bank ``W - 1`` more cycles; an
     absorbed one is read from the buffer (0); one that finds the buffer full waits about a drain, ``W``,
@@ -456,7 +456,7 @@ def wb_hold(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, absorbed, p_
     seen = wb_busy(ipc, reads_per_instr, writes_per_instr, banks, R, W, busy_scale)
     wait = (u_r * R + u_w * W) / 2.0 / (1.0 - u_w)
     buffered = (W - 1.0) * (1.0 - seen) + seen * np.asarray(p_block) * (2.0 * W - 1.0)
-    return np.where(np.asarray(K) > 0, buffered, W - 1.0 + wait) + 0.0 * np.asarray(absorbed)
+    return np.where(np.asarray(K) > 0, buffered, W - 1.0 + wait)
 
 
 def wb_reads_behind_write(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, K, near, busy_scale=1.0):
@@ -491,10 +491,7 @@ def wb_residence(ipc, reads_per_instr, writes_per_instr, banks, R, W):
     absorbed because its bank was busy with a write that began about a cycle earlier (an instruction's
     results come on consecutive cycles), so it waits ``W - 1``, then for the work queued ahead of it on its
     bank, reads first: ``W rho_w / (1 - rho)``."""
-    ipc = np.asarray(ipc, dtype=np.float64)
-    B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
-    lam_r = ipc * reads_per_instr / B
-    lam_w = ipc * writes_per_instr / B
+    lam_r, lam_w = _bank_rates(ipc, reads_per_instr, writes_per_instr, banks, R, W)[:2]
     rho = np.clip(lam_r * R + lam_w * W, 0.0, 0.999)
     rho_w = np.clip(lam_w * W / np.maximum(1.0 - lam_r * R, 1e-6), 0.0, 0.999)
     return (W - 1.0) + W * rho_w / (1.0 - rho)
