@@ -235,12 +235,15 @@ LOC_NONE, LOC_ARRAY, LOC_L2, LOC_PENDING, LOC_ARRIVED, LOC_DEAD = 0, 1, 2, 3, 4,
 _HEADER = (
     "policy", "sets", "ways", "tag_banks", "per_bank", "regs", "nreg", "hit", "refill_est", "split", "nb",
     "scheds", "clock", "n_reg", "n_line", "last_t", "o_ent", "o_loc", "o_rows", "o_q", "o_claims", "o_seq",
-    "n_warps",
+    "n_warps", "o_pend",
 )  # fmt: skip
 H = {k: i for i, k in enumerate(_HEADER)}
 (H_POLICY, H_SETS, H_WAYS, H_TB, H_PER_BANK, H_REGS, H_NREG, H_HIT, H_REFILL_EST, H_SPLIT, H_NB, H_SCHEDS,
  H_CLOCK, H_NREG_E, H_NLINE_E, H_LAST_T, H_O_ENT, H_O_LOC, H_O_ROWS, H_O_Q, H_O_CLAIMS,
- H_O_SEQ, H_NB_WARPS) = range(len(_HEADER))
+ H_O_SEQ, H_NB_WARPS, H_O_PEND) = range(len(_HEADER))
+# per (warp slot, register): its reads issued and not yet served, and a flag for a last read waiting on them
+PEND_FREE = 1 << 40
+PEND_MASK = PEND_FREE - 1
 
 #: the design's counters (their names are the simulator result's counts)
 COUNTER_NAMES = (
@@ -249,7 +252,7 @@ COUNTER_NAMES = (
     "store_hits", "store_misses", "line_bypass", "writebacks", "evict_rr", "evict_rc", "evict_cr",
     "evict_cc", "dead_frees", "exit_frees", "reads_unwritten", "reads_after_death", "queue_full",
     "reg_no_room", "line_fills", "reg_entry_cycles", "line_entry_cycles", "tag_line_lookups",
-    "tag_claims_lost", "stale_last_reads",
+    "tag_claims_lost", "stale_last_reads", "deferred_frees",
 )  # fmt: skip
 C0 = len(_HEADER)
 C = {k: C0 + i for i, k in enumerate(COUNTER_NAMES)}
@@ -257,7 +260,7 @@ C = {k: C0 + i for i, k in enumerate(COUNTER_NAMES)}
  C_REFILL_WAIT, C_REFILL_AT_OPERAND, C_LINE_LOADS, C_LINE_HITS, C_LINE_MISSES, C_STORE_HITS, C_STORE_MISSES,
  C_LINE_BYPASS, C_WRITEBACKS, C_RR, C_RC, C_CR, C_CC, C_DEAD_FREES, C_EXIT_FREES, C_READS_UNWRITTEN,
  C_READS_AFTER_DEATH, C_QUEUE_FULL, C_NO_ROOM, C_LINE_FILLS, C_REG_CYCLES, C_LINE_CYCLES, C_TAG_LINE_LOOKUPS,
- C_TAG_CLAIMS_LOST, C_STALE_LAST_READS) = range(
+ C_TAG_CLAIMS_LOST, C_STALE_LAST_READS, C_DEFERRED_FREES) = range(
     C0, C0 + len(COUNTER_NAMES))  # fmt: skip
 #: design memory-request queue capacity (entries of (line, kind, done))
 QUEUE_CAP = 4096
@@ -477,7 +480,26 @@ def cerf_issued(ints, floats, warp, row, sched, n, cycle):
     if ints[H_POLICY] == 1:
         o = ints[H_O_SEQ]
         ints[o + ints[H_NB_WARPS] + ints[H_NREG] + row] = ints[o + warp]
+        # its source reads are pending until served (a marked last read may be served before them)
+        pend = ints[H_O_PEND] + warp * ints[H_REGS]
+        rows = ints[H_O_ROWS]
+        w0 = ints[rows + 2 * row]
+        w1 = ints[rows + 2 * row + 1]
+        for k in range(MAX_SRC):
+            reg = (w0 >> (8 * k)) & 255 if k < 8 else (w1 >> (8 * (k - 8))) & 255
+            if reg != NONE:
+                ints[pend + reg] += 1
     return 0
+
+
+@njit(cache=True)
+def _free_entry(ints, e, a, cycle):
+    """A register's entry is inactive again (LRU-prioritized: its value is dead)."""
+    _occupancy(ints, cycle)
+    ints[ints[H_O_ENT] + ints[H_SETS] * ints[H_WAYS] + e] = ST_INACTIVE
+    ints[H_NREG_E] -= 1
+    ints[ints[H_O_LOC] + a] = LOC_DEAD
+    ints[C_DEAD_FREES] += 1
 
 
 @njit(cache=True)
@@ -517,16 +539,25 @@ def cerf_operand(ints, floats, warp, row, k, reg, cycle):
     if ints[H_POLICY] == 1 and e >= 0:
         word = ints[ints[H_O_ROWS] + 2 * row + 1]
         o = ints[H_O_SEQ]
+        pa = ints[H_O_PEND] + a
+        left = (ints[pa] & PEND_MASK) - 1  # reads of this register issued and not yet served
+        if left < 0:
+            left = 0
+        defer = ints[pa] & PEND_FREE
         rewritten = ints[o + ints[H_NB_WARPS] + a] > ints[o + ints[H_NB_WARPS] + ints[H_NREG] + row]
         if (word >> (16 + k)) & 1 and rewritten:  # a later write already replaced the value it read
             ints[C_STALE_LAST_READS] += 1
-        elif (word >> (16 + k)) & 1:  # its last read: the entry is free at once
-            n = ints[H_SETS] * ints[H_WAYS]
-            _occupancy(ints, cycle)
-            ints[ints[H_O_ENT] + n + e] = ST_INACTIVE
-            ints[H_NREG_E] -= 1
-            ints[loc + a] = LOC_DEAD
-            ints[C_DEAD_FREES] += 1
+        elif (word >> (16 + k)) & 1:  # its last read in program order
+            if left > 0:  # earlier instructions' reads still wait: free after the last of them
+                defer = PEND_FREE
+                ints[C_DEFERRED_FREES] += 1
+            else:
+                defer = 0
+                _free_entry(ints, e, a, cycle)
+        elif defer and left == 0:  # the last of the reads a marked last read waited for
+            defer = 0
+            _free_entry(ints, e, a, cycle)
+        ints[pa] = left | defer
     return out
 
 
@@ -545,6 +576,7 @@ def cerf_write(ints, floats, warp, row, k, reg, cycle):
         o = ints[H_O_SEQ]
         ints[o + warp] += 1
         ints[o + ints[H_NB_WARPS] + a] = ints[o + warp]
+        ints[ints[H_O_PEND] + a] &= PEND_MASK  # a new value: a free deferred for the old one is void
     e = _find(ints, s, line, True)
     if e >= 0:
         ints[C_REG_WRITE_HITS] += 1
@@ -577,6 +609,7 @@ def cerf_deactivate(ints, floats, warp, cta, sched, zero, cycle):
                 ints[C_EXIT_FREES] += 1
         ints[loc + a] = LOC_NONE
         ints[ints[H_O_SEQ] + ints[H_NB_WARPS] + a] = 0
+        ints[ints[H_O_PEND] + a] = 0
     ints[ints[H_O_SEQ] + warp] = 0
     return 0
 
@@ -745,6 +778,7 @@ class Cerf(Design):
             H_NB: sm.banks_per_subcore if split else sm.num_banks, H_SCHEDS: sm.schedulers_per_sm,
             H_O_ENT: o_ent, H_O_LOC: o_loc, H_O_ROWS: o_rows, H_O_Q: o_q, H_O_CLAIMS: o_claims,
             H_O_SEQ: o_claims + claim_words(sm.num_banks), H_NB_WARPS: sm.warps_per_sm,
+            H_O_PEND: o_claims + claim_words(sm.num_banks) + sm.warps_per_sm + nreg + len(rows) // 2,
         }  # fmt: skip
         for i, v in vals.items():
             header[i] = v
@@ -754,7 +788,9 @@ class Cerf(Design):
         claims = np.zeros(claim_words(sm.num_banks), dtype=np.int64)
         # the write order (cerf_issued): a count per warp slot, per (warp slot, register), per trace row
         seq = np.zeros(sm.warps_per_sm + nreg + len(rows) // 2, dtype=np.int64)
-        ints = np.concatenate([header, ents, np.zeros(2 * nreg, dtype=np.int64), rows, queue, claims, seq])
+        pend = np.zeros(nreg, dtype=np.int64)  # reads pending per (warp slot, register) (cerf_issued)
+        loc = np.zeros(2 * nreg, dtype=np.int64)
+        ints = np.concatenate([header, ents, loc, rows, queue, claims, seq, pend])
         info = {
             "cerf_liveness": source if p.policy == "lru-prioritized" else "not used (lru-fair)",
             "cerf_geometry": f"{lines} lines of {BLOCK_BYTES} B, {sets} sets x {p.ways} ways, "
