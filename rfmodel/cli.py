@@ -666,7 +666,8 @@ def cmd_calibrate(args) -> int:
         print(f"calibrate: {res['simulations']} of {res['jobs']} simulations done", file=sys.stderr)
         return 1
     summary = {d: {k: r.get(k) for k in ("n_heldout", "ipc_mape", "hit_rate_mae", "rf_cache_hit_rate_mae",
-                                         "wb_hit_rate_mae", "bank_stall_rel_err", "rf_access_rel_err")}
+                                         "wb_hit_rate_mae", "coalesced_share_mae", "bank_stall_rel_err",
+                                         "rf_access_rel_err")}
                for d, r in res["designs"].items()}  # fmt: skip
     out = {"simulations": res["simulations"], "simulated_now": res["simulated_now"],
            "file": res.get("file"), "designs": summary}

@@ -37,9 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 from common import SIM_SOURCE, Evaluations, command_line, fmt, geomean, mean, publish
-from numba import njit
 
 from rfmodel.evaluate import resolve_gpu
 from rfmodel.spec.sm import CollectorSpec
@@ -100,47 +98,14 @@ def paper_sm(base: str = "fermi-gtx480"):
     )
 
 
-@njit(cache=True)
-def _coalescable(warp_ptr, src, dst, width, none):
-    """(instructions with two or more register source operands, those with two that could be read with one
-    access: the same register twice, or two registers whose values' widths add up to 4 bytes or less); a
-    source's width is that of the value the warp last wrote to the register (4 bytes when unknown or never
-    written).  The denominator is the design's ``multi_src``."""
-    multi, ok = 0, 0
-    cur = np.full(256, 4, dtype=np.int64)
-    for w in range(len(warp_ptr) - 1):
-        cur[:] = 4
-        for i in range(warp_ptr[w], warp_ptr[w + 1]):
-            n = 0
-            fit = False
-            for a in range(src.shape[1]):
-                ra = src[i, a]
-                if ra == none:
-                    continue
-                n += 1
-                for b in range(a):
-                    rb = src[i, b]
-                    if rb != none and (rb == ra or cur[ra] + cur[rb] <= 4):
-                        fit = True
-            if n >= 2:
-                multi += 1
-                if fit:
-                    ok += 1
-            for k in range(dst.shape[1]):
-                r = dst[i, k]
-                if r != none:
-                    cur[r] = width[i, k] if width[i, k] > 0 else 4
-    return multi, ok
-
-
 def coalescable_share(trace) -> float:
     """C-05's upper bound: the share of instructions with two or more register sources of which two could
-    share one physical register (widths adding up to at most 4 bytes)."""
-    from rfmodel.workload.trace import NONE
+    share one physical register (the same register twice, or widths adding up to at most 4 bytes): the
+    analytic profile's ``src_same_reg + src_narrow_fit``."""
+    from rfmodel.analytic.profile import source_pair_stats
 
-    col = {k: np.asarray(getattr(trace, k), dtype=np.int64) for k in ("warp_ptr", "src", "dst", "width")}
-    multi, ok = _coalescable(col["warp_ptr"], col["src"], col["dst"], col["width"], NONE)
-    return ok / multi if multi else float("nan")
+    st = source_pair_stats(trace)
+    return st["src_same_reg"] + st["src_narrow_fit"] if st["multi_src_share"] > 0 else float("nan")
 
 
 GPUS = {"paper": paper_sm, "fermi-gtx480": lambda: resolve_gpu("fermi-gtx480")}

@@ -281,17 +281,35 @@ def test_study_energy_ratios_known_answers():
 
 
 def test_coalescable_upper_bound_known_answer():
-    """C-05's bound: R1 (1 B) and R2 (2 B) fit one register; R3 (4 B) and R1 do not; R3 read twice is one
-    read; a one-source instruction does not count."""
-    study = _study()
+    """C-05's bound (the profile's source pairs): R1 (1 B) and R2 (2 B) fit one register; R3 (4 B) and R1
+    do not; R3 read twice is one read; a one-source instruction does not count."""
+    from rfmodel.analytic.profile import _source_pairs
+
     N = 255
-    src = np.full((5, 10), N, dtype=np.int64)
-    dst = np.full((5, 4), N, dtype=np.int64)
-    width = np.zeros((5, 4), dtype=np.int64)
+    src = np.full((6, 10), N, dtype=np.int64)
+    dst = np.full((6, 4), N, dtype=np.int64)
+    width = np.zeros((6, 4), dtype=np.int64)
     dst[0, 0], width[0, 0] = 1, 1  # R1: 1 byte
     dst[1, :2], width[1, :2] = (2, 3), (2, 4)  # R2: 2 bytes, R3: 4 bytes
     src[2, :2] = (1, 2)  # fits
     src[3, :2] = (3, 1)  # 4 + 1 > 4
     src[4, :3] = (3, 3, 1)  # R3 twice
-    multi, ok = study._coalescable(np.array([0, 5]), src, dst, width, N)
-    assert (multi, ok) == (3, 2)
+    src[5, 0] = 1  # one source
+    assert _source_pairs(np.array([0, 6]), dst, src, width) == (3, 1, 1)
+    # a second warp starts with every register at 4 bytes: R1 + R2 no longer fit
+    assert _source_pairs(np.array([0, 2, 6]), dst, src, width) == (3, 1, 0)
+
+
+def test_analytic_coalesced_share_follows_the_simulator():
+    """The analytic coalesced share (the profile's source pairs, CORF++'s calibrated realization) against
+    the simulator's on two kernels far apart (saxpy's narrow indices, gemm's full-width floats): within 8
+    points; the share of reads saved follows."""
+    import rfmodel
+
+    for w, lo, hi in (("saxpy", 0.5, 1.0), ("gemm_micro8x8", 0.0, 0.1)):
+        a = rfmodel.evaluate("corf", w, "fermi-gtx480", method="analytic", max_warps=16)
+        s = rfmodel.evaluate("corf", w, "fermi-gtx480", method="simulate", max_warps=16)
+        ca, cs = (float(x["coalesced_share"].values.ravel()[0]) for x in (a, s))
+        assert lo <= cs <= hi and abs(ca - cs) < 0.08
+        ra, rs = (float(x["reads_saved"].values.ravel()[0] / x["rf_reads"].values.ravel()[0]) for x in (a, s))
+        assert abs(ra - rs) <= 0.2 * rs + 0.01

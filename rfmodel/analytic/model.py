@@ -28,6 +28,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``l1d_assoc``       that L1D's ways (default the SM's)
 ``bank_claims``     accesses per instruction of the design's own that take the banks' read ports
                     before the reads (line lookups in a tag array that is the banks' arbiter)
+``warp_per_bank``   every register of a warp sits in one bank (its sources serialize there), whatever
+                    the SM's own mapping
 ==================  ======================================================================
 
 Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
@@ -141,7 +143,7 @@ DEFAULT_POOL = 8
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
                 write_share=1.0, operand_slots=True, bank_write_cycles=None,
                 write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0,
-                bank_claims=0.0) -> dict:  # fmt: skip
+                bank_claims=0.0, warp_per_bank=False) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.  On
@@ -165,6 +167,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         rotations = bps / np.gcd(np.asarray(sched, dtype=np.int64), np.asarray(bps, dtype=np.int64))
     else:
         rotations = np.minimum(np.maximum(warps, 1), bps)
+    wpb = warp_per_bank or sm.bank_mapping == "warp-per-bank"
     from rfmodel.analytic.throughput import interval_model  # here: the designs' costs need no profile code
 
     return interval_model(
@@ -185,7 +188,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         miss_latency=miss_latency(sm),
         mshr=sm.l1d.mshr_entries or 1 << 20,
         sub_core=split,
-        mapping="warp-per-bank" if sm.bank_mapping == "warp-per-bank" else "interleaved",
+        mapping="warp-per-bank" if wpb else "interleaved",
         # with sub-cores a warp's registers interleave over its own sub-core's banks only
         interleave_banks=bps if split else None,
         coef=coef,
@@ -222,6 +225,7 @@ class Effects:
     l1d_lines: object = None
     l1d_assoc: object = None
     bank_claims: object = 0.0
+    warp_per_bank: bool = False
 
 
 class AnalyticContext:
@@ -256,7 +260,7 @@ class AnalyticContext:
             operand_slots=effects.operand_slots, bank_write_cycles=effects.bank_write_cycles,
             write_hold=effects.write_hold, l1d_lines=effects.l1d_lines, l1d_assoc=effects.l1d_assoc,
             write_defer=effects.write_defer,
-            bank_claims=effects.bank_claims,
+            bank_claims=effects.bank_claims, warp_per_bank=effects.warp_per_bank,
         )  # fmt: skip
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:

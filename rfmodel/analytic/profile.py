@@ -171,6 +171,13 @@ class WorkloadProfile:
     write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
     write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
     write_compressed: float = 0.0  # share of the written values BDI stores in fewer than 32 groups
+    #: share of the instructions with two or more register source slots (:func:`source_pair_stats`)
+    multi_src_share: float = 0.0
+    #: of those: the share that read one register in two slots, and the share (without such a repeat) with
+    #: two sources whose values' widths fit one 4-byte entry together (the byte widths of the values they
+    #: read, from the trace's written widths; a value never written or of unknown width counts as 4 bytes)
+    src_same_reg: float = 0.0
+    src_narrow_fit: float = 0.0
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
@@ -1635,7 +1642,64 @@ def profile_trace(
         iv_even=iv[4],
         sched_cpi=sched_cpi,
         **write_value_stats(trace),
+        **source_pair_stats(trace),
     )
+
+
+@njit(cache=True)
+def _source_pairs(wp, dst, src, width):
+    """(multi-source instructions, those with a register in two slots, those with two sources whose values
+    fit one 4-byte entry and no such repeat), each warp in program order."""
+    multi = 0
+    same = 0
+    fit = 0
+    rw = np.full(256, 4, dtype=np.int64)
+    ws = np.zeros(src.shape[1], dtype=np.int64)
+    rs = np.zeros(src.shape[1], dtype=np.int64)
+    for w in range(len(wp) - 1):
+        rw[:] = 4
+        for r in range(wp[w], wp[w + 1]):
+            n = 0
+            for k in range(src.shape[1]):
+                x = src[r, k]
+                if x != NONE:
+                    ws[n] = rw[x]
+                    rs[n] = x
+                    n += 1
+            if n >= 2:
+                multi += 1
+                rep = False
+                nar = False
+                for i in range(n):
+                    for j in range(i + 1, n):
+                        if rs[i] == rs[j]:
+                            rep = True
+                        elif ws[i] + ws[j] <= 4:
+                            nar = True
+                if rep:
+                    same += 1
+                elif nar:
+                    fit += 1
+            for k in range(dst.shape[1]):
+                d = dst[r, k]
+                if d != NONE:
+                    v = width[r, k]
+                    rw[d] = 4 if v <= 0 or v > 4 else v
+    return multi, same, fit
+
+
+def source_pair_stats(trace: Trace) -> dict:
+    """``multi_src_share``, ``src_same_reg`` and ``src_narrow_fit`` of a trace: what decides how often a
+    coalescing register file (CORF) reads two sources with one access: a register named twice is one
+    entry, and two narrow values can share an entry or a bank's byte-planes."""
+    n = max(int(trace.n_instrs), 1)
+    m, same, fit = _source_pairs(trace.warp_ptr.astype(np.int64), trace.dst, trace.src,
+                                 trace.width.astype(np.int64))  # fmt: skip
+    return {
+        "multi_src_share": m / n,
+        "src_same_reg": same / max(m, 1),
+        "src_narrow_fit": fit / max(m, 1),
+    }
 
 
 def write_value_stats(trace: Trace) -> dict:

@@ -116,12 +116,12 @@ METRICS = (
     "cycles",
     "warp_instructions",
 )
-#: design metrics compared when both engines give them (absolute error, like a hit rate)
-#: design hit rates the fit and the report compare (a register cache's, a write buffer's share of reads),
-#: each with its weight in the fit relative to WEIGHTS["hit"]: a write buffer's hits only shorten the
-#: banks' queue, so the IPC residuals outweigh them more
-HIT_METRICS = ("rf_cache_hit_rate", "wb_hit_rate")
-HIT_WEIGHTS = {"rf_cache_hit_rate": 1.0, "wb_hit_rate": 0.3}
+#: design shares the fit and the report compare when both engines give them, by absolute error like a hit
+#: rate (a register cache's hits, a write buffer's share of reads, the coalesced share of a coalescing
+#: RF's multi-source instructions), each with its weight in the fit relative to WEIGHTS["hit"]: a write
+#: buffer's hits only shorten the banks' queue, so the IPC residuals outweigh them more
+HIT_METRICS = ("rf_cache_hit_rate", "wb_hit_rate", "coalesced_share")
+HIT_WEIGHTS = {"rf_cache_hit_rate": 1.0, "wb_hit_rate": 0.3, "coalesced_share": 1.0}
 
 
 # ------------------------------------------------------------------------------------------ provenance
