@@ -282,3 +282,31 @@ def test_a_dask_cluster_runs_the_sweep_to_the_same_records(tmp_path, records):
     for r in recs:
         ref = by_key[(r["workload"], json.dumps(r["params"], sort_keys=True))]
         assert r["sim"] == ref["sim"] and r["stalls"] == ref["stalls"]
+
+
+def test_simulation_checkpoints_are_keyed_by_each_designs_own_sources(monkeypatch):
+    """A design's simulations are keyed by the shared sources and its own module with the design modules it
+    imports: designs of one module share a key; an edit of cerf.py changes cerf's and corf's (corf imports
+    cerf) but not the baseline's."""
+    import rfmodel.calibrate as cal
+    from rfmodel.cache import PKG_DIR
+
+    h = cal._sim_source_hash
+    assert h("ltrf") == h("strands") == h("ltrf_plus")
+    assert len({h("baseline"), h("cerf"), h("corf"), h("stt")}) == 4
+    before = {d: h(d) for d in ("baseline", "cerf", "corf")}
+    real = type(PKG_DIR).read_bytes
+
+    def edited(path):
+        data = real(path)
+        return data + b"\n# edited" if path.name == "cerf.py" else data
+
+    monkeypatch.setattr(type(PKG_DIR), "read_bytes", edited)
+    cal._design_source_hash.cache_clear()
+    try:
+        after = {d: h(d) for d in ("baseline", "cerf", "corf")}
+    finally:
+        monkeypatch.undo()
+        cal._design_source_hash.cache_clear()
+    assert after["baseline"] == before["baseline"]
+    assert after["cerf"] != before["cerf"] and after["corf"] != before["corf"]

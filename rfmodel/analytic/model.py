@@ -30,6 +30,9 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
                     before the reads (line lookups in a tag array that is the banks' arbiter)
 ``warp_per_bank``   every register of a warp sits in one bank (its sources serialize there), whatever
                     the SM's own mapping
+``greedy_spread``   with one bank per warp and greedy-then-oldest schedulers, the warps that share a
+                    scheduler's issue at once, 1 + k c1 / b (c1: one warp's cycles per instruction
+                    alone, b: its bank cycles per instruction); this is k
 ==================  ======================================================================
 
 Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
@@ -143,7 +146,7 @@ DEFAULT_POOL = 8
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
                 write_share=1.0, operand_slots=True, bank_write_cycles=None,
                 write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0,
-                bank_claims=0.0, warp_per_bank=False) -> dict:  # fmt: skip
+                bank_claims=0.0, warp_per_bank=False, greedy_spread=2.0) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.  On
@@ -189,6 +192,8 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         mshr=sm.l1d.mshr_entries or 1 << 20,
         sub_core=split,
         mapping="warp-per-bank" if wpb else "interleaved",
+        greedy=sm.scheduler == "gto",
+        greedy_spread=greedy_spread,
         # with sub-cores a warp's registers interleave over its own sub-core's banks only
         interleave_banks=bps if split else None,
         coef=coef,
@@ -226,6 +231,7 @@ class Effects:
     l1d_assoc: object = None
     bank_claims: object = 0.0
     warp_per_bank: bool = False
+    greedy_spread: object = 2.0
 
 
 class AnalyticContext:
@@ -261,6 +267,7 @@ class AnalyticContext:
             write_hold=effects.write_hold, l1d_lines=effects.l1d_lines, l1d_assoc=effects.l1d_assoc,
             write_defer=effects.write_defer,
             bank_claims=effects.bank_claims, warp_per_bank=effects.warp_per_bank,
+            greedy_spread=effects.greedy_spread,
         )  # fmt: skip
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:

@@ -163,6 +163,8 @@ def interval_model(
     operand_slots=True,
     pool_warps=None,
     bank_claims=0.0,
+    greedy=False,
+    greedy_spread=2.0,
 ):
     """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
 
@@ -192,6 +194,9 @@ def interval_model(
     ``bank_claims``: accesses per instruction of the design's own that take the banks' read ports before
     the reads (the Cache-Emulated RF's line lookups in its tag banks): they join the writes' priority class
     in the read queue and the bank bound.
+    ``greedy``: the schedulers are greedy-then-oldest; with ``mapping="warp-per-bank"`` a scheduler's
+    instructions then come from ``1 + greedy_spread * c1 / b`` warps at once (below), and only their banks
+    serve it.
     Returns a dict of
     arrays (``ipc``, ``cycles``, ``bank_conflict_stall_cycles`` per instruction as
     ``conflict_per_instr``, bounds, waits).
@@ -245,6 +250,16 @@ def interval_model(
                                 / np.maximum(1.0 - hit, 1e-12), l2_path)  # fmt: skip
     dram = ld_lines * (1.0 - h2)  # lines per instruction that need DRAM bandwidth
     L_mem = np.asarray(c["mem_scale"]) * (hit * l1_hit_latency + (1.0 - hit) * miss_lat)
+    if mapping == "warp-per-bank" and greedy and profile.chain2 is not None:
+        # a greedy scheduler issues from one warp while it can; every instruction of that warp holds the
+        # warp's one bank b = (reads + writes) / ports cycles, and the warp alone needs c1 cycles per
+        # instruction for its dependences (chain2 at that collection time and the loads' latency): about
+        # 1 + k c1 / b warps share a scheduler's issue at once (k = greedy_spread, calibrated), and only
+        # their banks serve it
+        b_w = np.maximum((r + w * wr) * bc / P, 1e-9)
+        c1 = profile.chain_at2(b_w, L_mem)
+        spread = 1.0 + np.asarray(greedy_spread, dtype=np.float64) * c1 / b_w
+        B = np.minimum(B, np.minimum(S * spread, np.maximum(warps, 1.0)))
     # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
     line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
     mshr_n = np.asarray(mshr, dtype=np.float64)

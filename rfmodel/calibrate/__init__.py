@@ -22,6 +22,7 @@ Steps (docs/calibration.md):
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -143,11 +144,41 @@ def simulator_version() -> str:
     return f"rfmodel {__version__}"
 
 
-def _sim_source_hash() -> str:
+def _sim_source_hash(design: str | None = None) -> str:
     """Hash of what decides a simulation's result (the simulator, the designs' hooks and compiler
     passes, the workload generators and kernel files, the specs): checkpoints made by edited sources are
-    not reused."""
-    return source_hash("sim", "designs", "compiler", "workload", "spec")
+    not reused.  With ``design``, of the design folder only that design's module, the design modules it
+    imports (transitively) and the shared ``base.py``: an edit of one design re-simulates only the designs
+    that import its module (a design from another package: every design module counts)."""
+    if design is None:
+        return source_hash("sim", "designs", "compiler", "workload", "spec")
+    return _design_source_hash(design)
+
+
+@functools.cache
+def _design_source_hash(design: str) -> str:
+    import re
+
+    from rfmodel.cache import PKG_DIR
+    from rfmodel.designs.base import get_design
+
+    mod = type(get_design(design)).__module__
+    folder = PKG_DIR / "designs"
+    if not mod.startswith("rfmodel.designs."):
+        return source_hash("sim", "designs", "compiler", "workload", "spec")
+    todo, seen = [mod.rsplit(".", 1)[-1]], set()
+    while todo:
+        name = todo.pop()
+        f = folder / f"{name}.py"
+        if name in seen or not f.is_file():
+            continue
+        seen.add(name)
+        todo.extend(re.findall(r"rfmodel\.designs\.(\w+)", f.read_text(encoding="utf-8")))
+    h = hashlib.sha1(source_hash("sim", "compiler", "workload", "spec").encode())
+    for name in sorted(seen | {"base", "__init__"}):
+        h.update(name.encode())
+        h.update((folder / f"{name}.py").read_bytes())
+    return h.hexdigest()[:12]
 
 
 def job_key(job: dict, sim_version: str) -> str:
@@ -333,12 +364,15 @@ def run_jobs(
     """
     ckpt = Path(checkpoint_dir)
     ckpt.mkdir(parents=True, exist_ok=True)
-    sv = sim_version or f"{simulator_version()}#{_sim_source_hash()}"
     # results are keyed by what decides them (package version and the sources' hash), not by the commit:
-    # a commit that leaves the simulator, designs and workloads alone reuses every checkpoint
-    source = f"rfmodel {__version__}#{sv.rsplit('#', 1)[-1]}"
+    # a commit that leaves the simulator, a design and the workloads alone reuses that design's checkpoints
+    if sim_version is not None:
+        svs = {j["design"]: sim_version for j in jobs}
+    else:
+        described = simulator_version()
+        svs = {d: f"{described}#{_sim_source_hash(d)}" for d in sorted({j["design"] for j in jobs})}
     log = ResultLog(ckpt / LOG_NAME, legacy=ckpt, check=_has_simulation)
-    keys = [job_key(j, source) for j in jobs]
+    keys = [job_key(j, f"rfmodel {__version__}#{svs[j['design']].rsplit('#', 1)[-1]}") for j in jobs]
     waiting: dict[str, list[dict]] = {}  # the jobs of each key not yet simulated
     for k, j in zip(keys, jobs, strict=True):
         if k not in log:
@@ -354,7 +388,7 @@ def run_jobs(
     for i, (ok, value) in runner.run(_try_simulate, [waiting[k][0] for k in todo]):
         k = todo[i]
         if ok:
-            log.add(k, {**value, "sim_version": sv})
+            log.add(k, {**value, "sim_version": svs[value["design"]]})
             ran += 1
         else:  # a design point a design rejects: reported, not fatal
             failed.extend({**j, "error": f"{type(value).__name__}: {value}"} for j in waiting[k])
@@ -763,7 +797,7 @@ def calibrate(
     sv = f"{simulator_version()}#{_sim_source_hash()}"
     jobs = sweep_jobs(sweep, designs)
     records, ran = run_jobs(
-        jobs, checkpoint_dir, workers=workers, progress=progress, sim_version=sv, limit=limit, runner=runner
+        jobs, checkpoint_dir, workers=workers, progress=progress, limit=limit, runner=runner
     )
     failed = getattr(run_jobs, "failed", [])
     result = {

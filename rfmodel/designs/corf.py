@@ -740,6 +740,9 @@ class Corf(Design):
         "corf_coal_align": (0.9, 0.3, 1.0),
         "corf_coal_pairs": (0.43, 0.0, 1.0),
         "corf_coal_first_fit": (0.075, 0.0, 1.0),
+        # one bank per warp under greedy-then-oldest schedulers: warps sharing a scheduler's issue at once,
+        # 1 + k c1 / b (Effects.greedy_spread); 2 fits the default sweep's fermi rows before calibration
+        "corf_greedy_spread": (2.0, 0.5, 6.0),
         # allocated physical registers per architectural register of the resident warps
         "corf_occupancy_packing": (0.65, 0.1, 1.0),
         "corf_occupancy_virt": (0.43, 0.05, 1.0),
@@ -878,9 +881,10 @@ class Corf(Design):
         share = np.asarray(np.where(coal == "none", 0.0, pr.src_same_reg + fit), dtype=np.float64)
         saved = share * pr.multi_src_share / max(pr.reads_per_instr, 1e-9)  # per operand read
         wb = ctx.value("warp_bank", d.warp_bank) > 0
-        m = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=bool(np.all(wb))))
+        k = ctx.coef["corf_greedy_spread"]
+        m = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=bool(np.all(wb)), greedy_spread=k))
         if np.any(wb) and not np.all(wb):  # both mappings in the grid: each point takes its own
-            m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True))
+            m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=k))
             m = {k: np.where(wb, m1[k], v) if isinstance(v, np.ndarray) else v for k, v in m.items()}
         r, w = ctx.reads, ctx.writes
         occ = np.where(virt > 0, ctx.coef["corf_occupancy_virt"], ctx.coef["corf_occupancy_packing"])
