@@ -259,11 +259,13 @@ def test_analytic_hit_rate_grows_with_the_lines_registers_leave():
                           params={"tag_cycles": [0, 2]})  # fmt: skip
     h = ds["l1d_hit_rate"].values.ravel()
     assert np.all(h >= base["l1d_hit_rate"].values.ravel()[0] - 1e-12)
-    # on a compute-bound kernel (on memory-bound bfs_expand two cycles of collection hide under the loads)
+    # the tagging stage lengthens every result's latency (not the collection): it shows where few warps
+    # hide latency (one CTA per SM: the simulator's cycles grow 7.6 % from 0 to 2 tag cycles, the model's
+    # 4.4 %; with every CTA resident the simulator's grow 1.3 %, the model's not at all)
     ds = rfmodel.evaluate("cerf", "kmeans_assign", "fermi-gtx480", method="analytic",
-                          params={"tag_cycles": [0, 2]})  # fmt: skip
+                          params={"tag_cycles": [0, 2], "max_ctas_per_sm": 1})  # fmt: skip
     c = ds["cycles"].values.ravel()
-    assert c[1] > c[0]
+    assert c[1] > 1.02 * c[0]
 
 
 def test_shared_lru_stack_of_registers_and_lines_known_answer():

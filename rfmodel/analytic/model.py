@@ -16,6 +16,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``operand_slots``   the collectors read every operand slot (``True``) or each distinct source
                     register once (``False``); the bank-serialization table follows it
 ``extra_collect``   cycles added to every operand collection (a slower structure behind it)
+``extra_latency``   cycles added to every result's latency outside the collectors (a pipeline stage
+                    after collection: a tag check whose data access follows)
 ``bank_cycles``     cycles one bank read holds its bank (slow banks)
 ``bank_write_cycles``  cycles one bank write holds it (default: ``bank_cycles``)
 ``write_hold``      cycles a consumer waits behind its producer's write beyond a one-cycle write
@@ -26,6 +28,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``l1d_lines``       lines of the L1D the loads see (default the SM's; a design whose structure
                     holds the L1D's lines, e.g. beside registers, gives what it leaves them)
 ``l1d_assoc``       that L1D's ways (default the SM's)
+``l1d_hits``        the L1D's hit rates (of every access, of the loads) when the design computes them
+                    itself (default: from ``l1d_lines`` and ``l1d_assoc``)
 ``bank_claims``     accesses per instruction of the design's own that take the banks' read ports
                     before the reads (line lookups in a tag array that is the banks' arbiter)
 ``warp_per_bank``   every register of a warp sits in one bank (its sources serialize there), whatever
@@ -146,7 +150,8 @@ DEFAULT_POOL = 8
 def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
                 write_share=1.0, operand_slots=True, bank_write_cycles=None,
                 write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0,
-                bank_claims=0.0, warp_per_bank=False, greedy_spread=2.0) -> dict:  # fmt: skip
+                bank_claims=0.0, warp_per_bank=False, greedy_spread=2.0,
+                extra_latency=0.0, l1d_hits=None) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.  On
@@ -194,6 +199,9 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         mapping="warp-per-bank" if wpb else "interleaved",
         greedy=sm.scheduler == "gto",
         greedy_spread=greedy_spread,
+        extra_latency=extra_latency,
+        hit_rate=None if l1d_hits is None else l1d_hits[0],
+        load_hit_rate=None if l1d_hits is None else l1d_hits[1],
         # with sub-cores a warp's registers interleave over its own sub-core's banks only
         interleave_banks=bps if split else None,
         coef=coef,
@@ -232,6 +240,8 @@ class Effects:
     bank_claims: object = 0.0
     warp_per_bank: bool = False
     greedy_spread: object = 2.0
+    extra_latency: object = 0.0
+    l1d_hits: object = None
 
 
 class AnalyticContext:
@@ -267,7 +277,8 @@ class AnalyticContext:
             write_hold=effects.write_hold, l1d_lines=effects.l1d_lines, l1d_assoc=effects.l1d_assoc,
             write_defer=effects.write_defer,
             bank_claims=effects.bank_claims, warp_per_bank=effects.warp_per_bank,
-            greedy_spread=effects.greedy_spread,
+            greedy_spread=effects.greedy_spread, extra_latency=effects.extra_latency,
+            l1d_hits=effects.l1d_hits,
         )  # fmt: skip
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:

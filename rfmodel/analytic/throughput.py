@@ -148,6 +148,7 @@ def interval_model(
     coef: dict | None = None,
     iterations=16,
     hit_rate=None,
+    load_hit_rate=None,
     extra_collect=0.0,
     rotations=None,
     bank_cycles=1.0,
@@ -165,6 +166,7 @@ def interval_model(
     bank_claims=0.0,
     greedy=False,
     greedy_spread=2.0,
+    extra_latency=0.0,
 ):
     """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
 
@@ -194,6 +196,8 @@ def interval_model(
     ``bank_claims``: accesses per instruction of the design's own that take the banks' read ports before
     the reads (the Cache-Emulated RF's line lookups in its tag banks): they join the writes' priority class
     in the read queue and the bank bound.
+    ``extra_latency``: cycles added to every result's latency outside the collectors (a pipeline stage
+    between collection and execution, e.g. a tag check whose data access follows).
     ``greedy``: the schedulers are greedy-then-oldest; with ``mapping="warp-per-bank"`` a scheduler's
     instructions then come from ``1 + greedy_spread * c1 / b`` warps at once (below), and only their banks
     serve it.
@@ -235,7 +239,8 @@ def interval_model(
         hit_all = profile.l1d_hit_rate(l1d_lines, l1d_assoc)
         hit = profile.l1d_hit_rate(l1d_lines, l1d_assoc, loads=True)
     else:
-        hit_all = hit = np.asarray(hit_rate, dtype=np.float64)
+        hit_all = np.asarray(hit_rate, dtype=np.float64)
+        hit = hit_all if load_hit_rate is None else np.asarray(load_hit_rate, dtype=np.float64)
     lines = profile.mem_lines_per_instr
     ld_lines = lines if profile.load_lines_per_instr is None else profile.load_lines_per_instr
     misses = ld_lines * (1.0 - hit)  # L1D misses a load waits for
@@ -311,7 +316,8 @@ def interval_model(
         fixed, issue_inv, q, rate_iss, rate_bank, dram, line_cycles, np.asarray(c["dram_queue"]), L_mem,
         np.asarray(c["mem_scale"]), h2, misses, mshr_n, r, B, bc, w, bcw, P, burst,
         np.asarray(rf_latency, dtype=np.float64) + ser + np.asarray(extra_collect, dtype=np.float64),
-        N_oc, pools, np.asarray(c["pipe_extra"]) + write_hold, np.asarray(c["latency_scale"]), n_cta,
+        N_oc, pools, np.asarray(c["pipe_extra"]) + write_hold + np.asarray(extra_latency, dtype=np.float64),
+        np.asarray(c["latency_scale"]), n_cta,
         pool_warps if pool else 0.0, claims, np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
     )  # fmt: skip
 

@@ -436,6 +436,31 @@ def _install(ints, a, t):
     ints[ints[H_O_LOC] + a] = LOC_ARRAY
 
 
+def set_shared_hits(prof, lines, ways, reg_lines):
+    """The array's L1D hit rates (of every access, of the loads) when registers hold ``reg_lines`` of its
+    ``lines`` entries: registers spread over the sets (reg-mem addresses interleave them), so a set holds
+    ``k ~ Binomial(ways, reg_lines / lines)`` registers and its lines have ``ways - k`` ways.  Each case
+    is an LRU cache of ``sets x (ways - k)`` lines at the profile's stack distances; the hit rates are their
+    mean.  (The remaining lines of one large cache would overstate the hits: a set full of registers
+    caches nothing.)"""
+    from scipy.stats import binom
+
+    ways = np.asarray(ways, dtype=np.float64)
+    lines = np.asarray(lines, dtype=np.float64)
+    rho = np.clip(np.asarray(reg_lines, dtype=np.float64) / np.maximum(lines, 1.0), 0.0, 1.0)
+    sets = lines / np.maximum(ways, 1.0)
+    out = []
+    for loads in (False, True):
+        h = 0.0
+        for k in range(int(np.max(ways))):
+            free = ways - k
+            p = np.where(free > 0, binom.pmf(k, ways, rho), 0.0)
+            f = np.maximum(free, 1.0)
+            h = h + p * np.where(free > 0, prof.l1d_hit_rate(sets * f, f, loads=loads), 0.0)
+        out.append(h)
+    return out[0], out[1]
+
+
 # ----------------------------------------------------------------------------- hooks
 @njit(cache=True)
 def cerf_may_issue(ints, floats, warp, row, sched, n, cycle):
@@ -875,15 +900,23 @@ class Cerf(Design):
         refill = np.where(prio, 0.0, ctx.coef["cerf_refill_per_read"])
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
             sm.mem_bw_bytes_per_cycle, 1e-9)  # fmt: skip
-        extra = tag + refill * prof.reads_per_instr * refill_lat
-        banks = np.minimum(tb, np.asarray(ctx.grid.get("num_banks", sm.num_banks)))
+        # the tagging stage delays each result (the data access follows a confirmed hit), not collection;
+        # LRU-fair's refills hold the collector
+        extra = refill * prof.reads_per_instr * refill_lat
+        nb = np.asarray(ctx.grid.get("num_banks", sm.num_banks))
+        if sm.sub_core or sm.bank_mapping == "subcore":  # each sub-core's tag banks among its own banks
+            sched = np.asarray(ctx.grid.get("schedulers_per_sm", sm.schedulers_per_sm))
+            banks = sched * np.minimum(tb, np.maximum(nb // sched, 1))
+        else:
+            banks = np.minimum(tb, nb)
         grid = {**ctx.grid, "num_banks": banks}
         inner = AnalyticContext(prof, sm, grid, {})
         inner.coef = ctx.coef
         # the load/store unit's line lookups take their tag bank before the register lookups
         line_lookups = np.asarray(prof.mem_lines_per_instr, dtype=np.float64)
-        m = inner.model(Effects(extra_collect=extra, l1d_lines=data_lines, l1d_assoc=ways,
-                                bank_claims=line_lookups))  # fmt: skip
+        hits = set_shared_hits(prof, lines, ways, reg_lines)
+        m = inner.model(Effects(extra_collect=extra, extra_latency=tag, l1d_lines=data_lines, l1d_assoc=ways,
+                                l1d_hits=hits, bank_claims=line_lookups))  # fmt: skip
         conflicts, line_waits = tag_conflicts(prof, sm, banks, m["ipc"], line_lookups)
         r, w = ctx.reads, ctx.writes
         n = ctx.n
