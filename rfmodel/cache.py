@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -22,6 +24,11 @@ PKG_DIR = Path(__file__).resolve().parent
 #: compiled-code caches (Python's and numba's): never part of what decides a result
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_SUFFIXES = (".pyc", ".nbi", ".nbc")
+
+#: when this process loaded the package: a file of it modified later may not be the code this process runs,
+#: so a hash of the files on disk would key this process's results wrongly (the cache is then off)
+_LOADED_AT = time.time()
+_CHANGED: set[str] = set()
 
 
 def cache_dir() -> Path | None:
@@ -67,13 +74,31 @@ def source_hash(*subdirs: str, exclude: tuple[str, ...] = ()) -> str:
                 continue
             h.update(rel.encode())
             h.update(f.read_bytes())
+            if f.stat().st_mtime > _LOADED_AT:
+                _CHANGED.add(rel)
     return h.hexdigest()[:12]
+
+
+def sources_changed() -> list[str]:
+    """Package files a :func:`source_hash` of this process found modified after the package was loaded
+    (the process may run their older code: its results are not cached)."""
+    return sorted(_CHANGED)
 
 
 def entry_path(kind: str, key: str, suffix: str) -> Path | None:
     """Where the entry ``key`` of ``kind`` lives (``None`` with the cache off)."""
     root = cache_dir()
     if root is None:
+        return None
+    if _CHANGED:
+        if not getattr(entry_path, "warned", False):
+            entry_path.warned = True
+            names = ", ".join(sorted(_CHANGED)[:3]) + (", ..." if len(_CHANGED) > 3 else "")
+            warnings.warn(
+                f"rfmodel: package files changed after this process loaded them ({names}); results of this "
+                "process are not cached",
+                stacklevel=2,
+            )
         return None
     return root / kind / f"{key}{suffix}"
 
