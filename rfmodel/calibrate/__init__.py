@@ -593,8 +593,31 @@ def fit_design(
     x_prior = np.array([params[k][0] for k in names], dtype=float)
     n_data = sum(len(g.recs) for g in groups)
     x0 = np.clip([coef[k] for k in names], lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
-    r = least_squares(residuals, x0, bounds=(lo, hi), diff_step=1e-3, max_nfev=max_nfev)
-    return {**coef, **dict(zip(names, map(float, r.x), strict=True))}
+    # a coefficient no training point depends on (e.g. a configuration the sweep does not run) keeps its
+    # start value: without a gradient the solver would move it anywhere inside its bounds
+    n_data_res = len(residuals(x0)) - (len(names) if prior > 0 else 0)  # the prior's own terms move always
+    r0 = residuals(x0)[:n_data_res]
+    active = np.zeros(len(names), dtype=bool)
+    for i in range(len(names)):
+        for to in (lo[i] + 0.1 * (hi[i] - lo[i]), hi[i] - 0.1 * (hi[i] - lo[i])):
+            x = x0.copy()
+            x[i] = to
+            if np.any(np.abs(residuals(x)[:n_data_res] - r0) > 1e-12):
+                active[i] = True
+                break
+    if not active.any():
+        return {**coef, **dict(zip(names, map(float, x0), strict=True))}
+    fixed = x0.copy()
+
+    def reduced(xa):
+        x = fixed.copy()
+        x[active] = xa
+        return residuals(x)
+
+    r = least_squares(reduced, x0[active], bounds=(lo[active], hi[active]), diff_step=1e-3, max_nfev=max_nfev)
+    x = fixed.copy()
+    x[active] = r.x
+    return {**coef, **dict(zip(names, map(float, x), strict=True))}
 
 
 def stall_error(model: float, sim: dict) -> float | None:
