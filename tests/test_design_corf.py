@@ -314,3 +314,28 @@ def test_analytic_coalesced_share_follows_the_simulator():
         assert lo <= cs <= hi and abs(ca - cs) < 0.12
         ra, rs = (float(x["reads_saved"].values.ravel()[0] / x["rf_reads"].values.ravel()[0]) for x in (a, s))
         assert abs(ra - rs) <= 0.25 * rs + 0.01
+
+
+def test_affinity_weights_are_the_executed_trip_counts():
+    """``affinity = "trips"``: every static instruction weighs its executions per warp (on a kernel whose
+    warps all take the same path, the first warp's counts), a loop's pairs its trip count, and the program
+    says which weights it used; ``depth`` keeps the fixed weight per loop level."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.designs.corf import exclusive_pairs, kernel_affinity
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.workload.suite import load_workload
+
+    sm = resolve_gpu("fermi-gtx480")
+    wl = load_workload("sgemm_tiled", num_sms=sm.num_sms, max_warps=4, line_bytes=sm.l1d.line_bytes)
+    d = get_design("corf")
+    prog, _ = d.program_for(wl.trace, {}, sm, wl.kernel)
+    assert "executed trip counts" in prog.source
+    sidx = np.asarray(wl.trace.sidx)
+    wp = np.asarray(wl.trace.warp_ptr)
+    first = np.bincount(sidx[wp[0]:wp[1]], minlength=len(wl.kernel.instrs))
+    assert np.all(np.bincount(sidx, minlength=len(wl.kernel.instrs)) == first * (len(wp) - 1))
+    g = kernel_affinity(wl.kernel, executions=first)
+    assert tuple(exclusive_pairs(g)) == prog.pairs
+    assert max(g.values()) > 1  # a loop's pairs weigh its trip count
+    depth, _ = d.program_for(wl.trace, {"affinity": "depth"}, sm, wl.kernel)
+    assert "loop_weight 8 per loop level" in depth.source

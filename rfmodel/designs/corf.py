@@ -48,6 +48,8 @@ COALESCE = ("none", "same-entry", "sub-banks")
 #: tests set this: every allocation of a simulation checks the renaming table for overlapping slices
 DEBUG_CHECKS = False
 ALLOC = ("first-fit", "pairs", "align")
+#: the affinity graph's instruction weights (CorfParams.affinity)
+AFFINITY = ("trips", "depth")
 #: CORF++ alignment labels
 DONT_CARE, LEFT, RIGHT = 0, 1, 2
 
@@ -79,10 +81,17 @@ class CorfParams(DesignParams, kind="design.corf"):
         doc="1: every warp first executes the kernel's metadata instructions (CORF's pairs, 4 per 64-bit "
         "instruction; a misc-class instruction without operands each); 0: counted in code size only",
     )  # fmt: skip
+    affinity: str = param(
+        "trips", type=str, choices=AFFINITY,
+        doc="affinity-graph weights of the static kernel's instructions: trips = each instruction's "
+        "executions per warp in the trace being run (its loops' trip counts as the kernel's inputs set them, "
+        "1 outside loops: the compiler's static trip counts where it could know them); depth = "
+        "loop_weight^(loop depth), the paper's fixed weight for every loop",
+    )  # fmt: skip
     loop_weight: int = param(
         8, bounds=(1, 1000),
-        doc="affinity-graph weight of a source pair per loop level when the trip count is not static "
-        "(the paper's unstated fixed weight; an instruction at loop depth d weighs loop_weight^d)",
+        doc="affinity-graph weight of a source pair per loop level with affinity = depth (the paper's "
+        "unstated fixed weight; an instruction at loop depth d weighs loop_weight^d)",
     )  # fmt: skip
 
 
@@ -102,9 +111,12 @@ def affinity_graph(sources, weights=None) -> dict[tuple[int, int], float]:
     return g
 
 
-def kernel_affinity(kernel, loop_weight: int = 8) -> dict[tuple[int, int], float]:
-    """The affinity graph of a static kernel: 1 per instruction outside loops, ``loop_weight`` per
-    nesting level inside (trip counts are not resolved from SASS)."""
+def kernel_affinity(kernel, loop_weight: int = 8, executions=None) -> dict[tuple[int, int], float]:
+    """The affinity graph of a static kernel: with ``executions`` (per static instruction, its dynamic
+    count per warp) those counts; else 1 per instruction outside loops and ``loop_weight`` per nesting level
+    inside."""
+    if executions is not None:
+        return affinity_graph([ins.src for ins in kernel.instrs], executions)
     from rfmodel.compiler.cfg import loop_depth
 
     depth = loop_depth(kernel)
@@ -749,7 +761,7 @@ class Corf(Design):
     }
     supports_simulate = True
     needs_trace = True
-    compile_params = ("loop_weight",)
+    compile_params = ("affinity", "loop_weight")
     #: the paper's configurations (Table 1; ``first-fit`` is Fig. 4/13's packing that coalesces what
     #: first-fit happens to pack together)
     presets = {
@@ -760,13 +772,37 @@ class Corf(Design):
         "CORF++": {"coalesce": "sub-banks", "alloc": "align", "warp_bank": 1, "virtualize": 1},
     }
 
-    def compile(self, kernel, params, sm):
-        """Affinity graph, exclusive pairs and alignment of the static kernel, and its dead-operand bits."""
+    def compile(self, kernel, params, sm, executions=None):
+        """Affinity graph, exclusive pairs and alignment of the static kernel, and its dead-operand bits.
+        ``executions``: each static instruction's executions per warp (``affinity = "trips"``; without
+        them the loop-depth weights)."""
         p = params if isinstance(params, CorfParams) else self.resolve(params)
         from dataclasses import replace
 
-        prog = hints(kernel_affinity(kernel, p.loop_weight), "static affinity graph of the kernel")
+        if p.affinity == "trips" and executions is not None:
+            graph = kernel_affinity(kernel, executions=executions)
+            how = "static affinity graph of the kernel, weighted by its executed trip counts"
+        else:
+            graph = kernel_affinity(kernel, p.loop_weight)
+            how = f"static affinity graph of the kernel, loop_weight {p.loop_weight} per loop level"
+        prog = hints(graph, how)
         return replace(prog, static_instructions=len(kernel.instrs)), value_dead_bits(kernel)
+
+    def program_for(self, trace, params: dict, sm, kernel=None):
+        """The compiler pass over the trace's static kernel, with each static instruction's executions per
+        warp in the trace as its affinity weight (``affinity = "trips"``)."""
+        from rfmodel.workload.static import static_kernel
+
+        k = static_kernel(trace, kernel)
+        if k is None:
+            return None
+        p = self.resolve(params)
+        ex = None
+        if p.affinity == "trips":
+            sidx = np.asarray(trace.sidx, dtype=np.int64)
+            warps = max(int((np.diff(np.asarray(trace.warp_ptr)) > 0).sum()), 1)
+            ex = np.bincount(sidx[sidx >= 0], minlength=len(k.instrs))[: len(k.instrs)] / warps
+        return self.compile(k, p, sm, executions=ex)
 
     # ------------------------------------------------------------------ simulator hooks
     def sim_setup(self, sm, params, options, trace=None, program=None):
