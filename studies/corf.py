@@ -64,6 +64,7 @@ COUNTS = (
     "reads", "writes", "bank_read_acc", "bank_write_acc", "issued", "bank_conflicts", "bank_stall_cycles",
     "multi_src", "coalesced_instr", "reads_saved", "reallocations", "values", "phys_cycles", "warp_cycles",
     "rt_reads", "rt_writes", "unmapped_reads", "overflow", "alloc_fail", "rt_conflicts", "rt_delay_cycles",
+    "dead_def_frees",
 )  # fmt: skip
 METRICS = ("ipc", "cycles", "coalesced_share", "reallocation_share", "rf_occupancy", "width_known_share",
            "rt_conflict_share", "metadata_instructions", "code_size_increase",

@@ -339,3 +339,29 @@ def test_affinity_weights_are_the_executed_trip_counts():
     assert max(g.values()) > 1  # a loop's pairs weigh its trip count
     depth, _ = d.program_for(wl.trace, {"affinity": "depth"}, sm, wl.kernel)
     assert "loop_weight 8 per loop level" in depth.source
+
+
+def test_a_value_nobody_reads_is_freed_once_written():
+    """With virtualization a dead definition (the compiler's liveness: not live after its write) releases
+    its slices right after the write: one free per such dynamic write, counted from the static kernel's
+    dead definitions over the trace; none without virtualization."""
+    from rfmodel.compiler.liveness import dead_defs
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import _simulation_input, resolve_gpu
+    from rfmodel.sim import simulate_trace
+
+    d = get_design("corf")
+    sm = resolve_gpu("fermi-gtx480")
+    _, tr, kernel = _simulation_input("stencil7_3d", sm, arch="sm_80", seed=0, max_warps=2)
+    flags = dead_defs(kernel)
+    expect = 0
+    for r, i in enumerate(np.asarray(tr.sidx)):
+        ins = kernel.instrs[int(i)]
+        dead = {int(x) for x, f in zip(ins.dst, flags[int(i)], strict=True) if f}
+        expect += sum(1 for x in tr.dst[r] if int(x) in dead)
+    assert expect > 0
+    prog = d.program_for(tr, {}, sm, kernel)
+    r = simulate_trace(tr, sm, "corf", {}, program=prog)
+    assert r.counts["dead_def_frees"] == expect
+    off = simulate_trace(tr, sm, "corf", {"virtualize": 0}, program=prog)
+    assert off.counts["dead_def_frees"] == 0

@@ -236,6 +236,9 @@ class CorfProgram:
     source: str
     #: instructions of the static kernel the hints come from (0: profiled from a trace)
     static_instructions: int = 0
+    #: per static instruction, its destination registers whose value is never read (a dead definition:
+    #: virtualization frees its slices once written), NONE elsewhere; None without a static kernel
+    dead_def_regs: np.ndarray | None = None
 
     @property
     def metadata_instructions(self) -> int:
@@ -278,13 +281,13 @@ COUNTER_NAMES = (
     "multi_src", "coalesced_instr", "reads_saved", "reallocations", "values", "allocations", "dead_frees",
     "unknown_width", "unmapped_reads", "phys_cycles", "warp_cycles", "rt_reads", "rt_writes", "buddy_tries",
     "buddy_packed", "overflow", "alloc_fail", "src_operands", "exit_frees", "overlaps", "rt_conflicts",
-    "rt_delay_cycles",
+    "rt_delay_cycles", "dead_def_frees",
 )  # fmt: skip
 C0 = _H + 26
 C = {name: C0 + i for i, name in enumerate(COUNTER_NAMES)}
 (C_MULTI, C_COAL, C_SAVED, C_REALLOC, C_VALUES, C_ALLOCS, C_DEAD, C_UNKNOWN, C_UNMAPPED, C_PHYS_CYC,
  C_WARP_CYC, C_RT_R, C_RT_W, C_BUDDY, C_BUDDY_OK, C_OVERFLOW, C_FAIL, C_SRC, C_EXIT, C_OVERLAP, C_RT_CONF,
- C_RT_DELAY) = (
+ C_RT_DELAY, C_DEAD_DEF) = (
     C0 + i for i in range(len(COUNTER_NAMES)))  # fmt: skip
 HEADER_LEN = C0 + len(COUNTER_NAMES)
 SCRATCH = 2 * MAX_SRC  # (physical register, mask | paired << 8) per source of the current instruction
@@ -570,7 +573,10 @@ def corf_write(ints, floats, warp, row, k, reg, cycle):
     p = write_reg(ints, warp, reg, w, cycle)
     if p < 0:
         return standard_bank(ints, warp, reg)
-    return phys_bank(ints, p)
+    bank = phys_bank(ints, p)
+    if ints[H_VIRT] != 0 and k < MAX_DST and (ints[ints[H_O_ROWS] + 2 * row + 1] >> (52 + k)) & 1:
+        ints[C_DEAD_DEF] += free_reg(ints, warp, reg, cycle)  # a value nobody reads: freed once written
+    return bank
 
 
 @njit(cache=True)
@@ -700,9 +706,10 @@ def len_rt(ints) -> int:
     return int(ints[H_O_RTM] - ints[H_O_RTP])
 
 
-def _row_words(trace, dead) -> np.ndarray:
+def _row_words(trace, dead, dead_def_regs=None) -> np.ndarray:
     """Two words per row: sources 0-7 (8 bits each); sources 8-9 (bits 0-15), dead bits (16-25), the
-    written values' width classes in write order (4 bits each from bit 32), register sources (48-51)."""
+    written values' width classes in write order (4 bits each from bit 32), register sources (48-51), the
+    written values never read, in write order (52-55; ``dead_def_regs`` of the static kernel)."""
     out = source_words(trace, dead)
     src = np.asarray(trace.src, dtype=np.int64)
     dst = np.asarray(trace.dst)
@@ -714,7 +721,27 @@ def _row_words(trace, dead) -> np.ndarray:
         out[:, 1] |= wd[:, k] << (32 + 4 * k)
     nsrc = np.minimum((src != NONE).sum(axis=1), 15)
     out[:, 1] |= nsrc.astype(np.int64) << 48
+    if dead_def_regs is not None and len(dead_def_regs):
+        sidx = np.asarray(trace.sidx, dtype=np.int64)
+        ok = (sidx >= 0) & (sidx < len(dead_def_regs))
+        dd = np.where(ok[:, None], dead_def_regs[np.clip(sidx, 0, len(dead_def_regs) - 1)], NONE)
+        wregs = np.take_along_axis(np.where(written, dst.astype(np.int64), NONE), order, axis=1)
+        for k in range(MAX_DST):
+            hit = (wregs[:, k] != NONE) & (dd == wregs[:, k:k + 1]).any(axis=1)
+            out[:, 1] |= hit.astype(np.int64) << (52 + k)
     return out.ravel()
+
+
+def dead_def_registers(kernel) -> np.ndarray:
+    """``[instructions, MAX_DST]``: the destination registers whose written value no instruction reads
+    (the compiler's liveness: not live after the write), NONE elsewhere."""
+    from rfmodel.compiler.liveness import dead_defs
+
+    out = np.full((len(kernel.instrs), MAX_DST), NONE, dtype=np.int64)
+    for i, (ins, flags) in enumerate(zip(kernel.instrs, dead_defs(kernel), strict=True)):
+        regs = [int(r) for r, f in zip(ins.dst, flags, strict=True) if f and 0 <= int(r) < NONE]
+        out[i, : min(len(regs), MAX_DST)] = regs[:MAX_DST]
+    return out
 
 
 def value_dead_bits(kernel) -> np.ndarray:
@@ -785,8 +812,9 @@ class Corf(Design):
         else:
             graph = kernel_affinity(kernel, p.loop_weight)
             how = f"static affinity graph of the kernel, loop_weight {p.loop_weight} per loop level"
-        prog = hints(graph, how)
-        return replace(prog, static_instructions=len(kernel.instrs)), value_dead_bits(kernel)
+        prog = replace(hints(graph, how), static_instructions=len(kernel.instrs),
+                       dead_def_regs=dead_def_registers(kernel))  # fmt: skip
+        return prog, value_dead_bits(kernel)
 
     def program_for(self, trace, params: dict, sm, kernel=None):
         """The compiler pass over the trace's static kernel, with each static instruction's executions per
@@ -841,7 +869,7 @@ class Corf(Design):
             phys=phys, banks=sm.num_banks, warps=sm.warps_per_sm, regs=regs,
             coalesce=COALESCE.index(p.coalesce), alloc=ALLOC.index(p.alloc), warp_bank=p.warp_bank,
             virtualize=p.virtualize, partner=prog.partner,
-            align=prog.align, rows=_row_words(trace, dead), header=header,
+            align=prog.align, rows=_row_words(trace, dead, prog.dead_def_regs), header=header,
             banks_per_group=sm.banks_per_subcore if split else sm.num_banks, split=int(split),
             schedulers=sm.schedulers_per_sm, debug=int(DEBUG_CHECKS), rt_ports=p.rt_ports,
         )  # fmt: skip
