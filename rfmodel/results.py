@@ -110,7 +110,20 @@ def assemble(
             except (TypeError, ValueError) as e:
                 raise RfmodelError(f"events of structure '{s}' must be (reads, writes)") from e
         cycles[i] = w["metrics"]["cycles"]
-    acc = account(structures, {s: (reads[s], writes[s]) for s in snames}, cycles, sm.clock_mhz)
+    # power gating: a structure's leakage scales by the share of it the design kept powered (a run that does
+    # not report the share leaks whole)
+    active = {}
+    for s, metric in getattr(design, "leakage_active", {}).items():
+        if s not in snames:
+            raise RfmodelError(f"design '{design.name}': leakage_active names unknown structure '{s}'")
+        frac = np.ones(whole)
+        for i, w in enumerate(per_workload):
+            v = w["metrics"].get(metric)
+            if v is not None:
+                frac[i] = np.where(np.isfinite(v), np.clip(v, 0.0, 1.0), 1.0)
+        active[s] = frac
+    acc = account(structures, {s: (reads[s], writes[s]) for s in snames}, cycles, sm.clock_mhz,
+                  active_fraction=active)  # fmt: skip
     for k in names:
         col = np.empty(whole)
         for i, w in enumerate(per_workload):

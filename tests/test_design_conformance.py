@@ -149,6 +149,15 @@ def test_every_event_names_a_structure_and_every_structure_gets_events(runs, nam
         assert np.all(ev.values > 0), ev.to_pandas()
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_power_gating_names_a_structure_and_a_metric_of_the_design(name):
+    """``leakage_active`` maps structures the design costs to metrics it reports (in both engines)."""
+    d = get_design(name)
+    names = {s.name for s in d.structures(resolve_gpu(GPU), {}, {"cell": "sram-hp", "node_nm": 45})}
+    for s, metric in d.leakage_active.items():
+        assert s in names and metric in d.metrics
+
+
 @pytest.mark.parametrize("name", [n for n in NAMES if design_classes()[n].size_parameters])
 def test_area_and_leakage_never_fall_as_a_size_grows(name):
     d = get_design(name)

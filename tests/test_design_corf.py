@@ -365,3 +365,24 @@ def test_a_value_nobody_reads_is_freed_once_written():
     assert r.counts["dead_def_frees"] == expect
     off = simulate_trace(tr, sm, "corf", {"virtualize": 0}, program=prog)
     assert off.counts["dead_def_frees"] == 0
+
+
+@pytest.mark.parametrize("method", ["simulate", "analytic"])
+def test_unallocated_physical_registers_are_power_gated(method, monkeypatch):
+    """The banks leak in the allocated share of the file only (``leakage_active``: the run's
+    ``rf_active_fraction``, allocated physical registers over the file's, time-averaged in the simulator);
+    the renaming table leaks whole."""
+    import rfmodel
+    from rfmodel.designs.base import get_design
+
+    ds = rfmodel.evaluate("corf", "saxpy", "fermi-gtx480", method=method, max_warps=16)
+    frac = float(ds["rf_active_fraction"].values.ravel()[0])
+    assert 0.0 < frac < 1.0
+    monkeypatch.setattr(type(get_design("corf")), "leakage_active", {})
+    whole = rfmodel.evaluate("corf", "saxpy", "fermi-gtx480", method=method, max_warps=16)
+    lk = ds["leakage_energy_pj"].sel(structure="rf_bank").values.ravel()[0]
+    lk_whole = whole["leakage_energy_pj"].sel(structure="rf_bank").values.ravel()[0]
+    assert lk == pytest.approx(frac * lk_whole, rel=1e-9)
+    for s in ("renaming_table", "collector"):
+        assert ds["leakage_energy_pj"].sel(structure=s).values.ravel()[0] == pytest.approx(
+            whole["leakage_energy_pj"].sel(structure=s).values.ravel()[0], rel=1e-12)

@@ -355,6 +355,10 @@ class Design:
     #: capability tags: the design has simulator hooks; the hooks need the trace being simulated
     supports_simulate: ClassVar[bool] = False
     needs_trace: ClassVar[bool] = False
+    #: power gating: ``{structure: metric}``, the design metric (both engines report it) that gives the share
+    #: of that structure powered during the run, the rest gated off (its leakage scales by it); structures
+    #: not named leak whole
+    leakage_active: ClassVar[dict[str, str]] = {}
     #: structures whose area, energy or leakage grow with a parameter: ``{parameter: (structure, ...)}``
     #: (the conformance suite checks that they never fall as it grows)
     size_parameters: ClassVar[dict] = {}

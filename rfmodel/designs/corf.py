@@ -758,7 +758,7 @@ CORF_METRICS = (
     "coalesced_share", "reads_saved", "bank_reads", "multi_src_instructions", "reallocations",
     "reallocation_share", "phys_regs_mean", "rf_occupancy", "buddy_packed_share", "width_known_share",
     "rt_accesses", "rt_conflict_share", "rt_delay_cycles", "metadata_instructions", "code_size_increase",
-    "metadata_issued", "ipc_program",
+    "metadata_issued", "ipc_program", "rf_active_fraction",
 )  # fmt: skip
 
 
@@ -769,6 +769,8 @@ class Corf(Design):
         "alignment, dual-addressable byte-plane sub-banks), register virtualization"
     Params = CorfParams
     metrics = CORF_METRICS
+    #: unallocated physical registers are power-gated: the banks leak in the allocated share only
+    leakage_active = {"rf_bank": "rf_active_fraction"}
     calibration_params = {
         **INTERVAL_COEFFICIENTS,
         # of the multi-source instructions with two narrow sources that fit one entry together (the
@@ -898,6 +900,7 @@ class Corf(Design):
         values = float(counts["values"])
         warp_cyc = float(counts["warp_cycles"])
         regs = float(setup.ints[H_R])
+        phys = float(setup.ints[H_P])  # physical registers: the gating's unit
         rt = float(counts["rt_reads"] + counts["rt_writes"])
         cycles = max(float(counts["last_retire"] + 1 if counts["retired"] else 0), 1.0)
         return {
@@ -908,6 +911,7 @@ class Corf(Design):
             "reallocations": float(counts["reallocations"]),
             "reallocation_share": rate(counts["reallocations"], values),
             "phys_regs_mean": float(counts["phys_cycles"]) / cycles,
+            "rf_active_fraction": min(float(counts["phys_cycles"]) / cycles / max(phys, 1.0), 1.0),
             "rf_occupancy": rate(counts["phys_cycles"], warp_cyc * regs),
             "buddy_packed_share": rate(counts["buddy_packed"], counts["buddy_tries"]),
             "width_known_share": rate(values - counts["unknown_width"], values),
@@ -952,6 +956,9 @@ class Corf(Design):
             m = {k: np.where(wb, m1[k], v) if isinstance(v, np.ndarray) else v for k, v in m.items()}
         r, w = ctx.reads, ctx.writes
         occ = np.where(virt > 0, ctx.coef["corf_occupancy_virt"], ctx.coef["corf_occupancy_packing"])
+        # the allocated share of the file: occupancy x the resident warps' registers / the file's
+        phys = np.asarray(ctx.grid.get("regs_per_sm", ctx.sm.regs_per_sm), dtype=np.float64) / 32.0
+        active = np.clip(occ * m["warps"] * max(float(pr.regs_per_thread), 1.0) / phys, 0.0, 1.0)
         nan = np.full(np.shape(saved), np.nan) + 0 * r
         metrics = {
             "coalesced_share": share + 0 * r,
@@ -971,6 +978,7 @@ class Corf(Design):
             "code_size_increase": nan,
             "metadata_issued": nan,
             "ipc_program": nan,
+            "rf_active_fraction": active + 0 * r,
         }
         events = {
             "rf_bank": (r * (1.0 - saved), w),
