@@ -29,6 +29,7 @@ _SKIP_SUFFIXES = (".pyc", ".nbi", ".nbc")
 #: so a hash of the files on disk would key this process's results wrongly (the cache is then off)
 _LOADED_AT = time.time()
 _CHANGED: set[str] = set()
+_WARNED = False
 
 
 def cache_dir() -> Path | None:
@@ -90,9 +91,10 @@ def entry_path(kind: str, key: str, suffix: str) -> Path | None:
     root = cache_dir()
     if root is None:
         return None
+    global _WARNED
     if _CHANGED:
-        if not getattr(entry_path, "warned", False):
-            entry_path.warned = True
+        if not _WARNED:
+            _WARNED = True
             names = ", ".join(sorted(_CHANGED)[:3]) + (", ..." if len(_CHANGED) > 3 else "")
             warnings.warn(
                 f"rfmodel: package files changed after this process loaded them ({names}); results of this "

@@ -113,7 +113,7 @@ def assemble(
     # power gating: a structure's leakage scales by the share of it the design kept powered (a run that does
     # not report the share leaks whole)
     active = {}
-    for s, metric in getattr(design, "leakage_active", {}).items():
+    for s, metric in design.leakage_active.items():
         if s not in snames:
             raise RfmodelError(f"design '{design.name}': leakage_active names unknown structure '{s}'")
         frac = np.ones(whole)

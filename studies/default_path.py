@@ -45,10 +45,11 @@ def main(argv=None) -> int:
     ap.add_argument("--workloads", nargs="*", help="workloads (default: built-in suite + synthetic presets)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default="studies/out/default_path")
+    ap.add_argument("--exclude", nargs="*", default=[], help="workloads left out of the default list")
     ap.add_argument("--docs", action="store_true")
     a = ap.parse_args(argv)
     designs = a.designs or [d for d in design_names() if get_design(d).supports_simulate]
-    wls = a.workloads or [*default_workloads(), *synthetic_names()]
+    wls = [w for w in a.workloads or [*default_workloads(), *synthetic_names()] if w not in a.exclude]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     ev = Evaluations(out / "runs.jsonl", a.jobs)

@@ -12,7 +12,7 @@ def test_a_package_file_changed_after_loading_turns_the_cache_off(tmp_path, monk
 
     monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(cache, "_CHANGED", set())
-    monkeypatch.setattr(cache.entry_path, "warned", False, raising=False)
+    monkeypatch.setattr(cache, "_WARNED", False)
     cache.source_hash.cache_clear()
     try:
         cache.source_hash("tech")

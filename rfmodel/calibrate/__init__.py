@@ -595,8 +595,9 @@ def fit_design(
     x0 = np.clip([coef[k] for k in names], lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
     # a coefficient no training point depends on (e.g. a configuration the sweep does not run) keeps its
     # start value: without a gradient the solver would move it anywhere inside its bounds
-    n_data_res = len(residuals(x0)) - (len(names) if prior > 0 else 0)  # the prior's own terms move always
-    r0 = residuals(x0)[:n_data_res]
+    r0 = residuals(x0)
+    n_data_res = len(r0) - (len(names) if prior > 0 else 0)  # the prior's own terms move always
+    r0 = r0[:n_data_res]
     active = np.zeros(len(names), dtype=bool)
     for i in range(len(names)):
         for to in (lo[i] + 0.1 * (hi[i] - lo[i]), hi[i] - 0.1 * (hi[i] - lo[i])):

@@ -452,11 +452,11 @@ def set_shared_hits(prof, lines, ways, reg_lines):
     out = []
     for loads in (False, True):
         h = 0.0
-        for k in range(int(np.max(ways))):
+        for k in range(int(np.max(ways))):  # a set full of registers (k = ways) caches nothing
             free = ways - k
             p = np.where(free > 0, binom.pmf(k, ways, rho), 0.0)
             f = np.maximum(free, 1.0)
-            h = h + p * np.where(free > 0, prof.l1d_hit_rate(sets * f, f, loads=loads), 0.0)
+            h = h + p * prof.l1d_hit_rate(sets * f, f, loads=loads)
         out.append(h)
     return out[0], out[1]
 

@@ -949,11 +949,11 @@ class Corf(Design):
         share = np.asarray(np.where(coal == "none", 0.0, pr.src_same_reg + fit), dtype=np.float64)
         saved = share * pr.multi_src_share / max(pr.reads_per_instr, 1e-9)  # per operand read
         wb = ctx.value("warp_bank", d.warp_bank) > 0
-        k = ctx.coef["corf_greedy_spread"]
-        m = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=bool(np.all(wb)), greedy_spread=k))
+        spread = ctx.coef["corf_greedy_spread"]
+        m = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=bool(np.all(wb)), greedy_spread=spread))
         if np.any(wb) and not np.all(wb):  # both mappings in the grid: each point takes its own
-            m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=k))
-            m = {k: np.where(wb, m1[k], v) if isinstance(v, np.ndarray) else v for k, v in m.items()}
+            m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=spread))
+            m = {key: np.where(wb, m1[key], v) if isinstance(v, np.ndarray) else v for key, v in m.items()}
         r, w = ctx.reads, ctx.writes
         occ = np.where(virt > 0, ctx.coef["corf_occupancy_virt"], ctx.coef["corf_occupancy_packing"])
         # the allocated share of the file: occupancy x the resident warps' registers / the file's
