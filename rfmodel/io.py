@@ -15,13 +15,25 @@ from pathlib import Path
 
 from rfmodel.errors import ParseError, RfmodelError
 
+#: The largest text input read whole (a SASS dump of a big library is a few hundred MB).
+MAX_TEXT_BYTES = 1 << 30
 
-def read_text(path: str | os.PathLike, what: str = "file") -> str:
-    """A UTF-8 text file's contents (one error naming the path when it is missing, unreadable or not text)."""
+
+def read_text(path: str | os.PathLike, what: str = "file", max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """A UTF-8 text file's contents: one error naming the path when it is missing, not a regular file (a
+    device such as ``/dev/zero``, a folder, a pipe), larger than ``max_bytes``, unreadable or not text."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise RfmodelError(f"{path}: no such {what}")
+    if not p.is_file():
+        raise RfmodelError(f"{path}: not a regular file (a folder, device or pipe); expected a {what}")
     try:
+        size = p.stat().st_size
+        if size > max_bytes:
+            mib = 2**20
+            raise RfmodelError(
+                f"{path}: {size / mib:.0f} MiB is larger than a {what} may have ({max_bytes / mib:.0f} MiB)"
+            )
         return p.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise ParseError(str(path), None, f"not UTF-8 text (byte {e.start}: {e.reason})") from None

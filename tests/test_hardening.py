@@ -4,6 +4,7 @@ or a silent wrong answer: one named test per case found by trying rfmodel as a n
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -47,6 +48,26 @@ def test_malformed_sweep(tmp_path, capsys, sweep, needle):
     out = tmp_path / "a.json"
     assert needle in run_cli(["calibrate", "--sweep", f, "--out", out], capsys)
     assert not out.exists()
+
+
+def test_device_or_pipe_as_input_file(tmp_path, capsys):
+    # /dev/zero was read until memory ran out (workload info, evaluate, simulate): a device or pipe is refused
+    for args in (["workload", "info", "/dev/zero"], ["simulate", "--workload", "/dev/zero"],
+                 ["evaluate", "--config", "/dev/zero"]):  # fmt: skip
+        assert "not a regular file" in run_cli(args, capsys)
+    fifo = tmp_path / "pipe.sass"
+    os.mkfifo(fifo)
+    assert "not a regular file" in run_cli(["evaluate", "--workload", fifo], capsys)
+
+
+def test_oversized_text_input(tmp_path):
+    from rfmodel.io import read_text
+
+    f = tmp_path / "big.sass"
+    f.write_text("x" * 2048)
+    with pytest.raises(RfmodelError, match="larger than"):
+        read_text(f, "SASS file", max_bytes=1024)
+    assert read_text(f, "SASS file", max_bytes=4096) == "x" * 2048
 
 
 def test_malformed_sweep_json(tmp_path, capsys):

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rfmodel.errors import ParseError
+from rfmodel.errors import ParseError, RfmodelError
 from rfmodel.workload.ir import Kernel, OpClass
 from rfmodel.workload.sass import (
     FALLBACK_RULES,
@@ -855,7 +855,7 @@ def test_bad_instructions():
 
 
 def test_read_sass_errors(tmp_path):
-    with pytest.raises(ParseError, match="cannot read"):
+    with pytest.raises(RfmodelError, match="no such SASS file"):
         read_sass(tmp_path / "missing.sass")
     p = tmp_path / "bin.sass"
     p.write_bytes(b"\xff\xfe\x00garbage")

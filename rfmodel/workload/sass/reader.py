@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rfmodel.errors import ParseError
+from rfmodel.io import read_text
 from rfmodel.workload.ir import Instr, Kernel, OpClass
 from rfmodel.workload.sass import cfg as _cfg
 from rfmodel.workload.sass.opcodes import classify
@@ -736,10 +737,4 @@ def parse_sass(
 def read_sass(path, arch: str | None = None, resources: dict | None = None) -> list[Kernel]:
     """:func:`parse_sass` on a file."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8", errors="strict")
-    except UnicodeDecodeError as e:
-        raise ParseError(str(p), None, f"not a text file ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise ParseError(str(p), None, f"cannot read: {e.strerror or e}") from None
-    return parse_sass(text, str(p), arch=arch, resources=resources)
+    return parse_sass(read_text(p, "SASS file"), str(p), arch=arch, resources=resources)
