@@ -53,6 +53,7 @@ import numpy as np
 import xarray as xr
 
 from rfmodel.designs.base import Design, get_design
+from rfmodel.energy.accounting import event_counts
 from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
 from rfmodel.results import SCALAR_METRICS, UNITS, assemble  # noqa: F401
 from rfmodel.sim.core import STALL_REASONS
@@ -494,12 +495,13 @@ def _evaluate_simulate(
     metric_names = (*SCALAR_METRICS, "warp_instructions", "bank_conflicts", "collector_occupancy",
                     *(k for k in d.metrics if k not in SCALAR_METRICS))  # fmt: skip
     snames = [s.name for s in structures]
+    actions = {s.name: s.actions for s in structures}
     reasons = stall_reasons(d)
     per_wl = []
     for _, trace, kernel in traces:
         programs: dict = {}  # the design's compiler pass, once per distinct value of its compile_params
         vals = {k: np.full(shape, np.nan) for k in metric_names}
-        ev = {s: (np.zeros(shape), np.zeros(shape)) for s in snames}
+        ev = {s: {} for s in snames}  # structure -> event kind -> counts over the grid
         stalls = np.zeros((*shape, len(reasons)))
         for idx in points:
             point = {k: v[idx].item() for k, v in full_grid.items()}
@@ -520,10 +522,11 @@ def _evaluate_simulate(
                 v = run.metrics.get(k)
                 if v is not None:
                     vals[k][idx] = v
-            for s, (r, w) in run.metrics.get("events", {}).items():
+            for s, e in run.metrics.get("events", {}).items():
                 if s not in ev:
                     raise RfmodelError(f"design '{d.name}' reports events for unknown structure '{s}'")
-                ev[s][0][idx], ev[s][1][idx] = r, w
+                for kind, v in event_counts(s, e, actions[s]).items():
+                    ev[s].setdefault(kind, np.zeros(shape))[idx] = v
             if tuple(run.stalls) != reasons:
                 raise RfmodelError(f"design '{d.name}': the run's stall reasons {tuple(run.stalls)} differ "
                                    f"from the declared {reasons} (Design.stall_reasons)")  # fmt: skip

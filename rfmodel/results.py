@@ -14,7 +14,7 @@ import json
 import numpy as np
 import xarray as xr
 
-from rfmodel.energy.accounting import account
+from rfmodel.energy.accounting import account, event_counts
 from rfmodel.errors import RfmodelError
 from rfmodel.spec.occupancy import no_fit_reason
 
@@ -77,7 +77,8 @@ def assemble(
 ) -> xr.Dataset:
     """The Dataset of one evaluation.
 
-    ``per_workload[i]``: ``{"metrics": {name: array}, "events": {structure: (reads, writes)},
+    ``per_workload[i]``: ``{"metrics": {name: array}, "events": {structure: (reads, writes) or a dict of
+    counts (rfmodel.energy.accounting's forms)},
     "stalls": array (*shape, reasons) or None, "resources": (regs per thread, threads per CTA, shared
     memory per CTA)}``; arrays broadcast to ``shape`` (the grid's, over ``dims``).  ``structures``' costs
     broadcast to ``shape`` too.  ``require_fit``: a workload that no design point can host (no resident warp
@@ -96,8 +97,8 @@ def assemble(
     missing = set()
     data = {}
     # one accounting over every workload at once: events and cycles gain a leading workload axis
-    reads = {s: np.zeros(whole) for s in snames}
-    writes = {s: np.zeros(whole) for s in snames}
+    kinds = {s.name: {"reads": np.zeros(whole), "writes": np.zeros(whole)} for s in structures}
+    actions = {s.name: s.actions for s in structures}
     cycles = np.empty(whole)
     for i, w in enumerate(per_workload):
         unknown = set(w["events"]) - set(snames)
@@ -105,11 +106,12 @@ def assemble(
             raise RfmodelError(f"design '{design.name}' reports events for unknown structures "
                                f"{sorted(unknown)}")
         for s, ev in w["events"].items():
-            try:
-                reads[s][i], writes[s][i] = ev
-            except (TypeError, ValueError) as e:
-                raise RfmodelError(f"events of structure '{s}' must be (reads, writes)") from e
+            for k, v in event_counts(s, ev, actions[s]).items():
+                kinds[s].setdefault(k, np.zeros(whole))[i] = v
         cycles[i] = w["metrics"]["cycles"]
+    reads = {s: kinds[s]["reads"] for s in snames}
+    # a partial write (only some of a row's write-driver groups) is a write of the structure
+    writes = {s: kinds[s]["writes"] + kinds[s].get("partial_writes", 0.0) for s in snames}
     # power gating: a structure's leakage scales by the share of it the design kept powered (a run that does
     # not report the share leaks whole)
     active = {}
@@ -122,8 +124,7 @@ def assemble(
             if v is not None:
                 frac[i] = np.where(np.isfinite(v), np.clip(v, 0.0, 1.0), 1.0)
         active[s] = frac
-    acc = account(structures, {s: (reads[s], writes[s]) for s in snames}, cycles, sm.clock_mhz,
-                  active_fraction=active)  # fmt: skip
+    acc = account(structures, kinds, cycles, sm.clock_mhz, active_fraction=active)
     for k in names:
         col = np.empty(whole)
         for i, w in enumerate(per_workload):

@@ -171,6 +171,8 @@ class WorkloadProfile:
     write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
     write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
     write_compressed: float = 0.0  # share of the written values BDI stores in fewer than 32 groups
+    #: mean byte width (1-4 over all 32 lanes: the packed slices) of the written values (unknown widths: 4)
+    write_bytes: float = 4.0
     #: share of the instructions with two or more register source slots (:func:`source_pair_stats`)
     multi_src_share: float = 0.0
     #: of those: the share that read one register in two slots, and the share (without such a repeat) with
@@ -1706,14 +1708,17 @@ def write_value_stats(trace: Trace) -> dict:
     """``write_groups``, ``write_size_known`` and ``write_compressed`` of a trace: the mean number of 32-bit
     groups a BDI-compressed written warp register fills (``ceil(bytes / 4)``, at least 1; a value of unknown
     size counts as uncompressed, 32), the share of written values whose compressed size the trace gives, and
-    the share that fill fewer than 32 groups."""
+    the share that fill fewer than 32 groups; and ``write_bytes``, the values' mean byte width over all lanes
+    (the trace's ``width`` column; unknown: 4), what a packed register file writes."""
     from rfmodel.workload.trace import COMPRESS_UNKNOWN, WARP_VALUE_BYTES, compressed_bytes
 
     full = WARP_VALUE_BYTES // 4
     written = trace.dst != NONE
     nw = int(written.sum())
     if nw == 0:
-        return {"write_groups": float(full), "write_size_known": 0.0, "write_compressed": 0.0}
+        return {"write_groups": float(full), "write_size_known": 0.0, "write_compressed": 0.0,
+                "write_bytes": 4.0}
+    width = np.asarray(trace.width)[written].astype(np.float64)
     code = trace.compress[written]
     known = code != COMPRESS_UNKNOWN
     groups = np.full(nw, full, dtype=np.float64)
@@ -1722,6 +1727,7 @@ def write_value_stats(trace: Trace) -> dict:
         "write_groups": float(groups.mean()),
         "write_size_known": float(known.mean()),
         "write_compressed": float((groups < full).mean()),
+        "write_bytes": float(np.where((width > 0) & (width <= 4), width, 4.0).mean()),
     }
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
-from rfmodel.analytic.model import Effects
+from rfmodel.analytic.model import Effects, sm_param
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     OPERAND_DELAY,
@@ -281,13 +281,13 @@ COUNTER_NAMES = (
     "multi_src", "coalesced_instr", "reads_saved", "reallocations", "values", "allocations", "dead_frees",
     "unknown_width", "unmapped_reads", "phys_cycles", "warp_cycles", "rt_reads", "rt_writes", "buddy_tries",
     "buddy_packed", "overflow", "alloc_fail", "src_operands", "exit_frees", "overlaps", "rt_conflicts",
-    "rt_delay_cycles", "dead_def_frees",
+    "rt_delay_cycles", "dead_def_frees", "bytes_written",
 )  # fmt: skip
 C0 = _H + 26
 C = {name: C0 + i for i, name in enumerate(COUNTER_NAMES)}
 (C_MULTI, C_COAL, C_SAVED, C_REALLOC, C_VALUES, C_ALLOCS, C_DEAD, C_UNKNOWN, C_UNMAPPED, C_PHYS_CYC,
  C_WARP_CYC, C_RT_R, C_RT_W, C_BUDDY, C_BUDDY_OK, C_OVERFLOW, C_FAIL, C_SRC, C_EXIT, C_OVERLAP, C_RT_CONF,
- C_RT_DELAY, C_DEAD_DEF) = (
+ C_RT_DELAY, C_DEAD_DEF, C_BYTES) = (
     C0 + i for i in range(len(COUNTER_NAMES)))  # fmt: skip
 HEADER_LEN = C0 + len(COUNTER_NAMES)
 SCRATCH = 2 * MAX_SRC  # (physical register, mask | paired << 8) per source of the current instruction
@@ -570,6 +570,7 @@ def corf_write(ints, floats, warp, row, k, reg, cycle):
     if w == 0:
         ints[C_UNKNOWN] += 1
         w = 4
+    ints[C_BYTES] += w  # the byte slices written (a partial write of the physical register)
     p = write_reg(ints, warp, reg, w, cycle)
     if p < 0:
         return standard_bank(ints, warp, reg)
@@ -758,7 +759,7 @@ CORF_METRICS = (
     "coalesced_share", "reads_saved", "bank_reads", "multi_src_instructions", "reallocations",
     "reallocation_share", "phys_regs_mean", "rf_occupancy", "buddy_packed_share", "width_known_share",
     "rt_accesses", "rt_conflict_share", "rt_delay_cycles", "metadata_instructions", "code_size_increase",
-    "metadata_issued", "ipc_program", "rf_active_fraction",
+    "metadata_issued", "ipc_program", "rf_active_fraction", "bytes_per_value",
 )  # fmt: skip
 
 
@@ -902,6 +903,9 @@ class Corf(Design):
         regs = float(setup.ints[H_R])
         phys = float(setup.ints[H_P])  # physical registers: the gating's unit
         rt = float(counts["rt_reads"] + counts["rt_writes"])
+        allocs = float(counts["allocations"])
+        frees = float(counts["dead_frees"] + counts["exit_frees"] + counts["dead_def_frees"]
+                      + counts["reallocations"])  # fmt: skip
         cycles = max(float(counts["last_retire"] + 1 if counts["retired"] else 0), 1.0)
         return {
             "coalesced_share": rate(counts["coalesced_instr"], multi),
@@ -922,12 +926,13 @@ class Corf(Design):
             "code_size_increase": float(setup.floats[1]),
             "metadata_issued": float(setup.floats[2]),
             "ipc_program": (float(counts["issued"]) - float(setup.floats[2])) / cycles,
-            "events": {
-                "rf_bank": (bank_r, bank_w),
-                "crossbar": (reads - saved + writes, 0.0),
-                "collector": (reads, reads),
-                "renaming_table": (float(counts["rt_reads"]), float(counts["rt_writes"])),
-            },
+            "bytes_per_value": rate(counts["bytes_written"], values),
+            "events": corf_events(
+                bank_reads=bank_r, bank_writes=bank_w, reads=reads, writes=writes, saved=saved,
+                rt=(float(counts["rt_reads"]), float(counts["rt_writes"])), allocations=allocs, frees=frees,
+                bytes_per_value=rate(counts["bytes_written"], values) if values else 4.0,
+                row_groups=sm.bank_width_bits / 32,
+            ),
         }
 
     # ------------------------------------------------------------------ analytic
@@ -979,25 +984,67 @@ class Corf(Design):
             "metadata_issued": nan,
             "ipc_program": nan,
             "rf_active_fraction": active + 0 * r,
+            "bytes_per_value": pr.write_bytes + 0 * r,
         }
-        events = {
-            "rf_bank": (r * (1.0 - saved), w),
-            "crossbar": (r * (1.0 - saved) + w, 0.0),
-            "collector": (r, r),
-            "renaming_table": (r, w),
-        }
+        # the free map: with virtualization every value is allocated and freed; without, each of a warp's
+        # registers once
+        allocs = np.where(virt > 0, w, np.minimum(w, float(pr.n_warps) * max(float(pr.regs_per_thread), 1.0)))
+        events = corf_events(
+            bank_reads=r * (1.0 - saved), bank_writes=w, reads=r, writes=w, saved=r * saved, rt=(r, w),
+            allocations=allocs, frees=allocs, bytes_per_value=pr.write_bytes,
+            row_groups=ctx.sm.bank_width_bits / 32,
+        )
         return ctx.result(m, events=events, metrics=metrics)
 
     # ------------------------------------------------------------------ energy and area
     def structures(self, sm, grid, tech):
-        """The baseline's banks, collectors and crossbar, plus the renaming table at the paper's Table 2
-        (1.83 pJ per access, 5.56 mW, 40 nm CACTI; not scaled to the technology chosen) with the added
-        logic's 0.2 mW static power and 0.05 mm^2."""
+        """The baseline's banks (written a byte slice at a time), collectors and crossbar, plus the
+        renaming table (one bank per register bank, dual-ported), the free map of byte slices and the
+        packing logic, from the technology layer at the chosen node (``rfmodel.tech.structures``)."""
+        from rfmodel.tech.structures import free_map, packing_logic, renaming_table
+
         bank, coll, xbar = sm_structures(sm, grid, tech)
-        rt = Structure(
-            "renaming_table", 1.83, 1.83, 5.56 + 0.2, 0.05, capacity_bits=48 * 63 * 14,
-            provenance="the paper's Table 2 (CACTI 5.3, 40 nm): 1.83 pJ per access, 5.56 mW; plus its "
-            "allocation/packing logic's 0.2 mW static and 0.05 mm^2 (45 nm synthesis); the logic's 57 mW "
-            "dynamic power is not charged yet",
-        )  # fmt: skip
-        return [bank, coll, xbar, rt]
+        node = tech.get("node_nm", 45)
+        cell = tech.get("cell", "sram-hp")
+        banks = np.asarray(sm_param(sm, grid, "num_banks"))
+        phys = np.asarray(sm_param(sm, grid, "regs_per_sm")) // 32
+        shape = np.broadcast_shapes(banks.shape, phys.shape)
+        banks, phys = np.broadcast_to(banks, shape), np.broadcast_to(phys, shape)
+        costs = {k: np.zeros(shape) for k in ("read", "write", "leak", "area", "bits")}
+        prov = ""
+        for b, n in sorted({(int(b), int(n)) for b, n in zip(banks.ravel(), phys.ravel(), strict=True)}):
+            entry_bits = max(int(np.ceil(np.log2(max(n, 2)))), 1) + 4  # physical register + allocation mask
+            entries = sm.warps_per_sm * sm.max_regs_per_thread
+            rt = renaming_table(entries, entry_bits, b, node_nm=node, read_ports=2, cell=cell)
+            sel = (banks == b) & (phys == n)
+            for k, v in (("read", rt.read_pj), ("write", rt.write_pj), ("leak", rt.leakage_mw * b),
+                         ("area", rt.area_mm2 * b), ("bits", rt.capacity_bits * b)):  # fmt: skip
+                costs[k][sel] = v
+            prov = rt.provenance.get("read_pj", "")
+        rt = Structure("renaming_table", costs["read"], costs["write"], costs["leak"], costs["area"],
+                       capacity_bits=costs["bits"],
+                       provenance=f"renaming_table ({sm.warps_per_sm} warps x {sm.max_regs_per_thread} "
+                       f"registers, one bank per register bank, 2 read ports): {prov}")  # fmt: skip
+        fm = free_map(int(np.max(phys)) * 4, node_nm=node, cell=cell).structure("free_map")
+        logic = packing_logic(sm.collectors.total, sm.threads_per_warp * 32, node_nm=node).structure(
+            "packing_logic")
+        return [bank, coll, xbar, rt, fm, logic]
+
+
+def corf_events(*, bank_reads, bank_writes, reads, writes, saved, rt, allocations, frees, bytes_per_value,
+                row_groups) -> dict:
+    """Both engines' structure events: a bank write enables the written value's byte slices only (its
+    ``bytes_per_value`` of 4 bytes of each lane: a partial write of that share of the row's ``row_groups``
+    32-bit write-driver groups); every operand
+    read is unpacked and every written value width-detected and packed by the logic; an allocation reads
+    and writes the free map, a free writes it."""
+    frac = np.asarray(bytes_per_value, dtype=np.float64) / 4.0
+    return {
+        "rf_bank": {"reads": bank_reads, "partial_writes": bank_writes,
+                    "groups_written": bank_writes * frac * row_groups},  # fmt: skip
+        "crossbar": (reads - saved + writes, 0.0),
+        "collector": (reads, reads),
+        "renaming_table": rt,
+        "free_map": (allocations, allocations + frees),
+        "packing_logic": (reads, writes),
+    }

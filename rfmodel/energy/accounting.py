@@ -55,7 +55,8 @@ class Structure:
 _EVENT_KEYS = ("reads", "writes", "partial_writes", "groups_written")
 
 
-def _counts(name: str, ev, actions: Mapping[str, float]) -> dict:
+def event_counts(name: str, ev, actions: Mapping[str, float]) -> dict:
+    """Structure ``name``'s events in their dict form (``ev``: ``(reads, writes)`` or a dict of counts)."""
     if isinstance(ev, Mapping):
         unknown = set(ev) - set(_EVENT_KEYS) - set(actions)
         if unknown:
@@ -97,7 +98,7 @@ def account(structures, events, cycles, clock_mhz, active_fraction=None):
         raise ValueError(f"active_fraction for unknown structures: {sorted(unknown)}")
     dyn, leak, area, cap = [], [], [], []
     for s in structures:
-        c = _counts(s.name, events.get(s.name, (0.0, 0.0)), s.actions)
+        c = event_counts(s.name, events.get(s.name, (0.0, 0.0)), s.actions)
         fixed = s.write_pj if s.write_fixed_pj is None else s.write_fixed_pj
         d = (
             c.get("reads", 0.0) * np.asarray(s.read_pj, dtype=np.float64)
