@@ -273,7 +273,8 @@ def test_study_energy_ratios_known_answers():
     through the packing logic.  Leakage: half the
     file resident (f = 0.5), occupancy 0.5, equal cycles: (44.8 x 0.5 + 5.76) / 44.8."""
     study = _study()
-    base = {"counts": {"bank_read_acc": 60, "bank_write_acc": 40, "reads": 60, "writes": 40}, "cycles": 1000.0}
+    base = {"counts": {"bank_read_acc": 60, "bank_write_acc": 40, "reads": 60, "writes": 40},
+            "cycles": 1000.0}
     run = {"counts": {"bank_read_acc": 40, "bank_write_acc": 40, "rt_reads": 60, "rt_writes": 40, "reads": 60,
                       "writes": 40, "warp_cycles": 16 * 1000}, "cycles": 1000.0, "regs": 32,
            "warp_regs_per_sm": 1024, "rf_occupancy": 0.5}  # fmt: skip
