@@ -121,8 +121,9 @@ METRICS = (
 #: rate (a register cache's hits, a write buffer's share of reads, the coalesced share of a coalescing
 #: RF's multi-source instructions), each with its weight in the fit relative to WEIGHTS["hit"]: a write
 #: buffer's hits only shorten the banks' queue, so the IPC residuals outweigh them more
-HIT_METRICS = ("rf_cache_hit_rate", "wb_hit_rate", "coalesced_share")
-HIT_WEIGHTS = {"rf_cache_hit_rate": 1.0, "wb_hit_rate": 0.3, "coalesced_share": 1.0}
+HIT_METRICS = ("rf_cache_hit_rate", "wb_hit_rate", "coalesced_share", "rf_active_fraction")
+HIT_WEIGHTS = {"rf_cache_hit_rate": 1.0, "wb_hit_rate": 0.3, "coalesced_share": 1.0,
+               "rf_active_fraction": 0.5}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ provenance

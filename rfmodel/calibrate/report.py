@@ -19,7 +19,7 @@ from rfmodel.io import write_text
 SECTION = "## Analytic models versus the simulator"
 GOALS = {
     "ipc_mape": 0.10, "hit_rate_mae": 0.05, "rf_cache_hit_rate_mae": 0.05, "wb_hit_rate_mae": 0.05,
-    "coalesced_share_mae": 0.05, "bank_stall_rel_err": 0.20,
+    "coalesced_share_mae": 0.05, "rf_active_fraction_mae": 0.05, "bank_stall_rel_err": 0.20,
 }
 
 
@@ -207,5 +207,6 @@ def _design_hit(r: dict) -> str:
     if r.get("wb_hit_rate_mae") is not None:
         return f"{_pct(r.get('wb_hit_rate_mae'))} wb"
     if r.get("coalesced_share_mae") is not None:
-        return f"{_pct(r.get('coalesced_share_mae'))} coal."
+        occ = r.get("rf_active_fraction_mae")
+        return f"{_pct(r.get('coalesced_share_mae'))} coal." + ("" if occ is None else f", {_pct(occ)} occ.")
     return _pct(None)

@@ -785,9 +785,12 @@ class Corf(Design):
         # one bank per warp under greedy-then-oldest schedulers: warps sharing a scheduler's issue at once,
         # 1 + k c1 / b (Effects.greedy_spread); 2 fits the default sweep's fermi rows before calibration
         "corf_greedy_spread": (2.0, 0.5, 6.0),
-        # allocated physical registers per architectural register of the resident warps
+        # allocated physical registers per architectural register of the resident warps without
+        # virtualization (the paper's 0.65, C-12; the sweep runs virtualization, so it is not fitted)
         "corf_occupancy_packing": (0.65, 0.1, 1.0),
-        "corf_occupancy_virt": (0.43, 0.05, 1.0),
+        # with virtualization: allocated physical registers per live register's written bytes (live
+        # registers x bytes / 4 of each value; fragmentation and values held past their last read above 1)
+        "corf_live_slices": (1.0, 0.3, 3.0),
     }
     supports_simulate = True
     needs_trace = True
@@ -941,7 +944,8 @@ class Corf(Design):
         names a register twice (any coalescing mode) or, by a calibrated share per allocation policy,
         when two of its sources' values fit one entry (``src_narrow_fit``); each coalesced instruction
         saves one bank read.  CORF++'s warp-per-bank mapping serializes a warp's sources in its bank.
-        Occupancy of physical registers from calibrated packing ratios."""
+        Occupancy of physical registers: with virtualization the live registers' written bytes (the
+        profile's live_regs and write_bytes) times a calibrated factor, without it a packing ratio."""
         d = CorfParams()
         pr = ctx.profile
         coal = np.asarray(ctx.grid.get("coalesce", d.coalesce))
@@ -960,7 +964,9 @@ class Corf(Design):
             m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=spread))
             m = {key: np.where(wb, m1[key], v) if isinstance(v, np.ndarray) else v for key, v in m.items()}
         r, w = ctx.reads, ctx.writes
-        occ = np.where(virt > 0, ctx.coef["corf_occupancy_virt"], ctx.coef["corf_occupancy_packing"])
+        live = pr.live_regs / max(float(pr.regs_per_thread), 1.0) * pr.write_bytes / 4.0
+        occ = np.where(virt > 0, np.minimum(ctx.coef["corf_live_slices"] * live, 1.0),
+                       ctx.coef["corf_occupancy_packing"])  # fmt: skip
         # the allocated share of the file: occupancy x the resident warps' registers / the file's
         phys = np.asarray(ctx.grid.get("regs_per_sm", ctx.sm.regs_per_sm), dtype=np.float64) / 32.0
         active = np.clip(occ * m["warps"] * max(float(pr.regs_per_thread), 1.0) / phys, 0.0, 1.0)
