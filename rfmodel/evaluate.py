@@ -239,9 +239,8 @@ def evaluate(
     results (``"nan"``: a design-space search where such points are infeasible; also what the default
     built-in suite gets, ``workload=None``, on a GPU too small for some of its kernels).
 
-    ``max_warps``: ``"auto"`` profiles the first ``PROFILE_WARPS`` warps, or one wave of the kernel's
-    resident CTAs when that is more (analytic), and simulates the whole SM share (simulate); an integer
-    keeps that many warps' whole CTAs.
+    ``max_warps``: ``"auto"`` profiles the first ``PROFILE_WARPS`` warps (analytic) and
+    simulates the whole SM share (simulate); an integer keeps that many warps' whole CTAs.
     ``sim_options`` (simulate only): :class:`rfmodel.sim.SimOptions` fields, e.g.
     ``{"compat": "gpgpusim"}``.  ``progress(done, total)``: simulate only, warp
     instructions retired so far over all runs.

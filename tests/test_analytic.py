@@ -515,16 +515,3 @@ def test_live_registers_from_write_to_last_read():
     # R5 is read at 0 and 1 from the start too: 1 more step; R6 written last, never read
     assert p.live_regs == pytest.approx((2 + 2 + 0 + 3 + 1) / 4)
 
-
-def test_default_profile_holds_one_wave_of_resident_ctas():
-    """The default path profiles at least the warps resident at once: syrk_like holds 48 warps on
-    fermi-gtx480, more than PROFILE_WARPS; a sample of 32 would run as a smaller SM."""
-    from rfmodel.analytic.engine import PROFILE_WARPS, workload_profile
-    from rfmodel.evaluate import resolve_gpu
-
-    sm = resolve_gpu("fermi-gtx480")
-    prof = workload_profile("syrk_like", sm)
-    wpc = -(-prof.threads_per_cta // 32)
-    assert prof.attrs["sampled_ctas"] * wpc >= sm.warps_per_sm > PROFILE_WARPS
-    narrow = workload_profile("syrk_like", sm, share=False)  # exactly the first PROFILE_WARPS warps
-    assert narrow.ctas * wpc <= PROFILE_WARPS

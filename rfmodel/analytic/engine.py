@@ -85,8 +85,7 @@ def _sm_key(sm: SMSpec) -> str:
 _PROFILE_CACHE: dict = {}
 
 
-#: warps expanded per workload for the analytic profile (whole CTAs; at least one CTA, and at least the
-#: kernel's resident warps on the SM when the profile stands for the SM's share)
+#: warps expanded per workload for the analytic profile (whole CTAs; at least one CTA)
 PROFILE_WARPS = 32
 
 
@@ -165,13 +164,6 @@ def workload_profile(
             return prof
     load = {"arch": arch, "num_sms": sm.num_sms, "seed": seed, "line_bytes": sm.l1d.line_bytes}
     wl = load_workload(workload, max_warps=max_warps, **load)
-    if share and max_warps is not None:
-        # a sample smaller than one wave of resident CTAs would run as a smaller SM: its warps would share
-        # the caches with fewer others than the simulator's do (syrk_like on fermi: 32 of 48 warps gave an L1D
-        # hit rate of 0.89 against the simulator's 0.54); profile at least one whole wave
-        wave = _resident_warps(wl, sm)
-        if wave > max_warps:
-            wl = load_workload(workload, max_warps=wave, **load)
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
     # the SM's L1D and L2 slice, simulated on the line stream as the simulator indexes them
     l2_lines = max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1)
@@ -197,22 +189,6 @@ def workload_profile(
     _PROFILE_CACHE[key] = (content, prof)
     write_entry(stored, prof)
     return prof
-
-
-def _resident_warps(wl, sm: SMSpec) -> int:
-    """Warps of ``wl``'s kernel resident on ``sm`` at once (its SM share's CTAs, CUDA occupancy rules)."""
-    from rfmodel.spec.occupancy import occupancy_warps
-
-    tr = wl.trace
-    return int(
-        occupancy_warps(
-            max(int(tr.regs_per_thread), 1), max(int(tr.threads_per_cta), 1), int(tr.shared_mem_bytes),
-            max(int(wl.attrs.get("ctas_per_sm", tr.ctas)), 1), regs_per_sm=sm.regs_per_sm,
-            max_warps=sm.warps_per_sm, max_ctas=sm.max_ctas_per_sm, max_threads=sm.max_threads_per_sm,
-            smem_per_sm=sm.shmem_per_sm_bytes, alloc_granularity=sm.reg_alloc_granularity,
-            warp_size=sm.threads_per_warp,
-        )
-    )  # fmt: skip
 
 
 def resolve_calibration(design, sm: SMSpec, calibration) -> tuple[dict, str]:
