@@ -959,16 +959,22 @@ class Corf(Design):
         saved = share * pr.multi_src_share / max(pr.reads_per_instr, 1e-9)  # per operand read
         wb = ctx.value("warp_bank", d.warp_bank) > 0
         spread = ctx.coef["corf_greedy_spread"]
-        m = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=bool(np.all(wb)), greedy_spread=spread))
-        if np.any(wb) and not np.all(wb):  # both mappings in the grid: each point takes its own
-            m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=spread))
-            m = {key: np.where(wb, m1[key], v) if isinstance(v, np.ndarray) else v for key, v in m.items()}
         r, w = ctx.reads, ctx.writes
         live = pr.live_regs / max(float(pr.regs_per_thread), 1.0) * pr.write_bytes / 4.0
         occ = np.where(virt > 0, np.minimum(ctx.coef["corf_live_slices"] * live, 1.0),
                        ctx.coef["corf_occupancy_packing"])  # fmt: skip
-        # the allocated share of the file: occupancy x the resident warps' registers / the file's
         phys = np.asarray(ctx.grid.get("regs_per_sm", ctx.sm.regs_per_sm), dtype=np.float64) / 32.0
+        m = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=bool(np.all(wb)), greedy_spread=spread))
+        if np.any(wb):
+            # a warp's registers fill its bank first and overflow into its group's other banks: the share
+            # at home reads as one bank per warp, the rest as spread over the banks
+            m0 = m if not np.all(wb) else ctx.model(Effects(read_share=1.0 - saved))
+            m1 = m if np.all(wb) else ctx.model(
+                Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=spread))
+            home = np.where(wb, home_share(occ * max(float(pr.regs_per_thread), 1.0), m1["warps"], phys,
+                                           np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"))), 0.0)
+            m = blend_models(m0, m1, home)
+        # the allocated share of the file: occupancy x the resident warps' registers / the file's
         active = np.clip(occ * m["warps"] * max(float(pr.regs_per_thread), 1.0) / phys, 0.0, 1.0)
         nan = np.full(np.shape(saved), np.nan) + 0 * r
         metrics = {
@@ -1035,6 +1041,36 @@ class Corf(Design):
         logic = packing_logic(sm.collectors.total, sm.threads_per_warp * 32, node_nm=node).structure(
             "packing_logic")
         return [bank, coll, xbar, rt, fm, logic]
+
+
+def home_share(per_warp, warps, phys, banks):
+    """Share of a warp's allocated physical registers (``per_warp``) that its one bank holds when every warp
+    allocates in its own bank first (``warp_bank``): ``phys / banks`` registers a bank, shared by
+    ``max(1, warps / banks)`` warps; the rest overflow into the other banks of its group.  Sub-cores divide
+    banks and warps alike, so the SM's totals give the same ratio."""
+    per_bank = np.asarray(phys, dtype=np.float64) / np.maximum(banks, 1)
+    sharing = np.maximum(np.asarray(warps, dtype=np.float64) / np.maximum(banks, 1), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = per_bank / (np.asarray(per_warp, dtype=np.float64) * sharing)
+    return np.clip(np.where(np.isfinite(h), h, 1.0), 0.0, 1.0)
+
+
+def blend_models(m0: dict, m1: dict, h) -> dict:
+    """The interval model's outputs of a mix of instructions, a share ``h`` as ``m1`` and the rest as
+    ``m0``: cycles per instruction (and every other per-instruction term) mix linearly, IPC harmonically."""
+    h = np.asarray(h, dtype=np.float64)
+    out = {}
+    for key, v0 in m0.items():
+        v1 = m1[key]
+        if not isinstance(v0, np.ndarray) or key == "warps":
+            out[key] = v0
+        elif key == "ipc":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                inv = h / v1 + (1.0 - h) / v0
+                out[key] = np.where((v0 > 0) & (v1 > 0), 1.0 / inv, np.where(h >= 1.0, v1, v0))
+        else:
+            out[key] = h * v1 + (1.0 - h) * v0
+    return out
 
 
 def corf_events(*, bank_reads, bank_writes, reads, writes, saved, rt, allocations, frees, bytes_per_value,
