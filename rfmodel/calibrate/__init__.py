@@ -83,6 +83,10 @@ DEFAULT_SWEEP = {
         # centralized buffer): none, and one entry per bank, so that its queueing terms are identifiable
         {"wb_entries": 0},
         {"wb_entries": 1, "wb_shared": 0},
+        # CORF's other coalescing configurations (the default is CORF++), so that each allocation policy's
+        # share of the fitting narrow pairs it coalesces (corf_coal_pairs, corf_coal_first_fit) is fitted
+        {"coalesce": "same-entry", "alloc": "pairs", "warp_bank": 0},
+        {"coalesce": "same-entry", "alloc": "first-fit", "warp_bank": 0},
     ],
     # every run simulates the SM's whole share of the grid, as the default evaluate call does (its analytic
     # profile is then the same 32-warp share, scaled)
