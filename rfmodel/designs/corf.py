@@ -776,9 +776,9 @@ class Corf(Design):
         **INTERVAL_COEFFICIENTS,
         # of the multi-source instructions with two narrow sources that fit one entry together (the
         # profile's src_narrow_fit), the share the allocation policy places so that they coalesce (a
-        # register named twice always does). Only CORF++'s (align) is calibrated: the sweep runs the
-        # default design; the others' defaults scale it by the paper's coalesced shares, 4 % (first-fit)
-        # and 23 % (pairs) against 48 % (C-05, C-06, C-10)
+        # register named twice always does), per allocation policy; the default sweep runs the three
+        # (CORF++, CORF, first-fit). Defaults: the paper's coalesced shares, 4 % (first-fit) and 23 %
+        # (pairs) against 48 % (C-05, C-06, C-10), scaled to CORF++'s 0.9
         "corf_coal_align": (0.9, 0.3, 1.0),
         "corf_coal_pairs": (0.43, 0.0, 1.0),
         "corf_coal_first_fit": (0.075, 0.0, 1.0),
