@@ -514,4 +514,3 @@ def test_live_registers_from_write_to_last_read():
     p = profile_trace(t, _lat())
     # R5 is read at 0 and 1 from the start too: 1 more step; R6 written last, never read
     assert p.live_regs == pytest.approx((2 + 2 + 0 + 3 + 1) / 4)
-

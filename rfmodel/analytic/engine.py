@@ -162,8 +162,9 @@ def workload_profile(
         if prof is not None:
             _PROFILE_CACHE[key] = (content, prof)
             return prof
-    load = {"arch": arch, "num_sms": sm.num_sms, "seed": seed, "line_bytes": sm.l1d.line_bytes}
-    wl = load_workload(workload, max_warps=max_warps, **load)
+    wl = load_workload(
+        workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
+    )
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
     # the SM's L1D and L2 slice, simulated on the line stream as the simulator indexes them
     l2_lines = max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1)

@@ -39,7 +39,7 @@ from rfmodel.designs.base import (
     standard_bank,
 )
 from rfmodel.designs.mainrf import sm_structures
-from rfmodel.energy.accounting import Structure
+from rfmodel.energy.accounting import structure_over_grid
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
 from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE
@@ -933,7 +933,7 @@ class Corf(Design):
             "events": corf_events(
                 bank_reads=bank_r, bank_writes=bank_w, reads=reads, writes=writes, saved=saved,
                 rt=(float(counts["rt_reads"]), float(counts["rt_writes"])), allocations=allocs, frees=frees,
-                bytes_per_value=rate(counts["bytes_written"], values) if values else 4.0,
+                bytes_per_value=float(counts["bytes_written"]) / values if values else 4.0,
                 row_groups=sm.bank_width_bits / 32,
             ),
         }
@@ -964,16 +964,14 @@ class Corf(Design):
         occ = np.where(virt > 0, np.minimum(ctx.coef["corf_live_slices"] * live, 1.0),
                        ctx.coef["corf_occupancy_packing"])  # fmt: skip
         phys = np.asarray(ctx.grid.get("regs_per_sm", ctx.sm.regs_per_sm), dtype=np.float64) / 32.0
-        m = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=bool(np.all(wb)), greedy_spread=spread))
+        m = ctx.model(Effects(read_share=1.0 - saved))
         if np.any(wb):
             # a warp's registers fill its bank first and overflow into its group's other banks: the share
             # at home reads as one bank per warp, the rest as spread over the banks
-            m0 = m if not np.all(wb) else ctx.model(Effects(read_share=1.0 - saved))
-            m1 = m if np.all(wb) else ctx.model(
-                Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=spread))
+            m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=spread))
             home = np.where(wb, home_share(occ * max(float(pr.regs_per_thread), 1.0), m1["warps"], phys,
                                            np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"))), 0.0)
-            m = blend_models(m0, m1, home)
+            m = blend_models(m, m1, home)
         # the allocated share of the file: occupancy x the resident warps' registers / the file's
         active = np.clip(occ * m["warps"] * max(float(pr.regs_per_thread), 1.0) / phys, 0.0, 1.0)
         nan = np.full(np.shape(saved), np.nan) + 0 * r
@@ -1018,25 +1016,17 @@ class Corf(Design):
         bank, coll, xbar = sm_structures(sm, grid, tech)
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
-        banks = np.asarray(sm_param(sm, grid, "num_banks"))
+        entries = sm.warps_per_sm * sm.max_regs_per_thread
         phys = np.asarray(sm_param(sm, grid, "regs_per_sm")) // 32
-        shape = np.broadcast_shapes(banks.shape, phys.shape)
-        banks, phys = np.broadcast_to(banks, shape), np.broadcast_to(phys, shape)
-        costs = {k: np.zeros(shape) for k in ("read", "write", "leak", "area", "bits")}
-        prov = ""
-        for b, n in sorted({(int(b), int(n)) for b, n in zip(banks.ravel(), phys.ravel(), strict=True)}):
-            entry_bits = max(int(np.ceil(np.log2(max(n, 2)))), 1) + 4  # physical register + allocation mask
-            entries = sm.warps_per_sm * sm.max_regs_per_thread
-            rt = renaming_table(entries, entry_bits, b, node_nm=node, read_ports=2, cell=cell)
-            sel = (banks == b) & (phys == n)
-            for k, v in (("read", rt.read_pj), ("write", rt.write_pj), ("leak", rt.leakage_mw * b),
-                         ("area", rt.area_mm2 * b), ("bits", rt.capacity_bits * b)):  # fmt: skip
-                costs[k][sel] = v
-            prov = rt.provenance.get("read_pj", "")
-        rt = Structure("renaming_table", costs["read"], costs["write"], costs["leak"], costs["area"],
-                       capacity_bits=costs["bits"],
-                       provenance=f"renaming_table ({sm.warps_per_sm} warps x {sm.max_regs_per_thread} "
-                       f"registers, one bank per register bank, 2 read ports): {prov}")  # fmt: skip
+
+        def rt_at(banks, phys):
+            # an entry: the physical register's number and the 4-bit allocation mask
+            bits = max(int(np.ceil(np.log2(max(phys, 2)))), 1) + 4
+            return renaming_table(entries, bits, banks, node_nm=node, read_ports=2, cell=cell).structure(
+                "renaming_table", copies=banks)
+
+        rt = structure_over_grid("renaming_table", {"banks": sm_param(sm, grid, "num_banks"), "phys": phys},
+                                 rt_at)  # fmt: skip
         fm = free_map(int(np.max(phys)) * 4, node_nm=node, cell=cell).structure("free_map")
         logic = packing_logic(sm.collectors.total, sm.threads_per_warp * 32, node_nm=node).structure(
             "packing_logic")
@@ -1077,9 +1067,8 @@ def corf_events(*, bank_reads, bank_writes, reads, writes, saved, rt, allocation
                 row_groups) -> dict:
     """Both engines' structure events: a bank write enables the written value's byte slices only (its
     ``bytes_per_value`` of 4 bytes of each lane: a partial write of that share of the row's ``row_groups``
-    32-bit write-driver groups); every operand
-    read is unpacked and every written value width-detected and packed by the logic; an allocation reads
-    and writes the free map, a free writes it."""
+    32-bit write-driver groups); every operand read is unpacked and every written value width-detected and
+    packed by the logic; an allocation reads and writes the free map, a free writes it."""
     frac = np.asarray(bytes_per_value, dtype=np.float64) / 4.0
     return {
         "rf_bank": {"reads": bank_reads, "partial_writes": bank_writes,
