@@ -92,8 +92,10 @@ def atomic_path(path: str | os.PathLike):
 
 
 def write_text(path, text: str) -> Path:
+    """Write ``text`` (UTF-8, ``\n`` line ends) to ``path`` atomically, with the permissions the umask
+    gives."""
     with atomic_path(path) as tmp:
-        tmp.write_text(text)
+        tmp.write_text(text, encoding="utf-8", newline="\n")
     return Path(path)
 
 

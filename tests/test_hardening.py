@@ -210,14 +210,24 @@ def test_outputs_get_the_usual_permissions(tmp_path):
     import os
     import stat
 
+    from rfmodel.calibrate import write_calibration
     from rfmodel.io import write_text
+    from rfmodel.spec import write_text_atomic
 
     old = os.umask(0o022)
     try:
-        p = write_text(tmp_path / "x.txt", "hello")
+        written = [
+            write_text(tmp_path / "x.txt", "hello"),
+            write_text_atomic(tmp_path / "gpu.toml", "name = 'x'\n"),
+        ]
+        write_calibration(tmp_path / "analytic.json", {}, {"name": "t"}, {}, "test")  # calibration output
+        written.append(tmp_path / "analytic.json")
     finally:
         os.umask(old)
-    assert stat.S_IMODE(p.stat().st_mode) == 0o644
+    for p in written:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+    # no temporaries left
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["analytic.json", "gpu.toml", "x.txt"]
 
 
 def test_a_workload_that_never_fits_is_an_error_naming_the_resource(capsys):

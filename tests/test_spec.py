@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rfmodel.errors import ParseError, SpecError, UnknownNameError
+from rfmodel.errors import ParseError, RfmodelError, SpecError, UnknownNameError
 from rfmodel.spec import (
     GPGPUSIM_DEFAULTS,
     OP_CLASS_NAMES,
@@ -294,7 +294,7 @@ class TestToml:
             raise OSError("disk full")
 
         monkeypatch.setattr(os, "replace", boom)
-        with pytest.raises(OSError, match="disk full"):
+        with pytest.raises(RfmodelError, match="cannot write here: disk full"):  # the project's error class
             save_spec(get_preset("volta-v100"), p)
         assert p.read_text() == before
         assert sorted(x.name for x in tmp_path.iterdir()) == ["s.toml"]

@@ -60,6 +60,14 @@ Added for the register-cache designs (``rfmodel/designs/rfc.py``, ``rfmodel/desi
 * ``rc_hits[policy, f, e]``: the same caches simulated exactly, every partition size
   ``e = 1..RC_EMAX`` (FIFO, LRU; kept or flushed at deactivation points): the fraction of source
   reads that hit;
+* ``ct_hits[f, r, e]``: read hits of a warp-private collector cache table (Malekeh) of
+  ``CT_ENTRIES[e]`` entries whose near/far hints come from the trace's own reuse distances at
+  ``RTHLD = CT_RTHLD[r]`` (:func:`rfmodel.compiler.reuse_hint.dynamic_distances`): every source
+  read allocates at issue, a near result is written in at write-back, a far one invalidates the
+  register's entry; victims are an invalid entry, else a far entry not read by the same instruction
+  at random (a seeded generator), else the least recently used such entry (:func:`_ct_pass`);
+  ``f = 1`` flushes the table at the warp's deactivation points (another warp took its collector).
+  Taken over the trace's first warps up to ``CT_MAX_INSTRS`` instructions;
 * ``iv_len[s, n]``, ``iv_ws[s, n]``, ``iv_live[s, n]``, ``iv_maxload[s, n, b]``,
   ``iv_even[s, n, b]``: register-interval statistics for a working-set limit
   ``IV_N[n]`` registers, formed greedily on each warp's dynamic stream (``s = 0``: intervals
@@ -82,6 +90,7 @@ import numpy as np
 from numba import njit, prange
 
 from rfmodel.analytic.banks import flat_float
+from rfmodel.compiler.reuse_hint import dynamic_distances
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace
@@ -101,6 +110,11 @@ RC_EMAX = 32
 #: working-set limits and bank counts of the register-interval tables (``iv_*``)
 IV_N = np.array([4, 8, 12, 16, 24, 32, 48, 64], dtype=np.int64)
 IV_BANKS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256], dtype=np.int64)
+#: RTHLD values and cache-table sizes of the collector-cache table ``ct_hits`` (Malekeh)
+CT_RTHLD = np.array([0, 2, 4, 8, 16, 32, 64], dtype=np.int64)
+CT_ENTRIES = np.array([1, 2, 4, 8, 16, 32], dtype=np.int64)
+#: instructions of whole warps, in trace order, over which ``ct_hits`` is taken (bounds its cost)
+CT_MAX_INSTRS = 20_000
 #: resident CTAs scheduled together in ``sched_cpi`` (levels; a level above the trace's CTAs is skipped)
 SCHED_CTAS = np.array([1, 2, 4, 8], dtype=np.int64)
 #: serializes the parallel list schedules (numba's workqueue layer is not thread-safe)
@@ -146,6 +160,7 @@ class WorkloadProfile:
     load_lines_per_instr: float | None = None  # L1D lines of loads and atomics (stores excluded)
     deact_per_instr: float = 0.0  # deactivation points (barriers, first consumers of long loads) per instr
     rc_lru_hist: np.ndarray | None = None  # float64 [2, RC_DMAX + 2]
+    ct_hits: np.ndarray | None = None  # float64 [2 flush, len(CT_RTHLD), len(CT_ENTRIES)]: read hit fraction
     iv_len: np.ndarray | None = None  # float64 [2, len(IV_N)]
     iv_ws: np.ndarray | None = None  # float64 [2, len(IV_N)]
     iv_live: np.ndarray | None = None  # float64 [2, len(IV_N)]
@@ -263,6 +278,30 @@ class WorkloadProfile:
         if self.rc_hits is not None:
             return np.where(np.asarray(entries) <= RC_EMAX, exact, approx)
         return approx
+
+    def ct_hit_rate(self, rthld, entries, flush=0.0) -> np.ndarray:
+        """Read hit rate of a warp-private collector cache table of ``entries`` entries with near/far hints
+        at ``rthld`` (``ct_hits``; linear in RTHLD and in ``log2`` of the entries between tabulated values,
+        clamped at the ends); ``flush``: weight of the table flushed at every deactivation point.
+        Vectorized."""
+        t = np.asarray(self.ct_hits, dtype=np.float64)
+        r = np.clip(np.asarray(rthld, dtype=np.float64), CT_RTHLD[0], CT_RTHLD[-1])
+        le = np.clip(np.log2(np.maximum(np.asarray(entries, dtype=np.float64), 1.0)), 0.0,
+                     np.log2(CT_ENTRIES[-1]))  # fmt: skip
+        f = np.clip(np.asarray(flush, dtype=np.float64), 0.0, 1.0)
+        r, le, f = np.broadcast_arrays(r, le, f)
+        xr = CT_RTHLD.astype(np.float64)
+        xe = np.log2(CT_ENTRIES.astype(np.float64))
+        i = np.clip(np.searchsorted(xr, r, side="right") - 1, 0, len(xr) - 2)
+        j = np.clip(np.searchsorted(xe, le, side="right") - 1, 0, len(xe) - 2)
+        fi = np.clip((r - xr[i]) / (xr[i + 1] - xr[i]), 0.0, 1.0)
+        fj = np.clip((le - xe[j]) / (xe[j + 1] - xe[j]), 0.0, 1.0)
+
+        def at(k):
+            return (t[k, i, j] * (1 - fi) * (1 - fj) + t[k, i + 1, j] * fi * (1 - fj)
+                    + t[k, i, j + 1] * (1 - fi) * fj + t[k, i + 1, j + 1] * fi * fj)  # fmt: skip
+
+        return (1.0 - f) * at(0) + f * at(1)
 
     def interval_stats(self, n_regs, banks, strands=False) -> dict:
         """Register-interval statistics at working-set limit ``n_regs`` over ``banks`` banks.
@@ -429,18 +468,20 @@ def _bracket(x, grid):
 
 
 @njit(cache=True, inline="always")
-def bilinear_at(c, extra, mem_latency):
-    """``c[K, J]`` (over :data:`CHAIN2_EXTRA` x :data:`MEM_LAT_GRID`) interpolated at one point."""
-    i, fk = _bracket(extra, CHAIN2_EXTRA)
-    j, fl = _bracket(mem_latency, MEM_LAT_GRID)
+def bilinear_at(c, extra, mem_latency, ke, ml):
+    """``c[K, J]`` over the grids ``ke`` x ``ml`` (:data:`CHAIN2_EXTRA` x :data:`MEM_LAT_GRID`, passed in:
+    a compiled caller in another module keeps no stale copy of them) interpolated at one point."""
+    i, fk = _bracket(extra, ke)
+    j, fl = _bracket(mem_latency, ml)
     return (c[i, j] * (1 - fk) * (1 - fl) + c[i + 1, j] * fk * (1 - fl)
             + c[i, j + 1] * (1 - fk) * fl + c[i + 1, j + 1] * fk * fl)  # fmt: skip
 
 
 @njit(cache=True, inline="always")
-def sched_rate_at(levels, cpi, ctas, extra, mem_latency):
+def sched_rate_at(levels, cpi, ctas, extra, mem_latency, ke, ml):
     """Instructions per cycle of ``ctas`` resident CTAs from the list schedules ``cpi[level, K, J]`` of the
-    resident-CTA counts ``levels`` (``WorkloadProfile.sched_tables``), at one point.
+    resident-CTA counts ``levels`` (``WorkloadProfile.sched_tables``), at one point (grids ``ke`` x ``ml``
+    as :func:`bilinear_at`).
 
     Between tabulated counts the rate is interpolated linearly; below one CTA it scales with the CTAs,
     above the largest count it grows in proportion to the CTAs (the issue and unit bounds of
@@ -448,14 +489,14 @@ def sched_rate_at(levels, cpi, ctas, extra, mem_latency):
     """
     n = levels.shape[0]
     if ctas > levels[n - 1]:
-        return ctas / levels[n - 1] / max(bilinear_at(cpi[n - 1], extra, mem_latency), 1e-9)
+        return ctas / levels[n - 1] / max(bilinear_at(cpi[n - 1], extra, mem_latency, ke, ml), 1e-9)
     a = -1
     while a < n - 2 and ctas > levels[a + 1]:
         a += 1
     if a < 0:
-        return min(ctas, 1.0) / max(bilinear_at(cpi[0], extra, mem_latency), 1e-9)
-    lo = 1.0 / max(bilinear_at(cpi[a], extra, mem_latency), 1e-9)
-    hi = 1.0 / max(bilinear_at(cpi[a + 1], extra, mem_latency), 1e-9)
+        return min(ctas, 1.0) / max(bilinear_at(cpi[0], extra, mem_latency, ke, ml), 1e-9)
+    lo = 1.0 / max(bilinear_at(cpi[a], extra, mem_latency, ke, ml), 1e-9)
+    hi = 1.0 / max(bilinear_at(cpi[a + 1], extra, mem_latency, ke, ml), 1e-9)
     f = min(max((ctas - levels[a]) / (levels[a + 1] - levels[a]), 0.0), 1.0)
     return lo + f * (hi - lo)
 
@@ -463,13 +504,13 @@ def sched_rate_at(levels, cpi, ctas, extra, mem_latency):
 @njit(cache=True)
 def _bilinear_map(c, extra, mem_latency, out):
     for i in range(out.shape[0]):
-        out[i] = bilinear_at(c, extra[i], mem_latency[i])
+        out[i] = bilinear_at(c, extra[i], mem_latency[i], CHAIN2_EXTRA, MEM_LAT_GRID)
 
 
 @njit(cache=True)
 def _sched_rate_map(levels, cpi, ctas, extra, mem_latency, out):
     for i in range(out.shape[0]):
-        out[i] = sched_rate_at(levels, cpi, ctas[i], extra[i], mem_latency[i])
+        out[i] = sched_rate_at(levels, cpi, ctas[i], extra[i], mem_latency[i], CHAIN2_EXTRA, MEM_LAT_GRID)
 
 
 def _json_default(v):
@@ -1156,6 +1197,168 @@ def _rc_empty(fl, emax, ring, head, cnt, inset, stk, slen, depth):
     slen[fl] = 0
 
 
+@njit(cache=True, parallel=True)
+def _ct_table(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthlds, sizes):
+    """Read hits ``[flush, rthld, entries]`` of :func:`_ct_pass` (counts; the passes run in parallel)."""
+    nr = rthlds.shape[0]
+    ns = sizes.shape[0]
+    out = np.zeros((2, nr, ns), dtype=np.float64)
+    for x in prange(2 * nr * ns):
+        f = x // (nr * ns)
+        r = (x // ns) % nr
+        e = x % ns
+        out[f, r, e] = _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthlds[r], sizes[e],
+                                f)  # fmt: skip
+    return out
+
+
+@njit(cache=True)
+def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthld, entries, flush):
+    """Source reads that hit one warp-private collector cache table of ``entries`` entries, every warp in
+    program order (the module docstring's ``ct_hits``; a hint is near when ``1 <= distance <= rthld``,
+    ``flush``: the table empties at each deactivation point).
+
+    A source is looked up when its instruction issues, a result when it is written back: the warp's
+    instructions issue as they would alone (one a cycle, each when its sources' producers have written
+    back, ``lat[class]`` cycles after they issued), and a result enters the table once the warp's clock
+    passes its write-back, so the reads issued in between see the table without it.  Result slots past
+    the fourth are not cached (the simulator's CCU write path takes four)."""
+    tag = np.full(entries, -1, dtype=np.int64)
+    near = np.zeros(entries, dtype=np.bool_)
+    stamp = np.zeros(entries, dtype=np.int64)
+    locked = np.full(entries, -1, dtype=np.int64)  # row that read the entry (a victim must not be one)
+    where = np.full(256, -1, dtype=np.int64)
+    pend = np.zeros(256, dtype=np.bool_)
+    ready = np.zeros(256, dtype=np.float64)
+    cap = 1024
+    q_t = np.zeros(cap, dtype=np.float64)  # results on their way: write-back time, register, near
+    q_r = np.zeros(cap, dtype=np.int64)
+    q_n = np.zeros(cap, dtype=np.bool_)
+    rng = np.ones(1, dtype=np.int64)
+    hits = 0
+    for w in range(warp_ptr.shape[0] - 1):
+        for k in range(entries):
+            if tag[k] >= 0:
+                where[tag[k]] = -1
+            tag[k] = -1
+            locked[k] = -1
+        pend[:] = False
+        ready[:] = 0.0
+        nq = 0
+        t_min = 1e300  # the queue's earliest write-back
+        clock = 0
+        t = -1.0
+        for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            t += 1.0
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r != NONE and ready[r] > t:
+                    t = ready[r]
+            # results written back by now, in write-back order (a full queue lands its earliest)
+            while nq > 0 and (t_min <= t or nq >= cap - 8):
+                m = 0
+                for k in range(1, nq):
+                    if q_t[k] < q_t[m]:
+                        m = k
+                clock += 1
+                _ct_result(tag, near, stamp, locked, where, q_r[m], q_n[m], clock, rng)
+                nq -= 1
+                q_t[m], q_r[m], q_n[m] = q_t[nq], q_r[nq], q_n[nq]
+                t_min = 1e300
+                for k in range(nq):
+                    if q_t[k] < t_min:
+                        t_min = q_t[k]
+            if flush and _deactivates(op, src, pend, i, barrier_op):
+                pend[:] = False
+                for k in range(entries):
+                    if tag[k] >= 0:
+                        where[tag[k]] = -1
+                    tag[k] = -1
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r == NONE:
+                    continue
+                clock += 1
+                e = where[r]
+                if e >= 0:
+                    hits += 1
+                else:
+                    e = _ct_victim(tag, near, stamp, locked, i, rng)
+                    if e < 0:
+                        continue
+                    if tag[e] >= 0:
+                        where[tag[e]] = -1
+                    tag[e] = r
+                    where[r] = e
+                near[e] = sd[i, j] >= 1 and sd[i, j] <= rthld
+                locked[e] = i
+                stamp[e] = clock
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r == NONE:
+                    continue
+                pend[r] = is_ll[op[i]]
+                ready[r] = t + lat[op[i]]
+                if j >= 4:
+                    continue
+                q_t[nq] = t + lat[op[i]]
+                q_r[nq] = r
+                q_n[nq] = dd[i, j] >= 1 and dd[i, j] <= rthld
+                nq += 1
+                if q_t[nq - 1] < t_min:
+                    t_min = q_t[nq - 1]
+    return hits
+
+
+@njit(cache=True, inline="always")
+def _ct_result(tag, near, stamp, locked, where, r, is_near, clock, rng):
+    """A result written back into the table: a near one is cached, a far one invalidates the register's
+    entry (the cached old value is stale)."""
+    e = where[r]
+    if not is_near:
+        if e >= 0:
+            tag[e] = -1
+            where[r] = -1
+        return
+    if e < 0:
+        e = _ct_victim(tag, near, stamp, locked, -2, rng)
+        if tag[e] >= 0:
+            where[tag[e]] = -1
+        tag[e] = r
+        where[r] = e
+    near[e] = True
+    stamp[e] = clock
+
+
+@njit(cache=True, inline="always")
+def _ct_victim(tag, near, stamp, locked, row, rng):
+    """An invalid entry, else one of the far entries not read by ``row`` at random (``rng[0]``: the
+    state of a mod-2**31 linear congruential generator), else the least recently used entry not read by
+    ``row``; -1 when every entry is."""
+    n_far = 0
+    any_ = -1
+    for k in range(tag.shape[0]):
+        if tag[k] < 0:
+            return k
+        if locked[k] == row:
+            continue
+        if not near[k]:
+            n_far += 1
+        if any_ < 0 or stamp[k] < stamp[any_]:
+            any_ = k
+    if n_far == 0:
+        return any_
+    rng[0] = (1103515245 * rng[0] + 12345) % 2147483648
+    pick = rng[0] % n_far
+    for k in range(tag.shape[0]):
+        if locked[k] == row or near[k]:
+            continue
+        if pick == 0:
+            return k
+        pick -= 1
+    return any_
+
+
 @njit(cache=True)
 def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
     """Read hits of write-allocate, read-no-allocate per-warp partitions of ``e = 0..emax`` entries.
@@ -1596,6 +1799,15 @@ def profile_trace(
     )
     rc_hits = _reg_cache_sim(wp, trace.op, trace.dst, trace.src, RC_EMAX, int(OpClass.BARRIER), is_ll)
     rc_hits = rc_hits / max(float((trace.src != NONE).sum()), 1.0)
+    # the warps in trace order up to CT_MAX_INSTRS instructions (each warp's table is its own)
+    n_ct = min(int(np.searchsorted(wp, CT_MAX_INSTRS, side="left")), len(wp) - 1)
+    n_ct = max(n_ct, 1)
+    wp_ct = wp[: n_ct + 1]
+    rows = slice(0, int(wp_ct[-1]))
+    sd, dd = dynamic_distances(wp_ct, trace.src[rows], trace.dst[rows])
+    ct_hits = _ct_table(wp_ct, trace.op[rows], trace.dst[rows], trace.src[rows], sd, dd, lat, is_ll,
+                        int(OpClass.BARRIER), CT_RTHLD, CT_ENTRIES)  # fmt: skip
+    ct_hits /= max(float((trace.src[rows] != NONE).sum()), 1.0)
     iv = _interval_tables(
         wp, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N, IV_BANKS, is_ll
     )
@@ -1632,6 +1844,7 @@ def profile_trace(
         instrs_per_warp=n / active_warps,
         rc_fifo_hist=fifo,
         rc_hits=rc_hits,
+        ct_hits=ct_hits,
         deact_per_instr=dpoints / n,
         load_lines_per_instr=float(counts[is_ld].sum()) / n,
         live_regs=float(_live_register_steps(wp, trace.dst, trace.src)) / n,

@@ -22,7 +22,7 @@ from rfmodel.analytic.calibration import (  # noqa: F401  (the model's coefficie
     NOT_FITTED,
     coefficient_defaults,
 )
-from rfmodel.analytic.profile import WorkloadProfile, bilinear_at, sched_rate_at
+from rfmodel.analytic.profile import CHAIN2_EXTRA, MEM_LAT_GRID, WorkloadProfile, bilinear_at, sched_rate_at
 from rfmodel.spec.occupancy import occupancy_warps  # noqa: F401  (re-exported for callers of the model)
 from rfmodel.workload.ir import N_OPCLASSES
 
@@ -67,11 +67,12 @@ def _inv_q(rate, q):
 
 
 @njit(cache=True)
-def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations):
+def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations, ke,
+            ml):
     """The steady-state fixed point of :func:`interval_model` per point (column of ``x``; rows in the order
     of ``interval_model``'s ``inputs``, resident warps first): ``iterations`` damped steps of the DRAM and
     bank queues, collector waits, the latency bound and the soft minimum over every bound.  Writes the
-    :data:`STEADY_OUT` rows of ``out``."""
+    :data:`STEADY_OUT` rows of ``out``; ``ke`` x ``ml``: the tables' grids (:func:`bilinear_at`)."""
     top = levels[levels.shape[0] - 1]
     for i in range(x.shape[1]):
         wp, fixed, issue_inv, q, rate_iss, rate_bank = x[0, i], x[1, i], x[2, i], x[3, i], x[4, i], x[5, i]
@@ -103,15 +104,15 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold), 50.0)
             k = max(t_c - 1.0 + wcol + k_add, 0.0)
             if sched:  # list schedules of the resident CTAs with their issue slots and execution units
-                rate_lat = sched_rate_at(levels, sched_cpi, cr, k, L_q) / c_lat
+                rate_lat = sched_rate_at(levels, sched_cpi, cr, k, L_q, ke, ml) / c_lat
                 t_cta = cr * n_cta / max(rate_lat, 1e-12)
             else:
-                t_cta = c_lat * bilinear_at(cta_chain2, k, L_q)
+                t_cta = c_lat * bilinear_at(cta_chain2, k, L_q, ke, ml)
                 rate_lat = cr * n_cta / max(t_cta, 1e-9)
             rate_col = n_oc / hold
             inv = const + _inv_q(rate_lat, q) + _inv_q(rate_col, q) + _inv_q(rate_mshr, q)
             if pool:  # the pool's issuing warps, each at its single-warp pace without memory waits
-                chain = max(bilinear_at(chain2, k, 0.0), 1.0)
+                chain = max(bilinear_at(chain2, k, 0.0, ke, ml), 1.0)
                 inv += _inv_q(min(wp, pool_warps) / (c_lat * chain), q)
             if inv == np.inf:
                 new = 0.0
@@ -332,7 +333,7 @@ def interval_model(
         x = x.reshape(len(args), -1)
         out = np.empty((len(STEADY_OUT), x.shape[1]))
         _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched, pool,
-                int(iterations))  # fmt: skip
+                int(iterations), CHAIN2_EXTRA, MEM_LAT_GRID)  # fmt: skip
         return tuple(o.reshape(shape) for o in out)
 
     # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps

@@ -25,9 +25,7 @@ import datetime as _dt
 import functools
 import hashlib
 import json
-import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +33,7 @@ import numpy as np
 from rfmodel.analytic.calibration import params_of
 from rfmodel.cache import source_hash
 from rfmodel.errors import RfmodelError, unknown_key_message
+from rfmodel.io import write_text
 from rfmodel.runner import ResultLog, make_runner
 from rfmodel.version import __version__
 from rfmodel.workload.suite import DEFAULT_ARCH
@@ -286,14 +285,6 @@ def sweep_jobs(sweep: dict, designs=None) -> list[dict]:
                         }
                     )
     return jobs
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def simulate_job(job: dict) -> dict:
@@ -757,7 +748,7 @@ def write_calibration(path, fitted: dict, sweep: dict, report: dict, sim_version
             for d, c in fitted.items()
         },
     }
-    _atomic_write(Path(path), json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    write_text(Path(path), json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     return data
 
 
@@ -873,7 +864,7 @@ def calibrate(
         result["file"] = str(out)
     if report_path:
         slim = {d: {k: v for k, v in r.items() if k != "rows"} for d, r in result["designs"].items()}
-        _atomic_write(
+        write_text(
             Path(report_path), json.dumps({**result, "designs": slim}, indent=2, default=str) + "\n"
         )
     return result

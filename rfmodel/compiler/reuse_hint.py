@@ -40,11 +40,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import Kernel
 
-__all__ = ["DEFAULT_RTHLD", "ReuseHints", "reuse_hints"]
+__all__ = ["DEFAULT_RTHLD", "ReuseHints", "dynamic_distances", "reuse_hints"]
 
 #: the paper does not give RTHLD; this default equals the eight entries of a cache table
 DEFAULT_RTHLD = 8
@@ -136,3 +137,39 @@ def reuse_hints(kernel: Kernel, rthld: int = DEFAULT_RTHLD) -> ReuseHints:
         src_near=tuple(near(r) for r in src_d),
         dst_near=tuple(near(r) for r in dst_d),
     )
+
+
+@njit(cache=True)
+def dynamic_distances(warp_ptr, src, dst):  # pragma: no cover - compiled
+    """The same distance on a dynamic trace (columnar rows, register 255: no operand): per row and slot,
+    the instructions of the warp's own stream up to the next read of the value (-1: none; a row that
+    writes the register ends the value, a read by a row that overwrites it is its last)."""
+    sd = np.full(src.shape, -1, np.int64)
+    dd = np.full(dst.shape, -1, np.int64)
+    nxt = np.empty(256, np.int64)
+    for w in range(warp_ptr.shape[0] - 1):
+        nxt[:] = -1
+        for i in range(warp_ptr[w + 1] - 1, warp_ptr[w] - 1, -1):
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r != 255 and nxt[r] >= 0:
+                    dd[i, j] = nxt[r] - i
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r == 255:
+                    continue
+                killed = False
+                for q in range(dst.shape[1]):
+                    if dst[i, q] == r:
+                        killed = True
+                if not killed and nxt[r] >= 0:
+                    sd[i, j] = nxt[r] - i
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r != 255:
+                    nxt[r] = -1
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r != 255:
+                    nxt[r] = i
+    return sd, dd

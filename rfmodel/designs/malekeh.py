@@ -42,12 +42,11 @@ from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, resident_warps, sm_param
 from rfmodel.analytic.reuse import (
     ipc_gain,
-    mean_near_distance,
     near_fraction_from_hist,
     profile_reuse_hist,
     served_outside,
 )
-from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, reuse_hints
+from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, dynamic_distances, reuse_hints
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     Design,
@@ -95,8 +94,8 @@ class MalekehParams(SlowBankParams, kind="design.malekeh"):
 DEFAULTS = MalekehParams().to_dict()
 #: Malekeh's own free coefficients (default, lower, upper)
 MALEKEH_CALIBRATION = {
-    "near_hit": (0.85, 0.2, 1.0),  # fraction of near reuses that hit when the warp keeps its CCU
-    "flush_per_instr": (0.08, 0.0, 1.0),  # CT flush rate per instruction per unit of CCU over-subscription
+    "near_hit": (1.0, 0.5, 1.5),  # the simulator's hits over the profile's warp-private cache table's
+    "ccu_loss": (1.0, 0.0, 20.0),  # CCU loss at a deactivation point per unit of CCU over-subscription
     "write_share": (0.5, 0.0, 1.0),  # share of hits that were cached writes (for the CCU write events)
     "dropped_share": (0.05, 0.0, 0.5),  # share of near results dropped at the CCU's one write port
     "ipc_gain_per_saved_read": (0.08, 0.0, 0.5),  # relative IPC gain per bank read saved per instruction
@@ -177,40 +176,6 @@ def groups_of(sm) -> tuple[int, int, bool]:
 
 
 # ----------------------------------------------------------------------------------- hints
-@njit(cache=True)
-def _dynamic_distances(warp_ptr, src, dst):  # pragma: no cover - compiled
-    """Per row and slot: instructions of the warp's stream to the next read of the value (-1: none)."""
-    sd = np.full(src.shape, -1, np.int64)
-    dd = np.full(dst.shape, -1, np.int64)
-    nxt = np.empty(256, np.int64)
-    for w in range(warp_ptr.shape[0] - 1):
-        nxt[:] = -1
-        for i in range(warp_ptr[w + 1] - 1, warp_ptr[w] - 1, -1):
-            for j in range(dst.shape[1]):
-                r = dst[i, j]
-                if r != 255 and nxt[r] >= 0:
-                    dd[i, j] = nxt[r] - i
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r == 255:
-                    continue
-                killed = False
-                for q in range(dst.shape[1]):
-                    if dst[i, q] == r:
-                        killed = True
-                if not killed and nxt[r] >= 0:
-                    sd[i, j] = nxt[r] - i
-            for j in range(dst.shape[1]):
-                r = dst[i, j]
-                if r != 255:
-                    nxt[r] = -1
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r != 255:
-                    nxt[r] = i
-    return sd, dd
-
-
 def _static_table(kernel, h, attr: str, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Per static instruction: its operands' distances as the trace stores them (``width`` columns,
     registers outside 0..254 dropped, as the trace expansion does) and their count."""
@@ -233,7 +198,7 @@ def trace_distances(trace, kernel=None) -> tuple[np.ndarray, np.ndarray, str]:
     pass's static distances (:func:`reuse_hints`) are mapped through ``trace.sidx``;
     rows it cannot map fall back to the distance in the warp's dynamic stream.
     """
-    sd, dd = _dynamic_distances(trace.warp_ptr, trace.src, trace.dst)
+    sd, dd = dynamic_distances(trace.warp_ptr, trace.src, trace.dst)
     if kernel is None:
         return sd, dd, "dynamic (trace reuse distances)"
     h = reuse_hints(kernel, 1)
@@ -695,7 +660,7 @@ def _hint_rows(warp_ptr, src, dst, sidx, st, sc, dt, dc, rthld):  # pragma: no c
     ``st``/``dt`` are the static distance tables by static index (last row: none) and ``sc``/``dc``
     their operand counts (-1: no static data); returns the packed rows and the rows mapped.
     """
-    sd, dd = _dynamic_distances(warp_ptr, src, dst)
+    sd, dd = dynamic_distances(warp_ptr, src, dst)
     n = src.shape[0]
     n_static = st.shape[0] - 1
     out = np.zeros(2 * n, np.int64)
@@ -887,29 +852,35 @@ class Malekeh(Design):
         }
 
     def analytic(self, ctx):
-        """First-order hit rate and its effects (docs/designs.md, "Malekeh", analytic model).
+        """Hit rate from the profile's collector-cache table and its effects (docs/designs.md, "Malekeh",
+        analytic model).
 
-        hit = near_fraction(RTHLD) x near_hit x survival, where survival =
-        exp(-flush x d_near x oversub / (1 + 0.1 STHLD)) is the chance that the warp keeps its CCU for
-        the mean near distance d_near when W warps share C CCUs per group
-        (oversub = max(0, 1 - C / W)), raised by STHLD waiting.
+        hit = near_hit x (keep - p (keep - flushed)): ``keep`` and ``flushed`` are the read hit rates of a
+        warp-private cache table of ``ct_entries`` entries at ``rthld`` (``WorkloadProfile.ct_hits``),
+        kept for the warp's whole run or flushed at each of its deactivation points; p = 1 -
+        exp(-ccu_loss x oversub / (1 + 0.1 STHLD)) is the chance that another warp takes the CCU while
+        the warp waits there, when W warps share C CCUs per group (oversub = max(0, 1 - C / W)), lowered
+        by STHLD waiting.  A profile without the table falls back to near(RTHLD) x near_hit x (1 - p).
         """
         c, sm, grid = ctx.coef, ctx.sm, ctx.grid
         rthld = ctx.value("rthld", DEFAULTS["rthld"])
         sthld = ctx.value("sthld", DEFAULTS["sthld"])
-        hist = profile_reuse_hist(ctx.profile)
-        if hist is None:
-            near = c["near_fraction_default"] + 0 * rthld
-            dnear = np.maximum(rthld / 2.0, 1.0)
-        else:
-            near = near_fraction_from_hist(hist, rthld)
-            dnear = mean_near_distance(hist, rthld)
+        entries = ctx.value("ct_entries", DEFAULTS["ct_entries"])
         G = sm.schedulers_per_sm if sm.sub_core else 1
         ccus = np.maximum(np.asarray(sm_param(sm, grid, "collector_units"), dtype=np.float64) / G, 1.0)
         warps = np.maximum(np.asarray(resident_warps(ctx.profile, sm, grid), dtype=np.float64) / G, 1.0)
         oversub = np.maximum(0.0, 1.0 - ccus / warps)
-        survival = np.exp(-c["flush_per_instr"] * dnear * oversub / (1.0 + 0.1 * sthld))
-        hit = np.clip(near * c["near_hit"] * survival, 0.0, 1.0)
+        lost = 1.0 - np.exp(-c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld))
+        hist = profile_reuse_hist(ctx.profile)
+        if hist is None:
+            near = c["near_fraction_default"] + 0 * rthld
+        else:
+            near = near_fraction_from_hist(hist, rthld)
+        if getattr(ctx.profile, "ct_hits", None) is not None:
+            base = ctx.profile.ct_hit_rate(rthld, entries, lost)
+        else:
+            base = near * (1.0 - lost)
+        hit = np.clip(base * c["near_hit"], 0.0, 1.0)
         timing, timing_m = bank_effects(ctx)
         m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots,
                               **timing))  # fmt: skip
@@ -921,7 +892,7 @@ class Malekeh(Design):
         near_writes = saved * c["write_share"]
         ccu_writes = near_writes + (reads - saved)  # cached results and the fills of misses
         out = served_outside(ctx, m, hit, factor, {"ccu": (reads, ccu_writes)}, drop=("collector",))
-        flushes = ctx.n * c["flush_per_instr"] * oversub + 0 * factor
+        flushes = ctx.n * ctx.profile.deact_per_instr * lost + 0 * factor
         out.update({
             "rf_cache_hit_rate": hit + 0 * factor,
             "ccu_dropped_writes": near_writes * c["dropped_share"] + 0 * factor,

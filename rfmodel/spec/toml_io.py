@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -125,23 +124,11 @@ def dumps_spec(spec: Spec) -> str:
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``
+    (:func:`rfmodel.io.write_text`)."""
+    from rfmodel.io import write_text
+
+    return write_text(path, text)
 
 
 def save_spec(spec: Spec, path: str | os.PathLike) -> Path:

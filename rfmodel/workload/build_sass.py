@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rfmodel.errors import ParseError, RfmodelError, UnknownNameError
+from rfmodel.io import write_text
 
 KERNELS_DIR = Path(__file__).resolve().parent / "kernels"
 SRC_DIR = KERNELS_DIR / "src"
@@ -305,21 +306,6 @@ def parse_res_usage(text: str) -> dict[str, dict[str, int]]:
     }
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 _NV_CONST_RE = re.compile(r"^\.nv\.constant(\d+)\.(.+)$")
 
 
@@ -412,13 +398,13 @@ def _build_one(
     written = []
     for kind, text in texts.items():
         path = sass_path(kernels_dir, arch, kernel.name, kind)
-        _atomic_write_text(path, text)
+        write_text(path, text)
         written.append(path)
     cpath = cbank_path(kernels_dir, arch, kernel.name)
     if banks:
         doc = {"version": 1, "kernel": kernel.symbol, "arch": arch}
         doc["banks"] = {str(b): v.hex() for b, v in sorted(banks.items())}
-        _atomic_write_text(cpath, json.dumps(doc, indent=1) + "\n")
+        write_text(cpath, json.dumps(doc, indent=1) + "\n")
         written.append(cpath)
     elif cpath.exists():
         cpath.unlink()
@@ -492,7 +478,7 @@ def build_sass(
     if kernels_dir.resolve() != KERNELS_DIR.resolve():
         for k in selected:
             dst = kernels_dir / "src" / k.path.name
-            _atomic_write_text(dst, k.path.read_text(encoding="utf-8"))
+            write_text(dst, k.path.read_text(encoding="utf-8"))
             written.append(dst)
 
     tasks = [(k, a) for k in selected for a in archs]
@@ -538,7 +524,7 @@ def build_sass(
             entries[k.name] = old_kernels[k.name]
     manifest = {"version": MANIFEST_VERSION, **versions, "kernels": entries}
     mpath = kernels_dir / MANIFEST_NAME
-    _atomic_write_text(mpath, json.dumps(manifest, indent=2) + "\n")
+    write_text(mpath, json.dumps(manifest, indent=2) + "\n")
     written.append(mpath)
     say(f"wrote {mpath}")
     return written
@@ -631,7 +617,7 @@ def update_docs(doc_path: str | os.PathLike, kernels_dir: str | os.PathLike | No
     new = text[: start + len(_DOC_BEGIN)] + "\n" + manifest_table_markdown(kernels_dir) + text[end:]
     if new == text:
         return False
-    _atomic_write_text(doc_path, new)
+    write_text(doc_path, new)
     return True
 
 
