@@ -5,6 +5,7 @@
     python calib/diagnose.py baseline --coef fit.json # coefficients from another fit
     python calib/diagnose.py rfc --metric bank_stall  # bank-conflict stall cycles instead of IPC
     python calib/diagnose.py baseline --metric bank_stall --workload saxpy  # every row of one workload
+    python calib/diagnose.py malekeh --metric hit     # the register cache's hit rate (model - sim, points)
 
 Reads the sweep's simulations from ``calib/checkpoints/`` (simulating what is missing, as ``calib/run.py``
 does) and the same train/held-out split as the calibration; prints the mean signed error (bias) and the
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str = "ipc") -> list[dict]:
     """One row per simulation of ``design`` in the default sweep: model and simulator values of ``metric``
-    (``ipc`` or ``bank_stall``), split tag."""
+    (``ipc``, ``bank_stall`` or ``hit``), split tag."""
     import numpy as np
 
     from rfmodel.analytic.calibration import load_calibration
@@ -56,6 +57,11 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
                 err = stall_error(mod, s)
                 if err is None:  # the simulator does not measure bank stalls in this run
                     continue
+            elif metric == "hit":
+                if "rf_cache_hit_rate" not in pred or "rf_cache_hit_rate" not in s:
+                    continue
+                sim, mod = s["rf_cache_hit_rate"], float(pred["rf_cache_hit_rate"][i])
+                err = mod - sim
             else:
                 sim, mod = s["ipc"], float(pred["ipc"][i])
                 err = mod / sim - 1.0 if sim > 0 else np.nan
@@ -87,19 +93,23 @@ def main(argv=None) -> int:
     ap.add_argument("--worst", type=int, default=0, help="also list this many largest errors")
     ap.add_argument("--checkpoints", default=str(ROOT / "calib" / "checkpoints"))
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--metric", choices=("ipc", "bank_stall"), default="ipc")
+    ap.add_argument("--metric", choices=("ipc", "bank_stall", "hit"), default="ipc")
     ap.add_argument("--workload", help="also list every row (training and held out) of this workload")
     a = ap.parse_args(argv)
     entry = json.loads(Path(a.coef).read_text()) if a.coef else None
     rows = rows_of(a.design, entry, a.checkpoints, a.workers, a.metric)
     held = [x for x in rows if x["split"] != "train"]
     train = [x for x in rows if x["split"] == "train"]
-    label = "IPC" if a.metric == "ipc" else "bank-stall"
+    if not rows:
+        print(f"{a.design}: no rows with {a.metric} in the sweep", file=sys.stderr)
+        return 2
+    label = {"ipc": "IPC", "bank_stall": "bank-stall", "hit": "RF-cache hit"}[a.metric]
+    kind, unit = ("abs. error", " points") if a.metric == "hit" else ("abs. rel. error", " %")
     mape = {k: 100 * np.nanmean([abs(x["err"]) for x in v]) for k, v in (("held", held), ("train", train))}
     med = {k: 100 * np.nanmedian([abs(x["err"]) for x in v]) for k, v in (("held", held), ("train", train))}
-    print(f"{a.design}: held-out {label} mean abs. rel. error {mape['held']:.1f} % "
-          f"(median {med['held']:.1f} %, {len(held)} points), "
-          f"training {mape['train']:.1f} % (median {med['train']:.1f} %, {len(train)})")  # fmt: skip
+    print(f"{a.design}: held-out {label} mean {kind} {mape['held']:.1f}{unit} "
+          f"(median {med['held']:.1f}{unit}, {len(held)} points), "
+          f"training {mape['train']:.1f}{unit} (median {med['train']:.1f}{unit}, {len(train)})")  # fmt: skip
     print("held out, by GPU and workload:   n   bias   MAPE")
     for k, n, b, m in summarize(held, lambda x: (x["gpu"], x["workload"])):
         print(f"  {k[0]:14s} {k[1]:30s} {n:3d} {100 * b:+6.1f} {100 * m:6.1f}")
