@@ -211,7 +211,10 @@ def test_analytic_reads_calibrated_coefficients():
     assert "softmin_q" in d.calibration_params  # the interval model the terms scale is fitted too
     grid = {"rthld": np.array([1.0, 2.0, 8.0, 32.0])}
     ref = run_analytic(d, prof, sm, grid)
-    assert np.all(np.diff(ref["rf_cache_hit_rate"]) >= 0)  # more values count as near
+    # more values count as near and are kept: hits rise up to the table's size; beyond, protecting more
+    # near values can evict others (the table is simulated, not a monotone formula), so it stays level
+    rise = np.diff(ref["rf_cache_hit_rate"])
+    assert np.all(rise[:2] > 0) and abs(rise[2]) < 0.01
     low = run_analytic(d, prof, sm, {**grid, "calib.near_hit": 0.4})
     assert np.all(low["rf_cache_hit_rate"] < ref["rf_cache_hit_rate"])
     base = run_analytic(get_design("baseline"), prof, sm, {})
@@ -223,12 +226,12 @@ def test_analytic_reads_calibrated_coefficients():
     assert np.allclose(ref["rf_bank_reads"] + ref["rf_reads_saved"], ref["rf_reads"])
 
 
-def _ct_keep(warps, lat: float, entries: int, rthld: int = 8, flush: float = 0.0) -> float:
+def _ct_keep(warps, lat: float, entries: int, rthld: int = 8, loss: float = 0.0) -> float:
     from rfmodel.analytic.profile import profile_trace
     from rfmodel.workload.ir import N_OPCLASSES
 
     prof = profile_trace(trace_from_warps(warps), np.full(N_OPCLASSES, float(lat)))
-    return float(prof.ct_hit_rate(rthld, entries, flush))
+    return float(prof.ct_hit_rate(rthld, entries, loss))
 
 
 def test_profile_ct_table_sees_results_at_write_back():
@@ -244,13 +247,16 @@ def test_profile_ct_table_sees_results_at_write_back():
     assert _ct_keep(warps, 10.0, 8, rthld=2) == pytest.approx(0.0)
 
 
-def test_profile_ct_table_flushed_at_a_barrier():
-    # the near result R1 is read after a barrier: kept, it hits (1 of 2 reads); flushed at the barrier (a
-    # deactivation point, the CCU given to another warp), it misses
-    warps = [[("IADD3", [1], [2]), ("BAR", [], []), ("IADD3", [3], [1])]]
-    assert _ct_keep(warps, 1.0, 8, flush=0.0) == pytest.approx(0.5)
-    assert _ct_keep(warps, 1.0, 8, flush=1.0) == pytest.approx(0.0)
-    assert _ct_keep(warps, 1.0, 8, flush=0.5) == pytest.approx(0.25)
+def test_profile_ct_table_hits_survive_the_warps_stalls():
+    # R1 (latency 10) is read by the next instruction, which waits 9 cycles for it: R1 lands at the end of
+    # the stall, so its hit is safe.  R2, filled by the first read, is read again after the stall: its hit
+    # survives with exp(-9 loss).  3 reads: (1 + exp(-9 loss)) / 3 (0.1 is a tabulated loss rate).
+    warps = [[("IADD3", [1], [2]), ("IADD3", [3], [1]), ("IADD3", [4], [2])]]
+    assert _ct_keep(warps, 10.0, 8, loss=0.0) == pytest.approx(2 / 3)
+    assert _ct_keep(warps, 10.0, 8, loss=0.1) == pytest.approx((1 + np.exp(-0.9)) / 3)
+    assert _ct_keep(warps, 10.0, 8, loss=1.0) == pytest.approx((1 + np.exp(-9.0)) / 3)
+    # without a stall nothing is lost
+    assert _ct_keep(warps, 1.0, 8, loss=1.0) == pytest.approx(2 / 3)
 
 
 @pytest.mark.parametrize("workload", ["sgemm_tiled", "fft_radix8", "gemm_micro8x8"])

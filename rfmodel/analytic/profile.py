@@ -60,14 +60,16 @@ Added for the register-cache designs (``rfmodel/designs/rfc.py``, ``rfmodel/desi
 * ``rc_hits[policy, f, e]``: the same caches simulated exactly, every partition size
   ``e = 1..RC_EMAX`` (FIFO, LRU; kept or flushed at deactivation points): the fraction of source
   reads that hit;
-* ``ct_hits[f, r, e]``: read hits of a warp-private collector cache table (Malekeh) of
+* ``ct_hits[r, e, k]``: read hits of a warp-private collector cache table (Malekeh) of
   ``CT_ENTRIES[e]`` entries whose near/far hints come from the trace's own reuse distances at
   ``RTHLD = CT_RTHLD[r]`` (:func:`rfmodel.compiler.reuse_hint.dynamic_distances`): every source
   read allocates at issue, a near result is written in at write-back, a far one invalidates the
   register's entry; victims are an invalid entry, else a far entry not read by the same instruction
-  at random (a seeded generator), else the least recently used such entry (:func:`_ct_pass`);
-  ``f = 1`` flushes the table at the warp's deactivation points (another warp took its collector).
-  Taken over the trace's first warps up to ``CT_MAX_INSTRS`` instructions;
+  at random (a seeded generator), else the least recently used such entry (:func:`_ct_pass`).  A hit
+  counts ``exp(-CT_LOSS[k] G)``, ``G`` the cycles the warp stalled since the entry was filled or
+  written: the chance that the table was not taken from the warp meanwhile when each stalled cycle
+  loses it at rate ``CT_LOSS[k]`` (``k = 0``: the warp keeps its table).  Taken over the trace's
+  first warps up to ``CT_MAX_INSTRS`` instructions;
 * ``iv_len[s, n]``, ``iv_ws[s, n]``, ``iv_live[s, n]``, ``iv_maxload[s, n, b]``,
   ``iv_even[s, n, b]``: register-interval statistics for a working-set limit
   ``IV_N[n]`` registers, formed greedily on each warp's dynamic stream (``s = 0``: intervals
@@ -113,6 +115,8 @@ IV_BANKS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256], dtype=np.int64)
 #: RTHLD values and cache-table sizes of the collector-cache table ``ct_hits`` (Malekeh)
 CT_RTHLD = np.array([0, 2, 4, 8, 16, 32, 64], dtype=np.int64)
 CT_ENTRIES = np.array([1, 2, 4, 8, 16, 32], dtype=np.int64)
+#: loss rates per stalled cycle of the collector-cache table ``ct_hits``
+CT_LOSS = np.array([0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
 #: instructions of whole warps, in trace order, over which ``ct_hits`` is taken (bounds its cost)
 CT_MAX_INSTRS = 20_000
 #: resident CTAs scheduled together in ``sched_cpi`` (levels; a level above the trace's CTAs is skipped)
@@ -160,7 +164,7 @@ class WorkloadProfile:
     load_lines_per_instr: float | None = None  # L1D lines of loads and atomics (stores excluded)
     deact_per_instr: float = 0.0  # deactivation points (barriers, first consumers of long loads) per instr
     rc_lru_hist: np.ndarray | None = None  # float64 [2, RC_DMAX + 2]
-    ct_hits: np.ndarray | None = None  # float64 [2 flush, len(CT_RTHLD), len(CT_ENTRIES)]: read hit fraction
+    ct_hits: np.ndarray | None = None  # float64 [len(CT_RTHLD), len(CT_ENTRIES), len(CT_LOSS)]: hit fraction
     iv_len: np.ndarray | None = None  # float64 [2, len(IV_N)]
     iv_ws: np.ndarray | None = None  # float64 [2, len(IV_N)]
     iv_live: np.ndarray | None = None  # float64 [2, len(IV_N)]
@@ -279,29 +283,34 @@ class WorkloadProfile:
             return np.where(np.asarray(entries) <= RC_EMAX, exact, approx)
         return approx
 
-    def ct_hit_rate(self, rthld, entries, flush=0.0) -> np.ndarray:
+    def ct_hit_rate(self, rthld, entries, loss=0.0) -> np.ndarray:
         """Read hit rate of a warp-private collector cache table of ``entries`` entries with near/far hints
-        at ``rthld`` (``ct_hits``; linear in RTHLD and in ``log2`` of the entries between tabulated values,
-        clamped at the ends); ``flush``: weight of the table flushed at every deactivation point.
-        Vectorized."""
+        at ``rthld`` that the warp loses at rate ``loss`` per stalled cycle (``ct_hits``; linear in RTHLD,
+        in ``log2`` of the entries and in ``log(1 + loss / 0.001)`` between tabulated values, clamped at
+        the ends).  Vectorized."""
         t = np.asarray(self.ct_hits, dtype=np.float64)
-        r = np.clip(np.asarray(rthld, dtype=np.float64), CT_RTHLD[0], CT_RTHLD[-1])
-        le = np.clip(np.log2(np.maximum(np.asarray(entries, dtype=np.float64), 1.0)), 0.0,
-                     np.log2(CT_ENTRIES[-1]))  # fmt: skip
-        f = np.clip(np.asarray(flush, dtype=np.float64), 0.0, 1.0)
-        r, le, f = np.broadcast_arrays(r, le, f)
-        xr = CT_RTHLD.astype(np.float64)
-        xe = np.log2(CT_ENTRIES.astype(np.float64))
-        i = np.clip(np.searchsorted(xr, r, side="right") - 1, 0, len(xr) - 2)
-        j = np.clip(np.searchsorted(xe, le, side="right") - 1, 0, len(xe) - 2)
-        fi = np.clip((r - xr[i]) / (xr[i + 1] - xr[i]), 0.0, 1.0)
-        fj = np.clip((le - xe[j]) / (xe[j + 1] - xe[j]), 0.0, 1.0)
-
-        def at(k):
-            return (t[k, i, j] * (1 - fi) * (1 - fj) + t[k, i + 1, j] * fi * (1 - fj)
-                    + t[k, i, j + 1] * (1 - fi) * fj + t[k, i + 1, j + 1] * fi * fj)  # fmt: skip
-
-        return (1.0 - f) * at(0) + f * at(1)
+        xs = (CT_RTHLD.astype(np.float64), np.log2(CT_ENTRIES.astype(np.float64)), np.log1p(CT_LOSS / 1e-3))
+        vals = np.broadcast_arrays(
+            np.asarray(rthld, dtype=np.float64),
+            np.log2(np.maximum(np.asarray(entries, dtype=np.float64), 1.0)),
+            np.log1p(np.maximum(np.asarray(loss, dtype=np.float64), 0.0) / 1e-3),
+        )
+        idx, frac = [], []
+        for x, v in zip(xs, vals, strict=True):
+            v = np.clip(v, x[0], x[-1])
+            i = np.clip(np.searchsorted(x, v, side="right") - 1, 0, len(x) - 2)
+            idx.append(i)
+            frac.append(np.clip((v - x[i]) / (x[i + 1] - x[i]), 0.0, 1.0))
+        out = np.zeros(vals[0].shape)
+        for corner in range(8):  # trilinear
+            w = np.ones(vals[0].shape)
+            pos = []
+            for d in range(3):
+                up = (corner >> d) & 1
+                w = w * (frac[d] if up else 1.0 - frac[d])
+                pos.append(idx[d] + up)
+            out = out + w * t[pos[0], pos[1], pos[2]]
+        return out
 
     def interval_stats(self, n_regs, banks, strands=False) -> dict:
         """Register-interval statistics at working-set limit ``n_regs`` over ``banks`` banks.
@@ -1198,62 +1207,64 @@ def _rc_empty(fl, emax, ring, head, cnt, inset, stk, slen, depth):
 
 
 @njit(cache=True, parallel=True)
-def _ct_table(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthlds, sizes):
-    """Read hits ``[flush, rthld, entries]`` of :func:`_ct_pass` (counts; the passes run in parallel)."""
+def _ct_table(warp_ptr, op, dst, src, sd, dd, lat, rthlds, sizes, losses):
+    """Read hits ``[rthld, entries, loss]`` of :func:`_ct_pass` (sums; the passes run in parallel)."""
     nr = rthlds.shape[0]
     ns = sizes.shape[0]
-    out = np.zeros((2, nr, ns), dtype=np.float64)
-    for x in prange(2 * nr * ns):
-        f = x // (nr * ns)
-        r = (x // ns) % nr
-        e = x % ns
-        out[f, r, e] = _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthlds[r], sizes[e],
-                                f)  # fmt: skip
+    out = np.zeros((nr, ns, losses.shape[0]), dtype=np.float64)
+    for x in prange(nr * ns):
+        out[x // ns, x % ns] = _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthlds[x // ns], sizes[x % ns],
+                                        losses)  # fmt: skip
     return out
 
 
 @njit(cache=True)
-def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthld, entries, flush):
+def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthld, entries, losses):
     """Source reads that hit one warp-private collector cache table of ``entries`` entries, every warp in
-    program order (the module docstring's ``ct_hits``; a hint is near when ``1 <= distance <= rthld``,
-    ``flush``: the table empties at each deactivation point).
+    program order (the module docstring's ``ct_hits``; a hint is near when ``1 <= distance <= rthld``),
+    each hit weighted ``exp(-losses[k] G)`` for every ``k``.
 
     A source is looked up when its instruction issues, a result when it is written back: the warp's
     instructions issue as they would alone (one a cycle, each when its sources' producers have written
     back, ``lat[class]`` cycles after they issued), and a result enters the table once the warp's clock
-    passes its write-back, so the reads issued in between see the table without it.  Result slots past
-    the fourth are not cached (the simulator's CCU write path takes four)."""
+    passes its write-back, so the reads issued in between see the table without it.  ``G``: the warp's
+    stalled cycles (beyond one a cycle) since the entry was filled or written; a result that lands at the
+    end of a stall does not count that stall.  Result slots past the fourth are not cached (the
+    simulator's CCU write path takes four)."""
+    nk = losses.shape[0]
     tag = np.full(entries, -1, dtype=np.int64)
     near = np.zeros(entries, dtype=np.bool_)
     stamp = np.zeros(entries, dtype=np.int64)
+    born = np.zeros(entries, dtype=np.float64)  # the warp's stalled cycles when the entry was filled
     locked = np.full(entries, -1, dtype=np.int64)  # row that read the entry (a victim must not be one)
     where = np.full(256, -1, dtype=np.int64)
-    pend = np.zeros(256, dtype=np.bool_)
     ready = np.zeros(256, dtype=np.float64)
     cap = 1024
     q_t = np.zeros(cap, dtype=np.float64)  # results on their way: write-back time, register, near
     q_r = np.zeros(cap, dtype=np.int64)
     q_n = np.zeros(cap, dtype=np.bool_)
     rng = np.ones(1, dtype=np.int64)
-    hits = 0
+    hits = np.zeros(nk, dtype=np.float64)
     for w in range(warp_ptr.shape[0] - 1):
         for k in range(entries):
             if tag[k] >= 0:
                 where[tag[k]] = -1
             tag[k] = -1
             locked[k] = -1
-        pend[:] = False
         ready[:] = 0.0
         nq = 0
         t_min = 1e300  # the queue's earliest write-back
         clock = 0
         t = -1.0
+        stalled = 0.0
         for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            t_prev = t
             t += 1.0
             for j in range(src.shape[1]):
                 r = src[i, j]
                 if r != NONE and ready[r] > t:
                     t = ready[r]
+            stalled += t - t_prev - 1.0
             # results written back by now, in write-back order (a full queue lands its earliest)
             while nq > 0 and (t_min <= t or nq >= cap - 8):
                 m = 0
@@ -1261,19 +1272,15 @@ def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthld, entr
                     if q_t[k] < q_t[m]:
                         m = k
                 clock += 1
-                _ct_result(tag, near, stamp, locked, where, q_r[m], q_n[m], clock, rng)
+                e = _ct_result(tag, near, stamp, locked, where, q_r[m], q_n[m], clock, rng)
+                if e >= 0:
+                    born[e] = stalled
                 nq -= 1
                 q_t[m], q_r[m], q_n[m] = q_t[nq], q_r[nq], q_n[nq]
                 t_min = 1e300
                 for k in range(nq):
                     if q_t[k] < t_min:
                         t_min = q_t[k]
-            if flush and _deactivates(op, src, pend, i, barrier_op):
-                pend[:] = False
-                for k in range(entries):
-                    if tag[k] >= 0:
-                        where[tag[k]] = -1
-                    tag[k] = -1
             for j in range(src.shape[1]):
                 r = src[i, j]
                 if r == NONE:
@@ -1281,7 +1288,9 @@ def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthld, entr
                 clock += 1
                 e = where[r]
                 if e >= 0:
-                    hits += 1
+                    g = stalled - born[e]
+                    for k in range(nk):
+                        hits[k] += np.exp(-losses[k] * g)
                 else:
                     e = _ct_victim(tag, near, stamp, locked, i, rng)
                     if e < 0:
@@ -1290,6 +1299,7 @@ def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthld, entr
                         where[tag[e]] = -1
                     tag[e] = r
                     where[r] = e
+                    born[e] = stalled
                 near[e] = sd[i, j] >= 1 and sd[i, j] <= rthld
                 locked[e] = i
                 stamp[e] = clock
@@ -1297,7 +1307,6 @@ def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthld, entr
                 r = dst[i, j]
                 if r == NONE:
                     continue
-                pend[r] = is_ll[op[i]]
                 ready[r] = t + lat[op[i]]
                 if j >= 4:
                     continue
@@ -1312,14 +1321,14 @@ def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, is_ll, barrier_op, rthld, entr
 
 @njit(cache=True, inline="always")
 def _ct_result(tag, near, stamp, locked, where, r, is_near, clock, rng):
-    """A result written back into the table: a near one is cached, a far one invalidates the register's
-    entry (the cached old value is stale)."""
+    """A result written back into the table: a near one is cached (its entry returned), a far one
+    invalidates the register's entry (the cached old value is stale; -1 returned)."""
     e = where[r]
     if not is_near:
         if e >= 0:
             tag[e] = -1
             where[r] = -1
-        return
+        return -1
     if e < 0:
         e = _ct_victim(tag, near, stamp, locked, -2, rng)
         if tag[e] >= 0:
@@ -1328,6 +1337,7 @@ def _ct_result(tag, near, stamp, locked, where, r, is_near, clock, rng):
         where[r] = e
     near[e] = True
     stamp[e] = clock
+    return e
 
 
 @njit(cache=True, inline="always")
@@ -1805,8 +1815,8 @@ def profile_trace(
     wp_ct = wp[: n_ct + 1]
     rows = slice(0, int(wp_ct[-1]))
     sd, dd = dynamic_distances(wp_ct, trace.src[rows], trace.dst[rows])
-    ct_hits = _ct_table(wp_ct, trace.op[rows], trace.dst[rows], trace.src[rows], sd, dd, lat, is_ll,
-                        int(OpClass.BARRIER), CT_RTHLD, CT_ENTRIES)  # fmt: skip
+    ct_hits = _ct_table(wp_ct, trace.op[rows], trace.dst[rows], trace.src[rows], sd, dd, lat, CT_RTHLD,
+                        CT_ENTRIES, CT_LOSS)  # fmt: skip
     ct_hits /= max(float((trace.src[rows] != NONE).sum()), 1.0)
     iv = _interval_tables(
         wp, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N, IV_BANKS, is_ll

@@ -95,7 +95,7 @@ DEFAULTS = MalekehParams().to_dict()
 #: Malekeh's own free coefficients (default, lower, upper)
 MALEKEH_CALIBRATION = {
     "near_hit": (1.0, 0.5, 1.5),  # the simulator's hits over the profile's warp-private cache table's
-    "ccu_loss": (1.0, 0.0, 20.0),  # CCU loss at a deactivation point per unit of CCU over-subscription
+    "ccu_loss": (0.05, 0.0, 2.0),  # CCU loss rate per stalled cycle per unit of CCU over-subscription
     "write_share": (0.5, 0.0, 1.0),  # share of hits that were cached writes (for the CCU write events)
     "dropped_share": (0.05, 0.0, 0.5),  # share of near results dropped at the CCU's one write port
     "ipc_gain_per_saved_read": (0.08, 0.0, 0.5),  # relative IPC gain per bank read saved per instruction
@@ -855,12 +855,12 @@ class Malekeh(Design):
         """Hit rate from the profile's collector-cache table and its effects (docs/designs.md, "Malekeh",
         analytic model).
 
-        hit = near_hit x (keep - p (keep - flushed)): ``keep`` and ``flushed`` are the read hit rates of a
-        warp-private cache table of ``ct_entries`` entries at ``rthld`` (``WorkloadProfile.ct_hits``),
-        kept for the warp's whole run or flushed at each of its deactivation points; p = 1 -
-        exp(-ccu_loss x oversub / (1 + 0.1 STHLD)) is the chance that another warp takes the CCU while
-        the warp waits there, when W warps share C CCUs per group (oversub = max(0, 1 - C / W)), lowered
-        by STHLD waiting.  A profile without the table falls back to near(RTHLD) x near_hit x (1 - p).
+        hit = near_hit x ct(RTHLD, ct_entries, loss): the read hit rate of a warp-private cache table
+        (``WorkloadProfile.ct_hits``) whose hits survive the warp's stalls since the entry was filled at
+        ``exp(-loss x stalled cycles)``, loss = ccu_loss x oversub / (1 + 0.1 STHLD): while the warp
+        waits, warps without a CCU take its table, the more so the more warps share C CCUs per group
+        (oversub = max(0, 1 - C / W)), the less so with STHLD waiting.  A profile without the table falls
+        back to near(RTHLD) x near_hit.
         """
         c, sm, grid = ctx.coef, ctx.sm, ctx.grid
         rthld = ctx.value("rthld", DEFAULTS["rthld"])
@@ -870,16 +870,16 @@ class Malekeh(Design):
         ccus = np.maximum(np.asarray(sm_param(sm, grid, "collector_units"), dtype=np.float64) / G, 1.0)
         warps = np.maximum(np.asarray(resident_warps(ctx.profile, sm, grid), dtype=np.float64) / G, 1.0)
         oversub = np.maximum(0.0, 1.0 - ccus / warps)
-        lost = 1.0 - np.exp(-c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld))
+        loss = c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld)
         hist = profile_reuse_hist(ctx.profile)
         if hist is None:
             near = c["near_fraction_default"] + 0 * rthld
         else:
             near = near_fraction_from_hist(hist, rthld)
         if getattr(ctx.profile, "ct_hits", None) is not None:
-            base = ctx.profile.ct_hit_rate(rthld, entries, lost)
+            base = ctx.profile.ct_hit_rate(rthld, entries, loss)
         else:
-            base = near * (1.0 - lost)
+            base = near + 0 * loss
         hit = np.clip(base * c["near_hit"], 0.0, 1.0)
         timing, timing_m = bank_effects(ctx)
         m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots,
@@ -892,7 +892,10 @@ class Malekeh(Design):
         near_writes = saved * c["write_share"]
         ccu_writes = near_writes + (reads - saved)  # cached results and the fills of misses
         out = served_outside(ctx, m, hit, factor, {"ccu": (reads, ccu_writes)}, drop=("collector",))
-        flushes = ctx.n * ctx.profile.deact_per_instr * lost + 0 * factor
+        # a table taken while its warp stalls: per instruction, the chance over its mean stall (the
+        # single-warp cycles per instruction beyond one)
+        stall = max(float(np.ravel(ctx.profile.chain)[0]) - 1.0, 0.0)
+        flushes = ctx.n * (1.0 - np.exp(-loss * stall)) + 0 * factor
         out.update({
             "rf_cache_hit_rate": hit + 0 * factor,
             "ccu_dropped_writes": near_writes * c["dropped_share"] + 0 * factor,
