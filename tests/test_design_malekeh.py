@@ -282,10 +282,10 @@ def test_analytic_hit_follows_the_cache_table_size():
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
     sm = resolve_gpu("fermi-gtx480")
-    prof = workload_profile("sgemm_tiled", sm)
+    prof = workload_profile("saxpy", sm)  # the profile the test above builds (cached)
     out = run_analytic(get_design("malekeh"), prof, sm, {"ct_entries": np.array([2.0, 4.0, 8.0, 16.0])})
     hit = np.ravel(out["rf_cache_hit_rate"])
-    assert np.all(np.diff(hit) > 0)
+    assert np.all(np.diff(hit) > 0)  # saxpy: 0.392, 0.498, 0.548, 0.549
 
 
 # ------------------------------------------------------------------------------------ slow main RF
