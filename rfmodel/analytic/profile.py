@@ -129,6 +129,14 @@ _PARALLEL_LOCK = threading.Lock()
 SCHED_MAX_INSTRS = 30_000
 
 
+def _grid_pos(x: np.ndarray, v) -> tuple[np.ndarray, np.ndarray]:
+    """Lower index ``i`` into the increasing grid ``x`` and the fraction ``f`` of the way to ``x[i + 1]`` of
+    each value ``v`` (clamped to the grid's ends): the weights of linear interpolation."""
+    v = np.clip(v, x[0], x[-1])
+    i = np.clip(np.searchsorted(x, v, side="right") - 1, 0, len(x) - 2)
+    return i, np.clip((v - x[i]) / (x[i + 1] - x[i]), 0.0, 1.0)
+
+
 @dataclass(frozen=True)
 class WorkloadProfile:
     name: str
@@ -295,12 +303,7 @@ class WorkloadProfile:
             np.log2(np.maximum(np.asarray(entries, dtype=np.float64), 1.0)),
             np.log1p(np.maximum(np.asarray(loss, dtype=np.float64), 0.0) / 1e-3),
         )
-        idx, frac = [], []
-        for x, v in zip(xs, vals, strict=True):
-            v = np.clip(v, x[0], x[-1])
-            i = np.clip(np.searchsorted(x, v, side="right") - 1, 0, len(x) - 2)
-            idx.append(i)
-            frac.append(np.clip((v - x[i]) / (x[i + 1] - x[i]), 0.0, 1.0))
+        idx, frac = zip(*(_grid_pos(x, v) for x, v in zip(xs, vals, strict=True)), strict=True)
         out = np.zeros(vals[0].shape)
         for corner in range(8):  # trilinear
             w = np.ones(vals[0].shape)
@@ -319,17 +322,10 @@ class WorkloadProfile:
         Returns ``length``, ``ws``, ``live``, ``maxload`` and ``even`` arrays.
         """
         s = 1 if strands else 0
-        n = np.clip(np.asarray(n_regs, dtype=np.float64), IV_N[0], IV_N[-1])
-        lb = np.clip(
-            np.log2(np.maximum(np.asarray(banks, dtype=np.float64), 1.0)), 0.0, np.log2(IV_BANKS[-1])
-        )
-        n, lb = np.broadcast_arrays(n, lb)
-        xn = IV_N.astype(np.float64)
-        xb = np.log2(IV_BANKS.astype(np.float64))
-        i = np.clip(np.searchsorted(xn, n, side="right") - 1, 0, len(xn) - 2)
-        j = np.clip(np.searchsorted(xb, lb, side="right") - 1, 0, len(xb) - 2)
-        fi = np.clip((n - xn[i]) / (xn[i + 1] - xn[i]), 0.0, 1.0)
-        fj = np.clip((lb - xb[j]) / (xb[j + 1] - xb[j]), 0.0, 1.0)
+        lb = np.log2(np.maximum(np.asarray(banks, dtype=np.float64), 1.0))
+        n, lb = np.broadcast_arrays(np.asarray(n_regs, dtype=np.float64), lb)
+        i, fi = _grid_pos(IV_N.astype(np.float64), n)
+        j, fj = _grid_pos(np.log2(IV_BANKS.astype(np.float64)), lb)
 
         def one(t):
             return t[s, i] * (1 - fi) + t[s, i + 1] * fi
