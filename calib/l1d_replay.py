@@ -69,8 +69,9 @@ def replay(lines, l1_sets, l1_ways, l2_sets, l2_ways):
 
 
 def main(argv=None) -> int:
-    from rfmodel.analytic.engine import stream_parameters
+    from rfmodel.analytic.engine import memory_pipeline
     from rfmodel.analytic.profile import l1d_stream
+    from rfmodel.analytic.stream import issue_rank
     from rfmodel.designs.base import get_design
     from rfmodel.evaluate import _simulation_input, resolve_gpu
     from rfmodel.sim.engine import SimOptions, simulate_trace
@@ -101,8 +102,7 @@ def main(argv=None) -> int:
         n = int(r.setup.ints[N_REC])
         pairs = r.setup.ints[REC: REC + 2 * n].reshape(-1, 2)
         rep = replay(pairs[:, 0], l1_sets, sm.l1d.assoc, l2_sets, opts.l2_assoc)
-        order = stream_parameters(tr, sm)
-        lines, _rows, _loads = l1d_stream(tr, order["resident_ctas"], order["age_skew"])
+        lines, _rows, _loads = l1d_stream(tr, issue_rank(tr, memory_pipeline(tr, sm)))
         prof = replay(lines, l1_sets, sm.l1d.assoc, l2_sets, opts.l2_assoc)
         print(w.ljust(14) + " / ".join(f"{x:.3f}" for x in (sim[0], rep[0], prof[0])).rjust(34)
               + " / ".join(f"{x:.3f}" for x in (sim[1], rep[1], prof[1])).rjust(38))  # fmt: skip

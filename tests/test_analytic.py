@@ -440,21 +440,18 @@ def _warps_with_lines(per_warp):
     return trace_from_warps([[load(k, ln) for k, ln in enumerate(lines)] for lines in per_warp])
 
 
-def test_stream_order_runs_ctas_in_waves_and_skews_older_warps():
+def test_stream_order_is_round_robin_or_follows_the_issue_rank():
     from rfmodel.analytic.profile import stream_order
 
     t = _warps_with_lines([[1, 2], [3, 4], [5, 6]])  # three one-warp CTAs
     instr = np.arange(t.n_instrs)
     lines = t.mem_line // 128
 
-    def seq(**kw):
-        return lines[stream_order(t, instr, **kw)].tolist()
+    def seq(rank=None):
+        return lines[stream_order(t, instr, rank)].tolist()
 
     assert seq() == [1, 3, 5, 2, 4, 6]  # round-robin: every warp's first load, then the second
-    assert seq(resident_ctas=2) == [1, 3, 2, 4, 5, 6]  # the third CTA runs after the first two
-    # the older warp of a wave runs 2 instructions ahead of the younger
-    assert seq(resident_ctas=2, age_skew=2) == [1, 2, 3, 4, 5, 6]
-    assert seq(resident_ctas=3, age_skew=1) == [1, 2, 3, 4, 5, 6]
+    assert seq(np.array([0, 1, 4, 5, 2, 3])) == [1, 2, 5, 6, 3, 4]  # in issue order
 
 
 def test_loads_hit_rate_leaves_out_the_stores():

@@ -15,8 +15,9 @@ from dataclasses import replace
 import numpy as np
 
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
-from rfmodel.analytic.model import L2_ASSOC, AnalyticContext, resident_warps
+from rfmodel.analytic.model import L2_ASSOC, AnalyticContext, l2_sets, resident_warps
 from rfmodel.analytic.profile import WorkloadProfile, profile_trace
+from rfmodel.analytic.stream import issue_rank
 from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.results import assemble
 from rfmodel.spec import SMSpec
@@ -110,21 +111,36 @@ def _file_digest(name: str) -> str | None:
         return None
 
 
-#: instructions per age rank by which a greedy-then-oldest scheduler's warps draw apart in the L1D's
-#: access stream (:func:`rfmodel.analytic.profile.stream_order`; measured, docs/models.md)
-GTO_AGE_SKEW = 8.0
-
-
-def stream_parameters(trace, sm: SMSpec) -> dict:
-    """``resident_ctas`` and ``age_skew`` of the L1D access stream of ``trace`` on ``sm``: the CTAs the SM
-    holds at once by the occupancy rules (the waves in which the share's CTAs run) and the scheduler's
-    skew (:data:`GTO_AGE_SKEW` for ``gto``, none for the fair schedulers)."""
+def memory_pipeline(trace, sm: SMSpec) -> dict:
+    """The SM as the schedule of the L1D's access order sees it (:func:`rfmodel.analytic.stream.issue_rank`):
+    the CTAs of ``trace`` it holds at once (occupancy rules), its issue resources
+    (:func:`issue_resources`), the execution latencies, the L1D and L2 slice as the simulator builds
+    them (whole sets), the MSHRs, DRAM's cycles per line, and the memory pipeline's places: per scheduler
+    its issue buffer, its dispatch register and its share of the collector units that take memory
+    instructions, for the SM the sum."""
     wpc = max(1, -(-int(trace.threads_per_cta) // sm.threads_per_warp))
     warps = resident_warps(trace, sm, {})  # the trace carries the occupancy inputs a profile does
-    ctas = int(warps) // wpc
+    S = sm.schedulers_per_sm
+    mem_coll = sm.collectors.mem + sm.collectors.gen
+    line = sm.l1d.line_bytes
     return {
-        "resident_ctas": ctas if ctas > 0 else None,
-        "age_skew": GTO_AGE_SKEW if sm.scheduler == "gto" else 0.0,
+        **issue_resources(sm),
+        "resident_ctas": int(warps) // wpc,
+        "gto": sm.scheduler == "gto",
+        "latency": exec_latencies(sm).tolist(),
+        "l1_sets": sm.l1d.sets if sm.l1d.size_bytes else 0,
+        "l1_ways": sm.l1d.assoc,
+        "l1_hit_latency": sm.l1d.hit_latency_cycles,
+        "l1_bypass": bool(sm.l1d.bypass_global),
+        "l2_sets": l2_sets(sm),
+        "l2_ways": L2_ASSOC,
+        "l2_hit_latency": sm.l2_hit_latency_cycles,
+        "dram_latency": sm.dram_latency_cycles,
+        "line_cycles": line / sm.mem_bw_bytes_per_cycle,
+        "mshr": sm.l1d.mshr_entries,
+        "queue_sched": 2 + -(-mem_coll // S),
+        "queue_sm": 2 * S + mem_coll,
+        "pipe": 3.0,
     }
 
 
@@ -166,10 +182,9 @@ def workload_profile(
         workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
-    # the SM's L1D and L2 slice, simulated on the line stream as the simulator indexes them
-    l2_lines = max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1)
-    caches = [(lines, sm.l1d.assoc), (l2_lines, L2_ASSOC)]
-    order = stream_parameters(wl.trace, sm)
+    # the SM's L1D and L2 slice, simulated on the line stream as the simulator builds and indexes them
+    caches = [(lines, sm.l1d.assoc), (max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
+    order = {"rank": issue_rank(wl.trace, memory_pipeline(wl.trace, sm))}
     # two passes: the first gives the hit rate that sets the expected load latency
     first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True, caches=caches[:1],
                           **order)  # fmt: skip

@@ -77,6 +77,13 @@ GRID_FIELDS = (
 )
 #: ways of the simulator's L2 slice (docs/simulator.md, "Memory")
 L2_ASSOC = 16
+
+
+def l2_sets(sm) -> int:
+    """Sets of the SM's L2 slice as the simulator builds it (whole sets of :data:`L2_ASSOC` ways)."""
+    return sm.l2_size_bytes // max(sm.num_sms, 1) // (L2_ASSOC * sm.l1d.line_bytes)
+
+
 #: cycles of one baseline bank access and of one warp register through a main-RF network (full width,
 #: 4x narrower); the simulator's values (``rfmodel.designs.mainrf``)
 BANK_CYCLES = 1
@@ -211,7 +218,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         bank_write_cycles=bank_write_cycles,
         write_hold=write_hold,
         write_defer=write_defer,
-        l2_lines=max(sm.l2_size_bytes // max(sm.num_sms, 1) // sm.l1d.line_bytes, 1),
+        l2_lines=max(l2_sets(sm), 1) * L2_ASSOC,
         l2_hit_latency=sm.l2_hit_latency_cycles,
         l1d_assoc=sm.l1d.assoc if l1d_assoc is None else l1d_assoc,
         l2_assoc=L2_ASSOC,

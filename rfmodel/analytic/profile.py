@@ -1563,33 +1563,20 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
     return ilen, ws, live, mload, even
 
 
-def stream_order(trace: Trace, instr: np.ndarray, resident_ctas: int | None = None, age_skew: float = 0.0):
+def stream_order(trace: Trace, instr: np.ndarray, rank: np.ndarray | None = None):
     """The order in which the memory accesses of instructions ``instr`` (trace rows, one entry per
     line) reach the L1D: an index array into ``instr``.
 
-    The warps interleave round-robin (the i-th instruction of every warp, then the (i+1)-th), the order a
-    fair scheduler issues them in, so reuse distances include the other warps' lines.  With
-    ``resident_ctas = R`` the CTAs run in waves of R, in launch order: wave k's accesses all follow wave
-    k-1's (the SM holds R CTAs at a time, so a later CTA's lines do not compete with an earlier wave's).
-    ``age_skew = s``: inside a wave the warp of age rank j (launch order) runs j s instructions ahead of
-    the youngest, as a greedy-then-oldest scheduler, which favours older warps, lets them draw apart.
-    Measured against the cycle simulator's L1D hit rates of the 19 built-in kernels that fit
-    `fermi-gtx480` (executed traces, whole shares): mean absolute error 15.5 points round-robin, 9.3 with
-    waves, 5.4 with waves and a skew of 8 (docs/models.md)."""
+    ``rank``: every trace row's issue sequence number in a schedule of the SM
+    (:func:`rfmodel.analytic.stream.issue_rank`); the accesses follow it, those of one instruction in
+    the order given.  Without it the warps interleave round-robin (the i-th instruction of every warp,
+    then the (i+1)-th), the order a fair scheduler over every warp of the trace at once would give."""
+    if rank is not None:
+        return np.argsort(np.asarray(rank)[instr], kind="stable")
     wp = trace.warp_ptr.astype(np.int64)
     n = int(wp[-1])
     warp_of = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp))
-    key = (np.arange(n, dtype=np.int64) - wp[warp_of]).astype(np.float64)
-    if resident_ctas is not None and resident_ctas > 0 and len(wp) > 1:
-        _, cta = np.unique(trace.warp_cta.astype(np.int64), return_inverse=True)  # launch rank of the CTA
-        starts = np.full(int(cta.max()) + 1, len(wp), np.int64)  # the CTA's first warp
-        np.minimum.at(starts, cta, np.arange(len(wp) - 1))
-        R = int(resident_ctas)
-        wpc = max(1, -(-int(trace.threads_per_cta) // 32))
-        wave = cta // R
-        rank = (cta % R) * wpc + (np.arange(len(wp) - 1) - starts[cta])  # age rank inside the wave
-        span = float(np.diff(wp).max()) + float(age_skew) * R * wpc + 1.0
-        key = key + (wave * span + rank * float(age_skew))[warp_of]
+    key = np.arange(n, dtype=np.int64) - wp[warp_of]
     return np.lexsort((warp_of[instr], key[instr]))
 
 
@@ -1599,14 +1586,14 @@ for _c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
     WAITING_LOADS[int(_c)] = True
 
 
-def l1d_stream(trace: Trace, resident_ctas: int | None = None, age_skew: float = 0.0):
+def l1d_stream(trace: Trace, rank: np.ndarray | None = None):
     """The L1D's access stream of ``trace`` in :func:`stream_order`'s order: ``(line numbers, trace row of
     each access, whether the access is a load's)`` (global and local loads and stores, atomics)."""
     is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
     counts = np.diff(trace.mem_ptr)
     rows = np.repeat(is_l1, counts)
     instr = np.repeat(np.arange(trace.n_instrs, dtype=np.int64), counts)[rows]
-    order = stream_order(trace, instr, resident_ctas, age_skew)
+    order = stream_order(trace, instr, rank)
     access_row = instr[order]
     return trace.mem_line[rows][order] // trace.line_bytes, access_row, WAITING_LOADS[trace.op[access_row]]
 
@@ -1615,7 +1602,7 @@ def l1d_stream(trace: Trace, resident_ctas: int | None = None, age_skew: float =
 SHARED_WINDOWS = np.unique(np.round(2.0 ** (np.arange(0, 30 * 8 + 1) / 8.0)))
 
 
-def shared_stack(trace: Trace, resident_ctas: int | None = None, age_skew: float = 0.0) -> np.ndarray:
+def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> np.ndarray:
     """Mean distinct warp registers and L1D lines in a window of ``w`` accesses (``w`` in
     :data:`SHARED_WINDOWS`) of one stream holding both: each instruction's source reads, its L1D lines and
     its result writes, in :func:`stream_order`'s order (a register is ``(warp, register)``, a warp of a
@@ -1645,7 +1632,7 @@ def shared_stack(trace: Trace, resident_ctas: int | None = None, age_skew: float
     if m == 0:
         return out
     base = np.lexsort((phase, instr))  # an instruction's accesses in phase order, then the stream's order
-    order = base[stream_order(trace, instr[base], resident_ctas, age_skew)]
+    order = base[stream_order(trace, instr[base], rank)]
     e = entry[order]
     pos = np.arange(m, dtype=np.int64)
     by = np.lexsort((pos, e))
@@ -1671,8 +1658,7 @@ def profile_trace(
     light: bool = False,
     sched: dict | None = None,
     caches=None,
-    resident_ctas: int | None = None,
-    age_skew: float = 0.0,
+    rank: np.ndarray | None = None,
     l1_hit_latency: float | None = None,
 ) -> WorkloadProfile:
     """Extract the analytic profile of ``trace``.
@@ -1687,7 +1673,7 @@ def profile_trace(
     per op class, ``lsu_unit``: the unit index of the SM's one load/store unit); without it the
     profile has no ``sched_cpi``.  ``caches``: ``(lines, ways)`` geometries (the SM's L1D and L2
     slice) whose hit rates are simulated exactly on the interleaved line stream (``exact_hits``).
-    ``resident_ctas``/``age_skew``: the order of that stream (:func:`stream_order`).
+    ``rank``: the order of that stream (:func:`stream_order`; without it, round-robin).
     ``l1_hit_latency``: with it, each load of the tables waits as its own accesses fared in the first
     cache of ``caches`` (the SM's L1D) on that stream (:func:`load_latency_terms`); without, every load
     waits the mean latency.
@@ -1717,7 +1703,7 @@ def profile_trace(
     )
     is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
     counts = np.diff(trace.mem_ptr)
-    line_no, access_row, is_load = l1d_stream(trace, resident_ctas, age_skew)
+    line_no, access_row, is_load = l1d_stream(trace, rank)
     n_acc = len(line_no)
     every = np.ones(n_acc, np.bool_)
     hist = _line_stack_hist(line_no, 32, every) if n_acc else np.zeros(32, np.int64)
@@ -1854,7 +1840,7 @@ def profile_trace(
         deact_per_instr=dpoints / n,
         load_lines_per_instr=float(counts[is_ld].sum()) / n,
         live_regs=float(_live_register_steps(wp, trace.dst, trace.src)) / n,
-        shared_distinct=shared_stack(trace, resident_ctas, age_skew),
+        shared_distinct=shared_stack(trace, rank),
         rc_lru_hist=lru,
         iv_len=iv[0],
         iv_ws=iv[1],

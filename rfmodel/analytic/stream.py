@@ -1,0 +1,365 @@
+"""The order in which an SM's memory instructions reach its L1D: a schedule of the SM's issue and memory
+pipeline over the trace (no register banks, no operand collection beyond a fixed delay).
+
+Which warps' lines lie between two uses of a line decides the L1D's and the L2 slice's hit rates, and the
+order comes from the warp scheduler: under greedy-then-oldest the oldest warps take the load/store unit
+and the MSHRs whenever their loads return, and a memory-bound kernel's young warps starve; a loose
+round-robin scheduler interleaves every warp.  A fixed interleaving cannot follow both, so the profile
+takes the order from this schedule (:func:`issue_rank`), which holds:
+
+* CTAs launched in order into the SM's ``resident_ctas`` slots, a finished CTA's slot taken by the next;
+  warp ``k`` of slot ``c`` on scheduler ``(c * warps_per_cta + k) mod schedulers``;
+* per scheduler and cycle up to ``issue_width`` instructions: greedy-then-oldest (the last issuer first,
+  then by launch age) or loose round-robin (from the slot after the last issuer);
+* a scoreboard of register and predicate results; ALU classes at their latency, one initiation per
+  ``initiation`` cycles of the scheduler's unit; barriers release a CTA one cycle after its last arrival;
+* memory instructions in a FIFO to the SM's one load/store unit, ``pipe`` cycles after issue, at most
+  ``queue_sched`` of one scheduler's and ``queue_sm`` in all waiting (its issue buffer, collector units
+  and dispatch register); the unit handles one line a cycle; loads and stores look up an LRU L1D (sets by
+  line number, write-allocate; a hit on a line still in flight waits for it), a load miss takes an MSHR
+  (the unit waits for one when all are taken) and the L2 slice (LRU) or DRAM (a server of
+  ``line_cycles`` per line); atomics go to the L2 slice.
+
+The simulator's pipeline (``rfmodel.sim.core``: issue buffer, collectors, dispatch, the LSU taking the
+oldest buffered instruction) has the same shape; against its L1D hit rate the scheduled stream is off by
+1.3 points on average over 22 built-in kernels on `fermi-gtx480` and 0.5 over 24 on `volta-v100`, where the
+round-robin stream in waves with a fixed age skew was off by 6.6 and 1.4 (``python calib/l1d_order.py``;
+docs/models.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from rfmodel.workload.ir import OpClass
+from rfmodel.workload.trace import NONE, Trace
+
+#: memory kinds of op classes in the schedule: 0 none, 1 load through the L1D, 2 store through the L1D,
+#: 3 load or atomic straight to the L2 slice, 4 store straight to the L2 slice
+MK_NONE, MK_LOAD, MK_STORE, MK_L2, MK_L2_STORE = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, inline="always")
+def _lru(tag, stamp_of, sets, ways, line, stamp):
+    """One access of a set-associative LRU cache (set = line mod sets); returns (hit, way)."""
+    base = (line % sets) * ways
+    victim = base
+    oldest = stamp_of[base]
+    for k in range(base, base + ways):
+        if tag[k] == line:
+            stamp_of[k] = stamp
+            return True, k
+        if stamp_of[k] < oldest:
+            oldest = stamp_of[k]
+            victim = k
+    tag[victim] = line
+    stamp_of[victim] = stamp
+    return False, victim
+
+
+@njit(cache=True)
+def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, gto, op, dst, src, pdst, psrc, lat, kind, unit,
+              ii, lsu_unit, mem_ptr, lines, l1_sets, l1_ways, l1_lat, l2_sets, l2_ways, l2_lat, dram_lat,
+              line_cycles, n_mshr, barrier_op, queue_sched, queue_sm, pipe):
+    """:func:`issue_rank`'s schedule: the issue sequence number of every trace row and the cycles."""
+    n = op.shape[0]
+    rank = np.full(n, -1, np.int64)
+    n_cta = cta_wstart.shape[0] - 1
+    W = n_slots * wpc
+    S = n_sched
+    ready = np.zeros((W, 256))
+    pready = np.zeros((W, 16))
+    pc = np.zeros(W, np.int64)
+    end = np.zeros(W, np.int64)
+    age = np.zeros(W, np.int64)
+    live = np.zeros(W, np.bool_)
+    at_bar = np.zeros(W, np.bool_)
+    slot_cta = np.full(n_slots, -1, np.int64)
+    n_units = 0
+    for c in range(unit.shape[0]):
+        if unit[c] + 1 > n_units:
+            n_units = unit[c] + 1
+    ufree = np.zeros((S, n_units))
+    lsu_free = 0.0
+    last = np.full(S, -1, np.int64)
+    n1 = max(l1_sets * l1_ways, 1)
+    n2 = max(l2_sets * l2_ways, 1)
+    l1_tag = np.full(n1, -1, np.int64)
+    l1_stamp = np.full(n1, -1, np.int64)
+    l1_ready = np.zeros(n1)
+    l2_tag = np.full(n2, -1, np.int64)
+    l2_stamp = np.full(n2, -1, np.int64)
+    mshr = np.zeros(max(n_mshr, 1))
+    waiting = np.zeros((S, queue_sched))  # LSU start cycles of each scheduler's last memory instructions
+    order = np.zeros(W, np.int64)
+    tmp = np.zeros(W, np.int64)
+    dram_free = 0.0
+    stamp = 0
+    seq = 0
+    next_cta = 0
+    dyn = 0
+    running = 0
+    t = 0.0
+    launch = True
+    while True:
+        if launch:
+            launch = False
+            for cs in range(n_slots):
+                if slot_cta[cs] < 0 and next_cta < n_cta:
+                    cta = next_cta
+                    next_cta += 1
+                    slot_cta[cs] = cta
+                    running += 1
+                    for k in range(cta_wstart[cta + 1] - cta_wstart[cta]):
+                        w = cs * wpc + k
+                        tw = cta_wstart[cta] + k
+                        pc[w] = wp[tw]
+                        end[w] = wp[tw + 1]
+                        live[w] = pc[w] < end[w]
+                        at_bar[w] = False
+                        age[w] = dyn
+                        dyn += 1
+                        ready[w, :] = 0.0
+                        pready[w, :] = 0.0
+                    if not live[cs * wpc: cs * wpc + cta_wstart[cta + 1] - cta_wstart[cta]].any():
+                        slot_cta[cs] = -1  # a CTA without instructions
+                        running -= 1
+                        launch = True
+        if running == 0:
+            if next_cta >= n_cta:
+                break
+            continue
+        nxt = 1e300
+        issued = False
+        check = False
+        for si in range(S):
+            s = (si + int(t)) % S  # the schedulers take turns at the LSU's queue
+            nc = 0
+            for w in range(s, W, S):
+                if live[w]:
+                    order[nc] = w
+                    nc += 1
+            if gto:  # the last issuer, then oldest first
+                for a in range(1, nc):
+                    x = order[a]
+                    b = a - 1
+                    while b >= 0 and age[order[b]] > age[x]:
+                        order[b + 1] = order[b]
+                        b -= 1
+                    order[b + 1] = x
+                if last[s] >= 0 and live[last[s]]:
+                    a = 0
+                    while order[a] != last[s]:
+                        a += 1
+                    while a > 0:
+                        order[a] = order[a - 1]
+                        a -= 1
+                    order[0] = last[s]
+            elif nc > 0:  # loose round-robin: from the slot after the last issuer
+                a0 = 0
+                while a0 < nc and order[a0] <= last[s]:
+                    a0 += 1
+                for a in range(nc):
+                    tmp[a] = order[(a + a0) % nc]
+                for a in range(nc):
+                    order[a] = tmp[a]
+            slots = width
+            for a in range(nc):
+                if slots == 0:
+                    break
+                w = order[a]
+                while slots > 0 and live[w] and not at_bar[w]:
+                    i = pc[w]
+                    start = 0.0
+                    for j in range(src.shape[1]):
+                        r = src[i, j]
+                        if r != NONE and ready[w, r] > start:
+                            start = ready[w, r]
+                    for j in range(dst.shape[1]):
+                        r = dst[i, j]
+                        if r != NONE and ready[w, r] > start:
+                            start = ready[w, r]
+                    pm = np.int64(psrc[i])
+                    p = 0
+                    while pm:
+                        if pm & 1 and pready[w, p] > start:
+                            start = pready[w, p]
+                        pm >>= 1
+                        p += 1
+                    c = op[i]
+                    u = unit[c]
+                    if u == lsu_unit:  # a place in the memory pipeline: the scheduler's and the SM's
+                        mine = 0
+                        total = 0
+                        frees = 1e300
+                        for s2 in range(S):
+                            for k2 in range(queue_sched):
+                                if waiting[s2, k2] > t:
+                                    total += 1
+                                    if s2 == s:
+                                        mine += 1
+                                    if waiting[s2, k2] < frees:
+                                        frees = waiting[s2, k2]
+                        if (mine >= queue_sched or total >= queue_sm) and frees > start:
+                            start = frees
+                    elif ufree[s, u] > start:
+                        start = ufree[s, u]
+                    if start > t:
+                        if start < nxt:
+                            nxt = start
+                        break
+                    rank[i] = seq
+                    seq += 1
+                    done = t + lat[c]
+                    if u == lsu_unit:
+                        t0 = max(t + pipe, lsu_free)
+                        k0 = 0
+                        for k2 in range(1, queue_sched):
+                            if waiting[s, k2] < waiting[s, k0]:
+                                k0 = k2
+                        waiting[s, k0] = t0
+                        tt = t0
+                        done = t0 + lat[c]
+                        mk = kind[c]
+                        for jj in range(mem_ptr[i], mem_ptr[i + 1]):
+                            if mk == MK_NONE:
+                                break
+                            line = lines[jj]
+                            at = tt
+                            stamp += 1
+                            if mk == MK_L2 or mk == MK_L2_STORE:
+                                hit2, _w = _lru(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
+                                if mk == MK_L2:
+                                    if hit2:
+                                        at = tt + l2_lat
+                                    else:
+                                        dram_free = max(tt, dram_free) + line_cycles
+                                        at = dram_free + l2_lat + dram_lat
+                            else:
+                                hit, way = _lru(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
+                                if mk == MK_STORE:  # write-allocate; through to the L2 slice
+                                    if not hit:
+                                        l1_ready[way] = tt
+                                    stamp += 1
+                                    _lru(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
+                                elif hit:
+                                    at = max(tt + l1_lat, l1_ready[way])
+                                else:
+                                    slot = -1
+                                    if n_mshr > 0:
+                                        first = 1e300
+                                        for m in range(n_mshr):
+                                            if mshr[m] <= tt:
+                                                slot = m
+                                                break
+                                            if mshr[m] < first:
+                                                first = mshr[m]
+                                        if slot < 0:  # the unit waits for the first MSHR to free
+                                            tt = first
+                                            for m in range(n_mshr):
+                                                if mshr[m] <= tt:
+                                                    slot = m
+                                                    break
+                                    stamp += 1
+                                    hit2, _w = _lru(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
+                                    if hit2:
+                                        fill = tt + l1_lat + l2_lat
+                                    else:
+                                        dram_free = max(tt + l1_lat, dram_free) + line_cycles
+                                        fill = dram_free + l2_lat + dram_lat
+                                    if slot >= 0:
+                                        mshr[slot] = fill
+                                    l1_ready[way] = fill
+                                    at = fill
+                            if mk != MK_STORE and mk != MK_L2_STORE and at + lat[c] > done:
+                                done = at + lat[c]
+                            tt += 1.0
+                        lsu_free = max(t0 + ii[c], tt)
+                    else:
+                        ufree[s, u] = t + ii[c]
+                    for j in range(dst.shape[1]):
+                        r = dst[i, j]
+                        if r != NONE:
+                            ready[w, r] = done
+                    pm = np.int64(pdst[i])
+                    p = 0
+                    while pm:
+                        if pm & 1:
+                            pready[w, p] = done
+                        pm >>= 1
+                        p += 1
+                    last[s] = w
+                    slots -= 1
+                    issued = True
+                    pc[w] = i + 1
+                    if pc[w] >= end[w]:
+                        live[w] = False
+                        check = True
+                    elif c == barrier_op:
+                        at_bar[w] = True
+                        check = True
+        if check:  # barriers and finished CTAs
+            for cs in range(n_slots):
+                if slot_cta[cs] < 0:
+                    continue
+                n_wait = 0
+                n_run = 0
+                for w in range(cs * wpc, cs * wpc + wpc):
+                    if live[w]:
+                        if at_bar[w]:
+                            n_wait += 1
+                        else:
+                            n_run += 1
+                if n_run == 0 and n_wait == 0:
+                    slot_cta[cs] = -1
+                    running -= 1
+                    launch = True
+                elif n_run == 0:
+                    for w in range(cs * wpc, cs * wpc + wpc):
+                        at_bar[w] = False
+                    issued = True
+        if issued or nxt >= 1e300:
+            t += 1.0
+        else:
+            t = max(t + 1.0, nxt)
+    return rank, t
+
+
+def issue_rank(trace: Trace, pipeline: dict) -> np.ndarray | None:
+    """Issue sequence number of every row of ``trace`` in the schedule of the module docstring (int64,
+    one per trace row), or ``None`` when the SM holds no CTA of the trace.  ``pipeline``: the SM as the
+    schedule sees it (:func:`rfmodel.analytic.engine.memory_pipeline`)."""
+    out = issue_schedule(trace, pipeline)
+    return None if out is None else out[0]
+
+
+def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | None:
+    """:func:`issue_rank` and the schedule's cycles (the last issue's cycle plus one)."""
+    p = pipeline
+    wp = trace.warp_ptr.astype(np.int64)
+    n_w = len(wp) - 1
+    if trace.n_instrs == 0 or n_w == 0 or int(p["resident_ctas"]) <= 0:
+        return None
+    wc = np.asarray(trace.warp_cta, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, wc[1:] != wc[:-1]])
+    cta_wstart = np.r_[starts, n_w].astype(np.int64)
+    wpc = max(int(np.diff(cta_wstart).max()), 1)
+    kind = np.zeros(len(p["latency"]), np.int64)
+    l1_on = int(p["l1_sets"]) > 0
+    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL):
+        kind[int(c)] = MK_LOAD if l1_on and not (p["l1_bypass"] and c == OpClass.LD_GLOBAL) else MK_L2
+    for c in (OpClass.ST_GLOBAL, OpClass.ST_LOCAL):
+        kind[int(c)] = MK_STORE if l1_on else MK_L2_STORE
+    kind[int(OpClass.ATOMIC)] = MK_L2
+    rank, cycles = _schedule(
+        wp, cta_wstart, wpc, int(p["resident_ctas"]), int(p["schedulers"]), int(p["issue_width"]),
+        bool(p["gto"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
+        np.asarray(p["latency"], np.float64), kind, np.asarray(p["unit"], np.int64),
+        np.asarray(p["initiation"], np.float64), int(p["lsu_unit"]), trace.mem_ptr.astype(np.int64),
+        (trace.mem_line // trace.line_bytes).astype(np.int64), int(p["l1_sets"]), int(p["l1_ways"]),
+        float(p["l1_hit_latency"]), int(p["l2_sets"]), int(p["l2_ways"]), float(p["l2_hit_latency"]),
+        float(p["dram_latency"]), float(p["line_cycles"]), int(p["mshr"]), int(OpClass.BARRIER),
+        int(p["queue_sched"]), int(p["queue_sm"]), float(p["pipe"]),
+    )  # fmt: skip
+    return rank, float(cycles)
