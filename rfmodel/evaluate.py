@@ -76,6 +76,10 @@ def __getattr__(name: str):
 
 
 METHODS = ("analytic", "simulate", "montecarlo")
+#: the design whose pipeline the profile's schedule (:mod:`rfmodel.analytic.stream`) models: every design's
+#: analytic IPC is anchored on that schedule through this design's analytic IPC at its defaults
+#: (:func:`rfmodel.analytic.engine.anchor_factor`)
+ANCHOR_DESIGN = "baseline"
 DEFAULT_GPU = "fermi-gtx480"
 DEFAULT_TECH = {"cell": "sram-hp", "node_nm": 45}
 def resolve_gpu(gpu) -> SMSpec:
@@ -287,7 +291,7 @@ def evaluate(
             d, _workload_list(workload), sm, grid=grid, dims=dims, coords=coords,
             uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration, level=level,
             tech={**DEFAULT_TECH, **(tech or {})}, arch=arch, max_warps=max_warps,
-            stall_reasons=stall_reasons(d), require_fit=require_fit,
+            stall_reasons=stall_reasons(d), require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
         )  # fmt: skip
     return _evaluate_analytic(
         design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
@@ -425,7 +429,7 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
     return evaluate_analytic(
         d, workloads, sm, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
         max_warps=max_warps, calibration=calibration, stall_reasons=stall_reasons(d),
-        require_fit=require_fit,
+        require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
     )  # fmt: skip
 
 

@@ -78,11 +78,14 @@ def test_fit_writes_a_file_evaluate_loads(records, tmp_path):
     assert json.loads(path.read_text())["simulator_version"] == "test-sim"
     ds = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", calibration=str(path))
     assert data["version"] in ds.attrs["calibration"]
-    # an explicit coefficient changes the result: the file is really used
+    # an explicit coefficient changes the result: the file is really used (away from the baseline's
+    # defaults, where the anchor on the profile's schedule fixes its IPC whatever the coefficients)
+    point = {"main_rf_latency_x": [3]}
+    ds = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", calibration=str(path), params=point)
     worse = {k: v for k, v in coef.items()}
     worse["latency_scale"] = params["latency_scale"][2]
     write_calibration(path, {"baseline": worse}, TINY, {}, "test-sim")
-    ds2 = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", calibration=str(path))
+    ds2 = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", calibration=str(path), params=point)
     assert not np.allclose(ds.ipc.values, ds2.ipc.values)
 
 

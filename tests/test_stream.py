@@ -17,7 +17,7 @@ def _pipeline(**kw):
               OpClass.LD_SHARED, OpClass.ST_SHARED, OpClass.LD_CONST):
         unit[int(c)] = 1
     p = {
-        "resident_ctas": 8, "gto": True, "schedulers": 1, "issue_width": 1,
+        "resident_ctas": 8, "policy": "gto", "schedulers": 1, "issue_width": 1,
         "initiation": [1] * N_OPCLASSES, "unit": unit, "lsu_unit": 1, "latency": [4.0] * N_OPCLASSES,
         "l1_sets": 4, "l1_ways": 2, "l1_hit_latency": 10, "l1_bypass": False, "l2_sets": 4, "l2_ways": 4,
         "l2_hit_latency": 50, "dram_latency": 100, "line_cycles": 1.0, "mshr": 8, "queue_sched": 3,
@@ -35,7 +35,7 @@ def _alu(n, dep=False):
 def test_greedy_then_oldest_keeps_one_warp_going_and_round_robin_alternates():
     t = trace_from_warps([_alu(3), _alu(3)])  # two one-warp CTAs of independent adds
     assert issue_rank(t, _pipeline()).tolist() == [0, 1, 2, 3, 4, 5]
-    assert issue_rank(t, _pipeline(gto=False)).tolist() == [0, 2, 4, 1, 3, 5]
+    assert issue_rank(t, _pipeline(policy="lrr")).tolist() == [0, 2, 4, 1, 3, 5]
 
 
 def test_a_stalled_warp_gives_the_slot_away_and_the_oldest_ready_warp_takes_it_back():
@@ -50,7 +50,7 @@ def test_a_stalled_warp_gives_the_slot_away_and_the_oldest_ready_warp_takes_it_b
 
 def test_a_later_cta_starts_when_a_slot_frees():
     t = trace_from_warps([_alu(2), _alu(2), _alu(2)])
-    assert issue_rank(t, _pipeline(resident_ctas=1, gto=False)).tolist() == [0, 1, 2, 3, 4, 5]
+    assert issue_rank(t, _pipeline(resident_ctas=1, policy="lrr")).tolist() == [0, 1, 2, 3, 4, 5]
     assert issue_rank(t, _pipeline(resident_ctas=0)) is None  # no CTA fits
 
 
@@ -101,3 +101,77 @@ def test_scheduled_stream_gives_the_simulators_l1d_hit_rate(workload):
     assert abs(hit["round-robin"] - sim) > 0.3
     assert cycles == pytest.approx(run.metrics["cycles"], rel=0.05)  # the same pipeline's pace
     assert np.all(rank >= 0)
+
+
+# ---- the anchor: every design's analytic IPC on the schedule's baseline pace ------------------------------
+
+
+def test_the_baseline_at_its_defaults_runs_at_the_schedules_pace():
+    import rfmodel
+    from rfmodel.analytic.engine import workload_profile
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu("volta-v100")  # the SM's share of saxpy is the profiled warps (2 CTAs)
+    prof = workload_profile("saxpy", sm)
+    assert prof.sched_ipc is not None and prof.sched_ipc > 0 and "sampled_ctas" not in prof.attrs
+    for cal in (None, False):  # with the package's coefficients and with the declared defaults
+        ds = rfmodel.evaluate("baseline", "saxpy", sm, method="analytic", calibration=cal)
+        ipc = float(ds["ipc"].values.ravel()[0])
+        assert ipc == pytest.approx(prof.sched_ipc, rel=1e-9)
+
+
+def test_the_anchor_scales_the_shared_models_pace_at_every_point():
+    """The anchor multiplies the shared SM model's IPC by one factor per workload: the baseline at any
+    point is its analytic IPC times that factor, so its IPC relative to its defaults is the analytic
+    model's own; a design's terms see the anchored pace."""
+    import rfmodel
+    from rfmodel.analytic.engine import anchor_factor, resolve_calibration, run_analytic, workload_profile
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu("volta-v100")
+    prof = workload_profile("sgemm_tiled", sm)
+    base = get_design("baseline")
+    grid_b = resolve_calibration(base, sm, None)[0]
+    f = anchor_factor(base, prof, sm, grid_b)
+    assert f != 1.0
+    banks = {"num_banks": np.array([4.0, 8.0])}
+    raw = run_analytic(base, prof, sm, {**grid_b, **banks})["ipc"]
+    raw_d = float(run_analytic(base, prof, sm, grid_b)["ipc"])
+    ds = rfmodel.evaluate("baseline", "sgemm_tiled", sm, method="analytic", params={"num_banks": [4, 8]})
+    ipc = ds["ipc"].values.ravel()
+    assert ipc == pytest.approx(raw * f, rel=1e-9)
+    assert ipc / prof.sched_ipc == pytest.approx(raw / raw_d, rel=1e-9)
+    assert f'"sgemm_tiled": {round(f, 6)}' in ds.attrs["anchor"]  # the result says what anchored it
+    assert anchor_factor(None, prof, sm, grid_b) == 1.0  # no reference, no anchor
+    # a design's own terms run on the anchored pace: its anchored run is not its raw run scaled
+    mal = get_design("malekeh")
+    grid_m = resolve_calibration(mal, sm, None)[0]
+    anchored = float(run_analytic(mal, prof, sm, grid_m, anchor=f)["ipc"])
+    ds = rfmodel.evaluate("malekeh", "sgemm_tiled", sm)
+    assert anchored == pytest.approx(float(ds["ipc"].values.ravel()[0]), rel=1e-9)
+
+
+def test_calibration_groups_anchor_on_the_fitted_baseline():
+    from rfmodel.calibrate import _Group
+
+    gpu = "volta-v100"  # the profiled warps are the SM's whole share of saxpy
+    rec = {"params": {}, "sim": {"warp_instructions": 1.0}, "gpu": gpu, "workload": "saxpy"}
+    own = _Group("baseline", gpu, "saxpy", [rec], None, 0)
+    other = _Group("bow", gpu, "saxpy", [rec], None, 0, {"coefficients": {"softmin_q": 3.0}})
+    # the baseline anchors on the coefficients it tries: at its defaults it is the schedule's pace
+    assert own.predict({"softmin_q": 3.0})["ipc"][0] == pytest.approx(own.prof.sched_ipc, rel=1e-9)
+    assert own.predict({"softmin_q": 6.0})["ipc"][0] == pytest.approx(own.prof.sched_ipc, rel=1e-9)
+    # another design anchors on the fitted baseline's, whatever its own coefficients
+    assert other.anchor({"softmin_q": 6.0}) == other.anchor({}) == own.anchor({"softmin_q": 3.0})
+
+
+def test_an_anchored_scalar_point_equals_the_same_point_on_a_grid():
+    """CORF blends two model runs by their array outputs: the anchored outputs stay arrays, so the
+    design's defaults give what the same point on a parameter grid gives (a NumPy scalar had been
+    taken for a constant and the warp-per-bank run dropped: 1.417 against 0.637)."""
+    import rfmodel
+
+    one = rfmodel.evaluate("corf", "gemm_micro8x8", "fermi-gtx480")["ipc"].values.ravel()
+    grid = rfmodel.evaluate("corf", "gemm_micro8x8", "fermi-gtx480", params={"num_banks": [16, 8]})
+    assert one[0] == pytest.approx(float(grid["ipc"].values.ravel()[0]), rel=1e-9)

@@ -15,9 +15,9 @@ from dataclasses import replace
 import numpy as np
 
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
-from rfmodel.analytic.model import L2_ASSOC, AnalyticContext, l2_sets, resident_warps
+from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, l2_sets, resident_warps
 from rfmodel.analytic.profile import WorkloadProfile, profile_trace
-from rfmodel.analytic.stream import issue_rank
+from rfmodel.analytic.stream import issue_schedule
 from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.results import assemble
 from rfmodel.spec import SMSpec
@@ -111,6 +111,11 @@ def _file_digest(name: str) -> str | None:
         return None
 
 
+#: warp schedulers the schedule of :mod:`rfmodel.analytic.stream` follows; under another (two-level) the
+#: L1D order comes from its loose round-robin and no design is anchored on its pace
+SCHEDULED_POLICIES = ("gto", "lrr", "oldest")
+
+
 def memory_pipeline(trace, sm: SMSpec) -> dict:
     """The SM as the schedule of the L1D's access order sees it (:func:`rfmodel.analytic.stream.issue_rank`):
     the CTAs of ``trace`` it holds at once (occupancy rules), its issue resources
@@ -126,7 +131,7 @@ def memory_pipeline(trace, sm: SMSpec) -> dict:
     return {
         **issue_resources(sm),
         "resident_ctas": int(warps) // wpc,
-        "gto": sm.scheduler == "gto",
+        "policy": sm.scheduler if sm.scheduler in SCHEDULED_POLICIES else "lrr",
         "latency": exec_latencies(sm).tolist(),
         "l1_sets": sm.l1d.sets if sm.l1d.size_bytes else 0,
         "l1_ways": sm.l1d.assoc,
@@ -184,7 +189,8 @@ def workload_profile(
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
     # the SM's L1D and L2 slice, simulated on the line stream as the simulator builds and indexes them
     caches = [(lines, sm.l1d.assoc), (max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
-    order = {"rank": issue_rank(wl.trace, memory_pipeline(wl.trace, sm))}
+    scheduled = issue_schedule(wl.trace, memory_pipeline(wl.trace, sm))
+    order = {"rank": None if scheduled is None else scheduled[0]}
     # two passes: the first gives the hit rate that sets the expected load latency
     first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True, caches=caches[:1],
                           **order)  # fmt: skip
@@ -193,6 +199,8 @@ def workload_profile(
         wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
         sched=issue_resources(sm), caches=caches, **order, l1_hit_latency=sm.l1d.hit_latency_cycles,
     )
+    if scheduled is not None and scheduled[1] > 0 and sm.scheduler in SCHEDULED_POLICIES:
+        prof = replace(prof, sched_ipc=float(wl.trace.n_instrs) / scheduled[1])
     n_share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
     if share and n_share > wl.trace.ctas:
         scale = n_share / wl.trace.ctas
@@ -216,16 +224,44 @@ def resolve_calibration(design, sm: SMSpec, calibration) -> tuple[dict, str]:
     return calibrated_grid_entries(design, sm.name, load_calibration(calibration))
 
 
-def run_analytic(design, profile, sm, grid: dict) -> dict:
-    """``design.analytic(ctx)`` on one profile, with the grid's ``calib.ipc_factor`` applied to its IPC and
-    cycles (the carrier of the analytic model's own error in Monte-Carlo runs; 1 otherwise).  Every path
-    that runs a design's analytic model goes through here."""
+def run_analytic(design, profile, sm, grid: dict, anchor: float = 1.0) -> dict:
+    """``design.analytic(ctx)`` on one profile with the shared SM model anchored by ``anchor``
+    (:func:`anchor_factor`: the model's IPC multiplied, its cycles divided, before the design's own terms
+    use them), and the grid's ``calib.ipc_factor`` applied to the result's IPC and cycles (the carrier of
+    the analytic model's own error in Monte-Carlo runs; 1 otherwise).  Every path that runs a design's
+    analytic model goes through here."""
+    if anchor != 1.0:
+        grid = {**grid, ANCHOR_KEY: anchor}
     m = design.analytic(AnalyticContext(profile, sm, grid, design.calibration_params))
     f = grid.get(PREFIX + "ipc_factor")
     if f is None:
         return m
     f = np.asarray(f, dtype=np.float64)
     return {**m, "ipc": m["ipc"] * f, "cycles": m["cycles"] / f}
+
+
+def anchor_factor(reference, profile, sm, grid: dict) -> float:
+    """The anchor of every design's analytic IPC on ``profile``: the baseline pipeline's IPC in the
+    schedule of the SM's issue and memory pipeline (:attr:`WorkloadProfile.sched_ipc`) over the
+    ``reference`` design's (the baseline's) analytic IPC at its defaults on the same profile and SM, with
+    its coefficients ``grid`` (``calib.*`` entries), both on the profiled warps (a profile scaled to the
+    SM's share is compared at its sampled instructions and CTAs, the schedule's).  A design's IPC is then
+    its analytic IPC times this ratio (applied to the shared SM model's outputs,
+    :meth:`AnalyticContext.model`): the shared SM model's error on the workload, which the schedule
+    measures where the pipeline is the baseline's, cancels, and the design's analytic terms give its
+    difference from the baseline (docs/models.md, "Anchor").  1 without a schedule or a reference."""
+    if reference is None or profile.sched_ipc is None or not np.isfinite(profile.sched_ipc):
+        return 1.0
+    if "sampled_ctas" in profile.attrs:  # the schedule ran the sampled warps: compare like with like
+        profile = replace(profile, n_instrs=int(profile.attrs["sampled_instrs"]),
+                          ctas=int(profile.attrs["sampled_ctas"]))  # fmt: skip
+    skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
+    coef = {k: v for k, v in grid.items() if k.startswith(PREFIX) and k not in skip}
+    m = run_analytic(reference, profile, sm, coef)
+    ipc = float(np.asarray(m["ipc"], dtype=np.float64).ravel()[0])
+    if not np.isfinite(ipc) or ipc <= 0.0:
+        return 1.0
+    return float(profile.sched_ipc) / ipc
 
 
 def evaluate_analytic(
@@ -244,8 +280,13 @@ def evaluate_analytic(
     stall_reasons: tuple[str, ...],
     perturb=None,
     require_fit: bool = True,
+    reference=None,
 ):
     """The analytic Dataset of ``design`` on ``workloads`` over a checked grid (``rfmodel.evaluate``).
+
+    ``reference``: the design whose analytic IPC at its defaults the profile's schedule anchors
+    (:func:`anchor_factor`; the baseline; ``None``: no anchor), with its own coefficients from the same
+    ``calibration``.
 
     ``perturb(profile, structures, grid) -> (profile, structures, grid)`` (Monte-Carlo) changes the inputs
     before the model runs; its arrays may add leading axes (samples) that the grid's arrays broadcast
@@ -253,15 +294,18 @@ def evaluate_analytic(
     """
     structures = design.structures(sm, grid, tech)
     cal_grid, cal_desc = resolve_calibration(design, sm, calibration)
-    per_wl, names = [], []
+    ref_grid = resolve_calibration(reference, sm, calibration)[0] if reference is not None else {}
+    per_wl, names, anchors = [], [], {}
     shape = None
     for w in workloads:
         prof = workload_profile(w, sm, arch=arch, seed=seed, max_warps=max_warps)
         names.append(prof.name)
         g, structs = {**grid, **cal_grid}, structures
+        anchor = anchor_factor(reference, prof, sm, ref_grid)  # of the nominal profile
+        anchors[prof.name] = round(anchor, 6)
         if perturb is not None:
             prof, structs, g = perturb(prof, structs, g)
-        m = run_analytic(design, prof, sm, g)
+        m = run_analytic(design, prof, sm, g, anchor=anchor)
         shape = np.broadcast_shapes(*(np.shape(v) for v in g.values()), np.shape(m["ipc"]))
         metrics = {k: v for k, v in m.items() if k != "events"}
         metrics["warp_instructions"] = np.asarray(prof.n_instrs, dtype=np.float64)
@@ -271,5 +315,8 @@ def evaluate_analytic(
         design=design, sm=sm, structures=structs, workloads=names, dims=dims, coords=coords, shape=shape,
         per_workload=per_wl, stall_reasons=stall_reasons, grid=grid, require_fit=require_fit,
         attrs={"engine": "analytic", "tech": json.dumps(tech), "arch": arch, "seed": seed,
-               "rfmodel_version": __version__, "calibration": cal_desc},
+               "rfmodel_version": __version__, "calibration": cal_desc,
+               "anchor": "shared SM model's IPC x factor per workload (schedule of the baseline pipeline"
+                         " / the baseline's analytic IPC at its defaults; docs/models.md): "
+                         + json.dumps(anchors)},
     )  # fmt: skip

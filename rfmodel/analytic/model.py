@@ -53,6 +53,9 @@ from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS, PREFIX
 from rfmodel.spec.occupancy import occupancy_warps
 from rfmodel.spec.sm import OP_CLASS_NAMES
 
+#: grid entry of the anchor factor (:func:`rfmodel.analytic.engine.anchor_factor`; 1 when absent)
+ANCHOR_KEY = PREFIX + "anchor"
+
 __all__ = [
     "GRID_FIELDS",
     "AnalyticContext",
@@ -263,6 +266,9 @@ class AnalyticContext:
         self.sm = sm
         self.grid = grid
         self.coef = {k: grid.get(PREFIX + k, v[0]) for k, v in calibration_params.items()}
+        # the anchor on the profile's schedule (rfmodel.analytic.engine.anchor_factor), carried in the grid
+        # so that a design's inner contexts (on the same grid) see it too
+        self.anchor = np.asarray(grid.get(ANCHOR_KEY, 1.0), dtype=np.float64)
         self.n = np.asarray(profile.n_instrs, dtype=np.float64)  # an array over Monte-Carlo samples
         self.reads = self.n * profile.reads_per_instr
         self.writes = self.n * profile.writes_per_instr
@@ -275,8 +281,18 @@ class AnalyticContext:
         return {k: self.coef[k] for k in INTERVAL_COEFFICIENTS if k in self.coef}
 
     def model(self, effects: Effects = Effects()) -> dict:
-        """The shared interval model with the design's effects: its raw outputs (``ipc``, ``cycles``,
-        ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...)."""
+        """The shared interval model with the design's effects: its outputs (``ipc``, ``cycles``,
+        ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...), the IPC multiplied and the
+        cycles divided by the context's anchor, so that what a design derives from the SM's pace (queues
+        fed at the IPC, further bounds) sees the anchored one."""
+        m = self._interval(effects)
+        if np.all(self.anchor == 1.0):
+            return m
+        # arrays stay arrays (a 0-d array times a 0-d array is a NumPy scalar)
+        ipc, cycles = np.asarray(m["ipc"] * self.anchor), np.asarray(m["cycles"] / self.anchor)
+        return {**m, "ipc": ipc, "cycles": cycles}
+
+    def _interval(self, effects: Effects) -> dict:
         return sm_interval(
             self.profile, self.sm, self.grid, self.interval_coef(), extra_collect=effects.extra_collect,
             bank_cycles=effects.bank_cycles, read_share=effects.read_share, write_share=effects.write_share,

@@ -207,6 +207,11 @@ class WorkloadProfile:
     #: read, from the trace's written widths; a value never written or of unknown width counts as 4 bytes)
     src_same_reg: float = 0.0
     src_narrow_fit: float = 0.0
+    #: IPC of the profiled warps in the schedule of the SM's issue and memory pipeline at the SM's own
+    #: occupancy (:mod:`rfmodel.analytic.stream`): the baseline pipeline's pace on this workload, which the
+    #: analytic engine anchors every design's IPC on (:func:`rfmodel.analytic.engine.anchor_factor`);
+    #: ``None``: not scheduled (a profile built by :func:`profile_trace` alone, or no CTA fits)
+    sched_ipc: float | None = None
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),

@@ -10,7 +10,7 @@ takes the order from this schedule (:func:`issue_rank`), which holds:
 * CTAs launched in order into the SM's ``resident_ctas`` slots, a finished CTA's slot taken by the next;
   warp ``k`` of slot ``c`` on scheduler ``(c * warps_per_cta + k) mod schedulers``;
 * per scheduler and cycle up to ``issue_width`` instructions: greedy-then-oldest (the last issuer first,
-  then by launch age) or loose round-robin (from the slot after the last issuer);
+  then by launch age), oldest first, or loose round-robin (from the slot after the last issuer);
 * a scoreboard of register and predicate results; ALU classes at their latency, one initiation per
   ``initiation`` cycles of the scheduler's unit; barriers release a CTA one cycle after its last arrival;
 * memory instructions in a FIFO to the SM's one load/store unit, ``pipe`` cycles after issue, at most
@@ -38,6 +38,9 @@ from rfmodel.workload.trace import NONE, Trace
 #: memory kinds of op classes in the schedule: 0 none, 1 load through the L1D, 2 store through the L1D,
 #: 3 load or atomic straight to the L2 slice, 4 store straight to the L2 slice
 MK_NONE, MK_LOAD, MK_STORE, MK_L2, MK_L2_STORE = 0, 1, 2, 3, 4
+#: warp schedulers: loose round-robin, greedy-then-oldest, oldest first
+POL_LRR, POL_GTO, POL_OLDEST = 0, 1, 2
+POLICIES = {"lrr": POL_LRR, "gto": POL_GTO, "oldest": POL_OLDEST}
 
 
 @njit(cache=True, inline="always")
@@ -59,7 +62,7 @@ def _lru(tag, stamp_of, sets, ways, line, stamp):
 
 
 @njit(cache=True)
-def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, gto, op, dst, src, pdst, psrc, lat, kind, unit,
+def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src, pdst, psrc, lat, kind, unit,
               ii, lsu_unit, mem_ptr, lines, l1_sets, l1_ways, l1_lat, l2_sets, l2_ways, l2_lat, dram_lat,
               line_cycles, n_mshr, barrier_op, queue_sched, queue_sm, pipe):
     """:func:`issue_rank`'s schedule: the issue sequence number of every trace row and the cycles."""
@@ -140,7 +143,7 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, gto, op, dst, src, p
                 if live[w]:
                     order[nc] = w
                     nc += 1
-            if gto:  # the last issuer, then oldest first
+            if policy != POL_LRR:  # oldest first; under gto the last issuer before all
                 for a in range(1, nc):
                     x = order[a]
                     b = a - 1
@@ -148,7 +151,7 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, gto, op, dst, src, p
                         order[b + 1] = order[b]
                         b -= 1
                     order[b + 1] = x
-                if last[s] >= 0 and live[last[s]]:
+                if policy == POL_GTO and last[s] >= 0 and live[last[s]]:
                     a = 0
                     while order[a] != last[s]:
                         a += 1
@@ -354,7 +357,7 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
     kind[int(OpClass.ATOMIC)] = MK_L2
     rank, cycles = _schedule(
         wp, cta_wstart, wpc, int(p["resident_ctas"]), int(p["schedulers"]), int(p["issue_width"]),
-        bool(p["gto"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
+        POLICIES[p["policy"]], trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
         np.asarray(p["latency"], np.float64), kind, np.asarray(p["unit"], np.int64),
         np.asarray(p["initiation"], np.float64), int(p["lsu_unit"]), trace.mem_ptr.astype(np.int64),
         (trace.mem_line // trace.line_bytes).astype(np.int64), int(p["l1_sets"]), int(p["l1_ways"]),

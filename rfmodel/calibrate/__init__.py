@@ -436,13 +436,18 @@ def split(records: list[dict], fraction: float = 0.3, seed: int = 0) -> tuple[li
 class _Group:
     """Records of one (design, GPU, workload) with the profile and a points-mode grid."""
 
-    def __init__(self, design, gpu, workload, recs, max_warps, seed):
+    def __init__(self, design, gpu, workload, recs, max_warps, seed, anchor_entry=None):
         from rfmodel.designs.base import get_design
-        from rfmodel.evaluate import PROFILE_WARPS, resolve_gpu, workload_profile
+        from rfmodel.evaluate import ANCHOR_DESIGN, PROFILE_WARPS, resolve_gpu, workload_profile
 
         self.d = get_design(design)
         self.sm = resolve_gpu(gpu)
         self.recs = recs
+        # the anchor's reference (rfmodel.analytic.engine.anchor_factor): the baseline with its fitted
+        # coefficients; the baseline's own fit anchors on the coefficients it is trying
+        self.ref = get_design(ANCHOR_DESIGN)
+        self.ref_coef = None if self.d.name == ANCHOR_DESIGN else coef_for(anchor_entry or {}, gpu)
+        self._anchors: dict = {}
         # the profile of exactly the simulated warps (the whole share when the sweep has no max_warps)
         mw = PROFILE_WARPS if max_warps is None else max_warps
         self.prof = workload_profile(workload, self.sm, seed=seed, max_warps=mw, share=max_warps is None)
@@ -458,7 +463,7 @@ class _Group:
             g["_n"] = np.zeros(len(self.recs))
         from rfmodel.analytic.engine import run_analytic
 
-        m = run_analytic(self.d, self.prof, self.sm, g)
+        m = run_analytic(self.d, self.prof, self.sm, g, anchor=self.anchor(coef))
         n = len(self.recs)
         # the analytic counts are for the profile's instruction count; compare per instruction
         scale = self.n_sim / float(self.prof.n_instrs)
@@ -473,12 +478,43 @@ class _Group:
         }
 
 
+    def anchor(self, coef: dict) -> float:
+        """:func:`rfmodel.analytic.engine.anchor_factor` of this group's profile: the reference's
+        coefficients are ``coef`` for the baseline's own groups, else the fitted baseline's."""
+        from rfmodel.analytic.engine import anchor_factor
+
+        ref = coef if self.ref_coef is None else self.ref_coef
+        key = tuple(sorted((k, float(v)) for k, v in ref.items()))
+        if key not in self._anchors:
+            if len(self._anchors) > 64:
+                self._anchors.clear()
+            grid = {"calib." + k: v for k, v in ref.items()}
+            self._anchors[key] = anchor_factor(self.ref, self.prof, self.sm, grid)
+        return self._anchors[key]
+
+
+#: sweep key (added by :func:`calibrate`, never written) holding the fitted baseline entry that anchors the
+#: other designs' groups (:meth:`_Group.anchor`)
+ANCHOR_KEY = "_anchor"
+
+
+def anchor_entry(sweep: dict, calibration=None):
+    """The baseline entry that anchors the other designs: the sweep's :data:`ANCHOR_KEY`, else the
+    baseline of the calibration file ``calibration`` (default: the package's)."""
+    if sweep.get(ANCHOR_KEY) is not None:
+        return sweep[ANCHOR_KEY]
+    from rfmodel.analytic.calibration import load_calibration
+
+    return (load_calibration(calibration) or {}).get("designs", {}).get("baseline")
+
+
 def _groups(records, sweep) -> list[_Group]:
     by = {}
     for r in records:  # one group (one vectorized model call) per design, GPU and workload
         by.setdefault((r["design"], r["gpu"], r["workload"]), []).append(r)
+    entry = anchor_entry(sweep) if any(d != "baseline" for d, _g, _w in by) else None
     return [
-        _Group(d, g, w, rs, sweep.get("max_warps"), sweep.get("seed", 0))
+        _Group(d, g, w, rs, sweep.get("max_warps"), sweep.get("seed", 0), entry)
         for (d, g, w), rs in sorted(by.items())
     ]
 
@@ -849,9 +885,11 @@ def calibrate(
         if progress_fit:
             progress_fit("baseline", report["baseline"])
     rest = [d for d in order if d != "baseline"]
-    # other designs start from the baseline's fitted interval coefficients; fitted in parallel
+    # other designs start from the baseline's fitted interval coefficients and are anchored on its fit (or,
+    # without the baseline in this run, on the package's); fitted in parallel
     fit_runner = runner if runner is not None else make_runner(workers if len(rest) > 1 else 1)
-    fit_jobs = [(d, train, test, sweep, fitted.get("baseline"), max_nfev, coverage_samples, base_folds)
+    anchored = {**sweep, ANCHOR_KEY: fitted.get("baseline") or anchor_entry(sweep)}
+    fit_jobs = [(d, train, test, anchored, fitted.get("baseline"), max_nfev, coverage_samples, base_folds)
                 for d in rest]  # fmt: skip
     for k, (fit, rep, _) in fit_runner.run(_fit_job, fit_jobs):
         d = rest[k]
