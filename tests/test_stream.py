@@ -111,13 +111,17 @@ def test_the_baseline_at_its_defaults_runs_at_the_schedules_pace():
     from rfmodel.analytic.engine import workload_profile
     from rfmodel.evaluate import resolve_gpu
 
-    sm = resolve_gpu("volta-v100")  # the SM's share of saxpy is the profiled warps (2 CTAs)
-    prof = workload_profile("saxpy", sm)
-    assert prof.sched_ipc is not None and prof.sched_ipc > 0 and "sampled_ctas" not in prof.attrs
-    for cal in (None, False):  # with the package's coefficients and with the declared defaults
-        ds = rfmodel.evaluate("baseline", "saxpy", sm, method="analytic", calibration=cal)
-        ipc = float(ds["ipc"].values.ravel()[0])
-        assert ipc == pytest.approx(prof.sched_ipc, rel=1e-9)
+    # volta: the SM's share of saxpy is the profiled warps (2 CTAs); fermi: 4 of its 8 CTAs are profiled and
+    # the schedule runs the whole share
+    for gpu, scaled in (("volta-v100", False), ("fermi-gtx480", True)):
+        sm = resolve_gpu(gpu)
+        prof = workload_profile("saxpy", sm)
+        assert prof.sched_ipc is not None and prof.sched_ipc > 0
+        assert ("sampled_ctas" in prof.attrs) == scaled and bool(prof.attrs.get("sched_share")) == scaled
+        for cal in (None, False):  # with the package's coefficients and with the declared defaults
+            ds = rfmodel.evaluate("baseline", "saxpy", sm, method="analytic", calibration=cal)
+            ipc = float(ds["ipc"].values.ravel()[0])
+            assert ipc == pytest.approx(prof.sched_ipc, rel=1e-9)
 
 
 def test_the_anchor_scales_the_shared_models_pace_at_every_point():

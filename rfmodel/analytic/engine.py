@@ -111,6 +111,10 @@ def _file_digest(name: str) -> str | None:
         return None
 
 
+#: the largest SM share (warp instructions) whose whole schedule gives a scaled profile's ``sched_ipc``;
+#: a larger one keeps the sampled warps' (:func:`anchor_factor` then compares at the sample)
+SCHED_SHARE_INSTRS = 4_000_000
+
 #: warp schedulers the schedule of :mod:`rfmodel.analytic.stream` follows; under another (two-level) the
 #: L1D order comes from its loose round-robin and no design is anchored on its pace
 SCHEDULED_POLICIES = ("gto", "lrr", "oldest")
@@ -210,6 +214,14 @@ def workload_profile(
             ctas=n_share,
             attrs={**prof.attrs, "sampled_instrs": prof.n_instrs, "sampled_ctas": wl.trace.ctas},
         )
+        if prof.sched_ipc is not None and prof.n_instrs <= SCHED_SHARE_INSTRS:
+            # the anchor's pace from the SM's whole share (its later waves and tail included), as simulated
+            whole = load_workload(workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=None,
+                                  line_bytes=sm.l1d.line_bytes)  # fmt: skip
+            done = issue_schedule(whole.trace, memory_pipeline(whole.trace, sm))
+            if done is not None and done[1] > 0:
+                prof = replace(prof, sched_ipc=float(whole.trace.n_instrs) / done[1],
+                               attrs={**prof.attrs, "sched_share": True})  # fmt: skip
     _PROFILE_CACHE[key] = (content, prof)
     write_entry(stored, prof)
     return prof
@@ -252,7 +264,8 @@ def anchor_factor(reference, profile, sm, grid: dict) -> float:
     difference from the baseline (docs/models.md, "Anchor").  1 without a schedule or a reference."""
     if reference is None or profile.sched_ipc is None or not np.isfinite(profile.sched_ipc):
         return 1.0
-    if "sampled_ctas" in profile.attrs:  # the schedule ran the sampled warps: compare like with like
+    if "sampled_ctas" in profile.attrs and not profile.attrs.get("sched_share"):
+        # the schedule ran the sampled warps only: compare like with like
         profile = replace(profile, n_instrs=int(profile.attrs["sampled_instrs"]),
                           ctas=int(profile.attrs["sampled_ctas"]))  # fmt: skip
     skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
