@@ -9,7 +9,8 @@ geometry, against the simulator's counters and against the profile's stream orde
 Per kernel: L1D hit rate and L2 hits per L1D miss from the simulator's counters, from the replay of its
 order, and from the profile's stream; then how far the warps draw apart in the simulator (warps that have
 started and not finished their accesses, on average over the accesses; each warp's accesses when a third
-of them are done, oldest warp first).
+of them are done, oldest warp first), both orders' distinct warps per 256 accesses and L1D hit rate per
+tenth of the accesses, the loads' lines per instruction and the simulator's cycles waiting for an MSHR.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def replay(lines, l1_sets, l1_ways, l2_sets, l2_ways):
 
 def main(argv=None) -> int:
     from rfmodel.analytic.engine import memory_pipeline
-    from rfmodel.analytic.profile import l1d_stream
+    from rfmodel.analytic.profile import WAITING_LOADS, _lru_hit_flags, l1d_stream
     from rfmodel.analytic.stream import issue_rank
     from rfmodel.designs.base import get_design
     from rfmodel.evaluate import _simulation_input, resolve_gpu
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
         n = int(r.setup.ints[N_REC])
         pairs = r.setup.ints[REC: REC + 2 * n].reshape(-1, 2)
         rep = replay(pairs[:, 0], l1_sets, sm.l1d.assoc, l2_sets, opts.l2_assoc)
-        lines, _rows, _loads = l1d_stream(tr, issue_rank(tr, memory_pipeline(tr, sm)))
+        lines, rows, _loads = l1d_stream(tr, issue_rank(tr, memory_pipeline(tr, sm)))
         prof = replay(lines, l1_sets, sm.l1d.assoc, l2_sets, opts.l2_assoc)
         print(w.ljust(14) + " / ".join(f"{x:.3f}" for x in (sim[0], rep[0], prof[0])).rjust(34)
               + " / ".join(f"{x:.3f}" for x in (sim[1], rep[1], prof[1])).rjust(38))  # fmt: skip
@@ -120,6 +121,18 @@ def main(argv=None) -> int:
         counts = np.bincount(warp[: len(warp) // 3], minlength=len(first))[seen]
         print(f"  warps mid-run: mean {running.mean():.1f} of {int(seen.sum())}; accesses per warp at a "
               f"third of the run (by warp index): {counts.tolist()}")
+        # the two orders side by side: distinct warps in a window of 256 accesses, L1D hit rate per tenth
+        warp_of = np.repeat(np.arange(len(tr.warp_ptr) - 1), np.diff(tr.warp_ptr))[rows]
+        for label, ln, ws in (("simulator", pairs[:, 0], warp), ("schedule", lines, warp_of)):
+            hits = _lru_hit_flags(ln, l1_sets, sm.l1d.assoc)
+            m = len(ws) // 256 * 256
+            distinct = np.mean([len(np.unique(ws[i: i + 256])) for i in range(0, m, 256)]) if m else 0.0
+            tenths = [float(h.mean()) for h in np.array_split(hits, 10)]
+            print(f"  {label}: {distinct:.1f} warps per 256 accesses; L1D hit rate per tenth of the "
+                  f"accesses: {' '.join(f'{x:.2f}' for x in tenths)}")
+        loads = np.isin(tr.op, list(WAITING_LOADS.nonzero()[0]))
+        print(f"  lines per load: {np.diff(tr.mem_ptr)[loads].mean():.1f}; simulator cycles waiting for an "
+              f"MSHR: {c['mshr_wait']}")
     return 0
 
 

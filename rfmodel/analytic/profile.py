@@ -92,6 +92,7 @@ import numpy as np
 from numba import njit, prange
 
 from rfmodel.analytic.banks import flat_float
+from rfmodel.analytic.stream import lru_access
 from rfmodel.compiler.reuse_hint import dynamic_distances
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
@@ -604,20 +605,7 @@ def _lru_hit_flags(lines, sets, ways):
     stamp = np.full(sets * ways, -1, dtype=np.int64)
     out = np.zeros(lines.shape[0], dtype=np.bool_)
     for t in range(lines.shape[0]):
-        ln = lines[t]
-        base = (ln % sets) * ways
-        victim = base
-        for i in range(base, base + ways):
-            if tag[i] == ln:
-                out[t] = True
-                victim = -1
-                stamp[i] = t
-                break
-            if stamp[i] < stamp[victim]:
-                victim = i
-        if victim >= 0:
-            tag[victim] = ln
-            stamp[victim] = t
+        out[t] = lru_access(tag, stamp, sets, ways, lines[t], t)[0]
     return out
 
 

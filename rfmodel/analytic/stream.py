@@ -44,7 +44,7 @@ POLICIES = {"lrr": POL_LRR, "gto": POL_GTO, "oldest": POL_OLDEST}
 
 
 @njit(cache=True, inline="always")
-def _lru(tag, stamp_of, sets, ways, line, stamp):
+def lru_access(tag, stamp_of, sets, ways, line, stamp):
     """One access of a set-associative LRU cache (set = line mod sets); returns (hit, way)."""
     base = (line % sets) * ways
     victim = base
@@ -232,7 +232,7 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                             at = tt
                             stamp += 1
                             if mk == MK_L2 or mk == MK_L2_STORE:
-                                hit2, _w = _lru(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
+                                hit2, _w = lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
                                 if mk == MK_L2:
                                     if hit2:
                                         at = tt + l2_lat
@@ -240,12 +240,12 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                                         dram_free = max(tt, dram_free) + line_cycles
                                         at = dram_free + l2_lat + dram_lat
                             else:
-                                hit, way = _lru(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
+                                hit, way = lru_access(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
                                 if mk == MK_STORE:  # write-allocate; through to the L2 slice
                                     if not hit:
                                         l1_ready[way] = tt
                                     stamp += 1
-                                    _lru(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
+                                    lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
                                 elif hit:
                                     at = max(tt + l1_lat, l1_ready[way])
                                 else:
@@ -265,7 +265,7 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                                                     slot = m
                                                     break
                                     stamp += 1
-                                    hit2, _w = _lru(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
+                                    hit2, _w = lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
                                     if hit2:
                                         fill = tt + l1_lat + l2_lat
                                     else:
