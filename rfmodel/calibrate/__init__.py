@@ -436,7 +436,7 @@ def split(records: list[dict], fraction: float = 0.3, seed: int = 0) -> tuple[li
 class _Group:
     """Records of one (design, GPU, workload) with the profile and a points-mode grid."""
 
-    def __init__(self, design, gpu, workload, recs, max_warps, seed, anchor_entry=None):
+    def __init__(self, design, gpu, workload, recs, max_warps, seed, reference_entry=None):
         from rfmodel.designs.base import get_design
         from rfmodel.evaluate import ANCHOR_DESIGN, PROFILE_WARPS, resolve_gpu, workload_profile
 
@@ -446,7 +446,7 @@ class _Group:
         # the anchor's reference (rfmodel.analytic.engine.anchor_factor): the baseline with its fitted
         # coefficients; the baseline's own fit anchors on the coefficients it is trying
         self.ref = get_design(ANCHOR_DESIGN)
-        self.ref_coef = None if self.d.name == ANCHOR_DESIGN else coef_for(anchor_entry or {}, gpu)
+        self.ref_coef = None if self.d.name == ANCHOR_DESIGN else coef_for(reference_entry or {}, gpu)
         self._anchors: dict = {}
         # the profile of exactly the simulated warps (the whole share when the sweep has no max_warps)
         mw = PROFILE_WARPS if max_warps is None else max_warps
@@ -495,24 +495,27 @@ class _Group:
 
 #: sweep key (added by :func:`calibrate`, never written) holding the fitted baseline entry that anchors the
 #: other designs' groups (:meth:`_Group.anchor`)
-ANCHOR_KEY = "_anchor"
+ANCHOR_SWEEP_KEY = "_anchor"
 
 
-def anchor_entry(sweep: dict, calibration=None):
-    """The baseline entry that anchors the other designs: the sweep's :data:`ANCHOR_KEY`, else the
-    baseline of the calibration file ``calibration`` (default: the package's)."""
-    if sweep.get(ANCHOR_KEY) is not None:
-        return sweep[ANCHOR_KEY]
+def anchor_entry(sweep: dict):
+    """The baseline entry that anchors the other designs: the sweep's :data:`ANCHOR_SWEEP_KEY`, else the
+    package calibration's baseline."""
+    if sweep.get(ANCHOR_SWEEP_KEY) is not None:
+        return sweep[ANCHOR_SWEEP_KEY]
     from rfmodel.analytic.calibration import load_calibration
+    from rfmodel.evaluate import ANCHOR_DESIGN
 
-    return (load_calibration(calibration) or {}).get("designs", {}).get("baseline")
+    return (load_calibration() or {}).get("designs", {}).get(ANCHOR_DESIGN)
 
 
 def _groups(records, sweep) -> list[_Group]:
     by = {}
     for r in records:  # one group (one vectorized model call) per design, GPU and workload
         by.setdefault((r["design"], r["gpu"], r["workload"]), []).append(r)
-    entry = anchor_entry(sweep) if any(d != "baseline" for d, _g, _w in by) else None
+    from rfmodel.evaluate import ANCHOR_DESIGN
+
+    entry = anchor_entry(sweep) if any(d != ANCHOR_DESIGN for d, _g, _w in by) else None
     return [
         _Group(d, g, w, rs, sweep.get("max_warps"), sweep.get("seed", 0), entry)
         for (d, g, w), rs in sorted(by.items())
@@ -888,7 +891,7 @@ def calibrate(
     # other designs start from the baseline's fitted interval coefficients and are anchored on its fit (or,
     # without the baseline in this run, on the package's); fitted in parallel
     fit_runner = runner if runner is not None else make_runner(workers if len(rest) > 1 else 1)
-    anchored = {**sweep, ANCHOR_KEY: fitted.get("baseline") or anchor_entry(sweep)}
+    anchored = {**sweep, ANCHOR_SWEEP_KEY: fitted.get("baseline") or anchor_entry(sweep)}
     fit_jobs = [(d, train, test, anchored, fitted.get("baseline"), max_nfev, coverage_samples, base_folds)
                 for d in rest]  # fmt: skip
     for k, (fit, rep, _) in fit_runner.run(_fit_job, fit_jobs):
