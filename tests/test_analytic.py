@@ -309,7 +309,9 @@ def test_list_schedule_serializes_a_shared_unit_known_answer():
     p = profile_trace(tr, _lat(), sched=_sched(ii={int(OpClass.SFU): 8}))
     assert list(p.sched_levels()) == [1]
     assert p.sched_cpi[0, 0, 0] == pytest.approx(26 / 16)
-    assert p.cta_chain2[0, 0] == pytest.approx(2.0)
+    # the single-CTA critical path is built only without the issue resources, which replace it
+    assert p.cta_chain2 is None
+    assert profile_trace(tr, _lat()).cta_chain2[0, 0] == pytest.approx(2.0)
     # one CTA resident: the rate is its instructions over its cycles
     assert float(p.sched_rate(1, 0.0, 0.0)) == pytest.approx(16 / 26)
 
@@ -349,7 +351,7 @@ def test_list_schedule_matches_the_simulator_on_independent_warps():
     p = profile_trace(tr, exec_latencies(sm), sched=issue_resources(sm))
     sim = simulate_trace(tr, sm, "baseline", {}).metrics["cycles"]
     assert p.sched_cpi[0, 0, 0] * tr.n_instrs == pytest.approx(sim, rel=0.10)
-    assert abs(p.cta_chain2[0, 0] - sim) / sim > 0.3
+    assert abs(profile_trace(tr, exec_latencies(sm)).cta_chain2[0, 0] - sim) / sim > 0.3
 
 
 def test_bank_shares_take_reads_writes_and_the_write_hold_off_the_banks():
@@ -511,3 +513,38 @@ def test_live_registers_from_write_to_last_read():
     p = profile_trace(t, _lat())
     # R5 is read at 0 and 1 from the start too: 1 more step; R6 written last, never read
     assert p.live_regs == pytest.approx((2 + 2 + 0 + 3 + 1) / 4)
+
+
+def test_leading_warps_known_answer():
+    """Whole warps in trace order until the budget is reached (at least one, at most all)."""
+    from rfmodel.analytic.profile import leading_warps
+
+    wp = np.array([0, 10, 20, 30])
+    assert list(leading_warps(wp, 15)) == [0, 10, 20]
+    assert list(leading_warps(wp, 10)) == [0, 10]
+    assert list(leading_warps(wp, 1)) == [0, 10]
+    assert list(leading_warps(wp, 100)) == [0, 10, 20, 30]
+
+
+def test_per_warp_tables_from_a_sample_of_identical_warps_match_all_warps(monkeypatch):
+    """Eight identical warps: the per-warp tables (chains, register cache, intervals, live registers,
+    distances) taken over the two leading warps (``TABLE_MAX_INSTRS`` below one CTA's instructions) equal
+    the tables over all eight per instruction, and the distance histograms are a quarter of the counts."""
+    import rfmodel.analytic.profile as P
+
+    text = "\n".join(f"ffma R{10 + i % 6} = R{10 + (i + 3) % 6} R2 R3" for i in range(40)) + "\nbar\nexit\n"
+    tr = _trace(text, warps=8)
+    full = profile_trace(tr, _lat(fp=4))
+    per_warp = tr.n_instrs // 8
+    monkeypatch.setattr(P, "TABLE_MAX_INSTRS", per_warp + 1)  # two whole warps
+    part = profile_trace(tr, _lat(fp=4))
+    for f in ("chain", "chain2", "rc_hits", "rc_fifo_hist", "iv_len", "iv_maxload", "deact_per_instr",
+              "live_regs"):
+        a, b = np.asarray(getattr(full, f), float), np.asarray(getattr(part, f), float)
+        if f == "rc_fifo_hist":  # counts of the sampled warps
+            a = a / a.sum()
+            b = b / b.sum()
+        assert np.allclose(a, b), f
+    assert np.array_equal(full.dep_dist_hist, 4 * part.dep_dist_hist)
+    # the warp-independent parts are the whole trace's
+    assert part.n_instrs == full.n_instrs and np.array_equal(part.ser, full.ser)

@@ -287,9 +287,9 @@ def test_shared_lru_stack_of_registers_and_lines_known_answer():
     assert d[:, at[1]] * 8 == pytest.approx([7, 1])
     assert d[:, at[2]] * 8 == pytest.approx([12, 2])
     assert d[:, at[4]] * 8 == pytest.approx([17, 4])
-    regs, lines = WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=d), 1.75)
+    regs, lines = WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=d, source=None), 1.75)
     assert (float(regs), float(lines)) == (pytest.approx(1.5), pytest.approx(0.25))
-    assert WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=None), 4) is None
+    assert WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=None, source=None), 4) is None
 
 
 def test_tag_conflicts_known_answer():

@@ -311,3 +311,30 @@ def test_the_documented_example_design_runs_and_conforms(tmp_path, monkeypatch):
         ref["bank_conflict_stall_cycles"].item())
     with pytest.raises(SpecError, match="share"):
         rfmodel.evaluate(d, WL, GPU, params={"share": [1.5]})
+
+
+@pytest.mark.parametrize("gpu", ["maxwell-ltrf", "fermi-gtx480"])
+@pytest.mark.parametrize("name", NAMES)
+def test_tables_built_on_first_use_give_what_tables_built_at_once_give(name, gpu):
+    """The default path's profile builds the tables only some designs read on first use
+    (``WorkloadProfile.need``): every design's analytic answer on it equals its answer on the same profile
+    with every table built at once (``profile_tables``), on an SM with a two-level scheduler (whose pool
+    reads ``chain2``) and on a GTO one."""
+    from dataclasses import replace
+
+    from rfmodel.analytic import engine
+    from rfmodel.analytic.profile import TABLE_GROUPS, profile_tables
+
+    sm = resolve_gpu(gpu)
+    engine._PROFILE_CACHE.clear()
+    lazy = workload_profile(WL, sm)
+    src = lazy.source
+    trace, rank = src._trace_and_rank()
+    full = profile_tables(trace, tuple(TABLE_GROUPS), src.latencies, src.exec_latencies, src.caches, rank,
+                          src.l1_hit_latency)  # fmt: skip
+    eager = replace(lazy, source=None, **full)
+    d = get_design(name)
+    a, b = run_analytic(d, eager, sm, {}), run_analytic(d, lazy, sm, {})
+    for k in ("ipc", "cycles", "rf_cache_hit_rate", "bank_conflict_stall_cycles"):
+        if k in a:
+            assert np.allclose(np.asarray(a[k], float), np.asarray(b[k], float), equal_nan=True), k

@@ -105,7 +105,7 @@ def test_profiles_persist_on_disk_and_survive_a_damaged_entry(tmp_path, monkeypa
         a, b = getattr(first, f.name), getattr(again, f.name)
         if isinstance(a, np.ndarray):
             assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), f.name
-        elif f.name != "attrs":
+        elif f.name not in ("attrs", "source"):  # the source: how to build its other tables
             assert a == b, f.name
     stored[0].write_bytes(b"not a profile")
     cache.clear()
@@ -210,3 +210,45 @@ def test_sm_fields_given_together_are_checked_together():
         assert 0 < float(ds["warps"].values.ravel()[0]) <= 16
     with pytest.raises(SpecError, match="max_threads_per_cta"):
         rfmodel.evaluate("baseline", "saxpy", "maxwell-ltrf", params={"warps_per_sm": [16]})
+
+
+def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeypatch):
+    """A default-path profile holds the tables only some designs read as ``None`` until ``need`` builds
+    them from its source: equal to building them at once, kept by the cached profile (also when a copy
+    asks), written to the profile's disk entry, and buildable after pickling (a worker process).  A
+    profile without a source says which tables it lacks; an unknown group is refused."""
+    import pickle
+    from dataclasses import replace
+
+    from rfmodel.analytic.profile import TABLE_GROUPS, profile_tables, profile_trace
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
+    sm = resolve_gpu("fermi-gtx480")
+    engine._PROFILE_CACHE.clear()
+    prof = workload_profile("saxpy", sm)
+    assert all(getattr(prof, f) is None for g in TABLE_GROUPS for f in TABLE_GROUPS[g])
+    src = prof.source
+    trace, rank = src._trace_and_rank()
+    full = profile_tables(trace, tuple(TABLE_GROUPS), src.latencies, src.exec_latencies, src.caches, rank,
+                          src.l1_hit_latency)  # fmt: skip
+    shipped = pickle.loads(pickle.dumps(replace(prof, n_instrs=prof.n_instrs + 1)))
+    copy = replace(prof, n_instrs=prof.n_instrs + 1)
+    assert copy.need("ct") is copy
+    assert np.array_equal(copy.ct_hits, full["ct_hits"])
+    assert np.array_equal(prof.ct_hits, full["ct_hits"])  # the cached profile keeps what a copy built
+    assert prof.rc_hits is None  # only the group asked for
+    engine._PROFILE_CACHE.clear()
+    again = workload_profile("saxpy", sm)  # from disk
+    assert again is not prof and np.array_equal(again.ct_hits, full["ct_hits"]) and again.iv_len is None
+    engine._SOURCE_TRACES.clear()
+    shipped.need("intervals", "shared", "reg_cache", "chain2")
+    for g in ("intervals", "shared", "reg_cache", "chain2"):
+        for f in TABLE_GROUPS[g]:
+            assert np.array_equal(np.asarray(getattr(shipped, f)), np.asarray(full[f])), f
+    bare = profile_trace(trace, src.latencies, tables=("ct",))
+    assert bare.ct_hits is not None and bare.has("ct") and not bare.has("shared")
+    with pytest.raises(RfmodelError, match="without its 'shared' tables"):
+        bare.need("shared")
+    with pytest.raises(RfmodelError, match="unknown; allowed"):
+        prof.need("banks")

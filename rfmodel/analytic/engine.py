@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
 from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, l2_sets, resident_warps
-from rfmodel.analytic.profile import WorkloadProfile, profile_trace
+from rfmodel.analytic.profile import WorkloadProfile, profile_tables, profile_trace
 from rfmodel.analytic.stream import issue_schedule
 from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.results import assemble
@@ -153,6 +154,62 @@ def memory_pipeline(trace, sm: SMSpec) -> dict:
     }
 
 
+#: the expanded traces and stream orders that profile sources rebuilt lately (a design reads several table
+#: groups of one workload in a row; each rebuild costs a load and a schedule)
+_SOURCE_TRACES: OrderedDict = OrderedDict()
+_SOURCE_TRACES_KEEP = 2
+
+
+@dataclass(eq=False)
+class ProfileSource:
+    """Builds the table groups (:data:`rfmodel.analytic.profile.TABLE_GROUPS`) that only some designs read,
+    for a profile that :func:`workload_profile` built without them (:meth:`WorkloadProfile.need`): the
+    workload's trace again, its stream order, and the latencies the profile was built with.  The groups it
+    builds are also set on ``profile`` (the cached profile) and its disk entry is rewritten with them.
+    Picklable: a worker process rebuilds from the workload's name (or the Workload itself)."""
+
+    workload: object
+    sm: SMSpec
+    arch: str
+    seed: int
+    max_warps: int | None
+    latencies: np.ndarray
+    exec_latencies: np.ndarray
+    caches: list
+    l1_hit_latency: float
+    stored: object = None
+    profile: WorkloadProfile | None = field(default=None, repr=False)
+
+    def _trace_and_rank(self):
+        key = id(self)
+        hit = _SOURCE_TRACES.get(key)
+        if hit is not None and hit[0] is self:
+            _SOURCE_TRACES.move_to_end(key)
+            return hit[1], hit[2]
+        wl = load_workload(self.workload, arch=self.arch, num_sms=self.sm.num_sms, seed=self.seed,
+                           max_warps=self.max_warps, line_bytes=self.sm.l1d.line_bytes)  # fmt: skip
+        scheduled = issue_schedule(wl.trace, memory_pipeline(wl.trace, self.sm))
+        rank = None if scheduled is None else scheduled[0]
+        self.keep(wl.trace, rank)
+        return wl.trace, rank
+
+    def keep(self, trace, rank) -> None:
+        """Remember the trace and order this source builds from (the last few sources' only)."""
+        _SOURCE_TRACES[id(self)] = (self, trace, rank)
+        while len(_SOURCE_TRACES) > _SOURCE_TRACES_KEEP:
+            _SOURCE_TRACES.popitem(last=False)
+
+    def __call__(self, group: str) -> dict:
+        trace, rank = self._trace_and_rank()
+        out = profile_tables(trace, (group,), self.latencies, self.exec_latencies, self.caches, rank,
+                             self.l1_hit_latency)  # fmt: skip
+        if self.profile is not None:
+            for f, v in out.items():
+                object.__setattr__(self.profile, f, v)
+            write_entry(self.stored, self.profile)
+        return out
+
+
 def workload_profile(
     workload,
     sm: SMSpec,
@@ -176,6 +233,18 @@ def workload_profile(
     key = (name, arch, seed, max_warps, _sm_key(sm), share)
     if key in _PROFILE_CACHE and not isinstance(workload, Workload) and _PROFILE_CACHE[key][0] == content:
         return _PROFILE_CACHE[key][1]
+    lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
+    # the SM's L1D and L2 slice, simulated on the line stream as the simulator builds and indexes them
+    caches = [(lines, sm.l1d.assoc), (max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
+
+    def attach(prof: WorkloadProfile, stored) -> WorkloadProfile:
+        """``prof`` with the source of the table groups it lacks (built on first use)."""
+        src = ProfileSource(workload, sm, arch, seed, max_warps, np.asarray(prof.attrs["latencies"]),
+                            exec_latencies(sm), caches, float(sm.l1d.hit_latency_cycles), stored)  # fmt: skip
+        prof = replace(prof, source=src)
+        src.profile = prof
+        return prof
+
     stored = None
     builtin = split_trace_prefix(name)[0] in builtin_names()
     if not isinstance(workload, Workload) and (
@@ -185,23 +254,22 @@ def workload_profile(
         stored = keyed_entry("profiles", [*key, content, source_hash(exclude=("data/calibration",))], ".npz")
         prof = read_entry(stored, WorkloadProfile.load)
         if prof is not None:
+            prof = attach(prof, stored)
             _PROFILE_CACHE[key] = (content, prof)
             return prof
     wl = load_workload(
         workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
-    lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
-    # the SM's L1D and L2 slice, simulated on the line stream as the simulator builds and indexes them
-    caches = [(lines, sm.l1d.assoc), (max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
     scheduled = issue_schedule(wl.trace, memory_pipeline(wl.trace, sm))
     order = {"rank": None if scheduled is None else scheduled[0]}
     # two passes: the first gives the hit rate that sets the expected load latency
     first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True, caches=caches[:1],
-                          **order)  # fmt: skip
+                          **order, tables=())  # fmt: skip
     hit = float(first.l1d_hit_rate(lines, sm.l1d.assoc, loads=True)) if sm.l1d.size_bytes else 0.0
     prof = profile_trace(
         wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
         sched=issue_resources(sm), caches=caches, **order, l1_hit_latency=sm.l1d.hit_latency_cycles,
+        tables=(),  # the groups only some designs read: built on first use (ProfileSource)
     )
     if scheduled is not None and scheduled[1] > 0 and sm.scheduler in SCHEDULED_POLICIES:
         prof = replace(prof, sched_ipc=float(wl.trace.n_instrs) / scheduled[1])
@@ -222,6 +290,8 @@ def workload_profile(
             if done is not None and done[1] > 0:
                 prof = replace(prof, sched_ipc=float(whole.trace.n_instrs) / done[1],
                                attrs={**prof.attrs, "sched_share": True})  # fmt: skip
+    prof = attach(prof, stored)
+    prof.source.keep(wl.trace, order["rank"])
     _PROFILE_CACHE[key] = (content, prof)
     write_entry(stored, prof)
     return prof

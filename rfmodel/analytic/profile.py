@@ -86,6 +86,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -120,6 +121,11 @@ CT_ENTRIES = np.array([1, 2, 4, 8, 16, 32], dtype=np.int64)
 CT_LOSS = np.array([0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
 #: instructions of whole warps, in trace order, over which ``ct_hits`` is taken (bounds its cost)
 CT_MAX_INSTRS = 20_000
+#: instructions of whole warps, in trace order, over which the per-warp tables are taken (``chain``,
+#: ``chain2``, the distance histograms, the register-cache and register-interval tables, ``live_regs``):
+#: each warp's statistics are its own, so a sample of warps estimates them and bounds their cost on
+#: long warps
+TABLE_MAX_INSTRS = 64_000
 #: resident CTAs scheduled together in ``sched_cpi`` (levels; a level above the trace's CTAs is skipped)
 SCHED_CTAS = np.array([1, 2, 4, 8], dtype=np.int64)
 #: serializes the parallel list schedules (numba's workqueue layer is not thread-safe)
@@ -128,6 +134,16 @@ _PARALLEL_LOCK = threading.Lock()
 #: instructions list-scheduled per level: whole groups of CTAs in trace order until at least this many (the
 #: cycles per instruction of a sample of groups; bounds the profile's cost on long traces)
 SCHED_MAX_INSTRS = 30_000
+
+#: the profile's tables that only some designs read, by group, and the fields each group fills: a profile
+#: built without a group (``profile_trace(tables=...)``) builds it on first use (:meth:`WorkloadProfile.need`)
+TABLE_GROUPS = {
+    "chain2": ("chain2",),  # the two-level scheduler's pool, greedy warp-per-bank, LTRF's latency terms
+    "reg_cache": ("rc_fifo_hist", "rc_lru_hist", "rc_hits", "deact_per_instr"),  # register caches
+    "ct": ("ct_hits",),  # Malekeh's collector cache table
+    "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even"),  # register intervals (LTRF)
+    "shared": ("shared_distinct",),  # one LRU stack of registers and lines (the Cache-Emulated RF)
+}
 
 
 def _grid_pos(x: np.ndarray, v) -> tuple[np.ndarray, np.ndarray]:
@@ -162,7 +178,9 @@ class WorkloadProfile:
     src_count_pmf: np.ndarray | None = None  # float64 [MAX_SRC + 1]
     reg_hist: np.ndarray | None = None  # float64 [256]
     chain2: np.ndarray | None = None  # float64 [len(CHAIN_EXTRA), len(MEM_LAT_GRID)]
-    cta_chain2: np.ndarray | None = None  # float64 [K, J]: mean critical path of one CTA alone (cycles)
+    #: float64 [K, J]: mean critical path of one CTA alone (cycles); only without ``sched_cpi`` (which
+    #: replaces it)
+    cta_chain2: np.ndarray | None = None
     warps_per_cta: int = 1
     dep_dist_hist: np.ndarray | None = None  # int64 [DIST_BINS]
     reuse_dist_hist: np.ndarray | None = None  # int64 [DIST_BINS]
@@ -171,7 +189,8 @@ class WorkloadProfile:
     rc_fifo_hist: np.ndarray | None = None  # float64 [2, RC_DMAX + 2]
     rc_hits: np.ndarray | None = None  # float64 [2 policies, 2 flush, RC_EMAX + 1]: hit fraction per entries
     load_lines_per_instr: float | None = None  # L1D lines of loads and atomics (stores excluded)
-    deact_per_instr: float = 0.0  # deactivation points (barriers, first consumers of long loads) per instr
+    #: deactivation points (barriers, first consumers of long loads) per instruction
+    deact_per_instr: float | None = None
     rc_lru_hist: np.ndarray | None = None  # float64 [2, RC_DMAX + 2]
     ct_hits: np.ndarray | None = None  # float64 [len(CT_RTHLD), len(CT_ENTRIES), len(CT_LOSS)]: hit fraction
     iv_len: np.ndarray | None = None  # float64 [2, len(IV_N)]
@@ -213,6 +232,29 @@ class WorkloadProfile:
     #: analytic engine anchors every design's IPC on (:func:`rfmodel.analytic.engine.anchor_factor`);
     #: ``None``: not scheduled (a profile built by :func:`profile_trace` alone, or no CTA fits)
     sched_ipc: float | None = None
+    #: builds the table groups the profile was built without (``source(group) -> {field: value}``;
+    #: :meth:`need`); not saved: a loaded profile gets its source from whoever loads it
+    source: Callable[[str], dict] | None = field(default=None, compare=False, repr=False)
+
+    def has(self, group: str) -> bool:
+        """Whether the table ``group`` is built or can be (:meth:`need`)."""
+        return self.source is not None or all(getattr(self, f) is not None for f in TABLE_GROUPS[group])
+
+    def need(self, *groups: str) -> WorkloadProfile:
+        """This profile with the table ``groups`` (names of :data:`TABLE_GROUPS`) built: those it lacks
+        come from its ``source`` (once: the profile keeps them)."""
+        for g in groups:
+            names = TABLE_GROUPS.get(g)
+            if names is None:
+                raise RfmodelError(f"profile table '{g}': unknown; allowed: {', '.join(TABLE_GROUPS)}")
+            if all(getattr(self, f) is not None for f in names):
+                continue
+            if self.source is None:
+                raise RfmodelError(f"profile {self.name!r} was built without its '{g}' tables and has no "
+                                   f"source to build them from (profile_trace(tables=...))")
+            for f, v in self.source(g).items():
+                object.__setattr__(self, f, v)
+        return self
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
@@ -221,6 +263,8 @@ class WorkloadProfile:
 
         arrays, meta = {}, {}
         for f in fields(self):
+            if f.name == "source":
+                continue
             v = getattr(self, f.name)
             (arrays if isinstance(v, np.ndarray) else meta)[f.name] = v
         write_npz(path, arrays, json.loads(json.dumps(meta, default=_json_default)))
@@ -240,6 +284,8 @@ class WorkloadProfile:
         accesses, ``T`` such that the distinct registers and lines of a window of ``T`` fill the array,
         ``D_reg(T) + D_line(T) = capacity`` (interpolated in ``log T``); the array holds ``D_reg(T)``
         registers.  When every window's entries fit, the longest window's are held."""
+        if self.shared_distinct is None and self.source is not None:
+            self.need("shared")
         if self.shared_distinct is None:
             return None
         d = np.asarray(self.shared_distinct, dtype=np.float64)
@@ -270,6 +316,7 @@ class WorkloadProfile:
         (0: warps keep their partitions, 1: flushed at every deactivation point).  Vectorized
         over ``entries`` and ``flush``.
         """
+        self.need("reg_cache")
         f = np.clip(np.asarray(flush, dtype=np.float64), 0.0, 1.0)
         if self.rc_hits is not None:  # exact per-warp partitions of up to RC_EMAX entries
             t = self.rc_hits[0 if policy == "fifo" else 1]
@@ -302,7 +349,7 @@ class WorkloadProfile:
         at ``rthld`` that the warp loses at rate ``loss`` per stalled cycle (``ct_hits``; linear in RTHLD,
         in ``log2`` of the entries and in ``log(1 + loss / 0.001)`` between tabulated values, clamped at
         the ends).  Vectorized."""
-        t = np.asarray(self.ct_hits, dtype=np.float64)
+        t = np.asarray(self.need("ct").ct_hits, dtype=np.float64)
         xs = (CT_RTHLD.astype(np.float64), np.log2(CT_ENTRIES.astype(np.float64)), np.log1p(CT_LOSS / 1e-3))
         vals = np.broadcast_arrays(
             np.asarray(rthld, dtype=np.float64),
@@ -327,6 +374,7 @@ class WorkloadProfile:
         Linear interpolation over ``IV_N`` and over ``log2`` of ``IV_BANKS`` (vectorized).
         Returns ``length``, ``ws``, ``live``, ``maxload`` and ``even`` arrays.
         """
+        self.need("intervals")
         s = 1 if strands else 0
         lb = np.log2(np.maximum(np.asarray(banks, dtype=np.float64), 1.0))
         n, lb = np.broadcast_arrays(np.asarray(n_regs, dtype=np.float64), lb)
@@ -364,6 +412,8 @@ class WorkloadProfile:
     def chain_at2(self, extra, mem_latency, table: str = "chain2") -> np.ndarray:
         """Bilinear interpolation of ``chain2`` (single-warp cycles per instruction) or another ``[K, J]``
         table at ``(extra, mem_latency)`` (vectorized; :func:`bilinear_at` per point)."""
+        if table == "chain2":
+            self.need("chain2")
         k, L = flat_float(extra, mem_latency)
         out = np.empty(k.shape)
         _bilinear_map(np.ascontiguousarray(getattr(self, table), dtype=np.float64), k.ravel(), L.ravel(),
@@ -1643,6 +1693,93 @@ def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+def _memory_classes() -> np.ndarray:
+    """The op classes whose latency includes the memory hierarchy's (global, local loads, atomics)."""
+    is_ll = np.zeros(N_OPCLASSES, dtype=np.bool_)
+    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
+        is_ll[int(c)] = True
+    return is_ll
+
+
+def _load_terms(trace: Trace, line_no, access_row, caches, l1_hit_latency) -> tuple[np.ndarray, np.ndarray]:
+    """``(adj, slope)`` of :func:`load_latency_terms` on the line stream (zeros without the L1D's
+    geometry or hit latency)."""
+    n = trace.n_instrs
+    if l1_hit_latency is not None and caches and len(line_no):
+        l1_lines, l1_ways = (int(v) for v in caches[0])
+        if l1_ways >= 1 and l1_lines >= l1_ways and l1_lines % l1_ways == 0:
+            flags = _lru_hit_flags(line_no, l1_lines // l1_ways, l1_ways)
+            return load_latency_terms(n, access_row, flags, WAITING_LOADS[trace.op], l1_hit_latency)
+    return np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.float64)
+
+
+def _latency_grid(latencies, exec_latencies) -> np.ndarray:
+    """``lat2[j, c]``: class ``c``'s latency with ``MEM_LAT_GRID[j]`` added to the memory classes."""
+    base = np.asarray(latencies if exec_latencies is None else exec_latencies, dtype=np.float64)
+    return base[None, :] + MEM_LAT_GRID[:, None] * _memory_classes()[None, :]
+
+
+def profile_tables(
+    trace: Trace,
+    groups,
+    latencies: np.ndarray,
+    exec_latencies: np.ndarray | None = None,
+    caches=None,
+    rank: np.ndarray | None = None,
+    l1_hit_latency: float | None = None,
+    load_terms: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict:
+    """The fields of the table ``groups`` (names of :data:`TABLE_GROUPS`) of ``trace``'s profile, with
+    :func:`profile_trace`'s arguments (``load_terms``: the ``(adj, slope)`` it already has)."""
+    unknown = sorted(set(groups) - set(TABLE_GROUPS))
+    if unknown:
+        raise RfmodelError(f"profile tables {unknown}: unknown; allowed: {', '.join(TABLE_GROUPS)}")
+    lat = np.asarray(latencies, dtype=np.float64)
+    wp = trace.warp_ptr.astype(np.int64)
+    wp_t = leading_warps(wp, TABLE_MAX_INSTRS)  # the per-warp tables' sample
+    n_t = max(int(wp_t[-1]), 1)
+    is_ll = _memory_classes()
+    out: dict = {}
+    if "chain2" in groups:
+        if load_terms is None:
+            line_no, access_row, _ = l1d_stream(trace, rank)
+            load_terms = _load_terms(trace, line_no, access_row, caches, l1_hit_latency)
+        adj, slope = load_terms
+        chain2 = _chain_table(wp_t, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
+                              _latency_grid(lat, exec_latencies), is_ll, CHAIN2_EXTRA, adj, slope,
+                              MEM_LAT_GRID)  # fmt: skip
+        out["chain2"] = chain2 / n_t
+    if "reg_cache" in groups:
+        fifo, lru, dpoints = _reg_cache_hists(wp_t, trace.op, trace.dst, trace.src, RC_DMAX,
+                                              int(OpClass.BARRIER), is_ll)  # fmt: skip
+        rc_hits = _reg_cache_sim(wp_t, trace.op, trace.dst, trace.src, RC_EMAX, int(OpClass.BARRIER), is_ll)
+        out.update(rc_fifo_hist=fifo, rc_lru_hist=lru, deact_per_instr=dpoints / n_t,
+                   rc_hits=rc_hits / max(float((trace.src[:n_t] != NONE).sum()), 1.0))  # fmt: skip
+    if "ct" in groups:
+        # the warps in trace order up to CT_MAX_INSTRS instructions (each warp's table is its own)
+        wp_ct = leading_warps(wp, CT_MAX_INSTRS)
+        rows = slice(0, int(wp_ct[-1]))
+        sd, dd = dynamic_distances(wp_ct, trace.src[rows], trace.dst[rows])
+        ct_hits = _ct_table(wp_ct, trace.op[rows], trace.dst[rows], trace.src[rows], sd, dd, lat, CT_RTHLD,
+                            CT_ENTRIES, CT_LOSS)  # fmt: skip
+        out["ct_hits"] = ct_hits / max(float((trace.src[rows] != NONE).sum()), 1.0)
+    if "intervals" in groups:
+        iv = _interval_tables(wp_t, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N,
+                              IV_BANKS, is_ll)  # fmt: skip
+        out.update(iv_len=iv[0], iv_ws=iv[1], iv_live=iv[2], iv_maxload=iv[3], iv_even=iv[4])
+    if "shared" in groups:
+        out["shared_distinct"] = shared_stack(trace, rank)
+    return out
+
+
+def leading_warps(warp_ptr: np.ndarray, budget: int) -> np.ndarray:
+    """The warp pointers of the leading whole warps in trace order that hold at least ``budget``
+    instructions (every warp when they hold fewer; at least one warp)."""
+    wp = np.asarray(warp_ptr, dtype=np.int64)
+    n_w = max(min(int(np.searchsorted(wp, budget, side="left")), len(wp) - 1), 1)
+    return wp[: n_w + 1]
+
+
 def profile_trace(
     trace: Trace,
     latencies: np.ndarray,
@@ -1653,6 +1790,7 @@ def profile_trace(
     caches=None,
     rank: np.ndarray | None = None,
     l1_hit_latency: float | None = None,
+    tables=tuple(TABLE_GROUPS),
 ) -> WorkloadProfile:
     """Extract the analytic profile of ``trace``.
 
@@ -1670,6 +1808,8 @@ def profile_trace(
     ``l1_hit_latency``: with it, each load of the tables waits as its own accesses fared in the first
     cache of ``caches`` (the SM's L1D) on that stream (:func:`load_latency_terms`); without, every load
     waits the mean latency.
+    ``tables``: the groups of :data:`TABLE_GROUPS` to build (default all; the others stay ``None`` until
+    :meth:`WorkloadProfile.need` builds them from the profile's ``source``).
     """
     n = trace.n_instrs
     if n == 0:
@@ -1684,8 +1824,10 @@ def profile_trace(
     pmf, kcount, reg_hist, pmf_slots = _ser_pmf(trace.src, MAX_BANKS)
     ser_sum = pmf @ np.arange(pmf.shape[1], dtype=np.float64)
     distinct = float(kcount @ np.arange(kcount.shape[0], dtype=np.float64))
+    wp_t = leading_warps(trace.warp_ptr, TABLE_MAX_INSTRS)  # the per-warp tables' sample
+    n_t = max(int(wp_t[-1]), 1)
     chain_total = _chain_cycles(
-        trace.warp_ptr.astype(np.int64),
+        wp_t,
         trace.op,
         trace.dst,
         trace.src,
@@ -1702,59 +1844,26 @@ def profile_trace(
     hist = _line_stack_hist(line_no, 32, every) if n_acc else np.zeros(32, np.int64)
     ld_hist = _line_stack_hist(line_no, 32, is_load) if n_acc else np.zeros(32, np.int64)
     exact = exact_hit_rates(line_no, caches, is_load)
-    adj = np.zeros(n, dtype=np.float64)
-    slope = np.zeros(n, dtype=np.float64)
-    if l1_hit_latency is not None and caches and n_acc:
-        l1_lines, l1_ways = (int(v) for v in caches[0])
-        if l1_ways >= 1 and l1_lines >= l1_ways and l1_lines % l1_ways == 0:
-            flags = _lru_hit_flags(line_no, l1_lines // l1_ways, l1_ways)
-            adj, slope = load_latency_terms(n, access_row, flags, WAITING_LOADS[trace.op], l1_hit_latency)
+    adj, slope = _load_terms(trace, line_no, access_row, caches, l1_hit_latency)
     assert MAX_SRC == trace.src.shape[1]
     if light:
         return WorkloadProfile(
             name=name or trace.kernel, n_instrs=n, n_warps=trace.n_warps, mix=mix.astype(np.float64),
             reads_per_instr=reads, distinct_reads_per_instr=distinct / n, writes_per_instr=writes,
-            ser=ser_sum / n, chain_extra=CHAIN_EXTRA.copy(), chain=chain_total / n,
+            ser=ser_sum / n, chain_extra=CHAIN_EXTRA.copy(), chain=chain_total / n_t,
             mem_lines_per_instr=n_acc / n, line_stack_hist=hist, load_stack_hist=ld_hist,
             regs_per_thread=int(trace.regs_per_thread), threads_per_cta=int(trace.threads_per_cta),
             ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes), exact_hits=exact,
         )  # fmt: skip
-    base = lat if exec_latencies is None else np.asarray(exec_latencies, dtype=np.float64)
-    mem_cls = np.zeros(N_OPCLASSES, dtype=np.bool_)
-    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
-        mem_cls[int(c)] = True
-    lat2 = base[None, :] + MEM_LAT_GRID[:, None] * mem_cls[None, :]
-    chain2 = _chain_table(
-        trace.warp_ptr.astype(np.int64),
-        trace.op,
-        trace.dst,
-        trace.src,
-        trace.pdst,
-        trace.psrc,
-        lat2,
-        mem_cls,
-        CHAIN2_EXTRA,
-        adj,
-        slope,
-        MEM_LAT_GRID,
-    )
+    lat2 = _latency_grid(lat, exec_latencies)
     wpc = max(1, -(-int(trace.threads_per_cta) // 32))
-    cta_chain = _cta_chain_table(
-        trace.warp_ptr.astype(np.int64),
-        wpc,
-        trace.op,
-        trace.dst,
-        trace.src,
-        trace.pdst,
-        trace.psrc,
-        lat2,
-        CHAIN2_EXTRA,
-        int(OpClass.BARRIER),
-        adj,
-        slope,
-        MEM_LAT_GRID,
-    )
     n_ctas = max(-(-trace.n_warps // wpc), 1)
+    cta_chain = None
+    if sched is None:  # the latency bound without the SM's issue resources (the list schedules replace it)
+        cta_chain = _cta_chain_table(
+            trace.warp_ptr.astype(np.int64), wpc, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
+            lat2, CHAIN2_EXTRA, int(OpClass.BARRIER), adj, slope, MEM_LAT_GRID,
+        )  # fmt: skip
     sched_cpi = None
     if sched is not None:
         sched_cpi = np.full((len(SCHED_CTAS), len(CHAIN2_EXTRA), len(MEM_LAT_GRID)), np.nan)
@@ -1772,30 +1881,11 @@ def profile_trace(
                     SCHED_MAX_INSTRS, adj, slope, MEM_LAT_GRID,
                 )  # fmt: skip
             sched_cpi[li] = cyc / max(done, 1)
-    dep, reuse = _distance_hists(trace.warp_ptr.astype(np.int64), trace.dst, trace.src, DIST_BINS)
+    dep, reuse = _distance_hists(wp_t, trace.dst, trace.src, DIST_BINS)
     active_warps = max(int((np.diff(trace.warp_ptr) > 0).sum()), 1)
-    is_ll = np.zeros(N_OPCLASSES, dtype=np.bool_)
-    for c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
-        is_ll[int(c)] = True
-    is_ld = is_ll[trace.op]
-    wp = trace.warp_ptr.astype(np.int64)
-    fifo, lru, dpoints = _reg_cache_hists(
-        wp, trace.op, trace.dst, trace.src, RC_DMAX, int(OpClass.BARRIER), is_ll
-    )
-    rc_hits = _reg_cache_sim(wp, trace.op, trace.dst, trace.src, RC_EMAX, int(OpClass.BARRIER), is_ll)
-    rc_hits = rc_hits / max(float((trace.src != NONE).sum()), 1.0)
-    # the warps in trace order up to CT_MAX_INSTRS instructions (each warp's table is its own)
-    n_ct = min(int(np.searchsorted(wp, CT_MAX_INSTRS, side="left")), len(wp) - 1)
-    n_ct = max(n_ct, 1)
-    wp_ct = wp[: n_ct + 1]
-    rows = slice(0, int(wp_ct[-1]))
-    sd, dd = dynamic_distances(wp_ct, trace.src[rows], trace.dst[rows])
-    ct_hits = _ct_table(wp_ct, trace.op[rows], trace.dst[rows], trace.src[rows], sd, dd, lat, CT_RTHLD,
-                        CT_ENTRIES, CT_LOSS)  # fmt: skip
-    ct_hits /= max(float((trace.src[rows] != NONE).sum()), 1.0)
-    iv = _interval_tables(
-        wp, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N, IV_BANKS, is_ll
-    )
+    is_ld = _memory_classes()[trace.op]
+    optional = profile_tables(trace, tables, lat, exec_latencies, caches, rank, l1_hit_latency,
+                              load_terms=(adj, slope))  # fmt: skip
     return WorkloadProfile(
         name=name or trace.kernel,
         n_instrs=n,
@@ -1806,7 +1896,7 @@ def profile_trace(
         writes_per_instr=writes,
         ser=ser_sum / n,
         chain_extra=CHAIN_EXTRA.copy(),
-        chain=chain_total / n,
+        chain=chain_total / n_t,
         mem_lines_per_instr=n_acc / n,
         line_stack_hist=hist,
         load_stack_hist=ld_hist,
@@ -1820,27 +1910,16 @@ def profile_trace(
         ser_pmf_slots=pmf_slots / n,
         src_count_pmf=kcount / n,
         reg_hist=reg_hist,
-        chain2=chain2 / n,
-        cta_chain2=cta_chain / n_ctas,
+        cta_chain2=None if cta_chain is None else cta_chain / n_ctas,
         warps_per_cta=wpc,
         dep_dist_hist=dep,
         reuse_dist_hist=reuse,
         mem_fraction=float(is_l1.mean()),
         instrs_per_warp=n / active_warps,
-        rc_fifo_hist=fifo,
-        rc_hits=rc_hits,
-        ct_hits=ct_hits,
-        deact_per_instr=dpoints / n,
         load_lines_per_instr=float(counts[is_ld].sum()) / n,
-        live_regs=float(_live_register_steps(wp, trace.dst, trace.src)) / n,
-        shared_distinct=shared_stack(trace, rank),
-        rc_lru_hist=lru,
-        iv_len=iv[0],
-        iv_ws=iv[1],
-        iv_live=iv[2],
-        iv_maxload=iv[3],
-        iv_even=iv[4],
+        live_regs=float(_live_register_steps(wp_t, trace.dst, trace.src)) / n_t,
         sched_cpi=sched_cpi,
+        **optional,
         **write_value_stats(trace),
         **source_pair_stats(trace),
     )

@@ -256,7 +256,7 @@ def interval_model(
                                 / np.maximum(1.0 - hit, 1e-12), l2_path)  # fmt: skip
     dram = ld_lines * (1.0 - h2)  # lines per instruction that need DRAM bandwidth
     L_mem = np.asarray(c["mem_scale"]) * (hit * l1_hit_latency + (1.0 - hit) * miss_lat)
-    if mapping == "warp-per-bank" and greedy and profile.chain2 is not None:
+    if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
         # a greedy scheduler issues from one warp while it can; every instruction of that warp holds the
         # warp's one bank b = (reads + writes) / ports cycles, and the warp alone needs c1 cycles per
         # instruction for its dependences (chain2 at that collection time and the loads' latency): about
@@ -311,7 +311,7 @@ def interval_model(
         issue_inv = sum(np.power(x, -q) for x in (rate_iss, *exec_rates))
     pool = pool_warps is not None
     # the single-warp table bounds the two-level scheduler's pool; a CTA's critical path without schedules
-    chain2 = _table(profile.chain2 if pool else None)
+    chain2 = _table(profile.need("chain2").chain2 if pool else None)
     cta_chain2 = _table(profile.cta_chain2 if not sched else None)
     inputs = (
         fixed, issue_inv, q, rate_iss, rate_bank, dram, line_cycles, np.asarray(c["dram_queue"]), L_mem,

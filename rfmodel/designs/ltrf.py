@@ -827,7 +827,7 @@ class Ltrf(Design):
         length = np.maximum(st["length"], 1.0)
         fetched = np.asarray(c["ws_fill"]) * (st["live"] if self.plus else st["ws"])
         mx = prefetch_max_load(profile, fetched, banks, n_reg, strands, self.conf, c)
-        deact = two_level_flag(sm) * np.asarray(c["deact_weight"]) * profile.deact_per_instr
+        deact = two_level_flag(sm) * np.asarray(c["deact_weight"]) * profile.need("reg_cache").deact_per_instr
         pf_per_instr = 1.0 / length + deact
         run = 1.0 / pf_per_instr  # instructions between two prefetches of a warp
         m = ctx.model()

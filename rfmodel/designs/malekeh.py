@@ -876,7 +876,7 @@ class Malekeh(Design):
             near = c["near_fraction_default"] + 0 * rthld
         else:
             near = near_fraction_from_hist(hist, rthld)
-        if getattr(ctx.profile, "ct_hits", None) is not None:
+        if ctx.profile.has("ct"):
             base = ctx.profile.ct_hit_rate(rthld, entries, loss)
         else:
             base = near + 0 * loss

@@ -844,8 +844,11 @@ def optimize(
     t0 = time.perf_counter()
     sm = resolve_gpu(gpu)
     workloads = list(workloads or default_workloads())
-    for w in workloads:  # build the profiles once, before the timed loop
-        workload_profile(w, sm, **{k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")})
+    from rfmodel.analytic.profile import TABLE_GROUPS
+
+    for w in workloads:  # build the profiles once, with every design's tables, before the timed loop
+        workload_profile(w, sm, **{k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")}
+                         ).need(*TABLE_GROUPS)  # fmt: skip
     reference = _reference_values(constraints, workloads, sm, eval_kw)
     if uncertainty:
         expect_int("samples", samples, low=2, high=4096)
