@@ -22,6 +22,9 @@ baseline).
 The ``optimize`` member: evaluations per second of one island of ``rfmodel optimize`` over the default
 workloads (:func:`bench_optimize`), and the seconds 10,000 evaluations would take at that rate.
 
+The ``profile`` member: a first analytic answer on a SASS listing no cache has seen against one simulation
+of it, in seconds, per kernel (:func:`bench_profile`).
+
 The ``execute`` member: executed warp-instructions per second of the functional executor of SASS over the
 built-in kernels' recipes (:func:`bench_execute`; ``rfmodel.workload.execute.speed``: each kernel run twice,
 the second timed), with the slowest kernel's rate.
@@ -183,5 +186,49 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
     if base is None:
         base = bench_simulate(["baseline"], workload=workload, gpu=gpu, repeat=1)["baseline"]
     ana = bench_analytic(workload=workload, gpu=gpu, repeat=repeat, sim_seconds=base["best_seconds"])
-    return {"simulate": sim, "analytic": ana, "optimize": bench_optimize(gpu=gpu),
-            "execute": bench_execute(scale=execute_scale)}
+    return {"simulate": sim, "analytic": ana, "optimize": bench_optimize(gpu=gpu, repeat=repeat),
+            "execute": bench_execute(scale=execute_scale), "profile": bench_profile(gpu=gpu)}
+
+
+#: kernels of :func:`bench_profile`: built-in SASS listings of a compute-bound, a constant-memory and a
+#: branchy memory-bound kernel
+PROFILE_KERNELS = ("sgemm_tiled", "conv2d_const", "bfs_expand")
+
+
+def bench_profile(kernels=PROFILE_KERNELS, *, gpu=BENCH_GPU, arch: str | None = None,
+                  design: str = "baseline") -> dict:
+    """The cost of a first analytic answer on a SASS listing the caches have never seen (the profile,
+    built on that answer, and the model) against one simulation of it, per kernel: each built-in
+    listing is copied with a line that makes it new, and each engine is timed on its own copy (the
+    trace's expansion included in both).  Compilation is excluded: a first kernel's copy runs both
+    engines untimed."""
+    import tempfile
+    import uuid
+    from pathlib import Path
+
+    from rfmodel.evaluate import evaluate
+    from rfmodel.workload.suite import DEFAULT_ARCH, builtin_sass_path
+
+    sm = resolve_gpu(gpu)
+    arch = arch or DEFAULT_ARCH
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="rfmodel-bench-") as tmp:
+
+        def fresh(name: str) -> str:
+            p = Path(tmp) / f"{name}-{uuid.uuid4().hex[:8]}.cuobjdump.sass"
+            text = builtin_sass_path(name, arch, "cuobjdump").read_text()
+            p.write_text(text + f"\n// rfmodel bench {uuid.uuid4().hex}\n")
+            return str(p)
+
+        for method in ("analytic", "simulate"):  # compile (or load) both engines
+            evaluate(design, fresh(kernels[-1]), sm, method=method, arch=arch)
+        for k in kernels:
+            row = {}
+            for method in ("analytic", "simulate"):
+                path = fresh(k)
+                t0 = time.perf_counter()
+                evaluate(design, path, sm, method=method, arch=arch)
+                row[f"{method}_seconds"] = time.perf_counter() - t0
+            row["ratio"] = row["analytic_seconds"] / row["simulate_seconds"]
+            out[k] = row
+    return {"kernels": out, "gpu": sm.name, "arch": arch, "design": design}

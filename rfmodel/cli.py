@@ -741,6 +741,10 @@ def cmd_bench(args) -> int:
         slow = x["slowest"]
         print(f"execute: {x['warp_instr_per_s']:,} warp-instructions/s ({x['kernels']} built-in kernels on "
               f"{x['arch']}; slowest {slow['kernel']} {slow['warp_instr_per_s']:,}/s)")  # fmt: skip
+        p = res["profile"]
+        print(f"a new SASS listing ({p['design']} on {p['gpu']}), first analytic answer / one simulation: "
+              + "; ".join(f"{k} {v['analytic_seconds']:.2f} s / {v['simulate_seconds']:.2f} s"
+                          for k, v in p["kernels"].items()))  # fmt: skip
     return 0
 
 

@@ -10,6 +10,7 @@ import pytest
 import xarray as xr
 
 import rfmodel
+from rfmodel.bench import PROFILE_KERNELS
 from rfmodel.cli import main
 from rfmodel.errors import RfmodelError
 from rfmodel.sim import sm_share
@@ -118,6 +119,11 @@ def test_cli_bench_prints_one_json_object(capsys):
     assert ex["kernels"] >= 19 and ex["warp_instructions"] > 0
     assert ex["warp_instr_per_s"] == pytest.approx(ex["warp_instructions"] / ex["seconds"], rel=0.01)
     assert 0 < ex["slowest"]["warp_instr_per_s"] <= ex["warp_instr_per_s"] * 10
+    prof = doc["profile"]  # a first analytic answer and a simulation of never-seen SASS listings
+    assert sorted(prof["kernels"]) == sorted(PROFILE_KERNELS)
+    for row in prof["kernels"].values():
+        assert row["analytic_seconds"] > 0 and row["simulate_seconds"] > 0
+        assert row["ratio"] == pytest.approx(row["analytic_seconds"] / row["simulate_seconds"])
 
 
 # ------------------------------------------------------------------------------------ exporter
