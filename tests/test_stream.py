@@ -167,7 +167,8 @@ def test_calibration_groups_anchor_on_the_fitted_baseline():
     assert own.predict({"softmin_q": 3.0})["ipc"][0] == pytest.approx(own.prof.sched_ipc, rel=1e-9)
     assert own.predict({"softmin_q": 6.0})["ipc"][0] == pytest.approx(own.prof.sched_ipc, rel=1e-9)
     # another design anchors on the fitted baseline's, whatever its own coefficients
-    assert other.anchor({"softmin_q": 6.0}) == other.anchor({}) == own.anchor({"softmin_q": 3.0})
+    mine = own.anchor({"softmin_q": 3.0}).factor
+    assert other.anchor({"softmin_q": 6.0}).factor == other.anchor({}).factor == mine
 
 
 def test_an_anchored_scalar_point_equals_the_same_point_on_a_grid():
@@ -179,3 +180,49 @@ def test_an_anchored_scalar_point_equals_the_same_point_on_a_grid():
     one = rfmodel.evaluate("corf", "gemm_micro8x8", "fermi-gtx480")["ipc"].values.ravel()
     grid = rfmodel.evaluate("corf", "gemm_micro8x8", "fermi-gtx480", params={"num_banks": [16, 8]})
     assert one[0] == pytest.approx(float(grid["ipc"].values.ravel()[0]), rel=1e-9)
+
+
+def test_an_anchor_curve_follows_the_design_l1d_hit_rate_known_answer():
+    """With an :class:`Anchor` whose curve is factor = 1 + hit rate, the shared model's IPC of a design that
+    changes the L1D (``Effects.l1d_lines``) is its raw IPC times 1 + its own hit rate, and a design that
+    does not gets the anchor's factor whatever the curve."""
+    from rfmodel.analytic.model import ANCHOR_KEY, AnalyticContext, Anchor, Effects
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    prof = workload_profile("bicg_like", sm)
+    anchor = Anchor(1.5, lambda: (np.array([0.0, 1.0]), np.array([1.0, 2.0])))
+    ctx, raw = AnalyticContext(prof, sm, {ANCHOR_KEY: anchor}, {}), AnalyticContext(prof, sm, {}, {})
+    assert float(ctx.model()["ipc"]) == pytest.approx(1.5 * float(raw.model()["ipc"]), rel=1e-12)
+    big = Effects(l1d_lines=np.array([128.0, 1024.0]))
+    m, r = ctx.model(big), raw.model(big)
+    assert r["l1d_hit_rate"][1] > r["l1d_hit_rate"][0] + 0.3  # the larger L1D hits more
+    assert np.allclose(m["ipc"], r["ipc"] * (1.0 + r["l1d_hit_rate"]), rtol=1e-12)
+
+
+def test_the_anchor_curve_starts_at_the_anchor_and_rises_with_a_larger_l1d():
+    """``bicg_like`` on fermi (bound by its L1D misses): the profile's schedule on SMs with a 2, 4 and 8
+    times larger L1D runs faster than on the SM's own; the curve's point at the baseline's own hit rate is
+    :func:`anchor_factor`, its hit rates increase, and CERF's anchored IPC follows its own hit rate: it
+    differs from the same run anchored by the one factor."""
+    import rfmodel
+    from rfmodel.analytic.engine import anchor_curve, anchor_factor, resolve_calibration, run_analytic
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    prof = workload_profile("bicg_like", sm)
+    rows = prof.need("l1_anchor").sched_l1
+    assert rows[:, 0].tolist() == [sm.l1d.size_bytes * k for k in (2, 4, 8)]
+    assert np.all(rows[:, 1] > 1.2 * prof.sched_ipc)
+    base = get_design("baseline")
+    grid = resolve_calibration(base, sm, None)[0]
+    hits, factors = anchor_curve(base, prof, sm, grid)
+    f0 = anchor_factor(base, prof, sm, grid)
+    h0 = float(run_analytic(base, prof, sm, grid, anchor=f0)["l1d_hit_rate"])
+    assert len(hits) >= 3 and np.all(np.diff(hits) > 0)
+    assert float(np.interp(h0, hits, factors)) == pytest.approx(f0, rel=1e-9)
+    cerf = get_design("cerf")
+    one = float(run_analytic(cerf, prof, sm, resolve_calibration(cerf, sm, None)[0], anchor=f0)["ipc"])
+    ds = rfmodel.evaluate("cerf", "bicg_like", sm)
+    assert abs(float(ds["ipc"].values.ravel()[0]) / one - 1.0) > 0.1

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
-from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, l2_sets, resident_warps
-from rfmodel.analytic.profile import WorkloadProfile, profile_tables, profile_trace
+from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, Anchor, l2_sets, resident_warps
+from rfmodel.analytic.profile import TRACE_GROUPS, WorkloadProfile, profile_tables, profile_trace
 from rfmodel.analytic.stream import issue_schedule
 from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.results import assemble
@@ -200,14 +200,46 @@ class ProfileSource:
             _SOURCE_TRACES.popitem(last=False)
 
     def __call__(self, group: str) -> dict:
-        trace, rank = self._trace_and_rank()
-        out = profile_tables(trace, (group,), self.latencies, self.exec_latencies, self.caches, rank,
-                             self.l1_hit_latency)  # fmt: skip
+        if group in TRACE_GROUPS:
+            trace, rank = self._trace_and_rank()
+            out = profile_tables(trace, (group,), self.latencies, self.exec_latencies, self.caches, rank,
+                                 self.l1_hit_latency)  # fmt: skip
+        else:
+            out = {"sched_l1": self._l1_schedules()}
         if self.profile is not None:
             for f, v in out.items():
                 object.__setattr__(self.profile, f, v)
             write_entry(self.stored, self.profile)
         return out
+
+
+    def _l1_schedules(self) -> np.ndarray:
+        """``[k, 2]``: (L1D bytes, IPC) of the profile's schedule (the whole share where ``sched_ipc`` came
+        from it, else the sampled warps) on the SM with its L1D ``L1_ANCHOR_SCALES`` times larger."""
+        prof = self.profile
+        if prof is None or prof.sched_ipc is None or self.sm.scheduler not in SCHEDULED_POLICIES:
+            return np.zeros((0, 2))
+        if prof.attrs.get("sched_share"):
+            trace = load_workload(self.workload, arch=self.arch, num_sms=self.sm.num_sms, seed=self.seed,
+                                  max_warps=None, line_bytes=self.sm.l1d.line_bytes).trace  # fmt: skip
+        else:
+            trace = self._trace_and_rank()[0]
+        rows = []
+        for k in L1_ANCHOR_SCALES:
+            sm = l1d_scaled(self.sm, k)
+            done = issue_schedule(trace, memory_pipeline(trace, sm))
+            if done is not None and done[1] > 0:
+                rows.append((float(sm.l1d.size_bytes), float(trace.n_instrs) / done[1]))
+        return np.array(rows, dtype=np.float64).reshape(-1, 2)
+
+
+#: L1D sizes, as multiples of the SM's, at which the profile's schedule also runs (``sched_l1``)
+L1_ANCHOR_SCALES = (2, 4, 8)
+
+
+def l1d_scaled(sm: SMSpec, k: float) -> SMSpec:
+    """``sm`` with an L1D ``k`` times larger (more sets; ways, lines and latency the same)."""
+    return replace(sm, l1d=replace(sm.l1d, size_bytes=int(sm.l1d.size_bytes * k)))
 
 
 def workload_profile(
@@ -306,11 +338,12 @@ def resolve_calibration(design, sm: SMSpec, calibration) -> tuple[dict, str]:
     return calibrated_grid_entries(design, sm.name, load_calibration(calibration))
 
 
-def run_analytic(design, profile, sm, grid: dict, anchor: float = 1.0) -> dict:
+def run_analytic(design, profile, sm, grid: dict, anchor: float | Anchor = 1.0) -> dict:
     """``design.analytic(ctx)`` on one profile with the shared SM model anchored by ``anchor``
     (:func:`anchor_factor`: the model's IPC multiplied, its cycles divided, before the design's own terms
-    use them), and the grid's ``calib.ipc_factor`` applied to the result's IPC and cycles (the carrier of
-    the analytic model's own error in Monte-Carlo runs; 1 otherwise).  Every path that runs a design's
+    use them; an :class:`Anchor` also follows a design's own L1D hit rate), and the grid's
+    ``calib.ipc_factor`` applied to the result's IPC and cycles (the carrier of the analytic model's own
+    error in Monte-Carlo runs; 1 otherwise).  Every path that runs a design's
     analytic model goes through here."""
     if anchor != 1.0:
         grid = {**grid, ANCHOR_KEY: anchor}
@@ -345,6 +378,53 @@ def anchor_factor(reference, profile, sm, grid: dict) -> float:
     if not np.isfinite(ipc) or ipc <= 0.0:
         return 1.0
     return float(profile.sched_ipc) / ipc
+
+
+def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The anchor as a function of the L1D hit rate: at the SM's own L1D, :func:`anchor_factor`; at the
+    larger L1Ds of the profile's ``sched_l1``, that schedule's IPC over the ``reference`` design's analytic
+    IPC at its defaults on the same profile with that L1D (the shared model's hit rate there, from the
+    stack distances).  Returns the hit rates (increasing) and the factors; empty without a schedule.  A
+    design whose L1D differs from the SM's is anchored at its own hit rate (:class:`Anchor`): the shared
+    model's error moves with the hit rate (docs/models.md, "Anchor")."""
+    empty = (np.zeros(0), np.zeros(0))
+    if reference is None or profile.sched_ipc is None or not profile.has("l1_anchor"):
+        return empty
+    rows = profile.need("l1_anchor").sched_l1
+    if rows is None or not len(rows):
+        return empty
+    if "sampled_ctas" in profile.attrs and not profile.attrs.get("sched_share"):
+        profile = replace(profile, n_instrs=int(profile.attrs["sampled_instrs"]),
+                          ctas=int(profile.attrs["sampled_ctas"]))  # fmt: skip
+    skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
+    coef = {k: v for k, v in grid.items() if k.startswith(PREFIX) and k not in skip}
+    points = []
+    for size, ipc_s in ((None, float(profile.sched_ipc)), *((float(s), float(i)) for s, i in rows)):
+        at = sm if size is None else replace(sm, l1d=replace(sm.l1d, size_bytes=int(size)))
+        m = run_analytic(reference, profile, at, coef)
+        ipc = float(np.asarray(m["ipc"], dtype=np.float64).ravel()[0])
+        hit = float(np.asarray(m["l1d_hit_rate"], dtype=np.float64).ravel()[0])
+        if np.isfinite(ipc) and ipc > 0.0 and np.isfinite(hit):
+            points.append((hit, ipc_s / ipc))
+    points.sort()
+    hits, factors = [], []
+    for h, f in points:  # increasing hit rates for the interpolation
+        if not hits or h > hits[-1] + 1e-9:
+            hits.append(h)
+            factors.append(f)
+    return np.array(hits), np.array(factors)
+
+
+def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
+    """An :class:`Anchor` of ``factor`` whose curve (:func:`anchor_curve`) is built on first use."""
+    memo: list = []
+
+    def curve():
+        if not memo:
+            memo.append(anchor_curve(reference, profile, sm, grid))
+        return memo[0]
+
+    return Anchor(factor, curve if reference is not None else None)
 
 
 def evaluate_analytic(
@@ -386,9 +466,10 @@ def evaluate_analytic(
         g, structs = {**grid, **cal_grid}, structures
         anchor = anchor_factor(reference, prof, sm, ref_grid)  # of the nominal profile
         anchors[prof.name] = round(anchor, 6)
+        nominal = prof
         if perturb is not None:
             prof, structs, g = perturb(prof, structs, g)
-        m = run_analytic(design, prof, sm, g, anchor=anchor)
+        m = run_analytic(design, prof, sm, g, anchor=lazy_anchor(reference, nominal, sm, ref_grid, anchor))
         shape = np.broadcast_shapes(*(np.shape(v) for v in g.values()), np.shape(m["ipc"]))
         metrics = {k: v for k, v in m.items() if k != "events"}
         metrics["warp_instructions"] = np.asarray(prof.n_instrs, dtype=np.float64)

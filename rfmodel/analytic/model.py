@@ -45,6 +45,7 @@ parameter lookup, resident warps, the main-RF timing of a grid, the interval coe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,11 +54,25 @@ from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS, PREFIX
 from rfmodel.spec.occupancy import occupancy_warps
 from rfmodel.spec.sm import OP_CLASS_NAMES
 
-#: grid entry of the anchor factor (:func:`rfmodel.analytic.engine.anchor_factor`; 1 when absent)
+#: grid entry of the anchor: a factor (:func:`rfmodel.analytic.engine.anchor_factor`; 1 when absent) or an
+#: :class:`Anchor`
 ANCHOR_KEY = PREFIX + "anchor"
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """The anchor of the shared SM model's IPC: ``factor`` at the SM's own L1D
+    (:func:`rfmodel.analytic.engine.anchor_factor`), and ``curve``: a callable that returns increasing L1D
+    hit rates and the factor at each (:func:`rfmodel.analytic.engine.anchor_curve`, built on first use),
+    which a design whose L1D differs from the SM's (``Effects.l1d_lines`` or ``l1d_hits``) is anchored on
+    at its own hit rate."""
+
+    factor: float
+    curve: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
 
 __all__ = [
     "GRID_FIELDS",
+    "Anchor",
     "AnalyticContext",
     "Effects",
     "main_rf_timing",
@@ -268,7 +283,9 @@ class AnalyticContext:
         self.coef = {k: grid.get(PREFIX + k, v[0]) for k, v in calibration_params.items()}
         # the anchor on the profile's schedule (rfmodel.analytic.engine.anchor_factor), carried in the grid
         # so that a design's inner contexts (on the same grid) see it too
-        self.anchor = np.asarray(grid.get(ANCHOR_KEY, 1.0), dtype=np.float64)
+        anchor = grid.get(ANCHOR_KEY, 1.0)
+        self.anchor_curve = getattr(anchor, "curve", None)
+        self.anchor = np.asarray(getattr(anchor, "factor", anchor), dtype=np.float64)
         self.n = np.asarray(profile.n_instrs, dtype=np.float64)  # an array over Monte-Carlo samples
         self.reads = self.n * profile.reads_per_instr
         self.writes = self.n * profile.writes_per_instr
@@ -284,12 +301,18 @@ class AnalyticContext:
         """The shared interval model with the design's effects: its outputs (``ipc``, ``cycles``,
         ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...), the IPC multiplied and the
         cycles divided by the context's anchor, so that what a design derives from the SM's pace (queues
-        fed at the IPC, further bounds) sees the anchored one."""
+        fed at the IPC, further bounds) sees the anchored one.  With effects on the L1D (``l1d_lines``,
+        ``l1d_hits``) and an anchor curve, the factor is the curve's at the model's L1D hit rate."""
         m = self._interval(effects)
-        if np.all(self.anchor == 1.0):
+        factor = self.anchor
+        if self.anchor_curve is not None and (effects.l1d_lines is not None or effects.l1d_hits is not None):
+            hits, factors = self.anchor_curve()
+            if len(hits) > 1:
+                factor = np.interp(np.asarray(m["l1d_hit_rate"], dtype=np.float64), hits, factors)
+        if np.all(factor == 1.0):
             return m
         # arrays stay arrays (a 0-d array times a 0-d array is a NumPy scalar)
-        ipc, cycles = np.asarray(m["ipc"] * self.anchor), np.asarray(m["cycles"] / self.anchor)
+        ipc, cycles = np.asarray(m["ipc"] * factor), np.asarray(m["cycles"] / factor)
         return {**m, "ipc": ipc, "cycles": cycles}
 
     def _interval(self, effects: Effects) -> dict:

@@ -143,7 +143,11 @@ TABLE_GROUPS = {
     "ct": ("ct_hits",),  # Malekeh's collector cache table
     "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even"),  # register intervals (LTRF)
     "shared": ("shared_distinct",),  # one LRU stack of registers and lines (the Cache-Emulated RF)
+    # the schedule at larger L1Ds (designs whose L1D differs): built by the engine's source, which has the SM
+    "l1_anchor": ("sched_l1",),
 }
+#: groups :func:`profile_tables` builds from the trace alone
+TRACE_GROUPS = tuple(g for g in TABLE_GROUPS if g != "l1_anchor")
 
 
 def _grid_pos(x: np.ndarray, v) -> tuple[np.ndarray, np.ndarray]:
@@ -232,6 +236,9 @@ class WorkloadProfile:
     #: analytic engine anchors every design's IPC on (:func:`rfmodel.analytic.engine.anchor_factor`);
     #: ``None``: not scheduled (a profile built by :func:`profile_trace` alone, or no CTA fits)
     sched_ipc: float | None = None
+    #: float64 [k, 2]: (L1D bytes, IPC) of the same schedule as ``sched_ipc`` on SMs that differ only in a
+    #: larger L1D (the anchor of designs whose L1D differs, :func:`rfmodel.analytic.engine.anchor_curve`)
+    sched_l1: np.ndarray | None = None
     #: builds the table groups the profile was built without (``source(group) -> {field: value}``;
     #: :meth:`need`); not saved: a loaded profile gets its source from whoever loads it
     source: Callable[[str], dict] | None = field(default=None, compare=False, repr=False)
@@ -1734,6 +1741,7 @@ def profile_tables(
     unknown = sorted(set(groups) - set(TABLE_GROUPS))
     if unknown:
         raise RfmodelError(f"profile tables {unknown}: unknown; allowed: {', '.join(TABLE_GROUPS)}")
+    # (``l1_anchor`` needs the SM: the engine's ProfileSource builds it, and a profile without one lacks it)
     lat = np.asarray(latencies, dtype=np.float64)
     wp = trace.warp_ptr.astype(np.int64)
     wp_t = leading_warps(wp, TABLE_MAX_INSTRS)  # the per-warp tables' sample

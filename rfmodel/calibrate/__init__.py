@@ -478,10 +478,12 @@ class _Group:
         }
 
 
-    def anchor(self, coef: dict) -> float:
-        """:func:`rfmodel.analytic.engine.anchor_factor` of this group's profile: the reference's
-        coefficients are ``coef`` for the baseline's own groups, else the fitted baseline's."""
-        from rfmodel.analytic.engine import anchor_factor
+    def anchor(self, coef: dict):
+        """The anchor of this group's profile (:class:`rfmodel.analytic.model.Anchor`: the factor of
+        :func:`rfmodel.analytic.engine.anchor_factor`, and its curve over the L1D hit rate built on first
+        use), as ``rfmodel.evaluate`` anchors: the reference's coefficients are ``coef`` for the baseline's
+        own groups, else the fitted baseline's."""
+        from rfmodel.analytic.engine import anchor_factor, lazy_anchor
 
         ref = coef if self.ref_coef is None else self.ref_coef
         key = tuple(sorted((k, float(v)) for k, v in ref.items()))
@@ -489,7 +491,8 @@ class _Group:
             if len(self._anchors) > 64:
                 self._anchors.clear()
             grid = {"calib." + k: v for k, v in ref.items()}
-            self._anchors[key] = anchor_factor(self.ref, self.prof, self.sm, grid)
+            factor = anchor_factor(self.ref, self.prof, self.sm, grid)
+            self._anchors[key] = lazy_anchor(self.ref, self.prof, self.sm, grid, factor)
         return self._anchors[key]
 
 
