@@ -202,9 +202,9 @@ def test_an_anchor_curve_follows_the_design_l1d_hit_rate_known_answer():
 
 def test_the_anchor_curve_starts_at_the_anchor_and_rises_with_a_larger_l1d():
     """``bicg_like`` on fermi (bound by its L1D misses): the profile's schedule on SMs with a 2, 4 and 8
-    times larger L1D runs faster than on the SM's own; the curve's point at the baseline's own hit rate is
-    :func:`anchor_factor`, its hit rates increase, and CERF's anchored IPC follows its own hit rate: it
-    differs from the same run anchored by the one factor."""
+    times larger L1D runs faster than on the SM's own, with a quarter and a half of it slower; the curve's
+    point at the baseline's own hit rate is :func:`anchor_factor`, its hit rates increase, and CERF's
+    anchored IPC follows its own hit rate: it differs from the same run anchored by the one factor."""
     import rfmodel
     from rfmodel.analytic.engine import anchor_curve, anchor_factor, resolve_calibration, run_analytic
     from rfmodel.designs.base import get_design
@@ -213,14 +213,14 @@ def test_the_anchor_curve_starts_at_the_anchor_and_rises_with_a_larger_l1d():
     sm = resolve_gpu("fermi-gtx480")
     prof = workload_profile("bicg_like", sm)
     rows = prof.need("l1_anchor").sched_l1
-    assert rows[:, 0].tolist() == [sm.l1d.size_bytes * k for k in (2, 4, 8)]
-    assert np.all(rows[:, 1] > 1.2 * prof.sched_ipc)
+    assert rows[:, 0].tolist() == [sm.l1d.size_bytes * k for k in (0.25, 0.5, 2, 4, 8)]
+    assert np.all(rows[2:, 1] > 1.2 * prof.sched_ipc) and np.all(rows[:2, 1] < prof.sched_ipc)
     base = get_design("baseline")
     grid = resolve_calibration(base, sm, None)[0]
     hits, factors = anchor_curve(base, prof, sm, grid)
     f0 = anchor_factor(base, prof, sm, grid)
     h0 = float(run_analytic(base, prof, sm, grid, anchor=f0)["l1d_hit_rate"])
-    assert len(hits) >= 3 and np.all(np.diff(hits) > 0)
+    assert len(hits) >= 5 and np.all(np.diff(hits) > 0)
     assert float(np.interp(h0, hits, factors)) == pytest.approx(f0, rel=1e-9)
     cerf = get_design("cerf")
     one = float(run_analytic(cerf, prof, sm, resolve_calibration(cerf, sm, None)[0], anchor=f0)["ipc"])

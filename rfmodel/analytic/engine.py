@@ -215,7 +215,8 @@ class ProfileSource:
 
     def _l1_schedules(self) -> np.ndarray:
         """``[k, 2]``: (L1D bytes, IPC) of the profile's schedule (the whole share where ``sched_ipc`` came
-        from it, else the sampled warps) on the SM with its L1D ``L1_ANCHOR_SCALES`` times larger."""
+        from it, else the sampled warps) on the SM with its L1D ``L1_ANCHOR_SCALES`` times as large (whole
+        sets only)."""
         prof = self.profile
         if prof is None or prof.sched_ipc is None or self.sm.scheduler not in SCHEDULED_POLICIES:
             return np.zeros((0, 2))
@@ -227,18 +228,22 @@ class ProfileSource:
         rows = []
         for k in L1_ANCHOR_SCALES:
             sm = l1d_scaled(self.sm, k)
+            lines = sm.l1d.size_bytes // sm.l1d.line_bytes
+            if lines < sm.l1d.assoc or lines % sm.l1d.assoc:
+                continue
             done = issue_schedule(trace, memory_pipeline(trace, sm))
             if done is not None and done[1] > 0:
                 rows.append((float(sm.l1d.size_bytes), float(trace.n_instrs) / done[1]))
         return np.array(rows, dtype=np.float64).reshape(-1, 2)
 
 
-#: L1D sizes, as multiples of the SM's, at which the profile's schedule also runs (``sched_l1``)
-L1_ANCHOR_SCALES = (2, 4, 8)
+#: L1D sizes, as multiples of the SM's, at which the profile's schedule also runs (``sched_l1``): smaller ones
+#: for designs whose L1D hits less than the SM's, larger ones for those that give it more capacity
+L1_ANCHOR_SCALES = (0.25, 0.5, 2, 4, 8)
 
 
 def l1d_scaled(sm: SMSpec, k: float) -> SMSpec:
-    """``sm`` with an L1D ``k`` times larger (more sets; ways, lines and latency the same)."""
+    """``sm`` with an L1D ``k`` times as large (the sets scaled; ways, line size and latency the same)."""
     return replace(sm, l1d=replace(sm.l1d, size_bytes=int(sm.l1d.size_bytes * k)))
 
 

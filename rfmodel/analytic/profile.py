@@ -143,7 +143,7 @@ TABLE_GROUPS = {
     "ct": ("ct_hits",),  # Malekeh's collector cache table
     "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even"),  # register intervals (LTRF)
     "shared": ("shared_distinct",),  # one LRU stack of registers and lines (the Cache-Emulated RF)
-    # the schedule at larger L1Ds (designs whose L1D differs): built by the engine's source, which has the SM
+    # the schedule at other L1D sizes (designs whose L1D differs): the engine's source builds it (the SM's)
     "l1_anchor": ("sched_l1",),
 }
 #: groups :func:`profile_tables` builds from the trace alone
@@ -236,8 +236,8 @@ class WorkloadProfile:
     #: analytic engine anchors every design's IPC on (:func:`rfmodel.analytic.engine.anchor_factor`);
     #: ``None``: not scheduled (a profile built by :func:`profile_trace` alone, or no CTA fits)
     sched_ipc: float | None = None
-    #: float64 [k, 2]: (L1D bytes, IPC) of the same schedule as ``sched_ipc`` on SMs that differ only in a
-    #: larger L1D (the anchor of designs whose L1D differs, :func:`rfmodel.analytic.engine.anchor_curve`)
+    #: float64 [k, 2]: (L1D bytes, IPC) of the same schedule as ``sched_ipc`` on SMs that differ only in the
+    #: L1D's size (the anchor of designs whose L1D differs, :func:`rfmodel.analytic.engine.anchor_curve`)
     sched_l1: np.ndarray | None = None
     #: builds the table groups the profile was built without (``source(group) -> {field: value}``;
     #: :meth:`need`); not saved: a loaded profile gets its source from whoever loads it
