@@ -7,6 +7,7 @@ use.  It receives a design *object* (the layers above resolve names), so nothing
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import OrderedDict
@@ -212,7 +213,6 @@ class ProfileSource:
             write_entry(self.stored, self.profile)
         return out
 
-
     def _l1_schedules(self) -> np.ndarray:
         """``[k, 2]``: (L1D bytes, IPC) of the profile's schedule (the whole share where ``sched_ipc`` came
         from it, else the sampled warps) on the SM with its L1D ``L1_ANCHOR_SCALES`` times as large (whole
@@ -227,7 +227,7 @@ class ProfileSource:
             trace = self._trace_and_rank()[0]
         rows = []
         for k in L1_ANCHOR_SCALES:
-            sm = l1d_scaled(self.sm, k)
+            sm = l1d_sized(self.sm, self.sm.l1d.size_bytes * k)
             lines = sm.l1d.size_bytes // sm.l1d.line_bytes
             if lines < sm.l1d.assoc or lines % sm.l1d.assoc:
                 continue
@@ -242,9 +242,11 @@ class ProfileSource:
 L1_ANCHOR_SCALES = (0.25, 0.5, 2, 4, 8)
 
 
-def l1d_scaled(sm: SMSpec, k: float) -> SMSpec:
-    """``sm`` with an L1D ``k`` times as large (the sets scaled; ways, line size and latency the same)."""
-    return replace(sm, l1d=replace(sm.l1d, size_bytes=int(sm.l1d.size_bytes * k)))
+def l1d_sized(sm: SMSpec, size_bytes) -> SMSpec:
+    """``sm`` with an L1D of ``size_bytes`` (the sets scaled; ways, line size and latency the same)."""
+    if int(size_bytes) == sm.l1d.size_bytes:
+        return sm
+    return replace(sm, l1d=replace(sm.l1d, size_bytes=int(size_bytes)))
 
 
 def workload_profile(
@@ -372,17 +374,23 @@ def anchor_factor(reference, profile, sm, grid: dict) -> float:
     difference from the baseline (docs/models.md, "Anchor").  1 without a schedule or a reference."""
     if reference is None or profile.sched_ipc is None or not np.isfinite(profile.sched_ipc):
         return 1.0
+    ipc = _reference_run(reference, profile, sm, grid)[0]
+    if not np.isfinite(ipc) or ipc <= 0.0:
+        return 1.0
+    return float(profile.sched_ipc) / ipc
+
+
+def _reference_run(reference, profile, sm, grid: dict) -> tuple[float, float]:
+    """(IPC, L1D hit rate) of the ``reference`` design at its defaults with the ``calib.*`` entries of
+    ``grid``, on the warps the profile's schedule ran (a profile scaled to the SM's share whose schedule ran
+    only the sampled warps is taken at its sampled instructions and CTAs: like with like)."""
     if "sampled_ctas" in profile.attrs and not profile.attrs.get("sched_share"):
-        # the schedule ran the sampled warps only: compare like with like
         profile = replace(profile, n_instrs=int(profile.attrs["sampled_instrs"]),
                           ctas=int(profile.attrs["sampled_ctas"]))  # fmt: skip
     skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
     coef = {k: v for k, v in grid.items() if k.startswith(PREFIX) and k not in skip}
     m = run_analytic(reference, profile, sm, coef)
-    ipc = float(np.asarray(m["ipc"], dtype=np.float64).ravel()[0])
-    if not np.isfinite(ipc) or ipc <= 0.0:
-        return 1.0
-    return float(profile.sched_ipc) / ipc
+    return tuple(float(np.asarray(m[k], dtype=np.float64).ravel()[0]) for k in ("ipc", "l1d_hit_rate"))
 
 
 def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -396,19 +404,11 @@ def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.nda
     if reference is None or profile.sched_ipc is None or not profile.has("l1_anchor"):
         return empty
     rows = profile.need("l1_anchor").sched_l1
-    if rows is None or not len(rows):
+    if not len(rows):
         return empty
-    if "sampled_ctas" in profile.attrs and not profile.attrs.get("sched_share"):
-        profile = replace(profile, n_instrs=int(profile.attrs["sampled_instrs"]),
-                          ctas=int(profile.attrs["sampled_ctas"]))  # fmt: skip
-    skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
-    coef = {k: v for k, v in grid.items() if k.startswith(PREFIX) and k not in skip}
     points = []
-    for size, ipc_s in ((None, float(profile.sched_ipc)), *((float(s), float(i)) for s, i in rows)):
-        at = sm if size is None else replace(sm, l1d=replace(sm.l1d, size_bytes=int(size)))
-        m = run_analytic(reference, profile, at, coef)
-        ipc = float(np.asarray(m["ipc"], dtype=np.float64).ravel()[0])
-        hit = float(np.asarray(m["l1d_hit_rate"], dtype=np.float64).ravel()[0])
+    for size, ipc_s in ((sm.l1d.size_bytes, float(profile.sched_ipc)), *rows):
+        ipc, hit = _reference_run(reference, profile, l1d_sized(sm, size), grid)
         if np.isfinite(ipc) and ipc > 0.0 and np.isfinite(hit):
             points.append((hit, ipc_s / ipc))
     points.sort()
@@ -422,14 +422,9 @@ def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.nda
 
 def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
     """An :class:`Anchor` of ``factor`` whose curve (:func:`anchor_curve`) is built on first use."""
-    memo: list = []
-
-    def curve():
-        if not memo:
-            memo.append(anchor_curve(reference, profile, sm, grid))
-        return memo[0]
-
-    return Anchor(factor, curve if reference is not None else None)
+    if reference is None:
+        return Anchor(factor)
+    return Anchor(factor, functools.cache(lambda: anchor_curve(reference, profile, sm, grid)))
 
 
 def evaluate_analytic(

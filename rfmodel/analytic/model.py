@@ -70,6 +70,7 @@ class Anchor:
     factor: float
     curve: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
 
+
 __all__ = [
     "GRID_FIELDS",
     "Anchor",
