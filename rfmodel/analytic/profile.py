@@ -1798,7 +1798,7 @@ def profile_trace(
     caches=None,
     rank: np.ndarray | None = None,
     l1_hit_latency: float | None = None,
-    tables=tuple(TABLE_GROUPS),
+    tables=TRACE_GROUPS,
 ) -> WorkloadProfile:
     """Extract the analytic profile of ``trace``.
 
@@ -1816,8 +1816,9 @@ def profile_trace(
     ``l1_hit_latency``: with it, each load of the tables waits as its own accesses fared in the first
     cache of ``caches`` (the SM's L1D) on that stream (:func:`load_latency_terms`); without, every load
     waits the mean latency.
-    ``tables``: the groups of :data:`TABLE_GROUPS` to build (default all; the others stay ``None`` until
-    :meth:`WorkloadProfile.need` builds them from the profile's ``source``).
+    ``tables``: the groups of :data:`TABLE_GROUPS` to build (default every one the trace alone gives,
+    :data:`TRACE_GROUPS`; the others stay ``None`` until :meth:`WorkloadProfile.need` builds them from the
+    profile's ``source``).
     """
     n = trace.n_instrs
     if n == 0:
