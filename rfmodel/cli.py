@@ -744,6 +744,7 @@ def cmd_bench(args) -> int:
         p = res["profile"]
         print(f"a new SASS listing ({p['design']} on {p['gpu']}), first analytic answer / one simulation: "
               + "; ".join(f"{k} {v['analytic_seconds']:.2f} s / {v['simulate_seconds']:.2f} s"
+                          f" ({v['sched_cells_built']} of {v['sched_cells']} schedule cells)"
                           for k, v in p["kernels"].items()))  # fmt: skip
     return 0
 

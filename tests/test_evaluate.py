@@ -227,25 +227,37 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
     sm = resolve_gpu("fermi-gtx480")
     engine._PROFILE_CACHE.clear()
     prof = workload_profile("saxpy", sm)
-    assert all(getattr(prof, f) is None for g in TABLE_GROUPS for f in TABLE_GROUPS[g])
+    assert all(getattr(prof, f) is None for g in TABLE_GROUPS if g != "sched" for f in TABLE_GROUPS[g])
+    assert np.isnan(prof.sched_cpi).all() and prof.sched_todo[0].all() and prof.has("sched")
     src = prof.source
     trace, rank = src._trace_and_rank()
     full = profile_tables(trace, tuple(TABLE_GROUPS), src.latencies, src.exec_latencies, src.caches, rank,
-                          src.l1_hit_latency)  # fmt: skip
+                          src.l1_hit_latency, sched=engine.issue_resources(sm))  # fmt: skip
+    assert full["sched_todo"] is None and np.isfinite(full["sched_cpi"][0]).all()
     shipped = pickle.loads(pickle.dumps(replace(prof, n_instrs=prof.n_instrs + 1)))
     copy = replace(prof, n_instrs=prof.n_instrs + 1)
     assert copy.need("ct") is copy
     assert np.array_equal(copy.ct_hits, full["ct_hits"])
     assert np.array_equal(prof.ct_hits, full["ct_hits"])  # the cached profile keeps what a copy built
     assert prof.rc_hits is None  # only the group asked for
+    # list-schedule cells: one built alone equals the same cell of the whole table; only it is built
+    one = np.zeros_like(copy.sched_pending())
+    one[0, 3, 2] = True
+    copy.build_sched(one)
+    assert prof.sched_cpi[0, 3, 2] == full["sched_cpi"][0, 3, 2] and not prof.sched_todo[0, 3, 2]
+    assert np.isnan(prof.sched_cpi).sum() == np.isnan(full["sched_cpi"]).sum() + prof.sched_todo.sum()
+    assert prof.sched_todo.sum() == np.isfinite(full["sched_cpi"]).sum() - 1
     engine._PROFILE_CACHE.clear()
     again = workload_profile("saxpy", sm)  # from disk
     assert again is not prof and np.array_equal(again.ct_hits, full["ct_hits"]) and again.iv_len is None
+    assert again.sched_cpi[0, 3, 2] == full["sched_cpi"][0, 3, 2]
+    assert again.sched_todo.sum() == prof.sched_todo.sum()
     engine._SOURCE_TRACES.clear()
-    shipped.need("intervals", "shared", "reg_cache", "chain2")
-    for g in ("intervals", "shared", "reg_cache", "chain2"):
+    shipped.need("intervals", "shared", "reg_cache", "chain2", "sched")
+    for g in ("intervals", "shared", "reg_cache", "chain2", "sched"):
         for f in TABLE_GROUPS[g]:
-            assert np.array_equal(np.asarray(getattr(shipped, f)), np.asarray(full[f])), f
+            assert np.array_equal(np.asarray(getattr(shipped, f)), np.asarray(full[f]), equal_nan=True), f
+    assert not shipped.sched_todo.any() and shipped.sched_pending() is None
     bare = profile_trace(trace, src.latencies, tables=("ct",))
     assert bare.ct_hits is not None and bare.has("ct") and not bare.has("shared")
     with pytest.raises(RfmodelError, match="without its 'shared' tables"):

@@ -18,7 +18,14 @@ import numpy as np
 
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
 from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, Anchor, l2_sets, resident_warps
-from rfmodel.analytic.profile import TRACE_GROUPS, WorkloadProfile, profile_tables, profile_trace
+from rfmodel.analytic.profile import (
+    TRACE_GROUPS,
+    WorkloadProfile,
+    l1d_load_hit_rate,
+    profile_tables,
+    profile_trace,
+    trace_load_terms,
+)
 from rfmodel.analytic.stream import issue_schedule
 from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.results import assemble
@@ -181,35 +188,48 @@ class ProfileSource:
     stored: object = None
     profile: WorkloadProfile | None = field(default=None, repr=False)
 
-    def _trace_and_rank(self):
+    def _kept(self) -> dict:
+        """The trace, order and loads' latency terms this source builds from (kept for the last few)."""
         key = id(self)
         hit = _SOURCE_TRACES.get(key)
-        if hit is not None and hit[0] is self:
+        if hit is not None and hit["source"] is self:
             _SOURCE_TRACES.move_to_end(key)
-            return hit[1], hit[2]
+            return hit
         wl = load_workload(self.workload, arch=self.arch, num_sms=self.sm.num_sms, seed=self.seed,
                            max_warps=self.max_warps, line_bytes=self.sm.l1d.line_bytes)  # fmt: skip
         scheduled = issue_schedule(wl.trace, memory_pipeline(wl.trace, self.sm))
-        rank = None if scheduled is None else scheduled[0]
-        self.keep(wl.trace, rank)
-        return wl.trace, rank
+        return self.keep(wl.trace, None if scheduled is None else scheduled[0])
 
-    def keep(self, trace, rank) -> None:
+    def _trace_and_rank(self):
+        hit = self._kept()
+        return hit["trace"], hit["rank"]
+
+    def keep(self, trace, rank, load_terms=None) -> dict:
         """Remember the trace and order this source builds from (the last few sources' only)."""
-        _SOURCE_TRACES[id(self)] = (self, trace, rank)
+        entry = {"source": self, "trace": trace, "rank": rank, "load_terms": load_terms}
+        _SOURCE_TRACES[id(self)] = entry
         while len(_SOURCE_TRACES) > _SOURCE_TRACES_KEEP:
             _SOURCE_TRACES.popitem(last=False)
+        return entry
 
-    def __call__(self, group: str) -> dict:
+    def __call__(self, group: str, cells: np.ndarray | None = None) -> dict:
+        """The fields of table ``group``; for ``sched`` with ``cells``, only those cells of ``sched_cpi``."""
         if group in TRACE_GROUPS:
-            trace, rank = self._trace_and_rank()
-            out = profile_tables(trace, (group,), self.latencies, self.exec_latencies, self.caches, rank,
-                                 self.l1_hit_latency)  # fmt: skip
+            hit = self._kept()
+            if hit["load_terms"] is None and group in ("chain2", "sched"):
+                hit["load_terms"] = trace_load_terms(hit["trace"], hit["rank"], self.caches,
+                                                     self.l1_hit_latency)  # fmt: skip
+            out = profile_tables(hit["trace"], (group,), self.latencies, self.exec_latencies, self.caches,
+                                 hit["rank"], self.l1_hit_latency, load_terms=hit["load_terms"],
+                                 sched=issue_resources(self.sm), cells=cells)  # fmt: skip
         else:
             out = {"sched_l1": self._l1_schedules()}
         if self.profile is not None:
-            for f, v in out.items():
-                object.__setattr__(self.profile, f, v)
+            if cells is not None:
+                self.profile.fill_sched(out["sched_cpi"], cells)
+            else:
+                for f, v in out.items():
+                    object.__setattr__(self.profile, f, v)
             write_entry(self.stored, self.profile)
         return out
 
@@ -301,10 +321,12 @@ def workload_profile(
     )
     scheduled = issue_schedule(wl.trace, memory_pipeline(wl.trace, sm))
     order = {"rank": None if scheduled is None else scheduled[0]}
-    # two passes: the first gives the hit rate that sets the expected load latency
-    first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True, caches=caches[:1],
-                          **order, tables=())  # fmt: skip
-    hit = float(first.l1d_hit_rate(lines, sm.l1d.assoc, loads=True)) if sm.l1d.size_bytes else 0.0
+    # the loads' L1D hit rate sets the expected load latency of the profile's tables
+    hit = l1d_load_hit_rate(wl.trace, order["rank"], lines, sm.l1d.assoc) if sm.l1d.size_bytes else 0.0
+    if hit is None:  # not whole sets: the stack-distance estimate of a first, light profile
+        first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True,
+                              caches=caches[:1], **order, tables=())  # fmt: skip
+        hit = float(first.l1d_hit_rate(lines, sm.l1d.assoc, loads=True))
     prof = profile_trace(
         wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
         sched=issue_resources(sm), caches=caches, **order, l1_hit_latency=sm.l1d.hit_latency_cycles,

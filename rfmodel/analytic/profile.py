@@ -143,6 +143,9 @@ TABLE_GROUPS = {
     "ct": ("ct_hits",),  # Malekeh's collector cache table
     "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even"),  # register intervals (LTRF)
     "shared": ("shared_distinct",),  # one LRU stack of registers and lines (the Cache-Emulated RF)
+    # the list schedules of the SM's issue resources (``profile_trace``'s ``sched``), cell by cell: a query
+    # builds the cells its fixed point reads (:meth:`WorkloadProfile.build_sched`), ``need`` every one
+    "sched": ("sched_cpi",),
     # the schedule at other L1D sizes (designs whose L1D differs): the engine's source builds it (the SM's)
     "l1_anchor": ("sched_l1",),
 }
@@ -203,6 +206,9 @@ class WorkloadProfile:
     iv_maxload: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     iv_even: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     sched_cpi: np.ndarray | None = None  # float64 [len(SCHED_CTAS), K, J]: cycles per instruction (NaN: none)
+    #: bool [len(SCHED_CTAS), K, J]: the cells of ``sched_cpi`` not built yet (``None``: every cell of a
+    #: scheduled level is); built on first read from the profile's ``source`` (:meth:`build_sched`)
+    sched_todo: np.ndarray | None = None
     ser_pmf_slots: np.ndarray | None = None  # float64 [MAX_BANKS + 1, MAX_SRC + 1]: operand slots
     #: float64 [k, 4]: (lines, ways, hit rate, loads' hit rate) of the caches simulated exactly on the line
     #: stream (set = line mod sets, LRU, as the cycle simulator indexes them); other geometries are
@@ -245,7 +251,12 @@ class WorkloadProfile:
 
     def has(self, group: str) -> bool:
         """Whether the table ``group`` is built or can be (:meth:`need`)."""
-        return self.source is not None or all(getattr(self, f) is not None for f in TABLE_GROUPS[group])
+        return self.source is not None or self._built(group)
+
+    def _built(self, group: str) -> bool:
+        if group == "sched" and self.sched_todo is not None and self.sched_todo.any():
+            return False
+        return all(getattr(self, f) is not None for f in TABLE_GROUPS[group])
 
     def need(self, *groups: str) -> WorkloadProfile:
         """This profile with the table ``groups`` (names of :data:`TABLE_GROUPS`) built: those it lacks
@@ -254,14 +265,46 @@ class WorkloadProfile:
             names = TABLE_GROUPS.get(g)
             if names is None:
                 raise RfmodelError(f"profile table '{g}': unknown; allowed: {', '.join(TABLE_GROUPS)}")
-            if all(getattr(self, f) is not None for f in names):
+            if self._built(g):
                 continue
-            if self.source is None:
-                raise RfmodelError(f"profile {self.name!r} was built without its '{g}' tables and has no "
-                                   f"source to build them from (profile_trace(tables=...))")
+            if g == "sched":
+                self.build_sched()
+                continue
+            self._no_source(g)
             for f, v in self.source(g).items():
                 object.__setattr__(self, f, v)
         return self
+
+    def _no_source(self, group: str) -> None:
+        if self.source is None:
+            raise RfmodelError(f"profile {self.name!r} was built without its '{group}' tables and has no "
+                               f"source to build them from (profile_trace(tables=...))")
+
+    def build_sched(self, cells: np.ndarray | None = None) -> WorkloadProfile:
+        """This profile with the ``sched_cpi`` cells ``cells`` built (bool, shaped as
+        :meth:`sched_pending`: the scheduled levels only; default every cell not built yet), from its
+        ``source``.  Each cell is its own list schedule, so a cell built alone equals the same cell of a
+        table built at once; the cells are filled in place (copies of the profile share them)."""
+        todo = self.sched_todo
+        if todo is None:
+            return self
+        want = todo.copy()
+        if cells is not None:
+            want[:] = False
+            want[self._sched_index()] = cells
+            want &= todo
+        if want.any():
+            self._no_source("sched")
+            self.fill_sched(self.source("sched", want)["sched_cpi"], want)
+        return self
+
+    def fill_sched(self, values: np.ndarray, cells: np.ndarray) -> None:
+        """Set the ``sched_cpi`` ``cells`` (bool ``[len(SCHED_CTAS), K, J]``) to ``values``' and mark them
+        built."""
+        if self.sched_todo is None or self.sched_cpi is None:
+            return
+        self.sched_cpi[cells] = values[cells]
+        self.sched_todo[cells] = False
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
@@ -433,16 +476,29 @@ class WorkloadProfile:
             return np.zeros(0, dtype=np.int64)
         return self.sched_tables()[0].astype(np.int64)
 
+    def _sched_index(self) -> np.ndarray:
+        """The levels of ``sched_cpi`` that are scheduled (built or to be built)."""
+        ok = np.isfinite(self.sched_cpi[:, 0, 0])
+        if self.sched_todo is not None:
+            ok |= self.sched_todo[:, 0, 0]
+        return np.flatnonzero(ok)
+
     def sched_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """``(levels, cpi)``: the tabulated resident-CTA counts (float) and their ``[level, K, J]`` tables,
-        the arguments of :func:`sched_rate_at`."""
-        idx = np.flatnonzero(np.isfinite(self.sched_cpi[:, 0, 0]))
+        the arguments of :func:`sched_rate_at` (cells not built yet are NaN: :meth:`sched_pending`)."""
+        idx = self._sched_index()
         return SCHED_CTAS[idx].astype(np.float64), np.ascontiguousarray(self.sched_cpi[idx], dtype=np.float64)
+
+    def sched_pending(self) -> np.ndarray | None:
+        """bool, shaped as :meth:`sched_tables`' ``cpi``: its cells not built yet (``None`` when all are)."""
+        if self.sched_todo is None or not self.sched_todo.any():
+            return None
+        return np.ascontiguousarray(self.sched_todo[self._sched_index()])
 
     def sched_rate(self, ctas, extra, mem_latency) -> np.ndarray:
         """Instructions per cycle of ``ctas`` resident CTAs from the ``sched_cpi`` list schedules
         (vectorized; :func:`sched_rate_at` per point)."""
-        levels, cpi = self.sched_tables()
+        levels, cpi = self.need("sched").sched_tables()
         cr, k, L = flat_float(ctas, extra, mem_latency)
         out = np.empty(cr.shape)
         _sched_rate_map(levels, cpi, cr.ravel(), k.ravel(), L.ravel(), out.reshape(-1))
@@ -546,6 +602,21 @@ def bilinear_at(c, extra, mem_latency, ke, ml):
 
 
 @njit(cache=True, inline="always")
+def _sched_pair(levels, ctas):
+    """The levels ``(lo, hi)`` that :func:`sched_rate_at` reads at ``ctas`` resident CTAs (one level twice
+    below the first and above the last)."""
+    n = levels.shape[0]
+    if ctas > levels[n - 1]:
+        return n - 1, n - 1
+    a = -1
+    while a < n - 2 and ctas > levels[a + 1]:
+        a += 1
+    if a < 0:
+        return 0, 0
+    return a, a + 1
+
+
+@njit(cache=True, inline="always")
 def sched_rate_at(levels, cpi, ctas, extra, mem_latency, ke, ml):
     """Instructions per cycle of ``ctas`` resident CTAs from the list schedules ``cpi[level, K, J]`` of the
     resident-CTA counts ``levels`` (``WorkloadProfile.sched_tables``), at one point (grids ``ke`` x ``ml``
@@ -555,18 +626,31 @@ def sched_rate_at(levels, cpi, ctas, extra, mem_latency, ke, ml):
     above the largest count it grows in proportion to the CTAs (the issue and unit bounds of
     :func:`rfmodel.analytic.throughput.interval_model` then cap it).
     """
-    n = levels.shape[0]
-    if ctas > levels[n - 1]:
-        return ctas / levels[n - 1] / max(bilinear_at(cpi[n - 1], extra, mem_latency, ke, ml), 1e-9)
-    a = -1
-    while a < n - 2 and ctas > levels[a + 1]:
-        a += 1
-    if a < 0:
-        return min(ctas, 1.0) / max(bilinear_at(cpi[0], extra, mem_latency, ke, ml), 1e-9)
-    lo = 1.0 / max(bilinear_at(cpi[a], extra, mem_latency, ke, ml), 1e-9)
-    hi = 1.0 / max(bilinear_at(cpi[a + 1], extra, mem_latency, ke, ml), 1e-9)
-    f = min(max((ctas - levels[a]) / (levels[a + 1] - levels[a]), 0.0), 1.0)
-    return lo + f * (hi - lo)
+    lo, hi = _sched_pair(levels, ctas)
+    b = max(bilinear_at(cpi[lo], extra, mem_latency, ke, ml), 1e-9)
+    if lo == hi:
+        return (ctas / levels[lo] if ctas > levels[lo] else min(ctas, 1.0)) / b
+    r_lo = 1.0 / b
+    r_hi = 1.0 / max(bilinear_at(cpi[hi], extra, mem_latency, ke, ml), 1e-9)
+    f = min(max((ctas - levels[lo]) / (levels[hi] - levels[lo]), 0.0), 1.0)
+    return r_lo + f * (r_hi - r_lo)
+
+
+@njit(cache=True, inline="always")
+def sched_cells_missing(levels, todo, ctas, extra, mem_latency, ke, ml, touched):
+    """Whether :func:`sched_rate_at` at this point reads a cell that ``todo`` marks not built; marks those
+    cells in ``touched`` (what the caller builds before it asks again)."""
+    lo, hi = _sched_pair(levels, ctas)
+    i, _ = _bracket(extra, ke)
+    j, _ = _bracket(mem_latency, ml)
+    miss = False
+    for lv in range(lo, hi + 1):
+        for a in range(i, i + 2):
+            for b in range(j, j + 2):
+                if todo[lv, a, b]:
+                    touched[lv, a, b] = 1
+                    miss = True
+    return miss
 
 
 @njit(cache=True)
@@ -934,10 +1018,11 @@ def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, ex
 
 @njit(cache=True, parallel=True)
 def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, src, pdst, psrc, lat2,
-                     ii, unit, lsu_unit, lsu_cycles, extra, barrier_op, max_instrs, adj, slope, grid):
-    """Cycles of groups of ``group`` CTAs run together, summed over groups, per (extra, memory latency),
-    and the instructions scheduled: the groups in order until ``max_instrs`` are reached; a group longer
-    than that keeps the same leading share of every warp (at least 256 instructions of each).
+                     ii, unit, lsu_unit, lsu_cycles, extra, barrier_op, max_instrs, adj, slope, grid, cells):
+    """Cycles of groups of ``group`` CTAs run together, summed over groups, per (extra, memory latency)
+    cell that ``cells`` (bool ``[K, J]``) marks (the others 0), and the instructions scheduled: the groups
+    in order until ``max_instrs`` are reached; a group longer than that keeps the same leading share of
+    every warp (at least 256 instructions of each).
 
     A list schedule of the warps' dependency chains (as ``_cta_chain_table``) with the issue and
     execution resources they share: warp ``w`` of a group (CTA-major) issues on scheduler
@@ -961,6 +1046,17 @@ def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, sr
                     has_mem = True
                     break
     n_m = n_mem if has_mem else 1  # no load waits on memory: every latency column is the first
+    sel = np.empty(n_extra * n_m, dtype=np.int64)  # the schedules the marked cells need
+    n_sel = 0
+    for e in range(n_extra):
+        for m in range(n_m):
+            want = cells[e, m]
+            if not has_mem:
+                for m2 in range(n_mem):
+                    want = want or cells[e, m2]
+            if want:
+                sel[n_sel] = e * n_m + m
+                n_sel += 1
     wend = np.zeros(gw, dtype=np.int64)
     for c0 in range(0, n_w, gw):
         if done_instrs >= max_instrs:
@@ -974,7 +1070,8 @@ def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, sr
             wend[q] = warp_ptr[c0 + q] + keep
             done_instrs += keep
         ends = np.zeros(n_extra * n_m, dtype=np.float64)
-        for x in prange(n_extra * n_m):  # the (extra, latency) schedules are independent
+        for y in prange(n_sel):  # the (extra, latency) schedules are independent
+            x = sel[y]
             ends[x] = _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst, src,
                                    pdst, psrc, lat2[x % n_m], ii, unit, lsu_unit, lsu_cycles,
                                    extra[x // n_m], barrier_op, adj, slope, grid[x % n_m])
@@ -1648,6 +1745,15 @@ def l1d_stream(trace: Trace, rank: np.ndarray | None = None):
     return trace.mem_line[rows][order] // trace.line_bytes, access_row, WAITING_LOADS[trace.op[access_row]]
 
 
+def l1d_load_hit_rate(trace: Trace, rank, lines: int, ways: int) -> float | None:
+    """The loads' hit rate of an LRU L1D of ``lines`` lines and ``ways`` ways simulated on ``trace``'s line
+    stream in ``rank``'s order (what a profile's ``l1d_hit_rate(lines, ways, loads=True)`` gives, without
+    the rest of the profile); ``None`` unless the geometry is whole sets (the profile then estimates it)."""
+    line_no, _, is_load = l1d_stream(trace, rank)
+    rows = exact_hit_rates(line_no, [(lines, ways)], is_load)
+    return None if rows is None else float(rows[0, 3])
+
+
 #: window lengths (accesses) of :attr:`WorkloadProfile.shared_distinct`: 1 to 2^30, eight per octave
 SHARED_WINDOWS = np.unique(np.round(2.0 ** (np.arange(0, 30 * 8 + 1) / 8.0)))
 
@@ -1720,10 +1826,53 @@ def _load_terms(trace: Trace, line_no, access_row, caches, l1_hit_latency) -> tu
     return np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.float64)
 
 
+def trace_load_terms(trace: Trace, rank, caches, l1_hit_latency) -> tuple[np.ndarray, np.ndarray]:
+    """``(adj, slope)`` of each load of ``trace`` as its accesses fare in the L1D (``caches[0]``) on the
+    line stream in ``rank``'s order (:func:`load_latency_terms`; zeros without the L1D)."""
+    line_no, access_row, _ = l1d_stream(trace, rank)
+    return _load_terms(trace, line_no, access_row, caches, l1_hit_latency)
+
+
 def _latency_grid(latencies, exec_latencies) -> np.ndarray:
     """``lat2[j, c]``: class ``c``'s latency with ``MEM_LAT_GRID[j]`` added to the memory classes."""
     base = np.asarray(latencies if exec_latencies is None else exec_latencies, dtype=np.float64)
     return base[None, :] + MEM_LAT_GRID[:, None] * _memory_classes()[None, :]
+
+
+def sched_cells(trace: Trace) -> np.ndarray:
+    """bool ``[len(SCHED_CTAS), K, J]``: the cells of ``trace``'s list-schedule table (``sched_cpi``), every
+    cell of the levels it schedules (one CTA, and the larger groups the trace's CTAs fill)."""
+    wpc = max(1, -(-int(trace.threads_per_cta) // 32))
+    n_ctas = max(-(-trace.n_warps // wpc), 1)
+    cells = np.zeros((len(SCHED_CTAS), len(CHAIN2_EXTRA), len(MEM_LAT_GRID)), dtype=np.bool_)
+    cells[(SCHED_CTAS == 1) | (SCHED_CTAS <= n_ctas)] = True
+    return cells
+
+
+def sched_table(trace: Trace, latencies, exec_latencies, sched: dict, load_terms, cells) -> np.ndarray:
+    """The ``sched_cpi`` cells ``cells`` (bool ``[len(SCHED_CTAS), K, J]``; the others NaN): cycles per
+    instruction of the list schedules of groups of ``SCHED_CTAS[l]`` resident CTAs on the SM's issue
+    resources ``sched`` (:func:`profile_trace`), at ``CHAIN2_EXTRA[k]`` collection cycles and
+    ``MEM_LAT_GRID[j]`` cycles of memory latency; ``load_terms``: each load's ``(adj, slope)``."""
+    adj, slope = load_terms
+    lat2 = _latency_grid(np.asarray(latencies, dtype=np.float64), exec_latencies)
+    wpc = max(1, -(-int(trace.threads_per_cta) // 32))
+    out = np.full(cells.shape, np.nan)
+    lsu_cycles = np.diff(trace.mem_ptr).astype(np.float64)
+    ii = np.asarray(sched["initiation"], dtype=np.float64)
+    unit = np.asarray(sched["unit"], dtype=np.int64)
+    for li, group in enumerate(SCHED_CTAS):
+        if not cells[li].any():
+            continue
+        with _PARALLEL_LOCK:  # numba's default thread pool takes one parallel region at a time
+            cyc, done = _cta_sched_table(
+                trace.warp_ptr.astype(np.int64), wpc, int(group), int(sched["schedulers"]),
+                int(sched["issue_width"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc, lat2,
+                ii, unit, int(sched["lsu_unit"]), lsu_cycles, CHAIN2_EXTRA, int(OpClass.BARRIER),
+                SCHED_MAX_INSTRS, adj, slope, MEM_LAT_GRID, cells[li],
+            )  # fmt: skip
+        out[li][cells[li]] = (cyc / max(done, 1))[cells[li]]
+    return out
 
 
 def profile_tables(
@@ -1735,9 +1884,13 @@ def profile_tables(
     rank: np.ndarray | None = None,
     l1_hit_latency: float | None = None,
     load_terms: tuple[np.ndarray, np.ndarray] | None = None,
+    sched: dict | None = None,
+    cells: np.ndarray | None = None,
 ) -> dict:
     """The fields of the table ``groups`` (names of :data:`TABLE_GROUPS`) of ``trace``'s profile, with
-    :func:`profile_trace`'s arguments (``load_terms``: the ``(adj, slope)`` it already has)."""
+    :func:`profile_trace`'s arguments (``load_terms``: the ``(adj, slope)`` it already has).  ``sched``
+    builds the ``sched`` group (without it the group is empty, as a profile without ``sched``): every
+    cell, or with ``cells`` (:func:`sched_cells`' shape) only those (``sched_cpi`` alone, NaN elsewhere)."""
     unknown = sorted(set(groups) - set(TABLE_GROUPS))
     if unknown:
         raise RfmodelError(f"profile tables {unknown}: unknown; allowed: {', '.join(TABLE_GROUPS)}")
@@ -1748,10 +1901,14 @@ def profile_tables(
     n_t = max(int(wp_t[-1]), 1)
     is_ll = _memory_classes()
     out: dict = {}
+    if load_terms is None and ("chain2" in groups or ("sched" in groups and sched is not None)):
+        load_terms = trace_load_terms(trace, rank, caches, l1_hit_latency)
+    if "sched" in groups and sched is not None:
+        out["sched_cpi"] = sched_table(trace, lat, exec_latencies, sched, load_terms,
+                                       sched_cells(trace) if cells is None else cells)  # fmt: skip
+        if cells is None:
+            out["sched_todo"] = None
     if "chain2" in groups:
-        if load_terms is None:
-            line_no, access_row, _ = l1d_stream(trace, rank)
-            load_terms = _load_terms(trace, line_no, access_row, caches, l1_hit_latency)
         adj, slope = load_terms
         chain2 = _chain_table(wp_t, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
                               _latency_grid(lat, exec_latencies), is_ll, CHAIN2_EXTRA, adj, slope,
@@ -1873,28 +2030,15 @@ def profile_trace(
             trace.warp_ptr.astype(np.int64), wpc, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
             lat2, CHAIN2_EXTRA, int(OpClass.BARRIER), adj, slope, MEM_LAT_GRID,
         )  # fmt: skip
-    sched_cpi = None
-    if sched is not None:
-        sched_cpi = np.full((len(SCHED_CTAS), len(CHAIN2_EXTRA), len(MEM_LAT_GRID)), np.nan)
-        lsu_cycles = np.diff(trace.mem_ptr).astype(np.float64)
-        ii = np.asarray(sched["initiation"], dtype=np.float64)
-        unit = np.asarray(sched["unit"], dtype=np.int64)
-        for li, group in enumerate(SCHED_CTAS):
-            if group > 1 and group > n_ctas:
-                break
-            with _PARALLEL_LOCK:  # numba's default thread pool takes one parallel region at a time
-                cyc, done = _cta_sched_table(
-                    trace.warp_ptr.astype(np.int64), wpc, int(group), int(sched["schedulers"]),
-                    int(sched["issue_width"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc, lat2,
-                    ii, unit, int(sched["lsu_unit"]), lsu_cycles, CHAIN2_EXTRA, int(OpClass.BARRIER),
-                    SCHED_MAX_INSTRS, adj, slope, MEM_LAT_GRID,
-                )  # fmt: skip
-            sched_cpi[li] = cyc / max(done, 1)
+    lazy = {}
+    if sched is not None and "sched" not in tables:  # built cell by cell on first read (build_sched)
+        todo = sched_cells(trace)
+        lazy = {"sched_todo": todo, "sched_cpi": np.full(todo.shape, np.nan)}
     dep, reuse = _distance_hists(wp_t, trace.dst, trace.src, DIST_BINS)
     active_warps = max(int((np.diff(trace.warp_ptr) > 0).sum()), 1)
     is_ld = _memory_classes()[trace.op]
     optional = profile_tables(trace, tables, lat, exec_latencies, caches, rank, l1_hit_latency,
-                              load_terms=(adj, slope))  # fmt: skip
+                              load_terms=(adj, slope), sched=sched)  # fmt: skip
     return WorkloadProfile(
         name=name or trace.kernel,
         n_instrs=n,
@@ -1927,7 +2071,7 @@ def profile_trace(
         instrs_per_warp=n / active_warps,
         load_lines_per_instr=float(counts[is_ld].sum()) / n,
         live_regs=float(_live_register_steps(wp_t, trace.dst, trace.src)) / n_t,
-        sched_cpi=sched_cpi,
+        **lazy,
         **optional,
         **write_value_stats(trace),
         **source_pair_stats(trace),

@@ -22,7 +22,14 @@ from rfmodel.analytic.calibration import (  # noqa: F401  (the model's coefficie
     NOT_FITTED,
     coefficient_defaults,
 )
-from rfmodel.analytic.profile import CHAIN2_EXTRA, MEM_LAT_GRID, WorkloadProfile, bilinear_at, sched_rate_at
+from rfmodel.analytic.profile import (
+    CHAIN2_EXTRA,
+    MEM_LAT_GRID,
+    WorkloadProfile,
+    bilinear_at,
+    sched_cells_missing,
+    sched_rate_at,
+)
 from rfmodel.spec.occupancy import occupancy_warps  # noqa: F401  (re-exported for callers of the model)
 from rfmodel.workload.ir import N_OPCLASSES
 
@@ -66,13 +73,22 @@ def _inv_q(rate, q):
     return rate**-q
 
 
+#: no list-schedule cell to build (:func:`_steady`'s ``todo``)
+_NO_CELLS = np.zeros((0, 0, 0), dtype=np.bool_)
+
+
 @njit(cache=True)
 def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations, ke,
-            ml):
+            ml, todo, touched):
     """The steady-state fixed point of :func:`interval_model` per point (column of ``x``; rows in the order
     of ``interval_model``'s ``inputs``, resident warps first): ``iterations`` damped steps of the DRAM and
     bank queues, collector waits, the latency bound and the soft minimum over every bound.  Writes the
-    :data:`STEADY_OUT` rows of ``out``; ``ke`` x ``ml``: the tables' grids (:func:`bilinear_at`)."""
+    :data:`STEADY_OUT` rows of ``out``; ``ke`` x ``ml``: the tables' grids (:func:`bilinear_at`).
+
+    ``todo`` (shaped as ``sched_cpi``, or empty): the list-schedule cells not built yet; a point whose step
+    would read one marks the cells it needs in ``touched`` and stops (its outputs are then meaningless:
+    the caller builds the cells and asks again)."""
+    track = todo.size > 0
     top = levels[levels.shape[0] - 1]
     for i in range(x.shape[1]):
         wp, fixed, issue_inv, q, rate_iss, rate_bank = x[0, i], x[1, i], x[2, i], x[3, i], x[4, i], x[5, i]
@@ -104,6 +120,8 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold), 50.0)
             k = max(t_c - 1.0 + wcol + k_add, 0.0)
             if sched:  # list schedules of the resident CTAs with their issue slots and execution units
+                if track and sched_cells_missing(levels, todo, cr, k, L_q, ke, ml, touched):
+                    break
                 rate_lat = sched_rate_at(levels, sched_cpi, cr, k, L_q, ke, ml) / c_lat
                 t_cta = cr * n_cta / max(rate_lat, 1e-12)
             else:
@@ -324,7 +342,10 @@ def interval_model(
 
     def steady(wp):
         """Steady-state IPC with ``wp`` resident warps (the compiled fixed point over the queues,
-        :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q``."""
+        :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q``.  The
+        list-schedule cells the fixed point reads are built first (a pass that stops at a cell not built
+        yet names it; each cell is exact, so the answer equals the one on a table built at once)."""
+        nonlocal sched_cpi
         args = (wp, *inputs)
         shape = np.broadcast_shapes(*(np.shape(v) for v in args))
         x = np.empty((len(args), *shape))
@@ -332,9 +353,17 @@ def interval_model(
             x[i] = v
         x = x.reshape(len(args), -1)
         out = np.empty((len(STEADY_OUT), x.shape[1]))
-        _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched, pool,
-                int(iterations), CHAIN2_EXTRA, MEM_LAT_GRID)  # fmt: skip
-        return tuple(o.reshape(shape) for o in out)
+        while True:
+            todo = profile.sched_pending() if sched else None
+            if todo is None:
+                todo = _NO_CELLS
+            touched = np.zeros(todo.shape, dtype=np.uint8)
+            _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched,
+                    pool, int(iterations), CHAIN2_EXTRA, MEM_LAT_GRID, todo, touched)  # fmt: skip
+            if not touched.any():
+                return tuple(o.reshape(shape) for o in out)
+            profile.build_sched(touched.astype(np.bool_))
+            sched_cpi = profile.sched_tables()[1]
 
     # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps
     cr = np.maximum(np.floor(warps / wpc), 0.0)
