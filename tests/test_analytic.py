@@ -207,6 +207,32 @@ exit
     assert 0.0 <= h[-1] <= 1.0
 
 
+def test_an_l1d_of_no_lines_is_off_loads_go_to_the_l2_without_its_latency_or_mshrs():
+    """``l1d_lines=0``: no hits, the miss path without the L1D's lookup latency, and no MSHR bound (as the
+    simulator's loads without an L1D); a one-line L1D keeps both."""
+    cols = """
+ldg R1 = R2
+ffma R3 = R1 R1 R1
+exit
+"""
+    from rfmodel.workload.expand import AccessPattern, Profile
+
+    k = build_kernel(cols)
+    t = expand(k, Profile(mem={0: AccessPattern("stream")}), ctas=2, threads_per_cta=32 * 4)
+    p = profile_trace(t, _lat())
+    kw = dict(warps=8, schedulers=2, issue_width=1, banks=16, collectors=8, initiation=np.ones(N_OPCLASSES),
+              l1_hit_latency=30.0, miss_latency=400.0, mshr=4, coef={"mem_scale": 1.0})  # fmt: skip
+    off = interval_model(p, l1d_lines=0, **kw)
+    tiny = interval_model(p, l1d_lines=1, **kw)
+    assert off["l1d_hit_rate"] == 0.0 and off["load_hit_rate"] == 0.0
+    assert np.isinf(off["rate_mshr"]) and np.isfinite(tiny["rate_mshr"])
+    # no DRAM bandwidth limit: the load latency is the miss path's, 400 - 30 cycles without the L1D
+    assert float(off["load_latency"]) == pytest.approx(370.0)
+    h = float(tiny["load_hit_rate"])
+    assert float(tiny["load_latency"]) == pytest.approx(30.0 * h + 400.0 * (1 - h))
+    assert off["ipc"] > tiny["ipc"]
+
+
 def test_register_cache_table_equals_a_direct_cache_on_a_real_trace():
     """The profile's exact partition table (one pass serving every size) against a direct FIFO / LRU
     cache per size, kept and flushed at deactivation points (barriers and the first consumer of a

@@ -213,16 +213,39 @@ def test_the_anchor_curve_starts_at_the_anchor_and_rises_with_a_larger_l1d():
     sm = resolve_gpu("fermi-gtx480")
     prof = workload_profile("bicg_like", sm)
     rows = prof.need("l1_anchor").sched_l1
-    assert rows[:, 0].tolist() == [sm.l1d.size_bytes * k for k in (0.25, 0.5, 2, 4, 8)]
-    assert np.all(rows[2:, 1] > 1.2 * prof.sched_ipc) and np.all(rows[:2, 1] < prof.sched_ipc)
+    assert rows[:, 0].tolist() == [sm.l1d.size_bytes * k for k in (0, 0.25, 0.5, 2, 4, 8)]
+    assert np.all(rows[3:, 1] > 1.2 * prof.sched_ipc) and np.all(rows[1:3, 1] < prof.sched_ipc)
     base = get_design("baseline")
     grid = resolve_calibration(base, sm, None)[0]
     hits, factors = anchor_curve(base, prof, sm, grid)
     f0 = anchor_factor(base, prof, sm, grid)
     h0 = float(run_analytic(base, prof, sm, grid, anchor=f0)["l1d_hit_rate"])
-    assert len(hits) >= 5 and np.all(np.diff(hits) > 0)
+    assert len(hits) >= 5 and np.all(np.diff(hits) > 0) and hits[0] == 0.0  # no L1D: no hit
     assert float(np.interp(h0, hits, factors)) == pytest.approx(f0, rel=1e-9)
     cerf = get_design("cerf")
     one = float(run_analytic(cerf, prof, sm, resolve_calibration(cerf, sm, None)[0], anchor=f0)["ipc"])
     ds = rfmodel.evaluate("cerf", "bicg_like", sm)
     assert abs(float(ds["ipc"].values.ravel()[0]) / one - 1.0) > 0.1
+
+
+def test_a_unified_memory_that_leaves_no_l1d_is_anchored_where_the_schedule_ran_without_one():
+    """gauss_elim_step on fermi: the unified memory's registers take all 128 KB, so its L1D is off (loads
+    go to the L2 slice at once, as in the simulator); its IPC is the shared model's without an L1D times
+    the curve's factor at a hit rate of 0, the schedule's IPC without an L1D over the baseline model's."""
+    from rfmodel.analytic.engine import anchor_curve, anchor_factor, resolve_calibration, run_analytic
+    from rfmodel.analytic.model import Anchor
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    prof = workload_profile("gauss_elim_step", sm)
+    base, uni = get_design("baseline"), get_design("unified")
+    hits, factors = anchor_curve(base, prof, sm, resolve_calibration(base, sm, None)[0])
+    assert hits[0] == 0.0 and prof.sched_l1[0, 0] == 0.0
+    grid = resolve_calibration(uni, sm, None)[0]
+    f0 = anchor_factor(base, prof, sm, resolve_calibration(base, sm, None)[0])
+    m = run_analytic(uni, prof, sm, grid, anchor=Anchor(f0, lambda: (hits, factors)))
+    raw = run_analytic(uni, prof, sm, grid)
+    assert float(m["unified_l1d_kb"]) == 0.0 and float(m["l1d_hit_rate"]) == 0.0
+    assert float(m["ipc"]) == pytest.approx(float(raw["ipc"]) * factors[0], rel=1e-9)
+    assert abs(factors[0] / f0 - 1.0) > 0.05  # not the factor at the SM's own L1D

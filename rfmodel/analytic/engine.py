@@ -249,7 +249,7 @@ class ProfileSource:
         for k in L1_ANCHOR_SCALES:
             sm = l1d_sized(self.sm, self.sm.l1d.size_bytes * k)
             lines = sm.l1d.size_bytes // sm.l1d.line_bytes
-            if lines < sm.l1d.assoc or lines % sm.l1d.assoc:
+            if lines and (lines < sm.l1d.assoc or lines % sm.l1d.assoc):
                 continue
             done = issue_schedule(trace, memory_pipeline(trace, sm))
             if done is not None and done[1] > 0:
@@ -258,8 +258,9 @@ class ProfileSource:
 
 
 #: L1D sizes, as multiples of the SM's, at which the profile's schedule also runs (``sched_l1``): smaller ones
-#: for designs whose L1D hits less than the SM's, larger ones for those that give it more capacity
-L1_ANCHOR_SCALES = (0.25, 0.5, 2, 4, 8)
+#: for designs whose L1D hits less than the SM's, larger ones for those that give it more capacity; 0: no
+#: L1D (a unified memory whose registers take it all), whose loads go to the L2 slice at once
+L1_ANCHOR_SCALES = (0, 0.25, 0.5, 2, 4, 8)
 
 
 def l1d_sized(sm: SMSpec, size_bytes) -> SMSpec:
@@ -432,10 +433,10 @@ def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.nda
     for size, ipc_s in ((sm.l1d.size_bytes, float(profile.sched_ipc)), *rows):
         ipc, hit = _reference_run(reference, profile, l1d_sized(sm, size), grid)
         if np.isfinite(ipc) and ipc > 0.0 and np.isfinite(hit):
-            points.append((hit, ipc_s / ipc))
-    points.sort()
+            points.append((hit, size > 0, ipc_s / ipc))
+    points.sort()  # at a hit rate of 0, no L1D (loads straight to the L2) before a small one that misses
     hits, factors = [], []
-    for h, f in points:  # increasing hit rates for the interpolation
+    for h, _, f in points:  # increasing hit rates for the interpolation
         if not hits or h > hits[-1] + 1e-9:
             hits.append(h)
             factors.append(f)

@@ -26,7 +26,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``write_defer``     share of the bank writes a write buffer holds back until no read waits for the
                     bank (they queue behind the reads; default 0: writes go first)
 ``l1d_lines``       lines of the L1D the loads see (default the SM's; a design whose structure
-                    holds the L1D's lines, e.g. beside registers, gives what it leaves them)
+                    holds the L1D's lines, e.g. beside registers, gives what it leaves them; 0: no
+                    L1D, every access goes to the L2 slice without the L1D's latency or MSHRs)
 ``l1d_assoc``       that L1D's ways (default the SM's)
 ``l1d_hits``        the L1D's hit rates (of every access, of the loads) when the design computes them
                     itself (default: from ``l1d_lines`` and ``l1d_assoc``)
@@ -216,7 +217,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         collectors=p["collector_units"],
         initiation=initiation,
         mem_bytes_per_cycle=sm.mem_bw_bytes_per_cycle,
-        l1d_lines=max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1) if l1d_lines is None else l1d_lines,
+        l1d_lines=sm.l1d.size_bytes // sm.l1d.line_bytes if l1d_lines is None else l1d_lines,
         line_bytes=sm.l1d.line_bytes,
         l1_hit_latency=sm.l1d.hit_latency_cycles,
         miss_latency=miss_latency(sm),

@@ -254,23 +254,28 @@ def interval_model(
     w = profile.writes_per_instr * np.clip(np.asarray(write_share, dtype=np.float64), 0.0, 1.0)
     # the L1D's hit rate over every access (what it reports) and over the loads' (what they wait for:
     # a store that hits the line its own load just brought in shortens no load's latency)
+    # an L1D of no lines is off: every access goes to the L2 slice at once, without the L1D's lookup
+    # latency or its MSHRs (as the simulator's loads without an L1D)
+    on = np.asarray(l1d_lines, dtype=np.float64) > 0
     if hit_rate is None:
-        hit_all = profile.l1d_hit_rate(l1d_lines, l1d_assoc)
-        hit = profile.l1d_hit_rate(l1d_lines, l1d_assoc, loads=True)
+        hit_all = np.where(on, profile.l1d_hit_rate(np.where(on, l1d_lines, 1), l1d_assoc), 0.0)
+        hit = np.where(on, profile.l1d_hit_rate(np.where(on, l1d_lines, 1), l1d_assoc, loads=True), 0.0)
     else:
         hit_all = np.asarray(hit_rate, dtype=np.float64)
         hit = hit_all if load_hit_rate is None else np.asarray(load_hit_rate, dtype=np.float64)
+    lookup = np.where(on, l1_hit_latency, 0.0)  # the L1D's latency on a miss's path
     lines = profile.mem_lines_per_instr
     ld_lines = lines if profile.load_lines_per_instr is None else profile.load_lines_per_instr
     misses = ld_lines * (1.0 - hit)  # L1D misses a load waits for
+    dram_path = np.asarray(miss_latency, dtype=np.float64) - (l1_hit_latency - lookup)
     if l2_lines is None:
         h2 = hit
-        miss_lat = np.asarray(miss_latency, dtype=np.float64)
+        miss_lat = dram_path
     else:  # L2 slice hits: stack distances below the slice's lines (LRU inclusion)
         h2 = np.maximum(profile.l1d_hit_rate(l2_lines, l2_assoc, loads=True), hit)
-        l2_path = l1_hit_latency + np.asarray(l2_hit_latency, dtype=np.float64)
+        l2_path = lookup + np.asarray(l2_hit_latency, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            miss_lat = np.where(hit < 1.0, ((h2 - hit) * l2_path + (1.0 - h2) * np.asarray(miss_latency))
+            miss_lat = np.where(hit < 1.0, ((h2 - hit) * l2_path + (1.0 - h2) * dram_path)
                                 / np.maximum(1.0 - hit, 1e-12), l2_path)  # fmt: skip
     dram = ld_lines * (1.0 - h2)  # lines per instruction that need DRAM bandwidth
     L_mem = np.asarray(c["mem_scale"]) * (hit * l1_hit_latency + (1.0 - hit) * miss_lat)
@@ -286,7 +291,7 @@ def interval_model(
         B = np.minimum(B, np.minimum(S * spread, np.maximum(warps, 1.0)))
     # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
     line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
-    mshr_n = np.asarray(mshr, dtype=np.float64)
+    mshr_n = np.where(on, np.asarray(mshr, dtype=np.float64), np.inf)
     # throughput bounds (warp instructions per cycle)
     rate_iss = S * np.asarray(issue_width, dtype=np.float64)
     per_bank_access = r if separate_write_ports else r + w * wr

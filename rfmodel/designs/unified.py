@@ -246,8 +246,8 @@ class Unified(Design):
         inner = AnalyticContext(prof, sm, grid, {})
         inner.coef = ctx.coef
         lines = np.maximum(l1 // sm.l1d.line_bytes, 0.0)
-        m = inner.model(Effects(l1d_lines=np.maximum(lines, 1e-9)))
-        hit = np.where(lines > 0, m["l1d_hit_rate"], 0.0)
+        m = inner.model(Effects(l1d_lines=lines))  # no lines: the L1D is off (loads go to the L2)
+        hit = m["l1d_hit_rate"]
         r, w = ctx.reads, ctx.writes
         n = ctx.n
         loads = n * (prof.load_lines_per_instr if prof.load_lines_per_instr is not None
