@@ -258,6 +258,22 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
         for f in TABLE_GROUPS[g]:
             assert np.array_equal(np.asarray(getattr(shipped, f)), np.asarray(full[f]), equal_nan=True), f
     assert not shipped.sched_todo.any() and shipped.sched_pending() is None
+    # threads that read a fresh profile's cells at once get what the whole table gives
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rfmodel.analytic.engine import run_analytic
+    from rfmodel.designs.base import get_design
+
+    base = get_design("baseline")
+    eager = replace(prof, source=None, sched_cpi=full["sched_cpi"], sched_todo=None)
+    want = float(run_analytic(base, eager, sm, {})["ipc"])
+    engine._PROFILE_CACHE.clear()
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", "off")
+    fresh = workload_profile("saxpy", sm)
+    assert fresh.sched_todo.any() and fresh.sched_todo.sum() == np.isfinite(full["sched_cpi"]).sum()
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: float(run_analytic(base, fresh, sm, {})["ipc"]), range(8)))
+    assert got == [want] * 8
     bare = profile_trace(trace, src.latencies, tables=("ct",))
     assert bare.ct_hits is not None and bare.has("ct") and not bare.has("shared")
     with pytest.raises(RfmodelError, match="without its 'shared' tables"):

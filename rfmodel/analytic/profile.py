@@ -130,6 +130,8 @@ TABLE_MAX_INSTRS = 64_000
 SCHED_CTAS = np.array([1, 2, 4, 8], dtype=np.int64)
 #: serializes the parallel list schedules (numba's workqueue layer is not thread-safe)
 _PARALLEL_LOCK = threading.Lock()
+#: guards a profile's list-schedule cells while they are filled or read (``WorkloadProfile.sched_view``)
+_FILL_LOCK = threading.Lock()
 
 #: instructions list-scheduled per level: whole groups of CTAs in trace order until at least this many (the
 #: cycles per instruction of a sample of groups; bounds the profile's cost on long traces)
@@ -303,8 +305,9 @@ class WorkloadProfile:
         built."""
         if self.sched_todo is None or self.sched_cpi is None:
             return
-        self.sched_cpi[cells] = values[cells]
-        self.sched_todo[cells] = False
+        with _FILL_LOCK:
+            self.sched_cpi[cells] = values[cells]
+            self.sched_todo[cells] = False
 
     def save(self, path) -> None:
         """Write the profile to ``path`` (NumPy ``.npz``: the arrays, and the other fields as JSON),
@@ -485,15 +488,22 @@ class WorkloadProfile:
 
     def sched_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """``(levels, cpi)``: the tabulated resident-CTA counts (float) and their ``[level, K, J]`` tables,
-        the arguments of :func:`sched_rate_at` (cells not built yet are NaN: :meth:`sched_pending`)."""
-        idx = self._sched_index()
-        return SCHED_CTAS[idx].astype(np.float64), np.ascontiguousarray(self.sched_cpi[idx], dtype=np.float64)
+        the arguments of :func:`sched_rate_at` (cells not built yet are NaN: :meth:`sched_view`)."""
+        return self.sched_view()[:2]
 
     def sched_pending(self) -> np.ndarray | None:
         """bool, shaped as :meth:`sched_tables`' ``cpi``: its cells not built yet (``None`` when all are)."""
-        if self.sched_todo is None or not self.sched_todo.any():
-            return None
-        return np.ascontiguousarray(self.sched_todo[self._sched_index()])
+        return self.sched_view()[2]
+
+    def sched_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(levels, cpi, pending)`` of :meth:`sched_tables` and :meth:`sched_pending` taken together
+        (copies: a cell that another thread builds meanwhile is in neither or in both)."""
+        with _FILL_LOCK:
+            idx = self._sched_index()
+            cpi = np.ascontiguousarray(self.sched_cpi[idx], dtype=np.float64)
+            todo = self.sched_todo
+            pending = None if todo is None or not todo.any() else np.ascontiguousarray(todo[idx])
+        return SCHED_CTAS[idx].astype(np.float64), cpi, pending
 
     def sched_rate(self, ctas, extra, mem_latency) -> np.ndarray:
         """Instructions per cycle of ``ctas`` resident CTAs from the ``sched_cpi`` list schedules

@@ -324,9 +324,9 @@ def interval_model(
 
     sched = profile.sched_cpi is not None
     if sched:
-        levels, sched_cpi = profile.sched_tables()
+        levels, sched_cpi, pending = profile.sched_view()
     else:
-        levels, sched_cpi = np.ones(1), np.ones((1, 1, 1))
+        levels, sched_cpi, pending = np.ones(1), np.ones((1, 1, 1)), None
     with np.errstate(divide="ignore"):
         # the bounds that do not move with the fixed point, as softmin terms r^-q; the issue and unit bounds
         # apart, as the list schedules hold them up to the largest tabulated CTA count
@@ -350,7 +350,7 @@ def interval_model(
         :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q``.  The
         list-schedule cells the fixed point reads are built first (a pass that stops at a cell not built
         yet names it; each cell is exact, so the answer equals the one on a table built at once)."""
-        nonlocal sched_cpi
+        nonlocal sched_cpi, pending
         args = (wp, *inputs)
         shape = np.broadcast_shapes(*(np.shape(v) for v in args))
         x = np.empty((len(args), *shape))
@@ -359,16 +359,14 @@ def interval_model(
         x = x.reshape(len(args), -1)
         out = np.empty((len(STEADY_OUT), x.shape[1]))
         while True:
-            todo = profile.sched_pending() if sched else None
-            if todo is None:
-                todo = _NO_CELLS
+            todo = _NO_CELLS if pending is None else pending
             touched = np.zeros(todo.shape, dtype=np.uint8)
             _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched,
                     pool, int(iterations), CHAIN2_EXTRA, MEM_LAT_GRID, todo, touched)  # fmt: skip
             if not touched.any():
                 return tuple(o.reshape(shape) for o in out)
             profile.build_sched(touched.astype(np.bool_))
-            sched_cpi = profile.sched_tables()[1]
+            _, sched_cpi, pending = profile.sched_view()
 
     # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps
     cr = np.maximum(np.floor(warps / wpc), 0.0)
