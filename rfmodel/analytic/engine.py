@@ -204,9 +204,10 @@ class ProfileSource:
         hit = self._kept()
         return hit["trace"], hit["rank"]
 
-    def keep(self, trace, rank, load_terms=None) -> dict:
-        """Remember the trace and order this source builds from (the last few sources' only)."""
-        entry = {"source": self, "trace": trace, "rank": rank, "load_terms": load_terms}
+    def keep(self, trace, rank) -> dict:
+        """Remember the trace and order this source builds from (the last few sources' only; the loads'
+        latency terms are added when a table first needs them)."""
+        entry = {"source": self, "trace": trace, "rank": rank, "load_terms": None}
         _SOURCE_TRACES[id(self)] = entry
         while len(_SOURCE_TRACES) > _SOURCE_TRACES_KEEP:
             _SOURCE_TRACES.popitem(last=False)
@@ -418,11 +419,12 @@ def _reference_run(reference, profile, sm, grid: dict) -> tuple[float, float]:
 
 def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.ndarray]:
     """The anchor as a function of the L1D hit rate: at the SM's own L1D, :func:`anchor_factor`; at the
-    larger L1Ds of the profile's ``sched_l1``, that schedule's IPC over the ``reference`` design's analytic
-    IPC at its defaults on the same profile with that L1D (the shared model's hit rate there, from the
-    stack distances).  Returns the hit rates (increasing) and the factors; empty without a schedule.  A
-    design whose L1D differs from the SM's is anchored at its own hit rate (:class:`Anchor`): the shared
-    model's error moves with the hit rate (docs/models.md, "Anchor")."""
+    other L1D sizes of the profile's ``sched_l1`` (none, smaller, larger), that schedule's IPC over the
+    ``reference`` design's analytic IPC at its defaults on the same profile with that L1D (the shared
+    model's hit rate there, from the stack distances; 0 without an L1D).  Returns the hit rates
+    (increasing) and the factors; empty without a schedule.  A design whose L1D differs from the SM's is
+    anchored at its own hit rate (:class:`Anchor`): the shared model's error moves with the hit rate
+    (docs/models.md, "Anchor")."""
     empty = (np.zeros(0), np.zeros(0))
     if reference is None or profile.sched_ipc is None or not profile.has("l1_anchor"):
         return empty

@@ -1849,11 +1849,16 @@ def _latency_grid(latencies, exec_latencies) -> np.ndarray:
     return base[None, :] + MEM_LAT_GRID[:, None] * _memory_classes()[None, :]
 
 
+def _cta_shape(trace: Trace) -> tuple[int, int]:
+    """``(warps per CTA, CTAs)`` of ``trace`` (a partial last CTA counts)."""
+    wpc = max(1, -(-int(trace.threads_per_cta) // 32))
+    return wpc, max(-(-trace.n_warps // wpc), 1)
+
+
 def sched_cells(trace: Trace) -> np.ndarray:
     """bool ``[len(SCHED_CTAS), K, J]``: the cells of ``trace``'s list-schedule table (``sched_cpi``), every
     cell of the levels it schedules (one CTA, and the larger groups the trace's CTAs fill)."""
-    wpc = max(1, -(-int(trace.threads_per_cta) // 32))
-    n_ctas = max(-(-trace.n_warps // wpc), 1)
+    n_ctas = _cta_shape(trace)[1]
     cells = np.zeros((len(SCHED_CTAS), len(CHAIN2_EXTRA), len(MEM_LAT_GRID)), dtype=np.bool_)
     cells[(SCHED_CTAS == 1) | (SCHED_CTAS <= n_ctas)] = True
     return cells
@@ -1866,7 +1871,7 @@ def sched_table(trace: Trace, latencies, exec_latencies, sched: dict, load_terms
     ``MEM_LAT_GRID[j]`` cycles of memory latency; ``load_terms``: each load's ``(adj, slope)``."""
     adj, slope = load_terms
     lat2 = _latency_grid(np.asarray(latencies, dtype=np.float64), exec_latencies)
-    wpc = max(1, -(-int(trace.threads_per_cta) // 32))
+    wpc = _cta_shape(trace)[0]
     out = np.full(cells.shape, np.nan)
     lsu_cycles = np.diff(trace.mem_ptr).astype(np.float64)
     ii = np.asarray(sched["initiation"], dtype=np.float64)
@@ -2032,8 +2037,7 @@ def profile_trace(
             ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes), exact_hits=exact,
         )  # fmt: skip
     lat2 = _latency_grid(lat, exec_latencies)
-    wpc = max(1, -(-int(trace.threads_per_cta) // 32))
-    n_ctas = max(-(-trace.n_warps // wpc), 1)
+    wpc, n_ctas = _cta_shape(trace)
     cta_chain = None
     if sched is None:  # the latency bound without the SM's issue resources (the list schedules replace it)
         cta_chain = _cta_chain_table(
