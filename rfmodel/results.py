@@ -10,6 +10,7 @@ energy accounting and the Dataset are built here.  A metric an engine does not e
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import xarray as xr
@@ -17,6 +18,57 @@ import xarray as xr
 from rfmodel.energy.accounting import account, event_counts
 from rfmodel.errors import RfmodelError
 from rfmodel.spec.occupancy import no_fit_reason
+
+
+def _dask_array_type_on_demand() -> None:
+    """Let xarray recognise dask arrays without importing ``dask.array`` before anything else has.
+
+    Where dask is installed, xarray's first Variable imports ``dask.array`` (about 0.2 s of a command's
+    start-up) only to test whether its data is a dask array; a process that has not imported
+    ``dask.array`` holds none.  The entry installed here answers that test with no type until
+    ``dask.array`` is imported, and with xarray's own entry after.  Nothing is installed where xarray
+    has already looked dask up, or where its lookup is not the one this knows (``pycompat``'s cache of
+    duck-array modules): xarray then behaves as it does alone."""
+    try:
+        from xarray.namedarray import pycompat
+    except ImportError:  # pragma: no cover - another xarray layout
+        return
+    cache = getattr(pycompat, "_cached_duck_array_modules", None)
+    real = getattr(pycompat, "DuckArrayModule", None)
+    if not isinstance(cache, dict) or not isinstance(real, type) or "dask" in cache:
+        return
+    if "dask.array" in sys.modules:
+        return
+
+    class OnDemand(real):
+        def __init__(self) -> None:  # xarray's entry, built when first needed
+            self._entry = None
+
+        def _real(self):
+            if self._entry is None:
+                self._entry = real("dask")
+            return self._entry
+
+        @property
+        def type(self):
+            return self._real().type if "dask.array" in sys.modules else ()
+
+        @property
+        def module(self):
+            return self._real().module
+
+        @property
+        def version(self):
+            return self._real().version
+
+        @property
+        def available(self):
+            return self._real().available
+
+    cache["dask"] = OnDemand()
+
+
+_dask_array_type_on_demand()
 
 #: the standard metrics every engine reports
 SCALAR_METRICS = (

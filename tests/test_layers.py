@@ -206,3 +206,24 @@ def test_technology_layer_loads_no_solver():
     """The technology layer imports scipy's solver only when a fit is solved (fits are cached on disk), so
     a warm simulation does not pay for it."""
     assert heavy_modules_loaded("import rfmodel.tech.array, rfmodel.tech.fit", ("scipy.optimize",)) == []
+
+
+def test_a_results_dataset_does_not_import_dask_array_but_dask_arrays_stay_recognised():
+    """Where dask is installed, xarray's first Variable would import ``dask.array`` (a fifth of a small
+    simulation's start-up) to test for dask data; ``rfmodel.results`` defers that test's import until
+    ``dask.array`` is loaded, and xarray then still keeps dask arrays lazy (chunked, not computed)."""
+    pytest.importorskip("dask.array")
+    statements = (
+        "import numpy as np, xarray as xr, rfmodel.results\n"
+        "xr.Dataset({'a': (('x',), np.zeros(3))}, coords={'x': [1, 2, 3]})"
+    )
+    assert heavy_modules_loaded(statements, ("dask.array",)) == []
+    code = (
+        "import numpy as np, xarray as xr, rfmodel.results\n"
+        "xr.Dataset({'a': (('x',), np.zeros(3))})\n"
+        "import dask.array as da\n"
+        "ds = xr.Dataset({'a': (('x',), da.ones(5, chunks=2))})\n"
+        "print(type(ds.a.data).__name__, ds.a.chunks, float(ds.a.sum().compute()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["Array", "((2,", "2,", "1),)", "5.0"]

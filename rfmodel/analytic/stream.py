@@ -77,6 +77,8 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
     end = np.zeros(W, np.int64)
     age = np.zeros(W, np.int64)
     live = np.zeros(W, np.bool_)
+    opnd = np.zeros(W)  # the operands' ready cycle of trace row opnd_row[w], warp w's next instruction
+    opnd_row = np.full(W, -1, np.int64)
     at_bar = np.zeros(W, np.bool_)
     slot_cta = np.full(n_slots, -1, np.int64)
     n_units = 0
@@ -95,8 +97,9 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
     l2_stamp = np.full(n2, -1, np.int64)
     mshr = np.zeros(max(n_mshr, 1))
     waiting = np.zeros((S, queue_sched))  # LSU start cycles of each scheduler's last memory instructions
-    order = np.zeros(W, np.int64)
-    tmp = np.zeros(W, np.int64)
+    order = np.zeros((S, W), np.int64)  # each scheduler's live warps in the order it tries them
+    n_ord = np.zeros(S, np.int64)
+    dirty = True  # a CTA launched or a warp finished since the orders were taken
     dram_free = 0.0
     stamp = 0
     seq = 0
@@ -108,6 +111,7 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
     while True:
         if launch:
             launch = False
+            dirty = True
             for cs in range(n_slots):
                 if slot_cta[cs] < 0 and next_cta < n_cta:
                     cta = next_cta
@@ -133,63 +137,74 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
             if next_cta >= n_cta:
                 break
             continue
+        if dirty:  # each scheduler's live warps: by launch age (gto, oldest) or by slot (lrr)
+            dirty = False
+            for s in range(S):
+                nc = 0
+                for w in range(s, W, S):
+                    if live[w]:
+                        order[s, nc] = w
+                        nc += 1
+                n_ord[s] = nc
+                if policy != POL_LRR:
+                    for a in range(1, nc):
+                        x = order[s, a]
+                        b = a - 1
+                        while b >= 0 and age[order[s, b]] > age[x]:
+                            order[s, b + 1] = order[s, b]
+                            b -= 1
+                        order[s, b + 1] = x
         nxt = 1e300
         issued = False
         check = False
         for si in range(S):
             s = (si + int(t)) % S  # the schedulers take turns at the LSU's queue
-            nc = 0
-            for w in range(s, W, S):
-                if live[w]:
-                    order[nc] = w
-                    nc += 1
-            if policy != POL_LRR:  # oldest first; under gto the last issuer before all
-                for a in range(1, nc):
-                    x = order[a]
-                    b = a - 1
-                    while b >= 0 and age[order[b]] > age[x]:
-                        order[b + 1] = order[b]
-                        b -= 1
-                    order[b + 1] = x
-                if policy == POL_GTO and last[s] >= 0 and live[last[s]]:
-                    a = 0
-                    while order[a] != last[s]:
-                        a += 1
-                    while a > 0:
-                        order[a] = order[a - 1]
-                        a -= 1
-                    order[0] = last[s]
-            elif nc > 0:  # loose round-robin: from the slot after the last issuer
-                a0 = 0
-                while a0 < nc and order[a0] <= last[s]:
+            nc = n_ord[s]
+            lead = -1  # under gto the last issuer before all
+            if policy == POL_GTO and last[s] >= 0 and live[last[s]]:
+                lead = last[s]
+            a0 = 0  # loose round-robin: from the slot after the last issuer
+            if policy == POL_LRR:
+                while a0 < nc and order[s, a0] <= last[s]:
                     a0 += 1
-                for a in range(nc):
-                    tmp[a] = order[(a + a0) % nc]
-                for a in range(nc):
-                    order[a] = tmp[a]
             slots = width
-            for a in range(nc):
+            for a in range(nc + (1 if lead >= 0 else 0)):
                 if slots == 0:
                     break
-                w = order[a]
+                if lead >= 0:
+                    if a == 0:
+                        w = lead
+                    else:
+                        w = order[s, a - 1]
+                        if w == lead:
+                            continue
+                elif policy == POL_LRR:
+                    w = order[s, (a + a0) % nc]
+                else:
+                    w = order[s, a]
                 while slots > 0 and live[w] and not at_bar[w]:
                     i = pc[w]
-                    start = 0.0
-                    for j in range(src.shape[1]):
-                        r = src[i, j]
-                        if r != NONE and ready[w, r] > start:
-                            start = ready[w, r]
-                    for j in range(dst.shape[1]):
-                        r = dst[i, j]
-                        if r != NONE and ready[w, r] > start:
-                            start = ready[w, r]
-                    pm = np.int64(psrc[i])
-                    p = 0
-                    while pm:
-                        if pm & 1 and pready[w, p] > start:
-                            start = pready[w, p]
-                        pm >>= 1
-                        p += 1
+                    if opnd_row[w] == i:  # only the warp's own issues move its operands' ready times
+                        start = opnd[w]
+                    else:
+                        start = 0.0
+                        for j in range(src.shape[1]):
+                            r = src[i, j]
+                            if r != NONE and ready[w, r] > start:
+                                start = ready[w, r]
+                        for j in range(dst.shape[1]):
+                            r = dst[i, j]
+                            if r != NONE and ready[w, r] > start:
+                                start = ready[w, r]
+                        pm = np.int64(psrc[i])
+                        p = 0
+                        while pm:
+                            if pm & 1 and pready[w, p] > start:
+                                start = pready[w, p]
+                            pm >>= 1
+                            p += 1
+                        opnd[w] = start
+                        opnd_row[w] = i
                     c = op[i]
                     u = unit[c]
                     if u == lsu_unit:  # a place in the memory pipeline: the scheduler's and the SM's
@@ -298,6 +313,7 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                     pc[w] = i + 1
                     if pc[w] >= end[w]:
                         live[w] = False
+                        dirty = True
                         check = True
                     elif c == barrier_op:
                         at_bar[w] = True
