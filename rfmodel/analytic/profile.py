@@ -1120,13 +1120,33 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
     t = 0.0
     end_t = 0.0
     check = False
+    # a scheduler none of whose warps could issue at its last scan, and that has issued nothing since, is not
+    # scanned again while its earliest start lies ahead: until then its warps' operand cycles and its units'
+    # free cycles stay as they were, and only the SM's one load/store unit may have become later, so that
+    # start is min(low_unit[s], max(low_lsu[s], lsu_free)) (low_lsu: the earliest operands of the warps
+    # whose next instruction takes the load/store unit)
+    known = np.zeros(n_sched, dtype=np.bool_)
+    low_unit = np.zeros(n_sched, dtype=np.float64)
+    low_lsu = np.zeros(n_sched, dtype=np.float64)
     while live > 0:
         nxt = 1e300
         issued = False
         for s in range(n_sched):
+            if known[s]:
+                first = low_unit[s]
+                if low_lsu[s] < 1e300:
+                    first = min(first, max(low_lsu[s], lsu_free))
+                if first > t:
+                    if first < nxt:
+                        nxt = first
+                    continue
+            known[s] = True
+            low_unit[s] = 1e300
+            low_lsu[s] = 1e300
             slots = width
             for q in range(s, nw, n_sched):
                 if slots == 0:
+                    known[s] = False
                     break
                 i = pos[q]
                 if i >= wend[q] or at_bar[q]:
@@ -1139,14 +1159,19 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
                 c = op[i]
                 u = unit[c]
                 if u == lsu_unit:
+                    if start < low_lsu[s]:
+                        low_lsu[s] = start
                     if lsu_free > start:
                         start = lsu_free
                 elif ufree[s, u] > start:
                     start = ufree[s, u]
                 if start > t:
+                    if u != lsu_unit and start < low_unit[s]:
+                        low_unit[s] = start
                     if start < nxt:
                         nxt = start
                     continue
+                known[s] = False
                 # issue at t
                 _written(ready, pready, q, i, t, lat[c] + adj[i] + slope[i] * g, extra, dst, pdst)
                 if u == lsu_unit:
@@ -1192,6 +1217,7 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
                         opnd[q] = -1.0
                         if last[q] < t:
                             last[q] = t
+                known[:] = False
                 issued = True
         if issued or nxt >= 1e300:
             t += 1.0
