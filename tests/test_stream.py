@@ -103,6 +103,18 @@ def test_scheduled_stream_gives_the_simulators_l1d_hit_rate(workload):
     assert np.all(rank >= 0)
 
 
+def test_a_schedulers_memory_queue_holds_its_places_and_no_more():
+    """Four loads and an independent add of one warp, the LSU 20 cycles after issue: with 4 places for the
+    scheduler the five issue in cycles 0-4; with 2, the third load waits until the first reaches the LSU
+    (cycle 20), the add issues at 22."""
+    loads = [("LDG.E", [20 + k], [2], {"lines": [128 * k]}) for k in range(4)]
+    t = trace_from_warps([[*loads, ("IADD3", [30], [3])]])
+    for per_sched, last_issue in ((4, 4), (2, 22)):
+        rank, cycles = issue_schedule(t, _pipeline(queue_sched=per_sched, queue_sm=4, pipe=20.0))
+        assert rank.tolist() == [0, 1, 2, 3, 4]
+        assert cycles == last_issue + 1
+
+
 # ---- the anchor: every design's analytic IPC on the schedule's baseline pace ------------------------------
 
 

@@ -187,6 +187,7 @@ class ProfileSource:
     l1_hit_latency: float
     stored: object = None
     profile: WorkloadProfile | None = field(default=None, repr=False)
+    unsaved: bool = field(default=False, repr=False)  # tables built since the disk entry was written
 
     def _kept(self) -> dict:
         """The trace, order and loads' latency terms this source builds from (kept for the last few)."""
@@ -213,8 +214,10 @@ class ProfileSource:
             _SOURCE_TRACES.popitem(last=False)
         return entry
 
-    def __call__(self, group: str, cells: np.ndarray | None = None) -> dict:
-        """The fields of table ``group``; for ``sched`` with ``cells``, only those cells of ``sched_cpi``."""
+    def __call__(self, group: str, cells: np.ndarray | None = None, persist: bool = True) -> dict:
+        """The fields of table ``group``; for ``sched`` with ``cells``, only those cells of ``sched_cpi``.
+        They are set on the cached profile, whose disk entry is rewritten now or, without ``persist``, at
+        the next :meth:`persist`."""
         if group in TRACE_GROUPS:
             hit = self._kept()
             if hit["load_terms"] is None and group in ("chain2", "sched"):
@@ -231,8 +234,16 @@ class ProfileSource:
             else:
                 for f, v in out.items():
                     object.__setattr__(self.profile, f, v)
-            write_entry(self.stored, self.profile)
+            self.unsaved = True
+            if persist:
+                self.persist()
         return out
+
+    def persist(self) -> None:
+        """Rewrite the cached profile's disk entry if a table was built since the last write."""
+        if self.unsaved and self.profile is not None:
+            self.unsaved = False
+            write_entry(self.stored, self.profile)
 
     def _l1_schedules(self) -> np.ndarray:
         """``[k, 2]``: (L1D bytes, IPC) of the profile's schedule (the whole share where ``sched_ipc`` came

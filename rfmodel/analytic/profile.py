@@ -282,11 +282,13 @@ class WorkloadProfile:
             raise RfmodelError(f"profile {self.name!r} was built without its '{group}' tables and has no "
                                f"source to build them from (profile_trace(tables=...))")
 
-    def build_sched(self, cells: np.ndarray | None = None) -> WorkloadProfile:
+    def build_sched(self, cells: np.ndarray | None = None, *, persist: bool = True) -> WorkloadProfile:
         """This profile with the ``sched_cpi`` cells ``cells`` built (bool, shaped as
         :meth:`sched_pending`: the scheduled levels only; default every cell not built yet), from its
         ``source``.  Each cell is its own list schedule, so a cell built alone equals the same cell of a
-        table built at once; the cells are filled in place (copies of the profile share them)."""
+        table built at once; the cells are filled in place (copies of the profile share them).  Without
+        ``persist`` the source's disk entry is rewritten only at the next :meth:`persist` (a caller that
+        builds cells in several rounds writes it once)."""
         todo = self.sched_todo
         if todo is None:
             return self
@@ -297,8 +299,13 @@ class WorkloadProfile:
             want &= todo
         if want.any():
             self._no_source("sched")
-            self.fill_sched(self.source("sched", want)["sched_cpi"], want)
+            self.fill_sched(self.source("sched", want, persist=persist)["sched_cpi"], want)
         return self
+
+    def persist(self) -> None:
+        """Write what the source built since its last write to its disk entry (:meth:`build_sched`)."""
+        if self.source is not None:
+            self.source.persist()
 
     def fill_sched(self, values: np.ndarray, cells: np.ndarray) -> None:
         """Set the ``sched_cpi`` ``cells`` (bool ``[len(SCHED_CTAS), K, J]``) to ``values``' and mark them

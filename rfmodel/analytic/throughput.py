@@ -358,14 +358,18 @@ def interval_model(
             x[i] = v
         x = x.reshape(len(args), -1)
         out = np.empty((len(STEADY_OUT), x.shape[1]))
+        built = False
         while True:
             todo = _NO_CELLS if pending is None else pending
             touched = np.zeros(todo.shape, dtype=np.uint8)
             _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched,
                     pool, int(iterations), CHAIN2_EXTRA, MEM_LAT_GRID, todo, touched)  # fmt: skip
             if not touched.any():
+                if built:  # the cells of every round, on disk at once
+                    profile.persist()
                 return tuple(o.reshape(shape) for o in out)
-            profile.build_sched(touched.astype(np.bool_))
+            profile.build_sched(touched.astype(np.bool_), persist=False)
+            built = True
             _, sched_cpi, pending = profile.sched_view()
 
     # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps
