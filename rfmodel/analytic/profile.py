@@ -93,7 +93,7 @@ import numpy as np
 from numba import njit, prange
 
 from rfmodel.analytic.banks import flat_float
-from rfmodel.analytic.stream import lru_access
+from rfmodel.analytic.stream import lru_access, operands_ready
 from rfmodel.compiler.reuse_hint import dynamic_distances
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
@@ -691,30 +691,6 @@ def _json_default(v):
 
 
 @njit(cache=True, inline="always")
-def _operands_ready(ready, pready, q, i, start, src, dst, psrc, extra, waw):
-    """The earliest cycle from ``start`` at which instruction ``i`` of warp row ``q`` has its source
-    registers (``ready[q, r]``) and predicates (``pready[q, p]``) and, with ``waw``, no write of its
-    destination registers pending beyond ``extra`` cycles (the scoreboard's write-after-write check)."""
-    for j in range(src.shape[1]):
-        r = src[i, j]
-        if r != NONE and ready[q, r] > start:
-            start = ready[q, r]
-    if waw:
-        for j in range(dst.shape[1]):
-            r = dst[i, j]
-            if r != NONE and ready[q, r] - extra > start:
-                start = ready[q, r] - extra
-    pm = psrc[i]
-    p = 0
-    while pm:
-        if pm & 1 and pready[q, p] > start:
-            start = pready[q, p]
-        pm >>= 1
-        p += 1
-    return start
-
-
-@njit(cache=True, inline="always")
 def _written(ready, pready, q, i, t, L, extra, dst, pdst):
     """Instruction ``i`` of warp row ``q`` issued at ``t`` with latency ``L``: its registers are ready
     ``L + extra`` cycles later (the collection of the consumer included), its predicates ``L``."""
@@ -750,7 +726,7 @@ def _chain_cycles(warp_ptr, op, dst, src, pdst, psrc, lat, extra):
                 pready[e, p] = 0.0
             t = -1.0
             for i in range(a, b):
-                t = _operands_ready(ready, pready, e, i, t + 1.0, src, dst, psrc, 0.0, False)
+                t = operands_ready(ready, pready, e, i, t + 1.0, src, dst, psrc, 0.0, False)
                 _written(ready, pready, e, i, t, lat[op[i]], extra[e], dst, pdst)
             total[e] += t + 1.0
     return total
@@ -959,7 +935,7 @@ def _chain_table(warp_ptr, op, dst, src, pdst, psrc, lat2, is_mem, extra, adj, s
             pready[:] = 0.0
             t = -1.0
             for i in range(a, b):
-                t = _operands_ready(ready, pready, 0, i, t + 1.0, src, dst, psrc, extra[e], True)
+                t = operands_ready(ready, pready, 0, i, t + 1.0, src, dst, psrc, extra[e], True)
                 _written(ready, pready, 0, i, t, lat2[m, op[i]] + adj[i] + slope[i] * grid[m], extra[e], dst,
                          pdst)
             acc += t + 1.0
@@ -1005,7 +981,7 @@ def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, ex
                         continue
                     t = tw[q]
                     while i < end:
-                        t = _operands_ready(ready, pready, q, i, t + 1.0, src, dst, psrc, extra[e], True)
+                        t = operands_ready(ready, pready, q, i, t + 1.0, src, dst, psrc, extra[e], True)
                         lat_i = lat2[m, op[i]] + adj[i] + slope[i] * grid[m]
                         _written(ready, pready, q, i, t, lat_i, extra[e], dst, pdst)
                         i += 1
@@ -1160,7 +1136,7 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
                     continue
                 start = opnd[q]
                 if start < 0.0:  # operand readiness of the warp's next instruction, once
-                    start = _operands_ready(ready, pready, q, i, last[q] + 1.0, src, dst, psrc, extra,
+                    start = operands_ready(ready, pready, q, i, last[q] + 1.0, src, dst, psrc, extra,
                                             True)
                     opnd[q] = start
                 c = op[i]

@@ -61,6 +61,30 @@ def lru_access(tag, stamp_of, sets, ways, line, stamp):
     return False, victim
 
 
+@njit(cache=True, inline="always")
+def operands_ready(ready, pready, q, i, start, src, dst, psrc, extra, waw):
+    """The earliest cycle from ``start`` at which instruction ``i`` of warp row ``q`` has its source
+    registers (``ready[q, r]``) and predicates (``pready[q, p]``) and, with ``waw``, no write of its
+    destination registers pending beyond ``extra`` cycles (the scoreboard's write-after-write check)."""
+    for j in range(src.shape[1]):
+        r = src[i, j]
+        if r != NONE and ready[q, r] > start:
+            start = ready[q, r]
+    if waw:
+        for j in range(dst.shape[1]):
+            r = dst[i, j]
+            if r != NONE and ready[q, r] - extra > start:
+                start = ready[q, r] - extra
+    pm = psrc[i]
+    p = 0
+    while pm:
+        if pm & 1 and pready[q, p] > start:
+            start = pready[q, p]
+        pm >>= 1
+        p += 1
+    return start
+
+
 @njit(cache=True)
 def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src, pdst, psrc, lat, kind, unit,
               ii, lsu_unit, mem_ptr, lines, l1_sets, l1_ways, l1_lat, l2_sets, l2_ways, l2_lat, dram_lat,
@@ -187,22 +211,7 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                     if opnd_row[w] == i:  # only the warp's own issues move its operands' ready times
                         start = opnd[w]
                     else:
-                        start = 0.0
-                        for j in range(src.shape[1]):
-                            r = src[i, j]
-                            if r != NONE and ready[w, r] > start:
-                                start = ready[w, r]
-                        for j in range(dst.shape[1]):
-                            r = dst[i, j]
-                            if r != NONE and ready[w, r] > start:
-                                start = ready[w, r]
-                        pm = np.int64(psrc[i])
-                        p = 0
-                        while pm:
-                            if pm & 1 and pready[w, p] > start:
-                                start = pready[w, p]
-                            pm >>= 1
-                            p += 1
+                        start = operands_ready(ready, pready, w, i, 0.0, src, dst, psrc, 0.0, True)
                         opnd[w] = start
                         opnd_row[w] = i
                     c = op[i]
