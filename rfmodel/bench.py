@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from rfmodel.analytic.engine import run_analytic
 from rfmodel.designs.base import design_names
 from rfmodel.evaluate import resolve_gpu
@@ -233,9 +231,7 @@ def bench_profile(kernels=PROFILE_KERNELS, *, gpu=BENCH_GPU, arch: str | None = 
                 row[f"{method}_seconds"] = time.perf_counter() - t0
                 if method == "analytic":  # the list-schedule cells that answer built (of those it could)
                     prof = workload_profile(path, sm, arch=arch)  # the cached profile
-                    todo = 0 if prof.sched_todo is None else int(prof.sched_todo.sum())
-                    row["sched_cells_built"] = int(np.isfinite(prof.sched_cpi).sum())
-                    row["sched_cells"] = row["sched_cells_built"] + todo
+                    row["sched_cells_built"], row["sched_cells"] = prof.sched_cell_counts()
             row["ratio"] = row["analytic_seconds"] / row["simulate_seconds"]
             out[k] = row
     return {"kernels": out, "gpu": sm.name, "arch": arch, "design": design}

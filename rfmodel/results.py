@@ -36,34 +36,22 @@ def _dask_array_type_on_demand() -> None:
     cache = getattr(pycompat, "_cached_duck_array_modules", None)
     real = getattr(pycompat, "DuckArrayModule", None)
     if not isinstance(cache, dict) or not isinstance(real, type) or "dask" in cache:
-        return
+        return  # another layout, or xarray has looked dask up already
     if "dask.array" in sys.modules:
         return
 
     class OnDemand(real):
-        def __init__(self) -> None:  # xarray's entry, built when first needed
-            self._entry = None
+        def __init__(self) -> None:
+            self._entry = None  # xarray's own entry, built when first needed
 
-        def _real(self):
+        def __getattr__(self, name):  # module, version, available: xarray's own entry's
             if self._entry is None:
                 self._entry = real("dask")
-            return self._entry
+            return getattr(self._entry, name)
 
         @property
         def type(self):
-            return self._real().type if "dask.array" in sys.modules else ()
-
-        @property
-        def module(self):
-            return self._real().module
-
-        @property
-        def version(self):
-            return self._real().version
-
-        @property
-        def available(self):
-            return self._real().available
+            return self.__getattr__("type") if "dask.array" in sys.modules else ()
 
     cache["dask"] = OnDemand()
 

@@ -502,6 +502,13 @@ class WorkloadProfile:
         """bool, shaped as :meth:`sched_tables`' ``cpi``: its cells not built yet (``None`` when all are)."""
         return self.sched_view()[2]
 
+    def sched_cell_counts(self) -> tuple[int, int]:
+        """``(built, all)``: the list-schedule cells built so far, and every cell of the scheduled levels."""
+        with _FILL_LOCK:
+            built = 0 if self.sched_cpi is None else int(np.isfinite(self.sched_cpi).sum())
+            todo = 0 if self.sched_todo is None else int(self.sched_todo.sum())
+        return built, built + todo
+
     def sched_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """``(levels, cpi, pending)`` of :meth:`sched_tables` and :meth:`sched_pending` taken together
         (copies: a cell that another thread builds meanwhile is in neither or in both)."""
@@ -1137,7 +1144,7 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
                 start = opnd[q]
                 if start < 0.0:  # operand readiness of the warp's next instruction, once
                     start = operands_ready(ready, pready, q, i, last[q] + 1.0, src, dst, psrc, extra,
-                                            True)
+                                           True)
                     opnd[q] = start
                 c = op[i]
                 u = unit[c]
