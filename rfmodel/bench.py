@@ -180,7 +180,17 @@ def bench_execute(*, arch: str = EXECUTE_ARCH, scale: float = EXECUTE_SCALE) -> 
 def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, designs=None,
           execute_scale: float = EXECUTE_SCALE) -> dict:
     """All benchmark figures: the simulator's per design, the analytic engine's for the baseline, the
-    optimizer's evaluations per second and the functional executor's warp-instructions per second."""
+    optimizer's evaluations per second and the functional executor's warp-instructions per second.
+    ``repeat``: 1 to :data:`rfmodel.limits.MAX_BENCH_REPEAT`; ``execute_scale``: above 0, at most
+    :data:`rfmodel.limits.MAX_BENCH_EXECUTE_SCALE`."""
+    from rfmodel.errors import RfmodelError, expect_int
+    from rfmodel.limits import MAX_BENCH_EXECUTE_SCALE, MAX_BENCH_REPEAT
+
+    repeat = expect_int("repeat", repeat, low=1, high=MAX_BENCH_REPEAT)
+    ok = isinstance(execute_scale, int | float) and not isinstance(execute_scale, bool)
+    if not (ok and 0 < execute_scale <= MAX_BENCH_EXECUTE_SCALE):
+        raise RfmodelError(f"execute_scale: expected a number above 0 and at most "
+                           f"{MAX_BENCH_EXECUTE_SCALE} (got {execute_scale!r})")  # fmt: skip
     sim = bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)
     base = sim.get("baseline")
     if base is None:

@@ -1,8 +1,11 @@
 """On-disk cache of derived data that is slow to recompute (workload profiles).
 
 An entry is keyed by its inputs and by :func:`source_hash` of the package, so an edited model,
-workload generator or kernel file never reuses a stale entry.  Entries are written atomically; a
-damaged or unreadable entry is ignored and recomputed.
+workload generator or kernel file never reuses a stale entry.  Entries are data files that cannot run code
+(``.npz`` read without pickle, JSON), written atomically.  An entry that cannot be read for any reason
+(missing, empty, truncated, damaged, of another format, unreadable) is recomputed and replaced; a cache
+folder that cannot be read or written (read-only, full, a path under a file) costs only the recomputation,
+never an error.
 
 Location: ``$RFMODEL_CACHE_DIR`` when set (``off``, ``0`` or an empty value turn the cache off),
 else ``$XDG_CACHE_HOME/rfmodel`` (default ``~/.cache/rfmodel``).  Deleting the folder is always safe.
@@ -115,22 +118,33 @@ def keyed_entry(kind: str, parts, suffix: str) -> Path | None:
 
 
 def read_entry(path: Path | None, load):
-    """``load(path)`` of a cached entry, or ``None`` when there is none or it is damaged (recompute it)."""
-    if path is None or not path.is_file():
+    """``load(path)`` of a cached entry, or ``None`` when there is none or it cannot be used: whatever a
+    missing, empty, truncated or damaged file, a foreign format or an unreadable folder makes ``load`` raise
+    (``BadZipFile``, ``EOFError``, ``zlib.error``, a wrong field ...), the caller recomputes the entry and
+    :func:`write_entry` replaces it."""
+    if path is None:
         return None
     try:
+        if not path.is_file():
+            return None
         return load(path)
-    except (OSError, ValueError, KeyError, TypeError):
+    except Exception:  # noqa: BLE001 - a cache entry that cannot be used is recomputed, never an error
         return None
 
 
-def write_entry(path: Path | None, obj) -> None:
-    """``obj.save(path)``; a read-only or full cache folder costs only the recomputation next time."""
+def write_with(path: Path | None, save) -> None:
+    """``save(path)``; a cache folder that cannot be written (read-only, full, under a file) costs only the
+    recomputation next time."""
     from rfmodel.errors import RfmodelError
 
     if path is None:
         return
     try:
-        obj.save(path)
+        save(path)
     except (OSError, RfmodelError):
         pass
+
+
+def write_entry(path: Path | None, obj) -> None:
+    """``obj.save(path)`` (:func:`write_with`)."""
+    write_with(path, obj.save)

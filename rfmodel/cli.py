@@ -9,13 +9,16 @@ and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import sys
 import tomllib
 from pathlib import Path
 
-from rfmodel.errors import RfmodelError, unknown_key_message
+from rfmodel import limits as L
+from rfmodel.errors import RfmodelError, expect_mapping, unknown_key_message
 
 DEFAULT_OUT = "rfmodel-out"
 
@@ -37,6 +40,47 @@ def _progress(enabled: bool, total: int, desc: str):
         bar.refresh()
 
     return bar, update
+
+
+def _bounded(kind: type, low, high, *, above: bool = False, below: bool = False):
+    """An argparse type: a finite number of ``kind`` (int or float) from ``low`` (``above``: above it) to
+    ``high`` (``below``: below it); anything else is the parser's one-line error naming the option, the
+    value and the range.  :func:`_state_bounds` adds the range to the option's help."""
+
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except (TypeError, ValueError, OverflowError):
+            v = None
+        fits = v is not None and math.isfinite(v) and (v > low if above else v >= low)
+        if not (fits and (v < high if below else v <= high)):
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range: expected {what} {parse.bounds}")
+        return v
+
+    lo = f"above {low}" if above else f"at least {low}"
+    hi = f"below {high}" if below else f"at most {high}"
+    parse.bounds = f"{lo} and {hi}"
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _int(low: int, high: int):
+    return _bounded(int, low, high)
+
+
+def _num(low: float, high: float, *, above: bool = False, below: bool = False):
+    return _bounded(float, low, high, above=above, below=below)
+
+
+def _state_bounds(parser: argparse.ArgumentParser) -> None:
+    """Add each bounded option's range (:func:`_bounded`) to its help, in every sub-command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                _state_bounds(sub)
+        elif hasattr(action.type, "bounds") and action.help is not argparse.SUPPRESS:
+            action.help = f"{action.help or ''} [{action.type.bounds}]".strip()
 
 
 def _parse_param(text: str) -> tuple[str, list]:
@@ -89,6 +133,9 @@ def _read_eval_config(path: str) -> dict:
     for k in data:
         if k not in EVAL_CONFIG_KEYS:
             raise RfmodelError(f"{path}: {unknown_key_message(k, EVAL_CONFIG_KEYS)}")
+    for k in ("params", "tech"):  # tables of names to values
+        if k in data:
+            data[k] = expect_mapping(f"{path}: '{k}'", data[k])
     if isinstance(data.get("gpu"), dict):
         from rfmodel.spec import SMSpec
 
@@ -201,6 +248,35 @@ PARETO_SHOWN = 30
 PARETO_COLUMNS = ("design", "main_cell", "num_banks", "regs_per_sm", "collector_units")
 
 
+#: the kind of value of each saved argument of an optimize run (the numbers' ranges: :func:`optimize`'s)
+RUN_ARG_KINDS = {**dict.fromkeys(("design", "workload", "objective", "constraint", "cell", "design_param",
+                                  "uncertainty", "structure_cell"), "strings"),
+                 **dict.fromkeys(("gpu", "algorithm", "arch"), "string"), "node": "numbers",
+                 **dict.fromkeys(("pop", "generations", "seed", "reference_seeds", "uncertainty_samples"),
+                                 "integer"),
+                 "percentile": "number", **dict.fromkeys(("no_brute_force", "no_store"), "bool")}  # fmt: skip
+
+
+def _run_description(saved, path) -> dict:
+    """The parsed ``run.json`` of an optimize run, checked: an object whose known entries have their kind
+    (:data:`RUN_ARG_KINDS`; a list may also be null, as may ``gpu``); anything else is one error."""
+
+    def number(v):
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    ok = {"strings": lambda v: v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
+          "numbers": lambda v: v is None or (isinstance(v, list) and all(number(x) for x in v)),
+          "string": lambda v: isinstance(v, str), "integer": lambda v: isinstance(v, int) and number(v),
+          "number": number, "bool": lambda v: isinstance(v, bool)}  # fmt: skip
+    if not isinstance(saved, dict):
+        raise RfmodelError(f"{path}: not a run description (expected a JSON object, got "
+                           f"{type(saved).__name__})")
+    for k, kind in RUN_ARG_KINDS.items():
+        if k in saved and not (ok[kind](saved[k]) or (k == "gpu" and saved[k] is None)):
+            raise RfmodelError(f"{path}: not a run description ('{k}' = {saved[k]!r}: expected {kind})")
+    return saved
+
+
 def _pareto_display(rows: list[dict], objectives) -> list[dict]:
     """The Pareto rows as printed: the shared columns, the design's own parameters as ``name=value`` text,
     the objectives and the main RF's read cycles."""
@@ -219,12 +295,23 @@ def _pareto_display(rows: list[dict], objectives) -> list[dict]:
 
 
 def cmd_optimize(args) -> int:
+    from rfmodel.io import folder_lock
+
+    folder = Path(args.resume or args.out)
+    if args.resume and not folder.is_dir():
+        return _optimize(args)  # nothing to resume: the error names the missing run description
+    # one run at a time in a folder: a second would overwrite the first's checkpoints and front
+    with folder_lock(folder, clean=("checkpoint",)):
+        return _optimize(args)
+
+
+def _optimize(args) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rfmodel.io import read_text, write_figure, write_netcdf, write_text
+    from rfmodel.io import output_set, read_text, write_figure, write_netcdf, write_text
     from rfmodel.optimize.problem import DEFAULT_CELLS, DEFAULT_OBJECTIVES, optimize, pareto_table
     from rfmodel.runner import make_runner
 
@@ -237,6 +324,7 @@ def cmd_optimize(args) -> int:
             saved = json.loads(read_text(ckpt / "run.json", "checkpoint"))
         except json.JSONDecodeError as e:
             raise RfmodelError(f"{ckpt / 'run.json'}: not a run description ({e.msg})") from None
+        saved = _run_description(saved, ckpt / "run.json")
         for k in OPTIMIZE_RUN_ARGS:
             setattr(args, k, saved.get(k, getattr(args, k)))
         args.out = args.resume
@@ -286,6 +374,8 @@ def cmd_optimize(args) -> int:
     print(f"Pareto set: {len(rows)} design points of {len(kinds)} design(s) ({', '.join(kinds)}) and "
           f"{len(cells)} main-RF cell(s) ({', '.join(cells)}); {goals}; workloads: "
           f"{res.pareto.attrs['workloads']}")  # fmt: skip
+    if res.pareto.attrs.get("workloads_left_out"):
+        print(f"left out (no point of the search can run them): {res.pareto.attrs['workloads_left_out']}")
     shown = rows
     if len(rows) > PARETO_SHOWN:  # a spread of the front: the rest is in the files
         from rfmodel.optimize.validate import most_different
@@ -309,33 +399,38 @@ def cmd_optimize(args) -> int:
     names = [o.name for o in res.objectives]
     keys = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in names] + names
     csv_text = "\n".join([",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys) for r in rows])
-    write_text(out / "pareto.csv", csv_text + "\n")
-    write_netcdf(res.pareto, out / "pareto.nc")
-    if res.brute_force is not None:
-        write_netcdf(res.brute_force, out / "brute_force_front.nc")
-    obj = res.objectives
-    pairs = [(obj[0], o) for o in obj[1:]]
-    fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.8), squeeze=False)
-    for ax, (y, x) in zip(axes[0], pairs, strict=True):
+    # one set: every file or none (the files of an earlier run into this folder that this one does not
+    # write go, so no file of the set is from another front)
+    stale = [out / "brute_force_front.nc", out / "validate.csv"]
+    stale += [out / f"{n}.svg" for n in ("pareto", "pareto_parallel", "hypervolume")]
+    with output_set(folder=out, stale=stale):
+        write_text(out / "pareto.csv", csv_text + "\n")
+        write_netcdf(res.pareto, out / "pareto.nc")
         if res.brute_force is not None:
-            ax.scatter(res.brute_force[x.name], res.brute_force[y.name], s=12, facecolors="none",
-                       edgecolors="0.6", label="exhaustive front")  # fmt: skip
-        for i, d in enumerate(kinds):
-            pts = [r for r in rows if r["design"] == d]
-            ax.scatter([r[x.name] for r in pts], [r[y.name] for r in pts], s=18, c=f"C{i % 10}", label=d)
-        ax.set_xlabel(f"{x.name} ({x.sense})")
-        ax.set_ylabel(f"{y.name} ({y.sense})")
-    axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"Pareto set on {res.pareto.attrs.get('gpu', '')}, by design")
-    fig.tight_layout()
-    figures = {"pareto": fig, "pareto_parallel": _parallel_plot(plt, rows, res.objectives, kinds),
-               "hypervolume": _hypervolume_plot(plt, res)}  # fmt: skip
-    written = [out / "pareto.csv", out / "pareto.nc"]
-    for name, f in figures.items():
-        for ext in ("png", "svg") if args.svg else ("png",):
-            write_figure(f, out / f"{name}.{ext}", dpi=120)
-            written.append(out / f"{name}.{ext}")
-        plt.close(f)
+            write_netcdf(res.brute_force, out / "brute_force_front.nc")
+        obj = res.objectives
+        pairs = [(obj[0], o) for o in obj[1:]]
+        fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.8), squeeze=False)
+        for ax, (y, x) in zip(axes[0], pairs, strict=True):
+            if res.brute_force is not None:
+                ax.scatter(res.brute_force[x.name], res.brute_force[y.name], s=12, facecolors="none",
+                           edgecolors="0.6", label="exhaustive front")  # fmt: skip
+            for i, d in enumerate(kinds):
+                pts = [r for r in rows if r["design"] == d]
+                ax.scatter([r[x.name] for r in pts], [r[y.name] for r in pts], s=18, c=f"C{i % 10}", label=d)
+            ax.set_xlabel(f"{x.name} ({x.sense})")
+            ax.set_ylabel(f"{y.name} ({y.sense})")
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle(f"Pareto set on {res.pareto.attrs.get('gpu', '')}, by design")
+        fig.tight_layout()
+        figures = {"pareto": fig, "pareto_parallel": _parallel_plot(plt, rows, res.objectives, kinds),
+                   "hypervolume": _hypervolume_plot(plt, res)}  # fmt: skip
+        written = [out / "pareto.csv", out / "pareto.nc"]
+        for name, f in figures.items():
+            for ext in ("png", "svg") if args.svg else ("png",):
+                write_figure(f, out / f"{name}.{ext}", dpi=120)
+                written.append(out / f"{name}.{ext}")
+            plt.close(f)
     print(f"wrote {', '.join(map(str, written))}")
     if args.validate:
         _validate_front(res, args, runner, out)
@@ -682,7 +777,7 @@ def cmd_sensitivity(args) -> int:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from rfmodel.io import write_figure, write_netcdf, write_text
+    from rfmodel.io import output_set, write_figure, write_netcdf, write_text
     from rfmodel.optimize.sensitivity import global_sensitivity
 
     ds = global_sensitivity(args.design, args.workload or None, args.gpu, metric_name=args.metric,
@@ -693,20 +788,21 @@ def cmd_sensitivity(args) -> int:
           f"{ds.attrs['gpu']}: {ds.attrs['points']} analytic design points")  # fmt: skip
     print(_table(df.to_dict("records")))
     out = Path(args.out)
-    write_text(out / "sensitivity.csv", df.to_csv(index=False))
-    write_netcdf(ds, out / "sensitivity.nc")
-    keys = ("S1", "ST") if args.method == "sobol" else ("mu_star",)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.7 * ds.sizes["variable"], 3.6))
-    x = np.arange(ds.sizes["variable"])
-    width = 0.8 / len(keys)
-    for i, k in enumerate(keys):
-        ax.bar(x + i * width, ds[k].values, width, yerr=ds[f"{k}_conf"].values, capsize=3, label=k)
-    ax.set_xticks(x + width * (len(keys) - 1) / 2, ds["variable"].values, rotation=30, ha="right")
-    ax.set_ylabel(f"{args.method} index of {args.metric}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    write_figure(fig, out / "sensitivity.png", dpi=120)
-    plt.close(fig)
+    with output_set(folder=out):  # the three files or none
+        write_text(out / "sensitivity.csv", df.to_csv(index=False))
+        write_netcdf(ds, out / "sensitivity.nc")
+        keys = ("S1", "ST") if args.method == "sobol" else ("mu_star",)
+        fig, ax = plt.subplots(figsize=(1.2 + 0.7 * ds.sizes["variable"], 3.6))
+        x = np.arange(ds.sizes["variable"])
+        width = 0.8 / len(keys)
+        for i, k in enumerate(keys):
+            ax.bar(x + i * width, ds[k].values, width, yerr=ds[f"{k}_conf"].values, capsize=3, label=k)
+        ax.set_xticks(x + width * (len(keys) - 1) / 2, ds["variable"].values, rotation=30, ha="right")
+        ax.set_ylabel(f"{args.method} index of {args.metric}")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        write_figure(fig, out / "sensitivity.png", dpi=120)
+        plt.close(fig)
     print(f"wrote {out / 'sensitivity.csv'}, {out / 'sensitivity.nc'}, {out / 'sensitivity.png'}")
     return 0
 
@@ -884,11 +980,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="montecarlo: an uncertain parameter (repeatable), e.g. mem_fraction=normal:0.1, "
         "model_error=calibrated",
     )
-    e.add_argument("--samples", type=int, help="montecarlo samples (default 200)")
-    e.add_argument("--level", type=float, help="montecarlo: probability of the interval <metric>_lo .. "
+    e.add_argument("--samples", type=_int(2, L.MAX_SAMPLES), help="montecarlo samples (default 200)")
+    e.add_argument("--level", type=_num(0, 1, above=True, below=True),
+                   help="montecarlo: probability of the interval <metric>_lo .. "
                    "<metric>_hi (default 0.95: the 2.5 %% and 97.5 %% quantiles)")
     e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75 to sm_90)")
-    e.add_argument("--seed", type=int)
+    e.add_argument("--seed", type=_int(0, L.MAX_SEED), help="random seed (default 0)")
     e.add_argument("--out", metavar="FILE.nc|FILE.csv")
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.set_defaults(func=cmd_evaluate)
@@ -904,20 +1001,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="repeatable, e.g. area_mm2<=1.5 or ipc>=0.95*baseline")
     o.add_argument("--cell", action="append", metavar="CELL",
                    help="main-RF cells to search (repeatable; default: every cell with timing and costs)")
-    o.add_argument("--node", action="append", type=float, metavar="NM",
+    o.add_argument("--node", action="append", type=_num(0, L.MAX_NODE_NM, above=True), metavar="NM",
                    help="technology nodes to search (repeatable; default 45)")
     o.add_argument("--structure-cell", action="append", metavar="CELL",
                    help="cells of the structures other than the main RF's banks (collectors, caches, "
                    "buffers; repeatable; default sram-hp)")
     o.add_argument("--algorithm", choices=("nsga3", "nsga2"), default="nsga3")
-    o.add_argument("--pop", type=int, default=40, help="population size per design (default 40)")
-    o.add_argument("--generations", type=int, default=30, help="generations per design (default 30)")
-    o.add_argument("--seed", type=int, default=0)
+    o.add_argument("--pop", type=_int(4, L.MAX_POP), default=40,
+                   help="population size per design (default 40)")
+    o.add_argument("--generations", type=_int(1, L.MAX_GENERATIONS), default=30,
+                   help="generations per design (default 30)")
+    o.add_argument("--seed", type=_int(0, L.MAX_SEED - L.MAX_REFERENCE_SEEDS), default=0,
+                   help="random seed (default 0)")
     o.add_argument("--arch", default="sm_80")
     o.add_argument("--no-brute-force", action="store_true", help="skip the exhaustive reference front")
     o.add_argument("--no-store", action="store_true",
                    help="model every point: neither read nor extend the evaluation store of earlier runs")
-    o.add_argument("--reference-seeds", type=int, default=0, metavar="K",
+    o.add_argument("--reference-seeds", type=_int(0, L.MAX_REFERENCE_SEEDS), default=0, metavar="K",
                    help="where the space is too large to enumerate: the reference front is the best of this "
                    "run and K more seeds (K times the work)")
     o.add_argument("--design-param", action="append", metavar="NAME",
@@ -934,16 +1034,18 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--uncertainty", action="append", metavar="NAME=DIST:WIDTH",
                    help="a robust front: Monte-Carlo over these model parameters (as evaluate's), each "
                    "objective at its pessimistic end (--percentile); repeatable")
-    o.add_argument("--uncertainty-samples", type=int, default=32, metavar="N",
+    o.add_argument("--uncertainty-samples", type=_int(2, L.MAX_ROBUST_SAMPLES), default=32,
+                   metavar="N",
                    help="Monte-Carlo draws per point with --uncertainty (default 32)")
-    o.add_argument("--percentile", type=float, default=97.5, metavar="P",
+    o.add_argument("--percentile", type=_num(50, 100, above=True, below=True), default=97.5,
+                   metavar="P",
                    help="with --uncertainty: each minimized objective at its P-th percentile, each maximized "
                    "one at its (100-P)-th (50 < P < 100; default 97.5)")
-    o.add_argument("--validate", type=int, metavar="K",
+    o.add_argument("--validate", type=_int(1, L.MAX_VALIDATE), metavar="K",
                    help="simulate the K most different Pareto points; compare with the analytic figures")
     o.add_argument("--resume", metavar="DIR",
                    help="continue the run whose output folder is DIR (its checkpoints and arguments)")
-    o.add_argument("--workers", type=int, metavar="N",
+    o.add_argument("--workers", type=_int(1, L.MAX_WORKERS), metavar="N",
                    help="run the designs' searches in N local processes (default: one per core; 1: serially)")
     o.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the designs' searches on this Dask cluster (needs rfmodel[dask])")
@@ -959,9 +1061,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--var", action="append", metavar="NAME", help="only these variables (repeatable)")
     g.add_argument("--cell", action="append", metavar="CELL", help="main-RF cells (repeatable; default: all)")
     g.add_argument("--method", choices=("sobol", "morris"), default="sobol")
-    g.add_argument("--samples", type=int, default=256,
+    g.add_argument("--samples", type=_int(2, L.MAX_SENSITIVITY_SAMPLES), default=256,
                    help="SALib's N (Sobol: a power of two, N (D + 2) points; Morris: N trajectories)")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     g.add_argument("--arch", default="sm_80")
     g.add_argument("--out", default=str(Path(DEFAULT_OUT) / "sensitivity"), metavar="DIR")
     g.set_defaults(func=cmd_sensitivity)
@@ -980,9 +1082,10 @@ def build_parser() -> argparse.ArgumentParser:
         default="none",
         help="gpgpusim: GPGPU-Sim's register-file and collector semantics",
     )
-    m.add_argument("--max-warps", type=int, default=None, help="simulate only this many warps (whole CTAs)")
+    m.add_argument("--max-warps", type=_int(1, L.MAX_WARPS), default=None,
+                   help="simulate only this many warps (whole CTAs)")
     m.add_argument("--arch", default="sm_80")
-    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     m.add_argument("--out", metavar="FILE.nc|FILE.csv")
     m.add_argument("--json", action="store_true", help="print one JSON object")
     m.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -990,7 +1093,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("calibrate", help="fit the analytic models to simulator sweeps (resumable)")
     c.add_argument("--sweep", default="default", help="default | quick | a sweep JSON file")
-    c.add_argument("--workers", type=int, default=2, help="simulation worker processes")
+    c.add_argument("--workers", type=_int(1, L.MAX_WORKERS), default=2,
+                   help="simulation worker processes (default 2)")
     c.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the simulations and fits on this Dask cluster (needs rfmodel[dask])")
     c.add_argument("--design", action="append", help="only these designs (default: every calibratable one)")
@@ -1001,8 +1105,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "calibration; the package's own file changes only through calib/run.py)")
     c.add_argument("--report", default=str(Path(DEFAULT_OUT) / "calibration" / "report.json"))
     c.add_argument("--validation-doc", default=None, help="regenerate this file's validation section")
-    c.add_argument("--coverage-samples", type=int, default=40,
-                   help="Monte-Carlo samples of the coverage check")
+    c.add_argument("--coverage-samples", type=_int(0, L.MAX_COVERAGE_SAMPLES), default=40,
+                   help="Monte-Carlo samples of the coverage check (default 40; 0: no check)")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     c.add_argument("--json", action="store_true", help="one-line JSON summary")
     c.set_defaults(func=cmd_calibrate)
@@ -1012,8 +1116,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--workload", default="crc32_murmur3")
     b.add_argument("--gpu", default="fermi-gtx480")
     b.add_argument("--design", action="append", help="only these designs (default: every registered one)")
-    b.add_argument("--repeat", type=int, default=3, help="timed runs per design; the fastest counts")
-    b.add_argument("--execute-scale", type=float, default=2.0,
+    b.add_argument("--repeat", type=_int(1, L.MAX_BENCH_REPEAT), default=3,
+                   help="timed runs per design; the fastest counts (default 3)")
+    b.add_argument("--execute-scale", type=_num(0, L.MAX_BENCH_EXECUTE_SCALE, above=True), default=2.0,
                    help="problem size of the executor's recipes (default 2, the figures in docs/execute.md)")
     b.set_defaults(func=cmd_bench)
 
@@ -1022,13 +1127,17 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--workload", required=True, metavar="NAME|PATH")
     t.add_argument("--gpu", default="fermi-gtx480", metavar="PRESET|gpgpusim.config|FILE.toml")
     t.add_argument("--method", choices=("simulate", "analytic"), default="simulate")
-    t.add_argument("--tol", type=float, default=0.05, help="allowed IPC loss against the reference at 1x")
-    t.add_argument("--hi", type=float, default=16.0, help="largest multiple tried")
-    t.add_argument("--resolution", type=float, default=0.25, help="bisection stops at this interval width")
+    t.add_argument("--tol", type=_num(0, 1, above=True), default=0.05,
+                   help="allowed IPC loss against the reference at 1x (default 0.05)")
+    t.add_argument("--hi", type=_num(1, L.MAX_LATENCY_X), default=16.0,
+                   help="largest multiple tried (default 16)")
+    t.add_argument("--resolution", type=_num(L.MIN_RESOLUTION, L.MAX_LATENCY_X), default=0.25,
+                   help="bisection stops at this interval width (default 0.25)")
     t.add_argument("--reference", default="baseline", help="the design whose IPC at 1x is the target")
     t.add_argument("--param", action="append", metavar="NAME=V", help="a fixed design parameter (repeatable)")
-    t.add_argument("--max-warps", type=int, default=None, help="only this many warps (whole CTAs)")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--max-warps", type=_int(1, L.MAX_WARPS), default=None,
+                   help="only this many warps (whole CTAs)")
+    t.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     t.add_argument("--json", action="store_true", help="print one JSON object")
     t.set_defaults(func=cmd_tolerance)
 
@@ -1067,10 +1176,12 @@ def build_parser() -> argparse.ArgumentParser:
     wx.add_argument("outdir", metavar="OUTDIR")
     wx.add_argument("--arch", default="sm_80")
     wx.add_argument(
-        "--num-sms", type=int, default=1, help="expand one SM's share of this many SMs (1: the whole grid)"
+        "--num-sms", type=_int(1, L.MAX_NUM_SMS), default=1,
+        help="expand one SM's share of this many SMs (1: the whole grid)"
     )
-    wx.add_argument("--max-warps", type=int, default=None, help="keep only this many warps (whole CTAs)")
-    wx.add_argument("--seed", type=int, default=0)
+    wx.add_argument("--max-warps", type=_int(1, L.MAX_WARPS), default=None,
+                    help="keep only this many warps (whole CTAs)")
+    wx.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     wx.set_defaults(func=cmd_workload_export_accelsim)
     we = wsub.add_parser(
         "execute", help="run a kernel's SASS on a launch recipe and check it against its reference"
@@ -1082,7 +1193,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--recipe", default=None, metavar="FILE.toml", help="default: the built-in kernel's recipe"
     )
     we.add_argument("--arch", default="sm_80")
-    we.add_argument("--scale", type=float, default=1.0, help="problem size of a built-in recipe")
+    we.add_argument("--scale", type=_num(0, L.MAX_EXECUTE_SCALE, above=True), default=1.0,
+                    help="problem size of a built-in recipe (default 1)")
     we.add_argument("--json", action="store_true")
     we.set_defaults(func=cmd_workload_execute)
     w.set_defaults(func=lambda a: (w.print_help(), 0)[1])
@@ -1097,12 +1209,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=lambda a: (s.print_help(), 0)[1])
     from rfmodel.cli_tech import register as register_tech
     register_tech(sub)
+    _state_bounds(p)
     return p
 
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # a usage error (exit 2, one line on stderr) or --help (0): returned, as the rest
+        return e.code if isinstance(e.code, int) else 2
     if getattr(args, "command", None) is None:
         parser.print_help()
         return 0
@@ -1128,6 +1244,18 @@ def main(argv=None) -> int:
         return 2
     except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
         print(error_line(f"{e.filename or ''}: {e.strerror}"), file=sys.stderr)
+        return 2
+    except OSError as e:  # a full disk under a write of no named output (standard output redirected to it)
+        import errno
+
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO):
+            raise
+        with contextlib.suppress(OSError):  # what could not be written is dropped, not retried at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        from rfmodel.io import write_failure
+
+        where = e.filename or "standard output"
+        print(error_line(f"{where}: cannot write: {write_failure(e)}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("rfmodel: interrupted", file=sys.stderr)

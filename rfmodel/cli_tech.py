@@ -20,10 +20,12 @@ import math
 import sys
 import warnings
 
+from rfmodel import limits as L
 from rfmodel.errors import RfmodelError, UnknownNameError
 
 
-def _number(text, what: str, *, integer: bool = False, positive: bool = True):
+def _number(text, what: str, high: float, *, integer: bool = False, positive: bool = True):
+    """``text`` as a finite number (``integer``: a whole one) above 0 (``positive``) and at most ``high``."""
     if text is None:
         return None
     try:
@@ -31,7 +33,9 @@ def _number(text, what: str, *, integer: bool = False, positive: bool = True):
     except (TypeError, ValueError) as e:
         raise RfmodelError(f"{what} = '{text}' is not a number") from e
     if not math.isfinite(v) or (positive and v <= 0):
-        raise RfmodelError(f"{what} = '{text}' must be a positive number")
+        raise RfmodelError(f"{what} = '{text}' must be a positive number (at most {high})")
+    if v > high:
+        raise RfmodelError(f"{what} = '{text}' is out of range: expected a number above 0, at most {high}")
     if integer:
         if v != int(v):
             raise RfmodelError(f"{what} = '{text}' must be a whole number")
@@ -157,11 +161,11 @@ def cmd_show(args) -> int:
 def cmd_query(args) -> int:
     from rfmodel.tech.array import TechExtrapolationWarning, TechLibrary, default_library
 
-    node = _number(args.node, "--node")
-    cap = _number(args.capacity_kb, "--capacity-kb")
-    width = _number(args.width_bits, "--width-bits")
-    banks = _number(args.banks, "--banks", integer=True)
-    clock = _number(args.clock_mhz, "--clock-mhz")
+    node = _number(args.node, "--node", L.MAX_TECH_NODE_NM)
+    cap = _number(args.capacity_kb, "--capacity-kb", L.MAX_CAPACITY_KB)
+    width = _number(args.width_bits, "--width-bits", L.MAX_WIDTH_BITS)
+    banks = _number(args.banks, "--banks", L.MAX_BANKS, integer=True)
+    clock = _number(args.clock_mhz, "--clock-mhz", L.MAX_CLOCK_MHZ)
     lib = TechLibrary(args.data) if args.data else default_library()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TechExtrapolationWarning)
@@ -175,7 +179,7 @@ def cmd_query(args) -> int:
             periph=args.periph,
             source=args.source,
             out_of_range="extrapolate" if args.extrapolate else "error",
-            temperature_k=_number(args.temperature, "--temperature"),
+            temperature_k=_number(args.temperature, "--temperature", L.MAX_TEMPERATURE_K),
         )
     for w in caught:
         print(f"rfmodel: warning: {w.message}", file=sys.stderr)
@@ -208,15 +212,15 @@ def cmd_import(args) -> int:
         opts = {
             "cell_type": args.cell_type,
             "periph_type": args.periph_type,
-            "temperature_k": _number(args.temperature, "--temperature"),
+            "temperature_k": _number(args.temperature, "--temperature", L.MAX_TEMPERATURE_K),
         }
         for flag in ("node", "cell"):
             if getattr(args, flag) is not None:
                 raise RfmodelError(f"--{flag} applies to 'import nvsim' only (CACTI prints it in its report)")
     else:
         opts = {
-            "node_nm": _number(args.node, "--node"),
-            "temperature_k": _number(args.temperature, "--temperature") or 350.0,
+            "node_nm": _number(args.node, "--node", L.MAX_TECH_NODE_NM),
+            "temperature_k": _number(args.temperature, "--temperature", L.MAX_TEMPERATURE_K) or 350.0,
             "cell": args.cell,
         }
         for flag in ("cell_type", "periph_type"):
@@ -250,17 +254,22 @@ def register(subparsers) -> None:
 
     q = tsub.add_parser("query", help="costs of one bank configuration")
     q.add_argument("--cell", required=True, help="sram-hp, sram-lstp, sram-lop, tfet, dwm, stt-ram, ...")
-    q.add_argument("--node", required=True, metavar="NM", help="process node in nm (22-90 for SRAM)")
-    q.add_argument("--capacity-kb", required=True, metavar="KB", help="capacity of one bank")
-    q.add_argument("--width-bits", default="1024", metavar="BITS", help="bits per access (multiple of 32)")
+    q.add_argument("--node", required=True, metavar="NM",
+                   help=f"process node in nm (22-90 for SRAM) [above 0 and at most {L.MAX_TECH_NODE_NM}]")
+    q.add_argument("--capacity-kb", required=True, metavar="KB",
+                   help=f"capacity of one bank [above 0 and at most {L.MAX_CAPACITY_KB}]")
+    q.add_argument("--width-bits", default="1024", metavar="BITS",
+                   help=f"bits per access (multiple of 32) [above 0 and at most {L.MAX_WIDTH_BITS}]")
     q.add_argument("--ports", default="1rw", help="1rw | 1r1w | 2r1w (default 1rw)")
-    q.add_argument("--banks", default="1", help="number of banks for the totals (default 1)")
-    q.add_argument(
-        "--clock-mhz", default=None, metavar="MHZ", help="also give read/write cycles at this clock"
-    )
+    q.add_argument("--banks", default="1",
+                   help=f"number of banks for the totals (default 1) [1 to at most {L.MAX_BANKS}]")
+    q.add_argument("--clock-mhz", default=None, metavar="MHZ",
+                   help="also give read/write cycles at this clock "
+                   f"[above 0 and at most {L.MAX_CLOCK_MHZ}]")
     q.add_argument("--periph", default=None, help="SRAM periphery device type hp | lstp | lop")
     q.add_argument("--source", default=None, help="force one estimator: cacti | nvsim | relaxed | paper")
-    q.add_argument("--temperature", default="350", metavar="K", help="temperature of the data to use (350)")
+    q.add_argument("--temperature", default="350", metavar="K",
+                   help=f"temperature of the data to use (350) [above 0 and at most {L.MAX_TEMPERATURE_K}]")
     q.add_argument("--extrapolate", action="store_true", help="extrapolate outside the data (with a warning)")
     q.add_argument(
         "--data", action="append", metavar="FILE.csv", help="extra rows from 'tech import' (repeatable)"
@@ -272,8 +281,11 @@ def register(subparsers) -> None:
     i.add_argument("tool", help="cacti | nvsim")
     i.add_argument("files", nargs="+", metavar="FILE")
     i.add_argument("--out", metavar="FILE.csv", help="write the rows here (default: stdout)")
-    i.add_argument("--node", default=None, metavar="NM", help="NVSim: process node (not in its output)")
-    i.add_argument("--temperature", default=None, metavar="K", help="temperature if the output lacks it")
+    i.add_argument("--node", default=None, metavar="NM",
+                   help="NVSim: process node (not in its output) "
+                   f"[above 0 and at most {L.MAX_TECH_NODE_NM}]")
+    i.add_argument("--temperature", default=None, metavar="K",
+                   help=f"temperature if the output lacks it [above 0 and at most {L.MAX_TEMPERATURE_K}]")
     i.add_argument("--cell", default=None, help="NVSim: cell label for the rows (default from the cell area)")
     i.add_argument("--cell-type", default=None, help="CACTI: data-array cell type if the output lacks it")
     i.add_argument("--periph-type", default=None, help="CACTI: peripheral type if the output lacks it")

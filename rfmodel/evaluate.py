@@ -52,9 +52,10 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import xarray as xr
 
-from rfmodel.designs.base import Design, get_design
+from rfmodel.designs.base import Design, design_names, get_design
 from rfmodel.energy.accounting import event_counts
 from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
+from rfmodel.limits import MAX_SAMPLES, MAX_SEED
 from rfmodel.results import SCALAR_METRICS, UNITS, assemble  # noqa: F401
 from rfmodel.sim.core import STALL_REASONS
 from rfmodel.spec import SMSpec, get_preset, load_spec
@@ -169,7 +170,16 @@ def _check_size(method: str, grid: dict, n_workloads: int, samples: int = 1) -> 
 def _tech_cell(design: Design, grid: dict, tech: Mapping | None) -> dict:
     """The grid with ``tech['main_cell']`` as the design's ``main_cell`` parameter when the grid does not vary
     it, so that the banks' timing follows the technology as their costs do."""
-    if tech and "main_cell" in tech and "main_cell" in design.parameters and "main_cell" not in grid:
+    if not tech or "main_cell" not in tech:
+        return grid
+    if "main_cell" not in design.parameters:
+        with_cell = sorted(n for n in design_names() if "main_cell" in get_design(n).parameters)
+        raise RfmodelError(
+            f"tech['main_cell'] = {tech['main_cell']!r}: design '{design.name}' has no main-RF cell "
+            "parameter (its banks keep the SM's one-cycle timing, so the cell would change their energy and "
+            f"not their speed); the designs with one: {', '.join(with_cell)}"
+        )
+    if "main_cell" not in grid:
         return {**grid, "main_cell": np.asarray(tech["main_cell"])}
     return grid
 
@@ -263,7 +273,7 @@ def evaluate(
     if on_no_fit not in ("error", "nan"):
         raise UnknownNameError("on_no_fit", on_no_fit, ("error", "nan"))
     require_fit = on_no_fit == "error" and workload is not None
-    expect_int("seed", seed, low=0)
+    expect_int("seed", seed, low=0, high=MAX_SEED)
     if method == "simulate":
         return _evaluate_simulate(
             design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
@@ -283,7 +293,7 @@ def evaluate(
         sm = resolve_gpu(gpu)
         grid, dims, coords = _grid(params, mode)
         grid = _tech_cell(d, grid, tech)
-        expect_int("samples", samples, low=2)
+        expect_int("samples", samples, low=2, high=MAX_SAMPLES)
         _check_size("montecarlo", grid, len(_workload_list(workload)), int(samples))
         _check_params(d, sm, grid)
         sm = _analytic_sm(sm, grid)
@@ -441,21 +451,12 @@ def _simulate_workload(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
 
 
 def _simulation_input(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
-    """``(name, trace, static kernel or None)`` of a workload for the simulator."""
-    from rfmodel.sim.engine import sm_share
-
+    """``(name, trace, static kernel or None)`` of a workload for the simulator: the SM's share, as
+    :func:`rfmodel.workload.suite.load_workload` cuts it for both engines."""
     wl = load_workload(
         w, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
-    trace = wl.trace
-    if trace.attrs.get("source") == "accelsim":
-        trace = sm_share(trace, sm.num_sms)
-        if max_warps is not None:
-            from rfmodel.sim.engine import select_ctas
-
-            wpc = max(1, -(-trace.threads_per_cta // 32))
-            trace = select_ctas(trace, list(range(min(trace.ctas, max(1, max_warps // wpc)))))
-    return wl.name, trace, wl.kernel
+    return wl.name, wl.trace, wl.kernel
 
 
 def _point_sm(sm: SMSpec, point: dict) -> SMSpec:
@@ -541,7 +542,7 @@ def _evaluate_simulate(
     return assemble(
         design=d, sm=sm, structures=structures, workloads=names, dims=dims, coords=coords, shape=shape,
         per_workload=per_wl, stall_reasons=reasons, grid=grid, require_fit=require_fit,
-        attrs={"engine": "simulate", "tech": json.dumps(tech), "arch": arch, "seed": seed,
+        attrs={"engine": "simulate", "tech": json.dumps(tech), "arch": arch, "seed": seed, "not_modelled": "",
                "rfmodel_version": __version__, "sim_options": json.dumps(opts.to_dict()),
                "calibration": f"reference cycle simulator (compat={opts.compat})"},
     )  # fmt: skip

@@ -2,14 +2,25 @@
 
 Output is written to a temporary file beside the target, then renamed: a reader never sees a
 half-written result, and an interrupted run leaves the previous file (or none) in place.  A path that
-cannot be written (a read-only folder, a name too long, a folder under a regular file) or a text file
-that cannot be read (missing, not UTF-8) is one :class:`~rfmodel.errors.RfmodelError` naming the path.
+cannot be written (a read-only folder, a name too long, a folder under a regular file, a full disk) or a
+text file that cannot be read (missing, not UTF-8) is one :class:`~rfmodel.errors.RfmodelError` naming
+the path; a failed write leaves no temporary file behind.
+
+Files that belong together (a Pareto front's table, Dataset and plots) are written as one set
+(:func:`output_set`): every member goes to a temporary name first and all are renamed only when every one
+was written, so the set is complete or absent.  A run that owns a folder (``optimize --out``) holds
+:func:`folder_lock` on it: a second run into the same folder is refused while the first lives, and the
+temporary files of a run that was killed are removed by the next one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import errno
 import os
+import re
+import socket
 import tempfile
 from pathlib import Path
 
@@ -64,31 +75,151 @@ def _umask() -> int:
     return mask
 
 
-def _unwritable(path: Path, e: OSError) -> RfmodelError:
-    return RfmodelError(f"{path}: cannot write here: {e.strerror or e}")
+class WriteError(RfmodelError, OSError):
+    """An output that could not be written (a full disk, a read-only folder ...): a user error, which a
+    best-effort writer (a cache entry) may also catch as the ``OSError`` it is."""
+
+    def __reduce__(self):  # rebuilt from its message (a worker process's error travels pickled)
+        return type(self), (str(self),)
 
 
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike):
-    """Yield a temporary path in the target's directory; rename it onto ``path`` on success."""
-    path = Path(path)
+#: why a write failed, for the errors that say it less plainly than the user needs
+_REASONS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+            errno.EFBIG: "file too large for this file system or process limit"}  # fmt: skip
+
+
+def write_failure(e: BaseException) -> str:
+    """Why a write failed, in words (``no space left on device``)."""
+    return _REASONS.get(getattr(e, "errno", None)) or getattr(e, "strerror", None) or str(e)
+
+
+def _unwritable(path: Path, e: BaseException) -> RfmodelError:
+    if isinstance(e, WriteError):
+        return e
+    return WriteError(f"{path}: cannot write here: {write_failure(e)}")
+
+
+#: the name of a temporary file beside ``path`` (``.NAME.XXXXXXXX.tmp``, as :func:`tempfile.mkstemp`
+#: draws the middle); :func:`remove_temporaries` knows them by it
+_TEMPORARY = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+
+
+def _temporary(path: Path) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:100]}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
         raise _unwritable(path, e) from None
     os.close(fd)
+    return Path(tmp)
+
+
+def _publish(tmp: Path, path: Path) -> None:
     try:
-        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # what any other tool's new file gets, not mkstemp's 0600
+        os.replace(tmp, path)
+    except OSError as e:
+        raise _unwritable(path, e) from None
+
+
+class _OutputSet:
+    """The members of one :func:`output_set` written so far: (temporary, target) pairs."""
+
+    def __init__(self, members, folder):
+        self.members = {os.path.abspath(p) for p in members}
+        self.folder = os.path.abspath(folder) if folder is not None else None
+        self.staged: dict[str, tuple[Path, Path]] = {}
+
+    def holds(self, path: Path) -> bool:
+        key = os.path.abspath(path)
+        return key in self.members or (self.folder is not None and os.path.dirname(key) == self.folder)
+
+    def stage(self, tmp: Path, path: Path) -> None:
+        old = self.staged.pop(os.path.abspath(path), None)
+        if old is not None:  # written twice: the later one counts
+            with contextlib.suppress(OSError):
+                os.unlink(old[0])
+        self.staged[os.path.abspath(path)] = (tmp, path)
+
+    def discard(self) -> None:
+        for tmp, _ in self.staged.values():
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        self.staged.clear()
+
+    def commit(self) -> None:
+        pairs = list(self.staged.values())
+        for i, (tmp, path) in enumerate(pairs):
+            try:
+                _publish(tmp, path)
+            except RfmodelError:  # the set is absent rather than partial: the renamed members go too
+                for _, p in pairs[:i]:
+                    with contextlib.suppress(OSError):
+                        os.unlink(p)
+                for t, _ in pairs[i:]:
+                    with contextlib.suppress(OSError):
+                        os.unlink(t)
+                raise
+        self.staged.clear()
+
+
+_SET: contextvars.ContextVar[_OutputSet | None] = contextvars.ContextVar("rfmodel_output_set", default=None)
+
+
+@contextlib.contextmanager
+def output_set(members=(), *, folder=None, stale=()):
+    """Write files as one set: while the block runs, every atomic write (:func:`write_text`,
+    :func:`write_netcdf`, :func:`write_figure`, :func:`atomic_path` ...) to one of ``members`` or into
+    ``folder`` (not its sub-folders) goes to a temporary name beside its target; when the block ends
+    without an error all are renamed, then the ``stale`` files (those of an earlier run that this one does
+    not rewrite) are removed.  An error in the block or in a rename removes every temporary (and the
+    members already renamed): the set is complete or absent."""
+    s = _OutputSet(members, folder)
+    token = _SET.set(s)
+    done = False
+    try:
+        yield s
+        done = True
+    finally:
+        _SET.reset(token)
+        if not done:
+            s.discard()
+    written = set(s.staged)
+    s.commit()
+    for p in stale:
+        if os.path.abspath(p) not in written:
+            with contextlib.suppress(OSError):
+                os.unlink(p)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike):
+    """Yield a temporary path in the target's directory; rename it onto ``path`` on success (inside an
+    :func:`output_set` that holds ``path``: when the set ends).  An ``OSError`` in the block (a full
+    disk) is one error naming ``path``, and the temporary is removed."""
+    path = Path(path)
+    tmp = _temporary(path)
+    try:
         try:
-            os.chmod(tmp, 0o666 & ~_umask())  # what any other tool's new file gets, not mkstemp's 0600
-            os.replace(tmp, path)
+            yield tmp
         except OSError as e:
             raise _unwritable(path, e) from None
+        s = _SET.get()
+        if s is not None and s.holds(path):
+            s.stage(tmp, path)
+        else:
+            _publish(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_bytes(path, data) -> Path:
+    """Write ``data`` (bytes or a buffer) to ``path`` atomically."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+    return Path(path)
 
 
 def write_text(path, text: str) -> Path:
@@ -100,16 +231,20 @@ def write_text(path, text: str) -> Path:
 
 
 def write_netcdf(ds, path) -> Path:
-    """Save an xarray Dataset as NetCDF (h5netcdf engine), atomically."""
+    """Save an xarray Dataset as NetCDF (h5netcdf engine), atomically.  The file is built in memory and
+    then written as bytes: the HDF5 library never writes to the disk itself (it fails hard, not with an
+    error, when the disk fills under it)."""
     ds = ds.copy()
     for k, v in list(ds.attrs.items()):  # NetCDF attributes must be str/number/array
         if isinstance(v, bool):
             ds.attrs[k] = int(v)
         elif v is None or isinstance(v, (dict, list, tuple)):
             ds.attrs[k] = str(v)
-    with atomic_path(path) as tmp:
-        ds.to_netcdf(tmp, engine="h5netcdf")
-    return Path(path)
+    try:
+        data = ds.to_netcdf(engine="h5netcdf")
+    except (OSError, RuntimeError) as e:
+        raise _unwritable(Path(path), e) from None
+    return write_bytes(path, data)
 
 
 def write_npz(path, arrays: dict, meta: dict) -> None:
@@ -136,6 +271,90 @@ def read_npz(path) -> dict:
 
 
 def write_figure(fig, path, **kw) -> Path:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png", **kw)
-    return Path(path)
+    """Save a Matplotlib figure (the format from the suffix, PNG without one), atomically."""
+    import io
+
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", **kw)
+    except OSError as e:
+        raise _unwritable(Path(path), e) from None
+    return write_bytes(path, buf.getbuffer())
+
+
+#: the lock file :func:`folder_lock` keeps in the folder it holds
+LOCK_NAME = ".rfmodel.lock"
+
+
+def remove_temporaries(folder) -> int:
+    """Remove the temporary files that an atomic write in ``folder`` left when its process was killed;
+    the caller must own the folder (:func:`folder_lock`).  Returns how many were removed."""
+    n = 0
+    with contextlib.suppress(OSError):
+        for e in os.scandir(folder):
+            if _TEMPORARY.match(e.name) and e.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(e.path)
+                    n += 1
+    return n
+
+
+@contextlib.contextmanager
+def folder_lock(folder, what: str = "output folder", clean=()):
+    """Own ``folder`` (created if missing) while the block runs: an exclusive ``flock`` on its lock file
+    (:data:`LOCK_NAME`, which says the process and host holding it).  Another process holding it is one
+    error naming that process; the operating system drops the lock of a process that dies, so the lock
+    file of a killed run does not block.  On taking the lock, the temporary files left in ``folder`` and
+    in its sub-folders ``clean`` by a killed run are removed.  Where the file system cannot lock, the
+    folder is used without one."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        fcntl = None
+    folder = Path(folder)
+    lock = folder / LOCK_NAME
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _unwritable(folder, e) from None
+    fd = None
+    while fcntl is not None:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~_umask())
+        except OSError as e:
+            raise _unwritable(lock, e) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.read(fd, 200).decode("utf-8", "replace").strip()
+            except OSError:
+                holder = ""
+            os.close(fd)
+            raise RfmodelError(
+                f"{folder}: another rfmodel run ({holder or 'a process'}) is using this {what}; wait for "
+                f"it to end or choose another folder"
+            ) from None
+        except OSError:  # no locks on this file system
+            os.close(fd)
+            fd = None
+            break
+        try:  # the holder before may have removed the file between our open and lock: lock the one there
+            if os.path.samestat(os.fstat(fd), os.stat(lock)):
+                break
+        except OSError:
+            pass
+        os.close(fd)
+    try:
+        if fd is not None:
+            with contextlib.suppress(OSError):  # the lock is the flock; the text only names its holder
+                os.ftruncate(fd, 0)
+                os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
+        for sub in (".", *clean):
+            remove_temporaries(folder / sub)
+        yield folder
+    finally:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+            os.close(fd)

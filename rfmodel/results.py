@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 
 import numpy as np
 import xarray as xr
 
 from rfmodel.energy.accounting import account, event_counts
 from rfmodel.errors import RfmodelError
-from rfmodel.spec.occupancy import no_fit_reason
+from rfmodel.spec.occupancy import CTA_LIMITS, REGISTER_LIMITS, limits_not_applied, no_fit_reason
+
+#: (workload, limits) pairs already warned about in this process
+_SAID: set = set()
 
 
 def _dask_array_type_on_demand() -> None:
@@ -128,7 +132,10 @@ def assemble(
         for name, w in zip(workloads, per_workload, strict=True):
             if np.all(np.asarray(w["metrics"]["warps"]) == 0):
                 regs = np.max(np.asarray(grid.get("regs_per_sm", sm.regs_per_sm)))
-                why = no_fit_reason(*w["resources"], sm, regs_per_sm=regs) or "no CTA can be resident"
+                # the most generous limits the grid gives (a point over none of them names none)
+                most = {k: np.max(np.asarray(grid[k])).item() for k in CTA_LIMITS if k in grid}
+                why = no_fit_reason(*w["resources"], sm.replace(**most) if most else sm, regs_per_sm=regs)
+                why = why or "no CTA can be resident"
                 raise RfmodelError(f"workload '{name}' cannot run on {sm.name} at any design point: {why}")
     names = metric_names(design)
     snames = [s.name for s in structures]
@@ -199,6 +206,20 @@ def assemble(
     data["stall_cycles"] = ([*full, "stall_reason"], stalls)
     for k, counts in (("structure_reads", reads), ("structure_writes", writes)):
         data[k] = ([*full, "structure"], np.stack([counts[s] for s in snames], axis=-1))
+    clash = sorted(set(coords) & set(data))
+    if clash:
+        raise RfmodelError(f"design '{design.name}': parameter(s) {', '.join(clash)} share a name with "
+                           "result variables; a design parameter needs a name of its own")  # fmt: skip
+    over = {}  # the register limits the kernels' code exceeds: run as compiled, said once and kept in attrs
+    for name, w in zip(workloads, per_workload, strict=True):
+        regs_sm = sm.replace(**{k: np.max(np.asarray(grid[k])).item() for k in REGISTER_LIMITS if k in grid})
+        notes = limits_not_applied(w["resources"][0], w["resources"][1], regs_sm)
+        if notes:
+            over[name] = "; ".join(notes)
+            if (name, over[name]) not in _SAID:
+                _SAID.add((name, over[name]))
+                warnings.warn(f"{name} on {sm.name}: {over[name]}: run as compiled, with its own registers "
+                              "(the limits are not applied to compiled code)", stacklevel=3)  # fmt: skip
     ds = xr.Dataset(data, coords={**coords, "workload": workloads, "structure": snames,
                                   "stall_reason": list(stall_reasons)})  # fmt: skip
     for k, u in UNITS.items():
@@ -211,5 +232,6 @@ def assemble(
         "structure_provenance": json.dumps({s.name: s.provenance for s in structures}),
         **attrs,
         "not_estimated": ", ".join(sorted(missing)),
+        "limits_not_applied": "; ".join(f"{k}: {v}" for k, v in over.items()),
     })  # fmt: skip
     return ds

@@ -58,7 +58,9 @@ def _die_with_parent() -> None:
 
 class ProcessRunner(Runner):
     def __init__(self, workers: int):
-        self.workers = expect_int("workers", workers, low=1)
+        from rfmodel.limits import MAX_WORKERS
+
+        self.workers = expect_int("workers", workers, low=1, high=MAX_WORKERS)
         self.name = f"{workers} local processes"
 
     def run(self, fn, jobs):
@@ -94,6 +96,10 @@ class DaskRunner(Runner):
                 self.client, self._own = Client(scheduler, timeout="10s"), True
             except (OSError, TimeoutError, ValueError) as e:
                 raise RfmodelError(f"cannot reach the Dask scheduler {scheduler!r}: {e}") from None
+            except Exception as e:  # noqa: BLE001 - a service that answers but is not a Dask scheduler
+                # (its bytes read as a Dask message: any error, up to MemoryError for an absurd length)
+                raise RfmodelError(f"{scheduler!r} is not a Dask scheduler (its answer could not be read: "
+                                   f"{type(e).__name__})") from None
         self.name = f"Dask at {self.client.scheduler.address}"
 
     def run(self, fn, jobs):

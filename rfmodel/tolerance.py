@@ -24,14 +24,12 @@ from collections.abc import Callable
 
 from rfmodel.errors import RfmodelError, SpecError, expect_mapping
 
+# the largest ``main_rf_latency_x`` the designs accept; the finest bisection step: a millionth of one latency
+# multiple (finer steps only add evaluations)
+from rfmodel.limits import MAX_LATENCY_X, MIN_RESOLUTION
+
 __all__ = ["bisect_tolerance", "max_tolerable_latency"]
 
-#: the largest ``main_rf_latency_x`` the designs accept
-MAX_LATENCY_X = 64.0
-
-
-#: the finest bisection step: a millionth of one latency multiple (finer steps only add evaluations)
-MIN_RESOLUTION = 1e-6
 
 
 def _number(name: str, value, lo: float, hi: float, *, lo_open: bool = False) -> float:

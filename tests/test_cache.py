@@ -28,3 +28,140 @@ def test_a_package_file_changed_after_loading_turns_the_cache_off(tmp_path, monk
         assert cache.sources_changed() and all(p.startswith("tech/") for p in cache.sources_changed())
     finally:
         cache.source_hash.cache_clear()
+
+
+def _fresh_cache(monkeypatch, folder):
+    """The cache in ``folder`` and on, whatever package files changed while the tests run."""
+    import rfmodel.cache as cache
+
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(folder))
+    monkeypatch.setattr(cache, "_CHANGED", set())
+    monkeypatch.setattr(cache, "_LOADED_AT", float("inf"))
+
+
+def _same_profile(a, b) -> None:
+    from dataclasses import fields
+
+    import numpy as np
+
+    for f in fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), f.name
+        elif f.name not in ("attrs", "source"):
+            assert x == y, f.name
+
+
+def test_a_truncated_or_empty_profile_entry_is_recomputed_and_replaced(tmp_path, monkeypatch):
+    """``truncate -s -100`` of a profile entry (``BadZipFile``) or a 0-byte one (``EOFError``): the profile is
+    built again, equal to a fresh one, and the entry replaced by a readable one."""
+    import os
+
+    from rfmodel.analytic import engine
+    from rfmodel.analytic.profile import WorkloadProfile
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    _fresh_cache(monkeypatch, tmp_path)
+    sm = resolve_gpu("fermi-gtx480")
+    engine._PROFILE_CACHE.clear()
+    fresh = workload_profile("saxpy", sm, seed=11)
+    (entry,) = (tmp_path / "profiles").glob("*.npz")
+    for damage in (lambda p: os.truncate(p, p.stat().st_size - 100), lambda p: p.write_bytes(b"")):
+        damage(entry)
+        engine._PROFILE_CACHE.clear()
+        again = workload_profile("saxpy", sm, seed=11)
+        _same_profile(fresh, again)
+        _same_profile(fresh, WorkloadProfile.load(entry))  # replaced: readable, and the same profile
+
+
+def test_an_unwritable_cache_folder_costs_only_the_recomputation(tmp_path, monkeypatch, capsys):
+    """A cache folder that cannot be created (under a regular file): ``rfmodel evaluate`` gives the answer of
+    a working cache with exit 0, and the technology tables still cover the cells they cover (``optimize``
+    checks them through the surface fits it cannot store)."""
+    import json
+
+    import rfmodel.tech.array as array
+    from rfmodel.analytic import engine
+    from rfmodel.cli import main
+    from rfmodel.optimize.problem import _technologies
+    from rfmodel.tech import data
+
+    args = ["evaluate", "--design", "baseline", "--workload", "saxpy", "--json"]
+    _fresh_cache(monkeypatch, tmp_path / "cache")
+    assert main(args) == 0
+    ok = json.loads(capsys.readouterr().out)
+    (tmp_path / "file").write_text("")
+    _fresh_cache(monkeypatch, tmp_path / "file" / "cache")
+    monkeypatch.setattr(array, "_DEFAULT", None)  # a new process: tables fitted again, rows parsed again
+    data.package_rows.cache_clear()
+    engine._PROFILE_CACHE.clear()
+    try:
+        assert main(args) == 0, capsys.readouterr().err
+        assert json.loads(capsys.readouterr().out) == ok
+        nodes, cells = _technologies((45,), ("sram-hp",), ("sram-hp", "dwm", "stt-ram"), {})
+        assert nodes == (45,) and cells == ("sram-hp",)
+    finally:
+        data.package_rows.cache_clear()
+        engine._PROFILE_CACHE.clear()
+    assert not (tmp_path / "file" / "cache").exists()
+
+
+def test_technology_rows_are_checked_data_and_a_damaged_entry_is_parsed_again(tmp_path, monkeypatch):
+    """The parsed technology rows are kept as a checked data file (no pickle: a pickle put in the entry's
+    place never runs); a damaged entry is parsed again and replaced."""
+    import pickle
+
+    from rfmodel.cache import entry_path, source_hash
+    from rfmodel.datafile import read_checked
+    from rfmodel.tech import data
+
+    _fresh_cache(monkeypatch, tmp_path)
+    data.package_rows.cache_clear()
+    try:
+        rows = data.package_rows()
+        path = entry_path("tech-rows", source_hash("data/tech"), ".npz")
+        meta, _ = read_checked(path, "rfmodel technology rows", 1)
+        assert meta["rows"] == len(rows) and not list(tmp_path.rglob("*.pickle"))
+        marker = tmp_path / "ran"
+
+        class Payload:
+            def __reduce__(self):
+                return (open, (str(marker), "w"))
+
+        for bad in (pickle.dumps(Payload()), path.read_bytes()[:-100], b""):
+            path.write_bytes(bad)
+            data.package_rows.cache_clear()
+            assert repr(data.package_rows()) == repr(rows)
+            assert not marker.exists()
+            assert read_checked(path, "rfmodel technology rows", 1)[0]["rows"] == len(rows)
+    finally:
+        data.package_rows.cache_clear()
+
+
+def test_a_listing_kernel_profile_is_kept_on_disk(tmp_path, monkeypatch):
+    """``file.sass:kernel`` is cached on disk like a whole file: keyed by the file's bytes and the kernel, so
+    a new process reads it back instead of profiling again, and an edited file is profiled afresh."""
+    from rfmodel.analytic import engine
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+    from rfmodel.workload.sass import read_sass
+    from rfmodel.workload.suite import builtin_sass_path
+
+    _fresh_cache(monkeypatch, tmp_path / "cache")
+    listing = tmp_path / "k.sass"
+    listing.write_text(builtin_sass_path("saxpy").read_text())
+    ref = f"{listing}:{read_sass(listing)[0].name}"
+    sm = resolve_gpu("fermi-gtx480")
+    engine._PROFILE_CACHE.clear()
+    first = workload_profile(ref, sm)
+    entries = list((tmp_path / "cache" / "profiles").glob("*.npz"))
+    assert len(entries) == 1
+    builds = []
+    load = engine.load_workload
+    monkeypatch.setattr(engine, "load_workload", lambda *a, **k: builds.append(a) or load(*a, **k))
+    engine._PROFILE_CACHE.clear()  # as a new process
+    _same_profile(first, workload_profile(ref, sm))
+    assert builds == []  # read from disk
+    listing.write_text(listing.read_text() + "\n")  # new bytes: profiled again, a second entry
+    engine._PROFILE_CACHE.clear()
+    workload_profile(ref, sm)
+    assert builds and len(list((tmp_path / "cache" / "profiles").glob("*.npz"))) == 2

@@ -223,6 +223,35 @@ COMMANDS = st.one_of(
         st.sampled_from(["@GARBAGE", "@DIR", "/nonexistent.out"]),
     ),
 )
+#: values beyond the range of every numeric option (and 2**31, beyond all but the seeds')
+BEYOND = st.sampled_from(["-1", "nan", "inf", "-inf", "1e308", str(2**64), "2147483648"])
+#: the numeric options of the commands whose valid runs take long: only values that must be refused
+LONG_NUMERIC = st.sampled_from([
+    ("optimize", "--pop"), ("optimize", "--generations"), ("optimize", "--seed"), ("optimize", "--workers"),
+    ("optimize", "--validate"), ("optimize", "--node"), ("optimize", "--uncertainty-samples"),
+    ("optimize", "--percentile"), ("optimize", "--reference-seeds"), ("calibrate", "--coverage-samples"),
+    ("calibrate", "--workers"), ("bench", "--repeat"), ("bench", "--execute-scale"),
+    ("sensitivity", "--samples"), ("sensitivity", "--seed"), ("tolerance", "--seed"),
+    ("tolerance", "--max-warps"), ("workload", "execute", "--scale"),
+])  # fmt: skip
+
+
+def _beyond(option, value):
+    """``option`` (command words, then the flag) with a value out of its range (a seed of 2**31 is valid)."""
+    if option[-1] == "--seed" and value == "2147483648":
+        value = str(2**64)
+    extra = {"tolerance": ["--design", "baseline", "--workload", "saxpy"], "workload": ["saxpy"]}
+    return [*option[:-1], *extra.get(option[0], []), option[-1], value]
+
+
+MONTECARLO = ["evaluate", "--workload", "saxpy", "--method", "montecarlo"]
+WIDTH = st.sampled_from(["mem_fraction=normal:", "mem_fraction=lognormal:", "energy=uniform:"])
+COMMANDS = st.one_of(
+    COMMANDS,
+    st.builds(_beyond, LONG_NUMERIC, BEYOND),
+    cat(st.just(MONTECARLO), st.sampled_from([["--samples"], ["--level"], ["--seed"]]), BEYOND),
+    cat(st.just([*MONTECARLO, "--uncertainty"]), st.builds(lambda d, v: d + v, WIDTH, BEYOND)),
+)
 #: sometimes a random token somewhere in the command line
 ARGV = st.tuples(COMMANDS, st.one_of(st.none(), st.tuples(st.integers(0, 12), st.one_of(JUNK, TEXT)))).map(
     lambda x: x[0] if x[1] is None else x[0][: x[1][0]] + [x[1][1]] + x[0][x[1][0] :]
@@ -376,3 +405,112 @@ def test_api_fuzz(args):
 @given(args=API_ARGS)
 def test_api_fuzz_long(args):
     check_api(args)
+
+
+# ----------------------------------------------------------------------------------- damaged Accel-Sim traces
+TRACE_LINE = st.one_of(
+    st.sampled_from([
+        "0000 ffffffff 0 NOP 0 0 0", "1" * 20 + " ffffffff 0 NOP 0 0 0", "-10 ffffffff 0 NOP 0 0 0",
+        "0000 1ffffffff 0 NOP 0 0 0", "0000 ffffffff -1 NOP 0 0 0", "0000 ffffffff 1 R-5 NOP 0 0",
+        "0000 ffffffff 1 R4 LDG.E 1 R2 4 7 0x0 4 0", "0000 ffffffff 1 R4 LDG.E 1 R2 4 1 " + "f" * 40,
+        "0000 ffffffff 0 NOP 99999999999999999999 0 0", "", "#BEGIN_TB", "warp = -1", "insts = x",
+    ]),
+    st.lists(st.sampled_from(["0000", "ffffffff", "1", "R4", "IADD3", "-1", "0x" + "f" * 30, "nan", "RZ"]),
+             max_size=9).map(" ".join),
+)  # fmt: skip
+HEADER_VALUE = st.sampled_from([("shmem", "0"), ("shmem", "-4096"), ("nregs", "-1"), ("nregs", str(2**64)),
+                                ("shmem", "x"), ("grid dim", "(0,1,1)"),
+                                ("block dim", "(-32,1,1)")])  # fmt: skip
+TRACE_HEAD = ("-kernel name = k\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-shmem = 0\n-nregs = 8\n"
+              "-binary version = 80\n-accelsim tracer version = 5\n-enable lineinfo = 0\n")  # fmt: skip
+
+
+@fuzz(60)
+@given(line=TRACE_LINE, header=HEADER_VALUE)
+def test_damaged_traceg_fuzz(line, header, tmp_path_factory):
+    """A trace with one damaged instruction line or header value: read, or one ``RfmodelError``."""
+    from rfmodel.workload.accelsim import read_traceg
+
+    key, value = header
+    head = TRACE_HEAD.splitlines()
+    text = "\n".join(f"-{key} = {value}" if ln.startswith(f"-{key} =") else ln for ln in head)
+    text += "\n\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\ninsts = 2\n"
+    text += f"{line}\n0100 ffffffff 0 EXIT 0 0 0\n\n#END_TB\n"
+    p = tmp_path_factory.mktemp("traceg") / "kernel-1.traceg"
+    p.write_text(text)
+    try:
+        read_traceg(p)
+    except RfmodelError:
+        pass
+
+
+# ------------------------------------------------------------------------ SM fields and design parameters
+def _spec_lines():
+    from rfmodel.spec import dumps_spec
+    from rfmodel.spec.presets import get_preset
+
+    return dumps_spec(get_preset("fermi-gtx480")).splitlines()
+
+
+SPEC_LINES = _spec_lines()
+#: the scalar fields of an SM spec file (``name = value`` lines of every table)
+SPEC_FIELDS = [i for i, line in enumerate(SPEC_LINES)
+               if " = " in line and not line.startswith(("name", "source"))]  # fmt: skip
+EXTREME = st.sampled_from(["0", "1", "2", "-1", str(2**31), str(2**64), "nan", "inf", "-inf", "1e308", "0.5",
+                           '"x"', "true", "[1, 1]", "[0, 0]", "[-1, 2]", "[]"])
+
+
+@fuzz(40)
+@given(line=st.sampled_from(SPEC_FIELDS), value=EXTREME, command=st.sampled_from(["evaluate", "simulate"]))
+def test_sm_spec_field_fuzz(line, value, command, tmp_path_factory, capsys):
+    """An SM spec file with one field at 0, 1, -1, 2^31, 2^64, NaN, inf or of another type: one clean error
+    or an answer, in both engines."""
+    lines = list(SPEC_LINES)
+    lines[line] = lines[line].split(" = ")[0] + " = " + value
+    f = tmp_path_factory.mktemp("spec") / "sm.toml"
+    f.write_text("\n".join(lines) + "\n")
+    check_cli([command, "--gpu", str(f), "--workload", "saxpy", "--json"], capsys)
+
+
+@pytest.mark.slow
+@fuzz(300, explore=True)
+@given(line=st.sampled_from(SPEC_FIELDS), value=EXTREME, command=st.sampled_from(["evaluate", "simulate"]))
+def test_sm_spec_field_fuzz_long(line, value, command, tmp_path_factory, capsys):
+    test_sm_spec_field_fuzz.hypothesis.inner_test(line, value, command, tmp_path_factory, capsys)
+
+
+def _design_param_values():
+    from rfmodel.designs.base import design_classes, get_design
+
+    out = []
+    for name in sorted(design_classes()):
+        d = get_design(name)
+        for p in d.parameters:
+            info = d.Params.field_info(p)
+            lo, hi = info.bounds if info.bounds is not None else (None, None)
+            vals = ["-1", "0", "nan", "inf", "x", str(2**64)]
+            vals += [str(v) for v in (lo, hi) if v is not None]
+            vals += [str(v - 1) for v in (lo,) if isinstance(v, int | float)]
+            vals += [str(v + 1) for v in (hi,) if isinstance(v, int | float)]
+            vals += [str(c) for c in (info.choices or ())][:3]
+            out += [(name, p, v) for v in vals]
+    return out
+
+
+DESIGN_PARAM_VALUES = _design_param_values()
+
+
+@fuzz(40)
+@given(case=st.sampled_from(DESIGN_PARAM_VALUES), command=st.sampled_from(["evaluate", "simulate"]))
+def test_design_parameter_bounds_fuzz(case, command, capsys):
+    """Every design parameter at its bounds and beyond them: one clean error or an answer."""
+    name, param, value = case
+    check_cli([command, "--design", name, "--workload", "saxpy", "--param", f"{param}={value}", "--json"],
+              capsys)  # fmt: skip
+
+
+@pytest.mark.slow
+@fuzz(300, explore=True)
+@given(case=st.sampled_from(DESIGN_PARAM_VALUES), command=st.sampled_from(["evaluate", "simulate"]))
+def test_design_parameter_bounds_fuzz_long(case, command, capsys):
+    test_design_parameter_bounds_fuzz.hypothesis.inner_test(case, command, capsys)

@@ -14,7 +14,10 @@ from rfmodel.errors import RfmodelError
 
 
 def run_cli(args, capsys) -> str:
-    code = main([str(a) for a in args])
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as e:  # the parser's own one-line errors (an option's value out of its range)
+        code = e.code
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.startswith("rfmodel: error: ") and err.count("\n") == 1 and "Traceback" not in err
@@ -263,7 +266,7 @@ def test_bad_uncertainty_widths(capsys, spec):
 
 def test_export_accelsim_needs_at_least_one_sm(tmp_path, capsys):
     args = ["workload", "export-accelsim", "saxpy", tmp_path / "ex", "--num-sms", "0"]
-    assert "num_sms" in run_cli(args, capsys)
+    assert "--num-sms" in run_cli(args, capsys)
     assert not (tmp_path / "ex").exists()
 
 
@@ -288,3 +291,450 @@ def test_a_closed_output_pipe_ends_quietly():
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 141, err.decode()
     assert b"Traceback" not in err and b"BrokenPipeError" not in err
+
+
+# ----------------------------------------------------------------------------- full disk, shared folders
+def _enospc(*_a, **_k):
+    import errno
+
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_netcdf_write_beyond_the_file_size_limit_is_one_error_not_a_crash(tmp_path):
+    """The HDF5 library ended the process with a segmentation fault when a write failed under it (a full
+    disk); a process file-size limit makes the same failing write without a small file system."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, 16 * 1024))
+
+    out = tmp_path / "x.nc"
+    env = {**os.environ, "RFMODEL_CACHE_DIR": "off"}
+    proc = subprocess.run([sys.executable, "-m", "rfmodel.cli", "evaluate", "--workload", "saxpy", "--gpu",
+                           "fermi-gtx480", "--out", str(out)], capture_output=True, text=True, env=env,
+                          preexec_fn=limit, timeout=300)  # fmt: skip
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert str(out) in proc.stderr and "file too large" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no file, no temporary
+
+
+@pytest.fixture(scope="module")
+def small_front():
+    """One small search, reused: the CLI tests below replace the search by this result."""
+    from rfmodel.optimize.problem import optimize
+
+    return optimize(["baseline"], ["saxpy"], "fermi-gtx480", cells=("sram-hp",), pop_size=4, generations=1,
+                    brute_force=False, runner=None)  # fmt: skip
+
+
+OPT_ARGS = ["optimize", "--quiet", "--design", "baseline", "--workload", "saxpy", "--cell", "sram-hp",
+            "--pop", "4", "--generations", "1", "--no-brute-force", "--workers", "1"]  # fmt: skip
+
+
+@pytest.fixture
+def quick_optimize(monkeypatch, small_front):
+    import rfmodel.optimize.problem as problem
+
+    monkeypatch.setattr(problem, "optimize", lambda *a, **k: small_front)
+
+
+@pytest.mark.parametrize("where", ["pareto.csv", "pareto.nc", "pareto.png"])
+def test_full_disk_leaves_no_partial_pareto_set(tmp_path, capsys, monkeypatch, quick_optimize, where):
+    """A full disk at any member of the front's files: one error, and none of the files (they are written
+    to temporary names and renamed together)."""
+    import pathlib
+
+    import matplotlib.figure
+    import xarray as xr
+
+    out = tmp_path / "opt"
+    if where == "pareto.csv":
+        real = pathlib.Path.write_text
+        monkeypatch.setattr(pathlib.Path, "write_text", lambda self, *a, **k: _enospc() if "pareto.csv" in
+                            self.name else real(self, *a, **k))  # fmt: skip
+    elif where == "pareto.nc":
+        monkeypatch.setattr(xr.Dataset, "to_netcdf", _enospc)
+    else:
+        monkeypatch.setattr(matplotlib.figure.Figure, "savefig", _enospc)
+    err = run_cli([*OPT_ARGS, "--out", out], capsys)
+    assert "no space left on device" in err.lower()
+    assert sorted(p.name for p in out.iterdir()) == ["checkpoint"]  # no front file, temporary or lock
+    assert not [p for p in (out / "checkpoint").iterdir() if p.name.endswith(".tmp")]
+
+
+def test_full_disk_leaves_no_partial_sensitivity_set(tmp_path, capsys, monkeypatch):
+    import matplotlib.figure
+    import numpy as np
+    import xarray as xr
+
+    import rfmodel.optimize.sensitivity as sensitivity
+
+    v = ("variable", np.zeros(2))
+    ds = xr.Dataset({k: v for k in ("S1", "ST", "S1_conf", "ST_conf")}, coords={"variable": ["a", "b"]},
+                    attrs={"metric_description": "time", "gpu": "fermi-gtx480", "points": 8})  # fmt: skip
+    monkeypatch.setattr(sensitivity, "global_sensitivity", lambda *a, **k: ds)
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", _enospc)
+    out = tmp_path / "sens"
+    assert "no space left on device" in run_cli(["sensitivity", "--out", out], capsys)
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_full_disk_leaves_no_partial_calibration(tmp_path, capsys, monkeypatch):
+    """The calibration file and its report are one set: a failed report leaves no calibration either."""
+    import pathlib
+
+    from test_calibrate import TINY
+
+    sweep = tmp_path / "sweep.json"
+    sweep.write_text(json.dumps(dict(TINY, workloads=["saxpy"], points=[{}, {"num_banks": 8}])))
+    real = pathlib.Path.write_text
+    monkeypatch.setattr(pathlib.Path, "write_text", lambda self, *a, **k: _enospc() if "report.json" in
+                        self.name else real(self, *a, **k))  # fmt: skip
+    args = ["calibrate", "--sweep", sweep, "--workers", "1", "--design", "baseline", "--checkpoints",
+            tmp_path / "ck", "--out", tmp_path / "a.json", "--report", tmp_path / "report.json",
+            "--coverage-samples", "0", "--quiet"]  # fmt: skip
+    assert "no space left on device" in run_cli(args, capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "sweep.json"]
+
+
+def test_output_set_is_complete_or_absent_when_a_rename_fails(tmp_path, monkeypatch):
+    from rfmodel.io import output_set, write_text
+
+    (tmp_path / "old.csv").write_text("old")
+    calls = []
+    real = os.replace
+
+    def replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            _enospc()
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(RfmodelError, match="b.csv: cannot write here: no space left on device"):
+        with output_set(folder=tmp_path, stale=[tmp_path / "old.csv"]):
+            write_text(tmp_path / "a.csv", "a")
+            write_text(tmp_path / "b.csv", "b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.csv"]
+
+
+def _hold_lock(folder):
+    """Lock ``folder`` as another rfmodel process would: an flock on its lock file naming the holder."""
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    fh = open(folder / ".rfmodel.lock", "a+")  # noqa: SIM115 - held open by the caller
+    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    fh.write("pid 4242 on elsewhere\n")
+    fh.flush()
+    return fh
+
+
+def test_a_second_optimize_into_a_held_output_folder_is_refused(tmp_path, capsys, quick_optimize):
+    out = tmp_path / "opt"
+    fh = _hold_lock(out)
+    try:
+        err = run_cli([*OPT_ARGS, "--out", out], capsys)
+        assert "another rfmodel run (pid 4242 on elsewhere)" in err and str(out) in err
+        assert "another rfmodel run" in run_cli(["optimize", "--quiet", "--resume", out], capsys)
+        assert not (out / "checkpoint").exists() and not (out / "pareto.csv").exists()
+    finally:
+        fh.close()  # the holder ends: its lock goes with it, the lock file stays behind as a killed run's
+    assert (out / ".rfmodel.lock").exists()
+    assert main([*OPT_ARGS, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert (out / "pareto.csv").is_file() and not (out / ".rfmodel.lock").exists()
+
+
+def test_a_killed_runs_temporary_files_are_removed_by_the_next_run(tmp_path, capsys, quick_optimize):
+    out = tmp_path / "opt"
+    (out / "checkpoint").mkdir(parents=True)
+    left = [out / ".pareto.nc.k2x9_a0q.tmp", out / "checkpoint" / ".baseline.ckpt.0abcdefg.tmp"]
+    for p in left:
+        p.write_bytes(b"half")
+    assert main([*OPT_ARGS, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert not [p for p in left if p.exists()]
+    assert (out / "pareto.nc").is_file()
+
+
+def test_a_second_calibrate_on_a_held_checkpoint_folder_is_refused(tmp_path, capsys):
+    from test_calibrate import TINY
+
+    sweep = tmp_path / "sweep.json"
+    sweep.write_text(json.dumps(dict(TINY, workloads=["saxpy"], points=[{}])))
+    fh = _hold_lock(tmp_path / "ck")
+    try:
+        args = ["calibrate", "--sweep", sweep, "--workers", "1", "--design", "baseline", "--checkpoints",
+                tmp_path / "ck", "--out", tmp_path / "a.json", "--report", tmp_path / "r.json",
+                "--coverage-samples", "0", "--quiet"]  # fmt: skip
+        assert "another rfmodel run (pid 4242 on elsewhere)" in run_cli(args, capsys)
+    finally:
+        fh.close()
+    assert not (tmp_path / "a.json").exists()
+
+
+
+# ----------------------------------------------------------------------------- bounds of numeric options
+@pytest.mark.parametrize(("args", "option"), [
+    (["optimize", "--pop", "100000"], "--pop"),
+    (["optimize", "--seed", str(2**64)], "--seed"),
+    (["optimize", "--generations", "100000"], "--generations"),
+    (["optimize", "--workers", "100000"], "--workers"),
+    (["optimize", "--validate", "100000"], "--validate"),
+    (["calibrate", "--coverage-samples", "1000000000"], "--coverage-samples"),
+    (["calibrate", "--workers", "100000"], "--workers"),
+    (["bench", "--repeat", "1000000000"], "--repeat"),
+    (["bench", "--execute-scale", "1e9"], "--execute-scale"),
+    (["evaluate", "--workload", "saxpy", "--seed", str(2**64)], "--seed"),
+    (["simulate", "--workload", "saxpy", "--max-warps", str(2**40)], "--max-warps"),
+    (["workload", "export-accelsim", "saxpy", "OUT", "--num-sms", str(2**40)], "--num-sms"),
+    (["tech", "query", "--cell", "sram-hp", "--node", "45", "--capacity-kb", "1e308", "--extrapolate"],
+     "--capacity-kb"),
+])  # fmt: skip
+def test_numeric_options_beyond_their_upper_bound_are_refused_before_work(args, option, capsys, tmp_path):
+    args = [str(tmp_path / "x") if a == "OUT" else a for a in args]
+    if args[0] in ("optimize", "calibrate"):
+        args += ["--out", str(tmp_path / ("o" if args[0] == "optimize" else "a.json"))]
+    err = run_cli(args, capsys)
+    assert option in err and "at most" in err and args[args.index(option) + 1] in err
+    assert capsys.readouterr().out == "" and not (tmp_path / "o").exists()
+
+
+def _numeric_actions(parser, prog=""):
+    import argparse
+
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, sub in a.choices.items():
+                yield from _numeric_actions(sub, f"{prog} {name}")
+        elif a.type is not None and a.type not in (str,) or a.dest in ("node", "capacity_kb", "width_bits",
+                                                                         "banks", "clock_mhz", "temperature"):
+            yield prog, a
+
+
+def test_every_numeric_option_states_its_range_in_its_help():
+    """Every numeric option of every sub-command has a lower and an upper bound, stated in --help."""
+    from rfmodel.cli import build_parser
+
+    found = list(_numeric_actions(build_parser()))
+    assert len(found) >= 35
+    for prog, a in found:
+        assert a.help and ("at most" in a.help or "below" in a.help), (prog, a.option_strings, a.help)
+        assert "at least" in a.help or "above" in a.help or "to at most" in a.help, (prog, a.option_strings)
+
+
+def test_documented_maxima_of_a_search_fit_in_memory():
+    """pop 100,000 (the former bound) needed 74.5 GiB in the survival step (its memory grows with the
+    population squared: 2.1 GB measured at 10,000 with 2 generations over the default workloads)."""
+    from rfmodel.limits import MAX_POP, MAX_SEED
+    from rfmodel.optimize import optimize
+
+    assert MAX_POP <= 10_000
+    for kw in ({"pop_size": MAX_POP + 1}, {"seed": 2**64}, {"seed": MAX_SEED, "reference_seeds": 1},
+               {"generations": 10**9}, {"nodes": (float("nan"),)},
+               {"uncertainty": {"mem_fraction": ("normal", 0.1)}, "samples": 10**6}):  # fmt: skip
+        with pytest.raises(RfmodelError, match="pop_size|seed|generations|nodes|samples"):
+            optimize("baseline", "saxpy", **kw)
+
+
+def test_seeds_beyond_what_every_consumer_takes_are_refused():
+    """A seed of 2**64 ran the whole search, then the NetCDF writer failed on the attribute."""
+    from rfmodel.limits import MAX_SEED
+    from rfmodel.optimize.sensitivity import global_sensitivity
+    from rfmodel.workload.suite import load_workload
+
+    for call in (lambda: rfmodel.evaluate("baseline", "saxpy", seed=2**64),
+                 lambda: rfmodel.evaluate("baseline", "saxpy", seed=MAX_SEED + 1),
+                 lambda: rfmodel.evaluate("baseline", "saxpy", method="simulate", seed=2**40),
+                 lambda: global_sensitivity("baseline", "saxpy", seed=2**40),
+                 lambda: load_workload("saxpy", seed=2**40)):  # fmt: skip
+        with pytest.raises(RfmodelError, match="seed") as e:
+            call()
+        assert str(MAX_SEED) in str(e.value)
+    ds = rfmodel.evaluate("baseline", "saxpy", seed=MAX_SEED)  # the bound itself runs
+    assert float(ds["ipc"].item()) > 0
+
+
+def test_api_bounds_of_bench_calibrate_and_workers():
+    from rfmodel.bench import bench
+    from rfmodel.calibrate import calibrate
+    from rfmodel.runner import ProcessRunner
+
+    with pytest.raises(RfmodelError, match="coverage_samples"):
+        calibrate({"gpus": ["fermi-gtx480"], "workloads": ["saxpy"], "points": [{}]}, coverage_samples=10**9)
+    with pytest.raises(RfmodelError, match="repeat"):
+        bench(repeat=10**9)
+    with pytest.raises(RfmodelError, match="execute_scale"):
+        bench(execute_scale=1e9)
+    with pytest.raises(RfmodelError, match="workers"):
+        ProcessRunner(10**6)
+
+
+@pytest.mark.parametrize("spec", ["normal:1e308", "lognormal:700", "normal:1.5"])
+def test_uncertainty_widths_beyond_meaning_are_refused(capsys, spec):
+    """mem_fraction=normal:1e308 ran and printed nonsense: a relative sd is at most 1."""
+    err = run_cli(["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "10",
+                   "--uncertainty", f"mem_fraction={spec}"], capsys)  # fmt: skip
+    assert "mem_fraction" in err and "sd <= 1" in err
+
+
+# ----------------------------------------------------------------------------- remaining tracebacks
+def test_an_sm_without_an_l2_runs_in_both_engines(tmp_path, capsys):
+    """l2_size_bytes = 0 in an SM TOML ended in a ZeroDivisionError in the analytic issue schedule; the
+    simulator takes it as an SM without an L2 (every L1 miss goes to DRAM), and so does the analytic
+    engine."""
+    assert main(["spec", "show", "fermi-gtx480"]) == 0
+    text = capsys.readouterr().out
+    assert "\nl2_size_bytes = 786432\n" in text
+    f = tmp_path / "f.toml"
+    f.write_text(text.replace("\nl2_size_bytes = 786432\n", "\nl2_size_bytes = 0\n"))
+    assert main(["evaluate", "--gpu", str(f), "--workload", "saxpy"]) == 0, capsys.readouterr().err
+    for method in ("analytic", "simulate"):
+        without = float(rfmodel.evaluate("baseline", "saxpy", str(f), method=method)["ipc"].item())
+        with_l2 = float(rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method=method)["ipc"].item())
+        assert 0 < without <= with_l2, (method, without, with_l2)
+
+
+def test_a_service_that_is_not_a_dask_scheduler_is_one_error(tmp_path, capsys):
+    """A TCP service that answers with bytes Dask cannot read (here a frame of 2**62 bytes) gave a
+    MemoryError or another traceback from distributed."""
+    pytest.importorskip("distributed")
+    import socket
+    import struct
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    server.settimeout(30)
+
+    def answer():
+        for _ in range(4):
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(struct.pack("<QQ", 1, 1 << 62) + b"garbage" * 8)
+                conn.settimeout(2)
+                try:
+                    conn.recv(4096)
+                except OSError:
+                    pass
+
+    threading.Thread(target=answer, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    try:
+        from rfmodel.runner import make_runner
+
+        with pytest.raises(RfmodelError, match="Dask scheduler"):
+            make_runner(None, address)
+        err = run_cli(["optimize", "--quiet", "--scheduler", address, "--out", tmp_path / "o"], capsys)
+        assert "Dask scheduler" in err
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(("content", "needle"), [("[1, 2]", "JSON object"), ('{"design": 5}', "'design' = 5"),
+                                                 ('{"pop": "x"}', "'pop'")])  # fmt: skip
+def test_resume_from_a_damaged_run_description(tmp_path, capsys, content, needle):
+    (tmp_path / "checkpoint").mkdir()
+    (tmp_path / "checkpoint" / "run.json").write_text(content)
+    err = run_cli(["optimize", "--quiet", "--resume", tmp_path], capsys)
+    assert "not a run description" in err and needle in err
+
+
+@pytest.mark.parametrize(("line", "needle"), [('params = "num_banks=4"', "'params'"), ("tech = 5", "'tech'")])
+def test_config_tables_of_the_wrong_kind(tmp_path, capsys, line, needle):
+    f = tmp_path / "c.toml"
+    f.write_text(line + "\n")
+    err = run_cli(["evaluate", "--config", f, "--workload", "saxpy"], capsys)
+    assert needle in err and "table of names to values" in err
+
+
+def test_accelsim_pc_wider_than_64_bits_and_a_negative_header_count(tmp_path):
+    from test_accelsim import EXIT, write
+
+    from rfmodel.errors import ParseError
+    from rfmodel.workload.accelsim import read_traceg
+
+    p = write(tmp_path, {0: {0: ["1" * 20 + " ffffffff 0 NOP 0 0 0", EXIT]}})
+    with pytest.raises(ParseError, match="64-bit"):
+        read_traceg(p)
+    for key in ("shmem", "nregs"):
+        p = write(tmp_path, {0: {0: ["0000 ffffffff 0 NOP 0 0 0", EXIT]}})
+        old = "-shmem = 0" if key == "shmem" else "-nregs = 24"
+        p.write_text(p.read_text().replace(old, f"-{key} = -4096"))
+        with pytest.raises(ParseError, match=f"-{key} = -4096"):
+            read_traceg(p)
+
+
+@pytest.mark.parametrize(("field", "bad"), [("Capacity   : 128KB", "Capacity   : 0KB"),
+                                            ("Data Width : 1024Bits", "Data Width : -1024Bits")])
+def test_nvsim_import_rejects_impossible_sizes(tmp_path, capsys, field, bad):
+    """A zero capacity or a negative width was imported and then broke every fit (LinAlgError)."""
+    from test_tech import NVSIM_REPORT
+
+    assert field in NVSIM_REPORT
+    f = tmp_path / "nvsim.out"
+    f.write_text(NVSIM_REPORT.replace(field, bad))
+    err = run_cli(["tech", "import", "nvsim", f, "--node", "32", "--out", tmp_path / "rows.csv"], capsys)
+    assert "invalid" in err and not (tmp_path / "rows.csv").exists()
+
+
+def test_a_signed_sass_register_is_an_error():
+    """A destination 'R-5' was read as an unknown operand and silently dropped."""
+    from test_sass import _frame
+
+    from rfmodel.errors import ParseError
+    from rfmodel.workload.sass import parse_sass
+
+    for text in ("IADD3 R-5, R1, R2, RZ ;\nEXIT ;", "IADD3 R5, R1, R+2, RZ ;\nEXIT ;"):
+        with pytest.raises(ParseError, match="out of range"):
+            parse_sass(_frame(text))
+    assert parse_sass(_frame("IADD3 R5, R1, -R2, RZ ;\nEXIT ;"))[0].instrs[0].src == (1, 2)
+
+
+def test_standard_output_on_a_full_disk_is_one_error(capsys, monkeypatch):
+    """`rfmodel spec show P > FULL/f.toml`: the failing write of standard output is one error line."""
+    import io
+    import sys
+
+    class Full(io.TextIOBase):
+        def write(self, s):
+            _enospc()
+
+        def flush(self):
+            _enospc()
+
+    monkeypatch.setattr(sys, "stdout", Full())
+    assert main(["spec", "show", "fermi-gtx480"]) == 2
+    err = capsys.readouterr().err
+    assert err == "rfmodel: error: standard output: cannot write: no space left on device\n"
+
+
+def _write_beyond_the_file_size_limit(path):
+    """A worker's job: a write that the operating system refuses (the process may write 1 byte), with the
+    exception pickling that Dask installs."""
+    import resource
+
+    from tblib import pickling_support
+
+    from rfmodel.io import write_text
+
+    pickling_support.install()
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1, resource.RLIM_INFINITY))
+    write_text(path, "more than one byte\n")
+
+
+def test_a_full_disk_in_a_worker_process_is_the_same_one_error(tmp_path):
+    """The write error of a worker process (an island's checkpoint on a full disk) reaches the caller as
+    itself, not as a broken process pool."""
+    pytest.importorskip("tblib")
+    from rfmodel.runner import ProcessRunner
+
+    with pytest.raises(RfmodelError, match=r"x\.csv: cannot write here: file too large"):
+        list(ProcessRunner(1).run(_write_beyond_the_file_size_limit, [tmp_path / "x.csv"]))
+    assert list(tmp_path.iterdir()) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -169,10 +170,133 @@ def test_a_finished_checkpoint_is_the_run_and_a_foreign_one_starts_over(tmp_path
     with pytest.warns(UserWarning, match="different run"):
         b = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path, resume=True, **other)
     assert b.history[0]["resumed_at"] == 0
-    (tmp_path / "baseline.ckpt").write_bytes(b"not a pickle")
-    with pytest.warns(UserWarning, match="starts over"):
-        c = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path, resume=True, **RUN)
-    assert pareto_table(c.pareto) == pareto_table(a.pareto)
+    (tmp_path / "baseline.ckpt").write_bytes(b"not a checkpoint")  # damaged: refused, never guessed at
+    with pytest.raises(RfmodelError, match="baseline.ckpt: not a readable rfmodel optimize checkpoint"):
+        optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path, resume=True, **RUN)
+
+
+def _checkpoint_at(tmp_path, generation, **kw):
+    """A run's checkpoint as it was after ``generation`` (copied aside), and the finished run."""
+    import shutil
+
+    saved = tmp_path / "at" / "baseline.ckpt"
+    saved.parent.mkdir()
+
+    def copy(step, steps, **info):
+        if step == generation:
+            shutil.copy(tmp_path / "run" / "baseline.ckpt", saved)
+
+    run = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path / "run", progress=copy,
+                   store=False, **{**RUN, **kw})  # fmt: skip
+    return saved, run
+
+
+@pytest.mark.parametrize("algorithm", ["nsga3", "nsga2"])
+def test_a_checkpoint_is_data_and_resumes_the_run_exactly(tmp_path, algorithm):
+    """A checkpoint holds data only (the population, generation and random generator as numbers, with a
+    format version and a checksum): resumed mid-run it reaches the front, evaluation count and archive of
+    the run never stopped."""
+    from rfmodel.datafile import read_checked
+    from rfmodel.optimize.problem import CHECKPOINT_KIND, CHECKPOINT_VERSION
+
+    saved, run = _checkpoint_at(tmp_path, 2, algorithm=algorithm)
+    meta, arrays = read_checked(saved, CHECKPOINT_KIND, CHECKPOINT_VERSION)
+    assert meta["n_iter"] == 3 and all(a.dtype != object for a in arrays.values())
+    resumed = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=saved.parent, resume=True,
+                       store=False, algorithm=algorithm, **RUN)  # fmt: skip
+    assert resumed.history[0]["resumed_at"] == 2
+    assert pareto_table(resumed.pareto) == pareto_table(run.pareto)
+    same = ("evaluations", "computed", "requested", "front")
+    assert resumed.evaluations == run.evaluations
+    assert [resumed.history[0][k] for k in same] == [run.history[0][k] for k in same]
+    assert resumed.hypervolume_by_generation == run.hypervolume_by_generation
+
+
+def test_resume_never_unpickles_a_checkpoint(tmp_path, capsys):
+    """A checkpoint that would run code if unpickled (a pickle whose ``__reduce__`` writes a file) is refused
+    with one error naming it, and its code never runs: through the API and ``rfmodel optimize --resume``."""
+    import json
+    import pickle
+
+    from rfmodel.cli import main
+
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    out = tmp_path / "out"
+    args = ["optimize", "--quiet", "--design", "baseline", "--workload", "saxpy", "--cell", "sram-hp",
+            "--pop", "8", "--generations", "2", "--no-brute-force", "--workers", "1", "--no-store",
+            "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    capsys.readouterr()
+    ckpt = out / "checkpoint" / "baseline.ckpt"
+    assert ckpt.is_file() and json.loads((out / "checkpoint" / "run.json").read_text())["pop"] == 8
+    ckpt.write_bytes(pickle.dumps({"signature": "x", "algorithm": Payload()}))
+    assert main(["optimize", "--resume", str(out), "--quiet", "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rfmodel: error: cannot resume from ") and err.count("\n") == 1
+    assert str(ckpt) in err and "not a readable rfmodel optimize checkpoint" in err
+    with pytest.raises(RfmodelError, match="baseline.ckpt: not a readable"):
+        optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=out / "checkpoint", resume=True, **RUN)
+    assert not marker.exists()
+
+
+def test_a_checkpoint_that_fails_its_checksum_is_refused(tmp_path):
+    """A checkpoint whose content was changed after it was written (one number of its population), or of
+    another format version, is refused with one error naming the file and what is wrong."""
+    import numpy as np
+
+    from rfmodel.io import write_npz
+
+    saved, _ = _checkpoint_at(tmp_path, 2)
+    with np.load(saved, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    header = json.loads(str(arrays.pop("__meta__")))
+    arrays["pop.F"] = arrays["pop.F"].copy()
+    arrays["pop.F"][0, 0] += 1.0
+    write_npz(saved, arrays, header)
+    resume = dict(checkpoint=saved.parent, resume=True, store=False, **RUN)
+    with pytest.raises(RfmodelError, match=r"baseline.ckpt: its checksum does not match its content"):
+        optimize(["baseline"], ["saxpy"], "fermi-gtx480", **resume)
+    arrays["pop.F"][0, 0] -= 1.0
+    write_npz(saved, arrays, {**header, "version": 99})
+    with pytest.raises(RfmodelError, match=r"baseline.ckpt: rfmodel optimize checkpoint format version 99"):
+        optimize(["baseline"], ["saxpy"], "fermi-gtx480", **resume)
+
+
+def test_the_evaluation_store_is_checked_data_and_a_damaged_one_is_modelled_again(tmp_path, monkeypatch):
+    """The evaluation store is a checked data file (no pickle); a truncated or tampered store costs only the
+    modelling it would have saved: the same front, its points modelled again."""
+    import pickle
+
+    import rfmodel.cache as cache
+    from rfmodel.datafile import read_checked
+    from rfmodel.optimize.problem import STORE_KIND, STORE_VERSION
+
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_CHANGED", set())  # on, whatever package files change while the tests run
+    monkeypatch.setattr(cache, "_LOADED_AT", float("inf"))
+    first = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
+    (store,) = (tmp_path / "evaluations").glob("*.npz")
+    meta, arrays = read_checked(store, STORE_KIND, STORE_VERSION)
+    assert len(arrays["x"]) == first.evaluations and not list((tmp_path / "evaluations").glob("*.pkl"))
+    again = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
+    assert again.computed == 0 and pareto_table(again.pareto) == pareto_table(first.pareto)
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    for bad in (store.read_bytes()[:-100], pickle.dumps(Payload())):
+        store.write_bytes(bad)
+        redone = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
+        assert redone.computed == first.evaluations
+        assert pareto_table(redone.pareto) == pareto_table(first.pareto)
+        assert not marker.exists()
 
 
 def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path):
@@ -243,7 +367,7 @@ def test_validate_puts_the_simulator_beside_the_most_different_points():
             a, s = r[f"analytic_{m}"], r[f"simulated_{m}"]
             assert a > 0 and s > 0 and r[f"error_{m}"] == pytest.approx((a - s) / s)
         assert 0.0 <= r["order_kept"] <= 1.0
-    with pytest.raises(RfmodelError, match="positive"):
+    with pytest.raises(RfmodelError, match=r"in \[1, 1000\]"):
         validate(res, 0)
     # Fermi's collectors are typed sets: a point's collector_units is simulated as that many generic ones
     space = (Variable("collector_units", (2, 8, 16)), Variable("num_banks", (8, 16)))
@@ -339,7 +463,7 @@ def test_the_evaluation_store_answers_a_repeated_run_and_only_an_identical_one(t
     monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path / "cache"))
     first = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
     assert first.computed == first.evaluations > 0
-    stores = list((tmp_path / "cache" / "evaluations").glob("*.pkl"))
+    stores = list((tmp_path / "cache" / "evaluations").glob("*.npz"))
     assert len(stores) == 1
     # the same run again models nothing and finds the same front, bit for bit
     again = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
@@ -352,7 +476,7 @@ def test_the_evaluation_store_answers_a_repeated_run_and_only_an_identical_one(t
     constrained = optimize(["baseline"], ["saxpy"], "fermi-gtx480", constraints=("area_mm2<=100",), **RUN)
     assert constrained.computed == constrained.evaluations
     # a damaged store is modelled again (and rewritten)
-    stores[0].write_bytes(b"not a pickle")
+    stores[0].write_bytes(b"not a store")
     damaged = optimize(["baseline"], ["saxpy"], "fermi-gtx480", **RUN)
     assert damaged.computed == damaged.evaluations
     assert pareto_table(damaged.pareto) == pareto_table(first.pareto)

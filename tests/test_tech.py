@@ -353,7 +353,12 @@ def test_nvsim_sram_for_in_tool_ratios_and_ports():
     nv = array_cost("sram-hp", 32, 64, 1024, source="nvsim")
     assert nv.source == "nvsim" and "NVSim" in nv.provenance["area_mm2"]
     with pytest.raises(RfmodelError, match="single-ported"):
-        array_cost("stt-ram", 32, 64, 1024, ports="2r1w")
+        array_cost("stt-ram", 32, 64, 1024, ports="2r1w", source="nvsim")
+    # NVSim's data are single-ported: a multi-ported STT-RAM bank is derived (the SRAM's port overhead)
+    derived = array_cost("stt-ram", 32, 64, 1024, ports="2r1w")
+    assert derived.source == "ports" and "single-ported" in derived.notes[0]
+    with pytest.raises(RfmodelError, match="one access port per track"):
+        array_cost("dwm", 32, 64, 1024, ports="2r1w")
 
 
 def test_banks_multiply_totals_and_structure_carries_provenance():

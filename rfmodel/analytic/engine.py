@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,7 @@ from rfmodel.analytic.profile import (
 )
 from rfmodel.analytic.stream import issue_schedule
 from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
+from rfmodel.errors import SpecError
 from rfmodel.results import assemble
 from rfmodel.spec import SMSpec
 from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS
@@ -100,11 +102,18 @@ PROFILE_WARPS = 32
 
 
 def _file_digest(name: str) -> str | None:
-    """SHA-1 of a workload file's bytes (a SASS listing; an Accel-Sim trace folder's files), or None."""
+    """SHA-1 of a workload file's bytes (a SASS listing; an Accel-Sim trace folder's files), with the
+    kernel a ``path:kernel`` reference picks (:func:`~rfmodel.workload.suite.split_kernel_choice`), or None
+    for a reference that names no file."""
     from pathlib import Path
 
-    p = Path(name)
+    from rfmodel.workload.suite import TRACE_PREFIXES, split_kernel_choice
+
     try:
+        which = ""
+        if not Path(name).exists() and not name.startswith((SYNTHETIC_PREFIX, *TRACE_PREFIXES)):
+            name, which = split_kernel_choice(name)
+        p = Path(name)
         if p.is_file():
             files = [p]
         elif p.is_dir():
@@ -112,11 +121,13 @@ def _file_digest(name: str) -> str | None:
         else:
             return None
         h = hashlib.sha1()
+        if which:
+            h.update(b"kernel\0" + which.encode())
         for f in files:
             h.update(f.name.encode())
             h.update(f.read_bytes())
         return h.hexdigest()
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 
@@ -415,16 +426,57 @@ def anchor_factor(reference, profile, sm, grid: dict) -> float:
     return float(profile.sched_ipc) / ipc
 
 
+#: the register banks and operand collectors of the anchor's reference run: what the schedule leaves out
+#: (it has no banks or collection), taken as a pipeline where they cost nothing (many banks and collector
+#: units, unlimited collector ports), so the anchor depends on no bank or collector field and such a field
+#: moves the answer alike whether the SM spec sets it or a grid does
+UNSCHEDULED_GRID = {"num_banks": 512, "collector_units": 512, "bank_rw_ports": 1, "bank_read_ports": 0}
+UNSCHEDULED_SM = {"bank_rw_ports": 1, "bank_read_ports": 0, "bank_write_ports": 0,
+                  "collector_read_ports": 0, "bank_mapping": "gpgpusim"}  # fmt: skip
+
+
+#: SM fields the analytic models do not read, with the value their answer holds for (the simulator models
+#: them): a spec that sets another is answered at that value and the engine says so, a warning once per
+#: process and the field in ``ds.attrs["not_modelled"]``
+NOT_MODELLED = {"collector_read_ports": 0}
+_NOT_MODELLED_SAID: set = set()
+
+
+def not_modelled(sm: SMSpec) -> list[str]:
+    """The :data:`NOT_MODELLED` fields ``sm`` sets away from the value the analytic answer holds for (a
+    warning once per field and value)."""
+    out = []
+    for name, holds in NOT_MODELLED.items():
+        value = getattr(sm, name)
+        if value != holds:
+            out.append(f"{name} = {value} (answered as {holds})")
+            if (name, value) not in _NOT_MODELLED_SAID:
+                _NOT_MODELLED_SAID.add((name, value))
+                warnings.warn(f"the analytic engine does not model {name} = {value}: its answer is the one "
+                              f"for {holds}; method='simulate' models it", stacklevel=4)  # fmt: skip
+    return out
+
+
+def _unscheduled(sm: SMSpec) -> SMSpec:
+    """``sm`` with :data:`UNSCHEDULED_SM` and the grid's bank count where its register file divides into it
+    (what reads the SM's own bank count, the main RF's bank size, then sees the reference's banks too)."""
+    try:
+        return sm.replace(**UNSCHEDULED_SM, num_banks=UNSCHEDULED_GRID["num_banks"])
+    except SpecError:
+        return sm.replace(**UNSCHEDULED_SM)
+
+
 def _reference_run(reference, profile, sm, grid: dict) -> tuple[float, float]:
     """(IPC, L1D hit rate) of the ``reference`` design at its defaults with the ``calib.*`` entries of
     ``grid``, on the warps the profile's schedule ran (a profile scaled to the SM's share whose schedule ran
-    only the sampled warps is taken at its sampled instructions and CTAs: like with like)."""
+    only the sampled warps is taken at its sampled instructions and CTAs: like with like), with the SM's
+    banks and collectors as the schedule has them (:data:`UNSCHEDULED_GRID`: none in the way)."""
     if "sampled_ctas" in profile.attrs and not profile.attrs.get("sched_share"):
         profile = replace(profile, n_instrs=int(profile.attrs["sampled_instrs"]),
                           ctas=int(profile.attrs["sampled_ctas"]))  # fmt: skip
     skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
     coef = {k: v for k, v in grid.items() if k.startswith(PREFIX) and k not in skip}
-    m = run_analytic(reference, profile, sm, coef)
+    m = run_analytic(reference, profile, _unscheduled(sm), {**coef, **UNSCHEDULED_GRID})
     return tuple(float(np.asarray(m[k], dtype=np.float64).ravel()[0]) for k in ("ipc", "l1d_hit_rate"))
 
 
@@ -515,6 +567,7 @@ def evaluate_analytic(
         design=design, sm=sm, structures=structs, workloads=names, dims=dims, coords=coords, shape=shape,
         per_workload=per_wl, stall_reasons=stall_reasons, grid=grid, require_fit=require_fit,
         attrs={"engine": "analytic", "tech": json.dumps(tech), "arch": arch, "seed": seed,
+               "not_modelled": "; ".join(not_modelled(sm)),
                "rfmodel_version": __version__, "calibration": cal_desc,
                "anchor": "shared SM model's IPC x factor per workload (schedule of the baseline pipeline"
                          " / the baseline's analytic IPC at its defaults; docs/models.md): "

@@ -149,6 +149,7 @@ def resident_warps(profile, sm, grid: dict):
         smem_per_sm=sm.shmem_per_sm_bytes,
         alloc_granularity=sm.reg_alloc_granularity,
         warp_size=sm.threads_per_warp,
+        cta_limits=sm,
     )
 
 

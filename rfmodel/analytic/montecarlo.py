@@ -13,7 +13,8 @@ and pushed through the analytic engine; the result holds, for every metric, the 
 the 2.5 % / 97.5 % quantiles as ``<metric>_lo`` / ``<metric>_hi`` (same dims).
 
 Distributions (relative to the nominal value ``x``): ``("normal", sd)`` -> ``x (1 + sd Z)``
-(clipped at 0), ``("lognormal", sd)`` -> ``x exp(sd Z)``, ``("uniform", h)`` -> ``x U(1-h, 1+h)``.
+(clipped at 0), ``("lognormal", sd)`` -> ``x exp(sd Z)``, ``("uniform", h)`` -> ``x U(1-h, 1+h)``;
+``0 <= sd <= 1`` and ``0 <= h < 1`` (:data:`MAX_WIDTH`).
 Parameters:
 
 =====================  ==================================================================
@@ -169,17 +170,32 @@ def check_uncertainty(design, uncertainty: dict, calibration, samples: int) -> d
         raise RfmodelError("montecarlo needs at least one uncertain parameter (uncertainty=, on the command "
                            "line --uncertainty NAME=DIST:WIDTH, e.g. mem_fraction=normal:0.1 or "
                            "model_error=calibrated)")  # fmt: skip
+    check_widths(uncertainty)
+    return uncertainty
+
+
+#: the widest distributions: a relative standard deviation (normal; lognormal: of the logarithm) of at most 1,
+#: a uniform half-width below 1 (a factor in (0, 2)); wider ones give factors of no physical meaning
+MAX_WIDTH = {"normal": 1.0, "lognormal": 1.0}
+
+
+def check_widths(uncertainty: dict) -> None:
+    """One clear error for an entry of ``uncertainty`` that is not a distribution of an allowed width
+    (``model_error="calibrated"`` passes: its width comes from the calibration)."""
+    from rfmodel.errors import RfmodelError
+
     for k, spec in uncertainty.items():
+        if k == "model_error" and (spec is True or spec == "calibrated"):
+            continue
         ok = isinstance(spec, (tuple, list)) and len(spec) == 2 and spec[0] in DISTRIBUTIONS
         width = spec[1] if ok else None
         ok = ok and isinstance(width, (int, float)) and not isinstance(width, bool) and np.isfinite(width)
-        ok = ok and width >= 0 and (spec[0] != "uniform" or width < 1)
+        ok = ok and 0 <= width and (width < 1 if spec[0] == "uniform" else width <= MAX_WIDTH[spec[0]])
         if not ok:
             raise RfmodelError(
-                f"uncertainty '{k}': {spec!r} is not a distribution; allowed: (normal|lognormal, width >= 0) "
-                "or (uniform, 0 <= width < 1), finite"
+                f"uncertainty '{k}': {spec!r} is not a distribution of an allowed width; allowed: (normal, "
+                "0 <= sd <= 1), (lognormal, 0 <= sd <= 1) or (uniform, 0 <= half-width < 1)"
             )
-    return uncertainty
 
 
 def interval_quantiles(level) -> tuple[float, float]:

@@ -45,7 +45,10 @@ POLICIES = {"lrr": POL_LRR, "gto": POL_GTO, "oldest": POL_OLDEST}
 
 @njit(cache=True, inline="always")
 def lru_access(tag, stamp_of, sets, ways, line, stamp):
-    """One access of a set-associative LRU cache (set = line mod sets); returns (hit, way)."""
+    """One access of a set-associative LRU cache (set = line mod sets); returns (hit, way).  A cache of no
+    sets (an SM whose L2 slice holds no whole set, as the simulator takes it) misses every access."""
+    if sets <= 0:
+        return False, -1
     base = (line % sets) * ways
     victim = base
     oldest = stamp_of[base]

@@ -854,6 +854,10 @@ def calibrate(
     """Run the sweep (resumable), fit every calibratable design, report held-out errors, write files.
     ``runner`` (:mod:`rfmodel.runner`; default ``workers`` local processes) runs the simulations and the
     designs' fits."""
+    from rfmodel.errors import expect_int
+    from rfmodel.limits import MAX_COVERAGE_SAMPLES
+
+    coverage_samples = expect_int("coverage_samples", coverage_samples, low=0, high=MAX_COVERAGE_SAMPLES)
     sweep = dict(sweep or DEFAULT_SWEEP)
     stall_loss_of(sweep)  # a bad fitting key fails before any simulation
     sv = f"{simulator_version()}#{_sim_source_hash()}"

@@ -9,6 +9,7 @@ of ``docs/validation.md`` from the report (:func:`validation_section`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -103,22 +104,30 @@ def run(
                 f"({rep.get('n_heldout', 0)} points)\n"
             )
 
-    res = calibrate(
-        sweep,
-        checkpoint_dir=checkpoint_dir,
-        out=out if out is not None else DEFAULT_FILE,
-        report_path=report,
-        workers=workers,
-        runner=runner,
-        progress=bar,
-        designs=designs,
-        max_nfev=max_nfev,
-        progress_fit=fit_note,
-        coverage_samples=coverage_samples,
-    )
-    bar.close()
-    if validation_doc and not res.get("incomplete"):
-        update_validation_doc(validation_doc, validation_section(res))
+    from rfmodel.io import folder_lock, output_set
+
+    out = out if out is not None else DEFAULT_FILE
+    # one run at a time on a checkpoint folder; the calibration, the report and the validation section
+    # are one set of files: all of them are written or none
+    lock = folder_lock(checkpoint_dir, "checkpoint folder") if checkpoint_dir else contextlib.nullcontext()
+    with lock, \
+            output_set([p for p in (out, report, validation_doc) if p]):  # fmt: skip
+        res = calibrate(
+            sweep,
+            checkpoint_dir=checkpoint_dir,
+            out=out,
+            report_path=report,
+            workers=workers,
+            runner=runner,
+            progress=bar,
+            designs=designs,
+            max_nfev=max_nfev,
+            progress_fit=fit_note,
+            coverage_samples=coverage_samples,
+        )
+        bar.close()
+        if validation_doc and not res.get("incomplete"):
+            update_validation_doc(validation_doc, validation_section(res))
     return res
 
 

@@ -2,7 +2,7 @@
 
 "Unifying Primary Cache, Scratch, and Register File Memories in a Throughput Processor" (MICRO 2012), as
 "Cache-Emulated Register File: An Integrated On-Chip Memory Architecture for High Performance GPGPUs" uses it
-for comparison: one on-chip memory of ``capacity_kb`` (the SM's register file by default: 128 KB on
+for comparison: one on-chip memory of ``unified_kb`` (the SM's register file by default: 128 KB on
 ``fermi-gtx480``), partitioned when a kernel is launched, from its register demand, into a register file and
 an L1D.  Once partitioned the two are a conventional banked register file and a conventional L1D (the SM's
 own: associativity, line, latency, MSHRs); the partition does not change while the kernel runs.
@@ -58,7 +58,7 @@ PARTITIONS = ("launch", "separate")
 class UnifiedParams(DesignParams, kind="design.unified"):
     """The unified memory's parameters (defaults: the CERF paper's comparison point, 128 KB on a Fermi SM)."""
 
-    capacity_kb: int = param(
+    unified_kb: int = param(
         0, unit="KB", bounds=(0, 4096),
         doc="the unified memory (register file + L1D); 0: the SM's register file (regs_per_sm x 4 B)",
     )  # fmt: skip
@@ -74,9 +74,9 @@ class UnifiedParams(DesignParams, kind="design.unified"):
 
 
 def capacity_bytes(sm, p: UnifiedParams, regs_per_sm=None) -> int:
-    """Bytes of the unified memory: ``capacity_kb``, or the SM's register file when it is 0."""
-    if p.capacity_kb:
-        return int(p.capacity_kb) * 1024
+    """Bytes of the unified memory: ``unified_kb``, or the SM's register file when it is 0."""
+    if p.unified_kb:
+        return int(p.unified_kb) * 1024
     return int(sm.regs_per_sm if regs_per_sm is None else regs_per_sm) * 4
 
 
@@ -147,7 +147,7 @@ class Unified(Design):
     calibration_params = dict(INTERVAL_COEFFICIENTS)
     supports_simulate = True
     presets = {
-        "unified-128KB": {"capacity_kb": 128},
+        "unified-128KB": {"unified_kb": 128},
         "separate": {"partition": "separate"},
     }
 
@@ -219,7 +219,7 @@ class Unified(Design):
         sm = ctx.sm
         prof = ctx.profile
         regs = np.asarray(sm_param(sm, ctx.grid, "regs_per_sm"))
-        cap_kb = np.asarray(ctx.grid.get("capacity_kb", d.capacity_kb))
+        cap_kb = np.asarray(ctx.grid.get("unified_kb", d.unified_kb))
         min_kb = np.asarray(ctx.grid.get("min_l1d_kb", d.min_l1d_kb))
         part = np.asarray(ctx.grid.get("partition", d.partition), dtype=object)
         shape = np.broadcast_shapes(regs.shape, cap_kb.shape, min_kb.shape, part.shape)
@@ -234,7 +234,7 @@ class Unified(Design):
                 s0 = sm.replace(regs_per_sm=int(r)) if int(r) != sm.regs_per_sm else sm
                 s = self.split(
                     s0,
-                    {"capacity_kb": int(c), "min_l1d_kb": int(m), "partition": pt},
+                    {"unified_kb": int(c), "min_l1d_kb": int(m), "partition": pt},
                     prof.regs_per_thread,
                     prof.threads_per_cta,
                     prof.shared_mem_bytes,
@@ -278,7 +278,7 @@ class Unified(Design):
         from rfmodel.energy.accounting import Structure, structure_over_grid
 
         d = UnifiedParams()
-        cap = grid.get("capacity_kb", d.capacity_kb)
+        cap = grid.get("unified_kb", d.unified_kb)
         part = grid.get("partition", d.partition)
         regs = np.asarray(grid.get("regs_per_sm", sm.regs_per_sm))
         cap_regs = np.where(np.asarray(cap) > 0, np.asarray(cap) * 256, regs)

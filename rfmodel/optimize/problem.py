@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import pickle
 import re
 import time
 import zlib
@@ -38,12 +37,24 @@ import xarray as xr
 from pymoo.core.problem import Problem
 
 from rfmodel.errors import RfmodelError, expect_between, expect_int
+from rfmodel.evaluate import MAX_EVALUATIONS as EVALUATE_LIMITS
 from rfmodel.evaluate import evaluate, resolve_gpu, workload_profile
+from rfmodel.limits import (
+    MAX_GENERATIONS,
+    MAX_NODE_NM,
+    MAX_POP,
+    MAX_REFERENCE_SEEDS,
+    MAX_ROBUST_SAMPLES,
+    MAX_SEED,
+)
 from rfmodel.runner import SerialRunner
+from rfmodel.spec.occupancy import no_fit_reason
 from rfmodel.workload.suite import default_workloads
 
-#: bounds of one search (a population is one vectorized evaluation; memory grows with it)
-MAX_POP, MAX_EVALUATIONS = 100_000, 10_000_000
+#: bounds of one search (also :mod:`rfmodel.limits`): the evaluations of a run
+MAX_EVALUATIONS = 10_000_000
+#: the most Monte-Carlo evaluations (points x workloads x samples) of one generation's population
+MAX_MC_EVALUATIONS = EVALUATE_LIMITS["montecarlo"]
 #: an island's space is enumerated for the exhaustive reference front up to this many points
 BRUTE_FORCE_MAX = 20_000
 #: the main-RF cells searched by default (the technology layer's cells with timing and costs)
@@ -410,13 +421,35 @@ class _IslandProblem(Problem):
         self.computed = 0
         self.requested = 0
 
-    def __getstate__(self):
-        # the cache is the archive's content by point: a checkpoint stores the archive only (and the store
-        # is read again from its own file)
-        return {**super().__getstate__(), "cache": None, "stored": None}
+    def state(self, arrays: dict) -> dict:
+        """The problem's part of a checkpoint: the archive (as arrays, added to ``arrays``) and the counts.
+        The cache is the archive's content by point, and the store is read again from its own file."""
+        sizes = [len(a[0]) for a in self.archive]
+        arrays["archive.sizes"] = np.array(sizes, dtype=np.int64)
+        for j, name in enumerate("xfgv"):
+            if sizes:
+                arrays[f"archive.{name}"] = np.concatenate([a[j] for a in self.archive])
+        return {"evaluations": int(self.evaluations), "computed": int(self.computed),
+                "requested": int(self.requested),
+                "value_names": None if self.value_names is None else list(self.value_names)}  # fmt: skip
 
-    def __setstate__(self, state):
-        self.__dict__.update(state)
+    def restore(self, meta: dict, arrays: dict) -> None:
+        """Set the state :meth:`state` saved (``ValueError`` and the like where it does not fit)."""
+        sizes = [int(n) for n in arrays["archive.sizes"]]
+        parts = []
+        if sizes:
+            width = {"x": self.n_var, "f": self.n_obj, "g": self.n_ieq_constr, "v": None}
+            for name in "xfgv":
+                a = arrays[f"archive.{name}"]
+                if a.ndim != 2 or len(a) != sum(sizes) or width[name] not in (None, a.shape[1]):
+                    raise ValueError(f"archive.{name} has shape {a.shape}")
+                parts.append(np.split(a, np.cumsum(sizes)[:-1]))
+        self.archive = list(zip(*parts, strict=True)) if parts else []
+        self.evaluations = int(meta["evaluations"])
+        self.computed = int(meta["computed"])
+        self.requested = int(meta["requested"])
+        names = meta["value_names"]
+        self.value_names = None if names is None else tuple(str(n) for n in names)
         self.stored = {}
         self.cache = {}
         for x, f, g, v in self.archive:
@@ -456,8 +489,9 @@ class _IslandProblem(Problem):
 @dataclass
 class IslandJob:
     """One design's search, runnable anywhere (:mod:`rfmodel.runner`): after every generation its state
-    (the pymoo algorithm with its random generator, the archive, the evaluation count) is written
-    atomically to ``checkpoint``, from which a later run continues."""
+    (the pymoo algorithm's population, generation and random generator, the archive, the evaluation
+    counts) is written atomically to ``checkpoint`` as a checked data file (:mod:`rfmodel.datafile`), from
+    which a later run continues."""
 
     island: _Island
     algorithm: str
@@ -486,22 +520,168 @@ def _island_progress(progress, done_gens, evaluated, k, steps):
     return update
 
 
+#: kind and format version of an island's checkpoint and of the evaluation store (:mod:`rfmodel.datafile`)
+CHECKPOINT_KIND, CHECKPOINT_VERSION = "rfmodel optimize checkpoint", 1
+STORE_KIND, STORE_VERSION = "rfmodel evaluation store", 1
+
+
+def _population_state(pop, prefix: str, arrays: dict) -> dict | None:
+    """A pymoo population as arrays under ``prefix`` (added to ``arrays``) and its JSON part: each
+    individual's variables, objectives, constraints, cached violation, what it has evaluated and its
+    scalar attributes (rank, crowding, niche ...) with their Python or NumPy types."""
+    if pop is None:
+        return None
+    n = len(pop)
+    if n:
+        for k in ("X", "F", "G", "H"):
+            arrays[f"{prefix}.{k}"] = np.stack([np.asarray(getattr(ind, k)) for ind in pop])
+        has_cv = [ind._CV is not None for ind in pop]
+        if any(has_cv):
+            cv = [ind._CV if h else np.full(1, np.nan) for ind, h in zip(pop, has_cv, strict=True)]
+            arrays[f"{prefix}.CV"] = np.stack(cv)
+            arrays[f"{prefix}.has_CV"] = np.array(has_cv)
+    data = {}
+    for key in dict.fromkeys(k for ind in pop for k in ind.data):
+        # per individual: 0 without the attribute, 1 with None, 2 with a number
+        held = np.array([0 if key not in ind.data else 1 if ind.data[key] is None else 2 for ind in pop])
+        values = [ind.data[key] for ind, h in zip(pop, held, strict=True) if h == 2]
+        kinds = {type(v) for v in values}
+        if len(kinds) > 1 or any(not np.isscalar(v) or isinstance(v, (str, bytes)) for v in values[:1]):
+            raise TypeError(f"population attribute {key!r}: not one type of number ({kinds})")
+        kind = kinds.pop() if kinds else float
+        python = kind in (int, float, bool)
+        filled = [ind.data[key] if h == 2 else 0 for ind, h in zip(pop, held, strict=True)]
+        arrays[f"{prefix}.data.{key}"] = np.array(filled, dtype=None if python else kind)
+        arrays[f"{prefix}.held.{key}"] = held.astype(np.int8)
+        data[key] = kind.__name__ if python else np.dtype(kind).str
+    return {"n": n, "evaluated": [sorted(ind.evaluated or ()) for ind in pop], "data": data}
+
+
+def _population(meta: dict | None, prefix: str, arrays: dict, problem):
+    """The population :func:`_population_state` saved (``ValueError`` and the like where it does not fit
+    ``problem``)."""
+    from pymoo.core.individual import Individual
+    from pymoo.core.population import Population
+
+    if meta is None:
+        return None
+    n = int(meta["n"])
+    if n == 0:
+        return Population.empty()
+    cols = {k: arrays[f"{prefix}.{k}"] for k in ("X", "F", "G", "H")}
+    width = {"X": problem.n_var, "F": problem.n_obj, "G": problem.n_ieq_constr, "H": problem.n_eq_constr}
+    for k, a in cols.items():
+        if a.shape != (n, width[k]):
+            raise ValueError(f"{prefix}.{k} has shape {a.shape}, not {(n, width[k])}")
+    has_cv = arrays.get(f"{prefix}.has_CV", np.zeros(n, dtype=bool))
+    cv = arrays.get(f"{prefix}.CV")
+    data = {}
+    for key, kind in meta["data"].items():
+        a, held = arrays[f"{prefix}.data.{key}"], arrays[f"{prefix}.held.{key}"]
+        if a.shape != (n,) or held.shape != (n,):
+            raise ValueError(f"{prefix}.data.{key} has shape {a.shape}")
+        cast = {"int": int, "float": float, "bool": bool}.get(kind)
+        values = [cast(v) for v in a.tolist()] if cast else list(a.astype(np.dtype(kind)))
+        data[key] = [(None, None, v)[int(h)] for v, h in zip(values, held, strict=True)], held
+    if len(meta["evaluated"]) != n or len(has_cv) != n:
+        raise ValueError(f"{prefix}: {n} individuals, not as many attributes")
+    inds = []
+    for i in range(n):
+        ind = Individual()
+        ind._X, ind._F, ind._G, ind._H = (cols[k][i].copy() for k in ("X", "F", "G", "H"))
+        ind._CV = cv[i].copy() if has_cv[i] else None
+        ind.evaluated = {str(e) for e in meta["evaluated"][i]}
+        ind.data = {key: values[i] for key, (values, held) in data.items() if held[i]}
+        inds.append(ind)
+    return Population(inds)
+
+
+def _checkpoint_state(job: IslandJob, algo, problem) -> tuple[dict, dict]:
+    """``(meta, arrays)`` of a checkpoint: the run's signature, the algorithm's generation, population,
+    random generator (as numbers), termination and survival state (NSGA-III's normalization points and
+    optimum), and the problem's archive and counts.  Only data: reading it back runs no code."""
+    arrays: dict = {}
+    term = algo.termination
+    meta = {"signature": job.signature(), "algorithm": job.algorithm, "n_iter": int(algo.n_iter),
+            "is_initialized": bool(algo.is_initialized), "n_eval": int(algo.evaluator.n_eval),
+            "random_state": algo.random_state.bit_generator.state,
+            "termination": {"perc": float(term.perc), "force": bool(term.force_termination)},
+            "data": algo.data, "pop": _population_state(algo.pop, "pop", arrays),
+            "problem": problem.state(arrays)}  # fmt: skip
+    norm = getattr(algo.survival, "norm", None)
+    if norm is not None:  # NSGA-III's reference-direction survival
+        meta["survival_opt"] = _population_state(algo.survival.opt, "survival.opt", arrays)
+        for k in ("ideal_point", "worst_point", "nadir_point", "extreme_points"):
+            if getattr(norm, k) is not None:
+                arrays[f"norm.{k}"] = np.asarray(getattr(norm, k), dtype=np.float64)
+    return meta, arrays
+
+
+def _restore(algo, problem, meta: dict, arrays: dict) -> None:
+    """Set a freshly set-up algorithm and problem to the state :func:`_checkpoint_state` saved."""
+    problem.restore(meta["problem"], arrays)
+    algo.n_iter = int(meta["n_iter"])
+    algo.is_initialized = bool(meta["is_initialized"])
+    algo.evaluator.n_eval = int(meta["n_eval"])
+    algo.random_state.bit_generator.state = meta["random_state"]
+    algo.termination.perc = float(meta["termination"]["perc"])
+    algo.termination.force_termination = bool(meta["termination"]["force"])
+    algo.data = dict(meta["data"])
+    algo.start_time = time.time()  # pymoo's result() times the run from here
+    algo.pop = _population(meta["pop"], "pop", arrays, problem)
+    algo.off = None
+    norm = getattr(algo.survival, "norm", None)
+    if norm is not None:
+        algo.survival.opt = _population(meta.get("survival_opt"), "survival.opt", arrays, problem)
+        for k in ("ideal_point", "worst_point", "nadir_point", "extreme_points"):
+            if f"norm.{k}" in arrays:
+                setattr(norm, k, arrays[f"norm.{k}"].copy())
+    if algo.is_initialized:
+        if algo.pop is None:
+            raise ValueError("an initialized run without a population")
+        algo._set_optimum()  # as after the saved generation (the optimum is the population's)
+
+
 def _load_checkpoint(job: IslandJob):
-    """The saved state of ``job``, or None; a file of another run or one that cannot be read is set aside
-    with a warning (the island starts over)."""
+    """The saved state of ``job`` as ``(meta, arrays)``, or None.  A checkpoint file that fails its checks
+    (not a checkpoint, another format version, a checksum that does not match its content) is refused with
+    one :class:`RfmodelError` naming it; one of another run is set aside with a warning (the island starts
+    over)."""
     import warnings
+
+    from rfmodel.datafile import read_checked
 
     if job.checkpoint is None or not job.checkpoint.exists():
         return None
     try:
-        state = pickle.loads(job.checkpoint.read_bytes())
-        if state.get("signature") != job.signature():
-            raise ValueError("it belongs to a different run (design, space, workloads or settings differ)")
-        return state
-    except Exception as e:  # a damaged or foreign checkpoint never stops a run
-        warnings.warn(f"{job.checkpoint}: not resumed ({e}); the island starts over", stacklevel=2)
+        meta, arrays = read_checked(job.checkpoint, CHECKPOINT_KIND, CHECKPOINT_VERSION)
+    except RfmodelError as e:
+        raise RfmodelError(f"cannot resume from {e}; delete it to start the search of '{job.island.design}' "
+                           "over") from None  # fmt: skip
+    if not isinstance(meta, dict) or meta.get("signature") != job.signature():
+        why = "it belongs to a different run (design, space, workloads or settings differ)"
+        warnings.warn(f"{job.checkpoint}: not resumed ({why}); the island starts over", stacklevel=2)
         job.checkpoint.replace(job.checkpoint.with_suffix(".ckpt.bad"))
         return None
+    return meta, arrays
+
+
+def _start(job: IslandJob):
+    """``(algorithm, problem, generations done)`` of ``job``: set up afresh, then set to its checkpoint's
+    state where there is one (:func:`_load_checkpoint`)."""
+    problem = _IslandProblem(job.island)
+    algo = _algorithm(job.algorithm, job.pop_size, len(job.island.objectives))
+    algo.setup(problem, termination=("n_gen", job.generations), seed=job.seed, verbose=False)
+    state = _load_checkpoint(job)
+    if state is None:
+        return algo, problem, 0
+    try:
+        _restore(algo, problem, *state)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+        raise RfmodelError(f"cannot resume from {job.checkpoint}: its content is not a state of this search "
+                           f"({e}); delete it to start the search of '{job.island.design}' over") from None
+    # pymoo counts the next generation
+    return algo, problem, int(algo.n_gen) - 1 if algo.is_initialized else 0
 
 
 def _store_path(job: IslandJob) -> Path | None:
@@ -521,52 +701,50 @@ def _store_path(job: IslandJob) -> Path | None:
         return None
     parts = (source_hash(), i.inputs(), [_file_digest(str(w)) for w in i.workloads],
              _file_digest(str(cal)) if isinstance(cal, (str, Path)) else None)  # fmt: skip
-    return entry_path("evaluations", hashlib.sha256(repr(parts).encode()).hexdigest()[:24], ".pkl")
+    return entry_path("evaluations", hashlib.sha256(repr(parts).encode()).hexdigest()[:24], ".npz")
+
+
+def _read_store(path: Path) -> tuple[dict, tuple]:
+    from rfmodel.datafile import read_checked
+
+    meta, arrays = read_checked(path, STORE_KIND, STORE_VERSION)
+    x, f, g, v = (arrays[k] for k in ("x", "f", "g", "v"))
+    names = tuple(str(n) for n in meta["names"])
+    if x.dtype != np.dtype(int) or any(a.ndim != 2 or len(a) != len(x) for a in (x, f, g, v)):
+        raise ValueError("not the arrays of a store")
+    if v.shape[1] != len(names):
+        raise ValueError("not one metric name per column")
+    return {x[j].tobytes(): (f[j], g[j], v[j]) for j in range(len(x))}, names
 
 
 def _load_store(path: Path | None) -> tuple[dict, tuple | None]:
     """The points of an evaluation store and the names of their metrics (empty when there is none or it
-    cannot be read)."""
-    if path is None or not path.is_file():
-        return {}, None
-    try:
-        data = pickle.loads(path.read_bytes())
-        points = {k: (data["f"][j], data["g"][j], data["v"][j]) for j, k in enumerate(data["keys"])}
-        return points, tuple(data["names"])
-    except Exception:  # a damaged store costs only the modelling it would have saved
-        return {}, None
+    cannot be used: a damaged store costs only the modelling it would have saved)."""
+    from rfmodel.cache import read_entry
+
+    data = read_entry(path, _read_store)
+    return data if data is not None else ({}, None)
 
 
 def _save_store(path: Path | None, points: dict, names) -> None:
-    from rfmodel.io import atomic_path
+    """Write the store (a read-only or full cache folder: the next run models the points again)."""
+    from rfmodel.cache import write_with
+    from rfmodel.datafile import write_checked
 
     if path is None or not points or names is None:
         return
     keys = list(points)
-    data = {"keys": keys, "names": list(names), "f": np.stack([points[k][0] for k in keys]),
-            "g": np.stack([points[k][1] for k in keys]), "v": np.stack([points[k][2] for k in keys])}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            tmp.write_bytes(pickle.dumps(data))
-    except OSError:  # a read-only or full cache folder: the next run models the points again
-        pass
+    arrays = {"x": np.stack([np.frombuffer(k, dtype=int) for k in keys]),
+              "f": np.stack([points[k][0] for k in keys]), "g": np.stack([points[k][1] for k in keys]),
+              "v": np.stack([points[k][2] for k in keys])}  # fmt: skip
+    write_with(path, lambda p: write_checked(p, STORE_KIND, STORE_VERSION, arrays, {"names": list(names)}))
 
 
 def run_island(job: IslandJob) -> dict:
     """Run (or continue) one island to its last generation: its feasible front's rows and objectives."""
-    from rfmodel.io import atomic_path
+    from rfmodel.datafile import write_checked
 
-    state = _load_checkpoint(job)
-    resumed_at = 0
-    if state is not None:
-        algo = state["algorithm"]
-        problem = algo.problem
-        resumed_at = int(algo.n_gen) - 1 if algo.is_initialized else 0  # pymoo counts the next generation
-    else:
-        problem = _IslandProblem(job.island)
-        algo = _algorithm(job.algorithm, job.pop_size, len(job.island.objectives))
-        algo.setup(problem, termination=("n_gen", job.generations), seed=job.seed, verbose=False)
+    algo, problem, resumed_at = _start(job)
     store = _store_path(job)
     problem.stored, names = _load_store(store)
     if problem.value_names is None:
@@ -577,8 +755,8 @@ def run_island(job: IslandJob) -> dict:
     while algo.has_next():
         algo.next()
         if job.checkpoint is not None:
-            with atomic_path(job.checkpoint) as tmp:
-                tmp.write_bytes(pickle.dumps({"signature": job.signature(), "algorithm": algo}))
+            meta, arrays = _checkpoint_state(job, algo, problem)
+            write_checked(job.checkpoint, CHECKPOINT_KIND, CHECKPOINT_VERSION, arrays, meta)
         if job.progress is not None:
             job.progress(int(algo.n_gen) - 1, problem.evaluations)
     if len(problem.cache) > known or problem.computed:  # something the store did not hold
@@ -816,10 +994,19 @@ def optimize(
     robust front; each point is evaluated with ``samples`` Monte-Carlo draws and each objective taken at its
     pessimistic end (the ``percentile`` of a minimized metric, 97.5 by default, and ``100 - percentile`` of a
     maximized one, per workload), instead of the model's mean."""
-    pop_size = expect_int("pop_size", pop_size, low=4)
-    generations = expect_int("generations", generations, low=1)
-    seed = expect_int("seed", seed, low=0)
-    reference_seeds = expect_int("reference_seeds", reference_seeds, low=0, high=16)
+    pop_size = expect_int("pop_size", pop_size, low=4, high=MAX_POP)
+    generations = expect_int("generations", generations, low=1, high=MAX_GENERATIONS)
+    reference_seeds = expect_int("reference_seeds", reference_seeds, low=0, high=MAX_REFERENCE_SEEDS)
+    seed = expect_int("seed", seed, low=0, high=MAX_SEED - reference_seeds)  # the reference runs: the next
+    if uncertainty:
+        from rfmodel.analytic.montecarlo import check_widths
+
+        check_widths(uncertainty)
+        samples = expect_int("samples", samples, low=2, high=MAX_ROBUST_SAMPLES)
+    percentile = expect_between("percentile (the pessimistic end of a robust front)", percentile, 50.0, 100.0,
+                                "90 or 97.5")  # fmt: skip
+    for n in np.atleast_1d(nodes):
+        expect_between("nodes (nm)", n, 0.0, MAX_NODE_NM, "45")
     if algorithm not in ALGORITHMS:
         raise RfmodelError(f"algorithm {algorithm!r}: allowed {', '.join(ALGORITHMS)}")
     if isinstance(objectives, str):
@@ -843,17 +1030,32 @@ def optimize(
                            f"most a population of {MAX_POP} and {MAX_EVALUATIONS} evaluations per run")
     t0 = time.perf_counter()
     sm = resolve_gpu(gpu)
+    named = bool(workloads)
     workloads = list(workloads or default_workloads())
+    if uncertainty and pop_size * len(workloads) * samples > MAX_MC_EVALUATIONS:
+        n = pop_size * len(workloads) * samples
+        raise RfmodelError(f"pop_size {pop_size} x {len(workloads)} workloads x {samples} samples = {n} "
+                           f"Monte-Carlo evaluations per generation; at most {MAX_MC_EVALUATIONS}: a smaller "
+                           "population, fewer samples or fewer workloads")  # fmt: skip
     from rfmodel.analytic.profile import TABLE_GROUPS
 
+    # a workload that no point of the search can host: an error when named, left out of the default suite
+    most_regs = max([sm.regs_per_sm, *[max(v.values) for v in space if v.name == "regs_per_sm"]])
+    skipped = {}
     for w in workloads:  # build the profiles once, with every design's tables, before the timed loop
-        workload_profile(w, sm, **{k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")}
-                         ).need(*TABLE_GROUPS)  # fmt: skip
+        kw = {k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")}
+        prof = workload_profile(w, sm, **kw).need(*TABLE_GROUPS)
+        why = no_fit_reason(prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, sm,
+                            regs_per_sm=most_regs)  # fmt: skip
+        if why is not None and named:
+            raise RfmodelError(f"workload '{prof.name}' cannot run on {sm.name} at any point of the search: "
+                               f"{why}")  # fmt: skip
+        if why is not None:
+            skipped[w] = why
+    workloads = [w for w in workloads if w not in skipped]
+    if not workloads:
+        raise RfmodelError(f"no built-in workload can run on {sm.name} at any point of the search")
     reference = _reference_values(constraints, workloads, sm, eval_kw)
-    if uncertainty:
-        expect_int("samples", samples, low=2, high=4096)
-    percentile = expect_between("percentile (the pessimistic end of a robust front)", percentile, 50.0, 100.0,
-                                "90 or 97.5")  # fmt: skip
     nodes, structure_cells = _technologies(nodes, structure_cells, cells, eval_kw)
     islands = [_Island(d, design_space(d, space, cells, design_params, nodes, structure_cells), workloads, sm,
                        objectives, constraints, reference, eval_kw, uncertainty or None, samples, percentile)
@@ -866,6 +1068,9 @@ def optimize(
     jobs = [IslandJob(i, algorithm, pop_size, generations, (seed + zlib.crc32(i.design.encode())) % 2**31,
                       None if checkpoint is None else checkpoint / f"{i.design}.ckpt", store=store)
             for i in islands]  # fmt: skip
+    if checkpoint is not None and resume:
+        for job in jobs:  # every checkpoint checked here, before any island runs
+            _start(job)
     runner = SerialRunner() if runner is None else runner
     steps = generations * len(jobs)
     done_gens, evaluated = [0] * len(jobs), [0] * len(jobs)
@@ -961,6 +1166,7 @@ def optimize(
         "space": " | ".join(f"{i.design}: " + "; ".join(f"{v.name}={list(v.values)}" for v in i.space)
                             for i in islands),  # fmt: skip
         "workloads": ",".join(map(str, workloads)),
+        "workloads_left_out": "; ".join(f"{w}: {why}" for w, why in skipped.items()),
         "engine": "analytic" if not uncertainty else (
             f"analytic Monte-Carlo, {samples} samples of {dict(uncertainty)}: each objective at its "
             f"pessimistic end ({percentile:g} % quantile of a minimized metric's per-workload values, "

@@ -59,8 +59,10 @@ def global_sensitivity(
 
     if method not in METHODS:
         raise RfmodelError(f"method {method!r}: allowed {', '.join(METHODS)}")
-    samples = expect_int("samples", samples, low=2)
-    seed = expect_int("seed", seed, low=0)
+    from rfmodel.limits import MAX_SEED, MAX_SENSITIVITY_SAMPLES
+
+    samples = expect_int("samples", samples, low=2, high=MAX_SENSITIVITY_SAMPLES)
+    seed = expect_int("seed", seed, low=0, high=MAX_SEED)
     space = design_space(design, SENSITIVITY_SPACE, DEFAULT_CELLS if cells is None else tuple(cells))
     if variables:
         known = {v.name: v for v in space}

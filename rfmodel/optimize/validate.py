@@ -70,7 +70,9 @@ def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runne
     from rfmodel.designs.base import get_design
 
     ds = result.pareto
-    k = expect_int("validate: the number of points (a positive integer)", k, low=1)
+    from rfmodel.limits import MAX_VALIDATE
+
+    k = expect_int("validate: the number of points", k, low=1, high=MAX_VALIDATE)
     sm = resolve_gpu(gpu if gpu is not None else ds.attrs.get("gpu"))
     workloads = list(workloads or ds.attrs["workloads"].split(","))
     f = np.stack([o.sign * ds[o.name].values for o in result.objectives], axis=1)

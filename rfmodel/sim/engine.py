@@ -21,7 +21,7 @@ from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.sim import core as C
 from rfmodel.spec.occupancy import UNIT_OF_CLASS, occupancy_warps
 from rfmodel.workload.ir import OpClass
-from rfmodel.workload.trace import MAX_SRC, NONE, Trace
+from rfmodel.workload.trace import MAX_SRC, NONE, Trace, _cta_bounds
 
 COMPAT_MODES = ("none", "gpgpusim")
 
@@ -169,74 +169,6 @@ def unit_collector_sets(sm) -> np.ndarray:
     return out
 
 
-def sm_share(trace: Trace, num_sms: int, sm_index: int = 0) -> Trace:
-    """The CTAs of a whole-grid trace that SM ``sm_index`` runs.
-
-    GPGPU-Sim hands CTAs to the SMs round-robin, so SM ``j`` runs CTAs ``j, j + SMs, ...``.
-    """
-    ctas = _cta_bounds(trace)[1]
-    keep = [c for c in range(len(ctas)) if c % max(num_sms, 1) == sm_index]
-    return select_ctas(trace, keep)
-
-
-def _cta_bounds(trace: Trace):
-    wc = np.asarray(trace.warp_cta, dtype=np.int64)
-    if len(wc) and np.any(np.diff(wc) < 0):
-        raise RfmodelError(f"trace '{trace.kernel}': warps are not grouped by CTA (warp_cta decreases)")
-    if len(wc) == 0:
-        return np.zeros(1, dtype=np.int64), []
-    change = np.flatnonzero(np.diff(wc)) + 1
-    starts = np.concatenate([[0], change, [len(wc)]]).astype(np.int64)
-    return starts, [int(wc[s]) for s in starts[:-1]]
-
-
-def select_ctas(trace: Trace, keep) -> Trace:
-    """A trace of only the CTAs at positions ``keep`` (in CTA order of the trace)."""
-    starts, _ = _cta_bounds(trace)
-    warps = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in keep]) if len(keep) else np.zeros(
-        0, dtype=np.int64
-    )
-    wp = trace.warp_ptr
-    rows = (
-        np.concatenate([np.arange(wp[w], wp[w + 1]) for w in warps]).astype(np.int64)
-        if len(warps)
-        else np.zeros(0, dtype=np.int64)
-    )
-    counts = np.diff(wp)[warps] if len(warps) else np.zeros(0, dtype=np.int64)
-    warp_ptr = np.zeros(len(warps) + 1, dtype=np.int64)
-    np.cumsum(counts, out=warp_ptr[1:])
-    mp = trace.mem_ptr
-    nl = (mp[rows + 1] - mp[rows]) if len(rows) else np.zeros(0, dtype=np.int64)
-    mem_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(nl, out=mem_ptr[1:])
-    line_idx = (
-        np.concatenate([np.arange(mp[r], mp[r + 1]) for r in rows[nl > 0]]).astype(np.int64)
-        if np.any(nl > 0)
-        else np.zeros(0, dtype=np.int64)
-    )
-    attrs = dict(trace.attrs)
-    for k in ("rz_src", "rz_dst"):
-        if k in attrs and len(attrs[k]) == trace.n_instrs:
-            attrs[k] = np.asarray(attrs[k])[rows]
-    attrs["selected_ctas"] = len(keep)
-    cols = {k: getattr(trace, k)[rows] for k in (
-        "op", "sidx", "dst", "src", "pdst", "psrc", "udst", "usrc", "reuse", "active", "width", "compress")}
-    return Trace(
-        kernel=trace.kernel,
-        warp_ptr=warp_ptr,
-        warp_cta=np.asarray(trace.warp_cta)[warps].astype(np.int32),
-        mem_ptr=mem_ptr,
-        mem_line=trace.mem_line[line_idx],
-        regs_per_thread=trace.regs_per_thread,
-        threads_per_cta=trace.threads_per_cta,
-        ctas=len(keep),
-        shared_mem_bytes=trace.shared_mem_bytes,
-        line_bytes=trace.line_bytes,
-        attrs=attrs,
-        **cols,
-    )
-
-
 def occupancy(trace: Trace, sm) -> tuple[int, int, int]:
     """(resident CTAs, warps per CTA, resident warps) of ``trace`` on ``sm`` (CUDA occupancy rules)."""
     starts, ctas = _cta_bounds(trace)
@@ -257,6 +189,7 @@ def occupancy(trace: Trace, sm) -> tuple[int, int, int]:
             smem_per_sm=sm.shmem_per_sm_bytes,
             alloc_granularity=sm.reg_alloc_granularity,
             warp_size=sm.threads_per_warp,
+            cta_limits=sm,
         )
     )
     per_cta = -(-threads // sm.threads_per_warp)

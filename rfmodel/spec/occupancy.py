@@ -22,6 +22,14 @@ _UNIT_BY_CLASS = {
 UNIT_OF_CLASS = tuple(_UNIT_BY_CLASS.get(c, U_MEM) for c in OP_CLASS_NAMES)
 
 
+#: the SM's per-CTA launch limits that both engines apply (a kernel over one cannot launch)
+CTA_LIMITS = ("max_threads_per_cta", "shmem_per_cta_bytes")
+#: the register limits a kernel's code was compiled under: traces are run as compiled (a compiler would
+#: spill to meet them; none recompiles here), so both engines run a kernel over them with its own registers
+#: and say so (:func:`limits_not_applied`); ``max_regs_per_thread`` also sizes CORF's renaming table
+REGISTER_LIMITS = ("max_regs_per_thread", "regs_per_cta_limit")
+
+
 def occupancy_warps(
     regs_per_thread,
     threads_per_cta,
@@ -35,12 +43,21 @@ def occupancy_warps(
     smem_per_sm,
     alloc_granularity=256,
     warp_size=32,
+    cta_limits=None,
 ):
-    """Resident warps per SM (0 when one CTA does not fit)."""
+    """Resident warps per SM (0 when one CTA does not fit).
+
+    ``cta_limits``: an SM spec whose per-CTA launch limits (:data:`CTA_LIMITS`) also apply: a kernel over
+    one cannot launch (0 warps; :func:`no_fit_reason` names the limit)."""
     rpt = np.asarray(regs_per_thread, dtype=np.int64)
     wpc = -(-np.asarray(threads_per_cta, dtype=np.int64) // warp_size)
     regs_per_warp = -(-(rpt * warp_size) // alloc_granularity) * alloc_granularity
     by_regs = np.asarray(regs_per_sm, dtype=np.int64) // np.maximum(regs_per_warp * wpc, 1)
+    if cta_limits is not None:
+        smem_cta = np.asarray(smem_per_cta, dtype=np.int64)
+        launches = ((np.asarray(threads_per_cta, dtype=np.int64) <= cta_limits.max_threads_per_cta)
+                    & (smem_cta <= cta_limits.shmem_per_cta_bytes))  # fmt: skip
+        by_regs = np.where(launches, by_regs, 0)
     by_warps = np.asarray(max_warps, dtype=np.int64) // wpc
     by_threads = np.asarray(max_threads, dtype=np.int64) // (wpc * warp_size)
     smem = np.asarray(smem_per_cta, dtype=np.int64)
@@ -58,6 +75,19 @@ def occupancy_warps(
     return np.maximum(ctas, 0) * wpc
 
 
+
+
+def limits_not_applied(regs_per_thread, threads_per_cta, sm) -> list[str]:
+    """The :data:`REGISTER_LIMITS` of ``sm`` that a kernel's code exceeds, each in words (empty: none)."""
+    wpc = -(-int(threads_per_cta) // sm.threads_per_warp)
+    g = sm.reg_alloc_granularity
+    need = wpc * (-(-(int(regs_per_thread) * sm.threads_per_warp) // g) * g)
+    out = []
+    if int(regs_per_thread) > sm.max_regs_per_thread:
+        out.append(f"{regs_per_thread} registers per thread > max_regs_per_thread = {sm.max_regs_per_thread}")
+    if need > sm.regs_per_cta_limit:
+        out.append(f"{need} registers per CTA > regs_per_cta_limit = {sm.regs_per_cta_limit}")
+    return out
 
 
 def rf_demand(regs_per_thread, threads_per_cta, smem_per_cta, ctas_available, sm) -> float:
@@ -80,6 +110,12 @@ def no_fit_reason(regs_per_thread, threads_per_cta, smem_per_cta, sm, regs_per_s
     wpc = -(-int(threads_per_cta) // sm.threads_per_warp)
     g = sm.reg_alloc_granularity
     need = wpc * (-(-(int(regs_per_thread) * sm.threads_per_warp) // g) * g)
+    if int(threads_per_cta) > sm.max_threads_per_cta:
+        return (f"one CTA has {threads_per_cta} threads and the SM launches at most {sm.max_threads_per_cta} "
+                "(max_threads_per_cta)")
+    if smem_per_cta and int(smem_per_cta) > sm.shmem_per_cta_bytes:
+        return (f"one CTA needs {smem_per_cta} B of shared memory and the SM allows {sm.shmem_per_cta_bytes} "
+                "per CTA (shmem_per_cta_bytes)")
     if need > regs_per_sm:
         return (f"one CTA needs {need} registers ({regs_per_thread} per thread x {threads_per_cta} threads, "
                 f"allocated per warp in {g}s) and the SM has {regs_per_sm} (regs_per_sm)")  # fmt: skip

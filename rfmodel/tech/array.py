@@ -32,7 +32,7 @@ from rfmodel.tech.fit import LogSurface
 
 PORTS = ("1rw", "1r1w", "2r1w")
 OUT_OF_RANGE = ("error", "extrapolate")
-SOURCES = ("cacti", "nvsim", "relaxed", "paper")
+SOURCES = ("cacti", "nvsim", "relaxed", "paper", "ports")
 DEFAULT_TEMPERATURE_K = 350.0
 CACTI_TARGET = "ED^2"
 METRICS = ("read_energy_pj", "write_energy_pj", "leakage_mw", "area_mm2", "access_ns", "write_ns", "cycle_ns")
@@ -457,6 +457,56 @@ class RelaxedStt(Estimator):
         )
 
 
+class PortDerived(Estimator):
+    """A multi-ported bank of a cell whose data are single-ported (NVSim's STT-RAM cells): the cell's own
+    ``1rw`` bank with the port overhead CACTI gives the HP-SRAM bank of the same capacity, width and node.
+    The extra port's wordline, bitlines and access transistors widen the array and load its lines, so area,
+    energies and leakage take the SRAM's ratio (``ports`` over ``1rw``) and the latencies its added
+    nanoseconds; the cell's own switching (an STT-RAM write pulse) is left as it is."""
+
+    source = "ports"
+    priority = 5
+
+    def _base(self, q: Query) -> Estimator | None:
+        for e in self.lib.estimators_for(q.cell):
+            if e is not self and e.check(replace(q, ports="1rw")) is None:
+                return e
+        return None
+
+    def check(self, q: Query) -> str | None:
+        if q.cell in _SRAM_DEVICE or q.cell in ("tfet", "dwm"):
+            return "the cell's own estimator takes its ports"
+        if q.ports == "1rw":
+            return "single-ported: the cell's own data"
+        if self._base(q) is None:
+            return f"no single-ported estimate of {q.cell} to derive ports '{q.ports}' from"
+        sram = replace(q, cell="sram-hp", periph=None)
+        return self.lib.estimator("cacti").check(sram) or self.lib.estimator("cacti").check(
+            replace(sram, ports="1rw")
+        )
+
+    def estimate(self, q: Query, out_of_range: str) -> ArrayCost:
+        one = self._base(q).estimate(replace(q, ports="1rw"), out_of_range)
+        cacti = self.lib.estimator("cacti")
+        sram = replace(q, cell="sram-hp", periph=None)
+        multi = cacti.estimate(sram, "extrapolate")
+        single = cacti.estimate(replace(sram, ports="1rw"), "extrapolate")
+        how = (
+            f"{q.cell} 1rw bank ({one.source}) with CACTI HP-SRAM's {q.ports}/1rw port overhead at the same "
+            "capacity, width and node"
+        )
+        vals, prov = {}, {}
+        for m in METRICS:
+            if m.endswith("_ns"):
+                vals[m] = getattr(one, m) + np.maximum(getattr(multi, m) - getattr(single, m), 0.0)
+                prov[m] = f"{how} (+ SRAM's added ns): {one.provenance[m]}"
+            else:
+                vals[m] = getattr(one, m) * getattr(multi, m) / getattr(single, m)
+                prov[m] = f"{how} (x SRAM's ratio): {one.provenance[m]}"
+        prov["write_bit_fraction"] = one.provenance["write_bit_fraction"]
+        return replace(one, ports=q.ports, **vals, source=self.source, provenance=prov)
+
+
 class PaperDerived(Estimator):
     """TFET and DWM as multipliers on the CACTI HP-SRAM bank (see :mod:`rfmodel.tech.derive`)."""
 
@@ -555,6 +605,7 @@ class TechLibrary:
             "nvsim": NvsimArray(self),
             "relaxed": RelaxedStt(self),
             "paper": PaperDerived(self),
+            "ports": PortDerived(self),
         }
         self._cache: dict = {}
 
@@ -587,9 +638,9 @@ class TechLibrary:
             "sram-hp": ["cacti", "nvsim"],
             "sram-lstp": ["cacti"],
             "sram-lop": ["cacti"],
-            "stt-ram": ["nvsim"],
-            "stt-ram-conservative": ["nvsim"],
-            "stt-ram-relaxed": ["relaxed"],
+            "stt-ram": ["nvsim", "ports"],
+            "stt-ram-conservative": ["nvsim", "ports"],
+            "stt-ram-relaxed": ["relaxed", "ports"],
             "tfet": ["paper"],
             "dwm": ["paper"],
         }[cell]
@@ -711,7 +762,8 @@ def array_cost(cell: str, node_nm: float, capacity_kb, width_bits=1024, **kw) ->
     Keyword arguments: ``ports`` ('1rw' | '1r1w' | '2r1w'), ``banks`` (copies for the totals),
     ``temperature_k`` (350, the data's), ``periph`` (SRAM periphery 'hp' | 'lstp' | 'lop', default the
     cell's own), ``out_of_range`` ('error' | 'extrapolate' with a :class:`TechExtrapolationWarning`),
-    ``source`` (force one estimator: 'cacti' | 'nvsim' | 'relaxed' | 'paper').
+    ``source`` (force one estimator: 'cacti' | 'nvsim' | 'relaxed' | 'paper' | 'ports', the last a
+    multi-ported STT-RAM bank from its single-ported data and the SRAM's port overhead).
     """
     return default_library().array_cost(cell, node_nm, capacity_kb, width_bits, **kw)
 

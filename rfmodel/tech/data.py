@@ -12,7 +12,7 @@ import csv
 import io
 import math
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib import resources
 
@@ -165,30 +165,56 @@ def _package_text(name: str) -> str:
 def package_rows() -> tuple[Row, ...]:
     """The rows shipped with the package (CACTI grid and NVSim grid).  Parsing the 3,000 rows costs every
     process that asks for a cost about 45 ms, loading them parsed a quarter of that: they are kept in the
-    on-disk cache (``rfmodel/cache.py``) keyed by the package's data files."""
-    import pickle
+    on-disk cache (``rfmodel/cache.py``, a checked data file: :mod:`rfmodel.datafile`) keyed by the package's
+    data files."""
+    from rfmodel.cache import entry_path, read_entry, source_hash, write_with
 
-    from rfmodel.cache import entry_path, source_hash
-    from rfmodel.io import atomic_path
-
-    path = entry_path("tech-rows", source_hash("data/tech"), ".pickle")
-    if path is not None and path.is_file():
-        try:
-            rows = pickle.loads(path.read_bytes())
-            if isinstance(rows, tuple) and all(type(r) is Row for r in rows):
-                return rows
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
-            pass  # a damaged entry: parsed again and rewritten
+    path = entry_path("tech-rows", source_hash("data/tech"), ".npz")
+    rows = read_entry(path, _load_rows)  # None when absent or damaged: parsed again and rewritten
+    if rows is not None:
+        return rows
     rows = cacti_rows_from_text(_package_text(CACTI_FILE), f"rfmodel/data/tech/{CACTI_FILE}")
     rows += nvsim_rows_from_text(_package_text(NVSIM_FILE), f"rfmodel/data/tech/{NVSIM_FILE}")
     rows = tuple(rows)
-    if path is not None:
-        try:
-            with atomic_path(path) as tmp:
-                tmp.write_bytes(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
-        except (OSError, ValueError):
-            pass  # a read-only cache: parsed every time
+    write_with(path, lambda p: _save_rows(p, rows))  # an unwritable cache: parsed every time
     return rows
+
+
+#: kind and format version of the cached rows (:mod:`rfmodel.datafile`)
+_ROWS_KIND, _ROWS_VERSION = "rfmodel technology rows", 1
+
+
+def _save_rows(path, rows) -> None:
+    """``rows`` as one column array per field of :class:`Row`."""
+    import numpy as np
+
+    from rfmodel.datafile import write_checked
+
+    cols = {}
+    for f in fields(Row):
+        values = [getattr(r, f.name) for r in rows]
+        kind = f.type if isinstance(f.type, str) else f.type.__name__
+        dtype = {"str": np.str_, "bool": np.bool_}.get(kind, np.float64)
+        cols[f.name] = np.array(values, dtype=dtype)
+    write_checked(path, _ROWS_KIND, _ROWS_VERSION, cols, {"rows": len(rows)})
+
+
+def _load_rows(path) -> tuple[Row, ...]:
+    """The rows :func:`_save_rows` wrote (its checks passed)."""
+    from rfmodel.datafile import read_checked
+
+    meta, cols = read_checked(path, _ROWS_KIND, _ROWS_VERSION)
+    n = int(meta["rows"])
+    names = [f.name for f in fields(Row)]
+    if sorted(cols) != sorted(names) or any(cols[k].shape != (n,) for k in names):
+        raise ValueError("not the fields of the rows")
+    lists = [cols[k].tolist() for k in names]
+    out = []
+    for values in zip(*lists, strict=True):  # as unpickling would: the fields set, no frozen __init__ per row
+        row = object.__new__(Row)
+        row.__dict__.update(zip(names, values, strict=True))
+        out.append(row)
+    return tuple(out)
 
 
 def rows_from_file(path) -> list[Row]:

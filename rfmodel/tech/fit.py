@@ -102,7 +102,7 @@ class LogSurface:
         import hashlib
         import json
 
-        from rfmodel.cache import entry_path, source_hash
+        from rfmodel.cache import entry_path, read_entry, source_hash, write_with
         from rfmodel.io import write_text
 
         arrays = [np.asarray(a, float) for a in (capacity_kb, width_bits, node_nm, values)]
@@ -110,17 +110,11 @@ class LogSurface:
         for a in arrays:
             h.update(np.ascontiguousarray(a).tobytes())
         path = entry_path("tech-fit", h.hexdigest()[:20], ".json")
-        if path is not None and path.is_file():
-            try:
-                return cls.from_dict(json.loads(path.read_text()))
-            except (OSError, ValueError, KeyError, TypeError):
-                pass  # a damaged entry: solved again and rewritten
-        surf = cls._solve(*arrays, degree=degree, node_slopes=node_slopes, monotone=monotone)
-        if path is not None:
-            try:
-                write_text(path, json.dumps(surf.to_dict()))
-            except OSError:
-                pass  # a read-only cache: solve every time
+        # a damaged entry is solved again and rewritten; an unwritable cache solves every time
+        surf = read_entry(path, lambda p: cls.from_dict(json.loads(p.read_text())))
+        if surf is None:
+            surf = cls._solve(*arrays, degree=degree, node_slopes=node_slopes, monotone=monotone)
+            write_with(path, lambda p: write_text(p, json.dumps(surf.to_dict())))
         return surf
 
     def to_dict(self) -> dict:

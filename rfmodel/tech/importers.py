@@ -246,8 +246,11 @@ def parse_nvsim(
         raise ParseError(path, i + 1, f"design target '{m.group(1).strip()}': import RAM designs only")
     m, i = _find(lines, r"^Capacity\s*:\s*" + _NUM + r"\s*(KB|MB|GB)", path, "capacity")
     cap_kb = float(m.group(1)) * {"KB": 1, "MB": 1024, "GB": 1024 * 1024}[m.group(2)]
-    m, _ = _find(lines, r"^Data Width\s*:\s*" + _NUM + r"\s*Bits", path, "data width")
+    m, j = _find(lines, r"^Data Width\s*:\s*" + _NUM + r"\s*Bits", path, "data width")
     width = float(m.group(1))
+    for what, v, at in (("capacity", cap_kb, i), ("data width", width, j)):
+        if not (math.isfinite(v) and v > 0):
+            raise ParseError(path, at + 1, f"{what}: {v:g} is invalid (a finite number > 0)")
     if cell is None:
         if mem == "SRAM":
             cell = "SRAM"
@@ -292,6 +295,8 @@ def parse_nvsim(
             lines, r"Write Pulse Duration\s*=\s*" + _NUM + r"\s*([a-zA-Z]+)", path, "pulse", r0, r1, False
         )
         pulse = _value(m, path, i, "write pulse") if m else 0.0
+        if not (math.isfinite(area) and area > 0):
+            raise ParseError(path, None, f"run {k + 1}: total area = {area:g} is not positive")
         row = dict.fromkeys(NVSIM_COLUMNS, "")
         row.update(
             run_id=f"{Path(path).name}#{k + 1}",

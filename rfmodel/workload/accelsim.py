@@ -216,6 +216,8 @@ class _Parser:
         if self.lineinfo:
             int(toks[0])
         pc = int(toks[i], 16)
+        if not 0 <= pc < 1 << 64:
+            raise ValueError("PC is not a 64-bit value")
         mask = int(toks[i + 1], 16)
         if not 0 <= mask <= 0xFFFFFFFF:
             raise ValueError("mask is not a 32-bit value")
@@ -577,6 +579,9 @@ def _build(p: _Parser, cta_ids, wblocks) -> Trace:
         shmem = int(h.get("shmem", "0"))
     except ValueError as e:
         raise ParseError(p.path, None, f"bad header value: {e}") from None
+    for key, value in (("nregs", nregs), ("shmem", shmem)):
+        if not 0 <= value < 1 << 31:
+            raise ParseError(p.path, None, f"header '-{key} = {value}': expected a count from 0 to 2^31 - 1")
     return Trace(
         kernel=h.get("kernel name", Path(p.path).name),
         warp_ptr=warp_ptr,

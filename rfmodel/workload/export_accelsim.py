@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from rfmodel.errors import RfmodelError, expect_int
-from rfmodel.io import atomic_path
+from rfmodel.io import atomic_path, output_set
 from rfmodel.workload.ir import L1D_CLASSES, MEMORY_CLASSES, OpClass
 from rfmodel.workload.trace import NONE, Trace
 
@@ -257,9 +257,10 @@ def export_accelsim(workload, outdir, *, arch: str | None = None, num_sms: int =
     expanded for ``num_sms`` SMs (1: the whole grid) and cut to ``max_warps``.
     Returns the paths written and what the format could not carry.
     """
+    from rfmodel.limits import MAX_NUM_SMS
     from rfmodel.workload.suite import DEFAULT_ARCH, Workload, load_workload
 
-    num_sms = expect_int("num_sms", num_sms, low=1)
+    num_sms = expect_int("num_sms", num_sms, low=1, high=MAX_NUM_SMS)
     if isinstance(workload, Trace):
         trace = workload
     elif isinstance(workload, Workload):
@@ -274,9 +275,10 @@ def export_accelsim(workload, outdir, *, arch: str | None = None, num_sms: int =
         raise RfmodelError(f"{out}: exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
     kernel = out / "kernel-1.traceg"
-    lost = write_traceg(trace, kernel)
-    with atomic_path(out / "kernelslist.g") as tmp:
-        tmp.write_text("kernel-1.traceg\n")
+    with output_set([kernel, out / "kernelslist.g"]):  # both files or neither
+        lost = write_traceg(trace, kernel)
+        with atomic_path(out / "kernelslist.g") as tmp:
+            tmp.write_text("kernel-1.traceg\n")
     return {
         "kernelslist": str(out / "kernelslist.g"),
         "traceg": str(kernel),

@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
+from rfmodel.limits import MAX_NUM_SMS, MAX_SEED, MAX_WARPS
 from rfmodel.workload.ir import Kernel
 from rfmodel.workload.manifest import kernels_dir, manifest
-from rfmodel.workload.trace import Trace
+from rfmodel.workload.trace import Trace, grid_share
 
 DEFAULT_ARCH = "sm_80"
 ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
@@ -117,6 +118,8 @@ def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
         k = _pick(kernels, meta.get("symbol", ref), ref)
         k.threads_per_cta = int(meta.get("threads_per_cta", k.threads_per_cta))
         k.ctas = int(meta.get("ctas", k.ctas))
+        # static shared memory per CTA: the compiler's figure (an nvdisasm listing does not state it)
+        k.shared_mem_bytes = max(int(k.shared_mem_bytes), int(meta["resources"][arch].get("shared", 0)))
         k.attrs["manifest"] = meta
         banks = _constant_banks(ref, arch)
         if banks:
@@ -305,9 +308,9 @@ def load_workload(
         return ref
     if not isinstance(ref, str | Path):
         raise RfmodelError(f"workload: expected a name or a path (got {ref!r})")
-    num_sms = expect_int("num_sms", num_sms, low=1)
-    seed = expect_int("seed", seed, low=0)
-    max_warps = expect_int("max_warps", max_warps, low=1, optional=True)
+    num_sms = expect_int("num_sms", num_sms, low=1, high=MAX_NUM_SMS)
+    seed = expect_int("seed", seed, low=0, high=MAX_SEED)
+    max_warps = expect_int("max_warps", max_warps, low=1, high=MAX_WARPS, optional=True)
     line_bytes = expect_int("line_bytes", line_bytes, low=4)
     if trace_source not in TRACE_SOURCES:
         raise UnknownNameError("trace source", trace_source, TRACE_SOURCES)
@@ -334,7 +337,10 @@ def load_workload(
         p = accelsim_kernel(path, which, ref)
         trace = read_traceg(p)
         name = p.parent.name or p.stem
-        return Workload(name=f"{name}:{_trace_stem(p.name)}" if which else name, trace=trace, source=str(p))
+        # the whole grid cut to SM 0's share, then to max_warps' CTAs: what both engines run
+        trace = grid_share(trace, num_sms, max_warps)
+        return Workload(name=f"{name}:{_trace_stem(p.name)}" if which else name, trace=trace, source=str(p),
+                        attrs={"ctas_per_sm": trace.attrs["ctas_per_sm"]})  # fmt: skip
     if ref.startswith(SYNTHETIC_PREFIX):
         kernel, profile = _synthetic(ref)
         name = ref

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rfmodel.errors import RfmodelError
+
 NONE = 255  # padding value in dst/src (never a real register: RZ is not stored)
 MAX_DST = 4
 MAX_SRC = 10
@@ -195,3 +197,84 @@ def prepend_rows(trace: Trace, n: int, op: int) -> Trace:
                   mem_ptr=mem_ptr, mem_line=np.asarray(trace.mem_line).copy(), **cols)  # fmt: skip
     out.validate()
     return out
+
+
+def sm_share(trace: Trace, num_sms: int, sm_index: int = 0) -> Trace:
+    """The CTAs of a whole-grid trace that SM ``sm_index`` runs.
+
+    GPGPU-Sim hands CTAs to the SMs round-robin, so SM ``j`` runs CTAs ``j, j + SMs, ...``.
+    """
+    ctas = _cta_bounds(trace)[1]
+    keep = [c for c in range(len(ctas)) if c % max(num_sms, 1) == sm_index]
+    return select_ctas(trace, keep)
+
+
+def _cta_bounds(trace: Trace):
+    wc = np.asarray(trace.warp_cta, dtype=np.int64)
+    if len(wc) and np.any(np.diff(wc) < 0):
+        raise RfmodelError(f"trace '{trace.kernel}': warps are not grouped by CTA (warp_cta decreases)")
+    if len(wc) == 0:
+        return np.zeros(1, dtype=np.int64), []
+    change = np.flatnonzero(np.diff(wc)) + 1
+    starts = np.concatenate([[0], change, [len(wc)]]).astype(np.int64)
+    return starts, [int(wc[s]) for s in starts[:-1]]
+
+
+def select_ctas(trace: Trace, keep) -> Trace:
+    """A trace of only the CTAs at positions ``keep`` (in CTA order of the trace)."""
+    starts, _ = _cta_bounds(trace)
+    warps = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in keep]) if len(keep) else np.zeros(
+        0, dtype=np.int64
+    )
+    wp = trace.warp_ptr
+    rows = (
+        np.concatenate([np.arange(wp[w], wp[w + 1]) for w in warps]).astype(np.int64)
+        if len(warps)
+        else np.zeros(0, dtype=np.int64)
+    )
+    counts = np.diff(wp)[warps] if len(warps) else np.zeros(0, dtype=np.int64)
+    warp_ptr = np.zeros(len(warps) + 1, dtype=np.int64)
+    np.cumsum(counts, out=warp_ptr[1:])
+    mp = trace.mem_ptr
+    nl = (mp[rows + 1] - mp[rows]) if len(rows) else np.zeros(0, dtype=np.int64)
+    mem_ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(nl, out=mem_ptr[1:])
+    line_idx = (
+        np.concatenate([np.arange(mp[r], mp[r + 1]) for r in rows[nl > 0]]).astype(np.int64)
+        if np.any(nl > 0)
+        else np.zeros(0, dtype=np.int64)
+    )
+    attrs = dict(trace.attrs)
+    for k in ("rz_src", "rz_dst"):
+        if k in attrs and len(attrs[k]) == trace.n_instrs:
+            attrs[k] = np.asarray(attrs[k])[rows]
+    attrs["selected_ctas"] = len(keep)
+    cols = {k: getattr(trace, k)[rows] for k in (
+        "op", "sidx", "dst", "src", "pdst", "psrc", "udst", "usrc", "reuse", "active", "width", "compress")}
+    return Trace(
+        kernel=trace.kernel,
+        warp_ptr=warp_ptr,
+        warp_cta=np.asarray(trace.warp_cta)[warps].astype(np.int32),
+        mem_ptr=mem_ptr,
+        mem_line=trace.mem_line[line_idx],
+        regs_per_thread=trace.regs_per_thread,
+        threads_per_cta=trace.threads_per_cta,
+        ctas=len(keep),
+        shared_mem_bytes=trace.shared_mem_bytes,
+        line_bytes=trace.line_bytes,
+        attrs=attrs,
+        **cols,
+    )
+
+
+def grid_share(trace: Trace, num_sms: int, max_warps: int | None = None) -> Trace:
+    """SM 0's share of a whole-grid trace (:func:`sm_share`), cut to its first CTAs holding at most
+    ``max_warps`` warps (at least one CTA; ``None``: the whole share), with ``attrs["ctas_per_sm"]`` the
+    share's CTAs: the one cut of a grid that both engines run (an Accel-Sim trace)."""
+    share = sm_share(trace, num_sms)
+    n = share.ctas
+    if max_warps is not None:
+        wpc = max(1, -(-share.threads_per_cta // 32))
+        share = select_ctas(share, list(range(min(share.ctas, max(1, max_warps // wpc)))))
+    share.attrs["ctas_per_sm"] = n
+    return share

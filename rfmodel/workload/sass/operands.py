@@ -56,6 +56,7 @@ _ANNOT_RE = re.compile(r'\(\*"([^"]*)"\*\)')
 _REG_RE = re.compile(
     r"^(?:(RZ|URZ|PT|UPT|PR|UPR|SRZ)|(UR|R|UP|P|SB|B)(\d+)|(SR_[A-Za-z0-9_]+))((?:\.[A-Za-z0-9_]+)*)$"
 )
+_SIGNED_REG_RE = re.compile(r"^(?:UR|R|UP|P)[-+]\d")  # "R-5": a register number with a sign
 _IMM_RE = re.compile(r"^[-+]?(?:0[xX][0-9a-fA-F]+|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|INF|QNAN|SNAN|NAN)$")
 _INNER_RE = re.compile(r"(?<![A-Za-z0-9_])(URZ|RZ|UR\d+|R\d+)((?:\.[A-Za-z0-9]+)*)")
 _LABEL_RE = re.compile(r"^`\(([^()`]*)\)$")
@@ -205,6 +206,8 @@ def parse_operand(text: str) -> Operand:
     while core[:1] in ("-", "!", "~"):
         neg = True
         core = core[1:]
+    if _SIGNED_REG_RE.match(core):
+        raise ValueError(f"register {text!r} out of range")
     m = _REG_RE.match(core)
     if m:
         named, letters, digits, sreg, suf = m.groups()

@@ -647,6 +647,8 @@ def _build_kernel(f: _Func, path: str, resources: dict | None) -> Kernel:
         regs, source = _resource_int(res, "regs", f.name, path), "resources"
     else:
         regs, source = computed, "computed"
+    if max_reg + 1 > regs:  # the code names a register beyond the declared count: it needs that many
+        regs, source = max_reg + 1, f"highest register written or read (R{max_reg}; {source} said {regs})"
     if f.res is not None and "SHARED" in f.res:
         shared = f.res["SHARED"]
     elif "shared" in res:
