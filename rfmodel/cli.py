@@ -15,6 +15,7 @@ import math
 import os
 import sys
 import tomllib
+import warnings
 from pathlib import Path
 
 from rfmodel import limits as L
@@ -1213,7 +1214,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as the CLI prints it: one line, ``warning: ...`` (no source location)."""
+    return f"warning: {message}\n"
+
+
 def main(argv=None) -> int:
+    warnings.formatwarning = _one_line_warning
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -59,6 +59,7 @@ from rfmodel.limits import MAX_SAMPLES, MAX_SEED
 from rfmodel.results import SCALAR_METRICS, UNITS, assemble  # noqa: F401
 from rfmodel.sim.core import STALL_REASONS
 from rfmodel.spec import SMSpec, get_preset, load_spec
+from rfmodel.spec.occupancy import not_modelled
 from rfmodel.version import __version__
 from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload
 
@@ -270,6 +271,10 @@ def evaluate(
     """
     if method not in METHODS:
         raise UnknownNameError("method", method, METHODS)
+    for what, value in (("tech", tech), ("uncertainty", uncertainty), ("sim_options", sim_options)):
+        if value is not None and not isinstance(value, Mapping):
+            raise RfmodelError(f"{what}: expected a mapping of names to values, e.g. {{'node_nm': 32}} (got "
+                               f"{type(value).__name__} {value!r:.60})")  # fmt: skip
     if on_no_fit not in ("error", "nan"):
         raise UnknownNameError("on_no_fit", on_no_fit, ("error", "nan"))
     require_fit = on_no_fit == "error" and workload is not None
@@ -542,7 +547,8 @@ def _evaluate_simulate(
     return assemble(
         design=d, sm=sm, structures=structures, workloads=names, dims=dims, coords=coords, shape=shape,
         per_workload=per_wl, stall_reasons=reasons, grid=grid, require_fit=require_fit,
-        attrs={"engine": "simulate", "tech": json.dumps(tech), "arch": arch, "seed": seed, "not_modelled": "",
+        attrs={"engine": "simulate", "tech": json.dumps(tech), "arch": arch, "seed": seed,
+               "not_modelled": "; ".join(not_modelled(sm, "simulate")),
                "rfmodel_version": __version__, "sim_options": json.dumps(opts.to_dict()),
                "calibration": f"reference cycle simulator (compat={opts.compat})"},
     )  # fmt: skip

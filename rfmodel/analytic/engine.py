@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -32,7 +31,7 @@ from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.errors import SpecError
 from rfmodel.results import assemble
 from rfmodel.spec import SMSpec
-from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS
+from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS, not_modelled
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.version import __version__
 from rfmodel.workload.ir import OpClass
@@ -435,28 +434,6 @@ UNSCHEDULED_SM = {"bank_rw_ports": 1, "bank_read_ports": 0, "bank_write_ports": 
                   "collector_read_ports": 0, "bank_mapping": "gpgpusim"}  # fmt: skip
 
 
-#: SM fields the analytic models do not read, with the value their answer holds for (the simulator models
-#: them): a spec that sets another is answered at that value and the engine says so, a warning once per
-#: process and the field in ``ds.attrs["not_modelled"]``
-NOT_MODELLED = {"collector_read_ports": 0}
-_NOT_MODELLED_SAID: set = set()
-
-
-def not_modelled(sm: SMSpec) -> list[str]:
-    """The :data:`NOT_MODELLED` fields ``sm`` sets away from the value the analytic answer holds for (a
-    warning once per field and value)."""
-    out = []
-    for name, holds in NOT_MODELLED.items():
-        value = getattr(sm, name)
-        if value != holds:
-            out.append(f"{name} = {value} (answered as {holds})")
-            if (name, value) not in _NOT_MODELLED_SAID:
-                _NOT_MODELLED_SAID.add((name, value))
-                warnings.warn(f"the analytic engine does not model {name} = {value}: its answer is the one "
-                              f"for {holds}; method='simulate' models it", stacklevel=4)  # fmt: skip
-    return out
-
-
 def _unscheduled(sm: SMSpec) -> SMSpec:
     """``sm`` with :data:`UNSCHEDULED_SM` and the grid's bank count where its register file divides into it
     (what reads the SM's own bank count, the main RF's bank size, then sees the reference's banks too)."""
@@ -567,7 +544,7 @@ def evaluate_analytic(
         design=design, sm=sm, structures=structs, workloads=names, dims=dims, coords=coords, shape=shape,
         per_workload=per_wl, stall_reasons=stall_reasons, grid=grid, require_fit=require_fit,
         attrs={"engine": "analytic", "tech": json.dumps(tech), "arch": arch, "seed": seed,
-               "not_modelled": "; ".join(not_modelled(sm)),
+               "not_modelled": "; ".join(not_modelled(sm, "analytic")),
                "rfmodel_version": __version__, "calibration": cal_desc,
                "anchor": "shared SM model's IPC x factor per workload (schedule of the baseline pipeline"
                          " / the baseline's analytic IPC at its defaults; docs/models.md): "

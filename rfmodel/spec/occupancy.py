@@ -125,3 +125,48 @@ def no_fit_reason(regs_per_thread, threads_per_cta, smem_per_cta, sm, regs_per_s
         return (f"one CTA needs {smem_per_cta} B of shared memory and the SM has {sm.shmem_per_sm_bytes} "
                 "(shmem_per_sm_bytes)")
     return None
+
+
+#: SM fields an engine does not model, with the value its answer holds for: ``{field: (engines, value)}``
+#: (``l1d.x`` names a field of the L1D).  A spec that sets another value is answered at that one and the
+#: engine says so: a warning once per process and the field in the result's ``attrs["not_modelled"]``.
+#: The L1D is its ``size_bytes`` throughout a run in both engines (no adaptive carve-out, whole lines); the
+#: interval model has no per-collector port limit and takes any two ready instructions for a dual issue.
+NOT_MODELLED = {
+    "l1d.sectored": (("analytic", "simulate"), False),
+    "l1d.unified_bytes": (("analytic", "simulate"), 0),
+    "l1d.adaptive": (("analytic", "simulate"), False),
+    "collector_read_ports": (("analytic",), 0),
+    "dual_issue_diff_units": (("analytic",), False),
+}
+_SAID_NOT_MODELLED: set = set()
+
+
+def not_modelled(sm, engine: str) -> list[str]:
+    """The :data:`NOT_MODELLED` fields of ``engine`` that ``sm`` sets to another value than the answer holds
+    for, in words (a warning once per field, value and engine, unless it is the value of the preset ``sm``
+    is named after); ``dual_issue_diff_units`` only where the SM issues more than one instruction a cycle."""
+    import warnings
+
+    from rfmodel.spec.presets import PRESETS
+
+    def get(spec, name):
+        parent, _, field = name.rpartition(".")
+        return getattr(getattr(spec, parent) if parent else spec, field)
+
+    preset = PRESETS.get(sm.name)
+    out = []
+    for name, (engines, holds) in NOT_MODELLED.items():
+        if engine not in engines or (name == "dual_issue_diff_units" and sm.issue_width < 2):
+            continue
+        value = get(sm, name)
+        if value != holds:
+            out.append(f"{name} = {value} (answered as {holds})")
+            # a preset's own value is in its documented source and the attrs; a value set otherwise is said
+            if preset is not None and get(preset, name) == value:
+                continue
+            if (name, value, engine) not in _SAID_NOT_MODELLED:
+                _SAID_NOT_MODELLED.add((name, value, engine))
+                warnings.warn(f"the {engine} engine does not model {name} = {value}: its answer is the one "
+                              f"for {holds}", stacklevel=4)  # fmt: skip
+    return out
