@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
 
 import numpy as np
 import xarray as xr
 
 from rfmodel.energy.accounting import account, event_counts
 from rfmodel.errors import RfmodelError
-from rfmodel.spec.occupancy import CTA_LIMITS, REGISTER_LIMITS, limits_not_applied, no_fit_reason
-
-#: (workload, limits) pairs already warned about in this process
-_SAID: set = set()
+from rfmodel.spec.occupancy import CTA_LIMITS, REGISTER_LIMITS, limits_not_applied, no_fit_reason, warn_once
 
 
 def _dask_array_type_on_demand() -> None:
@@ -216,10 +212,8 @@ def assemble(
         notes = limits_not_applied(w["resources"][0], w["resources"][1], regs_sm)
         if notes:
             over[name] = "; ".join(notes)
-            if (name, over[name]) not in _SAID:
-                _SAID.add((name, over[name]))
-                warnings.warn(f"{name} on {sm.name}: {over[name]}: run as compiled, with its own registers "
-                              "(the limits are not applied to compiled code)", stacklevel=3)  # fmt: skip
+            warn_once(f"{name} on {sm.name}: {over[name]}: run as compiled, with its own registers (the "
+                      "limits are not applied to compiled code)", stacklevel=4)  # fmt: skip
     ds = xr.Dataset(data, coords={**coords, "workload": workloads, "structure": snames,
                                   "stall_reason": list(stall_reasons)})  # fmt: skip
     for k, u in UNITS.items():

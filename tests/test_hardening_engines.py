@@ -65,16 +65,16 @@ def test_register_limits_run_compiled_code_as_compiled_and_say_so(tmp_path, fiel
     """max_regs_per_thread = 1 or regs_per_cta_limit = 1 left saxpy's 24-register CTAs running with no
     word.  Compiled code is run as compiled (a compiler would have to spill; none recompiles here): both
     engines say so once and list it in the result's attrs."""
-    import rfmodel.results
+    import rfmodel.spec.occupancy as occupancy
 
     sm = resolve_gpu("fermi-gtx480")
-    rfmodel.results._SAID.clear()
+    occupancy._SAID.clear()
     for method in ("analytic", "simulate"):
         with pytest.warns(UserWarning, match=f"{field}.*run as compiled"):
             ds = rfmodel.evaluate("baseline", "saxpy", _toml(tmp_path, sm, **{field: value}), method=method,
                                   max_warps=16)  # fmt: skip
         assert field in ds.attrs["limits_not_applied"] and "saxpy" in ds.attrs["limits_not_applied"]
-        rfmodel.results._SAID.clear()
+        occupancy._SAID.clear()
     assert rfmodel.evaluate("baseline", "saxpy", sm).attrs["limits_not_applied"] == ""
 
 

@@ -142,7 +142,7 @@ def test_collector_read_ports_is_said_not_modelled_by_the_analytic_engine():
     import rfmodel.spec.occupancy as occupancy
 
     sm = resolve_gpu(GPU).replace(collector_read_ports=1)
-    occupancy._SAID_NOT_MODELLED.clear()
+    occupancy._SAID.clear()
     with pytest.warns(UserWarning, match="collector_read_ports"):
         ds = rfmodel.evaluate("baseline", "saxpy", sm)
     assert "collector_read_ports" in ds.attrs["not_modelled"]

@@ -77,11 +77,17 @@ def occupancy_warps(
 
 
 
-def limits_not_applied(regs_per_thread, threads_per_cta, sm) -> list[str]:
-    """The :data:`REGISTER_LIMITS` of ``sm`` that a kernel's code exceeds, each in words (empty: none)."""
+def cta_registers(regs_per_thread, threads_per_cta, sm) -> int:
+    """Registers one CTA is allocated on ``sm``: its warps' registers, each warp's rounded up to the SM's
+    allocation granularity."""
     wpc = -(-int(threads_per_cta) // sm.threads_per_warp)
     g = sm.reg_alloc_granularity
-    need = wpc * (-(-(int(regs_per_thread) * sm.threads_per_warp) // g) * g)
+    return wpc * (-(-(int(regs_per_thread) * sm.threads_per_warp) // g) * g)
+
+
+def limits_not_applied(regs_per_thread, threads_per_cta, sm) -> list[str]:
+    """The :data:`REGISTER_LIMITS` of ``sm`` that a kernel's code exceeds, each in words (empty: none)."""
+    need = cta_registers(regs_per_thread, threads_per_cta, sm)
     out = []
     if int(regs_per_thread) > sm.max_regs_per_thread:
         out.append(f"{regs_per_thread} registers per thread > max_regs_per_thread = {sm.max_regs_per_thread}")
@@ -109,7 +115,7 @@ def no_fit_reason(regs_per_thread, threads_per_cta, smem_per_cta, sm, regs_per_s
     regs_per_sm = sm.regs_per_sm if regs_per_sm is None else int(regs_per_sm)
     wpc = -(-int(threads_per_cta) // sm.threads_per_warp)
     g = sm.reg_alloc_granularity
-    need = wpc * (-(-(int(regs_per_thread) * sm.threads_per_warp) // g) * g)
+    need = cta_registers(regs_per_thread, threads_per_cta, sm)
     if int(threads_per_cta) > sm.max_threads_per_cta:
         return (f"one CTA has {threads_per_cta} threads and the SM launches at most {sm.max_threads_per_cta} "
                 "(max_threads_per_cta)")
@@ -139,15 +145,14 @@ NOT_MODELLED = {
     "collector_read_ports": (("analytic",), 0),
     "dual_issue_diff_units": (("analytic",), False),
 }
-_SAID_NOT_MODELLED: set = set()
+#: the notes already warned about in this process (:func:`warn_once`)
+_SAID: set = set()
 
 
 def not_modelled(sm, engine: str) -> list[str]:
     """The :data:`NOT_MODELLED` fields of ``engine`` that ``sm`` sets to another value than the answer holds
     for, in words (a warning once per field, value and engine, unless it is the value of the preset ``sm``
     is named after); ``dual_issue_diff_units`` only where the SM issues more than one instruction a cycle."""
-    import warnings
-
     from rfmodel.spec.presets import PRESETS
 
     def get(spec, name):
@@ -165,8 +170,16 @@ def not_modelled(sm, engine: str) -> list[str]:
             # a preset's own value is in its documented source and the attrs; a value set otherwise is said
             if preset is not None and get(preset, name) == value:
                 continue
-            if (name, value, engine) not in _SAID_NOT_MODELLED:
-                _SAID_NOT_MODELLED.add((name, value, engine))
-                warnings.warn(f"the {engine} engine does not model {name} = {value}: its answer is the one "
-                              f"for {holds}", stacklevel=4)  # fmt: skip
+            warn_once(f"the {engine} engine does not model {name} = {value}: its answer is the one for "
+                      f"{holds}")  # fmt: skip
     return out
+
+
+def warn_once(message: str, stacklevel: int = 5) -> None:
+    """A warning the first time this process meets ``message`` (the engines' notes of what they answer
+    otherwise than asked: an SM field not modelled, a register limit not applied)."""
+    import warnings
+
+    if message not in _SAID:
+        _SAID.add(message)
+        warnings.warn(message, stacklevel=stacklevel)
