@@ -48,10 +48,17 @@ def main(argv=None) -> int:
         print("incomplete sweep", file=sys.stderr)
         return 1
     for d, r in sorted(res["designs"].items()):
+        e = r.get("effects", {})
+        mae = e.get("ipc_effect_mae")
         print(
             f"{d:10s} held-out {r.get('n_heldout', 0):4d}  "
             f"IPC MAPE {100 * r.get('ipc_mape', float('nan')):5.1f} %"
+            + ("" if mae is None else f"  IPC effect MAE {mae:5.2f} points")
         )
+    rk = res.get("ranking", {})
+    if rk.get("n_groups"):
+        print(f"Kendall tau of the designs' order: median {rk['kendall_tau_median']:.2f} over "
+              f"{rk['n_groups']} groups")
     return 0
 
 

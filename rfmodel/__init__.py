@@ -13,11 +13,11 @@ from rfmodel.version import __version__
 
 use_user_numba_cache()  # before any engine imports numba
 
-__all__ = ["evaluate", "sensitivity", "__version__"]
+__all__ = ["evaluate", "compare", "sensitivity", "__version__"]
 
 
 def __getattr__(name: str):
-    if name in ("evaluate", "sensitivity"):
+    if name in ("evaluate", "compare", "sensitivity"):
         import importlib
 
         value = getattr(importlib.import_module("rfmodel.evaluate"), name)

@@ -177,11 +177,17 @@ def bench_execute(*, arch: str = EXECUTE_ARCH, scale: float = EXECUTE_SCALE) -> 
             "slowest": {"kernel": slow[0], "warp_instr_per_s": slow[1]["per_second"]}}  # fmt: skip
 
 
+#: the parts of :func:`bench`, in the order it runs them
+BENCH_PARTS = ("simulate", "analytic", "optimize", "execute", "profile")
+
+
 def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, designs=None,
-          execute_scale: float = EXECUTE_SCALE) -> dict:
-    """All benchmark figures: the simulator's per design, the analytic engine's for the baseline, the
-    optimizer's evaluations per second and the functional executor's warp-instructions per second.
-    ``repeat``: 1 to :data:`rfmodel.limits.MAX_BENCH_REPEAT`; ``execute_scale``: above 0, at most
+          execute_scale: float = EXECUTE_SCALE, parts=None) -> dict:
+    """Benchmark figures: the simulator's per design, the analytic engine's for the baseline, the
+    optimizer's evaluations per second, the functional executor's warp-instructions per second and the
+    cost of a first answer on a new SASS listing; ``parts`` (default: all of :data:`BENCH_PARTS`) picks
+    some of them, the result holding only those keys.  ``repeat``: 1 to
+    :data:`rfmodel.limits.MAX_BENCH_REPEAT`; ``execute_scale``: above 0, at most
     :data:`rfmodel.limits.MAX_BENCH_EXECUTE_SCALE`."""
     from rfmodel.errors import RfmodelError, expect_int
     from rfmodel.limits import MAX_BENCH_EXECUTE_SCALE, MAX_BENCH_REPEAT
@@ -191,13 +197,28 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
     if not (ok and 0 < execute_scale <= MAX_BENCH_EXECUTE_SCALE):
         raise RfmodelError(f"execute_scale: expected a number above 0 and at most "
                            f"{MAX_BENCH_EXECUTE_SCALE} (got {execute_scale!r})")  # fmt: skip
-    sim = bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)
-    base = sim.get("baseline")
-    if base is None:
-        base = bench_simulate(["baseline"], workload=workload, gpu=gpu, repeat=1)["baseline"]
-    ana = bench_analytic(workload=workload, gpu=gpu, repeat=repeat, sim_seconds=base["best_seconds"])
-    return {"simulate": sim, "analytic": ana, "optimize": bench_optimize(gpu=gpu, repeat=repeat),
-            "execute": bench_execute(scale=execute_scale), "profile": bench_profile(gpu=gpu)}
+    parts = BENCH_PARTS if parts is None else tuple(parts)
+    for p in parts:
+        if p not in BENCH_PARTS:
+            raise RfmodelError(f"bench: unknown part {p!r} (allowed: {', '.join(BENCH_PARTS)})")
+    if not parts:
+        raise RfmodelError(f"bench: no part chosen (allowed: {', '.join(BENCH_PARTS)})")
+    out: dict = {}
+    if "simulate" in parts:
+        out["simulate"] = bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)
+    if "analytic" in parts:
+        base = out.get("simulate", {}).get("baseline")
+        if base is None:
+            base = bench_simulate(["baseline"], workload=workload, gpu=gpu, repeat=1)["baseline"]
+        out["analytic"] = bench_analytic(workload=workload, gpu=gpu, repeat=repeat,
+                                         sim_seconds=base["best_seconds"])  # fmt: skip
+    if "optimize" in parts:
+        out["optimize"] = bench_optimize(gpu=gpu, repeat=repeat)
+    if "execute" in parts:
+        out["execute"] = bench_execute(scale=execute_scale)
+    if "profile" in parts:
+        out["profile"] = bench_profile(gpu=gpu)
+    return out
 
 
 #: kernels of :func:`bench_profile`: built-in SASS listings of a compute-bound, a constant-memory and a

@@ -176,11 +176,19 @@ def _preset_params(design: str, preset: str | None) -> dict:
 
 
 def cmd_evaluate(args) -> int:
-    from rfmodel.evaluate import evaluate
+    from rfmodel.evaluate import EFFECT_METRICS, compare, evaluate
     from rfmodel.io import write_netcdf, write_text
 
     cfg = _read_eval_config(args.config) if args.config else {}
-    params = _preset_params(args.design or cfg.get("design", "baseline"), args.preset)
+    designs = args.design or cfg.get("design", "baseline")
+    designs = [designs] if isinstance(designs, str) else list(designs)
+    several = len(designs) > 1
+    if several and args.preset:
+        raise RfmodelError("--preset names a configuration of one design; with several --design, compare "
+                           "them at their defaults or evaluate each on its own")  # fmt: skip
+    if args.reference and not several:
+        raise RfmodelError("--reference applies when several --design are compared")
+    params = _preset_params(designs[0], args.preset)
     params.update(cfg.get("params", {}))
     for p in args.param or []:
         k, v = _parse_param(p)
@@ -193,8 +201,9 @@ def cmd_evaluate(args) -> int:
     method = args.method or cfg.get("method", "analytic")
     if uncertainty and method != "montecarlo":
         raise RfmodelError("--uncertainty needs --method montecarlo")
-    ds = evaluate(
-        args.design or cfg.get("design", "baseline"),
+    run = (lambda *a, **k: compare(*a, reference=args.reference, **k)) if several else evaluate
+    ds = run(
+        designs if several else designs[0],
         workloads,
         args.gpu or cfg.get("gpu"),
         method=method,
@@ -211,6 +220,8 @@ def cmd_evaluate(args) -> int:
     cols += [m for m in TIMING_COLUMNS if m in ds]
     if method == "montecarlo":
         cols[1:1] = ["ipc_lo", "ipc_hi"]
+    if several:  # each effect beside its metric
+        cols = [x for c in cols for x in (c, f"{c}_effect") if x in ds and (x == c or c in EFFECT_METRICS)]
     df = ds[cols].to_dataframe().reset_index()
     if args.json:
         print(
@@ -225,7 +236,8 @@ def cmd_evaluate(args) -> int:
         print(_table(df.to_dict(orient="records")))
         print(
             f"\nengine={ds.attrs['engine']} design={ds.attrs['design']} gpu={ds.attrs['gpu']} "
-            f"tech={ds.attrs['tech']} ({ds.attrs['calibration']})"
+            f"tech={ds.attrs['tech']} ({ds.attrs.get('calibration', 'calibration differs per design')})"
+            + (f"\n<metric>_effect: <metric> / <metric> of {ds.attrs['reference']} - 1" if several else "")
         )
     if args.out:
         out = Path(args.out)
@@ -504,6 +516,9 @@ def _validate_front(res, args, runner, out) -> None:
           f"(the default evaluate path of both engines)")  # fmt: skip
     print(_table(shown))
     print(f"pairs of points the two engines order alike by time_ns: {100 * kept:.0f} %")
+    if rows:
+        print("ranking agreement (Kendall's tau of the points' order, analytic against simulated): "
+              + ", ".join(f"{m} {rows[0][f'kendall_tau_{m}']:+.2f}" for m in VALIDATED))
     keys = list(dict.fromkeys(k for r in rows for k in r))
     write_text(out / "validate.csv", "\n".join([",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys)
                                                                    for r in rows]) + "\n")  # fmt: skip
@@ -555,7 +570,15 @@ def cmd_workload_info(args) -> int:
         print(json.dumps(info, indent=1, default=str))
     else:
         for k, v in info.items():
-            if isinstance(v, dict):
+            if k == "kernels":  # a listing's kernels: index and mangled name, the demangled name below
+                from rfmodel.workload.suite import KERNEL_INDEX
+
+                print(f"{k}:")
+                for row in v:
+                    print(f"  {KERNEL_INDEX}{row['index']} {row['name']}")
+                    if row["demangled"]:
+                        print(f"  {'':>{len(str(row['index'])) + 1}} {row['demangled']}")
+            elif isinstance(v, dict):
                 print(f"{k}:")
                 for kk, vv in v.items():
                     print(f"  {kk:>24}: {vv:.4g}" if isinstance(vv, float) else f"  {kk:>24}: {vv}")
@@ -761,12 +784,13 @@ def cmd_calibrate(args) -> int:
     if res.get("incomplete"):
         print(f"calibrate: {res['simulations']} of {res['jobs']} simulations done", file=sys.stderr)
         return 1
-    summary = {d: {k: r.get(k) for k in ("n_heldout", "ipc_mape", "hit_rate_mae", "rf_cache_hit_rate_mae",
-                                         "wb_hit_rate_mae", "coalesced_share_mae", "bank_stall_rel_err",
-                                         "rf_access_rel_err")}
+    summary = {d: {**{k: r.get(k) for k in ("n_heldout", "ipc_mape", "hit_rate_mae", "rf_cache_hit_rate_mae",
+                                            "wb_hit_rate_mae", "coalesced_share_mae", "bank_stall_rel_err",
+                                            "rf_access_rel_err")},
+                   **{k: r.get("effects", {}).get(k) for k in ("ipc_effect_mae", "ipc_sign_agreement")}}
                for d, r in res["designs"].items()}  # fmt: skip
     out = {"simulations": res["simulations"], "simulated_now": res["simulated_now"],
-           "file": res.get("file"), "designs": summary}
+           "file": res.get("file"), "designs": summary, "ranking": res.get("ranking")}
     print(json.dumps(out, indent=None if args.json else 2))
     return 0
 
@@ -814,10 +838,11 @@ def cmd_bench(args) -> int:
     if not args.execute_scale > 0:
         raise RfmodelError(f"--execute-scale: expected a problem size above 0, got {args.execute_scale}")
     res = bench(workload=args.workload, gpu=args.gpu, repeat=args.repeat, designs=args.design or None,
-                execute_scale=args.execute_scale)  # fmt: skip
+                execute_scale=args.execute_scale, parts=args.part)  # fmt: skip
     if args.json:
         print(json.dumps(res))
-    else:
+        return 0
+    if "simulate" in res:
         rows = [
             {
                 "design": d,
@@ -830,14 +855,22 @@ def cmd_bench(args) -> int:
             }
             for d, v in res["simulate"].items()
         ]
-        print(_table(rows))
+        print(_table(rows) + "\n")
+    if "analytic" in res:
+        a = res["analytic"]
+        print(f"analytic: {a['points_per_s']:,.0f} points/s ({a['design']} on {a['workload']}, "
+              f"a {a['points']:,}-point grid); through evaluate {a['evaluate_points_per_s']:,.0f} points/s"
+              + (f"; {a['speedup_vs_simulate']:,.0f}x a simulation" if "speedup_vs_simulate" in a else ""))
+    if "optimize" in res:
         o = res["optimize"]
-        print(f"\noptimize: {o['evaluations_per_s']:.0f} evaluations/s ({o['design']}, {o['workloads']} "
+        print(f"optimize: {o['evaluations_per_s']:.0f} evaluations/s ({o['design']}, {o['workloads']} "
               f"workloads each; 10,000 evaluations in {o['seconds_per_10000']:.0f} s)")  # fmt: skip
+    if "execute" in res:
         x = res["execute"]
         slow = x["slowest"]
         print(f"execute: {x['warp_instr_per_s']:,} warp-instructions/s ({x['kernels']} built-in kernels on "
               f"{x['arch']}; slowest {slow['kernel']} {slow['warp_instr_per_s']:,}/s)")  # fmt: skip
+    if "profile" in res:
         p = res["profile"]
         print(f"a new SASS listing ({p['design']} on {p['gpu']}), first analytic answer / one simulation: "
               + "; ".join(f"{k} {v['analytic_seconds']:.2f} s / {v['simulate_seconds']:.2f} s"
@@ -962,7 +995,11 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("evaluate", help="evaluate a design on workloads (analytic model or cycle simulator)")
     e.add_argument("--config", metavar="FILE.toml", help="evaluation config or SM spec TOML")
     e.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
-    e.add_argument("--design", metavar="NAME")
+    e.add_argument("--design", action="append", metavar="NAME",
+                   help="repeatable: several designs are compared at the same points, each with its effect "
+                        "against the first (or --reference): <metric>_effect = metric / reference's - 1")
+    e.add_argument("--reference", metavar="NAME",
+                   help="the design the effects are against (default: the first)")
     e.add_argument(
         "--workload", action="append", metavar="NAME|PATH", help="repeatable; default: the built-in suite"
     )
@@ -1121,6 +1158,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="timed runs per design; the fastest counts (default 3)")
     b.add_argument("--execute-scale", type=_num(0, L.MAX_BENCH_EXECUTE_SCALE, above=True), default=2.0,
                    help="problem size of the executor's recipes (default 2, the figures in docs/execute.md)")
+    b.add_argument("--part", action="append",
+                   help="only this part: simulate, analytic, optimize, execute or profile (repeatable; "
+                        "default: all)")
     b.set_defaults(func=cmd_bench)
 
     t = sub.add_parser("tolerance", help="largest main-RF latency multiple a design tolerates (bisection)")
@@ -1152,7 +1192,12 @@ def build_parser() -> argparse.ArgumentParser:
         "info", help="registers, instructions, blocks, loops, op mix, reuse distances; --values: the values"
     )
     wi.add_argument(
-        "workload", metavar="NAME|PATH", nargs="?", help="omitted with --values: every built-in kernel"
+        "workload",
+        metavar="NAME|PATH[:KERNEL]",
+        nargs="?",
+        help="omitted with --values: every built-in kernel. KERNEL picks one kernel of a SASS listing: its "
+        "mangled or demangled name, a unique prefix of either, or #N (0-based); a listing of several "
+        "without it: the figures of #0 and a list of them all",
     )
     wi.add_argument("--arch", default="sm_80")
     wi.add_argument("--json", action="store_true")

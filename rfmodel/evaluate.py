@@ -247,7 +247,8 @@ def evaluate(
     level: float = 0.95,
     on_no_fit: str = "error",
 ) -> xr.Dataset:
-    """Evaluate a design on workloads; see the module docstring for the result.
+    """Evaluate a design on workloads; see the module docstring for the result.  A list of designs is
+    :func:`compare` (a ``design`` dimension, and each design's effects against the first).
 
     ``on_no_fit``: a workload that no design point can host (not one CTA fits: too many registers, warps
     or shared memory) is an error naming the limiting resource (``"error"``), or gives 0 warps and NaN
@@ -269,6 +270,11 @@ def evaluate(
     ``<metric>_lo`` / ``<metric>_hi``, the quantiles of the central interval of probability ``level``
     (0.95: the 2.5 % and 97.5 % quantiles).
     """
+    if isinstance(design, list | tuple):  # several designs at the same points: one Dataset, effects included
+        return compare(design, workload, gpu, method=method, params=params, mode=mode, tech=tech, arch=arch,
+                       seed=seed, max_warps=max_warps, sim_options=sim_options, progress=progress,
+                       calibration=calibration, uncertainty=uncertainty, samples=samples, level=level,
+                       on_no_fit=on_no_fit)  # fmt: skip
     if method not in METHODS:
         raise UnknownNameError("method", method, METHODS)
     for what, value in (("tech", tech), ("uncertainty", uncertainty), ("sim_options", sim_options)):
@@ -312,6 +318,54 @@ def evaluate(
         design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
         max_warps=max_warps, calibration=calibration, require_fit=require_fit,
     )  # fmt: skip
+
+
+#: the metrics :func:`compare` gives as effects against its reference design, ``<metric>_effect``
+EFFECT_METRICS = ("ipc", "energy_pj_total", "power_mw", "area_mm2_total")
+
+
+def compare(designs, workload=None, gpu=None, *, reference=None, params: Mapping[str, Iterable] | None = None,
+            **kwargs) -> xr.Dataset:
+    """Several designs at the same points: :func:`evaluate` of each (``kwargs`` as there: ``method``,
+    ``mode``, ``tech``, ...), joined along a ``design`` dimension, with each design's effect against the
+    ``reference`` design (default: the first), ``<metric>_effect = metric / metric(reference) - 1`` for the
+    metrics of :data:`EFFECT_METRICS` (``ipc_effect``: +0.05 is 5 % more IPC).  A design's own metrics
+    (a register cache's hit rate) are NaN for the designs without them.  ``params`` apply to every design:
+    a key some of the designs do not take is refused (compare at shared SM fields or parameters, or
+    evaluate each design on its own)."""
+    if isinstance(designs, str) or not isinstance(designs, Iterable):
+        raise RfmodelError(f"compare: expected a list of design names (got {designs!r:.60})")
+    names = list(designs)
+    if len(names) < 2:
+        raise RfmodelError(f"compare: give two designs or more (got {names})")
+    ds_of = [get_design(d) for d in names]
+    dup = sorted({d.name for d in ds_of if sum(e.name == d.name for e in ds_of) > 1})
+    if dup:
+        raise RfmodelError(f"compare: design {dup[0]!r} given twice")
+    reference = names[0] if reference is None else reference
+    if get_design(reference).name not in [d.name for d in ds_of]:
+        raise RfmodelError(f"compare: the reference {reference!r} is not among the designs "
+                           f"({', '.join(d.name for d in ds_of)})")  # fmt: skip
+    sm = resolve_gpu(gpu)
+    shared = set(sm.to_dict()) | {"collector_units"}
+    for k in params or {}:
+        missing = [d.name for d in ds_of if k not in shared and k not in d.parameters]
+        if missing:
+            raise RfmodelError(f"compare: parameter {k!r} is not one of {', '.join(missing)}'s (allowed: SM "
+                               "fields and parameters every compared design takes; evaluate each design on "
+                               "its own to vary its own parameters)")  # fmt: skip
+    runs = [evaluate(d.name, workload, sm, params=params, **kwargs) for d in ds_of]
+    out = xr.concat(runs, dim=xr.Variable("design", [d.name for d in ds_of]), data_vars="all",
+                    coords="minimal", compat="override", join="outer",
+                    combine_attrs="drop_conflicts")  # fmt: skip
+    ref = out.sel(design=get_design(reference).name)
+    for m in EFFECT_METRICS:
+        if m in out:
+            out[f"{m}_effect"] = out[m] / ref[m] - 1.0
+            out[f"{m}_effect"].attrs = {"units": "1", "long_name": f"{m} / {m} of {reference} - 1"}
+    out.attrs["design"] = ", ".join(d.name for d in ds_of)
+    out.attrs["reference"] = get_design(reference).name
+    return out
 
 
 def _param_value(design: Design, sm: SMSpec, name: str):

@@ -2,7 +2,8 @@
 
 A runner has one method, :meth:`Runner.run` ``(fn, jobs)``, which yields ``(index, result)`` as each job
 finishes (in order for the serial runner); ``fn`` and the jobs must be picklable for the others.  A job's
-result never depends on where it ran, so the runners give the same answers.
+result never depends on where it ran, so the runners give the same answers; the warnings a job raises in a
+worker come back with its result and are said once by the caller's process (not once per worker).
 
 * :class:`SerialRunner`: in this process (progress callbacks inside a job reach the caller);
 * :class:`ProcessRunner`: ``workers`` local processes (``concurrent.futures``);
@@ -16,6 +17,7 @@ mechanism of the simulator sweeps (``rfmodel calibrate`` and the studies).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -40,6 +42,37 @@ class SerialRunner(Runner):
     def run(self, fn, jobs):
         for i, job in enumerate(jobs):
             yield i, fn(job)
+
+
+def _keeping_warnings(fn, job):
+    """``(fn(job), the warnings it raised as (category name, message))``: a worker's warnings travel back with
+    its result, and the caller says each once (:func:`_relay`), not once per worker process."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn(job)
+    seen = dict.fromkeys((w.category.__name__, str(w.message)) for w in caught)
+    return out, list(seen)
+
+
+#: the warnings the runners have said in this process (:func:`_relay`)
+_RELAYED: set = set()
+
+
+def _relay(notes) -> None:
+    """Say each warning of a worker's result once in this process (a built-in warning category by its name,
+    anything else as a ``UserWarning``)."""
+    import builtins
+    import warnings
+
+    for name, message in notes:
+        if (name, message) in _RELAYED:
+            continue
+        _RELAYED.add((name, message))
+        cat = getattr(builtins, name, None)
+        cat = cat if isinstance(cat, type) and issubclass(cat, Warning) else UserWarning
+        warnings.warn(message, cat, stacklevel=3)
 
 
 def _die_with_parent() -> None:
@@ -73,10 +106,12 @@ class ProcessRunner(Runner):
         # hypervolume's library does) aborts, and a fork would share the parent's locks and threads
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_die_with_parent) as pool:
-            futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
+            futures = {pool.submit(_keeping_warnings, fn, job): i for i, job in enumerate(jobs)}
             try:
                 for fut in as_completed(futures):
-                    yield futures[fut], fut.result()
+                    out, notes = fut.result()
+                    _relay(notes)
+                    yield futures[fut], out
             except BrokenProcessPool as e:
                 msg = f"a worker process died ({e}); run again with --workers 1 to see why"
                 raise RfmodelError(msg) from None
@@ -106,10 +141,11 @@ class DaskRunner(Runner):
         from distributed import as_completed as dask_completed
 
         jobs = list(jobs)
-        futures = self.client.map(fn, jobs, pure=False)
+        futures = self.client.map(functools.partial(_keeping_warnings, fn), jobs, pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         try:
-            for fut, result in dask_completed(futures, with_results=True):
+            for fut, (result, notes) in dask_completed(futures, with_results=True):
+                _relay(notes)
                 yield index[fut.key], result
         finally:
             if self._own:

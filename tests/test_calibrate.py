@@ -322,3 +322,79 @@ def test_simulation_checkpoints_are_keyed_by_each_designs_own_sources(monkeypatc
         cal._design_source_hash.cache_clear()
     assert after["baseline"] == before["baseline"]
     assert after["cerf"] != before["cerf"] and after["corf"] != before["corf"]
+
+
+def test_effects_of_the_calibration_follow_both_engines_by_hand(tmp_path):
+    """The design effects the calibration reports: the simulator's effect is the ratio of the two records'
+    IPC, its energy per instruction is what ``evaluate(method="simulate")`` charges at that point, the model's
+    effect is the ratio of the model's values, and the summary counts the held-out rows."""
+    from rfmodel.calibrate import calibrate
+    from rfmodel.calibrate.effects import SIGN_THRESHOLD, effect_report, summarize
+
+    sweep = dict(TINY, workloads=["saxpy", "reduce_sum", "fft_radix8"], points=[{}, {"num_banks": 8}])
+    res = calibrate(sweep, checkpoint_dir=tmp_path / "ck", designs=["baseline", "malekeh", "bow"], workers=1,
+                    max_nfev=2)  # fmt: skip
+    recs, _ = run_jobs(sweep_jobs(sweep, ["baseline", "malekeh", "bow"]), tmp_path / "ck", workers=1)
+    split(recs, sweep["holdout_fraction"], sweep["seed"])
+    fitted = {d: {k: v for k, v in r.items() if k in ("coefficients", "per_gpu")}
+              for d, r in res["designs"].items()}  # fmt: skip
+    from rfmodel.calibrate import ANCHOR_SWEEP_KEY, record_values
+
+    rep = effect_report(recs, record_values(recs, fitted, {**sweep, ANCHOR_SWEEP_KEY: fitted["baseline"]}))
+    rows = rep["rows"]
+    assert len(rows) == 2 * 3 * 2  # two designs x three workloads x two SM points, each with its baseline
+    by = {(r["design"], r["workload"], r["params"].get("num_banks")): r for r in recs}
+    for row in rows:
+        d, b = by[(row["design"], row["workload"], row["params"].get("num_banks"))], \
+            by[("baseline", row["workload"], row["params"].get("num_banks"))]  # fmt: skip
+        assert row["ipc_effect_sim"] == pytest.approx(d["sim"]["ipc"] / b["sim"]["ipc"] - 1, rel=1e-12)
+        assert row["ipc_effect_model"] == pytest.approx(row["ipc_model"] / _model_ipc(rows, recs, row) - 1)
+    one = next(r for r in rows if r["design"] == "malekeh" and r["workload"] == "saxpy" and not r["params"])
+    ds = rfmodel.evaluate("malekeh", "saxpy", "fermi-gtx480", method="simulate", max_warps=4)
+    e = float(ds["energy_pj_total"].values.ravel()[0]) / float(ds["warp_instructions"].values.ravel()[0])
+    assert one["energy_per_instr_sim"] == pytest.approx(e, rel=1e-9)
+    p = float(ds["power_mw"].values.ravel()[0])
+    assert one["power_sim"] == pytest.approx(p, rel=1e-9)
+    # the report holds each design's held-out summary and the ranking over the held-out workloads
+    for d in ("malekeh", "bow"):
+        held = [r for r in rows if r["design"] == d and r["heldout"]]
+        s = res["designs"][d]["effects"]
+        assert s == summarize(held) and s["n_effect"] == len(held) > 0
+        big = [r for r in held if abs(r["ipc_effect_sim"]) >= SIGN_THRESHOLD]
+        assert s["n_sign"] == len(big)
+    assert "n_groups" in res["ranking"]
+
+
+def _model_ipc(rows, recs, row):
+    """The model IPC of a row's baseline reference: a row of the same workload and SM point's baseline has
+    ``ipc_model / (1 + ipc_effect_model)`` for every design, so every row of that group agrees."""
+    same = [r for r in rows if r["workload"] == row["workload"] and r["params"].get("num_banks")
+            == row["params"].get("num_banks")]  # fmt: skip
+    vals = {r["ipc_model"] / (1 + r["ipc_effect_model"]) for r in same}
+    assert max(vals) == pytest.approx(min(vals), rel=1e-12)
+    return vals.pop()
+
+
+def test_every_metric_both_engines_report_is_held_out_by_its_kind(tmp_path):
+    """Each design's metrics in the calibration report: a share by its mean absolute error, a count per
+    instruction by its median relative error, each compared on the held-out records only."""
+    from rfmodel.calibrate import calibrate
+    from rfmodel.calibrate.report import metrics_section
+    from rfmodel.designs.base import get_design
+
+    sweep = dict(TINY, workloads=["saxpy", "reduce_sum", "fft_radix8"], points=[{}, {"num_banks": 8}])
+    res = calibrate(sweep, checkpoint_dir=tmp_path / "ck", designs=["baseline", "malekeh"], workers=1,
+                    max_nfev=2)  # fmt: skip
+    m = res["designs"]["malekeh"]["metrics"]
+    assert get_design("malekeh").metric_kind("rf_cache_hit_rate") == "share"
+    assert m["rf_cache_hit_rate"]["kind"] == "share" and m["rf_cache_hit_rate"]["goal"] == 0.05
+    stall = m["bank_conflict_stall_cycles"]
+    assert stall["kind"] == "count" and stall["goal"] == 0.2
+    assert m["warps"]["kind"] == "level" and m["warps"]["goal"] is None
+    assert m["rf_cache_hit_rate"]["n"] == res["designs"]["malekeh"]["n_heldout"]
+    # the share's error is the mean |model - sim| of the held-out rows the IPC report lists too
+    rows = [r for r in res["designs"]["malekeh"]["rows"] if "rf_cache_hit_rate_sim" in r]
+    mae = np.mean([abs(r["rf_cache_hit_rate_model"] - r["rf_cache_hit_rate_sim"]) for r in rows])
+    assert m["rf_cache_hit_rate"]["error"] == pytest.approx(mae, rel=1e-9)
+    text = "\n".join(metrics_section(res))
+    assert "| malekeh | `rf_cache_hit_rate` | share |" in text and "| baseline | `warps` | level |" in text

@@ -445,3 +445,37 @@ def test_a_last_read_served_after_a_later_write_frees_nothing():
         r = simulate_trace(tr, sm, "cerf", params, program=CERF.program_for(tr, params, sm, kernel))
         assert r.counts["reads_after_death"] == 0
         assert r.counts["stale_last_reads"] > 0  # the case happens here
+
+
+def test_held_lines_are_a_time_average_from_an_empty_array():
+    """Known answers of ``held_line_entries``: the lines the registers leave, capped by the lines the
+    workload keeps, averaged over a run that touches its ``D`` distinct lines evenly from an empty array
+    (``L (1 - L / 2D)``; ``D / 2`` when all fit)."""
+    from types import SimpleNamespace
+
+    from rfmodel.designs.cerf import held_line_entries
+
+    hist = np.array([50, 0, 0, 200])  # 200 cold misses: 200 distinct lines in the sampled profile
+    prof = SimpleNamespace(line_stack_hist=hist, n_instrs=1000, attrs={}, shared_footprint=lambda c: None)
+    # every distinct line fits in the 900 entries 100 registers leave: half of them on average
+    assert held_line_entries(prof, 1000.0, 100.0, True) == pytest.approx(100.0)
+    # 150 entries left: reached at 150/200 of the run, 150 (1 - 150/400) = 93.75 on average
+    assert held_line_entries(prof, 1000.0, 850.0, True) == pytest.approx(93.75)
+    # the profile samples a third of the SM's share: three times the distinct lines
+    scaled = SimpleNamespace(**{**vars(prof), "attrs": {"sampled_instrs": 1000}, "n_instrs": 3000})
+    assert held_line_entries(scaled, 1000.0, 850.0, True) == pytest.approx(150 * (1 - 150 / 1200))
+    # LRU-fair keeps the shared stack's lines (here 120 of them), not every distinct line
+    kept = (np.asarray(300.0), np.asarray(120.0))
+    fair = SimpleNamespace(**{**vars(prof), "shared_footprint": lambda c: kept})
+    assert held_line_entries(fair, 1000.0, 100.0, False) == pytest.approx(120 * (1 - 120 / 400))
+
+
+def test_analytic_utilization_is_not_pinned_at_one():
+    """The array's time-averaged utilization follows the run (the simulator's definition): a kernel that
+    touches few lines leaves much of the array empty in both engines; before, the model counted every entry
+    the registers leave as a held line (1.0 at every point)."""
+    a = rfmodel.evaluate("cerf", "fft_radix16", "fermi-gtx480", method="analytic")
+    s = rfmodel.evaluate("cerf", "fft_radix16", "fermi-gtx480", method="simulate")
+    ua, us = float(a["cerf_utilization"].values.ravel()[0]), float(s["cerf_utilization"].values.ravel()[0])
+    assert ua < 0.8 and us < 0.8
+    assert abs(ua - us) < 0.15

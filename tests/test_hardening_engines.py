@@ -55,8 +55,9 @@ def test_per_cta_launch_limits_refuse_a_kernel_over_them(tmp_path, field, value,
         with pytest.raises(RfmodelError, match=field):
             rfmodel.evaluate("baseline", workload, gpu, method=method, params=params, max_warps=16)
     # at the limit the answer is the preset's
-    a = rfmodel.evaluate("baseline", workload, sm)["ipc"].values
-    b = rfmodel.evaluate("baseline", workload, _toml(tmp_path, sm, **{field: ok}))
+    a = rfmodel.evaluate("baseline", workload, sm, method=method, max_warps=16)["ipc"].values
+    b = rfmodel.evaluate("baseline", workload, _toml(tmp_path, sm, **{field: ok}), method=method,
+                         max_warps=16)
     assert np.array_equal(a, b["ipc"].values)
 
 
@@ -231,5 +232,5 @@ def test_a_builtin_kernels_shared_memory_limits_occupancy():
     assert load_workload("sgemm_tiled", num_sms=15, max_warps=8).trace.shared_mem_bytes == 8448
     sm = resolve_gpu("fermi-gtx480").replace(shmem_per_sm_bytes=16384, shmem_per_cta_bytes=16384)
     for method in ("analytic", "simulate"):
-        ds = rfmodel.evaluate("baseline", "sgemm_tiled", sm, method=method, max_warps=64)
+        ds = rfmodel.evaluate("baseline", "sgemm_tiled", sm, method=method, max_warps=16)
         assert int(ds["warps"].values.max()) == 8, method  # one 8-warp CTA: 2 x 8,448 B > 16 KB

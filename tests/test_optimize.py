@@ -133,10 +133,8 @@ RUN = dict(space=SMALL, cells=("sram-hp", "dwm"), design_params=(), pop_size=8, 
            brute_force=False)  # fmt: skip
 
 
-def test_process_and_dask_runners_give_the_serial_front(tmp_path):
-    from distributed import Client, LocalCluster
-
-    from rfmodel.runner import DaskRunner, ProcessRunner, make_runner
+def test_process_runner_gives_the_serial_front():
+    from rfmodel.runner import ProcessRunner, make_runner
 
     serial = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", **RUN)
     procs = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", runner=ProcessRunner(2), **RUN)
@@ -146,6 +144,46 @@ def test_process_and_dask_runners_give_the_serial_front(tmp_path):
     from rfmodel.optimize.validate import validate
 
     assert len(validate(procs, 2, runner=ProcessRunner(2))) == 2
+    assert str(make_runner()) == "serial" and str(make_runner(workers=2)) == "2 local processes"
+    with pytest.raises(RfmodelError, match="workers"):
+        make_runner(workers=0)
+    with pytest.raises(RfmodelError, match="Dask scheduler"):
+        make_runner(scheduler="tcp://127.0.0.1:1")
+
+
+def _warning_job(x):
+    import warnings
+
+    warnings.warn("a note every job gives", UserWarning, stacklevel=1)
+    warnings.warn(f"a note of parity {x % 2}", RuntimeWarning, stacklevel=1)
+    return 2 * x
+
+
+def test_worker_warnings_are_said_once_by_the_caller():
+    """Each worker process used to print the engines' notes itself (the register-limit note four times in
+    a default optimize); now they come back with the results and the caller says each once."""
+    import warnings
+
+    from rfmodel import runner as rn
+
+    rn._RELAYED.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = dict(rn.ProcessRunner(2).run(_warning_job, range(6)))
+    assert out == {i: 2 * i for i in range(6)}
+    said = [(w.category, str(w.message)) for w in caught]
+    assert said.count((UserWarning, "a note every job gives")) == 1
+    assert said.count((RuntimeWarning, "a note of parity 0")) == 1
+    assert said.count((RuntimeWarning, "a note of parity 1")) == 1
+
+
+@pytest.mark.slow
+def test_dask_runners_give_the_serial_front():
+    from distributed import Client, LocalCluster
+
+    from rfmodel.runner import DaskRunner, make_runner
+
+    serial = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", **RUN)
     kw = dict(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
     with LocalCluster(**kw) as cluster:
         with Client(cluster) as client:
@@ -154,11 +192,6 @@ def test_process_and_dask_runners_give_the_serial_front(tmp_path):
         by_address = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480",
                               runner=make_runner(scheduler=cluster.scheduler_address), **RUN)  # fmt: skip
     assert pareto_table(dask.pareto) == pareto_table(serial.pareto) == pareto_table(by_address.pareto)
-    assert str(make_runner()) == "serial" and str(make_runner(workers=2)) == "2 local processes"
-    with pytest.raises(RfmodelError, match="workers"):
-        make_runner(workers=0)
-    with pytest.raises(RfmodelError, match="Dask scheduler"):
-        make_runner(scheduler="tcp://127.0.0.1:1")
 
 
 def test_a_finished_checkpoint_is_the_run_and_a_foreign_one_starts_over(tmp_path):
@@ -299,6 +332,7 @@ def test_the_evaluation_store_is_checked_data_and_a_damaged_one_is_modelled_agai
         assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path):
     """With the default runner (one worker process per core): the workers die with the killed run."""
     import os
@@ -367,6 +401,15 @@ def test_validate_puts_the_simulator_beside_the_most_different_points():
             a, s = r[f"analytic_{m}"], r[f"simulated_{m}"]
             assert a > 0 and s > 0 and r[f"error_{m}"] == pytest.approx((a - s) / s)
         assert 0.0 <= r["order_kept"] <= 1.0
+    from rfmodel.optimize.validate import ranking_agreement
+
+    # Kendall's tau of the two engines' orders: +1 for the same order, -1 reversed, NaN when undecided
+    assert ranking_agreement([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert ranking_agreement([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert ranking_agreement([1, 2, 3], [1, 3, 2]) == pytest.approx(1 / 3)
+    assert np.isnan(ranking_agreement([1.0], [2.0])) and np.isnan(ranking_agreement([1, 1], [1, 2]))
+    t = ranking_agreement([r["analytic_time_ns"] for r in rows], [r["simulated_time_ns"] for r in rows])
+    assert all(r["kendall_tau_time_ns"] == t or np.isnan(t) for r in rows)
     with pytest.raises(RfmodelError, match=r"in \[1, 1000\]"):
         validate(res, 0)
     # Fermi's collectors are typed sets: a point's collector_units is simulated as that many generic ones

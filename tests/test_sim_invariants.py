@@ -52,7 +52,7 @@ def check_invariants(trace, run, sm, compat=False):
     assert 0 <= run.metrics["l1d_hit_rate"] <= 1
 
 
-@pytest.mark.parametrize("preset", ["fermi-gtx480", "volta-v100"])
+@pytest.mark.parametrize("preset", ["fermi-gtx480", pytest.param("volta-v100", marks=pytest.mark.slow)])
 def test_invariants_on_every_builtin_workload(preset):
     sm = get_preset(preset)
     opts = SimOptions(check_ports=True)

@@ -106,12 +106,14 @@ def _file_digest(name: str) -> str | None:
     for a reference that names no file."""
     from pathlib import Path
 
-    from rfmodel.workload.suite import TRACE_PREFIXES, split_kernel_choice
+    from rfmodel.workload.suite import TRACE_PREFIXES, path_exists, split_kernel_choice
 
+    if name.startswith((SYNTHETIC_PREFIX, *TRACE_PREFIXES)):
+        return None
     try:
-        which = ""
-        if not Path(name).exists() and not name.startswith((SYNTHETIC_PREFIX, *TRACE_PREFIXES)):
-            name, which = split_kernel_choice(name)
+        name, which = split_kernel_choice(name)
+        if not path_exists(name):
+            return None
         p = Path(name)
         if p.is_file():
             files = [p]

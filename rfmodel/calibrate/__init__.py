@@ -317,7 +317,12 @@ def _simulate_job(job: dict) -> dict:
         k: float(v) for k, v in run.metrics.items() if isinstance(v, (int, float, np.integer, np.floating))
     }
     stalls = {str(k): float(v) for k, v in (run.stalls or {}).items() if float(v) > 0}
-    return {**job, "sim": rec, "stalls": stalls}
+    # the structure events, for the energy and power of the design effects (rfmodel.calibrate.effects)
+    from rfmodel.calibrate.effects import event_kinds
+
+    events = {s: {k: float(v) for k, v in event_kinds(ev).items()}
+              for s, ev in run.metrics.get("events", {}).items()}  # fmt: skip
+    return {**job, "sim": rec, "stalls": stalls, "events": events}
 
 
 def _try_simulate(job: dict) -> tuple[bool, object]:
@@ -457,7 +462,10 @@ class _Group:
         }
         self.n_sim = np.array([r["sim"]["warp_instructions"] for r in recs])
 
-    def predict(self, coef: dict) -> dict:
+    def predict(self, coef: dict, events: bool = False) -> dict:
+        """The model's values at the group's records for coefficients ``coef``; ``events``: also the
+        structure events and cycles (the profile's instructions) and the shares the design powers its
+        structures by, for the energy accounting (:mod:`rfmodel.calibrate.effects`)."""
         g = {**self.grid, **{"calib." + k: v for k, v in coef.items()}}
         if not self.grid:
             g["_n"] = np.zeros(len(self.recs))
@@ -468,6 +476,21 @@ class _Group:
         # the analytic counts are for the profile's instruction count; compare per instruction
         scale = self.n_sim / float(self.prof.n_instrs)
         out = {k: np.broadcast_to(m[k], (n,)).astype(float) for k in HIT_METRICS if k in m}
+        if events:
+            from rfmodel.calibrate.effects import event_kinds
+
+            out["cycles"] = np.broadcast_to(m["cycles"], (n,)).astype(float)
+            out["events"] = {s: {k: np.broadcast_to(v, (n,)).astype(float)
+                                 for k, v in event_kinds(ev).items()}
+                             for s, ev in m["events"].items()}  # fmt: skip
+            for k in self.d.leakage_active.values():
+                if k in m:
+                    out[k] = np.broadcast_to(m[k], (n,)).astype(float)
+            # every metric as the model gives it (counts for the profile's instructions)
+            from rfmodel.calibrate.metrics import STANDARD
+
+            out["metrics"] = {k: np.broadcast_to(np.asarray(m[k], dtype=np.float64), (n,))
+                              for k in (*STANDARD, *self.d.metrics) if k in m}  # fmt: skip
         return {
             **out,
             "ipc": np.broadcast_to(m["ipc"], (n,)).astype(float),
@@ -523,6 +546,22 @@ def _groups(records, sweep) -> list[_Group]:
         _Group(d, g, w, rs, sweep.get("max_warps"), sweep.get("seed", 0), entry)
         for (d, g, w), rs in sorted(by.items())
     ]
+
+
+def record_values(records: list[dict], fitted: dict, sweep: dict) -> dict:
+    """``{id(record): both engines' IPC, energy per instruction, power and metrics}``
+    (:func:`rfmodel.calibrate.effects.group_values`) for every record of a fitted design, with its own
+    coefficients, anchored as ``sweep`` anchors the calibration's groups."""
+    from rfmodel.calibrate.effects import group_values
+
+    values = {}
+    for d in sorted({r["design"] for r in records}):
+        if d not in fitted:
+            continue
+        for g in _groups([r for r in records if r["design"] == d], sweep):
+            for r, v in zip(g.recs, group_values(g, coef_for(fitted[d], g.recs[0]["gpu"])), strict=True):
+                values[id(r)] = v
+    return values
 
 
 def param_default(design, sm, name: str):
@@ -907,6 +946,15 @@ def calibrate(
         if progress_fit:
             progress_fit(d, report[d])
     result["designs"] = {d: {**fitted[d], **report[d]} for d in fitted}
+    # the design effects against the baseline at the same point, per design over its held-out records
+    from rfmodel.calibrate.effects import effect_report
+
+    eff = effect_report(records, record_values(records, fitted, anchored))
+    for d, e in eff["designs"].items():
+        result["designs"][d]["effects"] = e
+    for d, e in eff["metrics"].items():
+        result["designs"][d]["metrics"] = e
+    result["ranking"] = eff["ranking"]
     if out:
         write_calibration(out, fitted, sweep, report, sv)
         result["file"] = str(out)

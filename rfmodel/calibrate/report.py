@@ -186,6 +186,8 @@ def validation_section(res: dict) -> str:
                 f"model {w['ipc_model']:.3f} vs sim {w['ipc_sim']:.3f} IPC ({_pct(w['ipc_ape'])}). "
                 f"{w['explanation']}."
             )
+    lines += effects_section(res)
+    lines += metrics_section(res)
     goals = []
     for d, r in sorted(res["designs"].items()):
         miss = [k for k, g in GOALS.items() if r.get(k) is not None and r.get(k) > g]
@@ -193,6 +195,91 @@ def validation_section(res: dict) -> str:
             goals.append(f"{d} ({', '.join(miss)})")
     lines += ["", "Goals missed: " + ("; ".join(goals) if goals else "none") + ".", ""]
     return "\n".join(lines)
+
+
+def effects_section(res: dict) -> list[str]:
+    """Markdown lines of the design effects (:mod:`rfmodel.calibrate.effects`); none when the result has
+    none (a calibration of an earlier version)."""
+    from rfmodel.calibrate.effects import EFFECT_GOALS, SIGN_THRESHOLD
+
+    eff = {d: r["effects"] for d, r in sorted(res["designs"].items()) if r.get("effects", {}).get("n_effect")}
+    if not eff:
+        return []
+
+    def pts(x):
+        return "–" if x is None else f"{x:.2f}"
+
+    rk = res.get("ranking", {})
+    lines = [
+        "", "### Design effects against the baseline", "",
+        "A design's effect is `metric(design) / metric(baseline) − 1` at the same GPU, workload and SM "
+        "fields, in each engine; the table gives, over each design's held-out records, the mean absolute "
+        "error of the analytic effect in points (IPC, energy per instruction, power; both engines' energies "
+        "from the same accounting at the default technology), the share of the records with a simulator "
+        f"|IPC effect| ≥ {100 * SIGN_THRESHOLD:.0f} % whose analytic effect has the same sign (their number "
+        "in brackets), the correlation of the two engines' IPC effects, and their medians.  Goals: IPC "
+        f"effect MAE ≤ {EFFECT_GOALS['ipc_effect_mae']} points, sign agreement ≥ "
+        f"{100 * EFFECT_GOALS['ipc_sign_agreement']:.0f} %, Kendall's τ of the designs' order ≥ "
+        f"{EFFECT_GOALS['kendall_tau_median']} per (workload, GPU, point).",
+        "",
+        "| design | records | IPC effect MAE | sign agrees | corr. | median effect sim / model | "
+        "energy/instr effect MAE | power effect MAE |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]  # fmt: skip
+    for d, e in eff.items():
+        corr = e.get("ipc_effect_corr")
+        lines.append(
+            f"| {d} | {e['n_effect']} | {pts(e.get('ipc_effect_mae'))} | {_pct(e.get('ipc_sign_agreement'))} "
+            f"({e.get('n_sign', 0)}) | {'–' if corr is None else f'{corr:.2f}'} | "
+            f"{pts(e.get('ipc_effect_sim_median'))} / {pts(e.get('ipc_effect_model_median'))} % | "
+            f"{pts(e.get('energy_per_instr_effect_mae'))} | {pts(e.get('power_effect_mae'))} |"
+        )
+    if rk.get("n_groups"):
+        lines += ["", f"Order of the designs by IPC, per (GPU, held-out workload, SM point) group of three "
+                      f"records or more ({rk['n_groups']} groups): Kendall's τ median "
+                      f"{rk['kendall_tau_median']:.2f}, mean {rk['kendall_tau_mean']:.2f}, least "
+                      f"{rk['kendall_tau_min']:.2f}; {_pct(rk['share_tau_at_least_0_8'])} of the groups at "
+                      "0.8 or more."]  # fmt: skip
+    lines += ["", "Worst held-out effect errors per design:", ""]
+    for d, e in eff.items():
+        for w in e.get("worst_effects", [])[:2]:
+            lines.append(f"- {d}, {w['workload']} on {w['gpu']} {w['params'] or '(defaults)'} "
+                         f"({w['heldout']} held out): {w['explanation']}.")  # fmt: skip
+    return lines
+
+
+def metrics_section(res: dict) -> list[str]:
+    """Markdown lines of every metric both engines report, per design (:mod:`rfmodel.calibrate.metrics`)."""
+    from rfmodel.calibrate.metrics import COUNT_FLOOR, METRIC_GOALS
+
+    rows = [(d, name, m) for d, r in sorted(res["designs"].items())
+            for name, m in r.get("metrics", {}).items()]  # fmt: skip
+    if not rows:
+        return []
+
+    def err(m):
+        return f"{100 * m['error']:.1f} points" if m["kind"] == "share" else f"{100 * m['error']:.0f} %"
+
+    def mean(m, key):
+        return f"{m[key]:.3g}" + (" /instr" if m["kind"] == "count" else "")
+
+    lines = [
+        "", "### Every metric both engines report", "",
+        "Per design, over its held-out records: a share (a hit rate, a utilization) by its mean absolute "
+        "error in points; a count (events over the run) per instruction in each engine by the median of "
+        f"|model − sim| / max(sim, {COUNT_FLOOR} per instruction); a level (entries held, a mean latency) "
+        f"by the median relative error.  Goals: shares within {100 * METRIC_GOALS['share']:.0f} points, "
+        f"stall and conflict counts within {100 * METRIC_GOALS['stall']:.0f} % (median); the rest are "
+        "reported without a goal.",
+        "",
+        "| design | metric | kind | records | error | sim mean | model mean | goal |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]  # fmt: skip
+    for d, name, m in rows:
+        goal = "–" if m["goal"] is None else ("met" if m["met"] else "**missed**")
+        lines.append(f"| {d} | `{name}` | {m['kind']} | {m['n']} | {err(m)} | {mean(m, 'sim_mean')} | "
+                     f"{mean(m, 'model_mean')} | {goal} |")  # fmt: skip
+    return lines
 
 
 def update_validation_doc(path, section: str) -> None:

@@ -325,6 +325,17 @@ class NoParams(DesignParams, kind=""):
     """A design without parameters of its own."""
 
 
+#: metric names whose kind their ending does not tell (:meth:`Design.metric_kind`); the main RF's access
+#: times are per access
+METRIC_KINDS = {"main_rf_read_cycles": "level", "main_rf_write_cycles": "level",
+                "main_rf_network_cycles": "level", "rf_occupancy": "share", "ipc_program": "level",
+                "code_size_increase": "share", "warps": "level"}  # fmt: skip
+#: name endings of a share (a fraction of 0 to 1) and of a level (entries held, a mean, a per-event figure)
+SHARE_SUFFIXES = ("_rate", "_share", "_fraction", "_utilization")
+LEVEL_SUFFIXES = ("_mean", "_max", "_entries", "_kb", "_per_write", "_per_value", "_length_dynamic",
+                  "_length_static", "_latency_cycles", "_max_bank_load")  # fmt: skip
+
+
 class Design:
     """Base class of design plug-ins: every member an engine reads is declared here.
 
@@ -343,6 +354,8 @@ class Design:
     #: ``sim_metrics`` and ``analytic`` report beside the common ones; ``evaluate`` puts each in the
     #: Dataset of either engine
     metrics: ClassVar[tuple[str, ...]] = ()
+    #: the kind of each of ``metrics`` where its name does not tell it (:meth:`metric_kind`)
+    metric_kinds: ClassVar[dict[str, str]] = {}
     #: what the design's collectors read from the banks: every operand slot (a register named twice by one
     #: instruction is read twice, as the simulator's own collectors do) or, ``False``, each distinct source
     #: register once; the analytic bank model follows it (``Effects.operand_slots``)
@@ -446,6 +459,19 @@ class Design:
         kernel (None: no static kernel, the design works on the dynamic trace).
         """
         raise RfmodelError(f"design '{self.name}' does not support the cycle simulator (no sim_setup)")
+
+    def metric_kind(self, name: str) -> str:
+        """How a metric is compared between the engines (:mod:`rfmodel.calibrate.metrics`): ``"share"`` (a
+        fraction of 0 to 1), ``"count"`` (events over the run, compared per instruction) or ``"level"`` (a
+        time-averaged or per-event quantity).  The design's :attr:`metric_kinds`, else
+        :data:`METRIC_KINDS`, else from the name (:data:`SHARE_SUFFIXES`, :data:`LEVEL_SUFFIXES`), else a
+        count."""
+        kind = self.metric_kinds.get(name) or METRIC_KINDS.get(name)
+        if kind:
+            return kind
+        if name.endswith(SHARE_SUFFIXES):
+            return "share"
+        return "level" if name.endswith(LEVEL_SUFFIXES) else "count"
 
     def sim_metrics(self, sm, params: dict, setup: SimSetup, counts: dict) -> dict:
         """Structure events (``{"events": {structure: (reads, writes)}}``) and the design's metrics from a

@@ -462,6 +462,26 @@ def set_shared_hits(prof, lines, ways, reg_lines):
 
 
 # ----------------------------------------------------------------------------- hooks
+
+def held_line_entries(prof, lines, reg_lines, prio):
+    """Time-averaged data lines the array holds (the simulator's ``cerf_line_entries``, the mean over the
+    run's cycles).  In steady state the lines the registers leave (``lines - reg_lines``) hold no more than
+    the workload keeps: under LRU-fair the lines of the one LRU stack registers and lines share
+    (:meth:`WorkloadProfile.shared_footprint`), under LRU-prioritized every distinct line of the run.  The
+    array starts empty and its lines come with the run's first touches, one per distinct line ``D`` (the
+    cold misses of the profile's line stream, scaled to the SM's share): with the touches spread evenly
+    over the run, ``L`` held lines are reached at ``L / D`` of it, so the time average is
+    ``L (1 - L / 2D)`` (``D / 2`` when every line fits)."""
+    lines = np.asarray(lines, dtype=np.float64)
+    room = np.maximum(lines - np.asarray(reg_lines, dtype=np.float64), 0.0)
+    hist = np.asarray(prof.line_stack_hist, dtype=np.float64)
+    sampled = float(prof.attrs.get("sampled_instrs", prof.n_instrs)) or 1.0
+    distinct = float(hist[-1]) * float(prof.n_instrs) / sampled if len(hist) else 0.0
+    fp = prof.shared_footprint(lines)
+    kept = np.full(np.shape(lines), distinct) if fp is None else np.minimum(np.asarray(fp[1]), distinct)
+    steady = np.minimum(room, np.where(prio, distinct, kept))
+    return steady * (1.0 - steady / (2.0 * np.maximum(np.maximum(distinct, steady), 1e-9)))
+
 @njit(cache=True)
 def cerf_may_issue(ints, floats, warp, row, sched, n, cycle):
     """An instruction issues when each of its source registers is in the array: a spilled one is refilled
@@ -897,6 +917,7 @@ class Cerf(Design):
         fair = warps * max(prof.regs_per_thread, 1) if fair is None else fair[0]
         reg_lines = np.minimum(np.where(prio, live * warps, fair), lines)
         data_lines = np.maximum(lines - reg_lines, ways)
+        held = held_line_entries(prof, lines, reg_lines, prio)
         refill = np.where(prio, 0.0, ctx.coef["cerf_refill_per_read"])
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
             sm.mem_bw_bytes_per_cycle, 1e-9)  # fmt: skip
@@ -932,8 +953,8 @@ class Cerf(Design):
             "cerf_l1d_hits": mem * hit,
             "cerf_l1d_misses": mem * (1.0 - hit),
             "cerf_reg_entries": reg_lines,
-            "cerf_line_entries": np.minimum(data_lines, lines),
-            "cerf_utilization": np.minimum((reg_lines + data_lines) / lines, 1.0),
+            "cerf_line_entries": held,
+            "cerf_utilization": np.minimum((reg_lines + held) / lines, 1.0),
         }
         events = {
             "rf_bank": (r + mem * hit, w + mem * (1.0 - hit)),

@@ -1058,8 +1058,10 @@ def blend_models(m0: dict, m1: dict, h) -> dict:
             with np.errstate(divide="ignore", invalid="ignore"):
                 inv = h / v1 + (1.0 - h) / v0
                 out[key] = np.where((v0 > 0) & (v1 > 0), 1.0 / inv, np.where(h >= 1.0, v1, v0))
-        else:
-            out[key] = h * v1 + (1.0 - h) * v0
+        else:  # h = 0 or 1 takes one run whole (an infinite time of the other, e.g. no resident warp, unread)
+            with np.errstate(invalid="ignore"):
+                mix = h * v1 + (1.0 - h) * v0
+            out[key] = np.where(h <= 0.0, v0, np.where(h >= 1.0, v1, mix))
     return out
 
 

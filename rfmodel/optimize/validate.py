@@ -63,9 +63,11 @@ def simulate_point(job: PointJob) -> dict:
 def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runner=None, progress=None,
              **eval_kw) -> list[dict]:
     """Simulate the ``k`` most different points of ``result``'s front (:func:`most_different` over its
-    objectives) and set the analytic figures beside the simulated ones, with the relative error; the last
+    objectives) and set the analytic figures beside the simulated ones, with the relative error; every
     row's ``order_kept`` tells whether the two engines order the points alike (the fraction of pairs
-    ranked the same way by ``time_ns``).  On an SM with typed collector sets, a point's ``collector_units``
+    ranked the same way by ``time_ns``), and ``kendall_tau_<metric>`` is Kendall's tau between the two
+    engines' orders of the points by each metric of :data:`VALIDATED` (:func:`ranking_agreement`).  On an
+    SM with typed collector sets, a point's ``collector_units``
     (one pool in the analytic model) is simulated, and modelled again, as that many generic collectors."""
     from rfmodel.designs.base import get_design
 
@@ -121,6 +123,22 @@ def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runne
     a, b = [r["analytic_time_ns"] for r in rows], [r["simulated_time_ns"] for r in rows]
     agree = [np.sign(a[p] - a[q]) == np.sign(b[p] - b[q]) for p, q in pairs]
     kept = float(np.mean(agree)) if agree else 1.0
+    taus = {m: ranking_agreement([r[f"analytic_{m}"] for r in rows], [r[f"simulated_{m}"] for r in rows])
+            for m in VALIDATED}  # fmt: skip
     for r in rows:
         r["order_kept"] = kept
+        for m, t in taus.items():
+            r[f"kendall_tau_{m}"] = t
     return rows
+
+
+def ranking_agreement(analytic, simulated) -> float:
+    """Kendall's tau (b) between the two engines' orders of the points by one metric (1: the same order;
+    NaN with fewer than two points or a metric constant in one engine)."""
+    from scipy.stats import kendalltau
+
+    a, b = np.asarray(analytic, dtype=np.float64), np.asarray(simulated, dtype=np.float64)
+    ok = np.isfinite(a) & np.isfinite(b)
+    if ok.sum() < 2 or np.ptp(a[ok]) == 0 or np.ptp(b[ok]) == 0:
+        return float("nan")
+    return float(kendalltau(a[ok], b[ok]).statistic)

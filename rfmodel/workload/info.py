@@ -41,6 +41,7 @@ def workload_info(
         truncated = str(e)
     t = wl.trace
     info: dict = {"workload": wl.name, "source": wl.source}
+    info.update(_listing_kernels(ref, wl))
     k = wl.kernel
     if k is not None:
         loops = [lp for f in function_names(k) for lp in natural_loops(k, f)]
@@ -95,6 +96,39 @@ def workload_info(
 
         info["values"] = value_stats(t)
     return info
+
+
+def _listing_kernels(ref, wl) -> dict:
+    """For a SASS listing of several kernels named without a choice: ``kernels``, each kernel's index,
+    mangled and demangled name (:func:`~rfmodel.workload.suite.kernel_table`), and ``kernel_choice``, which
+    says that the figures are of the first and how to name another; ``{}`` otherwise."""
+    from rfmodel.workload.manifest import manifest
+    from rfmodel.workload.sass import read_sass
+    from rfmodel.workload.suite import (
+        CHOICE_FORMS,
+        KERNEL_INDEX,
+        SYNTHETIC_PREFIX,
+        kernel_table,
+        path_exists,
+        split_kernel_choice,
+    )
+
+    ref = str(ref)
+    if wl.kernel is None or ref.startswith(SYNTHETIC_PREFIX) or ref in manifest()["kernels"]:
+        return {}
+    path, which = split_kernel_choice(ref)
+    if which or not path_exists(path):
+        return {}
+    names = [k.name for k in read_sass(path)]
+    if len(names) < 2:
+        return {}
+    return {
+        "kernel_choice": (
+            f"none given: the figures below are of {KERNEL_INDEX}0, the first of {len(names)} kernels; "
+            f"pick another as '{path}:<kernel>' ({CHOICE_FORMS})"
+        ),
+        "kernels": kernel_table(names),
+    }
 
 
 def loop_drivers(kernel, wl, top: int = 5) -> dict:

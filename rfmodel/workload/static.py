@@ -40,9 +40,9 @@ def _load_static(source: str, name: str):
                 k, _ = generate(SYNTHETIC_PRESETS[pname], seed=int(meta.get("seed", 0)))
                 return k if k.source == source else None
             return None
-        from pathlib import Path
+        from rfmodel.workload.suite import path_exists
 
-        if not Path(source).exists():
+        if not path_exists(source):
             return None
         from rfmodel.workload.sass import read_sass
 

@@ -12,9 +12,10 @@ A *workload reference* is one of
   output) or to an Accel-Sim trace (``kernel-*.traceg[.xz]``, a ``kernelslist.g`` or
   ``kernelslist``, or a directory holding one of these).  ``path:kernel`` picks one kernel
   of a file that holds several (:func:`split_kernel_choice`): a SASS listing's kernel by
-  name, an Accel-Sim list's by its trace file (``kernel-2.traceg`` or ``kernel-2``); a
-  file with several kernels and no choice is read as its first kernel (SASS) or refused
-  with the choices named (Accel-Sim: one trace is one kernel's launch).
+  its mangled or demangled name, a unique prefix of either, or its 0-based index ``#N``
+  (:func:`choose_kernel`), an Accel-Sim list's by its trace file (``kernel-2.traceg`` or
+  ``kernel-2``); a file with several kernels and no choice is read as its first kernel
+  (SASS) or refused with the choices named (Accel-Sim: one trace is one kernel's launch).
 
 :func:`load_workload` turns a reference into a :class:`Workload`: its static
 kernel (if any) and its dynamic trace for one SM's share of the grid.  A built-in kernel's
@@ -127,7 +128,7 @@ def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
         return k
     path, which = split_kernel_choice(ref)
     p = Path(path)
-    if not p.exists():
+    if not path_exists(p):
         raise RfmodelError(
             f"workload '{ref}' is neither a built-in kernel ({', '.join(builtin_names()) or 'none'}), "
             f"a synthetic preset ('synthetic:<preset>') nor an existing file"
@@ -136,15 +137,36 @@ def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
     return _pick(kernels, which, str(p)) if which else kernels[0]
 
 
+def path_exists(path: str | Path) -> bool:
+    """Whether ``path`` names an existing file or folder.  A path the system cannot look up at all (a
+    component longer than the file system's name limit, ``ENAMETOOLONG``; a NUL byte) names none: the
+    question is answered False instead of raising."""
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_dir(path: str | Path) -> bool:
+    """``Path.is_dir`` that answers False where :func:`path_exists` does."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def split_kernel_choice(ref: str) -> tuple[str, str]:
     """``("dir/k.sass", "name")`` for ``"dir/k.sass:name"``: a file (or folder) and the kernel of it that a
     reference picks (``""``: none).  The choice follows the first ``:`` whose left part is an existing
-    path; a reference that is itself an existing path, or has no such ``:``, picks nothing."""
-    if Path(ref).exists():
+    path; a reference that is itself an existing path, or has no such ``:``, picks nothing.  This is the
+    one place a reference is split; the choice may be any text (a demangled name holds ``:``, spaces,
+    ``<>``, and a mangled one may be longer than any file name), so every look-up is
+    :func:`path_exists`, which never raises."""
+    if path_exists(ref):
         return ref, ""
     i = ref.find(":")
     while i > 0:
-        if Path(ref[:i]).exists():
+        if path_exists(ref[:i]):
             return ref[:i], ref[i + 1 :]
         i = ref.find(":", i + 1)
     return ref, ""
@@ -158,7 +180,7 @@ _TRACEG_SUFFIXES = (".traceg", ".traceg.xz")
 def is_accelsim_path(path: str | Path) -> bool:
     """Whether a path names an Accel-Sim trace: a ``.traceg[.xz]`` file, a kernel list or a folder."""
     p = Path(path)
-    return p.is_dir() or p.name.endswith(_TRACEG_SUFFIXES) or p.name in KERNELSLIST_NAMES
+    return _is_dir(p) or p.name.endswith(_TRACEG_SUFFIXES) or p.name in KERNELSLIST_NAMES
 
 
 def accelsim_kernel(path: str | Path, which: str = "", ref: str | None = None) -> Path:
@@ -171,26 +193,26 @@ def accelsim_kernel(path: str | Path, which: str = "", ref: str | None = None) -
 
     p = Path(path)
     ref = ref or str(path)
-    lists = [p / n for n in KERNELSLIST_NAMES if (p / n).is_file()] if p.is_dir() else []
+    lists = [p / n for n in KERNELSLIST_NAMES if (p / n).is_file()] if _is_dir(p) else []
     if p.name in KERNELSLIST_NAMES or lists:
         listing = lists[0] if lists else p
-        if not listing.exists():
+        if not path_exists(listing):
             raise RfmodelError(f"{ref}: no such file")
         files = read_kernelslist(listing)
         if not files:
             raise RfmodelError(f"{listing}: lists no kernel trace (expected 'kernel-*.traceg' lines)")
-        missing = [f for f in files if not f.exists()]
+        missing = [f for f in files if not path_exists(f)]
         if missing:
             raise RfmodelError(
                 f"{listing}: lists '{missing[0].name}', which does not exist ({missing[0]}[.xz])"
             )
-    elif p.is_dir():
+    elif _is_dir(p):
         files = [f for f in p.glob("kernel-*") if f.name.endswith(_TRACEG_SUFFIXES)]
         files.sort(key=_kernel_order)
         if not files:
             raise RfmodelError(f"{ref}: no kernelslist.g and no kernel-*.traceg[.xz] file in this directory")
     else:
-        if not p.exists():
+        if not path_exists(p):
             raise RfmodelError(f"{ref}: no such file")
         files = [p]
     names = [f.name for f in files]
@@ -232,11 +254,119 @@ def _constant_banks(name: str, arch: str) -> dict:
     return {int(b): np.frombuffer(bytes.fromhex(h), np.uint8) for b, h in doc["banks"].items()}
 
 
+#: how a kernel choice names a kernel by position: ``#0`` is a listing's first kernel (0-based, the
+#: order of the listing and of ``rfmodel workload info FILE``)
+KERNEL_INDEX = "#"
+#: the most kernels an error about a choice lists
+CHOICES_SHOWN = 12
+#: how to name a kernel, as the errors about a choice say it
+CHOICE_FORMS = (
+    f"name one by its mangled or demangled name, a unique prefix of either, or its index "
+    f"'{KERNEL_INDEX}N' ('{KERNEL_INDEX}0' is the first)"
+)
+
+
+class UnknownKernelError(UnknownNameError):
+    """A kernel choice that names none of a listing's kernels (its message lists them, shortened)."""
+
+    def __init__(self, where: str, name: str, known: list[str], message: str):
+        self.kind, self.name, self.known = f"kernel in {where}", name, list(known)
+        RfmodelError.__init__(self, message)
+
+
+def choose_kernel(names: list[str], which: str, where: str) -> int:
+    """The index of the kernel that a choice ``which`` names among a listing's kernel ``names`` (mangled,
+    in listing order); ``where`` names the listing in errors.  In order:
+
+    1. ``#N``: the N-th kernel, 0-based (``#0`` is the first);
+    2. a mangled name, exactly;
+    3. a demangled name, exactly, with or without its leading ``void`` (the demangler of
+       :mod:`rfmodel.workload.demangle`; white space that carries no meaning is ignored, so
+       ``f<a<int> >(long, int)`` and ``f<a<int>>(long,int)`` are the same);
+    4. a prefix of one kernel's mangled or demangled name (with or without ``void``).
+
+    A choice that names no kernel, or whose prefix or demangled name fits several, is one
+    :class:`RfmodelError` (:class:`UnknownKernelError` for none) that lists the candidates by index
+    and shortened demangled name."""
+    from rfmodel.workload.demangle import NO_DEMANGLER, demangle_all, demangler, squash
+
+    digits = which[len(KERNEL_INDEX) :]
+    if which.startswith(KERNEL_INDEX) and digits.isascii() and digits.isdigit():
+        i = int(digits) if len(digits) < 19 else len(names)
+        if i < len(names):
+            return i
+        raise UnknownKernelError(
+            where,
+            which,
+            names,
+            f"no kernel '{_echo(which)}' in {where}: it holds {len(names)} kernel{'s' * (len(names) != 1)}, "
+            f"'{KERNEL_INDEX}0' to '{KERNEL_INDEX}{len(names) - 1}' (0-based)",
+        )
+    for i, n in enumerate(names):
+        if n == which:
+            return i
+    dem = demangle_all(names)
+    want = squash(which)
+    forms = [_forms(n, d, squash) for n, d in zip(names, dem, strict=True)]
+    exact = [i for i, fs in enumerate(forms) if want in fs[1:]]
+    if len(exact) == 1:
+        return exact[0]
+    hits = exact or [i for i, fs in enumerate(forms) if want and any(f.startswith(want) for f in fs)]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise RfmodelError(
+            f"kernel '{_echo(which)}' in {where} is ambiguous: it fits {len(hits)} of its {len(names)} "
+            f"kernels: {_candidates(hits, names, dem)}; {CHOICE_FORMS}"
+        )
+    note = f" ({NO_DEMANGLER})" if demangler() is None and any(n.startswith("_Z") for n in names) else ""
+    raise UnknownKernelError(
+        where,
+        which,
+        names,
+        f"unknown kernel in {where} '{_echo(which)}': it holds {len(names)} kernel{'s' * (len(names) != 1)}: "
+        f"{_candidates(range(len(names)), names, dem)}; {CHOICE_FORMS}{note}",
+    )
+
+
+def _forms(name: str, demangled: str | None, squash) -> tuple[str, ...]:
+    """The texts a choice may give for one kernel: its mangled name first, then its squashed demangled
+    name with and without a leading ``void``."""
+    if not demangled:
+        return (name,)
+    d = squash(demangled)
+    return (name, d, d[5:]) if d.startswith("void ") else (name, d)
+
+
+def _echo(text: str, width: int = 100) -> str:
+    """A choice as an error repeats it: cut to ``width`` characters."""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _candidates(indices, names: list[str], dem: list) -> str:
+    """``#0 saxpy(int, float, float const*, float*), #1 void cub::...::DeviceReduceKernel<...>(...)``: some
+    kernels by index and shortened name (demangled where it can be), at most :data:`CHOICES_SHOWN`."""
+    from rfmodel.workload.demangle import short_name
+
+    indices = list(indices)
+    shown = [f"{KERNEL_INDEX}{i} {short_name(dem[i] or names[i])}" for i in indices[:CHOICES_SHOWN]]
+    more = len(indices) - CHOICES_SHOWN
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def kernel_table(names: list[str]) -> list[dict]:
+    """One row per kernel of a listing: ``{"index", "name", "demangled"}`` (``demangled``: None for a name
+    that is not mangled or without a demangler)."""
+    from rfmodel.workload.demangle import demangle_all
+
+    rows = zip(names, demangle_all(names), strict=True)
+    return [{"index": i, "name": n, "demangled": d} for i, (n, d) in enumerate(rows)]
+
+
 def _pick(kernels: list[Kernel], name: str, where: str) -> Kernel:
-    for k in kernels:
-        if k.name == name:
-            return k
-    raise UnknownNameError(f"kernel in {where}", name, [k.name for k in kernels])
+    """The kernel of ``kernels`` (a listing's, in order) that the choice ``name`` names
+    (:func:`choose_kernel`)."""
+    return kernels[choose_kernel([k.name for k in kernels], name, where)]
 
 
 def _synthetic(ref: str):

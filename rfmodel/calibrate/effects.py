@@ -1,0 +1,239 @@
+"""Design effects of the calibration: how well the analytic engine follows the simulator on the quantity a
+design study reads, a design's effect against the baseline at the same point.
+
+    effect = metric(design) / metric(baseline) - 1
+
+at the same GPU, workload and SM fields (the point's design parameters left out: the baseline at ``{}`` is
+the reference of ``{"main_rf_latency_x": 3}``), for IPC, energy per instruction and power.  Both engines'
+energies come from the same accounting (:func:`rfmodel.energy.accounting.account`) of each engine's
+structure events at the default technology, so what differs is the events and the cycles.
+
+:func:`effect_report` gives, per design and over its held-out records: the mean absolute error of the
+effects in points (percentage points of the baseline's value), the share of the records where the
+simulator's |IPC effect| is at least :data:`SIGN_THRESHOLD` whose analytic effect has the same sign, and the
+worst records with the simulator's counters; and over the (GPU, workload, SM point) groups of two designs or
+more, Kendall's tau between the two engines' orders of the designs by IPC.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: the simulator's |effect| from which the sign of an effect is held to agree
+SIGN_THRESHOLD = 0.02
+#: goals of the report (docs/validation.md): effect MAE in points, sign agreement, median Kendall tau
+EFFECT_GOALS = {"ipc_effect_mae": 1.5, "ipc_sign_agreement": 0.9, "kendall_tau_median": 0.8}
+#: the effects reported: result key -> (simulator record key, model prediction key)
+EFFECTS = {"ipc": "ipc", "energy_per_instr": "energy_per_instr", "power": "power_mw"}
+
+
+def sm_point(rec: dict, sm_fields) -> tuple:
+    """The SM fields of a record's point (what its baseline reference shares with it), as a key."""
+    return tuple(sorted((k, v) for k, v in rec["params"].items() if k in sm_fields))
+
+
+def energy_power(design, sm, grid: dict, events: list[dict], cycles, metrics: dict | None = None):
+    """``(energy_pj_total, power_mw)`` over a group's records: the design's structures at the default
+    technology for the points of ``grid`` (arrays over the records), charged with ``events[s][kind]``
+    (arrays over the records) for ``cycles``; ``metrics`` holds the shares a design powers its structures
+    by (``Design.leakage_active``)."""
+    from rfmodel.energy.accounting import account
+    from rfmodel.evaluate import DEFAULT_TECH, _tech_cell
+
+    g = _tech_cell(design, dict(grid), DEFAULT_TECH)
+    structures = design.structures(sm, g, DEFAULT_TECH)
+    names = {s.name for s in structures}
+    kinds = {s: ev for s, ev in events.items() if s in names}
+    active = {}
+    for s, m in design.leakage_active.items():
+        v = (metrics or {}).get(m)
+        if s in names and v is not None:
+            v = np.asarray(v, dtype=np.float64)
+            active[s] = np.where(np.isfinite(v), np.clip(v, 0.0, 1.0), 1.0)
+    cycles = np.asarray(cycles, dtype=np.float64)
+    acc = account(structures, kinds, cycles, sm.clock_mhz, active_fraction=active)
+    return np.asarray(acc["energy_pj_total"], dtype=np.float64), np.asarray(acc["power_mw"], dtype=np.float64)
+
+
+def event_kinds(ev) -> dict:
+    """A structure's events as ``{kind: counts}`` (from ``(reads, writes)`` or a dict of counts: the forms
+    of :mod:`rfmodel.energy.accounting`, checked there when charged)."""
+    if isinstance(ev, dict):
+        return dict(ev)
+    reads, writes = ev
+    return {"reads": reads, "writes": writes}
+
+
+def _stack_events(per_record: list[dict], n: int) -> dict:
+    """``{structure: {kind: array over records}}`` from one ``{structure: {kind: value}}`` per record."""
+    out: dict = {}
+    for i, ev in enumerate(per_record):
+        for s, kinds in (ev or {}).items():
+            for k, v in kinds.items():
+                out.setdefault(s, {}).setdefault(k, np.zeros(n))[i] = float(v)
+    return out
+
+
+def group_values(group, coef: dict) -> list[dict]:
+    """Per record of a calibration group (:class:`rfmodel.calibrate._Group`): the simulator's and the
+    model's IPC, energy per instruction and power, as ``{"sim": {...}, "model": {...}}``."""
+    recs = group.recs
+    n = len(recs)
+    pred = group.predict(coef, events=True)
+    grid = group.grid
+    sim_cycles = np.array([r["sim"]["cycles"] for r in recs], dtype=np.float64)
+    sim_metrics = {m: np.array([r["sim"].get(m, np.nan) for r in recs])
+                   for m in group.d.leakage_active.values()}  # fmt: skip
+    sim_e, sim_p = energy_power(group.d, group.sm, grid, _stack_events([r.get("events") for r in recs], n),
+                                sim_cycles, sim_metrics)  # fmt: skip
+    mod_e, mod_p = energy_power(group.d, group.sm, grid, pred["events"], pred["cycles"],
+                                {m: pred.get(m) for m in group.d.leakage_active.values()})  # fmt: skip
+    has_events = np.array([bool(r.get("events")) for r in recs])
+    out = []
+    from rfmodel.calibrate.metrics import metric_pairs
+
+    for i, r in enumerate(recs):
+        s_n = max(float(r["sim"]["warp_instructions"]), 1.0)
+        m_n = max(float(group.prof.n_instrs), 1.0)
+        out.append({
+            "sim": {"ipc": float(r["sim"]["ipc"]),
+                    "energy_per_instr": float(sim_e[i]) / s_n if has_events[i] else np.nan,
+                    "power_mw": float(sim_p[i]) if has_events[i] else np.nan},
+            "model": {"ipc": float(pred["ipc"][i]), "energy_per_instr": float(mod_e[i]) / m_n,
+                      "power_mw": float(mod_p[i])},
+            "metrics": metric_pairs(group.d, r, {k: v[i] for k, v in pred.get("metrics", {}).items()}, m_n),
+        })  # fmt: skip
+    return out
+
+
+def _effect(a: float, b: float) -> float:
+    return a / b - 1.0 if b > 0 and np.isfinite(a) and np.isfinite(b) else np.nan
+
+
+def effect_rows(records: list[dict], values: dict) -> list[dict]:
+    """One row per record of a design other than the baseline whose baseline reference (same GPU, workload
+    and SM fields) was simulated: both engines' values (``values``: ``{id(record): group_values row}``) and
+    effects, the
+    record's held-out status and the simulator's stall counters of both runs."""
+    from rfmodel.evaluate import ANCHOR_DESIGN, resolve_gpu
+
+    fields = {}
+    base = {}
+    for r in records:
+        if r["design"] == ANCHOR_DESIGN and id(r) in values:
+            if r["gpu"] not in fields:
+                fields[r["gpu"]] = set(resolve_gpu(r["gpu"]).to_dict()) | {"collector_units"}
+            base[(r["gpu"], r["workload"], sm_point(r, fields[r["gpu"]]))] = r
+    rows = []
+    for r in records:
+        if r["design"] == ANCHOR_DESIGN or id(r) not in values or r["gpu"] not in fields:
+            continue
+        b = base.get((r["gpu"], r["workload"], sm_point(r, fields[r["gpu"]])))
+        if b is None:
+            continue
+        v, vb = values[id(r)], values[id(b)]
+        row = {"design": r["design"], "gpu": r["gpu"], "workload": r["workload"], "params": r["params"],
+               "heldout": r.get("heldout", ""), "sim_stalls": r.get("stalls", {}),
+               "base_stalls": b.get("stalls", {})}  # fmt: skip
+        for name, key in EFFECTS.items():
+            row[f"{name}_sim"], row[f"{name}_model"] = v["sim"][key], v["model"][key]
+            row[f"{name}_effect_sim"] = _effect(v["sim"][key], vb["sim"][key])
+            row[f"{name}_effect_model"] = _effect(v["model"][key], vb["model"][key])
+        rows.append(row)
+    return rows
+
+
+def _explain(row: dict) -> str:
+    """The simulator's stall reasons that moved between the baseline and the design (per cent of the
+    baseline's stall cycles), and the direction of the model's error."""
+    over = row["ipc_effect_model"] > row["ipc_effect_sim"]
+    parts = [f"model {'over' if over else 'under'}states the effect "
+             f"({100 * row['ipc_effect_model']:+.1f} % against "
+             f"{100 * row['ipc_effect_sim']:+.1f} %)"]  # fmt: skip
+    s, b = row.get("sim_stalls") or {}, row.get("base_stalls") or {}
+    total = sum(b.values()) or sum(s.values())
+    if total > 0:
+        moved = sorted(((k, s.get(k, 0.0) - b.get(k, 0.0)) for k in set(s) | set(b)),
+                       key=lambda kv: -abs(kv[1]))  # fmt: skip
+        parts.append("simulator stalls, design less baseline: "
+                     + ", ".join(f"{k} {100 * dv / total:+.0f} %" for k, dv in moved[:3] if dv))  # fmt: skip
+    return "; ".join(parts)
+
+
+def summarize(rows: list[dict]) -> dict:
+    """The per-design figures over ``rows`` (normally the held-out ones)."""
+    if not rows:
+        return {"n_effect": 0}
+    out: dict = {"n_effect": len(rows)}
+    for name in EFFECTS:
+        err = np.array([r[f"{name}_effect_model"] - r[f"{name}_effect_sim"] for r in rows], dtype=np.float64)
+        err = err[np.isfinite(err)]
+        out[f"{name}_effect_mae"] = float(100 * np.mean(np.abs(err))) if len(err) else None
+    big = [r for r in rows if np.isfinite(r["ipc_effect_sim"]) and abs(r["ipc_effect_sim"]) >= SIGN_THRESHOLD]
+    same = [np.sign(r["ipc_effect_model"]) == np.sign(r["ipc_effect_sim"]) for r in big]
+    out["n_sign"] = len(big)
+    out["ipc_sign_agreement"] = float(np.mean(same)) if big else None
+    sim = np.array([r["ipc_effect_sim"] for r in rows])
+    mod = np.array([r["ipc_effect_model"] for r in rows])
+    ok = np.isfinite(sim) & np.isfinite(mod)
+    varied = ok.sum() > 2 and np.std(sim[ok]) > 0 and np.std(mod[ok]) > 0
+    out["ipc_effect_corr"] = float(np.corrcoef(sim[ok], mod[ok])[0, 1]) if varied else None
+    out["ipc_effect_sim_median"] = float(100 * np.median(sim[ok])) if ok.any() else None
+    out["ipc_effect_model_median"] = float(100 * np.median(mod[ok])) if ok.any() else None
+    worst = sorted((r for r in rows if np.isfinite(r["ipc_effect_model"] - r["ipc_effect_sim"])),
+                   key=lambda r: -abs(r["ipc_effect_model"] - r["ipc_effect_sim"]))[:5]  # fmt: skip
+    out["worst_effects"] = [
+        {**{k: r[k] for k in ("gpu", "workload", "params", "heldout", "ipc_effect_sim", "ipc_effect_model")},
+         "explanation": _explain(r)} for r in worst]  # fmt: skip
+    return out
+
+
+def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> dict:
+    """Kendall's tau (b) between the simulator's and the model's order of the designs by IPC, per (GPU,
+    workload, SM point) group of three records or more (the designs and their parameter points at that SM
+    point); ``heldout_only``: the groups of the held-out workloads."""
+    from scipy.stats import kendalltau
+
+    from rfmodel.evaluate import resolve_gpu
+
+    groups: dict = {}
+    fields: dict = {}
+    for r in records:
+        if id(r) not in values_of:
+            continue
+        if heldout_only and "workload" not in r.get("heldout", ""):
+            continue
+        f = fields.setdefault(r["gpu"], set(resolve_gpu(r["gpu"]).to_dict()) | {"collector_units"})
+        groups.setdefault((r["gpu"], r["workload"], sm_point(r, f)), []).append(values_of[id(r)])
+    taus = []
+    for vals in groups.values():
+        if len(vals) < 3:
+            continue
+        t = kendalltau([v["sim"]["ipc"] for v in vals], [v["model"]["ipc"] for v in vals]).statistic
+        if np.isfinite(t):
+            taus.append(float(t))
+    if not taus:
+        return {"n_groups": 0}
+    t = np.array(taus)
+    return {"n_groups": len(taus), "kendall_tau_median": float(np.median(t)),
+            "kendall_tau_mean": float(t.mean()), "kendall_tau_min": float(t.min()),
+            "share_tau_at_least_0_8": float(np.mean(t >= 0.8))}  # fmt: skip
+
+
+def effect_report(records: list[dict], values: dict) -> dict:
+    """``{"designs": {design: summary of its held-out rows}, "metrics": {design: every metric both engines
+    give, over its held-out records (:func:`rfmodel.calibrate.metrics.summarize_metrics`)}, "ranking":
+    Kendall's tau over the held-out workloads' groups, "rows": every row}`` (:func:`effect_rows`,
+    :func:`summarize`, :func:`ranking`).
+    ``records`` carry the calibration split's ``heldout`` marks; ``values``: ``{id(record): group_values
+    row}`` of both engines (``rfmodel.calibrate.record_values``)."""
+    from rfmodel.calibrate.metrics import summarize_metrics
+
+    rows = effect_rows(records, values)
+    designs = {d: summarize([r for r in rows if r["design"] == d and r["heldout"]])
+               for d in sorted({r["design"] for r in rows})}  # fmt: skip
+    # every metric both engines report, over each design's held-out records
+    metrics = {d: summarize_metrics([values[id(r)]["metrics"] for r in records
+                                     if r["design"] == d and r.get("heldout") and id(r) in values])
+               for d in sorted({r["design"] for r in records})}  # fmt: skip
+    return {"designs": designs, "metrics": metrics, "ranking": ranking(records, values), "rows": rows}

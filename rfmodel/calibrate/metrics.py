@@ -1,0 +1,74 @@
+"""Every metric both engines report, held out like the IPC: for each design, each metric that the simulator
+and the analytic model both give at a calibration record is compared on the held-out records, by its kind
+(:meth:`rfmodel.designs.base.Design.metric_kind`):
+
+* ``share`` (a hit rate, a utilization, a fraction): the mean absolute error in points;
+* ``count`` (events over the run: stalls, spills, prefetches): per instruction in each engine (the simulator's
+  warp instructions, the profile's), the median relative error ``|model - sim| / max(sim, 1 % of an event
+  per instruction)``;
+* ``level`` (a time-averaged or per-event quantity: entries held, a mean latency): the median relative error.
+
+The goals (:data:`METRIC_GOALS`): shares within 5 points, stall counts within 20 % (median); the other
+figures are reported without a goal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: the goal of a metric's error, by kind, and for the stall counts (:func:`is_stall`)
+METRIC_GOALS = {"share": 0.05, "stall": 0.20}
+#: a count's relative error is taken against at least this many events per instruction
+COUNT_FLOOR = 0.01
+#: the metrics every design reports in both engines and their kinds
+STANDARD = {"l1d_hit_rate": "share", "bank_conflict_stall_cycles": "count", "warps": "level"}
+
+
+def is_stall(name: str) -> bool:
+    """Whether a count is a stall or conflict count (held to the stall goal)."""
+    return name.endswith(("stall_cycles", "_wait_cycles", "_waits", "_conflicts"))
+
+
+def metric_pairs(design, rec: dict, model: dict, model_instrs: float) -> dict:
+    """``{metric: (kind, sim value, model value)}`` of one record, counts per instruction."""
+    out = {}
+    s_n = max(float(rec["sim"].get("warp_instructions", 0.0)), 1.0)
+    names = {**STANDARD, **{m: design.metric_kind(m) for m in design.metrics}}
+    for name, kind in names.items():
+        if name not in rec["sim"] or name not in model:
+            continue
+        s, m = float(rec["sim"][name]), float(model[name])
+        if not (np.isfinite(s) and np.isfinite(m)):
+            continue
+        if kind == "count":
+            s, m = s / s_n, m / max(model_instrs, 1.0)
+        out[name] = (kind, s, m)
+    return out
+
+
+def summarize_metrics(pairs: list[dict]) -> dict:
+    """``{metric: {"kind", "n", "error", "goal", "met"}}`` over records' :func:`metric_pairs`; ``error``: the
+    mean absolute error of a share (fraction, not points), the median relative error of a count or a level."""
+    by: dict = {}
+    for p in pairs:
+        for name, (kind, s, m) in p.items():
+            by.setdefault(name, (kind, []))[1].append((s, m))
+    out = {}
+    for name, (kind, vals) in sorted(by.items()):
+        s = np.array([v[0] for v in vals])
+        m = np.array([v[1] for v in vals])
+        if kind == "share":
+            err = float(np.mean(np.abs(m - s)))
+            goal = METRIC_GOALS["share"]
+        elif kind == "count":
+            err = float(np.median(np.abs(m - s) / np.maximum(np.abs(s), COUNT_FLOOR)))
+            goal = METRIC_GOALS["stall"] if is_stall(name) else None
+        else:
+            err = float(np.median(np.abs(m - s) / np.maximum(np.abs(s), 1e-9)))
+            goal = None
+        worst = int(np.argmax(np.abs(m - s)))
+        out[name] = {"kind": kind, "n": len(vals), "error": err, "goal": goal,
+                     "met": None if goal is None else bool(err <= goal),
+                     "sim_mean": float(s.mean()), "model_mean": float(m.mean()),
+                     "worst_sim": float(s[worst]), "worst_model": float(m[worst])}  # fmt: skip
+    return out

@@ -1,0 +1,72 @@
+"""Several designs at the same points (``rfmodel.compare``, ``rfmodel evaluate --design A --design B``): each
+design's result as evaluate gives it, and its effect against the reference design."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import rfmodel
+from rfmodel.cli import main
+from rfmodel.errors import RfmodelError
+
+warnings.filterwarnings("ignore", category=UserWarning)
+
+
+@pytest.mark.parametrize("method", ["analytic", "simulate"])
+def test_each_design_is_its_evaluate_and_effects_are_ratios(method):
+    kw = dict(method=method, max_warps=8, params={"num_banks": [4, 16]})
+    ds = rfmodel.compare(["baseline", "malekeh", "corf"], "saxpy", "fermi-gtx480", **kw)
+    assert list(ds["design"].values) == ["baseline", "malekeh", "corf"]
+    assert ds.attrs["reference"] == "baseline"
+    for d in ("baseline", "malekeh", "corf"):
+        one = rfmodel.evaluate(d, "saxpy", "fermi-gtx480", **kw)
+        np.testing.assert_array_equal(ds["ipc"].sel(design=d).values, one["ipc"].values)
+        np.testing.assert_array_equal(ds["energy_pj_total"].sel(design=d).values,
+                                      one["energy_pj_total"].values)
+    base = ds.sel(design="baseline")
+    np.testing.assert_array_equal(base["ipc_effect"].values, 0.0)
+    got = ds["ipc_effect"].sel(design="corf").values
+    np.testing.assert_allclose(got, ds["ipc"].sel(design="corf").values / base["ipc"].values - 1, rtol=1e-12)
+    # a design's own metric is NaN where the design has none
+    assert np.isnan(ds["rf_cache_hit_rate"].sel(design="baseline").values).all()
+    assert np.isfinite(ds["rf_cache_hit_rate"].sel(design="malekeh").values).all()
+
+
+def test_reference_design_and_refusals():
+    ds = rfmodel.compare(["baseline", "bow"], "saxpy", "fermi-gtx480", reference="bow", max_warps=8)
+    np.testing.assert_array_equal(ds["ipc_effect"].sel(design="bow").values, 0.0)
+    for designs, kw, msg in [
+        (["baseline"], {}, "two designs or more"),
+        ("baseline", {}, "list of design names"),
+        (["baseline", "baseline"], {}, "given twice"),
+        (["baseline", "bow"], {"reference": "corf"}, "not among the designs"),
+        (["baseline", "rfc"], {"params": {"rfc_kb": [8]}}, "not one of baseline's"),
+        (["baseline", "nosuch"], {}, "nosuch"),
+    ]:
+        with pytest.raises(RfmodelError, match=msg):
+            rfmodel.compare(designs, "saxpy", "fermi-gtx480", max_warps=8, **kw)
+
+
+def test_cli_several_designs_print_one_table_with_effects(capsys):
+    assert main(["evaluate", "--design", "baseline", "--design", "malekeh", "--design", "corf",
+                 "--workload", "saxpy", "--method", "analytic"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "ipc_effect" in lines[0] and "power_mw_effect" in lines[0] and lines[0].split()[0] == "design"
+    rows = [ln.split() for ln in lines[2:5]]
+    assert [r[0] for r in rows] == ["baseline", "malekeh", "corf"]
+    assert float(rows[0][lines[0].split().index("ipc_effect")]) == 0.0
+    assert "design=baseline, malekeh, corf" in out and "of baseline - 1" in out
+    # before, only the last --design was evaluated, with no word
+    for argv, msg in [(["--design", "baseline", "--design", "malekeh", "--preset", "x"], "--preset"),
+                      (["--design", "baseline", "--reference", "bow"], "--reference")]:  # fmt: skip
+        assert main(["evaluate", *argv, "--workload", "saxpy"]) == 2
+        err = capsys.readouterr().err
+        assert msg in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_evaluate_takes_a_list_of_designs_as_compare_does():
+    a = rfmodel.evaluate(["baseline", "bow"], "saxpy", "fermi-gtx480", max_warps=8)
+    b = rfmodel.compare(["baseline", "bow"], "saxpy", "fermi-gtx480", max_warps=8)
+    assert a.identical(b) and "ipc_effect" in a
