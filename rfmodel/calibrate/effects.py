@@ -3,8 +3,10 @@ design study reads, a design's effect against the baseline at the same point.
 
     effect = metric(design) / metric(baseline) - 1
 
-at the same GPU, workload and SM fields (the point's design parameters left out: the baseline at ``{}`` is
-the reference of ``{"main_rf_latency_x": 3}``), for IPC, energy per instruction and power.  Both engines'
+at the same GPU, workload and point: the values of every key the baseline takes too (SM fields and the
+baseline's own parameters, such as ``main_rf_latency_x``); the design's other parameters are left out (the
+baseline at ``{"main_rf_latency_x": 3}`` is the reference of ``{"rfc_kb": 8, "main_rf_latency_x": 3}``),
+for IPC, energy per instruction and power.  Both engines'
 energies come from the same accounting (:func:`rfmodel.energy.accounting.account`) of each engine's
 structure events at the default technology, so what differs is the events and the cycles.
 
@@ -27,9 +29,19 @@ EFFECT_GOALS = {"ipc_effect_mae": 1.5, "ipc_sign_agreement": 0.9, "kendall_tau_m
 EFFECTS = {"ipc": "ipc", "energy_per_instr": "energy_per_instr", "power": "power_mw"}
 
 
-def sm_point(rec: dict, sm_fields) -> tuple:
-    """The SM fields of a record's point (what its baseline reference shares with it), as a key."""
-    return tuple(sorted((k, v) for k, v in rec["params"].items() if k in sm_fields))
+def shared_point(rec: dict, keys) -> tuple:
+    """The part of a record's point its baseline reference shares (``keys``: :func:`shared_keys`), as a
+    key."""
+    return tuple(sorted((k, v) for k, v in rec["params"].items() if k in keys))
+
+
+def shared_keys(gpu: str) -> set:
+    """The point keys a design shares with the baseline on ``gpu``: the SM fields, ``collector_units`` and
+    the baseline's own parameters."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import ANCHOR_DESIGN, resolve_gpu
+
+    return set(resolve_gpu(gpu).to_dict()) | {"collector_units"} | set(get_design(ANCHOR_DESIGN).parameters)
 
 
 def energy_power(design, sm, grid: dict, events: list[dict], cycles, metrics: dict | None = None):
@@ -112,23 +124,23 @@ def _effect(a: float, b: float) -> float:
 
 def effect_rows(records: list[dict], values: dict) -> list[dict]:
     """One row per record of a design other than the baseline whose baseline reference (same GPU, workload
-    and SM fields) was simulated: both engines' values (``values``: ``{id(record): group_values row}``) and
-    effects, the
-    record's held-out status and the simulator's stall counters of both runs."""
-    from rfmodel.evaluate import ANCHOR_DESIGN, resolve_gpu
+    and shared point, :func:`shared_point`) was simulated: both engines' values (``values``: ``{id(record):
+    group_values row}``) and effects, the record's held-out status and the simulator's stall counters of
+    both runs."""
+    from rfmodel.evaluate import ANCHOR_DESIGN
 
     fields = {}
     base = {}
     for r in records:
         if r["design"] == ANCHOR_DESIGN and id(r) in values:
             if r["gpu"] not in fields:
-                fields[r["gpu"]] = set(resolve_gpu(r["gpu"]).to_dict()) | {"collector_units"}
-            base[(r["gpu"], r["workload"], sm_point(r, fields[r["gpu"]]))] = r
+                fields[r["gpu"]] = shared_keys(r["gpu"])
+            base[(r["gpu"], r["workload"], shared_point(r, fields[r["gpu"]]))] = r
     rows = []
     for r in records:
         if r["design"] == ANCHOR_DESIGN or id(r) not in values or r["gpu"] not in fields:
             continue
-        b = base.get((r["gpu"], r["workload"], sm_point(r, fields[r["gpu"]])))
+        b = base.get((r["gpu"], r["workload"], shared_point(r, fields[r["gpu"]])))
         if b is None:
             continue
         v, vb = values[id(r)], values[id(b)]
@@ -146,10 +158,13 @@ def effect_rows(records: list[dict], values: dict) -> list[dict]:
 def _explain(row: dict) -> str:
     """The simulator's stall reasons that moved between the baseline and the design (per cent of the
     baseline's stall cycles), and the direction of the model's error."""
-    over = row["ipc_effect_model"] > row["ipc_effect_sim"]
-    parts = [f"model {'over' if over else 'under'}states the effect "
-             f"({100 * row['ipc_effect_model']:+.1f} % against "
-             f"{100 * row['ipc_effect_sim']:+.1f} %)"]  # fmt: skip
+    m, s_ = row["ipc_effect_model"], row["ipc_effect_sim"]
+    if m * s_ > 0:  # the same sign: too much of it or too little
+        how = "more" if abs(m) > abs(s_) else "less"
+        what = f"{how} {'gain' if s_ > 0 else 'loss'} than the simulator"
+    else:
+        what = "the opposite sign to the simulator" if m * s_ < 0 else "a different effect from the simulator"
+    parts = [f"model effect {100 * m:+.1f} % against {100 * s_:+.1f} % ({what})"]
     s, b = row.get("sim_stalls") or {}, row.get("base_stalls") or {}
     total = sum(b.values()) or sum(s.values())
     if total > 0:
@@ -190,11 +205,10 @@ def summarize(rows: list[dict]) -> dict:
 
 def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> dict:
     """Kendall's tau (b) between the simulator's and the model's order of the designs by IPC, per (GPU,
-    workload, SM point) group of three records or more (the designs and their parameter points at that SM
+    workload, shared point) group of three records or more (the designs and their parameter points at that SM
     point); ``heldout_only``: the groups of the held-out workloads."""
     from scipy.stats import kendalltau
 
-    from rfmodel.evaluate import resolve_gpu
 
     groups: dict = {}
     fields: dict = {}
@@ -203,8 +217,8 @@ def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> 
             continue
         if heldout_only and "workload" not in r.get("heldout", ""):
             continue
-        f = fields.setdefault(r["gpu"], set(resolve_gpu(r["gpu"]).to_dict()) | {"collector_units"})
-        groups.setdefault((r["gpu"], r["workload"], sm_point(r, f)), []).append(values_of[id(r)])
+        f = fields.setdefault(r["gpu"], shared_keys(r["gpu"]))
+        groups.setdefault((r["gpu"], r["workload"], shared_point(r, f)), []).append(values_of[id(r)])
     taus = []
     for vals in groups.values():
         if len(vals) < 3:

@@ -212,8 +212,9 @@ def effects_section(res: dict) -> list[str]:
     rk = res.get("ranking", {})
     lines = [
         "", "### Design effects against the baseline", "",
-        "A design's effect is `metric(design) / metric(baseline) − 1` at the same GPU, workload and SM "
-        "fields, in each engine; the table gives, over each design's held-out records, the mean absolute "
+        "A design's effect is `metric(design) / metric(baseline) − 1` at the same GPU, workload and point "
+        "(the keys the baseline takes too: SM fields, `main_rf_latency_x`, `active_warps`), in each "
+        "engine; the table gives, over each design's held-out records, the mean absolute "
         "error of the analytic effect in points (IPC, energy per instruction, power; both engines' energies "
         "from the same accounting at the default technology), the share of the records with a simulator "
         f"|IPC effect| ≥ {100 * SIGN_THRESHOLD:.0f} % whose analytic effect has the same sign (their number "
@@ -235,8 +236,8 @@ def effects_section(res: dict) -> list[str]:
             f"{pts(e.get('energy_per_instr_effect_mae'))} | {pts(e.get('power_effect_mae'))} |"
         )
     if rk.get("n_groups"):
-        lines += ["", f"Order of the designs by IPC, per (GPU, held-out workload, SM point) group of three "
-                      f"records or more ({rk['n_groups']} groups): Kendall's τ median "
+        lines += ["", "Order of the designs by IPC, per (GPU, held-out workload, shared point) group of "
+                      f"three records or more ({rk['n_groups']} groups): Kendall's τ median "
                       f"{rk['kendall_tau_median']:.2f}, mean {rk['kendall_tau_mean']:.2f}, least "
                       f"{rk['kendall_tau_min']:.2f}; {_pct(rk['share_tau_at_least_0_8'])} of the groups at "
                       "0.8 or more."]  # fmt: skip
