@@ -885,8 +885,8 @@ class Malekeh(Design):
         m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots,
                               **timing))  # fmt: skip
         gain = ipc_gain(m, ctx, hit, c["ipc_gain_per_saved_read"])
-        loss = 1.0 - c["sthld_ipc_loss"] * sthld * oversub
-        factor = np.maximum(gain * loss, 0.05)
+        waiting = 1.0 - c["sthld_ipc_loss"] * sthld * oversub  # STHLD's cost (not the table's loss rate)
+        factor = np.maximum(gain * waiting, 0.05)
         reads = ctx.reads
         saved = reads * hit
         near_writes = saved * c["write_share"]

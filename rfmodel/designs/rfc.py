@@ -338,8 +338,10 @@ class Rfc(Design):
             "crossbar": (reads + writes, 0.0),
             "collector": (reads, reads),
         }
+        # the cycles the main-RF reads waited for their bank, summed as the simulator counts them (``wait``
+        # is the mean wait of one read)
         metrics = {"rf_cache_hit_rate": hit, "rf_cache_reads": reads * hit, "main_rf_reads": miss,
-                   "main_rf_writes": mw, "main_rf_wait_cycles": wait, "main_rf_network_cycles": net,
+                   "main_rf_writes": mw, "main_rf_wait_cycles": wait * miss, "main_rf_network_cycles": net,
                    **timing_metrics(read_x, write_x)}  # fmt: skip
         return ctx.result(m, events=events, metrics=metrics)
 
