@@ -44,7 +44,7 @@ def shared_keys(gpu: str) -> set:
     return set(resolve_gpu(gpu).to_dict()) | {"collector_units"} | set(get_design(ANCHOR_DESIGN).parameters)
 
 
-def energy_power(design, sm, grid: dict, events: list[dict], cycles, metrics: dict | None = None):
+def energy_power(design, sm, grid: dict, events: dict, cycles, metrics: dict | None = None):
     """``(energy_pj_total, power_mw)`` over a group's records: the design's structures at the default
     technology for the points of ``grid`` (arrays over the records), charged with ``events[s][kind]``
     (arrays over the records) for ``cycles``; ``metrics`` holds the shares a design powers its structures
@@ -88,7 +88,10 @@ def _stack_events(per_record: list[dict], n: int) -> dict:
 
 def group_values(group, coef: dict) -> list[dict]:
     """Per record of a calibration group (:class:`rfmodel.calibrate._Group`): the simulator's and the
-    model's IPC, energy per instruction and power, as ``{"sim": {...}, "model": {...}}``."""
+    model's IPC, energy per instruction and power, as ``{"sim": {...}, "model": {...}}``, and every metric
+    both give (``"metrics"``: :func:`rfmodel.calibrate.metrics.metric_pairs`)."""
+    from rfmodel.calibrate.metrics import metric_pairs
+
     recs = group.recs
     n = len(recs)
     pred = group.predict(coef, events=True)
@@ -102,8 +105,6 @@ def group_values(group, coef: dict) -> list[dict]:
                                 {m: pred.get(m) for m in group.d.leakage_active.values()})  # fmt: skip
     has_events = np.array([bool(r.get("events")) for r in recs])
     out = []
-    from rfmodel.calibrate.metrics import metric_pairs
-
     for i, r in enumerate(recs):
         s_n = max(float(r["sim"]["warp_instructions"]), 1.0)
         m_n = max(float(group.prof.n_instrs), 1.0)
