@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import rfmodel
+import rfmodel.spec.occupancy as occupancy
 from rfmodel.designs.base import design_classes, get_design
 from rfmodel.errors import RfmodelError
 from rfmodel.evaluate import resolve_gpu
@@ -101,21 +102,13 @@ def _outcome(sm0, sm1, method: str, field: str) -> str:
     return "ignored"
 
 
-#: (field, engine) pairs whose probe leaves every result the same (to be given a binding probe or said)
-SM_GAPS = {
-    ("dual_issue_diff_units", "simulate"): "read by the simulator; no probe kernel's dual issue hangs on it",
-}
-
-
 def _sm_params():
     out = []
     for f in _fields(resolve_gpu(GPU)):
         if f in UNEXERCISED:
             continue
         for m in ("analytic", "simulate"):
-            gap = SM_GAPS.get((f, m))
-            out.append(pytest.param(f, m, marks=[pytest.mark.xfail(strict=True, reason=gap)] if gap else [],
-                                    id=f"{m}-{f}"))
+            out.append(pytest.param(f, m, id=f"{m}-{f}"))
     return out
 
 
@@ -139,8 +132,6 @@ def test_every_sm_field_changes_the_answer_or_is_refused_or_said(field, method):
 def test_collector_read_ports_is_said_not_modelled_by_the_analytic_engine():
     """The interval model has no per-collector port limit: a spec that sets one is answered as if it had
     none, and the analytic engine says so; the simulator models it."""
-    import rfmodel.spec.occupancy as occupancy
-
     sm = resolve_gpu(GPU).replace(collector_read_ports=1)
     occupancy._SAID.clear()
     with pytest.warns(UserWarning, match="collector_read_ports"):
@@ -175,32 +166,14 @@ def _design_values(d):
     return out
 
 
-#: design parameters the analytic engine answers the same for at the probe (found by this test; each is
-#: either a mechanism the interval model does not have or a probe that does not bind on these kernels, and
-#: is to be modelled, said by the engine, or given a binding probe)
-ANALYTIC_GAPS = {
-    ("baseline", "active_warps"): "acts under the two-level scheduler only (fermi-gtx480 runs GTO)",
-    ("corf", "rt_ports"): "renaming-table ports: not in the CORF analytic terms",
-    ("corf", "metadata"): "not in the CORF analytic terms",
-    ("corf", "affinity"): "not in the CORF analytic terms",
-    ("corf", "loop_weight"): "not in the CORF analytic terms",
-    ("ltrf", "main_rf_bank_regs"): "no effect at the probe",
-    ("ltrf_plus", "main_rf_bank_regs"): "no effect at the probe",
-    ("ltrfconf", "main_rf_bank_regs"): "no effect at the probe",
-    ("rfc", "main_rf_bank_regs"): "no effect at the probe",
-    ("strands", "main_rf_bank_regs"): "no effect at the probe",
-    ("malekeh", "adaptive"): "the adaptive threshold is the simulator's",
-    ("malekeh", "interval_cycles"): "the adaptive threshold's interval is the simulator's",
-    ("malekeh", "seed"): "the simulator's random choices",
-    ("malekeh", "static_hints"): "not in the Malekeh analytic terms",
-    ("unified", "min_l1d_kb"): "1 KB rounds away in the L1D's whole sets",
-}
-#: the same in the simulator at the probe
-SIM_GAPS = {
-    ("baseline", "active_warps"): "acts under the two-level scheduler only (fermi-gtx480 runs GTO)",
-    ("corf", "metadata"): "no effect on the probe kernels",
-    ("corf", "loop_weight"): "no effect on the probe kernels",
-    ("unified", "min_l1d_kb"): "1 KB rounds away in the L1D's whole sets",
+#: design parameters probed where they act: another parameter set with them (``acts_with``), the SM field
+#: they need, or a value beyond what rounds away (the 1 KB of L1D kept is less than a whole set)
+DESIGN_PROBES = {
+    ("baseline", "active_warps"): {"sm": {"scheduler": "two-level"}},
+    ("corf", "metadata"): {"base": {"alloc": "pairs"}},
+    ("corf", "loop_weight"): {"base": {"affinity": "depth"}},
+    ("malekeh", "interval_cycles"): {"value": 100},
+    ("unified", "min_l1d_kb"): {"value": 64},
 }
 
 
@@ -209,21 +182,63 @@ def _design_params():
     for n in sorted(design_classes()):
         d = get_design(n)
         for p, v in _design_values(d):
+            v = DESIGN_PROBES.get((n, p), {}).get("value", v)
             for m in ("analytic", "simulate") if d.supports_simulate else ("analytic",):
-                gap = (ANALYTIC_GAPS if m == "analytic" else SIM_GAPS).get((n, p))
-                marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
-                out.append(pytest.param(n, p, v, m, marks=marks, id=f"{n}-{p}-{m}"))
+                out.append(pytest.param(n, p, v, m, id=f"{n}-{p}-{m}"))
     return out
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "param", "value", "method"), _design_params())
-def test_every_design_parameter_changes_the_answer_or_is_refused(name, param, value, method):
+def test_every_design_parameter_changes_the_answer_or_is_refused_or_said(name, param, value, method):
+    """Changed from its default (with what it acts with), every design parameter changes a result of the
+    engine, is refused, or is one the engine does not model and says so: a warning and the parameter in
+    ``ds.attrs["not_modelled"]``."""
+    probe = DESIGN_PROBES.get((name, param), {})
     kw = {"method": method, "on_no_fit": "nan"}
     wl = ["saxpy", "sgemm_tiled"]
-    base = _summary(rfmodel.evaluate(name, wl, GPU, **kw))
+    gpu = resolve_gpu(GPU).replace(**probe.get("sm", {}))
+    base = {k: [v] for k, v in probe.get("base", {}).items()}
+    b = _summary(rfmodel.evaluate(name, wl, gpu, params=base or None, **kw))
+    occupancy._SAID.clear()
     try:
-        new = _summary(rfmodel.evaluate(name, wl, GPU, params={param: [value]}, **kw))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            new = _summary(rfmodel.evaluate(name, wl, gpu, params={**base, param: [value]}, **kw))
     except RfmodelError:
         return
-    assert not _same(base, new), (name, param, value, method)
+    info = design_classes()[name].Params.field_info(param)
+    said = method not in info.engines
+    if said:  # the engine answers at the default and says so
+        assert param in new["said"][0] and any(param in str(w.message) for w in caught), (name, param)
+    else:
+        assert param not in new["said"][0], (name, param)
+        assert not _same(b, new), (name, param, value, method)
+
+
+def test_a_design_parameter_the_analytic_engine_does_not_model_is_said_and_not_searched():
+    """CORF's renaming-table ports are the simulator's: the analytic engine answers at the default, warns
+    once and lists the value; the optimizer does not search it."""
+    from rfmodel.optimize.problem import default_design_params
+
+    occupancy._SAID.clear()
+    a = rfmodel.evaluate("corf", "saxpy", GPU)
+    with pytest.warns(UserWarning, match="does not model rt_ports = 1"):
+        b = rfmodel.evaluate("corf", "saxpy", GPU, params={"rt_ports": [1]})
+    assert b.attrs["not_modelled"] == "rt_ports = 1 (answered as 2)" and a.attrs["not_modelled"] == ""
+    assert float(a["ipc"].max()) == float(b["ipc"].max())
+    assert "rt_ports" not in default_design_params("corf")
+    assert "ct_entries" in default_design_params("malekeh") and "seed" not in default_design_params("malekeh")
+
+
+def test_a_design_parameter_set_where_it_cannot_act_is_said():
+    """The baseline's active pool acts only under the two-level scheduler: on a GTO SM it is said; on a
+    two-level one it changes the answer and is not."""
+    occupancy._SAID.clear()
+    with pytest.warns(UserWarning, match="active_warps = 2 has no effect unless scheduler = 'two-level'"):
+        gto = rfmodel.evaluate("baseline", "saxpy", GPU, params={"active_warps": [2]})
+    assert "active_warps = 2" in gto.attrs["not_modelled"]
+    pool = {"active_warps": [2, 8], "scheduler": ["two-level"]}
+    two = rfmodel.evaluate("baseline", "saxpy", GPU, params=pool)
+    assert two.attrs["not_modelled"] == ""
+    assert float(two["ipc"].sel(active_warps=2).max()) != float(two["ipc"].sel(active_warps=8).max())

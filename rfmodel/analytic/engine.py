@@ -523,6 +523,7 @@ def evaluate_analytic(
     against, and ``dims``/``coords`` then name them.
     """
     structures = design.structures(sm, grid, tech)
+    said = design.not_modelled(sm, grid, "analytic")
     cal_grid, cal_desc = resolve_calibration(design, sm, calibration)
     ref_grid = resolve_calibration(reference, sm, calibration)[0] if reference is not None else {}
     per_wl, names, anchors = [], [], {}
@@ -546,7 +547,7 @@ def evaluate_analytic(
         design=design, sm=sm, structures=structs, workloads=names, dims=dims, coords=coords, shape=shape,
         per_workload=per_wl, stall_reasons=stall_reasons, grid=grid, require_fit=require_fit,
         attrs={"engine": "analytic", "tech": json.dumps(tech), "arch": arch, "seed": seed,
-               "not_modelled": "; ".join(not_modelled(sm, "analytic")),
+               "not_modelled": "; ".join(not_modelled(sm, "analytic") + said),
                "rfmodel_version": __version__, "calibration": cal_desc,
                "anchor": "shared SM model's IPC x factor per workload (schedule of the baseline pipeline"
                          " / the baseline's analytic IPC at its defaults; docs/models.md): "

@@ -398,6 +398,45 @@ class Design:
                 for x in np.unique(np.asarray(v).ravel()):
                     self.resolve({k: x})
 
+    def not_modelled(self, sm, grid: dict, engine: str) -> list[str]:
+        """The design parameters a run of ``engine`` over ``grid`` on ``sm`` sets to no effect, in words: a
+        value other than the default of a parameter the engine does not model (its declaration's
+        ``engines``: the answer is the default's), or one set where it cannot act at any point of the grid
+        (``acts_with``: another parameter or SM field never takes a value it acts with).  Each is said once
+        per process (a warning); the engines list them in ``ds.attrs["not_modelled"]``."""
+        from rfmodel.spec.occupancy import warn_once
+
+        d0 = self.Params()
+        dflt = {k: getattr(d0, k) for k in self.parameters}
+        out = []
+        for k in self.parameters:
+            if k not in grid:
+                continue
+            info = self.Params.field_info(k)
+            values = list(dict.fromkeys(np.asarray(grid[k]).ravel().tolist()))
+            set_ = [v for v in values if v != dflt[k]]
+            if not set_:
+                continue
+            shown = ", ".join(str(v) for v in set_)
+            if engine not in info.engines:
+                out.append(f"{k} = {shown} (answered as {dflt[k]})")
+                by = ", ".join(info.engines)
+                warn_once(f"the {engine} engine of design '{self.name}' does not model {k} = {shown}: its "
+                          f"answer is the one for {dflt[k]} (modelled by: {by})")  # fmt: skip
+                continue
+            for other, acting in info.acts_with:
+                if other in grid:
+                    there = list(dict.fromkeys(np.asarray(grid[other]).ravel().tolist()))
+                else:
+                    there = [dflt[other] if other in dflt else getattr(sm, other)]
+                if not any(t in acting for t in there):
+                    allowed = " or ".join(repr(a) for a in acting)
+                    out.append(f"{k} = {shown} (no effect unless {other} = {allowed})")
+                    warn_once(f"design '{self.name}': {k} = {shown} has no effect unless {other} = {allowed} "
+                              f"({other} is {', '.join(repr(t) for t in there)})")  # fmt: skip
+                    break
+        return out
+
     def preset(self, name: str) -> dict:
         """The parameters of the named configuration (:attr:`presets`), validated; an unknown name is one
         :class:`UnknownNameError` listing the known ones."""

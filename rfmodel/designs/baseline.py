@@ -30,7 +30,7 @@ class BaselineParams(SlowBankParams, kind="design.baseline"):
 
     active_warps: int = param(
         8, bounds=(1, 64), doc="warps per scheduler in the two-level scheduler's pool (SMs with "
-        "scheduler = 'two-level'; no effect on the others)"
+        "scheduler = 'two-level'; no effect on the others)", acts_with={"scheduler": ("two-level",)},
     )
 
 

@@ -72,24 +72,24 @@ class CorfParams(DesignParams, kind="design.corf"):
     warp_bank: int = param(1, choices=(0, 1), doc="1: all registers of a warp in one bank (CORF++)")
     virtualize: int = param(1, choices=(0, 1), doc="1: a register's slices are freed at its last read")
     rt_ports: int = param(
-        2, bounds=(0, 16),
+        2, bounds=(0, 16), engines=("simulate",),
         doc="renaming-table lookups one RT bank serves per cycle (the paper's dual-ported RT, one bank per "
         "register bank); a lookup beyond them delays its register read a cycle; 0: no limit",
     )  # fmt: skip
     metadata: int = param(
-        1, choices=(0, 1),
+        1, choices=(0, 1), engines=("simulate",), acts_with={"alloc": ("pairs",)},
         doc="1: every warp first executes the kernel's metadata instructions (CORF's pairs, 4 per 64-bit "
         "instruction; a misc-class instruction without operands each); 0: counted in code size only",
     )  # fmt: skip
     affinity: str = param(
-        "trips", type=str, choices=AFFINITY,
+        "trips", type=str, choices=AFFINITY, engines=("simulate",),
         doc="affinity-graph weights of the static kernel's instructions: trips = each instruction's "
         "executions per warp in the trace being run (its loops' trip counts as the kernel's inputs set them, "
         "1 outside loops: the compiler's static trip counts where it could know them); depth = "
         "loop_weight^(loop depth), the paper's fixed weight for every loop",
     )  # fmt: skip
     loop_weight: int = param(
-        8, bounds=(1, 1000),
+        8, bounds=(1, 1000), engines=("simulate",), acts_with={"affinity": ("depth",)},
         doc="affinity-graph weight of a source pair per loop level with affinity = depth (the paper's "
         "unstated fixed weight; an instruction at loop depth d weighs loop_weight^d)",
     )  # fmt: skip

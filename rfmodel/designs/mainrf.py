@@ -65,7 +65,7 @@ class MainRFParams(SlowBankParams):
                                doc="single-ported main-RF banks (left out: the SM's num_banks)")  # fmt: skip
     narrow_crossbar: int = param(0, choices=(0, 1), doc="1: a 4x narrower main-RF network")
     main_rf_bank_regs: int = param(
-        1, bounds=(1, 256),
+        1, bounds=(1, 256), engines=("simulate",),
         doc="consecutive registers per main-RF bank row (1: interleaved; 2: the LTRF paper's Figure 9)",
     )  # fmt: skip
 

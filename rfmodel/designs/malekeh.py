@@ -82,12 +82,15 @@ class MalekehParams(SlowBankParams, kind="design.malekeh"):
     ct_entries: int = param(8, bounds=(1, 64), doc="cache-table entries per CCU (paper: 8)")
     sthld: int = param(4, unit="cycles", bounds=(0, 1 << 20),
                        doc="initial (or, with adaptive = 0, fixed) STHLD")  # fmt: skip
-    adaptive: int = param(1, choices=(0, 1), doc="1: the STHLD state machine runs")
-    interval_cycles: int = param(10_000, unit="cycles", bounds=(1, 1 << 40),
+    adaptive: int = param(1, choices=(0, 1), engines=("simulate",), doc="1: the STHLD state machine runs")
+    interval_cycles: int = param(10_000, unit="cycles", bounds=(1, 1 << 40), engines=("simulate",),
+                                 acts_with={"adaptive": (1,)},
                                  doc="adaptive interval (paper: 10,000 cycles)")  # fmt: skip
-    seed: int = param(1, bounds=(0, (1 << 31) - 1), doc="seed of the replacement RNG")
-    static_hints: int = param(1, choices=(0, 1), doc="1: the compiler pass's static hints where the kernel "
-                              "is known; 0: trace distances")  # fmt: skip
+    seed: int = param(1, bounds=(0, (1 << 31) - 1), engines=("simulate",),
+                      doc="seed of the replacement RNG")  # fmt: skip
+    static_hints: int = param(1, choices=(0, 1), engines=("simulate",),
+                              doc="1: the compiler pass's static hints where the kernel is known; 0: trace "
+                              "distances")  # fmt: skip
 
 
 #: the defaults by name

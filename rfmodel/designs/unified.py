@@ -63,7 +63,7 @@ class UnifiedParams(DesignParams, kind="design.unified"):
         doc="the unified memory (register file + L1D); 0: the SM's register file (regs_per_sm x 4 B)",
     )  # fmt: skip
     min_l1d_kb: int = param(
-        0, unit="KB", bounds=(0, 4096),
+        0, unit="KB", bounds=(0, 4096), acts_with={"partition": ("launch",)},
         doc="L1D kept before registers are given out (0: occupancy first, as the CERF paper's comparison)",
     )  # fmt: skip
     partition: str = param(

@@ -109,16 +109,16 @@ def design_variable(design, name: str, max_values: int = 16) -> Variable:
 
 def default_design_params(design) -> tuple[str, ...]:
     """The design parameters searched by default: every declared one with choices or a bounded range of at
-    most :data:`MAX_DEFAULT_RANGE` values, except :data:`NOT_SEARCHED` and the parameters of the design's
-    compiler pass (each value recompiles every kernel)."""
+    most :data:`MAX_DEFAULT_RANGE` values, except :data:`NOT_SEARCHED`, the parameters of the design's
+    compiler pass (each value recompiles every kernel) and those the analytic engine does not model."""
     from rfmodel.designs.base import get_design
 
     d = get_design(design)
     out = []
     for name in d.parameters:
-        if name in NOT_SEARCHED or name in d.compile_params:
-            continue
         info = d.Params.field_info(name)
+        if name in NOT_SEARCHED or name in d.compile_params or "analytic" not in info.engines:
+            continue
         if info.choices is not None:
             out.append(name)
         elif info.bounds is not None and None not in info.bounds and info.type in (int, float):

@@ -74,6 +74,11 @@ class FieldInfo:
     optional: bool = False
     type: Any = None
     item_type: Any = None
+    #: the engines that model the field (another engine answers at its default and says so)
+    engines: tuple = ("analytic", "simulate")
+    #: ``((name, values), ...)``: the field acts only where each named field (the spec's own, or an SM
+    #: field for a design parameter) takes one of its values
+    acts_with: tuple = ()
     # filled in by Spec._infos(): the field name
     name: str = ""
 
@@ -142,6 +147,8 @@ def param(
     type: Any = None,  # the field type when the default does not show it
     item_type: Any = None,
     default_factory: Callable[[], Any] | Any = MISSING,
+    engines: tuple | None = None,
+    acts_with: Mapping[str, Iterable] | None = None,
 ) -> Any:
     """Declare a spec field.
 
@@ -149,7 +156,10 @@ def param(
     tuple field it applies to every item, or give one pair per item
     (``bounds=((1, 10), (0, 10))``).  ``choices`` lists the allowed values.
     ``type``/``item_type`` are only needed when the default does not show them
-    (an empty tuple, ``None``).
+    (an empty tuple, ``None``).  ``engines`` names the engines that model the
+    field (default: both); ``acts_with={"other": (values...)}`` says the field
+    has an effect only where ``other`` takes one of those values
+    (``Design.not_modelled`` says so when a run sets it where it cannot act).
     """
     if default is MISSING and default_factory is MISSING and not optional:
         raise TypeError("a spec field needs a default (specs are built from partial TOML tables)")
@@ -171,6 +181,8 @@ def param(
         optional=optional,
         type=type,
         item_type=item_type,
+        engines=tuple(engines) if engines is not None else ("analytic", "simulate"),
+        acts_with=tuple((k, tuple(v)) for k, v in (acts_with or {}).items()),
     )
     kw: dict[str, Any] = {"metadata": {_META_KEY: info}}
     if default_factory is not MISSING:

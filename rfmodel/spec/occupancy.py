@@ -133,17 +133,19 @@ def no_fit_reason(regs_per_thread, threads_per_cta, smem_per_cta, sm, regs_per_s
     return None
 
 
-#: SM fields an engine does not model, with the value its answer holds for: ``{field: (engines, value)}``
+#: SM fields an engine does not model, with the value its answer holds for: ``{field: {engine: value}}``
 #: (``l1d.x`` names a field of the L1D).  A spec that sets another value is answered at that one and the
 #: engine says so: a warning once per process and the field in the result's ``attrs["not_modelled"]``.
 #: The L1D is its ``size_bytes`` throughout a run in both engines (no adaptive carve-out, whole lines); the
-#: interval model has no per-collector port limit and takes any two ready instructions for a dual issue.
+#: interval model has no per-collector port limit and takes any two ready instructions for a dual issue;
+#: the simulator's dispatch register holds one instruction per unit type, so its second instruction of a
+#: cycle always goes to another unit (a dual issue of two of one type never happens there).
 NOT_MODELLED = {
-    "l1d.sectored": (("analytic", "simulate"), False),
-    "l1d.unified_bytes": (("analytic", "simulate"), 0),
-    "l1d.adaptive": (("analytic", "simulate"), False),
-    "collector_read_ports": (("analytic",), 0),
-    "dual_issue_diff_units": (("analytic",), False),
+    "l1d.sectored": {"analytic": False, "simulate": False},
+    "l1d.unified_bytes": {"analytic": 0, "simulate": 0},
+    "l1d.adaptive": {"analytic": False, "simulate": False},
+    "collector_read_ports": {"analytic": 0},
+    "dual_issue_diff_units": {"analytic": False, "simulate": True},
 }
 #: the notes already warned about in this process (:func:`warn_once`)
 _SAID: set = set()
@@ -161,8 +163,9 @@ def not_modelled(sm, engine: str) -> list[str]:
 
     preset = PRESETS.get(sm.name)
     out = []
-    for name, (engines, holds) in NOT_MODELLED.items():
-        if engine not in engines or (name == "dual_issue_diff_units" and sm.issue_width < 2):
+    for name, holds_in in NOT_MODELLED.items():
+        holds = holds_in.get(engine, None)
+        if engine not in holds_in or (name == "dual_issue_diff_units" and sm.issue_width < 2):
             continue
         value = get(sm, name)
         if value != holds:
