@@ -340,3 +340,38 @@ def test_tables_built_on_first_use_give_what_tables_built_at_once_give(name, gpu
         if k in a:
             # bit for bit: each table (and list-schedule cell) built alone equals the same one built at once
             assert np.array_equal(np.asarray(a[k], float), np.asarray(b[k], float), equal_nan=True), k
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n != "baseline"])
+def test_a_design_takes_the_baselines_fitted_coefficients_on_every_gpu(name):
+    """The coefficients a design shares with the baseline (the interval model's, the banks') are the
+    baseline's fitted values on each GPU, so that what the engines get wrong for both cancels in the
+    design's effect; only the design's own terms are its own fit."""
+    from rfmodel.analytic.calibration import load_calibration
+    from rfmodel.calibrate import coef_for, shared_coefficients
+
+    cal = load_calibration()
+    if name not in cal["designs"]:
+        pytest.skip(f"{name} is not in the package calibration")
+    base, entry = cal["designs"]["baseline"], cal["designs"][name]
+    shared = shared_coefficients(name)
+    assert shared and shared <= set(base["coefficients"])
+    for gpu in sorted(set(base.get("per_gpu", {})) | {"ampere-a100"}):
+        b, d = coef_for(base, gpu), coef_for(entry, gpu)
+        assert {k: d[k] for k in shared} == {k: b[k] for k in shared}, gpu
+
+
+@pytest.mark.parametrize("name", [n for n in SIM if design_classes()[n].neutral is not None])
+@pytest.mark.parametrize("gpu", ["fermi-gtx480", "volta-v100"])
+def test_with_its_mechanism_off_a_design_gives_the_baselines_ipc_in_both_engines(name, gpu):
+    """At its neutral point (``Design.neutral``) a design is the baseline: the simulator's cycles are the
+    baseline's exactly, and the calibrated analytic IPC is the baseline's (the shared coefficients)."""
+    neutral = {k: [v] for k, v in design_classes()[name].neutral.items()}
+    wl = ["saxpy", "black_scholes"]
+    a0 = rfmodel.evaluate("baseline", wl, gpu)["ipc"].values.ravel()
+    a1 = rfmodel.evaluate(name, wl, gpu, params=neutral)["ipc"].values.ravel()
+    np.testing.assert_allclose(a1, a0, rtol=1e-6)
+    s0 = rfmodel.evaluate("baseline", "saxpy", gpu, method="simulate", max_warps=16)
+    s1 = rfmodel.evaluate(name, "saxpy", gpu, method="simulate", params=neutral, max_warps=16)
+    assert float(s1["cycles"].max()) == float(s0["cycles"].max())
+

@@ -609,6 +609,7 @@ def fit_design(
     max_nfev: int = 60,
     free: str = "own",
     prior: float = 0.0,
+    lock=None,
 ) -> dict:
     """Least-squares fit of every coefficient the design declares (``params_of``) on its training records.
 
@@ -617,8 +618,9 @@ def fit_design(
     ``max(stall_sim, 0.02 x instructions)`` (or their log ratio, each padded by that 2 %: sweep key
     ``stall_loss``, :data:`STALL_LOSS`); weighted by :data:`WEIGHTS`.  ``init``: start values
     (e.g. the baseline's fitted interval coefficients) for the names it holds; then only the names
-    it does not hold and :data:`REFIT` move, unless ``free="all"``.  Bounds are the
-    declared ones; ``scipy.optimize.least_squares`` (trust-region reflective).
+    it does not hold and :data:`REFIT` move, unless ``free="all"``; with ``lock`` (names), every name but
+    those moves.  Bounds are the declared ones; ``scipy.optimize.least_squares`` (trust-region
+    reflective).
     """
     from scipy.optimize import least_squares
 
@@ -635,10 +637,13 @@ def fit_design(
     # coefficients move (the shared interval-model terms stay at the baseline's values)
     from rfmodel.analytic.throughput import NOT_FITTED
 
-    names = [
-        k for k in params
-        if k not in NOT_FITTED and (free == "all" or not init or k not in init or k in REFIT)
-    ]  # fmt: skip
+    if lock is not None:
+        names = [k for k in params if k not in NOT_FITTED and k not in lock]
+    else:
+        names = [
+            k for k in params
+            if k not in NOT_FITTED and (free == "all" or not init or k not in init or k in REFIT)
+        ]  # fmt: skip
     ipc_sim = [np.array([r["sim"]["ipc"] for r in g.recs]) for g in groups]
     st_sim = [np.array([r["sim"]["bank_conflict_stall_cycles"] for r in g.recs]) for g in groups]
     st_ok = [np.array([stall_measured(r["sim"]) for r in g.recs]) for g in groups]
@@ -840,9 +845,12 @@ def fit_procedure(design, train, sweep, init, max_nfev, prior=None, per_gpu_fit=
     :data:`PRIOR`, True)."""
     prior = sweep.get("prior", PRIOR) if prior is None else prior
     per_gpu_fit = sweep.get("per_gpu", True) if per_gpu_fit is None else per_gpu_fit
-    init = init["coefficients"] if init and "coefficients" in init else init
-    shared = fit_design(design, train, sweep, init=init, max_nfev=max_nfev, prior=prior)
+    base = init if init and "coefficients" in init else ({"coefficients": init} if init else None)
     gpus = sorted({r["gpu"] for r in train if r["design"] == design})
+    if design != "baseline" and base is not None:
+        return _fit_on_baseline(design, train, sweep, base, gpus, max_nfev, prior, per_gpu_fit)
+    init = base["coefficients"] if base else None
+    shared = fit_design(design, train, sweep, init=init, max_nfev=max_nfev, prior=prior)
     per_gpu = {}
     if len(gpus) > 1 and per_gpu_fit:
         for g in gpus:
@@ -850,6 +858,32 @@ def fit_procedure(design, train, sweep, init, max_nfev, prior=None, per_gpu_fit=
             per_gpu[g] = fit_design(
                 design, sub, sweep, init=shared, max_nfev=max(max_nfev // 2, 5), free="all", prior=prior
             )
+    return {"coefficients": shared, "per_gpu": per_gpu}
+
+
+def shared_coefficients(design) -> set:
+    """The coefficients ``design`` shares with the baseline (the interval model's and the banks'): a design
+    takes the baseline's fitted values of them, per GPU, so that the two engines' errors the baseline and
+    the design have in common (dependence chains, memory, the schedule) cancel in the design's effect."""
+    from rfmodel.designs.base import get_design
+
+    return set(params_of(get_design("baseline"))) & set(params_of(get_design(design)))
+
+
+def _fit_on_baseline(design, train, sweep, base, gpus, max_nfev, prior, per_gpu_fit) -> dict:
+    """:func:`fit_procedure` of a design over the baseline's fit ``base``: only the design's own terms move,
+    over every GPU (with the baseline's shared coefficients) and then per GPU (with the baseline's values
+    on that GPU)."""
+    lock = shared_coefficients(design)
+    shared = fit_design(design, train, sweep, init=base["coefficients"], max_nfev=max_nfev, prior=prior,
+                        lock=lock)  # fmt: skip
+    per_gpu = {}
+    if len(gpus) > 1 and per_gpu_fit:
+        for g in gpus:
+            start = {**shared, **{k: v for k, v in base.get("per_gpu", {}).get(g, {}).items() if k in lock}}
+            sub = [r for r in train if r["gpu"] == g]
+            per_gpu[g] = fit_design(design, sub, sweep, init=start, max_nfev=max(max_nfev // 2, 5),
+                                    prior=prior, lock=lock)  # fmt: skip
     return {"coefficients": shared, "per_gpu": per_gpu}
 
 

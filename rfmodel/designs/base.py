@@ -378,6 +378,10 @@ class Design:
     #: named configurations of the design (a paper's evaluated variants): ``{name: {parameter: value}}``;
     #: ``evaluate(design, params=d.preset(name))``, ``rfmodel evaluate --preset NAME``
     presets: ClassVar[dict] = {}
+    #: the parameters that switch the design's own mechanism off, where it has such a point (the SM's own
+    #: register file, no write buffer, SRAM banks): there both engines give the baseline's IPC
+    #: (``tests/test_design_conformance.py``); ``None``: none (a structure of the design stays in the path)
+    neutral: ClassVar[dict | None] = None
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)

@@ -176,6 +176,7 @@ class Stt(Design):
         "STT+BDI+RE": {"main_cell": "stt-ram-relaxed", "wb_entries": 16, "wb_shared": 1, "bdi": 1},
         "STT+WB-perbank": {"main_cell": "stt-ram", "wb_entries": 1, "wb_shared": 0, "bdi": 0},
     }
+    neutral = {"main_cell": "sram-hp", "wb_entries": 0, "bdi": 0, "codec_cycles": 0}
 
     # ------------------------------------------------------------------ simulator hooks
     def sim_setup(self, sm, params, options, trace=None, program=None):

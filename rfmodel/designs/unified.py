@@ -150,6 +150,7 @@ class Unified(Design):
         "unified-128KB": {"unified_kb": 128},
         "separate": {"partition": "separate"},
     }
+    neutral = {"partition": "separate"}
 
     # ------------------------------------------------------------------ the launch's split
     def split(self, sm, params, regs_per_thread, threads_per_cta, smem_per_cta, ctas) -> dict:
