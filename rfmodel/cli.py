@@ -510,6 +510,8 @@ def _validate_front(res, args, runner, out) -> None:
             d[f"{m} analytic"] = r[f"analytic_{m}"]
             d[f"{m} simulated"] = r[f"simulated_{m}"]
             d[f"{m} error"] = f"{100 * r[f'error_{m}']:+.1f} %"
+        d["IPC effect analytic"] = f"{100 * r['analytic_ipc_effect']:+.1f} %"
+        d["IPC effect simulated"] = f"{100 * r['simulated_ipc_effect']:+.1f} %"
         shown.append(d)
     kept = rows[0]["order_kept"] if rows else 1.0
     print(f"\nvalidation: the {len(rows)} most different Pareto points in the cycle simulator "
@@ -519,6 +521,10 @@ def _validate_front(res, args, runner, out) -> None:
     if rows:
         print("ranking agreement (Kendall's tau of the points' order, analytic against simulated): "
               + ", ".join(f"{m} {rows[0][f'kendall_tau_{m}']:+.2f}" for m in VALIDATED))
+        err = [abs(r["error_ipc_effect_points"]) for r in rows if math.isfinite(r["error_ipc_effect_points"])]
+        if err:
+            print(f"IPC effect against the baseline at the same SM point: mean |analytic - simulated| "
+                  f"{sum(err) / len(err):.2f} points, largest {max(err):.2f}")  # fmt: skip
     keys = list(dict.fromkeys(k for r in rows for k in r))
     write_text(out / "validate.csv", "\n".join([",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys)
                                                                    for r in rows]) + "\n")  # fmt: skip

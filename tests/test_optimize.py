@@ -140,15 +140,29 @@ def test_process_runner_gives_the_serial_front():
     procs = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", runner=ProcessRunner(2), **RUN)
     assert pareto_table(procs.pareto) == pareto_table(serial.pareto)
     assert procs.evaluations == serial.evaluations
-    # this process has computed hypervolumes (an OpenMP library): new workers must still start
+    # this process has computed hypervolumes (an OpenMP library): a new worker must still start (two of
+    # them, each spawned anew: test_process_runner_starts_new_workers_after_hypervolumes, under -m slow)
     from rfmodel.optimize.validate import validate
 
-    assert len(validate(procs, 2, runner=ProcessRunner(2))) == 2
+    assert len(validate(procs, 2, runner=ProcessRunner(1))) == 2
     assert str(make_runner()) == "serial" and str(make_runner(workers=2)) == "2 local processes"
     with pytest.raises(RfmodelError, match="workers"):
         make_runner(workers=0)
     with pytest.raises(RfmodelError, match="Dask scheduler"):
         make_runner(scheduler="tcp://127.0.0.1:1")
+
+
+@pytest.mark.slow
+def test_process_runner_starts_new_workers_after_hypervolumes():
+    """Two fresh workers (spawned interpreters) validate a front after this process has computed
+    hypervolumes (an OpenMP library), each point's rows back in their place."""
+    from rfmodel.optimize.validate import validate
+    from rfmodel.runner import ProcessRunner, SerialRunner
+
+    res = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", **RUN)
+    rows = validate(res, 2, runner=ProcessRunner(2))
+    assert len(rows) == 2
+    assert rows == validate(res, 2, runner=SerialRunner())
 
 
 def _warning_job(x):
@@ -401,6 +415,19 @@ def test_validate_puts_the_simulator_beside_the_most_different_points():
             a, s = r[f"analytic_{m}"], r[f"simulated_{m}"]
             assert a > 0 and s > 0 and r[f"error_{m}"] == pytest.approx((a - s) / s)
         assert 0.0 <= r["order_kept"] <= 1.0
+        # the IPC effect against the baseline at the point's SM point, in both engines: none for the baseline
+        assert np.isfinite(r["analytic_ipc_effect"]) and np.isfinite(r["simulated_ipc_effect"])
+        assert r["error_ipc_effect_points"] == pytest.approx(
+            100 * (r["analytic_ipc_effect"] - r["simulated_ipc_effect"]))
+        if r["design"] == "baseline":
+            assert r["analytic_ipc_effect"] == r["simulated_ipc_effect"] == 0.0
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.optimize.validate import reference_params
+
+    # the reference keeps the SM fields, the collector units and the baseline's own parameters
+    point = {"num_banks": 8, "collector_units": 4, "main_rf_latency_x": 3.0, "rfc_kb": 16, "active_warps": 4}
+    assert reference_params(point, resolve_gpu("fermi-gtx480")) == {
+        "num_banks": 8, "collector_units": 4, "main_rf_latency_x": 3.0, "active_warps": 4}
     from rfmodel.optimize.validate import ranking_agreement
 
     # Kendall's tau of the two engines' orders: +1 for the same order, -1 reversed, NaN when undecided

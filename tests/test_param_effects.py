@@ -223,7 +223,7 @@ def test_a_design_parameter_the_analytic_engine_does_not_model_is_said_and_not_s
 
     occupancy._SAID.clear()
     a = rfmodel.evaluate("corf", "saxpy", GPU)
-    with pytest.warns(UserWarning, match="does not model rt_ports = 1"):
+    with pytest.warns(UserWarning, match="does not model rt_ports"):
         b = rfmodel.evaluate("corf", "saxpy", GPU, params={"rt_ports": [1]})
     assert b.attrs["not_modelled"] == "rt_ports = 1 (answered as 2)" and a.attrs["not_modelled"] == ""
     assert float(a["ipc"].max()) == float(b["ipc"].max())
@@ -235,10 +235,17 @@ def test_a_design_parameter_set_where_it_cannot_act_is_said():
     """The baseline's active pool acts only under the two-level scheduler: on a GTO SM it is said; on a
     two-level one it changes the answer and is not."""
     occupancy._SAID.clear()
-    with pytest.warns(UserWarning, match="active_warps = 2 has no effect unless scheduler = 'two-level'"):
+    with pytest.warns(UserWarning, match="active_warps has no effect unless scheduler = .two-level."):
         gto = rfmodel.evaluate("baseline", "saxpy", GPU, params={"active_warps": [2]})
     assert "active_warps = 2" in gto.attrs["not_modelled"]
     pool = {"active_warps": [2, 8], "scheduler": ["two-level"]}
     two = rfmodel.evaluate("baseline", "saxpy", GPU, params=pool)
     assert two.attrs["not_modelled"] == ""
     assert float(two["ipc"].sel(active_warps=2).max()) != float(two["ipc"].sel(active_warps=8).max())
+    # the optimizer searches the pool only where it acts
+    from rfmodel.optimize.problem import default_design_params
+
+    sm = resolve_gpu(GPU)
+    assert "active_warps" not in default_design_params("baseline", sm)
+    assert "active_warps" in default_design_params("baseline", sm.replace(scheduler="two-level"))
+    assert "active_warps" in default_design_params("baseline", sm, searched=("scheduler",))

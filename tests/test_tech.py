@@ -642,3 +642,23 @@ def test_fitted_surfaces_are_kept_on_disk(tmp_path, monkeypatch):
     assert np.array_equal(LogSurface.fit(cap, wid, node, val).coef, first.coef)
     monkeypatch.setenv("RFMODEL_CACHE_DIR", "off")
     assert np.array_equal(LogSurface.fit(cap, wid, node, val).coef, first.coef)
+
+
+def test_crossbar_costs_over_a_grid_are_each_points_crossbar():
+    """The vectorized crossbar (the SM structures' grid path) gives, point by point, the figures of one
+    crossbar() per point, bit for bit; a bad input is one error."""
+    from rfmodel.errors import RfmodelError
+    from rfmodel.tech.interconnect import crossbar, crossbar_costs
+
+    banks = np.array([1, 2, 3, 16, 33, 64])[:, None]
+    coll = np.array([1, 4, 7, 32])[None, :]
+    span = np.linspace(0.05, 2.5, 24).reshape(6, 4)
+    e, leak, area = crossbar_costs(banks, coll, 1024, 28, span)
+    for i in range(6):
+        for j in range(4):
+            net = crossbar(int(banks[i, 0]), int(coll[0, j]), 1024, 28, float(span[i, j]))
+            assert (e[i, j], leak[i, j], area[i, j]) == (net.transfer_pj, net.leakage_mw, net.area_mm2)
+    with pytest.raises(RfmodelError, match="inputs"):
+        crossbar_costs(np.array([0, 2]), 4, 1024, 45, 1.0)
+    with pytest.raises(RfmodelError, match="span_mm"):
+        crossbar_costs(2, 4, 1024, 45, np.array([1.0, np.nan]))

@@ -425,8 +425,9 @@ class Design:
             if engine not in info.engines:
                 out.append(f"{k} = {shown} (answered as {dflt[k]})")
                 by = ", ".join(info.engines)
-                warn_once(f"the {engine} engine of design '{self.name}' does not model {k} = {shown}: its "
-                          f"answer is the one for {dflt[k]} (modelled by: {by})")  # fmt: skip
+                warn_once(f"the {engine} engine of design '{self.name}' does not model {k}: its answer is "
+                          f"the one for {k} = {dflt[k]} (modelled by: {by}; the result's "
+                          "attrs['not_modelled'] lists the values set)")  # fmt: skip
                 continue
             for other, acting in info.acts_with:
                 if other in grid:
@@ -436,8 +437,10 @@ class Design:
                 if not any(t in acting for t in there):
                     allowed = " or ".join(repr(a) for a in acting)
                     out.append(f"{k} = {shown} (no effect unless {other} = {allowed})")
-                    warn_once(f"design '{self.name}': {k} = {shown} has no effect unless {other} = {allowed} "
-                              f"({other} is {', '.join(repr(t) for t in there)})")  # fmt: skip
+                    now = ", ".join(repr(t) for t in there)
+                    warn_once(f"design '{self.name}': {k} has no effect unless {other} = {allowed} ({other} "
+                              f"is {now}; the result's attrs['not_modelled'] lists the values "
+                              "set)")  # fmt: skip
                     break
         return out
 

@@ -25,7 +25,7 @@ from rfmodel.designs.base import DesignParams
 from rfmodel.energy.accounting import Structure
 from rfmodel.spec import param
 from rfmodel.tech.array import CELLS, array_cost, cycles
-from rfmodel.tech.interconnect import crossbar
+from rfmodel.tech.interconnect import crossbar, crossbar_costs
 from rfmodel.tech.structures import operand_collector
 
 #: cycles of one access of a baseline RF bank in the simulator (the 1x of ``main_rf_latency_x``)
@@ -287,14 +287,13 @@ def sm_structures(sm, grid: dict, tech: dict) -> list:
     # crossbar: banks x collectors, over the banks' square footprint
     span = np.sqrt(banks_b * costs["area"])
     coll_b = np.broadcast_to(coll, shape)
-    memo = {}
-    xb = {k: np.zeros(shape) for k in ("e", "leak", "area")}
-    for idx in np.ndindex(shape):
-        key = (int(banks_b[idx]), int(max(coll_b[idx], 1)), round(float(span[idx]), 9))
-        if key not in memo:
-            memo[key] = crossbar(key[0], key[1], width, node, key[2])
-        net = memo[key]
-        xb["e"][idx], xb["leak"][idx], xb["area"][idx] = net.transfer_pj, net.leakage_mw, net.area_mm2
+    # the span rounded to 1e-9 mm, as a crossbar's key (each distinct value once, Python's rounding)
+    values, inverse = np.unique(span, return_inverse=True)
+    span_r = np.array([round(float(v), 9) for v in values])[inverse].reshape(shape)
+    e, leak, area = crossbar_costs(banks_b.astype(np.int64), np.maximum(coll_b, 1).astype(np.int64), width,
+                                   node, span_r)  # fmt: skip
+    xb = {"e": np.broadcast_to(e, shape), "leak": np.broadcast_to(leak, shape),
+          "area": np.broadcast_to(area, shape)}  # fmt: skip
 
     def s(a):
         return a if a.ndim else float(a)
@@ -320,7 +319,8 @@ def sm_structures(sm, grid: dict, tech: dict) -> list:
             s(xb["leak"]),
             s(xb["area"]),
             provenance=f"banks x collectors crossbar, {width} bit, over the bank array: "
-            + next(iter(memo.values())).provenance["energy_pj_per_bit"],
+            + crossbar(int(banks_b.flat[0]), int(max(coll_b.flat[0], 1)), width, node,
+                       float(span_r.flat[0])).provenance["energy_pj_per_bit"],
         ),
     ]
 

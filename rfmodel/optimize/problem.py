@@ -107,10 +107,12 @@ def design_variable(design, name: str, max_values: int = 16) -> Variable:
     return Variable(name, tuple(float(v) for v in values))
 
 
-def default_design_params(design) -> tuple[str, ...]:
+def default_design_params(design, sm=None, searched=()) -> tuple[str, ...]:
     """The design parameters searched by default: every declared one with choices or a bounded range of at
     most :data:`MAX_DEFAULT_RANGE` values, except :data:`NOT_SEARCHED`, the parameters of the design's
-    compiler pass (each value recompiles every kernel) and those the analytic engine does not model."""
+    compiler pass (each value recompiles every kernel) and those the analytic engine does not model; with
+    ``sm``, also those that act only with an SM field the SM does not set so (``acts_with``) and the search
+    does not vary (``searched``: the names of the other variables)."""
     from rfmodel.designs.base import get_design
 
     d = get_design(design)
@@ -118,6 +120,11 @@ def default_design_params(design) -> tuple[str, ...]:
     for name in d.parameters:
         info = d.Params.field_info(name)
         if name in NOT_SEARCHED or name in d.compile_params or "analytic" not in info.engines:
+            continue
+        idle = [o for o, acting in info.acts_with
+                if sm is not None and o not in d.parameters and o not in searched
+                and getattr(sm, o) not in acting]  # fmt: skip
+        if idle:
             continue
         if info.choices is not None:
             out.append(name)
@@ -136,11 +143,11 @@ DEFAULT_SPACE = (
 
 
 def design_space(design, space=DEFAULT_SPACE, cells=DEFAULT_CELLS, design_params=None, nodes=(),
-                 structure_cells=()) -> tuple:  # fmt: skip
+                 structure_cells=(), sm=None) -> tuple:  # fmt: skip
     """One island's variables: ``space`` (SM fields), ``main_cell`` over ``cells`` where the design has
     it, the technology node over ``nodes`` and the other structures' cell over ``structure_cells`` (when
     more than one is given), and the design's parameters (``design_params``; default
-    :func:`default_design_params`)."""
+    :func:`default_design_params` on ``sm``)."""
     from rfmodel.designs.base import get_design
 
     d = get_design(design)
@@ -153,7 +160,7 @@ def design_space(design, space=DEFAULT_SPACE, cells=DEFAULT_CELLS, design_params
                                f"{', '.join(allowed)}")  # fmt: skip
         out.append(Variable("main_cell", tuple(cells)))
     if design_params is None:
-        names = default_design_params(d)
+        names = default_design_params(d, sm, searched=tuple(v.name for v in space))
     else:
         names = [n for n in design_params if n in d.parameters]
     if len(nodes) > 1:
@@ -1057,8 +1064,9 @@ def optimize(
         raise RfmodelError(f"no built-in workload can run on {sm.name} at any point of the search")
     reference = _reference_values(constraints, workloads, sm, eval_kw)
     nodes, structure_cells = _technologies(nodes, structure_cells, cells, eval_kw)
-    islands = [_Island(d, design_space(d, space, cells, design_params, nodes, structure_cells), workloads, sm,
-                       objectives, constraints, reference, eval_kw, uncertainty or None, samples, percentile)
+    islands = [_Island(d, design_space(d, space, cells, design_params, nodes, structure_cells, sm=sm),
+                       workloads, sm, objectives, constraints, reference, eval_kw, uncertainty or None,
+                       samples, percentile)
                for d in names]  # fmt: skip
     if checkpoint is not None:
         checkpoint = Path(checkpoint)

@@ -3,7 +3,8 @@
 :func:`validate` picks the points by farthest-point sampling over the front's objectives
 (:func:`most_different`), runs each in both engines' default ``evaluate`` path (:func:`simulate_point`, a job
 any :mod:`rfmodel.runner` runner can run) and sets the figures side by side with the relative error and the
-share of pairs of points both engines order alike.
+share of pairs of points both engines order alike; and each point's IPC effect against the baseline at the
+same SM point (:func:`reference_params`) in both engines, with the error in points.
 """
 
 from __future__ import annotations
@@ -49,6 +50,17 @@ class PointJob:
     eval_kw: dict
 
 
+def reference_params(params: dict, sm) -> dict:
+    """The baseline's point that a design point's effect is taken against: the point's SM fields, collector
+    units and the baseline's own parameters (``main_rf_latency_x``, ...), as in the calibration's effect
+    report (``rfmodel.calibrate.effects.shared_keys``)."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import ANCHOR_DESIGN
+
+    keep = set(sm.to_dict()) | {"collector_units"} | set(get_design(ANCHOR_DESIGN).parameters)
+    return {k: v for k, v in params.items() if k in keep}
+
+
 def simulate_point(job: PointJob) -> dict:
     """The point's metrics (:data:`VALIDATED`) from both engines: ``{"analytic": ..., "simulated": ...}``."""
     out = {}
@@ -63,7 +75,9 @@ def simulate_point(job: PointJob) -> dict:
 def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runner=None, progress=None,
              **eval_kw) -> list[dict]:
     """Simulate the ``k`` most different points of ``result``'s front (:func:`most_different` over its
-    objectives) and set the analytic figures beside the simulated ones, with the relative error; every
+    objectives) and set the analytic figures beside the simulated ones, with the relative error, and each
+    point's IPC effect against the baseline at its SM point in both engines (``<engine>_ipc_effect``;
+    ``error_ipc_effect_points``: the analytic minus the simulated effect, in points); every
     row's ``order_kept`` tells whether the two engines order the points alike (the fraction of pairs
     ranked the same way by ``time_ns``), and ``kendall_tau_<metric>`` is Kendall's tau between the two
     engines' orders of the points by each metric of :data:`VALIDATED` (:func:`ranking_agreement`).  On an
@@ -106,15 +120,34 @@ def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runne
             params_note = {}
         jobs.append(PointJob(design, params, workloads, point_sm, eval_kw))
         rows.append({"point": int(i), "design": design, **params, **params_note})
+    # the baseline at each point's SM point (the reference of its effect), each distinct one once
+    from rfmodel.evaluate import ANCHOR_DESIGN
+
+    refs, ref_of = {}, []
+    for job in jobs:
+        rp = reference_params(job.params, job.sm)
+        key = (repr(sorted(rp.items())), repr(job.sm.to_dict()))
+        if key not in refs:
+            refs[key] = (len(jobs) + len(refs), PointJob(ANCHOR_DESIGN, rp, workloads, job.sm, eval_kw))
+        ref_of.append(refs[key][0])
     runner = SerialRunner() if runner is None else runner
-    done = 0
-    for j, both in runner.run(simulate_point, jobs):
+    every = jobs + [j for _, j in refs.values()]
+    done, results = 0, {}
+    for j, both in runner.run(simulate_point, every):
+        results[j] = both
+        done += 1
+        if progress is not None:
+            progress(done, len(every))
+    for j in range(len(jobs)):
+        both, base = results[j], results[ref_of[j]]
         for m in VALIDATED:
             rows[j][f"analytic_{m}"] = both["analytic"][m]
             rows[j][f"simulated_{m}"] = both["simulated"][m]
-        done += 1
-        if progress is not None:
-            progress(done, len(jobs))
+        for key in ("analytic", "simulated"):
+            b = base[key]["ipc"]
+            rows[j][f"{key}_ipc_effect"] = both[key]["ipc"] / b - 1.0 if b > 0 else float("nan")
+        rows[j]["error_ipc_effect_points"] = 100.0 * (rows[j]["analytic_ipc_effect"]
+                                                      - rows[j]["simulated_ipc_effect"])  # fmt: skip
     for r in rows:
         for m in VALIDATED:
             a, b = r[f"analytic_{m}"], r[f"simulated_{m}"]

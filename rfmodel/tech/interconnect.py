@@ -99,6 +99,30 @@ def _crosspoint(node_nm: float, lib=None) -> tuple[float, float]:
     return area, leak
 
 
+def crossbar_costs(inputs, outputs, width_bits: int, node_nm: float, span_mm, lib=None):
+    """``(transfer_pj, leakage_mw, area_mm2)`` of :func:`crossbar` at every point of the arrays ``inputs``,
+    ``outputs`` and ``span_mm`` (broadcast together; the same figures, element by element, as one
+    :func:`crossbar` per point)."""
+    inputs, outputs = np.asarray(inputs), np.asarray(outputs)
+    span_mm = np.asarray(span_mm, dtype=np.float64)
+    for name, v in (("inputs", inputs), ("outputs", outputs)):
+        if v.dtype.kind not in "iu" or np.any(v < 1):
+            bad = v.ravel()[0] if v.dtype.kind not in "iu" else v[v < 1].ravel()[0]
+            raise RfmodelError(f"network {name} = {bad!r} must be a whole number >= 1")
+    _check(1, 1, width_bits, 1.0)
+    if not np.all(np.isfinite(span_mm) & (span_mm > 0)):
+        bad = span_mm[~(np.isfinite(span_mm) & (span_mm > 0))].ravel()[0]
+        raise RfmodelError(f"network span_mm = {bad!r} must be > 0 mm")
+    a = assumptions()["interconnect"]
+    e_wire, _t, _p = wire_constants(node_nm, lib)
+    levels = np.maximum(np.ceil(np.log2(inputs)), 0.0)
+    l_sw = a["switch_wire_equiv_um"] / 1000.0
+    e_bit = e_wire * span_mm + levels * e_wire * l_sw
+    xp_area, xp_leak = _crosspoint(node_nm, lib)
+    n_xp = inputs.astype(np.int64) * outputs.astype(np.int64) * int(width_bits)
+    return e_bit * width_bits, n_xp * xp_leak, n_xp * xp_area
+
+
 def crossbar(
     inputs: int, outputs: int, width_bits: int, node_nm: float, span_mm: float, lib=None
 ) -> NetworkCost:
