@@ -247,42 +247,53 @@ def test_register_cache_table_equals_a_direct_cache_on_a_real_trace():
     _, tr = _simulate_workload("sgemm_tiled", sm, arch="sm_80", seed=0, max_warps=4)
     prof = workload_profile("sgemm_tiled", sm, max_warps=4, share=False)
     long_lat = {int(OpClass.LD_GLOBAL), int(OpClass.LD_LOCAL), int(OpClass.ATOMIC)}
+    # each warp's instructions as Python lists, and where the deactivation points fall (they do not depend
+    # on the cache): read once, replayed for every policy and size
+    ops, srcs_all, dsts_all = tr.op.tolist(), tr.src.tolist(), tr.dst.tolist()
+    barrier, none = int(OpClass.BARRIER), int(NONE)
+    warps = []
     flushes = 0
+    for w in range(tr.n_warps):
+        rows, pending = [], set()
+        for i in range(int(tr.warp_ptr[w]), int(tr.warp_ptr[w + 1])):
+            srcs = [r for r in srcs_all[i] if r != none]
+            dsts = [r for r in dsts_all[i] if r != none]
+            deact = ops[i] == barrier or not pending.isdisjoint(srcs)
+            if deact:
+                pending = set()
+                flushes += 1
+            if ops[i] in long_lat:  # its results are pending until first read
+                pending.update(dsts)
+            else:
+                pending.difference_update(dsts)
+            rows.append((deact, srcs, dsts))
+        warps.append(rows)
     for policy in ("fifo", "lru"):
+        lru = policy == "lru"
         for flush in (0, 1):
             for e in (1, 3, 8, RC_EMAX):
                 hits = reads = 0
-                for w in range(tr.n_warps):
-                    cache, pending = [], set()
-                    for i in range(tr.warp_ptr[w], tr.warp_ptr[w + 1]):
-                        srcs = [int(r) for r in tr.src[i] if r != NONE]
-                        if tr.op[i] == int(OpClass.BARRIER) or pending & set(srcs):
-                            pending = set()
-                            flushes += 1
-                            if flush:
-                                cache = []
+                for rows in warps:
+                    cache = {}  # registers in insertion (FIFO) or recency (LRU) order
+                    for deact, srcs, dsts in rows:
+                        if deact and flush:
+                            cache = {}
                         for r in srcs:
                             reads += 1
                             if r in cache:
                                 hits += 1
-                                if policy == "lru":
-                                    cache.remove(r)
-                                    cache.append(r)
-                        for r in tr.dst[i]:
-                            if r == NONE:
-                                continue
-                            if int(tr.op[i]) in long_lat:
-                                pending.add(int(r))
-                            else:
-                                pending.discard(int(r))
+                                if lru:
+                                    del cache[r]
+                                    cache[r] = None
+                        for r in dsts:
                             if r in cache:
-                                if policy == "lru":
-                                    cache.remove(r)
-                                    cache.append(r)
+                                if lru:
+                                    del cache[r]
+                                    cache[r] = None
                                 continue
-                            cache.append(r)
+                            cache[r] = None
                             if len(cache) > e:
-                                cache.pop(0)
+                                del cache[next(iter(cache))]
                 got = prof.reg_cache_hit_rate(e, policy, float(flush))
                 assert got == pytest.approx(hits / reads, abs=1e-12), (policy, flush, e)
     assert flushes > 0

@@ -24,21 +24,17 @@ def test_help_lists_commands(capsys):
         assert cmd in out
 
 
-def test_optimize_writes_pareto_files(tmp_path, capsys):
-    rc = main(
-        [
-            "optimize",
-            "--quiet",
-            "--workload",
-            "saxpy",
-            "--pop",
-            "12",
-            "--generations",
-            "3",
-            "--out",
-            str(tmp_path),
-        ]
-    )
+@pytest.mark.parametrize(
+    "search",
+    [
+        # the default suite: one small generation in this process
+        pytest.param(["--pop", "4", "--generations", "1", "--workers", "1"], id="serial"),
+        # a longer search on every core (worker processes): about 16 CPU-s
+        pytest.param(["--pop", "12", "--generations", "3"], marks=pytest.mark.slow, id="every-core"),
+    ],
+)
+def test_optimize_writes_pareto_files(tmp_path, capsys, search):
+    rc = main(["optimize", "--quiet", "--workload", "saxpy", *search, "--out", str(tmp_path)])
     assert rc == 0
     out = capsys.readouterr().out
     assert "Pareto set" in out and "hypervolume" in out

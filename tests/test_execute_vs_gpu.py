@@ -160,8 +160,16 @@ def test_docs_markers_are_replaced_and_required(tmp_path):
         gpu_check.write_docs(tmp_path / "plain.md", "x")
 
 
-def test_launcher_reads_the_manifest_and_stops_without_a_device(prepared, tools, tmp_path):
+@pytest.mark.parametrize(
+    # the default run builds the launcher unoptimized (about 6 CPU-s of nvcc instead of 9); -m slow builds it
+    # with the shipped flags
+    "opt", ["-O0", pytest.param("-O2", marks=pytest.mark.slow)]
+)
+def test_launcher_reads_the_manifest_and_stops_without_a_device(prepared, tools, tmp_path, monkeypatch, opt):
     out, _ = prepared
+    assert "-O2" in gpu_check.LAUNCHER_FLAGS
+    flags = tuple(opt if f == "-O2" else f for f in gpu_check.LAUNCHER_FLAGS)
+    monkeypatch.setattr(gpu_check, "LAUNCHER_FLAGS", flags)
     binary = gpu_check.build_launcher_binary(tmp_path, tools["nvcc"])
     proc = subprocess.run([str(binary), str(out)], capture_output=True, text=True, timeout=120)
     if proc.returncode == 0:

@@ -22,10 +22,11 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers_sass import shipped_plr, shipped_sass
 
 import rfmodel.workload
 from rfmodel.compiler.liveness import liveness
-from rfmodel.compiler.plr import abi_call_sets, compare_liveness, parse_plr, read_plr
+from rfmodel.compiler.plr import abi_call_sets, compare_liveness, parse_plr
 from rfmodel.errors import ParseError
 
 try:
@@ -187,8 +188,10 @@ def _ident(p: Path) -> str:
 
 
 def _load(path: Path):
-    rows = read_plr(path)
-    return [(k, rows[k.name]) for k in read_sass(path)]
+    """``read_sass`` and ``read_plr`` of a shipped file, each parsed once per session (three tests here and
+    two in test_sass read every one)."""
+    rows = shipped_plr(path)
+    return [(k, rows[k.name]) for k in shipped_sass(path)]
 
 
 @needs_suite

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_workers import warning_job
 
 from rfmodel.errors import RfmodelError
 from rfmodel.optimize import Constraint, Objective, Variable, optimize, pareto_table
@@ -165,14 +166,6 @@ def test_process_runner_starts_new_workers_after_hypervolumes():
     assert rows == validate(res, 2, runner=SerialRunner())
 
 
-def _warning_job(x):
-    import warnings
-
-    warnings.warn("a note every job gives", UserWarning, stacklevel=1)
-    warnings.warn(f"a note of parity {x % 2}", RuntimeWarning, stacklevel=1)
-    return 2 * x
-
-
 def test_worker_warnings_are_said_once_by_the_caller():
     """Each worker process used to print the engines' notes itself (the register-limit note four times in
     a default optimize); now they come back with the results and the caller says each once."""
@@ -183,7 +176,7 @@ def test_worker_warnings_are_said_once_by_the_caller():
     rn._RELAYED.clear()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        out = dict(rn.ProcessRunner(2).run(_warning_job, range(6)))
+        out = dict(rn.ProcessRunner(2).run(warning_job, range(6)))
     assert out == {i: 2 * i for i in range(6)}
     said = [(w.category, str(w.message)) for w in caught]
     assert said.count((UserWarning, "a note every job gives")) == 1

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers_sass import shipped_plr, shipped_sass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -950,7 +951,7 @@ def _shipped_stems():
 @pytest.mark.skipif(not SHIPPED, reason="no shipped SASS under rfmodel/workload/kernels/sass yet")
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_shipped_file_parses(path):
-    kernels = read_sass(path)  # raises on any unrecognized line
+    kernels = shipped_sass(path)  # read_sass: raises on any unrecognized line (parsed once per session)
     assert kernels
     arch = path.parent.name
     for k in kernels:
@@ -983,7 +984,7 @@ def test_shipped_register_counts_match_the_manifest():
     by_symbol = {v["symbol"]: v for v in manifest["kernels"].values()}
     checked = 0
     for p in SHIPPED:
-        for k in read_sass(p):
+        for k in shipped_sass(p):
             res = by_symbol[k.name]["resources"][p.parent.name]
             assert k.regs_per_thread == res["regs"], (p, k.name)
             # the measured rule: highest GPR touched (groups expanded) + 1 + 2
@@ -998,11 +999,11 @@ def test_shipped_cuobjdump_and_nvdisasm_agree(key):
     kinds = _shipped_stems()[key]
     if "cuobjdump" not in kinds or "nvdisasm" not in kinds:
         pytest.skip("needs both listings")
-    a = {k.name: k for k in read_sass(kinds["cuobjdump"])}
+    a = {k.name: k for k in shipped_sass(kinds["cuobjdump"])}
     for other in ("nvdisasm", "plr"):
         if other not in kinds:
             continue
-        b = {k.name: k for k in read_sass(kinds[other])}
+        b = {k.name: k for k in shipped_sass(kinds[other])}
         assert a.keys() == b.keys()
         for name in a:
             ia = [(i.pc, i.opcode, i.dst, i.src, i.pdst, i.psrc, i.udst, i.usrc) for i in a[name].instrs]
@@ -1018,14 +1019,11 @@ def test_shipped_cuobjdump_and_nvdisasm_agree(key):
 @pytest.mark.skipif(not SHIPPED, reason="no shipped SASS under rfmodel/workload/kernels/sass yet")
 def test_shipped_registers_match_the_disassembler_liveness_marks():
     """``nvdisasm -plr`` marks the GPRs each instruction reads (v) and writes (^): compare."""
-    from rfmodel.compiler.plr import parse_plr
-
     plrs = [p for p in SHIPPED if p.name.endswith(".plr.sass")]
     compared = 0
     for p in plrs:
-        text = p.read_text()
-        rows = parse_plr(text, str(p))
-        for k in parse_sass(text, str(p)):
+        rows = shipped_plr(p)  # parse_plr and parse_sass of the file's text
+        for k in shipped_sass(p):
             by_addr = {r.addr: r for r in rows[k.name]}
             for ins in k.instrs:
                 r = by_addr.get(ins.pc)
