@@ -580,8 +580,6 @@ def param_default(design, sm, name: str):
 
 #: default strength of the pull toward the declared defaults (see :func:`fit_design`)
 PRIOR = 0.0
-#: interval-model coefficients refitted per design even when starting from the baseline's fit
-REFIT = ("softmin_q", "latency_scale", "ser_stall", "queue_stall")
 #: weights of the residual blocks: log IPC ratio, hit-rate error in units of 5 points, bank-stall error
 WEIGHTS = {"ipc": 1.0, "hit": 0.5, "stall": 0.3}
 #: the bank-stall residual (sweep key ``stall_loss``): ``"relative"``, ``(model - sim) / max(sim, f)``, or
@@ -607,7 +605,6 @@ def fit_design(
     sweep: dict,
     init: dict | None = None,
     max_nfev: int = 60,
-    free: str = "own",
     prior: float = 0.0,
     lock=None,
 ) -> dict:
@@ -617,10 +614,9 @@ def fit_design(
     (``rf_cache_hit_rate``) the error over 0.05; and the bank-stall error relative to
     ``max(stall_sim, 0.02 x instructions)`` (or their log ratio, each padded by that 2 %: sweep key
     ``stall_loss``, :data:`STALL_LOSS`); weighted by :data:`WEIGHTS`.  ``init``: start values
-    (e.g. the baseline's fitted interval coefficients) for the names it holds; then only the names
-    it does not hold and :data:`REFIT` move, unless ``free="all"``; with ``lock`` (names), every name but
-    those moves.  Bounds are the declared ones; ``scipy.optimize.least_squares`` (trust-region
-    reflective).
+    (e.g. the baseline's fitted coefficients) for the names it holds.  Every coefficient but ``lock``
+    (names: a design's :func:`shared_coefficients`, held at the baseline's values) moves.  Bounds are the
+    declared ones; ``scipy.optimize.least_squares`` (trust-region reflective).
     """
     from scipy.optimize import least_squares
 
@@ -633,17 +629,9 @@ def fit_design(
     groups = _groups([r for r in train if r["design"] == design], sweep)
     if not groups or not params:
         return coef
-    # with start values from another fit, only the design's own terms and two global shape
-    # coefficients move (the shared interval-model terms stay at the baseline's values)
     from rfmodel.analytic.throughput import NOT_FITTED
 
-    if lock is not None:
-        names = [k for k in params if k not in NOT_FITTED and k not in lock]
-    else:
-        names = [
-            k for k in params
-            if k not in NOT_FITTED and (free == "all" or not init or k not in init or k in REFIT)
-        ]  # fmt: skip
+    names = [k for k in params if k not in NOT_FITTED and k not in (lock or ())]
     ipc_sim = [np.array([r["sim"]["ipc"] for r in g.recs]) for g in groups]
     st_sim = [np.array([r["sim"]["bank_conflict_stall_cycles"] for r in g.recs]) for g in groups]
     st_ok = [np.array([stall_measured(r["sim"]) for r in g.recs]) for g in groups]
@@ -856,7 +844,7 @@ def fit_procedure(design, train, sweep, init, max_nfev, prior=None, per_gpu_fit=
         for g in gpus:
             sub = [r for r in train if r["gpu"] == g]
             per_gpu[g] = fit_design(
-                design, sub, sweep, init=shared, max_nfev=max(max_nfev // 2, 5), free="all", prior=prior
+                design, sub, sweep, init=shared, max_nfev=max(max_nfev // 2, 5), prior=prior
             )
     return {"coefficients": shared, "per_gpu": per_gpu}
 
