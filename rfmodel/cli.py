@@ -129,6 +129,8 @@ def _read_eval_config(path: str) -> dict:
         data = tomllib.loads(read_text(path, "configuration file"))
     except tomllib.TOMLDecodeError as e:
         raise ParseError(path, getattr(e, "lineno", None), f"malformed TOML: {e}") from e
+    except RecursionError:
+        raise ParseError(path, None, "malformed TOML: nested too deeply to read") from None
     if "kind" in data:  # a spec file (e.g. an SM spec): use it as the GPU
         return {"gpu": path}
     for k in data:
@@ -337,6 +339,8 @@ def _optimize(args) -> int:
             saved = json.loads(read_text(ckpt / "run.json", "checkpoint"))
         except json.JSONDecodeError as e:
             raise RfmodelError(f"{ckpt / 'run.json'}: not a run description ({e.msg})") from None
+        except RecursionError:
+            raise RfmodelError(f"{ckpt / 'run.json'}: not a run description (nested too deeply)") from None
         saved = _run_description(saved, ckpt / "run.json")
         for k in OPTIMIZE_RUN_ARGS:
             setattr(args, k, saved.get(k, getattr(args, k)))

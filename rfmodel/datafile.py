@@ -52,13 +52,20 @@ def read_checked(path, kind: str, version: int) -> tuple[dict, dict]:
     """``(meta, arrays)`` of a checked file of ``kind`` and format ``version``; one
     :class:`~rfmodel.errors.RfmodelError` naming the file when it cannot be read, is not such a file, has
     another format version or its checksum does not match its content (damaged or edited)."""
+    import stat
+
     path = Path(path)
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a pipe would block the read, a device never end
+            what = "not a regular file (a folder, device or pipe)"
+            raise RfmodelError(f"{path}: {what}; expected a {kind} file")
         with np.load(path, allow_pickle=False) as z:
             if not hasattr(z, "files") or HEADER not in z.files:
                 raise ValueError("no header")
             header = json.loads(str(z[HEADER][()]))
             arrays = {k: z[k] for k in z.files if k != HEADER}
+    except RfmodelError:
+        raise
     except OSError as e:
         raise RfmodelError(f"{path}: cannot read it: {e.strerror or e}") from None
     except Exception:  # noqa: BLE001 - whatever a damaged or foreign file raises in the reader

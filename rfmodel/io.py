@@ -52,10 +52,26 @@ def read_text(path: str | os.PathLike, what: str = "file", max_bytes: int = MAX_
         raise RfmodelError(f"{path}: cannot read the {what}: {e.strerror or e}") from None
 
 
+def _refuse_special(path) -> None:
+    """An output never replaces what is not a regular file or folder (a named pipe, a device such as
+    ``/dev/null``, a socket): the atomic rename would put a regular file in its place."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return  # absent (or unreachable: the write says why)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise WriteError(f"{path}: cannot write here: it is a device, named pipe or socket, not a regular "
+                         "file (an output replaces the file at its path)")  # fmt: skip
+
+
 def check_writable(path: str | os.PathLike) -> None:
     """Fail early, before a long run, when ``path`` (a file or folder to create) cannot be written: its
-    nearest existing ancestor must be a writable folder and every name must fit the file system."""
+    nearest existing ancestor must be a writable folder, every name must fit the file system, and an
+    existing ``path`` must be a regular file or folder (never a device or pipe)."""
     p = Path(path).absolute()
+    _refuse_special(p)
     for part in p.parts:
         if len(os.fsencode(part)) > 255:
             raise RfmodelError(f"{path}: cannot write here: a name is longer than 255 bytes")
@@ -198,6 +214,7 @@ def atomic_path(path: str | os.PathLike):
     :func:`output_set` that holds ``path``: when the set ends).  An ``OSError`` in the block (a full
     disk) is one error naming ``path``, and the temporary is removed."""
     path = Path(path)
+    _refuse_special(path)
     tmp = _temporary(path)
     try:
         try:

@@ -117,6 +117,41 @@ class ProcessRunner(Runner):
                 raise RfmodelError(msg) from None
 
 
+#: how long a Dask scheduler may take to accept a connection, and then to greet it
+CONNECT_TIMEOUT_S = 10
+
+
+def _expect_a_greeting(address, timeout: float) -> None:
+    """A Dask scheduler greets a new TCP connection at once (its half of the handshake, sent before it reads
+    anything), while the Dask client waits for that greeting with no time limit: a TCP service that accepts
+    and then says nothing would hang it.  So a ``tcp://`` address is tried here first: one clean error when
+    nothing comes within ``timeout`` seconds.  Other transports and unreachable addresses are left to the
+    client (which has its own connect timeout)."""
+    import select
+    import socket
+
+    if not isinstance(address, str):
+        return
+    try:
+        from distributed.comm import parse_address, parse_host_port
+
+        scheme, loc = parse_address(address)
+        if scheme != "tcp":
+            return
+        host, port = parse_host_port(loc)
+    except (ValueError, TypeError):
+        return
+    try:
+        conn = socket.create_connection((host, port), timeout=timeout)
+    except OSError:
+        return  # the client says why, in its words
+    with conn:
+        ready, _, _ = select.select([conn], [], [], timeout)
+    if not ready:
+        raise RfmodelError(f"{address!r} is not a Dask scheduler: it accepted the connection and sent "
+                           f"nothing in {timeout:g} s (a scheduler greets at once)")  # fmt: skip
+
+
 class DaskRunner(Runner):
     def __init__(self, scheduler):
         try:
@@ -127,8 +162,9 @@ class DaskRunner(Runner):
         if isinstance(scheduler, Client):
             self.client, self._own = scheduler, False
         else:
+            _expect_a_greeting(scheduler, CONNECT_TIMEOUT_S)
             try:
-                self.client, self._own = Client(scheduler, timeout="10s"), True
+                self.client, self._own = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s"), True
             except (OSError, TimeoutError, ValueError) as e:
                 raise RfmodelError(f"cannot reach the Dask scheduler {scheduler!r}: {e}") from None
             except Exception as e:  # noqa: BLE001 - a service that answers but is not a Dask scheduler
@@ -205,7 +241,7 @@ class ResultLog:
             try:
                 r = json.loads(line)
                 key = r["key"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
                 bad.append((n, None))
                 continue
             try:
@@ -232,7 +268,7 @@ class ResultLog:
                 continue
             try:
                 r = json.loads(p.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 r = None
             if not self._valid(r):
                 warnings.warn(f"{p}: damaged record, ignored (its job runs again)", stacklevel=3)

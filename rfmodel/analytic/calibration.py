@@ -58,6 +58,8 @@ def _read(path: str, mtime: float) -> dict:
         data = json.loads(read_text(path, "calibration file"))
     except json.JSONDecodeError as e:
         raise ParseError(path, e.lineno, f"malformed JSON: {e.msg}") from None
+    except RecursionError:
+        raise ParseError(path, None, "malformed JSON: nested too deeply to read") from None
     if not isinstance(data, dict) or not isinstance(data.get("designs", {}), dict):
         raise ParseError(path, None, "not an rfmodel calibration file (a table with 'designs')")
     return data

@@ -72,6 +72,8 @@ def load_sweep(path) -> dict:
         data = json.loads(read_text(path, "sweep file"))
     except json.JSONDecodeError as e:
         raise ParseError(str(path), e.lineno, f"malformed JSON: {e.msg}") from None
+    except RecursionError:
+        raise ParseError(str(path), None, "malformed JSON: nested too deeply to read") from None
     return check_sweep(data, str(path))
 
 

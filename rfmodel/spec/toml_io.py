@@ -155,6 +155,8 @@ def _parse(text: str, label: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as e:
         msg = getattr(e, "msg", None) or re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))
         raise ParseError(label, _toml_line(e), f"malformed TOML: {msg}") from None
+    except RecursionError:
+        raise ParseError(label, None, "malformed TOML: nested too deeply to read") from None
 
 
 def load_spec(src: str | os.PathLike, kind: str | type[Spec] | None = None) -> Spec:

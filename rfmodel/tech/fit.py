@@ -39,6 +39,8 @@ W_REF_BITS = 512.0
 NODE_REF_NM = 32.0
 #: values a surface remembers per node before it forgets them all (:meth:`LogSurface.log_value`)
 MEMO_MAX = 1 << 16
+#: kind and format version of a surface kept in the on-disk cache (:mod:`rfmodel.datafile`)
+_FIT_KIND, _FIT_VERSION = "rfmodel technology fit", 1
 
 
 def _terms(degree: int, w_degree: int) -> list[tuple[int, int]]:
@@ -103,18 +105,19 @@ class LogSurface:
         import json
 
         from rfmodel.cache import entry_path, read_entry, source_hash, write_with
-        from rfmodel.io import write_text
+        from rfmodel.datafile import read_checked, write_checked
 
         arrays = [np.asarray(a, float) for a in (capacity_kb, width_bits, node_nm, values)]
         h = hashlib.sha1(json.dumps([degree, node_slopes, monotone, source_hash("tech")]).encode())
         for a in arrays:
             h.update(np.ascontiguousarray(a).tobytes())
-        path = entry_path("tech-fit", h.hexdigest()[:20], ".json")
-        # a damaged entry is solved again and rewritten; an unwritable cache solves every time
-        surf = read_entry(path, lambda p: cls.from_dict(json.loads(p.read_text())))
+        path = entry_path("tech-fit", h.hexdigest()[:20], ".npz")
+        # a checked data file (kind, version, checksum: rfmodel/datafile.py); a damaged or edited entry is
+        # solved again and rewritten; an unwritable cache solves every time
+        surf = read_entry(path, lambda p: cls.from_dict(read_checked(p, _FIT_KIND, _FIT_VERSION)[0]))
         if surf is None:
             surf = cls._solve(*arrays, degree=degree, node_slopes=node_slopes, monotone=monotone)
-            write_with(path, lambda p: write_text(p, json.dumps(surf.to_dict())))
+            write_with(path, lambda p: write_checked(p, _FIT_KIND, _FIT_VERSION, {}, surf.to_dict()))
         return surf
 
     def to_dict(self) -> dict:

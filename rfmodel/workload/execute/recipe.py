@@ -309,4 +309,6 @@ def load_recipe(path) -> Recipe:
         raise ParseError(str(path), None, f"cannot read: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ParseError(str(path), None, f"bad TOML: {e}") from None
+    except RecursionError:
+        raise ParseError(str(path), None, "bad TOML: nested too deeply to read") from None
     return parse_recipe(data, str(path))
