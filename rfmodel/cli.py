@@ -538,27 +538,31 @@ def _validate_front(res, args, runner, out) -> None:
 # --------------------------------------------------------------------------- workload
 def cmd_workload_list(args) -> int:
     from rfmodel.evaluate import resolve_gpu
-    from rfmodel.workload.suite import builtin_names, manifest, rf_demand_table, synthetic_names
+    from rfmodel.workload.suite import manifest, rf_demand_table, synthetic_names
 
     sm = resolve_gpu(args.gpu)
-    demand = rf_demand_table(sm, args.arch)
+    demand = rf_demand_table(sm, args.arch, args.suite)
     rows = []
-    for name in builtin_names():
+    for name in demand:
         meta = manifest()["kernels"][name]
         rows.append(
             {
                 "workload": name,
+                "suite": meta.get("suite", "builtin"),
                 "category": ",".join(meta.get("category", [])),
                 "rf_demand_x": round(demand[name], 2),
                 "description": meta.get("description", "")[:60],
             }
         )
-    for name in synthetic_names():
-        rows.append({"workload": name, "category": "synthetic", "rf_demand_x": "", "description": ""})
+    if args.suite in ("builtin", "all"):
+        for name in synthetic_names():
+            rows.append({"workload": name, "suite": "synthetic", "category": "synthetic", "rf_demand_x": "",
+                         "description": ""})  # fmt: skip
     print(_table(rows))
-    mean = sum(demand.values()) / len(demand)
-    print(f"\nrf_demand_x: register file needed for maximum TLP / RF per SM on {sm.name} ({args.arch} "
-          f"registers); built-in mean {mean:.2f}x, max {max(demand.values()):.2f}x")
+    if demand:
+        mean = sum(demand.values()) / len(demand)
+        print(f"\nrf_demand_x: register file needed for maximum TLP / RF per SM on {sm.name} ({args.arch} "
+              f"registers); mean {mean:.2f}x, max {max(demand.values()):.2f}x over suite {args.suite}")
     return 0
 
 
@@ -650,11 +654,11 @@ def cmd_workload_execute(args) -> int:
 
     from rfmodel.workload.execute.builtin import builtin_recipe
     from rfmodel.workload.execute.recipe import check_outputs, load_recipe, run_recipe
-    from rfmodel.workload.suite import builtin_names, load_kernel
+    from rfmodel.workload.suite import kernel_names, load_kernel
 
     if args.recipe:
         recipe = load_recipe(args.recipe)
-        ref = args.workload if args.workload in builtin_names() else f"{args.workload}:{recipe.kernel}"
+        ref = args.workload if args.workload in kernel_names() else f"{args.workload}:{recipe.kernel}"
     else:
         recipe = builtin_recipe(args.workload, scale=args.scale)
         ref = args.workload
@@ -1194,7 +1198,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     w = sub.add_parser("workload", help="inspect and build workloads")
     wsub = w.add_subparsers(dest="wcommand", metavar="SUBCOMMAND")
-    wl = wsub.add_parser("list", help="built-in kernels and synthetic presets")
+    wl = wsub.add_parser("list", help="shipped kernels (built-in, papers' benchmarks) and synthetic presets")
+    wl.add_argument("--suite", choices=["builtin", "papers", "all"], default="builtin",
+                    help="which shipped kernels: the built-in suite (default, with the synthetic presets), "
+                    "the papers' benchmarks, or all")  # fmt: skip
     wl.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml", help="for the RF demand column")
     wl.add_argument("--arch", default="sm_80", help="whose measured registers (default sm_80)")
     wl.set_defaults(func=cmd_workload_list)

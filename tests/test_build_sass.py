@@ -135,7 +135,8 @@ def test_unknown_kernel_name(tmp_path):
 def test_manifest_table_markdown():
     table = bs.manifest_table_markdown()
     lines = [ln for ln in table.splitlines() if ln.startswith("| `")]
-    assert [ln.split("`")[1] for ln in lines] == NAMES
+    builtin = [n for n in NAMES if MANIFEST["kernels"][n].get("suite", "builtin") == "builtin"]
+    assert [ln.split("`")[1] for ln in lines] == builtin  # the papers' benchmarks have their own table
     row = next(ln for ln in lines if ln.startswith("| `saxpy`"))
     regs = MANIFEST["kernels"]["saxpy"]["resources"]
     assert f"| {regs['sm_75']['regs']} | {regs['sm_80']['regs']} | {regs['sm_90']['regs']} |" in row

@@ -204,7 +204,7 @@ def test_a_kernel_the_executor_cannot_run_falls_back_to_expansion(monkeypatch):
     monkeypatch.setitem(bi.KNOWN_GAPS, ("saxpy", "sm_75"), "a made-up gap")
     wl = load_workload("saxpy", arch="sm_75")
     assert wl.attrs["trace_source"] == "expand: the executor cannot run it yet (a made-up gap)"
-    monkeypatch.delitem(bi.BUILTIN_RECIPES, "saxpy")
+    monkeypatch.delitem(bi.RECIPES, "saxpy")
     assert (
         load_workload("saxpy", arch="sm_75").attrs["trace_source"] == "expand: 'saxpy' has no launch recipe"
     )

@@ -39,7 +39,7 @@ from rfmodel.workload.suite import (
     DEFAULT_ARCH,
     SYNTHETIC_PREFIX,
     Workload,
-    builtin_names,
+    kernel_names,
     load_workload,
     split_trace_prefix,
 )
@@ -330,7 +330,7 @@ def workload_profile(
         return prof
 
     stored = None
-    builtin = split_trace_prefix(name)[0] in builtin_names()
+    builtin = split_trace_prefix(name)[0] in kernel_names()
     if not isinstance(workload, Workload) and (
         builtin or name.startswith(SYNTHETIC_PREFIX) or content is not None
     ):

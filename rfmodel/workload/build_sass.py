@@ -83,6 +83,18 @@ _RES_RE = re.compile(
 )
 _REQUIRED_KEYS = ("description", "threads_per_cta", "ctas", "trip", "category")
 _INT_KEYS = ("threads_per_cta", "ctas", "trip")
+#: the suites a kernel belongs to: the built-in suite written for rfmodel (the default workloads), and the
+#: papers' benchmarks (kernels of the public suites the five papers measure, written here after reading the
+#: originals: their algorithm, launch shape and sizes)
+SUITES = ("builtin", "papers")
+#: header keys of a papers' kernel (``suite = papers``): which benchmark it stands for, where its original
+#: is, which papers name it, and the original's facts measured by compiling the original with the same nvcc
+#: for sm_80 (``nvcc -cubin -O3 -arch=sm_80``, ``cuobjdump -res-usage``), for the comparison table
+_PAPERS_KEYS = ("benchmark", "original", "papers", "original_regs", "original_shared",
+                "original_threads_per_cta")
+_PAPERS_INT_KEYS = ("original_regs", "original_shared", "original_threads_per_cta")
+#: the papers a papers' kernel may name (``papers = ltrf, cerf``)
+PAPERS = ("ltrf", "corf", "malekeh", "stt", "cerf")
 
 _DOC_BEGIN = "<!-- BEGIN GENERATED: rfmodel.workload.build_sass.manifest_table_markdown -->"
 _DOC_END = "<!-- END GENERATED -->"
@@ -103,6 +115,9 @@ class KernelSource:
     threads_per_cta: int
     ctas: int
     trip: int
+    suite: str = "builtin"
+    #: a papers' kernel's benchmark, original and the original's measured facts (``_PAPERS_KEYS``)
+    original: tuple[tuple[str, object], ...] = ()
 
     @property
     def symbol(self) -> str:
@@ -114,8 +129,9 @@ def parse_header(path: str | os.PathLike) -> KernelSource:
 
     Keys: ``description``, ``category`` (comma-separated, from
     :data:`CATEGORIES`), ``threads_per_cta``, ``ctas`` and ``trip`` (positive
-    integers).  The block ends at the first line that is neither a header
-    line nor blank.
+    integers); ``suite`` (one of :data:`SUITES`, default ``builtin``); a
+    papers' kernel also gives every key of ``_PAPERS_KEYS``.  The block ends at
+    the first line that is neither a header line nor blank.
     """
     path = Path(path)
     fields: dict[str, tuple[str, int]] = {}
@@ -128,10 +144,9 @@ def parse_header(path: str | os.PathLike) -> KernelSource:
             if m is None:
                 break
             key, value = m.group(1), m.group(2)
-            if key not in _REQUIRED_KEYS:
-                raise ParseError(
-                    str(path), lineno, f"unknown header key '{key}' (known: {', '.join(_REQUIRED_KEYS)})"
-                )
+            known = (*_REQUIRED_KEYS, "suite", *_PAPERS_KEYS)
+            if key not in known:
+                raise ParseError(str(path), lineno, f"unknown header key '{key}' (known: {', '.join(known)})")
             if key in fields:
                 raise ParseError(str(path), lineno, f"header key '{key}' given twice")
             fields[key] = (value, lineno)
@@ -163,6 +178,39 @@ def parse_header(path: str | os.PathLike) -> KernelSource:
     description, lineno = fields["description"]
     if not description:
         raise ParseError(str(path), lineno, "header key 'description' is empty")
+    suite, lineno = fields.get("suite", ("builtin", None))
+    if suite not in SUITES:
+        raise ParseError(str(path), lineno, f"unknown suite '{suite}' (known: {', '.join(SUITES)})")
+    original: dict[str, object] = {}
+    if suite == "papers":
+        missing = [k for k in _PAPERS_KEYS if k not in fields]
+        if missing:
+            raise ParseError(str(path), None, f"a papers' kernel needs the header keys: {', '.join(missing)}")
+        for key in _PAPERS_KEYS:
+            value, lineno = fields[key]
+            if key in _PAPERS_INT_KEYS:
+                try:
+                    original[key] = int(value)
+                except ValueError:
+                    msg = f"header key '{key}' must be an integer, got {value!r}"
+                    raise ParseError(str(path), lineno, msg) from None
+                if original[key] < 0:
+                    raise ParseError(str(path), lineno, f"header key '{key}' must not be negative")
+            elif key == "papers":
+                names = tuple(v.strip() for v in value.split(",") if v.strip())
+                bad = [v for v in names if v not in PAPERS] or ([] if names else ["(none)"])
+                if bad:
+                    msg = f"unknown paper '{bad[0]}' (known: {', '.join(PAPERS)})"
+                    raise ParseError(str(path), lineno, msg)
+                original[key] = list(names)
+            elif not value:
+                raise ParseError(str(path), lineno, f"header key '{key}' is empty")
+            else:
+                original[key] = value
+    else:
+        extra = [k for k in _PAPERS_KEYS if k in fields]
+        if extra:
+            raise ParseError(str(path), fields[extra[0]][1], f"header key '{extra[0]}' is for suite = papers")
     return KernelSource(
         name=path.stem,
         path=path,
@@ -171,6 +219,8 @@ def parse_header(path: str | os.PathLike) -> KernelSource:
         threads_per_cta=ints["threads_per_cta"],
         ctas=ints["ctas"],
         trip=ints["trip"],
+        suite=suite,
+        original=tuple(original.items()),
     )
 
 
@@ -359,6 +409,24 @@ def sass_path(kernels_dir: Path, arch: str, name: str, kind: str) -> Path:
     return Path(kernels_dir) / "sass" / arch / f"{name}.{kind}.sass"
 
 
+def measure_resources(cu_path: str | os.PathLike, arch: str = "sm_80",
+                      flags: Sequence[str] = ()) -> dict[str, dict[str, int]]:  # fmt: skip
+    """Compile any CUDA source (an original benchmark, to compare a papers' kernel with it) the way the
+    shipped kernels are compiled (``nvcc -cubin -O3``, plus ``flags`` such as ``-I`` or ``-D`` the original
+    needs) and return ``cuobjdump -res-usage``'s figures per function: ``{symbol: {"regs", "shared",
+    "stack"}}`` (mangled names for C++ kernels)."""
+    tools = find_tools(("nvcc", "cuobjdump"))
+    cu = Path(cu_path).resolve()
+    if not cu.is_file():
+        raise RfmodelError(f"{cu_path}: no such CUDA source")
+    with tempfile.TemporaryDirectory(prefix="rfmodel-measure-") as tmp:
+        cubin = Path(tmp) / "measure.cubin"
+        _run([str(tools["nvcc"]), *NVCC_FLAGS, f"-arch={arch}", *flags, "-o", str(cubin), str(cu)],
+             what=f"nvcc ({cu.name}, {arch})", cwd=str(cu.parent))  # fmt: skip
+        res_text = _run([str(tools["cuobjdump"]), "-res-usage", str(cubin)], what="cuobjdump -res-usage")
+    return parse_res_usage(res_text)
+
+
 def _build_one(
     tools: dict[str, Path], kernel: KernelSource, arch: str, kernels_dir: Path
 ) -> tuple[list[Path], dict]:
@@ -531,7 +599,9 @@ def build_sass(
 
 
 def _manifest_entry(k: KernelSource, resources: dict[str, dict[str, int]]) -> dict:
+    extra = {"suite": k.suite, "original": dict(k.original)} if k.suite != "builtin" else {}
     return {
+        **extra,
         "source": f"src/{k.path.name}",
         "symbol": k.symbol,
         "description": k.description,
@@ -568,9 +638,15 @@ def sass_features(kernels_dir: str | os.PathLike | None = None) -> dict[str, dic
     return out
 
 
+def _suite_of(entry: dict) -> str:
+    return entry.get("suite", "builtin")
+
+
 def manifest_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str:
     """Markdown table of the built-in kernels, from the manifest and the shipped SASS."""
     manifest = load_manifest(kernels_dir)
+    kernels = {n: e for n, e in manifest["kernels"].items() if _suite_of(e) == "builtin"}
+    manifest = {**manifest, "kernels": kernels}
     features = sass_features(kernels_dir)
     archs = sorted({a for e in manifest["kernels"].values() for a in e["resources"]}, key=_arch_key)
     short = [a.removeprefix("sm_") for a in archs]
@@ -604,17 +680,52 @@ def manifest_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str
     return "\n".join(rows) + "\n\n" + tools + "\n"
 
 
+def papers_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str:
+    """Markdown table of the papers' benchmarks: each kernel beside the facts of the original it stands for
+    (both compiled with the same nvcc for sm_80)."""
+    manifest = load_manifest(kernels_dir)
+    head = ["kernel", "benchmark", "papers", "original", "regs sm_80 (original / ours)",
+            "shared B (original / ours)", "threads/CTA (original / ours)", "what it does"]  # fmt: skip
+    rows = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for name in sorted(manifest["kernels"]):
+        e = manifest["kernels"][name]
+        if _suite_of(e) != "papers":
+            continue
+        o = e["original"]
+        res = e["resources"].get("sm_80", {})
+        cells = [f"`{name}`", o["benchmark"], ", ".join(o["papers"]), o["original"].replace("|", "\\|"),
+                 f"{o['original_regs']} / {res.get('regs', '-')}",
+                 f"{o['original_shared']} / {res.get('shared', '-')}",
+                 f"{o['original_threads_per_cta']} / {e['threads_per_cta']}",
+                 e["description"].replace("|", "\\|")]  # fmt: skip
+        rows.append("| " + " | ".join(cells) + " |")
+    tools = (f"Measured with {manifest.get('nvcc', '?')} (nvcc) and {manifest.get('cuobjdump', '?')} "
+             "(cuobjdump).")
+    return "\n".join(rows) + "\n\n" + tools + "\n"
+
+
+#: the generated tables a documentation file may hold, by the function that writes each
+_TABLES = {"manifest_table_markdown": manifest_table_markdown, "papers_table_markdown": papers_table_markdown}
+
+
 def update_docs(doc_path: str | os.PathLike, kernels_dir: str | os.PathLike | None = None) -> bool:
-    """Replace the generated table between the markers in ``doc_path``; True when the file changed."""
+    """Replace every generated table between its markers in ``doc_path`` (the built-in kernels' and the
+    papers' benchmarks'); True when the file changed."""
     doc_path = Path(doc_path)
     text = doc_path.read_text(encoding="utf-8")
-    start = text.find(_DOC_BEGIN)
-    end = text.find(_DOC_END)
-    if start < 0 or end < start:
+    new, found = text, 0
+    for fname, table in _TABLES.items():
+        begin = f"<!-- BEGIN GENERATED: rfmodel.workload.build_sass.{fname} -->"
+        start = new.find(begin)
+        end = new.find(_DOC_END, start)
+        if start < 0 or end < start:
+            continue
+        found += 1
+        new = new[: start + len(begin)] + "\n" + table(kernels_dir) + new[end:]
+    if not found:
         raise ParseError(
             str(doc_path), None, f"generated-table markers not found ({_DOC_BEGIN} ... {_DOC_END})"
         )
-    new = text[: start + len(_DOC_BEGIN)] + "\n" + manifest_table_markdown(kernels_dir) + text[end:]
     if new == text:
         return False
     write_text(doc_path, new)
@@ -652,8 +763,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--docs-only", action="store_true", help="only refresh --docs from the existing manifest"
     )
+    parser.add_argument(
+        "--measure", metavar="FILE.cu", default=None,
+        help="only compile FILE.cu (any CUDA source, e.g. a benchmark's original) for --arch (default sm_80) "
+        "as the kernels are compiled and print each function's registers, shared memory and stack as JSON; "
+        "--flag passes nvcc options such as -I or -D",
+    )  # fmt: skip
+    parser.add_argument("--flag", action="append", default=[], help="nvcc option for --measure (repeatable)")
     args = parser.parse_args(argv)
     try:
+        if args.measure:
+            archs = args.arch or ["sm_80"]
+            out = {a: measure_resources(args.measure, a, args.flag) for a in archs}
+            print(json.dumps(out if len(archs) > 1 else out[archs[0]], indent=1))
+            return 0
         if not args.docs_only:
             paths = build_sass(
                 out_dir=args.out,

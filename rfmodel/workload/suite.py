@@ -69,8 +69,28 @@ class Workload:
 _kernels_dir = kernels_dir
 
 
+#: the suites of shipped kernels (``rfmodel/workload/build_sass.py``): ``builtin``, the suite written for
+#: rfmodel (the default workloads); ``papers``, the papers' benchmarks (kernels of the public suites the five
+#: papers measure, written here)
+SUITES = ("builtin", "papers")
+
+
+def suite_names(suite: str = "builtin") -> list[str]:
+    """The shipped kernels of ``suite`` (one of :data:`SUITES`, or ``all``)."""
+    if suite != "all" and suite not in SUITES:
+        raise UnknownNameError("suite", suite, [*SUITES, "all"])
+    return sorted(n for n, e in manifest()["kernels"].items() if suite in ("all", e.get("suite", "builtin")))
+
+
 def builtin_names() -> list[str]:
-    return sorted(manifest()["kernels"])
+    """The built-in suite (the default workloads; the papers' benchmarks are :func:`suite_names`
+    ``("papers")``)."""
+    return suite_names("builtin")
+
+
+def kernel_names() -> list[str]:
+    """Every shipped kernel, of every suite: what a workload name may be."""
+    return suite_names("all")
 
 
 def synthetic_names() -> list[str]:
@@ -84,15 +104,16 @@ def default_workloads() -> list[str]:
     return builtin_names()
 
 
-def rf_demand_table(sm, arch: str = DEFAULT_ARCH) -> dict[str, float]:
-    """Per built-in kernel: the register file its maximum thread-level parallelism needs on ``sm``, as a
-    multiple of the SM's (:func:`rfmodel.spec.occupancy.rf_demand`; the manifest's measured registers)."""
+def rf_demand_table(sm, arch: str = DEFAULT_ARCH, suite: str = "builtin") -> dict[str, float]:
+    """Per shipped kernel of ``suite``: the register file its maximum thread-level parallelism needs on
+    ``sm``, as a multiple of the SM's (:func:`rfmodel.spec.occupancy.rf_demand`; the manifest's measured
+    registers)."""
     from rfmodel.spec.occupancy import rf_demand
 
     if arch not in ARCHS:
         raise UnknownNameError("architecture", arch, ARCHS)
     out = {}
-    for name in builtin_names():
+    for name in suite_names(suite):
         meta = manifest()["kernels"][name]
         res = meta["resources"][arch]
         out[name] = rf_demand(res["regs"], meta["threads_per_cta"], res["shared"], meta["ctas"], sm)
@@ -101,7 +122,7 @@ def rf_demand_table(sm, arch: str = DEFAULT_ARCH) -> dict[str, float]:
 
 def builtin_sass_path(name: str, arch: str = DEFAULT_ARCH, flavor: str = "nvdisasm") -> Path:
     if name not in manifest()["kernels"]:
-        raise UnknownNameError("built-in kernel", name, builtin_names())
+        raise UnknownNameError("built-in kernel", name, kernel_names())
     if arch not in ARCHS:
         raise UnknownNameError("architecture", arch, ARCHS)
     return Path(str(_kernels_dir().joinpath("sass", arch, f"{name}.{flavor}.sass")))
@@ -130,7 +151,7 @@ def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
     p = Path(path)
     if not path_exists(p):
         raise RfmodelError(
-            f"workload '{ref}' is neither a built-in kernel ({', '.join(builtin_names()) or 'none'}), "
+            f"workload '{ref}' is neither a shipped kernel (`rfmodel workload list --suite all`), "
             f"a synthetic preset ('synthetic:<preset>') nor an existing file"
         )
     kernels = read_sass(p)
@@ -618,11 +639,11 @@ def executed_builtin(
     import dataclasses
 
     from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
-    from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS
+    from rfmodel.workload.execute.builtin import KNOWN_GAPS, RECIPES
     from rfmodel.workload.execute.errors import ExecutionError
     from rfmodel.workload.execute.tracing import executed_trace
 
-    if name not in BUILTIN_RECIPES:
+    if name not in RECIPES:
         why = f"expand: '{name}' has no launch recipe"
         if strict:
             raise RfmodelError(f"workload '{name}': no launch recipe to execute")

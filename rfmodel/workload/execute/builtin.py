@@ -14,9 +14,10 @@ import numpy as np
 
 from rfmodel.errors import UnknownNameError
 from rfmodel.workload.execute.launch import Param
+from rfmodel.workload.execute.papers import PAPERS_KNOWN_GAPS, PAPERS_RECIPES
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
-__all__ = ["BUILTIN_RECIPES", "KNOWN_GAPS", "builtin_recipe"]
+__all__ = ["BUILTIN_RECIPES", "KNOWN_GAPS", "RECIPES", "builtin_recipe"]
 
 EPS32 = 2.0**-24
 
@@ -1275,17 +1276,22 @@ BUILTIN_RECIPES = {
 }
 
 
+#: every shipped kernel's recipe: the built-in suite's and the papers' benchmarks'
+#: (:mod:`rfmodel.workload.execute.papers`)
+RECIPES = {**BUILTIN_RECIPES, **PAPERS_RECIPES}
+
 #: kernel x architecture pairs that have a recipe but do not execute yet, and why (each raises
 #: one :class:`ExecutionError`; tests check that they still do, so the table stays true)
-KNOWN_GAPS: dict[tuple[str, str], str] = {}
+KNOWN_GAPS: dict[tuple[str, str], str] = {**PAPERS_KNOWN_GAPS}
 
 
 def builtin_recipe(name: str, scale: float = 1.0, ctas: int | None = None) -> Recipe:
-    """The recipe of built-in kernel ``name`` at ``scale`` (1.0: the small default size)."""
-    if name not in BUILTIN_RECIPES:
-        raise UnknownNameError("kernel with a launch recipe", name, BUILTIN_RECIPES)
+    """The recipe of shipped kernel ``name`` (built-in or papers') at ``scale`` (1.0: the small default
+    size)."""
+    if name not in RECIPES:
+        raise UnknownNameError("kernel with a launch recipe", name, RECIPES)
     if not (isinstance(scale, int | float) and not isinstance(scale, bool) and 0 < scale <= 1000):
         from rfmodel.workload.execute.errors import ExecutionError
 
         raise ExecutionError(f"scale: expected a number in (0, 1000], got {scale!r}")
-    return BUILTIN_RECIPES[name](float(scale), ctas)
+    return RECIPES[name](float(scale), ctas)

@@ -1,0 +1,24 @@
+"""What the papers' recipes share: the manifest's facts of a kernel and sizes by scale."""
+
+from __future__ import annotations
+
+#: the unit roundoff of float32 (tolerances: a float32 result of ``m`` rounded operations on terms whose
+#: magnitudes sum to ``S`` lies within ``m * EPS32 * S`` of the exact value)
+EPS32 = 2.0**-24
+
+
+def manifest_entry(name: str) -> dict:
+    """The manifest's entry of shipped kernel ``name`` (launch shape, resources per arch)."""
+    from rfmodel.workload.manifest import manifest
+
+    return manifest()["kernels"][name]
+
+
+def shared_bytes(name: str) -> int:
+    """Static shared memory of the kernel (the largest over the archs it was compiled for)."""
+    return max(r.get("shared", 0) for r in manifest_entry(name)["resources"].values())
+
+
+def size(base: int, scale: float, lo: int = 1) -> int:
+    """``base`` scaled, rounded, at least ``lo``."""
+    return max(lo, int(round(base * scale)))

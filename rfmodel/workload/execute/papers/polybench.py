@@ -1,0 +1,63 @@
+"""PolyBench-ACC (CUDA) kernels of the papers' benchmarks: recipes and numpy references.
+
+The originals fix their extents at compile time (the standard dataset); ours keep the originals' row
+strides as constants (they shape the address arithmetic and the register count) and take the extents as
+parameters, so the default problem is a corner of the standard layout and ``scale`` grows it to the full
+standard size (``scale`` 8 for gemm).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rfmodel.workload.execute.launch import Param
+from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, size
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+
+#: the standard dataset's extent, and the row stride of every matrix of the kernels below
+STD = 512
+
+
+def _pb_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """gemm_kernel's launch: 32 x 8 threads, one per element of C, a grid over (columns, rows)."""
+    assert manifest_entry("pb_gemm")["threads_per_cta"] == 256
+    n = min(size(64, scale, 8), STD)
+    ni = nj = nk = n
+    block = (32, 8)
+    grid = (-(-nj // 32), -(-ni // 8))
+    alpha, beta = 1.5, 1.2  # the original's constants
+
+    def view(a, rows):
+        return a.astype(np.float64).reshape(rows, STD)
+
+    def ref(ins, sc):
+        A, B, C = view(ins["A"], STD)[:ni, :nk], view(ins["B"], STD)[:nk, :nj], view(ins["C"], STD)
+        out = C.copy()
+        out[:ni, :nj] = np.float64(np.float32(beta)) * C[:ni, :nj] + np.float64(np.float32(alpha)) * (A @ B)
+        return {"C": out}
+
+    def tol(ins):
+        A, B = np.abs(view(ins["A"], STD)[:ni, :nk]), np.abs(view(ins["B"], STD)[:nk, :nj])
+        C = np.abs(view(ins["C"], STD))
+        bound = np.zeros((STD, STD))
+        bound[:ni, :nj] = (2 * nk + 2) * EPS32 * (abs(alpha) * (A @ B) + abs(beta) * C[:ni, :nj])
+        return 0.0, bound.reshape(-1)
+
+    return Recipe(
+        kernel="pb_gemm",
+        grid=grid,
+        block=block,
+        params=[Param("ni", "i32", ni), Param("nj", "i32", nj), Param("nk", "i32", nk),
+                Param("alpha", "f32", alpha), Param("beta", "f32", beta),
+                Param("A", "ptr", array="A"), Param("B", "ptr", array="B"), Param("C", "ptr", array="C")],
+        arrays={"A": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
+                "B": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
+                "C": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0)},
+        outputs=["C"],
+        seed=40,
+        reference=ref,
+        tolerance={"C": tol},
+    )  # fmt: skip
+
+
+RECIPES = {"pb_gemm": _pb_gemm}
