@@ -195,7 +195,7 @@ def cmd_evaluate(args) -> int:
     for p in args.param or []:
         k, v = _parse_param(p)
         params[k] = v
-    workloads = args.workload or cfg.get("workloads")
+    workloads = recipe_workload(args.workload or cfg.get("workloads"), args.recipe)
     uncertainty = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg.get("uncertainty", {}).items()}
     for u in args.uncertainty or []:
         k, v = _parse_uncertainty(u)
@@ -253,6 +253,18 @@ def cmd_evaluate(args) -> int:
 
 # --------------------------------------------------------------------------- optimize
 #: the arguments that define an optimize run (saved beside its checkpoints; ``--resume`` reads them back)
+def recipe_workload(workload, recipe):
+    """The one ``--workload`` named with its ``--recipe`` (:func:`rfmodel.evaluate.recipe_workload`)."""
+    if recipe is None:
+        return workload
+    from rfmodel.evaluate import recipe_workload as named
+
+    return named(workload, recipe)
+
+
+#: what --recipe does, for every command that takes it
+RECIPE_HELP = ("a launch recipe (docs/execute.md) on which the one --workload (FILE.sass:KERNEL or a "
+               "shipped kernel) is executed for its trace: the workload execute[FILE.toml]:KERNEL")
 OPTIMIZE_RUN_ARGS = ("design", "workload", "gpu", "objective", "constraint", "cell", "algorithm", "pop",
                      "generations", "seed", "arch", "no_brute_force", "design_param", "uncertainty",
                      "uncertainty_samples", "percentile", "node", "structure_cell", "reference_seeds",
@@ -334,6 +346,8 @@ def _optimize(args) -> int:
         raise RfmodelError(f"--validate: expected a positive number of points (got {args.validate})")
 
     ckpt = Path(args.resume or args.out) / "checkpoint"
+    if args.recipe is not None:  # the workload named with its recipe: what run.json keeps
+        args.workload = [recipe_workload(args.workload, args.recipe)]
     if args.resume:  # the run's own arguments, as it started
         try:
             saved = json.loads(read_text(ckpt / "run.json", "checkpoint"))
@@ -649,23 +663,53 @@ def cmd_workload_build_sass(args) -> int:
     return 0
 
 
+def _save_arrays(folder: Path, inputs: dict, outputs: dict) -> None:
+    """Every input array as initialized (``in_<name>.npy``) and every array after the run (``<name>.npy``)
+    into ``folder``, as one set of files."""
+    import io
+
+    import numpy as np
+
+    from rfmodel.io import output_set, write_bytes
+
+    files = {**{f"in_{k}.npy": v for k, v in inputs.items()}, **{f"{k}.npy": v for k, v in outputs.items()}}
+    with output_set([folder / f for f in files]):
+        for name, a in files.items():
+            buf = io.BytesIO()
+            np.save(buf, np.asarray(a), allow_pickle=False)
+            write_bytes(folder / name, buf.getvalue())
+    print(f"wrote {len(files)} arrays to {folder}", file=sys.stderr)
+
+
 def cmd_workload_execute(args) -> int:
     import time
 
     from rfmodel.workload.execute.builtin import builtin_recipe
     from rfmodel.workload.execute.recipe import check_outputs, load_recipe, run_recipe
-    from rfmodel.workload.suite import kernel_names, load_kernel
+    from rfmodel.workload.suite import kernel_names, load_kernel, split_kernel_choice
 
     if args.recipe:
+        if args.scale != 1.0:
+            raise RfmodelError("--scale sizes a shipped kernel's own recipe; a --recipe file gives its sizes")
         recipe = load_recipe(args.recipe)
-        ref = args.workload if args.workload in kernel_names() else f"{args.workload}:{recipe.kernel}"
+        named = args.workload in kernel_names() or split_kernel_choice(args.workload)[1]
+        ref = args.workload if named else f"{args.workload}:{recipe.kernel}"
     else:
         recipe = builtin_recipe(args.workload, scale=args.scale)
         ref = args.workload
+    if args.check and recipe.reference is None:
+        raise RfmodelError(f"--check: the recipe {args.recipe} declares no expected output ([expect.NAME] "
+                           "with a file or data, docs/execute.md)")  # fmt: skip
     kernel = load_kernel(ref, arch=args.arch)
+    if args.save_outputs:
+        from rfmodel.io import check_writable
+
+        check_writable(args.save_outputs)
     t = time.perf_counter()
     res, ins = run_recipe(kernel, recipe)
     seconds = time.perf_counter() - t
+    if args.save_outputs:  # written before the check: a mismatch is then there to inspect
+        _save_arrays(Path(args.save_outputs), ins, res.arrays)
     out = {
         "kernel": kernel.name,
         "arch": kernel.arch,
@@ -741,7 +785,7 @@ def cmd_simulate(args) -> int:
     try:
         ds = evaluate(
             args.design,
-            args.workload,
+            recipe_workload(args.workload, args.recipe),
             args.gpu,
             method="simulate",
             params=params or None,
@@ -1017,6 +1061,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--workload", action="append", metavar="NAME|PATH", help="repeatable; default: the built-in suite"
     )
+    e.add_argument("--recipe", metavar="FILE.toml", help=RECIPE_HELP)
     e.add_argument(
         "--param",
         action="append",
@@ -1046,6 +1091,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--design", action="append", metavar="NAME",
                    help="repeatable; default: every registered design with an analytic model")
     o.add_argument("--workload", action="append", metavar="NAME|PATH")
+    o.add_argument("--recipe", metavar="FILE.toml", help=RECIPE_HELP)
     o.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
     o.add_argument("--objective", action="append", metavar="METRIC:min|max",
                    help="repeatable; default capacity_kb:max area_mm2:min power_mw:min time_ns:min")
@@ -1124,6 +1170,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument(
         "--workload", action="append", metavar="NAME|PATH", help="repeatable; default: the built-in suite"
     )
+    m.add_argument("--recipe", metavar="FILE.toml", help=RECIPE_HELP)
     m.add_argument("--design", default="baseline")
     m.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
     m.add_argument("--param", action="append", metavar="NAME=V1,V2", help="sweep a parameter (repeatable)")
@@ -1258,6 +1305,13 @@ def build_parser() -> argparse.ArgumentParser:
     we.add_argument("--arch", default="sm_80")
     we.add_argument("--scale", type=_num(0, L.MAX_EXECUTE_SCALE, above=True), default=1.0,
                     help="problem size of a built-in recipe (default 1)")
+    we.add_argument("--save-outputs", metavar="DIR",
+                    help="write every input array as initialized (DIR/in_NAME.npy) and every array after the "
+                    "run (DIR/NAME.npy)")  # fmt: skip
+    we.add_argument("--check", action="store_true",
+                    help="require the comparison with the recipe's expected outputs ([expect.NAME]; a "
+                    "shipped kernel's numpy reference is always compared): a recipe without them is "
+                    "refused")  # fmt: skip
     we.add_argument("--json", action="store_true")
     we.set_defaults(func=cmd_workload_execute)
     w.set_defaults(func=lambda a: (w.print_help(), 0)[1])

@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -61,7 +62,7 @@ from rfmodel.sim.core import STALL_REASONS
 from rfmodel.spec import SMSpec, get_preset, load_spec
 from rfmodel.spec.occupancy import not_modelled
 from rfmodel.version import __version__
-from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload
+from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload, trace_source_of
 
 #: the analytic engine's helpers that are part of the façade's API, imported on first use (a simulation
 #: does not load the analytic engine)
@@ -246,9 +247,15 @@ def evaluate(
     samples: int = 200,
     level: float = 0.95,
     on_no_fit: str = "error",
+    recipe=None,
 ) -> xr.Dataset:
     """Evaluate a design on workloads; see the module docstring for the result.  A list of designs is
     :func:`compare` (a ``design`` dimension, and each design's effects against the first).
+
+    ``recipe``: a launch recipe (TOML, docs/execute.md) on which the one kernel ``workload`` names (a SASS
+    listing's ``FILE.sass:KERNEL``, or a shipped kernel) is executed for its trace, as the reference
+    ``execute[RECIPE.toml]:FILE.sass:KERNEL`` names it; ``ds.attrs["trace_source"]`` says, per workload,
+    how its trace was made.
 
     ``on_no_fit``: a workload that no design point can host (not one CTA fits: too many registers, warps
     or shared memory) is an error naming the limiting resource (``"error"``), or gives 0 warps and NaN
@@ -270,6 +277,7 @@ def evaluate(
     ``<metric>_lo`` / ``<metric>_hi``, the quantiles of the central interval of probability ``level``
     (0.95: the 2.5 % and 97.5 % quantiles).
     """
+    workload = recipe_workload(workload, recipe)
     if isinstance(design, list | tuple):  # several designs at the same points: one Dataset, effects included
         return compare(design, workload, gpu, method=method, params=params, mode=mode, tech=tech, arch=arch,
                        seed=seed, max_warps=max_warps, sim_options=sim_options, progress=progress,
@@ -457,6 +465,20 @@ def sensitivity(
     return out
 
 
+def recipe_workload(workload, recipe):
+    """``workload`` run on the launch recipe ``recipe`` (:func:`rfmodel.workload.suite.with_recipe`), or
+    ``workload`` itself without one; a recipe launches one kernel, so ``workload`` must name exactly one."""
+    from rfmodel.workload.suite import with_recipe
+
+    if recipe is None:
+        return workload
+    one = workload[0] if isinstance(workload, list | tuple) and len(workload) == 1 else workload
+    if not isinstance(one, str | Path):
+        raise RfmodelError(f"recipe: a launch recipe runs one kernel; name exactly one workload with it "
+                           f"(got {workload!r:.80})")  # fmt: skip
+    return with_recipe(str(one), recipe)
+
+
 def _workload_list(workload) -> list:
     if workload is None:
         workloads = default_workloads()
@@ -505,17 +527,17 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
 # ------------------------------------------------------------------------------------------- simulate
 def _simulate_workload(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
     """The SM's share of a workload as a trace (an Accel-Sim grid is cut to SM 0's CTAs)."""
-    name, trace, _kernel = _simulation_input(w, sm, arch=arch, seed=seed, max_warps=max_warps)
+    name, trace, _kernel, _source = _simulation_input(w, sm, arch=arch, seed=seed, max_warps=max_warps)
     return name, trace
 
 
 def _simulation_input(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
-    """``(name, trace, static kernel or None)`` of a workload for the simulator: the SM's share, as
-    :func:`rfmodel.workload.suite.load_workload` cuts it for both engines."""
+    """``(name, trace, static kernel or None, how the trace was made)`` of a workload for the simulator:
+    the SM's share, as :func:`rfmodel.workload.suite.load_workload` cuts it for both engines."""
     wl = load_workload(
         w, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
-    return wl.name, wl.trace, wl.kernel
+    return wl.name, wl.trace, wl.kernel, trace_source_of(wl)
 
 
 def _point_sm(sm: SMSpec, point: dict) -> SMSpec:
@@ -553,8 +575,9 @@ def _evaluate_simulate(
     full_grid = {k: np.broadcast_to(v, shape) for k, v in grid.items()}
     points = list(np.ndindex(shape)) if shape else [()]
     traces = [_simulation_input(w, sm, arch=arch, seed=seed, max_warps=max_warps) for w in workloads]
-    names = [n for n, _, _ in traces]
-    total = sum(t.n_instrs for _, t, _ in traces) * len(points)
+    names = [n for n, _, _, _ in traces]
+    sources = {n: how for n, _, _, how in traces}
+    total = sum(t.n_instrs for _, t, _, _ in traces) * len(points)
     done_before = 0
     metric_names = (*SCALAR_METRICS, "warp_instructions", "bank_conflicts", "collector_occupancy",
                     *(k for k in d.metrics if k not in SCALAR_METRICS))  # fmt: skip
@@ -562,7 +585,7 @@ def _evaluate_simulate(
     actions = {s.name: s.actions for s in structures}
     reasons = stall_reasons(d)
     per_wl = []
-    for _, trace, kernel in traces:
+    for _, trace, kernel, _ in traces:
         programs: dict = {}  # the design's compiler pass, once per distinct value of its compile_params
         vals = {k: np.full(shape, np.nan) for k in metric_names}
         ev = {s: {} for s in snames}  # structure -> event kind -> counts over the grid
@@ -604,5 +627,6 @@ def _evaluate_simulate(
         attrs={"engine": "simulate", "tech": json.dumps(tech), "arch": arch, "seed": seed,
                "not_modelled": "; ".join(not_modelled(sm, "simulate") + d.not_modelled(sm, grid, "simulate")),
                "rfmodel_version": __version__, "sim_options": json.dumps(opts.to_dict()),
-               "calibration": f"reference cycle simulator (compat={opts.compat})"},
+               "calibration": f"reference cycle simulator (compat={opts.compat})",
+               "trace_source": json.dumps(sources)},
     )  # fmt: skip

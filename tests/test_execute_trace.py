@@ -324,3 +324,32 @@ def test_an_unwritable_cache_only_costs_the_recomputation(tmp_path, monkeypatch)
     monkeypatch.setenv("RFMODEL_CACHE_DIR", str(blocker))
     wl = load_workload("saxpy", num_sms=15, max_warps=8)
     assert wl.attrs["trace_source"] == "execute" and wl.trace.n_instrs > 0
+
+
+def test_trace_recipe_probes_are_kept_on_disk_and_heal(tmp_path, monkeypatch):
+    """The probe runs that size a built-in kernel's trace recipe are kept in the cache: a trace for another
+    CTA count (another GPU's share) or another process answers from them without running the kernel, with
+    the same recipe; a damaged entry is run again."""
+    import rfmodel.workload.execute.recipe as rec
+
+    monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
+    kernel = load_kernel("reduce_sum", "sm_80")
+    first = trace_recipe(kernel, 3)
+    from rfmodel.cache import sources_changed
+
+    if sources_changed():
+        pytest.skip(f"the cache is off in this process (package files changed: {sources_changed()[:2]})")
+    entries = list((tmp_path / "trace-probes").glob("*.npz"))
+    assert len(entries) == 1
+
+    def no_run(*a, **k):
+        raise AssertionError("probed again")
+
+    real = rec.run_recipe
+    monkeypatch.setattr(rec, "run_recipe", no_run)
+    again = trace_recipe(kernel, 3)
+    assert again[1:] == first[1:] and again[0].grid == first[0].grid
+    monkeypatch.setattr(rec, "run_recipe", real)
+    entries[0].write_bytes(entries[0].read_bytes()[:-20])  # cut short: probed again, the same answer
+    healed = trace_recipe(kernel, 3)
+    assert healed[1:] == first[1:]

@@ -42,6 +42,7 @@ from rfmodel.workload.suite import (
     kernel_names,
     load_workload,
     split_trace_prefix,
+    trace_source_of,
 )
 
 
@@ -101,35 +102,11 @@ PROFILE_WARPS = 32
 
 
 def _file_digest(name: str) -> str | None:
-    """SHA-1 of a workload file's bytes (a SASS listing; an Accel-Sim trace folder's files), with the
-    kernel a ``path:kernel`` reference picks (:func:`~rfmodel.workload.suite.split_kernel_choice`), or None
-    for a reference that names no file."""
-    from pathlib import Path
+    """What keys a workload reference's results beyond its name: the contents of the files it reads
+    (:func:`~rfmodel.workload.suite.reference_digest`), or None for one that names no file."""
+    from rfmodel.workload.suite import reference_digest
 
-    from rfmodel.workload.suite import TRACE_PREFIXES, path_exists, split_kernel_choice
-
-    if name.startswith((SYNTHETIC_PREFIX, *TRACE_PREFIXES)):
-        return None
-    try:
-        name, which = split_kernel_choice(name)
-        if not path_exists(name):
-            return None
-        p = Path(name)
-        if p.is_file():
-            files = [p]
-        elif p.is_dir():
-            files = sorted(f for f in p.rglob("*") if f.is_file())
-        else:
-            return None
-        h = hashlib.sha1()
-        if which:
-            h.update(b"kernel\0" + which.encode())
-        for f in files:
-            h.update(f.name.encode())
-            h.update(f.read_bytes())
-        return h.hexdigest()
-    except (OSError, ValueError):
-        return None
+    return reference_digest(name)
 
 
 #: the largest SM share (warp instructions) whose whole schedule gives a scaled profile's ``sched_ipc``;
@@ -357,6 +334,7 @@ def workload_profile(
         sched=issue_resources(sm), caches=caches, **order, l1_hit_latency=sm.l1d.hit_latency_cycles,
         tables=(),  # the groups only some designs read: built on first use (ProfileSource)
     )
+    prof = replace(prof, attrs={**prof.attrs, "trace_source": trace_source_of(wl)})
     if scheduled is not None and scheduled[1] > 0 and sm.scheduler in SCHEDULED_POLICIES:
         prof = replace(prof, sched_ipc=float(wl.trace.n_instrs) / scheduled[1])
     n_share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
@@ -526,7 +504,7 @@ def evaluate_analytic(
     said = design.not_modelled(sm, grid, "analytic")
     cal_grid, cal_desc = resolve_calibration(design, sm, calibration)
     ref_grid = resolve_calibration(reference, sm, calibration)[0] if reference is not None else {}
-    per_wl, names, anchors = [], [], {}
+    per_wl, names, anchors, sources = [], [], {}, {}
     shape = None
     for w in workloads:
         prof = workload_profile(w, sm, arch=arch, seed=seed, max_warps=max_warps)
@@ -543,12 +521,13 @@ def evaluate_analytic(
         metrics["warp_instructions"] = np.asarray(prof.n_instrs, dtype=np.float64)
         per_wl.append({"metrics": metrics, "events": m["events"], "stalls": None,
                        "resources": (prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes)})
+        sources[prof.name] = prof.attrs.get("trace_source", "?")
     return assemble(
         design=design, sm=sm, structures=structs, workloads=names, dims=dims, coords=coords, shape=shape,
         per_workload=per_wl, stall_reasons=stall_reasons, grid=grid, require_fit=require_fit,
         attrs={"engine": "analytic", "tech": json.dumps(tech), "arch": arch, "seed": seed,
                "not_modelled": "; ".join(not_modelled(sm, "analytic") + said),
-               "rfmodel_version": __version__, "calibration": cal_desc,
+               "rfmodel_version": __version__, "calibration": cal_desc, "trace_source": json.dumps(sources),
                "anchor": "shared SM model's IPC x factor per workload (schedule of the baseline pipeline"
                          " / the baseline's analytic IPC at its defaults; docs/models.md): "
                          + json.dumps(anchors)},

@@ -970,6 +970,7 @@ def optimize(
     structure_cells=("sram-hp",),
     reference_seeds: int = 0,
     store: bool = True,
+    recipe=None,
     **eval_kw,
 ) -> OptimizeResult:
     """Search ``designs`` (default: every registered design with an analytic model) jointly with the main-RF
@@ -988,6 +989,9 @@ def optimize(
     where each island's state is written after every generation; ``resume=True`` continues from it (a
     fresh run clears it), with no evaluation lost or repeated and the same front as a run never stopped.
 
+    ``recipe``: a launch recipe (TOML) on which the one kernel ``workloads`` names is executed for its trace
+    (as :func:`rfmodel.evaluate`'s ``recipe``).
+
     ``reference_seeds``: where a space is too large to enumerate, the reference front is the best front of
     this run and that many more seeds (the evaluation count includes theirs).  ``store``: take points from,
     and add them to, the evaluation store kept between runs (:func:`_store_path`; ``False``: model every
@@ -1001,6 +1005,10 @@ def optimize(
     robust front; each point is evaluated with ``samples`` Monte-Carlo draws and each objective taken at its
     pessimistic end (the ``percentile`` of a minimized metric, 97.5 by default, and ``100 - percentile`` of a
     maximized one, per workload), instead of the model's mean."""
+    if recipe is not None:
+        from rfmodel.evaluate import recipe_workload
+
+        workloads = [recipe_workload(workloads, recipe)]
     pop_size = expect_int("pop_size", pop_size, low=4, high=MAX_POP)
     generations = expect_int("generations", generations, low=1, high=MAX_GENERATIONS)
     reference_seeds = expect_int("reference_seeds", reference_seeds, low=0, high=MAX_REFERENCE_SEEDS)

@@ -49,6 +49,78 @@ TRACE_SOURCES = ("auto", "execute", "expand")
 TRACE_PREFIXES = {"expand:": "expand", "execute:": "execute"}
 
 
+#: a kernel run on a user's launch recipe: ``execute[RECIPE.toml]:FILE.sass:KERNEL`` (what ``--recipe`` and
+#: ``recipe=`` make of a workload; :func:`with_recipe`)
+RECIPE_PREFIX = "execute["
+
+
+def split_recipe(ref: str) -> tuple[str | None, str]:
+    """``("r.toml", "k.sass:gemm")`` for ``"execute[r.toml]:k.sass:gemm"``; ``(None, ref)`` without one."""
+    if not ref.startswith(RECIPE_PREFIX):
+        return None, ref
+    i = ref.find("]:")
+    if i <= len(RECIPE_PREFIX) or i + 2 >= len(ref):
+        raise RfmodelError(f"workload '{ref}': expected execute[RECIPE.toml]:KERNEL (a launch recipe and the "
+                           "kernel it runs)")  # fmt: skip
+    return ref[len(RECIPE_PREFIX) : i], ref[i + 2 :]
+
+
+def with_recipe(ref, recipe) -> str:
+    """The workload reference of kernel ``ref`` (a SASS listing's kernel, ``FILE.sass:KERNEL``, or a
+    shipped kernel) run on the launch recipe ``recipe`` (a TOML file, ``docs/execute.md``); ``ref`` itself
+    when ``recipe`` is None."""
+    if recipe is None:
+        return ref
+    if not isinstance(recipe, str | Path) or not str(recipe):
+        raise RfmodelError(f"recipe: expected the path of a launch recipe (.toml), got {recipe!r}")
+    if not isinstance(ref, str | Path):
+        raise RfmodelError(f"recipe: a launch recipe runs one named kernel, not {ref!r}")
+    ref = str(ref)
+    if split_recipe(ref)[0] is not None or split_trace_prefix(ref)[1] is not None:
+        raise RfmodelError(f"workload '{ref}': already says how its trace is made; --recipe cannot apply")
+    if "]:" in str(recipe):
+        raise RfmodelError(f"recipe: a path holding ']:' cannot name a recipe ({recipe})")
+    return f"{RECIPE_PREFIX}{recipe}]:{ref}"
+
+
+def reference_digest(ref: str) -> str | None:
+    """SHA-1 of what a workload reference reads from files (a SASS listing; an Accel-Sim trace folder's
+    files; a launch recipe and its data files), with the kernel a ``path:kernel`` reference picks, or None
+    for a reference that names no file (a shipped kernel, a synthetic preset)."""
+    import hashlib
+
+    recipe, ref = split_recipe(ref)
+    if ref.startswith((SYNTHETIC_PREFIX, *TRACE_PREFIXES)):
+        return None
+    h = hashlib.sha1()
+    if recipe is not None:
+        from rfmodel.workload.execute.recipe import load_recipe
+
+        try:
+            h.update(b"recipe\0" + load_recipe(recipe).digest.encode())
+        except RfmodelError:
+            return None  # the run says what is wrong with it
+    try:
+        name, which = split_kernel_choice(ref)
+        if not path_exists(name):
+            return None if recipe is None else h.hexdigest()
+        p = Path(name)
+        if p.is_file():
+            files = [p]
+        elif p.is_dir():
+            files = sorted(f for f in p.rglob("*") if f.is_file())
+        else:
+            return None
+        if which:
+            h.update(b"kernel\0" + which.encode())
+        for f in files:
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+        return h.hexdigest()
+    except (OSError, ValueError):
+        return None
+
+
 def split_trace_prefix(ref: str) -> tuple[str, str | None]:
     """``("saxpy", "expand")`` for ``"expand:saxpy"``; ``(ref, None)`` without a prefix."""
     for prefix, how in TRACE_PREFIXES.items():
@@ -468,6 +540,12 @@ def load_workload(
     if not isinstance(arch, str):
         raise RfmodelError(f"arch: expected a name such as 'sm_80' (got {arch!r})")
     ref = str(ref)
+    recipe, kernel_ref = split_recipe(ref)
+    if recipe is not None:
+        if trace_source == "expand":
+            raise RfmodelError(f"workload '{ref}': a launch recipe executes the kernel; trace_source "
+                               "'expand' contradicts it")  # fmt: skip
+        return _recipe_workload(ref, recipe, kernel_ref, arch, num_sms, seed, max_warps, line_bytes)
     full = ref
     ref, chosen = split_trace_prefix(ref)
     if chosen is not None:
@@ -490,8 +568,9 @@ def load_workload(
         name = p.parent.name or p.stem
         # the whole grid cut to SM 0's share, then to max_warps' CTAs: what both engines run
         trace = grid_share(trace, num_sms, max_warps)
+        attrs = {"ctas_per_sm": trace.attrs["ctas_per_sm"], "trace_source": "trace file"}
         return Workload(name=f"{name}:{_trace_stem(p.name)}" if which else name, trace=trace, source=str(p),
-                        attrs={"ctas_per_sm": trace.attrs["ctas_per_sm"]})  # fmt: skip
+                        attrs=attrs)  # fmt: skip
     if ref.startswith(SYNTHETIC_PREFIX):
         kernel, profile = _synthetic(ref)
         name = ref
@@ -531,6 +610,55 @@ def load_workload(
         line_bytes=line_bytes,
     )
     return _workload(name, trace, kernel, ref, arch, seed, share, how)
+
+
+def _recipe_workload(full, recipe_path, ref, arch, num_sms, seed, max_warps, line_bytes) -> Workload:
+    """A kernel run on a user's launch recipe: the executed trace of the SM's share of the recipe's grid
+    (CTAs spread evenly over ``num_sms`` SMs, then cut to ``max_warps``' whole CTAs), cached on disk by the
+    contents of the listing, the recipe and its data files."""
+    import dataclasses
+
+    from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
+    from rfmodel.workload.execute.recipe import load_recipe
+    from rfmodel.workload.execute.tracing import executed_trace
+
+    path, which = ("", "") if ref.startswith(SYNTHETIC_PREFIX) else split_kernel_choice(ref)
+    if ref.startswith(SYNTHETIC_PREFIX) or is_accelsim_path(path):
+        raise RfmodelError(f"workload '{full}': a launch recipe runs a SASS kernel (a listing's kernel or a "
+                           "shipped kernel), not a synthetic workload or an Accel-Sim trace")  # fmt: skip
+    recipe = load_recipe(recipe_path)
+    if ref not in manifest()["kernels"] and not which:
+        ref = f"{ref}:{recipe.kernel}"  # the listing's kernel the recipe names
+    kernel = load_kernel(ref, arch)
+    kernel.threads_per_cta = math.prod(recipe.block)
+    kernel.ctas = math.prod(recipe.grid)
+    share = ctas_per_sm(kernel, num_sms)
+    wpc = -(-kernel.threads_per_cta // 32)
+    n_ctas = share if max_warps is None else max(1, min(share, max_warps // wpc))
+    digest = reference_digest(with_recipe(ref, recipe_path))
+    parts = ["recipe", digest, ref, arch, n_ctas, line_bytes, seed, source_hash("workload")]
+    stored = keyed_entry("traces", parts, ".npz") if digest is not None else None
+    trace = read_entry(stored, Trace.load)
+    if trace is None:
+        trace = executed_trace(kernel, dataclasses.replace(recipe, seed=recipe.seed + seed), ctas=n_ctas,
+                               line_bytes=line_bytes)  # fmt: skip
+        trace.attrs.update(seed=int(seed), recipe=str(recipe_path))
+        write_entry(stored, trace)
+    wl = _workload(kernel.name, trace, kernel, ref, arch, seed, share, "execute")
+    wl.attrs["recipe"] = str(recipe_path)
+    return wl
+
+
+def trace_source_of(wl: Workload) -> str:
+    """How a workload's trace was made, as results state it (``trace_source``): ``execute`` (the executor
+    ran the kernel on a launch recipe: a shipped kernel's or the user's, ``execute (recipe r.toml)``),
+    ``expand`` (walked from the static code; with the reason where execution was not possible),
+    ``trace file`` (an Accel-Sim trace) or ``given`` (a :class:`Workload` built by the caller)."""
+    how = wl.attrs.get("trace_source")
+    if how is None:
+        return "given"
+    recipe = wl.attrs.get("recipe")
+    return f"{how} (recipe {recipe})" if recipe else how
 
 
 def _workload(name, trace, kernel, ref, arch, seed, share, how) -> Workload:
@@ -587,19 +715,28 @@ def trace_recipe(kernel: Kernel, ctas: int):
         for x in lp.latches
     ]
     dec = decode_kernel(kernel)
+    # a probe's answer depends on the kernel, its recipe at that scale and the code only: kept on disk, so
+    # a trace for another CTA count (another GPU's share) or a later process does not run it again
+    known = _probes_read(name, kernel.arch, grid_m)
+    fresh = []
 
-    def probe(r):
+    def probe(r, at):
+        key = (round(at, 9), tuple(int(g) for g in r.grid))
+        if key in known:
+            return known[key]
         res, _ = run_recipe(dec, r, record=1, record_capacity=1)
         warps = max(1, res.per_warp.shape[1])
         trip = max((res.per_instruction[i] / warps for i in latches), default=float("inf"))
-        return float(trip), int(res.warp_instructions)
+        known[key] = (float(trip), int(res.warp_instructions))
+        fresh.append(key)
+        return known[key]
 
     scale = 1.0
     recipe = builtin_recipe(name, scale, grid_m)
     while int(np.prod(recipe.grid)) < ctas and scale < MAX_TRACE_SCALE:
         scale *= 2
         recipe = builtin_recipe(name, scale, grid_m)
-    trip, work = probe(recipe)
+    trip, work = probe(recipe, scale)
 
     def miss(t):  # how far a trip count is from the manifest's, by ratio
         return abs(math.log(max(t, 1e-3) / want)) if math.isfinite(t) else 0.0
@@ -612,7 +749,7 @@ def trace_recipe(kernel: Kernel, ctas: int):
         size = sum(int(np.prod(a.shape)) * np.dtype(a.dtype).itemsize for a in bigger.arrays.values())
         if size > MAX_TRACE_INPUT_BYTES:
             break
-        t2, w2 = probe(bigger)
+        t2, w2 = probe(bigger, scale)
         if w2 > MAX_TRACE_CTA_INSTRS:
             break
         # a loop that runs at most once is a problem smaller than the grid: that is no stall
@@ -625,7 +762,54 @@ def trace_recipe(kernel: Kernel, ctas: int):
     ties = [t for t in tried if t[0] <= near + 1e-9]
     most = max(t[1] for t in ties)
     _, _, scale, recipe, trip = next(t for t in ties if t[1] >= 0.9 * most)
+    if fresh:
+        _probes_write(name, kernel.arch, grid_m, known)
     return recipe, scale, trip
+
+
+#: kind and format version of the kept probes of :func:`trace_recipe` (:mod:`rfmodel.datafile`)
+_PROBES_KIND, _PROBES_VERSION = "rfmodel trace-recipe probes", 1
+
+
+def _probes_entry(name: str, arch: str, grid_m: int):
+    from rfmodel.cache import keyed_entry, source_hash
+
+    return keyed_entry("trace-probes", [name, arch, int(grid_m), source_hash("workload")], ".npz")
+
+
+def _probes_read(name: str, arch: str, grid_m: int) -> dict:
+    """The probes of :func:`trace_recipe` kept on disk: ``{(scale, grid): (trip, warp-instructions)}``
+    (empty when there are none or the entry cannot be used)."""
+    from rfmodel.cache import read_entry
+    from rfmodel.datafile import read_checked
+
+    def load(path):
+        _, a = read_checked(path, _PROBES_KIND, _PROBES_VERSION)
+        grids = [tuple(int(x) for x in g[g > 0]) for g in a["grid"]]
+        return {(float(s), g): (float(t), int(w))
+                for s, g, t, w in zip(a["scale"], grids, a["trip"], a["work"], strict=True)}  # fmt: skip
+
+    return read_entry(_probes_entry(name, arch, grid_m), load) or {}
+
+
+def _probes_write(name: str, arch: str, grid_m: int, known: dict) -> None:
+    import numpy as np
+
+    from rfmodel.cache import write_with
+    from rfmodel.datafile import write_checked
+
+    keys = sorted(known)
+    grid = np.zeros((len(keys), 3), np.int64)
+    for i, (_, g) in enumerate(keys):
+        grid[i, : len(g)] = g
+    arrays = {"scale": np.array([k[0] for k in keys]), "grid": grid,
+              "trip": np.array([known[k][0] for k in keys]),
+              "work": np.array([known[k][1] for k in keys])}  # fmt: skip
+
+    def save(path):
+        write_checked(path, _PROBES_KIND, _PROBES_VERSION, arrays, {"kernel": name})
+
+    write_with(_probes_entry(name, arch, grid_m), save)
 
 
 def executed_builtin(

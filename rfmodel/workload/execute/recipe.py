@@ -27,10 +27,25 @@ as TOML (docs/execute.md)::
     init = "uniform"
     low = -1.0
     high = 1.0
+
+An array may instead be given as data: ``file = "x.npy"`` (a NumPy file, relative to the recipe's
+folder; its dtype and shape are the array's, and ``dtype``/``shape``, where given, must agree) or
+``data = [1, 2, 3]`` (a literal list, nested for several dimensions, with ``dtype``).  Expected outputs
+are declared per array and compared by ``rfmodel workload execute --check`` (each element within
+``atol + rtol * |expected|``; integers exactly)::
+
+    [expect.y]
+    file = "y_expected.npy"      # or data = [...]
+    rtol = 1e-6
+    atol = 0.0
+
+Every kernel parameter must be given: a kernel that reads parameter bytes beyond the ones the recipe's
+``params`` fill is refused before it runs (:func:`check_params`), never run on zeros.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +56,7 @@ from rfmodel.errors import ParseError, unknown_key_message
 from rfmodel.workload.execute.errors import ExecutionError
 from rfmodel.workload.execute.launch import _SCALAR, LaunchResult, Param, launch
 
-__all__ = ["ArraySpec", "Recipe", "load_recipe", "parse_recipe", "run_recipe"]
+__all__ = ["ArraySpec", "Recipe", "check_params", "load_recipe", "parse_recipe", "run_recipe"]
 
 INITS = ("zeros", "ones", "normal", "uniform", "randint", "arange", "full")
 _DTYPES = ("float32", "float64", "int32", "uint32", "int64", "uint64", "int8", "uint8", "int16", "uint16")
@@ -100,6 +115,10 @@ class Recipe:
     unordered: list[str] = field(default_factory=list)
     #: constant bank -> name of an array whose bytes fill it from offset 0 (``__constant__`` data: bank 3)
     constants: dict[int, str] = field(default_factory=dict)
+    #: expected outputs declared by a TOML recipe (``[expect.NAME]``), which its reference returns
+    expected: dict[str, np.ndarray] = field(default_factory=dict)
+    #: SHA-1 of everything a TOML recipe reads (its text and its data files): what keys its results
+    digest: str = ""
 
     def inputs(self) -> dict[str, np.ndarray]:
         rng = np.random.default_rng(self.seed)
@@ -115,9 +134,56 @@ class Recipe:
         return {p.name: p.value for p in self.params if p.type != "ptr"}
 
 
+#: a constant-bank-0 operand at a fixed offset (``c[0x0][0x168]``): where a kernel reads its parameters
+_CBANK0_RE = re.compile(r"\bc\[0x0\]\[(0x[0-9a-fA-F]+)\]")
+
+
+def params_bytes(params: list[Param]) -> int:
+    """The bytes ``params`` fill from the start of the parameter space (C alignment, as :func:`launch`)."""
+    pos = 0
+    for p in params:
+        size = _SCALAR[p.type][1] if p.type in _SCALAR else 4
+        pos = -(-pos // size) * size + size
+    return pos
+
+
+def check_params(kernel, params: list[Param]) -> None:
+    """Refuse a launch whose ``params`` leave parameter bytes unfilled that ``kernel`` (a :class:`Kernel`
+    read from SASS, or decoded) reads at a fixed offset of constant bank 0: a parameter missing from the
+    recipe would otherwise read as 0.  One :class:`ExecutionError` naming the kernel, the offset and the
+    bytes given."""
+    from rfmodel.workload.execute.launch import CBANK0
+
+    k = getattr(kernel, "kernel", kernel)
+    optexts = k.attrs.get("optext") or ()
+    if k.arch not in CBANK0 or not optexts:
+        return
+    base = CBANK0[k.arch]["params"]
+    need, where = 0, None
+    for ins, text in zip(k.instrs, optexts, strict=False):
+        for m in _CBANK0_RE.finditer(text):
+            off = int(m.group(1), 16)
+            if off < base:
+                continue
+            width = 8 if ".64" in ins.opcode or "." + "64" in text[m.end() : m.end() + 3] else 4
+            if off - base + width > need:
+                need, where = off - base + width, (ins.pc, off)
+    given = params_bytes(params)
+    if need > given:
+        pc, off = where
+        names = ", ".join(p.name for p in params) or "none"
+        raise ExecutionError(
+            f"{k.name} ({k.arch}): the kernel reads parameter bytes up to {need} (c[0x0][0x{off:x}] at "
+            f"offset 0x{pc:04x}), the recipe's parameters ({names}) fill {given}: a parameter is missing or "
+            "narrower than the kernel's"
+        )
+
+
 def run_recipe(kernel, recipe: Recipe, **launch_kw) -> tuple[LaunchResult, dict[str, np.ndarray]]:
     """Execute ``kernel`` (a :class:`Kernel` or decoded) with ``recipe``; returns the launch
-    result and the inputs that were used.  ``launch_kw`` go to :func:`launch` (``record``, ...)."""
+    result and the inputs that were used.  ``launch_kw`` go to :func:`launch` (``record``, ...).
+    A kernel reading a parameter the recipe does not give is refused (:func:`check_params`)."""
+    check_params(kernel, recipe.params)
     ins = recipe.inputs()
     consts = {bank: ins[name] for bank, name in recipe.constants.items()}
     glob = {k: v for k, v in ins.items() if k not in recipe.constants.values()}
@@ -177,6 +243,7 @@ def check_outputs(recipe: Recipe, res: LaunchResult, ins: dict[str, np.ndarray])
 # ---- TOML -----------------------------------------------------------------------------------------
 
 _TOP = {
+    "expect",
     "version",
     "kernel",
     "grid",
@@ -188,7 +255,10 @@ _TOP = {
     "shared_bytes",
     "constants",
 }
-_ARRAY_KEYS = {"dtype", "shape", "init", "low", "high", "value"}
+_ARRAY_KEYS = {"dtype", "shape", "init", "low", "high", "value", "file", "data"}
+_EXPECT_KEYS = {"file", "data", "rtol", "atol"}
+#: the largest array a recipe's data file or literal may hold
+MAX_DATA_BYTES = 1 << 30
 _PARAM_KEYS = {"name", "type", "value", "array"}
 
 
@@ -218,12 +288,24 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
     raw_arrays = data.get("arrays", {})
     if not isinstance(raw_arrays, dict):
         raise ParseError(path, None, "arrays: expected a table of arrays")
+    fixed: dict[str, np.ndarray] = {}
     for name, spec in raw_arrays.items():
         if not isinstance(spec, dict):
             raise ParseError(path, None, f"arrays.{name}: expected a table")
         for key in spec:
             if key not in _ARRAY_KEYS:
                 raise ParseError(path, None, f"arrays.{name}: " + unknown_key_message(key, _ARRAY_KEYS))
+        if "file" in spec or "data" in spec:
+            given = [k for k in ("init", "low", "high", "value") if k in spec]
+            if given or ("file" in spec and "data" in spec):
+                other = given[0] if given else "data"
+                given_by = "file" if "file" in spec else "data"
+                raise ParseError(path, None, f"arrays.{name}: '{other}' and '{given_by}' both give its "
+                                 "contents (one of them)")  # fmt: skip
+            a = _array_data(path, f"arrays.{name}", spec)
+            fixed[name] = a
+            arrays[name] = ArraySpec(a.dtype.name, a.shape if a.shape else (1,))
+            continue
         dt = spec.get("dtype")
         if dt not in _DTYPES:
             raise ParseError(path, None, f"arrays.{name}.dtype: {dt!r} is not one of {', '.join(_DTYPES)}")
@@ -287,7 +369,42 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
         if name not in arrays:
             raise ParseError(path, None, f"constants.{bank}: {name!r} is not one of the arrays")
         consts[int(bank)] = name
+    expected: dict[str, np.ndarray] = {}
+    tolerance: dict[str, tuple[float, float]] = {}
+    raw_expect = data.get("expect", {})
+    if not isinstance(raw_expect, dict):
+        raise ParseError(path, None, "expect: expected a table of arrays' expected values")
+    for name, spec in raw_expect.items():
+        if name not in arrays:
+            raise ParseError(path, None, f"expect.{name}: {name!r} is not one of the arrays")
+        if not isinstance(spec, dict) or ("file" in spec) == ("data" in spec):
+            raise ParseError(path, None, f"expect.{name}: expected a table with 'file' or 'data'")
+        for key in spec:
+            if key not in _EXPECT_KEYS:
+                raise ParseError(path, None, f"expect.{name}: " + unknown_key_message(key, _EXPECT_KEYS))
+        want = _array_data(path, f"expect.{name}", {"dtype": arrays[name].dtype, **spec})
+        if int(np.prod(want.shape)) != int(np.prod(arrays[name].shape)):
+            raise ParseError(path, None, f"expect.{name}: {want.size} values for an array of "
+                             f"{int(np.prod(arrays[name].shape))}")  # fmt: skip
+        tol = []
+        for key in ("rtol", "atol"):
+            v = spec.get(key, 0.0)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not (0 <= v < float("inf")):
+                raise ParseError(path, None, f"expect.{name}.{key}: expected a number at least 0, got {v!r}")
+            tol.append(float(v))
+        expected[name] = want.reshape(arrays[name].shape)
+        tolerance[name] = (tol[0], tol[1])
+        if name not in outputs:
+            outputs = [*outputs, name]
+    reference = None
+    if expected:
+        def reference(ins, sc, _want=expected):  # noqa: ARG001 - the declared values, whatever the inputs
+            return {k: v.copy() for k, v in _want.items()}
     return Recipe(
+        fixed=fixed,
+        expected=expected,
+        reference=reference,
+        tolerance=tolerance,
         constants=consts,
         kernel=kernel,
         grid=_sizes(path, "grid", data.get("grid")),
@@ -300,15 +417,72 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
     )
 
 
+def _array_data(path: str, where: str, spec: dict) -> np.ndarray:
+    """The contents of an array given as data: ``file`` (a ``.npy`` file, relative to the recipe's folder,
+    read without pickle) or ``data`` (a literal list with ``dtype``); ``dtype`` and ``shape``, where given,
+    must agree with a file's and shape a literal."""
+    dt = spec.get("dtype")
+    if dt is not None and dt not in _DTYPES:
+        raise ParseError(path, None, f"{where}.dtype: {dt!r} is not one of {', '.join(_DTYPES)}")
+    if "file" in spec:
+        f = spec["file"]
+        if not isinstance(f, str) or not f:
+            raise ParseError(path, None, f"{where}.file: expected a path to a .npy file")
+        fp = Path(f) if Path(f).is_absolute() else Path(path).parent / f
+        if not fp.is_file():
+            raise ParseError(path, None, f"{where}.file: {fp} is not a file")
+        if fp.stat().st_size > MAX_DATA_BYTES:
+            raise ParseError(path, None, f"{where}.file: {fp} is larger than {MAX_DATA_BYTES >> 20} MiB")
+        try:
+            a = np.load(fp, allow_pickle=False)
+        except Exception as e:  # noqa: BLE001 - whatever a damaged or foreign file raises in the reader
+            why = type(e).__name__
+            raise ParseError(path, None, f"{where}.file: {fp} is not a readable .npy file ({why})") from None
+        if not isinstance(a, np.ndarray) or a.dtype.name not in _DTYPES:
+            raise ParseError(path, None, f"{where}.file: {fp} holds {getattr(a, 'dtype', type(a).__name__)}, "
+                             f"not one of {', '.join(_DTYPES)}")  # fmt: skip
+        if dt is not None and a.dtype.name != dt:
+            raise ParseError(path, None, f"{where}: dtype {dt} but {fp} holds {a.dtype.name}")
+    else:
+        if dt is None:
+            raise ParseError(path, None, f"{where}: 'data' needs a 'dtype'")
+        try:
+            a = np.array(spec["data"], dtype=dt)
+        except (ValueError, TypeError, OverflowError) as e:
+            msg = f"{where}.data: not a rectangular list of {dt} values ({e})"
+            raise ParseError(path, None, msg) from None
+        if a.dtype.hasobject or a.nbytes > MAX_DATA_BYTES:
+            raise ParseError(path, None, f"{where}.data: not a list of numbers")
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if "shape" in spec:
+        shape = _sizes(path, f"{where}.shape", spec["shape"])
+        if int(np.prod(shape)) != a.size:
+            raise ParseError(path, None, f"{where}: shape {list(shape)} holds {int(np.prod(shape))} values, "
+                             f"the data {a.size}")  # fmt: skip
+        a = a.reshape(shape)
+    if a.size == 0:
+        raise ParseError(path, None, f"{where}: no values")
+    return np.ascontiguousarray(a)
+
+
 def load_recipe(path) -> Recipe:
-    """Read a recipe from a TOML file."""
-    p = Path(path)
+    """Read a recipe from a TOML file (and the data files it names)."""
+    import dataclasses
+    import hashlib
+
+    from rfmodel.io import read_text
+
     try:
-        data = tomllib.loads(p.read_text())
-    except OSError as e:
-        raise ParseError(str(path), None, f"cannot read: {e.strerror}") from None
+        text = read_text(path, "launch recipe")
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ParseError(str(path), None, f"bad TOML: {e}") from None
     except RecursionError:
         raise ParseError(str(path), None, "bad TOML: nested too deeply to read") from None
-    return parse_recipe(data, str(path))
+    recipe = parse_recipe(data, str(path))
+    h = hashlib.sha1(text.encode())
+    for name, a in [*sorted(recipe.fixed.items()), *sorted(recipe.expected.items())]:
+        h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return dataclasses.replace(recipe, digest=h.hexdigest())
