@@ -556,6 +556,13 @@ def cmd_workload_list(args) -> int:
 
     sm = resolve_gpu(args.gpu)
     demand = rf_demand_table(sm, args.arch, args.suite)
+    measured = {}
+    if args.cls is not None:
+        from rfmodel.classes import load_classes, with_class
+
+        keep = set(with_class(list(demand), args.cls))
+        demand = {k: v for k, v in demand.items() if k in keep}
+        measured = load_classes()["rows"]
     rows = []
     for name in demand:
         meta = manifest()["kernels"][name]
@@ -563,12 +570,13 @@ def cmd_workload_list(args) -> int:
             {
                 "workload": name,
                 "suite": meta.get("suite", "builtin"),
-                "category": ",".join(meta.get("category", [])),
+                "category": ",".join(measured[name]["classes"] if name in measured
+                                     else meta.get("category", [])),  # fmt: skip
                 "rf_demand_x": round(demand[name], 2),
                 "description": meta.get("description", "")[:60],
             }
         )
-    if args.suite in ("builtin", "all"):
+    if args.suite in ("builtin", "all") and args.cls is None:
         for name in synthetic_names():
             rows.append({"workload": name, "suite": "synthetic", "category": "synthetic", "rf_demand_x": "",
                          "description": ""})  # fmt: skip
@@ -577,6 +585,41 @@ def cmd_workload_list(args) -> int:
         mean = sum(demand.values()) / len(demand)
         print(f"\nrf_demand_x: register file needed for maximum TLP / RF per SM on {sm.name} ({args.arch} "
               f"registers); mean {mean:.2f}x, max {max(demand.values()):.2f}x over suite {args.suite}")
+    return 0
+
+
+def cmd_workload_classes(args) -> int:
+    """The measured classes of the shipped kernels (rfmodel/classes.py); --update measures the missing."""
+    from rfmodel.classes import CLASSES, load_classes, measure, save_classes, thresholds
+    from rfmodel.workload.suite import suite_names
+
+    names = args.workload or suite_names(args.suite)
+    doc = load_classes()
+    rows = dict(doc.get("rows", {})) if doc.get("thresholds") == thresholds() else {}
+    if args.update:
+        todo = [n for n in names if args.again or n not in rows]
+        t = thresholds()
+        for i, n in enumerate(todo):  # kept after each kernel: an interrupted run loses one
+            what = (f"1x and {t['rf_multiple']}x registers on {t['rf_gpu']}, {t['l1d_kb'][0]} and "
+                    f"{t['l1d_kb'][1]} KB L1D on {t['l1d_gpu']}")
+            print(f"[{i + 1}/{len(todo)}] {n}: simulating {what}", file=sys.stderr, flush=True)
+            rows[n] = measure(n)
+            save_classes(rows, args.out)
+    missing = [n for n in names if n not in rows]
+    if missing:
+        more = " ..." if len(missing) > 5 else ""
+        raise RfmodelError(f"no measured classes for {', '.join(missing[:5])}{more} (--update measures them)")
+    keys = ("register_gain", "cache_gain", "narrow_share")
+    table = [{"workload": n, **{k: rows[n][k] for k in keys}, "classes": ",".join(rows[n]["classes"])}
+             for n in names]  # fmt: skip
+    print(_table(table))
+    counts = {c: sum(c in rows[n]["classes"] for n in names) for c in CLASSES}
+    print("\n" + ", ".join(f"{c}: {k}" for c, k in counts.items()) + f" of {len(names)}")
+    if args.docs:
+        from rfmodel.classes import update_docs
+
+        doc = {**load_classes(), "rows": rows} if args.out is None else {**doc, "rows": rows}
+        print(f"{args.docs}: {'updated' if update_docs(args.docs, doc) else 'unchanged'}", file=sys.stderr)
     return 0
 
 
@@ -1249,6 +1292,9 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("--suite", choices=["builtin", "papers", "all"], default="builtin",
                     help="which shipped kernels: the built-in suite (default, with the synthetic presets), "
                     "the papers' benchmarks, or all")  # fmt: skip
+    wl.add_argument("--class", dest="cls", metavar="CLASS",
+                    help="only the kernels measured to be of this class (register-sensitive, "
+                    "cache-sensitive, integer-heavy, fp-heavy; rfmodel workload classes)")  # fmt: skip
     wl.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml", help="for the RF demand column")
     wl.add_argument("--arch", default="sm_80", help="whose measured registers (default sm_80)")
     wl.set_defaults(func=cmd_workload_list)
@@ -1293,6 +1339,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="keep only this many warps (whole CTAs)")
     wx.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     wx.set_defaults(func=cmd_workload_export_accelsim)
+    wc = wsub.add_parser("classes", help="the shipped kernels' classes, measured in the simulator "
+                         "(register-, cache-sensitive; integer/fp)")  # fmt: skip
+    wc.add_argument("--suite", choices=["builtin", "papers", "all"], default="all")
+    wc.add_argument("--workload", action="append", metavar="NAME", help="only these (repeatable)")
+    wc.add_argument("--update", action="store_true", help="measure the kernels not yet measured, keep them")
+    wc.add_argument("--again", action="store_true", help="with --update: measure every kernel again")
+    wc.add_argument("--docs", metavar="FILE.md", help="refresh the generated table of the papers' kernels' "
+                    "classes in this Markdown file")  # fmt: skip
+    wc.add_argument("--out", metavar="FILE.json", help="with --update: where to keep them (default: the "
+                    "package's data file, rfmodel/data/workload_classes.json)")  # fmt: skip
+    wc.set_defaults(func=cmd_workload_classes)
     we = wsub.add_parser(
         "execute", help="run a kernel's SASS on a launch recipe and check it against its reference"
     )

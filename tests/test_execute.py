@@ -83,8 +83,8 @@ def test_made_up_opcode_is_one_error_naming_it():
 
 
 def test_unknown_modifier_is_an_error():
-    (kernel,) = parse_sass(_listing("sm_80", ["FMUL.D2 R2, R2, R3", "EXIT"]))
-    with pytest.raises(UnsupportedInstructionError, match=r"FMUL.D2.*0x0000.*modifier \.D2"):
+    (kernel,) = parse_sass(_listing("sm_80", ["FMUL.D16 R2, R2, R3", "EXIT"]))
+    with pytest.raises(UnsupportedInstructionError, match=r"FMUL.D16.*0x0000.*modifier \.D16"):
         decode_kernel(kernel)
 
 
@@ -747,3 +747,429 @@ def test_reciprocal_high_word_int_to_double_and_add_min_max():
     assert np.array_equal(out[0], np.where(signed(s) < signed(c), s, c))
     assert np.array_equal(out[1], np.where(signed(s) > signed(c), s, c))
     assert np.array_equal(out[2], np.minimum(s, c))
+
+
+# ---- F2F, BREAK, the sm_90 integer min/max forms, the static shared-memory size ----------------------
+# The listings below are nvcc 13.0 output (`nvcc -cubin -O3 -arch=sm_XX`, `cuobjdump -sass`), encodings
+# and padding left out; offsets run from 0 in steps of 16 as in the original, so branch targets hold.
+
+
+def _f2f_directed(v: np.ndarray) -> np.ndarray:
+    """float32 of the doubles ``v`` (no NaN) rounded to nearest, toward zero, down and up: columns
+    RN, RZ, RM, RP.  The nearest float32 is numpy's; the other side of an inexact one is its neighbour."""
+    with np.errstate(over="ignore"):
+        f = v.astype(np.float32)
+    back = f.astype(np.float64)
+    exact, above = back == v, back > v
+    with np.errstate(over="ignore"):
+        hi = np.where(above, f, np.nextafter(f, np.float32(np.inf)))
+        lo = np.where(above, np.nextafter(f, np.float32(-np.inf)), f)
+    rm, rp = np.where(exact, f, lo), np.where(exact, f, hi)
+    return np.stack([f, np.where(v > 0, rm, rp), rm, rp], axis=1)
+
+
+# f2f_modes (sm_80): y[4i..4i+3] = __double2float_rn / _rz / _rd / _ru (x[i])
+_F2F_MODES_SM80 = [
+    "MOV R1, c[0x0][0x28]", "S2R R0, SR_CTAID.X", "S2R R3, SR_TID.X", "IMAD R0, R0, c[0x0][0x0], R3",
+    "ISETP.GE.AND P0, PT, R0, c[0x0][0x170], PT", "@P0 EXIT",
+    "HFMA2.MMA R3, -RZ, RZ, 0, 4.76837158203125e-07", "ULDC.64 UR4, c[0x0][0x118]",
+    "IMAD.WIDE R2, R0, R3, c[0x0][0x160]", "LDG.E.64 R2, [R2.64]",
+    "HFMA2.MMA R5, -RZ, RZ, 0, 2.384185791015625e-07", "SHF.L.U32 R4, R0, 0x2, RZ",
+    "IMAD.WIDE R4, R4, R5, c[0x0][0x168]", "F2F.F32.F64 R7, R2", "F2F.F32.F64.RZ R9, R2",
+    "F2F.F32.F64.RM R11, R2", "STG.E [R4.64], R7", "F2F.F32.F64.RP R13, R2", "STG.E [R4.64+0x4], R9",
+    "STG.E [R4.64+0x8], R11", "STG.E [R4.64+0xc], R13", "EXIT",
+]  # fmt: skip
+# f2f (sm_90): double d = x[i]; y[i] = (float)(d * 1.1); z[i] = d
+_F2F_SM90 = [
+    "LDC R1, c[0x0][0x28]", "S2R R0, SR_TID.X", "S2UR UR4, SR_CTAID.X", "LDC R13, c[0x0][RZ]",
+    "IMAD R13, R13, UR4, R0", "ULDC UR4, c[0x0][0x228]", "ISETP.GE.AND P0, PT, R13, UR4, PT", "@P0 EXIT",
+    "LDC.64 R2, c[0x0][0x210]", "ULDC.64 UR4, c[0x0][0x208]", "LDC.64 R8, c[0x0][0x218]",
+    "LDC.64 R10, c[0x0][0x220]", "IMAD.WIDE R2, R13, 0x4, R2", "LDG.E R2, desc[UR4][R2.64]",
+    "UMOV UR6, 0x9999999a", "UMOV UR7, 0x3ff19999", "IMAD.WIDE R8, R13, 0x4, R8",
+    "IMAD.WIDE R10, R13, 0x8, R10", "F2F.F64.F32 R4, R2", "DMUL R6, R4, UR6", "F2F.F32.F64 R7, R6",
+    "STG.E desc[UR4][R8.64], R7", "STG.E.64 desc[UR4][R10.64], R4", "EXIT",
+]  # fmt: skip
+
+
+def test_f2f_narrows_doubles_in_each_rounding_direction():
+    (kernel,) = parse_sass(_listing("sm_80", _F2F_MODES_SM80, "f2f_modes"))
+    rng = np.random.default_rng(21)
+    n = 96
+    x = rng.standard_normal(n) * 10.0 ** rng.integers(-50, 50, n)
+    # zeros, infinity, overflow past the largest float, denormal results, a decimal just above FLT_MAX
+    x[:10] = [0.0, -0.0, np.inf, 3.5e38, -3.5e38, 1e-46, -1e-46, 3.4028235e38, 1.5, -2.0**-149 * 3.5]
+    params = [Param("x", "ptr", array="x"), Param("y", "ptr", array="y"), Param("n", "i32", n)]
+    res = launch(kernel, params, {"x": x, "y": np.zeros(4 * n, np.float32)}, 2, 64)
+    got = res.arrays["y"].reshape(n, 4)
+    want = _f2f_directed(x)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))  # bit for bit, signs of zero included
+    assert (want[:, 2] != want[:, 3]).sum() > 40  # most are inexact: the four columns differ
+    assert got[3, 0] == np.inf and got[3, 1] == np.finfo(np.float32).max and got[4, 2] == -np.inf
+
+
+def test_f2f_widens_floats_exactly():
+    (kernel,) = parse_sass(_listing("sm_90", _F2F_SM90, "f2f"))
+    rng = np.random.default_rng(22)
+    n = 70
+    with np.errstate(over="ignore"):
+        x = (rng.standard_normal(n) * 10.0 ** rng.integers(-45, 39, n)).astype(np.float32)
+    x[:6] = [0.0, -0.0, np.inf, -np.inf, 1e-45, -3.4e38]
+    params = [Param(s, "ptr", array=s) for s in ("x", "y", "z")] + [Param("n", "i32", n)]
+    arrays = {"x": x, "y": np.zeros(n, np.float32), "z": np.zeros(n)}
+    res = launch(kernel, params, arrays, 3, 32)
+    z = x.astype(np.float64)  # exact: every float is a double
+    assert np.array_equal(res.arrays["z"].view(np.uint64), z.view(np.uint64))
+    with np.errstate(over="ignore"):
+        assert np.array_equal(res.arrays["y"].view(np.uint32), (z * 1.1).astype(np.float32).view(np.uint32))
+
+
+@pytest.mark.parametrize(
+    ("ins", "match"),
+    [
+        ("F2F.F16.F32 R7, R0", r"\.F16: conversions to or from half"),  # sm_75's __float2half
+        ("F2F.F16.F64 R5, R2", r"\.F16: conversions to or from half"),  # __double2half
+        ("F2F.BF16.F32 R5, R2", r"\.BF16: conversions to or from half"),
+        ("F2F.FTZ.F32.F64 R5, R2", "F2F.FTZ"),
+        ("F2F.F32.F32 R5, R2", "other than .F64.F32 or .F32.F64"),
+        ("F2FP.F16.F32.PACK_AB R0, RZ, R0", "opcode not implemented"),  # sm_80+'s __float2half
+    ],
+)
+def test_f2f_half_precision_and_ftz_forms_are_refused(ins, match):
+    (kernel,) = parse_sass(_listing("sm_80", [ins, "EXIT"]))
+    with pytest.raises(UnsupportedInstructionError, match=match):
+        decode_kernel(kernel)
+
+
+# divc (sm_80): y[i] = x[i] / 3214212.01f, PolyBench correlation's mean / FLOAT_N.  The division's slow
+# path (0x1b0) opens B0 and B2; the special operands (NaN at 0x250, 0 at 0x2c0, infinity at 0x310)
+# BREAK out of B2 and branch past its BSYNC (0x370) to their own results and BSYNC B0 (0x780)
+_DIVC_SM80 = """
+IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28]; S2R R0, SR_CTAID.X; S2R R3, SR_TID.X; IMAD R0, R0, c[0x0][0x0], R3
+ISETP.GE.AND P0, PT, R0, c[0x0][0x170], PT; @P0 EXIT; IMAD.MOV.U32 R3, RZ, RZ, 0x4
+ULDC.64 UR6, c[0x0][0x118]; IMAD.WIDE R2, R0, R3, c[0x0][0x160]; LDG.E R3, [R2.64]
+IMAD.MOV.U32 R5, RZ, RZ, 0x34a707c4; BSSY B1, 0x170; IMAD.MOV.U32 R4, RZ, RZ, 0x4a442e10
+FFMA R4, R5, -R4, 1; FFMA R4, R4, R5, 3.1111824227991746739e-07; FCHK P0, R3, 3214212; FFMA R5, R3, R4, RZ
+FFMA R6, R5, -3214212, R3; FFMA R5, R4, R6, R5; @!P0 BRA 0x160; MOV R2, 0x160; CALL.REL.NOINC 0x1b0
+BSYNC B1; IMAD.MOV.U32 R3, RZ, RZ, 0x4; IMAD.WIDE R2, R0, R3, c[0x0][0x168]; STG.E [R2.64], R5; EXIT
+SHF.R.U32.HI R4, RZ, 0x17, R3.reuse; BSSY B0, 0x790; BSSY B2, 0x380; IMAD.MOV.U32 R5, RZ, RZ, R3
+LOP3.LUT R4, R4, 0xff, RZ, 0xc0, !PT; IADD3 R7, R4, -0x1, RZ; ISETP.GT.U32.OR P0, PT, R7, 0xfd, !PT
+@!P0 IMAD.MOV.U32 R6, RZ, RZ, RZ; @!P0 BRA 0x370; FSETP.GTU.FTZ.AND P0, PT, |R3|, +INF, PT; @P0 BREAK B2
+@P0 BRA 0x770; IMAD.MOV.U32 R6, RZ, RZ, 0x4a442e10; LOP3.LUT P0, RZ, R6, 0x7fffffff, R5, 0xc8, !PT
+@!P0 BREAK B2; @!P0 BRA 0x750; LOP3.LUT P0, RZ, R5, 0x7fffffff, RZ, 0xc0, !PT; @!P0 BREAK B2; @!P0 BRA 0x730
+FSETP.NEU.FTZ.AND P0, PT, |R3|, +INF, PT; LOP3.LUT P1, RZ, R6, 0x7fffffff, RZ, 0xc0, !PT
+PLOP3.LUT P0, PT, P0, P1, PT, 0x2a, 0x0; @P0 BREAK B2; @P0 BRA 0x700; ISETP.GE.AND P0, PT, R7, RZ, PT
+@P0 IMAD.MOV.U32 R6, RZ, RZ, RZ; @!P0 FFMA R5, R3, 1.84467440737095516160e+19, RZ
+@!P0 IMAD.MOV.U32 R6, RZ, RZ, -0x40; BSYNC B2; UMOV UR4, 0x4a442e10; IADD3 R4, R4, -0x7f, RZ
+UIADD3 UR4, UR4, -0xa800000, URZ; BSSY B2, 0x6f0; IADD3 R6, R6, -0x15, R4; IMAD R5, R4, -0x800000, R5
+FADD.FTZ R8, -RZ, -UR4; MUFU.RCP R3, UR4; FFMA R10, R3, R8, 1; FFMA R10, R3, R10, R3; FFMA R3, R5, R10, RZ
+FFMA R7, R8, R3, R5; FFMA R7, R10, R7, R3; FFMA R8, R8, R7, R5; FFMA R5, R10, R8, R7
+SHF.R.U32.HI R3, RZ, 0x17, R5; LOP3.LUT R3, R3, 0xff, RZ, 0xc0, !PT; IMAD.IADD R9, R3, 0x1, R6
+IADD3 R3, R9, -0x1, RZ; ISETP.GE.U32.AND P0, PT, R3, 0xfe, PT; @!P0 BRA 0x6d0
+ISETP.GT.AND P0, PT, R9, 0xfe, PT; @P0 BRA 0x6a0; ISETP.GE.AND P0, PT, R9, 0x1, PT; @P0 BRA 0x6e0
+ISETP.GE.AND P0, PT, R9, -0x18, PT; LOP3.LUT R5, R5, 0x80000000, RZ, 0xc0, !PT; @!P0 BRA 0x6e0
+FFMA.RZ R3, R10.reuse, R8.reuse, R7; ISETP.NE.AND P2, PT, R9.reuse, RZ, PT; IMAD.MOV R6, RZ, RZ, -R9
+ISETP.NE.AND P1, PT, R9, RZ, PT; LOP3.LUT R4, R3, 0x7fffff, RZ, 0xc0, !PT
+FFMA.RP R3, R10.reuse, R8.reuse, R7.reuse; FFMA.RM R10, R10, R8, R7; IADD3 R7, R9, 0x20, RZ
+LOP3.LUT R4, R4, 0x800000, RZ, 0xfc, !PT; FSETP.NEU.FTZ.AND P0, PT, R3, R10, PT; SHF.L.U32 R7, R4, R7, RZ
+SEL R3, R6, RZ, P2; ISETP.NE.AND P1, PT, R7, RZ, P1; SHF.R.U32.HI R3, RZ, R3, R4
+PLOP3.LUT P0, PT, P0, P1, PT, 0xa8, 0x0; SHF.R.U32.HI R7, RZ, 0x1, R3; SEL R4, RZ, 0x1, !P0
+LOP3.LUT R4, R4, 0x1, R7, 0xf8, !PT; LOP3.LUT R4, R4, R3, RZ, 0xc0, !PT; IMAD.IADD R4, R7, 0x1, R4
+LOP3.LUT R5, R4, R5, RZ, 0xfc, !PT; BRA 0x6e0; LOP3.LUT R5, R5, 0x80000000, RZ, 0xc0, !PT
+LOP3.LUT R5, R5, 0x7f800000, RZ, 0xfc, !PT; BRA 0x6e0; IMAD R5, R6, 0x800000, R5; BSYNC B2; BRA 0x780
+LOP3.LUT R5, R6, 0x80000000, R5, 0x48, !PT; LOP3.LUT R5, R5, 0x7f800000, RZ, 0xfc, !PT; BRA 0x780
+LOP3.LUT R5, R6, 0x80000000, R5, 0x48, !PT; BRA 0x780; MUFU.RSQ R5, -QNAN; BRA 0x780
+FADD.FTZ R5, R3, 3214212; BSYNC B0; IMAD.MOV.U32 R3, RZ, RZ, 0x0; RET.REL.NODEC R2 0x0
+"""
+
+
+def _divc(text_body: list[str], x: np.ndarray) -> np.ndarray:
+    (kernel,) = parse_sass(_listing("sm_80", text_body, "divc"))
+    params = [Param("x", "ptr", array="x"), Param("y", "ptr", array="y"), Param("n", "i32", x.size)]
+    return launch(kernel, params, {"x": x, "y": np.zeros(x.size, np.float32)}, 1, 64).arrays["y"]
+
+
+def test_break_lets_a_division_slow_path_reconverge():
+    body = [t.strip() for line in _DIVC_SM80.strip().splitlines() for t in line.split(";")]
+    assert len(body) == 123 and body.count("@P0 BREAK B2") + body.count("@!P0 BREAK B2") == 4
+    rng = np.random.default_rng(23)
+    with np.errstate(over="ignore"):
+        x = (rng.standard_normal(64) * 10.0 ** rng.integers(-38, 38, 64)).astype(np.float32)
+    # in each warp: special operands that BREAK (zeros, infinities, NaN), slow-path operands that
+    # reach the BSYNC (a denormal, exponents far below the divisor's) and ordinary ones
+    x[:10] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -3e-39, 1e-33, 2.5e-35, 3e38]
+    x[32:36] = [7.0, np.nan, 1e-40, 0.0]
+    got = _divc(body, x)
+    want = x / np.float32(3214212.01)  # IEEE division, correctly rounded
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+    # without BREAK the lanes at BSYNC B2 would wait for lanes that never come: a deadlock
+    nobreak = [t.replace("BREAK B2", "NOP") for t in body]
+    with pytest.raises(ExecutionFault, match="deadlock"):
+        _divc(nobreak, x)
+
+
+def test_break_releases_lanes_already_waiting_at_bsync():
+    # the lanes with input 0 reach BSYNC B0 first; the others, at a higher offset, BREAK out of B0
+    # afterwards, which must release the waiting ones (R11 = 2 is written only after the BSYNC)
+    t = lambda j: f"0x{16 * (len(_PRO) + j):x}"  # noqa: E731  (body instruction j's offset)
+    body = [
+        "ISETP.NE.AND P0, PT, R2, RZ, PT", "MOV R10, RZ", "MOV R11, RZ", "MOV R12, RZ", "MOV R13, RZ",
+        f"BSSY B0, {t(9)}", f"@P0 BRA {t(11)}", "MOV R10, 0x1", "BSYNC B0", "MOV R11, 0x2", f"BRA {t(14)}",
+        "BREAK B0", "MOV R12, 0x3", f"BRA {t(14)}",
+    ]  # fmt: skip
+    x = np.arange(32) % 3
+    out = _run(body, [x])
+    stay = x == 0
+    assert list(out[0]) == list(np.where(stay, 1, 0))
+    assert list(out[1]) == list(np.where(stay, 2, 0))
+    assert list(out[2]) == list(np.where(stay, 0, 3))
+
+
+# dpx (sm_90): CUDA's DPX functions: out[16i + k] = __vimax3_s32, __vimin3_u32, __vimax_s32_relu,
+# __vimin3_s32_relu, __viaddmax_s32_relu, __viaddmin_u32, __vibmax_s32 (and its bool), __vibmin_u32 (and
+# its bool), __vimax3_s16x2, __vimin_s16x2_relu, __viaddmax_u16x2, __vimax3_u16x2, __vimin3_s32,
+# __vimax3_s32_relu of a[i], b[i], c[i]
+_DPX_SM90 = """
+LDC R1, c[0x0][0x28]; S2R R11, SR_CTAID.X; ULDC UR4, c[0x0][0x0]; S2R R0, SR_TID.X; IMAD R11, R11, UR4, R0
+ULDC UR4, c[0x0][0x230]; ISETP.GE.AND P0, PT, R11, UR4, PT; @P0 EXIT; LDC.64 R4, c[0x0][0x210]
+ULDC.64 UR4, c[0x0][0x208]; LDC.64 R6, c[0x0][0x218]; LDC.64 R8, c[0x0][0x220]; IMAD.WIDE R4, R11, 0x4, R4
+LDC.64 R2, c[0x0][0x228]; LDG.E R4, desc[UR4][R4.64]; IMAD.WIDE R6, R11, 0x4, R6; LDG.E R7, desc[UR4][R6.64]
+IMAD.WIDE R8, R11, 0x4, R8; LDG.E R8, desc[UR4][R8.64]; IMAD.SHL.U32 R11, R11, 0x10, RZ
+IMAD.WIDE R2, R11, 0x4, R2; ISETP.GE.AND P0, PT, R4.reuse, R7.reuse, PT
+ISETP.GT.U32.AND P1, PT, R4.reuse, R7.reuse, PT; VIMNMX.RELU R13, R4.reuse, R7.reuse, !PT
+VIMNMX3 R5, R4.reuse, R7.reuse, R8.reuse, !PT; VIMNMX.U32 R21, R4.reuse, R7.reuse, PT
+VIMNMX.S16x2.RELU R25, R4.reuse, R7.reuse, PT; STG.E desc[UR4][R2.64], R5; VIMNMX3.U32 R11, R4, R7, R8, PT
+VIMNMX3.RELU R9, R4.reuse, R7.reuse, R8.reuse, PT; VIADDMNMX.RELU R15, R4.reuse, R7.reuse, R8.reuse, !PT
+VIADDMNMX.U32 R17, R4.reuse, R7.reuse, R8.reuse, PT; VIMNMX3.S16x2 R23, R4.reuse, R7.reuse, R8.reuse, !PT
+VIADDMNMX.U16x2 R27, R4.reuse, R7.reuse, R8.reuse, !PT; VIMNMX3.U16x2 R29, R4, R7, R8, !PT
+VIMNMX3 R0, R4.reuse, R7.reuse, R8.reuse, PT; SEL R19, R4.reuse, R7.reuse, P0
+VIMNMX3.RELU R4, R4, R7, R8, !PT; SEL R5, RZ, 0x1, !P0; SEL R7, RZ, 0x1, P1; STG.E desc[UR4][R2.64+0x4], R11
+STG.E desc[UR4][R2.64+0x8], R13; STG.E desc[UR4][R2.64+0xc], R9; STG.E desc[UR4][R2.64+0x10], R15
+STG.E desc[UR4][R2.64+0x14], R17; STG.E desc[UR4][R2.64+0x20], R21; STG.E desc[UR4][R2.64+0x28], R23
+STG.E desc[UR4][R2.64+0x2c], R25; STG.E desc[UR4][R2.64+0x30], R27; STG.E desc[UR4][R2.64+0x34], R29
+STG.E desc[UR4][R2.64+0x38], R0; STG.E desc[UR4][R2.64+0x3c], R4; STG.E desc[UR4][R2.64+0x18], R19
+STG.E desc[UR4][R2.64+0x1c], R5; STG.E desc[UR4][R2.64+0x24], R7; EXIT
+"""
+
+
+def test_vimnmx3_and_the_sm90_dpx_min_max_forms():
+    body = [t.strip() for line in _DPX_SM90.strip().splitlines() for t in line.split(";")]
+    (kernel,) = parse_sass(_listing("sm_90", body, "dpx"))
+    rng = np.random.default_rng(24)
+    n = 64
+
+    def draw():
+        v = rng.integers(-(2**31), 2**31, n)
+        v[::3] = rng.integers(-40000, 40000, n)[::3]  # small values: halves of both signs
+        return v
+
+    a, b, c = draw(), draw(), draw()
+    a[:4], b[:4], c[:4] = [0, -1, 2**31 - 1, -(2**31)], [-(2**31), 1, -1, 5], [-1, 0, 0, 2**31 - 1]
+    params = [Param(s, "ptr", array=s) for s in ("a", "b", "c", "out")] + [Param("n", "i32", n)]
+    arrays = {"a": a.astype(np.int32), "b": b.astype(np.int32), "c": c.astype(np.int32)}
+    arrays["out"] = np.zeros(16 * n, np.int32)
+    got = launch(kernel, params, arrays, 1, 64).arrays["out"].reshape(n, 16).astype(np.int64)
+
+    u = lambda v: v % 2**32  # noqa: E731
+    s = lambda v: np.where(u(v) >= 2**31, u(v) - 2**32, u(v))  # noqa: E731
+    relu = lambda v: np.maximum(v, 0)  # noqa: E731
+
+    def halves(f, signed, *vs):  # f on the low and the high 16-bit halves, packed again
+        parts = []
+        for k in (0, 1):
+            hs = [(u(v) >> (16 * k)) & 0xFFFF for v in vs]
+            hs = [np.where(h >= 2**15, h - 2**16, h) if signed else h for h in hs]
+            parts.append(f(*hs) & 0xFFFF)
+        return s(parts[0] | (parts[1] << 16))
+
+    mx, mn = np.maximum, np.minimum
+    want = {
+        0: mx(mx(a, b), c), 1: s(mn(mn(u(a), u(b)), u(c))), 2: relu(mx(a, b)), 3: relu(mn(mn(a, b), c)),
+        4: relu(mx(s(a + b), c)), 5: s(mn(u(a + b), u(c))), 6: mx(a, b), 7: (a >= b).astype(np.int64),
+        8: s(mn(u(a), u(b))), 9: (u(a) <= u(b)).astype(np.int64),
+        10: halves(lambda x, y, z: mx(mx(x, y), z), True, a, b, c),
+        11: halves(lambda x, y: relu(mn(x, y)), True, a, b),
+        12: halves(lambda x, y, z: mx((x + y) & 0xFFFF, z), False, a, b, c),
+        13: halves(lambda x, y, z: mx(mx(x, y), z), False, a, b, c),
+        14: mn(mn(a, b), c), 15: relu(mx(mx(a, b), c)),
+    }  # fmt: skip
+    for k, w in want.items():
+        assert np.array_equal(got[:, k], w), k
+
+
+def test_vimnmx_relu_with_an_unsigned_type_is_refused():
+    (kernel,) = parse_sass(_listing("sm_90", ["VIMNMX3.U32.RELU R5, R4, R7, R8, PT", "EXIT"]))
+    with pytest.raises(UnsupportedInstructionError, match="RELU with an unsigned type"):
+        decode_kernel(kernel)
+
+
+# rev: __shared__ float t[64]; t[i] = x[64 * blockIdx.x + i]; __syncthreads(); y[...] = t[63 - i]
+_REV_SM80 = [
+    "MOV R1, c[0x0][0x28]", "S2R R9, SR_TID.X", "HFMA2.MMA R5, -RZ, RZ, 0, 2.384185791015625e-07",
+    "ULDC.64 UR4, c[0x0][0x118]", "S2R R4, SR_CTAID.X", "LEA R4, R4, R9, 0x6",
+    "IMAD.WIDE.U32 R2, R4, R5, c[0x0][0x160]", "LDG.E R2, [R2.64]", "IADD3 R0, -R9, 0x3f, RZ",
+    "IMAD.WIDE.U32 R4, R4, R5, c[0x0][0x168]", "STS [R9.X4], R2", "BAR.SYNC.DEFER_BLOCKING 0x0",
+    "LDS R7, [R0.X4]", "STG.E [R4.64], R7", "EXIT",
+]  # fmt: skip
+_REV_SM90 = [
+    "LDC R1, c[0x0][0x28]", "S2R R9, SR_TID.X", "LDC.64 R2, c[0x0][0x210]", "ULDC.64 UR6, c[0x0][0x208]",
+    "S2R R0, SR_CTAID.X", "LEA R7, R0, R9, 0x6", "IMAD.WIDE.U32 R2, R7, 0x4, R2",
+    "LDG.E R0, desc[UR6][R2.64]", "S2UR UR5, SR_CgaCtaId", "UMOV UR4, 0x400", "IADD3 R4, -R9, 0x3f, RZ",
+    "ULEA UR4, UR5, UR4, 0x18", "LEA R9, R9, UR4, 0x2", "LEA R6, R4, UR4, 0x2", "LDC.64 R4, c[0x0][0x218]",
+    "IMAD.WIDE.U32 R2, R7, 0x4, R4",
+    "STS [R9], R0", "BAR.SYNC.DEFER_BLOCKING 0x0", "LDS R11, [R6]", "STG.E desc[UR6][R2.64], R11", "EXIT",
+]  # fmt: skip
+#: what `cuobjdump -sass -res-usage` prints before the code (sm_90's figure includes the 1 KiB window)
+_REV_RES = "\nResource usage:\n Common:\n  GLOBAL:0\n Function rev:\n  REG:{r} STACK:0 SHARED:{s} LOCAL:0\n\n"
+
+
+def _rev(text: str, block: int = 64, n: int = 128) -> np.ndarray:
+    (kernel,) = parse_sass(text)
+    x = np.arange(n, dtype=np.float32)
+    params = [Param("x", "ptr", array="x"), Param("y", "ptr", array="y")]
+    return launch(kernel, params, {"x": x, "y": np.zeros(n, np.float32)}, n // block, block).arrays["y"]
+
+
+@pytest.mark.parametrize(("arch", "body", "regs", "shared"), [("sm_80", _REV_SM80, 12, 256),
+                                                             ("sm_90", _REV_SM90, 14, 1280)])  # fmt: skip
+def test_unknown_shared_memory_size_is_one_error_naming_the_fix(arch, body, regs, shared):
+    plain = _listing(arch, body, "rev")
+    with pytest.raises(ExecutionFault) as info:
+        _rev(plain)
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith(f"rev ({arch})") and "STS" in msg
+    assert "size is unknown" in msg and "cuobjdump -sass -res-usage" in msg and "shared_bytes" in msg
+    # with the -res-usage listing the reader takes SHARED: and the kernel runs
+    with_res = _REV_RES.format(r=regs, s=shared) + plain
+    (kernel,) = parse_sass(with_res)
+    assert kernel.shared_mem_bytes == shared and kernel.attrs["shared_source"] == "res-usage"
+    rev = np.arange(128, dtype=np.float32).reshape(2, 64)[:, ::-1].reshape(-1)
+    assert np.array_equal(_rev(with_res), rev)
+    # a 65th thread writes t[64], past the kernel's figure (sm_90's already counts the 1 KiB window once)
+    with pytest.raises(ExecutionFault, match=f"outside the CTA's {shared} bytes") as info:
+        _rev(with_res, block=65, n=65)
+    assert "unknown" not in str(info.value)
+
+
+# ---- constant operands with a modifier, [Rn.U32+URm] addresses, FMUL's result scale -----------------
+
+
+@pytest.mark.parametrize(
+    ("text", "neg"),
+    [("~c[0x0][0x164]", True), ("-c[0x0][0x160]", True), ("|c[0x0][0x10]|", False),
+     ("-|c[0x3][UR4+0x8]|", True)],
+)  # fmt: skip
+def test_constant_operands_with_a_modifier_parse_as_constants(text, neg):
+    from rfmodel.workload.sass.operands import CONST, parse_operand
+
+    op = parse_operand(text)
+    assert op.kind == CONST and op.prefix == "c" and op.neg is neg
+    assert [(k, i) for k, i, _s, _g in op.inner] == ([("UR", 4)] if "UR4" in text else [])
+
+
+#: rd_btree_findk (sm_80, nvcc 13): ``(long)i - height`` with ``height`` a 64-bit parameter, the high
+#: word through the inverted constant; then ~c in IADD3 and |c| / -|c| in FADD
+_INV_CONST = [
+    "S2R R0, SR_TID.X", "IMAD.WIDE.U32 R2, R0, 0x8, c[0x0][0x168]",
+    "IMAD.WIDE.U32 R4, R0, 0x4, c[0x0][0x170]",
+    "IMAD R6, R0, 0x9e3779b9, RZ", "IADD3 R8, P0, R6, -c[0x0][0x160], RZ",
+    "IMAD.X R9, RZ, RZ, ~c[0x0][0x164], P0", "IADD3 R10, ~c[0x0][0x160], R6, RZ",
+    "FADD R11, RZ, -|c[0x0][0x178]|", "FADD R12, RZ, |c[0x0][0x178]|", "STG.E.64 [R2.64], R8",
+    "STG.E [R4.64], R10", "STG.E [R4.64+0x80], R11", "STG.E [R4.64+0x100], R12", "EXIT",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("h", "x"), [(5, -2.5), (-3, 1.0), (0x123456789, 0.0), (-(2**40) + 7, -0.0), (0, 3e-39)]
+)
+def test_inverted_and_absolute_constant_operands(h, x):
+    (kernel,) = parse_sass(_listing("sm_80", _INV_CONST, "inv"))
+    params = [Param("h", "i64", h), Param("out", "ptr", array="out"), Param("out2", "ptr", array="out2"),
+              Param("x", "f32", x)]  # fmt: skip
+    arrays = {"out": np.zeros(32, np.int64), "out2": np.zeros((3, 32), np.uint32)}
+    res = launch(kernel, params, arrays, 1, 32).arrays
+    i = np.arange(32, dtype=np.int64) * 0x9E3779B9 % 2**32
+    assert [int(v) for v in res["out"]] == [int(_s64((int(a) - h) % 2**64)) for a in i]
+    assert np.array_equal(res["out2"][0], (i + (~h & M32)) % 2**32)
+    zero, mag = np.float32(0.0), np.abs(np.float32(x))
+    want = [int((zero + v).view(np.uint32)) for v in (-mag, mag)]  # RZ + -0 is +0
+    assert np.all(res["out2"][1] == want[0]) and np.all(res["out2"][2] == want[1])
+    assert x == 0.0 or want[0] == want[1] | 0x80000000
+
+
+def _s64(v: int) -> int:
+    return v - 2**64 if v >= 2**63 else v
+
+
+#: is_aes (sm_75, nvcc 13) reads its table at [R4.U32+UR4+off]: a 32-bit byte offset, zero-extended, added
+#: to the 64-bit pointer in UR4:UR5; R5 holds garbage that a 64-bit reading of R4 would take in
+_U32_ADDR_SM75 = [
+    "ULDC.64 UR4, c[0x0][0x160]", "S2R R0, SR_TID.X", "IMAD.SHL.U32 R4, R0, 0x4, RZ", "MOV R5, 0x7fffff00",
+    "LDG.E.SYS R7, [R4.U32+UR4+0x10]", "LDG.E.SYS R8, [R4.U32+UR4]",
+    "IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][0x168]",
+    "STG.E.SYS [R2], R7", "STG.E.SYS [R2+0x80], R8", "EXIT",
+]  # fmt: skip
+
+
+def test_u32_register_in_a_global_address_is_a_zero_extended_offset():
+    (kernel,) = parse_sass(_listing("sm_75", _U32_ADDR_SM75, "u32addr"))
+    ldg = [ins for ins in kernel.instrs if ins.opcode.startswith("LDG")]
+    assert [ins.src for ins in ldg] == [(4,), (4,)] and [ins.usrc for ins in ldg] == [(4, 5), (4, 5)]
+    table = np.arange(64, dtype=np.uint32) * 3 + 1
+    params = [Param("t", "ptr", array="t"), Param("out", "ptr", array="out")]
+    out = launch(kernel, params, {"t": table, "out": np.zeros(64, np.uint32)}, 1, 32).arrays["out"]
+    assert np.array_equal(out[:32], table[4:36]) and np.array_equal(out[32:], table[:32])
+
+
+def test_u32_and_64_on_one_address_register_are_refused():
+    (kernel,) = parse_sass(_listing("sm_75", ["LDG.E.SYS R7, [R4.64.U32+UR4]", "EXIT"]))
+    with pytest.raises(UnsupportedInstructionError, match=r"both \.64 and \.U32"):
+        decode_kernel(kernel)
+
+
+def _fmul_scaled(a, b, k: int, ftz: bool = False) -> np.ndarray:
+    """The reading implemented: the exact product times 2**k, rounded once to float32."""
+    a, b = (np.asarray(v, np.uint32).view(np.float32).astype(np.float64) for v in (a, b))
+    if ftz:
+        a, b = (np.where(np.abs(v) < 2.0**-126, 0.0 * v, v) for v in (a, b))
+    r = (a * b * 2.0**k).astype(np.float32)
+    if ftz:
+        r = np.where(np.abs(r) < np.float32(2.0**-126), np.float32(0.0) * r, r)
+    return r.view(np.uint32).astype(np.int64)
+
+
+def test_fmul_result_scale():
+    rng = np.random.default_rng(11)
+    area = rng.uniform(5e-4, 3.0, 32).astype(np.float32)  # rd_cfd_flux: -area * 0.2f * 0.5f
+    a = rng.uniform(-4.0, 4.0, 32).astype(np.float32).view(np.uint32).astype(np.int64)
+    b = rng.uniform(-4.0, 4.0, 32).astype(np.float32).view(np.uint32).astype(np.int64)
+    # lane 0: a subnormal result where rounding once and rounding twice differ (twice: 0x005aa15a)
+    # lane 1: a product past FLT_MAX whose half is finite (twice: infinity); lane 2: a subnormal input
+    a[:4], b[:4] = [0x1E69F229, 0x7F400000, 0x00000003, 0x3F800000], [0x21C65916, 0x40000000, 0x40000000, 0]
+    body = [
+        "FMUL.D2 R10, R2, -0.20000000298023223877",  # rd_cfd_flux, sm_80
+        "FMUL.D2 R11, R3, R4", "FMUL.M4 R12, R3, R4", "FMUL.FTZ.D8 R13, R3, R4",
+    ]  # fmt: skip
+    out = _run(body, [area.view(np.uint32), a, b])
+    neg02 = np.float32(-0.2).view(np.uint32)
+    assert np.array_equal(out[0], _fmul_scaled(area.view(np.uint32), neg02, -1))
+    # in the kernel's range the fold is exact: the C source's two roundings give the same bits
+    c_src = (area * np.float32(-0.2)) * np.float32(0.5)
+    assert np.array_equal(out[0], c_src.view(np.uint32).astype(np.int64))
+    assert np.array_equal(out[1], _fmul_scaled(a, b, -1))
+    assert np.array_equal(out[2], _fmul_scaled(a, b, 2))
+    assert np.array_equal(out[3], _fmul_scaled(a, b, -3, ftz=True))
+    assert out[1, 0] == 0x005AA15B and out[1, 1] == 0x7F400000 and out[1, 2] == 0x00000003
+    assert out[2, 1] == 0x7F800000 and out[3, 2] == 0 and out[3, 1] == 0x7E400000
+
+
+@pytest.mark.parametrize(
+    ("ins", "match"),
+    [("FFMA.D2 R2, R2, R3, R4", "on FMUL only"), ("FADD.M2 R2, R2, R3", "on FMUL only"),
+     ("FMUL.D2.M2 R2, R2, R3", "two result scales")],
+)  # fmt: skip
+def test_result_scale_other_than_one_on_fmul_is_refused(ins, match):
+    (kernel,) = parse_sass(_listing("sm_80", [ins, "EXIT"]))
+    with pytest.raises(UnsupportedInstructionError, match=match):
+        decode_kernel(kernel)

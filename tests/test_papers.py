@@ -57,11 +57,13 @@ def test_papers_kernel_stands_beside_its_original(name):
     one register either way), the same threads per CTA, shared memory within 10 %."""
     e = manifest()["kernels"][name]
     o = e["original"]
+    assert o["papers"] and set(o["papers"]) <= set(bs.PAPERS)
+    if o["original"].startswith("none"):
+        pytest.skip(f"{name} has no original kernel to compile ({o['original']})")
     ours = e["resources"]["sm_80"]
     assert abs(ours["regs"] - o["original_regs"]) <= max(1, 0.10 * o["original_regs"]), (ours, o)
     assert e["threads_per_cta"] == o["original_threads_per_cta"]
     assert abs(ours["shared"] - o["original_shared"]) <= 0.10 * o["original_shared"], (ours, o)
-    assert o["papers"] and set(o["papers"]) <= set(bs.PAPERS)
 
 
 def test_the_docs_table_of_the_papers_benchmarks_is_current():

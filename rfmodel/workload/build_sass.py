@@ -693,10 +693,15 @@ def papers_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str:
             continue
         o = e["original"]
         res = e["resources"].get("sm_80", {})
+        none = o["original"].startswith("none")  # no original kernel to compile: its facts are ours
+
+        def theirs(key, o=o, none=none):
+            return "-" if none else o[key]
+
         cells = [f"`{name}`", o["benchmark"], ", ".join(o["papers"]), o["original"].replace("|", "\\|"),
-                 f"{o['original_regs']} / {res.get('regs', '-')}",
-                 f"{o['original_shared']} / {res.get('shared', '-')}",
-                 f"{o['original_threads_per_cta']} / {e['threads_per_cta']}",
+                 f"{theirs('original_regs')} / {res.get('regs', '-')}",
+                 f"{theirs('original_shared')} / {res.get('shared', '-')}",
+                 f"{theirs('original_threads_per_cta')} / {e['threads_per_cta']}",
                  e["description"].replace("|", "\\|")]  # fmt: skip
         rows.append("| " + " | ".join(cells) + " |")
     tools = (f"Measured with {manifest.get('nvcc', '?')} (nvcc) and {manifest.get('cuobjdump', '?')} "

@@ -15,26 +15,13 @@ import numpy as np
 from rfmodel.errors import UnknownNameError
 from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers import PAPERS_KNOWN_GAPS, PAPERS_RECIPES
+from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 __all__ = ["BUILTIN_RECIPES", "KNOWN_GAPS", "RECIPES", "builtin_recipe"]
 
-EPS32 = 2.0**-24
-
-
-def _manifest(name: str) -> dict:
-    from rfmodel.workload.manifest import manifest
-
-    return manifest()["kernels"][name]
-
-
-def _shared(name: str) -> int:
-    """Static shared memory of the kernel (the manifest's resources; the same on every arch)."""
-    return max(r.get("shared", 0) for r in _manifest(name)["resources"].values())
-
-
-def _size(base: int, scale: float, lo: int = 1) -> int:
-    return max(lo, int(round(base * scale)))
+# what every shipped kernel's recipe uses: the manifest's facts and sizes by scale
+_manifest, _shared, _size = manifest_entry, shared_bytes, size
 
 
 # ---- saxpy: y = a*x + y (one FFMA per element: exactly the float32 rounding of the float64 value)

@@ -202,16 +202,27 @@ def _mem_operand(op: Operand) -> tuple[int, int, int, int, int]:
         if name == "RZ" or name == "URZ":
             continue
         if name.startswith("UR") and name[2:].isdigit():
+            # the uniform register is 64-bit (a pair) in a global address and 32-bit elsewhere,
+            # whatever is printed; no other suffix is known on it
+            bad = [s for s in suf if s not in ("64", "reuse")]
+            if bad:
+                raise _Unsupported(f"address register suffix .{bad[0]} in {text!r}")
             ureg = int(name[2:])
         elif name.startswith("R") and name[1:].isdigit():
             base = int(name[1:])
             for s in suf:
                 if s == "64":
                     mod |= L.O_64
+                elif s == "U32":
+                    # [Rn.U32+URm]: a 32-bit register offset, zero-extended, to the 64-bit URm
+                    # (sm_75 global loads); bare [Rn] in a global address is the pair Rn:Rn+1
+                    mod |= L.O_U32
                 elif s in ("X4", "X8", "X16"):
                     mod |= {"X4": 2, "X8": 3, "X16": 4}[s] << L.O_SCALE_SHIFT
-                elif s not in ("U32", "reuse"):
+                elif s != "reuse":
                     raise _Unsupported(f"address register suffix .{s} in {text!r}")
+            if mod & L.O_64 and mod & L.O_U32:
+                raise _Unsupported(f"address register both .64 and .U32 in {text!r}")
         else:
             off += _parse_offset(term)
     return L.K_MEM, off, mod, base, ureg
@@ -434,7 +445,11 @@ def _d_imad(row, base, mods, ops, ctx):
     row.dst(ops[0])
     row.src(_src(ops[1]))
     row.src(_src(ops[2]))
-    row.src(_src(ops[3], pair=bool(m & (L.M_WIDE | L.M_HI))))
+    wide = bool(m & (L.M_WIDE | L.M_HI))
+    c = _src(ops[3], pair=wide)
+    if wide and c[2] & (L.O_NEG | L.O_NOT | L.O_ABS):
+        raise _Unsupported(f"a modified 64-bit addend {ops[3].text!r}")  # the interpreter reads it plain
+    row.src(c)
 
 
 def _d_iadd3(row, base, mods, ops, ctx):
@@ -616,25 +631,43 @@ def _d_sel(row, base, mods, ops, ctx):
     row.psrc(ops[3])
 
 
+def _imnmx_mods(row, mods, base):
+    """The type and clamp modifiers of IMNMX, VIMNMX, VIMNMX3 and VIADDMNMX: signed (default, .S32)
+    or .U32, two 16-bit halves (.S16x2 / .U16x2: sm_90's DPX forms), and .RELU (signed only: a
+    negative result becomes 0)."""
+    sm90 = base != "IMNMX"
+    _allow(mods, {"U32", "S32"} | ({"S16x2", "U16x2", "RELU"} if sm90 else set()))
+    types = [m for m in mods if m in ("U32", "S32", "S16x2", "U16x2")]
+    if len(types) > 1:
+        raise _Unsupported("two operand types")
+    unsigned = bool(types) and types[0] in ("U32", "U16x2")
+    if "RELU" in mods and unsigned:
+        raise _Unsupported(".RELU with an unsigned type")
+    row.r[L.F_M] = (L.M_U32 if unsigned else 0) | (L.M_RELU if "RELU" in mods else 0)
+    row.r[L.F_E2] = 1 if types and types[0].endswith("16x2") else 0
+
+
 def _d_imnmx(row, base, mods, ops, ctx):
-    _allow(mods, {"U32", "S32"})
-    _nops(ops, 4)
+    """IMNMX / VIMNMX Rd, Ra, Rb, P: the minimum (P true) or maximum of Ra and Rb; VIMNMX3 Rd, Ra,
+    Rb, Rc, P (sm_90): of the three."""
+    three = base == "VIMNMX3"
+    _imnmx_mods(row, mods, base)
+    _nops(ops, 5 if three else 4)
     row.r[L.F_OP] = L.OP_IMNMX
-    row.r[L.F_M] = L.M_U32 if "U32" in mods else 0
+    row.r[L.F_E0] = L.MN_THREE if three else L.MN_TWO
     row.dst(ops[0])
-    row.src(_src(ops[1]))
-    row.src(_src(ops[2]))
-    row.psrc(ops[3])
+    for o in ops[1:-1]:
+        row.src(_src(o))
+    row.psrc(ops[-1])
 
 
 def _d_viaddmnmx(row, base, mods, ops, ctx):
     """VIADDMNMX Rd, Ra, Rb, Rc, P: the minimum (P true) or maximum of Ra + Rb (32-bit, wrapping) and
     Rc, signed or .U32: IMNMX of an IADD, which is how the earlier architectures' code writes it."""
-    _allow(mods, {"U32", "S32"})
+    _imnmx_mods(row, mods, base)
     _nops(ops, 5)
     row.r[L.F_OP] = L.OP_IMNMX
-    row.r[L.F_M] = L.M_U32 if "U32" in mods else 0
-    row.r[L.F_E0] = 1  # the first value is the sum of the first two sources
+    row.r[L.F_E0] = L.MN_ADD  # the first value is the sum of the first two sources
     row.dst(ops[0])
     for o in ops[1:4]:
         row.src(_src(o))
@@ -652,22 +685,44 @@ def _d_fmnmx(row, base, mods, ops, ctx):
     row.psrc(ops[3])
 
 
+#: FMUL's result scale (E0 of OP_FMUL): the power of two the product is multiplied by.
+#: Semantics chosen (no NVIDIA document states it): the scale is applied to the exact product,
+#: before FMUL's one rounding: D2 gives round(a*b/2), not round(round(a*b)/2).  A multiplier
+#: scales by adding k to the product's exponent ahead of normalisation and rounding, which is
+#: one rounding; ptxas folds ``mul.f32 t, a, b; mul.f32 d, t, 0.5`` into ``FMUL.D2 d, a, b``
+#: (rd_cfd_flux: ``-area*0.2f*0.5f`` -> ``FMUL.D2 R50, R31, -0.2``) under PTX's licence to
+#: optimise a mul without a rounding modifier "aggressively", so the fold does not tell the two
+#: readings apart: they give the same bits whenever round(a*b) and the result are normal floats;
+#: they differ only where the scaled result is subnormal (one rounding against two) or where
+#: a*b overflows but a*b/2^k does not (finite here, infinity with two roundings).  Only FMUL
+#: encodes the scale (bits 84-86 hold 4 for none, 3 for D2 on sm_75-sm_90; FADD has 0 there and
+#: FFMA's third register), so FFMA/FADD with a scale are refused.
+_FMUL_SCALE = {"D2": -1, "D4": -2, "D8": -3, "M2": 1, "M4": 2, "M8": 3}
+
+
 def _d_fp(row, base, mods, ops, ctx):
-    _allow(mods, {"FTZ", "RN", "RZ", "RM", "RP", "SAT"})
+    scales = [m for m in mods if m in _FMUL_SCALE]
+    if scales and base != "FMUL":
+        raise _Unsupported(f"{base}.{scales[0]}: the result scale exists on FMUL only")
+    _allow(mods, {"FTZ", "RN", "RZ", "RM", "RP", "SAT"} | set(_FMUL_SCALE))
     n = 4 if base == "FFMA" else 3
     _nops(ops, n)
     rnd = [m for m in mods if m in ("RN", "RZ", "RM", "RP")]
     if len(rnd) > 1:
         raise _Unsupported("two rounding modes")
+    if len(scales) > 1:
+        raise _Unsupported("two result scales")
     row.r[L.F_OP] = {"FFMA": L.OP_FFMA, "FADD": L.OP_FADD, "FMUL": L.OP_FMUL}[base]
     row.r[L.F_M] = (L.M_FTZ if "FTZ" in mods else 0) | (L.M_SAT if "SAT" in mods else 0)
     row.r[L.F_E1] = _ROUND[rnd[0]] if rnd else L.R_RN
+    row.r[L.F_E0] = _FMUL_SCALE[scales[0]] if scales else 0
     row.dst(ops[0])
     for o in ops[1:]:
         row.src(_src(o, fp=True))
     # the interpreter's fast path: all sources plain vector registers, default rounding, nothing else
     plain = all(row.r[L.F_SRC + 5 * j] == L.K_R and row.r[L.F_SRC + 5 * j + 2] == 0 for j in range(n - 1))
-    if plain and row.r[L.F_DK] == L.K_R and row.r[L.F_M] == 0 and row.r[L.F_E1] == L.R_RN:
+    nothing = row.r[L.F_M] == 0 and row.r[L.F_E1] == L.R_RN and row.r[L.F_E0] == 0
+    if plain and row.r[L.F_DK] == L.K_R and nothing:
         row.r[L.F_E2] = 1
 
 
@@ -762,6 +817,41 @@ def _d_f2i(row, base, mods, ops, ctx):
     row.r[L.F_E1] = _ROUND[rnd[0]] if rnd else L.R_RN
     row.dst(ops[0])
     row.src(_src(ops[1], fp=True))
+
+
+_F2F_NARROW = {"F16", "BF16", "TF32", "E4M3", "E5M2", "E2M1", "E2M3", "E3M2", "UE8M0", "F16x2", "BF16x2"}
+
+
+def _d_f2f(row, base, mods, ops, ctx):
+    """F2F between single and double precision, the two forms nvcc emits for sm_75..sm_90:
+    ``F2F.F64.F32 Rd, Ra`` (float -> double in the pair Rd:Rd+1, exact) and ``F2F.F32.F64[.RZ|.RM|.RP]
+    Rd, Ra`` (the pair Ra:Ra+1 -> float, correctly rounded in the stated direction, to nearest
+    by default; denormal results kept, overflow to infinity or the largest float as the rounding
+    says).  Half-precision forms (.F16, .BF16, ...) and .FTZ are refused."""
+    narrow = [m for m in mods if m in _F2F_NARROW]
+    if narrow:
+        raise _Unsupported(
+            f"F2F with .{narrow[0]}: conversions to or from half and narrower precisions are not implemented"
+        )
+    if "FTZ" in mods:
+        raise _Unsupported("F2F.FTZ (nvcc 13 does not emit it: ptxas flushes around a plain F2F)")
+    _allow(mods, {"F32", "F64", "RN", "RZ", "RM", "RP"})
+    types = [m for m in mods if m in ("F32", "F64")]
+    if types not in (["F64", "F32"], ["F32", "F64"]):
+        raise _Unsupported("F2F other than .F64.F32 or .F32.F64")
+    rnd = [m for m in mods if m in ("RN", "RZ", "RM", "RP")]
+    if len(rnd) > 1:
+        raise _Unsupported("two rounding modes")
+    _nops(ops, 2)
+    row.r[L.F_OP] = L.OP_F2F
+    row.r[L.F_E1] = _ROUND[rnd[0]] if rnd else L.R_RN  # the widening is exact whatever the mode
+    row.dst(ops[0])
+    if types[0] == "F64":
+        row.r[L.F_E0] = L.F2F_F64_F32
+        row.src(_src(ops[1], fp=True))
+    else:
+        row.r[L.F_E0] = L.F2F_F32_F64
+        row.src(_src64(ops[1]))
 
 
 def _d_mufu(row, base, mods, ops, ctx):
@@ -1003,6 +1093,15 @@ def _d_bsync(row, base, mods, ops, ctx):
     row.r[L.F_E0] = _barrier_index(ops[0])
 
 
+def _d_break(row, base, mods, ops, ctx):
+    """BREAK Bn: the executing lanes leave convergence barrier Bn (a later BSYNC Bn does not wait for
+    them); the compiler's code then branches them past that BSYNC."""
+    _allow(mods, set())
+    _nops(ops, 1)
+    row.r[L.F_OP] = L.OP_BREAK
+    row.r[L.F_E0] = _barrier_index(ops[0])
+
+
 def _d_bmov(row, base, mods, ops, ctx):
     if mods != ["32", "CLEAR"] or len(ops) != 2 or ops[0].text.strip() != "RZ":
         raise _Unsupported("BMOV other than BMOV.32.CLEAR RZ, Bn")
@@ -1144,14 +1243,26 @@ def _d_p2r(row, base, mods, ops, ctx):
     row.r[L.F_E0] = _imm_value(ops[3], False) & 0x7F
 
 
+#: the byte selectors of R2P's source (``R2P PR, R8.B2, 0x7f``: bits 16-22 of R8 set P0-P6)
+_R2P_BYTES = {"B0": 0, "B1": 8, "B2": 16, "B3": 24}
+
+
 def _d_r2p(row, base, mods, ops, ctx):
+    import dataclasses
+
     _allow(mods, set())
     _nops(ops, 3)
     if ops[0].kind != PREDSET or ops[2].kind != IMM:
         raise _Unsupported("R2P other than R2P PR, Ra, mask")
     row.r[L.F_OP] = L.OP_R2P
-    row.src(_src(ops[1]))
+    src, sel = ops[1], [s for s in ops[1].suffixes if s in _R2P_BYTES]
+    if len(sel) > 1:
+        raise _Unsupported(f"R2P source with two byte selectors {src.text!r}")
+    if sel:  # the predicates take the bits of that byte
+        src = dataclasses.replace(src, suffixes=tuple(s for s in src.suffixes if s not in _R2P_BYTES))
+    row.src(_src(src))
     row.r[L.F_E0] = _imm_value(ops[2], False) & 0x7F
+    row.r[L.F_E1] = _R2P_BYTES[sel[0]] if sel else 0
 
 
 _FAMILIES = {
@@ -1187,6 +1298,7 @@ _FAMILIES = {
     "FSEL": _d_sel,
     "IMNMX": _d_imnmx,
     "VIMNMX": _d_imnmx,
+    "VIMNMX3": _d_imnmx,
     "VIADDMNMX": _d_viaddmnmx,
     "FMNMX": _d_fmnmx,
     "FFMA": _d_fp,
@@ -1195,6 +1307,7 @@ _FAMILIES = {
     "HFMA2": _d_hfma2,
     "I2F": _d_i2f,
     "F2I": _d_f2i,
+    "F2F": _d_f2f,
     "MUFU": _d_mufu,
     "LDG": _d_ld,
     "LDS": _d_ld,
@@ -1214,6 +1327,7 @@ _FAMILIES = {
     "EXIT": _d_exit,
     "BSSY": _d_bssy,
     "BSYNC": _d_bsync,
+    "BREAK": _d_break,
     "BMOV": _d_bmov,
     "NOP": _d_nop,
     "YIELD": _d_nop,

@@ -113,7 +113,8 @@ def _dims(what: str, v) -> tuple[int, int, int]:
 
 _FAULTS = {
     L.ST_FAULT_GLOBAL: "global access outside every array (address 0x{a:x}, lane {lane})",
-    L.ST_FAULT_SHARED: "shared-memory access outside the CTA's shared memory (address 0x{a:x}, lane {lane})",
+    L.ST_FAULT_SHARED: "shared-memory access outside the CTA's {n} bytes of shared memory (address 0x{a:x}, "
+    "lane {lane}{why})",
     L.ST_FAULT_LOCAL: "local-memory access outside the thread's stack (address 0x{a:x}, lane {lane})",
     L.ST_MISALIGNED: "misaligned access (address 0x{a:x}, lane {lane})",
     L.ST_DEADLOCK: "deadlock: lanes wait at a convergence barrier that can never complete (lane {lane})",
@@ -235,9 +236,16 @@ def launch(
     lbar = np.zeros((nw, 32), dtype=np.int64)
     bmask = np.zeros((nw, 16), dtype=np.int64)
     srv = np.zeros((nw, L.N_SR, 32), dtype=np.int64)
+    # the static shared memory: the launch's figure, else the kernel's (``cuobjdump -res-usage``'s
+    # SHARED, or the resources given to the reader); a plain -sass listing states none, and the
+    # launch then has 0 bytes, which a shared access reports as an unknown size (below)
+    shared_src = k.attrs.get("shared_source")
+    shared_known = shared_bytes is not None or k.shared_mem_bytes > 0 or shared_src is not None
     sh = k.shared_mem_bytes if shared_bytes is None else int(shared_bytes)
-    sh += SHARED_RESERVED.get(arch, 0)
-    smem = np.zeros(max(-(-sh // 4), 1), dtype=np.uint32)
+    reserved = SHARED_RESERVED.get(arch, 0)
+    if not (shared_bytes is None and shared_src == "res-usage" and sh >= reserved > 0):
+        sh += reserved  # (sm_90: cuobjdump -res-usage's SHARED figure already includes the window)
+    smem = np.zeros(-(-sh // 4), dtype=np.uint32)  # none at all when the size is 0
     lmem = np.zeros((nw, 32, LOCAL_BYTES // 4), dtype=np.uint32)
     st = np.zeros(L.ST_BANK_FLAGS + N_BANKS, dtype=np.int64)
     st[L.ST_BANK_FLAGS] = 1  # bank 0: launch constants and parameters
@@ -302,7 +310,19 @@ def launch(
         if st[0] != 0:
             i = int(st[1])
             i = min(max(i, 0), len(dec.pcs) - 1)
-            msg = _FAULTS.get(int(st[0]), f"fault {int(st[0])}").format(a=int(st[3]), lane=int(st[2]))
+            why = ""
+            if int(st[0]) == L.ST_FAULT_SHARED:
+                if reserved:
+                    why = f"; {reserved} of them the reserved window below the kernel's own"
+                if not shared_known:
+                    why += (
+                        "; the kernel's static shared-memory size is unknown, as a plain `cuobjdump -sass` "
+                        "listing does not state it: read the kernel from `cuobjdump -sass -res-usage` "
+                        "output, whose SHARED: figure is taken, or give the launch's shared_bytes"
+                    )
+            msg = _FAULTS.get(int(st[0]), f"fault {int(st[0])}").format(
+                a=int(st[3]), lane=int(st[2]), n=sh, why=why
+            )
             err = ExecutionFault(
                 k.name, arch, dec.pcs[i], dec.opcodes[i], f"CTA ({x}, {y}, {z}): {msg}"
             )

@@ -32,8 +32,12 @@ K_NONE, K_R, K_UR, K_IMM, K_C, K_SR, K_MEM = 0, 1, 2, 3, 4, 5, 6
 O_NEG, O_ABS, O_NOT, O_64 = 1, 2, 4, 8
 # K_MEM: the base register is scaled by 1 << ((mod >> O_SCALE_SHIFT) & 7) ([R0.X4])
 O_SCALE_SHIFT = 4
+# K_MEM: the base register is one 32-bit register, zero-extended, even in a global address
+# ([R4.U32+UR4]: a 32-bit offset to the 64-bit UR4:UR5)
+O_U32 = 128
 # for K_C: aux = bank, aux2 = index register (-1 none; 0..254 GPR; 256 + n for URn)
-# for K_MEM: value = offset, aux = base GPR (-1 none), aux2 = UR (-1 none); O_64 = 64-bit base
+# for K_MEM: value = offset, aux = base GPR (-1 none), aux2 = UR (-1 none); O_64 = 64-bit base,
+# O_U32 = 32-bit base (zero-extended)
 
 PT = 7
 UPT = 15
@@ -98,7 +102,9 @@ N_SR = 13
     OP_DADD,
     OP_DMUL,
     OP_DSETP,
-) = range(53)
+    OP_F2F,
+    OP_BREAK,
+) = range(55)
 
 # ---- modifier bits
 M_X = 1  # extended (carry-in) form: IADD3.X, LEA.HI.X, ISETP.EX
@@ -111,6 +117,12 @@ M_SIGNED = 64  # SHF.R.S32 / S64: arithmetic
 M_FTZ = 128
 M_WRAP = 256  # SHF.W: the shift amount wraps instead of clamping
 M_SAT = 512  # FFMA/FADD/FMUL.SAT: the result clamped to [0, 1]
+# E0 of OP_FMUL: the result scale, a power of two -3..3 (.D8 .. .M8; 0 none), applied before rounding
+M_RELU = 1024  # VIMNMX/VIMNMX3/VIADDMNMX.RELU: a negative (signed) result becomes 0
+
+# integer min/max forms (E0 of IMNMX): two sources; VIADDMNMX (the sum of the first two against
+# the third); VIMNMX3 (three sources).  E2 of IMNMX: 1 = two 16-bit halves (.S16x2 / .U16x2)
+MN_TWO, MN_ADD, MN_THREE = 0, 1, 2
 
 # compare codes (E0 of ISETP/FSETP)
 C_F, C_LT, C_EQ, C_LE, C_GT, C_NE, C_GE, C_NUM, C_NAN, C_LTU, C_EQU, C_LEU, C_GTU, C_NEU, C_GEU, C_T = range(
@@ -139,7 +151,10 @@ MU_RCP, MU_RSQ, MU_SQRT, MU_EX2, MU_LG2, MU_SIN, MU_COS, MU_RCP64H, MU_RSQ64H, M
 # DSETP modes (E2): a comparison, or the select-and-NaN predicates of fmax / fmin
 DS_CMP, DS_MAX, DS_MIN = 0, 1, 2
 
-# rounding (E1 of I2F / F2I / DADD / DMUL / DFMA)
+# F2F directions (E0 of F2F)
+F2F_F64_F32, F2F_F32_F64 = 0, 1
+
+# rounding (E1 of I2F / F2I / DADD / DMUL / DFMA / F2F)
 R_RN, R_RZ, R_RM, R_RP = range(4)
 
 # ---- run status codes (machine -> Python)

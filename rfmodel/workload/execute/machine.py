@@ -59,6 +59,7 @@ from rfmodel.workload.execute.layout import (
     C_NUM,
     DS_CMP,
     DS_MAX,
+    F2F_F64_F32,
     F_D,
     F_DK,
     F_E0,
@@ -84,6 +85,7 @@ from rfmodel.workload.execute.layout import (
     M_FTZ,
     M_HI,
     M_LEFT,
+    M_RELU,
     M_S64,
     M_SAT,
     M_SIGNED,
@@ -91,6 +93,8 @@ from rfmodel.workload.execute.layout import (
     M_WIDE,
     M_WRAP,
     M_X,
+    MN_ADD,
+    MN_THREE,
     MU_COS,
     MU_EX2,
     MU_LG2,
@@ -105,10 +109,12 @@ from rfmodel.workload.execute.layout import (
     O_NEG,
     O_NOT,
     O_SCALE_SHIFT,
+    O_U32,
     OP_ATOM,
     OP_BAR,
     OP_BMOV_CLR,
     OP_BRA,
+    OP_BREAK,
     OP_BREV,
     OP_BRX,
     OP_BSSY,
@@ -118,6 +124,7 @@ from rfmodel.workload.execute.layout import (
     OP_DMUL,
     OP_DSETP,
     OP_EXIT,
+    OP_F2F,
     OP_F2I,
     OP_FADD,
     OP_FCHK,
@@ -488,6 +495,55 @@ def _f2i(x, mode, unsigned):
 
 
 @njit(cache=True)
+def _mnmx(a, b, unsigned, mn, h16):
+    """The minimum (``mn``) or maximum of the 32-bit patterns ``a`` and ``b``, signed or unsigned,
+    as one value or (``h16``) as two 16-bit halves."""
+    if h16:
+        r = np.int64(0)
+        for k in range(2):
+            x = (a >> (16 * k)) & 0xFFFF
+            y = (b >> (16 * k)) & 0xFFFF
+            sx = x if unsigned or not (x & 0x8000) else x - 0x10000
+            sy = y if unsigned or not (y & 0x8000) else y - 0x10000
+            z = (x if sx < sy else y) if mn else (x if sx > sy else y)
+            r |= z << (16 * k)
+        return r
+    sa = a if unsigned else _sx(a)
+    sb = b if unsigned else _sx(b)
+    return (a if sa < sb else b) if mn else (a if sa > sb else b)
+
+
+@njit(cache=True)
+def _imnmx(rows, i, w, l, regs, uregs, cb, srv, st, preds):
+    """IMNMX / VIMNMX / VIMNMX3 / VIADDMNMX for lane ``l`` (the form in E0, halves in E2)."""
+    m = rows[i, F_M]
+    h16 = rows[i, F_E2]
+    unsigned = (m & M_U32) != 0
+    form = rows[i, F_E0]
+    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+    mn = _ps(rows, i, 0, preds, w, l)
+    if form == MN_ADD:  # VIADDMNMX: (a + b), wrapping per value or per half, against the third source
+        if h16:
+            a = ((a + b) & 0xFFFF) | ((((a >> 16) + (b >> 16)) & 0xFFFF) << 16)
+        else:
+            a = (a + b) & M32
+        b = _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st))
+    r = _mnmx(a, b, unsigned, mn, h16)
+    if form == MN_THREE:
+        r = _mnmx(r, _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st)), unsigned, mn, h16)
+    if m & M_RELU:  # a negative (signed) result, or half, becomes 0
+        if h16:
+            if r & 0x8000:
+                r &= 0xFFFF0000
+            if r & 0x80000000:
+                r &= 0xFFFF
+        elif r & 0x80000000:
+            r = np.int64(0)
+    return r
+
+
+@njit(cache=True)
 def _mem_addr(rows, i, j, w, l, regs, uregs, space):
     """Address of memory operand ``j``: base register (64-bit for global) + uniform register + offset."""
     b = F_SRC + 5 * j
@@ -497,7 +553,9 @@ def _mem_addr(rows, i, j, w, l, regs, uregs, space):
     ur = rows[i, b + 4]
     a = off
     if base >= 0:
-        if space == SP_GLOBAL or (m & O_64):
+        if m & O_U32:  # [Rn.U32+URm]: one 32-bit register, zero-extended, even in a global address
+            a += np.int64(regs[w, base, l]) << ((m >> O_SCALE_SHIFT) & 7)
+        elif space == SP_GLOBAL or (m & O_64):
             a += np.int64(regs[w, base, l]) | (np.int64(regs[w, base + 1, l]) << 32)
         else:
             a += np.int64(regs[w, base, l]) << ((m >> O_SCALE_SHIFT) & 7)
@@ -989,19 +1047,9 @@ def _run_warp(
                     x = _fmod(rows, i, j, x) if fp else _imod(rows, i, j, x)
                     _wr(rows, i, w, l, x, regs, uregs)
         elif op == OP_IMNMX:
-            m = rows[i, F_M]
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    if rows[i, F_E0]:  # VIADDMNMX: (a + b) against the third source
-                        a = (a + b) & M32
-                        b = _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st))
-                    sa = a if m & M_U32 else _sx(a)
-                    sb = b if m & M_U32 else _sx(b)
-                    mn = _ps(rows, i, 0, preds, w, l)
-                    r = (a if sa < sb else b) if mn else (a if sa > sb else b)
-                    _wr(rows, i, w, l, r, regs, uregs)
+                    _wr(rows, i, w, l, _imnmx(rows, i, w, l, regs, uregs, cb, srv, st, preds), regs, uregs)
         elif op == OP_FMNMX:
             for l in range(32):
                 if (lanes >> l) & 1:
@@ -1041,6 +1089,10 @@ def _run_warp(
             ftz = rows[i, F_M] & M_FTZ
             sat = rows[i, F_M] & M_SAT
             mode = rows[i, F_E1]
+            # FMUL.D2 .. .M8: the exact product times 2**E0 (exact in float64), then the one
+            # rounding (decode.py, _FMUL_SCALE, says why)
+            sk = rows[i, F_E0] if op == OP_FMUL else 0
+            scale = np.float64(1 << sk) if sk >= 0 else 1.0 / np.float64(1 << -sk)
             for l in range(32):
                 if (lanes >> l) & 1:
                     xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
@@ -1062,7 +1114,7 @@ def _run_warp(
                     elif op == OP_FADD:
                         r = a + b
                     else:
-                        r = a * b
+                        r = a * b * scale
                     if sat:
                         r = 0.0 if math.isnan(r) else min(max(r, 0.0), 1.0)
                     x = _round_f32(r, mode, s32, f32)
@@ -1089,6 +1141,19 @@ def _run_warp(
                 if (lanes >> l) & 1:
                     a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
                     _wr(rows, i, w, l, _f2i(a, mode, m & M_U32), regs, uregs)
+        elif op == OP_F2F:
+            mode = rows[i, F_E1]
+            widen = rows[i, F_E0] == F2F_F64_F32
+            for l in range(32):
+                if (lanes >> l) & 1:
+                    if widen:  # float -> double: exact
+                        a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
+                        b = _bits64(a, i64, f64)
+                        _wr_k(rows, i, w, l, 0, b, regs, uregs)
+                        _wr_k(rows, i, w, l, 1, b >> 32, regs, uregs)
+                    else:  # double -> float: one rounding in the stated direction
+                        a = _d64(rows, i, 0, w, l, regs, uregs, cb, srv, st, i64, f64)
+                        _wr(rows, i, w, l, _round_f32(a, mode, s32, f32), regs, uregs)
         elif op == OP_MUFU and (rows[i, F_E0] == MU_RCP64H or rows[i, F_E0] == MU_RSQ64H):
             # the high word of 1/x (1/sqrt(x)) for the double x whose high word is the source and low
             # word 0: the exact result cut to its high word, where hardware gives an approximation
@@ -1361,6 +1426,16 @@ def _run_warp(
             advance = False
         elif op == OP_BSSY:
             bmask[w, rows[i, F_E0]] = e
+        elif op == OP_BREAK:
+            # the executing lanes leave convergence barrier Bn: a BSYNC Bn no longer waits for them,
+            # and lanes already waiting there go on if the rest of Bn has arrived
+            if e != 0:
+                bmask[w, rows[i, F_E0]] &= ~e
+                _try_release(w, pcs, lst, lbar, bmask)
+            for l in range(32):
+                if (g >> l) & 1:
+                    pcs[w, l] = i + 1
+            advance = False  # released lanes may now be the lowest: pick again
         elif op == OP_BSYNC:
             b = rows[i, F_E0]
             for l in range(32):
@@ -1521,7 +1596,7 @@ def _run_warp(
             mask = rows[i, F_E0]
             for l in range(32):
                 if (lanes >> l) & 1:
-                    a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                    a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st) >> rows[i, F_E1]  # a byte selector
                     for p in range(7):
                         if (mask >> p) & 1:
                             preds[w, p, l] = (a >> p) & 1

@@ -84,7 +84,9 @@ class Operand:
     non-register kinds); ``neg`` is a leading ``!``/``~``/``-``; ``inner``
     lists the registers inside a bracketed memory or constant operand as
     ``(kind, index, suffixes, group)`` where ``group`` counts brackets
-    (``desc[UR4][R2.64]``: UR4 is in group 0, R2 in group 1).
+    (``desc[UR4][R2.64]``: UR4 is in group 0, R2 in group 1).  A constant operand
+    may carry the register modifiers (``-c[..]``, ``~c[..]``, ``|c[..]|``): it stays
+    ``CONST`` with ``prefix`` ``c`` (``neg`` for ``-``/``~``; the text keeps ``|``).
     """
 
     text: str
@@ -236,8 +238,17 @@ def parse_operand(text: str) -> Operand:
 
 def _parse_bracketed(text: str) -> Operand:
     first = text.index("[")
-    prefix = text[:first].strip().lstrip("-")
-    kind = CONST if prefix in ("c", "cx") else MEM
+    lead = text[:first].strip()
+    core = lead.lstrip("-~|")
+    neg = False
+    if core in ("c", "cx"):
+        # a constant with an operand modifier, as registers take them: ``-c[..]``, ``~c[..]``
+        # (bitwise not), ``|c[..]|``, ``-|c[..]|``; ``neg`` is set by ``-`` or ``~``
+        kind, prefix = CONST, core
+        neg = "-" in lead or "~" in lead
+    else:
+        prefix = lead.lstrip("-")
+        kind = MEM
     inner: list[tuple[str, int, tuple[str, ...], int]] = []
     group = 0
     pos = first
@@ -259,7 +270,7 @@ def _parse_bracketed(text: str) -> Operand:
             inner.append((k, idx, tuple(s for s in suf.split(".") if s), group))
         group += 1
         pos = close + 1
-    return Operand(text, kind, prefix=prefix, inner=inner)
+    return Operand(text, kind, neg=neg, prefix=prefix, inner=inner)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -649,14 +649,16 @@ def _build_kernel(f: _Func, path: str, resources: dict | None) -> Kernel:
         regs, source = computed, "computed"
     if max_reg + 1 > regs:  # the code names a register beyond the declared count: it needs that many
         regs, source = max_reg + 1, f"highest register written or read (R{max_reg}; {source} said {regs})"
+    shared_source = None  # a plain -sass listing does not state the static shared memory
     if f.res is not None and "SHARED" in f.res:
-        shared = f.res["SHARED"]
+        shared, shared_source = f.res["SHARED"], "res-usage"
     elif "shared" in res:
-        shared = _resource_int(res, "shared", f.name, path)
+        shared, shared_source = _resource_int(res, "shared", f.name, path), "resources"
 
     attrs: dict = {
         "format": f.fmt,
         "regs_source": source,
+        "shared_source": shared_source,
         "regs_computed": computed,
         "unknown_opcodes": unknown,
         "padding_stripped": n_strip,

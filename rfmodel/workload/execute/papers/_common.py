@@ -1,4 +1,5 @@
-"""What the papers' recipes share: the manifest's facts of a kernel and sizes by scale."""
+"""What the shipped kernels' recipes share (the built-in suite's and the papers'): the manifest's facts of
+a kernel and sizes by scale."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ def manifest_entry(name: str) -> dict:
 
 
 def shared_bytes(name: str) -> int:
-    """Static shared memory of the kernel (the largest over the archs it was compiled for)."""
-    return max(r.get("shared", 0) for r in manifest_entry(name)["resources"].values())
+    """Static shared memory of the kernel: the smallest figure over the archs it was compiled for (sm_90's
+    ``cuobjdump -res-usage`` figure includes the 1 KiB window the compiler reserves there, which the
+    launch adds by itself)."""
+    return min(r.get("shared", 0) for r in manifest_entry(name)["resources"].values())
 
 
 def size(base: int, scale: float, lo: int = 1) -> int:

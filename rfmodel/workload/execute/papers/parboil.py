@@ -1,0 +1,443 @@
+"""Parboil and ISPASS-2009 (GPGPU-Sim) kernels of the papers' benchmarks: recipes and numpy references.
+
+Parboil's originals read some inputs through textures; ours read them with plain global loads (the
+reference frame of sad with the texture's clamp-to-edge addressing done in code).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rfmodel.workload.execute.launch import Param
+from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+
+
+# ---- Parboil sgemm (mysgemmNT): C = alpha*A*B + beta*C, A m x k and C m x n column-major, B given
+# transposed (n x k column-major, so B[kk][j] = Bt[j + kk*n]); m % 128 == n % 16 == k % 8 == 0
+def _pa_sgemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """16 x 8 threads per CTA, grid (m/128, n/16); the medium dataset (m, n, k) = (1024, 1056, 992) at
+    scale 33 (k reaches it at 31, m at 30)."""
+    assert manifest_entry("pa_sgemm")["threads_per_cta"] == 128
+    m = 128 * min(8, size(1, scale / 4))
+    n = 16 * min(66, size(2, scale))
+    k = 8 * min(124, size(4, scale))
+    alpha, beta = 1.0, 0.0  # the original's call: sgemm('N', 'T', ..., 1.0f, ..., 0.0f, ...)
+
+    def mats(ins):
+        A = ins["A"].astype(np.float64).reshape(k, m).T
+        B = ins["Bt"].astype(np.float64).reshape(k, n)
+        C = ins["C"].astype(np.float64).reshape(n, m).T
+        return A, B, C
+
+    def ref(ins, sc):
+        A, B, C = mats(ins)
+        return {"C": (beta * C + alpha * (A @ B)).T.reshape(-1)}
+
+    def tol(ins):
+        # k rounded multiply-adds into the accumulator, then C*beta, alpha*acc and their sum: k + 3
+        A, B, C = mats(ins)
+        bound = (k + 3) * EPS32 * (abs(alpha) * (np.abs(A) @ np.abs(B)) + abs(beta) * np.abs(C))
+        return 0.0, bound.T.reshape(-1)
+
+    return Recipe(
+        kernel="pa_sgemm",
+        grid=(m // 128, n // 16),
+        block=(16, 8),
+        params=[Param("A", "ptr", array="A"), Param("lda", "i32", m), Param("Bt", "ptr", array="Bt"),
+                Param("ldb", "i32", n), Param("C", "ptr", array="C"), Param("ldc", "i32", m),
+                Param("k", "i32", k), Param("alpha", "f32", alpha), Param("beta", "f32", beta)],
+        arrays={"A": ArraySpec("float32", (m * k,), "uniform", -1.0, 1.0),
+                "Bt": ArraySpec("float32", (n * k,), "uniform", -1.0, 1.0),
+                "C": ArraySpec("float32", (m * n,), "uniform", -1.0, 1.0)},
+        outputs=["C"],
+        seed=51,
+        reference=ref,
+        tolerance={"C": tol},
+    )  # fmt: skip
+
+
+# ---- Parboil spmv (spmv_jds): y[perm[i]] = sum_k data[ptr[k] + i] * x[cols[ptr[k] + i]] over the jagged
+# diagonals of sorted row i; the diagonal starts and per-warp diagonal counts live in constant bank 3
+#: entries of each __constant__ table (the original: 5000; the executor's bank 3 holds 16 KiB)
+_SPMV_MAX = 2048
+
+
+def _jds(n: int, max_len: int, rng: np.random.Generator):
+    """A random n x n sparse matrix in Parboil's JDS layout (rows sorted by decreasing length, diagonals
+    padded to whole warps of 32 rows)."""
+    lengths = rng.integers(1, max_len + 1, n)
+    perm = np.argsort(-lengths, kind="stable").astype(np.int32)  # sorted position -> row
+    slen = lengths[perm]
+    nwarps = -(-n // 32)
+    warp_diags = np.array([slen[32 * w] for w in range(nwarps)], np.int32)
+    ndiag = int(slen[0])
+    starts = np.zeros(ndiag, np.int64)
+    widths = np.array([32 * int(np.count_nonzero(warp_diags > d)) for d in range(ndiag)], np.int64)
+    starts[1:] = np.cumsum(widths)[:-1]
+    total = int(widths.sum())
+    data = np.zeros(total, np.float32)
+    cols = np.zeros(total, np.int32)
+    for d in range(ndiag):
+        rows = np.flatnonzero(slen > d)  # a prefix: the lengths are sorted
+        data[starts[d] + rows] = rng.uniform(-1.0, 1.0, rows.size).astype(np.float32)
+        cols[starts[d] + rows] = rng.integers(0, n, rows.size)
+    return perm, warp_diags, starts.astype(np.int32), data, cols
+
+
+def _pa_spmv_jds(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """192 threads per CTA (what the original picks for a large matrix), one per row; rows get 1 to
+    8*scale nonzeros (capped at 49, about twice Dubcova3's mean of 24.8), so a warp's diagonal count (the
+    loop's trip + 2) passes the header's 23 at scale 4; rows 600*scale (capped at the
+    65536 that the constant tables index; Dubcova3 has 146689)."""
+    assert manifest_entry("pa_spmv_jds")["threads_per_cta"] == 192
+    n = min(size(600, scale), 32 * _SPMV_MAX)
+    max_len = min(size(8, scale), 49)
+    perm, warp_diags, starts, data, cols = _jds(n, max_len, np.random.default_rng(52))
+    consts = np.zeros(2 * _SPMV_MAX, np.int32)
+    consts[: starts.size] = starts
+    consts[_SPMV_MAX : _SPMV_MAX + warp_diags.size] = warp_diags
+
+    def ref(ins, sc):
+        x = ins["x"].astype(np.float64)
+        d, c = ins["data"].astype(np.float64), ins["cols"]
+        y = np.zeros(n)
+        for i in range(n):
+            b = warp_diags[i >> 5]
+            at = starts[:b] + i
+            y[perm[i]] = np.sum(d[at] * x[c[at]])
+        return {"y": y}
+
+    def tol(ins):
+        # per row: as many rounded multiply-adds as its warp's diagonals (counted twice: the compiler may
+        # or may not contract them), on the magnitudes of the products (padding entries are 0)
+        x = np.abs(ins["x"].astype(np.float64))
+        d, c = np.abs(ins["data"].astype(np.float64)), ins["cols"]
+        bound = np.zeros(n)
+        for i in range(n):
+            b = warp_diags[i >> 5]
+            at = starts[:b] + i
+            bound[perm[i]] = 2 * b * EPS32 * np.sum(d[at] * x[c[at]])
+        return 0.0, bound
+
+    return Recipe(
+        kernel="pa_spmv_jds",
+        grid=(-(-n // 192),),
+        block=(192,),
+        params=[Param("y", "ptr", array="y"), Param("data", "ptr", array="data"),
+                Param("cols", "ptr", array="cols"), Param("perm", "ptr", array="perm"),
+                Param("x", "ptr", array="x"), Param("nzcnt", "ptr", array="nzcnt"), Param("rows", "i32", n)],
+        arrays={"y": ArraySpec("float32", (n,)),
+                "data": ArraySpec("float32", data.shape),
+                "cols": ArraySpec("int32", cols.shape),
+                "perm": ArraySpec("int32", (n,)),
+                "x": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+                "nzcnt": ArraySpec("int32", warp_diags.shape),
+                "consts": ArraySpec("int32", consts.shape)},
+        outputs=["y"],
+        seed=53,
+        reference=ref,
+        tolerance={"y": tol},
+        fixed={"data": data, "cols": cols, "perm": perm, "nzcnt": warp_diags, "consts": consts},
+        constants={3: "consts"},
+    )  # fmt: skip
+
+
+# ---- Parboil sad (mb_sad_calc): SADs of every 4x4 block of the current frame against the 33 x 33
+# positions of the reference frame around it (clamped at the edges), 1096 entries per block
+_SAD_NPOS, _SAD_PAD = 1089, 1096
+
+
+def _pa_sad(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """61 threads per CTA, one CTA per 4x4 block; a frame of scale x scale macroblocks (capped at QCIF's
+    11 x 9, the default dataset, reached at scale 11)."""
+    assert manifest_entry("pa_sad")["threads_per_cta"] == 61
+    mbw, mbh = min(size(1, scale), 11), min(size(1, scale), 9)
+    w, h = 16 * mbw, 16 * mbh
+    mbs = mbw * mbh
+
+    def ref(ins, sc):
+        cur = ins["cur"].astype(np.int64).reshape(h, w)
+        refp = np.pad(ins["ref"].astype(np.int64).reshape(h, w), 16, mode="edge")  # clamp-to-edge
+        out = ins["sads"].astype(np.int64).copy()
+        gh, gw = h // 4, w // 4
+        sad = np.zeros((gh, gw, 33, 33), np.int64)
+        for r in range(4):
+            for c in range(4):
+                # reference pixel (4*gy - 16 + oy + r, 4*gx - 16 + ox + c), shifted by the padding of 16
+                win = np.lib.stride_tricks.sliding_window_view(refp[r:, c:], (33, 33))
+                win = win[0 : 4 * gh : 4, 0 : 4 * gw : 4][:gh, :gw]
+                sad += np.abs(win - cur[r::4, c::4][:gh, :gw, None, None])
+        sad = sad.reshape(gh, gw, _SAD_NPOS) & 0xFFFF
+        for gy in range(gh):
+            for gx in range(gw):
+                blk = 25 * mbs + ((gy >> 2) * mbw + (gx >> 2)) * 16 + 4 * (gy & 3) + (gx & 3)
+                out[blk * _SAD_PAD : blk * _SAD_PAD + _SAD_NPOS] = sad[gy, gx]
+                out[blk * _SAD_PAD + _SAD_NPOS : (blk + 1) * _SAD_PAD] = 0
+        return {"sads": out.astype(np.uint16)}
+
+    return Recipe(
+        kernel="pa_sad",
+        grid=(w // 4, h // 4),
+        block=(61,),
+        params=[Param("sads", "ptr", array="sads"), Param("cur", "ptr", array="cur"),
+                Param("ref", "ptr", array="ref"), Param("mb_w", "i32", mbw), Param("mb_h", "i32", mbh)],
+        arrays={"sads": ArraySpec("uint16", (41 * _SAD_PAD * mbs,)),
+                "cur": ArraySpec("uint16", (h * w,), "randint", 0, 256),
+                "ref": ArraySpec("uint16", (h * w,), "randint", 0, 256)},
+        outputs=["sads"],
+        seed=54,
+        # the static block copy, then the dynamic SAD row (2192 bytes, 8-byte aligned)
+        shared_bytes=shared_bytes("pa_sad") + 2 * _SAD_PAD + 8,
+        reference=ref,
+    )  # fmt: skip
+
+
+RECIPES = {"pa_sgemm": _pa_sgemm, "pa_spmv_jds": _pa_spmv_jds, "pa_sad": _pa_sad}
+
+
+# ---- ISPASS-2009 AES (aesEncrypt128): 128-bit encryption of 16-byte blocks, four threads per block
+def _aes_tables() -> np.ndarray:
+    """The four encryption T-tables (256 words each): T0[x] = (2s, s, s, 3s) from the least significant
+    byte up, s = S-box(x); T1, T2, T3 are T0 rotated left by 8, 16, 24 bits."""
+
+    def xt(a):  # multiply by x in GF(2^8)
+        a <<= 1
+        return (a ^ 0x11B) if a & 0x100 else a
+
+    def mul(a, b):
+        r = 0
+        while b:
+            if b & 1:
+                r ^= a
+            a, b = xt(a), b >> 1
+        return r
+
+    inv = [0] * 256
+    for a in range(1, 256):
+        inv[a] = next(b for b in range(1, 256) if mul(a, b) == 1)
+    sbox = []
+    for a in range(256):
+        b = inv[a]
+        s = b
+        for r in range(1, 5):
+            s ^= ((b << r) | (b >> (8 - r))) & 0xFF
+        sbox.append(s ^ 0x63)
+    t0 = np.array([mul(s, 2) | (s << 8) | (s << 16) | (mul(s, 3) << 24) for s in sbox], np.uint64)
+    rot = [((t0 << k) | (t0 >> (32 - k))) & 0xFFFFFFFF if k else t0 for k in (0, 8, 16, 24)]
+    return np.concatenate(rot).astype(np.uint32)
+
+
+#: ShiftRows as the gather of the kernel: column c takes byte j from column (c + j) mod 4 (bank 3)
+_AES_SHIFT = np.array([(c + j) % 4 for c in range(4) for j in range(4)], np.uint32)
+
+
+def _aes_encrypt_words(words: np.ndarray, rkey: np.ndarray, tbox: np.ndarray) -> np.ndarray:
+    """The kernel's computation: 32-bit columns, four per block, ten rounds through the T-tables."""
+    t = tbox.astype(np.uint32).reshape(4, 256)
+    st = words.astype(np.uint32).reshape(-1, 4) ^ rkey[:4].astype(np.uint32)
+    col = np.arange(4)
+
+    def gathered(st, j):
+        return (st[:, (col + j) % 4] >> np.uint32(8 * j)) & np.uint32(0xFF)
+
+    for r in range(1, 10):
+        st = t[0][gathered(st, 0)] ^ t[1][gathered(st, 1)] ^ t[2][gathered(st, 2)] ^ t[3][gathered(st, 3)]
+        st = st ^ rkey[4 * r : 4 * r + 4].astype(np.uint32)
+    sb = (t[1] >> np.uint32(24)) & np.uint32(0xFF)
+    last = np.zeros_like(st)
+    for j in range(4):
+        last |= sb[gathered(st, j)] << np.uint32(8 * j)
+    return (last ^ rkey[40:44].astype(np.uint32)).reshape(-1)
+
+
+def _is_aes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """256 threads (64 blocks of 16 bytes) per CTA; 8*scale CTAs, the original's input (263168 bytes, 257
+    CTAs) at scale 32 (the cap)."""
+    assert manifest_entry("is_aes")["threads_per_cta"] == 256
+    ncta = min(size(8, scale), 257)
+    nwords = 256 * ncta
+    tbox = _aes_tables()
+    shift = np.zeros(16, np.uint32)
+    shift[:] = _AES_SHIFT
+
+    def ref(ins, sc):
+        return {"out": _aes_encrypt_words(ins["in"], ins["rkey"], ins["tbox"])}
+
+    return Recipe(
+        kernel="is_aes",
+        grid=(ncta,),
+        block=(256,),
+        params=[Param("out", "ptr", array="out"), Param("in", "ptr", array="in"),
+                Param("nbytes", "i32", 4 * nwords), Param("rkey", "ptr", array="rkey"),
+                Param("tbox", "ptr", array="tbox")],
+        arrays={"out": ArraySpec("uint32", (nwords,)),
+                "in": ArraySpec("uint32", (nwords,), "randint", 0, 2**32),
+                "rkey": ArraySpec("uint32", (44,), "randint", 0, 2**32),
+                "tbox": ArraySpec("uint32", (1024,)),
+                "shift": ArraySpec("uint32", (16,))},
+        outputs=["out"],
+        seed=55,
+        shared_bytes=shared_bytes("is_aes"),
+        reference=ref,
+        fixed={"tbox": tbox, "shift": shift},
+        constants={3: "shift"},
+    )  # fmt: skip
+
+
+# ---- ISPASS-2009 LPS (GPU_laplace3d): one Jacobi sweep of the 3-D Laplace equation, boundary kept
+def _is_laplace3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """32 x 4 threads per CTA over (x, y), marching over z; a 40*scale x 10*scale x 8*scale grid (each
+    capped at the original's default 100, all reached at scale 12.5), rows padded to a pitch of 128
+    floats as cudaMallocPitch does for them."""
+    assert manifest_entry("is_laplace3d")["threads_per_cta"] == 128
+    nx, ny, nz = min(size(40, scale), 100), min(size(10, scale), 100), min(size(8, scale), 100)
+    pitch = 128 * -(-nx // 128)
+    w = float(np.float32(1.0) / np.float32(6.0))
+
+    def grid(a):
+        return a.astype(np.float64).reshape(nz, ny, pitch)
+
+    def ref(ins, sc):
+        u = grid(ins["u1"])
+        out = grid(ins["u2"]).copy()
+        out[:, :, :nx] = u[:, :, :nx]
+        s = (u[1:-1, 1:-1, : nx - 2] + u[1:-1, 1:-1, 2:nx] + u[1:-1, :-2, 1 : nx - 1]
+             + u[1:-1, 2:, 1 : nx - 1] + u[:-2, 1:-1, 1 : nx - 1] + u[2:, 1:-1, 1 : nx - 1])  # fmt: skip
+        out[1:-1, 1:-1, 1 : nx - 1] = s * w
+        return {"u2": out.reshape(-1)}
+
+    def tol(ins):
+        # interior: five rounded additions and the rounded product with w, on six terms times w
+        u = np.abs(grid(ins["u1"]))
+        bound = np.zeros_like(u)
+        s = (u[1:-1, 1:-1, : nx - 2] + u[1:-1, 1:-1, 2:nx] + u[1:-1, :-2, 1 : nx - 1]
+             + u[1:-1, 2:, 1 : nx - 1] + u[:-2, 1:-1, 1 : nx - 1] + u[2:, 1:-1, 1 : nx - 1])  # fmt: skip
+        bound[1:-1, 1:-1, 1 : nx - 1] = 6 * EPS32 * s * w
+        return 0.0, bound.reshape(-1)
+
+    return Recipe(
+        kernel="is_laplace3d",
+        grid=(1 + (nx - 1) // 32, 1 + (ny - 1) // 4),
+        block=(32, 4),
+        params=[Param("nx", "i32", nx), Param("ny", "i32", ny), Param("nz", "i32", nz),
+                Param("pitch", "i32", pitch), Param("u1", "ptr", array="u1"), Param("u2", "ptr", array="u2")],
+        arrays={"u1": ArraySpec("float32", (pitch * ny * nz,), "uniform", -1.0, 1.0),
+                "u2": ArraySpec("float32", (pitch * ny * nz,))},
+        outputs=["u2"],
+        seed=56,
+        shared_bytes=shared_bytes("is_laplace3d"),
+        reference=ref,
+        tolerance={"u2": tol},
+    )  # fmt: skip
+
+
+# ---- ISPASS-2009 NN (executeFirstLayer, executeSecondLayer): convolutional layers with a scaled tanh
+#: the taps of a 5x5 window in a 29-wide image and in a 13-wide map (the kernels' __constant__ tables)
+_NN_TAPS1 = np.array([r * 29 + c for r in range(5) for c in range(5)], np.int32)
+_NN_TAPS2 = np.array([r * 13 + c for r in range(5) for c in range(5)], np.int32)
+
+
+def _nn_activation(acc, sum_abs, m):
+    """1.7159 * tanh(0.66666667 * acc) and its bound: acc carries at most m roundings of terms whose
+    magnitudes sum to sum_abs (the slope of the activation is at most 1.7159 * 0.66666667 < 1.2); the
+    product with the double constant is rounded to float for tanhf (one rounding, slope <= 1.7159), tanhf
+    is within 2 ulp (CUDA's documented bound; an ulp of t is at most 2 * EPS32 * |t|), and the double
+    result is rounded to float (one rounding; the double roundings are below a second one)."""
+    d = 0.66666667 * acc
+    t = np.tanh(d)
+    out = 1.7159 * t
+    bound = (1.2 * m * EPS32 * sum_abs + 1.7159 * EPS32 * np.abs(d) + 1.7159 * 4 * EPS32 * np.abs(t)
+             + 2 * EPS32 * np.abs(out))  # fmt: skip
+    return out, bound
+
+
+def _is_nn_layer1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """13 x 13 threads per CTA, grid (6 maps, images); 2*scale images (the GPGPU-Sim run's 28 at scale 14)."""
+    assert manifest_entry("is_nn_layer1")["threads_per_cta"] == 169
+    num = min(size(2, scale), 28)
+    o = np.arange(13) * 2
+    corner = (o[:, None] * 29 + o[None, :]).reshape(-1)  # per output pixel (y, x)
+
+    def conv(ins, absval):
+        x = ins["in"].astype(np.float64).reshape(num, 29 * 29)
+        wt = ins["weights"].astype(np.float64).reshape(6, 26)
+        if absval:
+            x, wt = np.abs(x), np.abs(wt)
+        patches = x[:, corner[:, None] + _NN_TAPS1[None, :]]  # (num, 169, 25)
+        return wt[None, :, :1] + np.einsum("npt,mt->nmp", patches, wt[:, 1:])  # (num, 6, 169)
+
+    def ref(ins, sc):
+        return {"out": _nn_activation(conv(ins, False), conv(ins, True), 52)[0].reshape(-1)}
+
+    def tol(ins):
+        # 25 multiply-adds after the bias: 26 roundings, counted twice (fused or not)
+        return 0.0, _nn_activation(conv(ins, False), conv(ins, True), 52)[1].reshape(-1)
+
+    return Recipe(
+        kernel="is_nn_layer1",
+        grid=(6, num),
+        block=(13, 13),
+        params=[Param("in", "ptr", array="in"), Param("weights", "ptr", array="weights"),
+                Param("out", "ptr", array="out")],
+        arrays={"in": ArraySpec("float32", (num * 29 * 29,), "uniform", 0.0, 1.0),
+                "weights": ArraySpec("float32", (6 * 26,), "uniform", -0.2, 0.2),
+                "out": ArraySpec("float32", (num * 6 * 13 * 13,)),
+                "taps": ArraySpec("int32", (25,))},
+        outputs=["out"],
+        seed=57,
+        reference=ref,
+        tolerance={"out": tol},
+        fixed={"taps": _NN_TAPS1},
+        constants={3: "taps"},
+    )  # fmt: skip
+
+
+def _is_nn_layer2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """5 x 5 threads per CTA, grid (50 maps, images); 2*scale images (the GPGPU-Sim run's 28 at scale 14)."""
+    assert manifest_entry("is_nn_layer2")["threads_per_cta"] == 25
+    num = min(size(2, scale), 28)
+    o = np.arange(5) * 2
+    corner = (o[:, None] * 13 + o[None, :]).reshape(-1)
+
+    def conv(ins, absval):
+        x = ins["in"].astype(np.float64).reshape(num, 6, 169)
+        wt = ins["weights"].astype(np.float64).reshape(50, 156)
+        if absval:
+            x, wt = np.abs(x), np.abs(wt)
+        patches = x[:, :, corner[:, None] + _NN_TAPS2[None, :]]  # (num, 6 maps in, 25 pixels, 25 taps)
+        taps = wt[:, 1:151].reshape(50, 25, 6)  # per output map: tap t, input map c
+        return wt[None, :, :1] + np.einsum("ncpt,mtc->nmp", patches, taps)  # (num, 50, 25)
+
+    def ref(ins, sc):
+        return {"out": _nn_activation(conv(ins, False), conv(ins, True), 302)[0].reshape(-1)}
+
+    def tol(ins):
+        # 150 multiply-adds after the bias: 151 roundings, counted twice (fused or not)
+        return 0.0, _nn_activation(conv(ins, False), conv(ins, True), 302)[1].reshape(-1)
+
+    return Recipe(
+        kernel="is_nn_layer2",
+        grid=(50, num),
+        block=(5, 5),
+        params=[Param("in", "ptr", array="in"), Param("weights", "ptr", array="weights"),
+                Param("out", "ptr", array="out")],
+        arrays={"in": ArraySpec("float32", (num * 6 * 169,), "uniform", -1.0, 1.0),
+                "weights": ArraySpec("float32", (50 * 156,), "uniform", -0.05, 0.05),
+                "out": ArraySpec("float32", (num * 1250,)),
+                "taps": ArraySpec("int32", (25,))},
+        outputs=["out"],
+        seed=58,
+        reference=ref,
+        tolerance={"out": tol},
+        fixed={"taps": _NN_TAPS2},
+        constants={3: "taps"},
+    )  # fmt: skip
+
+
+RECIPES.update({"is_aes": _is_aes, "is_laplace3d": _is_laplace3d, "is_nn_layer1": _is_nn_layer1,
+                "is_nn_layer2": _is_nn_layer2})  # fmt: skip
+
+#: sm_75 compiles is_aes's round-key loads as LDG [Rn.U32+URm] (a 32-bit register offset on a 64-bit uniform
+#: base); the executor's decoder drops the .U32 and reads Rn as a 64-bit pair
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
