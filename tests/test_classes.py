@@ -61,3 +61,14 @@ def test_selecting_by_class(capsys):
     assert main(["workload", "list", "--suite", "papers", "--class", "fp-heavy"]) in (0, 2)
     out = capsys.readouterr()
     assert "Traceback" not in out.err
+
+
+def test_the_docs_table_of_the_measured_classes_is_current():
+    from pathlib import Path
+
+    from rfmodel.classes import classes_table_markdown
+
+    if not load_classes()["rows"]:
+        pytest.skip("no shipped measurements")
+    doc = Path(__file__).resolve().parents[1] / "docs" / "workloads-builtin.md"
+    assert classes_table_markdown() in doc.read_text()
