@@ -164,16 +164,18 @@ def bench_optimize(*, gpu=BENCH_GPU, repeat: int = 1, design: str = "baseline") 
 EXECUTE_ARCH, EXECUTE_SCALE = "sm_80", 2.0
 
 
-def bench_execute(*, arch: str = EXECUTE_ARCH, scale: float = EXECUTE_SCALE) -> dict:
-    """The functional executor's speed over the built-in recipes (one core): warp-instructions per second in
-    total and of the slowest kernel."""
+def bench_execute(*, arch: str = EXECUTE_ARCH, scale: float = EXECUTE_SCALE, suite: str = "builtin") -> dict:
+    """The functional executor's speed over the recipes of ``suite``'s kernels (the built-in suite, the
+    papers' benchmarks or all; one core): warp-instructions per second in total and of the slowest
+    kernel."""
     from rfmodel.workload.execute.speed import measure
 
-    m = measure(arch, scale)
+    m = measure(arch, scale, suite)
     slow = min(m["kernels"].items(), key=lambda kv: kv[1]["per_second"])
     total = m["total"]
     return {"warp_instr_per_s": total["per_second"], "warp_instructions": total["warp_instructions"],
             "seconds": total["seconds"], "kernels": len(m["kernels"]), "arch": arch, "scale": scale,
+            "suite": suite,
             "slowest": {"kernel": slow[0], "warp_instr_per_s": slow[1]["per_second"]}}  # fmt: skip
 
 
@@ -182,13 +184,14 @@ BENCH_PARTS = ("simulate", "analytic", "optimize", "execute", "profile")
 
 
 def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, designs=None,
-          execute_scale: float = EXECUTE_SCALE, parts=None) -> dict:
+          execute_scale: float = EXECUTE_SCALE, execute_suite: str = "builtin", parts=None) -> dict:
     """Benchmark figures: the simulator's per design, the analytic engine's for the baseline, the
     optimizer's evaluations per second, the functional executor's warp-instructions per second and the
     cost of a first answer on a new SASS listing; ``parts`` (default: all of :data:`BENCH_PARTS`) picks
     some of them, the result holding only those keys.  ``repeat``: 1 to
     :data:`rfmodel.limits.MAX_BENCH_REPEAT`; ``execute_scale``: above 0, at most
-    :data:`rfmodel.limits.MAX_BENCH_EXECUTE_SCALE`."""
+    :data:`rfmodel.limits.MAX_BENCH_EXECUTE_SCALE`; ``execute_suite``: whose recipes the execute member runs
+    (``builtin``, ``papers`` or ``all``)."""
     from rfmodel.errors import RfmodelError, expect_int
     from rfmodel.limits import MAX_BENCH_EXECUTE_SCALE, MAX_BENCH_REPEAT
 
@@ -197,6 +200,8 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
     if not (ok and 0 < execute_scale <= MAX_BENCH_EXECUTE_SCALE):
         raise RfmodelError(f"execute_scale: expected a number above 0 and at most "
                            f"{MAX_BENCH_EXECUTE_SCALE} (got {execute_scale!r})")  # fmt: skip
+    if execute_suite not in ("builtin", "papers", "all"):
+        raise RfmodelError(f"execute_suite: expected builtin, papers or all (got {execute_suite!r})")
     parts = BENCH_PARTS if parts is None else tuple(parts)
     for p in parts:
         if p not in BENCH_PARTS:
@@ -215,7 +220,7 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
     if "optimize" in parts:
         out["optimize"] = bench_optimize(gpu=gpu, repeat=repeat)
     if "execute" in parts:
-        out["execute"] = bench_execute(scale=execute_scale)
+        out["execute"] = bench_execute(scale=execute_scale, suite=execute_suite)
     if "profile" in parts:
         out["profile"] = bench_profile(gpu=gpu)
     return out

@@ -939,7 +939,8 @@ def cmd_bench(args) -> int:
     if not args.execute_scale > 0:
         raise RfmodelError(f"--execute-scale: expected a problem size above 0, got {args.execute_scale}")
     res = bench(workload=args.workload, gpu=args.gpu, repeat=args.repeat, designs=args.design or None,
-                execute_scale=args.execute_scale, parts=args.part)  # fmt: skip
+                execute_scale=args.execute_scale, execute_suite=args.execute_suite,
+                parts=args.part)  # fmt: skip
     if args.json:
         print(json.dumps(res))
         return 0
@@ -1262,6 +1263,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="timed runs per design; the fastest counts (default 3)")
     b.add_argument("--execute-scale", type=_num(0, L.MAX_BENCH_EXECUTE_SCALE, above=True), default=2.0,
                    help="problem size of the executor's recipes (default 2, the figures in docs/execute.md)")
+    b.add_argument("--execute-suite", choices=("builtin", "papers", "all"), default="builtin",
+                   help="whose recipes the execute part runs (default: the built-in suite)")
     b.add_argument("--part", action="append",
                    help="only this part: simulate, analytic, optimize, execute or profile (repeatable; "
                         "default: all)")

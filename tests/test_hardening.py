@@ -568,6 +568,8 @@ def test_api_bounds_of_bench_calibrate_and_workers():
         bench(repeat=10**9)
     with pytest.raises(RfmodelError, match="execute_scale"):
         bench(execute_scale=1e9)
+    with pytest.raises(RfmodelError, match="execute_suite: expected builtin, papers or all"):
+        bench(execute_suite="mine")
     with pytest.raises(RfmodelError, match="workers"):
         ProcessRunner(10**6)
 

@@ -1,6 +1,7 @@
-"""Executor speed over the built-in recipes.
+"""Executor speed over the shipped kernels' recipes (the built-in suite's by default; ``--suite papers``:
+the papers' benchmarks).
 
-``python -m rfmodel.workload.execute.speed [--arch sm_80] [--scale 2]``.
+``python -m rfmodel.workload.execute.speed [--arch sm_80] [--scale 2] [--suite builtin|papers|all]``.
 Prints JSON: per kernel the executed warp-instructions, seconds and warp-instructions per second
 (the second of two runs, so compilation and first-use costs are excluded), and the total.
 One process runs on one core.
@@ -12,17 +13,17 @@ import argparse
 import json
 import time
 
-from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, builtin_recipe
+from rfmodel.workload.execute.builtin import KNOWN_GAPS, RECIPES, builtin_recipe
 from rfmodel.workload.execute.decode import decode_kernel
 from rfmodel.workload.execute.recipe import run_recipe
-from rfmodel.workload.suite import load_kernel
+from rfmodel.workload.suite import load_kernel, suite_names
 
 
-def measure(arch: str = "sm_80", scale: float = 2.0) -> dict:
-    out = {"arch": arch, "scale": scale, "kernels": {}}
+def measure(arch: str = "sm_80", scale: float = 2.0, suite: str = "builtin") -> dict:
+    out = {"arch": arch, "scale": scale, "suite": suite, "kernels": {}}
     total_n = 0
     total_s = 0.0
-    for name in sorted(BUILTIN_RECIPES):
+    for name in [n for n in suite_names(suite) if n in RECIPES]:
         if (name, arch) in KNOWN_GAPS:
             continue
         recipe = builtin_recipe(name, scale=scale)
@@ -50,8 +51,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", default="sm_80")
     ap.add_argument("--scale", type=float, default=2.0)
+    ap.add_argument("--suite", choices=("builtin", "papers", "all"), default="builtin")
     a = ap.parse_args(argv)
-    print(json.dumps(measure(a.arch, a.scale), indent=1))
+    print(json.dumps(measure(a.arch, a.scale, a.suite), indent=1))
 
 
 if __name__ == "__main__":
