@@ -527,17 +527,23 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
 # ------------------------------------------------------------------------------------------- simulate
 def _simulate_workload(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
     """The SM's share of a workload as a trace (an Accel-Sim grid is cut to SM 0's CTAs)."""
-    name, trace, _kernel, _source = _simulation_input(w, sm, arch=arch, seed=seed, max_warps=max_warps)
+    name, trace, _kernel = _simulation_input(w, sm, arch=arch, seed=seed, max_warps=max_warps)
     return name, trace
 
 
-def _simulation_input(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
-    """``(name, trace, static kernel or None, how the trace was made)`` of a workload for the simulator:
-    the SM's share, as :func:`rfmodel.workload.suite.load_workload` cuts it for both engines."""
-    wl = load_workload(
+def _simulation_workload(w, sm: SMSpec, *, arch: str, seed: int, max_warps) -> Workload:
+    """A workload for the simulator: the SM's share, as :func:`rfmodel.workload.suite.load_workload` cuts
+    it for both engines."""
+    return load_workload(
         w, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
-    return wl.name, wl.trace, wl.kernel, trace_source_of(wl)
+
+
+def _simulation_input(w, sm: SMSpec, *, arch: str, seed: int, max_warps):
+    """``(name, trace, static kernel or None)`` of a workload for the simulator
+    (:func:`_simulation_workload`)."""
+    wl = _simulation_workload(w, sm, arch=arch, seed=seed, max_warps=max_warps)
+    return wl.name, wl.trace, wl.kernel
 
 
 def _point_sm(sm: SMSpec, point: dict) -> SMSpec:
@@ -574,7 +580,10 @@ def _evaluate_simulate(
     shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values())) if grid else ()
     full_grid = {k: np.broadcast_to(v, shape) for k, v in grid.items()}
     points = list(np.ndindex(shape)) if shape else [()]
-    traces = [_simulation_input(w, sm, arch=arch, seed=seed, max_warps=max_warps) for w in workloads]
+    traces = []
+    for w in workloads:
+        wl = _simulation_workload(w, sm, arch=arch, seed=seed, max_warps=max_warps)
+        traces.append((wl.name, wl.trace, wl.kernel, trace_source_of(wl)))
     names = [n for n, _, _, _ in traces]
     sources = {n: how for n, _, _, how in traces}
     total = sum(t.n_instrs for _, t, _, _ in traces) * len(points)
