@@ -743,6 +743,26 @@ def _rd_nw_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 # ---- particlefilter (naive) ------------------------------------------------------------------------
 
 
+def resampling_inputs(n: int, seed: int):
+    """A particle filter's resampling step: ``(cdf, draw, reference)``: the cumulative table of ``n`` random
+    (positive) weights, its last entry just below 1 (a draw near 1 finds no entry, as rounding can make
+    happen), ``n`` systematic draws (u1 + p / n with u1 in [0, 1/n)), and the numpy reference: each draw's
+    particle, the first whose cumulative weight reaches it, the last where none does (the kernels' copies of
+    its ``px``/``py`` into ``nx``/``ny``)."""
+    rng = np.random.default_rng(seed)
+    w = rng.exponential(1.0, n)
+    cdf = np.cumsum(w) / w.sum()
+    cdf[-1] = 1.0 - 2.0**-40
+    draw = rng.uniform(0.0, 1.0 / n) + np.arange(n) / n
+
+    def ref(ins, sc):
+        k = np.searchsorted(ins["cdf"], ins["draw"], side="left")
+        k = np.where(k >= n, n - 1, k)
+        return {"nx": ins["px"][k], "ny": ins["py"][k]}
+
+    return cdf, draw, ref
+
+
 def _rd_particlefilter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """kernel's launch: 128 threads, one per particle, ceil(n / 128) CTAs (the original's); ``ctas`` is
     not used.  250 particles by default, 250 * scale; scale 4 is the original's 1000.  Weights are random
@@ -751,16 +771,7 @@ def _rd_particlefilter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     the last particle)."""
     block = manifest_entry("rd_particlefilter")["threads_per_cta"]
     n = size(250, scale, 2)
-    rng = np.random.default_rng(79)
-    w = rng.exponential(1.0, n)
-    cdf = np.cumsum(w) / w.sum()
-    cdf[-1] = 1.0 - 2.0**-40  # just below 1: a draw near 1 finds no entry, as rounding can make happen
-    draw = rng.uniform(0.0, 1.0 / n) + np.arange(n) / n
-
-    def ref(ins, sc):
-        k = np.searchsorted(ins["cdf"], ins["draw"], side="left")
-        k = np.where(k >= n, n - 1, k)
-        return {"nx": ins["px"][k], "ny": ins["py"][k]}
+    cdf, draw, ref = resampling_inputs(n, 79)
 
     return Recipe(
         kernel="rd_particlefilter",

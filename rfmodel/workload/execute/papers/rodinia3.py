@@ -12,6 +12,7 @@ import numpy as np
 
 from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers.rodinia import resampling_inputs
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 INT_MAX = 2**31 - 1
@@ -131,16 +132,7 @@ def _rd_pf_find_index(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     the table (no entry found: the last particle). Copies: compared exactly."""
     assert manifest_entry("rd_pf_find_index")["threads_per_cta"] == PF_BLOCK
     n = _pf_particles(scale)
-    rng = np.random.default_rng(371)
-    w = rng.exponential(1.0, n)
-    cdf = np.cumsum(w) / w.sum()
-    cdf[-1] = 1.0 - 2.0**-40  # just below 1: a draw near 1 finds no entry, as rounding can make happen
-    draw = rng.uniform(0.0, 1.0 / n) + np.arange(n) / n
-
-    def ref(ins, sc):
-        k = np.searchsorted(ins["cdf"], ins["draw"], side="left")
-        k = np.where(k >= n, n - 1, k)
-        return {"nx": ins["px"][k], "ny": ins["py"][k]}
+    cdf, draw, ref = resampling_inputs(n, 371)
 
     return Recipe(
         kernel="rd_pf_find_index",
