@@ -89,32 +89,35 @@ def measure(name: str, *, arch: str = "sm_80") -> dict:
             "classes": classes}  # fmt: skip
 
 
-def measure_all(names, *, arch: str = "sm_80", progress=None, known: dict | None = None) -> dict:
-    """:func:`measure` of every workload of ``names`` that ``known`` (earlier rows by name) lacks;
-    ``progress(i, n, name)`` before each."""
-    rows = dict(known or {})
-    todo = [n for n in names if n not in rows]
-    for i, n in enumerate(todo):
-        if progress is not None:
-            progress(i, len(todo), n)
-        rows[n] = measure(n, arch=arch)
-    return rows
-
-
 def thresholds() -> dict:
     return {"waves": WAVES, "sensitive_gain": SENSITIVE_GAIN, "narrow_share": NARROW_SHARE,
             "rf_multiple": RF_MULTIPLE, "rf_gpu": RF_GPU, "l1d_kb": [L1D_SMALL_KB, L1D_LARGE_KB],
             "l1d_gpu": L1D_GPU}  # fmt: skip
 
 
-def load_classes() -> dict:
-    """The shipped measurements: ``{"thresholds": ..., "rfmodel_version": ..., "rows": {name: row}}``
-    (no rows where none were measured)."""
-    try:
-        text = resources.files("rfmodel.data").joinpath(DATA_FILE).read_text()
-    except (FileNotFoundError, OSError):
+def load_classes(path=None) -> dict:
+    """The measurements kept in ``path`` (default: the shipped ones): ``{"thresholds": ...,
+    "rfmodel_version": ..., "rows": {name: row}}`` (no rows where none were measured)."""
+    from pathlib import Path
+
+    from rfmodel.io import read_text
+
+    if path is None:
+        try:
+            text = resources.files("rfmodel.data").joinpath(DATA_FILE).read_text()
+        except OSError:
+            return {"rows": {}}
+    elif not Path(path).exists():
         return {"rows": {}}
-    return json.loads(text)
+    else:
+        text = read_text(path, "classes file")
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        raise RfmodelError(f"{path or DATA_FILE}: not a classes file (malformed JSON)") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("rows", {}), dict):
+        raise RfmodelError(f"{path or DATA_FILE}: not a classes file (no table of rows)")
+    return {"rows": {}, **doc}
 
 
 def with_class(names, cls: str) -> list[str]:

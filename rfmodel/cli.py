@@ -594,8 +594,8 @@ def cmd_workload_classes(args) -> int:
     from rfmodel.workload.suite import suite_names
 
     names = args.workload or suite_names(args.suite)
-    doc = load_classes()
-    rows = dict(doc.get("rows", {})) if doc.get("thresholds") == thresholds() else {}
+    doc = load_classes(args.out)
+    rows = dict(doc["rows"]) if doc.get("thresholds") == thresholds() else {}
     if args.update:
         todo = [n for n in names if args.again or n not in rows]
         t = thresholds()
@@ -618,8 +618,8 @@ def cmd_workload_classes(args) -> int:
     if args.docs:
         from rfmodel.classes import update_docs
 
-        doc = {**load_classes(), "rows": rows} if args.out is None else {**doc, "rows": rows}
-        print(f"{args.docs}: {'updated' if update_docs(args.docs, doc) else 'unchanged'}", file=sys.stderr)
+        changed = update_docs(args.docs, {**doc, "thresholds": thresholds(), "rows": rows})
+        print(f"{args.docs}: {'updated' if changed else 'unchanged'}", file=sys.stderr)
     return 0
 
 
@@ -1350,8 +1350,8 @@ def build_parser() -> argparse.ArgumentParser:
     wc.add_argument("--again", action="store_true", help="with --update: measure every kernel again")
     wc.add_argument("--docs", metavar="FILE.md", help="refresh the generated table of the papers' kernels' "
                     "classes in this Markdown file")  # fmt: skip
-    wc.add_argument("--out", metavar="FILE.json", help="with --update: where to keep them (default: the "
-                    "package's data file, rfmodel/data/workload_classes.json)")  # fmt: skip
+    wc.add_argument("--out", metavar="FILE.json", help="where the measurements are read and, with --update, "
+                    "kept (default: the package's rfmodel/data/workload_classes.json)")  # fmt: skip
     wc.set_defaults(func=cmd_workload_classes)
     we = wsub.add_parser(
         "execute", help="run a kernel's SASS on a launch recipe and check it against its reference"

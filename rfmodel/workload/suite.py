@@ -635,9 +635,11 @@ def _recipe_workload(full, recipe_path, ref, arch, num_sms, seed, max_warps, lin
     share = ctas_per_sm(kernel, num_sms)
     wpc = -(-kernel.threads_per_cta // 32)
     n_ctas = share if max_warps is None else max(1, min(share, max_warps // wpc))
-    digest = reference_digest(with_recipe(ref, recipe_path))
-    parts = ["recipe", digest, ref, arch, n_ctas, line_bytes, seed, source_hash("workload")]
-    stored = keyed_entry("traces", parts, ".npz") if digest is not None else None
+    # keyed by the recipe's contents (read once, above) and the listing's bytes (None: a shipped kernel,
+    # which the code hash covers)
+    parts = ["recipe", recipe.digest, reference_digest(ref), ref, arch, n_ctas, line_bytes, seed,
+             source_hash("workload")]  # fmt: skip
+    stored = keyed_entry("traces", parts, ".npz")
     trace = read_entry(stored, Trace.load)
     if trace is None:
         trace = executed_trace(kernel, dataclasses.replace(recipe, seed=recipe.seed + seed), ctas=n_ctas,

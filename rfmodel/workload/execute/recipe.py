@@ -165,7 +165,7 @@ def check_params(kernel, params: list[Param]) -> None:
             off = int(m.group(1), 16)
             if off < base:
                 continue
-            width = 8 if ".64" in ins.opcode or "." + "64" in text[m.end() : m.end() + 3] else 4
+            width = 8 if ".64" in ins.opcode else 4  # LDC.64 / ULDC.64 read a pair
             if off - base + width > need:
                 need, where = off - base + width, (ins.pc, off)
     given = params_bytes(params)
