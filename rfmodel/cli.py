@@ -263,8 +263,9 @@ def recipe_workload(workload, recipe):
 
 
 #: what --recipe does, for every command that takes it
-RECIPE_HELP = ("a launch recipe (docs/execute.md) on which the one --workload (FILE.sass:KERNEL or a "
-               "shipped kernel) is executed for its trace: the workload execute[FILE.toml]:KERNEL")
+RECIPE_HELP = ("a launch recipe (docs/execute.md) on which the one --workload (FILE.sass:KERNEL, "
+               "FILE.cubin:KERNEL or a shipped kernel) is executed for its trace: the workload "
+               "execute[FILE.toml]:KERNEL")
 OPTIMIZE_RUN_ARGS = ("design", "workload", "gpu", "objective", "constraint", "cell", "algorithm", "pop",
                      "generations", "seed", "arch", "no_brute_force", "design_param", "uncertainty",
                      "uncertainty_samples", "percentile", "node", "structure_cell", "reference_seeds",
@@ -1308,7 +1309,8 @@ def build_parser() -> argparse.ArgumentParser:
         "workload",
         metavar="NAME|PATH[:KERNEL]",
         nargs="?",
-        help="omitted with --values: every built-in kernel. KERNEL picks one kernel of a SASS listing: its "
+        help="omitted with --values: every built-in kernel. KERNEL picks one kernel of a SASS listing or a "
+        "cubin (FILE.sass:KERNEL, FILE.cubin:KERNEL): its "
         "mangled or demangled name, a unique prefix of either, or #N (0-based); a listing of several "
         "without it: the figures of #0 and a list of them all",
     )
@@ -1357,7 +1359,9 @@ def build_parser() -> argparse.ArgumentParser:
         "execute", help="run a kernel's SASS on a launch recipe and check it against its reference"
     )
     we.add_argument(
-        "workload", metavar="NAME|PATH", help="a built-in kernel, or a SASS listing with --recipe"
+        "workload", metavar="NAME|PATH",
+        help="a built-in kernel, or with --recipe a SASS listing's or cubin's kernel (FILE.sass:KERNEL, "
+        "FILE.cubin:KERNEL; the recipe's kernel when none is named)"
     )
     we.add_argument(
         "--recipe", default=None, metavar="FILE.toml", help="default: the built-in kernel's recipe"

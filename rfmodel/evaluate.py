@@ -253,7 +253,8 @@ def evaluate(
     :func:`compare` (a ``design`` dimension, and each design's effects against the first).
 
     ``recipe``: a launch recipe (TOML, docs/execute.md) on which the one kernel ``workload`` names (a SASS
-    listing's ``FILE.sass:KERNEL``, or a shipped kernel) is executed for its trace, as the reference
+    listing's ``FILE.sass:KERNEL``, a cubin's ``FILE.cubin:KERNEL``, or a shipped kernel) is executed for
+    its trace, as the reference
     ``execute[RECIPE.toml]:FILE.sass:KERNEL`` names it; ``ds.attrs["trace_source"]`` says, per workload,
     how its trace was made.
 

@@ -99,11 +99,12 @@ def workload_info(
 
 
 def _listing_kernels(ref, wl) -> dict:
-    """For a SASS listing of several kernels named without a choice: ``kernels``, each kernel's index,
-    mangled and demangled name (:func:`~rfmodel.workload.suite.kernel_table`), and ``kernel_choice``, which
-    says that the figures are of the first and how to name another; ``{}`` otherwise."""
+    """For a SASS listing (or a cubin) of several kernels named without a choice: ``kernels``, each
+    kernel's index, mangled and demangled name (:func:`~rfmodel.workload.suite.kernel_table`), and
+    ``kernel_choice``, which says that the figures are of the first and how to name another; ``{}``
+    otherwise."""
+    from rfmodel.workload.cubin import read_kernel_file
     from rfmodel.workload.manifest import manifest
-    from rfmodel.workload.sass import read_sass
     from rfmodel.workload.suite import (
         CHOICE_FORMS,
         KERNEL_INDEX,
@@ -119,7 +120,7 @@ def _listing_kernels(ref, wl) -> dict:
     path, which = split_kernel_choice(ref)
     if which or not path_exists(path):
         return {}
-    names = [k.name for k in read_sass(path)]
+    names = [k.name for k in read_kernel_file(path)]
     if len(names) < 2:
         return {}
     return {

@@ -44,9 +44,9 @@ def _load_static(source: str, name: str):
 
         if not path_exists(source):
             return None
-        from rfmodel.workload.sass import read_sass
+        from rfmodel.workload.cubin import read_kernel_file
 
-        for k in read_sass(source):
+        for k in read_kernel_file(source):
             if k.name == name:
                 return k
     except Exception:  # noqa: BLE001 - any failure means: form intervals on the trace instead

@@ -9,9 +9,10 @@ A *workload reference* is one of
 * ``expand:<name>`` / ``execute:<name>``: a built-in kernel with its trace made one given way
   (see below), e.g. to compare ``saxpy`` with ``expand:saxpy`` in one evaluation;
 * a path to a SASS listing (``.sass``, ``.txt``: cuobjdump or nvdisasm
-  output) or to an Accel-Sim trace (``kernel-*.traceg[.xz]``, a ``kernelslist.g`` or
-  ``kernelslist``, or a directory holding one of these).  ``path:kernel`` picks one kernel
-  of a file that holds several (:func:`split_kernel_choice`): a SASS listing's kernel by
+  output), to a cubin (``.cubin``, from ``nvcc -cubin``: read as its ``cuobjdump -sass -res-usage``
+  listing, :mod:`rfmodel.workload.cubin`) or to an Accel-Sim trace (``kernel-*.traceg[.xz]``, a
+  ``kernelslist.g`` or ``kernelslist``, or a directory holding one of these).  ``path:kernel`` picks one
+  kernel of a file that holds several (:func:`split_kernel_choice`): a SASS listing's or cubin's kernel by
   its mangled or demangled name, a unique prefix of either, or its 0-based index ``#N``
   (:func:`choose_kernel`), an Accel-Sim list's by its trace file (``kernel-2.traceg`` or
   ``kernel-2``); a file with several kernels and no choice is read as its first kernel
@@ -66,9 +67,9 @@ def split_recipe(ref: str) -> tuple[str | None, str]:
 
 
 def with_recipe(ref, recipe) -> str:
-    """The workload reference of kernel ``ref`` (a SASS listing's kernel, ``FILE.sass:KERNEL``, or a
-    shipped kernel) run on the launch recipe ``recipe`` (a TOML file, ``docs/execute.md``); ``ref`` itself
-    when ``recipe`` is None."""
+    """The workload reference of kernel ``ref`` (a SASS listing's or cubin's kernel, ``FILE.sass:KERNEL``
+    or ``FILE.cubin:KERNEL``, or a shipped kernel) run on the launch recipe ``recipe`` (a TOML file,
+    ``docs/execute.md``); ``ref`` itself when ``recipe`` is None."""
     if recipe is None:
         return ref
     if not isinstance(recipe, str | Path) or not str(recipe):
@@ -84,9 +85,9 @@ def with_recipe(ref, recipe) -> str:
 
 
 def reference_digest(ref: str) -> str | None:
-    """SHA-1 of what a workload reference reads from files (a SASS listing; an Accel-Sim trace folder's
-    files; a launch recipe and its data files), with the kernel a ``path:kernel`` reference picks, or None
-    for a reference that names no file (a shipped kernel, a synthetic preset)."""
+    """SHA-1 of what a workload reference reads from files (a SASS listing or cubin; an Accel-Sim trace
+    folder's files; a launch recipe and its data files), with the kernel a ``path:kernel`` reference picks,
+    or None for a reference that names no file (a shipped kernel, a synthetic preset)."""
     import hashlib
 
     recipe, ref = split_recipe(ref)
@@ -201,7 +202,8 @@ def builtin_sass_path(name: str, arch: str = DEFAULT_ARCH, flavor: str = "nvdisa
 
 
 def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
-    """The static kernel of a built-in name, synthetic preset or SASS path."""
+    """The static kernel of a built-in name, synthetic preset, SASS listing or cubin (``path[:kernel]``)."""
+    from rfmodel.workload.cubin import read_kernel_file
     from rfmodel.workload.sass import read_sass
 
     if ref.startswith(SYNTHETIC_PREFIX):
@@ -226,7 +228,7 @@ def load_kernel(ref: str, arch: str = DEFAULT_ARCH) -> Kernel:
             f"workload '{ref}' is neither a shipped kernel (`rfmodel workload list --suite all`), "
             f"a synthetic preset ('synthetic:<preset>') nor an existing file"
         )
-    kernels = read_sass(p)
+    kernels = read_kernel_file(p)
     return _pick(kernels, which, str(p)) if which else kernels[0]
 
 
