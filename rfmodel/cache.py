@@ -27,6 +27,9 @@ PKG_DIR = Path(__file__).resolve().parent
 #: compiled-code caches (Python's and numba's): never part of what decides a result
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_SUFFIXES = (".pyc", ".nbi", ".nbc")
+#: the papers' studies (``rfmodel.studies``) use the models and decide no result of them: an edit of a
+#: study's report redoes none of its simulations (their keys carry the study's own inputs)
+_SKIP_PREFIXES = ("studies/",)
 
 #: when this process loaded the package: a file of it modified later may not be the code this process runs,
 #: so a hash of the files on disk would key this process's results wrongly (the cache is then off)
@@ -74,7 +77,7 @@ def source_hash(*subdirs: str, exclude: tuple[str, ...] = ()) -> str:
         for f in sorted((pkg / sub).rglob("*")):
             rel = f.relative_to(pkg).as_posix()
             skip = _SKIP_DIRS & set(f.relative_to(pkg).parts) or f.suffix in _SKIP_SUFFIXES
-            if skip or not f.is_file() or rel.startswith(exclude):
+            if skip or not f.is_file() or rel.startswith((*exclude, *_SKIP_PREFIXES)):
                 continue
             h.update(rel.encode())
             h.update(f.read_bytes())

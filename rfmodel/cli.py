@@ -224,6 +224,9 @@ def cmd_evaluate(args) -> int:
         cols[1:1] = ["ipc_lo", "ipc_hi"]
     if several:  # each effect beside its metric
         cols = [x for c in cols for x in (c, f"{c}_effect") if x in ds and (x == c or c in EFFECT_METRICS)]
+        if "ipc_effect_lo" in ds:  # the effect's interval from the calibrated effect error
+            at = cols.index("ipc_effect") + 1
+            cols[at:at] = ["ipc_effect_lo", "ipc_effect_hi"]
     df = ds[cols].to_dataframe().reset_index()
     if args.json:
         print(
@@ -240,6 +243,7 @@ def cmd_evaluate(args) -> int:
             f"\nengine={ds.attrs['engine']} design={ds.attrs['design']} gpu={ds.attrs['gpu']} "
             f"tech={ds.attrs['tech']} ({ds.attrs.get('calibration', 'calibration differs per design')})"
             + (f"\n<metric>_effect: <metric> / <metric> of {ds.attrs['reference']} - 1" if several else "")
+            + (f"\n{ds.attrs['effect_interval']}" if "effect_interval" in ds.attrs else "")
         )
     if args.out:
         out = Path(args.out)
@@ -1390,8 +1394,38 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=lambda a: (s.print_help(), 0)[1])
     from rfmodel.cli_tech import register as register_tech
     register_tech(sub)
+    _add_study_parser(sub)
     _state_bounds(p)
     return p
+
+
+def _add_study_parser(sub) -> None:
+    """``rfmodel study NAME [OPTIONS]``: the study's own options are parsed by the study
+    (:mod:`rfmodel.studies`, imported only when one runs)."""
+    from rfmodel.studies import STUDIES, describe
+
+    listing = "\n".join(f"  {n:<13} {describe(n)}" for n in STUDIES)
+    st = sub.add_parser(
+        "study", help="reproduce a source paper's comparison: report.md, figures, data (resumable)",
+        description="Reproduce a source paper's comparison on the simulator: a report folder (--out DIR) "
+        "with report.md (what was run, the paper's claims beside ours with verdicts, the tables), PNG "
+        "figures, every run as runs.csv and runs.nc, and the run log that an interrupted study resumes "
+        "from.", epilog=f"studies:\n{listing}\n\n'rfmodel study NAME --help' lists a study's options: "
+        "--quick (a small subset of its workloads and warps), --out DIR, --jobs N, --docs and its own.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    st.add_argument("name", metavar="NAME", choices=list(STUDIES), help=f"one of: {', '.join(STUDIES)}")
+    st.add_argument("options", nargs=argparse.REMAINDER, metavar="...", help="the study's options")
+    st.set_defaults(func=cmd_study)
+
+
+def cmd_study(args) -> int:
+    from rfmodel.studies import main as run_study
+
+    try:
+        return run_study(args.name, args.options)
+    except SystemExit as e:  # the study's --help
+        return e.code if isinstance(e.code, int) else 0
 
 
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:

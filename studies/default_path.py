@@ -1,94 +1,9 @@
-"""The error of the analytic engine as a user meets it: ``rfmodel.evaluate`` with its defaults.
+"""The analytic engine's default path against the simulator: rfmodel/studies/default_path.py, also
+``rfmodel study default-path``.  ``python studies/default_path.py --help`` lists its options."""
 
-For every design with both engines, on the built-in suite and the synthetic presets (the calibration's
-sweep uses 15 of the built-in kernels at 16 warps; the synthetic presets and six of the built-in kernels are
-outside it), the default call of each engine (``method="analytic"``: the profile of the first warps, the
-calibrated coefficients; ``method="simulate"``: the SM's whole share of the grid) on one GPU, and the
-analytic IPC's error against the simulator's: mean absolute percentage error per design, its 90th
-percentile and worst case, over the workloads inside and outside the calibration sweep.  Evaluations are
-kept in ``OUT/runs.jsonl`` (resumable); ``--docs`` writes the table into docs/validation.md.
-
-    python studies/default_path.py --jobs 2 --docs
-"""
-
-from __future__ import annotations
-
-import argparse
 import sys
-from pathlib import Path
 
-import numpy as np
-from common import Evaluations, command_line, fmt, publish
-
-from rfmodel.designs.base import design_names, get_design
-from rfmodel.io import read_text
-from rfmodel.workload.suite import default_workloads, synthetic_names
-
-MARK = "<!-- default-path {gpu}:{end} -->"
-SECTION = "## The analytic engine through its default call"
-
-
-def calibration_workloads() -> set:
-    """The workloads of the calibration's default sweep (``calib/report.json``)."""
-    import json
-
-    try:
-        return set(json.loads(read_text("calib/report.json"))["sweep"]["workloads"])
-    except Exception:  # no report: every workload counts as outside
-        return set()
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the CLI's default GPU)")
-    ap.add_argument("--designs", nargs="*", help="designs (default: every one with both engines)")
-    ap.add_argument("--workloads", nargs="*", help="workloads (default: built-in suite + synthetic presets)")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--out", default="studies/out/default_path")
-    ap.add_argument("--exclude", nargs="*", default=[], help="workloads left out of the default list")
-    ap.add_argument("--docs", action="store_true")
-    a = ap.parse_args(argv)
-    designs = a.designs or [d for d in design_names() if get_design(d).supports_simulate]
-    wls = [w for w in a.workloads or [*default_workloads(), *synthetic_names()] if w not in a.exclude]
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    ev = Evaluations(out / "runs.jsonl", a.jobs)
-    pts = [(d, w, a.gpu, m, {}) for m in ("simulate", "analytic") for d in designs for w in wls]
-    ev.ensure(pts)
-    inside = calibration_workloads()
-    rows = []
-    for d in designs:
-        errs = {"in": [], "out": []}
-        for w in wls:
-            s = ev.get(d, w, a.gpu, "simulate", {})["ipc"]
-            m = ev.get(d, w, a.gpu, "analytic", {})["ipc"]
-            if s and m is not None:
-                errs["in" if w in inside else "out"].append(abs(m / s - 1))
-        both = errs["in"] + errs["out"]
-        rows.append((d, len(both), np.mean(both), np.percentile(both, 90), np.max(both),
-                     np.mean(errs["in"]) if errs["in"] else np.nan,
-                     np.mean(errs["out"]) if errs["out"] else np.nan))  # fmt: skip
-    head = ("| design | workloads | IPC MAPE | p90 | worst | inside the calibration sweep | outside it |\n"
-            "| --- | --- | --- | --- | --- | --- | --- |\n")  # fmt: skip
-    def pc(x):
-        return fmt(x, ".1f", " %", 100)
-
-    body = "".join(
-        f"| {d} | {n} | {pc(mape)} | {pc(p90)} | {pc(worst)} | {pc(i)} | {pc(o)} |\n"
-        for d, n, mape, p90, worst, i, o in rows
-    )
-    n_in = len([w for w in wls if w in inside])
-    cmd = command_line("default_path.py", argv)
-    note = (
-        f"GPU `{a.gpu}`, {len(wls)} workloads ({n_in} inside the calibration sweep's workload list, "
-        f"{len(wls) - n_in} outside it: {', '.join(w for w in wls if w not in inside)}); each engine's "
-        f"default call, the analytic IPC against the simulator's. Produced by `{cmd}`.\n"
-    )
-    table = head + body
-    publish(note + "\n" + table, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
-            title=f"The default path on `{a.gpu}`")  # fmt: skip
-    return 0
-
+from rfmodel.studies import launch
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(launch("default-path", "default_path.py"))

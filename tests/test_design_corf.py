@@ -251,11 +251,9 @@ def test_prepend_rows_keeps_each_warps_stream():
 
 # ----------------------------------------------------------------------------- the study's SM and energies
 def _study():
-    import sys
-    from pathlib import Path
+    from rfmodel.studies import corf
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
-    return pytest.importorskip("corf")
+    return corf
 
 
 def test_paper_sm_is_the_papers():

@@ -4,15 +4,11 @@ simulation batch, and finds what the bisection finds on its own."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
-caching_designs = pytest.importorskip("caching_designs")
-
-from rfmodel.tolerance import bisect_tolerance  # noqa: E402
+from rfmodel.studies import caching_designs
+from rfmodel.tolerance import bisect_tolerance
 
 
 class FakeRuns:
@@ -87,7 +83,7 @@ def test_result_log_runs_only_what_is_missing_and_drops_a_cut_line(tmp_path):
 def test_study_evaluations_take_a_trace_source(tmp_path):
     """A study's point may name how a built-in kernel's trace is made; the two traces are two keys and two
     results (the executed trace of saxpy is not its expansion)."""
-    import common
+    from rfmodel.studies import common
 
     ev = common.Evaluations(tmp_path / "runs.jsonl", jobs=1)
     pts = [("baseline", "saxpy", "fermi-gtx480", "simulate", {}, s) for s in ("auto", "expand")]

@@ -1,8 +1,9 @@
-"""Helpers the studies share: a resumable cache of evaluations, averages, number formatting, and writing a
-generated table between markers of ``docs/validation.md``."""
+"""Helpers the studies share: their argument parser, a resumable cache of evaluations, averages, number
+formatting, verdicts, and writing a generated table between markers of ``docs/validation.md``."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -13,6 +14,7 @@ import numpy as np
 
 import rfmodel
 from rfmodel.cache import source_hash
+from rfmodel.errors import RfmodelError
 from rfmodel.io import write_text
 from rfmodel.runner import ResultLog, make_runner
 
@@ -28,6 +30,63 @@ SCALARS = (
     "conflict_free_prefetch_fraction", "main_rf_read_cycles", "main_rf_write_cycles", "energy_pj_total",
     "power_mw", "area_mm2_total", "l1d_hit_rate",
 )  # fmt: skip
+
+
+class StudyParser(argparse.ArgumentParser):
+    """A study's options: a bad one is an :class:`~rfmodel.errors.RfmodelError` (one line, exit status 2 on
+    the command line; an exception from :func:`rfmodel.studies.run`)."""
+
+    def error(self, message):
+        raise RfmodelError(f"{message} (see '{self.prog} --help')")
+
+
+def study_parser(prog: str, doc: str, *, out: str, jobs: int, quick: str) -> StudyParser:
+    """The parser every study starts from: its docstring's first line, ``--quick``, ``--out``, ``--jobs``
+    and ``--docs``."""
+    ap = StudyParser(prog=prog, description=doc.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help=quick)
+    ap.add_argument("--out", default=out, metavar="DIR",
+                    help=f"the report folder and run log (default: {out})")  # fmt: skip
+    ap.add_argument("--jobs", type=positive_int, default=jobs, metavar="N",
+                    help=f"worker processes (default: {jobs})")  # fmt: skip
+    ap.add_argument("--docs", action="store_true", help="write the tables into docs/validation.md")
+    return ap
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer")
+    return v
+
+
+def known(kind: str, choices):
+    """An argparse type: a name among ``choices`` (checked when parsed, named in the error)."""
+    choices = list(choices)
+
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise argparse.ArgumentTypeError(f"unknown {kind} {text!r} (choose from {', '.join(choices)})")
+        return text
+
+    parse.__name__ = kind
+    return parse
+
+
+def check_inputs(workloads=(), gpu=None) -> None:
+    """Unknown workloads and GPUs as one error before any simulation (a workload's trace is not built)."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.workload.suite import SYNTHETIC_PREFIX, load_kernel, manifest
+
+    kernels = manifest()["kernels"]
+    for w in workloads:
+        if not (w in kernels or w.startswith(SYNTHETIC_PREFIX)):
+            load_kernel(w)  # a file: its error names what is wrong
+    if gpu is not None:
+        resolve_gpu(gpu)
 
 
 def _evaluate_job(point: tuple) -> dict:
@@ -88,9 +147,10 @@ class Evaluations:
         todo = {self.key(*p): p for p in points}
         t0, n = time.time(), 0
         total = sum(k not in self.log for k in todo)
+        print(f"  {len(todo)} runs: {len(todo) - total} in {self.path.name}, {total} to run", file=sys.stderr)
         for _, r in self.log.run(self.runner, self.job, todo):
             n += 1
-            what = r.get("design", r.get("label", ""))
+            what = r.get("design", r.get("label", r.get("config", "")))
             print(f"  [{n}/{total}] {r.get('method', '')} {what} {r['workload']} {r.get('params', '')} "
                   f"ipc={fmt(r.get('ipc'), '.3f')} ({time.time() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
 
@@ -119,9 +179,24 @@ def pct(x):
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{(x - 1) * 100:+.0f} %"
 
 
-def command_line(script: str, argv) -> str:
-    """The command that produced a study's table (for its note)."""
-    return ("python studies/" + script + " " + " ".join(argv if argv is not None else sys.argv[1:])).strip()
+def command_line(prog: str, argv) -> str:
+    """The command that produced a study's table (for its note): ``prog`` (``rfmodel study corf``,
+    ``python studies/corf.py``) and its options."""
+    return (prog + " " + " ".join(argv if argv is not None else sys.argv[1:])).strip()
+
+
+def verdict(ours, paper, *, base: float = 1.0, tol: float = 0.30) -> str:
+    """Our change from ``base`` against the paper's: its sign, and its size within ``tol`` relative."""
+    if ours is None or paper is None or ours != ours:
+        return "n/a"
+    if abs(paper - base) < 1e-12:  # the paper's: no change
+        near = abs(ours - base) <= 0.02 * max(abs(base), 1.0)
+        return "no change, as the paper's (within 2 %)" if near else "a change where the paper has none"
+    if (ours - base) * (paper - base) <= 0:
+        return "sign differs"
+    if abs(ours - paper) <= tol * abs(paper - base):
+        return f"same sign, within {tol * 100:.0f} %"
+    return "same sign, size differs"
 
 
 def publish(text: str, out: Path, *, docs: bool, mark: str, gpu: str, section: str, title: str) -> None:

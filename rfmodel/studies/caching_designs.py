@@ -1,0 +1,417 @@
+"""The register-caching designs side by side on the cycle simulator (LTRF and Malekeh papers).
+
+For BL (the baseline RF), RFC, LTRF, LTRF+, LTRFconf, strands, Malekeh, BOW and the compiler-managed
+operand reuse cache, on the built-in workloads:
+
+* IPC normalized to the baseline at main-RF latency 1x, with the main RF at 1x, 3x and 6x
+  (geometric mean over workloads; "Enabling High-Capacity, Latency-Tolerant, and Highly-Concurrent
+  GPU Register Files via Software/Hardware Cooperation", Figures 14-15);
+* the maximum tolerable main-RF latency: the largest multiple whose IPC stays within 5 % of the
+  baseline at 1x, per workload, then averaged (that paper's definition, section 7.2);
+* RF-cache (or collector-cache) hit rate, main-RF accesses relative to the baseline's RF accesses,
+  prefetches and their bank conflicts, register-interval lengths (that paper's Table 4);
+
+next to the papers' own figures.  Every simulation result is kept in ``OUT/runs.jsonl`` (one line per
+run, keyed by design, workload, GPU, latency and a hash of the package's source), so an interrupted study
+resumes without redoing finished runs.  Outputs: the report folder (``OUT/report.md``, figures,
+``OUT/runs.csv`` and ``OUT/runs.nc``: every run), ``OUT/summary.csv`` and ``OUT/summary.md`` (the table),
+and, with ``--docs``, the table in ``docs/validation.md`` between the ``caching-designs`` markers.
+
+    rfmodel study caching --jobs 2          # the whole study (or: python studies/caching_designs.py --jobs 2)
+    rfmodel study malekeh --jobs 2          # Malekeh's configuration: turing-rtx2060, its four designs
+    rfmodel study caching --quick           # 4 workloads, 8 warps: a smoke run
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import rfmodel
+from rfmodel.designs.base import get_design
+from rfmodel.evaluate import resolve_gpu
+from rfmodel.runner import ResultLog, make_runner
+from rfmodel.studies.common import (
+    SIM_SOURCE,
+    check_inputs,
+    command_line,
+    fmt,
+    geomean,
+    known,
+    mean,
+    median,
+    publish,
+    study_parser,
+    verdict,
+)
+from rfmodel.studies.report import Report, progress
+from rfmodel.tolerance import bisect_tolerance
+
+DESIGNS = ("baseline", "rfc", "ltrf", "ltrf_plus", "ltrfconf", "strands", "malekeh", "bow", "reuse_cache")
+LABELS = {
+    "baseline": "BL",
+    "baseline_pool": "BL (pool of 8 per scheduler)",
+    "rfc": "RFC",
+    "ltrf": "LTRF",
+    "ltrf_plus": "LTRF+",
+    "ltrfconf": "LTRFconf",
+    "strands": "strands",
+    "malekeh": "Malekeh",
+    "bow": "BOW",
+    "reuse_cache": "reuse cache",
+}
+#: the papers' figures (claim IDs of the reference digest in brackets)
+PAPER = {
+    "baseline": "",
+    "baseline_pool": "the reference of the designs without a two-level pool of their own",
+    "rfc": "tolerates 2.1x [L-20]; 16 KB HW cache hits 8-30 % [L-07]",
+    "ltrf": "tolerates 5.3x [L-20]; main-RF accesses 4-6x fewer [L-11]; intervals 31.2 real / 34.7 optimal "
+    "instrs [L-26]; 23 % conflict-free prefetches at N=16 [L-21]",
+    "ltrf_plus": "(liveness: fewer write-backs and fetches than LTRF)",
+    "ltrfconf": "tolerates 6.9x [L-20]; 88 % conflict-free prefetches at N=16 [L-22]",
+    "strands": "LTRF(strand) tolerates 3x; SHRF about 2x [L-27]",
+    "malekeh": "hit ratio 48.5 % (13-77 %) [M-04]; IPC +9.6 % [M-02] (Turing RTX 2060 config)",
+    "bow": "hit ratio 28.1 % below Malekeh's [M-05]; Malekeh +5.4 % IPC over BOW [M-03]",
+    "reuse_cache": "(shipping hardware since Maxwell; not in the seed papers)",
+}
+#: the papers' figures as numbers, for the claim table: (claim, design, what, paper's text, value, no-change
+#: value, the row's key); a range is (low, high)
+CLAIMS = (
+    ("L-20", "rfc", "tolerable main-RF latency", "2.1x", 2.1, 1.0, "tolerable_latency_x"),
+    ("L-20", "ltrf", "tolerable main-RF latency", "5.3x", 5.3, 1.0, "tolerable_latency_x"),
+    ("L-20", "ltrfconf", "tolerable main-RF latency", "6.9x", 6.9, 1.0, "tolerable_latency_x"),
+    ("L-27", "strands", "tolerable main-RF latency", "3x", 3.0, 1.0, "tolerable_latency_x"),
+    ("L-07", "rfc", "RF-cache hit rate", "8-30 %", (0.08, 0.30), 0.0, "hit_rate"),
+    ("L-11", "ltrf", "main-RF accesses / BL RF accesses", "4-6x fewer", (1 / 6, 1 / 4), 1.0,
+     "main_rf_accesses_vs_bl"),
+    ("L-21", "ltrf", "conflict-free prefetches", "23 % (N=16)", 0.23, 0.0, "conflict_free_prefetch"),
+    ("L-22", "ltrfconf", "conflict-free prefetches", "88 % (N=16)", 0.88, 0.0, "conflict_free_prefetch"),
+    ("L-26", "ltrf", "register-interval length (dynamic instructions)", "31.2", 31.2, 0.0,
+     "interval_dynamic"),
+    ("M-04", "malekeh", "collector-cache hit rate", "48.5 % (13-77 %)", 0.485, 0.0, "hit_rate"),
+    ("M-02", "malekeh", "IPC over the baseline at 1x (Turing RTX 2060)", "+9.6 %", 1.096, 1.0, "ipc_1x"),
+)  # fmt: skip
+LATENCIES = (1.0, 3.0, 6.0)
+METRICS = (
+    "ipc", "rf_reads", "rf_writes", "rf_cache_hit_rate", "main_rf_reads",
+    "main_rf_writes", "prefetches", "prefetch_bank_conflicts", "conflict_free_prefetch_fraction",
+    "interval_length_dynamic", "interval_length_static", "warp_activations", "warp_deactivations",
+    "refetches",
+    "main_rf_accesses",
+)  # fmt: skip
+MARK = "<!-- caching-designs {gpu}:{end} -->"
+SECTION = "## Register-caching designs on the simulator"
+
+
+#: study-only variants: name -> (design, parameters that replace the study's ones for that design)
+VARIANTS = {"baseline_pool": ("baseline", {})}
+
+
+def real_design(name: str) -> str:
+    return VARIANTS.get(name, (name, None))[0]
+
+
+def supports_latency(design: str) -> bool:
+    return "main_rf_latency_x" in get_design(real_design(design)).parameters
+
+
+def reference(design: str, sm) -> str:
+    """The baseline a design is normalized to: with the same warp scheduler.  On a two-level SM the
+    designs that set the active pool (``active_warps``) are compared with the baseline at the study's
+    pool; the others (Malekeh, BOW, the reuse cache) run with the simulator's default pool of 8 warps
+    per scheduler, so they are compared with the baseline at that pool (``baseline_pool``)."""
+    if design in VARIANTS:
+        return design
+    if sm.scheduler != "two-level" or "active_warps" in get_design(real_design(design)).parameters:
+        return "baseline"
+    return "baseline_pool"
+
+
+def run_key(design, workload, gpu, latency, max_warps, params) -> str:
+    """A run's key: its inputs and the package's source hash (an edited model redoes the run)."""
+    return json.dumps([design, workload, gpu, float(latency), max_warps, params, SIM_SOURCE], sort_keys=True)
+
+
+def simulate_point(design: str, workload: str, gpu: str, latency: float, max_warps, params: dict) -> dict:
+    """One simulation: the scalar metrics of ``design`` on ``workload`` at ``latency`` x main-RF latency."""
+    params = {**params, **({"main_rf_latency_x": latency} if supports_latency(design) else {})}
+    t0 = time.perf_counter()
+    ds = rfmodel.evaluate(real_design(design), workload, gpu, method="simulate", params=params,
+                          max_warps=max_warps)
+    out = {"design": design, "workload": workload, "gpu": gpu, "latency_x": latency, "max_warps": max_warps,
+           "seconds": time.perf_counter() - t0}  # fmt: skip
+    # main-RF accesses: the events of the main register file's banks (``main_rf_bank`` behind a cache,
+    # else ``rf_bank``), reads plus writes, in the unit of the baseline's ``rf_bank`` events
+    main = "main_rf_bank" if "main_rf_bank" in ds["structure"].values else "rf_bank"
+    acc = ds["structure_reads"].sel(structure=main) + ds["structure_writes"].sel(structure=main)
+    out["main_rf_accesses"] = float(np.asarray(acc.values).ravel()[0])
+    for m in METRICS:
+        if m in ds and m != "main_rf_accesses":
+            v = float(np.asarray(ds[m].values).ravel()[0])
+            out[m] = None if math.isnan(v) else v
+    return out
+
+
+def _simulate_job(job: tuple) -> dict:
+    """One run of :func:`simulate_point` (a job of :mod:`rfmodel.runner`)."""
+    return simulate_point(*job)
+
+
+class Runs:
+    """The study's simulations on a :mod:`rfmodel.runner` runner, cached one JSON line per run in ``path``
+    (a later run with the same file skips what is done)."""
+
+    def __init__(self, path: Path, gpu: str, max_warps, runner, design_params: dict):
+        self.path, self.gpu, self.max_warps, self.params = path, gpu, max_warps, design_params
+        self.log = ResultLog(path)
+        self.runner = runner
+        self.t0 = time.time()
+        self.count = 0
+
+    @property
+    def done(self) -> dict[str, dict]:
+        return self.log.done
+
+    def key(self, design, workload, latency) -> str:
+        return run_key(design, workload, self.gpu, latency, self.max_warps, self.design_params(design))
+
+    def design_params(self, design) -> dict:
+        if design in VARIANTS:
+            return VARIANTS[design][1]
+        return self.params.get(design, {})
+
+    def get(self, design, workload, latency) -> dict:
+        return self.log[self.key(design, workload, latency)]
+
+    def has(self, design, workload, latency) -> bool:
+        return self.key(design, workload, latency) in self.log
+
+    def ensure(self, points: list[tuple[str, str, float]]) -> None:
+        """Simulate the points not yet done (one batch on the runner), appending each to the log as it
+        finishes."""
+        todo = {self.key(d, w, x): (d, w, self.gpu, x, self.max_warps, self.design_params(d))
+                for d, w, x in points}  # fmt: skip
+        total, n = sum(k not in self.log for k in todo), 0
+        if total:
+            print(f"  {len(todo)} runs: {len(todo) - total} in {self.path.name}, {total} to run",
+                  file=sys.stderr)  # fmt: skip
+        for _, r in self.log.run(self.runner, _simulate_job, todo):
+            self.count, n = self.count + 1, n + 1
+            print(f"  [{n}/{total}] {r['design']} {r['workload']} {r['latency_x']:g}x  ipc={r['ipc']:.3f}  "
+                  f"({time.time() - self.t0:.0f} s)", file=sys.stderr)  # fmt: skip
+
+
+class _Needs(Exception):
+    """A bisection step asks for a latency not simulated yet."""
+
+    def __init__(self, x: float):
+        super().__init__(x)
+        self.x = x
+
+
+def tolerable_all(runs: Runs, pairs, ref_ipc: dict, *, tol: float, hi: float, res: float) -> dict:
+    """The largest tolerable latency multiple of every (design, workload) pair
+    (:func:`rfmodel.tolerance.bisect_tolerance` on the cached runs), all pairs in rounds: each round replays
+    every unfinished bisection on what is simulated until it asks for a new latency, then simulates those
+    in one batch.  1x where even 1x loses more than ``tol`` (the search's floor), None for a design without a
+    main-RF latency."""
+    out = {p: None for p in pairs if not supports_latency(p[0])}
+    todo = [p for p in pairs if supports_latency(p[0])]
+    while todo:
+        needed, left = [], []
+        for d, w in todo:
+
+            def ipc_at(x: float, d=d, w=w) -> float:
+                if not runs.has(d, w, x):
+                    raise _Needs(x)
+                return runs.get(d, w, x)["ipc"]
+
+            try:
+                r = bisect_tolerance(ipc_at, ref_ipc[d, w], tol=tol, hi=hi, resolution=res)
+            except _Needs as e:
+                needed.append((d, w, e.x))
+                left.append((d, w))
+                continue
+            # the simulator times a main-RF access in whole cycles of the 1-cycle baseline bank: report the
+            # multiple that was simulated
+            out[d, w] = 1.0 if r["latency_x"] is None else float(round(r["latency_x"]))
+        runs.ensure(needed)
+        todo = left
+    return out
+
+
+QUICK_WORKLOADS = ("saxpy", "sgemm_tiled", "kmeans_assign", "spmv_csr")
+
+
+def build_parser(prog: str):
+    ap = study_parser(prog, __doc__, out="studies/out/caching_designs", jobs=2,
+                      quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
+                      "--workloads says otherwise, 8 warps: a smoke run")  # fmt: skip
+    ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
+    ap.add_argument("--workloads", nargs="*", help="workloads (default: the built-in suite)")
+    ap.add_argument("--designs", nargs="*", default=list(DESIGNS), type=known("design", DESIGNS),
+                    metavar="DESIGN", help=f"designs (default: {' '.join(DESIGNS)})")  # fmt: skip
+    ap.add_argument("--max-warps", type=int, default=None, help="cap on the warps simulated (default: all)")
+    ap.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run the simulations on this Dask cluster")
+    ap.add_argument("--active-warps", type=int, default=8,
+                    help="active warps per SM of the two-level scheduler (LTRF paper: 8)")
+    ap.add_argument("--tol", type=float, default=0.05, help="IPC loss allowed by the tolerable-latency rule")
+    ap.add_argument("--hi", type=float, default=16.0, help="largest latency multiple searched")
+    ap.add_argument("--resolution", type=float, default=1.0, help="bisection resolution (latency multiple)")
+    return ap
+
+
+def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
+    from rfmodel.workload.suite import default_workloads
+
+    wls = a.workloads or default_workloads()
+    if a.quick:
+        wls, a.max_warps = (a.workloads or list(QUICK_WORKLOADS)), 8
+    check_inputs(wls, a.gpu)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    designs = list(a.designs)
+    sm = resolve_gpu(a.gpu)
+    # the two-level scheduler's active pool, per scheduler: 8 active warps per SM as the LTRF paper's Table 3
+    pool = max(1, math.ceil(a.active_warps / sm.schedulers_per_sm))
+    dparams = {d: {"active_warps": pool} for d in designs if "active_warps" in get_design(d).parameters}
+    refs = {d: reference(d, sm) for d in designs}
+    if "baseline_pool" in refs.values() and "baseline_pool" not in designs:
+        designs.insert(designs.index("baseline") + 1 if "baseline" in designs else 0, "baseline_pool")
+        refs["baseline_pool"] = "baseline_pool"
+    runs = Runs(out / "runs.jsonl", a.gpu, a.max_warps, make_runner(a.jobs, a.scheduler), dparams)
+
+    # 1. every design at 1x / 3x / 6x (designs without a main-RF latency at 1x only)
+    pts = [(d, w, x) for d in designs for w in wls for x in LATENCIES if x == 1.0 or supports_latency(d)]
+    progress(study, f"latency sweep: {len(pts)} simulations ({len(designs)} designs x {len(wls)} workloads, "
+                    f"{', '.join(f'{x:g}x' for x in LATENCIES)} main-RF latency)")  # fmt: skip
+    runs.ensure(pts)
+    # 2. the tolerable latency (bisection per design and workload, all pairs at once; reuses the sweep)
+    ref = {(b, w): runs.get(b, w, 1.0)["ipc"] for b in set(refs.values()) for w in wls}
+    pairs = [(d, w) for d in designs for w in wls]
+    progress(study, "tolerable latency: bisection per design and workload (a batch of simulations a step)")
+    tolx = tolerable_all(runs, pairs, {(d, w): ref[refs[d], w] for d, w in pairs}, tol=a.tol, hi=a.hi,
+                         res=a.resolution)  # fmt: skip
+
+    rows = []
+    for d in designs:
+        r1 = [runs.get(d, w, 1.0) for w in wls]
+        norm = {x: geomean([runs.get(d, w, x)["ipc"] / ref[refs[d], w] for w in wls])
+                if (x == 1.0 or supports_latency(d)) else None for x in LATENCIES}  # fmt: skip
+        hit = mean([r.get("rf_cache_hit_rate") for r in r1])
+        base_acc = [runs.get(refs[d], w, 1.0)["main_rf_accesses"] for w in wls]
+        main = geomean([r["main_rf_accesses"] / b for r, b in zip(r1, base_acc, strict=True) if b > 0])
+        tl = [tolx[(d, w)] for w in wls]
+        rows.append({
+            "design": LABELS.get(d, d), "key": d, "reference": LABELS.get(refs[d], refs[d]),
+            "ipc_1x": norm[1.0], "ipc_3x": norm[3.0], "ipc_6x": norm[6.0],
+            "tolerable_latency_x": mean(tl) if any(t is not None for t in tl) else None,
+            "hit_rate": hit, "main_rf_accesses_vs_bl": main,
+            "conflict_free_prefetch": mean([r.get("conflict_free_prefetch_fraction") for r in r1]),
+            "interval_dynamic": median([r.get("interval_length_dynamic") for r in r1]),
+            "interval_static": median([r.get("interval_length_static") for r in r1]),
+            "refetch_share": mean([(r.get("refetches") or 0) / r["prefetches"]
+                                   if r.get("prefetches") else None for r in r1]),
+            "paper": PAPER.get(d, ""),
+        })  # fmt: skip
+
+    with (out / "summary.csv").open("w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
+        wr.writeheader()
+        wr.writerows(rows)
+
+    head = (
+        "| design | IPC 1x | IPC 3x | IPC 6x | tolerable latency | hit rate "
+        "| main-RF accesses / BL RF accesses "
+        "| conflict-free prefetches | refetches after re-activation "
+        "| interval length dyn / static | papers |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+    )
+    body = "".join(
+        f"| {r['design']} | {fmt(r['ipc_1x'])} | {fmt(r['ipc_3x'])} | {fmt(r['ipc_6x'])} "
+        f"| {fmt(r['tolerable_latency_x'], '.1f', 'x')} | {fmt(r['hit_rate'], '.1f', ' %', 100)} "
+        f"| {fmt(r['main_rf_accesses_vs_bl'])} | {fmt(r['conflict_free_prefetch'], '.0f', ' %', 100)} "
+        f"| {fmt(r['refetch_share'], '.0f', ' %', 100)} "
+        f"| {fmt(r['interval_dynamic'], '.1f')} / {fmt(r['interval_static'], '.1f')} | {r['paper']} |\n"
+        for r in rows
+    )
+    pool_note = (
+        f": with the two-level scheduler, RFC and the LTRF family set its pool to {pool} warps per "
+        f"scheduler and are compared with BL at that pool, the others keep the simulator's default pool of "
+        f"8 per scheduler and are compared with BL (pool of 8 per scheduler); main-RF accesses are "
+        f"relative to the same reference"
+        if "baseline_pool" in designs else ""
+    )
+    cmd = command_line(prog, argv)
+    note = (
+        f"GPU `{a.gpu}`, {len(wls)} workloads ({', '.join(wls)}), "
+        f"{'all resident warps' if a.max_warps is None else f'at most {a.max_warps} warps'}, rfmodel "
+        f"{rfmodel.__version__}; IPC is the geometric mean over workloads of IPC / the reference "
+        f"baseline's IPC at 1x "
+        f"(the baseline with the same warp scheduler{pool_note}); the "
+        f"tolerable latency is the mean over workloads of the largest multiple (bisection on [1, {a.hi:g}], "
+        f"resolution {a.resolution:g}) with IPC loss <= {a.tol:.0%}; at 1x: hit rate and the shares of "
+        f"prefetches are means over workloads, main-RF accesses (reads + writes of the main RF's banks, or "
+        f"of the RF banks without an RF cache) a geometric mean of the ratio to the baseline's, interval "
+        f"lengths (dynamic instructions per executed interval / static instructions per interval) medians. "
+        f"Produced by `{cmd}`.\n"
+    )
+    table = head + body
+    publish(note + "\n" + table, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
+            title=f"Register-caching designs on `{a.gpu}`")  # fmt: skip
+    progress(study, "figures and data")
+    rep = Report(out, study, cmd, title=f"Register-caching designs on `{a.gpu}`")
+    rep.describe(GPU=a.gpu, designs=[LABELS.get(d, d) for d in designs], workloads=wls,
+                 warps="all resident" if a.max_warps is None else f"at most {a.max_warps}",
+                 **{"active warps": f"{a.active_warps} per SM (two-level designs)"})  # fmt: skip
+    by = {r["key"]: r for r in rows}
+    for cid, d, what, paper, value, base, key in CLAIMS:
+        if d in by:
+            ours = by[d][key]
+            if key in ("hit_rate", "conflict_free_prefetch"):
+                text = fmt(ours, ".1f", " %", 100)
+            elif key == "ipc_1x":
+                text = fmt(None if ours is None else ours - 1, "+.1f", " %", 100)
+            else:
+                text = fmt(ours, ".1f", "x" if key == "tolerable_latency_x" else "")
+            if isinstance(value, tuple):
+                inside = ours is not None and value[0] <= ours <= value[1]
+                v = "n/a" if ours is None or ours != ours else (
+                    "within the paper's range" if inside else "outside the paper's range")
+            else:
+                v = verdict(ours, value, base=base)
+            rep.claim(cid, f"{LABELS.get(d, d)}: {what}", paper, text, v)
+    if "malekeh" in by and "bow" in by:
+        m, b = by["malekeh"], by["bow"]
+        rep.claim("M-05", "BOW's hit rate below Malekeh's", "28.1 points",
+                  fmt((m["hit_rate"] or 0) - (b["hit_rate"] or 0), ".1f", " points", 100),
+                  verdict((m["hit_rate"] or 0) - (b["hit_rate"] or 0), 0.281, base=0.0))  # fmt: skip
+        over = m["ipc_1x"] / b["ipc_1x"]
+        rep.claim("M-03", "Malekeh's IPC over BOW's at 1x", "+5.4 %", fmt(over - 1, "+.1f", " %", 100),
+                  verdict(over, 1.054))  # fmt: skip
+    shown = [d for d in designs if d not in VARIANTS and d != "baseline"]
+    rep.bars("ipc_1x.png", "IPC over the reference baseline per workload at 1x main-RF latency (geometric "
+             "mean last)", wls, {LABELS.get(d, d): [runs.get(d, w, 1.0)["ipc"] / ref[refs[d], w] for w in wls]
+                                  for d in shown}, ylabel="IPC / baseline")  # fmt: skip
+    lat = [d for d in designs if supports_latency(d) and d not in VARIANTS]
+    if lat:
+        rep.lines("ipc_vs_latency.png", "IPC over the baseline at 1x against the main RF's latency multiple "
+                  "(geometric mean over workloads; the LTRF paper's Figures 14-15)", LATENCIES,
+                  {LABELS.get(d, d): [by[d][f"ipc_{x:g}x"] for x in LATENCIES] for d in lat},
+                  xlabel="main-RF latency (x the baseline's)", ylabel="IPC / baseline at 1x")  # fmt: skip
+    if any(by[d]["hit_rate"] == by[d]["hit_rate"] for d in shown):
+        rep.bars("hit_rate.png", "RF-cache (collector-cache) hit rate per workload at 1x", wls,
+                 {LABELS.get(d, d): [runs.get(d, w, 1.0).get("rf_cache_hit_rate") for w in wls] for d in shown
+                  if by[d]["hit_rate"] == by[d]["hit_rate"]}, ylabel="hit rate", ref=None, mean="mean")
+    done = [r for r in runs.done.values() if r["workload"] in wls and r["design"] in designs
+            and r.get("gpu") == a.gpu and r.get("max_warps") == a.max_warps]  # fmt: skip
+    rep.data(done, ["design", "workload", "latency_x"])
+    rep.section("Summary", note + "\n" + table)
+    rep.write()
+    return 0

@@ -1,0 +1,126 @@
+"""``rfmodel study NAME``: the studies listed with their papers, a quick CORF study's report folder (report.md
+with the claim table, figures, runs as CSV and NetCDF), its resumption from the run log, the Python entry
+point, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rfmodel.cli import main
+from rfmodel.studies import STUDIES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def corf_report(tmp_path_factory):
+    """``rfmodel study corf --quick --out DIR`` once: the folder and what it wrote on stderr."""
+    import contextlib
+    import io
+
+    out = tmp_path_factory.mktemp("corf-study")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = main(["study", "corf", "--quick", "--out", str(out)])
+    assert rc == 0, err.getvalue()[-2000:]
+    return out, err.getvalue()
+
+
+def test_help_lists_the_studies_and_papers(capsys):
+    assert main(["study", "--help"]) == 0
+    text = capsys.readouterr().out
+    for name in ("ltrf", "caching", "malekeh", "corf", "stt", "cerf", "default-path"):
+        assert f"  {name} " in text
+    assert set(STUDIES) == {"ltrf", "caching", "malekeh", "corf", "stt", "cerf", "default-path"}
+    assert '"CORF: Coalescing Operand Register File for GPUs"' in text
+    assert "Cache-Emulated Register File" in text and "Malekeh: Reducing Register File Energy" in text
+
+
+def test_quick_corf_writes_the_report_folder(corf_report):
+    out, err = corf_report
+    report = (out / "report.md").read_text()
+    # what was run, and the claim table with the paper's figure, ours and a verdict
+    assert "rfmodel study corf --quick --out" in report and "| commit |" in report
+    assert "| claim | what | paper | ours | verdict | explanation |" in report
+    claims = report[report.index("## Claims"):report.index("## Figures")]
+    rows = [line for line in claims.splitlines() if line.startswith("| C-")]
+    ids = {line.split(" | ")[0][2:] for line in rows}
+    assert {"C-04", "C-05", "C-07", "C-09", "C-11/C-15", "C-13/C-15", "C-17"} <= ids
+    assert all(line.count(" | ") == 5 for line in rows)
+    assert any("same sign" in line or "sign differs" in line for line in rows)
+    # figures: per-benchmark IPC bars per SM
+    for png in ("ipc_paper.png", "ipc_fermi-gtx480.png", "coalesced_paper.png"):
+        data = (out / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and f"({png})" in report
+    # progress on stderr: n of N
+    assert "[48/48]" in err and "corf: report:" in err
+
+
+def test_quick_corf_data_as_csv_and_netcdf(corf_report):
+    import csv
+
+    import xarray as xr
+
+    out, _ = corf_report
+    with (out / "runs.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 * 6 * 4 and {"config", "workload", "gpu", "ipc"} <= set(rows[0])
+    with xr.open_dataset(out / "runs.nc", engine="h5netcdf") as ds:
+        assert dict(ds.sizes) == {"gpu": 2, "config": 6, "workload": 4}
+        configs = {"baseline", "packing", "packing+virt", "first-fit", "CORF", "CORF++"}
+        assert set(ds["config"].values) == configs
+        assert float(ds["ipc"].sel(gpu="paper", config="baseline", workload="saxpy")) > 0
+        assert "counts_reads" in ds and ds.attrs["study"] == "corf"
+
+
+def test_a_second_run_resumes_from_the_log(corf_report, capsys):
+    """The Python entry point on the same folder: no new simulation (the run log is unchanged)."""
+    import rfmodel.studies
+
+    out, _ = corf_report
+    log = out / "runs.jsonl"
+    before = log.read_bytes()
+    got = rfmodel.studies.run("corf", quick=True, out=out)
+    assert got == out and log.read_bytes() == before
+    err = capsys.readouterr().err
+    assert "48 runs: 48 in runs.jsonl, 0 to run" in err and "[1/" not in err
+
+
+def test_unknown_study_is_one_line_and_status_2(capsys):
+    assert main(["study", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rfmodel: error:") and "'nope'" in err and "corf" in err
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["study", "corf", "--gpus", "volta"], "unknown GPU 'volta'"),
+    (["study", "corf", "--jobs", "0"], "positive integer"),
+    (["study", "caching", "--designs", "ltrf", "nope"], "unknown design 'nope'"),
+    (["study", "corf", "--no-such-option"], "unrecognized arguments"),
+    (["study", "corf", "--workloads", "no_such_kernel"], "no_such_kernel"),
+])  # fmt: skip
+def test_bad_option_values_are_one_line_and_status_2(argv, says, capsys, tmp_path):
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rfmodel: error:") and says in err
+
+
+def test_python_entry_point_rejects_unknown_names():
+    import rfmodel.studies
+    from rfmodel.errors import RfmodelError
+
+    with pytest.raises(RfmodelError, match="unknown study"):
+        rfmodel.studies.run("nope")
+    with pytest.raises(RfmodelError, match="unknown GPU"):
+        rfmodel.studies.run("corf", gpus=["volta"])
+
+
+def test_the_script_launcher_keeps_working():
+    """``python studies/corf.py`` runs the package's study: its options, its one-line errors."""
+    r = subprocess.run([sys.executable, str(ROOT / "studies" / "corf.py"), "--gpus", "volta"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "python studies/corf.py --help" in r.stderr
