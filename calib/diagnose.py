@@ -6,12 +6,16 @@
     python calib/diagnose.py rfc --metric bank_stall  # bank-conflict stall cycles instead of IPC
     python calib/diagnose.py baseline --metric bank_stall --workload saxpy  # every row of one workload
     python calib/diagnose.py malekeh --metric hit     # the register cache's hit rate (model - sim, points)
+    python calib/diagnose.py ltrf --metric prefetch_latency_cycles --workload gemm_micro8x8  # any metric
+    python calib/diagnose.py malekeh --effects         # each held-out IPC effect against the baseline
 
 Reads the sweep's simulations from ``calib/checkpoints/`` (simulating what is missing, as ``calib/run.py``
 does) and the same train/held-out split as the calibration; prints the mean signed error (bias) and the
 mean absolute error of the model's IPC against the simulator's, per group.  With ``--metric bank_stall``
 the error is the report's: ``(model - sim) / max(sim, 2 % of instructions)``, on the rows where the
-simulator's bank stalls are measured (``stall_measured``).
+simulator's bank stalls are measured (``stall_measured``).  Any other metric both engines report (a
+design's ``metrics``) is compared by its kind (:mod:`rfmodel.calibrate.metrics`): a count per instruction and
+a level by ``model / sim - 1``, a share by ``model - sim``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str = "ipc") -> list[dict]:
     """One row per simulation of ``design`` in the default sweep: model and simulator values of ``metric``
-    (``ipc``, ``bank_stall`` or ``hit``), split tag."""
+    (``ipc``, ``bank_stall``, ``hit`` or a metric both engines report), split tag."""
     import numpy as np
 
     from rfmodel.analytic.calibration import load_calibration
@@ -46,13 +50,22 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
     recs, _ = run_jobs(sweep_jobs(sweep, [design]), checkpoints, workers=workers)
     split(recs, sweep["holdout_fraction"], sweep["seed"])
     entry = coef_entry if coef_entry is not None else load_calibration()["designs"][design]
+    from rfmodel.calibrate.metrics import metric_pairs
+
     out = []
+    other = metric not in ("ipc", "bank_stall", "hit")
     for g in _groups(recs, sweep):
         gpu = g.recs[0]["gpu"]
-        pred = g.predict(coef_for(entry, gpu))
+        pred = g.predict(coef_for(entry, gpu), events=other)
         for i, r in enumerate(g.recs):
             s = r["sim"]
-            if metric == "bank_stall":
+            if other:
+                pair = metric_pairs(g.d, r, {k: v[i] for k, v in pred["metrics"].items()}, g.prof.n_instrs)
+                if metric not in pair:
+                    continue
+                kind, sim, mod = pair[metric]
+                err = mod - sim if kind == "share" else (mod / sim - 1.0 if sim > 0 else np.nan)
+            elif metric == "bank_stall":
                 sim, mod = s["bank_conflict_stall_cycles"], float(pred["bank_conflict_stall_cycles"][i])
                 err = stall_error(mod, s)
                 if err is None:  # the simulator does not measure bank stalls in this run
@@ -75,6 +88,34 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
     return out
 
 
+def effect_lines(design: str, coef_entry, checkpoints: str, workers: int) -> list[str]:
+    """The design's held-out IPC effects against the baseline at the same point, both engines
+    (:func:`rfmodel.calibrate.effects.effect_rows`), one line each; ``SIGN`` marks a record whose simulated
+    effect is at least 2 % and whose analytic effect has the other sign (or none)."""
+    from rfmodel.analytic.calibration import load_calibration
+    from rfmodel.calibrate import ANCHOR_SWEEP_KEY, DEFAULT_SWEEP, record_values, run_jobs, split, sweep_jobs
+    from rfmodel.calibrate.effects import SIGN_THRESHOLD, effect_rows
+
+    sweep = dict(DEFAULT_SWEEP)
+    recs, _ = run_jobs(sweep_jobs(sweep, ["baseline", design]), checkpoints, workers=workers)
+    split(recs, sweep["holdout_fraction"], sweep["seed"])
+    cal = load_calibration()["designs"]
+    fitted = {"baseline": cal["baseline"], design: coef_entry if coef_entry is not None else cal[design]}
+    fitted = {d: {k: v for k, v in e.items() if k in ("coefficients", "per_gpu")} for d, e in fitted.items()}
+    values = record_values(recs, fitted, {**sweep, ANCHOR_SWEEP_KEY: fitted["baseline"]})
+    def order(r):
+        return r["gpu"], r["workload"], json.dumps(r["params"], sort_keys=True)
+
+    rows = sorted((r for r in effect_rows(recs, values) if r["heldout"]), key=order)
+    out = []
+    for r in rows:
+        s, m = r["ipc_effect_sim"], r["ipc_effect_model"]
+        flag = " SIGN" if abs(s) >= SIGN_THRESHOLD and s * m <= 0 else ""
+        out.append(f"  {r['gpu']:13s} {r['workload']:28s} {json.dumps(r['params'], sort_keys=True):46s} "
+                   f"sim {100 * s:+7.1f} %  model {100 * m:+7.1f} %{flag}")  # fmt: skip
+    return out
+
+
 def summarize(rows: list[dict], key) -> list[tuple]:
     import numpy as np
 
@@ -93,17 +134,25 @@ def main(argv=None) -> int:
     ap.add_argument("--worst", type=int, default=0, help="also list this many largest errors")
     ap.add_argument("--checkpoints", default=str(ROOT / "calib" / "checkpoints"))
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--metric", choices=("ipc", "bank_stall", "hit"), default="ipc")
+    ap.add_argument("--metric", default="ipc", help="ipc (default), bank_stall, hit, or any metric both "
+                    "engines report (a design's metrics, e.g. prefetch_latency_cycles)")
     ap.add_argument("--workload", help="also list every row (training and held out) of this workload")
+    ap.add_argument("--effects", action="store_true", help="instead, each held-out IPC effect against the "
+                    "baseline at the same point in both engines")
     a = ap.parse_args(argv)
     entry = json.loads(Path(a.coef).read_text()) if a.coef else None
+    if a.effects:
+        lines = effect_lines(a.design, entry, a.checkpoints, a.workers)
+        print(f"{a.design}: held-out IPC effects against the baseline ({len(lines)} records)")
+        print("\n".join(lines))
+        return 0
     rows = rows_of(a.design, entry, a.checkpoints, a.workers, a.metric)
     held = [x for x in rows if x["split"] != "train"]
     train = [x for x in rows if x["split"] == "train"]
     if not rows:
         print(f"{a.design}: no rows with {a.metric} in the sweep", file=sys.stderr)
         return 2
-    label = {"ipc": "IPC", "bank_stall": "bank-stall", "hit": "RF-cache hit"}[a.metric]
+    label = {"ipc": "IPC", "bank_stall": "bank-stall", "hit": "RF-cache hit"}.get(a.metric, a.metric)
     kind, unit = ("abs. error", " points") if a.metric == "hit" else ("abs. rel. error", " %")
     mape = {k: 100 * np.nanmean([abs(x["err"]) for x in v]) for k, v in (("held", held), ("train", train))}
     med = {k: 100 * np.nanmedian([abs(x["err"]) for x in v]) for k, v in (("held", held), ("train", train))}

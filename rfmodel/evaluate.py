@@ -374,7 +374,43 @@ def compare(designs, workload=None, gpu=None, *, reference=None, params: Mapping
             out[f"{m}_effect"].attrs = {"units": "1", "long_name": f"{m} / {m} of {reference} - 1"}
     out.attrs["design"] = ", ".join(d.name for d in ds_of)
     out.attrs["reference"] = get_design(reference).name
+    if "ipc_effect" in out and kwargs.get("method", "analytic") in ("analytic", "montecarlo"):
+        _effect_interval(out, get_design(reference).name, kwargs.get("calibration"), kwargs.get("level"))
     return out
+
+
+def _effect_interval(out: xr.Dataset, reference: str, calibration, level) -> None:
+    """``ipc_effect_lo`` / ``ipc_effect_hi``: the central ``level`` interval of each analytic IPC effect from
+    the calibrated error of the model's effects (``model_log_effect_sd``: the held-out RMS of
+    ``log((1 + model effect) / (1 + simulated effect))``, :mod:`rfmodel.calibrate.effects`), drawn as a
+    lognormal factor on ``1 + effect``: the error the design and its reference share cancels in it, which
+    independent intervals of the two IPCs would count twice.  The reference's own effect is exactly 0; a
+    design the calibration has no effect error for gets NaN (``attrs["effect_interval"]`` says which)."""
+    from scipy.stats import norm
+
+    from rfmodel.analytic.calibration import load_calibration
+    from rfmodel.analytic.montecarlo import DEFAULT_LEVEL, interval_quantiles
+
+    if calibration is False:
+        cal = None
+    else:
+        cal = calibration if isinstance(calibration, dict) else load_calibration(calibration)
+    lo_q, hi_q = interval_quantiles(DEFAULT_LEVEL if level is None else level)
+    sd = []
+    for d in out["design"].values:
+        entry = ((cal or {}).get("designs") or {}).get(str(d)) or {}
+        sd.append(0.0 if str(d) == reference else entry.get("model_log_effect_sd", np.nan))
+    sd = xr.DataArray(np.asarray(sd, dtype=np.float64), dims="design", coords={"design": out["design"]})
+    one = 1.0 + out["ipc_effect"]
+    for name, q in (("ipc_effect_lo", lo_q), ("ipc_effect_hi", hi_q)):
+        out[name] = one * np.exp(norm.ppf(q) * sd) - 1.0
+        out[name].attrs = {"units": "1", "quantile": q,
+                           "long_name": f"{100 * q:g} % quantile of ipc_effect from the calibrated effect "
+                                        "error"}  # fmt: skip
+    missing = [str(d) for d, v in zip(out["design"].values, sd.values, strict=True) if not np.isfinite(v)]
+    none = f"; none for {', '.join(missing)} (not in the calibration)" if missing else ""
+    out.attrs["effect_interval"] = (f"ipc_effect_lo/_hi: {100 * (hi_q - lo_q):g} % interval from the "
+                                    f"calibration's held-out effect error (model_log_effect_sd){none}")
 
 
 def _param_value(design: Design, sm: SMSpec, name: str):

@@ -360,6 +360,11 @@ def test_effects_of_the_calibration_follow_both_engines_by_hand(tmp_path):
         held = [r for r in rows if r["design"] == d and r["heldout"]]
         s = res["designs"][d]["effects"]
         assert s == summarize(held) and s["n_effect"] == len(held) > 0
+        # the effect error the intervals of rfmodel.compare carry: RMS of the log ratio of 1 + effect
+        sd = np.sqrt(np.mean([np.log((1 + r["ipc_effect_model"]) / (1 + r["ipc_effect_sim"])) ** 2
+                              for r in held]))  # fmt: skip
+        assert s["ipc_effect_log_sd"] == pytest.approx(sd, rel=1e-12)
+        assert res["designs"][d]["model_log_effect_sd"] == s["ipc_effect_log_sd"]
         big = [r for r in held if abs(r["ipc_effect_sim"]) >= SIGN_THRESHOLD]
         assert s["n_sign"] == len(big)
     assert "n_groups" in res["ranking"]

@@ -70,3 +70,30 @@ def test_evaluate_takes_a_list_of_designs_as_compare_does():
     a = rfmodel.evaluate(["baseline", "bow"], "saxpy", "fermi-gtx480", max_warps=8)
     b = rfmodel.compare(["baseline", "bow"], "saxpy", "fermi-gtx480", max_warps=8)
     assert a.identical(b) and "ipc_effect" in a
+
+
+def test_the_effects_interval_carries_the_calibrated_effect_error():
+    """``ipc_effect_lo``/``_hi``: ``(1 + effect) exp(z sd) - 1`` with the design's calibrated effect error
+    (``model_log_effect_sd``), 0 wide for the reference, NaN (and said) for a design the calibration has no
+    effect error for; none from the simulator."""
+    import copy
+
+    from rfmodel.analytic.calibration import load_calibration
+
+    cal = copy.deepcopy(load_calibration())
+    cal["designs"]["bow"]["model_log_effect_sd"] = 0.1
+    cal["designs"]["malekeh"].pop("model_log_effect_sd", None)
+    ds = rfmodel.compare(["baseline", "bow", "malekeh"], "saxpy", "fermi-gtx480", max_warps=8,
+                         calibration=cal, level=0.9)  # fmt: skip
+    def at(name, d):
+        return ds[name].sel(design=d).values.ravel()
+
+    e = at("ipc_effect", "bow")
+    np.testing.assert_allclose(at("ipc_effect_lo", "bow"), (1 + e) * np.exp(-1.6448536 * 0.1) - 1, rtol=1e-6)
+    np.testing.assert_allclose(at("ipc_effect_hi", "bow"), (1 + e) * np.exp(1.6448536 * 0.1) - 1, rtol=1e-6)
+    assert (at("ipc_effect_lo", "baseline") == 0.0).all() and (at("ipc_effect_hi", "baseline") == 0.0).all()
+    assert np.isnan(at("ipc_effect_lo", "malekeh")).all()
+    said = ds.attrs["effect_interval"]
+    assert "none for malekeh" in said and "90 % interval" in said
+    sim = rfmodel.compare(["baseline", "bow"], "saxpy", "fermi-gtx480", max_warps=8, method="simulate")
+    assert "ipc_effect_lo" not in sim and "effect_interval" not in sim.attrs

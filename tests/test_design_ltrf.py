@@ -308,3 +308,57 @@ def test_main_rf_banks_set_the_main_rf_cost():
     assert main[0] < 0.8 * main[1]
     # the same 2 MB either way
     assert np.allclose(ds["capacity_kb"].values.ravel(), ds["capacity_kb"].values.ravel()[0])
+
+
+def test_the_profiles_interval_fetches_and_write_backs_are_the_simulators():
+    # without a static kernel the simulator forms each warp's intervals on its stream by the profile's greedy
+    # rule; on a GTO SM no warp leaves a pool and with no long-latency op every prefetch is an interval entry:
+    # it reads the working set's registers the previous interval did not leave in the partition and writes
+    # back the previous interval's dirty registers that leave (a register kept stays dirty)
+    from rfmodel.analytic.profile import IV_BANKS, IV_N, _interval_tables, _memory_classes
+
+    rng = np.random.default_rng(3)
+    # each instruction reads the previous one's result, so no result is in flight at an interval's entry (one
+    # that lands after it is written to the main RF, a write more than the profile's count when its register
+    # was written earlier in the interval too)
+    progs = []
+    for _ in range(6):
+        dst = [int(x) for x in rng.integers(0, 30, 80)]
+        progs.append([("IADD3", [dst[i]], [dst[i - 1] if i else 0, *(int(x) for x in rng.integers(0, 30, 2))])
+                      for i in range(80)])  # fmt: skip
+    tr = trace_from_warps(progs, warps_per_cta=2)
+    t = _interval_tables(np.asarray(tr.warp_ptr, np.int64), tr.op, tr.sidx.astype(np.int64), tr.dst, tr.src,
+                         IV_N, IV_BANKS, _memory_classes())  # fmt: skip
+    for n_regs in (8, 16):
+        n = list(IV_N).index(n_regs)
+        full = run(tr, "ltrf", sm=make_sm(L=1, scheduler="gto"), main_rf_latency_x=2,
+                   regs_per_interval=n_regs)
+        plus = run(tr, "ltrf_plus", sm=make_sm(L=1, scheduler="gto"), main_rf_latency_x=2,
+                   regs_per_interval=n_regs)
+        count = tr.n_instrs / t[0][0, n]
+        assert count == pytest.approx(full.counts["dynamic_intervals"])
+        assert t[5][0, n] * count == pytest.approx(full.counts["prefetch_regs"])
+        assert t[7][0, n] * count == pytest.approx(full.counts["main_rf_writes"])
+        assert t[6][0, n] * count == pytest.approx(plus.counts["prefetch_regs"])
+        assert 0 < t[6][0, n] < t[5][0, n] < t[1][0, n]  # live-ins fetched < fetched < working set
+
+
+@pytest.mark.parametrize("design", ["ltrf", "rfc"])
+def test_the_main_rf_takes_the_points_bank_count_unless_given(design):
+    # the simulator's main RF has the point's SM bank count (MainRFParams.banks); the analytic engine and the
+    # structures took the base SM's when a grid varied num_banks
+    import rfmodel
+
+    kw = dict(max_warps=8, method="analytic")
+    own = rfmodel.evaluate(design, "sgemm_tiled", "fermi-gtx480", params={"num_banks": [4]}, **kw)
+    given = rfmodel.evaluate(design, "sgemm_tiled", "fermi-gtx480",
+                             params={"num_banks": [4], "main_rf_banks": [4]}, **kw)  # fmt: skip
+    for v in own.data_vars:
+        np.testing.assert_array_equal(own[v].values.ravel(), given[v].values.ravel(), err_msg=v)
+    wide = rfmodel.evaluate(design, "sgemm_tiled", "fermi-gtx480", params={"num_banks": [16]}, **kw)
+    def one(ds, v):
+        return float(ds[v].values.ravel()[0])
+
+    assert one(own, "area_mm2_total") != one(wide, "area_mm2_total")
+    if design == "ltrf":
+        assert one(own, "prefetch_max_bank_load") > one(wide, "prefetch_max_bank_load")

@@ -319,3 +319,21 @@ def test_analytic_sthld_stalls_and_flushes_follow_the_simulator():
     for k in ("sthld_stall_cycles", "ccu_flushes"):
         ratio = float(a[k].values.ravel()[0]) / float(s[k].values.ravel()[0])
         assert 0.5 < ratio < 2.0, (k, ratio)
+
+
+def test_analytic_a_warp_waits_for_its_own_collector_table():
+    # the simulator's warp issues its next instruction only when its CT is free (CCU_HOLD cycles after the
+    # previous one took its collector): each warp at most once per h = ccu_hold_weight x collection + 2
+    # cycles; a longer hold never raises the IPC, and it costs most where few warps run at a high IPC
+    from rfmodel.analytic.engine import run_analytic
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("volta-v100")
+    prof = workload_profile("nbody_forces", sm, max_warps=8)
+    d = get_design("malekeh")
+    w = np.array([0.0, 1.0, 3.0])
+    r = run_analytic(d, prof, sm, {"calib.ccu_hold_weight": w})
+    assert np.all(np.diff(r["ipc"]) < 0)
+    # where many warps run at a low IPC (saxpy) the hold costs less than on nbody's 8 warps at IPC 2
+    sx = run_analytic(d, workload_profile("saxpy", sm, max_warps=32), sm, {"calib.ccu_hold_weight": w})
+    assert (1 - sx["ipc"][2] / sx["ipc"][0]) < (1 - r["ipc"][2] / r["ipc"][0])

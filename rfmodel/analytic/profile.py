@@ -78,7 +78,12 @@ Added for the register-cache designs (``rfmodel/designs/rfc.py``, ``rfmodel/desi
   interval, mean working-set size, mean live-in registers (first access a read), and the mean
   largest bank load of the working set when registers are interleaved over ``IV_BANKS[b]``
   banks (``reg mod B``; the warp offset rotates banks and keeps the maximum) and its evenly
-  spread lower bound ``ceil(ws / B)`` (what a perfect renumbering reaches).
+  spread lower bound ``ceil(ws / B)`` (what a perfect renumbering reaches);
+  ``iv_fetch[s, n]``, ``iv_live_fetch[s, n]``, ``iv_wb[s, n]``: per interval, the registers of its
+  working set that the previous interval did not leave in the partition (what its prefetch reads), those
+  of them live-in (LTRF+), and the previous interval's registers written since they were fetched that
+  leave the partition at its entry (write-backs; a register kept from one interval to the next stays
+  dirty), the partition of the LTRF simulator.
 """
 
 from __future__ import annotations
@@ -143,7 +148,8 @@ TABLE_GROUPS = {
     "chain2": ("chain2",),  # the two-level scheduler's pool, greedy warp-per-bank, LTRF's latency terms
     "reg_cache": ("rc_fifo_hist", "rc_lru_hist", "rc_hits", "deact_per_instr"),  # register caches
     "ct": ("ct_hits",),  # Malekeh's collector cache table
-    "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even"),  # register intervals (LTRF)
+    "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even", "iv_fetch", "iv_live_fetch",
+                  "iv_wb"),  # register intervals (LTRF)
     "shared": ("shared_distinct",),  # one LRU stack of registers and lines (the Cache-Emulated RF)
     # the list schedules of the SM's issue resources (``profile_trace``'s ``sched``), cell by cell: a query
     # builds the cells its fixed point reads (:meth:`WorkloadProfile.build_sched`), ``need`` every one
@@ -205,6 +211,9 @@ class WorkloadProfile:
     iv_len: np.ndarray | None = None  # float64 [2, len(IV_N)]
     iv_ws: np.ndarray | None = None  # float64 [2, len(IV_N)]
     iv_live: np.ndarray | None = None  # float64 [2, len(IV_N)]
+    iv_fetch: np.ndarray | None = None  # float64 [2, len(IV_N)]
+    iv_live_fetch: np.ndarray | None = None  # float64 [2, len(IV_N)]
+    iv_wb: np.ndarray | None = None  # float64 [2, len(IV_N)]
     iv_maxload: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     iv_even: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     sched_cpi: np.ndarray | None = None  # float64 [len(SCHED_CTAS), K, J]: cycles per instruction (NaN: none)
@@ -432,7 +441,8 @@ class WorkloadProfile:
         """Register-interval statistics at working-set limit ``n_regs`` over ``banks`` banks.
 
         Linear interpolation over ``IV_N`` and over ``log2`` of ``IV_BANKS`` (vectorized).
-        Returns ``length``, ``ws``, ``live``, ``maxload`` and ``even`` arrays.
+        Returns ``length``, ``ws``, ``live``, ``maxload``, ``even``, ``fetch``, ``live_fetch`` and ``wb``
+        arrays.
         """
         self.need("intervals")
         s = 1 if strands else 0
@@ -449,7 +459,8 @@ class WorkloadProfile:
                     + t[s, i, j + 1] * (1 - fi) * fj + t[s, i + 1, j + 1] * fi * fj)  # fmt: skip
 
         return {"length": one(self.iv_len), "ws": one(self.iv_ws), "live": one(self.iv_live),
-                "maxload": two(self.iv_maxload), "even": two(self.iv_even)}  # fmt: skip
+                "maxload": two(self.iv_maxload), "even": two(self.iv_even), "fetch": one(self.iv_fetch),
+                "live_fetch": one(self.iv_live_fetch), "wb": one(self.iv_wb)}  # fmt: skip
 
     def ser_ports(self, banks, ports, slots: bool = False) -> np.ndarray:
         """Mean bank cycles ``E[ceil(max load / ports)]`` (vectorized over banks and ports); ``slots``:
@@ -1641,6 +1652,9 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
     live = np.zeros((ns, nn))
     mload = np.zeros((ns, nn, nb))
     even = np.zeros((ns, nn, nb))
+    fetch = np.zeros((ns, nn))
+    lfetch = np.zeros((ns, nn))
+    wbs = np.zeros((ns, nn))
     for x in prange(ns * nn):  # the (strategy, limit) pairs are independent
         s = x // nn
         n_i = x % nn
@@ -1650,6 +1664,10 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
         pend = np.zeros(256, dtype=np.bool_)
         members = np.empty(256, dtype=np.int64)
         load = np.zeros(256, dtype=np.int64)
+        readfirst = np.zeros(256, dtype=np.bool_)
+        cached = np.zeros(256, dtype=np.bool_)  # the previous interval's set, still in the partition
+        dirty = np.zeros(256, dtype=np.bool_)  # written since fetched (kept while a register stays)
+        pmembers = np.empty(256, dtype=np.int64)
         for w in range(warp_ptr.shape[0] - 1):
             a, b = warp_ptr[w], warp_ptr[w + 1]
             if b <= a:
@@ -1657,6 +1675,10 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
             inset[:] = False
             written[:] = False
             pend[:] = False
+            readfirst[:] = False
+            cached[:] = False
+            dirty[:] = False
+            pm = 0
             m = 0
             nlive = 0
             length = 0
@@ -1698,9 +1720,32 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
                                 mx = load[k]
                         mload[s, n_i, bi] += mx
                         even[s, n_i, bi] += (m + B - 1) // B
+                    # the entry's fetch (registers not left cached by the previous interval) and the
+                    # write-backs of the previous interval's dirty registers that leave the partition
+                    for q in range(m):
+                        r = members[q]
+                        if not cached[r]:
+                            fetch[s, n_i] += 1
+                            if readfirst[r]:
+                                lfetch[s, n_i] += 1
+                    for q in range(pm):
+                        r = pmembers[q]
+                        if not inset[r]:
+                            if dirty[r]:
+                                wbs[s, n_i] += 1
+                            dirty[r] = False
+                            cached[r] = False
+                    for q in range(m):
+                        r = members[q]
+                        cached[r] = True
+                        if written[r]:
+                            dirty[r] = True
+                        pmembers[q] = r
+                    pm = m
                     for q in range(m):
                         inset[members[q]] = False
                         written[members[q]] = False
+                        readfirst[members[q]] = False
                     pend[:] = False
                     m = 0
                     nlive = 0
@@ -1714,6 +1759,7 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
                         members[m] = r
                         m += 1
                         nlive += 1
+                        readfirst[r] = True
                 for j in range(dst.shape[1]):
                     r = dst[i, j]
                     if r != NONE:
@@ -1730,10 +1776,13 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
             ilen[s, n_i] /= c
             ws[s, n_i] /= c
             live[s, n_i] /= c
+            fetch[s, n_i] /= c
+            lfetch[s, n_i] /= c
+            wbs[s, n_i] /= c
             for bi in range(nb):
                 mload[s, n_i, bi] /= c
                 even[s, n_i, bi] /= c
-    return ilen, ws, live, mload, even
+    return ilen, ws, live, mload, even, fetch, lfetch, wbs
 
 
 def stream_order(trace: Trace, instr: np.ndarray, rank: np.ndarray | None = None):
@@ -1962,7 +2011,8 @@ def profile_tables(
     if "intervals" in groups:
         iv = _interval_tables(wp_t, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N,
                               IV_BANKS, is_ll)  # fmt: skip
-        out.update(iv_len=iv[0], iv_ws=iv[1], iv_live=iv[2], iv_maxload=iv[3], iv_even=iv[4])
+        out.update(iv_len=iv[0], iv_ws=iv[1], iv_live=iv[2], iv_maxload=iv[3], iv_even=iv[4], iv_fetch=iv[5],
+                   iv_live_fetch=iv[6], iv_wb=iv[7])  # fmt: skip
     if "shared" in groups:
         out["shared_distinct"] = shared_stack(trace, rank)
     return out

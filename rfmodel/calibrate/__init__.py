@@ -476,6 +476,9 @@ class _Group:
         # the analytic counts are for the profile's instruction count; compare per instruction
         scale = self.n_sim / float(self.prof.n_instrs)
         out = {k: np.broadcast_to(m[k], (n,)).astype(float) for k in HIT_METRICS if k in m}
+        for k in self.d.fit_metrics:  # a count for the profile's instructions is scaled to the simulated ones
+            v = np.asarray(m[k], dtype=np.float64) * (scale if self.d.metric_kind(k) == "count" else 1.0)
+            out[k] = np.broadcast_to(v, (n,)).astype(float)
         if events:
             from rfmodel.calibrate.effects import event_kinds
 
@@ -580,8 +583,9 @@ def param_default(design, sm, name: str):
 
 #: default strength of the pull toward the declared defaults (see :func:`fit_design`)
 PRIOR = 0.0
-#: weights of the residual blocks: log IPC ratio, hit-rate error in units of 5 points, bank-stall error
-WEIGHTS = {"ipc": 1.0, "hit": 0.5, "stall": 0.3}
+#: weights of the residual blocks: log IPC ratio, hit-rate error in units of 5 points, bank-stall error,
+#: the design's own sizes (``Design.fit_metrics``: log ratio, counts per instruction)
+WEIGHTS = {"ipc": 1.0, "hit": 0.5, "stall": 0.3, "size": 0.3}
 #: the bank-stall residual (sweep key ``stall_loss``): ``"relative"``, ``(model - sim) / max(sim, f)``, or
 #: ``"log"``, ``log((model + f) / (sim + f))``, with ``f`` = 2 % of the instructions
 STALL_LOSS = "log"
@@ -636,12 +640,15 @@ def fit_design(
     st_sim = [np.array([r["sim"]["bank_conflict_stall_cycles"] for r in g.recs]) for g in groups]
     st_ok = [np.array([stall_measured(r["sim"]) for r in g.recs]) for g in groups]
     hit_sim = [{k: np.array([r["sim"].get(k, np.nan) for r in g.recs]) for k in HIT_METRICS} for g in groups]
+    size_sim = [{k: np.array([float(r["sim"].get(k, np.nan)) for r in g.recs]) for k in g.d.fit_metrics}
+                for g in groups]  # fmt: skip
     stall_loss = stall_loss_of(sweep)
 
     def residuals(x):
         c = {**coef, **dict(zip(names, x, strict=True))}
         out = []
-        for g, s_ipc, s_st, ok, s_hit in zip(groups, ipc_sim, st_sim, st_ok, hit_sim, strict=True):
+        for g, s_ipc, s_st, ok, s_hit, s_size in zip(groups, ipc_sim, st_sim, st_ok, hit_sim, size_sim,
+                                                     strict=True):  # fmt: skip
             pr = g.predict(c)
             out.append(WEIGHTS["ipc"] * np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(s_ipc, 1e-6)))
             floor = 0.02 * g.n_sim
@@ -653,6 +660,11 @@ def fit_design(
             for k in HIT_METRICS:
                 if k in pr and np.isfinite(s_hit[k]).all():
                     out.append(WEIGHTS["hit"] * HIT_WEIGHTS[k] * (pr[k] - s_hit[k]) / 0.05)
+            for k, s_k in s_size.items():  # log ratio, a count padded by 2 % of the instructions
+                pad = floor if g.d.metric_kind(k) == "count" else 1e-3
+                seen = np.isfinite(s_k)
+                e = np.log((np.maximum(pr[k], 0.0) + pad) / (np.where(seen, s_k, 0.0) + pad))
+                out.append(WEIGHTS["size"] * np.where(seen, e, 0.0))
         if prior > 0:  # pull each coefficient toward its default, in units of its allowed range
             out.append(prior * np.sqrt(n_data) * (np.asarray(x) - x_prior) / (hi - lo))
         r = np.concatenate(out)
@@ -974,6 +986,9 @@ def calibrate(
     eff = effect_report(records, record_values(records, fitted, anchored))
     for d, e in eff["designs"].items():
         result["designs"][d]["effects"] = e
+        if e.get("ipc_effect_log_sd") is not None:  # the effect intervals' scale (rfmodel.evaluate.compare)
+            sd = e["ipc_effect_log_sd"]
+            fitted[d]["model_log_effect_sd"] = result["designs"][d]["model_log_effect_sd"] = sd
     for d, e in eff["metrics"].items():
         result["designs"][d]["metrics"] = e
     result["ranking"] = eff["ranking"]

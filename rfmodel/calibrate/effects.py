@@ -194,6 +194,11 @@ def summarize(rows: list[dict]) -> dict:
     ok = np.isfinite(sim) & np.isfinite(mod)
     varied = ok.sum() > 2 and np.std(sim[ok]) > 0 and np.std(mod[ok]) > 0
     out["ipc_effect_corr"] = float(np.corrcoef(sim[ok], mod[ok])[0, 1]) if varied else None
+    # the analytic effect's own error scale: RMS of log((1 + model effect) / (1 + simulated effect)), what
+    # an effect's interval carries (rfmodel.evaluate.compare)
+    pos = ok & (sim > -1.0) & (mod > -1.0)
+    out["ipc_effect_log_sd"] = (float(np.sqrt(np.mean(np.log((1.0 + mod[pos]) / (1.0 + sim[pos])) ** 2)))
+                                if pos.sum() > 1 else None)  # fmt: skip
     out["ipc_effect_sim_median"] = float(100 * np.median(sim[ok])) if ok.any() else None
     out["ipc_effect_model_median"] = float(100 * np.median(mod[ok])) if ok.any() else None
     worst = sorted((r for r in rows if np.isfinite(r["ipc_effect_model"] - r["ipc_effect_sim"])),

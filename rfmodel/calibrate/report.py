@@ -220,22 +220,25 @@ def effects_section(res: dict) -> list[str]:
         "error of the analytic effect in points (IPC, energy per instruction, power; both engines' energies "
         "from the same accounting at the default technology), the share of the records with a simulator "
         f"|IPC effect| ≥ {100 * SIGN_THRESHOLD:.0f} % whose analytic effect has the same sign (their number "
-        "in brackets), the correlation of the two engines' IPC effects, and their medians.  Goals: IPC "
+        "in brackets), the correlation of the two engines' IPC effects, their medians, and the RMS of "
+        "log((1 + model effect) / (1 + simulated effect)), the scale of the effect intervals "
+        "(`model_log_effect_sd`, `ipc_effect_lo`/`_hi` of `rfmodel.compare`).  Goals: IPC "
         f"effect MAE ≤ {EFFECT_GOALS['ipc_effect_mae']} points, sign agreement ≥ "
         f"{100 * EFFECT_GOALS['ipc_sign_agreement']:.0f} %, Kendall's τ of the designs' order ≥ "
         f"{EFFECT_GOALS['kendall_tau_median']} per (workload, GPU, point).",
         "",
         "| design | records | IPC effect MAE | sign agrees | corr. | median effect sim / model | "
-        "energy/instr effect MAE | power effect MAE |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "energy/instr effect MAE | power effect MAE | effect log sd |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]  # fmt: skip
     for d, e in eff.items():
-        corr = e.get("ipc_effect_corr")
+        corr, sd = e.get("ipc_effect_corr"), e.get("ipc_effect_log_sd")
         lines.append(
             f"| {d} | {e['n_effect']} | {pts(e.get('ipc_effect_mae'))} | {_pct(e.get('ipc_sign_agreement'))} "
             f"({e.get('n_sign', 0)}) | {'–' if corr is None else f'{corr:.2f}'} | "
             f"{pts(e.get('ipc_effect_sim_median'))} / {pts(e.get('ipc_effect_model_median'))} % | "
-            f"{pts(e.get('energy_per_instr_effect_mae'))} | {pts(e.get('power_effect_mae'))} |"
+            f"{pts(e.get('energy_per_instr_effect_mae'))} | {pts(e.get('power_effect_mae'))} | "
+            f"{'–' if sd is None else f'{sd:.3f}'} |"
         )
     if rk.get("n_groups"):
         lines += ["", "Order of the designs by IPC, per (GPU, held-out workload, shared point) group of "

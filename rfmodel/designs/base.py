@@ -363,6 +363,10 @@ class Design:
     #: the analytic model's free coefficients ``{name: (default, lower, upper)}`` that ``rfmodel calibrate``
     #: fits; the engine passes their values in the grid as ``calib.<name>``
     calibration_params: ClassVar[dict] = {}
+    #: metrics (counts or levels) ``rfmodel calibrate`` fits beside the IPC, as log ratios against the
+    #: simulator's: what the design's own coefficients size (e.g. the registers a prefetch fetches, its
+    #: latency), so that the fit cannot trade a wrong size for a wrong speed
+    fit_metrics: ClassVar[tuple[str, ...]] = ()
     #: the design's own stall reasons in the simulator (``may_issue`` returns the j-th as ``j``)
     stall_reasons: ClassVar[tuple[str, ...]] = ()
     #: capability tags: the design has simulator hooks; the hooks need the trace being simulated

@@ -65,7 +65,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from rfmodel.analytic.banks import bank_read_wait
+from rfmodel.analytic.model import BANK_CYCLES, XFER_CYCLES, grid_value
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
 from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, softmin
@@ -86,6 +86,7 @@ from rfmodel.designs.mainrf import (
     MainRFParams,
     bank_timing,
     grid_bank_timing,
+    grid_main_banks,
     grid_network_cycles,
     hierarchy_structures,
     main_access,
@@ -133,8 +134,9 @@ LTRF_CALIBRATION = {
     "conflict_spread": (1.0, 0.0, 3.0),  # weight of the mapping's excess max bank load over an even spread
     "conf_spread": (0.2, 0.0, 3.0),  # the same after renumbering (LTRFconf)
     "pf_scale": (1.0, 0.2, 4.0),  # scale on the exposed prefetch time (issue / wake-up overheads)
+    "pf_queue": (1.0, 0.0, 4.0),  # a prefetch's wait behind the main-RF banks' backlog, per mean backlog
     "deact_weight": (1.0, 0.0, 3.0),  # warp deactivations per deactivation point of the profile
-    "wb_fraction": (0.5, 0.0, 1.5),  # main-RF write-backs per fetched register
+    "wb_fraction": (1.0, 0.0, 2.0),  # main-RF write-backs per dirty register leaving the partition
 }
 
 # ----------------------------------------------------------------------------- state layout
@@ -692,6 +694,9 @@ class Ltrf(Design):
         "interval_length_dynamic", "interval_length_static",
     ) + TIMING_METRICS + NETWORK_METRICS
     calibration_params = LTRF_CALIBRATION
+    #: the registers each prefetch fetches and writes back and its latency, as the simulator counts them,
+    #: size ``ws_fill``, ``wb_fraction`` and ``pf_queue`` in the fit (not the IPC alone)
+    fit_metrics = ("prefetch_regs", "main_rf_writes", "prefetch_latency_cycles")
     supports_simulate = True
     needs_trace = True
     size_parameters = {"regs_per_interval": ("rf_cache",), "active_warps": ("rf_cache",)}
@@ -806,26 +811,40 @@ class Ltrf(Design):
     def analytic(self, ctx):
         """Register-interval prefetch into a partitioned cache over a slow main RF.
 
-        Per prefetch: ``f`` registers fetched (working set, LTRF+: live-ins, times ``ws_fill``), the
+        Per prefetch: ``f`` registers fetched (the working set's registers the previous interval did not
+        leave cached, LTRF+: those live-in; times ``ws_fill``), the
         fullest main-RF bank holds ``M`` of them (:func:`prefetch_max_load`), so on idle banks the
-        prefetch takes ``t_pf = (M - 1) occ + lat + xex`` plus the main-RF bank queue.  Prefetches per
-        instruction: ``1 / L`` (interval length) plus deactivations (two-level scheduler).  An active
-        warp alternates ``L`` instructions at its latency-bound pace ``c`` and a prefetch, and the
-        scheduler's ``A`` active warps overlap each other's prefetches, so the prefetch bound is
-        ``R_pf = S A L / (L c + pf_scale t_pf)``, combined with the shared model's IPC by the soft minimum.
+        prefetch takes ``t_pf = (M - 1) occ + lat + xex`` plus its wait behind the banks' backlog.  Prefetches
+        per instruction: ``1 / L`` (interval length) plus deactivations (two-level scheduler).
+
+        The backlog: every prefetch puts its ``f`` reads and its ``w`` write-backs on the
+        ``B`` main-RF banks at once (reads ``occ`` cycles each, write-backs ``wocc``; ``w`` the previous
+        interval's dirty registers that leave, times ``wb_fraction``), ``a = (f + w) / B`` of
+        them on a bank on average; with prefetches arriving at ``lambda = IPC / L`` per cycle a bank is busy
+        ``u = lambda (f occ + w wocc) / B``, and its mean backlog is the M/G/1 workload of batches of
+        ``k ~ Poisson(a)`` accesses, ``V = u s (1 + a) / (2 (1 - u))`` (``s`` the accesses' mean occupancy).
+        The backlog is at most the other active warps' prefetches, ``(A_tot - 1)`` times one's work on a
+        bank (each warp waits for its prefetch before it starts another).  A prefetch waits for the last of
+        the banks it reads, ``pf_queue V`` (calibrated: the largest of several backlogs over their mean).
+        An active warp alternates ``L`` instructions at its
+        latency-bound pace ``c`` and a prefetch, and the scheduler's ``A`` active warps overlap each other's
+        prefetches, so the prefetch bound is ``R_pf = S A L / (L c + pf_scale t_pf)``, combined with the
+        shared model's IPC by the soft minimum.  ``u`` grows with the IPC and ``R_pf`` falls with it, so the
+        IPC is the one fixed point of ``IPC = softmin(IPC_shared, R_pf(IPC))`` (bisection).
         """
         c, profile, sm = ctx.coef, ctx.profile, ctx.sm
         strands = self.kind == "strand"
         n_reg = ctx.value("regs_per_interval", 16)
-        banks = ctx.value("main_rf_banks", sm.num_banks)
+        mb = grid_main_banks(sm, ctx.grid)
+        banks = np.asarray(mb, dtype=np.float64)
         active = ctx.value("active_warps", 8)
-        read_x, write_x = grid_bank_timing(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
-        net = grid_network_cycles(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
+        read_x, write_x = grid_bank_timing(sm, ctx.grid, mb)
+        net = grid_network_cycles(sm, ctx.grid, mb)
         lat, occ, xex = analytic_timing(ctx.grid, read_x, net)
         sched = float(sm.schedulers_per_sm)
         st = profile.interval_stats(n_reg, banks, strands)
         length = np.maximum(st["length"], 1.0)
-        fetched = np.asarray(c["ws_fill"]) * (st["live"] if self.plus else st["ws"])
+        fetched = np.asarray(c["ws_fill"]) * (st["live_fetch"] if self.plus else st["fetch"])
         mx = prefetch_max_load(profile, fetched, banks, n_reg, strands, self.conf, c)
         deact = two_level_flag(sm) * np.asarray(c["deact_weight"]) * profile.need("reg_cache").deact_per_instr
         pf_per_instr = 1.0 / length + deact
@@ -839,22 +858,38 @@ class Ltrf(Design):
         # memory waits overlap across all resident warps, which the shared model's IPC (ipc_b) accounts for
         k0 = np.maximum(np.asarray(m["t_collect"]) - 1.0, 0.0)
         cpi = np.asarray(c["latency_scale"]) * np.maximum(profile.chain_at2(k0, 0.0, "chain2"), 1.0)
-        ipc = ipc_b
-        t_pf = (mx - 1.0) * occ + lat + xex
-        for _ in range(3):  # main-RF bank queue at the current IPC
-            lam = ipc * pf_per_instr * fetched / np.maximum(banks, 1.0)
-            u = np.minimum(lam * occ, 0.95)
-            q = occ * np.minimum(bank_read_wait(u, 0.0, 1.0, 1.0), 50.0)
-            t_pf = (mx - 1.0) * occ + lat + xex + q
-            rate_pf = a_tot * run / (run * cpi + np.asarray(c["pf_scale"]) * t_pf)
-            ipc = np.where(warps > 0, softmin([ipc_b, rate_pf], np.asarray(c["softmin_q"])), 0.0)
+        wb_per_pf = np.asarray(c["wb_fraction"]) * st["wb"]
+        xfer = np.where(grid_value(ctx.grid, "narrow_crossbar", 0) > 0, XFER_CYCLES[1], XFER_CYCLES[0])
+        wocc = np.maximum(np.maximum(np.asarray(write_x, dtype=np.float64) * BANK_CYCLES, 1.0), xfer)
+        nb = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
+        work = (fetched * occ + wb_per_pf * wocc) / nb  # bank cycles one prefetch puts on a bank, mean
+        per_bank = (fetched + wb_per_pf) / nb
+        s_mean = work / np.maximum(per_bank, 1e-12)
+        t_idle = (mx - 1.0) * occ + lat + xex
+
+        def at(x):  # the prefetch time and the IPC the prefetch bound allows at IPC x
+            u = np.minimum(x * pf_per_instr * work, 0.98)
+            # at most the other active warps' prefetches are ahead of one (a closed system: a warp waits
+            # for its own prefetch before it starts another)
+            backlog = np.minimum(u * s_mean * (1.0 + per_bank) / (2.0 * (1.0 - u)), (a_tot - 1.0) * work)
+            t = t_idle + np.asarray(c["pf_queue"]) * backlog
+            rate = a_tot * run / (run * cpi + np.asarray(c["pf_scale"]) * t)
+            return t, np.where(warps > 0, softmin([ipc_b, rate], np.asarray(c["softmin_q"])), 0.0)
+
+        lo, hi = np.zeros_like(np.asarray(ipc_b, dtype=np.float64)), np.asarray(ipc_b, dtype=np.float64)
+        for _ in range(40):  # at(x)[1] - x falls with x: bisect for its zero
+            mid = 0.5 * (lo + hi)
+            up = at(mid)[1] > mid
+            lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+        ipc = 0.5 * (lo + hi)
+        t_pf = at(ipc)[0]
         n = ctx.n
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(ipc > 0, n / ipc, np.inf)
         reads, writes = ctx.reads, ctx.writes
         n_pf = n * pf_per_instr
         fetched_total = n_pf * fetched
-        wb = fetched_total * np.asarray(c["wb_fraction"])
+        wb = n_pf * wb_per_pf
         events = {
             "rf_cache": (reads, writes),
             "main_rf_bank": (fetched_total, wb),

@@ -144,6 +144,18 @@ def _over_cells(grid: dict, banks, default_banks, one) -> np.ndarray:
     return np.array([memo[k] for k in keys], dtype=np.float64).reshape(*cell_b.shape, -1)
 
 
+def grid_main_banks(sm, grid: dict, default=None):
+    """The main RF's bank count over a grid, as the simulator takes it at each point
+    (``MainRFParams.banks``): the grid's ``main_rf_banks`` where it gives them, else ``default`` (a design's
+    own default, when it sets one), else the point's SM bank count (the grid's ``num_banks``, else the
+    SM's)."""
+    if "main_rf_banks" in grid:
+        return grid["main_rf_banks"]
+    if default is not None:
+        return default
+    return grid.get("num_banks", sm.num_banks)
+
+
 def grid_network_cycles(sm, grid: dict, banks=None) -> np.ndarray:
     """:func:`network_cycles` over a grid's ``main_cell`` and (``banks``) main-RF bank counts."""
     return _over_cells(grid, banks, sm.num_banks, lambda c, n: (network_cycles(sm, c, int(n)),))[..., 0]
@@ -345,7 +357,7 @@ def hierarchy_structures(sm, grid: dict, tech: dict, params: type[DesignParams],
     cell = tech.get("cell", "sram-hp")
     sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k in ("collector_units", "main_cell")}
     d = params()
-    main_banks = grid.get("main_rf_banks", d.main_rf_banks if d.main_rf_banks is not None else sm.num_banks)
+    main_banks = grid_main_banks(sm, grid, d.main_rf_banks)
     base = sm_structures(sm, sm_grid, tech)
     # the main RF: the SM's registers in main_rf_banks banks (their shape sets cost and timing alike)
     main = sm_structures(sm, {**sm_grid, "num_banks": main_banks}, tech)[0]

@@ -46,6 +46,7 @@ from rfmodel.analytic.reuse import (
     profile_reuse_hist,
     served_outside,
 )
+from rfmodel.analytic.throughput import softmin
 from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, dynamic_distances, reuse_hints
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
@@ -104,6 +105,7 @@ MALEKEH_CALIBRATION = {
     "ipc_gain_per_saved_read": (0.08, 0.0, 0.5),  # relative IPC gain per bank read saved per instruction
     "sthld_ipc_loss": (0.004, 0.0, 0.05),  # relative IPC loss per STHLD cycle of waiting
     "near_fraction_default": (0.5, 0.0, 1.0),  # when the profile has no reuse-distance histogram
+    "ccu_hold_weight": (1.0, 0.0, 3.0),  # a warp's issue spacing behind its own CT, per cycle of collection
 }
 #: cycles a CT stays busy after its instruction took a collector (issue t, read t + 1, dispatch t + 2)
 CCU_HOLD = 2
@@ -889,7 +891,16 @@ class Malekeh(Design):
                               **timing))  # fmt: skip
         gain = ipc_gain(m, ctx, hit, c["ipc_gain_per_saved_read"])
         waiting = 1.0 - c["sthld_ipc_loss"] * sthld * oversub  # STHLD's cost (not the table's loss rate)
-        factor = np.maximum(gain * waiting, 0.05)
+        # a warp that owns a CT issues its next instruction only when the CT is free again: CCU_HOLD cycles
+        # after the previous one took its collector, so each warp issues at most once per
+        # h = ccu_hold_weight x collection time + CCU_HOLD cycles (independent instructions of one warp no
+        # longer overlap in the collectors, which costs most where few warps run at a high IPC)
+        h = np.asarray(c["ccu_hold_weight"]) * np.asarray(m["t_collect"]) + CCU_HOLD
+        ipc_m = np.asarray(m["ipc"], dtype=np.float64)
+        rate_hold = np.asarray(m["warps"], dtype=np.float64) / h
+        with np.errstate(divide="ignore", invalid="ignore"):
+            held = np.where(ipc_m > 0, softmin([ipc_m, rate_hold], np.asarray(c["softmin_q"])) / ipc_m, 1.0)
+        factor = np.maximum(gain * waiting * held, 0.05)
         reads = ctx.reads
         saved = reads * hit
         near_writes = saved * c["write_share"]

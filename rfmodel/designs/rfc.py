@@ -68,6 +68,7 @@ from rfmodel.designs.mainrf import (
     MainRFParams,
     bank_timing,
     grid_bank_timing,
+    grid_main_banks,
     grid_network_cycles,
     hierarchy_structures,
     main_access,
@@ -314,10 +315,11 @@ class Rfc(Design):
         flush = two_level_flag(sm) * np.asarray(c["rfc_flush"])
         hit = np.where(policy > 0, profile.reg_cache_hit_rate(e, "lru", flush),
                        profile.reg_cache_hit_rate(e, "fifo", flush))  # fmt: skip
-        read_x, write_x = grid_bank_timing(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
-        net = grid_network_cycles(sm, ctx.grid, ctx.grid.get("main_rf_banks"))
+        mb = grid_main_banks(sm, ctx.grid)
+        read_x, write_x = grid_bank_timing(sm, ctx.grid, mb)
+        net = grid_network_cycles(sm, ctx.grid, mb)
         lat, occ, xex = analytic_timing(ctx.grid, read_x, net)
-        mbanks = ctx.value("main_rf_banks", sm.num_banks)
+        mbanks = np.asarray(mb, dtype=np.float64)
         rd = np.maximum(profile.distinct_reads_per_instr, 1e-9)
         p_miss_any = 1.0 - np.power(hit, rd)  # an instruction with at least one missing operand
         m = ctx.model()
