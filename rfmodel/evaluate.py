@@ -414,14 +414,11 @@ def _effect_interval(out: xr.Dataset, reference: str, calibration, level) -> Non
 
 
 def _param_value(design: Design, sm: SMSpec, name: str):
-    if name == "collector_units":
-        return sm.collectors.total
-    if name in sm.to_dict():
-        return getattr(sm, name)
-    if name in design.parameters:
-        value = getattr(design.resolve(), name)
-        return sm.num_banks if value is None and name == "main_rf_banks" else value
-    raise RfmodelError(f"parameter '{name}': no default value for design '{design.name}'; give at=")
+    try:
+        return design.param_value(sm, name)
+    except KeyError:
+        raise RfmodelError(f"parameter '{name}': no default value for design '{design.name}'; "
+                           "give at=") from None
 
 
 INTEGER_PARAMS = ("num_banks", "collector_units", "regs_per_sm", "warps_per_sm", "schedulers_per_sm",

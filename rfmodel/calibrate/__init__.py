@@ -458,7 +458,7 @@ class _Group:
         self.prof = workload_profile(workload, self.sm, seed=seed, max_warps=mw, share=max_warps is None)
         keys = sorted({k for r in recs for k in r["params"]})
         self.grid = {
-            k: np.array([r["params"].get(k, param_default(self.d, self.sm, k)) for r in recs]) for k in keys
+            k: np.array([r["params"].get(k, self.d.param_value(self.sm, k)) for r in recs]) for k in keys
         }
         self.n_sim = np.array([r["sim"]["warp_instructions"] for r in recs])
 
@@ -565,20 +565,6 @@ def record_values(records: list[dict], fitted: dict, sweep: dict) -> dict:
             for r, v in zip(g.recs, group_values(g, coef_for(fitted[d], g.recs[0]["gpu"])), strict=True):
                 values[id(r)] = v
     return values
-
-
-def param_default(design, sm, name: str):
-    """The value a design point takes for ``name`` when the sweep point does not set it: the SM's
-    field, the design's resolved default (``design.params(sm, {})``), or the main-RF parameter
-    table the designs with a slow main RF share."""
-    if name == "collector_units":
-        return sm.collectors.total
-    if name in sm.to_dict():
-        return getattr(sm, name)
-    if name in design.parameters:
-        value = getattr(design.resolve(), name)
-        return sm.num_banks if value is None and name == "main_rf_banks" else value
-    raise KeyError(f"no default for parameter '{name}' of design '{design.name}'")
 
 
 #: default strength of the pull toward the declared defaults (see :func:`fit_design`)

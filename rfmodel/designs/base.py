@@ -399,6 +399,18 @@ class Design:
         values = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in (params or {}).items()}
         return self.Params.from_dict(values, where=f"design '{self.name}'")
 
+    def param_value(self, sm, name: str):
+        """The value a point takes for ``name`` when it does not set it: the SM's field (``collector_units``:
+        its collectors' count), else the design's default, an optional parameter left out taking the SM
+        field it names (``param(sm_default=...)``).  ``KeyError`` for a name that is neither."""
+        if name == "collector_units":
+            return sm.collectors.total
+        if name in sm.to_dict():
+            return getattr(sm, name)
+        if name in self.parameters:
+            return self.resolve().value_on(name, sm)
+        raise KeyError(f"no default for parameter '{name}' of design '{self.name}'")
+
     def check_grid(self, grid: dict) -> None:
         """Validate every value the grid gives a design parameter (one :class:`SpecError` otherwise)."""
         for k, v in grid.items():

@@ -61,7 +61,7 @@ class MainRFParams(SlowBankParams):
     """The main-RF parameters RFC and the LTRF family share."""
 
     active_warps: int = param(8, bounds=(1, 64), doc="warps per scheduler in the two-level scheduler's pool")
-    main_rf_banks: int = param(optional=True, type=int, bounds=(1, 4095),
+    main_rf_banks: int = param(optional=True, type=int, bounds=(1, 4095), sm_default="num_banks",
                                doc="single-ported main-RF banks (left out: the SM's num_banks)")  # fmt: skip
     narrow_crossbar: int = param(0, choices=(0, 1), doc="1: a 4x narrower main-RF network")
     main_rf_bank_regs: int = param(
@@ -71,7 +71,7 @@ class MainRFParams(SlowBankParams):
 
     def banks(self, sm) -> int:
         """Main-RF banks: the parameter, else the SM's bank count."""
-        return int(self.main_rf_banks if self.main_rf_banks is not None else sm.num_banks)
+        return int(self.value_on("main_rf_banks", sm))
 
 
 #: the node the cells' access times are taken at (the technology tables' reference node)
@@ -153,7 +153,8 @@ def grid_main_banks(sm, grid: dict, default=None):
         return grid["main_rf_banks"]
     if default is not None:
         return default
-    return grid.get("num_banks", sm.num_banks)
+    field = MainRFParams.field_info("main_rf_banks").sm_default
+    return grid.get(field, getattr(sm, field))
 
 
 def grid_network_cycles(sm, grid: dict, banks=None) -> np.ndarray:

@@ -79,6 +79,8 @@ class FieldInfo:
     #: ``((name, values), ...)``: the field acts only where each named field (the spec's own, or an SM
     #: field for a design parameter) takes one of its values
     acts_with: tuple = ()
+    #: an optional design parameter left out takes this SM field's value (:meth:`Spec.value_on`)
+    sm_default: str | None = None
     # filled in by Spec._infos(): the field name
     name: str = ""
 
@@ -149,6 +151,7 @@ def param(
     default_factory: Callable[[], Any] | Any = MISSING,
     engines: tuple | None = None,
     acts_with: Mapping[str, Iterable] | None = None,
+    sm_default: str | None = None,
 ) -> Any:
     """Declare a spec field.
 
@@ -159,7 +162,8 @@ def param(
     (an empty tuple, ``None``).  ``engines`` names the engines that model the
     field (default: both); ``acts_with={"other": (values...)}`` says the field
     has an effect only where ``other`` takes one of those values
-    (``Design.not_modelled`` says so when a run sets it where it cannot act).
+    (``Design.not_modelled`` says so when a run sets it where it cannot act).  ``sm_default``: an optional
+    design parameter left out takes the SM's field of that name (:meth:`Spec.value_on`).
     """
     if default is MISSING and default_factory is MISSING and not optional:
         raise TypeError("a spec field needs a default (specs are built from partial TOML tables)")
@@ -183,6 +187,7 @@ def param(
         item_type=item_type,
         engines=tuple(engines) if engines is not None else ("analytic", "simulate"),
         acts_with=tuple((k, tuple(v)) for k, v in (acts_with or {}).items()),
+        sm_default=sm_default,
     )
     kw: dict[str, Any] = {"metadata": {_META_KEY: info}}
     if default_factory is not MISSING:
@@ -268,6 +273,13 @@ class Spec:
         if name not in infos:
             raise SpecError(cls._where(), name, None, unknown_key_message(name, infos))
         return infos[name]
+
+    def value_on(self, name: str, sm):
+        """The field's value on ``sm``: its own, or, left out, the SM field its declaration names
+        (``param(sm_default=...)``)."""
+        value = getattr(self, name)
+        info = self.field_info(name)
+        return getattr(sm, info.sm_default) if value is None and info.sm_default else value
 
     @classmethod
     def _where(cls) -> str:
