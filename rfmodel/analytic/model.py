@@ -104,8 +104,9 @@ def l2_sets(sm) -> int:
     return sm.l2_size_bytes // max(sm.num_sms, 1) // (L2_ASSOC * sm.l1d.line_bytes)
 
 
-#: cycles of one baseline bank access and of one warp register through a main-RF network (full width,
-#: 4x narrower); the simulator's values (``rfmodel.designs.mainrf``)
+#: cycles of one baseline bank access (the 1x of ``main_rf_latency_x``) and of one warp register through a
+#: main-RF network (full width, 4x narrower): both engines' (the simulator's main RF in
+#: ``rfmodel.designs.mainrf`` reads them from here)
 BANK_CYCLES = 1
 XFER_CYCLES = (1.0, 4.0)
 
@@ -192,7 +193,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
     slow = np.asarray(bank_cycles, dtype=np.float64) > 1.0
     if bank_write_cycles is not None:
         slow = slow | (np.asarray(bank_write_cycles, dtype=np.float64) > 1.0)
-    split = bool(sm.sub_core or sm.bank_mapping == "subcore")
+    split = sm.banks_split
     sched = p["schedulers_per_sm"]
     bps = np.maximum(p["num_banks"] // sched, 1) if split else p["num_banks"]
     # distinct bank rotations among the warps of one pool of banks: (reg + slot) mod n rotates by the

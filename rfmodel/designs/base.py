@@ -195,7 +195,7 @@ def bank_header(sm, reg_offset: int = 0) -> np.ndarray:
     ``reg_offset`` is added to every register number first (GPGPU-Sim's trace
     mode numbers SASS ``R0`` as 1, so its compatible mode passes 1).
     """
-    split = bool(sm.sub_core or sm.bank_mapping == "subcore")
+    split = sm.banks_split
     return np.array(
         [
             MAPPING_IDS[sm.bank_mapping],

@@ -806,7 +806,7 @@ class Cerf(Design):
         dead, source = _dead_rows(trace, program)
         rows = _row_words(trace, dead)
         n = sets * p.ways
-        split = bool(sm.sub_core or sm.bank_mapping == "subcore")
+        split = sm.banks_split
         header = np.zeros(len(_HEADER) + len(COUNTER_NAMES), dtype=np.int64)
         o_ent = len(header)
         o_loc = o_ent + 4 * n
@@ -925,7 +925,7 @@ class Cerf(Design):
         # LRU-fair's refills hold the collector
         extra = refill * prof.reads_per_instr * refill_lat
         nb = np.asarray(ctx.grid.get("num_banks", sm.num_banks))
-        if sm.sub_core or sm.bank_mapping == "subcore":  # each sub-core's tag banks among its own banks
+        if sm.banks_split:  # each sub-core's tag banks among its own banks
             sched = np.asarray(ctx.grid.get("schedulers_per_sm", sm.schedulers_per_sm))
             banks = sched * np.minimum(tb, np.maximum(nb // sched, 1))
         else:

@@ -868,7 +868,7 @@ class Corf(Design):
         top = max(int(src[src != NONE].max()) + 1 if np.any(src != NONE) else 1,
                   int(dst[dst != NONE].max()) + 1 if np.any(dst != NONE) else 1)  # fmt: skip
         regs = max(int(trace.regs_per_thread), top)
-        split = bool(sm.sub_core or sm.bank_mapping == "subcore")
+        split = sm.banks_split
         header = bank_header(sm, gpgpusim_offset(options))
         phys = sm.regs_per_sm // 32
         ints = new_state(

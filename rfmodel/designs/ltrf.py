@@ -18,7 +18,7 @@ inside the interval hits the cache.  Our reading (also ``docs/designs.md``, "LTR
   written since they were fetched (and, for LTRF+, still live) are written back.  Main-RF
   bank ``(reg // main_rf_bank_regs + warp) mod main_rf_banks``; each access occupies its bank
   ``max(lat, xfer)`` cycles and arrives ``lat + xfer - 1`` cycles after it starts (``lat`` =
-  ``main_rf_latency_x`` x :data:`~rfmodel.designs.rfc.BANK_CYCLES`, ``xfer`` 1 or 4 with
+  ``main_rf_latency_x`` x :data:`~rfmodel.analytic.model.BANK_CYCLES`, ``xfer`` 1 or 4 with
   ``narrow_crossbar``), so registers in one bank are fetched one after the other and the
   prefetch of ``k`` registers in its fullest bank, on idle banks, takes
   ``(k - 1) max(lat, xfer) + lat + xfer - 1`` cycles.  Prefetch bank conflicts are counted
@@ -94,7 +94,6 @@ from rfmodel.designs.mainrf import (
     main_rf_timing,
     network_cycles,
     timing_metrics,
-    two_level,
 )
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
@@ -733,7 +732,7 @@ class Ltrf(Design):
         ints = np.zeros(off_map + (0 if remap is None else len(remap)), dtype=np.int64)
         ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
         ints[P_LAT], ints[P_OCC], ints[P_XEX], ints[P_MB], ints[P_WOCC] = lat, occ, xex, mb, wocc
-        ints[P_PLUS], ints[P_TWO], ints[P_W] = int(self.plus), int(two_level(sm)), W
+        ints[P_PLUS], ints[P_TWO], ints[P_W] = int(self.plus), int(two_level_flag(sm)), W
         ints[P_OFF_WARP], ints[P_OFF_BANK], ints[P_OFF_ROW] = off_warp, off_bank, off_row
         ints[P_OFF_IVP], ints[P_OFF_IVE] = off_ivp, off_ive
         ints[off_row:off_ivp] = words

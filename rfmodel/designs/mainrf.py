@@ -20,7 +20,7 @@ import functools
 import numpy as np
 from numba import njit
 
-from rfmodel.analytic.model import sm_param
+from rfmodel.analytic.model import BANK_CYCLES, XFER_CYCLES, sm_param
 from rfmodel.designs.base import DesignParams
 from rfmodel.energy.accounting import Structure
 from rfmodel.spec import param
@@ -28,10 +28,6 @@ from rfmodel.tech.array import CELLS, array_cost, cycles
 from rfmodel.tech.interconnect import crossbar, crossbar_costs
 from rfmodel.tech.structures import operand_collector
 
-#: cycles of one access of a baseline RF bank in the simulator (the 1x of ``main_rf_latency_x``)
-BANK_CYCLES = 1
-#: cycles one warp register takes through the main-RF network: full width, 4x narrower
-XFER_CYCLES = {0: 1, 1: 4}
 WARP_REG_BYTES = 128
 #: source operands a collector unit buffers (one warp register each)
 COLLECTOR_OPERANDS = 3
@@ -218,12 +214,8 @@ def main_rf_timing(p: MainRFParams, sm) -> tuple[int, int, int, int]:
     read_x, write_x = bank_timing(sm, p, banks)
     lat = max(1, int(round(read_x * BANK_CYCLES)))
     wlat = max(1, int(round(write_x * BANK_CYCLES)))
-    xfer = XFER_CYCLES[int(p.narrow_crossbar)]
+    xfer = int(XFER_CYCLES[int(p.narrow_crossbar)])
     return lat, max(lat, xfer), xfer - 1 + network_cycles(sm, p.main_cell, banks), max(wlat, xfer)
-
-
-def two_level(sm) -> bool:
-    return sm.scheduler == "two-level"
 
 
 @njit(cache=True)

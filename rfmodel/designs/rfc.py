@@ -76,7 +76,6 @@ from rfmodel.designs.mainrf import (
     main_rf_timing,
     network_cycles,
     timing_metrics,
-    two_level,
 )
 from rfmodel.spec import param
 
@@ -265,7 +264,7 @@ class Rfc(Design):
         ints[:BANK_HEADER_LEN] = bank_header(sm, gpgpusim_offset(options))
         ints[R_LAT], ints[R_OCC], ints[R_XEX], ints[R_WOCC] = lat, occ, xex, wocc
         ints[R_MB], ints[R_E], ints[R_POLICY] = mb, e, p.rfc_policy
-        ints[R_TWO], ints[R_W] = int(two_level(sm)), W
+        ints[R_TWO], ints[R_W] = int(two_level_flag(sm)), W
         ints[R_OFF_WARP], ints[R_OFF_BANK] = off_warp, off_bank
         ints[R_G] = p.main_rf_bank_regs
         hooks = SimHooks(

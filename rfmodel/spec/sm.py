@@ -231,7 +231,7 @@ class SMSpec(Spec, kind="sm", version=1):
         if self.shmem_per_cta_bytes > self.shmem_per_sm_bytes:
             self._fail("shmem_per_cta_bytes", self.shmem_per_cta_bytes,
                        f"at most shmem_per_sm_bytes = {self.shmem_per_sm_bytes}")
-        if (self.sub_core or self.bank_mapping == "subcore") and self.num_banks % self.schedulers_per_sm:
+        if self.banks_split and self.num_banks % self.schedulers_per_sm:
             self._fail("num_banks", self.num_banks,
                        f"a multiple of schedulers_per_sm = {self.schedulers_per_sm} "
                        "(sub-cores split the banks evenly)")
@@ -265,9 +265,14 @@ class SMSpec(Spec, kind="sm", version=1):
         return -(-self.warps_per_sm // self.schedulers_per_sm)
 
     @property
+    def banks_split(self) -> bool:
+        """Whether each scheduler has banks of its own (sub-cores, or the ``subcore`` bank mapping)."""
+        return bool(self.sub_core or self.bank_mapping == "subcore")
+
+    @property
     def banks_per_subcore(self) -> int:
         """Banks one scheduler can reach: ``num_banks / schedulers`` with sub-cores, else all."""
-        if self.sub_core or self.bank_mapping == "subcore":
+        if self.banks_split:
             return self.num_banks // self.schedulers_per_sm
         return self.num_banks
 
