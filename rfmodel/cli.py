@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 
 from rfmodel import limits as L
-from rfmodel.errors import RfmodelError, expect_mapping, unknown_key_message
+from rfmodel.errors import RfmodelError, error_line, expect_mapping, unknown_key_message
 
 DEFAULT_OUT = "rfmodel-out"
 
@@ -1073,14 +1073,6 @@ def cmd_spec_show(args) -> int:
 
 
 # --------------------------------------------------------------------------- parser
-def error_line(message) -> str:
-    """``rfmodel: error: MESSAGE`` as exactly one line: line breaks become spaces and other control
-    characters (which may come from the user's input) their escapes."""
-    text = " ".join(str(message).split("\n"))
-    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-    return f"rfmodel: error: {text}"
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse with the CLI's one-line errors: ``rfmodel: error: ...`` and exit status 2 (sub-commands
     inherit it)."""

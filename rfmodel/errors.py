@@ -89,3 +89,11 @@ def expect_mapping(what: str, value, *, optional: bool = True) -> dict:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise RfmodelError(f"{what}: expected a table of names to values (got {value!r})")
     return dict(value)
+
+
+def error_line(message) -> str:
+    """``rfmodel: error: MESSAGE`` as exactly one line: line breaks become spaces and other control
+    characters (which may come from the user's input) their escapes."""
+    text = " ".join(str(message).split("\n"))
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return f"rfmodel: error: {text}"

@@ -28,7 +28,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rfmodel.designs",),
     ("rfmodel.sim",),
     ("rfmodel.evaluate",),
-    ("rfmodel.optimize", "rfmodel.tolerance", "rfmodel.calibrate", "rfmodel.bench", "rfmodel.classes"),
+    ("rfmodel.optimize", "rfmodel.tolerance", "rfmodel.calibrate", "rfmodel.bench", "rfmodel.classes",
+     "rfmodel.studies"),
     ("rfmodel.cli", "rfmodel.cli_tech"),
     ("rfmodel",),  # the package's face: lazy re-exports of the layers below
 )

@@ -111,7 +111,7 @@ def launch(name: str, script: str) -> int:
     stderr and exit status 2."""
     import sys
 
-    from rfmodel.cli import error_line
+    from rfmodel.errors import error_line
 
     try:
         return main(name, sys.argv[1:], prog=f"python studies/{script}")

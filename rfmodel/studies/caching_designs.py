@@ -33,9 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-import rfmodel
 from rfmodel.designs.base import get_design
-from rfmodel.evaluate import resolve_gpu
+from rfmodel.evaluate import evaluate, resolve_gpu
 from rfmodel.runner import ResultLog, make_runner
 from rfmodel.studies.common import (
     SIM_SOURCE,
@@ -52,6 +51,7 @@ from rfmodel.studies.common import (
 )
 from rfmodel.studies.report import Report, progress
 from rfmodel.tolerance import bisect_tolerance
+from rfmodel.version import __version__
 
 DESIGNS = ("baseline", "rfc", "ltrf", "ltrf_plus", "ltrfconf", "strands", "malekeh", "bow", "reuse_cache")
 LABELS = {
@@ -142,7 +142,7 @@ def simulate_point(design: str, workload: str, gpu: str, latency: float, max_war
     """One simulation: the scalar metrics of ``design`` on ``workload`` at ``latency`` x main-RF latency."""
     params = {**params, **({"main_rf_latency_x": latency} if supports_latency(design) else {})}
     t0 = time.perf_counter()
-    ds = rfmodel.evaluate(real_design(design), workload, gpu, method="simulate", params=params,
+    ds = evaluate(real_design(design), workload, gpu, method="simulate", params=params,
                           max_warps=max_warps)
     out = {"design": design, "workload": workload, "gpu": gpu, "latency_x": latency, "max_warps": max_warps,
            "seconds": time.perf_counter() - t0}  # fmt: skip
@@ -352,7 +352,7 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
     note = (
         f"GPU `{a.gpu}`, {len(wls)} workloads ({', '.join(wls)}), "
         f"{'all resident warps' if a.max_warps is None else f'at most {a.max_warps} warps'}, rfmodel "
-        f"{rfmodel.__version__}; IPC is the geometric mean over workloads of IPC / the reference "
+        f"{__version__}; IPC is the geometric mean over workloads of IPC / the reference "
         f"baseline's IPC at 1x "
         f"(the baseline with the same warp scheduler{pool_note}); the "
         f"tolerable latency is the mean over workloads of the largest multiple (bisection on [1, {a.hi:g}], "

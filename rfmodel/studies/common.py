@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-import rfmodel
 from rfmodel.cache import source_hash
 from rfmodel.errors import RfmodelError
+from rfmodel.evaluate import evaluate
 from rfmodel.io import write_text
 from rfmodel.runner import ResultLog, make_runner
 
@@ -102,7 +102,7 @@ def evaluate_point(
     t0 = time.perf_counter()
     ref = workload if trace_source == "auto" else f"{trace_source}:{workload}"
     # a workload that does not fit the point gives NaN (None) results instead of stopping the study
-    ds = rfmodel.evaluate(design, ref, gpu, method=method, params=params, on_no_fit="nan")
+    ds = evaluate(design, ref, gpu, method=method, params=params, on_no_fit="nan")
     out = {"design": design, "workload": workload, "gpu": gpu, "method": method, "params": params}
     if trace_source != "auto":
         out["trace_source"] = trace_source

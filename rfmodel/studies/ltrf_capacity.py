@@ -33,7 +33,6 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import rfmodel
 from rfmodel.evaluate import resolve_gpu
 from rfmodel.io import write_text
 from rfmodel.studies.common import (
@@ -49,6 +48,7 @@ from rfmodel.studies.common import (
     study_parser,
 )
 from rfmodel.studies.report import Report, progress
+from rfmodel.version import __version__
 from rfmodel.workload.suite import default_workloads, manifest
 
 #: capacity multiple of the large main RFs (Table 2 #2-#7) and their bank count (#3, #5-#7: 8x banks)
@@ -332,7 +332,7 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
     note = (
         f"GPU `{a.gpu}`, {len(wls)} workloads ({len(sens)} register-sensitive: {', '.join(sens)}; "
         f"{len(cats['register-insensitive'])} register-insensitive), {a.active_warps} active warps per SM, "
-        f"rfmodel {rfmodel.__version__}. IPC columns: {method} engine, geometric mean over workloads of "
+        f"rfmodel {__version__}. IPC columns: {method} engine, geometric mean over workloads of "
         f"IPC / BL on #1 + 16 KB (272 KB) as a change; 8x configurations are {CAPACITY_X}x the registers in "
         f"{BANKS_X}x the banks (16 KB each); read / write cycles are one main-RF bank access at the SM "
         f"clock; RF area and power from the technology layer (the Table 2 latency rows keep SRAM costs). "

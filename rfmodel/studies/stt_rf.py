@@ -34,9 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-import rfmodel
 from rfmodel.designs.base import get_design
-from rfmodel.evaluate import resolve_gpu
+from rfmodel.evaluate import evaluate, resolve_gpu
 from rfmodel.io import write_text
 from rfmodel.studies.common import (
     SIM_SOURCE,
@@ -97,12 +96,12 @@ def run_point(point: tuple) -> dict:
         return {"kind": "values", "workload": workload, "gpu": gpu, **out}
     if point[0] == "analytic":
         _, label, workload, gpu, params = point
-        ds = rfmodel.evaluate("stt", workload, gpu, params=params, on_no_fit="nan")
+        ds = evaluate("stt", workload, gpu, params=params, on_no_fit="nan")
         return {"kind": "analytic", "label": label, "workload": workload, "gpu": gpu, "params": params,
                 "ipc": _scalar(ds["ipc"]), "calibration": ds.attrs.get("calibration", ""),
                 "seconds": time.perf_counter() - t0}  # fmt: skip
     label, workload, gpu, params = point
-    ds = rfmodel.evaluate("stt", workload, gpu, method="simulate", params=params, tech={"node_nm": NODE_NM},
+    ds = evaluate("stt", workload, gpu, method="simulate", params=params, tech={"node_nm": NODE_NM},
                           on_no_fit="nan")  # fmt: skip
     out = {"kind": "sim", "label": label, "workload": workload, "gpu": gpu, "params": params}
     for m in KEEP:
