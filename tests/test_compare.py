@@ -58,6 +58,11 @@ def test_cli_several_designs_print_one_table_with_effects(capsys):
     assert [r[0] for r in rows] == ["baseline", "malekeh", "corf"]
     assert float(rows[0][lines[0].split().index("ipc_effect")]) == 0.0
     assert "design=baseline, malekeh, corf" in out and "of baseline - 1" in out
+    # the IPC effect's interval from the calibrated effect error, beside it
+    head = lines[0].split()
+    at = head.index("ipc_effect")
+    assert head[at + 1: at + 3] == ["ipc_effect_lo", "ipc_effect_hi"]
+    assert "interval from the calibration's held-out effect error" in out
     # before, only the last --design was evaluated, with no word
     for argv, msg in [(["--design", "baseline", "--design", "malekeh", "--preset", "x"], "--preset"),
                       (["--design", "baseline", "--reference", "bow"], "--reference")]:  # fmt: skip
