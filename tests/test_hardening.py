@@ -61,6 +61,11 @@ def test_device_or_pipe_as_input_file(tmp_path, capsys):
     fifo = tmp_path / "pipe.sass"
     os.mkfifo(fifo)
     assert "not a regular file" in run_cli(["evaluate", "--workload", fifo], capsys)
+    # a cubin's reader looks at a file's first bytes: a pipe named .cubin is refused, never opened
+    cubin = tmp_path / "pipe.cubin"
+    os.mkfifo(cubin)
+    for args in (["evaluate", "--workload", cubin], ["workload", "info", cubin]):
+        assert "not a regular file" in run_cli(args, capsys)
 
 
 def test_oversized_text_input(tmp_path):

@@ -55,7 +55,11 @@ _CACHE_KIND, _CACHE_VERSION = "cubin-sass", 2
 
 
 def _head(path: Path, n: int = 4) -> bytes:
+    """The first ``n`` bytes of a regular file; nothing for anything else (opening a named pipe would wait
+    for a writer, a device would be read: the readers refuse those with one error)."""
     try:
+        if not path.is_file():
+            return b""
         with open(path, "rb") as fh:
             return fh.read(n)
     except (OSError, ValueError):
@@ -80,6 +84,8 @@ def read_kernel_file(path, arch: str | None = None) -> list:
 
 
 def _read_bytes(path: Path) -> bytes:
+    if path.exists() and not path.is_file():
+        raise RfmodelError(f"{path}: not a regular file (a folder, device or pipe); expected a cubin")
     try:
         return path.read_bytes()
     except OSError as e:
