@@ -870,7 +870,8 @@ class Ltrf(Design):
             u = np.minimum(x * pf_per_instr * work, 0.98)
             # at most the other active warps' prefetches are ahead of one (a closed system: a warp waits
             # for its own prefetch before it starts another)
-            backlog = np.minimum(u * s_mean * (1.0 + per_bank) / (2.0 * (1.0 - u)), (a_tot - 1.0) * work)
+            backlog = np.minimum(u * s_mean * (1.0 + per_bank) / (2.0 * (1.0 - u)),
+                                 np.maximum(a_tot - 1.0, 0.0) * work)
             t = t_idle + np.asarray(c["pf_queue"]) * backlog
             rate = a_tot * run / (run * cpi + np.asarray(c["pf_scale"]) * t)
             return t, np.where(warps > 0, softmin([ipc_b, rate], np.asarray(c["softmin_q"])), 0.0)
