@@ -124,3 +124,19 @@ def test_the_script_launcher_keeps_working():
     r = subprocess.run([sys.executable, str(ROOT / "studies" / "corf.py"), "--gpus", "volta"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "python studies/corf.py --help" in r.stderr
+
+
+def test_a_pipe_in_the_report_folder_is_refused_not_written_into(tmp_path, capsys):
+    # the report's figures, tables and data go through the project's writers: never onto a named pipe
+    import os
+
+    from rfmodel.cli import main
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    os.mkfifo(out / "runs.csv")
+    rc = main(["study", "corf", "--quick", "--out", str(out)])
+    err = capsys.readouterr().err
+    errors = [ln for ln in err.splitlines() if ln.startswith("rfmodel: error:")]
+    assert rc == 2 and len(errors) == 1 and "Traceback" not in err
+    assert "runs.csv" in errors[0] and "named pipe" in errors[0]

@@ -40,6 +40,7 @@ from rfmodel.studies.common import (
     SIM_SOURCE,
     check_inputs,
     command_line,
+    csv_file,
     fmt,
     geomean,
     known,
@@ -321,7 +322,7 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
             "paper": PAPER.get(d, ""),
         })  # fmt: skip
 
-    with (out / "summary.csv").open("w", newline="") as f:
+    with csv_file(out / "summary.csv") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)

@@ -4,6 +4,8 @@ formatting, verdicts, and writing a generated table between markers of ``docs/va
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import sys
@@ -225,3 +227,14 @@ def write_marked(doc: Path, begin: str, end: str, block: str, section: str, titl
         else:
             text = text.rstrip() + f"\n\n{section}\n\n" + sub
     write_text(doc, text)
+
+
+@contextlib.contextmanager
+def csv_file(path: Path):
+    """A text buffer for a CSV table, written to ``path`` when the block ends (atomically, through
+    :func:`rfmodel.io.write_text`: never onto a named pipe or device, never half-written)."""
+    from rfmodel.io import write_text
+
+    buf = io.StringIO(newline="")
+    yield buf
+    write_text(path, buf.getvalue())

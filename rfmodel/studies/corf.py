@@ -44,6 +44,7 @@ from rfmodel.studies.common import (
     Evaluations,
     check_inputs,
     command_line,
+    csv_file,
     fmt,
     geomean,
     known,
@@ -298,7 +299,7 @@ def run_study(a, argv, *, prog: str, study: str = "corf") -> int:
     if not rows:
         print("no workload ran", file=sys.stderr)
         return 1
-    with (out / "points.csv").open("w", newline="") as fh:
+    with csv_file(out / "points.csv") as fh:
         wr = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
         wr.writeheader()
         wr.writerows(rows)

@@ -39,6 +39,7 @@ from rfmodel.studies.common import (
     Evaluations,
     check_inputs,
     command_line,
+    csv_file,
     fmt,
     geomean,
     known,
@@ -287,7 +288,7 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
         row["paper"] = PAPER.get(key, "") if timing in ("", "tech") else ""
         rows.append(row)
 
-    with (out / "points.csv").open("w", newline="") as f:
+    with csv_file(out / "points.csv") as f:
         keys = ["method", "design", "workload", "params", "ipc", "warps", "cycles", "main_rf_read_cycles",
                 "main_rf_write_cycles", "bank_conflict_stall_cycles", "slow_bank_wait_cycles",
                 "rf_cache_hit_rate", "main_rf_reads", "main_rf_writes", "prefetches", "power_mw",
@@ -296,7 +297,7 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
         wr.writeheader()
         for t in todo:
             wr.writerow(ev.get(*t))
-    with (out / "summary.csv").open("w", newline="") as f:
+    with csv_file(out / "summary.csv") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)

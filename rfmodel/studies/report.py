@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rfmodel.io import write_text
+from rfmodel.io import write_figure, write_netcdf, write_text
 
 #: what a figure's series are drawn with: the papers' figures are grouped bars in greys and a few colours
 COLORS = ("#4d4d4d", "#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
@@ -85,8 +85,7 @@ class Report:
 
     # ------------------------------------------------------------------ figures
     def _save(self, fig, name: str, caption: str) -> None:
-        path = self.out / name
-        fig.savefig(path, dpi=110)
+        write_figure(fig, self.out / name, dpi=110)  # atomically, never onto a pipe or device
         self.figures.append((name, caption))
 
     def bars(self, name: str, caption: str, categories, series: dict, *, ylabel: str, ref: float | None = 1.0,
@@ -160,7 +159,7 @@ class Report:
         if not rows:
             return
         df = pd.DataFrame(rows)
-        df.to_csv(self.out / f"{name}.csv", index=False)
+        write_text(self.out / f"{name}.csv", df.to_csv(index=False))
         for d in dims:
             df[d] = df[d].map(lambda v: "all" if v is None or (isinstance(v, float) and math.isnan(v)) else v)
         num = [c for c in df.columns if c not in dims and pd.api.types.is_numeric_dtype(df[c])]
@@ -172,7 +171,7 @@ class Report:
             ds[c] = ds[c].fillna("").astype(str)
         ds.attrs.update({"study": self.study, "command": self.command, "commit": commit(),
                          **{k: v for k, v in self.meta.items()}})  # fmt: skip
-        ds.to_netcdf(self.out / f"{name}.nc", engine="h5netcdf")
+        write_netcdf(ds, self.out / f"{name}.nc")
         self.files += [f"{name}.csv", f"{name}.nc"]
 
     # ------------------------------------------------------------------ report.md

@@ -43,6 +43,7 @@ from rfmodel.studies.common import (
     Evaluations,
     check_inputs,
     command_line,
+    csv_file,
     fmt,
     geomean,
     mean,
@@ -337,7 +338,7 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
             r = get(lab, w)
             row[f"sweep {lab}"] = r["ipc"] / b["ipc"] if r.get("ipc") else float("nan")
         rows.append(row)
-    with (out / "points.csv").open("w", newline="") as f:
+    with csv_file(out / "points.csv") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)
