@@ -384,22 +384,25 @@ def _effect_interval(out: xr.Dataset, reference: str, calibration, level) -> Non
     the calibrated error of the model's effects (``model_log_effect_sd``: the held-out RMS of
     ``log((1 + model effect) / (1 + simulated effect))``, :mod:`rfmodel.calibrate.effects`), drawn as a
     lognormal factor on ``1 + effect``: the error the design and its reference share cancels in it, which
-    independent intervals of the two IPCs would count twice.  The reference's own effect is exactly 0; a
-    design the calibration has no effect error for gets NaN (``attrs["effect_interval"]`` says which)."""
+    independent intervals of the two IPCs would count twice.  The calibration measures effects against the
+    baseline: against another reference the two designs' scales combine (``hypot``).  The reference's own
+    effect is exactly 0; a design the calibration has no effect error for gets NaN
+    (``attrs["effect_interval"]`` says which)."""
     from scipy.stats import norm
 
-    from rfmodel.analytic.calibration import load_calibration
+    from rfmodel.analytic.calibration import design_entry
     from rfmodel.analytic.montecarlo import DEFAULT_LEVEL, interval_quantiles
 
-    if calibration is False:
-        cal = None
-    else:
-        cal = calibration if isinstance(calibration, dict) else load_calibration(calibration)
     lo_q, hi_q = interval_quantiles(DEFAULT_LEVEL if level is None else level)
-    sd = []
-    for d in out["design"].values:
-        entry = ((cal or {}).get("designs") or {}).get(str(d)) or {}
-        sd.append(0.0 if str(d) == reference else entry.get("model_log_effect_sd", np.nan))
+
+    def against_baseline(d: str) -> float:
+        return 0.0 if d == ANCHOR_DESIGN else design_entry(calibration, d).get("model_log_effect_sd", np.nan)
+
+    # an effect against another reference is the ratio of two effects against the baseline: their errors
+    # add (taken as independent)
+    ref_sd = against_baseline(reference)
+    sd = [0.0 if str(d) == reference else float(np.hypot(against_baseline(str(d)), ref_sd))
+          for d in out["design"].values]
     sd = xr.DataArray(np.asarray(sd, dtype=np.float64), dims="design", coords={"design": out["design"]})
     one = 1.0 + out["ipc_effect"]
     for name, q in (("ipc_effect_lo", lo_q), ("ipc_effect_hi", hi_q)):
@@ -409,8 +412,9 @@ def _effect_interval(out: xr.Dataset, reference: str, calibration, level) -> Non
                                         "error"}  # fmt: skip
     missing = [str(d) for d, v in zip(out["design"].values, sd.values, strict=True) if not np.isfinite(v)]
     none = f"; none for {', '.join(missing)} (not in the calibration)" if missing else ""
+    via = "" if reference == ANCHOR_DESIGN else f", combined with {reference}'s against {ANCHOR_DESIGN}"
     out.attrs["effect_interval"] = (f"ipc_effect_lo/_hi: {100 * (hi_q - lo_q):g} % interval from the "
-                                    f"calibration's held-out effect error (model_log_effect_sd){none}")
+                                    f"calibration's held-out effect error (model_log_effect_sd){via}{none}")
 
 
 def _param_value(design: Design, sm: SMSpec, name: str):

@@ -102,3 +102,21 @@ def test_the_effects_interval_carries_the_calibrated_effect_error():
     assert "none for malekeh" in said and "90 % interval" in said
     sim = rfmodel.compare(["baseline", "bow"], "saxpy", "fermi-gtx480", max_warps=8, method="simulate")
     assert "ipc_effect_lo" not in sim and "effect_interval" not in sim.attrs
+
+
+def test_an_effect_against_another_reference_combines_both_designs_errors():
+    import copy
+
+    from rfmodel.analytic.calibration import load_calibration
+
+    cal = copy.deepcopy(load_calibration())
+    cal["designs"]["bow"]["model_log_effect_sd"] = 0.1
+    cal["designs"]["malekeh"]["model_log_effect_sd"] = 0.2
+    ds = rfmodel.compare(["bow", "baseline", "malekeh"], "saxpy", "fermi-gtx480", max_warps=8,
+                         calibration=cal)  # fmt: skip
+    z = 1.959964
+    for d, sd in (("bow", 0.0), ("baseline", 0.1), ("malekeh", np.hypot(0.1, 0.2))):
+        e = ds["ipc_effect"].sel(design=d).values.ravel()
+        hi = ds["ipc_effect_hi"].sel(design=d).values.ravel()
+        np.testing.assert_allclose(hi, (1 + e) * np.exp(z * sd) - 1, rtol=1e-6)
+    assert "combined with bow's against baseline" in ds.attrs["effect_interval"]

@@ -13,6 +13,7 @@ that :func:`load_calibration` reads.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -63,6 +64,21 @@ def _read(path: str, mtime: float) -> dict:
     if not isinstance(data, dict) or not isinstance(data.get("designs", {}), dict):
         raise ParseError(path, None, "not an rfmodel calibration file (a table with 'designs')")
     return data
+
+
+def calibration_data(calibration) -> dict | None:
+    """What an engine's ``calibration=`` argument names: ``False``, none (the designs' defaults); a mapping,
+    itself; ``None`` or a path, :func:`load_calibration`'s file."""
+    if calibration is False:
+        return None
+    if isinstance(calibration, Mapping):
+        return dict(calibration)
+    return load_calibration(calibration)
+
+
+def design_entry(calibration, design: str) -> dict:
+    """One design's entry of :func:`calibration_data` (``{}`` when it has none)."""
+    return ((calibration_data(calibration) or {}).get("designs") or {}).get(design) or {}
 
 
 def load_calibration(path=None) -> dict | None:

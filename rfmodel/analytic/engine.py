@@ -11,12 +11,11 @@ import functools
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, load_calibration
+from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, calibration_data
 from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, Anchor, l2_sets, resident_warps
 from rfmodel.analytic.profile import (
     TRACE_GROUPS,
@@ -365,9 +364,7 @@ def resolve_calibration(design, sm: SMSpec, calibration) -> tuple[dict, str]:
     """Grid entries of the calibrated coefficients and the ``calibration`` attribute text."""
     if calibration is False:
         return {}, "uncalibrated: design defaults (calibration=False)"
-    if isinstance(calibration, Mapping):
-        return calibrated_grid_entries(design, sm.name, dict(calibration))
-    return calibrated_grid_entries(design, sm.name, load_calibration(calibration))
+    return calibrated_grid_entries(design, sm.name, calibration_data(calibration))
 
 
 def run_analytic(design, profile, sm, grid: dict, anchor: float | Anchor = 1.0) -> dict:

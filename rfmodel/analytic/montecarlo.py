@@ -134,11 +134,9 @@ def resolve_model_error(design, uncertainty: dict, calibration) -> dict:
         return uncertainty
     spec = uncertainty.pop("model_error")
     if spec is True or spec == "calibrated":
-        from rfmodel.analytic.calibration import load_calibration
+        from rfmodel.analytic.calibration import design_entry
 
-        cal = calibration if isinstance(calibration, dict) else (
-            None if calibration is False else load_calibration(calibration))  # fmt: skip
-        sd = ((cal or {}).get("designs", {}).get(design.name, {})).get("model_log_ipc_sd")
+        sd = design_entry(calibration, design.name).get("model_log_ipc_sd")
         if sd is None:
             raise RfmodelError(
                 f"uncertainty: model_error='calibrated' needs a calibration with a model-error scale for "
