@@ -712,3 +712,15 @@ class TestImportSynthetic:
         with pytest.raises(SpecError) as ei:
             import_gpgpusim_config(_write(tmp_path, text))
         assert ei.value.field == "num_banks"
+
+
+def test_an_optional_field_left_out_takes_the_sm_field_it_names():
+    from rfmodel.designs.mainrf import MainRFParams
+    from rfmodel.spec import get_preset, param
+
+    sm = get_preset("volta-v100")
+    assert MainRFParams().value_on("main_rf_banks", sm) == sm.num_banks
+    assert MainRFParams(main_rf_banks=4).value_on("main_rf_banks", sm) == 4
+    assert MainRFParams().value_on("narrow_crossbar", sm) == 0  # a field without one keeps its value
+    with pytest.raises(TypeError, match="sm_default"):
+        param(3, doc="x", sm_default="num_banks")  # only an optional field takes an SM field's value

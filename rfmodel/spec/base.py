@@ -171,6 +171,8 @@ def param(
         default = None
     if optional and default is not None:
         raise TypeError("an optional spec field must default to None")
+    if sm_default is not None and not optional:
+        raise TypeError("sm_default names the SM field an optional spec field takes when left out")
     if isinstance(default, list):
         default = tuple(default)
     if _per_item(bounds) and length is None:
