@@ -672,7 +672,8 @@ def _evaluate_simulate(
         design=d, sm=sm, structures=structures, workloads=names, dims=dims, coords=coords, shape=shape,
         per_workload=per_wl, stall_reasons=reasons, grid=grid, require_fit=require_fit,
         attrs={"engine": "simulate", "tech": json.dumps(tech), "arch": arch, "seed": seed,
-               "not_modelled": "; ".join(not_modelled(sm, "simulate") + d.not_modelled(sm, grid, "simulate")),
+               "not_modelled": "; ".join(not_modelled(sm, "simulate", compat=opts.compat == "gpgpusim")
+                                         + d.not_modelled(sm, grid, "simulate")),
                "rfmodel_version": __version__, "sim_options": json.dumps(opts.to_dict()),
                "calibration": f"reference cycle simulator (compat={opts.compat})",
                "trace_source": json.dumps(sources)},

@@ -18,6 +18,7 @@ from rfmodel.spec import (
     OP_CLASS_NAMES,
     PRESETS,
     CollectorSpec,
+    ICacheSpec,
     L1DSpec,
     LatencySpec,
     SMSpec,
@@ -390,7 +391,11 @@ class TestSMSpec:
         assert get_preset("hopper-h100").latency.initiations()[OpClass.TENSOR] == 1  # 0 reported as 1
 
     def test_defaults_are_the_fermi_preset(self):
-        assert SMSpec() == get_preset("fermi-gtx480").replace(name="custom", source="")
+        # the instruction cache is optional: left out, every fetch hits (the preset has its config's)
+        fermi = get_preset("fermi-gtx480")
+        assert SMSpec() == fermi.replace(name="custom", source="", icache=None)
+        assert fermi.icache == ICacheSpec(size_bytes=2048, assoc=4, line_bytes=128, mshr_entries=2,
+                                          fetch_per_cycle=1)
 
     def test_bank_geometry_known_answers(self):
         fermi = get_preset("fermi-gtx480")

@@ -147,6 +147,9 @@ CONFIG_FIELDS = (
     "wbuf",  # write buffer in front of slow banks: entries (per bank, or shared; 0: none)
     "wbuf_shared",  # 1: one pool of ``wbuf`` entries for all banks; 0: ``wbuf`` entries per bank
     "claims",  # offset of the design's bank claims in its ints (-1: none)
+    "il1_sets",  # compat: instruction-cache sets (0: every fetch hits)
+    "il1_assoc",  # compat: instruction-cache ways
+    "il1_mshr",  # compat: instruction-cache lines missing at once
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -171,6 +174,7 @@ TABLE_FIELDS = (
     "alloc_order",  # compat: unit types in collector-allocation order
     "exec_order",  # compat: unit types in execute order
     "sectors",  # [rows] compat: sector fetches per missed line of the row
+    "pc_line",  # [rows] compat: instruction-cache line of the row's PC (with an instruction cache)
 )
 N_TABLES = len(TABLE_FIELDS)
 
@@ -302,6 +306,14 @@ STATE_FIELDS = (
     "wq_hist",  # [capacity + 1]
     # [NB * cap] first cycle a request may be granted (0: at once); an operand hook's delay (OPERAND_DELAY)
     "bq_ready",
+    # compat instruction cache: per way its line, LRU stamp and the cycle its fill arrives (a line still
+    # waiting for it is reserved); per MSHR the cycle it frees; per warp the cycle its missed fetch is
+    # answered (0: none pending)
+    "il1_tag",
+    "il1_lru",
+    "il1_fill",
+    "il1_mshr",
+    "w_imiss",
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -351,6 +363,9 @@ K_FIELDS = (
     "wbuf_full_waits",  # record-cycles a result waited because the write buffer was full
     "wbuf_max",  # most values the write buffer held at once
     "claim_waits",  # read requests held back one cycle because the design's bank claims took their port
+    "il1_acc",  # compat: instruction-cache accesses (fetches that looked up a line)
+    "il1_miss",  # compat: of them, misses (a new line, or one already on its way)
+    "il1_fail",  # compat: fetches that found every MSHR, or every way of their set, waiting for a fill
 )
 K_STALL0 = len(K_FIELDS)
 N_K = K_STALL0 + MAX_REASONS
@@ -418,6 +433,9 @@ C_MEMQ = 45
 C_WBUF = 46
 C_WBUF_SHARED = 47
 C_CLAIMS = 48
+C_IL1_SETS = 49
+C_IL1_ASSOC = 50
+C_IL1_MSHR = 51
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -435,6 +453,7 @@ T_TW_PTR = 11
 T_ALLOC_ORDER = 12
 T_EXEC_ORDER = 13
 T_SECTORS = 14
+T_PC_LINE = 15
 
 # G_FIELDS
 G_CYCLE = 0
@@ -539,6 +558,11 @@ S_WQ_N = 79
 S_WQ_CNT = 80
 S_WQ_HIST = 81
 S_BQ_READY = 82
+S_IL1_TAG = 83
+S_IL1_LRU = 84
+S_IL1_FILL = 85
+S_IL1_MSHR = 86
+S_W_IMISS = 87
 
 # K_FIELDS
 K_ISSUED = 0
@@ -585,6 +609,9 @@ K_WBUF_HITS = 40
 K_WBUF_FULL_WAITS = 41
 K_WBUF_MAX = 42
 K_CLAIM_WAITS = 43
+K_IL1_ACC = 44
+K_IL1_MISS = 45
+K_IL1_FAIL = 46
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
@@ -2227,13 +2254,21 @@ def _allocate(cyc, trace, cfg, tables, state, design_ints, design_floats, h_oper
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _fetch(cyc, cfg, state):
-    """Fetch (GPGPU-Sim mode): up to ``fetch`` warps a cycle, round robin, whose instruction buffer is
-    empty get their next ``ibuf`` rows, decoded the next cycle (the last fetch of a cycle one later).
-    True when a warp was fetched."""
+def _fetch(cyc, cfg, fcfg, tables, state):
+    """Fetch (GPGPU-Sim mode): ``fetch`` slots a cycle; in each, one warp whose instruction buffer is empty
+    gets its next ``ibuf`` rows, decoded the next cycle (the last slot's one cycle later).  Warps are taken
+    round robin from the one after the last fetched.
+
+    With an instruction cache (``il1_sets`` > 0) a slot first answers a warp whose missed line has arrived
+    (the earliest); otherwise the next warp round robin that waits for no line looks up its PC's line: a
+    hit fills its buffer; a miss (a new line, or one already on its way) makes the warp wait for the fill,
+    a new line taking an MSHR and a way not waiting for a fill (none free: the slot fetches nothing).  A
+    new line goes to the L2 the next cycle and returns as a data line would.  True when a warp was
+    fetched or answered."""
     W = cfg[C_WARPS]
     fetch_n = cfg[C_FETCH]
     ibuf_n = cfg[C_IBUF]
+    sets = cfg[C_IL1_SETS]
     scalars = state[S_G]
     w_active = state[S_W_ACTIVE]
     w_pc = state[S_W_PC]
@@ -2241,23 +2276,83 @@ def _fetch(cyc, cfg, state):
     w_exited = state[S_W_EXITED]
     w_ibuf = state[S_W_IBUF]
     w_ibuf_at = state[S_W_IBUF_AT]
+    w_imiss = state[S_W_IMISS]
     act = False
-    nf = 0
-    w = scalars[G_LAST_FETCH]
-    for _i in range(W):
-        if nf >= fetch_n:
-            break
-        w += 1
-        if w >= W:
-            w = 0
-        if w_active[w] != 0 and w_exited[w] == 0 and w_ibuf[w] == 0 and w_pc[w] < w_end[w]:
-            w_ibuf[w] = min(ibuf_n, w_end[w] - w_pc[w])
-            # fetch and decode alternate: the last fetch of a cycle is decoded a cycle later
-            w_ibuf_at[w] = cyc + 1 if nf < fetch_n - 1 else cyc + 2
+    for nf in range(fetch_n):
+        # fetch and decode alternate: the last fetch of a cycle is decoded a cycle later
+        at = cyc + 1 if nf < fetch_n - 1 else cyc + 2
+        if sets > 0:  # a missed line that has arrived is answered first
+            ready = -1
+            for w in range(W):
+                if 0 < w_imiss[w] <= cyc and (ready < 0 or w_imiss[w] < w_imiss[ready]):
+                    ready = w
+            if ready >= 0:
+                w_imiss[ready] = 0
+                w_ibuf[ready] = min(ibuf_n, w_end[ready] - w_pc[ready])
+                w_ibuf_at[ready] = at
+                act = True
+                continue
+        w = scalars[G_LAST_FETCH]
+        for _i in range(W):
+            w += 1
+            if w >= W:
+                w = 0
+            if w_active[w] == 0 or w_exited[w] != 0 or w_ibuf[w] != 0 or w_pc[w] >= w_end[w]:
+                continue
+            if w_imiss[w] != 0:
+                continue
             scalars[G_LAST_FETCH] = w
-            nf += 1
+            if sets > 0 and not _il1_lookup(cyc, w, cfg, fcfg, tables, state):
+                break
+            w_ibuf[w] = min(ibuf_n, w_end[w] - w_pc[w])
+            w_ibuf_at[w] = at
             act = True
+            break
     return act
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _il1_lookup(cyc, w, cfg, fcfg, tables, state):
+    """Warp ``w``'s fetch looks up the instruction-cache line of its PC: True on a hit; on a miss the warp
+    waits for the line (``w_imiss``); on a reservation failure it tries again at a later fetch."""
+    stats = state[S_K]
+    scalars = state[S_G]
+    tag = state[S_IL1_TAG]
+    lru = state[S_IL1_LRU]
+    fill = state[S_IL1_FILL]
+    mshr = state[S_IL1_MSHR]
+    line = tables[T_PC_LINE][state[S_W_PC][w]]
+    base = (line % cfg[C_IL1_SETS]) * cfg[C_IL1_ASSOC]
+    stats[K_IL1_ACC] += 1
+    victim = -1
+    for i in range(base, base + cfg[C_IL1_ASSOC]):
+        if tag[i] == line:
+            if fill[i] <= cyc:  # present
+                scalars[G_LRU_CLOCK] += 1
+                lru[i] = scalars[G_LRU_CLOCK]
+                return True
+            stats[K_IL1_MISS] += 1  # on its way: wait for the same fill
+            state[S_W_IMISS][w] = fill[i]
+            return False
+        if fill[i] <= cyc and (victim < 0 or lru[i] < lru[victim]):
+            victim = i
+    slot = -1
+    for m in range(cfg[C_IL1_MSHR]):
+        if mshr[m] <= cyc:
+            slot = m
+            break
+    if victim < 0 or slot < 0:
+        stats[K_IL1_FAIL] += 1
+        return False
+    stats[K_IL1_MISS] += 1
+    t = l2_path(cfg, fcfg, scalars, stats, state[S_L2_TAG], state[S_L2_LRU], line, cyc + 1)
+    scalars[G_LRU_CLOCK] += 1
+    tag[victim] = line
+    lru[victim] = scalars[G_LRU_CLOCK]
+    fill[victim] = t
+    mshr[slot] = t
+    state[S_W_IMISS][w] = t
+    return False
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -2330,9 +2425,12 @@ def _idle_skip(cyc, cfg, state, stop, n_busy, design_ints):
             if cyc < b_busy[b] < nxt:
                 nxt = b_busy[b]
     if compat:
+        w_imiss = state[S_W_IMISS]
         for w in range(W):
             if w_active[w] != 0 and cyc < w_ibuf_at[w] < nxt:
                 nxt = w_ibuf_at[w]
+            if cyc < w_imiss[w] < nxt:  # a missed instruction line arrives
+                nxt = w_imiss[w]
         for i in range(ocex.shape[0]):
             if ocex[i] >= 0:
                 nxt = cyc + 1  # waits on a result bus or completion slot, which time frees
@@ -2471,7 +2569,7 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
             break
 
         if compat:
-            act = _fetch(cyc, cfg, state) or act
+            act = _fetch(cyc, cfg, fcfg, tables, state) or act
         if cyc >= scalars[G_UPKEEP_NEXT]:  # the design's upkeep
             stats[K_HOOK_CALLS] += 1
             nxt = h_upkeep(design_ints, design_floats, 0, 0, 0, 0, cyc)

@@ -35,10 +35,11 @@ class SimOptions:
     ``RZ`` read like a register, ``bank_rw_ports`` arbitration steps per
     cycle with writes first, GPGPU-Sim's issue/collector/dispatch registers,
     its execution-unit timing, instruction buffers filled by a fetch stage,
-    one CTA launched per cycle.  ``fetch_per_cycle``, ``ibuffer_entries`` and
-    ``result_buses`` only matter in that mode (defaults: the SM7_QV100
-    config's ``-gpgpu_inst_fetch_throughput``, GPGPU-Sim's instruction-buffer
-    size and the EX_WB width).
+    one CTA launched per cycle, the SM's instruction cache (``SMSpec.icache``).
+    ``fetch_per_cycle``, ``ibuffer_entries`` and ``result_buses`` only matter in
+    that mode (defaults: the SM's ``icache.fetch_per_cycle``, or 4 (the SM7_QV100
+    config's ``-gpgpu_inst_fetch_throughput``) where the SM gives no instruction
+    cache; GPGPU-Sim's instruction-buffer size; the EX_WB width).
 
     ``cta_launch_per_cycle``: -1 = the mode's default, 0 = no limit.
     ``l2_assoc``: ways of the SM's L2 slice.  ``max_cycles``: a run longer than
@@ -50,7 +51,7 @@ class SimOptions:
     """
 
     compat: str = "none"
-    fetch_per_cycle: int = 4
+    fetch_per_cycle: int | None = None  # None: the SM's icache.fetch_per_cycle, else 4
     ibuffer_entries: int = 2
     result_buses: int = 8
     cta_launch_per_cycle: int = -1  # -1: 1 in GPGPU-Sim mode, else no limit; 0: no limit
@@ -74,6 +75,8 @@ class SimOptions:
             ("chunk_cycles", 1, 1 << 40),
         ):
             v = getattr(self, name)
+            if v is None and name == "fetch_per_cycle":
+                continue
             if not isinstance(v, int | np.integer) or isinstance(v, bool) or not lo <= v <= hi:
                 raise SpecError(w, name, v, f"integer in [{lo}, {hi}]")
 
@@ -224,6 +227,30 @@ def _sectors(trace: Trace, sector_bytes: int, line_bytes: int) -> np.ndarray:
     return np.clip(sec, 1, max(line_bytes // sector_bytes, 1))
 
 
+#: GPGPU-Sim's PROGRAM_MEM_START: instruction addresses are PCs above it (apart from the data lines in L2)
+PROGRAM_BASE = 0xF0000000
+
+
+def fetch_per_cycle(sm, opts: SimOptions) -> int:
+    """Fetches per cycle in GPGPU-Sim mode: the option if given, else the SM instruction cache's, else 4."""
+    if opts.fetch_per_cycle is not None:
+        return int(opts.fetch_per_cycle)
+    return sm.icache.fetch_per_cycle if sm.icache is not None else 4
+
+
+def _pc_lines(trace: Trace, line_bytes: int) -> np.ndarray:
+    """The instruction-cache line of each row's PC: ``sidx x attrs["instr_bytes"]`` (16: a built-in or
+    SASS kernel's instructions; a read Accel-Sim trace keeps its own) above :data:`PROGRAM_BASE`; a row
+    without a static index (-1) at the end of the kernel's code, as the Accel-Sim exporter places it."""
+    sidx = np.asarray(trace.sidx, dtype=np.int64)
+    step = int(trace.attrs.get("instr_bytes", 16))
+    end = (int(sidx.max()) + 1) if len(sidx) else 0
+    pc = np.where(sidx >= 0, sidx, end) * step
+    if not len(pc):
+        return np.zeros(1, np.int64)
+    return np.ascontiguousarray((PROGRAM_BASE + pc) // line_bytes, dtype=np.int64)
+
+
 def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     compat = opts.compat == "gpgpusim"
     n = trace.n_instrs
@@ -312,6 +339,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     n_reasons = C.N_CORE_REASONS + len(setup.stall_reasons)
     if n_reasons > C.MAX_REASONS:
         raise RfmodelError(f"a design may add at most {C.MAX_REASONS - C.N_CORE_REASONS} stall reasons")
+    ic = sm.icache
+    il1_on = compat and ic is not None and ic.size_bytes > 0
     cta_per_cycle = opts.cta_launch_per_cycle
     if cta_per_cycle < 0:
         cta_per_cycle = 1 if compat else 0
@@ -333,7 +362,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "compat": int(compat),
         "steps": steps,
         "wb_width": opts.result_buses,
-        "fetch": opts.fetch_per_cycle,
+        "fetch": fetch_per_cycle(sm, opts),
         "ibuf": opts.ibuffer_entries,
         "cta_per_cycle": cta_per_cycle,
         "max_ctas": res_ctas,
@@ -365,6 +394,9 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "check": int(opts.check_ports),
         "skip": int(opts.skip_idle),
         "prefer": int(setup.prefer),
+        "il1_sets": ic.sets if il1_on else 0,
+        "il1_assoc": ic.assoc if il1_on else 1,
+        "il1_mshr": ic.mshr_entries if il1_on else 1,
     }
     cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
     fcfg = np.array([line_bytes / sm.mem_bw_bytes_per_cycle], dtype=np.float64)
@@ -386,6 +418,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "alloc_order": np.array(_ALLOC_ORDER, dtype=np.int64),
         "exec_order": np.array(_EXEC_ORDER, dtype=np.int64),
         "sectors": np.ascontiguousarray(sectors, dtype=np.int64),
+        "pc_line": _pc_lines(trace, ic.line_bytes) if il1_on else np.zeros(1, dtype=np.int64),
     }
     tabs = tuple(np.ascontiguousarray(tabd[k], dtype=np.int64) for k in C.TABLE_FIELDS)
     return _Prepared(arrays, cfg, fcfg, tabs, n, n_cta, res_ctas, wpc)
@@ -409,6 +442,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
     nu = C.N_UNIT * S
     l1n = int(cfg[C.C_L1_SETS] * cfg[C.C_L1_ASSOC])
     l2n = max(int(cfg[C.C_L2_SETS] * cfg[C.C_L2_ASSOC]), 1)
+    il1n = int(cfg[C.C_IL1_SETS] * cfg[C.C_IL1_ASSOC])
     bq = int(cfg[C.C_BQ_CAP])
     wbuf = int(cfg[C.C_WBUF])
 
@@ -447,6 +481,8 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "wq": z(NB * wbuf), "wq_head": z(NB), "wq_n": z(NB), "wq_cnt": z(W * 256 if wbuf else 1),
         "wq_hist": z(wbuf_capacity(cfg) + 1),
         "bq_ready": z(NB * bq),
+        "il1_tag": z(il1n, -1), "il1_lru": z(il1n, -1), "il1_fill": z(il1n),
+        "il1_mshr": z(cfg[C.C_IL1_MSHR]), "w_imiss": z(W),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]

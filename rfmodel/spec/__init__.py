@@ -11,7 +11,16 @@ GPGPU-Sim options read.
 
 from .base import FieldInfo, Spec, param, spec_kinds, spec_type
 from .presets import PRESETS, get_preset
-from .sm import BANK_MAPPINGS, OP_CLASS_NAMES, SCHEDULERS, CollectorSpec, L1DSpec, LatencySpec, SMSpec
+from .sm import (
+    BANK_MAPPINGS,
+    OP_CLASS_NAMES,
+    SCHEDULERS,
+    CollectorSpec,
+    ICacheSpec,
+    L1DSpec,
+    LatencySpec,
+    SMSpec,
+)
 from .toml_io import dumps, dumps_spec, load_spec, loads_spec, save_spec, write_text_atomic
 
 #: the GPGPU-Sim import's names, imported on first use (a run on a preset does not read a config file)
@@ -36,6 +45,7 @@ __all__ = [
     "CollectorSpec",
     "FieldInfo",
     "GpgpusimImport",
+    "ICacheSpec",
     "L1DSpec",
     "LatencySpec",
     "SMSpec",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rfmodel.errors import ParseError
 
-from .sm import CollectorSpec, L1DSpec, LatencySpec, SMSpec
+from .sm import CollectorSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
 
 __all__ = [
     "GPGPUSIM_DEFAULTS",
@@ -62,6 +62,9 @@ GPGPUSIM_DEFAULTS: dict[str, str] = {
     "-gpgpu_shmem_size": "16384",
     "-gpgpu_shmem_per_block": "49152",
     "-gpgpu_cache:dl1": "none",
+    "-gpgpu_cache:il1": "4:256:4,L:R:f:N,A:2:32,4",
+    "-gpgpu_inst_fetch_throughput": "1",
+    "-gpgpu_perfect_inst_const_cache": "0",
     "-gpgpu_l1_latency": "1",
     "-gpgpu_unified_l1d_size": "0",
     "-gpgpu_adaptive_cache_config": "0",
@@ -404,6 +407,16 @@ def import_gpgpusim_config(
         adaptive=adaptive,
         bypass_global=skip_l1,
     )
+    # the instruction cache and fetch (a perfect cache, or none configured: every fetch hits)
+    il1 = _cache(r, "-gpgpu_cache:il1")
+    perfect_inst = r.bool("-gpgpu_perfect_inst_const_cache")
+    icache = ICacheSpec(
+        size_bytes=0 if perfect_inst or il1 is None else il1.size,
+        assoc=il1.assoc if il1 else 1,
+        line_bytes=il1.line if il1 else 128,
+        mshr_entries=max(il1.mshr, 1) if il1 else 1,
+        fetch_per_cycle=r.int("-gpgpu_inst_fetch_throughput", 1),
+    )
     smem_latency = r.int("-gpgpu_smem_latency", 1)
     rop_latency = r.int("-gpgpu_l2_rop_latency", 1)
     dram_latency = r.int("-dram_latency")
@@ -457,6 +470,7 @@ def import_gpgpusim_config(
         shmem_per_cta_bytes=shmem_cta,
         latency=latency,
         l1d=l1d,
+        icache=icache,
         smem_latency_cycles=smem_latency,
         l2_hit_latency_cycles=rop_latency,
         dram_latency_cycles=dram_latency,

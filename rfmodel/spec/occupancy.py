@@ -146,20 +146,24 @@ NOT_MODELLED = {
     "l1d.adaptive": {"analytic": False, "simulate": False},
     "collector_read_ports": {"analytic": 0},
     "dual_issue_diff_units": {"analytic": False, "simulate": True},
+    # the instruction cache: only the simulator's GPGPU-Sim mode fetches (``not_modelled(compat=True)``)
+    "icache.size_bytes": {"analytic": 0, "simulate": 0},
 }
 #: the notes already warned about in this process (:func:`warn_once`)
 _SAID: set = set()
 
 
-def not_modelled(sm, engine: str) -> list[str]:
+def not_modelled(sm, engine: str, compat: bool = False) -> list[str]:
     """The :data:`NOT_MODELLED` fields of ``engine`` that ``sm`` sets to another value than the answer holds
     for, in words (a warning once per field, value and engine, unless it is the value of the preset ``sm``
-    is named after); ``dual_issue_diff_units`` only where the SM issues more than one instruction a cycle."""
+    is named after); ``dual_issue_diff_units`` only where the SM issues more than one instruction a cycle;
+    the instruction cache not for the simulator's GPGPU-Sim mode (``compat``), which fetches through it."""
     from rfmodel.spec.presets import PRESETS
 
     def get(spec, name):
         parent, _, field = name.rpartition(".")
-        return getattr(getattr(spec, parent) if parent else spec, field)
+        owner = getattr(spec, parent) if parent else spec
+        return None if owner is None else getattr(owner, field)
 
     preset = PRESETS.get(sm.name)
     out = []
@@ -167,8 +171,10 @@ def not_modelled(sm, engine: str) -> list[str]:
         holds = holds_in.get(engine, None)
         if engine not in holds_in or (name == "dual_issue_diff_units" and sm.issue_width < 2):
             continue
+        if compat and engine == "simulate" and name.startswith("icache."):
+            continue
         value = get(sm, name)
-        if value != holds:
+        if value is not None and value != holds:
             out.append(f"{name} = {value} (answered as {holds})")
             # a preset's own value is in its documented source and the attrs; a value set otherwise is said
             if preset is not None and get(preset, name) == value:

@@ -155,6 +155,35 @@ class L1DSpec(Spec, kind="sm.l1d"):
 
 
 @dataclass(frozen=True)
+class ICacheSpec(Spec, kind="sm.icache"):
+    """The instruction cache and fetch stage of one SM (GPGPU-Sim's ``-gpgpu_cache:il1``,
+    ``-gpgpu_inst_fetch_throughput`` and ``-gpgpu_perfect_inst_const_cache``).
+
+    Modelled by the simulator's GPGPU-Sim mode, whose fetch stage it feeds: each fetch gives one warp with an
+    empty instruction buffer its next instructions when the line of its PC is in the cache; a miss goes to
+    the L2 (and DRAM) like a data line, the warp waits for the fill, and the cache holds at most
+    ``mshr_entries`` lines in flight (a fetch that finds them all taken, or its set's every way waiting for
+    a fill, fetches nothing that cycle)."""
+
+    size_bytes: int = param(2 * _KIB, unit="B", bounds=(0, 64 * _MIB),
+                            doc="capacity (sets x assoc x line); 0 = every fetch hits (a perfect cache)")
+    assoc: int = param(4, unit="ways", bounds=(1, 4096), doc="associativity")
+    line_bytes: int = param(128, unit="B", choices=(16, 32, 64, 128, 256, 512, 1024), doc="line size")
+    mshr_entries: int = param(2, unit="entries", bounds=(1, 1 << 16), doc="lines missing at once")
+    fetch_per_cycle: int = param(1, unit="fetches/cycle", bounds=(1, 64),
+                                 doc="fetches per cycle, each one warp's next instruction-buffer fill")
+
+    @property
+    def sets(self) -> int:
+        return self.size_bytes // (self.assoc * self.line_bytes)
+
+    def _check(self) -> None:
+        if self.size_bytes and self.size_bytes % (self.assoc * self.line_bytes):
+            self._fail("size_bytes", self.size_bytes,
+                       f"a multiple of assoc x line_bytes = {self.assoc * self.line_bytes}")
+
+
+@dataclass(frozen=True)
 class SMSpec(Spec, kind="sm", version=1):
     """One SM's parameters.  Defaults are the ``fermi-gtx480`` preset's values."""
 
@@ -214,6 +243,10 @@ class SMSpec(Spec, kind="sm", version=1):
 
     # -- memory hierarchy
     l1d: L1DSpec = param(L1DSpec(), doc="L1 data cache")
+    icache: ICacheSpec | None = param(
+        optional=True, type=ICacheSpec,
+        doc="instruction cache and fetch (the simulator's GPGPU-Sim mode); left out: every fetch hits, "
+            "SimOptions.fetch_per_cycle fetches a cycle")
     smem_latency_cycles: int = param(26, unit="cycles", bounds=(1, 100_000), doc="shared-memory load latency")
     l2_hit_latency_cycles: int = param(120, unit="cycles", bounds=(1, 100_000),
                                        doc="L1 miss served by the L2 (GPGPU-Sim's ROP latency)")

@@ -54,7 +54,8 @@ Conversion to a Trace
 * op classes come from the SASS reader's opcode table (:func:`classify_opcode`).
 * ``active`` is ``popcount(mask)``; ``sidx`` is ``PC // 16`` (``PC // 8`` for
   binary versions below 70), which equals the static instruction index of the
-  function when its code starts at offset 0.
+  function when its code starts at offset 0; ``attrs["instr_bytes"]`` keeps the
+  divisor (the simulator's instruction cache takes the PC back from it).
 * Memory: the per-lane addresses of active lanes of global, local and atomic
   instructions (:data:`~rfmodel.workload.ir.L1D_CLASSES`, except the shared
   ``ATOMS``) become the distinct ``line_bytes``-aligned line addresses each
@@ -597,6 +598,7 @@ def _build(p: _Parser, cta_ids, wblocks) -> Trace:
             "source": "accelsim",
             "path": p.path,
             "tracer_version": p.version,
+            "instr_bytes": p.instr_bytes,  # PC = sidx x instr_bytes (the simulator's instruction cache)
             "header": dict(h),
             "grid_dim": grid,
             "block_dim": block,

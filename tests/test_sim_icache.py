@@ -1,0 +1,111 @@
+"""Known answers of the simulator's instruction cache (GPGPU-Sim mode): GPGPU-Sim's fetch stage, where a warp
+with an empty instruction buffer looks up the line of its PC in a set-associative LRU cache, a miss waits
+for the line from the L2 or DRAM, and at most ``mshr_entries`` lines are in flight."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rfmodel.sim import SimOptions, simulate_trace, trace_from_warps
+from rfmodel.spec import ICacheSpec, get_preset
+from rfmodel.spec.occupancy import not_modelled
+
+IC = ICacheSpec(size_bytes=2048, assoc=4, line_bytes=128, mshr_entries=2, fetch_per_cycle=1)
+PERFECT = IC.replace(size_bytes=0)
+PER_LINE = 8  # 16-byte instructions in a 128-byte line
+
+
+def sm_with(icache):
+    sm = get_preset("volta-v100")
+    return sm.replace(latency=sm.latency.replace(int=(2, 1)), icache=icache)
+
+
+def code(pcs_per_warp):
+    """Independent integer instructions (no register dependence within 16), one warp per list of static
+    indices (PC = 16 x index)."""
+    warps = [[("IADD3", [10 + i % 16], [2]) for i in range(len(p))] for p in pcs_per_warp]
+    tr = trace_from_warps(warps, warps_per_cta=len(warps))
+    tr.sidx[:] = np.concatenate([np.asarray(p, dtype=np.int32) for p in pcs_per_warp])
+    return tr
+
+
+def run(tr, icache, **opts):
+    return simulate_trace(tr, sm_with(icache), "baseline", None, {"compat": "gpgpusim", **opts})
+
+
+def test_straight_code_misses_once_per_line_and_waits_for_dram():
+    n_lines = 8
+    tr = code([range(n_lines * PER_LINE)])
+    r = run(tr, IC)
+    # a fetch takes two instructions: 4 fetches a line, the first a miss answered when the line arrives
+    assert r.counts["il1_acc"] == n_lines * PER_LINE // 2
+    assert r.counts["il1_miss"] == n_lines
+    assert r.counts["il1_fail"] == 0
+    assert r.counts["l2_acc"] == n_lines and r.counts["l2_hit"] == 0  # no data access: only code lines
+    perfect = run(tr, PERFECT)
+    assert perfect.counts["il1_acc"] == 0 and perfect.counts["issued"] == r.counts["issued"]
+    # one warp waits out each line's trip to DRAM in turn (L2 hit latency + DRAM latency, one line of DRAM
+    # bandwidth), less what the perfect cache's run overlaps
+    sm = sm_with(IC)
+    trip = sm.l2_hit_latency_cycles + sm.dram_latency_cycles
+    extra = r.metrics["cycles"] - perfect.metrics["cycles"]
+    assert n_lines * trip <= extra <= n_lines * (trip + 20)
+
+
+def test_warps_on_the_same_code_share_its_lines():
+    n_lines = 6
+    tr = code([range(n_lines * PER_LINE)] * 4)
+    r = run(tr, IC)
+    assert r.counts["l2_acc"] == n_lines  # a line on its way is waited for, not requested again
+    assert r.counts["il1_miss"] >= n_lines
+    assert r.counts["il1_acc"] == 4 * n_lines * PER_LINE // 2
+
+
+@pytest.mark.parametrize("body_lines, expect_misses", [(16, 16), (20, 20 * 3)])
+def test_a_loop_larger_than_the_cache_thrashes_it(body_lines, expect_misses):
+    # 2 KB, 4 ways, 128 B lines: 4 sets; 16 lines fit (4 a set), 20 put 5 lines in every set, which LRU
+    # evicts in turn, so every line of every pass misses
+    body = list(range(body_lines * PER_LINE))
+    r = run(code([body * 3]), IC)
+    assert r.counts["il1_miss"] == expect_misses
+    assert r.counts["l2_acc"] == expect_misses
+
+
+def test_mshrs_limit_the_lines_in_flight():
+    # two warps on disjoint code: with one MSHR the second warp's miss finds it taken and fetches nothing
+    tr = code([range(0, 4 * PER_LINE), range(1000 * PER_LINE, 1004 * PER_LINE)])
+    one = run(tr, IC.replace(mshr_entries=1))
+    two = run(tr, IC)
+    assert one.counts["il1_fail"] > 0 and two.counts["il1_fail"] == 0
+    assert one.counts["il1_miss"] == two.counts["il1_miss"] == 8
+    assert one.metrics["cycles"] > two.metrics["cycles"]
+
+
+def test_fetch_width_comes_from_the_sm_unless_the_options_say():
+    tr = code([range(64)] * 8)
+    from_sm = run(tr, PERFECT.replace(fetch_per_cycle=1))
+    from_opts = run(tr, PERFECT.replace(fetch_per_cycle=4), fetch_per_cycle=1)
+    four = run(tr, PERFECT.replace(fetch_per_cycle=4))
+    assert from_sm.counts == from_opts.counts
+    assert four.metrics["cycles"] < from_sm.metrics["cycles"]
+    assert SimOptions().fetch_per_cycle is None
+
+
+def test_the_sm_without_an_instruction_cache_fetches_four_a_cycle_and_never_misses():
+    tr = code([range(64)] * 8)
+    none = run(tr, None)
+    assert none.counts == run(tr, PERFECT.replace(fetch_per_cycle=4)).counts
+    assert none.counts["il1_acc"] == 0
+
+
+def test_rfmodel_pipeline_has_no_instruction_cache_and_says_so():
+    tr = code([range(64)] * 2)
+    a = simulate_trace(tr, sm_with(IC), "baseline")
+    b = simulate_trace(tr, sm_with(None), "baseline")
+    assert a.counts == b.counts and a.counts["il1_acc"] == 0
+    fermi = get_preset("fermi-gtx480")
+    assert any(s.startswith("icache.size_bytes = 2048") for s in not_modelled(fermi, "simulate"))
+    assert any(s.startswith("icache.size_bytes = 2048") for s in not_modelled(fermi, "analytic"))
+    assert not any("icache" in s for s in not_modelled(fermi, "simulate", compat=True))
+    assert not any("icache" in s for s in not_modelled(get_preset("volta-v100"), "analytic"))
