@@ -576,9 +576,10 @@ def render_section(tables: list[tuple[str, list[dict], dict]]) -> str:
             "GPUWattch option), and its traces carry binary version 61 (Pascal's opcode map) so that `BRA` "
             "is an ordinary branch on the SP pipelines instead of needing Volta's branch unit. Unlike "
             "`SM7_QV100` (`-gpgpu_perfect_inst_const_cache 1`), it keeps GPGPU-Sim's 2 KB instruction cache "
-            "(`-gpgpu_cache:il1 N:4:128:4`) and fetch throughput 1, which rfmodel's simulator does not model "
-            "(it supplies instructions without misses); Accel-Sim's `W0_Idle` share (no valid instruction) "
-            "is where that shows. The SM has 32768 registers: a workload whose CTA needs more cannot run "
+            "(`-gpgpu_cache:il1 N:4:128:4`) and fetch throughput 1, which both simulators model (rfmodel's "
+            "`SMSpec.icache`, read from the config); the schedulers' share of cycles with no valid "
+            "instruction (Accel-Sim's `W0_Idle`, rfmodel's `no_ready_warp`) is where instruction misses "
+            "show. The SM has 32768 registers: a workload whose CTA needs more cannot run "
             "on it in either simulator (listed as not completed)."
         )
         head += [*_wrap(gtx), ""]
