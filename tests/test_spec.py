@@ -391,9 +391,11 @@ class TestSMSpec:
         assert get_preset("hopper-h100").latency.initiations()[OpClass.TENSOR] == 1  # 0 reported as 1
 
     def test_defaults_are_the_fermi_preset(self):
-        # the instruction cache is optional: left out, every fetch hits (the preset has its config's)
+        # the instruction cache and the interconnect port are optional: left out, every fetch hits and the
+    # ports are not modelled (the preset has its config's)
         fermi = get_preset("fermi-gtx480")
-        assert SMSpec() == fermi.replace(name="custom", source="", icache=None)
+        assert SMSpec() == fermi.replace(name="custom", source="", icache=None, icnt_flit_bytes=None,
+                                         icnt_clock_mhz=None)
         assert fermi.icache == ICacheSpec(size_bytes=2048, assoc=4, line_bytes=128, mshr_entries=2,
                                           fetch_per_cycle=1)
 

@@ -121,6 +121,15 @@ def miss_latency(sm) -> float:
     )
 
 
+def icnt_costs(sm) -> dict:
+    """Cycles the SM's interconnect ports are busy (``interval_model``'s ``noc_*``; all 0 where the ports
+    are not modelled): per missed L1D line its request (a header) and reply (the line, or its sectors),
+    per stored line its data and acknowledgement, as the simulator charges them."""
+    fc = sm.icnt_flit_cycles
+    return {"noc_reply": fc * sm.icnt_line_reply_flits(), "noc_request": fc * int(sm.icnt_flits(0)),
+            "noc_store": fc * int(sm.icnt_flits(sm.l1d.line_bytes)), "noc_ack": fc * int(sm.icnt_flits(0))}
+
+
 def sm_param(sm, grid: dict, name: str):
     """A parameter's value: the grid's array if the grid varies it, else the spec's."""
     if name in grid:
@@ -249,6 +258,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         operand_slots=operand_slots,
         bank_claims=bank_claims,
         pool_warps=grid_value(grid, "active_warps", DEFAULT_POOL) * sched if two_level(sm) else None,
+        **icnt_costs(sm),
     )
 
 

@@ -96,7 +96,7 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
         misses, mshr, r, B, bc, w, bcw = x[12, i], x[13, i], x[14, i], x[15, i], x[16, i], x[17, i], x[18, i]
         P, burst, t_base, n_oc, pools = x[19, i], x[20, i], x[21, i], x[22, i], x[23, i]
         k_add, c_lat, n_cta, pool_warps, claims = x[24, i], x[25, i], x[26, i], x[27, i], x[28, i]
-        defer = x[29, i]
+        defer, noc_ej, noc_rep, hit = x[29, i], x[30, i], x[31, i], x[32, i]
         cr = max(wp / wpc, 1e-9)
         const = fixed
         if not (sched and cr <= top):  # below the largest count the list schedules hold these bounds
@@ -108,6 +108,9 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             # DRAM queueing: an M/D/1 wait at the SM's bandwidth share, scaled by its burstiness
             rho_d = min(ipc * dram * line_cycles, 0.95)
             L_q = L_mem + c_mem * (1.0 - h2) * c_dram * line_cycles * rho_d / (2.0 * (1.0 - rho_d))
+            if noc_ej > 0.0:  # and at the SM's interconnect ejection port, which every L1D miss's reply takes
+                rho_e = min(ipc * noc_ej, 0.95)
+                L_q += c_mem * (1.0 - hit) * c_dram * noc_rep * rho_e / (2.0 * (1.0 - rho_e))
             rate_mshr = mshr / (misses * max(L_q, 1.0)) if misses > 0 else np.inf
             lam_r = ipc * r / B * bc
             lam_w = 0.0 if separate_write else ipc * w / B * bcw
@@ -186,6 +189,10 @@ def interval_model(
     greedy=False,
     greedy_spread=2.0,
     extra_latency=0.0,
+    noc_reply=0.0,
+    noc_request=0.0,
+    noc_store=0.0,
+    noc_ack=0.0,
 ):
     """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
 
@@ -291,6 +298,12 @@ def interval_model(
         B = np.minimum(B, np.minimum(S * spread, np.maximum(warps, 1.0)))
     # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
     line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
+    # the SM's interconnect ports (cycles per instruction): a missed load line's request out and reply in, a
+    # store line's data out and acknowledgement in; each port bounds IPC and the ejection port queues
+    st_lines = np.maximum(np.asarray(lines, dtype=np.float64) - ld_lines, 0.0)
+    noc = [np.asarray(v, dtype=np.float64) for v in (noc_reply, noc_request, noc_store, noc_ack)]
+    noc_ej = misses * noc[0] + st_lines * noc[3]
+    noc_inj = misses * noc[1] + st_lines * noc[2]
     mshr_n = np.where(on, np.asarray(mshr, dtype=np.float64), np.inf)
     # throughput bounds (warp instructions per cycle)
     rate_iss = S * np.asarray(issue_width, dtype=np.float64)
@@ -306,6 +319,8 @@ def interval_model(
         rate_mem = np.where(dram > 0, np.asarray(mem_bytes_per_cycle) / (dram * line_bytes), np.inf)
         lines_a = np.asarray(lines, dtype=np.float64)
         rate_lsu = np.where(lines_a > 0, 1.0 / np.where(lines_a > 0, lines_a, 1.0), np.inf)
+        noc_busy = np.maximum(noc_ej, noc_inj)
+        rate_noc = np.where(noc_busy > 0, 1.0 / np.where(noc_busy > 0, noc_busy, 1.0), np.inf)
     pools = np.where(np.asarray(sub_core), S, 1.0)
     rot = np.asarray(Bi if rotations is None else rotations, dtype=np.float64)
     burst = np.asarray(c["queue_burst"]) * (1.0 + np.asarray(c["align_burst"]) / np.maximum(rot, 1.0))
@@ -330,7 +345,7 @@ def interval_model(
     with np.errstate(divide="ignore"):
         # the bounds that do not move with the fixed point, as softmin terms r^-q; the issue and unit bounds
         # apart, as the list schedules hold them up to the largest tabulated CTA count
-        fixed = sum(np.power(x, -q) for x in (rate_bank, rate_mem, rate_lsu))
+        fixed = sum(np.power(x, -q) for x in (rate_bank, rate_mem, rate_lsu, rate_noc))
         issue_inv = sum(np.power(x, -q) for x in (rate_iss, *exec_rates))
     pool = pool_warps is not None
     # the single-warp table bounds the two-level scheduler's pool; a CTA's critical path without schedules
@@ -343,6 +358,7 @@ def interval_model(
         N_oc, pools, np.asarray(c["pipe_extra"]) + write_hold + np.asarray(extra_latency, dtype=np.float64),
         np.asarray(c["latency_scale"]), n_cta,
         pool_warps if pool else 0.0, claims, np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
+        noc_ej, np.asarray(noc_reply, dtype=np.float64), hit,
     )  # fmt: skip
 
     def steady(wp):

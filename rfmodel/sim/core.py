@@ -150,12 +150,18 @@ CONFIG_FIELDS = (
     "il1_sets",  # compat: instruction-cache sets (0: every fetch hits)
     "il1_assoc",  # compat: instruction-cache ways
     "il1_mshr",  # compat: instruction-cache lines missing at once
+    "line_flits",  # flits of a whole line's reply (an instruction line, a design's memory request)
+    "line_wflits",  # flits of a whole line's write request (a design's memory request)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
-FLOAT_CONFIG_FIELDS = ("line_cycles",)  # DRAM bandwidth: cycles per line
+FLOAT_CONFIG_FIELDS = (
+    "line_cycles",  # DRAM bandwidth: cycles per line
+    "flit_cycles",  # the SM's interconnect ports: core cycles per flit each way (0: not modelled)
+)
 F_LINE_CYCLES = 0
-N_FCONFIG = 1
+F_FLIT_CYCLES = 1
+N_FCONFIG = 2
 
 # --------------------------------------------------------------------------- static tables
 TABLE_FIELDS = (
@@ -175,6 +181,8 @@ TABLE_FIELDS = (
     "exec_order",  # compat: unit types in execute order
     "sectors",  # [rows] compat: sector fetches per missed line of the row
     "pc_line",  # [rows] compat: instruction-cache line of the row's PC (with an instruction cache)
+    "req_flits",  # [rows] flits of the request each line of the row sends (interconnect ports modelled)
+    "rep_flits",  # [rows] flits of the reply each missed line of a load (or atomic) gets back
 )
 N_TABLES = len(TABLE_FIELDS)
 
@@ -198,6 +206,8 @@ G_FIELDS = (
     "dram_free",  # DRAM queue free at (x LINE_FIX)
     "lru_clock",
     "wbuf_n",  # values held in the write buffer (all banks)
+    "inj_free",  # the SM's interconnect injection port free at (x LINE_FIX)
+    "ej_free",  # the SM's interconnect ejection port free at (x LINE_FIX)
 )
 N_G = len(G_FIELDS)
 
@@ -366,6 +376,9 @@ K_FIELDS = (
     "il1_acc",  # compat: instruction-cache accesses (fetches that looked up a line)
     "il1_miss",  # compat: of them, misses (a new line, or one already on its way)
     "il1_fail",  # compat: fetches that found every MSHR, or every way of their set, waiting for a fill
+    "noc_wait",  # cycles requests waited for the SM's interconnect injection port
+    "noc_flits_out",  # flits the SM sent (requests, store data)
+    "noc_flits_in",  # flits the SM received (replies, write acknowledgements)
 )
 K_STALL0 = len(K_FIELDS)
 N_K = K_STALL0 + MAX_REASONS
@@ -436,6 +449,8 @@ C_CLAIMS = 48
 C_IL1_SETS = 49
 C_IL1_ASSOC = 50
 C_IL1_MSHR = 51
+C_LINE_FLITS = 52
+C_LINE_WFLITS = 53
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -454,6 +469,8 @@ T_ALLOC_ORDER = 12
 T_EXEC_ORDER = 13
 T_SECTORS = 14
 T_PC_LINE = 15
+T_REQ_FLITS = 16
+T_REP_FLITS = 17
 
 # G_FIELDS
 G_CYCLE = 0
@@ -473,6 +490,8 @@ G_RB_CYCLE = 13
 G_DRAM_FREE = 14
 G_LRU_CLOCK = 15
 G_WBUF_N = 16
+G_INJ_FREE = 17
+G_EJ_FREE = 18
 
 # STATE_FIELDS
 S_G = 0
@@ -612,6 +631,9 @@ K_CLAIM_WAITS = 43
 K_IL1_ACC = 44
 K_IL1_MISS = 45
 K_IL1_FAIL = 46
+K_NOC_WAIT = 47
+K_NOC_FLITS_OUT = 48
+K_NOC_FLITS_IN = 49
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
@@ -725,8 +747,38 @@ def reads_long(w, row, src, reg_long):
 
 
 @njit(cache=True)
-def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t):
-    """Cycle at which an L1 miss (or bypassing access) of ``line`` issued at ``t`` returns."""
+def noc_send(fcfg, scalars, stats, t, flits):
+    """A request of ``flits`` flits enters the SM's interconnect injection port at ``t`` or when the
+    requests before it have left (one flit per interconnect cycle); returns the cycle it has left."""
+    fc = fcfg[F_FLIT_CYCLES]
+    if fc <= 0.0:
+        return t
+    stats[K_NOC_FLITS_OUT] += flits
+    start = max(t * LINE_FIX, scalars[G_INJ_FREE])
+    scalars[G_INJ_FREE] = start + np.int64(flits * fc * LINE_FIX + 0.5)
+    dep = (scalars[G_INJ_FREE] + LINE_FIX - 1) // LINE_FIX
+    stats[K_NOC_WAIT] += dep - t - np.int64(flits * fc + 0.999999)
+    return dep
+
+
+@njit(cache=True)
+def noc_receive(fcfg, scalars, stats, earliest, ret, flits):
+    """A reply of ``flits`` flits ready at ``ret``: it takes the SM's ejection port (one flit per
+    interconnect cycle) in the order the requests left, from the earliest it could come (``earliest``: an
+    L2 hit's return); returns the cycle it has arrived."""
+    fc = fcfg[F_FLIT_CYCLES]
+    if fc <= 0.0:
+        return ret
+    stats[K_NOC_FLITS_IN] += flits
+    start = max(earliest * LINE_FIX, scalars[G_EJ_FREE])
+    scalars[G_EJ_FREE] = start + np.int64(flits * fc * LINE_FIX + 0.5)
+    return max(ret, (scalars[G_EJ_FREE] + LINE_FIX - 1) // LINE_FIX)
+
+
+@njit(cache=True)
+def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, rep):
+    """Cycle at which an L1 miss (or bypassing access) of ``line`` reaching the L2 side at ``t`` returns,
+    its reply of ``rep`` flits through the SM's interconnect ejection port (when modelled)."""
     stats[K_L2_ACC] += 1
     sets = cfg[C_L2_SETS]
     if sets > 0:
@@ -734,32 +786,41 @@ def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t):
         hit, _ = cache_access(l2_tag, l2_lru, sets, cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
         if hit:
             stats[K_L2_HIT] += 1
-            return t + cfg[C_L2_LAT]
+            return noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], t + cfg[C_L2_LAT], rep)
     svc = np.int64(fcfg[F_LINE_CYCLES] * LINE_FIX + 0.5)
     start = max(t * LINE_FIX, scalars[G_DRAM_FREE])
     scalars[G_DRAM_FREE] = start + svc
     stats[K_DRAM_LINES] += 1
-    return (scalars[G_DRAM_FREE] + LINE_FIX - 1) // LINE_FIX + cfg[C_L2_LAT] + cfg[C_DRAM_LAT]
+    ret = (scalars[G_DRAM_FREE] + LINE_FIX - 1) // LINE_FIX + cfg[C_L2_LAT] + cfg[C_DRAM_LAT]
+    return noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], ret, rep)
 
 
 @njit(cache=True)
-def l2_write(cfg, scalars, stats, l2_tag, l2_lru, line):
-    """A store reaching the L2 slice (write-allocate there; DRAM write-back traffic is not modelled)."""
+def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req):
+    """A store of ``req`` request flits (its data) leaving for the L2 slice at ``t`` (write-allocate there;
+    DRAM write-back traffic is not modelled; its one-flit acknowledgement comes back through the
+    ejection port); returns the cycle it has left the SM (the store does not wait for it)."""
+    t = noc_send(fcfg, scalars, stats, t, req)
+    if fcfg[F_FLIT_CYCLES] > 0.0:
+        noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], t + cfg[C_L2_LAT], 1)
     stats[K_L2_ACC] += 1
     if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
         hit, _ = cache_access(l2_tag, l2_lru, cfg[C_L2_SETS], cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
         if hit:
             stats[K_L2_HIT] += 1
+    return t
 
 
 @njit(cache=True)
-def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t):
-    """A line miss leaving the SM at ``t`` or, when every MSHR is taken, when the first frees; returns
-    ``(fill cycle, departure cycle)``."""
+def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, rep):
+    """A line miss leaving the SM at ``t`` or, when every MSHR is taken, when the first frees (its request
+    of ``req`` flits through the interconnect injection port, its reply of ``rep`` flits back); returns
+    ``(fill cycle, cycle it took its MSHR)``."""
     n_mshr = cfg[C_MSHR]
     if n_mshr <= 0:
-        return l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t + cfg[C_L1_HIT]), t
+        dep = noc_send(fcfg, scalars, stats, t, req)
+        return l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep + cfg[C_L1_HIT], rep), t
     slot = -1
     first = NEVER
     for m in range(n_mshr):
@@ -775,7 +836,8 @@ def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t):
             if mshr[m] <= t:
                 slot = m
                 break
-    fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t + cfg[C_L1_HIT])
+    dep = noc_send(fcfg, scalars, stats, t, req)
+    fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep + cfg[C_L1_HIT], rep)
     mshr[slot] = fill
     return fill, t
 
@@ -786,7 +848,7 @@ assert (L1_LOAD, L1_STORE) == (MK_LOAD, MK_STORE)
 
 
 @njit(cache=True)
-def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, scalars,
+def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables, scalars,
                stats, r_extra, tag, lru, ready, mshr, l2_tag, l2_lru, h_l1, design_ints, design_floats, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
@@ -797,7 +859,12 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     through to L2, except a store the hook answers with :data:`L1_ABSORB` (its structure keeps it and
     writes it back itself).  Returns (completion cycle, cycle from which the unit is free again);
     sets ``r_extra`` (compat: GPGPU-Sim's writebacks of the load: one per missed sector, none for L1 hits).
+    Requests and replies pass the SM's interconnect ports where modelled (``req_flits`` / ``rep_flits`` of
+    the row a line); a store does not wait for its request to leave (the L1's miss queue holds it).
     """
+    sectors = tables[T_SECTORS]
+    req = tables[T_REQ_FLITS][row]
+    rep = tables[T_REP_FLITS][row]
     kind = cls_mem[opc]
     lat = cls_lat[opc]
     compat = cfg[C_COMPAT] != 0
@@ -821,7 +888,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 at = t
             elif served >= 0 or served == -2:  # the design's L1D
                 if kind == MK_STORE:
-                    l2_write(cfg, scalars, stats, l2_tag, l2_lru, line)
+                    l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
                     at = t
                 if served >= 0:
                     stats[K_L1_HOOK_HITS] += 1
@@ -830,7 +897,8 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 else:
                     stats[K_L1_HOOK_MISSES] += 1
                     if kind != MK_STORE:
-                        at, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t)
+                        at, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req,
+                                             rep)
                         h_l1(design_ints, design_floats, w, line, L1_FILL, at, t)
                         r_extra[r] += sectors[row]
             elif use_l1:
@@ -842,22 +910,23 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 if kind == MK_STORE:
                     if not hit:
                         ready[way] = t  # write-allocate; the store does not wait for the line
-                    l2_write(cfg, scalars, stats, l2_tag, l2_lru, line)
+                    l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
                     at = t
                 elif hit:
                     at = max(t + cfg[C_L1_HIT], ready[way])
                     if ready[way] > t:
                         r_extra[r] += sectors[row]  # merged into an outstanding miss
                 else:
-                    fill, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t)
+                    fill, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, rep)
                     ready[way] = fill
                     at = fill
                     r_extra[r] += sectors[row]
             elif kind == MK_STORE:
-                l2_write(cfg, scalars, stats, l2_tag, l2_lru, line)
+                l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
                 at = t
             else:
-                at = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t)
+                dep = noc_send(fcfg, scalars, stats, t, req)
+                at = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep, rep)
                 r_extra[r] += sectors[row]
             if kind != MK_STORE and at + lat > done:
                 done = at + lat
@@ -1398,7 +1467,6 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     cls_ii = tables[T_CLS_II]
     cls_unit = tables[T_CLS_UNIT]
     cls_mem = tables[T_CLS_MEM]
-    sectors = tables[T_SECTORS]
     scalars = state[S_G]
     stats = state[S_K]
     u_free = state[S_U_FREE]
@@ -1406,7 +1474,7 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     opc = op[row]
     if cls_unit[opc] == U_MEM:
         done_t, free_t = lsu_access(
-            r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, scalars, stats,
+            r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables, scalars, stats,
             state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY], state[S_MSHR_FILL],
             state[S_L2_TAG], state[S_L2_LRU], h_l1, design_ints, design_floats, state[S_R_WARP][r],
         )  # fmt: skip
@@ -2345,7 +2413,8 @@ def _il1_lookup(cyc, w, cfg, fcfg, tables, state):
         stats[K_IL1_FAIL] += 1
         return False
     stats[K_IL1_MISS] += 1
-    t = l2_path(cfg, fcfg, scalars, stats, state[S_L2_TAG], state[S_L2_LRU], line, cyc + 1)
+    dep = noc_send(fcfg, scalars, stats, cyc + 1, 1)
+    t = l2_path(cfg, fcfg, scalars, stats, state[S_L2_TAG], state[S_L2_LRU], line, dep, cfg[C_LINE_FLITS])
     scalars[G_LRU_CLOCK] += 1
     tag[victim] = line
     lru[victim] = scalars[G_LRU_CLOCK]
@@ -2374,11 +2443,11 @@ def _memory_requests(cyc, cfg, fcfg, state, design_ints):
         stats[K_MEM_REQUESTS] += 1
         act = True
         if design_ints[e + 1] == MQ_STORE:
-            l2_write(cfg, scalars, stats, l2_tag, l2_lru, design_ints[e])
+            l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, design_ints[e], cyc, cfg[C_LINE_WFLITS])
             design_ints[e + 2] = cyc
         else:
             fill_t, _t = mshr_request(cfg, fcfg, scalars, stats, state[S_MSHR_FILL], l2_tag, l2_lru,
-                                      design_ints[e], cyc)
+                                      design_ints[e], cyc, 1, cfg[C_LINE_FLITS])
             design_ints[e + 2] = fill_t
     return act
 

@@ -251,6 +251,29 @@ def _pc_lines(trace: Trace, line_bytes: int) -> np.ndarray:
     return np.ascontiguousarray((PROGRAM_BASE + pc) // line_bytes, dtype=np.int64)
 
 
+def _noc_flits(trace: Trace, sm, sectors: np.ndarray, compat: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the flits of the request each of its lines sends (a read: its header; a store or atomic:
+    its data too) and of the reply each missed line of a load or atomic gets (a load: the line, or with a
+    sectored L1D one packet per sector fetched; an atomic: its data).  A row's data is its active 4-byte
+    lanes spread evenly over its lines, as the sector counts take it."""
+    n = trace.n_instrs
+    cls_mem = np.array([_MEM_OF_CLASS.get(c, C.MK_NONE) for c in OpClass], dtype=np.int64)
+    kind = cls_mem[np.asarray(trace.op, dtype=np.int64)] if n else np.zeros(0, np.int64)
+    nl = np.diff(trace.mem_ptr)
+    line = sm.l1d.line_bytes
+    data = np.minimum(np.ceil(trace.active.astype(np.float64) * 4 / np.maximum(nl, 1)), line).astype(np.int64)
+    writes = (kind == C.MK_STORE) | (kind == C.MK_ATOM)
+    req = np.where(writes, sm.icnt_flits(data), sm.icnt_flits(0))
+    if sm.l1d.sectored and compat:  # one packet per sector the missed line fetches
+        per_line = sectors * sm.icnt_flits(32)
+    else:
+        per_line = np.full(n, sm.icnt_line_reply_flits())
+    rep = np.where(kind == C.MK_ATOM, sm.icnt_flits(data), np.where(kind == C.MK_LOAD, per_line, 0))
+    if not n:
+        return np.zeros(1, np.int64), np.zeros(1, np.int64)
+    return np.ascontiguousarray(req, dtype=np.int64), np.ascontiguousarray(rep, dtype=np.int64)
+
+
 def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     compat = opts.compat == "gpgpusim"
     n = trace.n_instrs
@@ -340,6 +363,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     if n_reasons > C.MAX_REASONS:
         raise RfmodelError(f"a design may add at most {C.MAX_REASONS - C.N_CORE_REASONS} stall reasons")
     ic = sm.icache
+    noc = sm.icnt_flit_bytes is not None
     il1_on = compat and ic is not None and ic.size_bytes > 0
     cta_per_cycle = opts.cta_launch_per_cycle
     if cta_per_cycle < 0:
@@ -397,11 +421,17 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "il1_sets": ic.sets if il1_on else 0,
         "il1_assoc": ic.assoc if il1_on else 1,
         "il1_mshr": ic.mshr_entries if il1_on else 1,
+        "line_flits": int(sm.icnt_flits(line_bytes)) if noc else 0,
+        "line_wflits": int(sm.icnt_flits(line_bytes)) if noc else 0,
     }
     cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
-    fcfg = np.array([line_bytes / sm.mem_bw_bytes_per_cycle], dtype=np.float64)
+    fcfg = np.array([line_bytes / sm.mem_bw_bytes_per_cycle, sm.icnt_flit_cycles], dtype=np.float64)
     gs_list = np.arange(NC, dtype=np.int64)  # ids are already ordered by (group, set)
     sectors = _sectors(trace, 32, line_bytes) if compat else np.zeros(max(n, 1), dtype=np.int64)
+    if noc:
+        req_flits, rep_flits = _noc_flits(trace, sm, sectors[:n], compat)
+    else:
+        req_flits = rep_flits = np.zeros(1, dtype=np.int64)
     tabd = {
         "cls_lat": lat,
         "cls_ii": ii,
@@ -419,6 +449,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "exec_order": np.array(_EXEC_ORDER, dtype=np.int64),
         "sectors": np.ascontiguousarray(sectors, dtype=np.int64),
         "pc_line": _pc_lines(trace, ic.line_bytes) if il1_on else np.zeros(1, dtype=np.int64),
+        "req_flits": req_flits,
+        "rep_flits": rep_flits,
     }
     tabs = tuple(np.ascontiguousarray(tabd[k], dtype=np.int64) for k in C.TABLE_FIELDS)
     return _Prepared(arrays, cfg, fcfg, tabs, n, n_cta, res_ctas, wpc)

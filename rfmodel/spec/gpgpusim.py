@@ -63,6 +63,8 @@ GPGPUSIM_DEFAULTS: dict[str, str] = {
     "-gpgpu_shmem_per_block": "49152",
     "-gpgpu_cache:dl1": "none",
     "-gpgpu_cache:il1": "4:256:4,L:R:f:N,A:2:32,4",
+    "-icnt_flit_size": "32",
+    "-network_mode": "1",
     "-gpgpu_inst_fetch_throughput": "1",
     "-gpgpu_perfect_inst_const_cache": "0",
     "-gpgpu_l1_latency": "1",
@@ -350,7 +352,7 @@ def import_gpgpusim_config(
 
     clusters = r.int("-gpgpu_n_clusters", 1)
     per_cluster = r.int("-gpgpu_n_cores_per_cluster", 1)
-    core_mhz, _icnt, _l2, dram_mhz = r.floats("-gpgpu_clock_domains", ":", 4)
+    core_mhz, icnt_mhz, _l2, dram_mhz = r.floats("-gpgpu_clock_domains", ":", 4)
 
     # ---- scheduling
     v, line = r.raw("-gpgpu_scheduler")
@@ -407,6 +409,13 @@ def import_gpgpusim_config(
         adaptive=adaptive,
         bypass_global=skip_l1,
     )
+    # the interconnect port of the SM: intersim moves flits; the local crossbar (-network_mode 2) a packet
+    # a cycle whatever its size
+    network_mode = r.int("-network_mode")
+    if network_mode not in (1, 2):
+        v, line = r.raw("-network_mode")
+        r.fail("-network_mode", line, v, "1 (intersim) or 2 (local crossbar)")
+    flit = r.int("-icnt_flit_size", 1) if network_mode == 1 else 1 << 16
     # the instruction cache and fetch (a perfect cache, or none configured: every fetch hits)
     il1 = _cache(r, "-gpgpu_cache:il1")
     perfect_inst = r.bool("-gpgpu_perfect_inst_const_cache")
@@ -471,6 +480,8 @@ def import_gpgpusim_config(
         latency=latency,
         l1d=l1d,
         icache=icache,
+        icnt_flit_bytes=flit,
+        icnt_clock_mhz=icnt_mhz,
         smem_latency_cycles=smem_latency,
         l2_hit_latency_cycles=rop_latency,
         dram_latency_cycles=dram_latency,

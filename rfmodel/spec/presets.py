@@ -23,6 +23,9 @@ __all__ = ["PRESETS", "get_preset"]
 
 _KIB = 1024
 _MIB = 1024 * 1024
+#: GPGPU-Sim's local crossbar (``-network_mode 2``, Volta and later configs but Hopper's) moves a packet a
+#: cycle whatever its size: read as a flit larger than any packet
+_LOCAL_XBAR = 1 << 16
 #: Volta and later configs' ``-gpgpu_perfect_inst_const_cache 1`` (every fetch hits; their listed
 #: ``N:64:128:16`` instruction cache is never consulted), with ``-gpgpu_inst_fetch_throughput 4``
 _PERFECT_ICACHE = ICacheSpec(size_bytes=0, assoc=16, line_bytes=128, mshr_entries=2, fetch_per_cycle=4)
@@ -74,6 +77,8 @@ def _fermi_gtx480() -> SMSpec:
         l1d=L1DSpec(size_bytes=16 * _KIB, assoc=4, line_bytes=128, sectored=False, mshr_entries=64,
                     hit_latency_cycles=35, unified_bytes=0, adaptive=False, bypass_global=False),
         icache=ICacheSpec(size_bytes=2 * _KIB, assoc=4, line_bytes=128, mshr_entries=2, fetch_per_cycle=1),
+        icnt_flit_bytes=40,
+        icnt_clock_mhz=700.0,
         smem_latency_cycles=26,
         l2_hit_latency_cycles=120,
         dram_latency_cycles=100,
@@ -129,6 +134,8 @@ def _maxwell_ltrf() -> SMSpec:
         l1d=L1DSpec(size_bytes=16 * _KIB, assoc=4, line_bytes=128, sectored=False, mshr_entries=32,
                     hit_latency_cycles=1, unified_bytes=0, adaptive=False, bypass_global=True),
         icache=ICacheSpec(size_bytes=2 * _KIB, assoc=4, line_bytes=128, mshr_entries=2, fetch_per_cycle=1),
+        icnt_flit_bytes=32,
+        icnt_clock_mhz=1137.0,
         smem_latency_cycles=3,
         l2_hit_latency_cycles=85,
         dram_latency_cycles=130,
@@ -186,6 +193,8 @@ def _turing_rtx2060() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=256,
                     hit_latency_cycles=32, unified_bytes=96 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        icnt_flit_bytes=_LOCAL_XBAR,
+        icnt_clock_mhz=1365.0,
         smem_latency_cycles=30,
         l2_hit_latency_cycles=194,
         dram_latency_cycles=96,
@@ -231,6 +240,8 @@ def _volta_v100() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=20, unified_bytes=128 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        icnt_flit_bytes=_LOCAL_XBAR,
+        icnt_clock_mhz=1132.0,
         smem_latency_cycles=20,
         l2_hit_latency_cycles=160,
         dram_latency_cycles=100,
@@ -276,6 +287,8 @@ def _ampere_a100() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=34, unified_bytes=192 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        icnt_flit_bytes=_LOCAL_XBAR,
+        icnt_clock_mhz=1410.0,
         smem_latency_cycles=28,
         l2_hit_latency_cycles=200,
         dram_latency_cycles=190,
@@ -320,6 +333,8 @@ def _ampere_rtx3070() -> SMSpec:
         l1d=L1DSpec(size_bytes=128 * _KIB, assoc=256, line_bytes=128, sectored=True, mshr_entries=384,
                     hit_latency_cycles=39, unified_bytes=128 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        icnt_flit_bytes=_LOCAL_XBAR,
+        icnt_clock_mhz=1132.0,
         smem_latency_cycles=29,
         l2_hit_latency_cycles=187,
         dram_latency_cycles=254,
@@ -365,6 +380,8 @@ def _hopper_h100() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=41, unified_bytes=256 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        icnt_flit_bytes=32,
+        icnt_clock_mhz=3106.0,
         smem_latency_cycles=29,
         l2_hit_latency_cycles=237,
         dram_latency_cycles=194,

@@ -154,6 +154,10 @@ class L1DSpec(Spec, kind="sm.l1d"):
                        f"a multiple of assoc x line_bytes = {self.assoc * self.line_bytes}")
 
 
+#: bytes of an interconnect packet's header (GPGPU-Sim's READ_PACKET_SIZE and WRITE_PACKET_SIZE)
+ICNT_HEADER_BYTES = 8
+
+
 @dataclass(frozen=True)
 class ICacheSpec(Spec, kind="sm.icache"):
     """The instruction cache and fetch stage of one SM (GPGPU-Sim's ``-gpgpu_cache:il1``,
@@ -243,6 +247,13 @@ class SMSpec(Spec, kind="sm", version=1):
 
     # -- memory hierarchy
     l1d: L1DSpec = param(L1DSpec(), doc="L1 data cache")
+    icnt_flit_bytes: int | None = param(
+        optional=True, type=int, unit="B", bounds=(1, 1 << 16),
+        doc="bytes one interconnect flit carries: each SM's port moves one flit per interconnect cycle each "
+            "way (requests and store data out, replies in; a packet is its data and an 8-byte header in "
+            "whole flits; 65536: a packet a cycle whatever its size); left out: the ports are not modelled")
+    icnt_clock_mhz: float | None = param(optional=True, type=float, unit="MHz", bounds=(1.0, 100_000.0),
+                                         doc="interconnect clock; left out: the core clock")
     icache: ICacheSpec | None = param(
         optional=True, type=ICacheSpec,
         doc="instruction cache and fetch (the simulator's GPGPU-Sim mode); left out: every fetch hits, "
@@ -296,6 +307,30 @@ class SMSpec(Spec, kind="sm", version=1):
     def warps_per_scheduler(self) -> int:
         """Warp slots one scheduler supervises (ceiling)."""
         return -(-self.warps_per_sm // self.schedulers_per_sm)
+
+    @property
+    def icnt_flit_cycles(self) -> float:
+        """Core cycles one flit holds the SM's interconnect port (0: the ports are not modelled)."""
+        if self.icnt_flit_bytes is None:
+            return 0.0
+        return self.clock_mhz / (self.icnt_clock_mhz or self.clock_mhz)
+
+    def icnt_flits(self, data_bytes):
+        """Flits of an interconnect packet carrying ``data_bytes`` (scalar or array) and its 8-byte header
+        (GPGPU-Sim's READ_PACKET_SIZE / WRITE_PACKET_SIZE); a read request carries none, a read reply
+        and a write request their data."""
+        import numpy as np
+
+        flit = self.icnt_flit_bytes or 1 << 16
+        return -(-(np.asarray(data_bytes, dtype=np.int64) + ICNT_HEADER_BYTES) // flit)
+
+    def icnt_line_reply_flits(self) -> int:
+        """Flits of the reply to one missed L1D line: the line, or with a sectored L1D one packet a
+        32-byte sector (every sector of the line)."""
+        line = self.l1d.line_bytes
+        if self.l1d.sectored:
+            return int(max(line // 32, 1) * self.icnt_flits(32))
+        return int(self.icnt_flits(line))
 
     @property
     def banks_split(self) -> bool:
