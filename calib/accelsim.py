@@ -651,7 +651,7 @@ def engine_limits(cfg: Config) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sm = from_gpgpusim_config(cfg.gpgpusim_config)
-        limits = not_modelled(sm, "simulate")
+        limits = not_modelled(sm, "simulate", compat=True)
     return {"rfmodel_not_modelled": limits, "rfmodel_l1d_kb": sm.l1d.size_bytes / 1024}
 
 

@@ -225,9 +225,10 @@ def test_load_latency_hit_and_miss():
     line = 128
     l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5)
     sm = make_sm(4, l1d=l1, l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
-                 latency=LatencySpec(int=(4, 1), ld_global=(1, 1)))
+                 latency=LatencySpec(int=(4, 1), ld_global=(1, 1)), icnt_flit_bytes=None)
     # a miss: dispatch at 2, L1 lookup 5 cycles, then the L2 (no L2 contents modelled: l2_size 0 ->
-    # DRAM path with 0 extra latency and the bandwidth queue's one line of service)
+    # DRAM path with 0 extra latency and the bandwidth queue's one line of service; the interconnect
+    # ports are left out here: tests/test_sim_noc.py has them)
     r = run(trace_from_warps([[("LDG.E", [20], [2], {"lines": [0]})]]), sm)
     service = int(np.ceil(line / sm.mem_bw_bytes_per_cycle))
     assert r.metrics["cycles"] == 2 + 5 + service + 50 + 1 + 1

@@ -64,6 +64,7 @@ GPGPUSIM_DEFAULTS: dict[str, str] = {
     "-gpgpu_cache:dl1": "none",
     "-gpgpu_cache:il1": "4:256:4,L:R:f:N,A:2:32,4",
     "-icnt_flit_size": "32",
+    "-gpgpu_dram_timing_opt": "4:2:8:12:21:13:34:9:4:5:13:1:0:0",
     "-network_mode": "1",
     "-gpgpu_inst_fetch_throughput": "1",
     "-gpgpu_perfect_inst_const_cache": "0",
@@ -428,7 +429,11 @@ def import_gpgpusim_config(
     )
     smem_latency = r.int("-gpgpu_smem_latency", 1)
     rop_latency = r.int("-gpgpu_l2_rop_latency", 1)
-    dram_latency = r.int("-dram_latency")
+    # a DRAM read opens its row and reads its column (tRCD + CL, in DRAM command cycles) beyond the config's
+    # fixed -dram_latency; rfmodel's DRAM has no banks or rows, so every access pays both (measured on
+    # Accel-Sim with a chain of dependent loads to distinct lines: docs/simulator.md)
+    timing = _dram_timing(r)
+    dram_latency = r.int("-dram_latency") + round((timing["RCD"] + timing["CL"]) * core_mhz / dram_mhz)
     n_mem = r.int("-gpgpu_n_mem", 1)
     sub_parts = r.int("-gpgpu_n_sub_partition_per_mchannel", 1)
     dl2 = _cache(r, "-gpgpu_cache:dl2")
@@ -493,6 +498,28 @@ def import_gpgpusim_config(
     used = dict(r.used)
     used.update(trace_used)
     return GpgpusimImport(spec, path, trace_path, used, tuple(r.defaulted), skipped)
+
+
+#: -gpgpu_dram_timing_opt's fields in its positional form
+_DRAM_TIMING = ("nbk", "CCD", "RRD", "RCD", "RAS", "RP", "RC", "CL", "WL", "CDLR", "WR", "nbkgrp", "CCDL",
+                "RTPL")
+
+
+def _dram_timing(r: _Reader) -> dict[str, int]:
+    """``-gpgpu_dram_timing_opt``, positional (``4:2:8:...``) or by name (``nbk=16:CCD=2:...``)."""
+    v, line = r.raw("-gpgpu_dram_timing_opt")
+    parts = [p.strip() for p in (v or "").split(":") if p.strip()]
+    expected = "<nbk>:<tCCD>:<tRRD>:<tRCD>:... or nbk=<n>:CCD=<n>:...:RCD=<n>:...:CL=<n>:..."
+    try:
+        if parts and all("=" in p for p in parts):
+            out = {k.strip(): int(x) for k, x in (p.split("=", 1) for p in parts)}
+        else:
+            out = dict(zip(_DRAM_TIMING, (int(p) for p in parts), strict=False))
+    except ValueError:
+        r.fail("-gpgpu_dram_timing_opt", line, v, expected)
+    if "RCD" not in out or "CL" not in out or out["RCD"] < 0 or out["CL"] < 0:
+        r.fail("-gpgpu_dram_timing_opt", line, v, expected)
+    return out
 
 
 def _compute_major(r: _Reader) -> int:

@@ -81,7 +81,7 @@ def _fermi_gtx480() -> SMSpec:
         icnt_clock_mhz=700.0,
         smem_latency_cycles=26,
         l2_hit_latency_cycles=120,
-        dram_latency_cycles=100,
+        dram_latency_cycles=118,  # -dram_latency 100 + tRCD + CL
         l2_size_bytes=768 * _KIB,
         mem_bw_bytes_per_cycle=16.896,
     )
@@ -138,7 +138,7 @@ def _maxwell_ltrf() -> SMSpec:
         icnt_clock_mhz=1137.0,
         smem_latency_cycles=3,
         l2_hit_latency_cycles=85,
-        dram_latency_cycles=130,
+        dram_latency_cycles=140,  # -dram_latency 130 + tRCD + CL
         l2_size_bytes=2 * _MIB,
         mem_bw_bytes_per_cycle=12.665,
     )
@@ -197,7 +197,7 @@ def _turing_rtx2060() -> SMSpec:
         icnt_clock_mhz=1365.0,
         smem_latency_cycles=30,
         l2_hit_latency_cycles=194,
-        dram_latency_cycles=96,
+        dram_latency_cycles=115,  # -dram_latency 96 + tRCD + CL
         l2_size_bytes=1 * _MIB,
         mem_bw_bytes_per_cycle=8.206,
     )
@@ -244,7 +244,7 @@ def _volta_v100() -> SMSpec:
         icnt_clock_mhz=1132.0,
         smem_latency_cycles=20,
         l2_hit_latency_cycles=160,
-        dram_latency_cycles=100,
+        dram_latency_cycles=132,  # -dram_latency 100 + tRCD + CL
         l2_size_bytes=6 * _MIB,
         mem_bw_bytes_per_cycle=9.611,
     )
@@ -291,7 +291,7 @@ def _ampere_a100() -> SMSpec:
         icnt_clock_mhz=1410.0,
         smem_latency_cycles=28,
         l2_hit_latency_cycles=200,
-        dram_latency_cycles=190,
+        dram_latency_cycles=200,  # -dram_latency 190 + tRCD + CL
         l2_size_bytes=40 * _MIB,
         mem_bw_bytes_per_cycle=10.211,
     )
@@ -337,7 +337,7 @@ def _ampere_rtx3070() -> SMSpec:
         icnt_clock_mhz=1132.0,
         smem_latency_cycles=29,
         l2_hit_latency_cycles=187,
-        dram_latency_cycles=254,
+        dram_latency_cycles=270,  # -dram_latency 254 + tRCD + CL
         l2_size_bytes=4 * _MIB,
         mem_bw_bytes_per_cycle=8.605,
     )
@@ -384,7 +384,7 @@ def _hopper_h100() -> SMSpec:
         icnt_clock_mhz=3106.0,
         smem_latency_cycles=29,
         l2_hit_latency_cycles=237,
-        dram_latency_cycles=194,
+        dram_latency_cycles=218,  # -dram_latency 194 + tRCD + CL
         l2_size_bytes=50 * _MIB,
         mem_bw_bytes_per_cycle=7.606,
     )
