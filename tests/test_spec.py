@@ -391,11 +391,12 @@ class TestSMSpec:
         assert get_preset("hopper-h100").latency.initiations()[OpClass.TENSOR] == 1  # 0 reported as 1
 
     def test_defaults_are_the_fermi_preset(self):
-        # the instruction cache and the interconnect port are optional: left out, every fetch hits and the
-    # ports are not modelled (the preset has its config's)
+        # the instruction cache, the interconnect port and the execution units are optional: left out, every
+    # fetch hits, the ports are not modelled, each type has a pipeline per scheduler (the preset has its
+    # config's)
         fermi = get_preset("fermi-gtx480")
         assert SMSpec() == fermi.replace(name="custom", source="", icache=None, icnt_flit_bytes=None,
-                                         icnt_clock_mhz=None)
+                                         icnt_clock_mhz=None, exec_units=None)
         assert fermi.icache == ICacheSpec(size_bytes=2048, assoc=4, line_bytes=128, mshr_entries=2,
                                           fetch_per_cycle=1)
 
@@ -584,7 +585,15 @@ def test_import_details():
     assert gtx.trace_path is None
     assert (s.latency.int, s.latency.fp32, s.latency.fp64, s.latency.sfu) == ((4, 1), (5, 1), (8, 8), (8, 8))
     assert (s.l1d.mshr_entries, s.l1d.hit_latency_cycles, s.l1d.sectored) == (64, 35, False)
-    assert (s.smem_latency_cycles, s.l2_hit_latency_cycles, s.dram_latency_cycles) == (26, 120, 100)
+    # -dram_latency 100 plus tRCD 12 + CL 12 DRAM cycles at 924 MHz in 700 MHz core cycles (18.2)
+    assert (s.smem_latency_cycles, s.l2_hit_latency_cycles, s.dram_latency_cycles) == (26, 120, 118)
+    # one interconnect flit of 40 bytes a 700 MHz cycle; a 2 KB 4-way instruction cache fetching once a cycle;
+    # two SP units two wide, one SFU (FP64 on it)
+    assert (s.icnt_flit_bytes, s.icnt_clock_mhz, s.icnt_line_reply_flits()) == (40, 700.0, 4)
+    ic = s.icache
+    assert (ic.size_bytes, ic.assoc, ic.mshr_entries, ic.fetch_per_cycle) == (2048, 4, 2, 1)
+    e = s.exec_units
+    assert (e.sp, e.sfu, e.dp, e.int, e.branch, e.sp_width, e.sfu_width) == (2, 1, 0, 0, 0, 2, 1)
     assert (s.clock_mhz, s.l2_size_bytes, s.max_regs_per_thread, s.reg_alloc_granularity) == (
         700.0, 768 * 1024, 63, 64)
     assert s.regs_per_cta_limit == 8192  # built-in default of -gpgpu_registers_per_block
@@ -594,6 +603,10 @@ def test_import_details():
     assert "-gpgpu_shmem_num_banks" in gtx.skipped and "-gpgpu_num_reg_banks" not in gtx.skipped
 
     qv = from_gpgpusim_config(CONFIGS / "SM7_QV100" / "gpgpusim.config")
+    # the local crossbar moves a packet a cycle; a perfect instruction cache; four units of each type and
+    # the trace config's branch unit, four wide; tRCD + CL = 24 DRAM cycles at 850 MHz = 32 core cycles
+    assert (qv.icnt_flit_bytes, qv.icache.size_bytes, qv.icache.fetch_per_cycle) == (1 << 16, 0, 4)
+    assert (qv.exec_units.branch, qv.exec_units.dp_width, qv.dram_latency_cycles) == (4, 4, 132)
     assert (qv.latency.int, qv.latency.fp64, qv.latency.sfu, qv.latency.branch, qv.latency.misc) == (
         (2, 2), (8, 4), (20, 8), (4, 4), (2, 2))
     assert "-gpgpu_shmem_num_banks" in qv.skipped_options
@@ -653,7 +666,10 @@ class TestImportSynthetic:
         assert s.collectors == CollectorSpec(gen=12, sp=0, sfu=0, mem=0, tensor=0, dp=0, int=0)
         assert (s.l1d.size_bytes, s.l1d.assoc) == (64 * 128 * 6, 6)
         assert (s.l1d.mshr_entries, s.l1d.sectored) == (128, False)
-        assert imp.skipped == ("-gpgpu_dram_timing_opt", "-some_future_option")
+        assert imp.skipped == ("-some_future_option",)
+        # the quoted two-line DRAM timing is read (RCD left out: the built-in 12), CL 12 at the default
+        # 2000 MHz DRAM and 500 MHz core clocks: (12 + 12) / 4 = 6 cycles beyond -dram_latency's 30
+        assert s.dram_latency_cycles == 36
         assert imp.used["-gpgpu_num_reg_banks"] == "16"
 
     def test_trace_config_overrides_and_units(self, tmp_path):

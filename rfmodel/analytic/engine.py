@@ -30,7 +30,7 @@ from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.errors import SpecError
 from rfmodel.results import assemble
 from rfmodel.spec import SMSpec
-from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS, not_modelled
+from rfmodel.spec.occupancy import U_MEM, class_initiations, not_modelled, unit_slots, units_of_classes
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.version import __version__
 from rfmodel.workload.ir import OpClass
@@ -72,8 +72,9 @@ def issue_resources(sm: SMSpec) -> dict:
     return {
         "schedulers": sm.schedulers_per_sm,
         "issue_width": sm.issue_width,
-        "initiation": [max(v, 1) for v in sm.latency.initiations()],
-        "unit": list(UNIT_OF_CLASS),
+        "initiation": [max(int(v), 1) for v in class_initiations(sm)],
+        "unit": [int(u) for u in units_of_classes(sm)],
+        "slots": [int(x) for x in unit_slots(sm)],
         "lsu_unit": U_MEM,
     }
 

@@ -52,8 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS, PREFIX
-from rfmodel.spec.occupancy import occupancy_warps
-from rfmodel.spec.sm import OP_CLASS_NAMES
+from rfmodel.spec.occupancy import class_initiations, occupancy_warps, unit_slots, units_of_classes
 
 #: grid entry of the anchor: a factor (:func:`rfmodel.analytic.engine.anchor_factor`; 1 when absent) or an
 #: :class:`Anchor`
@@ -198,7 +197,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
     """
     p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
     warps = resident_warps(profile, sm, grid)
-    initiation = np.array([max(getattr(sm.latency, c)[1], 1) for c in OP_CLASS_NAMES], dtype=np.float64)
+    initiation = np.maximum(class_initiations(sm), 1).astype(np.float64)
     slow = np.asarray(bank_cycles, dtype=np.float64) > 1.0
     if bank_write_cycles is not None:
         slow = slow | (np.asarray(bank_write_cycles, dtype=np.float64) > 1.0)
@@ -258,6 +257,8 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         operand_slots=operand_slots,
         bank_claims=bank_claims,
         pool_warps=grid_value(grid, "active_warps", DEFAULT_POOL) * sched if two_level(sm) else None,
+        unit_of_class=units_of_classes(sm),
+        unit_slots=unit_slots(sm),
         **icnt_costs(sm),
     )
 

@@ -98,7 +98,7 @@ import numpy as np
 from numba import njit, prange
 
 from rfmodel.analytic.banks import flat_float
-from rfmodel.analytic.stream import lru_access, operands_ready
+from rfmodel.analytic.stream import lru_access, operands_ready, unit_slots_of
 from rfmodel.compiler.reuse_hint import dynamic_distances
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
@@ -1029,7 +1029,8 @@ def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, ex
 
 @njit(cache=True, parallel=True)
 def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, src, pdst, psrc, lat2,
-                     ii, unit, lsu_unit, lsu_cycles, extra, barrier_op, max_instrs, adj, slope, grid, cells):
+                     ii, unit, u_slots, lsu_unit, lsu_cycles, extra, barrier_op, max_instrs, adj, slope, grid,
+                     cells):
     """Cycles of groups of ``group`` CTAs run together, summed over groups, per (extra, memory latency)
     cell that ``cells`` (bool ``[K, J]``) marks (the others 0), and the instructions scheduled: the groups
     in order until ``max_instrs`` are reached; a group longer than that keeps the same leading share of
@@ -1084,7 +1085,7 @@ def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, sr
         for y in prange(n_sel):  # the (extra, latency) schedules are independent
             x = sel[y]
             ends[x] = _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst, src,
-                                   pdst, psrc, lat2[x % n_m], ii, unit, lsu_unit, lsu_cycles,
+                                   pdst, psrc, lat2[x % n_m], ii, unit, u_slots, lsu_unit, lsu_cycles,
                                    extra[x // n_m], barrier_op, adj, slope, grid[x % n_m])
         for e in range(n_extra):
             for m in range(n_mem):
@@ -1094,7 +1095,7 @@ def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, sr
 
 @njit(cache=True)
 def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst, src, pdst, psrc, lat,
-                 ii, unit, lsu_unit, lsu_cycles, extra, barrier_op, adj, slope, g):
+                 ii, unit, u_slots, lsu_unit, lsu_cycles, extra, barrier_op, adj, slope, g):
     """Cycles of one group of warps ``c0 .. c0 + nw`` (up to ``wend``) under ``_cta_sched_table``'s list
     schedule, at latencies ``lat[c] + adj[i] + slope[i] g`` and ``extra`` collection cycles."""
     n_cta_g = (nw + warps_per_cta - 1) // warps_per_cta
@@ -1164,8 +1165,8 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
                         low_lsu[s] = start
                     if lsu_free > start:
                         start = lsu_free
-                elif ufree[s, u] > start:
-                    start = ufree[s, u]
+                elif ufree[s % u_slots[u], u] > start:
+                    start = ufree[s % u_slots[u], u]
                 if start > t:
                     if u != lsu_unit and start < low_unit[s]:
                         low_unit[s] = start
@@ -1178,7 +1179,7 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
                 if u == lsu_unit:
                     lsu_free = t + max(lsu_cycles[i], ii[c])
                 else:
-                    ufree[s, u] = t + ii[c]
+                    ufree[s % u_slots[u], u] = t + ii[c]
                 last[q] = t
                 opnd[q] = -1.0
                 if t + 1.0 > end_t:
@@ -1941,6 +1942,7 @@ def sched_table(trace: Trace, latencies, exec_latencies, sched: dict, load_terms
     lsu_cycles = np.diff(trace.mem_ptr).astype(np.float64)
     ii = np.asarray(sched["initiation"], dtype=np.float64)
     unit = np.asarray(sched["unit"], dtype=np.int64)
+    u_slots = unit_slots_of(sched, unit)
     for li, group in enumerate(SCHED_CTAS):
         if not cells[li].any():
             continue
@@ -1948,7 +1950,7 @@ def sched_table(trace: Trace, latencies, exec_latencies, sched: dict, load_terms
             cyc, done = _cta_sched_table(
                 trace.warp_ptr.astype(np.int64), wpc, int(group), int(sched["schedulers"]),
                 int(sched["issue_width"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc, lat2,
-                ii, unit, int(sched["lsu_unit"]), lsu_cycles, CHAIN2_EXTRA, int(OpClass.BARRIER),
+                ii, unit, u_slots, int(sched["lsu_unit"]), lsu_cycles, CHAIN2_EXTRA, int(OpClass.BARRIER),
                 SCHED_MAX_INSTRS, adj, slope, MEM_LAT_GRID, cells[li],
             )  # fmt: skip
         out[li][cells[li]] = (cyc / max(done, 1))[cells[li]]

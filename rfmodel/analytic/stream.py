@@ -88,10 +88,18 @@ def operands_ready(ready, pready, q, i, start, src, dst, psrc, extra, waw):
     return start
 
 
+def unit_slots_of(resources: dict, unit) -> np.ndarray:
+    """Dispatch slots per unit type of issue resources (``analytic.engine.issue_resources``; one per
+    scheduler where they do not say)."""
+    if "slots" in resources:
+        return np.asarray(resources["slots"], dtype=np.int64)
+    return np.full(int(np.max(unit)) + 1, int(resources["schedulers"]), dtype=np.int64)
+
+
 @njit(cache=True)
 def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src, pdst, psrc, lat, kind, unit,
-              ii, lsu_unit, mem_ptr, lines, l1_sets, l1_ways, l1_lat, l2_sets, l2_ways, l2_lat, dram_lat,
-              line_cycles, n_mshr, barrier_op, queue_sched, queue_sm, pipe):
+              ii, u_slots, lsu_unit, mem_ptr, lines, l1_sets, l1_ways, l1_lat, l2_sets, l2_ways, l2_lat,
+              dram_lat, line_cycles, n_mshr, barrier_op, queue_sched, queue_sm, pipe):
     """:func:`issue_rank`'s schedule: the issue sequence number of every trace row and the cycles."""
     n = op.shape[0]
     rank = np.full(n, -1, np.int64)
@@ -233,8 +241,8 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                                         frees = waiting[s2, k2]
                         if (mine >= queue_sched or total >= queue_sm) and frees > start:
                             start = frees
-                    elif ufree[s, u] > start:
-                        start = ufree[s, u]
+                    elif ufree[s % u_slots[u], u] > start:
+                        start = ufree[s % u_slots[u], u]
                     if start > t:
                         if start < nxt:
                             nxt = start
@@ -307,7 +315,7 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                             tt += 1.0
                         lsu_free = max(t0 + ii[c], tt)
                     else:
-                        ufree[s, u] = t + ii[c]
+                        ufree[s % u_slots[u], u] = t + ii[c]
                     for j in range(dst.shape[1]):
                         r = dst[i, j]
                         if r != NONE:
@@ -387,7 +395,8 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
         wp, cta_wstart, wpc, int(p["resident_ctas"]), int(p["schedulers"]), int(p["issue_width"]),
         POLICIES[p["policy"]], trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
         np.asarray(p["latency"], np.float64), kind, np.asarray(p["unit"], np.int64),
-        np.asarray(p["initiation"], np.float64), int(p["lsu_unit"]), trace.mem_ptr.astype(np.int64),
+        np.asarray(p["initiation"], np.float64), unit_slots_of(p, p["unit"]), int(p["lsu_unit"]),
+        trace.mem_ptr.astype(np.int64),
         (trace.mem_line // trace.line_bytes).astype(np.int64), int(p["l1_sets"]), int(p["l1_ways"]),
         float(p["l1_hit_latency"]), int(p["l2_sets"]), int(p["l2_ways"]), float(p["l2_hit_latency"]),
         float(p["dram_latency"]), float(p["line_cycles"]), int(p["mshr"]), int(OpClass.BARRIER),

@@ -30,7 +30,7 @@ from rfmodel.analytic.profile import (
     sched_cells_missing,
     sched_rate_at,
 )
-from rfmodel.spec.occupancy import occupancy_warps  # noqa: F401  (re-exported for callers of the model)
+from rfmodel.spec.occupancy import U_MEM, occupancy_warps  # noqa: F401  (occupancy_warps re-exported for callers)
 from rfmodel.workload.ir import N_OPCLASSES
 
 SOFTMIN_Q = 4.0
@@ -189,6 +189,8 @@ def interval_model(
     greedy=False,
     greedy_spread=2.0,
     extra_latency=0.0,
+    unit_of_class=None,
+    unit_slots=None,
     noc_reply=0.0,
     noc_request=0.0,
     noc_store=0.0,
@@ -312,9 +314,24 @@ def interval_model(
     per_bank_access = per_bank_access + claims
     rate_bank = B * P / np.maximum(per_bank_access, 1e-9) / bc
     ii = np.asarray(initiation, dtype=np.float64)
-    exec_rates = [
-        S / (ii[..., k] * profile.mix[k]) for k in range(N_OPCLASSES) if profile.mix[k] > 0 and ii[..., k] > 0
-    ]
+    # execution units: the classes that share a unit type share its dispatch slots (one per scheduler unless
+    # the SM says: analytic.model passes spec.occupancy's map); the load/store classes per class as before
+    if unit_of_class is None:
+        exec_rates = [S / (ii[..., k] * profile.mix[k])
+                      for k in range(N_OPCLASSES) if profile.mix[k] > 0 and ii[..., k] > 0]
+    else:
+        uc = np.asarray(unit_of_class, dtype=np.int64)
+        groups: dict = {}
+        for k in range(N_OPCLASSES):
+            if profile.mix[k] > 0:
+                key = ("class", k) if uc[k] == U_MEM else ("unit", int(uc[k]))
+                groups.setdefault(key, []).append(k)
+        exec_rates = []
+        for key, ks in groups.items():
+            load = sum(ii[..., k] * profile.mix[k] for k in ks)
+            n = S if key[0] == "class" else np.asarray(unit_slots, dtype=np.float64)[key[1]]
+            if np.all(np.asarray(load) > 0):
+                exec_rates.append(n / load)
     with np.errstate(divide="ignore"):
         rate_mem = np.where(dram > 0, np.asarray(mem_bytes_per_cycle) / (dram * line_bytes), np.inf)
         lines_a = np.asarray(lines, dtype=np.float64)

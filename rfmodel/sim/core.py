@@ -181,6 +181,7 @@ TABLE_FIELDS = (
     "exec_order",  # compat: unit types in execute order
     "sectors",  # [rows] compat: sector fetches per missed line of the row
     "pc_line",  # [rows] compat: instruction-cache line of the row's PC (with an instruction cache)
+    "u_slots",  # [N_UNIT] dispatch slots of each unit type (scheduler s uses slot s mod u_slots; S: one each)
     "req_flits",  # [rows] flits of the request each line of the row sends (interconnect ports modelled)
     "rep_flits",  # [rows] flits of the reply each missed line of a load (or atomic) gets back
 )
@@ -469,8 +470,9 @@ T_ALLOC_ORDER = 12
 T_EXEC_ORDER = 13
 T_SECTORS = 14
 T_PC_LINE = 15
-T_REQ_FLITS = 16
-T_REP_FLITS = 17
+T_U_SLOTS = 16
+T_REQ_FLITS = 17
+T_REP_FLITS = 18
 
 # G_FIELDS
 G_CYCLE = 0
@@ -1622,6 +1624,7 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
     NC = cfg[C_COLLECTORS]
     compat = cfg[C_COMPAT] != 0
     cls_unit = tables[T_CLS_UNIT]
+    u_slots = tables[T_U_SLOTS]
     k_group = tables[T_K_GROUP]
     k_set = tables[T_K_SET]
     w_sched = state[S_W_SCHED]
@@ -1645,7 +1648,8 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
                 continue
             if best >= 0 and r_seq[r] >= r_seq[k_rec[best]]:
                 continue
-            if ocex[cls_unit[op[r_row[r]]] * S + w_sched[r_warp[r]]] >= 0:
+            u = cls_unit[op[r_row[r]]]
+            if ocex[u * S + w_sched[r_warp[r]] % u_slots[u]] >= 0:
                 continue
             best = k
         if best < 0:
@@ -1655,7 +1659,8 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
         ui = r_unit[r]
         if compat or u_free[ui] > cyc:
             # GPGPU-Sim's OC_EX register / our unit's dispatch buffer
-            ocex[cls_unit[op[r_row[r]]] * S + w_sched[r_warp[r]]] = r
+            u = cls_unit[op[r_row[r]]]
+            ocex[u * S + w_sched[r_warp[r]] % u_slots[u]] = r
             n_ocex += 1
         elif not _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
             return act, n_busy, n_ocex
@@ -1927,7 +1932,8 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
     r_extra[r] = 0
     r_seq[r] = scalars[G_SEQ]
     scalars[G_SEQ] += 1
-    r_unit[r] = U_MEM * S if u == U_MEM else u * S + s
+    slot = u * S + s % tables[T_U_SLOTS][u]  # the dispatch slot (and unit) of this type the scheduler uses
+    r_unit[r] = U_MEM * S if u == U_MEM else slot
     r_pending[r] = 0
     r_coll[r] = -1
     kind = cls_mem[opc]
@@ -1943,7 +1949,7 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
     w_ppend[w] |= np.int64(pdst[row])
     ust[w] |= udst[row]
     stats[K_DSTS] += nd + rzd[row]
-    idoc[u * S + s] = r
+    idoc[slot] = r
     ns = 0
     for j in range(src.shape[1]):
         if src[row, j] != NONE_REG:
@@ -1995,6 +2001,7 @@ def _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_ma
     compat = cfg[C_COMPAT] != 0
     n_pass = 2 if cfg[C_PREFER] != 0 else 1
     cls_unit = tables[T_CLS_UNIT]
+    u_slots = tables[T_U_SLOTS]
     k_group = tables[T_K_GROUP]
     scalars = state[S_G]
     w_active = state[S_W_ACTIVE]
@@ -2100,7 +2107,7 @@ def _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_ma
                         reason_struct = SR_EXEC
                     break
                 grp = s if subcore else 0
-                if idoc[u * S + s] >= 0:
+                if idoc[u * S + s % u_slots[u]] >= 0:
                     if issued == 0 and reason_struct < 0:
                         # the buffered instruction of this type waits for a collector unit
                         reason_struct = SR_NO_COLLECTOR

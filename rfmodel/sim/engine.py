@@ -19,7 +19,7 @@ from rfmodel.designs.base import CLAIM_RING, Design, SimSetup, get_design
 from rfmodel.designs.base import NEVER as DESIGN_NEVER
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.sim import core as C
-from rfmodel.spec.occupancy import UNIT_OF_CLASS, occupancy_warps
+from rfmodel.spec.occupancy import class_initiations, occupancy_warps, unit_slots, units_of_classes
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace, _cta_bounds
 
@@ -343,8 +343,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     if int(setup.extra_result_latency) < 0:
         raise RfmodelError(f"SimSetup.extra_result_latency = {setup.extra_result_latency} must be >= 0")
     lat = np.array(sm.latency.latencies(), dtype=np.int64) + int(setup.extra_result_latency)
-    ii = np.array(sm.latency.initiations(), dtype=np.int64)
-    cls_unit = np.array(UNIT_OF_CLASS, dtype=np.int64)
+    ii = class_initiations(sm)
+    cls_unit = units_of_classes(sm)
     cls_mem = np.array([_MEM_OF_CLASS.get(c, C.MK_NONE) for c in OpClass], dtype=np.int64)
 
     l1 = sm.l1d
@@ -448,6 +448,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "alloc_order": np.array(_ALLOC_ORDER, dtype=np.int64),
         "exec_order": np.array(_EXEC_ORDER, dtype=np.int64),
         "sectors": np.ascontiguousarray(sectors, dtype=np.int64),
+        "u_slots": unit_slots(sm),
         "pc_line": _pc_lines(trace, ic.line_bytes) if il1_on else np.zeros(1, dtype=np.int64),
         "req_flits": req_flits,
         "rep_flits": rep_flits,

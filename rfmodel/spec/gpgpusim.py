@@ -23,7 +23,7 @@ from pathlib import Path
 
 from rfmodel.errors import ParseError
 
-from .sm import CollectorSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
+from .sm import CollectorSpec, ExecUnitSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
 
 __all__ = [
     "GPGPUSIM_DEFAULTS",
@@ -64,6 +64,12 @@ GPGPUSIM_DEFAULTS: dict[str, str] = {
     "-gpgpu_cache:dl1": "none",
     "-gpgpu_cache:il1": "4:256:4,L:R:f:N,A:2:32,4",
     "-icnt_flit_size": "32",
+    "-gpgpu_num_sp_units": "1",
+    "-gpgpu_num_sfu_units": "1",
+    "-gpgpu_num_dp_units": "0",
+    "-gpgpu_num_int_units": "0",
+    "-gpgpu_num_tensor_core_units": "0",
+    "-gpgpu_pipeline_widths": "1,1,1,1,1,1,1,1,1,1,1,1,1",
     "-gpgpu_dram_timing_opt": "4:2:8:12:21:13:34:9:4:5:13:1:0:0",
     "-network_mode": "1",
     "-gpgpu_inst_fetch_throughput": "1",
@@ -450,8 +456,10 @@ def import_gpgpusim_config(
     trace_path = _trace_path(path, trace_config)
     trace_skipped: list[str] = []
     trace_used: dict[str, str] = {}
+    special: dict = {}
     if trace_path is not None:
-        latency, trace_used, trace_skipped = _trace_latencies(trace_path, latency)
+        latency, trace_used, trace_skipped, special = _trace_latencies(trace_path, latency)
+    exec_units = _exec_units(r, special)
 
     spec = SMSpec(
         name=name or path.parent.name or "gpgpusim",
@@ -485,6 +493,7 @@ def import_gpgpusim_config(
         latency=latency,
         l1d=l1d,
         icache=icache,
+        exec_units=exec_units,
         icnt_flit_bytes=flit,
         icnt_clock_mhz=icnt_mhz,
         smem_latency_cycles=smem_latency,
@@ -510,16 +519,49 @@ def _dram_timing(r: _Reader) -> dict[str, int]:
     v, line = r.raw("-gpgpu_dram_timing_opt")
     parts = [p.strip() for p in (v or "").split(":") if p.strip()]
     expected = "<nbk>:<tCCD>:<tRRD>:<tRCD>:... or nbk=<n>:CCD=<n>:...:RCD=<n>:...:CL=<n>:..."
+    # a timing the option leaves out takes GPGPU-Sim's built-in default
+    out = dict(zip(_DRAM_TIMING, (int(x) for x in GPGPUSIM_DEFAULTS["-gpgpu_dram_timing_opt"].split(":")),
+                   strict=True))
     try:
         if parts and all("=" in p for p in parts):
-            out = {k.strip(): int(x) for k, x in (p.split("=", 1) for p in parts)}
+            out.update({k.strip(): int(x) for k, x in (p.split("=", 1) for p in parts)})
         else:
-            out = dict(zip(_DRAM_TIMING, (int(p) for p in parts), strict=False))
+            out.update(zip(_DRAM_TIMING, (int(p) for p in parts), strict=False))
     except ValueError:
         r.fail("-gpgpu_dram_timing_opt", line, v, expected)
-    if "RCD" not in out or "CL" not in out or out["RCD"] < 0 or out["CL"] < 0:
+    if out["RCD"] < 0 or out["CL"] < 0:
         r.fail("-gpgpu_dram_timing_opt", line, v, expected)
     return out
+
+
+#: OC_EX positions of ``-gpgpu_pipeline_widths``: GPGPU-Sim 4's 11 or 13 stages (``ID_OC_SP, ID_OC_DP,
+#: ID_OC_INT, ID_OC_SFU, ID_OC_MEM, OC_EX_SP, OC_EX_DP, OC_EX_INT, OC_EX_SFU, OC_EX_MEM, EX_WB[,
+#: ID_OC_TENSOR_CORE, OC_EX_TENSOR_CORE]``) and GPGPU-Sim 3's 7 (``ID_OC_SP, ID_OC_SFU, ID_OC_MEM, OC_EX_SP,
+#: OC_EX_SFU, OC_EX_MEM, EX_WB``)
+_OC_EX = {
+    13: {"sp": 5, "dp": 6, "int": 7, "sfu": 8, "tensor": 12},
+    11: {"sp": 5, "dp": 6, "int": 7, "sfu": 8},
+    7: {"sp": 3, "sfu": 4},
+}
+
+
+def _exec_units(r: _Reader, special: dict) -> ExecUnitSpec:
+    """``-gpgpu_num_*_units``, the OC_EX widths of ``-gpgpu_pipeline_widths`` and an enabled specialized
+    ``BRA`` unit of the trace config (Volta's branch unit) as :class:`ExecUnitSpec`."""
+    units = {t: r.int(f"-gpgpu_num_{opt}_units") for t, opt in (
+        ("sp", "sp"), ("sfu", "sfu"), ("dp", "dp"), ("int", "int"), ("tensor", "tensor_core"))}
+    widths = r.ints("-gpgpu_pipeline_widths", ",", 7)
+    pos = _OC_EX.get(len(widths))
+    if pos is None:
+        v, line = r.raw("-gpgpu_pipeline_widths")
+        r.fail("-gpgpu_pipeline_widths", line, v, "7 (GPGPU-Sim 3), 11 or 13 comma-separated widths")
+    if units["sp"] < 1 or units["sfu"] < 1:
+        v, line = r.raw("-gpgpu_num_sp_units" if units["sp"] < 1 else "-gpgpu_num_sfu_units")
+        r.fail("-gpgpu_num_sp_units" if units["sp"] < 1 else "-gpgpu_num_sfu_units", line, v, "at least 1")
+    w = {t: max(widths[i], 1) for t, i in pos.items()}
+    bra_units, bra_width = special.get("BRA", (0, 1))
+    return ExecUnitSpec(**units, branch=bra_units, **{f"{t}_width": w.get(t, 1) for t in units},
+                        branch_width=max(bra_width, 1))
 
 
 def _compute_major(r: _Reader) -> int:
@@ -568,12 +610,13 @@ def _trace_path(path: Path, trace_config) -> Path | None:
     return Path(trace_config)
 
 
-def _trace_latencies(path: Path, ptx: LatencySpec) -> tuple[LatencySpec, dict[str, str], list[str]]:
+def _trace_latencies(path: Path, ptx: LatencySpec) -> tuple[LatencySpec, dict[str, str], list[str], dict]:
     """Trace-mode timings replace the PTX ones for int, fp32, fp64, sfu, tensor, branch and misc.
 
     Accel-Sim gives ALU, branch and call/return instructions the ``int``
     pair, so ``branch`` and ``misc`` take it too, unless an enabled
-    specialized unit named ``BRA`` (or ``TENSOR``) supplies its own pair.
+    specialized unit named ``BRA`` (or ``TENSOR``) supplies its own pair.  Also returns the enabled
+    specialized units by name: ``{name: (units, OC_EX width)}``.
     """
     opts = parse_option_file(path)
     r = _Reader(str(path), opts, TRACE_DEFAULTS)
@@ -583,6 +626,7 @@ def _trace_latencies(path: Path, ptx: LatencySpec) -> tuple[LatencySpec, dict[st
     t_sfu = _pair(r, "-trace_opcode_latency_initiation_sfu")
     t_tc = _pair(r, "-trace_opcode_latency_initiation_tensor")
     branch = t_int
+    special: dict = {}
     # specialized units: "<enabled>,<num units>,<max latency>,<ID_OC>,<OC_EX>,<NAME>"
     for key, opt in list(opts.items()):
         m = _SPEC_UNIT.fullmatch(key)
@@ -594,6 +638,7 @@ def _trace_latencies(path: Path, ptx: LatencySpec) -> tuple[LatencySpec, dict[st
             r.fail(key, opt.line, opt.value, "<enabled>,<units>,<max latency>,<ID_OC>,<OC_EX>,<NAME>")
         if fields[0] != "1":
             continue
+        special[fields[5].upper()] = (int(fields[1]), int(fields[4]))
         op_key = f"-trace_opcode_latency_initiation_spec_op_{m.group(1)}"
         if op_key not in opts:
             continue
@@ -608,7 +653,7 @@ def _trace_latencies(path: Path, ptx: LatencySpec) -> tuple[LatencySpec, dict[st
     lat = ptx.replace(int=t_int, fp32=t_sp, fp64=t_dp, sfu=t_sfu, tensor=t_tc, branch=branch, misc=t_int)
     read = set(r.used) | set(r.defaulted)
     skipped = [k for k in opts if k not in read]
-    return lat, dict(r.used), skipped
+    return lat, dict(r.used), skipped, special
 
 
 def from_gpgpusim_config(path, *, trace_config=None, name: str | None = None) -> SMSpec:

@@ -22,6 +22,57 @@ _UNIT_BY_CLASS = {
 UNIT_OF_CLASS = tuple(_UNIT_BY_CLASS.get(c, U_MEM) for c in OP_CLASS_NAMES)
 
 
+def units_of_classes(sm) -> np.ndarray:
+    """The execution unit each op class issues to on ``sm`` (``UNIT_OF_CLASS`` with its ``exec_units``'
+    substitutions: FP64 on the SFU without DP units, integer and miscellaneous instructions on the SP
+    without INT units, branches with the integer instructions without a branch unit, tensor instructions
+    on the SP without tensor units)."""
+    out = np.array(UNIT_OF_CLASS, dtype=np.int64)
+    e = sm.exec_units
+    if e is None:
+        return out
+    int_unit = U_INT if e.int > 0 else U_SP
+    sub = {U_INT: int_unit, U_DP: U_DP if e.dp > 0 else U_SFU, U_TENSOR: U_TENSOR if e.tensor > 0 else U_SP,
+           U_BRA: U_BRA if e.branch > 0 else int_unit}  # fmt: skip
+    return np.array([sub.get(int(u), int(u)) for u in out], dtype=np.int64)
+
+
+_UNIT_FIELD = {U_SP: "sp", U_SFU: "sfu", U_DP: "dp", U_INT: "int", U_TENSOR: "tensor", U_BRA: "branch"}
+
+
+def unit_slots(sm) -> np.ndarray:
+    """Dispatch slots of each unit type (``UNIT_NAMES`` order): ``min(width, units, schedulers)`` of the
+    SM's ``exec_units`` (scheduler ``s`` uses slot ``s mod slots``); one per scheduler without them, and
+    for a type with no units (its instructions go elsewhere); the load/store unit is one per SM."""
+    S = sm.schedulers_per_sm
+    out = np.full(len(UNIT_NAMES), S, dtype=np.int64)
+    e = sm.exec_units
+    if e is not None:
+        for u, f in _UNIT_FIELD.items():
+            n = getattr(e, f)
+            if n > 0:
+                out[u] = max(min(getattr(e, f + "_width"), n, S), 1)
+    out[U_MEM] = 1
+    return out
+
+
+def class_initiations(sm) -> np.ndarray:
+    """Initiation interval of each op class on its unit: the latency table's, times ``slots / units``
+    rounded up (at least 1) where more units than dispatch slots take turns behind a slot."""
+    ii = np.array([int(v) for v in sm.latency.initiations()], dtype=np.int64)
+    e = sm.exec_units
+    if e is None:
+        return ii
+    units = units_of_classes(sm)
+    slots = unit_slots(sm)
+    for c, u in enumerate(units):
+        f = _UNIT_FIELD.get(int(u))
+        if f is not None:
+            n = getattr(e, f)
+            ii[c] = max(1, -(-max(int(ii[c]), 1) * int(slots[u]) // n))
+    return ii
+
+
 #: the SM's per-CTA launch limits that both engines apply (a kernel over one cannot launch)
 CTA_LIMITS = ("max_threads_per_cta", "shmem_per_cta_bytes")
 #: the register limits a kernel's code was compiled under: traces are run as compiled (a compiler would

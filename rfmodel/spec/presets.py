@@ -17,12 +17,16 @@ from __future__ import annotations
 
 from rfmodel.errors import UnknownNameError
 
-from .sm import CollectorSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
+from .sm import CollectorSpec, ExecUnitSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
 
 __all__ = ["PRESETS", "get_preset"]
 
 _KIB = 1024
 _MIB = 1024 * 1024
+#: Volta and later configs' execution units: four of each type (and of Accel-Sim's branch unit), one per
+#: sub-core, each dispatched four wide
+_VOLTA_UNITS = ExecUnitSpec(sp=4, sfu=4, dp=4, int=4, tensor=4, branch=4, sp_width=4, sfu_width=4, dp_width=4,
+                            int_width=4, tensor_width=4, branch_width=4)
 #: GPGPU-Sim's local crossbar (``-network_mode 2``, Volta and later configs but Hopper's) moves a packet a
 #: cycle whatever its size: read as a flit larger than any packet
 _LOCAL_XBAR = 1 << 16
@@ -77,6 +81,7 @@ def _fermi_gtx480() -> SMSpec:
         l1d=L1DSpec(size_bytes=16 * _KIB, assoc=4, line_bytes=128, sectored=False, mshr_entries=64,
                     hit_latency_cycles=35, unified_bytes=0, adaptive=False, bypass_global=False),
         icache=ICacheSpec(size_bytes=2 * _KIB, assoc=4, line_bytes=128, mshr_entries=2, fetch_per_cycle=1),
+        exec_units=ExecUnitSpec(sp=2, sfu=1, dp=0, int=0, tensor=0, branch=0, sp_width=2, sfu_width=1),
         icnt_flit_bytes=40,
         icnt_clock_mhz=700.0,
         smem_latency_cycles=26,
@@ -134,6 +139,7 @@ def _maxwell_ltrf() -> SMSpec:
         l1d=L1DSpec(size_bytes=16 * _KIB, assoc=4, line_bytes=128, sectored=False, mshr_entries=32,
                     hit_latency_cycles=1, unified_bytes=0, adaptive=False, bypass_global=True),
         icache=ICacheSpec(size_bytes=2 * _KIB, assoc=4, line_bytes=128, mshr_entries=2, fetch_per_cycle=1),
+        exec_units=ExecUnitSpec(sp=8, sfu=32, dp=0, int=0, tensor=0, branch=0, sp_width=2, sfu_width=1),
         icnt_flit_bytes=32,
         icnt_clock_mhz=1137.0,
         smem_latency_cycles=3,
@@ -193,6 +199,7 @@ def _turing_rtx2060() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=256,
                     hit_latency_cycles=32, unified_bytes=96 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        exec_units=_VOLTA_UNITS,
         icnt_flit_bytes=_LOCAL_XBAR,
         icnt_clock_mhz=1365.0,
         smem_latency_cycles=30,
@@ -240,6 +247,7 @@ def _volta_v100() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=20, unified_bytes=128 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        exec_units=_VOLTA_UNITS,
         icnt_flit_bytes=_LOCAL_XBAR,
         icnt_clock_mhz=1132.0,
         smem_latency_cycles=20,
@@ -287,6 +295,7 @@ def _ampere_a100() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=34, unified_bytes=192 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        exec_units=_VOLTA_UNITS,
         icnt_flit_bytes=_LOCAL_XBAR,
         icnt_clock_mhz=1410.0,
         smem_latency_cycles=28,
@@ -333,6 +342,7 @@ def _ampere_rtx3070() -> SMSpec:
         l1d=L1DSpec(size_bytes=128 * _KIB, assoc=256, line_bytes=128, sectored=True, mshr_entries=384,
                     hit_latency_cycles=39, unified_bytes=128 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        exec_units=_VOLTA_UNITS,
         icnt_flit_bytes=_LOCAL_XBAR,
         icnt_clock_mhz=1132.0,
         smem_latency_cycles=29,
@@ -380,6 +390,7 @@ def _hopper_h100() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=41, unified_bytes=256 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
+        exec_units=_VOLTA_UNITS,
         icnt_flit_bytes=32,
         icnt_clock_mhz=3106.0,
         smem_latency_cycles=29,

@@ -154,6 +154,42 @@ class L1DSpec(Spec, kind="sm.l1d"):
                        f"a multiple of assoc x line_bytes = {self.assoc * self.line_bytes}")
 
 
+_UNITS = dict(unit="units", bounds=(0, 1024))
+_WIDTH = dict(unit="slots", bounds=(1, 64))
+
+
+@dataclass(frozen=True)
+class ExecUnitSpec(Spec, kind="sm.exec_units"):
+    """The SM's execution units per type as GPGPU-Sim counts them (``-gpgpu_num_{sp,sfu,dp,int,
+    tensor_core}_units``, a specialized ``BRA`` unit) and the width of each type's dispatch
+    (``-gpgpu_pipeline_widths``' OC_EX stage).
+
+    Both engines give a type ``min(width, units, schedulers)`` dispatch slots, scheduler ``s`` using slot
+    ``s mod slots`` (fewer slots than schedulers: the schedulers share them, as on Fermi's one SFU), and an
+    op class the initiation interval ``ceil(II x slots / units)`` (more units behind a slot take turns).
+    With no DP units FP64 runs on the SFU, with no INT units integer and miscellaneous instructions on the
+    SP pipelines, with no branch unit branches with the integer instructions, with no tensor units tensor
+    instructions on the SP pipelines (GPGPU-Sim's issue rules)."""
+
+    sp: int = param(2, doc="SP (FP32) units", **_UNITS)
+    sfu: int = param(1, doc="SFU units", **_UNITS)
+    dp: int = param(0, doc="FP64 units (0: FP64 on the SFU)", **_UNITS)
+    int: int = param(0, doc="INT units (0: integer instructions on the SP pipelines)", **_UNITS)
+    tensor: int = param(0, doc="tensor-core units (0: on the SP pipelines)", **_UNITS)
+    branch: int = param(0, doc="branch units (0: branches with the integer instructions)", **_UNITS)
+    sp_width: int = param(2, doc="dispatch width of the SP units", **_WIDTH)
+    sfu_width: int = param(1, doc="dispatch width of the SFU units", **_WIDTH)
+    dp_width: int = param(1, doc="dispatch width of the FP64 units", **_WIDTH)
+    int_width: int = param(1, doc="dispatch width of the INT units", **_WIDTH)
+    tensor_width: int = param(1, doc="dispatch width of the tensor-core units", **_WIDTH)
+    branch_width: int = param(1, doc="dispatch width of the branch units", **_WIDTH)
+
+    def _check(self) -> None:
+        for name in ("sp", "sfu"):
+            if getattr(self, name) < 1:
+                self._fail(name, getattr(self, name), "at least 1 (FP32 and SFU instructions need a unit)")
+
+
 #: bytes of an interconnect packet's header (GPGPU-Sim's READ_PACKET_SIZE and WRITE_PACKET_SIZE)
 ICNT_HEADER_BYTES = 8
 
@@ -254,6 +290,9 @@ class SMSpec(Spec, kind="sm", version=1):
             "whole flits; 65536: a packet a cycle whatever its size); left out: the ports are not modelled")
     icnt_clock_mhz: float | None = param(optional=True, type=float, unit="MHz", bounds=(1.0, 100_000.0),
                                          doc="interconnect clock; left out: the core clock")
+    exec_units: ExecUnitSpec | None = param(
+        optional=True, type=ExecUnitSpec,
+        doc="execution units and dispatch widths per type; left out: one pipeline of each type per scheduler")
     icache: ICacheSpec | None = param(
         optional=True, type=ICacheSpec,
         doc="instruction cache and fetch (the simulator's GPGPU-Sim mode); left out: every fetch hits, "
@@ -261,7 +300,7 @@ class SMSpec(Spec, kind="sm", version=1):
     smem_latency_cycles: int = param(26, unit="cycles", bounds=(1, 100_000), doc="shared-memory load latency")
     l2_hit_latency_cycles: int = param(120, unit="cycles", bounds=(1, 100_000),
                                        doc="L1 miss served by the L2 (GPGPU-Sim's ROP latency)")
-    dram_latency_cycles: int = param(100, unit="cycles", bounds=(0, 100_000),
+    dram_latency_cycles: int = param(118, unit="cycles", bounds=(0, 100_000),
                                      doc="extra latency when the L2 misses too")
     l2_size_bytes: int = param(768 * _KIB, unit="B", bounds=(0, 1 << 36), doc="chip L2 size (informational)")
     mem_bw_bytes_per_cycle: float = param(16.896, unit="B/cycle", bounds=(1e-6, 1e6),
@@ -297,6 +336,14 @@ class SMSpec(Spec, kind="sm", version=1):
             self._fail("bank_rw_ports", self.bank_rw_ports, "at least 1 when bank_write_ports is 0")
         if self.collectors.total < 1:
             self._fail("collectors", self.collectors.to_dict(), "at least one collector unit")
+        if self.exec_units is not None and self.sub_core:
+            e = self.exec_units
+            for t in ("sp", "sfu", "dp", "int", "tensor", "branch"):
+                n, wd = getattr(e, t), getattr(e, t + "_width")
+                if n and min(n, wd) < self.schedulers_per_sm:
+                    self._fail("exec_units", e.to_dict(),
+                               f"with sub-cores, at least one {t} unit and dispatch slot a scheduler "
+                               f"({self.schedulers_per_sm})")
 
     # ----------------------------------------------------- derived values
     @property
