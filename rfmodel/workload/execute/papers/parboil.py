@@ -1,10 +1,13 @@
 """Parboil and ISPASS-2009 (GPGPU-Sim) kernels of the papers' benchmarks: recipes and numpy references.
 
 Parboil's originals read some inputs through textures; ours read them with plain global loads (the
-reference frame of sad with the texture's clamp-to-edge addressing done in code).
+reference frame of sad with the texture's clamp-to-edge addressing done in code), as do the ISPASS-2009 ones
+(AES's round keys; MUM's suffix tree and reference string, kept in the textures' 2-D layouts).
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 import numpy as np
 
@@ -435,8 +438,308 @@ def _is_nn_layer2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )  # fmt: skip
 
 
+# ---- ISPASS-2009 MUM (mummergpuKernel): DNA reads matched against a suffix tree of the reference
+#: the original's texture shapes: the tree's node and children textures are 4096 wide, a node of id i at
+#: (x, y) = ((i & 0x1FFFF) >> 5, (i >> 17) * 32 + (i & 31)); the reference texture is 65536 bytes a row,
+#: four consecutive bases in the four rows of a 4-row block
+_MUM_TEX_WIDTH = 4096
+_MUM_REF_PITCH = 65536
+#: the minimum match length (the original's default, MUMmer's -l 20) and the reads' length (q25bp)
+_MUM_MIN_MATCH = 20
+_MUM_READ_LEN = 25
+#: base -> rank in the suffix sort ('$' first) and -> child slot (A, C, G, T, then the $-child)
+_MUM_RANK = np.zeros(256, np.int64)
+_MUM_SLOT = np.full(256, -1, np.int64)
+for _i, _b in enumerate(b"$ACGT"):
+    _MUM_RANK[_b] = _i
+    _MUM_SLOT[_b] = (_i + 4) % 5
+
+
+def _mum_suffix_array(text: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The suffix array of ``text`` (bytes ending in a unique '$') by prefix doubling, and the ranks of each
+    round: ``ranks[j][i]`` orders the suffixes at i by their first 2**j bases."""
+    n = text.size
+    rank = _MUM_RANK[text]
+    ranks = [rank]
+    k = 1
+    while rank.max() < n - 1:
+        nxt = np.full(n, -1, np.int64)
+        nxt[: n - k] = rank[k:]
+        order = np.lexsort((nxt, rank))
+        step = (rank[order][1:] != rank[order][:-1]) | (nxt[order][1:] != nxt[order][:-1])
+        rank = np.empty(n, np.int64)
+        rank[order] = np.concatenate(([0], np.cumsum(step)))
+        ranks.append(rank)
+        k *= 2
+    sa = np.empty(n, np.int64)
+    sa[rank] = np.arange(n)
+    return sa, ranks
+
+
+def _mum_lcp(sa: np.ndarray, ranks: list[np.ndarray]) -> np.ndarray:
+    """lcp[r]: the bases suffixes sa[r-1] and sa[r] share (lcp[0] = 0), found by halving steps over the
+    doubling rounds' ranks."""
+    n = sa.size
+    a, b = sa[:-1], sa[1:]
+    common = np.zeros(n - 1, np.int64)
+    for j in range(len(ranks) - 1, -1, -1):
+        ia, ib = a + common, b + common
+        ok = (ia < n) & (ib < n)
+        same = np.zeros(n - 1, bool)
+        same[ok] = ranks[j][ia[ok]] == ranks[j][ib[ok]]
+        common += same << j
+    return np.concatenate(([0], common))
+
+
+def _mum_addr(ids: np.ndarray) -> np.ndarray:
+    """Texture addresses (x | y << 16) of node ids (0 stays 0)."""
+    ids = np.asarray(ids, np.int64)
+    x = (ids & 0x1FFFF) >> 5
+    y = ((ids >> 17) << 5) + (ids & 31)
+    return (x | (y << 16)).astype(np.uint32)
+
+
+def _mum_entry(addr: np.ndarray) -> np.ndarray:
+    """The row-major entry of texture addresses in the node and children arrays."""
+    addr = np.asarray(addr, np.int64)
+    return (addr >> 16) * _MUM_TEX_WIDTH + (addr & 0xFFFF)
+
+
+def _mum_node_id(addr: np.ndarray) -> np.ndarray:
+    """The node ids of texture addresses (as the original's set_result decodes them)."""
+    addr = np.asarray(addr, np.int64)
+    x, y = addr & 0xFFFF, addr >> 16
+    return (x << 5) + (y & 31) + ((y >> 5) << 17)
+
+
+def _mum_tree(bases: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The suffix tree of ``bases`` + '$' as the original flattens it (suffix-tree.cpp): node ids 1, 2, ...
+    breadth-first from the root (id 1), below depth 16 in blocks of four levels; node (start, end, $-child,
+    suffix link) and children (A, C, G, T) entries at the ids' texture addresses, edges as positions in
+    the string 's' + bases + '$' the original builds the tree over, the root's suffix link the root, a
+    leaf's none. Built here from the suffix array (internal nodes are the LCP intervals).
+
+    Returns the node and children arrays (entries of 4 words, ceil((nodes + 1) / 4096) + 32 rows of 4096
+    entries, as the original's textures) and the number of nodes."""
+    text = np.concatenate((bases, np.frombuffer(b"$", np.uint8)))
+    n = text.size
+    sa, ranks = _mum_suffix_array(text)
+    lcp = _mum_lcp(sa, ranks).tolist()
+    sa_l = sa.tolist()
+    # internal nodes 0.. (0: the root) by their string depth, a suffix below them and their parent; leaf i
+    # (the suffix at i) is node m + i once the m internal nodes are known
+    idepth, irep, iparent = [0], [0], [0]
+    leaf_parent = [0] * n
+    stack, sdepth = [0], [0]  # open nodes: internal >= 0, leaf i as -1 - i
+    for r in range(n + 1):
+        h = lcp[r] if r < n else 0
+        while sdepth[-1] > h:
+            last = stack.pop()
+            sdepth.pop()
+            if sdepth[-1] >= h:
+                up = stack[-1]
+            else:
+                up = len(idepth)
+                idepth.append(h)
+                irep.append(-1 - last if last < 0 else irep[last])
+                iparent.append(0)
+                stack.append(up)
+                sdepth.append(h)
+            if last < 0:
+                leaf_parent[-1 - last] = up
+            else:
+                iparent[last] = up
+        if r < n:
+            stack.append(-1 - sa_l[r])
+            sdepth.append(n - sa_l[r])
+    m = len(idepth)
+    total = m + n
+    depth = np.concatenate((idepth, n - np.arange(n))).astype(np.int64)
+    rep = np.concatenate((irep, np.arange(n))).astype(np.int64)
+    parent = np.concatenate((iparent, leaf_parent)).astype(np.int64)
+    child = np.arange(1, total)
+    first = rep[child] + depth[parent[child]]  # the edge into a node: text[first .. rep + depth - 1]
+    kids = np.full((total, 5), -1, np.int64)
+    kids[parent[child], _MUM_SLOT[text[first]]] = child
+    # ids: breadth-first below depth 16, then each node dequeued numbers four levels of its subtree
+    # depth-first and queues the fifth (the original's renumberTree)
+    order, frontier, level = [], np.array([0]), 0
+    while frontier.size and level < 16:
+        order.append(frontier)
+        nxt = kids[frontier].reshape(-1)
+        frontier, level = nxt[nxt >= 0], level + 1
+    deep: list[int] = []
+    queue = deque(frontier.tolist())
+
+    def below(v: int, gens: int) -> None:
+        for c in kids[v]:
+            if c >= 0:
+                if gens:
+                    deep.append(int(c))
+                    below(int(c), gens - 1)
+                else:
+                    queue.append(int(c))
+
+    while queue:
+        v = queue.popleft()
+        deep.append(v)
+        below(v, 4)
+    order = np.concatenate([*order, np.array(deep, np.int64)])
+    assert order.size == total
+    ids = np.empty(total, np.int64)
+    ids[order] = np.arange(1, total + 1)
+    # suffix links: the ancestor of leaf rep + 1 one base shallower (climbing by powers of two)
+    inner = np.arange(1, m)
+    want = depth[inner] - 1
+    at = m + rep[inner] + 1
+    ups = [parent]
+    while ups[-1].any():  # until a jump of 2**k levels from any node reaches the root
+        ups.append(ups[-1][ups[-1]])
+    for up in reversed(ups):
+        nxt = up[at]
+        at = np.where(depth[nxt] >= want, nxt, at)
+    assert np.array_equal(depth[at], want), "suffix links"
+    link = np.zeros(total, np.int64)  # the root's: the root
+    link[inner] = at
+    # the arrays, in the textures' layout ('s' is position 0 of the string: edges shift by one)
+    rows = -(-(total + 1) // _MUM_TEX_WIDTH) + 32
+    entry = _mum_entry(_mum_addr(ids))
+    nodes = np.zeros((rows * _MUM_TEX_WIDTH, 4), np.int64)
+    nodes[entry[child], 0] = first[child - 1] + 1
+    nodes[entry[child], 1] = rep[child] + depth[child]
+    has = kids[:, 4] >= 0
+    nodes[entry[has], 2] = _mum_addr(ids[kids[has, 4]])
+    nodes[entry[:m], 3] = _mum_addr(ids[link[:m]])
+    children = np.zeros((rows * _MUM_TEX_WIDTH, 4), np.uint32)
+    for s in range(4):
+        has = kids[:, s] >= 0
+        children[entry[has], s] = _mum_addr(ids[kids[has, s]])
+    return nodes.astype(np.int32), children, total
+
+
+def _mum_ref_texture(bases: np.ndarray) -> np.ndarray:
+    """The reference string ('s', the bases, '$', NUL) in the original's reference-texture layout:
+    ceil(length / 65536) + 4 rows of 65536 bytes filled with 'Z', byte i at row (i >> 18) * 4 + (i & 3),
+    column (i & 0x3FFFF) >> 2."""
+    s = np.concatenate((np.frombuffer(b"s", np.uint8), bases, np.frombuffer(b"$\0", np.uint8)))
+    rows = -(-s.size // _MUM_REF_PITCH) + 4
+    out = np.full(rows * _MUM_REF_PITCH, ord("Z"), np.uint8)
+    i = np.arange(s.size)
+    out[(((i >> 18) << 2) + (i & 3)) * _MUM_REF_PITCH + ((i & 0x3FFFF) >> 2)] = s
+    return out
+
+
+def _mum_matches(ins: dict, nq: int) -> np.ndarray:
+    """The results the kernel writes, found by walking down from the root for every start position (no
+    suffix links): per query and start position with a match of at least the minimum length, the node the
+    match ends on the edge into and the bases of that edge it covers; 0 where the match stops at a node whose
+    child for the next base is missing; the whole edge where the query ends at a node."""
+    qs, qaddr, qlens = ins["queries"], ins["qaddr"].astype(np.int64), ins["qlens"].astype(np.int64)
+    nodes = ins["nodes"].reshape(-1, 4).astype(np.int64)
+    kids = ins["kids"].reshape(-1, 4).astype(np.int64)
+    ref = ins["ref"]
+    mml = _MUM_MIN_MATCH
+    npos = qlens - mml + 1
+    q = np.repeat(np.arange(nq), npos)
+    pos = np.arange(q.size) - np.repeat(np.cumsum(npos) - npos, npos)
+    first = qaddr[q] + 1 + pos  # the query's first base at this start
+    root = int(_mum_addr(1))
+    at = np.full(q.size, root, np.int64)  # the node whose edge the match ends on (an address)
+    on = np.zeros(q.size, np.int64)  # bases of that edge matched (at the root: 0)
+    got = np.zeros(q.size, np.int64)  # bases matched
+    edge = np.full(q.size, -1, np.int64)  # the recorded edge offset (-1: walking)
+    live = np.ones(q.size, bool)
+    while live.any():
+        i = np.flatnonzero(live)
+        c = qs[first[i] + got[i]].astype(np.int64)
+        e = _mum_entry(at[i])
+        start, end = nodes[e, 0], nodes[e, 1]
+        boundary = (at[i] == root) | (on[i] == end - start + 1)
+        ended = c == 0
+        edge[i[ended]] = on[i[ended]]
+        step = ~ended & boundary
+        slot = _MUM_SLOT[c[step]]
+        nxt = np.where(slot >= 0, kids[e[step], np.maximum(slot, 0)], 0)
+        stuck = nxt == 0
+        edge[i[step][stuck]] = 0
+        walk = i[step][~stuck]
+        at[walk], on[walk], got[walk] = nxt[~stuck], 1, got[walk] + 1
+        inside = ~ended & ~boundary
+        j = i[inside]
+        r = start[inside] + on[j]
+        base = ref[(((r >> 18) << 2) + (r & 3)) * _MUM_REF_PITCH + ((r & 0x3FFFF) >> 2)]
+        same = base == c[inside]
+        on[j[same]] += 1
+        got[j[same]] += 1
+        edge[j[~same]] = on[j[~same]]
+        live = edge < 0
+    out = np.zeros((q.size, 2), np.uint32)
+    hit = got >= mml  # the kernel's "bases matched + 1 > minimum"
+    out[hit, 0] = _mum_node_id(at[hit])
+    out[hit, 1] = edge[hit] & 0xFFFF  # a short in the low half of the second word
+    return out.reshape(-1)
+
+
+def _is_mummer(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """256 threads per CTA, one per read, ceil(reads / 256) CTAs (the original's); ``ctas`` is not used.
+    500*scale reads of 25 bases against a random reference of 14000*scale bases: the original's 50,000 reads
+    and 1,399,930 bases (NC_003997.20k.fna) at scale 100 (the cap).  The original's reads are drawn from the
+    whole genome (5.23 Mbp), 27 % of them from its first 1.4 Mbp, the reference: here 27 % are drawn from the
+    reference (a quarter of those with one base changed, so that long matches also end in mismatches), the
+    rest are random."""
+    assert manifest_entry("is_mummer")["threads_per_cta"] == 256
+    nq = min(size(500, scale), 50000)
+    nbases = min(size(14000, scale), 1399930)
+    rng = np.random.default_rng(590)
+    acgt = np.frombuffer(b"ACGT", np.uint8)
+    bases = acgt[rng.integers(0, 4, nbases)]
+    reads = acgt[rng.integers(0, 4, (nq, _MUM_READ_LEN))]
+    drawn = rng.random(nq) < 0.27
+    at = rng.integers(0, nbases - _MUM_READ_LEN + 1, nq)
+    reads[drawn] = bases[at[drawn, None] + np.arange(_MUM_READ_LEN)]
+    changed = drawn & (rng.random(nq) < 0.25)
+    where = rng.integers(0, _MUM_READ_LEN, nq)
+    shift = rng.integers(1, 4, nq)
+    old = np.searchsorted(acgt, reads[changed, where[changed]])
+    reads[changed, where[changed]] = acgt[(old + shift[changed]) % 4]
+    # the query buffer: 'q', the read, NUL each
+    stride = _MUM_READ_LEN + 2
+    queries = np.zeros((nq, stride), np.uint8)
+    queries[:, 0] = ord("q")
+    queries[:, 1 : 1 + _MUM_READ_LEN] = reads
+    qaddr = (np.arange(nq) * stride).astype(np.int32)
+    qlens = np.full(nq, _MUM_READ_LEN, np.int32)
+    ncoords = nq * stride - nq * (_MUM_MIN_MATCH + 1)  # the original's numCoords
+    nodes, kids, _ = _mum_tree(bases)
+    ref_tex = _mum_ref_texture(bases)
+
+    def ref(ins, sc):
+        return {"coords": _mum_matches(ins, nq)}
+
+    return Recipe(
+        kernel="is_mummer",
+        grid=(-(-nq // 256),),
+        block=(256,),
+        params=[Param("coords", "ptr", array="coords"), Param("queries", "ptr", array="queries"),
+                Param("qaddr", "ptr", array="qaddr"), Param("qlens", "ptr", array="qlens"),
+                Param("nq", "i32", nq), Param("min_len", "i32", _MUM_MIN_MATCH),
+                Param("nodes", "ptr", array="nodes"), Param("kids", "ptr", array="kids"),
+                Param("ref", "ptr", array="ref")],
+        arrays={"coords": ArraySpec("uint32", (2 * ncoords,)),
+                "queries": ArraySpec("uint8", (queries.size,)),
+                "qaddr": ArraySpec("int32", (nq,)), "qlens": ArraySpec("int32", (nq,)),
+                "nodes": ArraySpec("int32", (nodes.size,)), "kids": ArraySpec("uint32", (kids.size,)),
+                "ref": ArraySpec("uint8", (ref_tex.size,))},
+        outputs=["coords"],
+        seed=59,
+        reference=ref,
+        fixed={"queries": queries.reshape(-1), "qaddr": qaddr, "qlens": qlens, "nodes": nodes.reshape(-1),
+               "kids": kids.reshape(-1), "ref": ref_tex},
+    )  # fmt: skip
+
+
 RECIPES.update({"is_aes": _is_aes, "is_laplace3d": _is_laplace3d, "is_nn_layer1": _is_nn_layer1,
-                "is_nn_layer2": _is_nn_layer2})  # fmt: skip
+                "is_nn_layer2": _is_nn_layer2, "is_mummer": _is_mummer})  # fmt: skip
 
 #: sm_75 compiles is_aes's round-key loads as LDG [Rn.U32+URm] (a 32-bit register offset on a 64-bit uniform
 #: base); the executor's decoder drops the .U32 and reads Rn as a 64-bit pair
