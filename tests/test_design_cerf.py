@@ -59,11 +59,12 @@ LINE = 128
 
 def _tiny_sm():
     """One scheduler, a 4-line array (128 registers), L1D hit 5, L2 50 (no L2 slice: every line from DRAM
-    at latency 0 plus one line of bandwidth), integer latency 4, loads 1."""
+    at latency 0 plus one line of bandwidth), integer latency 4, loads 1; no interconnect ports (the known
+    answers count the L1D and L2 path alone)."""
     l1 = L1DSpec(size_bytes=4 * LINE, assoc=4, line_bytes=LINE, mshr_entries=8, hit_latency_cycles=5)
     return make_sm(4, regs_per_sm=128, num_banks=4, max_regs_per_thread=4, regs_per_cta_limit=128, l1d=l1,
                    l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
-                   latency=LatencySpec(int=(4, 1), ld_global=(1, 1)))  # fmt: skip
+                   latency=LatencySpec(int=(4, 1), ld_global=(1, 1)), icnt_flit_bytes=None)  # fmt: skip
 
 
 def _run(trace, **params):
@@ -440,14 +441,17 @@ def test_tag_array_area_counts_every_tag_bank_and_the_l1d_structures_take_the_te
 def test_a_last_read_served_after_a_later_write_frees_nothing():
     """The simulator lets a later instruction's write land before an earlier instruction's read of the same
     register is served (no write-after-read check).  A marked last read served that late read a value that
-    is already replaced: LRU-prioritized must not free the new one (`stale_last_reads`).  On saxpy and
-    bfs_expand with every warp slot filled (48) no register is then read after its entry was freed; before
-    the write order was kept, saxpy had 3 such reads and bfs_expand 110."""
-    for _name, (tr, kernel), sm in _workload_runs(["saxpy", "bfs_expand"], max_warps=48):
+    is already replaced: LRU-prioritized must not free the new one (`stale_last_reads`).  On saxpy,
+    bfs_expand and merge_pass with every warp slot filled (48) no register is then read after its entry was
+    freed; before the write order was kept, saxpy had 3 such reads and bfs_expand 110.  The case happens on
+    bfs_expand (64 stale last reads) and merge_pass (76); on saxpy, since fermi-gtx480 took its config's
+    DRAM timing, interconnect ports and execution units, no more."""
+    for name, (tr, kernel), sm in _workload_runs(["saxpy", "bfs_expand", "merge_pass"], max_warps=48):
         params = {"policy": "lru-prioritized"}
         r = simulate_trace(tr, sm, "cerf", params, program=CERF.program_for(tr, params, sm, kernel))
         assert r.counts["reads_after_death"] == 0
-        assert r.counts["stale_last_reads"] > 0  # the case happens here
+        if name != "saxpy":
+            assert r.counts["stale_last_reads"] > 0  # the case happens here
 
 
 def test_held_lines_are_a_time_average_from_an_empty_array():
