@@ -459,9 +459,7 @@ def test_two_level_pool_bounds_the_issuing_warps_as_in_the_simulator():
     ana = rfmodel.evaluate("baseline", "black_scholes", "maxwell-ltrf", method="analytic",
                            params={"active_warps": pools}, calibration=False)["ipc"].values.ravel()
     assert np.all(np.diff(sim) > 0) and np.all(np.diff(ana) > 0)
-    # one warp a scheduler reaches about half the IPC of eight (sim 0.94 against 1.99): the eight saturate
-    # maxwell-ltrf's one SFU dispatch slot (32 SFUs behind it, shared by the four schedulers)
-    assert ana[0] < 0.6 * ana[2] and sim[0] < 0.6 * sim[2]
+    assert ana[0] < 0.4 * ana[2] and sim[0] < 0.4 * sim[2]
     assert np.all(np.abs(ana[:2] / sim[:2] - 1) < 0.15)
     other = rfmodel.evaluate("baseline", "black_scholes", "fermi-gtx480", method="analytic",
                              params={"active_warps": [1, 8]})["ipc"].values.ravel()

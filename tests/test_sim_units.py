@@ -34,18 +34,22 @@ def independent(opc, n, warps):
                             warps_per_cta=warps)
 
 
+VOLTA_UNITS = ExecUnitSpec(sp=4, sfu=4, dp=4, int=4, tensor=4, branch=4, sp_width=4, sfu_width=4, dp_width=4,
+                           int_width=4, tensor_width=4, branch_width=4)
+
+
 def test_the_unit_map_follows_gpgpu_sims_issue_rules():
-    fermi = get_preset("fermi-gtx480")
+    fermi = get_preset("fermi-gtx480").replace(exec_units=FERMI_UNITS)  # SM2_GTX480's units
     u = units_of_classes(fermi)
     assert u[OpClass.FP64] == U_SFU and u[OpClass.INT] == U_SP and u[OpClass.BRANCH] == U_SP
-    assert list(unit_slots(fermi))[:4] == [2, 2, 2, 1]  # int, sp, dp (unused), sfu
-    volta = get_preset("volta-v100")
+    assert list(unit_slots(fermi))[:6] == [2, 2, 2, 1, 2, 1]  # int, sp, dp (unused), sfu, tensor, mem
+    volta = get_preset("volta-v100").replace(exec_units=VOLTA_UNITS)  # SM7_QV100's
     v = units_of_classes(volta)
     assert v[OpClass.FP64] == U_DP and v[OpClass.INT] == U_INT and v[OpClass.BRANCH] == U_BRA
     # without exec_units: one pipeline of each type per scheduler, the latency table's intervals
     plain = fermi.replace(exec_units=None)
     assert np.array_equal(class_initiations(plain), np.array(plain.latency.initiations()))
-    assert set(unit_slots(plain)) == {1, 2}  # the load/store unit is one per SM
+    assert set(unit_slots(plain)) == {2}  # and the load/store unit's dispatch registers too
     # 32 SFUs behind one slot take turns: an 8-cycle interval becomes 1
     wide = fermi.replace(exec_units=ExecUnitSpec(sp=8, sfu=32, sp_width=2, sfu_width=1))
     assert class_initiations(wide)[OpClass.SFU] == 1 and class_initiations(wide)[OpClass.FP32] == 1
@@ -76,5 +80,6 @@ def test_fp64_runs_on_the_sfu_without_dp_units():
 
 def test_sub_cores_need_a_unit_per_scheduler():
     volta = get_preset("volta-v100")
+    assert volta.replace(exec_units=VOLTA_UNITS).exec_units == VOLTA_UNITS
     with pytest.raises(Exception, match="exec_units"):
-        volta.replace(exec_units=volta.exec_units.replace(sfu=2))
+        volta.replace(exec_units=VOLTA_UNITS.replace(sfu=2))

@@ -391,12 +391,9 @@ class TestSMSpec:
         assert get_preset("hopper-h100").latency.initiations()[OpClass.TENSOR] == 1  # 0 reported as 1
 
     def test_defaults_are_the_fermi_preset(self):
-        # the instruction cache, the interconnect port and the execution units are optional: left out, every
-    # fetch hits, the ports are not modelled, each type has a pipeline per scheduler (the preset has its
-    # config's)
+        # the instruction cache is optional: left out, every fetch hits (the preset has its config's)
         fermi = get_preset("fermi-gtx480")
-        assert SMSpec() == fermi.replace(name="custom", source="", icache=None, icnt_flit_bytes=None,
-                                         icnt_clock_mhz=None, exec_units=None)
+        assert SMSpec() == fermi.replace(name="custom", source="", icache=None)
         assert fermi.icache == ICacheSpec(size_bytes=2048, assoc=4, line_bytes=128, mshr_entries=2,
                                           fetch_per_cycle=1)
 
@@ -519,7 +516,15 @@ class TestPresets:
     def test_presets_agree_with_configs(self, preset, folder, overrides):
         imported = from_gpgpusim_config(CONFIGS / folder / "gpgpusim.config")
         p = get_preset(preset)
-        expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides})
+        # the interconnect ports, the execution units and the DRAM row timing are read from every config but
+        # not yet in the presets: with them the analytic engine's held-out errors against the simulator rose
+        # (docs/spec.md, "Presets"); the presets keep -dram_latency alone and leave the others out
+        assert (p.icnt_flit_bytes, p.icnt_clock_mhz, p.exec_units) == (None, None, None)
+        assert imported.icnt_flit_bytes is not None and imported.exec_units is not None
+        assert imported.dram_latency_cycles > p.dram_latency_cycles
+        later = {"icnt_flit_bytes": None, "icnt_clock_mhz": None, "exec_units": None,
+                 "dram_latency_cycles": p.dram_latency_cycles}
+        expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides, **later})
         assert p == expect
 
 
@@ -593,7 +598,8 @@ def test_import_details():
     ic = s.icache
     assert (ic.size_bytes, ic.assoc, ic.mshr_entries, ic.fetch_per_cycle) == (2048, 4, 2, 1)
     e = s.exec_units
-    assert (e.sp, e.sfu, e.dp, e.int, e.branch, e.sp_width, e.sfu_width) == (2, 1, 0, 0, 0, 2, 1)
+    assert (e.sp, e.sfu, e.dp, e.int, e.branch) == (2, 1, 0, 0, 0)
+    assert (e.sp_width, e.sfu_width, e.mem_width) == (2, 1, 1)
     assert (s.clock_mhz, s.l2_size_bytes, s.max_regs_per_thread, s.reg_alloc_granularity) == (
         700.0, 768 * 1024, 63, 64)
     assert s.regs_per_cta_limit == 8192  # built-in default of -gpgpu_registers_per_block
@@ -606,7 +612,8 @@ def test_import_details():
     # the local crossbar moves a packet a cycle; a perfect instruction cache; four units of each type and
     # the trace config's branch unit, four wide; tRCD + CL = 24 DRAM cycles at 850 MHz = 32 core cycles
     assert (qv.icnt_flit_bytes, qv.icache.size_bytes, qv.icache.fetch_per_cycle) == (1 << 16, 0, 4)
-    assert (qv.exec_units.branch, qv.exec_units.dp_width, qv.dram_latency_cycles) == (4, 4, 132)
+    assert (qv.exec_units.branch, qv.exec_units.dp_width, qv.exec_units.mem_width) == (4, 4, 4)
+    assert qv.dram_latency_cycles == 132
     assert (qv.latency.int, qv.latency.fp64, qv.latency.sfu, qv.latency.branch, qv.latency.misc) == (
         (2, 2), (8, 4), (20, 8), (4, 4), (2, 2))
     assert "-gpgpu_shmem_num_banks" in qv.skipped_options

@@ -257,7 +257,9 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         operand_slots=operand_slots,
         bank_claims=bank_claims,
         pool_warps=grid_value(grid, "active_warps", DEFAULT_POOL) * sched if two_level(sm) else None,
-        unit_of_class=units_of_classes(sm),
+        # with the SM's execution units the classes that share a unit share its bound; without them, each
+        # class its own bound at one pipeline a scheduler (as every unit type then has)
+        unit_of_class=units_of_classes(sm) if sm.exec_units is not None else None,
         unit_slots=unit_slots(sm),
         **icnt_costs(sm),
     )

@@ -539,9 +539,9 @@ def _dram_timing(r: _Reader) -> dict[str, int]:
 #: ID_OC_TENSOR_CORE, OC_EX_TENSOR_CORE]``) and GPGPU-Sim 3's 7 (``ID_OC_SP, ID_OC_SFU, ID_OC_MEM, OC_EX_SP,
 #: OC_EX_SFU, OC_EX_MEM, EX_WB``)
 _OC_EX = {
-    13: {"sp": 5, "dp": 6, "int": 7, "sfu": 8, "tensor": 12},
-    11: {"sp": 5, "dp": 6, "int": 7, "sfu": 8},
-    7: {"sp": 3, "sfu": 4},
+    13: {"sp": 5, "dp": 6, "int": 7, "sfu": 8, "mem": 9, "tensor": 12},
+    11: {"sp": 5, "dp": 6, "int": 7, "sfu": 8, "mem": 9},
+    7: {"sp": 3, "sfu": 4, "mem": 5},
 }
 
 
@@ -561,7 +561,7 @@ def _exec_units(r: _Reader, special: dict) -> ExecUnitSpec:
     w = {t: max(widths[i], 1) for t, i in pos.items()}
     bra_units, bra_width = special.get("BRA", (0, 1))
     return ExecUnitSpec(**units, branch=bra_units, **{f"{t}_width": w.get(t, 1) for t in units},
-                        branch_width=max(bra_width, 1))
+                        branch_width=max(bra_width, 1), mem_width=w["mem"])
 
 
 def _compute_major(r: _Reader) -> int:

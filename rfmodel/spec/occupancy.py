@@ -43,7 +43,8 @@ _UNIT_FIELD = {U_SP: "sp", U_SFU: "sfu", U_DP: "dp", U_INT: "int", U_TENSOR: "te
 def unit_slots(sm) -> np.ndarray:
     """Dispatch slots of each unit type (``UNIT_NAMES`` order): ``min(width, units, schedulers)`` of the
     SM's ``exec_units`` (scheduler ``s`` uses slot ``s mod slots``); one per scheduler without them, and
-    for a type with no units (its instructions go elsewhere); the load/store unit is one per SM."""
+    for a type with no units (its instructions go elsewhere).  The load/store unit is one per SM; its
+    dispatch registers are ``min(mem_width, schedulers)`` (one per scheduler without ``exec_units``)."""
     S = sm.schedulers_per_sm
     out = np.full(len(UNIT_NAMES), S, dtype=np.int64)
     e = sm.exec_units
@@ -52,7 +53,7 @@ def unit_slots(sm) -> np.ndarray:
             n = getattr(e, f)
             if n > 0:
                 out[u] = max(min(getattr(e, f + "_width"), n, S), 1)
-    out[U_MEM] = 1
+        out[U_MEM] = max(min(e.mem_width, S), 1)
     return out
 
 

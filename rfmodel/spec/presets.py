@@ -17,19 +17,12 @@ from __future__ import annotations
 
 from rfmodel.errors import UnknownNameError
 
-from .sm import CollectorSpec, ExecUnitSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
+from .sm import CollectorSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
 
 __all__ = ["PRESETS", "get_preset"]
 
 _KIB = 1024
 _MIB = 1024 * 1024
-#: Volta and later configs' execution units: four of each type (and of Accel-Sim's branch unit), one per
-#: sub-core, each dispatched four wide
-_VOLTA_UNITS = ExecUnitSpec(sp=4, sfu=4, dp=4, int=4, tensor=4, branch=4, sp_width=4, sfu_width=4, dp_width=4,
-                            int_width=4, tensor_width=4, branch_width=4)
-#: GPGPU-Sim's local crossbar (``-network_mode 2``, Volta and later configs but Hopper's) moves a packet a
-#: cycle whatever its size: read as a flit larger than any packet
-_LOCAL_XBAR = 1 << 16
 #: Volta and later configs' ``-gpgpu_perfect_inst_const_cache 1`` (every fetch hits; their listed
 #: ``N:64:128:16`` instruction cache is never consulted), with ``-gpgpu_inst_fetch_throughput 4``
 _PERFECT_ICACHE = ICacheSpec(size_bytes=0, assoc=16, line_bytes=128, mshr_entries=2, fetch_per_cycle=4)
@@ -81,12 +74,9 @@ def _fermi_gtx480() -> SMSpec:
         l1d=L1DSpec(size_bytes=16 * _KIB, assoc=4, line_bytes=128, sectored=False, mshr_entries=64,
                     hit_latency_cycles=35, unified_bytes=0, adaptive=False, bypass_global=False),
         icache=ICacheSpec(size_bytes=2 * _KIB, assoc=4, line_bytes=128, mshr_entries=2, fetch_per_cycle=1),
-        exec_units=ExecUnitSpec(sp=2, sfu=1, dp=0, int=0, tensor=0, branch=0, sp_width=2, sfu_width=1),
-        icnt_flit_bytes=40,
-        icnt_clock_mhz=700.0,
         smem_latency_cycles=26,
         l2_hit_latency_cycles=120,
-        dram_latency_cycles=118,  # -dram_latency 100 + tRCD + CL
+        dram_latency_cycles=100,
         l2_size_bytes=768 * _KIB,
         mem_bw_bytes_per_cycle=16.896,
     )
@@ -139,12 +129,9 @@ def _maxwell_ltrf() -> SMSpec:
         l1d=L1DSpec(size_bytes=16 * _KIB, assoc=4, line_bytes=128, sectored=False, mshr_entries=32,
                     hit_latency_cycles=1, unified_bytes=0, adaptive=False, bypass_global=True),
         icache=ICacheSpec(size_bytes=2 * _KIB, assoc=4, line_bytes=128, mshr_entries=2, fetch_per_cycle=1),
-        exec_units=ExecUnitSpec(sp=8, sfu=32, dp=0, int=0, tensor=0, branch=0, sp_width=2, sfu_width=1),
-        icnt_flit_bytes=32,
-        icnt_clock_mhz=1137.0,
         smem_latency_cycles=3,
         l2_hit_latency_cycles=85,
-        dram_latency_cycles=140,  # -dram_latency 130 + tRCD + CL
+        dram_latency_cycles=130,
         l2_size_bytes=2 * _MIB,
         mem_bw_bytes_per_cycle=12.665,
     )
@@ -199,12 +186,9 @@ def _turing_rtx2060() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=256,
                     hit_latency_cycles=32, unified_bytes=96 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
-        exec_units=_VOLTA_UNITS,
-        icnt_flit_bytes=_LOCAL_XBAR,
-        icnt_clock_mhz=1365.0,
         smem_latency_cycles=30,
         l2_hit_latency_cycles=194,
-        dram_latency_cycles=115,  # -dram_latency 96 + tRCD + CL
+        dram_latency_cycles=96,
         l2_size_bytes=1 * _MIB,
         mem_bw_bytes_per_cycle=8.206,
     )
@@ -247,12 +231,9 @@ def _volta_v100() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=20, unified_bytes=128 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
-        exec_units=_VOLTA_UNITS,
-        icnt_flit_bytes=_LOCAL_XBAR,
-        icnt_clock_mhz=1132.0,
         smem_latency_cycles=20,
         l2_hit_latency_cycles=160,
-        dram_latency_cycles=132,  # -dram_latency 100 + tRCD + CL
+        dram_latency_cycles=100,
         l2_size_bytes=6 * _MIB,
         mem_bw_bytes_per_cycle=9.611,
     )
@@ -295,12 +276,9 @@ def _ampere_a100() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=34, unified_bytes=192 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
-        exec_units=_VOLTA_UNITS,
-        icnt_flit_bytes=_LOCAL_XBAR,
-        icnt_clock_mhz=1410.0,
         smem_latency_cycles=28,
         l2_hit_latency_cycles=200,
-        dram_latency_cycles=200,  # -dram_latency 190 + tRCD + CL
+        dram_latency_cycles=190,
         l2_size_bytes=40 * _MIB,
         mem_bw_bytes_per_cycle=10.211,
     )
@@ -342,12 +320,9 @@ def _ampere_rtx3070() -> SMSpec:
         l1d=L1DSpec(size_bytes=128 * _KIB, assoc=256, line_bytes=128, sectored=True, mshr_entries=384,
                     hit_latency_cycles=39, unified_bytes=128 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
-        exec_units=_VOLTA_UNITS,
-        icnt_flit_bytes=_LOCAL_XBAR,
-        icnt_clock_mhz=1132.0,
         smem_latency_cycles=29,
         l2_hit_latency_cycles=187,
-        dram_latency_cycles=270,  # -dram_latency 254 + tRCD + CL
+        dram_latency_cycles=254,
         l2_size_bytes=4 * _MIB,
         mem_bw_bytes_per_cycle=8.605,
     )
@@ -390,12 +365,9 @@ def _hopper_h100() -> SMSpec:
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=41, unified_bytes=256 * _KIB, adaptive=True, bypass_global=False),
         icache=_PERFECT_ICACHE,
-        exec_units=_VOLTA_UNITS,
-        icnt_flit_bytes=32,
-        icnt_clock_mhz=3106.0,
         smem_latency_cycles=29,
         l2_hit_latency_cycles=237,
-        dram_latency_cycles=218,  # -dram_latency 194 + tRCD + CL
+        dram_latency_cycles=194,
         l2_size_bytes=50 * _MIB,
         mem_bw_bytes_per_cycle=7.606,
     )

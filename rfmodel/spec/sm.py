@@ -162,7 +162,7 @@ _WIDTH = dict(unit="slots", bounds=(1, 64))
 class ExecUnitSpec(Spec, kind="sm.exec_units"):
     """The SM's execution units per type as GPGPU-Sim counts them (``-gpgpu_num_{sp,sfu,dp,int,
     tensor_core}_units``, a specialized ``BRA`` unit) and the width of each type's dispatch
-    (``-gpgpu_pipeline_widths``' OC_EX stage).
+    (``-gpgpu_pipeline_widths``' OC_EX stage; the load/store unit's too, though it is one per SM).
 
     Both engines give a type ``min(width, units, schedulers)`` dispatch slots, scheduler ``s`` using slot
     ``s mod slots`` (fewer slots than schedulers: the schedulers share them, as on Fermi's one SFU), and an
@@ -183,6 +183,7 @@ class ExecUnitSpec(Spec, kind="sm.exec_units"):
     int_width: int = param(1, doc="dispatch width of the INT units", **_WIDTH)
     tensor_width: int = param(1, doc="dispatch width of the tensor-core units", **_WIDTH)
     branch_width: int = param(1, doc="dispatch width of the branch units", **_WIDTH)
+    mem_width: int = param(1, doc="dispatch registers of the one load/store unit", **_WIDTH)
 
     def _check(self) -> None:
         for name in ("sp", "sfu"):
@@ -300,7 +301,7 @@ class SMSpec(Spec, kind="sm", version=1):
     smem_latency_cycles: int = param(26, unit="cycles", bounds=(1, 100_000), doc="shared-memory load latency")
     l2_hit_latency_cycles: int = param(120, unit="cycles", bounds=(1, 100_000),
                                        doc="L1 miss served by the L2 (GPGPU-Sim's ROP latency)")
-    dram_latency_cycles: int = param(118, unit="cycles", bounds=(0, 100_000),
+    dram_latency_cycles: int = param(100, unit="cycles", bounds=(0, 100_000),
                                      doc="extra latency when the L2 misses too")
     l2_size_bytes: int = param(768 * _KIB, unit="B", bounds=(0, 1 << 36), doc="chip L2 size (informational)")
     mem_bw_bytes_per_cycle: float = param(16.896, unit="B/cycle", bounds=(1e-6, 1e6),
