@@ -128,8 +128,22 @@ class CollectorSpec(Spec, kind="sm.collectors"):
         return self.total != self.gen
 
 
+class _SetAssociative:
+    """A cache of ``size_bytes`` in ``assoc`` ways of ``line_bytes`` lines: its sets, and its size a whole
+    number of sets."""
+
+    @property
+    def sets(self) -> int:
+        return self.size_bytes // (self.assoc * self.line_bytes)
+
+    def _check(self) -> None:
+        if self.size_bytes and self.size_bytes % (self.assoc * self.line_bytes):
+            self._fail("size_bytes", self.size_bytes,
+                       f"a multiple of assoc x line_bytes = {self.assoc * self.line_bytes}")
+
+
 @dataclass(frozen=True)
-class L1DSpec(Spec, kind="sm.l1d"):
+class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
     """The L1 data cache of one SM (GPGPU-Sim ``-gpgpu_cache:dl1`` and friends)."""
 
     size_bytes: int = param(16 * _KIB, unit="B", bounds=(0, 64 * _MIB),
@@ -144,14 +158,6 @@ class L1DSpec(Spec, kind="sm.l1d"):
     adaptive: bool = param(False, doc="carve-out adapts: L1D gets the unified space shared memory leaves")
     bypass_global: bool = param(False, doc="global loads skip the L1D (as -Xptxas -dlcm=cg)")
 
-    @property
-    def sets(self) -> int:
-        return self.size_bytes // (self.assoc * self.line_bytes)
-
-    def _check(self) -> None:
-        if self.size_bytes and self.size_bytes % (self.assoc * self.line_bytes):
-            self._fail("size_bytes", self.size_bytes,
-                       f"a multiple of assoc x line_bytes = {self.assoc * self.line_bytes}")
 
 
 _UNITS = dict(unit="units", bounds=(0, 1024))
@@ -196,7 +202,7 @@ ICNT_HEADER_BYTES = 8
 
 
 @dataclass(frozen=True)
-class ICacheSpec(Spec, kind="sm.icache"):
+class ICacheSpec(_SetAssociative, Spec, kind="sm.icache"):
     """The instruction cache and fetch stage of one SM (GPGPU-Sim's ``-gpgpu_cache:il1``,
     ``-gpgpu_inst_fetch_throughput`` and ``-gpgpu_perfect_inst_const_cache``).
 
@@ -214,14 +220,6 @@ class ICacheSpec(Spec, kind="sm.icache"):
     fetch_per_cycle: int = param(1, unit="fetches/cycle", bounds=(1, 64),
                                  doc="fetches per cycle, each one warp's next instruction-buffer fill")
 
-    @property
-    def sets(self) -> int:
-        return self.size_bytes // (self.assoc * self.line_bytes)
-
-    def _check(self) -> None:
-        if self.size_bytes and self.size_bytes % (self.assoc * self.line_bytes):
-            self._fail("size_bytes", self.size_bytes,
-                       f"a multiple of assoc x line_bytes = {self.assoc * self.line_bytes}")
 
 
 @dataclass(frozen=True)
