@@ -104,8 +104,10 @@ def test_rfmodel_pipeline_has_no_instruction_cache_and_says_so():
     a = simulate_trace(tr, sm_with(IC), "baseline")
     b = simulate_trace(tr, sm_with(None), "baseline")
     assert a.counts == b.counts and a.counts["il1_acc"] == 0
-    fermi = get_preset("fermi-gtx480")
+    fermi = get_preset("fermi-gtx480").replace(icache=IC)  # SM2_GTX480's instruction cache
+    assert not_modelled(get_preset("fermi-gtx480"), "analytic") == []  # the preset leaves it out
     assert any(s.startswith("icache.size_bytes = 2048") for s in not_modelled(fermi, "simulate"))
     assert any(s.startswith("icache.size_bytes = 2048") for s in not_modelled(fermi, "analytic"))
     assert not any("icache" in s for s in not_modelled(fermi, "simulate", compat=True))
-    assert not any("icache" in s for s in not_modelled(get_preset("volta-v100"), "analytic"))
+    perfect = get_preset("volta-v100").replace(icache=PERFECT.replace(fetch_per_cycle=4))  # SM7_QV100's
+    assert not any("icache" in s for s in not_modelled(perfect, "analytic"))

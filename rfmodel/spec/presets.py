@@ -17,15 +17,12 @@ from __future__ import annotations
 
 from rfmodel.errors import UnknownNameError
 
-from .sm import CollectorSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
+from .sm import CollectorSpec, L1DSpec, LatencySpec, SMSpec
 
 __all__ = ["PRESETS", "get_preset"]
 
 _KIB = 1024
 _MIB = 1024 * 1024
-#: Volta and later configs' ``-gpgpu_perfect_inst_const_cache 1`` (every fetch hits; their listed
-#: ``N:64:128:16`` instruction cache is never consulted), with ``-gpgpu_inst_fetch_throughput 4``
-_PERFECT_ICACHE = ICacheSpec(size_bytes=0, assoc=16, line_bytes=128, mshr_entries=2, fetch_per_cycle=4)
 
 
 def _fermi_gtx480() -> SMSpec:
@@ -73,7 +70,6 @@ def _fermi_gtx480() -> SMSpec:
         latency=LatencySpec(int=(4, 1), fp32=(5, 1), fp64=(8, 8), sfu=(8, 8), tensor=(64, 64)),
         l1d=L1DSpec(size_bytes=16 * _KIB, assoc=4, line_bytes=128, sectored=False, mshr_entries=64,
                     hit_latency_cycles=35, unified_bytes=0, adaptive=False, bypass_global=False),
-        icache=ICacheSpec(size_bytes=2 * _KIB, assoc=4, line_bytes=128, mshr_entries=2, fetch_per_cycle=1),
         smem_latency_cycles=26,
         l2_hit_latency_cycles=120,
         dram_latency_cycles=100,
@@ -128,7 +124,6 @@ def _maxwell_ltrf() -> SMSpec:
         latency=LatencySpec(int=(6, 1), fp32=(6, 1), fp64=(8, 8), sfu=(8, 8), tensor=(64, 64)),
         l1d=L1DSpec(size_bytes=16 * _KIB, assoc=4, line_bytes=128, sectored=False, mshr_entries=32,
                     hit_latency_cycles=1, unified_bytes=0, adaptive=False, bypass_global=True),
-        icache=ICacheSpec(size_bytes=2 * _KIB, assoc=4, line_bytes=128, mshr_entries=2, fetch_per_cycle=1),
         smem_latency_cycles=3,
         l2_hit_latency_cycles=85,
         dram_latency_cycles=130,
@@ -185,7 +180,6 @@ def _turing_rtx2060() -> SMSpec:
         latency=_trace_latency((2, 2), (2, 2), (64, 64), (21, 8), (16, 16)),
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=256,
                     hit_latency_cycles=32, unified_bytes=96 * _KIB, adaptive=True, bypass_global=False),
-        icache=_PERFECT_ICACHE,
         smem_latency_cycles=30,
         l2_hit_latency_cycles=194,
         dram_latency_cycles=96,
@@ -230,7 +224,6 @@ def _volta_v100() -> SMSpec:
         latency=_trace_latency((2, 2), (2, 2), (8, 4), (20, 8), (2, 2)),
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=20, unified_bytes=128 * _KIB, adaptive=True, bypass_global=False),
-        icache=_PERFECT_ICACHE,
         smem_latency_cycles=20,
         l2_hit_latency_cycles=160,
         dram_latency_cycles=100,
@@ -275,7 +268,6 @@ def _ampere_a100() -> SMSpec:
         latency=_trace_latency((4, 2), (4, 2), (6, 4), (23, 8), (12, 8)),
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=34, unified_bytes=192 * _KIB, adaptive=True, bypass_global=False),
-        icache=_PERFECT_ICACHE,
         smem_latency_cycles=28,
         l2_hit_latency_cycles=200,
         dram_latency_cycles=190,
@@ -319,7 +311,6 @@ def _ampere_rtx3070() -> SMSpec:
         latency=_trace_latency((2, 2), (2, 1), (64, 64), (21, 8), (32, 32)),
         l1d=L1DSpec(size_bytes=128 * _KIB, assoc=256, line_bytes=128, sectored=True, mshr_entries=384,
                     hit_latency_cycles=39, unified_bytes=128 * _KIB, adaptive=True, bypass_global=False),
-        icache=_PERFECT_ICACHE,
         smem_latency_cycles=29,
         l2_hit_latency_cycles=187,
         dram_latency_cycles=254,
@@ -364,7 +355,6 @@ def _hopper_h100() -> SMSpec:
         latency=_trace_latency((4, 2), (4, 2), (8, 2), (23, 8), (1, 0)),
         l1d=L1DSpec(size_bytes=32 * _KIB, assoc=64, line_bytes=128, sectored=True, mshr_entries=512,
                     hit_latency_cycles=41, unified_bytes=256 * _KIB, adaptive=True, bypass_global=False),
-        icache=_PERFECT_ICACHE,
         smem_latency_cycles=29,
         l2_hit_latency_cycles=237,
         dram_latency_cycles=194,
