@@ -78,6 +78,15 @@ def test_fp64_runs_on_the_sfu_without_dp_units():
     assert sep.metrics["cycles"] < 0.6 * r.metrics["cycles"]
 
 
+def test_a_width_or_clock_that_would_not_act_is_refused():
+    with pytest.raises(Exception, match="dp_width"):
+        ExecUnitSpec(sp=2, sfu=1, dp=0, dp_width=4)
+    with pytest.raises(Exception, match="icnt_clock_mhz"):
+        get_preset("fermi-gtx480").replace(icnt_clock_mhz=350.0)
+    half = get_preset("fermi-gtx480").replace(icnt_clock_mhz=350.0, icnt_flit_bytes=40)
+    assert half.icnt_flit_cycles == 2.0  # a 700 MHz core: two cycles a flit
+
+
 def test_sub_cores_need_a_unit_per_scheduler():
     volta = get_preset("volta-v100")
     assert volta.replace(exec_units=VOLTA_UNITS).exec_units == VOLTA_UNITS

@@ -195,6 +195,10 @@ class ExecUnitSpec(Spec, kind="sm.exec_units"):
         for name in ("sp", "sfu"):
             if getattr(self, name) < 1:
                 self._fail(name, getattr(self, name), "at least 1 (FP32 and SFU instructions need a unit)")
+        for t in ("dp", "int", "tensor", "branch"):  # a width of no units would be ignored: refused instead
+            if getattr(self, t) == 0 and getattr(self, t + "_width") != 1:
+                self._fail(t + "_width", getattr(self, t + "_width"),
+                           f"1 while {t} = 0 (its instructions run on another unit's slots)")
 
 
 #: bytes of an interconnect packet's header (GPGPU-Sim's READ_PACKET_SIZE and WRITE_PACKET_SIZE)
@@ -335,6 +339,9 @@ class SMSpec(Spec, kind="sm", version=1):
             self._fail("bank_rw_ports", self.bank_rw_ports, "at least 1 when bank_write_ports is 0")
         if self.collectors.total < 1:
             self._fail("collectors", self.collectors.to_dict(), "at least one collector unit")
+        if self.icnt_clock_mhz is not None and self.icnt_flit_bytes is None:
+            self._fail("icnt_clock_mhz", self.icnt_clock_mhz,
+                       "left out unless icnt_flit_bytes is given (without it the ports are not modelled)")
         if self.exec_units is not None and self.sub_core:
             e = self.exec_units
             for t in ("sp", "sfu", "dp", "int", "tensor", "branch"):
