@@ -150,8 +150,8 @@ CONFIG_FIELDS = (
     "il1_sets",  # compat: instruction-cache sets (0: every fetch hits)
     "il1_assoc",  # compat: instruction-cache ways
     "il1_mshr",  # compat: instruction-cache lines missing at once
-    "line_flits",  # flits of a whole line's reply (an instruction line, a design's memory request)
-    "line_wflits",  # flits of a whole line's write request (a design's memory request)
+    "line_flits",  # flits of a packet carrying a whole line (a reply of an instruction or design line, a
+    # design's line written back)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -451,7 +451,6 @@ C_IL1_SETS = 49
 C_IL1_ASSOC = 50
 C_IL1_MSHR = 51
 C_LINE_FLITS = 52
-C_LINE_WFLITS = 53
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -749,6 +748,15 @@ def reads_long(w, row, src, reg_long):
 
 
 @njit(cache=True)
+def _port(scalars, g, t, flits, fc):
+    """``flits`` flits take the port whose free time is ``scalars[g]`` (x LINE_FIX) from cycle ``t`` or when
+    it frees, ``fc`` cycles a flit; returns the cycle the last one has passed."""
+    start = max(t * LINE_FIX, scalars[g])
+    scalars[g] = start + np.int64(flits * fc * LINE_FIX + 0.5)
+    return (scalars[g] + LINE_FIX - 1) // LINE_FIX
+
+
+@njit(cache=True)
 def noc_send(fcfg, scalars, stats, t, flits):
     """A request of ``flits`` flits enters the SM's interconnect injection port at ``t`` or when the
     requests before it have left (one flit per interconnect cycle); returns the cycle it has left."""
@@ -756,9 +764,7 @@ def noc_send(fcfg, scalars, stats, t, flits):
     if fc <= 0.0:
         return t
     stats[K_NOC_FLITS_OUT] += flits
-    start = max(t * LINE_FIX, scalars[G_INJ_FREE])
-    scalars[G_INJ_FREE] = start + np.int64(flits * fc * LINE_FIX + 0.5)
-    dep = (scalars[G_INJ_FREE] + LINE_FIX - 1) // LINE_FIX
+    dep = _port(scalars, G_INJ_FREE, t, flits, fc)
     stats[K_NOC_WAIT] += dep - t - np.int64(flits * fc + 0.999999)
     return dep
 
@@ -772,9 +778,7 @@ def noc_receive(fcfg, scalars, stats, earliest, ret, flits):
     if fc <= 0.0:
         return ret
     stats[K_NOC_FLITS_IN] += flits
-    start = max(earliest * LINE_FIX, scalars[G_EJ_FREE])
-    scalars[G_EJ_FREE] = start + np.int64(flits * fc * LINE_FIX + 0.5)
-    return max(ret, (scalars[G_EJ_FREE] + LINE_FIX - 1) // LINE_FIX)
+    return max(ret, _port(scalars, G_EJ_FREE, earliest, flits, fc))
 
 
 @njit(cache=True)
@@ -2450,7 +2454,7 @@ def _memory_requests(cyc, cfg, fcfg, state, design_ints):
         stats[K_MEM_REQUESTS] += 1
         act = True
         if design_ints[e + 1] == MQ_STORE:
-            l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, design_ints[e], cyc, cfg[C_LINE_WFLITS])
+            l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, design_ints[e], cyc, cfg[C_LINE_FLITS])
             design_ints[e + 2] = cyc
         else:
             fill_t, _t = mshr_request(cfg, fcfg, scalars, stats, state[S_MSHR_FILL], l2_tag, l2_lru,

@@ -422,7 +422,6 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "il1_assoc": ic.assoc if il1_on else 1,
         "il1_mshr": ic.mshr_entries if il1_on else 1,
         "line_flits": int(sm.icnt_flits(line_bytes)) if noc else 0,
-        "line_wflits": int(sm.icnt_flits(line_bytes)) if noc else 0,
     }
     cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
     fcfg = np.array([line_bytes / sm.mem_bw_bytes_per_cycle, sm.icnt_flit_cycles], dtype=np.float64)
