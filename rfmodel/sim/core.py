@@ -181,7 +181,7 @@ TABLE_FIELDS = (
     "exec_order",  # compat: unit types in execute order
     "sectors",  # [rows] compat: sector fetches per missed line of the row
     "pc_line",  # [rows] compat: instruction-cache line of the row's PC (with an instruction cache)
-    "u_slots",  # [N_UNIT] dispatch slots of each unit type (scheduler s uses slot s mod u_slots; S: one each)
+    "u_slot",  # [N_UNIT * S] at u S + s: the dispatch slot (register, unit) scheduler s uses for type u
     "req_flits",  # [rows] flits of the request each line of the row sends (interconnect ports modelled)
     "rep_flits",  # [rows] flits of the reply each missed line of a load (or atomic) gets back
 )
@@ -469,7 +469,7 @@ T_ALLOC_ORDER = 12
 T_EXEC_ORDER = 13
 T_SECTORS = 14
 T_PC_LINE = 15
-T_U_SLOTS = 16
+T_U_SLOT = 16
 T_REQ_FLITS = 17
 T_REP_FLITS = 18
 
@@ -1628,7 +1628,7 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
     NC = cfg[C_COLLECTORS]
     compat = cfg[C_COMPAT] != 0
     cls_unit = tables[T_CLS_UNIT]
-    u_slots = tables[T_U_SLOTS]
+    u_slot = tables[T_U_SLOT]
     k_group = tables[T_K_GROUP]
     k_set = tables[T_K_SET]
     w_sched = state[S_W_SCHED]
@@ -1653,7 +1653,7 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
             if best >= 0 and r_seq[r] >= r_seq[k_rec[best]]:
                 continue
             u = cls_unit[op[r_row[r]]]
-            if ocex[u * S + w_sched[r_warp[r]] % u_slots[u]] >= 0:
+            if ocex[u_slot[u * S + w_sched[r_warp[r]]]] >= 0:
                 continue
             best = k
         if best < 0:
@@ -1664,7 +1664,7 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
         if compat or u_free[ui] > cyc:
             # GPGPU-Sim's OC_EX register / our unit's dispatch buffer
             u = cls_unit[op[r_row[r]]]
-            ocex[u * S + w_sched[r_warp[r]] % u_slots[u]] = r
+            ocex[u_slot[u * S + w_sched[r_warp[r]]]] = r
             n_ocex += 1
         elif not _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
             return act, n_busy, n_ocex
@@ -1936,7 +1936,7 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
     r_extra[r] = 0
     r_seq[r] = scalars[G_SEQ]
     scalars[G_SEQ] += 1
-    slot = u * S + s % tables[T_U_SLOTS][u]  # the dispatch slot (and unit) of this type the scheduler uses
+    slot = tables[T_U_SLOT][u * S + s]  # the dispatch slot (and unit) of this type the scheduler uses
     r_unit[r] = U_MEM * S if u == U_MEM else slot
     r_pending[r] = 0
     r_coll[r] = -1
@@ -2005,7 +2005,7 @@ def _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_ma
     compat = cfg[C_COMPAT] != 0
     n_pass = 2 if cfg[C_PREFER] != 0 else 1
     cls_unit = tables[T_CLS_UNIT]
-    u_slots = tables[T_U_SLOTS]
+    u_slot = tables[T_U_SLOT]
     k_group = tables[T_K_GROUP]
     scalars = state[S_G]
     w_active = state[S_W_ACTIVE]
@@ -2111,7 +2111,7 @@ def _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_ma
                         reason_struct = SR_EXEC
                     break
                 grp = s if subcore else 0
-                if idoc[u * S + s % u_slots[u]] >= 0:
+                if idoc[u_slot[u * S + s]] >= 0:
                     if issued == 0 and reason_struct < 0:
                         # the buffered instruction of this type waits for a collector unit
                         reason_struct = SR_NO_COLLECTOR

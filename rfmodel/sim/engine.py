@@ -447,7 +447,9 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "alloc_order": np.array(_ALLOC_ORDER, dtype=np.int64),
         "exec_order": np.array(_EXEC_ORDER, dtype=np.int64),
         "sectors": np.ascontiguousarray(sectors, dtype=np.int64),
-        "u_slots": unit_slots(sm),
+        # scheduler s dispatches type u at slot u S + (s mod the type's slots): a table, off the hot loop
+        "u_slot": (np.arange(C.N_UNIT)[:, None] * S
+                   + np.arange(S)[None, :] % unit_slots(sm)[:, None]).ravel(),
         "pc_line": _pc_lines(trace, ic.line_bytes) if il1_on else np.zeros(1, dtype=np.int64),
         "req_flits": req_flits,
         "rep_flits": rep_flits,
