@@ -1,12 +1,19 @@
 """``rfmodel bench``: speed figures of the engines, as one JSON object.
 
+Every timed step is measured twice, in wall time and in CPU time (this process's user and system time
+plus that of the child processes it waited for, :func:`clock`); the machine may be shared, so CPU time is
+the figure to compare (a ``*_per_cpu_s`` rate beside each wall-time ``*_per_s`` one, ``cpu_seconds``
+beside ``best_seconds``), and the ``context`` member records the load average before and after, the
+revision and the Python.  :func:`compare` puts two runs side by side (``rfmodel bench --compare REV``
+runs another git revision's bench in a temporary worktree in the same invocation).
+
 The ``simulate`` member maps every registered design to
-``{"warp_instr_per_s": ..., "workload": ..., "instructions": ...}`` (plus the
-GPU, the best time and the repeat count): simulated warp instructions per
-second of wall time on one core, for the SM's whole share of the workload.
+``{"warp_instr_per_s": ..., "warp_instr_per_cpu_s": ..., "workload": ..., "instructions": ...}`` (plus the
+GPU, the best times and the repeat count): simulated warp instructions per
+second, for the SM's whole share of the workload.
 Compilation is excluded: each design first simulates a small slice of the
 workload (which compiles the cycle loop, or loads it from numba's cache),
-then the full run is timed ``repeat`` times and the fastest counts.
+then the full run is timed ``repeat`` times and the fastest counts (in each clock).
 
 The ``analytic`` member: ``{"points_per_s": ..., "speedup_vs_simulate": ...}`` for the
 baseline on one large grid (``ANALYTIC_GRID``: bank count x collector units x registers x warps
@@ -32,11 +39,47 @@ the second timed), with the slowest kernel's rate.
 
 from __future__ import annotations
 
+import os
 import time
 
 from rfmodel.analytic.engine import run_analytic
 from rfmodel.designs.base import design_names
 from rfmodel.evaluate import resolve_gpu
+
+
+def clock() -> tuple[float, float]:
+    """(wall, CPU) seconds now: CPU is this process's user and system time (every thread) plus that of the
+    child processes it has waited for."""
+    t = os.times()
+    return time.perf_counter(), time.process_time() + t.children_user + t.children_system
+
+
+class Timer:
+    """``with Timer() as t: ...`` leaves ``t.wall`` and ``t.cpu`` (seconds) of the block."""
+
+    def __enter__(self):
+        self._w, self._c = clock()
+        return self
+
+    def __exit__(self, *exc):
+        w, c = clock()
+        self.wall, self.cpu = w - self._w, c - self._c
+        return False
+
+
+class Best:
+    """The fastest of several timed runs, in each clock on its own."""
+
+    def __init__(self):
+        self.wall = self.cpu = float("inf")
+
+    def add(self, t: Timer) -> None:
+        self.wall, self.cpu = min(self.wall, t.wall), min(self.cpu, t.cpu)
+
+
+def _rate(n, seconds: float) -> float:
+    return n / seconds if seconds > 0 else float("inf")
+
 
 #: the default benchmark: 48 resident warps on the 48-warp Fermi SM, 474k warp instructions
 BENCH_WORKLOAD = "crc32_murmur3"
@@ -57,26 +100,27 @@ def bench_simulate(
     _, warm = _simulate_workload(workload, sm, arch=arch, seed=0, max_warps=8)
     out = {}
     for d in designs or design_names():
-        t0 = time.perf_counter()
-        simulate_trace(warm, sm, d)  # compile (or load) the loop and the hooks
-        warmup = time.perf_counter() - t0
-        best = float("inf")
-        run = None
+        with Timer() as w:
+            simulate_trace(warm, sm, d)  # compile (or load) the loop and the hooks
+        best, run = Best(), None
         for _ in range(max(repeat, 1)):
-            t0 = time.perf_counter()
-            run = simulate_trace(trace, sm, d)
-            best = min(best, time.perf_counter() - t0)
+            with Timer() as t:
+                run = simulate_trace(trace, sm, d)
+            best.add(t)
         instr = int(run.counts["issued"])
         out[d] = {
-            "warp_instr_per_s": instr / best if best > 0 else float("inf"),
+            "warp_instr_per_s": _rate(instr, best.wall),
+            "warp_instr_per_cpu_s": _rate(instr, best.cpu),
             "workload": name,
             "instructions": instr,
             "gpu": sm.name,
             "resident_warps": int(run.metrics["warps"]),
             "cycles": int(run.metrics["cycles"]),
-            "best_seconds": best,
+            "best_seconds": best.wall,
+            "cpu_seconds": best.cpu,
             "repeat": max(repeat, 1),
-            "warmup_seconds": warmup,
+            "warmup_seconds": w.wall,
+            "warmup_cpu_seconds": w.cpu,
         }
     return out
 
@@ -98,7 +142,7 @@ def bench_analytic(
     gpu=BENCH_GPU,
     repeat: int = 3,
     design="baseline",
-    sim_seconds: float | None = None,
+    sim_seconds: tuple[float, float] | None = None,
 ) -> dict:
     """Vectorized analytic throughput in design points per second (see the module docstring)."""
     import numpy as np
@@ -115,24 +159,29 @@ def bench_analytic(
     g = {**grid, **cal}
     n = int(np.prod([len(v) for v in ANALYTIC_GRID.values()]))
     run_analytic(d, prof, sm, g)  # warm-up
-    best = float("inf")
+    best = Best()
     for _ in range(max(repeat, 1)):
-        t0 = time.perf_counter()
-        m = run_analytic(d, prof, sm, g)
-        best = min(best, time.perf_counter() - t0)
+        with Timer() as t:
+            m = run_analytic(d, prof, sm, g)
+        best.add(t)
     assert np.size(m["ipc"]) == n
     small = {"num_banks": [4, 8, 16, 32], "collector_units": [2, 4, 8, 16]}
     evaluate(design, workload, sm, params=small)
-    t0 = time.perf_counter()
-    evaluate(design, workload, sm, params=small)
-    ev = 16 / (time.perf_counter() - t0)
-    pps = n / best
-    out = {"points_per_s": pps, "points": n, "best_seconds": best, "design": d.name, "workload": workload,
-           "gpu": sm.name, "grid": {k: len(v) for k, v in ANALYTIC_GRID.items()}, "evaluate_points_per_s": ev,
+    ev = Best()
+    for _ in range(max(repeat, 1)):
+        with Timer() as t:
+            evaluate(design, workload, sm, params=small)
+        ev.add(t)
+    out = {"points_per_s": _rate(n, best.wall), "points_per_cpu_s": _rate(n, best.cpu), "points": n,
+           "best_seconds": best.wall, "cpu_seconds": best.cpu, "design": d.name, "workload": workload,
+           "gpu": sm.name, "grid": {k: len(v) for k, v in ANALYTIC_GRID.items()},
+           "evaluate_points_per_s": _rate(16, ev.wall), "evaluate_points_per_cpu_s": _rate(16, ev.cpu),
            "repeat": max(repeat, 1)}  # fmt: skip
-    if sim_seconds:
-        out["simulate_points_per_s"] = 1.0 / sim_seconds
-        out["speedup_vs_simulate"] = pps * sim_seconds
+    if sim_seconds:  # (wall, CPU) seconds of one simulation
+        sw, sc = sim_seconds
+        out["simulate_points_per_s"] = 1.0 / sw
+        out["speedup_vs_simulate"] = out["points_per_s"] * sw
+        out["speedup_vs_simulate_cpu"] = out["points_per_cpu_s"] * sc
     return out
 
 
@@ -150,14 +199,16 @@ def bench_optimize(*, gpu=BENCH_GPU, repeat: int = 1, design: str = "baseline") 
     workloads = list(default_workloads())
     kw = dict(pop_size=OPTIMIZE_POP, brute_force=False, store=False)  # every point modelled
     optimize([design], workloads, gpu, generations=1, **kw)  # warm-up: profiles, imports
-    best, n = float("inf"), 0
+    best, n = Best(), 0
     for _ in range(max(int(repeat), 1)):
-        t0 = time.perf_counter()
-        res = optimize([design], workloads, gpu, generations=OPTIMIZE_GENERATIONS, **kw)
-        best = min(best, time.perf_counter() - t0)
+        with Timer() as t:
+            res = optimize([design], workloads, gpu, generations=OPTIMIZE_GENERATIONS, **kw)
+        best.add(t)
         n = res.evaluations
-    return {"evaluations_per_s": n / best, "evaluations": n, "workloads": len(workloads), "design": design,
-            "best_seconds": best, "seconds_per_10000": 10000 * best / n}  # fmt: skip
+    return {"evaluations_per_s": _rate(n, best.wall), "evaluations_per_cpu_s": _rate(n, best.cpu),
+            "evaluations": n, "workloads": len(workloads), "design": design, "best_seconds": best.wall,
+            "cpu_seconds": best.cpu, "seconds_per_10000": 10000 * best.wall / n,
+            "cpu_seconds_per_10000": 10000 * best.cpu / n}  # fmt: skip
 
 
 #: the execute member's architecture and recipe scale
@@ -173,8 +224,9 @@ def bench_execute(*, arch: str = EXECUTE_ARCH, scale: float = EXECUTE_SCALE, sui
     m = measure(arch, scale, suite)
     slow = min(m["kernels"].items(), key=lambda kv: kv[1]["per_second"])
     total = m["total"]
-    return {"warp_instr_per_s": total["per_second"], "warp_instructions": total["warp_instructions"],
-            "seconds": total["seconds"], "kernels": len(m["kernels"]), "arch": arch, "scale": scale,
+    return {"warp_instr_per_s": total["per_second"], "warp_instr_per_cpu_s": total["per_cpu_second"],
+            "warp_instructions": total["warp_instructions"], "seconds": total["seconds"],
+            "cpu_seconds": total["cpu_seconds"], "kernels": len(m["kernels"]), "arch": arch, "scale": scale,
             "suite": suite,
             "slowest": {"kernel": slow[0], "warp_instr_per_s": slow[1]["per_second"]}}  # fmt: skip
 
@@ -208,7 +260,7 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
             raise RfmodelError(f"bench: unknown part {p!r} (allowed: {', '.join(BENCH_PARTS)})")
     if not parts:
         raise RfmodelError(f"bench: no part chosen (allowed: {', '.join(BENCH_PARTS)})")
-    out: dict = {}
+    out: dict = {"context": {"load_average_before": list(os.getloadavg()), **run_context()}}
     if "simulate" in parts:
         out["simulate"] = bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)
     if "analytic" in parts:
@@ -216,13 +268,14 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
         if base is None:
             base = bench_simulate(["baseline"], workload=workload, gpu=gpu, repeat=1)["baseline"]
         out["analytic"] = bench_analytic(workload=workload, gpu=gpu, repeat=repeat,
-                                         sim_seconds=base["best_seconds"])  # fmt: skip
+                                         sim_seconds=(base["best_seconds"], base["cpu_seconds"]))  # fmt: skip
     if "optimize" in parts:
         out["optimize"] = bench_optimize(gpu=gpu, repeat=repeat)
     if "execute" in parts:
         out["execute"] = bench_execute(scale=execute_scale, suite=execute_suite)
     if "profile" in parts:
         out["profile"] = bench_profile(gpu=gpu)
+    out["context"]["load_average_after"] = list(os.getloadavg())
     return out
 
 
@@ -262,12 +315,126 @@ def bench_profile(kernels=PROFILE_KERNELS, *, gpu=BENCH_GPU, arch: str | None = 
             row = {}
             for method in ("analytic", "simulate"):
                 path = fresh(k)
-                t0 = time.perf_counter()
-                evaluate(design, path, sm, method=method, arch=arch)
-                row[f"{method}_seconds"] = time.perf_counter() - t0
+                with Timer() as t:
+                    evaluate(design, path, sm, method=method, arch=arch)
+                row[f"{method}_seconds"], row[f"{method}_cpu_seconds"] = t.wall, t.cpu
                 if method == "analytic":  # the list-schedule cells that answer built (of those it could)
                     prof = workload_profile(path, sm, arch=arch)  # the cached profile
                     row["sched_cells_built"], row["sched_cells"] = prof.sched_cell_counts()
             row["ratio"] = row["analytic_seconds"] / row["simulate_seconds"]
+            row["cpu_ratio"] = row["analytic_cpu_seconds"] / max(row["simulate_cpu_seconds"], 1e-9)
             out[k] = row
     return {"kernels": out, "gpu": sm.name, "arch": arch, "design": design}
+
+
+def run_context() -> dict:
+    """Where a bench ran: the package version, the git revision of its source tree (``None`` outside a
+    checkout; ``+`` marks uncommitted changes), Python, processors, and when."""
+    import datetime
+    import platform
+    import subprocess
+    from pathlib import Path
+
+    from rfmodel.version import __version__
+
+    root = Path(__file__).resolve().parent.parent
+    rev = None
+    try:
+        git = ["git", "-C", str(root)]
+        rev = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             timeout=10, check=True).stdout.strip() or None  # fmt: skip
+        dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no", "--", "rfmodel"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()  # fmt: skip
+        rev = f"{rev}+" if rev and dirty else rev
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {"version": __version__, "revision": rev, "python": platform.python_version(),
+            "cpus": os.cpu_count(), "started": datetime.datetime.now(datetime.UTC).isoformat(
+                timespec="seconds")}  # fmt: skip
+
+
+#: the leaves :func:`compare` sets side by side, and whether more is better
+_RATE_SUFFIXES = ("_per_s", "_per_cpu_s", "per_second", "per_cpu_second", "speedup_vs_simulate",
+                  "speedup_vs_simulate_cpu")  # fmt: skip
+_TIME_SUFFIXES = ("seconds", "seconds_per_10000", "ratio")
+
+
+def _leaves(d, prefix=""):
+    for k, v in d.items():
+        path = f"{prefix}{k}"
+        if isinstance(v, dict):
+            yield from _leaves(v, path + ".")
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            yield path, float(v)
+
+
+def compare(before: dict, after: dict) -> list[dict]:
+    """The speed figures two bench results share, side by side: one row per figure (its dotted path, e.g.
+    ``simulate.baseline.warp_instr_per_cpu_s``) with both values, ``change`` (after / before - 1) and
+    ``better`` (whether the change is an improvement: a higher rate or a shorter time).  Counts that are
+    not speeds (instructions, cycles, points) are left out unless they differ, when the row says so: two
+    runs that simulated different work are not comparable."""
+    a, b = dict(_leaves(before)), dict(_leaves(after))
+    rows = []
+    for path in (p for p in b if p in a and not p.startswith("context.")):
+        leaf = path.rsplit(".", 1)[-1]
+        x, y = a[path], b[path]
+        if leaf.startswith("warmup") or leaf == "repeat":
+            continue
+        if leaf.endswith(_RATE_SUFFIXES):
+            more_is_better = True
+        elif leaf.endswith(_TIME_SUFFIXES):
+            more_is_better = False
+        else:
+            if x != y:
+                rows.append({"figure": path, "before": x, "after": y, "change": None, "better": None,
+                             "note": "differs: not the same work"})  # fmt: skip
+            continue
+        change = y / x - 1 if x else None
+        better = None if change is None or change == 0 else (change > 0) == more_is_better
+        rows.append({"figure": path, "before": x, "after": y, "change": change, "better": better, "note": ""})
+    return rows
+
+
+def bench_revision(rev: str, argv: list[str], *, progress=None) -> dict:
+    """The bench of another git revision of this source tree, run now in a child process from a temporary
+    worktree (``git worktree add --detach``, removed afterwards) with the same arguments (``argv``, without
+    ``--json`` and ``--compare``), so that two revisions are measured on the same machine in one session.
+    Its engines compile in that worktree first (excluded from the timings, as always); its results cache is
+    shared, keyed by each tree's own source hash."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from rfmodel.errors import RfmodelError
+
+    root = Path(__file__).resolve().parent.parent
+    git = ["git", "-C", str(root)]
+    try:
+        ok = subprocess.run(git + ["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+                            capture_output=True, text=True, timeout=30)  # fmt: skip
+    except OSError as e:
+        raise RfmodelError(f"--compare {rev}: git is not available ({e})") from None
+    if ok.returncode != 0:
+        raise RfmodelError(f"--compare {rev}: neither a bench JSON file nor a git revision of {root}")
+    with tempfile.TemporaryDirectory(prefix="rfmodel-bench-rev-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(git + ["worktree", "add", "--detach", "--quiet", str(tree), ok.stdout.strip()],
+                       capture_output=True, text=True, timeout=600, check=True)  # fmt: skip
+        try:
+            if progress:
+                progress(f"bench: running revision {rev} from a temporary worktree (it compiles its engines "
+                         f"first)")  # fmt: skip
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            code = "import sys; from rfmodel.cli import main; sys.exit(main(sys.argv[1:]))"
+            run = subprocess.run([sys.executable, "-c", code, "bench", "--json", *argv], cwd=tree, env=env,
+                                 capture_output=True, text=True)  # fmt: skip
+            if run.returncode != 0:
+                tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["(no output)"]
+                raise RfmodelError(f"--compare {rev}: that revision's bench failed: {tail[0]}")
+            return json.loads(run.stdout.strip().splitlines()[-1])
+        finally:
+            subprocess.run(git + ["worktree", "remove", "--force", str(tree)], capture_output=True,
+                           timeout=300)  # fmt: skip

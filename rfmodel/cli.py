@@ -938,51 +938,99 @@ def cmd_sensitivity(args) -> int:
     return 0
 
 
+def _bench_argv(args) -> list[str]:
+    """``rfmodel bench``'s arguments as given, for another revision's bench (those left at their defaults
+    are left out, so that a revision that predates an option still runs)."""
+    argv = ["--workload", args.workload, "--gpu", args.gpu, "--repeat", str(args.repeat)]
+    for d in args.design or []:
+        argv += ["--design", d]
+    for p in args.part or []:
+        argv += ["--part", p]
+    if args.execute_scale != 2.0:
+        argv += ["--execute-scale", repr(args.execute_scale)]
+    if args.execute_suite != "builtin":
+        argv += ["--execute-suite", args.execute_suite]
+    return argv
+
+
 def cmd_bench(args) -> int:
-    from rfmodel.bench import bench
+    from rfmodel.bench import bench, bench_revision, compare
 
     if not args.execute_scale > 0:
         raise RfmodelError(f"--execute-scale: expected a problem size above 0, got {args.execute_scale}")
+    before = None
+    if args.compare is not None:
+        path = Path(args.compare)
+        if path.is_file():
+            try:
+                before = json.loads(path.read_text())
+            except (OSError, ValueError) as e:
+                raise RfmodelError(f"--compare {args.compare}: not a bench JSON file ({e})") from None
+            if not isinstance(before, dict):
+                raise RfmodelError(f"--compare {args.compare}: not a bench JSON file (not an object)")
+        else:
+            before = bench_revision(args.compare, _bench_argv(args),
+                                    progress=lambda m: print(m, file=sys.stderr, flush=True))  # fmt: skip
     res = bench(workload=args.workload, gpu=args.gpu, repeat=args.repeat, designs=args.design or None,
                 execute_scale=args.execute_scale, execute_suite=args.execute_suite,
                 parts=args.part)  # fmt: skip
+    rows = None if before is None else compare(before, res)
     if args.json:
-        print(json.dumps(res))
+        print(json.dumps(res if before is None else {"before": before, "after": res, "comparison": rows}))
         return 0
+    ctx = res["context"]
+    print(f"rfmodel {ctx['version']} (revision {ctx['revision'] or 'unknown'}), Python {ctx['python']}, "
+          f"{ctx['cpus']} CPUs; load average {ctx['load_average_before'][0]:.2f} before, "
+          f"{ctx['load_average_after'][0]:.2f} after (CPU time is the figure to compare)\n")  # fmt: skip
     if "simulate" in res:
-        rows = [
+        table = [
             {
                 "design": d,
+                "warp_instr_per_cpu_s": v["warp_instr_per_cpu_s"],
                 "warp_instr_per_s": v["warp_instr_per_s"],
                 "workload": v["workload"],
                 "instructions": v["instructions"],
                 "gpu": v["gpu"],
                 "warps": v["resident_warps"],
+                "cpu_seconds": v["cpu_seconds"],
                 "seconds": v["best_seconds"],
             }
             for d, v in res["simulate"].items()
         ]
-        print(_table(rows) + "\n")
+        print(_table(table) + "\n")
     if "analytic" in res:
         a = res["analytic"]
-        print(f"analytic: {a['points_per_s']:,.0f} points/s ({a['design']} on {a['workload']}, "
-              f"a {a['points']:,}-point grid); through evaluate {a['evaluate_points_per_s']:,.0f} points/s"
-              + (f"; {a['speedup_vs_simulate']:,.0f}x a simulation" if "speedup_vs_simulate" in a else ""))
+        print(f"analytic: {a['points_per_cpu_s']:,.0f} points per CPU-s ({a['points_per_s']:,.0f} per s; "
+              f"{a['design']} on {a['workload']}, a {a['points']:,}-point grid); through evaluate "
+              f"{a['evaluate_points_per_cpu_s']:,.0f} per CPU-s"
+              + (f"; {a['speedup_vs_simulate_cpu']:,.0f}x a simulation" if "speedup_vs_simulate_cpu" in a
+                 else ""))  # fmt: skip
     if "optimize" in res:
         o = res["optimize"]
-        print(f"optimize: {o['evaluations_per_s']:.0f} evaluations/s ({o['design']}, {o['workloads']} "
-              f"workloads each; 10,000 evaluations in {o['seconds_per_10000']:.0f} s)")  # fmt: skip
+        print(f"optimize: {o['evaluations_per_cpu_s']:.0f} evaluations per CPU-s ({o['design']}, "
+              f"{o['workloads']} workloads each; 10,000 evaluations in "
+              f"{o['cpu_seconds_per_10000']:.0f} CPU-s, {o['seconds_per_10000']:.0f} s)")  # fmt: skip
     if "execute" in res:
         x = res["execute"]
         slow = x["slowest"]
-        print(f"execute: {x['warp_instr_per_s']:,} warp-instructions/s ({x['kernels']} built-in kernels on "
-              f"{x['arch']}; slowest {slow['kernel']} {slow['warp_instr_per_s']:,}/s)")  # fmt: skip
+        print(f"execute: {x['warp_instr_per_cpu_s']:,} warp-instructions per CPU-s ({x['kernels']} "
+              f"kernels on {x['arch']}; slowest {slow['kernel']} "
+              f"{slow['warp_instr_per_s']:,}/s)")  # fmt: skip
     if "profile" in res:
         p = res["profile"]
-        print(f"a new SASS listing ({p['design']} on {p['gpu']}), first analytic answer / one simulation: "
-              + "; ".join(f"{k} {v['analytic_seconds']:.2f} s / {v['simulate_seconds']:.2f} s"
+        print(f"a new SASS listing ({p['design']} on {p['gpu']}), first analytic answer / one simulation, "
+              f"CPU-s: "
+              + "; ".join(f"{k} {v['analytic_cpu_seconds']:.2f} / {v['simulate_cpu_seconds']:.2f}"
                           f" ({v['sched_cells_built']} of {v['sched_cells']} schedule cells)"
                           for k, v in p["kernels"].items()))  # fmt: skip
+    if rows is not None:
+        other = (before.get("context") or {}).get("revision") or args.compare
+        print(f"\nagainst {other} (change = this / that - 1; CPU-time figures are the ones to read):")
+        shown = [{"figure": r["figure"], "before": r["before"], "after": r["after"],
+                  "change": "" if r["change"] is None else f"{r['change']:+.1%}",
+                  "": {True: "better", False: "worse", None: ""}[r["better"]] if not r["note"] else r["note"]}
+                 for r in rows]  # fmt: skip
+        print(_table(shown) if shown else "(no figure in common)")
     return 0
 
 
@@ -1265,6 +1313,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--part", action="append",
                    help="only this part: simulate, analytic, optimize, execute or profile (repeatable; "
                         "default: all)")
+    b.add_argument("--compare", metavar="REV|FILE",
+                   help="also show another run side by side: a JSON file of `rfmodel bench --json`, or a "
+                        "git revision of this source tree, whose bench then runs first, in this invocation, "
+                        "from a temporary worktree")  # fmt: skip
     b.set_defaults(func=cmd_bench)
 
     t = sub.add_parser("tolerance", help="largest main-RF latency multiple a design tolerates (bisection)")

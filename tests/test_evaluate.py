@@ -171,7 +171,7 @@ def test_bench_analytic_member():
     """The benchmark's own grid (143,360 points, about 8 CPU-s); the default suite runs a cut of it."""
     from rfmodel.bench import ANALYTIC_GRID, bench_analytic
 
-    r = bench_analytic(repeat=1, sim_seconds=0.5)
+    r = bench_analytic(repeat=1, sim_seconds=(0.5, 0.4))
     n = int(np.prod([len(v) for v in ANALYTIC_GRID.values()]))
     assert r["points"] == n > 100_000
     assert r["points_per_s"] > 0 and r["speedup_vs_simulate"] == pytest.approx(r["points_per_s"] * 0.5)
@@ -187,7 +187,7 @@ def test_bench_analytic_member_on_a_cut_of_its_grid(monkeypatch):
     assert int(np.prod([len(v) for v in full.values()])) > 100_000
     cut = {k: sorted({v[0], v[len(v) // 2], v[-1]}) for k, v in full.items()}
     monkeypatch.setattr(bench, "ANALYTIC_GRID", cut)
-    r = bench.bench_analytic(repeat=1, sim_seconds=0.5)
+    r = bench.bench_analytic(repeat=1, sim_seconds=(0.5, 0.4))
     n = int(np.prod([len(v) for v in cut.values()]))
     assert r["points"] == n and r["grid"] == {k: len(v) for k, v in cut.items()} and n >= 3**4 * 2**2
     assert r["points_per_s"] > 0 and r["speedup_vs_simulate"] == pytest.approx(r["points_per_s"] * 0.5)

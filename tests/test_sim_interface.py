@@ -104,12 +104,18 @@ def test_cli_bench_part_prints_only_its_figures(capsys):
     assert main(["bench", "--json", "--workload", "saxpy", "--repeat", "1", "--design", "baseline",
                  "--part", "simulate"]) == 0  # fmt: skip
     doc = json.loads(capsys.readouterr().out)
-    assert list(doc) == ["simulate"] and list(doc["simulate"]) == ["baseline"]
-    assert doc["simulate"]["baseline"]["warp_instr_per_s"] > 0
+    assert list(doc) == ["context", "simulate"] and list(doc["simulate"]) == ["baseline"]
+    b = doc["simulate"]["baseline"]
+    assert b["warp_instr_per_s"] > 0 and b["warp_instr_per_cpu_s"] > 0
+    assert b["warp_instr_per_cpu_s"] == pytest.approx(b["instructions"] / b["cpu_seconds"])
+    ctx = doc["context"]  # where it ran: the load before and after, the revision
+    assert len(ctx["load_average_before"]) == 3 and len(ctx["load_average_after"]) == 3
+    assert ctx["cpus"] >= 1 and ctx["version"]
     assert main(["bench", "--workload", "saxpy", "--repeat", "1", "--design", "bow", "--part",
                  "simulate"]) == 0
     out = capsys.readouterr().out
     assert "bow" in out and "saxpy" in out and "optimize:" not in out and "execute:" not in out
+    assert "warp_instr_per_cpu_s" in out and "load average" in out
     assert main(["bench", "--part", "simulation"]) == 2
     err = capsys.readouterr().err
     assert "unknown part 'simulation'" in err and "simulate, analytic" in err and "Traceback" not in err
@@ -129,10 +135,12 @@ def test_cli_bench_prints_one_json_object(capsys):
     opt = doc["optimize"]  # one island of 40 x 5 over the default workloads (points asked again: cached)
     assert 40 < opt["evaluations"] <= 200 and opt["evaluations_per_s"] > 0
     assert opt["seconds_per_10000"] == pytest.approx(10000 / opt["evaluations_per_s"])
+    assert opt["cpu_seconds_per_10000"] == pytest.approx(10000 / opt["evaluations_per_cpu_s"])
     ex = doc["execute"]  # the functional executor over the built-in recipes (small problems here)
     assert ex["scale"] == 0.5
     assert ex["kernels"] >= 19 and ex["warp_instructions"] > 0
     assert ex["warp_instr_per_s"] == pytest.approx(ex["warp_instructions"] / ex["seconds"], rel=0.01)
+    assert ex["warp_instr_per_cpu_s"] == pytest.approx(ex["warp_instructions"] / ex["cpu_seconds"], rel=0.01)
     assert 0 < ex["slowest"]["warp_instr_per_s"] <= ex["warp_instr_per_s"] * 10
     prof = doc["profile"]  # a first analytic answer and a simulation of never-seen SASS listings
     assert sorted(prof["kernels"]) == sorted(PROFILE_KERNELS)
@@ -141,6 +149,49 @@ def test_cli_bench_prints_one_json_object(capsys):
         assert row["ratio"] == pytest.approx(row["analytic_seconds"] / row["simulate_seconds"])
         # a first answer builds the list-schedule cells its fixed point reads, not the whole table
         assert 0 < row["sched_cells_built"] < row["sched_cells"] // 4
+
+
+def test_bench_compare_sets_speeds_side_by_side():
+    """Rates and times are compared with the direction that is better for each; a count of work that
+    differs makes a row that says the runs are not comparable; context and warm-up are left out."""
+    from rfmodel.bench import compare
+
+    before = {"context": {"cpus": 2}, "simulate": {"baseline": {
+        "warp_instr_per_cpu_s": 1.0e6, "cpu_seconds": 0.5, "instructions": 500_000, "warmup_seconds": 9.0,
+        "cycles": 100}}}  # fmt: skip
+    after = {"context": {"cpus": 4}, "simulate": {"baseline": {
+        "warp_instr_per_cpu_s": 1.25e6, "cpu_seconds": 0.4, "instructions": 500_000, "warmup_seconds": 1.0,
+        "cycles": 120}}}  # fmt: skip
+    rows = {r["figure"]: r for r in compare(before, after)}
+    assert sorted(rows) == ["simulate.baseline.cpu_seconds", "simulate.baseline.cycles",
+                            "simulate.baseline.warp_instr_per_cpu_s"]  # fmt: skip
+    rate = rows["simulate.baseline.warp_instr_per_cpu_s"]
+    assert rate["change"] == pytest.approx(0.25) and rate["better"] is True
+    t = rows["simulate.baseline.cpu_seconds"]
+    assert t["change"] == pytest.approx(-0.2) and t["better"] is True
+    assert rows["simulate.baseline.cycles"]["note"].startswith("differs")
+    slower = compare(after, before)
+    assert {r["figure"]: r["better"] for r in slower}["simulate.baseline.cpu_seconds"] is False
+
+
+def test_cli_bench_compare_reads_a_json_file_or_refuses(tmp_path, capsys):
+    args = ["bench", "--workload", "saxpy", "--repeat", "1", "--design", "baseline", "--part", "simulate"]
+    assert main([*args, "--json"]) == 0
+    first = tmp_path / "before.json"
+    first.write_text(capsys.readouterr().out)
+    assert main([*args, "--compare", str(first)]) == 0
+    out = capsys.readouterr().out
+    assert "simulate.baseline.warp_instr_per_cpu_s" in out and "change" in out
+    assert main([*args, "--compare", str(first), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(doc) == ["after", "before", "comparison"]
+    assert any(r["figure"] == "simulate.baseline.cpu_seconds" for r in doc["comparison"])
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    for ref, msg in ((str(bad), "not a bench JSON file"), ("no-such-revision-xyz", "neither a bench JSON")):
+        assert main([*args, "--compare", ref]) == 2
+        err = capsys.readouterr().err
+        assert msg in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 # ------------------------------------------------------------------------------------ exporter

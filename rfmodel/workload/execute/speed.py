@@ -22,27 +22,32 @@ from rfmodel.workload.suite import load_kernel, suite_names
 def measure(arch: str = "sm_80", scale: float = 2.0, suite: str = "builtin") -> dict:
     out = {"arch": arch, "scale": scale, "suite": suite, "kernels": {}}
     total_n = 0
-    total_s = 0.0
+    total_s = total_c = 0.0
     for name in [n for n in suite_names(suite) if n in RECIPES]:
         if (name, arch) in KNOWN_GAPS:
             continue
         recipe = builtin_recipe(name, scale=scale)
         dec = decode_kernel(load_kernel(name, arch))
         run_recipe(dec, recipe)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         res, _ = run_recipe(dec, recipe)
-        dt = time.perf_counter() - t
+        dt, dc = time.perf_counter() - t, max(time.process_time() - c, 1e-9)
         out["kernels"][name] = {
             "warp_instructions": res.warp_instructions,
             "seconds": round(dt, 4),
+            "cpu_seconds": round(dc, 4),
             "per_second": round(res.warp_instructions / dt),
+            "per_cpu_second": round(res.warp_instructions / dc),
         }
         total_n += res.warp_instructions
         total_s += dt
+        total_c += dc
     out["total"] = {
         "warp_instructions": total_n,
         "seconds": round(total_s, 3),
+        "cpu_seconds": round(total_c, 3),
         "per_second": round(total_n / total_s),
+        "per_cpu_second": round(total_n / total_c),
     }
     return out
 
