@@ -76,6 +76,52 @@ def _inv_q(rate, q):
 #: no list-schedule cell to build (:func:`_steady`'s ``todo``)
 _NO_CELLS = np.zeros((0, 0, 0), dtype=np.bool_)
 
+#: odd 64-bit multipliers of :func:`unique_columns`' hash, one per row (fixed: the same grid hashes alike)
+_HASH_MUL = np.random.default_rng(0x5EED).integers(1, 2**63, size=64, dtype=np.uint64) | np.uint64(1)
+
+
+def unique_columns(x: np.ndarray):
+    """The distinct columns of the float matrix ``x`` (bit for bit) and where each column of ``x`` is among
+    them: ``(xu, inverse)`` with ``xu[:, inverse] == x``, or ``None`` when nearly every column is distinct
+    (or there are too few to be worth it).  A grid's points often share every input of the fixed point (a
+    parameter that does not reach it, such as register counts beyond what occupancy uses), so the fixed
+    point runs once per distinct column and its answers are broadcast back: bit-identical, since each
+    column's answer depends on that column alone.  Columns are told apart by a hash of their bits, then
+    checked exactly (a collision, never seen, falls back to every column)."""
+    rows, n = x.shape
+    if n < 32 or rows > _HASH_MUL.size:
+        return None
+    bits = np.ascontiguousarray(x).view(np.uint64)
+    h = np.empty(n, dtype=np.uint64)
+    _column_hash(bits, _HASH_MUL, h)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    if first.size > 0.8 * n:
+        return None
+    inverse = inverse.reshape(-1)
+    if not _same_columns(bits, first, inverse):  # a hash collision: no sharing
+        return None
+    return np.ascontiguousarray(x[:, first]), inverse
+
+
+@njit(cache=True)
+def _column_hash(bits, mul, out):
+    """A 64-bit hash of each column of ``bits`` (row ``i`` weighted by ``mul[i]``, wrapping)."""
+    out[:] = 0
+    for i in range(bits.shape[0]):
+        m = mul[i]
+        for j in range(bits.shape[1]):
+            out[j] += (bits[i, j] ^ (bits[i, j] >> np.uint64(29))) * m
+
+
+@njit(cache=True)
+def _same_columns(bits, first, inverse):
+    """Whether every column ``j`` of ``bits`` equals column ``first[inverse[j]]``."""
+    for i in range(bits.shape[0]):
+        for j in range(bits.shape[1]):
+            if bits[i, j] != bits[i, first[inverse[j]]]:
+                return False
+    return True
+
 
 @njit(cache=True)
 def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations, ke,
@@ -390,16 +436,20 @@ def interval_model(
         for i, v in enumerate(args):
             x[i] = v
         x = x.reshape(len(args), -1)
-        out = np.empty((len(STEADY_OUT), x.shape[1]))
+        shared = unique_columns(x)  # each distinct point once
+        xs = x if shared is None else shared[0]
+        out = np.empty((len(STEADY_OUT), xs.shape[1]))
         built = False
         while True:
             todo = _NO_CELLS if pending is None else pending
             touched = np.zeros(todo.shape, dtype=np.uint8)
-            _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched,
+            _steady(xs, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched,
                     pool, int(iterations), CHAIN2_EXTRA, MEM_LAT_GRID, todo, touched)  # fmt: skip
             if not touched.any():
                 if built:  # the cells of every round, on disk at once
                     profile.persist()
+                if shared is not None:
+                    out = out[:, shared[1]]
                 return tuple(o.reshape(shape) for o in out)
             profile.build_sched(touched.astype(np.bool_), persist=False)
             built = True
