@@ -508,11 +508,11 @@ def test_unique_columns_finds_shared_points_bit_for_bit():
     from rfmodel.analytic.throughput import unique_columns
 
     base = np.array([[1.0, 2.0, 1.0, 1.0, 2.0, -0.0], [3.0, np.inf, 3.0, 3.0, np.inf, 0.0]])
-    x = np.tile(base, (1, 8))  # 48 columns: enough to be worth sharing
+    x = np.tile(base, (1, 50))  # 300 columns: enough to be worth sharing
     xu, inv = unique_columns(x)
     assert xu.shape == (2, 3) and np.array_equal(xu[:, inv], x)
     assert inv[0] == inv[2] == inv[3] and inv[1] == inv[4] and len({inv[0], inv[1], inv[5]}) == 3
-    assert unique_columns(np.arange(200.0).reshape(2, 100)) is None
+    assert unique_columns(np.arange(1000.0).reshape(2, 500)) is None
 
 
 @pytest.mark.parametrize("design", ["baseline", "malekeh", "ltrf", "cerf"])
@@ -522,13 +522,29 @@ def test_the_fixed_point_on_shared_points_is_bit_identical(monkeypatch, design):
     import rfmodel.analytic.throughput as T
     from rfmodel.evaluate import evaluate
 
-    g = {"num_banks": [4, 8, 16], "collector_units": [2, 4, 8], "regs_per_sm": [32768, 65536, 131072, 262144]}
+    g = {"num_banks": [4, 8, 16, 32], "collector_units": [2, 4, 8],
+         "regs_per_sm": [32768, 65536, 131072, 262144], "warps_per_sm": [32, 48]}  # 192 columns, tails too
     a = evaluate(design, "saxpy", "fermi-gtx480", params=g)
     seen = []
     real = T.unique_columns
     monkeypatch.setattr(T, "unique_columns", lambda x: seen.append(real(x)) or None)
     b = evaluate(design, "saxpy", "fermi-gtx480", params=g)
     assert any(s is not None for s in seen)  # the grid has shared points (register counts occupancy ignores)
+    for k in a.data_vars:
+        if a[k].dtype.kind == "f":
+            assert np.array_equal(a[k].values, b[k].values, equal_nan=True), k
+
+
+def test_set_hit_probabilities_per_distinct_geometry_are_bit_identical(monkeypatch):
+    """The set-conflict hit probabilities of a grid of caches, each distinct geometry computed once and
+    remembered, equal those computed over the whole grid at once (CERF's shared L1D asks per point)."""
+    import rfmodel.analytic.profile as P
+    from rfmodel.evaluate import evaluate
+
+    g = {"regs_per_sm": [32768, 65536, 131072], "ways": [2, 4, 8]}
+    a = evaluate("cerf", ["saxpy", "bicg_like"], "fermi-gtx480", params=g)
+    monkeypatch.setattr(P, "_HIT_PROBABILITY_MEMO", 0)  # every geometry computed in one array call
+    b = evaluate("cerf", ["saxpy", "bicg_like"], "fermi-gtx480", params=g)
     for k in a.data_vars:
         if a[k].dtype.kind == "f":
             assert np.array_equal(a[k].values, b[k].values, equal_nan=True), k

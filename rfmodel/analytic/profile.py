@@ -581,8 +581,14 @@ class WorkloadProfile:
             a = np.asarray(assoc, dtype=np.float64)
             if a.ndim == 0 and lines.ndim == 0:  # one cache (the SM's): its hit probabilities are remembered
                 ph = _set_hit_probability(float(a), float(lines), nb)
-            else:
-                ph = _set_hit_probability.__wrapped__(a, lines, nb)
+            else:  # a grid of caches: each distinct geometry's probabilities once (remembered), spread back
+                ab, lb = np.broadcast_arrays(a, lines)
+                geo, inv = np.unique(np.stack([ab.ravel(), lb.ravel()], axis=1), axis=0, return_inverse=True)
+                if len(geo) <= _HIT_PROBABILITY_MEMO // 4:
+                    tab = np.stack([_set_hit_probability(float(x), float(y), nb) for x, y in geo])
+                    ph = tab[inv.reshape(-1)].reshape(*ab.shape, nb)
+                else:
+                    ph = _set_hit_probability.__wrapped__(a, lines, nb)
             return (ph * h[:nb]).sum(axis=-1) / total
         # bin b holds stack distances d with floor(log2(d + 1)) == b; a hit needs d < lines.
         # Within a bin, distances are spread log-uniformly; count the fraction below `lines`.
@@ -597,7 +603,11 @@ class WorkloadProfile:
         return (frac * h[:nb]).sum(axis=-1) / total
 
 
-@functools.lru_cache(maxsize=256)
+#: cache geometries whose set-conflict hit probabilities are remembered
+_HIT_PROBABILITY_MEMO = 4096
+
+
+@functools.lru_cache(maxsize=_HIT_PROBABILITY_MEMO)
 def _set_hit_probability(assoc, lines, nb: int) -> np.ndarray:
     """``[..., nb]``: probability that a reuse in stack-distance bin ``b`` hits an LRU cache of ``lines``
     lines in sets of ``assoc`` ways (lines mapped to sets at random), ``P(Binomial(d, assoc / lines) <

@@ -89,7 +89,7 @@ def unique_columns(x: np.ndarray):
     column's answer depends on that column alone.  Columns are told apart by a hash of their bits, then
     checked exactly (a collision, never seen, falls back to every column)."""
     rows, n = x.shape
-    if n < 32 or rows > _HASH_MUL.size:
+    if n < 128 or rows > _HASH_MUL.size:
         return None
     bits = np.ascontiguousarray(x).view(np.uint64)
     h = np.empty(n, dtype=np.uint64)

@@ -449,13 +449,14 @@ def set_shared_hits(prof, lines, ways, reg_lines):
     lines = np.asarray(lines, dtype=np.float64)
     rho = np.clip(np.asarray(reg_lines, dtype=np.float64) / np.maximum(lines, 1.0), 0.0, 1.0)
     sets = lines / np.maximum(ways, 1.0)
+    share = []  # k registers in a set, with the set's free ways (a set full of registers caches nothing)
+    for k in range(int(np.max(ways))):
+        free = ways - k
+        share.append((np.where(free > 0, binom.pmf(k, ways, rho), 0.0), np.maximum(free, 1.0)))
     out = []
     for loads in (False, True):
         h = 0.0
-        for k in range(int(np.max(ways))):  # a set full of registers (k = ways) caches nothing
-            free = ways - k
-            p = np.where(free > 0, binom.pmf(k, ways, rho), 0.0)
-            f = np.maximum(free, 1.0)
+        for p, f in share:
             h = h + p * prof.l1d_hit_rate(sets * f, f, loads=loads)
         out.append(h)
     return out[0], out[1]
