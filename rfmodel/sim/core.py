@@ -256,7 +256,7 @@ STATE_FIELDS = (
     "r_pending",  # operands still to arrive
     "r_dk",  # next destination to write
     "r_wrem",  # bank accesses left for the current destination
-    "r_unit",  # unit instance
+    "r_unit",  # dispatch slot: OC_EX register u S + i, the unit instance (the memory pipeline's is U_MEM S)
     "r_seq",
     "r_extra",  # compat: writebacks still to perform (memory fills)
     "r_free",  # free-record stack
@@ -854,8 +854,9 @@ assert (L1_LOAD, L1_STORE) == (MK_LOAD, MK_STORE)
 
 
 @njit(cache=True)
-def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables, scalars,
-               stats, r_extra, tag, lru, ready, mshr, l2_tag, l2_lru, h_l1, design_ints, design_floats, w):
+def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, req_flits,
+               rep_flits, scalars, stats, r_extra, tag, lru, ready, mshr, l2_tag, l2_lru, h_l1, design_ints,
+               design_floats, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
     Lines are looked up one per cycle.  Every line an L1D would see goes first to the design's ``l1``
@@ -866,11 +867,12 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     writes it back itself).  Returns (completion cycle, cycle from which the unit is free again);
     sets ``r_extra`` (compat: GPGPU-Sim's writebacks of the load: one per missed sector, none for L1 hits).
     Requests and replies pass the SM's interconnect ports where modelled (``req_flits`` / ``rep_flits`` of
-    the row a line); a store does not wait for its request to leave (the L1's miss queue holds it).
+    the row a line); a store does not wait for its request to leave (the L1's miss queue holds it).  (The
+    tables come one array each, not as the tables tuple: a call copies every array of a tuple it is
+    given.)
     """
-    sectors = tables[T_SECTORS]
-    req = tables[T_REQ_FLITS][row]
-    rep = tables[T_REP_FLITS][row]
+    req = req_flits[row]
+    rep = rep_flits[row]
     kind = cls_mem[opc]
     lat = cls_lat[opc]
     compat = cfg[C_COMPAT] != 0
@@ -1480,7 +1482,8 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     opc = op[row]
     if cls_unit[opc] == U_MEM:
         done_t, free_t = lsu_access(
-            r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables, scalars, stats,
+            r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables[T_SECTORS],
+            tables[T_REQ_FLITS], tables[T_REP_FLITS], scalars, stats,
             state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY], state[S_MSHR_FILL],
             state[S_L2_TAG], state[S_L2_LRU], h_l1, design_ints, design_floats, state[S_R_WARP][r],
         )  # fmt: skip
@@ -1623,17 +1626,12 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
     first, to its unit if that is free (rfmodel's pipeline) or else to the unit's dispatch buffer (GPGPU-Sim
     mode: always to the OC_EX register), and free themselves.  Returns (moved, busy collectors, buffered
     instructions); on an error ``stats[K_ERR]`` is set."""
-    op = trace[0]
     S = cfg[C_SCHEDS]
     NC = cfg[C_COLLECTORS]
     compat = cfg[C_COMPAT] != 0
-    cls_unit = tables[T_CLS_UNIT]
-    u_slot = tables[T_U_SLOT]
+    mem_lo = U_MEM * S
     k_group = tables[T_K_GROUP]
     k_set = tables[T_K_SET]
-    w_sched = state[S_W_SCHED]
-    r_warp = state[S_R_WARP]
-    r_row = state[S_R_ROW]
     r_coll = state[S_R_COLL]
     r_pending = state[S_R_PENDING]
     r_unit = state[S_R_UNIT]
@@ -1652,8 +1650,7 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
                 continue
             if best >= 0 and r_seq[r] >= r_seq[k_rec[best]]:
                 continue
-            u = cls_unit[op[r_row[r]]]
-            if ocex[u_slot[u * S + w_sched[r_warp[r]]]] >= 0:
+            if ocex[r_unit[r]] >= 0:
                 continue
             best = k
         if best < 0:
@@ -1661,10 +1658,11 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
         k = best
         r = k_rec[k]
         ui = r_unit[r]
+        if mem_lo <= ui < mem_lo + S:  # the memory pipeline is one unit behind its dispatch registers
+            ui = mem_lo
         if compat or u_free[ui] > cyc:
             # GPGPU-Sim's OC_EX register / our unit's dispatch buffer
-            u = cls_unit[op[r_row[r]]]
-            ocex[u_slot[u * S + w_sched[r_warp[r]]]] = r
+            ocex[r_unit[r]] = r
             n_ocex += 1
         elif not _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
             return act, n_busy, n_ocex
@@ -1937,7 +1935,7 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
     r_seq[r] = scalars[G_SEQ]
     scalars[G_SEQ] += 1
     slot = tables[T_U_SLOT][u * S + s]  # the dispatch slot (and unit) of this type the scheduler uses
-    r_unit[r] = U_MEM * S if u == U_MEM else slot
+    r_unit[r] = slot
     r_pending[r] = 0
     r_coll[r] = -1
     kind = cls_mem[opc]
