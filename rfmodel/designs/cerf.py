@@ -449,15 +449,20 @@ def set_shared_hits(prof, lines, ways, reg_lines):
     lines = np.asarray(lines, dtype=np.float64)
     rho = np.clip(np.asarray(reg_lines, dtype=np.float64) / np.maximum(lines, 1.0), 0.0, 1.0)
     sets = lines / np.maximum(ways, 1.0)
-    share = []  # k registers in a set, with the set's free ways (a set full of registers caches nothing)
-    for k in range(int(np.max(ways))):
+    shape = np.broadcast_shapes(ways.shape, rho.shape, sets.shape)
+    n = int(np.max(ways))
+    p = np.empty((n, *shape))  # k registers in a set, and the set's free ways (none: it caches nothing)
+    f = np.empty((n, *shape))
+    for k in range(n):
         free = ways - k
-        share.append((np.where(free > 0, binom.pmf(k, ways, rho), 0.0), np.maximum(free, 1.0)))
+        p[k] = np.where(free > 0, binom.pmf(k, ways, rho), 0.0)
+        f[k] = np.maximum(free, 1.0)
     out = []
     for loads in (False, True):
+        hits = prof.l1d_hit_rate(sets * f, f, loads=loads)  # every k at once
         h = 0.0
-        for p, f in share:
-            h = h + p * prof.l1d_hit_rate(sets * f, f, loads=loads)
+        for k in range(n):
+            h = h + p[k] * hits[k]
         out.append(h)
     return out[0], out[1]
 
