@@ -519,7 +519,7 @@ class TestPresets:
         assert imported.icnt_flit_bytes is not None and imported.exec_units is not None
         assert imported.icache is not None and imported.dram_latency_cycles > p.dram_latency_cycles
         later = {"icnt_flit_bytes": None, "icnt_clock_mhz": None, "exec_units": None, "icache": None,
-                 "dram_latency_cycles": p.dram_latency_cycles}
+                 "dram_latency_cycles": p.dram_latency_cycles, "l1d.shmem_options": ()}
         expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides, **later})
         assert p == expect
 
@@ -750,3 +750,41 @@ def test_an_optional_field_left_out_takes_the_sm_field_it_names():
     assert MainRFParams().value_on("narrow_crossbar", sm) == 0  # a field without one keeps its value
     with pytest.raises(TypeError, match="sm_default"):
         param(3, doc="x", sm_default="num_banks")  # only an optional field takes an SM field's value
+
+
+# --------------------------------------------------------------------------- adaptive L1D carve-out
+@needs_configs
+def test_adaptive_carve_out_follows_gpgpusim_max_cta():
+    """Known answers on the QV100 config (32 KB base of 4 sets x 64 ways x 128 B in a 128 KB unified array,
+    options 0, 8, 16, 32, 64, 96 KB): the CTAs' shared memory rounds up to an option and the L1D takes
+    round(256 x (1 - option / 128 KB)) ways."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.spec.occupancy import carved_l1d, not_modelled
+
+    sm = resolve_gpu(str(CONFIGS / "SM7_QV100_1SM" / "gpgpusim.config"))
+    assert sm.l1d.shmem_options == tuple(k * 1024 for k in (0, 8, 16, 32, 64, 96))
+    for smem, ctas, kb, ways in ((0, 8, 128, 256), (12 * 1024, 4, 64, 128), (24 * 1024, 4, 32, 64),
+                                 (100, 3, 120, 240), (64 * 1024, 1, 64, 128)):  # fmt: skip
+        l1 = carved_l1d(sm, smem, ctas).l1d
+        assert (l1.size_bytes, l1.assoc, l1.sets) == (kb * 1024, ways, 4), (smem, ctas)
+    # the simulator models the carve-out (no note), the analytic engine does not (a note)
+    assert not any("adaptive" in n or "unified" in n for n in not_modelled(sm, "simulate"))
+    assert any("shmem_options" in n for n in not_modelled(sm, "analytic"))
+    # a preset without options keeps its L1D
+    v100 = resolve_gpu("volta-v100")
+    assert v100.l1d.adaptive and not v100.l1d.shmem_options and carved_l1d(v100, 0, 8) is v100
+
+
+def test_carve_out_options_are_refused_where_they_cannot_act():
+    from rfmodel.spec.sm import L1DSpec
+
+    base = dict(size_bytes=32 * 1024, assoc=64, line_bytes=128)
+    for kw, msg in ((dict(unified_bytes=128 * 1024, shmem_options=(0, 65536)), "adaptive"),
+                    (dict(adaptive=True, shmem_options=(0, 65536)), "unified_bytes"),
+                    (dict(adaptive=True, unified_bytes=96 * 1024 + 512, shmem_options=(0,)), "multiple"),
+                    (dict(adaptive=True, unified_bytes=64 * 1024, shmem_options=(0, 98304)),
+                     "at most")):  # fmt: skip
+        with pytest.raises(SpecError, match=msg):
+            L1DSpec(**base, **kw)
+    ok = L1DSpec(**base, adaptive=True, unified_bytes=128 * 1024, shmem_options=(0, 65536))
+    assert ok.shmem_options == (0, 65536)

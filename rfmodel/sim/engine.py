@@ -19,7 +19,13 @@ from rfmodel.designs.base import CLAIM_RING, Design, SimSetup, get_design
 from rfmodel.designs.base import NEVER as DESIGN_NEVER
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.sim import core as C
-from rfmodel.spec.occupancy import class_initiations, occupancy_warps, unit_slots, units_of_classes
+from rfmodel.spec.occupancy import (
+    carved_l1d,
+    class_initiations,
+    occupancy_warps,
+    unit_slots,
+    units_of_classes,
+)
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace, _cta_bounds
 
@@ -559,6 +565,7 @@ def simulate_trace(
     opts = options if isinstance(options, SimOptions) else SimOptions.from_dict(options)
     d = get_design(design)
     params = dict(params or {})
+    sm = carved_l1d(sm, trace.shared_mem_bytes, occupancy(trace, sm)[0])  # an adaptive L1D's share
     sm = d.launch_sm(sm, params, trace)  # the SM fields the design chooses at the kernel's launch
     if program is _UNSET:
         program = d.program_for(trace, params, sm)
@@ -569,7 +576,8 @@ def simulate_trace(
     if setup.trace is not None:  # the design runs its own version of the trace (instructions it adds)
         trace = setup.trace
     p = _prepare(trace, sm, setup, opts)
-    attrs = {"compat": opts.compat, "resident_ctas": p.resident_ctas, "warps_per_cta": p.wpc}
+    attrs = {"compat": opts.compat, "resident_ctas": p.resident_ctas, "warps_per_cta": p.wpc,
+             "l1d_bytes": sm.l1d.size_bytes}
     if p.resident_ctas == 0:
         return _no_fit(trace, d, setup, attrs)
     st, ust = _state(p, sm)

@@ -77,6 +77,7 @@ GPGPUSIM_DEFAULTS: dict[str, str] = {
     "-gpgpu_l1_latency": "1",
     "-gpgpu_unified_l1d_size": "0",
     "-gpgpu_adaptive_cache_config": "0",
+    "-gpgpu_shmem_option": "0",
     "-gpgpu_gmem_skip_L1D": "0",
     "-gpgpu_smem_latency": "3",
     "-gpgpu_l2_rop_latency": "85",
@@ -404,6 +405,13 @@ def import_gpgpusim_config(
     l1_latency = r.int("-gpgpu_l1_latency", 1)
     unified_kb = r.int("-gpgpu_unified_l1d_size")
     adaptive = r.bool("-gpgpu_adaptive_cache_config")
+    options = ()
+    if adaptive and unified_kb and dl1 is not None:  # the carve-out's shared-memory sizes, KB in the config
+        v, line = r.raw("-gpgpu_shmem_option")
+        try:
+            options = tuple(sorted(int(x) * 1024 for x in str(v).split(",") if x.strip()))
+        except ValueError:
+            r.fail("-gpgpu_shmem_option", line, v, "a comma-separated list of sizes in KB")
     skip_l1 = r.bool("-gpgpu_gmem_skip_L1D")
     l1d = L1DSpec(
         size_bytes=dl1.size if dl1 else 0,
@@ -414,6 +422,7 @@ def import_gpgpusim_config(
         hit_latency_cycles=l1_latency,
         unified_bytes=unified_kb * 1024,
         adaptive=adaptive,
+        shmem_options=options,
         bypass_global=skip_l1,
     )
     # the interconnect port of the SM: intersim moves flits; the local crossbar (-network_mode 2) a packet

@@ -185,10 +185,39 @@ def no_fit_reason(regs_per_thread, threads_per_cta, smem_per_cta, sm, regs_per_s
     return None
 
 
+def carved_l1d(sm, smem_per_cta: int, resident_ctas: int):
+    """``sm`` with the L1D a kernel launch gets from an adaptive carve-out of a unified L1D and shared
+    memory array, as GPGPU-Sim sets it once per kernel (``shader_core_config::max_cta``): the kernel's
+    shared memory over its resident CTAs is rounded up to the first of ``l1d.shmem_options`` that holds it,
+    and the L1D takes the rest of ``l1d.unified_bytes`` as ways, ``round(max_ways x (1 - option /
+    unified))`` in single precision, where ``max_ways`` is ``l1d.assoc`` scaled by ``unified_bytes /
+    size_bytes`` (the sets and the line stay).  No ways left: no L1D.  ``sm`` itself without a carve-out
+    (``shmem_options`` empty, or not ``adaptive``).  GPGPU-Sim also switches a streaming L1D's allocation
+    to on-miss when the kernel uses no shared memory; rfmodel's L1D has one allocation policy."""
+    from dataclasses import replace
+
+    l1 = sm.l1d
+    if not (l1.adaptive and l1.shmem_options and l1.unified_bytes and l1.size_bytes):
+        return sm
+    total = max(int(smem_per_cta), 0) * max(int(resident_ctas), 0)
+    options = sorted(l1.shmem_options)
+    option = next((o for o in options if total <= o), options[-1])  # occupancy keeps it within the last
+    max_ways = (l1.unified_bytes // l1.size_bytes) * l1.assoc
+    ratio = np.float32(1.0) - np.float32(option) / np.float32(l1.unified_bytes)
+    ways = int(np.float32(max_ways) * ratio + np.float32(0.5))
+    fixed = dict(unified_bytes=0, adaptive=False, shmem_options=())  # the launch's L1D: carved once
+    if ways <= 0:
+        carved = replace(l1, size_bytes=0, **fixed)
+    else:
+        carved = replace(l1, size_bytes=l1.sets * ways * l1.line_bytes, assoc=ways, **fixed)
+    return replace(sm, l1d=carved)
+
+
 #: SM fields an engine does not model, with the value its answer holds for: ``{field: {engine: value}}``
 #: (``l1d.x`` names a field of the L1D).  A spec that sets another value is answered at that one and the
 #: engine says so: a warning once per process and the field in the result's ``attrs["not_modelled"]``.
-#: The L1D is its ``size_bytes`` throughout a run in both engines (no adaptive carve-out, whole lines); the
+#: The L1D is its ``size_bytes`` throughout a run (whole lines), except that the simulator carves it out of a
+#: unified array when the spec gives the carve-out's options (:func:`carved_l1d`); the
 #: interval model has no per-collector port limit and takes any two ready instructions for a dual issue;
 #: the simulator's dispatch register holds one instruction per unit type, so its second instruction of a
 #: cycle always goes to another unit (a dual issue of two of one type never happens there).
@@ -196,6 +225,7 @@ NOT_MODELLED = {
     "l1d.sectored": {"analytic": False, "simulate": False},
     "l1d.unified_bytes": {"analytic": 0, "simulate": 0},
     "l1d.adaptive": {"analytic": False, "simulate": False},
+    "l1d.shmem_options": {"analytic": ()},
     "collector_read_ports": {"analytic": 0},
     "dual_issue_diff_units": {"analytic": False, "simulate": True},
     # the instruction cache: only the simulator's GPGPU-Sim mode fetches (``not_modelled(compat=True)``)
@@ -225,6 +255,8 @@ def not_modelled(sm, engine: str, compat: bool = False) -> list[str]:
             continue
         if compat and engine == "simulate" and name.startswith("icache."):
             continue
+        if engine == "simulate" and name in ("l1d.unified_bytes", "l1d.adaptive") and sm.l1d.shmem_options:
+            continue  # the simulator carves the L1D out of the unified array (carved_l1d)
         value = get(sm, name)
         if value is not None and value != holds:
             out.append(f"{name} = {value} (answered as {holds})")

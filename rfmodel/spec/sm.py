@@ -156,7 +156,25 @@ class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
     unified_bytes: int = param(0, unit="B", bounds=(0, 64 * _MIB),
                                doc="L1D + shared memory unified array size; 0 = separate arrays")
     adaptive: bool = param(False, doc="carve-out adapts: L1D gets the unified space shared memory leaves")
+    shmem_options: tuple = param((), type=tuple, item_type=int, unit="B", bounds=(0, 64 * _MIB),
+                                 doc="the adaptive carve-out's shared-memory sizes (GPGPU-Sim "
+                                     "-gpgpu_shmem_option); empty: the L1D keeps size_bytes")
     bypass_global: bool = param(False, doc="global loads skip the L1D (as -Xptxas -dlcm=cg)")
+
+    def _check(self) -> None:
+        super()._check()
+        if not self.shmem_options:
+            return
+        if not self.adaptive:
+            self._fail("shmem_options", self.shmem_options,
+                       "empty unless adaptive = true (they would not act)")
+        if not self.unified_bytes or not self.size_bytes or self.unified_bytes % self.size_bytes:
+            self._fail("shmem_options", self.shmem_options,
+                       "empty unless unified_bytes is a whole multiple of size_bytes (the carve-out scales "
+                       "the L1D's ways by unified_bytes / size_bytes)")  # fmt: skip
+        if max(self.shmem_options) > self.unified_bytes:
+            self._fail("shmem_options", self.shmem_options,
+                       f"sizes of at most unified_bytes = {self.unified_bytes}")
 
 
 
