@@ -31,8 +31,13 @@ def _progress(enabled: bool, total: int, desc: str):
     from tqdm import tqdm
 
     bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
+    now = {"phase": None}
 
-    def update(done, total=None, **info):
+    def update(done, total=None, phase=None, **info):
+        if phase != now["phase"]:  # a phase before the main one (``profiles``) has its own bar and estimate
+            now["phase"] = phase
+            bar.reset(total=total)
+            bar.set_description(desc if phase is None else f"{desc}: {phase}")
         if total is not None and bar.total != total:
             bar.total = total
         bar.n = done

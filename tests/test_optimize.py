@@ -29,6 +29,11 @@ def test_joint_front_over_designs_and_cells_is_nondominated_and_near_the_exhaust
     res = optimize(["baseline", "bow"], WLS, "fermi-gtx480", space=SMALL, cells=CELLS, design_params=(),
                    pop_size=24, generations=15, seed=1,
                    progress=lambda g, n, **info: calls.append((g, n, info)))  # fmt: skip
+    # first each workload's profile made ready (its own phase), then the search
+    ready = [c for c in calls if c[2].get("phase") == "profiles"]
+    assert [(g, n, c["workload"]) for g, n, c in ready] == [(i, len(WLS), w) for i, w in enumerate(WLS)]
+    assert calls[: len(ready)] == ready
+    calls = calls[len(ready):]
     assert calls[-1][:2] == (30, 30)  # 15 generations of each of the two islands
     # the evaluation count never falls and ends at the run's; the last call names the finished islands
     counts = [c[2]["evaluations"] for c in calls]
@@ -223,7 +228,7 @@ def _checkpoint_at(tmp_path, generation, **kw):
     saved.parent.mkdir()
 
     def copy(step, steps, **info):
-        if step == generation:
+        if step == generation and "phase" not in info:
             shutil.copy(tmp_path / "run" / "baseline.ckpt", saved)
 
     run = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path / "run", progress=copy,

@@ -981,7 +981,8 @@ def optimize(
     per generation of each island (with another runner: as islands finish) with ``info``: ``evaluations``
     (points evaluated so far), and as islands finish ``front`` (points on the front of the finished islands),
     ``hv`` (its hypervolume, normalized by its own ideal and nadir points)
-    and ``islands`` (finished / all).  ``brute_force``: enumerate the
+    and ``islands`` (finished / all); before the search, once per workload whose profile is made ready
+    (built on a cold run), with ``phase="profiles"`` and the ``workload``.  ``brute_force``: enumerate the
     islands of at most :data:`BRUTE_FORCE_MAX` points for the exhaustive reference front.
 
     ``runner`` (:mod:`rfmodel.runner`; default serial) runs the islands, in any order: each is seeded from
@@ -1057,7 +1058,9 @@ def optimize(
     # a workload that no point of the search can host: an error when named, left out of the default suite
     most_regs = max([sm.regs_per_sm, *[max(v.values) for v in space if v.name == "regs_per_sm"]])
     skipped = {}
-    for w in workloads:  # build the profiles once, with every design's tables, before the timed loop
+    for i, w in enumerate(workloads):  # every profile, with every design's tables, before the search
+        if progress is not None:  # a cold run builds traces and profiles here (and loads the compiled code)
+            progress(i, len(workloads), phase="profiles", workload=str(w))
         kw = {k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")}
         prof = workload_profile(w, sm, **kw).need(*TABLE_GROUPS)
         why = no_fit_reason(prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, sm,
