@@ -504,7 +504,10 @@ def render_table(cfg_name: str, rows: list[dict], meta: dict) -> str:
     l1 = "" if not kbs else (
         f" Accel-Sim's L1D held {kbs[0]}" + (f"-{kbs[-1]}" if kbs[-1] != kbs[0] else "") + " KB (its "
         "`Reconfigure L1 cache` line: the unified capacity less the CTAs' shared memory)"
-        + (f", rfmodel's {meta['rfmodel_l1d_kb']:g} KB." if meta.get("rfmodel_l1d_kb") is not None else ".")
+        + (", rfmodel's the same carve-out (`l1d.shmem_options` from the config)."
+           if meta.get("rfmodel_l1d_carved")
+           else f", rfmodel's {meta['rfmodel_l1d_kb']:g} KB." if meta.get("rfmodel_l1d_kb") is not None
+           else ".")
     )
     limits = meta.get("rfmodel_not_modelled")
     if limits:
@@ -652,7 +655,8 @@ def engine_limits(cfg: Config) -> dict:
         warnings.simplefilter("ignore")
         sm = from_gpgpusim_config(cfg.gpgpusim_config)
         limits = not_modelled(sm, "simulate", compat=True)
-    return {"rfmodel_not_modelled": limits, "rfmodel_l1d_kb": sm.l1d.size_bytes / 1024}
+    return {"rfmodel_not_modelled": limits, "rfmodel_l1d_kb": sm.l1d.size_bytes / 1024,
+            "rfmodel_l1d_carved": bool(sm.l1d.adaptive and sm.l1d.shmem_options)}
 
 
 def run_config(cfg: Config, workloads: list[str], sim: AccelSim, out: Path, work: Path, *, jobs: int,
