@@ -111,3 +111,15 @@ def test_rfmodel_pipeline_has_no_instruction_cache_and_says_so():
     assert not any("icache" in s for s in not_modelled(fermi, "simulate", compat=True))
     perfect = get_preset("volta-v100").replace(icache=PERFECT.replace(fetch_per_cycle=4))  # SM7_QV100's
     assert not any("icache" in s for s in not_modelled(perfect, "analytic"))
+
+
+@pytest.mark.parametrize("field, value",
+                         [("fetch_per_cycle", 2), ("ibuffer_entries", 4), ("result_buses", 2)])
+def test_gpgpusim_pipeline_options_are_refused_outside_that_mode(field, value):
+    """The fetch stage, instruction buffers and result buses exist only in GPGPU-Sim mode: a value set for
+    them in rfmodel's own pipeline would be ignored, so it is refused, naming the field and the mode."""
+    from rfmodel.errors import SpecError
+
+    with pytest.raises(SpecError, match=f"{field}.*compat = 'gpgpusim'"):
+        SimOptions(**{field: value})
+    assert getattr(SimOptions(compat="gpgpusim", **{field: value}), field) == value

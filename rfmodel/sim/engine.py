@@ -42,8 +42,8 @@ class SimOptions:
     cycle with writes first, GPGPU-Sim's issue/collector/dispatch registers,
     its execution-unit timing, instruction buffers filled by a fetch stage,
     one CTA launched per cycle, the SM's instruction cache (``SMSpec.icache``).
-    ``fetch_per_cycle``, ``ibuffer_entries`` and ``result_buses`` only matter in
-    that mode (defaults: the SM's ``icache.fetch_per_cycle``, or 4 (the SM7_QV100
+    ``fetch_per_cycle``, ``ibuffer_entries`` and ``result_buses`` act only in
+    that mode and are refused outside it (defaults: the SM's ``icache.fetch_per_cycle``, or 4 (the SM7_QV100
     config's ``-gpgpu_inst_fetch_throughput``) where the SM gives no instruction
     cache; GPGPU-Sim's instruction-buffer size; the EX_WB width).
 
@@ -85,6 +85,14 @@ class SimOptions:
                 continue
             if not isinstance(v, int | np.integer) or isinstance(v, bool) or not lo <= v <= hi:
                 raise SpecError(w, name, v, f"integer in [{lo}, {hi}]")
+        if self.compat != "gpgpusim":  # a value that would not act is refused, not ignored
+            for name, default in (("fetch_per_cycle", None), ("ibuffer_entries", 2), ("result_buses", 8)):
+                v = getattr(self, name)
+                if v != default:
+                    was = "unset" if default is None else f"{default} (the default)"
+                    raise SpecError(w, name, v, f"{was} unless compat = 'gpgpusim': only "
+                                                "that pipeline has a fetch stage, instruction buffers and "
+                                                "result buses")  # fmt: skip
 
     @classmethod
     def from_dict(cls, d) -> SimOptions:
