@@ -421,8 +421,11 @@ def bench_revision(rev: str, argv: list[str], *, progress=None) -> dict:
         raise RfmodelError(f"--compare {rev}: neither a bench JSON file nor a git revision of {root}")
     with tempfile.TemporaryDirectory(prefix="rfmodel-bench-rev-") as tmp:
         tree = Path(tmp) / "tree"
-        subprocess.run(git + ["worktree", "add", "--detach", "--quiet", str(tree), ok.stdout.strip()],
-                       capture_output=True, text=True, timeout=600, check=True)  # fmt: skip
+        made = subprocess.run(git + ["worktree", "add", "--detach", "--quiet", str(tree), ok.stdout.strip()],
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        if made.returncode != 0:
+            why = (made.stderr or made.stdout).strip().splitlines()[-1:] or ["(no output)"]
+            raise RfmodelError(f"--compare {rev}: cannot make a worktree of it: {why[0]}")
         try:
             if progress:
                 progress(f"bench: running revision {rev} from a temporary worktree (it compiles its engines "

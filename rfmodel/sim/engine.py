@@ -573,7 +573,8 @@ def simulate_trace(
     opts = options if isinstance(options, SimOptions) else SimOptions.from_dict(options)
     d = get_design(design)
     params = dict(params or {})
-    sm = carved_l1d(sm, trace.shared_mem_bytes, occupancy(trace, sm)[0])  # an adaptive L1D's share
+    if sm.l1d.shmem_options:  # an adaptive L1D's share of the unified array at this kernel's occupancy
+        sm = carved_l1d(sm, trace.shared_mem_bytes, occupancy(trace, sm)[0])
     sm = d.launch_sm(sm, params, trace)  # the SM fields the design chooses at the kernel's launch
     if program is _UNSET:
         program = d.program_for(trace, params, sm)
