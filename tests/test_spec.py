@@ -767,9 +767,9 @@ def test_adaptive_carve_out_follows_gpgpusim_max_cta():
                                  (100, 3, 120, 240), (64 * 1024, 1, 64, 128)):  # fmt: skip
         l1 = carved_l1d(sm, smem, ctas).l1d
         assert (l1.size_bytes, l1.assoc, l1.sets) == (kb * 1024, ways, 4), (smem, ctas)
-    # the simulator models the carve-out (no note), the analytic engine does not (a note)
-    assert not any("adaptive" in n or "unified" in n for n in not_modelled(sm, "simulate"))
-    assert any("shmem_options" in n for n in not_modelled(sm, "analytic"))
+    # both engines model the carve-out: no note of the unified array
+    for engine in ("simulate", "analytic"):
+        assert not any("adaptive" in n or "unified" in n for n in not_modelled(sm, engine))
     # a preset without options keeps its L1D
     v100 = resolve_gpu("volta-v100")
     assert v100.l1d.adaptive and not v100.l1d.shmem_options and carved_l1d(v100, 0, 8) is v100
@@ -788,3 +788,27 @@ def test_carve_out_options_are_refused_where_they_cannot_act():
             L1DSpec(**base, **kw)
     ok = L1DSpec(**base, adaptive=True, unified_bytes=128 * 1024, shmem_options=(0, 65536))
     assert ok.shmem_options == (0, 65536)
+
+
+@needs_configs
+def test_both_engines_take_the_carved_l1d():
+    """A kernel without shared memory on the QV100 config gets the whole 128 KB in both engines: the
+    cache-sensitive preset's L1D hit rate rises with it in each, and the analytic rate follows the
+    simulated one (within 5 points) where the fixed 32 KB would not."""
+    import warnings
+    from dataclasses import replace
+
+    from rfmodel.evaluate import evaluate, resolve_gpu
+
+    sm = resolve_gpu(str(CONFIGS / "SM7_QV100_1SM" / "gpgpusim.config"))
+    fixed = sm.replace(l1d=replace(sm.l1d, shmem_options=()))
+    hit = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, s in (("carved", sm), ("fixed", fixed)):
+            for method in ("analytic", "simulate"):
+                ds = evaluate("baseline", "synthetic:cache-sensitive", s, method=method)
+                hit[name, method] = float(ds["l1d_hit_rate"].values.ravel()[0])
+    for method in ("analytic", "simulate"):
+        assert hit["carved", method] > hit["fixed", method] + 0.3, hit
+    assert abs(hit["carved", "analytic"] - hit["carved", "simulate"]) < 0.05, hit

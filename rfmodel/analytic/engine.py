@@ -30,7 +30,14 @@ from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.errors import SpecError
 from rfmodel.results import assemble
 from rfmodel.spec import SMSpec
-from rfmodel.spec.occupancy import U_MEM, class_initiations, not_modelled, unit_slots, units_of_classes
+from rfmodel.spec.occupancy import (
+    U_MEM,
+    carved_l1d,
+    class_initiations,
+    not_modelled,
+    unit_slots,
+    units_of_classes,
+)
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.version import __version__
 from rfmodel.workload.ir import OpClass
@@ -470,6 +477,17 @@ def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
     return Anchor(factor, functools.cache(lambda: anchor_curve(reference, profile, sm, grid)))
 
 
+def launched_l1d(profile, sm: SMSpec) -> SMSpec:
+    """``sm`` with the L1D a launch of the profiled kernel gets from an adaptive carve-out
+    (:func:`rfmodel.spec.occupancy.carved_l1d`, as the simulator takes it) at the SM's own occupancy
+    limits; ``sm`` itself without carve-out options."""
+    if not sm.l1d.shmem_options:
+        return sm
+    wpc = max(-(-int(profile.threads_per_cta) // sm.threads_per_warp), 1)
+    ctas = int(np.asarray(resident_warps(profile, sm, {})).max()) // wpc
+    return carved_l1d(sm, profile.shared_mem_bytes, ctas)
+
+
 def evaluate_analytic(
     design,
     workloads: list,
@@ -504,16 +522,22 @@ def evaluate_analytic(
     ref_grid = resolve_calibration(reference, sm, calibration)[0] if reference is not None else {}
     per_wl, names, anchors, sources = [], [], {}, {}
     shape = None
+    if sm.l1d.shmem_options and any(k in grid for k in ("regs_per_sm", "warps_per_sm")):
+        said = [*said, "the L1D's carve-out is set at the SM's own occupancy limits, not per grid point"]
     for w in workloads:
         prof = workload_profile(w, sm, arch=arch, seed=seed, max_warps=max_warps)
+        sm_w = launched_l1d(prof, sm)
+        if sm_w is not sm:  # the profile of the kernel's own L1D
+            prof = workload_profile(w, sm_w, arch=arch, seed=seed, max_warps=max_warps)
         names.append(prof.name)
         g, structs = {**grid, **cal_grid}, structures
-        anchor = anchor_factor(reference, prof, sm, ref_grid)  # of the nominal profile
+        anchor = anchor_factor(reference, prof, sm_w, ref_grid)  # of the nominal profile
         anchors[prof.name] = round(anchor, 6)
         nominal = prof
         if perturb is not None:
             prof, structs, g = perturb(prof, structs, g)
-        m = run_analytic(design, prof, sm, g, anchor=lazy_anchor(reference, nominal, sm, ref_grid, anchor))
+        m = run_analytic(design, prof, sm_w, g,
+                         anchor=lazy_anchor(reference, nominal, sm_w, ref_grid, anchor))  # fmt: skip
         shape = np.broadcast_shapes(*(np.shape(v) for v in g.values()), np.shape(m["ipc"]))
         metrics = {k: v for k, v in m.items() if k != "events"}
         metrics["warp_instructions"] = np.asarray(prof.n_instrs, dtype=np.float64)

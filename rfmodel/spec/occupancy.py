@@ -216,7 +216,7 @@ def carved_l1d(sm, smem_per_cta: int, resident_ctas: int):
 #: SM fields an engine does not model, with the value its answer holds for: ``{field: {engine: value}}``
 #: (``l1d.x`` names a field of the L1D).  A spec that sets another value is answered at that one and the
 #: engine says so: a warning once per process and the field in the result's ``attrs["not_modelled"]``.
-#: The L1D is its ``size_bytes`` throughout a run (whole lines), except that the simulator carves it out of a
+#: The L1D is its ``size_bytes`` throughout a run (whole lines), except that both engines carve it out of a
 #: unified array when the spec gives the carve-out's options (:func:`carved_l1d`); the
 #: interval model has no per-collector port limit and takes any two ready instructions for a dual issue;
 #: the simulator's dispatch register holds one instruction per unit type, so its second instruction of a
@@ -225,7 +225,6 @@ NOT_MODELLED = {
     "l1d.sectored": {"analytic": False, "simulate": False},
     "l1d.unified_bytes": {"analytic": 0, "simulate": 0},
     "l1d.adaptive": {"analytic": False, "simulate": False},
-    "l1d.shmem_options": {"analytic": ()},
     "collector_read_ports": {"analytic": 0},
     "dual_issue_diff_units": {"analytic": False, "simulate": True},
     # the instruction cache: only the simulator's GPGPU-Sim mode fetches (``not_modelled(compat=True)``)
@@ -255,8 +254,8 @@ def not_modelled(sm, engine: str, compat: bool = False) -> list[str]:
             continue
         if compat and engine == "simulate" and name.startswith("icache."):
             continue
-        if engine == "simulate" and name in ("l1d.unified_bytes", "l1d.adaptive") and sm.l1d.shmem_options:
-            continue  # the simulator carves the L1D out of the unified array (carved_l1d)
+        if name in ("l1d.unified_bytes", "l1d.adaptive") and sm.l1d.shmem_options:
+            continue  # both engines carve the L1D out of the unified array (carved_l1d)
         value = get(sm, name)
         if value is not None and value != holds:
             out.append(f"{name} = {value} (answered as {holds})")
