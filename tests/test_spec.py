@@ -788,6 +788,11 @@ def test_carve_out_options_are_refused_where_they_cannot_act():
             L1DSpec(**base, **kw)
     ok = L1DSpec(**base, adaptive=True, unified_bytes=128 * 1024, shmem_options=(0, 65536))
     assert ok.shmem_options == (0, 65536)
+    # an SM whose shared memory could exceed every option: the carve-out would have nothing to choose
+    sm = get_preset("volta-v100")
+    with pytest.raises(SpecError, match="largest l1d.shmem_options"):
+        sm.replace(l1d=ok)  # 96 KB of shared memory against options up to 64 KB
+    assert sm.replace(l1d=ok, shmem_per_sm_bytes=65536, shmem_per_cta_bytes=65536).l1d == ok
 
 
 @needs_configs

@@ -201,7 +201,7 @@ def carved_l1d(sm, smem_per_cta: int, resident_ctas: int):
         return sm
     total = max(int(smem_per_cta), 0) * max(int(resident_ctas), 0)
     options = sorted(l1.shmem_options)
-    option = next((o for o in options if total <= o), options[-1])  # occupancy keeps it within the last
+    option = next((o for o in options if total <= o), options[-1])  # the spec keeps it within the last
     max_ways = (l1.unified_bytes // l1.size_bytes) * l1.assoc
     ratio = np.float32(1.0) - np.float32(option) / np.float32(l1.unified_bytes)
     ways = int(np.float32(max_ways) * ratio + np.float32(0.5))

@@ -335,6 +335,10 @@ class SMSpec(Spec, kind="sm", version=1):
         if self.shmem_per_cta_bytes > self.shmem_per_sm_bytes:
             self._fail("shmem_per_cta_bytes", self.shmem_per_cta_bytes,
                        f"at most shmem_per_sm_bytes = {self.shmem_per_sm_bytes}")
+        if self.l1d.shmem_options and self.shmem_per_sm_bytes > max(self.l1d.shmem_options):
+            self._fail("shmem_per_sm_bytes", self.shmem_per_sm_bytes,
+                       f"at most the largest l1d.shmem_options = {max(self.l1d.shmem_options)} "
+                       "(the carve-out has no option for more shared memory)")
         if self.banks_split and self.num_banks % self.schedulers_per_sm:
             self._fail("num_banks", self.num_banks,
                        f"a multiple of schedulers_per_sm = {self.schedulers_per_sm} "
