@@ -362,3 +362,43 @@ def test_the_main_rf_takes_the_points_bank_count_unless_given(design):
     assert one(own, "area_mm2_total") != one(wide, "area_mm2_total")
     if design == "ltrf":
         assert one(own, "prefetch_max_bank_load") > one(wide, "prefetch_max_bank_load")
+
+
+def test_the_compiled_prefetch_fixed_point_matches_a_numpy_bisection():
+    """The LTRF family's IPC is the fixed point IPC = softmin(IPC_shared, R_pf(IPC)); the compiled per-point
+    bisection gives, bit for bit, what 40 vectorized numpy bisection steps give, including points without
+    warps (IPC 0) and a prefetch bound far below the shared model's IPC."""
+    from rfmodel.analytic.throughput import softmin
+    from rfmodel.designs.ltrf import PF_BISECT_STEPS, _prefetch_fixed_point
+
+    rng = np.random.default_rng(7)
+    n = 500
+    ipc_b, warps = rng.uniform(0.05, 4.0, n), np.where(rng.random(n) < 0.1, 0.0, rng.integers(1, 48, n))
+    pf, work, s_mean = rng.uniform(0.01, 0.5, n), rng.uniform(0.1, 20.0, n), rng.uniform(1.0, 8.0, n)
+    per_bank, a_tot, t_idle = rng.uniform(0.1, 4.0, n), rng.uniform(1.0, 32.0, n), rng.uniform(2.0, 60.0, n)
+    pf_queue, run, cpi = rng.uniform(0.5, 3.0, n), 1.0 / pf, rng.uniform(1.0, 30.0, n)
+    pf_scale, q = rng.uniform(0.5, 2.0, n), rng.uniform(2.0, 12.0, n)
+
+    def at(x):
+        u = np.minimum(x * pf * work, 0.98)
+        ahead = np.maximum(a_tot - 1.0, 0.0) * work
+        backlog = np.minimum(u * s_mean * (1.0 + per_bank) / (2.0 * (1.0 - u)), ahead)
+        t = t_idle + pf_queue * backlog
+        rate = a_tot * run / (run * cpi + pf_scale * t)
+        return t, np.where(warps > 0, softmin([ipc_b, rate], q), 0.0)
+
+    lo, hi = np.zeros(n), ipc_b.copy()
+    for _ in range(PF_BISECT_STEPS):
+        mid = 0.5 * (lo + hi)
+        up = at(mid)[1] > mid
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    want = 0.5 * (lo + hi)
+    got, t_pf = np.empty(n), np.empty(n)
+    P = np.stack([ipc_b, warps.astype(float), pf, work, s_mean, per_bank, a_tot, t_idle, pf_queue, run, cpi,
+                  pf_scale, q])  # fmt: skip
+    _prefetch_fixed_point(P, got, t_pf)
+    assert np.array_equal(got, want)
+    assert np.array_equal(t_pf, at(want)[0])
+    assert np.all(got[warps == 0] < 1e-9) and np.all(got[warps > 0] > 0)
+    fixed = np.abs(at(got)[1] - got) <= 1e-9 * np.maximum(ipc_b, 1.0)
+    assert fixed[warps > 0].mean() > 0.99  # a fixed point where the bound crosses (not only at the ends)

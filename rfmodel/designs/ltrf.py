@@ -68,7 +68,7 @@ from numba import njit
 from rfmodel.analytic.model import BANK_CYCLES, XFER_CYCLES, grid_value
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, softmin
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     NEVER,
@@ -671,6 +671,58 @@ _TABLES: dict = {}
 
 
 # ----------------------------------------------------------------------------- the designs
+#: bisection steps of the prefetch fixed point (:func:`_prefetch_fixed_point`)
+PF_BISECT_STEPS = 40
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _pow_q(r, q):
+    """``r ** -q`` as :func:`rfmodel.analytic.throughput.softmin`'s terms (inf at 0, 0 at inf)."""
+    if r == 0.0:
+        return np.inf
+    return r**-q
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _prefetch_at(x, p):
+    """The prefetch time and the IPC the prefetch bound allows at IPC ``x`` (:meth:`Ltrf.analytic`); ``p``:
+    one point's ``ipc_b, warps, pf_per_instr, work, s_mean, per_bank, a_tot, t_idle, pf_queue, run, cpi,
+    pf_scale, softmin_q``."""
+    ipc_b, warps, pf_per_instr, work, s_mean, per_bank, a_tot = p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+    t_idle, pf_queue, run, cpi, pf_scale, q = p[7], p[8], p[9], p[10], p[11], p[12]
+    u = min(x * pf_per_instr * work, 0.98)
+    # at most the other active warps' prefetches are ahead of one (a closed system: a warp waits for its
+    # own prefetch before it starts another)
+    backlog = min(u * s_mean * (1.0 + per_bank) / (2.0 * (1.0 - u)), max(a_tot - 1.0, 0.0) * work)
+    t = t_idle + pf_queue * backlog
+    rate = a_tot * run / (run * cpi + pf_scale * t)
+    if not warps > 0:
+        return t, 0.0
+    inv = 0.0 + _pow_q(ipc_b, q) + _pow_q(rate, q)  # the soft minimum with the shared model's IPC
+    if inv == 0.0:
+        return t, np.inf
+    return t, inv ** (-1.0 / q)
+
+
+@njit(cache=True, error_model="numpy")
+def _prefetch_fixed_point(P, ipc_out, t_out):
+    """Per point (column of ``P``, rows as :func:`_prefetch_at` takes them), the IPC ``x`` with ``at(x) =
+    x`` by :data:`PF_BISECT_STEPS` bisection steps on ``[0, ipc_b]`` (``at(x) - x`` falls with ``x``), and
+    the prefetch time there."""
+    for i in range(P.shape[1]):
+        p = P[:, i]
+        lo, hi = 0.0, p[0]
+        for _ in range(PF_BISECT_STEPS):
+            mid = 0.5 * (lo + hi)
+            if _prefetch_at(mid, p)[1] > mid:
+                lo = mid
+            else:
+                hi = mid
+        x = 0.5 * (lo + hi)
+        ipc_out[i] = x
+        t_out[i] = _prefetch_at(x, p)[0]
+
+
 @register
 class Ltrf(Design):
     """LTRF; its variants are subclasses that set the class flags below (and their own parameter kind)."""
@@ -866,23 +918,13 @@ class Ltrf(Design):
         s_mean = work / np.maximum(per_bank, 1e-12)
         t_idle = (mx - 1.0) * occ + lat + xex
 
-        def at(x):  # the prefetch time and the IPC the prefetch bound allows at IPC x
-            u = np.minimum(x * pf_per_instr * work, 0.98)
-            # at most the other active warps' prefetches are ahead of one (a closed system: a warp waits
-            # for its own prefetch before it starts another)
-            backlog = np.minimum(u * s_mean * (1.0 + per_bank) / (2.0 * (1.0 - u)),
-                                 np.maximum(a_tot - 1.0, 0.0) * work)
-            t = t_idle + np.asarray(c["pf_queue"]) * backlog
-            rate = a_tot * run / (run * cpi + np.asarray(c["pf_scale"]) * t)
-            return t, np.where(warps > 0, softmin([ipc_b, rate], np.asarray(c["softmin_q"])), 0.0)
-
-        lo, hi = np.zeros_like(np.asarray(ipc_b, dtype=np.float64)), np.asarray(ipc_b, dtype=np.float64)
-        for _ in range(40):  # at(x)[1] - x falls with x: bisect for its zero
-            mid = 0.5 * (lo + hi)
-            up = at(mid)[1] > mid
-            lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
-        ipc = 0.5 * (lo + hi)
-        t_pf = at(ipc)[0]
+        # the fixed point IPC = softmin(IPC_shared, R_pf(IPC)), compiled per point
+        args = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (
+            ipc_b, warps, pf_per_instr, work, s_mean, per_bank, a_tot, t_idle, c["pf_queue"], run, cpi,
+            c["pf_scale"], c["softmin_q"])))  # fmt: skip
+        shape = args[0].shape
+        ipc, t_pf = np.empty(shape), np.empty(shape)
+        _prefetch_fixed_point(np.stack([a.reshape(-1) for a in args]), ipc.reshape(-1), t_pf.reshape(-1))
         n = ctx.n
         with np.errstate(divide="ignore", invalid="ignore"):
             cycles = np.where(ipc > 0, n / ipc, np.inf)
