@@ -300,3 +300,47 @@ def test_first_compile_is_detected(tmp_path, monkeypatch):
     assert _in_cache(njit(cache=True)(mod.f))
     src.write_text("def f(x):\n    return x + 2\n\n")  # another size: another stamp
     assert not _in_cache(njit(cache=True)(mod.f))
+
+
+def test_the_compile_lock_is_held_across_processes(tmp_path):
+    """numba's cache is not safe when two processes compile one function at once, so the simulator compiles
+    and loads its loop and a design's hooks under one lock for the source tree: a second process that asks
+    for it waits until the first lets go."""
+    import subprocess
+    import sys
+    import time
+
+    from rfmodel.sim.core import compile_lock
+
+    log = tmp_path / "order.txt"
+    child = (
+        "import sys; from rfmodel.sim.core import compile_lock\n"
+        f"open({str(log)!r}, 'a').write('child trying\\n')\n"
+        "with compile_lock():\n"
+        f"    open({str(log)!r}, 'a').write('child holds\\n')\n"
+    )
+    with compile_lock():
+        proc = subprocess.Popen([sys.executable, "-c", child])
+        for _ in range(600):  # the child has started and is asking for the lock
+            if log.exists() and "child trying" in log.read_text():
+                break
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert log.read_text() == "child trying\n"  # it waits while this process holds the lock
+        with open(log, "a") as f:
+            f.write("parent lets go\n")
+    assert proc.wait(timeout=60) == 0
+    assert log.read_text() == "child trying\nparent lets go\nchild holds\n"
+
+
+def test_a_designs_hooks_are_compiled_under_the_lock_before_the_loop_takes_them():
+    """A simulation compiles (or loads) its design's hooks for the hook signature through
+    ``compiled_hooks`` before the loop runs, once per process."""
+    import rfmodel
+    from rfmodel.designs.stt import stt_write_hook
+    from rfmodel.sim import core as C
+
+    C._HOOKS_READY.discard(stt_write_hook)
+    rfmodel.evaluate("stt", "saxpy", "fermi-gtx480", method="simulate", max_warps=8)
+    assert stt_write_hook in C._HOOKS_READY
+    assert C.HOOK_SIG.args in stt_write_hook.overloads

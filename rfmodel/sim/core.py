@@ -33,8 +33,11 @@ reference counting (``_nrt=False``; nothing in it allocates): a stage unpacks th
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import sys
+import tempfile
 
 import numpy as np
 from numba import njit, types
@@ -2703,19 +2706,72 @@ _ARG_TYPES = (
 _LOOP = None
 
 
+@contextlib.contextmanager
+def compile_lock():
+    """Hold, across processes, the one lock under which this source tree's simulator code is compiled or
+    loaded from numba's cache.  numba's cache is not safe when two processes compile the same function at
+    once (numba issues 4807 and 10128: an index written by one process can name the other's machine code,
+    and the loop then jumps into the wrong function).
+    An exclusive ``flock`` on ``.rfmodel-compile.lock`` in numba's cache folder (``$NUMBA_CACHE_DIR``,
+    :func:`rfmodel.cache.use_user_numba_cache`), else on a file in the temporary folder named by this
+    package's path; where no lock can be taken, none is held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        yield
+        return
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    if folder and os.path.isdir(folder):
+        path = os.path.join(folder, ".rfmodel-compile.lock")
+    else:
+        tag = hashlib.sha1(os.path.dirname(os.path.abspath(__file__)).encode()).hexdigest()[:16]
+        path = os.path.join(tempfile.gettempdir(), f"rfmodel-compile-{os.getuid()}-{tag}.lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # no locks on this file system
+            pass
+        yield
+    finally:
+        os.close(fd)  # closing the file drops the lock
+
+
 def compiled_loop():
-    """The compiled cycle loop (compiled, or loaded from numba's cache, on first use; a first compile says
-    so on stderr, since it takes about a minute)."""
+    """The compiled cycle loop (compiled, or loaded from numba's cache, on first use, under
+    :func:`compile_lock`; a first compile says so on stderr, since it takes about a minute)."""
     global _LOOP
     if _LOOP is None:
         loop = njit(cache=True, _nrt=False)(_run)
-        if not _in_cache(loop):
-            note = "rfmodel: compiling the cycle simulator (once; about a minute) ..."
-            print(note, file=sys.stderr, flush=True)
-        loop.compile(types.int64(*_ARG_TYPES))
+        with compile_lock():
+            if not _in_cache(loop):
+                note = "rfmodel: compiling the cycle simulator (once; about a minute) ..."
+                print(note, file=sys.stderr, flush=True)
+            loop.compile(types.int64(*_ARG_TYPES))
         loop.disable_compile()  # one signature, as the callers pass exactly these types
         _LOOP = loop
     return _LOOP
+
+
+#: the hooks (numba dispatchers) this process has compiled or loaded for :data:`HOOK_SIG`
+_HOOKS_READY: set = set()
+
+
+def compiled_hooks(hooks) -> None:
+    """Compile (or load from numba's cache) each of a design's hooks for :data:`HOOK_SIG` under
+    :func:`compile_lock`, once per process, before the loop takes them (which would otherwise compile
+    them at the call, unguarded)."""
+    todo = [h for h in hooks if hasattr(h, "compile") and h not in _HOOKS_READY]
+    if not todo:
+        return
+    with compile_lock():
+        for h in todo:
+            h.compile(HOOK_SIG)
+            _HOOKS_READY.add(h)
 
 
 def _in_cache(dispatcher) -> bool:

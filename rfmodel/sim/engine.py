@@ -592,6 +592,7 @@ def simulate_trace(
     st, ust = _state(p, sm)
     loop = C.compiled_loop()
     h = setup.hooks
+    C.compiled_hooks(h)
     total = p.n_instrs
     cycle = 0
     while True:
