@@ -1134,16 +1134,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, error_line(f"{message} (see '{self.prog} --help')") + "\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="rfmodel",
-        description="Performance, energy and area models of GPU register-file designs.",
-    )
-    from rfmodel.version import __version__
-
-    p.add_argument("--version", action="version", version=f"rfmodel {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-
+def _add_evaluate_parser(sub) -> None:
+    """``rfmodel evaluate``."""
     e = sub.add_parser("evaluate", help="evaluate a design on workloads (analytic model or cycle simulator)")
     e.add_argument("--config", metavar="FILE.toml", help="evaluation config or SM spec TOML")
     e.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
@@ -1181,6 +1173,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.set_defaults(func=cmd_evaluate)
 
+
+def _add_optimize_parser(sub) -> None:
+    """``rfmodel optimize``."""
     o = sub.add_parser("optimize", help="NSGA-III over designs and RF cells: capacity, area, power, time")
     o.add_argument("--design", action="append", metavar="NAME",
                    help="repeatable; default: every registered design with an analytic model")
@@ -1243,6 +1238,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the designs' searches on this Dask cluster (needs rfmodel[dask])")
     o.set_defaults(func=cmd_optimize)
 
+
+def _add_sensitivity_parser(sub) -> None:
+    """``rfmodel sensitivity``."""
     g = sub.add_parser("sensitivity", help="Sobol or Morris indices of a metric over a design's space")
     g.add_argument("--design", default="baseline")
     g.add_argument("--workload", action="append", metavar="NAME|PATH")
@@ -1260,6 +1258,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--out", default=str(Path(DEFAULT_OUT) / "sensitivity"), metavar="DIR")
     g.set_defaults(func=cmd_sensitivity)
 
+
+def _add_simulate_parser(sub) -> None:
+    """``rfmodel simulate``."""
     m = sub.add_parser("simulate", help="run the reference cycle simulator on workloads")
     m.add_argument(
         "--workload", action="append", metavar="NAME|PATH", help="repeatable; default: the built-in suite"
@@ -1284,6 +1285,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--quiet", action="store_true", help="no progress bar")
     m.set_defaults(func=cmd_simulate)
 
+
+def _add_calibrate_parser(sub) -> None:
+    """``rfmodel calibrate``."""
     c = sub.add_parser("calibrate", help="fit the analytic models to simulator sweeps (resumable)")
     c.add_argument("--sweep", default="default", help="default | quick | a sweep JSON file")
     c.add_argument("--workers", type=_int(1, L.MAX_WORKERS), default=2,
@@ -1304,6 +1308,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="one-line JSON summary")
     c.set_defaults(func=cmd_calibrate)
 
+
+def _add_bench_parser(sub) -> None:
+    """``rfmodel bench``."""
     b = sub.add_parser("bench", help="speed figures of the engines (JSON with --json)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b.add_argument("--workload", default="crc32_murmur3")
@@ -1324,6 +1331,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "from a temporary worktree")  # fmt: skip
     b.set_defaults(func=cmd_bench)
 
+
+def _add_tolerance_parser(sub) -> None:
+    """``rfmodel tolerance``."""
     t = sub.add_parser("tolerance", help="largest main-RF latency multiple a design tolerates (bisection)")
     t.add_argument("--design", required=True)
     t.add_argument("--workload", required=True, metavar="NAME|PATH")
@@ -1343,6 +1353,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print one JSON object")
     t.set_defaults(func=cmd_tolerance)
 
+
+def _add_workload_parser(sub) -> None:
+    """``rfmodel workload``."""
     w = sub.add_parser("workload", help="inspect and build workloads")
     wsub = w.add_subparsers(dest="wcommand", metavar="SUBCOMMAND")
     wl = wsub.add_parser("list", help="shipped kernels (built-in, papers' benchmarks) and synthetic presets")
@@ -1433,6 +1446,9 @@ def build_parser() -> argparse.ArgumentParser:
     we.set_defaults(func=cmd_workload_execute)
     w.set_defaults(func=lambda a: (w.print_help(), 0)[1])
 
+
+def _add_spec_parser(sub) -> None:
+    """``rfmodel spec``."""
     s = sub.add_parser("spec", help="GPU presets and spec files")
     ssub = s.add_subparsers(dest="scommand", metavar="SUBCOMMAND")
     sl = ssub.add_parser("list", help="the GPU presets")
@@ -1441,6 +1457,26 @@ def build_parser() -> argparse.ArgumentParser:
     ss.add_argument("gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
     ss.set_defaults(func=cmd_spec_show)
     s.set_defaults(func=lambda a: (s.print_help(), 0)[1])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="rfmodel",
+        description="Performance, energy and area models of GPU register-file designs.",
+    )
+    from rfmodel.version import __version__
+
+    p.add_argument("--version", action="version", version=f"rfmodel {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    _add_evaluate_parser(sub)
+    _add_optimize_parser(sub)
+    _add_sensitivity_parser(sub)
+    _add_simulate_parser(sub)
+    _add_calibrate_parser(sub)
+    _add_bench_parser(sub)
+    _add_tolerance_parser(sub)
+    _add_workload_parser(sub)
+    _add_spec_parser(sub)
     from rfmodel.cli_tech import register as register_tech
     register_tech(sub)
     _add_study_parser(sub)
