@@ -944,6 +944,116 @@ def _designs(designs) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _checked_search(pop_size, generations, reference_seeds, seed, uncertainty, samples, percentile, nodes,
+                    algorithm, objectives, constraints, designs, design_params):  # fmt: skip
+    """:func:`optimize`'s search arguments checked (one error naming what is wrong) and normalized:
+    ``(pop_size, generations, reference_seeds, seed, samples, percentile, objectives, constraints, design
+    names)``."""
+    pop_size = expect_int("pop_size", pop_size, low=4, high=MAX_POP)
+    generations = expect_int("generations", generations, low=1, high=MAX_GENERATIONS)
+    reference_seeds = expect_int("reference_seeds", reference_seeds, low=0, high=MAX_REFERENCE_SEEDS)
+    seed = expect_int("seed", seed, low=0, high=MAX_SEED - reference_seeds)  # the reference runs: the next
+    if uncertainty:
+        from rfmodel.analytic.montecarlo import check_widths
+
+        check_widths(uncertainty)
+        samples = expect_int("samples", samples, low=2, high=MAX_ROBUST_SAMPLES)
+    percentile = expect_between("percentile (the pessimistic end of a robust front)", percentile, 50.0, 100.0,
+                                "90 or 97.5")  # fmt: skip
+    for n in np.atleast_1d(nodes):
+        expect_between("nodes (nm)", n, 0.0, MAX_NODE_NM, "45")
+    if algorithm not in ALGORITHMS:
+        raise RfmodelError(f"algorithm {algorithm!r}: allowed {', '.join(ALGORITHMS)}")
+    if isinstance(objectives, str):
+        objectives = [objectives]
+    if isinstance(constraints, str):
+        constraints = [constraints]
+    objectives = tuple(Objective.parse(o) for o in objectives)
+    constraints = tuple(Constraint.parse(c) for c in constraints)
+    if len(objectives) < 2 or len({o.name for o in objectives}) != len(objectives):
+        raise RfmodelError("objectives: name at least two different metrics")
+    names = _designs(designs)
+    if design_params is not None:
+        from rfmodel.designs.base import get_design
+
+        for n in design_params:
+            if not any(n in get_design(d).parameters for d in names):
+                raise RfmodelError(f"design parameter {n!r} belongs to none of the designs searched "
+                                   f"({', '.join(names)})")  # fmt: skip
+    if pop_size > MAX_POP or pop_size * generations * len(names) > MAX_EVALUATIONS:
+        raise RfmodelError(f"pop_size {pop_size} x generations {generations} x {len(names)} designs: at "
+                           f"most a population of {MAX_POP} and {MAX_EVALUATIONS} evaluations per run")
+    return pop_size, generations, reference_seeds, seed, samples, percentile, objectives, constraints, names
+
+
+def _ready_workloads(workloads, named, sm, space, eval_kw, progress):
+    """Every workload's profile, with every design's tables, made ready before the search (a cold run
+    builds traces and profiles here, and loads the compiled code; ``progress`` hears of each), and the
+    workloads that no point of the search can host: an error when the user named them, left out of the
+    default suite otherwise.  Returns ``(workloads kept, {left out: why})``."""
+    from rfmodel.analytic.profile import TABLE_GROUPS
+
+    most_regs = max([sm.regs_per_sm, *[max(v.values) for v in space if v.name == "regs_per_sm"]])
+    skipped = {}
+    for i, w in enumerate(workloads):
+        if progress is not None:
+            progress(i, len(workloads), phase="profiles", workload=str(w))
+        kw = {k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")}
+        prof = workload_profile(w, sm, **kw).need(*TABLE_GROUPS)
+        why = no_fit_reason(prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, sm,
+                            regs_per_sm=most_regs)  # fmt: skip
+        if why is not None and named:
+            raise RfmodelError(f"workload '{prof.name}' cannot run on {sm.name} at any point of the search: "
+                               f"{why}")  # fmt: skip
+        if why is not None:
+            skipped[w] = why
+    workloads = [w for w in workloads if w not in skipped]
+    if not workloads:
+        raise RfmodelError(f"no built-in workload can run on {sm.name} at any point of the search")
+    return workloads, skipped
+
+
+def _run_islands(jobs, runner, generations, progress) -> list[dict]:
+    """Every island's search through ``runner``; ``progress`` hears of each generation (serial runs) or
+    island (as they finish) with the front so far and its hypervolume in its own bounds (the final
+    figure is taken in the bounds of the whole front)."""
+    steps = generations * len(jobs)
+    done_gens, evaluated = [0] * len(jobs), [0] * len(jobs)
+    if isinstance(runner, SerialRunner) and progress is not None:
+        for k, job in enumerate(jobs):
+            job.progress = _island_progress(progress, done_gens, evaluated, k, steps)
+    results = [None] * len(jobs)
+    for k, result in runner.run(run_island, jobs):
+        results[k] = result
+        done_gens[k], evaluated[k] = generations, result["evaluations"]
+        if progress is not None:
+            f = [r["f"] for r in results if r is not None and len(r["f"])]
+            info = {}
+            if f:
+                pts = np.concatenate(f)
+                pts = pts[_front_mask(pts, np.ones(len(pts), bool))]
+                hv = _hypervolume(pts, pts.min(axis=0), pts.max(axis=0))
+                info = {"front": len(pts), "hv": round(hv, 4)}
+            progress(sum(done_gens), steps, evaluations=sum(evaluated), **info,
+                     islands=f"{sum(r is not None for r in results)}/{len(jobs)}")  # fmt: skip
+    return results
+
+
+def _exhaustive_front(islands) -> tuple[list[dict], np.ndarray]:
+    """The reference front of every island's whole space (each point evaluated): its rows and objectives."""
+    bf_rows, f_bf = [], []
+    for island in islands:
+        grid = np.array(list(itertools.product(*[range(len(v.values)) for v in island.space])))
+        f, g, params, values = island.evaluate(grid)
+        ok = np.all(g <= 0, axis=1)
+        m = _front_mask(f, ok)
+        bf_rows += _rows(island.design, params, values, m)
+        f_bf.append(f[m])
+    fb = np.concatenate(f_bf)
+    m = _front_mask(fb, np.ones(len(fb), dtype=bool))
+    return [r for r, keep in zip(bf_rows, m, strict=True) if keep], fb[m]
+
+
 def optimize(
     designs=None,
     workloads=None,
@@ -1010,40 +1120,9 @@ def optimize(
         from rfmodel.evaluate import recipe_workload
 
         workloads = [recipe_workload(workloads, recipe)]
-    pop_size = expect_int("pop_size", pop_size, low=4, high=MAX_POP)
-    generations = expect_int("generations", generations, low=1, high=MAX_GENERATIONS)
-    reference_seeds = expect_int("reference_seeds", reference_seeds, low=0, high=MAX_REFERENCE_SEEDS)
-    seed = expect_int("seed", seed, low=0, high=MAX_SEED - reference_seeds)  # the reference runs: the next
-    if uncertainty:
-        from rfmodel.analytic.montecarlo import check_widths
-
-        check_widths(uncertainty)
-        samples = expect_int("samples", samples, low=2, high=MAX_ROBUST_SAMPLES)
-    percentile = expect_between("percentile (the pessimistic end of a robust front)", percentile, 50.0, 100.0,
-                                "90 or 97.5")  # fmt: skip
-    for n in np.atleast_1d(nodes):
-        expect_between("nodes (nm)", n, 0.0, MAX_NODE_NM, "45")
-    if algorithm not in ALGORITHMS:
-        raise RfmodelError(f"algorithm {algorithm!r}: allowed {', '.join(ALGORITHMS)}")
-    if isinstance(objectives, str):
-        objectives = [objectives]
-    if isinstance(constraints, str):
-        constraints = [constraints]
-    objectives = tuple(Objective.parse(o) for o in objectives)
-    constraints = tuple(Constraint.parse(c) for c in constraints)
-    if len(objectives) < 2 or len({o.name for o in objectives}) != len(objectives):
-        raise RfmodelError("objectives: name at least two different metrics")
-    names = _designs(designs)
-    if design_params is not None:
-        from rfmodel.designs.base import get_design
-
-        for n in design_params:
-            if not any(n in get_design(d).parameters for d in names):
-                raise RfmodelError(f"design parameter {n!r} belongs to none of the designs searched "
-                                   f"({', '.join(names)})")  # fmt: skip
-    if pop_size > MAX_POP or pop_size * generations * len(names) > MAX_EVALUATIONS:
-        raise RfmodelError(f"pop_size {pop_size} x generations {generations} x {len(names)} designs: at "
-                           f"most a population of {MAX_POP} and {MAX_EVALUATIONS} evaluations per run")
+    pop_size, generations, reference_seeds, seed, samples, percentile, objectives, constraints, names = (
+        _checked_search(pop_size, generations, reference_seeds, seed, uncertainty, samples, percentile, nodes,
+                        algorithm, objectives, constraints, designs, design_params))  # fmt: skip
     t0 = time.perf_counter()
     sm = resolve_gpu(gpu)
     named = bool(workloads)
@@ -1053,26 +1132,7 @@ def optimize(
         raise RfmodelError(f"pop_size {pop_size} x {len(workloads)} workloads x {samples} samples = {n} "
                            f"Monte-Carlo evaluations per generation; at most {MAX_MC_EVALUATIONS}: a smaller "
                            "population, fewer samples or fewer workloads")  # fmt: skip
-    from rfmodel.analytic.profile import TABLE_GROUPS
-
-    # a workload that no point of the search can host: an error when named, left out of the default suite
-    most_regs = max([sm.regs_per_sm, *[max(v.values) for v in space if v.name == "regs_per_sm"]])
-    skipped = {}
-    for i, w in enumerate(workloads):  # every profile, with every design's tables, before the search
-        if progress is not None:  # a cold run builds traces and profiles here (and loads the compiled code)
-            progress(i, len(workloads), phase="profiles", workload=str(w))
-        kw = {k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")}
-        prof = workload_profile(w, sm, **kw).need(*TABLE_GROUPS)
-        why = no_fit_reason(prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, sm,
-                            regs_per_sm=most_regs)  # fmt: skip
-        if why is not None and named:
-            raise RfmodelError(f"workload '{prof.name}' cannot run on {sm.name} at any point of the search: "
-                               f"{why}")  # fmt: skip
-        if why is not None:
-            skipped[w] = why
-    workloads = [w for w in workloads if w not in skipped]
-    if not workloads:
-        raise RfmodelError(f"no built-in workload can run on {sm.name} at any point of the search")
+    workloads, skipped = _ready_workloads(workloads, named, sm, space, eval_kw, progress)
     reference = _reference_values(constraints, workloads, sm, eval_kw)
     nodes, structure_cells = _technologies(nodes, structure_cells, cells, eval_kw)
     islands = [_Island(d, design_space(d, space, cells, design_params, nodes, structure_cells, sm=sm),
@@ -1090,28 +1150,7 @@ def optimize(
     if checkpoint is not None and resume:
         for job in jobs:  # every checkpoint checked here, before any island runs
             _start(job)
-    runner = SerialRunner() if runner is None else runner
-    steps = generations * len(jobs)
-    done_gens, evaluated = [0] * len(jobs), [0] * len(jobs)
-    if isinstance(runner, SerialRunner) and progress is not None:
-        for k, job in enumerate(jobs):
-            job.progress = _island_progress(progress, done_gens, evaluated, k, steps)
-    results = [None] * len(jobs)
-    for k, result in runner.run(run_island, jobs):
-        results[k] = result
-        done_gens[k], evaluated[k] = generations, result["evaluations"]
-        if progress is not None:
-            # the front so far, over the islands that have finished, and its hypervolume in its own bounds
-            # (the final figure is taken in the bounds of the whole front)
-            f = [r["f"] for r in results if r is not None and len(r["f"])]
-            info = {}
-            if f:
-                pts = np.concatenate(f)
-                pts = pts[_front_mask(pts, np.ones(len(pts), bool))]
-                hv = _hypervolume(pts, pts.min(axis=0), pts.max(axis=0))
-                info = {"front": len(pts), "hv": round(hv, 4)}
-            progress(sum(done_gens), steps, evaluations=sum(evaluated), **info,
-                     islands=f"{sum(r is not None for r in results)}/{len(jobs)}")  # fmt: skip
+    results = _run_islands(jobs, SerialRunner() if runner is None else runner, generations, progress)
     rows, f_found, history = [], [], []
     evaluations = 0  # points evaluated (each island evaluates a repeated point once)
     computed = 0  # of which modelled here (the others from the evaluation store)
@@ -1132,23 +1171,12 @@ def optimize(
     rows = [r for r, m in zip(rows, mask, strict=True) if m]
     f_front = f_all[mask]
 
-    bf, hv_bf, bf_rows, f_bf = None, None, [], []
+    bf, hv_bf, bf_rows = None, None, []
     too_big = [i.design for i in islands if int(np.prod([len(v.values) for v in i.space])) > BRUTE_FORCE_MAX]
     enumerate_all = brute_force and not too_big  # a reference front needs every island's
-    if enumerate_all:
-        for island in islands:
-            grid = np.array(list(itertools.product(*[range(len(v.values)) for v in island.space])))
-            f, g, params, values = island.evaluate(grid)
-            ok = np.all(g <= 0, axis=1)
-            m = _front_mask(f, ok)
-            bf_rows += _rows(island.design, params, values, m)
-            f_bf.append(f[m])
     reference_kind = None
     if enumerate_all:
-        fb = np.concatenate(f_bf)
-        m = _front_mask(fb, np.ones(len(fb), dtype=bool))
-        f_true = fb[m]
-        bf_rows = [r for r, keep in zip(bf_rows, m, strict=True) if keep]
+        bf_rows, f_true = _exhaustive_front(islands)
         ideal, nadir = f_true.min(axis=0), f_true.max(axis=0)
         hv_bf = _hypervolume(f_true, ideal, nadir)
         reference_kind = "exhaustive"
