@@ -344,3 +344,45 @@ def test_a_designs_hooks_are_compiled_under_the_lock_before_the_loop_takes_them(
     rfmodel.evaluate("stt", "saxpy", "fermi-gtx480", method="simulate", max_warps=8)
     assert stt_write_hook in C._HOOKS_READY
     assert C.HOOK_SIG.args in stt_write_hook.overloads
+
+
+def test_the_per_row_tables_have_a_value_for_every_row_whether_or_not_they_are_modelled():
+    """The load/store unit reads a row's sectors and interconnect flits for every memory instruction; on an
+    SM whose interconnect ports are not modelled those tables were one-element placeholders, read up to
+    eight bytes per row past their end (a worker died of it, twice, in a calibration)."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.sim import core as C
+    from rfmodel.sim.engine import SimOptions, _prepare
+    from rfmodel.workload.suite import load_workload
+
+    for gpu in ("fermi-gtx480", "volta-v100"):
+        sm = resolve_gpu(gpu)
+        trace = load_workload("saxpy", max_warps=4).trace
+        opts = SimOptions()
+        setup = get_design("baseline").sim_setup(sm, {}, opts, trace=trace)
+        p = _prepare(trace, sm, setup, opts)
+        rows = len(trace.op)
+        for t in (C.T_SECTORS, C.T_REQ_FLITS, C.T_REP_FLITS):
+            assert len(p.tabs[t]) >= rows, C.TABLE_FIELDS[t]
+
+
+@pytest.mark.slow
+def test_the_simulator_reads_no_index_out_of_bounds(tmp_path):
+    """Every index of the compiled simulator checked (``NUMBA_BOUNDSCHECK=1``, its own numba cache, so a
+    first compile: minutes): the baseline and the STT-RAM design, whose write buffer has hooks of its own, on
+    a kernel with loads and stores, on an SM with sub-cores and one without."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import warnings; warnings.simplefilter('ignore'); import rfmodel\n"
+        "for d in ('baseline', 'stt'):\n"
+        "    for g in ('fermi-gtx480', 'volta-v100'):\n"
+        "        rfmodel.evaluate(d, 'saxpy', g, method='simulate', max_warps=4)\n"
+        "print('checked')\n"
+    )
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800)
+    assert out.returncode == 0 and "checked" in out.stdout, out.stderr[-2000:]

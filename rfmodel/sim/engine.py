@@ -443,8 +443,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     sectors = _sectors(trace, 32, line_bytes) if compat else np.zeros(max(n, 1), dtype=np.int64)
     if noc:
         req_flits, rep_flits = _noc_flits(trace, sm, sectors[:n], compat)
-    else:
-        req_flits = rep_flits = np.zeros(1, dtype=np.int64)
+    else:  # one zero per row: the load/store unit reads a row's flits whether or not the ports are modelled
+        req_flits = rep_flits = np.zeros(max(n, 1), dtype=np.int64)
     tabd = {
         "cls_lat": lat,
         "cls_ii": ii,
