@@ -438,20 +438,86 @@ def _resource_int(res: dict, key: str, name: str, path: str) -> int:
     return v
 
 
+def _without_padding(raws: list, labels: dict[str, int]) -> tuple[list, int]:
+    """``raws`` without the end padding (trailing NOPs, then the self-branch) and how many were stripped."""
+    n_strip = 0
+    while raws and raws[-1].opcode == "NOP" and raws[-1].guard is None:
+        raws = raws[:-1]
+        n_strip += 1
+    if raws and _is_self_branch(raws[-1], labels):
+        raws = raws[:-1]
+        n_strip += 1
+    return raws, n_strip
+
+
+def _reconvergence_points(f: _Func, bases, opss, index_of) -> dict[int, int]:
+    """The BSSY instructions' reconvergence points (instruction index -> index of its target; used to bound
+    the targets of a BRX without a target list)."""
+    reconv: dict[int, int] = {}
+    for i in range(len(bases)):
+        if bases[i] != "BSSY":
+            continue
+        ops = opss[i][0]
+        pc = None
+        for o in ops:
+            if o.kind == LABEL:
+                pc = f.labels.get(o.label)
+            elif o.kind == IMM and o.value is not None:
+                pc = o.value
+        if pc is not None and pc in index_of:
+            reconv[i] = index_of[pc]
+    return reconv
+
+
+def _conditional(raws, bases, sems) -> list[bool]:
+    """Whether each instruction may or may not transfer control: a guard other than ``PT``, or a branch
+    that reads a predicate or a uniform register, or diverges (``.DIV``, ``.CONV``)."""
+    cond = []
+    for i, r in enumerate(raws):
+        c = r.guard is not None and r.guard != "PT"
+        if not c and bases[i] in ("BRA", "JMP"):
+            mods = r.opcode.split(".")[1:]
+            c = bool(sems[i].psrc or sems[i].usrc) or "DIV" in mods or "CONV" in mods
+        cond.append(c)
+    return cond
+
+
+def _kernel_resources(f: _Func, sems, resources: dict | None, arch: str, path: str):
+    """Registers per thread and static shared memory of a kernel, each with where it came from (the
+    listing's ``SHI_REGISTERS`` or resource usage, the ``resources`` mapping, or the highest register the
+    code names): ``(regs, regs source, regs computed, shared bytes, shared source)``."""
+    max_reg = max((max(s.dst + s.src) for s in sems if s.dst or s.src), default=-1)
+    computed = min(255, max(max_reg + 1 + 2, 2))
+    res = (resources or {}).get(f.name) or {}
+    if not isinstance(res, dict):
+        raise ParseError(path, None, f"resources['{f.name}'] must be a dict, got {type(res).__name__}")
+    if isinstance(res.get(arch), dict):  # {"sm_80": {"regs": ..}, ...} per architecture
+        res = res[arch]
+    shared = 0
+    if f.shi_regs is not None:
+        regs, source = f.shi_regs, "SHI_REGISTERS"
+    elif f.res is not None and "REG" in f.res:
+        regs, source = f.res["REG"], "res-usage"
+    elif "regs" in res:
+        regs, source = _resource_int(res, "regs", f.name, path), "resources"
+    else:
+        regs, source = computed, "computed"
+    if max_reg + 1 > regs:  # the code names a register beyond the declared count: it needs that many
+        regs, source = max_reg + 1, f"highest register written or read (R{max_reg}; {source} said {regs})"
+    shared_source = None  # a plain -sass listing does not state the static shared memory
+    if f.res is not None and "SHARED" in f.res:
+        shared, shared_source = f.res["SHARED"], "res-usage"
+    elif "shared" in res:
+        shared, shared_source = _resource_int(res, "shared", f.name, path), "resources"
+    return regs, source, computed, shared, shared_source
+
+
 def _build_kernel(f: _Func, path: str, resources: dict | None) -> Kernel:
     def err(line: int | None, msg: str) -> ParseError:
         return ParseError(path, line, msg)
 
     arch = f.arch
-    raws = f.raws
-    # ---- strip the end padding: trailing NOPs, then the self-branch
-    n_strip = 0
-    while raws and raws[-1].opcode == "NOP" and raws[-1].guard is None:
-        raws = raws[:-1]
-        n_strip += 1
-    if raws and _is_self_branch(raws[-1], f.labels):
-        raws = raws[:-1]
-        n_strip += 1
+    raws, n_strip = _without_padding(f.raws, f.labels)
     if not raws:
         raise err(f.line, f"function '{f.name}' has no instructions besides padding")
     end_pc = raws[-1].pc + 16
@@ -535,20 +601,7 @@ def _build_kernel(f: _Func, path: str, resources: dict | None) -> Kernel:
             continue
         targets[i] = [resolve_pc(imm.value, r.line, "branch target")]
 
-    # ---- BSSY reconvergence points (used to bound the targets of BRX without a target list)
-    reconv: dict[int, int] = {}
-    for i in range(n):
-        if bases[i] != "BSSY":
-            continue
-        ops = opss[i][0]
-        pc = None
-        for o in ops:
-            if o.kind == LABEL:
-                pc = f.labels.get(o.label)
-            elif o.kind == IMM and o.value is not None:
-                pc = o.value
-        if pc is not None and pc in index_of:
-            reconv[i] = index_of[pc]
+    reconv = _reconvergence_points(f, bases, opss, index_of)
 
     # ---- CFG (blocks, functions, edges)
     sym_entries = {}
@@ -556,13 +609,7 @@ def _build_kernel(f: _Func, path: str, resources: dict | None) -> Kernel:
         for name, pc in f.syms.items():
             if pc < end_pc:
                 sym_entries[resolve_pc(pc, f.label_lines.get(name, f.line), f"symbol '{name}' at")] = name
-    cond = []
-    for i, r in enumerate(raws):
-        c = r.guard is not None and r.guard != "PT"
-        if not c and bases[i] in ("BRA", "JMP"):
-            mods = r.opcode.split(".")[1:]
-            c = bool(sems[i].psrc or sems[i].usrc) or "DIV" in mods or "CONV" in mods
-        cond.append(c)
+    cond = _conditional(raws, bases, sems)
     graph = _cfg.build(
         kernel_name=f.name,
         pcs=[r.pc for r in raws],
@@ -630,30 +677,7 @@ def _build_kernel(f: _Func, path: str, resources: dict | None) -> Kernel:
             )
         )
 
-    # ---- registers per thread
-    max_reg = max((max(s.dst + s.src) for s in sems if s.dst or s.src), default=-1)
-    computed = min(255, max(max_reg + 1 + 2, 2))
-    res = (resources or {}).get(f.name) or {}
-    if not isinstance(res, dict):
-        raise ParseError(path, None, f"resources['{f.name}'] must be a dict, got {type(res).__name__}")
-    if isinstance(res.get(arch), dict):  # {"sm_80": {"regs": ..}, ...} per architecture
-        res = res[arch]
-    shared = 0
-    if f.shi_regs is not None:
-        regs, source = f.shi_regs, "SHI_REGISTERS"
-    elif f.res is not None and "REG" in f.res:
-        regs, source = f.res["REG"], "res-usage"
-    elif "regs" in res:
-        regs, source = _resource_int(res, "regs", f.name, path), "resources"
-    else:
-        regs, source = computed, "computed"
-    if max_reg + 1 > regs:  # the code names a register beyond the declared count: it needs that many
-        regs, source = max_reg + 1, f"highest register written or read (R{max_reg}; {source} said {regs})"
-    shared_source = None  # a plain -sass listing does not state the static shared memory
-    if f.res is not None and "SHARED" in f.res:
-        shared, shared_source = f.res["SHARED"], "res-usage"
-    elif "shared" in res:
-        shared, shared_source = _resource_int(res, "shared", f.name, path), "resources"
+    regs, source, computed, shared, shared_source = _kernel_resources(f, sems, resources, arch, path)
 
     attrs: dict = {
         "format": f.fmt,
