@@ -420,27 +420,12 @@ def _expand(sem: Semantics, kind: str, first: int, width: int, into: list[int]) 
     into.extend(range(first, last + 1))
 
 
-def analyze(
-    opcode: str,
-    ops: list[Operand],
-    arch: str,
-    hidden_desc: int | None = None,
-) -> Semantics:
-    """Registers read and written by ``opcode ops`` (the guard is not included).
-
-    ``hidden_desc`` is the uniform register holding the 64-bit global-memory
-    descriptor that sm_80-89 global/generic memory instructions read without
-    printing it (the latest ``ULDC.64 URn, c[0x0][0x118]``); ``None`` if not
-    known or not applicable.
-    """
-    parts = opcode.split(".")
-    base = parts[0]
-    mods = tuple(parts[1:])
-    sem = Semantics()
+def _destinations(base: str, ops: list[Operand], known: bool) -> list[int]:
+    """The positions of an instruction's destination operands: the first operand unless it cannot be
+    written (memory, constant, label, immediate, a negated predicate) or the opcode writes none; a second
+    predicate or register where the opcode writes two; carry-out predicates after a register (up to two,
+    one for ``VOTE``; an unknown opcode may have them); texture ops' second register."""
     n = len(ops)
-    known = base in OPCODE_CLASS
-
-    # ---- which operands are destinations
     dst_pos: list[int] = []
     if n and base not in NO_DST_OPS and ops[0].kind not in (MEM, CONST, LABEL, IMM, OTHER):
         first = ops[0]
@@ -469,6 +454,31 @@ def analyze(
     # texture ops write two register operands (Rd, Rd2) ahead of the coordinates
     if base in _TEXTURE_OPS and dst_pos == [0] and n > 1 and ops[1].kind == GPR:
         dst_pos.append(1)
+    return dst_pos
+
+
+def analyze(
+    opcode: str,
+    ops: list[Operand],
+    arch: str,
+    hidden_desc: int | None = None,
+) -> Semantics:
+    """Registers read and written by ``opcode ops`` (the guard is not included).
+
+    ``hidden_desc`` is the uniform register holding the 64-bit global-memory
+    descriptor that sm_80-89 global/generic memory instructions read without
+    printing it (the latest ``ULDC.64 URn, c[0x0][0x118]``); ``None`` if not
+    known or not applicable.
+    """
+    parts = opcode.split(".")
+    base = parts[0]
+    mods = tuple(parts[1:])
+    sem = Semantics()
+    n = len(ops)
+    known = base in OPCODE_CLASS
+
+    # ---- which operands are destinations
+    dst_pos = _destinations(base, ops, known)
     dst_set = set(dst_pos)
     sem.dst_ops = dst_pos
 
