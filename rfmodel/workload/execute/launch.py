@@ -129,6 +129,69 @@ _FAULTS = {
 }
 
 
+def _global_memory(arrays: dict[str, np.ndarray]):
+    """The launch's global memory: each array at its offset (aligned to ``ARRAY_ALIGN``), as 32-bit words,
+    their bytes, and a word-valid mask (1 for the words that belong to an array).  Returns ``(place: name ->
+    (offset, bytes), words, bytes, valid)``."""
+    place: dict[str, tuple[int, int]] = {}
+    off = 0
+    for name, arr in arrays.items():
+        a = np.ascontiguousarray(arr)
+        place[name] = (off, a.nbytes)
+        off += -(-max(a.nbytes, 4) // ARRAY_ALIGN) * ARRAY_ALIGN
+    gmem = np.zeros(max(off, 4) // 4, dtype=np.uint32)
+    gbytes = gmem.view(np.uint8)
+    gvalid = np.zeros(gmem.size, dtype=np.uint8)  # 1 for the words that belong to an array
+    for name, arr in arrays.items():
+        o, n = place[name]
+        gbytes[o : o + n] = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+        gvalid[o // 4 : -(-(o + n) // 4)] = 1
+    return place, gmem, gbytes, gvalid
+
+
+def _constant_banks(k, lay: dict, grid3, block3, params: list[Param], place: dict, constants) -> np.ndarray:
+    """The constant banks of a launch: bank 0 with the launch's dimensions, the stack top and the kernel's
+    parameters at the architecture's layout ``lay``, and the other banks' bytes (``constants``)."""
+    cb = np.zeros((N_BANKS, CBANK_WORDS), dtype=np.uint32)
+    c0 = cb[0].view(np.uint8)
+
+    def put(offset: int, value, dtype) -> None:
+        b = np.array([value], dtype=dtype).view(np.uint8)
+        c0[offset : offset + b.size] = b
+
+    for j in range(3):
+        put(lay["ntid"] + 4 * j, block3[j], np.uint32)
+        put(lay["nctaid"] + 4 * j, grid3[j], np.uint32)
+    put(lay["stack_top"], LOCAL_BYTES, np.uint32)
+    pos = lay["params"]
+    for p in params:
+        if p.type not in _SCALAR:
+            raise ExecutionError(
+                f"parameter '{p.name}': unknown type {p.type!r} (known: {', '.join(_SCALAR)})"
+            )
+        dt, size = _SCALAR[p.type]
+        pos = -(-pos // size) * size
+        if p.type == "ptr":
+            if p.array not in place:
+                raise ExecutionError(f"parameter '{p.name}': no array named {p.array!r}")
+            put(pos, GLOBAL_BASE + place[p.array][0], np.uint64)
+        else:
+            if p.value is None:
+                raise ExecutionError(f"parameter '{p.name}': a scalar needs a value")
+            put(pos, p.value, dt)
+        pos += size
+    if pos >= CBANK_WORDS * 4:
+        raise ExecutionError(f"{k.name}: kernel parameters overflow constant bank 0")
+    for bank, data in constants.items():
+        if not (isinstance(bank, int) and 1 <= bank < N_BANKS):
+            raise ExecutionError(f"constant bank {bank!r}: expected 1 to {N_BANKS - 1}")
+        b = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+        if b.size > CBANK_WORDS * 4:
+            raise ExecutionError(f"constant bank {bank}: {b.size} bytes (at most {CBANK_WORDS * 4})")
+        cb[bank].view(np.uint8)[: b.size] = b
+    return cb
+
+
 def launch(
     kernel: Kernel | Decoded,
     params: list[Param],
@@ -170,60 +233,10 @@ def launch(
         raise ExecutionError(f"{k.name}: {nthreads} threads per CTA (at most 1024)")
     lay = CBANK0[arch]
 
-    # ---- global memory
-    place: dict[str, tuple[int, int]] = {}
-    off = 0
-    for name, arr in arrays.items():
-        a = np.ascontiguousarray(arr)
-        place[name] = (off, a.nbytes)
-        off += -(-max(a.nbytes, 4) // ARRAY_ALIGN) * ARRAY_ALIGN
-    gmem = np.zeros(max(off, 4) // 4, dtype=np.uint32)
-    gbytes = gmem.view(np.uint8)
-    gvalid = np.zeros(gmem.size, dtype=np.uint8)  # 1 for the words that belong to an array
-    for name, arr in arrays.items():
-        o, n = place[name]
-        gbytes[o : o + n] = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
-        gvalid[o // 4 : -(-(o + n) // 4)] = 1
-
-    # ---- constant bank 0
-    cb = np.zeros((N_BANKS, CBANK_WORDS), dtype=np.uint32)
-    c0 = cb[0].view(np.uint8)
-
-    def put(offset: int, value, dtype) -> None:
-        b = np.array([value], dtype=dtype).view(np.uint8)
-        c0[offset : offset + b.size] = b
-
-    for j in range(3):
-        put(lay["ntid"] + 4 * j, block3[j], np.uint32)
-        put(lay["nctaid"] + 4 * j, grid3[j], np.uint32)
-    put(lay["stack_top"], LOCAL_BYTES, np.uint32)
-    pos = lay["params"]
-    for p in params:
-        if p.type not in _SCALAR:
-            raise ExecutionError(
-                f"parameter '{p.name}': unknown type {p.type!r} (known: {', '.join(_SCALAR)})"
-            )
-        dt, size = _SCALAR[p.type]
-        pos = -(-pos // size) * size
-        if p.type == "ptr":
-            if p.array not in place:
-                raise ExecutionError(f"parameter '{p.name}': no array named {p.array!r}")
-            put(pos, GLOBAL_BASE + place[p.array][0], np.uint64)
-        else:
-            if p.value is None:
-                raise ExecutionError(f"parameter '{p.name}': a scalar needs a value")
-            put(pos, p.value, dt)
-        pos += size
-    if pos >= CBANK_WORDS * 4:
-        raise ExecutionError(f"{k.name}: kernel parameters overflow constant bank 0")
-    constants = {**k.attrs.get("constant_banks", {}), **(constants or {})}
-    for bank, data in constants.items():
-        if not (isinstance(bank, int) and 1 <= bank < N_BANKS):
-            raise ExecutionError(f"constant bank {bank!r}: expected 1 to {N_BANKS - 1}")
-        b = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-        if b.size > CBANK_WORDS * 4:
-            raise ExecutionError(f"constant bank {bank}: {b.size} bytes (at most {CBANK_WORDS * 4})")
-        cb[bank].view(np.uint8)[: b.size] = b
+    # ---- global memory, constant banks
+    place, gmem, gbytes, gvalid = _global_memory(arrays)
+    constants = {**k.attrs.get("constant_banks", {}), **(constants or {})}  # the kernel's, then the launch's
+    cb = _constant_banks(k, lay, grid3, block3, params, place, constants)
 
     # ---- per-CTA state
     nw = -(-nthreads // 32)
