@@ -274,6 +274,98 @@ def build_parser(prog: str):
     return ap
 
 
+def _workload_row(get, runs, w: str, gpu: str, clock_mhz: float, sweep: dict) -> dict:
+    """One workload's figures of the study (``points.csv``): each preset's performance and RF energy
+    (the technology layer's and Table 1's) against Base, the BDI statistics of its written values, the
+    write buffer's and the STT-RAM banks' counters, and the write-buffer sweep's performance; ``get(label,
+    w)``: a configuration's run."""
+    b = get("Base", w)
+    bd, bl = rf_energy(b)
+    t1b = table1_energy(b, clock_mhz)
+    v = runs.get("values", w, gpu)
+    row = {"workload": w, "base_ipc": b["ipc"], "base_static_share": bl / (bd + bl),
+           "t1_base_static_share": t1b[1] / sum(t1b),
+           "bdi_ratio": v["bdi_ratio"], "bdi_compressible": v["bdi_compressible"],
+           "trace_source": v["trace_source"]}  # fmt: skip
+    for p in PRESETS[1:]:
+        r = get(p, w)
+        d, s = rf_energy(r)
+        row[f"perf {p}"] = r["ipc"] / b["ipc"] if r.get("ipc") else float("nan")
+        row[f"energy {p}"] = (d + s) / (bd + bl)
+        row[f"dyn {p}"] = d / (bd + bl)
+        row[f"static {p}"] = s / (bd + bl)
+        td, ts = table1_energy(r, clock_mhz)
+        row[f"t1 energy {p}"] = (td + ts) / sum(table1_energy(b, clock_mhz))
+        row[f"t1 dyn {p}"] = td / sum(table1_energy(b, clock_mhz))
+        row[f"t1 static {p}"] = ts / sum(table1_energy(b, clock_mhz))
+        row[f"t1r energy {p}"] = sum(table1_energy(r, clock_mhz, True)) / sum(t1b)
+        row[f"t1g energy {p}"] = sum(table1_energy(r, clock_mhz, one_group=True)) / sum(t1b)
+    st = get("STT", w)
+    row["stt_reads_behind_write_per_read"] = (st["reads_behind_write"] or 0) / max(st["rf_reads"] or 1, 1)
+    row["stt_writes_per_read"] = (st["rf_writes"] or 0) / max(st["rf_reads"] or 1, 1)
+    wb = get("STT+BDI", w)
+    row["groups_per_write"] = wb["groups_per_write"]
+    row["group_ratio"] = 32.0 / wb["groups_per_write"] if wb["groups_per_write"] else float("nan")
+    row["wb_hits_per_read"] = (wb["wb_hits"] or 0) / max(wb["rf_reads"] or 1, 1)
+    row["wb_full_stall_cycles"] = get("STT+WB", w)["wb_full_stall_cycles"]
+    for lab in sweep:
+        r = get(lab, w)
+        row[f"sweep {lab}"] = r["ipc"] / b["ipc"] if r.get("ipc") else float("nan")
+    return row
+
+
+def _area_shares(get, w: str, stt, sm, main_pts: dict):
+    """The STT+BDI design's areas at 32 nm as shares of Base's SRAM banks (S-14): ``(SRAM banks' mm^2, STT
+    banks, the 2 KB write buffer, the paper's 8 KB 8-way one, the BDI codec)``."""
+
+    def area(label, s):
+        return get(label, w)["area_mm2"].get(s, 0.0)
+
+    sram = area("Base", "rf_bank")
+    a_stt = area("STT+BDI", "rf_bank") / sram
+    a_wb = (area("STT+BDI", "write_buffer") + area("STT+BDI", "write_buffer_data")) / sram
+    # the paper's 8 KB 8-way buffer: the design's tech option wb_capacity_kb
+    paper_wb = stt.structures(sm, main_pts["STT+BDI"], {"node_nm": NODE_NM, "wb_capacity_kb": 8})
+    a_wb8 = sum(float(x.area_mm2) * float(x.copies) for x in paper_wb
+                if x.name in ("write_buffer", "write_buffer_data")) / sram  # fmt: skip
+    a_codec = (area("STT+BDI", "bdi_compressor") + area("STT+BDI", "bdi_decompressor")) / sram
+    return sram, a_stt, a_wb, a_wb8, a_codec
+
+
+def _workload_table(rows: list[dict], perf: dict, t1: dict, ex: list[dict]) -> str:
+    """The report's per-workload table (Markdown): Base's IPC, each preset's performance and Table 1 energy
+    against Base, Base's static share, the STT banks' reads behind a write, the BDI statistics; a mean row
+    last (``ex``: the rows of the workloads with executed traces, over which the BDI statistics are
+    averaged)."""
+
+    def col(k, agg=mean):
+        return agg([r[k] for r in rows])
+
+    L = []
+    hdr = ["workload", "Base IPC", "STT", "STT+WB", "STT+BDI", "STT+BDI+RE", "E STT", "E STT+WB",
+           "E STT+BDI", "E SRAM+BDI", "static (Base, Table 1)", "reads behind write (STT)", "BDI ratio",
+           "compressible"]  # fmt: skip
+    L.append("| " + " | ".join(hdr) + " |\n|" + " --- |" * len(hdr) + "\n")
+    for r in rows:
+        cells = [f"`{r['workload']}`" + ("" if r["trace_source"] == "execute" else " (expanded)"),
+                 fmt(r["base_ipc"], ".2f")]  # fmt: skip
+        cells += [fmt(r[f"perf {p}"], ".3f") for p in ("STT", "STT+WB", "STT+BDI", "STT+BDI+RE")]
+        cells += [fmt(r[f"t1 energy {p}"], ".1f", " %", 100) for p in ENERGY_COLS]
+        cells += [fmt(r["t1_base_static_share"], ".0f", " %", 100),
+                  fmt(r["stt_reads_behind_write_per_read"], ".2f"), fmt(r["bdi_ratio"], ".2f"),
+                  fmt(r["bdi_compressible"], ".0f", " %", 100)]  # fmt: skip
+        L.append("| " + " | ".join(cells) + " |\n")
+    mean_cells = ["**mean**", fmt(col("base_ipc", geomean), ".2f")]
+    mean_cells += [fmt(perf[p], ".3f") for p in ("STT", "STT+WB", "STT+BDI", "STT+BDI+RE")]
+    mean_cells += [fmt(t1[p], ".1f", " %", 100) for p in ENERGY_COLS]
+    mean_cells += [fmt(col("t1_base_static_share"), ".0f", " %", 100),
+                   fmt(col("stt_reads_behind_write_per_read"), ".2f"),
+                   fmt(mean([r["bdi_ratio"] for r in ex]), ".2f"),
+                   fmt(mean([r["bdi_compressible"] for r in ex]), ".0f", " %", 100)]  # fmt: skip
+    L.append("| " + " | ".join(mean_cells) + " |\n\n")
+    return "".join(L)
+
+
 def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -305,39 +397,7 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
     left = [w for w in workloads if w not in ok]
     rows = []
     for w in ok:
-        b = get("Base", w)
-        bd, bl = rf_energy(b)
-        t1b = table1_energy(b, sm.clock_mhz)
-        v = runs.get("values", w, a.gpu)
-        row = {"workload": w, "base_ipc": b["ipc"], "base_static_share": bl / (bd + bl),
-               "t1_base_static_share": t1b[1] / sum(t1b),
-               "bdi_ratio": v["bdi_ratio"], "bdi_compressible": v["bdi_compressible"],
-               "trace_source": v["trace_source"]}  # fmt: skip
-        for p in PRESETS[1:]:
-            r = get(p, w)
-            d, s = rf_energy(r)
-            row[f"perf {p}"] = r["ipc"] / b["ipc"] if r.get("ipc") else float("nan")
-            row[f"energy {p}"] = (d + s) / (bd + bl)
-            row[f"dyn {p}"] = d / (bd + bl)
-            row[f"static {p}"] = s / (bd + bl)
-            td, ts = table1_energy(r, sm.clock_mhz)
-            row[f"t1 energy {p}"] = (td + ts) / sum(table1_energy(b, sm.clock_mhz))
-            row[f"t1 dyn {p}"] = td / sum(table1_energy(b, sm.clock_mhz))
-            row[f"t1 static {p}"] = ts / sum(table1_energy(b, sm.clock_mhz))
-            row[f"t1r energy {p}"] = sum(table1_energy(r, sm.clock_mhz, True)) / sum(t1b)
-            row[f"t1g energy {p}"] = sum(table1_energy(r, sm.clock_mhz, one_group=True)) / sum(t1b)
-        st = get("STT", w)
-        row["stt_reads_behind_write_per_read"] = (st["reads_behind_write"] or 0) / max(st["rf_reads"] or 1, 1)
-        row["stt_writes_per_read"] = (st["rf_writes"] or 0) / max(st["rf_reads"] or 1, 1)
-        wb = get("STT+BDI", w)
-        row["groups_per_write"] = wb["groups_per_write"]
-        row["group_ratio"] = 32.0 / wb["groups_per_write"] if wb["groups_per_write"] else float("nan")
-        row["wb_hits_per_read"] = (wb["wb_hits"] or 0) / max(wb["rf_reads"] or 1, 1)
-        row["wb_full_stall_cycles"] = get("STT+WB", w)["wb_full_stall_cycles"]
-        for lab in sweep:
-            r = get(lab, w)
-            row[f"sweep {lab}"] = r["ipc"] / b["ipc"] if r.get("ipc") else float("nan")
-        rows.append(row)
+        rows.append(_workload_row(get, runs, w, a.gpu, sm.clock_mhz, sweep))
     with csv_file(out / "points.csv") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
@@ -353,17 +413,7 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
     worst = sorted(rows, key=lambda r: r["perf STT"])[:3]
 
     # area (S-14): the design's structures at 32 nm, against the SRAM banks of Base
-    def area(label, s):
-        return get(label, ok[0])["area_mm2"].get(s, 0.0)
-
-    sram = area("Base", "rf_bank")
-    a_stt = area("STT+BDI", "rf_bank") / sram
-    a_wb = (area("STT+BDI", "write_buffer") + area("STT+BDI", "write_buffer_data")) / sram
-    # the paper's 8 KB 8-way buffer: the design's tech option wb_capacity_kb
-    paper_wb = stt.structures(sm, main_pts["STT+BDI"], {"node_nm": NODE_NM, "wb_capacity_kb": 8})
-    a_wb8 = sum(float(x.area_mm2) * float(x.copies) for x in paper_wb
-                if x.name in ("write_buffer", "write_buffer_data")) / sram  # fmt: skip
-    a_codec = (area("STT+BDI", "bdi_compressor") + area("STT+BDI", "bdi_decompressor")) / sram
+    sram, a_stt, a_wb, a_wb8, a_codec = _area_shares(get, ok[0], stt, sm, main_pts)
 
     L = []
     cmd = command_line(prog, argv)
@@ -472,28 +522,7 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
           f"{fmt((0.038 + 0.07) / t1_sram + a_wb8 * sram / t1_sram, '.1f', ' %', 100)}")
     L.append("\n")
 
-    # per-workload table
-    hdr = ["workload", "Base IPC", "STT", "STT+WB", "STT+BDI", "STT+BDI+RE", "E STT", "E STT+WB",
-           "E STT+BDI", "E SRAM+BDI", "static (Base, Table 1)", "reads behind write (STT)", "BDI ratio",
-           "compressible"]  # fmt: skip
-    L.append("| " + " | ".join(hdr) + " |\n|" + " --- |" * len(hdr) + "\n")
-    for r in rows:
-        cells = [f"`{r['workload']}`" + ("" if r["trace_source"] == "execute" else " (expanded)"),
-                 fmt(r["base_ipc"], ".2f")]  # fmt: skip
-        cells += [fmt(r[f"perf {p}"], ".3f") for p in ("STT", "STT+WB", "STT+BDI", "STT+BDI+RE")]
-        cells += [fmt(r[f"t1 energy {p}"], ".1f", " %", 100) for p in ENERGY_COLS]
-        cells += [fmt(r["t1_base_static_share"], ".0f", " %", 100),
-                  fmt(r["stt_reads_behind_write_per_read"], ".2f"), fmt(r["bdi_ratio"], ".2f"),
-                  fmt(r["bdi_compressible"], ".0f", " %", 100)]  # fmt: skip
-        L.append("| " + " | ".join(cells) + " |\n")
-    mean_cells = ["**mean**", fmt(col("base_ipc", geomean), ".2f")]
-    mean_cells += [fmt(perf[p], ".3f") for p in ("STT", "STT+WB", "STT+BDI", "STT+BDI+RE")]
-    mean_cells += [fmt(t1[p], ".1f", " %", 100) for p in ENERGY_COLS]
-    mean_cells += [fmt(col("t1_base_static_share"), ".0f", " %", 100),
-                   fmt(col("stt_reads_behind_write_per_read"), ".2f"),
-                   fmt(mean([r["bdi_ratio"] for r in ex]), ".2f"),
-                   fmt(mean([r["bdi_compressible"] for r in ex]), ".0f", " %", 100)]  # fmt: skip
-    L.append("| " + " | ".join(mean_cells) + " |\n\n")
+    L.append(_workload_table(rows, perf, t1, ex))
     t1d = {p: col(f"t1 dyn {p}") for p in PRESETS[1:]}
     t1s = {p: col(f"t1 static {p}") for p in PRESETS[1:]}
     for name, dd, ss in (("Table 1 cells", t1d, t1s), ("technology layer", dyn, static)):
