@@ -68,7 +68,7 @@ from numba import njit
 from rfmodel.analytic.model import BANK_CYCLES, XFER_CYCLES, grid_value
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
-from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS
+from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, _inv_q
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     NEVER,
@@ -676,14 +676,6 @@ PF_BISECT_STEPS = 40
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _pow_q(r, q):
-    """``r ** -q`` as :func:`rfmodel.analytic.throughput.softmin`'s terms (inf at 0, 0 at inf)."""
-    if r == 0.0:
-        return np.inf
-    return r**-q
-
-
-@njit(cache=True, inline="always", error_model="numpy")
 def _prefetch_at(x, p):
     """The prefetch time and the IPC the prefetch bound allows at IPC ``x`` (:meth:`Ltrf.analytic`); ``p``:
     one point's ``ipc_b, warps, pf_per_instr, work, s_mean, per_bank, a_tot, t_idle, pf_queue, run, cpi,
@@ -698,7 +690,7 @@ def _prefetch_at(x, p):
     rate = a_tot * run / (run * cpi + pf_scale * t)
     if not warps > 0:
         return t, 0.0
-    inv = 0.0 + _pow_q(ipc_b, q) + _pow_q(rate, q)  # the soft minimum with the shared model's IPC
+    inv = 0.0 + _inv_q(ipc_b, q) + _inv_q(rate, q)  # the soft minimum with the shared model's IPC
     if inv == 0.0:
         return t, np.inf
     return t, inv ** (-1.0 / q)
