@@ -102,6 +102,9 @@ def test_unknown_study_is_one_line_and_status_2(capsys):
     (["study", "caching", "--designs", "ltrf", "nope"], "unknown design 'nope'"),
     (["study", "corf", "--no-such-option"], "unrecognized arguments"),
     (["study", "corf", "--workloads", "no_such_kernel"], "no_such_kernel"),
+    (["study", "corf", "--quick", "--suite", "builtin"], "--quick runs its own subset"),
+    (["study", "cerf", "--workloads", "saxpy", "--suite", "papers"], "--workloads names them"),
+    (["study", "stt", "--suite", "nope"], "invalid choice: 'nope'"),
 ])  # fmt: skip
 def test_bad_option_values_are_one_line_and_status_2(argv, says, capsys, tmp_path):
     assert main([*argv, "--out", str(tmp_path / "out")]) == 2
@@ -140,3 +143,74 @@ def test_a_pipe_in_the_report_folder_is_refused_not_written_into(tmp_path, capsy
     errors = [ln for ln in err.splitlines() if ln.startswith("rfmodel: error:")]
     assert rc == 2 and len(errors) == 1 and "Traceback" not in err
     assert "runs.csv" in errors[0] and "named pipe" in errors[0]
+
+
+def test_the_quick_report_keeps_its_claims_with_grades(corf_report):
+    """``claims.csv``: every claim row of report.md with the study, its command and the verdict's grade."""
+    import csv
+
+    out, _ = corf_report
+    rows = list(csv.DictReader((out / "claims.csv").open()))
+    report = (out / "report.md").read_text()
+    claims = report[report.index("## Claims"):report.index("## Figures")]
+    assert len(rows) == sum(line.startswith("| ") for line in claims.splitlines()) - 2  # header, rule
+    assert {r["study"] for r in rows} == {"corf"} and all("--quick" in r["command"] for r in rows)
+    grades = {r["verdict"]: r["grade"] for r in rows}
+    assert grades.get("sign differs", "mismatch") == "mismatch"
+    assert all(g in ("match", "partial", "mismatch", "none") for g in grades.values())
+    assert any(g == "match" for g in grades.values())
+
+
+@pytest.mark.parametrize("verdict, grade", [
+    ("same sign, within 30 %", "match"),
+    ("same sign, within 30 % (cache-sensitive)", "match"),
+    ("no change, as the paper's (within 2 %)", "match"),
+    ("same sign, size differs", "partial"),
+    ("sign differs", "mismatch"),
+    ("a change where the paper has none", "mismatch"),
+    ("same sign, within 30 %; same sign, within 30 %", "match"),
+    ("same sign, within 30 %; sign differs", "partial"),
+    ("sign differs; n/a", "mismatch"),
+    ("n/a", "none"),
+    ("", "none"),
+])  # fmt: skip
+def test_a_verdict_is_graded_by_its_phrases(verdict, grade):
+    from rfmodel.studies.claims import grade as grade_of
+
+    assert grade_of(verdict) == grade
+
+
+def test_an_unknown_verdict_phrase_is_not_graded_by_accident():
+    from rfmodel.studies.claims import grade
+
+    with pytest.raises(ValueError, match="unknown verdict phrase 'roughly right'"):
+        grade("roughly right")
+    assert grade("roughly right", strict=False) == "unknown"
+
+
+def test_each_paper_study_runs_its_papers_benchmarks_by_default():
+    """``--suite papers`` (the default): the kernels of the papers' suite that the paper names, or of the
+    public suites it names; ``--suite builtin``: the built-in suite."""
+    import argparse
+
+    from rfmodel.studies import parser
+    from rfmodel.studies.common import study_workloads
+    from rfmodel.workload.suite import builtin_names, manifest, paper_workloads
+
+    kernels = manifest()["kernels"]
+    for study, paper in (("ltrf", "ltrf"), ("caching", "ltrf"), ("malekeh", "malekeh"), ("corf", "corf"),
+                         ("stt", "stt"), ("cerf", "cerf")):  # fmt: skip
+        a = parser(study).parse_args([])
+        got = study_workloads(a)
+        assert got == paper_workloads(paper) and got, study
+        assert all(kernels[w]["suite"] == "papers" for w in got)
+        assert study_workloads(parser(study).parse_args(["--suite", "builtin"])) == builtin_names()
+    # the STT-RAM and CERF papers list their benchmarks: exactly the kernels whose header names them
+    assert paper_workloads("cerf") == [w for w, e in kernels.items() if e.get("suite") == "papers"
+                                       and "cerf" in e["original"]["papers"]]  # fmt: skip
+    assert "pb_gemm" in paper_workloads("cerf") and "pb_gemm" not in paper_workloads("stt")
+    # the LTRF paper names its suites (CUDA SDK, Rodinia, Parboil): no PolyBench kernel, every Parboil one
+    assert not any(w.startswith("pb_") for w in paper_workloads("ltrf"))
+    assert {"pa_sad", "pa_sgemm", "pa_spmv_jds"} <= set(paper_workloads("ltrf"))
+    ns = argparse.Namespace(workloads=None, quick=True, suite=None, paper="ltrf")
+    assert study_workloads(ns, ("saxpy",)) == ["saxpy"]

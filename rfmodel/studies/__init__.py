@@ -44,7 +44,7 @@ STUDIES: dict[str, Study] = {
                      "the caching study on Malekeh's configuration: turing-rtx2060, baseline, Malekeh, BOW, "
                      "the reuse cache",
                      (("gpu", "turing-rtx2060"), ("designs", ["baseline", "malekeh", "bow", "reuse_cache"]),
-                      ("out", "studies/out/caching_designs_turing"))),
+                      ("out", "studies/out/caching_designs_turing"), ("paper", "malekeh"))),
     "corf": Study("corf", ("CORF: Coalescing Operand Register File for GPUs",),
                   "packing, first-fit, CORF, CORF++ against the baseline on the paper's 4-bank SM and "
                   "fermi-gtx480"),

@@ -1,7 +1,9 @@
 """The register-caching designs side by side on the cycle simulator (LTRF and Malekeh papers).
 
 For BL (the baseline RF), RFC, LTRF, LTRF+, LTRFconf, strands, Malekeh, BOW and the compiler-managed
-operand reuse cache, on the built-in workloads:
+operand reuse cache, on the paper's benchmarks (``--suite papers``, the default: for the LTRF paper's SM the
+papers' kernels of the CUDA SDK, Rodinia and Parboil, for Malekeh's configuration those of Rodinia and
+DeepBench) or the built-in workloads (``--suite builtin``):
 
 * IPC normalized to the baseline at main-RF latency 1x, with the main RF at 1x, 3x and 6x
   (geometric mean over workloads; "Enabling High-Capacity, Latency-Tolerant, and Highly-Concurrent
@@ -38,6 +40,7 @@ from rfmodel.evaluate import evaluate, resolve_gpu
 from rfmodel.runner import ResultLog, make_runner
 from rfmodel.studies.common import (
     SIM_SOURCE,
+    add_workload_options,
     check_inputs,
     command_line,
     csv_file,
@@ -48,6 +51,8 @@ from rfmodel.studies.common import (
     median,
     publish,
     study_parser,
+    study_workloads,
+    suite_words,
     verdict,
 )
 from rfmodel.studies.report import Report, progress
@@ -255,7 +260,7 @@ def build_parser(prog: str):
                       quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
                       "--workloads says otherwise, 8 warps: a smoke run")  # fmt: skip
     ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
-    ap.add_argument("--workloads", nargs="*", help="workloads (default: the built-in suite)")
+    add_workload_options(ap, "ltrf")
     ap.add_argument("--designs", nargs="*", default=list(DESIGNS), type=known("design", DESIGNS),
                     metavar="DESIGN", help=f"designs (default: {' '.join(DESIGNS)})")  # fmt: skip
     ap.add_argument("--max-warps", type=int, default=None, help="cap on the warps simulated (default: all)")
@@ -269,11 +274,9 @@ def build_parser(prog: str):
 
 
 def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
-    from rfmodel.workload.suite import default_workloads
-
-    wls = a.workloads or default_workloads()
+    wls = study_workloads(a, QUICK_WORKLOADS)
     if a.quick:
-        wls, a.max_warps = (a.workloads or list(QUICK_WORKLOADS)), 8
+        a.max_warps = 8
     check_inputs(wls, a.gpu)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -351,7 +354,7 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
     )
     cmd = command_line(prog, argv)
     note = (
-        f"GPU `{a.gpu}`, {len(wls)} workloads ({', '.join(wls)}), "
+        f"GPU `{a.gpu}`, {suite_words(a, wls)}, "
         f"{'all resident warps' if a.max_warps is None else f'at most {a.max_warps} warps'}, rfmodel "
         f"{__version__}; IPC is the geometric mean over workloads of IPC / the reference "
         f"baseline's IPC at 1x "

@@ -1,9 +1,11 @@
 """The Cache-Emulated Register File: the paper's study on the simulator.
 
-"Cache-Emulated Register File: An Integrated On-Chip Memory Architecture for High Performance GPGPUs",
-Figs. 7-15 and section III-E, with the ``cerf`` and ``unified`` designs on ``fermi-gtx480`` (the paper's
-Fermi-like SM of Table I: 48 warps, 8 CTAs, 2 GTO schedulers, 128 KB register file, 16 KB 4-way L1D with
-128-byte lines), over the built-in suite split by its manifest's ``cache-sensitive`` category:
+"Cache-Emulated Register File: An Integrated On-Chip Memory Architecture for High Performance GPGPUs", Figs.
+7-15 and section III-E, with the ``cerf`` and ``unified`` designs on ``fermi-gtx480`` (the paper's Fermi-like
+SM of Table I: 48 warps, 8 CTAs, 2 GTO schedulers, 128 KB register file, 16 KB 4-way L1D with 128-byte lines),
+over the paper's benchmarks (``--suite papers``, the default: the papers' kernels of the 20 benchmarks of the
+paper's Table II) or the built-in suite, split by the measured ``cache-sensitive`` class (``rfmodel workload
+classes``: IPC with a 64 KB against a 16 KB L1D on this SM, the paper's own test):
 
 * speedup = baseline CPI / new CPI (= IPC ratio: the same instructions) of the integrated memory, LRU-fair
   and LRU-prioritized (E-08); the paper plots normalized CPI and its "30 %" may be a 30 % CPI cut (a 1.43x
@@ -38,6 +40,7 @@ from rfmodel.evaluate import resolve_gpu
 from rfmodel.studies.common import (
     SIM_SOURCE,
     Evaluations,
+    add_workload_options,
     check_inputs,
     command_line,
     csv_file,
@@ -45,13 +48,14 @@ from rfmodel.studies.common import (
     geomean,
     known,
     mean,
+    measured_classes,
     publish,
     study_parser,
+    study_workloads,
+    suite_of,
     verdict,
 )
 from rfmodel.studies.report import Report, progress
-from rfmodel.workload.manifest import manifest
-from rfmodel.workload.suite import default_workloads
 
 MARK = "<!-- cerf {gpu}:{end} -->"
 SECTION = "## Cache-Emulated Register File on the simulator"
@@ -189,8 +193,7 @@ def table3_energy(r: dict, sm, tag_banks: int = 4) -> tuple[float, float]:
 
 
 def category(w: str) -> str:
-    cats = manifest()["kernels"].get(w, {}).get("category", [])
-    return "sensitive" if "cache-sensitive" in cats else "insensitive"
+    return "sensitive" if "cache-sensitive" in measured_classes(w) else "insensitive"
 
 
 #: ``--quick``: a cache-insensitive and a cache-sensitive kernel, at QUICK_WARPS warps
@@ -203,7 +206,7 @@ def build_parser(prog: str):
                       quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) at "
                       f"{QUICK_WARPS} warps unless --workloads / --max-warps say otherwise")  # fmt: skip
     ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the paper's Fermi-like SM)")
-    ap.add_argument("--workloads", nargs="*", help="workloads (default: the built-in suite)")
+    add_workload_options(ap, "cerf")
     ap.add_argument("--max-warps", type=int, default=None, help="keep that many warps' CTAs (default: all)")
     ap.add_argument("--configs", nargs="*", default=list(CONFIGS), type=known("configuration", CONFIGS),
                     metavar="CONFIG", help=f"configurations (default: all: {' '.join(CONFIGS)})")  # fmt: skip
@@ -216,7 +219,7 @@ def run_study(a, argv, *, prog: str, study: str = "cerf") -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     sm = resolve_gpu(a.gpu)
-    workloads = a.workloads or (list(QUICK_WORKLOADS) if a.quick else default_workloads())
+    workloads = study_workloads(a, QUICK_WORKLOADS)
     check_inputs(workloads, a.gpu)
     labels = ["base", *(c for c in a.configs if c != "base")]
     runs = CerfRuns(out / "runs.jsonl", a.jobs)
@@ -343,7 +346,7 @@ def report(rows, labels, a, sm, cmd) -> str:
 
     out = [
         f"Simulator, `{a.gpu}`, {len(rows)} workloads ({len(sens)} cache-sensitive, {len(ins)} not, the "
-        f"suite's manifest categories), max_warps = {a.max_warps or 'all'}. Speedup = baseline CPI / new "
+        f"measured classes; {suite_of(a)}), max_warps = {a.max_warps or 'all'}. Speedup = baseline CPI / new "
         "CPI (geometric mean; the CPI change in brackets). Baseline: 128 KB register file, separate 16 KB "
         f"L1D. `{cmd}`\n\n"
     ]

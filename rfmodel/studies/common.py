@@ -55,6 +55,61 @@ def study_parser(prog: str, doc: str, *, out: str, jobs: int, quick: str) -> Stu
     return ap
 
 
+def add_workload_options(ap: argparse.ArgumentParser, paper: str) -> None:
+    """``--workloads`` and ``--suite``: a full run takes the paper's benchmarks (``--suite papers``, the
+    default; :func:`rfmodel.workload.suite.paper_workloads` of ``paper``) or the built-in suite."""
+    ap.add_argument("--workloads", nargs="*", help="workloads (default: those of --suite)")
+    ap.add_argument("--suite", choices=("papers", "builtin"), default=None,
+                    help="a full run's workloads: 'papers', the paper's benchmarks (the kernels of the "
+                    "papers' suite that its text names, or of the public suites it names: rfmodel workload "
+                    "list --suite papers), or 'builtin', the built-in suite (default: papers)")  # fmt: skip
+    ap.set_defaults(paper=paper)
+
+
+def study_workloads(a, quick=()) -> list[str]:
+    """The workloads a study runs: ``--workloads``, else with ``--quick`` its ``quick`` subset, else those of
+    ``--suite``.  ``--suite`` beside either of the others would be ignored, so it is refused."""
+    from rfmodel.workload.suite import default_workloads, paper_workloads
+
+    if a.suite is not None and (a.workloads or a.quick):
+        raise RfmodelError(f"--suite {a.suite} chooses a full run's workloads, and "
+                           f"{'--workloads names them' if a.workloads else '--quick runs its own subset'}: "
+                           "give one of the two")  # fmt: skip
+    if a.workloads:
+        return list(a.workloads)
+    if a.quick:
+        return list(quick)
+    return default_workloads() if a.suite == "builtin" else paper_workloads(a.paper)
+
+
+def measured_classes(workload: str) -> list[str]:
+    """A workload's classes as measured (:mod:`rfmodel.classes`, the shipped measurements), else as its
+    manifest declares them (a kernel not measured)."""
+    from rfmodel.classes import load_classes
+    from rfmodel.workload.suite import manifest
+
+    row = load_classes()["rows"].get(workload)
+    if row is not None:
+        return list(row["classes"])
+    return list(manifest()["kernels"].get(workload, {}).get("category", []))
+
+
+def suite_of(a) -> str:
+    """Where a study's workloads come from, in words."""
+    if a.workloads or a.quick:
+        return "named" if a.workloads else "the quick subset"
+    if a.suite == "builtin":
+        return "the built-in suite"
+    return f"the papers' benchmarks of the {a.paper} paper"
+
+
+def suite_words(a, workloads) -> str:
+    """What a report says of its workloads: how many, and from where."""
+    if a.workloads or a.quick:
+        return f"{len(workloads)} kernels ({', '.join(workloads)})"
+    return f"{len(workloads)} kernels ({suite_of(a)})"
+
+
 def positive_int(text: str) -> int:
     try:
         v = int(text)

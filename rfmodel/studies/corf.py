@@ -1,7 +1,9 @@
 """CORF and CORF++: the Coalescing Operand Register File paper's study on the simulator.
 
 "CORF: Coalescing Operand Register File for GPUs", section 7 (Figs. 13-18, Table 1), with the ``corf``
-design's presets against the ``baseline`` design, on executed traces of the built-in suite:
+design's presets against the ``baseline`` design, on executed traces of the paper's benchmarks (``--suite
+papers``, the default: the papers' kernels of Rodinia, Parboil, the CUDA SDK and DeepBench, the suites the
+paper names) or the built-in suite:
 
 * the paper's SM (:func:`paper_sm`, section 2 and 7): the Fermi-like ``fermi-gtx480`` with a 128 KB register
   file in 4 banks (256 warp registers each; CORF++'s 8 byte-plane sub-banks are the allocation masks of the
@@ -42,6 +44,7 @@ from rfmodel.spec.sm import CollectorSpec
 from rfmodel.studies.common import (
     SIM_SOURCE,
     Evaluations,
+    add_workload_options,
     check_inputs,
     command_line,
     csv_file,
@@ -51,11 +54,12 @@ from rfmodel.studies.common import (
     mean,
     publish,
     study_parser,
+    study_workloads,
+    suite_of,
     verdict,
 )
 from rfmodel.studies.report import Report, progress
 from rfmodel.tech.structures import packing_logic
-from rfmodel.workload.suite import default_workloads
 
 MARK = "<!-- corf {gpu}:{end} -->"
 SECTION = "## CORF and CORF++ on the simulator"
@@ -272,7 +276,7 @@ def build_parser(prog: str):
                       "warps unless --workloads / --max-warps say otherwise")  # fmt: skip
     ap.add_argument("--gpus", nargs="*", default=list(GPUS), type=known("GPU", GPUS), metavar="GPU",
                     help="paper: the paper's 4-bank, 1-port-collector SM; fermi-gtx480: the shipped preset")
-    ap.add_argument("--workloads", nargs="*", help="workloads (default: the built-in suite)")
+    add_workload_options(ap, "corf")
     ap.add_argument("--max-warps", type=int, default=None, help="keep that many warps' CTAs (default: all)")
     return ap
 
@@ -282,7 +286,7 @@ def run_study(a, argv, *, prog: str, study: str = "corf") -> int:
     out.mkdir(parents=True, exist_ok=True)
     if a.quick and a.max_warps is None:
         a.max_warps = QUICK_WARPS
-    workloads = a.workloads or (list(QUICK_WORKLOADS) if a.quick else default_workloads())
+    workloads = study_workloads(a, QUICK_WORKLOADS)
     check_inputs(workloads)
     runs = CorfRuns(out / "runs.jsonl", a.jobs)
     t0 = time.time()
@@ -343,7 +347,7 @@ def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> 
     figure."""
     gpus = list(dict.fromkeys(r["gpu"] for r in rows))
     out = [
-        f"Simulator, executed traces, {len({r['workload'] for r in rows})} kernels of the built-in suite, "
+        f"Simulator, executed traces, {len({r['workload'] for r in rows})} kernels ({suite_of(a)}), "
         + (f"not {', '.join(skipped)} (no CTA fits the SM: more registers per thread than its 63); "
            if skipped else "")
         + f"max_warps = {a.max_warps or 'all'} (the SM's whole share); `paper` = fermi-gtx480 with 4 "

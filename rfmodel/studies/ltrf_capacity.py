@@ -1,8 +1,9 @@
 """A larger, slower register file: the Latency-Tolerant Register File paper's capacity study.
 
 "Enabling High-Capacity, Latency-Tolerant, and Highly-Concurrent GPU Register Files via Software/Hardware
-Cooperation", Table 2 and Figures 3 and 14, on the built-in workloads (``maxwell-ltrf``: the paper's Table 3
-SM, 256 KB in 16 banks of 16 KB, 8 active warps):
+Cooperation", Table 2 and Figures 3 and 14, on the paper's benchmarks (``--suite papers``, the default: the
+papers' kernels of the CUDA SDK, Rodinia and Parboil, the suites the paper names) or the built-in workloads
+(``maxwell-ltrf``: the paper's Table 3 SM, 256 KB in 16 banks of 16 KB, 8 active warps):
 
 * the organisations: config #1 (16 x 16 KB HP SRAM), the reference #1 + 16 KB (272 KB, the paper's
   normalization for Figure 14), and the 8x-capacity main RFs #6 (TFET SRAM) and #7 (DWM), each 128 banks of
@@ -11,7 +12,8 @@ SM, 256 KB in 16 banks of 16 KB, 8 active warps):
   Table 2's latency multiples (5.3x, 6.3x: ``main_rf_latency_x``) with SRAM timing;
 * IPC of BL (the baseline RF), Ideal (8x capacity at #1's latency and banking), RFC, LTRF and LTRFconf,
   normalized per workload to BL on #1 + 16 KB (Ideal and BL #6 also to plain #1, Figure 3's reference),
-  geometric means over the register-sensitive and register-insensitive workloads (the suite's categories);
+  geometric means over the register-sensitive and register-insensitive workloads (the measured classes,
+  ``rfmodel workload classes``);
 * RF area and power of each point (the technology layer), and the analytic model's IPC beside the
   simulator's (its error on these slow cells, which its calibration never sampled).
 
@@ -37,6 +39,7 @@ from rfmodel.evaluate import resolve_gpu
 from rfmodel.io import write_text
 from rfmodel.studies.common import (
     Evaluations,
+    add_workload_options,
     check_inputs,
     command_line,
     csv_file,
@@ -44,13 +47,15 @@ from rfmodel.studies.common import (
     geomean,
     known,
     mean,
+    measured_classes,
     pct,
     publish,
     study_parser,
+    study_workloads,
+    suite_words,
 )
 from rfmodel.studies.report import Report, progress
 from rfmodel.version import __version__
-from rfmodel.workload.suite import default_workloads, manifest
 
 #: capacity multiple of the large main RFs (Table 2 #2-#7) and their bank count (#3, #5-#7: 8x banks)
 CAPACITY_X = 8
@@ -211,18 +216,16 @@ def warps_sweep(ev: Evaluations, sm, out: Path, wls, pool: int, keeps: dict | No
 
 
 def categories(workloads) -> dict:
-    kernels = manifest()["kernels"]
+    """The workloads split by the register-sensitive class as measured (:func:`common.measured_classes`)."""
     out = {"register-sensitive": [], "register-insensitive": []}
     for w in workloads:
-        cat = kernels.get(w, {}).get("category", [])
-        for c in out:
-            if c in cat:
-                out[c].append(w)
+        sens = "register-sensitive" in measured_classes(w)
+        out["register-sensitive" if sens else "register-insensitive"].append(w)
     return out
 
 
 #: ``--quick``: a register-sensitive and a register-insensitive workload
-QUICK_WORKLOADS = ("sgemm_tiled", "saxpy")
+QUICK_WORKLOADS = ("gemm_micro8x8", "saxpy")
 
 
 def build_parser(prog: str):
@@ -230,7 +233,7 @@ def build_parser(prog: str):
                       quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
                       "--workloads says otherwise: a smoke run")  # fmt: skip
     ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
-    ap.add_argument("--workloads", nargs="*", help="workloads (default: the built-in suite)")
+    add_workload_options(ap, "ltrf")
     engines = ["simulate", "analytic"]
     ap.add_argument("--methods", nargs="*", default=engines, type=known("engine", engines), metavar="ENGINE",
                     help="simulate, analytic (default: both)")  # fmt: skip
@@ -240,7 +243,7 @@ def build_parser(prog: str):
 
 def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
     sm = resolve_gpu(a.gpu)
-    wls = a.workloads or (list(QUICK_WORKLOADS) if a.quick else default_workloads())
+    wls = study_workloads(a, QUICK_WORKLOADS)
     check_inputs(wls)
     pool = max(1, -(-a.active_warps // sm.schedulers_per_sm))
     pts = points(sm, pool)
@@ -331,8 +334,9 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
     )
     cmd = command_line(prog, argv)
     note = (
-        f"GPU `{a.gpu}`, {len(wls)} workloads ({len(sens)} register-sensitive: {', '.join(sens)}; "
-        f"{len(cats['register-insensitive'])} register-insensitive), {a.active_warps} active warps per SM, "
+        f"GPU `{a.gpu}`, {suite_words(a, wls)}: {len(sens)} measured register-sensitive "
+        f"({', '.join(sens) or 'none'}), "
+        f"{len(cats['register-insensitive'])} register-insensitive, {a.active_warps} active warps per SM, "
         f"rfmodel {__version__}. IPC columns: {method} engine, geometric mean over workloads of "
         f"IPC / BL on #1 + 16 KB (272 KB) as a change; 8x configurations are {CAPACITY_X}x the registers in "
         f"{BANKS_X}x the banks (16 KB each); read / write cycles are one main-RF bank access at the SM "

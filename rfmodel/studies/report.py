@@ -77,8 +77,11 @@ class Report:
     def claim(self, cid: str, what: str, paper, ours, verdict: str = "", note: str = "") -> None:
         """A claim of the paper beside the study's figure: ID, what is compared, the paper's figure, ours,
         the verdict and the study's explanation, if any."""
+        from rfmodel.studies.claims import grade
+
         self.claims.append({"claim": cid, "what": what, "paper": str(paper), "ours": str(ours),
-                            "verdict": verdict, "note": note})  # fmt: skip
+                            "verdict": verdict, "grade": grade(verdict, strict=False),
+                            "note": note})  # fmt: skip
 
     def section(self, title: str, markdown: str) -> None:
         self.sections.append((title, markdown))
@@ -195,12 +198,31 @@ class Report:
                 L.append(f"![{caption}]({f})\n\n*{caption}*\n\n")
         for title, md in self.sections:
             L.append(f"## {title}\n\n{md.rstrip()}\n\n")
+        if self.claims:
+            self._write_claims()
         files = ["runs.jsonl (the run log: a rerun resumes from it)", *self.files, "summary.md"]
         L.append("## Files\n\n" + "".join(f"- {f}\n" for f in files))
         path = self.out / "report.md"
         write_text(path, "".join(L))
         progress(self.study, f"report: {path}")
         return path
+
+
+    def _write_claims(self) -> None:
+        """``claims.csv``: the claim rows with their grades (:func:`rfmodel.studies.claims.grade`), the
+        study, its command and commit: what ``rfmodel study claims`` gathers."""
+        import csv
+        import io
+
+        buf = io.StringIO(newline="")
+        cols = ["claim", "what", "paper", "ours", "verdict", "grade", "note", "study", "command", "commit"]
+        w = csv.DictWriter(buf, cols)
+        w.writeheader()
+        here = {"study": self.study, "command": self.command, "commit": commit()}
+        for c in self.claims:
+            w.writerow({**c, **here})
+        write_text(self.out / "claims.csv", buf.getvalue())
+        self.files.append("claims.csv")
 
 
 def _mean(vs, how: str) -> float:

@@ -172,6 +172,35 @@ def synthetic_names() -> list[str]:
     return [SYNTHETIC_PREFIX + k for k in sorted(SYNTHETIC_PRESETS)]
 
 
+#: the papers whose studies run on the papers' benchmarks (``rfmodel study``), by their short names
+PAPERS = ("ltrf", "corf", "malekeh", "stt", "cerf")
+#: the public suites a paper names where its text names only some of its benchmarks: the LTRF paper's 35
+#: workloads come from the CUDA SDK, Rodinia and Parboil; CORF's 20 from those and Tango's DNN layers (here
+#: the DeepBench-shaped ones); Malekeh's from Rodinia and DeepBench.  The STT-RAM and CERF papers list every
+#: benchmark they run (the kernels whose header names the paper).
+PAPER_SUITES = {
+    "ltrf": ("Rodinia", "Parboil", "CUDA SDK"),
+    "corf": ("Rodinia", "Parboil", "CUDA SDK", "DeepBench"),
+    "malekeh": ("Rodinia", "DeepBench"),
+}
+
+
+def paper_workloads(paper: str) -> list[str]:
+    """The papers' benchmarks a paper's study runs: the kernels of the ``papers`` suite whose header names
+    ``paper`` (one of :data:`PAPERS`), and for a paper that names only its suites (:data:`PAPER_SUITES`)
+    every kernel of those suites."""
+    if paper not in PAPERS:
+        raise UnknownNameError("paper", paper, PAPERS)
+    out = []
+    for name in suite_names("papers"):
+        orig = manifest()["kernels"][name]["original"]
+        named = paper in orig["papers"]
+        of_suite = any(orig["benchmark"].startswith(s) for s in PAPER_SUITES.get(paper, ()))
+        if named or of_suite:
+            out.append(name)
+    return out
+
+
 def default_workloads() -> list[str]:
     """The built-in suite (the default for ``rfmodel optimize`` and ``evaluate``)."""
     return builtin_names()
