@@ -33,9 +33,9 @@ def corf_report(tmp_path_factory):
 def test_help_lists_the_studies_and_papers(capsys):
     assert main(["study", "--help"]) == 0
     text = capsys.readouterr().out
-    for name in ("ltrf", "caching", "malekeh", "corf", "stt", "cerf", "default-path"):
+    for name in ("ltrf", "caching", "malekeh", "corf", "stt", "cerf", "claims", "default-path"):
         assert f"  {name} " in text
-    assert set(STUDIES) == {"ltrf", "caching", "malekeh", "corf", "stt", "cerf", "default-path"}
+    assert set(STUDIES) == {"ltrf", "caching", "malekeh", "corf", "stt", "cerf", "claims", "default-path"}
     assert '"CORF: Coalescing Operand Register File for GPUs"' in text
     assert "Cache-Emulated Register File" in text and "Malekeh: Reducing Register File Energy" in text
 
@@ -214,3 +214,77 @@ def test_each_paper_study_runs_its_papers_benchmarks_by_default():
     assert {"pa_sad", "pa_sgemm", "pa_spmv_jds"} <= set(paper_workloads("ltrf"))
     ns = argparse.Namespace(workloads=None, quick=True, suite=None, paper="ltrf")
     assert study_workloads(ns, ("saxpy",)) == ["saxpy"]
+
+
+def _claims_folder(path, study, rows):
+    import csv
+
+    path.mkdir(parents=True, exist_ok=True)
+    cols = ["claim", "what", "paper", "ours", "verdict", "grade", "note", "study", "command", "commit"]
+    with (path / "claims.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({"note": "", "study": study, "command": f"rfmodel study {study}", "commit": "abc",
+                        **r})  # fmt: skip
+    return path
+
+
+def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path):
+    """``rfmodel study claims``: a row per ID of the registry; a claim two studies report comes from the
+    study on its paper's configuration; rows of one ID combine their grades; an input is a fact; a claim no
+    study reports says so."""
+    import csv
+
+    from rfmodel.studies.claims import registry
+
+    caching = _claims_folder(tmp_path / "caching", "caching", [
+        {"claim": "M-02", "what": "Malekeh IPC", "paper": "+6 %", "ours": "-1 %", "verdict": "sign differs",
+         "grade": "mismatch"},
+        {"claim": "L-20", "what": "LTRF hit rate", "paper": "x", "ours": "y",
+         "verdict": "same sign, within 30 %", "grade": "match"}])  # fmt: skip
+    malekeh = _claims_folder(tmp_path / "malekeh", "malekeh", [
+        {"claim": "M-02", "what": "Malekeh IPC", "paper": "+6 %", "ours": "+5 %",
+         "verdict": "same sign, within 30 %", "grade": "match"},
+        {"claim": "C-11/C-15", "what": "not Malekeh's", "paper": "-", "ours": "-", "verdict": "",
+         "grade": "none"}])
+    corf = _claims_folder(tmp_path / "corf", "corf", [
+        {"claim": "C-11/C-15", "what": "CORF IPC", "paper": "+4 %", "ours": "+3 %",
+         "verdict": "same sign, within 30 %", "grade": "match"},
+        {"claim": "C-11", "what": "CORF++ IPC", "paper": "+9 %", "ours": "+1 %",
+         "verdict": "same sign, size differs", "grade": "partial"},
+        {"claim": "-", "what": "not a claim", "paper": "-", "ours": "-", "verdict": "hold", "grade": "none"}])
+    out = tmp_path / "claims.csv"
+    assert main(["study", "claims", "--from", f"caching={caching}", "--from", f"malekeh={malekeh}",
+                 "--from", f"corf={corf}", "--out", str(out)]) == 0  # fmt: skip
+    rows = {r["claim_id"]: r for r in csv.DictReader(out.open())}
+    assert list(rows) == [c["id"] for c in registry()] and len(rows) == 92
+    assert rows["M-02"]["verdict"] == "match" and "rfmodel study malekeh" in rows["M-02"]["where"]
+    assert rows["L-20"]["verdict"] == "match" and "rfmodel study caching" in rows["L-20"]["where"]
+    assert rows["C-11"]["verdict"] == "partial" and "CORF++ IPC: +1 %" in rows["C-11"]["ours"]
+    assert rows["C-15"]["verdict"] == "match"
+    facts = [c["id"] for c in registry() if c["kind"] == "fact"]
+    assert facts and all(rows[i]["verdict"] == "fact" for i in facts)
+    assert rows["E-08"]["verdict"] == "none" and "no study" in rows["E-08"]["explanation"]
+    assert set(r["verdict"] for r in rows.values()) <= {"match", "partial", "mismatch", "fact", "none"}
+
+
+def test_the_claims_table_refuses_a_bad_folder(tmp_path, capsys):
+    assert main(["study", "claims", "--from", "nope=/tmp", "--out", str(tmp_path / "c.csv")]) == 2
+    assert "STUDY one of" in capsys.readouterr().err
+    missing = f"corf={tmp_path / 'none'}"
+    assert main(["study", "claims", "--from", missing, "--out", str(tmp_path / "c.csv")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_the_registry_has_the_92_ids_of_the_five_papers():
+    from rfmodel.studies.claims import registry
+
+    ids = [c["id"] for c in registry()]
+    assert len(ids) == len(set(ids)) == 92
+    for prefix, paper, n in (("L", "ltrf", 28), ("C", "corf", 19), ("M", "malekeh", 10), ("S", "stt", 14),
+                             ("E", "cerf", 21)):  # fmt: skip
+        mine = [c for c in registry() if c["id"].startswith(prefix + "-")]
+        assert len(mine) == n and {c["paper"] for c in mine} == {paper}
+    assert all(c["kind"] in ("result", "fact") and c["claim"] for c in registry())

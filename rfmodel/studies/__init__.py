@@ -1,10 +1,11 @@
 """The source papers' comparisons reproduced with ``rfmodel``: ``rfmodel study NAME`` and :func:`run`.
 
-Each study simulates (and, where it says so, evaluates analytically) the paper's configurations on the
-built-in workloads, keeps every run in ``OUT/runs.jsonl`` (an interrupted study resumes, a rerun only
-formats), and writes a report folder: ``report.md`` (what was run, the claim table with the paper's figure
-beside ours and a verdict, the summary tables), PNG figures, and every run's data as ``runs.csv`` and
-``runs.nc`` (one xarray Dataset).  With ``--docs`` its tables also go into ``docs/validation.md``.
+Each study simulates (and, where it says so, evaluates analytically) the paper's configurations on the paper's
+benchmarks (``--suite papers``, the default) or the built-in workloads, keeps every run in ``OUT/runs.jsonl``
+(an interrupted study resumes, a rerun only formats), and writes a report folder: ``report.md`` (what was run,
+the claim table with the paper's figure beside ours and a verdict, the summary tables), PNG figures, and every
+run's data as ``runs.csv`` and ``runs.nc`` (one xarray Dataset). With ``--docs`` its tables also go into
+``docs/validation.md``.
 
 The registry below is read without importing the studies (they load the models): ``rfmodel --help`` stays
 fast.
@@ -54,6 +55,9 @@ STUDIES: dict[str, Study] = {
     "cerf": Study("cerf", ("Cache-Emulated Register File: An Integrated On-Chip Memory Architecture for High "
                            "Performance GPGPUs",),
                   "the integrated register file and L1D against separate and unified memories"),
+    "claims": Study("claims", (),
+                    "every claim ID of the five papers in one table (studies/claims.csv), gathered from the "
+                    "paper studies' report folders"),
     "default-path": Study("default_path", (),
                           "the analytic engine's IPC error against the simulator through each engine's "
                           "default call (the tool itself, no paper)"),
