@@ -70,6 +70,7 @@ def cells_table(lib=None) -> list[dict]:
         "stt-ram-relaxed": ("nvsim", "stt-ram"),
         "tfet": ("cacti", "sram-hp"),
         "dwm": ("cacti", "sram-hp"),
+        "stt-ram-paper": ("cacti", "sram-hp"),
     }
     rows = []
     for cell, desc in CELLS.items():

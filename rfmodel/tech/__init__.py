@@ -11,12 +11,14 @@ Public API::
 
 Cells: ``sram-hp``, ``sram-lstp``, ``sram-lop`` (CACTI 7 fits), ``stt-ram``, ``stt-ram-conservative`` (NVSim
 fits), ``stt-ram-relaxed`` (10 ms retention), ``tfet``, ``dwm`` (derived from the Latency-Tolerant Register
-File's Table 2).  See docs/tech.md.
+File's Table 2), ``stt-ram-paper`` (the STT-RAM register-file paper's cell, from its Table 1).  See
+docs/tech.md.
 """
 
 from rfmodel.tech import derive, structures  # noqa: F401  (derive registers the paper-derived cells)
 from rfmodel.tech.array import (
     CELLS,
+    PAPER_CELLS,
     PORTS,
     ArrayCost,
     TechExtrapolationWarning,
@@ -31,6 +33,7 @@ from rfmodel.tech.structures import StructureCost
 
 __all__ = [
     "CELLS",
+    "PAPER_CELLS",
     "PORTS",
     "ArrayCost",
     "NetworkCost",

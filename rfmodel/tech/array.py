@@ -14,7 +14,10 @@ Estimators:
             cell) and NVSim SRAM (``source="nvsim"``, for STT-RAM:SRAM ratios computed inside one tool).
 ``relaxed`` ``stt-ram-relaxed``: 10 ms retention, derived from ``stt-ram`` by halving the write pulse.
 ``paper``   ``tfet`` and ``dwm``: multipliers on the CACTI HP-SRAM bank derived from the Latency-Tolerant
-            Register File's Table 2 (:mod:`rfmodel.tech.derive`).
+            Register File's Table 2; ``stt-ram-paper``: the STT-RAM register-file paper's own cell, its
+            Table 1's STT-RAM/SRAM ratios on the same bank (:mod:`rfmodel.tech.derive`).
+``ports``   multi-ported banks of the single-ported STT-RAM cells (``stt-ram``, ``stt-ram-conservative``,
+            ``stt-ram-relaxed``, ``stt-ram-paper``): the cell's ``1rw`` bank with HP SRAM's port overhead.
 """
 
 from __future__ import annotations
@@ -43,10 +46,14 @@ CELLS = {
     "sram-lop": "SRAM, ITRS low-operating-power cell and periphery (CACTI itrs-lop/itrs-lop)",
     "tfet": "TFET SRAM (paper-derived from the Latency-Tolerant Register File's Table 2)",
     "dwm": "domain-wall (racetrack) memory with shift latency/energy (paper-derived, same table)",
+    "stt-ram-paper": "STT-RAM of the STT-RAM register-file paper (its Table 1: 57.5 F^2, 4-cycle writes at "
+    "700 MHz; paper-derived ratios on sram-hp)",
     "stt-ram": "STT-RAM, 10-year retention (NVSim sample_STTRAM_aggressive cell: 40.82 uA x 5 ns writes)",
     "stt-ram-relaxed": "STT-RAM, 10 ms retention (write pulse halved, per the STT-RAM register-file paper)",
     "stt-ram-conservative": "STT-RAM, NVSim's conservative sample cell (80 uA x 10 ns writes)",
 }
+#: the paper-derived cells (``paper`` estimator) and the key of their multipliers in PAPER_CELL_FACTORS
+PAPER_CELLS = {"tfet": "ltrf", "dwm": "ltrf", "stt-ram-paper": "stt"}
 _SRAM_DEVICE = {"sram-hp": "itrs-hp", "sram-lstp": "itrs-lstp", "sram-lop": "itrs-lop"}
 PERIPHERIES = {"hp": "itrs-hp", "lstp": "itrs-lstp", "lop": "itrs-lop"}
 _NVSIM_CELL = {"stt-ram": "STTRAM_aggressive", "stt-ram-conservative": "STTRAM", "sram": "SRAM"}
@@ -458,7 +465,8 @@ class RelaxedStt(Estimator):
 
 
 class PortDerived(Estimator):
-    """A multi-ported bank of a cell whose data are single-ported (NVSim's STT-RAM cells): the cell's own
+    """A multi-ported bank of a cell whose data are single-ported (NVSim's STT-RAM cells, and the STT-RAM
+    paper's ``stt-ram-paper``, an NVSim bank in that paper's Table 1): the cell's own
     ``1rw`` bank with the port overhead CACTI gives the HP-SRAM bank of the same capacity, width and node.
     The extra port's wordline, bitlines and access transistors widen the array and load its lines, so area,
     energies and leakage take the SRAM's ratio (``ports`` over ``1rw``) and the latencies its added
@@ -508,25 +516,51 @@ class PortDerived(Estimator):
 
 
 class PaperDerived(Estimator):
-    """TFET and DWM as multipliers on the CACTI HP-SRAM bank (see :mod:`rfmodel.tech.derive`)."""
+    """TFET, DWM and the STT-RAM paper's cell as multipliers on the CACTI HP-SRAM bank (see
+    :mod:`rfmodel.tech.derive`).  ``stt-ram-paper`` is single-ported here, like NVSim's STT-RAM cells: its
+    multi-ported banks come from the ``ports`` estimator (the same port overhead as ``stt-ram``'s)."""
 
     source = "paper"
     priority = 10
 
     def check(self, q: Query) -> str | None:
-        if q.cell not in ("tfet", "dwm"):
-            return "only tfet and dwm"
+        if q.cell not in PAPER_CELLS:
+            return f"only {', '.join(PAPER_CELLS)}"
         if q.cell == "dwm" and q.ports != "1rw":
             return f"dwm (racetrack, one access port per track) supports ports '1rw' only (got '{q.ports}')"
+        if q.cell == "stt-ram-paper" and q.ports != "1rw":
+            return (
+                f"stt-ram-paper is the paper's single-ported NVSim bank (ports '1rw'; got '{q.ports}'); "
+                "multi-ported banks by the 'ports' estimator, like stt-ram"
+            )
         return self.lib.estimator("cacti").check(replace(q, cell="sram-hp", periph=None))
 
     def estimate(self, q: Query, out_of_range: str) -> ArrayCost:
-        if "ltrf" not in PAPER_CELL_FACTORS:  # pragma: no cover - rfmodel.tech's import registers it
-            raise RfmodelError("the paper-derived cells (tfet, dwm) need rfmodel.tech.derive to be imported")
-        f = PAPER_CELL_FACTORS["ltrf"](self.lib)[q.cell]
+        key = PAPER_CELLS[q.cell]
+        if key not in PAPER_CELL_FACTORS:  # pragma: no cover - rfmodel.tech's import registers it
+            raise RfmodelError(
+                f"the paper-derived cells ({', '.join(PAPER_CELLS)}) need rfmodel.tech.derive to be imported"
+            )
+        f = PAPER_CELL_FACTORS[key](self.lib)[q.cell]
         base = self.lib.estimator("cacti").estimate(replace(q, cell="sram-hp", periph=None), out_of_range)
         prov = {m: f["provenance"][m] + "; base: " + base.provenance[m] for m in METRICS}
         prov["write_bit_fraction"] = base.provenance["write_bit_fraction"]
+        if q.cell == "stt-ram-paper":
+            # the write (and cycle) time: the paper's whole cycles, never below the SRAM bank's own
+            write_ns = np.maximum(base.write_ns * f["latency"], f["write_ns_min"])
+            return replace(
+                base,
+                cell=q.cell,
+                read_energy_pj=base.read_energy_pj * f["read_energy"],
+                write_energy_pj=base.write_energy_pj * f["write_energy"],
+                leakage_mw=base.leakage_mw * f["leakage"],
+                area_mm2=base.area_mm2 * f["area"],
+                access_ns=base.access_ns * f["latency"],
+                write_ns=write_ns,
+                cycle_ns=np.maximum(base.cycle_ns * f["latency"], f["write_ns_min"]),
+                source=self.source,
+                provenance=prov,
+            )
         if q.cell == "tfet":
             return replace(
                 base,
@@ -574,8 +608,9 @@ class PaperDerived(Estimator):
 #: the reference bank of node scaling (``rfmodel.tech.scaling``): its metrics' ratio between two nodes
 REFERENCE_BANK = {"cell": "sram-hp", "capacity_kb": 16.0, "width_bits": 1024, "ports": "1rw"}
 #: multipliers of paper-derived cells on an SRAM bank, by paper: ``fn(lib) -> {cell: factors}``;
-#: ``rfmodel.tech.derive`` registers the Latency-Tolerant Register File's (``tfet``, ``dwm``) when the
-#: ``rfmodel.tech`` package is imported
+#: ``rfmodel.tech.derive`` registers the Latency-Tolerant Register File's (``"ltrf"``: ``tfet``, ``dwm``) and
+#: the STT-RAM register-file paper's (``"stt"``: ``stt-ram-paper``) when the ``rfmodel.tech`` package is
+#: imported; :data:`PAPER_CELLS` says which key holds a cell
 PAPER_CELL_FACTORS: dict = {}
 
 
@@ -643,6 +678,7 @@ class TechLibrary:
             "stt-ram-relaxed": ["relaxed", "ports"],
             "tfet": ["paper"],
             "dwm": ["paper"],
+            "stt-ram-paper": ["paper", "ports"],
         }[cell]
         return sorted((self._estimators[s] for s in order), key=lambda e: -e.priority)
 
@@ -763,7 +799,8 @@ def array_cost(cell: str, node_nm: float, capacity_kb, width_bits=1024, **kw) ->
     ``temperature_k`` (350, the data's), ``periph`` (SRAM periphery 'hp' | 'lstp' | 'lop', default the
     cell's own), ``out_of_range`` ('error' | 'extrapolate' with a :class:`TechExtrapolationWarning`),
     ``source`` (force one estimator: 'cacti' | 'nvsim' | 'relaxed' | 'paper' | 'ports', the last a
-    multi-ported STT-RAM bank from its single-ported data and the SRAM's port overhead).
+    multi-ported STT-RAM bank, ``stt-ram-paper``'s included, from its single-ported estimate and the SRAM's
+    port overhead).
     """
     return default_library().array_cost(cell, node_nm, capacity_kb, width_bits, **kw)
 

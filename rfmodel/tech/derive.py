@@ -1,4 +1,5 @@
-"""TFET and DWM cells derived from the Latency-Tolerant Register File's Table 2.
+"""Paper-derived cells: TFET and DWM from the Latency-Tolerant Register File's Table 2, and the STT-RAM
+register-file paper's own STT-RAM cell (``stt-ram-paper``) from its Table 1 (:func:`stt_cell_factors`).
 
 Neither cell is in the CACTI or NVSim grids, and the paper gives no absolute
 numbers for them, only Table 2: each register-file configuration relative to
@@ -33,6 +34,13 @@ The multipliers are constants: TFET and DWM banks scale with capacity, width,
 ports and node like the HP-SRAM bank.  Reproducing Table 2 rows #6 and #7 is
 therefore a consistency check of this derivation, not an independent
 validation (rows #2-#5 are).
+
+``stt-ram-paper``: the STT-RAM register-file paper's Table 1 compares SRAM
+and STT-RAM banks of one register file (16 x 8 KB, 1024-bit rows, 32 nm,
+700 MHz) inside one tool (NVSim), so its STT/SRAM ratios are cell
+multipliers on the HP-SRAM bank: area, leakage, read and write energy per
+bit each by its own ratio, read time x1 (one cycle like SRAM) and a write
+that takes the paper's 4 cycles at 700 MHz (see :func:`stt_cell_factors`).
 """
 
 from __future__ import annotations
@@ -142,3 +150,66 @@ def ltrf_cell_factors(lib) -> dict:
 
 
 PAPER_CELL_FACTORS["ltrf"] = ltrf_cell_factors
+
+
+def stt_cell_factors(lib) -> dict:
+    """Multipliers of ``stt-ram-paper`` on the HP-SRAM bank, from the STT-RAM register-file paper's Table 1.
+
+    Table 1 compares SRAM and STT-RAM banks of the same register file inside NVSim, so each STT/SRAM ratio
+    is a cell multiplier: area ``0.038/0.194``, leakage ``16.2/248.7``, read energy ``0.239/0.203`` and write
+    energy ``0.300/0.191`` (per bit; the rows are equally wide), read time x1 (one cycle, like SRAM).  The
+    write takes the paper's 4 cycles at 700 MHz: ``write_ns = max(SRAM write_ns, 4 x 1000/700 ns)``, and the
+    cycle time likewise.  The floor is exactly 4 cycles' time (5.714 ns), the longest write that is still 4
+    whole cycles at 700 MHz: ``4000/700 x 700/1000`` is exactly 4.0 in binary floating point and
+    :func:`~rfmodel.tech.array.cycles` rounds up only beyond a 1e-9 tolerance, so 4 cycles come out, not 5.
+    It is held constant across nodes, sizes and clocks (an MTJ switching time, not a periphery delay).
+    ``lib`` is unused (the factors are the table's own numbers); it keeps the registry's signature.
+    """
+    t = paper_tables()["stt_table1"]
+    s, m = t["sram"], t["stt"]
+    clock, wc = float(t["clock_mhz"]), int(m["write_cycles"])
+    write_ns = wc * 1000.0 / clock
+    src = f"{t['provenance']}; STT-RAM/SRAM ratio"
+
+    def ratio(key, what, unit):
+        k = m[key] / s[key]
+        return k, f"x{k:.4g} = STT/SRAM {what} {m[key]:g}/{s[key]:g} {unit} ({src})"
+
+    k_area, p_area = ratio("area_mm2", "area", "mm^2")
+    k_leak, p_leak = ratio("leakage_mw", "leakage", "mW")
+    k_read, p_read = ratio("read_pj_per_bit", "read energy", "pJ/bit")
+    k_write, p_write = ratio("write_pj_per_bit", "write energy", "pJ/bit")
+    k_lat = m["read_cycles"] / s["read_cycles"]
+    at_clock = write_ns * clock / 1000.0  # exactly wc in binary floating point (4000/700 x 700/1000 = 4.0)
+    floor = (
+        f"{wc} cycles at {clock:g} MHz = {wc} x 1000/{clock:g} ns = {write_ns:.4g} ns: exactly {wc} cycles' "
+        f"time, the longest write that is still {wc} whole cycles at {clock:g} MHz (it is {at_clock!r} "
+        f"cycles there and cycles() rounds up only beyond a 1e-9 tolerance, so {wc} cycles, not {wc + 1}); "
+        "constant across nodes and sizes (the MTJ write, not a periphery delay)"
+    )
+    prov = {
+        "area_mm2": p_area,
+        "leakage_mw": p_leak,
+        "read_energy_pj": p_read,
+        "write_energy_pj": p_write,
+        "access_ns": f"x{k_lat:g} = STT/SRAM read cycles {m['read_cycles']}/{s['read_cycles']} ({src})",
+        "write_ns": f"max(SRAM write time, {floor}) (STT/SRAM write cycles {m['write_cycles']}/"
+        f"{s['write_cycles']}, {src})",
+        "cycle_ns": f"max(SRAM cycle time, {floor}) (STT/SRAM write cycles {m['write_cycles']}/"
+        f"{s['write_cycles']}, {src})",
+    }
+    return {
+        "stt-ram-paper": {
+            "area": k_area,
+            "leakage": k_leak,
+            "read_energy": k_read,
+            "write_energy": k_write,
+            "latency": k_lat,
+            "write_ns_min": write_ns,
+            "node_nm": float(t["node_nm"]),
+            "provenance": prov,
+        }
+    }
+
+
+PAPER_CELL_FACTORS["stt"] = stt_cell_factors
