@@ -192,6 +192,141 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
         out[5, i], out[6, i], out[7, i], out[8, i] = t_cta, rate_col, rate_mshr, L_q
 
 
+def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share,
+                write_share):  # fmt: skip
+    """The banks' side of one instruction for :func:`interval_model`: its reads' serialization over the
+    ports (in bank cycles) and its excess over one, a read's and a write's bank occupancy (``bc``, ``bcw``),
+    the share of reads that reach the banks, and the bank reads and writes per instruction.  The reads are
+    every operand slot (a register named twice is read twice, as the simulator's collectors do) or, for
+    designs whose collectors read such a register once, its distinct sources."""
+    reads_i = profile.reads_per_instr if operand_slots else profile.distinct_reads_per_instr
+    if mapping == "warp-per-bank":
+        ser = np.ceil(reads_i / P) + 0 * np.asarray(Bi, dtype=np.float64)
+        excess = np.maximum(ser - 1.0, 0.0)
+    else:
+        ser = profile.ser_ports(Bi, P, slots=operand_slots)
+        excess = profile.ser_excess(Bi, P, slots=operand_slots)
+    bc = np.maximum(np.asarray(bank_cycles, dtype=np.float64), 1.0)
+    # a write's bank occupancy (default: a read's); as a ratio to the read's, so that equal times give
+    # exactly the symmetric model
+    bcw = bc if bank_write_cycles is None else np.maximum(np.asarray(bank_write_cycles, np.float64), 1.0)
+    rs = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
+    w = profile.writes_per_instr * np.clip(np.asarray(write_share, dtype=np.float64), 0.0, 1.0)
+    return ser * bc * rs, excess * rs, bc, bcw, rs, reads_i * rs, w
+
+
+def _memory_terms(profile, l1d_lines, l1d_assoc, hit_rate, load_hit_rate, l1_hit_latency, miss_latency,
+                  l2_lines, l2_hit_latency, l2_assoc, mem_scale):  # fmt: skip
+    """The memory side of :func:`interval_model` per instruction: the L1D's hit rate over every access (what
+    it reports) and over the loads' (what they wait for: a store that hits the line its own load just
+    brought in shortens no load's latency), the L2 slice's, the lines, the L1D misses a load waits for, the
+    lines that need DRAM bandwidth and a load's unloaded latency.  An L1D of no lines (``on``: false) is off:
+    every access goes to the L2 slice at once, without the L1D's lookup latency or its MSHRs (as the
+    simulator's loads without an L1D)."""
+    on = np.asarray(l1d_lines, dtype=np.float64) > 0
+    if hit_rate is None:
+        hit_all = np.where(on, profile.l1d_hit_rate(np.where(on, l1d_lines, 1), l1d_assoc), 0.0)
+        hit = np.where(on, profile.l1d_hit_rate(np.where(on, l1d_lines, 1), l1d_assoc, loads=True), 0.0)
+    else:
+        hit_all = np.asarray(hit_rate, dtype=np.float64)
+        hit = hit_all if load_hit_rate is None else np.asarray(load_hit_rate, dtype=np.float64)
+    lookup = np.where(on, l1_hit_latency, 0.0)  # the L1D's latency on a miss's path
+    lines = profile.mem_lines_per_instr
+    ld_lines = lines if profile.load_lines_per_instr is None else profile.load_lines_per_instr
+    misses = ld_lines * (1.0 - hit)  # L1D misses a load waits for
+    dram_path = np.asarray(miss_latency, dtype=np.float64) - (l1_hit_latency - lookup)
+    if l2_lines is None:
+        h2 = hit
+        miss_lat = dram_path
+    else:  # L2 slice hits: stack distances below the slice's lines (LRU inclusion)
+        h2 = np.maximum(profile.l1d_hit_rate(l2_lines, l2_assoc, loads=True), hit)
+        l2_path = lookup + np.asarray(l2_hit_latency, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            miss_lat = np.where(hit < 1.0, ((h2 - hit) * l2_path + (1.0 - h2) * dram_path)
+                                / np.maximum(1.0 - hit, 1e-12), l2_path)  # fmt: skip
+    dram = ld_lines * (1.0 - h2)  # lines per instruction that need DRAM bandwidth
+    L_mem = np.asarray(mem_scale) * (hit * l1_hit_latency + (1.0 - hit) * miss_lat)
+    return on, hit_all, hit, h2, lines, ld_lines, misses, dram, L_mem
+
+
+def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
+    """The execution units' bounds: the classes that share a unit type share its dispatch slots (one per
+    scheduler unless the SM says: analytic.model passes spec.occupancy's map); the load/store classes per
+    class."""
+    if unit_of_class is None:
+        return [S / (ii[..., k] * profile.mix[k])
+                for k in range(N_OPCLASSES) if profile.mix[k] > 0 and ii[..., k] > 0]  # fmt: skip
+    uc = np.asarray(unit_of_class, dtype=np.int64)
+    groups: dict = {}
+    for k in range(N_OPCLASSES):
+        if profile.mix[k] > 0:
+            key = ("class", k) if uc[k] == U_MEM else ("unit", int(uc[k]))
+            groups.setdefault(key, []).append(k)
+    exec_rates = []
+    for key, ks in groups.items():
+        load = sum(ii[..., k] * profile.mix[k] for k in ks)
+        n = S if key[0] == "class" else np.asarray(unit_slots, dtype=np.float64)[key[1]]
+        if np.all(np.asarray(load) > 0):
+            exec_rates.append(n / load)
+    return exec_rates
+
+
+def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched, pool, iterations) -> tuple:
+    """Steady-state IPC at the points ``args`` (resident warps, then :func:`interval_model`'s inputs; the
+    compiled fixed point over the queues, :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col,
+    rate_mshr, L_q``.  The list-schedule cells the fixed point reads are built first (a pass that stops at a
+    cell not built yet names it; each cell is exact, so the answer equals the one on a table built at
+    once)."""
+    if sched:
+        levels, sched_cpi, pending = profile.sched_view()
+    else:
+        levels, sched_cpi, pending = np.ones(1), np.ones((1, 1, 1)), None
+    shape = np.broadcast_shapes(*(np.shape(v) for v in args))
+    x = np.empty((len(args), *shape))
+    for i, v in enumerate(args):
+        x[i] = v
+    x = x.reshape(len(args), -1)
+    shared = unique_columns(x)  # each distinct point once
+    xs = x if shared is None else shared[0]
+    out = np.empty((len(STEADY_OUT), xs.shape[1]))
+    built = False
+    while True:
+        todo = _NO_CELLS if pending is None else pending
+        touched = np.zeros(todo.shape, dtype=np.uint8)
+        _steady(xs, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations,
+                CHAIN2_EXTRA, MEM_LAT_GRID, todo, touched)  # fmt: skip
+        if not touched.any():
+            if built:  # the cells of every round, on disk at once
+                profile.persist()
+            if shared is not None:
+                out = out[:, shared[1]]
+            return tuple(o.reshape(shape) for o in out)
+        profile.build_sched(touched.astype(np.bool_), persist=False)
+        built = True
+        _, sched_cpi, pending = profile.sched_view()
+
+
+def _waves(steady, warps, inputs, wpc, n_cta, ctas_total, n_instrs, tail_weight):
+    """IPC and cycles over the kernel's waves: full waves of resident CTAs at ``steady(warps)``, then a
+    partial wave (the tail) with fewer warps, weighed against the steady state alone by ``tail_weight``;
+    both steady states in one pass (a leading axis of two), returned as ``steady``'s outputs."""
+    cr = np.maximum(np.floor(warps / wpc), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        full = np.where(cr > 0, np.floor(ctas_total / np.maximum(cr, 1)), 0.0)
+        rem = ctas_total - full * cr
+    both = np.empty((2, *np.broadcast_shapes(np.shape(warps), *(np.shape(v) for v in inputs))))
+    both[0], both[1] = warps, np.maximum(rem * wpc, wpc)
+    res = steady(both)
+    ipc_w, ipc_rem = res[0][0], res[0][1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_waves = full * cr * n_cta / ipc_w + np.where(rem > 0, rem * n_cta / ipc_rem, 0.0)
+        t_steady = ctas_total * n_cta / ipc_w
+    beta = np.asarray(tail_weight)
+    n = np.asarray(n_instrs, dtype=np.float64)
+    cycles = ((1.0 - beta) * t_steady + beta * t_waves) * n / (ctas_total * n_cta)
+    return np.where(warps > 0, n / cycles, 0.0), cycles, res
+
+
 def interval_model(
     profile: WorkloadProfile,
     *,
@@ -287,53 +422,12 @@ def interval_model(
     P = np.maximum(np.asarray(ports_per_bank, dtype=np.float64), 1.0)
     N_oc = np.asarray(collectors, dtype=np.float64)
     Bi = banks if interleave_banks is None else interleave_banks
-    # the bank reads of one instruction: every operand slot (a register named twice is read twice, as the
-    # simulator's collectors do) or, for designs whose collectors read such a register once, its distinct
-    # sources
-    reads_i = profile.reads_per_instr if operand_slots else profile.distinct_reads_per_instr
-    if mapping == "warp-per-bank":
-        ser = np.ceil(reads_i / P) + 0 * np.asarray(Bi, dtype=np.float64)
-        excess = np.maximum(ser - 1.0, 0.0)
-    else:
-        ser = profile.ser_ports(Bi, P, slots=operand_slots)
-        excess = profile.ser_excess(Bi, P, slots=operand_slots)
-    bc = np.maximum(np.asarray(bank_cycles, dtype=np.float64), 1.0)
-    # a write's bank occupancy (default: a read's); as a ratio to the read's, so that equal times give
-    # exactly the symmetric model
-    bcw = bc if bank_write_cycles is None else np.maximum(np.asarray(bank_write_cycles, np.float64), 1.0)
+    ser, excess, bc, bcw, rs, r, w = _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles,
+                                                 bank_write_cycles, read_share, write_share)  # fmt: skip
     wr = bcw / bc
-    rs = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
-    ser = ser * bc * rs
-    excess = excess * rs
-    r = reads_i * rs
-    w = profile.writes_per_instr * np.clip(np.asarray(write_share, dtype=np.float64), 0.0, 1.0)
-    # the L1D's hit rate over every access (what it reports) and over the loads' (what they wait for:
-    # a store that hits the line its own load just brought in shortens no load's latency)
-    # an L1D of no lines is off: every access goes to the L2 slice at once, without the L1D's lookup
-    # latency or its MSHRs (as the simulator's loads without an L1D)
-    on = np.asarray(l1d_lines, dtype=np.float64) > 0
-    if hit_rate is None:
-        hit_all = np.where(on, profile.l1d_hit_rate(np.where(on, l1d_lines, 1), l1d_assoc), 0.0)
-        hit = np.where(on, profile.l1d_hit_rate(np.where(on, l1d_lines, 1), l1d_assoc, loads=True), 0.0)
-    else:
-        hit_all = np.asarray(hit_rate, dtype=np.float64)
-        hit = hit_all if load_hit_rate is None else np.asarray(load_hit_rate, dtype=np.float64)
-    lookup = np.where(on, l1_hit_latency, 0.0)  # the L1D's latency on a miss's path
-    lines = profile.mem_lines_per_instr
-    ld_lines = lines if profile.load_lines_per_instr is None else profile.load_lines_per_instr
-    misses = ld_lines * (1.0 - hit)  # L1D misses a load waits for
-    dram_path = np.asarray(miss_latency, dtype=np.float64) - (l1_hit_latency - lookup)
-    if l2_lines is None:
-        h2 = hit
-        miss_lat = dram_path
-    else:  # L2 slice hits: stack distances below the slice's lines (LRU inclusion)
-        h2 = np.maximum(profile.l1d_hit_rate(l2_lines, l2_assoc, loads=True), hit)
-        l2_path = lookup + np.asarray(l2_hit_latency, dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            miss_lat = np.where(hit < 1.0, ((h2 - hit) * l2_path + (1.0 - h2) * dram_path)
-                                / np.maximum(1.0 - hit, 1e-12), l2_path)  # fmt: skip
-    dram = ld_lines * (1.0 - h2)  # lines per instruction that need DRAM bandwidth
-    L_mem = np.asarray(c["mem_scale"]) * (hit * l1_hit_latency + (1.0 - hit) * miss_lat)
+    on, hit_all, hit, h2, lines, ld_lines, misses, dram, L_mem = _memory_terms(
+        profile, l1d_lines, l1d_assoc, hit_rate, load_hit_rate, l1_hit_latency, miss_latency, l2_lines,
+        l2_hit_latency, l2_assoc, c["mem_scale"])  # fmt: skip
     if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
         # a greedy scheduler issues from one warp while it can; every instruction of that warp holds the
         # warp's one bank b = (reads + writes) / ports cycles, and the warp alone needs c1 cycles per
@@ -360,24 +454,7 @@ def interval_model(
     per_bank_access = per_bank_access + claims
     rate_bank = B * P / np.maximum(per_bank_access, 1e-9) / bc
     ii = np.asarray(initiation, dtype=np.float64)
-    # execution units: the classes that share a unit type share its dispatch slots (one per scheduler unless
-    # the SM says: analytic.model passes spec.occupancy's map); the load/store classes per class as before
-    if unit_of_class is None:
-        exec_rates = [S / (ii[..., k] * profile.mix[k])
-                      for k in range(N_OPCLASSES) if profile.mix[k] > 0 and ii[..., k] > 0]
-    else:
-        uc = np.asarray(unit_of_class, dtype=np.int64)
-        groups: dict = {}
-        for k in range(N_OPCLASSES):
-            if profile.mix[k] > 0:
-                key = ("class", k) if uc[k] == U_MEM else ("unit", int(uc[k]))
-                groups.setdefault(key, []).append(k)
-        exec_rates = []
-        for key, ks in groups.items():
-            load = sum(ii[..., k] * profile.mix[k] for k in ks)
-            n = S if key[0] == "class" else np.asarray(unit_slots, dtype=np.float64)[key[1]]
-            if np.all(np.asarray(load) > 0):
-                exec_rates.append(n / load)
+    exec_rates = _exec_rates(profile, S, ii, unit_of_class, unit_slots)
     with np.errstate(divide="ignore"):
         rate_mem = np.where(dram > 0, np.asarray(mem_bytes_per_cycle) / (dram * line_bytes), np.inf)
         lines_a = np.asarray(lines, dtype=np.float64)
@@ -401,10 +478,6 @@ def interval_model(
     ctas_total = float(max(profile.ctas, 1))
 
     sched = profile.sched_cpi is not None
-    if sched:
-        levels, sched_cpi, pending = profile.sched_view()
-    else:
-        levels, sched_cpi, pending = np.ones(1), np.ones((1, 1, 1)), None
     with np.errstate(divide="ignore"):
         # the bounds that do not move with the fixed point, as softmin terms r^-q; the issue and unit bounds
         # apart, as the list schedules hold them up to the largest tabulated CTA count
@@ -425,54 +498,12 @@ def interval_model(
     )  # fmt: skip
 
     def steady(wp):
-        """Steady-state IPC with ``wp`` resident warps (the compiled fixed point over the queues,
-        :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q``.  The
-        list-schedule cells the fixed point reads are built first (a pass that stops at a cell not built
-        yet names it; each cell is exact, so the answer equals the one on a table built at once)."""
-        nonlocal sched_cpi, pending
-        args = (wp, *inputs)
-        shape = np.broadcast_shapes(*(np.shape(v) for v in args))
-        x = np.empty((len(args), *shape))
-        for i, v in enumerate(args):
-            x[i] = v
-        x = x.reshape(len(args), -1)
-        shared = unique_columns(x)  # each distinct point once
-        xs = x if shared is None else shared[0]
-        out = np.empty((len(STEADY_OUT), xs.shape[1]))
-        built = False
-        while True:
-            todo = _NO_CELLS if pending is None else pending
-            touched = np.zeros(todo.shape, dtype=np.uint8)
-            _steady(xs, out, wpc, levels, sched_cpi, chain2, cta_chain2, bool(separate_write_ports), sched,
-                    pool, int(iterations), CHAIN2_EXTRA, MEM_LAT_GRID, todo, touched)  # fmt: skip
-            if not touched.any():
-                if built:  # the cells of every round, on disk at once
-                    profile.persist()
-                if shared is not None:
-                    out = out[:, shared[1]]
-                return tuple(o.reshape(shape) for o in out)
-            profile.build_sched(touched.astype(np.bool_), persist=False)
-            built = True
-            _, sched_cpi, pending = profile.sched_view()
+        return _steady_solve(profile, (wp, *inputs), wpc, chain2, cta_chain2, bool(separate_write_ports),
+                             sched, pool, int(iterations))  # fmt: skip
 
-    # waves: full waves of resident CTAs, then a partial wave (tail) with fewer warps
-    cr = np.maximum(np.floor(warps / wpc), 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        full = np.where(cr > 0, np.floor(ctas_total / np.maximum(cr, 1)), 0.0)
-        rem = ctas_total - full * cr
-    # the steady state with every resident warp and with the tail's, in one pass (a leading axis of two)
-    both = np.empty((2, *np.broadcast_shapes(np.shape(warps), *(np.shape(v) for v in inputs))))
-    both[0], both[1] = warps, np.maximum(rem * wpc, wpc)
-    res = steady(both)
+    ipc, cycles, res = _waves(steady, warps, inputs, wpc, n_cta, ctas_total, profile.n_instrs,
+                              c["tail_weight"])  # fmt: skip
     ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = (o[0] for o in res)
-    ipc_rem = res[0][1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_waves = full * cr * n_cta / ipc_w + np.where(rem > 0, rem * n_cta / ipc_rem, 0.0)
-        t_steady = ctas_total * n_cta / ipc_w
-    beta = np.asarray(c["tail_weight"])
-    n = np.asarray(profile.n_instrs, dtype=np.float64)
-    cycles = ((1.0 - beta) * t_steady + beta * t_waves) * n / (ctas_total * n_cta)
-    ipc = np.where(warps > 0, n / cycles, 0.0)
     conflict = np.asarray(c["ser_stall"]) * excess * bc + np.asarray(c["queue_stall"]) * r * wq
     return {
         "ipc": ipc,
