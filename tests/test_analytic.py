@@ -585,3 +585,37 @@ def test_per_warp_tables_from_a_sample_of_identical_warps_match_all_warps(monkey
     assert np.array_equal(full.dep_dist_hist, 4 * part.dep_dist_hist)
     # the warp-independent parts are the whole trace's
     assert part.n_instrs == full.n_instrs and np.array_equal(part.ser, full.ser)
+
+
+def test_the_anchor_factor_is_remembered_per_profile_sm_and_coefficients():
+    """A second call with the same reference, profile object, SM and coefficients gives the factor computed
+    the first time without running the reference again; another SM or coefficient is computed anew."""
+    from unittest import mock
+
+    from rfmodel.analytic import engine
+    from rfmodel.analytic.engine import (
+        anchor_factor,
+        cached_anchor_factor,
+        resolve_calibration,
+        workload_profile,
+    )
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu("fermi-gtx480")
+    ref = get_design("baseline")
+    prof = workload_profile("saxpy", sm)
+    grid = resolve_calibration(ref, sm, None)[0]
+    engine._ANCHORS.clear()
+    first = cached_anchor_factor(ref, prof, sm, grid)
+    assert first == anchor_factor(ref, prof, sm, grid)
+    with mock.patch.object(engine, "anchor_factor", side_effect=AssertionError("ran again")):
+        assert cached_anchor_factor(ref, prof, sm, grid) == first
+    other = {**grid, "calib.latency_scale": grid["calib.latency_scale"] * 1.5}
+    assert cached_anchor_factor(ref, prof, sm, other) == anchor_factor(ref, prof, sm, other) != first
+    # coefficients that are arrays (drawn per sample) are never remembered
+    drawn = {**grid, "calib.latency_scale": np.array([1.0, 2.0])}
+    with mock.patch.object(engine, "anchor_factor", return_value=0.5) as run:
+        cached_anchor_factor(ref, prof, sm, drawn)
+        cached_anchor_factor(ref, prof, sm, drawn)
+    assert run.call_count == 2

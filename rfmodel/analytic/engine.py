@@ -410,6 +410,33 @@ def anchor_factor(reference, profile, sm, grid: dict) -> float:
     return float(profile.sched_ipc) / ipc
 
 
+#: anchor factors computed, by (reference design, profile, SM, the reference's coefficients): a profile's
+#: factor does not change from call to call (an optimizer's generations ask for the same ones again); each
+#: entry keeps its profile, so that the profile's id is not reused while the entry lives
+_ANCHORS: dict = {}
+_ANCHORS_MAX = 4096
+
+
+def cached_anchor_factor(reference, profile, sm, grid: dict) -> float:
+    """:func:`anchor_factor`, remembered for the same reference, profile object, SM and scalar
+    coefficients (anything else, e.g. coefficients drawn per sample, is computed each time)."""
+    if reference is None:
+        return anchor_factor(reference, profile, sm, grid)
+    try:
+        key = (reference.name, id(profile), sm, tuple(sorted((k, float(v)) for k, v in grid.items())))
+        hash(key)
+    except (TypeError, ValueError):
+        return anchor_factor(reference, profile, sm, grid)
+    hit = _ANCHORS.get(key)
+    if hit is not None and hit[0] is profile:
+        return hit[1]
+    factor = anchor_factor(reference, profile, sm, grid)
+    if len(_ANCHORS) >= _ANCHORS_MAX:
+        _ANCHORS.clear()
+    _ANCHORS[key] = (profile, factor)
+    return factor
+
+
 #: the register banks and operand collectors of the anchor's reference run: what the schedule leaves out
 #: (it has no banks or collection), taken as a pipeline where they cost nothing (many banks and collector
 #: units, unlimited collector ports), so the anchor depends on no bank or collector field and such a field
@@ -531,7 +558,7 @@ def evaluate_analytic(
             prof = workload_profile(w, sm_w, arch=arch, seed=seed, max_warps=max_warps)
         names.append(prof.name)
         g, structs = {**grid, **cal_grid}, structures
-        anchor = anchor_factor(reference, prof, sm_w, ref_grid)  # of the nominal profile
+        anchor = cached_anchor_factor(reference, prof, sm_w, ref_grid)  # of the nominal profile
         anchors[prof.name] = round(anchor, 6)
         nominal = prof
         if perturb is not None:

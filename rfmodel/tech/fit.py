@@ -66,24 +66,32 @@ class LogSurface:
     # ------------------------------------------------------------------ design matrices
     @staticmethod
     def _poly(terms, x, y):
-        cols = [x**i * y**j for i, j in terms]
-        dcols = [i * x ** max(i - 1, 0) * y**j if i > 0 else np.zeros_like(x) for i, j in terms]
-        dycols = [j * x**i * y ** max(j - 1, 0) if j > 0 else np.zeros_like(x) for i, j in terms]
+        """The polynomial's columns ``x^i y^j`` and their derivatives in x and y, one column per term along
+        a last axis (each element computed as ``x**i * y**j``, ``i * x**(i-1) * y**j``, ``j * x**i *
+        y**(j-1)``, 0 where the power is 0)."""
+        i = np.array([t[0] for t in terms], dtype=float)
+        j = np.array([t[1] for t in terms], dtype=float)
+        xe, ye = x[..., None], y[..., None]
+        xi, yj = xe**i, ye**j
+        cols = xi * yj
+        dcols = np.where(i > 0, i * xe ** np.maximum(i - 1, 0) * yj, 0.0)
+        dycols = np.where(j > 0, j * xi * ye ** np.maximum(j - 1, 0), 0.0)
         return cols, dcols, dycols
 
     @classmethod
     def _design(cls, terms, nodes, node_slopes, x, y, node):
         x, y, node = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float), np.asarray(node, float))
         cols, dcols, dycols = cls._poly(terms, x, y)
-        dummies = [(node == n).astype(float) for n in nodes]
-        zero = np.zeros_like(x)
+        dummies = (node[..., None] == np.asarray(nodes, dtype=float)).astype(float)
+        zeros = np.zeros((*x.shape, len(nodes)))
         ln = np.log(node / NODE_REF_NM)
-        slopes = [ln * x, ln * y] if node_slopes else []
-        dslopes = [ln, zero] if node_slopes else []
-        dyslopes = [zero, ln] if node_slopes else []
-        X = np.stack(dummies + cols + slopes, axis=-1)
-        Dx = np.stack([zero] * len(nodes) + dcols + dslopes, axis=-1)
-        Dy = np.stack([zero] * len(nodes) + dycols + dyslopes, axis=-1)
+        zero, none = np.zeros_like(x), np.zeros((*x.shape, 0))
+        slopes = np.stack([ln * x, ln * y], axis=-1) if node_slopes else none
+        dslopes = np.stack([ln, zero], axis=-1) if node_slopes else none
+        dyslopes = np.stack([zero, ln], axis=-1) if node_slopes else none
+        X = np.concatenate([dummies, cols, slopes], axis=-1)
+        Dx = np.concatenate([zeros, dcols, dslopes], axis=-1)
+        Dy = np.concatenate([zeros, dycols, dyslopes], axis=-1)
         return X, Dx, Dy
 
     # ------------------------------------------------------------------ fitting
