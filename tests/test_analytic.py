@@ -619,3 +619,24 @@ def test_the_anchor_factor_is_remembered_per_profile_sm_and_coefficients():
         cached_anchor_factor(ref, prof, sm, drawn)
         cached_anchor_factor(ref, prof, sm, drawn)
     assert run.call_count == 2
+
+
+def test_the_anchor_curve_is_remembered_and_read_only():
+    """The L1D anchor curve of a profile is built once per (reference, profile, SM, coefficients) and shared
+    read-only between the calls that use it (CERF and the unified memory read it at every evaluation)."""
+    from rfmodel.analytic import engine
+    from rfmodel.analytic.engine import lazy_anchor, resolve_calibration, workload_profile
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu("fermi-gtx480")
+    ref = get_design("baseline")
+    prof = workload_profile("spmv_csr", sm)
+    grid = resolve_calibration(ref, sm, None)[0]
+    engine._ANCHORS.clear()
+    a = lazy_anchor(ref, prof, sm, grid, 1.0).curve()
+    b = lazy_anchor(ref, prof, sm, grid, 1.0).curve()
+    assert a[0] is b[0] and a[1] is b[1] and len(a[0]) > 1
+    assert not a[0].flags.writeable and not a[1].flags.writeable
+    fresh = engine.anchor_curve(ref, prof, sm, grid)
+    assert np.array_equal(fresh[0], a[0]) and np.array_equal(fresh[1], a[1])

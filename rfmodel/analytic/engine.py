@@ -417,24 +417,30 @@ _ANCHORS: dict = {}
 _ANCHORS_MAX = 4096
 
 
-def cached_anchor_factor(reference, profile, sm, grid: dict) -> float:
-    """:func:`anchor_factor`, remembered for the same reference, profile object, SM and scalar
-    coefficients (anything else, e.g. coefficients drawn per sample, is computed each time)."""
+def _remembered(kind: str, compute, reference, profile, sm, grid: dict):
+    """``compute(reference, profile, sm, grid)``, remembered for the same ``kind``, reference, profile
+    object, SM and scalar coefficients (anything else, e.g. coefficients drawn per sample, is computed each
+    time)."""
     if reference is None:
-        return anchor_factor(reference, profile, sm, grid)
+        return compute(reference, profile, sm, grid)
     try:
-        key = (reference.name, id(profile), sm, tuple(sorted((k, float(v)) for k, v in grid.items())))
+        key = (kind, reference.name, id(profile), sm, tuple(sorted((k, float(v)) for k, v in grid.items())))
         hash(key)
     except (TypeError, ValueError):
-        return anchor_factor(reference, profile, sm, grid)
+        return compute(reference, profile, sm, grid)
     hit = _ANCHORS.get(key)
     if hit is not None and hit[0] is profile:
         return hit[1]
-    factor = anchor_factor(reference, profile, sm, grid)
+    value = compute(reference, profile, sm, grid)
     if len(_ANCHORS) >= _ANCHORS_MAX:
         _ANCHORS.clear()
-    _ANCHORS[key] = (profile, factor)
-    return factor
+    _ANCHORS[key] = (profile, value)
+    return value
+
+
+def cached_anchor_factor(reference, profile, sm, grid: dict) -> float:
+    """:func:`anchor_factor`, remembered (:func:`_remembered`)."""
+    return _remembered("factor", anchor_factor, reference, profile, sm, grid)
 
 
 #: the register banks and operand collectors of the anchor's reference run: what the schedule leaves out
@@ -494,14 +500,17 @@ def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.nda
         if not hits or h > hits[-1] + 1e-9:
             hits.append(h)
             factors.append(f)
-    return np.array(hits), np.array(factors)
+    hits, factors = np.array(hits), np.array(factors)
+    hits.flags.writeable = factors.flags.writeable = False  # remembered and shared between calls
+    return hits, factors
 
 
 def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
     """An :class:`Anchor` of ``factor`` whose curve (:func:`anchor_curve`) is built on first use."""
     if reference is None:
         return Anchor(factor)
-    return Anchor(factor, functools.cache(lambda: anchor_curve(reference, profile, sm, grid)))
+    return Anchor(factor, functools.cache(lambda: _remembered("curve", anchor_curve, reference, profile, sm,
+                                                              grid)))  # fmt: skip
 
 
 def launched_l1d(profile, sm: SMSpec) -> SMSpec:
