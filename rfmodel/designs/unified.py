@@ -131,8 +131,8 @@ def _ctas(trace) -> int:
     return max(len(np.unique(np.asarray(trace.warp_cta))), 1)
 
 
-def _item(x):
-    return x.item() if hasattr(x, "item") else x
+#: the analytic engine's launch splits, by design, SM, point and kernel (:meth:`Unified._launch_split`)
+_SPLITS: dict = {}
 
 
 HOOKS = SimHooks(operand=standard_bank_hook, write=standard_bank_hook, l1=unified_l1)
@@ -160,6 +160,23 @@ class Unified(Design):
             return {"regs_per_sm": sm.regs_per_sm, "l1d_bytes": sm.l1d.size_bytes, "capacity": cap}
         out = partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, cap, p.min_l1d_kb * 1024)
         return {**out, "capacity": cap}
+
+    def _launch_split(self, sm, regs, unified_kb, min_l1d_kb, partition, regs_per_thread, threads_per_cta,
+                      smem_per_cta, ctas) -> tuple:  # fmt: skip
+        """(registers, L1D bytes, register bytes used) of :meth:`split` for one point of the analytic grid,
+        remembered (an optimizer asks for the same splits at every generation)."""
+        key = (self.name, sm, regs, unified_kb, min_l1d_kb, partition, regs_per_thread, threads_per_cta,
+               smem_per_cta, ctas)  # fmt: skip
+        hit = _SPLITS.get(key)
+        if hit is None:
+            s0 = sm.replace(regs_per_sm=int(regs)) if int(regs) != sm.regs_per_sm else sm
+            s = self.split(s0, {"unified_kb": int(unified_kb), "min_l1d_kb": int(min_l1d_kb),
+                                "partition": partition}, regs_per_thread, threads_per_cta, smem_per_cta, ctas)
+            hit = (s["regs_per_sm"], s["l1d_bytes"], s.get("reg_bytes_used", np.nan))
+            if len(_SPLITS) >= 65536:
+                _SPLITS.clear()
+            _SPLITS[key] = hit
+        return hit
 
     def launch_sm(self, sm, params, trace):
         ctas = _ctas(trace)
@@ -224,25 +241,10 @@ class Unified(Design):
         min_kb = np.asarray(ctx.grid.get("min_l1d_kb", d.min_l1d_kb))
         part = np.asarray(ctx.grid.get("partition", d.partition), dtype=object)
         shape = np.broadcast_shapes(regs.shape, cap_kb.shape, min_kb.shape, part.shape)
-        rf = np.zeros(shape)
-        l1 = np.zeros(shape)
-        used = np.zeros(shape)
-        memo = {}
-        for idx in np.ndindex(shape) if shape else [()]:
-            key = tuple(_item(np.broadcast_to(a, shape)[idx]) for a in (regs, cap_kb, min_kb, part))
-            if key not in memo:
-                r, c, m, pt = key
-                s0 = sm.replace(regs_per_sm=int(r)) if int(r) != sm.regs_per_sm else sm
-                s = self.split(
-                    s0,
-                    {"unified_kb": int(c), "min_l1d_kb": int(m), "partition": pt},
-                    prof.regs_per_thread,
-                    prof.threads_per_cta,
-                    prof.shared_mem_bytes,
-                    prof.ctas,
-                )
-                memo[key] = (s["regs_per_sm"], s["l1d_bytes"], s.get("reg_bytes_used", np.nan))
-            rf[idx], l1[idx], used[idx] = memo[key]
+        facts = (prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, prof.ctas)
+        cols = [np.broadcast_to(a, shape).ravel().tolist() for a in (regs, cap_kb, min_kb, part)]
+        splits = [self._launch_split(sm, *k, *facts) for k in zip(*cols, strict=True)]
+        rf, l1, used = (np.array(v, dtype=np.float64).reshape(shape) for v in zip(*splits, strict=True))
         grid = {**ctx.grid, "regs_per_sm": rf.astype(np.int64) if shape else int(rf)}
         inner = AnalyticContext(prof, sm, grid, {})
         inner.coef = ctx.coef
