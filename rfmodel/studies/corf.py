@@ -350,7 +350,9 @@ def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> 
         f"Simulator, executed traces, {len({r['workload'] for r in rows})} kernels ({suite_of(a)}), "
         + (f"not {', '.join(skipped)} (no CTA fits the SM: more registers per thread than its 63); "
            if skipped else "")
-        + f"max_warps = {a.max_warps or 'all'} (the SM's whole share); `paper` = fermi-gtx480 with 4 "
+        + ("max_warps = all (the SM's whole share)" if a.max_warps is None
+           else f"max_warps = {a.max_warps} (the first {a.max_warps} warps' CTAs of the SM's share)")
+        + "; `paper` = fermi-gtx480 with 4 "
         "banks, 4 generic collectors with one read port each and two-level scheduling "
         "(`rfmodel/studies/corf.py:paper_sm`). Ratios are over the `baseline` design on the same SM and "
         "trace. Means: IPC harmonic, energy and read ratios geometric, shares arithmetic. "
