@@ -313,11 +313,34 @@ def claims(rep: Report, text: str, rows) -> None:
     def g(k):
         return geomean([r.get(k) for r in sens])
 
+    def m(k):
+        return mean([r.get(k) for r in sens])
+
+    def at_least(x, bound):  # a claim of "over" a figure: ours at or beyond it
+        if x != x:
+            return "n/a"
+        return "within the paper's range" if x >= bound else "outside the paper's range"
+
+    def ordered(xs):
+        if any(x != x for x in xs):
+            return "n/a"
+        return "same ordering" if all(a < b for a, b in zip(xs, xs[1:], strict=False)) else "ordering differs"
+
+    evictions = [m(k) for k in ("evict_rr", "evict_rc", "evict_cr", "evict_cc")]
     judged = {
         "E-08": lambda: verdict(g("speedup fair"), 1.5),
+        "E-09": lambda: f"{ordered([g(f'speedup {k}') for k in ('2way', 'fair', '8way')])}; "
+                        f"{verdict(g('speedup fair'), 1.3)}",
+        "E-10": lambda: ordered([g("speedup l1d48"), g("speedup fair")]),
+        "E-11": lambda: ("within 5 %" if abs(g("speedup fair-rf64") / g("speedup fair-rf256") - 1) <= 0.05
+                         else "more than 5 % apart"),
         "E-12": lambda: verdict(g("speedup fair") / g("speedup unified"), 1.25),
+        "E-13": lambda: at_least(m("util fair") / m("util base"), 1.5),
+        "E-14": lambda: at_least(m("hit fair") / m("base_hit"), 1.2),
+        "E-15": lambda: verdict(evictions[3] / max(evictions[:3]), 10.0),
         "E-17": lambda: verdict(g("energy fair"), 0.6),
-    }
+        "E-03": lambda: at_least(m("static holes") + m("dynamic holes"), 0.5),
+    }  # fmt: skip
     for line in text.splitlines():
         if not line.startswith("| E-"):
             continue
