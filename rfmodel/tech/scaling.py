@@ -37,10 +37,15 @@ def _lib(lib):
 
 
 def reference_bank(node_nm: float, lib=None):
+    """The reference bank's costs at the node (remembered per library: every node ratio reads it)."""
     if lib is None:
         return _default_reference_bank(float(node_nm))
-    r = REFERENCE_BANK
-    return lib.array_cost(r["cell"], node_nm, r["capacity_kb"], r["width_bits"], ports=r["ports"])
+    key = ("reference_bank", float(node_nm))
+    if key not in lib._cache:
+        r = REFERENCE_BANK
+        lib._cache[key] = lib.array_cost(r["cell"], node_nm, r["capacity_kb"], r["width_bits"],
+                                         ports=r["ports"])  # fmt: skip
+    return lib._cache[key]
 
 
 @lru_cache(maxsize=64)
