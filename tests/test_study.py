@@ -254,9 +254,12 @@ def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path):
         {"claim": "C-11", "what": "CORF++ IPC", "paper": "+9 %", "ours": "+1 %",
          "verdict": "same sign, size differs", "grade": "partial"},
         {"claim": "-", "what": "not a claim", "paper": "-", "ours": "-", "verdict": "hold", "grade": "none"}])
+    ltrf = _claims_folder(tmp_path / "ltrf", "ltrf", [
+        {"claim": "L-04", "what": "latency of #6 / #7", "paper": "5.3x / 6.3x", "ours": "7x / 10x",
+         "verdict": "", "grade": "none"}])  # fmt: skip
     out = tmp_path / "claims.csv"
     assert main(["study", "claims", "--from", f"caching={caching}", "--from", f"malekeh={malekeh}",
-                 "--from", f"corf={corf}", "--out", str(out)]) == 0  # fmt: skip
+                 "--from", f"corf={corf}", "--from", f"ltrf={ltrf}", "--out", str(out)]) == 0  # fmt: skip
     rows = {r["claim_id"]: r for r in csv.DictReader(out.open())}
     assert list(rows) == [c["id"] for c in registry()] and len(rows) == 92
     assert rows["M-02"]["verdict"] == "match" and "rfmodel study malekeh" in rows["M-02"]["where"]
@@ -266,6 +269,8 @@ def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path):
     facts = [c["id"] for c in registry() if c["kind"] == "fact"]
     assert facts and all(rows[i]["verdict"] == "fact" for i in facts)
     assert rows["E-08"]["verdict"] == "none" and "no study" in rows["E-08"]["explanation"]
+    # an input the study shows without a verdict stays a fact, with the study's figure
+    assert rows["L-04"]["verdict"] == "fact" and "7x / 10x" in rows["L-04"]["ours"]
     assert set(r["verdict"] for r in rows.values()) <= {"match", "partial", "mismatch", "fact", "none"}
 
 

@@ -142,6 +142,9 @@ def gather(folders: dict) -> list[dict]:
             row["explanation"] = "; ".join(
                 f"{r['what']}: {r['verdict']}" + (f" ({r['note']})" if r["note"] else "") for r in graded)
             row["where"] = f"{rows[0]['command']} ({rows[0]['commit']})"
+            if row["verdict"] == "none" and c["kind"] == "fact":  # an input the study shows without judging
+                row["verdict"] = "fact"
+                row["explanation"] = f"an input: {c['fact_where']}"
         elif c["kind"] == "fact":
             agrees = {True: "the project's value is the paper's", False: "the project's value differs",
                       None: "not encoded in the project"}[c["fact_agrees"]]  # fmt: skip
