@@ -535,6 +535,24 @@ class PaperDerived(Estimator):
             )
         return self.lib.estimator("cacti").check(replace(q, cell="sram-hp", periph=None))
 
+    def _scaled(self, base, q: Query, prov: dict, *, read, write, leakage, area, latency,
+                write_ns_min=0.0) -> ArrayCost:  # fmt: skip
+        """``base`` (the HP-SRAM bank) with each metric times its factor, the write and cycle times at least
+        ``write_ns_min``."""
+        return replace(
+            base,
+            cell=q.cell,
+            read_energy_pj=base.read_energy_pj * read,
+            write_energy_pj=base.write_energy_pj * write,
+            leakage_mw=base.leakage_mw * leakage,
+            area_mm2=base.area_mm2 * area,
+            access_ns=base.access_ns * latency,
+            write_ns=np.maximum(base.write_ns * latency, write_ns_min),
+            cycle_ns=np.maximum(base.cycle_ns * latency, write_ns_min),
+            source=self.source,
+            provenance=prov,
+        )
+
     def estimate(self, q: Query, out_of_range: str) -> ArrayCost:
         key = PAPER_CELLS[q.cell]
         if key not in PAPER_CELL_FACTORS:  # pragma: no cover - rfmodel.tech's import registers it
@@ -545,36 +563,13 @@ class PaperDerived(Estimator):
         base = self.lib.estimator("cacti").estimate(replace(q, cell="sram-hp", periph=None), out_of_range)
         prov = {m: f["provenance"][m] + "; base: " + base.provenance[m] for m in METRICS}
         prov["write_bit_fraction"] = base.provenance["write_bit_fraction"]
-        if q.cell == "stt-ram-paper":
-            # the write (and cycle) time: the paper's whole cycles, never below the SRAM bank's own
-            write_ns = np.maximum(base.write_ns * f["latency"], f["write_ns_min"])
-            return replace(
-                base,
-                cell=q.cell,
-                read_energy_pj=base.read_energy_pj * f["read_energy"],
-                write_energy_pj=base.write_energy_pj * f["write_energy"],
-                leakage_mw=base.leakage_mw * f["leakage"],
-                area_mm2=base.area_mm2 * f["area"],
-                access_ns=base.access_ns * f["latency"],
-                write_ns=write_ns,
-                cycle_ns=np.maximum(base.cycle_ns * f["latency"], f["write_ns_min"]),
-                source=self.source,
-                provenance=prov,
-            )
+        if q.cell == "stt-ram-paper":  # its write (and cycle) time: the paper's whole cycles, at least SRAM's
+            return self._scaled(base, q, prov, read=f["read_energy"], write=f["write_energy"],
+                                leakage=f["leakage"], area=f["area"], latency=f["latency"],
+                                write_ns_min=f["write_ns_min"])  # fmt: skip
         if q.cell == "tfet":
-            return replace(
-                base,
-                cell=q.cell,
-                read_energy_pj=base.read_energy_pj * f["power"],
-                write_energy_pj=base.write_energy_pj * f["power"],
-                leakage_mw=base.leakage_mw * f["power"],
-                area_mm2=base.area_mm2 * f["area"],
-                access_ns=base.access_ns * f["latency"],
-                write_ns=base.write_ns * f["latency"],
-                cycle_ns=base.cycle_ns * f["latency"],
-                source=self.source,
-                provenance=prov,
-            )
+            return self._scaled(base, q, prov, read=f["power"], write=f["power"], leakage=f["power"],
+                                area=f["area"], latency=f["latency"])  # fmt: skip
         # dwm: port access (like the SRAM bank, scaled) + the mean shift per access
         steps = f["mean_shift_steps"]
         node_scale = float(q.node_nm) / f["node_nm"]
