@@ -269,6 +269,10 @@ def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path):
     facts = [c["id"] for c in registry() if c["kind"] == "fact"]
     assert facts and all(rows[i]["verdict"] == "fact" for i in facts)
     assert rows["E-08"]["verdict"] == "none" and "no study" in rows["E-08"]["explanation"]
+    # the register demand (L-01, L-02) is computed by the command itself from the papers' kernels
+    assert rows["L-01"]["verdict"] in ("match", "partial", "mismatch")
+    assert "fermi-gtx480" in rows["L-01"]["ours"]
+    assert rows["L-02"]["where"].startswith("rfmodel study claims")
     # an input the study shows without a verdict stays a fact, with the study's figure
     assert rows["L-04"]["verdict"] == "fact" and "7x / 10x" in rows["L-04"]["ours"]
     assert set(r["verdict"] for r in rows.values()) <= {"match", "partial", "mismatch", "fact", "none"}

@@ -72,7 +72,7 @@ def grade(verdict: str, *, strict: bool = True) -> str:
 #: the studies that check a paper's claims, the paper's own configuration first: a claim both report is
 #: taken from the first (Malekeh's claims from the study on Malekeh's GPU, not on the LTRF paper's SM)
 STUDIES_OF_PAPER = {
-    "ltrf": ("ltrf", "caching"),
+    "ltrf": ("ltrf", "caching", "claims"),
     "corf": ("corf",),
     "malekeh": ("malekeh", "caching"),
     "stt": ("stt",),
@@ -111,6 +111,35 @@ def read_study_claims(folder) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def computed_claims() -> list[dict]:
+    """Claim rows this command computes itself, as a study would (from the model, no simulation): the
+    register file a kernel's maximum thread-level parallelism needs (the LTRF paper's Table 1: L-01 on
+    Fermi, L-02 on Maxwell), over the LTRF paper's benchmarks, as a multiple of the SM's register file
+    (:func:`rfmodel.workload.suite.rf_demand_table`, the kernels' sm_80 registers)."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.studies.common import fmt, verdict
+    from rfmodel.studies.report import commit
+    from rfmodel.workload.suite import paper_workloads, rf_demand_table
+
+    rows = []
+    for cid, gpu, mean_x, max_x in (("L-01", "fermi-gtx480", 1.4, 2.5), ("L-02", "maxwell-ltrf", 2.3, 5.9)):
+        table = rf_demand_table(resolve_gpu(gpu), suite="papers")
+        ws = paper_workloads("ltrf")
+        xs = [table[w] for w in ws]
+        mean, top = sum(xs) / len(xs), max(xs)
+        most = max(ws, key=table.__getitem__)
+        rows.append({
+            "claim": cid, "what": f"register file for maximum TLP on {gpu} over its own (mean; max)",
+            "paper": f"{mean_x}x; {max_x}x", "ours": f"{fmt(mean, '.2f')}x; {fmt(top, '.2f')}x ({most})",
+            "verdict": f"{verdict(mean, mean_x)}; {verdict(top, max_x)}", "note": f"{len(ws)} kernels, sm_80 "
+            "registers (rfmodel workload list --suite papers --gpu GPU: rf_demand_x)",
+            "study": "claims", "command": "rfmodel study claims", "commit": commit(),
+        })  # fmt: skip
+    for r in rows:
+        r["grade"] = grade(r["verdict"])
+    return rows
+
+
 def combine(grades) -> str:
     """One grade for the rows of a claim: the common one, ``partial`` where they differ, ``none`` if no row
     gives one."""
@@ -127,6 +156,7 @@ def gather(folders: dict) -> list[dict]:
     :data:`STUDIES_OF_PAPER` whose report folder (``folders[study]``) has rows for it; a fact where it is
     an input; ``none`` where no study reports it."""
     by_study = {s: read_study_claims(f) for s, f in folders.items()}
+    by_study["claims"] = computed_claims()
     out = []
     for c in registry():
         row = {"claim_id": c["id"], "paper": c["paper"], "claim": c["claim"],
