@@ -216,7 +216,7 @@ def default_folders() -> dict:
     """Each paper study's default report folder (its ``--out`` default)."""
     from rfmodel.studies import parser
 
-    studies = sorted({s for ss in STUDIES_OF_PAPER.values() for s in ss})
+    studies = sorted({s for ss in STUDIES_OF_PAPER.values() for s in ss} - {"claims"})
     return {s: parser(s).parse_args([]).out for s in studies}
 
 
