@@ -57,6 +57,60 @@ def _flat(record: dict, prefix: str = "") -> dict:
     return out
 
 
+#: the grades of a claim, best first (``none``: no figure)
+GRADES = ("match", "partial", "mismatch", "fact", "none")
+
+#: the verdict phrases the studies write (:func:`rfmodel.studies.common.verdict` and the studies' own), by
+#: the start of the phrase, and their grade
+_PHRASES = (
+    ("same sign, within", "match"),
+    ("no change, as the paper's", "match"),
+    ("same sign, size differs", "partial"),
+    ("same sign", "partial"),
+    ("within the paper's range", "match"),
+    ("within 5 %", "match"),
+    ("same ordering", "match"),
+    ("below 0.3 %, as the paper's", "match"),
+    ("outside the paper's range", "partial"),
+    ("sign differs", "mismatch"),
+    ("a change where the paper has none", "mismatch"),
+    ("no change here", "mismatch"),
+    ("more than 5 % apart", "mismatch"),
+    ("ordering differs", "mismatch"),
+    ("above the paper's", "mismatch"),
+    # the state of a study's own checks, in rows that are not claims
+    ("hold", "none"),
+    ("broken", "none"),
+)
+
+
+def grade(verdict: str, *, strict: bool = True) -> str:
+    """The grade of a study's verdict text: ``match``, ``partial``, ``mismatch``, or ``none`` where it gives
+    no verdict (``""``, ``n/a``).  A verdict of several figures (``"...; ..."``) is ``match`` or ``mismatch``
+    when all its parts are, else ``partial``; a phrase this function does not know is an error (with
+    ``strict``; else ``"unknown"``), so that no verdict is graded by accident."""
+    parts = [p.strip() for p in str(verdict).split(";")]
+    grades = []
+    for p in parts:
+        if p in ("", "n/a") or p.startswith("n/a"):
+            continue
+        for start, g in _PHRASES:
+            if p.startswith(start):
+                grades.append(g)
+                break
+        else:
+            if not strict:
+                return "unknown"
+            raise ValueError(f"unknown verdict phrase {p!r} (known: {', '.join(s for s, _ in _PHRASES)})")
+    grades = [g for g in grades if g != "none"]
+    if not grades:
+        return "none"
+    if all(g == grades[0] for g in grades):
+        return grades[0]
+    return "partial"
+
+
+
 class Report:
     """What a study reports, collected as it computes, written by :meth:`write`."""
 
@@ -77,8 +131,6 @@ class Report:
     def claim(self, cid: str, what: str, paper, ours, verdict: str = "", note: str = "") -> None:
         """A claim of the paper beside the study's figure: ID, what is compared, the paper's figure, ours,
         the verdict and the study's explanation, if any."""
-        from rfmodel.studies.claims import grade
-
         self.claims.append({"claim": cid, "what": what, "paper": str(paper), "ours": str(ours),
                             "verdict": verdict, "grade": grade(verdict, strict=False),
                             "note": note})  # fmt: skip
