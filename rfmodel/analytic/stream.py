@@ -96,6 +96,101 @@ def unit_slots_of(resources: dict, unit) -> np.ndarray:
     return np.full(int(np.max(unit)) + 1, int(resources["schedulers"]), dtype=np.int64)
 
 
+@njit(cache=True, inline="always")
+def _launch_ctas(wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, slot_cta, pc, end, live, at_bar,
+                 age, ready, pready):  # fmt: skip
+    """:func:`_schedule`'s launch: the next CTAs into the free slots, their warps' state reset.  Returns
+    the next CTA, the running CTAs, the next launch age and whether to launch again (a CTA without
+    instructions left its slot at once)."""
+    again = False
+    for cs in range(n_slots):
+        if slot_cta[cs] < 0 and next_cta < n_cta:
+            cta = next_cta
+            next_cta += 1
+            slot_cta[cs] = cta
+            running += 1
+            for k in range(cta_wstart[cta + 1] - cta_wstart[cta]):
+                w = cs * wpc + k
+                tw = cta_wstart[cta] + k
+                pc[w] = wp[tw]
+                end[w] = wp[tw + 1]
+                live[w] = pc[w] < end[w]
+                at_bar[w] = False
+                age[w] = dyn
+                dyn += 1
+                ready[w, :] = 0.0
+                pready[w, :] = 0.0
+            if not live[cs * wpc: cs * wpc + cta_wstart[cta + 1] - cta_wstart[cta]].any():
+                slot_cta[cs] = -1  # a CTA without instructions
+                running -= 1
+                again = True
+    return next_cta, running, dyn, again
+
+
+@njit(cache=True, inline="always")
+def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, l1_stamp, l1_ready, l1_sets,
+                  l1_ways, l1_lat, l2_tag, l2_stamp, l2_sets, l2_ways, l2_lat, dram_lat, line_cycles, mshr,
+                  n_mshr):  # fmt: skip
+    """:func:`_schedule`'s memory instruction of kind ``mk``: its lines ``lines[j0:j1]``, one per cycle
+    from ``tt``, through the L1D (hits, MSHRs, write-allocate stores written through) and the L2 slice and
+    DRAM.  Returns the cycle its result is ready (``done`` or later), the cycle after its last line, the
+    LRU stamp and the cycle DRAM is free."""
+    for jj in range(j0, j1):
+        if mk == MK_NONE:
+            break
+        line = lines[jj]
+        at = tt
+        stamp += 1
+        if mk == MK_L2 or mk == MK_L2_STORE:
+            hit2, _w = lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
+            if mk == MK_L2:
+                if hit2:
+                    at = tt + l2_lat
+                else:
+                    dram_free = max(tt, dram_free) + line_cycles
+                    at = dram_free + l2_lat + dram_lat
+        else:
+            hit, way = lru_access(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
+            if mk == MK_STORE:  # write-allocate; through to the L2 slice
+                if not hit:
+                    l1_ready[way] = tt
+                stamp += 1
+                lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
+            elif hit:
+                at = max(tt + l1_lat, l1_ready[way])
+            else:
+                slot = -1
+                if n_mshr > 0:
+                    first = 1e300
+                    for m in range(n_mshr):
+                        if mshr[m] <= tt:
+                            slot = m
+                            break
+                        if mshr[m] < first:
+                            first = mshr[m]
+                    if slot < 0:  # the unit waits for the first MSHR to free
+                        tt = first
+                        for m in range(n_mshr):
+                            if mshr[m] <= tt:
+                                slot = m
+                                break
+                stamp += 1
+                hit2, _w = lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
+                if hit2:
+                    fill = tt + l1_lat + l2_lat
+                else:
+                    dram_free = max(tt + l1_lat, dram_free) + line_cycles
+                    fill = dram_free + l2_lat + dram_lat
+                if slot >= 0:
+                    mshr[slot] = fill
+                l1_ready[way] = fill
+                at = fill
+        if mk != MK_STORE and mk != MK_L2_STORE and at + lat_c > done:
+            done = at + lat_c
+        tt += 1.0
+    return done, tt, stamp, dram_free
+
+
 @njit(cache=True)
 def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src, pdst, psrc, lat, kind, unit,
               ii, u_slots, lsu_unit, mem_ptr, lines, l1_sets, l1_ways, l1_lat, l2_sets, l2_ways, l2_lat,
@@ -145,29 +240,10 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
     launch = True
     while True:
         if launch:
-            launch = False
             dirty = True
-            for cs in range(n_slots):
-                if slot_cta[cs] < 0 and next_cta < n_cta:
-                    cta = next_cta
-                    next_cta += 1
-                    slot_cta[cs] = cta
-                    running += 1
-                    for k in range(cta_wstart[cta + 1] - cta_wstart[cta]):
-                        w = cs * wpc + k
-                        tw = cta_wstart[cta] + k
-                        pc[w] = wp[tw]
-                        end[w] = wp[tw + 1]
-                        live[w] = pc[w] < end[w]
-                        at_bar[w] = False
-                        age[w] = dyn
-                        dyn += 1
-                        ready[w, :] = 0.0
-                        pready[w, :] = 0.0
-                    if not live[cs * wpc: cs * wpc + cta_wstart[cta + 1] - cta_wstart[cta]].any():
-                        slot_cta[cs] = -1  # a CTA without instructions
-                        running -= 1
-                        launch = True
+            next_cta, running, dyn, launch = _launch_ctas(
+                wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, slot_cta, pc, end, live, at_bar,
+                age, ready, pready)  # fmt: skip
         if running == 0:
             if next_cta >= n_cta:
                 break
@@ -259,60 +335,10 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                         waiting[s, k0] = t0
                         tt = t0
                         done = t0 + lat[c]
-                        mk = kind[c]
-                        for jj in range(mem_ptr[i], mem_ptr[i + 1]):
-                            if mk == MK_NONE:
-                                break
-                            line = lines[jj]
-                            at = tt
-                            stamp += 1
-                            if mk == MK_L2 or mk == MK_L2_STORE:
-                                hit2, _w = lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
-                                if mk == MK_L2:
-                                    if hit2:
-                                        at = tt + l2_lat
-                                    else:
-                                        dram_free = max(tt, dram_free) + line_cycles
-                                        at = dram_free + l2_lat + dram_lat
-                            else:
-                                hit, way = lru_access(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
-                                if mk == MK_STORE:  # write-allocate; through to the L2 slice
-                                    if not hit:
-                                        l1_ready[way] = tt
-                                    stamp += 1
-                                    lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
-                                elif hit:
-                                    at = max(tt + l1_lat, l1_ready[way])
-                                else:
-                                    slot = -1
-                                    if n_mshr > 0:
-                                        first = 1e300
-                                        for m in range(n_mshr):
-                                            if mshr[m] <= tt:
-                                                slot = m
-                                                break
-                                            if mshr[m] < first:
-                                                first = mshr[m]
-                                        if slot < 0:  # the unit waits for the first MSHR to free
-                                            tt = first
-                                            for m in range(n_mshr):
-                                                if mshr[m] <= tt:
-                                                    slot = m
-                                                    break
-                                    stamp += 1
-                                    hit2, _w = lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
-                                    if hit2:
-                                        fill = tt + l1_lat + l2_lat
-                                    else:
-                                        dram_free = max(tt + l1_lat, dram_free) + line_cycles
-                                        fill = dram_free + l2_lat + dram_lat
-                                    if slot >= 0:
-                                        mshr[slot] = fill
-                                    l1_ready[way] = fill
-                                    at = fill
-                            if mk != MK_STORE and mk != MK_L2_STORE and at + lat[c] > done:
-                                done = at + lat[c]
-                            tt += 1.0
+                        done, tt, stamp, dram_free = _memory_lines(
+                            kind[c], mem_ptr[i], mem_ptr[i + 1], lines, lat[c], done, tt, stamp, dram_free,
+                            l1_tag, l1_stamp, l1_ready, l1_sets, l1_ways, l1_lat, l2_tag, l2_stamp, l2_sets,
+                            l2_ways, l2_lat, dram_lat, line_cycles, mshr, n_mshr)  # fmt: skip
                         lsu_free = max(t0 + ii[c], tt)
                     else:
                         ufree[s % u_slots[u], u] = t + ii[c]
