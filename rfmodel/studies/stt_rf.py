@@ -102,18 +102,20 @@ def run_point(point: tuple) -> dict:
         out = {k: st[k] for k in ("trace_source", "bdi_ratio", "bdi_compressible", "bdi_sizes")}
         out["bdi_sizes"] = {str(k): v for k, v in st["bdi_sizes"].items()}
         out["seconds"] = time.perf_counter() - t0
-        return {"kind": "values", "workload": workload, "gpu": gpu, **out}
+        return {"kind": "values", "workload": workload, "gpu": gpu, "max_warps": max_warps, **out}
     if point[0] == "analytic":
         _, label, workload, gpu, params = point
         # the analytic engine's default call (its profile of the first warps, the SM's whole share modelled)
         ds = evaluate("stt", workload, gpu, params=params, on_no_fit="nan")
         return {"kind": "analytic", "label": label, "workload": workload, "gpu": gpu, "params": params,
-                "ipc": _scalar(ds["ipc"]), "calibration": ds.attrs.get("calibration", ""),
+                "max_warps": max_warps, "ipc": _scalar(ds["ipc"]),
+                "calibration": ds.attrs.get("calibration", ""),
                 "seconds": time.perf_counter() - t0}  # fmt: skip
     label, workload, gpu, params = point
     ds = evaluate("stt", workload, gpu, method="simulate", params=params, tech={"node_nm": NODE_NM},
                   on_no_fit="nan", max_warps=max_warps)  # fmt: skip
-    out = {"kind": "sim", "label": label, "workload": workload, "gpu": gpu, "params": params}
+    out = {"kind": "sim", "label": label, "workload": workload, "gpu": gpu, "params": params,
+           "max_warps": max_warps}
     for m in KEEP:
         out[m] = _scalar(ds[m]) if m in ds else None
     names = [str(s) for s in ds.structure.values]
@@ -574,7 +576,8 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
                   xlabel="write-buffer entries (in all)", ylabel="IPC / Base", ref=None,
                   xlog=True)  # fmt: skip
     records = [{"label": "-", **r} if "label" not in r else r for r in runs.done.values()
-               if r.get("gpu") == a.gpu and r.get("workload") in ok]  # fmt: skip
+               if r.get("gpu") == a.gpu and r.get("workload") in ok
+               and r.get("max_warps") == a.max_warps]  # fmt: skip
     rep.data(records, ["kind", "label", "workload"])
     rep.section("Summary", text)
     rep.write()
