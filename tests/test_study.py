@@ -284,6 +284,11 @@ def test_the_claims_table_refuses_a_bad_folder(tmp_path, capsys):
     missing = f"corf={tmp_path / 'none'}"
     assert main(["study", "claims", "--from", missing, "--out", str(tmp_path / "c.csv")]) == 2
     assert "is not a folder" in capsys.readouterr().err
+    # a folder named on purpose that holds no claims is refused, not skipped
+    (tmp_path / "empty").mkdir()
+    empty = f"corf={tmp_path / 'empty'}"
+    assert main(["study", "claims", "--from", empty, "--out", str(tmp_path / "c.csv")]) == 2
+    assert "has no claims.csv" in capsys.readouterr().err
     assert not (tmp_path / "c.csv").exists()
 
 

@@ -186,6 +186,9 @@ def run_study(a, argv, *, prog: str, study: str = "claims") -> int:
             raise RfmodelError(f"--from {item!r}: expected STUDY=DIR with STUDY one of {', '.join(folders)}")
         if not Path(folder).is_dir():
             raise RfmodelError(f"--from {item!r}: {folder} is not a folder")
+        if not (Path(folder) / "claims.csv").is_file():
+            raise RfmodelError(f"--from {item!r}: {folder} has no claims.csv (a report folder of "
+                               f"'rfmodel study {name}' has one)")  # fmt: skip
         folders[name] = folder
     found = {s: f for s, f in folders.items() if (Path(f) / "claims.csv").is_file()}
     missing = sorted(set(folders) - set(found))
