@@ -237,3 +237,32 @@ def test_a_results_dataset_does_not_import_dask_array_but_dask_arrays_stay_recog
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.split() == ["Array", "((2,", "2,", "1),)", "5.0"]
+
+
+#: no function or method of the package is longer than this many lines (compiled kernels included)
+MAX_FUNCTION_LINES = 200
+
+
+def long_functions(root: Path = PKG, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, str, int]]:
+    """``(file, function, lines)`` of every function under ``root`` longer than ``limit`` lines, by ``ast``
+    (from its ``def`` line to its last line; decorators not counted)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > limit:
+                    out.append((str(path.relative_to(root.parent)), node.name, n))
+    return out
+
+
+def test_no_function_is_longer_than_the_limit():
+    assert long_functions() == []
+
+
+def test_the_length_check_sees_a_long_function(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    (pkg / "m.py").write_text(f"def short():\n    return 1\n\n\ndef long():\n{body}\n")
+    assert long_functions(pkg) == [("pkg/m.py", "long", MAX_FUNCTION_LINES + 1)]

@@ -145,7 +145,6 @@ from rfmodel.workload.execute.layout import (
     OP_LOP3,
     OP_MOV,
     OP_MUFU,
-    OP_NOP,
     OP_P2R,
     OP_PLOP3,
     OP_POPC,
@@ -756,6 +755,805 @@ def _value_attrs(regs, w, r):
     return width, size
 
 
+
+# The executor's instruction families: one function each below (``_x_int`` .. ``_x_flow``), chosen by
+# ``_FAMILY[op]``; an opcode of no family (X_NONE: NOP) does nothing.
+X_NONE, X_INT, X_LOGIC, X_FP32, X_FP64, X_MEM, X_LANES, X_FLOW = range(8)
+_FAMILY = np.zeros(OP_BREAK + 1, np.int64)
+for _fam, _ops in (
+    (X_INT, (OP_MOV, OP_IMAD, OP_IADD3, OP_LOP3, OP_SHF, OP_LEA)),
+    (X_LOGIC, (OP_ISETP, OP_PLOP3, OP_SEL, OP_IMNMX, OP_POPC, OP_FLO, OP_BREV, OP_IABS, OP_PRMT, OP_P2R,
+               OP_R2P)),
+    (X_FP32, (OP_FSETP, OP_FMNMX, OP_FFMA, OP_FADD, OP_FMUL, OP_FCHK, OP_FRND)),
+    (X_FP64, (OP_I2F, OP_F2I, OP_F2F, OP_MUFU, OP_DFMA, OP_DADD, OP_DMUL, OP_DSETP)),
+    (X_MEM, (OP_LD, OP_ST, OP_ATOM)),
+    (X_LANES, (OP_SHFL, OP_VOTE, OP_REDUX)),
+    (X_FLOW, (OP_BAR, OP_BRA, OP_EXIT, OP_BSSY, OP_BREAK, OP_BSYNC, OP_BRX, OP_WARPSYNC, OP_RET,
+              OP_BMOV_CLR)),
+):
+    _FAMILY[np.array(_ops)] = _fam
+
+
+@njit(cache=True)
+def _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
+    """Integer arithmetic of the lanes ``lanes`` of warp ``w`` at instruction ``i``: moves, multiply-add,
+    three-way add, logic, shifts, address arithmetic."""
+    if op == OP_MOV:
+        width = rows[i, F_E0]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                if width == 2:
+                    x = _rd64(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                    _wr_k(rows, i, w, l, 0, x, regs, uregs)
+                    _wr_k(rows, i, w, l, 1, x >> 32, regs, uregs)
+                else:
+                    _wr(
+                        rows,
+                        i,
+                        w,
+                        l,
+                        _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st)),
+                        regs,
+                        uregs,
+                    )
+    elif op == OP_IMAD:
+        m = rows[i, F_M]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                if not (m & M_U32):
+                    a = _sx(a)
+                    b = _sx(b)
+                if m & (M_WIDE | M_HI):
+                    c = _rd64(rows, i, 2, w, l, regs, uregs, cb, srv, st)
+                    r = a * b + c
+                    if m & M_WIDE:
+                        _wr_k(rows, i, w, l, 0, r, regs, uregs)
+                        _wr_k(rows, i, w, l, 1, r >> 32, regs, uregs)
+                    else:
+                        _wr(rows, i, w, l, r >> 32, regs, uregs)
+                else:
+                    c = _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st))
+                    if m & M_X:
+                        c += _ps(rows, i, 0, preds, w, l)
+                    _wr(rows, i, w, l, a * b + c, regs, uregs)
+    elif op == OP_IADD3:
+        m = rows[i, F_M]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                s = np.int64(0)
+                for j in range(3):
+                    x = _rq(rows, i, j, w, l, regs, uregs, cb, srv, st)
+                    mj = rows[i, F_SRC + 5 * j + 2]
+                    if mj & O_NEG:
+                        s += (
+                            (~x) & M32
+                        ) + 1  # -x as ~x + 1: a subtraction carries when it does not borrow
+                    elif mj & O_NOT:
+                        s += (~x) & M32
+                    else:
+                        s += x
+                if m & M_X:
+                    s += _ps(rows, i, 0, preds, w, l) + _ps(rows, i, 1, preds, w, l)
+                _wr(rows, i, w, l, s, regs, uregs)
+                cc = s >> 32
+                _wp(preds, w, rows[i, F_PD0], l, 1 if cc >= 1 else 0)
+                _wp(preds, w, rows[i, F_PD1], l, 1 if cc >= 2 else 0)
+    elif op == OP_LOP3:
+        lut = rows[i, F_E0]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                c = _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st))
+                r = _lut3(lut, a, b, c)
+                _wr(rows, i, w, l, r, regs, uregs)
+                _wp(preds, w, rows[i, F_PD0], l, 1 if r != 0 else 0)
+    elif op == OP_SHF:
+        m = rows[i, F_M]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                sh = _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st)
+                c = _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st)
+                lim = 64 if m & M_S64 else 32
+                if m & M_WRAP:
+                    sh = sh & (lim - 1)
+                elif sh > lim:
+                    sh = lim
+                v = (c << 32) | a
+                if m & M_LEFT:
+                    r = v << sh if sh < 64 else np.int64(0)
+                elif m & M_SIGNED:
+                    r = (_sx(c) << 32 | a) >> (sh if sh < 64 else 63)
+                else:
+                    r = (
+                        (v >> sh) & ((np.int64(1) << (64 - sh)) - 1)
+                        if 0 < sh < 64
+                        else (v if sh == 0 else 0)
+                    )
+                if m & M_HI:
+                    r = r >> 32
+                _wr(rows, i, w, l, r, regs, uregs)
+    elif op == OP_LEA:
+        m = rows[i, F_M]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                sh = _rq(rows, i, 3, w, l, regs, uregs, cb, srv, st) & 63
+                if m & M_HI:
+                    if rows[i, F_E0]:
+                        c = M32 if a & 0x80000000 else 0
+                    else:
+                        c = _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st)
+                    part = (((c << 32) | a) << sh) >> 32
+                    part &= M32
+                else:
+                    part = (a << sh) & M32
+                s = part + b
+                if m & M_X:
+                    s += _ps(rows, i, 0, preds, w, l)
+                _wr(rows, i, w, l, s, regs, uregs)
+                _wp(preds, w, rows[i, F_PD0], l, 1 if (s >> 32) != 0 else 0)
+
+
+@njit(cache=True)
+def _x_logic(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
+    """Integer compares and predicate logic, selects, min/max, bit counts and permutes, predicate packing
+    (as :func:`_x_int`)."""
+    if op == OP_ISETP:
+        m = rows[i, F_M]
+        cmp = rows[i, F_E0]
+        bop = rows[i, F_E1]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                if not (m & M_U32):
+                    a = _sx(a)
+                    b = _sx(b)
+                if m & M_X:
+                    lo = _ps(rows, i, 1, preds, w, l)
+                    if cmp == C_EQ:
+                        r = a == b and lo == 1
+                    elif cmp == C_NE:
+                        r = a != b or lo == 1
+                    elif cmp == C_LT or cmp == C_LE:
+                        r = a < b or (a == b and lo == 1)
+                    elif cmp == C_GT or cmp == C_GE:
+                        r = a > b or (a == b and lo == 1)
+                    else:
+                        r = _icmp(cmp, a, b)
+                else:
+                    r = _icmp(cmp, a, b)
+                x = np.int64(1) if r else np.int64(0)
+                pb = _ps(rows, i, 0, preds, w, l)
+                _wp(preds, w, rows[i, F_PD0], l, _combine(bop, x, pb))
+                _wp(preds, w, rows[i, F_PD1], l, _combine(bop, 1 - x, pb))
+    elif op == OP_PLOP3:
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _ps(rows, i, 0, preds, w, l)
+                b = _ps(rows, i, 1, preds, w, l)
+                c = _ps(rows, i, 2, preds, w, l)
+                k = (a << 2) | (b << 1) | c
+                _wp(preds, w, rows[i, F_PD0], l, (rows[i, F_E0] >> k) & 1)
+                _wp(preds, w, rows[i, F_PD1], l, (rows[i, F_E1] >> k) & 1)
+    elif op == OP_SEL:
+        fp = rows[i, F_M]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                j = 0 if _ps(rows, i, 0, preds, w, l) else 1
+                x = _rq(rows, i, j, w, l, regs, uregs, cb, srv, st)
+                x = _fmod(rows, i, j, x) if fp else _imod(rows, i, j, x)
+                _wr(rows, i, w, l, x, regs, uregs)
+    elif op == OP_IMNMX:
+        for l in range(32):
+            if (lanes >> l) & 1:
+                _wr(rows, i, w, l, _imnmx(rows, i, w, l, regs, uregs, cb, srv, st, preds), regs, uregs)
+    elif op == OP_POPC or op == OP_FLO or op == OP_BREV or op == OP_IABS:
+        for l in range(32):
+            if (lanes >> l) & 1:
+                x = _imod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                if op == OP_POPC:
+                    r = np.int64(0)
+                    while x:
+                        r += x & 1
+                        x >>= 1
+                elif op == OP_FLO:
+                    if x == 0:
+                        r = np.int64(M32)
+                    else:
+                        pos = np.int64(31)
+                        while not (x >> pos) & 1:
+                            pos -= 1
+                        r = 31 - pos if rows[i, F_M] else pos
+                elif op == OP_BREV:
+                    r = np.int64(0)
+                    for k in range(32):
+                        r |= ((x >> k) & 1) << (31 - k)
+                else:
+                    s = _sx(x)
+                    r = (-s if s < 0 else s) & M32
+                _wr(rows, i, w, l, r, regs, uregs)
+    elif op == OP_PRMT:
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                sel = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)
+                b = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st)
+                v = (b << 32) | a
+                r = np.int64(0)
+                for k in range(4):
+                    nib = (sel >> (4 * k)) & 0xF
+                    byte = (v >> (8 * (nib & 7))) & 0xFF
+                    if nib & 8:
+                        byte = 0xFF if byte & 0x80 else 0
+                    r |= byte << (8 * k)
+                _wr(rows, i, w, l, r, regs, uregs)
+    elif op == OP_P2R:
+        mask = rows[i, F_E0]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                pk = np.int64(0)
+                for p in range(7):
+                    pk |= np.int64(preds[w, p, l]) << p
+                _wr(rows, i, w, l, (a & ~mask) | (pk & mask), regs, uregs)
+    elif op == OP_R2P:
+        mask = rows[i, F_E0]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st) >> rows[i, F_E1]  # a byte selector
+                for p in range(7):
+                    if (mask >> p) & 1:
+                        preds[w, p, l] = (a >> p) & 1
+
+
+@njit(cache=True)
+def _x_fp32(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, regf):
+    """Single-precision arithmetic, compares and min/max, the division check and rounding to integers
+    (as :func:`_x_int`; ``regf`` is ``regs`` seen as float32)."""
+    if op == OP_FSETP:
+        cmp = rows[i, F_E0]
+        bop = rows[i, F_E1]
+        ftz = rows[i, F_M] & M_FTZ
+        for l in range(32):
+            if (lanes >> l) & 1:
+                xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                if ftz:
+                    xa = _ftz(xa)
+                    xb = _ftz(xb)
+                a = _b2f(xa, s32, f32)
+                b = _b2f(xb, s32, f32)
+                x = np.int64(1) if _fcmp(cmp, a, b) else np.int64(0)
+                pb = _ps(rows, i, 0, preds, w, l)
+                _wp(preds, w, rows[i, F_PD0], l, _combine(bop, x, pb))
+                _wp(preds, w, rows[i, F_PD1], l, _combine(bop, 1 - x, pb))
+    elif op == OP_FMNMX:
+        for l in range(32):
+            if (lanes >> l) & 1:
+                xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                if rows[i, F_M] & M_FTZ:
+                    xa = _ftz(xa)
+                    xb = _ftz(xb)
+                a = _b2f(xa, s32, f32)
+                b = _b2f(xb, s32, f32)
+                mn = _ps(rows, i, 0, preds, w, l)
+                if math.isnan(a):
+                    r = xb
+                elif math.isnan(b):
+                    r = xa
+                elif mn:
+                    r = xa if (a < b or (a == b and (xa & 0x80000000))) else xb
+                else:
+                    r = xa if (a > b or (a == b and not (xa & 0x80000000))) else xb
+                _wr(rows, i, w, l, r, regs, uregs)
+    elif (op == OP_FFMA or op == OP_FADD or op == OP_FMUL) and rows[i, F_E2] == 1:
+        # the common case, decoded as such: vector registers without modifiers, round to
+        # nearest, no flushing or clamping; computed on float views of the registers
+        d = rows[i, F_D]
+        ra = rows[i, F_SRC + 1]
+        rb = rows[i, F_SRC + 6]
+        rc = rows[i, F_SRC + 11]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                if op == OP_FFMA:
+                    regf[w, d, l] = _fma32(regf[w, ra, l], regf[w, rb, l], regf[w, rc, l])
+                elif op == OP_FADD:
+                    regf[w, d, l] = np.float32(np.float64(regf[w, ra, l]) + np.float64(regf[w, rb, l]))
+                else:
+                    regf[w, d, l] = np.float32(np.float64(regf[w, ra, l]) * np.float64(regf[w, rb, l]))
+    elif op == OP_FFMA or op == OP_FADD or op == OP_FMUL:
+        ftz = rows[i, F_M] & M_FTZ
+        sat = rows[i, F_M] & M_SAT
+        mode = rows[i, F_E1]
+        # FMUL.D2 .. .M8: the exact product times 2**E0 (exact in float64), then the one
+        # rounding (decode.py, _FMUL_SCALE, says why)
+        sk = rows[i, F_E0] if op == OP_FMUL else 0
+        scale = np.float64(1 << sk) if sk >= 0 else 1.0 / np.float64(1 << -sk)
+        for l in range(32):
+            if (lanes >> l) & 1:
+                xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                if ftz:
+                    xa = _ftz(xa)
+                    xb = _ftz(xb)
+                a = _b2f(xa, s32, f32)
+                b = _b2f(xb, s32, f32)
+                if op == OP_FFMA:
+                    xc = _fmod(rows, i, 2, _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st))
+                    if ftz:
+                        xc = _ftz(xc)
+                    c = _b2f(xc, s32, f32)
+                    if mode == R_RN:
+                        r = np.float64(_fma32(np.float32(a), np.float32(b), np.float32(c)))
+                    else:
+                        r = _fma64(a, b, c)  # the product is exact; one float64 rounding of the sum
+                elif op == OP_FADD:
+                    r = a + b
+                else:
+                    r = a * b * scale
+                if sat:
+                    r = 0.0 if math.isnan(r) else min(max(r, 0.0), 1.0)
+                x = _round_f32(r, mode, s32, f32)
+                if ftz:
+                    x = _ftz(x)
+                _wr(rows, i, w, l, x, regs, uregs)
+    elif op == OP_FCHK:
+        for l in range(32):
+            if (lanes >> l) & 1:
+                xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                ea = (xa >> 23) & 0xFF
+                eb = (xb >> 23) & 0xFF
+                # conservative: any special, zero or denormal operand, or a quotient whose
+                # exponent comes near the ends of the range, takes the (exact) slow path
+                slow = ea == 0 or ea == 0xFF or eb == 0 or eb == 0xFF or ea - eb > 125 or ea - eb < -125
+                _wp(preds, w, rows[i, F_PD0], l, 1 if slow else 0)
+    elif op == OP_FRND:
+        mode = rows[i, F_E1]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
+                if math.isnan(a) or math.isinf(a):
+                    r = a
+                elif mode == R_RZ:
+                    r = math.copysign(math.trunc(a), a)
+                elif mode == R_RM:
+                    r = math.floor(a)
+                elif mode == R_RP:
+                    r = math.copysign(math.ceil(a), a)
+                else:
+                    r = math.copysign(np.rint(a), a)
+                _wr(rows, i, w, l, _f2b(r, s32, f32), regs, uregs)
+
+
+@njit(cache=True)
+def _x_fp64(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, i64, f64):
+    """Conversions, double-precision arithmetic and compares, and the special-function unit (as
+    :func:`_x_int`)."""
+    if op == OP_I2F:
+        m = rows[i, F_M]
+        mode = rows[i, F_E1]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                x = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                v = np.float64(x if m & M_U32 else _sx(x))
+                if rows[i, F_E2]:  # to double: exact
+                    b = _bits64(v, i64, f64)
+                    _wr_k(rows, i, w, l, 0, b, regs, uregs)
+                    _wr_k(rows, i, w, l, 1, b >> 32, regs, uregs)
+                else:
+                    _wr(rows, i, w, l, _round_f32(v, mode, s32, f32), regs, uregs)
+    elif op == OP_F2I:
+        m = rows[i, F_M]
+        mode = rows[i, F_E1]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
+                _wr(rows, i, w, l, _f2i(a, mode, m & M_U32), regs, uregs)
+    elif op == OP_F2F:
+        mode = rows[i, F_E1]
+        widen = rows[i, F_E0] == F2F_F64_F32
+        for l in range(32):
+            if (lanes >> l) & 1:
+                if widen:  # float -> double: exact
+                    a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
+                    b = _bits64(a, i64, f64)
+                    _wr_k(rows, i, w, l, 0, b, regs, uregs)
+                    _wr_k(rows, i, w, l, 1, b >> 32, regs, uregs)
+                else:  # double -> float: one rounding in the stated direction
+                    a = _d64(rows, i, 0, w, l, regs, uregs, cb, srv, st, i64, f64)
+                    _wr(rows, i, w, l, _round_f32(a, mode, s32, f32), regs, uregs)
+    elif op == OP_MUFU and (rows[i, F_E0] == MU_RCP64H or rows[i, F_E0] == MU_RSQ64H):
+        # the high word of 1/x (1/sqrt(x)) for the double x whose high word is the source and low
+        # word 0: the exact result cut to its high word, where hardware gives an approximation
+        # good to about 23 bits; the Newton steps that follow in the code refine either
+        for l in range(32):
+            if (lanes >> l) & 1:
+                i64[0] = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st) << 32
+                a = f64[0]
+                if rows[i, F_E0] == MU_RCP64H:
+                    r = 1.0 / a if a != 0.0 else math.copysign(math.inf, a)
+                else:
+                    r = 1.0 / math.sqrt(a) if a > 0.0 else (math.inf if a == 0.0 else math.nan)
+                _wr(rows, i, w, l, _bits64(r, i64, f64) >> 32, regs, uregs)
+    elif op == OP_DFMA or op == OP_DADD or op == OP_DMUL:
+        mode = rows[i, F_E1]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _d64(rows, i, 0, w, l, regs, uregs, cb, srv, st, i64, f64)
+                b = _d64(rows, i, 1, w, l, regs, uregs, cb, srv, st, i64, f64)
+                if op == OP_DFMA:
+                    r = _fma64(a, b, _d64(rows, i, 2, w, l, regs, uregs, cb, srv, st, i64, f64))
+                elif op == OP_DADD:
+                    r = a + b
+                    if mode != R_RN:  # the exact rounding error of the sum (two-sum)
+                        bb = r - a
+                        r = _round64(r, (a - (r - bb)) + (b - bb), mode, i64, f64)
+                else:
+                    r = a * b
+                    if mode != R_RN:  # the exact rounding error of the product
+                        r = _round64(r, _fma64(a, b, -r), mode, i64, f64)
+                x = _bits64(r, i64, f64)
+                _wr_k(rows, i, w, l, 0, x, regs, uregs)
+                _wr_k(rows, i, w, l, 1, x >> 32, regs, uregs)
+    elif op == OP_DSETP:
+        sel = rows[i, F_E2]
+        cmp = rows[i, F_E0]
+        bop = rows[i, F_E1]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _d64(rows, i, 0, w, l, regs, uregs, cb, srv, st, i64, f64)
+                b = _d64(rows, i, 1, w, l, regs, uregs, cb, srv, st, i64, f64)
+                if sel == DS_CMP:
+                    x = np.int64(1) if _fcmp(cmp, a, b) else np.int64(0)
+                    pb = _ps(rows, i, 0, preds, w, l)
+                    _wp(preds, w, rows[i, F_PD0], l, _combine(bop, x, pb))
+                    _wp(preds, w, rows[i, F_PD1], l, _combine(bop, 1 - x, pb))
+                else:
+                    if math.isnan(a):
+                        first = False
+                    elif math.isnan(b):
+                        first = True
+                    else:
+                        first = a >= b if sel == DS_MAX else a <= b
+                    _wp(preds, w, rows[i, F_PD0], l, np.int64(1) if first else np.int64(0))
+                    both = math.isnan(a) and math.isnan(b)
+                    _wp(preds, w, rows[i, F_PD1], l, np.int64(1) if both else np.int64(0))
+    elif op == OP_MUFU:
+        fn = rows[i, F_E0]
+        ftz = rows[i, F_M] & M_FTZ
+        for l in range(32):
+            if (lanes >> l) & 1:
+                xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                a = _b2f(_ftz(xa) if ftz else xa, s32, f32)
+                if fn == MU_RCP:
+                    r = 1.0 / a if a != 0.0 else math.copysign(math.inf, a)
+                elif fn == MU_RSQ:
+                    r = 1.0 / math.sqrt(a) if a > 0.0 else (math.inf if a == 0.0 else math.nan)
+                elif fn == MU_SQRT:
+                    r = math.sqrt(a) if a >= 0.0 else math.nan
+                elif fn == MU_EX2:
+                    r = 2.0**a if a < 1024.0 else math.inf
+                elif fn == MU_LG2:
+                    r = math.log2(a) if a > 0.0 else (-math.inf if a == 0.0 else math.nan)
+                elif fn == MU_SIN:
+                    r = math.sin(2.0 * math.pi * a) if not math.isinf(a) else math.nan
+                elif fn == MU_COS:
+                    r = math.cos(2.0 * math.pi * a) if not math.isinf(a) else math.nan
+                else:
+                    r = math.nan
+                x = _f2b(r, s32, f32)
+                _wr(rows, i, w, l, _ftz(x) if ftz else x, regs, uregs)
+
+
+@njit(cache=True)
+def _x_mem(op, rows, i, w, lanes, regs, uregs, cb, srv, gbase, gmem, gvalid, smem, lmem, st, s32, f32):
+    """Loads, stores and atomics in global, shared and local memory (as :func:`_x_int`; a fault sets
+    ``st`` and leaves the lane loop)."""
+    if op == OP_LD:
+        space = rows[i, F_E0]
+        nb = rows[i, F_E1]
+        sx = rows[i, F_E2]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _mem_addr(rows, i, 0, w, l, regs, uregs, space)
+                o = _mem_index(a, nb, space, gbase, gmem, gvalid, smem, lmem, st, l)
+                if o < 0:
+                    break
+                if nb < 4:
+                    word = _load_word(space, o & ~3, gmem, smem, lmem, w, l)
+                    v = (word >> ((o & 3) * 8)) & ((np.int64(1) << (8 * nb)) - 1)
+                    if sx and (v >> (8 * nb - 1)) & 1:
+                        v |= M32 ^ ((np.int64(1) << (8 * nb)) - 1)
+                    _wr(rows, i, w, l, v, regs, uregs)
+                else:
+                    for k in range(nb // 4):
+                        _wr_k(
+                            rows,
+                            i,
+                            w,
+                            l,
+                            k,
+                            _load_word(space, o + 4 * k, gmem, smem, lmem, w, l),
+                            regs,
+                            uregs,
+                        )
+    elif op == OP_ST:
+        space = rows[i, F_E0]
+        nb = rows[i, F_E1]
+        vb = F_SRC + 5
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _mem_addr(rows, i, 0, w, l, regs, uregs, space)
+                o = _mem_index(a, nb, space, gbase, gmem, gvalid, smem, lmem, st, l)
+                if o < 0:
+                    break
+                if nb < 4:
+                    x = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)
+                    sh = (o & 3) * 8
+                    mk = ((np.int64(1) << (8 * nb)) - 1) << sh
+                    word = _load_word(space, o & ~3, gmem, smem, lmem, w, l)
+                    _store_word(space, o & ~3, (word & ~mk) | ((x << sh) & mk), gmem, smem, lmem, w, l)
+                else:
+                    kind = rows[i, vb]
+                    r0 = rows[i, vb + 1]
+                    for k in range(nb // 4):
+                        if kind == K_R:
+                            x = np.int64(regs[w, r0 + k, l])
+                        elif kind == K_UR:
+                            x = np.int64(uregs[w, r0 + k])
+                        else:
+                            x = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st) if k == 0 else 0
+                        _store_word(space, o + 4 * k, x, gmem, smem, lmem, w, l)
+    elif op == OP_ATOM:
+        fn = rows[i, F_M]
+        space = rows[i, F_E0]
+        typ = rows[i, F_E1]
+        ret = rows[i, F_E2]
+        for l in range(32):
+            if (lanes >> l) & 1:
+                a = _mem_addr(rows, i, 0, w, l, regs, uregs, space)
+                o = _mem_index(a, 4, space, gbase, gmem, gvalid, smem, lmem, st, l)
+                if o < 0:
+                    break
+                v = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)
+                old = _load_word(space, o, gmem, smem, lmem, w, l)
+                if fn == A_ADD or fn == A_POPC_INC:
+                    if typ == AT_F32:
+                        new = _f2b(_b2f(old, s32, f32) + _b2f(v, s32, f32), s32, f32)
+                    else:
+                        new = old + v
+                elif fn == A_MIN or fn == A_MAX:
+                    so = _sx(old) if typ == AT_S32 else old
+                    sv = _sx(v) if typ == AT_S32 else v
+                    if fn == A_MIN:
+                        new = old if so <= sv else v
+                    else:
+                        new = old if so >= sv else v
+                elif fn == A_INC:
+                    new = 0 if old >= v else old + 1
+                elif fn == A_DEC:
+                    new = v if (old == 0 or old > v) else old - 1
+                elif fn == A_AND:
+                    new = old & v
+                elif fn == A_OR:
+                    new = old | v
+                elif fn == A_XOR:
+                    new = old ^ v
+                elif fn == A_EXCH:
+                    new = v
+                elif fn == A_CAS:
+                    new = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st) if old == v else old
+                else:
+                    new = old
+                _store_word(space, o, new, gmem, smem, lmem, w, l)
+                if ret:
+                    _wr(rows, i, w, l, old, regs, uregs)
+
+
+@njit(cache=True)
+def _x_lanes(op, rows, i, w, g, e, lanes, regs, preds, uregs, cb, srv, st, vals):
+    """Instructions across the warp's lanes: shuffles, votes, reductions (``g``: the group's lanes,
+    ``e``: those whose guard holds; ``vals``: scratch of 32 values)."""
+    if op == OP_SHFL:
+        mode = rows[i, F_E0]
+        for l in range(32):
+            if (g >> l) & 1:
+                vals[l] = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+        for l in range(32):
+            if (e >> l) & 1:
+                bval = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st) & 31
+                cw = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st)
+                cval = cw & 31
+                sm = (cw >> 8) & 31
+                maxl = (l & sm) | (cval & ~sm & 31)
+                minl = l & sm
+                if mode == SH_UP:
+                    j = l - bval
+                    ok = j >= maxl
+                elif mode == SH_DOWN:
+                    j = l + bval
+                    ok = j <= maxl
+                elif mode == SH_BFLY:
+                    j = l ^ bval
+                    ok = j <= maxl
+                else:
+                    j = minl | (bval & ~sm & 31)
+                    ok = j <= maxl
+                if not ok:
+                    j = l
+                if not (g >> j) & 1:
+                    st[0] = ST_SHFL_DIVERGED
+                    st[2] = l
+                    st[3] = j
+                    break
+                _wr(rows, i, w, l, vals[j], regs, uregs)
+                _wp(preds, w, rows[i, F_PD0], l, 1 if ok else 0)
+    elif op == OP_VOTE:
+        mode = rows[i, F_E0]
+        ballot = np.int64(0)
+        for l in range(32):
+            if (e >> l) & 1:
+                if _ps(rows, i, 0, preds, w, l):
+                    ballot |= np.int64(1) << l
+        if mode == V_ALL:
+            res = 1 if ballot == e else 0
+        elif mode == V_ANY:
+            res = 1 if ballot != 0 else 0
+        else:
+            res = 1 if (ballot == 0 or ballot == e) else 0
+        for l in range(32):
+            if (lanes >> l) & 1:
+                _wr(rows, i, w, l, ballot, regs, uregs)
+                _wp(preds, w, rows[i, F_PD0], l, res)
+    elif op == OP_REDUX:
+        fn = rows[i, F_E0]
+        acc = np.int64(0) if fn != 1 else np.int64(M32)
+        for l in range(32):
+            if (e >> l) & 1:
+                x = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                if fn == 0:
+                    acc = (acc + x) & M32
+                elif fn == 1:
+                    acc &= x
+                elif fn == 2:
+                    acc |= x
+                else:
+                    acc ^= x
+        for l in range(32):
+            if (lanes >> l) & 1:
+                _wr(rows, i, w, l, acc, regs, uregs)
+
+
+@njit(cache=True)
+def _x_flow(op, rows, i, w, g, e, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, st):
+    """Control flow and convergence: barriers, branches, exits, convergence barriers, indirect branches and
+    returns.  False where the group's lanes got their next offsets here (the warp picks its next group),
+    True where the group goes on to the next instruction."""
+    if op == OP_BAR:
+        for l in range(32):
+            if (e >> l) & 1:
+                lst[w, l] = WAIT_BAR
+                pcs[w, l] = i
+            elif (g >> l) & 1:
+                pcs[w, l] = i + 1
+        return False
+    elif op == OP_BRA:
+        tgt = rows[i, F_TGT]
+        take = e
+        if rows[i, F_E0] == 1:
+            for l in range(32):
+                if (e >> l) & 1 and _ps(rows, i, 0, preds, w, l) == 0:
+                    take &= ~(np.int64(1) << l)
+        if rows[i, F_M] == 1:  # BRA.DIV: taken when the mask's live lanes are not all here
+            live = np.int64(0)
+            for q in range(32):
+                if lst[w, q] != EXITED:
+                    live |= np.int64(1) << q
+            first = 0
+            for q in range(32):
+                if (g >> q) & 1:
+                    first = q
+                    break
+            want = _imod(rows, i, 0, _rd(rows, i, 0, w, first, regs, uregs, cb, srv, st)) & live
+            take = e if (g & want) != want else np.int64(0)
+        for l in range(32):
+            if (g >> l) & 1:
+                pcs[w, l] = tgt if (take >> l) & 1 else i + 1
+        return False
+    elif op == OP_EXIT:
+        for l in range(32):
+            if (e >> l) & 1:
+                lst[w, l] = EXITED
+            elif (g >> l) & 1:
+                pcs[w, l] = i + 1
+        _try_release(w, pcs, lst, lbar, bmask)
+        return False
+    elif op == OP_BSSY:
+        bmask[w, rows[i, F_E0]] = e
+    elif op == OP_BREAK:
+        # the executing lanes leave convergence barrier Bn: a BSYNC Bn no longer waits for them,
+        # and lanes already waiting there go on if the rest of Bn has arrived
+        if e != 0:
+            bmask[w, rows[i, F_E0]] &= ~e
+            _try_release(w, pcs, lst, lbar, bmask)
+        for l in range(32):
+            if (g >> l) & 1:
+                pcs[w, l] = i + 1
+        return False  # released lanes may now be the lowest: pick again
+    elif op == OP_BSYNC:
+        b = rows[i, F_E0]
+        for l in range(32):
+            if (e >> l) & 1:
+                lst[w, l] = WAIT_BSYNC
+                lbar[w, l] = b
+                pcs[w, l] = i
+            elif (g >> l) & 1:
+                pcs[w, l] = i + 1
+        _try_release(w, pcs, lst, lbar, bmask)
+        return False
+    elif op == OP_BRX:
+        n = rows.shape[0]
+        for l in range(32):
+            if (g >> l) & 1:
+                if (e >> l) & 1:
+                    t = 16 * (i + 1) + _sx(_rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+                    t += _sx(_rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+                    if t % 16 != 0 or t < 0 or t // 16 >= n:
+                        st[0] = ST_BAD_TARGET
+                        st[2] = l
+                        st[3] = t
+                        break
+                    pcs[w, l] = t // 16
+                else:
+                    pcs[w, l] = i + 1
+        return False
+    elif op == OP_WARPSYNC:
+        live = np.int64(0)
+        for q in range(32):
+            if lst[w, q] != EXITED:
+                live |= np.int64(1) << q
+        first = 0
+        for q in range(32):
+            if (g >> q) & 1:
+                first = q
+                break
+        if e != 0:
+            want = _rd(rows, i, 0, w, first, regs, uregs, cb, srv, st) & live
+            if want & ~g:
+                st[0] = ST_NOT_CONVERGED
+                st[2] = first
+                st[3] = want & ~g
+    elif op == OP_RET:
+        n = rows.shape[0]
+        for l in range(32):
+            if (g >> l) & 1:
+                if (e >> l) & 1:
+                    t = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st) + _rd(
+                        rows, i, 1, w, l, regs, uregs, cb, srv, st
+                    )
+                    if t % 16 != 0 or t // 16 >= n:
+                        st[0] = ST_BAD_TARGET
+                        st[2] = l
+                        st[3] = t
+                        break
+                    pcs[w, l] = t // 16
+                else:
+                    pcs[w, l] = i + 1
+        return False
+    elif op == OP_BMOV_CLR:
+        if e != 0:
+            bmask[w, rows[i, F_E0]] = 0
+    return True
+
+
 @njit(cache=True)
 def _run_warp(
     w,
@@ -862,744 +1660,21 @@ def _run_warp(
                 _rec_lines(rows, i, w, e, regs, uregs, rows[i, F_E0], 4 if op == OP_ATOM else rows[i, F_E1],
                            lines, nrec, gw0, line_bytes)
             rec[nrec[0], 3] = nrec[1]
-        if op == OP_NOP:
-            pass
-        elif op == OP_MOV:
-            width = rows[i, F_E0]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    if width == 2:
-                        x = _rd64(rows, i, 0, w, l, regs, uregs, cb, srv, st)
-                        _wr_k(rows, i, w, l, 0, x, regs, uregs)
-                        _wr_k(rows, i, w, l, 1, x >> 32, regs, uregs)
-                    else:
-                        _wr(
-                            rows,
-                            i,
-                            w,
-                            l,
-                            _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st)),
-                            regs,
-                            uregs,
-                        )
-        elif op == OP_IMAD:
-            m = rows[i, F_M]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    if not (m & M_U32):
-                        a = _sx(a)
-                        b = _sx(b)
-                    if m & (M_WIDE | M_HI):
-                        c = _rd64(rows, i, 2, w, l, regs, uregs, cb, srv, st)
-                        r = a * b + c
-                        if m & M_WIDE:
-                            _wr_k(rows, i, w, l, 0, r, regs, uregs)
-                            _wr_k(rows, i, w, l, 1, r >> 32, regs, uregs)
-                        else:
-                            _wr(rows, i, w, l, r >> 32, regs, uregs)
-                    else:
-                        c = _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st))
-                        if m & M_X:
-                            c += _ps(rows, i, 0, preds, w, l)
-                        _wr(rows, i, w, l, a * b + c, regs, uregs)
-        elif op == OP_IADD3:
-            m = rows[i, F_M]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    s = np.int64(0)
-                    for j in range(3):
-                        x = _rq(rows, i, j, w, l, regs, uregs, cb, srv, st)
-                        mj = rows[i, F_SRC + 5 * j + 2]
-                        if mj & O_NEG:
-                            s += (
-                                (~x) & M32
-                            ) + 1  # -x as ~x + 1: a subtraction carries when it does not borrow
-                        elif mj & O_NOT:
-                            s += (~x) & M32
-                        else:
-                            s += x
-                    if m & M_X:
-                        s += _ps(rows, i, 0, preds, w, l) + _ps(rows, i, 1, preds, w, l)
-                    _wr(rows, i, w, l, s, regs, uregs)
-                    cc = s >> 32
-                    _wp(preds, w, rows[i, F_PD0], l, 1 if cc >= 1 else 0)
-                    _wp(preds, w, rows[i, F_PD1], l, 1 if cc >= 2 else 0)
-        elif op == OP_LOP3:
-            lut = rows[i, F_E0]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    c = _imod(rows, i, 2, _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st))
-                    r = _lut3(lut, a, b, c)
-                    _wr(rows, i, w, l, r, regs, uregs)
-                    _wp(preds, w, rows[i, F_PD0], l, 1 if r != 0 else 0)
-        elif op == OP_SHF:
-            m = rows[i, F_M]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st)
-                    sh = _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st)
-                    c = _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st)
-                    lim = 64 if m & M_S64 else 32
-                    if m & M_WRAP:
-                        sh = sh & (lim - 1)
-                    elif sh > lim:
-                        sh = lim
-                    v = (c << 32) | a
-                    if m & M_LEFT:
-                        r = v << sh if sh < 64 else np.int64(0)
-                    elif m & M_SIGNED:
-                        r = (_sx(c) << 32 | a) >> (sh if sh < 64 else 63)
-                    else:
-                        r = (
-                            (v >> sh) & ((np.int64(1) << (64 - sh)) - 1)
-                            if 0 < sh < 64
-                            else (v if sh == 0 else 0)
-                        )
-                    if m & M_HI:
-                        r = r >> 32
-                    _wr(rows, i, w, l, r, regs, uregs)
-        elif op == OP_LEA:
-            m = rows[i, F_M]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    sh = _rq(rows, i, 3, w, l, regs, uregs, cb, srv, st) & 63
-                    if m & M_HI:
-                        if rows[i, F_E0]:
-                            c = M32 if a & 0x80000000 else 0
-                        else:
-                            c = _rq(rows, i, 2, w, l, regs, uregs, cb, srv, st)
-                        part = (((c << 32) | a) << sh) >> 32
-                        part &= M32
-                    else:
-                        part = (a << sh) & M32
-                    s = part + b
-                    if m & M_X:
-                        s += _ps(rows, i, 0, preds, w, l)
-                    _wr(rows, i, w, l, s, regs, uregs)
-                    _wp(preds, w, rows[i, F_PD0], l, 1 if (s >> 32) != 0 else 0)
-        elif op == OP_ISETP:
-            m = rows[i, F_M]
-            cmp = rows[i, F_E0]
-            bop = rows[i, F_E1]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    if not (m & M_U32):
-                        a = _sx(a)
-                        b = _sx(b)
-                    if m & M_X:
-                        lo = _ps(rows, i, 1, preds, w, l)
-                        if cmp == C_EQ:
-                            r = a == b and lo == 1
-                        elif cmp == C_NE:
-                            r = a != b or lo == 1
-                        elif cmp == C_LT or cmp == C_LE:
-                            r = a < b or (a == b and lo == 1)
-                        elif cmp == C_GT or cmp == C_GE:
-                            r = a > b or (a == b and lo == 1)
-                        else:
-                            r = _icmp(cmp, a, b)
-                    else:
-                        r = _icmp(cmp, a, b)
-                    x = np.int64(1) if r else np.int64(0)
-                    pb = _ps(rows, i, 0, preds, w, l)
-                    _wp(preds, w, rows[i, F_PD0], l, _combine(bop, x, pb))
-                    _wp(preds, w, rows[i, F_PD1], l, _combine(bop, 1 - x, pb))
-        elif op == OP_FSETP:
-            cmp = rows[i, F_E0]
-            bop = rows[i, F_E1]
-            ftz = rows[i, F_M] & M_FTZ
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    if ftz:
-                        xa = _ftz(xa)
-                        xb = _ftz(xb)
-                    a = _b2f(xa, s32, f32)
-                    b = _b2f(xb, s32, f32)
-                    x = np.int64(1) if _fcmp(cmp, a, b) else np.int64(0)
-                    pb = _ps(rows, i, 0, preds, w, l)
-                    _wp(preds, w, rows[i, F_PD0], l, _combine(bop, x, pb))
-                    _wp(preds, w, rows[i, F_PD1], l, _combine(bop, 1 - x, pb))
-        elif op == OP_PLOP3:
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _ps(rows, i, 0, preds, w, l)
-                    b = _ps(rows, i, 1, preds, w, l)
-                    c = _ps(rows, i, 2, preds, w, l)
-                    k = (a << 2) | (b << 1) | c
-                    _wp(preds, w, rows[i, F_PD0], l, (rows[i, F_E0] >> k) & 1)
-                    _wp(preds, w, rows[i, F_PD1], l, (rows[i, F_E1] >> k) & 1)
-        elif op == OP_SEL:
-            fp = rows[i, F_M]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    j = 0 if _ps(rows, i, 0, preds, w, l) else 1
-                    x = _rq(rows, i, j, w, l, regs, uregs, cb, srv, st)
-                    x = _fmod(rows, i, j, x) if fp else _imod(rows, i, j, x)
-                    _wr(rows, i, w, l, x, regs, uregs)
-        elif op == OP_IMNMX:
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    _wr(rows, i, w, l, _imnmx(rows, i, w, l, regs, uregs, cb, srv, st, preds), regs, uregs)
-        elif op == OP_FMNMX:
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    if rows[i, F_M] & M_FTZ:
-                        xa = _ftz(xa)
-                        xb = _ftz(xb)
-                    a = _b2f(xa, s32, f32)
-                    b = _b2f(xb, s32, f32)
-                    mn = _ps(rows, i, 0, preds, w, l)
-                    if math.isnan(a):
-                        r = xb
-                    elif math.isnan(b):
-                        r = xa
-                    elif mn:
-                        r = xa if (a < b or (a == b and (xa & 0x80000000))) else xb
-                    else:
-                        r = xa if (a > b or (a == b and not (xa & 0x80000000))) else xb
-                    _wr(rows, i, w, l, r, regs, uregs)
-        elif (op == OP_FFMA or op == OP_FADD or op == OP_FMUL) and rows[i, F_E2] == 1:
-            # the common case, decoded as such: vector registers without modifiers, round to
-            # nearest, no flushing or clamping; computed on float views of the registers
-            d = rows[i, F_D]
-            ra = rows[i, F_SRC + 1]
-            rb = rows[i, F_SRC + 6]
-            rc = rows[i, F_SRC + 11]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    if op == OP_FFMA:
-                        regf[w, d, l] = _fma32(regf[w, ra, l], regf[w, rb, l], regf[w, rc, l])
-                    elif op == OP_FADD:
-                        regf[w, d, l] = np.float32(np.float64(regf[w, ra, l]) + np.float64(regf[w, rb, l]))
-                    else:
-                        regf[w, d, l] = np.float32(np.float64(regf[w, ra, l]) * np.float64(regf[w, rb, l]))
-        elif op == OP_FFMA or op == OP_FADD or op == OP_FMUL:
-            ftz = rows[i, F_M] & M_FTZ
-            sat = rows[i, F_M] & M_SAT
-            mode = rows[i, F_E1]
-            # FMUL.D2 .. .M8: the exact product times 2**E0 (exact in float64), then the one
-            # rounding (decode.py, _FMUL_SCALE, says why)
-            sk = rows[i, F_E0] if op == OP_FMUL else 0
-            scale = np.float64(1 << sk) if sk >= 0 else 1.0 / np.float64(1 << -sk)
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    if ftz:
-                        xa = _ftz(xa)
-                        xb = _ftz(xb)
-                    a = _b2f(xa, s32, f32)
-                    b = _b2f(xb, s32, f32)
-                    if op == OP_FFMA:
-                        xc = _fmod(rows, i, 2, _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st))
-                        if ftz:
-                            xc = _ftz(xc)
-                        c = _b2f(xc, s32, f32)
-                        if mode == R_RN:
-                            r = np.float64(_fma32(np.float32(a), np.float32(b), np.float32(c)))
-                        else:
-                            r = _fma64(a, b, c)  # the product is exact; one float64 rounding of the sum
-                    elif op == OP_FADD:
-                        r = a + b
-                    else:
-                        r = a * b * scale
-                    if sat:
-                        r = 0.0 if math.isnan(r) else min(max(r, 0.0), 1.0)
-                    x = _round_f32(r, mode, s32, f32)
-                    if ftz:
-                        x = _ftz(x)
-                    _wr(rows, i, w, l, x, regs, uregs)
-        elif op == OP_I2F:
-            m = rows[i, F_M]
-            mode = rows[i, F_E1]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    x = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
-                    v = np.float64(x if m & M_U32 else _sx(x))
-                    if rows[i, F_E2]:  # to double: exact
-                        b = _bits64(v, i64, f64)
-                        _wr_k(rows, i, w, l, 0, b, regs, uregs)
-                        _wr_k(rows, i, w, l, 1, b >> 32, regs, uregs)
-                    else:
-                        _wr(rows, i, w, l, _round_f32(v, mode, s32, f32), regs, uregs)
-        elif op == OP_F2I:
-            m = rows[i, F_M]
-            mode = rows[i, F_E1]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
-                    _wr(rows, i, w, l, _f2i(a, mode, m & M_U32), regs, uregs)
-        elif op == OP_F2F:
-            mode = rows[i, F_E1]
-            widen = rows[i, F_E0] == F2F_F64_F32
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    if widen:  # float -> double: exact
-                        a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
-                        b = _bits64(a, i64, f64)
-                        _wr_k(rows, i, w, l, 0, b, regs, uregs)
-                        _wr_k(rows, i, w, l, 1, b >> 32, regs, uregs)
-                    else:  # double -> float: one rounding in the stated direction
-                        a = _d64(rows, i, 0, w, l, regs, uregs, cb, srv, st, i64, f64)
-                        _wr(rows, i, w, l, _round_f32(a, mode, s32, f32), regs, uregs)
-        elif op == OP_MUFU and (rows[i, F_E0] == MU_RCP64H or rows[i, F_E0] == MU_RSQ64H):
-            # the high word of 1/x (1/sqrt(x)) for the double x whose high word is the source and low
-            # word 0: the exact result cut to its high word, where hardware gives an approximation
-            # good to about 23 bits; the Newton steps that follow in the code refine either
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    i64[0] = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st) << 32
-                    a = f64[0]
-                    if rows[i, F_E0] == MU_RCP64H:
-                        r = 1.0 / a if a != 0.0 else math.copysign(math.inf, a)
-                    else:
-                        r = 1.0 / math.sqrt(a) if a > 0.0 else (math.inf if a == 0.0 else math.nan)
-                    _wr(rows, i, w, l, _bits64(r, i64, f64) >> 32, regs, uregs)
-        elif op == OP_DFMA or op == OP_DADD or op == OP_DMUL:
-            mode = rows[i, F_E1]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _d64(rows, i, 0, w, l, regs, uregs, cb, srv, st, i64, f64)
-                    b = _d64(rows, i, 1, w, l, regs, uregs, cb, srv, st, i64, f64)
-                    if op == OP_DFMA:
-                        r = _fma64(a, b, _d64(rows, i, 2, w, l, regs, uregs, cb, srv, st, i64, f64))
-                    elif op == OP_DADD:
-                        r = a + b
-                        if mode != R_RN:  # the exact rounding error of the sum (two-sum)
-                            bb = r - a
-                            r = _round64(r, (a - (r - bb)) + (b - bb), mode, i64, f64)
-                    else:
-                        r = a * b
-                        if mode != R_RN:  # the exact rounding error of the product
-                            r = _round64(r, _fma64(a, b, -r), mode, i64, f64)
-                    x = _bits64(r, i64, f64)
-                    _wr_k(rows, i, w, l, 0, x, regs, uregs)
-                    _wr_k(rows, i, w, l, 1, x >> 32, regs, uregs)
-        elif op == OP_DSETP:
-            sel = rows[i, F_E2]
-            cmp = rows[i, F_E0]
-            bop = rows[i, F_E1]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _d64(rows, i, 0, w, l, regs, uregs, cb, srv, st, i64, f64)
-                    b = _d64(rows, i, 1, w, l, regs, uregs, cb, srv, st, i64, f64)
-                    if sel == DS_CMP:
-                        x = np.int64(1) if _fcmp(cmp, a, b) else np.int64(0)
-                        pb = _ps(rows, i, 0, preds, w, l)
-                        _wp(preds, w, rows[i, F_PD0], l, _combine(bop, x, pb))
-                        _wp(preds, w, rows[i, F_PD1], l, _combine(bop, 1 - x, pb))
-                    else:
-                        if math.isnan(a):
-                            first = False
-                        elif math.isnan(b):
-                            first = True
-                        else:
-                            first = a >= b if sel == DS_MAX else a <= b
-                        _wp(preds, w, rows[i, F_PD0], l, np.int64(1) if first else np.int64(0))
-                        both = math.isnan(a) and math.isnan(b)
-                        _wp(preds, w, rows[i, F_PD1], l, np.int64(1) if both else np.int64(0))
-        elif op == OP_MUFU:
-            fn = rows[i, F_E0]
-            ftz = rows[i, F_M] & M_FTZ
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    a = _b2f(_ftz(xa) if ftz else xa, s32, f32)
-                    if fn == MU_RCP:
-                        r = 1.0 / a if a != 0.0 else math.copysign(math.inf, a)
-                    elif fn == MU_RSQ:
-                        r = 1.0 / math.sqrt(a) if a > 0.0 else (math.inf if a == 0.0 else math.nan)
-                    elif fn == MU_SQRT:
-                        r = math.sqrt(a) if a >= 0.0 else math.nan
-                    elif fn == MU_EX2:
-                        r = 2.0**a if a < 1024.0 else math.inf
-                    elif fn == MU_LG2:
-                        r = math.log2(a) if a > 0.0 else (-math.inf if a == 0.0 else math.nan)
-                    elif fn == MU_SIN:
-                        r = math.sin(2.0 * math.pi * a) if not math.isinf(a) else math.nan
-                    elif fn == MU_COS:
-                        r = math.cos(2.0 * math.pi * a) if not math.isinf(a) else math.nan
-                    else:
-                        r = math.nan
-                    x = _f2b(r, s32, f32)
-                    _wr(rows, i, w, l, _ftz(x) if ftz else x, regs, uregs)
-        elif op == OP_LD:
-            space = rows[i, F_E0]
-            nb = rows[i, F_E1]
-            sx = rows[i, F_E2]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _mem_addr(rows, i, 0, w, l, regs, uregs, space)
-                    o = _mem_index(a, nb, space, gbase, gmem, gvalid, smem, lmem, st, l)
-                    if o < 0:
-                        break
-                    if nb < 4:
-                        word = _load_word(space, o & ~3, gmem, smem, lmem, w, l)
-                        v = (word >> ((o & 3) * 8)) & ((np.int64(1) << (8 * nb)) - 1)
-                        if sx and (v >> (8 * nb - 1)) & 1:
-                            v |= M32 ^ ((np.int64(1) << (8 * nb)) - 1)
-                        _wr(rows, i, w, l, v, regs, uregs)
-                    else:
-                        for k in range(nb // 4):
-                            _wr_k(
-                                rows,
-                                i,
-                                w,
-                                l,
-                                k,
-                                _load_word(space, o + 4 * k, gmem, smem, lmem, w, l),
-                                regs,
-                                uregs,
-                            )
-        elif op == OP_ST:
-            space = rows[i, F_E0]
-            nb = rows[i, F_E1]
-            vb = F_SRC + 5
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _mem_addr(rows, i, 0, w, l, regs, uregs, space)
-                    o = _mem_index(a, nb, space, gbase, gmem, gvalid, smem, lmem, st, l)
-                    if o < 0:
-                        break
-                    if nb < 4:
-                        x = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)
-                        sh = (o & 3) * 8
-                        mk = ((np.int64(1) << (8 * nb)) - 1) << sh
-                        word = _load_word(space, o & ~3, gmem, smem, lmem, w, l)
-                        _store_word(space, o & ~3, (word & ~mk) | ((x << sh) & mk), gmem, smem, lmem, w, l)
-                    else:
-                        kind = rows[i, vb]
-                        r0 = rows[i, vb + 1]
-                        for k in range(nb // 4):
-                            if kind == K_R:
-                                x = np.int64(regs[w, r0 + k, l])
-                            elif kind == K_UR:
-                                x = np.int64(uregs[w, r0 + k])
-                            else:
-                                x = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st) if k == 0 else 0
-                            _store_word(space, o + 4 * k, x, gmem, smem, lmem, w, l)
-        elif op == OP_ATOM:
-            fn = rows[i, F_M]
-            space = rows[i, F_E0]
-            typ = rows[i, F_E1]
-            ret = rows[i, F_E2]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _mem_addr(rows, i, 0, w, l, regs, uregs, space)
-                    o = _mem_index(a, 4, space, gbase, gmem, gvalid, smem, lmem, st, l)
-                    if o < 0:
-                        break
-                    v = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)
-                    old = _load_word(space, o, gmem, smem, lmem, w, l)
-                    if fn == A_ADD or fn == A_POPC_INC:
-                        if typ == AT_F32:
-                            new = _f2b(_b2f(old, s32, f32) + _b2f(v, s32, f32), s32, f32)
-                        else:
-                            new = old + v
-                    elif fn == A_MIN or fn == A_MAX:
-                        so = _sx(old) if typ == AT_S32 else old
-                        sv = _sx(v) if typ == AT_S32 else v
-                        if fn == A_MIN:
-                            new = old if so <= sv else v
-                        else:
-                            new = old if so >= sv else v
-                    elif fn == A_INC:
-                        new = 0 if old >= v else old + 1
-                    elif fn == A_DEC:
-                        new = v if (old == 0 or old > v) else old - 1
-                    elif fn == A_AND:
-                        new = old & v
-                    elif fn == A_OR:
-                        new = old | v
-                    elif fn == A_XOR:
-                        new = old ^ v
-                    elif fn == A_EXCH:
-                        new = v
-                    elif fn == A_CAS:
-                        new = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st) if old == v else old
-                    else:
-                        new = old
-                    _store_word(space, o, new, gmem, smem, lmem, w, l)
-                    if ret:
-                        _wr(rows, i, w, l, old, regs, uregs)
-        elif op == OP_SHFL:
-            mode = rows[i, F_E0]
-            for l in range(32):
-                if (g >> l) & 1:
-                    vals[l] = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
-            for l in range(32):
-                if (e >> l) & 1:
-                    bval = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st) & 31
-                    cw = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st)
-                    cval = cw & 31
-                    sm = (cw >> 8) & 31
-                    maxl = (l & sm) | (cval & ~sm & 31)
-                    minl = l & sm
-                    if mode == SH_UP:
-                        j = l - bval
-                        ok = j >= maxl
-                    elif mode == SH_DOWN:
-                        j = l + bval
-                        ok = j <= maxl
-                    elif mode == SH_BFLY:
-                        j = l ^ bval
-                        ok = j <= maxl
-                    else:
-                        j = minl | (bval & ~sm & 31)
-                        ok = j <= maxl
-                    if not ok:
-                        j = l
-                    if not (g >> j) & 1:
-                        st[0] = ST_SHFL_DIVERGED
-                        st[2] = l
-                        st[3] = j
-                        break
-                    _wr(rows, i, w, l, vals[j], regs, uregs)
-                    _wp(preds, w, rows[i, F_PD0], l, 1 if ok else 0)
-        elif op == OP_VOTE:
-            mode = rows[i, F_E0]
-            ballot = np.int64(0)
-            for l in range(32):
-                if (e >> l) & 1:
-                    if _ps(rows, i, 0, preds, w, l):
-                        ballot |= np.int64(1) << l
-            if mode == V_ALL:
-                res = 1 if ballot == e else 0
-            elif mode == V_ANY:
-                res = 1 if ballot != 0 else 0
-            else:
-                res = 1 if (ballot == 0 or ballot == e) else 0
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    _wr(rows, i, w, l, ballot, regs, uregs)
-                    _wp(preds, w, rows[i, F_PD0], l, res)
-        elif op == OP_BAR:
-            for l in range(32):
-                if (e >> l) & 1:
-                    lst[w, l] = WAIT_BAR
-                    pcs[w, l] = i
-                elif (g >> l) & 1:
-                    pcs[w, l] = i + 1
-            advance = False
-        elif op == OP_BRA:
-            tgt = rows[i, F_TGT]
-            take = e
-            if rows[i, F_E0] == 1:
-                for l in range(32):
-                    if (e >> l) & 1 and _ps(rows, i, 0, preds, w, l) == 0:
-                        take &= ~(np.int64(1) << l)
-            if rows[i, F_M] == 1:  # BRA.DIV: taken when the mask's live lanes are not all here
-                live = np.int64(0)
-                for q in range(32):
-                    if lst[w, q] != EXITED:
-                        live |= np.int64(1) << q
-                first = 0
-                for q in range(32):
-                    if (g >> q) & 1:
-                        first = q
-                        break
-                want = _imod(rows, i, 0, _rd(rows, i, 0, w, first, regs, uregs, cb, srv, st)) & live
-                take = e if (g & want) != want else np.int64(0)
-            for l in range(32):
-                if (g >> l) & 1:
-                    pcs[w, l] = tgt if (take >> l) & 1 else i + 1
-            advance = False
-        elif op == OP_EXIT:
-            for l in range(32):
-                if (e >> l) & 1:
-                    lst[w, l] = EXITED
-                elif (g >> l) & 1:
-                    pcs[w, l] = i + 1
-            _try_release(w, pcs, lst, lbar, bmask)
-            advance = False
-        elif op == OP_BSSY:
-            bmask[w, rows[i, F_E0]] = e
-        elif op == OP_BREAK:
-            # the executing lanes leave convergence barrier Bn: a BSYNC Bn no longer waits for them,
-            # and lanes already waiting there go on if the rest of Bn has arrived
-            if e != 0:
-                bmask[w, rows[i, F_E0]] &= ~e
-                _try_release(w, pcs, lst, lbar, bmask)
-            for l in range(32):
-                if (g >> l) & 1:
-                    pcs[w, l] = i + 1
-            advance = False  # released lanes may now be the lowest: pick again
-        elif op == OP_BSYNC:
-            b = rows[i, F_E0]
-            for l in range(32):
-                if (e >> l) & 1:
-                    lst[w, l] = WAIT_BSYNC
-                    lbar[w, l] = b
-                    pcs[w, l] = i
-                elif (g >> l) & 1:
-                    pcs[w, l] = i + 1
-            _try_release(w, pcs, lst, lbar, bmask)
-            advance = False
-        elif op == OP_FCHK:
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    ea = (xa >> 23) & 0xFF
-                    eb = (xb >> 23) & 0xFF
-                    # conservative: any special, zero or denormal operand, or a quotient whose
-                    # exponent comes near the ends of the range, takes the (exact) slow path
-                    slow = ea == 0 or ea == 0xFF or eb == 0 or eb == 0xFF or ea - eb > 125 or ea - eb < -125
-                    _wp(preds, w, rows[i, F_PD0], l, 1 if slow else 0)
-        elif op == OP_FRND:
-            mode = rows[i, F_E1]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _b2f(_fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)), s32, f32)
-                    if math.isnan(a) or math.isinf(a):
-                        r = a
-                    elif mode == R_RZ:
-                        r = math.copysign(math.trunc(a), a)
-                    elif mode == R_RM:
-                        r = math.floor(a)
-                    elif mode == R_RP:
-                        r = math.copysign(math.ceil(a), a)
-                    else:
-                        r = math.copysign(np.rint(a), a)
-                    _wr(rows, i, w, l, _f2b(r, s32, f32), regs, uregs)
-        elif op == OP_REDUX:
-            fn = rows[i, F_E0]
-            acc = np.int64(0) if fn != 1 else np.int64(M32)
-            for l in range(32):
-                if (e >> l) & 1:
-                    x = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
-                    if fn == 0:
-                        acc = (acc + x) & M32
-                    elif fn == 1:
-                        acc &= x
-                    elif fn == 2:
-                        acc |= x
-                    else:
-                        acc ^= x
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    _wr(rows, i, w, l, acc, regs, uregs)
-        elif op == OP_BRX:
-            n = rows.shape[0]
-            for l in range(32):
-                if (g >> l) & 1:
-                    if (e >> l) & 1:
-                        t = 16 * (i + 1) + _sx(_rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                        t += _sx(_rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                        if t % 16 != 0 or t < 0 or t // 16 >= n:
-                            st[0] = ST_BAD_TARGET
-                            st[2] = l
-                            st[3] = t
-                            break
-                        pcs[w, l] = t // 16
-                    else:
-                        pcs[w, l] = i + 1
-            advance = False
-        elif op == OP_WARPSYNC:
-            live = np.int64(0)
-            for q in range(32):
-                if lst[w, q] != EXITED:
-                    live |= np.int64(1) << q
-            first = 0
-            for q in range(32):
-                if (g >> q) & 1:
-                    first = q
-                    break
-            if e != 0:
-                want = _rd(rows, i, 0, w, first, regs, uregs, cb, srv, st) & live
-                if want & ~g:
-                    st[0] = ST_NOT_CONVERGED
-                    st[2] = first
-                    st[3] = want & ~g
-        elif op == OP_RET:
-            n = rows.shape[0]
-            for l in range(32):
-                if (g >> l) & 1:
-                    if (e >> l) & 1:
-                        t = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st) + _rd(
-                            rows, i, 1, w, l, regs, uregs, cb, srv, st
-                        )
-                        if t % 16 != 0 or t // 16 >= n:
-                            st[0] = ST_BAD_TARGET
-                            st[2] = l
-                            st[3] = t
-                            break
-                        pcs[w, l] = t // 16
-                    else:
-                        pcs[w, l] = i + 1
-            advance = False
-        elif op == OP_BMOV_CLR:
-            if e != 0:
-                bmask[w, rows[i, F_E0]] = 0
-        elif op == OP_POPC or op == OP_FLO or op == OP_BREV or op == OP_IABS:
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    x = _imod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    if op == OP_POPC:
-                        r = np.int64(0)
-                        while x:
-                            r += x & 1
-                            x >>= 1
-                    elif op == OP_FLO:
-                        if x == 0:
-                            r = np.int64(M32)
-                        else:
-                            pos = np.int64(31)
-                            while not (x >> pos) & 1:
-                                pos -= 1
-                            r = 31 - pos if rows[i, F_M] else pos
-                    elif op == OP_BREV:
-                        r = np.int64(0)
-                        for k in range(32):
-                            r |= ((x >> k) & 1) << (31 - k)
-                    else:
-                        s = _sx(x)
-                        r = (-s if s < 0 else s) & M32
-                    _wr(rows, i, w, l, r, regs, uregs)
-        elif op == OP_PRMT:
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
-                    sel = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)
-                    b = _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st)
-                    v = (b << 32) | a
-                    r = np.int64(0)
-                    for k in range(4):
-                        nib = (sel >> (4 * k)) & 0xF
-                        byte = (v >> (8 * (nib & 7))) & 0xFF
-                        if nib & 8:
-                            byte = 0xFF if byte & 0x80 else 0
-                        r |= byte << (8 * k)
-                    _wr(rows, i, w, l, r, regs, uregs)
-        elif op == OP_P2R:
-            mask = rows[i, F_E0]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
-                    pk = np.int64(0)
-                    for p in range(7):
-                        pk |= np.int64(preds[w, p, l]) << p
-                    _wr(rows, i, w, l, (a & ~mask) | (pk & mask), regs, uregs)
-        elif op == OP_R2P:
-            mask = rows[i, F_E0]
-            for l in range(32):
-                if (lanes >> l) & 1:
-                    a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st) >> rows[i, F_E1]  # a byte selector
-                    for p in range(7):
-                        if (mask >> p) & 1:
-                            preds[w, p, l] = (a >> p) & 1
+        fam = _FAMILY[op]
+        if fam == X_INT:
+            _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st)
+        elif fam == X_LOGIC:
+            _x_logic(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st)
+        elif fam == X_FP32:
+            _x_fp32(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, regf)
+        elif fam == X_FP64:
+            _x_fp64(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, i64, f64)
+        elif fam == X_MEM:
+            _x_mem(op, rows, i, w, lanes, regs, uregs, cb, srv, gbase, gmem, gvalid, smem, lmem, st, s32, f32)
+        elif fam == X_LANES:
+            _x_lanes(op, rows, i, w, g, e, lanes, regs, preds, uregs, cb, srv, st, vals)
+        elif fam == X_FLOW:
+            advance = _x_flow(op, rows, i, w, g, e, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, st)
         if st[0] != 0:
             st[1] = i
             for l in range(32):
