@@ -402,3 +402,34 @@ def test_the_compiled_prefetch_fixed_point_matches_a_numpy_bisection():
     assert np.all(got[warps == 0] < 1e-9) and np.all(got[warps > 0] > 0)
     fixed = np.abs(at(got)[1] - got) <= 1e-9 * np.maximum(ipc_b, 1.0)
     assert fixed[warps > 0].mean() > 0.99  # a fixed point where the bound crosses (not only at the ends)
+
+
+def test_prefetch_stall_cycles_are_the_schedulers_prefetch_stalls():
+    """The simulator's metric is its scheduler-cycles laid to a prefetch; slower main-RF banks make more."""
+    tr = trace_from_warps([_mixed_program(s) for s in range(8)], warps_per_cta=4)
+    runs = [run(tr, "ltrf", main_rf_latency_x=x, active_warps=2) for x in (1, 12)]
+    for r in runs:
+        assert r.metrics["prefetch_stall_cycles"] == r.stalls["prefetch"] == r.counts["stall_prefetch"]
+    assert runs[1].metrics["prefetch_stall_cycles"] > runs[0].metrics["prefetch_stall_cycles"] > 0
+
+
+def test_prefetch_stall_share_known_answers():
+    from rfmodel.designs.ltrf import prefetch_stall_share
+
+    # 2 schedulers at IPC 0.5: 3 idle scheduler-cycles per instruction; a warp of 8 waits 0.02 x 20 cycles of
+    # its 16 per instruction: 0.025 of them
+    assert prefetch_stall_share(0.5, 2, 0.02, 20.0, 8) == pytest.approx(3 * 0.025)
+    # a warp that waits longer than it takes per instruction waits all the time: every idle cycle
+    assert prefetch_stall_share(0.25, 2, 0.5, 100.0, 2) == pytest.approx(7.0)
+    assert prefetch_stall_share(0.0, 2, 0.02, 20.0, 8) == np.inf
+    assert prefetch_stall_share(2.0, 2, 0.02, 20.0, 8) == 0.0  # no idle cycle
+
+
+def test_analytic_prefetch_stalls_grow_with_the_main_rf_latency():
+    import rfmodel
+
+    for design in FAMILY:
+        ds = rfmodel.evaluate(design, "gemm_micro8x8", "fermi-gtx480",
+                              params={"main_rf_latency_x": [1, 3, 6]})
+        st = ds["prefetch_stall_cycles"].values.ravel() / ds["warp_instructions"].values.ravel()
+        assert np.all(np.diff(st) > 0) and st[0] >= 0, (design, st)

@@ -541,7 +541,8 @@ class Design:
 
         ``counts`` holds the simulator's counters by name (``reads``, ``writes``,
         ``bank_read_acc``, ``bank_write_acc``, ...; see ``rfmodel.sim.core.K_FIELDS``)
-        and the design's own counters (``SimSetup.counters``) under their names.
+        and the design's own counters (``SimSetup.counters``) under their names, and the scheduler-cycles
+        without an issue per stall reason, the simulator's and the design's own (``stall_<reason>``).
         """
         raise RfmodelError(f"design '{self.name}' does not support the cycle simulator (no sim_metrics)")
 

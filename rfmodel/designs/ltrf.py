@@ -715,6 +715,19 @@ def _prefetch_fixed_point(P, ipc_out, t_out):
         t_out[i] = _prefetch_at(x, p)[0]
 
 
+def prefetch_stall_share(ipc, sched, pf_per_instr, t_pf, active):
+    """Scheduler-cycles per instruction without an issue that the simulator lays to a prefetch: it names the
+    reason of a scheduler's idle cycle by the first warp of its order that cannot issue, so of the ``S / IPC
+    - 1`` idle scheduler-cycles per instruction, the share in which that warp waits for its prefetch: the
+    share of an active warp's time it spends so, ``pf_per_instr t_pf`` of the ``active / IPC`` cycles it takes
+    per instruction (``active`` warps share the IPC)."""
+    ipc = np.asarray(ipc, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        idle = np.where(ipc > 0, np.maximum(sched / ipc - 1.0, 0.0), np.inf)
+        waiting = np.minimum(pf_per_instr * t_pf * ipc / np.maximum(active, 1.0), 1.0)
+    return np.where(ipc > 0, idle * waiting, np.inf)
+
+
 @register
 class Ltrf(Design):
     """LTRF; its variants are subclasses that set the class flags below (and their own parameter kind)."""
@@ -731,7 +744,8 @@ class Ltrf(Design):
     stall_reasons = ("prefetch",)
     metrics = (
         "rf_cache_hit_rate", "rf_cache_reads", "main_rf_reads", "main_rf_writes", "prefetches",
-        "prefetch_regs", "prefetch_latency_cycles", "prefetch_bank_conflicts", "prefetch_max_bank_load",
+        "prefetch_regs", "prefetch_latency_cycles", "prefetch_stall_cycles", "prefetch_bank_conflicts",
+        "prefetch_max_bank_load",
         "conflict_free_prefetch_fraction",
         "static_prefetch_conflicts", "warp_activations", "warp_deactivations", "refetches",
         "interval_length_dynamic", "interval_length_static",
@@ -830,6 +844,7 @@ class Ltrf(Design):
             "static_prefetch_conflicts": float(counts["static_prefetch_conflicts"]),
             "refetches": float(counts["refetches"]),
             "prefetch_latency_cycles": float(counts["prefetch_cycles"]) / pf if pf else 0.0,
+            "prefetch_stall_cycles": float(counts["stall_prefetch"]),
             "prefetch_bank_conflicts": float(counts["prefetch_bank_conflicts"]),
             "prefetch_max_bank_load": 1.0 + float(counts["prefetch_bank_conflicts"]) / pf if pf else 0.0,
             "conflict_free_prefetch_fraction": (
@@ -940,6 +955,10 @@ class Ltrf(Design):
             "prefetches": n_pf,
             "prefetch_regs": fetched_total,
             "prefetch_latency_cycles": t_pf,
+            # a prefetch that fetches nothing costs no time; at most ``fetched`` of them fetch anything
+            "prefetch_stall_cycles": n * prefetch_stall_share(
+                ipc, sched, pf_per_instr * np.minimum(fetched, 1.0), t_pf, a_tot
+            ),
             "prefetch_max_bank_load": mx,
             "prefetch_bank_conflicts": n_pf * np.maximum(mx - 1.0, 0.0),
             "interval_length_dynamic": length,

@@ -623,6 +623,8 @@ def simulate_trace(
         counts[name] = int(setup.ints[i])
     reasons = C.STALL_REASONS + tuple(setup.stall_reasons)
     stalls = {r: int(K[C.K_STALL0 + i]) for i, r in enumerate(reasons)}
+    # a design's metrics may read the stall cycles too (``stall_<reason>``: scheduler-cycles without an issue)
+    counts.update({f"stall_{r}": n for r, n in stalls.items()})
     b_max = st[C.S_B_MAX]
     counts["max_bank_accesses_per_cycle"] = int(b_max.max()) if len(b_max) else 0
     if p.cfg[C.C_WBUF] > 0:  # cycles at each occupancy of the write buffer (0 .. capacity)
