@@ -1467,6 +1467,10 @@ def build_parser() -> argparse.ArgumentParser:
     from rfmodel.version import __version__
 
     p.add_argument("--version", action="version", version=f"rfmodel {__version__}")
+    p.add_argument("--design-file", action="append", default=[], metavar="PATH.py",
+                   help="load the designs of a Python file that is not installed (repeatable; before the "
+                   "command: rfmodel --design-file my.py evaluate --design mine ...; RFMODEL_DESIGNS does "
+                   "the same for every run and its worker processes)")  # fmt: skip
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     _add_evaluate_parser(sub)
     _add_optimize_parser(sub)
@@ -1518,6 +1522,17 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:
     return f"warning: {message}\n"
 
 
+def _load_design_files(paths) -> None:
+    """``--design-file``: load each file now (its errors are the command's, exit 2) and name it in
+    ``RFMODEL_DESIGNS``, so that the worker processes of a run load it too."""
+    from rfmodel.designs.base import DESIGNS_ENV, load_design_file
+
+    for path in paths:
+        load_design_file(path)
+    given = [x for x in os.environ.get(DESIGNS_ENV, "").split(os.pathsep) if x]
+    os.environ[DESIGNS_ENV] = os.pathsep.join(given + [str(Path(x).expanduser().resolve()) for x in paths])
+
+
 def main(argv=None) -> int:
     warnings.formatwarning = _one_line_warning
     parser = build_parser()
@@ -1537,6 +1552,8 @@ def main(argv=None) -> int:
             target = getattr(args, key, None)
             if isinstance(target, str) and target:
                 check_writable(target)  # before a long run, not after it
+        if args.design_file:
+            _load_design_files(args.design_file)
         rc = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at interpreter exit
         return rc

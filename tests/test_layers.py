@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rfmodel.sim",),
     ("rfmodel.evaluate",),
     ("rfmodel.optimize", "rfmodel.tolerance", "rfmodel.calibrate", "rfmodel.bench", "rfmodel.classes",
-     "rfmodel.studies"),
+     "rfmodel.studies", "rfmodel.testing"),
     ("rfmodel.cli", "rfmodel.cli_tech"),
     ("rfmodel",),  # the package's face: lazy re-exports of the layers below
 )

@@ -386,6 +386,9 @@ class Design:
     #: register file, no write buffer, SRAM banks): there both engines give the baseline's IPC
     #: (``tests/test_design_conformance.py``); ``None``: none (a structure of the design stays in the path)
     neutral: ClassVar[dict | None] = None
+    #: conformance checks (:mod:`rfmodel.testing`) the design is known to fail: ``{check name: reason}``;
+    #: ``check_design`` reports them with the reason instead of failing, a pytest suite marks them xfail
+    known_check_failures: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -606,6 +609,54 @@ def _load_design_module(name: str) -> None:
 
 
 _LOADED = False
+#: environment variable naming design modules that are not installed: paths of ``.py`` files, separated by
+#: the system's path separator; loaded with the registry (``rfmodel --design-file PATH.py`` adds to it)
+DESIGNS_ENV = "RFMODEL_DESIGNS"
+#: design files loaded so far: resolved path -> the design names each registered
+_FILES: dict[str, list[str]] = {}
+
+
+def load_design_file(path) -> list[str]:
+    """Import the design module at ``path`` (a ``.py`` file that is not installed: its ``@register``
+    classes join the registry) and return the names of the designs it registered.  Loading one file twice
+    does nothing more.  A missing file, one that fails to import, that registers no design or a name the
+    registry already holds is one :class:`RfmodelError` naming the file."""
+    import hashlib
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise RfmodelError(f"design file {path}: no such file")
+    if p.suffix != ".py":
+        raise RfmodelError(f"design file {path}: not a Python file (.py)")
+    key = str(p.resolve())
+    if key in _FILES:
+        return list(_FILES[key])
+    _load_designs()  # the built-in designs first, so that a name the file reuses is seen
+    before = dict(_REGISTRY)
+    module = f"rfmodel_design_file_{p.stem}_{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(module, p)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[module] = mod  # dataclasses and pickle look the module up by name
+    try:
+        spec.loader.exec_module(mod)
+    except Exception as e:  # noqa: BLE001 - any error of the user's module is reported as one line
+        sys.modules.pop(module, None)
+        _REGISTRY.clear()
+        _REGISTRY.update(before)
+        raise RfmodelError(f"design file {path}: importing it failed: {type(e).__name__}: {e}") from e
+    clash = sorted(n for n, c in before.items() if _REGISTRY.get(n) is not c)
+    added = sorted(set(_REGISTRY) - set(before))
+    if clash:
+        _REGISTRY.clear()
+        _REGISTRY.update(before)
+        raise RfmodelError(f"design file {path}: registers '{clash[0]}', a name a design already has")
+    if not added:
+        raise RfmodelError(f"design file {path}: registers no design (a Design subclass under @register)")
+    _FILES[key] = added
+    return added
 
 
 def _load_designs() -> None:
@@ -640,3 +691,8 @@ def _load_designs() -> None:
             continue
         if isinstance(obj, type) and issubclass(obj, Design) and obj.name not in _REGISTRY:
             register(obj)
+    import os
+
+    for path in os.environ.get(DESIGNS_ENV, "").split(os.pathsep):
+        if path.strip():
+            load_design_file(path.strip())
