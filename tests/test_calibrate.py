@@ -401,5 +401,27 @@ def test_every_metric_both_engines_report_is_held_out_by_its_kind(tmp_path):
     rows = [r for r in res["designs"]["malekeh"]["rows"] if "rf_cache_hit_rate_sim" in r]
     mae = np.mean([abs(r["rf_cache_hit_rate_model"] - r["rf_cache_hit_rate_sim"]) for r in rows])
     assert m["rf_cache_hit_rate"]["error"] == pytest.approx(mae, rel=1e-9)
+    worst = max(rows, key=lambda r: abs(r["rf_cache_hit_rate_model"] - r["rf_cache_hit_rate_sim"]))
+    assert m["rf_cache_hit_rate"]["worst"]["workload"] == worst["workload"]
+    assert m["rf_cache_hit_rate"]["worst"]["params"] == worst["params"]
     text = "\n".join(metrics_section(res))
     assert "| malekeh | `rf_cache_hit_rate` | share |" in text and "| baseline | `warps` | level |" in text
+    missed = [(d, k) for d, r in res["designs"].items() for k, x in r["metrics"].items()
+              if x["goal"] is not None and not x["met"]]  # fmt: skip
+    for d, k in missed:  # each miss has its worst record named, with the simulator's stalls there
+        assert f"- {d} `{k}`, {res['designs'][d]['metrics'][k]['worst']['workload']} on " in text
+
+
+def test_the_worst_record_of_a_metric_is_the_one_its_own_error_picks():
+    from rfmodel.calibrate.metrics import summarize_metrics
+    from rfmodel.calibrate.report import _stall_shares
+
+    # per instruction: relative errors 0.5 (a), 0.2 (b, the larger absolute error), 1.0 (c, at the floor)
+    pairs = [{"x_stall_cycles": ("count", 0.02, 0.03)}, {"x_stall_cycles": ("count", 1.0, 1.2)},
+             {"x_stall_cycles": ("count", 0.0, 0.01)}]  # fmt: skip
+    labels = [{"workload": w, "gpu": "g", "params": {}, "stalls": {"memory": 3, "raw": 1}} for w in "abc"]
+    m = summarize_metrics(pairs, labels)["x_stall_cycles"]
+    assert m["error"] == pytest.approx(0.5) and m["goal"] == 0.2 and m["met"] is False
+    assert m["worst"]["workload"] == "c" and (m["worst_sim"], m["worst_model"]) == (0.0, 0.01)
+    assert _stall_shares(m["worst"]["stalls"]) == "; simulator stalls: memory 75 %, raw 25 %"
+    assert "worst" not in summarize_metrics(pairs)["x_stall_cycles"]

@@ -253,7 +253,10 @@ def effect_report(records: list[dict], values: dict) -> dict:
     designs = {d: summarize([r for r in rows if r["design"] == d and r["heldout"]])
                for d in sorted({r["design"] for r in rows})}  # fmt: skip
     # every metric both engines report, over each design's held-out records
-    metrics = {d: summarize_metrics([values[id(r)]["metrics"] for r in records
-                                     if r["design"] == d and r.get("heldout") and id(r) in values])
-               for d in sorted({r["design"] for r in records})}  # fmt: skip
+    metrics = {}
+    for d in sorted({r["design"] for r in records}):
+        held = [r for r in records if r["design"] == d and r.get("heldout") and id(r) in values]
+        metrics[d] = summarize_metrics([values[id(r)]["metrics"] for r in held],
+                                       [{k: r.get(k) for k in ("gpu", "workload", "params", "stalls")}
+                                        for r in held])  # fmt: skip
     return {"designs": designs, "metrics": metrics, "ranking": ranking(records, values), "rows": rows}

@@ -46,29 +46,36 @@ def metric_pairs(design, rec: dict, model: dict, model_instrs: float) -> dict:
     return out
 
 
-def summarize_metrics(pairs: list[dict]) -> dict:
-    """``{metric: {"kind", "n", "error", "goal", "met"}}`` over records' :func:`metric_pairs`; ``error``: the
-    mean absolute error of a share (fraction, not points), the median relative error of a count or a level."""
+def summarize_metrics(pairs: list[dict], labels: list[dict] | None = None) -> dict:
+    """``{metric: {"kind", "n", "error", "goal", "met", ...}}`` over records' :func:`metric_pairs`; ``error``:
+    the mean absolute error of a share (fraction, not points), the median relative error of a count or a
+    level.  ``labels`` (one per pair: the record's ``gpu``, ``workload``, ``params`` and the simulator's
+    ``stalls``) name the worst record by the kind's own error (``worst``)."""
     by: dict = {}
-    for p in pairs:
+    for i, p in enumerate(pairs):
         for name, (kind, s, m) in p.items():
-            by.setdefault(name, (kind, []))[1].append((s, m))
+            by.setdefault(name, (kind, []))[1].append((s, m, i))
     out = {}
     for name, (kind, vals) in sorted(by.items()):
         s = np.array([v[0] for v in vals])
         m = np.array([v[1] for v in vals])
         if kind == "share":
-            err = float(np.mean(np.abs(m - s)))
+            each = np.abs(m - s)
+            err = float(np.mean(each))
             goal = METRIC_GOALS["share"]
         elif kind == "count":
-            err = float(np.median(np.abs(m - s) / np.maximum(np.abs(s), COUNT_FLOOR)))
+            each = np.abs(m - s) / np.maximum(np.abs(s), COUNT_FLOOR)
+            err = float(np.median(each))
             goal = METRIC_GOALS["stall"] if is_stall(name) else None
         else:
-            err = float(np.median(np.abs(m - s) / np.maximum(np.abs(s), 1e-9)))
+            each = np.abs(m - s) / np.maximum(np.abs(s), 1e-9)
+            err = float(np.median(each))
             goal = None
-        worst = int(np.argmax(np.abs(m - s)))
+        worst = int(np.argmax(each))
         out[name] = {"kind": kind, "n": len(vals), "error": err, "goal": goal,
                      "met": None if goal is None else bool(err <= goal),
                      "sim_mean": float(s.mean()), "model_mean": float(m.mean()),
                      "worst_sim": float(s[worst]), "worst_model": float(m[worst])}  # fmt: skip
+        if labels is not None:
+            out[name]["worst"] = dict(labels[vals[worst][2]])
     return out

@@ -285,7 +285,27 @@ def metrics_section(res: dict) -> list[str]:
         goal = "–" if m["goal"] is None else ("met" if m["met"] else "**missed**")
         lines.append(f"| {d} | `{name}` | {m['kind']} | {m['n']} | {err(m)} | {mean(m, 'sim_mean')} | "
                      f"{mean(m, 'model_mean')} | {goal} |")  # fmt: skip
+    missed = [(d, name, m) for d, name, m in rows
+              if m["goal"] is not None and not m["met"] and m.get("worst")]  # fmt: skip
+    if missed:
+        lines += ["", "The worst held-out record of each metric that misses its goal (by the metric's "
+                      "own error), with the simulator's stall cycles there by reason (their shares):",
+                  ""]  # fmt: skip
+        for d, name, m in missed:
+            w = m["worst"]
+            where = f"{w.get('workload')} on {w.get('gpu')} {w.get('params') or '(defaults)'}"
+            lines.append(f"- {d} `{name}`, {where}: simulator {mean(m, 'worst_sim')}, model "
+                         f"{mean(m, 'worst_model')}{_stall_shares(w.get('stalls'))}.")  # fmt: skip
     return lines
+
+
+def _stall_shares(stalls) -> str:
+    """``; simulator stalls: a 60 %, b 30 %, c 5 %`` (the three largest reasons), or '' without stalls."""
+    total = sum((stalls or {}).values())
+    if not total:
+        return ""
+    top = sorted(stalls.items(), key=lambda kv: -kv[1])[:3]
+    return "; simulator stalls: " + ", ".join(f"{k} {100 * v / total:.0f} %" for k, v in top if v)
 
 
 def update_validation_doc(path, section: str) -> None:
