@@ -196,29 +196,71 @@ def lru_reference(lines, sets, assoc):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_l1d_counts_match_an_lru_set_associative_cache(seed):
+@pytest.mark.parametrize("chained", [False, True])
+def test_l1d_counts_match_an_lru_set_associative_cache(seed, chained):
+    """Independent loads on an L1D that takes the least recently used way whatever its state, and loads
+    that each wait for the one before (no line is ever waiting for its fill) on one that reserves lines at
+    the miss: the hits of an LRU cache either way."""
     line = 128
     sets, assoc = 4, 2
     l1 = L1DSpec(size_bytes=sets * assoc * line, assoc=assoc, line_bytes=line, mshr_entries=4,
-                 hit_latency_cycles=5)
+                 hit_latency_cycles=5, allocate_on_miss=chained)  # fmt: skip
     sm = make_sm(4, l1d=l1)
     rng = np.random.default_rng(seed)
     stream = rng.integers(0, 12, size=300)  # 12 distinct lines over 4 sets x 2 ways
-    prog = [("LDG.E", [20 + i % 8], [2], {"lines": [int(x) * line]}) for i, x in enumerate(stream)]
+    prog = [("LDG.E", [20 + i % 8], [20 + (i - 1) % 8 if chained and i else 2], {"lines": [int(x) * line]})
+            for i, x in enumerate(stream)]  # fmt: skip
     r = run(trace_from_warps([prog]), sm)
     assert r.counts["l1_acc"] == len(stream)
     assert r.counts["l1_hit"] == lru_reference([int(x) for x in stream], sets, assoc)
+    assert r.counts["l1_set_wait"] == 0
 
 
 def test_l1d_hand_stream():
-    # 1 set x 2 ways: A B A C B A -> miss miss hit miss(evicts B) miss(evicts A) miss -> 1 hit
+    # 1 set x 2 ways, independent loads: A B A C B A
     line = 128
-    l1 = L1DSpec(size_bytes=2 * line, assoc=2, line_bytes=line, mshr_entries=8, hit_latency_cycles=5)
     seq = [0, 1, 0, 2, 1, 0]
     prog = [("LDG.E", [20 + i], [2], {"lines": [x * line]}) for i, x in enumerate(seq)]
-    r = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
-    assert (r.counts["l1_acc"], r.counts["l1_hit"]) == (6, 1)
+    runs = {}
+    for reserve in (False, True):
+        l1 = L1DSpec(size_bytes=2 * line, assoc=2, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
+                     allocate_on_miss=reserve)  # fmt: skip
+        runs[reserve] = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
+    # taking the LRU way whatever its state: miss miss hit miss (evicts B) miss (evicts A) miss -> 1 hit
+    r = runs[False]
+    assert (r.counts["l1_acc"], r.counts["l1_hit"], r.counts["l1_set_wait"]) == (6, 1, 0)
     assert r.metrics["l1d_hit_rate"] == pytest.approx(1 / 6)
+    # reserving at the miss: A and B wait for their fills when C comes, so C waits for A's fill and takes
+    # A's way (B's is still reserved); B then hits and A misses: 2 hits, and the unit waited
+    r = runs[True]
+    assert (r.counts["l1_acc"], r.counts["l1_hit"]) == (6, 2)
+    assert r.counts["l1_set_wait"] > 0 and r.metrics["cycles"] > runs[False].metrics["cycles"]
+
+
+def test_a_load_that_finds_its_set_waiting_waits_for_the_first_fill():
+    """1 set x 1 way, two independent loads of different lines: the second can take the way only when the
+    first's line has arrived, so it leaves the SM that much later (the unit looks up one line a cycle)."""
+    line = 128
+    sm0 = make_sm(4, l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
+                  latency=LatencySpec(int=(4, 1), ld_global=(1, 1)), icnt_flit_bytes=None)  # fmt: skip
+    prog = [("LDG.E", [20], [2], {"lines": [0]}), ("LDG.E", [21], [2], {"lines": [line]})]
+    runs = {}
+    for reserve in (False, True):
+        l1 = L1DSpec(size_bytes=line, assoc=1, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
+                     allocate_on_miss=reserve)  # fmt: skip
+        runs[reserve] = run(trace_from_warps([prog]), sm0.replace(l1d=l1))
+    one = run(trace_from_warps([prog[:1]]), sm0.replace(l1d=l1))
+    service = int(np.ceil(line / sm0.mem_bw_bytes_per_cycle))
+    # the first load looks up its line at cycle 2 and its fill arrives at F = 2 + 5 + service + 50 (the run
+    # ends 2 cycles later: write-back, retire), as test_load_latency_hit_and_miss has it
+    F = 2 + 5 + service + 50
+    assert one.metrics["cycles"] == F + 2
+    # without the reservation the second line, looked up at cycle 3, only queues for DRAM bandwidth behind
+    # the first: its fill is one service later
+    assert runs[False].metrics["cycles"] == F + service + 2 and runs[False].counts["l1_set_wait"] == 0
+    # with it, the second load waits at cycle 3 for the first fill, then makes the same trip: F - 2 later
+    assert runs[True].counts["l1_set_wait"] == F - 3
+    assert runs[True].metrics["cycles"] == F + (F - 2) + 2
 
 
 def test_load_latency_hit_and_miss():

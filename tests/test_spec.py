@@ -668,12 +668,17 @@ class TestImportSynthetic:
         assert s.num_banks == 16 and s.scheduler == "two-level"
         assert s.collectors == CollectorSpec(gen=12, sp=0, sfu=0, mem=0, tensor=0, dp=0, int=0)
         assert (s.l1d.size_bytes, s.l1d.assoc) == (64 * 128 * 6, 6)
-        assert (s.l1d.mshr_entries, s.l1d.sectored) == (128, False)
+        assert (s.l1d.mshr_entries, s.l1d.sectored, s.l1d.allocate_on_miss) == (128, False, True)
         assert imp.skipped == ("-some_future_option",)
         # the quoted two-line DRAM timing is read (RCD left out: the built-in 12), CL 12 at the default
         # 2000 MHz DRAM and 500 MHz core clocks: (12 + 12) / 4 = 6 cycles beyond -dram_latency's 30
         assert s.dram_latency_cycles == 36
         assert imp.used["-gpgpu_num_reg_banks"] == "16"
+
+    @pytest.mark.parametrize(("alloc", "reserves"), [("m", True), ("f", False), ("s", False)])
+    def test_the_l1ds_allocation_policy_is_read(self, tmp_path, alloc, reserves):
+        text = f"-gpgpu_cache:dl1 N:32:128:4,L:L:{alloc}:N:H,S:64:8,8\n"
+        assert from_gpgpusim_config(_write(tmp_path, text)).l1d.allocate_on_miss is reserves
 
     def test_trace_config_overrides_and_units(self, tmp_path):
         trace = (
@@ -701,6 +706,7 @@ class TestImportSynthetic:
             ("-gpgpu_shader_core_pipeline 1000:32", "-gpgpu_shader_core_pipeline"),
             ("-gpgpu_cache:dl1 S:4:128,L:T:m:L:L,A:512:8,16:0,32", "-gpgpu_cache:dl1"),
             ("-gpgpu_cache:dl1 S:4:128:64,L:T:m:L:L", "-gpgpu_cache:dl1"),
+            ("-gpgpu_cache:dl1 N:32:128:4,L:L:x:N:H,S:64:8,8", "-gpgpu_cache:dl1"),
             ("-gpgpu_scheduler fifo", "-gpgpu_scheduler"),
             ("-gpgpu_sub_core_model yes", "-gpgpu_sub_core_model"),
             ("-gpgpu_clock_domains 700.0:700.0:700.0", "-gpgpu_clock_domains"),

@@ -155,6 +155,7 @@ CONFIG_FIELDS = (
     "il1_mshr",  # compat: instruction-cache lines missing at once
     "line_flits",  # flits of a packet carrying a whole line (a reply of an instruction or design line, a
     # design's line written back)
+    "l1_reserve",  # 1: an L1D miss reserves its line until the fill (allocation on miss)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -383,6 +384,7 @@ K_FIELDS = (
     "noc_wait",  # cycles requests waited for the SM's interconnect injection port
     "noc_flits_out",  # flits the SM sent (requests, store data)
     "noc_flits_in",  # flits the SM received (replies, write acknowledgements)
+    "l1_set_wait",  # cycles loads waited because every way of their L1D set waited for a fill
 )
 K_STALL0 = len(K_FIELDS)
 N_K = K_STALL0 + MAX_REASONS
@@ -454,6 +456,7 @@ C_IL1_SETS = 49
 C_IL1_ASSOC = 50
 C_IL1_MSHR = 51
 C_LINE_FLITS = 52
+C_L1_RESERVE = 53
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -638,6 +641,7 @@ K_IL1_FAIL = 46
 K_NOC_WAIT = 47
 K_NOC_FLITS_OUT = 48
 K_NOC_FLITS_IN = 49
+K_L1_SET_WAIT = 50
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
@@ -710,6 +714,34 @@ def cache_access(tag, lru, sets, assoc, line, stamp):
     tag[victim] = line
     lru[victim] = stamp
     return False, victim
+
+
+@njit(cache=True)
+def cache_access_reserve(tag, lru, ready, sets, assoc, line, stamp, t):
+    """As :func:`cache_access`, for a cache whose misses reserve their line until the fill (GPGPU-Sim's
+    allocation on miss): the victim is the least recently used way whose line is not waiting for its fill
+    (``ready[way] <= t``); when every way of the set waits, the access waits for the first fill.  A hit on a
+    line still being filled merges with it.  Returns (hit, way, cycle of the access)."""
+    base = (line % sets) * assoc
+    for i in range(base, base + assoc):
+        if tag[i] == line:
+            lru[i] = stamp
+            return True, i, t
+    first = ready[base]
+    for i in range(base + 1, base + assoc):
+        if ready[i] < first:
+            first = ready[i]
+    if first > t:
+        t = first
+    victim = -1
+    oldest = 0
+    for i in range(base, base + assoc):
+        if ready[i] <= t and (victim < 0 or lru[i] < oldest):
+            oldest = lru[i]
+            victim = i
+    tag[victim] = line
+    lru[victim] = stamp
+    return False, victim, t
 
 
 @njit(cache=True)
@@ -915,7 +947,14 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
             elif use_l1:
                 stats[K_L1_ACC] += 1
                 scalars[G_LRU_CLOCK] += 1
-                hit, way = cache_access(tag, lru, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
+                if cfg[C_L1_RESERVE] != 0 and kind != MK_STORE:
+                    t0 = t
+                    hit, way, t = cache_access_reserve(tag, lru, ready, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line,
+                                                       scalars[G_LRU_CLOCK], t)  # fmt: skip
+                    stats[K_L1_SET_WAIT] += t - t0
+                else:
+                    hit, way = cache_access(tag, lru, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line,
+                                            scalars[G_LRU_CLOCK])  # fmt: skip
                 if hit:
                     stats[K_L1_HIT] += 1
                 if kind == MK_STORE:

@@ -415,6 +415,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "l1_bypass": int(l1.bypass_global),
         "l1_hit": l1.hit_latency_cycles,
         "mshr": l1.mshr_entries,
+        "l1_reserve": int(l1.allocate_on_miss),
         "line_shift": line_shift,
         "l2_sets": l2_sets,
         "l2_assoc": opts.l2_assoc,

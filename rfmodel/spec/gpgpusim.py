@@ -291,6 +291,8 @@ class _Cache:
     line: int
     assoc: int
     mshr: int
+    #: the allocation policy's letter: m (on miss), f (on fill), s (streaming)
+    alloc: str = "m"
 
     @property
     def size(self) -> int:
@@ -320,7 +322,12 @@ def _cache(r: _Reader, name: str) -> _Cache | None:
         r.fail(name, line, v, expected)
     if sets < 1 or bsize < 1 or assoc < 1 or mshr < 0:
         r.fail(name, line, v, expected + " with positive sizes")
-    return _Cache(sectored, sets, bsize, assoc, mshr)
+    policy = groups[1].split(":")
+    alloc = policy[2].strip() if len(policy) > 2 else "m"
+    if alloc not in ("m", "f", "s"):
+        r.fail(name, line, v, expected + " with an allocation policy of m (on miss), f (on fill) or s "
+               "(streaming)")  # fmt: skip
+    return _Cache(sectored, sets, bsize, assoc, mshr, alloc)
 
 
 def _pair(r: _Reader, name: str) -> tuple[int, int]:
@@ -419,6 +426,7 @@ def import_gpgpusim_config(
         line_bytes=dl1.line if dl1 else 128,
         sectored=dl1.sectored if dl1 else False,
         mshr_entries=dl1.mshr if dl1 else 0,
+        allocate_on_miss=dl1.alloc == "m" if dl1 else True,
         hit_latency_cycles=l1_latency,
         unified_bytes=unified_kb * 1024,
         adaptive=adaptive,

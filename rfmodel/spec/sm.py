@@ -152,6 +152,10 @@ class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
     line_bytes: int = param(128, unit="B", choices=(16, 32, 64, 128, 256, 512, 1024), doc="line size")
     sectored: bool = param(False, doc="sectored lines (32 B sectors filled on demand)")
     mshr_entries: int = param(64, unit="entries", bounds=(0, 1 << 16), doc="miss status holding registers")
+    allocate_on_miss: bool = param(True, doc="a load miss reserves its line until the fill (GPGPU-Sim's "
+                                   "allocation policy m): a load whose set has every way waiting for a fill "
+                                   "waits for the first; false: it takes the least recently used way "
+                                   "whatever its state")
     hit_latency_cycles: int = param(35, unit="cycles", bounds=(1, 100_000), doc="load hit latency")
     unified_bytes: int = param(0, unit="B", bounds=(0, 64 * _MIB),
                                doc="L1D + shared memory unified array size; 0 = separate arrays")
