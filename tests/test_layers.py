@@ -18,7 +18,7 @@ PKG = ROOT / "rfmodel"
 #: module prefixes by layer, lowest first; a module belongs to its longest matching prefix
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("rfmodel.errors", "rfmodel.io", "rfmodel.cache", "rfmodel.version", "rfmodel.runner", "rfmodel.limits",
-     "rfmodel.datafile"),
+     "rfmodel.datafile", "rfmodel.setassoc"),
     ("rfmodel.spec",),
     ("rfmodel.workload.ir", "rfmodel.workload.trace"),
     ("rfmodel.energy", "rfmodel.results"),

@@ -98,9 +98,10 @@ import numpy as np
 from numba import njit, prange
 
 from rfmodel.analytic.banks import flat_float
-from rfmodel.analytic.stream import lru_access, operands_ready, unit_slots_of
+from rfmodel.analytic.stream import operands_ready, unit_slots_of
 from rfmodel.compiler.reuse_hint import dynamic_distances
 from rfmodel.errors import RfmodelError
+from rfmodel.setassoc import lru_access
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from rfmodel.setassoc import lru_access
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import NONE, Trace
 
@@ -41,27 +42,6 @@ MK_NONE, MK_LOAD, MK_STORE, MK_L2, MK_L2_STORE = 0, 1, 2, 3, 4
 #: warp schedulers: loose round-robin, greedy-then-oldest, oldest first
 POL_LRR, POL_GTO, POL_OLDEST = 0, 1, 2
 POLICIES = {"lrr": POL_LRR, "gto": POL_GTO, "oldest": POL_OLDEST}
-
-
-@njit(cache=True, inline="always")
-def lru_access(tag, stamp_of, sets, ways, line, stamp):
-    """One access of a set-associative LRU cache (set = line mod sets); returns (hit, way).  A cache of no
-    sets (an SM whose L2 slice holds no whole set, as the simulator takes it) misses every access."""
-    if sets <= 0:
-        return False, -1
-    base = (line % sets) * ways
-    victim = base
-    oldest = stamp_of[base]
-    for k in range(base, base + ways):
-        if tag[k] == line:
-            stamp_of[k] = stamp
-            return True, k
-        if stamp_of[k] < oldest:
-            oldest = stamp_of[k]
-            victim = k
-    tag[victim] = line
-    stamp_of[victim] = stamp
-    return False, victim
 
 
 @njit(cache=True, inline="always")

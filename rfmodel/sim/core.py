@@ -54,6 +54,7 @@ from rfmodel.designs.base import (  # noqa: F401
     OPERAND_BANK_MASK,
     OPERAND_DELAY,
 )
+from rfmodel.setassoc import lru_access, lru_access_reserve
 from rfmodel.spec.occupancy import U_BRA, U_DP, U_INT, U_MEM, U_SFU, U_SP, U_TENSOR, UNIT_NAMES  # noqa: F401
 
 # --------------------------------------------------------------------------- op classes
@@ -694,57 +695,6 @@ def heap_pop(ht, hv, n):
 
 
 @njit(cache=True)
-def cache_access(tag, lru, sets, assoc, line, stamp):
-    """One access of a set-associative LRU cache; returns (hit, way index).
-
-    ``line`` is a line number; set = ``line mod sets``.  On a miss the least
-    recently used way (an empty way first: empty ways hold stamp -1) is
-    replaced.  ``stamp`` must grow with every access.
-    """
-    base = (line % sets) * assoc
-    victim = base
-    oldest = lru[base]
-    for i in range(base, base + assoc):
-        if tag[i] == line:
-            lru[i] = stamp
-            return True, i
-        if lru[i] < oldest:
-            oldest = lru[i]
-            victim = i
-    tag[victim] = line
-    lru[victim] = stamp
-    return False, victim
-
-
-@njit(cache=True)
-def cache_access_reserve(tag, lru, ready, sets, assoc, line, stamp, t):
-    """As :func:`cache_access`, for a cache whose misses reserve their line until the fill (GPGPU-Sim's
-    allocation on miss): the victim is the least recently used way whose line is not waiting for its fill
-    (``ready[way] <= t``); when every way of the set waits, the access waits for the first fill.  A hit on a
-    line still being filled merges with it.  Returns (hit, way, cycle of the access)."""
-    base = (line % sets) * assoc
-    for i in range(base, base + assoc):
-        if tag[i] == line:
-            lru[i] = stamp
-            return True, i, t
-    first = ready[base]
-    for i in range(base + 1, base + assoc):
-        if ready[i] < first:
-            first = ready[i]
-    if first > t:
-        t = first
-    victim = -1
-    oldest = 0
-    for i in range(base, base + assoc):
-        if ready[i] <= t and (victim < 0 or lru[i] < oldest):
-            oldest = lru[i]
-            victim = i
-    tag[victim] = line
-    lru[victim] = stamp
-    return False, victim, t
-
-
-@njit(cache=True)
 def sb_check(w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long, w_ppend, ust):
     """Scoreboard: 0 free, 1 blocked by a pending register write, 2 blocked by a pending memory load."""
     base = w * 256
@@ -824,7 +774,7 @@ def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, rep):
     sets = cfg[C_L2_SETS]
     if sets > 0:
         scalars[G_LRU_CLOCK] += 1
-        hit, _ = cache_access(l2_tag, l2_lru, sets, cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
+        hit, _ = lru_access(l2_tag, l2_lru, sets, cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
         if hit:
             stats[K_L2_HIT] += 1
             return noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], t + cfg[C_L2_LAT], rep)
@@ -847,7 +797,7 @@ def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req):
     stats[K_L2_ACC] += 1
     if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
-        hit, _ = cache_access(l2_tag, l2_lru, cfg[C_L2_SETS], cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
+        hit, _ = lru_access(l2_tag, l2_lru, cfg[C_L2_SETS], cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
         if hit:
             stats[K_L2_HIT] += 1
     return t
@@ -949,11 +899,11 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 scalars[G_LRU_CLOCK] += 1
                 if cfg[C_L1_RESERVE] != 0 and kind != MK_STORE:
                     t0 = t
-                    hit, way, t = cache_access_reserve(tag, lru, ready, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line,
+                    hit, way, t = lru_access_reserve(tag, lru, ready, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line,
                                                        scalars[G_LRU_CLOCK], t)  # fmt: skip
                     stats[K_L1_SET_WAIT] += t - t0
                 else:
-                    hit, way = cache_access(tag, lru, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line,
+                    hit, way = lru_access(tag, lru, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line,
                                             scalars[G_LRU_CLOCK])  # fmt: skip
                 if hit:
                     stats[K_L1_HIT] += 1
