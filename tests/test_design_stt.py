@@ -329,3 +329,15 @@ def test_analytic_buffer_counters_against_the_simulator():
         a = float(ana["bdi_compressed_share"].values.ravel()[0])
         s = float(sim["bdi_compressed_share"].values.ravel()[0])
         assert abs(a - s) < 0.05, (wl, a, s)
+
+
+def test_without_a_buffer_no_write_waits_for_a_full_one_in_either_engine():
+    """``wb_full_stall_cycles`` counts writes that found the write buffer full: none without a buffer (the
+    writes then wait for their banks, which the bank-conflict stalls count)."""
+    import rfmodel
+
+    p = {"wb_entries": [0, 2]}
+    a = rfmodel.evaluate("stt", "fft_radix8", "volta-v100", params=p)["wb_full_stall_cycles"].values.ravel()
+    s = rfmodel.evaluate("stt", "fft_radix8", "volta-v100", method="simulate", params=p, max_warps=16)
+    assert a[0] == 0.0 and a[1] > 0.0
+    assert s["wb_full_stall_cycles"].values.ravel()[0] == 0.0

@@ -723,9 +723,9 @@ def prefetch_stall_share(ipc, sched, pf_per_instr, t_pf, active):
     per instruction (``active`` warps share the IPC)."""
     ipc = np.asarray(ipc, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        idle = np.where(ipc > 0, np.maximum(sched / ipc - 1.0, 0.0), np.inf)
+        idle = np.maximum(sched / ipc - 1.0, 0.0)
         waiting = np.minimum(pf_per_instr * t_pf * ipc / np.maximum(active, 1.0), 1.0)
-    return np.where(ipc > 0, idle * waiting, np.inf)
+        return np.where(ipc > 0, idle * waiting, np.inf)
 
 
 @register

@@ -283,8 +283,9 @@ class Stt(Design):
             "wb_writes": wb_w,
             "wb_hits": hits,
             "wb_hit_rate": hit + 0 * R,
-            "wb_full_stall_cycles": w * wb_busy(m["ipc"], bank_r, prof.writes_per_instr, B, R, W,
-                                                c["wb_busy_scale"]) * p_block * W,
+            # a write waits for a full buffer only where there is one (without, it waits for its bank)
+            "wb_full_stall_cycles": np.where(K > 0, w * wb_busy(m["ipc"], bank_r, prof.writes_per_instr, B, R,
+                                                                W, c["wb_busy_scale"]) * p_block * W, 0.0),
             "wb_occupancy_mean": wb_occupancy(m["ipc"], prof.writes_per_instr, absorbed,
                                               wb_residence(m["ipc"], bank_r, prof.writes_per_instr, B, R, W),
                                               np.where(shared > 0, K, K * B)),
