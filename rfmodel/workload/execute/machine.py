@@ -341,6 +341,30 @@ def _f2b(f, s32, f32):
 
 
 @njit(cache=True, inline="always")
+def _i32_sources(rows, i, w, l, regs, uregs, cb, srv, st, signed):
+    """Sources 0 and 1 of integer instruction ``i`` for lane ``l`` (operand modifiers applied), sign-extended
+    from 32 bits when ``signed``."""
+    a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+    b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+    if signed:
+        a = _sx(a)
+        b = _sx(b)
+    return a, b
+
+
+@njit(cache=True, inline="always")
+def _f32_sources(rows, i, w, l, regs, uregs, cb, srv, st, ftz, s32, f32):
+    """Sources 0 and 1 of single-precision instruction ``i`` for lane ``l``: their bits (operand modifiers
+    applied; flushed to zero with ``ftz``) and their values."""
+    xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
+    xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
+    if ftz:
+        xa = _ftz(xa)
+        xb = _ftz(xb)
+    return xa, xb, _b2f(xa, s32, f32), _b2f(xb, s32, f32)
+
+
+@njit(cache=True, inline="always")
 def _ftz(x):
     """Flush a float32 denormal (bit pattern) to a zero of the same sign."""
     if (x & 0x7F800000) == 0:
@@ -616,6 +640,21 @@ def _store_word(space, o, val, gmem, smem, lmem, w, l):
         lmem[w, l, o >> 2] = v
 
 
+@njit(cache=True, inline="always")
+def _live_and_first(w, g, lst):
+    """The mask of warp ``w``'s lanes that have not exited, and the lowest lane of group ``g``."""
+    live = np.int64(0)
+    for q in range(32):
+        if lst[w, q] != EXITED:
+            live |= np.int64(1) << q
+    first = 0
+    for q in range(32):
+        if (g >> q) & 1:
+            first = q
+            break
+    return live, first
+
+
 @njit(cache=True)
 def _try_release(w, pcs, lst, lbar, bmask):
     """Release the lanes waiting at ``BSYNC Bn`` once every live lane recorded for Bn is there."""
@@ -800,11 +839,7 @@ def _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
         m = rows[i, F_M]
         for l in range(32):
             if (lanes >> l) & 1:
-                a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                if not (m & M_U32):
-                    a = _sx(a)
-                    b = _sx(b)
+                a, b = _i32_sources(rows, i, w, l, regs, uregs, cb, srv, st, not (m & M_U32))
                 if m & (M_WIDE | M_HI):
                     c = _rd64(rows, i, 2, w, l, regs, uregs, cb, srv, st)
                     r = a * b + c
@@ -909,11 +944,7 @@ def _x_logic(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
         bop = rows[i, F_E1]
         for l in range(32):
             if (lanes >> l) & 1:
-                a = _imod(rows, i, 0, _rq(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                b = _imod(rows, i, 1, _rq(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                if not (m & M_U32):
-                    a = _sx(a)
-                    b = _sx(b)
+                a, b = _i32_sources(rows, i, w, l, regs, uregs, cb, srv, st, not (m & M_U32))
                 if m & M_X:
                     lo = _ps(rows, i, 1, preds, w, l)
                     if cmp == C_EQ:
@@ -1022,27 +1053,16 @@ def _x_fp32(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, re
         ftz = rows[i, F_M] & M_FTZ
         for l in range(32):
             if (lanes >> l) & 1:
-                xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                if ftz:
-                    xa = _ftz(xa)
-                    xb = _ftz(xb)
-                a = _b2f(xa, s32, f32)
-                b = _b2f(xb, s32, f32)
+                xa, xb, a, b = _f32_sources(rows, i, w, l, regs, uregs, cb, srv, st, ftz, s32, f32)
                 x = np.int64(1) if _fcmp(cmp, a, b) else np.int64(0)
                 pb = _ps(rows, i, 0, preds, w, l)
                 _wp(preds, w, rows[i, F_PD0], l, _combine(bop, x, pb))
                 _wp(preds, w, rows[i, F_PD1], l, _combine(bop, 1 - x, pb))
     elif op == OP_FMNMX:
+        ftz = rows[i, F_M] & M_FTZ
         for l in range(32):
             if (lanes >> l) & 1:
-                xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                if rows[i, F_M] & M_FTZ:
-                    xa = _ftz(xa)
-                    xb = _ftz(xb)
-                a = _b2f(xa, s32, f32)
-                b = _b2f(xb, s32, f32)
+                xa, xb, a, b = _f32_sources(rows, i, w, l, regs, uregs, cb, srv, st, ftz, s32, f32)
                 mn = _ps(rows, i, 0, preds, w, l)
                 if math.isnan(a):
                     r = xb
@@ -1078,13 +1098,7 @@ def _x_fp32(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, re
         scale = np.float64(1 << sk) if sk >= 0 else 1.0 / np.float64(1 << -sk)
         for l in range(32):
             if (lanes >> l) & 1:
-                xa = _fmod(rows, i, 0, _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                xb = _fmod(rows, i, 1, _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                if ftz:
-                    xa = _ftz(xa)
-                    xb = _ftz(xb)
-                a = _b2f(xa, s32, f32)
-                b = _b2f(xb, s32, f32)
+                xa, xb, a, b = _f32_sources(rows, i, w, l, regs, uregs, cb, srv, st, ftz, s32, f32)
                 if op == OP_FFMA:
                     xc = _fmod(rows, i, 2, _rd(rows, i, 2, w, l, regs, uregs, cb, srv, st))
                     if ftz:
@@ -1453,15 +1467,7 @@ def _x_flow(op, rows, i, w, g, e, regs, preds, uregs, pcs, lst, lbar, bmask, cb,
                 if (e >> l) & 1 and _ps(rows, i, 0, preds, w, l) == 0:
                     take &= ~(np.int64(1) << l)
         if rows[i, F_M] == 1:  # BRA.DIV: taken when the mask's live lanes are not all here
-            live = np.int64(0)
-            for q in range(32):
-                if lst[w, q] != EXITED:
-                    live |= np.int64(1) << q
-            first = 0
-            for q in range(32):
-                if (g >> q) & 1:
-                    first = q
-                    break
+            live, first = _live_and_first(w, g, lst)
             want = _imod(rows, i, 0, _rd(rows, i, 0, w, first, regs, uregs, cb, srv, st)) & live
             take = e if (g & want) != want else np.int64(0)
         for l in range(32):
@@ -1499,14 +1505,18 @@ def _x_flow(op, rows, i, w, g, e, regs, preds, uregs, pcs, lst, lbar, bmask, cb,
                 pcs[w, l] = i + 1
         _try_release(w, pcs, lst, lbar, bmask)
         return False
-    elif op == OP_BRX:
+    elif op == OP_BRX or op == OP_RET:
+        # an indirect jump: BRX by the signed offset of its two sources from the next instruction, RET to
+        # the address its two sources add up to
         n = rows.shape[0]
+        brx = op == OP_BRX
         for l in range(32):
             if (g >> l) & 1:
                 if (e >> l) & 1:
-                    t = 16 * (i + 1) + _sx(_rd(rows, i, 0, w, l, regs, uregs, cb, srv, st))
-                    t += _sx(_rd(rows, i, 1, w, l, regs, uregs, cb, srv, st))
-                    if t % 16 != 0 or t < 0 or t // 16 >= n:
+                    a = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st)
+                    b = _rd(rows, i, 1, w, l, regs, uregs, cb, srv, st)
+                    t = 16 * (i + 1) + _sx(a) + _sx(b) if brx else a + b
+                    if t % 16 != 0 or (brx and t < 0) or t // 16 >= n:
                         st[0] = ST_BAD_TARGET
                         st[2] = l
                         st[3] = t
@@ -1516,38 +1526,13 @@ def _x_flow(op, rows, i, w, g, e, regs, preds, uregs, pcs, lst, lbar, bmask, cb,
                     pcs[w, l] = i + 1
         return False
     elif op == OP_WARPSYNC:
-        live = np.int64(0)
-        for q in range(32):
-            if lst[w, q] != EXITED:
-                live |= np.int64(1) << q
-        first = 0
-        for q in range(32):
-            if (g >> q) & 1:
-                first = q
-                break
+        live, first = _live_and_first(w, g, lst)
         if e != 0:
             want = _rd(rows, i, 0, w, first, regs, uregs, cb, srv, st) & live
             if want & ~g:
                 st[0] = ST_NOT_CONVERGED
                 st[2] = first
                 st[3] = want & ~g
-    elif op == OP_RET:
-        n = rows.shape[0]
-        for l in range(32):
-            if (g >> l) & 1:
-                if (e >> l) & 1:
-                    t = _rd(rows, i, 0, w, l, regs, uregs, cb, srv, st) + _rd(
-                        rows, i, 1, w, l, regs, uregs, cb, srv, st
-                    )
-                    if t % 16 != 0 or t // 16 >= n:
-                        st[0] = ST_BAD_TARGET
-                        st[2] = l
-                        st[3] = t
-                        break
-                    pcs[w, l] = t // 16
-                else:
-                    pcs[w, l] = i + 1
-        return False
     elif op == OP_BMOV_CLR:
         if e != 0:
             bmask[w, rows[i, F_E0]] = 0
