@@ -232,7 +232,9 @@ def test_metadata_instructions_counted_in_code_size():
     assert r.counts["issued"] == off.counts["issued"] + meta * tr.n_warps == off.counts["issued"] + \
         r.metrics["metadata_issued"]
     assert r.metrics["ipc_program"] == pytest.approx(off.counts["issued"] / r.metrics["cycles"])
-    assert r.metrics["cycles"] >= off.metrics["cycles"] and off.metrics["metadata_issued"] == 0
+    # the cycles are not ordered: the extra instructions shift every later load, and with the L1D's line
+    # reservation a shift may avoid a wait as well as cause one (here 69,594 cycles with them, 70,959 without)
+    assert off.metrics["metadata_issued"] == 0
     assert r.counts["reads"] == off.counts["reads"]  # the metadata instructions read no register
 
 
