@@ -102,13 +102,22 @@ def _outcome(sm0, sm1, method: str, field: str) -> str:
     return "ignored"
 
 
+#: (field, engine) pairs known to be ignored, with the reason: each a strict xfail, so that the fix is noticed
+KNOWN_IGNORED = {
+    ("l1d.allocate_on_miss", "analytic"): "the analytic engine's schedule of the loads does not reserve L1D "
+                                          "lines at a miss yet (the simulator does since be9e8e1)",
+}
+
+
 def _sm_params():
     out = []
     for f in _fields(resolve_gpu(GPU)):
         if f in UNEXERCISED:
             continue
         for m in ("analytic", "simulate"):
-            out.append(pytest.param(f, m, id=f"{m}-{f}"))
+            why = KNOWN_IGNORED.get((f, m))
+            marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+            out.append(pytest.param(f, m, id=f"{m}-{f}", marks=marks))
     return out
 
 
