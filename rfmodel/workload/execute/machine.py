@@ -813,7 +813,7 @@ for _fam, _ops in (
     _FAMILY[np.array(_ops)] = _fam
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
     """Integer arithmetic of the lanes ``lanes`` of warp ``w`` at instruction ``i``: moves, multiply-add,
     three-way add, logic, shifts, address arithmetic."""
@@ -934,7 +934,7 @@ def _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
                 _wp(preds, w, rows[i, F_PD0], l, 1 if (s >> 32) != 0 else 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _x_logic(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
     """Integer compares and predicate logic, selects, min/max, bit counts and permutes, predicate packing
     (as :func:`_x_int`)."""
@@ -1043,7 +1043,7 @@ def _x_logic(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
                         preds[w, p, l] = (a >> p) & 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _x_fp32(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, regf):
     """Single-precision arithmetic, compares and min/max, the division check and rounding to integers
     (as :func:`_x_int`; ``regf`` is ``regs`` seen as float32)."""
@@ -1147,7 +1147,7 @@ def _x_fp32(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, re
                 _wr(rows, i, w, l, _f2b(r, s32, f32), regs, uregs)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _x_fp64(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, i64, f64):
     """Conversions, double-precision arithmetic and compares, and the special-function unit (as
     :func:`_x_int`)."""
@@ -1267,7 +1267,7 @@ def _x_fp64(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, i6
                 _wr(rows, i, w, l, _ftz(x) if ftz else x, regs, uregs)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _x_mem(op, rows, i, w, lanes, regs, uregs, cb, srv, gbase, gmem, gvalid, smem, lmem, st, s32, f32):
     """Loads, stores and atomics in global, shared and local memory (as :func:`_x_int`; a fault sets
     ``st`` and leaves the lane loop)."""
@@ -1372,7 +1372,7 @@ def _x_mem(op, rows, i, w, lanes, regs, uregs, cb, srv, gbase, gmem, gvalid, sme
                     _wr(rows, i, w, l, old, regs, uregs)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _x_lanes(op, rows, i, w, g, e, lanes, regs, preds, uregs, cb, srv, st, vals):
     """Instructions across the warp's lanes: shuffles, votes, reductions (``g``: the group's lanes,
     ``e``: those whose guard holds; ``vals``: scratch of 32 values)."""
@@ -1446,7 +1446,7 @@ def _x_lanes(op, rows, i, w, g, e, lanes, regs, preds, uregs, cb, srv, st, vals)
                 _wr(rows, i, w, l, acc, regs, uregs)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _x_flow(op, rows, i, w, g, e, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, st):
     """Control flow and convergence: barriers, branches, exits, convergence barriers, indirect branches and
     returns.  False where the group's lanes got their next offsets here (the warp picks its next group),
