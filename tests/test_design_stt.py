@@ -251,9 +251,6 @@ def test_write_buffer_capacity_as_the_papers_8kb_cache():
             STT.structures(sm, grid, {"node_nm": 32, "wb_capacity_kb": bad})
 
 
-@pytest.mark.xfail(strict=True, reason="the simulator's L1D reserves its lines at a load miss (be9e8e1), "
-                   "which the analytic engine does not model yet: on fft_radix8 (fermi-gtx480, L1D hit rate "
-                   "about 1 %) the simulated buffer occupancy is 2.19, the uncalibrated model's 6.05")
 def test_buffer_residence_and_occupancy():
     """An idle SM's buffered value waits the write it found, W - 1 cycles; more traffic makes it wait
     longer.  The analytic occupancy is 0 without a buffer, positive with one, never above its capacity, and

@@ -103,10 +103,7 @@ def _outcome(sm0, sm1, method: str, field: str) -> str:
 
 
 #: (field, engine) pairs known to be ignored, with the reason: each a strict xfail, so that the fix is noticed
-KNOWN_IGNORED = {
-    ("l1d.allocate_on_miss", "analytic"): "the analytic engine's schedule of the loads does not reserve L1D "
-                                          "lines at a miss yet (the simulator does since be9e8e1)",
-}
+KNOWN_IGNORED: dict[tuple[str, str], str] = {}
 
 
 def _sm_params():

@@ -19,9 +19,9 @@ def _pipeline(**kw):
     p = {
         "resident_ctas": 8, "policy": "gto", "schedulers": 1, "issue_width": 1,
         "initiation": [1] * N_OPCLASSES, "unit": unit, "lsu_unit": 1, "latency": [4.0] * N_OPCLASSES,
-        "l1_sets": 4, "l1_ways": 2, "l1_hit_latency": 10, "l1_bypass": False, "l2_sets": 4, "l2_ways": 4,
-        "l2_hit_latency": 50, "dram_latency": 100, "line_cycles": 1.0, "mshr": 8, "queue_sched": 3,
-        "queue_sm": 6, "pipe": 3.0,
+        "l1_sets": 4, "l1_ways": 2, "l1_hit_latency": 10, "l1_bypass": False, "l1_reserve": False,
+        "l2_sets": 4, "l2_ways": 4, "l2_hit_latency": 50, "dram_latency": 100, "line_cycles": 1.0, "mshr": 8,
+        "queue_sched": 3, "queue_sm": 6, "pipe": 3.0,
     }  # fmt: skip
     p.update(kw)
     return p
@@ -74,6 +74,19 @@ def test_loads_hold_the_lsu_one_cycle_per_line_and_miss_through_the_mshrs():
     # the add issues once warp 0's last line (cycle 3 + 3 on the LSU) returns: DRAM serves one line a
     # cycle from cycle 13 (3 + L1 10), the fourth at 17 + L2 50 + DRAM 100, plus the load's 4 cycles
     assert cycles == pytest.approx(17 + 150 + 4 + 1)
+
+
+@pytest.mark.parametrize(("reserve", "cycles"), [(False, 170), (True, 330)])
+def test_a_load_miss_reserves_its_line_and_a_load_finding_its_set_waiting_waits_for_the_fill(reserve, cycles):
+    """A 1-set 1-way L1D; two warps each load one line (0, then 128) and add its value. Warp 0's line goes
+    out at cycle 3 (issue 0 + pipe 3), DRAM from 3 + L1 10, one line a cycle, back at 14 + L2 50 + DRAM
+    100 = 164; its add issues at 164 + 4. Without the reservation warp 1's load (LSU at 4) takes the way at
+    once, DRAM at 15, back at 165, its add at 169: 170 cycles. With it the load waits for warp 0's fill at
+    164, goes out then (DRAM at 164 + 10 + 1 = 175, back at 325), its add at 329: 330 cycles."""
+    warps = [[("LDG.E", [20], [2], {"lines": [line]}), ("IADD3", [21], [20])] for line in (0, 128)]
+    t = trace_from_warps(warps)
+    _rank, got = issue_schedule(t, _pipeline(l1_sets=1, l1_ways=1, l1_reserve=reserve))
+    assert got == pytest.approx(cycles)
 
 
 @pytest.mark.parametrize("workload", ["crc32_murmur3"])

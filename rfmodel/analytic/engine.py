@@ -146,6 +146,7 @@ def memory_pipeline(trace, sm: SMSpec) -> dict:
         "l1_ways": sm.l1d.assoc,
         "l1_hit_latency": sm.l1d.hit_latency_cycles,
         "l1_bypass": bool(sm.l1d.bypass_global),
+        "l1_reserve": bool(sm.l1d.allocate_on_miss),
         "l2_sets": l2_sets(sm),
         "l2_ways": L2_ASSOC,
         "l2_hit_latency": sm.l2_hit_latency_cycles,

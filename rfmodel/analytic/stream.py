@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rfmodel.setassoc import lru_access
+from rfmodel.setassoc import lru_access, lru_access_reserve
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import NONE, Trace
 
@@ -109,12 +109,13 @@ def _launch_ctas(wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, sl
 
 @njit(cache=True, inline="always")
 def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, l1_stamp, l1_ready, l1_sets,
-                  l1_ways, l1_lat, l2_tag, l2_stamp, l2_sets, l2_ways, l2_lat, dram_lat, line_cycles, mshr,
-                  n_mshr):  # fmt: skip
+                  l1_ways, l1_lat, l1_reserve, l2_tag, l2_stamp, l2_sets, l2_ways, l2_lat, dram_lat,
+                  line_cycles, mshr, n_mshr):  # fmt: skip
     """:func:`_schedule`'s memory instruction of kind ``mk``: its lines ``lines[j0:j1]``, one per cycle
-    from ``tt``, through the L1D (hits, MSHRs, write-allocate stores written through) and the L2 slice and
-    DRAM.  Returns the cycle its result is ready (``done`` or later), the cycle after its last line, the
-    LRU stamp and the cycle DRAM is free."""
+    from ``tt``, through the L1D (hits, MSHRs, write-allocate stores written through; with ``l1_reserve`` a
+    load's miss holds its line until the fill and a load finding every way of its set waiting waits for the
+    first fill, as the simulator's L1D) and the L2 slice and DRAM.  Returns the cycle its result is ready
+    (``done`` or later), the cycle after its last line, the LRU stamp and the cycle DRAM is free."""
     for jj in range(j0, j1):
         if mk == MK_NONE:
             break
@@ -130,7 +131,11 @@ def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, 
                     dram_free = max(tt, dram_free) + line_cycles
                     at = dram_free + l2_lat + dram_lat
         else:
-            hit, way = lru_access(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
+            if l1_reserve and mk == MK_LOAD:
+                hit, way, tt = lru_access_reserve(l1_tag, l1_stamp, l1_ready, l1_sets, l1_ways, line, stamp,
+                                                  tt)
+            else:
+                hit, way = lru_access(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
             if mk == MK_STORE:  # write-allocate; through to the L2 slice
                 if not hit:
                     l1_ready[way] = tt
@@ -173,8 +178,8 @@ def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, 
 
 @njit(cache=True)
 def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src, pdst, psrc, lat, kind, unit,
-              ii, u_slots, lsu_unit, mem_ptr, lines, l1_sets, l1_ways, l1_lat, l2_sets, l2_ways, l2_lat,
-              dram_lat, line_cycles, n_mshr, barrier_op, queue_sched, queue_sm, pipe):
+              ii, u_slots, lsu_unit, mem_ptr, lines, l1_sets, l1_ways, l1_lat, l1_reserve, l2_sets, l2_ways,
+              l2_lat, dram_lat, line_cycles, n_mshr, barrier_op, queue_sched, queue_sm, pipe):
     """:func:`issue_rank`'s schedule: the issue sequence number of every trace row and the cycles."""
     n = op.shape[0]
     rank = np.full(n, -1, np.int64)
@@ -317,8 +322,9 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                         done = t0 + lat[c]
                         done, tt, stamp, dram_free = _memory_lines(
                             kind[c], mem_ptr[i], mem_ptr[i + 1], lines, lat[c], done, tt, stamp, dram_free,
-                            l1_tag, l1_stamp, l1_ready, l1_sets, l1_ways, l1_lat, l2_tag, l2_stamp, l2_sets,
-                            l2_ways, l2_lat, dram_lat, line_cycles, mshr, n_mshr)  # fmt: skip
+                            l1_tag, l1_stamp, l1_ready, l1_sets, l1_ways, l1_lat, l1_reserve, l2_tag,
+                            l2_stamp, l2_sets, l2_ways, l2_lat, dram_lat, line_cycles, mshr,
+                            n_mshr)  # fmt: skip
                         lsu_free = max(t0 + ii[c], tt)
                     else:
                         ufree[s % u_slots[u], u] = t + ii[c]
@@ -404,7 +410,8 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
         np.asarray(p["initiation"], np.float64), unit_slots_of(p, p["unit"]), int(p["lsu_unit"]),
         trace.mem_ptr.astype(np.int64),
         (trace.mem_line // trace.line_bytes).astype(np.int64), int(p["l1_sets"]), int(p["l1_ways"]),
-        float(p["l1_hit_latency"]), int(p["l2_sets"]), int(p["l2_ways"]), float(p["l2_hit_latency"]),
+        float(p["l1_hit_latency"]), bool(p["l1_reserve"]), int(p["l2_sets"]), int(p["l2_ways"]),
+        float(p["l2_hit_latency"]),
         float(p["dram_latency"]), float(p["line_cycles"]), int(p["mshr"]), int(OpClass.BARRIER),
         int(p["queue_sched"]), int(p["queue_sm"]), float(p["pipe"]),
     )  # fmt: skip
