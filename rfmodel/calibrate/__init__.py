@@ -66,6 +66,16 @@ DEFAULT_SWEEP = {
         "synthetic:cache-sensitive",
         "synthetic:fp-heavy",
         "synthetic:integer-heavy",
+        # the papers' benchmarks (written here, executed traces; `rfmodel workload list --suite papers`), one
+        # or two of each measured class: register-sensitive (sad, CFD flux), cache-sensitive and irregular
+        # (bicg, bfs), compute-bound (hotspot, AES) and memory-bound (an LSTM step)
+        "pa_sad",
+        "rd_cfd_flux",
+        "pb_bicg_1",
+        "rd_bfs_1",
+        "rd_hotspot",
+        "is_aes",
+        "dnn_lstm_step",
     ],
     "points": [
         {},
