@@ -59,6 +59,10 @@ def main(argv=None) -> int:
     if rk.get("n_groups"):
         print(f"Kendall tau of the designs' order: median {rk['kendall_tau_median']:.2f} over "
               f"{rk['n_groups']} groups")
+    if rk.get("n_pairs"):
+        print(f"pairs the simulator separates by 2 % or more: {100 * rk['pair_agreement']:.1f} % "
+              "ordered alike "
+              f"({rk['n_pairs']} pairs)")
     return 0
 
 

@@ -425,3 +425,31 @@ def test_the_worst_record_of_a_metric_is_the_one_its_own_error_picks():
     assert m["worst"]["workload"] == "c" and (m["worst_sim"], m["worst_model"]) == (0.0, 0.01)
     assert _stall_shares(m["worst"]["stalls"]) == "; simulator stalls: memory 75 %, raw 25 %"
     assert "worst" not in summarize_metrics(pairs)["x_stall_cycles"]
+
+
+def test_ranking_counts_the_pairs_the_simulator_tells_apart():
+    """By hand: one group of three designs (simulated IPC 1.00, 1.01, 1.20; model 1.05, 1.00, 0.90) and one
+    of two (1.0 and 0.5; model 2.0 and 1.0).  Pairs at least 2 % apart in the simulator: C-A (+20 %), C-B
+    (+18.8 %) and the second group's (+100 %); A-B (+1 %) is inside the threshold.  The model orders only
+    the last as the simulator does (1 of 3); its worst is the widest it gets wrong, C ahead of A, where the
+    model has C 14.3 % behind.  Kendall's tau counts only groups of three: the first, reversed (-1)."""
+    from rfmodel.calibrate.effects import ranking
+
+    def rec(design, wl, sim, model):
+        r = {"gpu": "fermi-gtx480", "workload": wl, "params": {}, "design": design, "heldout": "workload"}
+        return r, {"sim": {"ipc": sim}, "model": {"ipc": model}}
+
+    pairs = [rec("a", "w1", 1.00, 1.05), rec("b", "w1", 1.01, 1.00), rec("c", "w1", 1.20, 0.90),
+             rec("a", "w2", 1.0, 2.0), rec("b", "w2", 0.5, 1.0)]
+    records = [r for r, _ in pairs]
+    values = {id(r): v for r, v in pairs}
+    out = ranking(records, values)
+    assert out["n_pairs"] == 3 and out["pair_agreement"] == pytest.approx(1 / 3)
+    worst = out["worst_pairs"]
+    assert [(w["faster"]["design"], w["slower"]["design"]) for w in worst] == [("c", "a"), ("c", "b")]
+    assert worst[0]["sim_gap"] == pytest.approx(0.2)
+    assert worst[0]["model_gap"] == pytest.approx(0.9 / 1.05 - 1)
+    assert out["n_groups"] == 1 and out["kendall_tau_median"] == pytest.approx(-1.0)
+    # a record outside the held-out workloads does not count
+    records[0]["heldout"] = ""
+    assert ranking(records, values)["n_pairs"] == 2

@@ -212,9 +212,13 @@ def summarize(rows: list[dict]) -> dict:
 def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> dict:
     """Kendall's tau (b) between the simulator's and the model's order of the designs by IPC, per (GPU,
     workload, shared point) group of three records or more (the designs and their parameter points at that SM
-    point); ``heldout_only``: the groups of the held-out workloads."""
-    from scipy.stats import kendalltau
+    point); ``heldout_only``: the groups of the held-out workloads.
 
+    Beside it, over every pair of records in a group (two records or more) whose simulated IPCs differ by at
+    least :data:`SIGN_THRESHOLD` (the pairs the simulator tells apart, where tau also counts pairs inside its
+    noise): the share the model orders the same way (``pair_agreement``, of ``n_pairs``), and the
+    ``worst_pairs`` it orders the other way, largest simulated difference first."""
+    from scipy.stats import kendalltau
 
     groups: dict = {}
     fields: dict = {}
@@ -224,20 +228,43 @@ def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> 
         if heldout_only and "workload" not in r.get("heldout", ""):
             continue
         f = fields.setdefault(r["gpu"], shared_keys(r["gpu"]))
-        groups.setdefault((r["gpu"], r["workload"], shared_point(r, f)), []).append(values_of[id(r)])
+        groups.setdefault((r["gpu"], r["workload"], shared_point(r, f)), []).append((r, values_of[id(r)]))
     taus = []
-    for vals in groups.values():
-        if len(vals) < 3:
+    n_pairs = agree = 0
+    wrong = []
+    for (gpu, wl, point), members in groups.items():
+        sim = np.array([v["sim"]["ipc"] for _, v in members], dtype=np.float64)
+        mod = np.array([v["model"]["ipc"] for _, v in members], dtype=np.float64)
+        for i in range(len(members)):
+            for j in range(i + 1, len(members)):
+                if not (sim[i] > 0 and sim[j] > 0 and np.isfinite(mod[i]) and np.isfinite(mod[j])):
+                    continue
+                hi, lo = (i, j) if sim[i] >= sim[j] else (j, i)
+                gap = sim[hi] / sim[lo] - 1.0
+                if gap < SIGN_THRESHOLD:
+                    continue
+                n_pairs += 1
+                if mod[hi] > mod[lo]:
+                    agree += 1
+                else:
+                    a, b = members[hi][0], members[lo][0]
+                    wrong.append({"gpu": gpu, "workload": wl, "point": dict(point),
+                                  "faster": {"design": a["design"], "params": a["params"]},
+                                  "slower": {"design": b["design"], "params": b["params"]},
+                                  "sim_gap": float(gap), "model_gap": float(mod[hi] / mod[lo] - 1.0)})
+        if len(members) < 3:
             continue
-        t = kendalltau([v["sim"]["ipc"] for v in vals], [v["model"]["ipc"] for v in vals]).statistic
+        t = kendalltau(sim, mod).statistic
         if np.isfinite(t):
             taus.append(float(t))
-    if not taus:
-        return {"n_groups": 0}
-    t = np.array(taus)
-    return {"n_groups": len(taus), "kendall_tau_median": float(np.median(t)),
-            "kendall_tau_mean": float(t.mean()), "kendall_tau_min": float(t.min()),
-            "share_tau_at_least_0_8": float(np.mean(t >= 0.8))}  # fmt: skip
+    out = {"n_groups": len(taus), "n_pairs": n_pairs,
+           "pair_agreement": agree / n_pairs if n_pairs else None,
+           "worst_pairs": sorted(wrong, key=lambda w: -w["sim_gap"])[:5]}  # fmt: skip
+    if taus:
+        t = np.array(taus)
+        out.update({"kendall_tau_median": float(np.median(t)), "kendall_tau_mean": float(t.mean()),
+                    "kendall_tau_min": float(t.min()), "share_tau_at_least_0_8": float(np.mean(t >= 0.8))})
+    return out
 
 
 def effect_report(records: list[dict], values: dict) -> dict:

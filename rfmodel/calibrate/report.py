@@ -246,6 +246,17 @@ def effects_section(res: dict) -> list[str]:
                       f"{rk['kendall_tau_median']:.2f}, mean {rk['kendall_tau_mean']:.2f}, least "
                       f"{rk['kendall_tau_min']:.2f}; {_pct(rk['share_tau_at_least_0_8'])} of the groups at "
                       "0.8 or more."]  # fmt: skip
+    if rk.get("n_pairs"):
+        lines += ["", f"Pairs of records in those groups (two or more) whose simulated IPCs differ by "
+                      f"{100 * SIGN_THRESHOLD:.0f} % or more ({rk['n_pairs']} pairs): the model orders "
+                      f"{_pct(rk['pair_agreement'])} of them as the simulator does. The pairs it orders the "
+                      "other way, largest simulated gap first:", ""]  # fmt: skip
+        for w in rk.get("worst_pairs", []):
+            fa, sl = w["faster"], w["slower"]
+            lines.append(f"- {w['workload']} on {w['gpu']} {w['point'] or '(defaults)'}: {fa['design']} "
+                         f"{fa['params'] or ''} ahead of {sl['design']} {sl['params'] or ''} by "
+                         f"{100 * w['sim_gap']:+.1f} % in the simulator, {100 * w['model_gap']:+.1f} % in "
+                         "the model.")  # fmt: skip
     lines += ["", "Worst held-out effect errors per design:", ""]
     for d, e in eff.items():
         for w in e.get("worst_effects", [])[:2]:
