@@ -16,8 +16,9 @@ takes the order from this schedule (:func:`issue_rank`), which holds:
 * memory instructions in a FIFO to the SM's one load/store unit, ``pipe`` cycles after issue, at most
   ``queue_sched`` of one scheduler's and ``queue_sm`` in all waiting (its issue buffer, collector units
   and dispatch register); the unit handles one line a cycle; loads and stores look up an LRU L1D (sets by
-  line number, write-allocate; a hit on a line still in flight waits for it), a load miss takes an MSHR
-  (the unit waits for one when all are taken) and the L2 slice (LRU) or DRAM (a server of
+  line number, write-allocate; a hit on a line still in flight waits for it; with ``l1_reserve`` a load's
+  miss holds its way until the fill, and a load whose set has every way waiting waits), a load miss takes
+  an MSHR (the unit waits for one when all are taken) and the L2 slice (LRU) or DRAM (a server of
   ``line_cycles`` per line); atomics go to the L2 slice.
 
 The simulator's pipeline (``rfmodel.sim.core``: issue buffer, collectors, dispatch, the LSU taking the
@@ -28,6 +29,8 @@ docs/models.md).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -42,6 +45,48 @@ MK_NONE, MK_LOAD, MK_STORE, MK_L2, MK_L2_STORE = 0, 1, 2, 3, 4
 #: warp schedulers: loose round-robin, greedy-then-oldest, oldest first
 POL_LRR, POL_GTO, POL_OLDEST = 0, 1, 2
 POLICIES = {"lrr": POL_LRR, "gto": POL_GTO, "oldest": POL_OLDEST}
+
+
+class IssueShape(NamedTuple):
+    """The SM's issue side as :func:`_schedule` takes it."""
+
+    wpc: int  # warps per CTA (the widest CTA of the trace)
+    n_slots: int  # CTAs resident at once
+    n_sched: int  # warp schedulers
+    width: int  # instructions per scheduler and cycle
+    policy: int  # POL_*
+
+
+class ClassTables(NamedTuple):
+    """Per op class: latency, memory kind (MK_*), unit, initiation interval; the units' dispatch slots, the
+    load/store unit's index and the barrier's class."""
+
+    lat: np.ndarray
+    kind: np.ndarray
+    unit: np.ndarray
+    ii: np.ndarray
+    u_slots: np.ndarray
+    lsu_unit: int
+    barrier_op: int
+
+
+class MemoryPath(NamedTuple):
+    """The L1D, L2 slice, DRAM and memory pipeline as :func:`_schedule` and :func:`_memory_lines` see
+    them."""
+
+    l1_sets: int
+    l1_ways: int
+    l1_lat: float
+    l1_reserve: bool  # a load miss reserves its line until the fill
+    l2_sets: int
+    l2_ways: int
+    l2_lat: float
+    dram_lat: float
+    line_cycles: float  # DRAM cycles per line
+    n_mshr: int
+    queue_sched: int  # memory instructions one scheduler may have waiting
+    queue_sm: int  # and the SM
+    pipe: float  # cycles from issue to the load/store unit
 
 
 @njit(cache=True, inline="always")
@@ -108,14 +153,17 @@ def _launch_ctas(wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, sl
 
 
 @njit(cache=True, inline="always")
-def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, l1_stamp, l1_ready, l1_sets,
-                  l1_ways, l1_lat, l1_reserve, l2_tag, l2_stamp, l2_sets, l2_ways, l2_lat, dram_lat,
-                  line_cycles, mshr, n_mshr):  # fmt: skip
+def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, l1_stamp, l1_ready, l2_tag,
+                  l2_stamp, mshr, mem):  # fmt: skip
     """:func:`_schedule`'s memory instruction of kind ``mk``: its lines ``lines[j0:j1]``, one per cycle
     from ``tt``, through the L1D (hits, MSHRs, write-allocate stores written through; with ``l1_reserve`` a
     load's miss holds its line until the fill and a load finding every way of its set waiting waits for the
     first fill, as the simulator's L1D) and the L2 slice and DRAM.  Returns the cycle its result is ready
-    (``done`` or later), the cycle after its last line, the LRU stamp and the cycle DRAM is free."""
+    (``done`` or later), the cycle after its last line, the LRU stamp and the cycle DRAM is free.  ``mem``:
+    :class:`MemoryPath`."""
+    l1_sets, l1_ways, l1_lat, l1_reserve = mem.l1_sets, mem.l1_ways, mem.l1_lat, mem.l1_reserve
+    l2_sets, l2_ways, l2_lat, dram_lat = mem.l2_sets, mem.l2_ways, mem.l2_lat, mem.dram_lat
+    line_cycles, n_mshr = mem.line_cycles, mem.n_mshr
     for jj in range(j0, j1):
         if mk == MK_NONE:
             break
@@ -177,10 +225,15 @@ def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, 
 
 
 @njit(cache=True)
-def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src, pdst, psrc, lat, kind, unit,
-              ii, u_slots, lsu_unit, mem_ptr, lines, l1_sets, l1_ways, l1_lat, l1_reserve, l2_sets, l2_ways,
-              l2_lat, dram_lat, line_cycles, n_mshr, barrier_op, queue_sched, queue_sm, pipe):
-    """:func:`issue_rank`'s schedule: the issue sequence number of every trace row and the cycles."""
+def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, cls, mem):
+    """:func:`issue_rank`'s schedule: the issue sequence number of every trace row and the cycles.  The
+    trace's warps (``wp``), CTAs (``cta_wstart``), rows and memory lines; ``shape``: :class:`IssueShape`,
+    ``cls``: :class:`ClassTables`, ``mem``: :class:`MemoryPath`."""
+    wpc, n_slots, n_sched, width, policy = shape.wpc, shape.n_slots, shape.n_sched, shape.width, shape.policy
+    lat, kind, unit, ii, u_slots = cls.lat, cls.kind, cls.unit, cls.ii, cls.u_slots
+    lsu_unit, barrier_op = cls.lsu_unit, cls.barrier_op
+    l1_sets, l1_ways, l2_sets, l2_ways = mem.l1_sets, mem.l1_ways, mem.l2_sets, mem.l2_ways
+    n_mshr, queue_sched, queue_sm, pipe = mem.n_mshr, mem.queue_sched, mem.queue_sm, mem.pipe
     n = op.shape[0]
     rank = np.full(n, -1, np.int64)
     n_cta = cta_wstart.shape[0] - 1
@@ -322,9 +375,7 @@ def _schedule(wp, cta_wstart, wpc, n_slots, n_sched, width, policy, op, dst, src
                         done = t0 + lat[c]
                         done, tt, stamp, dram_free = _memory_lines(
                             kind[c], mem_ptr[i], mem_ptr[i + 1], lines, lat[c], done, tt, stamp, dram_free,
-                            l1_tag, l1_stamp, l1_ready, l1_sets, l1_ways, l1_lat, l1_reserve, l2_tag,
-                            l2_stamp, l2_sets, l2_ways, l2_lat, dram_lat, line_cycles, mshr,
-                            n_mshr)  # fmt: skip
+                            l1_tag, l1_stamp, l1_ready, l2_tag, l2_stamp, mshr, mem)  # fmt: skip
                         lsu_free = max(t0 + ii[c], tt)
                     else:
                         ufree[s % u_slots[u], u] = t + ii[c]
@@ -403,16 +454,16 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
     for c in (OpClass.ST_GLOBAL, OpClass.ST_LOCAL):
         kind[int(c)] = MK_STORE if l1_on else MK_L2_STORE
     kind[int(OpClass.ATOMIC)] = MK_L2
-    rank, cycles = _schedule(
-        wp, cta_wstart, wpc, int(p["resident_ctas"]), int(p["schedulers"]), int(p["issue_width"]),
-        POLICIES[p["policy"]], trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
-        np.asarray(p["latency"], np.float64), kind, np.asarray(p["unit"], np.int64),
-        np.asarray(p["initiation"], np.float64), unit_slots_of(p, p["unit"]), int(p["lsu_unit"]),
-        trace.mem_ptr.astype(np.int64),
-        (trace.mem_line // trace.line_bytes).astype(np.int64), int(p["l1_sets"]), int(p["l1_ways"]),
-        float(p["l1_hit_latency"]), bool(p["l1_reserve"]), int(p["l2_sets"]), int(p["l2_ways"]),
-        float(p["l2_hit_latency"]),
-        float(p["dram_latency"]), float(p["line_cycles"]), int(p["mshr"]), int(OpClass.BARRIER),
-        int(p["queue_sched"]), int(p["queue_sm"]), float(p["pipe"]),
-    )  # fmt: skip
+    shape = IssueShape(wpc, int(p["resident_ctas"]), int(p["schedulers"]), int(p["issue_width"]),
+                       POLICIES[p["policy"]])
+    cls = ClassTables(np.asarray(p["latency"], np.float64), kind, np.asarray(p["unit"], np.int64),
+                      np.asarray(p["initiation"], np.float64), unit_slots_of(p, p["unit"]),
+                      int(p["lsu_unit"]), int(OpClass.BARRIER))
+    mem = MemoryPath(int(p["l1_sets"]), int(p["l1_ways"]), float(p["l1_hit_latency"]),
+                     bool(p["l1_reserve"]), int(p["l2_sets"]), int(p["l2_ways"]), float(p["l2_hit_latency"]),
+                     float(p["dram_latency"]), float(p["line_cycles"]), int(p["mshr"]),
+                     int(p["queue_sched"]), int(p["queue_sm"]), float(p["pipe"]))
+    rank, cycles = _schedule(wp, cta_wstart, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
+                             trace.mem_ptr.astype(np.int64),
+                             (trace.mem_line // trace.line_bytes).astype(np.int64), shape, cls, mem)
     return rank, float(cycles)
