@@ -226,12 +226,10 @@ def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, 
 
 @njit(cache=True)
 def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, cls, mem):
-    """:func:`issue_rank`'s schedule: the issue sequence number of every trace row and the cycles.  The
-    trace's warps (``wp``), CTAs (``cta_wstart``), rows and memory lines; ``shape``: :class:`IssueShape`,
-    ``cls``: :class:`ClassTables`, ``mem``: :class:`MemoryPath`."""
-    wpc, n_slots, n_sched, width, policy = shape.wpc, shape.n_slots, shape.n_sched, shape.width, shape.policy
-    lat, kind, unit, ii, u_slots = cls.lat, cls.kind, cls.unit, cls.ii, cls.u_slots
-    lsu_unit, barrier_op = cls.lsu_unit, cls.barrier_op
+    """:func:`issue_rank`'s schedule (issue sequence number of every trace row, cycles) of the trace's warps,
+    CTAs, rows and lines on :class:`IssueShape`, :class:`ClassTables` and :class:`MemoryPath`."""
+    wpc, n_slots, n_sched, width, policy = shape
+    lat, kind, unit, ii, u_slots, lsu_unit, barrier_op = cls
     l1_sets, l1_ways, l2_sets, l2_ways = mem.l1_sets, mem.l1_ways, mem.l2_sets, mem.l2_ways
     n_mshr, queue_sched, queue_sm, pipe = mem.n_mshr, mem.queue_sched, mem.queue_sm, mem.pipe
     n = op.shape[0]
