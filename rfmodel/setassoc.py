@@ -2,14 +2,38 @@
 engine's schedule of the SM's loads (``rfmodel.analytic.stream``), one routine each way.
 
 A cache is two arrays of ``sets x ways`` entries, the line held (``tag``, -1 empty) and the stamp of its last
-use (``stamp_of``, -1 empty); set = line mod sets.  ``stamp`` must grow with every access.
+use (``stamp_of``, -1 empty); set = line mod sets, or for an L1D :func:`set_of` (GPGPU-Sim's set index
+functions).  ``stamp`` must grow with every access.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-__all__ = ["lru_access", "lru_access_reserve"]
+__all__ = ["SET_INDEX", "lru_access", "lru_access_at", "lru_access_reserve", "lru_probe", "set_of"]
+
+#: set index functions (``L1DSpec.set_index``): the line number mod the sets (GPGPU-Sim's ``L``), and the
+#: Fermi L1D's hash (its ``H``)
+SET_LINEAR, SET_FERMI = 0, 1
+SET_INDEX = {"linear": SET_LINEAR, "fermi-hash": SET_FERMI}
+
+
+@njit(cache=True, inline="always")
+def set_of(line, sets, line_shift, index):
+    """Set of line number ``line`` (the address over ``2**line_shift``) among ``sets`` under ``index``.
+
+    The Fermi hash, from "A Detailed GPU Cache Model Based on Reuse Distance Theory" (Nugteren et al.) as
+    GPGPU-Sim applies it to 32 or 64 sets: the line number's low five bits XOR the address bits 13, 14, 15,
+    17 and 19 (in that order), and with 64 sets address bit 12 as the sixth bit.  Other set counts (an L1D a
+    design resizes) index linearly."""
+    if index == SET_FERMI and (sets == 32 or sets == 64):
+        addr = line << line_shift
+        upper = ((addr >> 13) & 0x7) | (((addr >> 17) & 1) << 3) | (((addr >> 19) & 1) << 4)
+        s = (line & 0x1F) ^ upper
+        if sets == 64:
+            s |= ((addr >> 12) & 1) << 5
+        return s
+    return line % sets
 
 
 @njit(cache=True, inline="always")
@@ -19,7 +43,13 @@ def lru_access(tag, stamp_of, sets, ways, line, stamp):
     whole set, as the simulator takes it) misses every access."""
     if sets <= 0:
         return False, -1
-    base = (line % sets) * ways
+    return lru_access_at(tag, stamp_of, line % sets, ways, line, stamp)
+
+
+@njit(cache=True, inline="always")
+def lru_access_at(tag, stamp_of, s, ways, line, stamp):
+    """:func:`lru_access` in set ``s``."""
+    base = s * ways
     victim = base
     oldest = stamp_of[base]
     for k in range(base, base + ways):
@@ -34,14 +64,26 @@ def lru_access(tag, stamp_of, sets, ways, line, stamp):
     return False, victim
 
 
+@njit(cache=True, inline="always")
+def lru_probe(tag, stamp_of, s, ways, line, stamp):
+    """A write that does not allocate (GPGPU-Sim's no-write-allocate): a hit in set ``s`` refreshes the
+    line's stamp, a miss leaves the set alone.  Returns (hit, way; -1 on a miss)."""
+    base = s * ways
+    for k in range(base, base + ways):
+        if tag[k] == line:
+            stamp_of[k] = stamp
+            return True, k
+    return False, -1
+
+
 @njit(cache=True)
-def lru_access_reserve(tag, stamp_of, ready, sets, ways, line, stamp, t):
+def lru_access_reserve(tag, stamp_of, ready, s, ways, line, stamp, t):
     """As :func:`lru_access`, for a cache whose misses reserve their line until the fill (GPGPU-Sim's
     allocation on miss; ``ready[way]``: the cycle the way's line arrives): the victim is the least recently
     used way whose line is not waiting for its fill (``ready[way] <= t``); when every way of the set waits,
-    the access waits for the first fill.  A hit on a line still being filled merges with it.  Returns (hit,
-    way, cycle of the access)."""
-    base = (line % sets) * ways
+    the access waits for the first fill.  A hit on a line still being filled merges with it.  ``s``: the
+    set.  Returns (hit, way, cycle of the access)."""
+    base = s * ways
     for i in range(base, base + ways):
         if tag[i] == line:
             stamp_of[i] = stamp

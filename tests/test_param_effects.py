@@ -38,6 +38,7 @@ PROBES = {
     "collector_read_ports": {"value": 1},
     "l1d.sectored": {"value": True},
     "l1d.size_bytes": {"value": 4096},
+    "l1d.set_index": {"value": "fermi-hash"},
 }
 #: fields no built-in kernel exercises (no tensor, local-memory or constant-cache instruction is timed by
 #: its class's latency in them): listed, not probed

@@ -237,6 +237,59 @@ def test_l1d_hand_stream():
     assert r.counts["l1_set_wait"] > 0 and r.metrics["cycles"] > runs[False].metrics["cycles"]
 
 
+def test_fermi_hash_set_index_by_hand():
+    """GPGPU-Sim's Fermi L1D hash (32 or 64 sets, 128-byte lines): the line number's low 5 bits XOR address
+    bits 13-15, 17 and 19; with 64 sets address bit 12 is the sixth bit; other set counts index linearly."""
+    from rfmodel.setassoc import SET_FERMI, SET_LINEAR, set_of
+
+    def fermi(addr, sets):
+        return set_of(addr >> 7, sets, 7, SET_FERMI)
+
+    assert fermi(0x2000, 32) == 1 and set_of(0x2000 >> 7, 32, 7, SET_LINEAR) == 0  # bit 13
+    assert fermi(0x4000, 32) == 2 and fermi(0x8000, 32) == 4  # bits 14, 15
+    assert fermi(0x20000, 32) == 8 and fermi(0x80000, 32) == 16  # bits 17, 19
+    assert fermi(0x10000, 32) == 0 and fermi(0x40000, 32) == 0  # bits 16 and 18 take no part
+    assert fermi(0x1000, 32) == 0 and fermi(0x1000, 64) == 32  # bit 12: only with 64 sets
+    assert fermi(0x2080, 32) == 0  # line bit 0 XOR address bit 13
+    assert fermi(0x2000, 16) == (0x2000 >> 7) % 16  # 16 sets: linear
+
+
+def test_the_fermi_hash_spreads_a_4_kb_stride_that_linear_indexing_puts_in_one_set():
+    """32 sets x 4 ways; one warp reads lines 4 KB apart (0, 0x1000, 0x2000, 0x3000, 0x4000) twice, each
+    load after the one before.  Linearly they all fall in set 0, five lines in four ways: LRU misses all ten.
+    Hashed they fall in sets 0, 0, 1, 1, 2 and the second pass hits all five."""
+    line = 128
+    addrs = [0x0, 0x1000, 0x2000, 0x3000, 0x4000] * 2
+    prog = [("LDG.E", [20 + i % 8], [20 + (i - 1) % 8 if i else 2], {"lines": [a]})
+            for i, a in enumerate(addrs)]  # fmt: skip
+    hits = {}
+    for index in ("linear", "fermi-hash"):
+        l1 = L1DSpec(size_bytes=32 * 4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
+                     set_index=index)  # fmt: skip
+        r = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
+        hits[index] = (r.counts["l1_acc"], r.counts["l1_hit"])
+    assert hits == {"linear": (10, 0), "fermi-hash": (10, 5)}
+
+
+def test_a_store_miss_allocates_its_line_only_with_write_allocate():
+    """A store to line A, then a load of A: with write-allocate the store's line is in the L1D and the load
+    hits; with GPGPU-Sim's no-write-allocate the store only writes through and the load misses.  A store that
+    hits a line a load brought in refreshes it either way (the second load of B hits)."""
+    line = 128
+    prog = [("STG.E", [], [2, 3], {"lines": [0]}), ("LDG.E", [20], [2], {"lines": [0]}),
+            ("LDG.E", [21], [20], {"lines": [line]}), ("STG.E", [], [2, 21], {"lines": [line]}),
+            ("LDG.E", [22], [21], {"lines": [line]})]  # fmt: skip
+    hits = {}
+    for walloc in (True, False):
+        l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
+                     write_allocate=walloc)  # fmt: skip
+        r = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
+        hits[walloc] = (r.counts["l1_acc"], r.counts["l1_hit"])
+    # write-allocate: the load of A hits, B misses, the store to B hits, the second load of B hits
+    assert hits[True] == (5, 3)
+    assert hits[False] == (5, 2)
+
+
 def test_a_load_that_finds_its_set_waiting_waits_for_the_first_fill():
     """1 set x 1 way, two independent loads of different lines: the second can take the way only when the
     first's line has arrived, so it leaves the SM that much later (the unit looks up one line a cycle)."""

@@ -514,12 +514,15 @@ class TestPresets:
         # the interconnect ports, the execution units, the DRAM row timing and the instruction cache are read
         # from every config but not yet in the presets: with the first three the analytic engine's held-out
         # errors against the simulator rose (docs/spec.md, "Presets"); the presets keep -dram_latency alone
-        # and leave the others out
+        # and leave the others out; so is the L1D's write allocation and set index (the Fermi and Maxwell
+        # configs' no-write-allocate and hash), which the analytic engine does not model yet
         assert (p.icnt_flit_bytes, p.icnt_clock_mhz, p.exec_units, p.icache) == (None, None, None, None)
+        assert (p.l1d.write_allocate, p.l1d.set_index) == (True, "linear")
         assert imported.icnt_flit_bytes is not None and imported.exec_units is not None
         assert imported.icache is not None and imported.dram_latency_cycles > p.dram_latency_cycles
         later = {"icnt_flit_bytes": None, "icnt_clock_mhz": None, "exec_units": None, "icache": None,
-                 "dram_latency_cycles": p.dram_latency_cycles, "l1d.shmem_options": ()}
+                 "dram_latency_cycles": p.dram_latency_cycles, "l1d.shmem_options": (),
+                 "l1d.write_allocate": True, "l1d.set_index": "linear"}
         expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides, **later})
         assert p == expect
 
@@ -679,6 +682,20 @@ class TestImportSynthetic:
     def test_the_l1ds_allocation_policy_is_read(self, tmp_path, alloc, reserves):
         text = f"-gpgpu_cache:dl1 N:32:128:4,L:L:{alloc}:N:H,S:64:8,8\n"
         assert from_gpgpusim_config(_write(tmp_path, text)).l1d.allocate_on_miss is reserves
+
+    @pytest.mark.parametrize(("policy", "walloc", "index"),
+                             [("L:L:m:N:H", False, "fermi-hash"), ("L:T:m:L:L", True, "linear"),
+                              ("L:T:m:W:L", True, "linear"), ("L:L:s:N:L", False, "linear")])
+    def test_the_l1ds_write_allocation_and_set_index_are_read(self, tmp_path, policy, walloc, index):
+        text = f"-gpgpu_cache:dl1 N:32:128:4,{policy},S:64:8,8\n"
+        l1 = from_gpgpusim_config(_write(tmp_path, text)).l1d
+        assert (l1.write_allocate, l1.set_index) == (walloc, index)
+
+    @pytest.mark.parametrize("policy", ["L:B:m:N:L", "L:E:m:N:L", "L:T:m:N:P", "L:T:m:N:X", "L:T:m:Q:L"])
+    def test_an_l1d_policy_rfmodel_does_not_model_is_refused(self, tmp_path, policy):
+        text = f"-gpgpu_cache:dl1 N:32:128:4,{policy},S:64:8,8\n"
+        with pytest.raises(ParseError, match="gpgpu_cache:dl1"):
+            from_gpgpusim_config(_write(tmp_path, text))
 
     def test_trace_config_overrides_and_units(self, tmp_path):
         trace = (

@@ -54,7 +54,7 @@ from rfmodel.designs.base import (  # noqa: F401
     OPERAND_BANK_MASK,
     OPERAND_DELAY,
 )
-from rfmodel.setassoc import lru_access, lru_access_reserve
+from rfmodel.setassoc import lru_access, lru_access_at, lru_access_reserve, lru_probe, set_of
 from rfmodel.spec.occupancy import U_BRA, U_DP, U_INT, U_MEM, U_SFU, U_SP, U_TENSOR, UNIT_NAMES  # noqa: F401
 
 # --------------------------------------------------------------------------- op classes
@@ -157,6 +157,8 @@ CONFIG_FIELDS = (
     "line_flits",  # flits of a packet carrying a whole line (a reply of an instruction or design line, a
     # design's line written back)
     "l1_reserve",  # 1: an L1D miss reserves its line until the fill (allocation on miss)
+    "l1_index",  # the L1D's set index function (rfmodel.setassoc.SET_INDEX)
+    "l1_walloc",  # 1: a store that misses the L1D allocates its line (0: GPGPU-Sim's no-write-allocate)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -458,6 +460,8 @@ C_IL1_ASSOC = 50
 C_IL1_MSHR = 51
 C_LINE_FLITS = 52
 C_L1_RESERVE = 53
+C_L1_INDEX = 54
+C_L1_WALLOC = 55
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -897,18 +901,20 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
             elif use_l1:
                 stats[K_L1_ACC] += 1
                 scalars[G_LRU_CLOCK] += 1
-                if cfg[C_L1_RESERVE] != 0 and kind != MK_STORE:
+                s1 = set_of(line, cfg[C_L1_SETS], shift, cfg[C_L1_INDEX])
+                if kind == MK_STORE and cfg[C_L1_WALLOC] == 0:
+                    hit, way = lru_probe(tag, lru, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
+                elif cfg[C_L1_RESERVE] != 0 and kind != MK_STORE:
                     t0 = t
-                    hit, way, t = lru_access_reserve(tag, lru, ready, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line,
+                    hit, way, t = lru_access_reserve(tag, lru, ready, s1, cfg[C_L1_ASSOC], line,
                                                        scalars[G_LRU_CLOCK], t)  # fmt: skip
                     stats[K_L1_SET_WAIT] += t - t0
                 else:
-                    hit, way = lru_access(tag, lru, cfg[C_L1_SETS], cfg[C_L1_ASSOC], line,
-                                            scalars[G_LRU_CLOCK])  # fmt: skip
+                    hit, way = lru_access_at(tag, lru, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
                 if hit:
                     stats[K_L1_HIT] += 1
                 if kind == MK_STORE:
-                    if not hit:
+                    if not hit and way >= 0:
                         ready[way] = t  # write-allocate; the store does not wait for the line
                     l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
                     at = t

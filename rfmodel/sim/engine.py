@@ -18,6 +18,7 @@ import numpy as np
 from rfmodel.designs.base import CLAIM_RING, Design, SimSetup, get_design
 from rfmodel.designs.base import NEVER as DESIGN_NEVER
 from rfmodel.errors import RfmodelError, SpecError
+from rfmodel.setassoc import SET_INDEX
 from rfmodel.sim import core as C
 from rfmodel.spec.occupancy import (
     carved_l1d,
@@ -416,6 +417,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "l1_hit": l1.hit_latency_cycles,
         "mshr": l1.mshr_entries,
         "l1_reserve": int(l1.allocate_on_miss),
+        "l1_index": SET_INDEX[l1.set_index],
+        "l1_walloc": int(l1.write_allocate),
         "line_shift": line_shift,
         "l2_sets": l2_sets,
         "l2_assoc": opts.l2_assoc,

@@ -293,6 +293,10 @@ class _Cache:
     mshr: int
     #: the allocation policy's letter: m (on miss), f (on fill), s (streaming)
     alloc: str = "m"
+    #: the policy's other letters: write (R, B, T, E, L), write allocation (N, W, F, L), index (L, H, P, X)
+    write: str = "T"
+    write_alloc: str = "N"
+    index: str = "L"
 
     @property
     def size(self) -> int:
@@ -327,7 +331,28 @@ def _cache(r: _Reader, name: str) -> _Cache | None:
     if alloc not in ("m", "f", "s"):
         r.fail(name, line, v, expected + " with an allocation policy of m (on miss), f (on fill) or s "
                "(streaming)")  # fmt: skip
-    return _Cache(sectored, sets, bsize, assoc, mshr, alloc)
+    letters = [x.strip() for x in policy] + ["", "", "", "", ""]
+    return _Cache(sectored, sets, bsize, assoc, mshr, alloc, letters[1] or "T", letters[3] or "N",
+                  letters[4] or "L")
+
+
+def _l1d_policy(r: _Reader, dl1: _Cache) -> dict:
+    """The L1D's write allocation and set index from its policy letters; a write policy rfmodel's L1D does
+    not have (it writes every store through to L2) or an index function it does not compute is refused."""
+    v, line = r.raw("-gpgpu_cache:dl1")
+    expected = "[N|S:]<nsets>:<line>:<assoc>,<policy>,<mshr type>:<entries>:<merge>,..."
+    if dl1.write not in ("T", "L"):
+        r.fail("-gpgpu_cache:dl1", line, v, expected + " with the write policy T (write-through) or L (local "
+               "write-back, global write-through; rfmodel writes local stores through too): B (write-back), "
+               "E (write-evict) and R (read-only) are not modelled")  # fmt: skip
+    if dl1.write_alloc not in ("N", "W", "F", "L"):
+        r.fail("-gpgpu_cache:dl1", line, v, expected + " with the write allocation N (no), W, F or L "
+               "(allocate: rfmodel's line is ready at once for all three)")  # fmt: skip
+    if dl1.index not in ("L", "H"):
+        r.fail("-gpgpu_cache:dl1", line, v, expected + " with the set index L (linear) or H (the Fermi "
+               "hash): P (IPOLY) and X (bitwise XOR) are not modelled")  # fmt: skip
+    return {"write_allocate": dl1.write_alloc != "N",
+            "set_index": "fermi-hash" if dl1.index == "H" else "linear"}
 
 
 def _pair(r: _Reader, name: str) -> tuple[int, int]:
@@ -427,6 +452,7 @@ def import_gpgpusim_config(
         sectored=dl1.sectored if dl1 else False,
         mshr_entries=dl1.mshr if dl1 else 0,
         allocate_on_miss=dl1.alloc == "m" if dl1 else True,
+        **(_l1d_policy(r, dl1) if dl1 else {}),
         hit_latency_cycles=l1_latency,
         unified_bytes=unified_kb * 1024,
         adaptive=adaptive,

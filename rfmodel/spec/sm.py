@@ -156,6 +156,12 @@ class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
                                    "allocation policy m): a load whose set has every way waiting for a fill "
                                    "waits for the first; false: it takes the least recently used way "
                                    "whatever its state")
+    write_allocate: bool = param(True, doc="a store that misses allocates its line (without waiting for "
+                                 "it); false: GPGPU-Sim's no-write-allocate (N), the store only writes "
+                                 "through")
+    set_index: str = param("linear", choices=("linear", "fermi-hash"),
+                           doc="set of a line: its number mod the sets (GPGPU-Sim's L), or the Fermi L1D's "
+                               "hash of address bits (H; 32 or 64 sets, other counts index linearly)")
     hit_latency_cycles: int = param(35, unit="cycles", bounds=(1, 100_000), doc="load hit latency")
     unified_bytes: int = param(0, unit="B", bounds=(0, 64 * _MIB),
                                doc="L1D + shared memory unified array size; 0 = separate arrays")
