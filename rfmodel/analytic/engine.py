@@ -269,7 +269,7 @@ class ProfileSource:
 #: L1D sizes, as multiples of the SM's, at which the profile's schedule also runs (``sched_l1``): smaller ones
 #: for designs whose L1D hits less than the SM's, larger ones for those that give it more capacity; 0: no
 #: L1D (a unified memory whose registers take it all), whose loads go to the L2 slice at once
-L1_ANCHOR_SCALES = (0, 0.25, 0.5, 2, 4, 8)
+L1_ANCHOR_SCALES = (0, 0.125, 0.25, 0.5, 2, 4, 8)
 
 
 def l1d_sized(sm: SMSpec, size_bytes) -> SMSpec:
@@ -476,34 +476,40 @@ def _reference_run(reference, profile, sm, grid: dict) -> tuple[float, float]:
     return tuple(float(np.asarray(m[k], dtype=np.float64).ravel()[0]) for k in ("ipc", "l1d_hit_rate"))
 
 
-def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.ndarray]:
+def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.ndarray, float]:
     """The anchor as a function of the L1D hit rate: at the SM's own L1D, :func:`anchor_factor`; at the
-    other L1D sizes of the profile's ``sched_l1`` (none, smaller, larger), that schedule's IPC over the
+    other L1D sizes of the profile's ``sched_l1`` (smaller, larger), that schedule's IPC over the
     ``reference`` design's analytic IPC at its defaults on the same profile with that L1D (the shared
-    model's hit rate there, from the stack distances; 0 without an L1D).  Returns the hit rates
-    (increasing) and the factors; empty without a schedule.  A design whose L1D differs from the SM's is
-    anchored at its own hit rate (:class:`Anchor`): the shared model's error moves with the hit rate
-    (docs/models.md, "Anchor")."""
-    empty = (np.zeros(0), np.zeros(0))
+    model's hit rate there, from the stack distances).  Returns the hit rates (increasing), the factors,
+    and the factor without an L1D (loads straight to the L2 slice; NaN if the schedule did not run without
+    one), kept apart: a small L1D that misses is another regime than none (its sets wait for their fills),
+    so no factor is interpolated between them.  Empty without a schedule.  A design whose L1D differs from
+    the SM's is anchored at its own hit rate (:class:`Anchor`): the shared model's error moves with the hit
+    rate (docs/models.md, "Anchor")."""
+    empty = (np.zeros(0), np.zeros(0), float("nan"))
     if reference is None or profile.sched_ipc is None or not profile.has("l1_anchor"):
         return empty
     rows = profile.need("l1_anchor").sched_l1
     if not len(rows):
         return empty
     points = []
+    zero = float("nan")
     for size, ipc_s in ((sm.l1d.size_bytes, float(profile.sched_ipc)), *rows):
         ipc, hit = _reference_run(reference, profile, l1d_sized(sm, size), grid)
         if np.isfinite(ipc) and ipc > 0.0 and np.isfinite(hit):
-            points.append((hit, size > 0, ipc_s / ipc))
-    points.sort()  # at a hit rate of 0, no L1D (loads straight to the L2) before a small one that misses
+            if size > 0:
+                points.append((hit, ipc_s / ipc))
+            else:
+                zero = ipc_s / ipc
+    points.sort()
     hits, factors = [], []
-    for h, _, f in points:  # increasing hit rates for the interpolation
+    for h, f in points:  # increasing hit rates for the interpolation
         if not hits or h > hits[-1] + 1e-9:
             hits.append(h)
             factors.append(f)
     hits, factors = np.array(hits), np.array(factors)
     hits.flags.writeable = factors.flags.writeable = False  # remembered and shared between calls
-    return hits, factors
+    return hits, factors, zero
 
 
 def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:

@@ -63,12 +63,13 @@ ANCHOR_KEY = PREFIX + "anchor"
 class Anchor:
     """The anchor of the shared SM model's IPC: ``factor`` at the SM's own L1D
     (:func:`rfmodel.analytic.engine.anchor_factor`), and ``curve``: a callable that returns increasing L1D
-    hit rates and the factor at each (:func:`rfmodel.analytic.engine.anchor_curve`, built on first use),
-    which a design whose L1D differs from the SM's (``Effects.l1d_lines`` or ``l1d_hits``) is anchored on
-    at its own hit rate."""
+    hit rates and the factor at each over L1Ds of some lines, and the factor without an L1D
+    (:func:`rfmodel.analytic.engine.anchor_curve`, built on first use), which a design whose L1D differs
+    from the SM's (``Effects.l1d_lines`` or ``l1d_hits``) is anchored on at its own hit rate, or without an
+    L1D (``l1d_lines`` 0) at the last."""
 
     factor: float
-    curve: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None
+    curve: Callable[[], tuple[np.ndarray, np.ndarray, float]] | None = None
 
 
 __all__ = [
@@ -323,9 +324,11 @@ class AnalyticContext:
         m = self._interval(effects)
         factor = self.anchor
         if self.anchor_curve is not None and (effects.l1d_lines is not None or effects.l1d_hits is not None):
-            hits, factors = self.anchor_curve()
+            hits, factors, zero = self.anchor_curve()
             if len(hits) > 1:
                 factor = np.interp(np.asarray(m["l1d_hit_rate"], dtype=np.float64), hits, factors)
+            if effects.l1d_lines is not None and np.isfinite(zero):
+                factor = np.where(np.asarray(effects.l1d_lines) <= 0, zero, factor)
         if np.all(factor == 1.0):
             return m
         # arrays stay arrays (a 0-d array times a 0-d array is a NumPy scalar)
