@@ -21,8 +21,10 @@ from rfmodel.analytic.profile import (
     TRACE_GROUPS,
     WorkloadProfile,
     l1d_load_hit_rate,
+    l1d_stream,
     profile_tables,
     profile_trace,
+    stream_hit_tables,
     trace_load_terms,
 )
 from rfmodel.analytic.stream import issue_schedule
@@ -360,7 +362,12 @@ def workload_profile(
                                   line_bytes=sm.l1d.line_bytes)  # fmt: skip
             done = issue_schedule(whole.trace, memory_pipeline(whole.trace, sm))
             if done is not None and done[1] > 0:
-                prof = replace(prof, sched_ipc=float(whole.trace.n_instrs) / done[1],
+                # and the L1D's and L2 slice's hit tables from the whole share's stream in that order: the
+                # sampled warps' stream holds fewer distinct lines between two uses than the share's
+                line_no, _, is_load = l1d_stream(whole.trace, done[0])
+                hist, ld_hist, exact = stream_hit_tables(line_no, is_load, caches)
+                prof = replace(prof, sched_ipc=float(whole.trace.n_instrs) / done[1], line_stack_hist=hist,
+                               load_stack_hist=ld_hist, exact_hits=exact,
                                attrs={**prof.attrs, "sched_share": True})  # fmt: skip
     prof = attach(prof, stored)
     prof.source.keep(wl.trace, order["rank"])

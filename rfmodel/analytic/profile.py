@@ -1832,6 +1832,17 @@ def l1d_stream(trace: Trace, rank: np.ndarray | None = None):
     return trace.mem_line[rows][order] // trace.line_bytes, access_row, WAITING_LOADS[trace.op[access_row]]
 
 
+def stream_hit_tables(line_no: np.ndarray, is_load: np.ndarray, caches):
+    """The L1D stream's hit tables of a profile (:func:`l1d_stream`'s lines and loads): the stack-distance
+    histograms over every access and over the loads' (``line_stack_hist``, ``load_stack_hist``) and the
+    caches ``caches`` simulated on it (``exact_hits``, :func:`exact_hit_rates`)."""
+    n_acc = len(line_no)
+    every = np.ones(n_acc, np.bool_)
+    hist = _line_stack_hist(line_no, 32, every) if n_acc else np.zeros(32, np.int64)
+    ld_hist = _line_stack_hist(line_no, 32, is_load) if n_acc else np.zeros(32, np.int64)
+    return hist, ld_hist, exact_hit_rates(line_no, caches, is_load)
+
+
 def l1d_load_hit_rate(trace: Trace, rank, lines: int, ways: int) -> float | None:
     """The loads' hit rate of an LRU L1D of ``lines`` lines and ``ways`` ways simulated on ``trace``'s line
     stream in ``rank``'s order (what a profile's ``l1d_hit_rate(lines, ways, loads=True)`` gives, without
@@ -2100,10 +2111,7 @@ def profile_trace(
     counts = np.diff(trace.mem_ptr)
     line_no, access_row, is_load = l1d_stream(trace, rank)
     n_acc = len(line_no)
-    every = np.ones(n_acc, np.bool_)
-    hist = _line_stack_hist(line_no, 32, every) if n_acc else np.zeros(32, np.int64)
-    ld_hist = _line_stack_hist(line_no, 32, is_load) if n_acc else np.zeros(32, np.int64)
-    exact = exact_hit_rates(line_no, caches, is_load)
+    hist, ld_hist, exact = stream_hit_tables(line_no, is_load, caches)
     adj, slope = _load_terms(trace, line_no, access_row, caches, l1_hit_latency)
     assert MAX_SRC == trace.src.shape[1]
     if light:
