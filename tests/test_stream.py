@@ -76,16 +76,20 @@ def test_loads_hold_the_lsu_one_cycle_per_line_and_miss_through_the_mshrs():
     assert cycles == pytest.approx(17 + 150 + 4 + 1)
 
 
+@pytest.mark.parametrize("sets", [1, 4])
 @pytest.mark.parametrize(("reserve", "cycles"), [(False, 170), (True, 330)])
-def test_a_load_miss_reserves_its_line_and_a_load_finding_its_set_waiting_waits_for_the_fill(reserve, cycles):
+def test_a_load_miss_reserves_its_line_and_a_load_finding_its_set_waiting_waits_for_the_fill(reserve, cycles,
+                                                                                             sets):
     """A 1-set 1-way L1D; two warps each load one line (0, then 128) and add its value. Warp 0's line goes
     out at cycle 3 (issue 0 + pipe 3), DRAM from 3 + L1 10, one line a cycle, back at 14 + L2 50 + DRAM
     100 = 164; its add issues at 164 + 4. Without the reservation warp 1's load (LSU at 4) takes the way at
     once, DRAM at 15, back at 165, its add at 169: 170 cycles. With it the load waits for warp 0's fill at
-    164, goes out then (DRAM at 164 + 10 + 1 = 175, back at 325), its add at 329: 330 cycles."""
-    warps = [[("LDG.E", [20], [2], {"lines": [line]}), ("IADD3", [21], [20])] for line in (0, 128)]
+    164, goes out then (DRAM at 164 + 10 + 1 = 175, back at 325), its add at 329: 330 cycles.  With 4 sets
+    the lines are 1 and 5, both in set 1."""
+    lines = (0, 128) if sets == 1 else (128, 5 * 128)
+    warps = [[("LDG.E", [20], [2], {"lines": [line]}), ("IADD3", [21], [20])] for line in lines]
     t = trace_from_warps(warps)
-    _rank, got = issue_schedule(t, _pipeline(l1_sets=1, l1_ways=1, l1_reserve=reserve))
+    _rank, got = issue_schedule(t, _pipeline(l1_sets=sets, l1_ways=1, l1_reserve=reserve))
     assert got == pytest.approx(cycles)
 
 

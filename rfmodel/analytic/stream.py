@@ -180,8 +180,8 @@ def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, 
                     at = dram_free + l2_lat + dram_lat
         else:
             if l1_reserve and mk == MK_LOAD:
-                hit, way, tt = lru_access_reserve(l1_tag, l1_stamp, l1_ready, l1_sets, l1_ways, line, stamp,
-                                                  tt)
+                hit, way, tt = lru_access_reserve(l1_tag, l1_stamp, l1_ready, line % l1_sets, l1_ways, line,
+                                                  stamp, tt)
             else:
                 hit, way = lru_access(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
             if mk == MK_STORE:  # write-allocate; through to the L2 slice
