@@ -49,22 +49,58 @@ def cache_dir() -> Path | None:
     return Path(base) / "rfmodel"
 
 
+#: compiled-code folders of other package sources kept beside the current one (:func:`use_user_numba_cache`)
+NUMBA_KEEP = 8
+
+
+def code_digest() -> str:
+    """Hash of the package's Python sources (every ``.py`` file below it, by path and content)."""
+    h = hashlib.sha1()
+    for f in sorted(PKG_DIR.rglob("*.py")):
+        if _SKIP_DIRS & set(f.relative_to(PKG_DIR).parts):
+            continue
+        h.update(f.relative_to(PKG_DIR).as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def use_user_numba_cache() -> None:
-    """Send numba's compiled-code cache to ``$XDG_CACHE_HOME/rfmodel/numba`` (default
-    ``~/.cache/rfmodel/numba``) unless ``$NUMBA_CACHE_DIR`` names another folder, so that an installed
-    package's source tree is never written to (read-only installs work).  Independent of
+    """Send numba's compiled-code cache to ``$XDG_CACHE_HOME/rfmodel/numba/<code digest>`` (default
+    ``~/.cache/rfmodel/numba/...``) unless ``$NUMBA_CACHE_DIR`` names another folder, so that an installed
+    package's source tree is never written to (read-only installs work).  The folder is named by
+    :func:`code_digest`: numba checks a cached function against its own file only, so a compiled function
+    that calls one of another file (``rfmodel.setassoc``'s from the simulator and the analytic schedule)
+    would otherwise keep the callee's old code after an edit of it; any edit of the sources starts a fresh
+    folder (the :data:`NUMBA_KEEP` most recently used others are kept).  Independent of
     ``$RFMODEL_CACHE_DIR``: turning the result cache off does not recompile the engines.  Must run before
     numba is first imported (``rfmodel/__init__.py`` does)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     try:
         base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        folder = Path(base) / "rfmodel" / "numba"
+        root = Path(base) / "rfmodel" / "numba"
+        folder = root / code_digest()
         folder.mkdir(parents=True, exist_ok=True)
     except (OSError, RuntimeError):  # no home or not writable: numba's own choice
         return
     if os.access(folder, os.W_OK):
         os.environ["NUMBA_CACHE_DIR"] = str(folder)
+        _prune(root, folder)
+
+
+def _prune(root: Path, current: Path) -> None:
+    """Remove all but the :data:`NUMBA_KEEP` most recently used other compiled-code folders of ``root`` (those
+    named by a digest; anything else there is left alone)."""
+    import shutil
+
+    try:
+        dirs = [p for p in root.iterdir() if p != current and p.is_dir() and len(p.name) == 12
+                and all(c in "0123456789abcdef" for c in p.name)]  # fmt: skip
+        dirs.sort(key=lambda p: p.stat().st_mtime)
+        for p in dirs[: max(len(dirs) - NUMBA_KEEP, 0)]:
+            shutil.rmtree(p, ignore_errors=True)
+    except OSError:  # another process pruning at once, or a read-only folder: nothing to do
+        pass
 
 
 @cache

@@ -165,3 +165,36 @@ def test_a_listing_kernel_profile_is_kept_on_disk(tmp_path, monkeypatch):
     engine._PROFILE_CACHE.clear()
     workload_profile(ref, sm)
     assert builds and len(list((tmp_path / "cache" / "profiles").glob("*.npz"))) == 2
+
+
+def test_compiled_code_folders_follow_the_sources(tmp_path, monkeypatch):
+    """The numba folder's name is a digest of every ``.py`` file of the package (an edit of any of them,
+    not only of the file a compiled function lives in, names a new folder), and pruning keeps the
+    ``NUMBA_KEEP`` most recently used other digest folders and leaves anything else alone."""
+    import os
+
+    import rfmodel.cache as c
+
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    (pkg / "data.json").write_text("{}")
+    monkeypatch.setattr(c, "PKG_DIR", pkg)
+    d0 = c.code_digest()
+    (pkg / "data.json").write_text("[]")  # not code
+    assert c.code_digest() == d0
+    (pkg / "sub" / "b.py").write_text("y = 3\n")
+    assert c.code_digest() != d0 and len(d0) == 12
+
+    root = tmp_path / "numba"
+    for i in range(c.NUMBA_KEEP + 4):
+        d = root / f"{i:012x}"
+        d.mkdir(parents=True)
+        os.utime(d, (i, i))
+    (root / "legacy").mkdir()
+    current = root / ("f" * 12)
+    current.mkdir()
+    c._prune(root, current)
+    kept = sorted(p.name for p in root.iterdir())
+    assert kept == [f"{i:012x}" for i in range(4, c.NUMBA_KEEP + 4)] + ["f" * 12, "legacy"]

@@ -197,15 +197,19 @@ def test_cli_help_loads_no_engine_or_fit():
 
 
 def test_numba_compiles_into_the_user_cache_not_the_package(tmp_path):
-    """numba's cache goes to ``$XDG_CACHE_HOME/rfmodel/numba`` (an installed package's tree stays read-only),
-    unless ``$NUMBA_CACHE_DIR`` names a folder; set before numba's configuration is read."""
+    """numba's cache goes to ``$XDG_CACHE_HOME/rfmodel/numba/<digest of the sources>`` (an installed
+    package's tree stays read-only; an edit of any source file starts a fresh folder, so no compiled function
+    keeps the old code of one it calls from another file), unless ``$NUMBA_CACHE_DIR`` names a folder; set
+    before numba's configuration is read."""
     import os
 
     code = "import rfmodel, numba.core.config as c; print(c.CACHE_DIR)"
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
                          env={**env, "XDG_CACHE_HOME": str(tmp_path)})  # fmt: skip
-    assert out.stdout.strip() == str(tmp_path / "rfmodel" / "numba")
+    from rfmodel.cache import code_digest
+
+    assert out.stdout.strip() == str(tmp_path / "rfmodel" / "numba" / code_digest())
     mine = tmp_path / "mine"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
                          env={**env, "NUMBA_CACHE_DIR": str(mine)})  # fmt: skip
