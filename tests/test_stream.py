@@ -309,3 +309,16 @@ def test_a_small_l1d_is_not_anchored_toward_none():
     assert float(ds["unified_l1d_kb"].values.ravel()[0]) == 2.0
     assert float(ds["ipc"].values.ravel()[0]) == pytest.approx(sim, rel=0.1)
     assert sim < 0.4 * float(rfmodel.evaluate("baseline", "rd_cfd_flux", "fermi-gtx480")["ipc"].values[0])
+
+
+def test_the_anchor_curve_skips_l1d_sizes_of_no_whole_set():
+    """volta-v100's L1D is 64-way: an eighth of it is no whole set, so the profile's schedule does not run
+    there (the spec would refuse the size) and the curve has the other sizes."""
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("volta-v100")
+    rows = workload_profile("saxpy", sm).need("l1_anchor").sched_l1
+    whole = sm.l1d.assoc * sm.l1d.line_bytes
+    assert sm.l1d.size_bytes // 8 % whole != 0 and sm.l1d.size_bytes // 8 not in rows[:, 0]
+    assert rows[:, 0].tolist() == [s for s in (0, *(sm.l1d.size_bytes * k for k in (0.25, 0.5, 2, 4, 8)))
+                                   if s % whole == 0]  # fmt: skip

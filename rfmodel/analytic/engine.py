@@ -257,11 +257,12 @@ class ProfileSource:
         else:
             trace = self._trace_and_rank()[0]
         rows = []
+        l1 = self.sm.l1d
         for k in L1_ANCHOR_SCALES:
-            sm = l1d_sized(self.sm, self.sm.l1d.size_bytes * k)
-            lines = sm.l1d.size_bytes // sm.l1d.line_bytes
-            if lines and (lines < sm.l1d.assoc or lines % sm.l1d.assoc):
-                continue
+            lines = int(l1.size_bytes * k) // l1.line_bytes
+            if lines and (lines < l1.assoc or lines % l1.assoc or int(l1.size_bytes * k) % l1.line_bytes):
+                continue  # not whole sets (a 64-way L1D an eighth its size)
+            sm = l1d_sized(self.sm, l1.size_bytes * k)
             done = issue_schedule(trace, memory_pipeline(trace, sm))
             if done is not None and done[1] > 0:
                 rows.append((float(sm.l1d.size_bytes), float(trace.n_instrs) / done[1]))
