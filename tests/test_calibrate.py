@@ -453,3 +453,15 @@ def test_ranking_counts_the_pairs_the_simulator_tells_apart():
     # a record outside the held-out workloads does not count
     records[0]["heldout"] = ""
     assert ranking(records, values)["n_pairs"] == 2
+
+
+def test_a_failed_fit_comes_back_as_a_picklable_error():
+    """A design's fit that raises one of the library's errors (whose pickling a process pool cannot count
+    on) comes back as a RuntimeError naming the design and the original error."""
+    import pickle
+
+    from rfmodel.calibrate import DEFAULT_SWEEP, _fit_job
+
+    with pytest.raises(RuntimeError, match="fitting no-such-design: ") as info:
+        _fit_job(("no-such-design", [], [], DEFAULT_SWEEP, None, 1))
+    assert pickle.loads(pickle.dumps(info.value)).args == info.value.args

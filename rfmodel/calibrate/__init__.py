@@ -344,7 +344,13 @@ def _try_simulate(job: dict) -> tuple[bool, object]:
 
 
 def _fit_job(args: tuple):
-    return _fit_one(*args)
+    """One design's fit (in a worker process); an error comes back as a ``RuntimeError`` with the original
+    type and message, as :func:`simulate_job`'s (the library's exception types need not pickle, and one that
+    does not takes the whole pool down as a "worker process died")."""
+    try:
+        return _fit_one(*args)
+    except Exception as exc:
+        raise RuntimeError(f"fitting {args[0] if args else '?'}: {type(exc).__name__}: {exc}") from None
 
 
 #: the simulations' log inside the checkpoint folder (:class:`rfmodel.runner.ResultLog`)
