@@ -71,7 +71,7 @@ def use_user_numba_cache() -> None:
     :func:`code_digest`: numba checks a cached function against its own file only, so a compiled function
     that calls one of another file (``rfmodel.setassoc``'s from the simulator and the analytic schedule)
     would otherwise keep the callee's old code after an edit of it; any edit of the sources starts a fresh
-    folder (the :data:`NUMBA_KEEP` most recently used others are kept).  Independent of
+    folder (the :data:`NUMBA_KEEP` most recently written others are kept).  Independent of
     ``$RFMODEL_CACHE_DIR``: turning the result cache off does not recompile the engines.  Must run before
     numba is first imported (``rfmodel/__init__.py`` does)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
@@ -89,8 +89,8 @@ def use_user_numba_cache() -> None:
 
 
 def _prune(root: Path, current: Path) -> None:
-    """Remove all but the :data:`NUMBA_KEEP` most recently used other compiled-code folders of ``root`` (those
-    named by a digest; anything else there is left alone)."""
+    """Remove all but the :data:`NUMBA_KEEP` most recently written other compiled-code folders of ``root``
+    (those named by a digest; anything else there is left alone)."""
     import shutil
 
     try:

@@ -170,7 +170,7 @@ def test_a_listing_kernel_profile_is_kept_on_disk(tmp_path, monkeypatch):
 def test_compiled_code_folders_follow_the_sources(tmp_path, monkeypatch):
     """The numba folder's name is a digest of every ``.py`` file of the package (an edit of any of them,
     not only of the file a compiled function lives in, names a new folder), and pruning keeps the
-    ``NUMBA_KEEP`` most recently used other digest folders and leaves anything else alone."""
+    ``NUMBA_KEEP`` most recently written other digest folders and leaves anything else alone."""
     import os
 
     import rfmodel.cache as c
