@@ -685,7 +685,8 @@ class TestImportSynthetic:
 
     @pytest.mark.parametrize(("policy", "walloc", "index"),
                              [("L:L:m:N:H", False, "fermi-hash"), ("L:T:m:L:L", True, "linear"),
-                              ("L:T:m:W:L", True, "linear"), ("L:L:s:N:L", False, "linear")])
+                              ("L:T:m:W:L", True, "linear"), ("L:L:s:N:L", False, "linear"),
+                              ("L:T:m", True, "linear")])
     def test_the_l1ds_write_allocation_and_set_index_are_read(self, tmp_path, policy, walloc, index):
         text = f"-gpgpu_cache:dl1 N:32:128:4,{policy},S:64:8,8\n"
         l1 = from_gpgpusim_config(_write(tmp_path, text)).l1d

@@ -294,8 +294,9 @@ class _Cache:
     #: the allocation policy's letter: m (on miss), f (on fill), s (streaming)
     alloc: str = "m"
     #: the policy's other letters: write (R, B, T, E, L), write allocation (N, W, F, L), index (L, H, P, X)
+    #: (a policy that stops after the allocation letter keeps rfmodel's defaults: write-allocate, linear)
     write: str = "T"
-    write_alloc: str = "N"
+    write_alloc: str = "W"
     index: str = "L"
 
     @property
@@ -332,7 +333,7 @@ def _cache(r: _Reader, name: str) -> _Cache | None:
         r.fail(name, line, v, expected + " with an allocation policy of m (on miss), f (on fill) or s "
                "(streaming)")  # fmt: skip
     letters = [x.strip() for x in policy] + ["", "", "", "", ""]
-    return _Cache(sectored, sets, bsize, assoc, mshr, alloc, letters[1] or "T", letters[3] or "N",
+    return _Cache(sectored, sets, bsize, assoc, mshr, alloc, letters[1] or "T", letters[3] or "W",
                   letters[4] or "L")
 
 
