@@ -87,6 +87,18 @@ def test_analytic_runs_the_same_split_from_the_profile():
     assert _v(sep, "ipc") == pytest.approx(_v(base, "ipc"))
 
 
+def test_analytic_split_reads_the_points_sm_fields_as_the_simulator_does():
+    # rd_cfd_flux on fermi leaves 2 KB of the 128 KB to the L1D with 16 banks (the registers fill whole rows
+    # of 16 x 1,024 bits); with 32 banks a row of every bank is 4 KB and the 2 KB go back to the registers:
+    # no L1D.  The analytic engine takes the grid's bank count into the split as the simulator's SM does.
+    kw = dict(params={"num_banks": [16, 32]}, calibration=False)
+    ana = rfmodel.evaluate("unified", "rd_cfd_flux", GPU, **kw)
+    sim = rfmodel.evaluate("unified", "rd_cfd_flux", GPU, method="simulate", **kw)
+    for ds in (ana, sim):
+        assert ds["unified_l1d_kb"].values.ravel().tolist() == [2.0, 0.0]
+        assert ds["unified_rf_kb"].values.ravel().tolist() == [126.0, 128.0]
+
+
 def test_unified_memory_beats_the_separate_16kb_l1d_on_cache_sensitive_kernels():
     """E-12's premise: the static holes become L1D; at 16 warps most of the 128 KB is cache."""
     for w in ("spmv_csr", "bfs_expand", "kmeans_assign"):

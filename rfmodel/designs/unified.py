@@ -131,6 +131,10 @@ def _ctas(trace) -> int:
     return max(len(np.unique(np.asarray(trace.warp_cta))), 1)
 
 
+#: the SM fields :func:`partition` reads beside the register count, which a grid point may set
+SPLIT_SM_FIELDS = ("num_banks", "bank_width_bits", "warps_per_sm", "max_ctas_per_sm", "max_threads_per_sm",
+                   "shmem_per_sm_bytes", "threads_per_warp", "reg_alloc_granularity")  # fmt: skip
+
 #: the analytic engine's launch splits, by design, SM, point and kernel (:meth:`Unified._launch_split`)
 _SPLITS: dict = {}
 
@@ -161,15 +165,19 @@ class Unified(Design):
         out = partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, cap, p.min_l1d_kb * 1024)
         return {**out, "capacity": cap}
 
-    def _launch_split(self, sm, regs, unified_kb, min_l1d_kb, partition, regs_per_thread, threads_per_cta,
-                      smem_per_cta, ctas) -> tuple:  # fmt: skip
+    def _launch_split(self, sm, fields, regs, unified_kb, min_l1d_kb, partition, regs_per_thread,
+                      threads_per_cta, smem_per_cta, ctas) -> tuple:  # fmt: skip
         """(registers, L1D bytes, register bytes used) of :meth:`split` for one point of the analytic grid,
-        remembered (an optimizer asks for the same splits at every generation)."""
-        key = (self.name, sm, regs, unified_kb, min_l1d_kb, partition, regs_per_thread, threads_per_cta,
-               smem_per_cta, ctas)  # fmt: skip
+        remembered (an optimizer asks for the same splits at every generation).  ``fields``: the point's
+        other SM fields the split reads (:data:`SPLIT_SM_FIELDS`), as (name, value) pairs."""
+        key = (self.name, sm, fields, regs, unified_kb, min_l1d_kb, partition, regs_per_thread,
+               threads_per_cta, smem_per_cta, ctas)  # fmt: skip
         hit = _SPLITS.get(key)
         if hit is None:
-            s0 = sm.replace(regs_per_sm=int(regs)) if int(regs) != sm.regs_per_sm else sm
+            changes = {k: int(v) for k, v in fields if int(v) != getattr(sm, k)}
+            if int(regs) != sm.regs_per_sm:
+                changes["regs_per_sm"] = int(regs)
+            s0 = sm.replace(**changes) if changes else sm
             s = self.split(s0, {"unified_kb": int(unified_kb), "min_l1d_kb": int(min_l1d_kb),
                                 "partition": partition}, regs_per_thread, threads_per_cta, smem_per_cta, ctas)
             hit = (s["regs_per_sm"], s["l1d_bytes"], s.get("reg_bytes_used", np.nan))
@@ -240,10 +248,14 @@ class Unified(Design):
         cap_kb = np.asarray(ctx.grid.get("unified_kb", d.unified_kb))
         min_kb = np.asarray(ctx.grid.get("min_l1d_kb", d.min_l1d_kb))
         part = np.asarray(ctx.grid.get("partition", d.partition), dtype=object)
-        shape = np.broadcast_shapes(regs.shape, cap_kb.shape, min_kb.shape, part.shape)
+        # the SM fields the split reads that the grid varies (the simulator's SM at the point has them)
+        names = [k for k in SPLIT_SM_FIELDS if k in ctx.grid]
+        arrays = (regs, cap_kb, min_kb, part, *(np.asarray(ctx.grid[k]) for k in names))
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
         facts = (prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, prof.ctas)
-        cols = [np.broadcast_to(a, shape).ravel().tolist() for a in (regs, cap_kb, min_kb, part)]
-        splits = [self._launch_split(sm, *k, *facts) for k in zip(*cols, strict=True)]
+        cols = [np.broadcast_to(a, shape).ravel().tolist() for a in arrays]
+        splits = [self._launch_split(sm, tuple(zip(names, k[4:], strict=True)), *k[:4], *facts)
+                  for k in zip(*cols, strict=True)]  # fmt: skip
         rf, l1, used = (np.array(v, dtype=np.float64).reshape(shape) for v in zip(*splits, strict=True))
         grid = {**ctx.grid, "regs_per_sm": rf.astype(np.int64) if shape else int(rf)}
         inner = AnalyticContext(prof, sm, grid, {})
