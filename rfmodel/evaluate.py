@@ -317,12 +317,16 @@ def evaluate(
         _check_size("montecarlo", grid, len(_workload_list(workload)), int(samples))
         _check_params(d, sm, grid)
         sm = _analytic_sm(sm, grid)
-        return evaluate_montecarlo(
-            d, _workload_list(workload), sm, grid=grid, dims=dims, coords=coords,
-            uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration, level=level,
-            tech={**DEFAULT_TECH, **(tech or {})}, arch=arch, max_warps=max_warps,
-            stall_reasons=stall_reasons(d), require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
-        )  # fmt: skip
+        out = None
+        for sm_g, mask in _schedule_groups(sm, grid, dims):
+            ds = evaluate_montecarlo(
+                d, _workload_list(workload), sm_g, grid=grid, dims=dims, coords=coords,
+                uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration,
+                level=level, tech={**DEFAULT_TECH, **(tech or {})}, arch=arch, max_warps=max_warps,
+                stall_reasons=stall_reasons(d), require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
+            )  # fmt: skip
+            out = ds if out is None else _take_points(out, ds, mask)
+        return out
     return _evaluate_analytic(
         design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
         max_warps=max_warps, calibration=calibration, require_fit=require_fit,
@@ -555,11 +559,49 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
     _check_size("analytic", grid, len(workloads))
     _check_params(d, sm, grid)
     sm = _analytic_sm(sm, grid)
-    return evaluate_analytic(
-        d, workloads, sm, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
-        max_warps=max_warps, calibration=calibration, stall_reasons=stall_reasons(d),
-        require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
-    )  # fmt: skip
+    out = None
+    for sm_g, mask in _schedule_groups(sm, grid, dims):
+        ds = evaluate_analytic(
+            d, workloads, sm_g, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
+            max_warps=max_warps, calibration=calibration, stall_reasons=stall_reasons(d),
+            require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
+        )  # fmt: skip
+        out = ds if out is None else _take_points(out, ds, mask)
+    return out
+
+
+def _schedule_groups(sm: SMSpec, grid: dict, dims: list) -> list:
+    """``(SM spec, mask)`` per distinct combination of the grid's
+    :data:`rfmodel.analytic.model.SCHEDULE_FIELDS` (a workload's list schedule is built at the spec's
+    schedulers and issue width, so each combination is evaluated on a spec that has it); ``mask``: its
+    points, as a DataArray over ``dims`` (``None`` for the first group, which the others overwrite)."""
+    from rfmodel.analytic.model import SCHEDULE_FIELDS
+
+    names = [k for k in SCHEDULE_FIELDS if k in grid]
+    if not names:
+        return [(sm, None)]
+    shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values()))
+    cols = np.stack([np.broadcast_to(np.asarray(grid[k]), shape).astype(np.int64) for k in names])
+    combos = np.unique(cols.reshape(len(names), -1), axis=1).T
+    groups = []
+    for i, combo in enumerate(combos):
+        sm_g = sm.replace(**{k: int(v) for k, v in zip(names, combo, strict=True)})
+        mask = None
+        if i:
+            sel = np.all(cols == combo.reshape(-1, *([1] * len(shape))), axis=0)
+            mask = xr.DataArray(sel, dims=dims)
+        groups.append((sm_g, mask))
+    return groups
+
+
+def _take_points(out: xr.Dataset, ds: xr.Dataset, mask: xr.DataArray) -> xr.Dataset:
+    """``out`` with the values of ``ds`` at the grid points of ``mask`` (variables over the grid's dims; the
+    others do not depend on the point)."""
+    res = out.copy()
+    for k, v in ds.data_vars.items():
+        if set(mask.dims) <= set(v.dims):
+            res[k] = xr.where(mask, v, out[k], keep_attrs=True).transpose(*v.dims)
+    return res
 
 
 # ------------------------------------------------------------------------------------------- simulate

@@ -298,3 +298,30 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
         bare.need("shared")
     with pytest.raises(RfmodelError, match="unknown; allowed"):
         prof.need("banks")
+
+
+@pytest.mark.parametrize("field, values", [("schedulers_per_sm", [1, 4]), ("issue_width", [2, 1])])
+def test_analytic_grid_of_schedule_fields_answers_as_the_spec_that_has_them(field, values):
+    """A workload's list schedule is built at the SM spec's schedulers and issue width: a grid that varies
+    them is evaluated once per value on a spec that has it, so each point answers as a call on that spec
+    (they were once read from the spec alone: every value gave the default's IPC), and the IPC moves as
+    the simulator's does (more schedulers or a wider issue, more IPC on sgemm_tiled)."""
+    from rfmodel.evaluate import _point_sm, resolve_gpu
+
+    sm = resolve_gpu("fermi-gtx480")
+    for design in ("baseline", "rfc"):
+        ds = rfmodel.evaluate(design, "sgemm_tiled", sm, params={field: values, "num_banks": [8, 16]},
+                              calibration=False)  # fmt: skip
+        for i, v in enumerate(values):
+            one = rfmodel.evaluate(design, "sgemm_tiled", _point_sm(sm, {field: v}),
+                                   params={"num_banks": [8, 16]}, calibration=False)  # fmt: skip
+            np.testing.assert_array_equal(ds.ipc.isel({field: i}).values, one.ipc.values)
+        lo, hi = (ds.ipc.sel({field: v, "num_banks": 16}).item() for v in sorted(values))
+        assert hi > 1.05 * lo
+    # the points mode: each point its own combination
+    pts = rfmodel.evaluate("baseline", "sgemm_tiled", sm, params={field: values, "num_banks": [8, 16]},
+                           mode="points", calibration=False)  # fmt: skip
+    for i, v in enumerate(values):
+        one = rfmodel.evaluate("baseline", "sgemm_tiled", _point_sm(sm, {field: v}),
+                               params={"num_banks": [[8, 16][i]]}, calibration=False)  # fmt: skip
+        assert pts.ipc.isel(point=i).item() == one.ipc.values.ravel()[0]

@@ -74,6 +74,7 @@ class Anchor:
 
 __all__ = [
     "GRID_FIELDS",
+    "SCHEDULE_FIELDS",
     "Anchor",
     "AnalyticContext",
     "Effects",
@@ -95,6 +96,10 @@ GRID_FIELDS = (
     "bank_rw_ports",
     "bank_read_ports",
 )
+#: the grid fields among :data:`GRID_FIELDS` that also shape a workload's list schedule (its profile's
+#: issue tables are built at the SM spec's values): an evaluation runs once per distinct combination of
+#: them, on the SM spec that has them (``rfmodel.evaluate``)
+SCHEDULE_FIELDS = ("schedulers_per_sm", "issue_width")
 #: ways of the simulator's L2 slice (docs/simulator.md, "Memory")
 L2_ASSOC = 16
 
