@@ -52,7 +52,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS, PREFIX
-from rfmodel.spec.occupancy import class_initiations, occupancy_warps, unit_slots, units_of_classes
+from rfmodel.spec.occupancy import (
+    class_initiations,
+    collector_set_shares,
+    occupancy_warps,
+    unit_slots,
+    units_of_classes,
+)
 
 #: grid entry of the anchor: a factor (:func:`rfmodel.analytic.engine.anchor_factor`; 1 when absent) or an
 #: :class:`Anchor`
@@ -267,6 +273,9 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         # class its own bound at one pipeline a scheduler (as every unit type then has)
         unit_of_class=units_of_classes(sm) if sm.exec_units is not None else None,
         unit_slots=unit_slots(sm),
+        # typed collector sets, each for its own instructions; a grid's collector_units is that many generic
+        # units (one pool), as optimize's --validate simulates such a point
+        collector_sets=None if "collector_units" in grid else collector_set_shares(sm, profile.mix),
         **icnt_costs(sm),
     )
 

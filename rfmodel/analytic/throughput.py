@@ -125,7 +125,7 @@ def _same_columns(bits, first, inverse):
 
 @njit(cache=True)
 def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations, ke,
-            ml, todo, touched):
+            ml, todo, touched, oc_sets):
     """The steady-state fixed point of :func:`interval_model` per point (column of ``x``; rows in the order
     of ``interval_model``'s ``inputs``, resident warps first): ``iterations`` damped steps of the DRAM and
     bank queues, collector waits, the latency bound and the soft minimum over every bound.  Writes the
@@ -133,7 +133,9 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
 
     ``todo`` (shaped as ``sched_cpi``, or empty): the list-schedule cells not built yet; a point whose step
     would read one marks the cells it needs in ``touched`` and stops (its outputs are then meaningless:
-    the caller builds the cells and asks again)."""
+    the caller builds the cells and asks again).  ``oc_sets`` (``[k, 2]``, or no rows for one pool of
+    collectors): typed collector sets as (share of the collectors, share of the instructions that take
+    it); each set queues and bounds its own instructions."""
     track = todo.size > 0
     top = levels[levels.shape[0] - 1]
     for i in range(x.shape[1]):
@@ -165,8 +167,21 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer)
             wq = min(bc * wait, 50.0)
             t_c = t_base + wq
-            hold = t_c + 1.0
-            wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold), 50.0)
+            hold = t_c  # allocated at issue, freed at dispatch t_c cycles later (docs/models.md)
+            if oc_sets.shape[0] == 0:
+                wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold), 50.0)
+                col_inv = _inv_q(n_oc / hold, q)
+                rate_col = n_oc / hold
+            else:  # each typed set: its own instructions' queue and bound
+                wcol = col_inv = 0.0
+                rate_col = np.inf
+                for j in range(oc_sets.shape[0]):
+                    per, m = oc_sets[j, 0] * per_pool, oc_sets[j, 1]
+                    load = min(ipc * m / pools * hold, 0.98 * max(np.floor(per), 1.0))
+                    wcol += m * min(collector_wait_at(per, load, hold), 50.0)
+                    r_s = oc_sets[j, 0] * n_oc / (hold * m)
+                    col_inv += _inv_q(r_s, q)
+                    rate_col = min(rate_col, r_s)
             k = max(t_c - 1.0 + wcol + k_add, 0.0)
             if sched:  # list schedules of the resident CTAs with their issue slots and execution units
                 if track and sched_cells_missing(levels, todo, cr, k, L_q, ke, ml, touched):
@@ -176,8 +191,7 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             else:
                 t_cta = c_lat * bilinear_at(cta_chain2, k, L_q, ke, ml)
                 rate_lat = cr * n_cta / max(t_cta, 1e-9)
-            rate_col = n_oc / hold
-            inv = const + _inv_q(rate_lat, q) + _inv_q(rate_col, q) + _inv_q(rate_mshr, q)
+            inv = const + _inv_q(rate_lat, q) + col_inv + _inv_q(rate_mshr, q)
             if pool:  # the pool's issuing warps, each at its single-warp pace without memory waits
                 chain = max(bilinear_at(chain2, k, 0.0, ke, ml), 1.0)
                 inv += _inv_q(min(wp, pool_warps) / (c_lat * chain), q)
@@ -271,7 +285,8 @@ def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
     return exec_rates
 
 
-def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched, pool, iterations) -> tuple:
+def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched, pool, iterations,
+                  oc_sets) -> tuple:  # fmt: skip
     """Steady-state IPC at the points ``args`` (resident warps, then :func:`interval_model`'s inputs; the
     compiled fixed point over the queues, :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col,
     rate_mshr, L_q``.  The list-schedule cells the fixed point reads are built first (a pass that stops at a
@@ -294,7 +309,7 @@ def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched,
         todo = _NO_CELLS if pending is None else pending
         touched = np.zeros(todo.shape, dtype=np.uint8)
         _steady(xs, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations,
-                CHAIN2_EXTRA, MEM_LAT_GRID, todo, touched)  # fmt: skip
+                CHAIN2_EXTRA, MEM_LAT_GRID, todo, touched, oc_sets)  # fmt: skip
         if not touched.any():
             if built:  # the cells of every round, on disk at once
                 profile.persist()
@@ -376,6 +391,7 @@ def interval_model(
     noc_request=0.0,
     noc_store=0.0,
     noc_ack=0.0,
+    collector_sets=None,
 ):
     """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
 
@@ -410,6 +426,9 @@ def interval_model(
     ``greedy``: the schedulers are greedy-then-oldest; with ``mapping="warp-per-bank"`` a scheduler's
     instructions then come from ``1 + greedy_spread * c1 / b`` warps at once (below), and only their banks
     serve it.
+    ``collector_sets``: typed operand-collector sets (``[k, 2]``: each set's units as a share of
+    ``collectors``, and the share of the instructions that take it; ``None``: one pool serves every
+    instruction): each set has its own queue and bound (``rfmodel.spec.occupancy.collector_set_shares``).
     Returns a dict of
     arrays (``ipc``, ``cycles``, ``bank_conflict_stall_cycles`` per instruction as
     ``conflict_per_instr``, bounds, waits).
@@ -497,9 +516,11 @@ def interval_model(
         noc_ej, np.asarray(noc_reply, dtype=np.float64), hit,
     )  # fmt: skip
 
+    oc_sets = np.zeros((0, 2)) if collector_sets is None else np.ascontiguousarray(collector_sets, np.float64)
+
     def steady(wp):
         return _steady_solve(profile, (wp, *inputs), wpc, chain2, cta_chain2, bool(separate_write_ports),
-                             sched, pool, int(iterations))  # fmt: skip
+                             sched, pool, int(iterations), oc_sets)  # fmt: skip
 
     ipc, cycles, res = _waves(steady, warps, inputs, wpc, n_cta, ctas_total, profile.n_instrs,
                               c["tail_weight"])  # fmt: skip

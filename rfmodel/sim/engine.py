@@ -21,9 +21,12 @@ from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.setassoc import SET_INDEX
 from rfmodel.sim import core as C
 from rfmodel.spec.occupancy import (
+    COLLECTOR_SETS,
+    UNIT_NAMES,
     carved_l1d,
     class_initiations,
     occupancy_warps,
+    unit_collector_sets,
     unit_slots,
     units_of_classes,
 )
@@ -132,16 +135,6 @@ _MEM_OF_CLASS = {
     OpClass.LD_CONST: C.MK_CONST,
     OpClass.ATOMIC: C.MK_ATOM,
 }
-# typed collector set of each unit type (GPGPU-Sim's ports: INT on SP and FP64 on SFU when absent)
-_UNIT_TYPED_SET = {
-    C.U_INT: (C.CS_INT, C.CS_SP),
-    C.U_SP: (C.CS_SP,),
-    C.U_DP: (C.CS_DP, C.CS_SFU),
-    C.U_SFU: (C.CS_SFU,),
-    C.U_TENSOR: (C.CS_TENSOR,),
-    C.U_MEM: (C.CS_MEM,),
-    C.U_BRA: (C.CS_INT, C.CS_SP),
-}
 # GPGPU-Sim: collector allocation visits ID_OC_SP, SFU, MEM, TENSOR, DP, INT, then specialized units;
 # execute visits SP, DP, INT, SFU, TENSOR, specialized units, then the LD/ST unit
 _ALLOC_ORDER = (C.U_SP, C.U_SFU, C.U_MEM, C.U_TENSOR, C.U_DP, C.U_INT, C.U_BRA)
@@ -154,6 +147,7 @@ def _check_layout() -> None:
     assert OpClass.LD_GLOBAL == C.OP_LDG and OpClass.MISC == C.OP_MISC
     assert C.NEVER == DESIGN_NEVER and NONE == C.NONE_REG
     assert len(C.STATE_FIELDS) == C.N_STATE and len(C.TABLE_FIELDS) == C.N_TABLES
+    assert C.CSET_NAMES == COLLECTOR_SETS and C.N_UNIT == len(UNIT_NAMES)
 
 
 _check_layout()
@@ -161,30 +155,7 @@ _check_layout()
 
 def _collector_sets(sm) -> dict[int, int]:
     c = sm.collectors
-    return {
-        C.CS_GEN: c.gen,
-        C.CS_SP: c.sp,
-        C.CS_SFU: c.sfu,
-        C.CS_MEM: c.mem,
-        C.CS_TENSOR: c.tensor,
-        C.CS_DP: c.dp,
-        C.CS_INT: c.int,
-    }
-
-
-def unit_collector_sets(sm) -> np.ndarray:
-    """[N_UNIT, 2]: the collector set each unit type uses first and its fallback (-1: none)."""
-    counts = _collector_sets(sm)
-    out = np.full((C.N_UNIT, 2), -1, dtype=np.int64)
-    for u, typed in _UNIT_TYPED_SET.items():
-        chain = [s for s in typed if counts[s] > 0][:1]
-        if counts[C.CS_GEN] > 0:
-            chain.append(C.CS_GEN)
-        if not chain:  # no typed and no generic units: borrow the first set that has units
-            chain = [next(s for s in (C.CS_SP, C.CS_INT, C.CS_SFU, C.CS_MEM, C.CS_DP, C.CS_TENSOR)
-                          if counts[s] > 0)]
-        out[u, : len(chain)] = chain[:2]
-    return out
+    return {i: getattr(c, name) for i, name in enumerate(COLLECTOR_SETS)}
 
 
 def occupancy(trace: Trace, sm) -> tuple[int, int, int]:

@@ -37,6 +37,55 @@ def units_of_classes(sm) -> np.ndarray:
     return np.array([sub.get(int(u), int(u)) for u in out], dtype=np.int64)
 
 
+#: operand-collector sets (the fields of :class:`rfmodel.spec.sm.CollectorSpec`; the simulator's set index)
+COLLECTOR_SETS = ("gen", "sp", "sfu", "mem", "tensor", "dp", "int")
+CS_GEN, CS_SP, CS_SFU, CS_MEM, CS_TENSOR, CS_DP, CS_INT = range(len(COLLECTOR_SETS))
+# the typed collector set of each unit type (GPGPU-Sim's ports: INT on SP and FP64 on SFU when absent)
+_UNIT_TYPED_SET = {
+    U_INT: (CS_INT, CS_SP),
+    U_SP: (CS_SP,),
+    U_DP: (CS_DP, CS_SFU),
+    U_SFU: (CS_SFU,),
+    U_TENSOR: (CS_TENSOR,),
+    U_MEM: (CS_MEM,),
+    U_BRA: (CS_INT, CS_SP),
+}
+
+
+def unit_collector_sets(sm) -> np.ndarray:
+    """``[unit type, 2]``: the collector set (:data:`COLLECTOR_SETS` index) an instruction of each unit type
+    takes first, and its fallback (-1: none): its typed set if the SM has one (else the typed set GPGPU-Sim
+    routes it to), then the generic set if the SM has generic units; with neither, the first set that has
+    units."""
+    counts = [getattr(sm.collectors, name) for name in COLLECTOR_SETS]
+    out = np.full((len(UNIT_NAMES), 2), -1, dtype=np.int64)
+    for u, typed in _UNIT_TYPED_SET.items():
+        chain = [s for s in typed if counts[s] > 0][:1]
+        if counts[CS_GEN] > 0:
+            chain.append(CS_GEN)
+        if not chain:  # no typed and no generic units: borrow the first set that has units
+            chain = [next(s for s in (CS_SP, CS_INT, CS_SFU, CS_MEM, CS_DP, CS_TENSOR) if counts[s] > 0)]
+        out[u, : len(chain)] = chain[:2]
+    return out
+
+
+def collector_set_shares(sm, mix) -> np.ndarray | None:
+    """``[k, 2]``: per collector set that serves instructions, its share of the SM's collector units and the
+    share of the instructions (op-class ``mix``) that take it, on an SM whose collectors are typed only
+    (each unit type has one set: :func:`unit_collector_sets`); ``None`` with generic units (one pool serves
+    every instruction)."""
+    c = sm.collectors
+    if c.gen > 0 or not c.specialized:
+        return None
+    first = unit_collector_sets(sm)[:, 0]
+    share = np.zeros(len(COLLECTOR_SETS))
+    for k, u in enumerate(units_of_classes(sm)):
+        share[first[u]] += float(mix[k])
+    rows = [(getattr(c, COLLECTOR_SETS[s]) / c.total, share[s]) for s in range(len(COLLECTOR_SETS))
+            if share[s] > 0]  # fmt: skip
+    return np.array(rows, dtype=np.float64).reshape(-1, 2)
+
+
 _UNIT_FIELD = {U_SP: "sp", U_SFU: "sfu", U_DP: "dp", U_INT: "int", U_TENSOR: "tensor", U_BRA: "branch"}
 
 
