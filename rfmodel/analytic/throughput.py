@@ -263,6 +263,25 @@ def _memory_terms(profile, l1d_lines, l1d_assoc, hit_rate, load_hit_rate, l1_hit
     return on, hit_all, hit, h2, lines, ld_lines, misses, dram, L_mem
 
 
+def _port_rates(lines, ld_lines, misses, dram, mem_bytes_per_cycle, line_bytes, noc_reply, noc_request,
+                noc_store, noc_ack) -> tuple:  # fmt: skip
+    """The memory side's bounds for :func:`interval_model` (warp instructions per cycle): DRAM bandwidth,
+    the load/store unit (a line a cycle) and the SM's interconnect ports, and the ejection port's cycles per
+    instruction (it queues).  The ports: a missed load line's request out and reply in, a store line's data
+    out and acknowledgement in, in core cycles per instruction."""
+    st_lines = np.maximum(np.asarray(lines, dtype=np.float64) - ld_lines, 0.0)
+    noc = [np.asarray(v, dtype=np.float64) for v in (noc_reply, noc_request, noc_store, noc_ack)]
+    noc_ej = misses * noc[0] + st_lines * noc[3]
+    noc_inj = misses * noc[1] + st_lines * noc[2]
+    with np.errstate(divide="ignore"):
+        rate_mem = np.where(dram > 0, np.asarray(mem_bytes_per_cycle) / (dram * line_bytes), np.inf)
+        lines_a = np.asarray(lines, dtype=np.float64)
+        rate_lsu = np.where(lines_a > 0, 1.0 / np.where(lines_a > 0, lines_a, 1.0), np.inf)
+        noc_busy = np.maximum(noc_ej, noc_inj)
+        rate_noc = np.where(noc_busy > 0, 1.0 / np.where(noc_busy > 0, noc_busy, 1.0), np.inf)
+    return rate_mem, rate_lsu, rate_noc, noc_ej
+
+
 def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
     """The execution units' bounds: the classes that share a unit type share its dispatch slots (one per
     scheduler unless the SM says: analytic.model passes spec.occupancy's map); the load/store classes per
@@ -459,12 +478,8 @@ def interval_model(
         B = np.minimum(B, np.minimum(S * spread, np.maximum(warps, 1.0)))
     # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
     line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
-    # the SM's interconnect ports (cycles per instruction): a missed load line's request out and reply in, a
-    # store line's data out and acknowledgement in; each port bounds IPC and the ejection port queues
-    st_lines = np.maximum(np.asarray(lines, dtype=np.float64) - ld_lines, 0.0)
-    noc = [np.asarray(v, dtype=np.float64) for v in (noc_reply, noc_request, noc_store, noc_ack)]
-    noc_ej = misses * noc[0] + st_lines * noc[3]
-    noc_inj = misses * noc[1] + st_lines * noc[2]
+    rate_mem, rate_lsu, rate_noc, noc_ej = _port_rates(lines, ld_lines, misses, dram, mem_bytes_per_cycle,
+                                                       line_bytes, noc_reply, noc_request, noc_store, noc_ack)
     mshr_n = np.where(on, np.asarray(mshr, dtype=np.float64), np.inf)
     # throughput bounds (warp instructions per cycle)
     rate_iss = S * np.asarray(issue_width, dtype=np.float64)
@@ -474,12 +489,6 @@ def interval_model(
     rate_bank = B * P / np.maximum(per_bank_access, 1e-9) / bc
     ii = np.asarray(initiation, dtype=np.float64)
     exec_rates = _exec_rates(profile, S, ii, unit_of_class, unit_slots)
-    with np.errstate(divide="ignore"):
-        rate_mem = np.where(dram > 0, np.asarray(mem_bytes_per_cycle) / (dram * line_bytes), np.inf)
-        lines_a = np.asarray(lines, dtype=np.float64)
-        rate_lsu = np.where(lines_a > 0, 1.0 / np.where(lines_a > 0, lines_a, 1.0), np.inf)
-        noc_busy = np.maximum(noc_ej, noc_inj)
-        rate_noc = np.where(noc_busy > 0, 1.0 / np.where(noc_busy > 0, noc_busy, 1.0), np.inf)
     pools = np.where(np.asarray(sub_core), S, 1.0)
     rot = np.asarray(Bi if rotations is None else rotations, dtype=np.float64)
     burst = np.asarray(c["queue_burst"]) * (1.0 + np.asarray(c["align_burst"]) / np.maximum(rot, 1.0))

@@ -453,12 +453,14 @@ def wb_hold(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, p_block, bus
     ``write_hold``): a value written directly (its bank was free) holds the bank ``W - 1`` more cycles; an
     absorbed one is read from the buffer (0); one that finds the buffer full waits about a drain, ``W``,
     then writes.  Without a buffer every write first waits for its bank, writes before reads: the
-    non-preemptive priority wait ``W0 / (1 - u_w)``, ``W0 = (u_r R + u_w W) / 2``."""
+    non-preemptive priority wait ``W0 / (1 - u_w)``, ``W0 = (u_r R + u_w W) / 2``, where writes are slower
+    than the baseline's one cycle (a one-cycle write's wait is the shared model's bank queue already, so the
+    neutral point, an SRAM cell without a buffer, is the baseline)."""
     _lr, _lw, u_r, u_w, _rho = _bank_rates(ipc, reads_per_instr, writes_per_instr, banks, R, W)
     seen = wb_busy(ipc, reads_per_instr, writes_per_instr, banks, R, W, busy_scale)
     wait = (u_r * R + u_w * W) / 2.0 / (1.0 - u_w)
     buffered = (W - 1.0) * (1.0 - seen) + seen * np.asarray(p_block) * (2.0 * W - 1.0)
-    return np.where(np.asarray(K) > 0, buffered, W - 1.0 + wait)
+    return np.where(np.asarray(K) > 0, buffered, W - 1.0 + np.where(np.asarray(W) > 1.0, wait, 0.0))
 
 
 def wb_reads_behind_write(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, K, near, busy_scale=1.0):
