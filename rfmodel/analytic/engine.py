@@ -244,6 +244,29 @@ class ProfileSource:
             self.unsaved = False
             write_entry(self.stored, self.profile)
 
+    def occupancy_ipc(self, ctas: int) -> float:
+        """IPC of the profile's schedule (the trace :meth:`_l1_schedules` takes) with ``ctas`` CTAs resident
+        at once instead of the SM's occupancy (remembered per source; NaN without a schedule)."""
+        memo = self.__dict__.setdefault("_occupancy_ipc", {})
+        if ctas not in memo:
+            prof = self.profile
+            memo[ctas] = float("nan")
+            if prof is not None and prof.sched_ipc is not None and self.sm.scheduler in SCHEDULED_POLICIES:
+                trace = self._anchor_trace()
+                p = {**memory_pipeline(trace, self.sm), "resident_ctas": int(ctas)}
+                done = issue_schedule(trace, p)
+                if done is not None and done[1] > 0:
+                    memo[ctas] = float(trace.n_instrs) / done[1]
+        return memo[ctas]
+
+    def _anchor_trace(self):
+        """The trace the profile's ``sched_ipc`` came from: the SM's whole share where it did, else the
+        sampled warps."""
+        if self.profile is not None and self.profile.attrs.get("sched_share"):
+            return load_workload(self.workload, arch=self.arch, num_sms=self.sm.num_sms, seed=self.seed,
+                                 max_warps=None, line_bytes=self.sm.l1d.line_bytes).trace  # fmt: skip
+        return self._trace_and_rank()[0]
+
     def _l1_schedules(self) -> np.ndarray:
         """``[k, 2]``: (L1D bytes, IPC) of the profile's schedule (the whole share where ``sched_ipc`` came
         from it, else the sampled warps) on the SM with its L1D ``L1_ANCHOR_SCALES`` times as large (whole
@@ -251,11 +274,7 @@ class ProfileSource:
         prof = self.profile
         if prof is None or prof.sched_ipc is None or self.sm.scheduler not in SCHEDULED_POLICIES:
             return np.zeros((0, 2))
-        if prof.attrs.get("sched_share"):
-            trace = load_workload(self.workload, arch=self.arch, num_sms=self.sm.num_sms, seed=self.seed,
-                                  max_warps=None, line_bytes=self.sm.l1d.line_bytes).trace  # fmt: skip
-        else:
-            trace = self._trace_and_rank()[0]
+        trace = self._anchor_trace()
         rows = []
         l1 = self.sm.l1d
         for k in L1_ANCHOR_SCALES:
@@ -470,17 +489,18 @@ def _unscheduled(sm: SMSpec) -> SMSpec:
         return sm.replace(**UNSCHEDULED_SM)
 
 
-def _reference_run(reference, profile, sm, grid: dict) -> tuple[float, float]:
+def _reference_run(reference, profile, sm, grid: dict, occupancy: dict | None = None) -> tuple[float, float]:
     """(IPC, L1D hit rate) of the ``reference`` design at its defaults with the ``calib.*`` entries of
     ``grid``, on the warps the profile's schedule ran (a profile scaled to the SM's share whose schedule ran
     only the sampled warps is taken at its sampled instructions and CTAs: like with like), with the SM's
-    banks and collectors as the schedule has them (:data:`UNSCHEDULED_GRID`: none in the way)."""
+    banks and collectors as the schedule has them (:data:`UNSCHEDULED_GRID`: none in the way); ``occupancy``:
+    grid entries that set its occupancy (:func:`occupancy_factor`)."""
     if "sampled_ctas" in profile.attrs and not profile.attrs.get("sched_share"):
         profile = replace(profile, n_instrs=int(profile.attrs["sampled_instrs"]),
                           ctas=int(profile.attrs["sampled_ctas"]))  # fmt: skip
     skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
     coef = {k: v for k, v in grid.items() if k.startswith(PREFIX) and k not in skip}
-    m = run_analytic(reference, profile, _unscheduled(sm), {**coef, **UNSCHEDULED_GRID})
+    m = run_analytic(reference, profile, _unscheduled(sm), {**coef, **UNSCHEDULED_GRID, **(occupancy or {})})
     return tuple(float(np.asarray(m[k], dtype=np.float64).ravel()[0]) for k in ("ipc", "l1d_hit_rate"))
 
 
@@ -520,12 +540,38 @@ def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.nda
     return hits, factors, zero
 
 
+def occupancy_factor(reference, profile, sm, grid: dict, ctas: int) -> float:
+    """The anchor at ``ctas`` resident CTAs (a grid point whose registers or warp slots give an occupancy
+    other than the SM's): the profile's schedule with that many CTAs at once over the ``reference``
+    design's analytic IPC at its defaults with as many (:func:`anchor_factor` otherwise; NaN where the
+    schedule or the reference has no answer)."""
+    source = getattr(profile, "source", None)
+    if reference is None or not isinstance(source, ProfileSource):
+        return float("nan")
+    ipc_s = source.occupancy_ipc(int(ctas))
+    if not np.isfinite(ipc_s):
+        return float("nan")
+    wpc = max(int(profile.warps_per_cta), 1)
+    per_warp = -(-max(int(profile.regs_per_thread), 1) * sm.threads_per_warp // sm.reg_alloc_granularity)
+    regs = int(ctas) * wpc * per_warp * sm.reg_alloc_granularity  # exactly ``ctas`` CTAs' registers
+    ipc = _reference_run(reference, profile, sm, grid, {"regs_per_sm": regs, "warps_per_sm": int(ctas) * wpc})
+    ipc = ipc[0]
+    return ipc_s / ipc if np.isfinite(ipc) and ipc > 0.0 else float("nan")
+
+
 def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
-    """An :class:`Anchor` of ``factor`` whose curve (:func:`anchor_curve`) is built on first use."""
+    """An :class:`Anchor` of ``factor`` whose curve (:func:`anchor_curve`) is built on first use, and whose
+    factor at another occupancy (:func:`occupancy_factor`) is computed when a point asks for it."""
     if reference is None:
         return Anchor(factor)
+
+    @functools.cache
+    def at_ctas(ctas: int) -> float:
+        return _remembered(("occupancy", int(ctas)), lambda *a: occupancy_factor(*a, int(ctas)), reference,
+                           profile, sm, grid)  # fmt: skip
+
     return Anchor(factor, functools.cache(lambda: _remembered("curve", anchor_curve, reference, profile, sm,
-                                                              grid)))  # fmt: skip
+                                                              grid)), at_ctas)  # fmt: skip
 
 
 def launched_l1d(profile, sm: SMSpec) -> SMSpec:

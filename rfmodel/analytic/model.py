@@ -72,10 +72,13 @@ class Anchor:
     hit rates and the factor at each over L1Ds of some lines, and the factor without an L1D
     (:func:`rfmodel.analytic.engine.anchor_curve`, built on first use), which a design whose L1D differs
     from the SM's (``Effects.l1d_lines`` or ``l1d_hits``) is anchored on at its own hit rate, or without an
-    L1D (``l1d_lines`` 0) at the last."""
+    L1D (``l1d_lines`` 0) at the last; ``at_ctas``: the factor at another number of resident CTAs
+    (:func:`rfmodel.analytic.engine.occupancy_factor`), for points whose registers or warp slots change the
+    occupancy."""
 
     factor: float
     curve: Callable[[], tuple[np.ndarray, np.ndarray, float]] | None = None
+    at_ctas: Callable[[int], float] | None = None
 
 
 __all__ = [
@@ -317,6 +320,7 @@ class AnalyticContext:
         # so that a design's inner contexts (on the same grid) see it too
         anchor = grid.get(ANCHOR_KEY, 1.0)
         self.anchor_curve = getattr(anchor, "curve", None)
+        self.anchor_at_ctas = getattr(anchor, "at_ctas", None)
         self.anchor = np.asarray(getattr(anchor, "factor", anchor), dtype=np.float64)
         self.n = np.asarray(profile.n_instrs, dtype=np.float64)  # an array over Monte-Carlo samples
         self.reads = self.n * profile.reads_per_instr
@@ -343,11 +347,29 @@ class AnalyticContext:
                 factor = np.interp(np.asarray(m["l1d_hit_rate"], dtype=np.float64), hits, factors)
             if effects.l1d_lines is not None and np.isfinite(zero):
                 factor = np.where(np.asarray(effects.l1d_lines) <= 0, zero, factor)
+        factor = factor * self._occupancy_ratio(m["warps"])
         if np.all(factor == 1.0):
             return m
         # arrays stay arrays (a 0-d array times a 0-d array is a NumPy scalar)
         ipc, cycles = np.asarray(m["ipc"] * factor), np.asarray(m["cycles"] / factor)
         return {**m, "ipc": ipc, "cycles": cycles}
+
+    def _occupancy_ratio(self, warps) -> np.ndarray | float:
+        """Per point, the anchor at the point's resident CTAs over the anchor at the SM's own (1 where they
+        are the same, or where the anchor has no factor there): the schedule's pace moves with the occupancy
+        (docs/models.md, "Anchor")."""
+        if self.anchor_at_ctas is None or not any(k in self.grid for k in ("regs_per_sm", "warps_per_sm")):
+            return 1.0
+        wpc = max(int(self.profile.warps_per_cta), 1)
+        ctas = np.floor(np.asarray(warps, dtype=np.float64) / wpc)
+        own = float(np.floor(float(np.asarray(resident_warps(self.profile, self.sm, {}))) / wpc))
+        ratio = np.ones(ctas.shape)
+        for c in np.unique(ctas):
+            if c != own and c > 0:
+                a = self.anchor_at_ctas(int(c))
+                if np.isfinite(a) and a > 0:
+                    ratio[ctas == c] = a / float(self.anchor)
+        return ratio
 
     def _interval(self, effects: Effects) -> dict:
         return sm_interval(
