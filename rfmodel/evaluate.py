@@ -317,16 +317,12 @@ def evaluate(
         _check_size("montecarlo", grid, len(_workload_list(workload)), int(samples))
         _check_params(d, sm, grid)
         sm = _analytic_sm(sm, grid)
-        out = None
-        for sm_g, mask in _schedule_groups(sm, grid, dims):
-            ds = evaluate_montecarlo(
-                d, _workload_list(workload), sm_g, grid=grid, dims=dims, coords=coords,
-                uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration,
-                level=level, tech={**DEFAULT_TECH, **(tech or {})}, arch=arch, max_warps=max_warps,
-                stall_reasons=stall_reasons(d), require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
-            )  # fmt: skip
-            out = ds if out is None else _take_points(out, ds, mask)
-        return out
+        return _by_schedule_group(sm, grid, dims, lambda sm_g: evaluate_montecarlo(
+            d, _workload_list(workload), sm_g, grid=grid, dims=dims, coords=coords,
+            uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration, level=level,
+            tech={**DEFAULT_TECH, **(tech or {})}, arch=arch, max_warps=max_warps,
+            stall_reasons=stall_reasons(d), require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
+        ))  # fmt: skip
     return _evaluate_analytic(
         design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
         max_warps=max_warps, calibration=calibration, require_fit=require_fit,
@@ -559,13 +555,18 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
     _check_size("analytic", grid, len(workloads))
     _check_params(d, sm, grid)
     sm = _analytic_sm(sm, grid)
+    return _by_schedule_group(sm, grid, dims, lambda sm_g: evaluate_analytic(
+        d, workloads, sm_g, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
+        max_warps=max_warps, calibration=calibration, stall_reasons=stall_reasons(d),
+        require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
+    ))  # fmt: skip
+
+
+def _by_schedule_group(sm: SMSpec, grid: dict, dims: list, run) -> xr.Dataset:
+    """``run(spec)`` once per group of :func:`_schedule_groups`, each point taken from its group's run."""
     out = None
     for sm_g, mask in _schedule_groups(sm, grid, dims):
-        ds = evaluate_analytic(
-            d, workloads, sm_g, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
-            max_warps=max_warps, calibration=calibration, stall_reasons=stall_reasons(d),
-            require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
-        )  # fmt: skip
+        ds = run(sm_g)
         out = ds if out is None else _take_points(out, ds, mask)
     return out
 

@@ -187,6 +187,7 @@ class ProfileSource:
     stored: object = None
     profile: WorkloadProfile | None = field(default=None, repr=False)
     unsaved: bool = field(default=False, repr=False)  # tables built since the disk entry was written
+    occupancy: dict = field(default_factory=dict, repr=False)  # occupancy_ipc's answers by CTA count
 
     def _kept(self) -> dict:
         """The trace, order and loads' latency terms this source builds from (kept for the last few)."""
@@ -247,7 +248,7 @@ class ProfileSource:
     def occupancy_ipc(self, ctas: int) -> float:
         """IPC of the profile's schedule (the trace :meth:`_l1_schedules` takes) with ``ctas`` CTAs resident
         at once instead of the SM's occupancy (remembered per source; NaN without a schedule)."""
-        memo = self.__dict__.setdefault("_occupancy_ipc", {})
+        memo = self.occupancy
         if ctas not in memo:
             prof = self.profile
             memo[ctas] = float("nan")
