@@ -602,6 +602,11 @@ def _take_points(out: xr.Dataset, ds: xr.Dataset, mask: xr.DataArray) -> xr.Data
     for k, v in ds.data_vars.items():
         if set(mask.dims) <= set(v.dims):
             res[k] = xr.where(mask, v, out[k], keep_attrs=True).transpose(*v.dims)
+    # what either run says it did not model or apply holds for the points it answers
+    for key in ("not_modelled", "limits_not_applied", "not_estimated"):
+        said = [x for a in (out.attrs.get(key, ""), ds.attrs.get(key, "")) for x in str(a).split("; ") if x]
+        if said:
+            res.attrs[key] = "; ".join(dict.fromkeys(said))
     return res
 
 

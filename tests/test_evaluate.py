@@ -318,6 +318,8 @@ def test_analytic_grid_of_schedule_fields_answers_as_the_spec_that_has_them(fiel
             np.testing.assert_array_equal(ds.ipc.isel({field: i}).values, one.ipc.values)
         lo, hi = (ds.ipc.sel({field: v, "num_banks": 16}).item() for v in sorted(values))
         assert hi > 1.05 * lo
+        # what a group's run says it does not model is said for the whole call (dual issue: width 2 only)
+        assert ("dual_issue_diff_units" in ds.attrs["not_modelled"]) == (field == "issue_width")
     # the points mode: each point its own combination
     pts = rfmodel.evaluate("baseline", "sgemm_tiled", sm, params={field: values, "num_banks": [8, 16]},
                            mode="points", calibration=False)  # fmt: skip
