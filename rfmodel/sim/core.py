@@ -55,7 +55,24 @@ from rfmodel.designs.base import (  # noqa: F401
     OPERAND_DELAY,
 )
 from rfmodel.setassoc import lru_access, lru_access_at, lru_access_reserve, lru_probe, set_of
-from rfmodel.spec.occupancy import U_BRA, U_DP, U_INT, U_MEM, U_SFU, U_SP, U_TENSOR, UNIT_NAMES  # noqa: F401
+from rfmodel.spec.occupancy import (  # noqa: F401
+    COLLECTOR_SETS,
+    CS_DP,
+    CS_GEN,
+    CS_INT,
+    CS_MEM,
+    CS_SFU,
+    CS_SP,
+    CS_TENSOR,
+    U_BRA,
+    U_DP,
+    U_INT,
+    U_MEM,
+    U_SFU,
+    U_SP,
+    U_TENSOR,
+    UNIT_NAMES,
+)
 
 # --------------------------------------------------------------------------- op classes
 # values of rfmodel.workload.ir.OpClass (checked by the driver at import)
@@ -70,10 +87,9 @@ MK_NONE, MK_LOAD, MK_STORE, MK_SLOAD, MK_SSTORE, MK_CONST, MK_ATOM = 0, 1, 2, 3,
 # execution-unit types (one pipeline of each per scheduler, MEM one per SM)
 N_UNIT = 7
 
-# collector sets, in CollectorSpec field order
-CS_GEN, CS_SP, CS_SFU, CS_MEM, CS_TENSOR, CS_DP, CS_INT = 0, 1, 2, 3, 4, 5, 6
-N_CSET = 7
-CSET_NAMES = ("gen", "sp", "sfu", "mem", "tensor", "dp", "int")
+# collector sets, in CollectorSpec field order (rfmodel.spec.occupancy, which both engines read)
+N_CSET = len(COLLECTOR_SETS)
+CSET_NAMES = COLLECTOR_SETS
 
 # scheduler policies
 POL_LRR, POL_GTO, POL_TWO_LEVEL, POL_OLDEST = 0, 1, 2, 3
