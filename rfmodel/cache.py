@@ -103,14 +103,25 @@ def _prune(root: Path, current: Path) -> None:
         pass
 
 
+#: the package sources a workload's trace depends on (the generators and kernels, the control-flow analysis
+#: that expands them, the occupancy that sizes an SM's share, the limits they are checked against)
+TRACE_SOURCES = ("workload", "compiler", "spec", "limits.py")
+#: the package sources a simulation's result depends on: its traces', the simulator's, the designs' hooks and
+#: passes, and the modules at the package's top that the simulator calls (the set-associative lookup of its
+#: caches); a result cached under their hash is simulated again after an edit of any of them
+SIM_SOURCES = (*TRACE_SOURCES, "sim", "designs", "setassoc.py", "datafile.py", "io.py")
+
+
 @cache
 def source_hash(*subdirs: str, exclude: tuple[str, ...] = ()) -> str:
-    """Hash of the package's files under ``subdirs`` (all of the package without any), skipping
-    compiled-code caches and the relative paths in ``exclude``: what decides a cached result."""
+    """Hash of the package's files under ``subdirs`` (folders or single files, relative to the package; all
+    of the package without any), skipping compiled-code caches and the relative paths in ``exclude``: what
+    decides a cached result."""
     pkg = PKG_DIR
     h = hashlib.sha1()
     for sub in subdirs or ("",):
-        for f in sorted((pkg / sub).rglob("*")):
+        top = pkg / sub
+        for f in [top] if top.is_file() else sorted(top.rglob("*")):
             rel = f.relative_to(pkg).as_posix()
             skip = _SKIP_DIRS & set(f.relative_to(pkg).parts) or f.suffix in _SKIP_SUFFIXES
             if skip or not f.is_file() or rel.startswith((*exclude, *_SKIP_PREFIXES)):

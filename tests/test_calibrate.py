@@ -324,6 +324,38 @@ def test_simulation_checkpoints_are_keyed_by_each_designs_own_sources(monkeypatc
     assert after["cerf"] != before["cerf"] and after["corf"] != before["corf"]
 
 
+def test_simulation_checkpoints_follow_the_modules_the_simulator_calls(monkeypatch):
+    """The simulator's caches look lines up in ``rfmodel/setassoc.py``, a module at the package's top: an
+    edit of it changes every design's checkpoint key (checkpoints made before such an edit were reused), and
+    an edit of a module the simulator does not call (the analytic engine's) changes none."""
+    import rfmodel.calibrate as cal
+    from rfmodel.cache import PKG_DIR, source_hash
+
+    designs = ("baseline", "cerf", "ltrf")
+
+    def keys(name):
+        real = type(PKG_DIR).read_bytes
+
+        def edited(path):
+            data = real(path)
+            return data + b"\n# edited" if path.name == name else data
+
+        monkeypatch.setattr(type(PKG_DIR), "read_bytes", edited)
+        cal._design_source_hash.cache_clear()
+        source_hash.cache_clear()
+        try:
+            return {d: cal._sim_source_hash(d) for d in designs} | {None: cal._sim_source_hash()}
+        finally:
+            monkeypatch.undo()
+            cal._design_source_hash.cache_clear()
+            source_hash.cache_clear()
+
+    before = keys("no-such-file.py")
+    after = keys("setassoc.py")
+    assert all(after[d] != before[d] for d in before)
+    assert keys("throughput.py") == before
+
+
 def test_effects_of_the_calibration_follow_both_engines_by_hand(tmp_path):
     """The design effects the calibration reports: the simulator's effect is the ratio of the two records'
     IPC, its energy per instruction is what ``evaluate(method="simulate")`` charges at that point, the model's

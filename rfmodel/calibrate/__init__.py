@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from rfmodel.analytic.calibration import params_of
-from rfmodel.cache import source_hash
+from rfmodel.cache import SIM_SOURCES, source_hash
 from rfmodel.errors import RfmodelError, unknown_key_message
 from rfmodel.io import write_text
 from rfmodel.runner import ResultLog, make_runner
@@ -159,13 +159,15 @@ def simulator_version() -> str:
 
 
 def _sim_source_hash(design: str | None = None) -> str:
-    """Hash of what decides a simulation's result (the simulator, the designs' hooks and compiler
-    passes, the workload generators and kernel files, the specs): checkpoints made by edited sources are
-    not reused.  With ``design``, of the design folder only that design's module, the design modules it
-    imports (transitively) and the shared ``base.py``: an edit of one design re-simulates only the designs
+    """Hash of what decides a simulation's result (``rfmodel.cache.SIM_SOURCES``: the simulator, the designs'
+    hooks and compiler passes, the workload generators and kernel files, the specs, and the modules at the
+    package's top the simulator calls): checkpoints made by edited sources are not reused (a checkpoint of
+    the simulator's L1D before an edit of ``rfmodel/setassoc.py`` was reused when the hash left it out).
+    With ``design``, of the design folder only that design's module, the design modules it imports
+    (transitively) and the shared ``base.py``: an edit of one design re-simulates only the designs
     that import its module (a design from another package: every design module counts)."""
     if design is None:
-        return source_hash("sim", "designs", "compiler", "workload", "spec")
+        return source_hash(*SIM_SOURCES)
     return _design_source_hash(design)
 
 
@@ -179,7 +181,7 @@ def _design_source_hash(design: str) -> str:
     mod = type(get_design(design)).__module__
     folder = PKG_DIR / "designs"
     if not mod.startswith("rfmodel.designs."):
-        return source_hash("sim", "designs", "compiler", "workload", "spec")
+        return source_hash(*SIM_SOURCES)
     todo, seen = [mod.rsplit(".", 1)[-1]], set()
     while todo:
         name = todo.pop()
@@ -188,7 +190,7 @@ def _design_source_hash(design: str) -> str:
             continue
         seen.add(name)
         todo.extend(re.findall(r"rfmodel\.designs\.(\w+)", f.read_text(encoding="utf-8")))
-    h = hashlib.sha1(source_hash("sim", "compiler", "workload", "spec").encode())
+    h = hashlib.sha1(source_hash(*(s for s in SIM_SOURCES if s != "designs")).encode())
     for name in sorted(seen | {"base", "__init__"}):
         h.update(name.encode())
         h.update((folder / f"{name}.py").read_bytes())

@@ -649,7 +649,7 @@ def _recipe_workload(full, recipe_path, ref, arch, num_sms, seed, max_warps, lin
     contents of the listing, the recipe and its data files."""
     import dataclasses
 
-    from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
+    from rfmodel.cache import TRACE_SOURCES, keyed_entry, read_entry, source_hash, write_entry
     from rfmodel.workload.execute.recipe import load_recipe
     from rfmodel.workload.execute.tracing import executed_trace
 
@@ -669,7 +669,7 @@ def _recipe_workload(full, recipe_path, ref, arch, num_sms, seed, max_warps, lin
     # keyed by the recipe's contents (read once, above) and the listing's bytes (None: a shipped kernel,
     # which the code hash covers)
     parts = ["recipe", recipe.digest, reference_digest(ref), ref, arch, n_ctas, line_bytes, seed,
-             source_hash("workload")]  # fmt: skip
+             source_hash(*TRACE_SOURCES)]  # fmt: skip
     stored = keyed_entry("traces", parts, ".npz")
     trace = read_entry(stored, Trace.load)
     if trace is None:
@@ -805,9 +805,9 @@ _PROBES_KIND, _PROBES_VERSION = "rfmodel trace-recipe probes", 1
 
 
 def _probes_entry(name: str, arch: str, grid_m: int):
-    from rfmodel.cache import keyed_entry, source_hash
+    from rfmodel.cache import TRACE_SOURCES, keyed_entry, source_hash
 
-    return keyed_entry("trace-probes", [name, arch, int(grid_m), source_hash("workload")], ".npz")
+    return keyed_entry("trace-probes", [name, arch, int(grid_m), source_hash(*TRACE_SOURCES)], ".npz")
 
 
 def _probes_read(name: str, arch: str, grid_m: int) -> dict:
@@ -855,7 +855,7 @@ def executed_builtin(
     which ``strict`` turns into an error."""
     import dataclasses
 
-    from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
+    from rfmodel.cache import TRACE_SOURCES, keyed_entry, read_entry, source_hash, write_entry
     from rfmodel.workload.execute.builtin import KNOWN_GAPS, RECIPES
     from rfmodel.workload.execute.errors import ExecutionError
     from rfmodel.workload.execute.tracing import executed_trace
@@ -867,7 +867,7 @@ def executed_builtin(
         return None, why
     if (name, arch) in KNOWN_GAPS and not strict:
         return None, f"expand: the executor cannot run it yet ({KNOWN_GAPS[(name, arch)]})"
-    stored = keyed_entry("traces", [name, arch, ctas, line_bytes, seed, source_hash("workload")], ".npz")
+    stored = keyed_entry("traces", [name, arch, ctas, line_bytes, seed, source_hash(*TRACE_SOURCES)], ".npz")
     cached = read_entry(stored, Trace.load)  # None when absent or damaged: execute again
     if cached is not None:
         return cached, "execute"
