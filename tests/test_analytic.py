@@ -530,14 +530,20 @@ def test_each_load_waits_as_its_own_lines_fared():
                            ("LDG.E", [12], [11], {"lines": [128]})]])  # fmt: skip
     flat = profile_trace(t, _lat(), caches=[(8, 2)])
     split = profile_trace(t, _lat(), caches=[(8, 2)], l1_hit_latency=30.0)
-    # at a mean load latency of 256 cycles: h = 1/3, L_miss = (256 - 10) / (2/3) = 369; the chain runs to
-    # the last issue: flat 0, 257, 514 (+1); split 0, 370 (a miss), 401 (a hit, 31) (+1)
+    # flat: at a mean load latency of 256 cycles the chain runs to the last issue 0, 257, 514 (+1); split:
+    # h = 1/3, its column of a 256-cycle miss is at the mean L = h 30 + (1 - h) 256 = 180.67, where the
+    # chain runs 0, 257 (a miss), 288 (a hit, 31) (+1)
     from rfmodel.analytic.profile import CHAIN2_EXTRA, MEM_LAT_GRID
 
     e, j = 0, list(MEM_LAT_GRID).index(256.0)
     assert CHAIN2_EXTRA[e] == 0
+    assert flat.mem_grid is None and flat.mem_lat_grid()[j] == 256.0
     assert flat.chain2[e, j] * 3 == pytest.approx(515.0)
-    assert split.chain2[e, j] * 3 == pytest.approx(402.0)
+    assert split.mem_lat_grid()[j] == pytest.approx(10.0 + 2.0 / 3.0 * 256.0)
+    assert split.chain2[e, j] * 3 == pytest.approx(289.0)
+    # between columns the table is read at the mean latency: at L = 100 (L_miss = 135) the chain is
+    # 0, 136, 167 (+1), interpolated linearly between the columns of 128- and 256-cycle misses
+    assert split.chain_at2(0.0, 100.0) * 3 == pytest.approx(168.0)
 
 
 def test_live_registers_from_write_to_last_read():

@@ -194,6 +194,9 @@ class WorkloadProfile:
     src_count_pmf: np.ndarray | None = None  # float64 [MAX_SRC + 1]
     reg_hist: np.ndarray | None = None  # float64 [256]
     chain2: np.ndarray | None = None  # float64 [len(CHAIN_EXTRA), len(MEM_LAT_GRID)]
+    #: float64 [J]: the mean load latencies at which the ``[K, J]`` tables (``chain2``, ``cta_chain2``,
+    #: ``sched_cpi``) are tabulated, :func:`mem_latency_grid` (``None``: :data:`MEM_LAT_GRID`)
+    mem_grid: np.ndarray | None = None
     #: float64 [K, J]: mean critical path of one CTA alone (cycles); only without ``sched_cpi`` (which
     #: replaces it)
     cta_chain2: np.ndarray | None = None
@@ -489,8 +492,12 @@ class WorkloadProfile:
         k, L = flat_float(extra, mem_latency)
         out = np.empty(k.shape)
         _bilinear_map(np.ascontiguousarray(getattr(self, table), dtype=np.float64), k.ravel(), L.ravel(),
-                      out.reshape(-1))  # fmt: skip
+                      out.reshape(-1), self.mem_lat_grid())  # fmt: skip
         return out
+
+    def mem_lat_grid(self) -> np.ndarray:
+        """The mean load latencies of the ``[K, J]`` tables' columns (:func:`mem_latency_grid`)."""
+        return MEM_LAT_GRID if self.mem_grid is None else np.asarray(self.mem_grid, dtype=np.float64)
 
     def sched_levels(self) -> np.ndarray:
         """The resident-CTA counts ``sched_cpi`` holds (empty without the table)."""
@@ -537,7 +544,7 @@ class WorkloadProfile:
         levels, cpi = self.need("sched").sched_tables()
         cr, k, L = flat_float(ctas, extra, mem_latency)
         out = np.empty(cr.shape)
-        _sched_rate_map(levels, cpi, cr.ravel(), k.ravel(), L.ravel(), out.reshape(-1))
+        _sched_rate_map(levels, cpi, cr.ravel(), k.ravel(), L.ravel(), out.reshape(-1), self.mem_lat_grid())
         return out
 
     def l1d_hit_rate(self, lines: np.ndarray | float, assoc=None, loads: bool = False) -> np.ndarray:
@@ -700,15 +707,15 @@ def sched_cells_missing(levels, todo, ctas, extra, mem_latency, ke, ml, touched)
 
 
 @njit(cache=True)
-def _bilinear_map(c, extra, mem_latency, out):
+def _bilinear_map(c, extra, mem_latency, out, ml):
     for i in range(out.shape[0]):
-        out[i] = bilinear_at(c, extra[i], mem_latency[i], CHAIN2_EXTRA, MEM_LAT_GRID)
+        out[i] = bilinear_at(c, extra[i], mem_latency[i], CHAIN2_EXTRA, ml)
 
 
 @njit(cache=True)
-def _sched_rate_map(levels, cpi, ctas, extra, mem_latency, out):
+def _sched_rate_map(levels, cpi, ctas, extra, mem_latency, out, ml):
     for i in range(out.shape[0]):
-        out[i] = sched_rate_at(levels, cpi, ctas[i], extra[i], mem_latency[i], CHAIN2_EXTRA, MEM_LAT_GRID)
+        out[i] = sched_rate_at(levels, cpi, ctas[i], extra[i], mem_latency[i], CHAIN2_EXTRA, ml)
 
 
 def _json_default(v):
@@ -798,6 +805,28 @@ def load_latency_terms(n: int, access_row: np.ndarray, hit: np.ndarray, is_load_
     adj[miss_rows] = -float(l1_hit_latency) * h / (1.0 - h)
     slope[miss_rows] = 1.0 / (1.0 - h) - 1.0
     return adj, slope
+
+
+def mem_latency_grid(adj: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    """The mean load latencies ``L`` at which the ``[K, J]`` tables are tabulated, for the loads' terms
+    ``(adj, slope)`` of :func:`load_latency_terms`: those at which a load with a miss waits
+    ``MEM_LAT_GRID[j]`` cycles, ``L_j = h L_hit + (1 - h) MEM_LAT_GRID[j]`` (``h`` the loads' L1D hit rate).
+    A missing load waits ``(L - h L_hit) / (1 - h)``, which moves ``1 / (1 - h)`` times as fast as ``L``:
+    on a grid of ``L`` itself a kernel whose loads hit 99.6 % (``pa_sad`` on ``fermi-gtx480``) had its
+    tables' miss latency go from -6,930 to 7,918 cycles between the grid's first two columns, and a mean
+    latency of 31 cycles, where such a kernel runs, read the straight line between them (a list schedule
+    eleven times slower than the schedule of the same warps).  On this grid the miss latency is
+    tabulated, and a table is interpolated where it is smooth.  Without missing loads (no L1D, or every
+    load hits): :data:`MEM_LAT_GRID`, the loads' latency itself."""
+    miss = np.asarray(slope) > 0.0
+    if not miss.any():
+        return MEM_LAT_GRID
+    s = float(np.asarray(slope)[miss][0])  # h / (1 - h), every missing load's
+    h = s / (1.0 + s)
+    l_hit = -float(np.asarray(adj)[miss][0]) / s
+    grid = h * l_hit + (1.0 - h) * MEM_LAT_GRID
+    grid.flags.writeable = False
+    return grid
 
 
 def exact_hit_rates(lines: np.ndarray, caches, is_load: np.ndarray | None = None) -> np.ndarray | None:
@@ -1931,10 +1960,11 @@ def trace_load_terms(trace: Trace, rank, caches, l1_hit_latency) -> tuple[np.nda
     return _load_terms(trace, line_no, access_row, caches, l1_hit_latency)
 
 
-def _latency_grid(latencies, exec_latencies) -> np.ndarray:
-    """``lat2[j, c]``: class ``c``'s latency with ``MEM_LAT_GRID[j]`` added to the memory classes."""
+def _latency_grid(latencies, exec_latencies, grid=MEM_LAT_GRID) -> np.ndarray:
+    """``lat2[j, c]``: class ``c``'s latency with ``grid[j]`` (the tables' mean load latencies,
+    :func:`mem_latency_grid`) added to the memory classes."""
     base = np.asarray(latencies if exec_latencies is None else exec_latencies, dtype=np.float64)
-    return base[None, :] + MEM_LAT_GRID[:, None] * _memory_classes()[None, :]
+    return base[None, :] + np.asarray(grid, dtype=np.float64)[:, None] * _memory_classes()[None, :]
 
 
 def _cta_shape(trace: Trace) -> tuple[int, int]:
@@ -1958,7 +1988,8 @@ def sched_table(trace: Trace, latencies, exec_latencies, sched: dict, load_terms
     resources ``sched`` (:func:`profile_trace`), at ``CHAIN2_EXTRA[k]`` collection cycles and
     ``MEM_LAT_GRID[j]`` cycles of memory latency; ``load_terms``: each load's ``(adj, slope)``."""
     adj, slope = load_terms
-    lat2 = _latency_grid(np.asarray(latencies, dtype=np.float64), exec_latencies)
+    grid = mem_latency_grid(adj, slope)
+    lat2 = _latency_grid(np.asarray(latencies, dtype=np.float64), exec_latencies, grid)
     wpc = _cta_shape(trace)[0]
     out = np.full(cells.shape, np.nan)
     lsu_cycles = np.diff(trace.mem_ptr).astype(np.float64)
@@ -1973,7 +2004,7 @@ def sched_table(trace: Trace, latencies, exec_latencies, sched: dict, load_terms
                 trace.warp_ptr.astype(np.int64), wpc, int(group), int(sched["schedulers"]),
                 int(sched["issue_width"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc, lat2,
                 ii, unit, u_slots, int(sched["lsu_unit"]), lsu_cycles, CHAIN2_EXTRA, int(OpClass.BARRIER),
-                SCHED_MAX_INSTRS, adj, slope, MEM_LAT_GRID, cells[li],
+                SCHED_MAX_INSTRS, adj, slope, grid, cells[li],
             )  # fmt: skip
         out[li][cells[li]] = (cyc / max(done, 1))[cells[li]]
     return out
@@ -2014,9 +2045,10 @@ def profile_tables(
             out["sched_todo"] = None
     if "chain2" in groups:
         adj, slope = load_terms
+        grid = mem_latency_grid(adj, slope)
         chain2 = _chain_table(wp_t, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
-                              _latency_grid(lat, exec_latencies), is_ll, CHAIN2_EXTRA, adj, slope,
-                              MEM_LAT_GRID)  # fmt: skip
+                              _latency_grid(lat, exec_latencies, grid), is_ll, CHAIN2_EXTRA, adj, slope,
+                              grid)  # fmt: skip
         out["chain2"] = chain2 / n_t
     if "reg_cache" in groups:
         fifo, lru, dpoints = _reg_cache_hists(wp_t, trace.op, trace.dst, trace.src, RC_DMAX,
@@ -2123,13 +2155,14 @@ def profile_trace(
             regs_per_thread=int(trace.regs_per_thread), threads_per_cta=int(trace.threads_per_cta),
             ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes), exact_hits=exact,
         )  # fmt: skip
-    lat2 = _latency_grid(lat, exec_latencies)
+    grid = mem_latency_grid(adj, slope)
+    lat2 = _latency_grid(lat, exec_latencies, grid)
     wpc, n_ctas = _cta_shape(trace)
     cta_chain = None
     if sched is None:  # the latency bound without the SM's issue resources (the list schedules replace it)
         cta_chain = _cta_chain_table(
             trace.warp_ptr.astype(np.int64), wpc, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
-            lat2, CHAIN2_EXTRA, int(OpClass.BARRIER), adj, slope, MEM_LAT_GRID,
+            lat2, CHAIN2_EXTRA, int(OpClass.BARRIER), adj, slope, grid,
         )  # fmt: skip
     lazy = {}
     if sched is not None and "sched" not in tables:  # built cell by cell on first read (build_sched)
@@ -2165,6 +2198,7 @@ def profile_trace(
         src_count_pmf=kcount / n,
         reg_hist=reg_hist,
         cta_chain2=None if cta_chain is None else cta_chain / n_ctas,
+        mem_grid=None if grid is MEM_LAT_GRID else grid,
         warps_per_cta=wpc,
         dep_dist_hist=dep,
         reuse_dist_hist=reuse,

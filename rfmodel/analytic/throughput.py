@@ -24,7 +24,6 @@ from rfmodel.analytic.calibration import (  # noqa: F401  (the model's coefficie
 )
 from rfmodel.analytic.profile import (
     CHAIN2_EXTRA,
-    MEM_LAT_GRID,
     WorkloadProfile,
     bilinear_at,
     sched_cells_missing,
@@ -328,7 +327,7 @@ def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched,
         todo = _NO_CELLS if pending is None else pending
         touched = np.zeros(todo.shape, dtype=np.uint8)
         _steady(xs, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations,
-                CHAIN2_EXTRA, MEM_LAT_GRID, todo, touched, oc_sets)  # fmt: skip
+                CHAIN2_EXTRA, profile.mem_lat_grid(), todo, touched, oc_sets)  # fmt: skip
         if not touched.any():
             if built:  # the cells of every round, on disk at once
                 profile.persist()
