@@ -14,3 +14,33 @@ def _private_cache(tmp_path_factory):
         os.environ.pop("RFMODEL_CACHE_DIR", None)
     else:
         os.environ["RFMODEL_CACHE_DIR"] = old
+
+
+@pytest.fixture
+def with_package_file_edited(monkeypatch):
+    """``f(name, compute)``: ``compute()`` while every package file called ``name`` reads with one more line
+    (as if edited), with the source hashes of the cache and the calibration's checkpoints recomputed before
+    and after."""
+    import rfmodel.calibrate as cal
+    from rfmodel.cache import PKG_DIR, source_hash
+
+    def clear():
+        source_hash.cache_clear()
+        cal._design_source_hash.cache_clear()
+
+    def run(name, compute):
+        real = type(PKG_DIR).read_bytes
+
+        def edited(path):
+            data = real(path)
+            return data + b"\n# edited" if path.name == name else data
+
+        monkeypatch.setattr(type(PKG_DIR), "read_bytes", edited)
+        clear()
+        try:
+            return compute()
+        finally:
+            monkeypatch.setattr(type(PKG_DIR), "read_bytes", real)
+            clear()
+
+    return run

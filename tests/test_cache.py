@@ -200,32 +200,19 @@ def test_compiled_code_folders_follow_the_sources(tmp_path, monkeypatch):
     assert kept == [f"{i:012x}" for i in range(4, c.NUMBA_KEEP + 4)] + ["f" * 12, "legacy"]
 
 
-def test_a_cached_trace_follows_the_sources_its_generation_reads(tmp_path, monkeypatch):
+def test_a_cached_trace_follows_the_sources_its_generation_reads(tmp_path, monkeypatch,
+                                                                 with_package_file_edited):
     """A built-in kernel's trace is expanded with the control-flow analysis of ``rfmodel/compiler`` and sized
     by the SM's share (``rfmodel/spec``): an edit of either files the trace under another key (keyed by the
     workload folder alone, a trace made before such an edit was read back after it, and a simulation of
     ``pb_bicg_1`` on ``fermi-gtx480`` ran 569,495 cycles from it against 569,525 from a fresh one); an
     edit of the analytic engine, which traces do not read, keeps the key."""
-    import rfmodel.cache as cache
-    from rfmodel.cache import PKG_DIR
     from rfmodel.workload.suite import _probes_entry
 
     _fresh_cache(monkeypatch, tmp_path)
 
     def key(name):
-        real = type(PKG_DIR).read_bytes
-
-        def edited(path):
-            data = real(path)
-            return data + b"\n# edited" if path.name == name else data
-
-        monkeypatch.setattr(type(PKG_DIR), "read_bytes", edited)
-        cache.source_hash.cache_clear()
-        try:
-            return _probes_entry("saxpy", "sm_80", 4)
-        finally:
-            monkeypatch.setattr(type(PKG_DIR), "read_bytes", real)
-            cache.source_hash.cache_clear()
+        return with_package_file_edited(name, lambda: _probes_entry("saxpy", "sm_80", 4))
 
     before = key("no-such-file.py")
     assert key("liveness.py") != before and key("occupancy.py") != before  # compiler/, spec/ only

@@ -296,59 +296,32 @@ def test_a_dask_cluster_runs_the_sweep_to_the_same_records(tmp_path, records):
         assert r["sim"] == ref["sim"] and r["stalls"] == ref["stalls"]
 
 
-def test_simulation_checkpoints_are_keyed_by_each_designs_own_sources(monkeypatch):
+def test_simulation_checkpoints_are_keyed_by_each_designs_own_sources(with_package_file_edited):
     """A design's simulations are keyed by the shared sources and its own module with the design modules it
     imports: designs of one module share a key; an edit of cerf.py changes cerf's and corf's (corf imports
     cerf) but not the baseline's."""
     import rfmodel.calibrate as cal
-    from rfmodel.cache import PKG_DIR
 
     h = cal._sim_source_hash
     assert h("ltrf") == h("strands") == h("ltrf_plus")
     assert len({h("baseline"), h("cerf"), h("corf"), h("stt")}) == 4
     before = {d: h(d) for d in ("baseline", "cerf", "corf")}
-    real = type(PKG_DIR).read_bytes
-
-    def edited(path):
-        data = real(path)
-        return data + b"\n# edited" if path.name == "cerf.py" else data
-
-    monkeypatch.setattr(type(PKG_DIR), "read_bytes", edited)
-    cal._design_source_hash.cache_clear()
-    try:
-        after = {d: h(d) for d in ("baseline", "cerf", "corf")}
-    finally:
-        monkeypatch.undo()
-        cal._design_source_hash.cache_clear()
+    after = with_package_file_edited("cerf.py", lambda: {d: h(d) for d in ("baseline", "cerf", "corf")})
     assert after["baseline"] == before["baseline"]
     assert after["cerf"] != before["cerf"] and after["corf"] != before["corf"]
 
 
-def test_simulation_checkpoints_follow_the_modules_the_simulator_calls(monkeypatch):
+def test_simulation_checkpoints_follow_the_modules_the_simulator_calls(with_package_file_edited):
     """The simulator's caches look lines up in ``rfmodel/setassoc.py``, a module at the package's top: an
     edit of it changes every design's checkpoint key (checkpoints made before such an edit were reused), and
     an edit of a module the simulator does not call (the analytic engine's) changes none."""
     import rfmodel.calibrate as cal
-    from rfmodel.cache import PKG_DIR, source_hash
 
     designs = ("baseline", "cerf", "ltrf")
 
     def keys(name):
-        real = type(PKG_DIR).read_bytes
-
-        def edited(path):
-            data = real(path)
-            return data + b"\n# edited" if path.name == name else data
-
-        monkeypatch.setattr(type(PKG_DIR), "read_bytes", edited)
-        cal._design_source_hash.cache_clear()
-        source_hash.cache_clear()
-        try:
-            return {d: cal._sim_source_hash(d) for d in designs} | {None: cal._sim_source_hash()}
-        finally:
-            monkeypatch.undo()
-            cal._design_source_hash.cache_clear()
-            source_hash.cache_clear()
+        return with_package_file_edited(
+            name, lambda: {d: cal._sim_source_hash(d) for d in designs} | {None: cal._sim_source_hash()})
 
     before = keys("no-such-file.py")
     after = keys("setassoc.py")
