@@ -508,6 +508,48 @@ def test_loads_hit_rate_leaves_out_the_stores():
     assert p.l1d_hit_rate(64, loads=True) == 0.0
 
 
+def test_write_no_allocate_hit_rates_leave_a_stored_line_out_until_it_is_loaded():
+    """A cache that takes no line at a store miss (``write_allocate=False``): a store reads the stack but
+    moves nothing.  Stream (line, kind): (1, load) (2, store) (2, load) (1, load).  Write-allocate: the
+    load of 2 hits the store's line (distance 0) and the last load is at distance 1.  Write-no-allocate:
+    the store misses and brings nothing, so the load of 2 is cold; the last load of 1 is again at distance
+    1 (line 2, loaded since).  Stack-distance histograms by hand; the hit rates at one and four lines
+    follow."""
+    from dataclasses import replace
+
+    from rfmodel.analytic.profile import stream_hit_tables
+    from rfmodel.errors import RfmodelError
+    from rfmodel.sim.program import trace_from_warps
+
+    t = stream_hit_tables(np.array([1, 2, 2, 1]), np.array([True, False, True, True]), [])
+    wa_all, wa_ld, nwa = t["line_stack_hist"], t["load_stack_hist"], t["nwa_stack_hist"]
+    assert (wa_all[0], wa_all[1], wa_all[-1]) == (1, 1, 2) and (wa_ld[0], wa_ld[1], wa_ld[-1]) == (1, 1, 1)
+    assert (nwa[0, 0], nwa[0, 1], nwa[0, -1]) == (0, 1, 3) and (nwa[1, 0], nwa[1, 1], nwa[1, -1]) == (0, 1, 2)
+    w = [("LDG.E", [10], [2], {"lines": [128]}), ("STG.E", [], [10, 2], {"lines": [256]}),
+         ("LDG.E", [11], [2], {"lines": [256]}), ("LDG.E", [12], [2], {"lines": [128]})]  # fmt: skip
+    p = profile_trace(trace_from_warps([w]), _lat())
+    assert float(p.l1d_hit_rate(1.0)) == pytest.approx(0.25)  # the load of 2 after its store
+    assert float(p.l1d_hit_rate(1.0, write_allocate=False)) == 0.0
+    assert float(p.l1d_hit_rate(4.0, write_allocate=False)) == pytest.approx(0.25)  # the last load
+    assert float(p.l1d_hit_rate(4.0, loads=True, write_allocate=False)) == pytest.approx(1 / 3)
+    with pytest.raises(RfmodelError, match="write-no-allocate"):
+        replace(p, nwa_stack_hist=None).l1d_hit_rate(2.0, write_allocate=False)
+
+
+def test_set_fill_counts_the_lines_loads_leave_in_each_set():
+    """``set_fill_table`` by hand.  Loads of lines 0 4 8 0 1 (a store of 12 between them brings nothing):
+    first loads at 0, 1, 2 and 4 of 5 loads, held for 1, 0.8, 0.6 and 0.2 of the stream.  With 4 sets,
+    lines 0, 4, 8 share set 0 and line 1 has set 1: one way holds 1 + 0.2, two 2.0, three and more 2.6;
+    with one set the lines arrive 0, 4, 8, 1: 1, 1.8, 2.4, then 2.6."""
+    from rfmodel.analytic.profile import SET_FILL_SETS, set_fill_table
+
+    lines = np.array([0, 4, 12, 8, 0, 1])
+    tab = set_fill_table(lines, np.array([True, True, False, True, True, True]))
+    four, one = tab[list(SET_FILL_SETS).index(4)], tab[0]
+    assert four[:4] == pytest.approx([1.2, 2.0, 2.6, 2.6]) and four[-1] == pytest.approx(2.6)
+    assert one[:4] == pytest.approx([1.0, 1.8, 2.4, 2.6])
+
+
 def test_each_load_waits_as_its_own_lines_fared():
     """Hit rows wait the L1D hit latency, missing rows the miss latency that keeps the loads' mean."""
     from rfmodel.analytic.profile import load_latency_terms

@@ -298,7 +298,8 @@ def test_resident_footprint_at_another_occupancy_and_at_most_the_allocated_regis
     as ``warps0`` would share ``lines x warps0 / warps``, and hold at most their allocated registers.  The
     stack of the known answer above (1.75 entries: 1.5 registers, 0.25 lines) with 2 warps resident: one
     warp's array of 0.875 entries is the other's half, so 2 warps of 3.5 entries hold 3.0 and 0.5; with 4
-    registers a thread and one warp, at most 4 registers."""
+    registers a thread and one warp, at most 4 registers.  A stream of fewer warps than the SM's occupancy
+    is read at its own warps (the same answer with ``warps0`` 2 and one sampled warp)."""
     from types import SimpleNamespace
 
     from rfmodel.analytic.profile import WorkloadProfile, shared_stack
@@ -307,9 +308,12 @@ def test_resident_footprint_at_another_occupancy_and_at_most_the_allocated_regis
     tr = trace_from_warps([[
         ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
     ]], regs_per_thread=4)  # fmt: skip
-    prof = SimpleNamespace(shared_distinct=shared_stack(tr), source=None, regs_per_thread=4)
+    prof = SimpleNamespace(shared_distinct=shared_stack(tr), source=None, regs_per_thread=4, n_warps=1)
     prof.shared_footprint = lambda c: WorkloadProfile.shared_footprint(prof, c)
     regs, lines = resident_footprint(prof, 3.5, 2.0, 1.0)
+    assert (float(regs), float(lines)) == (pytest.approx(3.0), pytest.approx(0.5))
+    # an SM whose own occupancy is 2 warps, but the profile sampled one: its stream ran one warp at a time
+    regs, lines = resident_footprint(prof, 3.5, 2.0, 2.0)
     assert (float(regs), float(lines)) == (pytest.approx(3.0), pytest.approx(0.5))
     regs, lines = resident_footprint(prof, 1.75, 1.0, 1.0)
     assert (float(regs), float(lines)) == (pytest.approx(1.5), pytest.approx(0.25))
@@ -497,8 +501,9 @@ def test_held_lines_are_a_time_average_from_an_empty_array():
 
     from rfmodel.designs.cerf import held_line_entries
 
-    hist = np.array([50, 0, 0, 200])  # 200 cold misses: 200 distinct lines in the sampled profile
-    prof = SimpleNamespace(line_stack_hist=hist, n_instrs=1000, attrs={}, shared_footprint=lambda c: None)
+    hist = np.array([50, 0, 0, 200])  # 200 loads' cold misses: 200 distinct lines in the sampled profile
+    prof = SimpleNamespace(nwa_stack_hist=np.stack([hist, hist]), n_instrs=1000, attrs={},
+                           shared_footprint=lambda c: None)  # fmt: skip
     # every distinct line fits in the 900 entries 100 registers leave: half of them on average
     assert held_line_entries(prof, 1000.0, 100.0, True) == pytest.approx(100.0)
     # 150 entries left: reached at 150/200 of the run, 150 (1 - 150/400) = 93.75 on average
@@ -506,6 +511,14 @@ def test_held_lines_are_a_time_average_from_an_empty_array():
     # the profile samples a third of the SM's share: three times the distinct lines
     scaled = SimpleNamespace(**{**vars(prof), "attrs": {"sampled_instrs": 1000}, "n_instrs": 3000})
     assert held_line_entries(scaled, 1000.0, 850.0, True) == pytest.approx(150 * (1 - 150 / 1200))
+    # ... unless its hit tables come from the whole share (``sched_share``): then they count its lines
+    whole = SimpleNamespace(**{**vars(scaled), "attrs": {"sampled_instrs": 1000, "sched_share": True}})
+    assert held_line_entries(whole, 1000.0, 850.0, True) == pytest.approx(93.75)
+    # and at most what the sets the lines fall in hold: here 40 lines at any set count with a free way, and
+    # a set of 4 ways has none with probability 0.85^4 (850 of 1000 entries hold registers)
+    sets = SimpleNamespace(**{**vars(prof), "set_fill": np.full((17, 16), 40.0)})
+    assert held_line_entries(sets, 1000.0, 850.0, True, ways=4) == pytest.approx(40.0 * (1 - 0.85**4))
+    assert held_line_entries(sets, 1000.0, 850.0, True) == pytest.approx(93.75)  # without ways: no bound
     # LRU-fair keeps the shared stack's lines (here 120 of them), not every distinct line
     kept = (np.asarray(300.0), np.asarray(120.0))
     fair = SimpleNamespace(**{**vars(prof), "shared_footprint": lambda c: kept})
@@ -521,3 +534,19 @@ def test_analytic_utilization_is_not_pinned_at_one():
     ua, us = float(a["cerf_utilization"].values.ravel()[0]), float(s["cerf_utilization"].values.ravel()[0])
     assert ua < 0.8 and us < 0.8
     assert abs(ua - us) < 0.15
+
+
+def test_analytic_array_where_the_lines_fall_in_few_sets_and_stores_take_none():
+    """``pb_bicg_1`` on `volta-v100`: its loads walk a matrix column, so their lines fall in 88 of the
+    array's 512 sets, and it stores each iteration to a line no load brings (the array writes a store miss
+    through without a line).  Simulated: utilization 0.137, L1D hit rate 0.332, 16,320 load hits and
+    16,448 misses.  Before, the model held a line in every entry the registers left (0.944) and let the
+    stores allocate (hit rate 0.665, 32,703 hits)."""
+    a = rfmodel.evaluate("cerf", "pb_bicg_1", "volta-v100", method="analytic")
+    s = rfmodel.evaluate("cerf", "pb_bicg_1", "volta-v100", method="simulate")
+    one = {k: (float(a[k].values.ravel()[0]), float(s[k].values.ravel()[0]))
+           for k in ("cerf_utilization", "l1d_hit_rate", "cerf_l1d_hits", "cerf_l1d_misses")}  # fmt: skip
+    assert one["cerf_utilization"][0] == pytest.approx(one["cerf_utilization"][1], abs=0.05)
+    assert one["l1d_hit_rate"][0] == pytest.approx(one["l1d_hit_rate"][1], abs=0.02)
+    for k in ("cerf_l1d_hits", "cerf_l1d_misses"):
+        assert one[k][0] == pytest.approx(one[k][1], rel=0.05)

@@ -386,9 +386,8 @@ def workload_profile(
                 # and the L1D's and L2 slice's hit tables from the whole share's stream in that order: the
                 # sampled warps' stream holds fewer distinct lines between two uses than the share's
                 line_no, _, is_load = l1d_stream(whole.trace, done[0])
-                hist, ld_hist, exact = stream_hit_tables(line_no, is_load, caches)
-                prof = replace(prof, sched_ipc=float(whole.trace.n_instrs) / done[1], line_stack_hist=hist,
-                               load_stack_hist=ld_hist, exact_hits=exact,
+                prof = replace(prof, sched_ipc=float(whole.trace.n_instrs) / done[1],
+                               **stream_hit_tables(line_no, is_load, caches),
                                attrs={**prof.attrs, "sched_share": True})  # fmt: skip
     prof = attach(prof, stored)
     prof.source.keep(wl.trace, order["rank"])

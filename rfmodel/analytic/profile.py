@@ -232,6 +232,13 @@ class WorkloadProfile:
     #: int64: ``line_stack_hist`` of the loads' accesses only (the stores' lines are in the stream, and
     #: move the loads' distances, but a store waits for nothing)
     load_stack_hist: np.ndarray | None = None
+    #: int64 [2, 32]: ``line_stack_hist`` (row 0) and ``load_stack_hist`` (row 1) of a cache that does not
+    #: allocate a line at a store miss (write-no-allocate): a store reads the stack but moves nothing
+    #: (:func:`_line_stack_hist`'s ``touches``), so its hit needs the line loaded since it left
+    nwa_stack_hist: np.ndarray | None = None
+    #: float64 [len(SET_FILL_SETS), SET_FILL_WAYS]: lines a cache of ``SET_FILL_SETS[i]`` sets and ``j + 1``
+    #: ways that loads fill holds, averaged over the stream from an empty cache (:func:`set_fill_table`)
+    set_fill: np.ndarray | None = None
     # ---- value statistics of the written warp registers (the trace's ``compress`` column)
     #: mean live registers of a warp at an instruction: values from their write to their last read (a value
     #: never read is dead at once; a register read before any write is live from the warp's start)
@@ -547,25 +554,34 @@ class WorkloadProfile:
         _sched_rate_map(levels, cpi, cr.ravel(), k.ravel(), L.ravel(), out.reshape(-1), self.mem_lat_grid())
         return out
 
-    def l1d_hit_rate(self, lines: np.ndarray | float, assoc=None, loads: bool = False) -> np.ndarray:
+    def l1d_hit_rate(self, lines: np.ndarray | float, assoc=None, loads: bool = False,
+                     write_allocate: bool = True) -> np.ndarray:
         """Hit rate of an LRU cache of ``lines`` lines from the stack distances: of every access (loads
         and stores: the rate a cache reports), or with ``loads`` of the loads' accesses only (those
         that wait for the line: what sets a load's latency and the misses' traffic).
 
         Fully associative by default; with ``assoc`` ways (``lines / assoc`` sets, lines mapped to
         sets at random) a reuse at stack distance ``d`` hits when fewer than ``assoc`` of the ``d``
-        lines in between fell in its set: ``P(Binomial(d, assoc / lines) < assoc)``.
+        lines in between fell in its set: ``P(Binomial(d, assoc / lines) < assoc)``.  Without
+        ``write_allocate`` a store miss takes no line (``nwa_stack_hist``; a profile without that table
+        is refused rather than answered as write-allocate).
         """
         loads = bool(loads) and self.load_stack_hist is not None
+        wa = bool(write_allocate)
+        if not wa and self.nwa_stack_hist is None:
+            raise RfmodelError(f"profile {self.name!r} has no write-no-allocate hit table (nwa_stack_hist): "
+                               "build it again with this version")
         if np.ndim(lines) == 0 and np.ndim(assoc) == 0:  # one cache (the SM's L1D or L2 slice): remembered
             memo = self.__dict__.setdefault("_hit_memo", {})
-            key = (float(lines), None if assoc is None else float(assoc), loads)
+            key = (float(lines), None if assoc is None else float(assoc), loads, wa)
             if key not in memo:
-                memo[key] = self._hit_rate(np.asarray(lines, dtype=np.float64), assoc, loads)
+                memo[key] = self._hit_rate(np.asarray(lines, dtype=np.float64), assoc, loads, wa)
             return memo[key]
-        return self._hit_rate(np.asarray(lines, dtype=np.float64), assoc, loads)
+        return self._hit_rate(np.asarray(lines, dtype=np.float64), assoc, loads, wa)
 
-    def _hit_rate(self, lines: np.ndarray, assoc, loads: bool = False) -> np.ndarray:
+    def _hit_rate(self, lines: np.ndarray, assoc, loads: bool = False, write_allocate: bool = True):
+        if not write_allocate:  # the exact geometries were simulated write-allocate: the estimate alone
+            return self._stack_hit_rate(lines, assoc, self.nwa_stack_hist[1 if loads else 0])
         est = self._stack_hit_rate(lines, assoc, self.load_stack_hist if loads else self.line_stack_hist)
         if self.exact_hits is None or assoc is None or not len(self.exact_hits):
             return est
@@ -847,14 +863,19 @@ def exact_hit_rates(lines: np.ndarray, caches, is_load: np.ndarray | None = None
 
 
 @njit(cache=True)
-def _line_stack_hist(lines, nbins, counted):
-    """Histogram of floor(log2(d + 1)) of LRU stack distances d of the accesses ``t`` with
-    ``counted[t]``; bin nbins-1 counts cold misses (every access moves the stack).
+def _line_stack_hist(lines, nbins, loads, touches):
+    """Histograms of floor(log2(d + 1)) of LRU stack distances d of every access (row 0) and of the
+    accesses ``t`` with ``loads[t]`` (row 1); bin nbins-1 counts cold misses.  The accesses with
+    ``touches[t]`` move the stack (every access of a write-allocate cache); the others only read it: a
+    store of a write-no-allocate cache, whose line's distance counts the lines touched since the line's
+    last touch (a line no access touched yet is cold).  This leaves out one move, a store hit's to the
+    top of its set; so it stays a stack algorithm, one histogram for every cache size, and errs only where
+    a line is stored to and then loaded again after more distinct lines than the cache holds.
 
     O(n log n) with a Fenwick tree over access times.
     """
     n = lines.shape[0]
-    hist = np.zeros(nbins, dtype=np.int64)
+    hist = np.zeros((2, nbins), dtype=np.int64)
     tree = np.zeros(n + 1, dtype=np.int64)
     last = dict()
     for t in range(n):
@@ -880,19 +901,24 @@ def _line_stack_hist(lines, nbins, counted):
                 b += 1
             if b > nbins - 2:
                 b = nbins - 2
-            if counted[t]:
-                hist[b] += 1
-            i = p + 1
+            hist[0, b] += 1
+            if loads[t]:
+                hist[1, b] += 1
+            if touches[t]:
+                i = p + 1
+                while i <= n:
+                    tree[i] -= 1
+                    i += i & (-i)
+        else:
+            hist[0, nbins - 1] += 1
+            if loads[t]:
+                hist[1, nbins - 1] += 1
+        if touches[t]:
+            last[key] = t
+            i = t + 1
             while i <= n:
-                tree[i] -= 1
+                tree[i] += 1
                 i += i & (-i)
-        elif counted[t]:
-            hist[nbins - 1] += 1
-        last[key] = t
-        i = t + 1
-        while i <= n:
-            tree[i] += 1
-            i += i & (-i)
     return hist
 
 
@@ -1861,15 +1887,46 @@ def l1d_stream(trace: Trace, rank: np.ndarray | None = None):
     return trace.mem_line[rows][order] // trace.line_bytes, access_row, WAITING_LOADS[trace.op[access_row]]
 
 
-def stream_hit_tables(line_no: np.ndarray, is_load: np.ndarray, caches):
-    """The L1D stream's hit tables of a profile (:func:`l1d_stream`'s lines and loads): the stack-distance
-    histograms over every access and over the loads' (``line_stack_hist``, ``load_stack_hist``) and the
-    caches ``caches`` simulated on it (``exact_hits``, :func:`exact_hit_rates`)."""
-    n_acc = len(line_no)
-    every = np.ones(n_acc, np.bool_)
-    hist = _line_stack_hist(line_no, 32, every) if n_acc else np.zeros(32, np.int64)
-    ld_hist = _line_stack_hist(line_no, 32, is_load) if n_acc else np.zeros(32, np.int64)
-    return hist, ld_hist, exact_hit_rates(line_no, caches, is_load)
+def stream_hit_tables(line_no: np.ndarray, is_load: np.ndarray, caches) -> dict:
+    """The L1D stream's hit tables of a profile (:func:`l1d_stream`'s lines and loads), as its fields: the
+    stack-distance histograms over every access and over the loads' (``line_stack_hist``,
+    ``load_stack_hist``), the same where a store allocates nothing (``nwa_stack_hist``), the caches
+    ``caches`` simulated on it (``exact_hits``, :func:`exact_hit_rates`) and the lines loads leave in
+    caches of each set count (``set_fill``, :func:`set_fill_table`)."""
+    is_load = np.asarray(is_load, np.bool_)
+    wa, nwa = ((_line_stack_hist(line_no, 32, is_load, t) if len(line_no) else np.zeros((2, 32), np.int64))
+               for t in (np.ones(len(line_no), np.bool_), is_load))  # fmt: skip
+    return {"line_stack_hist": wa[0], "load_stack_hist": wa[1], "nwa_stack_hist": nwa,
+            "exact_hits": exact_hit_rates(line_no, caches, is_load),
+            "set_fill": set_fill_table(line_no, is_load)}
+
+
+#: set counts of :attr:`WorkloadProfile.set_fill` (powers of two; set = line mod sets) and its most ways
+SET_FILL_SETS = 2 ** np.arange(17)
+SET_FILL_WAYS = 16
+
+
+def set_fill_table(line_no: np.ndarray, is_load: np.ndarray) -> np.ndarray:
+    """``[len(SET_FILL_SETS), SET_FILL_WAYS]``: the lines held, averaged over the loads of the stream, by a
+    cache of ``SET_FILL_SETS[i]`` sets (set = line mod sets) and ``j + 1`` ways into which only loads bring
+    lines, from empty.  A set holds ``min(ways, lines first loaded into it so far)`` (a full set stays full
+    under any replacement), so a set's ``k``-th distinct line counts from its first load to the end.  Where
+    the addresses fall in few sets (a column walk of a matrix whose rows are a power of two of lines apart)
+    this is far below ``sets x ways``: what a cache's occupancy is when its data cannot spread."""
+    loads = np.asarray(line_no)[np.asarray(is_load, np.bool_)]
+    out = np.zeros((len(SET_FILL_SETS), SET_FILL_WAYS))
+    if not len(loads):
+        return out
+    uniq, first = np.unique(loads, return_index=True)
+    weight = (len(loads) - first) / len(loads)  # the share of the stream a line is held once loaded
+    for i, sets in enumerate(SET_FILL_SETS):
+        s = uniq % sets
+        order = np.lexsort((first, s))
+        ss = s[order]
+        rank = np.arange(len(ss)) - np.searchsorted(ss, ss)  # the line's place in its set's order of arrival
+        out[i] = np.cumsum(np.bincount(np.minimum(rank, SET_FILL_WAYS), weights=weight[order],
+                                       minlength=SET_FILL_WAYS + 1)[:SET_FILL_WAYS])  # fmt: skip
+    return out
 
 
 def l1d_load_hit_rate(trace: Trace, rank, lines: int, ways: int) -> float | None:
@@ -2143,7 +2200,7 @@ def profile_trace(
     counts = np.diff(trace.mem_ptr)
     line_no, access_row, is_load = l1d_stream(trace, rank)
     n_acc = len(line_no)
-    hist, ld_hist, exact = stream_hit_tables(line_no, is_load, caches)
+    hit_tables = stream_hit_tables(line_no, is_load, caches)
     adj, slope = _load_terms(trace, line_no, access_row, caches, l1_hit_latency)
     assert MAX_SRC == trace.src.shape[1]
     if light:
@@ -2151,9 +2208,9 @@ def profile_trace(
             name=name or trace.kernel, n_instrs=n, n_warps=trace.n_warps, mix=mix.astype(np.float64),
             reads_per_instr=reads, distinct_reads_per_instr=distinct / n, writes_per_instr=writes,
             ser=ser_sum / n, chain_extra=CHAIN_EXTRA.copy(), chain=chain_total / n_t,
-            mem_lines_per_instr=n_acc / n, line_stack_hist=hist, load_stack_hist=ld_hist,
+            mem_lines_per_instr=n_acc / n, **hit_tables,
             regs_per_thread=int(trace.regs_per_thread), threads_per_cta=int(trace.threads_per_cta),
-            ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes), exact_hits=exact,
+            ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes),
         )  # fmt: skip
     grid = mem_latency_grid(adj, slope)
     lat2 = _latency_grid(lat, exec_latencies, grid)
@@ -2185,9 +2242,7 @@ def profile_trace(
         chain_extra=CHAIN_EXTRA.copy(),
         chain=chain_total / n_t,
         mem_lines_per_instr=n_acc / n,
-        line_stack_hist=hist,
-        load_stack_hist=ld_hist,
-        exact_hits=exact,
+        **hit_tables,
         regs_per_thread=int(trace.regs_per_thread),
         threads_per_cta=int(trace.threads_per_cta),
         ctas=int(trace.ctas),

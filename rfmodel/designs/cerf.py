@@ -440,7 +440,8 @@ def set_shared_hits(prof, lines, ways, reg_lines):
     """The array's L1D hit rates (of every access, of the loads) when registers hold ``reg_lines`` of its
     ``lines`` entries: registers spread over the sets (reg-mem addresses interleave them), so a set holds
     ``k ~ Binomial(ways, reg_lines / lines)`` registers and its lines have ``ways - k`` ways.  Each case
-    is an LRU cache of ``sets x (ways - k)`` lines at the profile's stack distances; the hit rates are their
+    is an LRU cache of ``sets x (ways - k)`` lines at the profile's stack distances of a cache whose store
+    misses take no line (the array writes them through: ``nwa_stack_hist``); the hit rates are their
     mean.  (The remaining lines of one large cache would overstate the hits: a set full of registers
     caches nothing.)"""
     from scipy.stats import binom
@@ -459,7 +460,7 @@ def set_shared_hits(prof, lines, ways, reg_lines):
         f[k] = np.maximum(free, 1.0)
     out = []
     for loads in (False, True):
-        hits = prof.l1d_hit_rate(sets * f, f, loads=loads)  # every k at once
+        hits = prof.l1d_hit_rate(sets * f, f, loads=loads, write_allocate=False)  # every k at once
         h = 0.0
         for k in range(n):
             h = h + p[k] * hits[k]
@@ -477,9 +478,12 @@ def resident_footprint(prof, lines, warps, warps0):
     read at ``lines x warps0 / warps`` entries and its registers and lines scaled back by ``warps / warps0``.
     The registers held are at most the resident warps' allocated ones: a warp that exits frees its registers
     in the simulator, where the stream's stack keeps them until they age out (``pa_sad`` on `fermi-gtx480`:
-    849 registers of 16 warps of 40 each; simulated 604, the L1D hit rate 0.49 against 0.99)."""
+    849 registers of 16 warps of 40 each; simulated 604, the L1D hit rate 0.49 against 0.99).  A profile
+    that sampled fewer warps than the SM holds ran them all at once: its stream is read as ``n_warps``
+    resident (``rd_hotspot`` on `volta-v100`: 32 sampled of 64 resident; 707 registers held where the
+    simulator holds 1,608)."""
     warps = np.asarray(warps, dtype=np.float64)
-    s = warps / max(float(warps0), 1.0)
+    s = warps / max(min(float(warps0), float(prof.n_warps)), 1.0)
     fp = prof.shared_footprint(np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9))
     if fp is None:
         return None
@@ -487,28 +491,62 @@ def resident_footprint(prof, lines, warps, warps0):
     return regs, np.asarray(fp[1]) * s
 
 
-def held_line_entries(prof, lines, reg_lines, prio, kept_lines=None):
+def held_line_entries(prof, lines, reg_lines, prio, kept_lines=None, ways=None):
     """Time-averaged data lines the array holds (the simulator's ``cerf_line_entries``, the mean over the
     run's cycles).  In steady state the lines the registers leave (``lines - reg_lines``) hold no more than
     the workload keeps: under LRU-fair the lines of the one LRU stack registers and lines share
     (:meth:`WorkloadProfile.shared_footprint`), under LRU-prioritized every distinct line of the run.  The
-    array starts empty and its lines come with the run's first touches, one per distinct line ``D`` (the
-    cold misses of the profile's line stream, scaled to the SM's share): with the touches spread evenly
-    over the run, ``L`` held lines are reached at ``L / D`` of it, so the time average is
-    ``L (1 - L / 2D)`` (``D / 2`` when every line fits).  ``kept_lines``: the shared stack's lines at the
-    point's occupancy (:func:`resident_footprint`; default the profile's stack at ``lines``)."""
+    array starts empty and its lines come with the run's first loads, one per distinct loaded line ``D``
+    (the loads' cold misses of the profile's line stream, scaled to the SM's share; a store miss takes no
+    line): with the touches spread evenly over the run, ``L`` held lines are reached at ``L / D`` of it, so
+    the time average is ``L (1 - L / 2D)`` (``D / 2`` when every line fits).  ``kept_lines``: the shared
+    stack's lines at the point's occupancy (:func:`resident_footprint`; default the profile's stack at
+    ``lines``).  With ``ways``, at most what the sets the lines map to hold (:func:`set_limited_lines`)."""
     lines = np.asarray(lines, dtype=np.float64)
     room = np.maximum(lines - np.asarray(reg_lines, dtype=np.float64), 0.0)
-    hist = np.asarray(prof.line_stack_hist, dtype=np.float64)
-    sampled = float(prof.attrs.get("sampled_instrs", prof.n_instrs)) or 1.0
-    distinct = float(hist[-1]) * float(prof.n_instrs) / sampled if len(hist) else 0.0
+    # the lines that take an entry: the loads' (a store miss allocates none), each at its first load
+    hist = np.asarray(prof.nwa_stack_hist[1], dtype=np.float64)
+    # (the hit tables come from the SM's whole share where the profile scheduled it, else from the sample)
+    sampled = prof.attrs.get("sampled_instrs", prof.n_instrs)
+    sampled = prof.n_instrs if prof.attrs.get("sched_share") else sampled
+    distinct = float(hist[-1]) * float(prof.n_instrs) / (float(sampled) or 1.0) if len(hist) else 0.0
     if kept_lines is None:
         fp = prof.shared_footprint(lines)
         kept_lines = None if fp is None else fp[1]
     kept = np.full(np.shape(lines), distinct) if kept_lines is None else np.minimum(np.asarray(kept_lines),
                                                                                    distinct)
     steady = np.minimum(room, np.where(prio, distinct, kept))
-    return steady * (1.0 - steady / (2.0 * np.maximum(np.maximum(distinct, steady), 1e-9)))
+    held = steady * (1.0 - steady / (2.0 * np.maximum(np.maximum(distinct, steady), 1e-9)))
+    if ways is None or getattr(prof, "set_fill", None) is None:
+        return held
+    scale = float(prof.n_instrs) / (float(sampled) or 1.0)
+    return np.minimum(held, set_limited_lines(prof, lines, ways, reg_lines) * scale)
+
+
+def set_limited_lines(prof, lines, ways, reg_lines):
+    """Time-averaged lines the array's sets can hold of the profile's loads (its ``set_fill`` table, set =
+    line mod sets as the array indexes them): with ``k ~ Binomial(ways, reg_lines / lines)`` registers in
+    a set (as :func:`set_shared_hits`), its lines have ``ways - k`` ways.  Set counts between the table's
+    powers of two are interpolated in ``log2(sets)``.  Where the loads' lines fall in few sets
+    (``pb_bicg_1`` on `volta-v100`: 88 of 512) this, not the lines the registers leave, bounds the lines
+    held (simulated 147 of 2,048 entries; 152 here, 1,828 without the bound)."""
+    from scipy.stats import binom
+
+    from rfmodel.analytic.profile import SET_FILL_SETS, SET_FILL_WAYS
+
+    ways = np.asarray(ways, dtype=np.float64)
+    lines = np.asarray(lines, dtype=np.float64)
+    rho = np.clip(np.asarray(reg_lines, dtype=np.float64) / np.maximum(lines, 1.0), 0.0, 1.0)
+    x = np.clip(np.log2(np.maximum(lines / np.maximum(ways, 1.0), 1.0)), 0.0, len(SET_FILL_SETS) - 1.0)
+    lo = np.minimum(np.floor(x).astype(np.int64), len(SET_FILL_SETS) - 2)
+    f = x - lo
+    table = np.asarray(prof.set_fill, dtype=np.float64)
+    out = 0.0
+    for k in range(int(np.max(ways))):
+        free = np.clip(ways - k, 0, SET_FILL_WAYS).astype(np.int64)
+        held = np.where(free > 0, (1 - f) * table[lo, free - 1] + f * table[lo + 1, free - 1], 0.0)
+        out = out + np.where(k < ways, binom.pmf(k, ways, rho), 0.0) * held
+    return out
 
 @njit(cache=True)
 def cerf_may_issue(ints, floats, warp, row, sched, n, cycle):
@@ -945,7 +983,7 @@ class Cerf(Design):
         fair = warps * max(prof.regs_per_thread, 1) if fp is None else fp[0]
         reg_lines = np.minimum(np.where(prio, live * warps, fair), lines)
         data_lines = np.maximum(lines - reg_lines, ways)
-        held = held_line_entries(prof, lines, reg_lines, prio, None if fp is None else fp[1])
+        held = held_line_entries(prof, lines, reg_lines, prio, None if fp is None else fp[1], ways)
         refill = np.where(prio, 0.0, ctx.coef["cerf_refill_per_read"])
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
             sm.mem_bw_bytes_per_cycle, 1e-9)  # fmt: skip
@@ -971,6 +1009,13 @@ class Cerf(Design):
         n = ctx.n
         mem = n * prof.mem_lines_per_instr
         hit = m["l1d_hit_rate"]
+        # the loads' lines (each miss fills a line) and the stores' (a hit is kept dirty, a miss written
+        # through without a line), as the simulator counts them
+        ld = n * (prof.load_lines_per_instr if prof.load_lines_per_instr is not None
+                  else prof.mem_lines_per_instr)  # fmt: skip
+        ld_hits = ld * np.broadcast_to(hits[1], np.shape(hit))
+        st = np.maximum(mem - ld, 0.0)
+        st_hits = np.clip(mem * hit - ld_hits, 0.0, st)
         spills = n * refill * prof.reads_per_instr
         metrics = {
             "cerf_spills": spills,
@@ -978,18 +1023,19 @@ class Cerf(Design):
             "tag_bank_conflicts": n * conflicts,
             "tag_line_lookups": mem * np.ones(np.shape(hit)),
             "tag_line_waits": n * line_waits,
-            "cerf_l1d_hits": mem * hit,
-            "cerf_l1d_misses": mem * (1.0 - hit),
+            "cerf_l1d_hits": ld_hits,
+            "cerf_l1d_misses": ld - ld_hits,
             "cerf_reg_entries": reg_lines,
             "cerf_line_entries": held,
             "cerf_utilization": np.minimum((reg_lines + held) / lines, 1.0),
         }
         events = {
-            "rf_bank": (r + mem * hit, w + mem * (1.0 - hit)),
+            "rf_bank": (r + ld_hits, w + (ld - ld_hits) + st_hits + spills),
             "crossbar": (r + w, 0.0),
             "collector": (r, r),
-            "cerf_tag": (r + w + mem, w + mem * (1.0 - hit)),
-            **l2_events_model(ctx, hit, kept=hit, extra_reads=spills, extra_writes=spills),
+            "cerf_tag": (r + w + mem, w + (ld - ld_hits) + spills),
+            **l2_events_model(ctx, ld_hits / np.maximum(ld, 1e-12), kept=st_hits / np.maximum(st, 1e-12),
+                              extra_reads=spills, extra_writes=spills),  # fmt: skip
         }
         return ctx.result(m, events=events, metrics=metrics)
 
