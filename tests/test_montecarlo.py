@@ -209,7 +209,7 @@ def test_cli_uncertainty_parsing_and_errors(capsys):
     assert "montecarlo" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("design", ["baseline", "rfc", "ltrf", "malekeh"])
+@pytest.mark.parametrize("design", ["baseline", "rfc", "ltrf", "malekeh", "cerf"])
 def test_vectorized_samples_equal_one_run_per_sample(design):
     """The samples axis gives, sample by sample, what one analytic run with that sample's factors gives."""
     from rfmodel.analytic.engine import run_analytic, workload_profile

@@ -224,17 +224,17 @@ def test_every_design_parameter_changes_the_answer_or_is_refused_or_said(name, p
 
 
 def test_a_design_parameter_the_analytic_engine_does_not_model_is_said_and_not_searched():
-    """CORF's renaming-table ports are the simulator's: the analytic engine answers at the default, warns
-    once and lists the value; the optimizer does not search it."""
+    """CORF's affinity-graph weights are the simulator's (its compiler pass): the analytic engine answers at
+    the default, warns once and lists the value; the optimizer does not search it."""
     from rfmodel.optimize.problem import default_design_params
 
     occupancy._SAID.clear()
     a = rfmodel.evaluate("corf", "saxpy", GPU)
-    with pytest.warns(UserWarning, match="does not model rt_ports"):
-        b = rfmodel.evaluate("corf", "saxpy", GPU, params={"rt_ports": [1]})
-    assert b.attrs["not_modelled"] == "rt_ports = 1 (answered as 2)" and a.attrs["not_modelled"] == ""
+    with pytest.warns(UserWarning, match="does not model affinity"):
+        b = rfmodel.evaluate("corf", "saxpy", GPU, params={"affinity": ["depth"]})
+    assert b.attrs["not_modelled"] == "affinity = depth (answered as trips)" and a.attrs["not_modelled"] == ""
     assert float(a["ipc"].max()) == float(b["ipc"].max())
-    assert "rt_ports" not in default_design_params("corf")
+    assert "affinity" not in default_design_params("corf")
     assert "ct_entries" in default_design_params("malekeh") and "seed" not in default_design_params("malekeh")
 
 

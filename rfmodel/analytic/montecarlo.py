@@ -100,8 +100,8 @@ def perturb_profile(prof, f: dict):
     if "hit_rate" in f:
         h0 = prof.l1d_hit_rate
 
-        def hit(lines, assoc=None, loads=False, _h0=h0, _f=f["hit_rate"]):
-            return np.clip(1.0 - (1.0 - _h0(lines, assoc, loads)) * _f, 0.0, 1.0)
+        def hit(lines, assoc=None, loads=False, write_allocate=True, _h0=h0, _f=f["hit_rate"]):
+            return np.clip(1.0 - (1.0 - _h0(lines, assoc, loads, write_allocate)) * _f, 0.0, 1.0)
 
         p = replace(prof, **changes)
         object.__setattr__(p, "l1d_hit_rate", hit)

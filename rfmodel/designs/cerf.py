@@ -450,20 +450,16 @@ def set_shared_hits(prof, lines, ways, reg_lines):
     lines = np.asarray(lines, dtype=np.float64)
     rho = np.clip(np.asarray(reg_lines, dtype=np.float64) / np.maximum(lines, 1.0), 0.0, 1.0)
     sets = lines / np.maximum(ways, 1.0)
-    shape = np.broadcast_shapes(ways.shape, rho.shape, sets.shape)
     n = int(np.max(ways))
-    p = np.empty((n, *shape))  # k registers in a set, and the set's free ways (none: it caches nothing)
-    f = np.empty((n, *shape))
-    for k in range(n):
-        free = ways - k
-        p[k] = np.where(free > 0, binom.pmf(k, ways, rho), 0.0)
-        f[k] = np.maximum(free, 1.0)
     out = []
     for loads in (False, True):
-        hits = prof.l1d_hit_rate(sets * f, f, loads=loads, write_allocate=False)  # every k at once
         h = 0.0
-        for k in range(n):
-            h = h + p[k] * hits[k]
+        for k in range(n):  # k registers in a set, and the set's free ways (none: it caches nothing); one
+            # call per k keeps each hit array the grid's shape (a Monte-Carlo profile scales it per sample)
+            free = ways - k
+            f = np.maximum(free, 1.0)
+            hits = prof.l1d_hit_rate(sets * f, f, loads=loads, write_allocate=False)
+            h = h + np.where(free > 0, binom.pmf(k, ways, rho), 0.0) * hits
         out.append(h)
     return out[0], out[1]
 
@@ -506,20 +502,21 @@ def held_line_entries(prof, lines, reg_lines, prio, kept_lines=None, ways=None):
     room = np.maximum(lines - np.asarray(reg_lines, dtype=np.float64), 0.0)
     # the lines that take an entry: the loads' (a store miss allocates none), each at its first load
     hist = np.asarray(prof.nwa_stack_hist[1], dtype=np.float64)
-    # (the hit tables come from the SM's whole share where the profile scheduled it, else from the sample)
-    sampled = prof.attrs.get("sampled_instrs", prof.n_instrs)
-    sampled = prof.n_instrs if prof.attrs.get("sched_share") else sampled
-    distinct = float(hist[-1]) * float(prof.n_instrs) / (float(sampled) or 1.0) if len(hist) else 0.0
+    # the sample's lines scaled to the SM's share, unless the hit tables came from the whole share (where
+    # the profile scheduled it); per Monte-Carlo sample where the instruction count is drawn
+    sampled = prof.attrs.get("sampled_instrs")
+    scale = 1.0
+    if sampled is not None and not prof.attrs.get("sched_share"):
+        scale = np.asarray(prof.n_instrs, dtype=np.float64) / max(float(sampled), 1.0)
+    distinct = (float(hist[-1]) if len(hist) else 0.0) * scale
     if kept_lines is None:
         fp = prof.shared_footprint(lines)
         kept_lines = None if fp is None else fp[1]
-    kept = np.full(np.shape(lines), distinct) if kept_lines is None else np.minimum(np.asarray(kept_lines),
-                                                                                   distinct)
+    kept = distinct + 0.0 * lines if kept_lines is None else np.minimum(np.asarray(kept_lines), distinct)
     steady = np.minimum(room, np.where(prio, distinct, kept))
     held = steady * (1.0 - steady / (2.0 * np.maximum(np.maximum(distinct, steady), 1e-9)))
     if ways is None or getattr(prof, "set_fill", None) is None:
         return held
-    scale = float(prof.n_instrs) / (float(sampled) or 1.0)
     return np.minimum(held, set_limited_lines(prof, lines, ways, reg_lines) * scale)
 
 

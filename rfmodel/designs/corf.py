@@ -72,7 +72,7 @@ class CorfParams(DesignParams, kind="design.corf"):
     warp_bank: int = param(1, choices=(0, 1), doc="1: all registers of a warp in one bank (CORF++)")
     virtualize: int = param(1, choices=(0, 1), doc="1: a register's slices are freed at its last read")
     rt_ports: int = param(
-        2, bounds=(0, 16), engines=("simulate",),
+        2, bounds=(0, 16),
         doc="renaming-table lookups one RT bank serves per cycle (the paper's dual-ported RT, one bank per "
         "register bank); a lookup beyond them delays its register read a cycle; 0: no limit",
     )  # fmt: skip
@@ -964,14 +964,30 @@ class Corf(Design):
         occ = np.where(virt > 0, np.minimum(ctx.coef["corf_live_slices"] * live, 1.0),
                        ctx.coef["corf_occupancy_packing"])  # fmt: skip
         phys = np.asarray(ctx.grid.get("regs_per_sm", ctx.sm.regs_per_sm), dtype=np.float64) / 32.0
-        m = ctx.model(Effects(read_share=1.0 - saved))
+        # the renaming table's lookups come first: one RT bank per register bank (the warp's own with
+        # warp_bank, whatever bank the register overflowed to), rt_ports lookups a cycle
+        rt = np.asarray(ctx.value("rt_ports", d.rt_ports), dtype=np.float64)
+        ports = (np.asarray(sm_param(ctx.sm, ctx.grid, "bank_rw_ports"))
+                 + np.asarray(sm_param(ctx.sm, ctx.grid, "bank_read_ports")))  # fmt: skip
+        nb = np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"))
+        spread_rows = np.maximum(nb // np.asarray(sm_param(ctx.sm, ctx.grid, "schedulers_per_sm")), 1) \
+            if ctx.sm.banks_split else nb
+        rt_rows = np.where(wb, 1, spread_rows)
+        t0 = rt_port_terms(pr, spread_rows, rt_rows, ports, rt)
+        m = _rt_attributed(ctx.model(Effects(read_share=1.0 - saved, extra_collect=t0["extra"])), t0,
+                           ctx.coef, 1.0 - saved)  # fmt: skip
+        t = t0
         if np.any(wb):
             # a warp's registers fill its bank first and overflow into its group's other banks: the share
             # at home reads as one bank per warp, the rest as spread over the banks
-            m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=spread))
-            home = np.where(wb, home_share(occ * max(float(pr.regs_per_thread), 1.0), m1["warps"], phys,
-                                           np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"))), 0.0)
+            t1 = rt_port_terms(pr, 1, 1, ports, rt)
+            m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=spread,
+                                   extra_collect=t1["extra"]))  # fmt: skip
+            m1 = _rt_attributed(m1, t1, ctx.coef, 1.0 - saved)
+            per_warp = occ * max(float(pr.regs_per_thread), 1.0)
+            home = np.where(wb, home_share(per_warp, m1["warps"], phys, nb), 0.0)
             m = blend_models(m, m1, home)
+            t = {k: home * t1[k] + (1.0 - home) * t0[k] for k in t0}
         # the allocated share of the file: occupancy x the resident warps' registers / the file's
         active = np.clip(occ * m["warps"] * max(float(pr.regs_per_thread), 1.0) / phys, 0.0, 1.0)
         nan = np.full(np.shape(saved), np.nan) + 0 * r
@@ -987,8 +1003,8 @@ class Corf(Design):
             "buddy_packed_share": nan,
             "width_known_share": nan,
             "rt_accesses": r + w,
-            "rt_conflict_share": nan,
-            "rt_delay_cycles": nan,
+            "rt_conflict_share": t["delayed"] / max(pr.reads_per_instr, 1e-9) + 0 * r,
+            "rt_delay_cycles": ctx.n * t["delay"] + 0 * r,
             "metadata_instructions": nan,
             "code_size_increase": nan,
             "metadata_issued": nan,
@@ -1031,6 +1047,49 @@ class Corf(Design):
         logic = packing_logic(sm.collectors.total, sm.threads_per_warp * 32, node_nm=node).structure(
             "packing_logic")
         return [bank, coll, xbar, rt, fm, logic]
+
+
+def rt_port_terms(prof, bank_rows, rt_rows, bank_ports, rt_ports) -> dict:
+    """Per instruction, the renaming table's lookups against the banks' reads (the simulator's
+    ``corf_operand``: each source operand looks its register up first, ``rt_ports`` lookups an RT bank
+    serves a cycle, 0 no limit; a lookup beyond them delays its read a cycle).  ``M``, the most operands
+    in one bank (or RT bank), from the profile's operand-slot table at ``bank_rows`` and ``rt_rows`` banks
+    (1: a warp's one bank).  ``extra``: the cycles the lookups take beyond the bank's,
+    ``E[max(ceil(M_rt / rt) - ceil(M / ports), 0)]`` (where the two rows differ, of the means);
+    ``bank_share``: 1 where the banks still see the instruction's reads at once and serialize them (no RT
+    limit, or more lookups a cycle than bank ports), 0 where the lookups pace them (the RT delays what the
+    simulator would else count as bank stalls); ``delay``: the delayed lookups' cycles summed,
+    ``E[sum_{i<M_rt} floor(i / rt)]``; ``delayed``: ``E[max(M_rt - rt, 0)]``."""
+    table = np.asarray(prof.ser_pmf_slots, dtype=np.float64)
+    m = np.arange(table.shape[1], dtype=np.float64)
+    rt = np.asarray(rt_ports, dtype=np.float64)[..., None]
+    p = np.maximum(np.asarray(bank_ports, dtype=np.float64), 1.0)[..., None]
+    free = rt <= 0
+    r1 = np.maximum(rt, 1.0)
+    bank = table[np.clip(np.asarray(bank_rows, dtype=np.int64), 1, table.shape[0] - 1)]
+    look = table[np.clip(np.asarray(rt_rows, dtype=np.int64), 1, table.shape[0] - 1)]
+    c_rt = np.where(free, np.minimum(m, 1.0), np.ceil(m / r1))
+    q = np.floor(m / r1)
+    sums = np.where(free, 0.0, r1 * q * (q - 1.0) / 2.0 + q * (m - r1 * q))
+    same = np.asarray(bank_rows) == np.asarray(rt_rows)
+    extra_same = (look * np.maximum(c_rt - np.ceil(m / p), 0.0)).sum(axis=-1)
+    extra_mean = np.maximum((look * c_rt).sum(axis=-1) - (bank * np.ceil(m / p)).sum(axis=-1), 0.0)
+    return {
+        "extra": np.where(same, extra_same, extra_mean),
+        "bank_share": np.where(free[..., 0] | (rt[..., 0] > p[..., 0]), 1.0, 0.0),
+        "excess": (bank * np.maximum(np.ceil(m / p) - 1.0, 0.0)).sum(axis=-1),
+        "delay": (look * sums).sum(axis=-1),
+        "delayed": np.where(free[..., 0], 0.0, (look * np.maximum(m - r1, 0.0)).sum(axis=-1)),
+    }
+
+
+def _rt_attributed(m: dict, terms: dict, coef, read_share) -> dict:
+    """The interval model's outputs ``m`` with the bank stalls the RT lookups pace taken out: the
+    serialization part of ``conflict_per_instr`` (``ser_stall`` per cycle beyond the first, of the reads
+    that reach the banks) where ``terms["bank_share"]`` is 0 (they are the lookups' ``rt_delay_cycles``)."""
+    ser = np.asarray(coef["ser_stall"]) * terms["excess"] * np.clip(read_share, 0.0, 1.0)
+    return {**m, "conflict_per_instr": np.maximum(m["conflict_per_instr"] - (1.0 - terms["bank_share"]) * ser,
+                                                  0.0)}
 
 
 def home_share(per_warp, warps, phys, banks):
