@@ -536,6 +536,35 @@ def test_write_no_allocate_hit_rates_leave_a_stored_line_out_until_it_is_loaded(
         replace(p, nwa_stack_hist=None).l1d_hit_rate(2.0, write_allocate=False)
 
 
+def test_an_l1d_without_write_allocation_in_the_stream_and_against_the_simulator():
+    """The simulator's known answer (tests/test_sim_known.py) on the profile's exact L1D: store A, load A,
+    load B, store B, load B in a 4-line cache.  Write-allocate: the load of A, the store to B and the second
+    load of B hit (3 of 5); without, the store to A takes no line (2 of 5).  Then ``pb_bicg_1`` on
+    `fermi-gtx480`, which stores each iteration to a line no load brings: the L1D hit rate is 0.666 with
+    write-allocation and 0.333 without, in both engines."""
+    from dataclasses import replace
+
+    import rfmodel
+    from rfmodel.analytic.profile import exact_hit_rates
+    from rfmodel.evaluate import resolve_gpu
+
+    lines, is_load = np.array([0, 0, 1, 1, 1]), np.array([False, True, True, False, True])
+    rows = exact_hit_rates(lines, [(4, 4), (4, 4, False)], is_load)
+    assert rows[0, 2] == pytest.approx(3 / 5) and rows[1, 2] == pytest.approx(2 / 5)
+    assert (rows[0, 4], rows[1, 4]) == (1.0, 0.0)
+    sm0 = resolve_gpu("fermi-gtx480")
+    got = {}
+    for walloc in (True, False):
+        sm = replace(sm0, l1d=replace(sm0.l1d, write_allocate=walloc))
+        a = rfmodel.evaluate("baseline", "pb_bicg_1", sm, method="analytic")
+        s = rfmodel.evaluate("baseline", "pb_bicg_1", sm, method="simulate")
+        assert a.attrs["not_modelled"] == ""
+        got[walloc] = (float(a["l1d_hit_rate"].values.ravel()[0]), float(s["l1d_hit_rate"].values.ravel()[0]))
+        assert got[walloc][0] == pytest.approx(got[walloc][1], abs=0.01)
+    assert got[True][1] == pytest.approx(0.666, abs=0.005)
+    assert got[False][1] == pytest.approx(0.333, abs=0.005)
+
+
 def test_set_fill_counts_the_lines_loads_leave_in_each_set():
     """``set_fill_table`` by hand.  Loads of lines 0 4 8 0 1 (a store of 12 between them brings nothing):
     first loads at 0, 1, 2 and 4 of 5 loads, held for 1, 0.8, 0.6 and 0.2 of the stream.  With 4 sets,

@@ -149,6 +149,7 @@ def memory_pipeline(trace, sm: SMSpec) -> dict:
         "l1_hit_latency": sm.l1d.hit_latency_cycles,
         "l1_bypass": bool(sm.l1d.bypass_global),
         "l1_reserve": bool(sm.l1d.allocate_on_miss),
+        "l1_walloc": bool(sm.l1d.write_allocate),
         "l2_sets": l2_sets(sm),
         "l2_ways": L2_ASSOC,
         "l2_hit_latency": sm.l2_hit_latency_cycles,
@@ -327,7 +328,7 @@ def workload_profile(
         return _PROFILE_CACHE[key][1]
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
     # the SM's L1D and L2 slice, simulated on the line stream as the simulator builds and indexes them
-    caches = [(lines, sm.l1d.assoc), (max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
+    caches = [(lines, sm.l1d.assoc, sm.l1d.write_allocate), (max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
 
     def attach(prof: WorkloadProfile, stored) -> WorkloadProfile:
         """``prof`` with the source of the table groups it lacks (built on first use)."""
@@ -355,11 +356,12 @@ def workload_profile(
     scheduled = issue_schedule(wl.trace, memory_pipeline(wl.trace, sm))
     order = {"rank": None if scheduled is None else scheduled[0]}
     # the loads' L1D hit rate sets the expected load latency of the profile's tables
-    hit = l1d_load_hit_rate(wl.trace, order["rank"], lines, sm.l1d.assoc) if sm.l1d.size_bytes else 0.0
+    hit = (l1d_load_hit_rate(wl.trace, order["rank"], lines, sm.l1d.assoc, sm.l1d.write_allocate)
+           if sm.l1d.size_bytes else 0.0)  # fmt: skip
     if hit is None:  # not whole sets: the stack-distance estimate of a first, light profile
         first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True,
                               caches=caches[:1], **order, tables=())  # fmt: skip
-        hit = float(first.l1d_hit_rate(lines, sm.l1d.assoc, loads=True))
+        hit = float(first.l1d_hit_rate(lines, sm.l1d.assoc, loads=True, write_allocate=sm.l1d.write_allocate))
     prof = profile_trace(
         wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
         sched=issue_resources(sm), caches=caches, **order, l1_hit_latency=sm.l1d.hit_latency_cycles,
@@ -505,15 +507,17 @@ def _reference_run(reference, profile, sm, grid: dict, occupancy: dict | None = 
 
 
 def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.ndarray, float]:
-    """The anchor as a function of the L1D hit rate: at the SM's own L1D, :func:`anchor_factor`; at the
-    other L1D sizes of the profile's ``sched_l1`` (smaller, larger), that schedule's IPC over the
-    ``reference`` design's analytic IPC at its defaults on the same profile with that L1D (the shared
-    model's hit rate there, from the stack distances).  Returns the hit rates (increasing), the factors,
-    and the factor without an L1D (loads straight to the L2 slice; NaN if the schedule did not run without
-    one), kept apart: a small L1D that misses is another regime than none (its sets wait for their fills),
-    so no factor is interpolated between them.  Empty without a schedule.  A design whose L1D differs from
-    the SM's is anchored at its own hit rate (:class:`Anchor`): the shared model's error moves with the hit
-    rate (docs/models.md, "Anchor")."""
+    """The anchor as a function of the L1D's hit rate of the loads: at the SM's own L1D,
+    :func:`anchor_factor`; at the other L1D sizes of the profile's ``sched_l1`` (smaller, larger), that
+    schedule's IPC over the ``reference`` design's analytic IPC at its defaults on the same profile with
+    that L1D (the loads' hit rate there from the profile's tables, at the SM's store policy).  Returns the
+    hit rates (increasing), the factors, and the factor without an L1D (loads straight to the L2 slice; NaN
+    if the schedule did not run without one), kept apart: a small L1D that misses is another regime than
+    none (its sets wait for their fills), so no factor is interpolated between them.  Empty without a
+    schedule.  A design whose L1D differs from the SM's is anchored at its own loads' hit rate
+    (:class:`Anchor`): the shared model's error moves with it (docs/models.md, "Anchor"; the loads', not
+    every access's: a store policy of the design's own, such as the Cache-Emulated RF's write-through of a
+    store miss, moves the other rate without moving a load's latency)."""
     empty = (np.zeros(0), np.zeros(0), float("nan"))
     if reference is None or profile.sched_ipc is None or not profile.has("l1_anchor"):
         return empty
@@ -523,7 +527,12 @@ def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.nda
     points = []
     zero = float("nan")
     for size, ipc_s in ((sm.l1d.size_bytes, float(profile.sched_ipc)), *rows):
-        ipc, hit = _reference_run(reference, profile, l1d_sized(sm, size), grid)
+        sized = l1d_sized(sm, size)
+        ipc, _ = _reference_run(reference, profile, sized, grid)
+        # the loads' hit rate (what their latency follows; a design's store policy moves the other rate)
+        lines = sized.l1d.size_bytes // sized.l1d.line_bytes
+        hit = float(profile.l1d_hit_rate(lines, sized.l1d.assoc, loads=True,
+                                         write_allocate=sized.l1d.write_allocate)) if lines > 0 else 0.0
         if np.isfinite(ipc) and ipc > 0.0 and np.isfinite(hit):
             if size > 0:
                 points.append((hit, ipc_s / ipc))

@@ -266,6 +266,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         l2_lines=max(l2_sets(sm), 1) * L2_ASSOC,
         l2_hit_latency=sm.l2_hit_latency_cycles,
         l1d_assoc=sm.l1d.assoc if l1d_assoc is None else l1d_assoc,
+        l1d_write_allocate=sm.l1d.write_allocate,
         l2_assoc=L2_ASSOC,
         read_share=read_share,
         write_share=write_share,
@@ -338,13 +339,14 @@ class AnalyticContext:
         ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...), the IPC multiplied and the
         cycles divided by the context's anchor, so that what a design derives from the SM's pace (queues
         fed at the IPC, further bounds) sees the anchored one.  With effects on the L1D (``l1d_lines``,
-        ``l1d_hits``) and an anchor curve, the factor is the curve's at the model's L1D hit rate."""
+        ``l1d_hits``) and an anchor curve, the factor is the curve's at the model's L1D hit rate of the
+        loads."""
         m = self._interval(effects)
         factor = self.anchor
         if self.anchor_curve is not None and (effects.l1d_lines is not None or effects.l1d_hits is not None):
             hits, factors, zero = self.anchor_curve()
             if len(hits) > 1:
-                factor = np.interp(np.asarray(m["l1d_hit_rate"], dtype=np.float64), hits, factors)
+                factor = np.interp(np.asarray(m["load_hit_rate"], dtype=np.float64), hits, factors)
             if effects.l1d_lines is not None and np.isfinite(zero):
                 factor = np.where(np.asarray(effects.l1d_lines) <= 0, zero, factor)
         factor = factor * self._occupancy_ratio(m["warps"])

@@ -101,7 +101,7 @@ from rfmodel.analytic.banks import flat_float
 from rfmodel.analytic.stream import operands_ready, unit_slots_of
 from rfmodel.compiler.reuse_hint import dynamic_distances
 from rfmodel.errors import RfmodelError
-from rfmodel.setassoc import lru_access
+from rfmodel.setassoc import lru_access, lru_probe
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace
 
@@ -580,9 +580,10 @@ class WorkloadProfile:
         return self._hit_rate(np.asarray(lines, dtype=np.float64), assoc, loads, wa)
 
     def _hit_rate(self, lines: np.ndarray, assoc, loads: bool = False, write_allocate: bool = True):
-        if not write_allocate:  # the exact geometries were simulated write-allocate: the estimate alone
-            return self._stack_hit_rate(lines, assoc, self.nwa_stack_hist[1 if loads else 0])
-        est = self._stack_hit_rate(lines, assoc, self.load_stack_hist if loads else self.line_stack_hist)
+        if write_allocate:
+            est = self._stack_hit_rate(lines, assoc, self.load_stack_hist if loads else self.line_stack_hist)
+        else:
+            est = self._stack_hit_rate(lines, assoc, self.nwa_stack_hist[1 if loads else 0])
         if self.exact_hits is None or assoc is None or not len(self.exact_hits):
             return est
         # a geometry simulated on the line stream itself: its set conflicts included (strided
@@ -591,6 +592,8 @@ class WorkloadProfile:
         lb = np.broadcast_to(lines, np.shape(est))
         out = np.array(est, dtype=np.float64)
         for row in self.exact_hits:
+            if (bool(row[4]) if len(row) > 4 else True) != bool(write_allocate):
+                continue  # simulated with the other store policy
             h = row[3] if loads and len(row) > 3 else row[2]
             out = np.where((lb == row[0]) & (a == row[1]), h, out)
         return out if np.ndim(out) else out[()]
@@ -784,15 +787,33 @@ def _chain_cycles(warp_ptr, op, dst, src, pdst, psrc, lat, extra):
     return total
 
 
+def _lru_hit_flags(lines, sets, ways, probe=None):
+    """Per access of the line stream: did it hit a set-associative LRU cache (set = line mod ``sets``).
+    An access with ``probe[t]`` takes no line at a miss (a store of a write-no-allocate cache; a hit
+    refreshes its line, as the simulator's ``lru_probe``); default none."""
+    lines = np.asarray(lines, dtype=np.int64)
+    probe = np.zeros(len(lines), np.bool_) if probe is None else np.asarray(probe, np.bool_)
+    return _lru_flags(lines, int(sets), int(ways), probe)
+
+
 @njit(cache=True)
-def _lru_hit_flags(lines, sets, ways):
-    """Per access of the line stream: did it hit a set-associative LRU cache (set = line mod ``sets``)."""
+def _lru_flags(lines, sets, ways, probe):
     tag = np.full(sets * ways, -1, dtype=np.int64)
     stamp = np.full(sets * ways, -1, dtype=np.int64)
     out = np.zeros(lines.shape[0], dtype=np.bool_)
     for t in range(lines.shape[0]):
-        out[t] = lru_access(tag, stamp, sets, ways, lines[t], t)[0]
+        if probe[t]:
+            out[t] = lru_probe(tag, stamp, lines[t] % sets, ways, lines[t], t)[0]
+        else:
+            out[t] = lru_access(tag, stamp, sets, ways, lines[t], t)[0]
     return out
+
+
+def cache_probes(cache, is_load: np.ndarray) -> np.ndarray:
+    """The accesses of a line stream that a cache ``(lines, ways[, write_allocate])`` does not allocate
+    at a miss: its stores (the accesses that are not loads) where ``write_allocate`` is false, else none."""
+    is_load = np.asarray(is_load, np.bool_)
+    return np.zeros(len(is_load), np.bool_) if cache_walloc(cache) else ~is_load
 
 
 def load_latency_terms(n: int, access_row: np.ndarray, hit: np.ndarray, is_load_row: np.ndarray,
@@ -846,20 +867,28 @@ def mem_latency_grid(adj: np.ndarray, slope: np.ndarray) -> np.ndarray:
 
 
 def exact_hit_rates(lines: np.ndarray, caches, is_load: np.ndarray | None = None) -> np.ndarray | None:
-    """``[k, 4]`` rows (lines, ways, hit rate, loads' hit rate) of each cache ``(lines, ways)`` in
-    ``caches`` simulated on the line stream (whole sets only: ``lines`` a multiple of ``ways``);
-    ``is_load`` marks the loads' accesses (default: all)."""
+    """``[k, 5]`` rows (lines, ways, hit rate, loads' hit rate, write-allocate) of each cache ``(lines,
+    ways[, write_allocate])`` in ``caches`` simulated on the line stream (whole sets only: ``lines`` a
+    multiple of ``ways``; without write-allocation a store miss takes no line); ``is_load`` marks the
+    loads' accesses (default: all)."""
     loads = np.ones(len(lines), np.bool_) if is_load is None else np.asarray(is_load, np.bool_)
     n_ld = int(loads.sum())
     rows = []
-    for n_lines, ways in caches or ():
-        n_lines, ways = int(n_lines), int(ways)
+    for cache in caches or ():
+        n_lines, ways = int(cache[0]), int(cache[1])
         if ways < 1 or n_lines < ways or n_lines % ways:
             continue
-        hit = _lru_hit_flags(lines, n_lines // ways, ways) if len(lines) else np.zeros(0, np.bool_)
+        probe = cache_probes(cache, loads)
+        hit = _lru_hit_flags(lines, n_lines // ways, ways, probe) if len(lines) else np.zeros(0, np.bool_)
         h, hl = int(hit.sum()), int(hit[loads].sum())
-        rows.append((n_lines, ways, h / max(len(lines), 1), hl / n_ld if n_ld else 0.0))
-    return np.array(rows, dtype=np.float64).reshape(-1, 4) if rows else None
+        rows.append((n_lines, ways, h / max(len(lines), 1), hl / n_ld if n_ld else 0.0,
+                     float(cache_walloc(cache))))
+    return np.array(rows, dtype=np.float64).reshape(-1, 5) if rows else None
+
+
+def cache_walloc(cache) -> bool:
+    """Whether a cache ``(lines, ways[, write_allocate])`` allocates a line at a store miss."""
+    return bool(cache[2]) if len(cache) > 2 else True
 
 
 @njit(cache=True)
@@ -1929,12 +1958,13 @@ def set_fill_table(line_no: np.ndarray, is_load: np.ndarray) -> np.ndarray:
     return out
 
 
-def l1d_load_hit_rate(trace: Trace, rank, lines: int, ways: int) -> float | None:
+def l1d_load_hit_rate(trace: Trace, rank, lines: int, ways: int, write_allocate: bool = True) -> float | None:
     """The loads' hit rate of an LRU L1D of ``lines`` lines and ``ways`` ways simulated on ``trace``'s line
     stream in ``rank``'s order (what a profile's ``l1d_hit_rate(lines, ways, loads=True)`` gives, without
-    the rest of the profile); ``None`` unless the geometry is whole sets (the profile then estimates it)."""
+    the rest of the profile); ``None`` unless the geometry is whole sets (the profile then estimates it).
+    Without ``write_allocate`` a store miss takes no line."""
     line_no, _, is_load = l1d_stream(trace, rank)
-    rows = exact_hit_rates(line_no, [(lines, ways)], is_load)
+    rows = exact_hit_rates(line_no, [(lines, ways, write_allocate)], is_load)
     return None if rows is None else float(rows[0, 3])
 
 
@@ -2003,9 +2033,10 @@ def _load_terms(trace: Trace, line_no, access_row, caches, l1_hit_latency) -> tu
     geometry or hit latency)."""
     n = trace.n_instrs
     if l1_hit_latency is not None and caches and len(line_no):
-        l1_lines, l1_ways = (int(v) for v in caches[0])
+        l1_lines, l1_ways = int(caches[0][0]), int(caches[0][1])
         if l1_ways >= 1 and l1_lines >= l1_ways and l1_lines % l1_ways == 0:
-            flags = _lru_hit_flags(line_no, l1_lines // l1_ways, l1_ways)
+            probe = cache_probes(caches[0], WAITING_LOADS[trace.op[access_row]])
+            flags = _lru_hit_flags(line_no, l1_lines // l1_ways, l1_ways, probe)
             return load_latency_terms(n, access_row, flags, WAITING_LOADS[trace.op], l1_hit_latency)
     return np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.float64)
 

@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from rfmodel.setassoc import lru_access, lru_access_reserve
+from rfmodel.setassoc import lru_access, lru_access_reserve, lru_probe
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import NONE, Trace
 
@@ -87,6 +87,7 @@ class MemoryPath(NamedTuple):
     queue_sched: int  # memory instructions one scheduler may have waiting
     queue_sm: int  # and the SM
     pipe: float  # cycles from issue to the load/store unit
+    l1_walloc: bool  # a store miss allocates its line (else it is written through alone)
 
 
 @njit(cache=True, inline="always")
@@ -156,7 +157,8 @@ def _launch_ctas(wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, sl
 def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, l1_stamp, l1_ready, l2_tag,
                   l2_stamp, mshr, mem):  # fmt: skip
     """:func:`_schedule`'s memory instruction of kind ``mk``: its lines ``lines[j0:j1]``, one per cycle
-    from ``tt``, through the L1D (hits, MSHRs, write-allocate stores written through; with ``l1_reserve`` a
+    from ``tt``, through the L1D (hits, MSHRs, stores written through, allocating a missed line with
+    ``l1_walloc``; with ``l1_reserve`` a
     load's miss holds its line until the fill and a load finding every way of its set waiting waits for the
     first fill, as the simulator's L1D) and the L2 slice and DRAM.  Returns the cycle its result is ready
     (``done`` or later), the cycle after its last line, the LRU stamp and the cycle DRAM is free.  ``mem``:
@@ -182,10 +184,12 @@ def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, 
             if l1_reserve and mk == MK_LOAD:
                 hit, way, tt = lru_access_reserve(l1_tag, l1_stamp, l1_ready, line % l1_sets, l1_ways, line,
                                                   stamp, tt)
+            elif mk == MK_STORE and not mem.l1_walloc:  # a store miss takes no line
+                hit, way = lru_probe(l1_tag, l1_stamp, line % l1_sets, l1_ways, line, stamp)
             else:
                 hit, way = lru_access(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
-            if mk == MK_STORE:  # write-allocate; through to the L2 slice
-                if not hit:
+            if mk == MK_STORE:  # (write-allocate: the missed line's way); through to the L2 slice
+                if not hit and way >= 0:
                     l1_ready[way] = tt
                 stamp += 1
                 lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
@@ -460,7 +464,8 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
     mem = MemoryPath(int(p["l1_sets"]), int(p["l1_ways"]), float(p["l1_hit_latency"]),
                      bool(p["l1_reserve"]), int(p["l2_sets"]), int(p["l2_ways"]), float(p["l2_hit_latency"]),
                      float(p["dram_latency"]), float(p["line_cycles"]), int(p["mshr"]),
-                     int(p["queue_sched"]), int(p["queue_sm"]), float(p["pipe"]))
+                     int(p["queue_sched"]), int(p["queue_sm"]), float(p["pipe"]),
+                     bool(p.get("l1_walloc", True)))
     rank, cycles = _schedule(wp, cta_wstart, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
                              trace.mem_ptr.astype(np.int64),
                              (trace.mem_line // trace.line_bytes).astype(np.int64), shape, cls, mem)

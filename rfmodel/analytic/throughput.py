@@ -230,18 +230,20 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     return ser * bc * rs, excess * rs, bc, bcw, rs, reads_i * rs, w
 
 
-def _memory_terms(profile, l1d_lines, l1d_assoc, hit_rate, load_hit_rate, l1_hit_latency, miss_latency,
+def _memory_terms(profile, l1d_lines, l1d_way, hit_rate, load_hit_rate, l1_hit_latency, miss_latency,
                   l2_lines, l2_hit_latency, l2_assoc, mem_scale):  # fmt: skip
     """The memory side of :func:`interval_model` per instruction: the L1D's hit rate over every access (what
     it reports) and over the loads' (what they wait for: a store that hits the line its own load just
     brought in shortens no load's latency), the L2 slice's, the lines, the L1D misses a load waits for, the
     lines that need DRAM bandwidth and a load's unloaded latency.  An L1D of no lines (``on``: false) is off:
     every access goes to the L2 slice at once, without the L1D's lookup latency or its MSHRs (as the
-    simulator's loads without an L1D)."""
+    simulator's loads without an L1D).  ``l1d_way``: the L1D's ways and whether a store miss allocates."""
+    l1d_assoc, walloc = l1d_way
     on = np.asarray(l1d_lines, dtype=np.float64) > 0
     if hit_rate is None:
-        hit_all = np.where(on, profile.l1d_hit_rate(np.where(on, l1d_lines, 1), l1d_assoc), 0.0)
-        hit = np.where(on, profile.l1d_hit_rate(np.where(on, l1d_lines, 1), l1d_assoc, loads=True), 0.0)
+        size = np.where(on, l1d_lines, 1)
+        hit_all = np.where(on, profile.l1d_hit_rate(size, l1d_assoc, write_allocate=walloc), 0.0)
+        hit = np.where(on, profile.l1d_hit_rate(size, l1d_assoc, loads=True, write_allocate=walloc), 0.0)
     else:
         hit_all = np.asarray(hit_rate, dtype=np.float64)
         hit = hit_all if load_hit_rate is None else np.asarray(load_hit_rate, dtype=np.float64)
@@ -397,6 +399,7 @@ def interval_model(
     l2_hit_latency=None,
     l1d_assoc=None,
     l2_assoc=None,
+    l1d_write_allocate=True,
     read_share=1.0,
     write_share=1.0,
     operand_slots=True,
@@ -465,8 +468,8 @@ def interval_model(
                                                  bank_write_cycles, read_share, write_share)  # fmt: skip
     wr = bcw / bc
     on, hit_all, hit, h2, lines, ld_lines, misses, dram, L_mem = _memory_terms(
-        profile, l1d_lines, l1d_assoc, hit_rate, load_hit_rate, l1_hit_latency, miss_latency, l2_lines,
-        l2_hit_latency, l2_assoc, c["mem_scale"])  # fmt: skip
+        profile, l1d_lines, (l1d_assoc, l1d_write_allocate), hit_rate, load_hit_rate, l1_hit_latency,
+        miss_latency, l2_lines, l2_hit_latency, l2_assoc, c["mem_scale"])  # fmt: skip
     if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
         # a greedy scheduler issues from one warp while it can; every instruction of that warp holds the
         # warp's one bank b = (reads + writes) / ports cycles, and the warp alone needs c1 cycles per
