@@ -565,6 +565,35 @@ def test_an_l1d_without_write_allocation_in_the_stream_and_against_the_simulator
     assert got[False][1] == pytest.approx(0.333, abs=0.005)
 
 
+def test_an_l1d_with_the_fermi_hash_in_the_stream_and_against_the_simulator():
+    """The Fermi set index (``l1d.set_index = "fermi-hash"``, rfmodel.setassoc.set_of) in the profile's exact
+    L1D: lines 0 and 64 of 128 bytes in a 32-set, 1-way cache share set 0 under linear indexing (the stream
+    0 64 0 64 never hits) and fall in sets 0 and 1 under the hash (address bit 13 is line 64's bit 6): two
+    hits of four.  Then ``gemm_micro8x8`` on `fermi-gtx480`, whose loads step by a power of two: L1D hit
+    rate 0.00 linear and 0.23 hashed in the simulator; the analytic engine follows both (its schedule of the
+    loads and its exact L1D rows index as the simulator)."""
+    from dataclasses import replace
+
+    import rfmodel
+    from rfmodel.analytic.profile import exact_hit_rates
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.setassoc import SET_INDEX
+
+    lines = np.array([0, 64, 0, 64])
+    rows = exact_hit_rates(lines, [(32, 1, True, SET_INDEX["linear"], 128),
+                                   (32, 1, True, SET_INDEX["fermi-hash"], 128)])  # fmt: skip
+    assert (rows[0, 2], rows[1, 2]) == (0.0, 0.5)
+    sm0 = resolve_gpu("fermi-gtx480")
+    hashed = replace(sm0, l1d=replace(sm0.l1d, set_index="fermi-hash"))
+    a = rfmodel.evaluate("baseline", "gemm_micro8x8", hashed, method="analytic")
+    s = rfmodel.evaluate("baseline", "gemm_micro8x8", hashed, method="simulate")
+    lin = rfmodel.evaluate("baseline", "gemm_micro8x8", sm0, method="analytic")
+    assert a.attrs["not_modelled"] == ""
+    ha, hs = float(a["l1d_hit_rate"].values.ravel()[0]), float(s["l1d_hit_rate"].values.ravel()[0])
+    assert hs > 0.2 and ha == pytest.approx(hs, abs=0.02)
+    assert float(lin["l1d_hit_rate"].values.ravel()[0]) < 0.01
+
+
 def test_set_fill_counts_the_lines_loads_leave_in_each_set():
     """``set_fill_table`` by hand.  Loads of lines 0 4 8 0 1 (a store of 12 between them brings nothing):
     first loads at 0, 1, 2 and 4 of 5 loads, held for 1, 0.8, 0.6 and 0.2 of the stream.  With 4 sets,

@@ -31,6 +31,7 @@ from rfmodel.analytic.stream import issue_schedule
 from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.errors import SpecError
 from rfmodel.results import assemble
+from rfmodel.setassoc import SET_INDEX
 from rfmodel.spec import SMSpec
 from rfmodel.spec.occupancy import (
     U_MEM,
@@ -150,6 +151,7 @@ def memory_pipeline(trace, sm: SMSpec) -> dict:
         "l1_bypass": bool(sm.l1d.bypass_global),
         "l1_reserve": bool(sm.l1d.allocate_on_miss),
         "l1_walloc": bool(sm.l1d.write_allocate),
+        "l1_index": SET_INDEX[sm.l1d.set_index],
         "l2_sets": l2_sets(sm),
         "l2_ways": L2_ASSOC,
         "l2_hit_latency": sm.l2_hit_latency_cycles,
@@ -328,7 +330,8 @@ def workload_profile(
         return _PROFILE_CACHE[key][1]
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
     # the SM's L1D and L2 slice, simulated on the line stream as the simulator builds and indexes them
-    caches = [(lines, sm.l1d.assoc, sm.l1d.write_allocate), (max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
+    caches = [(lines, sm.l1d.assoc, sm.l1d.write_allocate, SET_INDEX[sm.l1d.set_index], sm.l1d.line_bytes),
+              (max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
 
     def attach(prof: WorkloadProfile, stored) -> WorkloadProfile:
         """``prof`` with the source of the table groups it lacks (built on first use)."""
@@ -356,8 +359,7 @@ def workload_profile(
     scheduled = issue_schedule(wl.trace, memory_pipeline(wl.trace, sm))
     order = {"rank": None if scheduled is None else scheduled[0]}
     # the loads' L1D hit rate sets the expected load latency of the profile's tables
-    hit = (l1d_load_hit_rate(wl.trace, order["rank"], lines, sm.l1d.assoc, sm.l1d.write_allocate)
-           if sm.l1d.size_bytes else 0.0)  # fmt: skip
+    hit = l1d_load_hit_rate(wl.trace, order["rank"], caches[0]) if sm.l1d.size_bytes else 0.0
     if hit is None:  # not whole sets: the stack-distance estimate of a first, light profile
         first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True,
                               caches=caches[:1], **order, tables=())  # fmt: skip

@@ -101,7 +101,7 @@ from rfmodel.analytic.banks import flat_float
 from rfmodel.analytic.stream import operands_ready, unit_slots_of
 from rfmodel.compiler.reuse_hint import dynamic_distances
 from rfmodel.errors import RfmodelError
-from rfmodel.setassoc import lru_access, lru_probe
+from rfmodel.setassoc import lru_access_at, lru_probe, set_of
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace
 
@@ -787,26 +787,37 @@ def _chain_cycles(warp_ptr, op, dst, src, pdst, psrc, lat, extra):
     return total
 
 
-def _lru_hit_flags(lines, sets, ways, probe=None):
-    """Per access of the line stream: did it hit a set-associative LRU cache (set = line mod ``sets``).
+def _lru_hit_flags(lines, sets, ways, probe=None, index=0, line_shift=7):
+    """Per access of the line stream: did it hit a set-associative LRU cache (set = line mod ``sets``, or
+    the set index function ``index`` of :mod:`rfmodel.setassoc` with lines of ``2**line_shift`` bytes).
     An access with ``probe[t]`` takes no line at a miss (a store of a write-no-allocate cache; a hit
     refreshes its line, as the simulator's ``lru_probe``); default none."""
     lines = np.asarray(lines, dtype=np.int64)
     probe = np.zeros(len(lines), np.bool_) if probe is None else np.asarray(probe, np.bool_)
-    return _lru_flags(lines, int(sets), int(ways), probe)
+    return _lru_flags(lines, int(sets), int(ways), probe, int(index), int(line_shift))
 
 
 @njit(cache=True)
-def _lru_flags(lines, sets, ways, probe):
+def _lru_flags(lines, sets, ways, probe, index, line_shift):
     tag = np.full(sets * ways, -1, dtype=np.int64)
     stamp = np.full(sets * ways, -1, dtype=np.int64)
     out = np.zeros(lines.shape[0], dtype=np.bool_)
     for t in range(lines.shape[0]):
+        s = set_of(lines[t], sets, line_shift, index)
         if probe[t]:
-            out[t] = lru_probe(tag, stamp, lines[t] % sets, ways, lines[t], t)[0]
+            out[t] = lru_probe(tag, stamp, s, ways, lines[t], t)[0]
         else:
-            out[t] = lru_access(tag, stamp, sets, ways, lines[t], t)[0]
+            out[t] = lru_access_at(tag, stamp, s, ways, lines[t], t)[0]
     return out
+
+
+def cache_flags(cache, line_no: np.ndarray, is_load: np.ndarray) -> np.ndarray:
+    """:func:`_lru_hit_flags` of a cache ``(lines, ways[, write_allocate[, set index, line bytes]])`` on a
+    line stream (whole sets)."""
+    n_lines, ways = int(cache[0]), int(cache[1])
+    index = int(cache[3]) if len(cache) > 3 else 0
+    shift = int(cache[4]).bit_length() - 1 if len(cache) > 4 else 7
+    return _lru_hit_flags(line_no, n_lines // ways, ways, cache_probes(cache, is_load), index, shift)
 
 
 def cache_probes(cache, is_load: np.ndarray) -> np.ndarray:
@@ -868,9 +879,10 @@ def mem_latency_grid(adj: np.ndarray, slope: np.ndarray) -> np.ndarray:
 
 def exact_hit_rates(lines: np.ndarray, caches, is_load: np.ndarray | None = None) -> np.ndarray | None:
     """``[k, 5]`` rows (lines, ways, hit rate, loads' hit rate, write-allocate) of each cache ``(lines,
-    ways[, write_allocate])`` in ``caches`` simulated on the line stream (whole sets only: ``lines`` a
-    multiple of ``ways``; without write-allocation a store miss takes no line); ``is_load`` marks the
-    loads' accesses (default: all)."""
+    ways[, write_allocate[, set index, line bytes]])`` in ``caches`` simulated on the line stream (whole
+    sets only: ``lines`` a multiple of ``ways``; without write-allocation a store miss takes no line; the
+    set index of :mod:`rfmodel.setassoc`, default linear); ``is_load`` marks the loads' accesses (default:
+    all)."""
     loads = np.ones(len(lines), np.bool_) if is_load is None else np.asarray(is_load, np.bool_)
     n_ld = int(loads.sum())
     rows = []
@@ -878,8 +890,7 @@ def exact_hit_rates(lines: np.ndarray, caches, is_load: np.ndarray | None = None
         n_lines, ways = int(cache[0]), int(cache[1])
         if ways < 1 or n_lines < ways or n_lines % ways:
             continue
-        probe = cache_probes(cache, loads)
-        hit = _lru_hit_flags(lines, n_lines // ways, ways, probe) if len(lines) else np.zeros(0, np.bool_)
+        hit = cache_flags(cache, lines, loads) if len(lines) else np.zeros(0, np.bool_)
         h, hl = int(hit.sum()), int(hit[loads].sum())
         rows.append((n_lines, ways, h / max(len(lines), 1), hl / n_ld if n_ld else 0.0,
                      float(cache_walloc(cache))))
@@ -1958,13 +1969,13 @@ def set_fill_table(line_no: np.ndarray, is_load: np.ndarray) -> np.ndarray:
     return out
 
 
-def l1d_load_hit_rate(trace: Trace, rank, lines: int, ways: int, write_allocate: bool = True) -> float | None:
-    """The loads' hit rate of an LRU L1D of ``lines`` lines and ``ways`` ways simulated on ``trace``'s line
-    stream in ``rank``'s order (what a profile's ``l1d_hit_rate(lines, ways, loads=True)`` gives, without
-    the rest of the profile); ``None`` unless the geometry is whole sets (the profile then estimates it).
-    Without ``write_allocate`` a store miss takes no line."""
+def l1d_load_hit_rate(trace: Trace, rank, cache) -> float | None:
+    """The loads' hit rate of an LRU L1D ``cache`` (``(lines, ways[, write_allocate[, set index, line
+    bytes]])``, as :func:`exact_hit_rates` takes it) simulated on ``trace``'s line stream in ``rank``'s order
+    (what a profile's ``l1d_hit_rate(lines, ways, loads=True)`` gives, without the rest of the profile);
+    ``None`` unless the geometry is whole sets (the profile then estimates it)."""
     line_no, _, is_load = l1d_stream(trace, rank)
-    rows = exact_hit_rates(line_no, [(lines, ways, write_allocate)], is_load)
+    rows = exact_hit_rates(line_no, [cache], is_load)
     return None if rows is None else float(rows[0, 3])
 
 
@@ -2035,8 +2046,7 @@ def _load_terms(trace: Trace, line_no, access_row, caches, l1_hit_latency) -> tu
     if l1_hit_latency is not None and caches and len(line_no):
         l1_lines, l1_ways = int(caches[0][0]), int(caches[0][1])
         if l1_ways >= 1 and l1_lines >= l1_ways and l1_lines % l1_ways == 0:
-            probe = cache_probes(caches[0], WAITING_LOADS[trace.op[access_row]])
-            flags = _lru_hit_flags(line_no, l1_lines // l1_ways, l1_ways, probe)
+            flags = cache_flags(caches[0], line_no, WAITING_LOADS[trace.op[access_row]])
             return load_latency_terms(n, access_row, flags, WAITING_LOADS[trace.op], l1_hit_latency)
     return np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.float64)
 

@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from rfmodel.setassoc import lru_access, lru_access_reserve, lru_probe
+from rfmodel.setassoc import lru_access, lru_access_at, lru_access_reserve, lru_probe, set_of
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import NONE, Trace
 
@@ -88,6 +88,8 @@ class MemoryPath(NamedTuple):
     queue_sm: int  # and the SM
     pipe: float  # cycles from issue to the load/store unit
     l1_walloc: bool  # a store miss allocates its line (else it is written through alone)
+    l1_index: int  # the L1D's set index function (rfmodel.setassoc.SET_INDEX) and the line's address bits
+    line_shift: int
 
 
 @njit(cache=True, inline="always")
@@ -181,13 +183,13 @@ def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, 
                     dram_free = max(tt, dram_free) + line_cycles
                     at = dram_free + l2_lat + dram_lat
         else:
+            s1 = set_of(line, l1_sets, mem.line_shift, mem.l1_index)
             if l1_reserve and mk == MK_LOAD:
-                hit, way, tt = lru_access_reserve(l1_tag, l1_stamp, l1_ready, line % l1_sets, l1_ways, line,
-                                                  stamp, tt)
+                hit, way, tt = lru_access_reserve(l1_tag, l1_stamp, l1_ready, s1, l1_ways, line, stamp, tt)
             elif mk == MK_STORE and not mem.l1_walloc:  # a store miss takes no line
-                hit, way = lru_probe(l1_tag, l1_stamp, line % l1_sets, l1_ways, line, stamp)
+                hit, way = lru_probe(l1_tag, l1_stamp, s1, l1_ways, line, stamp)
             else:
-                hit, way = lru_access(l1_tag, l1_stamp, l1_sets, l1_ways, line, stamp)
+                hit, way = lru_access_at(l1_tag, l1_stamp, s1, l1_ways, line, stamp)
             if mk == MK_STORE:  # (write-allocate: the missed line's way); through to the L2 slice
                 if not hit and way >= 0:
                     l1_ready[way] = tt
@@ -465,7 +467,8 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
                      bool(p["l1_reserve"]), int(p["l2_sets"]), int(p["l2_ways"]), float(p["l2_hit_latency"]),
                      float(p["dram_latency"]), float(p["line_cycles"]), int(p["mshr"]),
                      int(p["queue_sched"]), int(p["queue_sm"]), float(p["pipe"]),
-                     bool(p.get("l1_walloc", True)))
+                     bool(p.get("l1_walloc", True)), int(p.get("l1_index", 0)),
+                     int(trace.line_bytes).bit_length() - 1)
     rank, cycles = _schedule(wp, cta_wstart, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
                              trace.mem_ptr.astype(np.int64),
                              (trace.mem_line // trace.line_bytes).astype(np.int64), shape, cls, mem)

@@ -269,11 +269,8 @@ def carved_l1d(sm, smem_per_cta: int, resident_ctas: int):
 #: unified array when the spec gives the carve-out's options (:func:`carved_l1d`); the
 #: interval model has no per-collector port limit and takes any two ready instructions for a dual issue;
 #: the simulator's dispatch register holds one instruction per unit type, so its second instruction of a
-#: cycle always goes to another unit (a dual issue of two of one type never happens there).  The analytic
-#: engine's L1D (its schedule of the loads and the profile's hit rates) indexes its sets linearly; the
-#: simulator has GPGPU-Sim's Fermi hash too.
+#: cycle always goes to another unit (a dual issue of two of one type never happens there).
 NOT_MODELLED = {
-    "l1d.set_index": {"analytic": "linear"},
     "l1d.sectored": {"analytic": False, "simulate": False},
     "l1d.unified_bytes": {"analytic": 0, "simulate": 0},
     "l1d.adaptive": {"analytic": False, "simulate": False},

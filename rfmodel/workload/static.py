@@ -42,6 +42,7 @@ def _load_static(source: str, name: str):
             return None
         from rfmodel.workload.suite import path_exists
 
+        source = packaged_source(source)
         if not path_exists(source):
             return None
         from rfmodel.workload.cubin import read_kernel_file
@@ -52,6 +53,24 @@ def _load_static(source: str, name: str):
     except Exception:  # noqa: BLE001 - any failure means: form intervals on the trace instead
         return None
     return None
+
+
+#: where a shipped kernel's listing lives inside the package (a trace names it by its absolute path)
+PACKAGED_KERNELS = "/rfmodel/workload/kernels/"
+
+
+def packaged_source(source: str) -> str:
+    """``source`` as this package's own file where it names a shipped kernel's listing of another copy of
+    the package (a cached trace keeps the absolute path of the checkout or install that made it; that
+    copy may be gone or hold another version, and a design's compiler pass would then fall back to the
+    trace, or read the wrong listing: ``corf`` on ``rk4_duffing_dp``, `volta-v100`, simulated 137,515
+    cycles from a trace made in a deleted checkout, 137,383 from a fresh one)."""
+    i = source.replace("\\", "/").rfind(PACKAGED_KERNELS)
+    if i < 0:
+        return source
+    from rfmodel.workload.suite import _kernels_dir
+
+    return str(_kernels_dir().joinpath(*source.replace("\\", "/")[i + len(PACKAGED_KERNELS):].split("/")))
 
 
 def static_kernel(trace, kernel=None):
