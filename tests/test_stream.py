@@ -228,8 +228,8 @@ def test_an_anchored_scalar_point_equals_the_same_point_on_a_grid():
 
 def test_an_anchor_curve_follows_the_design_l1d_hit_rate_known_answer():
     """With an :class:`Anchor` whose curve is factor = 1 + hit rate, the shared model's IPC of a design that
-    changes the L1D (``Effects.l1d_lines``) is its raw IPC times 1 + its own loads' hit rate, and a design
-    that does not gets the anchor's factor whatever the curve."""
+    changes the L1D (``Effects.l1d_lines``) is its raw IPC times 1 + its own hit rate, and a design that
+    does not gets the anchor's factor whatever the curve."""
     from rfmodel.analytic.model import ANCHOR_KEY, AnalyticContext, Anchor, Effects
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
@@ -241,15 +241,14 @@ def test_an_anchor_curve_follows_the_design_l1d_hit_rate_known_answer():
     big = Effects(l1d_lines=np.array([128.0, 1024.0]))
     m, r = ctx.model(big), raw.model(big)
     assert r["l1d_hit_rate"][1] > r["l1d_hit_rate"][0] + 0.3  # the larger L1D hits more
-    assert np.allclose(m["ipc"], r["ipc"] * (1.0 + r["load_hit_rate"]), rtol=1e-12)
+    assert np.allclose(m["ipc"], r["ipc"] * (1.0 + r["l1d_hit_rate"]), rtol=1e-12)
 
 
 def test_the_anchor_curve_starts_at_the_anchor_and_rises_with_a_larger_l1d():
     """``bicg_like`` on fermi (bound by its L1D misses): the profile's schedule on SMs with a 2, 4 and 8
     times larger L1D runs faster than on the SM's own, with an eighth, a quarter and a half of it slower;
-    the curve's point at the baseline's own loads' hit rate is :func:`anchor_factor`, its hit rates
-    increase, and CERF's anchored IPC follows its own hit rate: it differs from the same run anchored by
-    the one factor."""
+    the curve's point at the baseline's own hit rate is :func:`anchor_factor`, its hit rates increase, and
+    CERF's anchored IPC follows its own hit rate: it differs from the same run anchored by the one factor."""
     import rfmodel
     from rfmodel.analytic.engine import anchor_curve, anchor_factor, resolve_calibration, run_analytic
     from rfmodel.designs.base import get_design
@@ -264,7 +263,7 @@ def test_the_anchor_curve_starts_at_the_anchor_and_rises_with_a_larger_l1d():
     grid = resolve_calibration(base, sm, None)[0]
     hits, factors, zero = anchor_curve(base, prof, sm, grid)
     f0 = anchor_factor(base, prof, sm, grid)
-    h0 = float(prof.l1d_hit_rate(sm.l1d.size_bytes // sm.l1d.line_bytes, sm.l1d.assoc, loads=True))
+    h0 = float(run_analytic(base, prof, sm, grid, anchor=f0)["l1d_hit_rate"])
     assert len(hits) >= 5 and np.all(np.diff(hits) > 0) and np.isfinite(zero)  # no L1D: its own factor
     assert float(np.interp(h0, hits, factors)) == pytest.approx(f0, rel=1e-9)
     cerf = get_design("cerf")

@@ -508,18 +508,19 @@ def _reference_run(reference, profile, sm, grid: dict, occupancy: dict | None = 
     return tuple(float(np.asarray(m[k], dtype=np.float64).ravel()[0]) for k in ("ipc", "l1d_hit_rate"))
 
 
-def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.ndarray, float]:
-    """The anchor as a function of the L1D's hit rate of the loads: at the SM's own L1D,
-    :func:`anchor_factor`; at the other L1D sizes of the profile's ``sched_l1`` (smaller, larger), that
-    schedule's IPC over the ``reference`` design's analytic IPC at its defaults on the same profile with
-    that L1D (the loads' hit rate there from the profile's tables, at the SM's store policy).  Returns the
-    hit rates (increasing), the factors, and the factor without an L1D (loads straight to the L2 slice; NaN
-    if the schedule did not run without one), kept apart: a small L1D that misses is another regime than
-    none (its sets wait for their fills), so no factor is interpolated between them.  Empty without a
-    schedule.  A design whose L1D differs from the SM's is anchored at its own loads' hit rate
-    (:class:`Anchor`): the shared model's error moves with it (docs/models.md, "Anchor"; the loads', not
-    every access's: a store policy of the design's own, such as the Cache-Emulated RF's write-through of a
-    store miss, moves the other rate without moving a load's latency)."""
+def anchor_curve(reference, profile, sm, grid: dict, write_allocate: bool = True) -> tuple[np.ndarray,
+                                                                                           np.ndarray, float]:
+    """The anchor as a function of the L1D hit rate: at the SM's own L1D, :func:`anchor_factor`; at the
+    other L1D sizes of the profile's ``sched_l1`` (smaller, larger), that schedule's IPC over the
+    ``reference`` design's analytic IPC at its defaults on the same profile with that L1D (the shared
+    model's hit rate there, from the stack distances).  Returns the hit rates (increasing), the factors,
+    and the factor without an L1D (loads straight to the L2 slice; NaN if the schedule did not run without
+    one), kept apart: a small L1D that misses is another regime than none (its sets wait for their fills),
+    so no factor is interpolated between them.  Empty without a schedule.  A design whose L1D differs from
+    the SM's is anchored at its own hit rate (:class:`Anchor`): the shared model's error moves with the hit
+    rate (docs/models.md, "Anchor").  Without ``write_allocate`` the hit rates are those each size would
+    have under a design's own store policy that takes no line at a store miss (the Cache-Emulated RF's):
+    its rate then finds the size it matches, where the write-allocating rates would place it lower."""
     empty = (np.zeros(0), np.zeros(0), float("nan"))
     if reference is None or profile.sched_ipc is None or not profile.has("l1_anchor"):
         return empty
@@ -530,11 +531,10 @@ def anchor_curve(reference, profile, sm, grid: dict) -> tuple[np.ndarray, np.nda
     zero = float("nan")
     for size, ipc_s in ((sm.l1d.size_bytes, float(profile.sched_ipc)), *rows):
         sized = l1d_sized(sm, size)
-        ipc, _ = _reference_run(reference, profile, sized, grid)
-        # the loads' hit rate (what their latency follows; a design's store policy moves the other rate)
+        ipc, hit = _reference_run(reference, profile, sized, grid)
         lines = sized.l1d.size_bytes // sized.l1d.line_bytes
-        hit = float(profile.l1d_hit_rate(lines, sized.l1d.assoc, loads=True,
-                                         write_allocate=sized.l1d.write_allocate)) if lines > 0 else 0.0
+        if not write_allocate and lines > 0:
+            hit = float(profile.l1d_hit_rate(lines, sized.l1d.assoc, write_allocate=False))
         if np.isfinite(ipc) and ipc > 0.0 and np.isfinite(hit):
             if size > 0:
                 points.append((hit, ipc_s / ipc))
@@ -581,8 +581,13 @@ def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
         return _remembered(("occupancy", int(ctas)), lambda *a: occupancy_factor(*a, int(ctas)), reference,
                            profile, sm, grid)  # fmt: skip
 
-    return Anchor(factor, functools.cache(lambda: _remembered("curve", anchor_curve, reference, profile, sm,
-                                                              grid)), at_ctas)  # fmt: skip
+    @functools.cache
+    def curve(write_allocate: bool = True):
+        wa = bool(write_allocate)
+        return _remembered(("curve", wa), lambda *a: anchor_curve(*a, write_allocate=wa), reference, profile,
+                           sm, grid)  # fmt: skip
+
+    return Anchor(factor, curve, at_ctas)
 
 
 def launched_l1d(profile, sm: SMSpec) -> SMSpec:

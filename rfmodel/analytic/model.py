@@ -31,6 +31,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``l1d_assoc``       that L1D's ways (default the SM's)
 ``l1d_hits``        the L1D's hit rates (of every access, of the loads) when the design computes them
                     itself (default: from ``l1d_lines`` and ``l1d_assoc``)
+``l1d_write_allocate`` false where those rates are of a store policy that takes no line at a store miss
+                    (the anchor curve then places them among rates of the same policy)
 ``bank_claims``     accesses per instruction of the design's own that take the banks' read ports
                     before the reads (line lookups in a tag array that is the banks' arbiter)
 ``warp_per_bank``   every register of a warp sits in one bank (its sources serialize there), whatever
@@ -303,6 +305,7 @@ class Effects:
     greedy_spread: object = 2.0
     extra_latency: object = 0.0
     l1d_hits: object = None
+    l1d_write_allocate: bool = True
 
 
 class AnalyticContext:
@@ -339,14 +342,16 @@ class AnalyticContext:
         ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...), the IPC multiplied and the
         cycles divided by the context's anchor, so that what a design derives from the SM's pace (queues
         fed at the IPC, further bounds) sees the anchored one.  With effects on the L1D (``l1d_lines``,
-        ``l1d_hits``) and an anchor curve, the factor is the curve's at the model's L1D hit rate of the
-        loads."""
+        ``l1d_hits``) and an anchor curve, the factor is the curve's at the model's L1D hit rate (the curve
+        under the design's store policy, ``Effects.l1d_write_allocate``)."""
         m = self._interval(effects)
         factor = self.anchor
         if self.anchor_curve is not None and (effects.l1d_lines is not None or effects.l1d_hits is not None):
-            hits, factors, zero = self.anchor_curve()
+            # the curve's hit rates under the design's own store policy (its rates find the size they match)
+            hits, factors, zero = (self.anchor_curve() if effects.l1d_write_allocate
+                                   else self.anchor_curve(False))  # fmt: skip
             if len(hits) > 1:
-                factor = np.interp(np.asarray(m["load_hit_rate"], dtype=np.float64), hits, factors)
+                factor = np.interp(np.asarray(m["l1d_hit_rate"], dtype=np.float64), hits, factors)
             if effects.l1d_lines is not None and np.isfinite(zero):
                 factor = np.where(np.asarray(effects.l1d_lines) <= 0, zero, factor)
         factor = factor * self._occupancy_ratio(m["warps"])

@@ -1000,7 +1000,8 @@ class Cerf(Design):
         line_lookups = np.asarray(prof.mem_lines_per_instr, dtype=np.float64)
         hits = set_shared_hits(prof, lines, ways, reg_lines)
         m = inner.model(Effects(extra_collect=extra, extra_latency=tag, l1d_lines=data_lines, l1d_assoc=ways,
-                                l1d_hits=hits, bank_claims=line_lookups))  # fmt: skip
+                                l1d_hits=hits, l1d_write_allocate=False,
+                                bank_claims=line_lookups))  # fmt: skip
         conflicts, line_waits = tag_conflicts(prof, sm, banks, m["ipc"], line_lookups)
         r, w = ctx.reads, ctx.writes
         n = ctx.n
