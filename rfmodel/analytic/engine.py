@@ -19,6 +19,7 @@ from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, calibr
 from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, Anchor, l2_sets, resident_warps
 from rfmodel.analytic.profile import (
     TRACE_GROUPS,
+    CacheGeometry,
     WorkloadProfile,
     l1d_load_hit_rate,
     l1d_stream,
@@ -330,8 +331,8 @@ def workload_profile(
         return _PROFILE_CACHE[key][1]
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
     # the SM's L1D and L2 slice, simulated on the line stream as the simulator builds and indexes them
-    caches = [(lines, sm.l1d.assoc, sm.l1d.write_allocate, SET_INDEX[sm.l1d.set_index], sm.l1d.line_bytes),
-              (max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
+    caches = [CacheGeometry(lines, sm.l1d.assoc, sm.l1d.write_allocate, SET_INDEX[sm.l1d.set_index],
+                            sm.l1d.line_bytes), CacheGeometry(max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
 
     def attach(prof: WorkloadProfile, stored) -> WorkloadProfile:
         """``prof`` with the source of the table groups it lacks (built on first use)."""

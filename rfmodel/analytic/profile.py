@@ -93,6 +93,7 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -811,20 +812,25 @@ def _lru_flags(lines, sets, ways, probe, index, line_shift):
     return out
 
 
+class CacheGeometry(NamedTuple):
+    """A cache simulated on a profile's line stream (``caches`` of :func:`exact_hit_rates` and the
+    profile's builders; a plain ``(lines, ways)`` tuple reads as the defaults)."""
+
+    lines: int
+    ways: int
+    write_allocate: bool = True  # false: a store miss takes no line
+    index: int = 0  # set index function (rfmodel.setassoc.SET_INDEX; 0 linear)
+    line_bytes: int = 128
+
+
 def cache_flags(cache, line_no: np.ndarray, is_load: np.ndarray) -> np.ndarray:
-    """:func:`_lru_hit_flags` of a cache ``(lines, ways[, write_allocate[, set index, line bytes]])`` on a
-    line stream (whole sets)."""
-    n_lines, ways = int(cache[0]), int(cache[1])
-    index = int(cache[3]) if len(cache) > 3 else 0
-    shift = int(cache[4]).bit_length() - 1 if len(cache) > 4 else 7
-    return _lru_hit_flags(line_no, n_lines // ways, ways, cache_probes(cache, is_load), index, shift)
-
-
-def cache_probes(cache, is_load: np.ndarray) -> np.ndarray:
-    """The accesses of a line stream that a cache ``(lines, ways[, write_allocate])`` does not allocate
-    at a miss: its stores (the accesses that are not loads) where ``write_allocate`` is false, else none."""
+    """:func:`_lru_hit_flags` of a :class:`CacheGeometry` (whole sets) on a line stream whose loads are
+    ``is_load`` (its stores are probes where the cache does not allocate at a store miss)."""
+    g = CacheGeometry(*cache)
     is_load = np.asarray(is_load, np.bool_)
-    return np.zeros(len(is_load), np.bool_) if cache_walloc(cache) else ~is_load
+    probe = np.zeros(len(is_load), np.bool_) if g.write_allocate else ~is_load
+    return _lru_hit_flags(line_no, int(g.lines) // int(g.ways), int(g.ways), probe, int(g.index),
+                          int(g.line_bytes).bit_length() - 1)  # fmt: skip
 
 
 def load_latency_terms(n: int, access_row: np.ndarray, hit: np.ndarray, is_load_row: np.ndarray,
@@ -878,8 +884,8 @@ def mem_latency_grid(adj: np.ndarray, slope: np.ndarray) -> np.ndarray:
 
 
 def exact_hit_rates(lines: np.ndarray, caches, is_load: np.ndarray | None = None) -> np.ndarray | None:
-    """``[k, 5]`` rows (lines, ways, hit rate, loads' hit rate, write-allocate) of each cache ``(lines,
-    ways[, write_allocate[, set index, line bytes]])`` in ``caches`` simulated on the line stream (whole
+    """``[k, 5]`` rows (lines, ways, hit rate, loads' hit rate, write-allocate) of each cache (a
+    :class:`CacheGeometry`) in ``caches`` simulated on the line stream (whole
     sets only: ``lines`` a multiple of ``ways``; without write-allocation a store miss takes no line; the
     set index of :mod:`rfmodel.setassoc`, default linear); ``is_load`` marks the loads' accesses (default:
     all)."""
@@ -893,13 +899,8 @@ def exact_hit_rates(lines: np.ndarray, caches, is_load: np.ndarray | None = None
         hit = cache_flags(cache, lines, loads) if len(lines) else np.zeros(0, np.bool_)
         h, hl = int(hit.sum()), int(hit[loads].sum())
         rows.append((n_lines, ways, h / max(len(lines), 1), hl / n_ld if n_ld else 0.0,
-                     float(cache_walloc(cache))))
+                     float(CacheGeometry(*cache).write_allocate)))
     return np.array(rows, dtype=np.float64).reshape(-1, 5) if rows else None
-
-
-def cache_walloc(cache) -> bool:
-    """Whether a cache ``(lines, ways[, write_allocate])`` allocates a line at a store miss."""
-    return bool(cache[2]) if len(cache) > 2 else True
 
 
 @njit(cache=True)
