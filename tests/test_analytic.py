@@ -172,6 +172,25 @@ def test_baseline_model_monotone_in_banks_and_collectors():
     assert np.all((m["l1d_hit_rate"] >= 0) & (m["l1d_hit_rate"] <= 1))
 
 
+def test_the_anchor_scales_the_schedules_bounds_not_the_banks_or_collectors():
+    # the anchor corrects the pace the SM's schedule measures (latency, issue, units, memory); the register
+    # banks and collectors are not in the schedule, so where they bind, the anchor leaves the IPC alone
+    p = _profile_mixed()
+    kw = dict(warps=8, schedulers=2, issue_width=1, initiation=np.ones(N_OPCLASSES), coef={"dram_queue": 0.0})
+    free = dict(banks=4096, collectors=4096)
+    one, half = (interval_model(p, anchor=a, **free, **kw)["ipc"] for a in (1.0, 0.5))
+    assert float(half) == pytest.approx(0.5 * float(one), rel=1e-3)
+    # one bank that takes 16 cycles an access: the bank bound (about 0.016 here) sets the pace alone
+    slow = dict(banks=1, collectors=4096, bank_cycles=16.0)
+    bound = float(interval_model(p, **slow, **kw)["rate_bank"])
+    one, half = (float(interval_model(p, anchor=a, **slow, **kw)["ipc"]) for a in (1.0, 0.5))
+    assert half == pytest.approx(one, rel=0.02) and one <= bound
+    # a callable anchor gets the L1D hit rate and the resident warps
+    seen = []
+    interval_model(p, anchor=lambda h, w: seen.append((float(h), float(w))) or 0.5, **free, **kw)
+    assert seen == [(float(interval_model(p, **free, **kw)["l1d_hit_rate"]), 8.0)]
+
+
 def test_zero_warps_gives_zero_ipc():
     p = _profile_mixed()
     m = interval_model(

@@ -137,10 +137,17 @@ def test_a_schedulers_memory_queue_holds_its_places_and_no_more():
 
 def test_the_baseline_at_its_defaults_runs_at_the_schedules_pace_and_its_banks_cost():
     """The anchor's reference run has the banks and collectors out of the way, as the schedule has them:
-    the baseline at its defaults runs at the schedule's pace times the analytic model's bank and collector
-    cost (saxpy: within 0.1 %), and the anchor depends on no bank or collector field."""
+    the baseline at its defaults runs at the schedule's pace and the analytic model's bank and collector
+    cost (saxpy: within 0.2 %), and the anchor depends on no bank or collector field."""
     import rfmodel
-    from rfmodel.analytic.engine import anchor_factor, resolve_calibration, run_analytic, workload_profile
+    from rfmodel.analytic.engine import (
+        ANCHOR_TOL,
+        _reference_run,
+        anchor_factor,
+        resolve_calibration,
+        run_analytic,
+        workload_profile,
+    )
     from rfmodel.designs.base import get_design
     from rfmodel.evaluate import resolve_gpu
 
@@ -154,10 +161,14 @@ def test_the_baseline_at_its_defaults_runs_at_the_schedules_pace_and_its_banks_c
         for cal in (None, False):  # with the package's coefficients and with the declared defaults
             ds = rfmodel.evaluate("baseline", "saxpy", sm, method="analytic", calibration=cal)
             ipc = float(ds["ipc"].values.ravel()[0])
-            assert ipc == pytest.approx(prof.sched_ipc, rel=1e-3)
+            assert ipc == pytest.approx(prof.sched_ipc, rel=2e-3)
         base = get_design("baseline")
         grid = resolve_calibration(base, sm, None)[0]
         f = anchor_factor(base, prof, sm, grid)
+        # solved: the reference (banks and collectors out of the way) runs at the schedule's pace under it,
+        # though saxpy's DRAM queue grows with the pace (a step of the ratio alone left it 1 % short)
+        ref = _reference_run(base, prof, sm, grid, anchor=f)[0]
+        assert ref == pytest.approx(prof.sched_ipc, rel=ANCHOR_TOL)
         others = (sm.replace(num_banks=8), sm.replace(bank_rw_ports=2), sm.replace(collector_read_ports=1))
         for other in others:
             assert anchor_factor(base, prof, other, grid) == pytest.approx(f, rel=1e-12)
@@ -165,10 +176,12 @@ def test_the_baseline_at_its_defaults_runs_at_the_schedules_pace_and_its_banks_c
         assert slow < float(run_analytic(base, prof, sm, grid, anchor=f)["ipc"])
 
 
-def test_the_anchor_scales_the_shared_models_pace_at_every_point():
-    """The anchor multiplies the shared SM model's IPC by one factor per workload: the baseline at any
-    point is its analytic IPC times that factor, so its IPC relative to its defaults is the analytic
-    model's own; a design's terms see the anchored pace."""
+def test_the_anchor_scales_the_schedules_pace_at_every_point_and_leaves_the_banks_alone():
+    """The anchor scales the bounds the SM's schedule measures (latency, issue, units, memory) by one factor
+    per workload, inside the shared model's fixed point; the register banks' and collectors' bounds, which
+    the schedule does not have, keep their own rates.  So where the schedule's pace binds the baseline is
+    its analytic IPC times the factor, where slow banks bind it is the banks' pace whatever the factor; a
+    design's terms see the anchored pace."""
     import rfmodel
     from rfmodel.analytic.engine import anchor_factor, resolve_calibration, run_analytic, workload_profile
     from rfmodel.designs.base import get_design
@@ -180,17 +193,19 @@ def test_the_anchor_scales_the_shared_models_pace_at_every_point():
     grid_b = resolve_calibration(base, sm, None)[0]
     f = anchor_factor(base, prof, sm, grid_b)
     assert f != 1.0
-    banks = {"num_banks": np.array([4.0, 8.0])}
-    raw = run_analytic(base, prof, sm, {**grid_b, **banks})["ipc"]
-    raw_d = float(run_analytic(base, prof, sm, grid_b)["ipc"])
+    points = {"num_banks": np.array([4.0, 8.0])}
     ds = rfmodel.evaluate("baseline", "sgemm_tiled", sm, method="analytic", params={"num_banks": [4, 8]})
-    ipc = ds["ipc"].values.ravel()
-    assert ipc == pytest.approx(raw * f, rel=1e-9)
-    at_defaults = float(rfmodel.evaluate("baseline", "sgemm_tiled", sm)["ipc"].values.ravel()[0])
-    assert ipc / at_defaults == pytest.approx(raw / raw_d, rel=1e-9)
+    anchored = run_analytic(base, prof, sm, {**grid_b, **points}, anchor=f)["ipc"]
+    assert ds["ipc"].values.ravel() == pytest.approx(anchored, rel=1e-12)
     assert f'"sgemm_tiled": {round(f, 6)}' in ds.attrs["anchor"]  # the result says what anchored it
     assert anchor_factor(None, prof, sm, grid_b) == 1.0  # no reference, no anchor
-    # a design's own terms run on the anchored pace: its anchored run is not its raw run scaled
+    # an anchor of one half: half the pace at the SM's banks, the banks' own pace at four banks of 8 cycles
+    slow = {"num_banks": np.array([16.0, 4.0]), "main_rf_latency_x": np.array([1.0, 8.0])}
+    raw = run_analytic(base, prof, sm, {**grid_b, **slow})
+    half = run_analytic(base, prof, sm, {**grid_b, **slow}, anchor=0.5)["ipc"]
+    assert half[0] / raw["ipc"][0] == pytest.approx(0.5, abs=0.01)
+    assert half[1] / raw["ipc"][1] == pytest.approx(1.0, abs=0.01) and half[1] < 0.5 * raw["ipc"][0]
+    # a design's own terms run on the anchored pace: its anchored run is what evaluate answers
     mal = get_design("malekeh")
     grid_m = resolve_calibration(mal, sm, None)[0]
     anchored = float(run_analytic(mal, prof, sm, grid_m, anchor=f)["ipc"])
@@ -205,11 +220,11 @@ def test_calibration_groups_anchor_on_the_fitted_baseline():
     rec = {"params": {}, "sim": {"warp_instructions": 1.0}, "gpu": gpu, "workload": "saxpy"}
     own = _Group("baseline", gpu, "saxpy", [rec], None, 0)
     other = _Group("bow", gpu, "saxpy", [rec], None, 0, {"coefficients": {"softmin_q": 3.0}})
-    # the baseline anchors on the coefficients it tries: at its defaults it is the schedule's pace times
-    # its banks' and collectors' cost (within 0.1 % on saxpy), whatever the coefficients
+    # the baseline anchors on the coefficients it tries: at its defaults it is the schedule's pace and its
+    # banks' and collectors' cost (within 0.3 % on saxpy), whatever the coefficients
     for q in (3.0, 6.0):
         ipc = own.predict({"softmin_q": q})["ipc"][0]
-        assert ipc == pytest.approx(own.prof.sched_ipc, rel=1e-3)
+        assert ipc == pytest.approx(own.prof.sched_ipc, rel=3e-3)
     # another design anchors on the fitted baseline's, whatever its own coefficients
     mine = own.anchor({"softmin_q": 3.0}).factor
     assert other.anchor({"softmin_q": 6.0}).factor == other.anchor({}).factor == mine
@@ -227,21 +242,31 @@ def test_an_anchored_scalar_point_equals_the_same_point_on_a_grid():
 
 
 def test_an_anchor_curve_follows_the_design_l1d_hit_rate_known_answer():
-    """With an :class:`Anchor` whose curve is factor = 1 + hit rate, the shared model's IPC of a design that
-    changes the L1D (``Effects.l1d_lines``) is its raw IPC times 1 + its own hit rate, and a design that
-    does not gets the anchor's factor whatever the curve."""
+    """With an :class:`Anchor` whose curve is factor = 1 + hit rate, the shared model of a design that
+    changes the L1D (``Effects.l1d_lines``) runs under 1 + its own hit rate, and a design that does not
+    under the anchor's factor whatever the curve (each as the model under that plain factor; bicg_like is
+    bound by its misses, a bound the schedule measures, so its IPC scales with the factor)."""
     from rfmodel.analytic.model import ANCHOR_KEY, AnalyticContext, Anchor, Effects
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
     sm = resolve_gpu("fermi-gtx480")
     prof = workload_profile("bicg_like", sm)
     anchor = Anchor(1.5, lambda: (np.array([0.0, 1.0]), np.array([1.0, 2.0]), float("nan")))
-    ctx, raw = AnalyticContext(prof, sm, {ANCHOR_KEY: anchor}, {}), AnalyticContext(prof, sm, {}, {})
-    assert float(ctx.model()["ipc"]) == pytest.approx(1.5 * float(raw.model()["ipc"]), rel=1e-12)
+
+    def under(f):
+        return AnalyticContext(prof, sm, {ANCHOR_KEY: f}, {})
+
+    ctx, raw = under(anchor), under(1.0)
+    assert float(ctx.model()["ipc"]) == float(under(1.5).model()["ipc"])
+    assert float(ctx.model()["ipc"]) == pytest.approx(1.5 * float(raw.model()["ipc"]), rel=2e-3)
     big = Effects(l1d_lines=np.array([128.0, 1024.0]))
     m, r = ctx.model(big), raw.model(big)
     assert r["l1d_hit_rate"][1] > r["l1d_hit_rate"][0] + 0.3  # the larger L1D hits more
-    assert np.allclose(m["ipc"], r["ipc"] * (1.0 + r["l1d_hit_rate"]), rtol=1e-12)
+    for i in range(2):
+        f = 1.0 + float(r["l1d_hit_rate"][i])
+        one = Effects(l1d_lines=np.array([big.l1d_lines[i]]))
+        assert float(m["ipc"][i]) == pytest.approx(float(under(f).model(one)["ipc"][0]), rel=1e-12)
+    assert np.allclose(m["ipc"], r["ipc"] * (1.0 + r["l1d_hit_rate"]), rtol=2e-3)
 
 
 def test_the_anchor_curve_starts_at_the_anchor_and_rises_with_a_larger_l1d():
@@ -275,7 +300,8 @@ def test_the_anchor_curve_starts_at_the_anchor_and_rises_with_a_larger_l1d():
 def test_a_unified_memory_that_leaves_no_l1d_is_anchored_where_the_schedule_ran_without_one():
     """gauss_elim_step on fermi: the unified memory's registers take all 128 KB, so its L1D is off (loads
     go to the L2 slice at once, as in the simulator); its IPC is the shared model's without an L1D times
-    the curve's factor at a hit rate of 0, the schedule's IPC without an L1D over the baseline model's."""
+    the curve's factor at a hit rate of 0 (the schedule's IPC without an L1D over the baseline model's),
+    the model under that factor."""
     from rfmodel.analytic.engine import anchor_curve, anchor_factor, resolve_calibration, run_analytic
     from rfmodel.analytic.model import Anchor
     from rfmodel.designs.base import get_design
@@ -291,7 +317,10 @@ def test_a_unified_memory_that_leaves_no_l1d_is_anchored_where_the_schedule_ran_
     m = run_analytic(uni, prof, sm, grid, anchor=Anchor(f0, lambda: (hits, factors, zero)))
     raw = run_analytic(uni, prof, sm, grid)
     assert float(m["unified_l1d_kb"]) == 0.0 and float(m["l1d_hit_rate"]) == 0.0
-    assert float(m["ipc"]) == pytest.approx(float(raw["ipc"]) * zero, rel=1e-9)
+    under_zero = float(run_analytic(uni, prof, sm, grid, anchor=zero)["ipc"])
+    assert float(m["ipc"]) == pytest.approx(under_zero, rel=1e-12)
+    # about the raw IPC times that factor (the queues run at the anchored pace: not exactly)
+    assert float(m["ipc"]) == pytest.approx(float(raw["ipc"]) * zero, rel=0.02)
     assert abs(zero / f0 - 1.0) > 0.05  # not the factor at the SM's own L1D
 
 

@@ -437,10 +437,39 @@ def anchor_factor(reference, profile, sm, grid: dict) -> float:
     difference from the baseline (docs/models.md, "Anchor").  1 without a schedule or a reference."""
     if reference is None or profile.sched_ipc is None or not np.isfinite(profile.sched_ipc):
         return 1.0
-    ipc = _reference_run(reference, profile, sm, grid)[0]
-    if not np.isfinite(ipc) or ipc <= 0.0:
-        return 1.0
-    return float(profile.sched_ipc) / ipc
+    a = _solve_anchor(lambda f: _reference_run(reference, profile, sm, grid, anchor=f)[0], profile.sched_ipc)
+    return a if np.isfinite(a) else 1.0
+
+
+#: at most this many steps of :func:`_solve_anchor` after its first guess (each one more reference run)
+ANCHOR_STEPS = 8
+#: :func:`_solve_anchor` stops when the reference's IPC is this close to the target (relative)
+ANCHOR_TOL = 1e-4
+
+
+def _solve_anchor(run, target: float) -> float:
+    """The factor ``a`` at which the reference's anchored IPC ``run(a)`` is ``target`` (the schedule's).
+    The anchor scales the schedule's bounds inside the interval model's fixed point, whose queues (DRAM, the
+    interconnect's ports) then run at the anchored pace, so ``run(a)`` grows slower than ``a`` where they
+    bind (saxpy on volta-v100: ``run`` 0.268 at 1 and 0.288 at 1.17).  First ``a = target / run(1)``, then
+    secant steps on ``log a`` (a ratio step where the slope is not positive) until ``run(a)`` is within
+    :data:`ANCHOR_TOL` of the target or :data:`ANCHOR_STEPS` steps.  NaN where the reference has no
+    answer."""
+    target = float(target)
+    x0, y0 = 0.0, run(1.0)  # log a, run(a)
+    if not (np.isfinite(y0) and y0 > 0.0):
+        return float("nan")
+    x1 = np.log(target / y0)
+    for _ in range(ANCHOR_STEPS):
+        y1 = run(float(np.exp(x1)))
+        if not (np.isfinite(y1) and y1 > 0.0):
+            return float("nan")
+        if abs(y1 / target - 1.0) <= ANCHOR_TOL:
+            break
+        slope = (np.log(y1) - np.log(y0)) / (x1 - x0) if x1 != x0 else 0.0
+        step = np.log(target / y1) / (slope if np.isfinite(slope) and slope > 0.05 else 1.0)
+        x0, y0, x1 = x1, y1, x1 + float(np.clip(step, -2.0, 2.0))
+    return float(np.exp(x1))
 
 
 #: anchor factors computed, by (reference design, profile, SM, the reference's coefficients): a profile's
@@ -494,18 +523,22 @@ def _unscheduled(sm: SMSpec) -> SMSpec:
         return sm.replace(**UNSCHEDULED_SM)
 
 
-def _reference_run(reference, profile, sm, grid: dict, occupancy: dict | None = None) -> tuple[float, float]:
+def _reference_run(reference, profile, sm, grid: dict, occupancy: dict | None = None,
+                   anchor: float = 1.0) -> tuple[float, float]:  # fmt: skip
     """(IPC, L1D hit rate) of the ``reference`` design at its defaults with the ``calib.*`` entries of
     ``grid``, on the warps the profile's schedule ran (a profile scaled to the SM's share whose schedule ran
     only the sampled warps is taken at its sampled instructions and CTAs: like with like), with the SM's
     banks and collectors as the schedule has them (:data:`UNSCHEDULED_GRID`: none in the way); ``occupancy``:
-    grid entries that set its occupancy (:func:`occupancy_factor`)."""
+    grid entries that set its occupancy (:func:`occupancy_factor`); ``anchor``: the factor it runs under
+    (:func:`_solve_anchor`)."""
     if "sampled_ctas" in profile.attrs and not profile.attrs.get("sched_share"):
         profile = replace(profile, n_instrs=int(profile.attrs["sampled_instrs"]),
                           ctas=int(profile.attrs["sampled_ctas"]))  # fmt: skip
     skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
     coef = {k: v for k, v in grid.items() if k.startswith(PREFIX) and k not in skip}
-    m = run_analytic(reference, profile, _unscheduled(sm), {**coef, **UNSCHEDULED_GRID, **(occupancy or {})})
+    own = {ANCHOR_KEY: float(anchor)} if anchor != 1.0 else {}
+    m = run_analytic(reference, profile, _unscheduled(sm),
+                     {**coef, **UNSCHEDULED_GRID, **(occupancy or {}), **own})  # fmt: skip
     return tuple(float(np.asarray(m[k], dtype=np.float64).ravel()[0]) for k in ("ipc", "l1d_hit_rate"))
 
 
@@ -532,15 +565,23 @@ def anchor_curve(reference, profile, sm, grid: dict, write_allocate: bool = True
     zero = float("nan")
     for size, ipc_s in ((sm.l1d.size_bytes, float(profile.sched_ipc)), *rows):
         sized = l1d_sized(sm, size)
-        ipc, hit = _reference_run(reference, profile, sized, grid)
+        seen = []  # the reference's L1D hit rate (the anchor does not move it)
+
+        def run(a, s=sized, seen=seen):
+            ipc, h = _reference_run(reference, profile, s, grid, anchor=a)
+            seen.append(h)
+            return ipc
+
+        f = _solve_anchor(run, ipc_s)
+        hit = seen[0]
         lines = sized.l1d.size_bytes // sized.l1d.line_bytes
         if not write_allocate and lines > 0:
             hit = float(profile.l1d_hit_rate(lines, sized.l1d.assoc, write_allocate=False))
-        if np.isfinite(ipc) and ipc > 0.0 and np.isfinite(hit):
+        if np.isfinite(f) and np.isfinite(hit):
             if size > 0:
-                points.append((hit, ipc_s / ipc))
+                points.append((hit, f))
             else:
-                zero = ipc_s / ipc
+                zero = f
     points.sort()
     hits, factors = [], []
     for h, f in points:  # increasing hit rates for the interpolation
@@ -566,9 +607,8 @@ def occupancy_factor(reference, profile, sm, grid: dict, ctas: int) -> float:
     wpc = max(int(profile.warps_per_cta), 1)
     per_warp = -(-max(int(profile.regs_per_thread), 1) * sm.threads_per_warp // sm.reg_alloc_granularity)
     regs = int(ctas) * wpc * per_warp * sm.reg_alloc_granularity  # exactly ``ctas`` CTAs' registers
-    ipc = _reference_run(reference, profile, sm, grid, {"regs_per_sm": regs, "warps_per_sm": int(ctas) * wpc})
-    ipc = ipc[0]
-    return ipc_s / ipc if np.isfinite(ipc) and ipc > 0.0 else float("nan")
+    occ = {"regs_per_sm": regs, "warps_per_sm": int(ctas) * wpc}
+    return _solve_anchor(lambda a: _reference_run(reference, profile, sm, grid, occ, anchor=a)[0], ipc_s)
 
 
 def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:

@@ -205,10 +205,12 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
                 write_share=1.0, operand_slots=True, bank_write_cycles=None,
                 write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0,
                 bank_claims=0.0, warp_per_bank=False, greedy_spread=2.0,
-                extra_latency=0.0, l1d_hits=None) -> dict:  # fmt: skip
+                extra_latency=0.0, l1d_hits=None, anchor=1.0) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
-    ``coef``: the interval model's coefficients; the other arguments are the :class:`Effects` fields.  On
+    ``coef``: the interval model's coefficients; ``anchor``: the interval model's (the factor on the
+    schedule's bounds, or a callable of the L1D hit rate and the warps); the other arguments are the
+    :class:`Effects` fields.  On
     a two-level SM the grid's ``active_warps`` (per scheduler; default :data:`DEFAULT_POOL`) bounds the
     issuing warps.
     """
@@ -282,6 +284,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         # typed collector sets, each for its own instructions; a grid's collector_units is that many generic
         # units (one pool), as optimize's --validate simulates such a point
         collector_sets=None if "collector_units" in grid else collector_set_shares(sm, profile.mix),
+        anchor=anchor,
         **icnt_costs(sm),
     )
 
@@ -339,27 +342,37 @@ class AnalyticContext:
 
     def model(self, effects: Effects = Effects()) -> dict:
         """The shared interval model with the design's effects: its outputs (``ipc``, ``cycles``,
-        ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...), the IPC multiplied and the
-        cycles divided by the context's anchor, so that what a design derives from the SM's pace (queues
-        fed at the IPC, further bounds) sees the anchored one.  With effects on the L1D (``l1d_lines``,
-        ``l1d_hits``) and an anchor curve, the factor is the curve's at the model's L1D hit rate (the curve
-        under the design's store policy, ``Effects.l1d_write_allocate``)."""
-        m = self._interval(effects)
-        factor = self.anchor
-        if self.anchor_curve is not None and (effects.l1d_lines is not None or effects.l1d_hits is not None):
-            # the curve's hit rates under the design's own store policy (its rates find the size they match)
-            hits, factors, zero = (self.anchor_curve() if effects.l1d_write_allocate
-                                   else self.anchor_curve(False))  # fmt: skip
-            if len(hits) > 1:
-                factor = np.interp(np.asarray(m["l1d_hit_rate"], dtype=np.float64), hits, factors)
-            if effects.l1d_lines is not None and np.isfinite(zero):
-                factor = np.where(np.asarray(effects.l1d_lines) <= 0, zero, factor)
-        factor = factor * self._occupancy_ratio(m["warps"])
-        if np.all(factor == 1.0):
-            return m
-        # arrays stay arrays (a 0-d array times a 0-d array is a NumPy scalar)
-        ipc, cycles = np.asarray(m["ipc"] * factor), np.asarray(m["cycles"] / factor)
-        return {**m, "ipc": ipc, "cycles": cycles}
+        ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...) under the context's anchor,
+        which scales the bounds the SM's schedule measures (every one but the banks' and the collectors')
+        inside the fixed point, so that the queues and what a design derives from the SM's pace see the
+        anchored one.  With effects on the L1D (``l1d_lines``, ``l1d_hits``) and an anchor curve, the factor
+        is the curve's at the model's L1D hit rate (the curve under the design's store policy,
+        ``Effects.l1d_write_allocate``)."""
+        return self._interval(effects, anchor=self._anchor_of(effects))
+
+    def _anchor_of(self, effects: Effects):
+        """The anchor :meth:`model` runs the interval model under: the context's factor, or a callable of
+        the model's L1D hit rate and resident warps where the anchor curve or the occupancy moves it."""
+        l1d = effects.l1d_lines is not None or effects.l1d_hits is not None
+        curve = self.anchor_curve is not None and l1d
+        occupancy = self.anchor_at_ctas is not None and any(
+            k in self.grid for k in ("regs_per_sm", "warps_per_sm"))
+        if not curve and not occupancy:
+            return self.anchor
+
+        def factor_at(hit_rate, warps):
+            factor = self.anchor
+            if curve:
+                # the curve's hit rates under the design's own store policy (its rates find their size)
+                hits, factors, zero = (self.anchor_curve() if effects.l1d_write_allocate
+                                       else self.anchor_curve(False))  # fmt: skip
+                if len(hits) > 1:
+                    factor = np.interp(np.asarray(hit_rate, dtype=np.float64), hits, factors)
+                if effects.l1d_lines is not None and np.isfinite(zero):
+                    factor = np.where(np.asarray(effects.l1d_lines) <= 0, zero, factor)
+            return factor * self._occupancy_ratio(warps)
+
+        return factor_at
 
     def _occupancy_ratio(self, warps) -> np.ndarray | float:
         """Per point, the anchor at the point's resident CTAs over the anchor at the SM's own (1 where they
@@ -378,7 +391,7 @@ class AnalyticContext:
                     ratio[ctas == c] = a / float(self.anchor)
         return ratio
 
-    def _interval(self, effects: Effects) -> dict:
+    def _interval(self, effects: Effects, anchor=1.0) -> dict:
         return sm_interval(
             self.profile, self.sm, self.grid, self.interval_coef(), extra_collect=effects.extra_collect,
             bank_cycles=effects.bank_cycles, read_share=effects.read_share, write_share=effects.write_share,
@@ -387,7 +400,7 @@ class AnalyticContext:
             write_defer=effects.write_defer,
             bank_claims=effects.bank_claims, warp_per_bank=effects.warp_per_bank,
             greedy_spread=effects.greedy_spread, extra_latency=effects.extra_latency,
-            l1d_hits=effects.l1d_hits,
+            l1d_hits=effects.l1d_hits, anchor=anchor,
         )  # fmt: skip
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:
