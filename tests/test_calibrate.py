@@ -470,3 +470,26 @@ def test_a_failed_fit_comes_back_as_a_picklable_error():
     with pytest.raises(RuntimeError, match="fitting no-such-design: ") as info:
         _fit_job(("no-such-design", [], [], DEFAULT_SWEEP, None, 1))
     assert pickle.loads(pickle.dumps(info.value)).args == info.value.args
+
+
+def test_a_designs_fit_pairs_each_record_with_the_baselines_error_at_its_point(records):
+    """The effect residual of a design's fit: each record's baseline error at the same GPU, workload and
+    shared point (the baseline's own keys; a design's own parameter is left out), NaN where the training
+    records hold no baseline there.  The baseline paired with itself gives its own errors."""
+    from rfmodel.calibrate import _baseline_errors, _groups, params_of
+    from rfmodel.designs.base import get_design
+
+    coef = {k: v[0] for k, v in params_of(get_design("baseline")).items()}
+    recs = [dict(r) for r in records]
+    groups = _groups(recs, TINY)
+    errs = _baseline_errors(groups, recs, TINY, coef)
+    for g, e in zip(groups, errs, strict=True):
+        own = np.log(np.asarray(g.predict(coef)["ipc"]) / np.array([r["sim"]["ipc"] for r in g.recs]))
+        assert e == pytest.approx(own, rel=1e-9)
+    # a record at a point with a design parameter is paired with the baseline at the rest of its point
+    mine = dict(recs[0], design="rfc", params={**recs[0]["params"], "rfc_kb": 8})
+    alone = dict(recs[0], design="rfc", params={"num_banks": 12})  # no baseline record there
+    g = _groups([mine, alone], TINY)
+    e = np.concatenate(_baseline_errors(g, recs, TINY, coef))
+    first = _baseline_errors(_groups([recs[0]], TINY), recs, TINY, coef)[0][0]
+    assert e[0] == pytest.approx(first, rel=1e-9) and np.isnan(e[1])

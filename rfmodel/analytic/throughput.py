@@ -143,10 +143,10 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
         misses, mshr, r, B, bc, w, bcw = x[12, i], x[13, i], x[14, i], x[15, i], x[16, i], x[17, i], x[18, i]
         P, burst, t_base, n_oc, pools = x[19, i], x[20, i], x[21, i], x[22, i], x[23, i]
         k_add, c_lat, n_cta, pool_warps, claims = x[24, i], x[25, i], x[26, i], x[27, i], x[28, i]
-        defer, noc_ej, noc_rep, hit, anchor = x[29, i], x[30, i], x[31, i], x[32, i], x[33, i]
+        defer, noc_ej, noc_rep, hit = x[29, i], x[30, i], x[31, i], x[32, i]
         # the anchor scales the bounds the schedule measures (every one but the banks' and collectors'):
-        # one factor anchor^-q on their terms r^-q
-        a_q = anchor**-q
+        # one factor a_q = anchor^-q on their terms r^-q; bank_inv = rate_bank^-q
+        a_q, bank_inv = x[33, i], x[34, i]
         cr = max(wp / wpc, 1e-9)
         const = fixed
         if not (sched and cr <= top):  # below the largest count the list schedules hold these bounds
@@ -197,7 +197,7 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             if pool:  # the pool's issuing warps, each at its single-warp pace without memory waits
                 chain = max(bilinear_at(chain2, k, 0.0, ke, ml), 1.0)
                 inv_s += _inv_q(min(wp, pool_warps) / (c_lat * chain), q)
-            inv = a_q * inv_s + _inv_q(rate_bank, q) + col_inv
+            inv = a_q * inv_s + bank_inv + col_inv
             if inv == np.inf:
                 new = 0.0
             elif inv <= 0.0:
@@ -519,7 +519,7 @@ def interval_model(
     with np.errstate(divide="ignore"):
         # the bounds that do not move with the fixed point, as softmin terms r^-q; the issue and unit bounds
         # apart, as the list schedules hold them up to the largest tabulated CTA count
-        fixed = sum(np.power(x, -q) for x in (rate_mem, rate_lsu, rate_noc))
+        fixed, bank_inv = sum(np.power(x, -q) for x in (rate_mem, rate_lsu, rate_noc)), rate_bank**-q
         issue_inv = sum(np.power(x, -q) for x in (rate_iss, *exec_rates))
     pool = pool_warps is not None
     # the single-warp table bounds the two-level scheduler's pool; a CTA's critical path without schedules
@@ -533,7 +533,7 @@ def interval_model(
         np.asarray(c["latency_scale"]), n_cta,
         pool_warps if pool else 0.0, claims, np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
         noc_ej, np.asarray(noc_reply, dtype=np.float64), hit,
-        np.asarray(anchor(hit_all, warps) if callable(anchor) else anchor, dtype=np.float64),
+        np.asarray(anchor(hit_all, warps) if callable(anchor) else anchor, np.float64) ** -q, bank_inv,
     )  # fmt: skip
 
     oc_sets = np.zeros((0, 2)) if collector_sets is None else np.ascontiguousarray(collector_sets, np.float64)

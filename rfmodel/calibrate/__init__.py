@@ -588,8 +588,10 @@ def record_values(records: list[dict], fitted: dict, sweep: dict) -> dict:
 #: default strength of the pull toward the declared defaults (see :func:`fit_design`)
 PRIOR = 0.0
 #: weights of the residual blocks: log IPC ratio, hit-rate error in units of 5 points, bank-stall error,
-#: the design's own sizes (``Design.fit_metrics``: log ratio, counts per instruction)
-WEIGHTS = {"ipc": 1.0, "hit": 0.5, "stall": 0.3, "size": 0.3}
+#: the design's own sizes (``Design.fit_metrics``: log ratio, counts per instruction), and a design's IPC
+#: effect against the baseline at the same point (log ratio of the two engines' effects; sweep key
+#: ``effect_weight`` overrides it)
+WEIGHTS = {"ipc": 1.0, "hit": 0.5, "stall": 0.3, "size": 0.3, "effect": 3.0}
 #: the bank-stall residual (sweep key ``stall_loss``): ``"relative"``, ``(model - sim) / max(sim, f)``, or
 #: ``"log"``, ``log((model + f) / (sim + f))``, with ``f`` = 2 % of the instructions
 STALL_LOSS = "log"
@@ -647,14 +649,22 @@ def fit_design(
     size_sim = [{k: np.array([float(r["sim"].get(k, np.nan)) for r in g.recs]) for k in g.d.fit_metrics}
                 for g in groups]  # fmt: skip
     stall_loss = stall_loss_of(sweep)
+    # a design fitted over the baseline's coefficients also fits its effects: the baseline's own log IPC
+    # error at each record's point, which the design's error less it is the effect's
+    w_eff = float(sweep.get("effect_weight", WEIGHTS["effect"])) if lock else 0.0
+    base_err = _baseline_errors(groups, train, sweep, coef) if w_eff > 0 else None
 
     def residuals(x):
         c = {**coef, **dict(zip(names, x, strict=True))}
         out = []
-        for g, s_ipc, s_st, ok, s_hit, s_size in zip(groups, ipc_sim, st_sim, st_ok, hit_sim, size_sim,
-                                                     strict=True):  # fmt: skip
+        for i, (g, s_ipc, s_st, ok, s_hit, s_size) in enumerate(zip(groups, ipc_sim, st_sim, st_ok, hit_sim,
+                                                                     size_sim, strict=True)):  # fmt: skip
             pr = g.predict(c)
-            out.append(WEIGHTS["ipc"] * np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(s_ipc, 1e-6)))
+            e_ipc = np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(s_ipc, 1e-6))
+            out.append(WEIGHTS["ipc"] * e_ipc)
+            if base_err is not None:
+                b = base_err[i]
+                out.append(w_eff * np.where(np.isfinite(b), e_ipc - np.where(np.isfinite(b), b, 0.0), 0.0))
             floor = 0.02 * g.n_sim
             if stall_loss == "log":  # symmetric: an overestimate by x costs what an underestimate by 1/x does
                 e_st = np.log((np.maximum(pr["bank_conflict_stall_cycles"], 0.0) + floor) / (s_st + floor))
@@ -705,6 +715,32 @@ def fit_design(
     x = fixed.copy()
     x[active] = r.x
     return {**coef, **dict(zip(names, map(float, x), strict=True))}
+
+
+def _baseline_errors(groups, train: list[dict], sweep: dict, coef: dict) -> list[np.ndarray]:
+    """Per group of a design's records, the baseline's analytic log IPC error (``log(model / sim)``) at
+    each record's point (:func:`rfmodel.calibrate.effects.shared_point`: the baseline's own keys of it),
+    with the baseline's coefficients in ``coef`` (the design's start, which holds them); NaN where
+    ``train`` has no baseline record there."""
+    from rfmodel.calibrate.effects import shared_keys, shared_point
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import ANCHOR_DESIGN
+
+    base = [r for r in train if r["design"] == ANCHOR_DESIGN]
+    bcoef = {k: v for k, v in coef.items() if k in params_of(get_design(ANCHOR_DESIGN))}
+    err = {}
+    for g in _groups(base, sweep):
+        pr = np.asarray(g.predict(bcoef)["ipc"], dtype=np.float64)
+        keys = shared_keys(g.recs[0]["gpu"])
+        for r, m in zip(g.recs, pr, strict=True):
+            at = (r["gpu"], r["workload"], shared_point(r, keys))
+            err[at] = np.log(max(m, 1e-6) / max(r["sim"]["ipc"], 1e-6))
+    out = []
+    for g in groups:
+        keys = shared_keys(g.recs[0]["gpu"])
+        at = [(r["gpu"], r["workload"], shared_point(r, keys)) for r in g.recs]
+        out.append(np.array([err.get(a, np.nan) for a in at]))
+    return out
 
 
 def stall_error(model: float, sim: dict) -> float | None:
