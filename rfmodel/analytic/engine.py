@@ -426,15 +426,15 @@ def run_analytic(design, profile, sm, grid: dict, anchor: float | Anchor = 1.0) 
 
 
 def anchor_factor(reference, profile, sm, grid: dict) -> float:
-    """The anchor of every design's analytic IPC on ``profile``: the baseline pipeline's IPC in the
-    schedule of the SM's issue and memory pipeline (:attr:`WorkloadProfile.sched_ipc`) over the
-    ``reference`` design's (the baseline's) analytic IPC at its defaults on the same profile and SM, with
-    its coefficients ``grid`` (``calib.*`` entries), both on the profiled warps (a profile scaled to the
-    SM's share is compared at its sampled instructions and CTAs, the schedule's).  A design's IPC is then
-    its analytic IPC times this ratio (applied to the shared SM model's outputs,
-    :meth:`AnalyticContext.model`): the shared SM model's error on the workload, which the schedule
-    measures where the pipeline is the baseline's, cancels, and the design's analytic terms give its
-    difference from the baseline (docs/models.md, "Anchor").  1 without a schedule or a reference."""
+    """The anchor of every design's analytic IPC on ``profile``: the factor on the shared SM model's
+    bounds that the schedule of the SM's issue and memory pipeline measures (every one but the banks' and
+    collectors', :meth:`AnalyticContext.model`) under which the ``reference`` design (the baseline) at its
+    defaults on the same profile and SM, with its coefficients ``grid`` (``calib.*`` entries) and its banks
+    and collectors out of the way, runs at that schedule's IPC (:attr:`WorkloadProfile.sched_ipc`), both on
+    the profiled warps (a profile scaled to the SM's share is compared at its sampled instructions and
+    CTAs, the schedule's); :func:`_solve_anchor`.  The shared SM model's error on the workload, which the
+    schedule measures where the pipeline is the baseline's, cancels, and the design's analytic terms give
+    its difference from the baseline (docs/models.md, "Anchor").  1 without a schedule or a reference."""
     if reference is None or profile.sched_ipc is None or not np.isfinite(profile.sched_ipc):
         return 1.0
     a = _solve_anchor(lambda f: _reference_run(reference, profile, sm, grid, anchor=f)[0], profile.sched_ipc)
@@ -545,16 +545,17 @@ def _reference_run(reference, profile, sm, grid: dict, occupancy: dict | None = 
 def anchor_curve(reference, profile, sm, grid: dict, write_allocate: bool = True) -> tuple[np.ndarray,
                                                                                            np.ndarray, float]:
     """The anchor as a function of the L1D hit rate: at the SM's own L1D, :func:`anchor_factor`; at the
-    other L1D sizes of the profile's ``sched_l1`` (smaller, larger), that schedule's IPC over the
-    ``reference`` design's analytic IPC at its defaults on the same profile with that L1D (the shared
-    model's hit rate there, from the stack distances).  Returns the hit rates (increasing), the factors,
-    and the factor without an L1D (loads straight to the L2 slice; NaN if the schedule did not run without
-    one), kept apart: a small L1D that misses is another regime than none (its sets wait for their fills),
-    so no factor is interpolated between them.  Empty without a schedule.  A design whose L1D differs from
-    the SM's is anchored at its own hit rate (:class:`Anchor`): the shared model's error moves with the hit
-    rate (docs/models.md, "Anchor").  Without ``write_allocate`` the hit rates are those each size would
-    have under a design's own store policy that takes no line at a store miss (the Cache-Emulated RF's):
-    its rate then finds the size it matches, where the write-allocating rates would place it lower."""
+    other L1D sizes of the profile's ``sched_l1`` (smaller, larger), the factor solved the same way for
+    that schedule's IPC and the ``reference`` design at its defaults on the same profile with that L1D (at
+    the shared model's hit rate there, from the stack distances). Returns the hit rates (increasing), the
+    factors, and the factor without an L1D (loads straight to the L2 slice; NaN if the schedule did not
+    run without one), kept apart: a small L1D that misses is another regime than none (its sets wait for
+    their fills), so no factor is interpolated between them. Empty without a schedule. A design whose L1D
+    differs from the SM's is anchored at its own hit rate (:class:`Anchor`): the shared model's error
+    moves with the hit rate (docs/models.md, "Anchor"). Without ``write_allocate`` the hit rates are those
+    each size would have under a design's own store policy that takes no line at a store miss (the
+    Cache-Emulated RF's): its rate then finds the size it matches, where the write-allocating rates would
+    place it lower."""
     empty = (np.zeros(0), np.zeros(0), float("nan"))
     if reference is None or profile.sched_ipc is None or not profile.has("l1_anchor"):
         return empty
