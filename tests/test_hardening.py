@@ -43,6 +43,10 @@ def test_non_utf8_sweep_and_technology_data(tmp_path, capsys):
     ({"name": "x"}, "missing key 'gpus'"),
     ({"gpus": ["fermi-gtx480"], "workloads": 5, "points": [{}]}, "'workloads'"),
     ({"gpus": ["fermi-gtx480"], "workloads": ["saxpy"], "points": [{}], "gpu": 1}, "unknown key 'gpu'"),
+    ({"gpus": ["fermi-gtx480"], "workloads": ["saxpy"],
+      "points": [{}], "effect_weight": -1}, "'effect_weight'"),
+    ({"gpus": ["fermi-gtx480"], "workloads": ["saxpy"],
+      "points": [{}], "effect_weight": "3"}, "'effect_weight'"),
     ([1, 2], "JSON object"),
 ])  # fmt: skip
 def test_malformed_sweep(tmp_path, capsys, sweep, needle):

@@ -213,7 +213,8 @@ def job_key(job: dict, sim_version: str) -> str:
 #: the keys of a sweep: required, then optional with their types
 SWEEP_REQUIRED = {"gpus": list, "workloads": (list, str), "points": list}
 SWEEP_OPTIONAL = {"name": str, "max_warps": (int, type(None)), "seed": int, "holdout_fraction": (int, float),
-                  "designs": list, "stall_loss": str, "prior": (int, float), "per_gpu": bool}  # fmt: skip
+                  "designs": list, "stall_loss": str, "prior": (int, float), "per_gpu": bool,
+                  "effect_weight": (int, float)}  # fmt: skip
 
 
 def check_sweep(sweep, where: str = "sweep") -> dict:
@@ -238,6 +239,8 @@ def check_sweep(sweep, where: str = "sweep") -> dict:
         raise RfmodelError(f"{where}: 'points' must be a non-empty list of parameter tables")
     if not 0 < sweep.get("holdout_fraction", 0.3) < 1:
         raise RfmodelError(f"{where}: 'holdout_fraction' must lie in (0, 1)")
+    if not sweep.get("effect_weight", 0) >= 0:
+        raise RfmodelError(f"{where}: 'effect_weight' must be at least 0 (0: no effect residuals in the fit)")
     return sweep
 
 
@@ -662,9 +665,9 @@ def fit_design(
             pr = g.predict(c)
             e_ipc = np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(s_ipc, 1e-6))
             out.append(WEIGHTS["ipc"] * e_ipc)
-            if base_err is not None:
+            if base_err is not None:  # 0 where no baseline record pairs with the design's
                 b = base_err[i]
-                out.append(w_eff * np.where(np.isfinite(b), e_ipc - np.where(np.isfinite(b), b, 0.0), 0.0))
+                out.append(w_eff * np.where(np.isfinite(b), e_ipc - np.nan_to_num(b), 0.0))
             floor = 0.02 * g.n_sim
             if stall_loss == "log":  # symmetric: an overestimate by x costs what an underestimate by 1/x does
                 e_st = np.log((np.maximum(pr["bank_conflict_stall_cycles"], 0.0) + floor) / (s_st + floor))
