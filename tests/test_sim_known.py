@@ -588,3 +588,50 @@ def test_array_layout_constants_match_their_tables():
         for i, name in enumerate(fields):
             assert getattr(core, prefix + name.upper()) == i, prefix + name
     assert core.K_STALL0 == len(core.K_FIELDS) and len(core._ARG_TYPES) == 29
+
+
+# ------------------------------------------------------------------------------------ atomics
+def _shared_sm():
+    lat = LatencySpec(int=(4, 1), ld_shared=(1, 1), atomic=(1, 1))
+    return make_sm(4, smem_latency_cycles=20, latency=lat)
+
+
+@pytest.mark.parametrize("compat", [None, "gpgpusim"])
+def test_a_shared_atomic_takes_the_shared_memory_latency(compat):
+    """An atomic with no cache line (a shared-memory one) completes as a shared load does, not after the
+    atomic class's 1-cycle latency; a global atomic goes down to L2 instead."""
+    sm = _shared_sm()
+    opts = {"compat": compat} if compat else None
+
+    def cycles(first, extra=None):
+        ins = (first, [5], [2]) if extra is None else (first, [5], [2], extra)
+        tr = trace_from_warps([[ins, ("IADD3", [6], [5])]])
+        return simulate_trace(tr, sm, options=opts).metrics["cycles"]
+
+    lds, atoms = cycles("LDS"), cycles("ATOMS")
+    assert atoms == pytest.approx(lds, abs=1)  # compat: written back through the LSU's port
+    assert atoms >= 20 + 4
+    assert cycles("ATOMS", {"active": 0}) < lds - 15  # no lane: nothing to do in shared memory
+    assert cycles("ATOMG.E.ADD", {"lines": [0]}) > lds
+
+
+def test_gpgpusim_mode_holds_a_warp_until_its_atomic_completes():
+    """GPGPU-Sim (``shd_warp_t::waiting``): a warp with an atomic in flight issues nothing, even an
+    independent instruction; rfmodel's own pipeline issues it at once.  Another warp is not held."""
+    sm = _shared_sm()
+    indep = [("ATOMS", [5], [2])] + chain(5, (7,))  # five dependent adds that do not read the atomic's value
+    dep = [("ATOMS", [5], [2]), ("IADD3", [7], [5])] + chain(4, (7,))
+    plain, held, dep_c = (
+        simulate_trace(trace_from_warps([w]), sm, options=o).metrics["cycles"]
+        for w, o in ((indep, None), (indep, {"compat": "gpgpusim"}), (dep, {"compat": "gpgpusim"}))
+    )
+    assert plain < held - 15
+    assert held == pytest.approx(dep_c, abs=1)
+    other = simulate_trace(trace_from_warps([indep, chain(3, (7,))], warps_per_cta=2), sm,
+                           options={"compat": "gpgpusim"})
+    assert other.metrics["cycles"] == pytest.approx(held, abs=2)
+    # a warp reaches a barrier only after its atomic: the add behind it waits for both
+    bar = [("ATOMS", [5], [2]), ("BAR.SYNC", [], []), ("IADD3", [6], [7])]
+    two = simulate_trace(trace_from_warps([bar, bar], warps_per_cta=2), sm, options={"compat": "gpgpusim"})
+    one = simulate_trace(trace_from_warps([bar[:1]]), sm, options={"compat": "gpgpusim"})
+    assert two.metrics["cycles"] > one.metrics["cycles"] + 4

@@ -83,6 +83,10 @@ N_OP = 17
 
 # memory behaviour of an op class
 MK_NONE, MK_LOAD, MK_STORE, MK_SLOAD, MK_SSTORE, MK_CONST, MK_ATOM = 0, 1, 2, 3, 4, 5, 6
+# the ``atom`` table: a row that is an atomic with active lanes, in shared memory (no cache line) or global
+ATOM_SHARED, ATOM_GLOBAL = 1, 2
+# ``w_bar`` bits: the warp waits at a barrier; (GPGPU-Sim mode) the warp waits for its atomic to complete
+WAIT_BARRIER, WAIT_ATOMIC = 1, 2
 
 # execution-unit types (one pipeline of each per scheduler, MEM one per SM)
 N_UNIT = 7
@@ -207,6 +211,7 @@ TABLE_FIELDS = (
     "u_slot",  # [N_UNIT * S] at u S + s: the dispatch slot (register, unit) scheduler s uses for type u
     "req_flits",  # [rows] flits of the request each line of the row sends (interconnect ports modelled)
     "rep_flits",  # [rows] flits of the reply each missed line of a load (or atomic) gets back
+    "atom",  # [rows] an atomic with active lanes: ATOM_SHARED (no cache line) or ATOM_GLOBAL; else 0
 )
 N_TABLES = len(TABLE_FIELDS)
 
@@ -499,6 +504,7 @@ T_PC_LINE = 15
 T_U_SLOT = 16
 T_REQ_FLITS = 17
 T_REP_FLITS = 18
+T_ATOM = 19
 
 # G_FIELDS
 G_CYCLE = 0
@@ -860,8 +866,8 @@ assert (L1_LOAD, L1_STORE) == (MK_LOAD, MK_STORE)
 
 @njit(cache=True)
 def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, req_flits,
-               rep_flits, scalars, stats, r_extra, tag, lru, ready, mshr, l2_tag, l2_lru, h_l1, design_ints,
-               design_floats, w):
+               rep_flits, atom, scalars, stats, r_extra, tag, lru, ready, mshr, l2_tag, l2_lru, h_l1,
+               design_ints, design_floats, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
     Lines are looked up one per cycle.  Every line an L1D would see goes first to the design's ``l1``
@@ -884,7 +890,9 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     r_extra[r] = 0
     t = cyc
     done = cyc + lat
-    if kind == MK_SLOAD:
+    if kind == MK_SLOAD or (kind == MK_ATOM and atom[row] == ATOM_SHARED):
+        # shared memory, an atomic there included (GPGPU-Sim: its shared-memory pipeline, written back
+        # through the LSU's port)
         done = cyc + lat + cfg[C_SMEM_LAT]
         r_extra[r] = 1
     elif kind == MK_CONST:
@@ -1036,6 +1044,8 @@ def _retire(r, cyc, trace, cfg, tables, state, ust, design_ints, design_floats, 
     w_ppend[w] &= ~np.int64(pdst[row])
     ust[w] &= ~udst[row]
     state[S_W_SB][w] = 0
+    if kind == MK_ATOM:  # GPGPU-Sim mode: the warp's atomic is done
+        state[S_W_BAR][w] &= WAIT_BARRIER
     w_inflight[w] -= 1
     stats[K_RETIRED] += 1
     stats[K_LAST_RETIRE] = cyc
@@ -1497,7 +1507,7 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     if cls_unit[opc] == U_MEM:
         done_t, free_t = lsu_access(
             r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables[T_SECTORS],
-            tables[T_REQ_FLITS], tables[T_REP_FLITS], scalars, stats,
+            tables[T_REQ_FLITS], tables[T_REP_FLITS], tables[T_ATOM], scalars, stats,
             state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY], state[S_MSHR_FILL],
             state[S_L2_TAG], state[S_L2_LRU], h_l1, design_ints, design_floats, state[S_R_WARP][r],
         )  # fmt: skip
@@ -1973,6 +1983,9 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
     stats[K_SRCS] += ns + rzs[row]
     if compat:
         w_ibuf[w] -= 1
+        if tables[T_ATOM][row] != 0:
+            # GPGPU-Sim: a warp issues nothing while an atomic of its own is in flight
+            w_bar[w] |= WAIT_ATOMIC
     stats[K_HOOK_CALLS] += 1
     h_issued(design_ints, design_floats, w, row, s, r, cyc)
     stats[K_ISSUED] += 1
@@ -1985,14 +1998,14 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
         c_unexited[cs] -= 1
         if c_bar[cs] > 0 and c_bar[cs] >= c_unexited[cs]:
             for i in range(wpc):
-                w_bar[cs * wpc + i] = 0
+                w_bar[cs * wpc + i] &= WAIT_ATOMIC
             c_bar[cs] = 0
     elif opc == OP_BAR:
-        w_bar[w] = 1
+        w_bar[w] |= WAIT_BARRIER
         c_bar[cs] += 1
         if c_bar[cs] >= c_unexited[cs]:
             for i in range(wpc):
-                w_bar[cs * wpc + i] = 0
+                w_bar[cs * wpc + i] &= WAIT_ATOMIC
             c_bar[cs] = 0
 
 

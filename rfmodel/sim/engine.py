@@ -237,6 +237,18 @@ def _pc_lines(trace: Trace, line_bytes: int) -> np.ndarray:
     return np.ascontiguousarray((PROGRAM_BASE + pc) // line_bytes, dtype=np.int64)
 
 
+def _atomics(trace: Trace) -> np.ndarray:
+    """Per row, :data:`~rfmodel.sim.core.ATOM_SHARED` for an atomic with active lanes and no cache line (a
+    trace keeps the lines of global accesses only, so a shared-memory one), ``ATOM_GLOBAL`` for one with
+    lines, 0 for every other row (one zero for an empty trace)."""
+    n = trace.n_instrs
+    if not n:
+        return np.zeros(1, np.int64)
+    atomic = (np.asarray(trace.op) == OpClass.ATOMIC) & (np.asarray(trace.active) > 0)
+    lines = np.diff(trace.mem_ptr) > 0
+    return np.where(atomic, np.where(lines, C.ATOM_GLOBAL, C.ATOM_SHARED), 0).astype(np.int64)
+
+
 def _noc_flits(trace: Trace, sm, sectors: np.ndarray, compat: bool) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the flits of the request each of its lines sends (a read: its header; a store or atomic:
     its data too) and of the reply each missed line of a load or atomic gets (a load: the line, or with a
@@ -442,6 +454,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "pc_line": _pc_lines(trace, ic.line_bytes) if il1_on else np.zeros(1, dtype=np.int64),
         "req_flits": req_flits,
         "rep_flits": rep_flits,
+        "atom": _atomics(trace),
     }
     tabs = tuple(np.ascontiguousarray(tabd[k], dtype=np.int64) for k in C.TABLE_FIELDS)
     return _Prepared(arrays, cfg, fcfg, tabs, n, n_cta, res_ctas, wpc)
