@@ -62,10 +62,14 @@ def test_warps_on_the_same_code_share_its_lines():
     assert r.counts["il1_acc"] == 4 * n_lines * PER_LINE // 2
 
 
-@pytest.mark.parametrize("body_lines, expect_misses", [(16, 16), (20, 20 * 3)])
+@pytest.mark.parametrize("body_lines, expect_misses", [(12, 13), (16, 26), (20, 62)])
 def test_a_loop_larger_than_the_cache_thrashes_it(body_lines, expect_misses):
-    # 2 KB, 4 ways, 128 B lines: 4 sets; 16 lines fit (4 a set), 20 put 5 lines in every set, which LRU
-    # evicts in turn, so every line of every pass misses
+    # 2 KB, 4 ways, 128 B lines: 4 sets.  12 lines fit, and line 12 that the back edges fetch too (Accel-Sim,
+    # ten passes with the EXIT there: 13).  16 would (4 a set), but each of the two back edges
+    # fetches the line after the body first (the fall-through, below), a fifth line in set 0: 16 + 2 + 8 more
+    # (Accel-Sim: 27 for the same three passes with an EXIT in line 16).  20 put 5 lines in every set, which
+    # LRU evicts in turn: every line of every pass misses, plus the two fall-through lines (Accel-Sim, ten
+    # passes with the EXIT: 210 = 21 x 10)
     body = list(range(body_lines * PER_LINE))
     r = run(code([body * 3]), IC)
     assert r.counts["il1_miss"] == expect_misses
@@ -123,3 +127,20 @@ def test_gpgpusim_pipeline_options_are_refused_outside_that_mode(field, value):
     with pytest.raises(SpecError, match=f"{field}.*compat = 'gpgpusim'"):
         SimOptions(**{field: value})
     assert getattr(SimOptions(compat="gpgpusim", **{field: value}), field) == value
+
+
+@pytest.mark.parametrize("lines, expected", [
+    ([0, 1, 2], 3),  # straight code: one miss a line
+    ([0, 4], 3),  # a jump: the fall-through line (1) is fetched, then the target's line once it is past it
+    ([0, 2], 3),
+    ([0, 4, 8], 5),  # two jumps, two fall-through lines
+])
+def test_a_fetch_after_a_jump_looks_up_the_line_the_code_falls_through_to(lines, expected):
+    """GPGPU-Sim's trace-driven fetch goes to the PC of the warp's last issued instruction plus 16 (its
+    ``shd_warp_t::get_pc``), not to the next instruction's own PC.  Accel-Sim at the reference commit, one
+    warp on SM2_GTX480_1SM's 4 x 4 instruction cache, requests 4 lines for lines 0 and 4 and 6 for 0, 4, 8
+    (each with an EXIT in the next line, which the warp's last fetch looks up)."""
+    pcs = [line * PER_LINE + i for line in lines for i in range(PER_LINE)]
+    r = run(code([pcs]), IC)
+    assert r.counts["il1_acc"] == len(pcs) // 2
+    assert r.counts["l2_acc"] == expected  # distinct line requests (no data access)

@@ -224,17 +224,30 @@ def fetch_per_cycle(sm, opts: SimOptions) -> int:
     return sm.icache.fetch_per_cycle if sm.icache is not None else 4
 
 
+#: bytes GPGPU-Sim's trace-driven fetch adds to the PC of a warp's last issued instruction (its ``isize``)
+GPGPUSIM_ISIZE = 16
+
+
 def _pc_lines(trace: Trace, line_bytes: int) -> np.ndarray:
-    """The instruction-cache line of each row's PC: ``sidx x attrs["instr_bytes"]`` (16: a built-in or
-    SASS kernel's instructions; a read Accel-Sim trace keeps its own) above :data:`PROGRAM_BASE`; a row
-    without a static index (-1) at the end of the kernel's code, as the Accel-Sim exporter places it."""
+    """The instruction-cache line a warp's fetch looks up when its next row is ``row``.  A row's PC is
+    ``sidx x attrs["instr_bytes"]`` (16: a built-in or SASS kernel's instructions; a read Accel-Sim trace
+    keeps its own) above :data:`PROGRAM_BASE`; a row without a static index (-1) lies at the end of the
+    kernel's code, as the Accel-Sim exporter places it.  As in GPGPU-Sim's trace-driven mode, a fetch goes to
+    the PC of the warp's last issued instruction plus :data:`GPGPUSIM_ISIZE` (its ``shd_warp_t::get_pc``,
+    set at issue; the trace's own PC is not what it fetches), so after a jump it looks up the line the code
+    falls through to, not the target's; a warp's first fetch goes to its first row's PC."""
     sidx = np.asarray(trace.sidx, dtype=np.int64)
     step = int(trace.attrs.get("instr_bytes", 16))
     end = (int(sidx.max()) + 1) if len(sidx) else 0
     pc = np.where(sidx >= 0, sidx, end) * step
     if not len(pc):
         return np.zeros(1, np.int64)
-    return np.ascontiguousarray((PROGRAM_BASE + pc) // line_bytes, dtype=np.int64)
+    fetch = np.empty_like(pc)
+    fetch[1:] = pc[:-1] + GPGPUSIM_ISIZE
+    first = np.asarray(trace.warp_ptr[:-1], dtype=np.int64)
+    first = first[first < len(pc)]
+    fetch[first] = pc[first]
+    return np.ascontiguousarray((PROGRAM_BASE + fetch) // line_bytes, dtype=np.int64)
 
 
 def _atomics(trace: Trace) -> np.ndarray:
