@@ -515,13 +515,17 @@ class TestPresets:
         # from every config but not yet in the presets: with the first three the analytic engine's held-out
         # errors against the simulator rose (docs/spec.md, "Presets"); the presets keep -dram_latency alone
         # and leave the others out; so is the L1D's write allocation and set index (the Fermi and Maxwell
-        # configs' no-write-allocate and hash), which the analytic engine does not model yet
+        # configs' no-write-allocate and hash), which the analytic engine does not model yet; and the L2
+        # hit latency, which the import takes as the ROP latency plus GPGPU-Sim's fixed interconnect and queue
+        # cycles (the presets keep -gpgpu_l2_rop_latency alone)
         assert (p.icnt_flit_bytes, p.icnt_clock_mhz, p.exec_units, p.icache) == (None, None, None, None)
         assert (p.l1d.write_allocate, p.l1d.set_index) == (True, "linear")
         assert imported.icnt_flit_bytes is not None and imported.exec_units is not None
         assert imported.icache is not None and imported.dram_latency_cycles > p.dram_latency_cycles
+        assert imported.l2_hit_latency_cycles > p.l2_hit_latency_cycles
         later = {"icnt_flit_bytes": None, "icnt_clock_mhz": None, "exec_units": None, "icache": None,
-                 "dram_latency_cycles": p.dram_latency_cycles, "l1d.shmem_options": (),
+                 "dram_latency_cycles": p.dram_latency_cycles,
+                 "l2_hit_latency_cycles": p.l2_hit_latency_cycles, "l1d.shmem_options": (),
                  "l1d.write_allocate": True, "l1d.set_index": "linear"}
         expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides, **later})
         assert p == expect
@@ -589,8 +593,11 @@ def test_import_details():
     assert gtx.trace_path is None
     assert (s.latency.int, s.latency.fp32, s.latency.fp64, s.latency.sfu) == ((4, 1), (5, 1), (8, 8), (8, 8))
     assert (s.l1d.mshr_entries, s.l1d.hit_latency_cycles, s.l1d.sectored) == (64, 35, False)
-    # -dram_latency 100 plus tRCD 12 + CL 12 DRAM cycles at 924 MHz in 700 MHz core cycles (18.2)
-    assert (s.smem_latency_cycles, s.l2_hit_latency_cycles, s.dram_latency_cycles) == (26, 120, 118)
+    # -dram_latency 100 plus tRCD 12 + CL 12 DRAM cycles at 924 MHz in 700 MHz core cycles (18.2); the L2:
+    # ROP 120 + each way intersim's two channels and one router (config_fermi_islip.icnt: routing 0, VC and
+    # switch allocation 1 + 1, switch traversal 0 + 1 by booksim's defaults) = 5, + 4 queue hops
+    assert (s.smem_latency_cycles, s.l2_hit_latency_cycles, s.dram_latency_cycles) == (26, 134, 118)
+    assert gtx.used["config_fermi_islip.icnt:vc_alloc_delay"] == "1"
     # one interconnect flit of 40 bytes a 700 MHz cycle; a 2 KB 4-way instruction cache fetching once a cycle;
     # two SP units two wide, one SFU (FP64 on it)
     assert (s.icnt_flit_bytes, s.icnt_clock_mhz, s.icnt_line_reply_flits()) == (40, 700.0, 4)
@@ -841,3 +848,29 @@ def test_both_engines_take_the_carved_l1d():
     for method in ("analytic", "simulate"):
         assert hit["carved", method] > hit["fixed", method] + 0.3, hit
     assert abs(hit["carved", "analytic"] - hit["carved", "simulate"]) < 0.05, hit
+
+
+@needs_configs
+@pytest.mark.parametrize("icnt, expected", [
+    (None, 120 + 2 * (2 + 1 + 1 + 1 + 0 + 1) + 4),  # no file: booksim's defaults, listed as defaulted
+    ("topology = fly; k = 27; n = 2; routing_delay = 0; vc_alloc_delay = 2; sw_alloc_delay = 1;\n",
+     120 + 2 * (2 + 2 * (0 + 2 + 1 + 0 + 1) + 1) + 4),  # two stages and the channel between them
+    ("topology = mesh; // hops not followed: one router\nst_final_delay = 3;",
+     120 + 2 * (2 + 1 + 1 + 1 + 3) + 4),
+])
+def test_the_l2_latency_adds_intersims_traversal_from_its_file(tmp_path, icnt, expected):
+    text = (CONFIGS / "SM2_GTX480" / "gpgpusim.config").read_text()
+    (tmp_path / "gpgpusim.config").write_text(text)
+    if icnt is not None:
+        (tmp_path / "config_fermi_islip.icnt").write_text(icnt)
+    imp = import_gpgpusim_config(tmp_path / "gpgpusim.config")
+    assert imp.spec.l2_hit_latency_cycles == expected
+    assert ("-inter_config_file" in imp.defaulted) == (icnt is None)
+
+
+@needs_configs
+def test_a_bad_router_delay_is_one_located_error(tmp_path):
+    (tmp_path / "gpgpusim.config").write_text((CONFIGS / "SM2_GTX480" / "gpgpusim.config").read_text())
+    (tmp_path / "config_fermi_islip.icnt").write_text("vc_alloc_delay = fast;\n")
+    with pytest.raises(ParseError, match="vc_alloc_delay: bad value 'fast'"):
+        import_gpgpusim_config(tmp_path / "gpgpusim.config")

@@ -479,6 +479,9 @@ def import_gpgpusim_config(
     )
     smem_latency = r.int("-gpgpu_smem_latency", 1)
     rop_latency = r.int("-gpgpu_l2_rop_latency", 1)
+    # a packet's fixed time in intersim's routers and channels, each way (the SM's ports model its flits);
+    # the local crossbar moves it in the cycle it wins
+    icnt_cycles = _intersim_traversal(r, path.parent) * core_mhz / icnt_mhz if network_mode == 1 else 0.0
     # a DRAM read opens its row and reads its column (tRCD + CL, in DRAM command cycles) beyond the config's
     # fixed -dram_latency; rfmodel's DRAM has no banks or rows, so every access pays both (measured on
     # Accel-Sim with a chain of dependent loads to distinct lines: docs/simulator.md)
@@ -541,7 +544,7 @@ def import_gpgpusim_config(
         icnt_flit_bytes=flit,
         icnt_clock_mhz=icnt_mhz,
         smem_latency_cycles=smem_latency,
-        l2_hit_latency_cycles=rop_latency,
+        l2_hit_latency_cycles=rop_latency + round(2 * icnt_cycles) + GPGPUSIM_QUEUE_HOPS,
         dram_latency_cycles=dram_latency,
         l2_size_bytes=l2_size,
         mem_bw_bytes_per_cycle=mem_bw,
@@ -556,6 +559,61 @@ def import_gpgpusim_config(
 #: -gpgpu_dram_timing_opt's fields in its positional form
 _DRAM_TIMING = ("nbk", "CCD", "RRD", "RCD", "RAS", "RP", "RC", "CL", "WL", "CDLR", "WR", "nbkgrp", "CCDL",
                 "RTPL")
+
+
+#: one-cycle queue hops on GPGPU-Sim's path from an L1 miss to its fill that rfmodel's memory stages do not
+#: have: the L1's miss queue to the interconnect, the ROP delay queue to the L2's input queue, the L2's reply
+#: queue to the interconnect, and the cluster's response FIFO to the L1 (an imported config's L2 hit latency
+#: adds them to the ROP latency; measured with ``calib/accelsim_latency.py``: the L2 path was 4.0 cycles short
+#: on SM7_QV100_1SM and, with intersim's traversals added, 4.2 on SM2_GTX480_1SM)
+GPGPUSIM_QUEUE_HOPS = 4
+
+#: booksim's own defaults for the router delays intersim reads (``booksim_config.cpp``)
+INTERSIM_DELAYS = {"routing_delay": 1, "vc_alloc_delay": 1, "sw_alloc_delay": 1, "st_prepare_delay": 0,
+                   "st_final_delay": 1}
+
+
+def _intersim_traversal(r: _Reader, folder: Path) -> int:
+    """Interconnect cycles a packet's head flit spends crossing intersim's network (``-network_mode 1``),
+    from the ``-inter_config_file`` beside the config: the injection and ejection channels (one cycle each,
+    booksim's channel delay), and per router the input-queued router's pipeline, routing + VC allocation +
+    switch allocation + switch traversal (``routing_delay + vc_alloc_delay + sw_alloc_delay +
+    st_prepare_delay + st_final_delay``, booksim's defaults where the file leaves one out), with a one-cycle
+    channel between routers: ``n`` routers for the ``fly`` topology (a packet crosses every stage), one for
+    any other (its hop count depends on the route and is not followed).  A file that cannot be read takes
+    booksim's defaults and the option is listed as defaulted."""
+    v, line = r.raw("-inter_config_file")
+    delays = dict(INTERSIM_DELAYS)
+    routers = 1
+    if v is None or not v.strip():
+        return 2 + sum(delays.values())
+    f = Path(v.strip())
+    f = f if f.is_absolute() else folder / f
+    try:
+        text = f.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        if "-inter_config_file" not in r.defaulted:
+            r.defaulted.append("-inter_config_file")
+        return 2 + sum(delays.values())
+    opts = {}
+    for m in re.finditer(r"([A-Za-z_]\w*)\s*=\s*([^;]*);", re.sub(r"//[^\n]*", "", text)):
+        opts[m.group(1)] = m.group(2).strip()
+    def integer(k: str, lo: int) -> int:
+        try:
+            x = int(opts[k])
+        except ValueError:
+            x = lo - 1
+        if x < lo:
+            raise ParseError(str(f), None, f"option {k}: bad value {opts[k]!r}; expected an integer >= {lo}")
+        r.used[f"{f.name}:{k}"] = opts[k]
+        return x
+
+    for k in delays:
+        if k in opts:
+            delays[k] = integer(k, 0)
+    if opts.get("topology", "").strip() == "fly" and "n" in opts:
+        routers = integer("n", 1)
+    return 2 + routers * sum(delays.values()) + (routers - 1)
 
 
 def _dram_timing(r: _Reader) -> dict[str, int]:
