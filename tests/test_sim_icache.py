@@ -144,3 +144,16 @@ def test_a_fetch_after_a_jump_looks_up_the_line_the_code_falls_through_to(lines,
     r = run(code([pcs]), IC)
     assert r.counts["il1_acc"] == len(pcs) // 2
     assert r.counts["l2_acc"] == expected  # distinct line requests (no data access)
+
+
+def test_allocation_on_fill_never_runs_out_of_ways():
+    """Four warps on code in four lines of one 2-way set, four MSHRs: allocating on miss, a miss that finds
+    both ways waiting for fills fetches nothing (a reservation failure, tried again); allocating on fill
+    (GPGPU-Sim's ``f``, its instruction caches' letter) the set keeps its lines until the fills and no fetch
+    fails."""
+    tr = code([range(k * 1000 * PER_LINE, k * 1000 * PER_LINE + 2) for k in range(4)])  # one fetch a warp
+    ic = IC.replace(size_bytes=256, assoc=2, mshr_entries=4)
+    on_miss = run(tr, ic.replace(allocate_on_miss=True))
+    on_fill = run(tr, ic)
+    assert on_miss.counts["il1_fail"] > 0 and on_fill.counts["il1_fail"] == 0
+    assert on_miss.counts["l2_acc"] == on_fill.counts["l2_acc"] == 4

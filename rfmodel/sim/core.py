@@ -179,6 +179,7 @@ CONFIG_FIELDS = (
     "l1_reserve",  # 1: an L1D miss reserves its line until the fill (allocation on miss)
     "l1_index",  # the L1D's set index function (rfmodel.setassoc.SET_INDEX)
     "l1_walloc",  # 1: a store that misses the L1D allocates its line (0: GPGPU-Sim's no-write-allocate)
+    "il1_onmiss",  # compat: 1: an instruction-cache miss takes its way at once (0: when its line arrives)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -483,6 +484,7 @@ C_LINE_FLITS = 52
 C_L1_RESERVE = 53
 C_L1_INDEX = 54
 C_L1_WALLOC = 55
+C_IL1_ONMISS = 56
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -2418,44 +2420,75 @@ def _fetch(cyc, cfg, fcfg, tables, state):
 @njit(cache=True, inline="always", _nrt=False)
 def _il1_lookup(cyc, w, cfg, fcfg, tables, state):
     """Warp ``w``'s fetch looks up the instruction-cache line of its PC: True on a hit; on a miss the warp
-    waits for the line (``w_imiss``); on a reservation failure it tries again at a later fetch."""
+    waits for the line (``w_imiss``); on a reservation failure it tries again at a later fetch.  A line on
+    its way is found in the MSHRs (``mshr[m]``: its fill cycle, ``mshr[M + m]``: the line, -1 when free).
+    Allocated on miss (``il1_onmiss``), a missed line takes the least recently used way not itself waiting
+    for a fill at once (none: the fetch fails); allocated on fill (GPGPU-Sim's ``f``), it takes the least
+    recently used way when it arrives, the set keeping its lines until then."""
     stats = state[S_K]
     scalars = state[S_G]
     tag = state[S_IL1_TAG]
     lru = state[S_IL1_LRU]
     fill = state[S_IL1_FILL]
     mshr = state[S_IL1_MSHR]
-    line = tables[T_PC_LINE][state[S_W_PC][w]]
-    base = (line % cfg[C_IL1_SETS]) * cfg[C_IL1_ASSOC]
-    stats[K_IL1_ACC] += 1
-    victim = -1
-    for i in range(base, base + cfg[C_IL1_ASSOC]):
-        if tag[i] == line:
-            if fill[i] <= cyc:  # present
-                scalars[G_LRU_CLOCK] += 1
-                lru[i] = scalars[G_LRU_CLOCK]
-                return True
-            stats[K_IL1_MISS] += 1  # on its way: wait for the same fill
-            state[S_W_IMISS][w] = fill[i]
-            return False
-        if fill[i] <= cyc and (victim < 0 or lru[i] < lru[victim]):
-            victim = i
-    slot = -1
-    for m in range(cfg[C_IL1_MSHR]):
-        if mshr[m] <= cyc:
-            slot = m
+    M = cfg[C_IL1_MSHR]
+    A = cfg[C_IL1_ASSOC]
+    onmiss = cfg[C_IL1_ONMISS] != 0
+    # lines arrived by now leave their MSHRs; allocated on fill, they take their ways, earliest first
+    while True:
+        first = -1
+        for m in range(M):
+            if mshr[M + m] >= 0 and mshr[m] <= cyc and (first < 0 or mshr[m] < mshr[first]):
+                first = m
+        if first < 0:
             break
-    if victim < 0 or slot < 0:
+        ln = mshr[M + first]
+        mshr[M + first] = -1
+        if onmiss:
+            continue
+        b = (ln % cfg[C_IL1_SETS]) * A
+        v = -1
+        for i in range(b, b + A):
+            if v < 0 or lru[i] < lru[v]:
+                v = i
+        scalars[G_LRU_CLOCK] += 1
+        tag[v] = ln
+        lru[v] = scalars[G_LRU_CLOCK]
+        fill[v] = mshr[first]
+    line = tables[T_PC_LINE][state[S_W_PC][w]]
+    base = (line % cfg[C_IL1_SETS]) * A
+    stats[K_IL1_ACC] += 1
+    for i in range(base, base + A):
+        if tag[i] == line and fill[i] <= cyc:  # present
+            scalars[G_LRU_CLOCK] += 1
+            lru[i] = scalars[G_LRU_CLOCK]
+            return True
+    slot = -1
+    for m in range(M):
+        if mshr[M + m] == line:  # on its way: wait for the same fill
+            stats[K_IL1_MISS] += 1
+            state[S_W_IMISS][w] = mshr[m]
+            return False
+        if mshr[M + m] < 0 and slot < 0:
+            slot = m
+    victim = -1
+    if onmiss:
+        for i in range(base, base + A):
+            if fill[i] <= cyc and (victim < 0 or lru[i] < lru[victim]):
+                victim = i
+    if slot < 0 or (onmiss and victim < 0):
         stats[K_IL1_FAIL] += 1
         return False
     stats[K_IL1_MISS] += 1
     dep = noc_send(fcfg, scalars, stats, cyc + 1, 1)
     t = l2_path(cfg, fcfg, scalars, stats, state[S_L2_TAG], state[S_L2_LRU], line, dep, cfg[C_LINE_FLITS])
-    scalars[G_LRU_CLOCK] += 1
-    tag[victim] = line
-    lru[victim] = scalars[G_LRU_CLOCK]
-    fill[victim] = t
+    if onmiss:
+        scalars[G_LRU_CLOCK] += 1
+        tag[victim] = line
+        lru[victim] = scalars[G_LRU_CLOCK]
+        fill[victim] = t
     mshr[slot] = t
+    mshr[M + slot] = line
     state[S_W_IMISS][w] = t
     return False
 

@@ -435,6 +435,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "il1_sets": ic.sets if il1_on else 0,
         "il1_assoc": ic.assoc if il1_on else 1,
         "il1_mshr": ic.mshr_entries if il1_on else 1,
+        "il1_onmiss": int(bool(ic.allocate_on_miss)) if il1_on else 1,
         "line_flits": int(sm.icnt_flits(line_bytes)) if noc else 0,
     }
     cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
@@ -531,7 +532,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "wq_hist": z(wbuf_capacity(cfg) + 1),
         "bq_ready": z(NB * bq),
         "il1_tag": z(il1n, -1), "il1_lru": z(il1n, -1), "il1_fill": z(il1n),
-        "il1_mshr": z(cfg[C.C_IL1_MSHR]), "w_imiss": z(W),
+        "il1_mshr": np.concatenate([z(cfg[C.C_IL1_MSHR]), z(cfg[C.C_IL1_MSHR], -1)]), "w_imiss": z(W),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]

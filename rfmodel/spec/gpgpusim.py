@@ -476,6 +476,7 @@ def import_gpgpusim_config(
         line_bytes=il1.line if il1 else 128,
         mshr_entries=max(il1.mshr, 1) if il1 else 1,
         fetch_per_cycle=r.int("-gpgpu_inst_fetch_throughput", 1),
+        allocate_on_miss=bool(il1 and il1.alloc == "m"),
     )
     smem_latency = r.int("-gpgpu_smem_latency", 1)
     rop_latency = r.int("-gpgpu_l2_rop_latency", 1)

@@ -241,8 +241,8 @@ class ICacheSpec(_SetAssociative, Spec, kind="sm.icache"):
     Modelled by the simulator's GPGPU-Sim mode, whose fetch stage it feeds: each fetch gives one warp with an
     empty instruction buffer its next instructions when the line of its PC is in the cache; a miss goes to
     the L2 (and DRAM) like a data line, the warp waits for the fill, and the cache holds at most
-    ``mshr_entries`` lines in flight (a fetch that finds them all taken, or its set's every way waiting for
-    a fill, fetches nothing that cycle)."""
+    ``mshr_entries`` lines in flight (a fetch that finds them all taken, or, allocating on miss, its set's
+    every way waiting for a fill, fetches nothing that cycle)."""
 
     size_bytes: int = param(2 * _KIB, unit="B", bounds=(0, 64 * _MIB),
                             doc="capacity (sets x assoc x line); 0 = every fetch hits (a perfect cache)")
@@ -251,6 +251,8 @@ class ICacheSpec(_SetAssociative, Spec, kind="sm.icache"):
     mshr_entries: int = param(2, unit="entries", bounds=(1, 1 << 16), doc="lines missing at once")
     fetch_per_cycle: int = param(1, unit="fetches/cycle", bounds=(1, 64),
                                  doc="fetches per cycle, each one warp's next instruction-buffer fill")
+    allocate_on_miss: bool = param(False, doc="a miss takes its way at once (GPGPU-Sim's m); false: when its "
+                                              "line arrives (f, GPGPU-Sim's instruction caches)")
 
 
 
