@@ -635,3 +635,20 @@ def test_gpgpusim_mode_holds_a_warp_until_its_atomic_completes():
     two = simulate_trace(trace_from_warps([bar, bar], warps_per_cta=2), sm, options={"compat": "gpgpusim"})
     one = simulate_trace(trace_from_warps([bar[:1]]), sm, options={"compat": "gpgpusim"})
     assert two.metrics["cycles"] > one.metrics["cycles"] + 4
+
+
+def test_gpgpusim_mode_finishes_a_warp_when_its_stores_are_acknowledged():
+    """GPGPU-Sim (``shd_warp_t::hardware_done`` asks ``stores_done``): a warp whose last instruction is a
+    store ends when the L2 has acknowledged it, an L2 hit latency after it left; rfmodel's own pipeline
+    does not wait.  The warp's other instructions are not held."""
+    sm = make_sm(4, l2_hit_latency_cycles=50, dram_latency_cycles=0, icnt_flit_bytes=None)
+    store = [("STG.E", [], [2, 3], {"lines": [0]})]
+    add = [("IADD3", [6], [7])]
+    c = {"compat": "gpgpusim"}
+    plain = simulate_trace(trace_from_warps([store]), sm).metrics["cycles"]
+    held = simulate_trace(trace_from_warps([store]), sm, options=c).metrics["cycles"]
+    alone = simulate_trace(trace_from_warps([add]), sm, options=c).metrics["cycles"]
+    assert held >= 50 + alone // 2 and plain < held - 40  # the store leaves a few cycles after issue
+    # the add behind the store issues at once: the store's wait overlaps it
+    both = simulate_trace(trace_from_warps([store + add * 3]), sm, options=c).metrics["cycles"]
+    assert both == held

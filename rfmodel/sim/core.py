@@ -818,17 +818,19 @@ def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, rep):
 def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req):
     """A store of ``req`` request flits (its data) leaving for the L2 slice at ``t`` (write-allocate there;
     DRAM write-back traffic is not modelled; its one-flit acknowledgement comes back through the
-    ejection port); returns the cycle it has left the SM (the store does not wait for it)."""
+    ejection port); returns the cycle it has left the SM and the cycle its acknowledgement is back (GPGPU-Sim
+    mode holds the store's warp until then; rfmodel's own pipeline does not wait)."""
     t = noc_send(fcfg, scalars, stats, t, req)
+    ack = t + cfg[C_L2_LAT]
     if fcfg[F_FLIT_CYCLES] > 0.0:
-        noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], t + cfg[C_L2_LAT], 1)
+        ack = noc_receive(fcfg, scalars, stats, ack, ack, 1)
     stats[K_L2_ACC] += 1
     if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
         hit, _ = lru_access(l2_tag, l2_lru, cfg[C_L2_SETS], cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
         if hit:
             stats[K_L2_HIT] += 1
-    return t
+    return t, ack
 
 
 @njit(cache=True)
@@ -892,6 +894,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     r_extra[r] = 0
     t = cyc
     done = cyc + lat
+    ack = cyc  # a store's latest acknowledgement
     if kind == MK_SLOAD or (kind == MK_ATOM and atom[row] == ATOM_SHARED):
         # shared memory, an atomic there included (GPGPU-Sim: its shared-memory pipeline, written back
         # through the LSU's port)
@@ -911,7 +914,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 at = t
             elif served >= 0 or served == -2:  # the design's L1D
                 if kind == MK_STORE:
-                    l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
+                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
                     at = t
                 if served >= 0:
                     stats[K_L1_HOOK_HITS] += 1
@@ -942,7 +945,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 if kind == MK_STORE:
                     if not hit and way >= 0:
                         ready[way] = t  # write-allocate; the store does not wait for the line
-                    l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
+                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
                     at = t
                 elif hit:
                     at = max(t + cfg[C_L1_HIT], ready[way])
@@ -954,7 +957,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                     at = fill
                     r_extra[r] += sectors[row]
             elif kind == MK_STORE:
-                l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
+                _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
                 at = t
             else:
                 dep = noc_send(fcfg, scalars, stats, t, req)
@@ -962,6 +965,9 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 r_extra[r] += sectors[row]
             if kind != MK_STORE and at + lat > done:
                 done = at + lat
+            elif kind == MK_STORE and compat and ack > done:
+                # GPGPU-Sim: a warp finishes only when its stores are acknowledged (shd_warp_t::stores_done)
+                done = ack
             t += 1
     if not compat:
         r_extra[r] = 0
