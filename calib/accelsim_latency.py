@@ -5,10 +5,12 @@
 
 One warp loads ``--lines`` distinct lines, each load's address register the result of the one before (so each
 waits for the last to return): the first pass misses the L2 and goes to DRAM; a second trace runs the same
-pass twice, so its second pass hits the L2 (the L1D holds fewer lines than that). Both traces are exported
+pass twice, so its second pass hits the L2 (the L1D holds fewer lines than that); a third chain goes round 8
+lines, which the L1D holds, so all but its first pass hit there. The traces are exported
 (``export_accelsim``) and run in Accel-Sim on the one-SM config and in ``rfmodel simulate --compat gpgpusim``
 on the same trace directory; the script prints the cycles of each and the cycles per load of the DRAM path
-(first trace) and of the L2 path (the second trace's extra cycles). docs/simulator.md quotes its output.
+(first trace), of the L2 path (the second trace's extra cycles) and of an L1D hit (the third trace's cycles
+less its first pass at the DRAM path's, over its hits). docs/simulator.md quotes its output.
 """
 
 from __future__ import annotations
@@ -54,9 +56,11 @@ def main(argv=None) -> int:
         cfg = acs.resolve_config(name)
         sm = from_gpgpusim_config(cfg.gpgpusim_config)
         cycles = {}
-        for label, passes in (("dram", 1), ("dram+l2", 2)):
+        hot = 8  # lines the L1D holds: after their first pass every load hits it
+        for label, lines, passes in (("dram", args.lines, 1), ("dram+l2", args.lines, 2),
+                                     ("l1", hot, args.lines // hot)):
             tdir = work / cfg.name / label / "trace"
-            export_accelsim(chain(args.lines, passes), tdir)
+            export_accelsim(chain(lines, passes), tdir)
             if cfg.binary_version != 70:
                 for traceg in tdir.glob("*.traceg"):
                     acs.set_binary_version(traceg, cfg.binary_version)
@@ -75,12 +79,15 @@ def main(argv=None) -> int:
             a = acs.parse_accelsim(out)["cycles"]
             r = simulate_trace(load_workload(str(tdir)).trace, sm, "baseline", None, {"compat": "gpgpusim"})
             cycles[label] = (float(a or "nan"), r.metrics["cycles"])
-        (ad, rd), (a2, r2) = cycles["dram"], cycles["dram+l2"]
+        (ad, rd), (a2, r2), (a1, r1) = cycles["dram"], cycles["dram+l2"], cycles["l1"]
         n = args.lines
+        m = hot * (n // hot) - hot  # the L1 chain's hits (its first pass goes to DRAM)
+        l1_r, l1_a = (r1 - hot * rd / n) / m, (a1 - hot * ad / n) / m
         print(f"{cfg.name}: DRAM path {rd / n:.1f} cycles a load (Accel-Sim {ad / n:.1f}); L2 path "
-              f"{(r2 - rd) / n:.1f} (Accel-Sim {(a2 - ad) / n:.1f}); cycles {rd:.0f} / {ad:.0f} and "
-              f"{r2:.0f} / {a2:.0f} (rfmodel / Accel-Sim): {100 * (rd - ad) / ad:+.1f} % and "
-              f"{100 * (r2 - a2) / a2:+.1f} %")
+              f"{(r2 - rd) / n:.1f} (Accel-Sim {(a2 - ad) / n:.1f}); L1D hit {l1_r:.1f} (Accel-Sim "
+              f"{l1_a:.1f}); cycles {rd:.0f} / {ad:.0f}, {r2:.0f} / {a2:.0f} and {r1:.0f} / {a1:.0f} "
+              f"(rfmodel / Accel-Sim): {100 * (rd - ad) / ad:+.1f} %, {100 * (r2 - a2) / a2:+.1f} % and "
+              f"{100 * (r1 - a1) / a1:+.1f} %")
     return 0
 
 
