@@ -652,3 +652,19 @@ def test_gpgpusim_mode_finishes_a_warp_when_its_stores_are_acknowledged():
     # the add behind the store issues at once: the store's wait overlaps it
     both = simulate_trace(trace_from_warps([store + add * 3]), sm, options=c).metrics["cycles"]
     assert both == held
+
+
+@pytest.mark.parametrize("sectored, hits", [(False, 3), (True, 2)])
+def test_a_sectored_l1d_misses_the_sectors_a_line_lacks(sectored, hits):
+    """GPGPU-Sim mode, sectored L1D (32-byte sectors filled on demand): 8 lanes read the first sector of a
+    line; 32 lanes then read all four, a sector miss that fetches the other three; then 8 and 32 lanes hit.
+    Unsectored, every read after the first hits.  rfmodel's own pipeline answers as unsectored."""
+    line = 128
+    prog = [("LDG.E", [20 + i], [2], {"lines": [0], "active": a}) for i, a in enumerate((8, 32, 8, 32))]
+    l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
+                 sectored=sectored)
+    sm = make_sm(4, l1d=l1)
+    r = simulate_trace(trace_from_warps([prog]), sm, options={"compat": "gpgpusim"})
+    assert (r.counts["l1_acc"], r.counts["l1_hit"]) == (4, hits)
+    own = run(trace_from_warps([prog]), sm)
+    assert own.counts["l1_hit"] == 3

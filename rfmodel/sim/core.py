@@ -180,6 +180,8 @@ CONFIG_FIELDS = (
     "l1_index",  # the L1D's set index function (rfmodel.setassoc.SET_INDEX)
     "l1_walloc",  # 1: a store that misses the L1D allocates its line (0: GPGPU-Sim's no-write-allocate)
     "il1_onmiss",  # compat: 1: an instruction-cache miss takes its way at once (0: when its line arrives)
+    "l1_sect",  # compat: 1: the L1D's lines fill by 32-byte sectors (the ``sec_need`` table says which)
+    "sector_flits",  # flits of the reply carrying one sector (interconnect ports modelled; else 0)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -213,6 +215,7 @@ TABLE_FIELDS = (
     "req_flits",  # [rows] flits of the request each line of the row sends (interconnect ports modelled)
     "rep_flits",  # [rows] flits of the reply each missed line of a load (or atomic) gets back
     "atom",  # [rows] an atomic with active lanes: ATOM_SHARED (no cache line) or ATOM_GLOBAL; else 0
+    "sec_need",  # [memory lines] compat, sectored L1D: the sectors (bit mask) the row reads of this line
 )
 N_TABLES = len(TABLE_FIELDS)
 
@@ -354,6 +357,7 @@ STATE_FIELDS = (
     "il1_fill",
     "il1_mshr",
     "w_imiss",
+    "l1_smask",  # [L1D ways] compat, sectored L1D: the sectors a way holds or has asked for (bit mask)
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -485,6 +489,8 @@ C_L1_RESERVE = 53
 C_L1_INDEX = 54
 C_L1_WALLOC = 55
 C_IL1_ONMISS = 56
+C_L1_SECT = 57
+C_SECTOR_FLITS = 58
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -507,6 +513,7 @@ T_U_SLOT = 16
 T_REQ_FLITS = 17
 T_REP_FLITS = 18
 T_ATOM = 19
+T_SEC_NEED = 20
 
 # G_FIELDS
 G_CYCLE = 0
@@ -618,6 +625,7 @@ S_IL1_LRU = 84
 S_IL1_FILL = 85
 S_IL1_MSHR = 86
 S_W_IMISS = 87
+S_L1_SMASK = 88
 
 # K_FIELDS
 K_ISSUED = 0
@@ -870,8 +878,8 @@ assert (L1_LOAD, L1_STORE) == (MK_LOAD, MK_STORE)
 
 @njit(cache=True)
 def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, req_flits,
-               rep_flits, atom, scalars, stats, r_extra, tag, lru, ready, mshr, l2_tag, l2_lru, h_l1,
-               design_ints, design_floats, w):
+               rep_flits, atom, sec_need, scalars, stats, r_extra, tag, lru, ready, smask, mshr, l2_tag,
+               l2_lru, h_l1, design_ints, design_floats, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
     Lines are looked up one per cycle.  Every line an L1D would see goes first to the design's ``l1``
@@ -940,17 +948,36 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                     stats[K_L1_SET_WAIT] += t - t0
                 else:
                     hit, way = lru_access_at(tag, lru, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
+                # a sectored line hits only when it holds (or has asked for) every sector the row reads
+                need = sec_need[j] if cfg[C_L1_SECT] != 0 else 0
+                tag_hit = hit
+                if need != 0 and hit and (smask[way] & need) != need:
+                    hit = False
                 if hit:
                     stats[K_L1_HIT] += 1
                 if kind == MK_STORE:
-                    if not hit and way >= 0:
+                    if not tag_hit and way >= 0:
                         ready[way] = t  # write-allocate; the store does not wait for the line
+                    if need != 0 and way >= 0:  # the written sectors are the line's
+                        smask[way] = (smask[way] | need) if tag_hit else need
                     _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
                     at = t
                 elif hit:
                     at = max(t + cfg[C_L1_HIT], ready[way])
                     if ready[way] > t:
                         r_extra[r] += sectors[row]  # merged into an outstanding miss
+                elif need != 0:
+                    # a sector miss fetches the sectors the line lacks; a line miss the ones the row reads
+                    fetch = (need & ~smask[way]) if tag_hit else need
+                    n = 0
+                    for b in range(16):
+                        n += (fetch >> b) & 1
+                    fill, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req,
+                                           n * cfg[C_SECTOR_FLITS])
+                    ready[way] = max(ready[way], fill) if tag_hit else fill
+                    smask[way] = (smask[way] | need) if tag_hit else need
+                    at = fill
+                    r_extra[r] += n
                 else:
                     fill, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, rep)
                     ready[way] = fill
@@ -1515,8 +1542,9 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     if cls_unit[opc] == U_MEM:
         done_t, free_t = lsu_access(
             r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables[T_SECTORS],
-            tables[T_REQ_FLITS], tables[T_REP_FLITS], tables[T_ATOM], scalars, stats,
-            state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY], state[S_MSHR_FILL],
+            tables[T_REQ_FLITS], tables[T_REP_FLITS], tables[T_ATOM], tables[T_SEC_NEED], scalars, stats,
+            state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY], state[S_L1_SMASK],
+            state[S_MSHR_FILL],
             state[S_L2_TAG], state[S_L2_LRU], h_l1, design_ints, design_floats, state[S_R_WARP][r],
         )  # fmt: skip
         u_free[ui] = free_t

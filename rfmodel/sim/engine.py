@@ -250,6 +250,29 @@ def _pc_lines(trace: Trace, line_bytes: int) -> np.ndarray:
     return np.ascontiguousarray((PROGRAM_BASE + fetch) // line_bytes, dtype=np.int64)
 
 
+#: bytes of an L1D sector (GPGPU-Sim's SECTOR_SIZE)
+SECTOR_BYTES = 32
+
+
+def _sector_needs(trace: Trace, line_bytes: int) -> np.ndarray:
+    """Per memory line of the trace (``mem_line``), the sectors its row reads of it, a bit mask: the trace
+    keeps lines, not addresses, so a row's ``active`` 4-byte lanes are dealt over its lines in turn (lane
+    ``k`` to line ``k mod lines``, the next free word of it), as the Accel-Sim exporter writes them: line
+    ``q`` of ``L`` gets ``active // L`` lanes, one more when ``q < active mod L``, from the line's start, at
+    least one sector."""
+    m = len(trace.mem_line)
+    if not m:
+        return np.zeros(1, np.int64)
+    nl = np.diff(trace.mem_ptr).astype(np.int64)
+    row = np.repeat(np.arange(trace.n_instrs, dtype=np.int64), nl)
+    q = np.arange(m, dtype=np.int64) - np.asarray(trace.mem_ptr, dtype=np.int64)[row]
+    act = np.asarray(trace.active, dtype=np.int64)[row]
+    lanes = act // nl[row] + (q < act % nl[row])
+    per_line = max(line_bytes // SECTOR_BYTES, 1)
+    n = np.clip(-(-lanes * 4 // SECTOR_BYTES), 1, per_line)
+    return ((np.int64(1) << n) - 1).astype(np.int64)
+
+
 def _atomics(trace: Trace) -> np.ndarray:
     """Per row, :data:`~rfmodel.sim.core.ATOM_SHARED` for an atomic with active lanes and no cache line (a
     trace keeps the lines of global accesses only, so a shared-memory one), ``ATOM_GLOBAL`` for one with
@@ -376,6 +399,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     ic = sm.icache
     noc = sm.icnt_flit_bytes is not None
     il1_on = compat and ic is not None and ic.size_bytes > 0
+    sect = compat and l1_on and l1.sectored and line_bytes > SECTOR_BYTES  # GPGPU-Sim mode's sectored L1D
     cta_per_cycle = opts.cta_launch_per_cycle
     if cta_per_cycle < 0:
         cta_per_cycle = 1 if compat else 0
@@ -436,6 +460,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "il1_assoc": ic.assoc if il1_on else 1,
         "il1_mshr": ic.mshr_entries if il1_on else 1,
         "il1_onmiss": int(bool(ic.allocate_on_miss)) if il1_on else 1,
+        "l1_sect": int(sect),
+        "sector_flits": int(sm.icnt_flits(32)) if noc else 0,
         "line_flits": int(sm.icnt_flits(line_bytes)) if noc else 0,
     }
     cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
@@ -469,6 +495,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "req_flits": req_flits,
         "rep_flits": rep_flits,
         "atom": _atomics(trace),
+        "sec_need": _sector_needs(trace, line_bytes) if sect else np.zeros(1, dtype=np.int64),
     }
     tabs = tuple(np.ascontiguousarray(tabd[k], dtype=np.int64) for k in C.TABLE_FIELDS)
     return _Prepared(arrays, cfg, fcfg, tabs, n, n_cta, res_ctas, wpc)
@@ -533,6 +560,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "bq_ready": z(NB * bq),
         "il1_tag": z(il1n, -1), "il1_lru": z(il1n, -1), "il1_fill": z(il1n),
         "il1_mshr": np.concatenate([z(cfg[C.C_IL1_MSHR]), z(cfg[C.C_IL1_MSHR], -1)]), "w_imiss": z(W),
+        "l1_smask": z(l1n),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]

@@ -301,7 +301,7 @@ def not_modelled(sm, engine: str, compat: bool = False) -> list[str]:
         holds = holds_in.get(engine, None)
         if engine not in holds_in or (name == "dual_issue_diff_units" and sm.issue_width < 2):
             continue
-        if compat and engine == "simulate" and name.startswith("icache."):
+        if compat and engine == "simulate" and (name.startswith("icache.") or name == "l1d.sectored"):
             continue
         if name in ("l1d.unified_bytes", "l1d.adaptive") and sm.l1d.shmem_options:
             continue  # both engines carve the L1D out of the unified array (carved_l1d)
