@@ -853,6 +853,7 @@ def test_both_engines_take_the_carved_l1d():
 @needs_configs
 @pytest.mark.parametrize("icnt, expected", [
     (None, 120 + 2 * (2 + 1 + 1 + 1 + 0 + 1) + 4),  # no file: booksim's defaults, listed as defaulted
+    ("unnamed", 120 + 2 * (2 + 1 + 1 + 1 + 0 + 1) + 4),
     ("topology = fly; k = 27; n = 2; routing_delay = 0; vc_alloc_delay = 2; sw_alloc_delay = 1;\n",
      120 + 2 * (2 + 2 * (0 + 2 + 1 + 0 + 1) + 1) + 4),  # two stages and the channel between them
     ("topology = mesh; // hops not followed: one router\nst_final_delay = 3;",
@@ -860,6 +861,9 @@ def test_both_engines_take_the_carved_l1d():
 ])
 def test_the_l2_latency_adds_intersims_traversal_from_its_file(tmp_path, icnt, expected):
     text = (CONFIGS / "SM2_GTX480" / "gpgpusim.config").read_text()
+    if icnt == "unnamed":  # the config names no file at all: the same defaults, said the same way
+        text = "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith("-inter_config_file"))
+        icnt = None
     (tmp_path / "gpgpusim.config").write_text(text)
     if icnt is not None:
         (tmp_path / "config_fermi_islip.icnt").write_text(icnt)

@@ -970,8 +970,10 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                     # a sector miss fetches the sectors the line lacks; a line miss the ones the row reads
                     fetch = (need & ~smask[way]) if tag_hit else need
                     n = 0
-                    for b in range(16):
-                        n += (fetch >> b) & 1
+                    bits = fetch
+                    while bits != 0:  # sectors fetched (a line has at most line_bytes / 32)
+                        n += bits & 1
+                        bits >>= 1
                     fill, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req,
                                            n * cfg[C_SECTOR_FLITS])
                     ready[way] = max(ready[way], fill) if tag_hit else fill

@@ -72,6 +72,7 @@ GPGPUSIM_DEFAULTS: dict[str, str] = {
     "-gpgpu_pipeline_widths": "1,1,1,1,1,1,1,1,1,1,1,1,1",
     "-gpgpu_dram_timing_opt": "4:2:8:12:21:13:34:9:4:5:13:1:0:0",
     "-network_mode": "1",
+    "-inter_config_file": "mesh",
     "-gpgpu_inst_fetch_throughput": "1",
     "-gpgpu_perfect_inst_const_cache": "0",
     "-gpgpu_l1_latency": "1",
@@ -586,13 +587,11 @@ def _intersim_traversal(r: _Reader, folder: Path) -> int:
     v, line = r.raw("-inter_config_file")
     delays = dict(INTERSIM_DELAYS)
     routers = 1
-    if v is None or not v.strip():
-        return 2 + sum(delays.values())
-    f = Path(v.strip())
+    f = Path((v or "").strip())
     f = f if f.is_absolute() else folder / f
     try:
         text = f.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    except OSError:  # none readable (GPGPU-Sim's default names a file "mesh"): booksim's defaults
         if "-inter_config_file" not in r.defaulted:
             r.defaulted.append("-inter_config_file")
         return 2 + sum(delays.values())
