@@ -45,6 +45,7 @@ each workload, plus the simulator's own:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -194,7 +195,7 @@ def _analytic_sm(sm: SMSpec, grid: dict) -> SMSpec:
 
     changes = {}
     for k, v in grid.items():
-        if k in GRID_FIELDS or k not in sm.to_dict():
+        if k in GRID_FIELDS or k not in _sm_fields(sm):
             continue
         values = np.unique(np.asarray(v).ravel())
         if len(values) > 1:
@@ -207,12 +208,26 @@ def _analytic_sm(sm: SMSpec, grid: dict) -> SMSpec:
     return sm.replace(**changes) if changes else sm
 
 
+@functools.lru_cache(maxsize=256)
+def _sm_fields(sm: SMSpec) -> frozenset:
+    """The fields ``sm`` sets (those of ``to_dict``: a ``None`` field is left out), remembered per spec."""
+    return frozenset(sm.to_dict())
+
+
+@functools.lru_cache(maxsize=8192)
+def _valid_value(sm: SMSpec, k: str, x) -> None:
+    """Check ``sm`` with field ``k`` set to ``x`` (a :class:`SpecError` naming the field and its allowed
+    range), remembered for the values that pass (an optimizer asks for the same ones again)."""
+    sm.replace(**{k: x})
+
+
 def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
-    known = set(sm.to_dict()) | {"collector_units"} | set(design.parameters)
+    fields = _sm_fields(sm)
+    known = set(fields) | {"collector_units"} | set(design.parameters)
     for k in grid:
         if k not in known:
             raise UnknownNameError(f"parameter of design '{design.name}'", k, known)
-    trial = {k: np.unique(np.asarray(v).ravel()) for k, v in grid.items() if k in sm.to_dict()}
+    trial = {k: np.unique(np.asarray(v).ravel()) for k, v in grid.items() if k in fields}
     # validate every value through the specs (one error naming the field and allowed range): the fields
     # given one value together (they may depend on each other: warps_per_sm and max_threads_per_cta), then
     # each value of the others on that SM
@@ -221,7 +236,7 @@ def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
     for k, v in trial.items():
         if len(v) > 1:
             for x in v:
-                base.replace(**{k: x.item()})
+                _valid_value(base, k, x.item())
     # the collector units in total (not an SM field: the SM's collector sets scaled to it)
     for x in np.asarray(grid.get("collector_units", 1)).ravel():
         expect_int("parameter 'collector_units'", x.item() if hasattr(x, "item") else x, low=1, high=4096)

@@ -207,8 +207,8 @@ def assemble(
         raise RfmodelError(f"design '{design.name}': parameter(s) {', '.join(clash)} share a name with "
                            "result variables; a design parameter needs a name of its own")  # fmt: skip
     over = {}  # the register limits the kernels' code exceeds: run as compiled, said once and kept in attrs
+    regs_sm = sm.replace(**{k: np.max(np.asarray(grid[k])).item() for k in REGISTER_LIMITS if k in grid})
     for name, w in zip(workloads, per_workload, strict=True):
-        regs_sm = sm.replace(**{k: np.max(np.asarray(grid[k])).item() for k in REGISTER_LIMITS if k in grid})
         notes = limits_not_applied(w["resources"][0], w["resources"][1], regs_sm)
         if notes:
             over[name] = "; ".join(notes)

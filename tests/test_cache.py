@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 
 def test_a_package_file_changed_after_loading_turns_the_cache_off(tmp_path, monkeypatch):
     """A process that loaded the package before one of its files changed may run the older code: a hash of
@@ -165,6 +167,34 @@ def test_a_listing_kernel_profile_is_kept_on_disk(tmp_path, monkeypatch):
     engine._PROFILE_CACHE.clear()
     workload_profile(ref, sm)
     assert builds and len(list((tmp_path / "cache" / "profiles").glob("*.npz"))) == 2
+
+
+def test_the_schedule_at_another_occupancy_is_kept_with_the_profile(tmp_path, monkeypatch):
+    """The anchor at another resident-CTA count runs the profile's schedule once: its IPC is kept in the
+    profile's ``sched_ctas`` and its disk entry, so a new process reads it instead of scheduling again, and
+    gets the same figure."""
+    from rfmodel.analytic import engine
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    _fresh_cache(monkeypatch, tmp_path)
+    sm = resolve_gpu("fermi-gtx480")
+    engine._PROFILE_CACHE.clear()
+    prof = workload_profile("saxpy", sm)
+    assert prof.sched_ctas is None
+    first = prof.source.occupancy_ipc(2)
+    assert np.isfinite(first) and first > 0
+    assert prof.source.occupancy_ipc(3) != first  # another occupancy, another pace
+    np.testing.assert_array_equal(prof.source.profile.sched_ctas[:, 0], [2.0, 3.0])
+    runs = []
+    schedule = engine.issue_schedule
+    monkeypatch.setattr(engine, "issue_schedule", lambda *a, **k: runs.append(a) or schedule(*a, **k))
+    engine._PROFILE_CACHE.clear()  # as a new process
+    again = workload_profile("saxpy", sm)
+    assert again.source is not prof.source
+    assert again.source.occupancy_ipc(2) == first
+    assert runs == []  # read from the disk entry
+    again.source.occupancy_ipc(4)  # a count not asked before is scheduled, and kept too
+    assert len(runs) == 1 and list(again.source.profile.sched_ctas[:, 0]) == [2.0, 3.0, 4.0]
 
 
 def test_compiled_code_folders_follow_the_sources(tmp_path, monkeypatch):

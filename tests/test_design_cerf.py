@@ -550,3 +550,31 @@ def test_analytic_array_where_the_lines_fall_in_few_sets_and_stores_take_none():
     assert one["l1d_hit_rate"][0] == pytest.approx(one["l1d_hit_rate"][1], abs=0.02)
     for k in ("cerf_l1d_hits", "cerf_l1d_misses"):
         assert one[k][0] == pytest.approx(one[k][1], rel=0.05)
+
+
+def test_set_shared_hits_takes_every_register_count_at_once_as_one_at_a_time():
+    """The profile's own hit rates are asked for every register count of a set in one call; a profile whose
+    hit rates another layer wraps (a Monte-Carlo sample's) is asked once per count: the same figures, bit
+    for bit, and the known ends (no register: the plain cache of the whole array's ways; every set full of
+    registers: no hit)."""
+    from dataclasses import replace
+
+    from rfmodel.designs.cerf import set_shared_hits
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    prof = workload_profile("kmeans_assign", resolve_gpu("fermi-gtx480"))
+    lines = np.array([256.0, 512.0, 1024.0, 512.0, 2048.0])
+    ways = np.array([4.0, 8.0, 8.0, 16.0, 4.0])
+    regs = np.array([0.0, 100.0, 300.0, 512.0, 700.0])
+    own = set_shared_hits(prof, lines, ways, regs)
+    calls = []
+    wrapped = replace(prof)
+    object.__setattr__(wrapped, "l1d_hit_rate",
+                       lambda *a, **k: calls.append(np.shape(a[0])) or prof.l1d_hit_rate(*a, **k))  # fmt: skip
+    one = set_shared_hits(wrapped, lines, ways, regs)
+    assert len(calls) == 2 * 16 and set(calls) == {(5,)}  # each count alone, the grid's shape
+    for a, b in zip(own, one, strict=True):
+        np.testing.assert_array_equal(a, b)
+    plain = prof.l1d_hit_rate(lines[:1], ways[:1], write_allocate=False)
+    assert own[0][0] == pytest.approx(plain[0], abs=1e-12)
+    assert own[0][3] == 0.0 and own[1][3] == 0.0  # 512 registers fill all 512 entries

@@ -251,17 +251,30 @@ class ProfileSource:
 
     def occupancy_ipc(self, ctas: int) -> float:
         """IPC of the profile's schedule (the trace :meth:`_l1_schedules` takes) with ``ctas`` CTAs resident
-        at once instead of the SM's occupancy (remembered per source; NaN without a schedule)."""
+        at once instead of the SM's occupancy (NaN without a schedule).  Each answer is kept in the profile's
+        ``sched_ctas`` table and its disk entry, so another process asks no schedule for it again."""
         memo = self.occupancy
-        if ctas not in memo:
-            prof = self.profile
-            memo[ctas] = float("nan")
-            if prof is not None and prof.sched_ipc is not None and self.sm.scheduler in SCHEDULED_POLICIES:
-                trace = self._anchor_trace()
-                p = {**memory_pipeline(trace, self.sm), "resident_ctas": int(ctas)}
-                done = issue_schedule(trace, p)
-                if done is not None and done[1] > 0:
-                    memo[ctas] = float(trace.n_instrs) / done[1]
+        if ctas in memo:
+            return memo[ctas]
+        prof = self.profile
+        known = None if prof is None else prof.sched_ctas
+        if known is not None:
+            for c, ipc in known:
+                memo.setdefault(int(c), float(ipc))
+            if ctas in memo:
+                return memo[ctas]
+        memo[ctas] = float("nan")
+        if prof is not None and prof.sched_ipc is not None and self.sm.scheduler in SCHEDULED_POLICIES:
+            trace = self._anchor_trace()
+            p = {**memory_pipeline(trace, self.sm), "resident_ctas": int(ctas)}
+            done = issue_schedule(trace, p)
+            if done is not None and done[1] > 0:
+                memo[ctas] = float(trace.n_instrs) / done[1]
+        if prof is not None:
+            row = np.array([[float(ctas), memo[ctas]]])
+            object.__setattr__(prof, "sched_ctas", row if known is None else np.concatenate([known, row]))
+            self.unsaved = True
+            self.persist()
         return memo[ctas]
 
     def _anchor_trace(self):

@@ -268,6 +268,10 @@ class WorkloadProfile:
     #: float64 [k, 2]: (L1D bytes, IPC) of the same schedule as ``sched_ipc`` on SMs that differ only in the
     #: L1D's size (the anchor of designs whose L1D differs, :func:`rfmodel.analytic.engine.anchor_curve`)
     sched_l1: np.ndarray | None = None
+    #: float64 [k, 2]: (resident CTAs, IPC) of the same schedule with that many CTAs at once instead of the
+    #: SM's occupancy (the anchor at another occupancy, :func:`rfmodel.analytic.engine.occupancy_factor`):
+    #: the counts asked for so far, added by the engine's source as they are (and kept with the profile)
+    sched_ctas: np.ndarray | None = None
     #: builds the table groups the profile was built without (``source(group) -> {field: value}``;
     #: :meth:`need`); not saved: a loaded profile gets its source from whoever loads it
     source: Callable[[str], dict] | None = field(default=None, compare=False, repr=False)

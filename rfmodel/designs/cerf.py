@@ -436,6 +436,15 @@ def _install(ints, a, t):
     ints[ints[H_O_LOC] + a] = LOC_ARRAY
 
 
+def _registers_in_set(ways, rho, n: int) -> np.ndarray:
+    """``[n, ...]``: ``P(k registers in a set)`` for ``k < n``, ``k ~ Binomial(ways, rho)`` (one call for
+    every ``k``: each value the one a call for that ``k`` alone gives)."""
+    from scipy.stats import binom
+
+    shape = np.broadcast_shapes(np.shape(ways), np.shape(rho))
+    return binom.pmf(np.arange(n).reshape(n, *([1] * len(shape))), ways, rho)
+
+
 def set_shared_hits(prof, lines, ways, reg_lines):
     """The array's L1D hit rates (of every access, of the loads) when registers hold ``reg_lines`` of its
     ``lines`` entries: registers spread over the sets (reg-mem addresses interleave them), so a set holds
@@ -444,22 +453,28 @@ def set_shared_hits(prof, lines, ways, reg_lines):
     misses take no line (the array writes them through: ``nwa_stack_hist``); the hit rates are their
     mean.  (The remaining lines of one large cache would overstate the hits: a set full of registers
     caches nothing.)"""
-    from scipy.stats import binom
-
     ways = np.asarray(ways, dtype=np.float64)
     lines = np.asarray(lines, dtype=np.float64)
     rho = np.clip(np.asarray(reg_lines, dtype=np.float64) / np.maximum(lines, 1.0), 0.0, 1.0)
     sets = lines / np.maximum(ways, 1.0)
     n = int(np.max(ways))
+    pmf = _registers_in_set(ways, rho, n)
+    # the profile's own hit rates take every k at once (a leading axis); a profile whose hit rates another
+    # layer scales (a Monte-Carlo sample's, with leading axes of its own) is asked once per k, each hit
+    # array the grid's shape
+    own = getattr(prof.l1d_hit_rate, "__self__", None) is prof
+    free_k = ways - np.arange(n).reshape(n, *([1] * ways.ndim))
+    f_k = np.maximum(free_k, 1.0)
     out = []
     for loads in (False, True):
+        if own:
+            hits_k = prof.l1d_hit_rate(sets * f_k, f_k, loads=loads, write_allocate=False)
         h = 0.0
-        for k in range(n):  # k registers in a set, and the set's free ways (none: it caches nothing); one
-            # call per k keeps each hit array the grid's shape (a Monte-Carlo profile scales it per sample)
+        for k in range(n):  # k registers in a set, and the set's free ways (none: it caches nothing)
             free = ways - k
             f = np.maximum(free, 1.0)
-            hits = prof.l1d_hit_rate(sets * f, f, loads=loads, write_allocate=False)
-            h = h + np.where(free > 0, binom.pmf(k, ways, rho), 0.0) * hits
+            hits = hits_k[k] if own else prof.l1d_hit_rate(sets * f, f, loads=loads, write_allocate=False)
+            h = h + np.where(free > 0, pmf[k], 0.0) * hits
         out.append(h)
     return out[0], out[1]
 
@@ -527,8 +542,6 @@ def set_limited_lines(prof, lines, ways, reg_lines):
     powers of two are interpolated in ``log2(sets)``.  Where the loads' lines fall in few sets
     (``pb_bicg_1`` on `volta-v100`: 88 of 512) this, not the lines the registers leave, bounds the lines
     held (simulated 147 of 2,048 entries; 152 here, 1,828 without the bound)."""
-    from scipy.stats import binom
-
     from rfmodel.analytic.profile import SET_FILL_SETS, SET_FILL_WAYS
 
     ways = np.asarray(ways, dtype=np.float64)
@@ -539,10 +552,12 @@ def set_limited_lines(prof, lines, ways, reg_lines):
     f = x - lo
     table = np.asarray(prof.set_fill, dtype=np.float64)
     out = 0.0
-    for k in range(int(np.max(ways))):
+    n = int(np.max(ways))
+    pmf = _registers_in_set(ways, rho, n)
+    for k in range(n):
         free = np.clip(ways - k, 0, SET_FILL_WAYS).astype(np.int64)
         held = np.where(free > 0, (1 - f) * table[lo, free - 1] + f * table[lo + 1, free - 1], 0.0)
-        out = out + np.where(k < ways, binom.pmf(k, ways, rho), 0.0) * held
+        out = out + np.where(k < ways, pmf[k], 0.0) * held
     return out
 
 @njit(cache=True)
