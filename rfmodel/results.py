@@ -214,10 +214,12 @@ def assemble(
             over[name] = "; ".join(notes)
             warn_once(f"{name} on {sm.name}: {over[name]}: run as compiled, with its own registers (the "
                       "limits are not applied to compiled code)", stacklevel=4)  # fmt: skip
+    # each variable with its unit (given with its data: setting it afterwards builds every variable again)
+    data = {k: (*v, {"units": UNITS[k]}) if k in UNITS else v for k, v in data.items()}
     ds = xr.Dataset(data, coords={**coords, "workload": workloads, "structure": snames,
                                   "stall_reason": list(stall_reasons)})  # fmt: skip
     for k, u in UNITS.items():
-        if k in ds:
+        if k in ds.coords:  # a unit of a coordinate (a parameter's): as before, set on the coordinate
             ds[k].attrs["units"] = u
     ds.attrs.update({
         "design": design.name,

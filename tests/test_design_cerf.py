@@ -569,11 +569,20 @@ def test_set_shared_hits_takes_every_register_count_at_once_as_one_at_a_time():
     own = set_shared_hits(prof, lines, ways, regs)
     calls = []
     wrapped = replace(prof)
-    object.__setattr__(wrapped, "l1d_hit_rate",
-                       lambda *a, **k: calls.append(np.shape(a[0])) or prof.l1d_hit_rate(*a, **k))  # fmt: skip
+
+    def counted(*a, **k):
+        calls.append(np.shape(a[0]))
+        return prof.l1d_hit_rate(*a, **k)
+
+    object.__setattr__(wrapped, "l1d_hit_rate", counted)
     one = set_shared_hits(wrapped, lines, ways, regs)
     assert len(calls) == 2 * 16 and set(calls) == {(5,)}  # each count alone, the grid's shape
+    calls.clear()
     for a, b in zip(own, one, strict=True):
+        np.testing.assert_array_equal(a, b)
+    # one array size for every point (a grid that does not search the ways)
+    for a, b in zip(set_shared_hits(prof, lines, 8.0, regs), set_shared_hits(wrapped, lines, 8.0, regs),
+                    strict=True):  # fmt: skip
         np.testing.assert_array_equal(a, b)
     plain = prof.l1d_hit_rate(lines[:1], ways[:1], write_allocate=False)
     assert own[0][0] == pytest.approx(plain[0], abs=1e-12)

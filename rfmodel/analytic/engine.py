@@ -627,9 +627,16 @@ def occupancy_factor(reference, profile, sm, grid: dict, ctas: int) -> float:
 
 def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
     """An :class:`Anchor` of ``factor`` whose curve (:func:`anchor_curve`) is built on first use, and whose
-    factor at another occupancy (:func:`occupancy_factor`) is computed when a point asks for it."""
+    factor at another occupancy (:func:`occupancy_factor`) is computed when a point asks for it; the same
+    object for the same inputs (:func:`_remembered`), so that what its points asked for is at hand for the
+    next call's."""
     if reference is None:
         return Anchor(factor)
+    return _remembered(("lazy", float(factor)), lambda *a: _lazy_anchor(*a, factor), reference, profile, sm,
+                       grid)  # fmt: skip
+
+
+def _lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
 
     @functools.cache
     def at_ctas(ctas: int) -> float:

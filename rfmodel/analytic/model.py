@@ -48,8 +48,10 @@ parameter lookup, resident warps, the main-RF timing of a grid, the interval coe
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -179,6 +181,15 @@ def resident_warps(profile, sm, grid: dict):
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _own_warps(regs_per_thread, threads_per_cta, shared_mem_bytes, ctas, sm) -> float:
+    """Resident warps of a kernel of these resources on ``sm`` at its own limits (:func:`resident_warps`
+    without a grid), remembered."""
+    p = SimpleNamespace(regs_per_thread=regs_per_thread, threads_per_cta=threads_per_cta,
+                        shared_mem_bytes=shared_mem_bytes, ctas=ctas)  # fmt: skip
+    return float(np.asarray(resident_warps(p, sm, {})))
+
+
 def main_rf_timing(grid: dict, read_x=None, network=0.0):
     """``(lat, occ, xex)`` of one main-RF warp-register access for ``read_x`` (the bank read time as a
     multiple of one cycle; default the grid's ``main_rf_latency_x``), the grid's ``narrow_crossbar`` and
@@ -205,17 +216,18 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
                 write_share=1.0, operand_slots=True, bank_write_cycles=None,
                 write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0,
                 bank_claims=0.0, warp_per_bank=False, greedy_spread=2.0,
-                extra_latency=0.0, l1d_hits=None, anchor=1.0) -> dict:  # fmt: skip
+                extra_latency=0.0, l1d_hits=None, anchor=1.0, warps=None) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; ``anchor``: the interval model's (the factor on the
-    schedule's bounds, or a callable of the L1D hit rate and the warps); the other arguments are the
-    :class:`Effects` fields.  On
+    schedule's bounds, or a callable of the L1D hit rate and the warps); ``warps``: the resident warps
+    (:func:`resident_warps`, computed without); the other arguments are the :class:`Effects` fields.  On
     a two-level SM the grid's ``active_warps`` (per scheduler; default :data:`DEFAULT_POOL`) bounds the
     issuing warps.
     """
     p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
-    warps = resident_warps(profile, sm, grid)
+    if warps is None:
+        warps = resident_warps(profile, sm, grid)
     initiation = np.maximum(class_initiations(sm), 1).astype(np.float64)
     slow = np.asarray(bank_cycles, dtype=np.float64) > 1.0
     if bank_write_cycles is not None:
@@ -382,7 +394,9 @@ class AnalyticContext:
             return 1.0
         wpc = max(int(self.profile.warps_per_cta), 1)
         ctas = np.floor(np.asarray(warps, dtype=np.float64) / wpc)
-        own = float(np.floor(float(np.asarray(resident_warps(self.profile, self.sm, {}))) / wpc))
+        prof = self.profile
+        own = float(np.floor(_own_warps(int(prof.regs_per_thread), int(prof.threads_per_cta),
+                                        int(prof.shared_mem_bytes), int(prof.ctas), self.sm) / wpc))
         ratio = np.ones(ctas.shape)
         for c in np.unique(ctas):
             if c != own and c > 0:
@@ -400,8 +414,14 @@ class AnalyticContext:
             write_defer=effects.write_defer,
             bank_claims=effects.bank_claims, warp_per_bank=effects.warp_per_bank,
             greedy_spread=effects.greedy_spread, extra_latency=effects.extra_latency,
-            l1d_hits=effects.l1d_hits, anchor=anchor,
+            l1d_hits=effects.l1d_hits, anchor=anchor, warps=self.resident_warps,
         )  # fmt: skip
+
+    @functools.cached_property
+    def resident_warps(self):
+        """The grid's resident warps on the context's profile and SM (:func:`resident_warps`; each of a
+        design's model runs on the same grid shares them)."""
+        return resident_warps(self.profile, self.sm, self.grid)
 
     def result(self, m: dict, *, events: dict, metrics: dict | None = None, ipc=None, cycles=None) -> dict:
         """The standard metrics of a design from the model's outputs ``m``, with the design's structure

@@ -463,7 +463,7 @@ def set_shared_hits(prof, lines, ways, reg_lines):
     # layer scales (a Monte-Carlo sample's, with leading axes of its own) is asked once per k, each hit
     # array the grid's shape
     own = getattr(prof.l1d_hit_rate, "__self__", None) is prof
-    free_k = ways - np.arange(n).reshape(n, *([1] * ways.ndim))
+    free_k = ways - np.arange(n).reshape(n, *([1] * sets.ndim))
     f_k = np.maximum(free_k, 1.0)
     out = []
     for loads in (False, True):
@@ -986,7 +986,7 @@ class Cerf(Design):
         prof = ctx.profile
         regs_sm = np.asarray(ctx.grid.get("regs_per_sm", sm.regs_per_sm), dtype=np.float64)
         lines = regs_sm * 4.0 / BLOCK_BYTES
-        warps = np.asarray(resident_warps(prof, sm, ctx.grid), dtype=np.float64)
+        warps = np.asarray(ctx.resident_warps, dtype=np.float64)
         # LRU-prioritized frees a register's entry at its last read: the warps' live registers hold entries
         live = np.minimum(float(prof.live_regs), float(max(prof.regs_per_thread, 1)))
         # LRU-fair: the registers one LRU stack shared with the lines keeps (the profile's merged stream, at

@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
-from rfmodel.analytic.model import Effects, resident_warps, sm_param
+from rfmodel.analytic.model import Effects, sm_param
 from rfmodel.analytic.reuse import (
     ipc_gain,
     near_fraction_from_hist,
@@ -877,7 +877,7 @@ class Malekeh(Design):
         entries = ctx.value("ct_entries", DEFAULTS["ct_entries"])
         G = sm.schedulers_per_sm if sm.sub_core else 1
         ccus = np.maximum(np.asarray(sm_param(sm, grid, "collector_units"), dtype=np.float64) / G, 1.0)
-        warps = np.maximum(np.asarray(resident_warps(ctx.profile, sm, grid), dtype=np.float64) / G, 1.0)
+        warps = np.maximum(np.asarray(ctx.resident_warps, dtype=np.float64) / G, 1.0)
         oversub = np.maximum(0.0, 1.0 - ccus / warps)
         loss = c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld)
         hist = profile_reuse_hist(ctx.profile)

@@ -1243,16 +1243,18 @@ def pareto_table(ds: xr.Dataset, objectives=None) -> list[dict]:
     first objective (best first)."""
     objectives = tuple(Objective.parse(o) for o in (objectives or _recorded_objectives(ds)))
     skip = {o.name for o in objectives}
+    columns = {k: ds[k].values for k in ds.data_vars if k not in skip}  # each variable's values once
+    scores = {o.name: ds[o.name].values for o in objectives}
     rows = []
     for i in range(ds.sizes["point"]):
         row = {}
-        for k in ds.data_vars:
-            v = ds[k].values[i]
-            if k in skip or (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v):
+        for k, col in columns.items():
+            v = col[i]
+            if (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v):
                 continue
             v = v.item() if hasattr(v, "item") else v
             row[k] = int(v) if isinstance(v, float) and v.is_integer() else v
-        row.update({o.name: float(ds[o.name].values[i]) for o in objectives})
+        row.update({name: float(col[i]) for name, col in scores.items()})
         rows.append(row)
     first = objectives[0]
     rows.sort(key=lambda r: first.sign * r[first.name])
