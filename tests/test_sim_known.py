@@ -668,3 +668,30 @@ def test_a_sectored_l1d_misses_the_sectors_a_line_lacks(sectored, hits):
     assert (r.counts["l1_acc"], r.counts["l1_hit"]) == (4, hits)
     own = run(trace_from_warps([prog]), sm)
     assert own.counts["l1_hit"] == 3
+
+
+def test_gpgpusim_mode_looks_the_l1d_up_at_the_head_of_its_latency_queue():
+    """GPGPU-Sim (``-gpgpu_l1_latency``): an L1D access waits its hit latency in the bank's queue and is
+    looked up at the head; a load whose set has its only way waiting for a fill holds the head until the fill
+    and then misses at once.  rfmodel's own pipeline makes the unit wait for the set and then looks the line
+    up (the hit latency again).  One set of one way, the second load to another line: its fill comes an L2
+    round trip after the first's in GPGPU-Sim mode, the hit latency later in rfmodel's pipeline; a second
+    load of the same line merges into the first miss in both."""
+    D = 20
+    l1 = L1DSpec(size_bytes=128, assoc=1, line_bytes=128, mshr_entries=8, hit_latency_cycles=D,
+                 allocate_on_miss=True)  # fmt: skip
+    sm = make_sm(4, l1d=l1, l2_hit_latency_cycles=50, dram_latency_cycles=0, icnt_flit_bytes=None)
+
+    def prog(second):
+        return [("LDG.E", [20], [2], {"lines": [0]}), ("LDG.E", [21], [2], {"lines": [second]}),
+                ("IADD3", [22], [21])]  # fmt: skip
+
+    def gap(**opts):
+        other, same = (simulate_trace(trace_from_warps([prog(x)]), sm, options=opts or None).metrics["cycles"]
+                       for x in (128, 0))  # fmt: skip
+        return other - same
+
+    queued, own = gap(compat="gpgpusim"), gap()
+    assert queued > 50  # the second line's own round trip
+    assert own - queued == D
+

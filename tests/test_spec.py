@@ -517,16 +517,17 @@ class TestPresets:
         # and leave the others out; so is the L1D's write allocation and set index (the Fermi and Maxwell
         # configs' no-write-allocate and hash), which the analytic engine does not model yet; and the L2
         # hit latency, which the import takes as the ROP latency plus GPGPU-Sim's fixed interconnect and queue
-        # cycles (the presets keep -gpgpu_l2_rop_latency alone)
+        # cycles (the presets keep -gpgpu_l2_rop_latency alone); and the L1D's banks, whose latency queues only
+        # the simulator's GPGPU-Sim mode has (a preset keeps one bank, which no engine then has to say)
         assert (p.icnt_flit_bytes, p.icnt_clock_mhz, p.exec_units, p.icache) == (None, None, None, None)
-        assert (p.l1d.write_allocate, p.l1d.set_index) == (True, "linear")
+        assert (p.l1d.write_allocate, p.l1d.set_index, p.l1d.banks) == (True, "linear", 1)
         assert imported.icnt_flit_bytes is not None and imported.exec_units is not None
         assert imported.icache is not None and imported.dram_latency_cycles > p.dram_latency_cycles
         assert imported.l2_hit_latency_cycles > p.l2_hit_latency_cycles
         later = {"icnt_flit_bytes": None, "icnt_clock_mhz": None, "exec_units": None, "icache": None,
                  "dram_latency_cycles": p.dram_latency_cycles,
                  "l2_hit_latency_cycles": p.l2_hit_latency_cycles, "l1d.shmem_options": (),
-                 "l1d.write_allocate": True, "l1d.set_index": "linear"}
+                 "l1d.write_allocate": True, "l1d.set_index": "linear", "l1d.banks": 1}
         expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides, **later})
         assert p == expect
 
@@ -878,3 +879,20 @@ def test_a_bad_router_delay_is_one_located_error(tmp_path):
     (tmp_path / "config_fermi_islip.icnt").write_text("vc_alloc_delay = fast;\n")
     with pytest.raises(ParseError, match="vc_alloc_delay: bad value 'fast'"):
         import_gpgpusim_config(tmp_path / "gpgpusim.config")
+
+
+@needs_configs
+def test_gpgpusim_configs_give_the_l1d_banks():
+    """``-gpgpu_l1_banks`` (default 1) is the L1D's bank count; only the simulator's GPGPU-Sim mode models
+    the banks' latency queues, the other engines say so for a count other than one."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.spec.occupancy import not_modelled
+    from rfmodel.spec.sm import L1DSpec
+
+    volta = resolve_gpu(str(CONFIGS / "SM7_QV100_1SM" / "gpgpusim.config"))
+    assert volta.l1d.banks == 4
+    said = not_modelled(volta, "analytic")
+    assert any(s.startswith("l1d.banks = 4") for s in said)
+    assert not any(s.startswith("l1d.banks") for s in not_modelled(volta, "simulate", compat=True))
+    with pytest.raises(SpecError, match="banks"):
+        L1DSpec(banks=3)

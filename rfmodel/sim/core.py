@@ -182,6 +182,8 @@ CONFIG_FIELDS = (
     "il1_onmiss",  # compat: 1: an instruction-cache miss takes its way at once (0: when its line arrives)
     "l1_sect",  # compat: 1: the L1D's lines fill by 32-byte sectors (the ``sec_need`` table says which)
     "sector_flits",  # flits of the reply carrying one sector (interconnect ports modelled; else 0)
+    "l1_queue",  # compat: depth of the L1D's latency queues (GPGPU-Sim's -gpgpu_l1_latency; 0: none)
+    "l1_banks",  # compat: L1D banks, each with its own latency queue
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -358,6 +360,9 @@ STATE_FIELDS = (
     "il1_mshr",
     "w_imiss",
     "l1_smask",  # [L1D ways] compat, sectored L1D: the sectors a way holds or has asked for (bit mask)
+    # [banks x (depth + 2)] compat: per L1D bank its latency queue: the accesses it took, the cycle its last
+    # one left the head, and (a ring of depth) the cycles the last ``depth`` left it
+    "l1q",
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -491,6 +496,8 @@ C_L1_WALLOC = 55
 C_IL1_ONMISS = 56
 C_L1_SECT = 57
 C_SECTOR_FLITS = 58
+C_L1_QUEUE = 59
+C_L1_BANKS = 60
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -626,6 +633,7 @@ S_IL1_FILL = 85
 S_IL1_MSHR = 86
 S_W_IMISS = 87
 S_L1_SMASK = 88
+S_L1Q = 89
 
 # K_FIELDS
 K_ISSUED = 0
@@ -842,14 +850,16 @@ def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req):
 
 
 @njit(cache=True)
-def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, rep):
+def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, rep, looked=False):
     """A line miss leaving the SM at ``t`` or, when every MSHR is taken, when the first frees (its request
     of ``req`` flits through the interconnect injection port, its reply of ``rep`` flits back); returns
-    ``(fill cycle, cycle it took its MSHR)``."""
+    ``(fill cycle, cycle it took its MSHR)``.  The L1D's lookup latency is on the request's path, unless
+    ``looked``: the miss was found at the end of it (GPGPU-Sim mode's latency queue)."""
     n_mshr = cfg[C_MSHR]
+    lookup = 0 if looked else cfg[C_L1_HIT]
     if n_mshr <= 0:
         dep = noc_send(fcfg, scalars, stats, t, req)
-        return l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep + cfg[C_L1_HIT], rep), t
+        return l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep + lookup, rep), t
     slot = -1
     first = NEVER
     for m in range(n_mshr):
@@ -866,7 +876,7 @@ def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, 
                 slot = m
                 break
     dep = noc_send(fcfg, scalars, stats, t, req)
-    fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep + cfg[C_L1_HIT], rep)
+    fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep + lookup, rep)
     mshr[slot] = fill
     return fill, t
 
@@ -876,10 +886,34 @@ def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, 
 assert (L1_LOAD, L1_STORE) == (MK_LOAD, MK_STORE)
 
 
+@njit(cache=True, inline="always")
+def l1_queue_enter(l1q, depth, bank, t):
+    """GPGPU-Sim's L1D latency queue of ``bank`` (``-gpgpu_l1_latency`` stages, one access each; an access
+    moves a stage a cycle while the one ahead is free, and the head is looked up once a cycle): an access
+    offered at ``t`` enters the tail once there is room (the access ``depth`` before it has left), and
+    reaches the head ``depth`` cycles later, or the cycle after the one ahead of it left.  Returns
+    (the bank's offset in ``l1q``, the cycle it enters, the cycle it is looked up)."""
+    base = bank * (depth + 2)
+    n = l1q[base]
+    enter = t
+    if n >= depth:
+        enter = max(enter, l1q[base + 2 + n % depth])
+    return base, enter, max(enter + depth, l1q[base + 1] + 1)
+
+
+@njit(cache=True, inline="always")
+def l1_queue_leave(l1q, base, depth, t):
+    """The access looked up last (:func:`l1_queue_enter`) leaves the head of its bank's queue at ``t``."""
+    n = l1q[base]
+    l1q[base + 2 + n % depth] = t
+    l1q[base] = n + 1
+    l1q[base + 1] = t
+
+
 @njit(cache=True)
 def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, req_flits,
-               rep_flits, atom, sec_need, scalars, stats, r_extra, tag, lru, ready, smask, mshr, l2_tag,
-               l2_lru, h_l1, design_ints, design_floats, w):
+               rep_flits, atom, sec_need, scalars, stats, r_extra, tag, lru, ready, smask, l1q, mshr,
+               l2_tag, l2_lru, h_l1, design_ints, design_floats, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
     Lines are looked up one per cycle.  Every line an L1D would see goes first to the design's ``l1``
@@ -914,6 +948,11 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     elif kind == MK_LOAD or kind == MK_STORE or kind == MK_ATOM:
         shift = cfg[C_LINE_SHIFT]
         use_l1 = cfg[C_L1_ON] != 0 and kind != MK_ATOM and not (cfg[C_L1_BYPASS] != 0 and opc == OP_LDG)
+        depth = cfg[C_L1_QUEUE]
+        queued = use_l1 and depth > 0
+        banks = max(cfg[C_L1_BANKS], 1)
+        inserted = 0  # accesses the latency queues took in the unit's current cycle
+        qb = 0
         for j in range(mem_ptr[row], mem_ptr[row + 1]):
             line = mem_line[j] >> shift
             served = h_l1(design_ints, design_floats, w, line, kind, 0, t) if use_l1 else -1
@@ -939,17 +978,34 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 stats[K_L1_ACC] += 1
                 scalars[G_LRU_CLOCK] += 1
                 s1 = set_of(line, cfg[C_L1_SETS], shift, cfg[C_L1_INDEX])
+                need = sec_need[j] if cfg[C_L1_SECT] != 0 else 0
+                # tl: the lookup's cycle.  GPGPU-Sim mode: the access enters its bank's latency queue and is
+                # looked up at the head; one that cannot take its set there (every way waiting for a fill,
+                # or no MSHR) holds the head, and the unit waits only for room at the tail
+                tl = t
+                if queued:
+                    bank = 0
+                    if banks > 1 and need != 0:  # banks interleave the sectors: the first one it reads
+                        low = need & -need
+                        while low > 1:
+                            low >>= 1
+                            bank += 1
+                        bank &= banks - 1
+                    qb, enter, tl = l1_queue_enter(l1q, depth, bank, t)
+                    if enter > t:
+                        t = enter
+                        inserted = 0
+                    inserted += 1
+                t0 = tl
                 if kind == MK_STORE and cfg[C_L1_WALLOC] == 0:
                     hit, way = lru_probe(tag, lru, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
                 elif cfg[C_L1_RESERVE] != 0 and kind != MK_STORE:
-                    t0 = t
-                    hit, way, t = lru_access_reserve(tag, lru, ready, s1, cfg[C_L1_ASSOC], line,
-                                                       scalars[G_LRU_CLOCK], t)  # fmt: skip
-                    stats[K_L1_SET_WAIT] += t - t0
+                    hit, way, tl = lru_access_reserve(tag, lru, ready, s1, cfg[C_L1_ASSOC], line,
+                                                        scalars[G_LRU_CLOCK], tl)  # fmt: skip
+                    stats[K_L1_SET_WAIT] += tl - t0
                 else:
                     hit, way = lru_access_at(tag, lru, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
                 # a sectored line hits only when it holds (or has asked for) every sector the row reads
-                need = sec_need[j] if cfg[C_L1_SECT] != 0 else 0
                 tag_hit = hit
                 if need != 0 and hit and (smask[way] & need) != need:
                     hit = False
@@ -957,14 +1013,14 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                     stats[K_L1_HIT] += 1
                 if kind == MK_STORE:
                     if not tag_hit and way >= 0:
-                        ready[way] = t  # write-allocate; the store does not wait for the line
+                        ready[way] = tl  # write-allocate; the store does not wait for the line
                     if need != 0 and way >= 0:  # the written sectors are the line's
                         smask[way] = (smask[way] | need) if tag_hit else need
-                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
-                    at = t
+                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, tl, req)
+                    at = tl
                 elif hit:
-                    at = max(t + cfg[C_L1_HIT], ready[way])
-                    if ready[way] > t:
+                    at = max(tl if queued else tl + cfg[C_L1_HIT], ready[way])
+                    if ready[way] > tl:
                         r_extra[r] += sectors[row]  # merged into an outstanding miss
                 elif need != 0:
                     # a sector miss fetches the sectors the line lacks; a line miss the ones the row reads
@@ -974,17 +1030,22 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                     while bits != 0:  # sectors fetched (a line has at most line_bytes / 32)
                         n += bits & 1
                         bits >>= 1
-                    fill, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req,
-                                           n * cfg[C_SECTOR_FLITS])
+                    fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, tl, req,
+                                            n * cfg[C_SECTOR_FLITS], queued)  # fmt: skip
                     ready[way] = max(ready[way], fill) if tag_hit else fill
                     smask[way] = (smask[way] | need) if tag_hit else need
                     at = fill
                     r_extra[r] += n
                 else:
-                    fill, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, rep)
+                    fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, tl, req,
+                                            rep, queued)  # fmt: skip
                     ready[way] = fill
                     at = fill
                     r_extra[r] += sectors[row]
+                if queued:
+                    l1_queue_leave(l1q, qb, depth, tl)
+                else:
+                    t = tl  # the unit waited for the set and the MSHR
             elif kind == MK_STORE:
                 _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
                 at = t
@@ -997,7 +1058,11 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
             elif kind == MK_STORE and compat and ack > done:
                 # GPGPU-Sim: a warp finishes only when its stores are acknowledged (shd_warp_t::stores_done)
                 done = ack
-            t += 1
+            if inserted == 0 or inserted >= banks:  # the queues take one access per bank a cycle at most
+                t += 1
+                inserted = 0
+    if inserted > 0:  # the unit's last cycle of accesses, its banks not all taken
+        t += 1
     if not compat:
         r_extra[r] = 0
     free = max(cyc + cls_ii[opc], t)
@@ -1546,7 +1611,7 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
             r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables[T_SECTORS],
             tables[T_REQ_FLITS], tables[T_REP_FLITS], tables[T_ATOM], tables[T_SEC_NEED], scalars, stats,
             state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY], state[S_L1_SMASK],
-            state[S_MSHR_FILL],
+            state[S_L1Q], state[S_MSHR_FILL],
             state[S_L2_TAG], state[S_L2_LRU], h_l1, design_ints, design_floats, state[S_R_WARP][r],
         )  # fmt: skip
         u_free[ui] = free_t

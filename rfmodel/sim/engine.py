@@ -461,6 +461,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "il1_mshr": ic.mshr_entries if il1_on else 1,
         "il1_onmiss": int(bool(ic.allocate_on_miss)) if il1_on else 1,
         "l1_sect": int(sect),
+        "l1_queue": l1.hit_latency_cycles if compat and l1_on else 0,
+        "l1_banks": l1.banks,
         "sector_flits": int(sm.icnt_flits(32)) if noc else 0,
         "line_flits": int(sm.icnt_flits(line_bytes)) if noc else 0,
     }
@@ -561,6 +563,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "il1_tag": z(il1n, -1), "il1_lru": z(il1n, -1), "il1_fill": z(il1n),
         "il1_mshr": np.concatenate([z(cfg[C.C_IL1_MSHR]), z(cfg[C.C_IL1_MSHR], -1)]), "w_imiss": z(W),
         "l1_smask": z(l1n),
+        "l1q": z(max(cfg[C.C_L1_BANKS] * (cfg[C.C_L1_QUEUE] + 2), 1)),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]

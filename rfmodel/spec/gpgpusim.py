@@ -76,6 +76,7 @@ GPGPUSIM_DEFAULTS: dict[str, str] = {
     "-gpgpu_inst_fetch_throughput": "1",
     "-gpgpu_perfect_inst_const_cache": "0",
     "-gpgpu_l1_latency": "1",
+    "-gpgpu_l1_banks": "1",
     "-gpgpu_unified_l1d_size": "0",
     "-gpgpu_adaptive_cache_config": "0",
     "-gpgpu_shmem_option": "0",
@@ -437,6 +438,7 @@ def import_gpgpusim_config(
     # ---- caches and memory
     dl1 = _cache(r, "-gpgpu_cache:dl1")
     l1_latency = r.int("-gpgpu_l1_latency", 1)
+    l1_banks = r.int("-gpgpu_l1_banks", 1)
     unified_kb = r.int("-gpgpu_unified_l1d_size")
     adaptive = r.bool("-gpgpu_adaptive_cache_config")
     options = ()
@@ -456,6 +458,7 @@ def import_gpgpusim_config(
         allocate_on_miss=dl1.alloc == "m" if dl1 else True,
         **(_l1d_policy(r, dl1) if dl1 else {}),
         hit_latency_cycles=l1_latency,
+        banks=l1_banks,
         unified_bytes=unified_kb * 1024,
         adaptive=adaptive,
         shmem_options=options,

@@ -272,6 +272,8 @@ def carved_l1d(sm, smem_per_cta: int, resident_ctas: int):
 #: cycle always goes to another unit (a dual issue of two of one type never happens there).
 NOT_MODELLED = {
     "l1d.sectored": {"analytic": False, "simulate": False},
+    # the banks' latency queues: only the simulator's GPGPU-Sim mode has them (``not_modelled(compat=True)``)
+    "l1d.banks": {"analytic": 1, "simulate": 1},
     "l1d.unified_bytes": {"analytic": 0, "simulate": 0},
     "l1d.adaptive": {"analytic": False, "simulate": False},
     "collector_read_ports": {"analytic": 0},
@@ -301,7 +303,8 @@ def not_modelled(sm, engine: str, compat: bool = False) -> list[str]:
         holds = holds_in.get(engine, None)
         if engine not in holds_in or (name == "dual_issue_diff_units" and sm.issue_width < 2):
             continue
-        if compat and engine == "simulate" and (name.startswith("icache.") or name == "l1d.sectored"):
+        if compat and engine == "simulate" and (name.startswith("icache.") or name in ("l1d.sectored",
+                                                                                         "l1d.banks")):
             continue
         if name in ("l1d.unified_bytes", "l1d.adaptive") and sm.l1d.shmem_options:
             continue  # both engines carve the L1D out of the unified array (carved_l1d)

@@ -163,6 +163,10 @@ class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
                            doc="set of a line: its number mod the sets (GPGPU-Sim's L), or the Fermi L1D's "
                                "hash of address bits (H; 32 or 64 sets, other counts index linearly)")
     hit_latency_cycles: int = param(35, unit="cycles", bounds=(1, 100_000), doc="load hit latency")
+    banks: int = param(1, unit="banks", choices=(1, 2, 4, 8, 16, 32),
+                       doc="banks (GPGPU-Sim's -gpgpu_l1_banks; 32-byte interleaved): in the simulator's "
+                           "GPGPU-Sim mode each has a latency queue of hit_latency_cycles stages that takes "
+                           "one access a cycle and looks it up at its head")
     unified_bytes: int = param(0, unit="B", bounds=(0, 64 * _MIB),
                                doc="L1D + shared memory unified array size; 0 = separate arrays")
     adaptive: bool = param(False, doc="carve-out adapts: L1D gets the unified space shared memory leaves")
