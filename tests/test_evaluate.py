@@ -345,3 +345,37 @@ def test_analytic_grid_of_registers_anchors_at_the_points_occupancy():
     assert grid.ipc.sel(regs_per_sm=16384).item() == pytest.approx(spec.ipc.item(), rel=0.01)
     assert grid.ipc.sel(regs_per_sm=32768).item() == own.ipc.item()
     assert grid.warps.sel(regs_per_sm=16384).item() < own.warps.item()
+
+
+def test_a_refused_grid_value_is_refused_every_call_and_an_accepted_one_checked_once():
+    """The spec checks of a grid's values are remembered for the values that pass (an optimizer asks for the
+    same ones each generation); a value out of range is refused at every call, naming the field."""
+    import importlib
+
+    ev = importlib.import_module("rfmodel.evaluate")
+    ev._valid_value.cache_clear()
+    for _ in range(2):
+        with pytest.raises(SpecError, match="num_banks"):
+            rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", params={"num_banks": [8, 0]})
+    grid = {"num_banks": [8, 16]}
+    rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", params=grid)
+    hits = ev._valid_value.cache_info().hits
+    rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", params=grid)
+    assert ev._valid_value.cache_info().hits == hits + 2
+
+
+def test_a_workloads_anchor_is_one_object_across_calls():
+    """The anchor of a workload (its factor, and the factors at other occupancies its points ask for) is one
+    object for the same reference, profile, SM and coefficients, so what one call's points asked for is at
+    hand for the next call's (an optimizer's generations); another profile gets its own."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    ref = get_design("baseline")
+    prof = workload_profile("saxpy", sm)
+    first = engine.lazy_anchor(ref, prof, sm, {}, 1.25)
+    assert engine.lazy_anchor(ref, prof, sm, {}, 1.25) is first
+    assert engine.lazy_anchor(ref, workload_profile("reduce_sum", sm), sm, {}, 1.25) is not first
+    assert engine.lazy_anchor(ref, prof, sm, {}, 1.5) is not first
+    assert first.at_ctas(2) == engine.lazy_anchor(ref, prof, sm, {}, 1.25).at_ctas(2)
