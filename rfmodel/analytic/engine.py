@@ -637,6 +637,8 @@ def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
 
 
 def _lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
+    """A new :class:`Anchor` for :func:`lazy_anchor` (its curve and its factors at other occupancies
+    remembered on it)."""
 
     @functools.cache
     def at_ctas(ctas: int) -> float:

@@ -916,7 +916,9 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                l2_tag, l2_lru, h_l1, design_ints, design_floats, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
-    Lines are looked up one per cycle.  Every line an L1D would see goes first to the design's ``l1``
+    Lines are looked up one per cycle (GPGPU-Sim mode: each enters its L1D bank's latency queue, one a bank
+    a cycle, and is looked up at the queue's head, :func:`l1_queue_enter`; a lookup that waits for its set
+    or an MSHR holds the head, not the unit).  Every line an L1D would see goes first to the design's ``l1``
     hook: ``-1`` leaves it to the SM's own L1D, ``L >= 0`` serves it from the design's structure ``L``
     cycles later, ``-2`` is a miss of the design's structure, sent to L2 through the MSHRs like an L1D
     miss (the hook is then called again with kind :data:`L1_FILL` and the fill cycle).  Stores write
