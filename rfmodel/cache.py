@@ -110,6 +110,11 @@ TRACE_SOURCES = ("workload", "compiler", "spec", "limits.py")
 #: passes, and the modules at the package's top that the simulator calls (the set-associative lookup of its
 #: caches); a result cached under their hash is simulated again after an edit of any of them
 SIM_SOURCES = (*TRACE_SOURCES, "sim", "designs", "setassoc.py", "datafile.py", "io.py")
+#: the package sources an analytic workload profile depends on: its trace's, the analytic engine that builds
+#: and keeps it, and every module those import (tests/test_layers.py checks the closure); a design, the
+#: simulator or the calibration data edited leaves the profiles on disk valid
+PROFILE_SOURCES = (*TRACE_SOURCES, "analytic", "setassoc.py", "datafile.py", "io.py", "cache.py", "errors.py",
+                   "version.py", "__init__.py", "results.py", "energy")  # fmt: skip
 
 
 @cache

@@ -270,3 +270,29 @@ def test_the_length_check_sees_a_long_function(tmp_path):
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
     (pkg / "m.py").write_text(f"def short():\n    return 1\n\n\ndef long():\n{body}\n")
     assert long_functions(pkg) == [("pkg/m.py", "long", MAX_FUNCTION_LINES + 1)]
+
+
+def test_a_profiles_disk_key_covers_every_module_the_analytic_engine_imports():
+    """A workload profile on disk is keyed by the sources of ``rfmodel.cache.PROFILE_SOURCES`` only: every
+    module the analytic engine imports, directly or through others, must lie among them (or a change of it
+    would leave a stale profile in use), and a design or the simulator must not (a design's edit would
+    rebuild every profile)."""
+    from rfmodel.cache import PROFILE_SOURCES
+
+    g = graph()
+    seen, todo = set(), [m for m in g if m == "rfmodel.analytic" or m.startswith("rfmodel.analytic.")]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(g[m])
+    seen.add("rfmodel")  # the package's __init__ runs before any of them
+
+    def covered(mod: str) -> bool:
+        parts = mod.split(".")[1:]
+        path = "/".join(parts) if parts else "__init__"  # a module's path without .py, or its package's
+        return any(path == s.removesuffix(".py") or path.startswith(s + "/") for s in PROFILE_SOURCES)
+
+    missing = sorted(m for m in seen if not covered(m))
+    assert not missing, f"modules the analytic engine imports outside PROFILE_SOURCES: {missing}"
+    assert not any(covered(m) for m in ("rfmodel.designs.cerf", "rfmodel.sim.core", "rfmodel.optimize"))

@@ -517,8 +517,8 @@ class TestPresets:
         # and leave the others out; so is the L1D's write allocation and set index (the Fermi and Maxwell
         # configs' no-write-allocate and hash), which the analytic engine does not model yet; and the L2
         # hit latency, which the import takes as the ROP latency plus GPGPU-Sim's fixed interconnect and queue
-        # cycles (the presets keep -gpgpu_l2_rop_latency alone); and the L1D's banks, whose latency queues only
-        # the simulator's GPGPU-Sim mode has (a preset keeps one bank, which no engine then has to say)
+        # cycles (the presets keep -gpgpu_l2_rop_latency alone); and the L1D's banks, whose latency queues
+        # only the simulator's GPGPU-Sim mode has (a preset keeps one bank, which no engine then has to say)
         assert (p.icnt_flit_bytes, p.icnt_clock_mhz, p.exec_units, p.icache) == (None, None, None, None)
         assert (p.l1d.write_allocate, p.l1d.set_index, p.l1d.banks) == (True, "linear", 1)
         assert imported.icnt_flit_bytes is not None and imported.exec_units is not None

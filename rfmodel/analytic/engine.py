@@ -29,7 +29,7 @@ from rfmodel.analytic.profile import (
     trace_load_terms,
 )
 from rfmodel.analytic.stream import issue_schedule
-from rfmodel.cache import keyed_entry, read_entry, source_hash, write_entry
+from rfmodel.cache import PROFILE_SOURCES, keyed_entry, read_entry, source_hash, write_entry
 from rfmodel.errors import SpecError
 from rfmodel.results import assemble
 from rfmodel.setassoc import SET_INDEX
@@ -361,7 +361,7 @@ def workload_profile(
         builtin or name.startswith(SYNTHETIC_PREFIX) or content is not None
     ):
         # built-in and synthetic workloads are named by what generates them, files by their content
-        stored = keyed_entry("profiles", [*key, content, source_hash(exclude=("data/calibration",))], ".npz")
+        stored = keyed_entry("profiles", [*key, content, source_hash(*PROFILE_SOURCES)], ".npz")
         prof = read_entry(stored, WorkloadProfile.load)
         if prof is not None:
             prof = attach(prof, stored)
