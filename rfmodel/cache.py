@@ -163,6 +163,21 @@ def entry_path(kind: str, key: str, suffix: str) -> Path | None:
     return root / kind / f"{key}{suffix}"
 
 
+#: entries shipped with the package (read-only), by kind: those the default ``rfmodel optimize`` builds, so a
+#: new install's first run finds them (``calib/ship_profiles.py`` writes them; an entry whose key the sources
+#: no longer give is simply not found)
+SHIPPED_DIR = PKG_DIR / "data" / "shipped"
+
+
+def shipped_entry(path: Path | None) -> Path | None:
+    """The entry the package ships under the same kind and key as the cache's ``path`` (:func:`keyed_entry`),
+    or ``None`` (no such file, or the cache is off)."""
+    if path is None:
+        return None
+    shipped = SHIPPED_DIR / path.parent.name / path.name
+    return shipped if shipped.is_file() else None
+
+
 def keyed_entry(kind: str, parts, suffix: str) -> Path | None:
     """Where the entry of ``kind`` keyed by the JSON of ``parts`` (its inputs and a source hash) lives
     (``None`` with the cache off)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 
@@ -37,6 +39,7 @@ def _fresh_cache(monkeypatch, folder):
     import rfmodel.cache as cache
 
     monkeypatch.setenv("RFMODEL_CACHE_DIR", str(folder))
+    monkeypatch.setattr(cache, "SHIPPED_DIR", Path(folder) / "shipped")  # none shipped: built here
     monkeypatch.setattr(cache, "_CHANGED", set())
     monkeypatch.setattr(cache, "_LOADED_AT", float("inf"))
 
@@ -195,6 +198,43 @@ def test_the_schedule_at_another_occupancy_is_kept_with_the_profile(tmp_path, mo
     assert runs == []  # read from the disk entry
     again.source.occupancy_ipc(4)  # a count not asked before is scheduled, and kept too
     assert len(runs) == 1 and list(again.source.profile.sched_ctas[:, 0]) == [2.0, 3.0, 4.0]
+
+
+def test_a_profile_the_package_ships_is_read_when_the_cache_has_none(tmp_path, monkeypatch):
+    """A new install's cache is empty: a profile the package ships under the same key (the default run's,
+    ``calib/ship_profiles.py``) is read instead of built (no trace is loaded), equal to one built here, and
+    the cache takes a copy (which the tables built later extend)."""
+    import rfmodel.cache as cache
+    from rfmodel.analytic import engine
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    _fresh_cache(monkeypatch, tmp_path / "a")
+    sm = resolve_gpu("fermi-gtx480")
+    engine._PROFILE_CACHE.clear()
+    built = workload_profile("saxpy", sm)
+    (entry,) = (tmp_path / "a" / "profiles").glob("*.npz")
+    ship = tmp_path / "package" / "profiles"
+    ship.mkdir(parents=True)
+    entry.rename(ship / entry.name)
+    _fresh_cache(monkeypatch, tmp_path / "b")
+    monkeypatch.setattr(cache, "SHIPPED_DIR", tmp_path / "package")
+    builds = []
+    load = engine.load_workload
+    monkeypatch.setattr(engine, "load_workload", lambda *a, **k: builds.append(a) or load(*a, **k))
+    engine._PROFILE_CACHE.clear()
+    _same_profile(built, workload_profile("saxpy", sm))
+    assert builds == []
+    assert (tmp_path / "b" / "profiles" / entry.name).is_file()
+
+
+def test_the_shipped_profiles_load():
+    """Every profile the package ships is a readable profile (a damaged one would cost its rebuild only, but
+    should not ship)."""
+    from rfmodel.analytic.profile import WorkloadProfile
+    from rfmodel.cache import SHIPPED_DIR
+
+    for f in sorted((SHIPPED_DIR / "profiles").glob("*.npz")):
+        assert WorkloadProfile.load(f).n_instrs > 0, f.name
 
 
 def test_compiled_code_folders_follow_the_sources(tmp_path, monkeypatch):

@@ -29,7 +29,7 @@ from rfmodel.analytic.profile import (
     trace_load_terms,
 )
 from rfmodel.analytic.stream import issue_schedule
-from rfmodel.cache import PROFILE_SOURCES, keyed_entry, read_entry, source_hash, write_entry
+from rfmodel.cache import PROFILE_SOURCES, keyed_entry, read_entry, shipped_entry, source_hash, write_entry
 from rfmodel.errors import SpecError
 from rfmodel.results import assemble
 from rfmodel.setassoc import SET_INDEX
@@ -363,6 +363,10 @@ def workload_profile(
         # built-in and synthetic workloads are named by what generates them, files by their content
         stored = keyed_entry("profiles", [*key, content, source_hash(*PROFILE_SOURCES)], ".npz")
         prof = read_entry(stored, WorkloadProfile.load)
+        if prof is None:  # one the package ships (the default run's): the cache takes a copy and extends it
+            prof = read_entry(shipped_entry(stored), WorkloadProfile.load)
+            if prof is not None:
+                write_entry(stored, prof)
         if prof is not None:
             prof = attach(prof, stored)
             _PROFILE_CACHE[key] = (content, prof)
