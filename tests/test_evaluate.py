@@ -238,10 +238,12 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
     import pickle
     from dataclasses import replace
 
+    import rfmodel.cache
     from rfmodel.analytic.profile import TABLE_GROUPS, profile_tables, profile_trace
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
     monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(rfmodel.cache, "SHIPPED_DIR", tmp_path / "shipped")  # built here, not the package's
     sm = resolve_gpu("fermi-gtx480")
     engine._PROFILE_CACHE.clear()
     prof = workload_profile("saxpy", sm)
