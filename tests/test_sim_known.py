@@ -695,3 +695,25 @@ def test_gpgpusim_mode_looks_the_l1d_up_at_the_head_of_its_latency_queue():
     assert queued > 50  # the second line's own round trip
     assert own - queued == D
 
+
+
+
+def test_gpgpusim_mode_l1d_bank_queues_take_one_access_each_a_cycle():
+    """GPGPU-Sim's load/store unit offers up to one access per L1D bank a cycle, and each bank's queue takes
+    one a cycle: two accesses offered to one bank at once enter a cycle apart, one offered to another bank
+    enters at once; an access finds room at the tail only once the one ``depth`` before it has left the head,
+    and reaches the head no sooner than ``depth`` cycles after it entered, nor than a cycle after the one
+    ahead of it left."""
+    from rfmodel.sim.core import l1_queue_enter, l1_queue_leave
+
+    depth = 2
+    q = np.zeros(2 * (depth + 3), dtype=np.int64)
+    base, enter, head = l1_queue_enter(q, depth, 0, 10)
+    assert (enter, head) == (10, 12)
+    l1_queue_leave(q, base, depth, 30)  # held at the head until 30 (a set waiting for its fill)
+    base, enter, head = l1_queue_enter(q, depth, 0, 10)
+    assert (enter, head) == (11, 31)
+    l1_queue_leave(q, base, depth, head)
+    assert l1_queue_enter(q, depth, 1, 10)[1:] == (10, 12)  # another bank's queue
+    base, enter, head = l1_queue_enter(q, depth, 0, 12)
+    assert (enter, head) == (30, 32)  # the tail has room once the first access left (depth 2)

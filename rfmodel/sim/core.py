@@ -360,8 +360,9 @@ STATE_FIELDS = (
     "il1_mshr",
     "w_imiss",
     "l1_smask",  # [L1D ways] compat, sectored L1D: the sectors a way holds or has asked for (bit mask)
-    # [banks x (depth + 2)] compat: per L1D bank its latency queue: the accesses it took, the cycle its last
-    # one left the head, and (a ring of depth) the cycles the last ``depth`` left it
+    # [banks x (depth + 3)] compat: per L1D bank its latency queue: the accesses it took, the cycle its last
+    # one left the head, the cycle its last one entered, and (a ring of depth) the cycles the last ``depth``
+    # left it
     "l1q",
 )
 N_STATE = len(STATE_FIELDS)
@@ -890,14 +891,17 @@ assert (L1_LOAD, L1_STORE) == (MK_LOAD, MK_STORE)
 def l1_queue_enter(l1q, depth, bank, t):
     """GPGPU-Sim's L1D latency queue of ``bank`` (``-gpgpu_l1_latency`` stages, one access each; an access
     moves a stage a cycle while the one ahead is free, and the head is looked up once a cycle): an access
-    offered at ``t`` enters the tail once there is room (the access ``depth`` before it has left), and
-    reaches the head ``depth`` cycles later, or the cycle after the one ahead of it left.  Returns
-    (the bank's offset in ``l1q``, the cycle it enters, the cycle it is looked up)."""
-    base = bank * (depth + 2)
+    offered at ``t`` enters the tail once there is room (the access ``depth`` before it has left) and the
+    tail took none this cycle, and reaches the head ``depth`` cycles later, or the cycle after the one ahead
+    of it left.  Returns (the bank's offset in ``l1q``, the cycle it enters, the cycle it is looked up)."""
+    base = bank * (depth + 3)
     n = l1q[base]
     enter = t
+    if n > 0:
+        enter = max(enter, l1q[base + 2] + 1)
     if n >= depth:
-        enter = max(enter, l1q[base + 2 + n % depth])
+        enter = max(enter, l1q[base + 3 + n % depth])
+    l1q[base + 2] = enter
     return base, enter, max(enter + depth, l1q[base + 1] + 1)
 
 
@@ -905,7 +909,7 @@ def l1_queue_enter(l1q, depth, bank, t):
 def l1_queue_leave(l1q, base, depth, t):
     """The access looked up last (:func:`l1_queue_enter`) leaves the head of its bank's queue at ``t``."""
     n = l1q[base]
-    l1q[base + 2 + n % depth] = t
+    l1q[base + 3 + n % depth] = t
     l1q[base] = n + 1
     l1q[base + 1] = t
 

@@ -563,7 +563,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "il1_tag": z(il1n, -1), "il1_lru": z(il1n, -1), "il1_fill": z(il1n),
         "il1_mshr": np.concatenate([z(cfg[C.C_IL1_MSHR]), z(cfg[C.C_IL1_MSHR], -1)]), "w_imiss": z(W),
         "l1_smask": z(l1n),
-        "l1q": z(max(cfg[C.C_L1_BANKS] * (cfg[C.C_L1_QUEUE] + 2), 1)),
+        "l1q": z(max(cfg[C.C_L1_BANKS] * (cfg[C.C_L1_QUEUE] + 3), 1)),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]
