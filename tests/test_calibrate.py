@@ -455,6 +455,11 @@ def test_ranking_counts_the_pairs_the_simulator_tells_apart():
     assert worst[0]["sim_gap"] == pytest.approx(0.2)
     assert worst[0]["model_gap"] == pytest.approx(0.9 / 1.05 - 1)
     assert out["n_groups"] == 1 and out["kendall_tau_median"] == pytest.approx(-1.0)
+    # by gap: 2 %, 5 % and 10 % see all three; 20 % C-A (exactly +20 %) and the second group's; 40 % that
+    # alone
+    by = {g["gap"]: (g["n_pairs"], g["agreement"]) for g in out["pair_agreement_by_gap"]}
+    assert by[0.02] == by[0.05] == by[0.10] == (3, pytest.approx(1 / 3))
+    assert by[0.20] == (2, pytest.approx(0.5)) and by[0.40] == (1, pytest.approx(1.0))
     # a record outside the held-out workloads does not count
     records[0]["heldout"] = ""
     assert ranking(records, values)["n_pairs"] == 2

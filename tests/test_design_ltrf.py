@@ -365,10 +365,11 @@ def test_the_main_rf_takes_the_points_bank_count_unless_given(design):
 
 
 def test_the_compiled_prefetch_fixed_point_matches_a_numpy_bisection():
-    """The LTRF family's IPC is the fixed point IPC = softmin(IPC_shared, R_pf(IPC)); the compiled per-point
-    bisection gives, bit for bit, what 40 vectorized numpy bisection steps give, including points without
-    warps (IPC 0) and a prefetch bound far below the shared model's IPC."""
-    from rfmodel.analytic.throughput import softmin
+    """The LTRF family's IPC is the fixed point of the shared model's soft minimum with its latency term
+    replaced by the warps' pace with their prefetch pauses (the pause's k-norm with each warp's memory waits),
+    and the active warps' prefetch bound R_pf(IPC); the compiled per-point bisection gives, bit for bit, what
+    40 vectorized numpy bisection steps give, including points without warps (IPC 0), a prefetch bound far
+    below the shared model's IPC, latency bounds that are not finite or below the dependence pace."""
     from rfmodel.designs.ltrf import PF_BISECT_STEPS, _prefetch_fixed_point
 
     rng = np.random.default_rng(7)
@@ -378,6 +379,9 @@ def test_the_compiled_prefetch_fixed_point_matches_a_numpy_bisection():
     per_bank, a_tot, t_idle = rng.uniform(0.1, 4.0, n), rng.uniform(1.0, 32.0, n), rng.uniform(2.0, 60.0, n)
     pf_queue, run, cpi = rng.uniform(0.5, 3.0, n), 1.0 / pf, rng.uniform(1.0, 30.0, n)
     pf_scale, q = rng.uniform(0.5, 2.0, n), rng.uniform(2.0, 12.0, n)
+    # the shared model's latency bound: at or above its IPC (a term of its soft minimum), some not finite
+    rate_lat = np.where(rng.random(n) < 0.1, np.inf, ipc_b * rng.uniform(1.0, 3.0, n))
+    k = rng.uniform(1.0, 16.0, n)  # the pause's norm with the memory waits
 
     def at(x):
         u = np.minimum(x * pf * work, 0.98)
@@ -385,7 +389,12 @@ def test_the_compiled_prefetch_fixed_point_matches_a_numpy_bisection():
         backlog = np.minimum(u * s_mean * (1.0 + per_bank) / (2.0 * (1.0 - u)), ahead)
         t = t_idle + pf_queue * backlog
         rate = a_tot * run / (run * cpi + pf_scale * t)
-        return t, np.where(warps > 0, softmin([ipc_b, rate], q), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pause, c_w = pf * t, warps / rate_lat
+            m = np.maximum(c_w - cpi, 0.0)
+            joint = np.where(m > 0, (m**k + pause**k) ** (1.0 / k), pause)
+            inv = np.maximum(ipc_b**-q - rate_lat**-q, 0.0) + (warps / (c_w + joint - m)) ** -q + rate**-q
+            return t, np.where(warps > 0, inv ** (-1.0 / q), 0.0)
 
     lo, hi = np.zeros(n), ipc_b.copy()
     for _ in range(PF_BISECT_STEPS):
@@ -395,7 +404,7 @@ def test_the_compiled_prefetch_fixed_point_matches_a_numpy_bisection():
     want = 0.5 * (lo + hi)
     got, t_pf = np.empty(n), np.empty(n)
     P = np.stack([ipc_b, warps.astype(float), pf, work, s_mean, per_bank, a_tot, t_idle, pf_queue, run, cpi,
-                  pf_scale, q])  # fmt: skip
+                  pf_scale, q, rate_lat, k])  # fmt: skip
     _prefetch_fixed_point(P, got, t_pf)
     assert np.array_equal(got, want)
     assert np.array_equal(t_pf, at(want)[0])

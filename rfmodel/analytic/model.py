@@ -362,6 +362,14 @@ class AnalyticContext:
         ``Effects.l1d_write_allocate``)."""
         return self._interval(effects, anchor=self._anchor_of(effects))
 
+    def latency_rate(self, m: dict, effects: Effects = Effects()) -> np.ndarray:
+        """The latency bound of the model's outputs ``m`` (run with ``effects``) as it entered the soft
+        minimum: the resident warps' dependence-and-memory pace (``rate_latency``) under the anchor."""
+        anchor = self._anchor_of(effects)
+        if callable(anchor):
+            anchor = anchor(m["l1d_hit_rate"], m["warps"])
+        return np.asarray(anchor, dtype=np.float64) * np.asarray(m["rate_latency"], dtype=np.float64)
+
     def _anchor_of(self, effects: Effects):
         """The anchor :meth:`model` runs the interval model under: the context's factor, or a callable of
         the model's L1D hit rate and resident warps where the anchor curve or the occupancy moves it."""

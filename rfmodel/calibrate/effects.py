@@ -209,6 +209,21 @@ def summarize(rows: list[dict]) -> dict:
     return out
 
 
+#: the simulated gaps (``faster / slower - 1``) from which :func:`ranking` also counts the pairs ordered alike
+PAIR_GAPS = (0.02, 0.05, 0.10, 0.20, 0.40)
+
+
+def _by_gap(gaps: np.ndarray, right: np.ndarray) -> list[dict]:
+    """Per gap of :data:`PAIR_GAPS`: the pairs the simulator separates by it or more and the share the model
+    orders alike (``None`` where there are none)."""
+    out = []
+    for g in PAIR_GAPS:
+        sel = gaps >= g - 1e-12
+        n = int(sel.sum())
+        out.append({"gap": g, "n_pairs": n, "agreement": float(right[sel].mean()) if n else None})
+    return out
+
+
 def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> dict:
     """Kendall's tau (b) between the simulator's and the model's order of the designs by IPC, per (GPU,
     workload, shared point) group of three records or more (the designs and their parameter points at that SM
@@ -216,8 +231,10 @@ def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> 
 
     Beside it, over every pair of records in a group (two records or more) whose simulated IPCs differ by at
     least :data:`SIGN_THRESHOLD` (the pairs the simulator tells apart, where tau also counts pairs inside its
-    noise): the share the model orders the same way (``pair_agreement``, of ``n_pairs``), and the
-    ``worst_pairs`` it orders the other way, largest simulated difference first."""
+    noise): the share the model orders the same way (``pair_agreement``, of ``n_pairs``), the same from each
+    larger gap of :data:`PAIR_GAPS` (``pair_agreement_by_gap``: a model that gets the near ties wrong and the
+    wide gaps right ranks designs better than the reverse), and the ``worst_pairs`` it orders the other way,
+    largest simulated difference first."""
     from scipy.stats import kendalltau
 
     groups: dict = {}
@@ -232,6 +249,7 @@ def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> 
     taus = []
     n_pairs = agree = 0
     wrong = []
+    gaps, right = [], []  # every separated pair's simulated gap, and whether the model orders it alike
     for (gpu, wl, point), members in groups.items():
         sim = np.array([v["sim"]["ipc"] for _, v in members], dtype=np.float64)
         mod = np.array([v["model"]["ipc"] for _, v in members], dtype=np.float64)
@@ -244,6 +262,8 @@ def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> 
                 if gap < SIGN_THRESHOLD:
                     continue
                 n_pairs += 1
+                gaps.append(gap)
+                right.append(bool(mod[hi] > mod[lo]))
                 if mod[hi] > mod[lo]:
                     agree += 1
                 else:
@@ -259,6 +279,7 @@ def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> 
             taus.append(float(t))
     out = {"n_groups": len(taus), "n_pairs": n_pairs,
            "pair_agreement": agree / n_pairs if n_pairs else None,
+           "pair_agreement_by_gap": _by_gap(np.array(gaps), np.array(right, dtype=bool)),
            "worst_pairs": sorted(wrong, key=lambda w: -w["sim_gap"])[:5]}  # fmt: skip
     if taus:
         t = np.array(taus)

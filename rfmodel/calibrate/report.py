@@ -249,8 +249,11 @@ def effects_section(res: dict) -> list[str]:
     if rk.get("n_pairs"):
         lines += ["", f"Pairs of records in those groups (two or more) whose simulated IPCs differ by "
                       f"{100 * SIGN_THRESHOLD:.0f} % or more ({rk['n_pairs']} pairs): the model orders "
-                      f"{_pct(rk['pair_agreement'])} of them as the simulator does. The pairs it orders the "
-                      "other way, largest simulated gap first:", ""]  # fmt: skip
+                      f"{_pct(rk['pair_agreement'])} of them as the simulator does"
+                      + "".join(f"; by {100 * g['gap']:.0f} % or more {_pct(g['agreement'])} of "
+                                f"{g['n_pairs']}" for g in rk.get("pair_agreement_by_gap", [])[1:]
+                                if g["n_pairs"])
+                      + ". The pairs it orders the other way, largest simulated gap first:", ""]  # fmt: skip
         for w in rk.get("worst_pairs", []):
             fa, sl = w["faster"], w["slower"]
             lines.append(f"- {w['workload']} on {w['gpu']} {w['point'] or '(defaults)'}: {fa['design']} "

@@ -134,6 +134,7 @@ LTRF_CALIBRATION = {
     "conf_spread": (0.2, 0.0, 3.0),  # the same after renumbering (LTRFconf)
     "pf_scale": (1.0, 0.2, 4.0),  # scale on the exposed prefetch time (issue / wake-up overheads)
     "pf_queue": (1.0, 0.0, 4.0),  # a prefetch's wait behind the main-RF banks' backlog, per mean backlog
+    "pf_overlap": (2.0, 1.0, 16.0),  # k-norm of a warp's prefetch pause and its memory waits (1: they add)
     "deact_weight": (1.0, 0.0, 3.0),  # warp deactivations per deactivation point of the profile
     "wb_fraction": (1.0, 0.0, 2.0),  # main-RF write-backs per dirty register leaving the partition
 }
@@ -677,11 +678,11 @@ PF_BISECT_STEPS = 40
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _prefetch_at(x, p):
-    """The prefetch time and the IPC the prefetch bound allows at IPC ``x`` (:meth:`Ltrf.analytic`); ``p``:
-    one point's ``ipc_b, warps, pf_per_instr, work, s_mean, per_bank, a_tot, t_idle, pf_queue, run, cpi,
-    pf_scale, softmin_q``."""
+    """The prefetch time and the IPC the prefetch allows at IPC ``x`` (:meth:`Ltrf.analytic`); ``p``: one
+    point's ``ipc_b, warps, pf_per_instr, work, s_mean, per_bank, a_tot, t_idle, pf_queue, run, cpi,
+    pf_scale, softmin_q, rate_lat, pf_overlap``."""
     ipc_b, warps, pf_per_instr, work, s_mean, per_bank, a_tot = p[0], p[1], p[2], p[3], p[4], p[5], p[6]
-    t_idle, pf_queue, run, cpi, pf_scale, q = p[7], p[8], p[9], p[10], p[11], p[12]
+    t_idle, pf_queue, run, cpi, pf_scale, q, rate_lat, k = p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14]
     u = min(x * pf_per_instr * work, 0.98)
     # at most the other active warps' prefetches are ahead of one (a closed system: a warp waits for its
     # own prefetch before it starts another)
@@ -690,7 +691,17 @@ def _prefetch_at(x, p):
     rate = a_tot * run / (run * cpi + pf_scale * t)
     if not warps > 0:
         return t, 0.0
-    inv = 0.0 + _inv_q(ipc_b, q) + _inv_q(rate, q)  # the soft minimum with the shared model's IPC
+    # a warp waits for its own prefetch, a pause of pf_per_instr t cycles per instruction, which overlaps the
+    # warp's own memory waits (m: its cycles per instruction under the latency bound, warps / rate_lat, beyond
+    # its dependence pace cpi) as their k-norm: the pause adds to them at k = 1 and hides behind them as
+    # k grows; the paced bound replaces the latency term in the shared model's soft minimum
+    pause = pf_per_instr * t
+    c_w = warps / rate_lat
+    m = max(c_w - cpi, 0.0)
+    joint = (m**k + pause**k) ** (1.0 / k) if m > 0.0 else pause
+    lat_inv = _inv_q(rate_lat, q)
+    inv = max(_inv_q(ipc_b, q) - lat_inv, 0.0) + _inv_q(warps / (c_w + joint - m), q)
+    inv += _inv_q(rate, q)  # the active warps' issue pace with their prefetches
     if inv == 0.0:
         return t, np.inf
     return t, inv ** (-1.0 / q)
@@ -884,11 +895,14 @@ class Ltrf(Design):
         The backlog is at most the other active warps' prefetches, ``(A_tot - 1)`` times one's work on a
         bank (each warp waits for its prefetch before it starts another).  A prefetch waits for the last of
         the banks it reads, ``pf_queue V`` (calibrated: the largest of several backlogs over their mean).
-        An active warp alternates ``L`` instructions at its
-        latency-bound pace ``c`` and a prefetch, and the scheduler's ``A`` active warps overlap each other's
-        prefetches, so the prefetch bound is ``R_pf = S A L / (L c + pf_scale t_pf)``, combined with the
-        shared model's IPC by the soft minimum.  ``u`` grows with the IPC and ``R_pf`` falls with it, so the
-        IPC is the one fixed point of ``IPC = softmin(IPC_shared, R_pf(IPC))`` (bisection).
+        A warp waits for its own prefetch, ``P = t_pf / L`` cycles per instruction, which
+        joins its memory waits ``m`` (its cycles per instruction under the shared model's latency bound,
+        ``W / R_lat``, beyond its dependence pace ``c``) as their ``pf_overlap``-norm: the paced bound
+        ``R'_lat = W / (W / R_lat + (m^k + P^k)^(1/k) - m)`` replaces ``R_lat``'s term in the shared model's
+        soft minimum.  An active warp alternates ``L`` instructions at pace ``c`` and a prefetch, so the
+        scheduler's ``A`` active warps also bound the IPC by ``R_pf = S A L / (L c + pf_scale t_pf)``.  ``u``
+        grows with the IPC and both bounds fall with it, so the IPC is the one fixed point of
+        ``IPC^-q = IPC_shared^-q - R_lat^-q + R'_lat(IPC)^-q + R_pf(IPC)^-q`` (bisection; docs/models.md).
         """
         c, profile, sm = ctx.coef, ctx.profile, ctx.sm
         strands = self.kind == "strand"
@@ -925,10 +939,11 @@ class Ltrf(Design):
         s_mean = work / np.maximum(per_bank, 1e-12)
         t_idle = (mx - 1.0) * occ + lat + xex
 
-        # the fixed point IPC = softmin(IPC_shared, R_pf(IPC)), compiled per point
+        # the fixed point of the paced soft minimum (docstring), compiled per point
+        rate_lat = ctx.latency_rate(m)
         args = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (
             ipc_b, warps, pf_per_instr, work, s_mean, per_bank, a_tot, t_idle, c["pf_queue"], run, cpi,
-            c["pf_scale"], c["softmin_q"])))  # fmt: skip
+            c["pf_scale"], c["softmin_q"], rate_lat, c["pf_overlap"])))  # fmt: skip
         shape = args[0].shape
         ipc, t_pf = np.empty(shape), np.empty(shape)
         _prefetch_fixed_point(np.stack([a.reshape(-1) for a in args]), ipc.reshape(-1), t_pf.reshape(-1))
