@@ -21,7 +21,10 @@ x issue width x ports, 143,360 design points) of the same workload and GPU.  ``p
 counts design points per second of the vectorized model call (``Design.analytic`` on a ready
 profile: the engine a sweep or an optimizer runs; the profile is built once per workload and is
 excluded, as compilation is for the simulator); ``evaluate_points_per_s`` is the whole
-``rfmodel.evaluate`` call on a smaller grid (energy and area accounting included).
+``rfmodel.evaluate`` call on a smaller grid (energy and area accounting included), and
+``evaluate_sizes`` the same call over five workloads at a 10^3- and a 10^5-point grid each
+(``EVALUATE_GRIDS``: unique bank speeds, so no two points share a fixed point), in points (grid points times
+workloads) per CPU-second.
 ``speedup_vs_simulate`` divides ``points_per_s`` by the simulator's design points per second
 (one point = one simulation of the workload, the ``simulate`` member's best time for the
 baseline).
@@ -136,6 +139,40 @@ ANALYTIC_GRID = {
 }
 
 
+#: the ``evaluate_sizes`` measurement of the analytic member: five built-in workloads of different kinds ...
+EVALUATE_WORKLOADS = ("saxpy", "sgemm_tiled", "histogram256", "fft_radix8", "reduce_sum")
+#: ... at a 10^3- and a 10^5-point grid each (banks x collector units x main-RF bank speeds)
+_AXES = {"num_banks": [4, 8, 16, 32, 64], "collector_units": [4, 8, 16, 32, 64]}
+EVALUATE_GRIDS = {"1e3": {**_AXES, "main_rf_latency_x": 40}, "1e5": {**_AXES, "main_rf_latency_x": 4000}}
+
+
+def _evaluate_sizes(design: str, sm, repeat: int) -> list[dict]:
+    """``rfmodel.evaluate`` of ``design`` over :data:`EVALUATE_WORKLOADS` at each grid of
+    :data:`EVALUATE_GRIDS` (its bank speeds evenly over 1-8x), after a warm-up on the smallest; the fastest
+    of ``repeat`` runs counts (one run for a grid above 10^4 points)."""
+    import numpy as np
+
+    from rfmodel.evaluate import evaluate
+
+    out = []
+    for label, spec in EVALUATE_GRIDS.items():
+        params = {k: (list(np.linspace(1.0, 8.0, v)) if k == "main_rf_latency_x" else v)
+                  for k, v in spec.items()}  # fmt: skip
+        n = int(np.prod([len(v) for v in params.values()]))
+        if not out:
+            evaluate(design, list(EVALUATE_WORKLOADS), sm, params=params)  # warm-up: profiles, compilation
+        best = Best()
+        for _ in range(max(repeat, 1) if n <= 10_000 else 1):
+            with Timer() as t:
+                evaluate(design, list(EVALUATE_WORKLOADS), sm, params=params)
+            best.add(t)
+        total = n * len(EVALUATE_WORKLOADS)
+        out.append({"grid": label, "points": n, "workloads": len(EVALUATE_WORKLOADS),
+                    "points_per_cpu_s": _rate(total, best.cpu), "points_per_s": _rate(total, best.wall),
+                    "cpu_seconds": best.cpu})  # fmt: skip
+    return out
+
+
 def bench_analytic(
     *,
     workload: str = BENCH_WORKLOAD,
@@ -176,7 +213,7 @@ def bench_analytic(
            "best_seconds": best.wall, "cpu_seconds": best.cpu, "design": d.name, "workload": workload,
            "gpu": sm.name, "grid": {k: len(v) for k, v in ANALYTIC_GRID.items()},
            "evaluate_points_per_s": _rate(16, ev.wall), "evaluate_points_per_cpu_s": _rate(16, ev.cpu),
-           "repeat": max(repeat, 1)}  # fmt: skip
+           "evaluate_sizes": _evaluate_sizes(design, sm, repeat), "repeat": max(repeat, 1)}  # fmt: skip
     if sim_seconds:  # (wall, CPU) seconds of one simulation
         sw, sc = sim_seconds
         out["simulate_points_per_s"] = 1.0 / sw

@@ -1010,6 +1010,9 @@ def cmd_bench(args) -> int:
               f"{a['evaluate_points_per_cpu_s']:,.0f} per CPU-s"
               + (f"; {a['speedup_vs_simulate_cpu']:,.0f}x a simulation" if "speedup_vs_simulate_cpu" in a
                  else ""))  # fmt: skip
+        for e in a.get("evaluate_sizes", []):
+            print(f"  evaluate over {e['workloads']} workloads at {e['points']:,} points each: "
+                  f"{e['points_per_cpu_s']:,.0f} points per CPU-s ({e['cpu_seconds']:.2f} CPU-s)")
     if "optimize" in res:
         o = res["optimize"]
         print(f"optimize: {o['evaluations_per_cpu_s']:.0f} evaluations per CPU-s ({o['design']}, "

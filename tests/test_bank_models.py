@@ -84,6 +84,29 @@ def test_erlang_c_known_values():
     assert np.isinf(collector_wait(2, 2.5, 1.0))
 
 
+def test_erlang_c_on_the_reciprocal_recursion_matches_the_textbook_one():
+    """Erlang B runs on its reciprocal (1/B(j) = 1 + (j/a) / B(j-1), a multiply-add a step): the same values
+    as the textbook recursion B(j) = a B(j-1) / (j + a B(j-1)) to 1e-12 relative, from one server to 512 (the
+    anchor's reference pipeline), idle (0) and saturated (1) queues included."""
+    def textbook(n, a):
+        n = max(math.floor(n), 1)
+        rho = a / n
+        if not rho < 1.0:
+            return 1.0
+        b = 1.0
+        for j in range(1, n + 1):
+            b = a * b / (j + a * b)
+        return min(max(b / (1.0 - rho * (1.0 - b)), 0.0), 1.0)
+
+    rng = np.random.default_rng(3)
+    n = np.concatenate([rng.integers(1, 513, 3000), [1, 2, 512, 512, 4]]).astype(float)
+    a = np.concatenate([rng.uniform(0.0, 1.0, 3000) * n[:3000], [0.0, 0.0, 0.01, 511.9, 4.0]])
+    got = erlang_c(n, a)
+    want = np.array([textbook(x, y) for x, y in zip(n, a, strict=True)])
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-300)
+    assert got[-5] == got[-4] == 0.0 and got[-1] == 1.0
+
+
 def test_profile_register_to_bank_table_is_exact():
     """The profile's ser_pmf (distinct sources) and ser_pmf_slots (every operand slot: a register named
     twice is read twice) equal direct counts over the trace's instructions."""

@@ -187,7 +187,16 @@ def test_bench_analytic_member_on_a_cut_of_its_grid(monkeypatch):
     assert int(np.prod([len(v) for v in full.values()])) > 100_000
     cut = {k: sorted({v[0], v[len(v) // 2], v[-1]}) for k, v in full.items()}
     monkeypatch.setattr(bench, "ANALYTIC_GRID", cut)
+    # the evaluate sizes' grids cut too: 2 x 2 x 3 and 2 x 2 x 5 points over the five workloads
+    assert [int(np.prod([len(v) if isinstance(v, list) else v for v in g.values()]))
+            for g in bench.EVALUATE_GRIDS.values()] == [1_000, 100_000]
+    monkeypatch.setattr(bench, "EVALUATE_GRIDS", {
+        "a": {"num_banks": [4, 8], "collector_units": [8, 16], "main_rf_latency_x": 3},
+        "b": {"num_banks": [4, 8], "collector_units": [8, 16], "main_rf_latency_x": 5}})
     r = bench.bench_analytic(repeat=1, sim_seconds=(0.5, 0.4))
+    sizes = r["evaluate_sizes"]
+    assert [(e["points"], e["workloads"]) for e in sizes] == [(12, 5), (20, 5)]
+    assert all(e["points_per_cpu_s"] > 0 for e in sizes)
     n = int(np.prod([len(v) for v in cut.values()]))
     assert r["points"] == n and r["grid"] == {k: len(v) for k, v in cut.items()} and n >= 3**4 * 2**2
     assert r["points_per_s"] > 0 and r["speedup_vs_simulate"] == pytest.approx(r["points_per_s"] * 0.5)

@@ -180,15 +180,21 @@ def read_wait_split_at(lr, lw, ports, burst, wr, defer):
 @njit(cache=True, inline="always")
 def erlang_c_at(servers, load):
     """:func:`erlang_c` of one queue (scalars); Erlang B by the stable recursion
-    ``B(j) = a B(j-1) / (j + a B(j-1))`` up to ``j = n``."""
+    ``B(j) = a B(j-1) / (j + a B(j-1))`` up to ``j = n``, run on its reciprocal, ``1 / B(j) = 1 + (j / a) /
+    B(j-1)``: all terms positive (no cancellation), and a multiply-add a step where the division of each step
+    waited for the one before (the collectors' wait takes one per fixed-point step and pool)."""
     n = max(math.floor(servers), 1.0)
     a = max(load, 0.0)
     rho = a / n
     if not rho < 1.0:
         return 1.0
-    b = 1.0
+    if a == 0.0:
+        return 0.0
+    inv_a = 1.0 / a
+    r = 1.0
     for j in range(1, int(n) + 1):
-        b = a * b / (j + a * b)
+        r = 1.0 + (j * inv_a) * r
+    b = 1.0 / r
     return min(max(b / (1.0 - rho * (1.0 - b)), 0.0), 1.0)
 
 
