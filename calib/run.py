@@ -62,7 +62,9 @@ def main(argv=None) -> int:
     if rk.get("n_pairs"):
         print(f"pairs the simulator separates by 2 % or more: {100 * rk['pair_agreement']:.1f} % "
               "ordered alike "
-              f"({rk['n_pairs']} pairs)")
+              f"({rk['n_pairs']} pairs)"
+              + "".join(f"; by {100 * g['gap']:.0f} % {100 * g['agreement']:.1f} % ({g['n_pairs']})"
+                        for g in rk.get("pair_agreement_by_gap", [])[1:] if g["n_pairs"]))
     return 0
 
 
