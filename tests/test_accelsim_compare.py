@@ -224,6 +224,23 @@ def test_doc_section_is_added_after_the_anchor_and_then_replaced(tmp_path):
     assert other.read_text() == "# Other\n\n" + acs.SECTION + "\n\nbody\n"
 
 
+def test_the_papers_benchmarks_get_tables_of_their_own(tmp_path):
+    """``--suite papers`` writes ``<config>.papers.csv``; the section loads it after the config's own table
+    and titles it as the papers' benchmarks."""
+    papers = acs.workload_names("papers")
+    assert papers and not set(papers) & set(acs.workload_names("builtin"))
+    meta = {"num_sms": 80, "binary_version": 70, "rfmodel_commit": "abc", "command": "c", "date": "d"}
+    acs.write_rows(tmp_path / "X_1SM.csv", _rows())
+    acs.write_rows(tmp_path / "X_1SM.papers.csv", _rows()[:2])
+    for name in ("X_1SM", "X_1SM.papers"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(meta))
+    tables = acs.load_tables(tmp_path, ["X_1SM"])
+    assert [n for n, _, _ in tables] == ["X_1SM", "X_1SM.papers"]
+    text = acs.render_section(tables)
+    assert "### X_1SM\n" in text and "### X_1SM, the papers' benchmarks\n" in text
+    assert text.count("**Summary:**") == 2
+
+
 def test_missing_accelsim_is_a_one_line_usage_error(monkeypatch, capsys):
     monkeypatch.delenv("ACCELSIM", raising=False)
     assert acs.main(["--workload", "saxpy"]) == 2

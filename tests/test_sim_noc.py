@@ -13,12 +13,12 @@ from rfmodel.spec.sm import L1DSpec
 LINE = 128
 
 
-def sm_with(flit=40, icnt_mhz=None, l1_bytes=0, sectored=False):
+def sm_with(flit=40, icnt_mhz=None, l1_bytes=0, sectored=False, l2_sector=None):
     sm = get_preset("fermi-gtx480")
     l1 = L1DSpec(size_bytes=l1_bytes, assoc=4, line_bytes=LINE, sectored=sectored,
                  mshr_entries=64 if l1_bytes else 0, hit_latency_cycles=35)
     return sm.replace(l1d=l1, icnt_flit_bytes=flit, icnt_clock_mhz=icnt_mhz, mem_bw_bytes_per_cycle=1e5,
-                      icache=None, num_sms=1)
+                      icache=None, num_sms=1, l2_sector_bytes=l2_sector)
 
 
 def loads(warps, per_warp, op="LDG"):
@@ -83,3 +83,50 @@ def test_stores_send_their_data_and_get_an_acknowledgement():
     assert r.counts["noc_flits_in"] == n
     # a store does not wait for its request to leave: the warps finish before the port has sent them all
     assert r.metrics["cycles"] < 4 * n
+
+
+@pytest.mark.parametrize("compat", ["none", "gpgpusim"])
+def test_a_sectored_l2_answers_each_sector_with_a_packet_of_its_own(compat):
+    """GPGPU-Sim's S-type L2 breaks a 128-byte request into its four 32-byte sectors: a missed line comes
+    back as four packets and a full-line store gets four acknowledgements (its Fermi config's stores leave
+    as one 136-byte packet and get 4 x 8-byte packets back), and with 40-byte flits the acknowledgements
+    take the ejection port four times as long."""
+    n = 8 * 16
+    big = 1 << 16  # a packet a flit: the flit counts are packet counts
+    ld = run(loads(8, 16), sm_with(flit=big, l2_sector=32), compat=compat)
+    assert ld.counts["noc_flits_in"] == 4 * n
+    assert ld.counts["noc_flits_out"] == n
+    st = run(loads(8, 16, op="STG"), sm_with(flit=big, l2_sector=32), compat=compat)
+    assert st.counts["noc_flits_out"] == n  # the store's data is one packet
+    assert st.counts["noc_flits_in"] == 4 * n  # a header-only acknowledgement a sector
+    # half the lanes: two sectors written, two acknowledgements
+    half = trace_from_warps([[("STG", [], [2], {"lines": [(w * 16 + i) * LINE], "active": 16})
+                              for i in range(16)] for w in range(8)], warps_per_cta=8)
+    assert run(half, sm_with(flit=big, l2_sector=32), compat=compat).counts["noc_flits_in"] == 2 * n
+    # GPGPU-Sim mode holds a warp until its stores are acknowledged: with 136-byte flits a store leaves in
+    # one cycle, and its four acknowledgements take four cycles of the ejection port against one
+    one = run(loads(8, 16, op="STG"), sm_with(flit=136), compat="gpgpusim")
+    four = run(loads(8, 16, op="STG"), sm_with(flit=136, l2_sector=32), compat="gpgpusim")
+    assert four.counts["noc_flits_in"] == 4 * one.counts["noc_flits_in"] == 4 * n
+    assert one.metrics["cycles"] < 2 * n < 4 * n <= four.metrics["cycles"]
+
+
+def test_a_sectored_l2_needs_the_ports_it_acts_on():
+    from rfmodel.errors import SpecError
+
+    with pytest.raises(SpecError, match="l2_sector_bytes"):
+        sm_with(flit=None, l2_sector=32)  # no ports and no DRAM banks: it would act on nothing
+    with pytest.raises(SpecError, match="l2_sector_bytes"):
+        sm_with(l2_sector=64)
+
+
+def test_the_analytic_engine_charges_the_acknowledgements_the_simulator_does():
+    """``icnt_costs`` (the analytic engine's port cycles per line) takes a full-line store's acknowledgements
+    a sector a packet with a sectored L2, as the simulator counts them above."""
+    from rfmodel.analytic.model import icnt_costs
+
+    one, four = icnt_costs(sm_with(flit=40)), icnt_costs(sm_with(flit=40, l2_sector=32))
+    assert (one["noc_ack"], four["noc_ack"]) == (1.0, 4.0)
+    assert one["noc_reply"] == four["noc_reply"] == 4.0  # 136 bytes in 40-byte flits, or 4 x 40 bytes
+    assert icnt_costs(sm_with(flit=64, l2_sector=32))["noc_reply"] == 4.0  # 4 packets of 40 bytes
+    assert icnt_costs(sm_with(flit=64))["noc_reply"] == 3.0  # one of 136 bytes

@@ -520,11 +520,15 @@ class TestPresets:
         # cycles (the presets keep -gpgpu_l2_rop_latency alone); and the L1D's banks, whose latency queues
         # only the simulator's GPGPU-Sim mode has (a preset keeps one bank, which no engine then has to say)
         assert (p.icnt_flit_bytes, p.icnt_clock_mhz, p.exec_units, p.icache) == (None, None, None, None)
+        # the L2's sectors act on the interconnect ports and the DRAM's banks, which the presets leave out
+        # (the analytic engine does not model the banks' rows)
+        assert p.l2_sector_bytes is None and p.dram is None
         assert (p.l1d.write_allocate, p.l1d.set_index, p.l1d.banks) == (True, "linear", 1)
         assert imported.icnt_flit_bytes is not None and imported.exec_units is not None
         assert imported.icache is not None and imported.dram_latency_cycles > p.dram_latency_cycles
         assert imported.l2_hit_latency_cycles > p.l2_hit_latency_cycles
-        later = {"icnt_flit_bytes": None, "icnt_clock_mhz": None, "exec_units": None, "icache": None,
+        later = {"icnt_flit_bytes": None, "icnt_clock_mhz": None, "l2_sector_bytes": None, "dram": None,
+                 "exec_units": None, "icache": None,
                  "dram_latency_cycles": p.dram_latency_cycles,
                  "l2_hit_latency_cycles": p.l2_hit_latency_cycles, "l1d.shmem_options": (),
                  "l1d.write_allocate": True, "l1d.set_index": "linear", "l1d.banks": 1}
@@ -602,6 +606,8 @@ def test_import_details():
     # one interconnect flit of 40 bytes a 700 MHz cycle; a 2 KB 4-way instruction cache fetching once a cycle;
     # two SP units two wide, one SFU (FP64 on it)
     assert (s.icnt_flit_bytes, s.icnt_clock_mhz, s.icnt_line_reply_flits()) == (40, 700.0, 4)
+    # its L2 is sectored (S:64:128:8): a full-line store gets an acknowledgement a 32-byte sector
+    assert (s.l2_sector_bytes, s.icnt_ack_flits(), s.icnt_ack_flits(2)) == (32, 4, 2)
     ic = s.icache
     assert (ic.size_bytes, ic.assoc, ic.mshr_entries, ic.fetch_per_cycle) == (2048, 4, 2, 1)
     e = s.exec_units

@@ -142,10 +142,10 @@ def miss_latency(sm) -> float:
 def icnt_costs(sm) -> dict:
     """Cycles the SM's interconnect ports are busy (``interval_model``'s ``noc_*``; all 0 where the ports
     are not modelled): per missed L1D line its request (a header) and reply (the line, or its sectors),
-    per stored line its data and acknowledgement, as the simulator charges them."""
+    per stored line its data and acknowledgements (one, or one a sector), as the simulator charges them."""
     fc = sm.icnt_flit_cycles
     return {"noc_reply": fc * sm.icnt_line_reply_flits(), "noc_request": fc * int(sm.icnt_flits(0)),
-            "noc_store": fc * int(sm.icnt_flits(sm.l1d.line_bytes)), "noc_ack": fc * int(sm.icnt_flits(0))}
+            "noc_store": fc * int(sm.icnt_flits(sm.l1d.line_bytes)), "noc_ack": fc * int(sm.icnt_ack_flits())}
 
 
 def sm_param(sm, grid: dict, name: str):

@@ -184,6 +184,7 @@ CONFIG_FIELDS = (
     "sector_flits",  # flits of the reply carrying one sector (interconnect ports modelled; else 0)
     "l1_queue",  # compat: depth of the L1D's latency queues (GPGPU-Sim's -gpgpu_l1_latency; 0: none)
     "l1_banks",  # compat: L1D banks, each with its own latency queue
+    "line_ack_flits",  # flits of the acknowledgements a design's line written back gets (ports modelled)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -218,6 +219,7 @@ TABLE_FIELDS = (
     "rep_flits",  # [rows] flits of the reply each missed line of a load (or atomic) gets back
     "atom",  # [rows] an atomic with active lanes: ATOM_SHARED (no cache line) or ATOM_GLOBAL; else 0
     "sec_need",  # [memory lines] compat, sectored L1D: the sectors (bit mask) the row reads of this line
+    "ack_flits",  # [rows] flits of the acknowledgements each line of a store gets back (ports modelled)
 )
 N_TABLES = len(TABLE_FIELDS)
 
@@ -247,6 +249,19 @@ G_FIELDS = (
 N_G = len(G_FIELDS)
 
 LINE_FIX = 1024  # fixed-point scale of DRAM-queue times
+
+# state[S_DRAM]'s header (rfmodel.sim.engine._dram_array): D_ON 1 when modelled; the geometry (channels,
+# banks a channel, GPGPU-Sim's dramid@ bit, 1 when the channel count is not a power of two, the channel bits,
+# sub-partitions a channel, the channel hash (0 none, 1 xor, 2 IPOLY) and its sub-partition count, the bank,
+# row and channel bit masks); the timings in core cycles x LINE_FIX (tRCD, tRP, tRAS, tRC, tRRD, tCCD, a
+# bank's column-to-column step, tCL, read to precharge); the closed-row access the SM's DRAM latency holds
+# (core cycles); 1 when a line's sectors are requests of their own, column reads a sector request, bytes a
+# column read; the IPOLY hash's masks (up to 6)
+D_ON, D_NCH, D_NBK, D_CHIP_S, D_GAP, D_CHIPBITS, D_NSUB, D_HASH, D_HASH_N = 0, 1, 2, 3, 4, 5, 6, 7, 8
+D_BK_MASK, D_ROW_MASK, D_CHIP_MASK = 9, 10, 11
+D_RCD, D_RP, D_RAS, D_RC, D_RRD, D_CCD, D_STEP, D_CL, D_RTP = 12, 13, 14, 15, 16, 17, 18, 19, 20
+D_NOMINAL, D_SECT, D_READS_SEC, D_ATOM, D_IPOLY = 21, 22, 23, 24, 25
+D_HDR = 32
 
 STATE_FIELDS = (
     "g",
@@ -364,6 +379,10 @@ STATE_FIELDS = (
     # one left the head, the cycle its last one entered, and (a ring of depth) the cycles the last ``depth``
     # left it
     "l1q",
+    # DRAM banks and rows (SMSpec.dram): the D_* header (geometry, timings), then per bank its open row (-1:
+    # closed), last activation and last column read, per channel its last activation and last column read
+    # (times x LINE_FIX); [1] (D_ON = 0) without
+    "dram",
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -499,6 +518,7 @@ C_L1_SECT = 57
 C_SECTOR_FLITS = 58
 C_L1_QUEUE = 59
 C_L1_BANKS = 60
+C_LINE_ACK_FLITS = 61
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -522,6 +542,7 @@ T_REQ_FLITS = 17
 T_REP_FLITS = 18
 T_ATOM = 19
 T_SEC_NEED = 20
+T_ACK_FLITS = 21
 
 # G_FIELDS
 G_CYCLE = 0
@@ -635,6 +656,7 @@ S_IL1_MSHR = 86
 S_W_IMISS = 87
 S_L1_SMASK = 88
 S_L1Q = 89
+S_DRAM = 90
 
 # K_FIELDS
 K_ISSUED = 0
@@ -811,10 +833,108 @@ def noc_receive(fcfg, scalars, stats, earliest, ret, flits):
     return max(ret, _port(scalars, G_EJ_FREE, earliest, flits, fc))
 
 
+@njit(cache=True, inline="always")
+def _packbits(mask, v):
+    """The bits of ``v`` under ``mask``, packed from bit 0 (GPGPU-Sim's addrdec_packbits)."""
+    out = 0
+    k = 0
+    m = mask
+    while m != 0:
+        low = m & -m
+        if v & low:
+            out |= 1 << k
+        k += 1
+        m ^= low
+    return out
+
+
 @njit(cache=True)
-def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, rep):
-    """Cycle at which an L1 miss (or bypassing access) of ``line`` reaching the L2 side at ``t`` returns,
-    its reply of ``rep`` flits through the SM's interconnect ejection port (when modelled)."""
+def dram_locate(dram, addr):
+    """(channel, bank, row) of byte address ``addr`` under ``dram``'s header (GPGPU-Sim's addrdec_tlx: a
+    channel count not a power of two takes the address above the dramid bit modulo the channels and keeps
+    the quotient; then the channel hash)."""
+    nch = dram[D_NCH]
+    s = dram[D_CHIP_S]
+    if dram[D_GAP] != 0:
+        hi = addr >> s
+        chip = hi % nch
+        high = hi // nch
+        rest = (high << s) | (addr & ((1 << s) - 1))
+    else:
+        chip = _packbits(dram[D_CHIP_MASK], addr)
+        rest = addr
+        high = addr >> (s + dram[D_CHIPBITS] + dram[D_NSUB])
+    bk = _packbits(dram[D_BK_MASK], rest)
+    row = _packbits(dram[D_ROW_MASK], rest)
+    if dram[D_HASH] == 1:
+        chip = chip ^ (high & (nch - 1))
+    elif dram[D_HASH] == 2:
+        nsub = 1 << dram[D_NSUB]
+        sub = chip * nsub + (bk & (nsub - 1))
+        new = 0
+        for i in range(6):
+            m = dram[D_IPOLY + i]
+            if m == 0:
+                break
+            par = 0
+            v = high & m
+            while v != 0:
+                par ^= 1
+                v &= v - 1
+            new |= (par ^ ((sub >> i) & 1)) << i
+        if dram[D_GAP] != 0:
+            new = new % (nch * nsub)
+        chip = new // nsub
+    return chip, bk, row
+
+
+@njit(cache=True)
+def dram_read(dram, addr, t, nsec):
+    """Core cycles a DRAM read of the line at byte address ``addr`` (``nsec`` 32-byte sectors), reaching
+    its channel at ``t``, takes beyond the closed-row access the SM's DRAM latency holds (negative for an
+    open row's): an open row's reads wait for the bank's last column read plus a step and the channel's
+    plus tCCD; another row is precharged (tRAS after its activation, read-to-precharge after its last
+    read) and activated (tRP, tRC after the bank's last activation, tRRD after the channel's), then read
+    tRCD later; the line's column reads follow a step apart, its data tCL after the last."""
+    nch = dram[D_NCH]
+    nb = nch * dram[D_NBK]
+    ch, bk, row = dram_locate(dram, addr)
+    b = ch * dram[D_NBK] + bk
+    o_row = D_HDR
+    o_act = D_HDR + nb
+    o_col = D_HDR + 2 * nb
+    o_cact = D_HDR + 3 * nb
+    o_ccol = o_cact + nch
+    T = t * LINE_FIX
+    cur = dram[o_row + b]
+    if cur == row:
+        col = max(T, dram[o_col + b] + dram[D_STEP])
+    else:
+        act = T
+        if cur >= 0:
+            act = max(T, dram[o_act + b] + dram[D_RAS], dram[o_col + b] + dram[D_RTP]) + dram[D_RP]
+        act = max(act, dram[o_act + b] + dram[D_RC], dram[o_cact + ch] + dram[D_RRD])
+        dram[o_act + b] = act
+        dram[o_cact + ch] = act
+        dram[o_row + b] = row
+        col = act + dram[D_RCD]
+    col = max(col, dram[o_ccol + ch] + dram[D_CCD])
+    if dram[D_SECT] != 0:
+        reads = nsec * dram[D_READS_SEC]
+    else:
+        reads = (nsec * 32 + dram[D_ATOM] - 1) // dram[D_ATOM]
+    last = col + (max(reads, 1) - 1) * dram[D_STEP]
+    dram[o_col + b] = last
+    dram[o_ccol + ch] = last
+    done = last + dram[D_CL]
+    return (done - T + LINE_FIX - 1) // LINE_FIX - dram[D_NOMINAL]
+
+
+@njit(cache=True)
+def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, rep, nsec):
+    """Cycle at which an L1 miss (or bypassing access) of ``line`` (``nsec`` 32-byte sectors of it) reaching
+    the L2 side at ``t`` returns, its reply of ``rep`` flits through the SM's interconnect ejection port
+    (when modelled); an L2 miss reads DRAM, in its bank (:func:`dram_read`) where the SM's DRAM has them."""
     stats[K_L2_ACC] += 1
     sets = cfg[C_L2_SETS]
     if sets > 0:
@@ -828,19 +948,21 @@ def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, rep):
     scalars[G_DRAM_FREE] = start + svc
     stats[K_DRAM_LINES] += 1
     ret = (scalars[G_DRAM_FREE] + LINE_FIX - 1) // LINE_FIX + cfg[C_L2_LAT] + cfg[C_DRAM_LAT]
+    if dram[D_ON] != 0:
+        ret += dram_read(dram, line << cfg[C_LINE_SHIFT], t, nsec)
     return noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], ret, rep)
 
 
 @njit(cache=True)
-def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req):
+def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req, ackf):
     """A store of ``req`` request flits (its data) leaving for the L2 slice at ``t`` (write-allocate there;
-    DRAM write-back traffic is not modelled; its one-flit acknowledgement comes back through the
-    ejection port); returns the cycle it has left the SM and the cycle its acknowledgement is back (GPGPU-Sim
-    mode holds the store's warp until then; rfmodel's own pipeline does not wait)."""
+    DRAM write-back traffic is not modelled; its acknowledgements, ``ackf`` flits, come back through the
+    ejection port); returns the cycle it has left the SM and the cycle its acknowledgements are back
+    (GPGPU-Sim mode holds the store's warp until then; rfmodel's own pipeline does not wait)."""
     t = noc_send(fcfg, scalars, stats, t, req)
     ack = t + cfg[C_L2_LAT]
     if fcfg[F_FLIT_CYCLES] > 0.0:
-        ack = noc_receive(fcfg, scalars, stats, ack, ack, 1)
+        ack = noc_receive(fcfg, scalars, stats, ack, ack, ackf)
     stats[K_L2_ACC] += 1
     if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
@@ -851,16 +973,18 @@ def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req):
 
 
 @njit(cache=True)
-def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, rep, looked=False):
-    """A line miss leaving the SM at ``t`` or, when every MSHR is taken, when the first frees (its request
-    of ``req`` flits through the interconnect injection port, its reply of ``rep`` flits back); returns
+def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t, req, rep, nsec,
+                 looked=False):
+    """A line miss (``nsec`` 32-byte sectors of it) leaving the SM at ``t`` or, when every MSHR is taken,
+    when the first frees (its request of ``req`` flits through the interconnect injection port, its reply of
+    ``rep`` flits back); returns
     ``(fill cycle, cycle it took its MSHR)``.  The L1D's lookup latency is on the request's path, unless
     ``looked``: the miss was found at the end of it (GPGPU-Sim mode's latency queue)."""
     n_mshr = cfg[C_MSHR]
     lookup = 0 if looked else cfg[C_L1_HIT]
     if n_mshr <= 0:
         dep = noc_send(fcfg, scalars, stats, t, req)
-        return l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep + lookup, rep), t
+        return l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, dep + lookup, rep, nsec), t
     slot = -1
     first = NEVER
     for m in range(n_mshr):
@@ -877,7 +1001,7 @@ def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req, 
                 slot = m
                 break
     dep = noc_send(fcfg, scalars, stats, t, req)
-    fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep + lookup, rep)
+    fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, dep + lookup, rep, nsec)
     mshr[slot] = fill
     return fill, t
 
@@ -916,8 +1040,8 @@ def l1_queue_leave(l1q, base, depth, t):
 
 @njit(cache=True)
 def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, req_flits,
-               rep_flits, atom, sec_need, scalars, stats, r_extra, tag, lru, ready, smask, l1q, mshr,
-               l2_tag, l2_lru, h_l1, design_ints, design_floats, w):
+               rep_flits, ack_flits, atom, sec_need, scalars, stats, r_extra, tag, lru, ready, smask, l1q,
+               mshr, l2_tag, l2_lru, dram, h_l1, design_ints, design_floats, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
     Lines are looked up one per cycle (GPGPU-Sim mode: each enters its L1D bank's latency queue, one a bank
@@ -936,6 +1060,8 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     """
     req = req_flits[row]
     rep = rep_flits[row]
+    ackf = ack_flits[row]
+    lsec = max((1 << cfg[C_LINE_SHIFT]) >> 5, 1)  # the 32-byte sectors of a line
     kind = cls_mem[opc]
     lat = cls_lat[opc]
     compat = cfg[C_COMPAT] != 0
@@ -967,7 +1093,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 at = t
             elif served >= 0 or served == -2:  # the design's L1D
                 if kind == MK_STORE:
-                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
+                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req, ackf)
                     at = t
                 if served >= 0:
                     stats[K_L1_HOOK_HITS] += 1
@@ -976,8 +1102,8 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 else:
                     stats[K_L1_HOOK_MISSES] += 1
                     if kind != MK_STORE:
-                        at, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, t, req,
-                                             rep)
+                        at, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t,
+                                             req, rep, lsec)
                         h_l1(design_ints, design_floats, w, line, L1_FILL, at, t)
                         r_extra[r] += sectors[row]
             elif use_l1:
@@ -1022,7 +1148,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                         ready[way] = tl  # write-allocate; the store does not wait for the line
                     if need != 0 and way >= 0:  # the written sectors are the line's
                         smask[way] = (smask[way] | need) if tag_hit else need
-                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, tl, req)
+                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, tl, req, ackf)
                     at = tl
                 elif hit:
                     at = max(tl if queued else tl + cfg[C_L1_HIT], ready[way])
@@ -1036,15 +1162,15 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                     while bits != 0:  # sectors fetched (a line has at most line_bytes / 32)
                         n += bits & 1
                         bits >>= 1
-                    fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, tl, req,
-                                            n * cfg[C_SECTOR_FLITS], queued)  # fmt: skip
+                    fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, tl,
+                                            req, n * cfg[C_SECTOR_FLITS], n, queued)  # fmt: skip
                     ready[way] = max(ready[way], fill) if tag_hit else fill
                     smask[way] = (smask[way] | need) if tag_hit else need
                     at = fill
                     r_extra[r] += n
                 else:
-                    fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, line, tl, req,
-                                            rep, queued)  # fmt: skip
+                    fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, tl,
+                                            req, rep, lsec, queued)  # fmt: skip
                     ready[way] = fill
                     at = fill
                     r_extra[r] += sectors[row]
@@ -1053,11 +1179,12 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 else:
                     t = tl  # the unit waited for the set and the MSHR
             elif kind == MK_STORE:
-                _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req)
+                _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req, ackf)
                 at = t
             else:
                 dep = noc_send(fcfg, scalars, stats, t, req)
-                at = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, dep, rep)
+                at = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, dep, rep,
+                             sectors[row] if sectors[row] > 0 else lsec)
                 r_extra[r] += sectors[row]
             if kind != MK_STORE and at + lat > done:
                 done = at + lat
@@ -1615,10 +1742,11 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     if cls_unit[opc] == U_MEM:
         done_t, free_t = lsu_access(
             r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables[T_SECTORS],
-            tables[T_REQ_FLITS], tables[T_REP_FLITS], tables[T_ATOM], tables[T_SEC_NEED], scalars, stats,
-            state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY], state[S_L1_SMASK],
-            state[S_L1Q], state[S_MSHR_FILL],
-            state[S_L2_TAG], state[S_L2_LRU], h_l1, design_ints, design_floats, state[S_R_WARP][r],
+            tables[T_REQ_FLITS], tables[T_REP_FLITS], tables[T_ACK_FLITS], tables[T_ATOM], tables[T_SEC_NEED],
+            scalars, stats, state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY],
+            state[S_L1_SMASK], state[S_L1Q], state[S_MSHR_FILL],
+            state[S_L2_TAG], state[S_L2_LRU], state[S_DRAM], h_l1, design_ints, design_floats,
+            state[S_R_WARP][r],
         )  # fmt: skip
         u_free[ui] = free_t
     else:
@@ -2588,7 +2716,8 @@ def _il1_lookup(cyc, w, cfg, fcfg, tables, state):
         return False
     stats[K_IL1_MISS] += 1
     dep = noc_send(fcfg, scalars, stats, cyc + 1, 1)
-    t = l2_path(cfg, fcfg, scalars, stats, state[S_L2_TAG], state[S_L2_LRU], line, dep, cfg[C_LINE_FLITS])
+    t = l2_path(cfg, fcfg, scalars, stats, state[S_L2_TAG], state[S_L2_LRU], state[S_DRAM], line, dep,
+                cfg[C_LINE_FLITS], max((1 << cfg[C_LINE_SHIFT]) >> 5, 1))
     if onmiss:
         scalars[G_LRU_CLOCK] += 1
         tag[victim] = line
@@ -2619,11 +2748,13 @@ def _memory_requests(cyc, cfg, fcfg, state, design_ints):
         stats[K_MEM_REQUESTS] += 1
         act = True
         if design_ints[e + 1] == MQ_STORE:
-            l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, design_ints[e], cyc, cfg[C_LINE_FLITS])
+            l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, design_ints[e], cyc, cfg[C_LINE_FLITS],
+                     cfg[C_LINE_ACK_FLITS])
             design_ints[e + 2] = cyc
         else:
             fill_t, _t = mshr_request(cfg, fcfg, scalars, stats, state[S_MSHR_FILL], l2_tag, l2_lru,
-                                      design_ints[e], cyc, 1, cfg[C_LINE_FLITS])
+                                      state[S_DRAM], design_ints[e], cyc, 1, cfg[C_LINE_FLITS],
+                                      max((1 << cfg[C_LINE_SHIFT]) >> 5, 1))
             design_ints[e + 2] = fill_t
     return act
 

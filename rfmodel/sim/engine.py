@@ -30,6 +30,7 @@ from rfmodel.spec.occupancy import (
     unit_slots,
     units_of_classes,
 )
+from rfmodel.spec.sm import parse_address_map
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import MAX_SRC, NONE, Trace, _cta_bounds
 
@@ -285,27 +286,32 @@ def _atomics(trace: Trace) -> np.ndarray:
     return np.where(atomic, np.where(lines, C.ATOM_GLOBAL, C.ATOM_SHARED), 0).astype(np.int64)
 
 
-def _noc_flits(trace: Trace, sm, sectors: np.ndarray, compat: bool) -> tuple[np.ndarray, np.ndarray]:
+def _noc_flits(trace: Trace, sm, sectors: np.ndarray, compat: bool) -> tuple[np.ndarray, ...]:
     """Per row, the flits of the request each of its lines sends (a read: its header; a store or atomic:
-    its data too) and of the reply each missed line of a load or atomic gets (a load: the line, or with a
-    sectored L1D one packet per sector fetched; an atomic: its data).  A row's data is its active 4-byte
-    lanes spread evenly over its lines, as the sector counts take it."""
+    its data too; GPGPU-Sim mode with a sectored L1D: a store a packet per sector), of the reply each missed
+    line of a load or atomic gets (a load: the line, or where replies come a sector a packet one per sector
+    fetched; an atomic: its data), and of the acknowledgements each line of a store gets back (one, or one
+    per sector written where replies come a sector a packet: ``SMSpec.icnt_ack_flits``).  A row's data is
+    its active 4-byte lanes spread evenly over its lines, as the sector counts take it."""
     n = trace.n_instrs
+    if not n:
+        return np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
     cls_mem = np.array([_MEM_OF_CLASS.get(c, C.MK_NONE) for c in OpClass], dtype=np.int64)
-    kind = cls_mem[np.asarray(trace.op, dtype=np.int64)] if n else np.zeros(0, np.int64)
+    kind = cls_mem[np.asarray(trace.op, dtype=np.int64)]
     nl = np.diff(trace.mem_ptr)
     line = sm.l1d.line_bytes
     data = np.minimum(np.ceil(trace.active.astype(np.float64) * 4 / np.maximum(nl, 1)), line).astype(np.int64)
+    written = _sectors(trace, 32, line)
     writes = (kind == C.MK_STORE) | (kind == C.MK_ATOM)
     req = np.where(writes, sm.icnt_flits(data), sm.icnt_flits(0))
-    if sm.l1d.sectored and compat:  # one packet per sector the missed line fetches
+    if sm.l1d.sectored and compat:  # one packet per sector the missed line fetches or the store writes
         per_line = sectors * sm.icnt_flits(32)
+        req = np.where(kind == C.MK_STORE, written * sm.icnt_flits(32), req)
     else:
         per_line = np.full(n, sm.icnt_line_reply_flits())
     rep = np.where(kind == C.MK_ATOM, sm.icnt_flits(data), np.where(kind == C.MK_LOAD, per_line, 0))
-    if not n:
-        return np.zeros(1, np.int64), np.zeros(1, np.int64)
-    return np.ascontiguousarray(req, dtype=np.int64), np.ascontiguousarray(rep, dtype=np.int64)
+    ack = np.where(kind == C.MK_STORE, sm.icnt_ack_flits(written), 0)
+    return tuple(np.ascontiguousarray(x, dtype=np.int64) for x in (req, rep, ack))
 
 
 def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
@@ -465,15 +471,16 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "l1_banks": l1.banks,
         "sector_flits": int(sm.icnt_flits(32)) if noc else 0,
         "line_flits": int(sm.icnt_flits(line_bytes)) if noc else 0,
+        "line_ack_flits": int(sm.icnt_ack_flits()) if noc else 0,
     }
     cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
     fcfg = np.array([line_bytes / sm.mem_bw_bytes_per_cycle, sm.icnt_flit_cycles], dtype=np.float64)
     gs_list = np.arange(NC, dtype=np.int64)  # ids are already ordered by (group, set)
     sectors = _sectors(trace, 32, line_bytes) if compat else np.zeros(max(n, 1), dtype=np.int64)
     if noc:
-        req_flits, rep_flits = _noc_flits(trace, sm, sectors[:n], compat)
+        req_flits, rep_flits, ack_flits = _noc_flits(trace, sm, sectors[:n], compat)
     else:  # one zero per row: the load/store unit reads a row's flits whether or not the ports are modelled
-        req_flits = rep_flits = np.zeros(max(n, 1), dtype=np.int64)
+        req_flits = rep_flits = ack_flits = np.zeros(max(n, 1), dtype=np.int64)
     tabd = {
         "cls_lat": lat,
         "cls_ii": ii,
@@ -496,11 +503,73 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "pc_line": _pc_lines(trace, ic.line_bytes) if il1_on else np.zeros(1, dtype=np.int64),
         "req_flits": req_flits,
         "rep_flits": rep_flits,
+        "ack_flits": ack_flits,
         "atom": _atomics(trace),
         "sec_need": _sector_needs(trace, line_bytes) if sect else np.zeros(1, dtype=np.int64),
     }
     tabs = tuple(np.ascontiguousarray(tabd[k], dtype=np.int64) for k in C.TABLE_FIELDS)
     return _Prepared(arrays, cfg, fcfg, tabs, n, n_cta, res_ctas, wpc)
+
+
+#: GPGPU-Sim's IPOLY channel hashes (its hashing.cc, after "Pseudo-randomly interleaved memory", Rau, ISCA
+#: 1991): for 16, 32 and 64 sub-partitions, per index bit the address bits above the channel bits whose
+#: parity flips it
+_IPOLY = {
+    16: ((11, 10, 9, 8, 6, 4, 3, 0), (12, 8, 7, 6, 5, 3, 1, 0), (9, 8, 7, 6, 4, 2, 1),
+         (10, 9, 8, 7, 5, 3, 2)),
+    32: ((13, 12, 11, 10, 9, 6, 5, 3, 0), (14, 13, 12, 11, 10, 7, 6, 4, 1), (14, 10, 9, 8, 7, 6, 3, 2, 0),
+         (11, 10, 9, 8, 7, 4, 3, 1), (12, 11, 10, 9, 8, 5, 4, 2)),
+    64: ((18, 17, 16, 15, 12, 10, 6, 5, 0), (15, 13, 12, 11, 10, 7, 5, 1, 0),
+         (16, 14, 13, 12, 11, 8, 6, 2, 1),
+         (17, 15, 14, 13, 12, 9, 7, 3, 2), (18, 16, 15, 14, 13, 10, 8, 4, 3), (17, 16, 15, 14, 11, 9, 5, 4)),
+}  # fmt: skip
+
+
+def _dram_array(sm) -> np.ndarray:
+    """``state[S_DRAM]`` for ``sm.dram``: the D_* header (GPGPU-Sim's address decoding: the map's masks with
+    the channel bits inserted at the dramid bit where the channels are a power of two) and the banks' and
+    channels' state, every bank closed; ``[0]`` without."""
+    d = sm.dram
+    if d is None:
+        return np.zeros(1, dtype=np.int64)
+    start, masks = parse_address_map(d.address_map)
+    n = d.channels
+    bits = n.bit_length() - 1
+    gap = n != 1 << bits
+    bk, row, chip = masks["B"], masks["R"], masks["D"]
+    if start >= 0 and not gap:
+        low = (1 << start) - 1
+        bk, row = [((m & ~low) << bits) | (m & low) for m in (bk, row)]
+        chip = ((1 << bits) - 1) << start
+    elif start < 0:
+        start = (chip & -chip).bit_length() - 1 if chip else 0
+    r = sm.clock_mhz / d.clock_mhz
+
+    def fx(cycles):  # DRAM command cycles in core cycles x LINE_FIX
+        return int(round(cycles * r * C.LINE_FIX))
+
+    h = np.zeros(C.D_HDR, dtype=np.int64)
+    h[[C.D_ON, C.D_NCH, C.D_NBK, C.D_CHIP_S, C.D_GAP, C.D_CHIPBITS]] = 1, n, d.banks, start, int(gap), bits
+    h[C.D_NSUB] = d.sub_partitions.bit_length() - 1
+    if d.channel_hash == "ipoly":
+        ways = (1 << (n - 1).bit_length()) * d.sub_partitions
+        h[C.D_HASH], h[C.D_HASH_N] = 2, ways
+        for i, taps in enumerate(_IPOLY[ways]):
+            h[C.D_IPOLY + i] = sum(1 << a for a in taps)
+    elif d.channel_hash == "xor":
+        h[C.D_HASH] = 1
+    h[[C.D_BK_MASK, C.D_ROW_MASK, C.D_CHIP_MASK]] = bk, row, chip
+    step = max(d.t_ccd, d.t_ccdl if d.bank_groups > 1 else 0, d.burst_cycles)
+    h[[C.D_RCD, C.D_RP, C.D_RAS, C.D_RC, C.D_RRD]] = [fx(x) for x in (d.t_rcd, d.t_rp, d.t_ras, d.t_rc,
+                                                                       d.t_rrd)]
+    h[[C.D_CCD, C.D_STEP, C.D_CL, C.D_RTP]] = [fx(max(d.t_ccd, d.burst_cycles)), fx(step), fx(d.t_cl),
+                                               fx(d.burst_cycles)]
+    h[C.D_NOMINAL] = round((d.t_rcd + d.t_cl) * r)
+    h[[C.D_SECT, C.D_READS_SEC, C.D_ATOM]] = (int(bool(sm.l2_sector_bytes)), -(-32 // d.atom_bytes),
+                                               d.atom_bytes)
+    nb = n * d.banks
+    never = -(1 << 40)
+    return np.concatenate([h, np.full(nb, -1, np.int64), np.full(2 * nb + 2 * n, never, np.int64)])
 
 
 def wbuf_capacity(cfg) -> int:
@@ -564,6 +633,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "il1_mshr": np.concatenate([z(cfg[C.C_IL1_MSHR]), z(cfg[C.C_IL1_MSHR], -1)]), "w_imiss": z(W),
         "l1_smask": z(l1n),
         "l1q": z(max(cfg[C.C_L1_BANKS] * (cfg[C.C_L1_QUEUE] + 3), 1)),
+        "dram": _dram_array(sm),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]

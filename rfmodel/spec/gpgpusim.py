@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rfmodel.errors import ParseError
+from rfmodel.errors import ParseError, SpecError
 
-from .sm import CollectorSpec, ExecUnitSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
+from .sm import CollectorSpec, DramSpec, ExecUnitSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
 
 __all__ = [
     "GPGPUSIM_DEFAULTS",
@@ -90,6 +90,8 @@ GPGPUSIM_DEFAULTS: dict[str, str] = {
     "-gpgpu_n_mem_per_ctrlr": "1",
     "-gpgpu_dram_buswidth": "4",
     "-dram_data_command_freq_ratio": "2",
+    "-gpgpu_dram_burst_length": "4",
+    "-gpgpu_memory_partition_indexing": "0",
     "-ptx_opcode_latency_int": "1,1,19,25,145,32",
     "-ptx_opcode_initiation_int": "1,1,4,4,32,4",
     "-ptx_opcode_latency_fp": "1,1,1,1,30",
@@ -499,6 +501,7 @@ def import_gpgpusim_config(
     chips = r.int("-gpgpu_n_mem_per_ctrlr", 1)
     bus_bytes = r.int("-gpgpu_dram_buswidth", 1)
     freq_ratio = r.int("-dram_data_command_freq_ratio", 1)
+    dram = _dram(r, timing, n_mem, sub_parts, chips, bus_bytes, freq_ratio, dram_mhz)
     num_sms = clusters * per_cluster
     # bytes per DRAM command clock = chips x bus width x data/command ratio, per channel
     chip_bw = n_mem * chips * bus_bytes * freq_ratio * dram_mhz / core_mhz
@@ -548,6 +551,8 @@ def import_gpgpusim_config(
         exec_units=exec_units,
         icnt_flit_bytes=flit,
         icnt_clock_mhz=icnt_mhz,
+        l2_sector_bytes=32 if dl2 is not None and dl2.sectored else None,
+        dram=dram,
         smem_latency_cycles=smem_latency,
         l2_hit_latency_cycles=rop_latency + round(2 * icnt_cycles) + GPGPUSIM_QUEUE_HOPS,
         dram_latency_cycles=dram_latency,
@@ -617,6 +622,51 @@ def _intersim_traversal(r: _Reader, folder: Path) -> int:
     if opts.get("topology", "").strip() == "fly" and "n" in opts:
         routers = integer("n", 1)
     return 2 + routers * sum(delays.values()) + (routers - 1)
+
+
+#: -gpgpu_memory_partition_indexing's values rfmodel's DRAM channels take (3, custom, and 4, random, not)
+_CHANNEL_HASH = {0: "none", 1: "xor", 2: "ipoly"}
+
+
+def _dram(r: _Reader, timing: dict[str, int], n_mem: int, sub_parts: int, chips: int, bus_bytes: int,
+          freq_ratio: int, dram_mhz: float) -> DramSpec | None:
+    """The DRAM's channels, banks and rows: ``-gpgpu_mem_addr_mapping``, the channel hash, the timing
+    option's banks and times, and a column read's burst.  None (every access then takes the DRAM latency)
+    for a config without an address map (GPGPU-Sim decodes with a built-in mask), with a channel hash
+    rfmodel does not have (3 and above) or a layout :class:`DramSpec` refuses; the import then lists the
+    address map and the hash among the options it did not take."""
+    text, line = r.raw("-gpgpu_mem_addr_mapping")
+    if not text or not text.strip():
+        return None
+    hash_v, hash_line = r.raw("-gpgpu_memory_partition_indexing")
+
+    def not_taken():
+        for name in ("-gpgpu_mem_addr_mapping", "-gpgpu_memory_partition_indexing"):
+            r.used.pop(name, None)
+            if name in r.defaulted:
+                r.defaulted.remove(name)
+
+    try:
+        hashing = _CHANNEL_HASH.get(int((hash_v or "0").strip()))
+    except ValueError:
+        r.fail("-gpgpu_memory_partition_indexing", hash_line, hash_v, "an integer")
+    if hashing is None:
+        not_taken()
+        return None
+    bl = r.int("-gpgpu_dram_burst_length", 1)
+    groups = max(timing["nbkgrp"], 1)
+    try:
+        return DramSpec(
+            channels=n_mem, sub_partitions=sub_parts, banks=timing["nbk"], bank_groups=groups,
+            clock_mhz=dram_mhz, address_map=text.strip(), channel_hash=hashing, t_rcd=timing["RCD"],
+            t_rp=timing["RP"], t_ras=timing["RAS"], t_rc=timing["RC"], t_rrd=timing["RRD"],
+            t_ccd=timing["CCD"],
+            t_ccdl=timing["CCDL"] if groups > 1 else 0, t_cl=timing["CL"],
+            burst_cycles=max(bl // max(freq_ratio, 1), 1), atom_bytes=bl * bus_bytes * chips,
+        )
+    except SpecError:
+        not_taken()
+        return None
 
 
 def _dram_timing(r: _Reader) -> dict[str, int]:

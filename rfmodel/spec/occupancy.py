@@ -280,6 +280,8 @@ NOT_MODELLED = {
     "dual_issue_diff_units": {"analytic": False, "simulate": True},
     # the instruction cache: only the simulator's GPGPU-Sim mode fetches (``not_modelled(compat=True)``)
     "icache.size_bytes": {"analytic": 0, "simulate": 0},
+    # the DRAM's banks and rows: only the simulator times them (the analytic engine answers as without)
+    "dram": {"analytic": None},
 }
 #: the notes already warned about in this process (:func:`warn_once`)
 _SAID: set = set()
@@ -310,12 +312,14 @@ def not_modelled(sm, engine: str, compat: bool = False) -> list[str]:
             continue  # both engines carve the L1D out of the unified array (carved_l1d)
         value = get(sm, name)
         if value is not None and value != holds:
-            out.append(f"{name} = {value} (answered as {holds})")
+            what = name if hasattr(value, "to_dict") else f"{name} = {value}"  # a nested spec: its name
+            out.append(f"{what} (answered as {holds})" if holds is not None
+                       else f"{what} (answered without it)")
             # a preset's own value is in its documented source and the attrs; a value set otherwise is said
             if preset is not None and get(preset, name) == value:
                 continue
-            warn_once(f"the {engine} engine does not model {name} = {value}: its answer is the one for "
-                      f"{holds}")  # fmt: skip
+            warn_once(f"the {engine} engine does not model {what}: its answer is the one for "
+                      f"{holds if holds is not None else f'an SM without {name}'}")  # fmt: skip
     return out
 
 

@@ -260,6 +260,113 @@ class ICacheSpec(_SetAssociative, Spec, kind="sm.icache"):
 
 
 
+#: the address-map letters GPGPU-Sim's ``-gpgpu_mem_addr_mapping`` takes, high bit first: D (channel), B
+#: (bank), R (row), C (column), S (burst: a column bit too), 0 (unused); '.', '|' and ' ' only separate
+_ADDR_MAP_LETTERS = "DBRCS0"
+
+
+def parse_address_map(text: str) -> tuple[int, dict[str, int]]:
+    """GPGPU-Sim's ``[dramid@<bit>;]<64 letters>`` address map: (the channel bits' first position or -1,
+    the bit mask of each letter).  Raises ``ValueError`` with what is wrong."""
+    start = -1
+    body = text.strip()
+    if body.startswith("dramid@"):
+        head, sep, body = body.partition(";")
+        if not sep:
+            raise ValueError("dramid@<bit> must be followed by ';' and the 64-letter map")
+        try:
+            start = int(head[len("dramid@"):])
+        except ValueError:
+            raise ValueError(f"'{head}' is not dramid@<bit>") from None
+        if not 0 <= start < 64:
+            raise ValueError(f"the channel bits' position {start} is not in [0, 63]")
+    letters = [c.upper() for c in body if c not in ". |"]
+    bad = sorted({c for c in letters if c not in _ADDR_MAP_LETTERS})
+    if bad:
+        raise ValueError(f"letters {bad} are not among D, B, R, C, S, 0")
+    if len(letters) != 64:
+        raise ValueError(f"{len(letters)} address bits, expected 64")
+    masks = dict.fromkeys("DBRCS", 0)
+    for i, c in enumerate(letters):
+        if c != "0":
+            masks[c] |= 1 << (63 - i)
+    if start >= 0 and masks["D"]:
+        raise ValueError("channel bits (D) and dramid@<bit> together")
+    if not masks["B"] or not masks["R"]:
+        raise ValueError("no bank (B) or no row (R) bits")
+    return start, masks
+
+
+@dataclass(frozen=True)
+class DramSpec(Spec, kind="sm.dram"):
+    """The DRAM's channels, banks and rows as GPGPU-Sim lays them out (``-gpgpu_n_mem``,
+    ``-gpgpu_mem_addr_mapping``, ``-gpgpu_memory_partition_indexing``, ``-gpgpu_dram_timing_opt``).
+
+    With it the simulator times each missed L2 line in its channel's bank: a read of the open row waits for
+    the bank's and the channel's previous column reads only, a read of another row precharges (after tRAS
+    from the row's activation) and activates it (tRP + tRCD, tRC from the bank's last activation, tRRD from
+    the channel's), and a line's sectors are read one after the other (a column command every
+    ``max(tCCD, tCCDL, burst)``), the data ``tCL`` after the last; the SM's ``dram_latency_cycles`` is taken
+    as the access to a closed row (tRCD + tCL) and each access adds what it takes beyond that.  A line is one
+    request of ``ceil(line / atom_bytes)`` column reads, or with ``SMSpec.l2_sector_bytes`` one request a
+    32-byte sector it misses, each of ``ceil(32 / atom_bytes)``.  Requests are
+    served in the order they reach the DRAM (GPGPU-Sim's FR-FCFS scheduler lets an open row's reads pass)."""
+
+    channels: int = param(6, unit="channels", bounds=(1, 4096), doc="memory channels (-gpgpu_n_mem)")
+    sub_partitions: int = param(2, unit="sub-partitions", choices=(1, 2, 4, 8, 16),
+                                doc="L2 sub-partitions per channel (the IPOLY hash spreads lines over them)")
+    banks: int = param(16, unit="banks", choices=(1, 2, 4, 8, 16, 32, 64, 128), doc="banks per channel (nbk)")
+    bank_groups: int = param(1, unit="groups", choices=(1, 2, 4, 8, 16), doc="bank groups per channel")
+    clock_mhz: float = param(924.0, unit="MHz", bounds=(1.0, 100_000.0), doc="DRAM command clock")
+    address_map: str = param(
+        "dramid@8;00000000.00000000.00000000.00000000.0000RRRR.RRRRRRRR.BBBCCCCB.CCSSSSSS",
+        doc="GPGPU-Sim's address map: [dramid@<bit>;] then 64 letters, high bit first, D channel, B bank, "
+            "R row, C column, S burst, 0 unused (a channel count not a power of two takes the channel as "
+            "the address above <bit> modulo the channels, the rest as the quotient)")
+    channel_hash: str = param("none", choices=("none", "xor", "ipoly"),
+                              doc="how the channel is hashed (-gpgpu_memory_partition_indexing 0, 1, 2)")
+    t_rcd: int = param(12, unit="DRAM cycles", bounds=(0, 1000), doc="activate to read (tRCD)")
+    t_rp: int = param(12, unit="DRAM cycles", bounds=(0, 1000), doc="precharge to activate (tRP)")
+    t_ras: int = param(28, unit="DRAM cycles", bounds=(0, 1000), doc="activate to precharge (tRAS)")
+    t_rc: int = param(40, unit="DRAM cycles", bounds=(0, 1000), doc="activate to activate, one bank (tRC)")
+    t_rrd: int = param(6, unit="DRAM cycles", bounds=(0, 1000),
+                       doc="activate to activate, one channel (tRRD)")
+    t_ccd: int = param(2, unit="DRAM cycles", bounds=(0, 1000), doc="column to column, one channel (tCCD)")
+    t_ccdl: int = param(0, unit="DRAM cycles", bounds=(0, 1000),
+                        doc="column to column, one bank group (tCCDL; 0 without bank groups)")
+    t_cl: int = param(12, unit="DRAM cycles", bounds=(0, 1000), doc="read to data (CAS latency)")
+    burst_cycles: int = param(2, unit="DRAM cycles", bounds=(1, 1000),
+                              doc="command cycles one column read holds the data bus (burst length / "
+                                  "data-to-command clock ratio)")
+    atom_bytes: int = param(64, unit="B", choices=(8, 16, 32, 64, 128, 256, 512),
+                            doc="bytes one column read delivers (burst length x bus width x chips)")
+
+    def _check(self) -> None:
+        try:
+            start, masks = parse_address_map(self.address_map)
+        except ValueError as e:
+            self._fail("address_map", self.address_map, f"GPGPU-Sim's mapping string ({e})")
+        pow2 = self.channels & (self.channels - 1) == 0
+        if start < 0 and not masks["D"] and self.channels > 1:
+            self._fail("address_map", self.address_map,
+                       "channel bits (D) or dramid@<bit> for several channels")
+        if start < 0 and masks["D"] and (not pow2 or 1 << bin(masks["D"]).count("1") != self.channels):
+            self._fail("address_map", self.address_map,
+                       f"as many D bits as log2(channels = {self.channels})")
+        if self.channel_hash == "xor" and not pow2:
+            self._fail("channel_hash", self.channel_hash,
+                       "none or ipoly with a channel count not a power of two")
+        if self.channel_hash == "ipoly" and (1 << (self.channels - 1).bit_length()) * self.sub_partitions \
+                not in (16, 32, 64):
+            self._fail("channel_hash", self.channel_hash,
+                       "none or xor unless the channels (rounded up to a power of two) x sub_partitions are "
+                       "16, 32 or 64 (the IPOLY hashes GPGPU-Sim has)")
+
+    def cycles(self, core_mhz: float, n: float) -> float:
+        """``n`` DRAM command cycles in core cycles."""
+        return n * core_mhz / self.clock_mhz
+
+
 @dataclass(frozen=True)
 class SMSpec(Spec, kind="sm", version=1):
     """One SM's parameters.  Defaults are the ``fermi-gtx480`` preset's values."""
@@ -327,6 +434,16 @@ class SMSpec(Spec, kind="sm", version=1):
             "whole flits; 65536: a packet a cycle whatever its size); left out: the ports are not modelled")
     icnt_clock_mhz: float | None = param(optional=True, type=float, unit="MHz", bounds=(1.0, 100_000.0),
                                          doc="interconnect clock; left out: the core clock")
+    dram: DramSpec | None = param(
+        optional=True, type=DramSpec,
+        doc="DRAM channels, banks and rows (the simulator times each line's row and column commands); left "
+            "out: every DRAM access takes dram_latency_cycles")
+    l2_sector_bytes: int | None = param(
+        optional=True, type=int, unit="B", choices=(32,),
+        doc="the L2 serves a request sector by sector (GPGPU-Sim's S-type dl2, 32-byte sectors): each sector "
+            "comes back to the SM as a packet of its own, a read's data or a store's acknowledgement (with "
+            "icnt_flit_bytes), and is read from DRAM by a request of its own (with dram); left out: one "
+            "reply packet and one DRAM request a line (needs icnt_flit_bytes or dram, where it acts)")
     exec_units: ExecUnitSpec | None = param(
         optional=True, type=ExecUnitSpec,
         doc="execution units and dispatch widths per type; left out: one pipeline of each type per scheduler")
@@ -380,6 +497,9 @@ class SMSpec(Spec, kind="sm", version=1):
         if self.icnt_clock_mhz is not None and self.icnt_flit_bytes is None:
             self._fail("icnt_clock_mhz", self.icnt_clock_mhz,
                        "left out unless icnt_flit_bytes is given (without it the ports are not modelled)")
+        if self.l2_sector_bytes is not None and self.icnt_flit_bytes is None and self.dram is None:
+            self._fail("l2_sector_bytes", self.l2_sector_bytes,
+                       "left out unless icnt_flit_bytes or dram is given (without them it acts on nothing)")
         if self.exec_units is not None and self.sub_core:
             e = self.exec_units
             for t in ("sp", "sfu", "dp", "int", "tensor", "branch"):
@@ -415,13 +535,30 @@ class SMSpec(Spec, kind="sm", version=1):
         flit = self.icnt_flit_bytes or 1 << 16
         return -(-(np.asarray(data_bytes, dtype=np.int64) + ICNT_HEADER_BYTES) // flit)
 
+    @property
+    def icnt_per_sector(self) -> bool:
+        """Whether replies come back a 32-byte sector a packet: a sectored L1D asks for sectors, a
+        sectored L2 (``l2_sector_bytes``) serves every request sector by sector."""
+        return bool(self.l1d.sectored or self.l2_sector_bytes)
+
     def icnt_line_reply_flits(self) -> int:
-        """Flits of the reply to one missed L1D line: the line, or with a sectored L1D one packet a
+        """Flits of the reply to one missed L1D line: the line, or (:attr:`icnt_per_sector`) one packet a
         32-byte sector (every sector of the line)."""
         line = self.l1d.line_bytes
-        if self.l1d.sectored:
+        if self.icnt_per_sector:
             return int(max(line // 32, 1) * self.icnt_flits(32))
         return int(self.icnt_flits(line))
+
+    def icnt_ack_flits(self, sectors=None):
+        """Flits of the acknowledgements a store to one line gets back: a header-only packet for each of
+        its ``sectors`` 32-byte sectors (scalar or array; left out: every sector of the line) where
+        replies come a sector a packet (:attr:`icnt_per_sector`), else one."""
+        import numpy as np
+
+        if not self.icnt_per_sector:
+            return self.icnt_flits(0) * np.ones_like(np.asarray(sectors if sectors is not None else 1))
+        n = max(self.l1d.line_bytes // 32, 1) if sectors is None else np.maximum(np.asarray(sectors), 1)
+        return self.icnt_flits(0) * n
 
     @property
     def banks_split(self) -> bool:

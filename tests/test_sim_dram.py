@@ -1,0 +1,123 @@
+"""Known answers of the simulator's DRAM banks and rows (``SMSpec.dram``) and of GPGPU-Sim's address decoding
+that feeds them (``-gpgpu_mem_addr_mapping``, ``-gpgpu_memory_partition_indexing``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rfmodel.errors import SpecError
+from rfmodel.sim import core as C
+from rfmodel.sim import simulate_trace, trace_from_warps
+from rfmodel.sim.engine import _dram_array
+from rfmodel.spec import from_gpgpusim_config, get_preset
+from rfmodel.spec.sm import DramSpec, L1DSpec
+
+CONFIGS = Path(__file__).parents[1].parent / "shared" / "reference" / "gpgpusim-configs"
+needs_configs = pytest.mark.skipif(not CONFIGS.is_dir(), reason="reference GPGPU-Sim configs not present")
+GTX480_1SM = Path(__file__).parents[1] / "calib" / "accelsim" / "configs" / "SM2_GTX480_1SM"
+
+
+# one channel; a row of a bank holds 4 KB (column bits 0-11), 16 banks (bits 12-15), rows above
+ONE_CHANNEL = "0" * 34 + "R" * 14 + "B" * 4 + "C" * 7 + "S" * 5
+RCD, RP, CL = 12, 9, 7
+
+
+def dram_sm(**dram):
+    """A Fermi SM without an L1D whose DRAM runs at the core clock, a line one column read (128-byte atoms),
+    so that its times are whole core cycles; ``off=True``: no banks."""
+    sm = get_preset("fermi-gtx480")
+    kw = dict(channels=1, sub_partitions=1, banks=16, clock_mhz=sm.clock_mhz, address_map=ONE_CHANNEL,
+              t_rcd=RCD, t_rp=RP, t_ras=1, t_rc=1, t_rrd=1, t_ccd=1, t_cl=CL, burst_cycles=1, atom_bytes=128)
+    kw.update(dram)
+    l1 = L1DSpec(size_bytes=0, mshr_entries=0)
+    return sm.replace(l1d=l1, icache=None, num_sms=1, mem_bw_bytes_per_cycle=1e5,
+                      dram=None if kw.pop("off", False) else DramSpec(**kw))
+
+
+def load_chain(addresses):
+    """One warp's loads, each reading the register the one before wrote: one DRAM trip after another."""
+    return trace_from_warps([[("LDG", [10 + i % 2], [10 + (i + 1) % 2], {"lines": [a]})
+                              for i, a in enumerate(addresses)]])  # fmt: skip
+
+
+def cycles(addresses, sm, compat=None):
+    opts = {"compat": compat} if compat else None
+    return simulate_trace(load_chain(addresses), sm, options=opts).metrics["cycles"]
+
+
+@pytest.mark.parametrize("compat", [None, "gpgpusim"])
+def test_a_row_read_again_skips_its_activation_and_another_row_of_the_bank_adds_a_precharge(compat):
+    """The SM's DRAM latency is a closed row's access (tRCD + tCL): a chain of loads each opening a bank
+    of its own takes as long as without banks; one whose loads read one open row saves tRCD on each after the
+    first; one that alternates two rows of one bank pays tRP on each after the first."""
+    n = 8
+    off = cycles([i * 4096 for i in range(n)], dram_sm(off=True), compat)
+    banks = cycles([i * 4096 for i in range(n)], dram_sm(), compat)  # bank i, row 0
+    row = cycles([i * 128 for i in range(n)], dram_sm(), compat)  # bank 0, row 0
+    rows = cycles([(i % 2) * 65536 + i * 128 for i in range(n)], dram_sm(), compat)  # bank 0, rows 0 and 1
+    assert banks == off
+    assert row == off - (n - 1) * RCD
+    assert rows == off + (n - 1) * RP
+
+
+def test_a_line_of_several_column_reads_waits_for_the_last():
+    """A 128-byte line in 32-byte atoms is four column reads a step (max(tCCD, burst)) apart; with the L2's
+    sectors as requests of their own (l2_sector_bytes) each sector is one read of a 32-byte atom."""
+    n = 4
+    addrs = [i * 4096 for i in range(n)]
+    one = cycles(addrs, dram_sm())
+    four = cycles(addrs, dram_sm(atom_bytes=32, t_ccd=3))
+    assert four == one + n * 3 * 3
+    sectored = dram_sm(atom_bytes=32, t_ccd=3).replace(l2_sector_bytes=32)
+    assert cycles(addrs, sectored) == four
+
+
+def test_gtx480_address_decoding_takes_the_channel_modulo_six():
+    """GPGPU-Sim's decoding with six channels (not a power of two): the channel is the address above bit 8
+    modulo 6, the bank and row come from the quotient with the low byte kept (by hand: 0x1e000 >> 8 = 480,
+    480 mod 6 = 0, 480 / 6 = 80, 80 << 8 = 0x5000: bank bits 8, 13, 14, 15 read 0, 0, 1, 0, row 0)."""
+    sm = from_gpgpusim_config(GTX480_1SM / "gpgpusim.config")
+    d = sm.dram
+    assert (d.channels, d.banks, d.bank_groups, d.t_ccdl) == (6, 16, 4, 3)
+    assert (d.burst_cycles, d.atom_bytes) == (2, 64)
+    assert (d.channel_hash, sm.l2_sector_bytes) == ("none", 32)
+    arr = _dram_array(sm)
+    assert C.dram_locate(arr, 0x1E000) == (0, 4, 0)
+    assert C.dram_locate(arr, 0x100) == (1, 0, 0)  # the next 256 bytes: the next channel
+    assert C.dram_locate(arr, 0x600) == (0, 1, 0)  # six chunks on: channel 0 again, quotient 1 (bit 8)
+    assert C.dram_locate(arr, 6 << 24) == (0, 0, 256)  # quotient 1 << 16, put back above bit 8: row bit 8
+
+
+@needs_configs
+def test_volta_ipoly_spreads_every_power_of_two_stride_over_the_channels():
+    """SM7_QV100's 32 channels of 2 sub-partitions with the IPOLY hash: 64 consecutive 256-byte chunks fall
+    on every channel twice, and so do 64 chunks 2^k chunks apart (the hash's promise for strides that
+    are powers of two)."""
+    sm = from_gpgpusim_config(CONFIGS / "SM7_QV100_1SM" / "gpgpusim.config")
+    d = sm.dram
+    assert (d.channels, d.channel_hash, d.burst_cycles, d.atom_bytes) == (32, "ipoly", 1, 32)
+    arr = _dram_array(sm)
+    for stride in (256, 256 << 3, 256 << 6, 256 << 10):
+        chans = [C.dram_locate(arr, i * stride)[0] for i in range(64)]
+        assert sorted(np.bincount(chans, minlength=32)) == [2] * 32, stride
+
+
+def test_a_bad_address_map_is_refused_with_the_reason():
+    with pytest.raises(SpecError, match="address_map.*expected 64"):
+        DramSpec(address_map="dramid@8;RRBB")
+    with pytest.raises(SpecError, match="address_map.*letters"):
+        DramSpec(address_map="dramid@8;" + "X" * 64)
+    with pytest.raises(SpecError, match="channel_hash"):
+        DramSpec(channels=6, channel_hash="xor")
+
+
+def test_the_analytic_engine_says_it_answers_without_the_banks():
+    from rfmodel.spec.occupancy import not_modelled
+
+    sm = dram_sm()
+    assert "dram (answered without it)" in not_modelled(sm, "analytic")
+    assert not any("dram" in x for x in not_modelled(sm, "simulate"))
+    assert not any("dram" in x for x in not_modelled(dram_sm(off=True), "analytic"))
