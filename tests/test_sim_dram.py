@@ -112,6 +112,11 @@ def test_a_bad_address_map_is_refused_with_the_reason():
         DramSpec(address_map="dramid@8;" + "X" * 64)
     with pytest.raises(SpecError, match="channel_hash"):
         DramSpec(channels=6, channel_hash="xor")
+    # values that would act on nothing are refused
+    with pytest.raises(SpecError, match="sub_partitions"):
+        DramSpec(sub_partitions=2)
+    with pytest.raises(SpecError, match="t_ccdl"):
+        DramSpec(t_ccdl=3)
 
 
 def test_the_analytic_engine_says_it_answers_without_the_banks():

@@ -657,7 +657,8 @@ def _dram(r: _Reader, timing: dict[str, int], n_mem: int, sub_parts: int, chips:
     groups = max(timing["nbkgrp"], 1)
     try:
         return DramSpec(
-            channels=n_mem, sub_partitions=sub_parts, banks=timing["nbk"], bank_groups=groups,
+            channels=n_mem, sub_partitions=sub_parts if hashing != "none" else 1, banks=timing["nbk"],
+            bank_groups=groups,
             clock_mhz=dram_mhz, address_map=text.strip(), channel_hash=hashing, t_rcd=timing["RCD"],
             t_rp=timing["RP"], t_ras=timing["RAS"], t_rc=timing["RC"], t_rrd=timing["RRD"],
             t_ccd=timing["CCD"],

@@ -313,8 +313,9 @@ class DramSpec(Spec, kind="sm.dram"):
     served in the order they reach the DRAM (GPGPU-Sim's FR-FCFS scheduler lets an open row's reads pass)."""
 
     channels: int = param(6, unit="channels", bounds=(1, 4096), doc="memory channels (-gpgpu_n_mem)")
-    sub_partitions: int = param(2, unit="sub-partitions", choices=(1, 2, 4, 8, 16),
-                                doc="L2 sub-partitions per channel (the IPOLY hash spreads lines over them)")
+    sub_partitions: int = param(1, unit="sub-partitions", choices=(1, 2, 4, 8, 16),
+                                doc="L2 sub-partitions per channel, which the channel hash's address bits "
+                                    "start above (1 unless channel_hash is xor or ipoly, where it acts)")
     banks: int = param(16, unit="banks", choices=(1, 2, 4, 8, 16, 32, 64, 128), doc="banks per channel (nbk)")
     bank_groups: int = param(1, unit="groups", choices=(1, 2, 4, 8, 16), doc="bank groups per channel")
     clock_mhz: float = param(924.0, unit="MHz", bounds=(1.0, 100_000.0), doc="DRAM command clock")
@@ -353,6 +354,11 @@ class DramSpec(Spec, kind="sm.dram"):
         if start < 0 and masks["D"] and (not pow2 or 1 << bin(masks["D"]).count("1") != self.channels):
             self._fail("address_map", self.address_map,
                        f"as many D bits as log2(channels = {self.channels})")
+        if self.channel_hash == "none" and self.sub_partitions != 1:
+            self._fail("sub_partitions", self.sub_partitions,
+                       "1 with channel_hash = none (only a hash uses it)")
+        if self.bank_groups == 1 and self.t_ccdl != 0:
+            self._fail("t_ccdl", self.t_ccdl, "0 with bank_groups = 1 (tCCDL applies within a bank group)")
         if self.channel_hash == "xor" and not pow2:
             self._fail("channel_hash", self.channel_hash,
                        "none or ipoly with a channel count not a power of two")
