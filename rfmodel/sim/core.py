@@ -252,12 +252,12 @@ LINE_FIX = 1024  # fixed-point scale of DRAM-queue times
 
 # state[S_DRAM]'s header (rfmodel.sim.engine._dram_array): D_ON 1 when modelled; the geometry (channels,
 # banks a channel, GPGPU-Sim's dramid@ bit, 1 when the channel count is not a power of two, the channel bits,
-# sub-partitions a channel, the channel hash (0 none, 1 xor, 2 IPOLY) and its sub-partition count, the bank,
+# sub-partitions a channel (log2), the channel hash (0 none, 1 xor, 2 IPOLY), the bank,
 # row and channel bit masks); the timings in core cycles x LINE_FIX (tRCD, tRP, tRAS, tRC, tRRD, tCCD, a
 # bank's column-to-column step, tCL, read to precharge); the closed-row access the SM's DRAM latency holds
 # (core cycles); 1 when a line's sectors are requests of their own, column reads a sector request, bytes a
 # column read; the IPOLY hash's masks (up to 6)
-D_ON, D_NCH, D_NBK, D_CHIP_S, D_GAP, D_CHIPBITS, D_NSUB, D_HASH, D_HASH_N = 0, 1, 2, 3, 4, 5, 6, 7, 8
+D_ON, D_NCH, D_NBK, D_CHIP_S, D_GAP, D_CHIPBITS, D_NSUB, D_HASH = 0, 1, 2, 3, 4, 5, 6, 7  # 8: unused
 D_BK_MASK, D_ROW_MASK, D_CHIP_MASK = 9, 10, 11
 D_RCD, D_RP, D_RAS, D_RC, D_RRD, D_CCD, D_STEP, D_CL, D_RTP = 12, 13, 14, 15, 16, 17, 18, 19, 20
 D_NOMINAL, D_SECT, D_READS_SEC, D_ATOM, D_IPOLY = 21, 22, 23, 24, 25

@@ -543,17 +543,15 @@ def _dram_array(sm) -> np.ndarray:
         chip = ((1 << bits) - 1) << start
     elif start < 0:
         start = (chip & -chip).bit_length() - 1 if chip else 0
-    r = sm.clock_mhz / d.clock_mhz
-
     def fx(cycles):  # DRAM command cycles in core cycles x LINE_FIX
-        return int(round(cycles * r * C.LINE_FIX))
+        return int(round(d.cycles(sm.clock_mhz, cycles) * C.LINE_FIX))
 
     h = np.zeros(C.D_HDR, dtype=np.int64)
     h[[C.D_ON, C.D_NCH, C.D_NBK, C.D_CHIP_S, C.D_GAP, C.D_CHIPBITS]] = 1, n, d.banks, start, int(gap), bits
     h[C.D_NSUB] = d.sub_partitions.bit_length() - 1
     if d.channel_hash == "ipoly":
         ways = (1 << (n - 1).bit_length()) * d.sub_partitions
-        h[C.D_HASH], h[C.D_HASH_N] = 2, ways
+        h[C.D_HASH] = 2
         for i, taps in enumerate(_IPOLY[ways]):
             h[C.D_IPOLY + i] = sum(1 << a for a in taps)
     elif d.channel_hash == "xor":
@@ -564,7 +562,7 @@ def _dram_array(sm) -> np.ndarray:
                                                                        d.t_rrd)]
     h[[C.D_CCD, C.D_STEP, C.D_CL, C.D_RTP]] = [fx(max(d.t_ccd, d.burst_cycles)), fx(step), fx(d.t_cl),
                                                fx(d.burst_cycles)]
-    h[C.D_NOMINAL] = round((d.t_rcd + d.t_cl) * r)
+    h[C.D_NOMINAL] = round(d.cycles(sm.clock_mhz, d.t_rcd + d.t_cl))  # as the import's dram_latency_cycles
     h[[C.D_SECT, C.D_READS_SEC, C.D_ATOM]] = (int(bool(sm.l2_sector_bytes)), -(-32 // d.atom_bytes),
                                                d.atom_bytes)
     nb = n * d.banks
