@@ -1,5 +1,6 @@
 """CUDA SDK samples (NVIDIA cuda-samples) of the papers' benchmarks, second group: quasirandomGenerator's two
-kernels and mergeSort's merge of elementary intervals. Recipes and numpy references.
+kernels, mergeSort's merge of elementary intervals and the fft the SDK's FFT samples hand to cuFFT. Recipes
+and numpy references.
 
 Each kernel is our own implementation of the sample's algorithm with the sample's launch shape (see the
 ``original`` key in the kernel's header). The default problem is small; ``scale`` grows it towards the
@@ -316,10 +317,58 @@ def _sdk_mergesort_merge(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )  # fmt: skip
 
 
+# ---- fft: the batched complex transform the SDK's FFT samples hand to cuFFT (no original kernel)
+FFT_N = 512  # points per signal: one 64-thread CTA, three radix-8 passes
+
+
+def _sdk_fft(scale: float = 1.0, ctas: int | None = None) -> Recipe:
+    """sdk_fft's launch: one 64-thread CTA per 512-point complex signal, a batch of signals. There is no
+    sample's size to take (the samples call cuFFT); the manifest's full size is a batch of 2048 signals (1M
+    points, ``scale`` 128); the default is 16 signals. ``ctas`` is not used (the grid is the batch)."""
+    assert manifest_entry("sdk_fft")["threads_per_cta"] == FFT_N // 8
+    batch = size(16, scale)
+    n = batch * FFT_N
+
+    def signals(ins):
+        x = ins["src"].astype(np.float64).reshape(batch, FFT_N, 2)
+        return x[..., 0] + 1j * x[..., 1]
+
+    def ref(ins, sc):
+        y = np.fft.fft(signals(ins), axis=1)
+        return {"dst": np.stack([y.real, y.imag], axis=-1).reshape(-1)}
+
+    def tol(ins):
+        # Every intermediate value is a partial DFT of a subset of the signal's points, so its |re| + |im| is
+        # at most theirs, and the later passes carry an error on with unit-modulus weights: each of the three
+        # passes adds at most (twiddle error + roundings) times the signal's sum of |re| + |im|. A twiddle
+        # comes from __sincosf (MUFU.SIN/COS: absolute error about 2^-21 for these angles; 2^-20 allowed for
+        # each of cos and sin, which the complex product turns into at most 2 * 2^-20 of the point's |re| +
+        # |im|, 4 * 2^-20 allowed); a point meets at most three butterfly levels, a constant product and the
+        # twiddle's product and multiply-add: 16 roundings allowed.
+        mag = np.abs(ins["src"].astype(np.float64)).reshape(batch, -1).sum(axis=1)
+        per_pass = 4 * 2.0**-20 + 16 * U
+        return 0.0, np.repeat(3 * per_pass * mag, 2 * FFT_N)
+
+    return Recipe(
+        kernel="sdk_fft",
+        shared_bytes=shared_bytes("sdk_fft"),
+        grid=(batch,),
+        block=(FFT_N // 8,),
+        params=[Param("dst", "ptr", array="dst"), Param("src", "ptr", array="src")],
+        arrays={"dst": ArraySpec("float32", (2 * n,), "full", value=-99.0),
+                "src": ArraySpec("float32", (2 * n,), "uniform", -1.0, 1.0)},
+        outputs=["dst"],
+        seed=444,
+        reference=ref,
+        tolerance={"dst": tol},
+    )  # fmt: skip
+
+
 RECIPES = {
     "sdk_quasirandom": _sdk_quasirandom,
     "sdk_inverse_cnd": _sdk_inverse_cnd,
     "sdk_mergesort_merge": _sdk_mergesort_merge,
+    "sdk_fft": _sdk_fft,
 }
 
 #: the compiler unrolls quasirandomGeneratorKernel's 31-bit loop (ours as the sample's) into R2P with a byte
