@@ -107,6 +107,46 @@ def test_erlang_c_on_the_reciprocal_recursion_matches_the_textbook_one():
     assert got[-5] == got[-4] == 0.0 and got[-1] == 1.0
 
 
+def test_collector_wait_is_at_most_the_closed_populations():
+    """A pool of n collectors shared by w warps, each with at most one instruction waiting: an instruction
+    waits behind at most w - n others served n at a time (and 50 cycles, the open queue's cap)."""
+    from rfmodel.analytic.throughput import _closed_wait
+
+    assert _closed_wait(3.0, 2.0, 12.0) == pytest.approx(6.0)  # one warp ahead, half a hold
+    assert _closed_wait(2.0, 2.0, 12.0) == 0.0  # a collector for every warp: no wait
+    assert _closed_wait(1.0, 8.0, 5.0) == 0.0
+    assert _closed_wait(12.0, 2.5, 4.0) == pytest.approx(10 * 4.0 / 2)  # whole collectors only
+    assert _closed_wait(400.0, 2.0, 12.0) == 50.0
+    # the open queue's Erlang C wait at 98 % load is far above it for three warps on two collectors
+    assert collector_wait(2, 0.98 * 2, 12.0) > 10 * _closed_wait(3.0, 2.0, 12.0)
+
+
+def test_interval_model_collector_wait_within_the_closed_bound(monkeypatch):
+    """On slow banks a sub-core's few warps keep its two collectors busy; the shared model's collector wait
+    stays within max(w - n, 0) x hold / n per sub-core (fft_radix8 on volta-v100: 3 warps a sub-core; the
+    open queue gave 33.5 cycles at 6x)."""
+    import rfmodel
+    import rfmodel.analytic.throughput as T
+
+    seen = []
+    orig = T.interval_model
+
+    def spy(*a, **k):
+        out = orig(*a, **k)
+        seen.append((k, out))
+        return out
+
+    monkeypatch.setattr(T, "interval_model", spy)
+    rfmodel.evaluate("baseline", "fft_radix8", "volta-v100", params={"main_rf_latency_x": [6]})
+    k, out = seen[-1]
+    warps = float(np.ravel(out["warps"])[0])
+    pools = 4.0  # volta-v100's sub-cores
+    per_pool = float(np.ravel(k["collectors"])[0]) / pools
+    hold = float(np.ravel(out["t_collect"])[0])
+    bound = max(warps / pools - per_pool, 0.0) * hold / per_pool
+    assert 0.0 < float(np.ravel(out["collector_wait"])[0]) <= bound + 1e-9
+
+
 def test_profile_register_to_bank_table_is_exact():
     """The profile's ser_pmf (distinct sources) and ser_pmf_slots (every operand slot: a register named
     twice is read twice) equal direct counts over the trace's instructions."""

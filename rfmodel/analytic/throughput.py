@@ -72,6 +72,15 @@ def _inv_q(rate, q):
     return rate**-q
 
 
+@njit(cache=True, inline="always")
+def _closed_wait(warps, collectors, hold):
+    """The most an instruction waits for one of ``collectors`` that ``warps`` warps share, each with at most
+    one instruction waiting (a closed population): the others' instructions ahead of it, ``collectors`` at a
+    time, ``hold`` cycles each; and at most the open queue's cap of 50 cycles."""
+    n = max(np.floor(collectors), 1.0)
+    return min(max(warps - n, 0.0) * hold / n, 50.0)
+
+
 #: no list-schedule cell to build (:func:`_steady`'s ``todo``)
 _NO_CELLS = np.zeros((0, 0, 0), dtype=np.bool_)
 
@@ -171,7 +180,8 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             t_c = t_base + wq
             hold = t_c  # allocated at issue, freed at dispatch t_c cycles later (docs/models.md)
             if oc_sets.shape[0] == 0:
-                wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold), 50.0)
+                wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold),
+                           _closed_wait(wp / pools, per_pool, hold))
                 col_inv = _inv_q(n_oc / hold, q)
                 rate_col = n_oc / hold
             else:  # each typed set: its own instructions' queue and bound
@@ -180,7 +190,7 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
                 for j in range(oc_sets.shape[0]):
                     per, m = oc_sets[j, 0] * per_pool, oc_sets[j, 1]
                     load = min(ipc * m / pools * hold, 0.98 * max(np.floor(per), 1.0))
-                    wcol += m * min(collector_wait_at(per, load, hold), 50.0)
+                    wcol += m * min(collector_wait_at(per, load, hold), _closed_wait(wp / pools, per, hold))
                     r_s = oc_sets[j, 0] * n_oc / (hold * m)
                     col_inv += _inv_q(r_s, q)
                     rate_col = min(rate_col, r_s)
