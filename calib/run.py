@@ -33,6 +33,10 @@ def main(argv=None) -> int:
     ap.add_argument("--report", default=str(ROOT / "calib" / "report.json"))
     ap.add_argument("--validation-doc", default=str(ROOT / "docs" / "validation.md"))
     ap.add_argument("--coverage-samples", type=int, default=40)
+    ap.add_argument("--adopt", metavar="DIR", default=None,
+                    help="reuse another checkpoint folder's simulations after simulating --adopt-verify of "
+                    "each design's again (rfmodel calibrate --adopt)")
+    ap.add_argument("--adopt-verify", type=int, default=1, metavar="N")
     a = ap.parse_args(argv)
     res = run(
         a.sweep,
@@ -43,6 +47,8 @@ def main(argv=None) -> int:
         workers=a.workers,
         designs=a.design,
         coverage_samples=a.coverage_samples,
+        adopt=a.adopt,
+        adopt_verify=a.adopt_verify,
     )
     if res.get("incomplete"):
         print("incomplete sweep", file=sys.stderr)

@@ -891,6 +891,7 @@ def cmd_calibrate(args) -> int:
         validation_doc=args.validation_doc, workers=args.workers, designs=args.design,
         runner=make_runner(args.workers, args.scheduler),
         progress=not args.quiet, coverage_samples=args.coverage_samples,
+        adopt=args.adopt, adopt_verify=args.adopt_verify,
     )  # fmt: skip
     if res.get("incomplete"):
         print(f"calibrate: {res['simulations']} of {res['jobs']} simulations done", file=sys.stderr)
@@ -1307,6 +1308,11 @@ def _add_calibrate_parser(sub) -> None:
     c.add_argument("--validation-doc", default=None, help="regenerate this file's validation section")
     c.add_argument("--coverage-samples", type=_int(0, L.MAX_COVERAGE_SAMPLES), default=40,
                    help="Monte-Carlo samples of the coverage check (default 40; 0: no check)")
+    c.add_argument("--adopt", metavar="DIR",
+                   help="reuse the simulations of another checkpoint folder (made by sources since edited) "
+                   "after simulating --adopt-verify of each design's again: all equal, or nothing is adopted")
+    c.add_argument("--adopt-verify", type=_int(1, 1000), default=1, metavar="N",
+                   help="records per design simulated again before --adopt reuses a log (default 1)")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     c.add_argument("--json", action="store_true", help="one-line JSON summary")
     c.set_defaults(func=cmd_calibrate)

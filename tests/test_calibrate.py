@@ -498,3 +498,50 @@ def test_a_designs_fit_pairs_each_record_with_the_baselines_error_at_its_point(r
     e = np.concatenate(_baseline_errors(g, recs, TINY, coef))
     first = _baseline_errors(_groups([recs[0]], TINY), recs, TINY, coef)[0][0]
     assert e[0] == pytest.approx(first, rel=1e-9) and np.isnan(e[1])
+
+
+def test_adopted_simulations_are_checked_then_kept_under_this_trees_keys(tmp_path):
+    """Records made by other sources (here: keyed by a made-up source hash) are simulated again, one a design,
+    and taken under this tree's keys, so the sweep then runs nothing; a record this tree simulates otherwise
+    refuses the whole log and nothing is adopted."""
+    from rfmodel.calibrate import adopt_simulations
+    from rfmodel.errors import RfmodelError
+
+    jobs = sweep_jobs(dict(TINY, workloads=["saxpy"], points=[{}, {"num_banks": 8}]), designs=["baseline"])
+    old, new = tmp_path / "old", tmp_path / "new"
+    made, ran = run_jobs(jobs, old, workers=1, sim_version="rfmodel 0.1.0 (0000000)#0ldh4sh")
+    assert ran == 2
+    got = adopt_simulations(old, new, verify=1)
+    assert got == {"read": 2, "verified": 1, "adopted": 2}
+    recs, ran = run_jobs(jobs, new, workers=1)  # this tree's keys: nothing left to simulate
+    assert ran == 0
+    assert [r["sim"] for r in recs] == [r["sim"] for r in made]
+    assert all(r["sim_version"].endswith("#0ldh4sh") and r["adopted"]["verified"] == 1 for r in recs)
+    assert adopt_simulations(old, new)["adopted"] == 0  # already there
+
+    # a record whose counters this tree does not reproduce: refused, nothing written
+    lines = (old / "results.jsonl").read_text().splitlines()
+    bad = [json.loads(x) for x in lines]
+    for r in bad:
+        r["sim"]["cycles"] += 1
+    (old / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in bad))
+    other = tmp_path / "other"
+    with pytest.raises(RfmodelError, match="simulates otherwise.*cycles"):
+        adopt_simulations(old, other, verify=2)
+    assert not (other / "results.jsonl").exists()
+    with pytest.raises(RfmodelError, match="at least 1"):
+        adopt_simulations(old, other, verify=0)
+    with pytest.raises(RfmodelError, match="no checkpoint log"):
+        adopt_simulations(tmp_path / "nowhere", other)
+
+
+def test_cli_calibrate_adopt_error_is_one_line_exit_2(tmp_path, capsys):
+    from rfmodel.cli import main
+
+    rc = main(["calibrate", "--sweep", "quick", "--checkpoints", str(tmp_path / "c"),
+               "--adopt", str(tmp_path / "nowhere"), "--out", str(tmp_path / "a.json"),
+               "--report", str(tmp_path / "r.json"), "--quiet"])  # fmt: skip
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "no checkpoint log" in err and "Traceback" not in err
+    assert not (tmp_path / "a.json").exists()

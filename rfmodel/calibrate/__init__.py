@@ -366,6 +366,70 @@ def _has_simulation(rec: dict) -> bool:
     return "sim" in rec
 
 
+#: what a record's simulation is compared on when :func:`adopt_simulations` verifies it
+ADOPT_FIELDS = ("sim", "stalls", "events")
+
+
+def adopt_simulations(source, checkpoint_dir, *, verify: int = 1, seed: int = 0, progress=None) -> dict:
+    """Take the simulations of another checkpoint log (``source``: a folder with ``results.jsonl``, or the
+    file) into ``checkpoint_dir``'s under this tree's keys, after simulating a sample of them again.
+
+    A record's key holds the hash of the sources that decide a simulation (:func:`job_key`), so an edit of
+    any of them (a new kernel file, a simulator feature the presets leave off) makes every record of the
+    sweep run again.  Where the edit leaves the sweep's simulations as they were, this reuses them: per
+    design, ``verify`` records (at least one; chosen by a seeded hash of their keys) are simulated now and
+    must give every counter, stall and event of the record (:data:`ADOPT_FIELDS`); then every record is kept
+    under its new key with its own ``sim_version`` (the tree that made it) and ``adopted`` (the tree it was
+    checked against and how many of its design's records were simulated again).  One record that differs
+    refuses the whole log (:class:`RfmodelError` naming it and the first counters that differ) and nothing
+    is written.  Records already in the destination stay.  Returns ``{"read", "verified", "adopted"}``."""
+    source = Path(source)
+    path = source / LOG_NAME if source.is_dir() else source
+    if not path.is_file():
+        raise RfmodelError(f"--adopt {source}: no checkpoint log ({LOG_NAME}) there")
+    if int(verify) < 1:
+        raise RfmodelError(f"--adopt-verify {verify}: at least 1 (records simulated again per design)")
+    old = ResultLog(path, check=_has_simulation)
+    described = simulator_version()
+    svs: dict[str, str] = {}
+    keyed = []
+    for r in old.done.values():
+        if not all(k in r for k in ("design", "params", "workload", "gpu", "max_warps", "seed")):
+            continue
+        d = r["design"]
+        if d not in svs:
+            svs[d] = f"{described}#{_sim_source_hash(d)}"
+        keyed.append((job_key(r, f"rfmodel {__version__}#{svs[d].rsplit('#', 1)[-1]}"), r))
+    by_design: dict[str, list] = {}
+    for k, r in keyed:
+        by_design.setdefault(r["design"], []).append((k, r))
+    sample = []
+    for _d, items in sorted(by_design.items()):
+        items = sorted(items, key=lambda kr: _bucket(f"adopt:{kr[0]}", seed))
+        sample.extend(items[: int(verify)])
+    for i, (_, r) in enumerate(sample):
+        job = {k: r[k] for k in ("design", "params", "workload", "gpu", "max_warps", "seed")}
+        now = simulate_job({**job, "point": r.get("point", 0)})
+        differ = [f for f in ADOPT_FIELDS if now.get(f) != r.get(f)]
+        if differ:
+            f = differ[0]
+            a, b = r.get(f) or {}, now.get(f) or {}
+            moved = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)][:4]
+            raise RfmodelError(
+                f"--adopt {source}: {job['design']} on {job['workload']} ({job['gpu']}, {job['params']}) "
+                f"simulates otherwise in this tree ({f}: " + ", ".join(f"{k} {a.get(k)} -> {b.get(k)}"
+                                                              for k in moved)
+                + "): its simulations cannot be reused; nothing was adopted")  # fmt: skip
+        if progress:
+            progress(i + 1, len(sample))
+    log = ResultLog(Path(checkpoint_dir) / LOG_NAME, check=_has_simulation)
+    n_per = {d: min(len(v), int(verify)) for d, v in by_design.items()}
+    new = [(k, r) for k, r in keyed if k not in log]
+    for k, r in new:
+        log.add(k, {**r, "adopted": {"by": svs[r["design"]], "verified": n_per[r["design"]]}})
+    return {"read": len(keyed), "verified": len(sample), "adopted": len(new)}
+
+
 def run_jobs(
     jobs: list[dict],
     checkpoint_dir,

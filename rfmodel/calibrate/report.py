@@ -90,8 +90,12 @@ def run(
     coverage_samples: int = 40,
     max_nfev: int = 30,
     runner=None,
+    adopt=None,
+    adopt_verify: int = 1,
 ) -> dict:
-    """Calibrate; see the module docstring.  ``sweep``: ``"default"``, ``"quick"``, a JSON file or a dict."""
+    """Calibrate; see the module docstring.  ``sweep``: ``"default"``, ``"quick"``, a JSON file or a dict.
+    ``adopt``: another checkpoint log whose simulations this tree reuses after simulating ``adopt_verify``
+    of each design's again (:func:`rfmodel.calibrate.adopt_simulations`)."""
     from rfmodel.analytic.calibration import DEFAULT_FILE
     from rfmodel.calibrate import DEFAULT_SWEEP, QUICK_SWEEP, calibrate
 
@@ -114,6 +118,17 @@ def run(
     lock = folder_lock(checkpoint_dir, "checkpoint folder") if checkpoint_dir else contextlib.nullcontext()
     with lock, \
             output_set([p for p in (out, report, validation_doc) if p]):  # fmt: skip
+        adopted = None
+        if adopt is not None:
+            from rfmodel.calibrate import adopt_simulations
+
+            if progress:
+                sys.stderr.write(f"adopting the simulations of {adopt}: simulating {adopt_verify} of each "
+                                 "design's again ...\n")  # fmt: skip
+            adopted = adopt_simulations(adopt, checkpoint_dir, verify=adopt_verify)
+            if progress:
+                sys.stderr.write(f"adopted {adopted['adopted']} of {adopted['read']} simulations "
+                                 f"({adopted['verified']} simulated again, every one equal)\n")
         res = calibrate(
             sweep,
             checkpoint_dir=checkpoint_dir,
@@ -128,6 +143,8 @@ def run(
             coverage_samples=coverage_samples,
         )
         bar.close()
+        if adopted is not None:
+            res["adopted"] = adopted
         if validation_doc and not res.get("incomplete"):
             update_validation_doc(validation_doc, validation_section(res))
     return res
