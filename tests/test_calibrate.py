@@ -545,3 +545,22 @@ def test_cli_calibrate_adopt_error_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no checkpoint log" in err and "Traceback" not in err
     assert not (tmp_path / "a.json").exists()
+
+
+def test_effect_error_is_also_given_per_bank_speed():
+    """The IPC effect MAE apart by the point's main_rf_latency_x (1x where the point sets none), by hand."""
+    from rfmodel.calibrate.effects import summarize
+
+    def row(params, sim, model):
+        return {"params": params, "ipc_effect_sim": sim, "ipc_effect_model": model, "heldout": "point",
+                "energy_per_instr_effect_sim": 0.0, "energy_per_instr_effect_model": 0.0,
+                "power_effect_sim": 0.0, "power_effect_model": 0.0, "gpu": "g", "workload": "w"}
+
+    rows = [row({}, 0.10, 0.12), row({"num_banks": 8}, 0.0, -0.04), row({"main_rf_latency_x": 3}, 0.5, 0.2),
+            row({"main_rf_latency_x": 6}, 1.0, 1.6), row({"main_rf_latency_x": 6}, 0.8, 1.0)]
+    out = summarize(rows)
+    by = out["ipc_effect_mae_by_bank_speed"]
+    assert list(by) == ["1x", "3x", "6x"]
+    assert by["1x"] == pytest.approx(3.0) and by["3x"] == pytest.approx(30.0)
+    assert by["6x"] == pytest.approx(40.0)
+    assert out["ipc_effect_mae"] == pytest.approx((2 + 4 + 30 + 60 + 20) / 5)

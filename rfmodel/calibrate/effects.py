@@ -25,6 +25,9 @@ import numpy as np
 SIGN_THRESHOLD = 0.02
 #: goals of the report (docs/validation.md): effect MAE in points, sign agreement, median Kendall tau
 EFFECT_GOALS = {"ipc_effect_mae": 1.5, "ipc_sign_agreement": 0.9, "kendall_tau_median": 0.8}
+#: the point key of the register banks' speed (a multiple of the SM's bank cycles) that the report splits the
+#: IPC effect error by
+BANK_SPEED_KEY = "main_rf_latency_x"
 #: the effects reported: result key -> (simulator record key, model prediction key)
 EFFECTS = {"ipc": "ipc", "energy_per_instr": "energy_per_instr", "power": "power_mw"}
 
@@ -185,6 +188,15 @@ def summarize(rows: list[dict]) -> dict:
         err = np.array([r[f"{name}_effect_model"] - r[f"{name}_effect_sim"] for r in rows], dtype=np.float64)
         err = err[np.isfinite(err)]
         out[f"{name}_effect_mae"] = float(100 * np.mean(np.abs(err))) if len(err) else None
+    # the IPC effect MAE per speed of the register banks (the point's main_rf_latency_x; 1 where it does not
+    # set one): the slow-bank points, where the caching designs' effects are large, apart from the SM's own
+    speeds: dict = {}
+    for r in rows:
+        e = r["ipc_effect_model"] - r["ipc_effect_sim"]
+        if np.isfinite(e):
+            speeds.setdefault(float(r["params"].get(BANK_SPEED_KEY, 1)), []).append(abs(e))
+    out["ipc_effect_mae_by_bank_speed"] = {f"{x:g}x": float(100 * np.mean(v))
+                                           for x, v in sorted(speeds.items())}  # fmt: skip
     big = [r for r in rows if np.isfinite(r["ipc_effect_sim"]) and abs(r["ipc_effect_sim"]) >= SIGN_THRESHOLD]
     same = [np.sign(r["ipc_effect_model"]) == np.sign(r["ipc_effect_sim"]) for r in big]
     out["n_sign"] = len(big)

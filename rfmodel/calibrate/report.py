@@ -234,7 +234,8 @@ def effects_section(res: dict) -> list[str]:
         "A design's effect is `metric(design) / metric(baseline) − 1` at the same GPU, workload and point "
         "(the keys the baseline takes too: SM fields, `main_rf_latency_x`, `active_warps`), in each "
         "engine; the table gives, over each design's held-out records, the mean absolute "
-        "error of the analytic effect in points (IPC, energy per instruction, power; both engines' energies "
+        "error of the analytic effect in points (IPC, and the IPC's apart by the register banks' speed, "
+        "`main_rf_latency_x`: 1x is the SM's own; energy per instruction, power; both engines' energies "
         "from the same accounting at the default technology), the share of the records with a simulator "
         f"|IPC effect| ≥ {100 * SIGN_THRESHOLD:.0f} % whose analytic effect has the same sign (their number "
         "in brackets), the correlation of the two engines' IPC effects, their medians, and the RMS of "
@@ -244,14 +245,16 @@ def effects_section(res: dict) -> list[str]:
         f"{100 * EFFECT_GOALS['ipc_sign_agreement']:.0f} %, Kendall's τ of the designs' order ≥ "
         f"{EFFECT_GOALS['kendall_tau_median']} per (workload, GPU, point).",
         "",
-        "| design | records | IPC effect MAE | sign agrees | corr. | median effect sim / model | "
-        "energy/instr effect MAE | power effect MAE | effect log sd |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| design | records | IPC effect MAE | by bank speed | sign agrees | corr. | "
+        "median effect sim / model | energy/instr effect MAE | power effect MAE | effect log sd |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]  # fmt: skip
     for d, e in eff.items():
         corr, sd = e.get("ipc_effect_corr"), e.get("ipc_effect_log_sd")
+        speeds = " / ".join(f"{k} {v:.2f}" for k, v in (e.get("ipc_effect_mae_by_bank_speed") or {}).items())
         lines.append(
-            f"| {d} | {e['n_effect']} | {pts(e.get('ipc_effect_mae'))} | {_pct(e.get('ipc_sign_agreement'))} "
+            f"| {d} | {e['n_effect']} | {pts(e.get('ipc_effect_mae'))} | {speeds or '–'} | "
+            f"{_pct(e.get('ipc_sign_agreement'))} "
             f"({e.get('n_sign', 0)}) | {'–' if corr is None else f'{corr:.2f}'} | "
             f"{pts(e.get('ipc_effect_sim_median'))} / {pts(e.get('ipc_effect_model_median'))} % | "
             f"{pts(e.get('energy_per_instr_effect_mae'))} | {pts(e.get('power_effect_mae'))} | "
