@@ -38,18 +38,24 @@ def main(argv=None) -> int:
                     "each design's again (rfmodel calibrate --adopt)")
     ap.add_argument("--adopt-verify", type=int, default=1, metavar="N")
     a = ap.parse_args(argv)
-    res = run(
-        a.sweep,
-        checkpoint_dir=a.checkpoints,
-        out=a.out,
-        report=a.report,
-        validation_doc=a.validation_doc,
-        workers=a.workers,
-        designs=a.design,
-        coverage_samples=a.coverage_samples,
-        adopt=a.adopt,
-        adopt_verify=a.adopt_verify,
-    )
+    from rfmodel.errors import RfmodelError
+
+    try:
+        res = run(
+            a.sweep,
+            checkpoint_dir=a.checkpoints,
+            out=a.out,
+            report=a.report,
+            validation_doc=a.validation_doc,
+            workers=a.workers,
+            designs=a.design,
+            coverage_samples=a.coverage_samples,
+            adopt=a.adopt,
+            adopt_verify=a.adopt_verify,
+        )
+    except RfmodelError as e:  # bad input (a sweep, --adopt): one line, and nothing written
+        print(f"calib/run.py: error: {e}", file=sys.stderr)
+        return 2
     if res.get("incomplete"):
         print("incomplete sweep", file=sys.stderr)
         return 1
