@@ -197,10 +197,14 @@ def _design_source_hash(design: str) -> str:
     return h.hexdigest()[:12]
 
 
+#: the fields of a sweep job that decide its simulation (with the sources' hash: :func:`job_key`)
+JOB_FIELDS = ("design", "params", "workload", "gpu", "max_warps", "seed")
+
+
 def job_key(job: dict, sim_version: str) -> str:
     blob = json.dumps(
         {
-            **{k: job[k] for k in ("design", "params", "workload", "gpu", "max_warps", "seed")},
+            **{k: job[k] for k in JOB_FIELDS},
             "sim": sim_version,
         },
         sort_keys=True,
@@ -394,7 +398,7 @@ def adopt_simulations(source, checkpoint_dir, *, verify: int = 1, seed: int = 0,
     svs: dict[str, str] = {}
     keyed = []
     for r in old.done.values():
-        if not all(k in r for k in ("design", "params", "workload", "gpu", "max_warps", "seed")):
+        if not all(k in r for k in JOB_FIELDS):
             continue
         d = r["design"]
         if d not in svs:
@@ -408,7 +412,7 @@ def adopt_simulations(source, checkpoint_dir, *, verify: int = 1, seed: int = 0,
         items = sorted(items, key=lambda kr: _bucket(f"adopt:{kr[0]}", seed))
         sample.extend(items[: int(verify)])
     for i, (_, r) in enumerate(sample):
-        job = {k: r[k] for k in ("design", "params", "workload", "gpu", "max_warps", "seed")}
+        job = {k: r[k] for k in JOB_FIELDS}
         now = simulate_job({**job, "point": r.get("point", 0)})
         differ = [f for f in ADOPT_FIELDS if now.get(f) != r.get(f)]
         if differ:
