@@ -305,3 +305,24 @@ def test_the_registry_has_the_92_ids_of_the_five_papers():
         mine = [c for c in registry() if c["id"].startswith(prefix + "-")]
         assert len(mine) == n and {c["paper"] for c in mine} == {paper}
     assert all(c["kind"] in ("result", "fact") and c["claim"] for c in registry())
+
+
+def test_the_sizes_the_project_derives_answer_their_claims():
+    """C-02 (80 x 256 KB = 20 MB on volta-v100), L-14 (the LTRF warp control blocks: 114880 bits per SM, their
+    area a few per cent of the main RF's banks'), S-05 (BDI of a warp register of one-byte deltas: a 4-byte
+    base and 32 one-byte deltas, 36 B, 92 B saved) and C-16 (CORF's renaming table and free map on the
+    paper's SM: one copy of 10,584 bits per bank, 5,292 B or 4.0 % of the 128 KB RF; 512 B), each from the
+    structures or the codec, not from the claims' own text."""
+    from rfmodel.studies.claims import structure_claims
+    from rfmodel.studies.corf import corf_storage
+
+    rows = {r["claim"]: r for r in structure_claims()}
+    assert rows["C-02"]["ours"] == "80 x 256 KB = 20 MB"
+    assert rows["C-02"]["verdict"].startswith("same sign, within")
+    assert rows["L-14"]["ours"].startswith("114880 bits; ")
+    share = float(rows["L-14"]["ours"].split("; ")[1].rstrip(" %")) / 100
+    assert 0.02 < share < 0.10
+    assert rows["S-05"]["ours"] == "36 B; 92 B"
+    rt, fm, rf = corf_storage()
+    assert (rt, fm, rf) == (5292.0, 512.0, 131072.0)
+    assert all(r["study"] == "claims" for r in rows.values())

@@ -139,9 +139,14 @@ def reference(design: str, sm) -> str:
     return "baseline_pool"
 
 
+#: what a run keeps (in the key: a run kept before the RF's bank reads and dynamic energy were is redone)
+KEEPS = 2
+
+
 def run_key(design, workload, gpu, latency, max_warps, params) -> str:
-    """A run's key: its inputs and the package's source hash (an edited model redoes the run)."""
-    return json.dumps([design, workload, gpu, float(latency), max_warps, params, SIM_SOURCE], sort_keys=True)
+    """A run's key: its inputs, what it keeps and the package's source hash (an edited model redoes it)."""
+    return json.dumps([design, workload, gpu, float(latency), max_warps, params, SIM_SOURCE, KEEPS],
+                      sort_keys=True)  # fmt: skip
 
 
 def simulate_point(design: str, workload: str, gpu: str, latency: float, max_warps, params: dict) -> dict:
@@ -157,6 +162,10 @@ def simulate_point(design: str, workload: str, gpu: str, latency: float, max_war
     main = "main_rf_bank" if "main_rf_bank" in ds["structure"].values else "rf_bank"
     acc = ds["structure_reads"].sel(structure=main) + ds["structure_writes"].sel(structure=main)
     out["main_rf_accesses"] = float(np.asarray(acc.values).ravel()[0])
+    out["main_rf_bank_reads"] = float(np.asarray(ds["structure_reads"].sel(structure=main).values).ravel()[0])
+    # the register file's dynamic energy: every structure the design charges (banks, crossbar, collectors or
+    # collector caches, RF caches, the main network, control blocks)
+    out["rf_dynamic_pj"] = float(np.asarray(ds["dynamic_energy_pj"].sum("structure").values).ravel()[0])
     for m in METRICS:
         if m in ds and m != "main_rf_accesses":
             v = float(np.asarray(ds[m].values).ravel()[0])
@@ -250,6 +259,56 @@ def tolerable_all(runs: Runs, pairs, ref_ipc: dict, *, tol: float, hi: float, re
         runs.ensure(needed)
         todo = left
     return out
+
+
+def malekeh_claims(rep: Report, runs: Runs, wls, ref: str, sm) -> None:
+    """Malekeh's reads and energy against its reference baseline at 1x, per workload (M-06: reads that reach
+    the RF banks, M-07: RF dynamic energy, mean of the per-workload savings; M-08: the largest and smallest
+    saving), and its storage beside the baseline's collectors (M-09; the design's structures, not a run)."""
+    from rfmodel.designs.malekeh import DEFAULTS as MALEKEH_DEFAULTS
+    from rfmodel.evaluate import DEFAULT_TECH
+    from rfmodel.tech.data import paper_tables
+
+    m = {w: runs.get("malekeh", w, 1.0) for w in wls}
+    b = {w: runs.get(ref, w, 1.0) for w in wls}
+
+    def saving(key):
+        return {w: 1.0 - m[w][key] / b[w][key] for w in wls if m[w].get(key) is not None and b[w].get(key)}
+
+    reads, dyn = saving("main_rf_bank_reads"), saving("rf_dynamic_pj")
+    if reads:
+        rep.claim("M-06", "Malekeh: RF bank reads saved (mean over workloads)", "48.5 %",
+                  fmt(mean(list(reads.values())), ".1f", " %", 100),
+                  verdict(mean(list(reads.values())), 0.485, base=0.0))  # fmt: skip
+    if dyn:
+        rep.claim("M-07", "Malekeh: RF dynamic energy saved (mean over workloads)", "29.1 %",
+                  fmt(mean(list(dyn.values())), ".1f", " %", 100),
+                  verdict(mean(list(dyn.values())), 0.291, base=0.0))  # fmt: skip
+        hi, lo = max(dyn, key=dyn.get), min(dyn, key=dyn.get)
+        rep.claim("M-08", "Malekeh: largest; smallest RF dynamic energy saving",
+                  "47.5 % (rnn_bench_t2); 5.9 % (particlefilter_naive)",
+                  f"{fmt(dyn[hi], '.1f', ' %', 100)} ({hi}); "
+                  f"{fmt(dyn[lo], '.1f', ' %', 100)} ({lo})",
+                  f"{verdict(dyn[hi], 0.475, base=0.0)}; {verdict(dyn[lo], 0.059, base=0.0)}")  # fmt: skip
+    # M-09: the cache table's control fields (tag, lock, hint, LRU bits per slot) of every CCU, and the area
+    # the CCUs add over the baseline's collectors (their data slots beyond a collector's operands included)
+    st = {s.name: s for s in get_design("malekeh").structures(sm, {}, DEFAULT_TECH)}
+    base = {s.name: s for s in get_design("baseline").structures(sm, {}, DEFAULT_TECH)}
+
+    def total(s, what):
+        return float(np.max(getattr(s, what)) * np.max(s.copies))
+
+    t = paper_tables()["malekeh"]
+    slots = int(MALEKEH_DEFAULTS["ct_entries"])
+    ctrl = (t["tag_bits"] + t["lock_bits"] + t["hint_bits"] + t["lru_bits"]) * slots * float(
+        np.max(st["ccu"].copies)) / 8
+    added = (total(st["ccu"], "area_mm2") - total(base["collector"], "area_mm2")) / total(st["rf_bank"],
+                                                                                           "area_mm2")
+    rep.claim("M-09", f"Malekeh's added storage per SM on {sm.name} (structures, not a run): control fields; "
+              "area over the baseline's collectors / RF banks' area", "128 B; 0.04 %",
+              f"{ctrl:g} B; {added:.2%} (the CCUs' {slots} data slots against a collector's "
+              f"{int(total(base['collector'], 'capacity_bits') / np.max(base['collector'].copies) / 1024)} "
+              "operands)", f"{verdict(ctrl, 128.0, base=0.0)}; {verdict(added, 0.0004, base=0.0)}")
 
 
 QUICK_WORKLOADS = ("saxpy", "sgemm_tiled", "kmeans_assign", "spmv_csr")
@@ -399,6 +458,8 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
         over = m["ipc_1x"] / b["ipc_1x"]
         rep.claim("M-03", "Malekeh's IPC over BOW's at 1x", "+5.4 %", fmt(over - 1, "+.1f", " %", 100),
                   verdict(over, 1.054))  # fmt: skip
+    if "malekeh" in by:
+        malekeh_claims(rep, runs, wls, refs["malekeh"], sm)
     shown = [d for d in designs if d not in VARIANTS and d != "baseline"]
     rep.bars("ipc_1x.png", "IPC over the reference baseline per workload at 1x main-RF latency (geometric "
              "mean last)", wls, {LABELS.get(d, d): [runs.get(d, w, 1.0)["ipc"] / ref[refs[d], w] for w in wls]

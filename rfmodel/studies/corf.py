@@ -78,7 +78,7 @@ RF_LEAK_MW, RT_LEAK_MW, LOGIC_LEAK_MW = 89.6, 5.56, 0.2
 #: packing_logic, which the design charges too)
 LOGIC_PJ = float(packing_logic(node_nm=40).read_pj)
 #: what a run keeps (in the key: a run kept before the invariants were checked is redone)
-KEEPS = 3
+KEEPS = 4
 #: counts kept of one run
 COUNTS = (
     "reads", "writes", "bank_read_acc", "bank_write_acc", "issued", "bank_conflicts", "bank_stall_cycles",
@@ -129,6 +129,19 @@ def paper_sm(base: str = "fermi-gtx480"):
         "registers (8 sub-banks of 128 bit each), 4 operand collectors CU0-CU3 with one read port each, 2 "
         "two-level warp schedulers (active pool: the simulator's 8 per scheduler, not stated).",
     )
+
+
+def corf_storage() -> tuple[float, float, float]:
+    """Bytes of the renaming table, of the free map and of the register file's banks of the ``corf`` design on
+    the paper's SM (:func:`paper_sm`; section 8: 5.16 KB, 512 B, 128 KB), from its structures."""
+    import numpy as np
+
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import DEFAULT_TECH
+
+    size = {st.name: float(np.max(st.capacity_bits) * np.max(st.copies)) / 8
+            for st in get_design("corf").structures(paper_sm(), {}, DEFAULT_TECH)}  # fmt: skip
+    return size["renaming_table"], size["free_map"], size["rf_bank"]
 
 
 def coalescable_share(trace) -> float:
@@ -186,7 +199,11 @@ def run_point(point: tuple) -> dict:
         out["regs"] = int(run.setup.ints[H_R])
         out["metadata"] = run.setup.info.get("corf_hints", "")
     if design == "baseline":
+        from rfmodel.workload.values import value_stats
+
         out["coalescable"] = coalescable_share(wl.trace)
+        vs = value_stats(wl.trace)  # C-03: register operations (reads and writes) by width class
+        out["narrow"], out["one_byte"] = vs["narrow_operations"], vs["one_byte_operations"]
     out["warp_regs_per_sm"] = sm.warp_regs_per_sm
     out["seconds"] = time.perf_counter() - t0
     return out
@@ -261,6 +278,7 @@ def row_of(w: str, gpu: str, get) -> dict | None:
                                if b["counts"].get("bank_stall_cycles") else float("nan"))  # fmt: skip
     row["width_known"] = get("CORF++", w, gpu)["width_known_share"]
     row["coalescable"] = b.get("coalescable")
+    row["narrow"], row["one_byte"] = b.get("narrow"), b.get("one_byte")
     row["buddy CORF"] = get("CORF", w, gpu).get("buddy_packed_share")
     return row
 
@@ -430,6 +448,17 @@ def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> 
     c5x = mean([r["coalescable"] for r in rows if r["gpu"] == gpus[0]])
     claim("C-05 multi-source instructions with two sources that fit one register (upper bound)", "-", "69 %",
           c5.split(" | "), verdict(c5x, 0.69, base=0.0))  # fmt: skip
+    def share(g, k):
+        return mean([r.get(k) for r in rows if r["gpu"] == g])
+
+    c3 = [f"{fmt(share(g, 'narrow'), '.1f', ' %', 100)}; {fmt(share(g, 'one_byte'), '.1f', ' %', 100)}"
+          for g in gpus]  # fmt: skip
+    out.append(f"| C-03 register operations narrower than 4 bytes; of 1 byte (trace) | - | 65 %; over 33 % "
+               f"| {' | '.join(c3)} |\n")  # fmt: skip
+    one = share(gpus[0], "one_byte")
+    over = "n/a" if one != one else "within the paper's range" if one > 0.33 else "outside the paper's range"
+    claim("C-03 register operations narrower than 4 bytes; of 1 byte (trace)", "-", "65 %; over 33 %", c3,
+          f"{verdict(share(gpus[0], 'narrow'), 0.65, base=0.0)}; {over}")  # fmt: skip
     c7 = " | ".join(cell(g, "buddy", "CORF", mean, ".1f", 100, " %") for g in gpus)
     out.append(f"| C-07 compiler pairs packed together | CORF | just under 80 % | {c7} |\n")
     claim("C-07 compiler pairs packed together", "CORF", "just under 80 %", c7.split(" | "),
@@ -438,6 +467,24 @@ def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> 
     out.append(f"| C-04 instructions with two or more register sources | - | about 40 % | {mult} |\n")
     claim("C-04 instructions with two or more register sources", "-", "about 40 %", mult.split(" | "),
           verdict(value(gpus[0], "multi", "CORF++", mean), 0.40, base=0.0))  # fmt: skip
+    # the headline figures (abstract, conclusion and introduction): the rows above, judged together
+    for cid, cfg, figs in (("C-18", "CORF++", (("dyn", geomean, 0.83), ("leak", geomean, 0.48),
+                                                ("reads", geomean, 0.77), ("ipc", hmean, 1.09))),
+                           ("C-19", "CORF", (("dyn", geomean, 0.915), ("ipc", hmean, 1.04)))):
+        names = {"dyn": "RF dynamic energy", "leak": "leakage", "reads": "reads", "ipc": "IPC"}
+        paper = ", ".join(f"{names[k]} {fmt(x - 1, '+.1f', ' %', 100)}" for k, _, x in figs)
+        ours = [", ".join(f"{names[k]} {fmt(value(g, k, cfg, agg) - 1, '+.1f', ' %', 100)}"
+                          for k, agg, _ in figs) for g in gpus]  # fmt: skip
+        v = "; ".join(verdict(value(gpus[0], k, cfg, agg), x) for k, agg, x in figs)
+        out.append(f"| {cid} headline | {cfg} | {paper} | {' | '.join(ours)} |\n")
+        claim(f"{cid} headline figures", cfg, paper, ours, v)
+    rt, fm, rf = corf_storage()
+    out.append("| C-16 renaming table / free map storage (the paper's SM; not a run) | CORF++ | 5.16 KB (4 % "
+               f"of the RF) / 512 B | {rt / 1024:.2f} KB ({rt / rf:.1%}) / {fm:g} B |\n")  # fmt: skip
+    if rep is not None:
+        rep.claim("C-16", "renaming table / free map storage (the paper's SM; not a run)",
+                  "5.16 KB (4 % of the RF) / 512 B", f"{rt / 1024:.2f} KB ({rt / rf:.1%}) / {fm:g} B",
+                  f"{verdict(rt, 5.16 * 1024, base=0.0)}; {verdict(fm, 512.0, base=0.0)}")  # fmt: skip
     for cfg in four:
         stall = " | ".join(cell(g, "stall", cfg, geomean, ".2f") for g in gpus)
         out.append(f"| bank-conflict stall cycles over the baseline (not a claim) | {cfg} | - | {stall} |\n")
