@@ -803,3 +803,23 @@ def test_typed_collector_sets_bound_their_own_instructions():
     assert float(typed["ipc"]) < 0.75 * float(pool["ipc"])
     grid = sm_interval(prof, sm, {"collector_units": np.array([16])}, {}, bank_cycles=6.0)
     assert np.asarray(grid["ipc"]).item() == pytest.approx(float(pool["ipc"]), rel=1e-12)
+
+
+def test_reads_per_written_value_known_answer():
+    """Each value's reads until its register is written again or the warp ends (the Cache-Emulated Register
+    File paper's Fig. 2a): R1's first value is read by two instructions (the second names it twice: one
+    read), its second value once; R4's once; R6's never; R2 and R3 were never written here (not values)."""
+    from rfmodel.workload.values import reads_per_value
+
+    text = """
+ffma R1 = R2 R3
+ffma R4 = R1 R3
+ffma R5 = R1 R1
+ffma R1 = R4 R2
+ffma R6 = R1 R5
+exit
+"""
+    # values: R1 (2 reads), R4 (1), R5 (1), R1' (1), R6 (0) -> shares of 0, 1, 2, >= 3 reads
+    assert reads_per_value(_trace(text)) == [0.2, 0.6, 0.2, 0.0]
+    # two warps run the same code: the same shares
+    assert reads_per_value(_trace(text, warps=2)) == [0.2, 0.6, 0.2, 0.0]

@@ -230,13 +230,18 @@ def _claims_folder(path, study, rows):
     return path
 
 
-def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path):
+def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path, monkeypatch):
     """``rfmodel study claims``: a row per ID of the registry; a claim two studies report comes from the
     study on its paper's configuration; rows of one ID combine their grades; an input is a fact; a claim no
     study reports says so."""
     import csv
 
+    import rfmodel.studies.claims as claims_mod
     from rfmodel.studies.claims import registry
+
+    # E-04's trace statistics over the CERF paper's 36 kernels (minutes on a new machine): over one here
+    whole = claims_mod.reads_per_value_claim
+    monkeypatch.setattr(claims_mod, "reads_per_value_claim", lambda: whole(["saxpy"]))
 
     caching = _claims_folder(tmp_path / "caching", "caching", [
         {"claim": "M-02", "what": "Malekeh IPC", "paper": "+6 %", "ours": "-1 %", "verdict": "sign differs",
@@ -273,6 +278,10 @@ def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path):
     assert rows["L-01"]["verdict"] in ("match", "partial", "mismatch")
     assert "fermi-gtx480" in rows["L-01"]["ours"]
     assert rows["L-02"]["where"].startswith("rfmodel study claims")
+    # ... as are the sizes (C-02, S-05) and the reads per written value (E-04, here of saxpy alone)
+    assert rows["C-02"]["verdict"] == "match" and rows["S-05"]["ours"].endswith(": 36 B; 92 B")
+    assert rows["E-04"]["where"].startswith("rfmodel study claims")
+    assert "(saxpy)" in rows["E-04"]["explanation"]
     # an input the study shows without a verdict stays a fact, with the study's figure
     assert rows["L-04"]["verdict"] == "fact" and "7x / 10x" in rows["L-04"]["ours"]
     assert set(r["verdict"] for r in rows.values()) <= {"match", "partial", "mismatch", "fact", "none"}
@@ -326,3 +335,28 @@ def test_the_sizes_the_project_derives_answer_their_claims():
     rt, fm, rf = corf_storage()
     assert (rt, fm, rf) == (5292.0, 512.0, 131072.0)
     assert all(r["study"] == "claims" for r in rows.values())
+
+
+def test_a_rise_and_a_fall_across_workloads_are_judged_by_their_ranks():
+    """E-16's verdict (bank conflicts rise with utilization) and L-28's (LTRF's advantage over BL falls as
+    warps per SM grow, and saturates from 64 to 128): orderings, not sizes."""
+    from rfmodel.studies.cerf import rises_with
+    from rfmodel.studies.ltrf_capacity import WARPS, warps_claim
+    from rfmodel.studies.report import Report, grade
+
+    up = [{"u": u, "c": c} for u, c in ((0.2, 1.0), (0.5, 3.0), (0.9, 2.5), (1.0, 7.0))]
+    assert rises_with(up, "u", "c").startswith("same ordering (rank correlation +0.80")
+    down = [{"u": r["u"], "c": -r["c"]} for r in up]
+    assert grade(rises_with(down, "u", "c")) == "mismatch"
+    assert rises_with(up[:2], "u", "c") == "n/a"
+
+    rep = Report.__new__(Report)  # only its claim rows
+    rep.claims = []
+    advantage = (0.3, 0.2, 0.1, 0.08)
+    keeps = {n: {"baseline": 0.5, "ltrf": 0.5 + x} for n, x in zip(WARPS, advantage, strict=True)}
+    warps_claim(rep, keeps)
+    assert rep.claims[-1]["ours"] == "+0.30 / +0.20 / +0.10 / +0.08"
+    assert grade(rep.claims[-1]["verdict"]) == "match"
+    keeps[128]["ltrf"] = 0.5 + 0.2  # the advantage grows again from 64 to 128: both parts fail
+    warps_claim(rep, keeps)
+    assert grade(rep.claims[-1]["verdict"]) == "mismatch"

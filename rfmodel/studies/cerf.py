@@ -349,6 +349,7 @@ def claims(rep: Report, text: str, rows) -> None:
         "E-15": lambda: verdict(evictions[3] / max(evictions[:3]), 10.0),
         "E-17": lambda: verdict(g("energy fair"), 0.6),
         "E-03": lambda: at_least(m("static holes") + m("dynamic holes"), 0.5),
+        "E-16": lambda: rises_with(rows, "util fair", "tag conflicts per kinstr"),
         "E-18": lambda: verdict(storage_kb(1024, 4)["total_kb"] / (128.0 + storage_kb(128, 4)["total_kb"]),
                                 130.375 / 144.0) + " (storage, not a run)",
     }  # fmt: skip
@@ -363,6 +364,21 @@ def claims(rep: Report, text: str, rows) -> None:
         except (KeyError, ZeroDivisionError, TypeError):
             v = "n/a"
         rep.claim(cid, what, cells[1], cells[2] if len(cells) > 2 else "", v)
+
+
+def rises_with(rows, x: str, y: str) -> str:
+    """A verdict on "``y`` rises with ``x``" over the workloads: the sign of their rank correlation
+    (Spearman's), with it in brackets."""
+    pts = [(r.get(x), r.get(y)) for r in rows]
+    pts = [(a, b) for a, b in pts if a is not None and b is not None and a == a and b == b]
+    if len(pts) < 3:
+        return "n/a"
+    from scipy.stats import spearmanr
+
+    rho = float(spearmanr([a for a, _ in pts], [b for _, b in pts]).statistic)
+    if rho != rho:
+        return "n/a"
+    return f"{'same ordering' if rho > 0 else 'ordering differs'} (rank correlation {rho:+.2f}, all)"
 
 
 def report(rows, labels, a, sm, cmd) -> str:

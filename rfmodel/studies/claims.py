@@ -25,7 +25,7 @@ STUDIES_OF_PAPER = {
     "corf": ("corf", "claims"),
     "malekeh": ("malekeh", "caching"),
     "stt": ("stt", "claims"),
-    "cerf": ("cerf",),
+    "cerf": ("cerf", "claims"),
 }
 #: the columns of ``studies/claims.csv``
 COLUMNS = ("claim_id", "paper", "claim", "paper_figure", "ours", "verdict", "explanation", "where")
@@ -85,9 +85,45 @@ def computed_claims() -> list[dict]:
             "study": "claims", "command": "rfmodel study claims", "commit": commit(),
         })  # fmt: skip
     rows += structure_claims()
+    rows.append(reads_per_value_claim())
     for r in rows:
         r["grade"] = grade(r["verdict"])
     return rows
+
+
+#: the warps of each kernel the trace statistics of :func:`reads_per_value_claim` read (as the CERF study's)
+TRACE_WARPS = 96
+
+
+def reads_per_value_claim(workloads=None) -> dict:
+    """E-04 (the Cache-Emulated Register File paper's Fig. 2a): the shares of written register values read
+    fewer than twice and more than twice before their register is written again, over that paper's
+    benchmarks on ``fermi-gtx480`` (:func:`rfmodel.workload.values.reads_per_value` of each kernel's trace,
+    its first :data:`TRACE_WARPS` warps' CTAs; the mean over kernels; ``workloads``: others instead)."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.studies.common import fmt, mean, verdict
+    from rfmodel.studies.report import commit
+    from rfmodel.workload.suite import load_workload, paper_workloads
+    from rfmodel.workload.values import reads_per_value
+
+    sm = resolve_gpu("fermi-gtx480")
+    shares = {}
+    for w in paper_workloads("cerf") if workloads is None else workloads:
+        wl = load_workload(w, num_sms=sm.num_sms, max_warps=TRACE_WARPS, line_bytes=sm.l1d.line_bytes)
+        shares[w] = reads_per_value(wl.trace)
+    below2 = mean([s[0] + s[1] for s in shares.values()])
+    above2 = mean([s[3] for s in shares.values()])
+    over = "n/a" if above2 != above2 else (
+        "within the paper's range" if above2 < 0.10 else "outside the paper's range")  # fmt: skip
+    return {"claim": "E-04", "what": "written values read fewer than twice; more than twice",
+            "paper": "about 60 %; under 10 %", "ours": f"{fmt(below2, '.0f', ' %', 100)}; "
+            f"{fmt(above2, '.0f', ' %', 100)}", "verdict": f"{verdict(below2, 0.60, base=0.0)}; {over}",
+            "note": f"{len(shares)} kernels"
+            + (" of the CERF paper's benchmarks" if workloads is None else f" ({', '.join(shares)})")
+            + " on fermi-gtx480, their first "
+            f"{TRACE_WARPS} warps' CTAs (rfmodel.workload.values.reads_per_value); a read is a "
+            "warp-instruction that names the register", "study": "claims", "command": "rfmodel study claims",
+            "commit": commit()}  # fmt: skip
 
 
 def structure_claims() -> list[dict]:
@@ -178,7 +214,8 @@ def gather(folders: dict) -> list[dict]:
             row.update(ours=c["fact_where"], verdict="fact", explanation=agrees,
                        where="an input: rfmodel/data/claims.json")
         else:
-            row.update(ours="", verdict="none", explanation="no study reports a figure for it yet", where="")
+            row.update(ours="", verdict="none", where="",
+                       explanation=c.get("none_why") or "no study reports a figure for it yet")
         out.append(row)
     return out
 

@@ -151,6 +151,19 @@ def claims_table(f3: dict, rep: Report | None = None) -> str:
                  f"| {v16} |\n")  # fmt: skip
     if rep is not None:
         rep.claim("L-16", "LTRF on #6 vs Ideal, all", "almost equal (within 5 % [L-09])", pct(gap), v16)
+    # L-09: "optimized LTRF" on the 8x, 6.3x slower DWM RF (#7): throughput and RF power over #1 + 16 KB, and
+    # how close it comes to Ideal
+    ipc9 = g("LTRFconf #7 tech")
+    pw9 = g("LTRFconf #7 tech", "power_mw") / g("BL #1+16KB", "power_mw")
+    gap9 = ipc9 / g("Ideal")
+    ours9 = f"{pct(ipc9)}; RF power {pct(pw9)}; vs Ideal {pct(gap9)}"
+    v9 = (f"{verdict(ipc9, 1.31)}; {verdict(pw9, 0.54)}; "
+          f"{'within 5 %' if abs(gap9 - 1) <= 0.05 else 'more than 5 % apart'}")  # fmt: skip
+    lines.append(f"| L-09 | LTRFconf on #7 (DWM), all: IPC; RF power; vs Ideal | +31 %; -46 %; within 5 % "
+                 f"| {ours9} | {v9} |\n")  # fmt: skip
+    if rep is not None:
+        rep.claim("L-09", "LTRFconf on #7 (DWM), all: IPC; RF power; vs Ideal", "+31 %; -46 %; within 5 %",
+                  ours9, v9)  # fmt: skip
     add("L-17", "LTRFconf vs LTRF on #6", "+3.8 %", g("LTRFconf #6 tech") / g("LTRF #6 tech"), 1.038)
     add("L-17", "LTRFconf vs LTRF on #7", "+4.8 %", g("LTRFconf #7 tech") / g("LTRF #7 tech"), 1.048)
     area7 = g("BL #7 tech", "area_mm2") / g("BL #1", "area_mm2")
@@ -213,6 +226,21 @@ def warps_sweep(ev: Evaluations, sm, out: Path, wls, pool: int, keeps: dict | No
         "| --- | --- | --- | --- | --- |\n"
         + "".join(rows)
     )
+
+
+def warps_claim(rep: Report, keeps: dict) -> None:
+    """L-28's row: LTRF's advantage over BL in the share of 1x IPC kept at the slow main RF, per SM size (the
+    paper: it grows as warps per SM fall, and 64 -> 128 warps changes little)."""
+    adv = [keeps[n]["ltrf"] - keeps[n]["baseline"] for n in WARPS]
+    if any(x != x for x in adv):
+        return
+    falls = all(a >= b for a, b in zip(adv, adv[1:], strict=False))
+    sat = abs(adv[-1] - adv[-2]) <= 0.05
+    rep.claim("L-28", f"LTRF's advantage over BL in IPC kept at {SWEEP_LATENCY_X:g}x, warps per SM "
+              + " / ".join(map(str, WARPS)), "grows as warps fall; 64 -> 128 changes little",
+              " / ".join(fmt(x, "+.2f") for x in adv),
+              f"{'same ordering' if falls else 'ordering differs'}; "
+              f"{'within 5 %' if sat else 'more than 5 % apart'} (64 -> 128 warps)")  # fmt: skip
 
 
 def categories(workloads) -> dict:
@@ -352,6 +380,7 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
     if "simulate" in a.methods:
         progress(study, "warps per SM sweep (Figure 20)")
         fig3_line += "\n" + warps_sweep(ev, sm, out, wls, pool, keeps)
+        warps_claim(rep, keeps)
     publish(note + "\n" + table + "\n" + fig3_line, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
             title=title)  # fmt: skip
     progress(study, "figures and data")

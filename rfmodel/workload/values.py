@@ -12,6 +12,10 @@ known (an executed trace; a synthetic one has modelled attributes):
 * **multi-source instructions**: warp-instructions with two or more distinct register sources,
   their share of all warp-instructions and of all register reads, and the share of them whose
   sources include a pair that fits one 32-bit entry (widths adding up to at most 4 bytes);
+* **reads per written value**: how many warp-instructions read a register's value between its write and
+  the next write of that register by the same warp (or the warp's end), as shares of the values read 0,
+  1, 2 and 3 or more times (the Cache-Emulated Register File paper's Fig. 2a); an instruction that names
+  the register twice reads it once;
 * **BDI**: per written warp register, the compressed size; the ratio of the bytes written
   uncompressed to compressed (the average compression ratio), the mean of the per-register
   ratios, and the share of registers that compress at all.
@@ -27,7 +31,8 @@ from numba import njit
 
 from rfmodel.workload.trace import COMPRESS_UNKNOWN, NONE, WARP_VALUE_BYTES, Trace, compressed_bytes
 
-__all__ = ["VALUE_COLUMNS", "read_widths", "value_stats", "values_table", "values_table_markdown"]
+__all__ = ["VALUE_COLUMNS", "read_widths", "reads_per_value", "value_stats", "values_table",
+           "values_table_markdown"]
 
 
 @njit(cache=True)
@@ -49,6 +54,47 @@ def _read_widths(warp_ptr, src, dst, width, active):
                 if r != NONE and width[i, k] > 0:
                     last[r] = width[i, k]
     return out
+
+
+@njit(cache=True)
+def _reads_per_value(warp_ptr, src, dst, active):
+    out = np.zeros(4, np.int64)  # values read 0, 1, 2, >= 3 times
+    reads = np.zeros(256, np.int64)
+    live = np.zeros(256, np.bool_)
+    for w in range(len(warp_ptr) - 1):
+        live[:] = False
+        for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            if active[i] == 0:
+                continue
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r == NONE or not live[r]:
+                    continue
+                seen = False  # the same register named again by this instruction: one read
+                for k in range(j):
+                    if src[i, k] == r:
+                        seen = True
+                if not seen:
+                    reads[r] += 1
+            for k in range(dst.shape[1]):
+                r = dst[i, k]
+                if r == NONE:
+                    continue
+                if live[r]:
+                    out[min(reads[r], 3)] += 1
+                live[r] = True
+                reads[r] = 0
+        for r in range(256):
+            if live[r]:
+                out[min(reads[r], 3)] += 1
+    return out
+
+
+def reads_per_value(trace: Trace) -> list[float]:
+    """Shares of the written register values that warp-instructions read 0, 1, 2 and 3 or more times before
+    the register is written again or the warp ends (the module docstring); NaN without a written value."""
+    c = _reads_per_value(trace.warp_ptr, trace.src, trace.dst, trace.active).astype(float)
+    return (c / c.sum()).round(4).tolist() if c.sum() else [float("nan")] * 4
 
 
 def read_widths(trace: Trace) -> np.ndarray:
@@ -105,6 +151,7 @@ def value_stats(trace: Trace) -> dict:
         "multi_source_instructions": round(n_multi / max(int(live.sum()), 1), 4),
         "multi_source_read_share": round(float(has_src[multi].sum()) / max(int(reads), 1), 4),
         "coalescable_multi_source": round(float(fits.sum()) / n_multi, 4) if n_multi and ww.size else nan,
+        "reads_per_value": reads_per_value(trace),
         "bdi_ratio": round(float(WARP_VALUE_BYTES * size.size / size.sum()), 3) if has_size else nan,
         "bdi_mean_ratio": round(float((WARP_VALUE_BYTES / size).mean()), 3) if has_size else nan,
         "bdi_compressible": round(float((size < WARP_VALUE_BYTES).mean()), 4) if has_size else nan,
