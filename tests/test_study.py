@@ -274,6 +274,8 @@ def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path, 
     facts = [c["id"] for c in registry() if c["kind"] == "fact"]
     assert facts and all(rows[i]["verdict"] == "fact" for i in facts)
     assert rows["E-08"]["verdict"] == "none" and "no study" in rows["E-08"]["explanation"]
+    # a claim outside what the project models says so (the registry's none_why)
+    assert rows["C-01"]["verdict"] == "none" and rows["C-01"]["explanation"].startswith("out of scope")
     # the register demand (L-01, L-02) is computed by the command itself from the papers' kernels
     assert rows["L-01"]["verdict"] in ("match", "partial", "mismatch")
     assert "fermi-gtx480" in rows["L-01"]["ours"]
