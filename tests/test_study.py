@@ -362,3 +362,54 @@ def test_a_rise_and_a_fall_across_workloads_are_judged_by_their_ranks():
     keeps[128]["ltrf"] = 0.5 + 0.2  # the advantage grows again from 64 to 128: both parts fail
     warps_claim(rep, keeps)
     assert grade(rep.claims[-1]["verdict"]) == "mismatch"
+
+
+def test_the_ltrf_sweeps_name_their_variants_and_judge_fig_16_and_18():
+    """The caching study's sweeps of registers per interval and active warps (L-21, L-22, L-25) run the LTRF
+    designs as ``DESIGN@k=v`` variants: the variant's parameters change the study's ones, keyed apart; the
+    rows follow the runs (here a stand-in for the simulator with known answers)."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.studies.caching_designs import (
+        Runs,
+        ltrf_sweeps,
+        real_design,
+        variant,
+        variant_params,
+    )
+    from rfmodel.studies.report import Report, grade
+
+    name = variant("ltrf", regs_per_interval=8)
+    assert name == "ltrf@regs_per_interval=8" and real_design(name) == "ltrf"
+    assert variant_params(variant("ltrfconf", active_warps=1)) == {"active_warps": 1}
+    runs = Runs.__new__(Runs)
+    runs.params, runs.gpu, runs.max_warps = {"ltrf": {"active_warps": 2}}, "maxwell-ltrf", 8
+    assert runs.design_params(variant("ltrf", active_warps=1)) == {"active_warps": 1}
+    assert runs.design_params(name) == {"active_warps": 2, "regs_per_interval": 8}
+    assert runs.key(name, "saxpy", 1.0) != runs.key("ltrf", "saxpy", 1.0)
+
+    class Fake:
+        def __init__(self):
+            self.asked = []
+
+        def ensure(self, points):
+            self.asked += points
+
+        def get(self, d, w, x):
+            params = variant_params(d)
+            n, pool = params.get("regs_per_interval", 16), params.get("active_warps", 2)
+            free = {8: 0.6, 16: 0.25, 32: 0.1}[n]  # about the paper's LTRF shares
+            return {"conflict_free_prefetch_fraction": free, "ipc": {1: 1.0, 2: 1.45, 4: 1.46}[pool]}
+
+    sm = resolve_gpu("maxwell-ltrf")
+    rep = Report.__new__(Report)
+    rep.claims = []
+    fake = Fake()
+    text = ltrf_sweeps(rep, fake, ["saxpy", "spmv_csr"], sm, {})
+    assert len(fake.asked) == 2 * (2 + 2) * 2  # designs x (N 8, 32; warps 4, 16) x workloads
+    rows = {(c["claim"], c["what"].split(":")[0]): c for c in rep.claims}
+    assert rows["L-21", "LTRF"]["ours"] == "60 % / 25 % / 10 %"
+    assert grade(rows["L-21", "LTRF"]["verdict"]) == "match"
+    assert grade(rows["L-22", "LTRFconf"]["verdict"]) in ("partial", "mismatch")  # 88 % at N=16, here 25 %
+    assert rows["L-25", "LTRF"]["ours"] == "+45.0 %; +0.7 %"
+    assert grade(rows["L-25", "LTRF"]["verdict"]) == "match"
+    assert "| LTRF | 60 % / 25 % / 10 % |" in text

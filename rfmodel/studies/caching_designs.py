@@ -122,7 +122,20 @@ VARIANTS = {"baseline_pool": ("baseline", {})}
 
 
 def real_design(name: str) -> str:
-    return VARIANTS.get(name, (name, None))[0]
+    """The registered design of a study's name: a study-only variant's, or ``DESIGN@k=v,...``'s (a design
+    with some of its parameters changed: :func:`variant`)."""
+    return VARIANTS.get(name, (name.split("@")[0], None))[0]
+
+
+def variant(design: str, **changed) -> str:
+    """The name of ``design`` with the parameters ``changed`` (the sweeps of :func:`ltrf_sweeps`)."""
+    return design + "@" + ",".join(f"{k}={v}" for k, v in sorted(changed.items()))
+
+
+def variant_params(name: str) -> dict:
+    """The parameters a ``DESIGN@k=v,...`` name changes (integers)."""
+    _, _, tail = name.partition("@")
+    return {k: int(v) for k, v in (kv.split("=") for kv in tail.split(",") if kv)}
 
 
 def supports_latency(design: str) -> bool:
@@ -201,7 +214,7 @@ class Runs:
     def design_params(self, design) -> dict:
         if design in VARIANTS:
             return VARIANTS[design][1]
-        return self.params.get(design, {})
+        return {**self.params.get(real_design(design), {}), **variant_params(design)}
 
     def get(self, design, workload, latency) -> dict:
         return self.log[self.key(design, workload, latency)]
@@ -311,6 +324,57 @@ def malekeh_claims(rep: Report, runs: Runs, wls, ref: str, sm) -> None:
               f"{ctrl:g} B; {added:.2%} (the CCUs' {slots} data slots against a collector's "
               f"{int(total(base['collector'], 'capacity_bits') / np.max(base['collector'].copies) / 1024)} "
               "operands)", f"{verdict(ctrl, 128.0, base=0.0)}; {verdict(added, 0.0004, base=0.0)}")
+
+
+#: the LTRF paper's sweeps (section 7.3-7.4): registers per interval (N; the design's default is 16) and
+#: active warps per SM (the study's default 8) with the slowest main RF
+INTERVAL_REGS, ACTIVE_WARPS, SLOW_X = (8, 32), (4, 16), 6.0
+#: the paper's conflict-free shares of prefetches at N = 8 / 16 / 32 (L-21: LTRF, L-22: LTRFconf)
+CONFLICT_FREE = {"ltrf": ("L-21", (0.58, 0.23, 0.094)), "ltrfconf": ("L-22", (0.95, 0.88, 0.24))}
+#: IPC with 8 active warps over 4 at the slowest main RF (L-25)
+EIGHT_OVER_FOUR = {"ltrf": 1.456, "ltrfconf": 1.274}
+
+
+def ltrf_sweeps(rep: Report, runs: Runs, wls, sm, by: dict) -> str:
+    """The LTRF paper's Fig. 16 and Fig. 18 on the simulator: the conflict-free share of prefetches at 8, 16
+    and 32 registers per interval (1x; L-21, L-22), and IPC with 4, 8 and 16 active warps per SM at the
+    slowest main RF (6x; L-25); runs of ``DESIGN@k=v`` variants, the study's own at N = 16 and 8 warps."""
+    ds = ("ltrf", "ltrfconf")
+    pool = {n: max(1, math.ceil(n / sm.schedulers_per_sm)) for n in ACTIVE_WARPS}
+    runs.ensure([(variant(d, regs_per_interval=n), w, 1.0) for d in ds for n in INTERVAL_REGS for w in wls]
+                + [(variant(d, active_warps=pool[n]), w, SLOW_X) for d in ds for n in ACTIVE_WARPS
+                   for w in wls])  # fmt: skip
+
+    def cf(d, n):
+        name = d if n == 16 else variant(d, regs_per_interval=n)
+        return mean([runs.get(name, w, 1.0).get("conflict_free_prefetch_fraction") for w in wls])
+
+    def ipc(d, n):
+        name = d if n == 8 else variant(d, active_warps=pool[n])
+        return [runs.get(name, w, SLOW_X)["ipc"] for w in wls]
+
+    lines = ["| design | conflict-free prefetches N = 8 / 16 / 32 | paper | IPC at 6x: 8 over 4 active "
+             "warps; 16 over 8 | paper |\n| --- | --- | --- | --- | --- |\n"]
+    for d in ds:
+        shares = [cf(d, n) for n in (8, 16, 32)]
+        cid, paper = CONFLICT_FREE[d]
+        ours = " / ".join(fmt(x, ".0f", " %", 100) for x in shares)
+        rep.claim(cid, f"{LABELS[d]}: conflict-free prefetches at N = 8 / 16 / 32", " / ".join(
+            fmt(x, ".0f" if x > 0.1 else ".1f", " %", 100) for x in paper), ours,
+            "; ".join(verdict(x, p, base=0.0) for x, p in zip(shares, paper, strict=True)))  # fmt: skip
+        up = geomean([b / a for a, b in zip(ipc(d, 4), ipc(d, 8), strict=True) if a])
+        more = geomean([b / a for a, b in zip(ipc(d, 8), ipc(d, 16), strict=True) if a])
+        rep.claim("L-25", f"{LABELS[d]}: IPC at {SLOW_X:g}x, 8 over 4 active warps; 16 over 8",
+                  f"{fmt(EIGHT_OVER_FOUR[d] - 1, '+.1f', ' %', 100)}; no significant gain",
+                  f"{fmt(up - 1, '+.1f', ' %', 100)}; {fmt(more - 1, '+.1f', ' %', 100)}",
+                  f"{verdict(up, EIGHT_OVER_FOUR[d])}; {verdict(more, 1.0)}")  # fmt: skip
+        lines.append(f"| {LABELS[d]} | {ours} | {' / '.join(fmt(x, '.1f', ' %', 100) for x in paper)} "
+                     f"| {fmt(up - 1, '+.1f', ' %', 100)}; {fmt(more - 1, '+.1f', ' %', 100)} "
+                     f"| {fmt(EIGHT_OVER_FOUR[d] - 1, '+.1f', ' %', 100)}; none |\n")  # fmt: skip
+    return (f"Geometric means over the workloads; active warps per SM {', '.join(map(str, ACTIVE_WARPS))} "
+            f"and the study's 8 are the two-level scheduler's pool of {pool[ACTIVE_WARPS[0]]}, "
+            f"{pool[ACTIVE_WARPS[1]]} and the study's per scheduler ({sm.schedulers_per_sm} schedulers).\n\n"
+            + "".join(lines))  # fmt: skip
 
 
 QUICK_WORKLOADS = ("saxpy", "sgemm_tiled", "kmeans_assign", "spmv_csr")
@@ -464,6 +528,9 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
                   verdict(over, 1.054))  # fmt: skip
     if "malekeh" in by:
         malekeh_claims(rep, runs, wls, refs["malekeh"], sm)
+    if {"ltrf", "ltrfconf"} <= set(designs):
+        rep.section("Registers per interval and active warps (LTRF, LTRFconf)",
+                    ltrf_sweeps(rep, runs, wls, sm, by))  # fmt: skip
     shown = [d for d in designs if d not in VARIANTS and d != "baseline"]
     rep.bars("ipc_1x.png", "IPC over the reference baseline per workload at 1x main-RF latency (geometric "
              "mean last)", wls, {LABELS.get(d, d): [runs.get(d, w, 1.0)["ipc"] / ref[refs[d], w] for w in wls]
