@@ -50,6 +50,7 @@ from rfmodel.studies.common import (
     mean,
     median,
     publish,
+    structure_total,
     study_parser,
     study_workloads,
     suite_words,
@@ -310,19 +311,16 @@ def malekeh_claims(rep: Report, runs: Runs, wls, ref: str, sm) -> None:
     st = {s.name: s for s in get_design("malekeh").structures(sm, {}, DEFAULT_TECH)}
     base = {s.name: s for s in get_design("baseline").structures(sm, {}, DEFAULT_TECH)}
 
-    def total(s, what):
-        return float(np.max(getattr(s, what)) * np.max(s.copies))
-
     t = paper_tables()["malekeh"]
     slots = int(MALEKEH_DEFAULTS["ct_entries"])
     ctrl = (t["tag_bits"] + t["lock_bits"] + t["hint_bits"] + t["lru_bits"]) * slots * float(
         np.max(st["ccu"].copies)) / 8
-    added = (total(st["ccu"], "area_mm2") - total(base["collector"], "area_mm2")) / total(st["rf_bank"],
-                                                                                           "area_mm2")
+    added = (structure_total(st["ccu"], "area_mm2") - structure_total(base["collector"], "area_mm2")) \
+        / structure_total(st["rf_bank"], "area_mm2")
+    operands = int(np.max(base["collector"].capacity_bits) / 1024)  # a collector's warp registers
     rep.claim("M-09", f"Malekeh's added storage per SM on {sm.name} (structures, not a run): control fields; "
               "area over the baseline's collectors / RF banks' area", "128 B; 0.04 %",
-              f"{ctrl:g} B; {added:.2%} (the CCUs' {slots} data slots against a collector's "
-              f"{int(total(base['collector'], 'capacity_bits') / np.max(base['collector'].copies) / 1024)} "
+              f"{ctrl:g} B; {added:.2%} (the CCUs' {slots} data slots against a collector's {operands} "
               "operands)", f"{verdict(ctrl, 128.0, base=0.0)}; {verdict(added, 0.0004, base=0.0)}")
 
 

@@ -136,19 +136,17 @@ def structure_claims() -> list[dict]:
 
     from rfmodel.designs.base import get_design
     from rfmodel.evaluate import DEFAULT_TECH, resolve_gpu
-    from rfmodel.studies.common import fmt, verdict
+    from rfmodel.studies.common import fmt, structure_total, verdict
     from rfmodel.studies.report import commit
     from rfmodel.workload.execute.machine import _value_attrs
-
-    def total(st, what):
-        return float(np.max(getattr(st, what)) * np.max(st.copies))
 
     volta = resolve_gpu("volta-v100")
     rf_mb = volta.num_sms * volta.regs_per_sm * 4 / 2**20
     ltrf_sm = resolve_gpu("maxwell-ltrf")
     st = {x.name: x for x in get_design("ltrf").structures(ltrf_sm, {}, DEFAULT_TECH)}
-    wcb_bits = total(st["warp_control_block"], "capacity_bits")
-    wcb_area = total(st["warp_control_block"], "area_mm2") / total(st["main_rf_bank"], "area_mm2")
+    wcb_bits = structure_total(st["warp_control_block"])
+    wcb_area = structure_total(st["warp_control_block"], "area_mm2") / structure_total(st["main_rf_bank"],
+                                                                                        "area_mm2")
     regs = np.zeros((1, 1, 32), dtype=np.uint32)
     regs[0, 0] = 1000 + np.arange(32, dtype=np.uint32)  # lane l holds 1000 + l: deltas of one byte
     _, bdi = _value_attrs(regs, 0, 0)

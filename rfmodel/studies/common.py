@@ -231,6 +231,12 @@ def fmt(x, spec=".2f", suffix="", scale=1.0):
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * scale:{spec}}{suffix}"
 
 
+def structure_total(structure, what: str = "capacity_bits") -> float:
+    """A design structure's ``what`` (``capacity_bits``, ``area_mm2``) over all its copies, at the largest
+    grid value (the studies read the structures of one design point)."""
+    return float(np.max(getattr(structure, what)) * np.max(structure.copies))
+
+
 def pct(x):
     """A ratio as a signed percentage change: 1.32 -> '+32 %'."""
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{(x - 1) * 100:+.0f} %"

@@ -53,6 +53,7 @@ from rfmodel.studies.common import (
     known,
     mean,
     publish,
+    structure_total,
     study_parser,
     study_workloads,
     suite_of,
@@ -134,13 +135,11 @@ def paper_sm(base: str = "fermi-gtx480"):
 def corf_storage() -> tuple[float, float, float]:
     """Bytes of the renaming table, of the free map and of the register file's banks of the ``corf`` design on
     the paper's SM (:func:`paper_sm`; section 8: 5.16 KB, 512 B, 128 KB), from its structures."""
-    import numpy as np
-
     from rfmodel.designs.base import get_design
     from rfmodel.evaluate import DEFAULT_TECH
 
-    size = {st.name: float(np.max(st.capacity_bits) * np.max(st.copies)) / 8
-            for st in get_design("corf").structures(paper_sm(), {}, DEFAULT_TECH)}  # fmt: skip
+    structures = get_design("corf").structures(paper_sm(), {}, DEFAULT_TECH)
+    size = {st.name: structure_total(st) / 8 for st in structures}
     return size["renaming_table"], size["free_map"], size["rf_bank"]
 
 
