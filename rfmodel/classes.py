@@ -86,7 +86,7 @@ def measure(name: str, *, arch: str = "sm_80") -> dict:
         classes.append("integer-heavy" if narrow >= NARROW_SHARE else "fp-heavy")
     return {"workload": name, "register_gain": round(register_gain, 4), "cache_gain": round(cache_gain, 4),
             "narrow_share": narrow, "trace_source": wl.attrs.get("trace_source", ""),
-            "classes": classes}  # fmt: skip
+            "classes": classes, "simulator": simulator_hash()}  # fmt: skip
 
 
 def thresholds() -> dict:
@@ -148,6 +148,26 @@ def save_classes(rows: dict, path=None) -> None:
     write_text(where, json.dumps(doc, indent=1) + "\n")
 
 
+def simulator_hash() -> str:
+    """The hash of the sources a simulation's result depends on (``rfmodel.cache.SIM_SOURCES``): kept with
+    the measurements, so that measurements of another simulator are known for what they are."""
+    from rfmodel.cache import SIM_SOURCES, source_hash
+
+    return source_hash(*SIM_SOURCES)
+
+
+def stale(doc: dict) -> str:
+    """Why some measurements of ``doc`` may not be this simulator's (``""`` when all are): each row keeps
+    the simulator sources that measured it (``simulator``); rows of others, or of none said, are named."""
+    now = simulator_hash()
+    old = sorted(n for n, r in doc.get("rows", {}).items() if r.get("simulator") != now)
+    if not old:
+        return ""
+    more = " ..." if len(old) > 3 else ""
+    return (f"{len(old)} of {len(doc['rows'])} kernels' classes ({', '.join(old[:3])}{more}) were measured "
+            f"by other simulator sources than these ({now})")
+
+
 #: the markers of the generated table in a documentation file
 DOC_BEGIN = "<!-- BEGIN GENERATED: rfmodel.classes.classes_table_markdown -->"
 DOC_END = "<!-- END GENERATED -->"
@@ -199,7 +219,9 @@ def classes_table_markdown(doc: dict | None = None, suite: str = "papers") -> st
                      f"{mean}); {len(declared)} declared so (their mean {dmean}).")  # fmt: skip
     t = doc.get("thresholds", thresholds())
     version = doc.get("rfmodel_version", "?")
-    lines.append(f"\nMeasured by `rfmodel workload classes --update` (rfmodel {version}): the first "
+    sims = sorted({str(rows[n].get("simulator")) for n in names})
+    sim = f", simulator sources {', '.join(sims)}" if sims else ""
+    lines.append(f"\nMeasured by `rfmodel workload classes --update` (rfmodel {version}{sim}): the first "
                  f"{t['waves']} x warp-limit warps' CTAs of the SM's share; a class needs a gain of at least "
                  f"{100 * t['sensitive_gain']:.0f} %, integer-heavy a narrow share of at least "
                  f"{t['narrow_share']}.")  # fmt: skip

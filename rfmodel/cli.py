@@ -600,12 +600,16 @@ def cmd_workload_list(args) -> int:
 
 def cmd_workload_classes(args) -> int:
     """The measured classes of the shipped kernels (rfmodel/classes.py); --update measures the missing."""
-    from rfmodel.classes import CLASSES, load_classes, measure, save_classes, thresholds
+    from rfmodel.classes import CLASSES, load_classes, measure, save_classes, stale, thresholds
     from rfmodel.workload.suite import suite_names
 
     names = args.workload or suite_names(args.suite)
     doc = load_classes(args.out)
     rows = dict(doc["rows"]) if doc.get("thresholds") == thresholds() else {}
+    why = stale(doc)
+    if why and not (args.update and args.again):
+        print(f"warning: {why}; `rfmodel workload classes --update --again` measures every kernel again",
+              file=sys.stderr)  # fmt: skip
     if args.update:
         todo = [n for n in names if args.again or n not in rows]
         t = thresholds()
