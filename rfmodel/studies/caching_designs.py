@@ -334,12 +334,14 @@ EIGHT_OVER_FOUR = {"ltrf": 1.456, "ltrfconf": 1.274}
 
 
 def ltrf_sweeps(rep: Report, runs: Runs, wls, sm, by: dict) -> str:
-    """The LTRF paper's Fig. 16 and Fig. 18 on the simulator: the conflict-free share of prefetches at 8, 16
-    and 32 registers per interval (1x; L-21, L-22), and IPC with 4, 8 and 16 active warps per SM at the
-    slowest main RF (6x; L-25); runs of ``DESIGN@k=v`` variants, the study's own at N = 16 and 8 warps."""
+    """The LTRF paper's Figs. 16-18 on the simulator: the conflict-free share of prefetches at 8, 16 and 32
+    registers per interval (1x; L-21, L-22), the IPC those keep at the slowest main RF (6x; L-24), and IPC
+    with 4, 8 and 16 active warps per SM at 6x (L-25); runs of ``DESIGN@k=v`` variants, the study's own at
+    N = 16 and 8 warps."""
     ds = ("ltrf", "ltrfconf")
     pool = {n: max(1, math.ceil(n / sm.schedulers_per_sm)) for n in ACTIVE_WARPS}
-    runs.ensure([(variant(d, regs_per_interval=n), w, 1.0) for d in ds for n in INTERVAL_REGS for w in wls]
+    runs.ensure([(variant(d, regs_per_interval=n), w, x) for d in ds for n in INTERVAL_REGS for w in wls
+                 for x in (1.0, SLOW_X)]
                 + [(variant(d, active_warps=pool[n]), w, SLOW_X) for d in ds for n in ACTIVE_WARPS
                    for w in wls])  # fmt: skip
 
@@ -351,6 +353,27 @@ def ltrf_sweeps(rep: Report, runs: Runs, wls, sm, by: dict) -> str:
         name = d if n == 8 else variant(d, active_warps=pool[n])
         return [runs.get(name, w, SLOW_X)["ipc"] for w in wls]
 
+    def at(d, n, x):  # IPC per workload at N registers per interval and x main-RF latency
+        name = d if n == 16 else variant(d, regs_per_interval=n)
+        return [runs.get(name, w, x)["ipc"] for w in wls]
+
+    def ratio(a, b):
+        return geomean([y / x for x, y in zip(a, b, strict=True) if x])
+
+    # L-24 (Fig. 17): at N = 8 LTRF loses most as the latency grows, and equals LTRFconf; more registers per
+    # interval help LTRFconf
+    keep = {(d, n): ratio(at(d, n, 1.0), at(d, n, SLOW_X)) for d in ds for n in (8, 16, 32)}
+    eq8 = ratio(at("ltrfconf", 8, SLOW_X), at("ltrf", 8, SLOW_X))  # LTRF over LTRFconf
+    conf32 = ratio(at("ltrfconf", 16, SLOW_X), at("ltrfconf", 32, SLOW_X))
+    rep.claim("L-24", f"IPC kept at {SLOW_X:g}x, N = 8 / 16 / 32: LTRF; LTRFconf; LTRF over LTRFconf at "
+              f"N = 8; LTRFconf N = 32 over 16 at {SLOW_X:g}x",
+              "N = 8 loses most; about equal; more registers help",
+              " / ".join(fmt(keep["ltrf", n], ".2f") for n in (8, 16, 32)) + "; "
+              + " / ".join(fmt(keep["ltrfconf", n], ".2f") for n in (8, 16, 32))
+              + f"; {fmt(eq8 - 1, '+.1f', ' %', 100)}; {fmt(conf32 - 1, '+.1f', ' %', 100)}",
+              f"{'same ordering' if keep['ltrf', 8] < keep['ltrf', 16] else 'ordering differs'}; "
+              f"{'within 5 %' if abs(eq8 - 1) <= 0.05 else 'more than 5 % apart'}; "
+              f"{'same ordering' if conf32 > 1 else 'ordering differs'}")  # fmt: skip
     lines = ["| design | conflict-free prefetches N = 8 / 16 / 32 | paper | IPC at 6x: 8 over 4 active "
              "warps; 16 over 8 | paper |\n| --- | --- | --- | --- | --- |\n"]
     for d in ds:
