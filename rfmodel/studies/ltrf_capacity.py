@@ -93,6 +93,8 @@ def points(sm, active_warps: int) -> dict:
         "BL #1": ("baseline", {**pool}, "#1", ""),
         "BL #1+16KB": ("baseline", {**pool, "regs_per_sm": regs + 16 * 1024 // 4}, "#1+16KB", ""),
         "Ideal": ("baseline", {**pool, **big}, "8x at #1", ""),
+        # LTRF over #1's own main RF (same size and technology: section 5's overheads, L-15)
+        "LTRF #1": ("ltrf", {**pool}, "#1", ""),
     }
     for cfg, (cell, lat) in CONFIGS.items():
         for timing, t in (("tech", {"main_cell": cell}), ("Table 2", {"main_rf_latency_x": lat})):
@@ -164,6 +166,10 @@ def claims_table(f3: dict, rep: Report | None = None) -> str:
     if rep is not None:
         rep.claim("L-09", "LTRFconf on #7 (DWM), all: IPC; RF power; vs Ideal", "+31 %; -46 %; within 5 %",
                   ours9, v9)  # fmt: skip
+    add("L-15", "LTRF on #1's main RF vs BL #1: RF area", "+16 %",
+        g("LTRF #1", "area_mm2") / g("BL #1", "area_mm2"), 1.16)  # fmt: skip
+    add("L-15", "LTRF on #1's main RF vs BL #1: RF power (mean)", "-23 %",
+        g("LTRF #1", "power_mw") / g("BL #1", "power_mw"), 0.77)  # fmt: skip
     add("L-17", "LTRFconf vs LTRF on #6", "+3.8 %", g("LTRFconf #6 tech") / g("LTRF #6 tech"), 1.038)
     add("L-17", "LTRFconf vs LTRF on #7", "+4.8 %", g("LTRFconf #7 tech") / g("LTRF #7 tech"), 1.048)
     area7 = g("BL #7 tech", "area_mm2") / g("BL #1", "area_mm2")
