@@ -418,3 +418,19 @@ def test_the_ltrf_sweeps_name_their_variants_and_judge_fig_16_and_18():
     assert rows["L-25", "LTRF"]["ours"] == "+45.0 %; +0.7 %"
     assert grade(rows["L-25", "LTRF"]["verdict"]) == "match"
     assert "| LTRF | 60 % / 25 % / 10 % |" in text
+
+
+def test_the_stt_wear_figure_known_answer():
+    """S-02: bank writes per warp-register entry per second at the SM's clock, and the days to 10^12 writes
+    at the most write-intense kernel's rate (fermi-gtx480 at 700 MHz: 1,024 entries of 32 registers)."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.studies.stt_rf import endurance
+
+    sm = resolve_gpu("fermi-gtx480").replace(clock_mhz=700.0)
+    runs = {  # one second of run each: 700e6 cycles; 1,024 x 1e5 and 1,024 x 4e5 bank writes
+        "a": {"structure_writes": {"rf_bank": 1024 * 1e5}, "rf_writes": 0.0, "cycles": 700e6},
+        "b": {"rf_writes": 1024 * 4e5, "cycles": 700e6},  # no structure counts: the RF's writes
+    }
+    text = endurance(lambda label, w: runs[w], ["a", "b"], sm)
+    days = 1e12 / 4e5 / 86400  # 28.9
+    assert text == f"2.5e+05 per s (4e+05, b); {days:.0f} days of b (the hottest entry sooner)"

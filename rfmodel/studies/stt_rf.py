@@ -49,6 +49,7 @@ from rfmodel.studies.common import (
     fmt,
     geomean,
     mean,
+    median,
     positive_int,
     publish,
     study_parser,
@@ -387,6 +388,29 @@ def _workload_table(rows: list[dict], perf: dict, t1: dict, ex: list[dict]) -> s
     return "".join(L)
 
 
+def codec_share(r: dict) -> float:
+    """The BDI compressor's and decompressor's share of a run's RF energy (S-10)."""
+    return (r["dynamic_energy_pj"]["bdi_compressor"] + r["dynamic_energy_pj"]["bdi_decompressor"]) / sum(
+        rf_energy(r))
+
+
+def endurance(get, ok, sm) -> str:
+    """S-02's figure: the writes the STT-RAM banks take per warp-register entry per second in the plain STT
+    configuration (bank writes over the SM's entries and the run's time at the SM's clock), the median over
+    the kernels and the most write-intense, and the time that kernel takes to write an entry 10^12 times at
+    that mean rate (the hottest entry gets there sooner)."""
+    entries = sm.regs_per_sm // sm.threads_per_warp
+    rates = {}
+    for w in ok:
+        r = get("STT", w)
+        bank = (r.get("structure_writes") or {}).get("rf_bank", r["rf_writes"])
+        rates[w] = bank / entries / (r["cycles"] / (sm.clock_mhz * 1e6))
+    top = max(rates, key=rates.get)
+    days = 1e12 / rates[top] / 86400
+    return (f"{median(list(rates.values())):.2g} per s ({rates[top]:.2g}, {top}); {days:.0f} days of "
+            f"{top} (the hottest entry sooner)")
+
+
 def flat_verdict(perf: list) -> str:
     """S-11's verdict on a centralized write buffer's performance over its sizes: nearly flat (within 5 %)."""
     if not perf or min(perf) <= 0 or any(x != x for x in perf):
@@ -514,10 +538,6 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
     dyn_up = [r["workload"] for r in rows if r["t1 dyn STT"] > 1 - r["t1_base_static_share"]]
     claim("S-10", "STT raises dynamic energy (Table 1 cells) on", "dynamic-heavy workloads",
           f"{len(dyn_up)} of {len(rows)} workloads (STT-RAM reads and writes cost more per bit)")
-    def codec_share(r):
-        return (r["dynamic_energy_pj"]["bdi_compressor"] + r["dynamic_energy_pj"]["bdi_decompressor"]) / sum(
-            rf_energy(r))
-
     codec = mean([codec_share(get("STT+BDI", w)) for w in ok])
     claim("S-10", "compressor + decompressor share of STT+BDI RF energy (technology layer)", "negligible",
           fmt(codec, ".1f", " %", 100))
@@ -554,6 +574,8 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
           f"{0.07 / t1_sram * 100:.1f} / "
           f"{fmt((0.038 + 0.07) / t1_sram + a_wb8 * sram / t1_sram, '.1f', ' %', 100)}",
           f"{verdict((0.038 + 0.07) / t1_sram + a_wb8 * sram / t1_sram, 0.612)} (total)")
+    claim("S-02", "writes per register entry per second, STT (median of kernels; the most write-intense); "
+          "10^12 writes at that rate", "endurance > 10^12 writes", endurance(get, ok, sm))
     L.append("\n")
 
     L.append(_workload_table(rows, perf, t1, ex))
