@@ -434,3 +434,32 @@ def test_the_stt_wear_figure_known_answer():
     text = endurance(lambda label, w: runs[w], ["a", "b"], sm)
     days = 1e12 / 4e5 / 86400  # 28.9
     assert text == f"2.5e+05 per s (4e+05, b); {days:.0f} days of b (the hottest entry sooner)"
+
+
+def test_malekehs_cache_table_sweep_judges_diminishing_returns():
+    """M-10: Malekeh at 4, 8 and 16 cache-table entries as ``malekeh@ct_entries=N`` variants (8 is the
+    design's own); the choice of 8 holds when 16 entries add fewer points of hit rate than 8 did over 4."""
+    from rfmodel.studies.caching_designs import ct_sweep, variant_params
+    from rfmodel.studies.report import Report, grade
+
+    class Fake:
+        def __init__(self, hit):
+            self.hit, self.asked = hit, []
+
+        def ensure(self, points):
+            self.asked += points
+
+        def get(self, d, w, x):
+            n = variant_params(d).get("ct_entries", 8)
+            return {"ipc": {4: 1.0, 8: 1.02, 16: 1.2}[n], "rf_cache_hit_rate": self.hit[n]}
+
+    for hit, want in (({4: 0.3, 8: 0.45, 16: 0.5}, "match"), ({4: 0.3, 8: 0.35, 16: 0.5}, "mismatch")):
+        rep = Report.__new__(Report)
+        rep.claims = []
+        fake = Fake(hit)
+        ct_sweep(rep, fake, ["saxpy", "spmv_csr"])
+        asked = sorted(p[0] for p in fake.asked)
+        assert asked == ["malekeh@ct_entries=16"] * 2 + ["malekeh@ct_entries=4"] * 2
+        (row,) = rep.claims
+        assert row["claim"] == "M-10" and grade(row["verdict"]) == want
+    assert row["ours"] == "30.0 % / 35.0 % / 50.0 %; +2.0 %, +17.6 %"

@@ -324,6 +324,34 @@ def malekeh_claims(rep: Report, runs: Runs, wls, ref: str, sm) -> None:
               "operands)", f"{verdict(ctrl, 128.0, base=0.0)}; {verdict(added, 0.0004, base=0.0)}")
 
 
+#: the cache table's sizes of Malekeh's sweep (M-10: 8 entries, more give diminishing returns)
+CT_ENTRIES = (4, 8, 16)
+
+
+def ct_sweep(rep: Report, runs: Runs, wls) -> None:
+    """M-10 on the simulator: Malekeh's hit rate and IPC with 4, 8 (its default) and 16 cache-table entries
+    per CCU at 1x; the paper's choice of 8 ("more than 8 slots provide diminishing returns", of the hit
+    ratio) holds when 16 entries add fewer points of hit rate than 8 did over 4."""
+    from rfmodel.designs.malekeh import DEFAULTS as MALEKEH_DEFAULTS
+
+    default = int(MALEKEH_DEFAULTS["ct_entries"])
+    names = {n: "malekeh" if n == default else variant("malekeh", ct_entries=n) for n in CT_ENTRIES}
+    runs.ensure([(names[n], w, 1.0) for n in CT_ENTRIES if n != default for w in wls])
+    hit = {n: mean([runs.get(names[n], w, 1.0).get("rf_cache_hit_rate") for w in wls]) for n in CT_ENTRIES}
+    ipc = {n: [runs.get(names[n], w, 1.0)["ipc"] for w in wls] for n in CT_ENTRIES}
+    lo, mid, hi = CT_ENTRIES
+
+    def gain(a, b):
+        return geomean([y / x for x, y in zip(ipc[a], ipc[b], strict=True) if x])
+
+    first, second = gain(lo, mid), gain(mid, hi)
+    rep.claim("M-10", f"Malekeh, {lo} / {mid} / {hi} cache-table entries: hit rate; IPC {mid} over {lo}, "
+              f"{hi} over {mid}", "8 entries; more give diminishing returns",
+              " / ".join(fmt(hit[n], ".1f", " %", 100) for n in CT_ENTRIES)
+              + f"; {fmt(first - 1, '+.1f', ' %', 100)}, {fmt(second - 1, '+.1f', ' %', 100)}",
+              "same ordering" if hit[hi] - hit[mid] < hit[mid] - hit[lo] else "ordering differs")  # fmt: skip
+
+
 #: the LTRF paper's sweeps (section 7.3-7.4): registers per interval (N; the design's default is 16) and
 #: active warps per SM (the study's default 8) with the slowest main RF
 INTERVAL_REGS, ACTIVE_WARPS, SLOW_X = (8, 32), (4, 16), 6.0
@@ -549,6 +577,7 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
                   verdict(over, 1.054))  # fmt: skip
     if "malekeh" in by:
         malekeh_claims(rep, runs, wls, refs["malekeh"], sm)
+        ct_sweep(rep, runs, wls)
     if {"ltrf", "ltrfconf"} <= set(designs):
         rep.section("Registers per interval and active warps (LTRF, LTRFconf)",
                     ltrf_sweeps(rep, runs, wls, sm, by))  # fmt: skip
