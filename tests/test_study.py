@@ -463,3 +463,32 @@ def test_malekehs_cache_table_sweep_judges_diminishing_returns():
         (row,) = rep.claims
         assert row["claim"] == "M-10" and grade(row["verdict"]) == want
     assert row["ours"] == "30.0 % / 35.0 % / 50.0 %; +2.0 %, +17.6 %"
+
+
+def test_the_claims_and_the_classes_key_no_study_run(tmp_path, monkeypatch):
+    """A study's runs are keyed by the package's sources less the data no evaluation reads (the papers' claims
+    and the measured workload classes: ``common.NOT_EVALUATED``): editing those keeps every run, editing a
+    module does not."""
+    import rfmodel.cache as cache
+    from rfmodel.studies.common import NOT_EVALUATED
+
+    pkg = tmp_path / "pkg"
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "sim.py").write_text("x = 1\n")
+    for rel in NOT_EVALUATED:
+        (pkg / rel).write_text("{}\n")
+    monkeypatch.setattr(cache, "PKG_DIR", pkg)
+    monkeypatch.setattr(cache, "_CHANGED", set())  # files written after the package loaded: not this one's
+    exclude = ("data/calibration", *NOT_EVALUATED)
+    try:
+        cache.source_hash.cache_clear()
+        keyed, whole = cache.source_hash(exclude=exclude), cache.source_hash()
+        for rel in NOT_EVALUATED:
+            (pkg / rel).write_text('{"rows": {}}\n')
+        cache.source_hash.cache_clear()
+        assert cache.source_hash(exclude=exclude) == keyed and cache.source_hash() != whole
+        (pkg / "sim.py").write_text("x = 2\n")
+        cache.source_hash.cache_clear()
+        assert cache.source_hash(exclude=exclude) != keyed
+    finally:
+        cache.source_hash.cache_clear()
