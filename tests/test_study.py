@@ -242,6 +242,9 @@ def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path, 
     # E-04's trace statistics over the CERF paper's 36 kernels (minutes on a new machine): over one here
     whole = claims_mod.reads_per_value_claim
     monkeypatch.setattr(claims_mod, "reads_per_value_claim", lambda: whole(["saxpy"]))
+    # ... and the LTRF compiler pass over the LTRF paper's 44 (L-13, L-23): over one here
+    code = claims_mod.prefetch_code_claims
+    monkeypatch.setattr(claims_mod, "prefetch_code_claims", lambda: code(["saxpy"]))
 
     caching = _claims_folder(tmp_path / "caching", "caching", [
         {"claim": "M-02", "what": "Malekeh IPC", "paper": "+6 %", "ours": "-1 %", "verdict": "sign differs",
@@ -284,9 +287,34 @@ def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path, 
     assert rows["C-02"]["verdict"] == "match" and rows["S-05"]["ours"].endswith(": 36 B; 92 B")
     assert rows["E-04"]["where"].startswith("rfmodel study claims")
     assert "(saxpy)" in rows["E-04"]["explanation"]
+    for cid in ("L-13", "L-23"):
+        assert rows[cid]["where"].startswith("rfmodel study claims") and "(saxpy)" in rows[cid]["explanation"]
     # an input the study shows without a verdict stays a fact, with the study's figure
     assert rows["L-04"]["verdict"] == "fact" and "7x / 10x" in rows["L-04"]["ours"]
     assert set(r["verdict"] for r in rows.values()) <= {"match", "partial", "mismatch", "fact", "none"}
+
+
+def test_the_ltrf_compiler_pass_figures_known_answer():
+    """L-13 and L-23 of one kernel by hand: the LTRF paper's Listing 1 at 4 registers per interval forms 5
+    intervals over 17 instructions with working sets {R0-R3}, {R0, R1, R4, R5}, {R2, R3, R6}, {R6}, {}; with
+    register r in bank r mod 4 the second and third hold two registers of one bank (1 conflict each), which
+    the renumbering removes; the first alone has none.  One 256-bit vector per interval over 128-bit
+    instructions adds 5 x 2 / 17 of the code, with a prefetch instruction 5 x 3 / 17."""
+    from helpers_kernels import listing1
+
+    from rfmodel.compiler import register_intervals
+    from rfmodel.studies.claims import prefetch_code
+
+    k = listing1()
+    first = {i for i, v in enumerate(register_intervals(k, 4).interval_of) if v == 0}
+    every = prefetch_code(k, set(range(len(k.instrs))), 4, regs=(4,), code_regs=4)
+    assert every["max", 4, False] == 1 and every["max", 4, True] == 0
+    assert every["vectors"] == pytest.approx(10 / 17) and every["with_instr"] == pytest.approx(15 / 17)
+    # only the intervals the trace enters count
+    assert prefetch_code(k, first, 4, regs=(4,), code_regs=4)["max", 4, False] == 0
+    # seven registers in one interval over two banks: four share a bank whatever the numbering
+    one = prefetch_code(k, set(range(len(k.instrs))), 2, regs=(8,), code_regs=8)
+    assert one["max", 8, False] == one["max", 8, True] == 3 and one["vectors"] == pytest.approx(2 / 17)
 
 
 def test_the_claims_table_refuses_a_bad_folder(tmp_path, capsys):
@@ -342,7 +370,7 @@ def test_the_sizes_the_project_derives_answer_their_claims():
 def test_a_rise_and_a_fall_across_workloads_are_judged_by_their_ranks():
     """E-16's verdict (bank conflicts rise with utilization) and L-28's (LTRF's advantage over BL falls as
     warps per SM grow, and saturates from 64 to 128): orderings, not sizes."""
-    from rfmodel.studies.cerf import rises_with
+    from rfmodel.studies.common import rises_with
     from rfmodel.studies.ltrf_capacity import WARPS, warps_claim
     from rfmodel.studies.report import Report, grade
 
@@ -434,6 +462,40 @@ def test_the_stt_wear_figure_known_answer():
     text = endurance(lambda label, w: runs[w], ["a", "b"], sm)
     days = 1e12 / 4e5 / 86400  # 28.9
     assert text == f"2.5e+05 per s (4e+05, b); {days:.0f} days of b (the hottest entry sooner)"
+
+
+def test_the_stt_energy_mix_verdicts_follow_the_rows():
+    """S-07's named kernels and S-10's Fig. 6 statements judged from per-workload rows (stand-ins with known
+    answers): the paper's HOT and SCA found by their benchmarks' names; STT's saving rising with the static
+    share; the dynamic rise growing with the dynamic share; BDI's cut largest on LPS and SCA."""
+    from rfmodel.studies.report import grade
+    from rfmodel.studies.stt_rf import mix_claims, named_kernels
+
+    names = ["rd_hotspot", "sdk_scan_exclusive", "sdk_scan_update", "is_laplace3d", "rd_bfs_1", "pa_spmv_jds"]
+    assert named_kernels("SCA", names) == ["sdk_scan_exclusive", "sdk_scan_update"]
+    assert named_kernels("LPS", names) == ["is_laplace3d"] and named_kernels("HOT", names) == ["rd_hotspot"]
+    static = [0.3, 0.4, 0.5, 0.2, 0.9, 0.8]
+    perf = [0.6, 0.8, 0.5, 0.9, 0.95, 0.97]
+    cut = [0.1, 0.5, 0.4, 0.6, 0.05, 0.2]  # BDI's cut of STT's dynamic energy: LPS and SCA lead
+    rows = [{"workload": w, "perf STT": p, "t1_base_static_share": st, "t1 energy STT": 1.0 - st / 2,
+             "t1 dyn STT": 1.5 * (1.0 - st), "t1 dyn STT+BDI": 1.5 * (1.0 - st) * (1.0 - c)}
+            for w, p, st, c in zip(names, perf, static, cut, strict=True)]  # fmt: skip
+
+    def row(start):
+        return next(r for r in mix_claims(rows) if r[1].startswith(start))
+
+    hot_sca = row("STT performance of the paper's HOT; SCA")
+    assert hot_sca[3].startswith("HOT 0.60 (rd_hotspot); SCA 0.63 (")  # geomean of 0.8 and 0.5
+    assert grade(hot_sca[4]) == "match"
+    saving = row("STT's RF energy saving")
+    # halves split at the median 0.45: savings (static share / 2) 0.25, 0.45, 0.40 and 0.15, 0.20, 0.10
+    assert saving[3] == "+37 %; +15 %" and grade(saving[4]) == "match"
+    assert grade(row("STT raises dynamic energy")[4]) == "match"
+    bdi = row("BDI's cut")
+    assert "is_laplace3d 60 % (1)" in bdi[3] and bdi[3].endswith("; 10 %") and grade(bdi[4]) == "match"
+    # rd_bfs_1 and pa_spmv_jds cut by 100 %: the others' median (10, 100, 100 %) is above SCA's 40 %
+    rows[4]["t1 dyn STT+BDI"] = rows[5]["t1 dyn STT+BDI"] = 0.0
+    assert grade(row("BDI's cut")[4]) == "mismatch"
 
 
 def test_malekehs_cache_table_sweep_judges_diminishing_returns():

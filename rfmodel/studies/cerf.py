@@ -56,6 +56,7 @@ from rfmodel.studies.common import (
     mean,
     measured_classes,
     publish,
+    rises_with,
     study_parser,
     study_workloads,
     suite_of,
@@ -364,21 +365,6 @@ def claims(rep: Report, text: str, rows) -> None:
         except (KeyError, ZeroDivisionError, TypeError):
             v = "n/a"
         rep.claim(cid, what, cells[1], cells[2] if len(cells) > 2 else "", v)
-
-
-def rises_with(rows, x: str, y: str) -> str:
-    """A verdict on "``y`` rises with ``x``" over the workloads: the sign of their rank correlation
-    (Spearman's), with it in brackets."""
-    pts = [(r.get(x), r.get(y)) for r in rows]
-    pts = [(a, b) for a, b in pts if a is not None and b is not None and a == a and b == b]
-    if len(pts) < 3:
-        return "n/a"
-    from scipy.stats import spearmanr
-
-    rho = float(spearmanr([a for a, _ in pts], [b for _, b in pts]).statistic)
-    if rho != rho:
-        return "n/a"
-    return f"{'same ordering' if rho > 0 else 'ordering differs'} (rank correlation {rho:+.2f}, all)"
 
 
 def report(rows, labels, a, sm, cmd) -> str:

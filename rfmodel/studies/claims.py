@@ -86,6 +86,7 @@ def computed_claims() -> list[dict]:
         })  # fmt: skip
     rows += structure_claims()
     rows.append(reads_per_value_claim())
+    rows += prefetch_code_claims()
     for r in rows:
         r["grade"] = grade(r["verdict"])
     return rows
@@ -124,6 +125,89 @@ def reads_per_value_claim(workloads=None) -> dict:
             f"{TRACE_WARPS} warps' CTAs (rfmodel.workload.values.reads_per_value); a read is a "
             "warp-instruction that names the register", "study": "claims", "command": "rfmodel study claims",
             "commit": commit()}  # fmt: skip
+
+
+#: the bits of one LTRF prefetch bit-vector (a bit per register a thread may have: the LTRF paper's 256) and
+#: of one instruction of the compiled kernels (sm_80 SASS: 128)
+VECTOR_BITS, INSTR_BITS = 256, 128
+#: registers per interval of the LTRF paper's conflict study (section 7.3), and its maximum conflicts per
+#: prefetch without and with the renumbering (L-23)
+INTERVAL_REGS, MAX_CONFLICTS = (8, 16, 32), {False: (3, 3, 3), True: (1, 1, 2)}
+
+
+def prefetch_code(kernel, executed, n_banks: int, regs=INTERVAL_REGS, code_regs: int = 16) -> dict:
+    """What the LTRF design's compiler pass (:func:`rfmodel.designs.ltrf._compile`) makes of one static
+    kernel: per registers-per-interval N of ``regs`` and without / with the renumbering (LTRFconf), the most
+    main-RF bank conflicts of one prefetch (register ``r`` in bank ``r mod n_banks``) over the intervals the
+    static instructions ``executed`` enter (``("max", N, conf)``), and at N = ``code_regs`` the code-size
+    growth of a prefetch bit-vector of :data:`VECTOR_BITS` per interval, alone (``"vectors"``) and with a
+    prefetch instruction before it (``"with_instr"``), as shares of the kernel's instructions of
+    :data:`INSTR_BITS` each."""
+    import numpy as np
+
+    from rfmodel.designs.ltrf import _compile
+
+    rows = np.asarray(sorted(executed), dtype=np.int64)
+    out = {}
+    for n in regs:
+        for conf in (False, True):
+            ivs, _, _, conflicts = _compile(kernel, n, "interval", conf, n_banks)
+            run = np.unique(np.asarray(ivs.interval_of, dtype=np.int64)[rows]) if len(rows) else []
+            out["max", n, conf] = max((conflicts[i] for i in run), default=0)
+            if n == code_regs and not conf:
+                per_instr = len(ivs.lengths()) / max(len(kernel.instrs), 1)
+                out["vectors"] = per_instr * VECTOR_BITS / INSTR_BITS
+                out["with_instr"] = per_instr * (VECTOR_BITS + INSTR_BITS) / INSTR_BITS
+    return out
+
+
+def prefetch_code_claims(workloads=None) -> list[dict]:
+    """L-13 and L-23 from the LTRF design's compiler pass on the LTRF paper's benchmarks (``workloads``:
+    others instead) on its SM (``maxwell-ltrf``, 16 main-RF banks), each kernel's static sm_80 code
+    (:func:`prefetch_code`; the executed intervals from its first :data:`TRACE_WARPS` warps' CTAs): the code
+    a prefetch bit-vector per interval adds (the mean over kernels), and the most bank conflicts of one
+    prefetch over all kernels, without and with the renumbering."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.studies.common import fmt, mean, verdict
+    from rfmodel.studies.report import commit
+    from rfmodel.workload.static import static_kernel
+    from rfmodel.workload.suite import load_workload, paper_workloads
+
+    sm = resolve_gpu("maxwell-ltrf")
+    stats = {}
+    for w in paper_workloads("ltrf") if workloads is None else workloads:
+        wl = load_workload(w, num_sms=sm.num_sms, max_warps=TRACE_WARPS, line_bytes=sm.l1d.line_bytes)
+        kernel = static_kernel(wl.trace)
+        if kernel is not None:
+            stats[w] = prefetch_code(kernel, set(int(x) for x in set(wl.trace.sidx.tolist())), sm.num_banks)
+    of = f"{len(stats)} kernels" + (" of the LTRF paper's benchmarks" if workloads is None
+                                    else f" ({', '.join(stats)})") + f" on {sm.name}"  # fmt: skip
+    common = {"study": "claims", "command": "rfmodel study claims", "commit": commit()}
+    if not stats:
+        return [{"claim": c, "what": "the LTRF compiler pass", "paper": "", "ours": "n/a", "verdict": "n/a",
+                 "note": "no static kernel found", **common} for c in ("L-13", "L-23")]  # fmt: skip
+    vec, ins = mean([s["vectors"] for s in stats.values()]), mean([s["with_instr"] for s in stats.values()])
+    keys = [(n, c) for n in INTERVAL_REGS for c in (False, True)]
+    top = {k: max(s[("max", *k)] for s in stats.values()) for k in keys}
+    avg = {k: mean([s[("max", *k)] for s in stats.values()]) for k in keys}
+
+    def per_n(d, conf):
+        return " / ".join(f"{d[n, conf]:{'.0f' if d is top else '.2f'}}" for n in INTERVAL_REGS)
+
+    cuts = ["same ordering" if top[n, True] < top[n, False] else "ordering differs" for n in INTERVAL_REGS]
+    return [
+        {"claim": "L-13", "what": "code added at N = 16: prefetch bit-vectors; with prefetch instructions",
+         "paper": "+7 %; +9 %", "ours": f"{fmt(vec, '+.1f', ' %', 100)}; {fmt(ins, '+.1f', ' %', 100)}",
+         "verdict": f"{verdict(vec, 0.07, base=0.0)}; {verdict(ins, 0.09, base=0.0)}",
+         "note": f"{of}: one {VECTOR_BITS}-bit vector (and one instruction) per register-interval over "
+         f"{INSTR_BITS}-bit instructions, the mean over kernels; the paper's 0.2 % slowdown from fetching "
+         "them is not modelled", **common},
+        {"claim": "L-23", "what": "most bank conflicts of one prefetch, N = 8 / 16 / 32: LTRF; LTRFconf",
+         "paper": "3 / 3 / 3; 1 / 1 / 2", "ours": f"{per_n(top, False)}; {per_n(top, True)}",
+         "verdict": "; ".join(cuts),
+         "note": f"{of}, 16 banks: the executed intervals' working sets; the mean over kernels of each "
+         f"kernel's most: {per_n(avg, False)} without, {per_n(avg, True)} with the renumbering", **common},
+    ]  # fmt: skip
 
 
 def structure_claims() -> list[dict]:

@@ -265,6 +265,21 @@ def verdict(ours, paper, *, base: float = 1.0, tol: float = 0.30) -> str:
     return "same sign, size differs"
 
 
+def rises_with(rows, x: str, y: str) -> str:
+    """A verdict on "``y`` rises with ``x``" over the workloads: the sign of their rank correlation
+    (Spearman's), with it in brackets."""
+    pts = [(r.get(x), r.get(y)) for r in rows]
+    pts = [(a, b) for a, b in pts if a is not None and b is not None and a == a and b == b]
+    if len(pts) < 3:
+        return "n/a"
+    from scipy.stats import spearmanr
+
+    rho = float(spearmanr([a for a, _ in pts], [b for _, b in pts]).statistic)
+    if rho != rho:
+        return "n/a"
+    return f"{'same ordering' if rho > 0 else 'ordering differs'} (rank correlation {rho:+.2f}, all)"
+
+
 def publish(text: str, out: Path, *, docs: bool, mark: str, gpu: str, section: str, title: str) -> None:
     """A study's result: printed, kept in ``OUT/summary.md`` and, with ``docs``, written into
     docs/validation.md between the study's markers (``mark`` formatted with ``gpu`` and begin/end)."""
