@@ -498,6 +498,21 @@ def test_the_stt_energy_mix_verdicts_follow_the_rows():
     assert grade(row("BDI's cut")[4]) == "mismatch"
 
 
+def test_cerf_over_unified_is_read_apart_by_register_demand():
+    """E-12's reading: CERF over the unified memory on the register-heavy cache-sensitive kernels (static
+    holes under half the RF) and on the others, each a geometric mean of the per-kernel ratios."""
+    from rfmodel.studies.cerf import by_register_demand
+
+    rows = [{"workload": "mum", "speedup fair": 1.6, "speedup unified": 1.0, "static holes": 0.1},
+            {"workload": "inv", "speedup fair": 2.0, "speedup unified": 0.8, "static holes": 0.3},
+            {"workload": "mvt", "speedup fair": 1.0, "speedup unified": 2.0, "static holes": 0.9},
+            {"workload": "bfs", "speedup fair": 1.0, "speedup unified": 0.5, "static holes": 0.5},
+            {"workload": "none", "speedup fair": 1.0, "speedup unified": 1.0}]  # fmt: skip
+    # register-heavy: sqrt(1.6 x 2.5) = 2.00; the others: sqrt(0.5 x 2.0) = 1.00
+    assert by_register_demand(rows) == ("register-heavy (static holes < 50%) 2.00 over 2 (mum, inv), the "
+                                        "others 1.00 over 2")
+
+
 def test_malekehs_cache_table_sweep_judges_diminishing_returns():
     """M-10: Malekeh at 4, 8 and 16 cache-table entries as ``malekeh@ct_entries=N`` variants (8 is the
     design's own); the choice of 8 holds when 16 entries add fewer points of hit rate than 8 did over 4."""

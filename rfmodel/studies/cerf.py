@@ -367,6 +367,29 @@ def claims(rep: Report, text: str, rows) -> None:
         rep.claim(cid, what, cells[1], cells[2] if len(cells) > 2 else "", v)
 
 
+#: a kernel whose baseline leaves less than this share of the register file unallocated is register-heavy
+#: (E-12's reading: there the unified memory's launch-time split leaves its L1D little, CERF its dead
+#: registers' room)
+REGISTER_HEAVY_HOLES = 0.5
+
+
+def by_register_demand(rows) -> str:
+    """CERF (LRU-fair) over the unified memory on ``rows`` (the cache-sensitive kernels) apart by register
+    demand: the register-heavy ones (static holes under :data:`REGISTER_HEAVY_HOLES` of the RF), where the
+    paper's reading puts CERF's lead (its dead registers' room; the unified split leaves the L1D little), and
+    the others, where the unified memory's L1D takes most of the array with no tag stage."""
+    def ratio(rs):
+        return geomean([r["speedup fair"] / r["speedup unified"] for r in rs
+                        if r.get("speedup fair") and r.get("speedup unified")])  # fmt: skip
+
+    known = [r for r in rows if r.get("static holes") is not None]
+    heavy = [r for r in known if r["static holes"] < REGISTER_HEAVY_HOLES]
+    light = [r for r in known if r["static holes"] >= REGISTER_HEAVY_HOLES]
+    return (f"register-heavy (static holes < {REGISTER_HEAVY_HOLES:.0%}) {fmt(ratio(heavy), '.2f')} over "
+            f"{len(heavy)} ({', '.join(r['workload'] for r in heavy) or 'none'}), the others "
+            f"{fmt(ratio(light), '.2f')} over {len(light)}")
+
+
 def report(rows, labels, a, sm, cmd) -> str:
     sens = [r for r in rows if r["category"] == "sensitive"]
     ins = [r for r in rows if r["category"] == "insensitive"]
@@ -452,6 +475,7 @@ def report(rows, labels, a, sm, cmd) -> str:
             + both(lambda rs: fmt(g(rs, "speedup unified"), ".2f"))
             + "; CERF / unified "
             + both(lambda rs: fmt(g(rs, "speedup fair") / g(rs, "speedup unified"), ".2f"))
+            + "; " + by_register_demand(sens)
             + " |\n"
         )
     if "fair" in have:
