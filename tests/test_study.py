@@ -513,6 +513,42 @@ def test_cerf_over_unified_is_read_apart_by_register_demand():
                                         "others 1.00 over 2")
 
 
+def test_the_crossbar_busy_share_known_answer():
+    """L-12 from the runs by hand: the baseline's operand reads and result writes over its cycles (warp
+    instructions / IPC) and 16 ports, and LTRF's main-RF accesses at four cycles each on the same ports."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.studies.caching_designs import crossbar_claim
+    from rfmodel.studies.report import Report, grade
+
+    class StandIn:  # the study's runs
+        max_warps = 8
+        done = {("baseline", "a"): {"ipc": 2.0, "rf_reads": 2000.0, "rf_writes": 1200.0},
+                ("baseline", "b"): {"ipc": 1.0, "rf_reads": 6000.0, "rf_writes": 4000.0},
+                ("ltrf", "a"): {"ipc": 2.0, "main_rf_accesses": 800.0},
+                ("ltrf", "b"): {"ipc": 1.0, "main_rf_accesses": 1000.0}}  # fmt: skip
+
+        def get(self, design, workload, latency):
+            return self.done[design, workload]
+
+        def has(self, design, workload, latency):
+            return (design, workload) in self.done
+
+    rep = Report.__new__(Report)  # only its claim rows
+    rep.claims = []
+    runs, sm = StandIn(), resolve_gpu("maxwell-ltrf")
+    assert sm.num_banks == 16
+    # a: 3,200 transfers in 500 cycles on 16 ports = 40 %; b: 10,000 in 2,000 = 31.25 %; LTRF a: 4 x 800 in
+    # 500 cycles = 40 %, b: 4 x 1,000 in 2,000 = 12.5 %
+    crossbar_claim(rep, runs, ["a", "b"], sm, counts={"a": 1000, "b": 2000})
+    row = rep.claims[-1]
+    assert row["ours"] == "40 % (a), mean 36 %; LTRF on a 4x narrower main-RF network: 40 % (a), mean 26 %"
+    assert grade(row["verdict"]) == "match"
+    runs.done["baseline", "b"]["rf_reads"] = 20000.0  # 28,800 transfers in 2,000 cycles: 90 %
+    runs.done["baseline", "b"]["rf_writes"] = 8800.0
+    crossbar_claim(rep, runs, ["a", "b"], sm, counts={"a": 1000, "b": 2000})
+    assert rep.claims[-1]["ours"].startswith("90 % (b)") and grade(rep.claims[-1]["verdict"]) == "partial"
+
+
 def test_malekehs_cache_table_sweep_judges_diminishing_returns():
     """M-10: Malekeh at 4, 8 and 16 cache-table entries as ``malekeh@ct_entries=N`` variants (8 is the
     design's own); the choice of 8 holds when 16 entries add fewer points of hit rate than 8 did over 4."""

@@ -325,6 +325,52 @@ def malekeh_claims(rep: Report, runs: Runs, wls, ref: str, sm) -> None:
 
 
 #: the cache table's sizes of Malekeh's sweep (M-10: 8 entries, more give diminishing returns)
+#: the LTRF paper's narrower main-RF network (section 5.1): a quarter of the width, four cycles a register
+NARROW = 4
+
+
+def crossbar_claim(rep: Report, runs: Runs, wls, sm, counts: dict | None = None) -> None:
+    """L-12 on the simulator.  The baseline's crossbar as one 1,024-bit port per bank (a warp register a
+    cycle), carrying every operand read and result written once (the baseline's crossbar events): its busy
+    share is those transfers over the run's cycles and ports, the most over the workloads and their mean;
+    then LTRF's main-RF traffic over a network a quarter as wide (four cycles a register): its busy share at
+    1x.  ``counts``: each workload's warp instructions (default: its simulated trace's; the run's cycles are
+    those over its IPC)."""
+    if counts is None:
+        from rfmodel.evaluate import _simulation_input
+        from rfmodel.workload.suite import DEFAULT_ARCH
+
+        counts = {w: len(_simulation_input(w, sm, arch=DEFAULT_ARCH, seed=0, max_warps=runs.max_warps)[1].op)
+                  for w in wls}  # fmt: skip
+    ports = sm.num_banks
+
+    def busy(design, traffic):
+        out = {}
+        for w in wls:
+            r = runs.get(design, w, 1.0)
+            if r.get("ipc") and counts.get(w):
+                out[w] = traffic(r) * r["ipc"] / (counts[w] * ports)
+        return out
+
+    base = busy("baseline", lambda r: (r.get("rf_reads") or 0.0) + (r.get("rf_writes") or 0.0))
+    narrow = busy("ltrf", lambda r: NARROW * (r.get("main_rf_accesses") or 0.0)) if runs.has(
+        "ltrf", wls[0], 1.0) else {}  # fmt: skip
+    if not base:
+        return
+    top = max(base, key=base.__getitem__)
+    parts = [f"{fmt(base[top], '.0f', ' %', 100)} ({top}), mean "
+             f"{fmt(mean(list(base.values())), '.0f', ' %', 100)}"]
+    v = ["within the paper's range" if base[top] <= 0.85 else "outside the paper's range"]
+    if narrow:
+        most = max(narrow, key=narrow.__getitem__)
+        parts.append(f"LTRF on a {NARROW}x narrower main-RF network: {fmt(narrow[most], '.0f', ' %', 100)} "
+                     f"({most}), mean {fmt(mean(list(narrow.values())), '.0f', ' %', 100)}")
+        v.append("within the paper's range" if narrow[most] <= 1.0 else "outside the paper's range")
+    rep.claim("L-12", f"crossbar busy share (one 1,024-bit port per bank, {ports} ports; most, mean over "
+              "workloads at 1x)", "at most 85 %; a 4x narrower main-RF network suffices for LTRF",
+              "; ".join(parts), "; ".join(v))  # fmt: skip
+
+
 CT_ENTRIES = (4, 8, 16)
 
 
@@ -578,6 +624,8 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
     if "malekeh" in by:
         malekeh_claims(rep, runs, wls, refs["malekeh"], sm)
         ct_sweep(rep, runs, wls)
+    if "baseline" in designs:
+        crossbar_claim(rep, runs, wls, sm)
     if {"ltrf", "ltrfconf"} <= set(designs):
         rep.section("Registers per interval and active warps (LTRF, LTRFconf)",
                     ltrf_sweeps(rep, runs, wls, sm, by))  # fmt: skip
