@@ -605,3 +605,37 @@ def test_the_claims_and_the_classes_key_no_study_run(tmp_path, monkeypatch):
         assert cache.source_hash(exclude=exclude) != keyed
     finally:
         cache.source_hash.cache_clear()
+
+
+def test_reuse_times_of_a_two_warp_trace_known_answer():
+    """E-05..E-07's statistics by hand.  Two warps take turns (slots 0, 2, 4 and 1, 3, 5) at IPC 0.5 (two
+    cycles a slot): warp 0 loads R1 from line 100, reads it into R2, stores R2 to line 100; warp 1 loads R1
+    from line 100 and reads it.  Register reuses: three reads, each two slots after its write (4 cycles);
+    the line: accessed at slots 0, 1 and 4, reused after 1 and 3 slots (2 and 6 cycles)."""
+    import numpy as np
+
+    from rfmodel.studies.reuse import issue_slots, reuse_stats, reuse_summary
+    from rfmodel.workload.ir import OpClass
+    from rfmodel.workload.trace import Trace, empty_columns
+
+    cols = empty_columns(6)
+    rows = [(OpClass.LD_GLOBAL, [], [1]), (OpClass.INT, [1, 1], [2]), (OpClass.ST_GLOBAL, [2], []),
+            (OpClass.LD_GLOBAL, [], [1]), (OpClass.INT, [1], [3]), (OpClass.EXIT, [], [])]  # fmt: skip
+    for i, (op, src, dst) in enumerate(rows):
+        cols["op"][i] = int(op)
+        cols["src"][i, : len(src)] = src
+        cols["dst"][i, : len(dst)] = dst
+    mem = [[100], [], [100], [100], [], []]
+    tr = Trace(kernel="reuse", warp_ptr=np.array([0, 3, 6]), warp_cta=np.zeros(2, np.int32),
+               mem_ptr=np.concatenate(([0], np.cumsum([len(m) for m in mem]))).astype(np.int64),
+               mem_line=np.array([x for m in mem for x in m], dtype=np.int64), **cols)  # fmt: skip
+    assert issue_slots(tr.warp_ptr, 2).tolist() == [0, 2, 4, 1, 3, 5]
+    assert issue_slots(tr.warp_ptr, 1).tolist() == [0, 1, 2, 3, 4, 5]  # one warp at a time: two waves
+    st = reuse_stats(tr, 0.5, 2)
+    assert sorted(st["reg_times"].tolist()) == [4.0, 4.0, 4.0]
+    assert sorted(st["mem_times"].tolist()) == [2.0, 6.0]
+    assert (st["reg_accesses"], st["mem_accesses"], st["line_reuses"].tolist()) == (7, 3, [2])
+    s = reuse_summary(st, cycles=(5.0, 10.0))
+    assert s["lines_reused_more"] == 0.0 and reuse_summary(st, more_than=1)["lines_reused_more"] == 1.0
+    assert s["mem_access_share"] == 0.3 and s["within_5"] == 0.8 and s["within_10"] == 1.0
+    assert s["reg_share_within"] == 0.6
