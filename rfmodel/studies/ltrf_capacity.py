@@ -139,6 +139,9 @@ def claims_table(f3: dict, rep: Report | None = None) -> str:
         f"{fmt(g('BL #7 tech', 'read_cycles'), '.0f')}x (bank access in cycles)")  # fmt: skip
     add("L-05", "Ideal vs #1 (256 KB), register-sensitive", "+37 % (+10 to +95 %)",
         g("Ideal", "ipc_vs_256kb_sensitive"), 1.37)  # fmt: skip
+    if g("Ideal", "ipc_vs_256kb_sensitive") != g("Ideal", "ipc_vs_256kb_sensitive"):  # no such kernel here
+        add("L-05", "Ideal vs #1 (256 KB), every kernel (none of them register-sensitive)",
+            "+37 % (on the register-sensitive)", g("Ideal", "ipc_vs_256kb_all"), 1.37)  # fmt: skip
     add("L-06", "BL on #6 vs #1, all", "a loss", g("BL #6 tech") / g("BL #1"), 0.9, sign_only=True)
     for cfg in ("#6", "#7"):
         add("L-08", f"RFC on {cfg} vs #1 + 16 KB, all", "-14 %", g(f"RFC {cfg} tech"), 0.86)
@@ -309,6 +312,7 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
         for cname, ws in cats.items():
             row[f"ipc_{cname}"] = geomean(ratios(label, "BL #1+16KB", ws, method))
         vs256 = ratios(label, "BL #1", sens, method) or [float("nan")]
+        row["ipc_vs_256kb_all"] = geomean(ratios(label, "BL #1", list(wls), method))
         row["ipc_vs_256kb_sensitive"] = geomean(vs256)
         row["ipc_vs_256kb_min"], row["ipc_vs_256kb_max"] = min(vs256), max(vs256)
         one = [r(label, w, method) for w in wls]
