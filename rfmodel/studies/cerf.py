@@ -83,6 +83,10 @@ CONFIGS = {
     "fair-rf64": ("cerf", {}, {"rf_kb": 64}),
     "base-rf256": ("unified", {"partition": "separate"}, {"rf_kb": 256}),
     "fair-rf256": ("cerf", {}, {"rf_kb": 256}),
+    # the separate 16 KB L1D with the Fermi L1D's set hash (GPGPU-Sim's SM2_GTX480 config, index letter H),
+    # which the fermi-gtx480 preset leaves out (linear indexing; docs/spec.md, "Presets"): the baseline the
+    # paper's simulator had, against which E-19 is judged again
+    "base-hash": ("unified", {"partition": "separate"}, {"set_index": "fermi-hash"}),
 }
 #: counts kept of one run
 COUNTS = (
@@ -122,6 +126,8 @@ def point_sm(gpu: str, changes: dict):
         sm = sm.replace(l1d=sm.l1d.replace(size_bytes=int(changes["l1d_kb"]) * KB))
     if "rf_kb" in changes:
         sm = sm.replace(regs_per_sm=int(changes["rf_kb"]) * 256)
+    if "set_index" in changes:
+        sm = sm.replace(l1d=sm.l1d.replace(set_index=changes["set_index"]))
     return sm
 
 
@@ -253,6 +259,9 @@ def run_study(a, argv, *, prog: str, study: str = "cerf") -> int:
             )
             row[f"speedup {lab}"] = r["ipc"] / ref["ipc"] if r.get("ipc") and ref.get("ipc") else float("nan")
             row[f"hit {lab}"] = r["l1d_hit_rate"]
+            if lab == "fair" and "base-hash" in labels:
+                h = get("base-hash", w).get("ipc")
+                row["speedup fair vs hash"] = r["ipc"] / h if r.get("ipc") and h else float("nan")
             if CONFIGS[lab][0] == "cerf" or lab == "unified":
                 d, s = table3_energy(r, sm)
                 row[f"energy {lab}"] = (d + s) / (bd + bs)
@@ -363,6 +372,7 @@ def claims(rep: Report, text: str, rows) -> None:
         # the cache-sensitive ones (E-19)
         "E-08": lambda: verdict(geomean([r.get("speedup fair") for r in rows]), 1.3) + " (all)",
         "E-19": lambda: verdict(g("speedup fair"), 1.5),
+        "E-19 hash": lambda: verdict(g("speedup fair vs hash"), 1.5),
         "E-09": lambda: f"{ordered([g(f'speedup {k}') for k in ('2way', 'fair', '8way')])}; "
                         f"{verdict(g('speedup fair'), 1.3)}",
         "E-10": lambda: ordered([g("speedup l1d48"), g("speedup fair")]),
@@ -389,8 +399,9 @@ def claims(rep: Report, text: str, rows) -> None:
             continue
         cells = [c.strip() for c in line.strip("|").split(" | ")]
         cid, _, what = cells[0].partition(" ")
+        key = f"{cid} hash" if "Fermi hash" in what else cid
         try:
-            v = judged[cid]() if cid in judged else ""
+            v = judged[key]() if key in judged else ""
             v = v if v.endswith(")") or not v else v + " (cache-sensitive)"
         except (KeyError, ZeroDivisionError, TypeError):
             v = "n/a"
@@ -468,6 +479,13 @@ def report(rows, labels, a, sm, cmd) -> str:
         )
         out.append(f"| E-19 cache-sensitive applications | about +50 % on average | fair {sp(sens, 'fair')} "
                    "|\n")
+        if "base-hash" in have:
+            out.append(
+                "| E-19 against the baseline with the Fermi hash (SM2_GTX480's L1D index `H`) | about +50 % "
+                "on average | fair " + both(lambda rs: fmt(g(rs, "speedup fair vs hash"), ".2f", "x"))
+                + "; the hash alone " + both(lambda rs: fmt(g(rs, "speedup base-hash"), ".2f", "x"))
+                + " |\n"
+            )
     if {"2way", "8way", "fair"} <= have:
         out.append(
             "| E-09 2 < 4 < 8 ways | 2 < 4 < 8; 4-way about +30 % | "
