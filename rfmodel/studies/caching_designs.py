@@ -324,7 +324,6 @@ def malekeh_claims(rep: Report, runs: Runs, wls, ref: str, sm) -> None:
               "operands)", f"{verdict(ctrl, 128.0, base=0.0)}; {verdict(added, 0.0004, base=0.0)}")
 
 
-#: the cache table's sizes of Malekeh's sweep (M-10: 8 entries, more give diminishing returns)
 #: the LTRF paper's narrower main-RF network (section 5.1): a quarter of the width, four cycles a register
 NARROW = 4
 
@@ -371,6 +370,7 @@ def crossbar_claim(rep: Report, runs: Runs, wls, sm, counts: dict | None = None)
               "; ".join(parts), "; ".join(v))  # fmt: skip
 
 
+#: the cache table's sizes of Malekeh's sweep (M-10: 8 entries, more give diminishing returns)
 CT_ENTRIES = (4, 8, 16)
 
 

@@ -443,7 +443,7 @@ def mix_claims(rows) -> list[tuple]:
                 "dynamic-heavy workloads", f"{len(dyn_up)} of {len(rows)} workloads (STT-RAM reads and "
                 "writes cost more per bit)", rises_with(pts, "dynamic", "rise")))
     cut = {r["workload"]: 1.0 - r["t1 dyn STT+BDI"] / r["t1 dyn STT"] for r in rows if r["t1 dyn STT"]}
-    named = {a: [w for w in named_kernels(a, cut)] for a in ("LPS", "SCA")}
+    named = {a: named_kernels(a, cut) for a in ("LPS", "SCA")}
     mine = [w for ks in named.values() for w in ks]
     if mine and len(cut) > len(mine):
         order = sorted(cut, key=cut.__getitem__, reverse=True)
