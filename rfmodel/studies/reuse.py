@@ -59,7 +59,6 @@ def reuse_stats(trace, ipc: float, resident: int) -> dict:
     ``line_reuses`` (per line touched, its accesses after the first)."""
     active = np.asarray(trace.active) != 0
     slots = issue_slots(trace.warp_ptr, resident)
-    n = len(slots)
     warp_of = np.repeat(np.arange(len(trace.warp_ptr) - 1), np.diff(np.asarray(trace.warp_ptr, np.int64)))
     per_cycle = 1.0 / ipc if ipc > 0 else np.nan
     # registers: one access per (row, register), reads and writes; reuse = a read after an earlier access
@@ -94,7 +93,7 @@ def reuse_stats(trace, ipc: float, resident: int) -> dict:
     mem_times = (line_slots[later] - line_slots[earlier]).astype(np.float64) * per_cycle
     return {"reg_times": reg_times, "mem_times": mem_times,
             "reg_accesses": int(len(rows_a)), "mem_accesses": int(len(lines)),
-            "line_reuses": per_line - 1, "rows": n}  # fmt: skip
+            "line_reuses": per_line - 1}  # fmt: skip
 
 
 def reuse_summary(stats: dict, cycles=(100.0, 1000.0), more_than: int = 3) -> dict:
