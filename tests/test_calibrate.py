@@ -432,6 +432,23 @@ def test_the_worst_record_of_a_metric_is_the_one_its_own_error_picks():
     assert "worst" not in summarize_metrics(pairs)["x_stall_cycles"]
 
 
+def test_a_metric_the_same_everywhere_in_both_engines_has_no_goal():
+    """A share both engines give as 1 at every record (the LTRF family's register-cache hit rate) is reported
+    as such, not as a goal met; one that moves anywhere keeps its goal."""
+    from rfmodel.calibrate.metrics import summarize_metrics
+    from rfmodel.calibrate.report import metrics_section
+
+    pairs = [{"rf_cache_hit_rate": ("share", 1.0, 1.0), "x_share": ("share", 0.2, 0.2)},
+             {"rf_cache_hit_rate": ("share", 1.0, 1.0), "x_share": ("share", 0.2, 0.3)}]  # fmt: skip
+    m = summarize_metrics(pairs)
+    assert m["rf_cache_hit_rate"]["constant"] and m["rf_cache_hit_rate"]["goal"] is None
+    assert m["rf_cache_hit_rate"]["met"] is None
+    assert not m["x_share"]["constant"] and m["x_share"]["goal"] == 0.05 and m["x_share"]["met"] is True
+    text = "\n".join(metrics_section({"designs": {"ltrf": {"metrics": m}}}))
+    row = "| ltrf | `rf_cache_hit_rate` | share | 2 | 0.0 points | 1 | 1 | – (1 in both engines everywhere) |"
+    assert row in text
+
+
 def test_ranking_counts_the_pairs_the_simulator_tells_apart():
     """By hand: one group of three designs (simulated IPC 1.00, 1.01, 1.20; model 1.05, 1.00, 0.90) and one
     of two (1.0 and 0.5; model 2.0 and 1.0).  Pairs at least 2 % apart in the simulator: C-A (+20 %), C-B

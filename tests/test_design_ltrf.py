@@ -422,6 +422,39 @@ def test_prefetch_stall_cycles_are_the_schedulers_prefetch_stalls():
     assert runs[1].metrics["prefetch_stall_cycles"] > runs[0].metrics["prefetch_stall_cycles"] > 0
 
 
+def test_prefetch_exposed_share_is_the_stalls_over_the_prefetches_time():
+    """The simulator's share is its prefetch stall cycles over the cycles its prefetches took (their count
+    times their mean); it is a share, and slower main-RF banks expose more of the prefetching."""
+    from rfmodel.designs.ltrf import prefetch_exposed_share
+
+    assert prefetch_exposed_share(30.0, 120.0) == 0.25
+    assert prefetch_exposed_share(5.0, 0.0) == 0.0  # no prefetch took a cycle: nothing exposed
+    assert np.array_equal(prefetch_exposed_share(np.array([1.0, 2.0]), np.array([4.0, 0.0])), [0.25, 0.0])
+    tr = trace_from_warps([_mixed_program(s) for s in range(8)], warps_per_cta=4)
+    runs = [run(tr, "ltrf", main_rf_latency_x=x, active_warps=2) for x in (1, 12)]
+    for r in runs:
+        m = r.metrics
+        took = m["prefetch_latency_cycles"] * m["prefetches"]
+        assert m["prefetch_exposed_share"] == pytest.approx(m["prefetch_stall_cycles"] / took, rel=1e-12)
+        assert 0.0 < m["prefetch_exposed_share"] <= 1.0
+    assert runs[1].metrics["prefetch_exposed_share"] > runs[0].metrics["prefetch_exposed_share"]
+
+
+def test_analytic_prefetch_exposed_share_is_its_stalls_over_its_prefetches_time():
+    """The analytic share is its own stall cycles over its prefetches' time: ``(S - IPC) / A`` while an
+    active warp waits for its prefetch less than the time it takes per instruction
+    (:func:`~rfmodel.designs.ltrf.prefetch_stall_share`), here 2 schedulers and 16 active warps."""
+    import rfmodel
+
+    for design in FAMILY:
+        ds = rfmodel.evaluate(design, "sgemm_tiled", "fermi-gtx480", params={"main_rf_latency_x": [1, 3]})
+        share = ds["prefetch_exposed_share"].values.ravel()
+        ipc = ds["ipc"].values.ravel()
+        assert np.all((share >= 0) & (share <= 1)), (design, share)
+        active = min(float(ds["warps"].values.ravel()[0]), 8 * 2)
+        assert share == pytest.approx((2 - ipc) / active, rel=1e-9), design
+
+
 def test_prefetch_stall_share_known_answers():
     from rfmodel.designs.ltrf import prefetch_stall_share
 

@@ -9,7 +9,9 @@ and the analytic model both give at a calibration record is compared on the held
 * ``level`` (a time-averaged or per-event quantity: entries held, a mean latency): the median relative error.
 
 The goals (:data:`METRIC_GOALS`): shares within 5 points, stall counts within 20 % (median); the other
-figures are reported without a goal.
+figures are reported without a goal, and so is a metric that both engines give the same value at every
+record (``constant``: the LTRF family's register-cache hit rate of 1, every operand read from its interval
+cache by construction), which can tell designs or points apart no better than it can miss.
 """
 
 from __future__ import annotations
@@ -72,7 +74,10 @@ def summarize_metrics(pairs: list[dict], labels: list[dict] | None = None) -> di
             err = float(np.median(each))
             goal = None
         worst = int(np.argmax(each))
-        out[name] = {"kind": kind, "n": len(vals), "error": err, "goal": goal,
+        constant = bool(np.all(s == s[0]) and np.all(m == s[0]))
+        if constant:  # the same value everywhere in both engines: nothing to hold to a goal
+            goal = None
+        out[name] = {"kind": kind, "n": len(vals), "error": err, "goal": goal, "constant": constant,
                      "met": None if goal is None else bool(err <= goal),
                      "sim_mean": float(s.mean()), "model_mean": float(m.mean()),
                      "worst_sim": float(s[worst]), "worst_model": float(m[worst])}  # fmt: skip

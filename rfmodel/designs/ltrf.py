@@ -739,6 +739,20 @@ def prefetch_stall_share(ipc, sched, pf_per_instr, t_pf, active):
         return np.where(ipc > 0, idle * waiting, np.inf)
 
 
+def prefetch_exposed_share(stall_cycles, prefetch_cycles):
+    """The share of the prefetches' time that left a scheduler without an instruction to issue: the
+    scheduler-cycles laid to a warp waiting for its prefetch (``prefetch_stall_cycles``) over the cycles the
+    prefetches took, summed over them (0 without any).  0: the other warps hid every prefetch (the latency
+    tolerance the design is for); 1: each prefetch cycle idled a scheduler.  The LTRF family's
+    register-cache metric: every operand is read from the interval cache by construction (a hit rate of 1
+    in both engines), so what tells designs apart is how much of the fetching the warps hide."""
+    stall = np.asarray(stall_cycles, dtype=np.float64)
+    cyc = np.asarray(prefetch_cycles, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(cyc > 0, stall / np.where(cyc > 0, cyc, 1.0), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
 @register
 class Ltrf(Design):
     """LTRF; its variants are subclasses that set the class flags below (and their own parameter kind)."""
@@ -756,7 +770,7 @@ class Ltrf(Design):
     metrics = (
         "rf_cache_hit_rate", "rf_cache_reads", "main_rf_reads", "main_rf_writes", "prefetches",
         "prefetch_regs", "prefetch_latency_cycles", "prefetch_stall_cycles", "prefetch_bank_conflicts",
-        "prefetch_max_bank_load",
+        "prefetch_max_bank_load", "prefetch_exposed_share",
         "conflict_free_prefetch_fraction",
         "static_prefetch_conflicts", "warp_activations", "warp_deactivations", "refetches",
         "interval_length_dynamic", "interval_length_static",
@@ -856,6 +870,8 @@ class Ltrf(Design):
             "refetches": float(counts["refetches"]),
             "prefetch_latency_cycles": float(counts["prefetch_cycles"]) / pf if pf else 0.0,
             "prefetch_stall_cycles": float(counts["stall_prefetch"]),
+            "prefetch_exposed_share": prefetch_exposed_share(float(counts["stall_prefetch"]),
+                                                             float(counts["prefetch_cycles"])),
             "prefetch_bank_conflicts": float(counts["prefetch_bank_conflicts"]),
             "prefetch_max_bank_load": 1.0 + float(counts["prefetch_bank_conflicts"]) / pf if pf else 0.0,
             "conflict_free_prefetch_fraction": (
@@ -953,6 +969,9 @@ class Ltrf(Design):
         reads, writes = ctx.reads, ctx.writes
         n_pf = n * pf_per_instr
         fetched_total = n_pf * fetched
+        # a prefetch that fetches nothing costs no time; at most ``fetched`` of them fetch anything
+        pf_taking = pf_per_instr * np.minimum(fetched, 1.0)
+        pf_stall = n * prefetch_stall_share(ipc, sched, pf_taking, t_pf, a_tot)
         wb = n_pf * wb_per_pf
         events = {
             "rf_cache": (reads, writes),
@@ -970,10 +989,8 @@ class Ltrf(Design):
             "prefetches": n_pf,
             "prefetch_regs": fetched_total,
             "prefetch_latency_cycles": t_pf,
-            # a prefetch that fetches nothing costs no time; at most ``fetched`` of them fetch anything
-            "prefetch_stall_cycles": n * prefetch_stall_share(
-                ipc, sched, pf_per_instr * np.minimum(fetched, 1.0), t_pf, a_tot
-            ),
+            "prefetch_stall_cycles": pf_stall,
+            "prefetch_exposed_share": prefetch_exposed_share(pf_stall, n * pf_taking * t_pf),
             "prefetch_max_bank_load": mx,
             "prefetch_bank_conflicts": n_pf * np.maximum(mx - 1.0, 0.0),
             "interval_length_dynamic": length,
