@@ -447,6 +447,13 @@ def test_a_metric_the_same_everywhere_in_both_engines_has_no_goal():
     text = "\n".join(metrics_section({"designs": {"ltrf": {"metrics": m}}}))
     row = "| ltrf | `rf_cache_hit_rate` | share | 2 | 0.0 points | 1 | 1 | – (1 in both engines everywhere) |"
     assert row in text
+    # and in the IPC table's register-cache column: said as such, not as an error of 0
+    from rfmodel.calibrate.report import _design_hit
+
+    assert _design_hit({"rf_cache_hit_rate_mae": 0.0, "metrics": m}) == "n/a (1 in both)"
+    moving = summarize_metrics([{"rf_cache_hit_rate": ("share", 0.5, 0.5)},
+                                {"rf_cache_hit_rate": ("share", 0.6, 0.5)}])
+    assert _design_hit({"rf_cache_hit_rate_mae": 0.05, "metrics": moving}) == "5.0 %"
 
 
 def test_ranking_counts_the_pairs_the_simulator_tells_apart():

@@ -360,7 +360,11 @@ def update_validation_doc(path, section: str) -> None:
 
 def _design_hit(r: dict) -> str:
     """The design's own share error: its register cache's hits, else its write buffer's or its coalesced
-    share (marked)."""
+    share (marked).  A hit rate the same at every record in both engines (the LTRF family's 1: every operand
+    read from its interval cache) is said as such, not as an error of 0 (:mod:`rfmodel.calibrate.metrics`)."""
+    hit = r.get("metrics", {}).get("rf_cache_hit_rate", {})
+    if r.get("rf_cache_hit_rate_mae") is not None and hit.get("constant"):
+        return f"n/a ({hit['sim_mean']:.3g} in both)"
     if r.get("rf_cache_hit_rate_mae") is not None:
         return _pct(r.get("rf_cache_hit_rate_mae"))
     if r.get("wb_hit_rate_mae") is not None:
