@@ -677,6 +677,48 @@ def test_live_registers_from_write_to_last_read():
     assert p.live_regs == pytest.approx((2 + 2 + 0 + 3 + 1) / 4)
 
 
+GUARDED_WRITE = """
+      mov R1 = 5              # 0
+      isetp p = R0            # 1
+      @p mov R1 = 7           # 2  may not happen: the value of 0 may reach 4
+      @p add R3 = R3          # 3
+      stg = R1 R3             # 4
+      exit                    # 5
+"""
+
+
+def test_live_registers_freed_at_the_compilers_dead_bits():
+    """With the static kernel a value lives until the compiler frees it: R1's value of 0 is live-out (the
+    guarded write at 2 may not happen), so it lives until it is written again at 2 (2 steps), where the
+    trace, in which it is never read, frees it at once. The rest as in the trace: R0 live from the start,
+    dead at 1 (1); R3 live from the start, written at 3 (3), read for the last time at 4 (1); R1's second
+    value 2 -> 4 (2): 9 steps over 6 instructions, against the trace's 7."""
+    from rfmodel.analytic.profile import live_register_mean
+
+    k = build_kernel(GUARDED_WRITE)
+    t = expand(k, ctas=1, threads_per_cta=64)  # two warps of the same six rows
+    assert live_register_mean(t, t.warp_ptr, k) == (1.5, "the compiler's dead bits of the static kernel")
+    assert live_register_mean(t, t.warp_ptr) == (pytest.approx(7 / 6), "the trace's last reads")
+    assert profile_trace(t, _lat(), kernel=k).live_regs == 1.5
+    assert profile_trace(t, _lat()).live_regs == pytest.approx(7 / 6)
+
+
+def test_live_registers_of_a_shipped_kernel_hold_at_least_the_traces():
+    """The compiler's liveness is conservative over paths: a value it frees is never read again in the trace,
+    so the live registers it gives are at least the trace's last reads give, on a real kernel with loops."""
+    from rfmodel.analytic.profile import live_register_mean
+    from rfmodel.workload.static import static_kernel
+    from rfmodel.workload.suite import load_workload
+
+    wl = load_workload("sgemm_tiled", num_sms=15, max_warps=8)
+    k = static_kernel(wl.trace, wl.kernel)
+    assert k is not None
+    static, how = live_register_mean(wl.trace, wl.trace.warp_ptr, k)
+    dynamic, _ = live_register_mean(wl.trace, wl.trace.warp_ptr)
+    assert how.startswith("the compiler's") and dynamic <= static <= wl.trace.regs_per_thread
+    assert static > 1.2 * dynamic  # values read in a loop are held past its last trip
+
+
 def test_leading_warps_known_answer():
     """Whole warps in trace order until the budget is reached (at least one, at most all)."""
     from rfmodel.analytic.profile import leading_warps

@@ -45,6 +45,7 @@ from rfmodel.spec.occupancy import (
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.version import __version__
 from rfmodel.workload.ir import OpClass
+from rfmodel.workload.static import static_kernel
 from rfmodel.workload.suite import (
     DEFAULT_ARCH,
     SYNTHETIC_PREFIX,
@@ -386,6 +387,7 @@ def workload_profile(
         wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
         sched=issue_resources(sm), caches=caches, **order, l1_hit_latency=sm.l1d.hit_latency_cycles,
         tables=(),  # the groups only some designs read: built on first use (ProfileSource)
+        kernel=static_kernel(wl.trace, wl.kernel),
     )
     prof = replace(prof, attrs={**prof.attrs, "trace_source": trace_source_of(wl)})
     if scheduled is not None and scheduled[1] > 0 and sm.scheduler in SCHEDULED_POLICIES:

@@ -241,8 +241,12 @@ class WorkloadProfile:
     #: ways that loads fill holds, averaged over the stream from an empty cache (:func:`set_fill_table`)
     set_fill: np.ndarray | None = None
     # ---- value statistics of the written warp registers (the trace's ``compress`` column)
-    #: mean live registers of a warp at an instruction: values from their write to their last read (a value
-    #: never read is dead at once; a register read before any write is live from the warp's start)
+    #: mean live registers of a warp at an instruction: values from their write until they are freed (a
+    #: register read before any write is live from the warp's start). With the trace's static kernel a
+    #: value is freed where the compiler's liveness frees it, as register virtualization does: at a read
+    #: whose dead bit is set (``dead_source_mask(per="value")``, conservative over paths), at once if no
+    #: instruction reads it (``dead_defs``), else at the warp's end; without one, at its last read in the
+    #: trace. ``attrs["live_regs"]`` says which
     live_regs: float = 0.0
     #: float64 [2, len(SHARED_WINDOWS)]: mean distinct warp registers (row 0) and L1D lines (row 1) in a
     #: window of ``SHARED_WINDOWS[j]`` accesses of the stream that merges a warp's register reads and
@@ -1383,6 +1387,67 @@ def _live_register_steps(warp_ptr, dst, src):
 
 
 @njit(cache=True)
+def _freed_register_steps(warp_ptr, sidx, dst, src, dead_src, dead_dst):
+    """Sum over warps and values of (free - write) in a warp's own instructions when a value is freed at a
+    read of static instruction ``s`` whose bit k of ``dead_src[s]`` is set (source slot k), once written if
+    bit k of ``dead_dst[s]`` is (destination slot k), or when its register is written again; a value never
+    freed lives to the warp's end.  Divided by the instructions: the live registers of
+    :attr:`WorkloadProfile.live_regs` as the compiler frees them."""
+    born = np.full(256, -1, dtype=np.int64)
+    touched = np.zeros(256, dtype=np.bool_)
+    total = 0
+    for w in range(warp_ptr.shape[0] - 1):
+        a, b = warp_ptr[w], warp_ptr[w + 1]
+        if b <= a:
+            continue
+        born[:] = -1
+        touched[:] = False
+        for i in range(a, b):
+            s = sidx[i]
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r == NONE:
+                    continue
+                if born[r] < 0:  # read before any write: live from the warp's start (later: from here)
+                    born[r] = i if touched[r] else a
+                    touched[r] = True
+                if (dead_src[s] >> j) & 1:
+                    total += i - born[r]
+                    born[r] = -1
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r == NONE:
+                    continue
+                if born[r] >= 0:
+                    total += i - born[r]
+                touched[r] = True
+                born[r] = -1 if (dead_dst[s] >> j) & 1 else i
+        for r in range(256):
+            if born[r] >= 0:
+                total += b - born[r]
+    return total
+
+
+def live_register_mean(trace: Trace, warp_ptr: np.ndarray, kernel=None) -> tuple[float, str]:
+    """(:attr:`WorkloadProfile.live_regs` over the warps of ``warp_ptr``, where it comes from): freed at the
+    compiler's dead bits of ``kernel`` (the trace's static kernel, :func:`rfmodel.workload.static.
+    static_kernel`), else at each value's last read in the trace."""
+    n = max(int(warp_ptr[-1]), 1)
+    if kernel is None:
+        return float(_live_register_steps(warp_ptr, trace.dst, trace.src)) / n, "the trace's last reads"
+    from rfmodel.compiler.liveness import dead_defs, dead_source_mask
+
+    dead_src = dead_source_mask(kernel, per="value", max_src=trace.src.shape[1])
+    dead_dst = np.zeros(len(kernel.instrs), dtype=np.int64)
+    for i, (ins, flags) in enumerate(zip(kernel.instrs, dead_defs(kernel), strict=True)):
+        slots = [f for r, f in zip(ins.dst, flags, strict=True) if 0 <= int(r) < NONE]
+        dead_dst[i] = sum(1 << k for k, f in enumerate(slots[: trace.dst.shape[1]]) if f)
+    steps = _freed_register_steps(warp_ptr, np.asarray(trace.sidx, dtype=np.int64), trace.dst, trace.src,
+                                  dead_src, dead_dst)  # fmt: skip
+    return float(steps) / n, "the compiler's dead bits of the static kernel"
+
+
+@njit(cache=True)
 def _distance_hists(warp_ptr, dst, src, nbins):
     """Per-warp log2 histograms of producer distance (RAW) and register reuse distance."""
     dep = np.zeros(nbins, dtype=np.int64)
@@ -2196,6 +2261,7 @@ def profile_trace(
     rank: np.ndarray | None = None,
     l1_hit_latency: float | None = None,
     tables=TRACE_GROUPS,
+    kernel=None,
 ) -> WorkloadProfile:
     """Extract the analytic profile of ``trace``.
 
@@ -2215,7 +2281,8 @@ def profile_trace(
     waits the mean latency.
     ``tables``: the groups of :data:`TABLE_GROUPS` to build (default every one the trace alone gives,
     :data:`TRACE_GROUPS`; the others stay ``None`` until :meth:`WorkloadProfile.need` builds them from the
-    profile's ``source``).
+    profile's ``source``).  ``kernel``: the trace's static kernel (its rows' ``sidx`` index it); with it
+    ``live_regs`` frees values at the compiler's dead bits (:func:`live_register_mean`).
     """
     n = trace.n_instrs
     if n == 0:
@@ -2276,6 +2343,7 @@ def profile_trace(
     is_ld = _memory_classes()[trace.op]
     optional = profile_tables(trace, tables, lat, exec_latencies, caches, rank, l1_hit_latency,
                               load_terms=(adj, slope), sched=sched)  # fmt: skip
+    live, live_from = live_register_mean(trace, wp_t, kernel)
     return WorkloadProfile(
         name=name or trace.kernel,
         n_instrs=n,
@@ -2293,7 +2361,7 @@ def profile_trace(
         threads_per_cta=int(trace.threads_per_cta),
         ctas=int(trace.ctas),
         shared_mem_bytes=int(trace.shared_mem_bytes),
-        attrs={"trace": dict(trace.attrs), "latencies": lat.tolist()},
+        attrs={"trace": dict(trace.attrs), "latencies": lat.tolist(), "live_regs": live_from},
         ser_pmf=pmf / n,
         ser_pmf_slots=pmf_slots / n,
         src_count_pmf=kcount / n,
@@ -2306,7 +2374,7 @@ def profile_trace(
         mem_fraction=float(is_l1.mean()),
         instrs_per_warp=n / active_warps,
         load_lines_per_instr=float(counts[is_ld].sum()) / n,
-        live_regs=float(_live_register_steps(wp_t, trace.dst, trace.src)) / n_t,
+        live_regs=live,
         **lazy,
         **optional,
         **write_value_stats(trace),

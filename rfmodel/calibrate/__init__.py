@@ -132,11 +132,12 @@ METRICS = (
 )
 #: design shares the fit and the report compare when both engines give them, by absolute error like a hit
 #: rate (a register cache's hits, a write buffer's share of reads, the coalesced share of a coalescing
-#: RF's multi-source instructions), each with its weight in the fit relative to WEIGHTS["hit"]: a write
-#: buffer's hits only shorten the banks' queue, so the IPC residuals outweigh them more
-HIT_METRICS = ("rf_cache_hit_rate", "wb_hit_rate", "coalesced_share", "rf_active_fraction")
+#: RF's multi-source instructions, a virtualized RF's allocated share of the file and of its resident
+#: warps' registers), each with its weight in the fit relative to WEIGHTS["hit"]: a write buffer's hits
+#: only shorten the banks' queue, so the IPC residuals outweigh them more
+HIT_METRICS = ("rf_cache_hit_rate", "wb_hit_rate", "coalesced_share", "rf_active_fraction", "rf_occupancy")
 HIT_WEIGHTS = {"rf_cache_hit_rate": 1.0, "wb_hit_rate": 0.3, "coalesced_share": 1.0,
-               "rf_active_fraction": 0.5}  # fmt: skip
+               "rf_active_fraction": 0.5, "rf_occupancy": 0.5}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------ provenance
