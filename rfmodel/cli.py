@@ -79,6 +79,21 @@ def _num(low: float, high: float, *, above: bool = False, below: bool = False):
     return _bounded(float, low, high, above=above, below=below)
 
 
+def _scale(text: str):
+    """``--scale``: a built-in recipe's problem size, or ``full`` (a papers' benchmark at its original's
+    input)."""
+    if text == "full":
+        return text
+    try:
+        return _SCALE_NUM(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {_scale.bounds}") from None
+
+
+_SCALE_NUM = _num(0, L.MAX_EXECUTE_SCALE, above=True)
+_scale.bounds = f"'full' or a number {_SCALE_NUM.bounds}"
+
+
 def _state_bounds(parser: argparse.ArgumentParser) -> None:
     """Add each bounded option's range (:func:`_bounded`) to its help, in every sub-command."""
     for action in parser._actions:
@@ -1446,8 +1461,9 @@ def _add_workload_parser(sub) -> None:
         "--recipe", default=None, metavar="FILE.toml", help="default: the built-in kernel's recipe"
     )
     we.add_argument("--arch", default="sm_80")
-    we.add_argument("--scale", type=_num(0, L.MAX_EXECUTE_SCALE, above=True), default=1.0,
-                    help="problem size of a built-in recipe (default 1)")
+    we.add_argument("--scale", type=_scale, default=1.0,
+                    help="problem size of a built-in recipe (default 1; 'full': a papers' benchmark at its "
+                    "original's input)")  # fmt: skip
     we.add_argument("--save-outputs", metavar="DIR",
                     help="write every input array as initialized (DIR/in_NAME.npy) and every array after the "
                     "run (DIR/NAME.npy)")  # fmt: skip

@@ -27,8 +27,9 @@ MAX_COVERAGE_SAMPLES = 4096
 MAX_WARPS, MAX_NUM_SMS = 1 << 20, 1 << 16
 #: ``bench``: timed runs per design, the executor's problem size
 MAX_BENCH_REPEAT, MAX_BENCH_EXECUTE_SCALE = 100, 16
-#: ``workload execute``: a built-in recipe's problem size
-MAX_EXECUTE_SCALE = 1000
+#: ``workload execute``: a built-in recipe's problem size (the papers' largest original input, the CUDA
+#: sample's mergeSort's 4M keys, is scale 2048)
+MAX_EXECUTE_SCALE = 4096
 #: ``tech query`` / ``tech import``: node (nm), one bank's capacity (KB) and width (bits), banks, clock (MHz),
 #: temperature (K)
 MAX_TECH_NODE_NM, MAX_CAPACITY_KB, MAX_WIDTH_BITS = 1000, 1 << 20, 1 << 16

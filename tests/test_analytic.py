@@ -719,6 +719,24 @@ def test_live_registers_of_a_shipped_kernel_hold_at_least_the_traces():
     assert static > 1.2 * dynamic  # values read in a loop are held past its last trip
 
 
+def test_scattered_sources_serialize_as_uniform_banks():
+    """Every instruction reads two distinct registers: where an allocator placed them (any of B banks
+    alike) they share a bank with probability 1 / B: 1 + 1/B bank cycles, 1/B beyond the first, and with
+    two ports one cycle; by their numbers (R2, R3 interleaved over 16 banks) they never share one. Three
+    sources over two banks: the fullest holds two (3/4) or three (1/4): 2.25 cycles on one port, 1.25 on
+    two."""
+    two = profile_trace(_trace("ffma R1 = R2 R3\nffma R4 = R2 R3\nexit\n"), _lat())
+    assert two.src_count_pmf[2] == pytest.approx(2 / 3)  # the exit reads nothing
+    ser, excess = two.ser_scattered(np.array([16, 4]), 1)
+    assert ser == pytest.approx([2 / 3 * (1 + 1 / 16), 2 / 3 * (1 + 1 / 4)])
+    assert excess == pytest.approx([2 / 3 / 16, 2 / 3 / 4])
+    assert two.ser_scattered(16, 2)[1] == pytest.approx(0.0)
+    assert two.ser_excess(16, 1) == pytest.approx(0.0)
+    three = profile_trace(_trace("ffma R1 = R2 R3 R4\nexit\n"), _lat())
+    assert three.ser_scattered(2, 1)[0] == pytest.approx(0.5 * 2.25)
+    assert three.ser_scattered(2, 2)[0] == pytest.approx(0.5 * 1.25)
+
+
 def test_leading_warps_known_answer():
     """Whole warps in trace order until the budget is reached (at least one, at most all)."""
     from rfmodel.analytic.profile import leading_warps

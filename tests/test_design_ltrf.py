@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
+from rfmodel.compiler.liveness import trace_dead_masks
 from rfmodel.designs.base import design_names, get_design
-from rfmodel.designs.ltrf import _dead_bits, _dynamic_intervals, row_tables
+from rfmodel.designs.ltrf import _dynamic_intervals, row_tables
 from rfmodel.sim import simulate_trace, trace_from_warps
 from rfmodel.spec import get_preset
 from rfmodel.spec.sm import CollectorSpec, LatencySpec
@@ -92,9 +93,11 @@ def test_dynamic_intervals_greedy():
 
 def test_dead_bits_mark_last_reads():
     tr = trace_from_warps([[("IADD3", [2], [1, 1]), ("IADD3", [3], [2]), ("IADD3", [1], [3])]])
-    d = _dead_bits(np.asarray(tr.warp_ptr, np.int64), tr.src, tr.dst)
+    d, defs = trace_dead_masks(np.asarray(tr.warp_ptr, np.int64), tr.src, tr.dst)
     # R1 read twice in row 0: dead after it (never read again); R2 dies in row 1, R3 in row 2
     assert d[0] & 0b11 and d[1] == 1 and d[2] == 1
+    # the value of R1 written in row 2 is never read; R2's and R3's are
+    assert list(defs) == [0, 0, 1]
 
 
 def test_ltrf_plus_fetches_only_live_registers():

@@ -4,11 +4,12 @@ workloads."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from rfmodel.errors import ParseError
+from rfmodel.errors import ParseError, RfmodelError
 from rfmodel.workload import build_sass as bs
-from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, RECIPES, builtin_recipe
+from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, RECIPES, builtin_recipe, full_size
 from rfmodel.workload.execute.papers import PAPERS_RECIPES
 from rfmodel.workload.execute.recipe import check_outputs, run_recipe
 from rfmodel.workload.manifest import manifest
@@ -49,6 +50,47 @@ def test_papers_kernel_matches_reference_on_every_arch_and_larger(name, arch):
         recipe = builtin_recipe(name, scale=scale)
         res, ins = run_recipe(load_kernel(name, arch), recipe)
         check_outputs(recipe, res, ins)
+
+
+def test_full_size_is_the_originals_input():
+    """``scale="full"``: Rodinia hotspot's 512 x 512 grid at pyramid height 2 (each 16 x 16 CTA advances a
+    12 x 12 tile: 43 x 43 CTAs, the manifest's launch); the CUDA sample's quasirandom generator at its 128
+    CTAs of 128 threads, 2^20 points in each of 3 dimensions; a kernel of rfmodel's own suite has no
+    original's input (one error naming where the papers' are)."""
+    hot = builtin_recipe("rd_hotspot", "full")
+    assert hot.grid[:2] == (43, 43) and full_size("rd_hotspot").scale == 8
+    assert max(a.shape[0] for a in hot.arrays.values()) == 512 * 512
+    assert manifest()["kernels"]["rd_hotspot"]["ctas"] == 43 * 43
+    qrng = builtin_recipe("sdk_quasirandom", "full")
+    assert int(qrng.grid[0]) == 128 and max(a.shape[0] for a in qrng.arrays.values()) == 3 * 2**20
+    with pytest.raises(RfmodelError, match="own suite"):
+        builtin_recipe("saxpy", "full")
+    with pytest.raises(RfmodelError, match="full"):
+        builtin_recipe("rd_hotspot", "fulll")
+
+
+def test_cli_runs_a_papers_kernel_at_its_originals_input(capsys):
+    from rfmodel.cli import main
+
+    assert main(["workload", "execute", "pb_gramschmidt_2", "--scale", "full", "--json"]) == 0
+    assert main(["workload", "execute", "saxpy", "--scale", "full"]) == 2
+    assert "own suite" in capsys.readouterr().err
+    assert main(["workload", "execute", "saxpy", "--scale", "0"]) == 2
+    assert "'0': expected 'full' or a number above 0" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PAPERS)
+def test_papers_kernel_matches_reference_at_its_originals_input(name):
+    """Each papers' kernel at the original benchmark's input (``FULL_SIZES``) on sm_80, where its grid is the
+    manifest's launch unless the recipe says what differs; at the stated smaller scale where the executor
+    needs far longer than a few CPU-minutes at the full one."""
+    full = full_size(name)
+    recipe = builtin_recipe(name, "full" if full.tested is None else full.tested, full.ctas)
+    if full.tested is None and not full.differs:
+        assert int(np.prod(recipe.grid)) == manifest()["kernels"][name]["ctas"]
+    res, ins = run_recipe(load_kernel(name, "sm_80"), recipe)
+    check_outputs(recipe, res, ins)
 
 
 @pytest.mark.parametrize("name", PAPERS)

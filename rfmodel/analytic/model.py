@@ -37,6 +37,9 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
                     before the reads (line lookups in a tag array that is the banks' arbiter)
 ``warp_per_bank``   every register of a warp sits in one bank (its sources serialize there), whatever
                     the SM's own mapping
+``scattered_banks`` registers sit in banks an allocator chose, not the SM's interleaving of register
+                    numbers: each distinct source of an instruction in any bank of the warp's pool
+                    alike (:meth:`~rfmodel.analytic.profile.WorkloadProfile.ser_scattered`)
 ``greedy_spread``   with one bank per warp and greedy-then-oldest schedulers, the warps that share a
                     scheduler's issue at once, 1 + k c1 / b (c1: one warp's cycles per instruction
                     alone, b: its bank cycles per instruction); this is k
@@ -216,7 +219,8 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
                 write_share=1.0, operand_slots=True, bank_write_cycles=None,
                 write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0,
                 bank_claims=0.0, warp_per_bank=False, greedy_spread=2.0,
-                extra_latency=0.0, l1d_hits=None, anchor=1.0, warps=None) -> dict:  # fmt: skip
+                extra_latency=0.0, l1d_hits=None, anchor=1.0, warps=None,
+                scattered_banks=False) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; ``anchor``: the interval model's (the factor on the
@@ -264,7 +268,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         miss_latency=miss_latency(sm),
         mshr=sm.l1d.mshr_entries or 1 << 20,
         sub_core=split,
-        mapping="warp-per-bank" if wpb else "interleaved",
+        mapping="warp-per-bank" if wpb else ("scattered" if scattered_banks else "interleaved"),
         greedy=sm.scheduler == "gto",
         greedy_spread=greedy_spread,
         extra_latency=extra_latency,
@@ -317,6 +321,7 @@ class Effects:
     l1d_assoc: object = None
     bank_claims: object = 0.0
     warp_per_bank: bool = False
+    scattered_banks: bool = False
     greedy_spread: object = 2.0
     extra_latency: object = 0.0
     l1d_hits: object = None
@@ -423,6 +428,7 @@ class AnalyticContext:
             bank_claims=effects.bank_claims, warp_per_bank=effects.warp_per_bank,
             greedy_spread=effects.greedy_spread, extra_latency=effects.extra_latency,
             l1d_hits=effects.l1d_hits, anchor=anchor, warps=self.resident_warps,
+            scattered_banks=effects.scattered_banks,
         )  # fmt: skip
 
     @functools.cached_property

@@ -98,7 +98,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from rfmodel.analytic.banks import flat_float
+from rfmodel.analytic.banks import expected_max_load_uniform, flat_float
 from rfmodel.analytic.stream import operands_ready, unit_slots_of
 from rfmodel.compiler.reuse_hint import dynamic_distances
 from rfmodel.errors import RfmodelError
@@ -499,6 +499,23 @@ class WorkloadProfile:
         table = self.ser_pmf_slots if slots else self.ser_pmf
         m = np.arange(table.shape[1], dtype=np.float64)
         return (table[b] * np.maximum(np.ceil(m / p[..., None]) - 1.0, 0.0)).sum(axis=-1)
+
+    def ser_scattered(self, banks, ports) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`ser_ports` and :meth:`ser_excess` (vectorized over banks and ports) where each distinct
+        source of an instruction sits in any of ``banks`` banks alike, independently (registers an
+        allocator placed, not the interleaving of their numbers): over the distinct-source counts
+        (``src_count_pmf``), the exact ``E[ceil(M / ports)]`` of uniform banks
+        (:func:`~rfmodel.analytic.banks.expected_max_load_uniform`)."""
+        b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
+        p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
+        ser = np.zeros(np.broadcast_shapes(b.shape, p.shape))
+        excess = np.zeros_like(ser)
+        for k, share in enumerate(self.src_count_pmf):
+            if k and share > 0:  # an instruction with sources takes at least one cycle: the rest is excess
+                e = expected_max_load_uniform(k, b, p)
+                ser = ser + share * e
+                excess = excess + share * (e - 1.0)
+        return ser, excess
 
     def chain_at2(self, extra, mem_latency, table: str = "chain2") -> np.ndarray:
         """Bilinear interpolation of ``chain2`` (single-warp cycles per instruction) or another ``[K, J]``
@@ -1356,42 +1373,11 @@ def _log2_bin(d, seen, nbins):
 
 
 @njit(cache=True)
-def _live_register_steps(warp_ptr, dst, src):
-    """Sum over warps and values of (last read - write) in a warp's own instructions: divided by the
-    instructions, the mean number of live registers of a warp (:attr:`WorkloadProfile.live_regs`)."""
-    wpos = np.zeros(256, dtype=np.int64)
-    last = np.zeros(256, dtype=np.int64)
-    total = 0
-    for w in range(warp_ptr.shape[0] - 1):
-        a, b = warp_ptr[w], warp_ptr[w + 1]
-        if b <= a:
-            continue
-        wpos[:] = a
-        last[:] = a - 1  # not read yet
-        for i in range(a, b):
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r < 255:
-                    last[r] = i
-            for j in range(dst.shape[1]):
-                r = dst[i, j]
-                if r < 255:
-                    if last[r] > wpos[r]:
-                        total += last[r] - wpos[r]
-                    wpos[r] = i
-                    last[r] = i - 1
-        for r in range(255):
-            if last[r] > wpos[r]:
-                total += last[r] - wpos[r]
-    return total
-
-
-@njit(cache=True)
 def _freed_register_steps(warp_ptr, sidx, dst, src, dead_src, dead_dst):
     """Sum over warps and values of (free - write) in a warp's own instructions when a value is freed at a
-    read of static instruction ``s`` whose bit k of ``dead_src[s]`` is set (source slot k), once written if
-    bit k of ``dead_dst[s]`` is (destination slot k), or when its register is written again; a value never
-    freed lives to the warp's end.  Divided by the instructions: the live registers of
+    read of (static) instruction ``s = sidx[row]`` whose bit k of ``dead_src[s]`` is set (source slot k),
+    once written if bit k of ``dead_dst[s]`` is (destination slot k), or when its register is written
+    again; a value never freed lives to the warp's end.  Divided by the instructions: the live registers of
     :attr:`WorkloadProfile.live_regs` as the compiler frees them."""
     born = np.full(256, -1, dtype=np.int64)
     touched = np.zeros(256, dtype=np.bool_)
@@ -1431,12 +1417,18 @@ def _freed_register_steps(warp_ptr, sidx, dst, src, dead_src, dead_dst):
 def live_register_mean(trace: Trace, warp_ptr: np.ndarray, kernel=None) -> tuple[float, str]:
     """(:attr:`WorkloadProfile.live_regs` over the warps of ``warp_ptr``, where it comes from): freed at the
     compiler's dead bits of ``kernel`` (the trace's static kernel, :func:`rfmodel.workload.static.
-    static_kernel`), else at each value's last read in the trace."""
+    static_kernel`), else at each value's last read in the trace (:func:`rfmodel.compiler.liveness.
+    trace_dead_masks`)."""
+    from rfmodel.compiler.liveness import dead_defs, dead_source_mask, trace_dead_masks
+
     n = max(int(warp_ptr[-1]), 1)
     if kernel is None:
-        return float(_live_register_steps(warp_ptr, trace.dst, trace.src)) / n, "the trace's last reads"
-    from rfmodel.compiler.liveness import dead_defs, dead_source_mask
-
+        rows = int(warp_ptr[-1])
+        dead_src, dead_dst = trace_dead_masks(np.asarray(warp_ptr, dtype=np.int64), trace.src[:rows],
+                                              trace.dst[:rows])  # fmt: skip
+        steps = _freed_register_steps(warp_ptr, np.arange(rows, dtype=np.int64), trace.dst, trace.src,
+                                      dead_src, dead_dst)  # fmt: skip
+        return float(steps) / n, "the trace's last reads"
     dead_src = dead_source_mask(kernel, per="value", max_src=trace.src.shape[1])
     dead_dst = np.zeros(len(kernel.instrs), dtype=np.int64)
     for i, (ins, flags) in enumerate(zip(kernel.instrs, dead_defs(kernel), strict=True)):

@@ -231,8 +231,11 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     # instruction's read count (the one-bank row of the table: E[ceil(k / P)], not ceil(E[k] / P), which
     # charged every instruction of a warp a second cycle on two ports where only those with three sources
     # take it: CORF++ on gemm_micro8x8, volta-v100, 1.73 stall cycles per instruction against 0.15)
-    ser = profile.ser_ports(1 if mapping == "warp-per-bank" else Bi, P, slots=operand_slots)
-    excess = profile.ser_excess(1 if mapping == "warp-per-bank" else Bi, P, slots=operand_slots)
+    if mapping == "scattered":  # an allocator's banks: each distinct source in any bank of the pool alike
+        ser, excess = profile.ser_scattered(Bi, P)
+    else:
+        ser = profile.ser_ports(1 if mapping == "warp-per-bank" else Bi, P, slots=operand_slots)
+        excess = profile.ser_excess(1 if mapping == "warp-per-bank" else Bi, P, slots=operand_slots)
     ser = ser + 0 * np.asarray(Bi, dtype=np.float64)
     excess = excess + 0 * np.asarray(Bi, dtype=np.float64)
     bc = np.maximum(np.asarray(bank_cycles, dtype=np.float64), 1.0)

@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from rfmodel.compiler.cfg import _function_entries, _is_ret, intra_succs
 from rfmodel.errors import RfmodelError
@@ -682,3 +683,37 @@ def dead_source_mask(kernel: Kernel, per: str = "value", max_src: int = 4):
                 m |= 1 << k
         out[i] = m
     return out
+
+
+@njit(cache=True)
+def trace_dead_masks(warp_ptr, src, dst):
+    """The dead bits a trace's own rows give, without a static kernel (each warp's rows in program order):
+    per row, bit k of the first array set when source slot k is its register's last read before the
+    register is written again or the warp ends (a register named twice in a row: both slots), and bit k of
+    the second when the value destination slot k writes is never read."""
+    n = src.shape[0]
+    out = np.zeros(n, dtype=np.int64)
+    defs = np.zeros(n, dtype=np.int64)
+    live = np.zeros(256, dtype=np.uint8)
+    for w in range(len(warp_ptr) - 1):
+        live[:] = 0  # after the warp's last row nothing is read
+        for r in range(warp_ptr[w + 1] - 1, warp_ptr[w] - 1, -1):
+            d = 0
+            for k in range(dst.shape[1]):
+                x = dst[r, k]
+                if x != 255:
+                    if live[x] == 0:
+                        d |= 1 << k
+                    live[x] = 0
+            m = 0
+            for k in range(src.shape[1]):
+                x = src[r, k]
+                if x != 255 and live[x] == 0:
+                    m |= 1 << k
+            for k in range(src.shape[1]):
+                x = src[r, k]
+                if x != 255:
+                    live[x] = 1
+            out[r] = m
+            defs[r] = d
+    return out, defs

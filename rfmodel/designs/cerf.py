@@ -795,9 +795,9 @@ def _dead_rows(trace, program) -> tuple[np.ndarray, str]:
         sidx = np.asarray(trace.sidx, dtype=np.int64)
         dead = program[np.clip(sidx, 0, len(program) - 1)] * (sidx >= 0)
         return dead, "compiler liveness of the static kernel"
-    from rfmodel.designs.ltrf import _dead_bits
+    from rfmodel.compiler.liveness import trace_dead_masks
 
-    dead = _dead_bits(np.asarray(trace.warp_ptr, np.int64), trace.src, trace.dst)
+    dead = trace_dead_masks(np.asarray(trace.warp_ptr, np.int64), trace.src, trace.dst)[0]
     return dead, "the trace's own last reads (no static kernel)"
 
 

@@ -974,8 +974,10 @@ class Corf(Design):
             if ctx.sm.banks_split else nb
         rt_rows = np.where(wb, 1, spread_rows)
         t0 = rt_port_terms(pr, spread_rows, rt_rows, ports, rt)
-        m = _rt_attributed(ctx.model(Effects(read_share=1.0 - saved, extra_collect=t0["extra"])), t0,
-                           ctx.coef, 1.0 - saved)  # fmt: skip
+        # the allocator places registers in the physical registers it finds free, whatever their numbers: an
+        # instruction's sources fall in the banks of the warp's pool as if at random
+        m = _rt_attributed(ctx.model(Effects(read_share=1.0 - saved, extra_collect=t0["extra"],
+                                             scattered_banks=True)), t0, ctx.coef, 1.0 - saved)  # fmt: skip
         t = t0
         if np.any(wb):
             # a warp's registers fill its bank first and overflow into its group's other banks: the share

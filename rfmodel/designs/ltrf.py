@@ -69,6 +69,7 @@ from rfmodel.analytic.model import BANK_CYCLES, XFER_CYCLES, grid_value
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
 from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, _inv_q
+from rfmodel.compiler.liveness import trace_dead_masks
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     NEVER,
@@ -432,33 +433,6 @@ def ltrf_upkeep(ints, floats, a, b, c, d, cycle):
 
 # ----------------------------------------------------------------------------- per-row tables
 @njit(cache=True)
-def _dead_bits(warp_ptr, src, dst):
-    """Per row, bit k set when source ``k`` is the register's last read before its next write."""
-    n = src.shape[0]
-    out = np.zeros(n, dtype=np.int64)
-    live = np.zeros(256, dtype=np.uint8)
-    for w in range(len(warp_ptr) - 1):
-        live[:] = 0  # after the warp's last row nothing is read
-        for r in range(warp_ptr[w + 1] - 1, warp_ptr[w] - 1, -1):
-            for k in range(dst.shape[1]):
-                x = dst[r, k]
-                if x != 255:
-                    live[x] = 0
-            m = 0
-            for k in range(src.shape[1]):
-                x = src[r, k]
-                if x != 255 and live[x] == 0:
-                    m |= 1 << k
-            for k in range(src.shape[1]):
-                x = src[r, k]
-                if x != 255:
-                    live[x] = 1
-            # the same register twice in one row: only its last slot is the dead one
-            out[r] = m
-    return out
-
-
-@njit(cache=True)
 def _dynamic_intervals(warp_ptr, src, dst, op, sidx, n, strand, long_ops):
     """Intervals formed on each warp's stream: (row -> instance id or -1, CSR ptr, CSR entries)."""
     rows = src.shape[0]
@@ -620,7 +594,7 @@ def row_tables(trace, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank
     hit = _TABLES.get(key)
     if hit is not None and hit[0] is trace and hit[1] is program:
         return hit[2]
-    dead = _dead_bits(np.asarray(trace.warp_ptr, np.int64), trace.src, trace.dst)
+    dead = trace_dead_masks(np.asarray(trace.warp_ptr, np.int64), trace.src, trace.dst)[0]
     remap = None
     sidx = np.asarray(trace.sidx, dtype=np.int64)
     if program is not None:

@@ -683,9 +683,12 @@ def manifest_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str
 def papers_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str:
     """Markdown table of the papers' benchmarks: each kernel beside the facts of the original it stands for
     (both compiled with the same nvcc for sm_80)."""
+    from rfmodel.workload.execute.papers import PAPERS_FULL_SIZES
+
     manifest = load_manifest(kernels_dir)
     head = ["kernel", "benchmark", "papers", "original", "regs sm_80 (original / ours)",
-            "shared B (original / ours)", "threads/CTA (original / ours)", "what it does"]  # fmt: skip
+            "shared B (original / ours)", "threads/CTA (original / ours)",
+            "original's input (`--scale full`)", "what it does"]  # fmt: skip
     rows = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for name in sorted(manifest["kernels"]):
         e = manifest["kernels"][name]
@@ -702,11 +705,25 @@ def papers_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str:
                  f"{theirs('original_regs')} / {res.get('regs', '-')}",
                  f"{theirs('original_shared')} / {res.get('shared', '-')}",
                  f"{theirs('original_threads_per_cta')} / {e['threads_per_cta']}",
+                 _full_size_cell(PAPERS_FULL_SIZES.get(name)),
                  e["description"].replace("|", "\\|")]  # fmt: skip
         rows.append("| " + " | ".join(cells) + " |")
     tools = (f"Measured with {manifest.get('nvcc', '?')} (nvcc) and {manifest.get('cuobjdump', '?')} "
              "(cuobjdump).")
     return "\n".join(rows) + "\n\n" + tools + "\n"
+
+
+def _full_size_cell(full) -> str:
+    """The papers' table's cell of a recipe's original input: what it is, the scale that reaches it, what
+    differs, and the scale the slow test runs where it is smaller."""
+    if full is None:
+        return "-"
+    text = f"{full.what}: scale {full.scale}" + (f" with {full.ctas} CTAs" if full.ctas else "")
+    if full.differs:
+        text += f" (differs: {full.differs})"
+    if full.tested is not None:
+        text += f"; the slow test runs scale {full.tested}"
+    return text.replace("|", "\\|")
 
 
 #: the generated tables a documentation file may hold, by the function that writes each

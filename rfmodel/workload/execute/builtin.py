@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.errors import UnknownNameError
+from rfmodel.errors import RfmodelError, UnknownNameError
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers import PAPERS_KNOWN_GAPS, PAPERS_RECIPES
+from rfmodel.workload.execute.papers import PAPERS_FULL_SIZES, PAPERS_KNOWN_GAPS, PAPERS_RECIPES
 from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
@@ -1272,13 +1272,33 @@ RECIPES = {**BUILTIN_RECIPES, **PAPERS_RECIPES}
 KNOWN_GAPS: dict[tuple[str, str], str] = {**PAPERS_KNOWN_GAPS}
 
 
-def builtin_recipe(name: str, scale: float = 1.0, ctas: int | None = None) -> Recipe:
+def full_size(name: str):
+    """The original benchmark's input of papers' kernel ``name``
+    (:class:`~rfmodel.workload.execute.papers._common.FullSize`): the scale at which its recipe reaches
+    it.  The built-in suite's kernels were written here and have none (an error naming the ones that
+    do)."""
+    if name not in PAPERS_FULL_SIZES:
+        if name in RECIPES:
+            raise RfmodelError(f"kernel '{name}' is of rfmodel's own suite: it has no original benchmark's "
+                               "input ('full' sizes a papers' benchmark; `rfmodel workload list --suite "
+                               "papers`)")  # fmt: skip
+        raise UnknownNameError("papers' benchmark", name, PAPERS_FULL_SIZES)
+    return PAPERS_FULL_SIZES[name]
+
+
+def builtin_recipe(name: str, scale: float | str = 1.0, ctas: int | None = None) -> Recipe:
     """The recipe of shipped kernel ``name`` (built-in or papers') at ``scale`` (1.0: the small default
-    size)."""
+    size; ``"full"``: a papers' benchmark at its original's input, :func:`full_size`)."""
+    from rfmodel.limits import MAX_EXECUTE_SCALE
+
     if name not in RECIPES:
         raise UnknownNameError("kernel with a launch recipe", name, RECIPES)
-    if not (isinstance(scale, int | float) and not isinstance(scale, bool) and 0 < scale <= 1000):
+    if scale == "full":
+        full = full_size(name)
+        scale, ctas = full.scale, full.ctas if ctas is None else ctas
+    number = isinstance(scale, int | float) and not isinstance(scale, bool)
+    if not (number and 0 < scale <= MAX_EXECUTE_SCALE):
         from rfmodel.workload.execute.errors import ExecutionError
 
-        raise ExecutionError(f"scale: expected a number in (0, 1000], got {scale!r}")
+        raise ExecutionError(f"scale: expected a number in (0, {MAX_EXECUTE_SCALE}] or 'full', got {scale!r}")
     return RECIPES[name](float(scale), ctas)

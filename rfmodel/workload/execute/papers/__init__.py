@@ -6,6 +6,8 @@ Each module of this package covers one family of public benchmark suites and def
 * ``RECIPES``: kernel name -> ``recipe(scale: float = 1.0, ctas: int | None = None) -> Recipe``, as the
   built-in recipes (:mod:`rfmodel.workload.execute.builtin`): ``scale`` is the problem size relative to the
   small default, ``ctas`` the grid the trace builder asks for (default: what the problem needs);
+* ``FULL_SIZES``: kernel name -> :class:`~rfmodel.workload.execute.papers._common.FullSize`, the scale at
+  which the recipe's input is the original benchmark's (``builtin_recipe(name, "full")``);
 * optionally ``KNOWN_GAPS``: ``{(kernel, arch): why}`` for what the executor cannot run yet.
 
 A new family is a new module here; nothing else names them.
@@ -18,7 +20,7 @@ import pkgutil
 
 
 def _gather():
-    recipes, gaps, owner = {}, {}, {}
+    recipes, gaps, full, owner = {}, {}, {}, {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
@@ -28,8 +30,12 @@ def _gather():
                 raise RuntimeError(f"papers' recipe '{name}' defined in {owner[name]} and {info.name}")
             recipes[name], owner[name] = fn, info.name
         gaps.update(getattr(mod, "KNOWN_GAPS", {}))
-    return recipes, gaps
+        full.update(getattr(mod, "FULL_SIZES", {}))
+    if set(full) != set(recipes):
+        raise RuntimeError(f"papers' recipes without a full size: {sorted(set(recipes) - set(full))}; "
+                           f"full sizes without a recipe: {sorted(set(full) - set(recipes))}")  # fmt: skip
+    return recipes, gaps, full
 
 
-#: every papers' kernel's recipe, and what the executor cannot run yet
-PAPERS_RECIPES, PAPERS_KNOWN_GAPS = _gather()
+#: every papers' kernel's recipe, what the executor cannot run yet, and each original's input
+PAPERS_RECIPES, PAPERS_KNOWN_GAPS, PAPERS_FULL_SIZES = _gather()

@@ -3,6 +3,8 @@ a kernel and sizes by scale."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 #: the unit roundoff of float32 (tolerances: a float32 result of ``m`` rounded operations on terms whose
 #: magnitudes sum to ``S`` lies within ``m * EPS32 * S`` of the exact value)
 EPS32 = 2.0**-24
@@ -25,3 +27,17 @@ def shared_bytes(name: str) -> int:
 def size(base: int, scale: float, lo: int = 1) -> int:
     """``base`` scaled, rounded, at least ``lo``."""
     return max(lo, int(round(base * scale)))
+
+
+class FullSize(NamedTuple):
+    """The original benchmark's input of a papers' recipe (each family module's ``FULL_SIZES``): the
+    ``scale`` at which the recipe's sizes equal it (with the grid ``ctas`` where the recipe takes its grid
+    from them), ``what`` that input is, ``differs``: what the recipe cannot match at any scale (empty:
+    nothing), and ``tested``: the smaller scale the slow test runs where the executor needs far longer than
+    a few CPU-minutes at the full one (None: the full one)."""
+
+    scale: float
+    what: str
+    ctas: int | None = None
+    differs: str = ""
+    tested: float | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 #: the conv_bench entry the convolution kernels take: W = H = 56, C = 128, K = 256, 3x3, pad 1, stride 1
@@ -189,3 +189,12 @@ def _dnn_lstm_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 RECIPES = {"dnn_im2col": _dnn_im2col, "dnn_conv_gemm": _dnn_conv_gemm, "dnn_lstm_step": _dnn_lstm_step}
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "dnn_conv_gemm": FullSize(62.72, "K=256 filters x 3136 pixels (56x56), depth C*R*S = 1152 (C=128, 3x3)",
+                              tested=16),
+    "dnn_im2col": FullSize(32, "one image, C=128 channels of 56x56, 3x3, pad 1, stride 1", tested=16),
+    "dnn_lstm_step": FullSize(3.2, "LSTM hidden = input = 512, batch 4, one time step"),
+}  # fmt: skip

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import GLOBAL_BASE, Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 #: Mars SimilarityScore's map CTA, and the dynamic shared memory its runtime launches it with
@@ -114,3 +114,9 @@ def _mr_similarity(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 RECIPES = {"mr_similarity": _mr_similarity}
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "mr_similarity": FullSize(42.6667, "1024 documents x 256 features: 523776 pairs"),
+}  # fmt: skip

@@ -12,7 +12,7 @@ from collections import deque
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 
@@ -256,7 +256,7 @@ def _aes_encrypt_words(words: np.ndarray, rkey: np.ndarray, tbox: np.ndarray) ->
 
 def _is_aes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """256 threads (64 blocks of 16 bytes) per CTA; 8*scale CTAs, the original's input (263168 bytes, 257
-    CTAs) at scale 32 (the cap)."""
+    CTAs) at scale 32.125 (the cap)."""
     assert manifest_entry("is_aes")["threads_per_cta"] == 256
     ncta = min(size(8, scale), 257)
     nwords = 256 * ncta
@@ -744,3 +744,18 @@ RECIPES.update({"is_aes": _is_aes, "is_laplace3d": _is_laplace3d, "is_nn_layer1"
 #: sm_75 compiles is_aes's round-key loads as LDG [Rn.U32+URm] (a 32-bit register offset on a 64-bit uniform
 #: base); the executor's decoder drops the .U32 and reads Rn as a 64-bit pair
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "is_aes": FullSize(32.125, "output.bmp, 262198 bytes padded to 263168 (257 CTAs)"),
+    "is_laplace3d": FullSize(12.5, "100x100x100 grid"),
+    "is_mummer": FullSize(100, "NC_003997.20k.fna 1,399,930 bases; 50,000 reads of 25 bases, min match 20"),
+    "is_nn_layer1": FullSize(14, "28 images (grid 6 x 28)"),
+    "is_nn_layer2": FullSize(14, "28 images (grid 50 x 28)"),
+    "pa_sad": FullSize(11, "QCIF 176x144 (11x9 macroblocks)"),
+    "pa_sgemm": FullSize(33, "medium dataset m=1024, n=1056, k=992"),
+    "pa_spmv_jds": FullSize(109.2267, "Dubcova3: 146689 rows (765 CTAs of 192)",
+                            differs="rows capped at 65536 (the constant tables index at most 2048 warps "
+                            "of rows): 342 CTAs; a random matrix of 1-49 nonzeros a row, not Dubcova3"),
+}  # fmt: skip

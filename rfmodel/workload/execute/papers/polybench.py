@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 #: the standard dataset's extent, and the row stride of every matrix of the kernels below
@@ -61,3 +61,9 @@ def _pb_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 RECIPES = {"pb_gemm": _pb_gemm}
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "pb_gemm": FullSize(8, "standard 512x512x512"),
+}  # fmt: skip

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 
@@ -399,3 +399,19 @@ RECIPES = {
     "pb_fdtd2d_2": _pb_fdtd2d_2,
     "pb_fdtd2d_3": _pb_fdtd2d_3,
 }
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "pb_bicg_1": FullSize(16, "standard NX = NY = 4096"),
+    "pb_bicg_2": FullSize(16, "standard NX = NY = 4096"),
+    "pb_fdtd2d_1": FullSize(32, "standard NX = NY = 2048"),
+    "pb_fdtd2d_2": FullSize(32, "standard NX = NY = 2048"),
+    "pb_fdtd2d_3": FullSize(32, "standard NX = NY = 2048"),
+    "pb_gramschmidt_1": FullSize(8, "standard NI = NJ = 2048"),
+    "pb_gramschmidt_2": FullSize(8, "standard NI = NJ = 2048"),
+    "pb_gramschmidt_3": FullSize(8, "standard NI = NJ = 2048"),
+    "pb_mvt_1": FullSize(16, "standard N = 4096"),
+    "pb_mvt_2": FullSize(16, "standard N = 4096"),
+    "pb_syr2k": FullSize(16, "standard NI = NJ = 1024", tested=4),
+}  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 # ---- bfs -------------------------------------------------------------------------------------------
@@ -331,7 +331,7 @@ KM_MAX_CLUSTERS, KM_MAX_FEATURES = 32, 34
 def _rd_kmeans_point(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """kmeansPoint's launch: 256 threads, one per point, on a square 2-D grid of ceil(sqrt(ceil(n/256)))
     CTAs a side (the original's); ``ctas`` is not used.  34 features and 5 clusters (kdd_cup's, the
-    benchmark's default), 2048 points by default, 2048 * scale; scale 241 is kdd_cup's 494020 points.
+    benchmark's default), 2048 points by default, 2048 * scale; scale 241.22 is kdd_cup's 494020 points.
 
     Points are drawn around 5 random centers; a point whose nearest and second-nearest centers are closer
     in distance than the float32 error of the two distances is moved onto its nearest center, so the
@@ -811,3 +811,21 @@ RECIPES = {
 
 #: the b+tree kernels' ``IMAD.X ..., ~c[0x0][0x164]`` (an inverted constant operand) now runs
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "rd_backprop_adjust": FullSize(64, "65536 input units, 16 hidden (1 x 4096 grid)"),
+    "rd_backprop_forward": FullSize(64, "65536 input units, 16 hidden (1 x 4096 grid)"),
+    "rd_bfs_1": FullSize(16, "graph65536.txt: 65536 nodes, about 6 edges a node"),
+    "rd_bfs_2": FullSize(16, "graph65536.txt: 65536 nodes"),
+    "rd_btree_findk": FullSize(166.6667, "mil.txt: 1M keys, order 256, height 2; k 10000 queries"),
+    "rd_btree_findrangek": FullSize(166.6667, "mil.txt: 1M keys, order 256, height 2; j 6000 3000"),
+    "rd_gaussian_fan1": FullSize(8, "matrix 1024 x 1024 (-s 1024)"),
+    "rd_gaussian_fan2": FullSize(8, "matrix 1024 x 1024 (-s 1024)"),
+    "rd_kmeans_point": FullSize(241.220703125, "kdd_cup: 494020 points, 34 features, 5 clusters"),
+    "rd_nw_1": FullSize(4, "2048 x 2048 sequences, penalty 10"),
+    "rd_nw_2": FullSize(4, "2048 x 2048 sequences, penalty 10"),
+    "rd_particlefilter": FullSize(4, "-x 128 -y 128 -z 10 -np 1000: 1000 particles"),
+    "rd_pathfinder": FullSize(50, "100000 columns, 100 rows, pyramid height 20"),
+}  # fmt: skip

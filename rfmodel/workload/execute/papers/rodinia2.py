@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 f32 = np.float32
@@ -750,3 +750,18 @@ RECIPES = {
 #: cuda_compute_flux's artificial-viscosity factor compiles (in the original too) to FMUL with the .D2
 #: (halve the product) modifier, which the executor does not implement yet
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "rd_cfd_flux": FullSize(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152"),
+    "rd_cfd_step_factor": FullSize(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152"),
+    "rd_cfd_time_step": FullSize(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152"),
+    "rd_hotspot": FullSize(8, "512x512 grid, pyramid height 2"),
+    "rd_lud_diagonal": FullSize(4, "256x256 matrix (-s 256)"),
+    "rd_lud_internal": FullSize(4, "256x256 matrix (-s 256), first step"),
+    "rd_lud_perimeter": FullSize(4, "256x256 matrix (-s 256), first step"),
+    "rd_srad_1": FullSize(32, "2048x2048 image"),
+    "rd_srad_2": FullSize(32, "2048x2048 image"),
+    "rd_streamcluster": FullSize(64, "dim 256, 65536 points per chunk"),
+}  # fmt: skip

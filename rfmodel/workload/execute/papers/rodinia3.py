@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.papers.rodinia import resampling_inputs
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
@@ -26,7 +26,7 @@ def _rd_kmeans_invert(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """invert_mapping's launch: 256 threads, one per point, on a 1-D grid of side * side CTAs, side =
     ceil(sqrt(ceil(n / 256))) (the original sizes it for kmeansPoint's square grid); ``ctas`` is not used.
     34 features at every scale (the loop keeps the original's length), 2048 points by default, 2048 * scale;
-    scale 241 is kdd_cup's 494020 points. A transposition: the output is compared exactly."""
+    scale 241.22 is kdd_cup's 494020 points. A transposition: the output is compared exactly."""
     block = manifest_entry("rd_kmeans_invert")["threads_per_cta"]
     nf = KM_FEATURES
     n = size(2048, scale, 1)
@@ -161,8 +161,8 @@ SRAD1_PIXELS = 502 * 458  #: the original's run (./srad 100 0.5 502 458)
 
 
 def _srad1_pixels(scale: float) -> int:
-    """4600 pixels by default (9 CTAs, the last one partly idle), 4600 * scale; scale 50 is the original's
-    502 x 458 = 229916."""
+    """4600 pixels by default (9 CTAs, the last one partly idle), 4600 * scale; scale 49.98 is the
+    original's 502 x 458 = 229916."""
     return size(4600, scale, 1)
 
 
@@ -245,7 +245,7 @@ def _rd_srad1_reduce(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """reduce's first launch (stride 1, every pixel's partial sums): 512 threads, ceil(n / 512) CTAs (the
     original's); ``ctas`` is not used. The inputs are what srad's prepare kernel makes: the intensities (exp
     of [0, 1], in [1, e]) and their squares. 4600 pixels by default (the last CTA holds 504: a tree over 256
-    and 248 serial additions), 4600 * scale; scale 50 is the original's 229916 (450 CTAs).
+    and 248 serial additions), 4600 * scale; scale 49.98 is the original's 229916 (450 CTAs).
 
     Each CTA's result is a sequence of float32 additions in an order the program fixes; the reference
     repeats them in float32 in that order, so the outputs are compared exactly."""
@@ -292,3 +292,14 @@ RECIPES = {
 }
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "rd_kmeans_invert": FullSize(241.220703125, "kdd_cup: 494020 points, 34 features"),
+    "rd_pf_find_index": FullSize(4, "-np 1000: 1000 particles"),
+    "rd_pf_normalize": FullSize(4, "-np 1000: 1000 particles"),
+    "rd_srad1_compress": FullSize(49.98174, "502 x 458 = 229916 pixels"),
+    "rd_srad1_extract": FullSize(49.98174, "502 x 458 = 229916 pixels"),
+    "rd_srad1_reduce": FullSize(49.98174, "502 x 458 = 229916 pixels, first reduction launch"),
+}  # fmt: skip

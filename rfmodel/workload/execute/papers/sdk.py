@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 U = EPS32
@@ -418,3 +418,16 @@ RECIPES = {
     "sdk_dct8x8": _sdk_dct8x8,
     "sdk_mergesort_shared": _sdk_mergesort_shared,
 }
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "sdk_binomial": FullSize(512, "1024 options, NUM_STEPS 2048", tested=128),
+    "sdk_blackscholes": FullSize(1953.125, "4M options (OPT_N = 4000000), 2 per thread"),
+    "sdk_dct8x8": FullSize(8, "512x512 image"),
+    "sdk_matrixmul": FullSize(5, "A 320x320, B 640x320"),
+    "sdk_mergesort_shared": FullSize(2048, "N = 4M keys (4194304), 4096 CTAs of 1024", tested=512),
+    "sdk_scan_exclusive": FullSize(1664, "N = 13*2^20/2 uints, segments of 1024 (6656 CTAs)"),
+    "sdk_scan_exclusive2": FullSize(22.1867, "6656 segment totals (26 CTAs)"),
+    "sdk_scan_update": FullSize(832, "N = 13*2^20/2 uints (6656 CTAs)"),
+}  # fmt: skip

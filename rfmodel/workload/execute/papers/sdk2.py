@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 U = EPS32
@@ -375,3 +375,12 @@ RECIPES = {
 #: selector (``R2P PR, R8.B1, 0x7f``: the predicates from the index's second, third, fourth byte), which the
 #: executor does not decode yet
 KNOWN_GAPS: dict = {}
+
+
+#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
+FULL_SIZES = {
+    "sdk_fft": FullSize(128, "a batch of 2048 512-point signals (1M points; no original kernel)"),
+    "sdk_inverse_cnd": FullSize(48, "128 CTAs, n = 3 * 2^20 samples", ctas=128),
+    "sdk_mergesort_merge": FullSize(1024, "N = 4M keys (4194304), 32768 CTAs per merge stage"),
+    "sdk_quasirandom": FullSize(16, "128 CTAs, N = 2^20 points per dimension, 3 dimensions", ctas=128),
+}  # fmt: skip
