@@ -737,6 +737,36 @@ def test_scattered_sources_serialize_as_uniform_banks():
     assert three.ser_scattered(2, 2)[0] == pytest.approx(0.5 * 1.25)
 
 
+def test_bank_read_share_known_answer():
+    """Of the instructions with sources, those that still read a bank when each distinct source reaches it
+    with probability s: one source 2/3 of them (s), three sources 1/3 (1 - (1 - s)^3); at s = 1/2:
+    2/3 x 1/2 + 1/3 x 7/8 = 5/8; 1 at s = 1 (the baseline's), 0 at s = 0."""
+    prof = profile_trace(_trace("ffma R1 = R2 R2\nffma R4 = R1 R5 R6\nmov R7 = R2\nexit\n"), _lat())
+    assert prof.src_count_pmf[1] == pytest.approx(2 / 4) and prof.src_count_pmf[3] == pytest.approx(1 / 4)
+    np.testing.assert_allclose(prof.bank_read_share(np.array([0.0, 0.5, 1.0])), [0.0, 5 / 8, 1.0])
+
+
+def test_instructions_served_by_an_operand_cache_wait_in_no_bank_queue():
+    """An instruction whose every operand an operand cache serves collects without a bank's queue: at a read
+    share of 0 the collection time is the collectors' own cycle (plus the serialization, 0 there) whatever
+    the banks' queue is doing under the writes; in between the queue's wait is charged to the share of
+    instructions that still read a bank (``bank_read_share``)."""
+    from rfmodel.analytic.engine import workload_profile
+    from rfmodel.analytic.model import sm_interval
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu("fermi-gtx480")
+    prof = workload_profile("black_scholes", sm)
+    none = sm_interval(prof, sm, {}, {}, bank_cycles=6.0, read_share=0.0)
+    assert float(none["bank_wait"]) > 1.0  # the writes still queue at the slow banks
+    assert float(none["t_collect"]) == pytest.approx(1.0, abs=1e-12)
+    part = sm_interval(prof, sm, {}, {}, bank_cycles=6.0, read_share=0.25)
+    ser = float(part["ser"])
+    share = float(prof.bank_read_share(0.25))
+    assert 0.25 < share < 1.0
+    assert float(part["t_collect"]) == pytest.approx(1.0 + ser + share * float(part["bank_wait"]), rel=1e-9)
+
+
 def test_leading_warps_known_answer():
     """Whole warps in trace order until the budget is reached (at least one, at most all)."""
     from rfmodel.analytic.profile import leading_warps

@@ -517,6 +517,19 @@ class WorkloadProfile:
                 excess = excess + share * (e - 1.0)
         return ser, excess
 
+    def bank_read_share(self, read_share) -> np.ndarray:
+        """Of the instructions with a source, the share that still read one from the banks when each distinct
+        source reaches them with probability ``read_share``, independently (the rest are served by an
+        operand cache): ``sum_k pmf[k] (1 - (1 - s)^k) / sum_{k >= 1} pmf[k]`` over ``src_count_pmf``;
+        exactly 1 at ``s = 1`` (vectorized; 1 without the table)."""
+        s = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
+        pmf = self.src_count_pmf
+        if pmf is None or float(np.sum(pmf[1:])) <= 0.0:
+            return np.ones_like(s)
+        miss = 1.0 - s
+        reach = sum(share * (1.0 - miss**k) for k, share in enumerate(pmf) if k and share > 0)
+        return np.where(s >= 1.0, 1.0, reach / float(np.sum(pmf[1:])))
+
     def chain_at2(self, extra, mem_latency, table: str = "chain2") -> np.ndarray:
         """Bilinear interpolation of ``chain2`` (single-warp cycles per instruction) or another ``[K, J]``
         table at ``(extra, mem_latency)`` (vectorized; :func:`bilinear_at` per point)."""

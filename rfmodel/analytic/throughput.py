@@ -156,6 +156,9 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
         # the anchor scales the bounds the schedule measures (every one but the banks' and collectors'):
         # one factor a_q = anchor^-q on their terms r^-q; bank_inv = rate_bank^-q
         a_q, bank_inv = x[33, i], x[34, i]
+        # the share of the instructions with a bank read that still have one under the design's read share
+        # (1 in the baseline): the others collect without waiting in a bank's queue
+        q_share = x[35, i]
         cr = max(wp / wpc, 1e-9)
         const = fixed
         if not (sched and cr <= top):  # below the largest count the list schedules hold these bounds
@@ -177,7 +180,7 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
                 lam_w += ipc * claims / B  # the writes' class, exact while writes take a read's time
             wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer)
             wq = min(bc * wait, 50.0)
-            t_c = t_base + wq
+            t_c = t_base + q_share * wq
             hold = t_c  # allocated at issue, freed at dispatch t_c cycles later (docs/models.md)
             if oc_sets.shape[0] == 0:
                 wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold),
@@ -485,6 +488,7 @@ def interval_model(
     Bi = banks if interleave_banks is None else interleave_banks
     ser, excess, bc, bcw, rs, r, w = _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles,
                                                  bank_write_cycles, read_share, write_share)  # fmt: skip
+    q_share = profile.bank_read_share(rs)
     wr = bcw / bc
     on, hit_all, hit, h2, lines, ld_lines, misses, dram, L_mem = _memory_terms(
         profile, l1d_lines, (l1d_assoc, l1d_write_allocate), hit_rate, load_hit_rate, l1_hit_latency,
@@ -547,6 +551,7 @@ def interval_model(
         pool_warps if pool else 0.0, claims, np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
         noc_ej, np.asarray(noc_reply, dtype=np.float64), hit,
         np.asarray(anchor(hit_all, warps) if callable(anchor) else anchor, np.float64) ** -q, bank_inv,
+        q_share,
     )  # fmt: skip
 
     oc_sets = np.zeros((0, 2)) if collector_sets is None else np.ascontiguousarray(collector_sets, np.float64)

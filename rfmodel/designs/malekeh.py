@@ -895,13 +895,15 @@ class Malekeh(Design):
                               **timing))  # fmt: skip
         gain = ipc_gain(m, ctx, hit, c["ipc_gain_per_saved_read"])
         waiting = 1.0 - c["sthld_ipc_loss"] * sthld * oversub  # STHLD's cost (not the table's loss rate)
-        # a warp that owns a CT issues its next instruction only when the CT is free again: CCU_HOLD cycles
-        # after the previous one took its collector, so each warp issues at most once per
-        # h = ccu_hold_weight x collection time + CCU_HOLD cycles (independent instructions of one warp no
-        # longer overlap in the collectors, which costs most where few warps run at a high IPC)
+        # a CT serves one instruction at a time: it is busy from the issue until CCU_HOLD cycles after the
+        # instruction took its collector, h = ccu_hold_weight x collection time + CCU_HOLD cycles, and a
+        # warp that owns one issues its next instruction only when it is free again; so the SM issues at
+        # most min(warps, CTs) / h instructions a cycle (independent instructions of one warp no longer
+        # overlap in the collectors, and the CTs are as few as the collectors: it binds where few CTs a
+        # scheduler serve a high IPC, volta-v100's two a sub-core)
         h = np.asarray(c["ccu_hold_weight"]) * np.asarray(m["t_collect"]) + CCU_HOLD
         ipc_m = np.asarray(m["ipc"], dtype=np.float64)
-        rate_hold = np.asarray(m["warps"], dtype=np.float64) / h
+        rate_hold = np.minimum(np.asarray(m["warps"], dtype=np.float64), ccus * G) / h
         with np.errstate(divide="ignore", invalid="ignore"):
             held = np.where(ipc_m > 0, softmin([ipc_m, rate_hold], np.asarray(c["softmin_q"])) / ipc_m, 1.0)
         factor = np.maximum(gain * waiting * held, 0.05)
