@@ -767,6 +767,30 @@ def test_instructions_served_by_an_operand_cache_wait_in_no_bank_queue():
     assert float(part["t_collect"]) == pytest.approx(1.0 + ser + share * float(part["bank_wait"]), rel=1e-9)
 
 
+def test_bank_wait_is_at_most_the_other_collectors_accesses():
+    """A closed population: on volta-v100 a sub-core's two collectors share its four banks, so a read waits
+    behind at most the other collector's instruction's accesses in its bank, (r x 6 + w x 6) / 4 cycles at 6x
+    banks (r, w its reads and writes); kmeans_assign runs there near the banks' load, where the open queue's
+    wait is longer, so the bound is the wait; with one collector a sub-core there is no other instruction to
+    wait behind.  On fermi-gtx480 (16 collectors over 16 banks) the bound is far above the queue's wait."""
+    from rfmodel.analytic.engine import workload_profile
+    from rfmodel.analytic.model import sm_interval
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu("volta-v100")
+    prof = workload_profile("kmeans_assign", sm)
+    m = sm_interval(prof, sm, {}, {}, bank_cycles=6.0)
+    bound = (prof.reads_per_instr * 6.0 + prof.writes_per_instr * 6.0) / 4.0
+    assert float(m["bank_wait"]) == pytest.approx(bound, rel=1e-12)
+    assert float(m["t_collect"]) == pytest.approx(1.0 + float(m["ser"]) + bound, rel=1e-9)
+    one = sm_interval(prof, sm, {"collector_units": np.array([4])}, {}, bank_cycles=6.0)
+    assert float(np.ravel(one["bank_wait"])[0]) == 0.0
+    fermi = resolve_gpu("fermi-gtx480")
+    fp = workload_profile("kmeans_assign", fermi)
+    f = sm_interval(fp, fermi, {}, {}, bank_cycles=6.0)
+    assert 0.0 < float(f["bank_wait"]) < 0.5 * 15 * (fp.reads_per_instr + fp.writes_per_instr) * 6.0 / 16
+
+
 def test_leading_warps_known_answer():
     """Whole warps in trace order until the budget is reached (at least one, at most all)."""
     from rfmodel.analytic.profile import leading_warps

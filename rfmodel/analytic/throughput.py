@@ -179,7 +179,12 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             if claims > 0.0:  # the design's own accesses take read ports before the reads (priority); in
                 lam_w += ipc * claims / B  # the writes' class, exact while writes take a read's time
             wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer)
-            wq = min(bc * wait, 50.0)
+            # a closed population: a read waits behind at most the accesses of the other collectors'
+            # instructions of its pool that fall in its bank (their reads and their results' writes),
+            # where the open queue's wait grows without that bound near full load (two collectors over a
+            # sub-core's four banks)
+            closed = max(per_pool - 1.0, 0.0) * (r * bc + w * bcw) * pools / B
+            wq = min(bc * wait, closed, 50.0)
             t_c = t_base + q_share * wq
             hold = t_c  # allocated at issue, freed at dispatch t_c cycles later (docs/models.md)
             if oc_sets.shape[0] == 0:
