@@ -199,8 +199,9 @@ def test_the_anchor_scales_the_schedules_pace_at_every_point_and_leaves_the_bank
     assert ds["ipc"].values.ravel() == pytest.approx(anchored, rel=1e-12)
     assert f'"sgemm_tiled": {round(f, 6)}' in ds.attrs["anchor"]  # the result says what anchored it
     assert anchor_factor(None, prof, sm, grid_b) == 1.0  # no reference, no anchor
-    # an anchor of one half: half the pace at the SM's banks, the banks' own pace at four banks of 8 cycles
-    slow = {"num_banks": np.array([16.0, 4.0]), "main_rf_latency_x": np.array([1.0, 8.0])}
+    # an anchor of one half: half the pace at the SM's banks, the banks' own pace at four banks (one a
+    # sub-core) of 16 cycles (at 8 the other bounds, with the banks' closed-population wait, come within 2 %)
+    slow = {"num_banks": np.array([16.0, 4.0]), "main_rf_latency_x": np.array([1.0, 16.0])}
     raw = run_analytic(base, prof, sm, {**grid_b, **slow})
     half = run_analytic(base, prof, sm, {**grid_b, **slow}, anchor=0.5)["ipc"]
     assert half[0] / raw["ipc"][0] == pytest.approx(0.5, abs=0.01)
@@ -319,8 +320,9 @@ def test_a_unified_memory_that_leaves_no_l1d_is_anchored_where_the_schedule_ran_
     assert float(m["unified_l1d_kb"]) == 0.0 and float(m["l1d_hit_rate"]) == 0.0
     under_zero = float(run_analytic(uni, prof, sm, grid, anchor=zero)["ipc"])
     assert float(m["ipc"]) == pytest.approx(under_zero, rel=1e-12)
-    # about the raw IPC times that factor (the queues run at the anchored pace: not exactly)
-    assert float(m["ipc"]) == pytest.approx(float(raw["ipc"]) * zero, rel=0.02)
+    # about the raw IPC times that factor (the queues run at the anchored pace: not exactly; 2.0 % apart
+    # since the banks' wait has its closed-population bound)
+    assert float(m["ipc"]) == pytest.approx(float(raw["ipc"]) * zero, rel=0.03)
     assert abs(zero / f0 - 1.0) > 0.05  # not the factor at the SM's own L1D
 
 

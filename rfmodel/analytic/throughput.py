@@ -231,7 +231,8 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
                 write_share):  # fmt: skip
     """The banks' side of one instruction for :func:`interval_model`: its reads' serialization over the
     ports (in bank cycles) and its excess over one, a read's and a write's bank occupancy (``bc``, ``bcw``),
-    the share of reads that reach the banks, and the bank reads and writes per instruction.  The reads are
+    the share of reads that reach the banks, the bank reads and writes per instruction, and the share of the
+    instructions with a source that still read a bank (``profile.bank_read_share``).  The reads are
     every operand slot (a register named twice is read twice, as the simulator's collectors do) or, for
     designs whose collectors read such a register once, its distinct sources."""
     reads_i = profile.reads_per_instr if operand_slots else profile.distinct_reads_per_instr
@@ -252,7 +253,7 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     bcw = bc if bank_write_cycles is None else np.maximum(np.asarray(bank_write_cycles, np.float64), 1.0)
     rs = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
     w = profile.writes_per_instr * np.clip(np.asarray(write_share, dtype=np.float64), 0.0, 1.0)
-    return ser * bc * rs, excess * rs, bc, bcw, rs, reads_i * rs, w
+    return ser * bc * rs, excess * rs, bc, bcw, rs, reads_i * rs, w, profile.bank_read_share(rs)
 
 
 def _memory_terms(profile, l1d_lines, l1d_way, hit_rate, load_hit_rate, l1_hit_latency, miss_latency,
@@ -444,10 +445,9 @@ def interval_model(
 ):
     """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
 
-    All arguments broadcast; ``coef`` maps the names of
-    :data:`INTERVAL_COEFFICIENTS` to scalars or arrays (the calibration).
-    ``extra_collect`` adds cycles to every operand collection (designs that
-    read operands from elsewhere).  ``rotations``: the number of distinct bank rotations
+    All arguments broadcast; ``coef`` maps the names of :data:`INTERVAL_COEFFICIENTS` to scalars or arrays
+    (the calibration).  ``extra_collect`` adds cycles to every operand collection (designs that read
+    operands from elsewhere).  ``rotations``: the number of distinct bank rotations
     among the warps that share a pool of banks (``None``: as many as banks, i.e. none shared);
     warps with the same rotation read the same banks when they run the same code, which
     makes bank arrivals burstier by ``1 + align_burst / rotations``.  ``bank_cycles``: cycles one
@@ -458,10 +458,11 @@ def interval_model(
     write, default ``bank_write_cycles - 1``; a write buffer that serves the value shortens it);
     ``write_defer``: the share of the writes a write buffer holds back until no read waits (they queue
     behind the reads instead of before them).
-    ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D
-    miss that hits it costs ``L1 + L2`` latency and no DRAM bandwidth (default: every L1D miss goes
-    to DRAM at ``miss_latency``).  ``l1d_assoc``/``l2_assoc``: ways (set-associative LRU hit
-    rates from the stack distances; default fully associative).  ``operand_slots``: every operand slot
+    ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D miss that hits it costs ``L1 + L2`` latency
+    and no DRAM bandwidth (default: every L1D miss goes to DRAM at ``miss_latency``).  ``l1d_assoc``,
+    ``l2_assoc``: ways (LRU hit rates from the stack distances; default fully associative).  ``read_share``:
+    the share of reads that reach the banks (the rest an operand cache serves; an instruction none of whose
+    reads reaches them waits in no bank queue: ``bank_read_share``).  ``operand_slots``: every operand slot
     is a bank read (a register named twice by one instruction is read twice, as the simulator's
     collectors do); ``False`` for designs that read it once (distinct sources).  ``pool_warps``: the
     two-level scheduler's active warps per SM (``None``: every resident warp may issue); the warps of the
@@ -473,8 +474,7 @@ def interval_model(
     ``extra_latency``: cycles added to every result's latency outside the collectors (a pipeline stage
     between collection and execution, e.g. a tag check whose data access follows).
     ``greedy``: the schedulers are greedy-then-oldest; with ``mapping="warp-per-bank"`` a scheduler's
-    instructions then come from ``1 + greedy_spread * c1 / b`` warps at once (below), and only their banks
-    serve it.
+    instructions come from ``1 + greedy_spread * c1 / b`` warps at once (below), served by their banks alone.
     ``collector_sets``: typed operand-collector sets (``[k, 2]``: each set's units as a share of
     ``collectors``, and the share of the instructions that take it; ``None``: one pool serves every
     instruction): each set has its own queue and bound (``rfmodel.spec.occupancy.collector_set_shares``).
@@ -491,9 +491,8 @@ def interval_model(
     P = np.maximum(np.asarray(ports_per_bank, dtype=np.float64), 1.0)
     N_oc = np.asarray(collectors, dtype=np.float64)
     Bi = banks if interleave_banks is None else interleave_banks
-    ser, excess, bc, bcw, rs, r, w = _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles,
-                                                 bank_write_cycles, read_share, write_share)  # fmt: skip
-    q_share = profile.bank_read_share(rs)
+    ser, excess, bc, bcw, rs, r, w, q_share = _bank_terms(
+        profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share, write_share)
     wr = bcw / bc
     on, hit_all, hit, h2, lines, ld_lines, misses, dram, L_mem = _memory_terms(
         profile, l1d_lines, (l1d_assoc, l1d_write_allocate), hit_rate, load_hit_rate, l1_hit_latency,
