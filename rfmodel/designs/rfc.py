@@ -45,7 +45,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from rfmodel.analytic.banks import bank_read_wait
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
@@ -238,6 +237,10 @@ def analytic_entries(ctx) -> np.ndarray:
     return np.maximum(1.0, np.floor(kb * 1024.0 / WARP_REG_BYTES / (active * ctx.sm.schedulers_per_sm)))
 
 
+#: at most this many steps of the main-RF queue's fixed point in ``Rfc.analytic`` (it settles in 2-8)
+MAIN_QUEUE_STEPS = 16
+
+
 @register
 class Rfc(Design):
     name = "rfc"
@@ -307,7 +310,7 @@ class Rfc(Design):
     def analytic(self, ctx):
         """Hit rate from the profile's per-warp FIFO/LRU register stack distances; a miss reads the main RF
         (latency, network, per-bank queue) during operand collection: ``Effects.extra_collect``, at the
-        main-RF queue of the current IPC (two fixed-point steps)."""
+        main-RF queue at the IPC it leaves (a damped fixed point)."""
         c, profile, sm = ctx.coef, ctx.profile, ctx.sm
         e = analytic_entries(ctx) + np.asarray(c["rfc_late_entries"])
         policy = ctx.value("rfc_policy", 0)
@@ -321,14 +324,26 @@ class Rfc(Design):
         mbanks = np.asarray(mb, dtype=np.float64)
         rd = np.maximum(profile.distinct_reads_per_instr, 1e-9)
         p_miss_any = 1.0 - np.power(hit, rd)  # an instruction with at least one missing operand
+        occ_w = analytic_timing(ctx.grid, write_x, net)[1]
+        wr = profile.writes_per_instr * (1.0 - hit)
         m = ctx.model()
-        wait = 0.0
-        for _ in range(2):  # main-RF bank queue at the current IPC, then the IPC with it
-            lam = m["ipc"] * rd * (1.0 - hit) / np.maximum(mbanks, 1.0)  # main-RF reads per bank-cycle
-            u = np.minimum(lam * occ, 0.95)
-            wait = occ * np.minimum(bank_read_wait(u, 0.0, 1.0, 1.0), 50.0)
+        ipc = np.asarray(m["ipc"], dtype=np.float64)
+        # the main-RF banks' queue at the IPC it leaves (a damped fixed point: two plain steps overshot, the
+        # wait of a collapsed IPC under an IPC without it): a bank serves the misses' reads and the results
+        # written to it in the order they come, M/D/1 over both (the Pollaczek-Khinchine wait of reads of
+        # ``occ`` and writes of ``occ_w`` cycles)
+        for _ in range(MAIN_QUEUE_STEPS):
+            per_bank = ipc / np.maximum(mbanks, 1.0)
+            lam_r, lam_w = per_bank * rd * (1.0 - hit), per_bank * wr
+            u = np.minimum(lam_r * occ + lam_w * occ_w, 0.95)
+            wait = np.minimum((lam_r * occ**2 + lam_w * occ_w**2) / (2.0 * (1.0 - u)), 50.0)
             extra = np.asarray(c["rfc_miss_scale"]) * p_miss_any * (lat - 1.0 + xex + wait)
             m = ctx.model(Effects(extra_collect=extra))
+            new = 0.5 * ipc + 0.5 * np.asarray(m["ipc"], dtype=np.float64)
+            settled = np.allclose(new, ipc, rtol=1e-4, atol=0.0)
+            ipc = new
+            if settled:
+                break
         reads, writes = ctx.reads, ctx.writes
         miss = reads * (1.0 - hit)
         mw = writes * (1.0 - hit)
