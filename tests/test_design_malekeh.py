@@ -323,8 +323,9 @@ def test_analytic_sthld_stalls_and_flushes_follow_the_simulator():
 
 def test_analytic_a_warp_waits_for_its_own_collector_table():
     # the simulator's warp issues its next instruction only when its CT is free (CCU_HOLD cycles after the
-    # previous one took its collector): each warp at most once per h = ccu_hold_weight x collection + 2
-    # cycles; a longer hold never raises the IPC, and it costs most where few warps run at a high IPC
+    # previous one took its collector), and a CT serves one instruction at a time: the SM issues at most
+    # min(warps, CTs) per h = ccu_hold_weight x collection + 2 cycles; a longer hold never raises the IPC,
+    # and it costs most where few warps run at a high IPC
     from rfmodel.analytic.engine import run_analytic
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
@@ -337,3 +338,10 @@ def test_analytic_a_warp_waits_for_its_own_collector_table():
     # where many warps run at a low IPC (saxpy) the hold costs less than on nbody's 8 warps at IPC 2
     sx = run_analytic(d, workload_profile("saxpy", sm, max_warps=32), sm, {"calib.ccu_hold_weight": w})
     assert (1 - sx["ipc"][2] / sx["ipc"][0]) < (1 - r["ipc"][2] / r["ipc"][0])
+    # the CTs are the collectors: four CTs for nbody's 8 warps bind more than eight, and sixteen no more
+    held = {}
+    for c in (4, 8, 16):
+        rc = run_analytic(d, prof, sm, {"calib.ccu_hold_weight": np.array([0.0, 3.0]),
+                                        "collector_units": np.array([c, c])})  # fmt: skip
+        held[c] = rc["ipc"][1] / rc["ipc"][0]
+    assert held[4] < 0.8 * held[8] and held[16] == pytest.approx(held[8], rel=0.01)
