@@ -937,3 +937,60 @@ exit
     assert reads_per_value(_trace(text)) == [0.2, 0.6, 0.2, 0.0]
     # two warps run the same code: the same shares
     assert reads_per_value(_trace(text, warps=2)) == [0.2, 0.6, 0.2, 0.0]
+
+
+def test_ipc_fixed_point_is_exact_in_two_runs_where_the_cpi_is_affine_in_the_cost():
+    """With ``1 / IPC = 2 + 0.5 e`` and an M/D/1-like cost ``e = 4 x / (1 - x / 2)`` the secant on the CPI is
+    the model itself: the second run is at the root (by hand: x (2 + 2 x / (1 - x / 2)) = 1, i.e.
+    x^2 + 2.5 x - 1 = 0 after multiplying by 1 - x / 2, x = (-2.5 + sqrt(10.25)) / 2)."""
+    from rfmodel.analytic.model import ipc_fixed_point
+
+    runs = []
+
+    def run(e):
+        runs.append(e)
+        return {"ipc": 1.0 / (2.0 + 0.5 * np.asarray(e))}
+
+    def cost(x):
+        return 4.0 * x / (1.0 - np.minimum(x / 2.0, 0.95)), x
+
+    x, out, aux = ipc_fixed_point(run, cost, np.array([0.5]))
+    root = (-2.5 + np.sqrt(10.25)) / 2.0
+    assert len(runs) == 2 and x[0] == pytest.approx(root, rel=1e-8)
+    assert out["ipc"][0] == pytest.approx(root, rel=1e-8) and aux[0] == x[0]
+
+
+def test_ipc_fixed_point_settles_per_point_where_a_damped_iteration_does_not():
+    """Steep queues (``g(x) = run(cost(x))`` falls at -6.8 and -10.8 at the roots of k = 2 and 3: a
+    half-damped iteration's error grows 2.9x and 4.9x a step there) and a curved CPI: each point's root
+    within ``rtol`` (against scipy's brentq), and a point's answer does not depend on the points it is
+    solved beside (bit-identical alone and in a grid)."""
+    from scipy.optimize import brentq
+
+    from rfmodel.analytic.model import ipc_fixed_point
+
+    k = np.array([0.2, 1.0, 2.0, 3.0, 6.0])
+
+    def run(e):
+        e = np.asarray(e)
+        return {"ipc": 1.5 / np.sqrt(1.0 + (0.4 * e) ** 2 + 0.3 * e)}
+
+    def cost(x, k=k):
+        u = np.minimum(k * x, 0.95)
+        return np.minimum(k * x / (1.0 - u), 50.0), u
+
+    x, out, _ = ipc_fixed_point(run, cost, run(0.0 * k)["ipc"])
+    for i, ki in enumerate(k):
+        def f(v, ki=ki):
+            return float(run(cost(np.array([v]), np.array([ki]))[0])["ipc"][0]) - v
+        root = brentq(f, 1e-9, 1.5)
+        assert x[i] == pytest.approx(root, rel=2e-3) and out["ipc"][i] == pytest.approx(root, rel=2e-3)
+        alone, _, _ = ipc_fixed_point(run, lambda v, ki=ki: cost(v, np.array([ki])),
+                                      run(np.zeros(1))["ipc"])  # fmt: skip
+        assert alone[0] == x[i]
+    # sixteen half-damped steps from the same start end far from the roots of the steep points
+    for i in (2, 3):
+        v = float(run(np.zeros(1))["ipc"][0])
+        for _ in range(16):
+            v = 0.5 * v + 0.5 * float(run(cost(np.array([v]), k[i:i + 1])[0])["ipc"][0])
+        assert abs(v - x[i]) > 0.1 * x[i]

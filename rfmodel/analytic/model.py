@@ -5,7 +5,8 @@ interval model themselves: they describe what the design changes in it with an :
 record and hand it to :meth:`AnalyticContext.model`, which runs the SM's interval/occupancy model
 (:func:`rfmodel.analytic.throughput.interval_model`, equations in docs/models.md) and returns the
 standard metrics.  A design whose effects depend on the model's own answer (a main-RF queue at the
-current IPC) calls it again with updated effects: a fixed point of a few steps.  The design then
+current IPC) calls it again with updated effects: a fixed point of a few steps
+(:func:`ipc_fixed_point` where the effect is one cost at the IPC).  The design then
 returns :meth:`AnalyticContext.result` with its structure events and its own metrics.
 
 ==================  ======================================================================
@@ -99,6 +100,7 @@ __all__ = [
     "resident_warps",
     "sm_interval",
     "sm_param",
+    "ipc_fixed_point",
 ]
 
 #: SM fields (and derived totals) the interval model reads from the grid
@@ -303,6 +305,50 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         anchor=anchor,
         **icnt_costs(sm),
     )
+
+
+#: bisection steps of :func:`ipc_fixed_point`'s cheap side (its root to 2^-30 of the IPC without the cost)
+BISECT_STEPS = 30
+
+
+def ipc_fixed_point(run, cost, ipc0, *, rtol: float = 1e-3, steps: int = 8):
+    """Per point, the IPC ``x`` that a cost the design adds at IPC ``x`` leaves: ``x = run(cost(x))["ipc"]``.
+
+    ``cost(x)`` is cheap (closed form per point) and does not fall with ``x`` (a queue's wait at the IPC it
+    serves); it returns ``(e, aux)``. ``run(e)`` is the shared model with ``e`` (e.g. ``extra_collect``):
+    dear, its CPI (``1 / IPC``) close to affine in ``e``; ``ipc0`` is its IPC at ``e = 0``.  Each step fits
+    ``1 / IPC = a + b e`` per point through the last two runs (a secant on the CPI), solves the fit's fixed
+    point ``x (a + b cost(x)) = 1`` by bisection on the cheap side, and runs the model there: the queue's
+    steep rise near saturation is taken exactly, so a few runs settle it (to ``rtol`` of ``x``) where a
+    damped iteration may never.  Returns ``(x, out, aux)``: ``run``'s outputs and ``cost``'s ``aux`` at the
+    returned ``x`` (the last run is at every point's own ``x``); at most ``steps`` runs."""
+    x = np.asarray(ipc0, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e_prev, c_prev = 0.0 * x, 1.0 / x
+        done = np.zeros(x.shape, dtype=bool)
+        for k in range(steps):
+            e, aux = cost(x)
+            out = run(e)
+            got = np.asarray(out["ipc"], dtype=np.float64)
+            done = done | ~(np.abs(got - x) > rtol * np.abs(x))  # NaN (nothing resident) counts as settled
+            if done.all() or k == steps - 1:
+                break
+            c = 1.0 / got
+            b = np.where(e != e_prev, (c - c_prev) / (e - e_prev), 0.0)
+            b = np.where(np.isfinite(b), np.maximum(b, 0.0), 0.0)
+            a = c - b * e
+            e_prev, c_prev = e, c
+            # the fit's fixed point: x (a + b cost(x)) - 1 rises with x, from -1 at 0 to >= 0 at
+            # 1 / (a + b cost(0))
+            lo = 0.0 * x
+            hi = 1.0 / (a + b * cost(lo)[0])
+            for _ in range(BISECT_STEPS):
+                mid = 0.5 * (lo + hi)
+                over = mid * (a + b * cost(mid)[0]) >= 1.0
+                lo, hi = np.where(over, lo, mid), np.where(over, mid, hi)
+            new = 0.5 * (lo + hi)
+            x = np.where(done | ~np.isfinite(new), x, new)
+    return x, out, aux
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
-from rfmodel.analytic.model import Effects
+from rfmodel.analytic.model import Effects, ipc_fixed_point
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
 from rfmodel.designs.base import (
@@ -237,8 +237,9 @@ def analytic_entries(ctx) -> np.ndarray:
     return np.maximum(1.0, np.floor(kb * 1024.0 / WARP_REG_BYTES / (active * ctx.sm.schedulers_per_sm)))
 
 
-#: at most this many steps of the main-RF queue's fixed point in ``Rfc.analytic`` (it settles in 2-8)
-MAIN_QUEUE_STEPS = 16
+#: at most this many model runs of the main-RF queue's fixed point in ``Rfc.analytic``
+#: (:func:`rfmodel.analytic.model.ipc_fixed_point`; it settles in 2-5)
+MAIN_QUEUE_STEPS = 8
 
 
 @register
@@ -310,7 +311,7 @@ class Rfc(Design):
     def analytic(self, ctx):
         """Hit rate from the profile's per-warp FIFO/LRU register stack distances; a miss reads the main RF
         (latency, network, per-bank queue) during operand collection: ``Effects.extra_collect``, at the
-        main-RF queue at the IPC it leaves (a damped fixed point)."""
+        main-RF queue at the IPC it leaves (:func:`~rfmodel.analytic.model.ipc_fixed_point`)."""
         c, profile, sm = ctx.coef, ctx.profile, ctx.sm
         e = analytic_entries(ctx) + np.asarray(c["rfc_late_entries"])
         policy = ctx.value("rfc_policy", 0)
@@ -327,23 +328,20 @@ class Rfc(Design):
         occ_w = analytic_timing(ctx.grid, write_x, net)[1]
         wr = profile.writes_per_instr * (1.0 - hit)
         m = ctx.model()
-        ipc = np.asarray(m["ipc"], dtype=np.float64)
-        # the main-RF banks' queue at the IPC it leaves (a damped fixed point: two plain steps overshot, the
-        # wait of a collapsed IPC under an IPC without it): a bank serves the misses' reads and the results
-        # written to it in the order they come, M/D/1 over both (the Pollaczek-Khinchine wait of reads of
-        # ``occ`` and writes of ``occ_w`` cycles)
-        for _ in range(MAIN_QUEUE_STEPS):
+
+        def cost(ipc):
+            # the main-RF banks' queue at IPC ``ipc``: a bank serves the misses' reads and the results written
+            # to it in the order they come, M/D/1 over both (the Pollaczek-Khinchine wait of reads of ``occ``
+            # and writes of ``occ_w`` cycles); the misses' collection at that wait
             per_bank = ipc / np.maximum(mbanks, 1.0)
             lam_r, lam_w = per_bank * rd * (1.0 - hit), per_bank * wr
             u = np.minimum(lam_r * occ + lam_w * occ_w, 0.95)
             wait = np.minimum((lam_r * occ**2 + lam_w * occ_w**2) / (2.0 * (1.0 - u)), 50.0)
-            extra = np.asarray(c["rfc_miss_scale"]) * p_miss_any * (lat - 1.0 + xex + wait)
-            m = ctx.model(Effects(extra_collect=extra))
-            new = 0.5 * ipc + 0.5 * np.asarray(m["ipc"], dtype=np.float64)
-            settled = np.allclose(new, ipc, rtol=1e-4, atol=0.0)
-            ipc = new
-            if settled:
-                break
+            return np.asarray(c["rfc_miss_scale"]) * p_miss_any * (lat - 1.0 + xex + wait), wait
+
+        # the IPC the queue's wait leaves (the wait grows with the IPC, the IPC falls with the wait)
+        _, m, wait = ipc_fixed_point(lambda e: ctx.model(Effects(extra_collect=e)), cost, m["ipc"],
+                                     steps=MAIN_QUEUE_STEPS)  # fmt: skip
         reads, writes = ctx.reads, ctx.writes
         miss = reads * (1.0 - hit)
         mw = writes * (1.0 - hit)
