@@ -941,8 +941,8 @@ exit
 
 def test_ipc_fixed_point_is_exact_in_two_runs_where_the_cpi_is_affine_in_the_cost():
     """With ``1 / IPC = 2 + 0.5 e`` and an M/D/1-like cost ``e = 4 x / (1 - x / 2)`` the secant on the CPI is
-    the model itself: the second run is at the root (by hand: x (2 + 2 x / (1 - x / 2)) = 1, i.e.
-    x^2 + 2.5 x - 1 = 0 after multiplying by 1 - x / 2, x = (-2.5 + sqrt(10.25)) / 2)."""
+    the model itself: the second run is at the root, to the cheap side's search (2^-20; by hand: x (2 + 2 x /
+    (1 - x / 2)) = 1, i.e. x^2 + 2.5 x - 1 = 0 times 1 - x / 2: x = (sqrt(10.25) - 2.5) / 2)."""
     from rfmodel.analytic.model import ipc_fixed_point
 
     runs = []
@@ -956,8 +956,8 @@ def test_ipc_fixed_point_is_exact_in_two_runs_where_the_cpi_is_affine_in_the_cos
 
     x, out, aux = ipc_fixed_point(run, cost, np.array([0.5]))
     root = (-2.5 + np.sqrt(10.25)) / 2.0
-    assert len(runs) == 2 and x[0] == pytest.approx(root, rel=1e-8)
-    assert out["ipc"][0] == pytest.approx(root, rel=1e-8) and aux[0] == x[0]
+    assert len(runs) == 2 and x[0] == pytest.approx(root, rel=1e-5)
+    assert out["ipc"][0] == pytest.approx(root, rel=1e-5) and aux[0] == x[0]
 
 
 def test_ipc_fixed_point_settles_per_point_where_a_damped_iteration_does_not():

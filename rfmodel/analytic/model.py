@@ -307,8 +307,10 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
     )
 
 
-#: bisection steps of :func:`ipc_fixed_point`'s cheap side (its root to 2^-30 of the IPC without the cost)
-BISECT_STEPS = 30
+#: rounds of :func:`ipc_fixed_point`'s search on the cheap side, each over :data:`_LADDER`'s 32 cells of the
+#: bracket the round before left (four: the root to 2^-20 of the IPC without the cost)
+BISECT_ROUNDS = 4
+_LADDER = np.linspace(0.0, 1.0, 33)
 
 
 def ipc_fixed_point(run, cost, ipc0, *, rtol: float = 1e-3, steps: int = 8):
@@ -318,7 +320,7 @@ def ipc_fixed_point(run, cost, ipc0, *, rtol: float = 1e-3, steps: int = 8):
     serves); it returns ``(e, aux)``. ``run(e)`` is the shared model with ``e`` (e.g. ``extra_collect``):
     dear, its CPI (``1 / IPC``) close to affine in ``e``; ``ipc0`` is its IPC at ``e = 0``.  Each step fits
     ``1 / IPC = a + b e`` per point through the last two runs (a secant on the CPI), solves the fit's fixed
-    point ``x (a + b cost(x)) = 1`` by bisection on the cheap side, and runs the model there: the queue's
+    point ``x (a + b cost(x)) = 1`` by a search on the cheap side, and runs the model there: the queue's
     steep rise near saturation is taken exactly, so a few runs settle it (to ``rtol`` of ``x``) where a
     damped iteration may never.  Returns ``(x, out, aux)``: ``run``'s outputs and ``cost``'s ``aux`` at the
     returned ``x`` (the last run is at every point's own ``x``); at most ``steps`` runs."""
@@ -339,13 +341,17 @@ def ipc_fixed_point(run, cost, ipc0, *, rtol: float = 1e-3, steps: int = 8):
             a = c - b * e
             e_prev, c_prev = e, c
             # the fit's fixed point: x (a + b cost(x)) - 1 rises with x, from -1 at 0 to >= 0 at
-            # 1 / (a + b cost(0))
+            # 1 / (a + b cost(0)); a search over a 32-cell ladder of the bracket, four times
             lo = 0.0 * x
             hi = 1.0 / (a + b * cost(lo)[0])
-            for _ in range(BISECT_STEPS):
-                mid = 0.5 * (lo + hi)
-                over = mid * (a + b * cost(mid)[0]) >= 1.0
-                lo, hi = np.where(over, lo, mid), np.where(over, mid, hi)
+            for _ in range(BISECT_ROUNDS):
+                cand = lo + (hi - lo) * _LADDER.reshape((-1,) + (1,) * np.ndim(hi))
+                over = cand * (a + b * cost(cand)[0]) >= 1.0
+                # the first rung over it (the top one where none is: rounding at the bracket's end)
+                top = _LADDER.size - 1
+                first = np.where(over.any(axis=0), np.maximum(np.argmax(over, axis=0), 1), top)[None]
+                lo = np.take_along_axis(cand, first - 1, axis=0)[0]
+                hi = np.take_along_axis(cand, first, axis=0)[0]
             new = 0.5 * (lo + hi)
             x = np.where(done | ~np.isfinite(new), x, new)
     return x, out, aux
