@@ -285,7 +285,8 @@ class Stt(Design):
             "wb_hit_rate": hit + 0 * R,
             # a write waits for a full buffer only where there is one (without, it waits for its bank)
             "wb_full_stall_cycles": np.where(K > 0, w * wb_busy(m["ipc"], bank_r, prof.writes_per_instr, B, R,
-                                                                W, c["wb_busy_scale"]) * p_block * W, 0.0),
+                                                                W, c["wb_busy_scale"]) * p_block
+                                             * wb_slot_wait(W, B, K, shared), 0.0),
             "wb_occupancy_mean": wb_occupancy(m["ipc"], prof.writes_per_instr, absorbed,
                                               wb_residence(m["ipc"], bank_r, prof.writes_per_instr, B, R, W),
                                               np.where(shared > 0, K, K * B)),
@@ -461,6 +462,18 @@ def wb_hold(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, p_block, bus
     wait = (u_r * R + u_w * W) / 2.0 / (1.0 - u_w)
     buffered = (W - 1.0) * (1.0 - seen) + seen * np.asarray(p_block) * (2.0 * W - 1.0)
     return np.where(np.asarray(K) > 0, buffered, W - 1.0 + np.where(np.asarray(W) > 1.0, wait, 0.0))
+
+
+def wb_slot_wait(W, banks, K, shared):
+    """Cycles a result that finds the write buffer full waits for a slot: until the first of the banks whose
+    values fill it starts its next drain, at the end of the write each is doing (a full buffer drains before
+    the reads): the least of ``n`` residuals uniform on ``(0, W)``, ``W / (n + 1)``.  ``n``: the distinct
+    banks among a full shared buffer's ``K`` values, ``B (1 - (1 - 1/B)^K)``; one, the result's own bank,
+    for a buffer per bank."""
+    B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
+    spread = B * (1.0 - np.power(1.0 - 1.0 / B, np.asarray(K, dtype=np.float64)))
+    n = np.where(np.asarray(shared) > 0, spread, 1.0)
+    return np.asarray(W, dtype=np.float64) / (np.maximum(n, 1.0) + 1.0)
 
 
 def wb_reads_behind_write(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, K, near, busy_scale=1.0):
