@@ -220,7 +220,7 @@ M32 = 0xFFFFFFFF
 BIG = 1 << 40
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sx(x):
     """32-bit pattern -> signed value."""
     return x - (1 << 32) if x & 0x80000000 else x
@@ -260,7 +260,7 @@ def _rd(rows, i, j, w, l, regs, uregs, cb, srv, st):
     return np.int64(0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _rq(rows, i, j, w, l, regs, uregs, cb, srv, st):
     """:func:`_rd` with the two commonest kinds (vector register, immediate) handled in place."""
     b = F_SRC + 5 * j
@@ -302,7 +302,7 @@ def _rd64(rows, i, j, w, l, regs, uregs, cb, srv, st):
     return _rd(rows, i, j, w, l, regs, uregs, cb, srv, st)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _imod(rows, i, j, x):
     """Integer operand modifiers: ~ (bitwise not), - (two's complement), |..| (absolute value)."""
     m = rows[i, F_SRC + 5 * j + 2]
@@ -316,7 +316,7 @@ def _imod(rows, i, j, x):
     return x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fmod(rows, i, j, x):
     """Float operand modifiers on the bit pattern: |..| clears, - flips the sign bit."""
     m = rows[i, F_SRC + 5 * j + 2]
@@ -327,20 +327,20 @@ def _fmod(rows, i, j, x):
     return x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _b2f(x, s32, f32):
     s32[0] = np.uint32(x & M32)
     return np.float64(f32[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _f2b(f, s32, f32):
     """float64 -> nearest float32 -> its bit pattern."""
     f32[0] = np.float32(f)
     return np.int64(s32[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _i32_sources(rows, i, w, l, regs, uregs, cb, srv, st, signed):
     """Sources 0 and 1 of integer instruction ``i`` for lane ``l`` (operand modifiers applied), sign-extended
     from 32 bits when ``signed``."""
@@ -352,7 +352,7 @@ def _i32_sources(rows, i, w, l, regs, uregs, cb, srv, st, signed):
     return a, b
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _f32_sources(rows, i, w, l, regs, uregs, cb, srv, st, ftz, s32, f32):
     """Sources 0 and 1 of single-precision instruction ``i`` for lane ``l``: their bits (operand modifiers
     applied; flushed to zero with ``ftz``) and their values."""
@@ -364,7 +364,7 @@ def _f32_sources(rows, i, w, l, regs, uregs, cb, srv, st, ftz, s32, f32):
     return xa, xb, _b2f(xa, s32, f32), _b2f(xb, s32, f32)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _ftz(x):
     """Flush a float32 denormal (bit pattern) to a zero of the same sign."""
     if (x & 0x7F800000) == 0:
@@ -402,7 +402,7 @@ def _wp(preds, w, p, l, val):
         preds[w, p, l] = val
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _ps(rows, i, j, preds, w, l):
     """Predicate source ``j`` for lane ``l`` (0 or 1), negation applied."""
     p = rows[i, F_PS + 2 * j]
@@ -640,7 +640,7 @@ def _store_word(space, o, val, gmem, smem, lmem, w, l):
         lmem[w, l, o >> 2] = v
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _live_and_first(w, g, lst):
     """The mask of warp ``w``'s lanes that have not exited, and the lowest lane of group ``g``."""
     live = np.int64(0)
@@ -677,7 +677,7 @@ def _try_release(w, pcs, lst, lbar, bmask):
                     pcs[w, q] += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _d64(rows, i, j, w, l, regs, uregs, cb, srv, st, i64, f64):
     """Double-precision source ``j`` as a float64 (|..| and - applied to the sign bit)."""
     x = _rd64(rows, i, j, w, l, regs, uregs, cb, srv, st)
@@ -690,7 +690,7 @@ def _d64(rows, i, j, w, l, regs, uregs, cb, srv, st, i64, f64):
     return f64[0]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _bits64(r, i64, f64):
     f64[0] = r
     return i64[0]
@@ -724,7 +724,7 @@ def _round64(r, err, mode, i64, f64):
     return r
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _add_line(lines, n0, n, ln):
     for q in range(n0, n):
         if lines[q] == ln:
@@ -813,7 +813,7 @@ for _fam, _ops in (
     _FAMILY[np.array(_ops)] = _fam
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
     """Integer arithmetic of the lanes ``lanes`` of warp ``w`` at instruction ``i``: moves, multiply-add,
     three-way add, logic, shifts, address arithmetic."""
@@ -934,7 +934,7 @@ def _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
                 _wp(preds, w, rows[i, F_PD0], l, 1 if (s >> 32) != 0 else 0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _x_logic(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
     """Integer compares and predicate logic, selects, min/max, bit counts and permutes, predicate packing
     (as :func:`_x_int`)."""
@@ -1043,7 +1043,7 @@ def _x_logic(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
                         preds[w, p, l] = (a >> p) & 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _x_fp32(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, regf):
     """Single-precision arithmetic, compares and min/max, the division check and rounding to integers
     (as :func:`_x_int`; ``regf`` is ``regs`` seen as float32)."""
@@ -1147,7 +1147,7 @@ def _x_fp32(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, re
                 _wr(rows, i, w, l, _f2b(r, s32, f32), regs, uregs)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _x_fp64(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, i64, f64):
     """Conversions, double-precision arithmetic and compares, and the special-function unit (as
     :func:`_x_int`)."""
@@ -1267,7 +1267,7 @@ def _x_fp64(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st, s32, f32, i6
                 _wr(rows, i, w, l, _ftz(x) if ftz else x, regs, uregs)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _x_mem(op, rows, i, w, lanes, regs, uregs, cb, srv, gbase, gmem, gvalid, smem, lmem, st, s32, f32):
     """Loads, stores and atomics in global, shared and local memory (as :func:`_x_int`; a fault sets
     ``st`` and leaves the lane loop)."""
@@ -1372,7 +1372,7 @@ def _x_mem(op, rows, i, w, lanes, regs, uregs, cb, srv, gbase, gmem, gvalid, sme
                     _wr(rows, i, w, l, old, regs, uregs)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _x_lanes(op, rows, i, w, g, e, lanes, regs, preds, uregs, cb, srv, st, vals):
     """Instructions across the warp's lanes: shuffles, votes, reductions (``g``: the group's lanes,
     ``e``: those whose guard holds; ``vals``: scratch of 32 values)."""
@@ -1446,7 +1446,7 @@ def _x_lanes(op, rows, i, w, g, e, lanes, regs, preds, uregs, cb, srv, st, vals)
                 _wr(rows, i, w, l, acc, regs, uregs)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _x_flow(op, rows, i, w, g, e, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, st):
     """Control flow and convergence: barriers, branches, exits, convergence barriers, indirect branches and
     returns.  False where the group's lanes got their next offsets here (the warp picks its next group),
