@@ -717,3 +717,54 @@ def test_gpgpusim_mode_l1d_bank_queues_take_one_access_each_a_cycle():
     assert l1_queue_enter(q, depth, 1, 10)[1:] == (10, 12)  # another bank's queue
     base, enter, head = l1_queue_enter(q, depth, 0, 12)
     assert (enter, head) == (30, 32)  # the tail has room once the first access left (depth 2)
+
+
+def test_the_l1d_miss_queue_by_hand():
+    """GPGPU-Sim's miss queue (``miss_queue_full``): a load's miss asks for room for two, a store for one;
+    requests leave one a cycle.  Eight entries, requests of 4 sectors entered at cycles 0, 1, 2, ...: the
+    queue drains a request a cycle, so the lookup of the k-th line waits until request 4k + n - 2 - (8 - m)
+    has left (``n`` its requests, ``m`` the entries it needs free)."""
+    from rfmodel.sim.core import K_L1_MISSQ_WAIT, N_K, mq_push, mq_wait
+
+    q = np.zeros(2 + 8, dtype=np.int64)
+    stats = np.zeros(N_K, dtype=np.int64)
+    t = []
+    for k in range(4):  # stores: 4 requests each, one free entry needed
+        tl = mq_wait(q, 0, 8, k, 4, 1, stats)
+        t.append(tl)
+        assert mq_push(q, 0, 8, tl, 4) == max(tl, 4 * k)  # the first of its requests leaves then
+    # requests leave at 0, 1, 2, ...: line k needs request 4k + 4 - 2 - 7 = 4k - 5 gone (at cycle 4k - 5)
+    assert t == [0, 1, 3, 7]
+    assert stats[K_L1_MISSQ_WAIT] == (3 - 2) + (7 - 3)
+    # a load's miss needs two free entries: after 16 requests, request 16 + 1 - 2 - 6 = 9 must have left (9)
+    assert mq_wait(q, 0, 8, 0, 1, 2, stats) == 9
+    # no limit: nothing waits, nothing is held
+    assert mq_wait(q, 0, 0, 3, 4, 2, stats) == 3 and mq_push(q, 0, 0, 3, 4) == 3
+
+
+def test_a_miss_holds_at_most_its_merge_limit_of_accesses():
+    """An MSHR merge limit of M: a miss and M - 1 loads of its line merge; the next load of the line waits
+    for the fill (GPGPU-Sim retries it until its line holds the data) and then hits.  One warp, three
+    independent loads of one line a cycle apart (rfmodel's pipeline): the first misses (fill at F, as in
+    test_load_latency_hit_and_miss), the others merge and finish with it at F + 1, unless the limit is 2: the
+    third then waits from its lookup at cycle 4 until F and hits 5 cycles later."""
+    line = 128
+    prog = [("LDG.E", [20 + i], [2], {"lines": [0]}) for i in range(3)]
+    sm0 = make_sm(4, l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
+                  latency=LatencySpec(int=(4, 1), ld_global=(1, 1)), icnt_flit_bytes=None)  # fmt: skip
+    service = int(np.ceil(line / sm0.mem_bw_bytes_per_cycle))
+    F = 2 + 5 + service + 50
+    cycles, waits = {}, {}
+    for merge in (0, 2, 3):
+        l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
+                     mshr_merge=merge)  # fmt: skip
+        r = run(trace_from_warps([prog]), sm0.replace(l1d=l1))
+        cycles[merge], waits[merge] = r.metrics["cycles"], r.counts["l1_merge_wait"]
+    assert cycles[0] == cycles[3] == F + 2 and waits[0] == waits[3] == 0
+    assert cycles[2] == F + 5 + 2
+    assert waits[2] == F - 4
+
+
+def test_a_one_entry_miss_queue_is_refused():
+    with pytest.raises(RfmodelError, match="miss_queue_entries"):
+        L1DSpec(miss_queue_entries=1)

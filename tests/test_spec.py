@@ -518,12 +518,14 @@ class TestPresets:
         # configs' no-write-allocate and hash), which the analytic engine does not model yet; and the L2
         # hit latency, which the import takes as the ROP latency plus GPGPU-Sim's fixed interconnect and queue
         # cycles (the presets keep -gpgpu_l2_rop_latency alone); and the L1D's banks, whose latency queues
-        # only the simulator's GPGPU-Sim mode has (a preset keeps one bank, which no engine then has to say)
+        # only the simulator's GPGPU-Sim mode has (a preset keeps one bank, which no engine then has to say);
+        # and the MSHRs' merge limit and the miss queue, which only the simulator models (presets: no limit)
         assert (p.icnt_flit_bytes, p.icnt_clock_mhz, p.exec_units, p.icache) == (None, None, None, None)
         # the L2's sectors act on the interconnect ports and the DRAM's banks, which the presets leave out
         # (the analytic engine does not model the banks' rows)
         assert p.l2_sector_bytes is None and p.dram is None
         assert (p.l1d.write_allocate, p.l1d.set_index, p.l1d.banks) == (True, "linear", 1)
+        assert (p.l1d.mshr_merge, p.l1d.miss_queue_entries) == (0, 0)
         assert imported.icnt_flit_bytes is not None and imported.exec_units is not None
         assert imported.icache is not None and imported.dram_latency_cycles > p.dram_latency_cycles
         assert imported.l2_hit_latency_cycles > p.l2_hit_latency_cycles
@@ -531,7 +533,8 @@ class TestPresets:
                  "exec_units": None, "icache": None,
                  "dram_latency_cycles": p.dram_latency_cycles,
                  "l2_hit_latency_cycles": p.l2_hit_latency_cycles, "l1d.shmem_options": (),
-                 "l1d.write_allocate": True, "l1d.set_index": "linear", "l1d.banks": 1}
+                 "l1d.write_allocate": True, "l1d.set_index": "linear", "l1d.banks": 1,
+                 "l1d.mshr_merge": 0, "l1d.miss_queue_entries": 0}
         expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides, **later})
         assert p == expect
 
@@ -598,6 +601,8 @@ def test_import_details():
     assert gtx.trace_path is None
     assert (s.latency.int, s.latency.fp32, s.latency.fp64, s.latency.sfu) == ((4, 1), (5, 1), (8, 8), (8, 8))
     assert (s.l1d.mshr_entries, s.l1d.hit_latency_cycles, s.l1d.sectored) == (64, 35, False)
+    # dl1 "...,S:64:8,8": 64 MSHRs merging 8 accesses each, a miss queue of 8
+    assert (s.l1d.mshr_merge, s.l1d.miss_queue_entries) == (8, 8)
     # -dram_latency 100 plus tRCD 12 + CL 12 DRAM cycles at 924 MHz in 700 MHz core cycles (18.2); the L2:
     # ROP 120 + each way intersim's two channels and one router (config_fermi_islip.icnt: routing 0, VC and
     # switch allocation 1 + 1, switch traversal 0 + 1 by booksim's defaults) = 5, + 4 queue hops
@@ -635,6 +640,14 @@ def test_import_details():
         (4, 2), (5, 2), (100, 8), (1, 1))
     assert (qv.l1d.adaptive, qv.l1d.sectored, qv.l1d.mshr_entries, qv.shmem_per_cta_bytes) == (
         True, True, 512, 65536)
+    # dl1 "...,A:512:8,16:0,32": merges of 8, a miss queue of 16; the analytic engine says it has neither
+    assert (qv.l1d.mshr_merge, qv.l1d.miss_queue_entries) == (8, 16)
+    from rfmodel.spec.occupancy import not_modelled
+
+    said = not_modelled(qv, "analytic")
+    assert "l1d.mshr_merge = 8 (answered as 0)" in said
+    assert "l1d.miss_queue_entries = 16 (answered as 0)" in said
+    assert not any("merge" in x or "miss_queue" in x for x in not_modelled(qv, "simulate"))
 
     a100 = from_gpgpusim_config(CONFIGS / "SM80_A100" / "gpgpusim.config")
     assert (a100.latency.int, a100.latency.tensor, a100.l2_size_bytes) == ((4, 2), (12, 8), 40 << 20)

@@ -185,6 +185,8 @@ CONFIG_FIELDS = (
     "l1_queue",  # compat: depth of the L1D's latency queues (GPGPU-Sim's -gpgpu_l1_latency; 0: none)
     "l1_banks",  # compat: L1D banks, each with its own latency queue
     "line_ack_flits",  # flits of the acknowledgements a design's line written back gets (ports modelled)
+    "l1_merge",  # accesses one outstanding L1D line miss holds, itself included (0: no limit)
+    "l1_missq",  # entries of the L1D's miss queue (0: no limit)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -377,12 +379,16 @@ STATE_FIELDS = (
     "l1_smask",  # [L1D ways] compat, sectored L1D: the sectors a way holds or has asked for (bit mask)
     # [banks x (depth + 3)] compat: per L1D bank its latency queue: the accesses it took, the cycle its last
     # one left the head, the cycle its last one entered, and (a ring of depth) the cycles the last ``depth``
-    # left it
+    # left it; then [2 + miss-queue entries] the L1D's miss queue: the requests it took, the cycle its last
+    # one left, and (a ring of its entries) the cycles the last ones leave
     "l1q",
     # DRAM banks and rows (SMSpec.dram): the D_* header (geometry, timings), then per bank its open row (-1:
     # closed), last activation and last column read, per channel its last activation and last column read
     # (times x LINE_FIX); [1] (D_ON = 0) without
     "dram",
+    # [L1D ways x 32-byte sectors of a line] the accesses an outstanding miss of the way's line (of each of
+    # its sectors, where sectored) holds (l1d.mshr_merge)
+    "l1_merge",
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -439,6 +445,8 @@ K_FIELDS = (
     "noc_flits_out",  # flits the SM sent (requests, store data)
     "noc_flits_in",  # flits the SM received (replies, write acknowledgements)
     "l1_set_wait",  # cycles loads waited because every way of their L1D set waited for a fill
+    "l1_missq_wait",  # cycles L1D lookups waited for room in the miss queue (l1d.miss_queue_entries)
+    "l1_merge_wait",  # cycles loads waited for a miss they could not merge into (l1d.mshr_merge)
 )
 K_STALL0 = len(K_FIELDS)
 N_K = K_STALL0 + MAX_REASONS
@@ -519,6 +527,8 @@ C_SECTOR_FLITS = 58
 C_L1_QUEUE = 59
 C_L1_BANKS = 60
 C_LINE_ACK_FLITS = 61
+C_L1_MERGE = 62
+C_L1_MISSQ = 63
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -657,6 +667,7 @@ S_W_IMISS = 87
 S_L1_SMASK = 88
 S_L1Q = 89
 S_DRAM = 90
+S_L1_MERGE = 91
 
 # K_FIELDS
 K_ISSUED = 0
@@ -710,6 +721,8 @@ K_NOC_WAIT = 47
 K_NOC_FLITS_OUT = 48
 K_NOC_FLITS_IN = 49
 K_L1_SET_WAIT = 50
+K_L1_MISSQ_WAIT = 51
+K_L1_MERGE_WAIT = 52
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
@@ -974,7 +987,7 @@ def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req, ackf):
 
 @njit(cache=True)
 def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t, req, rep, nsec,
-                 looked=False):
+                 looked=False, leave=-1):
     """A line miss (``nsec`` 32-byte sectors of it) leaving the SM at ``t`` or, when every MSHR is taken,
     when the first frees (its request of ``req`` flits through the interconnect injection port, its reply of
     ``rep`` flits back); returns
@@ -1000,7 +1013,7 @@ def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t,
             if mshr[m] <= t:
                 slot = m
                 break
-    dep = noc_send(fcfg, scalars, stats, t, req)
+    dep = noc_send(fcfg, scalars, stats, max(t, leave), req)
     fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, dep + lookup, rep, nsec)
     mshr[slot] = fill
     return fill, t
@@ -1038,10 +1051,71 @@ def l1_queue_leave(l1q, base, depth, t):
     l1q[base + 1] = t
 
 
+@njit(cache=True, inline="always")
+def mq_wait(l1q, mb, size, t, n, m, stats):
+    """The first cycle from ``t`` at which the L1D's miss queue (``size`` entries at ``l1q[mb:]``; 0: no
+    limit) holds at most ``size - m`` requests when the last of ``n`` new ones asks (GPGPU-Sim's
+    ``miss_queue_full``: ``m`` = 2 for a load's miss, 1 for a store)."""
+    if size <= 0:
+        return t
+    k = l1q[mb]
+    # the request that must have left: the (size - m + 1)-th before the last new one (one of the new ones
+    # only where a line's sectors outnumber the room: then the last request already in)
+    j = min(k + n - 2 - (size - m), k - 1)
+    if j >= 0 and l1q[mb + 2 + j % size] > t:
+        stats[K_L1_MISSQ_WAIT] += l1q[mb + 2 + j % size] - t
+        t = l1q[mb + 2 + j % size]
+    return t
+
+
+@njit(cache=True, inline="always")
+def mq_push(l1q, mb, size, t, n):
+    """``n`` requests enter the miss queue at ``t`` and leave it for the interconnect one a cycle, in
+    order; returns the cycle the first leaves (``t`` without a limit)."""
+    if size <= 0:
+        return t
+    first = -1
+    for _ in range(n):
+        k = l1q[mb]
+        leave = t if k == 0 else max(t, l1q[mb + 1] + 1)
+        l1q[mb + 2 + k % size] = leave
+        l1q[mb + 1] = leave
+        l1q[mb] = k + 1
+        if first < 0:
+            first = leave
+    return first
+
+
+@njit(cache=True, inline="always")
+def merge_most(merge, base, bits):
+    """The most accesses an outstanding miss of one of the sectors ``bits`` (bit 0 alone: the whole line)
+    of the line at ``merge[base:]`` holds (:data:`C_L1_MERGE`)."""
+    most = 0
+    s = 0
+    while bits != 0:
+        if bits & 1 and merge[base + s] > most:
+            most = merge[base + s]
+        bits >>= 1
+        s += 1
+    return most
+
+
+@njit(cache=True, inline="always")
+def merge_add(merge, base, bits, first):
+    """Sectors ``bits`` of the line at ``merge[base:]``: one more access merged (``first``: a new miss, its
+    only access)."""
+    s = 0
+    while bits != 0:
+        if bits & 1:
+            merge[base + s] = 1 if first else merge[base + s] + 1
+        bits >>= 1
+        s += 1
+
+
 @njit(cache=True)
 def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, req_flits,
-               rep_flits, ack_flits, atom, sec_need, scalars, stats, r_extra, tag, lru, ready, smask, l1q,
-               mshr, l2_tag, l2_lru, dram, h_l1, design_ints, design_floats, w):
+               rep_flits, ack_flits, atom, sec_need, scalars, stats, r_extra, tag, lru, ready, smask, merge,
+               l1q, mshr, l2_tag, l2_lru, dram, h_l1, design_ints, design_floats, w):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
     Lines are looked up one per cycle (GPGPU-Sim mode: each enters its L1D bank's latency queue, one a bank
@@ -1054,7 +1128,11 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     writes it back itself).  Returns (completion cycle, cycle from which the unit is free again);
     sets ``r_extra`` (compat: GPGPU-Sim's writebacks of the load: one per missed sector, none for L1 hits).
     Requests and replies pass the SM's interconnect ports where modelled (``req_flits`` / ``rep_flits`` of
-    the row a line); a store does not wait for its request to leave (the L1's miss queue holds it).  (The
+    the row a line; a sector miss one request a sector); a store does not wait for its request to leave
+    (the L1's miss queue holds it).  With a miss queue (``l1_missq``) a lookup that misses, stores or
+    merges into a miss in flight waits for room in it (:func:`mq_wait`), and its requests leave it one a
+    cycle; with a merge limit (``l1_merge``) a load that would be the limit's next access to a line still
+    being filled waits for the fill (then it hits).  (The
     tables come one array each, not as the tables tuple: a call copies every array of a tuple it is
     given.)
     """
@@ -1085,6 +1163,9 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
         banks = max(cfg[C_L1_BANKS], 1)
         inserted = 0  # accesses the latency queues took in the unit's current cycle
         qb = 0
+        mb = max(cfg[C_L1_BANKS] * (depth + 3), 1)
+        mq = cfg[C_L1_MISSQ]
+        mmax = cfg[C_L1_MERGE]
         for j in range(mem_ptr[row], mem_ptr[row + 1]):
             line = mem_line[j] >> shift
             served = h_l1(design_ints, design_floats, w, line, kind, 0, t) if use_l1 else -1
@@ -1144,13 +1225,26 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 if hit:
                     stats[K_L1_HIT] += 1
                 if kind == MK_STORE:
+                    nw = req // max(cfg[C_SECTOR_FLITS], 1) if need != 0 else 1
+                    tl = mq_wait(l1q, mb, mq, tl, nw, 1, stats)
+                    lv = mq_push(l1q, mb, mq, tl, nw)
                     if not tag_hit and way >= 0:
                         ready[way] = tl  # write-allocate; the store does not wait for the line
                     if need != 0 and way >= 0:  # the written sectors are the line's
                         smask[way] = (smask[way] | need) if tag_hit else need
-                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, tl, req, ackf)
+                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, lv, req, ackf)
                     at = tl
                 elif hit:
+                    if ready[way] > tl and mmax > 0:
+                        bits = need if need != 0 else 1
+                        most = merge_most(merge, way * lsec, bits)
+                        if most >= mmax:  # no merge slot left: the load waits for the fill, then hits
+                            stats[K_L1_MERGE_WAIT] += ready[way] - tl
+                            tl = ready[way]
+                        else:
+                            merge_add(merge, way * lsec, bits, False)
+                    if ready[way] > tl:
+                        tl = mq_wait(l1q, mb, mq, tl, 1, 2, stats)
                     at = max(tl if queued else tl + cfg[C_L1_HIT], ready[way])
                     if ready[way] > tl:
                         r_extra[r] += sectors[row]  # merged into an outstanding miss
@@ -1162,16 +1256,24 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                     while bits != 0:  # sectors fetched (a line has at most line_bytes / 32)
                         n += bits & 1
                         bits >>= 1
+                    tl = mq_wait(l1q, mb, mq, tl, n, 2, stats)
+                    lv = mq_push(l1q, mb, mq, tl, n)
                     fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, tl,
-                                            req, n * cfg[C_SECTOR_FLITS], n, queued)  # fmt: skip
+                                            n * req, n * cfg[C_SECTOR_FLITS], n, queued, lv)  # fmt: skip
+                    if tag_hit and ready[way] > tl:  # the sectors already asked for: merged
+                        merge_add(merge, way * lsec, need & ~fetch, False)
+                    merge_add(merge, way * lsec, fetch, True)
                     ready[way] = max(ready[way], fill) if tag_hit else fill
                     smask[way] = (smask[way] | need) if tag_hit else need
                     at = fill
                     r_extra[r] += n
                 else:
+                    tl = mq_wait(l1q, mb, mq, tl, 1, 2, stats)
+                    lv = mq_push(l1q, mb, mq, tl, 1)
                     fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, tl,
-                                            req, rep, lsec, queued)  # fmt: skip
+                                            req, rep, lsec, queued, lv)  # fmt: skip
                     ready[way] = fill
+                    merge_add(merge, way * lsec, 1, True)
                     at = fill
                     r_extra[r] += sectors[row]
                 if queued:
@@ -1744,7 +1846,7 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
             r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables[T_SECTORS],
             tables[T_REQ_FLITS], tables[T_REP_FLITS], tables[T_ACK_FLITS], tables[T_ATOM], tables[T_SEC_NEED],
             scalars, stats, state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY],
-            state[S_L1_SMASK], state[S_L1Q], state[S_MSHR_FILL],
+            state[S_L1_SMASK], state[S_L1_MERGE], state[S_L1Q], state[S_MSHR_FILL],
             state[S_L2_TAG], state[S_L2_LRU], state[S_DRAM], h_l1, design_ints, design_floats,
             state[S_R_WARP][r],
         )  # fmt: skip

@@ -472,6 +472,8 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "sector_flits": int(sm.icnt_flits(32)) if noc else 0,
         "line_flits": int(sm.icnt_flits(line_bytes)) if noc else 0,
         "line_ack_flits": int(sm.icnt_ack_flits()) if noc else 0,
+        "l1_merge": l1.mshr_merge,
+        "l1_missq": l1.miss_queue_entries,
     }
     cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
     fcfg = np.array([line_bytes / sm.mem_bw_bytes_per_cycle, sm.icnt_flit_cycles], dtype=np.float64)
@@ -630,8 +632,9 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "il1_tag": z(il1n, -1), "il1_lru": z(il1n, -1), "il1_fill": z(il1n),
         "il1_mshr": np.concatenate([z(cfg[C.C_IL1_MSHR]), z(cfg[C.C_IL1_MSHR], -1)]), "w_imiss": z(W),
         "l1_smask": z(l1n),
-        "l1q": z(max(cfg[C.C_L1_BANKS] * (cfg[C.C_L1_QUEUE] + 3), 1)),
+        "l1q": z(max(cfg[C.C_L1_BANKS] * (cfg[C.C_L1_QUEUE] + 3), 1) + 2 + cfg[C.C_L1_MISSQ]),
         "dram": _dram_array(sm),
+        "l1_merge": z(max(l1n * max((1 << int(cfg[C.C_LINE_SHIFT])) >> 5, 1), 1)),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]

@@ -295,6 +295,9 @@ class _Cache:
     line: int
     assoc: int
     mshr: int
+    #: the MSHR's merge limit and the miss queue's entries (0: not given)
+    merge: int = 0
+    miss_queue: int = 0
     #: the allocation policy's letter: m (on miss), f (on fill), s (streaming)
     alloc: str = "m"
     #: the policy's other letters: write (R, B, T, E, L), write allocation (N, W, F, L), index (L, H, P, X)
@@ -327,9 +330,11 @@ def _cache(r: _Reader, name: str) -> _Cache | None:
         sets, bsize, assoc = (int(x) for x in geo)
         mshr_fields = groups[2].split(":")
         mshr = int(mshr_fields[1])
+        merge = int(mshr_fields[2]) if len(mshr_fields) > 2 and mshr_fields[2].strip() else 0
+        miss_queue = int(groups[3].split(":")[0]) if len(groups) > 3 and groups[3].strip() else 0
     except (ValueError, IndexError):
         r.fail(name, line, v, expected)
-    if sets < 1 or bsize < 1 or assoc < 1 or mshr < 0:
+    if sets < 1 or bsize < 1 or assoc < 1 or mshr < 0 or merge < 0 or miss_queue < 0:
         r.fail(name, line, v, expected + " with positive sizes")
     policy = groups[1].split(":")
     alloc = policy[2].strip() if len(policy) > 2 else "m"
@@ -337,8 +342,8 @@ def _cache(r: _Reader, name: str) -> _Cache | None:
         r.fail(name, line, v, expected + " with an allocation policy of m (on miss), f (on fill) or s "
                "(streaming)")  # fmt: skip
     letters = [x.strip() for x in policy] + ["", "", "", "", ""]
-    return _Cache(sectored, sets, bsize, assoc, mshr, alloc, letters[1] or "T", letters[3] or "W",
-                  letters[4] or "L")
+    return _Cache(sectored, sets, bsize, assoc, mshr, merge, miss_queue, alloc, letters[1] or "T",
+                  letters[3] or "W", letters[4] or "L")
 
 
 def _l1d_policy(r: _Reader, dl1: _Cache) -> dict:
@@ -457,6 +462,8 @@ def import_gpgpusim_config(
         line_bytes=dl1.line if dl1 else 128,
         sectored=dl1.sectored if dl1 else False,
         mshr_entries=dl1.mshr if dl1 else 0,
+        mshr_merge=dl1.merge if dl1 else 0,
+        miss_queue_entries=dl1.miss_queue if dl1 else 0,
         allocate_on_miss=dl1.alloc == "m" if dl1 else True,
         **(_l1d_policy(r, dl1) if dl1 else {}),
         hit_latency_cycles=l1_latency,

@@ -276,6 +276,9 @@ NOT_MODELLED = {
     "l1d.banks": {"analytic": 1, "simulate": 1},
     "l1d.unified_bytes": {"analytic": 0, "simulate": 0},
     "l1d.adaptive": {"analytic": False, "simulate": False},
+    # the MSHRs' merge limit and the miss queue: only the simulator holds the L1D's lookups for them
+    "l1d.mshr_merge": {"analytic": 0},
+    "l1d.miss_queue_entries": {"analytic": 0},
     "collector_read_ports": {"analytic": 0},
     "dual_issue_diff_units": {"analytic": False, "simulate": True},
     # the instruction cache: only the simulator's GPGPU-Sim mode fetches (``not_modelled(compat=True)``)

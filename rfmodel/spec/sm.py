@@ -152,6 +152,18 @@ class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
     line_bytes: int = param(128, unit="B", choices=(16, 32, 64, 128, 256, 512, 1024), doc="line size")
     sectored: bool = param(False, doc="sectored lines (32 B sectors filled on demand)")
     mshr_entries: int = param(64, unit="entries", bounds=(0, 1 << 16), doc="miss status holding registers")
+    mshr_merge: int = param(0, unit="accesses", bounds=(0, 1 << 16),
+                            doc="accesses one outstanding line miss holds, itself and those merged into it "
+                                "(GPGPU-Sim's MSHR merge limit; counted per line here, per 32-byte sector "
+                                "there); a further load of the line waits for its fill and then hits; 0 = "
+                                "no limit")
+    miss_queue_entries: int = param(0, unit="entries", bounds=(0, 1 << 16),
+                                    doc="requests the L1D's miss queue holds on their way to the "
+                                        "interconnect, which takes one a cycle (GPGPU-Sim's miss queue: a "
+                                        "load's miss needs two free entries, a store one, a request a "
+                                        "32-byte sector where sectored); a lookup that finds too few waits, "
+                                        "and a load merging into a miss in flight also needs two; 0 = no "
+                                        "limit")
     allocate_on_miss: bool = param(True, doc="a load miss reserves its line until the fill (GPGPU-Sim's "
                                    "allocation policy m): a load whose set has every way waiting for a fill "
                                    "waits for the first; false: it takes the least recently used way "
@@ -177,6 +189,9 @@ class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
 
     def _check(self) -> None:
         super()._check()
+        if self.miss_queue_entries == 1:
+            self._fail("miss_queue_entries", self.miss_queue_entries,
+                       "0 (no limit) or at least 2 (a load's miss needs two free entries)")
         if not self.shmem_options:
             return
         if not self.adaptive:
