@@ -588,3 +588,14 @@ def test_effect_error_is_also_given_per_bank_speed():
     assert by["1x"] == pytest.approx(3.0) and by["3x"] == pytest.approx(30.0)
     assert by["6x"] == pytest.approx(40.0)
     assert out["ipc_effect_mae"] == pytest.approx((2 + 4 + 30 + 60 + 20) / 5)
+
+
+def test_adopt_compares_nan_results_as_equal():
+    """A point where the workload does not fit simulates to NaN metrics; simulated again it is the same
+    result, which adoption must not take for a change (NaN != NaN in Python)."""
+    from rfmodel.calibrate import _same
+
+    nan = float("nan")
+    assert _same({"ipc": nan, "stalls": [1.0, nan]}, {"ipc": nan, "stalls": [1.0, nan]})
+    assert not _same({"ipc": nan}, {"ipc": 1.0}) and not _same({"ipc": 1.0}, {"ipc": 2.0})
+    assert not _same({"ipc": 1.0}, {"ipc": 1.0, "cycles": 3})

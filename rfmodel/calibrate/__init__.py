@@ -375,6 +375,18 @@ def _has_simulation(rec: dict) -> bool:
 ADOPT_FIELDS = ("sim", "stalls", "events")
 
 
+def _same(a, b) -> bool:
+    """Equal simulation results, a NaN equal to a NaN (a point where a workload does not fit, say), in
+    nested dicts and lists too."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return a == b
+
+
 def adopt_simulations(source, checkpoint_dir, *, verify: int = 1, seed: int = 0, progress=None) -> dict:
     """Take the simulations of another checkpoint log (``source``: a folder with ``results.jsonl``, or the
     file) into ``checkpoint_dir``'s under this tree's keys, after simulating a sample of them again.
@@ -415,11 +427,11 @@ def adopt_simulations(source, checkpoint_dir, *, verify: int = 1, seed: int = 0,
     for i, (_, r) in enumerate(sample):
         job = {k: r[k] for k in JOB_FIELDS}
         now = simulate_job({**job, "point": r.get("point", 0)})
-        differ = [f for f in ADOPT_FIELDS if now.get(f) != r.get(f)]
+        differ = [f for f in ADOPT_FIELDS if not _same(now.get(f), r.get(f))]
         if differ:
             f = differ[0]
             a, b = r.get(f) or {}, now.get(f) or {}
-            moved = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)][:4]
+            moved = [k for k in sorted(set(a) | set(b)) if not _same(a.get(k), b.get(k))][:4]
             raise RfmodelError(
                 f"--adopt {source}: {job['design']} on {job['workload']} ({job['gpu']}, {job['params']}) "
                 f"simulates otherwise in this tree ({f}: " + ", ".join(f"{k} {a.get(k)} -> {b.get(k)}"
