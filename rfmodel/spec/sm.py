@@ -154,9 +154,9 @@ class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
     mshr_entries: int = param(64, unit="entries", bounds=(0, 1 << 16), doc="miss status holding registers")
     mshr_merge: int = param(0, unit="accesses", bounds=(0, 1 << 16),
                             doc="accesses one outstanding line miss holds, itself and those merged into it "
-                                "(GPGPU-Sim's MSHR merge limit; counted per line here, per 32-byte sector "
-                                "there); a further load of the line waits for its fill and then hits; 0 = "
-                                "no limit")
+                                "(GPGPU-Sim's MSHR merge limit; counted per 32-byte sector where sectored, "
+                                "per line otherwise); a further load of the line waits for its fill and "
+                                "then hits; 0 = no limit")
     miss_queue_entries: int = param(0, unit="entries", bounds=(0, 1 << 16),
                                     doc="requests the L1D's miss queue holds on their way to the "
                                         "interconnect, which takes one a cycle (GPGPU-Sim's miss queue: a "
