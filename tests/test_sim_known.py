@@ -768,3 +768,30 @@ def test_a_miss_holds_at_most_its_merge_limit_of_accesses():
 def test_a_one_entry_miss_queue_is_refused():
     with pytest.raises(RfmodelError, match="miss_queue_entries"):
         L1DSpec(miss_queue_entries=1)
+
+
+@pytest.mark.parametrize("smem", [1, 2, 3, 8])
+def test_gpgpusim_mode_shared_memory_pipeline_holds_smem_latency_loads(smem):
+    """GPGPU-Sim's shared-memory pipeline (``ldst_unit::cycle``): a shared load enters the last of its
+    ``smem_latency`` stages, which shift only into empty ones; the first stage empties into the port's
+    write-back slot, written the cycle after; while the stages are full the load holds the unit.  So
+    ``smem + 1`` loads are between the unit and their write-back at most.  One warp, four independent
+    shared loads (class latency 3): by hand the k-th enters at ``e_k = max(e_{k-1} + 1, e_{k-smem-1} + 3 +
+    smem)`` (the cycle the load ``smem + 1`` ahead of it was written back), so each ends ``e_k - e_{k-1}``
+    after the one before.  rfmodel's own pipeline takes one a cycle whatever the depth."""
+    lat = LatencySpec(int=(4, 1), ld_shared=(3, 1), atomic=(1, 1))
+    sm = make_sm(4, smem_latency_cycles=smem, latency=lat)
+
+    def ends(n, compat):
+        tr = trace_from_warps([[("LDS", [10 + i], [2]) for i in range(n)]])
+        r = simulate_trace(tr, sm, options={"compat": compat} if compat else None)
+        return r.metrics["cycles"], r.counts["smem_full"]
+
+    e = []
+    for k in range(4):
+        e.append(0 if k == 0 else max(e[-1] + 1, (e[k - smem - 1] + 3 + smem) if k > smem else 0))
+    compat = [ends(n, "gpgpusim") for n in (1, 2, 3, 4)]
+    assert [compat[k][0] - compat[k - 1][0] for k in (1, 2, 3)] == [e[k] - e[k - 1] for k in (1, 2, 3)]
+    assert (compat[3][1] > 0) == (smem < 3)
+    own = [ends(n, None)[0] for n in (1, 4)]
+    assert own[1] - own[0] == 3

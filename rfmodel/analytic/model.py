@@ -309,7 +309,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
 
 #: rounds of :func:`ipc_fixed_point`'s search on the cheap side, each over :data:`_LADDER`'s 32 cells of the
 #: bracket the round before left (four: the root to 2^-20 of the IPC without the cost)
-BISECT_ROUNDS = 4
+LADDER_ROUNDS = 4
 _LADDER = np.linspace(0.0, 1.0, 33)
 
 
@@ -344,7 +344,7 @@ def ipc_fixed_point(run, cost, ipc0, *, rtol: float = 1e-3, steps: int = 8):
             # 1 / (a + b cost(0)); a search over a 32-cell ladder of the bracket, four times
             lo = 0.0 * x
             hi = 1.0 / (a + b * cost(lo)[0])
-            for _ in range(BISECT_ROUNDS):
+            for _ in range(LADDER_ROUNDS):
                 cand = lo + (hi - lo) * _LADDER.reshape((-1,) + (1,) * np.ndim(hi))
                 over = cand * (a + b * cost(cand)[0]) >= 1.0
                 # the first rung over it (the top one where none is: rounding at the bracket's end)

@@ -238,7 +238,7 @@ def analytic_entries(ctx) -> np.ndarray:
 
 
 #: at most this many model runs of the main-RF queue's fixed point in ``Rfc.analytic``
-#: (:func:`rfmodel.analytic.model.ipc_fixed_point`; it settles in 2-5)
+#: (:func:`rfmodel.analytic.model.ipc_fixed_point`; on the calibration's sweep it settles in 1-6)
 MAIN_QUEUE_STEPS = 8
 
 

@@ -247,6 +247,7 @@ G_FIELDS = (
     "wbuf_n",  # values held in the write buffer (all banks)
     "inj_free",  # the SM's interconnect injection port free at (x LINE_FIX)
     "ej_free",  # the SM's interconnect ejection port free at (x LINE_FIX)
+    "smem_n",  # compat: shared-memory loads between entering the unit and their write-back
 )
 N_G = len(G_FIELDS)
 
@@ -447,6 +448,7 @@ K_FIELDS = (
     "l1_set_wait",  # cycles loads waited because every way of their L1D set waited for a fill
     "l1_missq_wait",  # cycles L1D lookups waited for room in the miss queue (l1d.miss_queue_entries)
     "l1_merge_wait",  # cycles loads waited for a miss they could not merge into (l1d.mshr_merge)
+    "smem_full",  # compat: cycles a shared-memory load held the LD/ST unit, its pipeline full
 )
 K_STALL0 = len(K_FIELDS)
 N_K = K_STALL0 + MAX_REASONS
@@ -574,6 +576,7 @@ G_LRU_CLOCK = 15
 G_WBUF_N = 16
 G_INJ_FREE = 17
 G_EJ_FREE = 18
+G_SMEM_N = 19
 
 # STATE_FIELDS
 S_G = 0
@@ -723,6 +726,7 @@ K_NOC_FLITS_IN = 49
 K_L1_SET_WAIT = 50
 K_L1_MISSQ_WAIT = 51
 K_L1_MERGE_WAIT = 52
+K_SMEM_FULL = 53
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
@@ -1101,6 +1105,13 @@ def merge_most(merge, base, bits):
 
 
 @njit(cache=True, inline="always")
+def smem_pipelined(kind, atom_kind):
+    """An instruction GPGPU-Sim runs through its shared-memory pipeline: a shared-memory load or a
+    shared-memory atomic (``kind``: its op class's memory kind; ``atom_kind``: the row's ``atom`` entry)."""
+    return kind == MK_SLOAD or (kind == MK_ATOM and atom_kind == ATOM_SHARED)
+
+
+@njit(cache=True, inline="always")
 def merge_add(merge, base, bits, first):
     """Sectors ``bits`` of the line at ``merge[base:]``: one more access merged (``first``: a new miss, its
     only access)."""
@@ -1152,6 +1163,8 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
         # through the LSU's port)
         done = cyc + lat + cfg[C_SMEM_LAT]
         r_extra[r] = 1
+        if compat:  # one more in GPGPU-Sim's shared-memory pipeline until its write-back
+            scalars[G_SMEM_N] += 1
     elif kind == MK_CONST:
         done = cyc + lat + cfg[C_L1_HIT]
         r_extra[r] = 1
@@ -1641,9 +1654,10 @@ def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
         row = r_row[r]
         opc = op[row]
         kind = cls_mem[opc]
-        if compat and (kind == MK_LOAD or kind == MK_ATOM):
+        if compat and (kind == MK_LOAD or kind == MK_ATOM or kind == MK_SLOAD):
             # GPGPU-Sim: a global/local load writes once per returned sector fetch, through
-            # the LSU writeback port; an L1 hit completes without a register-file write
+            # the LSU writeback port; an L1 hit completes without a register-file write; a shared-memory
+            # load writes once, through the same port (ldst_unit::writeback's shared-memory client)
             if r_extra[r] > 0:
                 lsuwb[(scalars[G_LSUWB_HEAD] + scalars[G_LSUWB_N]) % max_rec] = r
                 scalars[G_LSUWB_N] += 1
@@ -1768,8 +1782,11 @@ def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
 def _lsu_write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write):
     """GPGPU-Sim mode: the LSU's write-back port writes one returned fill a cycle (all destination
     registers of a load at once, unless a bank it needs was written this cycle); a load retires with its
-    last fill.  True when a fill was written."""
-    dst = trace[2]
+    last fill, a shared-memory load (or atomic) with its one write, which frees its place in the
+    shared-memory pipeline.  True when a fill was written."""
+    op, dst = trace[0], trace[2]
+    cls_mem = tables[T_CLS_MEM]
+    atom = tables[T_ATOM]
     max_rec = cfg[C_MAX_REC]
     scalars = state[S_G]
     r_warp = state[S_R_WARP]
@@ -1821,6 +1838,8 @@ def _lsu_write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_flo
             if r_extra[r] <= 0:
                 scalars[G_LSUWB_HEAD] = (scalars[G_LSUWB_HEAD] + 1) % max_rec
                 scalars[G_LSUWB_N] -= 1
+                if smem_pipelined(cls_mem[op[row]], atom[row]):
+                    scalars[G_SMEM_N] -= 1
                 _retire(r, cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate)
     return act
 
@@ -1946,6 +1965,15 @@ def _execute_compat(cyc, trace, cfg, fcfg, tables, state, design_ints, design_fl
             if best < 0:
                 continue
             r = ocex[U_MEM * S + best]
+            row = r_row[r]
+            if (smem_pipelined(tables[T_CLS_MEM][op[row]], tables[T_ATOM][row])
+                    and scalars[G_SMEM_N] >= max(cfg[C_SMEM_LAT], 1) + 1):
+                # GPGPU-Sim: a shared-memory load enters the last of the pipeline's smem_latency stages,
+                # which shift only into empty ones; the first empties into the port's write-back slot,
+                # written the cycle after (ldst_unit::writeback): smem_latency + 1 loads at most between
+                # the unit and their write-back; while it cannot enter, it holds the unit (ldst_unit::cycle)
+                stats[K_SMEM_FULL] += 1
+                continue
             ocex[U_MEM * S + best] = -1
             n_ocex -= 1
             act = True
