@@ -357,8 +357,8 @@ def test_tag_conflicts_known_answer():
 
 def test_bank_claims_queue_before_the_reads_in_the_shared_model():
     """Claims of 0 are the model itself (bit for bit); more claims per instruction raise the read wait and
-    the collection time, and the bank bound counts them (IPC, from 16 damped steps of the fixed point, is
-    not checked step by step: it moves by 0.1 % here)."""
+    the collection time, and the bank bound counts them (IPC, the fixed point of those queues, is not
+    checked step by step: it moves by 0.1 % here)."""
     from rfmodel.analytic.model import sm_interval
     from rfmodel.analytic.throughput import coefficient_defaults
     from rfmodel.evaluate import resolve_gpu, workload_profile

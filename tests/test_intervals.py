@@ -548,3 +548,44 @@ def test_set_hit_probabilities_per_distinct_geometry_are_bit_identical(monkeypat
     for k in a.data_vars:
         if a[k].dtype.kind == "f":
             assert np.array_equal(a[k].values, b[k].values, equal_nan=True), k
+
+
+def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(monkeypatch):
+    """The interval model's IPC is a fixed point of its queues: at every point of a grid over two GPUs,
+    slow banks included, the queues taken at the returned IPC ``y`` allow ``g(y) = y`` (within 10^-7 of
+    ``y``; the solver's tolerance is 10^-10).  The grid holds points where ``g`` falls steeper than -3 at
+    the root, where a half-damped iteration ``x <- (x + g(x)) / 2`` moves away from it (a two-cycle)."""
+    import rfmodel.analytic.throughput as T
+    from rfmodel.evaluate import evaluate
+
+    calls = []
+    real = T._steady
+
+    def spy(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
+            oc_sets):  # fmt: skip
+        real(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
+             oc_sets)  # fmt: skip
+        if not touched.any():
+            rest = (wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml)
+            calls.append((x.copy(), out[0].copy(), rest, oc_sets))
+
+    monkeypatch.setattr(T, "_steady", spy)
+    g = {"num_banks": [4, 8, 16], "collector_units": [2, 4, 8], "main_rf_latency_x": [1, 2, 6]}
+    for gpu in ("fermi-gtx480", "volta-v100"):
+        evaluate("baseline", ["saxpy", "spmv_csr", "sgemm_tiled", "histogram256"], gpu, params=g)
+    no_cells, untouched = np.zeros((0, 0, 0), dtype=np.bool_), np.zeros((0, 0, 0), np.uint8)
+    res = np.empty(len(T.STEADY_OUT))
+
+    def g_at(v, x, i, rest, oc):
+        T._queues(v, x, i, *rest, no_cells, untouched, oc, res)
+        return res[0]
+
+    checked = steep = 0
+    for x, ipc, rest, oc in calls:
+        for i in np.flatnonzero((x[0] > 0) & np.isfinite(ipc)):
+            y = float(ipc[i])
+            assert g_at(y, x, i, rest, oc) == pytest.approx(y, rel=1e-7)
+            slope = (g_at(y * 1.0001, x, i, rest, oc) - g_at(y * 0.9999, x, i, rest, oc)) / (y * 0.0002)
+            steep += slope < -3.0
+            checked += 1
+    assert checked > 400 and steep > 0

@@ -131,100 +131,185 @@ def _same_columns(bits, first, inverse):
     return True
 
 
-@njit(cache=True)
-def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations, ke,
-            ml, todo, touched, oc_sets):
-    """The steady-state fixed point of :func:`interval_model` per point (column of ``x``; rows in the order
-    of ``interval_model``'s ``inputs``, resident warps first): ``iterations`` damped steps of the DRAM and
-    bank queues, collector waits, the latency bound and the soft minimum over every bound.  Writes the
-    :data:`STEADY_OUT` rows of ``out``; ``ke`` x ``ml``: the tables' grids (:func:`bilinear_at`).
+#: the fixed point's tolerance: the IPC it returns is within this share of the queues' own answer there
+STEADY_RTOL = 1e-10
+#: at most this many model evaluations a point (bracket and root); a point still open then keeps its
+#: bracket's best end (the five workloads of ``rfmodel bench``'s analytic grids on both GPUs took 3-16)
+STEADY_MAX_EVALS = 100
+_N_OUT = len(STEADY_OUT)
 
-    ``todo`` (shaped as ``sched_cpi``, or empty): the list-schedule cells not built yet; a point whose step
-    would read one marks the cells it needs in ``touched`` and stops (its outputs are then meaningless:
-    the caller builds the cells and asks again).  ``oc_sets`` (``[k, 2]``, or no rows for one pool of
-    collectors): typed collector sets as (share of the collectors, share of the instructions that take
-    it); each set queues and bounds its own instructions."""
-    track = todo.size > 0
-    top = levels[levels.shape[0] - 1]
+
+@njit(cache=True, inline="always")
+def _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, ke, ml, todo,
+            touched, oc_sets, res):
+    """The model's answer at point ``i`` (column of ``x``; rows in the order of ``interval_model``'s
+    ``inputs``, resident warps first) with its queues at the pace ``ipc``: the DRAM and bank queues, the
+    collector waits, the latency bound and the soft minimum over every bound, written to ``res`` in the
+    order of :data:`STEADY_OUT` (``res[0]`` the IPC those queues allow).  Returns ``False`` when a
+    list-schedule cell it reads is not built (``todo``), after marking it in ``touched``."""
+    wp, fixed, issue_inv, q = x[0, i], x[1, i], x[2, i], x[3, i]  # rows 4, 5: the start's bounds
+    dram, line_cycles, c_dram, L_mem, c_mem, h2 = x[6, i], x[7, i], x[8, i], x[9, i], x[10, i], x[11, i]
+    misses, mshr, r, B, bc, w, bcw = x[12, i], x[13, i], x[14, i], x[15, i], x[16, i], x[17, i], x[18, i]
+    P, burst, t_base, n_oc, pools = x[19, i], x[20, i], x[21, i], x[22, i], x[23, i]
+    k_add, c_lat, n_cta, pool_warps, claims = x[24, i], x[25, i], x[26, i], x[27, i], x[28, i]
+    defer, noc_ej, noc_rep, hit = x[29, i], x[30, i], x[31, i], x[32, i]
+    # the anchor scales the bounds the schedule measures (every one but the banks' and collectors'):
+    # one factor a_q = anchor^-q on their terms r^-q; bank_inv = rate_bank^-q
+    a_q, bank_inv = x[33, i], x[34, i]
+    # the share of the instructions with a bank read that still have one under the design's read share
+    # (1 in the baseline): the others collect without waiting in a bank's queue
+    q_share = x[35, i]
+    cr = max(wp / wpc, 1e-9)
+    const = fixed
+    if not (sched and cr <= levels[levels.shape[0] - 1]):  # below the largest count the list schedules
+        const += issue_inv  # hold these bounds
+    per_pool = n_oc / pools
+    # DRAM queueing: an M/D/1 wait at the SM's bandwidth share, scaled by its burstiness
+    rho_d = min(ipc * dram * line_cycles, 0.95)
+    L_q = L_mem + c_mem * (1.0 - h2) * c_dram * line_cycles * rho_d / (2.0 * (1.0 - rho_d))
+    if noc_ej > 0.0:  # and at the SM's interconnect ejection port, which every L1D miss's reply takes
+        rho_e = min(ipc * noc_ej, 0.95)
+        L_q += c_mem * (1.0 - hit) * c_dram * noc_rep * rho_e / (2.0 * (1.0 - rho_e))
+    rate_mshr = mshr / (misses * max(L_q, 1.0)) if misses > 0 else np.inf
+    lam_r = ipc * r / B * bc
+    lam_w = 0.0 if separate_write else ipc * w / B * bcw
+    if claims > 0.0:  # the design's own accesses take read ports before the reads (priority); in
+        lam_w += ipc * claims / B  # the writes' class, exact while writes take a read's time
+    wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer)
+    # a closed population: a read waits behind at most the accesses of the other collectors'
+    # instructions of its pool that fall in its bank (their reads and their results' writes),
+    # where the open queue's wait grows without that bound near full load (two collectors over a
+    # sub-core's four banks)
+    closed = max(per_pool - 1.0, 0.0) * (r * bc + w * bcw) * pools / B
+    wq = min(bc * wait, closed, 50.0)
+    t_c = t_base + q_share * wq
+    hold = t_c  # allocated at issue, freed at dispatch t_c cycles later (docs/models.md)
+    if oc_sets.shape[0] == 0:
+        wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold),
+                   _closed_wait(wp / pools, per_pool, hold))
+        col_inv = _inv_q(n_oc / hold, q)
+        rate_col = n_oc / hold
+    else:  # each typed set: its own instructions' queue and bound
+        wcol = col_inv = 0.0
+        rate_col = np.inf
+        for j in range(oc_sets.shape[0]):
+            per, m = oc_sets[j, 0] * per_pool, oc_sets[j, 1]
+            load = min(ipc * m / pools * hold, 0.98 * max(np.floor(per), 1.0))
+            wcol += m * min(collector_wait_at(per, load, hold), _closed_wait(wp / pools, per, hold))
+            r_s = oc_sets[j, 0] * n_oc / (hold * m)
+            col_inv += _inv_q(r_s, q)
+            rate_col = min(rate_col, r_s)
+    k = max(t_c - 1.0 + wcol + k_add, 0.0)
+    if sched:  # list schedules of the resident CTAs with their issue slots and execution units
+        if todo.size > 0 and sched_cells_missing(levels, todo, cr, k, L_q, ke, ml, touched):
+            return False
+        rate_lat = sched_rate_at(levels, sched_cpi, cr, k, L_q, ke, ml) / c_lat
+        t_cta = cr * n_cta / max(rate_lat, 1e-12)
+    else:
+        t_cta = c_lat * bilinear_at(cta_chain2, k, L_q, ke, ml)
+        rate_lat = cr * n_cta / max(t_cta, 1e-9)
+    inv_s = const + _inv_q(rate_lat, q) + _inv_q(rate_mshr, q)
+    if pool:  # the pool's issuing warps, each at its single-warp pace without memory waits
+        chain = max(bilinear_at(chain2, k, 0.0, ke, ml), 1.0)
+        inv_s += _inv_q(min(wp, pool_warps) / (c_lat * chain), q)
+    inv = a_q * inv_s + bank_inv + col_inv
+    if inv == np.inf:
+        new = 0.0
+    elif inv <= 0.0:
+        new = np.inf
+    else:
+        new = inv ** (-1.0 / q)
+    res[0], res[1], res[2], res[3], res[4] = new, wq, t_c, wcol, rate_lat
+    res[5], res[6], res[7], res[8] = t_cta, rate_col, rate_mshr, L_q
+    return True
+
+
+@njit(cache=True)
+def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, rtol, ke, ml,
+            todo, touched, oc_sets):
+    """The steady-state fixed point of :func:`interval_model` per point (column of ``x``, as
+    :func:`_queues` reads it): the IPC ``x`` whose queues allow ``g(x) = x`` (:func:`_queues`), found by
+    Brent's method on ``h(x) = g(x) - x`` to within ``rtol`` of ``x``.  The queues and the latency grow
+    with the pace, so ``g`` falls with ``x`` and ``h`` has one root: ``[x0, g(x0)]`` (or ``[g(x0), x0]``)
+    brackets it, widened where ``g`` rises locally (the list schedules are not monotone).  Writes the
+    :data:`STEADY_OUT` rows of ``out``: the queues at the root and the IPC they allow; ``ke`` x ``ml``: the
+    tables' grids (:func:`bilinear_at`).
+
+    ``todo`` (shaped as ``sched_cpi``, or empty): the list-schedule cells not built yet; a point whose
+    evaluation would read one marks the cells it needs in ``touched`` and stops (its outputs are then
+    meaningless: the caller builds the cells and asks again).  ``oc_sets`` (``[k, 2]``, or no rows for one
+    pool of collectors): typed collector sets as (share of the collectors, share of the instructions that
+    take it); each set queues and bounds its own instructions."""
+    res = np.empty(_N_OUT)
     for i in range(x.shape[1]):
-        wp, fixed, issue_inv, q, rate_iss, rate_bank = x[0, i], x[1, i], x[2, i], x[3, i], x[4, i], x[5, i]
-        dram, line_cycles, c_dram, L_mem, c_mem, h2 = x[6, i], x[7, i], x[8, i], x[9, i], x[10, i], x[11, i]
-        misses, mshr, r, B, bc, w, bcw = x[12, i], x[13, i], x[14, i], x[15, i], x[16, i], x[17, i], x[18, i]
-        P, burst, t_base, n_oc, pools = x[19, i], x[20, i], x[21, i], x[22, i], x[23, i]
-        k_add, c_lat, n_cta, pool_warps, claims = x[24, i], x[25, i], x[26, i], x[27, i], x[28, i]
-        defer, noc_ej, noc_rep, hit = x[29, i], x[30, i], x[31, i], x[32, i]
-        # the anchor scales the bounds the schedule measures (every one but the banks' and collectors'):
-        # one factor a_q = anchor^-q on their terms r^-q; bank_inv = rate_bank^-q
-        a_q, bank_inv = x[33, i], x[34, i]
-        # the share of the instructions with a bank read that still have one under the design's read share
-        # (1 in the baseline): the others collect without waiting in a bank's queue
-        q_share = x[35, i]
-        cr = max(wp / wpc, 1e-9)
-        const = fixed
-        if not (sched and cr <= top):  # below the largest count the list schedules hold these bounds
-            const += issue_inv
-        ipc = max(min(rate_iss, rate_bank) * 0.3, 1e-3)
-        wq = t_c = wcol = rate_lat = t_cta = rate_col = rate_mshr = L_q = 0.0
-        per_pool = n_oc / pools
-        for _ in range(iterations):
-            # DRAM queueing: an M/D/1 wait at the SM's bandwidth share, scaled by its burstiness
-            rho_d = min(ipc * dram * line_cycles, 0.95)
-            L_q = L_mem + c_mem * (1.0 - h2) * c_dram * line_cycles * rho_d / (2.0 * (1.0 - rho_d))
-            if noc_ej > 0.0:  # and at the SM's interconnect ejection port, which every L1D miss's reply takes
-                rho_e = min(ipc * noc_ej, 0.95)
-                L_q += c_mem * (1.0 - hit) * c_dram * noc_rep * rho_e / (2.0 * (1.0 - rho_e))
-            rate_mshr = mshr / (misses * max(L_q, 1.0)) if misses > 0 else np.inf
-            lam_r = ipc * r / B * bc
-            lam_w = 0.0 if separate_write else ipc * w / B * bcw
-            if claims > 0.0:  # the design's own accesses take read ports before the reads (priority); in
-                lam_w += ipc * claims / B  # the writes' class, exact while writes take a read's time
-            wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer)
-            # a closed population: a read waits behind at most the accesses of the other collectors'
-            # instructions of its pool that fall in its bank (their reads and their results' writes),
-            # where the open queue's wait grows without that bound near full load (two collectors over a
-            # sub-core's four banks)
-            closed = max(per_pool - 1.0, 0.0) * (r * bc + w * bcw) * pools / B
-            wq = min(bc * wait, closed, 50.0)
-            t_c = t_base + q_share * wq
-            hold = t_c  # allocated at issue, freed at dispatch t_c cycles later (docs/models.md)
-            if oc_sets.shape[0] == 0:
-                wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold),
-                           _closed_wait(wp / pools, per_pool, hold))
-                col_inv = _inv_q(n_oc / hold, q)
-                rate_col = n_oc / hold
-            else:  # each typed set: its own instructions' queue and bound
-                wcol = col_inv = 0.0
-                rate_col = np.inf
-                for j in range(oc_sets.shape[0]):
-                    per, m = oc_sets[j, 0] * per_pool, oc_sets[j, 1]
-                    load = min(ipc * m / pools * hold, 0.98 * max(np.floor(per), 1.0))
-                    wcol += m * min(collector_wait_at(per, load, hold), _closed_wait(wp / pools, per, hold))
-                    r_s = oc_sets[j, 0] * n_oc / (hold * m)
-                    col_inv += _inv_q(r_s, q)
-                    rate_col = min(rate_col, r_s)
-            k = max(t_c - 1.0 + wcol + k_add, 0.0)
-            if sched:  # list schedules of the resident CTAs with their issue slots and execution units
-                if track and sched_cells_missing(levels, todo, cr, k, L_q, ke, ml, touched):
+        # one evaluation a pass (one call site, inlined): phase 0 the start, 1 the bracket's other end
+        # (widened until h changes sign), 2 Brent's steps, 3 the root's queues when Brent's best end is not
+        # the point evaluated last
+        xe = max(min(x[4, i], x[5, i]) * 0.3, 1e-3)  # below most answers: a third of the issue or bank bound
+        phase = evals = 0
+        a = fa = b = fb = c = fc = d = e = 0.0
+        while True:
+            if not _queues(xe, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool,
+                           ke, ml, todo, touched, oc_sets, res):  # fmt: skip
+                break  # a cell to build first: this point's outputs are meaningless this pass
+            evals += 1
+            f = res[0] - xe
+            if phase == 3 or f == 0.0 or not np.isfinite(res[0]):
+                break
+            if phase == 0:  # the other end: g(x0), which lies across the root where g falls
+                a, fa, b, phase = xe, f, res[0], 1
+                xe = b
+                continue
+            fb = f
+            if phase == 1:
+                if (fa > 0.0) == (fb > 0.0):  # g rose: widen (up by doubling, down to 0)
+                    if evals >= STEADY_MAX_EVALS:
+                        break
+                    a, fa = b, fb
+                    b = 2.0 * b if fa > 0.0 else (0.0 if b < 1e-12 else 0.5 * b)
+                    xe = b
+                    continue
+                c, fc = a, fa
+                d = e = b - a
+                phase = 2
+            # Brent's method on the bracket (b, c): b the best end, a the previous iterate, d the last step
+            # and e the one before (inverse quadratic interpolation or secant, bisection when they stall)
+            if (fb > 0.0) == (fc > 0.0):
+                c, fc = a, fa
+                d = e = b - a
+            if abs(fc) < abs(fb):
+                a, b, c = b, c, b
+                fa, fb, fc = fb, fc, fb
+            tol = 0.5 * rtol * abs(b) + 1e-15
+            m = 0.5 * (c - b)
+            if abs(m) <= tol or fb == 0.0 or evals >= STEADY_MAX_EVALS:
+                if b == xe:
                     break
-                rate_lat = sched_rate_at(levels, sched_cpi, cr, k, L_q, ke, ml) / c_lat
-                t_cta = cr * n_cta / max(rate_lat, 1e-12)
+                xe, phase = b, 3
+                continue
+            if abs(e) >= tol and abs(fa) > abs(fb):
+                s = fb / fa
+                if a == c:  # secant
+                    p, qq = 2.0 * m * s, 1.0 - s
+                else:  # inverse quadratic interpolation
+                    qa, rb = fa / fc, fb / fc
+                    p = s * (2.0 * m * qa * (qa - rb) - (b - a) * (rb - 1.0))
+                    qq = (qa - 1.0) * (rb - 1.0) * (s - 1.0)
+                if p > 0.0:
+                    qq = -qq
+                else:
+                    p = -p
+                if 2.0 * p < min(3.0 * m * qq - abs(tol * qq), abs(e * qq)):
+                    e, d = d, p / qq
+                else:
+                    d = e = m
             else:
-                t_cta = c_lat * bilinear_at(cta_chain2, k, L_q, ke, ml)
-                rate_lat = cr * n_cta / max(t_cta, 1e-9)
-            inv_s = const + _inv_q(rate_lat, q) + _inv_q(rate_mshr, q)
-            if pool:  # the pool's issuing warps, each at its single-warp pace without memory waits
-                chain = max(bilinear_at(chain2, k, 0.0, ke, ml), 1.0)
-                inv_s += _inv_q(min(wp, pool_warps) / (c_lat * chain), q)
-            inv = a_q * inv_s + bank_inv + col_inv
-            if inv == np.inf:
-                new = 0.0
-            elif inv <= 0.0:
-                new = np.inf
-            else:
-                new = inv ** (-1.0 / q)
-            ipc = 0.5 * ipc + 0.5 * new
-        out[0, i], out[1, i], out[2, i], out[3, i], out[4, i] = ipc, wq, t_c, wcol, rate_lat
-        out[5, i], out[6, i], out[7, i], out[8, i] = t_cta, rate_col, rate_mshr, L_q
+                d = e = m
+            a, fa = b, fb
+            b += d if abs(d) > tol else (tol if m > 0.0 else -tol)
+            xe = b
+        for j in range(_N_OUT):
+            out[j, i] = res[j]
 
 
 def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share,
@@ -333,7 +418,7 @@ def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
     return exec_rates
 
 
-def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched, pool, iterations,
+def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched, pool, rtol,
                   oc_sets) -> tuple:  # fmt: skip
     """Steady-state IPC at the points ``args`` (resident warps, then :func:`interval_model`'s inputs; the
     compiled fixed point over the queues, :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col,
@@ -356,7 +441,7 @@ def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched,
     while True:
         todo = _NO_CELLS if pending is None else pending
         touched = np.zeros(todo.shape, dtype=np.uint8)
-        _steady(xs, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, iterations,
+        _steady(xs, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, rtol,
                 CHAIN2_EXTRA, profile.mem_lat_grid(), todo, touched, oc_sets)  # fmt: skip
         if not touched.any():
             if built:  # the cells of every round, on disk at once
@@ -412,7 +497,7 @@ def interval_model(
     mapping: str = "interleaved",
     interleave_banks=None,
     coef: dict | None = None,
-    iterations=16,
+    rtol=STEADY_RTOL,
     hit_rate=None,
     load_hit_rate=None,
     extra_collect=0.0,
@@ -562,7 +647,7 @@ def interval_model(
 
     def steady(wp):
         return _steady_solve(profile, (wp, *inputs), wpc, chain2, cta_chain2, bool(separate_write_ports),
-                             sched, pool, int(iterations), oc_sets)  # fmt: skip
+                             sched, pool, float(rtol), oc_sets)  # fmt: skip
 
     ipc, cycles, res = _waves(steady, warps, inputs, wpc, n_cta, ctas_total, profile.n_instrs,
                               c["tail_weight"])  # fmt: skip
