@@ -1059,3 +1059,26 @@ def test_a_listing_path_picks_its_kernel_by_name(tmp_path):
         assert load_kernel(f"{p}:{name}").name == name == load_kernel(str(p)).name
         with pytest.raises(UnknownNameError, match=f"unknown kernel in {p} 'nokernel'"):
             load_kernel(f"{p}:nokernel")
+
+
+def test_a_listing_read_again_is_parsed_once_and_each_read_gets_its_own_kernels(tmp_path, monkeypatch):
+    """``read_sass`` parses a file's text once (a first answer reads it for its profiled warps and again for
+    the SM's share); each read returns kernels of its own (changing one changes no other), and a file whose
+    text changed is parsed again."""
+    import rfmodel.workload.sass.reader as R
+    from rfmodel.workload.suite import builtin_sass_path
+
+    calls = []
+    real = R.parse_sass
+    monkeypatch.setattr(R, "parse_sass", lambda *a, **k: calls.append(1) or real(*a, **k))
+    p = tmp_path / "k.sass"
+    text = builtin_sass_path("saxpy", "sm_80").read_text()
+    p.write_text(text)
+    a, b = R.read_sass(p), R.read_sass(p)
+    assert len(calls) == 1 and a[0] is not b[0] and a[0].name == b[0].name
+    assert [str(i) for i in a[0].instrs] == [str(i) for i in b[0].instrs]
+    a[0].threads_per_cta = 12345
+    assert R.read_sass(p)[0].threads_per_cta != 12345
+    p.write_text(text + "\n")
+    R.read_sass(p)
+    assert len(calls) == 2

@@ -390,6 +390,8 @@ STATE_FIELDS = (
     # [L1D ways x 32-byte sectors of a line] the accesses an outstanding miss of the way's line (of each of
     # its sectors, where sectored) holds (l1d.mshr_merge)
     "l1_merge",
+    # [NC] scratch of the dispatch stage: the collectors ready to dispatch this step (-1: taken)
+    "k_cand",
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -671,6 +673,7 @@ S_L1_SMASK = 88
 S_L1Q = 89
 S_DRAM = 90
 S_L1_MERGE = 91
+S_K_CAND = 92
 
 # K_FIELDS
 K_ISSUED = 0
@@ -1158,7 +1161,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
     t = cyc
     done = cyc + lat
     ack = cyc  # a store's latest acknowledgement
-    if kind == MK_SLOAD or (kind == MK_ATOM and atom[row] == ATOM_SHARED):
+    if smem_pipelined(kind, atom[row]):
         # shared memory, an atomic there included (GPGPU-Sim: its shared-memory pipeline, written back
         # through the LSU's port)
         done = cyc + lat + cfg[C_SMEM_LAT]
@@ -2032,20 +2035,34 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
     g_free = state[S_G_FREE]
     u_free = state[S_U_FREE]
     ocex = state[S_OCEX]
+    cand = state[S_K_CAND]
     act = False
-    while True:
+    # the collectors whose operands all arrived before this step, in one pass: dispatching one changes no
+    # other's readiness (only which dispatch registers are taken), so each round below picks among them
+    n_cand = 0
+    for k in range(NC):
+        r = k_rec[k]
+        if r < 0 or r_pending[r] != 0 or k_ready[k] < 0 or k_ready[k] >= stamp:
+            continue
+        cand[n_cand] = k
+        n_cand += 1
+    while n_cand > 0:
         best = -1
-        for k in range(NC):
-            r = k_rec[k]
-            if r < 0 or r_pending[r] != 0 or k_ready[k] < 0 or k_ready[k] >= stamp:
+        bj = -1
+        for j in range(n_cand):
+            k = cand[j]
+            if k < 0:
                 continue
+            r = k_rec[k]
             if best >= 0 and r_seq[r] >= r_seq[k_rec[best]]:
                 continue
             if ocex[r_unit[r]] >= 0:
                 continue
             best = k
+            bj = j
         if best < 0:
             break
+        cand[bj] = -1
         k = best
         r = k_rec[k]
         ui = r_unit[r]
@@ -2714,7 +2731,7 @@ def _allocate(cyc, trace, cfg, tables, state, design_ints, design_floats, h_oper
             if r_pending[r] == 0:
                 k_ready[kk] = stamp
             moved = True
-        if not moved:
+        if not moved or taken == n_idoc:  # nothing moved, or no instruction is left in the buffers
             break
 
     if taken > 0:
@@ -3052,11 +3069,12 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
             last = ph == steps
             stamp = stamp0 + min(ph, steps - 1)
             if not last:
-                moved, n_busy, n_ocex = _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints,
-                                                  design_floats, h_l1, stamp, n_busy, n_ocex)
-                act = moved or act
-                if stats[K_ERR] != 0:
-                    break
+                if n_busy > 0:  # a collector holds an instruction
+                    moved, n_busy, n_ocex = _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints,
+                                                      design_floats, h_l1, stamp, n_busy, n_ocex)
+                    act = moved or act
+                    if stats[K_ERR] != 0:
+                        break
                 moved, n_blist = _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints)
             else:
                 moved, n_idoc = _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,

@@ -635,6 +635,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "l1q": z(max(cfg[C.C_L1_BANKS] * (cfg[C.C_L1_QUEUE] + 3), 1) + 2 + cfg[C.C_L1_MISSQ]),
         "dram": _dram_array(sm),
         "l1_merge": z(max(l1n * max((1 << int(cfg[C.C_LINE_SHIFT])) >> 5, 1), 1)),
+        "k_cand": z(NC, -1),
     }  # fmt: skip
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]

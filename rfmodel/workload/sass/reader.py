@@ -16,7 +16,10 @@ See ``docs/sass-reader.md`` for the rules.
 
 from __future__ import annotations
 
+import collections
 import functools
+import hashlib
+import pickle
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -762,7 +765,24 @@ def parse_sass(
     return kernels
 
 
+#: the parsed kernels of the last few listings read, pickled, by (path, arch, resources, text): a first answer
+#: reads one listing for its profiled warps and again for the SM's whole share (each read gets its own copy)
+_READ_MEMO: collections.OrderedDict = collections.OrderedDict()
+_READ_MEMO_SIZE = 8
+
+
 def read_sass(path, arch: str | None = None, resources: dict | None = None) -> list[Kernel]:
-    """:func:`parse_sass` on a file."""
+    """:func:`parse_sass` on a file (a listing read again with the same text is not parsed again)."""
     p = Path(path)
-    return parse_sass(read_text(p, "SASS file"), str(p), arch=arch, resources=resources)
+    text = read_text(p, "SASS file")
+    key = (str(p), arch, repr(sorted(resources.items())) if isinstance(resources, dict) else repr(resources),
+           hashlib.sha256(text.encode()).digest())  # fmt: skip
+    got = _READ_MEMO.get(key)
+    if got is None:
+        kernels = parse_sass(text, str(p), arch=arch, resources=resources)
+        _READ_MEMO[key] = got = pickle.dumps(kernels, protocol=pickle.HIGHEST_PROTOCOL)
+        while len(_READ_MEMO) > _READ_MEMO_SIZE:
+            _READ_MEMO.popitem(last=False)
+        return kernels
+    _READ_MEMO.move_to_end(key)
+    return pickle.loads(got)
