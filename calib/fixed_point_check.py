@@ -1,0 +1,84 @@
+"""How far half-damped steps ``x <- (x + g(x)) / 2`` of the interval model's fixed point stay from its root.
+
+    python calib/fixed_point_check.py                 # the default workloads, both GPUs, seven designs
+
+Runs ``rfmodel.evaluate`` over the default workloads on ``fermi-gtx480`` and ``volta-v100`` (4-32 banks, 2-16
+collector units, main-RF banks 1, 2 and 6x slow) for the baseline, BOW, LTRF, Malekeh, the RFC, STT-RAM and
+strands, keeps every distinct fixed point the model solved (its inputs and Brent's root), and runs from the
+same start the 16 half-damped steps the model took before (and 3,000 of them) with the same queues
+(``throughput._queues``): their distance from the root (docs/models.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from rfmodel.analytic.throughput import _queues  # noqa: E402
+
+DESIGNS = ("baseline", "bow", "ltrf", "malekeh", "rfc", "stt", "strands")
+GRID = {"num_banks": [4, 8, 16, 32], "collector_units": [2, 4, 8, 16], "main_rf_latency_x": [1, 2, 6]}
+
+
+@njit
+def _damped(x, steps, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml, oc_sets, out):
+    todo = np.zeros((0, 0, 0), dtype=np.bool_)
+    touched = np.zeros((0, 0, 0), dtype=np.uint8)
+    res = np.empty(9)
+    for i in range(x.shape[1]):
+        ipc = max(min(x[4, i], x[5, i]) * 0.3, 1e-3)
+        for _ in range(steps):
+            _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml, todo,
+                    touched, oc_sets, res)  # fmt: skip
+            ipc = 0.5 * ipc + 0.5 * res[0]
+        out[i] = ipc
+
+
+def main() -> int:
+    import rfmodel.analytic.throughput as T
+    from rfmodel.evaluate import evaluate
+    from rfmodel.workload.suite import default_workloads
+
+    calls = []
+    real = T._steady
+
+    def spy(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
+            oc_sets):  # fmt: skip
+        real(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
+             oc_sets)  # fmt: skip
+        if not touched.any():
+            rest = (wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml, oc_sets)
+            calls.append((x.copy(), out[0].copy(), rest))
+
+    T._steady = spy
+    wls = list(default_workloads())
+    for gpu in ("fermi-gtx480", "volta-v100"):
+        for d in DESIGNS:
+            try:
+                evaluate(d, wls, gpu, params=GRID)
+            except Exception as e:  # a workload that cannot run on the GPU at any point
+                print(f"{gpu} {d}: {str(e)[:100]}", file=sys.stderr)
+    T._steady = real
+    dist = {16: [], 3000: []}
+    for x, root, rest in calls:
+        keep = x[0] > 0
+        for steps in dist:
+            got = np.empty(x.shape[1])
+            _damped(x, steps, *rest, got)
+            dist[steps].append(np.abs(got[keep] / root[keep] - 1.0))
+    print(f"distinct fixed points with resident warps: {sum(d.size for d in dist[16])}")
+    for steps, parts in dist.items():
+        d = np.concatenate(parts)
+        print(f"{steps:5d} half-damped steps from the root: median {np.median(d):.2e}, more than 1e-3 on "
+              f"{int((d > 1e-3).sum())}, more than 1 % on {int((d > 1e-2).sum())}, at most {d.max():.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
