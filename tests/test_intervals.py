@@ -554,7 +554,8 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
     """The interval model's IPC is a fixed point of its queues: at every point of a grid over two GPUs,
     slow banks included, the queues taken at the returned IPC ``y`` allow ``g(y) = y`` (within 10^-7 of
     ``y``; the solver's tolerance is 10^-10).  The grid holds points where ``g`` falls steeper than -3 at
-    the root, where a half-damped iteration ``x <- (x + g(x)) / 2`` moves away from it (a two-cycle)."""
+    the root, where a half-damped iteration ``x <- (x + g(x)) / 2`` moves away from it (a two-cycle).
+    The other outputs (the queues' waits, the bounds) are the queues' at that IPC."""
     import rfmodel.analytic.throughput as T
     from rfmodel.evaluate import evaluate
 
@@ -567,7 +568,7 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
              oc_sets)  # fmt: skip
         if not touched.any():
             rest = (wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml)
-            calls.append((x.copy(), out[0].copy(), rest, oc_sets))
+            calls.append((x.copy(), out.copy(), rest, oc_sets))
 
     monkeypatch.setattr(T, "_steady", spy)
     g = {"num_banks": [4, 8, 16], "collector_units": [2, 4, 8], "main_rf_latency_x": [1, 2, 6]}
@@ -581,10 +582,14 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
         return res[0]
 
     checked = steep = 0
-    for x, ipc, rest, oc in calls:
+    for x, out, rest, oc in calls:
+        ipc = out[0]
         for i in np.flatnonzero((x[0] > 0) & np.isfinite(ipc)):
             y = float(ipc[i])
             assert g_at(y, x, i, rest, oc) == pytest.approx(y, rel=1e-7)
+            # and every queue returned is the queues' at that pace (the solver keeps its last evaluations
+            # and returns the root's without evaluating it again)
+            assert res[1:] == pytest.approx(out[1:, i], rel=1e-6, abs=1e-9)
             slope = (g_at(y * 1.0001, x, i, rest, oc) - g_at(y * 0.9999, x, i, rest, oc)) / (y * 0.0002)
             steep += slope < -3.0
             checked += 1

@@ -708,6 +708,12 @@ def bilinear_at(c, extra, mem_latency, ke, ml):
     a compiled caller in another module keeps no stale copy of them) interpolated at one point."""
     i, fk = _bracket(extra, ke)
     j, fl = _bracket(mem_latency, ml)
+    return _bilinear_cell(c, i, j, fk, fl)
+
+
+@njit(cache=True, inline="always")
+def _bilinear_cell(c, i, j, fk, fl):
+    """:func:`bilinear_at` in the cell ``(i, j)`` of the grids at the fractions ``fk``, ``fl`` of its way."""
     return (c[i, j] * (1 - fk) * (1 - fl) + c[i + 1, j] * fk * (1 - fl)
             + c[i, j + 1] * (1 - fk) * fl + c[i + 1, j + 1] * fk * fl)  # fmt: skip
 
@@ -738,11 +744,13 @@ def sched_rate_at(levels, cpi, ctas, extra, mem_latency, ke, ml):
     :func:`rfmodel.analytic.throughput.interval_model` then cap it).
     """
     lo, hi = _sched_pair(levels, ctas)
-    b = max(bilinear_at(cpi[lo], extra, mem_latency, ke, ml), 1e-9)
+    i, fk = _bracket(extra, ke)  # one cell of the grids for both levels
+    j, fl = _bracket(mem_latency, ml)
+    b = max(_bilinear_cell(cpi[lo], i, j, fk, fl), 1e-9)
     if lo == hi:
         return (ctas / levels[lo] if ctas > levels[lo] else min(ctas, 1.0)) / b
     r_lo = 1.0 / b
-    r_hi = 1.0 / max(bilinear_at(cpi[hi], extra, mem_latency, ke, ml), 1e-9)
+    r_hi = 1.0 / max(_bilinear_cell(cpi[hi], i, j, fk, fl), 1e-9)
     f = min(max((ctas - levels[lo]) / (levels[hi] - levels[lo]), 0.0), 1.0)
     return r_lo + f * (r_hi - r_lo)
 

@@ -102,13 +102,47 @@ def unique_columns(x: np.ndarray):
     bits = np.ascontiguousarray(x).view(np.uint64)
     h = np.empty(n, dtype=np.uint64)
     _column_hash(bits, _HASH_MUL, h)
-    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    if first.size > 0.8 * n:
+    first, inverse = _distinct(h, int(0.8 * n))
+    if first.size == 0:  # more than 80 % distinct
         return None
-    inverse = inverse.reshape(-1)
     if not _same_columns(bits, first, inverse):  # a hash collision: no sharing
         return None
     return np.ascontiguousarray(x[:, first]), inverse
+
+
+@njit(cache=True)
+def _distinct(h, most):
+    """The distinct values of ``h`` in the order they first occur: ``(first, inverse)``, ``first`` the index
+    of each one's first occurrence and ``h[first[inverse]] == h``; empty arrays as soon as there are more
+    than ``most`` (an open-addressing table, linear probing: one pass, where sorting took most of
+    :func:`unique_columns`' time on a grid of distinct points)."""
+    n = h.shape[0]
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    slot_of = np.full(size, -1, dtype=np.int64)  # the table: index into ``first`` of the value there
+    first = np.empty(n, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.int64)
+    count = 0
+    for j in range(n):
+        v = h[j]
+        k = (v ^ (v >> np.uint64(31))) & mask
+        while True:
+            u = slot_of[k]
+            if u < 0:
+                if count >= most:
+                    return first[:0], inverse[:0]
+                slot_of[k] = count
+                first[count] = j
+                inverse[j] = count
+                count += 1
+                break
+            if h[first[u]] == v:
+                inverse[j] = u
+                break
+            k = (k + np.uint64(1)) & mask
+    return first[:count].copy(), inverse
 
 
 @njit(cache=True)
@@ -185,8 +219,11 @@ def _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_writ
     t_c = t_base + q_share * wq
     hold = t_c  # allocated at issue, freed at dispatch t_c cycles later (docs/models.md)
     if oc_sets.shape[0] == 0:
-        wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold),
-                   _closed_wait(wp / pools, per_pool, hold))
+        # the closed population's bound first: where it is 0 (no more warps than collectors) the open
+        # queue's Erlang C, a loop over the collectors, cannot lower it
+        wcol = _closed_wait(wp / pools, per_pool, hold)
+        if wcol > 0.0:
+            wcol = min(collector_wait_at(per_pool, min(ipc / pools * hold, 0.98 * per_pool), hold), wcol)
         col_inv = _inv_q(n_oc / hold, q)
         rate_col = n_oc / hold
     else:  # each typed set: its own instructions' queue and bound
@@ -195,7 +232,8 @@ def _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_writ
         for j in range(oc_sets.shape[0]):
             per, m = oc_sets[j, 0] * per_pool, oc_sets[j, 1]
             load = min(ipc * m / pools * hold, 0.98 * max(np.floor(per), 1.0))
-            wcol += m * min(collector_wait_at(per, load, hold), _closed_wait(wp / pools, per, hold))
+            cw = _closed_wait(wp / pools, per, hold)
+            wcol += m * (min(collector_wait_at(per, load, hold), cw) if cw > 0.0 else cw)
             r_s = oc_sets[j, 0] * n_oc / (hold * m)
             col_inv += _inv_q(r_s, q)
             rate_col = min(rate_col, r_s)
@@ -282,7 +320,9 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
                 fa, fb, fc = fb, fc, fb
             tol = 0.5 * rtol * abs(b) + 1e-15
             m = 0.5 * (c - b)
-            if abs(m) <= tol or fb == 0.0 or evals >= STEADY_MAX_EVALS:
+            # done when the bracket is within the tolerance or the queues' answer at the best end is
+            # (STEADY_RTOL's contract; where g falls, |h'| >= 1 and the root is no farther than |h(b)|)
+            if abs(m) <= tol or abs(fb) <= tol or evals >= STEADY_MAX_EVALS:
                 if b == xe:
                     break
                 xe, phase = b, 3
