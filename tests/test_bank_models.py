@@ -27,6 +27,17 @@ def test_uniform_exact_equals_enumeration(k, banks):
     assert expected_max_load_uniform(k, np.array([banks]))[0] == pytest.approx(exact, abs=1e-12)
 
 
+def test_uniform_table_is_the_same_whatever_the_grid_around_a_point():
+    """The uniform banks' table is built once per operand count and size and kept: a point's answer is the
+    same bit for bit alone, beside larger bank counts (a larger table) and after them, and equals the
+    enumeration of every assignment."""
+    alone = expected_max_load_uniform(3, np.array([3]), np.array([2.0]))[0]
+    beside = expected_max_load_uniform(3, np.array([3, 64, 17]), np.array([2.0, 1.0, 1.0]))[0]
+    again = expected_max_load_uniform(3, np.array([3]), np.array([2.0]))[0]
+    assert alone == beside == again
+    assert alone == pytest.approx(enumerate_max_load(3, np.full(3, 1.0 / 3), 2), abs=1e-12)
+
+
 @pytest.mark.parametrize("k", [2, 3, 4])
 @pytest.mark.parametrize("ports", [1, 2])
 def test_skewed_distribution_and_ports_exact(k, ports):

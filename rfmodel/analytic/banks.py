@@ -53,6 +53,7 @@ is Erlang's C formula and the mean wait ``C(N, a) t_hold / (N - a)``.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from itertools import product
 
 import numpy as np
@@ -114,6 +115,16 @@ def expected_max_load_uniform(k: int, banks, ports=1) -> np.ndarray:
     if k == 0:
         return np.zeros(np.broadcast_shapes(banks.shape, ports.shape))
     bmax = int(banks.max())
+    pmf = _uniform_max_load_pmf(k, 1 << max(bmax - 1, 0).bit_length())[banks]  # [..., k+1]
+    mm = np.arange(k + 1)
+    return (pmf * np.ceil(mm / ports[..., None])).sum(axis=-1)
+
+
+@lru_cache(maxsize=64)
+def _uniform_max_load_pmf(k: int, bmax: int) -> np.ndarray:
+    """``P(M = m)`` for ``m = 0..k`` (columns) over ``0..bmax`` uniform banks (rows): a row is the same
+    whatever ``bmax`` is, so one table per power of two serves every call (the optimizer asks at every
+    step, once per distinct-source count)."""
     cdf = np.zeros((bmax + 1, k + 1))
     for m in range(k + 1):
         e = _trunc_exp(m, k, 1.0)
@@ -124,9 +135,9 @@ def expected_max_load_uniform(k: int, banks, ports=1) -> np.ndarray:
             cdf[b, m] = math.factorial(k) * poly[k] / float(b) ** k
     cdf[0, :] = 1.0
     cdf = np.clip(cdf, 0.0, 1.0)
-    pmf = np.diff(cdf, axis=-1, prepend=0.0)[banks]  # [..., k+1]
-    mm = np.arange(k + 1)
-    return (pmf * np.ceil(mm / ports[..., None])).sum(axis=-1)
+    pmf = np.diff(cdf, axis=-1, prepend=0.0)
+    pmf.setflags(write=False)
+    return pmf
 
 
 def enumerate_max_load(k: int, p, ports: int = 1) -> float:
