@@ -594,3 +594,26 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
             steep += slope < -3.0
             checked += 1
     assert checked > 400 and steep > 0
+
+
+def test_broadcast_shape_agrees_with_numpy_on_every_small_combination():
+    """The interval model's shape of its inputs (over their distinct shapes) is numpy's broadcast shape, or
+    numpy's error, for every combination of up to four small shapes beside numbers and numpy scalars."""
+    import itertools
+
+    from rfmodel.analytic.throughput import broadcast_shape
+
+    cases = [(), (1,), (3,), (1, 3), (4, 1), (2, 1, 3), (0,), (4, 0)]
+    errors = 0
+    for k in range(1, 5):
+        for combo in itertools.product(cases, repeat=k):
+            values = [np.zeros(c) for c in combo] + [1.0, 2, np.float64(3.0), [5.0]]
+            try:
+                want = np.broadcast_shapes(*combo, (1,))
+            except ValueError:
+                with pytest.raises(ValueError):
+                    broadcast_shape(values)
+                errors += 1
+                continue
+            assert broadcast_shape(values) == want, combo
+    assert errors > 0

@@ -469,7 +469,7 @@ def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched,
         levels, sched_cpi, pending = profile.sched_view()
     else:
         levels, sched_cpi, pending = np.ones(1), np.ones((1, 1, 1)), None
-    shape = np.broadcast_shapes(*(np.shape(v) for v in args))
+    shape = broadcast_shape(args)
     x = np.empty((len(args), *shape))
     for i, v in enumerate(args):
         x[i] = v
@@ -494,6 +494,21 @@ def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched,
         _, sched_cpi, pending = profile.sched_view()
 
 
+def broadcast_shape(values) -> tuple:
+    """``np.broadcast_shapes`` of the shapes of ``values`` (arrays, numbers) over their distinct shapes only:
+    the interval model's tens of inputs a call have a few (numpy builds an array for each one it is given)."""
+    shapes = set()
+    for v in values:
+        s = getattr(v, "shape", None)  # arrays and numpy's scalars
+        if s is None:
+            s = () if isinstance(v, float | int) else np.shape(v)
+        shapes.add(s)
+    shapes.discard(())
+    if len(shapes) <= 1:
+        return shapes.pop() if shapes else ()
+    return np.broadcast_shapes(*shapes)
+
+
 def _waves(steady, warps, inputs, wpc, n_cta, ctas_total, n_instrs, tail_weight):
     """IPC and cycles over the kernel's waves: full waves of resident CTAs at ``steady(warps)``, then a
     partial wave (the tail) with fewer warps, weighed against the steady state alone by ``tail_weight``;
@@ -502,7 +517,7 @@ def _waves(steady, warps, inputs, wpc, n_cta, ctas_total, n_instrs, tail_weight)
     with np.errstate(divide="ignore", invalid="ignore"):
         full = np.where(cr > 0, np.floor(ctas_total / np.maximum(cr, 1)), 0.0)
         rem = ctas_total - full * cr
-    both = np.empty((2, *np.broadcast_shapes(np.shape(warps), *(np.shape(v) for v in inputs))))
+    both = np.empty((2, *broadcast_shape((warps, *inputs))))
     both[0], both[1] = warps, np.maximum(rem * wpc, wpc)
     res = steady(both)
     ipc_w, ipc_rem = res[0][0], res[0][1]
