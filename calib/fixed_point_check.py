@@ -6,7 +6,8 @@ Runs ``rfmodel.evaluate`` over the default workloads on ``fermi-gtx480`` and ``v
 collector units, main-RF banks 1, 2 and 6x slow) for the baseline, BOW, LTRF, Malekeh, the RFC, STT-RAM and
 strands, keeps every distinct fixed point the model solved (its inputs and Brent's root), and runs from the
 same start the 16 half-damped steps the model took before (and 3,000 of them) with the same queues
-(``throughput._queues``): their distance from the root (docs/models.md).
+(``throughput._queues``): their distance from the root, and how many evaluations of the queues Brent's method
+took a point (docs/models.md).
 """
 
 from __future__ import annotations
@@ -49,12 +50,13 @@ def main() -> int:
     real = T._steady
 
     def spy(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
-            oc_sets):  # fmt: skip
+            oc_sets, evals_out):  # fmt: skip
+        evals = np.zeros(x.shape[1], dtype=np.int64)  # the evaluations of the queues each point took
         real(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
-             oc_sets)  # fmt: skip
+             oc_sets, evals)  # fmt: skip
         if not touched.any():
             rest = (wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml, oc_sets)
-            calls.append((x.copy(), out[0].copy(), rest))
+            calls.append((x.copy(), out[0].copy(), rest, evals))
 
     T._steady = spy
     wls = list(default_workloads())
@@ -66,13 +68,16 @@ def main() -> int:
                 print(f"{gpu} {d}: {str(e)[:100]}", file=sys.stderr)
     T._steady = real
     dist = {16: [], 3000: []}
-    for x, root, rest in calls:
+    counts = np.concatenate([ev[x[0] > 0] for x, _, _, ev in calls])
+    for x, root, rest, _ in calls:
         keep = x[0] > 0
         for steps in dist:
             got = np.empty(x.shape[1])
             _damped(x, steps, *rest, got)
             dist[steps].append(np.abs(got[keep] / root[keep] - 1.0))
     print(f"distinct fixed points with resident warps: {sum(d.size for d in dist[16])}")
+    print(f"Brent's evaluations of the queues a point: mean {counts.mean():.2f}, {counts.min()} to "
+          f"{counts.max()}")
     for steps, parts in dist.items():
         d = np.concatenate(parts)
         print(f"{steps:5d} half-damped steps from the root: median {np.median(d):.2e}, more than 1e-3 on "

@@ -563,9 +563,9 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
     real = T._steady
 
     def spy(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
-            oc_sets):  # fmt: skip
+            oc_sets, evals_out):  # fmt: skip
         real(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
-             oc_sets)  # fmt: skip
+             oc_sets, evals_out)  # fmt: skip
         if not touched.any():
             rest = (wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml)
             calls.append((x.copy(), out.copy(), rest, oc_sets))

@@ -84,6 +84,9 @@ def _closed_wait(warps, collectors, hold):
 #: no list-schedule cell to build (:func:`_steady`'s ``todo``)
 _NO_CELLS = np.zeros((0, 0, 0), dtype=np.bool_)
 
+#: no evaluation counts wanted (:func:`_steady`'s ``evals_out``)
+_NO_EVALS = np.zeros(0, dtype=np.int64)
+
 #: odd 64-bit multipliers of :func:`unique_columns`' hash, one per row (fixed: the same grid hashes alike)
 _HASH_MUL = np.random.default_rng(0x5EED).integers(1, 2**63, size=64, dtype=np.uint64) | np.uint64(1)
 
@@ -264,7 +267,7 @@ def _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_writ
 
 @njit(cache=True)
 def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, rtol, ke, ml,
-            todo, touched, oc_sets):
+            todo, touched, oc_sets, evals_out):
     """The steady-state fixed point of :func:`interval_model` per point (column of ``x``, as
     :func:`_queues` reads it): the IPC ``x`` whose queues allow ``g(x) = x`` (:func:`_queues`), found by
     Brent's method on ``h(x) = g(x) - x`` to within ``rtol`` of ``x``.  The queues and the latency grow
@@ -277,7 +280,9 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
     evaluation would read one marks the cells it needs in ``touched`` and stops (its outputs are then
     meaningless: the caller builds the cells and asks again).  ``oc_sets`` (``[k, 2]``, or no rows for one
     pool of collectors): typed collector sets as (share of the collectors, share of the instructions that
-    take it); each set queues and bounds its own instructions."""
+    take it); each set queues and bounds its own instructions.  ``evals_out`` (one per point, or empty):
+    where given, the evaluations of the queues each point took (``calib/fixed_point_check.py`` reports
+    them)."""
     res = np.empty(_N_OUT)
     for i in range(x.shape[1]):
         # one evaluation a pass (one call site, inlined): phase 0 the start, 1 the bracket's other end
@@ -350,6 +355,8 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             xe = b
         for j in range(_N_OUT):
             out[j, i] = res[j]
+        if evals_out.size > 0:
+            evals_out[i] = evals
 
 
 def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share,
@@ -482,7 +489,7 @@ def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched,
         todo = _NO_CELLS if pending is None else pending
         touched = np.zeros(todo.shape, dtype=np.uint8)
         _steady(xs, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, rtol,
-                CHAIN2_EXTRA, profile.mem_lat_grid(), todo, touched, oc_sets)  # fmt: skip
+                CHAIN2_EXTRA, profile.mem_lat_grid(), todo, touched, oc_sets, _NO_EVALS)  # fmt: skip
         if not touched.any():
             if built:  # the cells of every round, on disk at once
                 profile.persist()
