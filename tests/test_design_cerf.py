@@ -282,7 +282,7 @@ def test_shared_lru_stack_of_registers_and_lines_known_answer():
     tr = trace_from_warps([[
         ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
     ]], regs_per_thread=4)  # fmt: skip
-    d = shared_stack(tr)
+    d = shared_stack(tr)[0]
     at = {w: int(np.searchsorted(SHARED_WINDOWS, w)) for w in (1, 2, 4)}
     assert SHARED_WINDOWS[at[2]] == 2 and SHARED_WINDOWS[at[4]] == 4
     assert d[:, at[1]] * 8 == pytest.approx([7, 1])
@@ -291,6 +291,39 @@ def test_shared_lru_stack_of_registers_and_lines_known_answer():
     regs, lines = WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=d, source=None), 1.75)
     assert (float(regs), float(lines)) == (pytest.approx(1.5), pytest.approx(0.25))
     assert WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=None, source=None), 4) is None
+
+
+def test_open_shared_stack_and_refills_known_answer():
+    """The stream of the known answer above read as an open one (a first access's entry is never seen
+    again within any window): the first accesses R0, R1, R2, R3 and L5 count ``w`` in every window, the
+    other register reuse times are 1, 3, 2.  Distinct registers per window: w = 2: (1 + 2 + 2 + 4 x 2) / 8
+    = 13/8, w = 4: (1 + 3 + 2 + 16) / 8 = 22/8; lines w / 8.  The reads R0 (first), R1 (reuse 1), R1 (3),
+    R2 (2) of 3 instructions: those beyond w = 2 are R0 and the second R1 (2/3 per instruction), beyond
+    w = 4 R0 alone (1/3).  The written values, each dirty until its next write or the warp's last access
+    (position 7): R1 written at 1, reused after 1 and 3 and last read 2 before the end (longest 3); R2
+    written at 4, reused after 2, 1 (2); R3 written at 7 (0): beyond w = 2 R1 is spilled (1/3), beyond
+    w = 4 none.  An array of 15/8 entries (the w = 2 windows') refills 2/3 reads per instruction and
+    spills 1/3, one of 26/8 entries 1/3 and 0; two warps resident where the stream ran one read it at
+    half."""
+    from types import SimpleNamespace
+
+    from rfmodel.analytic.profile import SHARED_WINDOWS, WorkloadProfile, shared_stack
+    from rfmodel.designs.cerf import resident_refills
+
+    tr = trace_from_warps([[
+        ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
+    ]], regs_per_thread=4)  # fmt: skip
+    d = shared_stack(tr)[1]
+    at = {w: int(np.searchsorted(SHARED_WINDOWS, w)) for w in (2, 4)}
+    assert d[:2, at[2]] * 8 == pytest.approx([13, 2])
+    assert d[:2, at[4]] * 8 == pytest.approx([22, 4])
+    assert (d[2:, [at[2], at[4]]] * 3).ravel() == pytest.approx([2, 1, 1, 0])
+    prof = SimpleNamespace(shared_misses=d, source=None, n_warps=1)
+    prof.shared_refills = lambda c: WorkloadProfile.shared_refills(prof, c)
+    refills, spills = prof.shared_refills(np.array([15 / 8, 26 / 8]))
+    assert (refills, spills) == (pytest.approx([2 / 3, 1 / 3]), pytest.approx([1 / 3, 0]))
+    assert [float(x) for x in resident_refills(prof, 15 / 4, 2.0, 1.0)] == pytest.approx([2 / 3, 1 / 3])
+    assert WorkloadProfile.shared_refills(SimpleNamespace(shared_misses=None, source=None), 4) is None
 
 
 def test_resident_footprint_at_another_occupancy_and_at_most_the_allocated_registers():
@@ -308,7 +341,7 @@ def test_resident_footprint_at_another_occupancy_and_at_most_the_allocated_regis
     tr = trace_from_warps([[
         ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
     ]], regs_per_thread=4)  # fmt: skip
-    prof = SimpleNamespace(shared_distinct=shared_stack(tr), source=None, regs_per_thread=4, n_warps=1)
+    prof = SimpleNamespace(shared_distinct=shared_stack(tr)[0], source=None, regs_per_thread=4, n_warps=1)
     prof.shared_footprint = lambda c: WorkloadProfile.shared_footprint(prof, c)
     regs, lines = resident_footprint(prof, 3.5, 2.0, 1.0)
     assert (float(regs), float(lines)) == (pytest.approx(3.0), pytest.approx(0.5))

@@ -152,7 +152,8 @@ TABLE_GROUPS = {
     "ct": ("ct_hits",),  # Malekeh's collector cache table
     "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even", "iv_fetch", "iv_live_fetch",
                   "iv_wb"),  # register intervals (LTRF)
-    "shared": ("shared_distinct",),  # one LRU stack of registers and lines (the Cache-Emulated RF)
+    # one LRU stack of registers and lines (the Cache-Emulated RF)
+    "shared": ("shared_distinct", "shared_misses"),
     # the list schedules of the SM's issue resources (``profile_trace``'s ``sched``), cell by cell: a query
     # builds the cells its fixed point reads (:meth:`WorkloadProfile.build_sched`), ``need`` every one
     "sched": ("sched_cpi",),
@@ -252,6 +253,14 @@ class WorkloadProfile:
     #: window of ``SHARED_WINDOWS[j]`` accesses of the stream that merges a warp's register reads and
     #: writes with its instructions' lines (one LRU stack of registers and lines, :func:`shared_stack`)
     shared_distinct: np.ndarray | None = None
+    #: float64 [4, len(SHARED_WINDOWS)]: the same stream read as an open one, where a first access is of an
+    #: entry never seen before or again within any window (the run keeps bringing new lines and new warps'
+    #: registers): mean distinct registers (row 0) and lines (row 1) in a window of ``SHARED_WINDOWS[j]``
+    #: accesses, the register reads per instruction whose reuse time exceeds it (row 2: the reads that
+    #: miss an LRU array whose characteristic time is that window) and the register writes per
+    #: instruction whose dirty value is evicted there (row 3: a reuse time from the write to the next
+    #: write, or to the warp's last access, exceeds it; :func:`shared_stack`)
+    shared_misses: np.ndarray | None = None
     write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
     write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
     write_compressed: float = 0.0  # share of the written values BDI stores in fewer than 32 groups
@@ -378,15 +387,24 @@ class WorkloadProfile:
         if self.shared_distinct is None:
             return None
         d = np.asarray(self.shared_distinct, dtype=np.float64)
-        tot = d[0] + d[1]
-        cap = np.asarray(capacity, dtype=np.float64)
+        lt = _characteristic_time(d, capacity)
         logw = np.log(SHARED_WINDOWS)
-        # the window's distinct entries never fall as it grows; np.interp needs them increasing
-        tot_m = np.maximum.accumulate(tot) + np.arange(len(tot)) * 1e-12
-        lt = np.interp(cap, tot_m, logw)
-        regs = np.interp(lt, logw, d[0])
-        lines = np.interp(lt, logw, d[1])
-        return regs, lines
+        return np.interp(lt, logw, d[0]), np.interp(lt, logw, d[1])
+
+    def shared_refills(self, capacity) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(refills, spills)`` per instruction of an LRU array of ``capacity`` entries when registers and
+        lines share one LRU stack (vectorized; ``None`` without :attr:`shared_misses`): the register reads
+        whose reuse time exceeds the characteristic time ``T`` (:meth:`shared_footprint`) of the open
+        stream, whose first accesses bring entries never seen before (the run keeps bringing new lines and
+        new warps' registers, so a streaming kernel's lines push registers out however short its sample),
+        and the written values evicted dirty at that ``T``."""
+        if self.shared_misses is None and self.source is not None:
+            self.need("shared")
+        if self.shared_misses is None:
+            return None
+        d = np.asarray(self.shared_misses, dtype=np.float64)
+        lt, logw = _characteristic_time(d, capacity), np.log(SHARED_WINDOWS)
+        return np.interp(lt, logw, d[2]), np.interp(lt, logw, d[3])
 
     def bank_distribution(self, banks: int) -> np.ndarray:
         """``P(bank b)`` of a distinct source register under ``bank = reg mod banks``."""
@@ -2066,14 +2084,28 @@ def l1d_load_hit_rate(trace: Trace, rank, cache) -> float | None:
 SHARED_WINDOWS = np.unique(np.round(2.0 ** (np.arange(0, 30 * 8 + 1) / 8.0)))
 
 
-def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> np.ndarray:
+def _characteristic_time(distinct: np.ndarray, capacity) -> np.ndarray:
+    """``log T`` of an LRU array of ``capacity`` entries on a stream whose mean distinct registers and lines
+    in a window of ``SHARED_WINDOWS[j]`` accesses are ``distinct[0, j]`` and ``distinct[1, j]``: the window
+    whose entries fill it, interpolated in ``log T`` (the longest window where every window's fit)."""
+    tot = distinct[0] + distinct[1]
+    # the window's distinct entries never fall as it grows; np.interp needs them increasing
+    tot_m = np.maximum.accumulate(tot) + np.arange(len(tot)) * 1e-12
+    return np.interp(np.asarray(capacity, dtype=np.float64), tot_m, np.log(SHARED_WINDOWS))
+
+
+def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Mean distinct warp registers and L1D lines in a window of ``w`` accesses (``w`` in
     :data:`SHARED_WINDOWS`) of one stream holding both: each instruction's source reads, its L1D lines and
     its result writes, in :func:`stream_order`'s order (a register is ``(warp, register)``, a warp of a
     later CTA a new one).  Over the stream's accesses ``i`` with reuse time ``g_i`` (accesses since the
     previous access of the same register or line; ``i + 1`` for a first access) the mean distinct count of
     a class in a window of ``w`` is ``sum_i min(g_i, w) / n`` over that class's accesses: access ``i`` is
-    the first of its entry in ``min(g_i, w)`` of the windows that hold it.  Returns ``[2, len(windows)]``."""
+    the first of its entry in ``min(g_i, w)`` of the windows that hold it.  Returns that ``[2,
+    len(windows)]`` table (:attr:`WorkloadProfile.shared_distinct`) and the open stream's
+    (:attr:`WorkloadProfile.shared_misses`): the same counts with a first access's reuse time unbounded,
+    the register reads per instruction whose reuse time exceeds ``w`` and the register writes per
+    instruction whose value is spilled at that window."""
     src = np.asarray(trace.src, dtype=np.int64)
     dst = np.asarray(trace.dst, dtype=np.int64)
     n = trace.n_instrs
@@ -2092,26 +2124,48 @@ def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> np.ndarray:
     entry = np.concatenate([-1 - (warp_of[sr] * 256 + src[sr, sc]), lines.astype(np.int64),
                             -1 - (warp_of[dr] * 256 + dst[dr, dc])])  # fmt: skip
     out = np.zeros((2, len(SHARED_WINDOWS)))
+    opened = np.zeros((4, len(SHARED_WINDOWS)))
     m = len(instr)
     if m == 0:
-        return out
+        return out, opened
     base = np.lexsort((phase, instr))  # an instruction's accesses in phase order, then the stream's order
     order = base[stream_order(trace, instr[base], rank)]
     e = entry[order]
     pos = np.arange(m, dtype=np.int64)
     by = np.lexsort((pos, e))
-    gap = pos + 1
     same = e[by][1:] == e[by][:-1]
+    first = np.ones(m, dtype=np.bool_)
+    first[by[1:][same]] = False
+    gap = pos + 1
     gap[by[1:][same]] = pos[by[1:][same]] - pos[by[:-1][same]]
     is_reg = e < 0
+    is_read = phase[order] == 0
     for k, sel in enumerate((is_reg, ~is_reg)):
-        g = np.sort(gap[sel]).astype(np.float64)
-        if len(g) == 0:
-            continue
-        below = np.searchsorted(g, SHARED_WINDOWS, side="right")  # gaps <= w count whole, the rest count w
-        csum = np.concatenate([[0.0], np.cumsum(g)])
-        out[k] = (csum[below] + SHARED_WINDOWS * (len(g) - below)) / m
-    return out
+        for table, known in ((out, sel), (opened, sel & ~first)):
+            g = np.sort(gap[known]).astype(np.float64)
+            below = np.searchsorted(g, SHARED_WINDOWS, side="right")  # gaps <= w count whole, the rest w
+            csum = np.concatenate([[0.0], np.cumsum(g)])
+            # the open stream's first accesses count w in every window: never seen within it
+            beyond = len(g) - below + (int((sel & first).sum()) if table is opened else 0)
+            table[k] = (csum[below] + SHARED_WINDOWS * beyond) / m
+    g = np.sort(np.where(first, np.inf, gap)[is_read])
+    opened[2] = (len(g) - np.searchsorted(g, SHARED_WINDOWS, side="right")) / max(n, 1)
+    # a written register stays dirty until its next write: it is spilled once if any of the reuse times
+    # from the write to that next write (or to its warp's last access: an exiting warp frees its
+    # registers) exceeds the window; in entry order, the segments from each write to the next
+    eb, on_reg = e[by], is_reg[by]
+    nxt = np.concatenate([same, [False]])
+    fwd = np.zeros(m)
+    fwd[:-1][nxt[:-1]] = by[1:][same] - by[:-1][same]
+    warp = np.where(on_reg, (-1 - eb) // 256, 0)
+    last = np.zeros(int(warp.max()) + 1 if m else 1, dtype=np.int64)
+    np.maximum.at(last, warp[on_reg], by[on_reg])
+    fwd[~nxt] = last[warp[~nxt]] - by[~nxt]
+    write = (phase[order][by] == 2) & on_reg
+    starts = np.flatnonzero(write | np.concatenate([[True], ~same]))
+    g = np.sort(np.maximum.reduceat(fwd, starts)[write[starts]])
+    opened[3] = (len(g) - np.searchsorted(g, SHARED_WINDOWS, side="right")) / max(n, 1)
+    return out, opened
 
 
 def _memory_classes() -> np.ndarray:
@@ -2251,7 +2305,7 @@ def profile_tables(
         out.update(iv_len=iv[0], iv_ws=iv[1], iv_live=iv[2], iv_maxload=iv[3], iv_even=iv[4], iv_fetch=iv[5],
                    iv_live_fetch=iv[6], iv_wb=iv[7])  # fmt: skip
     if "shared" in groups:
-        out["shared_distinct"] = shared_stack(trace, rank)
+        out["shared_distinct"], out["shared_misses"] = shared_stack(trace, rank)
     return out
 
 

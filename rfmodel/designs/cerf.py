@@ -502,6 +502,17 @@ def resident_footprint(prof, lines, warps, warps0):
     return regs, np.asarray(fp[1]) * s
 
 
+def resident_refills(prof, lines, warps, warps0):
+    """``(refills, spills)`` per instruction, the register reads that miss and the written values evicted
+    dirty in an array of ``lines`` entries shared by registers and lines under one LRU stack while ``warps``
+    warps are resident (:meth:`WorkloadProfile.shared_refills`), or ``None`` without the profile's open
+    stack: read, as
+    :func:`resident_footprint` reads the held registers, at ``lines x warps0 / warps`` entries of the
+    profile's stream (each warp's share of the array)."""
+    s = np.asarray(warps, dtype=np.float64) / max(min(float(warps0), float(prof.n_warps)), 1.0)
+    return prof.shared_refills(np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9))
+
+
 def held_line_entries(prof, lines, reg_lines, prio, kept_lines=None, ways=None):
     """Time-averaged data lines the array holds (the simulator's ``cerf_line_entries``, the mean over the
     run's cycles).  In steady state the lines the registers leave (``lines - reg_lines``) hold no more than
@@ -847,11 +858,7 @@ class Cerf(Design):
         "cerf_spills", "cerf_refills", "tag_bank_conflicts", "cerf_l1d_hits", "cerf_l1d_misses",
         "cerf_reg_entries", "cerf_line_entries", "cerf_utilization", "tag_line_lookups", "tag_line_waits",
     )  # fmt: skip
-    calibration_params = {
-        **INTERVAL_COEFFICIENTS,
-        # LRU-fair: refills per register read
-        "cerf_refill_per_read": (0.002, 0.0, 0.2),
-    }
+    calibration_params = dict(INTERVAL_COEFFICIENTS)
     stall_reasons = STALL_REASONS
     supports_simulate = True
     needs_trace = True
@@ -969,7 +976,9 @@ class Cerf(Design):
     # ------------------------------------------------------------------ analytic
     def analytic(self, ctx):
         """The shared interval model with the tag banks as the register banks, the tagging stage as extra
-        collection cycles, LRU-fair's refills at an L2 hit's latency, and the L1D hit rate of the lines the
+        latency of every result, LRU-fair's refills (the register reads the open shared stack misses,
+        :func:`resident_refills`) each holding its instruction for an L2 hit's latency, and the L1D hit
+        rate of the lines the
         registers leave: ``lines`` less the registers held, at the array's
         associativity; the registers held are the resident warps' live registers (the profile's
         ``live_regs``) under LRU-prioritized and, under LRU-fair, those one LRU stack shared with the lines
@@ -996,12 +1005,13 @@ class Cerf(Design):
         reg_lines = np.minimum(np.where(prio, live * warps, fair), lines)
         data_lines = np.maximum(lines - reg_lines, ways)
         held = held_line_entries(prof, lines, reg_lines, prio, None if fp is None else fp[1], ways)
-        refill = np.where(prio, 0.0, ctx.coef["cerf_refill_per_read"])
+        # LRU-fair: the register reads that miss (refills per instruction), each holding its warp's
+        # instruction at issue for an L2 hit's latency; the tagging stage delays each result (the data
+        # access follows a confirmed hit), not collection
+        rs = resident_refills(prof, lines, warps, float(np.asarray(resident_warps(prof, sm, {}))))
+        refill, spill = (np.where(prio, 0.0, 0.0 if rs is None else x) for x in (rs or (0.0, 0.0)))
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
             sm.mem_bw_bytes_per_cycle, 1e-9)  # fmt: skip
-        # the tagging stage delays each result (the data access follows a confirmed hit), not collection;
-        # LRU-fair's refills hold the collector
-        extra = refill * prof.reads_per_instr * refill_lat
         nb = np.asarray(ctx.grid.get("num_banks", sm.num_banks))
         if sm.banks_split:  # each sub-core's tag banks among its own banks
             sched = np.asarray(ctx.grid.get("schedulers_per_sm", sm.schedulers_per_sm))
@@ -1014,7 +1024,7 @@ class Cerf(Design):
         # the load/store unit's line lookups take their tag bank before the register lookups
         line_lookups = np.asarray(prof.mem_lines_per_instr, dtype=np.float64)
         hits = set_shared_hits(prof, lines, ways, reg_lines)
-        m = inner.model(Effects(extra_collect=extra, extra_latency=tag, l1d_lines=data_lines, l1d_assoc=ways,
+        m = inner.model(Effects(extra_latency=tag + refill * refill_lat, l1d_lines=data_lines, l1d_assoc=ways,
                                 l1d_hits=hits, l1d_write_allocate=False,
                                 bank_claims=line_lookups))  # fmt: skip
         conflicts, line_waits = tag_conflicts(prof, sm, banks, m["ipc"], line_lookups)
@@ -1029,10 +1039,10 @@ class Cerf(Design):
         ld_hits = ld * np.broadcast_to(hits[1], np.shape(hit))
         st = np.maximum(mem - ld, 0.0)
         st_hits = np.clip(mem * hit - ld_hits, 0.0, st)
-        spills = n * refill * prof.reads_per_instr
+        spills, refills = n * spill, n * refill
         metrics = {
             "cerf_spills": spills,
-            "cerf_refills": spills,
+            "cerf_refills": refills,
             "tag_bank_conflicts": n * conflicts,
             "tag_line_lookups": mem * np.ones(np.shape(hit)),
             "tag_line_waits": n * line_waits,
@@ -1043,12 +1053,12 @@ class Cerf(Design):
             "cerf_utilization": np.minimum((reg_lines + held) / lines, 1.0),
         }
         events = {
-            "rf_bank": (r + ld_hits, w + (ld - ld_hits) + st_hits + spills),
+            "rf_bank": (r + ld_hits, w + (ld - ld_hits) + st_hits + refills),
             "crossbar": (r + w, 0.0),
             "collector": (r, r),
-            "cerf_tag": (r + w + mem, w + (ld - ld_hits) + spills),
+            "cerf_tag": (r + w + mem, w + (ld - ld_hits) + refills),
             **l2_events_model(ctx, ld_hits / np.maximum(ld, 1e-12), kept=st_hits / np.maximum(st, 1e-12),
-                              extra_reads=spills, extra_writes=spills),  # fmt: skip
+                              extra_reads=refills, extra_writes=spills),  # fmt: skip
         }
         return ctx.result(m, events=events, metrics=metrics)
 

@@ -21,6 +21,7 @@ import functools
 import hashlib
 import pickle
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -769,6 +770,9 @@ def parse_sass(
 #: reads one listing for its profiled warps and again for the SM's whole share (each read gets its own copy)
 _READ_MEMO: collections.OrderedDict = collections.OrderedDict()
 _READ_MEMO_SIZE = 8
+#: guards the memo's order and evictions (threads of one process read listings at once: a reader between
+#: another's look-up and its move to the end would find its entry evicted)
+_READ_MEMO_LOCK = threading.Lock()
 
 
 def read_sass(path, arch: str | None = None, resources: dict | None = None) -> list[Kernel]:
@@ -777,12 +781,16 @@ def read_sass(path, arch: str | None = None, resources: dict | None = None) -> l
     text = read_text(p, "SASS file")
     key = (str(p), arch, repr(sorted(resources.items())) if isinstance(resources, dict) else repr(resources),
            hashlib.sha256(text.encode()).digest())  # fmt: skip
-    got = _READ_MEMO.get(key)
+    with _READ_MEMO_LOCK:
+        got = _READ_MEMO.get(key)
+        if got is not None:
+            _READ_MEMO.move_to_end(key)
     if got is None:
         kernels = parse_sass(text, str(p), arch=arch, resources=resources)
-        _READ_MEMO[key] = got = pickle.dumps(kernels, protocol=pickle.HIGHEST_PROTOCOL)
-        while len(_READ_MEMO) > _READ_MEMO_SIZE:
-            _READ_MEMO.popitem(last=False)
+        got = pickle.dumps(kernels, protocol=pickle.HIGHEST_PROTOCOL)
+        with _READ_MEMO_LOCK:
+            _READ_MEMO[key] = got
+            while len(_READ_MEMO) > _READ_MEMO_SIZE:
+                _READ_MEMO.popitem(last=False)
         return kernels
-    _READ_MEMO.move_to_end(key)
     return pickle.loads(got)
