@@ -994,3 +994,22 @@ def test_ipc_fixed_point_settles_per_point_where_a_damped_iteration_does_not():
         for _ in range(16):
             v = 0.5 * v + 0.5 * float(run(cost(np.array([v]), k[i:i + 1])[0])["ipc"][0])
         assert abs(v - x[i]) > 0.1 * x[i]
+
+
+def test_issue_stall_holds_every_warp_whatever_its_dependences():
+    """``Effects.issue_stall``: cycles per instruction a warp is held at issue.  Zero changes nothing; a
+    stall far above a warp's own cycles per instruction leaves the latency bound at the resident warps
+    over the stall (each warp issues once per ``s`` cycles), whatever the kernel's dependences."""
+    from rfmodel.analytic.model import AnalyticContext, Effects
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    prof = workload_profile("black_scholes", sm)
+    ctx = AnalyticContext(prof, sm, {}, {})
+    base, zero = ctx.model(), ctx.model(Effects(issue_stall=0.0))
+    assert float(zero["ipc"]) == float(base["ipc"])
+    s = 2000.0
+    held = ctx.model(Effects(issue_stall=s))
+    warps = float(held["warps"])
+    assert float(held["ipc"]) == pytest.approx(warps / s, rel=0.03)
+    assert float(ctx.model(Effects(issue_stall=5.0))["ipc"]) < float(base["ipc"])

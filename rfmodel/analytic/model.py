@@ -44,6 +44,9 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``greedy_spread``   with one bank per warp and greedy-then-oldest schedulers, the warps that share a
                     scheduler's issue at once, 1 + k c1 / b (c1: one warp's cycles per instruction
                     alone, b: its bank cycles per instruction); this is k
+``issue_stall``     cycles per instruction a warp is held at issue whatever its dependences (a
+                    register refilled from the memory side first): added to each warp's time in the
+                    latency bound
 ==================  ======================================================================
 
 Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
@@ -222,7 +225,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
                 write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0,
                 bank_claims=0.0, warp_per_bank=False, greedy_spread=2.0,
                 extra_latency=0.0, l1d_hits=None, anchor=1.0, warps=None,
-                scattered_banks=False) -> dict:  # fmt: skip
+                scattered_banks=False, issue_stall=0.0) -> dict:  # fmt: skip
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; ``anchor``: the interval model's (the factor on the
@@ -274,6 +277,7 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         greedy=sm.scheduler == "gto",
         greedy_spread=greedy_spread,
         extra_latency=extra_latency,
+        issue_stall=issue_stall,
         hit_rate=None if l1d_hits is None else l1d_hits[0],
         load_hit_rate=None if l1d_hits is None else l1d_hits[1],
         # with sub-cores a warp's registers interleave over its own sub-core's banks only
@@ -378,6 +382,7 @@ class Effects:
     extra_latency: object = 0.0
     l1d_hits: object = None
     l1d_write_allocate: bool = True
+    issue_stall: object = 0.0
 
 
 class AnalyticContext:
@@ -480,7 +485,7 @@ class AnalyticContext:
             bank_claims=effects.bank_claims, warp_per_bank=effects.warp_per_bank,
             greedy_spread=effects.greedy_spread, extra_latency=effects.extra_latency,
             l1d_hits=effects.l1d_hits, anchor=anchor, warps=self.resident_warps,
-            scattered_banks=effects.scattered_banks,
+            scattered_banks=effects.scattered_banks, issue_stall=effects.issue_stall,
         )  # fmt: skip
 
     @functools.cached_property

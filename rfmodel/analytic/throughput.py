@@ -196,6 +196,7 @@ def _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_writ
     # the share of the instructions with a bank read that still have one under the design's read share
     # (1 in the baseline): the others collect without waiting in a bank's queue
     q_share = x[35, i]
+    stall = x[36, i]  # cycles a warp is held at issue per instruction beyond its dependences
     cr = max(wp / wpc, 1e-9)
     const = fixed
     if not (sched and cr <= levels[levels.shape[0] - 1]):  # below the largest count the list schedules
@@ -248,6 +249,9 @@ def _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_writ
         t_cta = cr * n_cta / max(rate_lat, 1e-12)
     else:
         t_cta = c_lat * bilinear_at(cta_chain2, k, L_q, ke, ml)
+        rate_lat = cr * n_cta / max(t_cta, 1e-9)
+    if stall > 0.0:  # a warp held at issue waits whatever its dependences: its CTA takes that much longer
+        t_cta += n_cta / wpc * stall
         rate_lat = cr * n_cta / max(t_cta, 1e-9)
     inv_s = const + _inv_q(rate_lat, q) + _inv_q(rate_mshr, q)
     if pool:  # the pool's issuing warps, each at its single-warp pace without memory waits
@@ -581,6 +585,7 @@ def interval_model(
     greedy=False,
     greedy_spread=2.0,
     extra_latency=0.0,
+    issue_stall=0.0,
     unit_of_class=None,
     unit_slots=None,
     noc_reply=0.0,
@@ -619,7 +624,10 @@ def interval_model(
     the reads (the Cache-Emulated RF's line lookups in its tag banks): they join the writes' priority class
     in the read queue and the bank bound.
     ``extra_latency``: cycles added to every result's latency outside the collectors (a pipeline stage
-    between collection and execution, e.g. a tag check whose data access follows).
+    between collection and execution, e.g. a tag check whose data access follows).  ``issue_stall``: cycles
+    per instruction a warp is held at issue whatever its dependences (a register refilled from the memory
+    side before its instruction issues): each warp's, and so its CTA's, time grows by its instructions'
+    stalls in the latency bound.
     ``greedy``: the schedulers are greedy-then-oldest; with ``mapping="warp-per-bank"`` a scheduler's
     instructions come from ``1 + greedy_spread * c1 / b`` warps at once (below), served by their banks alone.
     ``collector_sets``: typed operand-collector sets (``[k, 2]``: each set's units as a share of
@@ -702,7 +710,7 @@ def interval_model(
         pool_warps if pool else 0.0, claims, np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
         noc_ej, np.asarray(noc_reply, dtype=np.float64), hit,
         np.asarray(anchor(hit_all, warps) if callable(anchor) else anchor, np.float64) ** -q, bank_inv,
-        q_share,
+        q_share, np.asarray(issue_stall, dtype=np.float64),
     )  # fmt: skip
 
     oc_sets = np.zeros((0, 2)) if collector_sets is None else np.ascontiguousarray(collector_sets, np.float64)

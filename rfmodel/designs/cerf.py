@@ -1006,8 +1006,8 @@ class Cerf(Design):
         data_lines = np.maximum(lines - reg_lines, ways)
         held = held_line_entries(prof, lines, reg_lines, prio, None if fp is None else fp[1], ways)
         # LRU-fair: the register reads that miss (refills per instruction), each holding its warp's
-        # instruction at issue for an L2 hit's latency; the tagging stage delays each result (the data
-        # access follows a confirmed hit), not collection
+        # instruction at issue for an L2 hit's latency (Effects.issue_stall); the tagging stage delays each
+        # result (the data access follows a confirmed hit), not collection
         rs = resident_refills(prof, lines, warps, float(np.asarray(resident_warps(prof, sm, {}))))
         refill, spill = (np.where(prio, 0.0, 0.0 if rs is None else x) for x in (rs or (0.0, 0.0)))
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
@@ -1024,8 +1024,8 @@ class Cerf(Design):
         # the load/store unit's line lookups take their tag bank before the register lookups
         line_lookups = np.asarray(prof.mem_lines_per_instr, dtype=np.float64)
         hits = set_shared_hits(prof, lines, ways, reg_lines)
-        m = inner.model(Effects(extra_latency=tag + refill * refill_lat, l1d_lines=data_lines, l1d_assoc=ways,
-                                l1d_hits=hits, l1d_write_allocate=False,
+        m = inner.model(Effects(extra_latency=tag, issue_stall=refill * refill_lat, l1d_lines=data_lines,
+                                l1d_assoc=ways, l1d_hits=hits, l1d_write_allocate=False,
                                 bank_claims=line_lookups))  # fmt: skip
         conflicts, line_waits = tag_conflicts(prof, sm, banks, m["ipc"], line_lookups)
         r, w = ctx.reads, ctx.writes
