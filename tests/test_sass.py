@@ -868,6 +868,30 @@ def test_read_sass_errors(tmp_path):
     assert k.source == str(p) and k.instrs[0].line > 0
 
 
+
+def test_read_sass_from_many_threads_while_the_memo_turns_over(tmp_path):
+    """Threads reading more listings than the memo keeps each get their own kernels, with no error: one
+    thread's look-up and another's eviction of that entry do not interleave."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rfmodel.workload.sass import reader
+
+    paths = []
+    for i in range(3 * reader._READ_MEMO_SIZE):
+        p = tmp_path / f"k{i}.sass"
+        p.write_text(TWOCALL_NVDISASM + f"\n// listing {i}\n")
+        paths.append(p)
+
+    def read(i):
+        (k,) = read_sass(paths[i % len(paths)])
+        return k.source
+
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(read, range(40 * len(paths))))
+    assert got == [str(paths[i % len(paths)]) for i in range(40 * len(paths))]
+    assert len(reader._READ_MEMO) <= reader._READ_MEMO_SIZE
+
+
 _SEEDS = [TWOCALL_CUOBJDUMP, TWOCALL_NVDISASM, JUMP_NVDISASM, LD75_CUOBJDUMP]
 _JUNK = [
     "@",
