@@ -391,19 +391,22 @@ class WorkloadProfile:
         logw = np.log(SHARED_WINDOWS)
         return np.interp(lt, logw, d[0]), np.interp(lt, logw, d[1])
 
-    def shared_refills(self, capacity) -> tuple[np.ndarray, np.ndarray] | None:
+    def shared_refills(self, capacity, max_regs=np.inf) -> tuple[np.ndarray, np.ndarray] | None:
         """``(refills, spills)`` per instruction of an LRU array of ``capacity`` entries when registers and
         lines share one LRU stack (vectorized; ``None`` without :attr:`shared_misses`): the register reads
         whose reuse time exceeds the characteristic time ``T`` (:meth:`shared_footprint`) of the open
         stream, whose first accesses bring entries never seen before (the run keeps bringing new lines and
         new warps' registers, so a streaming kernel's lines push registers out however short its sample),
-        and the written values evicted dirty at that ``T``."""
+        and the written values evicted dirty at that ``T``.  A window holds at most ``max_regs`` distinct
+        registers (the stream's resident warps' allocated ones: the registers of a warp that has exited
+        are freed, not held)."""
         if self.shared_misses is None and self.source is not None:
             self.need("shared")
         if self.shared_misses is None:
             return None
         d = np.asarray(self.shared_misses, dtype=np.float64)
-        lt, logw = _characteristic_time(d, capacity), np.log(SHARED_WINDOWS)
+        held = np.stack([np.minimum(d[0], max_regs), d[1]])
+        lt, logw = _characteristic_time(held, capacity), np.log(SHARED_WINDOWS)
         return np.interp(lt, logw, d[2]), np.interp(lt, logw, d[3])
 
     def bank_distribution(self, banks: int) -> np.ndarray:

@@ -509,8 +509,10 @@ def resident_refills(prof, lines, warps, warps0):
     stack: read, as
     :func:`resident_footprint` reads the held registers, at ``lines x warps0 / warps`` entries of the
     profile's stream (each warp's share of the array)."""
-    s = np.asarray(warps, dtype=np.float64) / max(min(float(warps0), float(prof.n_warps)), 1.0)
-    return prof.shared_refills(np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9))
+    w0 = max(min(float(warps0), float(prof.n_warps)), 1.0)
+    s = np.asarray(warps, dtype=np.float64) / w0
+    return prof.shared_refills(np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9),
+                               w0 * max(int(prof.regs_per_thread), 1))  # fmt: skip
 
 
 def held_line_entries(prof, lines, reg_lines, prio, kept_lines=None, ways=None):
