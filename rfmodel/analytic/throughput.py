@@ -541,6 +541,18 @@ def _waves(steady, warps, inputs, wpc, n_cta, ctas_total, n_instrs, tail_weight)
     return np.where(warps > 0, n / cycles, 0.0), cycles, res
 
 
+def _greedy_banks(profile, B, S, warps, b_w, L_mem, greedy_spread):
+    """The banks that serve a greedy scheduler's warp-per-bank issue: a greedy scheduler issues from one
+    warp while it can; every instruction of that warp holds the warp's one bank ``b_w`` = (reads + writes)
+    / ports cycles, and the warp alone needs c1 cycles per instruction for its dependences (chain2 at that
+    collection time and the loads' latency ``L_mem``): about 1 + k c1 / b warps share a scheduler's issue at
+    once (k = ``greedy_spread``, calibrated), and only their banks serve it."""
+    b_w = np.maximum(b_w, 1e-9)
+    c1 = profile.chain_at2(b_w, L_mem)
+    spread = 1.0 + np.asarray(greedy_spread, dtype=np.float64) * c1 / b_w
+    return np.minimum(B, np.minimum(S * spread, np.maximum(warps, 1.0)))
+
+
 def interval_model(
     profile: WorkloadProfile,
     *,
@@ -653,15 +665,7 @@ def interval_model(
         profile, l1d_lines, (l1d_assoc, l1d_write_allocate), hit_rate, load_hit_rate, l1_hit_latency,
         miss_latency, l2_lines, l2_hit_latency, l2_assoc, c["mem_scale"])  # fmt: skip
     if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
-        # a greedy scheduler issues from one warp while it can; every instruction of that warp holds the
-        # warp's one bank b = (reads + writes) / ports cycles, and the warp alone needs c1 cycles per
-        # instruction for its dependences (chain2 at that collection time and the loads' latency): about
-        # 1 + k c1 / b warps share a scheduler's issue at once (k = greedy_spread, calibrated), and only
-        # their banks serve it
-        b_w = np.maximum((r + w * wr) * bc / P, 1e-9)
-        c1 = profile.chain_at2(b_w, L_mem)
-        spread = 1.0 + np.asarray(greedy_spread, dtype=np.float64) * c1 / b_w
-        B = np.minimum(B, np.minimum(S * spread, np.maximum(warps, 1.0)))
+        B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, L_mem, greedy_spread)
     # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
     line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
     rate_mem, rate_lsu, rate_noc, noc_ej = _port_rates(lines, ld_lines, misses, dram, mem_bytes_per_cycle,
