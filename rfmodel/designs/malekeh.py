@@ -83,9 +83,8 @@ class MalekehParams(SlowBankParams, kind="design.malekeh"):
     ct_entries: int = param(8, bounds=(1, 64), doc="cache-table entries per CCU (paper: 8)")
     sthld: int = param(4, unit="cycles", bounds=(0, 1 << 20),
                        doc="initial (or, with adaptive = 0, fixed) STHLD")  # fmt: skip
-    adaptive: int = param(1, choices=(0, 1), engines=("simulate",), doc="1: the STHLD state machine runs")
-    interval_cycles: int = param(10_000, unit="cycles", bounds=(1, 1 << 40), engines=("simulate",),
-                                 acts_with={"adaptive": (1,)},
+    adaptive: int = param(1, choices=(0, 1), doc="1: the STHLD state machine runs")
+    interval_cycles: int = param(10_000, unit="cycles", bounds=(1, 1 << 40), acts_with={"adaptive": (1,)},
                                  doc="adaptive interval (paper: 10,000 cycles)")  # fmt: skip
     seed: int = param(1, bounds=(0, (1 << 31) - 1), engines=("simulate",),
                       doc="seed of the replacement RNG")  # fmt: skip
@@ -103,7 +102,7 @@ MALEKEH_CALIBRATION = {
     "write_share": (0.5, 0.0, 1.0),  # share of hits that were cached writes (for the CCU write events)
     "dropped_share": (0.05, 0.0, 0.5),  # share of near results dropped at the CCU's one write port
     "ipc_gain_per_saved_read": (0.08, 0.0, 0.5),  # relative IPC gain per bank read saved per instruction
-    "sthld_ipc_loss": (0.004, 0.0, 0.05),  # relative IPC loss per STHLD cycle of waiting
+    "sthld_hold": (0.5, 0.0, 1.0),  # share of the tables taken after the allocator's STHLD wait
     "near_fraction_default": (0.5, 0.0, 1.0),  # when the profile has no reuse-distance histogram
     "ccu_hold_weight": (1.0, 0.0, 3.0),  # a warp's issue spacing behind its own CT, per cycle of collection
 }
@@ -606,6 +605,37 @@ def fsm_step(state, sthld, rel, d1, d2, smax, large):
     return state, sthld
 
 
+def sthld_climb(cycles, sthld, interval, adaptive=1):
+    """The adaptive STHLD over a run of ``cycles`` whose IPC never falls by :data:`FSM`'s large change from
+    one interval to the next (a steady run): the machine of :func:`fsm_step` starts at ``sthld`` and adds
+    ``delta_big`` at the end of every ``interval`` cycles (state 1, then 2), up to ``sthld_max``; interval j
+    (from 0) runs at ``L_j = sthld`` for j = 0, ``min(sthld + delta_big j, sthld_max)`` after.  Returns
+    ``(mean, level)``: the mean over the completed intervals (the simulator's ``sthld_mean``; ``sthld`` when
+    none completes) and the time average over the whole run (what the waits cost).  With ``adaptive`` 0
+    both are ``sthld``.  A run whose IPC drops by 5 % or more between intervals backs off instead (state 4),
+    which this does not follow: the climb is an upper bound there."""
+    T = np.asarray(cycles, dtype=np.float64)
+    T = np.where(np.isfinite(T), np.maximum(T, 0.0), 0.0)  # nothing resident (no finite run): the initial
+    s0 = np.asarray(sthld, dtype=np.float64)
+    iv = np.maximum(np.asarray(interval, dtype=np.float64), 1.0)
+    d, smax = float(FSM["delta_big"]), float(FSM["sthld_max"])
+    k = np.floor(T / iv)  # completed intervals
+
+    def rungs(n):
+        # sum of L_j over j = 1..n: the climbing rungs below smax, then smax
+        below = np.maximum(np.ceil((smax - s0) / d) - 1.0, 0.0)
+        m = np.minimum(n, below)
+        return m * s0 + d * m * (m + 1.0) / 2.0 + (n - m) * smax
+
+    done = s0 + rungs(np.maximum(k - 1.0, 0.0))  # sum over the completed intervals j = 0..k-1
+    last = np.where(k > 0, np.minimum(s0 + d * k, smax), s0)  # the level of the interval under way
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(k > 0, done / np.maximum(k, 1.0), s0)
+        level = np.where(T > 0, (np.where(k > 0, done, 0.0) * iv + (T - k * iv) * last) / T, s0)
+    on = np.asarray(adaptive) > 0
+    return np.where(on, mean, s0), np.where(on, level, s0)
+
+
 @njit(cache=True)
 def malekeh_upkeep(ints, floats, a, b, c, d, cyc):
     if cyc >= ints[I_NEXT_B]:
@@ -874,27 +904,59 @@ class Malekeh(Design):
         c, sm, grid = ctx.coef, ctx.sm, ctx.grid
         rthld = ctx.value("rthld", DEFAULTS["rthld"])
         sthld = ctx.value("sthld", DEFAULTS["sthld"])
-        entries = ctx.value("ct_entries", DEFAULTS["ct_entries"])
+        adaptive = ctx.value("adaptive", DEFAULTS["adaptive"])
+        interval = ctx.value("interval_cycles", DEFAULTS["interval_cycles"])
         G = sm.schedulers_per_sm if sm.sub_core else 1
         ccus = np.maximum(np.asarray(sm_param(sm, grid, "collector_units"), dtype=np.float64) / G, 1.0)
         warps = np.maximum(np.asarray(ctx.resident_warps, dtype=np.float64) / G, 1.0)
         oversub = np.maximum(0.0, 1.0 - ccus / warps)
-        loss = c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld)
         hist = profile_reuse_hist(ctx.profile)
         if hist is None:
             near = c["near_fraction_default"] + 0 * rthld
         else:
             near = near_fraction_from_hist(hist, rthld)
+        timing, timing_m = bank_effects(ctx)
+        # the adaptive STHLD climbs with the run's intervals (sthld_climb): its level over a run at the
+        # initial STHLD gives the run's length, and the terms are taken again at the level that length gives
+        out, flushes, hold = self._terms(ctx, sthld, oversub, ccus * G, near, timing)
+        if np.any(adaptive > 0):
+            mean, level = sthld_climb(out["cycles"], sthld, interval, adaptive)
+            out, flushes, hold = self._terms(ctx, level, oversub, ccus * G, near, timing)
+            # the simulator's mean over the completed intervals, at the run's length at that level
+            mean = sthld_climb(out["cycles"], sthld, interval, adaptive)[0]
+        else:
+            mean = sthld + 0 * oversub
+        out.update({
+            "sthld_mean": mean + 0 * out["ipc"],
+            "ccu_flushes": ctx.n * flushes + 0 * out["ipc"],
+            "sthld_stall_cycles": ctx.n * hold + 0 * out["ipc"],
+        })  # fmt: skip
+        out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
+        return out
+
+    def _terms(self, ctx, sthld, oversub, ccts, near, timing) -> tuple[dict, np.ndarray, np.ndarray]:
+        """The outputs of :meth:`analytic` (IPC, events, hit rate) at the STHLD ``sthld`` (cycles), with
+        the CTs taken from their warps and the allocator's STHLD wait, both per instruction; ``ccts`` the
+        SM's CTs."""
+        c = ctx.coef
+        rthld = ctx.value("rthld", DEFAULTS["rthld"])
+        entries = ctx.value("ct_entries", DEFAULTS["ct_entries"])
+        loss = c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld)
+        # a table taken while its warp stalls: per instruction, the chance over its mean stall (the
+        # single-warp cycles per instruction beyond one); a table of near values is taken only after the
+        # group's allocator has waited STHLD cycles (sthld_hold: the share of the takings that wait so; the
+        # rest find a table of far values), which hold the warp that asked for it at issue
+        stall = max(float(np.ravel(ctx.profile.chain)[0]) - 1.0, 0.0)
+        flushes = 1.0 - np.exp(-loss * stall)
+        hold = np.asarray(c["sthld_hold"]) * flushes * near * sthld
         if ctx.profile.has("ct"):
             base = ctx.profile.ct_hit_rate(rthld, entries, loss)
         else:
             base = near + 0 * loss
         hit = np.clip(base * c["near_hit"], 0.0, 1.0)
-        timing, timing_m = bank_effects(ctx)
-        m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots,
+        m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, issue_stall=hold,
                               **timing))  # fmt: skip
         gain = ipc_gain(m, ctx, hit, c["ipc_gain_per_saved_read"])
-        waiting = 1.0 - c["sthld_ipc_loss"] * sthld * oversub  # STHLD's cost (not the table's loss rate)
         # a CT serves one instruction at a time: it is busy from the issue until CCU_HOLD cycles after the
         # instruction took its collector, h = ccu_hold_weight x collection time + CCU_HOLD cycles, and a
         # warp that owns one issues its next instruction only when it is free again; so the SM issues at
@@ -903,28 +965,20 @@ class Malekeh(Design):
         # scheduler serve a high IPC, volta-v100's two a sub-core)
         h = np.asarray(c["ccu_hold_weight"]) * np.asarray(m["t_collect"]) + CCU_HOLD
         ipc_m = np.asarray(m["ipc"], dtype=np.float64)
-        rate_hold = np.minimum(np.asarray(m["warps"], dtype=np.float64), ccus * G) / h
+        rate_hold = np.minimum(np.asarray(m["warps"], dtype=np.float64), ccts) / h
         with np.errstate(divide="ignore", invalid="ignore"):
             held = np.where(ipc_m > 0, softmin([ipc_m, rate_hold], np.asarray(c["softmin_q"])) / ipc_m, 1.0)
-        factor = np.maximum(gain * waiting * held, 0.05)
+        factor = np.maximum(gain * held, 0.05)
         reads = ctx.reads
         saved = reads * hit
         near_writes = saved * c["write_share"]
         ccu_writes = near_writes + (reads - saved)  # cached results and the fills of misses
         out = served_outside(ctx, m, hit, factor, {"ccu": (reads, ccu_writes)}, drop=("collector",))
-        # a table taken while its warp stalls: per instruction, the chance over its mean stall (the
-        # single-warp cycles per instruction beyond one)
-        stall = max(float(np.ravel(ctx.profile.chain)[0]) - 1.0, 0.0)
-        flushes = ctx.n * (1.0 - np.exp(-loss * stall)) + 0 * factor
         out.update({
             "rf_cache_hit_rate": hit + 0 * factor,
             "ccu_dropped_writes": near_writes * c["dropped_share"] + 0 * factor,
-            "sthld_mean": sthld + 0 * factor,
-            "ccu_flushes": flushes,
-            "sthld_stall_cycles": flushes * near * sthld,
         })  # fmt: skip
-        out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
-        return out
+        return out, flushes, hold
 
     def structures(self, sm, grid, tech):
         """The SM's banks and crossbar; the collectors become CCUs with ``ct_entries``-entry cache tables."""
