@@ -1011,7 +1011,8 @@ class Cerf(Design):
         # instruction at issue for an L2 hit's latency (Effects.issue_stall); the tagging stage delays each
         # result (the data access follows a confirmed hit), not collection
         rs = resident_refills(prof, lines, warps, float(np.asarray(resident_warps(prof, sm, {}))))
-        refill, spill = (np.where(prio, 0.0, 0.0 if rs is None else x) for x in (rs or (0.0, 0.0)))
+        refill, spill = (0.0, 0.0) if rs is None else rs
+        refill, spill = np.where(prio, 0.0, refill), np.where(prio, 0.0, spill)
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
             sm.mem_bw_bytes_per_cycle, 1e-9)  # fmt: skip
         nb = np.asarray(ctx.grid.get("num_banks", sm.num_banks))

@@ -918,10 +918,10 @@ class Malekeh(Design):
         timing, timing_m = bank_effects(ctx)
         # the adaptive STHLD climbs with the run's intervals (sthld_climb): its level over a run at the
         # initial STHLD gives the run's length, and the terms are taken again at the level that length gives
-        out, flushes, hold = self._terms(ctx, sthld, oversub, ccus * G, near, timing)
+        out, flushes, hold = self._terms(ctx, rthld, sthld, oversub, ccus * G, near, timing)
         if np.any(adaptive > 0):
-            mean, level = sthld_climb(out["cycles"], sthld, interval, adaptive)
-            out, flushes, hold = self._terms(ctx, level, oversub, ccus * G, near, timing)
+            level = sthld_climb(out["cycles"], sthld, interval, adaptive)[1]
+            out, flushes, hold = self._terms(ctx, rthld, level, oversub, ccus * G, near, timing)
             # the simulator's mean over the completed intervals, at the run's length at that level
             mean = sthld_climb(out["cycles"], sthld, interval, adaptive)[0]
         else:
@@ -934,12 +934,11 @@ class Malekeh(Design):
         out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
         return out
 
-    def _terms(self, ctx, sthld, oversub, ccts, near, timing) -> tuple[dict, np.ndarray, np.ndarray]:
+    def _terms(self, ctx, rthld, sthld, oversub, ccts, near, timing) -> tuple[dict, np.ndarray, np.ndarray]:
         """The outputs of :meth:`analytic` (IPC, events, hit rate) at the STHLD ``sthld`` (cycles), with
         the CTs taken from their warps and the allocator's STHLD wait, both per instruction; ``ccts`` the
         SM's CTs."""
         c = ctx.coef
-        rthld = ctx.value("rthld", DEFAULTS["rthld"])
         entries = ctx.value("ct_entries", DEFAULTS["ct_entries"])
         loss = c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld)
         # a table taken while its warp stalls: per instruction, the chance over its mean stall (the
