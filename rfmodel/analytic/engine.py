@@ -18,6 +18,9 @@ import numpy as np
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, calibration_data
 from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, Anchor, l2_sets, resident_warps
 from rfmodel.analytic.profile import (
+    SHARED_ENTRY_BYTES,
+    SHARED_SET_REGS,
+    SHARED_SET_WAYS,
     TRACE_GROUPS,
     CacheGeometry,
     WorkloadProfile,
@@ -228,9 +231,13 @@ class ProfileSource:
             if hit["load_terms"] is None and group in ("chain2", "sched"):
                 hit["load_terms"] = trace_load_terms(hit["trace"], hit["rank"], self.caches,
                                                      self.l1_hit_latency)  # fmt: skip
+            shared = None
+            if group == "shared" and self.profile is not None:
+                shared = shared_set_points(self.profile, self.sm)
             out = profile_tables(hit["trace"], (group,), self.latencies, self.exec_latencies, self.caches,
                                  hit["rank"], self.l1_hit_latency, load_terms=hit["load_terms"],
-                                 sched=issue_resources(self.sm), cells=cells)  # fmt: skip
+                                 sched=issue_resources(self.sm), cells=cells,
+                                 shared_points=shared)  # fmt: skip
         else:
             out = {"sched_l1": self._l1_schedules()}
         if self.profile is not None:
@@ -311,6 +318,22 @@ class ProfileSource:
 #: for designs whose L1D hits less than the SM's, larger ones for those that give it more capacity; 0: no
 #: L1D (a unified memory whose registers take it all), whose loads go to the L2 slice at once
 L1_ANCHOR_SCALES = (0, 0.125, 0.25, 0.5, 2, 4, 8)
+
+
+def shared_set_points(prof, sm: SMSpec) -> tuple[np.ndarray, int]:
+    """``(points, slots)`` of a profile's shared set table
+    (:func:`~rfmodel.analytic.profile.shared_set_table`): every associativity of ``SHARED_SET_WAYS`` at each
+    register-file size of ``SHARED_SET_REGS`` and the SM's own, as an array of its registers' 128-byte
+    entries, with the warps resident at that size (sizes where none is are left out); the stream's warp
+    slots are the warps resident at the SM's own size, at most the profile's warps (as the Cache-Emulated
+    RF's analytic terms read the table)."""
+    pts = []
+    for regs in np.unique(np.append(SHARED_SET_REGS, sm.regs_per_sm)):
+        warps = float(np.asarray(resident_warps(prof, sm, {"regs_per_sm": int(regs)})))
+        if warps > 0:
+            pts += [(ways, regs * 4.0 / SHARED_ENTRY_BYTES, warps) for ways in SHARED_SET_WAYS]
+    own = float(np.asarray(resident_warps(prof, sm, {})))
+    return np.array(pts, dtype=np.float64).reshape(-1, 3), max(int(min(own, float(prof.n_warps))), 1)
 
 
 def l1d_sized(sm: SMSpec, size_bytes) -> SMSpec:

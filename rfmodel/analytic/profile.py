@@ -153,7 +153,7 @@ TABLE_GROUPS = {
     "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even", "iv_fetch", "iv_live_fetch",
                   "iv_wb"),  # register intervals (LTRF)
     # one LRU stack of registers and lines (the Cache-Emulated RF)
-    "shared": ("shared_distinct", "shared_misses"),
+    "shared": ("shared_distinct", "shared_misses", "shared_sets"),
     # the list schedules of the SM's issue resources (``profile_trace``'s ``sched``), cell by cell: a query
     # builds the cells its fixed point reads (:meth:`WorkloadProfile.build_sched`), ``need`` every one
     "sched": ("sched_cpi",),
@@ -261,6 +261,11 @@ class WorkloadProfile:
     #: instruction whose dirty value is evicted there (row 3: a reuse time from the write to the next
     #: write, or to the warp's last access, exceeds it; :func:`shared_stack`)
     shared_misses: np.ndarray | None = None
+    #: float64 [k, 5]: the same stream run through set-associative LRU arrays of registers and lines
+    #: (:func:`shared_set_table`), one row per point ``(ways, lines, warps)`` (the array's ways, its entries,
+    #: the warps resident at that size): the register reads per instruction that find their register
+    #: evicted (refills, column 3) and the written registers evicted dirty (spills, column 4)
+    shared_sets: np.ndarray | None = None
     write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
     write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
     write_compressed: float = 0.0  # share of the written values BDI stores in fewer than 32 groups
@@ -408,6 +413,34 @@ class WorkloadProfile:
         held = np.stack([np.minimum(d[0], max_regs), d[1]])
         lt, logw = _characteristic_time(held, capacity), np.log(SHARED_WINDOWS)
         return np.interp(lt, logw, d[2]), np.interp(lt, logw, d[3])
+
+    def shared_set_refills(self, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(refills, spills)`` per instruction of a set-associative LRU array of ``lines`` entries in sets
+        of ``ways`` shared by registers and lines while ``warps`` warps are resident (vectorized; ``None``
+        without :attr:`shared_sets`), from the table's simulations: exact at a tabulated point, and between
+        points of the same ``ways`` interpolated in ``lines / warps`` (the entries a resident warp's
+        registers and lines have; the table's points are the register file's sizes in the optimizer's
+        steps at the SM's own limits, so only other occupancy limits fall between them).  A ``ways`` not
+        tabulated takes the nearest tabulated one's."""
+        if self.shared_sets is None and self.source is not None:
+            self.need("shared")
+        t = self.shared_sets
+        if t is None or len(t) == 0:
+            return None
+        ways, lines, warps = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64)
+                                                   for v in (ways, lines, warps)))  # fmt: skip
+        x = lines / np.maximum(warps, 1e-9)
+        tab_ways = np.unique(t[:, 0])
+        dist = np.abs(np.log2(np.maximum(ways, 1.0))[..., None] - np.log2(tab_ways))
+        near = tab_ways[np.argmin(dist, axis=-1)]
+        refills, spills = np.zeros(x.shape), np.zeros(x.shape)
+        for w in tab_ways:
+            rows = t[t[:, 0] == w]
+            tx, first = np.unique(rows[:, 1] / np.maximum(rows[:, 2], 1e-9), return_index=True)
+            on = near == w
+            refills = np.where(on, np.interp(x, tx, rows[first, 3]), refills)
+            spills = np.where(on, np.interp(x, tx, rows[first, 4]), spills)
+        return refills, spills
 
     def bank_distribution(self, banks: int) -> np.ndarray:
         """``P(bank b)`` of a distinct source register under ``bank = reg mod banks``."""
@@ -2171,6 +2204,131 @@ def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> tuple[np.ndarr
     return out, opened
 
 
+#: associativities the shared set table simulates (the Cache-Emulated RF's choices)
+SHARED_SET_WAYS = (1, 2, 4, 8, 16)
+#: register-file sizes (32-bit registers per SM) at which the shared set table simulates the array: the
+#: optimizer's steps (``rfmodel.optimize.problem``), and the SM's own size
+SHARED_SET_REGS = np.arange(16384, 131072 + 1, 4096)
+#: bytes of one entry of the shared array: a warp register (32 lanes of 4 bytes), and an L1D line
+SHARED_ENTRY_BYTES = 128
+#: kinds of the shared stream's accesses (:func:`shared_set_stream`)
+SH_READ, SH_LOAD, SH_STORE, SH_WRITE = 0, 1, 2, 3
+
+
+def shared_set_stream(trace: Trace, rank: np.ndarray | None, slots: int) -> tuple[np.ndarray, np.ndarray]:
+    """The stream of :func:`shared_stack` (each instruction's source reads, its L1D lines, its result
+    writes, in :func:`stream_order`'s order) as an array sees it: ``(kind, entry)`` per access, ``kind`` one
+    of ``SH_READ``, ``SH_LOAD`` (loads and atomics), ``SH_STORE``, ``SH_WRITE``, ``entry`` a register's
+    address ``slot x registers per thread + register`` (a warp takes slot ``warp mod slots``: a later CTA's
+    warps take the slots of the earlier ones, as on the SM, where a new warp's registers are the same
+    addresses) or a line's number."""
+    src = np.asarray(trace.src, dtype=np.int64)
+    dst = np.asarray(trace.dst, dtype=np.int64)
+    n = trace.n_instrs
+    top = max(int(src[src != NONE].max(initial=-1)), int(dst[dst != NONE].max(initial=-1))) + 1
+    rpt = max(int(trace.regs_per_thread), top, 1)  # the addresses the design's simulator gives registers
+    wp = trace.warp_ptr.astype(np.int64)
+    slot = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp)) % max(int(slots), 1)
+    is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
+    counts = np.where(is_l1, np.diff(trace.mem_ptr), 0)
+    rows = np.repeat(is_l1, np.diff(trace.mem_ptr))
+    lines = (trace.mem_line[rows] // trace.line_bytes).astype(np.int64)
+    sr, sc = np.nonzero(src != NONE)
+    dr, dc = np.nonzero(dst != NONE)
+    lr = np.repeat(np.arange(n, dtype=np.int64), counts)
+    instr = np.concatenate([sr, lr, dr])
+    phase = np.concatenate([np.zeros(len(sr), np.int64), np.ones(len(lr), np.int64), np.full(len(dr), 2)])
+    store = np.isin(trace.op[lr], np.array([int(OpClass.ST_GLOBAL), int(OpClass.ST_LOCAL)], dtype=np.int8))
+    kind = np.concatenate([np.full(len(sr), SH_READ), np.where(store, SH_STORE, SH_LOAD),
+                           np.full(len(dr), SH_WRITE)]).astype(np.int8)  # fmt: skip
+    entry = np.concatenate([slot[sr] * rpt + src[sr, sc], lines, slot[dr] * rpt + dst[dr, dc]])
+    if len(instr) == 0:
+        return kind, entry
+    base = np.lexsort((phase, instr))
+    order = base[stream_order(trace, instr[base], rank)]
+    return kind[order], entry[order]
+
+
+@njit(cache=True)
+def _shared_set_lru(kind, entry, sets, ways, n_regs):
+    """``(refills, spills)`` of :func:`shared_set_stream`'s accesses on an LRU array of ``sets x ways``
+    entries (entry ``e`` in set ``e mod sets``) as the Cache-Emulated RF's LRU-fair array treats them: a
+    read or write of a register not held takes an entry (a read of an evicted one is a refill, held clean; a
+    write, or a read of a register never written, holds it dirty), a load's line takes one, a store hit
+    makes its line dirty and a store miss takes none; the victim is a free way, else the least recently
+    used, and a dirty register evicted is a spill."""
+    n = sets * ways
+    tag = np.full(n, -1, np.int64)
+    is_reg = np.zeros(n, np.bool_)
+    dirty = np.zeros(n, np.bool_)
+    stamp = np.zeros(n, np.int64)
+    where = np.zeros(n_regs, np.int8)  # 0: never held, 1: in the array, 2: evicted
+    refills = spills = 0
+    for i in range(len(kind)):
+        k = kind[i]
+        x = entry[i]
+        reg = k == SH_READ or k == SH_WRITE
+        s = x % sets
+        hit = -1
+        for w in range(ways):
+            j = s * ways + w
+            if tag[j] == x and is_reg[j] == reg:
+                hit = j
+                break
+        if hit >= 0:
+            stamp[hit] = i + 1
+            if k == SH_WRITE or k == SH_STORE:
+                dirty[hit] = True
+            continue
+        if k == SH_STORE:
+            continue
+        was = where[x] if reg else 0
+        if k == SH_READ and was == 2:
+            refills += 1
+        v = -1
+        oldest = np.int64(1) << 62
+        for w in range(ways):
+            j = s * ways + w
+            if tag[j] < 0:
+                v = j
+                break
+            if stamp[j] < oldest:
+                oldest = stamp[j]
+                v = j
+        if tag[v] >= 0 and is_reg[v]:
+            if dirty[v]:
+                spills += 1
+            where[tag[v]] = 2
+        tag[v] = x
+        is_reg[v] = reg
+        stamp[v] = i + 1
+        dirty[v] = reg and (k == SH_WRITE or was == 0)
+        if reg:
+            where[x] = 1
+    return refills, spills
+
+
+def shared_set_table(trace: Trace, rank: np.ndarray | None, points, slots: int) -> np.ndarray:
+    """:attr:`WorkloadProfile.shared_sets` of ``trace``: per point ``(ways, lines, warps)`` the refills and
+    spills per instruction of :func:`_shared_set_lru` on :func:`shared_set_stream` with ``slots`` warp slots
+    (the trace's warps resident at once), at ``lines x slots / warps`` entries: the share of the array a
+    resident warp's registers and lines have at the point (exact where ``warps`` is ``slots``)."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    out = np.zeros((len(pts), 5))
+    out[:, :3] = pts
+    if len(pts) == 0:
+        return out
+    kind, entry = shared_set_stream(trace, rank, slots)
+    reg = (kind == SH_READ) | (kind == SH_WRITE)
+    n_regs = int(entry[reg].max(initial=0)) + 1
+    n = max(trace.n_instrs, 1)
+    for i, (ways, lines, warps) in enumerate(pts):
+        w = max(int(ways), 1)
+        sets = max(int(round(lines * slots / max(warps, 1e-9) / w)), 1)
+        out[i, 3:] = np.asarray(_shared_set_lru(kind, entry, sets, w, n_regs), dtype=np.float64) / n
+    return out
+
+
 def _memory_classes() -> np.ndarray:
     """The op classes whose latency includes the memory hierarchy's (global, local loads, atomics)."""
     is_ll = np.zeros(N_OPCLASSES, dtype=np.bool_)
@@ -2259,11 +2417,14 @@ def profile_tables(
     load_terms: tuple[np.ndarray, np.ndarray] | None = None,
     sched: dict | None = None,
     cells: np.ndarray | None = None,
+    shared_points: tuple | None = None,
 ) -> dict:
     """The fields of the table ``groups`` (names of :data:`TABLE_GROUPS`) of ``trace``'s profile, with
     :func:`profile_trace`'s arguments (``load_terms``: the ``(adj, slope)`` it already has).  ``sched``
     builds the ``sched`` group (without it the group is empty, as a profile without ``sched``): every
-    cell, or with ``cells`` (:func:`sched_cells`' shape) only those (``sched_cpi`` alone, NaN elsewhere)."""
+    cell, or with ``cells`` (:func:`sched_cells`' shape) only those (``sched_cpi`` alone, NaN elsewhere).
+    ``shared_points``: ``(points, slots)`` of :func:`shared_set_table` (the SM's; without them the ``shared``
+    group has no set table)."""
     unknown = sorted(set(groups) - set(TABLE_GROUPS))
     if unknown:
         raise RfmodelError(f"profile tables {unknown}: unknown; allowed: {', '.join(TABLE_GROUPS)}")
@@ -2309,6 +2470,7 @@ def profile_tables(
                    iv_live_fetch=iv[6], iv_wb=iv[7])  # fmt: skip
     if "shared" in groups:
         out["shared_distinct"], out["shared_misses"] = shared_stack(trace, rank)
+        out["shared_sets"] = None if shared_points is None else shared_set_table(trace, rank, *shared_points)
     return out
 
 

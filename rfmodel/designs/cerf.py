@@ -502,13 +502,20 @@ def resident_footprint(prof, lines, warps, warps0):
     return regs, np.asarray(fp[1]) * s
 
 
-def resident_refills(prof, lines, warps, warps0):
+def resident_refills(prof, lines, warps, warps0, ways=None):
     """``(refills, spills)`` per instruction, the register reads that miss and the written values evicted
-    dirty in an array of ``lines`` entries shared by registers and lines under one LRU stack while ``warps``
-    warps are resident (:meth:`WorkloadProfile.shared_refills`), or ``None`` without the profile's open
-    stack: read, as
+    dirty in an array of ``lines`` entries in sets of ``ways`` shared by registers and lines while ``warps``
+    warps are resident: the profile's stream run through the array's sets (its set table,
+    :meth:`WorkloadProfile.shared_set_refills`: where registers fill a set's ways, each line that comes to
+    it evicts one, which one LRU stack over the whole array never does).  Without that table (a profile
+    built without the SM's geometry) or ``ways``, the fully associative reading of one LRU stack
+    (:meth:`WorkloadProfile.shared_refills`; ``None`` without the profile's open stack), read, as
     :func:`resident_footprint` reads the held registers, at ``lines x warps0 / warps`` entries of the
     profile's stream (each warp's share of the array)."""
+    if ways is not None:
+        sets = prof.shared_set_refills(ways, lines, warps)
+        if sets is not None:
+            return sets
     w0 = max(min(float(warps0), float(prof.n_warps)), 1.0)
     s = np.asarray(warps, dtype=np.float64) / w0
     return prof.shared_refills(np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9),
@@ -1010,7 +1017,7 @@ class Cerf(Design):
         # LRU-fair: the register reads that miss (refills per instruction), each holding its warp's
         # instruction at issue for an L2 hit's latency (Effects.issue_stall); the tagging stage delays each
         # result (the data access follows a confirmed hit), not collection
-        rs = resident_refills(prof, lines, warps, float(np.asarray(resident_warps(prof, sm, {}))))
+        rs = resident_refills(prof, lines, warps, float(np.asarray(resident_warps(prof, sm, {}))), ways)
         refill, spill = (0.0, 0.0) if rs is None else rs
         refill, spill = np.where(prio, 0.0, refill), np.where(prio, 0.0, spill)
         refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
