@@ -317,7 +317,7 @@ def check_tables_built_on_first_use_agree(ctx):
         trace, rank = src._trace_and_rank()
         full = profile_tables(trace, tuple(TABLE_GROUPS), src.latencies, src.exec_latencies, src.caches,
                               rank, src.l1_hit_latency, sched=engine.issue_resources(sm),
-                              shared_points=engine.shared_set_points(lazy, sm))  # fmt: skip
+                              shared_sets=engine.shared_set_inputs(src))  # fmt: skip
         eager = replace(lazy, source=None, **full)
         a, b = engine.run_analytic(ctx.design, eager, sm, {}), engine.run_analytic(ctx.design, lazy, sm, {})
         for k in ("ipc", "cycles", "rf_cache_hit_rate", "bank_conflict_stall_cycles"):

@@ -358,24 +358,34 @@ def test_set_associative_shared_array_known_answer():
         return _shared_set_lru(kind, np.array([b for _, b in acc], np.int64), sets, ways, 16)
 
     R, L, S, W = SH_READ, SH_LOAD, SH_STORE, SH_WRITE
-    assert run([(W, 0), (L, 2), (R, 0), (L, 4), (R, 0)], 2, 1) == (2, 1)
-    assert run([(W, 0), (S, 2), (R, 0)], 2, 1) == (0, 0)
-    assert run([(W, 0), (L, 1), (R, 0)], 2, 1) == (0, 0)  # the line's set is the other one
-    assert run([(W, 0), (W, 2), (R, 0), (L, 4), (R, 2)], 2, 2) == (1, 2)  # LRU: R2 leaves, then R0
+    # (the last two: registers and lines held, summed over the accesses, each before its own)
+    assert run([(W, 0), (L, 2), (R, 0), (L, 4), (R, 0)], 2, 1) == (2, 1, 0, 2, 0, 0, 2, 2)
+    assert run([(W, 0), (S, 2), (R, 0)], 2, 1) == (0, 0, 0, 0, 0, 1, 2, 0)
+    assert run([(W, 0), (L, 1), (R, 0)], 2, 1) == (0, 0, 0, 1, 0, 0, 2, 1)  # the line's set is the other
+    assert run([(W, 0), (W, 2), (R, 0), (L, 4), (R, 2)], 2, 2) == (1, 2, 0, 1, 0, 0, 6, 1)  # R2, R0 leave
+    # a load's line hits once it is held; a store hits a held line and takes none on a miss
+    assert run([(L, 2), (L, 2), (S, 2), (S, 4), (L, 4)], 2, 2) == (0, 0, 1, 3, 1, 2, 0, 4)
     tr = trace_from_warps([[
         ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
     ]], regs_per_thread=4)  # fmt: skip
     kind, entry = shared_set_stream(tr, None, 1)
     assert kind.tolist() == [R, W, R, L, W, R, R, W]
     assert entry.tolist() == [0, 1, 1, 5, 2, 1, 2, 3]
-    t = shared_set_table(tr, None, [(1, 2, 1), (2, 4, 1)], 1)
-    assert (t[:, 3:] * 3).ravel() == pytest.approx([1, 2, 0, 0])
-    tab = np.array([[4, 1024, 32, 0.10, 0.20], [4, 1024, 16, 0.02, 0.04], [1, 1024, 32, 0.5, 0.6]])
+    t = shared_set_table(tr, [(1, 2, 1), (2, 4, 1)], {1.0: None})
+    assert (t[:, 3:5] * 3).ravel() == pytest.approx([1, 2, 0, 0])
+    assert t[:, 5:7].ravel().tolist() == [0, 0, 0, 0]  # L5 is loaded once: no hit
+    # entries held before each of the 8 accesses, of 2 and of 4: one way 0 1 2 2 1 1 2 2 registers and
+    # 0 0 0 0 1 1 0 0 lines; two ways registers 0 1 2 2 2 3 3 3, lines 0 0 0 0 1 1 1 1
+    assert (t[:, 7:] * 8).ravel() == pytest.approx([11 / 2, 2 / 2, 16 / 4, 4 / 4])
+    tab = np.array([[4, 1024, 32, 0.10, 0.20, 0.5, 0.4], [4, 1024, 16, 0.02, 0.04, 0.8, 0.7],
+                    [1, 1024, 32, 0.5, 0.6, 0.1, 0.1]])  # fmt: skip
     prof = SimpleNamespace(shared_sets=tab, source=None)
     refills, spills = WorkloadProfile.shared_set_refills(prof, [4, 4, 4, 8, 1], 1024, [32, 16, 24, 32, 32])
     # entries per warp 32 and 64 tabulated; 1024 / 24 = 42.7 lies a third of the way from 32 to 64
     assert refills == pytest.approx([0.10, 0.02, 0.10 - (0.08 / 3), 0.10, 0.5])
     assert spills == pytest.approx([0.20, 0.04, 0.20 - (0.16 / 3), 0.20, 0.6])
+    every, loads = WorkloadProfile.shared_set_hits(prof, 4, 1024, [32, 24])
+    assert every == pytest.approx([0.4, 0.4 + 0.3 / 3]) and loads == pytest.approx([0.5, 0.5 + 0.3 / 3])
     assert WorkloadProfile.shared_set_refills(SimpleNamespace(shared_sets=None, source=None), 4, 8, 1) is None
 
 

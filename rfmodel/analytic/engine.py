@@ -233,11 +233,11 @@ class ProfileSource:
                                                      self.l1_hit_latency)  # fmt: skip
             shared = None
             if group == "shared" and self.profile is not None:
-                shared = shared_set_points(self.profile, self.sm)
+                shared = shared_set_inputs(self)
             out = profile_tables(hit["trace"], (group,), self.latencies, self.exec_latencies, self.caches,
                                  hit["rank"], self.l1_hit_latency, load_terms=hit["load_terms"],
                                  sched=issue_resources(self.sm), cells=cells,
-                                 shared_points=shared)  # fmt: skip
+                                 shared_sets=shared)  # fmt: skip
         else:
             out = {"sched_l1": self._l1_schedules()}
         if self.profile is not None:
@@ -320,20 +320,31 @@ class ProfileSource:
 L1_ANCHOR_SCALES = (0, 0.125, 0.25, 0.5, 2, 4, 8)
 
 
-def shared_set_points(prof, sm: SMSpec) -> tuple[np.ndarray, int]:
-    """``(points, slots)`` of a profile's shared set table
-    (:func:`~rfmodel.analytic.profile.shared_set_table`): every associativity of ``SHARED_SET_WAYS`` at each
-    register-file size of ``SHARED_SET_REGS`` and the SM's own, as an array of its registers' 128-byte
-    entries, with the warps resident at that size (sizes where none is are left out); the stream's warp
-    slots are the warps resident at the SM's own size, at most the profile's warps (as the Cache-Emulated
-    RF's analytic terms read the table)."""
+def shared_set_inputs(source: ProfileSource) -> tuple:
+    """``(trace, points, ranks)`` of a profile's shared set table
+    (:func:`~rfmodel.analytic.profile.shared_set_table`).  The points: every associativity of
+    ``SHARED_SET_WAYS`` at each register-file size of ``SHARED_SET_REGS`` and the SM's own, as an array of
+    its registers' 128-byte entries, with the warps resident at that size (sizes where none is are left out).
+    The stream is the SM's whole share where the profile's L1D hit tables came from it (``sched_share``: a
+    sample of warps holds fewer distinct lines between two uses than the share, `rd_cfd_flux` on
+    `fermi-gtx480` 0.88 of the loads hitting in the array from 30 sampled warps against the simulator's
+    0.42 over the share's 204), else the sampled warps; ``ranks`` its order at each point's occupancy, the
+    SM's schedule with that many warps' CTAs resident (``None``: no schedule)."""
+    prof, sm = source.profile, source.sm
+    trace = source._anchor_trace() if prof.attrs.get("sched_share") else source._trace_and_rank()[0]
     pts = []
     for regs in np.unique(np.append(SHARED_SET_REGS, sm.regs_per_sm)):
         warps = float(np.asarray(resident_warps(prof, sm, {"regs_per_sm": int(regs)})))
         if warps > 0:
             pts += [(ways, regs * 4.0 / SHARED_ENTRY_BYTES, warps) for ways in SHARED_SET_WAYS]
-    own = float(np.asarray(resident_warps(prof, sm, {})))
-    return np.array(pts, dtype=np.float64).reshape(-1, 3), max(int(min(own, float(prof.n_warps))), 1)
+    points = np.array(pts, dtype=np.float64).reshape(-1, 3)
+    wpc = max(int(prof.warps_per_cta), 1)
+    ranks = {}
+    for warps in np.unique(points[:, 2]):
+        pipe = {**memory_pipeline(trace, sm), "resident_ctas": max(int(warps) // wpc, 1)}
+        done = issue_schedule(trace, pipe)
+        ranks[float(warps)] = None if done is None else done[0]
+    return trace, points, ranks
 
 
 def l1d_sized(sm: SMSpec, size_bytes) -> SMSpec:

@@ -261,10 +261,12 @@ class WorkloadProfile:
     #: instruction whose dirty value is evicted there (row 3: a reuse time from the write to the next
     #: write, or to the warp's last access, exceeds it; :func:`shared_stack`)
     shared_misses: np.ndarray | None = None
-    #: float64 [k, 5]: the same stream run through set-associative LRU arrays of registers and lines
+    #: float64 [k, 9]: the same stream run through set-associative LRU arrays of registers and lines
     #: (:func:`shared_set_table`), one row per point ``(ways, lines, warps)`` (the array's ways, its entries,
     #: the warps resident at that size): the register reads per instruction that find their register
-    #: evicted (refills, column 3) and the written registers evicted dirty (spills, column 4)
+    #: evicted (refills, column 3), the written registers evicted dirty (spills, column 4), the hit rate
+    #: of the loads' lines (column 5) and of every L1D access, loads and stores (column 6), and the shares
+    #: of the array's entries registers (column 7) and lines (column 8) hold, averaged over the stream
     shared_sets: np.ndarray | None = None
     write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
     write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
@@ -417,30 +419,26 @@ class WorkloadProfile:
     def shared_set_refills(self, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
         """``(refills, spills)`` per instruction of a set-associative LRU array of ``lines`` entries in sets
         of ``ways`` shared by registers and lines while ``warps`` warps are resident (vectorized; ``None``
-        without :attr:`shared_sets`), from the table's simulations: exact at a tabulated point, and between
-        points of the same ``ways`` interpolated in ``lines / warps`` (the entries a resident warp's
-        registers and lines have; the table's points are the register file's sizes in the optimizer's
-        steps at the SM's own limits, so only other occupancy limits fall between them).  A ``ways`` not
-        tabulated takes the nearest tabulated one's."""
+        without :attr:`shared_sets`), from the table's simulations (:func:`shared_set_columns`)."""
         if self.shared_sets is None and self.source is not None:
             self.need("shared")
-        t = self.shared_sets
-        if t is None or len(t) == 0:
-            return None
-        ways, lines, warps = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64)
-                                                   for v in (ways, lines, warps)))  # fmt: skip
-        x = lines / np.maximum(warps, 1e-9)
-        tab_ways = np.unique(t[:, 0])
-        dist = np.abs(np.log2(np.maximum(ways, 1.0))[..., None] - np.log2(tab_ways))
-        near = tab_ways[np.argmin(dist, axis=-1)]
-        refills, spills = np.zeros(x.shape), np.zeros(x.shape)
-        for w in tab_ways:
-            rows = t[t[:, 0] == w]
-            tx, first = np.unique(rows[:, 1] / np.maximum(rows[:, 2], 1e-9), return_index=True)
-            on = near == w
-            refills = np.where(on, np.interp(x, tx, rows[first, 3]), refills)
-            spills = np.where(on, np.interp(x, tx, rows[first, 4]), spills)
-        return refills, spills
+        return shared_set_columns(self.shared_sets, ways, lines, warps, (3, 4))
+
+    def shared_set_hits(self, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(every access, loads)``: the L1D hit rates of the same array (as :meth:`shared_set_refills`):
+        the lines the loads find there, with registers and lines taking each other's ways as LRU
+        decides."""
+        if self.shared_sets is None and self.source is not None:
+            self.need("shared")
+        return shared_set_columns(self.shared_sets, ways, lines, warps, (6, 5))
+
+    def shared_set_held(self, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(registers, lines)``: the shares of the same array's entries each holds, averaged over the
+        stream from an empty array (as :meth:`shared_set_refills`; the simulator's time-averaged
+        ``cerf_reg_entries`` and ``cerf_line_entries`` over the array's entries)."""
+        if self.shared_sets is None and self.source is not None:
+            self.need("shared")
+        return shared_set_columns(self.shared_sets, ways, lines, warps, (7, 8))
 
     def bank_distribution(self, banks: int) -> np.ndarray:
         """``P(bank b)`` of a distinct source register under ``bank = reg mod banks``."""
@@ -2206,9 +2204,9 @@ def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> tuple[np.ndarr
 
 #: associativities the shared set table simulates (the Cache-Emulated RF's choices)
 SHARED_SET_WAYS = (1, 2, 4, 8, 16)
-#: register-file sizes (32-bit registers per SM) at which the shared set table simulates the array: the
-#: optimizer's steps (``rfmodel.optimize.problem``), and the SM's own size
-SHARED_SET_REGS = np.arange(16384, 131072 + 1, 4096)
+#: register-file sizes (32-bit registers per SM) at which the shared set table simulates the array, in
+#: half-octave steps over the optimizer's range (``rfmodel.optimize.problem``), and the SM's own size
+SHARED_SET_REGS = np.array([16384, 24576, 32768, 49152, 65536, 98304, 131072])
 #: bytes of one entry of the shared array: a warp register (32 lanes of 4 bytes), and an L1D line
 SHARED_ENTRY_BYTES = 128
 #: kinds of the shared stream's accesses (:func:`shared_set_stream`)
@@ -2251,22 +2249,27 @@ def shared_set_stream(trace: Trace, rank: np.ndarray | None, slots: int) -> tupl
 
 @njit(cache=True)
 def _shared_set_lru(kind, entry, sets, ways, n_regs):
-    """``(refills, spills)`` of :func:`shared_set_stream`'s accesses on an LRU array of ``sets x ways``
-    entries (entry ``e`` in set ``e mod sets``) as the Cache-Emulated RF's LRU-fair array treats them: a
-    read or write of a register not held takes an entry (a read of an evicted one is a refill, held clean; a
-    write, or a read of a register never written, holds it dirty), a load's line takes one, a store hit
-    makes its line dirty and a store miss takes none; the victim is a free way, else the least recently
-    used, and a dirty register evicted is a spill."""
+    """``(refills, spills, load hits, loads, store hits, stores, register entries, line entries)`` of
+    :func:`shared_set_stream`'s accesses (the entries held summed over them, each counted before its own
+    access) on an LRU array of ``sets x ways`` entries (entry ``e`` in set ``e mod sets``) as the
+    Cache-Emulated RF's LRU-fair array treats them: a read or write of a register not held takes an entry
+    (a read of an evicted one is a refill, held clean; a write, or a read of a register never written,
+    holds it dirty), a load's line takes one, a store hit makes its line dirty and a store miss takes none;
+    the victim is a free way, else the least recently used, and a dirty register evicted is a spill."""
     n = sets * ways
     tag = np.full(n, -1, np.int64)
     is_reg = np.zeros(n, np.bool_)
     dirty = np.zeros(n, np.bool_)
     stamp = np.zeros(n, np.int64)
     where = np.zeros(n_regs, np.int8)  # 0: never held, 1: in the array, 2: evicted
-    refills = spills = 0
+    refills = spills = load_hits = loads = store_hits = stores = 0
+    n_reg = n_line = 0
+    reg_sum = line_sum = 0.0
     for i in range(len(kind)):
         k = kind[i]
         x = entry[i]
+        reg_sum += n_reg
+        line_sum += n_line
         reg = k == SH_READ or k == SH_WRITE
         s = x % sets
         hit = -1
@@ -2275,6 +2278,12 @@ def _shared_set_lru(kind, entry, sets, ways, n_regs):
             if tag[j] == x and is_reg[j] == reg:
                 hit = j
                 break
+        if k == SH_LOAD:
+            loads += 1
+            load_hits += hit >= 0
+        elif k == SH_STORE:
+            stores += 1
+            store_hits += hit >= 0
         if hit >= 0:
             stamp[hit] = i + 1
             if k == SH_WRITE or k == SH_STORE:
@@ -2299,33 +2308,72 @@ def _shared_set_lru(kind, entry, sets, ways, n_regs):
             if dirty[v]:
                 spills += 1
             where[tag[v]] = 2
+            n_reg -= 1
+        elif tag[v] >= 0:
+            n_line -= 1
         tag[v] = x
         is_reg[v] = reg
         stamp[v] = i + 1
         dirty[v] = reg and (k == SH_WRITE or was == 0)
         if reg:
             where[x] = 1
-    return refills, spills
+            n_reg += 1
+        else:
+            n_line += 1
+    return refills, spills, load_hits, loads, store_hits, stores, reg_sum, line_sum
 
 
-def shared_set_table(trace: Trace, rank: np.ndarray | None, points, slots: int) -> np.ndarray:
+def shared_set_columns(table, ways, lines, warps, cols) -> tuple | None:
+    """Columns ``cols`` of a shared set table (:attr:`WorkloadProfile.shared_sets`) at ``(ways, lines,
+    warps)`` (vectorized; ``None`` without a table): a tabulated point's own values, and elsewhere
+    interpolated between the points of the same ``ways`` in ``lines / warps`` (the entries a resident
+    warp's registers and lines have; of points with equal ``lines / warps`` the smallest array's).  A
+    ``ways`` not tabulated takes the nearest tabulated one's (in log2)."""
+    if table is None or len(table) == 0:
+        return None
+    t = np.asarray(table, dtype=np.float64)
+    ways, lines, warps = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64)
+                                               for v in (ways, lines, warps)))  # fmt: skip
+    x = lines / np.maximum(warps, 1e-9)
+    tab_ways = np.unique(t[:, 0])
+    dist = np.abs(np.log2(np.maximum(ways, 1.0))[..., None] - np.log2(tab_ways))
+    near = tab_ways[np.argmin(dist, axis=-1)]
+    out = [np.zeros(x.shape) for _ in cols]
+    for w in tab_ways:
+        rows = t[t[:, 0] == w]
+        rows = rows[np.lexsort((rows[:, 1], rows[:, 1] / np.maximum(rows[:, 2], 1e-9)))]
+        tx, first = np.unique(rows[:, 1] / np.maximum(rows[:, 2], 1e-9), return_index=True)
+        own = (lines[..., None] == rows[:, 1]) & (warps[..., None] == rows[:, 2])
+        has, at = own.any(axis=-1), own.argmax(axis=-1)
+        on = near == w
+        out = [np.where(on, np.where(has, rows[at, c], np.interp(x, tx, rows[first, c])), o)
+               for c, o in zip(cols, out, strict=True)]  # fmt: skip
+    return tuple(out)
+
+
+def shared_set_table(trace: Trace, points, ranks: dict) -> np.ndarray:
     """:attr:`WorkloadProfile.shared_sets` of ``trace``: per point ``(ways, lines, warps)`` the refills and
-    spills per instruction of :func:`_shared_set_lru` on :func:`shared_set_stream` with ``slots`` warp slots
-    (the trace's warps resident at once), at ``lines x slots / warps`` entries: the share of the array a
-    resident warp's registers and lines have at the point (exact where ``warps`` is ``slots``)."""
+    spills per instruction, the loads' and every access's hit rates (0 without any) and the shares of the
+    entries registers and lines hold (averaged over the accesses) of :func:`_shared_set_lru` on
+    :func:`shared_set_stream` in the order ``ranks[warps]`` (the SM's schedule at that occupancy) with
+    ``warps`` warp slots, at ``lines`` entries; where the trace has fewer warps than ``warps``, with as many
+    slots as it has at ``lines x slots / warps`` entries (the share of the array its warps would have)."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
-    out = np.zeros((len(pts), 5))
+    out = np.zeros((len(pts), 9))
     out[:, :3] = pts
-    if len(pts) == 0:
-        return out
-    kind, entry = shared_set_stream(trace, rank, slots)
-    reg = (kind == SH_READ) | (kind == SH_WRITE)
-    n_regs = int(entry[reg].max(initial=0)) + 1
     n = max(trace.n_instrs, 1)
-    for i, (ways, lines, warps) in enumerate(pts):
-        w = max(int(ways), 1)
-        sets = max(int(round(lines * slots / max(warps, 1e-9) / w)), 1)
-        out[i, 3:] = np.asarray(_shared_set_lru(kind, entry, sets, w, n_regs), dtype=np.float64) / n
+    for warps in np.unique(pts[:, 2]):
+        slots = max(min(int(warps), int(trace.n_warps)), 1)
+        kind, entry = shared_set_stream(trace, ranks.get(float(warps)), slots)
+        reg = (kind == SH_READ) | (kind == SH_WRITE)
+        n_regs = int(entry[reg].max(initial=0)) + 1
+        for i in np.flatnonzero(pts[:, 2] == warps):
+            ways, lines = max(int(pts[i, 0]), 1), pts[i, 1]
+            sets = max(int(round(lines * slots / warps / ways)), 1)
+            refills, spills, lh, ld, sh, st, held_r, held_l = _shared_set_lru(kind, entry, sets, ways, n_regs)
+            per = max(len(kind), 1) * sets * ways
+            out[i, 3:] = (refills / n, spills / n, lh / max(ld, 1), (lh + sh) / max(ld + st, 1),
+                          held_r / per, held_l / per)  # fmt: skip
     return out
 
 
@@ -2417,14 +2465,14 @@ def profile_tables(
     load_terms: tuple[np.ndarray, np.ndarray] | None = None,
     sched: dict | None = None,
     cells: np.ndarray | None = None,
-    shared_points: tuple | None = None,
+    shared_sets: tuple | None = None,
 ) -> dict:
     """The fields of the table ``groups`` (names of :data:`TABLE_GROUPS`) of ``trace``'s profile, with
     :func:`profile_trace`'s arguments (``load_terms``: the ``(adj, slope)`` it already has).  ``sched``
     builds the ``sched`` group (without it the group is empty, as a profile without ``sched``): every
     cell, or with ``cells`` (:func:`sched_cells`' shape) only those (``sched_cpi`` alone, NaN elsewhere).
-    ``shared_points``: ``(points, slots)`` of :func:`shared_set_table` (the SM's; without them the ``shared``
-    group has no set table)."""
+    ``shared_sets``: the arguments of :func:`shared_set_table` (the SM's: ``engine.shared_set_inputs``;
+    without them the ``shared`` group has no set table)."""
     unknown = sorted(set(groups) - set(TABLE_GROUPS))
     if unknown:
         raise RfmodelError(f"profile tables {unknown}: unknown; allowed: {', '.join(TABLE_GROUPS)}")
@@ -2470,7 +2518,7 @@ def profile_tables(
                    iv_live_fetch=iv[6], iv_wb=iv[7])  # fmt: skip
     if "shared" in groups:
         out["shared_distinct"], out["shared_misses"] = shared_stack(trace, rank)
-        out["shared_sets"] = None if shared_points is None else shared_set_table(trace, rank, *shared_points)
+        out["shared_sets"] = None if shared_sets is None else shared_set_table(*shared_sets)
     return out
 
 

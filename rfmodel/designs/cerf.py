@@ -479,6 +479,20 @@ def set_shared_hits(prof, lines, ways, reg_lines):
     return out[0], out[1]
 
 
+def array_hits(prof, ways, lines, warps, reg_lines, prio):
+    """The array's L1D hit rates ``(every access, loads)``.  LRU-fair: the profile's stream run through the
+    array's sets while ``warps`` warps are resident (:meth:`WorkloadProfile.shared_set_hits`), where
+    registers and lines take each other's ways as LRU decides (`rd_hotspot` on `volta-v100`: the loads hit
+    0.684 in the simulator, 0.682 so, 0.121 with the registers holding ``reg_lines`` ways of their sets).
+    LRU-prioritized (a line never takes a register's way), or without the profile's table: the lines
+    have the ways the registers leave (:func:`set_shared_hits`)."""
+    held = set_shared_hits(prof, lines, ways, reg_lines)
+    fair = prof.shared_set_hits(ways, lines, warps)
+    if fair is None:
+        return held
+    return tuple(np.where(prio, h, f) for h, f in zip(held, fair, strict=True))
+
+
 # ----------------------------------------------------------------------------- hooks
 
 def resident_footprint(prof, lines, warps, warps0):
@@ -985,11 +999,11 @@ class Cerf(Design):
     # ------------------------------------------------------------------ analytic
     def analytic(self, ctx):
         """The shared interval model with the tag banks as the register banks, the tagging stage as extra
-        latency of every result, LRU-fair's refills (the register reads the open shared stack misses,
-        :func:`resident_refills`) each holding its instruction for an L2 hit's latency, and the L1D hit
-        rate of the lines the
-        registers leave: ``lines`` less the registers held, at the array's
-        associativity; the registers held are the resident warps' live registers (the profile's
+        latency of every result, LRU-fair's refills (the register reads that find their register evicted
+        in the profile's stream run through the array's sets, :func:`resident_refills`) each holding its
+        instruction for an L2 hit's latency, and the array's L1D hit rates (:func:`array_hits`: under
+        LRU-fair from the same run, under LRU-prioritized the lines have the ways the registers leave).
+        The registers held (utilization) are the resident warps' live registers (the profile's
         ``live_regs``) under LRU-prioritized and, under LRU-fair, those one LRU stack shared with the lines
         keeps (``WorkloadProfile.shared_footprint`` at the array's lines; docs/designs.md, "Cache-Emulated
         Register File")."""
@@ -1033,11 +1047,18 @@ class Cerf(Design):
         inner.coef = ctx.coef
         # the load/store unit's line lookups take their tag bank before the register lookups
         line_lookups = np.asarray(prof.mem_lines_per_instr, dtype=np.float64)
-        hits = set_shared_hits(prof, lines, ways, reg_lines)
+        hits = array_hits(prof, ways, lines, warps, reg_lines, prio)
         m = inner.model(Effects(extra_latency=tag, issue_stall=refill * refill_lat, l1d_lines=data_lines,
                                 l1d_assoc=ways, l1d_hits=hits, l1d_write_allocate=False,
                                 bank_claims=line_lookups))  # fmt: skip
         conflicts, line_waits = tag_conflicts(prof, sm, banks, m["ipc"], line_lookups)
+        # the entries held over the run: under LRU-fair the stream's run through the array's sets (registers
+        # and lines as LRU leaves them, from an empty array), else the registers and lines above
+        reg_held, line_held = reg_lines, held
+        shares = prof.shared_set_held(ways, lines, warps)
+        if shares is not None:
+            reg_held = np.where(prio, reg_lines, shares[0] * lines)
+            line_held = np.where(prio, held, shares[1] * lines)
         r, w = ctx.reads, ctx.writes
         n = ctx.n
         mem = n * prof.mem_lines_per_instr
@@ -1058,9 +1079,9 @@ class Cerf(Design):
             "tag_line_waits": n * line_waits,
             "cerf_l1d_hits": ld_hits,
             "cerf_l1d_misses": ld - ld_hits,
-            "cerf_reg_entries": reg_lines,
-            "cerf_line_entries": held,
-            "cerf_utilization": np.minimum((reg_lines + held) / lines, 1.0),
+            "cerf_reg_entries": reg_held,
+            "cerf_line_entries": line_held,
+            "cerf_utilization": np.minimum((reg_held + line_held) / lines, 1.0),
         }
         events = {
             "rf_bank": (r + ld_hits, w + (ld - ld_hits) + st_hits + refills),
