@@ -240,3 +240,20 @@ def test_vectorized_samples_equal_one_run_per_sample(design):
     assert np.allclose(ds["ipc"].isel(workload=0).values, ipcs.mean(axis=0), rtol=1e-12)
     assert np.allclose(ds["ipc_lo"].isel(workload=0).values, np.quantile(ipcs, 0.025, axis=0), rtol=1e-12)
     assert np.allclose(ds["ipc_hi"].isel(workload=0).values, np.quantile(ipcs, 0.975, axis=0), rtol=1e-12)
+
+
+def test_hit_rate_factor_reaches_the_shared_arrays_hit_rates():
+    """A Monte-Carlo ``hit_rate`` factor scales the miss rate of every L1D hit rate the profile gives,
+    the Cache-Emulated RF's set table's too (its LRU-fair array reads them there, not from the L1D's
+    tables): factor 0.5 halves its misses, 2 doubles them (clipped at no hit)."""
+    from rfmodel.analytic.engine import workload_profile
+    from rfmodel.analytic.montecarlo import perturb_profile
+    from rfmodel.evaluate import resolve_gpu
+
+    prof0 = workload_profile("kmeans_assign", resolve_gpu("fermi-gtx480"))
+    every0, loads0 = prof0.shared_set_hits(4, 1024, 32)
+    assert 0.0 < float(loads0) < 1.0
+    for factor in (0.5, 2.0):
+        every, loads = perturb_profile(prof0, {"hit_rate": factor}).shared_set_hits(4, 1024, 32)
+        assert float(loads) == pytest.approx(max(1.0 - (1.0 - float(loads0)) * factor, 0.0))
+        assert float(every) == pytest.approx(max(1.0 - (1.0 - float(every0)) * factor, 0.0))

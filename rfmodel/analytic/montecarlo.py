@@ -23,7 +23,8 @@ Parameters:
 ``reads_per_instr``    register reads per instruction (operand and distinct counts)
 ``writes_per_instr``   register writes per instruction
 ``instructions``       the instruction count
-``hit_rate``           multiplies the miss rate ``1 - h`` (clipped to [0, 1])
+``hit_rate``           multiplies the miss rate ``1 - h`` (clipped to [0, 1]) of every L1D
+                       hit rate the profile gives (the Cache-Emulated RF's set table's too)
 ``<coefficient>``      any of the design's ``calibration_params`` (e.g. ``mem_scale``)
 ``model_error``        ``"calibrated"``: the model's cross-validated error from the calibration
                        file (lognormal on ``ipc_factor``), or ``("lognormal", sd)``
@@ -105,6 +106,14 @@ def perturb_profile(prof, f: dict):
 
         p = replace(prof, **changes)
         object.__setattr__(p, "l1d_hit_rate", hit)
+        # the hit rates of an array that registers and lines share (the Cache-Emulated RF's set table) too
+        s0 = prof.shared_set_hits
+
+        def set_hits(ways, lines, warps, _s0=s0, _f=f["hit_rate"]):
+            out = _s0(ways, lines, warps)
+            return None if out is None else tuple(np.clip(1.0 - (1.0 - h) * _f, 0.0, 1.0) for h in out)
+
+        object.__setattr__(p, "shared_set_hits", set_hits)
         return p
     return replace(prof, **changes) if changes else prof
 
