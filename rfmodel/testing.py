@@ -317,8 +317,8 @@ def check_tables_built_on_first_use_agree(ctx):
         trace, rank = src._trace_and_rank()
         full = profile_tables(trace, tuple(TABLE_GROUPS), src.latencies, src.exec_latencies, src.caches,
                               rank, src.l1_hit_latency, sched=engine.issue_resources(sm),
-                              shared_sets=engine.shared_set_inputs(src))  # fmt: skip
-        eager = replace(lazy, source=None, **full)
+                              group_inputs=engine.group_inputs(src, TABLE_GROUPS))  # fmt: skip
+        eager = replace(lazy, source=None).with_fields(full)
         a, b = engine.run_analytic(ctx.design, eager, sm, {}), engine.run_analytic(ctx.design, lazy, sm, {})
         for k in ("ipc", "cycles", "rf_cache_hit_rate", "bank_conflict_stall_cycles"):
             if k in a:

@@ -277,7 +277,7 @@ def test_shared_lru_stack_of_registers_and_lines_known_answer():
     holds 1.5 registers and 0.25 lines."""
     from types import SimpleNamespace
 
-    from rfmodel.analytic.profile import SHARED_WINDOWS, WorkloadProfile, shared_stack
+    from rfmodel.designs.cerf import SHARED_WINDOWS, shared_footprint, shared_stack
 
     tr = trace_from_warps([[
         ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
@@ -288,9 +288,9 @@ def test_shared_lru_stack_of_registers_and_lines_known_answer():
     assert d[:, at[1]] * 8 == pytest.approx([7, 1])
     assert d[:, at[2]] * 8 == pytest.approx([12, 2])
     assert d[:, at[4]] * 8 == pytest.approx([17, 4])
-    regs, lines = WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=d, source=None), 1.75)
+    regs, lines = shared_footprint(SimpleNamespace(shared_distinct=d, source=None), 1.75)
     assert (float(regs), float(lines)) == (pytest.approx(1.5), pytest.approx(0.25))
-    assert WorkloadProfile.shared_footprint(SimpleNamespace(shared_distinct=None, source=None), 4) is None
+    assert shared_footprint(SimpleNamespace(shared_distinct=None, source=None), 4) is None
 
 
 def test_open_shared_stack_and_refills_known_answer():
@@ -308,8 +308,7 @@ def test_open_shared_stack_and_refills_known_answer():
     has w = 4."""
     from types import SimpleNamespace
 
-    from rfmodel.analytic.profile import SHARED_WINDOWS, WorkloadProfile, shared_stack
-    from rfmodel.designs.cerf import resident_refills
+    from rfmodel.designs.cerf import SHARED_WINDOWS, resident_refills, shared_refills, shared_stack
 
     tr = trace_from_warps([[
         ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
@@ -320,15 +319,14 @@ def test_open_shared_stack_and_refills_known_answer():
     assert d[:2, at[4]] * 8 == pytest.approx([22, 4])
     assert (d[2:, [at[2], at[4]]] * 3).ravel() == pytest.approx([2, 1, 1, 0])
     prof = SimpleNamespace(shared_misses=d, source=None, n_warps=1, regs_per_thread=4)
-    prof.shared_refills = lambda c, r=np.inf: WorkloadProfile.shared_refills(prof, c, r)
-    refills, spills = prof.shared_refills(np.array([15 / 8, 26 / 8]))
+    refills, spills = shared_refills(prof, np.array([15 / 8, 26 / 8]))
     assert (refills, spills) == (pytest.approx([2 / 3, 1 / 3]), pytest.approx([1 / 3, 0]))
     assert [float(x) for x in resident_refills(prof, 15 / 4, 2.0, 1.0)] == pytest.approx([2 / 3, 1 / 3])
     # at most one register held (one allocated): 1 + w / 8 entries, 12/8 at w = 4
-    assert [float(x) for x in prof.shared_refills(12 / 8, 1.0)] == pytest.approx([1 / 3, 0])
+    assert [float(x) for x in shared_refills(prof, 12 / 8, 1.0)] == pytest.approx([1 / 3, 0])
     prof.regs_per_thread = 1
     assert [float(x) for x in resident_refills(prof, 12 / 8, 1.0, 1.0)] == pytest.approx([1 / 3, 0])
-    assert WorkloadProfile.shared_refills(SimpleNamespace(shared_misses=None, source=None), 4) is None
+    assert shared_refills(SimpleNamespace(shared_misses=None, source=None), 4) is None
 
 
 def test_set_associative_shared_array_known_answer():
@@ -342,13 +340,15 @@ def test_set_associative_shared_array_known_answer():
     same ways in entries per resident warp; a ways value it lacks takes the nearest in log2."""
     from types import SimpleNamespace
 
-    from rfmodel.analytic.profile import (
+    from rfmodel.analytic.profile import WorkloadProfile
+    from rfmodel.designs.cerf import (
         SH_LOAD,
         SH_READ,
         SH_STORE,
         SH_WRITE,
-        WorkloadProfile,
         _shared_set_lru,
+        shared_set_hits,
+        shared_set_refills,
         shared_set_stream,
         shared_set_table,
     )
@@ -379,14 +379,15 @@ def test_set_associative_shared_array_known_answer():
     assert (t[:, 7:] * 8).ravel() == pytest.approx([11 / 2, 2 / 2, 16 / 4, 4 / 4])
     tab = np.array([[4, 1024, 32, 0.10, 0.20, 0.5, 0.4], [4, 1024, 16, 0.02, 0.04, 0.8, 0.7],
                     [1, 1024, 32, 0.5, 0.6, 0.1, 0.1]])  # fmt: skip
-    prof = SimpleNamespace(shared_sets=tab, source=None)
-    refills, spills = WorkloadProfile.shared_set_refills(prof, [4, 4, 4, 8, 1], 1024, [32, 16, 24, 32, 32])
+    prof = SimpleNamespace(shared_sets=tab, source=None, hit_rate_factor=None)
+    prof.scaled_hits = lambda h: WorkloadProfile.scaled_hits(prof, h)
+    refills, spills = shared_set_refills(prof, [4, 4, 4, 8, 1], 1024, [32, 16, 24, 32, 32])
     # entries per warp 32 and 64 tabulated; 1024 / 24 = 42.7 lies a third of the way from 32 to 64
     assert refills == pytest.approx([0.10, 0.02, 0.10 - (0.08 / 3), 0.10, 0.5])
     assert spills == pytest.approx([0.20, 0.04, 0.20 - (0.16 / 3), 0.20, 0.6])
-    every, loads = WorkloadProfile.shared_set_hits(prof, 4, 1024, [32, 24])
+    every, loads = shared_set_hits(prof, 4, 1024, [32, 24])
     assert every == pytest.approx([0.4, 0.4 + 0.3 / 3]) and loads == pytest.approx([0.5, 0.5 + 0.3 / 3])
-    assert WorkloadProfile.shared_set_refills(SimpleNamespace(shared_sets=None, source=None), 4, 8, 1) is None
+    assert shared_set_refills(SimpleNamespace(shared_sets=None, source=None), 4, 8, 1) is None
 
 
 def test_resident_footprint_at_another_occupancy_and_at_most_the_allocated_registers():
@@ -398,14 +399,12 @@ def test_resident_footprint_at_another_occupancy_and_at_most_the_allocated_regis
     is read at its own warps (the same answer with ``warps0`` 2 and one sampled warp)."""
     from types import SimpleNamespace
 
-    from rfmodel.analytic.profile import WorkloadProfile, shared_stack
-    from rfmodel.designs.cerf import resident_footprint
+    from rfmodel.designs.cerf import resident_footprint, shared_stack
 
     tr = trace_from_warps([[
         ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
     ]], regs_per_thread=4)  # fmt: skip
     prof = SimpleNamespace(shared_distinct=shared_stack(tr)[0], source=None, regs_per_thread=4, n_warps=1)
-    prof.shared_footprint = lambda c: WorkloadProfile.shared_footprint(prof, c)
     regs, lines = resident_footprint(prof, 3.5, 2.0, 1.0)
     assert (float(regs), float(lines)) == (pytest.approx(3.0), pytest.approx(0.5))
     # an SM whose own occupancy is 2 warps, but the profile sampled one: its stream ran one warp at a time
@@ -593,7 +592,7 @@ def test_a_last_read_served_after_a_later_write_frees_nothing():
         assert r.counts["stale_last_reads"] > 0  # the case happens here
 
 
-def test_held_lines_are_a_time_average_from_an_empty_array():
+def test_held_lines_are_a_time_average_from_an_empty_array(monkeypatch):
     """Known answers of ``held_line_entries``: the lines the registers leave, capped by the lines the
     workload keeps, averaged over a run that touches its ``D`` distinct lines evenly from an empty array
     (``L (1 - L / 2D)``; ``D / 2`` when all fit)."""
@@ -603,7 +602,7 @@ def test_held_lines_are_a_time_average_from_an_empty_array():
 
     hist = np.array([50, 0, 0, 200])  # 200 loads' cold misses: 200 distinct lines in the sampled profile
     prof = SimpleNamespace(nwa_stack_hist=np.stack([hist, hist]), n_instrs=1000, attrs={},
-                           shared_footprint=lambda c: None)  # fmt: skip
+                           shared_distinct=None, source=None)  # fmt: skip
     # every distinct line fits in the 900 entries 100 registers leave: half of them on average
     assert held_line_entries(prof, 1000.0, 100.0, True) == pytest.approx(100.0)
     # 150 entries left: reached at 150/200 of the run, 150 (1 - 150/400) = 93.75 on average
@@ -621,8 +620,8 @@ def test_held_lines_are_a_time_average_from_an_empty_array():
     assert held_line_entries(sets, 1000.0, 850.0, True) == pytest.approx(93.75)  # without ways: no bound
     # LRU-fair keeps the shared stack's lines (here 120 of them), not every distinct line
     kept = (np.asarray(300.0), np.asarray(120.0))
-    fair = SimpleNamespace(**{**vars(prof), "shared_footprint": lambda c: kept})
-    assert held_line_entries(fair, 1000.0, 100.0, False) == pytest.approx(120 * (1 - 120 / 400))
+    monkeypatch.setattr(rfmodel.designs.cerf, "shared_footprint", lambda p, c: kept)
+    assert held_line_entries(prof, 1000.0, 100.0, False) == pytest.approx(120 * (1 - 120 / 400))
 
 
 def test_analytic_utilization_is_not_pinned_at_one():

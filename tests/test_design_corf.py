@@ -337,7 +337,7 @@ def test_study_energy_ratios_known_answers():
 def test_coalescable_upper_bound_known_answer():
     """C-05's bound (the profile's source pairs): R1 (1 B) and R2 (2 B) fit one register; R3 (4 B) and R1
     do not; R3 read twice is one read; a one-source instruction does not count."""
-    from rfmodel.analytic.profile import _source_pairs
+    from rfmodel.designs.corf import _source_pairs
 
     N = 255
     src = np.full((6, 10), N, dtype=np.int64)
@@ -484,14 +484,14 @@ def test_partial_writes_free_map_and_packing_logic_are_charged(method):
 def test_written_width_of_the_profile_is_the_simulators():
     """The analytic engine's mean written width (the profile's write_bytes) is the simulator's
     bytes_written / values on the same trace."""
-    from rfmodel.analytic.profile import write_value_stats
+    from rfmodel.designs.corf import source_pair_stats
     from rfmodel.evaluate import _simulation_input, resolve_gpu
     from rfmodel.sim import simulate_trace
 
     sm = resolve_gpu("fermi-gtx480")
     _, tr, kernel = _simulation_input("bfs_expand", sm, arch="sm_80", seed=0, max_warps=4)
     r = simulate_trace(tr, sm, "corf", {}, program=None)
-    assert r.metrics["bytes_per_value"] == pytest.approx(write_value_stats(tr)["write_bytes"], rel=1e-12)
+    assert r.metrics["bytes_per_value"] == pytest.approx(source_pair_stats(tr)["write_bytes"], rel=1e-12)
 
 
 def test_home_bank_share_and_blend_known_answers():

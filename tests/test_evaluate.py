@@ -248,6 +248,7 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
     from dataclasses import replace
 
     import rfmodel.cache
+    import rfmodel.designs.cerf  # noqa: F401  (registers its 'shared' group)
     from rfmodel.analytic.profile import TABLE_GROUPS, profile_tables, profile_trace
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
@@ -262,7 +263,7 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
     trace, rank = src._trace_and_rank()
     full = profile_tables(trace, tuple(TABLE_GROUPS), src.latencies, src.exec_latencies, src.caches, rank,
                           src.l1_hit_latency, sched=engine.issue_resources(sm),
-                          shared_sets=engine.shared_set_inputs(src))  # fmt: skip
+                          group_inputs=engine.group_inputs(src, TABLE_GROUPS))  # fmt: skip
     assert full["sched_todo"] is None and np.isfinite(full["sched_cpi"][0]).all()
     shipped = pickle.loads(pickle.dumps(replace(prof, n_instrs=prof.n_instrs + 1)))
     copy = replace(prof, n_instrs=prof.n_instrs + 1)

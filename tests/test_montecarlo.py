@@ -248,12 +248,13 @@ def test_hit_rate_factor_reaches_the_shared_arrays_hit_rates():
     tables): factor 0.5 halves its misses, 2 doubles them (clipped at no hit)."""
     from rfmodel.analytic.engine import workload_profile
     from rfmodel.analytic.montecarlo import perturb_profile
+    from rfmodel.designs.cerf import shared_set_hits
     from rfmodel.evaluate import resolve_gpu
 
     prof0 = workload_profile("kmeans_assign", resolve_gpu("fermi-gtx480"))
-    every0, loads0 = prof0.shared_set_hits(4, 1024, 32)
+    every0, loads0 = shared_set_hits(prof0, 4, 1024, 32)
     assert 0.0 < float(loads0) < 1.0
     for factor in (0.5, 2.0):
-        every, loads = perturb_profile(prof0, {"hit_rate": factor}).shared_set_hits(4, 1024, 32)
+        every, loads = shared_set_hits(perturb_profile(prof0, {"hit_rate": factor}), 4, 1024, 32)
         assert float(loads) == pytest.approx(max(1.0 - (1.0 - float(loads0)) * factor, 0.0))
         assert float(every) == pytest.approx(max(1.0 - (1.0 - float(every0)) * factor, 0.0))

@@ -18,17 +18,15 @@ import numpy as np
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, calibration_data
 from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, Anchor, l2_sets, resident_warps
 from rfmodel.analytic.profile import (
-    SHARED_ENTRY_BYTES,
-    SHARED_SET_REGS,
-    SHARED_SET_WAYS,
-    TRACE_GROUPS,
     CacheGeometry,
     WorkloadProfile,
     l1d_load_hit_rate,
     l1d_stream,
     profile_tables,
     profile_trace,
+    registered_table_group,
     stream_hit_tables,
+    trace_groups,
     trace_load_terms,
 )
 from rfmodel.analytic.stream import issue_schedule
@@ -226,26 +224,22 @@ class ProfileSource:
         """The fields of table ``group``; for ``sched`` with ``cells``, only those cells of ``sched_cpi``.
         They are set on the cached profile, whose disk entry is rewritten now or, without ``persist``, at
         the next :meth:`persist`."""
-        if group in TRACE_GROUPS:
+        if group in trace_groups():
             hit = self._kept()
             if hit["load_terms"] is None and group in ("chain2", "sched"):
                 hit["load_terms"] = trace_load_terms(hit["trace"], hit["rank"], self.caches,
                                                      self.l1_hit_latency)  # fmt: skip
-            shared = None
-            if group == "shared" and self.profile is not None:
-                shared = shared_set_inputs(self)
             out = profile_tables(hit["trace"], (group,), self.latencies, self.exec_latencies, self.caches,
                                  hit["rank"], self.l1_hit_latency, load_terms=hit["load_terms"],
                                  sched=issue_resources(self.sm), cells=cells,
-                                 shared_sets=shared)  # fmt: skip
+                                 group_inputs=group_inputs(self, (group,)))  # fmt: skip
         else:
             out = {"sched_l1": self._l1_schedules()}
         if self.profile is not None:
             if cells is not None:
                 self.profile.fill_sched(out["sched_cpi"], cells)
             else:
-                for f, v in out.items():
-                    object.__setattr__(self.profile, f, v)
+                self.profile.set_fields(out)
             self.unsaved = True
             if persist:
                 self.persist()
@@ -320,31 +314,16 @@ class ProfileSource:
 L1_ANCHOR_SCALES = (0, 0.125, 0.25, 0.5, 2, 4, 8)
 
 
-def shared_set_inputs(source: ProfileSource) -> tuple:
-    """``(trace, points, ranks)`` of a profile's shared set table
-    (:func:`~rfmodel.analytic.profile.shared_set_table`).  The points: every associativity of
-    ``SHARED_SET_WAYS`` at each register-file size of ``SHARED_SET_REGS`` and the SM's own, as an array of
-    its registers' 128-byte entries, with the warps resident at that size (sizes where none is are left out).
-    The stream is the SM's whole share where the profile's L1D hit tables came from it (``sched_share``: a
-    sample of warps holds fewer distinct lines between two uses than the share, `rd_cfd_flux` on
-    `fermi-gtx480` 0.88 of the loads hitting in the array from 30 sampled warps against the simulator's
-    0.42 over the share's 204), else the sampled warps; ``ranks`` its order at each point's occupancy, the
-    SM's schedule with that many warps' CTAs resident (``None``: no schedule)."""
-    prof, sm = source.profile, source.sm
-    trace = source._anchor_trace() if prof.attrs.get("sched_share") else source._trace_and_rank()[0]
-    pts = []
-    for regs in np.unique(np.append(SHARED_SET_REGS, sm.regs_per_sm)):
-        warps = float(np.asarray(resident_warps(prof, sm, {"regs_per_sm": int(regs)})))
-        if warps > 0:
-            pts += [(ways, regs * 4.0 / SHARED_ENTRY_BYTES, warps) for ways in SHARED_SET_WAYS]
-    points = np.array(pts, dtype=np.float64).reshape(-1, 3)
-    wpc = max(int(prof.warps_per_cta), 1)
-    ranks = {}
-    for warps in np.unique(points[:, 2]):
-        pipe = {**memory_pipeline(trace, sm), "resident_ctas": max(int(warps) // wpc, 1)}
-        done = issue_schedule(trace, pipe)
-        ranks[float(warps)] = None if done is None else done[0]
-    return trace, points, ranks
+def group_inputs(source: ProfileSource, groups) -> dict:
+    """The SM's ``inputs`` of each registered table group among ``groups`` that takes them
+    (:class:`~rfmodel.analytic.profile.TableGroup`'s ``sm_inputs``), from the engine's ``source`` of a
+    profile it keeps (none without one)."""
+    out = {}
+    for g in groups:
+        group = registered_table_group(g)
+        if group is not None and group.sm_inputs is not None and source.profile is not None:
+            out[g] = group.sm_inputs(source)
+    return out
 
 
 def l1d_sized(sm: SMSpec, size_bytes) -> SMSpec:

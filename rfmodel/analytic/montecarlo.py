@@ -24,7 +24,8 @@ Parameters:
 ``writes_per_instr``   register writes per instruction
 ``instructions``       the instruction count
 ``hit_rate``           multiplies the miss rate ``1 - h`` (clipped to [0, 1]) of every L1D
-                       hit rate the profile gives (the Cache-Emulated RF's set table's too)
+                       hit rate the profile gives, a design's own tables' through
+                       ``WorkloadProfile.scaled_hits`` too
 ``<coefficient>``      any of the design's ``calibration_params`` (e.g. ``mem_scale``)
 ``model_error``        ``"calibrated"``: the model's cross-validated error from the calibration
                        file (lognormal on ``ipc_factor``), or ``("lognormal", sd)``
@@ -104,16 +105,10 @@ def perturb_profile(prof, f: dict):
         def hit(lines, assoc=None, loads=False, write_allocate=True, _h0=h0, _f=f["hit_rate"]):
             return np.clip(1.0 - (1.0 - _h0(lines, assoc, loads, write_allocate)) * _f, 0.0, 1.0)
 
-        p = replace(prof, **changes)
+        # and the hit rates a design reads from its own tables of the L1D's lines (scaled_hits)
+        f0 = prof.hit_rate_factor
+        p = replace(prof, **changes, hit_rate_factor=f["hit_rate"] if f0 is None else f0 * f["hit_rate"])
         object.__setattr__(p, "l1d_hit_rate", hit)
-        # the hit rates of an array that registers and lines share (the Cache-Emulated RF's set table) too
-        s0 = prof.shared_set_hits
-
-        def set_hits(ways, lines, warps, _s0=s0, _f=f["hit_rate"]):
-            out = _s0(ways, lines, warps)
-            return None if out is None else tuple(np.clip(1.0 - (1.0 - h) * _f, 0.0, 1.0) for h in out)
-
-        object.__setattr__(p, "shared_set_hits", set_hits)
         return p
     return replace(prof, **changes) if changes else prof
 

@@ -152,16 +152,75 @@ TABLE_GROUPS = {
     "ct": ("ct_hits",),  # Malekeh's collector cache table
     "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even", "iv_fetch", "iv_live_fetch",
                   "iv_wb"),  # register intervals (LTRF)
-    # one LRU stack of registers and lines (the Cache-Emulated RF)
-    "shared": ("shared_distinct", "shared_misses", "shared_sets"),
     # the list schedules of the SM's issue resources (``profile_trace``'s ``sched``), cell by cell: a query
     # builds the cells its fixed point reads (:meth:`WorkloadProfile.build_sched`), ``need`` every one
     "sched": ("sched_cpi",),
     # the schedule at other L1D sizes (designs whose L1D differs): the engine's source builds it (the SM's)
     "l1_anchor": ("sched_l1",),
 }
-#: groups :func:`profile_tables` builds from the trace alone
-TRACE_GROUPS = tuple(g for g in TABLE_GROUPS if g != "l1_anchor")
+#: the groups designs registered (:func:`register_table_group`), and each of their fields' group
+_TABLE_REGISTRY: dict = {}
+_TABLE_FIELDS: dict = {}
+#: prefix of a registered group's arrays in a saved profile (:meth:`WorkloadProfile.save`)
+_TABLES_PREFIX = "tables."
+
+
+@dataclass(frozen=True)
+class TableGroup:
+    """A group of profile tables that a design's own terms read, registered by its module
+    (:func:`register_table_group`): built on first use (:meth:`WorkloadProfile.need`) by ``build(trace,
+    rank, inputs) -> {field: value}`` from the profile's trace in its stream order (``rank``: the SM's
+    schedule, ``None`` without one) and ``inputs``: ``sm_inputs(source)`` where the analytic engine's
+    profile source builds it (the SM's view of the workload: ``rfmodel.analytic.engine.ProfileSource``),
+    else ``None``.  The fields are read as the profile's attributes; a group built before its module
+    (``build``'s) was edited reads as not built, so the design's own edits rebuild its tables and leave every
+    other table on disk valid."""
+
+    name: str
+    fields: tuple
+    build: Callable
+    sm_inputs: Callable | None = None
+
+    def sources_hash(self) -> str:
+        """Hash of the source file of ``build``'s module (cached per process)."""
+        return _module_hash(self.build.__module__)
+
+
+@functools.lru_cache(maxsize=64)
+def _module_hash(module: str) -> str:
+    import hashlib
+    import sys
+
+    path = getattr(sys.modules.get(module), "__file__", None)
+    return hashlib.sha1(open(path, "rb").read()).hexdigest()[:12] if path else module
+
+
+def register_table_group(group: TableGroup) -> TableGroup:
+    """Add a design's table group (:class:`TableGroup`) to :data:`TABLE_GROUPS`; registering the same name
+    again replaces it (a module reloaded), a name or field of the profile's own is an error."""
+    taken = set(TABLE_GROUPS) - set(_TABLE_REGISTRY)
+    own = {f.name for f in fields(WorkloadProfile)}
+    clash = sorted((set(group.fields) & own) | ({group.name} & taken))
+    if clash:
+        raise RfmodelError(f"profile table group '{group.name}': {', '.join(clash)} already the profile's")
+    old = _TABLE_REGISTRY.get(group.name)
+    for f in old.fields if old is not None else ():
+        _TABLE_FIELDS.pop(f, None)
+    _TABLE_REGISTRY[group.name] = group
+    TABLE_GROUPS[group.name] = tuple(group.fields)
+    _TABLE_FIELDS.update({f: group for f in group.fields})
+    return group
+
+
+def registered_table_group(name: str) -> TableGroup | None:
+    """The design's table group ``name`` (:func:`register_table_group`), or ``None``."""
+    return _TABLE_REGISTRY.get(name)
+
+
+def trace_groups() -> tuple:
+    """The groups :func:`profile_tables` builds from the trace (every one but ``l1_anchor``, which needs the
+    SM), the registered ones included."""
+    return tuple(g for g in TABLE_GROUPS if g != "l1_anchor")
 
 
 def _grid_pos(x: np.ndarray, v) -> tuple[np.ndarray, np.ndarray]:
@@ -249,37 +308,6 @@ class WorkloadProfile:
     #: instruction reads it (``dead_defs``), else at the warp's end; without one, at its last read in the
     #: trace. ``attrs["live_regs"]`` says which
     live_regs: float = 0.0
-    #: float64 [2, len(SHARED_WINDOWS)]: mean distinct warp registers (row 0) and L1D lines (row 1) in a
-    #: window of ``SHARED_WINDOWS[j]`` accesses of the stream that merges a warp's register reads and
-    #: writes with its instructions' lines (one LRU stack of registers and lines, :func:`shared_stack`)
-    shared_distinct: np.ndarray | None = None
-    #: float64 [4, len(SHARED_WINDOWS)]: the same stream read as an open one, where a first access is of an
-    #: entry never seen before or again within any window (the run keeps bringing new lines and new warps'
-    #: registers): mean distinct registers (row 0) and lines (row 1) in a window of ``SHARED_WINDOWS[j]``
-    #: accesses, the register reads per instruction whose reuse time exceeds it (row 2: the reads that
-    #: miss an LRU array whose characteristic time is that window) and the register writes per
-    #: instruction whose dirty value is evicted there (row 3: a reuse time from the write to the next
-    #: write, or to the warp's last access, exceeds it; :func:`shared_stack`)
-    shared_misses: np.ndarray | None = None
-    #: float64 [k, 9]: the same stream run through set-associative LRU arrays of registers and lines
-    #: (:func:`shared_set_table`), one row per point ``(ways, lines, warps)`` (the array's ways, its entries,
-    #: the warps resident at that size): the register reads per instruction that find their register
-    #: evicted (refills, column 3), the written registers evicted dirty (spills, column 4), the hit rate
-    #: of the loads' lines (column 5) and of every L1D access, loads and stores (column 6), and the shares
-    #: of the array's entries registers (column 7) and lines (column 8) hold, averaged over the stream
-    shared_sets: np.ndarray | None = None
-    write_groups: float = 32.0  # mean 32-bit groups of a BDI-compressed written value (unknown sizes: 32)
-    write_size_known: float = 0.0  # share of the written values whose compressed size the trace gives
-    write_compressed: float = 0.0  # share of the written values BDI stores in fewer than 32 groups
-    #: mean byte width (1-4 over all 32 lanes: the packed slices) of the written values (unknown widths: 4)
-    write_bytes: float = 4.0
-    #: share of the instructions with two or more register source slots (:func:`source_pair_stats`)
-    multi_src_share: float = 0.0
-    #: of those: the share that read one register in two slots, and the share (without such a repeat) with
-    #: two sources whose values' widths fit one 4-byte entry together (the byte widths of the values they
-    #: read, from the trace's written widths; a value never written or of unknown width counts as 4 bytes)
-    src_same_reg: float = 0.0
-    src_narrow_fit: float = 0.0
     #: IPC of the profiled warps in the schedule of the SM's issue and memory pipeline at the SM's own
     #: occupancy (:mod:`rfmodel.analytic.stream`): the baseline pipeline's pace on this workload, which the
     #: analytic engine anchors every design's IPC on (:func:`rfmodel.analytic.engine.anchor_factor`);
@@ -292,9 +320,56 @@ class WorkloadProfile:
     #: SM's occupancy (the anchor at another occupancy, :func:`rfmodel.analytic.engine.occupancy_factor`):
     #: the counts asked for so far, added by the engine's source as they are (and kept with the profile)
     sched_ctas: np.ndarray | None = None
+    #: the Monte-Carlo engine's factor on the miss rates of the L1D's lines (``None``: none;
+    #: ``rfmodel.analytic.montecarlo.perturb_profile``): :meth:`scaled_hits` applies it to hit rates a design
+    #: reads from its own tables
+    hit_rate_factor: float | np.ndarray | None = None
+    #: the fields of the table groups designs register (:func:`register_table_group`), by name (read as
+    #: attributes), with each built group's sources' hash under ``"<group>@sources"``: a group whose
+    #: builder's sources changed since reads as not built
+    tables: dict = field(default_factory=dict, compare=False, repr=False)
     #: builds the table groups the profile was built without (``source(group) -> {field: value}``;
     #: :meth:`need`); not saved: a loaded profile gets its source from whoever loads it
     source: Callable[[str], dict] | None = field(default=None, compare=False, repr=False)
+
+    def __getattr__(self, name: str):
+        # only for names that are not the dataclass's: a registered group's field, None until built (or when
+        # its builder's sources changed since)
+        group = _TABLE_FIELDS.get(name)
+        if group is None:
+            raise AttributeError(name)
+        tables = self.__dict__.get("tables") or {}
+        if tables.get(group.name + "@sources") != group.sources_hash():
+            return None
+        return tables.get(name)
+
+    def set_fields(self, values: dict) -> WorkloadProfile:
+        """Set fields in place (the tables :meth:`need` builds): a registered group's into :attr:`tables`
+        with its sources' hash, the others as attributes.  Returns the profile."""
+        for f, v in values.items():
+            group = _TABLE_FIELDS.get(f)
+            if group is None:
+                object.__setattr__(self, f, v)
+            else:
+                self.tables[f] = v
+                self.tables[group.name + "@sources"] = group.sources_hash()
+        return self
+
+    def with_fields(self, values: dict) -> WorkloadProfile:
+        """A copy with ``values`` set (:meth:`set_fields`; the copy's :attr:`tables` its own)."""
+        from dataclasses import replace
+
+        return replace(self, tables=dict(self.tables)).set_fields(values)
+
+    def scaled_hits(self, hits):
+        """Hit rates of the L1D's lines with :attr:`hit_rate_factor` applied to their miss rates (as is
+        without one); a tuple of them elementwise, ``None`` as is."""
+        f = self.hit_rate_factor
+        if f is None or hits is None:
+            return hits
+        if isinstance(hits, tuple):
+            return tuple(np.clip(1.0 - (1.0 - h) * f, 0.0, 1.0) for h in hits)
+        return np.clip(1.0 - (1.0 - hits) * f, 0.0, 1.0)
 
     def has(self, group: str) -> bool:
         """Whether the table ``group`` is built or can be (:meth:`need`)."""
@@ -318,8 +393,7 @@ class WorkloadProfile:
                 self.build_sched()
                 continue
             self._no_source(g)
-            for f, v in self.source(g).items():
-                object.__setattr__(self, f, v)
+            self.set_fields(self.source(g))
         return self
 
     def _no_source(self, group: str) -> None:
@@ -368,10 +442,16 @@ class WorkloadProfile:
 
         arrays, meta = {}, {}
         for f in fields(self):
-            if f.name == "source":
+            if f.name in ("source", "tables"):
                 continue
             v = getattr(self, f.name)
             (arrays if isinstance(v, np.ndarray) else meta)[f.name] = v
+        meta["tables"] = {}
+        for k, v in self.tables.items():  # a registered group's arrays under "tables.<field>"
+            if isinstance(v, np.ndarray):
+                arrays[_TABLES_PREFIX + k] = v
+            else:
+                meta["tables"][k] = v
         write_npz(path, arrays, json.loads(json.dumps(meta, default=_json_default)))
 
     @classmethod
@@ -379,66 +459,11 @@ class WorkloadProfile:
         """A profile written by :meth:`save`."""
         from rfmodel.io import read_npz
 
-        return cls(**read_npz(path))
-
-    def shared_footprint(self, capacity) -> tuple[np.ndarray, np.ndarray] | None:
-        """Registers and lines an LRU array of ``capacity`` entries holds on average when registers and
-        lines share one LRU stack (vectorized; ``None`` without :attr:`shared_distinct`).  The
-        characteristic-time reading of LRU ("A unified approach to the performance analysis of caching
-        systems", Che's approximation): an entry is held while it was accessed within the last ``T``
-        accesses, ``T`` such that the distinct registers and lines of a window of ``T`` fill the array,
-        ``D_reg(T) + D_line(T) = capacity`` (interpolated in ``log T``); the array holds ``D_reg(T)``
-        registers.  When every window's entries fit, the longest window's are held."""
-        if self.shared_distinct is None and self.source is not None:
-            self.need("shared")
-        if self.shared_distinct is None:
-            return None
-        d = np.asarray(self.shared_distinct, dtype=np.float64)
-        lt = _characteristic_time(d, capacity)
-        logw = np.log(SHARED_WINDOWS)
-        return np.interp(lt, logw, d[0]), np.interp(lt, logw, d[1])
-
-    def shared_refills(self, capacity, max_regs=np.inf) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(refills, spills)`` per instruction of an LRU array of ``capacity`` entries when registers and
-        lines share one LRU stack (vectorized; ``None`` without :attr:`shared_misses`): the register reads
-        whose reuse time exceeds the characteristic time ``T`` (:meth:`shared_footprint`) of the open
-        stream, whose first accesses bring entries never seen before (the run keeps bringing new lines and
-        new warps' registers, so a streaming kernel's lines push registers out however short its sample),
-        and the written values evicted dirty at that ``T``.  A window holds at most ``max_regs`` distinct
-        registers (the stream's resident warps' allocated ones: the registers of a warp that has exited
-        are freed, not held)."""
-        if self.shared_misses is None and self.source is not None:
-            self.need("shared")
-        if self.shared_misses is None:
-            return None
-        d = np.asarray(self.shared_misses, dtype=np.float64)
-        held = np.stack([np.minimum(d[0], max_regs), d[1]])
-        lt, logw = _characteristic_time(held, capacity), np.log(SHARED_WINDOWS)
-        return np.interp(lt, logw, d[2]), np.interp(lt, logw, d[3])
-
-    def shared_set_refills(self, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(refills, spills)`` per instruction of a set-associative LRU array of ``lines`` entries in sets
-        of ``ways`` shared by registers and lines while ``warps`` warps are resident (vectorized; ``None``
-        without :attr:`shared_sets`), from the table's simulations (:func:`shared_set_columns`)."""
-        if self.shared_sets is None and self.source is not None:
-            self.need("shared")
-        return shared_set_columns(self.shared_sets, ways, lines, warps, (3, 4))
-
-    def shared_set_hits(self, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(every access, loads)``: the L1D hit rates of the same array (as :meth:`shared_set_refills`):
-        the lines the loads find there, with registers and lines taking each other's ways as LRU
-        decides."""
-        if self.shared_sets is None and self.source is not None:
-            self.need("shared")
-        return shared_set_columns(self.shared_sets, ways, lines, warps, (6, 5))
-
-    def shared_set_held(self, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(registers, lines)``: the shares of the same array's entries each holds, averaged over the
-        stream from an empty array (as :meth:`shared_set_refills`; the simulator's time-averaged
-        ``cerf_reg_entries`` and ``cerf_line_entries`` over the array's entries)."""
-        if self.shared_sets is None and self.source is not None:
-            self.need("shared")
-        return shared_set_columns(self.shared_sets, ways, lines, warps, (7, 8))
+        data = read_npz(path)
+        tables = dict(data.pop("tables", None) or {})
+        for k in [k for k in data if k.startswith(_TABLES_PREFIX)]:
+            tables[k.removeprefix(_TABLES_PREFIX)] = data.pop(k)
+        return cls(**data, tables=tables)
 
     def bank_distribution(self, banks: int) -> np.ndarray:
         """``P(bank b)`` of a distinct source register under ``bank = reg mod banks``."""
@@ -2114,269 +2139,6 @@ def l1d_load_hit_rate(trace: Trace, rank, cache) -> float | None:
     return None if rows is None else float(rows[0, 3])
 
 
-#: window lengths (accesses) of :attr:`WorkloadProfile.shared_distinct`: 1 to 2^30, eight per octave
-SHARED_WINDOWS = np.unique(np.round(2.0 ** (np.arange(0, 30 * 8 + 1) / 8.0)))
-
-
-def _characteristic_time(distinct: np.ndarray, capacity) -> np.ndarray:
-    """``log T`` of an LRU array of ``capacity`` entries on a stream whose mean distinct registers and lines
-    in a window of ``SHARED_WINDOWS[j]`` accesses are ``distinct[0, j]`` and ``distinct[1, j]``: the window
-    whose entries fill it, interpolated in ``log T`` (the longest window where every window's fit)."""
-    tot = distinct[0] + distinct[1]
-    # the window's distinct entries never fall as it grows; np.interp needs them increasing
-    tot_m = np.maximum.accumulate(tot) + np.arange(len(tot)) * 1e-12
-    return np.interp(np.asarray(capacity, dtype=np.float64), tot_m, np.log(SHARED_WINDOWS))
-
-
-def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Mean distinct warp registers and L1D lines in a window of ``w`` accesses (``w`` in
-    :data:`SHARED_WINDOWS`) of one stream holding both: each instruction's source reads, its L1D lines and
-    its result writes, in :func:`stream_order`'s order (a register is ``(warp, register)``, a warp of a
-    later CTA a new one).  Over the stream's accesses ``i`` with reuse time ``g_i`` (accesses since the
-    previous access of the same register or line; ``i + 1`` for a first access) the mean distinct count of
-    a class in a window of ``w`` is ``sum_i min(g_i, w) / n`` over that class's accesses: access ``i`` is
-    the first of its entry in ``min(g_i, w)`` of the windows that hold it.  Returns that ``[2,
-    len(windows)]`` table (:attr:`WorkloadProfile.shared_distinct`) and the open stream's
-    (:attr:`WorkloadProfile.shared_misses`): the same counts with a first access's reuse time unbounded,
-    the register reads per instruction whose reuse time exceeds ``w`` and the register writes per
-    instruction whose value is spilled at that window."""
-    src = np.asarray(trace.src, dtype=np.int64)
-    dst = np.asarray(trace.dst, dtype=np.int64)
-    n = trace.n_instrs
-    wp = trace.warp_ptr.astype(np.int64)
-    warp_of = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp))
-    is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
-    counts = np.where(is_l1, np.diff(trace.mem_ptr), 0)
-    rows = np.repeat(is_l1, np.diff(trace.mem_ptr))
-    lines = trace.mem_line[rows] // trace.line_bytes
-    # per instruction: sources (slot 0), lines (1), destinations (2); registers as negative entry ids
-    sr, sc = np.nonzero(src != NONE)
-    dr, dc = np.nonzero(dst != NONE)
-    lr = np.repeat(np.arange(n, dtype=np.int64), counts)
-    instr = np.concatenate([sr, lr, dr])
-    phase = np.concatenate([np.zeros(len(sr), np.int64), np.ones(len(lr), np.int64), np.full(len(dr), 2)])
-    entry = np.concatenate([-1 - (warp_of[sr] * 256 + src[sr, sc]), lines.astype(np.int64),
-                            -1 - (warp_of[dr] * 256 + dst[dr, dc])])  # fmt: skip
-    out = np.zeros((2, len(SHARED_WINDOWS)))
-    opened = np.zeros((4, len(SHARED_WINDOWS)))
-    m = len(instr)
-    if m == 0:
-        return out, opened
-    base = np.lexsort((phase, instr))  # an instruction's accesses in phase order, then the stream's order
-    order = base[stream_order(trace, instr[base], rank)]
-    e = entry[order]
-    pos = np.arange(m, dtype=np.int64)
-    by = np.lexsort((pos, e))
-    same = e[by][1:] == e[by][:-1]
-    first = np.ones(m, dtype=np.bool_)
-    first[by[1:][same]] = False
-    gap = pos + 1
-    gap[by[1:][same]] = pos[by[1:][same]] - pos[by[:-1][same]]
-    is_reg = e < 0
-    is_read = phase[order] == 0
-    for k, sel in enumerate((is_reg, ~is_reg)):
-        for table, known in ((out, sel), (opened, sel & ~first)):
-            g = np.sort(gap[known]).astype(np.float64)
-            below = np.searchsorted(g, SHARED_WINDOWS, side="right")  # gaps <= w count whole, the rest w
-            csum = np.concatenate([[0.0], np.cumsum(g)])
-            # the open stream's first accesses count w in every window: never seen within it
-            beyond = len(g) - below + (int((sel & first).sum()) if table is opened else 0)
-            table[k] = (csum[below] + SHARED_WINDOWS * beyond) / m
-    g = np.sort(np.where(first, np.inf, gap)[is_read])
-    opened[2] = (len(g) - np.searchsorted(g, SHARED_WINDOWS, side="right")) / max(n, 1)
-    # a written register stays dirty until its next write: it is spilled once if any of the reuse times
-    # from the write to that next write (or to its warp's last access: an exiting warp frees its
-    # registers) exceeds the window; in entry order, the segments from each write to the next
-    eb, on_reg = e[by], is_reg[by]
-    nxt = np.concatenate([same, [False]])
-    fwd = np.zeros(m)
-    fwd[:-1][nxt[:-1]] = by[1:][same] - by[:-1][same]
-    warp = np.where(on_reg, (-1 - eb) // 256, 0)
-    last = np.zeros(int(warp.max()) + 1 if m else 1, dtype=np.int64)
-    np.maximum.at(last, warp[on_reg], by[on_reg])
-    fwd[~nxt] = last[warp[~nxt]] - by[~nxt]
-    write = (phase[order][by] == 2) & on_reg
-    starts = np.flatnonzero(write | np.concatenate([[True], ~same]))
-    g = np.sort(np.maximum.reduceat(fwd, starts)[write[starts]])
-    opened[3] = (len(g) - np.searchsorted(g, SHARED_WINDOWS, side="right")) / max(n, 1)
-    return out, opened
-
-
-#: associativities the shared set table simulates (the Cache-Emulated RF's choices)
-SHARED_SET_WAYS = (1, 2, 4, 8, 16)
-#: register-file sizes (32-bit registers per SM) at which the shared set table simulates the array, in
-#: half-octave steps over the optimizer's range (``rfmodel.optimize.problem``), and the SM's own size
-SHARED_SET_REGS = np.array([16384, 24576, 32768, 49152, 65536, 98304, 131072])
-#: bytes of one entry of the shared array: a warp register (32 lanes of 4 bytes), and an L1D line
-SHARED_ENTRY_BYTES = 128
-#: kinds of the shared stream's accesses (:func:`shared_set_stream`)
-SH_READ, SH_LOAD, SH_STORE, SH_WRITE = 0, 1, 2, 3
-
-
-def shared_set_stream(trace: Trace, rank: np.ndarray | None, slots: int) -> tuple[np.ndarray, np.ndarray]:
-    """The stream of :func:`shared_stack` (each instruction's source reads, its L1D lines, its result
-    writes, in :func:`stream_order`'s order) as an array sees it: ``(kind, entry)`` per access, ``kind`` one
-    of ``SH_READ``, ``SH_LOAD`` (loads and atomics), ``SH_STORE``, ``SH_WRITE``, ``entry`` a register's
-    address ``slot x registers per thread + register`` (a warp takes slot ``warp mod slots``: a later CTA's
-    warps take the slots of the earlier ones, as on the SM, where a new warp's registers are the same
-    addresses) or a line's number."""
-    src = np.asarray(trace.src, dtype=np.int64)
-    dst = np.asarray(trace.dst, dtype=np.int64)
-    n = trace.n_instrs
-    top = max(int(src[src != NONE].max(initial=-1)), int(dst[dst != NONE].max(initial=-1))) + 1
-    rpt = max(int(trace.regs_per_thread), top, 1)  # the addresses the design's simulator gives registers
-    wp = trace.warp_ptr.astype(np.int64)
-    slot = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp)) % max(int(slots), 1)
-    is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
-    counts = np.where(is_l1, np.diff(trace.mem_ptr), 0)
-    rows = np.repeat(is_l1, np.diff(trace.mem_ptr))
-    lines = (trace.mem_line[rows] // trace.line_bytes).astype(np.int64)
-    sr, sc = np.nonzero(src != NONE)
-    dr, dc = np.nonzero(dst != NONE)
-    lr = np.repeat(np.arange(n, dtype=np.int64), counts)
-    instr = np.concatenate([sr, lr, dr])
-    phase = np.concatenate([np.zeros(len(sr), np.int64), np.ones(len(lr), np.int64), np.full(len(dr), 2)])
-    store = np.isin(trace.op[lr], np.array([int(OpClass.ST_GLOBAL), int(OpClass.ST_LOCAL)], dtype=np.int8))
-    kind = np.concatenate([np.full(len(sr), SH_READ), np.where(store, SH_STORE, SH_LOAD),
-                           np.full(len(dr), SH_WRITE)]).astype(np.int8)  # fmt: skip
-    entry = np.concatenate([slot[sr] * rpt + src[sr, sc], lines, slot[dr] * rpt + dst[dr, dc]])
-    if len(instr) == 0:
-        return kind, entry
-    base = np.lexsort((phase, instr))
-    order = base[stream_order(trace, instr[base], rank)]
-    return kind[order], entry[order]
-
-
-@njit(cache=True)
-def _shared_set_lru(kind, entry, sets, ways, n_regs):
-    """``(refills, spills, load hits, loads, store hits, stores, register entries, line entries)`` of
-    :func:`shared_set_stream`'s accesses (the entries held summed over them, each counted before its own
-    access) on an LRU array of ``sets x ways`` entries (entry ``e`` in set ``e mod sets``) as the
-    Cache-Emulated RF's LRU-fair array treats them: a read or write of a register not held takes an entry
-    (a read of an evicted one is a refill, held clean; a write, or a read of a register never written,
-    holds it dirty), a load's line takes one, a store hit makes its line dirty and a store miss takes none;
-    the victim is a free way, else the least recently used, and a dirty register evicted is a spill."""
-    n = sets * ways
-    tag = np.full(n, -1, np.int64)
-    is_reg = np.zeros(n, np.bool_)
-    dirty = np.zeros(n, np.bool_)
-    stamp = np.zeros(n, np.int64)
-    where = np.zeros(n_regs, np.int8)  # 0: never held, 1: in the array, 2: evicted
-    refills = spills = load_hits = loads = store_hits = stores = 0
-    n_reg = n_line = 0
-    reg_sum = line_sum = 0.0
-    for i in range(len(kind)):
-        k = kind[i]
-        x = entry[i]
-        reg_sum += n_reg
-        line_sum += n_line
-        reg = k == SH_READ or k == SH_WRITE
-        s = x % sets
-        hit = -1
-        for w in range(ways):
-            j = s * ways + w
-            if tag[j] == x and is_reg[j] == reg:
-                hit = j
-                break
-        if k == SH_LOAD:
-            loads += 1
-            load_hits += hit >= 0
-        elif k == SH_STORE:
-            stores += 1
-            store_hits += hit >= 0
-        if hit >= 0:
-            stamp[hit] = i + 1
-            if k == SH_WRITE or k == SH_STORE:
-                dirty[hit] = True
-            continue
-        if k == SH_STORE:
-            continue
-        was = where[x] if reg else 0
-        if k == SH_READ and was == 2:
-            refills += 1
-        v = -1
-        oldest = np.int64(1) << 62
-        for w in range(ways):
-            j = s * ways + w
-            if tag[j] < 0:
-                v = j
-                break
-            if stamp[j] < oldest:
-                oldest = stamp[j]
-                v = j
-        if tag[v] >= 0 and is_reg[v]:
-            if dirty[v]:
-                spills += 1
-            where[tag[v]] = 2
-            n_reg -= 1
-        elif tag[v] >= 0:
-            n_line -= 1
-        tag[v] = x
-        is_reg[v] = reg
-        stamp[v] = i + 1
-        dirty[v] = reg and (k == SH_WRITE or was == 0)
-        if reg:
-            where[x] = 1
-            n_reg += 1
-        else:
-            n_line += 1
-    return refills, spills, load_hits, loads, store_hits, stores, reg_sum, line_sum
-
-
-def shared_set_columns(table, ways, lines, warps, cols) -> tuple | None:
-    """Columns ``cols`` of a shared set table (:attr:`WorkloadProfile.shared_sets`) at ``(ways, lines,
-    warps)`` (vectorized; ``None`` without a table): a tabulated point's own values, and elsewhere
-    interpolated between the points of the same ``ways`` in ``lines / warps`` (the entries a resident
-    warp's registers and lines have; of points with equal ``lines / warps`` the smallest array's).  A
-    ``ways`` not tabulated takes the nearest tabulated one's (in log2)."""
-    if table is None or len(table) == 0:
-        return None
-    t = np.asarray(table, dtype=np.float64)
-    ways, lines, warps = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64)
-                                               for v in (ways, lines, warps)))  # fmt: skip
-    x = lines / np.maximum(warps, 1e-9)
-    tab_ways = np.unique(t[:, 0])
-    dist = np.abs(np.log2(np.maximum(ways, 1.0))[..., None] - np.log2(tab_ways))
-    near = tab_ways[np.argmin(dist, axis=-1)]
-    out = [np.zeros(x.shape) for _ in cols]
-    for w in tab_ways:
-        rows = t[t[:, 0] == w]
-        rows = rows[np.lexsort((rows[:, 1], rows[:, 1] / np.maximum(rows[:, 2], 1e-9)))]
-        tx, first = np.unique(rows[:, 1] / np.maximum(rows[:, 2], 1e-9), return_index=True)
-        own = (lines[..., None] == rows[:, 1]) & (warps[..., None] == rows[:, 2])
-        has, at = own.any(axis=-1), own.argmax(axis=-1)
-        on = near == w
-        out = [np.where(on, np.where(has, rows[at, c], np.interp(x, tx, rows[first, c])), o)
-               for c, o in zip(cols, out, strict=True)]  # fmt: skip
-    return tuple(out)
-
-
-def shared_set_table(trace: Trace, points, ranks: dict) -> np.ndarray:
-    """:attr:`WorkloadProfile.shared_sets` of ``trace``: per point ``(ways, lines, warps)`` the refills and
-    spills per instruction, the loads' and every access's hit rates (0 without any) and the shares of the
-    entries registers and lines hold (averaged over the accesses) of :func:`_shared_set_lru` on
-    :func:`shared_set_stream` in the order ``ranks[warps]`` (the SM's schedule at that occupancy) with
-    ``warps`` warp slots, at ``lines`` entries; where the trace has fewer warps than ``warps``, with as many
-    slots as it has at ``lines x slots / warps`` entries (the share of the array its warps would have)."""
-    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
-    out = np.zeros((len(pts), 9))
-    out[:, :3] = pts
-    n = max(trace.n_instrs, 1)
-    for warps in np.unique(pts[:, 2]):
-        slots = max(min(int(warps), int(trace.n_warps)), 1)
-        kind, entry = shared_set_stream(trace, ranks.get(float(warps)), slots)
-        reg = (kind == SH_READ) | (kind == SH_WRITE)
-        n_regs = int(entry[reg].max(initial=0)) + 1
-        for i in np.flatnonzero(pts[:, 2] == warps):
-            ways, lines = max(int(pts[i, 0]), 1), pts[i, 1]
-            sets = max(int(round(lines * slots / warps / ways)), 1)
-            refills, spills, lh, ld, sh, st, held_r, held_l = _shared_set_lru(kind, entry, sets, ways, n_regs)
-            per = max(len(kind), 1) * sets * ways
-            out[i, 3:] = (refills / n, spills / n, lh / max(ld, 1), (lh + sh) / max(ld + st, 1),
-                          held_r / per, held_l / per)  # fmt: skip
-    return out
-
-
 def _memory_classes() -> np.ndarray:
     """The op classes whose latency includes the memory hierarchy's (global, local loads, atomics)."""
     is_ll = np.zeros(N_OPCLASSES, dtype=np.bool_)
@@ -2465,14 +2227,14 @@ def profile_tables(
     load_terms: tuple[np.ndarray, np.ndarray] | None = None,
     sched: dict | None = None,
     cells: np.ndarray | None = None,
-    shared_sets: tuple | None = None,
+    group_inputs: dict | None = None,
 ) -> dict:
     """The fields of the table ``groups`` (names of :data:`TABLE_GROUPS`) of ``trace``'s profile, with
     :func:`profile_trace`'s arguments (``load_terms``: the ``(adj, slope)`` it already has).  ``sched``
     builds the ``sched`` group (without it the group is empty, as a profile without ``sched``): every
     cell, or with ``cells`` (:func:`sched_cells`' shape) only those (``sched_cpi`` alone, NaN elsewhere).
-    ``shared_sets``: the arguments of :func:`shared_set_table` (the SM's: ``engine.shared_set_inputs``;
-    without them the ``shared`` group has no set table)."""
+    ``group_inputs``: a registered group's ``inputs`` by name (:class:`TableGroup`; the SM's:
+    ``rfmodel.analytic.engine.group_inputs``; ``None`` without)."""
     unknown = sorted(set(groups) - set(TABLE_GROUPS))
     if unknown:
         raise RfmodelError(f"profile tables {unknown}: unknown; allowed: {', '.join(TABLE_GROUPS)}")
@@ -2516,9 +2278,10 @@ def profile_tables(
                               IV_BANKS, is_ll)  # fmt: skip
         out.update(iv_len=iv[0], iv_ws=iv[1], iv_live=iv[2], iv_maxload=iv[3], iv_even=iv[4], iv_fetch=iv[5],
                    iv_live_fetch=iv[6], iv_wb=iv[7])  # fmt: skip
-    if "shared" in groups:
-        out["shared_distinct"], out["shared_misses"] = shared_stack(trace, rank)
-        out["shared_sets"] = None if shared_sets is None else shared_set_table(*shared_sets)
+    for g in groups:
+        group = _TABLE_REGISTRY.get(g)
+        if group is not None:
+            out.update(group.build(trace, rank, (group_inputs or {}).get(g)))
     return out
 
 
@@ -2540,7 +2303,7 @@ def profile_trace(
     caches=None,
     rank: np.ndarray | None = None,
     l1_hit_latency: float | None = None,
-    tables=TRACE_GROUPS,
+    tables=None,
     kernel=None,
 ) -> WorkloadProfile:
     """Extract the analytic profile of ``trace``.
@@ -2560,13 +2323,14 @@ def profile_trace(
     cache of ``caches`` (the SM's L1D) on that stream (:func:`load_latency_terms`); without, every load
     waits the mean latency.
     ``tables``: the groups of :data:`TABLE_GROUPS` to build (default every one the trace alone gives,
-    :data:`TRACE_GROUPS`; the others stay ``None`` until :meth:`WorkloadProfile.need` builds them from the
+    :func:`trace_groups`; the others stay ``None`` until :meth:`WorkloadProfile.need` builds them from the
     profile's ``source``).  ``kernel``: the trace's static kernel (its rows' ``sidx`` index it); with it
     ``live_regs`` frees values at the compiler's dead bits (:func:`live_register_mean`).
     """
     n = trace.n_instrs
     if n == 0:
         raise RfmodelError(f"trace {trace.kernel!r} has no instructions: nothing to model")
+    tables = trace_groups() if tables is None else tables
     lat = np.asarray(latencies, dtype=np.float64)
     if lat.shape != (N_OPCLASSES,):
         raise ValueError(f"latencies must have {N_OPCLASSES} entries, one per op class")
@@ -2623,6 +2387,7 @@ def profile_trace(
     is_ld = _memory_classes()[trace.op]
     optional = profile_tables(trace, tables, lat, exec_latencies, caches, rank, l1_hit_latency,
                               load_terms=(adj, slope), sched=sched)  # fmt: skip
+    registered = {k: optional.pop(k) for k in list(optional) if k in _TABLE_FIELDS}
     live, live_from = live_register_mean(trace, wp_t, kernel)
     return WorkloadProfile(
         name=name or trace.kernel,
@@ -2657,92 +2422,7 @@ def profile_trace(
         live_regs=live,
         **lazy,
         **optional,
-        **write_value_stats(trace),
-        **source_pair_stats(trace),
-    )
-
-
-@njit(cache=True)
-def _source_pairs(wp, dst, src, width):
-    """(multi-source instructions, those with a register in two slots, those with two sources whose values
-    fit one 4-byte entry and no such repeat), each warp in program order."""
-    multi = 0
-    same = 0
-    fit = 0
-    rw = np.full(256, 4, dtype=np.int64)
-    ws = np.zeros(src.shape[1], dtype=np.int64)
-    rs = np.zeros(src.shape[1], dtype=np.int64)
-    for w in range(len(wp) - 1):
-        rw[:] = 4
-        for r in range(wp[w], wp[w + 1]):
-            n = 0
-            for k in range(src.shape[1]):
-                x = src[r, k]
-                if x != NONE:
-                    ws[n] = rw[x]
-                    rs[n] = x
-                    n += 1
-            if n >= 2:
-                multi += 1
-                rep = False
-                nar = False
-                for i in range(n):
-                    for j in range(i + 1, n):
-                        if rs[i] == rs[j]:
-                            rep = True
-                        elif ws[i] + ws[j] <= 4:
-                            nar = True
-                if rep:
-                    same += 1
-                elif nar:
-                    fit += 1
-            for k in range(dst.shape[1]):
-                d = dst[r, k]
-                if d != NONE:
-                    v = width[r, k]
-                    rw[d] = 4 if v <= 0 or v > 4 else v
-    return multi, same, fit
-
-
-def source_pair_stats(trace: Trace) -> dict:
-    """``multi_src_share``, ``src_same_reg`` and ``src_narrow_fit`` of a trace: what decides how often a
-    coalescing register file (CORF) reads two sources with one access: a register named twice is one
-    entry, and two narrow values can share an entry or a bank's byte-planes."""
-    n = max(int(trace.n_instrs), 1)
-    m, same, fit = _source_pairs(trace.warp_ptr.astype(np.int64), trace.dst, trace.src,
-                                 trace.width.astype(np.int64))  # fmt: skip
-    return {
-        "multi_src_share": m / n,
-        "src_same_reg": same / max(m, 1),
-        "src_narrow_fit": fit / max(m, 1),
-    }
-
-
-def write_value_stats(trace: Trace) -> dict:
-    """``write_groups``, ``write_size_known`` and ``write_compressed`` of a trace: the mean number of 32-bit
-    groups a BDI-compressed written warp register fills (``ceil(bytes / 4)``, at least 1; a value of unknown
-    size counts as uncompressed, 32), the share of written values whose compressed size the trace gives, and
-    the share that fill fewer than 32 groups; and ``write_bytes``, the values' mean byte width over all lanes
-    (the trace's ``width`` column; unknown: 4), what a packed register file writes."""
-    from rfmodel.workload.trace import COMPRESS_UNKNOWN, WARP_VALUE_BYTES, compressed_bytes
-
-    full = WARP_VALUE_BYTES // 4
-    written = trace.dst != NONE
-    nw = int(written.sum())
-    if nw == 0:
-        return {"write_groups": float(full), "write_size_known": 0.0, "write_compressed": 0.0,
-                "write_bytes": 4.0}
-    width = np.asarray(trace.width)[written].astype(np.float64)
-    code = trace.compress[written]
-    known = code != COMPRESS_UNKNOWN
-    groups = np.full(nw, full, dtype=np.float64)
-    groups[known] = np.clip(np.ceil(compressed_bytes(code[known]) / 4.0), 1, full)
-    return {
-        "write_groups": float(groups.mean()),
-        "write_size_known": float(known.mean()),
-        "write_compressed": float((groups < full).mean()),
-        "write_bytes": float(np.where((width > 0) & (width <= 4), width, 4.0).mean()),
-    }
+    ).set_fields(registered)
 
 
 def mix_of(profile: WorkloadProfile, *classes: OpClass) -> float:

@@ -32,7 +32,10 @@ import numpy as np
 from numba import njit
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
-from rfmodel.analytic.model import Effects
+from rfmodel.analytic.engine import memory_pipeline
+from rfmodel.analytic.model import Effects, resident_warps
+from rfmodel.analytic.profile import TableGroup, register_table_group, stream_order
+from rfmodel.analytic.stream import issue_schedule
 from rfmodel.designs.base import (
     L1_ABSORB,
     L1_FILL,
@@ -52,7 +55,8 @@ from rfmodel.designs.base import (
 from rfmodel.designs.mainrf import sm_structures
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
-from rfmodel.workload.trace import MAX_SRC, NONE, WARP_VALUE_BYTES
+from rfmodel.workload.ir import L1D_CLASSES, OpClass
+from rfmodel.workload.trace import MAX_SRC, NONE, WARP_VALUE_BYTES, Trace
 
 #: the paper's numbers: block (line) bytes, bits of the register address (1,024 warp registers), bits of
 #: the per-SM prefix; a 32-bit reg-mem address = prefix (15) | register address (10) | block offset (7)
@@ -436,6 +440,395 @@ def _install(ints, a, t):
     ints[ints[H_O_LOC] + a] = LOC_ARRAY
 
 
+# ----------------------------------------------------------------------------------- profile tables
+# The profile's ``shared`` group (registered below, built on first use): one stream of each instruction's
+# register reads, L1D lines and register writes, read as one LRU stack (Che's approximation) and run through
+# set-associative LRU arrays of registers and lines.  Its fields:
+# * ``shared_distinct``, float64 [2, len(SHARED_WINDOWS)]: mean distinct warp registers (row 0) and L1D
+#   lines (row 1) in a window of ``SHARED_WINDOWS[j]`` accesses of the stream that merges a warp's register
+#   reads and writes with its instructions' lines (one LRU stack of registers and lines,
+#   :func:`shared_stack`)
+# * ``shared_misses``, float64 [4, len(SHARED_WINDOWS)]: the same stream read as an open one, where a first
+#   access is of an entry never seen before or again within any window (the run keeps bringing new lines and
+#   new warps' registers): mean distinct registers (row 0) and lines (row 1) in a window of
+#   ``SHARED_WINDOWS[j]`` accesses, the register reads per instruction whose reuse time exceeds it (row 2:
+#   the reads that miss an LRU array whose characteristic time is that window) and the register writes per
+#   instruction whose dirty value is evicted there (row 3: a reuse time from the write to the next write, or
+#   to the warp's last access, exceeds it; :func:`shared_stack`)
+# * ``shared_sets``, float64 [k, 9]: the same stream run through set-associative LRU arrays of registers and
+#   lines (:func:`shared_set_table`), one row per point ``(ways, lines, warps)`` (the array's ways, its
+#   entries, the warps resident at that size): the register reads per instruction that find their register
+#   evicted (refills, column 3), the written registers evicted dirty (spills, column 4), the hit rate of the
+#   loads' lines (column 5) and of every L1D access, loads and stores (column 6), and the shares of the
+#   array's entries registers (column 7) and lines (column 8) hold, averaged over the stream
+
+#: window lengths (accesses) of the profile's ``shared_distinct``: 1 to 2^30, eight per octave
+SHARED_WINDOWS = np.unique(np.round(2.0 ** (np.arange(0, 30 * 8 + 1) / 8.0)))
+
+
+def _characteristic_time(distinct: np.ndarray, capacity) -> np.ndarray:
+    """``log T`` of an LRU array of ``capacity`` entries on a stream whose mean distinct registers and lines
+    in a window of ``SHARED_WINDOWS[j]`` accesses are ``distinct[0, j]`` and ``distinct[1, j]``: the window
+    whose entries fill it, interpolated in ``log T`` (the longest window where every window's fit)."""
+    tot = distinct[0] + distinct[1]
+    # the window's distinct entries never fall as it grows; np.interp needs them increasing
+    tot_m = np.maximum.accumulate(tot) + np.arange(len(tot)) * 1e-12
+    return np.interp(np.asarray(capacity, dtype=np.float64), tot_m, np.log(SHARED_WINDOWS))
+
+
+def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Mean distinct warp registers and L1D lines in a window of ``w`` accesses (``w`` in
+    :data:`SHARED_WINDOWS`) of one stream holding both: each instruction's source reads, its L1D lines and
+    its result writes, in :func:`stream_order`'s order (a register is ``(warp, register)``, a warp of a
+    later CTA a new one).  Over the stream's accesses ``i`` with reuse time ``g_i`` (accesses since the
+    previous access of the same register or line; ``i + 1`` for a first access) the mean distinct count of
+    a class in a window of ``w`` is ``sum_i min(g_i, w) / n`` over that class's accesses: access ``i`` is
+    the first of its entry in ``min(g_i, w)`` of the windows that hold it.  Returns that ``[2,
+    len(windows)]`` table (the profile's ``shared_distinct``) and the open stream's
+    (the profile's ``shared_misses``): the same counts with a first access's reuse time unbounded,
+    the register reads per instruction whose reuse time exceeds ``w`` and the register writes per
+    instruction whose value is spilled at that window."""
+    src = np.asarray(trace.src, dtype=np.int64)
+    dst = np.asarray(trace.dst, dtype=np.int64)
+    n = trace.n_instrs
+    wp = trace.warp_ptr.astype(np.int64)
+    warp_of = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp))
+    is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
+    counts = np.where(is_l1, np.diff(trace.mem_ptr), 0)
+    rows = np.repeat(is_l1, np.diff(trace.mem_ptr))
+    lines = trace.mem_line[rows] // trace.line_bytes
+    # per instruction: sources (slot 0), lines (1), destinations (2); registers as negative entry ids
+    sr, sc = np.nonzero(src != NONE)
+    dr, dc = np.nonzero(dst != NONE)
+    lr = np.repeat(np.arange(n, dtype=np.int64), counts)
+    instr = np.concatenate([sr, lr, dr])
+    phase = np.concatenate([np.zeros(len(sr), np.int64), np.ones(len(lr), np.int64), np.full(len(dr), 2)])
+    entry = np.concatenate([-1 - (warp_of[sr] * 256 + src[sr, sc]), lines.astype(np.int64),
+                            -1 - (warp_of[dr] * 256 + dst[dr, dc])])  # fmt: skip
+    out = np.zeros((2, len(SHARED_WINDOWS)))
+    opened = np.zeros((4, len(SHARED_WINDOWS)))
+    m = len(instr)
+    if m == 0:
+        return out, opened
+    base = np.lexsort((phase, instr))  # an instruction's accesses in phase order, then the stream's order
+    order = base[stream_order(trace, instr[base], rank)]
+    e = entry[order]
+    pos = np.arange(m, dtype=np.int64)
+    by = np.lexsort((pos, e))
+    same = e[by][1:] == e[by][:-1]
+    first = np.ones(m, dtype=np.bool_)
+    first[by[1:][same]] = False
+    gap = pos + 1
+    gap[by[1:][same]] = pos[by[1:][same]] - pos[by[:-1][same]]
+    is_reg = e < 0
+    is_read = phase[order] == 0
+    for k, sel in enumerate((is_reg, ~is_reg)):
+        for table, known in ((out, sel), (opened, sel & ~first)):
+            g = np.sort(gap[known]).astype(np.float64)
+            below = np.searchsorted(g, SHARED_WINDOWS, side="right")  # gaps <= w count whole, the rest w
+            csum = np.concatenate([[0.0], np.cumsum(g)])
+            # the open stream's first accesses count w in every window: never seen within it
+            beyond = len(g) - below + (int((sel & first).sum()) if table is opened else 0)
+            table[k] = (csum[below] + SHARED_WINDOWS * beyond) / m
+    g = np.sort(np.where(first, np.inf, gap)[is_read])
+    opened[2] = (len(g) - np.searchsorted(g, SHARED_WINDOWS, side="right")) / max(n, 1)
+    # a written register stays dirty until its next write: it is spilled once if any of the reuse times
+    # from the write to that next write (or to its warp's last access: an exiting warp frees its
+    # registers) exceeds the window; in entry order, the segments from each write to the next
+    eb, on_reg = e[by], is_reg[by]
+    nxt = np.concatenate([same, [False]])
+    fwd = np.zeros(m)
+    fwd[:-1][nxt[:-1]] = by[1:][same] - by[:-1][same]
+    warp = np.where(on_reg, (-1 - eb) // 256, 0)
+    last = np.zeros(int(warp.max()) + 1 if m else 1, dtype=np.int64)
+    np.maximum.at(last, warp[on_reg], by[on_reg])
+    fwd[~nxt] = last[warp[~nxt]] - by[~nxt]
+    write = (phase[order][by] == 2) & on_reg
+    starts = np.flatnonzero(write | np.concatenate([[True], ~same]))
+    g = np.sort(np.maximum.reduceat(fwd, starts)[write[starts]])
+    opened[3] = (len(g) - np.searchsorted(g, SHARED_WINDOWS, side="right")) / max(n, 1)
+    return out, opened
+
+
+#: associativities the shared set table simulates (the Cache-Emulated RF's choices)
+SHARED_SET_WAYS = (1, 2, 4, 8, 16)
+#: register-file sizes (32-bit registers per SM) at which the shared set table simulates the array, in
+#: half-octave steps over the optimizer's range (``rfmodel.optimize.problem``), and the SM's own size
+SHARED_SET_REGS = np.array([16384, 24576, 32768, 49152, 65536, 98304, 131072])
+#: bytes of one entry of the shared array: a warp register (32 lanes of 4 bytes), and an L1D line
+SHARED_ENTRY_BYTES = 128
+#: kinds of the shared stream's accesses (:func:`shared_set_stream`)
+SH_READ, SH_LOAD, SH_STORE, SH_WRITE = 0, 1, 2, 3
+
+
+def shared_set_stream(trace: Trace, rank: np.ndarray | None, slots: int) -> tuple[np.ndarray, np.ndarray]:
+    """The stream of :func:`shared_stack` (each instruction's source reads, its L1D lines, its result
+    writes, in :func:`stream_order`'s order) as an array sees it: ``(kind, entry)`` per access, ``kind`` one
+    of ``SH_READ``, ``SH_LOAD`` (loads and atomics), ``SH_STORE``, ``SH_WRITE``, ``entry`` a register's
+    address ``slot x registers per thread + register`` (a warp takes slot ``warp mod slots``: a later CTA's
+    warps take the slots of the earlier ones, as on the SM, where a new warp's registers are the same
+    addresses) or a line's number."""
+    src = np.asarray(trace.src, dtype=np.int64)
+    dst = np.asarray(trace.dst, dtype=np.int64)
+    n = trace.n_instrs
+    top = max(int(src[src != NONE].max(initial=-1)), int(dst[dst != NONE].max(initial=-1))) + 1
+    rpt = max(int(trace.regs_per_thread), top, 1)  # the addresses the design's simulator gives registers
+    wp = trace.warp_ptr.astype(np.int64)
+    slot = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp)) % max(int(slots), 1)
+    is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
+    counts = np.where(is_l1, np.diff(trace.mem_ptr), 0)
+    rows = np.repeat(is_l1, np.diff(trace.mem_ptr))
+    lines = (trace.mem_line[rows] // trace.line_bytes).astype(np.int64)
+    sr, sc = np.nonzero(src != NONE)
+    dr, dc = np.nonzero(dst != NONE)
+    lr = np.repeat(np.arange(n, dtype=np.int64), counts)
+    instr = np.concatenate([sr, lr, dr])
+    phase = np.concatenate([np.zeros(len(sr), np.int64), np.ones(len(lr), np.int64), np.full(len(dr), 2)])
+    store = np.isin(trace.op[lr], np.array([int(OpClass.ST_GLOBAL), int(OpClass.ST_LOCAL)], dtype=np.int8))
+    kind = np.concatenate([np.full(len(sr), SH_READ), np.where(store, SH_STORE, SH_LOAD),
+                           np.full(len(dr), SH_WRITE)]).astype(np.int8)  # fmt: skip
+    entry = np.concatenate([slot[sr] * rpt + src[sr, sc], lines, slot[dr] * rpt + dst[dr, dc]])
+    if len(instr) == 0:
+        return kind, entry
+    base = np.lexsort((phase, instr))
+    order = base[stream_order(trace, instr[base], rank)]
+    return kind[order], entry[order]
+
+
+@njit(cache=True)
+def _shared_set_lru(kind, entry, sets, ways, n_regs):
+    """``(refills, spills, load hits, loads, store hits, stores, register entries, line entries)`` of
+    :func:`shared_set_stream`'s accesses (the entries held summed over them, each counted before its own
+    access) on an LRU array of ``sets x ways`` entries (entry ``e`` in set ``e mod sets``) as the
+    Cache-Emulated RF's LRU-fair array treats them: a read or write of a register not held takes an entry
+    (a read of an evicted one is a refill, held clean; a write, or a read of a register never written,
+    holds it dirty), a load's line takes one, a store hit makes its line dirty and a store miss takes none;
+    the victim is a free way, else the least recently used, and a dirty register evicted is a spill."""
+    n = sets * ways
+    tag = np.full(n, -1, np.int64)
+    is_reg = np.zeros(n, np.bool_)
+    dirty = np.zeros(n, np.bool_)
+    stamp = np.zeros(n, np.int64)
+    where = np.zeros(n_regs, np.int8)  # 0: never held, 1: in the array, 2: evicted
+    refills = spills = load_hits = loads = store_hits = stores = 0
+    n_reg = n_line = 0
+    reg_sum = line_sum = 0.0
+    for i in range(len(kind)):
+        k = kind[i]
+        x = entry[i]
+        reg_sum += n_reg
+        line_sum += n_line
+        reg = k == SH_READ or k == SH_WRITE
+        s = x % sets
+        hit = -1
+        for w in range(ways):
+            j = s * ways + w
+            if tag[j] == x and is_reg[j] == reg:
+                hit = j
+                break
+        if k == SH_LOAD:
+            loads += 1
+            load_hits += hit >= 0
+        elif k == SH_STORE:
+            stores += 1
+            store_hits += hit >= 0
+        if hit >= 0:
+            stamp[hit] = i + 1
+            if k == SH_WRITE or k == SH_STORE:
+                dirty[hit] = True
+            continue
+        if k == SH_STORE:
+            continue
+        was = where[x] if reg else 0
+        if k == SH_READ and was == 2:
+            refills += 1
+        v = -1
+        oldest = np.int64(1) << 62
+        for w in range(ways):
+            j = s * ways + w
+            if tag[j] < 0:
+                v = j
+                break
+            if stamp[j] < oldest:
+                oldest = stamp[j]
+                v = j
+        if tag[v] >= 0 and is_reg[v]:
+            if dirty[v]:
+                spills += 1
+            where[tag[v]] = 2
+            n_reg -= 1
+        elif tag[v] >= 0:
+            n_line -= 1
+        tag[v] = x
+        is_reg[v] = reg
+        stamp[v] = i + 1
+        dirty[v] = reg and (k == SH_WRITE or was == 0)
+        if reg:
+            where[x] = 1
+            n_reg += 1
+        else:
+            n_line += 1
+    return refills, spills, load_hits, loads, store_hits, stores, reg_sum, line_sum
+
+
+def shared_set_columns(table, ways, lines, warps, cols) -> tuple | None:
+    """Columns ``cols`` of a shared set table (the profile's ``shared_sets``) at ``(ways, lines,
+    warps)`` (vectorized; ``None`` without a table): a tabulated point's own values, and elsewhere
+    interpolated between the points of the same ``ways`` in ``lines / warps`` (the entries a resident
+    warp's registers and lines have; of points with equal ``lines / warps`` the smallest array's).  A
+    ``ways`` not tabulated takes the nearest tabulated one's (in log2)."""
+    if table is None or len(table) == 0:
+        return None
+    t = np.asarray(table, dtype=np.float64)
+    ways, lines, warps = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64)
+                                               for v in (ways, lines, warps)))  # fmt: skip
+    x = lines / np.maximum(warps, 1e-9)
+    tab_ways = np.unique(t[:, 0])
+    dist = np.abs(np.log2(np.maximum(ways, 1.0))[..., None] - np.log2(tab_ways))
+    near = tab_ways[np.argmin(dist, axis=-1)]
+    out = [np.zeros(x.shape) for _ in cols]
+    for w in tab_ways:
+        rows = t[t[:, 0] == w]
+        rows = rows[np.lexsort((rows[:, 1], rows[:, 1] / np.maximum(rows[:, 2], 1e-9)))]
+        tx, first = np.unique(rows[:, 1] / np.maximum(rows[:, 2], 1e-9), return_index=True)
+        own = (lines[..., None] == rows[:, 1]) & (warps[..., None] == rows[:, 2])
+        has, at = own.any(axis=-1), own.argmax(axis=-1)
+        on = near == w
+        out = [np.where(on, np.where(has, rows[at, c], np.interp(x, tx, rows[first, c])), o)
+               for c, o in zip(cols, out, strict=True)]  # fmt: skip
+    return tuple(out)
+
+
+def shared_set_table(trace: Trace, points, ranks: dict) -> np.ndarray:
+    """the profile's ``shared_sets`` of ``trace``: per point ``(ways, lines, warps)`` the refills and
+    spills per instruction, the loads' and every access's hit rates (0 without any) and the shares of the
+    entries registers and lines hold (averaged over the accesses) of :func:`_shared_set_lru` on
+    :func:`shared_set_stream` in the order ``ranks[warps]`` (the SM's schedule at that occupancy) with
+    ``warps`` warp slots, at ``lines`` entries; where the trace has fewer warps than ``warps``, with as many
+    slots as it has at ``lines x slots / warps`` entries (the share of the array its warps would have)."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    out = np.zeros((len(pts), 9))
+    out[:, :3] = pts
+    n = max(trace.n_instrs, 1)
+    for warps in np.unique(pts[:, 2]):
+        slots = max(min(int(warps), int(trace.n_warps)), 1)
+        kind, entry = shared_set_stream(trace, ranks.get(float(warps)), slots)
+        reg = (kind == SH_READ) | (kind == SH_WRITE)
+        n_regs = int(entry[reg].max(initial=0)) + 1
+        for i in np.flatnonzero(pts[:, 2] == warps):
+            ways, lines = max(int(pts[i, 0]), 1), pts[i, 1]
+            sets = max(int(round(lines * slots / warps / ways)), 1)
+            refills, spills, lh, ld, sh, st, held_r, held_l = _shared_set_lru(kind, entry, sets, ways, n_regs)
+            per = max(len(kind), 1) * sets * ways
+            out[i, 3:] = (refills / n, spills / n, lh / max(ld, 1), (lh + sh) / max(ld + st, 1),
+                          held_r / per, held_l / per)  # fmt: skip
+    return out
+
+
+
+def shared_footprint(prof, capacity) -> tuple[np.ndarray, np.ndarray] | None:
+    """Registers and lines an LRU array of ``capacity`` entries holds on average when registers and
+    lines share one LRU stack (vectorized; ``None`` without the profile's ``shared_distinct``).  The
+    characteristic-time reading of LRU ("A unified approach to the performance analysis of caching
+    systems", Che's approximation): an entry is held while it was accessed within the last ``T``
+    accesses, ``T`` such that the distinct registers and lines of a window of ``T`` fill the array,
+    ``D_reg(T) + D_line(T) = capacity`` (interpolated in ``log T``); the array holds ``D_reg(T)``
+    registers.  When every window's entries fit, the longest window's are held."""
+    if prof.shared_distinct is None and prof.source is not None:
+        prof.need("shared")
+    if prof.shared_distinct is None:
+        return None
+    d = np.asarray(prof.shared_distinct, dtype=np.float64)
+    lt = _characteristic_time(d, capacity)
+    logw = np.log(SHARED_WINDOWS)
+    return np.interp(lt, logw, d[0]), np.interp(lt, logw, d[1])
+
+def shared_refills(prof, capacity, max_regs=np.inf) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(refills, spills)`` per instruction of an LRU array of ``capacity`` entries when registers and
+    lines share one LRU stack (vectorized; ``None`` without the profile's ``shared_misses``): the register
+    reads whose reuse time exceeds the characteristic time ``T`` (:func:`shared_footprint`) of the open
+    stream, whose first accesses bring entries never seen before (the run keeps bringing new lines and
+    new warps' registers, so a streaming kernel's lines push registers out however short its sample),
+    and the written values evicted dirty at that ``T``.  A window holds at most ``max_regs`` distinct
+    registers (the stream's resident warps' allocated ones: the registers of a warp that has exited
+    are freed, not held)."""
+    if prof.shared_misses is None and prof.source is not None:
+        prof.need("shared")
+    if prof.shared_misses is None:
+        return None
+    d = np.asarray(prof.shared_misses, dtype=np.float64)
+    held = np.stack([np.minimum(d[0], max_regs), d[1]])
+    lt, logw = _characteristic_time(held, capacity), np.log(SHARED_WINDOWS)
+    return np.interp(lt, logw, d[2]), np.interp(lt, logw, d[3])
+
+def shared_set_refills(prof, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(refills, spills)`` per instruction of a set-associative LRU array of ``lines`` entries in sets
+    of ``ways`` shared by registers and lines while ``warps`` warps are resident (vectorized; ``None``
+    without the profile's ``shared_sets``), from the table's simulations (:func:`shared_set_columns`)."""
+    if prof.shared_sets is None and prof.source is not None:
+        prof.need("shared")
+    return shared_set_columns(prof.shared_sets, ways, lines, warps, (3, 4))
+
+def shared_set_hits(prof, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(every access, loads)``: the L1D hit rates of the same array (as :func:`shared_set_refills`):
+    the lines the loads find there, with registers and lines taking each other's ways as LRU
+    decides; the Monte-Carlo engine's ``hit_rate`` factor applies, :meth:`WorkloadProfile.scaled_hits`)."""
+    if prof.shared_sets is None and prof.source is not None:
+        prof.need("shared")
+    return prof.scaled_hits(shared_set_columns(prof.shared_sets, ways, lines, warps, (6, 5)))
+
+def shared_set_held(prof, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(registers, lines)``: the shares of the same array's entries each holds, averaged over the
+    stream from an empty array (as :func:`shared_set_refills`; the simulator's time-averaged
+    ``cerf_reg_entries`` and ``cerf_line_entries`` over the array's entries)."""
+    if prof.shared_sets is None and prof.source is not None:
+        prof.need("shared")
+    return shared_set_columns(prof.shared_sets, ways, lines, warps, (7, 8))
+
+
+def shared_set_inputs(source) -> tuple:
+    """``(trace, points, ranks)`` of a profile's shared set table (:func:`shared_set_table`) from the
+    analytic engine's ``source`` of it (``rfmodel.analytic.engine.ProfileSource``).  The points: every
+    associativity of ``SHARED_SET_WAYS`` at each register-file size of ``SHARED_SET_REGS`` and the SM's own,
+    as an array of its registers' 128-byte entries, with the warps resident at that size (sizes where none is
+    are left out).
+    The stream is the SM's whole share where the profile's L1D hit tables came from it (``sched_share``: a
+    sample of warps holds fewer distinct lines between two uses than the share, `rd_cfd_flux` on
+    `fermi-gtx480` 0.88 of the loads hitting in the array from 30 sampled warps against the simulator's
+    0.42 over the share's 204), else the sampled warps; ``ranks`` its order at each point's occupancy, the
+    SM's schedule with that many warps' CTAs resident (``None``: no schedule)."""
+    prof, sm = source.profile, source.sm
+    trace = source._anchor_trace() if prof.attrs.get("sched_share") else source._trace_and_rank()[0]
+    pts = []
+    for regs in np.unique(np.append(SHARED_SET_REGS, sm.regs_per_sm)):
+        warps = float(np.asarray(resident_warps(prof, sm, {"regs_per_sm": int(regs)})))
+        if warps > 0:
+            pts += [(ways, regs * 4.0 / SHARED_ENTRY_BYTES, warps) for ways in SHARED_SET_WAYS]
+    points = np.array(pts, dtype=np.float64).reshape(-1, 3)
+    wpc = max(int(prof.warps_per_cta), 1)
+    ranks = {}
+    for warps in np.unique(points[:, 2]):
+        pipe = {**memory_pipeline(trace, sm), "resident_ctas": max(int(warps) // wpc, 1)}
+        done = issue_schedule(trace, pipe)
+        ranks[float(warps)] = None if done is None else done[0]
+    return trace, points, ranks
+
+
+
+def _shared_tables(trace: Trace, rank, inputs) -> dict:
+    """The ``shared`` group's fields of ``trace`` in the stream order ``rank``: the open and the closed
+    stacks (:func:`shared_stack`) and, with the SM's ``inputs`` (:func:`shared_set_inputs`), the set table
+    (:func:`shared_set_table`; ``None`` without)."""
+    distinct, misses = shared_stack(trace, rank)
+    return {"shared_distinct": distinct, "shared_misses": misses,
+            "shared_sets": None if inputs is None else shared_set_table(*inputs)}  # fmt: skip
+
+
+SHARED_TABLES = register_table_group(TableGroup("shared", ("shared_distinct", "shared_misses", "shared_sets"),
+                                                _shared_tables, shared_set_inputs))  # fmt: skip
+
+
+
 def _registers_in_set(ways, rho, n: int) -> np.ndarray:
     """``[n, ...]``: ``P(k registers in a set)`` for ``k < n``, ``k ~ Binomial(ways, rho)`` (one call for
     every ``k``: each value the one a call for that ``k`` alone gives)."""
@@ -481,13 +874,13 @@ def set_shared_hits(prof, lines, ways, reg_lines):
 
 def array_hits(prof, ways, lines, warps, reg_lines, prio):
     """The array's L1D hit rates ``(every access, loads)``.  LRU-fair: the profile's stream run through the
-    array's sets while ``warps`` warps are resident (:meth:`WorkloadProfile.shared_set_hits`), where
+    array's sets while ``warps`` warps are resident (:func:`shared_set_hits`), where
     registers and lines take each other's ways as LRU decides (`rd_hotspot` on `volta-v100`: the loads hit
     0.684 in the simulator, 0.682 so, 0.121 with the registers holding ``reg_lines`` ways of their sets).
     LRU-prioritized (a line never takes a register's way), or without the profile's table: the lines
     have the ways the registers leave (:func:`set_shared_hits`)."""
     held = set_shared_hits(prof, lines, ways, reg_lines)
-    fair = prof.shared_set_hits(ways, lines, warps)
+    fair = shared_set_hits(prof, ways, lines, warps)
     if fair is None:
         return held
     return tuple(np.where(prio, h, f) for h, f in zip(held, fair, strict=True))
@@ -497,7 +890,7 @@ def array_hits(prof, ways, lines, warps, reg_lines, prio):
 
 def resident_footprint(prof, lines, warps, warps0):
     """``(registers, lines)`` one LRU stack shared by registers and data lines keeps in ``lines`` entries
-    (:meth:`WorkloadProfile.shared_footprint`) while ``warps`` warps are resident, or ``None`` without the
+    (:func:`shared_footprint`) while ``warps`` warps are resident, or ``None`` without the
     profile's merged stream.  The stream is the profile's, run with ``warps0`` warps resident (the SM's own
     occupancy): with ``warps`` of them each warp's share of the array is ``lines / warps``, so the stack is
     read at ``lines x warps0 / warps`` entries and its registers and lines scaled back by ``warps / warps0``.
@@ -509,7 +902,7 @@ def resident_footprint(prof, lines, warps, warps0):
     simulator holds 1,608)."""
     warps = np.asarray(warps, dtype=np.float64)
     s = warps / max(min(float(warps0), float(prof.n_warps)), 1.0)
-    fp = prof.shared_footprint(np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9))
+    fp = shared_footprint(prof, np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9))
     if fp is None:
         return None
     regs = np.minimum(np.asarray(fp[0]) * s, warps * max(int(prof.regs_per_thread), 1))
@@ -520,19 +913,19 @@ def resident_refills(prof, lines, warps, warps0, ways=None):
     """``(refills, spills)`` per instruction, the register reads that miss and the written values evicted
     dirty in an array of ``lines`` entries in sets of ``ways`` shared by registers and lines while ``warps``
     warps are resident: the profile's stream run through the array's sets (its set table,
-    :meth:`WorkloadProfile.shared_set_refills`: where registers fill a set's ways, each line that comes to
+    :func:`shared_set_refills`: where registers fill a set's ways, each line that comes to
     it evicts one, which one LRU stack over the whole array never does).  Without that table (a profile
     built without the SM's geometry) or ``ways``, the fully associative reading of one LRU stack
-    (:meth:`WorkloadProfile.shared_refills`; ``None`` without the profile's open stack), read, as
+    (:func:`shared_refills`; ``None`` without the profile's open stack), read, as
     :func:`resident_footprint` reads the held registers, at ``lines x warps0 / warps`` entries of the
     profile's stream (each warp's share of the array)."""
     if ways is not None:
-        sets = prof.shared_set_refills(ways, lines, warps)
+        sets = shared_set_refills(prof, ways, lines, warps)
         if sets is not None:
             return sets
     w0 = max(min(float(warps0), float(prof.n_warps)), 1.0)
     s = np.asarray(warps, dtype=np.float64) / w0
-    return prof.shared_refills(np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9),
+    return shared_refills(prof, np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9),
                                w0 * max(int(prof.regs_per_thread), 1))  # fmt: skip
 
 
@@ -540,7 +933,7 @@ def held_line_entries(prof, lines, reg_lines, prio, kept_lines=None, ways=None):
     """Time-averaged data lines the array holds (the simulator's ``cerf_line_entries``, the mean over the
     run's cycles).  In steady state the lines the registers leave (``lines - reg_lines``) hold no more than
     the workload keeps: under LRU-fair the lines of the one LRU stack registers and lines share
-    (:meth:`WorkloadProfile.shared_footprint`), under LRU-prioritized every distinct line of the run.  The
+    (:func:`shared_footprint`), under LRU-prioritized every distinct line of the run.  The
     array starts empty and its lines come with the run's first loads, one per distinct loaded line ``D``
     (the loads' cold misses of the profile's line stream, scaled to the SM's share; a store miss takes no
     line): with the touches spread evenly over the run, ``L`` held lines are reached at ``L / D`` of it, so
@@ -559,7 +952,7 @@ def held_line_entries(prof, lines, reg_lines, prio, kept_lines=None, ways=None):
         scale = np.asarray(prof.n_instrs, dtype=np.float64) / max(float(sampled), 1.0)
     distinct = (float(hist[-1]) if len(hist) else 0.0) * scale
     if kept_lines is None:
-        fp = prof.shared_footprint(lines)
+        fp = shared_footprint(prof, lines)
         kept_lines = None if fp is None else fp[1]
     kept = distinct + 0.0 * lines if kept_lines is None else np.minimum(np.asarray(kept_lines), distinct)
     steady = np.minimum(room, np.where(prio, distinct, kept))
@@ -1005,7 +1398,7 @@ class Cerf(Design):
         LRU-fair from the same run, under LRU-prioritized the lines have the ways the registers leave).
         The registers held (utilization) are the resident warps' live registers (the profile's
         ``live_regs``) under LRU-prioritized and, under LRU-fair, those one LRU stack shared with the lines
-        keeps (``WorkloadProfile.shared_footprint`` at the array's lines; docs/designs.md, "Cache-Emulated
+        keeps (:func:`shared_footprint` at the array's lines; docs/designs.md, "Cache-Emulated
         Register File")."""
         from rfmodel.analytic.model import AnalyticContext, resident_warps
 
@@ -1055,7 +1448,7 @@ class Cerf(Design):
         # the entries held over the run: under LRU-fair the stream's run through the array's sets (registers
         # and lines as LRU leaves them, from an empty array), else the registers and lines above
         reg_held, line_held = reg_lines, held
-        shares = prof.shared_set_held(ways, lines, warps)
+        shares = shared_set_held(prof, ways, lines, warps)
         if shares is not None:
             reg_held = np.where(prio, reg_lines, shares[0] * lines)
             line_held = np.where(prio, held, shares[1] * lines)

@@ -24,6 +24,7 @@ from numba import njit
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
+from rfmodel.analytic.profile import TableGroup, register_table_group
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     OPERAND_DELAY,
@@ -763,6 +764,79 @@ CORF_METRICS = (
 )  # fmt: skip
 
 
+
+# ----------------------------------------------------------------------------------- profile tables
+@njit(cache=True)
+def _source_pairs(wp, dst, src, width):
+    """(multi-source instructions, those with a register in two slots, those with two sources whose values
+    fit one 4-byte entry and no such repeat), each warp in program order."""
+    multi = 0
+    same = 0
+    fit = 0
+    rw = np.full(256, 4, dtype=np.int64)
+    ws = np.zeros(src.shape[1], dtype=np.int64)
+    rs = np.zeros(src.shape[1], dtype=np.int64)
+    for w in range(len(wp) - 1):
+        rw[:] = 4
+        for r in range(wp[w], wp[w + 1]):
+            n = 0
+            for k in range(src.shape[1]):
+                x = src[r, k]
+                if x != NONE:
+                    ws[n] = rw[x]
+                    rs[n] = x
+                    n += 1
+            if n >= 2:
+                multi += 1
+                rep = False
+                nar = False
+                for i in range(n):
+                    for j in range(i + 1, n):
+                        if rs[i] == rs[j]:
+                            rep = True
+                        elif ws[i] + ws[j] <= 4:
+                            nar = True
+                if rep:
+                    same += 1
+                elif nar:
+                    fit += 1
+            for k in range(dst.shape[1]):
+                d = dst[r, k]
+                if d != NONE:
+                    v = width[r, k]
+                    rw[d] = 4 if v <= 0 or v > 4 else v
+    return multi, same, fit
+
+
+def source_pair_stats(trace, rank=None, inputs=None) -> dict:
+    """The profile's ``source_pairs`` group of ``trace`` (registered below, built on first use): what decides
+    how often a coalescing register file reads two sources with one access (a register named twice is one
+    entry, and two narrow values can share an entry or a bank's byte-planes) and how many bytes a packed one
+    holds.  ``multi_src_share``: the share of the instructions with two or more register source slots; of
+    those, ``src_same_reg`` the share that read one register in two slots and ``src_narrow_fit`` the share
+    (without such a repeat) with two sources whose values' widths fit one 4-byte entry together (the byte
+    widths of the values they read, from the trace's written widths; a value never written or of unknown
+    width counts as 4 bytes); ``write_bytes``, the written values' mean byte width over all lanes (the
+    trace's ``width`` column, 1-4: the packed slices; unknown: 4).  (The stream order and the SM's inputs do
+    not matter.)"""
+    n = max(int(trace.n_instrs), 1)
+    m, same, fit = _source_pairs(trace.warp_ptr.astype(np.int64), trace.dst, trace.src,
+                                 trace.width.astype(np.int64))  # fmt: skip
+    written = trace.dst != NONE
+    width = np.asarray(trace.width)[written].astype(np.float64)
+    wbytes = float(np.where((width > 0) & (width <= 4), width, 4.0).mean()) if written.any() else 4.0
+    return {
+        "multi_src_share": m / n,
+        "src_same_reg": same / max(m, 1),
+        "src_narrow_fit": fit / max(m, 1),
+        "write_bytes": wbytes,
+    }
+
+
+SOURCE_PAIRS = register_table_group(TableGroup("source_pairs", ("multi_src_share", "src_same_reg",
+                                                                "src_narrow_fit", "write_bytes"),
+                                               source_pair_stats))  # fmt: skip
+
 @register
 class Corf(Design):
     name = "corf"
@@ -947,7 +1021,7 @@ class Corf(Design):
         Occupancy of physical registers: with virtualization the live registers' written bytes (the
         profile's live_regs and write_bytes) times a calibrated factor, without it a packing ratio."""
         d = CorfParams()
-        pr = ctx.profile
+        pr = ctx.profile.need("source_pairs")
         coal = np.asarray(ctx.grid.get("coalesce", d.coalesce))
         alloc = np.asarray(ctx.grid.get("alloc", d.alloc))
         virt = ctx.value("virtualize", d.virtualize)

@@ -21,6 +21,7 @@ from numba import njit
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
+from rfmodel.analytic.profile import TableGroup, register_table_group
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     Design,
@@ -154,6 +155,34 @@ STT_CALIBRATION = {
 }
 
 
+
+# ----------------------------------------------------------------------------------- profile tables
+def bdi_write_stats(trace, rank=None, inputs=None) -> dict:
+    """The profile's ``bdi_writes`` group of ``trace`` (registered below, built on first use):
+    ``write_groups``, the mean number of 32-bit groups a BDI-compressed written warp register fills
+    (``ceil(bytes / 4)``, at least 1; a value of unknown size counts as uncompressed, 32);
+    ``write_size_known``, the share of written values whose compressed size the trace gives;
+    ``write_compressed``, the share that fill fewer than 32 groups.  (The stream order and the SM's inputs do
+    not matter.)"""
+    full = WARP_VALUE_BYTES // 4
+    written = trace.dst != NONE
+    nw = int(written.sum())
+    if nw == 0:
+        return {"write_groups": float(full), "write_size_known": 0.0, "write_compressed": 0.0}
+    code = trace.compress[written]
+    known = code != COMPRESS_UNKNOWN
+    groups = np.full(nw, full, dtype=np.float64)
+    groups[known] = np.clip(np.ceil(compressed_bytes(code[known]) / 4.0), 1, full)
+    return {
+        "write_groups": float(groups.mean()),
+        "write_size_known": float(known.mean()),
+        "write_compressed": float((groups < full).mean()),
+    }
+
+
+BDI_WRITES = register_table_group(
+    TableGroup("bdi_writes", ("write_groups", "write_size_known", "write_compressed"), bdi_write_stats))
+
 @register
 class Stt(Design):
     name = "stt"
@@ -250,7 +279,7 @@ class Stt(Design):
         bdi = ctx.value("bdi", d.bdi)
         codec = np.where(bdi > 0, ctx.value("codec_cycles", d.codec_cycles), 0.0)
         B = np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"), dtype=np.float64)
-        prof = ctx.profile
+        prof = ctx.profile.need("bdi_writes")
         c = ctx.coef
         near = wb_near_share(prof)
         m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, extra_collect=codec))

@@ -147,7 +147,7 @@ def coalescable_share(trace) -> float:
     """C-05's upper bound: the share of instructions with two or more register sources of which two could
     share one physical register (the same register twice, or widths adding up to at most 4 bytes): the
     analytic profile's ``src_same_reg + src_narrow_fit``."""
-    from rfmodel.analytic.profile import source_pair_stats
+    from rfmodel.designs.corf import source_pair_stats
 
     st = source_pair_stats(trace)
     return st["src_same_reg"] + st["src_narrow_fit"] if st["multi_src_share"] > 0 else float("nan")

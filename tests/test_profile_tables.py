@@ -1,0 +1,88 @@
+"""The profile's open table groups: a design registers its own statistics (``register_table_group``), which
+are built on request, read as the profile's attributes, kept on disk, and read as not built once the module
+that builds them changed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rfmodel.analytic import profile as P
+from rfmodel.analytic.profile import (
+    TABLE_GROUPS,
+    TableGroup,
+    WorkloadProfile,
+    profile_trace,
+    register_table_group,
+)
+from rfmodel.errors import RfmodelError
+from rfmodel.sim import trace_from_warps
+from rfmodel.workload.ir import N_OPCLASSES
+from rfmodel.workload.trace import NONE
+
+
+def _counts(trace, rank, inputs):
+    """A toy statistic: the trace's instructions and register reads (and the inputs the SM's view gave)."""
+    reads = int((np.asarray(trace.src) != NONE).sum())
+    return {"toy_counts": np.array([trace.n_instrs, reads], dtype=np.float64),
+            "toy_inputs": "no SM" if inputs is None else inputs}
+
+
+@pytest.fixture
+def toy_group():
+    group = register_table_group(TableGroup("toy", ("toy_counts", "toy_inputs"), _counts))
+    yield group
+    TABLE_GROUPS.pop("toy", None)
+    P._TABLE_REGISTRY.pop("toy", None)
+    for f in group.fields:
+        P._TABLE_FIELDS.pop(f, None)
+
+
+def _trace():
+    rows = [("IADD3", [1], [0]), ("IADD3", [2], [1, 0]), ("EXIT", [], [])]
+    return trace_from_warps([rows], regs_per_thread=4)
+
+
+def test_a_registered_group_is_built_read_and_kept_on_disk(toy_group, tmp_path):
+    prof = profile_trace(_trace(), np.ones(N_OPCLASSES), tables=("toy",))
+    assert prof.toy_counts.tolist() == [3.0, 3.0] and prof.toy_inputs == "no SM"
+    assert prof.has("toy") and "toy" in P.trace_groups()
+    prof.save(tmp_path / "p.npz")
+    again = WorkloadProfile.load(tmp_path / "p.npz")
+    assert again.toy_counts.tolist() == [3.0, 3.0]
+    assert again.tables["toy@sources"] == toy_group.sources_hash()
+    # a copy with fields set has its own tables; the original keeps its own
+    other = again.with_fields({"toy_counts": np.zeros(2)})
+    assert other.toy_counts.tolist() == [0.0, 0.0] and again.toy_counts.tolist() == [3.0, 3.0]
+    # built without the group: None until built, and no source to build it from is one clear error
+    bare = profile_trace(_trace(), np.ones(N_OPCLASSES), tables=())
+    assert bare.toy_counts is None and not bare.has("toy")
+    with pytest.raises(RfmodelError, match="'toy' tables"):
+        bare.need("toy")
+    # a name the profile has is not a table's attribute: an unknown attribute stays an AttributeError
+    with pytest.raises(AttributeError):
+        _ = bare.no_such_table
+
+
+def test_a_group_built_by_other_sources_reads_as_not_built(toy_group):
+    """Where the module that builds a group changed since it was built (its stored hash differs), its fields
+    read as not built: the design's edit rebuilds them, every other table stays valid."""
+    prof = profile_trace(_trace(), np.ones(N_OPCLASSES), tables=("toy",))
+    prof.tables["toy@sources"] = "an older one"
+    assert prof.toy_counts is None and prof.mix is not None
+    built = []
+    src = lambda group, *a, **k: built.append(group) or _counts(_trace(), None, "sm")  # noqa: E731
+    from dataclasses import replace
+
+    fresh = replace(prof, source=src).need("toy")
+    assert built == ["toy"] and fresh.toy_counts.tolist() == [3.0, 3.0] and fresh.toy_inputs == "sm"
+
+
+def test_a_group_may_not_take_the_profiles_own_names(toy_group):
+    with pytest.raises(RfmodelError, match="chain2"):
+        register_table_group(TableGroup("chain2", ("something_new",), _counts))
+    with pytest.raises(RfmodelError, match="mix"):
+        register_table_group(TableGroup("toy2", ("mix",), _counts))
+    # the same group again replaces it (a module reloaded)
+    again = register_table_group(TableGroup("toy", ("toy_counts", "toy_inputs"), _counts))
+    assert P.registered_table_group("toy") is again
