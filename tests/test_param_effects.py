@@ -236,6 +236,9 @@ def test_a_design_parameter_the_analytic_engine_does_not_model_is_said_and_not_s
     assert float(a["ipc"].max()) == float(b["ipc"].max())
     assert "affinity" not in default_design_params("corf")
     assert "ct_entries" in default_design_params("malekeh") and "seed" not in default_design_params("malekeh")
+    # a design names the parameters that are properties of its logic, not knobs: left alone by default
+    assert "codec_cycles" not in default_design_params("stt") and "bdi" in default_design_params("stt")
+    assert "tag_cycles" not in default_design_params("cerf") and "ways" in default_design_params("cerf")
 
 
 def test_a_design_parameter_set_where_it_cannot_act_is_said():

@@ -363,6 +363,9 @@ class Design:
     #: the analytic model's free coefficients ``{name: (default, lower, upper)}`` that ``rfmodel calibrate``
     #: fits; the engine passes their values in the grid as ``calib.<name>``
     calibration_params: ClassVar[dict] = {}
+    #: parameters ``rfmodel optimize`` leaves at their defaults unless named (``--design-param``): properties
+    #: of the design's logic rather than knobs (a codec's latency: more cycles never help)
+    not_searched: ClassVar[tuple[str, ...]] = ()
     #: metrics (counts or levels) ``rfmodel calibrate`` fits beside the IPC, as log ratios against the
     #: simulator's: what the design's own coefficients size (e.g. the registers a prefetch fetches, its
     #: latency), so that the fit cannot trade a wrong size for a wrong speed

@@ -1275,6 +1275,7 @@ class Cerf(Design):
         "cerf_reg_entries", "cerf_line_entries", "cerf_utilization", "tag_line_lookups", "tag_line_waits",
     )  # fmt: skip
     calibration_params = dict(INTERVAL_COEFFICIENTS)
+    not_searched = ("tag_cycles",)  # the tag lookup's latency: more cycles never help
     stall_reasons = STALL_REASONS
     supports_simulate = True
     needs_trace = True

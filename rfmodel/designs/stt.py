@@ -191,6 +191,7 @@ class Stt(Design):
     Params = SttParams
     metrics = STT_METRICS
     calibration_params = {**INTERVAL_COEFFICIENTS, **STT_CALIBRATION}
+    not_searched = ("codec_cycles",)  # the BDI codec's latency: more cycles never help
     supports_simulate = True
     needs_trace = True
     size_parameters = {"wb_entries": ("write_buffer",)}

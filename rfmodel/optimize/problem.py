@@ -60,9 +60,9 @@ BRUTE_FORCE_MAX = 20_000
 #: the main-RF cells searched by default (the technology layer's cells with timing and costs)
 DEFAULT_CELLS = ("sram-hp", "sram-lstp", "sram-lop", "tfet", "dwm", "stt-ram", "stt-ram-relaxed")
 #: design parameters never searched by default: the latency override (a sweep knob, not a technology),
-#: the cell (the technology variable of its own), random seeds, and the STT-RAM register file's BDI codec
-#: latency (a property of the codec's logic: more cycles never help)
-NOT_SEARCHED = ("main_rf_latency_x", "main_cell", "seed", "codec_cycles", "tag_cycles")
+#: the cell (the technology variable of its own) and random seeds; a design names its own
+#: (``Design.not_searched``)
+NOT_SEARCHED = ("main_rf_latency_x", "main_cell", "seed")
 #: a declared range wider than this is a tuning constant (thresholds, interval lengths), not searched by
 #: default; name it in ``design_params`` to search it
 MAX_DEFAULT_RANGE = 4096
@@ -109,8 +109,9 @@ def design_variable(design, name: str, max_values: int = 16) -> Variable:
 
 def default_design_params(design, sm=None, searched=()) -> tuple[str, ...]:
     """The design parameters searched by default: every declared one with choices or a bounded range of at
-    most :data:`MAX_DEFAULT_RANGE` values, except :data:`NOT_SEARCHED`, the parameters of the design's
-    compiler pass (each value recompiles every kernel) and those the analytic engine does not model; with
+    most :data:`MAX_DEFAULT_RANGE` values, except :data:`NOT_SEARCHED` and the design's ``not_searched``, the
+    parameters of the design's compiler pass (each value recompiles every kernel) and those the analytic
+    engine does not model; with
     ``sm``, also those that act only with an SM field the SM does not set so (``acts_with``) and the search
     does not vary (``searched``: the names of the other variables)."""
     from rfmodel.designs.base import get_design
@@ -119,7 +120,8 @@ def default_design_params(design, sm=None, searched=()) -> tuple[str, ...]:
     out = []
     for name in d.parameters:
         info = d.Params.field_info(name)
-        if name in NOT_SEARCHED or name in d.compile_params or "analytic" not in info.engines:
+        left = (*NOT_SEARCHED, *d.not_searched, *d.compile_params)
+        if name in left or "analytic" not in info.engines:
             continue
         idle = [o for o, acting in info.acts_with
                 if sm is not None and o not in d.parameters and o not in searched
