@@ -47,6 +47,7 @@ import numpy as np
 import xarray as xr
 
 from rfmodel.analytic.calibration import params_of
+from rfmodel.analytic.profile import scale_misses
 
 DISTRIBUTIONS = ("normal", "lognormal", "uniform")
 WORKLOAD_KEYS = ("mem_fraction", "reads_per_instr", "writes_per_instr", "instructions", "hit_rate")
@@ -103,7 +104,7 @@ def perturb_profile(prof, f: dict):
         h0 = prof.l1d_hit_rate
 
         def hit(lines, assoc=None, loads=False, write_allocate=True, _h0=h0, _f=f["hit_rate"]):
-            return np.clip(1.0 - (1.0 - _h0(lines, assoc, loads, write_allocate)) * _f, 0.0, 1.0)
+            return scale_misses(_h0(lines, assoc, loads, write_allocate), _f)
 
         # and the hit rates a design reads from its own tables of the L1D's lines (scaled_hits)
         f0 = prof.hit_rate_factor

@@ -190,9 +190,16 @@ class TableGroup:
 def _module_hash(module: str) -> str:
     import hashlib
     import sys
+    from pathlib import Path
 
     path = getattr(sys.modules.get(module), "__file__", None)
-    return hashlib.sha1(open(path, "rb").read()).hexdigest()[:12] if path else module
+    return hashlib.sha1(Path(path).read_bytes()).hexdigest()[:12] if path else module
+
+
+def scale_misses(hits, factor):
+    """Hit rates ``hits`` with their miss rates ``1 - h`` multiplied by ``factor`` (clipped to [0, 1]): the
+    Monte-Carlo engine's ``hit_rate`` factor, wherever a hit rate of the L1D's lines comes from."""
+    return np.clip(1.0 - (1.0 - hits) * factor, 0.0, 1.0)
 
 
 def register_table_group(group: TableGroup) -> TableGroup:
@@ -368,8 +375,8 @@ class WorkloadProfile:
         if f is None or hits is None:
             return hits
         if isinstance(hits, tuple):
-            return tuple(np.clip(1.0 - (1.0 - h) * f, 0.0, 1.0) for h in hits)
-        return np.clip(1.0 - (1.0 - hits) * f, 0.0, 1.0)
+            return tuple(scale_misses(h, f) for h in hits)
+        return scale_misses(hits, f)
 
     def has(self, group: str) -> bool:
         """Whether the table ``group`` is built or can be (:meth:`need`)."""
