@@ -256,7 +256,7 @@ def test_register_cache_table_equals_a_direct_cache_on_a_real_trace():
     """The profile's exact partition table (one pass serving every size) against a direct FIFO / LRU
     cache per size, kept and flushed at deactivation points (barriers and the first consumer of a
     load: sgemm_tiled has both), up to the largest tabulated size."""
-    from rfmodel.analytic.profile import RC_EMAX
+    from rfmodel.designs.regcache import RC_EMAX, reg_cache_hit_rate
     from rfmodel.evaluate import _simulate_workload, workload_profile
     from rfmodel.spec import get_preset
     from rfmodel.workload.ir import OpClass
@@ -313,10 +313,10 @@ def test_register_cache_table_equals_a_direct_cache_on_a_real_trace():
                             cache[r] = None
                             if len(cache) > e:
                                 del cache[next(iter(cache))]
-                got = prof.reg_cache_hit_rate(e, policy, float(flush))
+                got = reg_cache_hit_rate(prof, e, policy, float(flush))
                 assert got == pytest.approx(hits / reads, abs=1e-12), (policy, flush, e)
     assert flushes > 0
-    assert prof.reg_cache_hit_rate(RC_EMAX, "lru", 1.0) < prof.reg_cache_hit_rate(RC_EMAX, "lru", 0.0)
+    assert reg_cache_hit_rate(prof, RC_EMAX, "lru", 1.0) < reg_cache_hit_rate(prof, RC_EMAX, "lru", 0.0)
 
 
 def test_slow_bank_dependent_chain_matches_the_simulator():

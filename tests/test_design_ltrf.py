@@ -318,7 +318,8 @@ def test_the_profiles_interval_fetches_and_write_backs_are_the_simulators():
     # rule; on a GTO SM no warp leaves a pool and with no long-latency op every prefetch is an interval entry:
     # it reads the working set's registers the previous interval did not leave in the partition and writes
     # back the previous interval's dirty registers that leave (a register kept stays dirty)
-    from rfmodel.analytic.profile import IV_BANKS, IV_N, _interval_tables, _memory_classes
+    from rfmodel.analytic.profile import _memory_classes
+    from rfmodel.designs.ltrf import IV_BANKS, IV_N, _interval_tables
 
     rng = np.random.default_rng(3)
     # each instruction reads the previous one's result, so no result is in flight at an interval's entry (one

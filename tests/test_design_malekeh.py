@@ -231,7 +231,7 @@ def _ct_keep(warps, lat: float, entries: int, rthld: int = 8, loss: float = 0.0)
     from rfmodel.workload.ir import N_OPCLASSES
 
     prof = profile_trace(trace_from_warps(warps), np.full(N_OPCLASSES, float(lat)))
-    return float(prof.ct_hit_rate(rthld, entries, loss))
+    return float(mk.ct_hit_rate(prof, rthld, entries, loss))
 
 
 def test_profile_ct_table_sees_results_at_write_back():
@@ -274,7 +274,7 @@ def test_profile_ct_table_matches_the_simulator_without_ccu_contention(workload)
     r = simulate_trace(tr, sm, "malekeh")
     assert r.metrics["ccu_flushes"] == 0
     prof = profile_trace(tr, exec_latencies(sm))
-    assert float(prof.ct_hit_rate(8, 8, 0.0)) == pytest.approx(r.metrics["rf_cache_hit_rate"], abs=0.02)
+    assert float(mk.ct_hit_rate(prof, 8, 8, 0.0)) == pytest.approx(r.metrics["rf_cache_hit_rate"], abs=0.02)
 
 
 def test_analytic_hit_follows_the_cache_table_size():

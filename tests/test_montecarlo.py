@@ -9,7 +9,8 @@ import pytest
 import rfmodel
 from rfmodel.analytic.banks import distinct_register_max_load
 from rfmodel.analytic.montecarlo import prefetch_max_load
-from rfmodel.analytic.profile import IV_BANKS, IV_N, RC_DMAX, _interval_tables, _reg_cache_hists
+from rfmodel.designs.ltrf import IV_BANKS, IV_N, _interval_tables
+from rfmodel.designs.regcache import RC_DMAX, _reg_cache_hists
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import N_OPCLASSES, OpClass
 from rfmodel.workload.trace import NONE

@@ -43,47 +43,10 @@ Added for the calibrated model (docs/models.md):
   L1D lines of loads and atomics only (stores write through and do not wait for DRAM);
   ``instrs_per_warp``: the mean dynamic instructions of one warp.
 
-Added for the register-cache designs (``rfmodel/designs/rfc.py``, ``rfmodel/designs/ltrf.py``):
-
-* ``rc_fifo_hist[f, d]`` / ``rc_lru_hist[f, d]``: per-warp register-cache stack distances of
-  every source read, ``d = 0..RC_DMAX-1`` exact, ``RC_DMAX``: at least that far, ``RC_DMAX + 1``:
-  the register was never written by the warp (a write-allocate cache cannot hold it).  FIFO:
-  distinct registers *written* since the last write of the register; LRU: distinct registers
-  accessed since its last access.  ``f = 0`` ignores warp deactivations, ``f = 1`` counts a read
-  as cold when the warp passed a deactivation point (a barrier, or the first consumer of a
-  global/local load or atomic) since the write -- the two-level scheduler flushes the
-  partition there (``deact_per_instr``: such points per instruction).  A partitioned cache
-  with ``e`` entries per warp hits a read with ``d < e``: exact for a write-allocate FIFO when
-  no register is rewritten while cached (a rewrite counts as an insertion here: an upper bound
-  on evictions), the LRU stack approximation otherwise; warps never evict each other, so the
-  per-warp distances are the interleaved ones;
-* ``rc_hits[policy, f, e]``: the same caches simulated exactly, every partition size
-  ``e = 1..RC_EMAX`` (FIFO, LRU; kept or flushed at deactivation points): the fraction of source
-  reads that hit;
-* ``ct_hits[r, e, k]``: read hits of a warp-private collector cache table (Malekeh) of
-  ``CT_ENTRIES[e]`` entries whose near/far hints come from the trace's own reuse distances at
-  ``RTHLD = CT_RTHLD[r]`` (:func:`rfmodel.compiler.reuse_hint.dynamic_distances`): every source
-  read allocates at issue, a near result is written in at write-back, a far one invalidates the
-  register's entry; victims are an invalid entry, else a far entry not read by the same instruction
-  at random (a seeded generator), else the least recently used such entry (:func:`_ct_pass`).  A hit
-  counts ``exp(-CT_LOSS[k] G)``, ``G`` the cycles the warp stalled since the entry was filled or
-  written: the chance that the table was not taken from the warp meanwhile when each stalled cycle
-  loses it at rate ``CT_LOSS[k]`` (``k = 0``: the warp keeps its table).  Taken over the trace's
-  first warps up to ``CT_MAX_INSTRS`` instructions;
-* ``iv_len[s, n]``, ``iv_ws[s, n]``, ``iv_live[s, n]``, ``iv_maxload[s, n, b]``,
-  ``iv_even[s, n, b]``: register-interval statistics for a working-set limit
-  ``IV_N[n]`` registers, formed greedily on each warp's dynamic stream (``s = 0``: intervals
-  end when the working set would exceed ``N``; ``s = 1``: strands, which also end at a
-  backward jump and before the first consumer of a long-latency load): mean instructions per
-  interval, mean working-set size, mean live-in registers (first access a read), and the mean
-  largest bank load of the working set when registers are interleaved over ``IV_BANKS[b]``
-  banks (``reg mod B``; the warp offset rotates banks and keeps the maximum) and its evenly
-  spread lower bound ``ceil(ws / B)`` (what a perfect renumbering reaches);
-  ``iv_fetch[s, n]``, ``iv_live_fetch[s, n]``, ``iv_wb[s, n]``: per interval, the registers of its
-  working set that the previous interval did not leave in the partition (what its prefetch reads), those
-  of them live-in (LTRF+), and the previous interval's registers written since they were fetched that
-  leave the partition at its entry (write-backs; a register kept from one interval to the next stays
-  dirty), the partition of the LTRF simulator.
+The tables only some designs read are theirs, registered by their modules (:class:`TableGroup`): the
+register caches' (``rfmodel/designs/regcache.py``), the register intervals (``rfmodel/designs/ltrf.py``),
+Malekeh's collector cache table, the Cache-Emulated RF's shared stack, STT's compressed writes and CORF's
+source pairs.
 """
 
 from __future__ import annotations
@@ -100,7 +63,6 @@ from numba import njit, prange
 
 from rfmodel.analytic.banks import expected_max_load_uniform, flat_float
 from rfmodel.analytic.stream import operands_ready, unit_slots_of
-from rfmodel.compiler.reuse_hint import dynamic_distances
 from rfmodel.errors import RfmodelError
 from rfmodel.setassoc import lru_access_at, lru_probe, set_of
 from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
@@ -114,20 +76,6 @@ MEM_LAT_GRID = np.array([0.0, 64, 128, 256, 384, 512, 1024, 2048])
 CHAIN2_EXTRA = np.array([0.0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64])
 #: log2 bins of the dependency- and reuse-distance histograms (last bin: no producer / first access)
 DIST_BINS = 16
-#: exact register-cache stack distances tabulated (``rc_*_hist``)
-RC_DMAX = 64
-#: partition sizes (entries per warp) simulated exactly in ``rc_hits``
-RC_EMAX = 32
-#: working-set limits and bank counts of the register-interval tables (``iv_*``)
-IV_N = np.array([4, 8, 12, 16, 24, 32, 48, 64], dtype=np.int64)
-IV_BANKS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256], dtype=np.int64)
-#: RTHLD values and cache-table sizes of the collector-cache table ``ct_hits`` (Malekeh)
-CT_RTHLD = np.array([0, 2, 4, 8, 16, 32, 64], dtype=np.int64)
-CT_ENTRIES = np.array([1, 2, 4, 8, 16, 32], dtype=np.int64)
-#: loss rates per stalled cycle of the collector-cache table ``ct_hits``
-CT_LOSS = np.array([0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
-#: instructions of whole warps, in trace order, over which ``ct_hits`` is taken (bounds its cost)
-CT_MAX_INSTRS = 20_000
 #: instructions of whole warps, in trace order, over which the per-warp tables are taken (``chain``,
 #: ``chain2``, the distance histograms, the register-cache and register-interval tables, ``live_regs``):
 #: each warp's statistics are its own, so a sample of warps estimates them and bounds their cost on
@@ -148,16 +96,16 @@ SCHED_MAX_INSTRS = 30_000
 #: built without a group (``profile_trace(tables=...)``) builds it on first use (:meth:`WorkloadProfile.need`)
 TABLE_GROUPS = {
     "chain2": ("chain2",),  # the two-level scheduler's pool, greedy warp-per-bank, LTRF's latency terms
-    "reg_cache": ("rc_fifo_hist", "rc_lru_hist", "rc_hits", "deact_per_instr"),  # register caches
-    "ct": ("ct_hits",),  # Malekeh's collector cache table
-    "intervals": ("iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even", "iv_fetch", "iv_live_fetch",
-                  "iv_wb"),  # register intervals (LTRF)
     # the list schedules of the SM's issue resources (``profile_trace``'s ``sched``), cell by cell: a query
     # builds the cells its fixed point reads (:meth:`WorkloadProfile.build_sched`), ``need`` every one
     "sched": ("sched_cpi",),
     # the schedule at other L1D sizes (designs whose L1D differs): the engine's source builds it (the SM's)
     "l1_anchor": ("sched_l1",),
 }
+#: what a registered group's builder may take besides the trace, its order and its SM inputs
+#: (:class:`TableGroup`'s ``context``): ``latencies``, the result latency of each operation class (float64,
+#: indexed by ``OpClass``, as :func:`profile_trace` takes them)
+TABLE_CONTEXT = ("latencies",)
 #: the groups designs registered (:func:`register_table_group`), and each of their fields' group
 _TABLE_REGISTRY: dict = {}
 _TABLE_FIELDS: dict = {}
@@ -174,12 +122,20 @@ class TableGroup:
     profile source builds it (the SM's view of the workload: ``rfmodel.analytic.engine.ProfileSource``),
     else ``None``.  The fields are read as the profile's attributes; a group built before its module
     (``build``'s) was edited reads as not built, so the design's own edits rebuild its tables and leave every
-    other table on disk valid."""
+    other table on disk valid.  ``context``: the names of :func:`profile_tables`' own arguments that ``build``
+    also takes, as keywords (:data:`TABLE_CONTEXT`)."""
 
     name: str
     fields: tuple
     build: Callable
     sm_inputs: Callable | None = None
+    context: tuple = ()
+
+    def __post_init__(self):
+        unknown = sorted(set(self.context) - set(TABLE_CONTEXT))
+        if unknown:
+            raise RfmodelError(f"table group {self.name!r}: context {unknown} unknown; allowed: "
+                               f"{', '.join(TABLE_CONTEXT)}")  # fmt: skip
 
     def sources_hash(self) -> str:
         """Hash of the source file of ``build``'s module (cached per process)."""
@@ -273,21 +229,8 @@ class WorkloadProfile:
     reuse_dist_hist: np.ndarray | None = None  # int64 [DIST_BINS]
     mem_fraction: float = 0.0
     instrs_per_warp: float = 0.0
-    rc_fifo_hist: np.ndarray | None = None  # float64 [2, RC_DMAX + 2]
-    rc_hits: np.ndarray | None = None  # float64 [2 policies, 2 flush, RC_EMAX + 1]: hit fraction per entries
     load_lines_per_instr: float | None = None  # L1D lines of loads and atomics (stores excluded)
     #: deactivation points (barriers, first consumers of long loads) per instruction
-    deact_per_instr: float | None = None
-    rc_lru_hist: np.ndarray | None = None  # float64 [2, RC_DMAX + 2]
-    ct_hits: np.ndarray | None = None  # float64 [len(CT_RTHLD), len(CT_ENTRIES), len(CT_LOSS)]: hit fraction
-    iv_len: np.ndarray | None = None  # float64 [2, len(IV_N)]
-    iv_ws: np.ndarray | None = None  # float64 [2, len(IV_N)]
-    iv_live: np.ndarray | None = None  # float64 [2, len(IV_N)]
-    iv_fetch: np.ndarray | None = None  # float64 [2, len(IV_N)]
-    iv_live_fetch: np.ndarray | None = None  # float64 [2, len(IV_N)]
-    iv_wb: np.ndarray | None = None  # float64 [2, len(IV_N)]
-    iv_maxload: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
-    iv_even: np.ndarray | None = None  # float64 [2, len(IV_N), len(IV_BANKS)]
     sched_cpi: np.ndarray | None = None  # float64 [len(SCHED_CTAS), K, J]: cycles per instruction (NaN: none)
     #: bool [len(SCHED_CTAS), K, J]: the cells of ``sched_cpi`` not built yet (``None``: every cell of a
     #: scheduled level is); built on first read from the profile's ``source`` (:meth:`build_sched`)
@@ -478,93 +421,6 @@ class WorkloadProfile:
         np.add.at(h, np.arange(256) % banks, self.reg_hist)
         t = h.sum()
         return h / t if t > 0 else np.full(banks, 1.0 / banks)
-
-    def reg_cache_hit_rate(self, entries, policy="fifo", flush=1.0) -> np.ndarray:
-        """Hit rate of a per-warp, write-allocate register cache of ``entries`` registers.
-
-        Up to ``RC_EMAX`` entries from ``rc_hits`` (each partition size simulated exactly on every
-        warp's stream), beyond from the stack-distance histograms.
-
-        ``policy``: ``"fifo"`` or ``"lru"``; ``flush``: weight of the deactivation-flush table
-        (0: warps keep their partitions, 1: flushed at every deactivation point).  Vectorized
-        over ``entries`` and ``flush``.
-        """
-        self.need("reg_cache")
-        f = np.clip(np.asarray(flush, dtype=np.float64), 0.0, 1.0)
-        if self.rc_hits is not None:  # exact per-warp partitions of up to RC_EMAX entries
-            t = self.rc_hits[0 if policy == "fifo" else 1]
-            e = np.clip(np.asarray(entries, dtype=np.float64), 0.0, RC_EMAX)
-            lo = np.floor(e).astype(np.int64)
-            hi = np.minimum(lo + 1, RC_EMAX)
-            fr = e - lo
-            h0 = t[0, lo] * (1 - fr) + t[0, hi] * fr
-            h1 = t[1, lo] * (1 - fr) + t[1, hi] * fr
-            exact = (1.0 - f) * h0 + f * h1
-            if np.all(np.asarray(entries) <= RC_EMAX):
-                return exact
-        h = self.rc_fifo_hist if policy == "fifo" else self.rc_lru_hist
-        e = np.clip(np.asarray(entries, dtype=np.float64), 0.0, RC_DMAX)
-        c0 = np.concatenate([[0.0], np.cumsum(h[0])[:RC_DMAX]])
-        c1 = np.concatenate([[0.0], np.cumsum(h[1])[:RC_DMAX]])
-        tot = max(float(h[0].sum()), 1e-12)
-        lo = np.floor(e).astype(np.int64)
-        fr = e - lo
-        hi = np.minimum(lo + 1, RC_DMAX)
-        h0 = (c0[lo] * (1 - fr) + c0[hi] * fr) / tot
-        h1 = (c1[lo] * (1 - fr) + c1[hi] * fr) / tot
-        approx = (1.0 - f) * h0 + f * h1
-        if self.rc_hits is not None:
-            return np.where(np.asarray(entries) <= RC_EMAX, exact, approx)
-        return approx
-
-    def ct_hit_rate(self, rthld, entries, loss=0.0) -> np.ndarray:
-        """Read hit rate of a warp-private collector cache table of ``entries`` entries with near/far hints
-        at ``rthld`` that the warp loses at rate ``loss`` per stalled cycle (``ct_hits``; linear in RTHLD,
-        in ``log2`` of the entries and in ``log(1 + loss / 0.001)`` between tabulated values, clamped at
-        the ends).  Vectorized."""
-        t = np.asarray(self.need("ct").ct_hits, dtype=np.float64)
-        xs = (CT_RTHLD.astype(np.float64), np.log2(CT_ENTRIES.astype(np.float64)), np.log1p(CT_LOSS / 1e-3))
-        vals = np.broadcast_arrays(
-            np.asarray(rthld, dtype=np.float64),
-            np.log2(np.maximum(np.asarray(entries, dtype=np.float64), 1.0)),
-            np.log1p(np.maximum(np.asarray(loss, dtype=np.float64), 0.0) / 1e-3),
-        )
-        idx, frac = zip(*(_grid_pos(x, v) for x, v in zip(xs, vals, strict=True)), strict=True)
-        out = np.zeros(vals[0].shape)
-        for corner in range(8):  # trilinear
-            w = np.ones(vals[0].shape)
-            pos = []
-            for d in range(3):
-                up = (corner >> d) & 1
-                w = w * (frac[d] if up else 1.0 - frac[d])
-                pos.append(idx[d] + up)
-            out = out + w * t[pos[0], pos[1], pos[2]]
-        return out
-
-    def interval_stats(self, n_regs, banks, strands=False) -> dict:
-        """Register-interval statistics at working-set limit ``n_regs`` over ``banks`` banks.
-
-        Linear interpolation over ``IV_N`` and over ``log2`` of ``IV_BANKS`` (vectorized).
-        Returns ``length``, ``ws``, ``live``, ``maxload``, ``even``, ``fetch``, ``live_fetch`` and ``wb``
-        arrays.
-        """
-        self.need("intervals")
-        s = 1 if strands else 0
-        lb = np.log2(np.maximum(np.asarray(banks, dtype=np.float64), 1.0))
-        n, lb = np.broadcast_arrays(np.asarray(n_regs, dtype=np.float64), lb)
-        i, fi = _grid_pos(IV_N.astype(np.float64), n)
-        j, fj = _grid_pos(np.log2(IV_BANKS.astype(np.float64)), lb)
-
-        def one(t):
-            return t[s, i] * (1 - fi) + t[s, i + 1] * fi
-
-        def two(t):
-            return (t[s, i, j] * (1 - fi) * (1 - fj) + t[s, i + 1, j] * fi * (1 - fj)
-                    + t[s, i, j + 1] * (1 - fi) * fj + t[s, i + 1, j + 1] * fi * fj)  # fmt: skip
-
-        return {"length": one(self.iv_len), "ws": one(self.iv_ws), "live": one(self.iv_live),
-                "maxload": two(self.iv_maxload), "even": two(self.iv_even), "fetch": one(self.iv_fetch),
-                "live_fetch": one(self.iv_live_fetch), "wb": one(self.iv_wb)}  # fmt: skip
 
     def ser_ports(self, banks, ports, slots: bool = False) -> np.ndarray:
         """Mean bank cycles ``E[ceil(max load / ports)]`` (vectorized over banks and ports); ``slots``:
@@ -1572,493 +1428,6 @@ def _distance_hists(warp_ptr, dst, src, nbins):
     return dep, reuse
 
 
-@njit(cache=True, inline="always")
-def _deactivates(op, src, pend, i, barrier_op):
-    """Instruction ``i`` is a deactivation point: a barrier, or the first consumer of a long-latency load
-    still pending (``pend[r]``)."""
-    if op[i] == barrier_op:
-        return True
-    for j in range(src.shape[1]):
-        r = src[i, j]
-        if r != NONE and pend[r]:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _reg_cache_hists(warp_ptr, op, dst, src, dmax, barrier_op, is_ll):
-    """Per-warp FIFO/LRU register stack distances of source reads (module docstring)."""
-    fifo = np.zeros((2, dmax + 2), dtype=np.float64)
-    lru = np.zeros((2, dmax + 2), dtype=np.float64)
-    points = 0
-    wt = np.empty(256, dtype=np.int64)  # time of the last write
-    at = np.empty(256, dtype=np.int64)  # time of the last access
-    pend = np.zeros(256, dtype=np.bool_)  # destination of an outstanding long-latency load
-    for w in range(warp_ptr.shape[0] - 1):
-        a, b = warp_ptr[w], warp_ptr[w + 1]
-        wt[:] = -1
-        at[:] = -1
-        pend[:] = False
-        last_flush = -1
-        for i in range(a, b):
-            t = i - a
-            if _deactivates(op, src, pend, i, barrier_op):
-                last_flush = t
-                pend[:] = False
-                points += 1
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r == NONE:
-                    continue
-                if wt[r] < 0:
-                    fifo[0, dmax + 1] += 1
-                    fifo[1, dmax + 1] += 1
-                    lru[0, dmax + 1] += 1
-                    lru[1, dmax + 1] += 1
-                else:
-                    df = 0
-                    dl = 0
-                    for q in range(256):
-                        if q != r:
-                            if wt[q] > wt[r]:
-                                df += 1
-                            if at[q] > at[r]:
-                                dl += 1
-                    df = min(df, dmax)
-                    dl = min(dl, dmax)
-                    fifo[0, df] += 1
-                    lru[0, dl] += 1
-                    if wt[r] < last_flush:
-                        fifo[1, dmax + 1] += 1
-                        lru[1, dmax + 1] += 1
-                    else:
-                        fifo[1, df] += 1
-                        lru[1, dl] += 1
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r != NONE:
-                    at[r] = t
-            for j in range(dst.shape[1]):
-                r = dst[i, j]
-                if r != NONE:
-                    wt[r] = t
-                    at[r] = t
-                    pend[r] = is_ll[op[i]]
-    return fifo, lru, points
-
-
-@njit(cache=True, inline="always")
-def _rc_empty(fl, emax, ring, head, cnt, inset, stk, slen, depth):
-    """Empty every partition size of flush variant ``fl`` of ``_reg_cache_sim`` (FIFO rings, LRU stack)."""
-    for e in range(1, emax + 1):
-        for k in range(cnt[fl, e]):
-            inset[fl, e, ring[fl, e, (head[fl, e] + k) % e]] = False
-        cnt[fl, e] = 0
-        head[fl, e] = 0
-    for k in range(slen[fl]):
-        depth[fl, stk[fl, k]] = -1
-    slen[fl] = 0
-
-
-@njit(cache=True, parallel=True)
-def _ct_table(warp_ptr, op, dst, src, sd, dd, lat, rthlds, sizes, losses):
-    """Read hits ``[rthld, entries, loss]`` of :func:`_ct_pass` (sums; the passes run in parallel)."""
-    nr = rthlds.shape[0]
-    ns = sizes.shape[0]
-    out = np.zeros((nr, ns, losses.shape[0]), dtype=np.float64)
-    for x in prange(nr * ns):
-        out[x // ns, x % ns] = _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthlds[x // ns], sizes[x % ns],
-                                        losses)  # fmt: skip
-    return out
-
-
-@njit(cache=True)
-def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthld, entries, losses):
-    """Source reads that hit one warp-private collector cache table of ``entries`` entries, every warp in
-    program order (the module docstring's ``ct_hits``; a hint is near when ``1 <= distance <= rthld``),
-    each hit weighted ``exp(-losses[k] G)`` for every ``k``.
-
-    A source is looked up when its instruction issues, a result when it is written back: the warp's
-    instructions issue as they would alone (one a cycle, each when its sources' producers have written
-    back, ``lat[class]`` cycles after they issued), and a result enters the table once the warp's clock
-    passes its write-back, so the reads issued in between see the table without it.  ``G``: the warp's
-    stalled cycles (beyond one a cycle) since the entry was filled or written; a result that lands at the
-    end of a stall does not count that stall.  Result slots past the fourth are not cached (the
-    simulator's CCU write path takes four)."""
-    nk = losses.shape[0]
-    tag = np.full(entries, -1, dtype=np.int64)
-    near = np.zeros(entries, dtype=np.bool_)
-    stamp = np.zeros(entries, dtype=np.int64)
-    born = np.zeros(entries, dtype=np.float64)  # the warp's stalled cycles when the entry was filled
-    locked = np.full(entries, -1, dtype=np.int64)  # row that read the entry (a victim must not be one)
-    where = np.full(256, -1, dtype=np.int64)
-    ready = np.zeros(256, dtype=np.float64)
-    cap = 1024
-    q_t = np.zeros(cap, dtype=np.float64)  # results on their way: write-back time, register, near
-    q_r = np.zeros(cap, dtype=np.int64)
-    q_n = np.zeros(cap, dtype=np.bool_)
-    rng = np.ones(1, dtype=np.int64)
-    hits = np.zeros(nk, dtype=np.float64)
-    for w in range(warp_ptr.shape[0] - 1):
-        for k in range(entries):
-            if tag[k] >= 0:
-                where[tag[k]] = -1
-            tag[k] = -1
-            locked[k] = -1
-        ready[:] = 0.0
-        nq = 0
-        t_min = 1e300  # the queue's earliest write-back
-        clock = 0
-        t = -1.0
-        stalled = 0.0
-        for i in range(warp_ptr[w], warp_ptr[w + 1]):
-            t_prev = t
-            t += 1.0
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r != NONE and ready[r] > t:
-                    t = ready[r]
-            stalled += t - t_prev - 1.0
-            # results written back by now, in write-back order (a full queue lands its earliest)
-            while nq > 0 and (t_min <= t or nq >= cap - 8):
-                m = 0
-                for k in range(1, nq):
-                    if q_t[k] < q_t[m]:
-                        m = k
-                clock += 1
-                e = _ct_result(tag, near, stamp, locked, where, q_r[m], q_n[m], clock, rng)
-                if e >= 0:
-                    born[e] = stalled
-                nq -= 1
-                q_t[m], q_r[m], q_n[m] = q_t[nq], q_r[nq], q_n[nq]
-                t_min = 1e300
-                for k in range(nq):
-                    if q_t[k] < t_min:
-                        t_min = q_t[k]
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r == NONE:
-                    continue
-                clock += 1
-                e = where[r]
-                if e >= 0:
-                    g = stalled - born[e]
-                    for k in range(nk):
-                        hits[k] += np.exp(-losses[k] * g)
-                else:
-                    e = _ct_victim(tag, near, stamp, locked, i, rng)
-                    if e < 0:
-                        continue
-                    if tag[e] >= 0:
-                        where[tag[e]] = -1
-                    tag[e] = r
-                    where[r] = e
-                    born[e] = stalled
-                near[e] = sd[i, j] >= 1 and sd[i, j] <= rthld
-                locked[e] = i
-                stamp[e] = clock
-            for j in range(dst.shape[1]):
-                r = dst[i, j]
-                if r == NONE:
-                    continue
-                ready[r] = t + lat[op[i]]
-                if j >= 4:
-                    continue
-                q_t[nq] = t + lat[op[i]]
-                q_r[nq] = r
-                q_n[nq] = dd[i, j] >= 1 and dd[i, j] <= rthld
-                nq += 1
-                if q_t[nq - 1] < t_min:
-                    t_min = q_t[nq - 1]
-    return hits
-
-
-@njit(cache=True, inline="always")
-def _ct_result(tag, near, stamp, locked, where, r, is_near, clock, rng):
-    """A result written back into the table: a near one is cached (its entry returned), a far one
-    invalidates the register's entry (the cached old value is stale; -1 returned)."""
-    e = where[r]
-    if not is_near:
-        if e >= 0:
-            tag[e] = -1
-            where[r] = -1
-        return -1
-    if e < 0:
-        e = _ct_victim(tag, near, stamp, locked, -2, rng)
-        if tag[e] >= 0:
-            where[tag[e]] = -1
-        tag[e] = r
-        where[r] = e
-    near[e] = True
-    stamp[e] = clock
-    return e
-
-
-@njit(cache=True, inline="always")
-def _ct_victim(tag, near, stamp, locked, row, rng):
-    """An invalid entry, else one of the far entries not read by ``row`` at random (``rng[0]``: the
-    state of a mod-2**31 linear congruential generator), else the least recently used entry not read by
-    ``row``; -1 when every entry is."""
-    n_far = 0
-    any_ = -1
-    for k in range(tag.shape[0]):
-        if tag[k] < 0:
-            return k
-        if locked[k] == row:
-            continue
-        if not near[k]:
-            n_far += 1
-        if any_ < 0 or stamp[k] < stamp[any_]:
-            any_ = k
-    if n_far == 0:
-        return any_
-    rng[0] = (1103515245 * rng[0] + 12345) % 2147483648
-    pick = rng[0] % n_far
-    for k in range(tag.shape[0]):
-        if locked[k] == row or near[k]:
-            continue
-        if pick == 0:
-            return k
-        pick -= 1
-    return any_
-
-
-@njit(cache=True)
-def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
-    """Read hits of write-allocate, read-no-allocate per-warp partitions of ``e = 0..emax`` entries.
-
-    ``[policy (0 FIFO, 1 LRU), flush (0 kept, 1 flushed at deactivation points), e]``, counts.
-
-    One pass over the trace serves every size.  FIFO: one ring buffer per size, membership by
-    flags.  LRU with read-no-allocate keeps inclusion (a larger partition holds everything a
-    smaller one holds, and a register's recency is its last access in every partition holding
-    it), so one priority stack ordered by position serves all sizes (Mattson et al., "Evaluation
-    techniques for storage hierarchies"): a write moves the register to the top and, above its
-    old position, carries the least recently accessed register down; a read at position ``p``
-    hits every partition of more than ``p`` entries and only refreshes the recency.
-    """
-    hits = np.zeros((2, 2, emax + 1), dtype=np.float64)
-    lru_at = np.zeros((2, emax + 1), dtype=np.float64)  # LRU read hits by stack position
-    ring = np.zeros((2, emax + 1, emax), dtype=np.int64)
-    head = np.zeros((2, emax + 1), dtype=np.int64)
-    cnt = np.zeros((2, emax + 1), dtype=np.int64)
-    inset = np.zeros((2, emax + 1, 256), dtype=np.bool_)
-    stk = np.zeros((2, emax), dtype=np.int64)
-    slen = np.zeros(2, dtype=np.int64)
-    depth = np.full((2, 256), -1, dtype=np.int64)
-    acc = np.zeros(256, dtype=np.int64)
-    pend = np.zeros(256, dtype=np.bool_)
-    tick = 0
-    for w in range(warp_ptr.shape[0] - 1):
-        pend[:] = False
-        for fl in range(2):
-            _rc_empty(fl, emax, ring, head, cnt, inset, stk, slen, depth)
-        for i in range(warp_ptr[w], warp_ptr[w + 1]):
-            if _deactivates(op, src, pend, i, barrier_op):
-                pend[:] = False
-                _rc_empty(1, emax, ring, head, cnt, inset, stk, slen, depth)  # the flushed partitions
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r == NONE:
-                    continue
-                tick += 1
-                acc[r] = tick
-                for fl in range(2):
-                    for e in range(1, emax + 1):
-                        if inset[fl, e, r]:
-                            hits[0, fl, e] += 1
-                    p = depth[fl, r]
-                    if p >= 0:
-                        lru_at[fl, p] += 1
-            for j in range(dst.shape[1]):
-                r = dst[i, j]
-                if r == NONE:
-                    continue
-                pend[r] = is_ll[op[i]]
-                for fl in range(2):
-                    for e in range(1, emax + 1):
-                        if inset[fl, e, r]:
-                            continue
-                        if cnt[fl, e] == e:  # evict the oldest insertion
-                            inset[fl, e, ring[fl, e, head[fl, e]]] = False
-                            head[fl, e] = (head[fl, e] + 1) % e
-                            cnt[fl, e] -= 1
-                        ring[fl, e, (head[fl, e] + cnt[fl, e]) % e] = r
-                        inset[fl, e, r] = True
-                        cnt[fl, e] += 1
-                    p = depth[fl, r]
-                    if p < 0:
-                        p = slen[fl]
-                    if p > 0:
-                        carry = stk[fl, 0]
-                        for k in range(1, p):
-                            q = stk[fl, k]
-                            if acc[q] < acc[carry]:
-                                stk[fl, k] = carry
-                                depth[fl, carry] = k
-                                carry = q
-                        if p < emax:
-                            stk[fl, p] = carry
-                            depth[fl, carry] = p
-                        else:
-                            depth[fl, carry] = -1
-                    stk[fl, 0] = r
-                    depth[fl, r] = 0
-                    if p == slen[fl] and slen[fl] < emax:
-                        slen[fl] += 1
-                tick += 1
-                acc[r] = tick
-    for fl in range(2):
-        run = 0.0
-        for e in range(1, emax + 1):
-            run += lru_at[fl, e - 1]
-            hits[1, fl, e] = run
-    return hits
-
-
-@njit(cache=True, parallel=True)
-def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
-    """Greedy register-interval and strand statistics (module docstring)."""
-    ns, nn, nb = 2, ivn.shape[0], banks.shape[0]
-    cnt = np.zeros((ns, nn))
-    ilen = np.zeros((ns, nn))
-    ws = np.zeros((ns, nn))
-    live = np.zeros((ns, nn))
-    mload = np.zeros((ns, nn, nb))
-    even = np.zeros((ns, nn, nb))
-    fetch = np.zeros((ns, nn))
-    lfetch = np.zeros((ns, nn))
-    wbs = np.zeros((ns, nn))
-    for x in prange(ns * nn):  # the (strategy, limit) pairs are independent
-        s = x // nn
-        n_i = x % nn
-        N = ivn[n_i]
-        inset = np.zeros(256, dtype=np.bool_)
-        written = np.zeros(256, dtype=np.bool_)
-        pend = np.zeros(256, dtype=np.bool_)
-        members = np.empty(256, dtype=np.int64)
-        load = np.zeros(256, dtype=np.int64)
-        readfirst = np.zeros(256, dtype=np.bool_)
-        cached = np.zeros(256, dtype=np.bool_)  # the previous interval's set, still in the partition
-        dirty = np.zeros(256, dtype=np.bool_)  # written since fetched (kept while a register stays)
-        pmembers = np.empty(256, dtype=np.int64)
-        for w in range(warp_ptr.shape[0] - 1):
-            a, b = warp_ptr[w], warp_ptr[w + 1]
-            if b <= a:
-                continue
-            inset[:] = False
-            written[:] = False
-            pend[:] = False
-            readfirst[:] = False
-            cached[:] = False
-            dirty[:] = False
-            pm = 0
-            m = 0
-            nlive = 0
-            length = 0
-            for i in range(a, b + 1):
-                cut = i == b
-                new = 0
-                if not cut:
-                    for j in range(src.shape[1]):
-                        r = src[i, j]
-                        if r != NONE and not inset[r]:
-                            new += 1
-                    for j in range(dst.shape[1]):
-                        r = dst[i, j]
-                        if r != NONE and not inset[r]:
-                            new += 1
-                    if length > 0 and m + new > N:
-                        cut = True
-                    if s == 1 and length > 0:
-                        if i > a and sidx[i] <= sidx[i - 1]:
-                            cut = True
-                        for j in range(src.shape[1]):
-                            r = src[i, j]
-                            if r != NONE and pend[r]:
-                                cut = True
-                if cut and length > 0:
-                    cnt[s, n_i] += 1
-                    ilen[s, n_i] += length
-                    ws[s, n_i] += m
-                    live[s, n_i] += nlive
-                    for bi in range(nb):
-                        B = banks[bi]
-                        mx = 0
-                        for q in range(m):
-                            load[members[q] % B] = 0
-                        for q in range(m):
-                            k = members[q] % B
-                            load[k] += 1
-                            if load[k] > mx:
-                                mx = load[k]
-                        mload[s, n_i, bi] += mx
-                        even[s, n_i, bi] += (m + B - 1) // B
-                    # the entry's fetch (registers not left cached by the previous interval) and the
-                    # write-backs of the previous interval's dirty registers that leave the partition
-                    for q in range(m):
-                        r = members[q]
-                        if not cached[r]:
-                            fetch[s, n_i] += 1
-                            if readfirst[r]:
-                                lfetch[s, n_i] += 1
-                    for q in range(pm):
-                        r = pmembers[q]
-                        if not inset[r]:
-                            if dirty[r]:
-                                wbs[s, n_i] += 1
-                            dirty[r] = False
-                            cached[r] = False
-                    for q in range(m):
-                        r = members[q]
-                        cached[r] = True
-                        if written[r]:
-                            dirty[r] = True
-                        pmembers[q] = r
-                    pm = m
-                    for q in range(m):
-                        inset[members[q]] = False
-                        written[members[q]] = False
-                        readfirst[members[q]] = False
-                    pend[:] = False
-                    m = 0
-                    nlive = 0
-                    length = 0
-                if i == b:
-                    break
-                for j in range(src.shape[1]):
-                    r = src[i, j]
-                    if r != NONE and not inset[r]:
-                        inset[r] = True
-                        members[m] = r
-                        m += 1
-                        nlive += 1
-                        readfirst[r] = True
-                for j in range(dst.shape[1]):
-                    r = dst[i, j]
-                    if r != NONE:
-                        if not inset[r]:
-                            inset[r] = True
-                            members[m] = r
-                            m += 1
-                        written[r] = True
-                        pend[r] = is_ll[op[i]]
-                length += 1
-    for s in range(ns):
-        for n_i in range(nn):
-            c = max(cnt[s, n_i], 1.0)
-            ilen[s, n_i] /= c
-            ws[s, n_i] /= c
-            live[s, n_i] /= c
-            fetch[s, n_i] /= c
-            lfetch[s, n_i] /= c
-            wbs[s, n_i] /= c
-            for bi in range(nb):
-                mload[s, n_i, bi] /= c
-                even[s, n_i, bi] /= c
-    return ilen, ws, live, mload, even, fetch, lfetch, wbs
-
-
 def stream_order(trace: Trace, instr: np.ndarray, rank: np.ndarray | None = None):
     """The order in which the memory accesses of instructions ``instr`` (trace rows, one entry per
     line) reach the L1D: an index array into ``instr``.
@@ -2266,29 +1635,12 @@ def profile_tables(
                               _latency_grid(lat, exec_latencies, grid), is_ll, CHAIN2_EXTRA, adj, slope,
                               grid)  # fmt: skip
         out["chain2"] = chain2 / n_t
-    if "reg_cache" in groups:
-        fifo, lru, dpoints = _reg_cache_hists(wp_t, trace.op, trace.dst, trace.src, RC_DMAX,
-                                              int(OpClass.BARRIER), is_ll)  # fmt: skip
-        rc_hits = _reg_cache_sim(wp_t, trace.op, trace.dst, trace.src, RC_EMAX, int(OpClass.BARRIER), is_ll)
-        out.update(rc_fifo_hist=fifo, rc_lru_hist=lru, deact_per_instr=dpoints / n_t,
-                   rc_hits=rc_hits / max(float((trace.src[:n_t] != NONE).sum()), 1.0))  # fmt: skip
-    if "ct" in groups:
-        # the warps in trace order up to CT_MAX_INSTRS instructions (each warp's table is its own)
-        wp_ct = leading_warps(wp, CT_MAX_INSTRS)
-        rows = slice(0, int(wp_ct[-1]))
-        sd, dd = dynamic_distances(wp_ct, trace.src[rows], trace.dst[rows])
-        ct_hits = _ct_table(wp_ct, trace.op[rows], trace.dst[rows], trace.src[rows], sd, dd, lat, CT_RTHLD,
-                            CT_ENTRIES, CT_LOSS)  # fmt: skip
-        out["ct_hits"] = ct_hits / max(float((trace.src[rows] != NONE).sum()), 1.0)
-    if "intervals" in groups:
-        iv = _interval_tables(wp_t, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N,
-                              IV_BANKS, is_ll)  # fmt: skip
-        out.update(iv_len=iv[0], iv_ws=iv[1], iv_live=iv[2], iv_maxload=iv[3], iv_even=iv[4], iv_fetch=iv[5],
-                   iv_live_fetch=iv[6], iv_wb=iv[7])  # fmt: skip
     for g in groups:
         group = _TABLE_REGISTRY.get(g)
         if group is not None:
-            out.update(group.build(trace, rank, (group_inputs or {}).get(g)))
+            context = {"latencies": lat}
+            out.update(group.build(trace, rank, (group_inputs or {}).get(g),
+                                   **{k: context[k] for k in group.context}))  # fmt: skip
     return out
 
 

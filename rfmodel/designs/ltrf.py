@@ -63,11 +63,18 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from rfmodel.analytic.model import BANK_CYCLES, XFER_CYCLES, grid_value
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
+from rfmodel.analytic.profile import (
+    TableGroup,
+    _grid_pos,
+    _memory_classes,
+    leading_warps,
+    register_table_group,
+)
 from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, _inv_q
 from rfmodel.compiler.liveness import trace_dead_masks
 from rfmodel.designs.base import (
@@ -96,10 +103,12 @@ from rfmodel.designs.mainrf import (
     network_cycles,
     timing_metrics,
 )
+from rfmodel.designs.regcache import REG_CACHE
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.static import static_kernel
+from rfmodel.workload.trace import NONE
 
 LONG_LATENCY_OPS = (int(OpClass.LD_GLOBAL), int(OpClass.LD_LOCAL), int(OpClass.ATOMIC))
 
@@ -512,6 +521,218 @@ def _dynamic_intervals(warp_ptr, src, dst, op, sidx, n, strand, long_ops):
     return start, np.array(ptr, dtype=np.int64), np.array(ent, dtype=np.int64)
 
 
+#: working-set limits and bank counts of the register-interval tables (``iv_*``, :data:`INTERVALS`)
+IV_N = np.array([4, 8, 12, 16, 24, 32, 48, 64], dtype=np.int64)
+IV_BANKS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256], dtype=np.int64)
+
+
+@njit(cache=True, parallel=True)
+def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
+    """Greedy register-interval and strand statistics (module docstring)."""
+    ns, nn, nb = 2, ivn.shape[0], banks.shape[0]
+    cnt = np.zeros((ns, nn))
+    ilen = np.zeros((ns, nn))
+    ws = np.zeros((ns, nn))
+    live = np.zeros((ns, nn))
+    mload = np.zeros((ns, nn, nb))
+    even = np.zeros((ns, nn, nb))
+    fetch = np.zeros((ns, nn))
+    lfetch = np.zeros((ns, nn))
+    wbs = np.zeros((ns, nn))
+    for x in prange(ns * nn):  # the (strategy, limit) pairs are independent
+        s = x // nn
+        n_i = x % nn
+        N = ivn[n_i]
+        inset = np.zeros(256, dtype=np.bool_)
+        written = np.zeros(256, dtype=np.bool_)
+        pend = np.zeros(256, dtype=np.bool_)
+        members = np.empty(256, dtype=np.int64)
+        load = np.zeros(256, dtype=np.int64)
+        readfirst = np.zeros(256, dtype=np.bool_)
+        cached = np.zeros(256, dtype=np.bool_)  # the previous interval's set, still in the partition
+        dirty = np.zeros(256, dtype=np.bool_)  # written since fetched (kept while a register stays)
+        pmembers = np.empty(256, dtype=np.int64)
+        for w in range(warp_ptr.shape[0] - 1):
+            a, b = warp_ptr[w], warp_ptr[w + 1]
+            if b <= a:
+                continue
+            inset[:] = False
+            written[:] = False
+            pend[:] = False
+            readfirst[:] = False
+            cached[:] = False
+            dirty[:] = False
+            pm = 0
+            m = 0
+            nlive = 0
+            length = 0
+            for i in range(a, b + 1):
+                cut = i == b
+                new = 0
+                if not cut:
+                    for j in range(src.shape[1]):
+                        r = src[i, j]
+                        if r != NONE and not inset[r]:
+                            new += 1
+                    for j in range(dst.shape[1]):
+                        r = dst[i, j]
+                        if r != NONE and not inset[r]:
+                            new += 1
+                    if length > 0 and m + new > N:
+                        cut = True
+                    if s == 1 and length > 0:
+                        if i > a and sidx[i] <= sidx[i - 1]:
+                            cut = True
+                        for j in range(src.shape[1]):
+                            r = src[i, j]
+                            if r != NONE and pend[r]:
+                                cut = True
+                if cut and length > 0:
+                    cnt[s, n_i] += 1
+                    ilen[s, n_i] += length
+                    ws[s, n_i] += m
+                    live[s, n_i] += nlive
+                    for bi in range(nb):
+                        B = banks[bi]
+                        mx = 0
+                        for q in range(m):
+                            load[members[q] % B] = 0
+                        for q in range(m):
+                            k = members[q] % B
+                            load[k] += 1
+                            if load[k] > mx:
+                                mx = load[k]
+                        mload[s, n_i, bi] += mx
+                        even[s, n_i, bi] += (m + B - 1) // B
+                    # the entry's fetch (registers not left cached by the previous interval) and the
+                    # write-backs of the previous interval's dirty registers that leave the partition
+                    for q in range(m):
+                        r = members[q]
+                        if not cached[r]:
+                            fetch[s, n_i] += 1
+                            if readfirst[r]:
+                                lfetch[s, n_i] += 1
+                    for q in range(pm):
+                        r = pmembers[q]
+                        if not inset[r]:
+                            if dirty[r]:
+                                wbs[s, n_i] += 1
+                            dirty[r] = False
+                            cached[r] = False
+                    for q in range(m):
+                        r = members[q]
+                        cached[r] = True
+                        if written[r]:
+                            dirty[r] = True
+                        pmembers[q] = r
+                    pm = m
+                    for q in range(m):
+                        inset[members[q]] = False
+                        written[members[q]] = False
+                        readfirst[members[q]] = False
+                    pend[:] = False
+                    m = 0
+                    nlive = 0
+                    length = 0
+                if i == b:
+                    break
+                for j in range(src.shape[1]):
+                    r = src[i, j]
+                    if r != NONE and not inset[r]:
+                        inset[r] = True
+                        members[m] = r
+                        m += 1
+                        nlive += 1
+                        readfirst[r] = True
+                for j in range(dst.shape[1]):
+                    r = dst[i, j]
+                    if r != NONE:
+                        if not inset[r]:
+                            inset[r] = True
+                            members[m] = r
+                            m += 1
+                        written[r] = True
+                        pend[r] = is_ll[op[i]]
+                length += 1
+    for s in range(ns):
+        for n_i in range(nn):
+            c = max(cnt[s, n_i], 1.0)
+            ilen[s, n_i] /= c
+            ws[s, n_i] /= c
+            live[s, n_i] /= c
+            fetch[s, n_i] /= c
+            lfetch[s, n_i] /= c
+            wbs[s, n_i] /= c
+            for bi in range(nb):
+                mload[s, n_i, bi] /= c
+                even[s, n_i, bi] /= c
+    return ilen, ws, live, mload, even, fetch, lfetch, wbs
+
+
+def interval_tables(trace, rank=None, inputs=None) -> dict:
+    """The ``intervals`` profile group of ``trace`` (:data:`INTERVALS`): over the leading whole warps up to
+    the profile's per-warp sample (``rfmodel.analytic.profile.TABLE_MAX_INSTRS`` instructions), the
+    register-interval tables of each warp's dynamic stream in trace order (``rank`` and ``inputs`` unused):
+
+    * ``iv_len[s, n]``, ``iv_ws[s, n]``, ``iv_live[s, n]``, ``iv_maxload[s, n, b]``,
+    ``iv_even[s, n, b]``: register-interval statistics for a working-set limit
+    ``IV_N[n]`` registers, formed greedily on each warp's dynamic stream (``s = 0``: intervals
+    end when the working set would exceed ``N``; ``s = 1``: strands, which also end at a
+    backward jump and before the first consumer of a long-latency load): mean instructions per
+    interval, mean working-set size, mean live-in registers (first access a read), and the mean
+    largest bank load of the working set when registers are interleaved over ``IV_BANKS[b]``
+    banks (``reg mod B``; the warp offset rotates banks and keeps the maximum) and its evenly
+    spread lower bound ``ceil(ws / B)`` (what a perfect renumbering reaches);
+    ``iv_fetch[s, n]``, ``iv_live_fetch[s, n]``, ``iv_wb[s, n]``: per interval, the registers of its
+    working set that the previous interval did not leave in the partition (what its prefetch reads), those
+    of them live-in (LTRF+), and the previous interval's registers written since they were fetched that
+    leave the partition at its entry (write-backs; a register kept from one interval to the next stays
+    dirty), the partition of the LTRF simulator.
+    """
+    from rfmodel.analytic import profile as _profile  # its sample size read at call time
+
+    wp_t = leading_warps(trace.warp_ptr.astype(np.int64), _profile.TABLE_MAX_INSTRS)
+    iv = _interval_tables(wp_t, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N, IV_BANKS,
+                          _memory_classes())  # fmt: skip
+    return dict(zip(INTERVAL_FIELDS, iv, strict=True))
+
+
+#: the fields of the ``intervals`` group, in the order :func:`_interval_tables` returns them
+INTERVAL_FIELDS = (
+    "iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even", "iv_fetch", "iv_live_fetch", "iv_wb",
+)  # fmt: skip
+#: the register-interval tables only the LTRF family reads, built on first use with the profile
+INTERVALS = register_table_group(TableGroup("intervals", INTERVAL_FIELDS, interval_tables))
+
+
+def interval_stats(profile, n_regs, banks, strands=False) -> dict:
+    """Register-interval statistics of ``profile`` at working-set limit ``n_regs`` over ``banks`` banks.
+
+    Linear interpolation over ``IV_N`` and over ``log2`` of ``IV_BANKS`` (vectorized).
+    Returns ``length``, ``ws``, ``live``, ``maxload``, ``even``, ``fetch``, ``live_fetch`` and ``wb``
+    arrays.
+    """
+    t = profile.need("intervals")
+    s = 1 if strands else 0
+    lb = np.log2(np.maximum(np.asarray(banks, dtype=np.float64), 1.0))
+    n, lb = np.broadcast_arrays(np.asarray(n_regs, dtype=np.float64), lb)
+    i, fi = _grid_pos(IV_N.astype(np.float64), n)
+    j, fj = _grid_pos(np.log2(IV_BANKS.astype(np.float64)), lb)
+
+    def one(f):
+        v = getattr(t, f)
+        return v[s, i] * (1 - fi) + v[s, i + 1] * fi
+
+    def two(f):
+        v = getattr(t, f)
+        return (v[s, i, j] * (1 - fi) * (1 - fj) + v[s, i + 1, j] * fi * (1 - fj)
+                + v[s, i, j + 1] * (1 - fi) * fj + v[s, i + 1, j + 1] * fi * fj)  # fmt: skip
+
+    return {"length": one("iv_len"), "ws": one("iv_ws"), "live": one("iv_live"), "maxload": two("iv_maxload"),
+            "even": two("iv_even"), "fetch": one("iv_fetch"), "live_fetch": one("iv_live_fetch"),
+            "wb": one("iv_wb")}  # fmt: skip
+
+
 def prefetch_max_load(profile, fetched, banks, n_regs, strands, conf, c):
     """Mean largest main-RF bank load of one prefetch of ``fetched`` registers.
 
@@ -521,7 +742,7 @@ def prefetch_max_load(profile, fetched, banks, n_regs, strands, conf, c):
     (LTRFconf) colours the interval conflict graph with ``B`` colours: what remains of the excess
     is ``conf_spread`` (calibrated; 0 = a perfect colouring).
     """
-    st = profile.interval_stats(n_regs, banks, strands)
+    st = interval_stats(profile, n_regs, banks, strands)
     ws = np.maximum(st["ws"], 1e-9)
     frac = np.clip(fetched / ws, 0.0, 1.0)
     even = np.maximum(
@@ -904,11 +1125,12 @@ class Ltrf(Design):
         net = grid_network_cycles(sm, ctx.grid, mb)
         lat, occ, xex = analytic_timing(ctx.grid, read_x, net)
         sched = float(sm.schedulers_per_sm)
-        st = profile.interval_stats(n_reg, banks, strands)
+        st = interval_stats(profile, n_reg, banks, strands)
         length = np.maximum(st["length"], 1.0)
         fetched = np.asarray(c["ws_fill"]) * (st["live_fetch"] if self.plus else st["fetch"])
         mx = prefetch_max_load(profile, fetched, banks, n_reg, strands, self.conf, c)
-        deact = two_level_flag(sm) * np.asarray(c["deact_weight"]) * profile.need("reg_cache").deact_per_instr
+        deact_points = profile.need(REG_CACHE.name).deact_per_instr
+        deact = two_level_flag(sm) * np.asarray(c["deact_weight"]) * deact_points
         pf_per_instr = 1.0 / length + deact
         run = 1.0 / pf_per_instr  # instructions between two prefetches of a warp
         m = ctx.model()

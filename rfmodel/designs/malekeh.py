@@ -36,10 +36,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
+from rfmodel.analytic.profile import TableGroup, _grid_pos, leading_warps, register_table_group
 from rfmodel.analytic.reuse import (
     ipc_gain,
     near_fraction_from_hist,
@@ -806,6 +807,232 @@ def malekeh_state(sm, params: dict, options, rows_packed: np.ndarray, n_warps: i
 
 
 # ----------------------------------------------------------------------------------- the design
+#: RTHLD values and cache-table sizes of the collector-cache table ``ct_hits`` (Malekeh)
+CT_RTHLD = np.array([0, 2, 4, 8, 16, 32, 64], dtype=np.int64)
+CT_ENTRIES = np.array([1, 2, 4, 8, 16, 32], dtype=np.int64)
+#: loss rates per stalled cycle of the collector-cache table ``ct_hits``
+CT_LOSS = np.array([0.0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0])
+#: instructions of whole warps, in trace order, over which ``ct_hits`` is taken (bounds its cost)
+CT_MAX_INSTRS = 20_000
+
+
+@njit(cache=True, parallel=True)
+def _ct_table(warp_ptr, op, dst, src, sd, dd, lat, rthlds, sizes, losses):
+    """Read hits ``[rthld, entries, loss]`` of :func:`_ct_pass` (sums; the passes run in parallel)."""
+    nr = rthlds.shape[0]
+    ns = sizes.shape[0]
+    out = np.zeros((nr, ns, losses.shape[0]), dtype=np.float64)
+    for x in prange(nr * ns):
+        out[x // ns, x % ns] = _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthlds[x // ns], sizes[x % ns],
+                                        losses)  # fmt: skip
+    return out
+
+
+@njit(cache=True)
+def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthld, entries, losses):
+    """Source reads that hit one warp-private collector cache table of ``entries`` entries, every warp in
+    program order (the module docstring's ``ct_hits``; a hint is near when ``1 <= distance <= rthld``),
+    each hit weighted ``exp(-losses[k] G)`` for every ``k``.
+
+    A source is looked up when its instruction issues, a result when it is written back: the warp's
+    instructions issue as they would alone (one a cycle, each when its sources' producers have written
+    back, ``lat[class]`` cycles after they issued), and a result enters the table once the warp's clock
+    passes its write-back, so the reads issued in between see the table without it.  ``G``: the warp's
+    stalled cycles (beyond one a cycle) since the entry was filled or written; a result that lands at the
+    end of a stall does not count that stall.  Result slots past the fourth are not cached (the
+    simulator's CCU write path takes four)."""
+    nk = losses.shape[0]
+    tag = np.full(entries, -1, dtype=np.int64)
+    near = np.zeros(entries, dtype=np.bool_)
+    stamp = np.zeros(entries, dtype=np.int64)
+    born = np.zeros(entries, dtype=np.float64)  # the warp's stalled cycles when the entry was filled
+    locked = np.full(entries, -1, dtype=np.int64)  # row that read the entry (a victim must not be one)
+    where = np.full(256, -1, dtype=np.int64)
+    ready = np.zeros(256, dtype=np.float64)
+    cap = 1024
+    q_t = np.zeros(cap, dtype=np.float64)  # results on their way: write-back time, register, near
+    q_r = np.zeros(cap, dtype=np.int64)
+    q_n = np.zeros(cap, dtype=np.bool_)
+    rng = np.ones(1, dtype=np.int64)
+    hits = np.zeros(nk, dtype=np.float64)
+    for w in range(warp_ptr.shape[0] - 1):
+        for k in range(entries):
+            if tag[k] >= 0:
+                where[tag[k]] = -1
+            tag[k] = -1
+            locked[k] = -1
+        ready[:] = 0.0
+        nq = 0
+        t_min = 1e300  # the queue's earliest write-back
+        clock = 0
+        t = -1.0
+        stalled = 0.0
+        for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            t_prev = t
+            t += 1.0
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r != NONE and ready[r] > t:
+                    t = ready[r]
+            stalled += t - t_prev - 1.0
+            # results written back by now, in write-back order (a full queue lands its earliest)
+            while nq > 0 and (t_min <= t or nq >= cap - 8):
+                m = 0
+                for k in range(1, nq):
+                    if q_t[k] < q_t[m]:
+                        m = k
+                clock += 1
+                e = _ct_result(tag, near, stamp, locked, where, q_r[m], q_n[m], clock, rng)
+                if e >= 0:
+                    born[e] = stalled
+                nq -= 1
+                q_t[m], q_r[m], q_n[m] = q_t[nq], q_r[nq], q_n[nq]
+                t_min = 1e300
+                for k in range(nq):
+                    if q_t[k] < t_min:
+                        t_min = q_t[k]
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r == NONE:
+                    continue
+                clock += 1
+                e = where[r]
+                if e >= 0:
+                    g = stalled - born[e]
+                    for k in range(nk):
+                        hits[k] += np.exp(-losses[k] * g)
+                else:
+                    e = _ct_victim(tag, near, stamp, locked, i, rng)
+                    if e < 0:
+                        continue
+                    if tag[e] >= 0:
+                        where[tag[e]] = -1
+                    tag[e] = r
+                    where[r] = e
+                    born[e] = stalled
+                near[e] = sd[i, j] >= 1 and sd[i, j] <= rthld
+                locked[e] = i
+                stamp[e] = clock
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r == NONE:
+                    continue
+                ready[r] = t + lat[op[i]]
+                if j >= 4:
+                    continue
+                q_t[nq] = t + lat[op[i]]
+                q_r[nq] = r
+                q_n[nq] = dd[i, j] >= 1 and dd[i, j] <= rthld
+                nq += 1
+                if q_t[nq - 1] < t_min:
+                    t_min = q_t[nq - 1]
+    return hits
+
+
+@njit(cache=True, inline="always")
+def _ct_result(tag, near, stamp, locked, where, r, is_near, clock, rng):
+    """A result written back into the table: a near one is cached (its entry returned), a far one
+    invalidates the register's entry (the cached old value is stale; -1 returned)."""
+    e = where[r]
+    if not is_near:
+        if e >= 0:
+            tag[e] = -1
+            where[r] = -1
+        return -1
+    if e < 0:
+        e = _ct_victim(tag, near, stamp, locked, -2, rng)
+        if tag[e] >= 0:
+            where[tag[e]] = -1
+        tag[e] = r
+        where[r] = e
+    near[e] = True
+    stamp[e] = clock
+    return e
+
+
+@njit(cache=True, inline="always")
+def _ct_victim(tag, near, stamp, locked, row, rng):
+    """An invalid entry, else one of the far entries not read by ``row`` at random (``rng[0]``: the
+    state of a mod-2**31 linear congruential generator), else the least recently used entry not read by
+    ``row``; -1 when every entry is."""
+    n_far = 0
+    any_ = -1
+    for k in range(tag.shape[0]):
+        if tag[k] < 0:
+            return k
+        if locked[k] == row:
+            continue
+        if not near[k]:
+            n_far += 1
+        if any_ < 0 or stamp[k] < stamp[any_]:
+            any_ = k
+    if n_far == 0:
+        return any_
+    rng[0] = (1103515245 * rng[0] + 12345) % 2147483648
+    pick = rng[0] % n_far
+    for k in range(tag.shape[0]):
+        if locked[k] == row or near[k]:
+            continue
+        if pick == 0:
+            return k
+        pick -= 1
+    return any_
+
+
+def ct_tables(trace, rank=None, inputs=None, *, latencies) -> dict:
+    """The ``ct`` profile group of ``trace`` (:data:`CT_TABLES`; ``rank`` and ``inputs`` unused), over the
+    warps in trace order up to ``CT_MAX_INSTRS`` instructions (each warp's table is its own), with the
+    profile's result ``latencies``:
+
+    ``ct_hits[r, e, k]``: read hits of a warp-private collector cache table (Malekeh) of
+    ``CT_ENTRIES[e]`` entries whose near/far hints come from the trace's own reuse distances at
+    ``RTHLD = CT_RTHLD[r]`` (:func:`rfmodel.compiler.reuse_hint.dynamic_distances`): every source
+    read allocates at issue, a near result is written in at write-back, a far one invalidates the
+    register's entry; victims are an invalid entry, else a far entry not read by the same instruction
+    at random (a seeded generator), else the least recently used such entry (:func:`_ct_pass`).  A hit
+    counts ``exp(-CT_LOSS[k] G)``, ``G`` the cycles the warp stalled since the entry was filled or
+    written: the chance that the table was not taken from the warp meanwhile when each stalled cycle
+    loses it at rate ``CT_LOSS[k]`` (``k = 0``: the warp keeps its table).  Taken over the trace's
+    first warps up to ``CT_MAX_INSTRS`` instructions.
+    """
+    wp_ct = leading_warps(trace.warp_ptr.astype(np.int64), CT_MAX_INSTRS)
+    rows = slice(0, int(wp_ct[-1]))
+    sd, dd = dynamic_distances(wp_ct, trace.src[rows], trace.dst[rows])
+    hits = _ct_table(wp_ct, trace.op[rows], trace.dst[rows], trace.src[rows], sd, dd,
+                     np.asarray(latencies, dtype=np.float64), CT_RTHLD, CT_ENTRIES, CT_LOSS)  # fmt: skip
+    return {"ct_hits": hits / max(float((trace.src[rows] != NONE).sum()), 1.0)}
+
+
+#: Malekeh's collector-cache-table hits, built on first use with the profile (the result latencies decide
+#: when a result enters the table)
+CT_TABLES = register_table_group(TableGroup("ct", ("ct_hits",), ct_tables, context=("latencies",)))
+
+
+def ct_hit_rate(profile, rthld, entries, loss=0.0) -> np.ndarray:
+    """Read hit rate of a warp-private collector cache table of ``entries`` entries with near/far hints
+    at ``rthld`` that the warp loses at rate ``loss`` per stalled cycle (``profile``'s ``ct_hits``; linear in
+    RTHLD, in ``log2`` of the entries and in ``log(1 + loss / 0.001)`` between tabulated values, clamped at
+    the ends).  Vectorized."""
+    t = np.asarray(profile.need("ct").ct_hits, dtype=np.float64)
+    xs = (CT_RTHLD.astype(np.float64), np.log2(CT_ENTRIES.astype(np.float64)), np.log1p(CT_LOSS / 1e-3))
+    vals = np.broadcast_arrays(
+        np.asarray(rthld, dtype=np.float64),
+        np.log2(np.maximum(np.asarray(entries, dtype=np.float64), 1.0)),
+        np.log1p(np.maximum(np.asarray(loss, dtype=np.float64), 0.0) / 1e-3),
+    )
+    idx, frac = zip(*(_grid_pos(x, v) for x, v in zip(xs, vals, strict=True)), strict=True)
+    out = np.zeros(vals[0].shape)
+    for corner in range(8):  # trilinear
+        w = np.ones(vals[0].shape)
+        pos = []
+        for d in range(3):
+            up = (corner >> d) & 1
+            w = w * (frac[d] if up else 1.0 - frac[d])
+            pos.append(idx[d] + up)
+        out = out + w * t[pos[0], pos[1], pos[2]]
+    return out
+
+
 @register
 class Malekeh(Design):
     name = "malekeh"
@@ -895,11 +1122,11 @@ class Malekeh(Design):
         analytic model).
 
         hit = near_hit x ct(RTHLD, ct_entries, loss): the read hit rate of a warp-private cache table
-        (``WorkloadProfile.ct_hits``) whose hits survive the warp's stalls since the entry was filled at
-        ``exp(-loss x stalled cycles)``, loss = ccu_loss x oversub / (1 + 0.1 STHLD): while the warp
-        waits, warps without a CCU take its table, the more so the more warps share C CCUs per group
-        (oversub = max(0, 1 - C / W)), the less so with STHLD waiting.  A profile without the table falls
-        back to near(RTHLD) x near_hit.
+        (the profile's ``ct_hits``, :func:`ct_hit_rate`) whose hits survive the warp's stalls since the
+        entry was filled at ``exp(-loss x stalled cycles)``, loss = ccu_loss x oversub / (1 + 0.1 STHLD):
+        while the warp waits, warps without a CCU take its table, the more so the more warps share C CCUs
+        per group (oversub = max(0, 1 - C / W)), the less so with STHLD waiting.  A profile without the
+        table falls back to near(RTHLD) x near_hit.
         """
         c, sm, grid = ctx.coef, ctx.sm, ctx.grid
         rthld = ctx.value("rthld", DEFAULTS["rthld"])
@@ -949,7 +1176,7 @@ class Malekeh(Design):
         flushes = 1.0 - np.exp(-loss * stall)
         hold = np.asarray(c["sthld_hold"]) * flushes * near * sthld
         if ctx.profile.has("ct"):
-            base = ctx.profile.ct_hit_rate(rthld, entries, loss)
+            base = ct_hit_rate(ctx.profile, rthld, entries, loss)
         else:
             base = near + 0 * loss
         hit = np.clip(base * c["near_hit"], 0.0, 1.0)

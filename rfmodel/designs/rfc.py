@@ -76,6 +76,7 @@ from rfmodel.designs.mainrf import (
     network_cycles,
     timing_metrics,
 )
+from rfmodel.designs.regcache import reg_cache_hit_rate
 from rfmodel.spec import param
 
 
@@ -316,8 +317,8 @@ class Rfc(Design):
         e = analytic_entries(ctx) + np.asarray(c["rfc_late_entries"])
         policy = ctx.value("rfc_policy", 0)
         flush = two_level_flag(sm) * np.asarray(c["rfc_flush"])
-        hit = np.where(policy > 0, profile.reg_cache_hit_rate(e, "lru", flush),
-                       profile.reg_cache_hit_rate(e, "fifo", flush))  # fmt: skip
+        hit = np.where(policy > 0, reg_cache_hit_rate(profile, e, "lru", flush),
+                       reg_cache_hit_rate(profile, e, "fifo", flush))  # fmt: skip
         mb = grid_main_banks(sm, ctx.grid)
         read_x, write_x = grid_bank_timing(sm, ctx.grid, mb)
         net = grid_network_cycles(sm, ctx.grid, mb)
