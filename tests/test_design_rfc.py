@@ -40,6 +40,37 @@ def test_rfc_write_allocate_and_fifo_vs_lru():
         assert r.counts["main_rf_reads"] == r.counts["rfc_read_misses"]
 
 
+def test_profile_write_backs_are_the_simulators():
+    """The profile's register-cache write-backs (each write that finds its warp's partition full evicts an
+    entry to the main RF) against the simulator's main-RF writes on random one-warp programs without loads or
+    barriers (no flushes): FIFO exactly (its state moves with the writes alone, in program order in both);
+    LRU within 10 % (the simulator's reads refresh an entry at collection and its writes land at write-back,
+    the profile takes both in program order); and a known answer: writes R0 R1 R2 R0 into 2 entries evict
+    twice, into 1 three times, into 3 never."""
+    from rfmodel.analytic.profile import profile_trace
+    from rfmodel.designs.regcache import RC_EMAX, _reg_cache_sim, reg_cache_writebacks
+    from rfmodel.workload.ir import N_OPCLASSES, OpClass
+
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        prog = [("IADD3", [int(rng.integers(0, 8))], [int(x) for x in rng.integers(0, 8, 2)])
+                for _ in range(80)]  # fmt: skip
+        tr = trace_from_warps([prog])
+        prof = profile_trace(tr, np.full(N_OPCLASSES, 4.0))
+        for policy, name in ((0, "fifo"), (1, "lru")):
+            r = run(tr, "rfc", rfc_kb=2, rfc_policy=policy)  # 2 entries a warp
+            assert r.counts["main_rf_writes"] > 0
+            for flush in (0.0, 1.0):
+                got = float(reg_cache_writebacks(prof, 2, name, flush)) * tr.n_instrs
+                assert got == pytest.approx(r.counts["main_rf_writes"], rel=0.1 if policy else 1e-9), name
+    tr = trace_from_warps([[("IADD3", [0], []), ("IADD3", [1], []), ("IADD3", [2], []), ("IADD3", [0], [])]])
+    is_ll = np.zeros(N_OPCLASSES, dtype=np.bool_)
+    _, wbk = _reg_cache_sim(np.asarray(tr.warp_ptr, np.int64), tr.op, tr.dst, tr.src, RC_EMAX,
+                            int(OpClass.BARRIER), is_ll)  # fmt: skip
+    for policy in (0, 1):
+        assert (wbk[policy, 0, 1], wbk[policy, 0, 2], wbk[policy, 0, 3]) == (3, 2, 0)
+
+
 def test_rfc_flush_when_leaving_the_pool():
     # the consumer of the load waits on it: the warp leaves the active pool, its partition (R1, R2) is
     # written back; the load's result arrives while it is out: main RF; on re-entry R2 and R3 miss
@@ -273,10 +304,12 @@ def test_analytic_main_rf_wait_cycles_is_a_total_as_simulated():
 def test_analytic_main_rf_queue_is_the_one_its_ipc_leaves():
     """The main-RF banks' queue is a fixed point: each read's mean wait (``main_rf_wait_cycles`` over the
     misses) is the M/D/1 wait of the misses' reads (``occ`` cycles) and the results written back (``occ_w``)
-    at the IPC the model returns, not at the IPC before the wait (rk4_duffing_dp at 6x banks on volta-v100,
+    at the IPC the model returns, times the calibrated burst ``rfc_queue_burst``, not at the IPC before the
+    wait (rk4_duffing_dp at 6x banks on volta-v100,
     where the banks run near full: two plain steps gave 0.645 IPC and 0.87 wait cycles per instruction, the
     simulator 0.403 and 23.7); and it costs IPC where the banks are slow."""
     import rfmodel
+    from rfmodel.analytic.calibration import design_entry, load_calibration
     from rfmodel.analytic.engine import workload_profile
     from rfmodel.evaluate import resolve_gpu
 
@@ -288,8 +321,12 @@ def test_analytic_main_rf_queue_is_the_one_its_ipc_leaves():
     prof = workload_profile("rk4_duffing_dp", sm, max_warps=None)
     occ = 6.0  # a 6x bank holds a read and a write six cycles
     lam_r = ipc[1] / 16 * prof.distinct_reads_per_instr * (1 - hit[1])
-    lam_w = ipc[1] / 16 * prof.writes_per_instr * (1 - hit[1])
+    # the write-backs: the profile's evictions and flushes (per instruction, as the metric counts them)
+    lam_w = ipc[1] / 16 * float((ds["main_rf_writes"] / ds["warp_instructions"]).values.ravel()[1])
     u = min((lam_r + lam_w) * occ, 0.95)
+    entry = design_entry(load_calibration(), "rfc")  # the GPU's own value over the shared one
+    burst = {**entry.get("coefficients", {}), **entry.get("per_gpu", {}).get("volta-v100", {})}.get(
+        "rfc_queue_burst", 1.0)
     # the misses' reads counted per slot and per distinct register differ: the wait per read is the same
-    assert wait[1] == pytest.approx(min((lam_r + lam_w) * occ**2 / (2 * (1 - u)), 50.0), rel=2e-3)
+    assert wait[1] == pytest.approx(min(burst * (lam_r + lam_w) * occ**2 / (2 * (1 - u)), 50.0), rel=2e-3)
     assert wait[1] > 3.0 and ipc[1] < 0.5 * ipc[0]

@@ -124,9 +124,10 @@ def _rc_empty(fl, emax, ring, head, cnt, inset, stk, slen, depth):
 
 @njit(cache=True)
 def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
-    """Read hits of write-allocate, read-no-allocate per-warp partitions of ``e = 0..emax`` entries.
+    """Read hits of write-allocate, read-no-allocate per-warp partitions of ``e = 0..emax`` entries, and the
+    write-backs their evictions and flushes send to the main RF (every evicted or flushed entry).
 
-    ``[policy (0 FIFO, 1 LRU), flush (0 kept, 1 flushed at deactivation points), e]``, counts.
+    Each ``[policy (0 FIFO, 1 LRU), flush (0 kept, 1 flushed at deactivation points), e]``, counts.
 
     One pass over the trace serves every size.  FIFO: one ring buffer per size, membership by
     flags.  LRU with read-no-allocate keeps inclusion (a larger partition holds everything a
@@ -137,6 +138,8 @@ def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
     hits every partition of more than ``p`` entries and only refreshes the recency.
     """
     hits = np.zeros((2, 2, emax + 1), dtype=np.float64)
+    # write-backs to the main RF: a write that finds its partition full evicts an entry, a flush empties it
+    wbk = np.zeros((2, 2, emax + 1), dtype=np.float64)
     lru_at = np.zeros((2, emax + 1), dtype=np.float64)  # LRU read hits by stack position
     ring = np.zeros((2, emax + 1, emax), dtype=np.int64)
     head = np.zeros((2, emax + 1), dtype=np.int64)
@@ -155,7 +158,10 @@ def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
         for i in range(warp_ptr[w], warp_ptr[w + 1]):
             if _deactivates(op, src, pend, i, barrier_op):
                 pend[:] = False
-                _rc_empty(1, emax, ring, head, cnt, inset, stk, slen, depth)  # the flushed partitions
+                for e in range(1, emax + 1):  # the flushed partitions' entries go back to the main RF
+                    wbk[0, 1, e] += cnt[1, e]
+                    wbk[1, 1, e] += min(slen[1], e)
+                _rc_empty(1, emax, ring, head, cnt, inset, stk, slen, depth)
             for j in range(src.shape[1]):
                 r = src[i, j]
                 if r == NONE:
@@ -179,6 +185,7 @@ def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
                         if inset[fl, e, r]:
                             continue
                         if cnt[fl, e] == e:  # evict the oldest insertion
+                            wbk[0, fl, e] += 1
                             inset[fl, e, ring[fl, e, head[fl, e]]] = False
                             head[fl, e] = (head[fl, e] + 1) % e
                             cnt[fl, e] -= 1
@@ -186,6 +193,9 @@ def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
                         inset[fl, e, r] = True
                         cnt[fl, e] += 1
                     p = depth[fl, r]
+                    for e in range(1, emax + 1):  # a miss in a full partition of e entries evicts one
+                        if (p < 0 or p >= e) and slen[fl] >= e:
+                            wbk[1, fl, e] += 1
                     if p < 0:
                         p = slen[fl]
                     if p > 0:
@@ -212,7 +222,7 @@ def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
         for e in range(1, emax + 1):
             run += lru_at[fl, e - 1]
             hits[1, fl, e] = run
-    return hits
+    return hits, wbk
 
 
 def reg_cache_tables(trace, rank=None, inputs=None) -> dict:
@@ -226,14 +236,16 @@ def reg_cache_tables(trace, rank=None, inputs=None) -> dict:
     is_ll = _memory_classes()
     fifo, lru, dpoints = _reg_cache_hists(wp_t, trace.op, trace.dst, trace.src, RC_DMAX, int(OpClass.BARRIER),
                                           is_ll)  # fmt: skip
-    rc_hits = _reg_cache_sim(wp_t, trace.op, trace.dst, trace.src, RC_EMAX, int(OpClass.BARRIER), is_ll)
+    rc_hits, wbk = _reg_cache_sim(wp_t, trace.op, trace.dst, trace.src, RC_EMAX, int(OpClass.BARRIER), is_ll)
     return {"rc_fifo_hist": fifo, "rc_lru_hist": lru, "deact_per_instr": dpoints / n_t,
-            "rc_hits": rc_hits / max(float((trace.src[:n_t] != NONE).sum()), 1.0)}  # fmt: skip
+            "rc_hits": rc_hits / max(float((trace.src[:n_t] != NONE).sum()), 1.0),
+            "rc_writebacks": wbk / n_t}  # fmt: skip
 
 
 #: the register-cache tables, built on first use with the profile
 REG_CACHE = register_table_group(TableGroup("reg_cache", ("rc_fifo_hist", "rc_lru_hist", "rc_hits",
-                                                          "deact_per_instr"), reg_cache_tables))  # fmt: skip
+                                                          "deact_per_instr", "rc_writebacks"),
+                                            reg_cache_tables))  # fmt: skip
 
 
 def reg_cache_hit_rate(profile, entries, policy="fifo", flush=1.0) -> np.ndarray:
@@ -273,3 +285,17 @@ def reg_cache_hit_rate(profile, entries, policy="fifo", flush=1.0) -> np.ndarray
     if p.rc_hits is not None:
         return np.where(np.asarray(entries) <= RC_EMAX, exact, approx)
     return approx
+
+
+def reg_cache_writebacks(profile, entries, policy="fifo", flush=1.0) -> np.ndarray:
+    """Main-RF write-backs per instruction of a per-warp, write-allocate register cache of ``entries``
+    registers (``rc_writebacks``: its evictions, and with ``flush`` the entries a flush at each deactivation
+    point writes back; linear between whole sizes, the largest tabulated size beyond; ``policy`` and
+    ``flush`` as in :func:`reg_cache_hit_rate`).  Vectorized over ``entries`` and ``flush``."""
+    t = profile.need("reg_cache").rc_writebacks[0 if policy == "fifo" else 1]
+    f = np.clip(np.asarray(flush, dtype=np.float64), 0.0, 1.0)
+    e = np.clip(np.asarray(entries, dtype=np.float64), 1.0, RC_EMAX)
+    lo = np.floor(e).astype(np.int64)
+    hi = np.minimum(lo + 1, RC_EMAX)
+    fr = e - lo
+    return (1.0 - f) * (t[0, lo] * (1 - fr) + t[0, hi] * fr) + f * (t[1, lo] * (1 - fr) + t[1, hi] * fr)

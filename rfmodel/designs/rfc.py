@@ -76,7 +76,7 @@ from rfmodel.designs.mainrf import (
     network_cycles,
     timing_metrics,
 )
-from rfmodel.designs.regcache import reg_cache_hit_rate
+from rfmodel.designs.regcache import reg_cache_hit_rate, reg_cache_writebacks
 from rfmodel.spec import param
 
 
@@ -96,6 +96,9 @@ RFC_CALIBRATION = {
     # entries a warp's partition effectively gains because the simulator allocates a result when it is
     # written back, later than the profile's trace order (loads: hundreds of cycles), so evictions come later
     "rfc_late_entries": (0.0, 0.0, 8.0),
+    # the main-RF banks' wait over the Poisson queue's: the misses of one instruction arrive together and the
+    # evictions follow the results' write-backs, both burstier than independent arrivals
+    "rfc_queue_burst": (1.0, 0.5, 6.0),
 }
 
 
@@ -253,6 +256,8 @@ class Rfc(Design):
         "warp_activations", "warp_deactivations", "main_rf_wait_cycles",
     ) + TIMING_METRICS + NETWORK_METRICS
     calibration_params = RFC_CALIBRATION
+    #: fitted beside the IPC: the main-RF queue's wait, which sets what a miss costs
+    fit_metrics = ("main_rf_wait_cycles",)
     supports_simulate = True
     size_parameters = {"rfc_kb": ("rf_cache",)}
 
@@ -327,7 +332,9 @@ class Rfc(Design):
         rd = np.maximum(profile.distinct_reads_per_instr, 1e-9)
         p_miss_any = 1.0 - np.power(hit, rd)  # an instruction with at least one missing operand
         occ_w = analytic_timing(ctx.grid, write_x, net)[1]
-        wr = profile.writes_per_instr * (1.0 - hit)
+        # the results evicted (and flushed) to the main RF, per instruction
+        wr = np.where(policy > 0, reg_cache_writebacks(profile, e, "lru", flush),
+                      reg_cache_writebacks(profile, e, "fifo", flush))  # fmt: skip
         m = ctx.model()
 
         def cost(ipc):
@@ -337,7 +344,8 @@ class Rfc(Design):
             per_bank = ipc / np.maximum(mbanks, 1.0)
             lam_r, lam_w = per_bank * rd * (1.0 - hit), per_bank * wr
             u = np.minimum(lam_r * occ + lam_w * occ_w, 0.95)
-            wait = np.minimum((lam_r * occ**2 + lam_w * occ_w**2) / (2.0 * (1.0 - u)), 50.0)
+            wait = np.minimum(np.asarray(c["rfc_queue_burst"]) * (lam_r * occ**2 + lam_w * occ_w**2)
+                              / (2.0 * (1.0 - u)), 50.0)
             return np.asarray(c["rfc_miss_scale"]) * p_miss_any * (lat - 1.0 + xex + wait), wait
 
         # the IPC the queue's wait leaves (the wait grows with the IPC, the IPC falls with the wait)
@@ -345,7 +353,7 @@ class Rfc(Design):
                                      steps=MAIN_QUEUE_STEPS)  # fmt: skip
         reads, writes = ctx.reads, ctx.writes
         miss = reads * (1.0 - hit)
-        mw = writes * (1.0 - hit)
+        mw = ctx.n * wr
         events = {
             "rf_cache": (reads * hit, writes),
             "main_rf_bank": (miss, mw),
