@@ -287,6 +287,22 @@ def check_costs_never_fall_as_a_size_grows(ctx):
 
 
 @_check()
+def check_defaults_given_change_nothing(ctx):
+    """Every parameter of the design given at its own default (``Design.Params``) gives the analytic answer
+    the design gives without it, bit for bit: its terms read a default from the parameter record, not from a
+    value typed again beside it."""
+    d = ctx.design
+    given = {k: [v] for k, v in d.Params().to_dict().items() if k in d.parameters and v is not None}
+    if not given:
+        return
+    a0, a1 = ctx.runs()[0], ctx.evaluate("analytic", params=given)
+    for k in a0.data_vars:
+        if k in a1 and a0[k].dtype.kind == "f":
+            x, y = np.asarray(a0[k].values, float).ravel(), np.asarray(a1[k].values, float).ravel()
+            assert np.array_equal(x, y, equal_nan=True), f"{k}: {y} with every default given, {x} without"
+
+
+@_check()
 def check_a_run_repeats_and_leaves_the_design_unchanged(ctx):
     """The same seed gives the same Dataset in every engine, and a run leaves the design object unchanged."""
     d = ctx.design

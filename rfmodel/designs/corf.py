@@ -1187,7 +1187,8 @@ def blend_models(m0: dict, m1: dict, h) -> dict:
     out = {}
     for key, v0 in m0.items():
         v1 = m1[key]
-        if not isinstance(v0, np.ndarray) or key == "warps":
+        # (a point without grid axes gives numpy scalars: they mix as the arrays do)
+        if key == "warps" or not isinstance(v0, (np.ndarray, np.number, float)):
             out[key] = v0
         elif key == "ipc":
             with np.errstate(divide="ignore", invalid="ignore"):
