@@ -86,3 +86,25 @@ def test_a_group_may_not_take_the_profiles_own_names(toy_group):
     # the same group again replaces it (a module reloaded)
     again = register_table_group(TableGroup("toy", ("toy_counts", "toy_inputs"), _counts))
     assert P.registered_table_group("toy") is again
+
+
+def test_a_group_may_take_the_profiles_latencies_and_nothing_unknown():
+    """``context=("latencies",)`` hands the builder the latencies the profile is built with (a keyword; a
+    group without it gets none); a context name the profile does not give is refused at registration."""
+    seen = []
+
+    def build(trace, rank, inputs, *, latencies):
+        seen.append(np.asarray(latencies, dtype=np.float64).copy())
+        return {"toy_lat": np.array([float(np.max(latencies))])}
+
+    register_table_group(TableGroup("toy_lat", ("toy_lat",), build, context=("latencies",)))
+    try:
+        lat = np.arange(N_OPCLASSES, dtype=np.float64) + 3.0
+        prof = profile_trace(_trace(), lat, tables=("toy_lat",))
+        assert float(prof.toy_lat[0]) == float(lat.max()) and np.array_equal(seen[-1], lat)
+    finally:
+        TABLE_GROUPS.pop("toy_lat", None)
+        P._TABLE_REGISTRY.pop("toy_lat", None)
+        P._TABLE_FIELDS.pop("toy_lat", None)
+    with pytest.raises(RfmodelError, match="allowed: latencies"):
+        TableGroup("toy_bad", ("toy_bad",), build, context=("caches",))
