@@ -86,8 +86,9 @@ def main(argv=None) -> int:
     opts = SimOptions()
     line_b = sm.l1d.line_bytes
     l1_sets = sm.l1d.size_bytes // line_b // sm.l1d.assoc
-    l2_sets = sm.l2_size_bytes // max(sm.num_sms, 1) // (opts.l2_assoc * line_b)
-    print(f"{args.gpu}: L1D {l1_sets} x {sm.l1d.assoc}, L2 slice {l2_sets} x {opts.l2_assoc} (simulator)"
+    l2_ways = opts.l2_assoc or sm.l2_ways
+    l2_sets = sm.l2_size_bytes // max(sm.num_sms, 1) // (l2_ways * line_b)
+    print(f"{args.gpu}: L1D {l1_sets} x {sm.l1d.assoc}, L2 slice {l2_sets} x {l2_ways} (simulator)"
           "\n" + "kernel".ljust(14) + "L1D hit: sim / replay / profile".rjust(34)
           + "L2 per miss: sim / replay / profile".rjust(38))  # fmt: skip
     base, rec = get_design("baseline"), _Recorder()
@@ -102,9 +103,9 @@ def main(argv=None) -> int:
         sim = (c["l1_hit"] / max(c["l1_acc"], 1), c["l2_hit"] / max(c["l2_acc"], 1))
         n = int(r.setup.ints[N_REC])
         pairs = r.setup.ints[REC: REC + 2 * n].reshape(-1, 2)
-        rep = replay(pairs[:, 0], l1_sets, sm.l1d.assoc, l2_sets, opts.l2_assoc)
+        rep = replay(pairs[:, 0], l1_sets, sm.l1d.assoc, l2_sets, l2_ways)
         lines, rows, _loads = l1d_stream(tr, issue_rank(tr, memory_pipeline(tr, sm)))
-        prof = replay(lines, l1_sets, sm.l1d.assoc, l2_sets, opts.l2_assoc)
+        prof = replay(lines, l1_sets, sm.l1d.assoc, l2_sets, l2_ways)
         print(w.ljust(14) + " / ".join(f"{x:.3f}" for x in (sim[0], rep[0], prof[0])).rjust(34)
               + " / ".join(f"{x:.3f}" for x in (sim[1], rep[1], prof[1])).rjust(38))  # fmt: skip
         warp = pairs[:, 1]

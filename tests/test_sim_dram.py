@@ -85,10 +85,10 @@ def test_gtx480_address_decoding_takes_the_channel_modulo_six():
     assert (d.burst_cycles, d.atom_bytes) == (2, 64)
     assert (d.channel_hash, sm.l2_sector_bytes) == ("none", 32)
     arr = _dram_array(sm)
-    assert C.dram_locate(arr, 0x1E000) == (0, 4, 0)
-    assert C.dram_locate(arr, 0x100) == (1, 0, 0)  # the next 256 bytes: the next channel
-    assert C.dram_locate(arr, 0x600) == (0, 1, 0)  # six chunks on: channel 0 again, quotient 1 (bit 8)
-    assert C.dram_locate(arr, 6 << 24) == (0, 0, 256)  # quotient 1 << 16, put back above bit 8: row bit 8
+    assert C.dram_locate(arr, 0x1E000)[:3] == (0, 4, 0)
+    assert C.dram_locate(arr, 0x100)[:3] == (1, 0, 0)  # the next 256 bytes: the next channel
+    assert C.dram_locate(arr, 0x600)[:3] == (0, 1, 0)  # six chunks on: channel 0 again, quotient 1 (bit 8)
+    assert C.dram_locate(arr, 6 << 24)[:3] == (0, 0, 256)  # quotient 1 << 16, put back above bit 8: row bit 8
 
 
 @needs_configs
@@ -102,6 +102,8 @@ def test_volta_ipoly_spreads_every_power_of_two_stride_over_the_channels():
     arr = _dram_array(sm)
     for stride in (256, 256 << 3, 256 << 6, 256 << 10):
         chans = [C.dram_locate(arr, i * stride)[0] for i in range(64)]
+        subs = [C.dram_locate(arr, i * stride)[3] for i in range(64)]  # the hash picks the sub-partition
+        assert [s // 2 for s in subs] == chans and sorted(subs) == list(range(64)), stride
         assert sorted(np.bincount(chans, minlength=32)) == [2] * 32, stride
 
 
@@ -126,3 +128,98 @@ def test_the_analytic_engine_says_it_answers_without_the_banks():
     assert "dram (answered without it)" in not_modelled(sm, "analytic")
     assert not any("dram" in x for x in not_modelled(sm, "simulate"))
     assert not any("dram" in x for x in not_modelled(dram_sm(off=True), "analytic"))
+
+
+def _l2_cfg(sm):
+    from rfmodel.sim.engine import SimOptions, _l2_fields
+
+    cfg = np.zeros(C.N_CONFIG, dtype=np.int64)
+    cfg[C.C_LINE_SHIFT] = 7
+    for k, v in _l2_fields(sm, SimOptions(), 128).items():
+        cfg[getattr(C, "C_" + k.upper())] = v
+    return cfg
+
+
+def test_gtx480_l2_banks_are_the_sub_partitions_and_index_sets_by_the_partition_address():
+    """SM2_GTX480_1SM's L2: 6 channels x 2 sub-partitions, 64 sets of 8 ways each (its dl2 S:64:128:8, set
+    index L).  By hand, with the map's bank bits 8, 13, 14, 15: the sub-partition is the channel's two plus
+    the bank's low bit (GPGPU-Sim's sub_partition_id_mask: address bit 8 of the quotient), and the set comes
+    from the partition address, the quotient with that bit taken out: 0x1e000 -> channel 0, quotient 0x5000,
+    bank bit 0 clear -> bank 0; 0x5000 without bit 8 = 0x2800, set (0x2800 >> 7) & 63 = 16.  0x100: channel
+    1, bank 2, set 0; 0x600: channel 0, quotient 0x100 (bank bit set) -> bank 1, set 0."""
+    sm = from_gpgpusim_config(GTX480_1SM / "gpgpusim.config")
+    assert (sm.l2.banks, sm.l2.assoc, sm.l2.set_index, sm.l2_sets_per_bank) == (12, 8, "linear", 64)
+    cfg, arr = _l2_cfg(sm), _dram_array(sm)
+    assert cfg[C.C_L2_SUBMASK] == 1 << 8 and cfg[C.C_L2_NSUB] == 2
+    assert C.l2_set(cfg, arr, 0x1E000 >> 7) == 0 * 64 + 16
+    assert C.l2_set(cfg, arr, 0x100 >> 7) == 2 * 64 + 0
+    assert C.l2_set(cfg, arr, 0x600 >> 7) == 1 * 64 + 0
+    # the lines of a 256-byte chunk share their bank, in neighbouring sets
+    assert C.l2_set(cfg, arr, 0x80 >> 7) == 1
+
+
+def test_lines_that_camp_on_one_l2_set_evict_each_other_beyond_its_ways():
+    """Nine lines 0x18000 bytes apart all fall in set 0 of bank 0 of SM2_GTX480_1SM's L2 (the quotient
+    above bit 8 a multiple of 6 x 64: channel 0, bank bit clear, partition-address set bits 0), which has 8
+    ways: read twice, every read goes to DRAM.  The SM's L2 as one slice of 16 ways (no L2 spec) keeps all
+    nine: the second pass hits.  (Accel-Sim's rd_kmeans_point: its loads 128 KB apart missed the L2 on every
+    reuse, which the slice had served.)"""
+    sm = from_gpgpusim_config(GTX480_1SM / "gpgpusim.config")
+    sm = sm.replace(l1d=L1DSpec(size_bytes=0, mshr_entries=0))
+    addrs = [0x18000 * j for j in range(9)] * 2
+    cfg, arr = _l2_cfg(sm), _dram_array(sm)
+    assert {C.l2_set(cfg, arr, a >> 7) for a in addrs} == {0}
+    banked = simulate_trace(load_chain(addrs), sm).counts
+    slice_ = simulate_trace(load_chain(addrs), sm.replace(l2=None)).counts
+    assert (banked["l2_acc"], banked["l2_hit"], banked["dram_lines"]) == (18, 0, 18)
+    assert (slice_["l2_hit"], slice_["dram_lines"]) == (9, 9)
+    # nine lines in nine sets of one bank: the second pass hits in the banked L2 too
+    spread = [0x18000 * 0 + 0x600 * 2 * j for j in range(9)] * 2
+    assert len({C.l2_set(cfg, arr, a >> 7) for a in spread}) == 9
+    assert simulate_trace(load_chain(spread), sm).counts["l2_hit"] == 9
+
+
+def test_an_l2_spec_is_checked_and_said_where_an_engine_does_not_model_it():
+    from rfmodel.errors import RfmodelError
+    from rfmodel.spec.occupancy import not_modelled
+    from rfmodel.spec.sm import L2Spec
+
+    sm = from_gpgpusim_config(GTX480_1SM / "gpgpusim.config")
+    with pytest.raises(SpecError, match="power-of-two count of sets"):
+        sm.replace(l2=L2Spec(banks=12, assoc=6))  # 768 KB / (12 x 6 x 128) = 85.3 sets
+    with pytest.raises(SpecError, match="ipoly takes"):
+        sm.replace(l2=L2Spec(banks=12, assoc=8, set_index="ipoly"), l2_size_bytes=12 * 8 * 128 * 128)
+    with pytest.raises(SpecError, match="multiple of dram.channels"):
+        sm.replace(l2=L2Spec(banks=4, assoc=8), l2_size_bytes=4 * 8 * 128 * 64)
+    with pytest.raises(RfmodelError, match="l2_assoc = 16 cannot act"):
+        simulate_trace(load_chain([0]), sm, options={"l2_assoc": 16})
+    assert "l2.banks = 12 (answered as 1)" in not_modelled(sm, "analytic")
+    assert not any(x.startswith("l2.") for x in not_modelled(sm, "simulate", compat=True))
+    # a larger chip's SM has a slice of it: one cache of the spec's ways, its banks not modelled
+    many = sm.replace(num_sms=15)
+    assert "l2.banks = 12 (answered as 1)" in not_modelled(many, "simulate")
+    assert simulate_trace(load_chain([0]), many, options={"l2_assoc": 4}).metrics["cycles"] > 0
+
+
+@pytest.mark.parametrize("compat", [None, "gpgpusim"])
+def test_a_global_store_hit_evicts_its_line_where_the_l1d_writes_evict(compat):
+    """SM2_GTX480_1SM's L1D (write policy L: global write-evict): a load fills line A, a store to A hits and
+    invalidates it, and the next load of A misses again; with ``store_hit_evicts`` off the second load hits.
+    A store to a line still being filled (GPGPU-Sim's HIT_RESERVED) leaves it: the load after it hits."""
+    sm = from_gpgpusim_config(GTX480_1SM / "gpgpusim.config")
+    assert sm.l1d.store_hit_evicts and not sm.l1d.write_allocate
+    opts = {"compat": compat} if compat else None
+    ld = ("LDG", [10], [11], {"lines": [0]})
+    # the store reads the load's result: it issues after the fill
+    warp = [ld, ("STG", [], [11, 10], {"lines": [0]}), ("LDG", [12], [10], {"lines": [0]})]
+
+    def counts(s, w):
+        return simulate_trace(trace_from_warps([w]), s, options=opts).counts
+
+    on = counts(sm, warp)
+    off = counts(sm.replace(l1d=sm.l1d.replace(store_hit_evicts=False)), warp)
+    assert (on["l1_acc"], on["l1_hit"]) == (3, 1)  # the store's hit; the second load misses
+    assert (off["l1_acc"], off["l1_hit"]) == (3, 2)
+    # a store that does not wait for the load: the line is still being filled, the store leaves it
+    early = [ld, ("STG", [], [11, 13], {"lines": [0]}), ("LDG", [12], [10], {"lines": [0]})]
+    assert counts(sm, early)["l1_hit"] == 2

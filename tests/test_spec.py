@@ -519,7 +519,10 @@ class TestPresets:
         # hit latency, which the import takes as the ROP latency plus GPGPU-Sim's fixed interconnect and queue
         # cycles (the presets keep -gpgpu_l2_rop_latency alone); and the L1D's banks, whose latency queues
         # only the simulator's GPGPU-Sim mode has (a preset keeps one bank, which no engine then has to say);
-        # and the MSHRs' merge limit and the miss queue, which only the simulator models (presets: no limit)
+        # and the MSHRs' merge limit and the miss queue, which only the simulator models (presets: no limit);
+        # and the L2's banks and a global store hit's eviction (the Fermi config's write policy L), which only
+        # the simulator models (presets: one slice of 16 ways, no eviction)
+        assert p.l2 is None and not p.l1d.store_hit_evicts and imported.l2 is not None
         assert (p.icnt_flit_bytes, p.icnt_clock_mhz, p.exec_units, p.icache) == (None, None, None, None)
         # the L2's sectors act on the interconnect ports and the DRAM's banks, which the presets leave out
         # (the analytic engine does not model the banks' rows)
@@ -534,7 +537,7 @@ class TestPresets:
                  "dram_latency_cycles": p.dram_latency_cycles,
                  "l2_hit_latency_cycles": p.l2_hit_latency_cycles, "l1d.shmem_options": (),
                  "l1d.write_allocate": True, "l1d.set_index": "linear", "l1d.banks": 1,
-                 "l1d.mshr_merge": 0, "l1d.miss_queue_entries": 0}
+                 "l1d.mshr_merge": 0, "l1d.miss_queue_entries": 0, "l2": None, "l1d.store_hit_evicts": False}
         expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides, **later})
         assert p == expect
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, calibration_data
-from rfmodel.analytic.model import ANCHOR_KEY, L2_ASSOC, AnalyticContext, Anchor, l2_sets, resident_warps
+from rfmodel.analytic.model import ANCHOR_KEY, AnalyticContext, Anchor, l2_sets, resident_warps
 from rfmodel.analytic.profile import (
     CacheGeometry,
     WorkloadProfile,
@@ -156,7 +156,7 @@ def memory_pipeline(trace, sm: SMSpec) -> dict:
         "l1_walloc": bool(sm.l1d.write_allocate),
         "l1_index": SET_INDEX[sm.l1d.set_index],
         "l2_sets": l2_sets(sm),
-        "l2_ways": L2_ASSOC,
+        "l2_ways": sm.l2_ways,
         "l2_hit_latency": sm.l2_hit_latency_cycles,
         "dram_latency": sm.dram_latency_cycles,
         "line_cycles": line / sm.mem_bw_bytes_per_cycle,
@@ -359,7 +359,7 @@ def workload_profile(
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
     # the SM's L1D and L2 slice, simulated on the line stream as the simulator builds and indexes them
     caches = [CacheGeometry(lines, sm.l1d.assoc, sm.l1d.write_allocate, SET_INDEX[sm.l1d.set_index],
-                            sm.l1d.line_bytes), CacheGeometry(max(l2_sets(sm), 1) * L2_ASSOC, L2_ASSOC)]
+                            sm.l1d.line_bytes), CacheGeometry(max(l2_sets(sm), 1) * sm.l2_ways, sm.l2_ways)]
 
     def attach(prof: WorkloadProfile, stored) -> WorkloadProfile:
         """``prof`` with the source of the table groups it lacks (built on first use)."""

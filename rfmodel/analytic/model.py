@@ -121,13 +121,10 @@ GRID_FIELDS = (
 #: issue tables are built at the SM spec's values): an evaluation runs once per distinct combination of
 #: them, on the SM spec that has them (``rfmodel.evaluate``)
 SCHEDULE_FIELDS = ("schedulers_per_sm", "issue_width")
-#: ways of the simulator's L2 slice (docs/simulator.md, "Memory")
-L2_ASSOC = 16
-
-
 def l2_sets(sm) -> int:
-    """Sets of the SM's L2 slice as the simulator builds it (whole sets of :data:`L2_ASSOC` ways)."""
-    return sm.l2_size_bytes // max(sm.num_sms, 1) // (L2_ASSOC * sm.l1d.line_bytes)
+    """Sets of the SM's L2 slice as the simulator builds it (whole sets of ``sm.l2_ways`` ways; the banks of
+    an L2 spec are not modelled here: one cache of the whole share)."""
+    return sm.l2_size_bytes // max(sm.num_sms, 1) // (sm.l2_ways * sm.l1d.line_bytes)
 
 
 #: cycles of one baseline bank access (the 1x of ``main_rf_latency_x``) and of one warp register through a
@@ -289,11 +286,11 @@ def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cyc
         bank_write_cycles=bank_write_cycles,
         write_hold=write_hold,
         write_defer=write_defer,
-        l2_lines=max(l2_sets(sm), 1) * L2_ASSOC,
+        l2_lines=max(l2_sets(sm), 1) * sm.l2_ways,
         l2_hit_latency=sm.l2_hit_latency_cycles,
         l1d_assoc=sm.l1d.assoc if l1d_assoc is None else l1d_assoc,
         l1d_write_allocate=sm.l1d.write_allocate,
-        l2_assoc=L2_ASSOC,
+        l2_assoc=sm.l2_ways,
         read_share=read_share,
         write_share=write_share,
         operand_slots=operand_slots,

@@ -54,7 +54,7 @@ from rfmodel.designs.base import (  # noqa: F401
     OPERAND_BANK_MASK,
     OPERAND_DELAY,
 )
-from rfmodel.setassoc import lru_access, lru_access_at, lru_access_reserve, lru_probe, set_of
+from rfmodel.setassoc import lru_access_at, lru_access_reserve, lru_probe, set_of
 from rfmodel.spec.occupancy import (  # noqa: F401
     COLLECTOR_SETS,
     CS_DP,
@@ -187,6 +187,18 @@ CONFIG_FIELDS = (
     "line_ack_flits",  # flits of the acknowledgements a design's line written back gets (ports modelled)
     "l1_merge",  # accesses one outstanding L1D line miss holds, itself included (0: no limit)
     "l1_missq",  # entries of the L1D's miss queue (0: no limit)
+    "l1_wevict",  # 1: a global store that hits a filled L1D line invalidates it (GPGPU-Sim's write-evict)
+    "l2_banks",  # the L2's banks (rfmodel.spec.sm.L2Spec; 0: one cache of l2_sets sets, set = line mod sets)
+    "l2_bsets",  # sets of one L2 bank
+    "l2_index",  # the banks' set index: 0 linear, 1 IPOLY (the l2_poly masks), 2 XOR
+    "l2_nsub",  # sub-partitions (banks) a DRAM channel
+    "l2_submask",  # the address bits of the sub-partition id (GPGPU-Sim's sub_partition_id_mask)
+    "l2_poly0",  # the IPOLY set hash: per set-index bit, the bits above the index whose parity flips it
+    "l2_poly1",
+    "l2_poly2",
+    "l2_poly3",
+    "l2_poly4",
+    "l2_poly5",
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -533,6 +545,18 @@ C_L1_BANKS = 60
 C_LINE_ACK_FLITS = 61
 C_L1_MERGE = 62
 C_L1_MISSQ = 63
+C_L1_WEVICT = 64
+C_L2_BANKS = 65
+C_L2_BSETS = 66
+C_L2_INDEX = 67
+C_L2_NSUB = 68
+C_L2_SUBMASK = 69
+C_L2_POLY0 = 70
+C_L2_POLY1 = 71
+C_L2_POLY2 = 72
+C_L2_POLY3 = 73
+C_L2_POLY4 = 74
+C_L2_POLY5 = 75
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -870,9 +894,10 @@ def _packbits(mask, v):
 
 @njit(cache=True)
 def dram_locate(dram, addr):
-    """(channel, bank, row) of byte address ``addr`` under ``dram``'s header (GPGPU-Sim's addrdec_tlx: a
-    channel count not a power of two takes the address above the dramid bit modulo the channels and keeps
-    the quotient; then the channel hash)."""
+    """(channel, bank, row, sub-partition or -1) of byte address ``addr`` under ``dram``'s header (GPGPU-Sim's
+    addrdec_tlx: a channel count not a power of two takes the address above the dramid bit modulo the
+    channels and keeps the quotient; then the channel hash).  The IPOLY hash chooses the sub-partition
+    itself (the last value); otherwise it is the channel's and the bank's low bits (:func:`l2_set`)."""
     nch = dram[D_NCH]
     s = dram[D_CHIP_S]
     if dram[D_GAP] != 0:
@@ -886,6 +911,7 @@ def dram_locate(dram, addr):
         high = addr >> (s + dram[D_CHIPBITS] + dram[D_NSUB])
     bk = _packbits(dram[D_BK_MASK], rest)
     row = _packbits(dram[D_ROW_MASK], rest)
+    sub = -1
     if dram[D_HASH] == 1:
         chip = chip ^ (high & (nch - 1))
     elif dram[D_HASH] == 2:
@@ -905,7 +931,60 @@ def dram_locate(dram, addr):
         if dram[D_GAP] != 0:
             new = new % (nch * nsub)
         chip = new // nsub
-    return chip, bk, row
+        sub = new
+    return chip, bk, row, sub
+
+
+@njit(cache=True, inline="always")
+def l2_set(cfg, dram, line):
+    """The L2 set of ``line`` (sets numbered bank by bank).  Banked (``l2_banks``, rfmodel.spec.sm.L2Spec, as
+    GPGPU-Sim's memory sub-partitions): the bank is the line's sub-partition under the DRAM's address
+    decoding (without DRAM decoding, the line number modulo the banks) and the set within it comes from the
+    partition address, the address without the channel and sub-partition bits (GPGPU-Sim's
+    ``l2_cache_config::set_index``), linear, IPOLY-hashed or XOR-ed with the bits above it.  Else the line
+    number modulo the sets."""
+    nb = cfg[C_L2_BANKS]
+    if nb <= 0:
+        return line % cfg[C_L2_SETS]
+    shift = cfg[C_LINE_SHIFT]
+    bsets = cfg[C_L2_BSETS]
+    if dram[D_ON] == 0:
+        bank = line % nb
+        part = (line // nb) << shift
+    else:
+        addr = line << shift
+        chip, bk, _row, sub = dram_locate(dram, addr)
+        nsub = cfg[C_L2_NSUB]
+        bank = sub if sub >= 0 else chip * nsub + (bk & (nsub - 1))
+        keep = (1 << 62) - 1
+        if dram[D_GAP] != 0:
+            s = dram[D_CHIP_S]
+            part = (((addr >> s) // dram[D_NCH]) << s) | (addr & ((1 << s) - 1))
+            part = _packbits(keep & ~cfg[C_L2_SUBMASK], part)
+        else:
+            part = _packbits(keep & ~(dram[D_CHIP_MASK] | cfg[C_L2_SUBMASK]), addr)
+    index = (part >> shift) & (bsets - 1)
+    high = part >> shift
+    b = bsets
+    while b > 1:  # the bits above the index
+        high >>= 1
+        b >>= 1
+    if cfg[C_L2_INDEX] == 2:  # XOR: the index XOR as many bits right above it
+        index = index ^ (high & (bsets - 1))
+    elif cfg[C_L2_INDEX] == 1:  # IPOLY: each index bit flipped by the parity of its taps above the index
+        new = 0
+        for i in range(6):
+            m = cfg[C_L2_POLY0 + i]
+            if m == 0:
+                break
+            par = 0
+            v = high & m
+            while v != 0:
+                par ^= 1
+                v &= v - 1
+            new |= (par ^ ((index >> i) & 1)) << i
+        index = new
+    return bank * bsets + index
 
 
 @njit(cache=True)
@@ -918,7 +997,7 @@ def dram_read(dram, addr, t, nsec):
     tRCD later; the line's column reads follow a step apart, its data tCL after the last."""
     nch = dram[D_NCH]
     nb = nch * dram[D_NBK]
-    ch, bk, row = dram_locate(dram, addr)
+    ch, bk, row, _sub = dram_locate(dram, addr)
     b = ch * dram[D_NBK] + bk
     o_row = D_HDR
     o_act = D_HDR + nb
@@ -956,10 +1035,10 @@ def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, rep, nsec)
     the L2 side at ``t`` returns, its reply of ``rep`` flits through the SM's interconnect ejection port
     (when modelled); an L2 miss reads DRAM, in its bank (:func:`dram_read`) where the SM's DRAM has them."""
     stats[K_L2_ACC] += 1
-    sets = cfg[C_L2_SETS]
-    if sets > 0:
+    if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
-        hit, _ = lru_access(l2_tag, l2_lru, sets, cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
+        hit, _ = lru_access_at(l2_tag, l2_lru, l2_set(cfg, dram, line), cfg[C_L2_ASSOC], line,
+                               scalars[G_LRU_CLOCK])  # fmt: skip
         if hit:
             stats[K_L2_HIT] += 1
             return noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], t + cfg[C_L2_LAT], rep)
@@ -974,7 +1053,7 @@ def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, rep, nsec)
 
 
 @njit(cache=True)
-def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req, ackf):
+def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf):
     """A store of ``req`` request flits (its data) leaving for the L2 slice at ``t`` (write-allocate there;
     DRAM write-back traffic is not modelled; its acknowledgements, ``ackf`` flits, come back through the
     ejection port); returns the cycle it has left the SM and the cycle its acknowledgements are back
@@ -986,7 +1065,8 @@ def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req, ackf):
     stats[K_L2_ACC] += 1
     if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
-        hit, _ = lru_access(l2_tag, l2_lru, cfg[C_L2_SETS], cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK])
+        hit, _ = lru_access_at(l2_tag, l2_lru, l2_set(cfg, dram, line), cfg[C_L2_ASSOC], line,
+                               scalars[G_LRU_CLOCK])  # fmt: skip
         if hit:
             stats[K_L2_HIT] += 1
     return t, ack
@@ -1190,7 +1270,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 at = t
             elif served >= 0 or served == -2:  # the design's L1D
                 if kind == MK_STORE:
-                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req, ackf)
+                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf)
                     at = t
                 if served >= 0:
                     stats[K_L1_HOOK_HITS] += 1
@@ -1248,7 +1328,13 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                         ready[way] = tl  # write-allocate; the store does not wait for the line
                     if need != 0 and way >= 0:  # the written sectors are the line's
                         smask[way] = (smask[way] | need) if tag_hit else need
-                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, lv, req, ackf)
+                    if tag_hit and cfg[C_L1_WEVICT] != 0 and opc == OP_STG and ready[way] <= tl:
+                        # write-evict: a global store that hits a filled line invalidates it (a line still
+                        # being filled is GPGPU-Sim's HIT_RESERVED, which a store leaves alone)
+                        tag[way] = -1
+                        lru[way] = -1
+                        smask[way] = 0
+                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, lv, req, ackf)
                     at = tl
                 elif hit:
                     if ready[way] > tl and mmax > 0:
@@ -1297,7 +1383,7 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 else:
                     t = tl  # the unit waited for the set and the MSHR
             elif kind == MK_STORE:
-                _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, line, t, req, ackf)
+                _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf)
                 at = t
             else:
                 dep = noc_send(fcfg, scalars, stats, t, req)
@@ -2895,8 +2981,8 @@ def _memory_requests(cyc, cfg, fcfg, state, design_ints):
         stats[K_MEM_REQUESTS] += 1
         act = True
         if design_ints[e + 1] == MQ_STORE:
-            l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, design_ints[e], cyc, cfg[C_LINE_FLITS],
-                     cfg[C_LINE_ACK_FLITS])
+            l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, state[S_DRAM], design_ints[e], cyc,
+                     cfg[C_LINE_FLITS], cfg[C_LINE_ACK_FLITS])
             design_ints[e + 2] = cyc
         else:
             fill_t, _t = mshr_request(cfg, fcfg, scalars, stats, state[S_MSHR_FILL], l2_tag, l2_lru,

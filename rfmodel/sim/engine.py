@@ -53,9 +53,10 @@ class SimOptions:
     cache; GPGPU-Sim's instruction-buffer size; the EX_WB width).
 
     ``cta_launch_per_cycle``: -1 = the mode's default, 0 = no limit.
-    ``l2_assoc``: ways of the SM's L2 slice.  ``max_cycles``: a run longer than
-    this is an error.  ``chunk_cycles``: cycles per call of the compiled loop
-    (the progress callback runs between calls).  ``check_ports``: stop with an
+    ``l2_assoc``: ways of the SM's L2 slice (default: the SM's ``l2.assoc``, or 16 where it gives no L2
+    spec; refused where the simulator models the SM's L2 banks, whose ways the spec gives).
+    ``max_cycles``: a run longer than this is an error.  ``chunk_cycles``: cycles per call of the compiled
+    loop (the progress callback runs between calls).  ``check_ports``: stop with an
     error as soon as a bank grants more accesses in a cycle than it has ports
     (the count is kept in every run).  ``skip_idle``: jump over cycles in which
     nothing can change (same results, faster).
@@ -66,7 +67,7 @@ class SimOptions:
     ibuffer_entries: int = 2
     result_buses: int = 8
     cta_launch_per_cycle: int = -1  # -1: 1 in GPGPU-Sim mode, else no limit; 0: no limit
-    l2_assoc: int = 16
+    l2_assoc: int | None = None  # None: the SM's l2_ways
     max_cycles: int = 2_000_000_000
     chunk_cycles: int = 200_000
     check_ports: bool = False
@@ -86,7 +87,7 @@ class SimOptions:
             ("chunk_cycles", 1, 1 << 40),
         ):
             v = getattr(self, name)
-            if v is None and name == "fetch_per_cycle":
+            if v is None and name in ("fetch_per_cycle", "l2_assoc"):
                 continue
             if not isinstance(v, int | np.integer) or isinstance(v, bool) or not lo <= v <= hi:
                 raise SpecError(w, name, v, f"integer in [{lo}, {hi}]")
@@ -393,8 +394,6 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     l1_on = l1.size_bytes > 0
     l1_sets = l1.sets if l1_on else 1
     l1_assoc = l1.assoc if l1_on else 1
-    l2_slice = sm.l2_size_bytes // max(sm.num_sms, 1)
-    l2_sets = l2_slice // (opts.l2_assoc * line_bytes)
     max_rec = W * 64 + NC + 16
     per_k = MAX_SRC + 8
     bq_cap = 1 << max(NC * per_k, 1).bit_length()  # a power of two above the most requests
@@ -445,9 +444,9 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "l1_reserve": int(l1.allocate_on_miss),
         "l1_index": SET_INDEX[l1.set_index],
         "l1_walloc": int(l1.write_allocate),
+        "l1_wevict": int(l1.store_hit_evicts),
         "line_shift": line_shift,
-        "l2_sets": l2_sets,
-        "l2_assoc": opts.l2_assoc,
+        **_l2_fields(sm, opts, line_bytes),
         "l2_lat": sm.l2_hit_latency_cycles,
         "dram_lat": sm.dram_latency_cycles,
         "smem_lat": sm.smem_latency_cycles,
@@ -527,13 +526,10 @@ _IPOLY = {
 }  # fmt: skip
 
 
-def _dram_array(sm) -> np.ndarray:
-    """``state[S_DRAM]`` for ``sm.dram``: the D_* header (GPGPU-Sim's address decoding: the map's masks with
-    the channel bits inserted at the dramid bit where the channels are a power of two) and the banks' and
-    channels' state, every bank closed; ``[0]`` without."""
-    d = sm.dram
-    if d is None:
-        return np.zeros(1, dtype=np.int64)
+def _dram_masks(d) -> tuple:
+    """GPGPU-Sim's address decoding of ``d`` (a DramSpec): (the dramid bit, whether the channel count is not a
+    power of two, the channel bits, and the bank, row and channel masks, the channel bits inserted at the
+    dramid bit where the channels are a power of two)."""
     start, masks = parse_address_map(d.address_map)
     n = d.channels
     bits = n.bit_length() - 1
@@ -545,6 +541,55 @@ def _dram_array(sm) -> np.ndarray:
         chip = ((1 << bits) - 1) << start
     elif start < 0:
         start = (chip & -chip).bit_length() - 1 if chip else 0
+    return start, gap, bits, bk, row, chip
+
+
+def _l2_fields(sm, opts: SimOptions, line_bytes: int) -> dict:
+    """The L2's config fields: the SM's slice of ``l2_size_bytes / num_sms`` as one cache of the SM's
+    (``SMSpec.l2``) or the options' ways, or, where the SM has the whole L2 and its banks are given, the
+    banks (``l2_banks``, their sets, set index, sub-partitions a channel and the sub-partition id's address
+    bits: GPGPU-Sim's lowest bank bits, ``sub_partition_id_mask``)."""
+    l2 = sm.l2
+    banked = l2 is not None and sm.num_sms == 1
+    if banked and opts.l2_assoc is not None:
+        raise RfmodelError(f"simulator options: l2_assoc = {opts.l2_assoc} cannot act: the SM's L2 spec "
+                           f"gives its banks' ways (l2.assoc = {l2.assoc}); leave the option out or change "
+                           "the spec")
+    ways = opts.l2_assoc or sm.l2_ways
+    out = {"l2_assoc": ways, "l2_banks": 0, "l2_bsets": 0, "l2_index": 0, "l2_nsub": 0, "l2_submask": 0}
+    out.update({f"l2_poly{i}": 0 for i in range(6)})
+    if not banked:
+        out["l2_sets"] = sm.l2_size_bytes // max(sm.num_sms, 1) // (ways * line_bytes)
+        return out
+    bsets = sm.l2_sets_per_bank
+    out.update(l2_sets=l2.banks * bsets, l2_banks=l2.banks, l2_bsets=bsets,
+               l2_index=("linear", "ipoly", "xor").index(l2.set_index))
+    if l2.set_index == "ipoly":
+        for i, taps in enumerate(_IPOLY[bsets]):
+            out[f"l2_poly{i}"] = sum(1 << a for a in taps)
+    if sm.dram is not None:
+        nsub = l2.banks // sm.dram.channels
+        out["l2_nsub"] = nsub
+        bk = _dram_masks(sm.dram)[3]
+        mask = 0
+        for i in range(64):  # the bank mask's lowest log2(nsub) bits
+            if mask.bit_count() >= nsub.bit_length() - 1:
+                break
+            if bk >> i & 1:
+                mask |= 1 << i
+        out["l2_submask"] = mask
+    return out
+
+
+def _dram_array(sm) -> np.ndarray:
+    """``state[S_DRAM]`` for ``sm.dram``: the D_* header (GPGPU-Sim's address decoding, :func:`_dram_masks`)
+    and the banks' and channels' state, every bank closed; ``[0]`` without."""
+    d = sm.dram
+    if d is None:
+        return np.zeros(1, dtype=np.int64)
+    start, gap, bits, bk, row, chip = _dram_masks(d)
+    n = d.channels
+
     def fx(cycles):  # DRAM command cycles in core cycles x LINE_FIX
         return int(round(d.cycles(sm.clock_mhz, cycles) * C.LINE_FIX))
 

@@ -19,6 +19,7 @@ from .sm import (
     ExecUnitSpec,
     ICacheSpec,
     L1DSpec,
+    L2Spec,
     LatencySpec,
     SMSpec,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "ExecUnitSpec",
     "ICacheSpec",
     "L1DSpec",
+    "L2Spec",
     "LatencySpec",
     "SMSpec",
     "Spec",

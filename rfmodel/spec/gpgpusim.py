@@ -23,7 +23,17 @@ from pathlib import Path
 
 from rfmodel.errors import ParseError, SpecError
 
-from .sm import CollectorSpec, DramSpec, ExecUnitSpec, ICacheSpec, L1DSpec, LatencySpec, SMSpec
+from .sm import (
+    IPOLY_SETS,
+    CollectorSpec,
+    DramSpec,
+    ExecUnitSpec,
+    ICacheSpec,
+    L1DSpec,
+    L2Spec,
+    LatencySpec,
+    SMSpec,
+)
 
 __all__ = [
     "GPGPUSIM_DEFAULTS",
@@ -353,15 +363,16 @@ def _l1d_policy(r: _Reader, dl1: _Cache) -> dict:
     expected = "[N|S:]<nsets>:<line>:<assoc>,<policy>,<mshr type>:<entries>:<merge>,..."
     if dl1.write not in ("T", "L"):
         r.fail("-gpgpu_cache:dl1", line, v, expected + " with the write policy T (write-through) or L (local "
-               "write-back, global write-through; rfmodel writes local stores through too): B (write-back), "
-               "E (write-evict) and R (read-only) are not modelled")  # fmt: skip
+               "write-back, global write-evict: l1d.store_hit_evicts; rfmodel writes local stores through "
+               "too): B (write-back), E (write-evict of every store) and R (read-only) are not "
+               "modelled")  # fmt: skip
     if dl1.write_alloc not in ("N", "W", "F", "L"):
         r.fail("-gpgpu_cache:dl1", line, v, expected + " with the write allocation N (no), W, F or L "
                "(allocate: rfmodel's line is ready at once for all three)")  # fmt: skip
     if dl1.index not in ("L", "H"):
         r.fail("-gpgpu_cache:dl1", line, v, expected + " with the set index L (linear) or H (the Fermi "
                "hash): P (IPOLY) and X (bitwise XOR) are not modelled")  # fmt: skip
-    return {"write_allocate": dl1.write_alloc != "N",
+    return {"write_allocate": dl1.write_alloc != "N", "store_hit_evicts": dl1.write == "L",
             "set_index": "fermi-hash" if dl1.index == "H" else "linear"}
 
 
@@ -505,6 +516,12 @@ def import_gpgpusim_config(
     sub_parts = r.int("-gpgpu_n_sub_partition_per_mchannel", 1)
     dl2 = _cache(r, "-gpgpu_cache:dl2")
     l2_size = dl2.size * n_mem * sub_parts if dl2 else 0
+    # the L2's banks (one per memory sub-partition) with the dl2's ways and set index; an index rfmodel does
+    # not compute (H) leaves the L2 as one cache of the SM's slice
+    l2 = None
+    if dl2 is not None and (dl2.index in ("L", "X") or (dl2.index == "P" and dl2.sets in IPOLY_SETS)):
+        index = {"L": "linear", "P": "ipoly", "X": "xor"}[dl2.index]
+        l2 = L2Spec(banks=n_mem * sub_parts, assoc=dl2.assoc, set_index=index)
     chips = r.int("-gpgpu_n_mem_per_ctrlr", 1)
     bus_bytes = r.int("-gpgpu_dram_buswidth", 1)
     freq_ratio = r.int("-dram_data_command_freq_ratio", 1)
@@ -564,6 +581,7 @@ def import_gpgpusim_config(
         l2_hit_latency_cycles=rop_latency + round(2 * icnt_cycles) + GPGPUSIM_QUEUE_HOPS,
         dram_latency_cycles=dram_latency,
         l2_size_bytes=l2_size,
+        l2=l2,
         mem_bw_bytes_per_cycle=mem_bw,
     )
     read = set(r.used) | set(r.defaulted) | set(_ALIASES)

@@ -278,6 +278,8 @@ NOT_MODELLED = {
     "l1d.adaptive": {"analytic": False, "simulate": False},
     # the MSHRs' merge limit and the miss queue: only the simulator holds the L1D's lookups for them
     "l1d.mshr_merge": {"analytic": 0},
+    # a global store hit's eviction: only the simulator's L1D (the profile's L1D keeps the line)
+    "l1d.store_hit_evicts": {"analytic": False},
     "l1d.miss_queue_entries": {"analytic": 0},
     "collector_read_ports": {"analytic": 0},
     "dual_issue_diff_units": {"analytic": False, "simulate": True},
@@ -285,6 +287,10 @@ NOT_MODELLED = {
     "icache.size_bytes": {"analytic": 0, "simulate": 0},
     # the DRAM's banks and rows: only the simulator times them (the analytic engine answers as without)
     "dram": {"analytic": None},
+    # the L2's banks and their set index: only the simulator, where the SM has the whole L2 (num_sms = 1:
+    # ``not_modelled`` says so otherwise); the analytic engine's L2 is one cache of the SM's share
+    "l2.banks": {"analytic": 1, "simulate": 1},
+    "l2.set_index": {"analytic": "linear", "simulate": "linear"},
 }
 #: the notes already warned about in this process (:func:`warn_once`)
 _SAID: set = set()
@@ -314,6 +320,8 @@ def not_modelled(sm, engine: str, compat: bool = False) -> list[str]:
         if name in ("l1d.unified_bytes", "l1d.adaptive") and sm.l1d.shmem_options:
             continue  # both engines carve the L1D out of the unified array (carved_l1d)
         value = get(sm, name)
+        if name.startswith("l2.") and engine == "simulate" and sm.num_sms == 1:
+            continue  # the simulator's banked L2 (rfmodel.spec.sm.L2Spec; a larger chip's slice: one cache)
         if value is not None and value != holds:
             what = name if hasattr(value, "to_dict") else f"{name} = {value}"  # a nested spec: its name
             out.append(f"{what} (answered as {holds})" if holds is not None

@@ -171,6 +171,9 @@ class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
     write_allocate: bool = param(True, doc="a store that misses allocates its line (without waiting for "
                                  "it); false: GPGPU-Sim's no-write-allocate (N), the store only writes "
                                  "through")
+    store_hit_evicts: bool = param(False, doc="a global store that hits a filled line invalidates it "
+                                   "(GPGPU-Sim's write policy L: global write-evict; local stores write "
+                                   "through and keep their line); false: the line stays")
     set_index: str = param("linear", choices=("linear", "fermi-hash"),
                            doc="set of a line: its number mod the sets (GPGPU-Sim's L), or the Fermi L1D's "
                                "hash of address bits (H; 32 or 64 sets, other counts index linearly)")
@@ -273,6 +276,36 @@ class ICacheSpec(_SetAssociative, Spec, kind="sm.icache"):
     allocate_on_miss: bool = param(False, doc="a miss takes its way at once (GPGPU-Sim's m); false: when its "
                                               "line arrives (f, GPGPU-Sim's instruction caches)")
 
+
+
+#: ways of an L2 the SM spec gives no geometry for (the SM's slice as one cache: SMSpec.l2_ways)
+DEFAULT_L2_ASSOC = 16
+#: the L2 banks' set-index functions (GPGPU-Sim's dl2 set-index letters L, P and X)
+L2_SET_INDEX = ("linear", "ipoly", "xor")
+#: the set counts GPGPU-Sim's IPOLY hash has equations for
+IPOLY_SETS = (16, 32, 64)
+
+
+@dataclass(frozen=True)
+class L2Spec(Spec, kind="sm.l2"):
+    """The chip's L2 as GPGPU-Sim builds it (``-gpgpu_cache:dl2``, ``-gpgpu_n_mem`` x
+    ``-gpgpu_n_sub_partition_per_mchannel``): ``banks`` caches of ``l2_size_bytes / banks`` bytes each, one
+    per memory sub-partition.  A line's bank is its sub-partition under the DRAM's address decoding
+    (``SMSpec.dram``: the channel, then the low bank bits within it; without ``dram``, the line number modulo
+    the banks), and its set within the bank comes from the partition address, the address with the channel
+    and sub-partition bits taken out (so that lines of one bank do not crowd into a few of its sets), by
+    ``set_index``: ``linear`` (the line bits above the offset, GPGPU-Sim's L), ``ipoly`` (GPGPU-Sim's P:
+    those bits XOR-hashed with the bits above them, for 16, 32 or 64 sets) or ``xor`` (GPGPU-Sim's X: those
+    bits XOR the bits right above them).
+
+    The simulator models it where the SM has the whole L2 (``num_sms`` = 1, the one-SM configurations
+    Accel-Sim runs a share on); the SM's slice of a larger chip (``l2_size_bytes / num_sms``) is one cache of
+    ``assoc`` ways, its set the line number modulo its sets."""
+
+    banks: int = param(1, unit="banks", bounds=(1, 4096), doc="L2 banks (memory sub-partitions)")
+    assoc: int = param(16, unit="ways", bounds=(1, 1024), doc="ways of a set")
+    set_index: str = param("linear", choices=L2_SET_INDEX,
+                           doc="set index within a bank: linear, ipoly or xor (GPGPU-Sim's L, P and X)")
 
 
 #: the address-map letters GPGPU-Sim's ``-gpgpu_mem_addr_mapping`` takes, high bit first: D (channel), B
@@ -477,7 +510,12 @@ class SMSpec(Spec, kind="sm", version=1):
                                        doc="L1 miss served by the L2 (GPGPU-Sim's ROP latency)")
     dram_latency_cycles: int = param(100, unit="cycles", bounds=(0, 100_000),
                                      doc="extra latency when the L2 misses too")
-    l2_size_bytes: int = param(768 * _KIB, unit="B", bounds=(0, 1 << 36), doc="chip L2 size (informational)")
+    l2_size_bytes: int = param(768 * _KIB, unit="B", bounds=(0, 1 << 36), doc="chip L2 size")
+    l2: L2Spec | None = param(
+        optional=True, type=L2Spec,
+        doc="the L2's banks, ways and set index (GPGPU-Sim's dl2; the simulator where num_sms = 1); left "
+            "out: the SM's slice of l2_size_bytes / num_sms, one cache of SimOptions.l2_assoc ways, set = "
+            "line modulo sets")
     mem_bw_bytes_per_cycle: float = param(16.896, unit="B/cycle", bounds=(1e-6, 1e6),
                                           doc="this SM's share of DRAM bandwidth, for a simple queue")
 
@@ -521,6 +559,8 @@ class SMSpec(Spec, kind="sm", version=1):
         if self.l2_sector_bytes is not None and self.icnt_flit_bytes is None and self.dram is None:
             self._fail("l2_sector_bytes", self.l2_sector_bytes,
                        "left out unless icnt_flit_bytes or dram is given (without them it acts on nothing)")
+        if self.l2 is not None:
+            self._check_l2()
         if self.exec_units is not None and self.sub_core:
             e = self.exec_units
             for t in ("sp", "sfu", "dp", "int", "tensor", "branch"):
@@ -529,6 +569,39 @@ class SMSpec(Spec, kind="sm", version=1):
                     self._fail("exec_units", e.to_dict(),
                                f"with sub-cores, at least one {t} unit and dispatch slot a scheduler "
                                f"({self.schedulers_per_sm})")
+
+    def _check_l2(self) -> None:
+        """The L2's banks divide it into whole sets of a power-of-two count (GPGPU-Sim masks the set index),
+        an IPOLY index has equations for its count, and the banks split evenly over the DRAM's channels."""
+        l2, line = self.l2, self.l1d.line_bytes
+        per_set = l2.banks * l2.assoc * line
+        sets = self.l2_size_bytes // per_set if self.l2_size_bytes % per_set == 0 else 0
+        if sets < 1 or sets & (sets - 1):
+            self._fail("l2", l2.to_dict(),
+                       f"banks x assoc x line ({per_set} B) dividing l2_size_bytes = {self.l2_size_bytes} "
+                       "into a power-of-two count of sets a bank")
+        if l2.set_index == "ipoly" and sets not in IPOLY_SETS:
+            self._fail("l2", l2.to_dict(),
+                       f"set_index = 'linear' with {sets} sets a bank (ipoly takes "
+                       f"{', '.join(map(str, IPOLY_SETS))})")
+        if self.dram is not None:
+            subs = l2.banks // self.dram.channels
+            if l2.banks % self.dram.channels or subs & (subs - 1):
+                self._fail("l2", l2.to_dict(),
+                           f"banks a power-of-two multiple of dram.channels = {self.dram.channels} (the "
+                           "sub-partitions of each channel)")
+
+    @property
+    def l2_ways(self) -> int:
+        """Ways of the L2's sets: the L2 spec's, or :data:`DEFAULT_L2_ASSOC` without one."""
+        return self.l2.assoc if self.l2 is not None else DEFAULT_L2_ASSOC
+
+    @property
+    def l2_sets_per_bank(self) -> int:
+        """Sets of one L2 bank (:class:`L2Spec`; 0 without it)."""
+        if self.l2 is None:
+            return 0
+        return self.l2_size_bytes // (self.l2.banks * self.l2.assoc * self.l1d.line_bytes)
 
     # ----------------------------------------------------- derived values
     @property
