@@ -376,6 +376,16 @@ def _l1d_policy(r: _Reader, dl1: _Cache) -> dict:
             "set_index": "fermi-hash" if dl1.index == "H" else "linear"}
 
 
+def _l2_banks(dl2: _Cache | None, banks: int) -> L2Spec | None:
+    """The L2's banks (one per memory sub-partition) with the dl2's ways and set index; an index rfmodel does
+    not compute (H, or P over a set count its IPOLY hash has no equations for) leaves the L2 as one cache of
+    the SM's slice (None)."""
+    if dl2 is None or not (dl2.index in ("L", "X") or (dl2.index == "P" and dl2.sets in IPOLY_SETS)):
+        return None
+    index = {"L": "linear", "P": "ipoly", "X": "xor"}[dl2.index]
+    return L2Spec(banks=banks, assoc=dl2.assoc, set_index=index)
+
+
 def _pair(r: _Reader, name: str) -> tuple[int, int]:
     lat, ii = r.ints(name, ",", 2)[:2]
     if lat < 1:
@@ -516,12 +526,7 @@ def import_gpgpusim_config(
     sub_parts = r.int("-gpgpu_n_sub_partition_per_mchannel", 1)
     dl2 = _cache(r, "-gpgpu_cache:dl2")
     l2_size = dl2.size * n_mem * sub_parts if dl2 else 0
-    # the L2's banks (one per memory sub-partition) with the dl2's ways and set index; an index rfmodel does
-    # not compute (H) leaves the L2 as one cache of the SM's slice
-    l2 = None
-    if dl2 is not None and (dl2.index in ("L", "X") or (dl2.index == "P" and dl2.sets in IPOLY_SETS)):
-        index = {"L": "linear", "P": "ipoly", "X": "xor"}[dl2.index]
-        l2 = L2Spec(banks=n_mem * sub_parts, assoc=dl2.assoc, set_index=index)
+    l2 = _l2_banks(dl2, n_mem * sub_parts)
     chips = r.int("-gpgpu_n_mem_per_ctrlr", 1)
     bus_bytes = r.int("-gpgpu_dram_buswidth", 1)
     freq_ratio = r.int("-dram_data_command_freq_ratio", 1)
