@@ -892,6 +892,25 @@ def _packbits(mask, v):
     return out
 
 
+@njit(cache=True, inline="always")
+def ipoly_hash(masks, base, high, index):
+    """GPGPU-Sim's IPOLY hash (its hashing.cc, after "Pseudo-randomly interleaved memory", Rau, ISCA 1991):
+    bit ``i`` of ``index`` flipped by the parity of ``high``'s bits under mask ``masks[base + i]`` (up to six
+    masks; a 0 ends them)."""
+    new = 0
+    for i in range(6):
+        m = masks[base + i]
+        if m == 0:
+            break
+        par = 0
+        v = high & m
+        while v != 0:
+            par ^= 1
+            v &= v - 1
+        new |= (par ^ ((index >> i) & 1)) << i
+    return new
+
+
 @njit(cache=True)
 def dram_locate(dram, addr):
     """(channel, bank, row, sub-partition or -1) of byte address ``addr`` under ``dram``'s header (GPGPU-Sim's
@@ -916,18 +935,7 @@ def dram_locate(dram, addr):
         chip = chip ^ (high & (nch - 1))
     elif dram[D_HASH] == 2:
         nsub = 1 << dram[D_NSUB]
-        sub = chip * nsub + (bk & (nsub - 1))
-        new = 0
-        for i in range(6):
-            m = dram[D_IPOLY + i]
-            if m == 0:
-                break
-            par = 0
-            v = high & m
-            while v != 0:
-                par ^= 1
-                v &= v - 1
-            new |= (par ^ ((sub >> i) & 1)) << i
+        new = ipoly_hash(dram, D_IPOLY, high, chip * nsub + (bk & (nsub - 1)))
         if dram[D_GAP] != 0:
             new = new % (nch * nsub)
         chip = new // nsub
@@ -972,18 +980,7 @@ def l2_set(cfg, dram, line):
     if cfg[C_L2_INDEX] == 2:  # XOR: the index XOR as many bits right above it
         index = index ^ (high & (bsets - 1))
     elif cfg[C_L2_INDEX] == 1:  # IPOLY: each index bit flipped by the parity of its taps above the index
-        new = 0
-        for i in range(6):
-            m = cfg[C_L2_POLY0 + i]
-            if m == 0:
-                break
-            par = 0
-            v = high & m
-            while v != 0:
-                par ^= 1
-                v &= v - 1
-            new |= (par ^ ((index >> i) & 1)) << i
-        index = new
+        index = ipoly_hash(cfg, C_L2_POLY0, high, index)
     return bank * bsets + index
 
 
