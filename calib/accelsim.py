@@ -12,7 +12,10 @@ instructions per cycle), the L1D hit rate and the shares of the schedulers' no-i
 workload to ``<out>/<config>.csv`` (rewritten after every workload; a workload already there for the same
 rfmodel commit is skipped unless ``--force``; failed ones are retried with ``--retry-failed``), the run's
 provenance to ``<out>/<config>.json``, and the section "Simulator against Accel-Sim on the built-in
-workloads" of ``docs/validation.md`` is regenerated from every configuration's CSV in ``<out>``.
+workloads" of ``docs/validation.md`` is regenerated from every configuration's CSV in ``<out>``.  Each row
+keeps the digest of the trace folder both simulators ran (``trace_digest``); after a change of rfmodel's
+simulator alone, ``--reuse-accelsim`` reruns rfmodel's side and takes Accel-Sim's from the row that ran the
+same trace on the same Accel-Sim (a row without a digest, or with another, runs Accel-Sim again).
 
 Accel-Sim is found from ``ACCELSIM`` (the path of ``accel-sim.out``); the ``env.sh`` of its build (looked up
 in the ancestors of that path, or ``--env``) is sourced before each run.  Without ``ACCELSIM`` the script
@@ -69,8 +72,10 @@ FIELDS = (
     "accelsim_warp_instructions", "rfmodel_warp_instructions",
     "accelsim_seconds", "rfmodel_seconds",
     "accelsim_l1d_kb", "rfmodel_not_modelled",
-    "num_sms", "binary_version", "rfmodel_commit", "accelsim_commit", "note",
+    "num_sms", "binary_version", "rfmodel_commit", "accelsim_commit", "trace_digest", "note",
 )
+#: the columns of Accel-Sim's side of a row (what ``--reuse-accelsim`` takes from an earlier row)
+ACCELSIM_FIELDS = tuple(f for f in FIELDS if f.startswith("accelsim_") and f != "accelsim_commit")
 
 # rfmodel's stall reasons grouped as Accel-Sim's issue-stage counters group them (per scheduler and cycle
 # without an issue: no valid instruction / waiting on the scoreboard / ready but the pipeline was full)
@@ -314,10 +319,35 @@ def _fmt(v, digits: int = 4) -> str:
     return str(v)
 
 
+def trace_digest(folder: Path) -> str:
+    """SHA-1 of a trace folder's files (names and bytes, in name order): the same digest, the same input to
+    Accel-Sim."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for f in sorted(p for p in folder.iterdir() if p.is_file()):
+        h.update(f.name.encode() + b"\0")
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def reusable_accelsim(old: dict | None, digest: str, as_commit: str) -> dict | None:
+    """Accel-Sim's side of an earlier row (:data:`ACCELSIM_FIELDS`) when it ran the same trace (digest) with
+    the same Accel-Sim (commit) and finished; else None."""
+    if (old is None or not old.get("trace_digest") or old.get("trace_digest") != digest
+            or old.get("accelsim_commit") != as_commit or not old.get("accelsim_cycles")):
+        return None
+    return {k: old.get(k) for k in ACCELSIM_FIELDS}
+
+
 def run_workload(cfg: Config, name: str, sim: AccelSim, work: Path, timeout: float,
-                 rf_commit: str, as_commit: str, keep_trace: bool = True) -> dict:
+                 rf_commit: str, as_commit: str, keep_trace: bool = True, reuse: dict | None = None) -> dict:
     """Export, run both simulators and return the CSV row (``status`` says what failed).  The logs stay
-    in ``work/<config>/<workload>/``, and the trace too with ``keep_trace``."""
+    in ``work/<config>/<workload>/``, and the trace too with ``keep_trace``.  ``reuse``: an earlier row of
+    this workload whose Accel-Sim side is taken instead of running Accel-Sim when the exported trace is the
+    one it ran (:func:`reusable_accelsim`)."""
     slug = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
     wdir = work / cfg.name / slug
     if wdir.exists():
@@ -340,6 +370,8 @@ def run_workload(cfg: Config, name: str, sim: AccelSim, work: Path, timeout: flo
     if cfg.binary_version != 70:
         for traceg in trace.glob("*.traceg"):
             set_binary_version(traceg, cfg.binary_version)
+    row["trace_digest"] = trace_digest(trace)
+    kept = reusable_accelsim(reuse, row["trace_digest"], as_commit)
 
     # GPGPU-Sim opens the interconnect (and power) files named in the config relative to its working folder
     for f in cfg.folder.iterdir():
@@ -355,12 +387,22 @@ def run_workload(cfg: Config, name: str, sim: AccelSim, work: Path, timeout: flo
     if sim.env_sh is not None:
         cmd = ["bash", "-c", '. "$0" >/dev/null && exec "$@"', str(sim.env_sh)] + cmd
     as_log = wdir / "accelsim.log"
-    rc, as_s = _run(cmd, cwd=run, log=as_log, timeout=timeout)
-    a = parse_accelsim(as_log.read_text(errors="replace"))
-    row["accelsim_seconds"] = round(as_s, 1)
     notes = []
+    if kept is not None:  # the same trace on the same Accel-Sim: its earlier answer
+        a = {"cycles": int(float(kept["accelsim_cycles"])), "error": None,
+             "warp_instructions": int(float(kept["accelsim_warp_instructions"]))
+             if kept.get("accelsim_warp_instructions") else None}
+        rc = 0
+        notes.append("Accel-Sim's result reused (same trace and Accel-Sim, row of "
+                     f"{reuse.get('rfmodel_commit')})")
+    else:
+        rc, as_s = _run(cmd, cwd=run, log=as_log, timeout=timeout)
+        a = parse_accelsim(as_log.read_text(errors="replace"))
+        row["accelsim_seconds"] = round(as_s, 1)
     as_ok = rc == 0 and a["error"] is None and a["cycles"]
-    if not as_ok:
+    if kept is not None:
+        row |= {k: v for k, v in kept.items() if v not in (None, "")}
+    elif not as_ok:
         if rc is None:
             why = f"timed out after {timeout:g} s"
         elif a["error"] not in (None, "no normal exit"):
@@ -671,7 +713,7 @@ def engine_limits(cfg: Config) -> dict:
 
 def run_config(cfg: Config, workloads: list[str], sim: AccelSim, out: Path, work: Path, *, jobs: int,
                timeout: float, force: bool, retry_failed: bool, command: str,
-               keep_trace: bool = True, suite: str = "builtin") -> list[dict]:
+               keep_trace: bool = True, suite: str = "builtin", reuse_accelsim: bool = False) -> list[dict]:
     """Run ``workloads`` on ``cfg`` in both simulators (those already in the CSV at this commit kept), writing
     each row as it completes: ``<config>.csv`` for the built-in suite, ``<config>.papers.csv`` for the
     papers' benchmarks (their own table)."""
@@ -684,7 +726,7 @@ def run_config(cfg: Config, workloads: list[str], sim: AccelSim, out: Path, work
     todo = []
     for n in workloads:
         r = existing.get(n)
-        keep = (r is not None and not force and r.get("rfmodel_commit") == rf_commit
+        keep = (r is not None and not force and not reuse_accelsim and r.get("rfmodel_commit") == rf_commit
                 and r.get("accelsim_commit") == as_commit and (r.get("status") == "ok" or not retry_failed))
         if not keep:
             todo.append(n)
@@ -716,7 +758,8 @@ def run_config(cfg: Config, workloads: list[str], sim: AccelSim, out: Path, work
 
     def one(n: str) -> None:
         try:
-            row = run_workload(cfg, n, sim, work, timeout, rf_commit, as_commit, keep_trace)
+            row = run_workload(cfg, n, sim, work, timeout, rf_commit, as_commit, keep_trace,
+                               reuse=existing.get(n) if reuse_accelsim else None)
         except Exception as e:  # keep going: the row records what went wrong
             row = {"config": cfg.name, "workload": n, "status": "error", "note": f"{type(e).__name__}: {e}",
                    "rfmodel_commit": rf_commit, "accelsim_commit": as_commit}
@@ -764,6 +807,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder for traces and logs (default: a temporary one, removed at the end)")
     ap.add_argument("--force", action="store_true", help="rerun workloads already in the CSV")
     ap.add_argument("--retry-failed", action="store_true", help="rerun workloads whose row is a failure")
+    ap.add_argument("--reuse-accelsim", action="store_true",
+                    help="rerun rfmodel's side of every named workload, taking Accel-Sim's from its row in "
+                         "the CSV where that row ran the same exported trace (its trace_digest) on the same "
+                         "Accel-Sim; after a change of rfmodel's simulator only")
     a = ap.parse_args(argv)
     try:
         if a.jobs < 1 or a.timeout <= 0 or (a.num_sms is not None and a.num_sms < 1):
@@ -787,7 +834,7 @@ def main(argv: list[str] | None = None) -> int:
         for cfg in configs:
             rows = run_config(cfg, workloads, sim, out, work, jobs=a.jobs, timeout=a.timeout, force=a.force,
                               retry_failed=a.retry_failed, command=command, keep_trace=bool(a.work),
-                              suite=a.suite)
+                              suite=a.suite, reuse_accelsim=a.reuse_accelsim)
             s = summarize(rows)
             if s["median_abs_error_pct"] is not None:
                 print(f"{cfg.name}{SUITE_TAG[a.suite]}: median |error| {s['median_abs_error_pct']:.1f} %, "

@@ -273,3 +273,25 @@ def test_end_to_end_on_two_small_workloads(tmp_path):
         assert abs(float(r["error_pct"])) < 40.0
         assert r["accelsim_warp_instructions"] == r["rfmodel_warp_instructions"]
     assert acs.SECTION in doc.read_text()
+
+
+def test_accelsims_side_is_reused_only_for_the_same_trace_on_the_same_accelsim(tmp_path):
+    """``--reuse-accelsim`` takes an earlier row's Accel-Sim columns only where that row ran a trace folder
+    of the same digest (file names and bytes) on the same Accel-Sim and finished."""
+    t = tmp_path / "trace"
+    t.mkdir()
+    (t / "kernelslist.g").write_text("kernel-1.traceg\n")
+    (t / "kernel-1.traceg").write_text("-kernel name = k\n")
+    d = acs.trace_digest(t)
+    assert len(d) == 16 and acs.trace_digest(t) == d
+    old = {"trace_digest": d, "accelsim_commit": "a/b", "accelsim_cycles": "1200", "accelsim_ipc": "0.5",
+           "rfmodel_cycles": "1100", "rfmodel_commit": "x"}
+    got = acs.reusable_accelsim(old, d, "a/b")
+    assert got["accelsim_cycles"] == "1200" and got["accelsim_ipc"] == "0.5"
+    assert "rfmodel_cycles" not in got and set(got) == set(acs.ACCELSIM_FIELDS)
+    (t / "kernel-1.traceg").write_text("-kernel name = k2\n")  # another trace
+    assert acs.trace_digest(t) != d and acs.reusable_accelsim(old, acs.trace_digest(t), "a/b") is None
+    assert acs.reusable_accelsim(old, d, "c/d") is None  # another Accel-Sim
+    assert acs.reusable_accelsim({**old, "accelsim_cycles": ""}, d, "a/b") is None  # it failed
+    assert acs.reusable_accelsim({**old, "trace_digest": ""}, d, "a/b") is None  # a row without a digest
+    assert acs.reusable_accelsim(None, d, "a/b") is None
