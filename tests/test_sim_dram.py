@@ -223,3 +223,50 @@ def test_a_global_store_hit_evicts_its_line_where_the_l1d_writes_evict(compat):
     # a store that does not wait for the load: the line is still being filled, the store leaves it
     early = [ld, ("STG", [], [11, 13], {"lines": [0]}), ("LDG", [12], [10], {"lines": [0]})]
     assert counts(sm, early)["l1_hit"] == 2
+
+
+# GPGPU-Sim's IPOLY equations (hashing.cc), typed from its source: per output bit, the higher bits XORed in
+_IPOLY32 = ((13, 12, 11, 10, 9, 6, 5, 3, 0), (14, 13, 12, 11, 10, 7, 6, 4, 1), (14, 10, 9, 8, 7, 6, 3, 2, 0),
+            (11, 10, 9, 8, 7, 4, 3, 1), (12, 11, 10, 9, 8, 5, 4, 2))
+_IPOLY64 = ((18, 17, 16, 15, 12, 10, 6, 5, 0), (15, 13, 12, 11, 10, 7, 5, 1, 0),
+            (16, 14, 13, 12, 11, 8, 6, 2, 1), (17, 15, 14, 13, 12, 9, 7, 3, 2),
+            (18, 16, 15, 14, 13, 10, 8, 4, 3), (17, 16, 15, 14, 11, 9, 5, 4))
+
+
+def _ipoly_ref(eqs, a, b):
+    return sum(((sum(a >> k & 1 for k in ks) + (b >> i & 1)) & 1) << i for i, ks in enumerate(eqs))
+
+
+@needs_configs
+def test_volta_l2_banks_and_sets_follow_gpgpusims_ipoly_on_the_partition_address():
+    """SM7_QV100_1SM's L2 (32 channels x 2 sub-partitions, 32 sets of 24 ways, index P), against GPGPU-Sim's
+    code written out here: its map dramid@8;...RBBBCCCB.CCCSSSSS with the 5 channel bits inserted at bit 8
+    puts the bank bits at 13 and 17-19; the sub-partition is the 64-way IPOLY of (channel x 2 + bank bit 13)
+    with the address above bit 14; the partition address drops bits 8-13, and the set is the 32-way IPOLY of
+    its line bits 7-11 with the bits above them."""
+    sm = from_gpgpusim_config(CONFIGS / "SM7_QV100_1SM" / "gpgpusim.config")
+    assert (sm.l2.banks, sm.l2.assoc, sm.l2.set_index, sm.l2_sets_per_bank) == (64, 24, "ipoly", 32)
+    cfg, arr = _l2_cfg(sm), _dram_array(sm)
+    assert cfg[C.C_L2_SUBMASK] == 1 << 13
+    rng = np.random.default_rng(5)
+    for line in rng.integers(0, 1 << 28, size=300):
+        addr = int(line) << 7
+        chip, bk0 = addr >> 8 & 31, addr >> 13 & 1
+        sub = _ipoly_ref(_IPOLY64, addr >> 14, chip * 2 + bk0)
+        part = (addr & 0xFF) | (addr >> 14 << 8)
+        index = _ipoly_ref(_IPOLY32, part >> 12, part >> 7 & 31)
+        assert C.l2_set(cfg, arr, int(line)) == sub * 32 + index, hex(addr)
+
+
+def test_an_xor_l2_index_without_dram_decoding_by_hand():
+    """Without DRAM decoding a line's bank is its number modulo the banks and the partition address the
+    quotient; the XOR index (GPGPU-Sim's X) is its low set bits XOR the bits right above them: with 12 banks
+    of 64 sets, line 780 = 12 x 65 -> bank 0, 65 = 0b1_000001 -> set 1 ^ 1 = 0; line 797 = 12 x 66 + 5 ->
+    bank 5, 66 = 0b1_000010 -> set 2 ^ 1 = 3."""
+    from rfmodel.spec.sm import L2Spec
+
+    sm = from_gpgpusim_config(GTX480_1SM / "gpgpusim.config")
+    sm = sm.replace(dram=None, l2=L2Spec(banks=12, assoc=8, set_index="xor"))
+    cfg, arr = _l2_cfg(sm), _dram_array(sm)
+    assert C.l2_set(cfg, arr, 780) == 0 * 64 + 0
+    assert C.l2_set(cfg, arr, 797) == 5 * 64 + 3
