@@ -411,16 +411,15 @@ class AnalyticContext:
     def interval_coef(self) -> dict:
         return {k: self.coef[k] for k in INTERVAL_COEFFICIENTS if k in self.coef}
 
-    def model(self, effects: Effects = Effects(), *, warps=None) -> dict:
+    def model(self, effects: Effects = Effects()) -> dict:
         """The shared interval model with the design's effects: its outputs (``ipc``, ``cycles``,
         ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...) under the context's anchor,
         which scales the bounds the SM's schedule measures (every one but the banks' and the collectors')
         inside the fixed point, so that the queues and what a design derives from the SM's pace see the
         anchored one.  With effects on the L1D (``l1d_lines``, ``l1d_hits``) and an anchor curve, the factor
         is the curve's at the model's L1D hit rate (the curve under the design's store policy,
-        ``Effects.l1d_write_allocate``).  ``warps``: the warps that issue, in place of the resident ones (a
-        design whose structures let only some of them issue at a time)."""
-        return self._interval(effects, anchor=self._anchor_of(effects), warps=warps)
+        ``Effects.l1d_write_allocate``)."""
+        return self._interval(effects, anchor=self._anchor_of(effects))
 
     def latency_rate(self, m: dict, effects: Effects = Effects()) -> np.ndarray:
         """The latency bound of the model's outputs ``m`` (run with ``effects``) as it entered the soft
@@ -473,7 +472,7 @@ class AnalyticContext:
                     ratio[ctas == c] = a / float(self.anchor)
         return ratio
 
-    def _interval(self, effects: Effects, anchor=1.0, warps=None) -> dict:
+    def _interval(self, effects: Effects, anchor=1.0) -> dict:
         return sm_interval(
             self.profile, self.sm, self.grid, self.interval_coef(), extra_collect=effects.extra_collect,
             bank_cycles=effects.bank_cycles, read_share=effects.read_share, write_share=effects.write_share,
@@ -482,7 +481,7 @@ class AnalyticContext:
             write_defer=effects.write_defer,
             bank_claims=effects.bank_claims, warp_per_bank=effects.warp_per_bank,
             greedy_spread=effects.greedy_spread, extra_latency=effects.extra_latency,
-            l1d_hits=effects.l1d_hits, anchor=anchor, warps=self.resident_warps if warps is None else warps,
+            l1d_hits=effects.l1d_hits, anchor=anchor, warps=self.resident_warps,
             scattered_banks=effects.scattered_banks, issue_stall=effects.issue_stall,
         )  # fmt: skip
 

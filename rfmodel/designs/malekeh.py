@@ -106,7 +106,6 @@ MALEKEH_CALIBRATION = {
     "sthld_hold": (0.5, 0.0, 1.0),  # share of the tables taken after the allocator's STHLD wait
     "near_fraction_default": (0.5, 0.0, 1.0),  # when the profile has no reuse-distance histogram
     "ccu_hold_weight": (1.0, 0.0, 3.0),  # a warp's issue spacing behind its own CT, per cycle of collection
-    "ct_wait_share": (0.7, 0.0, 1.0),  # share of waiting owners' CTs taken only after STHLD (ct_pool_rate)
 }
 #: cycles a CT stays busy after its instruction took a collector (issue t, read t + 1, dispatch t + 2)
 CCU_HOLD = 2
@@ -607,90 +606,35 @@ def fsm_step(state, sthld, rel, d1, d2, smax, large):
     return state, sthld
 
 
-def _ladder(n, s0, d, smax):
-    """Sum of the machine's first ``n`` rungs: ``s0``, then ``min(s0 + d j, smax)`` for j = 1..n-1 (an
-    initial STHLD above the bound is kept for the first interval only; vectorized)."""
-    n = np.maximum(np.asarray(n, dtype=np.float64), 0.0)
-    m = np.clip(np.ceil((smax - s0) / d) - 1.0, 0.0, np.maximum(n - 1.0, 0.0))  # rungs j >= 1 below smax
-    return np.where(n > 0, s0 + m * s0 + d * m * (m + 1.0) / 2.0 + np.maximum(n - 1.0 - m, 0.0) * smax, 0.0)
-
-
-def _rung(j, s0, d, smax):
-    """The machine's rung ``j``: ``s0`` for j = 0, ``min(s0 + d j, smax)`` after."""
-    return np.where(j > 0, np.minimum(s0 + d * j, smax), s0)
-
-
-def sthld_climb(cycles, sthld, interval, adaptive=1, settle=None):
-    """The adaptive STHLD over a run of ``cycles``: the machine of :func:`fsm_step` starts at ``sthld`` and
-    adds ``delta_big`` at the end of every ``interval`` cycles (state 1, then 2), up to ``sthld_max``, so
-    interval j (from 0) runs at rung ``s_j = min(sthld + delta_big j, sthld_max)``.  ``settle``: per point,
-    the rung J (>= 1) at which the interval's IPC falls by :data:`FSM`'s large change below the one before
-    (``inf`` or None: it never does, a steady run): the machine then backs off (state 4) to ``s_{J-1}``, and
-    the fine steps of states 4-5 around it (+-``delta_small``) leave it there, so interval j runs at ``s_j``
-    up to J and at ``s_{J-1}`` after.  Returns ``(mean, level)``: the mean over the completed intervals
-    (the simulator's ``sthld_mean``; ``sthld`` when none completes) and the time average over the whole run
-    (what the waits cost).  With ``adaptive`` 0 both are ``sthld``."""
+def sthld_climb(cycles, sthld, interval, adaptive=1):
+    """The adaptive STHLD over a run of ``cycles`` whose IPC never falls by :data:`FSM`'s large change from
+    one interval to the next (a steady run): the machine of :func:`fsm_step` starts at ``sthld`` and adds
+    ``delta_big`` at the end of every ``interval`` cycles (state 1, then 2), up to ``sthld_max``; interval j
+    (from 0) runs at ``L_j = sthld`` for j = 0, ``min(sthld + delta_big j, sthld_max)`` after.  Returns
+    ``(mean, level)``: the mean over the completed intervals (the simulator's ``sthld_mean``; ``sthld`` when
+    none completes) and the time average over the whole run (what the waits cost).  With ``adaptive`` 0
+    both are ``sthld``.  A run whose IPC drops by 5 % or more between intervals backs off instead (state 4),
+    which this does not follow: the climb is an upper bound there."""
     T = np.asarray(cycles, dtype=np.float64)
     T = np.where(np.isfinite(T), np.maximum(T, 0.0), 0.0)  # nothing resident (no finite run): the initial
     s0 = np.asarray(sthld, dtype=np.float64)
     iv = np.maximum(np.asarray(interval, dtype=np.float64), 1.0)
     d, smax = float(FSM["delta_big"]), float(FSM["sthld_max"])
-    J = np.asarray(np.inf if settle is None else settle, dtype=np.float64)
     k = np.floor(T / iv)  # completed intervals
-    finite = np.isfinite(J)
-    Jf = np.where(finite, np.maximum(J, 1.0), 0.0)
-    back = _rung(Jf - 1.0, s0, d, smax)  # s_{J-1}, where the machine settles
-    after = finite & (k > Jf + 1.0)
-    done = np.where(after, _ladder(Jf + 1.0, s0, d, smax) + (k - Jf - 1.0) * back, _ladder(k, s0, d, smax))
-    last = np.where(finite & (k > Jf), back, _rung(k, s0, d, smax))  # the interval under way
+
+    def rungs(n):
+        # sum of L_j over j = 1..n: the climbing rungs below smax, then smax
+        below = np.maximum(np.ceil((smax - s0) / d) - 1.0, 0.0)
+        m = np.minimum(n, below)
+        return m * s0 + d * m * (m + 1.0) / 2.0 + (n - m) * smax
+
+    done = s0 + rungs(np.maximum(k - 1.0, 0.0))  # sum over the completed intervals j = 0..k-1
+    last = np.where(k > 0, np.minimum(s0 + d * k, smax), s0)  # the level of the interval under way
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(k > 0, done / np.maximum(k, 1.0), s0)
-        level = np.where(T > 0, (done * iv + (T - k * iv) * last) / T, s0)
+        level = np.where(T > 0, (np.where(k > 0, done, 0.0) * iv + (T - k * iv) * last) / T, s0)
     on = np.asarray(adaptive) > 0
     return np.where(on, mean, s0), np.where(on, level, s0)
-
-
-def ct_pool_rate(profile, m, m_pool, pool_rate, sthld, owners, groups, wait_share) -> np.ndarray:
-    """IPC bound of the warps that own a cache table when more warps are resident than there are tables
-    (vectorized; ``inf`` where every warp has one).
-
-    A warp issues only through its own CT, so at any time the ``owners`` warps holding the SM's CTs are the
-    ones that issue.  A CT whose warp waits on a long-latency load stays with it until the group's allocator
-    gives it to a ready warp without one; a CT of far values goes at once, one holding near values (a share
-    ``wait_share`` of the takings) only after the allocator has stalled STHLD cycles, and the group's
-    allocator replaces one such CT per STHLD (its count restarts from zero at each allocation).  So the
-    takings that wait queue at a server of fixed service time ``s`` = STHLD per group: an M/D/1 queue with
-    arrivals ``lam = (owners / groups) e wait_share / (t0 + phi ell)`` per cycle, wait
-    ``D = s + rho s / (2 (1 - rho))``, ``rho = lam s``.  A CT is idle for ``min(D, L)`` of each wait of
-    ``L`` cycles (the load latency of the model run at the owners, ``m_pool``), the share
-    ``phi = min(D, L) / L`` of its owner's memory waits, so each CT issues an instruction every
-    ``t0 + phi ell`` cycles: ``t0`` the single-warp cycles per instruction without memory waits (the
-    profile's ``chain2`` at the model's collection time), ``ell`` the memory wait per instruction of a warp
-    when only the owners run (``owners / pool_rate - t0``, ``pool_rate`` the latency bound of the model run
-    at ``owners`` warps), ``e = ell / L`` the waits per instruction.  ``phi`` solves the fixed point by
-    bisection (``phi`` rises with ``D`` and ``D`` falls with ``phi``).  STHLD = 0: no CT is ever held
-    (``phi = 0``, the owners at their single-warp pace); a large STHLD: ``phi = 1``, only the owners hide
-    memory latency."""
-    W = np.asarray(m["warps"], dtype=np.float64)
-    owners = np.asarray(owners, dtype=np.float64)
-    k = np.maximum(np.asarray(m["t_collect"], dtype=np.float64) - 1.0, 0.0)
-    t0 = np.maximum(profile.chain_at2(k, 0.0), 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ell = np.maximum(np.where(pool_rate > 0, owners / pool_rate, np.inf) - t0, 0.0)
-        ell = np.where(np.isfinite(ell), ell, 0.0)
-    L = np.maximum(np.asarray(m_pool["load_latency"], dtype=np.float64), 1.0)
-    s = np.maximum(np.asarray(sthld, dtype=np.float64), 0.0)
-    arrive = owners / np.asarray(groups, dtype=np.float64) * (ell / L) * np.asarray(wait_share, np.float64)
-    lo, hi = 0.0 * (t0 + s + arrive), 1.0 + 0.0 * (t0 + s + arrive)
-    for _ in range(40):
-        phi = 0.5 * (lo + hi)
-        rho = arrive / (t0 + phi * ell) * s
-        with np.errstate(divide="ignore", invalid="ignore"):
-            D = np.where(rho < 1.0, s + rho * s / (2.0 * (1.0 - rho)), np.inf)
-        up = np.minimum(D, L) / L > phi
-        lo, hi = np.where(up, phi, lo), np.where(up, hi, phi)
-    rate = owners / (t0 + 0.5 * (lo + hi) * ell)
-    return np.where(W > owners, rate, np.inf)
 
 
 @njit(cache=True)
@@ -1199,18 +1143,14 @@ class Malekeh(Design):
         else:
             near = near_fraction_from_hist(hist, rthld)
         timing, timing_m = bank_effects(ctx)
-        # the adaptive STHLD climbs with the run's intervals (sthld_climb) until a rung costs the IPC the
-        # machine's large change (the CT owners' bound at each rung, the rest of the first pass's terms held):
-        # its level over a run at the initial STHLD gives the run's length, and the terms are taken again at
-        # the level that length gives
-        pool = {}
-        out, flushes, hold = self._terms(ctx, rthld, sthld, oversub, ccus * G, near, timing, pool)
+        # the adaptive STHLD climbs with the run's intervals (sthld_climb): its level over a run at the
+        # initial STHLD gives the run's length, and the terms are taken again at the level that length gives
+        out, flushes, hold = self._terms(ctx, rthld, sthld, oversub, ccus * G, near, timing)
         if np.any(adaptive > 0):
-            settle = self._settle(ctx, pool, sthld)
-            level = sthld_climb(out["cycles"], sthld, interval, adaptive, settle)[1]
-            out, flushes, hold = self._terms(ctx, rthld, level, oversub, ccus * G, near, timing, pool)
+            level = sthld_climb(out["cycles"], sthld, interval, adaptive)[1]
+            out, flushes, hold = self._terms(ctx, rthld, level, oversub, ccus * G, near, timing)
             # the simulator's mean over the completed intervals, at the run's length at that level
-            mean = sthld_climb(out["cycles"], sthld, interval, adaptive, settle)[0]
+            mean = sthld_climb(out["cycles"], sthld, interval, adaptive)[0]
         else:
             mean = sthld + 0 * oversub
         out.update({
@@ -1221,30 +1161,10 @@ class Malekeh(Design):
         out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
         return out
 
-    def _settle(self, ctx, pool, sthld) -> np.ndarray:
-        """The adaptive machine's rung (``sthld_climb``'s ``settle``) at which the IPC falls by the large
-        change: the soft minimum of the first pass's bounds with the CT owners' at each rung."""
-        d, smax, large = float(FSM["delta_big"]), float(FSM["sthld_max"]), float(FSM["large_change"])
-        s0 = np.asarray(sthld, dtype=np.float64)
-        n = int(np.ceil(smax / d)) + 1
-        rungs = np.minimum(s0[None] + d * np.arange(n).reshape((n,) + (1,) * s0.ndim), smax)
-        ipc = np.stack([softmin([*pool["bounds"], self._pool_rate(ctx, pool, r)], pool["q"]) for r in rungs])
-        fall = ipc[1:] < (1.0 - large) * ipc[:-1]
-        return np.where(fall.any(axis=0), np.argmax(fall, axis=0) + 1.0, np.inf)
-
-    def _pool_rate(self, ctx, pool, sthld) -> np.ndarray:
-        """:func:`ct_pool_rate` at STHLD ``sthld`` from the terms' ``pool`` (the model run at the owners)."""
-        if pool["run"] is None:
-            return np.inf
-        return ct_pool_rate(ctx.profile, pool["m"], pool["m_pool"], pool["run"], sthld, pool["owners"],
-                            pool["groups"], ctx.coef["ct_wait_share"])  # fmt: skip
-
-    def _terms(self, ctx, rthld, sthld, oversub, ccts, near, timing, pool) -> tuple[dict, np.ndarray,
-                                                                                  np.ndarray]:
+    def _terms(self, ctx, rthld, sthld, oversub, ccts, near, timing) -> tuple[dict, np.ndarray, np.ndarray]:
         """The outputs of :meth:`analytic` (IPC, events, hit rate) at the STHLD ``sthld`` (cycles), with
         the CTs taken from their warps and the allocator's STHLD wait, both per instruction; ``ccts`` the
-        SM's CTs.  ``pool``: the model run at the CT owners alone (filled by the first call, with that
-        call's bounds: ``_settle`` reads them)."""
+        SM's CTs."""
         c = ctx.coef
         entries = ctx.value("ct_entries", DEFAULTS["ct_entries"])
         loss = c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld)
@@ -1272,20 +1192,8 @@ class Malekeh(Design):
         h = np.asarray(c["ccu_hold_weight"]) * np.asarray(m["t_collect"]) + CCU_HOLD
         ipc_m = np.asarray(m["ipc"], dtype=np.float64)
         rate_hold = np.minimum(np.asarray(m["warps"], dtype=np.float64), ccts) / h
-        if not pool:  # the owners' run, once: only where more warps are resident than there are CTs
-            owners = np.minimum(np.asarray(m["warps"], dtype=np.float64), ccts)
-            over = np.any(np.asarray(m["warps"]) > ccts)
-            sub = ctx.sm.schedulers_per_sm if ctx.sm.sub_core else 1
-            eff = Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, **timing)
-            m_pool = ctx.model(eff, warps=owners) if over else None
-            pool.update(m=m, owners=owners, groups=sub, q=np.asarray(c["softmin_q"]),
-                        bounds=(ipc_m, rate_hold), m_pool=m_pool,
-                        run=None if m_pool is None else ctx.latency_rate(m_pool, eff))
-        # the warps that own a CT issue; the rest wait for one (ct_pool_rate)
-        rate_pool = self._pool_rate(ctx, pool, sthld)
         with np.errstate(divide="ignore", invalid="ignore"):
-            held = np.where(ipc_m > 0, softmin([ipc_m, rate_hold, rate_pool + 0 * ipc_m],
-                                               np.asarray(c["softmin_q"])) / ipc_m, 1.0)  # fmt: skip
+            held = np.where(ipc_m > 0, softmin([ipc_m, rate_hold], np.asarray(c["softmin_q"])) / ipc_m, 1.0)
         factor = np.maximum(gain * held, 0.05)
         reads = ctx.reads
         saved = reads * hit
