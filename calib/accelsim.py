@@ -62,17 +62,35 @@ SECTION = "## Simulator against Accel-Sim on the built-in workloads"
 ANCHOR = "## Simulator against Accel-Sim\n"
 
 FIELDS = (
-    "config", "workload", "status",
-    "accelsim_cycles", "rfmodel_cycles", "error_pct",
-    "accelsim_ipc", "rfmodel_ipc",
-    "accelsim_l1d_hit_rate", "rfmodel_l1d_hit_rate", "accelsim_l1d_accesses",
-    "accelsim_structural_share", "rfmodel_structural_share",
-    "accelsim_dependency_share", "rfmodel_dependency_share",
-    "accelsim_idle_share", "rfmodel_idle_share",
-    "accelsim_warp_instructions", "rfmodel_warp_instructions",
-    "accelsim_seconds", "rfmodel_seconds",
-    "accelsim_l1d_kb", "rfmodel_not_modelled",
-    "num_sms", "binary_version", "rfmodel_commit", "accelsim_commit", "trace_digest", "note",
+    "config",
+    "workload",
+    "status",
+    "accelsim_cycles",
+    "rfmodel_cycles",
+    "error_pct",
+    "accelsim_ipc",
+    "rfmodel_ipc",
+    "accelsim_l1d_hit_rate",
+    "rfmodel_l1d_hit_rate",
+    "accelsim_l1d_accesses",
+    "accelsim_structural_share",
+    "rfmodel_structural_share",
+    "accelsim_dependency_share",
+    "rfmodel_dependency_share",
+    "accelsim_idle_share",
+    "rfmodel_idle_share",
+    "accelsim_warp_instructions",
+    "rfmodel_warp_instructions",
+    "accelsim_seconds",
+    "rfmodel_seconds",
+    "accelsim_l1d_kb",
+    "rfmodel_not_modelled",
+    "num_sms",
+    "binary_version",
+    "rfmodel_commit",
+    "accelsim_commit",
+    "trace_digest",
+    "note",
 )
 #: the columns of Accel-Sim's side of a row (what ``--reuse-accelsim`` takes from an earlier row)
 ACCELSIM_FIELDS = tuple(f for f in FIELDS if f.startswith("accelsim_") and f != "accelsim_commit")
@@ -206,8 +224,10 @@ class AccelSim:
 def find_accelsim(env_option: str | None = None) -> AccelSim:
     exe = os.environ.get("ACCELSIM", "")
     if not exe:
-        raise UsageError("ACCELSIM is not set: source the Accel-Sim build's env.sh or export "
-                         "ACCELSIM=/path/to/accel-sim.out")
+        raise UsageError(
+            "ACCELSIM is not set: source the Accel-Sim build's env.sh or export "
+            "ACCELSIM=/path/to/accel-sim.out"
+        )
     p = Path(exe)
     if not (p.is_file() and os.access(p, os.X_OK)):
         raise UsageError(f"ACCELSIM={exe} is not an executable file")
@@ -252,8 +272,12 @@ def parse_accelsim(text: str) -> dict:
         r["structural_share"] = stall / total if total else None
         r["idle_share"] = idle / total if total else None
         r["dependency_share"] = board / total if total else None
-    for pattern in (r"^.*deadlock detected.*$", r"^unsupported binary version.*$",
-                    r"^.*(\*\* ERROR|ERROR \*\*).*$", r"^.*Assertion .* failed.*$"):
+    for pattern in (
+        r"^.*deadlock detected.*$",
+        r"^unsupported binary version.*$",
+        r"^.*(\*\* ERROR|ERROR \*\*).*$",
+        r"^.*Assertion .* failed.*$",
+    ):
         m2 = re.search(pattern, text, re.M)
         if m2:
             r["error"] = m2.group(0).strip()
@@ -291,15 +315,17 @@ def _tail(text: str, n: int = 3) -> str:
     return " | ".join(lines[-n:])[:300]
 
 
-def _run(cmd: list[str], *, cwd: Path, log: Path, timeout: float, env=None,
-         err: Path | None = None) -> tuple[int | None, float]:
+def _run(
+    cmd: list[str], *, cwd: Path, log: Path, timeout: float, env=None, err: Path | None = None
+) -> tuple[int | None, float]:
     """Run ``cmd`` with stdout to ``log`` and stderr to ``err`` (default: ``log`` too); (exit status, or
     None when it ran past ``timeout``, and seconds)."""
     t0 = time.monotonic()
     with open(log, "w") as out, open(err if err else os.devnull, "w") as errf:
         try:
-            rc = subprocess.run(cmd, cwd=cwd, stdout=out, stderr=errf if err else subprocess.STDOUT,
-                                timeout=timeout, env=env).returncode
+            rc = subprocess.run(
+                cmd, cwd=cwd, stdout=out, stderr=errf if err else subprocess.STDOUT, timeout=timeout, env=env
+            ).returncode
         except subprocess.TimeoutExpired:
             rc = None
     return rc, time.monotonic() - t0
@@ -336,14 +362,28 @@ def trace_digest(folder: Path) -> str:
 def reusable_accelsim(old: dict | None, digest: str, as_commit: str) -> dict | None:
     """Accel-Sim's side of an earlier row (:data:`ACCELSIM_FIELDS`) when it ran the same trace (digest) with
     the same Accel-Sim (commit) and finished; else None."""
-    if (old is None or not old.get("trace_digest") or old.get("trace_digest") != digest
-            or old.get("accelsim_commit") != as_commit or not old.get("accelsim_cycles")):
+    if (
+        old is None
+        or not old.get("trace_digest")
+        or old.get("trace_digest") != digest
+        or old.get("accelsim_commit") != as_commit
+        or not old.get("accelsim_cycles")
+    ):
         return None
     return {k: old.get(k) for k in ACCELSIM_FIELDS}
 
 
-def run_workload(cfg: Config, name: str, sim: AccelSim, work: Path, timeout: float,
-                 rf_commit: str, as_commit: str, keep_trace: bool = True, reuse: dict | None = None) -> dict:
+def run_workload(
+    cfg: Config,
+    name: str,
+    sim: AccelSim,
+    work: Path,
+    timeout: float,
+    rf_commit: str,
+    as_commit: str,
+    keep_trace: bool = True,
+    reuse: dict | None = None,
+) -> dict:
     """Export, run both simulators and return the CSV row (``status`` says what failed).  The logs stay
     in ``work/<config>/<workload>/``, and the trace too with ``keep_trace``.  ``reuse``: an earlier row of
     this workload whose Accel-Sim side is taken instead of running Accel-Sim when the exported trace is the
@@ -355,14 +395,24 @@ def run_workload(cfg: Config, name: str, sim: AccelSim, work: Path, timeout: flo
     trace = wdir / "trace"
     run = wdir / "run"
     run.mkdir(parents=True)
-    row: dict = {"config": cfg.name, "workload": name, "num_sms": cfg.num_sms,
-                 "binary_version": cfg.binary_version, "rfmodel_commit": rf_commit,
-                 "accelsim_commit": as_commit}
+    row: dict = {
+        "config": cfg.name,
+        "workload": name,
+        "num_sms": cfg.num_sms,
+        "binary_version": cfg.binary_version,
+        "rfmodel_commit": rf_commit,
+        "accelsim_commit": as_commit,
+    }
     env = _rfmodel_env()
     py = [sys.executable, "-m", "rfmodel.cli"]
 
-    rc, _ = _run(py + ["workload", "export-accelsim", "--num-sms", str(cfg.num_sms), name, str(trace)],
-                 cwd=ROOT, log=wdir / "export.log", timeout=timeout, env=env)
+    rc, _ = _run(
+        py + ["workload", "export-accelsim", "--num-sms", str(cfg.num_sms), name, str(trace)],
+        cwd=ROOT,
+        log=wdir / "export.log",
+        timeout=timeout,
+        env=env,
+    )
     if rc != 0:
         reason = "timed out" if rc is None else f"exit {rc}"
         note = f"{reason}: {_tail((wdir / 'export.log').read_text(errors='replace'))}"
@@ -377,8 +427,13 @@ def run_workload(cfg: Config, name: str, sim: AccelSim, work: Path, timeout: flo
     for f in cfg.folder.iterdir():
         if f.is_file() and f.name not in ("gpgpusim.config", "trace.config"):
             (run / f.name).symlink_to(f.resolve())
-    cmd = [str(sim.exe), "-trace", str(trace / "kernelslist.g"),
-           "-config", str(cfg.gpgpusim_config.resolve())]
+    cmd = [
+        str(sim.exe),
+        "-trace",
+        str(trace / "kernelslist.g"),
+        "-config",
+        str(cfg.gpgpusim_config.resolve()),
+    ]
     if cfg.trace_config.is_file():
         cmd += ["-config", str(cfg.trace_config.resolve())]
     cmd += ["-gpgpu_kernel_launch_latency", "0"]
@@ -389,12 +444,17 @@ def run_workload(cfg: Config, name: str, sim: AccelSim, work: Path, timeout: flo
     as_log = wdir / "accelsim.log"
     notes = []
     if kept is not None:  # the same trace on the same Accel-Sim: its earlier answer
-        a = {"cycles": int(float(kept["accelsim_cycles"])), "error": None,
-             "warp_instructions": int(float(kept["accelsim_warp_instructions"]))
-             if kept.get("accelsim_warp_instructions") else None}
+        a = {
+            "cycles": int(float(kept["accelsim_cycles"])),
+            "error": None,
+            "warp_instructions": int(float(kept["accelsim_warp_instructions"]))
+            if kept.get("accelsim_warp_instructions")
+            else None,
+        }
         rc = 0
-        notes.append("Accel-Sim's result reused (same trace and Accel-Sim, row of "
-                     f"{reuse.get('rfmodel_commit')})")
+        notes.append(
+            f"Accel-Sim's result reused (same trace and Accel-Sim, row of {reuse.get('rfmodel_commit')})"
+        )
     else:
         rc, as_s = _run(cmd, cwd=run, log=as_log, timeout=timeout)
         a = parse_accelsim(as_log.read_text(errors="replace"))
@@ -425,9 +485,25 @@ def run_workload(cfg: Config, name: str, sim: AccelSim, work: Path, timeout: flo
         }
 
     rf_log = wdir / "rfmodel.json"
-    rc, rf_s = _run(py + ["simulate", "--workload", str(trace), "--compat", "gpgpusim", "--gpu",
-                          str(cfg.gpgpusim_config), "--json", "--quiet"],
-                    cwd=ROOT, log=rf_log, timeout=timeout, env=env, err=wdir / "rfmodel.err")
+    rc, rf_s = _run(
+        py
+        + [
+            "simulate",
+            "--workload",
+            str(trace),
+            "--compat",
+            "gpgpusim",
+            "--gpu",
+            str(cfg.gpgpusim_config),
+            "--json",
+            "--quiet",
+        ],
+        cwd=ROOT,
+        log=rf_log,
+        timeout=timeout,
+        env=env,
+        err=wdir / "rfmodel.err",
+    )
     row["rfmodel_seconds"] = round(rf_s, 1)
     rf = None
     if rc == 0:
@@ -446,8 +522,11 @@ def run_workload(cfg: Config, name: str, sim: AccelSim, work: Path, timeout: flo
             notes.append(f"warp instructions differ ({rf['warp_instructions']} / {a['warp_instructions']})")
         row["status"] = "ok"
     else:
-        row["status"] = "both-failed" if not as_ok and rf is None else (
-            "accelsim-failed" if not as_ok else "rfmodel-failed")
+        row["status"] = (
+            "both-failed"
+            if not as_ok and rf is None
+            else ("accelsim-failed" if not as_ok else "rfmodel-failed")
+        )
     row["note"] = "; ".join(notes)
     if not keep_trace:
         shutil.rmtree(trace, ignore_errors=True)
@@ -476,10 +555,16 @@ def write_rows(path: Path, rows: list[dict]) -> None:
 def rfmodel_commit() -> str:
     """HEAD of the checkout, ``+dirty`` when the package has uncommitted changes."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rfmodel"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "rfmodel"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")
@@ -505,8 +590,9 @@ def summarize(rows: list[dict]) -> dict:
         "median_abs_error_pct": statistics.median(errs) if errs else None,
         "within_10": sum(e <= 10.0 for e in errs),
         "worst": [(r["workload"], _num(r["error_pct"])) for r in worst],
-        "failed": [(r["workload"], r.get("status", ""), r.get("note", ""))
-                   for r in rows if r.get("status") != "ok"],
+        "failed": [
+            (r["workload"], r.get("status", ""), r.get("note", "")) for r in rows if r.get("status") != "ok"
+        ],
     }
 
 
@@ -523,8 +609,9 @@ def _wrap(text: str, width: int = 110) -> list[str]:
     """Lines of at most ``width`` characters that never break inside a `code span`."""
     parts = re.split(r"(`[^`]*`)", text)
     # code spans and "<number> %" / "<number> KB" stay on one line
-    glued = "".join(p.replace(" ", "\0") if p.startswith("`") else re.sub(r"(?<=\d) (%|KB)", "\0\\1", p)
-                    for p in parts)
+    glued = "".join(
+        p.replace(" ", "\0") if p.startswith("`") else re.sub(r"(?<=\d) (%|KB)", "\0\\1", p) for p in parts
+    )
     lines = textwrap.wrap(glued, width, break_on_hyphens=False, break_long_words=False)
     return [ln.replace("\0", " ") for ln in lines]
 
@@ -544,18 +631,26 @@ def render_table(cfg_name: str, rows: list[dict], meta: dict) -> str:
     )
     lines.append("")
     kbs = sorted({int(k) for k in (_num(r.get("accelsim_l1d_kb")) for r in rows) if k is not None})
-    l1 = "" if not kbs else (
-        f" Accel-Sim's L1D held {kbs[0]}" + (f"-{kbs[-1]}" if kbs[-1] != kbs[0] else "") + " KB (its "
-        "`Reconfigure L1 cache` line: the unified capacity less the CTAs' shared memory)"
-        + (", rfmodel's the same carve-out (`l1d.shmem_options` from the config)."
-           if meta.get("rfmodel_l1d_carved")
-           else f", rfmodel's {meta['rfmodel_l1d_kb']:g} KB." if meta.get("rfmodel_l1d_kb") is not None
-           else ".")
+    l1 = (
+        ""
+        if not kbs
+        else (
+            f" Accel-Sim's L1D held {kbs[0]}" + (f"-{kbs[-1]}" if kbs[-1] != kbs[0] else "") + " KB (its "
+            "`Reconfigure L1 cache` line: the unified capacity less the CTAs' shared memory)"
+            + (
+                ", rfmodel's the same carve-out (`l1d.shmem_options` from the config)."
+                if meta.get("rfmodel_l1d_carved")
+                else f", rfmodel's {meta['rfmodel_l1d_kb']:g} KB."
+                if meta.get("rfmodel_l1d_kb") is not None
+                else "."
+            )
+        )
     )
     limits = meta.get("rfmodel_not_modelled")
     if limits:
-        lines += _wrap("rfmodel's simulator does not model, on this configuration: " + "; ".join(limits) + "."
-                       + l1)
+        lines += _wrap(
+            "rfmodel's simulator does not model, on this configuration: " + "; ".join(limits) + "." + l1
+        )
         lines.append("")
     elif l1:
         lines += _wrap(l1.strip())
@@ -611,10 +706,16 @@ def render_section(tables: list[tuple[str, list[dict], dict]]) -> str:
     )
     head = [SECTION, "", *_wrap(intro), ""]
     if commits:
-        head += [*_wrap(
-            "Accel-Sim: accel-sim-framework `" + commits.get("accel-sim-framework", "unknown")
-            + "`, gpgpu-sim_distribution `" + commits.get("gpgpu-sim_distribution", "unknown") + "`."
-        ), ""]
+        head += [
+            *_wrap(
+                "Accel-Sim: accel-sim-framework `"
+                + commits.get("accel-sim-framework", "unknown")
+                + "`, gpgpu-sim_distribution `"
+                + commits.get("gpgpu-sim_distribution", "unknown")
+                + "`."
+            ),
+            "",
+        ]
     if any(name.startswith("SM2_GTX480") for name, _, _ in tables):
         gtx = (
             "`SM2_GTX480_1SM` is `calib/accelsim/configs/SM2_GTX480_1SM/` (its README says what differs from "
@@ -651,7 +752,7 @@ def replace_section(path: str | os.PathLike, section: str) -> None:
         if b < 0:
             text = text.rstrip("\n") + "\n\n" + section
         else:
-            text = text[: b + 1] + section + "\n" + text[b + 1:]
+            text = text[: b + 1] + section + "\n" + text[b + 1 :]
     else:
         text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + section
     tmp = p.with_name(p.name + ".tmp")
@@ -707,13 +808,29 @@ def engine_limits(cfg: Config) -> dict:
         warnings.simplefilter("ignore")
         sm = from_gpgpusim_config(cfg.gpgpusim_config)
         limits = not_modelled(sm, "simulate", compat=True)
-    return {"rfmodel_not_modelled": limits, "rfmodel_l1d_kb": sm.l1d.size_bytes / 1024,
-            "rfmodel_l1d_carved": bool(sm.l1d.adaptive and sm.l1d.shmem_options)}
+    return {
+        "rfmodel_not_modelled": limits,
+        "rfmodel_l1d_kb": sm.l1d.size_bytes / 1024,
+        "rfmodel_l1d_carved": bool(sm.l1d.adaptive and sm.l1d.shmem_options),
+    }
 
 
-def run_config(cfg: Config, workloads: list[str], sim: AccelSim, out: Path, work: Path, *, jobs: int,
-               timeout: float, force: bool, retry_failed: bool, command: str,
-               keep_trace: bool = True, suite: str = "builtin", reuse_accelsim: bool = False) -> list[dict]:
+def run_config(
+    cfg: Config,
+    workloads: list[str],
+    sim: AccelSim,
+    out: Path,
+    work: Path,
+    *,
+    jobs: int,
+    timeout: float,
+    force: bool,
+    retry_failed: bool,
+    command: str,
+    keep_trace: bool = True,
+    suite: str = "builtin",
+    reuse_accelsim: bool = False,
+) -> list[dict]:
     """Run ``workloads`` on ``cfg`` in both simulators (those already in the CSV at this commit kept), writing
     each row as it completes: ``<config>.csv`` for the built-in suite, ``<config>.papers.csv`` for the
     papers' benchmarks (their own table)."""
@@ -726,12 +843,21 @@ def run_config(cfg: Config, workloads: list[str], sim: AccelSim, out: Path, work
     todo = []
     for n in workloads:
         r = existing.get(n)
-        keep = (r is not None and not force and not reuse_accelsim and r.get("rfmodel_commit") == rf_commit
-                and r.get("accelsim_commit") == as_commit and (r.get("status") == "ok" or not retry_failed))
+        keep = (
+            r is not None
+            and not force
+            and not reuse_accelsim
+            and r.get("rfmodel_commit") == rf_commit
+            and r.get("accelsim_commit") == as_commit
+            and (r.get("status") == "ok" or not retry_failed)
+        )
         if not keep:
             todo.append(n)
-    print(f"{cfg.name}: {cfg.num_sms} SMs exported, binary version {cfg.binary_version}; "
-          f"{len(workloads) - len(todo)} of {len(workloads)} already in {csv_path}", flush=True)
+    print(
+        f"{cfg.name}: {cfg.num_sms} SMs exported, binary version {cfg.binary_version}; "
+        f"{len(workloads) - len(todo)} of {len(workloads)} already in {csv_path}",
+        flush=True,
+    )
     # the commands whose rows the CSV holds: earlier ones are kept while some of their rows are
     meta_path = out / f"{table}.json"
     old = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
@@ -741,9 +867,15 @@ def run_config(cfg: Config, workloads: list[str], sim: AccelSim, out: Path, work
     if not commands or commands[-1] != command:
         commands.append(command)
     meta = {
-        "config": cfg.name, "folder": _rel(cfg.folder), "num_sms": cfg.num_sms, **engine_limits(cfg),
-        "binary_version": cfg.binary_version, "rfmodel_commit": rf_commit, "accelsim_commits": commits,
-        "commands": commands, "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "config": cfg.name,
+        "folder": _rel(cfg.folder),
+        "num_sms": cfg.num_sms,
+        **engine_limits(cfg),
+        "binary_version": cfg.binary_version,
+        "rfmodel_commit": rf_commit,
+        "accelsim_commits": commits,
+        "commands": commands,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
     }
     out.mkdir(parents=True, exist_ok=True)
     meta_path.write_text(json.dumps(meta, indent=1) + "\n")
@@ -758,18 +890,40 @@ def run_config(cfg: Config, workloads: list[str], sim: AccelSim, out: Path, work
 
     def one(n: str) -> None:
         try:
-            row = run_workload(cfg, n, sim, work, timeout, rf_commit, as_commit, keep_trace,
-                               reuse=existing.get(n) if reuse_accelsim else None)
+            row = run_workload(
+                cfg,
+                n,
+                sim,
+                work,
+                timeout,
+                rf_commit,
+                as_commit,
+                keep_trace,
+                reuse=existing.get(n) if reuse_accelsim else None,
+            )
         except Exception as e:  # keep going: the row records what went wrong
-            row = {"config": cfg.name, "workload": n, "status": "error", "note": f"{type(e).__name__}: {e}",
-                   "rfmodel_commit": rf_commit, "accelsim_commit": as_commit}
+            row = {
+                "config": cfg.name,
+                "workload": n,
+                "status": "error",
+                "note": f"{type(e).__name__}: {e}",
+                "rfmodel_commit": rf_commit,
+                "accelsim_commit": as_commit,
+            }
         with lock:
             rows[n] = row
             save()
             err = _num(row.get("error_pct"))
-            print(f"  {n:32s} {row['status']:16s}"
-                  + (f" {_fmt(row.get('rfmodel_cycles'), 0)} / {_fmt(row.get('accelsim_cycles'), 0)} cycles"
-                     f" {err:+.1f} %" if err is not None else f" {row.get('note', '')}"), flush=True)
+            print(
+                f"  {n:32s} {row['status']:16s}"
+                + (
+                    f" {_fmt(row.get('rfmodel_cycles'), 0)} / {_fmt(row.get('accelsim_cycles'), 0)} cycles"
+                    f" {err:+.1f} %"
+                    if err is not None
+                    else f" {row.get('note', '')}"
+                ),
+                flush=True,
+            )
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         list(ex.map(one, todo))
@@ -789,28 +943,41 @@ def _rel(p: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", action="append",
-                    help=f"{' | '.join(CONFIGS)} | a one-SM config folder (repeatable; default: both names)")
-    ap.add_argument("--workload", action="append",
-                    help="repeatable; default: every workload of --suite")
-    ap.add_argument("--suite", choices=tuple(SUITE_TAG), default="builtin",
-                    help="the built-in kernels and synthetic presets (default), or the papers' benchmarks "
-                         "(their own table, <config>.papers.csv)")
+    ap.add_argument(
+        "--config",
+        action="append",
+        help=f"{' | '.join(CONFIGS)} | a one-SM config folder (repeatable; default: both names)",
+    )
+    ap.add_argument("--workload", action="append", help="repeatable; default: every workload of --suite")
+    ap.add_argument(
+        "--suite",
+        choices=tuple(SUITE_TAG),
+        default="builtin",
+        help="the built-in kernels and synthetic presets (default), or the papers' benchmarks "
+        "(their own table, <config>.papers.csv)",
+    )
     ap.add_argument("--num-sms", type=int, help="SMs of the full GPU (default: read from its config)")
     ap.add_argument("--jobs", type=int, default=1, help="workloads run at once (default 1)")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per simulator run (default 3600)")
     ap.add_argument("--out", default=str(ROOT / "calib" / "accelsim"))
-    ap.add_argument("--validation-doc", default=str(ROOT / "docs" / "validation.md"),
-                    help="the doc whose generated section is replaced ('' to leave docs alone)")
+    ap.add_argument(
+        "--validation-doc",
+        default=str(ROOT / "docs" / "validation.md"),
+        help="the doc whose generated section is replaced ('' to leave docs alone)",
+    )
     ap.add_argument("--env", help="Accel-Sim's env.sh (default: found beside the build of $ACCELSIM)")
-    ap.add_argument("--work",
-                    help="folder for traces and logs (default: a temporary one, removed at the end)")
+    ap.add_argument(
+        "--work", help="folder for traces and logs (default: a temporary one, removed at the end)"
+    )
     ap.add_argument("--force", action="store_true", help="rerun workloads already in the CSV")
     ap.add_argument("--retry-failed", action="store_true", help="rerun workloads whose row is a failure")
-    ap.add_argument("--reuse-accelsim", action="store_true",
-                    help="rerun rfmodel's side of every named workload, taking Accel-Sim's from its row in "
-                         "the CSV where that row ran the same exported trace (its trace_digest) on the same "
-                         "Accel-Sim; after a change of rfmodel's simulator only")
+    ap.add_argument(
+        "--reuse-accelsim",
+        action="store_true",
+        help="rerun rfmodel's side of every named workload, taking Accel-Sim's from its row in "
+        "the CSV where that row ran the same exported trace (its trace_digest) on the same "
+        "Accel-Sim; after a change of rfmodel's simulator only",
+    )
     a = ap.parse_args(argv)
     try:
         if a.jobs < 1 or a.timeout <= 0 or (a.num_sms is not None and a.num_sms < 1):
@@ -832,16 +999,31 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Accel-Sim {sim.exe} (env {sim.env_sh}); traces and logs in {work}", flush=True)
     try:
         for cfg in configs:
-            rows = run_config(cfg, workloads, sim, out, work, jobs=a.jobs, timeout=a.timeout, force=a.force,
-                              retry_failed=a.retry_failed, command=command, keep_trace=bool(a.work),
-                              suite=a.suite, reuse_accelsim=a.reuse_accelsim)
+            rows = run_config(
+                cfg,
+                workloads,
+                sim,
+                out,
+                work,
+                jobs=a.jobs,
+                timeout=a.timeout,
+                force=a.force,
+                retry_failed=a.retry_failed,
+                command=command,
+                keep_trace=bool(a.work),
+                suite=a.suite,
+                reuse_accelsim=a.reuse_accelsim,
+            )
             s = summarize(rows)
             if s["median_abs_error_pct"] is not None:
-                print(f"{cfg.name}{SUITE_TAG[a.suite]}: median |error| {s['median_abs_error_pct']:.1f} %, "
-                      f"{s['within_10']} of "
-                      f"{s['n_ok']} within 10 %, worst "
-                      + ", ".join(f"{w} {e:+.1f} %" for w, e in s["worst"])
-                      + (f"; {len(s['failed'])} failed" if s["failed"] else ""), flush=True)
+                print(
+                    f"{cfg.name}{SUITE_TAG[a.suite]}: median |error| {s['median_abs_error_pct']:.1f} %, "
+                    f"{s['within_10']} of "
+                    f"{s['n_ok']} within 10 %, worst "
+                    + ", ".join(f"{w} {e:+.1f} %" for w, e in s["worst"])
+                    + (f"; {len(s['failed'])} failed" if s["failed"] else ""),
+                    flush=True,
+                )
         if a.validation_doc:
             replace_section(a.validation_doc, render_section(load_tables(out, [c.name for c in configs])))
             print(f"updated {a.validation_doc}", flush=True)

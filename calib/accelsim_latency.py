@@ -57,8 +57,11 @@ def main(argv=None) -> int:
         sm = from_gpgpusim_config(cfg.gpgpusim_config)
         cycles = {}
         hot = 8  # lines the L1D holds: after their first pass every load hits it
-        for label, lines, passes in (("dram", args.lines, 1), ("dram+l2", args.lines, 2),
-                                     ("l1", hot, args.lines // hot)):
+        for label, lines, passes in (
+            ("dram", args.lines, 1),
+            ("dram+l2", args.lines, 2),
+            ("l1", hot, args.lines // hot),
+        ):
             tdir = work / cfg.name / label / "trace"
             export_accelsim(chain(lines, passes), tdir)
             if cfg.binary_version != 70:
@@ -83,11 +86,13 @@ def main(argv=None) -> int:
         n = args.lines
         m = hot * (n // hot) - hot  # the L1 chain's hits (its first pass goes to DRAM)
         l1_r, l1_a = (r1 - hot * rd / n) / m, (a1 - hot * ad / n) / m
-        print(f"{cfg.name}: DRAM path {rd / n:.1f} cycles a load (Accel-Sim {ad / n:.1f}); L2 path "
-              f"{(r2 - rd) / n:.1f} (Accel-Sim {(a2 - ad) / n:.1f}); L1D hit {l1_r:.1f} (Accel-Sim "
-              f"{l1_a:.1f}); cycles {rd:.0f} / {ad:.0f}, {r2:.0f} / {a2:.0f} and {r1:.0f} / {a1:.0f} "
-              f"(rfmodel / Accel-Sim): {100 * (rd - ad) / ad:+.1f} %, {100 * (r2 - a2) / a2:+.1f} % and "
-              f"{100 * (r1 - a1) / a1:+.1f} %")
+        print(
+            f"{cfg.name}: DRAM path {rd / n:.1f} cycles a load (Accel-Sim {ad / n:.1f}); L2 path "
+            f"{(r2 - rd) / n:.1f} (Accel-Sim {(a2 - ad) / n:.1f}); L1D hit {l1_r:.1f} (Accel-Sim "
+            f"{l1_a:.1f}); cycles {rd:.0f} / {ad:.0f}, {r2:.0f} / {a2:.0f} and {r1:.0f} / {a1:.0f} "
+            f"(rfmodel / Accel-Sim): {100 * (rd - ad) / ad:+.1f} %, {100 * (r2 - a2) / a2:+.1f} % and "
+            f"{100 * (r1 - a1) / a1:+.1f} %"
+        )
     return 0
 
 

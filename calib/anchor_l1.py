@@ -55,22 +55,27 @@ def main(argv=None) -> int:
             f = list(json.loads(ds.attrs["anchor"].split(": ", 1)[1]).values())[0]
             hits.append(first(ds.l1d_hit_rate))
             factors.append(f)
-            print(f"{w:16s} L1D {kb:4d} KB: baseline hit {hits[-1]:.3f}, anchored IPC {first(ds.ipc):.3f}, "
-                  f"raw {first(ds.ipc) / f:.3f}, factor {f:.3f}")  # fmt: skip
+            print(
+                f"{w:16s} L1D {kb:4d} KB: baseline hit {hits[-1]:.3f}, anchored IPC {first(ds.ipc):.3f}, "
+                f"raw {first(ds.ipc) / f:.3f}, factor {f:.3f}"
+            )
         prof = workload_profile(w, sm0)
         base = get_design("baseline")
         f0 = anchor_factor(base, prof, sm0, resolve_calibration(base, sm0, None)[0])
         for d in a.designs:
             design = get_design(d)
-            one = first_value(run_analytic(design, prof, sm0, resolve_calibration(design, sm0, None)[0],
-                                           anchor=f0)["ipc"])  # fmt: skip
+            one = first_value(
+                run_analytic(design, prof, sm0, resolve_calibration(design, sm0, None)[0], anchor=f0)["ipc"]
+            )
             an = rfmodel.evaluate(d, w, sm0, method="analytic")
             si = rfmodel.evaluate(d, w, sm0, method="simulate")
             ipc, sim = first(an.ipc), first(si.ipc)
             hit, sim_hit = first(an.l1d_hit_rate), first(si.l1d_hit_rate)
-            print(f"  {d:8s} hit {hit:.3f} (simulator {sim_hit:.3f}): IPC with "
-                  f"one factor {one:.3f} ({one / sim - 1:+.1%}), at its own hit rate {ipc:.3f} "
-                  f"({ipc / sim - 1:+.1%}); simulator {sim:.3f}")  # fmt: skip
+            print(
+                f"  {d:8s} hit {hit:.3f} (simulator {sim_hit:.3f}): IPC with "
+                f"one factor {one:.3f} ({one / sim - 1:+.1%}), at its own hit rate {ipc:.3f} "
+                f"({ipc / sim - 1:+.1%}); simulator {sim:.3f}"
+            )
     return 0
 
 

@@ -45,9 +45,11 @@ def main(argv=None) -> int:
         cv = cv_spread(design, train, sweep, init=None, max_nfev=10, stall_errs=st)
         cv_st = float(np.median(np.abs(st))) if st else float("nan")
         h_st = rep["bank_stall_rel_err"] if rep["bank_stall_rel_err"] is not None else float("nan")
-        print(f"{json.dumps(v):28s} cross-validated: log-IPC RMS {cv:.3f}, bank stall {100 * cv_st:5.1f} % | "
-              f"held out: IPC MAPE {100 * rep['ipc_mape']:5.1f} %, bank stall {100 * h_st:5.1f} %",
-              flush=True)  # fmt: skip
+        print(
+            f"{json.dumps(v):28s} cross-validated: log-IPC RMS {cv:.3f}, bank stall {100 * cv_st:5.1f} % | "
+            f"held out: IPC MAPE {100 * rep['ipc_mape']:5.1f} %, bank stall {100 * h_st:5.1f} %",
+            flush=True,
+        )
     return 0
 
 

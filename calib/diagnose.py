@@ -36,15 +36,7 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
     import numpy as np
 
     from rfmodel.analytic.calibration import load_calibration
-    from rfmodel.calibrate import (
-        DEFAULT_SWEEP,
-        _groups,
-        coef_for,
-        run_jobs,
-        split,
-        stall_error,
-        sweep_jobs,
-    )
+    from rfmodel.calibrate import DEFAULT_SWEEP, _groups, coef_for, run_jobs, split, stall_error, sweep_jobs
 
     sweep = dict(DEFAULT_SWEEP)
     recs, _ = run_jobs(sweep_jobs(sweep, [design]), checkpoints, workers=workers)
@@ -80,11 +72,19 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
                 err = mod / sim - 1.0 if sim > 0 else np.nan
             hit_s = s.get("rf_cache_hit_rate", np.nan)
             hit_m = float(pred["rf_cache_hit_rate"][i]) if "rf_cache_hit_rate" in pred else np.nan
-            out.append({
-                "gpu": gpu, "workload": r["workload"], "point": json.dumps(r["params"], sort_keys=True),
-                "split": r.get("heldout", "train"), "sim": sim, "model": mod,
-                "err": err, "hit_sim": hit_s, "hit_model": hit_m,
-            })  # fmt: skip
+            out.append(
+                {
+                    "gpu": gpu,
+                    "workload": r["workload"],
+                    "point": json.dumps(r["params"], sort_keys=True),
+                    "split": r.get("heldout", "train"),
+                    "sim": sim,
+                    "model": mod,
+                    "err": err,
+                    "hit_sim": hit_s,
+                    "hit_model": hit_m,
+                }
+            )
     return out
 
 
@@ -103,6 +103,7 @@ def effect_lines(design: str, coef_entry, checkpoints: str, workers: int) -> lis
     fitted = {"baseline": cal["baseline"], design: coef_entry if coef_entry is not None else cal[design]}
     fitted = {d: {k: v for k, v in e.items() if k in ("coefficients", "per_gpu")} for d, e in fitted.items()}
     values = record_values(recs, fitted, {**sweep, ANCHOR_SWEEP_KEY: fitted["baseline"]})
+
     def order(r):
         return r["gpu"], r["workload"], json.dumps(r["params"], sort_keys=True)
 
@@ -111,8 +112,10 @@ def effect_lines(design: str, coef_entry, checkpoints: str, workers: int) -> lis
     for r in rows:
         s, m = r["ipc_effect_sim"], r["ipc_effect_model"]
         flag = " SIGN" if abs(s) >= SIGN_THRESHOLD and s * m <= 0 else ""
-        out.append(f"  {r['gpu']:13s} {r['workload']:28s} {json.dumps(r['params'], sort_keys=True):46s} "
-                   f"sim {100 * s:+7.1f} %  model {100 * m:+7.1f} %{flag}")  # fmt: skip
+        out.append(
+            f"  {r['gpu']:13s} {r['workload']:28s} {json.dumps(r['params'], sort_keys=True):46s} "
+            f"sim {100 * s:+7.1f} %  model {100 * m:+7.1f} %{flag}"
+        )
     return out
 
 
@@ -134,11 +137,18 @@ def main(argv=None) -> int:
     ap.add_argument("--worst", type=int, default=0, help="also list this many largest errors")
     ap.add_argument("--checkpoints", default=str(ROOT / "calib" / "checkpoints"))
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--metric", default="ipc", help="ipc (default), bank_stall, hit, or any metric both "
-                    "engines report (a design's metrics, e.g. prefetch_latency_cycles)")
+    ap.add_argument(
+        "--metric",
+        default="ipc",
+        help="ipc (default), bank_stall, hit, or any metric both "
+        "engines report (a design's metrics, e.g. prefetch_latency_cycles)",
+    )
     ap.add_argument("--workload", help="also list every row (training and held out) of this workload")
-    ap.add_argument("--effects", action="store_true", help="instead, each held-out IPC effect against the "
-                    "baseline at the same point in both engines")
+    ap.add_argument(
+        "--effects",
+        action="store_true",
+        help="instead, each held-out IPC effect against the baseline at the same point in both engines",
+    )
     a = ap.parse_args(argv)
     entry = json.loads(Path(a.coef).read_text()) if a.coef else None
     if a.effects:
@@ -156,16 +166,20 @@ def main(argv=None) -> int:
     kind, unit = ("abs. error", " points") if a.metric == "hit" else ("abs. rel. error", " %")
     mape = {k: 100 * np.nanmean([abs(x["err"]) for x in v]) for k, v in (("held", held), ("train", train))}
     med = {k: 100 * np.nanmedian([abs(x["err"]) for x in v]) for k, v in (("held", held), ("train", train))}
-    print(f"{a.design}: held-out {label} mean {kind} {mape['held']:.1f}{unit} "
-          f"(median {med['held']:.1f}{unit}, {len(held)} points), "
-          f"training {mape['train']:.1f}{unit} (median {med['train']:.1f}{unit}, {len(train)})")  # fmt: skip
+    print(
+        f"{a.design}: held-out {label} mean {kind} {mape['held']:.1f}{unit} "
+        f"(median {med['held']:.1f}{unit}, {len(held)} points), "
+        f"training {mape['train']:.1f}{unit} (median {med['train']:.1f}{unit}, {len(train)})"
+    )
     if a.metric not in ("ipc", "hit"):  # a count: relative errors explode where the simulator counts few
         sim = np.array([x["sim"] for x in rows], dtype=np.float64)
         mod = np.array([x["model"] for x in rows], dtype=np.float64)
         ok = np.isfinite(sim) & np.isfinite(mod)
-        print(f"every row: simulator mean {sim[ok].mean():.4g}, model mean {mod[ok].mean():.4g}, mean "
-              f"|model - simulator| {np.abs(mod - sim)[ok].mean():.4g} ({int(ok.sum())} rows; per "
-              "instruction where the metric is a count)")  # fmt: skip
+        print(
+            f"every row: simulator mean {sim[ok].mean():.4g}, model mean {mod[ok].mean():.4g}, mean "
+            f"|model - simulator| {np.abs(mod - sim)[ok].mean():.4g} ({int(ok.sum())} rows; per "
+            "instruction where the metric is a count)"
+        )
     print("held out, by GPU and workload:   n   bias   MAPE")
     for k, n, b, m in summarize(held, lambda x: (x["gpu"], x["workload"])):
         print(f"  {k[0]:14s} {k[1]:30s} {n:3d} {100 * b:+6.1f} {100 * m:6.1f}")
@@ -182,8 +196,10 @@ def main(argv=None) -> int:
         print(title)
         for x in chosen:
             hit = "" if np.isnan(x["hit_sim"]) else f"  hit sim {x['hit_sim']:.3f} model {x['hit_model']:.3f}"
-            print(f"  {x['gpu']:13s} {x['workload']:28s} {x['point']:46s} {x['split']:15s} "
-                  f"sim {x['sim']:.3f} model {x['model']:.3f} {100 * x['err']:+6.1f} %{hit}")  # fmt: skip
+            print(
+                f"  {x['gpu']:13s} {x['workload']:28s} {x['point']:46s} {x['split']:15s} "
+                f"sim {x['sim']:.3f} model {x['model']:.3f} {100 * x['err']:+6.1f} %{hit}"
+            )
     return 0
 
 

@@ -35,8 +35,25 @@ def _damped(x, steps, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, poo
     for i in range(x.shape[1]):
         ipc = max(min(x[4, i], x[5, i]) * 0.3, 1e-3)
         for _ in range(steps):
-            _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml, todo,
-                    touched, oc_sets, res)  # fmt: skip
+            _queues(
+                ipc,
+                x,
+                i,
+                wpc,
+                levels,
+                sched_cpi,
+                chain2,
+                cta_chain2,
+                sw,
+                sched,
+                pool,
+                ke,
+                ml,
+                todo,
+                touched,
+                oc_sets,
+                res,
+            )
             ipc = 0.5 * ipc + 0.5 * res[0]
         out[i] = ipc
 
@@ -49,11 +66,45 @@ def main() -> int:
     calls = []
     real = T._steady
 
-    def spy(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
-            oc_sets, evals_out):  # fmt: skip
+    def spy(
+        x,
+        out,
+        wpc,
+        levels,
+        sched_cpi,
+        chain2,
+        cta_chain2,
+        sw,
+        sched,
+        pool,
+        rtol,
+        ke,
+        ml,
+        todo,
+        touched,
+        oc_sets,
+        evals_out,
+    ):
         evals = np.zeros(x.shape[1], dtype=np.int64)  # the evaluations of the queues each point took
-        real(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
-             oc_sets, evals)  # fmt: skip
+        real(
+            x,
+            out,
+            wpc,
+            levels,
+            sched_cpi,
+            chain2,
+            cta_chain2,
+            sw,
+            sched,
+            pool,
+            rtol,
+            ke,
+            ml,
+            todo,
+            touched,
+            oc_sets,
+            evals,
+        )
         if not touched.any():
             rest = (wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml, oc_sets)
             calls.append((x.copy(), out[0].copy(), rest, evals))
@@ -76,17 +127,21 @@ def main() -> int:
             _damped(x, steps, *rest, got)
             dist[steps].append(np.abs(got[keep] / root[keep] - 1.0))
     print(f"distinct fixed points with resident warps: {sum(d.size for d in dist[16])}")
-    print(f"Brent's evaluations of the queues a point: mean {counts.mean():.2f}, {counts.min()} to "
-          f"{counts.max()}")
+    print(
+        f"Brent's evaluations of the queues a point: mean {counts.mean():.2f}, {counts.min()} to "
+        f"{counts.max()}"
+    )
     for steps, parts in dist.items():
         d = np.concatenate(parts)
         # the damped steps may pass through list-schedule cells the solver never needed, so never built (NaN
         # in the tables it was given: how many depends on the cells earlier runs left in the cache)
         unbuilt = int(np.isnan(d).sum())
         d = d[~np.isnan(d)]
-        print(f"{steps:5d} half-damped steps from the root: median {np.median(d):.2e}, more than 1e-3 on "
-              f"{int((d > 1e-3).sum())}, more than 1 % on {int((d > 1e-2).sum())}, at most {d.max():.2e}"
-              f" ({unbuilt} points left out: their steps read a cell not built)")
+        print(
+            f"{steps:5d} half-damped steps from the root: median {np.median(d):.2e}, more than 1e-3 on "
+            f"{int((d > 1e-3).sum())}, more than 1 % on {int((d > 1e-2).sum())}, at most {d.max():.2e}"
+            f" ({unbuilt} points left out: their steps read a cell not built)"
+        )
     return 0
 
 

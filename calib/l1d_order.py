@@ -43,8 +43,13 @@ def main(argv=None) -> int:
     orders = ["round-robin", "scheduled"]
     errs: dict[str, list[float]] = {o: [] for o in orders}
     print(f"{args.gpu}: L1D {sets} sets x {sm.l1d.assoc} ways; simulator against the stream orders")
-    print("kernel".ljust(20) + "simulator".rjust(10) + "".join(o.rjust(16) for o in orders)
-          + "cycles: sim / schedule".rjust(26) + "schedule s".rjust(12))
+    print(
+        "kernel".ljust(20)
+        + "simulator".rjust(10)
+        + "".join(o.rjust(16) for o in orders)
+        + "cycles: sim / schedule".rjust(26)
+        + "schedule s".rjust(12)
+    )
     cyc_err = []
     for w in args.workloads or builtin_names():
         _name, tr, kernel = _simulation_input(w, sm, arch="sm_80", seed=0, max_warps=None)

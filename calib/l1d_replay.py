@@ -88,9 +88,13 @@ def main(argv=None) -> int:
     l1_sets = sm.l1d.size_bytes // line_b // sm.l1d.assoc
     l2_ways = opts.l2_assoc or sm.l2_ways
     l2_sets = sm.l2_size_bytes // max(sm.num_sms, 1) // (l2_ways * line_b)
-    print(f"{args.gpu}: L1D {l1_sets} x {sm.l1d.assoc}, L2 slice {l2_sets} x {l2_ways} (simulator)"
-          "\n" + "kernel".ljust(14) + "L1D hit: sim / replay / profile".rjust(34)
-          + "L2 per miss: sim / replay / profile".rjust(38))  # fmt: skip
+    print(
+        f"{args.gpu}: L1D {l1_sets} x {sm.l1d.assoc}, L2 slice {l2_sets} x {l2_ways} (simulator)"
+        "\n"
+        + "kernel".ljust(14)
+        + "L1D hit: sim / replay / profile".rjust(34)
+        + "L2 per miss: sim / replay / profile".rjust(38)
+    )
     base, rec = get_design("baseline"), _Recorder()
     for w in args.workloads:
         _name, tr, kernel = _simulation_input(w, sm, arch="sm_80", seed=0, max_warps=None)
@@ -102,12 +106,15 @@ def main(argv=None) -> int:
         c = run.counts
         sim = (c["l1_hit"] / max(c["l1_acc"], 1), c["l2_hit"] / max(c["l2_acc"], 1))
         n = int(r.setup.ints[N_REC])
-        pairs = r.setup.ints[REC: REC + 2 * n].reshape(-1, 2)
+        pairs = r.setup.ints[REC : REC + 2 * n].reshape(-1, 2)
         rep = replay(pairs[:, 0], l1_sets, sm.l1d.assoc, l2_sets, l2_ways)
         lines, rows, _loads = l1d_stream(tr, issue_rank(tr, memory_pipeline(tr, sm)))
         prof = replay(lines, l1_sets, sm.l1d.assoc, l2_sets, l2_ways)
-        print(w.ljust(14) + " / ".join(f"{x:.3f}" for x in (sim[0], rep[0], prof[0])).rjust(34)
-              + " / ".join(f"{x:.3f}" for x in (sim[1], rep[1], prof[1])).rjust(38))  # fmt: skip
+        print(
+            w.ljust(14)
+            + " / ".join(f"{x:.3f}" for x in (sim[0], rep[0], prof[0])).rjust(34)
+            + " / ".join(f"{x:.3f}" for x in (sim[1], rep[1], prof[1])).rjust(38)
+        )
         warp = pairs[:, 1]
         first = np.full(int(warp.max()) + 1, -1)
         last = np.full(int(warp.max()) + 1, -1)
@@ -120,20 +127,26 @@ def main(argv=None) -> int:
         t = np.arange(len(warp))
         running = np.searchsorted(starts, t, side="right") - np.searchsorted(ends, t, side="left")
         counts = np.bincount(warp[: len(warp) // 3], minlength=len(first))[seen]
-        print(f"  warps mid-run: mean {running.mean():.1f} of {int(seen.sum())}; accesses per warp at a "
-              f"third of the run (by warp index): {counts.tolist()}")
+        print(
+            f"  warps mid-run: mean {running.mean():.1f} of {int(seen.sum())}; accesses per warp at a "
+            f"third of the run (by warp index): {counts.tolist()}"
+        )
         # the two orders side by side: distinct warps in a window of 256 accesses, L1D hit rate per tenth
         warp_of = np.repeat(np.arange(len(tr.warp_ptr) - 1), np.diff(tr.warp_ptr))[rows]
         for label, ln, ws in (("simulator", pairs[:, 0], warp), ("schedule", lines, warp_of)):
             hits = _lru_hit_flags(ln, l1_sets, sm.l1d.assoc)
             m = len(ws) // 256 * 256
-            distinct = np.mean([len(np.unique(ws[i: i + 256])) for i in range(0, m, 256)]) if m else 0.0
+            distinct = np.mean([len(np.unique(ws[i : i + 256])) for i in range(0, m, 256)]) if m else 0.0
             tenths = [float(h.mean()) for h in np.array_split(hits, 10)]
-            print(f"  {label}: {distinct:.1f} warps per 256 accesses; L1D hit rate per tenth of the "
-                  f"accesses: {' '.join(f'{x:.2f}' for x in tenths)}")
+            print(
+                f"  {label}: {distinct:.1f} warps per 256 accesses; L1D hit rate per tenth of the "
+                f"accesses: {' '.join(f'{x:.2f}' for x in tenths)}"
+            )
         loads = np.isin(tr.op, list(WAITING_LOADS.nonzero()[0]))
-        print(f"  lines per load: {np.diff(tr.mem_ptr)[loads].mean():.1f}; simulator cycles waiting for an "
-              f"MSHR: {c['mshr_wait']}")
+        print(
+            f"  lines per load: {np.diff(tr.mem_ptr)[loads].mean():.1f}; simulator cycles waiting for an "
+            f"MSHR: {c['mshr_wait']}"
+        )
     return 0
 
 

@@ -51,10 +51,15 @@ def main(argv=None) -> int:
             continue
         err_grid.append(abs(g / sim - 1.0))
         err_spec.append(abs(s / sim - 1.0))
-        print(f"{gpu:14s} {w:30s} sim {sim:.3f}  grid {g:.3f} ({100 * (g / sim - 1):+.0f} %)  "
-              f"spec {s:.3f} ({100 * (s / sim - 1):+.0f} %)", flush=True)  # fmt: skip
-    print(f"mean |error| over {len(err_grid)} points: grid {100 * np.mean(err_grid):.1f} %, "
-          f"spec {100 * np.mean(err_spec):.1f} %")
+        print(
+            f"{gpu:14s} {w:30s} sim {sim:.3f}  grid {g:.3f} ({100 * (g / sim - 1):+.0f} %)  "
+            f"spec {s:.3f} ({100 * (s / sim - 1):+.0f} %)",
+            flush=True,
+        )
+    print(
+        f"mean |error| over {len(err_grid)} points: grid {100 * np.mean(err_grid):.1f} %, "
+        f"spec {100 * np.mean(err_spec):.1f} %"
+    )
     return 0
 
 

@@ -38,9 +38,11 @@ def main(argv=None) -> int:
     values = record_values(records, fitted, {**sweep, ANCHOR_SWEEP_KEY: fitted.get("baseline")})
     whole = ranking(records, values)
     n, wrong = whole["n_pairs"], round(whole["n_pairs"] * (1.0 - whole["pair_agreement"]))
-    print(f"{a.calibration}: {n} pairs separated by 2 % or more, {100 * whole['pair_agreement']:.2f} % "
-          f"ordered alike; Kendall's tau median {whole['kendall_tau_median']:.4f} over {whole['n_groups']} "
-          "groups")
+    print(
+        f"{a.calibration}: {n} pairs separated by 2 % or more, {100 * whole['pair_agreement']:.2f} % "
+        f"ordered alike; Kendall's tau median {whole['kendall_tau_median']:.4f} over {whole['n_groups']} "
+        "groups"
+    )
     print("design         pairs  ordered the other way")
     for d in sorted({r["design"] for r in records if id(r) in values}):
         rest = ranking([r for r in records if r["design"] != d], values)

@@ -33,9 +33,13 @@ def main(argv=None) -> int:
     ap.add_argument("--report", default=str(ROOT / "calib" / "report.json"))
     ap.add_argument("--validation-doc", default=str(ROOT / "docs" / "validation.md"))
     ap.add_argument("--coverage-samples", type=int, default=40)
-    ap.add_argument("--adopt", metavar="DIR", default=None,
-                    help="reuse another checkpoint folder's simulations after simulating --adopt-verify of "
-                    "each design's again (rfmodel calibrate --adopt)")
+    ap.add_argument(
+        "--adopt",
+        metavar="DIR",
+        default=None,
+        help="reuse another checkpoint folder's simulations after simulating --adopt-verify of "
+        "each design's again (rfmodel calibrate --adopt)",
+    )
     ap.add_argument("--adopt-verify", type=int, default=1, metavar="N")
     a = ap.parse_args(argv)
     from rfmodel.errors import RfmodelError
@@ -69,14 +73,21 @@ def main(argv=None) -> int:
         )
     rk = res.get("ranking", {})
     if rk.get("n_groups"):
-        print(f"Kendall tau of the designs' order: median {rk['kendall_tau_median']:.2f} over "
-              f"{rk['n_groups']} groups")
+        print(
+            f"Kendall tau of the designs' order: median {rk['kendall_tau_median']:.2f} over "
+            f"{rk['n_groups']} groups"
+        )
     if rk.get("n_pairs"):
-        print(f"pairs the simulator separates by 2 % or more: {100 * rk['pair_agreement']:.1f} % "
-              "ordered alike "
-              f"({rk['n_pairs']} pairs)"
-              + "".join(f"; by {100 * g['gap']:.0f} % {100 * g['agreement']:.1f} % ({g['n_pairs']})"
-                        for g in rk.get("pair_agreement_by_gap", [])[1:] if g["n_pairs"]))
+        print(
+            f"pairs the simulator separates by 2 % or more: {100 * rk['pair_agreement']:.1f} % "
+            "ordered alike "
+            f"({rk['n_pairs']} pairs)"
+            + "".join(
+                f"; by {100 * g['gap']:.0f} % {100 * g['agreement']:.1f} % ({g['n_pairs']})"
+                for g in rk.get("pair_agreement_by_gap", [])[1:]
+                if g["n_pairs"]
+            )
+        )
     return 0
 
 

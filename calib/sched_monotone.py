@@ -54,8 +54,10 @@ def main(argv=None) -> int:
                 if change.min() < worst[0]:
                     worst = (float(change.min()), f"{w}, {int(level)} CTA(s)")
         share = 100.0 * falls / max(steps, 1)
-        print(f"{gpu}: {falls} of {steps} steps in k fall by more than {100 * args.tolerance:g} % "
-              f"({share:.1f} %); largest fall {-100 * worst[0]:.1f} % ({worst[1] or 'none'})")
+        print(
+            f"{gpu}: {falls} of {steps} steps in k fall by more than {100 * args.tolerance:g} % "
+            f"({share:.1f} %); largest fall {-100 * worst[0]:.1f} % ({worst[1] or 'none'})"
+        )
     return 0
 
 

@@ -34,9 +34,15 @@ def rows(records: list[dict], design: str) -> list[dict]:
             s = r["sim"]
             if stall_measured(s):
                 n = s["warp_instructions"]
-                out.append({"gpu": r["gpu"], "workload": r["workload"], "params": r["params"],
-                            "sim": s["bank_conflict_stall_cycles"] / n,
-                            "model": float(pred["bank_conflict_stall_cycles"][i]) / n})  # fmt: skip
+                out.append(
+                    {
+                        "gpu": r["gpu"],
+                        "workload": r["workload"],
+                        "params": r["params"],
+                        "sim": s["bank_conflict_stall_cycles"] / n,
+                        "model": float(pred["bank_conflict_stall_cycles"][i]) / n,
+                    }
+                )
     return out
 
 
@@ -60,8 +66,10 @@ def main(argv=None) -> int:
         for k, v in sorted(by.items()):
             rel = np.median([abs(r["model"] - r["sim"]) / max(r["sim"], 0.01) for r in v])
             sim, model = np.mean([r["sim"] for r in v]), np.mean([r["model"] for r in v])
-            print(f"  {k}: {len(v)} records, median error {100 * rel:.0f} %, sim {sim:.3f} model {model:.3f} "
-                  "per instruction")
+            print(
+                f"  {k}: {len(v)} records, median error {100 * rel:.0f} %, sim {sim:.3f} model {model:.3f} "
+                "per instruction"
+            )
     return 0
 
 

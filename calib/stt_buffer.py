@@ -43,15 +43,25 @@ def rows_of(checkpoints: str, workers: int, gpu: str | None) -> list[dict]:
                 continue
             n = s["ipc"] * s["cycles"]
             params = dict(r["params"])
-            out.append({
-                "gpu": r["gpu"], "point": json.dumps(params, sort_keys=True), "workload": r["workload"],
-                "K": params.get("wb_entries", 16), "ipc": s["ipc"],
-                "B": float(sm_param(g.sm, {k: np.array(v) for k, v in params.items()}, "num_banks")),
-                "R": s["main_rf_read_cycles"], "W": s["main_rf_write_cycles"],
-                "reads": s["rf_reads"] / n, "writes": s["rf_writes"] / n, "buffered": s["wb_writes"] / n,
-                "hits": s["wb_hits"] / n, "occupancy": s["wb_occupancy_mean"],
-                "behind": s["reads_behind_write"] / n, "dep": np.asarray(g.prof.dep_dist_hist, float),
-            })  # fmt: skip
+            out.append(
+                {
+                    "gpu": r["gpu"],
+                    "point": json.dumps(params, sort_keys=True),
+                    "workload": r["workload"],
+                    "K": params.get("wb_entries", 16),
+                    "ipc": s["ipc"],
+                    "B": float(sm_param(g.sm, {k: np.array(v) for k, v in params.items()}, "num_banks")),
+                    "R": s["main_rf_read_cycles"],
+                    "W": s["main_rf_write_cycles"],
+                    "reads": s["rf_reads"] / n,
+                    "writes": s["rf_writes"] / n,
+                    "buffered": s["wb_writes"] / n,
+                    "hits": s["wb_hits"] / n,
+                    "occupancy": s["wb_occupancy_mean"],
+                    "behind": s["reads_behind_write"] / n,
+                    "dep": np.asarray(g.prof.dep_dist_hist, float),
+                }
+            )
     return out
 
 
@@ -76,41 +86,55 @@ def main(argv=None) -> int:
     by = defaultdict(list)
     for r in rows:
         by[r["gpu"], r["point"]].append(r)
-    print("gpu           point                                  runs  buffered/writes  rho   T sim  T model"
-          "  hits/buffered")
+    print(
+        "gpu           point                                  runs  buffered/writes  rho   T sim  T model"
+        "  hits/buffered"
+    )
+
     def mean(rs, f):
         v = [x for x in (f(r) for r in rs) if np.isfinite(x)]
         return float(np.mean(v)) if v else np.nan
 
     for (gpu, point), rs in sorted(by.items()):
         cols = (
-            mean(rs, lambda r: r["buffered"] / r["writes"]), mean(rs, lambda r: r["rho"]),
-            mean(rs, lambda r: r["T_sim"]), mean(rs, lambda r: r["T_model"]),
+            mean(rs, lambda r: r["buffered"] / r["writes"]),
+            mean(rs, lambda r: r["rho"]),
+            mean(rs, lambda r: r["T_sim"]),
+            mean(rs, lambda r: r["T_model"]),
             mean(rs, lambda r: r["hits"] / r["buffered"] if r["buffered"] > 0 else np.nan),
-        )  # fmt: skip
-        print(f"{gpu:13s} {point:38s} {len(rs):4d}  {cols[0]:15.2f}  {cols[1]:4.2f}  {cols[2]:5.1f}  "
-              f"{cols[3]:7.1f}  {cols[4]:13.2f}")  # fmt: skip
+        )
+        print(
+            f"{gpu:13s} {point:38s} {len(rs):4d}  {cols[0]:15.2f}  {cols[1]:4.2f}  {cols[2]:5.1f}  "
+            f"{cols[3]:7.1f}  {cols[4]:13.2f}"
+        )
     buf = [r for r in rows if r["buffered"] > 0]
     # the share of reads served from the buffer when the producer's value was buffered
     target = np.array([r["hits"] / (r["reads"] * r["buffered"] / r["writes"]) for r in buf])
-    print(f"\nbuffer hits per read of a buffered value: mean {target.mean():.3f}; "
-          f"a constant's mean absolute error {np.abs(target - target.mean()).mean():.3f}")
+    print(
+        f"\nbuffer hits per read of a buffered value: mean {target.mean():.3f}; "
+        f"a constant's mean absolute error {np.abs(target - target.mean()).mean():.3f}"
+    )
     for dist in (1, 2, 3, 4, 6, 8):
         near = np.array([float(near_fraction_from_hist(r["dep"], dist)) for r in buf])
         scale = float(target @ near / (near @ near))
         mark = "  (wb_near_share)" if dist == WB_NEAR_DISTANCE else ""
-        print(f"  producer within {dist} instructions: least-squares scale {scale:.2f}, mean absolute error "
-              f"{np.abs(target - scale * near).mean():.3f}{mark}")
+        print(
+            f"  producer within {dist} instructions: least-squares scale {scale:.2f}, mean absolute error "
+            f"{np.abs(target - scale * near).mean():.3f}{mark}"
+        )
     ratio = []
     for r in rows:
         near = float(near_fraction_from_hist(r["dep"], WB_NEAR_DISTANCE))
-        model = wb_reads_behind_write(r["ipc"], r["reads"] - r["hits"], r["writes"], r["B"], r["R"], r["W"],
-                                      r["K"], near)  # fmt: skip
+        model = wb_reads_behind_write(
+            r["ipc"], r["reads"] - r["hits"], r["writes"], r["B"], r["R"], r["W"], r["K"], near
+        )
         ratio.append(float(model) / r["behind"])
     ratio = np.array(ratio)
-    print(f"\nreads behind a write (wb_reads_behind_write at the simulator's IPC) / the simulator's: "
-          f"median {np.median(ratio):.2f}, mean absolute error {np.abs(ratio - 1).mean():.0%} over "
-          f"{len(ratio)} runs")
+    print(
+        f"\nreads behind a write (wb_reads_behind_write at the simulator's IPC) / the simulator's: "
+        f"median {np.median(ratio):.2f}, mean absolute error {np.abs(ratio - 1).mean():.0%} over "
+        f"{len(ratio)} runs"
+    )
     return 0
 
 

@@ -156,8 +156,9 @@ def _evaluate_sizes(design: str, sm, repeat: int) -> list[dict]:
 
     out = []
     for label, spec in EVALUATE_GRIDS.items():
-        params = {k: (list(np.linspace(1.0, 8.0, v)) if k == "main_rf_latency_x" else v)
-                  for k, v in spec.items()}  # fmt: skip
+        params = {
+            k: (list(np.linspace(1.0, 8.0, v)) if k == "main_rf_latency_x" else v) for k, v in spec.items()
+        }
         n = int(np.prod([len(v) for v in params.values()]))
         if not out:
             evaluate(design, list(EVALUATE_WORKLOADS), sm, params=params)  # warm-up: profiles, compilation
@@ -167,9 +168,16 @@ def _evaluate_sizes(design: str, sm, repeat: int) -> list[dict]:
                 evaluate(design, list(EVALUATE_WORKLOADS), sm, params=params)
             best.add(t)
         total = n * len(EVALUATE_WORKLOADS)
-        out.append({"grid": label, "points": n, "workloads": len(EVALUATE_WORKLOADS),
-                    "points_per_cpu_s": _rate(total, best.cpu), "points_per_s": _rate(total, best.wall),
-                    "cpu_seconds": best.cpu})  # fmt: skip
+        out.append(
+            {
+                "grid": label,
+                "points": n,
+                "workloads": len(EVALUATE_WORKLOADS),
+                "points_per_cpu_s": _rate(total, best.cpu),
+                "points_per_s": _rate(total, best.wall),
+                "cpu_seconds": best.cpu,
+            }
+        )
     return out
 
 
@@ -209,11 +217,21 @@ def bench_analytic(
         with Timer() as t:
             evaluate(design, workload, sm, params=small)
         ev.add(t)
-    out = {"points_per_s": _rate(n, best.wall), "points_per_cpu_s": _rate(n, best.cpu), "points": n,
-           "best_seconds": best.wall, "cpu_seconds": best.cpu, "design": d.name, "workload": workload,
-           "gpu": sm.name, "grid": {k: len(v) for k, v in ANALYTIC_GRID.items()},
-           "evaluate_points_per_s": _rate(16, ev.wall), "evaluate_points_per_cpu_s": _rate(16, ev.cpu),
-           "evaluate_sizes": _evaluate_sizes(design, sm, repeat), "repeat": max(repeat, 1)}  # fmt: skip
+    out = {
+        "points_per_s": _rate(n, best.wall),
+        "points_per_cpu_s": _rate(n, best.cpu),
+        "points": n,
+        "best_seconds": best.wall,
+        "cpu_seconds": best.cpu,
+        "design": d.name,
+        "workload": workload,
+        "gpu": sm.name,
+        "grid": {k: len(v) for k, v in ANALYTIC_GRID.items()},
+        "evaluate_points_per_s": _rate(16, ev.wall),
+        "evaluate_points_per_cpu_s": _rate(16, ev.cpu),
+        "evaluate_sizes": _evaluate_sizes(design, sm, repeat),
+        "repeat": max(repeat, 1),
+    }
     if sim_seconds:  # (wall, CPU) seconds of one simulation
         sw, sc = sim_seconds
         out["simulate_points_per_s"] = 1.0 / sw
@@ -242,10 +260,17 @@ def bench_optimize(*, gpu=BENCH_GPU, repeat: int = 1, design: str = "baseline") 
             res = optimize([design], workloads, gpu, generations=OPTIMIZE_GENERATIONS, **kw)
         best.add(t)
         n = res.evaluations
-    return {"evaluations_per_s": _rate(n, best.wall), "evaluations_per_cpu_s": _rate(n, best.cpu),
-            "evaluations": n, "workloads": len(workloads), "design": design, "best_seconds": best.wall,
-            "cpu_seconds": best.cpu, "seconds_per_10000": 10000 * best.wall / n,
-            "cpu_seconds_per_10000": 10000 * best.cpu / n}  # fmt: skip
+    return {
+        "evaluations_per_s": _rate(n, best.wall),
+        "evaluations_per_cpu_s": _rate(n, best.cpu),
+        "evaluations": n,
+        "workloads": len(workloads),
+        "design": design,
+        "best_seconds": best.wall,
+        "cpu_seconds": best.cpu,
+        "seconds_per_10000": 10000 * best.wall / n,
+        "cpu_seconds_per_10000": 10000 * best.cpu / n,
+    }
 
 
 #: the execute member's architecture and recipe scale
@@ -261,19 +286,34 @@ def bench_execute(*, arch: str = EXECUTE_ARCH, scale: float = EXECUTE_SCALE, sui
     m = measure(arch, scale, suite)
     slow = min(m["kernels"].items(), key=lambda kv: kv[1]["per_second"])
     total = m["total"]
-    return {"warp_instr_per_s": total["per_second"], "warp_instr_per_cpu_s": total["per_cpu_second"],
-            "warp_instructions": total["warp_instructions"], "seconds": total["seconds"],
-            "cpu_seconds": total["cpu_seconds"], "kernels": len(m["kernels"]), "arch": arch, "scale": scale,
-            "suite": suite,
-            "slowest": {"kernel": slow[0], "warp_instr_per_s": slow[1]["per_second"]}}  # fmt: skip
+    return {
+        "warp_instr_per_s": total["per_second"],
+        "warp_instr_per_cpu_s": total["per_cpu_second"],
+        "warp_instructions": total["warp_instructions"],
+        "seconds": total["seconds"],
+        "cpu_seconds": total["cpu_seconds"],
+        "kernels": len(m["kernels"]),
+        "arch": arch,
+        "scale": scale,
+        "suite": suite,
+        "slowest": {"kernel": slow[0], "warp_instr_per_s": slow[1]["per_second"]},
+    }
 
 
 #: the parts of :func:`bench`, in the order it runs them
 BENCH_PARTS = ("simulate", "analytic", "optimize", "execute", "profile")
 
 
-def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, designs=None,
-          execute_scale: float = EXECUTE_SCALE, execute_suite: str = "builtin", parts=None) -> dict:
+def bench(
+    *,
+    workload: str = BENCH_WORKLOAD,
+    gpu=BENCH_GPU,
+    repeat: int = 3,
+    designs=None,
+    execute_scale: float = EXECUTE_SCALE,
+    execute_suite: str = "builtin",
+    parts=None,
+) -> dict:
     """Benchmark figures: the simulator's per design, the analytic engine's for the baseline, the
     optimizer's evaluations per second, the functional executor's warp-instructions per second and the
     cost of a first answer on a new SASS listing; ``parts`` (default: all of :data:`BENCH_PARTS`) picks
@@ -287,8 +327,10 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
     repeat = expect_int("repeat", repeat, low=1, high=MAX_BENCH_REPEAT)
     ok = isinstance(execute_scale, int | float) and not isinstance(execute_scale, bool)
     if not (ok and 0 < execute_scale <= MAX_BENCH_EXECUTE_SCALE):
-        raise RfmodelError(f"execute_scale: expected a number above 0 and at most "
-                           f"{MAX_BENCH_EXECUTE_SCALE} (got {execute_scale!r})")  # fmt: skip
+        raise RfmodelError(
+            f"execute_scale: expected a number above 0 and at most "
+            f"{MAX_BENCH_EXECUTE_SCALE} (got {execute_scale!r})"
+        )
     if execute_suite not in ("builtin", "papers", "all"):
         raise RfmodelError(f"execute_suite: expected builtin, papers or all (got {execute_suite!r})")
     parts = BENCH_PARTS if parts is None else tuple(parts)
@@ -304,8 +346,9 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
         base = out.get("simulate", {}).get("baseline")
         if base is None:
             base = bench_simulate(["baseline"], workload=workload, gpu=gpu, repeat=1)["baseline"]
-        out["analytic"] = bench_analytic(workload=workload, gpu=gpu, repeat=repeat,
-                                         sim_seconds=(base["best_seconds"], base["cpu_seconds"]))  # fmt: skip
+        out["analytic"] = bench_analytic(
+            workload=workload, gpu=gpu, repeat=repeat, sim_seconds=(base["best_seconds"], base["cpu_seconds"])
+        )
     if "optimize" in parts:
         out["optimize"] = bench_optimize(gpu=gpu, repeat=repeat)
     if "execute" in parts:
@@ -321,8 +364,9 @@ def bench(*, workload: str = BENCH_WORKLOAD, gpu=BENCH_GPU, repeat: int = 3, des
 PROFILE_KERNELS = ("sgemm_tiled", "conv2d_const", "bfs_expand")
 
 
-def bench_profile(kernels=PROFILE_KERNELS, *, gpu=BENCH_GPU, arch: str | None = None,
-                  design: str = "baseline") -> dict:
+def bench_profile(
+    kernels=PROFILE_KERNELS, *, gpu=BENCH_GPU, arch: str | None = None, design: str = "baseline"
+) -> dict:
     """The cost of a first analytic answer on a SASS listing the caches have never seen (the profile,
     built on that answer, and the model) against one simulation of it, per kernel: each built-in
     listing is copied with a line that makes it new, and each engine is timed on its own copy (the
@@ -378,21 +422,39 @@ def run_context() -> dict:
     rev = None
     try:
         git = ["git", "-C", str(root)]
-        rev = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                             timeout=10, check=True).stdout.strip() or None  # fmt: skip
-        dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no", "--", "rfmodel"],
-                               capture_output=True, text=True, timeout=30).stdout.strip()  # fmt: skip
+        rev = (
+            subprocess.run(
+                git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+            ).stdout.strip()
+            or None
+        )
+        dirty = subprocess.run(
+            git + ["status", "--porcelain", "--untracked-files=no", "--", "rfmodel"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
         rev = f"{rev}+" if rev and dirty else rev
     except (OSError, subprocess.SubprocessError):
         pass
-    return {"version": __version__, "revision": rev, "python": platform.python_version(),
-            "cpus": os.cpu_count(), "started": datetime.datetime.now(datetime.UTC).isoformat(
-                timespec="seconds")}  # fmt: skip
+    return {
+        "version": __version__,
+        "revision": rev,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
 
 
 #: the leaves :func:`compare` sets side by side, and whether more is better
-_RATE_SUFFIXES = ("_per_s", "_per_cpu_s", "per_second", "per_cpu_second", "speedup_vs_simulate",
-                  "speedup_vs_simulate_cpu")  # fmt: skip
+_RATE_SUFFIXES = (
+    "_per_s",
+    "_per_cpu_s",
+    "per_second",
+    "per_cpu_second",
+    "speedup_vs_simulate",
+    "speedup_vs_simulate_cpu",
+)
 _TIME_SUFFIXES = ("seconds", "seconds_per_10000", "ratio")
 
 
@@ -424,8 +486,16 @@ def compare(before: dict, after: dict) -> list[dict]:
             more_is_better = False
         else:
             if x != y:
-                rows.append({"figure": path, "before": x, "after": y, "change": None, "better": None,
-                             "note": "differs: not the same work"})  # fmt: skip
+                rows.append(
+                    {
+                        "figure": path,
+                        "before": x,
+                        "after": y,
+                        "change": None,
+                        "better": None,
+                        "note": "differs: not the same work",
+                    }
+                )
             continue
         change = y / x - 1 if x else None
         better = None if change is None or change == 0 else (change > 0) == more_is_better
@@ -450,31 +520,46 @@ def bench_revision(rev: str, argv: list[str], *, progress=None) -> dict:
     root = Path(__file__).resolve().parent.parent
     git = ["git", "-C", str(root)]
     try:
-        ok = subprocess.run(git + ["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
-                            capture_output=True, text=True, timeout=30)  # fmt: skip
+        ok = subprocess.run(
+            git + ["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except OSError as e:
         raise RfmodelError(f"--compare {rev}: git is not available ({e})") from None
     if ok.returncode != 0:
         raise RfmodelError(f"--compare {rev}: neither a bench JSON file nor a git revision of {root}")
     with tempfile.TemporaryDirectory(prefix="rfmodel-bench-rev-") as tmp:
         tree = Path(tmp) / "tree"
-        made = subprocess.run(git + ["worktree", "add", "--detach", "--quiet", str(tree), ok.stdout.strip()],
-                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        made = subprocess.run(
+            git + ["worktree", "add", "--detach", "--quiet", str(tree), ok.stdout.strip()],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if made.returncode != 0:
             why = (made.stderr or made.stdout).strip().splitlines()[-1:] or ["(no output)"]
             raise RfmodelError(f"--compare {rev}: cannot make a worktree of it: {why[0]}")
         try:
             if progress:
-                progress(f"bench: running revision {rev} from a temporary worktree (it compiles its engines "
-                         f"first)")  # fmt: skip
+                progress(
+                    f"bench: running revision {rev} from a temporary worktree (it compiles its engines first)"
+                )
             env = {**os.environ, "PYTHONPATH": str(tree)}
             code = "import sys; from rfmodel.cli import main; sys.exit(main(sys.argv[1:]))"
-            run = subprocess.run([sys.executable, "-c", code, "bench", "--json", *argv], cwd=tree, env=env,
-                                 capture_output=True, text=True)  # fmt: skip
+            run = subprocess.run(
+                [sys.executable, "-c", code, "bench", "--json", *argv],
+                cwd=tree,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
             if run.returncode != 0:
                 tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["(no output)"]
                 raise RfmodelError(f"--compare {rev}: that revision's bench failed: {tail[0]}")
             return json.loads(run.stdout.strip().splitlines()[-1])
         finally:
-            subprocess.run(git + ["worktree", "remove", "--force", str(tree)], capture_output=True,
-                           timeout=300)  # fmt: skip
+            subprocess.run(
+                git + ["worktree", "remove", "--force", str(tree)], capture_output=True, timeout=300
+            )

@@ -94,8 +94,14 @@ def _prune(root: Path, current: Path) -> None:
     import shutil
 
     try:
-        dirs = [p for p in root.iterdir() if p != current and p.is_dir() and len(p.name) == 12
-                and all(c in "0123456789abcdef" for c in p.name)]  # fmt: skip
+        dirs = [
+            p
+            for p in root.iterdir()
+            if p != current
+            and p.is_dir()
+            and len(p.name) == 12
+            and all(c in "0123456789abcdef" for c in p.name)
+        ]
         dirs.sort(key=lambda p: p.stat().st_mtime)
         for p in dirs[: max(len(dirs) - NUMBA_KEEP, 0)]:
             shutil.rmtree(p, ignore_errors=True)
@@ -113,8 +119,19 @@ SIM_SOURCES = (*TRACE_SOURCES, "sim", "designs", "setassoc.py", "datafile.py", "
 #: the package sources an analytic workload profile depends on: its trace's, the analytic engine that builds
 #: and keeps it, and every module those import (tests/test_layers.py checks the closure); a design, the
 #: simulator or the calibration data edited leaves the profiles on disk valid
-PROFILE_SOURCES = (*TRACE_SOURCES, "analytic", "setassoc.py", "datafile.py", "io.py", "cache.py", "errors.py",
-                   "version.py", "__init__.py", "results.py", "energy")  # fmt: skip
+PROFILE_SOURCES = (
+    *TRACE_SOURCES,
+    "analytic",
+    "setassoc.py",
+    "datafile.py",
+    "io.py",
+    "cache.py",
+    "errors.py",
+    "version.py",
+    "__init__.py",
+    "results.py",
+    "energy",
+)
 
 
 @cache

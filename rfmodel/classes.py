@@ -58,8 +58,15 @@ def measure(name: str, *, arch: str = "sm_80") -> dict:
 
     sm = resolve_gpu(RF_GPU)
     regs = int(sm.regs_per_sm)
-    ds = evaluate("baseline", name, sm, method="simulate", arch=arch, max_warps=WAVES * sm.warps_per_sm,
-                  params={"regs_per_sm": [regs, regs * RF_MULTIPLE]})  # fmt: skip
+    ds = evaluate(
+        "baseline",
+        name,
+        sm,
+        method="simulate",
+        arch=arch,
+        max_warps=WAVES * sm.warps_per_sm,
+        params={"regs_per_sm": [regs, regs * RF_MULTIPLE]},
+    )
     small, large = _ipc(ds)
     register_gain = large / small - 1 if small > 0 else math.nan
     base = resolve_gpu(L1D_GPU)
@@ -84,15 +91,27 @@ def measure(name: str, *, arch: str = "sm_80") -> dict:
         classes.append("cache-sensitive")
     if narrow == narrow:  # known
         classes.append("integer-heavy" if narrow >= NARROW_SHARE else "fp-heavy")
-    return {"workload": name, "register_gain": round(register_gain, 4), "cache_gain": round(cache_gain, 4),
-            "narrow_share": narrow, "trace_source": wl.attrs.get("trace_source", ""),
-            "classes": classes, "simulator": simulator_hash()}  # fmt: skip
+    return {
+        "workload": name,
+        "register_gain": round(register_gain, 4),
+        "cache_gain": round(cache_gain, 4),
+        "narrow_share": narrow,
+        "trace_source": wl.attrs.get("trace_source", ""),
+        "classes": classes,
+        "simulator": simulator_hash(),
+    }
 
 
 def thresholds() -> dict:
-    return {"waves": WAVES, "sensitive_gain": SENSITIVE_GAIN, "narrow_share": NARROW_SHARE,
-            "rf_multiple": RF_MULTIPLE, "rf_gpu": RF_GPU, "l1d_kb": [L1D_SMALL_KB, L1D_LARGE_KB],
-            "l1d_gpu": L1D_GPU}  # fmt: skip
+    return {
+        "waves": WAVES,
+        "sensitive_gain": SENSITIVE_GAIN,
+        "narrow_share": NARROW_SHARE,
+        "rf_multiple": RF_MULTIPLE,
+        "rf_gpu": RF_GPU,
+        "l1d_kb": [L1D_SMALL_KB, L1D_LARGE_KB],
+        "l1d_gpu": L1D_GPU,
+    }
 
 
 def load_classes(path=None) -> dict:
@@ -129,8 +148,10 @@ def with_class(names, cls: str) -> list[str]:
     missing = [n for n in names if n not in rows]
     if missing:
         more = " ..." if len(missing) > 5 else ""
-        raise RfmodelError(f"no measured classes for {', '.join(missing[:5])}{more} (rfmodel workload "
-                           "classes --update measures them)")  # fmt: skip
+        raise RfmodelError(
+            f"no measured classes for {', '.join(missing[:5])}{more} (rfmodel workload "
+            "classes --update measures them)"
+        )
     return [n for n in names if cls in rows[n]["classes"]]
 
 
@@ -143,8 +164,12 @@ def save_classes(rows: dict, path=None) -> None:
     from rfmodel.version import __version__
 
     where = Path(path) if path is not None else Path(__file__).resolve().parent / "data" / DATA_FILE
-    doc = {"measured_by": "rfmodel workload classes --update", "rfmodel_version": __version__,
-           "thresholds": thresholds(), "rows": {k: rows[k] for k in sorted(rows)}}  # fmt: skip
+    doc = {
+        "measured_by": "rfmodel workload classes --update",
+        "rfmodel_version": __version__,
+        "thresholds": thresholds(),
+        "rows": {k: rows[k] for k in sorted(rows)},
+    }
     write_text(where, json.dumps(doc, indent=1) + "\n")
 
 
@@ -164,8 +189,10 @@ def stale(doc: dict) -> str:
     if not old:
         return ""
     more = " ..." if len(old) > 3 else ""
-    return (f"{len(old)} of {len(doc['rows'])} kernels' classes ({', '.join(old[:3])}{more}) were measured "
-            f"by other simulator sources than these ({now})")
+    return (
+        f"{len(old)} of {len(doc['rows'])} kernels' classes ({', '.join(old[:3])}{more}) were measured "
+        f"by other simulator sources than these ({now})"
+    )
 
 
 #: the markers of the generated table in a documentation file
@@ -205,8 +232,9 @@ def classes_table_markdown(doc: dict | None = None, suite: str = "papers") -> st
         r = rows[n]
         declared = [c for c in manifest()["kernels"][n].get("category", []) if c in CLASSES]
         share = "-" if r["narrow_share"] != r["narrow_share"] else f"{r['narrow_share']:.2f}"
-        gains = " | ".join("-" if r[k] != r[k] else f"{100 * r[k]:+.1f} %"
-                           for k in ("register_gain", "cache_gain"))  # fmt: skip
+        gains = " | ".join(
+            "-" if r[k] != r[k] else f"{100 * r[k]:+.1f} %" for k in ("register_gain", "cache_gain")
+        )
         out.append(f"| `{n}` | {gains} | {share} | {', '.join(r['classes'])} | {', '.join(declared)} |")
     lines = ["\n".join(out), ""]
     for cls, key in (("register-sensitive", "register_gain"), ("cache-sensitive", "cache_gain")):
@@ -215,14 +243,18 @@ def classes_table_markdown(doc: dict | None = None, suite: str = "papers") -> st
         declared = [v for v in declared if v == v]  # measured
         mean = f"{100 * sum(members) / len(members):+.1f} %" if members else "-"
         dmean = f"{100 * sum(declared) / len(declared):+.1f} %" if declared else "-"
-        lines.append(f"- {cls}: {len(members)} of {len(names)} measured so (mean {key.replace('_', ' ')} "
-                     f"{mean}); {len(declared)} declared so (their mean {dmean}).")  # fmt: skip
+        lines.append(
+            f"- {cls}: {len(members)} of {len(names)} measured so (mean {key.replace('_', ' ')} "
+            f"{mean}); {len(declared)} declared so (their mean {dmean})."
+        )
     t = doc.get("thresholds", thresholds())
     version = doc.get("rfmodel_version", "?")
     sims = sorted({str(rows[n].get("simulator")) for n in names})
     sim = f", simulator sources {', '.join(sims)}" if sims else ""
-    lines.append(f"\nMeasured by `rfmodel workload classes --update` (rfmodel {version}{sim}): the first "
-                 f"{t['waves']} x warp-limit warps' CTAs of the SM's share; a class needs a gain of at least "
-                 f"{100 * t['sensitive_gain']:.0f} %, integer-heavy a narrow share of at least "
-                 f"{t['narrow_share']}.")  # fmt: skip
+    lines.append(
+        f"\nMeasured by `rfmodel workload classes --update` (rfmodel {version}{sim}): the first "
+        f"{t['waves']} x warp-limit warps' CTAs of the SM's share; a class needs a gain of at least "
+        f"{100 * t['sensitive_gain']:.0f} %, integer-heavy a narrow share of at least "
+        f"{t['narrow_share']}."
+    )
     return "\n".join(lines) + "\n"

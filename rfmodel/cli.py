@@ -206,8 +206,10 @@ def cmd_evaluate(args) -> int:
     designs = [designs] if isinstance(designs, str) else list(designs)
     several = len(designs) > 1
     if several and args.preset:
-        raise RfmodelError("--preset names a configuration of one design; with several --design, compare "
-                           "them at their defaults or evaluate each on its own")  # fmt: skip
+        raise RfmodelError(
+            "--preset names a configuration of one design; with several --design, compare "
+            "them at their defaults or evaluate each on its own"
+        )
     if args.reference and not several:
         raise RfmodelError("--reference applies when several --design are compared")
     params = _preset_params(designs[0], args.preset)
@@ -287,13 +289,33 @@ def recipe_workload(workload, recipe):
 
 
 #: what --recipe does, for every command that takes it
-RECIPE_HELP = ("a launch recipe (docs/execute.md) on which the one --workload (FILE.sass:KERNEL, "
-               "FILE.cubin:KERNEL or a shipped kernel) is executed for its trace: the workload "
-               "execute[FILE.toml]:KERNEL")
-OPTIMIZE_RUN_ARGS = ("design", "workload", "gpu", "objective", "constraint", "cell", "algorithm", "pop",
-                     "generations", "seed", "arch", "no_brute_force", "design_param", "uncertainty",
-                     "uncertainty_samples", "percentile", "node", "structure_cell", "reference_seeds",
-                     "no_store")  # fmt: skip
+RECIPE_HELP = (
+    "a launch recipe (docs/execute.md) on which the one --workload (FILE.sass:KERNEL, "
+    "FILE.cubin:KERNEL or a shipped kernel) is executed for its trace: the workload "
+    "execute[FILE.toml]:KERNEL"
+)
+OPTIMIZE_RUN_ARGS = (
+    "design",
+    "workload",
+    "gpu",
+    "objective",
+    "constraint",
+    "cell",
+    "algorithm",
+    "pop",
+    "generations",
+    "seed",
+    "arch",
+    "no_brute_force",
+    "design_param",
+    "uncertainty",
+    "uncertainty_samples",
+    "percentile",
+    "node",
+    "structure_cell",
+    "reference_seeds",
+    "no_store",
+)
 #: at most this many Pareto points are printed
 PARETO_SHOWN = 30
 #: columns of the printed Pareto table before the objectives; a design's own parameters go in one column
@@ -301,12 +323,26 @@ PARETO_COLUMNS = ("design", "main_cell", "num_banks", "regs_per_sm", "collector_
 
 
 #: the kind of value of each saved argument of an optimize run (the numbers' ranges: :func:`optimize`'s)
-RUN_ARG_KINDS = {**dict.fromkeys(("design", "workload", "objective", "constraint", "cell", "design_param",
-                                  "uncertainty", "structure_cell"), "strings"),
-                 **dict.fromkeys(("gpu", "algorithm", "arch"), "string"), "node": "numbers",
-                 **dict.fromkeys(("pop", "generations", "seed", "reference_seeds", "uncertainty_samples"),
-                                 "integer"),
-                 "percentile": "number", **dict.fromkeys(("no_brute_force", "no_store"), "bool")}  # fmt: skip
+RUN_ARG_KINDS = {
+    **dict.fromkeys(
+        (
+            "design",
+            "workload",
+            "objective",
+            "constraint",
+            "cell",
+            "design_param",
+            "uncertainty",
+            "structure_cell",
+        ),
+        "strings",
+    ),
+    **dict.fromkeys(("gpu", "algorithm", "arch"), "string"),
+    "node": "numbers",
+    **dict.fromkeys(("pop", "generations", "seed", "reference_seeds", "uncertainty_samples"), "integer"),
+    "percentile": "number",
+    **dict.fromkeys(("no_brute_force", "no_store"), "bool"),
+}
 
 
 def _run_description(saved, path) -> dict:
@@ -316,13 +352,18 @@ def _run_description(saved, path) -> dict:
     def number(v):
         return isinstance(v, int | float) and not isinstance(v, bool)
 
-    ok = {"strings": lambda v: v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
-          "numbers": lambda v: v is None or (isinstance(v, list) and all(number(x) for x in v)),
-          "string": lambda v: isinstance(v, str), "integer": lambda v: isinstance(v, int) and number(v),
-          "number": number, "bool": lambda v: isinstance(v, bool)}  # fmt: skip
+    ok = {
+        "strings": lambda v: v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
+        "numbers": lambda v: v is None or (isinstance(v, list) and all(number(x) for x in v)),
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and number(v),
+        "number": number,
+        "bool": lambda v: isinstance(v, bool),
+    }
     if not isinstance(saved, dict):
-        raise RfmodelError(f"{path}: not a run description (expected a JSON object, got "
-                           f"{type(saved).__name__})")
+        raise RfmodelError(
+            f"{path}: not a run description (expected a JSON object, got {type(saved).__name__})"
+        )
     for k, kind in RUN_ARG_KINDS.items():
         if k in saved and not (ok[kind](saved[k]) or (k == "gpu" and saved[k] is None)):
             raise RfmodelError(f"{path}: not a run description ('{k}' = {saved[k]!r}: expected {kind})")
@@ -427,9 +468,11 @@ def _optimize(args) -> int:
     goals = ", ".join(f"{o.sense}imize {o.name}" for o in res.objectives)
     kinds = sorted({r["design"] for r in rows})
     cells = sorted({r["main_cell"] for r in rows if r.get("main_cell")})
-    print(f"Pareto set: {len(rows)} design points of {len(kinds)} design(s) ({', '.join(kinds)}) and "
-          f"{len(cells)} main-RF cell(s) ({', '.join(cells)}); {goals}; workloads: "
-          f"{res.pareto.attrs['workloads']}")  # fmt: skip
+    print(
+        f"Pareto set: {len(rows)} design points of {len(kinds)} design(s) ({', '.join(kinds)}) and "
+        f"{len(cells)} main-RF cell(s) ({', '.join(cells)}); {goals}; workloads: "
+        f"{res.pareto.attrs['workloads']}"
+    )
     if res.pareto.attrs.get("workloads_left_out"):
         print(f"left out (no point of the search can run them): {res.pareto.attrs['workloads_left_out']}")
     shown = rows
@@ -445,12 +488,18 @@ def _optimize(args) -> int:
     kind = res.pareto.attrs.get("hypervolume_reference", "exhaustive")
     print(
         f"\nhypervolume {res.hypervolume:.4f}"
-        + (f" = {100 * ratio:.1f}% of the {kind} front's {res.hypervolume_brute_force:.4f}"
-           if ratio is not None else (f" (exhaustive front {ref})" if isinstance(ref, str) else ""))
+        + (
+            f" = {100 * ratio:.1f}% of the {kind} front's {res.hypervolume_brute_force:.4f}"
+            if ratio is not None
+            else (f" (exhaustive front {ref})" if isinstance(ref, str) else "")
+        )
         + f"; {res.evaluations} evaluations in {res.seconds:.1f} s"
-        + (f" ({res.computed} modelled, the others from the evaluation store of an earlier run)"
-           if res.computed < res.evaluations else "")
-    )  # fmt: skip
+        + (
+            f" ({res.computed} modelled, the others from the evaluation store of an earlier run)"
+            if res.computed < res.evaluations
+            else ""
+        )
+    )
     out = Path(args.out)
     names = [o.name for o in res.objectives]
     keys = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in names] + names
@@ -469,8 +518,14 @@ def _optimize(args) -> int:
         fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.8), squeeze=False)
         for ax, (y, x) in zip(axes[0], pairs, strict=True):
             if res.brute_force is not None:
-                ax.scatter(res.brute_force[x.name], res.brute_force[y.name], s=12, facecolors="none",
-                           edgecolors="0.6", label="exhaustive front")  # fmt: skip
+                ax.scatter(
+                    res.brute_force[x.name],
+                    res.brute_force[y.name],
+                    s=12,
+                    facecolors="none",
+                    edgecolors="0.6",
+                    label="exhaustive front",
+                )
             for i, d in enumerate(kinds):
                 pts = [r for r in rows if r["design"] == d]
                 ax.scatter([r[x.name] for r in pts], [r[y.name] for r in pts], s=18, c=f"C{i % 10}", label=d)
@@ -479,8 +534,11 @@ def _optimize(args) -> int:
         axes[0][0].legend(fontsize=7)
         fig.suptitle(f"Pareto set on {res.pareto.attrs.get('gpu', '')}, by design")
         fig.tight_layout()
-        figures = {"pareto": fig, "pareto_parallel": _parallel_plot(plt, rows, res.objectives, kinds),
-                   "hypervolume": _hypervolume_plot(plt, res)}  # fmt: skip
+        figures = {
+            "pareto": fig,
+            "pareto_parallel": _parallel_plot(plt, rows, res.objectives, kinds),
+            "hypervolume": _hypervolume_plot(plt, res),
+        }
         written = [out / "pareto.csv", out / "pareto.nc"]
         for name, f in figures.items():
             for ext in ("png", "svg") if args.svg else ("png",):
@@ -509,8 +567,14 @@ def _parallel_plot(plt, rows, objectives, kinds):
     x = np.arange(len(objectives))
     for i, d in enumerate(kinds):
         for j in [j for j, r in enumerate(rows) if r["design"] == d]:
-            ax.plot(x, z[j], color=f"C{i % 10}", alpha=0.35, lw=0.8, label=d if j == next(
-                k for k, r in enumerate(rows) if r["design"] == d) else None)  # fmt: skip
+            ax.plot(
+                x,
+                z[j],
+                color=f"C{i % 10}",
+                alpha=0.35,
+                lw=0.8,
+                label=d if j == next(k for k, r in enumerate(rows) if r["design"] == d) else None,
+            )
     ax.set_xticks(x, [f"{o.name}\n({o.sense})" for o in objectives])
     ax.set_ylabel("scaled over the front (1: better)")
     ax.legend(fontsize=7, loc="lower right")
@@ -557,20 +621,28 @@ def _validate_front(res, args, runner, out) -> None:
         d["IPC effect simulated"] = f"{100 * r['simulated_ipc_effect']:+.1f} %"
         shown.append(d)
     kept = rows[0]["order_kept"] if rows else 1.0
-    print(f"\nvalidation: the {len(rows)} most different Pareto points in the cycle simulator "
-          f"(the default evaluate path of both engines)")  # fmt: skip
+    print(
+        f"\nvalidation: the {len(rows)} most different Pareto points in the cycle simulator "
+        f"(the default evaluate path of both engines)"
+    )
     print(_table(shown))
     print(f"pairs of points the two engines order alike by time_ns: {100 * kept:.0f} %")
     if rows:
-        print("ranking agreement (Kendall's tau of the points' order, analytic against simulated): "
-              + ", ".join(f"{m} {rows[0][f'kendall_tau_{m}']:+.2f}" for m in VALIDATED))
+        print(
+            "ranking agreement (Kendall's tau of the points' order, analytic against simulated): "
+            + ", ".join(f"{m} {rows[0][f'kendall_tau_{m}']:+.2f}" for m in VALIDATED)
+        )
         err = [abs(r["error_ipc_effect_points"]) for r in rows if math.isfinite(r["error_ipc_effect_points"])]
         if err:
-            print(f"IPC effect against the baseline at the same SM point: mean |analytic - simulated| "
-                  f"{sum(err) / len(err):.2f} points, largest {max(err):.2f}")  # fmt: skip
+            print(
+                f"IPC effect against the baseline at the same SM point: mean |analytic - simulated| "
+                f"{sum(err) / len(err):.2f} points, largest {max(err):.2f}"
+            )
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    write_text(out / "validate.csv", "\n".join([",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys)
-                                                                   for r in rows]) + "\n")  # fmt: skip
+    write_text(
+        out / "validate.csv",
+        "\n".join([",".join(keys)] + [",".join(str(r.get(k, "")) for k in keys) for r in rows]) + "\n",
+    )
     print(f"wrote {out / 'validate.csv'}")
 
 
@@ -595,21 +667,31 @@ def cmd_workload_list(args) -> int:
             {
                 "workload": name,
                 "suite": meta.get("suite", "builtin"),
-                "category": ",".join(measured[name]["classes"] if name in measured
-                                     else meta.get("category", [])),  # fmt: skip
+                "category": ",".join(
+                    measured[name]["classes"] if name in measured else meta.get("category", [])
+                ),
                 "rf_demand_x": round(demand[name], 2),
                 "description": meta.get("description", "")[:60],
             }
         )
     if args.suite in ("builtin", "all") and args.cls is None:
         for name in synthetic_names():
-            rows.append({"workload": name, "suite": "synthetic", "category": "synthetic", "rf_demand_x": "",
-                         "description": ""})  # fmt: skip
+            rows.append(
+                {
+                    "workload": name,
+                    "suite": "synthetic",
+                    "category": "synthetic",
+                    "rf_demand_x": "",
+                    "description": "",
+                }
+            )
     print(_table(rows))
     if demand:
         mean = sum(demand.values()) / len(demand)
-        print(f"\nrf_demand_x: register file needed for maximum TLP / RF per SM on {sm.name} ({args.arch} "
-              f"registers); mean {mean:.2f}x, max {max(demand.values()):.2f}x over suite {args.suite}")
+        print(
+            f"\nrf_demand_x: register file needed for maximum TLP / RF per SM on {sm.name} ({args.arch} "
+            f"registers); mean {mean:.2f}x, max {max(demand.values()):.2f}x over suite {args.suite}"
+        )
     return 0
 
 
@@ -623,14 +705,18 @@ def cmd_workload_classes(args) -> int:
     rows = dict(doc["rows"]) if doc.get("thresholds") == thresholds() else {}
     why = stale(doc)
     if why and not (args.update and args.again):
-        print(f"warning: {why}; `rfmodel workload classes --update --again` measures every kernel again",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"warning: {why}; `rfmodel workload classes --update --again` measures every kernel again",
+            file=sys.stderr,
+        )
     if args.update:
         todo = [n for n in names if args.again or n not in rows]
         t = thresholds()
         for i, n in enumerate(todo):  # kept after each kernel: an interrupted run loses one
-            what = (f"1x and {t['rf_multiple']}x registers on {t['rf_gpu']}, {t['l1d_kb'][0]} and "
-                    f"{t['l1d_kb'][1]} KB L1D on {t['l1d_gpu']}")
+            what = (
+                f"1x and {t['rf_multiple']}x registers on {t['rf_gpu']}, {t['l1d_kb'][0]} and "
+                f"{t['l1d_kb'][1]} KB L1D on {t['l1d_gpu']}"
+            )
             print(f"[{i + 1}/{len(todo)}] {n}: simulating {what}", file=sys.stderr, flush=True)
             rows[n] = measure(n)
             save_classes(rows, args.out)
@@ -639,8 +725,10 @@ def cmd_workload_classes(args) -> int:
         more = " ..." if len(missing) > 5 else ""
         raise RfmodelError(f"no measured classes for {', '.join(missing[:5])}{more} (--update measures them)")
     keys = ("register_gain", "cache_gain", "narrow_share")
-    table = [{"workload": n, **{k: rows[n][k] for k in keys}, "classes": ",".join(rows[n]["classes"])}
-             for n in names]  # fmt: skip
+    table = [
+        {"workload": n, **{k: rows[n][k] for k in keys}, "classes": ",".join(rows[n]["classes"])}
+        for n in names
+    ]
     print(_table(table))
     counts = {c: sum(c in rows[n]["classes"] for n in names) for c in CLASSES}
     print("\n" + ", ".join(f"{c}: {k}" for c, k in counts.items()) + f" of {len(names)}")
@@ -770,8 +858,10 @@ def cmd_workload_execute(args) -> int:
         recipe = builtin_recipe(args.workload, scale=args.scale)
         ref = args.workload
     if args.check and recipe.reference is None:
-        raise RfmodelError(f"--check: the recipe {args.recipe} declares no expected output ([expect.NAME] "
-                           "with a file or data, docs/execute.md)")  # fmt: skip
+        raise RfmodelError(
+            f"--check: the recipe {args.recipe} declares no expected output ([expect.NAME] "
+            "with a file or data, docs/execute.md)"
+        )
     kernel = load_kernel(ref, arch=args.arch)
     if args.save_outputs:
         from rfmodel.io import check_writable
@@ -831,9 +921,16 @@ def _lazy_bar(enabled: bool, desc: str):
             from tqdm import tqdm
 
             state["bar"] = tqdm(
-                total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True, delay=1.0,
-                unit="instr", unit_scale=True, disable=None,
-            )  # fmt: skip
+                total=total,
+                desc=desc,
+                file=sys.stderr,
+                leave=False,
+                dynamic_ncols=True,
+                delay=1.0,
+                unit="instr",
+                unit_scale=True,
+                disable=None,
+            )
         bar = state["bar"]
         bar.total = total
         bar.update(done - bar.n)
@@ -885,8 +982,12 @@ def cmd_simulate(args) -> int:
         )
     else:
         print(_table(df.to_dict(orient="records")))
-        wide = share.pivot_table(index=[c for c in share.columns if c not in ("stall_reason", "fraction")],
-                                 columns="stall_reason", values="fraction", sort=False).reset_index()
+        wide = share.pivot_table(
+            index=[c for c in share.columns if c not in ("stall_reason", "fraction")],
+            columns="stall_reason",
+            values="fraction",
+            sort=False,
+        ).reset_index()
         print("\nstall reasons (fraction of scheduler-cycles without an issue):")
         print(_table(wide.to_dict(orient="records"), floatfmt=".3f"))
         print(f"\nengine=simulate design={ds.attrs['design']} gpu={ds.attrs['gpu']} compat={args.compat}")
@@ -906,22 +1007,48 @@ def cmd_calibrate(args) -> int:
     from rfmodel.runner import make_runner
 
     res = run(
-        args.sweep, checkpoint_dir=args.checkpoints, out=args.out, report=args.report,
-        validation_doc=args.validation_doc, workers=args.workers, designs=args.design,
+        args.sweep,
+        checkpoint_dir=args.checkpoints,
+        out=args.out,
+        report=args.report,
+        validation_doc=args.validation_doc,
+        workers=args.workers,
+        designs=args.design,
         runner=make_runner(args.workers, args.scheduler),
-        progress=not args.quiet, coverage_samples=args.coverage_samples,
-        adopt=args.adopt, adopt_verify=args.adopt_verify,
-    )  # fmt: skip
+        progress=not args.quiet,
+        coverage_samples=args.coverage_samples,
+        adopt=args.adopt,
+        adopt_verify=args.adopt_verify,
+    )
     if res.get("incomplete"):
         print(f"calibrate: {res['simulations']} of {res['jobs']} simulations done", file=sys.stderr)
         return 1
-    summary = {d: {**{k: r.get(k) for k in ("n_heldout", "ipc_mape", "hit_rate_mae", "rf_cache_hit_rate_mae",
-                                            "wb_hit_rate_mae", "coalesced_share_mae", "bank_stall_rel_err",
-                                            "rf_access_rel_err")},
-                   **{k: r.get("effects", {}).get(k) for k in ("ipc_effect_mae", "ipc_sign_agreement")}}
-               for d, r in res["designs"].items()}  # fmt: skip
-    out = {"simulations": res["simulations"], "simulated_now": res["simulated_now"],
-           "file": res.get("file"), "designs": summary, "ranking": res.get("ranking")}
+    summary = {
+        d: {
+            **{
+                k: r.get(k)
+                for k in (
+                    "n_heldout",
+                    "ipc_mape",
+                    "hit_rate_mae",
+                    "rf_cache_hit_rate_mae",
+                    "wb_hit_rate_mae",
+                    "coalesced_share_mae",
+                    "bank_stall_rel_err",
+                    "rf_access_rel_err",
+                )
+            },
+            **{k: r.get("effects", {}).get(k) for k in ("ipc_effect_mae", "ipc_sign_agreement")},
+        }
+        for d, r in res["designs"].items()
+    }
+    out = {
+        "simulations": res["simulations"],
+        "simulated_now": res["simulated_now"],
+        "file": res.get("file"),
+        "designs": summary,
+        "ranking": res.get("ranking"),
+    }
     print(json.dumps(out, indent=None if args.json else 2))
     return 0
 
@@ -936,12 +1063,23 @@ def cmd_sensitivity(args) -> int:
     from rfmodel.io import output_set, write_figure, write_netcdf, write_text
     from rfmodel.optimize.sensitivity import global_sensitivity
 
-    ds = global_sensitivity(args.design, args.workload or None, args.gpu, metric_name=args.metric,
-                            variables=args.var, method=args.method, samples=args.samples, seed=args.seed,
-                            cells=args.cell, arch=args.arch)  # fmt: skip
+    ds = global_sensitivity(
+        args.design,
+        args.workload or None,
+        args.gpu,
+        metric_name=args.metric,
+        variables=args.var,
+        method=args.method,
+        samples=args.samples,
+        seed=args.seed,
+        cells=args.cell,
+        arch=args.arch,
+    )
     df = ds.to_dataframe().reset_index()
-    print(f"{args.method} indices of {args.metric} ({ds.attrs['metric_description']}) for {args.design} on "
-          f"{ds.attrs['gpu']}: {ds.attrs['points']} analytic design points")  # fmt: skip
+    print(
+        f"{args.method} indices of {args.metric} ({ds.attrs['metric_description']}) for {args.design} on "
+        f"{ds.attrs['gpu']}: {ds.attrs['points']} analytic design points"
+    )
     print(_table(df.to_dict("records")))
     out = Path(args.out)
     with output_set(folder=out):  # the three files or none
@@ -994,19 +1132,28 @@ def cmd_bench(args) -> int:
             if not isinstance(before, dict):
                 raise RfmodelError(f"--compare {args.compare}: not a bench JSON file (not an object)")
         else:
-            before = bench_revision(args.compare, _bench_argv(args),
-                                    progress=lambda m: print(m, file=sys.stderr, flush=True))  # fmt: skip
-    res = bench(workload=args.workload, gpu=args.gpu, repeat=args.repeat, designs=args.design or None,
-                execute_scale=args.execute_scale, execute_suite=args.execute_suite,
-                parts=args.part)  # fmt: skip
+            before = bench_revision(
+                args.compare, _bench_argv(args), progress=lambda m: print(m, file=sys.stderr, flush=True)
+            )
+    res = bench(
+        workload=args.workload,
+        gpu=args.gpu,
+        repeat=args.repeat,
+        designs=args.design or None,
+        execute_scale=args.execute_scale,
+        execute_suite=args.execute_suite,
+        parts=args.part,
+    )
     rows = None if before is None else compare(before, res)
     if args.json:
         print(json.dumps(res if before is None else {"before": before, "after": res, "comparison": rows}))
         return 0
     ctx = res["context"]
-    print(f"rfmodel {ctx['version']} (revision {ctx['revision'] or 'unknown'}), Python {ctx['python']}, "
-          f"{ctx['cpus']} CPUs; load average {ctx['load_average_before'][0]:.2f} before, "
-          f"{ctx['load_average_after'][0]:.2f} after (CPU time is the figure to compare)\n")  # fmt: skip
+    print(
+        f"rfmodel {ctx['version']} (revision {ctx['revision'] or 'unknown'}), Python {ctx['python']}, "
+        f"{ctx['cpus']} CPUs; load average {ctx['load_average_before'][0]:.2f} before, "
+        f"{ctx['load_average_after'][0]:.2f} after (CPU time is the figure to compare)\n"
+    )
     if "simulate" in res:
         table = [
             {
@@ -1025,39 +1172,60 @@ def cmd_bench(args) -> int:
         print(_table(table) + "\n")
     if "analytic" in res:
         a = res["analytic"]
-        print(f"analytic: {a['points_per_cpu_s']:,.0f} points per CPU-s ({a['points_per_s']:,.0f} per s; "
-              f"{a['design']} on {a['workload']}, a {a['points']:,}-point grid); through evaluate "
-              f"{a['evaluate_points_per_cpu_s']:,.0f} per CPU-s"
-              + (f"; {a['speedup_vs_simulate_cpu']:,.0f}x a simulation" if "speedup_vs_simulate_cpu" in a
-                 else ""))  # fmt: skip
+        print(
+            f"analytic: {a['points_per_cpu_s']:,.0f} points per CPU-s ({a['points_per_s']:,.0f} per s; "
+            f"{a['design']} on {a['workload']}, a {a['points']:,}-point grid); through evaluate "
+            f"{a['evaluate_points_per_cpu_s']:,.0f} per CPU-s"
+            + (
+                f"; {a['speedup_vs_simulate_cpu']:,.0f}x a simulation"
+                if "speedup_vs_simulate_cpu" in a
+                else ""
+            )
+        )
         for e in a.get("evaluate_sizes", []):
-            print(f"  evaluate over {e['workloads']} workloads at {e['points']:,} points each: "
-                  f"{e['points_per_cpu_s']:,.0f} points per CPU-s ({e['cpu_seconds']:.2f} CPU-s)")
+            print(
+                f"  evaluate over {e['workloads']} workloads at {e['points']:,} points each: "
+                f"{e['points_per_cpu_s']:,.0f} points per CPU-s ({e['cpu_seconds']:.2f} CPU-s)"
+            )
     if "optimize" in res:
         o = res["optimize"]
-        print(f"optimize: {o['evaluations_per_cpu_s']:.0f} evaluations per CPU-s ({o['design']}, "
-              f"{o['workloads']} workloads each; 10,000 evaluations in "
-              f"{o['cpu_seconds_per_10000']:.0f} CPU-s, {o['seconds_per_10000']:.0f} s)")  # fmt: skip
+        print(
+            f"optimize: {o['evaluations_per_cpu_s']:.0f} evaluations per CPU-s ({o['design']}, "
+            f"{o['workloads']} workloads each; 10,000 evaluations in "
+            f"{o['cpu_seconds_per_10000']:.0f} CPU-s, {o['seconds_per_10000']:.0f} s)"
+        )
     if "execute" in res:
         x = res["execute"]
         slow = x["slowest"]
-        print(f"execute: {x['warp_instr_per_cpu_s']:,} warp-instructions per CPU-s ({x['kernels']} "
-              f"kernels on {x['arch']}; slowest {slow['kernel']} "
-              f"{slow['warp_instr_per_s']:,}/s)")  # fmt: skip
+        print(
+            f"execute: {x['warp_instr_per_cpu_s']:,} warp-instructions per CPU-s ({x['kernels']} "
+            f"kernels on {x['arch']}; slowest {slow['kernel']} "
+            f"{slow['warp_instr_per_s']:,}/s)"
+        )
     if "profile" in res:
         p = res["profile"]
-        print(f"a new SASS listing ({p['design']} on {p['gpu']}), first analytic answer / one simulation, "
-              f"CPU-s: "
-              + "; ".join(f"{k} {v['analytic_cpu_seconds']:.2f} / {v['simulate_cpu_seconds']:.2f}"
-                          f" ({v['sched_cells_built']} of {v['sched_cells']} schedule cells)"
-                          for k, v in p["kernels"].items()))  # fmt: skip
+        print(
+            f"a new SASS listing ({p['design']} on {p['gpu']}), first analytic answer / one simulation, "
+            f"CPU-s: "
+            + "; ".join(
+                f"{k} {v['analytic_cpu_seconds']:.2f} / {v['simulate_cpu_seconds']:.2f}"
+                f" ({v['sched_cells_built']} of {v['sched_cells']} schedule cells)"
+                for k, v in p["kernels"].items()
+            )
+        )
     if rows is not None:
         other = (before.get("context") or {}).get("revision") or args.compare
         print(f"\nagainst {other} (change = this / that - 1; CPU-time figures are the ones to read):")
-        shown = [{"figure": r["figure"], "before": r["before"], "after": r["after"],
-                  "change": "" if r["change"] is None else f"{r['change']:+.1%}",
-                  "": {True: "better", False: "worse", None: ""}[r["better"]] if not r["note"] else r["note"]}
-                 for r in rows]  # fmt: skip
+        shown = [
+            {
+                "figure": r["figure"],
+                "before": r["before"],
+                "after": r["after"],
+                "change": "" if r["change"] is None else f"{r['change']:+.1%}",
+                "": {True: "better", False: "worse", None: ""}[r["better"]] if not r["note"] else r["note"],
+            }
+            for r in rows
+        ]
         print(_table(shown) if shown else "(no figure in common)")
     return 0
 
@@ -1072,8 +1240,16 @@ def cmd_tolerance(args) -> int:
             raise RfmodelError(f"--param {k}: give one value (the latency is what is searched)")
         params[k] = v[0]
     res = max_tolerable_latency(
-        args.design, args.workload, args.gpu, params=params or None, method=args.method, tol=args.tol,
-        hi=args.hi, resolution=args.resolution, max_warps=args.max_warps, seed=args.seed,
+        args.design,
+        args.workload,
+        args.gpu,
+        params=params or None,
+        method=args.method,
+        tol=args.tol,
+        hi=args.hi,
+        resolution=args.resolution,
+        max_warps=args.max_warps,
+        seed=args.seed,
         reference=args.reference,
     )
     if args.json:
@@ -1082,10 +1258,12 @@ def cmd_tolerance(args) -> int:
         lx = res["latency_x"]
         limit = " (the search limit; may be higher)" if res["hi_reached"] else ""
         what = "not even 1x" if lx is None else f"{lx:g}x{limit}"
-        print(f"{res['design']} on {res['workload']} ({res['gpu']}, {res['method']}): "
-              f"main RF latency tolerated "
-              f"within {100 * res['tol']:g}% of {res['reference']}'s IPC {res['reference_ipc']:.4f}: {what}; "
-              f"IPC there {res['ipc_at_latency']:.4f}; {res['evaluations']} evaluations")
+        print(
+            f"{res['design']} on {res['workload']} ({res['gpu']}, {res['method']}): "
+            f"main RF latency tolerated "
+            f"within {100 * res['tol']:g}% of {res['reference']}'s IPC {res['reference_ipc']:.4f}: {what}; "
+            f"IPC there {res['ipc_at_latency']:.4f}; {res['evaluations']} evaluations"
+        )
     return 0
 
 
@@ -1162,11 +1340,16 @@ def _add_evaluate_parser(sub) -> None:
     e = sub.add_parser("evaluate", help="evaluate a design on workloads (analytic model or cycle simulator)")
     e.add_argument("--config", metavar="FILE.toml", help="evaluation config or SM spec TOML")
     e.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
-    e.add_argument("--design", action="append", metavar="NAME",
-                   help="repeatable: several designs are compared at the same points, each with its effect "
-                        "against the first (or --reference): <metric>_effect = metric / reference's - 1")
-    e.add_argument("--reference", metavar="NAME",
-                   help="the design the effects are against (default: the first)")
+    e.add_argument(
+        "--design",
+        action="append",
+        metavar="NAME",
+        help="repeatable: several designs are compared at the same points, each with its effect "
+        "against the first (or --reference): <metric>_effect = metric / reference's - 1",
+    )
+    e.add_argument(
+        "--reference", metavar="NAME", help="the design the effects are against (default: the first)"
+    )
     e.add_argument(
         "--workload", action="append", metavar="NAME|PATH", help="repeatable; default: the built-in suite"
     )
@@ -1187,9 +1370,12 @@ def _add_evaluate_parser(sub) -> None:
         "model_error=calibrated",
     )
     e.add_argument("--samples", type=_int(2, L.MAX_SAMPLES), help="montecarlo samples (default 200)")
-    e.add_argument("--level", type=_num(0, 1, above=True, below=True),
-                   help="montecarlo: probability of the interval <metric>_lo .. "
-                   "<metric>_hi (default 0.95: the 2.5 %% and 97.5 %% quantiles)")
+    e.add_argument(
+        "--level",
+        type=_num(0, 1, above=True, below=True),
+        help="montecarlo: probability of the interval <metric>_lo .. "
+        "<metric>_hi (default 0.95: the 2.5 %% and 97.5 %% quantiles)",
+    )
     e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75 to sm_90)")
     e.add_argument("--seed", type=_int(0, L.MAX_SEED), help="random seed (default 0)")
     e.add_argument("--out", metavar="FILE.nc|FILE.csv")
@@ -1200,39 +1386,82 @@ def _add_evaluate_parser(sub) -> None:
 def _add_optimize_parser(sub) -> None:
     """``rfmodel optimize``."""
     o = sub.add_parser("optimize", help="NSGA-III over designs and RF cells: capacity, area, power, time")
-    o.add_argument("--design", action="append", metavar="NAME",
-                   help="repeatable; default: every registered design with an analytic model")
+    o.add_argument(
+        "--design",
+        action="append",
+        metavar="NAME",
+        help="repeatable; default: every registered design with an analytic model",
+    )
     o.add_argument("--workload", action="append", metavar="NAME|PATH")
     o.add_argument("--recipe", metavar="FILE.toml", help=RECIPE_HELP)
     o.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
-    o.add_argument("--objective", action="append", metavar="METRIC:min|max",
-                   help="repeatable; default capacity_kb:max area_mm2:min power_mw:min time_ns:min")
-    o.add_argument("--constraint", action="append", metavar="METRIC<=X|METRIC>=X[*baseline]",
-                   help="repeatable, e.g. area_mm2<=1.5 or ipc>=0.95*baseline")
-    o.add_argument("--cell", action="append", metavar="CELL",
-                   help="main-RF cells to search (repeatable; default: every cell with timing and costs)")
-    o.add_argument("--node", action="append", type=_num(0, L.MAX_NODE_NM, above=True), metavar="NM",
-                   help="technology nodes to search (repeatable; default 45)")
-    o.add_argument("--structure-cell", action="append", metavar="CELL",
-                   help="cells of the structures other than the main RF's banks (collectors, caches, "
-                   "buffers; repeatable; default sram-hp)")
+    o.add_argument(
+        "--objective",
+        action="append",
+        metavar="METRIC:min|max",
+        help="repeatable; default capacity_kb:max area_mm2:min power_mw:min time_ns:min",
+    )
+    o.add_argument(
+        "--constraint",
+        action="append",
+        metavar="METRIC<=X|METRIC>=X[*baseline]",
+        help="repeatable, e.g. area_mm2<=1.5 or ipc>=0.95*baseline",
+    )
+    o.add_argument(
+        "--cell",
+        action="append",
+        metavar="CELL",
+        help="main-RF cells to search (repeatable; default: every cell with timing and costs)",
+    )
+    o.add_argument(
+        "--node",
+        action="append",
+        type=_num(0, L.MAX_NODE_NM, above=True),
+        metavar="NM",
+        help="technology nodes to search (repeatable; default 45)",
+    )
+    o.add_argument(
+        "--structure-cell",
+        action="append",
+        metavar="CELL",
+        help="cells of the structures other than the main RF's banks (collectors, caches, "
+        "buffers; repeatable; default sram-hp)",
+    )
     o.add_argument("--algorithm", choices=("nsga3", "nsga2"), default="nsga3")
-    o.add_argument("--pop", type=_int(4, L.MAX_POP), default=40,
-                   help="population size per design (default 40)")
-    o.add_argument("--generations", type=_int(1, L.MAX_GENERATIONS), default=30,
-                   help="generations per design (default 30)")
-    o.add_argument("--seed", type=_int(0, L.MAX_SEED - L.MAX_REFERENCE_SEEDS), default=0,
-                   help="random seed (default 0)")
+    o.add_argument(
+        "--pop", type=_int(4, L.MAX_POP), default=40, help="population size per design (default 40)"
+    )
+    o.add_argument(
+        "--generations",
+        type=_int(1, L.MAX_GENERATIONS),
+        default=30,
+        help="generations per design (default 30)",
+    )
+    o.add_argument(
+        "--seed", type=_int(0, L.MAX_SEED - L.MAX_REFERENCE_SEEDS), default=0, help="random seed (default 0)"
+    )
     o.add_argument("--arch", default="sm_80")
     o.add_argument("--no-brute-force", action="store_true", help="skip the exhaustive reference front")
-    o.add_argument("--no-store", action="store_true",
-                   help="model every point: neither read nor extend the evaluation store of earlier runs")
-    o.add_argument("--reference-seeds", type=_int(0, L.MAX_REFERENCE_SEEDS), default=0, metavar="K",
-                   help="where the space is too large to enumerate: the reference front is the best of this "
-                   "run and K more seeds (K times the work)")
-    o.add_argument("--design-param", action="append", metavar="NAME",
-                   help="search these design parameters (repeatable; in every design that has them) over the "
-                   "ranges their specs declare instead of the default set")
+    o.add_argument(
+        "--no-store",
+        action="store_true",
+        help="model every point: neither read nor extend the evaluation store of earlier runs",
+    )
+    o.add_argument(
+        "--reference-seeds",
+        type=_int(0, L.MAX_REFERENCE_SEEDS),
+        default=0,
+        metavar="K",
+        help="where the space is too large to enumerate: the reference front is the best of this "
+        "run and K more seeds (K times the work)",
+    )
+    o.add_argument(
+        "--design-param",
+        action="append",
+        metavar="NAME",
+        help="search these design parameters (repeatable; in every design that has them) over the "
+        "ranges their specs declare instead of the default set",
+    )
     o.add_argument(
         "--out",
         default=str(Path(DEFAULT_OUT) / "optimize"),
@@ -1241,24 +1470,50 @@ def _add_optimize_parser(sub) -> None:
     )
     o.add_argument("--quiet", action="store_true", help="no progress bar")
     o.add_argument("--svg", action="store_true", help="also write the plots as SVG")
-    o.add_argument("--uncertainty", action="append", metavar="NAME=DIST:WIDTH",
-                   help="a robust front: Monte-Carlo over these model parameters (as evaluate's), each "
-                   "objective at its pessimistic end (--percentile); repeatable")
-    o.add_argument("--uncertainty-samples", type=_int(2, L.MAX_ROBUST_SAMPLES), default=32,
-                   metavar="N",
-                   help="Monte-Carlo draws per point with --uncertainty (default 32)")
-    o.add_argument("--percentile", type=_num(50, 100, above=True, below=True), default=97.5,
-                   metavar="P",
-                   help="with --uncertainty: each minimized objective at its P-th percentile, each maximized "
-                   "one at its (100-P)-th (50 < P < 100; default 97.5)")
-    o.add_argument("--validate", type=_int(1, L.MAX_VALIDATE), metavar="K",
-                   help="simulate the K most different Pareto points; compare with the analytic figures")
-    o.add_argument("--resume", metavar="DIR",
-                   help="continue the run whose output folder is DIR (its checkpoints and arguments)")
-    o.add_argument("--workers", type=_int(1, L.MAX_WORKERS), metavar="N",
-                   help="run the designs' searches in N local processes (default: one per core; 1: serially)")
-    o.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="run the designs' searches on this Dask cluster (needs rfmodel[dask])")
+    o.add_argument(
+        "--uncertainty",
+        action="append",
+        metavar="NAME=DIST:WIDTH",
+        help="a robust front: Monte-Carlo over these model parameters (as evaluate's), each "
+        "objective at its pessimistic end (--percentile); repeatable",
+    )
+    o.add_argument(
+        "--uncertainty-samples",
+        type=_int(2, L.MAX_ROBUST_SAMPLES),
+        default=32,
+        metavar="N",
+        help="Monte-Carlo draws per point with --uncertainty (default 32)",
+    )
+    o.add_argument(
+        "--percentile",
+        type=_num(50, 100, above=True, below=True),
+        default=97.5,
+        metavar="P",
+        help="with --uncertainty: each minimized objective at its P-th percentile, each maximized "
+        "one at its (100-P)-th (50 < P < 100; default 97.5)",
+    )
+    o.add_argument(
+        "--validate",
+        type=_int(1, L.MAX_VALIDATE),
+        metavar="K",
+        help="simulate the K most different Pareto points; compare with the analytic figures",
+    )
+    o.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the run whose output folder is DIR (its checkpoints and arguments)",
+    )
+    o.add_argument(
+        "--workers",
+        type=_int(1, L.MAX_WORKERS),
+        metavar="N",
+        help="run the designs' searches in N local processes (default: one per core; 1: serially)",
+    )
+    o.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run the designs' searches on this Dask cluster (needs rfmodel[dask])",
+    )
     o.set_defaults(func=cmd_optimize)
 
 
@@ -1268,14 +1523,21 @@ def _add_sensitivity_parser(sub) -> None:
     g.add_argument("--design", default="baseline")
     g.add_argument("--workload", action="append", metavar="NAME|PATH")
     g.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
-    g.add_argument("--metric", default="time_ns",
-                   help="time_ns, ipc, capacity_kb, area_mm2, power_mw, energy_pj, or any variable of "
-                   "evaluate's result (default time_ns)")
+    g.add_argument(
+        "--metric",
+        default="time_ns",
+        help="time_ns, ipc, capacity_kb, area_mm2, power_mw, energy_pj, or any variable of "
+        "evaluate's result (default time_ns)",
+    )
     g.add_argument("--var", action="append", metavar="NAME", help="only these variables (repeatable)")
     g.add_argument("--cell", action="append", metavar="CELL", help="main-RF cells (repeatable; default: all)")
     g.add_argument("--method", choices=("sobol", "morris"), default="sobol")
-    g.add_argument("--samples", type=_int(2, L.MAX_SENSITIVITY_SAMPLES), default=256,
-                   help="SALib's N (Sobol: a power of two, N (D + 2) points; Morris: N trajectories)")
+    g.add_argument(
+        "--samples",
+        type=_int(2, L.MAX_SENSITIVITY_SAMPLES),
+        default=256,
+        help="SALib's N (Sobol: a power of two, N (D + 2) points; Morris: N trajectories)",
+    )
     g.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     g.add_argument("--arch", default="sm_80")
     g.add_argument("--out", default=str(Path(DEFAULT_OUT) / "sensitivity"), metavar="DIR")
@@ -1299,8 +1561,12 @@ def _add_simulate_parser(sub) -> None:
         default="none",
         help="gpgpusim: GPGPU-Sim's register-file and collector semantics",
     )
-    m.add_argument("--max-warps", type=_int(1, L.MAX_WARPS), default=None,
-                   help="simulate only this many warps (whole CTAs)")
+    m.add_argument(
+        "--max-warps",
+        type=_int(1, L.MAX_WARPS),
+        default=None,
+        help="simulate only this many warps (whole CTAs)",
+    )
     m.add_argument("--arch", default="sm_80")
     m.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     m.add_argument("--out", metavar="FILE.nc|FILE.csv")
@@ -1313,25 +1579,47 @@ def _add_calibrate_parser(sub) -> None:
     """``rfmodel calibrate``."""
     c = sub.add_parser("calibrate", help="fit the analytic models to simulator sweeps (resumable)")
     c.add_argument("--sweep", default="default", help="default | quick | a sweep JSON file")
-    c.add_argument("--workers", type=_int(1, L.MAX_WORKERS), default=2,
-                   help="simulation worker processes (default 2)")
-    c.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="run the simulations and fits on this Dask cluster (needs rfmodel[dask])")
+    c.add_argument(
+        "--workers", type=_int(1, L.MAX_WORKERS), default=2, help="simulation worker processes (default 2)"
+    )
+    c.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run the simulations and fits on this Dask cluster (needs rfmodel[dask])",
+    )
     c.add_argument("--design", action="append", help="only these designs (default: every calibratable one)")
-    c.add_argument("--checkpoints", default=str(Path(DEFAULT_OUT) / "calibration" / "checkpoints"),
-                   help="folder of the finished simulations' log (results.jsonl): a rerun simulates the rest")
-    c.add_argument("--out", default=str(Path(DEFAULT_OUT) / "calibration" / "analytic.json"),
-                   help="calibration file to write (use it with evaluate(calibration=...) or --config's "
-                   "calibration; the package's own file changes only through calib/run.py)")
+    c.add_argument(
+        "--checkpoints",
+        default=str(Path(DEFAULT_OUT) / "calibration" / "checkpoints"),
+        help="folder of the finished simulations' log (results.jsonl): a rerun simulates the rest",
+    )
+    c.add_argument(
+        "--out",
+        default=str(Path(DEFAULT_OUT) / "calibration" / "analytic.json"),
+        help="calibration file to write (use it with evaluate(calibration=...) or --config's "
+        "calibration; the package's own file changes only through calib/run.py)",
+    )
     c.add_argument("--report", default=str(Path(DEFAULT_OUT) / "calibration" / "report.json"))
     c.add_argument("--validation-doc", default=None, help="regenerate this file's validation section")
-    c.add_argument("--coverage-samples", type=_int(0, L.MAX_COVERAGE_SAMPLES), default=40,
-                   help="Monte-Carlo samples of the coverage check (default 40; 0: no check)")
-    c.add_argument("--adopt", metavar="DIR",
-                   help="reuse the simulations of another checkpoint folder (made by sources since edited) "
-                   "after simulating --adopt-verify of each design's again: all equal, or nothing is adopted")
-    c.add_argument("--adopt-verify", type=_int(1, 1000), default=1, metavar="N",
-                   help="records per design simulated again before --adopt reuses a log (default 1)")
+    c.add_argument(
+        "--coverage-samples",
+        type=_int(0, L.MAX_COVERAGE_SAMPLES),
+        default=40,
+        help="Monte-Carlo samples of the coverage check (default 40; 0: no check)",
+    )
+    c.add_argument(
+        "--adopt",
+        metavar="DIR",
+        help="reuse the simulations of another checkpoint folder (made by sources since edited) "
+        "after simulating --adopt-verify of each design's again: all equal, or nothing is adopted",
+    )
+    c.add_argument(
+        "--adopt-verify",
+        type=_int(1, 1000),
+        default=1,
+        metavar="N",
+        help="records per design simulated again before --adopt reuses a log (default 1)",
+    )
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     c.add_argument("--json", action="store_true", help="one-line JSON summary")
     c.set_defaults(func=cmd_calibrate)
@@ -1344,19 +1632,36 @@ def _add_bench_parser(sub) -> None:
     b.add_argument("--workload", default="crc32_murmur3")
     b.add_argument("--gpu", default="fermi-gtx480")
     b.add_argument("--design", action="append", help="only these designs (default: every registered one)")
-    b.add_argument("--repeat", type=_int(1, L.MAX_BENCH_REPEAT), default=3,
-                   help="timed runs per design; the fastest counts (default 3)")
-    b.add_argument("--execute-scale", type=_num(0, L.MAX_BENCH_EXECUTE_SCALE, above=True), default=2.0,
-                   help="problem size of the executor's recipes (default 2, the figures in docs/execute.md)")
-    b.add_argument("--execute-suite", choices=("builtin", "papers", "all"), default="builtin",
-                   help="whose recipes the execute part runs (default: the built-in suite)")
-    b.add_argument("--part", action="append",
-                   help="only this part: simulate, analytic, optimize, execute or profile (repeatable; "
-                        "default: all)")
-    b.add_argument("--compare", metavar="REV|FILE",
-                   help="also show another run side by side: a JSON file of `rfmodel bench --json`, or a "
-                        "git revision of this source tree, whose bench then runs first, in this invocation, "
-                        "from a temporary worktree")  # fmt: skip
+    b.add_argument(
+        "--repeat",
+        type=_int(1, L.MAX_BENCH_REPEAT),
+        default=3,
+        help="timed runs per design; the fastest counts (default 3)",
+    )
+    b.add_argument(
+        "--execute-scale",
+        type=_num(0, L.MAX_BENCH_EXECUTE_SCALE, above=True),
+        default=2.0,
+        help="problem size of the executor's recipes (default 2, the figures in docs/execute.md)",
+    )
+    b.add_argument(
+        "--execute-suite",
+        choices=("builtin", "papers", "all"),
+        default="builtin",
+        help="whose recipes the execute part runs (default: the built-in suite)",
+    )
+    b.add_argument(
+        "--part",
+        action="append",
+        help="only this part: simulate, analytic, optimize, execute or profile (repeatable; default: all)",
+    )
+    b.add_argument(
+        "--compare",
+        metavar="REV|FILE",
+        help="also show another run side by side: a JSON file of `rfmodel bench --json`, or a "
+        "git revision of this source tree, whose bench then runs first, in this invocation, "
+        "from a temporary worktree",
+    )
     b.set_defaults(func=cmd_bench)
 
 
@@ -1367,16 +1672,26 @@ def _add_tolerance_parser(sub) -> None:
     t.add_argument("--workload", required=True, metavar="NAME|PATH")
     t.add_argument("--gpu", default="fermi-gtx480", metavar="PRESET|gpgpusim.config|FILE.toml")
     t.add_argument("--method", choices=("simulate", "analytic"), default="simulate")
-    t.add_argument("--tol", type=_num(0, 1, above=True), default=0.05,
-                   help="allowed IPC loss against the reference at 1x (default 0.05)")
-    t.add_argument("--hi", type=_num(1, L.MAX_LATENCY_X), default=16.0,
-                   help="largest multiple tried (default 16)")
-    t.add_argument("--resolution", type=_num(L.MIN_RESOLUTION, L.MAX_LATENCY_X), default=0.25,
-                   help="bisection stops at this interval width (default 0.25)")
+    t.add_argument(
+        "--tol",
+        type=_num(0, 1, above=True),
+        default=0.05,
+        help="allowed IPC loss against the reference at 1x (default 0.05)",
+    )
+    t.add_argument(
+        "--hi", type=_num(1, L.MAX_LATENCY_X), default=16.0, help="largest multiple tried (default 16)"
+    )
+    t.add_argument(
+        "--resolution",
+        type=_num(L.MIN_RESOLUTION, L.MAX_LATENCY_X),
+        default=0.25,
+        help="bisection stops at this interval width (default 0.25)",
+    )
     t.add_argument("--reference", default="baseline", help="the design whose IPC at 1x is the target")
     t.add_argument("--param", action="append", metavar="NAME=V", help="a fixed design parameter (repeatable)")
-    t.add_argument("--max-warps", type=_int(1, L.MAX_WARPS), default=None,
-                   help="only this many warps (whole CTAs)")
+    t.add_argument(
+        "--max-warps", type=_int(1, L.MAX_WARPS), default=None, help="only this many warps (whole CTAs)"
+    )
     t.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     t.add_argument("--json", action="store_true", help="print one JSON object")
     t.set_defaults(func=cmd_tolerance)
@@ -1387,12 +1702,20 @@ def _add_workload_parser(sub) -> None:
     w = sub.add_parser("workload", help="inspect and build workloads")
     wsub = w.add_subparsers(dest="wcommand", metavar="SUBCOMMAND")
     wl = wsub.add_parser("list", help="shipped kernels (built-in, papers' benchmarks) and synthetic presets")
-    wl.add_argument("--suite", choices=["builtin", "papers", "all"], default="builtin",
-                    help="which shipped kernels: the built-in suite (default, with the synthetic presets), "
-                    "the papers' benchmarks, or all")  # fmt: skip
-    wl.add_argument("--class", dest="cls", metavar="CLASS",
-                    help="only the kernels measured to be of this class (register-sensitive, "
-                    "cache-sensitive, integer-heavy, fp-heavy; rfmodel workload classes)")  # fmt: skip
+    wl.add_argument(
+        "--suite",
+        choices=["builtin", "papers", "all"],
+        default="builtin",
+        help="which shipped kernels: the built-in suite (default, with the synthetic presets), "
+        "the papers' benchmarks, or all",
+    )
+    wl.add_argument(
+        "--class",
+        dest="cls",
+        metavar="CLASS",
+        help="only the kernels measured to be of this class (register-sensitive, "
+        "cache-sensitive, integer-heavy, fp-heavy; rfmodel workload classes)",
+    )
     wl.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml", help="for the RF demand column")
     wl.add_argument("--arch", default="sm_80", help="whose measured registers (default sm_80)")
     wl.set_defaults(func=cmd_workload_list)
@@ -1431,46 +1754,70 @@ def _add_workload_parser(sub) -> None:
     wx.add_argument("outdir", metavar="OUTDIR")
     wx.add_argument("--arch", default="sm_80")
     wx.add_argument(
-        "--num-sms", type=_int(1, L.MAX_NUM_SMS), default=1,
-        help="expand one SM's share of this many SMs (1: the whole grid)"
+        "--num-sms",
+        type=_int(1, L.MAX_NUM_SMS),
+        default=1,
+        help="expand one SM's share of this many SMs (1: the whole grid)",
     )
-    wx.add_argument("--max-warps", type=_int(1, L.MAX_WARPS), default=None,
-                    help="keep only this many warps (whole CTAs)")
+    wx.add_argument(
+        "--max-warps", type=_int(1, L.MAX_WARPS), default=None, help="keep only this many warps (whole CTAs)"
+    )
     wx.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     wx.set_defaults(func=cmd_workload_export_accelsim)
-    wc = wsub.add_parser("classes", help="the shipped kernels' classes, measured in the simulator "
-                         "(register-, cache-sensitive; integer/fp)")  # fmt: skip
+    wc = wsub.add_parser(
+        "classes",
+        help="the shipped kernels' classes, measured in the simulator "
+        "(register-, cache-sensitive; integer/fp)",
+    )
     wc.add_argument("--suite", choices=["builtin", "papers", "all"], default="all")
     wc.add_argument("--workload", action="append", metavar="NAME", help="only these (repeatable)")
     wc.add_argument("--update", action="store_true", help="measure the kernels not yet measured, keep them")
     wc.add_argument("--again", action="store_true", help="with --update: measure every kernel again")
-    wc.add_argument("--docs", metavar="FILE.md", help="refresh the generated table of the papers' kernels' "
-                    "classes in this Markdown file")  # fmt: skip
-    wc.add_argument("--out", metavar="FILE.json", help="where the measurements are read and, with --update, "
-                    "kept (default: the package's rfmodel/data/workload_classes.json)")  # fmt: skip
+    wc.add_argument(
+        "--docs",
+        metavar="FILE.md",
+        help="refresh the generated table of the papers' kernels' classes in this Markdown file",
+    )
+    wc.add_argument(
+        "--out",
+        metavar="FILE.json",
+        help="where the measurements are read and, with --update, "
+        "kept (default: the package's rfmodel/data/workload_classes.json)",
+    )
     wc.set_defaults(func=cmd_workload_classes)
     we = wsub.add_parser(
         "execute", help="run a kernel's SASS on a launch recipe and check it against its reference"
     )
     we.add_argument(
-        "workload", metavar="NAME|PATH",
+        "workload",
+        metavar="NAME|PATH",
         help="a built-in kernel, or with --recipe a SASS listing's or cubin's kernel (FILE.sass:KERNEL, "
-        "FILE.cubin:KERNEL; the recipe's kernel when none is named)"
+        "FILE.cubin:KERNEL; the recipe's kernel when none is named)",
     )
     we.add_argument(
         "--recipe", default=None, metavar="FILE.toml", help="default: the built-in kernel's recipe"
     )
     we.add_argument("--arch", default="sm_80")
-    we.add_argument("--scale", type=_scale, default=1.0,
-                    help="problem size of a built-in recipe (default 1; 'full': a papers' benchmark at its "
-                    "original's input)")  # fmt: skip
-    we.add_argument("--save-outputs", metavar="DIR",
-                    help="write every input array as initialized (DIR/in_NAME.npy) and every array after the "
-                    "run (DIR/NAME.npy)")  # fmt: skip
-    we.add_argument("--check", action="store_true",
-                    help="require the comparison with the recipe's expected outputs ([expect.NAME]; a "
-                    "shipped kernel's numpy reference is always compared): a recipe without them is "
-                    "refused")  # fmt: skip
+    we.add_argument(
+        "--scale",
+        type=_scale,
+        default=1.0,
+        help="problem size of a built-in recipe (default 1; 'full': a papers' benchmark at its "
+        "original's input)",
+    )
+    we.add_argument(
+        "--save-outputs",
+        metavar="DIR",
+        help="write every input array as initialized (DIR/in_NAME.npy) and every array after the "
+        "run (DIR/NAME.npy)",
+    )
+    we.add_argument(
+        "--check",
+        action="store_true",
+        help="require the comparison with the recipe's expected outputs ([expect.NAME]; a "
+        "shipped kernel's numpy reference is always compared): a recipe without them is "
+        "refused",
+    )
     we.add_argument("--json", action="store_true")
     we.set_defaults(func=cmd_workload_execute)
     w.set_defaults(func=lambda a: (w.print_help(), 0)[1])
@@ -1490,16 +1837,20 @@ def _add_spec_parser(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
-        prog="rfmodel",
-        description="Performance, energy and area models of GPU register-file designs.",
+        prog="rfmodel", description="Performance, energy and area models of GPU register-file designs."
     )
     from rfmodel.version import __version__
 
     p.add_argument("--version", action="version", version=f"rfmodel {__version__}")
-    p.add_argument("--design-file", action="append", default=[], metavar="PATH.py",
-                   help="load the designs of a Python file that is not installed (repeatable; before the "
-                   "command: rfmodel --design-file my.py evaluate --design mine ...; RFMODEL_DESIGNS does "
-                   "the same for every run and its worker processes)")  # fmt: skip
+    p.add_argument(
+        "--design-file",
+        action="append",
+        default=[],
+        metavar="PATH.py",
+        help="load the designs of a Python file that is not installed (repeatable; before the "
+        "command: rfmodel --design-file my.py evaluate --design mine ...; RFMODEL_DESIGNS does "
+        "the same for every run and its worker processes)",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     _add_evaluate_parser(sub)
     _add_optimize_parser(sub)
@@ -1511,6 +1862,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_workload_parser(sub)
     _add_spec_parser(sub)
     from rfmodel.cli_tech import register as register_tech
+
     register_tech(sub)
     _add_study_parser(sub)
     _state_bounds(p)
@@ -1524,14 +1876,16 @@ def _add_study_parser(sub) -> None:
 
     listing = "\n".join(f"  {n:<13} {describe(n)}" for n in STUDIES)
     st = sub.add_parser(
-        "study", help="reproduce a source paper's comparison: report.md, figures, data (resumable)",
+        "study",
+        help="reproduce a source paper's comparison: report.md, figures, data (resumable)",
         description="Reproduce a source paper's comparison on the simulator: a report folder (--out DIR) "
         "with report.md (what was run, the paper's claims beside ours with verdicts, the tables), PNG "
         "figures, every run as runs.csv and runs.nc, and the run log that an interrupted study resumes "
-        "from.", epilog=f"studies:\n{listing}\n\n'rfmodel study NAME --help' lists a study's options: "
+        "from.",
+        epilog=f"studies:\n{listing}\n\n'rfmodel study NAME --help' lists a study's options: "
         "--quick (a small subset of its workloads and warps), --out DIR, --jobs N, --docs and its own.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )  # fmt: skip
+    )
     st.add_argument("name", metavar="NAME", choices=list(STUDIES), help=f"one of: {', '.join(STUDIES)}")
     st.add_argument("options", nargs=argparse.REMAINDER, metavar="...", help="the study's options")
     st.set_defaults(func=cmd_study)

@@ -255,22 +255,44 @@ def register(subparsers) -> None:
 
     q = tsub.add_parser("query", help="costs of one bank configuration")
     q.add_argument("--cell", required=True, help="sram-hp, sram-lstp, sram-lop, tfet, dwm, stt-ram, ...")
-    q.add_argument("--node", required=True, metavar="NM",
-                   help=f"process node in nm (22-90 for SRAM) [above 0 and at most {L.MAX_TECH_NODE_NM}]")
-    q.add_argument("--capacity-kb", required=True, metavar="KB",
-                   help=f"capacity of one bank [above 0 and at most {L.MAX_CAPACITY_KB}]")
-    q.add_argument("--width-bits", default="1024", metavar="BITS",
-                   help=f"bits per access (multiple of 32) [above 0 and at most {L.MAX_WIDTH_BITS}]")
+    q.add_argument(
+        "--node",
+        required=True,
+        metavar="NM",
+        help=f"process node in nm (22-90 for SRAM) [above 0 and at most {L.MAX_TECH_NODE_NM}]",
+    )
+    q.add_argument(
+        "--capacity-kb",
+        required=True,
+        metavar="KB",
+        help=f"capacity of one bank [above 0 and at most {L.MAX_CAPACITY_KB}]",
+    )
+    q.add_argument(
+        "--width-bits",
+        default="1024",
+        metavar="BITS",
+        help=f"bits per access (multiple of 32) [above 0 and at most {L.MAX_WIDTH_BITS}]",
+    )
     q.add_argument("--ports", default="1rw", help="1rw | 1r1w | 2r1w (default 1rw)")
-    q.add_argument("--banks", default="1",
-                   help=f"number of banks for the totals (default 1) [1 to at most {L.MAX_BANKS}]")
-    q.add_argument("--clock-mhz", default=None, metavar="MHZ",
-                   help="also give read/write cycles at this clock "
-                   f"[above 0 and at most {L.MAX_CLOCK_MHZ}]")
+    q.add_argument(
+        "--banks",
+        default="1",
+        help=f"number of banks for the totals (default 1) [1 to at most {L.MAX_BANKS}]",
+    )
+    q.add_argument(
+        "--clock-mhz",
+        default=None,
+        metavar="MHZ",
+        help=f"also give read/write cycles at this clock [above 0 and at most {L.MAX_CLOCK_MHZ}]",
+    )
     q.add_argument("--periph", default=None, help="SRAM periphery device type hp | lstp | lop")
     q.add_argument("--source", default=None, help="force one estimator: cacti | nvsim | relaxed | paper")
-    q.add_argument("--temperature", default="350", metavar="K",
-                   help=f"temperature of the data to use (350) [above 0 and at most {L.MAX_TEMPERATURE_K}]")
+    q.add_argument(
+        "--temperature",
+        default="350",
+        metavar="K",
+        help=f"temperature of the data to use (350) [above 0 and at most {L.MAX_TEMPERATURE_K}]",
+    )
     q.add_argument("--extrapolate", action="store_true", help="extrapolate outside the data (with a warning)")
     q.add_argument(
         "--data", action="append", metavar="FILE.csv", help="extra rows from 'tech import' (repeatable)"
@@ -282,11 +304,18 @@ def register(subparsers) -> None:
     i.add_argument("tool", help="cacti | nvsim")
     i.add_argument("files", nargs="+", metavar="FILE")
     i.add_argument("--out", metavar="FILE.csv", help="write the rows here (default: stdout)")
-    i.add_argument("--node", default=None, metavar="NM",
-                   help="NVSim: process node (not in its output) "
-                   f"[above 0 and at most {L.MAX_TECH_NODE_NM}]")
-    i.add_argument("--temperature", default=None, metavar="K",
-                   help=f"temperature if the output lacks it [above 0 and at most {L.MAX_TEMPERATURE_K}]")
+    i.add_argument(
+        "--node",
+        default=None,
+        metavar="NM",
+        help=f"NVSim: process node (not in its output) [above 0 and at most {L.MAX_TECH_NODE_NM}]",
+    )
+    i.add_argument(
+        "--temperature",
+        default=None,
+        metavar="K",
+        help=f"temperature if the output lacks it [above 0 and at most {L.MAX_TEMPERATURE_K}]",
+    )
     i.add_argument("--cell", default=None, help="NVSim: cell label for the rows (default from the cell area)")
     i.add_argument("--cell-type", default=None, help="CACTI: data-array cell type if the output lacks it")
     i.add_argument("--periph-type", default=None, help="CACTI: peripheral type if the output lacks it")

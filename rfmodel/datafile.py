@@ -43,8 +43,12 @@ def write_checked(path, kind: str, version: int, arrays: dict, meta: dict) -> No
         if a.dtype.hasobject or k == HEADER:
             raise TypeError(f"{k}: not a plain data array ({a.dtype})")
     meta_json = json.dumps(meta, sort_keys=True)  # TypeError for anything JSON cannot hold
-    header = {"kind": kind, "version": int(version), "sha256": _digest(kind, int(version), meta_json, arrays),
-              "meta": meta_json}  # fmt: skip
+    header = {
+        "kind": kind,
+        "version": int(version),
+        "sha256": _digest(kind, int(version), meta_json, arrays),
+        "meta": meta_json,
+    }
     write_npz(path, arrays, header)
 
 
@@ -76,8 +80,9 @@ def read_checked(path, kind: str, version: int) -> tuple[dict, dict]:
         found = f" (a {found!r} file)" if isinstance(found, str) else ""
         raise RfmodelError(f"{path}: not a {kind} file{found}")
     if header.get("version") != version:
-        raise RfmodelError(f"{path}: {kind} format version {header.get('version')!r}; this rfmodel reads "
-                           f"version {version}")  # fmt: skip
+        raise RfmodelError(
+            f"{path}: {kind} format version {header.get('version')!r}; this rfmodel reads version {version}"
+        )
     meta_json = header.get("meta")
     if not isinstance(meta_json, str) or header.get("sha256") != _digest(kind, version, meta_json, arrays):
         raise RfmodelError(f"{path}: its checksum does not match its content (damaged or edited)")

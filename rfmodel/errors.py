@@ -75,8 +75,9 @@ def expect_between(what: str, value, low: float, high: float, example: str) -> f
     except (TypeError, ValueError):
         v = float("nan")
     if not low < v < high:
-        raise RfmodelError(f"{what}: expected a number strictly between {low:g} and {high:g}, e.g. {example} "
-                           f"(got {value!r})")  # fmt: skip
+        raise RfmodelError(
+            f"{what}: expected a number strictly between {low:g} and {high:g}, e.g. {example} (got {value!r})"
+        )
     return v
 
 

@@ -67,8 +67,15 @@ from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, lo
 
 #: the analytic engine's helpers that are part of the façade's API, imported on first use (a simulation
 #: does not load the analytic engine)
-ENGINE_NAMES = ("PROFILE_WARPS", "evaluate_analytic", "exec_latencies", "issue_resources", "memory_latencies",
-                "resolve_calibration", "workload_profile")  # fmt: skip
+ENGINE_NAMES = (
+    "PROFILE_WARPS",
+    "evaluate_analytic",
+    "exec_latencies",
+    "issue_resources",
+    "memory_latencies",
+    "resolve_calibration",
+    "workload_profile",
+)
 
 
 def __getattr__(name: str):
@@ -86,6 +93,8 @@ METHODS = ("analytic", "simulate", "montecarlo")
 ANCHOR_DESIGN = "baseline"
 DEFAULT_GPU = "fermi-gtx480"
 DEFAULT_TECH = {"cell": "sram-hp", "node_nm": 45}
+
+
 def resolve_gpu(gpu) -> SMSpec:
     """An SMSpec from a spec, a preset name, a TOML file or a ``gpgpusim.config`` path."""
     if isinstance(gpu, SMSpec):
@@ -121,8 +130,9 @@ def _grid(params: Mapping[str, Iterable] | None, mode: str):
         if a.ndim != 1 or len(a) == 0:
             raise RfmodelError(f"parameter '{k}': expected a non-empty list of values")
         for x in a:
-            ok = isinstance(x, (str, np.str_)) or (isinstance(x, (int, float, np.integer, np.floating))
-                                                   and not isinstance(x, bool))  # fmt: skip
+            ok = isinstance(x, (str, np.str_)) or (
+                isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+            )
             if not ok:
                 raise RfmodelError(f"parameter '{k}': {x!r} is neither a number nor a name")
             if isinstance(x, (int, np.integer)) and not -(2**63) <= int(x) < 2**63:
@@ -166,8 +176,10 @@ def _check_size(method: str, grid: dict, n_workloads: int, samples: int = 1) -> 
         what = f"{int(np.prod(shape, dtype=object))} design points x {n_workloads} workloads"
         what += f" x {samples} samples" if samples > 1 else ""
         limit = MAX_EVALUATIONS[method]
-        raise RfmodelError(f"this {method} evaluation has {what} = {n}; at most {limit} per call: split the "
-                           "grid into several calls")  # fmt: skip
+        raise RfmodelError(
+            f"this {method} evaluation has {what} = {n}; at most {limit} per call: split the "
+            "grid into several calls"
+        )
 
 
 def _tech_cell(design: Design, grid: dict, tech: Mapping | None) -> dict:
@@ -295,26 +307,52 @@ def evaluate(
     """
     workload = recipe_workload(workload, recipe)
     if isinstance(design, list | tuple):  # several designs at the same points: one Dataset, effects included
-        return compare(design, workload, gpu, method=method, params=params, mode=mode, tech=tech, arch=arch,
-                       seed=seed, max_warps=max_warps, sim_options=sim_options, progress=progress,
-                       calibration=calibration, uncertainty=uncertainty, samples=samples, level=level,
-                       on_no_fit=on_no_fit)  # fmt: skip
+        return compare(
+            design,
+            workload,
+            gpu,
+            method=method,
+            params=params,
+            mode=mode,
+            tech=tech,
+            arch=arch,
+            seed=seed,
+            max_warps=max_warps,
+            sim_options=sim_options,
+            progress=progress,
+            calibration=calibration,
+            uncertainty=uncertainty,
+            samples=samples,
+            level=level,
+            on_no_fit=on_no_fit,
+        )
     if method not in METHODS:
         raise UnknownNameError("method", method, METHODS)
     for what, value in (("tech", tech), ("uncertainty", uncertainty), ("sim_options", sim_options)):
         if value is not None and not isinstance(value, Mapping):
-            raise RfmodelError(f"{what}: expected a mapping of names to values, e.g. {{'node_nm': 32}} (got "
-                               f"{type(value).__name__} {value!r:.60})")  # fmt: skip
+            raise RfmodelError(
+                f"{what}: expected a mapping of names to values, e.g. {{'node_nm': 32}} (got "
+                f"{type(value).__name__} {value!r:.60})"
+            )
     if on_no_fit not in ("error", "nan"):
         raise UnknownNameError("on_no_fit", on_no_fit, ("error", "nan"))
     require_fit = on_no_fit == "error" and workload is not None
     expect_int("seed", seed, low=0, high=MAX_SEED)
     if method == "simulate":
         return _evaluate_simulate(
-            design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
-            max_warps=None if max_warps == "auto" else max_warps, sim_options=sim_options, progress=progress,
+            design,
+            workload,
+            gpu,
+            params=params,
+            mode=mode,
+            tech=tech,
+            arch=arch,
+            seed=seed,
+            max_warps=None if max_warps == "auto" else max_warps,
+            sim_options=sim_options,
+            progress=progress,
             require_fit=require_fit,
-        )  # fmt: skip
+        )
     if max_warps == "auto":
         from rfmodel.analytic.engine import PROFILE_WARPS
 
@@ -332,24 +370,58 @@ def evaluate(
         _check_size("montecarlo", grid, len(_workload_list(workload)), int(samples))
         _check_params(d, sm, grid)
         sm = _analytic_sm(sm, grid)
-        return _by_schedule_group(sm, grid, dims, lambda sm_g: evaluate_montecarlo(
-            d, _workload_list(workload), sm_g, grid=grid, dims=dims, coords=coords,
-            uncertainty=uncertainty or {}, samples=samples, seed=seed, calibration=calibration, level=level,
-            tech={**DEFAULT_TECH, **(tech or {})}, arch=arch, max_warps=max_warps,
-            stall_reasons=stall_reasons(d), require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
-        ))  # fmt: skip
+        return _by_schedule_group(
+            sm,
+            grid,
+            dims,
+            lambda sm_g: evaluate_montecarlo(
+                d,
+                _workload_list(workload),
+                sm_g,
+                grid=grid,
+                dims=dims,
+                coords=coords,
+                uncertainty=uncertainty or {},
+                samples=samples,
+                seed=seed,
+                calibration=calibration,
+                level=level,
+                tech={**DEFAULT_TECH, **(tech or {})},
+                arch=arch,
+                max_warps=max_warps,
+                stall_reasons=stall_reasons(d),
+                require_fit=require_fit,
+                reference=get_design(ANCHOR_DESIGN),
+            ),
+        )
     return _evaluate_analytic(
-        design, workload, gpu, params=params, mode=mode, tech=tech, arch=arch, seed=seed,
-        max_warps=max_warps, calibration=calibration, require_fit=require_fit,
-    )  # fmt: skip
+        design,
+        workload,
+        gpu,
+        params=params,
+        mode=mode,
+        tech=tech,
+        arch=arch,
+        seed=seed,
+        max_warps=max_warps,
+        calibration=calibration,
+        require_fit=require_fit,
+    )
 
 
 #: the metrics :func:`compare` gives as effects against its reference design, ``<metric>_effect``
 EFFECT_METRICS = ("ipc", "energy_pj_total", "power_mw", "area_mm2_total")
 
 
-def compare(designs, workload=None, gpu=None, *, reference=None, params: Mapping[str, Iterable] | None = None,
-            **kwargs) -> xr.Dataset:
+def compare(
+    designs,
+    workload=None,
+    gpu=None,
+    *,
+    reference=None,
+    params: Mapping[str, Iterable] | None = None,
+    **kwargs,
+) -> xr.Dataset:
     """Several designs at the same points: :func:`evaluate` of each (``kwargs`` as there: ``method``,
     ``mode``, ``tech``, ...), joined along a ``design`` dimension, with each design's effect against the
     ``reference`` design (default: the first), ``<metric>_effect = metric / metric(reference) - 1`` for the
@@ -368,20 +440,30 @@ def compare(designs, workload=None, gpu=None, *, reference=None, params: Mapping
         raise RfmodelError(f"compare: design {dup[0]!r} given twice")
     reference = names[0] if reference is None else reference
     if get_design(reference).name not in [d.name for d in ds_of]:
-        raise RfmodelError(f"compare: the reference {reference!r} is not among the designs "
-                           f"({', '.join(d.name for d in ds_of)})")  # fmt: skip
+        raise RfmodelError(
+            f"compare: the reference {reference!r} is not among the designs "
+            f"({', '.join(d.name for d in ds_of)})"
+        )
     sm = resolve_gpu(gpu)
     shared = set(sm.to_dict()) | {"collector_units"}
     for k in params or {}:
         missing = [d.name for d in ds_of if k not in shared and k not in d.parameters]
         if missing:
-            raise RfmodelError(f"compare: parameter {k!r} is not one of {', '.join(missing)}'s (allowed: SM "
-                               "fields and parameters every compared design takes; evaluate each design on "
-                               "its own to vary its own parameters)")  # fmt: skip
+            raise RfmodelError(
+                f"compare: parameter {k!r} is not one of {', '.join(missing)}'s (allowed: SM "
+                "fields and parameters every compared design takes; evaluate each design on "
+                "its own to vary its own parameters)"
+            )
     runs = [evaluate(d.name, workload, sm, params=params, **kwargs) for d in ds_of]
-    out = xr.concat(runs, dim=xr.Variable("design", [d.name for d in ds_of]), data_vars="all",
-                    coords="minimal", compat="override", join="outer",
-                    combine_attrs="drop_conflicts")  # fmt: skip
+    out = xr.concat(
+        runs,
+        dim=xr.Variable("design", [d.name for d in ds_of]),
+        data_vars="all",
+        coords="minimal",
+        compat="override",
+        join="outer",
+        combine_attrs="drop_conflicts",
+    )
     ref = out.sel(design=get_design(reference).name)
     for m in EFFECT_METRICS:
         if m in out:
@@ -416,32 +498,47 @@ def _effect_interval(out: xr.Dataset, reference: str, calibration, level) -> Non
     # an effect against another reference is the ratio of two effects against the baseline: their errors
     # add (taken as independent)
     ref_sd = against_baseline(reference)
-    sd = [0.0 if str(d) == reference else float(np.hypot(against_baseline(str(d)), ref_sd))
-          for d in out["design"].values]
+    sd = [
+        0.0 if str(d) == reference else float(np.hypot(against_baseline(str(d)), ref_sd))
+        for d in out["design"].values
+    ]
     sd = xr.DataArray(np.asarray(sd, dtype=np.float64), dims="design", coords={"design": out["design"]})
     one = 1.0 + out["ipc_effect"]
     for name, q in (("ipc_effect_lo", lo_q), ("ipc_effect_hi", hi_q)):
         out[name] = one * np.exp(norm.ppf(q) * sd) - 1.0
-        out[name].attrs = {"units": "1", "quantile": q,
-                           "long_name": f"{100 * q:g} % quantile of ipc_effect from the calibrated effect "
-                                        "error"}  # fmt: skip
+        out[name].attrs = {
+            "units": "1",
+            "quantile": q,
+            "long_name": f"{100 * q:g} % quantile of ipc_effect from the calibrated effect error",
+        }
     missing = [str(d) for d, v in zip(out["design"].values, sd.values, strict=True) if not np.isfinite(v)]
     none = f"; none for {', '.join(missing)} (not in the calibration)" if missing else ""
     via = "" if reference == ANCHOR_DESIGN else f", combined with {reference}'s against {ANCHOR_DESIGN}"
-    out.attrs["effect_interval"] = (f"ipc_effect_lo/_hi: {100 * (hi_q - lo_q):g} % interval from the "
-                                    f"calibration's held-out effect error (model_log_effect_sd){via}{none}")
+    out.attrs["effect_interval"] = (
+        f"ipc_effect_lo/_hi: {100 * (hi_q - lo_q):g} % interval from the "
+        f"calibration's held-out effect error (model_log_effect_sd){via}{none}"
+    )
 
 
 def _param_value(design: Design, sm: SMSpec, name: str):
     try:
         return design.param_value(sm, name)
     except KeyError:
-        raise RfmodelError(f"parameter '{name}': no default value for design '{design.name}'; "
-                           "give at=") from None
+        raise RfmodelError(
+            f"parameter '{name}': no default value for design '{design.name}'; give at="
+        ) from None
 
 
-INTEGER_PARAMS = ("num_banks", "collector_units", "regs_per_sm", "warps_per_sm", "schedulers_per_sm",
-                  "issue_width", "bank_rw_ports", "bank_read_ports")  # fmt: skip
+INTEGER_PARAMS = (
+    "num_banks",
+    "collector_units",
+    "regs_per_sm",
+    "warps_per_sm",
+    "schedulers_per_sm",
+    "issue_width",
+    "bank_rw_ports",
+    "bank_read_ports",
+)
 
 
 def sensitivity(
@@ -500,8 +597,10 @@ def sensitivity(
 
     other = dict(params or {})
     if param in sm.to_dict() and param not in GRID_FIELDS:  # a field that sets the SM spec: one call a value
-        runs = [evaluate(d, workload, sm, method="analytic", params={**other, param: [v]}, **kw)
-                for v in (lo, x, hi)]  # fmt: skip
+        runs = [
+            evaluate(d, workload, sm, method="analytic", params={**other, param: [v]}, **kw)
+            for v in (lo, x, hi)
+        ]
         ds = xr.concat(runs, dim=param)
     else:
         ds = evaluate(d, workload, sm, method="analytic", params={**other, param: [lo, x, hi]}, **kw)
@@ -527,8 +626,10 @@ def recipe_workload(workload, recipe):
         return workload
     one = workload[0] if isinstance(workload, list | tuple) and len(workload) == 1 else workload
     if not isinstance(one, str | Path):
-        raise RfmodelError(f"recipe: a launch recipe runs one kernel; name exactly one workload with it "
-                           f"(got {workload!r:.80})")  # fmt: skip
+        raise RfmodelError(
+            f"recipe: a launch recipe runs one kernel; name exactly one workload with it "
+            f"(got {workload!r:.80})"
+        )
     return with_recipe(str(one), recipe)
 
 
@@ -544,8 +645,9 @@ def _workload_list(workload) -> list:
     if workloads is not None and not all(isinstance(w, (str, Workload)) for w in workloads):
         workloads = None
     if workloads is None:
-        raise RfmodelError(f"workload: expected a name, a path, a Workload or a list of them "
-                           f"(got {workload!r})")
+        raise RfmodelError(
+            f"workload: expected a name, a path, a Workload or a list of them (got {workload!r})"
+        )
     if not workloads:
         raise RfmodelError("no workloads to evaluate")
     return workloads
@@ -556,8 +658,9 @@ def stall_reasons(design: Design) -> tuple[str, ...]:
     return (*STALL_REASONS, *design.stall_reasons)
 
 
-def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed, max_warps,
-                       calibration, require_fit=True) -> xr.Dataset:  # fmt: skip
+def _evaluate_analytic(
+    design, workload, gpu, *, params, mode, tech, arch, seed, max_warps, calibration, require_fit=True
+) -> xr.Dataset:
     """The analytic engine (:func:`rfmodel.analytic.engine.evaluate_analytic`) on checked inputs."""
     from rfmodel.analytic.engine import evaluate_analytic
 
@@ -570,11 +673,27 @@ def _evaluate_analytic(design, workload, gpu, *, params, mode, tech, arch, seed,
     _check_size("analytic", grid, len(workloads))
     _check_params(d, sm, grid)
     sm = _analytic_sm(sm, grid)
-    return _by_schedule_group(sm, grid, dims, lambda sm_g: evaluate_analytic(
-        d, workloads, sm_g, grid=grid, dims=dims, coords=coords, tech=tech, arch=arch, seed=seed,
-        max_warps=max_warps, calibration=calibration, stall_reasons=stall_reasons(d),
-        require_fit=require_fit, reference=get_design(ANCHOR_DESIGN),
-    ))  # fmt: skip
+    return _by_schedule_group(
+        sm,
+        grid,
+        dims,
+        lambda sm_g: evaluate_analytic(
+            d,
+            workloads,
+            sm_g,
+            grid=grid,
+            dims=dims,
+            coords=coords,
+            tech=tech,
+            arch=arch,
+            seed=seed,
+            max_warps=max_warps,
+            calibration=calibration,
+            stall_reasons=stall_reasons(d),
+            require_fit=require_fit,
+            reference=get_design(ANCHOR_DESIGN),
+        ),
+    )
 
 
 def _by_schedule_group(sm: SMSpec, grid: dict, dims: list, run) -> xr.Dataset:
@@ -661,7 +780,18 @@ def _point_sm(sm: SMSpec, point: dict) -> SMSpec:
 
 
 def _evaluate_simulate(
-    design, workload, gpu, *, params, mode, tech, arch, seed, max_warps, sim_options, progress,
+    design,
+    workload,
+    gpu,
+    *,
+    params,
+    mode,
+    tech,
+    arch,
+    seed,
+    max_warps,
+    sim_options,
+    progress,
     require_fit=True,
 ) -> xr.Dataset:
     from rfmodel.sim.engine import SimOptions, simulate_trace
@@ -689,8 +819,13 @@ def _evaluate_simulate(
     sources = {n: how for n, _, _, how in traces}
     total = sum(t.n_instrs for _, t, _, _ in traces) * len(points)
     done_before = 0
-    metric_names = (*SCALAR_METRICS, "warp_instructions", "bank_conflicts", "collector_occupancy",
-                    *(k for k in d.metrics if k not in SCALAR_METRICS))  # fmt: skip
+    metric_names = (
+        *SCALAR_METRICS,
+        "warp_instructions",
+        "bank_conflicts",
+        "collector_occupancy",
+        *(k for k in d.metrics if k not in SCALAR_METRICS),
+    )
     snames = [s.name for s in structures]
     actions = {s.name: s.actions for s in structures}
     reasons = stall_reasons(d)
@@ -725,19 +860,44 @@ def _evaluate_simulate(
                 for kind, v in event_counts(s, e, actions[s]).items():
                     ev[s].setdefault(kind, np.zeros(shape))[idx] = v
             if tuple(run.stalls) != reasons:
-                raise RfmodelError(f"design '{d.name}': the run's stall reasons {tuple(run.stalls)} differ "
-                                   f"from the declared {reasons} (Design.stall_reasons)")  # fmt: skip
+                raise RfmodelError(
+                    f"design '{d.name}': the run's stall reasons {tuple(run.stalls)} differ "
+                    f"from the declared {reasons} (Design.stall_reasons)"
+                )
             stalls[idx] = [run.stalls[r] for r in reasons]
         metrics = {k: v for k, v in vals.items() if not np.all(np.isnan(v))}
-        per_wl.append({"metrics": metrics, "events": ev, "stalls": stalls,
-                       "resources": (trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes)})
+        per_wl.append(
+            {
+                "metrics": metrics,
+                "events": ev,
+                "stalls": stalls,
+                "resources": (trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes),
+            }
+        )
     return assemble(
-        design=d, sm=sm, structures=structures, workloads=names, dims=dims, coords=coords, shape=shape,
-        per_workload=per_wl, stall_reasons=reasons, grid=grid, require_fit=require_fit,
-        attrs={"engine": "simulate", "tech": json.dumps(tech), "arch": arch, "seed": seed,
-               "not_modelled": "; ".join(not_modelled(sm, "simulate", compat=opts.compat == "gpgpusim")
-                                         + d.not_modelled(sm, grid, "simulate")),
-               "rfmodel_version": __version__, "sim_options": json.dumps(opts.to_dict()),
-               "calibration": f"reference cycle simulator (compat={opts.compat})",
-               "trace_source": json.dumps(sources)},
-    )  # fmt: skip
+        design=d,
+        sm=sm,
+        structures=structures,
+        workloads=names,
+        dims=dims,
+        coords=coords,
+        shape=shape,
+        per_workload=per_wl,
+        stall_reasons=reasons,
+        grid=grid,
+        require_fit=require_fit,
+        attrs={
+            "engine": "simulate",
+            "tech": json.dumps(tech),
+            "arch": arch,
+            "seed": seed,
+            "not_modelled": "; ".join(
+                not_modelled(sm, "simulate", compat=opts.compat == "gpgpusim")
+                + d.not_modelled(sm, grid, "simulate")
+            ),
+            "rfmodel_version": __version__,
+            "sim_options": json.dumps(opts.to_dict()),
+            "calibration": f"reference cycle simulator (compat={opts.compat})",
+            "trace_source": json.dumps(sources),
+        },
+    )

@@ -62,8 +62,10 @@ def _refuse_special(path) -> None:
     except (OSError, ValueError):
         return  # absent (or unreachable: the write says why)
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise WriteError(f"{path}: cannot write here: it is a device, named pipe or socket, not a regular "
-                         "file (an output replaces the file at its path)")  # fmt: skip
+        raise WriteError(
+            f"{path}: cannot write here: it is a device, named pipe or socket, not a regular "
+            "file (an output replaces the file at its path)"
+        )
 
 
 def check_writable(path: str | os.PathLike) -> None:
@@ -100,8 +102,11 @@ class WriteError(RfmodelError, OSError):
 
 
 #: why a write failed, for the errors that say it less plainly than the user needs
-_REASONS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
-            errno.EFBIG: "file too large for this file system or process limit"}  # fmt: skip
+_REASONS = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large for this file system or process limit",
+}
 
 
 def write_failure(e: BaseException) -> str:

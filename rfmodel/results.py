@@ -146,8 +146,9 @@ def assemble(
     for i, w in enumerate(per_workload):
         unknown = set(w["events"]) - set(snames)
         if unknown:
-            raise RfmodelError(f"design '{design.name}' reports events for unknown structures "
-                               f"{sorted(unknown)}")
+            raise RfmodelError(
+                f"design '{design.name}' reports events for unknown structures {sorted(unknown)}"
+            )
         for s, ev in w["events"].items():
             for k, v in event_counts(s, ev, actions[s]).items():
                 kinds[s].setdefault(k, np.zeros(whole))[i] = v
@@ -177,8 +178,12 @@ def assemble(
                 v = np.nan
             col[i] = v
         data[k] = (full, col)
-    for k, src in (("energy_pj", "energy_pj"), ("dynamic_energy_pj", "dynamic_pj"),
-                   ("leakage_energy_pj", "leakage_pj"), ("area_mm2", "area_mm2")):  # fmt: skip
+    for k, src in (
+        ("energy_pj", "energy_pj"),
+        ("dynamic_energy_pj", "dynamic_pj"),
+        ("leakage_energy_pj", "leakage_pj"),
+        ("area_mm2", "area_mm2"),
+    ):
         arr = np.empty((*whole, len(snames)))
         for j, x in enumerate(acc[src]):
             arr[..., j] = x
@@ -204,30 +209,39 @@ def assemble(
         data[k] = ([*full, "structure"], np.stack([counts[s] for s in snames], axis=-1))
     clash = sorted(set(coords) & set(data))
     if clash:
-        raise RfmodelError(f"design '{design.name}': parameter(s) {', '.join(clash)} share a name with "
-                           "result variables; a design parameter needs a name of its own")  # fmt: skip
+        raise RfmodelError(
+            f"design '{design.name}': parameter(s) {', '.join(clash)} share a name with "
+            "result variables; a design parameter needs a name of its own"
+        )
     over = {}  # the register limits the kernels' code exceeds: run as compiled, said once and kept in attrs
     regs_sm = sm.replace(**{k: np.max(np.asarray(grid[k])).item() for k in REGISTER_LIMITS if k in grid})
     for name, w in zip(workloads, per_workload, strict=True):
         notes = limits_not_applied(w["resources"][0], w["resources"][1], regs_sm)
         if notes:
             over[name] = "; ".join(notes)
-            warn_once(f"{name} on {sm.name}: {over[name]}: run as compiled, with its own registers (the "
-                      "limits are not applied to compiled code)", stacklevel=4)  # fmt: skip
+            warn_once(
+                f"{name} on {sm.name}: {over[name]}: run as compiled, with its own registers (the "
+                "limits are not applied to compiled code)",
+                stacklevel=4,
+            )
     # each variable with its unit (given with its data: setting it afterwards builds every variable again)
     data = {k: (*v, {"units": UNITS[k]}) if k in UNITS else v for k, v in data.items()}
-    ds = xr.Dataset(data, coords={**coords, "workload": workloads, "structure": snames,
-                                  "stall_reason": list(stall_reasons)})  # fmt: skip
+    ds = xr.Dataset(
+        data,
+        coords={**coords, "workload": workloads, "structure": snames, "stall_reason": list(stall_reasons)},
+    )
     for k, u in UNITS.items():
         if k in ds.coords:  # a unit of a coordinate (a parameter's): as before, set on the coordinate
             ds[k].attrs["units"] = u
-    ds.attrs.update({
-        "design": design.name,
-        "gpu": sm.name,
-        "gpu_source": sm.source,
-        "structure_provenance": json.dumps({s.name: s.provenance for s in structures}),
-        **attrs,
-        "not_estimated": ", ".join(sorted(missing)),
-        "limits_not_applied": "; ".join(f"{k}: {v}" for k, v in over.items()),
-    })  # fmt: skip
+    ds.attrs.update(
+        {
+            "design": design.name,
+            "gpu": sm.name,
+            "gpu_source": sm.source,
+            "structure_provenance": json.dumps({s.name: s.provenance for s in structures}),
+            **attrs,
+            "not_estimated": ", ".join(sorted(missing)),
+            "limits_not_applied": "; ".join(f"{k}: {v}" for k, v in over.items()),
+        }
+    )
     return ds

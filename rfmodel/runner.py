@@ -148,8 +148,10 @@ def _expect_a_greeting(address, timeout: float) -> None:
     with conn:
         ready, _, _ = select.select([conn], [], [], timeout)
     if not ready:
-        raise RfmodelError(f"{address!r} is not a Dask scheduler: it accepted the connection and sent "
-                           f"nothing in {timeout:g} s (a scheduler greets at once)")  # fmt: skip
+        raise RfmodelError(
+            f"{address!r} is not a Dask scheduler: it accepted the connection and sent "
+            f"nothing in {timeout:g} s (a scheduler greets at once)"
+        )
 
 
 class DaskRunner(Runner):
@@ -169,8 +171,10 @@ class DaskRunner(Runner):
                 raise RfmodelError(f"cannot reach the Dask scheduler {scheduler!r}: {e}") from None
             except Exception as e:  # noqa: BLE001 - a service that answers but is not a Dask scheduler
                 # (its bytes read as a Dask message: any error, up to MemoryError for an absurd length)
-                raise RfmodelError(f"{scheduler!r} is not a Dask scheduler (its answer could not be read: "
-                                   f"{type(e).__name__})") from None
+                raise RfmodelError(
+                    f"{scheduler!r} is not a Dask scheduler (its answer could not be read: "
+                    f"{type(e).__name__})"
+                ) from None
         self.name = f"Dask at {self.client.scheduler.address}"
 
     def run(self, fn, jobs):
@@ -253,8 +257,9 @@ class ResultLog:
             bad.append((n, key))
         for n, key in bad:
             if key is None or key not in self.done:  # not since redone
-                warnings.warn(f"{self.path}, line {n}: damaged record, ignored (its job runs again)",
-                              stacklevel=4)  # fmt: skip
+                warnings.warn(
+                    f"{self.path}, line {n}: damaged record, ignored (its job runs again)", stacklevel=4
+                )
 
     def _adopt(self, folder) -> None:
         """The records of ``folder``'s ``<key>.json`` files that the log lacks, appended to it."""

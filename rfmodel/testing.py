@@ -60,8 +60,9 @@ CHECKS: dict[str, _Check] = {}
 def _check(applies=None):
     def wrap(fn):
         name = fn.__name__.removeprefix("check_")
-        CHECKS[name] = _Check(name, fn, (fn.__doc__ or "").strip().split("\n")[0],
-                              applies or (lambda d: True))  # fmt: skip
+        CHECKS[name] = _Check(
+            name, fn, (fn.__doc__ or "").strip().split("\n")[0], applies or (lambda d: True)
+        )
         return fn
 
     return wrap
@@ -331,9 +332,17 @@ def check_tables_built_on_first_use_agree(ctx):
         lazy = engine.workload_profile(ctx.workload, sm)
         src = lazy.source
         trace, rank = src._trace_and_rank()
-        full = profile_tables(trace, tuple(TABLE_GROUPS), src.latencies, src.exec_latencies, src.caches,
-                              rank, src.l1_hit_latency, sched=engine.issue_resources(sm),
-                              group_inputs=engine.group_inputs(src, TABLE_GROUPS))  # fmt: skip
+        full = profile_tables(
+            trace,
+            tuple(TABLE_GROUPS),
+            src.latencies,
+            src.exec_latencies,
+            src.caches,
+            rank,
+            src.l1_hit_latency,
+            sched=engine.issue_resources(sm),
+            group_inputs=engine.group_inputs(src, TABLE_GROUPS),
+        )
         eager = replace(lazy, source=None).with_fields(full)
         a, b = engine.run_analytic(ctx.design, eager, sm, {}), engine.run_analytic(ctx.design, lazy, sm, {})
         for k in ("ipc", "cycles", "rf_cache_hit_rate", "bank_conflict_stall_cycles"):
@@ -352,8 +361,7 @@ def check_neutral_point_is_the_baseline(ctx):
     for gpu in ("fermi-gtx480", "volta-v100"):
         wl = [ctx.workload, "black_scholes"]
         a0 = evaluate("baseline", wl, gpu, calibration=ctx.calibration)["ipc"].values.ravel()
-        a1 = evaluate(ctx.design, wl, gpu, params=neutral,
-                              calibration=ctx.calibration)["ipc"].values.ravel()  # fmt: skip
+        a1 = evaluate(ctx.design, wl, gpu, params=neutral, calibration=ctx.calibration)["ipc"].values.ravel()
         np.testing.assert_allclose(a1, a0, rtol=1e-6, err_msg=f"{gpu}: analytic IPC at the neutral point")
         s0 = evaluate("baseline", ctx.workload, gpu, method="simulate", max_warps=16)
         s1 = evaluate(ctx.design, ctx.workload, gpu, method="simulate", params=neutral, max_warps=16)
@@ -387,8 +395,9 @@ def run_check(design, check: str, *, workload: str = WORKLOAD, gpu: str = GPU, c
     CHECKS[check].fn(_Context(d, workload, gpu, _resolve_calibration(d, calibration)))
 
 
-def check_design(design, *, workload: str = WORKLOAD, gpu: str = GPU, checks: Iterable[str] | None = None,
-                 calibration=None) -> dict[str, str]:  # fmt: skip
+def check_design(
+    design, *, workload: str = WORKLOAD, gpu: str = GPU, checks: Iterable[str] | None = None, calibration=None
+) -> dict[str, str]:
     """Run every check that applies to ``design`` (or those named in ``checks``) and return ``{check:
     "passed" | "known failure: REASON" | "does not apply"}``; raises :class:`DesignCheckError` naming every
     check that failed, with its message.  ``calibration``: as :func:`rfmodel.evaluate` takes it (default: the
@@ -416,8 +425,9 @@ def check_design(design, *, workload: str = WORKLOAD, gpu: str = GPU, checks: It
                 out[name] = f"failed: {type(e).__name__}: {e}"
                 failed.append(f"{name}: {type(e).__name__}: {e}")
     if failed:
-        raise DesignCheckError(f"design '{d.name}' fails {len(failed)} conformance check(s):\n  "
-                               + "\n  ".join(failed))  # fmt: skip
+        raise DesignCheckError(
+            f"design '{d.name}' fails {len(failed)} conformance check(s):\n  " + "\n  ".join(failed)
+        )
     return out
 
 

@@ -31,7 +31,6 @@ from rfmodel.limits import MAX_LATENCY_X, MIN_RESOLUTION
 __all__ = ["bisect_tolerance", "max_tolerable_latency"]
 
 
-
 def _number(name: str, value, lo: float, hi: float, *, lo_open: bool = False) -> float:
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
     if ok:
@@ -44,7 +43,11 @@ def _number(name: str, value, lo: float, hi: float, *, lo_open: bool = False) ->
 
 
 def bisect_tolerance(
-    ipc_at: Callable[[float], float], ref_ipc: float, *, tol: float = 0.05, hi: float = 16.0,
+    ipc_at: Callable[[float], float],
+    ref_ipc: float,
+    *,
+    tol: float = 0.05,
+    hi: float = 16.0,
     resolution: float = 0.25,
 ) -> dict:
     """Bisection for the largest ``x`` in ``[1, hi]`` with ``ipc_at(x) >= (1 - tol) ref_ipc``.
@@ -133,8 +136,12 @@ def max_tolerable_latency(
         workload = workload[0]
     params = expect_mapping("params", params)
     if "main_rf_latency_x" in params:
-        raise SpecError("max_tolerable_latency", "params", "main_rf_latency_x",
-                        "design parameters other than main_rf_latency_x (it is searched)")
+        raise SpecError(
+            "max_tolerable_latency",
+            "params",
+            "main_rf_latency_x",
+            "design parameters other than main_rf_latency_x (it is searched)",
+        )
     for k, v in params.items():
         if isinstance(v, list | tuple) or (hasattr(v, "shape") and getattr(v, "shape", ()) != ()):
             raise SpecError("max_tolerable_latency", f"params[{k!r}]", v, "a single value")
@@ -142,16 +149,18 @@ def max_tolerable_latency(
     sm_fields = set(resolve_gpu(gpu).to_dict()) | {"collector_units"}
 
     def ipc(dd, p) -> float:
-        ds = evaluate(dd, workload, gpu, method=method, params={k: [v] for k, v in p.items()},
-                              max_warps=mw, seed=seed)
+        ds = evaluate(
+            dd, workload, gpu, method=method, params={k: [v] for k, v in p.items()}, max_warps=mw, seed=seed
+        )
         return float(ds["ipc"].values.ravel()[0])
 
     ref_params = {k: v for k, v in params.items() if k in ref.parameters or k in sm_fields}
     if "main_rf_latency_x" in ref.parameters:
         ref_params["main_rf_latency_x"] = 1.0
     ref_ipc = ipc(ref, ref_params)
-    res = bisect_tolerance(lambda x: ipc(d, {**params, "main_rf_latency_x": x}), ref_ipc, tol=tol, hi=hi,
-                           resolution=resolution)
+    res = bisect_tolerance(
+        lambda x: ipc(d, {**params, "main_rf_latency_x": x}), ref_ipc, tol=tol, hi=hi, resolution=resolution
+    )
     return {
         "design": d.name,
         "reference": ref.name,

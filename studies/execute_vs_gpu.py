@@ -61,14 +61,7 @@ DEFAULT_ARCH = "sm_90"
 LAUNCHER_SRC = Path(__file__).resolve().parent / "gpu" / "launch_cubin.cu"
 #: the launcher: host code only, the static CUDA runtime and the C++ runtime linked in (it needs the
 #: NVIDIA driver and the C library of the machine it runs on, nothing else)
-LAUNCHER_FLAGS = (
-    "-O2",
-    "-std=c++17",
-    "-cudart",
-    "static",
-    "-Xcompiler",
-    "-static-libstdc++,-static-libgcc",
-)
+LAUNCHER_FLAGS = ("-O2", "-std=c++17", "-cudart", "static", "-Xcompiler", "-static-libstdc++,-static-libgcc")
 MAGIC = "rfmodel-gpu-check 1"
 META = "prepare.json"
 BEGIN = "<!-- gpu-check:begin -->"

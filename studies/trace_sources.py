@@ -49,8 +49,13 @@ def main(argv=None) -> int:
     def get(d, w, s, m):
         return ev.get(d, w, a.gpu, "simulate", {}, s).get(m)
 
-    head = ["kernel", "warp-instr. exp → exec", "IPC exp → exec", "L1D hit exp → exec",
-            "bank stall/instr exp → exec"] + [f"{d} hit exp → exec" for d in HIT_DESIGNS]  # fmt: skip
+    head = [
+        "kernel",
+        "warp-instr. exp → exec",
+        "IPC exp → exec",
+        "L1D hit exp → exec",
+        "bank stall/instr exp → exec",
+    ] + [f"{d} hit exp → exec" for d in HIT_DESIGNS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     moves = {"ipc": [], "l1d": [], "stall": [], **{d: [] for d in HIT_DESIGNS}}
     for w in wls:

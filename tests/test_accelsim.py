@@ -161,8 +161,9 @@ HEADER = """-kernel name = k
 """
 
 
-def write(tmp_path, warps: dict, version=5, lineinfo=0, grid=None, block=64, xz=False,
-          name="kernel-1.traceg"):
+def write(
+    tmp_path, warps: dict, version=5, lineinfo=0, grid=None, block=64, xz=False, name="kernel-1.traceg"
+):
     """``warps``: {cta: {warp id: [lines]}} in file order."""
     text = HEADER.format(grid=grid or len(warps), block=block, version=version, lineinfo=lineinfo)
     for cta, ws in warps.items():
@@ -183,20 +184,28 @@ EXIT = "0100 ffffffff 0 EXIT 0 0 0"
 
 
 def lines_of(t, r):
-    return t.mem_line[t.mem_ptr[r]:t.mem_ptr[r + 1]].tolist()
+    return t.mem_line[t.mem_ptr[r] : t.mem_ptr[r + 1]].tolist()
 
 
 def test_address_modes_give_the_same_lines(tmp_path):
     addrs = [0x10000 + 8 * k for k in range(32)]
     mode0 = " ".join(f"0x{a:016x}" for a in addrs)
     mode2 = "0x10000 " + " ".join(["8"] * 31)
-    p = write(tmp_path, {0: {0: [
-        f"0000 ffffffff 1 R4 LDG.E.64 2 R2 R3 8 0 {mode0} 0",
-        "0010 ffffffff 1 R4 LDG.E.64 2 R2 R3 8 1 0x10000 8 0",
-        f"0020 ffffffff 1 R4 LDG.E.64 2 R2 R3 8 2 {mode2} 0",
-        f"0030 ffffffff 1 R4 LDG.E.64 2 R2 R3 8 2 {mode2} 8 0",  # Accel-Sim's reader: popcount numbers
-        EXIT,
-    ]}})
+    p = write(
+        tmp_path,
+        {
+            0: {
+                0: [
+                    f"0000 ffffffff 1 R4 LDG.E.64 2 R2 R3 8 0 {mode0} 0",
+                    "0010 ffffffff 1 R4 LDG.E.64 2 R2 R3 8 1 0x10000 8 0",
+                    f"0020 ffffffff 1 R4 LDG.E.64 2 R2 R3 8 2 {mode2} 0",
+                    # Accel-Sim's reader: popcount numbers
+                    f"0030 ffffffff 1 R4 LDG.E.64 2 R2 R3 8 2 {mode2} 8 0",
+                    EXIT,
+                ]
+            }
+        },
+    )
     t = read_traceg(p)
     t.validate()
     assert all(lines_of(t, r) == [0x10000, 0x10080] for r in range(4))
@@ -207,14 +216,21 @@ def test_partial_masks_and_unaligned_wide_accesses(tmp_path):
     # lanes 0-3 active, 16-byte accesses from 0x1078: lines 0x1000 .. 0x1080 (crosses a line)
     mode0 = " ".join(f"0x{0x1078 + 16 * k:x}" for k in range(4))
     # lanes 1, 3 active (mask 0xa); deltas in lane order, negative allowed
-    p = write(tmp_path, {0: {0: [
-        f"0000 0000000f 1 R4 LDG.E.128 1 R2 16 0 {mode0} 0",
-        "0010 0000000a 1 R4 LDG.E 1 R2 4 2 0x5000 -4096 0",
-        "0020 00000000 1 R4 LDG.E 1 R2 4 1 0x0 0 0",
-        "0030 00000003 0 STS 2 R2 R4 4 1 0x7f0000000000 4 0",
-        "0040 0000000f 1 R4 LDG.E 1 R2 4 0 " + " ".join(["0x0000000000002000"] * 32) + " 0",
-        EXIT,
-    ]}})
+    p = write(
+        tmp_path,
+        {
+            0: {
+                0: [
+                    f"0000 0000000f 1 R4 LDG.E.128 1 R2 16 0 {mode0} 0",
+                    "0010 0000000a 1 R4 LDG.E 1 R2 4 2 0x5000 -4096 0",
+                    "0020 00000000 1 R4 LDG.E 1 R2 4 1 0x0 0 0",
+                    "0030 00000003 0 STS 2 R2 R4 4 1 0x7f0000000000 4 0",
+                    "0040 0000000f 1 R4 LDG.E 1 R2 4 0 " + " ".join(["0x0000000000002000"] * 32) + " 0",
+                    EXIT,
+                ]
+            }
+        },
+    )
     t = read_traceg(p)
     assert t.active.tolist()[:5] == [4, 2, 0, 2, 4]
     assert lines_of(t, 0) == [0x1000, 0x1080]
@@ -226,8 +242,13 @@ def test_partial_masks_and_unaligned_wide_accesses(tmp_path):
 
 def test_versions_lineinfo_and_xz(tmp_path):
     # version 4 lines may omit the immediate; lineinfo adds a leading line number
-    p = write(tmp_path, {0: {0: ["12 0000 ffffffff 1 R1 FFMA 3 R2 R3 R4 0", "13 0010 ffffffff 0 EXIT 0 0"]}},
-              version=4, lineinfo=1, xz=True)
+    p = write(
+        tmp_path,
+        {0: {0: ["12 0000 ffffffff 1 R1 FFMA 3 R2 R3 R4 0", "13 0010 ffffffff 0 EXIT 0 0"]}},
+        version=4,
+        lineinfo=1,
+        xz=True,
+    )
     t = read_traceg(p)
     assert t.op.tolist() == [OpClass.FP32, OpClass.EXIT] and t.src[0].tolist()[:3] == [2, 3, 4]
     assert t.attrs["tracer_version"] == 4
@@ -237,24 +258,39 @@ def test_versions_lineinfo_and_xz(tmp_path):
 
 
 def test_warps_sorted_within_cta_and_ctas_in_file_order(tmp_path):
-    p = write(tmp_path, {
-        1: {1: ["0000 ffffffff 1 R1 IADD3 2 R2 R3 0 0", EXIT], 0: [EXIT]},
-        0: {0: ["0000 ffffffff 1 R1 FFMA 2 R2 R3 0 0", "0010 ffffffff 1 R1 FFMA 2 R2 R3 0 0", EXIT]},
-    }, grid=2)
+    p = write(
+        tmp_path,
+        {
+            1: {1: ["0000 ffffffff 1 R1 IADD3 2 R2 R3 0 0", EXIT], 0: [EXIT]},
+            0: {0: ["0000 ffffffff 1 R1 FFMA 2 R2 R3 0 0", "0010 ffffffff 1 R1 FFMA 2 R2 R3 0 0", EXIT]},
+        },
+        grid=2,
+    )
     t = read_traceg(p)
     t.validate()
     assert np.diff(t.warp_ptr).tolist() == [1, 2, 3]
     assert t.warp_cta.tolist() == [0, 0, 1] and t.attrs["warp_ids"].tolist() == [0, 1, 0]
     assert t.attrs["cta_ids"][:, 0].tolist() == [1, 0]
-    assert t.op.tolist() == [OpClass.EXIT, OpClass.INT, OpClass.EXIT, OpClass.FP32, OpClass.FP32,
-                             OpClass.EXIT]
+    assert t.op.tolist() == [
+        OpClass.EXIT,
+        OpClass.INT,
+        OpClass.EXIT,
+        OpClass.FP32,
+        OpClass.FP32,
+        OpClass.EXIT,
+    ]
 
 
 def test_reordering_keeps_lines_with_their_rows(tmp_path):
-    p = write(tmp_path, {0: {
-        1: ["0000 ffffffff 1 R1 LDG.E 1 R2 4 1 0x8000 4 0", EXIT],
-        0: ["0000 ffffffff 1 R1 LDG.E 1 R2 4 1 0x4000 4 0", EXIT],
-    }})
+    p = write(
+        tmp_path,
+        {
+            0: {
+                1: ["0000 ffffffff 1 R1 LDG.E 1 R2 4 1 0x8000 4 0", EXIT],
+                0: ["0000 ffffffff 1 R1 LDG.E 1 R2 4 1 0x4000 4 0", EXIT],
+            }
+        },
+    )
     t = read_traceg(p)
     assert lines_of(t, 0) == [0x4000] and lines_of(t, 2) == [0x8000]
 

@@ -116,8 +116,10 @@ def test_parse_accelsim_reports_why_a_run_failed():
     r = acs.parse_accelsim("Processing kernel k\nunsupported binary version: 20\n")
     assert r["error"] == "unsupported binary version: 20"  # Accel-Sim exits 0 here
     assert acs.parse_accelsim("gpu_tot_sim_cycle = 10\n")["error"] == "no normal exit"
-    r = acs.parse_accelsim("launching kernel name: k uid: 1 cuda_stream_id: 0\n"
-                           "GPGPU-Sim uArch: ERROR ** Kernel requires more resources than shader has.\n")
+    r = acs.parse_accelsim(
+        "launching kernel name: k uid: 1 cuda_stream_id: 0\n"
+        "GPGPU-Sim uArch: ERROR ** Kernel requires more resources than shader has.\n"
+    )
     assert r["error"] == "GPGPU-Sim uArch: ERROR ** Kernel requires more resources than shader has."
     r = acs.parse_accelsim("GPGPU-Sim ** ERROR: Unknown Option: '-gpuwattch_xml_file' \n")
     assert r["error"] == "GPGPU-Sim ** ERROR: Unknown Option: '-gpuwattch_xml_file'"
@@ -126,11 +128,26 @@ def test_parse_accelsim_reports_why_a_run_failed():
 def test_parse_rfmodel_groups_stall_reasons_as_accelsim_does():
     doc = {
         "attrs": {"not_modelled": "l1d.sectored = True (answered as False)"},
-        "rows": [{"workload": "saxpy", "ipc": 0.4287, "cycles": 13136.0, "warp_instructions": 5632.0,
-                  "l1d_hit_rate": 0.3333}],
-        "stalls": [{"workload": "saxpy", "stall_reason": k, "fraction": v} for k, v in
-                   (("no_ready_warp", 0.1), ("raw_dependency", 0.2), ("memory", 0.4),
-                    ("no_free_collector", 0.05), ("bank_conflict", 0.15), ("exec_unit_busy", 0.1))],
+        "rows": [
+            {
+                "workload": "saxpy",
+                "ipc": 0.4287,
+                "cycles": 13136.0,
+                "warp_instructions": 5632.0,
+                "l1d_hit_rate": 0.3333,
+            }
+        ],
+        "stalls": [
+            {"workload": "saxpy", "stall_reason": k, "fraction": v}
+            for k, v in (
+                ("no_ready_warp", 0.1),
+                ("raw_dependency", 0.2),
+                ("memory", 0.4),
+                ("no_free_collector", 0.05),
+                ("bank_conflict", 0.15),
+                ("exec_unit_busy", 0.1),
+            )
+        ],
     }
     r = acs.parse_rfmodel(json.dumps(doc))
     assert r["cycles"] == 13136 and r["warp_instructions"] == 5632 and r["l1d_hit_rate"] == 0.3333
@@ -172,8 +189,9 @@ def test_binary_version_rule_and_header_rewrite(tmp_path):
     (tmp_path / "trace.config").write_text("-specialized_unit_1 0,4,4,4,4,BRA\n")
     assert acs.trace_binary_version(tmp_path) == 61
     t = tmp_path / "kernel-1.traceg"
-    body = ("-kernel name = k\n-binary version = 70\n-cuda stream id = 0\n\n"
-            "#BEGIN_TB\n0000 ffffffff 0 BRA 0 0\n")
+    body = (
+        "-kernel name = k\n-binary version = 70\n-cuda stream id = 0\n\n#BEGIN_TB\n0000 ffffffff 0 BRA 0 0\n"
+    )
     t.write_text(body)
     acs.set_binary_version(t, 61)
     assert t.read_text() == body.replace("= 70", "= 61")
@@ -182,10 +200,18 @@ def test_binary_version_rule_and_header_rewrite(tmp_path):
 def _rows():
     base = {"config": "X_1SM", "status": "ok", "rfmodel_l1d_hit_rate": "0.5", "accelsim_l1d_hit_rate": "0.25"}
     errs = {"a": 5.0, "b": -12.0, "c": 30.0, "d": 1.0}
-    rows = [base | {"workload": w, "error_pct": str(e), "accelsim_cycles": "100",
-                    "rfmodel_cycles": str(100 + e)} for w, e in errs.items()]
-    rows.append({"config": "X_1SM", "workload": "e", "status": "accelsim-failed",
-                 "note": "Accel-Sim: timed out after 10 s"})
+    rows = [
+        base | {"workload": w, "error_pct": str(e), "accelsim_cycles": "100", "rfmodel_cycles": str(100 + e)}
+        for w, e in errs.items()
+    ]
+    rows.append(
+        {
+            "config": "X_1SM",
+            "workload": "e",
+            "status": "accelsim-failed",
+            "note": "Accel-Sim: timed out after 10 s",
+        }
+    )
     return rows
 
 
@@ -201,9 +227,14 @@ def test_summary_counts_and_orders_the_errors():
 def test_doc_section_is_added_after_the_anchor_and_then_replaced(tmp_path):
     doc = tmp_path / "validation.md"
     doc.write_text("# V\n\n## Simulator against Accel-Sim\n\nold text\n\n## Next\n\nkept\n")
-    meta = {"num_sms": 80, "binary_version": 70, "rfmodel_commit": "abc",
-            "command": "python calib/accelsim.py", "date": "2020-01-01",
-            "accelsim_commits": {"accel-sim-framework": "f00", "gpgpu-sim_distribution": "ba4"}}
+    meta = {
+        "num_sms": 80,
+        "binary_version": 70,
+        "rfmodel_commit": "abc",
+        "command": "python calib/accelsim.py",
+        "date": "2020-01-01",
+        "accelsim_commits": {"accel-sim-framework": "f00", "gpgpu-sim_distribution": "ba4"},
+    }
     acs.replace_section(doc, acs.render_section([("X_1SM", _rows(), meta)]))
     text = doc.read_text()
     assert text.index("## Simulator against Accel-Sim\n") < text.index(acs.SECTION) < text.index("## Next")
@@ -258,9 +289,24 @@ _EXE = os.environ.get("ACCELSIM", "")
 def test_end_to_end_on_two_small_workloads(tmp_path):
     out = tmp_path / "out"
     doc = tmp_path / "validation.md"
-    rc = acs.main(["--config", "SM7_QV100_1SM", "--workload", "saxpy", "--workload", "reduce_sum",
-                   "--out", str(out), "--validation-doc", str(doc), "--work", str(tmp_path / "work"),
-                   "--timeout", "1200"])
+    rc = acs.main(
+        [
+            "--config",
+            "SM7_QV100_1SM",
+            "--workload",
+            "saxpy",
+            "--workload",
+            "reduce_sum",
+            "--out",
+            str(out),
+            "--validation-doc",
+            str(doc),
+            "--work",
+            str(tmp_path / "work"),
+            "--timeout",
+            "1200",
+        ]
+    )
     assert rc == 0
     with open(out / "SM7_QV100_1SM.csv", newline="") as f:
         rows = {r["workload"]: r for r in csv.DictReader(f)}
@@ -284,8 +330,14 @@ def test_accelsims_side_is_reused_only_for_the_same_trace_on_the_same_accelsim(t
     (t / "kernel-1.traceg").write_text("-kernel name = k\n")
     d = acs.trace_digest(t)
     assert len(d) == 16 and acs.trace_digest(t) == d
-    old = {"trace_digest": d, "accelsim_commit": "a/b", "accelsim_cycles": "1200", "accelsim_ipc": "0.5",
-           "rfmodel_cycles": "1100", "rfmodel_commit": "x"}
+    old = {
+        "trace_digest": d,
+        "accelsim_commit": "a/b",
+        "accelsim_cycles": "1200",
+        "accelsim_ipc": "0.5",
+        "rfmodel_cycles": "1100",
+        "rfmodel_commit": "x",
+    }
     got = acs.reusable_accelsim(old, d, "a/b")
     assert got["accelsim_cycles"] == "1200" and got["accelsim_ipc"] == "0.5"
     assert "rfmodel_cycles" not in got and set(got) == set(acs.ACCELSIM_FIELDS)

@@ -239,8 +239,18 @@ exit
     k = build_kernel(cols)
     t = expand(k, Profile(mem={0: AccessPattern("stream")}), ctas=2, threads_per_cta=32 * 4)
     p = profile_trace(t, _lat())
-    kw = dict(warps=8, schedulers=2, issue_width=1, banks=16, collectors=8, initiation=np.ones(N_OPCLASSES),
-              l1_hit_latency=30.0, miss_latency=400.0, mshr=4, coef={"mem_scale": 1.0})  # fmt: skip
+    kw = dict(
+        warps=8,
+        schedulers=2,
+        issue_width=1,
+        banks=16,
+        collectors=8,
+        initiation=np.ones(N_OPCLASSES),
+        l1_hit_latency=30.0,
+        miss_latency=400.0,
+        mshr=4,
+        coef={"mem_scale": 1.0},
+    )
     off = interval_model(p, l1d_lines=0, **kw)
     tiny = interval_model(p, l1d_lines=1, **kw)
     assert off["l1d_hit_rate"] == 0.0 and off["load_hit_rate"] == 0.0
@@ -473,15 +483,23 @@ def test_two_level_pool_bounds_the_issuing_warps_as_in_the_simulator():
     # lower bound and overestimate this kernel by 26-38 % at every pool size (docs/validation.md), which is
     # not the pool's doing.
     pools = [1, 2, 8]
-    sim = rfmodel.evaluate("baseline", "black_scholes", "maxwell-ltrf", method="simulate",
-                           params={"active_warps": pools})["ipc"].values.ravel()
-    ana = rfmodel.evaluate("baseline", "black_scholes", "maxwell-ltrf", method="analytic",
-                           params={"active_warps": pools}, calibration=False)["ipc"].values.ravel()
+    sim = rfmodel.evaluate(
+        "baseline", "black_scholes", "maxwell-ltrf", method="simulate", params={"active_warps": pools}
+    )["ipc"].values.ravel()
+    ana = rfmodel.evaluate(
+        "baseline",
+        "black_scholes",
+        "maxwell-ltrf",
+        method="analytic",
+        params={"active_warps": pools},
+        calibration=False,
+    )["ipc"].values.ravel()
     assert np.all(np.diff(sim) > 0) and np.all(np.diff(ana) > 0)
     assert ana[0] < 0.4 * ana[2] and sim[0] < 0.4 * sim[2]
     assert np.all(np.abs(ana[:2] / sim[:2] - 1) < 0.15)
-    other = rfmodel.evaluate("baseline", "black_scholes", "fermi-gtx480", method="analytic",
-                             params={"active_warps": [1, 8]})["ipc"].values.ravel()
+    other = rfmodel.evaluate(
+        "baseline", "black_scholes", "fermi-gtx480", method="analytic", params={"active_warps": [1, 8]}
+    )["ipc"].values.ravel()
     assert other[0] == other[1]
 
 
@@ -544,8 +562,12 @@ def test_write_no_allocate_hit_rates_leave_a_stored_line_out_until_it_is_loaded(
     wa_all, wa_ld, nwa = t["line_stack_hist"], t["load_stack_hist"], t["nwa_stack_hist"]
     assert (wa_all[0], wa_all[1], wa_all[-1]) == (1, 1, 2) and (wa_ld[0], wa_ld[1], wa_ld[-1]) == (1, 1, 1)
     assert (nwa[0, 0], nwa[0, 1], nwa[0, -1]) == (0, 1, 3) and (nwa[1, 0], nwa[1, 1], nwa[1, -1]) == (0, 1, 2)
-    w = [("LDG.E", [10], [2], {"lines": [128]}), ("STG.E", [], [10, 2], {"lines": [256]}),
-         ("LDG.E", [11], [2], {"lines": [256]}), ("LDG.E", [12], [2], {"lines": [128]})]  # fmt: skip
+    w = [
+        ("LDG.E", [10], [2], {"lines": [128]}),
+        ("STG.E", [], [10, 2], {"lines": [256]}),
+        ("LDG.E", [11], [2], {"lines": [256]}),
+        ("LDG.E", [12], [2], {"lines": [128]}),
+    ]
     p = profile_trace(trace_from_warps([w]), _lat())
     assert float(p.l1d_hit_rate(1.0)) == pytest.approx(0.25)  # the load of 2 after its store
     assert float(p.l1d_hit_rate(1.0, write_allocate=False)) == 0.0
@@ -599,8 +621,9 @@ def test_an_l1d_with_the_fermi_hash_in_the_stream_and_against_the_simulator():
     from rfmodel.setassoc import SET_INDEX
 
     lines = np.array([0, 64, 0, 64])
-    rows = exact_hit_rates(lines, [(32, 1, True, SET_INDEX["linear"], 128),
-                                   (32, 1, True, SET_INDEX["fermi-hash"], 128)])  # fmt: skip
+    rows = exact_hit_rates(
+        lines, [(32, 1, True, SET_INDEX["linear"], 128), (32, 1, True, SET_INDEX["fermi-hash"], 128)]
+    )
     assert (rows[0, 2], rows[1, 2]) == (0.0, 0.5)
     sm0 = resolve_gpu("fermi-gtx480")
     hashed = replace(sm0, l1d=replace(sm0.l1d, set_index="fermi-hash"))
@@ -645,8 +668,15 @@ def test_each_load_waits_as_its_own_lines_fared():
     # on a dependent chain the table sees them: two loads in a row, the second needs the first
     from rfmodel.sim.program import trace_from_warps
 
-    t = trace_from_warps([[("LDG.E", [10], [2], {"lines": [0]}), ("LDG.E", [11], [10], {"lines": [0]}),
-                           ("LDG.E", [12], [11], {"lines": [128]})]])  # fmt: skip
+    t = trace_from_warps(
+        [
+            [
+                ("LDG.E", [10], [2], {"lines": [0]}),
+                ("LDG.E", [11], [10], {"lines": [0]}),
+                ("LDG.E", [12], [11], {"lines": [128]}),
+            ]
+        ]
+    )
     flat = profile_trace(t, _lat(), caches=[(8, 2)])
     split = profile_trace(t, _lat(), caches=[(8, 2)], l1_hit_latency=30.0)
     # flat: at a mean load latency of 256 cycles the chain runs to the last issue 0, 257, 514 (+1); split:
@@ -670,8 +700,9 @@ def test_live_registers_from_write_to_last_read():
     once); R4 read at 3 without a write (live from the warp's start): (2 + 2 + 0 + 3) / 4 instructions."""
     from rfmodel.sim.program import trace_from_warps
 
-    t = trace_from_warps([[("IADD3", [1], [5]), ("IADD3", [2], [5]), ("IADD3", [3], [1]),
-                           ("IADD3", [6], [2, 4])]])  # fmt: skip
+    t = trace_from_warps(
+        [[("IADD3", [1], [5]), ("IADD3", [2], [5]), ("IADD3", [3], [1]), ("IADD3", [6], [2, 4])]]
+    )
     p = profile_trace(t, _lat())
     # R5 is read at 0 and 1 from the start too: 1 more step; R6 written last, never read
     assert p.live_regs == pytest.approx((2 + 2 + 0 + 3 + 1) / 4)
@@ -814,8 +845,16 @@ def test_per_warp_tables_from_a_sample_of_identical_warps_match_all_warps(monkey
     per_warp = tr.n_instrs // 8
     monkeypatch.setattr(P, "TABLE_MAX_INSTRS", per_warp + 1)  # two whole warps
     part = profile_trace(tr, _lat(fp=4))
-    for f in ("chain", "chain2", "rc_hits", "rc_fifo_hist", "iv_len", "iv_maxload", "deact_per_instr",
-              "live_regs"):
+    for f in (
+        "chain",
+        "chain2",
+        "rc_hits",
+        "rc_fifo_hist",
+        "iv_len",
+        "iv_maxload",
+        "deact_per_instr",
+        "live_regs",
+    ):
         a, b = np.asarray(getattr(full, f), float), np.asarray(getattr(part, f), float)
         if f == "rc_fifo_hist":  # counts of the sampled warps
             a = a / a.sum()
@@ -910,8 +949,11 @@ def test_typed_collector_sets_bound_their_own_instructions():
     typed = sm_interval(prof, sm, {}, {}, bank_cycles=6.0)
     pool = sm_interval(prof, gen, {}, {}, bank_cycles=6.0)
     hold = float(typed["t_collect"])  # a collector is held for the collection
-    mem = float(prof.mix[[OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_SHARED, OpClass.ST_SHARED,
-                          OpClass.LD_CONST]].sum())  # fmt: skip
+    mem = float(
+        prof.mix[
+            [OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_SHARED, OpClass.ST_SHARED, OpClass.LD_CONST]
+        ].sum()
+    )
     assert float(typed["rate_collectors"]) == pytest.approx(2.0 / (hold * mem), rel=1e-9)
     assert float(pool["rate_collectors"]) == pytest.approx(16.0 / float(pool["t_collect"]), rel=1e-9)
     assert float(typed["ipc"]) < 0.75 * float(pool["ipc"])
@@ -981,18 +1023,19 @@ def test_ipc_fixed_point_settles_per_point_where_a_damped_iteration_does_not():
 
     x, out, _ = ipc_fixed_point(run, cost, run(0.0 * k)["ipc"])
     for i, ki in enumerate(k):
+
         def f(v, ki=ki):
             return float(run(cost(np.array([v]), np.array([ki]))[0])["ipc"][0]) - v
+
         root = brentq(f, 1e-9, 1.5)
         assert x[i] == pytest.approx(root, rel=2e-3) and out["ipc"][i] == pytest.approx(root, rel=2e-3)
-        alone, _, _ = ipc_fixed_point(run, lambda v, ki=ki: cost(v, np.array([ki])),
-                                      run(np.zeros(1))["ipc"])  # fmt: skip
+        alone, _, _ = ipc_fixed_point(run, lambda v, ki=ki: cost(v, np.array([ki])), run(np.zeros(1))["ipc"])
         assert alone[0] == x[i]
     # sixteen half-damped steps from the same start end far from the roots of the steep points
     for i in (2, 3):
         v = float(run(np.zeros(1))["ipc"][0])
         for _ in range(16):
-            v = 0.5 * v + 0.5 * float(run(cost(np.array([v]), k[i:i + 1])[0])["ipc"][0])
+            v = 0.5 * v + 0.5 * float(run(cost(np.array([v]), k[i : i + 1])[0])["ipc"][0])
         assert abs(v - x[i]) > 0.1 * x[i]
 
 

@@ -99,6 +99,7 @@ def test_erlang_c_on_the_reciprocal_recursion_matches_the_textbook_one():
     """Erlang B runs on its reciprocal (1/B(j) = 1 + (j/a) / B(j-1), a multiply-add a step): the same values
     as the textbook recursion B(j) = a B(j-1) / (j + a B(j-1)) to 1e-12 relative, from one server to 512 (the
     anchor's reference pipeline), idle (0) and saturated (1) queues included."""
+
     def textbook(n, a):
         n = max(math.floor(n), 1)
         rho = a / n

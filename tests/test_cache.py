@@ -270,8 +270,9 @@ def test_compiled_code_folders_follow_the_sources(tmp_path, monkeypatch):
     assert kept == [f"{i:012x}" for i in range(4, c.NUMBA_KEEP + 4)] + ["f" * 12, "legacy"]
 
 
-def test_a_cached_trace_follows_the_sources_its_generation_reads(tmp_path, monkeypatch,
-                                                                 with_package_file_edited):
+def test_a_cached_trace_follows_the_sources_its_generation_reads(
+    tmp_path, monkeypatch, with_package_file_edited
+):
     """A built-in kernel's trace is expanded with the control-flow analysis of ``rfmodel/compiler`` and sized
     by the SM's share (``rfmodel/spec``): an edit of either files the trace under another key (keyed by the
     workload folder alone, a trace made before such an edit was read back after it, and a simulation of
@@ -300,8 +301,10 @@ def test_a_cached_trace_of_another_checkout_finds_its_shipped_kernel_here():
     wl = load_workload("saxpy", max_warps=8)
     here = str(wl.trace.attrs["kernel_source"])
     assert static_kernel(wl.trace) is not None
-    gone = "/nonexistent/checkout/rfmodel/workload/kernels/" + here.replace("\\", "/").split(
-        "/rfmodel/workload/kernels/")[1]  # fmt: skip
+    gone = (
+        "/nonexistent/checkout/rfmodel/workload/kernels/"
+        + here.replace("\\", "/").split("/rfmodel/workload/kernels/")[1]
+    )
     wl.trace.attrs["kernel_source"] = gone
     assert packaged_source(gone) == here
     k = static_kernel(wl.trace)

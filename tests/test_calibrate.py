@@ -107,9 +107,25 @@ def test_cli_calibrate_tiny_sweep_resumes(tmp_path, capsys):
 
     sweep = dict(TINY, workloads=["saxpy", "reduce_sum"], points=[{}, {"num_banks": 8}])
     (tmp_path / "sweep.json").write_text(json.dumps(sweep))
-    args = ["calibrate", "--sweep", str(tmp_path / "sweep.json"), "--workers", "1", "--design", "baseline",
-            "--checkpoints", str(tmp_path / "ck"), "--out", str(tmp_path / "a.json"), "--report",
-            str(tmp_path / "r.json"), "--coverage-samples", "0", "--quiet", "--json"]  # fmt: skip
+    args = [
+        "calibrate",
+        "--sweep",
+        str(tmp_path / "sweep.json"),
+        "--workers",
+        "1",
+        "--design",
+        "baseline",
+        "--checkpoints",
+        str(tmp_path / "ck"),
+        "--out",
+        str(tmp_path / "a.json"),
+        "--report",
+        str(tmp_path / "r.json"),
+        "--coverage-samples",
+        "0",
+        "--quiet",
+        "--json",
+    ]
     assert main(args) == 0
     first = json.loads(capsys.readouterr().out)
     assert first["simulated_now"] == 4 and (tmp_path / "a.json").is_file()
@@ -321,7 +337,8 @@ def test_simulation_checkpoints_follow_the_modules_the_simulator_calls(with_pack
 
     def keys(name):
         return with_package_file_edited(
-            name, lambda: {d: cal._sim_source_hash(d) for d in designs} | {None: cal._sim_source_hash()})
+            name, lambda: {d: cal._sim_source_hash(d) for d in designs} | {None: cal._sim_source_hash()}
+        )
 
     before = keys("no-such-file.py")
     after = keys("setassoc.py")
@@ -337,12 +354,14 @@ def test_effects_of_the_calibration_follow_both_engines_by_hand(tmp_path):
     from rfmodel.calibrate.effects import SIGN_THRESHOLD, effect_report, summarize
 
     sweep = dict(TINY, workloads=["saxpy", "reduce_sum", "fft_radix8"], points=[{}, {"num_banks": 8}])
-    res = calibrate(sweep, checkpoint_dir=tmp_path / "ck", designs=["baseline", "malekeh", "bow"], workers=1,
-                    max_nfev=2)  # fmt: skip
+    res = calibrate(
+        sweep, checkpoint_dir=tmp_path / "ck", designs=["baseline", "malekeh", "bow"], workers=1, max_nfev=2
+    )
     recs, _ = run_jobs(sweep_jobs(sweep, ["baseline", "malekeh", "bow"]), tmp_path / "ck", workers=1)
     split(recs, sweep["holdout_fraction"], sweep["seed"])
-    fitted = {d: {k: v for k, v in r.items() if k in ("coefficients", "per_gpu")}
-              for d, r in res["designs"].items()}  # fmt: skip
+    fitted = {
+        d: {k: v for k, v in r.items() if k in ("coefficients", "per_gpu")} for d, r in res["designs"].items()
+    }
     from rfmodel.calibrate import ANCHOR_SWEEP_KEY, record_values
 
     rep = effect_report(recs, record_values(recs, fitted, {**sweep, ANCHOR_SWEEP_KEY: fitted["baseline"]}))
@@ -350,8 +369,10 @@ def test_effects_of_the_calibration_follow_both_engines_by_hand(tmp_path):
     assert len(rows) == 2 * 3 * 2  # two designs x three workloads x two SM points, each with its baseline
     by = {(r["design"], r["workload"], r["params"].get("num_banks")): r for r in recs}
     for row in rows:
-        d, b = by[(row["design"], row["workload"], row["params"].get("num_banks"))], \
-            by[("baseline", row["workload"], row["params"].get("num_banks"))]  # fmt: skip
+        d, b = (
+            by[(row["design"], row["workload"], row["params"].get("num_banks"))],
+            by[("baseline", row["workload"], row["params"].get("num_banks"))],
+        )
         assert row["ipc_effect_sim"] == pytest.approx(d["sim"]["ipc"] / b["sim"]["ipc"] - 1, rel=1e-12)
         assert row["ipc_effect_model"] == pytest.approx(row["ipc_model"] / _model_ipc(rows, recs, row) - 1)
     one = next(r for r in rows if r["design"] == "malekeh" and r["workload"] == "saxpy" and not r["params"])
@@ -366,8 +387,9 @@ def test_effects_of_the_calibration_follow_both_engines_by_hand(tmp_path):
         s = res["designs"][d]["effects"]
         assert s == summarize(held) and s["n_effect"] == len(held) > 0
         # the effect error the intervals of rfmodel.compare carry: RMS of the log ratio of 1 + effect
-        sd = np.sqrt(np.mean([np.log((1 + r["ipc_effect_model"]) / (1 + r["ipc_effect_sim"])) ** 2
-                              for r in held]))  # fmt: skip
+        sd = np.sqrt(
+            np.mean([np.log((1 + r["ipc_effect_model"]) / (1 + r["ipc_effect_sim"])) ** 2 for r in held])
+        )
         assert s["ipc_effect_log_sd"] == pytest.approx(sd, rel=1e-12)
         assert res["designs"][d]["model_log_effect_sd"] == s["ipc_effect_log_sd"]
         big = [r for r in held if abs(r["ipc_effect_sim"]) >= SIGN_THRESHOLD]
@@ -378,8 +400,11 @@ def test_effects_of_the_calibration_follow_both_engines_by_hand(tmp_path):
 def _model_ipc(rows, recs, row):
     """The model IPC of a row's baseline reference: a row of the same workload and SM point's baseline has
     ``ipc_model / (1 + ipc_effect_model)`` for every design, so every row of that group agrees."""
-    same = [r for r in rows if r["workload"] == row["workload"] and r["params"].get("num_banks")
-            == row["params"].get("num_banks")]  # fmt: skip
+    same = [
+        r
+        for r in rows
+        if r["workload"] == row["workload"] and r["params"].get("num_banks") == row["params"].get("num_banks")
+    ]
     vals = {r["ipc_model"] / (1 + r["ipc_effect_model"]) for r in same}
     assert max(vals) == pytest.approx(min(vals), rel=1e-12)
     return vals.pop()
@@ -393,8 +418,9 @@ def test_every_metric_both_engines_report_is_held_out_by_its_kind(tmp_path):
     from rfmodel.designs.base import get_design
 
     sweep = dict(TINY, workloads=["saxpy", "reduce_sum", "fft_radix8"], points=[{}, {"num_banks": 8}])
-    res = calibrate(sweep, checkpoint_dir=tmp_path / "ck", designs=["baseline", "malekeh"], workers=1,
-                    max_nfev=2)  # fmt: skip
+    res = calibrate(
+        sweep, checkpoint_dir=tmp_path / "ck", designs=["baseline", "malekeh"], workers=1, max_nfev=2
+    )
     m = res["designs"]["malekeh"]["metrics"]
     assert get_design("malekeh").metric_kind("rf_cache_hit_rate") == "share"
     assert m["rf_cache_hit_rate"]["kind"] == "share" and m["rf_cache_hit_rate"]["goal"] == 0.05
@@ -411,8 +437,12 @@ def test_every_metric_both_engines_report_is_held_out_by_its_kind(tmp_path):
     assert m["rf_cache_hit_rate"]["worst"]["params"] == worst["params"]
     text = "\n".join(metrics_section(res))
     assert "| malekeh | `rf_cache_hit_rate` | share |" in text and "| baseline | `warps` | level |" in text
-    missed = [(d, k) for d, r in res["designs"].items() for k, x in r["metrics"].items()
-              if x["goal"] is not None and not x["met"]]  # fmt: skip
+    missed = [
+        (d, k)
+        for d, r in res["designs"].items()
+        for k, x in r["metrics"].items()
+        if x["goal"] is not None and not x["met"]
+    ]
     for d, k in missed:  # each miss has its worst record named, with the simulator's stalls there
         assert f"- {d} `{k}`, {res['designs'][d]['metrics'][k]['worst']['workload']} on " in text
 
@@ -422,8 +452,11 @@ def test_the_worst_record_of_a_metric_is_the_one_its_own_error_picks():
     from rfmodel.calibrate.report import _stall_shares
 
     # per instruction: relative errors 0.5 (a), 0.2 (b, the larger absolute error), 1.0 (c, at the floor)
-    pairs = [{"x_stall_cycles": ("count", 0.02, 0.03)}, {"x_stall_cycles": ("count", 1.0, 1.2)},
-             {"x_stall_cycles": ("count", 0.0, 0.01)}]  # fmt: skip
+    pairs = [
+        {"x_stall_cycles": ("count", 0.02, 0.03)},
+        {"x_stall_cycles": ("count", 1.0, 1.2)},
+        {"x_stall_cycles": ("count", 0.0, 0.01)},
+    ]
     labels = [{"workload": w, "gpu": "g", "params": {}, "stalls": {"memory": 3, "raw": 1}} for w in "abc"]
     m = summarize_metrics(pairs, labels)["x_stall_cycles"]
     assert m["error"] == pytest.approx(0.5) and m["goal"] == 0.2 and m["met"] is False
@@ -438,8 +471,10 @@ def test_a_metric_the_same_everywhere_in_both_engines_has_no_goal():
     from rfmodel.calibrate.metrics import summarize_metrics
     from rfmodel.calibrate.report import metrics_section
 
-    pairs = [{"rf_cache_hit_rate": ("share", 1.0, 1.0), "x_share": ("share", 0.2, 0.2)},
-             {"rf_cache_hit_rate": ("share", 1.0, 1.0), "x_share": ("share", 0.2, 0.3)}]  # fmt: skip
+    pairs = [
+        {"rf_cache_hit_rate": ("share", 1.0, 1.0), "x_share": ("share", 0.2, 0.2)},
+        {"rf_cache_hit_rate": ("share", 1.0, 1.0), "x_share": ("share", 0.2, 0.3)},
+    ]
     m = summarize_metrics(pairs)
     assert m["rf_cache_hit_rate"]["constant"] and m["rf_cache_hit_rate"]["goal"] is None
     assert m["rf_cache_hit_rate"]["met"] is None
@@ -451,8 +486,9 @@ def test_a_metric_the_same_everywhere_in_both_engines_has_no_goal():
     from rfmodel.calibrate.report import _design_hit
 
     assert _design_hit({"rf_cache_hit_rate_mae": 0.0, "metrics": m}) == "n/a (1 in both)"
-    moving = summarize_metrics([{"rf_cache_hit_rate": ("share", 0.5, 0.5)},
-                                {"rf_cache_hit_rate": ("share", 0.6, 0.5)}])
+    moving = summarize_metrics(
+        [{"rf_cache_hit_rate": ("share", 0.5, 0.5)}, {"rf_cache_hit_rate": ("share", 0.6, 0.5)}]
+    )
     assert _design_hit({"rf_cache_hit_rate_mae": 0.05, "metrics": moving}) == "5.0 %"
 
 
@@ -468,8 +504,13 @@ def test_ranking_counts_the_pairs_the_simulator_tells_apart():
         r = {"gpu": "fermi-gtx480", "workload": wl, "params": {}, "design": design, "heldout": "workload"}
         return r, {"sim": {"ipc": sim}, "model": {"ipc": model}}
 
-    pairs = [rec("a", "w1", 1.00, 1.05), rec("b", "w1", 1.01, 1.00), rec("c", "w1", 1.20, 0.90),
-             rec("a", "w2", 1.0, 2.0), rec("b", "w2", 0.5, 1.0)]
+    pairs = [
+        rec("a", "w1", 1.00, 1.05),
+        rec("b", "w1", 1.01, 1.00),
+        rec("c", "w1", 1.20, 0.90),
+        rec("a", "w2", 1.0, 2.0),
+        rec("b", "w2", 0.5, 1.0),
+    ]
     records = [r for r, _ in pairs]
     values = {id(r): v for r, v in pairs}
     out = ranking(records, values)
@@ -562,9 +603,22 @@ def test_adopted_simulations_are_checked_then_kept_under_this_trees_keys(tmp_pat
 def test_cli_calibrate_adopt_error_is_one_line_exit_2(tmp_path, capsys):
     from rfmodel.cli import main
 
-    rc = main(["calibrate", "--sweep", "quick", "--checkpoints", str(tmp_path / "c"),
-               "--adopt", str(tmp_path / "nowhere"), "--out", str(tmp_path / "a.json"),
-               "--report", str(tmp_path / "r.json"), "--quiet"])  # fmt: skip
+    rc = main(
+        [
+            "calibrate",
+            "--sweep",
+            "quick",
+            "--checkpoints",
+            str(tmp_path / "c"),
+            "--adopt",
+            str(tmp_path / "nowhere"),
+            "--out",
+            str(tmp_path / "a.json"),
+            "--report",
+            str(tmp_path / "r.json"),
+            "--quiet",
+        ]
+    )
     assert rc == 2
     err = capsys.readouterr().err
     assert "no checkpoint log" in err and "Traceback" not in err
@@ -576,12 +630,26 @@ def test_effect_error_is_also_given_per_bank_speed():
     from rfmodel.calibrate.effects import summarize
 
     def row(params, sim, model):
-        return {"params": params, "ipc_effect_sim": sim, "ipc_effect_model": model, "heldout": "point",
-                "energy_per_instr_effect_sim": 0.0, "energy_per_instr_effect_model": 0.0,
-                "power_effect_sim": 0.0, "power_effect_model": 0.0, "gpu": "g", "workload": "w"}
+        return {
+            "params": params,
+            "ipc_effect_sim": sim,
+            "ipc_effect_model": model,
+            "heldout": "point",
+            "energy_per_instr_effect_sim": 0.0,
+            "energy_per_instr_effect_model": 0.0,
+            "power_effect_sim": 0.0,
+            "power_effect_model": 0.0,
+            "gpu": "g",
+            "workload": "w",
+        }
 
-    rows = [row({}, 0.10, 0.12), row({"num_banks": 8}, 0.0, -0.04), row({"main_rf_latency_x": 3}, 0.5, 0.2),
-            row({"main_rf_latency_x": 6}, 1.0, 1.6), row({"main_rf_latency_x": 6}, 0.8, 1.0)]
+    rows = [
+        row({}, 0.10, 0.12),
+        row({"num_banks": 8}, 0.0, -0.04),
+        row({"main_rf_latency_x": 3}, 0.5, 0.2),
+        row({"main_rf_latency_x": 6}, 1.0, 1.6),
+        row({"main_rf_latency_x": 6}, 0.8, 1.0),
+    ]
     out = summarize(rows)
     by = out["ipc_effect_mae_by_bank_speed"]
     assert list(by) == ["1x", "3x", "6x"]

@@ -42,8 +42,14 @@ def test_measurements_of_other_simulator_sources_are_named_stale(tmp_path, capsy
     from rfmodel.cli import main
 
     now = simulator_hash()
-    row = {"workload": "saxpy", "register_gain": 0.0, "cache_gain": 0.0, "narrow_share": 0.7,
-           "trace_source": "execute", "classes": ["integer-heavy"]}  # fmt: skip
+    row = {
+        "workload": "saxpy",
+        "register_gain": 0.0,
+        "cache_gain": 0.0,
+        "narrow_share": 0.7,
+        "trace_source": "execute",
+        "classes": ["integer-heavy"],
+    }
     assert stale({"rows": {"saxpy": {**row, "simulator": now}}}) == ""
     assert stale({"rows": {}}) == ""
     why = stale({"rows": {"saxpy": {**row, "simulator": "0123456789ab"}, "x": row}})
@@ -53,9 +59,11 @@ def test_measurements_of_other_simulator_sources_are_named_stale(tmp_path, capsy
     assert main(["workload", "classes", "--workload", "saxpy", "--out", str(path)]) == 0
     assert "warning: 1 of 1 kernels' classes (saxpy) were measured by other" in capsys.readouterr().err
     # the shipped measurements are this simulator's (rfmodel workload classes --update --again)
-    assert stale(load_classes()) == "", ("the simulator changed since the classes were measured: run "
-                                         "`rfmodel workload classes --suite all --update --again` and "
-                                         "`--suite papers --docs docs/workloads-builtin.md`")
+    assert stale(load_classes()) == "", (
+        "the simulator changed since the classes were measured: run "
+        "`rfmodel workload classes --suite all --update --again` and "
+        "`--suite papers --docs docs/workloads-builtin.md`"
+    )
 
 
 def test_the_shipped_measurements_follow_their_thresholds():

@@ -22,8 +22,9 @@ def test_each_design_is_its_evaluate_and_effects_are_ratios(method):
     for d in ("baseline", "malekeh", "corf"):
         one = rfmodel.evaluate(d, "saxpy", "fermi-gtx480", **kw)
         np.testing.assert_array_equal(ds["ipc"].sel(design=d).values, one["ipc"].values)
-        np.testing.assert_array_equal(ds["energy_pj_total"].sel(design=d).values,
-                                      one["energy_pj_total"].values)
+        np.testing.assert_array_equal(
+            ds["energy_pj_total"].sel(design=d).values, one["energy_pj_total"].values
+        )
     base = ds.sel(design="baseline")
     np.testing.assert_array_equal(base["ipc_effect"].values, 0.0)
     got = ds["ipc_effect"].sel(design="corf").values
@@ -49,8 +50,24 @@ def test_reference_design_and_refusals():
 
 
 def test_cli_several_designs_print_one_table_with_effects(capsys):
-    assert main(["evaluate", "--design", "baseline", "--design", "malekeh", "--design", "corf",
-                 "--workload", "saxpy", "--method", "analytic"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "--design",
+                "baseline",
+                "--design",
+                "malekeh",
+                "--design",
+                "corf",
+                "--workload",
+                "saxpy",
+                "--method",
+                "analytic",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert "ipc_effect" in lines[0] and "power_mw_effect" in lines[0] and lines[0].split()[0] == "design"
@@ -61,11 +78,13 @@ def test_cli_several_designs_print_one_table_with_effects(capsys):
     # the IPC effect's interval from the calibrated effect error, beside it
     head = lines[0].split()
     at = head.index("ipc_effect")
-    assert head[at + 1: at + 3] == ["ipc_effect_lo", "ipc_effect_hi"]
+    assert head[at + 1 : at + 3] == ["ipc_effect_lo", "ipc_effect_hi"]
     assert "interval from the calibration's held-out effect error" in out
     # before, only the last --design was evaluated, with no word
-    for argv, msg in [(["--design", "baseline", "--design", "malekeh", "--preset", "x"], "--preset"),
-                      (["--design", "baseline", "--reference", "bow"], "--reference")]:  # fmt: skip
+    for argv, msg in [
+        (["--design", "baseline", "--design", "malekeh", "--preset", "x"], "--preset"),
+        (["--design", "baseline", "--reference", "bow"], "--reference"),
+    ]:
         assert main(["evaluate", *argv, "--workload", "saxpy"]) == 2
         err = capsys.readouterr().err
         assert msg in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
@@ -88,8 +107,10 @@ def test_the_effects_interval_carries_the_calibrated_effect_error():
     cal = copy.deepcopy(load_calibration())
     cal["designs"]["bow"]["model_log_effect_sd"] = 0.1
     cal["designs"]["malekeh"].pop("model_log_effect_sd", None)
-    ds = rfmodel.compare(["baseline", "bow", "malekeh"], "saxpy", "fermi-gtx480", max_warps=8,
-                         calibration=cal, level=0.9)  # fmt: skip
+    ds = rfmodel.compare(
+        ["baseline", "bow", "malekeh"], "saxpy", "fermi-gtx480", max_warps=8, calibration=cal, level=0.9
+    )
+
     def at(name, d):
         return ds[name].sel(design=d).values.ravel()
 
@@ -112,8 +133,9 @@ def test_an_effect_against_another_reference_combines_both_designs_errors():
     cal = copy.deepcopy(load_calibration())
     cal["designs"]["bow"]["model_log_effect_sd"] = 0.1
     cal["designs"]["malekeh"]["model_log_effect_sd"] = 0.2
-    ds = rfmodel.compare(["bow", "baseline", "malekeh"], "saxpy", "fermi-gtx480", max_warps=8,
-                         calibration=cal)  # fmt: skip
+    ds = rfmodel.compare(
+        ["bow", "baseline", "malekeh"], "saxpy", "fermi-gtx480", max_warps=8, calibration=cal
+    )
     z = 1.959964
     for d, sd in (("bow", 0.0), ("baseline", 0.1), ("malekeh", np.hypot(0.1, 0.2))):
         e = ds["ipc_effect"].sel(design=d).values.ravel()

@@ -115,12 +115,12 @@ def test_listing1_intervals():
 #   out(7) = in(8) + in(15) = L + {R0..R3}; in(6) adds R4, R5; 5 defines R5 and reads R1;
 #   4 defines R4 and reads R0 -> in(4) = {R0..R3} + (L - {R4, R5}).  Fixed point: L = {R0..R3}.
 R0123 = [0, 1, 2, 3]
-LISTING1_LIVE_IN = [[], [0], [0, 1], [0, 1, 2], R0123, [0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5]] + [R0123] * 6 + [
-    []
-] * 4
-LISTING1_LIVE_OUT = [[0], [0, 1], [0, 1, 2], R0123, [0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5]] + [R0123] * 7 + [
-    []
-] * 4
+LISTING1_LIVE_IN = (
+    [[], [0], [0, 1], [0, 1, 2], R0123, [0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5]] + [R0123] * 6 + [[]] * 4
+)
+LISTING1_LIVE_OUT = (
+    [[0], [0, 1], [0, 1, 2], R0123, [0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5]] + [R0123] * 7 + [[]] * 4
+)
 
 
 def test_listing1_liveness():
@@ -490,8 +490,10 @@ def test_static_reuse_listing1():
     # per block, the loads' R0 is a first access of B1
     assert d[(4, 0)] == -1
     prog = static_reuse(k, scope="program")
-    p = {(int(r), int(g)): (int(s), int(i)) for r, g, s, i in zip(
-        prog.row, prog.reg, prog.stack_distance, prog.instr_distance, strict=True)}
+    p = {
+        (int(r), int(g)): (int(s), int(i))
+        for r, g, s, i in zip(prog.row, prog.reg, prog.stack_distance, prog.instr_distance, strict=True)
+    }
     # straight-line: R0 written at 0, then R1 R2 R3 written, then read at 4
     assert p[(4, 0)] == (3, 4)
 

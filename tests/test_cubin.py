@@ -99,11 +99,13 @@ def built(tmp_path_factory):
         pytest.skip(f"needs nvcc and cuobjdump: {e}")
     d = tmp_path_factory.mktemp("cubin")
     (d / "tiny.cu").write_text(SOURCE)
-    subprocess.run([str(tools["nvcc"]), "-cubin", "-arch=sm_80", "-o", "tiny.cubin", "tiny.cu"], cwd=d,
-                   check=True)  # fmt: skip
+    subprocess.run(
+        [str(tools["nvcc"]), "-cubin", "-arch=sm_80", "-o", "tiny.cubin", "tiny.cu"], cwd=d, check=True
+    )
     for name, args in (("tiny.sass", ["-sass"]), ("tiny_res.sass", ["-sass", "-res-usage"])):
-        out = subprocess.run([str(tools["cuobjdump"]), *args, "tiny.cubin"], cwd=d, check=True,
-                             capture_output=True, text=True).stdout  # fmt: skip
+        out = subprocess.run(
+            [str(tools["cuobjdump"]), *args, "tiny.cubin"], cwd=d, check=True, capture_output=True, text=True
+        ).stdout
         (d / name).write_text(out)
     (d / "axpb.toml").write_text(RECIPE)
     (d / "stage.toml").write_text(STAGE_RECIPE)
@@ -140,8 +142,19 @@ def test_execute_from_the_cubin_is_the_listings_run(built, tmp_path, capsys):
     got = {}
     for src in ("tiny.cubin", "tiny.sass"):
         out = tmp_path / src
-        rc, text, err = run(["workload", "execute", built / f"{src}:axpb", "--recipe", built / "axpb.toml",
-                             "--json", "--save-outputs", out], capsys)  # fmt: skip
+        rc, text, err = run(
+            [
+                "workload",
+                "execute",
+                built / f"{src}:axpb",
+                "--recipe",
+                built / "axpb.toml",
+                "--json",
+                "--save-outputs",
+                out,
+            ],
+            capsys,
+        )
         assert rc == 0, err
         res = json.loads(text)
         res.pop("seconds")
@@ -170,8 +183,19 @@ def test_the_executed_trace_from_the_cubin_is_the_listings(built):
 def test_evaluate_analytic_gives_the_listings_ipc(built, capsys):
     ipc = {}
     for src in ("tiny.cubin", "tiny.sass"):
-        rc, text, err = run(["evaluate", "--workload", built / f"{src}:axpb", "--recipe", built / "axpb.toml",
-                             "--method", "analytic", "--json"], capsys)  # fmt: skip
+        rc, text, err = run(
+            [
+                "evaluate",
+                "--workload",
+                built / f"{src}:axpb",
+                "--recipe",
+                built / "axpb.toml",
+                "--method",
+                "analytic",
+                "--json",
+            ],
+            capsys,
+        )
         assert rc == 0, err
         rows = json.loads(text)["rows"]
         ipc[src] = [r["ipc"] for r in rows]
@@ -196,14 +220,25 @@ def test_the_cubin_gives_shared_memory_and_constant_banks(built, tmp_path, capsy
     bank3 = k.attrs["constant_banks"][3]
     assert np.frombuffer(bank3.tobytes(), np.float32).tolist() == [1.0, 2.0, 3.0, 4.0]
     out = tmp_path / "out"
-    rc, _, err = run(["workload", "execute", built / "tiny.cubin:stage", "--recipe", built / "stage.toml",
-                      "--save-outputs", out], capsys)  # fmt: skip
+    rc, _, err = run(
+        [
+            "workload",
+            "execute",
+            built / "tiny.cubin:stage",
+            "--recipe",
+            built / "stage.toml",
+            "--save-outputs",
+            out,
+        ],
+        capsys,
+    )
     assert rc == 0, err
     x, y = np.load(out / "in_x.npy"), np.load(out / "y.npy")
     want = np.concatenate([x[:64][::-1], x[64:][::-1]]) * np.tile(np.float32([1, 2, 3, 4]), 32)
     assert np.array_equal(y, want)
-    rc, _, err = run(["workload", "execute", built / "tiny.sass:stage", "--recipe", built / "stage.toml"],
-                     capsys)  # fmt: skip
+    rc, _, err = run(
+        ["workload", "execute", built / "tiny.sass:stage", "--recipe", built / "stage.toml"], capsys
+    )
     one_error_line(rc, err, "shared")  # the plain listing states no shared memory
 
 
@@ -260,8 +295,9 @@ def test_a_second_load_uses_the_cached_disassembly(built, tmp_path, monkeypatch)
 
 
 def test_a_kernel_not_in_the_cubin_lists_those_it_has(built, capsys):
-    rc, _, err = run(["workload", "execute", built / "tiny.cubin:nope", "--recipe", built / "axpb.toml"],
-                     capsys)  # fmt: skip
+    rc, _, err = run(
+        ["workload", "execute", built / "tiny.cubin:nope", "--recipe", built / "axpb.toml"], capsys
+    )
     one_error_line(rc, err, "unknown kernel", "'nope'", "3 kernels", "axpb", "stage", "bump<int>(int*)")
 
 
@@ -289,8 +325,9 @@ def test_cuobjdump_missing_or_failing_is_named(tmp_path, monkeypatch, capsys):
     rc, _, err = run(["workload", "info", tmp_path / "k.cubin:k"], capsys)
     one_error_line(rc, err, "cuobjdump -sass -res-usage", "cuobjdump was not found", "pip install")
     fake = tmp_path / "cuobjdump"
-    fake.write_text("#!/bin/sh\necho 'cuobjdump fatal   : Could not open input file' >&2\n"
-                    "echo more >&2\nexit 1\n")
+    fake.write_text(
+        "#!/bin/sh\necho 'cuobjdump fatal   : Could not open input file' >&2\necho more >&2\nexit 1\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setattr(cubin, "cuobjdump_path", lambda: fake)
     (tmp_path / "r.toml").write_text(RECIPE)

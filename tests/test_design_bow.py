@@ -42,8 +42,17 @@ def test_window_forwarding_known_answer():
     #   I4: R14 = R3, R11   R3 (I1, 3 back) miss; R11 (written by I1, 3 back) miss
     # 5 hits, 5 misses.  Writes: R10 is read only by I2, inside I0's window: bypassed; R11 is read
     # 3 instructions later: written; R12..R14 are never read: written (4 bank writes).
-    tr = trace_from_warps([[("IADD3", [10], [1, 2]), ("IADD3", [11], [1, 3]), ("IADD3", [12], [2, 10]),
-                            ("IADD3", [13], [2, 1]), ("IADD3", [14], [3, 11])]])
+    tr = trace_from_warps(
+        [
+            [
+                ("IADD3", [10], [1, 2]),
+                ("IADD3", [11], [1, 3]),
+                ("IADD3", [12], [2, 10]),
+                ("IADD3", [13], [2, 1]),
+                ("IADD3", [14], [3, 11]),
+            ]
+        ]
+    )
     r = simulate_trace(tr, make_sm(), "bow")
     c = r.counts
     assert (c["bow_hits"], c["bow_misses"]) == (5, 5)
@@ -86,8 +95,10 @@ def test_partial_write_is_not_bypassed():
     assert r.counts["bow_bypassed_writes"] == 1 and r.counts["bow_hits"] == 1
 
 
-@pytest.mark.parametrize("gpu, workload", [("fermi-gtx480", "saxpy"), ("volta-v100", "reduce_sum"),
-                                           ("volta-v100", "synthetic:fp-heavy")])
+@pytest.mark.parametrize(
+    "gpu, workload",
+    [("fermi-gtx480", "saxpy"), ("volta-v100", "reduce_sum"), ("volta-v100", "synthetic:fp-heavy")],
+)
 def test_builtin_workloads(gpu, workload):
     from rfmodel.evaluate import _simulate_workload, resolve_gpu
 

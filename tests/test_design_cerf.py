@@ -21,15 +21,33 @@ def test_reindexing_known_answers():
     """256 sets in 4 tag banks: bits 8:7 of the reg-mem address pick the tag bank, 14:9 the set in it,
     31:15 are the tag; the 15-bit prefix is 0x7FFF, so a reg-mem address is 0xFFFE0000 | addr << 7."""
     # warp 0, R0 (21 registers per thread): register address 0
-    assert reindex(0, 0, 21) == {"reg_addr": 0, "address": 0xFFFE0000, "tag_bank": 0, "bank_set": 0, "set": 0,
-                                 "tag": 0x1FFFC}  # fmt: skip
+    assert reindex(0, 0, 21) == {
+        "reg_addr": 0,
+        "address": 0xFFFE0000,
+        "tag_bank": 0,
+        "bank_set": 0,
+        "set": 0,
+        "tag": 0x1FFFC,
+    }
     # warp 3, R5: 3 x 21 + 5 = 68 = 0b00_0100_0100: tag bank 0, set 17 in it; 0xFFFE0000 + 68 x 128
-    assert reindex(3, 5, 21) == {"reg_addr": 68, "address": 0xFFFE2200, "tag_bank": 0, "bank_set": 17,
-                                 "set": 17, "tag": 0x1FFFC}  # fmt: skip
+    assert reindex(3, 5, 21) == {
+        "reg_addr": 68,
+        "address": 0xFFFE2200,
+        "tag_bank": 0,
+        "bank_set": 17,
+        "set": 17,
+        "tag": 0x1FFFC,
+    }
     # warp 47, R20: 1007 = 0b11_1110_1111: tag bank 3, set 59 in it (global set 3 x 64 + 59 = 251); its top
     # two bits 11 go into the tag
-    assert reindex(47, 20, 21) == {"reg_addr": 1007, "address": 0xFFFFF780, "tag_bank": 3, "bank_set": 59,
-                                   "set": 251, "tag": 0x1FFFF}  # fmt: skip
+    assert reindex(47, 20, 21) == {
+        "reg_addr": 1007,
+        "address": 0xFFFFF780,
+        "tag_bank": 3,
+        "bank_set": 59,
+        "set": 251,
+        "tag": 0x1FFFF,
+    }
     # consecutive registers of a warp go to consecutive tag banks
     assert [reindex(2, r, 21)["tag_bank"] for r in range(4)] == [2, 3, 0, 1]
     # a data address keeps its linear mapping: 0x12345680 -> line 0x2468AD: bank 1, set 43 in it, tag 0x2468
@@ -62,9 +80,19 @@ def _tiny_sm():
     at latency 0 plus one line of bandwidth), integer latency 4, loads 1; no interconnect ports (the known
     answers count the L1D and L2 path alone)."""
     l1 = L1DSpec(size_bytes=4 * LINE, assoc=4, line_bytes=LINE, mshr_entries=8, hit_latency_cycles=5)
-    return make_sm(4, regs_per_sm=128, num_banks=4, max_regs_per_thread=4, regs_per_cta_limit=128, l1d=l1,
-                   l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
-                   latency=LatencySpec(int=(4, 1), ld_global=(1, 1)), icnt_flit_bytes=None)  # fmt: skip
+    return make_sm(
+        4,
+        regs_per_sm=128,
+        num_banks=4,
+        max_regs_per_thread=4,
+        regs_per_cta_limit=128,
+        l1d=l1,
+        l2_hit_latency_cycles=50,
+        dram_latency_cycles=0,
+        l2_size_bytes=0,
+        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
+        icnt_flit_bytes=None,
+    )
 
 
 def _run(trace, **params):
@@ -73,11 +101,16 @@ def _run(trace, **params):
 
 
 # direct-mapped, 4 sets: register R of warp 0 in set R mod 4, line n in set n mod 4
-SPILL = trace_from_warps([[
-    ("IADD3", [1], []),  # R1 -> set 1
-    ("LDG.E", [2], [1], {"lines": [5 * LINE]}),  # line 5 -> set 1: evicts R1 (LRU-fair: spilled)
-    ("IADD3", [3], [1, 2]),  # waits for R2, then refills R1 from L2
-]], regs_per_thread=4)  # fmt: skip
+SPILL = trace_from_warps(
+    [
+        [
+            ("IADD3", [1], []),  # R1 -> set 1
+            ("LDG.E", [2], [1], {"lines": [5 * LINE]}),  # line 5 -> set 1: evicts R1 (LRU-fair: spilled)
+            ("IADD3", [3], [1, 2]),  # waits for R2, then refills R1 from L2
+        ]
+    ],
+    regs_per_thread=4,
+)
 
 
 @pytest.mark.parametrize("tag", [0, 1])
@@ -117,16 +150,24 @@ def test_lru_prioritized_keeps_the_register_and_does_not_cache_the_line():
 def test_lru_prioritized_frees_a_dead_register_at_its_last_read():
     """R1's last read (by the second instruction) frees its entry, so the load's line takes it; with a
     later read of R1 the entry stays a register's and the line is not cached."""
-    dead = trace_from_warps([[
-        ("IADD3", [1], []), ("IADD3", [2], [1]), ("LDG.E", [3], [2], {"lines": [5 * LINE]}),
-    ]], regs_per_thread=4)  # fmt: skip
+    dead = trace_from_warps(
+        [[("IADD3", [1], []), ("IADD3", [2], [1]), ("LDG.E", [3], [2], {"lines": [5 * LINE]})]],
+        regs_per_thread=4,
+    )
     r = _run(dead, policy="lru-prioritized")
     c = r.counts
     assert c["dead_frees"] >= 1 and c["line_bypass"] == 0 and c["line_fills"] == 1 and c["evict_cr"] == 0
-    live = trace_from_warps([[
-        ("IADD3", [1], []), ("IADD3", [2], [1]), ("LDG.E", [3], [2], {"lines": [5 * LINE]}),
-        ("IADD3", [0], [1, 3]),
-    ]], regs_per_thread=4)  # fmt: skip
+    live = trace_from_warps(
+        [
+            [
+                ("IADD3", [1], []),
+                ("IADD3", [2], [1]),
+                ("LDG.E", [3], [2], {"lines": [5 * LINE]}),
+                ("IADD3", [0], [1, 3]),
+            ]
+        ],
+        regs_per_thread=4,
+    )
     r2 = _run(live, policy="lru-prioritized")
     assert r2.counts["line_bypass"] == 1 and r2.counts["spills"] == 0
     assert r2.counts["reads_after_death"] == 0
@@ -135,12 +176,17 @@ def test_lru_prioritized_frees_a_dead_register_at_its_last_read():
 def test_a_load_hit_in_the_array_and_a_dirty_line_written_back():
     """A second load of line 5 hits the array at the L1D's hit latency; a store hit makes the line dirty
     (not written through); when R1 takes its set back the dirty line is written back to L2."""
-    tr = trace_from_warps([[
-        ("LDG.E", [2], [], {"lines": [5 * LINE]}),
-        ("LDG.E", [3], [2], {"lines": [5 * LINE]}),
-        ("STG.E", [], [3], {"lines": [5 * LINE]}),
-        ("IADD3", [1], [3]),  # R1 -> set 1: the dirty line goes
-    ]], regs_per_thread=4)  # fmt: skip
+    tr = trace_from_warps(
+        [
+            [
+                ("LDG.E", [2], [], {"lines": [5 * LINE]}),
+                ("LDG.E", [3], [2], {"lines": [5 * LINE]}),
+                ("STG.E", [], [3], {"lines": [5 * LINE]}),
+                ("IADD3", [1], [3]),  # R1 -> set 1: the dirty line goes
+            ]
+        ],
+        regs_per_thread=4,
+    )
     r = _run(tr, policy="lru-prioritized")
     c = r.counts
     assert c["line_hits"] == 1 and c["store_hits"] == 1 and c["writebacks"] == 1
@@ -149,10 +195,15 @@ def test_a_load_hit_in_the_array_and_a_dirty_line_written_back():
 
 
 def _store_then_read(lines):
-    return trace_from_warps([[
-        ("STG.E", [], [], {"lines": lines}),
-        ("IADD3", [3], [1]),  # R1 of warp 0: register address 1, tag bank 1
-    ]], regs_per_thread=4)  # fmt: skip
+    return trace_from_warps(
+        [
+            [
+                ("STG.E", [], [], {"lines": lines}),
+                ("IADD3", [3], [1]),  # R1 of warp 0: register address 1, tag bank 1
+            ]
+        ],
+        regs_per_thread=4,
+    )
 
 
 def test_a_line_lookup_takes_its_tag_bank_before_a_register_lookup():
@@ -256,15 +307,21 @@ def test_analytic_hit_rate_grows_with_the_lines_registers_leave():
     """The array's L1D lines are what the registers leave: more than a 16 KB L1D, so the model's hit rate
     is at least the baseline's; the tagging stage costs cycles."""
     base = rfmodel.evaluate("baseline", "bfs_expand", "fermi-gtx480", method="analytic")
-    ds = rfmodel.evaluate("cerf", "bfs_expand", "fermi-gtx480", method="analytic",
-                          params={"tag_cycles": [0, 2]})  # fmt: skip
+    ds = rfmodel.evaluate(
+        "cerf", "bfs_expand", "fermi-gtx480", method="analytic", params={"tag_cycles": [0, 2]}
+    )
     h = ds["l1d_hit_rate"].values.ravel()
     assert np.all(h >= base["l1d_hit_rate"].values.ravel()[0] - 1e-12)
     # the tagging stage lengthens every result's latency (not the collection): it shows where few warps
     # hide latency (one CTA per SM: the simulator's cycles grow 7.6 % from 0 to 2 tag cycles, the model's
     # 4.4 %; with every CTA resident the simulator's grow 1.3 %, the model's not at all)
-    ds = rfmodel.evaluate("cerf", "kmeans_assign", "fermi-gtx480", method="analytic",
-                          params={"tag_cycles": [0, 2], "max_ctas_per_sm": 1})  # fmt: skip
+    ds = rfmodel.evaluate(
+        "cerf",
+        "kmeans_assign",
+        "fermi-gtx480",
+        method="analytic",
+        params={"tag_cycles": [0, 2], "max_ctas_per_sm": 1},
+    )
     c = ds["cycles"].values.ravel()
     assert c[1] > 1.02 * c[0]
 
@@ -279,9 +336,10 @@ def test_shared_lru_stack_of_registers_and_lines_known_answer():
 
     from rfmodel.designs.cerf import SHARED_WINDOWS, shared_footprint, shared_stack
 
-    tr = trace_from_warps([[
-        ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
-    ]], regs_per_thread=4)  # fmt: skip
+    tr = trace_from_warps(
+        [[("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2])]],
+        regs_per_thread=4,
+    )
     d = shared_stack(tr)[0]
     at = {w: int(np.searchsorted(SHARED_WINDOWS, w)) for w in (1, 2, 4)}
     assert SHARED_WINDOWS[at[2]] == 2 and SHARED_WINDOWS[at[4]] == 4
@@ -310,9 +368,10 @@ def test_open_shared_stack_and_refills_known_answer():
 
     from rfmodel.designs.cerf import SHARED_WINDOWS, resident_refills, shared_refills, shared_stack
 
-    tr = trace_from_warps([[
-        ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
-    ]], regs_per_thread=4)  # fmt: skip
+    tr = trace_from_warps(
+        [[("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2])]],
+        regs_per_thread=4,
+    )
     d = shared_stack(tr)[1]
     at = {w: int(np.searchsorted(SHARED_WINDOWS, w)) for w in (2, 4)}
     assert d[:2, at[2]] * 8 == pytest.approx([13, 2])
@@ -365,9 +424,10 @@ def test_set_associative_shared_array_known_answer():
     assert run([(W, 0), (W, 2), (R, 0), (L, 4), (R, 2)], 2, 2) == (1, 2, 0, 1, 0, 0, 6, 1)  # R2, R0 leave
     # a load's line hits once it is held; a store hits a held line and takes none on a miss
     assert run([(L, 2), (L, 2), (S, 2), (S, 4), (L, 4)], 2, 2) == (0, 0, 1, 3, 1, 2, 0, 4)
-    tr = trace_from_warps([[
-        ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
-    ]], regs_per_thread=4)  # fmt: skip
+    tr = trace_from_warps(
+        [[("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2])]],
+        regs_per_thread=4,
+    )
     kind, entry = shared_set_stream(tr, None, 1)
     assert kind.tolist() == [R, W, R, L, W, R, R, W]
     assert entry.tolist() == [0, 1, 1, 5, 2, 1, 2, 3]
@@ -377,8 +437,13 @@ def test_set_associative_shared_array_known_answer():
     # entries held before each of the 8 accesses, of 2 and of 4: one way 0 1 2 2 1 1 2 2 registers and
     # 0 0 0 0 1 1 0 0 lines; two ways registers 0 1 2 2 2 3 3 3, lines 0 0 0 0 1 1 1 1
     assert (t[:, 7:] * 8).ravel() == pytest.approx([11 / 2, 2 / 2, 16 / 4, 4 / 4])
-    tab = np.array([[4, 1024, 32, 0.10, 0.20, 0.5, 0.4], [4, 1024, 16, 0.02, 0.04, 0.8, 0.7],
-                    [1, 1024, 32, 0.5, 0.6, 0.1, 0.1]])  # fmt: skip
+    tab = np.array(
+        [
+            [4, 1024, 32, 0.10, 0.20, 0.5, 0.4],
+            [4, 1024, 16, 0.02, 0.04, 0.8, 0.7],
+            [1, 1024, 32, 0.5, 0.6, 0.1, 0.1],
+        ]
+    )
     prof = SimpleNamespace(shared_sets=tab, source=None, hit_rate_factor=None)
     prof.scaled_hits = lambda h: WorkloadProfile.scaled_hits(prof, h)
     refills, spills = shared_set_refills(prof, [4, 4, 4, 8, 1], 1024, [32, 16, 24, 32, 32])
@@ -401,9 +466,10 @@ def test_resident_footprint_at_another_occupancy_and_at_most_the_allocated_regis
 
     from rfmodel.designs.cerf import resident_footprint, shared_stack
 
-    tr = trace_from_warps([[
-        ("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2]),
-    ]], regs_per_thread=4)  # fmt: skip
+    tr = trace_from_warps(
+        [[("IADD3", [1], [0]), ("LDG.E", [2], [1], {"lines": [5 * LINE]}), ("IADD3", [3], [1, 2])]],
+        regs_per_thread=4,
+    )
     prof = SimpleNamespace(shared_distinct=shared_stack(tr)[0], source=None, regs_per_thread=4, n_warps=1)
     regs, lines = resident_footprint(prof, 3.5, 2.0, 1.0)
     assert (float(regs), float(lines)) == (pytest.approx(3.0), pytest.approx(0.5))
@@ -443,8 +509,11 @@ def test_tag_conflicts_known_answer():
 
     from rfmodel.designs.cerf import tag_conflicts
 
-    prof = SimpleNamespace(reads_per_instr=2.0, writes_per_instr=1.0,
-                           ser_excess=lambda b, p, slots: 0.25 + 0 * np.asarray(b, dtype=float))  # fmt: skip
+    prof = SimpleNamespace(
+        reads_per_instr=2.0,
+        writes_per_instr=1.0,
+        ser_excess=lambda b, p, slots: 0.25 + 0 * np.asarray(b, dtype=float),
+    )
     sm = SimpleNamespace(bank_read_ports=0, bank_rw_ports=1, bank_write_ports=0)
     c, line = tag_conflicts(prof, sm, 4, 1.0, 0.5)
     assert (float(c), float(line)) == (pytest.approx(0.25 + 1.75), pytest.approx(0.25))
@@ -483,8 +552,16 @@ def test_tag_conflicts_under_monte_carlo_and_more_tag_banks():
     """The workload factors arrive as arrays over samples; more tag banks spread the lookups: fewer
     conflicts and fewer waits behind line lookups."""
     unc = {"mem_fraction": ("normal", 0.1), "reads_per_instr": ("normal", 0.1)}
-    ds = rfmodel.evaluate("cerf", "saxpy", "fermi-gtx480", method="montecarlo", params={"tag_banks": [4, 16]},
-                          uncertainty=unc, samples=8, seed=1)  # fmt: skip
+    ds = rfmodel.evaluate(
+        "cerf",
+        "saxpy",
+        "fermi-gtx480",
+        method="montecarlo",
+        params={"tag_banks": [4, 16]},
+        uncertainty=unc,
+        samples=8,
+        seed=1,
+    )
     for k in ("tag_bank_conflicts", "tag_line_waits"):
         v = ds[k].values.ravel()
         assert np.all(np.isfinite(v)) and v[0] > v[1] > 0, k
@@ -494,8 +571,12 @@ def test_tag_conflicts_under_monte_carlo_and_more_tag_banks():
 #: Register File"): register lookups that waited for their tag bank, and those a line lookup held back.
 #: The counts are the whole share's (the model scales a ``max_warps`` cut to it, the simulator does not), so
 #: the default run keeps the two quick kernels and ``-m slow`` adds the two long ones (about 13 and 10 CPU-s).
-TAG_WORKLOADS = ("saxpy", "spmv_csr", pytest.param("kmeans_assign", marks=pytest.mark.slow),
-                 pytest.param("sgemm_tiled", marks=pytest.mark.slow))  # fmt: skip
+TAG_WORKLOADS = (
+    "saxpy",
+    "spmv_csr",
+    pytest.param("kmeans_assign", marks=pytest.mark.slow),
+    pytest.param("sgemm_tiled", marks=pytest.mark.slow),
+)
 
 
 @pytest.mark.parametrize("name", TAG_WORKLOADS)
@@ -601,8 +682,9 @@ def test_held_lines_are_a_time_average_from_an_empty_array(monkeypatch):
     from rfmodel.designs.cerf import held_line_entries
 
     hist = np.array([50, 0, 0, 200])  # 200 loads' cold misses: 200 distinct lines in the sampled profile
-    prof = SimpleNamespace(nwa_stack_hist=np.stack([hist, hist]), n_instrs=1000, attrs={},
-                           shared_distinct=None, source=None)  # fmt: skip
+    prof = SimpleNamespace(
+        nwa_stack_hist=np.stack([hist, hist]), n_instrs=1000, attrs={}, shared_distinct=None, source=None
+    )
     # every distinct line fits in the 900 entries 100 registers leave: half of them on average
     assert held_line_entries(prof, 1000.0, 100.0, True) == pytest.approx(100.0)
     # 150 entries left: reached at 150/200 of the run, 150 (1 - 150/400) = 93.75 on average
@@ -643,8 +725,10 @@ def test_analytic_array_where_the_lines_fall_in_few_sets_and_stores_take_none():
     stores allocate (hit rate 0.665, 32,703 hits)."""
     a = rfmodel.evaluate("cerf", "pb_bicg_1", "volta-v100", method="analytic")
     s = rfmodel.evaluate("cerf", "pb_bicg_1", "volta-v100", method="simulate")
-    one = {k: (float(a[k].values.ravel()[0]), float(s[k].values.ravel()[0]))
-           for k in ("cerf_utilization", "l1d_hit_rate", "cerf_l1d_hits", "cerf_l1d_misses")}  # fmt: skip
+    one = {
+        k: (float(a[k].values.ravel()[0]), float(s[k].values.ravel()[0]))
+        for k in ("cerf_utilization", "l1d_hit_rate", "cerf_l1d_hits", "cerf_l1d_misses")
+    }
     assert one["cerf_utilization"][0] == pytest.approx(one["cerf_utilization"][1], abs=0.05)
     assert one["l1d_hit_rate"][0] == pytest.approx(one["l1d_hit_rate"][1], abs=0.02)
     for k in ("cerf_l1d_hits", "cerf_l1d_misses"):
@@ -680,8 +764,9 @@ def test_set_shared_hits_takes_every_register_count_at_once_as_one_at_a_time():
     for a, b in zip(own, one, strict=True):
         np.testing.assert_array_equal(a, b)
     # one array size for every point (a grid that does not search the ways)
-    for a, b in zip(set_shared_hits(prof, lines, 8.0, regs), set_shared_hits(wrapped, lines, 8.0, regs),
-                    strict=True):  # fmt: skip
+    for a, b in zip(
+        set_shared_hits(prof, lines, 8.0, regs), set_shared_hits(wrapped, lines, 8.0, regs), strict=True
+    ):
         np.testing.assert_array_equal(a, b)
     plain = prof.l1d_hit_rate(lines[:1], ways[:1], write_allocate=False)
     assert own[0][0] == pytest.approx(plain[0], abs=1e-12)
@@ -697,8 +782,9 @@ def test_analytic_cerf_slows_with_its_refills_as_the_register_file_shrinks():
     the simulator: a refill's wait overlaps the warp's other waits in the model's soft minimum more than
     in the simulator).  The fully associative reading of one LRU stack had put 0.017 refills per
     instruction there, 1.7 times the simulator's."""
-    ds = rfmodel.evaluate("cerf", "fft_radix16", "volta-v100", params={"regs_per_sm": [65536, 16384]},
-                          max_warps=None)  # fmt: skip
+    ds = rfmodel.evaluate(
+        "cerf", "fft_radix16", "volta-v100", params={"regs_per_sm": [65536, 16384]}, max_warps=None
+    )
     ipc = ds["ipc"].values.ravel()
     refills = ds["cerf_refills"].values.ravel()
     assert refills[0] == 0.0 and refills[1] == pytest.approx(96, rel=0.05)

@@ -48,12 +48,15 @@ def test_every_design_gets_the_checks_its_capabilities_call_for():
 
 
 # ----------------------------------------------------------------------------- sizes follow the grid
-@pytest.mark.parametrize(("name", "param", "values", "structure"), [
-    ("rfc", "rfc_kb", [4, 16, 64], "rf_cache"),
-    ("malekeh", "ct_entries", [2, 8, 32], "ccu"),
-    ("ltrf", "regs_per_interval", [8, 16, 32], "rf_cache"),
-    ("bow", "window", [2, 3, 6], "bow_buffer"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "param", "values", "structure"),
+    [
+        ("rfc", "rfc_kb", [4, 16, 64], "rf_cache"),
+        ("malekeh", "ct_entries", [2, 8, 32], "ccu"),
+        ("ltrf", "regs_per_interval", [8, 16, 32], "rf_cache"),
+        ("bow", "window", [2, 3, 6], "bow_buffer"),
+    ],
+)
 def test_structure_costs_follow_the_design_grid(name, param, values, structure):
     ds = rfmodel.evaluate(name, WL, GPU, params={param: values})
     area = ds["area_mm2"].sel(structure=structure).isel(workload=0).values
@@ -65,8 +68,18 @@ def test_structure_costs_follow_the_design_grid(name, param, values, structure):
 
 
 def test_cli_bad_design_parameter_is_one_line_and_exit_2():
-    cmd = [sys.executable, "-m", "rfmodel.cli", "evaluate", "--design", "rfc", "--workload", WL,
-           "--param", "rfc_kb=-3"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "rfmodel.cli",
+        "evaluate",
+        "--design",
+        "rfc",
+        "--workload",
+        WL,
+        "--param",
+        "rfc_kb=-3",
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2
     assert "rfc_kb" in out.stderr and len(out.stderr.strip().splitlines()) == 1
@@ -78,8 +91,9 @@ def test_cli_bad_design_parameter_is_one_line_and_exit_2():
 def test_the_bank_cell_sets_timing_in_both_engines_and_costs_only_the_banks(name):
     cells = ["sram-hp", "stt-ram", "dwm"]
     a = rfmodel.evaluate(name, WL, "fermi-gtx480", params={"main_cell": cells})
-    s = rfmodel.evaluate(name, WL, "fermi-gtx480", method="simulate", params={"main_cell": cells},
-                         max_warps=4)
+    s = rfmodel.evaluate(
+        name, WL, "fermi-gtx480", method="simulate", params={"main_cell": cells}, max_warps=4
+    )
     # the technology layer at 700 MHz: SRAM 1/1, STT-RAM 1 read / 4 write, DWM 6/6 cycles per bank access
     for ds in (a, s):
         assert ds["main_rf_read_cycles"].isel(workload=0).values.tolist() == [1, 1, 6]
@@ -100,8 +114,23 @@ def test_the_bank_cell_sets_timing_in_both_engines_and_costs_only_the_banks(name
 def test_cli_main_cell_sweep_prints_the_cycles(capsys):
     from rfmodel.cli import main
 
-    assert main(["evaluate", "--design", "ltrf", "--gpu", "maxwell-ltrf", "--workload", "gemm_micro8x8",
-                 "--param", "main_cell=dwm,tfet,sram-hp", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "--design",
+                "ltrf",
+                "--gpu",
+                "maxwell-ltrf",
+                "--workload",
+                "gemm_micro8x8",
+                "--param",
+                "main_cell=dwm,tfet,sram-hp",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     import json
 
@@ -167,7 +196,8 @@ def test_the_documented_example_design_runs_and_conforms(tmp_path, monkeypatch):
     ipc = ds["ipc"].isel(workload=0).values
     assert ipc[1] == pytest.approx(float(ref["ipc"].item()))  # share 1: the baseline itself
     assert ds["bank_conflict_stall_cycles"].isel(workload=0).values[0] <= float(
-        ref["bank_conflict_stall_cycles"].item())
+        ref["bank_conflict_stall_cycles"].item()
+    )
     with pytest.raises(SpecError, match="share"):
         rfmodel.evaluate(d, WL, GPU, params={"share": [1.5]})
     # the shipped conformance suite, as a plug-in author runs it (the design is analytic only)
@@ -215,11 +245,14 @@ class NoCollectorEvents(HalfBanks):
     cls = design_classes()["no_collector_events"]
     cls.known_check_failures = {"events_match_the_structures": "collectors not modelled yet"}
     report = check_design(cls, checks=["params_round_trip", "events_match_the_structures"])
-    assert report == {"params_round_trip": "passed",
-                      "events_match_the_structures": "known failure: collectors not modelled yet"}
+    assert report == {
+        "params_round_trip": "passed",
+        "events_match_the_structures": "known failure: collectors not modelled yet",
+    }
     marked = {p.id: p.marks for p in check_params(["no_collector_events"])}
     assert [m.kwargs["reason"] for m in marked["no_collector_events-events_match_the_structures"]] == [
-        "collectors not modelled yet"]
+        "collectors not modelled yet"
+    ]
     assert not marked["no_collector_events-params_round_trip"]
     with pytest.raises(RfmodelError, match="conformance check"):
         check_design(cls, checks=["no_such_check"])
@@ -235,9 +268,13 @@ def test_a_design_file_joins_the_registry_once_and_bad_files_are_one_error(tmp_p
     clash = _example_module(tmp_path, "baseline")
     none = tmp_path / "none.py"
     none.write_text("x = 1\n")
-    for f, msg in ((tmp_path / "missing.py", "no such file"), (bad, "importing it failed: ModuleNotFound"),
-                   (clash, "registers 'baseline', a name a design already has"),
-                   (none, "registers no design"), (tmp_path, "no such file")):  # fmt: skip
+    for f, msg in (
+        (tmp_path / "missing.py", "no such file"),
+        (bad, "importing it failed: ModuleNotFound"),
+        (clash, "registers 'baseline', a name a design already has"),
+        (none, "registers no design"),
+        (tmp_path, "no such file"),
+    ):
         with pytest.raises(RfmodelError, match=msg):
             registry.load_design_file(f)
     assert registry.get_design("baseline").__class__.__module__ == "rfmodel.designs.baseline"
@@ -251,8 +288,21 @@ def test_the_environment_and_the_command_line_load_a_design_file(tmp_path, regis
     # the command line: a subprocess, so the registry of this one is not touched
     cli = _example_module(tmp_path, "cli_banks")
     env = {**os.environ, "RFMODEL_DESIGNS": ""}
-    cmd = [sys.executable, "-m", "rfmodel.cli", "--design-file", str(cli), "evaluate", "--design",
-           "cli_banks", "--workload", WL, "--param", "share=0.25", "--json"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "rfmodel.cli",
+        "--design-file",
+        str(cli),
+        "evaluate",
+        "--design",
+        "cli_banks",
+        "--workload",
+        WL,
+        "--param",
+        "share=0.25",
+        "--json",
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["rows"][0]["share"] == 0.25

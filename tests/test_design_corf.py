@@ -35,8 +35,16 @@ def test_affinity_graph_counts_pairs_of_distinct_sources():
 # ----------------------------------------------------------------------------- Figure 8: alignment
 # The graph of Fig. 8 as the text gives it: the four odd cycles (r1,r2,r3), (r3,r4,r6), (r2,r3,r4,r6,r5),
 # (r1,r3,r6,r5,r2) fix its eight edges; the figure's weights are not in the text, so ours are stated.
-FIG8 = {(1, 2): 5.0, (1, 3): 6.0, (2, 3): 4.0, (3, 4): 7.0, (3, 6): 3.0, (4, 6): 8.0, (5, 6): 9.0,
-        (2, 5): 10.0}
+FIG8 = {
+    (1, 2): 5.0,
+    (1, 3): 6.0,
+    (2, 3): 4.0,
+    (3, 4): 7.0,
+    (3, 6): 3.0,
+    (4, 6): 8.0,
+    (5, 6): 9.0,
+    (2, 5): 10.0,
+}
 
 
 def test_figure8_odd_cycles():
@@ -54,7 +62,7 @@ def test_figure8_alignment_by_hand():
     colour, removed = alignment(FIG8)
     assert removed == [(3, 6), (2, 3)]
     assert colour == {1: RIGHT, 2: LEFT, 3: LEFT, 4: RIGHT, 5: RIGHT, 6: LEFT}
-    for (a, b) in FIG8:
+    for a, b in FIG8:
         if (a, b) not in removed:
             assert colour[a] != colour[b]
 
@@ -123,8 +131,16 @@ def test_random_sequences_never_overlap():
         partner = np.full(255, -1, dtype=np.int64)
         partner[[0, 1, 2, 3]] = [1, 0, 3, 2]
         align = rng.integers(0, 3, 255)
-        a = Allocator(phys=64, banks=4, warps=4, regs=16, alloc=alloc, warp_bank=int(alloc == "align"),
-                      partner=partner, align=align)
+        a = Allocator(
+            phys=64,
+            banks=4,
+            warps=4,
+            regs=16,
+            alloc=alloc,
+            warp_bank=int(alloc == "align"),
+            partner=partner,
+            align=align,
+        )
         for _ in range(3000):
             w, r = int(rng.integers(4)), int(rng.integers(16))
             if rng.random() < 0.3:
@@ -190,9 +206,12 @@ def _rt_run(rt_ports):
     from rfmodel.spec.sm import CollectorSpec, LatencySpec
 
     sm = get_preset("fermi-gtx480").replace(
-        schedulers_per_sm=1, collectors=CollectorSpec(gen=8, sp=0, sfu=0, mem=0), num_banks=4,
-        latency=LatencySpec(int=(4, 1), fp32=(10, 1), misc=(1, 1)), scheduler="lrr",
-    )  # fmt: skip
+        schedulers_per_sm=1,
+        collectors=CollectorSpec(gen=8, sp=0, sfu=0, mem=0),
+        num_banks=4,
+        latency=LatencySpec(int=(4, 1), fp32=(10, 1), misc=(1, 1)),
+        scheduler="lrr",
+    )
     # R1 and R5 take physical registers 0 and 1 (banks 0 and 1, first fit), their RT entries one RT bank
     tr = trace_from_warps([[("IADD3", [1], [2]), ("IADD3", [5], [3]), ("IADD3", [10], [1, 5])]])
     params = {"coalesce": "none", "alloc": "first-fit", "warp_bank": 0, "virtualize": 1, "rt_ports": rt_ports}
@@ -275,8 +294,11 @@ def test_metadata_instructions_counted_in_code_size():
     assert r.metrics["code_size_increase"] == pytest.approx(meta / len(kernel.instrs))
     # executed: every warp issues them first; the program's IPC leaves them out, the run's counts them
     off = simulate_trace(tr, sm, "corf", {**params, "metadata": 0}, program=prog)
-    assert r.counts["issued"] == off.counts["issued"] + meta * tr.n_warps == off.counts["issued"] + \
-        r.metrics["metadata_issued"]
+    assert (
+        r.counts["issued"]
+        == off.counts["issued"] + meta * tr.n_warps
+        == off.counts["issued"] + r.metrics["metadata_issued"]
+    )
     assert r.metrics["ipc_program"] == pytest.approx(off.counts["issued"] / r.metrics["cycles"])
     # the cycles are not ordered: the extra instructions shift every later load, and with the L1D's line
     # reservation a shift may avoid a wait as well as cause one (here 69,594 cycles with them, 70,959 without)
@@ -319,15 +341,30 @@ def test_study_energy_ratios_known_answers():
     through the packing logic.  Leakage: half the
     file resident (f = 0.5), occupancy 0.5, equal cycles: (44.8 x 0.5 + 5.76) / 44.8."""
     study = _study()
-    base = {"counts": {"bank_read_acc": 60, "bank_write_acc": 40, "reads": 60, "writes": 40},
-            "cycles": 1000.0}
-    run = {"counts": {"bank_read_acc": 40, "bank_write_acc": 40, "rt_reads": 60, "rt_writes": 40, "reads": 60,
-                      "writes": 40, "warp_cycles": 16 * 1000}, "cycles": 1000.0, "regs": 32,
-           "warp_regs_per_sm": 1024, "rf_occupancy": 0.5}  # fmt: skip
+    base = {
+        "counts": {"bank_read_acc": 60, "bank_write_acc": 40, "reads": 60, "writes": 40},
+        "cycles": 1000.0,
+    }
+    run = {
+        "counts": {
+            "bank_read_acc": 40,
+            "bank_write_acc": 40,
+            "rt_reads": 60,
+            "rt_writes": 40,
+            "reads": 60,
+            "writes": 40,
+            "warp_cycles": 16 * 1000,
+        },
+        "cycles": 1000.0,
+        "regs": 32,
+        "warp_regs_per_sm": 1024,
+        "rf_occupancy": 0.5,
+    }
     # the logic: the paper's 3 % overhead less the renaming table's 1.83 / 149.76, per operand access
     logic = 0.03 * 149.76 - 1.83
     assert study.dynamic_energy_ratio(run, base) == pytest.approx(
-        (80 * 149.76 + 100 * 1.83 + 100 * logic) / (100 * 149.76))
+        (80 * 149.76 + 100 * 1.83 + 100 * logic) / (100 * 149.76)
+    )
     # every access a renaming-table access, no access saved: exactly the paper's 3 % overhead
     same = {"counts": {**base["counts"], "rt_reads": 60, "rt_writes": 40}}
     assert study.dynamic_energy_ratio(same, base) == pytest.approx(1.03)
@@ -357,7 +394,8 @@ def test_coalescable_upper_bound_known_answer():
 @pytest.mark.parametrize(
     # 16 warps: two of gemm_micro8x8's CTAs (about 8 CPU-s more); 8 warps: its first CTA, which the next
     # test also runs (the same shares: saxpy 0.63 / 0.73, gemm_micro8x8 0.017 / 0.014)
-    "max_warps", [8, pytest.param(16, marks=pytest.mark.slow)]
+    "max_warps",
+    [8, pytest.param(16, marks=pytest.mark.slow)],
 )
 def test_analytic_coalesced_share_follows_the_simulator(max_warps):
     """The analytic coalesced share (the profile's source pairs, CORF++'s calibrated realization) against
@@ -391,7 +429,7 @@ def test_affinity_weights_are_the_executed_trip_counts():
     assert "executed trip counts" in prog.source
     sidx = np.asarray(wl.trace.sidx)
     wp = np.asarray(wl.trace.warp_ptr)
-    first = np.bincount(sidx[wp[0]:wp[1]], minlength=len(wl.kernel.instrs))
+    first = np.bincount(sidx[wp[0] : wp[1]], minlength=len(wl.kernel.instrs))
     assert np.all(np.bincount(sidx, minlength=len(wl.kernel.instrs)) == first * (len(wp) - 1))
     g = kernel_affinity(wl.kernel, executions=first)
     assert tuple(exclusive_pairs(g)) == prog.pairs
@@ -444,7 +482,8 @@ def test_unallocated_physical_registers_are_power_gated(method, monkeypatch):
     assert lk == pytest.approx(frac * lk_whole, rel=1e-9)
     for s in ("renaming_table", "collector"):
         assert ds["leakage_energy_pj"].sel(structure=s).values.ravel()[0] == pytest.approx(
-            whole["leakage_energy_pj"].sel(structure=s).values.ravel()[0], rel=1e-12)
+            whole["leakage_energy_pj"].sel(structure=s).values.ravel()[0], rel=1e-12
+        )
 
 
 @pytest.mark.parametrize("method", ["simulate", "analytic"])
@@ -516,10 +555,12 @@ def test_analytic_sees_a_warps_registers_overflow_its_bank():
     import rfmodel
 
     grid = {"num_banks": [8, 16, 32]}
-    sim = rfmodel.evaluate("corf", "gemm_micro8x8", "fermi-gtx480", method="simulate", params=grid,
-                           max_warps=8).ipc.values.ravel()  # fmt: skip
-    ana = rfmodel.evaluate("corf", "gemm_micro8x8", "fermi-gtx480", method="analytic", params=grid,
-                           max_warps=8).ipc.values.ravel()  # fmt: skip
+    sim = rfmodel.evaluate(
+        "corf", "gemm_micro8x8", "fermi-gtx480", method="simulate", params=grid, max_warps=8
+    ).ipc.values.ravel()
+    ana = rfmodel.evaluate(
+        "corf", "gemm_micro8x8", "fermi-gtx480", method="analytic", params=grid, max_warps=8
+    ).ipc.values.ravel()
     assert sim[0] < sim[1] < sim[2]
     assert ana[0] < ana[1] < ana[2]
     assert ana[2] / ana[0] > 1.3

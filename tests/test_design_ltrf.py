@@ -80,14 +80,19 @@ def test_interval_cut_at_register_budget():
 def test_dynamic_intervals_greedy():
     tr = trace_from_warps([[("IADD3", [i + 1], [i]) for i in range(8)]])
     start, ptr, ent = _dynamic_intervals(
-        np.asarray(tr.warp_ptr, np.int64), tr.src, tr.dst, tr.op.astype(np.int64),
-        tr.sidx.astype(np.int64), 4,
-        False, np.array([1], dtype=np.int64),
+        np.asarray(tr.warp_ptr, np.int64),
+        tr.src,
+        tr.dst,
+        tr.op.astype(np.int64),
+        tr.sidx.astype(np.int64),
+        4,
+        False,
+        np.array([1], dtype=np.int64),
     )
     assert list(start) == [0, -1, -1, 1, -1, -1, 2, -1]  # {0,1,2,3} {3..6}? registers new per row
-    regs = [sorted(int(x) & 255 for x in ent[ptr[i]:ptr[i + 1]]) for i in range(len(ptr) - 1)]
+    regs = [sorted(int(x) & 255 for x in ent[ptr[i] : ptr[i + 1]]) for i in range(len(ptr) - 1)]
     assert regs == [[0, 1, 2, 3], [3, 4, 5, 6], [6, 7, 8]]
-    live = [[int(x) >> 20 & 1 for x in ent[ptr[i]:ptr[i + 1]]] for i in range(len(ptr) - 1)]
+    live = [[int(x) >> 20 & 1 for x in ent[ptr[i] : ptr[i + 1]]] for i in range(len(ptr) - 1)]
     assert live[0] == [1, 0, 0, 0]  # only R0 is read before it is written
 
 
@@ -264,8 +269,9 @@ def test_ltrfconf_on_sgemm_tiled():
 def test_analytic_vectorized_and_monotone():
     import rfmodel
 
-    ds = rfmodel.evaluate("ltrf", "saxpy", "fermi-gtx480", method="analytic",
-                          params={"main_rf_latency_x": [1, 3, 6, 12]})
+    ds = rfmodel.evaluate(
+        "ltrf", "saxpy", "fermi-gtx480", method="analytic", params={"main_rf_latency_x": [1, 3, 6, 12]}
+    )
     ipc = ds["ipc"].values[0]
     assert np.all(np.diff(ipc) <= 1e-12) and ipc[0] > 0
     assert np.all(ds["energy_pj_total"].values > 0)
@@ -277,8 +283,9 @@ def test_analytic_vectorized_and_monotone():
 def test_rfc_analytic_and_structures():
     import rfmodel
 
-    ds = rfmodel.evaluate("rfc", "saxpy", "fermi-gtx480", method="analytic",
-                          params={"main_rf_latency_x": [1, 6]})
+    ds = rfmodel.evaluate(
+        "rfc", "saxpy", "fermi-gtx480", method="analytic", params={"main_rf_latency_x": [1, 6]}
+    )
     ipc = ds["ipc"].values[0]
     assert ipc[1] < ipc[0]
     assert "rf_cache" in list(ds["structure"].values)
@@ -300,10 +307,12 @@ def test_main_rf_banks_set_the_main_rf_cost():
     import rfmodel
 
     big = {"regs_per_sm": 524288, "main_cell": "tfet"}
-    ds = rfmodel.evaluate("ltrf", "saxpy", "maxwell-ltrf", method="analytic",
-                          params={**big, "main_rf_banks": [16, 128]})
-    bl = rfmodel.evaluate("baseline", "saxpy", "maxwell-ltrf", method="analytic",
-                          params={**big, "num_banks": 128})
+    ds = rfmodel.evaluate(
+        "ltrf", "saxpy", "maxwell-ltrf", method="analytic", params={**big, "main_rf_banks": [16, 128]}
+    )
+    bl = rfmodel.evaluate(
+        "baseline", "saxpy", "maxwell-ltrf", method="analytic", params={**big, "num_banks": 128}
+    )
     main = ds["area_mm2"].sel(structure="main_rf_bank").values.ravel()
     ref = float(bl["area_mm2"].sel(structure="rf_bank").values.ravel()[0])
     assert main[1] == pytest.approx(ref, rel=1e-9)
@@ -328,17 +337,31 @@ def test_the_profiles_interval_fetches_and_write_backs_are_the_simulators():
     progs = []
     for _ in range(6):
         dst = [int(x) for x in rng.integers(0, 30, 80)]
-        progs.append([("IADD3", [dst[i]], [dst[i - 1] if i else 0, *(int(x) for x in rng.integers(0, 30, 2))])
-                      for i in range(80)])  # fmt: skip
+        progs.append(
+            [
+                ("IADD3", [dst[i]], [dst[i - 1] if i else 0, *(int(x) for x in rng.integers(0, 30, 2))])
+                for i in range(80)
+            ]
+        )
     tr = trace_from_warps(progs, warps_per_cta=2)
-    t = _interval_tables(np.asarray(tr.warp_ptr, np.int64), tr.op, tr.sidx.astype(np.int64), tr.dst, tr.src,
-                         IV_N, IV_BANKS, _memory_classes())  # fmt: skip
+    t = _interval_tables(
+        np.asarray(tr.warp_ptr, np.int64),
+        tr.op,
+        tr.sidx.astype(np.int64),
+        tr.dst,
+        tr.src,
+        IV_N,
+        IV_BANKS,
+        _memory_classes(),
+    )
     for n_regs in (8, 16):
         n = list(IV_N).index(n_regs)
-        full = run(tr, "ltrf", sm=make_sm(L=1, scheduler="gto"), main_rf_latency_x=2,
-                   regs_per_interval=n_regs)
-        plus = run(tr, "ltrf_plus", sm=make_sm(L=1, scheduler="gto"), main_rf_latency_x=2,
-                   regs_per_interval=n_regs)
+        full = run(
+            tr, "ltrf", sm=make_sm(L=1, scheduler="gto"), main_rf_latency_x=2, regs_per_interval=n_regs
+        )
+        plus = run(
+            tr, "ltrf_plus", sm=make_sm(L=1, scheduler="gto"), main_rf_latency_x=2, regs_per_interval=n_regs
+        )
         count = tr.n_instrs / t[0][0, n]
         assert count == pytest.approx(full.counts["dynamic_intervals"])
         assert t[5][0, n] * count == pytest.approx(full.counts["prefetch_regs"])
@@ -355,11 +378,13 @@ def test_the_main_rf_takes_the_points_bank_count_unless_given(design):
 
     kw = dict(max_warps=8, method="analytic")
     own = rfmodel.evaluate(design, "sgemm_tiled", "fermi-gtx480", params={"num_banks": [4]}, **kw)
-    given = rfmodel.evaluate(design, "sgemm_tiled", "fermi-gtx480",
-                             params={"num_banks": [4], "main_rf_banks": [4]}, **kw)  # fmt: skip
+    given = rfmodel.evaluate(
+        design, "sgemm_tiled", "fermi-gtx480", params={"num_banks": [4], "main_rf_banks": [4]}, **kw
+    )
     for v in own.data_vars:
         np.testing.assert_array_equal(own[v].values.ravel(), given[v].values.ravel(), err_msg=v)
     wide = rfmodel.evaluate(design, "sgemm_tiled", "fermi-gtx480", params={"num_banks": [16]}, **kw)
+
     def one(ds, v):
         return float(ds[v].values.ravel()[0])
 
@@ -407,8 +432,25 @@ def test_the_compiled_prefetch_fixed_point_matches_a_numpy_bisection():
         lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
     want = 0.5 * (lo + hi)
     got, t_pf = np.empty(n), np.empty(n)
-    P = np.stack([ipc_b, warps.astype(float), pf, work, s_mean, per_bank, a_tot, t_idle, pf_queue, run, cpi,
-                  pf_scale, q, rate_lat, k])  # fmt: skip
+    P = np.stack(
+        [
+            ipc_b,
+            warps.astype(float),
+            pf,
+            work,
+            s_mean,
+            per_bank,
+            a_tot,
+            t_idle,
+            pf_queue,
+            run,
+            cpi,
+            pf_scale,
+            q,
+            rate_lat,
+            k,
+        ]
+    )
     _prefetch_fixed_point(P, got, t_pf)
     assert np.array_equal(got, want)
     assert np.array_equal(t_pf, at(want)[0])
@@ -475,7 +517,8 @@ def test_analytic_prefetch_stalls_grow_with_the_main_rf_latency():
     import rfmodel
 
     for design in FAMILY:
-        ds = rfmodel.evaluate(design, "gemm_micro8x8", "fermi-gtx480",
-                              params={"main_rf_latency_x": [1, 3, 6]})
+        ds = rfmodel.evaluate(
+            design, "gemm_micro8x8", "fermi-gtx480", params={"main_rf_latency_x": [1, 3, 6]}
+        )
         st = ds["prefetch_stall_cycles"].values.ravel() / ds["warp_instructions"].values.ravel()
         assert np.all(np.diff(st) > 0) and st[0] >= 0, (design, st)

@@ -54,8 +54,9 @@ def test_replacement_sequence_known_answer():
     #     R3 hit, its bit becomes far.
     # I3: R1 miss: e0 (R2 near), e1 (R3 far): random among the far entries = R3, evicted; R2 hit.
     # Totals: 3 hits, 5 misses, 5 fills, 3 evictions, no flush, no cached result.
-    tr = trace_from_warps([[("IADD3", [10], [1, 2]), ("IADD3", [11], [1, 3]),
-                            ("IADD3", [12], [2, 3]), ("IADD3", [13], [1, 2])]])
+    tr = trace_from_warps(
+        [[("IADD3", [10], [1, 2]), ("IADD3", [11], [1, 3]), ("IADD3", [12], [2, 3]), ("IADD3", [13], [1, 2])]]
+    )
     r = run(tr, make_sm(), ct_entries=2, rthld=2, adaptive=0)
     c = r.counts
     assert (c["ccu_hits"], c["ccu_misses"], c["ccu_fills"], c["ccu_evictions"]) == (3, 5, 5, 3)
@@ -68,10 +69,12 @@ def test_replacement_plain_lru_without_far_entries():
     # Same stream with RTHLD 0: every value is far, so every choice among unlocked entries is random.
     # I1: R3 must evict R2 (R1 is locked).  I2: R2 evicts R1 or R3 at random (R3 then hits or
     # misses); I3 again picks at random: 1, 2 or 3 hits in all, and different seeds differ.
-    tr = trace_from_warps([[("IADD3", [10], [1, 2]), ("IADD3", [11], [1, 3]),
-                            ("IADD3", [12], [2, 3]), ("IADD3", [13], [1, 2])]])
-    hits = {run(tr, make_sm(), ct_entries=2, rthld=0, adaptive=0, seed=s).counts["ccu_hits"]
-            for s in range(8)}
+    tr = trace_from_warps(
+        [[("IADD3", [10], [1, 2]), ("IADD3", [11], [1, 3]), ("IADD3", [12], [2, 3]), ("IADD3", [13], [1, 2])]]
+    )
+    hits = {
+        run(tr, make_sm(), ct_entries=2, rthld=0, adaptive=0, seed=s).counts["ccu_hits"] for s in range(8)
+    }
     assert hits <= {1, 2, 3} and len(hits) >= 2
 
 
@@ -82,8 +85,10 @@ def test_flush_on_reallocation_known_answer():
     # scheduler); the other warp then takes the CCU, which still holds the first warp's values
     # (all far by then): one flush; its first read misses, its second hits.
     # Totals: 2 hits, 3 misses, 1 flush.
-    tr = trace_from_warps([[("IADD3", [10], [1, 2]), ("IADD3", [11], [1])],
-                           [("IADD3", [10], [5]), ("IADD3", [11], [5])]], warps_per_cta=2)
+    tr = trace_from_warps(
+        [[("IADD3", [10], [1, 2]), ("IADD3", [11], [1])], [("IADD3", [10], [5]), ("IADD3", [11], [5])]],
+        warps_per_cta=2,
+    )
     r = run(tr, make_sm(collectors=1), sthld=0, adaptive=0)
     c = r.counts
     assert (c["ccu_hits"], c["ccu_misses"], c["ccu_flushes"]) == (2, 3, 1)
@@ -95,8 +100,13 @@ def test_sthld_wait_known_answer():
     # load); W1 needs the CCU, which holds W0's near R1: the allocator stalls STHLD = 5 cycles, then
     # replaces (flushes) it.  W1 misses R5 then hits; W0 later takes the freed CCU: R20, R1 miss.
     # Totals: 1 hit, 4 misses, 1 flush, exactly 5 STHLD stall cycles.
-    tr = trace_from_warps([[("LD_GLOBAL", [20], [1], {"lines": [0]}), ("IADD3", [11], [20, 1])],
-                           [("IADD3", [10], [5]), ("IADD3", [11], [5])]], warps_per_cta=2)
+    tr = trace_from_warps(
+        [
+            [("LD_GLOBAL", [20], [1], {"lines": [0]}), ("IADD3", [11], [20, 1])],
+            [("IADD3", [10], [5]), ("IADD3", [11], [5])],
+        ],
+        warps_per_cta=2,
+    )
     r = run(tr, make_sm(collectors=1), sthld=5, adaptive=0)
     c = r.counts
     assert (c["ccu_hits"], c["ccu_misses"], c["ccu_flushes"]) == (1, 4, 1)
@@ -122,8 +132,17 @@ def test_one_write_port_drops_the_second_result():
     # results reach the CCU's one write port in cycle 12: one is cached, the other dropped (it still
     # goes to its bank).  I4 then hits one and misses the other.
     # Totals: 1 hit, 5 misses (R1..R4 and one of R20/R23), 1 cached write, 1 dropped write.
-    tr = trace_from_warps([[("FFMA", [20], [1]), ("IADD3", [21], [2]), ("IADD3", [22], [3]),
-                            ("IADD3", [23], [4]), ("IADD3", [30], [20, 23])]])
+    tr = trace_from_warps(
+        [
+            [
+                ("FFMA", [20], [1]),
+                ("IADD3", [21], [2]),
+                ("IADD3", [22], [3]),
+                ("IADD3", [23], [4]),
+                ("IADD3", [30], [20, 23]),
+            ]
+        ]
+    )
     r = run(tr, make_sm(), adaptive=0)
     c = r.counts
     assert (c["ccu_hits"], c["ccu_misses"], c["ccu_writes"], c["ccu_dropped_writes"]) == (1, 5, 1, 1)
@@ -186,8 +205,15 @@ def test_adaptive_sthld_runs_over_intervals():
 
 
 # ------------------------------------------------------------------------------------ contract
-@pytest.mark.parametrize("gpu, workload", [("fermi-gtx480", "saxpy"), ("volta-v100", "reduce_sum"),
-                                           ("volta-v100", "bfs_expand"), ("fermi-gtx480", "histogram256")])
+@pytest.mark.parametrize(
+    "gpu, workload",
+    [
+        ("fermi-gtx480", "saxpy"),
+        ("volta-v100", "reduce_sum"),
+        ("volta-v100", "bfs_expand"),
+        ("fermi-gtx480", "histogram256"),
+    ],
+)
 def test_builtin_workloads_no_deadlock(gpu, workload):
     from rfmodel.evaluate import _simulate_workload, resolve_gpu
 
@@ -218,10 +244,19 @@ def test_analytic_reads_calibrated_coefficients():
     low = run_analytic(d, prof, sm, {**grid, "calib.near_hit": 0.4})
     assert np.all(low["rf_cache_hit_rate"] < ref["rf_cache_hit_rate"])
     base = run_analytic(get_design("baseline"), prof, sm, {})
-    assert set(ref) >= {"ipc", "cycles", "rf_reads", "rf_writes", "bank_conflict_stall_cycles",
-                        "rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "ccu_dropped_writes",
-                        "sthld_mean",
-                        "events"}
+    assert set(ref) >= {
+        "ipc",
+        "cycles",
+        "rf_reads",
+        "rf_writes",
+        "bank_conflict_stall_cycles",
+        "rf_cache_hit_rate",
+        "rf_reads_saved",
+        "rf_bank_reads",
+        "ccu_dropped_writes",
+        "sthld_mean",
+        "events",
+    }
     assert np.allclose(ref["rf_reads"], base["rf_reads"])
     assert np.allclose(ref["rf_bank_reads"] + ref["rf_reads_saved"], ref["rf_reads"])
 
@@ -344,8 +379,9 @@ def test_analytic_a_warp_waits_for_its_own_collector_table():
     # the CTs are the collectors: four CTs for nbody's 8 warps bind more than eight, and sixteen no more
     held = {}
     for c in (4, 8, 16):
-        rc = run_analytic(d, prof, sm, {"calib.ccu_hold_weight": np.array([0.0, 3.0]),
-                                        "collector_units": np.array([c, c])})  # fmt: skip
+        rc = run_analytic(
+            d, prof, sm, {"calib.ccu_hold_weight": np.array([0.0, 3.0]), "collector_units": np.array([c, c])}
+        )
         held[c] = rc["ipc"][1] / rc["ipc"][0]
     assert held[4] < 0.8 * held[8] and held[16] == pytest.approx(held[8], rel=0.01)
 

@@ -26,14 +26,24 @@ def test_rfc_write_allocate_and_fifo_vs_lru():
     # 2 entries per warp (2 KB = 16 warp registers over 8 active warps of 1 scheduler).  R1, R2 are
     # written (allocated); the store reads R2 then R1 (LRU order: R2 older); R3's write evicts FIFO's
     # oldest insertion (R1) or LRU's least recently used (R2); the last store reads R3 and R1.
-    prog = [("IADD3", [1], [10]), ("IADD3", [2], [11]), ("STS", [], [2, 1]), ("IADD3", [3], [12]),
-            ("STS", [], [3, 1])]
+    prog = [
+        ("IADD3", [1], [10]),
+        ("IADD3", [2], [11]),
+        ("STS", [], [2, 1]),
+        ("IADD3", [3], [12]),
+        ("STS", [], [3, 1]),
+    ]
     tr = trace_from_warps([prog])
     fifo = run(tr, "rfc", rfc_kb=2, rfc_policy=0)
     lru = run(tr, "rfc", rfc_kb=2, rfc_policy=1)
     # R10, R11, R12 were never written: misses, read from the main RF, not allocated
     assert _c(fifo, "rfc_read_hits", "rfc_read_misses", "rfc_writes", "rfc_evictions", "main_rf_writes") == {
-        "rfc_read_hits": 3, "rfc_read_misses": 4, "rfc_writes": 3, "rfc_evictions": 1, "main_rf_writes": 1}
+        "rfc_read_hits": 3,
+        "rfc_read_misses": 4,
+        "rfc_writes": 3,
+        "rfc_evictions": 1,
+        "main_rf_writes": 1,
+    }
     assert lru.counts["rfc_read_hits"] == 4 and lru.counts["rfc_read_misses"] == 3
     assert lru.metrics["rf_cache_hit_rate"] == pytest.approx(4 / 7)
     for r in (fifo, lru):
@@ -53,8 +63,9 @@ def test_profile_write_backs_are_the_simulators():
 
     rng = np.random.default_rng(5)
     for _ in range(3):
-        prog = [("IADD3", [int(rng.integers(0, 8))], [int(x) for x in rng.integers(0, 8, 2)])
-                for _ in range(80)]  # fmt: skip
+        prog = [
+            ("IADD3", [int(rng.integers(0, 8))], [int(x) for x in rng.integers(0, 8, 2)]) for _ in range(80)
+        ]
         tr = trace_from_warps([prog])
         prof = profile_trace(tr, np.full(N_OPCLASSES, 4.0))
         for policy, name in ((0, "fifo"), (1, "lru")):
@@ -65,8 +76,9 @@ def test_profile_write_backs_are_the_simulators():
                 assert got == pytest.approx(r.counts["main_rf_writes"], rel=0.1 if policy else 1e-9), name
     tr = trace_from_warps([[("IADD3", [0], []), ("IADD3", [1], []), ("IADD3", [2], []), ("IADD3", [0], [])]])
     is_ll = np.zeros(N_OPCLASSES, dtype=np.bool_)
-    _, wbk = _reg_cache_sim(np.asarray(tr.warp_ptr, np.int64), tr.op, tr.dst, tr.src, RC_EMAX,
-                            int(OpClass.BARRIER), is_ll)  # fmt: skip
+    _, wbk = _reg_cache_sim(
+        np.asarray(tr.warp_ptr, np.int64), tr.op, tr.dst, tr.src, RC_EMAX, int(OpClass.BARRIER), is_ll
+    )
     for policy in (0, 1):
         assert (wbk[policy, 0, 1], wbk[policy, 0, 2], wbk[policy, 0, 3]) == (3, 2, 0)
 
@@ -74,12 +86,29 @@ def test_profile_write_backs_are_the_simulators():
 def test_rfc_flush_when_leaving_the_pool():
     # the consumer of the load waits on it: the warp leaves the active pool, its partition (R1, R2) is
     # written back; the load's result arrives while it is out: main RF; on re-entry R2 and R3 miss
-    prog = [("IADD3", [1], [10]), ("IADD3", [2], [11]), ("LDG", [3], [1], {"lines": [0]}),
-            ("IADD3", [4], [3, 2])]
+    prog = [
+        ("IADD3", [1], [10]),
+        ("IADD3", [2], [11]),
+        ("LDG", [3], [1], {"lines": [0]}),
+        ("IADD3", [4], [3, 2]),
+    ]
     r = run(trace_from_warps([prog]), "rfc")
-    assert _c(r, "rfc_read_hits", "rfc_read_misses", "rfc_writes", "main_rf_writes", "warp_activations",
-              "warp_deactivations") == {"rfc_read_hits": 1, "rfc_read_misses": 4, "rfc_writes": 3,
-                                        "main_rf_writes": 3, "warp_activations": 2, "warp_deactivations": 1}
+    assert _c(
+        r,
+        "rfc_read_hits",
+        "rfc_read_misses",
+        "rfc_writes",
+        "main_rf_writes",
+        "warp_activations",
+        "warp_deactivations",
+    ) == {
+        "rfc_read_hits": 1,
+        "rfc_read_misses": 4,
+        "rfc_writes": 3,
+        "main_rf_writes": 3,
+        "warp_activations": 2,
+        "warp_deactivations": 1,
+    }
 
 
 def test_rfc_miss_pays_main_rf_latency():
@@ -160,8 +189,9 @@ def test_slow_banks_serve_one_access_at_a_time_and_skipping_idle_cycles_changes_
     assert slow.metrics["cycles"] == one + 6
     assert slow.counts["bank_read_acc"] == 2 and slow.counts["bank_stall_cycles"] == 4
     sm = get_preset("fermi-gtx480")
-    warps = [[("IADD3", [(3 * w + i) % 40], [(w + i) % 40, (7 * i + 1) % 40]) for i in range(12)]
-             for w in range(8)]  # fmt: skip
+    warps = [
+        [("IADD3", [(3 * w + i) % 40], [(w + i) % 40, (7 * i + 1) % 40]) for i in range(12)] for w in range(8)
+    ]
     trm = trace_from_warps(warps)
     for x in (1, 3, 6):
         a = simulate_trace(trm, sm, "baseline", {"main_rf_latency_x": x})
@@ -224,11 +254,21 @@ def test_ltrf_plus_moves_less_than_ltrf(traces, workload):
 def test_metrics_reach_the_dataset():
     import rfmodel
 
-    ds = rfmodel.evaluate("ltrf", "saxpy", "fermi-gtx480", method="simulate", max_warps=8,
-                          params={"main_rf_latency_x": [1, 4]})
-    for k in ("rf_cache_hit_rate", "main_rf_reads", "main_rf_writes", "prefetches", "prefetch_latency_cycles",
-              "prefetch_bank_conflicts", "warp_activations", "warp_deactivations", "interval_length_static",
-              "interval_length_dynamic"):
+    ds = rfmodel.evaluate(
+        "ltrf", "saxpy", "fermi-gtx480", method="simulate", max_warps=8, params={"main_rf_latency_x": [1, 4]}
+    )
+    for k in (
+        "rf_cache_hit_rate",
+        "main_rf_reads",
+        "main_rf_writes",
+        "prefetches",
+        "prefetch_latency_cycles",
+        "prefetch_bank_conflicts",
+        "warp_activations",
+        "warp_deactivations",
+        "interval_length_static",
+        "interval_length_dynamic",
+    ):
         assert np.all(np.isfinite(ds[k].values)), k
     ds = rfmodel.evaluate("rfc", "saxpy", "fermi-gtx480", method="simulate", max_warps=8)
     assert 0 < float(ds["rf_cache_hit_rate"].values.ravel()[0]) <= 1
@@ -247,7 +287,12 @@ def test_bisection_on_a_monotone_function():
     assert r["ipc_at_latency"] >= r["threshold_ipc"] == pytest.approx(0.95)
     assert r["evaluations"] == len(calls) == len(set(calls)) <= 2 + int(np.ceil(np.log2(15 / 0.25)))
     assert bisect_tolerance(lambda x: 1.0, 1.0, hi=8.0) | {"evaluations": 0} == {
-        "latency_x": 8.0, "ipc_at_latency": 1.0, "hi_reached": True, "threshold_ipc": 0.95, "evaluations": 0}
+        "latency_x": 8.0,
+        "ipc_at_latency": 1.0,
+        "hi_reached": True,
+        "threshold_ipc": 0.95,
+        "evaluations": 0,
+    }
     assert bisect_tolerance(lambda x: 0.5, 1.0)["latency_x"] is None
     # a step function (whole cycles): the step's upper end
     r = bisect_tolerance(lambda x: 1.0 if round(x) <= 3 else 0.8, 1.0, resolution=0.125)
@@ -281,8 +326,23 @@ def test_max_tolerable_latency_real_short_case():
 
 
 def test_cli_tolerance(capsys):
-    assert main(["tolerance", "--design", "ltrf", "--workload", "saxpy", "--max-warps", "8", "--hi", "4",
-                 "--json"]) == 0
+    assert (
+        main(
+            [
+                "tolerance",
+                "--design",
+                "ltrf",
+                "--workload",
+                "saxpy",
+                "--max-warps",
+                "8",
+                "--hi",
+                "4",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["design"] == "ltrf" and out["latency_x"] is not None and out["evaluations"] >= 1
     assert main(["tolerance", "--design", "ltrf", "--workload", "saxpy", "--tol", "2"]) == 2
@@ -314,8 +374,9 @@ def test_analytic_main_rf_queue_is_the_one_its_ipc_leaves():
     from rfmodel.evaluate import resolve_gpu
 
     sm = resolve_gpu("volta-v100")
-    ds = rfmodel.evaluate("rfc", "rk4_duffing_dp", sm, method="analytic", max_warps=None,
-                          params={"main_rf_latency_x": [1, 6]})  # fmt: skip
+    ds = rfmodel.evaluate(
+        "rfc", "rk4_duffing_dp", sm, method="analytic", max_warps=None, params={"main_rf_latency_x": [1, 6]}
+    )
     ipc, hit = ds["ipc"].values.ravel(), ds["rf_cache_hit_rate"].values.ravel()
     wait = (ds["main_rf_wait_cycles"] / ds["main_rf_reads"]).values.ravel()
     prof = workload_profile("rk4_duffing_dp", sm, max_warps=None)
@@ -326,7 +387,8 @@ def test_analytic_main_rf_queue_is_the_one_its_ipc_leaves():
     u = min((lam_r + lam_w) * occ, 0.95)
     entry = design_entry(load_calibration(), "rfc")  # the GPU's own value over the shared one
     burst = {**entry.get("coefficients", {}), **entry.get("per_gpu", {}).get("volta-v100", {})}.get(
-        "rfc_queue_burst", 1.0)
+        "rfc_queue_burst", 1.0
+    )
     # the misses' reads counted per slot and per distinct register differ: the wait per read is the same
     assert wait[1] == pytest.approx(min(burst * (lam_r + lam_w) * occ**2 / (2 * (1 - u)), 50.0), rel=2e-3)
     assert wait[1] > 3.0 and ipc[1] < 0.5 * ipc[0]

@@ -136,8 +136,22 @@ def test_analytic_orders_the_configurations():
 
 
 def test_cli_evaluate_with_a_preset(capsys):
-    assert main(["evaluate", "--design", "stt", "--preset", "STT+WB", "--workload", "saxpy",
-                 "--method", "analytic"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "--design",
+                "stt",
+                "--preset",
+                "STT+WB",
+                "--workload",
+                "saxpy",
+                "--method",
+                "analytic",
+            ]
+        )
+        == 0
+    )
     assert "ipc" in capsys.readouterr().out
     assert main(["evaluate", "--design", "stt", "--preset", "nope", "--workload", "saxpy"]) == 2
     assert "unknown preset" in capsys.readouterr().err
@@ -152,18 +166,22 @@ def test_buffer_stores_values_compressed():
     from rfmodel.tech.structures import write_buffer
 
     small = {"bytes": [40]}
-    tr = trace_from_warps([[("IADD3", [1], [2], small), ("IADD3", [17], [4], small),
-                            ("IADD3", [5], [17], small)]])  # fmt: skip
+    tr = trace_from_warps(
+        [[("IADD3", [1], [2], small), ("IADD3", [17], [4], small), ("IADD3", [5], [17], small)]]
+    )
     sm = get_preset("fermi-gtx480")
     e = {}
     for pre in ("STT+WB", "STT+BDI"):
         grid = STT.preset(pre)
         r = run(tr, "stt", **grid)
         assert r.metrics["events"]["write_buffer"] == (2.0, 1.0)
-        acc = account(STT.structures(sm, grid, {"node_nm": 32}), r.metrics["events"], r.metrics["cycles"],
-                      sm.clock_mhz)  # fmt: skip
-        e[pre] = {s: float(acc["dynamic_pj"][acc["structures"].index(s)])
-                  for s in ("write_buffer", "write_buffer_data")}  # fmt: skip
+        acc = account(
+            STT.structures(sm, grid, {"node_nm": 32}), r.metrics["events"], r.metrics["cycles"], sm.clock_mhz
+        )
+        e[pre] = {
+            s: float(acc["dynamic_pj"][acc["structures"].index(s)])
+            for s in ("write_buffer", "write_buffer_data")
+        }
     assert STT.preset("STT+BDI")["bdi"] == 1
     r = run(tr, "stt", **STT.preset("STT+BDI"))
     assert r.metrics["events"]["write_buffer_data"] == (2.0 * 10, 10.0)
@@ -171,7 +189,8 @@ def test_buffer_stores_values_compressed():
     assert e["STT+BDI"]["write_buffer_data"] == pytest.approx(e["STT+WB"]["write_buffer_data"] * 10 / 32)
     whole = write_buffer(16, 1024, node_nm=32, capacity_kb=None)
     assert e["STT+WB"]["write_buffer"] + e["STT+WB"]["write_buffer_data"] == pytest.approx(
-        2 * whole.read_pj + whole.write_pj)
+        2 * whole.read_pj + whole.write_pj
+    )
 
 
 def test_codec_cycles_lengthen_a_dependent_chain():
@@ -221,9 +240,16 @@ def test_optimizer_searches_the_buffer_and_bdi_not_the_codec_latency():
 def test_montecarlo_gives_an_interval_for_stt():
     import rfmodel
 
-    ds = rfmodel.evaluate("stt", ["saxpy"], "fermi-gtx480", method="montecarlo",
-                          params=STT.preset("STT+WB"), uncertainty={"mem_fraction": ("normal", 0.1)},
-                          samples=20, max_warps=16)  # fmt: skip
+    ds = rfmodel.evaluate(
+        "stt",
+        ["saxpy"],
+        "fermi-gtx480",
+        method="montecarlo",
+        params=STT.preset("STT+WB"),
+        uncertainty={"mem_fraction": ("normal", 0.1)},
+        samples=20,
+        max_warps=16,
+    )
     lo, mid, hi = (float(ds[k].values.ravel()[0]) for k in ("ipc_lo", "ipc", "ipc_hi"))
     assert lo < mid < hi
 
@@ -239,8 +265,11 @@ def test_write_buffer_capacity_as_the_papers_8kb_cache():
     grid = STT.preset("STT+BDI")
 
     def area(tech):
-        return sum(s.area_mm2 * s.copies for s in STT.structures(sm, grid, tech)
-                   if s.name in ("write_buffer", "write_buffer_data"))  # fmt: skip
+        return sum(
+            s.area_mm2 * s.copies
+            for s in STT.structures(sm, grid, tech)
+            if s.name in ("write_buffer", "write_buffer_data")
+        )
 
     paper = write_buffer(16, 1024, node_nm=32, capacity_kb=8.0)
     small = write_buffer(16, 1024, node_nm=32, capacity_kb=None)
@@ -269,8 +298,9 @@ def test_buffer_residence_and_occupancy():
         ds = rfmodel.evaluate("stt", ["fft_radix8"], "fermi-gtx480", params=grid, calibration=False)
         occ[k, shared] = float(ds["wb_occupancy_mean"].values.ravel()[0])
     assert occ[0, 1] == 0.0 and 0.0 < occ[16, 1] <= 16 and 0.0 < occ[1, 0] <= 16
-    sim = rfmodel.evaluate("stt", ["fft_radix8"], "fermi-gtx480", method="simulate",
-                           params=STT.preset("STT+WB"))
+    sim = rfmodel.evaluate(
+        "stt", ["fft_radix8"], "fermi-gtx480", method="simulate", params=STT.preset("STT+WB")
+    )
     s = float(sim["wb_occupancy_mean"].values.ravel()[0])
     assert 0.5 < occ[16, 1] / s < 2.0
 
@@ -305,8 +335,7 @@ def test_consumer_hold_and_reads_behind_write_at_idle():
     a16, p16 = wb_queue(K=16.0, shared=1, **kw)
     a0, p0 = wb_queue(K=0.0, shared=1, **kw)
     assert 0.0 < float(a16) < 1.0
-    assert float(wb_hold(K=16.0, p_block=p16, **kw)) < 3.0 < float(
-        wb_hold(K=0.0, p_block=p0, **kw))
+    assert float(wb_hold(K=16.0, p_block=p16, **kw)) < 3.0 < float(wb_hold(K=0.0, p_block=p0, **kw))
 
 
 def test_analytic_buffer_counters_against_the_simulator():

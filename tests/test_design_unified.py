@@ -81,8 +81,9 @@ def test_analytic_runs_the_same_split_from_the_profile():
     prof = workload_profile("spmv_csr", sm, max_warps=16)
     s = partition(prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, prof.ctas, sm, 128 * KB)
     assert _v(ds, "unified_l1d_kb") == s["l1d_bytes"] / KB
-    sep = rfmodel.evaluate("unified", "spmv_csr", GPU, max_warps=16, calibration=False,
-                           params={"partition": ["separate"]})  # fmt: skip
+    sep = rfmodel.evaluate(
+        "unified", "spmv_csr", GPU, max_warps=16, calibration=False, params={"partition": ["separate"]}
+    )
     base = rfmodel.evaluate("baseline", "spmv_csr", GPU, max_warps=16, calibration=False)
     assert _v(sep, "ipc") == pytest.approx(_v(base, "ipc"))
 

@@ -140,9 +140,11 @@ def test_a_documented_command_names_what_exists(where, command, whole):
 def test_the_command_check_catches_what_does_not_exist():
     assert word_errors("rfmodel tech papers") == ["'papers' is not a command of 'rfmodel tech'"]
     assert word_errors("rfmodel evaluate --no-such-option 3") == [
-        "'--no-such-option' is not an option of 'rfmodel evaluate'"]
+        "'--no-such-option' is not an option of 'rfmodel evaluate'"
+    ]
     assert word_errors("rfmodel study ltrf --quick --no-such") == [
-        "'--no-such' is not an option of 'rfmodel study ltrf'"]
+        "'--no-such' is not an option of 'rfmodel study ltrf'"
+    ]
     assert word_errors("rfmodel evaluate|simulate --design stt --preset NAME") == []
     assert word_errors("rfmodel --design-file my.py evaluate --design x") == []
     assert "expected one argument" in parse_errors("rfmodel evaluate --level")
@@ -159,8 +161,13 @@ def doc_python_blocks() -> list[tuple[str, str, str | None]]:
                 continue
             before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
             reason = NOT_RUN.search(before)
-            out.append((f"{_rel(path)}:{text.count(chr(10), 0, m.start()) + 1}", m.group(2),
-                        reason.group(1) if reason else None))  # fmt: skip
+            out.append(
+                (
+                    f"{_rel(path)}:{text.count(chr(10), 0, m.start()) + 1}",
+                    m.group(2),
+                    reason.group(1) if reason else None,
+                )
+            )
     return out
 
 
@@ -172,6 +179,7 @@ def test_a_documented_python_block_runs(where, code, reason, tmp_path):
     """Each block runs in a fresh interpreter, in an empty folder (what it writes stays there)."""
     if reason is not None:
         pytest.skip(f"not run: {reason}")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=600)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, f"{where}:\n{out.stderr[-3000:]}"

@@ -147,8 +147,9 @@ def test_subcores_interleave_over_their_own_banks():
 
 
 def test_sensitivity_matches_finite_difference_of_evaluate():
-    s = rfmodel.sensitivity("rfc", "saxpy", "fermi-gtx480", "main_rf_latency_x", at=3.0, rel_step=0.1,
-                            params={"rfc_kb": [8, 16]})  # fmt: skip
+    s = rfmodel.sensitivity(
+        "rfc", "saxpy", "fermi-gtx480", "main_rf_latency_x", at=3.0, rel_step=0.1, params={"rfc_kb": [8, 16]}
+    )
     ds = rfmodel.evaluate(
         "rfc", "saxpy", "fermi-gtx480", params={"main_rf_latency_x": [2.7, 3.3], "rfc_kb": [8, 16]}
     )
@@ -188,11 +189,18 @@ def test_bench_analytic_member_on_a_cut_of_its_grid(monkeypatch):
     cut = {k: sorted({v[0], v[len(v) // 2], v[-1]}) for k, v in full.items()}
     monkeypatch.setattr(bench, "ANALYTIC_GRID", cut)
     # the evaluate sizes' grids cut too: 2 x 2 x 3 and 2 x 2 x 5 points over the five workloads
-    assert [int(np.prod([len(v) if isinstance(v, list) else v for v in g.values()]))
-            for g in bench.EVALUATE_GRIDS.values()] == [1_000, 100_000]
-    monkeypatch.setattr(bench, "EVALUATE_GRIDS", {
-        "a": {"num_banks": [4, 8], "collector_units": [8, 16], "main_rf_latency_x": 3},
-        "b": {"num_banks": [4, 8], "collector_units": [8, 16], "main_rf_latency_x": 5}})
+    assert [
+        int(np.prod([len(v) if isinstance(v, list) else v for v in g.values()]))
+        for g in bench.EVALUATE_GRIDS.values()
+    ] == [1_000, 100_000]
+    monkeypatch.setattr(
+        bench,
+        "EVALUATE_GRIDS",
+        {
+            "a": {"num_banks": [4, 8], "collector_units": [8, 16], "main_rf_latency_x": 3},
+            "b": {"num_banks": [4, 8], "collector_units": [8, 16], "main_rf_latency_x": 5},
+        },
+    )
     r = bench.bench_analytic(repeat=1, sim_seconds=(0.5, 0.4))
     sizes = r["evaluate_sizes"]
     assert [(e["points"], e["workloads"]) for e in sizes] == [(12, 5), (20, 5)]
@@ -261,9 +269,17 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
     assert np.isnan(prof.sched_cpi).all() and prof.sched_todo[0].all() and prof.has("sched")
     src = prof.source
     trace, rank = src._trace_and_rank()
-    full = profile_tables(trace, tuple(TABLE_GROUPS), src.latencies, src.exec_latencies, src.caches, rank,
-                          src.l1_hit_latency, sched=engine.issue_resources(sm),
-                          group_inputs=engine.group_inputs(src, TABLE_GROUPS))  # fmt: skip
+    full = profile_tables(
+        trace,
+        tuple(TABLE_GROUPS),
+        src.latencies,
+        src.exec_latencies,
+        src.caches,
+        rank,
+        src.l1_hit_latency,
+        sched=engine.issue_resources(sm),
+        group_inputs=engine.group_inputs(src, TABLE_GROUPS),
+    )
     assert full["sched_todo"] is None and np.isfinite(full["sched_cpi"][0]).all()
     shipped = pickle.loads(pickle.dumps(replace(prof, n_instrs=prof.n_instrs + 1)))
     copy = replace(prof, n_instrs=prof.n_instrs + 1)
@@ -323,22 +339,39 @@ def test_analytic_grid_of_schedule_fields_answers_as_the_spec_that_has_them(fiel
 
     sm = resolve_gpu("fermi-gtx480")
     for design in ("baseline", "rfc"):
-        ds = rfmodel.evaluate(design, "sgemm_tiled", sm, params={field: values, "num_banks": [8, 16]},
-                              calibration=False)  # fmt: skip
+        ds = rfmodel.evaluate(
+            design, "sgemm_tiled", sm, params={field: values, "num_banks": [8, 16]}, calibration=False
+        )
         for i, v in enumerate(values):
-            one = rfmodel.evaluate(design, "sgemm_tiled", _point_sm(sm, {field: v}),
-                                   params={"num_banks": [8, 16]}, calibration=False)  # fmt: skip
+            one = rfmodel.evaluate(
+                design,
+                "sgemm_tiled",
+                _point_sm(sm, {field: v}),
+                params={"num_banks": [8, 16]},
+                calibration=False,
+            )
             np.testing.assert_array_equal(ds.ipc.isel({field: i}).values, one.ipc.values)
         lo, hi = (ds.ipc.sel({field: v, "num_banks": 16}).item() for v in sorted(values))
         assert hi > 1.05 * lo
         # what a group's run says it does not model is said for the whole call (dual issue: width 2 only)
         assert ("dual_issue_diff_units" in ds.attrs["not_modelled"]) == (field == "issue_width")
     # the points mode: each point its own combination
-    pts = rfmodel.evaluate("baseline", "sgemm_tiled", sm, params={field: values, "num_banks": [8, 16]},
-                           mode="points", calibration=False)  # fmt: skip
+    pts = rfmodel.evaluate(
+        "baseline",
+        "sgemm_tiled",
+        sm,
+        params={field: values, "num_banks": [8, 16]},
+        mode="points",
+        calibration=False,
+    )
     for i, v in enumerate(values):
-        one = rfmodel.evaluate("baseline", "sgemm_tiled", _point_sm(sm, {field: v}),
-                               params={"num_banks": [[8, 16][i]]}, calibration=False)  # fmt: skip
+        one = rfmodel.evaluate(
+            "baseline",
+            "sgemm_tiled",
+            _point_sm(sm, {field: v}),
+            params={"num_banks": [[8, 16][i]]},
+            calibration=False,
+        )
         assert pts.ipc.isel(point=i).item() == one.ipc.values.ravel()[0]
 
 

@@ -642,8 +642,7 @@ def test_cli_made_up_opcode_in_a_recipe_kernel_is_one_line_and_exit_2(tmp_path, 
 
 
 @pytest.mark.parametrize(
-    "ins",
-    ["FADD R2, R2, c[0x0][0x160].H1", "LDS R2, [R3+0x10].T", "IADD3 R2, R3.H1, RZ, RZ", "MOV R2, 1.5"],
+    "ins", ["FADD R2, R2, c[0x0][0x160].H1", "LDS R2, [R3+0x10].T", "IADD3 R2, R3.H1, RZ, RZ", "MOV R2, 1.5"]
 )
 def test_operand_forms_it_does_not_model_are_refused(ins):
     (kernel,) = parse_sass(_listing("sm_80", [ins, "EXIT"]))
@@ -719,8 +718,13 @@ def test_double_max_select_and_nan_predicates():
     b = np.array([2.0, 3.0, np.nan, np.nan, -1.5] + [0.0] * 27)
     a_lo, a_hi = _doubles(a)
     b_lo, b_hi = _doubles(b)
-    body = ["DSETP.MAX.AND P0, P1, R2, R4, PT", "SEL R10, RZ, 0x1, !P0", "SEL R11, RZ, 0x1, !P1",
-            "DSETP.GT.AND P2, PT, R2, R4, PT", "SEL R12, RZ, 0x1, !P2"]  # fmt: skip
+    body = [
+        "DSETP.MAX.AND P0, P1, R2, R4, PT",
+        "SEL R10, RZ, 0x1, !P0",
+        "SEL R11, RZ, 0x1, !P1",
+        "DSETP.GT.AND P2, PT, R2, R4, PT",
+        "SEL R12, RZ, 0x1, !P2",
+    ]
     out = _run(body, [a_lo, a_hi, b_lo, b_hi])
     # fmax's lowering: P0 picks the first operand (not NaN, and the other NaN or not larger), P1 both NaN
     assert list(out[0][:5]) == [0, 0, 1, 0, 1]
@@ -738,8 +742,11 @@ def test_reciprocal_high_word_int_to_double_and_add_min_max():
     with np.errstate(divide="ignore"):  # -0.0 among them: -inf
         assert np.array_equal(out[0], (np.float64(1.0) / x).view(np.uint64) >> np.uint64(32))
     assert np.array_equal(_pair_out(out[2], out[3]), ints.astype(np.float64))
-    body = ["VIADDMNMX R10, R2, R3, R4, PT", "VIADDMNMX R11, R2, R3, R4, !PT",
-            "VIADDMNMX.U32 R12, R2, R3, R4, PT"]  # fmt: skip
+    body = [
+        "VIADDMNMX R10, R2, R3, R4, PT",
+        "VIADDMNMX R11, R2, R3, R4, !PT",
+        "VIADDMNMX.U32 R12, R2, R3, R4, PT",
+    ]
     out = _run(body, [_A, _B, _A ^ 0x5A5A, _B])  # an sm_90 opcode; the prologue's offsets are sm_80's
     s = (_A + _B) % 2**32
     signed = lambda v: np.where(v >= 2**31, v - 2**32, v)  # noqa: E731
@@ -770,25 +777,56 @@ def _f2f_directed(v: np.ndarray) -> np.ndarray:
 
 # f2f_modes (sm_80): y[4i..4i+3] = __double2float_rn / _rz / _rd / _ru (x[i])
 _F2F_MODES_SM80 = [
-    "MOV R1, c[0x0][0x28]", "S2R R0, SR_CTAID.X", "S2R R3, SR_TID.X", "IMAD R0, R0, c[0x0][0x0], R3",
-    "ISETP.GE.AND P0, PT, R0, c[0x0][0x170], PT", "@P0 EXIT",
-    "HFMA2.MMA R3, -RZ, RZ, 0, 4.76837158203125e-07", "ULDC.64 UR4, c[0x0][0x118]",
-    "IMAD.WIDE R2, R0, R3, c[0x0][0x160]", "LDG.E.64 R2, [R2.64]",
-    "HFMA2.MMA R5, -RZ, RZ, 0, 2.384185791015625e-07", "SHF.L.U32 R4, R0, 0x2, RZ",
-    "IMAD.WIDE R4, R4, R5, c[0x0][0x168]", "F2F.F32.F64 R7, R2", "F2F.F32.F64.RZ R9, R2",
-    "F2F.F32.F64.RM R11, R2", "STG.E [R4.64], R7", "F2F.F32.F64.RP R13, R2", "STG.E [R4.64+0x4], R9",
-    "STG.E [R4.64+0x8], R11", "STG.E [R4.64+0xc], R13", "EXIT",
-]  # fmt: skip
+    "MOV R1, c[0x0][0x28]",
+    "S2R R0, SR_CTAID.X",
+    "S2R R3, SR_TID.X",
+    "IMAD R0, R0, c[0x0][0x0], R3",
+    "ISETP.GE.AND P0, PT, R0, c[0x0][0x170], PT",
+    "@P0 EXIT",
+    "HFMA2.MMA R3, -RZ, RZ, 0, 4.76837158203125e-07",
+    "ULDC.64 UR4, c[0x0][0x118]",
+    "IMAD.WIDE R2, R0, R3, c[0x0][0x160]",
+    "LDG.E.64 R2, [R2.64]",
+    "HFMA2.MMA R5, -RZ, RZ, 0, 2.384185791015625e-07",
+    "SHF.L.U32 R4, R0, 0x2, RZ",
+    "IMAD.WIDE R4, R4, R5, c[0x0][0x168]",
+    "F2F.F32.F64 R7, R2",
+    "F2F.F32.F64.RZ R9, R2",
+    "F2F.F32.F64.RM R11, R2",
+    "STG.E [R4.64], R7",
+    "F2F.F32.F64.RP R13, R2",
+    "STG.E [R4.64+0x4], R9",
+    "STG.E [R4.64+0x8], R11",
+    "STG.E [R4.64+0xc], R13",
+    "EXIT",
+]
 # f2f (sm_90): double d = x[i]; y[i] = (float)(d * 1.1); z[i] = d
 _F2F_SM90 = [
-    "LDC R1, c[0x0][0x28]", "S2R R0, SR_TID.X", "S2UR UR4, SR_CTAID.X", "LDC R13, c[0x0][RZ]",
-    "IMAD R13, R13, UR4, R0", "ULDC UR4, c[0x0][0x228]", "ISETP.GE.AND P0, PT, R13, UR4, PT", "@P0 EXIT",
-    "LDC.64 R2, c[0x0][0x210]", "ULDC.64 UR4, c[0x0][0x208]", "LDC.64 R8, c[0x0][0x218]",
-    "LDC.64 R10, c[0x0][0x220]", "IMAD.WIDE R2, R13, 0x4, R2", "LDG.E R2, desc[UR4][R2.64]",
-    "UMOV UR6, 0x9999999a", "UMOV UR7, 0x3ff19999", "IMAD.WIDE R8, R13, 0x4, R8",
-    "IMAD.WIDE R10, R13, 0x8, R10", "F2F.F64.F32 R4, R2", "DMUL R6, R4, UR6", "F2F.F32.F64 R7, R6",
-    "STG.E desc[UR4][R8.64], R7", "STG.E.64 desc[UR4][R10.64], R4", "EXIT",
-]  # fmt: skip
+    "LDC R1, c[0x0][0x28]",
+    "S2R R0, SR_TID.X",
+    "S2UR UR4, SR_CTAID.X",
+    "LDC R13, c[0x0][RZ]",
+    "IMAD R13, R13, UR4, R0",
+    "ULDC UR4, c[0x0][0x228]",
+    "ISETP.GE.AND P0, PT, R13, UR4, PT",
+    "@P0 EXIT",
+    "LDC.64 R2, c[0x0][0x210]",
+    "ULDC.64 UR4, c[0x0][0x208]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "LDC.64 R10, c[0x0][0x220]",
+    "IMAD.WIDE R2, R13, 0x4, R2",
+    "LDG.E R2, desc[UR4][R2.64]",
+    "UMOV UR6, 0x9999999a",
+    "UMOV UR7, 0x3ff19999",
+    "IMAD.WIDE R8, R13, 0x4, R8",
+    "IMAD.WIDE R10, R13, 0x8, R10",
+    "F2F.F64.F32 R4, R2",
+    "DMUL R6, R4, UR6",
+    "F2F.F32.F64 R7, R6",
+    "STG.E desc[UR4][R8.64], R7",
+    "STG.E.64 desc[UR4][R10.64], R4",
+    "EXIT",
+]
 
 
 def test_f2f_narrows_doubles_in_each_rounding_direction():
@@ -797,7 +835,7 @@ def test_f2f_narrows_doubles_in_each_rounding_direction():
     n = 96
     x = rng.standard_normal(n) * 10.0 ** rng.integers(-50, 50, n)
     # zeros, infinity, overflow past the largest float, denormal results, a decimal just above FLT_MAX
-    x[:10] = [0.0, -0.0, np.inf, 3.5e38, -3.5e38, 1e-46, -1e-46, 3.4028235e38, 1.5, -2.0**-149 * 3.5]
+    x[:10] = [0.0, -0.0, np.inf, 3.5e38, -3.5e38, 1e-46, -1e-46, 3.4028235e38, 1.5, -(2.0**-149) * 3.5]
     params = [Param("x", "ptr", array="x"), Param("y", "ptr", array="y"), Param("n", "i32", n)]
     res = launch(kernel, params, {"x": x, "y": np.zeros(4 * n, np.float32)}, 2, 64)
     got = res.arrays["y"].reshape(n, 4)
@@ -914,10 +952,21 @@ def test_break_releases_lanes_already_waiting_at_bsync():
     # afterwards, which must release the waiting ones (R11 = 2 is written only after the BSYNC)
     t = lambda j: f"0x{16 * (len(_PRO) + j):x}"  # noqa: E731  (body instruction j's offset)
     body = [
-        "ISETP.NE.AND P0, PT, R2, RZ, PT", "MOV R10, RZ", "MOV R11, RZ", "MOV R12, RZ", "MOV R13, RZ",
-        f"BSSY B0, {t(9)}", f"@P0 BRA {t(11)}", "MOV R10, 0x1", "BSYNC B0", "MOV R11, 0x2", f"BRA {t(14)}",
-        "BREAK B0", "MOV R12, 0x3", f"BRA {t(14)}",
-    ]  # fmt: skip
+        "ISETP.NE.AND P0, PT, R2, RZ, PT",
+        "MOV R10, RZ",
+        "MOV R11, RZ",
+        "MOV R12, RZ",
+        "MOV R13, RZ",
+        f"BSSY B0, {t(9)}",
+        f"@P0 BRA {t(11)}",
+        "MOV R10, 0x1",
+        "BSYNC B0",
+        "MOV R11, 0x2",
+        f"BRA {t(14)}",
+        "BREAK B0",
+        "MOV R12, 0x3",
+        f"BRA {t(14)}",
+    ]
     x = np.arange(32) % 3
     out = _run(body, [x])
     stay = x == 0
@@ -985,15 +1034,23 @@ def test_vimnmx3_and_the_sm90_dpx_min_max_forms():
 
     mx, mn = np.maximum, np.minimum
     want = {
-        0: mx(mx(a, b), c), 1: s(mn(mn(u(a), u(b)), u(c))), 2: relu(mx(a, b)), 3: relu(mn(mn(a, b), c)),
-        4: relu(mx(s(a + b), c)), 5: s(mn(u(a + b), u(c))), 6: mx(a, b), 7: (a >= b).astype(np.int64),
-        8: s(mn(u(a), u(b))), 9: (u(a) <= u(b)).astype(np.int64),
+        0: mx(mx(a, b), c),
+        1: s(mn(mn(u(a), u(b)), u(c))),
+        2: relu(mx(a, b)),
+        3: relu(mn(mn(a, b), c)),
+        4: relu(mx(s(a + b), c)),
+        5: s(mn(u(a + b), u(c))),
+        6: mx(a, b),
+        7: (a >= b).astype(np.int64),
+        8: s(mn(u(a), u(b))),
+        9: (u(a) <= u(b)).astype(np.int64),
         10: halves(lambda x, y, z: mx(mx(x, y), z), True, a, b, c),
         11: halves(lambda x, y: relu(mn(x, y)), True, a, b),
         12: halves(lambda x, y, z: mx((x + y) & 0xFFFF, z), False, a, b, c),
         13: halves(lambda x, y, z: mx(mx(x, y), z), False, a, b, c),
-        14: mn(mn(a, b), c), 15: relu(mx(mx(a, b), c)),
-    }  # fmt: skip
+        14: mn(mn(a, b), c),
+        15: relu(mx(mx(a, b), c)),
+    }
     for k, w in want.items():
         assert np.array_equal(got[:, k], w), k
 
@@ -1006,20 +1063,45 @@ def test_vimnmx_relu_with_an_unsigned_type_is_refused():
 
 # rev: __shared__ float t[64]; t[i] = x[64 * blockIdx.x + i]; __syncthreads(); y[...] = t[63 - i]
 _REV_SM80 = [
-    "MOV R1, c[0x0][0x28]", "S2R R9, SR_TID.X", "HFMA2.MMA R5, -RZ, RZ, 0, 2.384185791015625e-07",
-    "ULDC.64 UR4, c[0x0][0x118]", "S2R R4, SR_CTAID.X", "LEA R4, R4, R9, 0x6",
-    "IMAD.WIDE.U32 R2, R4, R5, c[0x0][0x160]", "LDG.E R2, [R2.64]", "IADD3 R0, -R9, 0x3f, RZ",
-    "IMAD.WIDE.U32 R4, R4, R5, c[0x0][0x168]", "STS [R9.X4], R2", "BAR.SYNC.DEFER_BLOCKING 0x0",
-    "LDS R7, [R0.X4]", "STG.E [R4.64], R7", "EXIT",
-]  # fmt: skip
+    "MOV R1, c[0x0][0x28]",
+    "S2R R9, SR_TID.X",
+    "HFMA2.MMA R5, -RZ, RZ, 0, 2.384185791015625e-07",
+    "ULDC.64 UR4, c[0x0][0x118]",
+    "S2R R4, SR_CTAID.X",
+    "LEA R4, R4, R9, 0x6",
+    "IMAD.WIDE.U32 R2, R4, R5, c[0x0][0x160]",
+    "LDG.E R2, [R2.64]",
+    "IADD3 R0, -R9, 0x3f, RZ",
+    "IMAD.WIDE.U32 R4, R4, R5, c[0x0][0x168]",
+    "STS [R9.X4], R2",
+    "BAR.SYNC.DEFER_BLOCKING 0x0",
+    "LDS R7, [R0.X4]",
+    "STG.E [R4.64], R7",
+    "EXIT",
+]
 _REV_SM90 = [
-    "LDC R1, c[0x0][0x28]", "S2R R9, SR_TID.X", "LDC.64 R2, c[0x0][0x210]", "ULDC.64 UR6, c[0x0][0x208]",
-    "S2R R0, SR_CTAID.X", "LEA R7, R0, R9, 0x6", "IMAD.WIDE.U32 R2, R7, 0x4, R2",
-    "LDG.E R0, desc[UR6][R2.64]", "S2UR UR5, SR_CgaCtaId", "UMOV UR4, 0x400", "IADD3 R4, -R9, 0x3f, RZ",
-    "ULEA UR4, UR5, UR4, 0x18", "LEA R9, R9, UR4, 0x2", "LEA R6, R4, UR4, 0x2", "LDC.64 R4, c[0x0][0x218]",
+    "LDC R1, c[0x0][0x28]",
+    "S2R R9, SR_TID.X",
+    "LDC.64 R2, c[0x0][0x210]",
+    "ULDC.64 UR6, c[0x0][0x208]",
+    "S2R R0, SR_CTAID.X",
+    "LEA R7, R0, R9, 0x6",
+    "IMAD.WIDE.U32 R2, R7, 0x4, R2",
+    "LDG.E R0, desc[UR6][R2.64]",
+    "S2UR UR5, SR_CgaCtaId",
+    "UMOV UR4, 0x400",
+    "IADD3 R4, -R9, 0x3f, RZ",
+    "ULEA UR4, UR5, UR4, 0x18",
+    "LEA R9, R9, UR4, 0x2",
+    "LEA R6, R4, UR4, 0x2",
+    "LDC.64 R4, c[0x0][0x218]",
     "IMAD.WIDE.U32 R2, R7, 0x4, R4",
-    "STS [R9], R0", "BAR.SYNC.DEFER_BLOCKING 0x0", "LDS R11, [R6]", "STG.E desc[UR6][R2.64], R11", "EXIT",
-]  # fmt: skip
+    "STS [R9], R0",
+    "BAR.SYNC.DEFER_BLOCKING 0x0",
+    "LDS R11, [R6]",
+    "STG.E desc[UR6][R2.64], R11",
+    "EXIT",
+]
 #: what `cuobjdump -sass -res-usage` prints before the code (sm_90's figure includes the 1 KiB window)
 _REV_RES = "\nResource usage:\n Common:\n  GLOBAL:0\n Function rev:\n  REG:{r} STACK:0 SHARED:{s} LOCAL:0\n\n"
 
@@ -1031,8 +1113,9 @@ def _rev(text: str, block: int = 64, n: int = 128) -> np.ndarray:
     return launch(kernel, params, {"x": x, "y": np.zeros(n, np.float32)}, n // block, block).arrays["y"]
 
 
-@pytest.mark.parametrize(("arch", "body", "regs", "shared"), [("sm_80", _REV_SM80, 12, 256),
-                                                             ("sm_90", _REV_SM90, 14, 1280)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("arch", "body", "regs", "shared"), [("sm_80", _REV_SM80, 12, 256), ("sm_90", _REV_SM90, 14, 1280)]
+)
 def test_unknown_shared_memory_size_is_one_error_naming_the_fix(arch, body, regs, shared):
     plain = _listing(arch, body, "rev")
     with pytest.raises(ExecutionFault) as info:
@@ -1057,9 +1140,13 @@ def test_unknown_shared_memory_size_is_one_error_naming_the_fix(arch, body, regs
 
 @pytest.mark.parametrize(
     ("text", "neg"),
-    [("~c[0x0][0x164]", True), ("-c[0x0][0x160]", True), ("|c[0x0][0x10]|", False),
-     ("-|c[0x3][UR4+0x8]|", True)],
-)  # fmt: skip
+    [
+        ("~c[0x0][0x164]", True),
+        ("-c[0x0][0x160]", True),
+        ("|c[0x0][0x10]|", False),
+        ("-|c[0x3][UR4+0x8]|", True),
+    ],
+)
 def test_constant_operands_with_a_modifier_parse_as_constants(text, neg):
     from rfmodel.workload.sass.operands import CONST, parse_operand
 
@@ -1071,13 +1158,21 @@ def test_constant_operands_with_a_modifier_parse_as_constants(text, neg):
 #: rd_btree_findk (sm_80, nvcc 13): ``(long)i - height`` with ``height`` a 64-bit parameter, the high
 #: word through the inverted constant; then ~c in IADD3 and |c| / -|c| in FADD
 _INV_CONST = [
-    "S2R R0, SR_TID.X", "IMAD.WIDE.U32 R2, R0, 0x8, c[0x0][0x168]",
+    "S2R R0, SR_TID.X",
+    "IMAD.WIDE.U32 R2, R0, 0x8, c[0x0][0x168]",
     "IMAD.WIDE.U32 R4, R0, 0x4, c[0x0][0x170]",
-    "IMAD R6, R0, 0x9e3779b9, RZ", "IADD3 R8, P0, R6, -c[0x0][0x160], RZ",
-    "IMAD.X R9, RZ, RZ, ~c[0x0][0x164], P0", "IADD3 R10, ~c[0x0][0x160], R6, RZ",
-    "FADD R11, RZ, -|c[0x0][0x178]|", "FADD R12, RZ, |c[0x0][0x178]|", "STG.E.64 [R2.64], R8",
-    "STG.E [R4.64], R10", "STG.E [R4.64+0x80], R11", "STG.E [R4.64+0x100], R12", "EXIT",
-]  # fmt: skip
+    "IMAD R6, R0, 0x9e3779b9, RZ",
+    "IADD3 R8, P0, R6, -c[0x0][0x160], RZ",
+    "IMAD.X R9, RZ, RZ, ~c[0x0][0x164], P0",
+    "IADD3 R10, ~c[0x0][0x160], R6, RZ",
+    "FADD R11, RZ, -|c[0x0][0x178]|",
+    "FADD R12, RZ, |c[0x0][0x178]|",
+    "STG.E.64 [R2.64], R8",
+    "STG.E [R4.64], R10",
+    "STG.E [R4.64+0x80], R11",
+    "STG.E [R4.64+0x100], R12",
+    "EXIT",
+]
 
 
 @pytest.mark.parametrize(
@@ -1085,8 +1180,12 @@ _INV_CONST = [
 )
 def test_inverted_and_absolute_constant_operands(h, x):
     (kernel,) = parse_sass(_listing("sm_80", _INV_CONST, "inv"))
-    params = [Param("h", "i64", h), Param("out", "ptr", array="out"), Param("out2", "ptr", array="out2"),
-              Param("x", "f32", x)]  # fmt: skip
+    params = [
+        Param("h", "i64", h),
+        Param("out", "ptr", array="out"),
+        Param("out2", "ptr", array="out2"),
+        Param("x", "f32", x),
+    ]
     arrays = {"out": np.zeros(32, np.int64), "out2": np.zeros((3, 32), np.uint32)}
     res = launch(kernel, params, arrays, 1, 32).arrays
     i = np.arange(32, dtype=np.int64) * 0x9E3779B9 % 2**32
@@ -1105,11 +1204,17 @@ def _s64(v: int) -> int:
 #: is_aes (sm_75, nvcc 13) reads its table at [R4.U32+UR4+off]: a 32-bit byte offset, zero-extended, added
 #: to the 64-bit pointer in UR4:UR5; R5 holds garbage that a 64-bit reading of R4 would take in
 _U32_ADDR_SM75 = [
-    "ULDC.64 UR4, c[0x0][0x160]", "S2R R0, SR_TID.X", "IMAD.SHL.U32 R4, R0, 0x4, RZ", "MOV R5, 0x7fffff00",
-    "LDG.E.SYS R7, [R4.U32+UR4+0x10]", "LDG.E.SYS R8, [R4.U32+UR4]",
+    "ULDC.64 UR4, c[0x0][0x160]",
+    "S2R R0, SR_TID.X",
+    "IMAD.SHL.U32 R4, R0, 0x4, RZ",
+    "MOV R5, 0x7fffff00",
+    "LDG.E.SYS R7, [R4.U32+UR4+0x10]",
+    "LDG.E.SYS R8, [R4.U32+UR4]",
     "IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][0x168]",
-    "STG.E.SYS [R2], R7", "STG.E.SYS [R2+0x80], R8", "EXIT",
-]  # fmt: skip
+    "STG.E.SYS [R2], R7",
+    "STG.E.SYS [R2+0x80], R8",
+    "EXIT",
+]
 
 
 def test_u32_register_in_a_global_address_is_a_zero_extended_offset():
@@ -1149,8 +1254,10 @@ def test_fmul_result_scale():
     a[:4], b[:4] = [0x1E69F229, 0x7F400000, 0x00000003, 0x3F800000], [0x21C65916, 0x40000000, 0x40000000, 0]
     body = [
         "FMUL.D2 R10, R2, -0.20000000298023223877",  # rd_cfd_flux, sm_80
-        "FMUL.D2 R11, R3, R4", "FMUL.M4 R12, R3, R4", "FMUL.FTZ.D8 R13, R3, R4",
-    ]  # fmt: skip
+        "FMUL.D2 R11, R3, R4",
+        "FMUL.M4 R12, R3, R4",
+        "FMUL.FTZ.D8 R13, R3, R4",
+    ]
     out = _run(body, [area.view(np.uint32), a, b])
     neg02 = np.float32(-0.2).view(np.uint32)
     assert np.array_equal(out[0], _fmul_scaled(area.view(np.uint32), neg02, -1))
@@ -1166,9 +1273,12 @@ def test_fmul_result_scale():
 
 @pytest.mark.parametrize(
     ("ins", "match"),
-    [("FFMA.D2 R2, R2, R3, R4", "on FMUL only"), ("FADD.M2 R2, R2, R3", "on FMUL only"),
-     ("FMUL.D2.M2 R2, R2, R3", "two result scales")],
-)  # fmt: skip
+    [
+        ("FFMA.D2 R2, R2, R3, R4", "on FMUL only"),
+        ("FADD.M2 R2, R2, R3", "on FMUL only"),
+        ("FMUL.D2.M2 R2, R2, R3", "two result scales"),
+    ],
+)
 def test_result_scale_other_than_one_on_fmul_is_refused(ins, match):
     (kernel,) = parse_sass(_listing("sm_80", [ins, "EXIT"]))
     with pytest.raises(UnsupportedInstructionError, match=match):

@@ -163,7 +163,8 @@ def test_docs_markers_are_replaced_and_required(tmp_path):
 @pytest.mark.parametrize(
     # the default run builds the launcher unoptimized (about 6 CPU-s of nvcc instead of 9); -m slow builds it
     # with the shipped flags
-    "opt", ["-O0", pytest.param("-O2", marks=pytest.mark.slow)]
+    "opt",
+    ["-O0", pytest.param("-O2", marks=pytest.mark.slow)],
 )
 def test_launcher_reads_the_manifest_and_stops_without_a_device(prepared, tools, tmp_path, monkeypatch, opt):
     out, _ = prepared

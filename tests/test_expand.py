@@ -12,9 +12,18 @@ from rfmodel.workload.synthetic import SYNTHETIC_PRESETS, build_blocks, generate
 from rfmodel.workload.trace import COLUMNS, MAX_DST, MAX_SRC, NONE
 
 _CLS = {
-    "BRA": OpClass.BRANCH, "BRX": OpClass.BRANCH, "CALL": OpClass.BRANCH, "RET": OpClass.BRANCH,
-    "EXIT": OpClass.EXIT, "LDG": OpClass.LD_GLOBAL, "STG": OpClass.ST_GLOBAL, "LDS": OpClass.LD_SHARED,
-    "LDL": OpClass.LD_LOCAL, "STL": OpClass.ST_LOCAL, "FFMA": OpClass.FP32, "BAR": OpClass.BARRIER,
+    "BRA": OpClass.BRANCH,
+    "BRX": OpClass.BRANCH,
+    "CALL": OpClass.BRANCH,
+    "RET": OpClass.BRANCH,
+    "EXIT": OpClass.EXIT,
+    "LDG": OpClass.LD_GLOBAL,
+    "STG": OpClass.ST_GLOBAL,
+    "LDS": OpClass.LD_SHARED,
+    "LDL": OpClass.LD_LOCAL,
+    "STL": OpClass.ST_LOCAL,
+    "FFMA": OpClass.FP32,
+    "BAR": OpClass.BARRIER,
 }
 
 
@@ -30,8 +39,15 @@ def kernel(spec: list[dict], functions=None, tpc=64, ctas=2, name="k") -> Kernel
         cls = d.pop("op_class", _CLS.get(opcode.split(".")[0], OpClass.INT))
         instrs.append(Instr(pc=16 * i, opcode=opcode, op_class=cls, **d))
     blocks, funcs = build_blocks(instrs, functions, kernel_name=name)
-    return Kernel(name=name, instrs=instrs, blocks=blocks, regs_per_thread=32, threads_per_cta=tpc,
-                  ctas=ctas, functions=funcs)
+    return Kernel(
+        name=name,
+        instrs=instrs,
+        blocks=blocks,
+        regs_per_thread=32,
+        threads_per_cta=tpc,
+        ctas=ctas,
+        functions=funcs,
+    )
 
 
 def seqs(trace) -> list[list[int]]:
@@ -44,13 +60,15 @@ def seqs(trace) -> list[list[int]]:
 
 def loop5():
     # 0 MOV; 1 head: IADD3; 2 FFMA; 3 @P0 BRA 1; 4 EXIT
-    return kernel([
-        ins("MOV", dst=(0,)),
-        ins("IADD3", dst=(1,), src=(1, 0)),
-        ins("FFMA", dst=(2,), src=(1, 2, 3)),
-        ins("BRA", guard="P0", psrc=(0,), targets=(1,)),
-        ins("EXIT"),
-    ])
+    return kernel(
+        [
+            ins("MOV", dst=(0,)),
+            ins("IADD3", dst=(1,), src=(1, 0)),
+            ins("FFMA", dst=(2,), src=(1, 2, 3)),
+            ins("BRA", guard="P0", psrc=(0,), targets=(1,)),
+            ins("EXIT"),
+        ]
+    )
 
 
 def test_loop_trip_count_gives_exact_sequence():
@@ -71,8 +89,16 @@ def test_default_trip_count_applies_to_unlisted_latches():
 
 def test_nested_loops_reset_inner_counter():
     # 0 A; 1 outer head; 2 inner head; 3 @P0 BRA 2; 4 @P0 BRA 1; 5 EXIT
-    k = kernel([ins(), ins(), ins(), ins("BRA", guard="P0", targets=(2,)),
-                ins("BRA", guard="P0", targets=(1,)), ins("EXIT")])
+    k = kernel(
+        [
+            ins(),
+            ins(),
+            ins(),
+            ins("BRA", guard="P0", targets=(2,)),
+            ins("BRA", guard="P0", targets=(1,)),
+            ins("EXIT"),
+        ]
+    )
     t = expand(k, Profile(trip_counts={3: 4, 4: 3}))
     expected = [0] + ([1] + [2, 3] * 4 + [4]) * 3 + [5]
     assert seqs(t)[0] == expected
@@ -81,10 +107,20 @@ def test_nested_loops_reset_inner_counter():
 
 def test_call_ret_sequence_and_loop_around_call():
     # 0 A; 1 head: CALL 6; 2 B; 3 @P0 BRA 1; 4 EXIT; 5 BRA 5 (padding); 6 F1; 7 F2; 8 RET
-    k = kernel([
-        ins(), ins("CALL.REL.NOINC", targets=(6,)), ins(), ins("BRA", guard="P0", targets=(1,)),
-        ins("EXIT"), ins("BRA", targets=(5,)), ins(), ins(), ins("RET.REL.NODEC", src=(12,)),
-    ], functions={"f": 6})
+    k = kernel(
+        [
+            ins(),
+            ins("CALL.REL.NOINC", targets=(6,)),
+            ins(),
+            ins("BRA", guard="P0", targets=(1,)),
+            ins("EXIT"),
+            ins("BRA", targets=(5,)),
+            ins(),
+            ins(),
+            ins("RET.REL.NODEC", src=(12,)),
+        ],
+        functions={"f": 6},
+    )
     assert k.blocks[1].call_return is not None
     t = expand(k, Profile(trip_counts={3: 3, 5: 1}))
     assert seqs(t)[0] == [0] + [1, 6, 7, 8, 2, 3] * 3 + [4]
@@ -92,10 +128,18 @@ def test_call_ret_sequence_and_loop_around_call():
 
 def test_loop_inside_callee_restarts_on_every_call():
     # 0 CALL 4; 1 CALL 4; 2 EXIT; 3 pad; 4 f: A; 5 @P0 BRA 4; 6 RET
-    k = kernel([
-        ins("CALL", targets=(4,)), ins("CALL", targets=(4,)), ins("EXIT"), ins("NOP", op_class=OpClass.MISC),
-        ins(), ins("BRA", guard="P0", targets=(4,)), ins("RET"),
-    ], functions={"f": 4})
+    k = kernel(
+        [
+            ins("CALL", targets=(4,)),
+            ins("CALL", targets=(4,)),
+            ins("EXIT"),
+            ins("NOP", op_class=OpClass.MISC),
+            ins(),
+            ins("BRA", guard="P0", targets=(4,)),
+            ins("RET"),
+        ],
+        functions={"f": 4},
+    )
     t = expand(k, Profile(trip_counts={5: 2}))
     assert seqs(t)[0] == [0, 4, 5, 4, 5, 6, 1, 4, 5, 4, 5, 6, 2]
 
@@ -134,10 +178,18 @@ def test_forward_branch_probability_is_respected_over_many_warps():
 def test_default_forward_probability_and_loop_exit_default():
     # 0 A; 1 head B; 2 @P1 BRA 6 (leaves the loop: default not taken); 3 @P2 BRA 5 (if around 4: 0.5);
     # 4 C; 5 @P0 BRA 1 (latch); 6 EXIT
-    k = kernel([
-        ins(), ins(), ins("BRA", guard="P1", targets=(6,)), ins("BRA", guard="P2", targets=(5,)), ins(),
-        ins("BRA", guard="P0", targets=(1,)), ins("EXIT"),
-    ], tpc=1024)
+    k = kernel(
+        [
+            ins(),
+            ins(),
+            ins("BRA", guard="P1", targets=(6,)),
+            ins("BRA", guard="P2", targets=(5,)),
+            ins(),
+            ins("BRA", guard="P0", targets=(1,)),
+            ins("EXIT"),
+        ],
+        tpc=1024,
+    )
     t = expand(k, Profile(trip_counts={5: 4}), ctas=20, seed=2)
     ss = seqs(t)
     # the loop-exit test at 2 is never taken: every warp runs 4 iterations
@@ -149,8 +201,9 @@ def test_default_forward_probability_and_loop_exit_default():
 
 def test_brx_picks_targets_uniformly():
     # 0 BRX -> {1, 3, 5}; 1 A; 2 EXIT; 3 B; 4 EXIT; 5 C; 6 EXIT
-    k = kernel([ins("BRX", targets=(1, 3, 5)), ins(), ins("EXIT"), ins(), ins("EXIT"), ins(), ins("EXIT")],
-               tpc=1024)
+    k = kernel(
+        [ins("BRX", targets=(1, 3, 5)), ins(), ins("EXIT"), ins(), ins("EXIT"), ins(), ins("EXIT")], tpc=1024
+    )
     t = expand(k, ctas=30, seed=4)
     first = np.array([s[1] for s in seqs(t)])
     counts = np.bincount(first, minlength=7)[[1, 3, 5]]
@@ -162,10 +215,19 @@ def test_break_resets_the_loop_counter():
     """Replay every warp: each latch decision must follow the counter semantics with resets."""
     # 0 A; 1 outer head; 2 inner head; 3 @P1 BRA 5 (break, p=0.2); 4 @P0 BRA 2 (inner, T=4);
     # 5 D; 6 @P0 BRA 1 (outer, T=5); 7 EXIT
-    k = kernel([
-        ins(), ins(), ins(), ins("BRA", guard="P1", targets=(5,)), ins("BRA", guard="P0", targets=(2,)),
-        ins(), ins("BRA", guard="P0", targets=(1,)), ins("EXIT"),
-    ], tpc=1024)
+    k = kernel(
+        [
+            ins(),
+            ins(),
+            ins(),
+            ins("BRA", guard="P1", targets=(5,)),
+            ins("BRA", guard="P0", targets=(2,)),
+            ins(),
+            ins("BRA", guard="P0", targets=(1,)),
+            ins("EXIT"),
+        ],
+        tpc=1024,
+    )
     t = expand(k, Profile(trip_counts={4: 4, 6: 5}, taken_prob={3: 0.2}), ctas=4, seed=9)
     breaks = full = 0
     for s in seqs(t):
@@ -242,11 +304,23 @@ def test_max_warps_keeps_whole_ctas_and_launch_shape_overrides():
 
 
 def test_static_columns_registers_masks_and_values():
-    k = kernel([
-        ins("IADD3", dst=(4,), src=(1, 2, 3), reuse=(True, False, True), pdst=(0, 9), psrc=(6,), udst=(3,),
-            usrc=(0, 62), width_class=2, compressibility=0.5),
-        ins("EXIT"),
-    ])
+    k = kernel(
+        [
+            ins(
+                "IADD3",
+                dst=(4,),
+                src=(1, 2, 3),
+                reuse=(True, False, True),
+                pdst=(0, 9),
+                psrc=(6,),
+                udst=(3,),
+                usrc=(0, 62),
+                width_class=2,
+                compressibility=0.5,
+            ),
+            ins("EXIT"),
+        ]
+    )
     c = static_columns(k)
     assert c["dst"][0].tolist() == [4] + [NONE] * (MAX_DST - 1)
     assert c["src"][0].tolist() == [1, 2, 3] + [NONE] * (MAX_SRC - 3)
@@ -265,12 +339,19 @@ def test_static_columns_registers_masks_and_values():
 
 def mem_kernel(op="LDG.E", mem_bytes=4, trip=3, tpc=64, extra=()):
     # 0 head: op; 1 @P0 BRA 0; 2 EXIT
-    return kernel([ins(op, dst=(4,) if op.startswith("LD") else (), src=(2, 3), mem_bytes=mem_bytes),
-                   ins("BRA", guard="P0", targets=(0,)), *extra, ins("EXIT")], tpc=tpc)
+    return kernel(
+        [
+            ins(op, dst=(4,) if op.startswith("LD") else (), src=(2, 3), mem_bytes=mem_bytes),
+            ins("BRA", guard="P0", targets=(0,)),
+            *extra,
+            ins("EXIT"),
+        ],
+        tpc=tpc,
+    )
 
 
 def rows_lines(t, r):
-    return t.mem_line[t.mem_ptr[r]:t.mem_ptr[r + 1]].tolist()
+    return t.mem_line[t.mem_ptr[r] : t.mem_ptr[r + 1]].tolist()
 
 
 def test_stream_known_lines():
@@ -300,8 +381,9 @@ def test_line_counts_follow_width_and_active_lanes():
     assert len(rows_lines(t, r1)) == 2  # 16 lanes x 16 B = 256 B
     assert all(x % 128 == 0 for x in t.mem_line)
     # a lane stride of 256 B touches one line per lane
-    t = expand(k, Profile(trip_counts={1: 2}, mem={0: AccessPattern("stream", 4, lane_stride_bytes=256)}),
-               ctas=1)
+    t = expand(
+        k, Profile(trip_counts={1: 2}, mem={0: AccessPattern("stream", 4, lane_stride_bytes=256)}), ctas=1
+    )
     assert len(rows_lines(t, r0)) == 32
 
 
@@ -309,9 +391,11 @@ def test_tile_reuses_a_per_cta_tile():
     k = mem_kernel(tpc=128)  # 4 warps per CTA
     pat = AccessPattern("tile", footprint_bytes=1024)  # 8 chunks of 128 B per CTA
     t = expand(k, Profile(trip_counts={1: 6}, mem={0: pat}), ctas=3)
-    per_cta = [set(t.mem_line[t.mem_ptr[t.warp_ptr[w]]:t.mem_ptr[t.warp_ptr[w + 1]]].tolist())
-               for w in range(t.n_warps)]
-    cta_lines = [set().union(*per_cta[4 * c:4 * c + 4]) for c in range(3)]
+    per_cta = [
+        set(t.mem_line[t.mem_ptr[t.warp_ptr[w]] : t.mem_ptr[t.warp_ptr[w + 1]]].tolist())
+        for w in range(t.n_warps)
+    ]
+    cta_lines = [set().union(*per_cta[4 * c : 4 * c + 4]) for c in range(3)]
     assert all(len(s) == 8 for s in cta_lines)
     assert not cta_lines[0] & cta_lines[1]
     # 4 warps x 6 iterations = 24 accesses into 8 lines per CTA
@@ -322,8 +406,9 @@ def test_random_and_gather_stay_in_the_working_set():
     k = mem_kernel(tpc=1024)
     W = 8192
     for kind, max_lines in (("random", 1), ("gather", 32)):
-        t = expand(k, Profile(trip_counts={1: 4}, mem={0: AccessPattern(kind, footprint_bytes=W, region=3)}),
-                   ctas=2)
+        t = expand(
+            k, Profile(trip_counts={1: 4}, mem={0: AccessPattern(kind, footprint_bytes=W, region=3)}), ctas=2
+        )
         t.validate()
         lines = t.mem_line
         assert lines.min() >= (3 + 1) << 40 and lines.max() < ((3 + 1) << 40) + W
@@ -340,8 +425,9 @@ def test_random_and_gather_stay_in_the_working_set():
 
 def test_local_spill_and_reload_share_a_line_and_shared_has_none():
     # 0 STL; 1 LDL; 2 LDS; 3 EXIT
-    k = kernel([ins("STL", src=(1, 4)), ins("LDL", dst=(4,), src=(1,)), ins("LDS", dst=(5,), src=(2,)),
-                ins("EXIT")])
+    k = kernel(
+        [ins("STL", src=(1, 4)), ins("LDL", dst=(4,), src=(1,)), ins("LDS", dst=(5,), src=(2,)), ins("EXIT")]
+    )
     t = expand(k, Profile(local_access=AccessPattern("local", footprint_bytes=4)))
     r = t.warp_ptr[0]
     assert rows_lines(t, r) == rows_lines(t, r + 1) and len(rows_lines(t, r)) == 1

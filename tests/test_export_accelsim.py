@@ -47,8 +47,12 @@ def export(tmp_path, warps, **kw):
 def test_a_partial_exit_is_written_with_the_lanes_that_leave(tmp_path):
     """12 lanes leave at a guarded EXIT and 20 go on: the EXIT retires lanes 20-31, the rows after it
     name lanes 0-19, and the last EXIT retires those (before: mask 0, and lanes 20-31 never retired)."""
-    warp = [("IADD3", [1], [2]), ("EXIT", [], [], {"active": 12}), ("FFMA", [3], [1], {"active": 20}),
-            ("EXIT", [], [], {"active": 20})]  # fmt: skip
+    warp = [
+        ("IADD3", [1], [2]),
+        ("EXIT", [], [], {"active": 12}),
+        ("FFMA", [3], [1], {"active": 20}),
+        ("EXIT", [], [], {"active": 20}),
+    ]
     info, rows = export(tmp_path, [warp])
     assert [r[1] for r in rows] == ["ffffffff", "fff00000", "000fffff", "000fffff"]
     assert (info["partial_exits"], info["exits_added"], info["lanes_retired_at_end"]) == (1, 0, 0)
@@ -71,8 +75,13 @@ def test_lanes_that_leave_without_an_exit_are_retired_at_the_warps_end(tmp_path)
     assert (info["exits_added"], info["lanes_retired_at_end"], info["instructions"]) == (1, 32, 3)
     assert check_traceg(info["traceg"]) == []
     # 15 of the 20 lanes left after the partial EXIT vanish: the last EXIT retires all 20
-    warp = [("IADD3", [1], [2]), ("EXIT", [], [], {"active": 12}), ("IADD3", [1], [1], {"active": 20}),
-            ("IADD3", [1], [1], {"active": 5}), ("EXIT", [], [], {"active": 5})]  # fmt: skip
+    warp = [
+        ("IADD3", [1], [2]),
+        ("EXIT", [], [], {"active": 12}),
+        ("IADD3", [1], [1], {"active": 20}),
+        ("IADD3", [1], [1], {"active": 5}),
+        ("EXIT", [], [], {"active": 5}),
+    ]
     info, rows = export(tmp_path / "b", [warp])
     assert [r[1] for r in rows] == ["ffffffff", "fff00000", "000fffff", "0000001f", "000fffff"]
     assert (info["exits_added"], info["lanes_retired_at_end"]) == (0, 15)
@@ -114,9 +123,13 @@ def test_a_cta_must_have_the_warps_its_threads_make(tmp_path):
 def test_memory_rows_with_no_active_lane_keep_a_width(tmp_path):
     """A global load, a store and a shared load with every lane predicated off: mask 0, width 4 and an
     empty address list (mode 0), as the tracer writes them; before, the global ones had width 0."""
-    warp = [("LDG", [4], [2], {"active": 0}), ("STG", [], [2, 4], {"active": 0}),
-            ("LDS", [5], [2], {"active": 0}), ("LDG", [6], [2], {"active": 2, "lines": [0x1000, 0x2000]}),
-            ("EXIT", [], [])]  # fmt: skip
+    warp = [
+        ("LDG", [4], [2], {"active": 0}),
+        ("STG", [], [2, 4], {"active": 0}),
+        ("LDS", [5], [2], {"active": 0}),
+        ("LDG", [6], [2], {"active": 2, "lines": [0x1000, 0x2000]}),
+        ("EXIT", [], []),
+    ]
     info, rows = export(tmp_path, [warp])
     assert rows[0] == ["0000", "00000000", "1", "R4", "LDG.E", "1", "R2", "4", "0", "0"]
     assert rows[1] == ["0010", "00000000", "0", "STG.E", "2", "R2", "R4", "4", "0", "0"]
@@ -172,16 +185,28 @@ def errors_of(tmp_path, *warps, **kw):
 
 
 def test_the_checker_passes_a_good_file(tmp_path):
-    lines = ["0000 ffffffff 1 R1 IADD3 2 R2 R3 0 0", "0010 00000000 1 R4 LDG.E 1 R2 4 0 0",
-             "0018 00000003 1 R4 LDG.E 1 R2 4 0 0x10 0x14 0", "0018 0000000f 1 R4 LDS 1 R2 4 1 0x0 4 0",
-             "0020 fff00000 0 EXIT 0 0 0", "0030 000fffff 0 EXIT 0 0 0"]  # fmt: skip
+    lines = [
+        "0000 ffffffff 1 R1 IADD3 2 R2 R3 0 0",
+        "0010 00000000 1 R4 LDG.E 1 R2 4 0 0",
+        "0018 00000003 1 R4 LDG.E 1 R2 4 0 0x10 0x14 0",
+        "0018 0000000f 1 R4 LDS 1 R2 4 1 0x0 4 0",
+        "0020 fff00000 0 EXIT 0 0 0",
+        "0030 000fffff 0 EXIT 0 0 0",
+    ]
     assert check_traceg(traceg(tmp_path, lines)) == []
 
 
 def test_the_checker_finds_a_partial_exit_written_with_mask_zero(tmp_path):
     # the old export of a partial EXIT: mask 0, and the last EXIT names only the lanes it counted
-    e = errors_of(tmp_path, ["0000 ffffffff 0 IADD3 0 0 0", "0010 00000000 0 EXIT 0 0 0",
-                             "0020 0000000f 0 IADD3 0 0 0", "0030 0000000f 0 EXIT 0 0 0"])  # fmt: skip
+    e = errors_of(
+        tmp_path,
+        [
+            "0000 ffffffff 0 IADD3 0 0 0",
+            "0010 00000000 0 EXIT 0 0 0",
+            "0020 0000000f 0 IADD3 0 0 0",
+            "0030 0000000f 0 EXIT 0 0 0",
+        ],
+    )
     assert "lanes 0xfffffff0 are never retired" in e
 
 
@@ -190,18 +215,26 @@ def test_the_checker_finds_a_stream_that_ends_without_an_exit(tmp_path):
 
 
 def test_the_checker_finds_lanes_retired_twice_and_rows_after_the_last_exit(tmp_path):
-    e = errors_of(tmp_path, ["0000 ffff0000 0 EXIT 0 0 0", "0010 0000ffff 0 IADD3 0 0 0",
-                             "0010 0001ffff 0 EXIT 0 0 0"])  # fmt: skip
+    e = errors_of(
+        tmp_path, ["0000 ffff0000 0 EXIT 0 0 0", "0010 0000ffff 0 IADD3 0 0 0", "0010 0001ffff 0 EXIT 0 0 0"]
+    )
     assert "retires again lanes 0x00010000" in e
     e = errors_of(tmp_path, [GOOD_EXIT, "0030 00000001 0 IADD3 0 0 0"])
     assert "follows the EXIT on line" in e and "names lanes 0x00000001 that an EXIT already retired" in e
 
 
 def test_the_checker_finds_memory_rows_accelsim_rejects(tmp_path):
-    e = errors_of(tmp_path, ["0000 00000000 1 R4 LDG.E 1 R2 0 0", "0000 ffffffff 0 STG.E 2 R2 R4 0 0",
-                             "0000 00000003 1 R4 LDG.E 1 R2 4 0 0x10 0",
-                             "0000 00000005 1 R4 LDS 1 R2 4 1 0x0 4 0",
-                             "0000 00000001 1 R4 LDG.E 1 R2 4 7 0x10 0", GOOD_EXIT])  # fmt: skip
+    e = errors_of(
+        tmp_path,
+        [
+            "0000 00000000 1 R4 LDG.E 1 R2 0 0",
+            "0000 ffffffff 0 STG.E 2 R2 R4 0 0",
+            "0000 00000003 1 R4 LDG.E 1 R2 4 0 0x10 0",
+            "0000 00000005 1 R4 LDS 1 R2 4 1 0x0 4 0",
+            "0000 00000001 1 R4 LDG.E 1 R2 4 7 0x10 0",
+            GOOD_EXIT,
+        ],
+    )
     # the first instruction line is line 17
     assert "line 17: LDG with memory width 0" in e and "line 18: STG with memory width 0" in e
     assert "line 19: address mode 0 with 1 addresses for 2 lanes" in e
@@ -229,9 +262,15 @@ def test_the_checker_finds_lines_accelsims_block_reader_cannot_take(tmp_path):
 
 
 def test_the_checker_keeps_its_register_and_count_rules(tmp_path):
-    e = errors_of(tmp_path, ["0000 ffffffff 2 R1 R2 IADD3 1 R3 0 0",
-                             "0010 ffffffff 1 R4 FFMA 5 R1 R2 R3 R5 R6 0 0",
-                             "0010 ffffffff 1 P0 FFMA 1 R1 0 0", GOOD_EXIT])  # fmt: skip
+    e = errors_of(
+        tmp_path,
+        [
+            "0000 ffffffff 2 R1 R2 IADD3 1 R3 0 0",
+            "0010 ffffffff 1 R4 FFMA 5 R1 R2 R3 R5 R6 0 0",
+            "0010 ffffffff 1 P0 FFMA 1 R1 0 0",
+            GOOD_EXIT,
+        ],
+    )
     assert "2 destinations" in e and "5 sources" in e and "a register is not R<n>" in e
     p = traceg(tmp_path, [GOOD_EXIT], name="n.traceg")
     p.write_text(p.read_text().replace("insts = 1", "insts = 2"))
@@ -246,8 +285,15 @@ def test_every_builtin_export_that_failed_in_accelsim_now_passes_the_checker(tmp
     checked, smaller, in tests/test_sim_interface.py)."""
     from rfmodel.workload.suite import load_workload
 
-    for name in ("reduce_sum", "kmeans_assign", "merge_pass", "nbody_tile16", "nbody_forces", "spmv_csr",
-                 "stencil7_3d"):  # fmt: skip
+    for name in (
+        "reduce_sum",
+        "kmeans_assign",
+        "merge_pass",
+        "nbody_tile16",
+        "nbody_forces",
+        "spmv_csr",
+        "stencil7_3d",
+    ):
         info = export_accelsim(load_workload(name, num_sms=80, max_warps=8), tmp_path / name)
         assert check_traceg(info["traceg"]) == [], name
 
@@ -264,8 +310,10 @@ def run_accelsim(trace_dir: Path, work: Path) -> int:
     exe = Path(ACCELSIM)
     env_sh = exe.parents[4] / "env.sh" if len(exe.parents) > 4 else Path("/nonexistent")
     cfg = QV100_1SM
-    cmd = (f'"{exe}" -trace "{trace_dir / "kernelslist.g"}" -config "{cfg / "gpgpusim.config"}" '
-           f'-config "{cfg / "trace.config"}" -gpgpu_kernel_launch_latency 0')  # fmt: skip
+    cmd = (
+        f'"{exe}" -trace "{trace_dir / "kernelslist.g"}" -config "{cfg / "gpgpusim.config"}" '
+        f'-config "{cfg / "trace.config"}" -gpgpu_kernel_launch_latency 0'
+    )
     if env_sh.is_file():
         cmd = f'. "{env_sh}" && {cmd}'
     work.mkdir(parents=True, exist_ok=True)
@@ -288,7 +336,12 @@ def test_exported_workloads_run_in_accelsim(tmp_path, name):
     info = export_accelsim(name, tmp_path / name, num_sms=80)
     assert check_traceg(info["traceg"]) == []
     cycles = run_accelsim(tmp_path / name, tmp_path / "run")
-    ds = rfmodel.evaluate("baseline", str(tmp_path / name), str(QV100_1SM / "gpgpusim.config"),
-                          method="simulate", sim_options={"compat": "gpgpusim"})  # fmt: skip
+    ds = rfmodel.evaluate(
+        "baseline",
+        str(tmp_path / name),
+        str(QV100_1SM / "gpgpusim.config"),
+        method="simulate",
+        sim_options={"compat": "gpgpusim"},
+    )
     ours = float(ds["cycles"].values.ravel()[0])
     assert abs(ours - cycles) <= 0.30 * cycles, (name, ours, cycles)

@@ -45,8 +45,13 @@ def fuzz(n: int, explore: bool = False):
     default suite's draws are the same on every run (``derandomize``), so a test run never fails by the luck
     of the draw; the ``slow`` runs (``explore=True``) draw afresh each time, to find what is not known yet."""
     checks = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large]
-    return settings(max_examples=n, deadline=None, suppress_health_check=checks, derandomize=not explore,
-                    database=None if not explore else settings.default.database)  # fmt: skip
+    return settings(
+        max_examples=n,
+        deadline=None,
+        suppress_health_check=checks,
+        derandomize=not explore,
+        database=None if not explore else settings.default.database,
+    )
 
 
 JUNK = st.sampled_from(
@@ -246,14 +251,28 @@ COMMANDS = st.one_of(
 #: values beyond the range of every numeric option (and 2**31, beyond all but the seeds')
 BEYOND = st.sampled_from(["-1", "nan", "inf", "-inf", "1e308", str(2**64), "2147483648"])
 #: the numeric options of the commands whose valid runs take long: only values that must be refused
-LONG_NUMERIC = st.sampled_from([
-    ("optimize", "--pop"), ("optimize", "--generations"), ("optimize", "--seed"), ("optimize", "--workers"),
-    ("optimize", "--validate"), ("optimize", "--node"), ("optimize", "--uncertainty-samples"),
-    ("optimize", "--percentile"), ("optimize", "--reference-seeds"), ("calibrate", "--coverage-samples"),
-    ("calibrate", "--workers"), ("bench", "--repeat"), ("bench", "--execute-scale"),
-    ("sensitivity", "--samples"), ("sensitivity", "--seed"), ("tolerance", "--seed"),
-    ("tolerance", "--max-warps"), ("workload", "execute", "--scale"),
-])  # fmt: skip
+LONG_NUMERIC = st.sampled_from(
+    [
+        ("optimize", "--pop"),
+        ("optimize", "--generations"),
+        ("optimize", "--seed"),
+        ("optimize", "--workers"),
+        ("optimize", "--validate"),
+        ("optimize", "--node"),
+        ("optimize", "--uncertainty-samples"),
+        ("optimize", "--percentile"),
+        ("optimize", "--reference-seeds"),
+        ("calibrate", "--coverage-samples"),
+        ("calibrate", "--workers"),
+        ("bench", "--repeat"),
+        ("bench", "--execute-scale"),
+        ("sensitivity", "--samples"),
+        ("sensitivity", "--seed"),
+        ("tolerance", "--seed"),
+        ("tolerance", "--max-warps"),
+        ("workload", "execute", "--scale"),
+    ]
+)
 
 
 def _beyond(option, value):
@@ -432,20 +451,43 @@ def test_api_fuzz_long(args):
 
 # ----------------------------------------------------------------------------------- damaged Accel-Sim traces
 TRACE_LINE = st.one_of(
-    st.sampled_from([
-        "0000 ffffffff 0 NOP 0 0 0", "1" * 20 + " ffffffff 0 NOP 0 0 0", "-10 ffffffff 0 NOP 0 0 0",
-        "0000 1ffffffff 0 NOP 0 0 0", "0000 ffffffff -1 NOP 0 0 0", "0000 ffffffff 1 R-5 NOP 0 0",
-        "0000 ffffffff 1 R4 LDG.E 1 R2 4 7 0x0 4 0", "0000 ffffffff 1 R4 LDG.E 1 R2 4 1 " + "f" * 40,
-        "0000 ffffffff 0 NOP 99999999999999999999 0 0", "", "#BEGIN_TB", "warp = -1", "insts = x",
-    ]),
-    st.lists(st.sampled_from(["0000", "ffffffff", "1", "R4", "IADD3", "-1", "0x" + "f" * 30, "nan", "RZ"]),
-             max_size=9).map(" ".join),
-)  # fmt: skip
-HEADER_VALUE = st.sampled_from([("shmem", "0"), ("shmem", "-4096"), ("nregs", "-1"), ("nregs", str(2**64)),
-                                ("shmem", "x"), ("grid dim", "(0,1,1)"),
-                                ("block dim", "(-32,1,1)")])  # fmt: skip
-TRACE_HEAD = ("-kernel name = k\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-shmem = 0\n-nregs = 8\n"
-              "-binary version = 80\n-accelsim tracer version = 5\n-enable lineinfo = 0\n")  # fmt: skip
+    st.sampled_from(
+        [
+            "0000 ffffffff 0 NOP 0 0 0",
+            "1" * 20 + " ffffffff 0 NOP 0 0 0",
+            "-10 ffffffff 0 NOP 0 0 0",
+            "0000 1ffffffff 0 NOP 0 0 0",
+            "0000 ffffffff -1 NOP 0 0 0",
+            "0000 ffffffff 1 R-5 NOP 0 0",
+            "0000 ffffffff 1 R4 LDG.E 1 R2 4 7 0x0 4 0",
+            "0000 ffffffff 1 R4 LDG.E 1 R2 4 1 " + "f" * 40,
+            "0000 ffffffff 0 NOP 99999999999999999999 0 0",
+            "",
+            "#BEGIN_TB",
+            "warp = -1",
+            "insts = x",
+        ]
+    ),
+    st.lists(
+        st.sampled_from(["0000", "ffffffff", "1", "R4", "IADD3", "-1", "0x" + "f" * 30, "nan", "RZ"]),
+        max_size=9,
+    ).map(" ".join),
+)
+HEADER_VALUE = st.sampled_from(
+    [
+        ("shmem", "0"),
+        ("shmem", "-4096"),
+        ("nregs", "-1"),
+        ("nregs", str(2**64)),
+        ("shmem", "x"),
+        ("grid dim", "(0,1,1)"),
+        ("block dim", "(-32,1,1)"),
+    ]
+)
+TRACE_HEAD = (
+    "-kernel name = k\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-shmem = 0\n-nregs = 8\n"
+    "-binary version = 80\n-accelsim tracer version = 5\n-enable lineinfo = 0\n"
+)
 
 
 @fuzz(60)
@@ -484,10 +526,30 @@ def _spec_lines():
 
 SPEC_LINES = _spec_lines()
 #: the scalar fields of an SM spec file (``name = value`` lines of every table)
-SPEC_FIELDS = [i for i, line in enumerate(SPEC_LINES)
-               if " = " in line and not line.startswith(("name", "source"))]  # fmt: skip
-EXTREME = st.sampled_from(["0", "1", "2", "-1", str(2**31), str(2**64), "nan", "inf", "-inf", "1e308", "0.5",
-                           '"x"', "true", "[1, 1]", "[0, 0]", "[-1, 2]", "[]"])
+SPEC_FIELDS = [
+    i for i, line in enumerate(SPEC_LINES) if " = " in line and not line.startswith(("name", "source"))
+]
+EXTREME = st.sampled_from(
+    [
+        "0",
+        "1",
+        "2",
+        "-1",
+        str(2**31),
+        str(2**64),
+        "nan",
+        "inf",
+        "-inf",
+        "1e308",
+        "0.5",
+        '"x"',
+        "true",
+        "[1, 1]",
+        "[0, 0]",
+        "[-1, 2]",
+        "[]",
+    ]
+)
 
 
 @fuzz(40)
@@ -535,8 +597,9 @@ DESIGN_PARAM_VALUES = _design_param_values()
 def test_design_parameter_bounds_fuzz(case, command, capsys):
     """Every design parameter at its bounds and beyond them: one clean error or an answer."""
     name, param, value = case
-    check_cli([command, "--design", name, "--workload", "saxpy", "--param", f"{param}={value}", "--json"],
-              capsys)  # fmt: skip
+    check_cli(
+        [command, "--design", name, "--workload", "saxpy", "--param", f"{param}={value}", "--json"], capsys
+    )
 
 
 @pytest.mark.slow
@@ -551,17 +614,19 @@ def test_design_parameter_bounds_fuzz_long(case, command, capsys):
 #: length, each XOR a non-zero mask), bytes appended or inserted, emptied
 BYTE_DAMAGE = st.one_of(
     st.tuples(st.just("truncate"), st.floats(0, 1, exclude_max=True)),
-    st.tuples(st.just("overwrite"),
-              st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(1, 255)), min_size=1,
-                       max_size=6)),
+    st.tuples(
+        st.just("overwrite"),
+        st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(1, 255)), min_size=1, max_size=6),
+    ),
     st.tuples(st.just("append"), st.binary(min_size=1, max_size=64)),
     st.tuples(st.just("insert"), st.floats(0, 1, exclude_max=True), st.binary(min_size=1, max_size=16)),
     st.just(("empty",)),
-)  # fmt: skip
+)
 #: ... or the file replaced by what is not a regular file (a folder, a named pipe, a dangling link, a link to
 #: itself) or removed
-FILE_DAMAGE = st.one_of(BYTE_DAMAGE, st.sampled_from([("folder",), ("fifo",), ("dangling",), ("loop",),
-                                                     ("missing",)]))  # fmt: skip
+FILE_DAMAGE = st.one_of(
+    BYTE_DAMAGE, st.sampled_from([("folder",), ("fifo",), ("dangling",), ("loop",), ("missing",)])
+)
 
 
 def damaged(data: bytes, how) -> bytes:
@@ -651,8 +716,9 @@ CACHE_KINDS = ("profiles", "traces", "tech-fit", "tech-rows")
 CACHE_DAMAGE = st.lists(
     st.one_of(
         st.tuples(st.sampled_from(CACHE_KINDS), st.integers(0, 63), FILE_DAMAGE),
-        st.tuples(st.sampled_from((*CACHE_KINDS, ".")), st.none(),
-                  st.sampled_from(["file", "missing", "emptied"])),
+        st.tuples(
+            st.sampled_from((*CACHE_KINDS, ".")), st.none(), st.sampled_from(["file", "missing", "emptied"])
+        ),
     ),
     min_size=1,
     max_size=4,
@@ -726,8 +792,9 @@ def test_damaged_cache_entries_fuzz(damage, cache_seed, tmp_path_factory, monkey
             event(f"{run} run: exit status {rc}")
             assert rc == 0, (run, damage)
             got = json.loads(out)
-            differ = sorted(k for k in {*got["attrs"], *answer["attrs"]}
-                            if got["attrs"].get(k) != answer["attrs"].get(k))  # fmt: skip
+            differ = sorted(
+                k for k in {*got["attrs"], *answer["attrs"]} if got["attrs"].get(k) != answer["attrs"].get(k)
+            )
             assert got == answer, (run, damage, differ, got["rows"], answer["rows"])
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
@@ -764,15 +831,31 @@ def test_a_changed_digit_in_a_technology_fit_entry_is_recomputed(cache_seed, tmp
 @fuzz(120, explore=True)
 @given(damage=CACHE_DAMAGE)
 def test_damaged_cache_entries_fuzz_long(damage, cache_seed, tmp_path_factory, monkeypatch, capsys):
-    test_damaged_cache_entries_fuzz.hypothesis.inner_test(damage, cache_seed, tmp_path_factory, monkeypatch,
-                                                          capsys)  # fmt: skip
+    test_damaged_cache_entries_fuzz.hypothesis.inner_test(
+        damage, cache_seed, tmp_path_factory, monkeypatch, capsys
+    )
 
 
 # ------------------------------------------------------------------- damaged checkpoints of optimize --resume
 #: a small search (one design, workload and cell, 4 points, 2 generations); its arguments also stand in for
 #: those a damaged run description lacks, so that no resume falls back to the long default search
-OPT_RUN = ["optimize", "--quiet", "--workers", "1", "--design", "baseline", "--workload", "saxpy", "--cell",
-           "sram-hp", "--pop", "4", "--generations", "2", "--no-brute-force"]  # fmt: skip
+OPT_RUN = [
+    "optimize",
+    "--quiet",
+    "--workers",
+    "1",
+    "--design",
+    "baseline",
+    "--workload",
+    "saxpy",
+    "--cell",
+    "sram-hp",
+    "--pop",
+    "4",
+    "--generations",
+    "2",
+    "--no-brute-force",
+]
 #: the front's files (written as one set: all or none)
 FRONT = ("pareto.csv", "pareto.nc", "pareto.png", "pareto_parallel.png", "hypervolume.png")
 
@@ -791,8 +874,33 @@ def optimize_seed(tmp_path_factory):
 
 
 #: JSON values of other kinds than a field holds, and the extremes of numbers
-JSON_JUNK = st.sampled_from([None, True, False, 0, 1, -1, 2**63, 2**64, -(2**63), 1.5, math.nan, math.inf, "",
-                             "x", "<f8", "int", "O", "|V8", [], [1], ["x"], {}, {"n": 1}])  # fmt: skip
+JSON_JUNK = st.sampled_from(
+    [
+        None,
+        True,
+        False,
+        0,
+        1,
+        -1,
+        2**63,
+        2**64,
+        -(2**63),
+        1.5,
+        math.nan,
+        math.inf,
+        "",
+        "x",
+        "<f8",
+        "int",
+        "O",
+        "|V8",
+        [],
+        [1],
+        ["x"],
+        {},
+        {"n": 1},
+    ]
+)
 #: values of a run description's fields: of another kind (refused), out of range (refused) or cheap to run;
 #: never a null or empty list of designs, workloads or cells, nor a valid long search (that means all of
 #: them: a search of minutes, not an error)
@@ -820,7 +928,8 @@ RUN_FIELD_VALUES = {
 }
 RUN_EDIT = st.one_of(
     st.sampled_from(sorted(RUN_FIELD_VALUES)).flatmap(
-        lambda k: st.sampled_from(RUN_FIELD_VALUES[k]).map(lambda v: ("set", k, v))),
+        lambda k: st.sampled_from(RUN_FIELD_VALUES[k]).map(lambda v: ("set", k, v))
+    ),
     st.tuples(st.just("drop"), st.sampled_from(sorted(RUN_FIELD_VALUES))),
     st.tuples(st.just("add"), TEXT, JSON_JUNK),
     # the whole description: a JSON value of another kind, an empty object (every field from the command
@@ -828,20 +937,45 @@ RUN_EDIT = st.one_of(
     st.tuples(st.just("whole"), st.sampled_from([[], [1, 2], "x", 1, None, True, {}, {"pop": 4}])),
     st.tuples(st.just("text"), st.sampled_from(["", "{", '{"pop": 4,}', "NaN", "[" * 50 + "]" * 50])),
     st.tuples(st.just("bytes"), st.just(b'{"design": ["caf\xe9"]}')),
-)  # fmt: skip
+)
 #: an edit of a checkpoint's content, written back as a checked file with a matching checksum (so the
 #: content itself is tested, not the checksum): a metadata entry (by its index in a walk of the metadata,
 #: modulo their number) set to another value or removed; an array (by index) removed, emptied, grown,
 #: flattened, of another type or filled with extreme values; the file of another kind or format version
 CKPT_EDIT = st.one_of(
     st.tuples(st.just("meta"), st.integers(0, 999), st.one_of(JSON_JUNK, st.just("DROP"))),
-    st.tuples(st.just("array"), st.integers(0, 999),
-              st.sampled_from(["drop", "empty", "grow", "flat", "float", "int", "bool", "str", "nan", "huge",
-                               "negative", "transpose"])),
-    st.tuples(st.just("kind"), st.sampled_from([("rfmodel evaluation store", 1), ("x", 1),
-                                                ("rfmodel optimize checkpoint", 2),
-                                                ("rfmodel optimize checkpoint", 0)])),
-)  # fmt: skip
+    st.tuples(
+        st.just("array"),
+        st.integers(0, 999),
+        st.sampled_from(
+            [
+                "drop",
+                "empty",
+                "grow",
+                "flat",
+                "float",
+                "int",
+                "bool",
+                "str",
+                "nan",
+                "huge",
+                "negative",
+                "transpose",
+            ]
+        ),
+    ),
+    st.tuples(
+        st.just("kind"),
+        st.sampled_from(
+            [
+                ("rfmodel evaluation store", 1),
+                ("x", 1),
+                ("rfmodel optimize checkpoint", 2),
+                ("rfmodel optimize checkpoint", 0),
+            ]
+        ),
+    ),
+)
 #: what is damaged in the run's folder, its checkpoint and the cache's evaluation store
 RUN_DAMAGE = st.lists(
     st.one_of(
@@ -850,14 +984,24 @@ RUN_DAMAGE = st.lists(
         st.tuples(st.just("run.json"), FILE_DAMAGE),
         st.tuples(st.just("run.json-edit"), RUN_EDIT),
         st.tuples(st.just("store"), FILE_DAMAGE),
-        st.tuples(st.just("folder"), st.sampled_from(["checkpoint-is-file", "checkpoint-missing",
-                                                      "lock-is-folder", "pareto.csv-is-folder",
-                                                      "pareto.nc-is-folder", "temporaries",
-                                                      "bad-ckpt-is-folder"])),
+        st.tuples(
+            st.just("folder"),
+            st.sampled_from(
+                [
+                    "checkpoint-is-file",
+                    "checkpoint-missing",
+                    "lock-is-folder",
+                    "pareto.csv-is-folder",
+                    "pareto.nc-is-folder",
+                    "temporaries",
+                    "bad-ckpt-is-folder",
+                ]
+            ),
+        ),
     ),
     min_size=1,
     max_size=3,
-)  # fmt: skip
+)
 
 
 def _json_paths(value, path=()):
@@ -1012,8 +1156,9 @@ def test_damaged_checkpoint_resume_fuzz(damage, optimize_seed, tmp_path_factory,
 @fuzz(150, explore=True)
 @given(damage=RUN_DAMAGE)
 def test_damaged_checkpoint_resume_fuzz_long(damage, optimize_seed, tmp_path_factory, monkeypatch, capsys):
-    test_damaged_checkpoint_resume_fuzz.hypothesis.inner_test(damage, optimize_seed, tmp_path_factory,
-                                                              monkeypatch, capsys)  # fmt: skip
+    test_damaged_checkpoint_resume_fuzz.hypothesis.inner_test(
+        damage, optimize_seed, tmp_path_factory, monkeypatch, capsys
+    )
 
 
 # ------------------------------------------------------------------------- full and unwritable output folders
@@ -1039,19 +1184,31 @@ def small_front():
     """One small search, reused: the output tests below replace ``optimize``'s search by this result."""
     from rfmodel.optimize.problem import optimize
 
-    return optimize(["baseline"], ["saxpy"], "fermi-gtx480", cells=("sram-hp",), pop_size=4, generations=1,
-                    brute_force=False, runner=None)  # fmt: skip
+    return optimize(
+        ["baseline"],
+        ["saxpy"],
+        "fermi-gtx480",
+        cells=("sram-hp",),
+        pop_size=4,
+        generations=1,
+        brute_force=False,
+        runner=None,
+    )
 
 
 #: where an output goes: under a regular file, into /proc, a name longer than a file system allows, onto a
 #: folder or a named pipe, under a dangling link, or into a folder on a disk that fills after so many bytes of
 #: each file
 OUT_PLACE = st.one_of(
-    st.sampled_from([("under-file",), ("proc",), ("long-name",), ("onto-folder",), ("onto-pipe",),
-                     ("dangling-parent",)]),
-    st.tuples(st.just("full"),
-              st.one_of(st.sampled_from([0, 1, 100, 1000, 4096, 16384, 30000, 60000, 200000]),
-                        st.integers(0, 300_000))),
+    st.sampled_from(
+        [("under-file",), ("proc",), ("long-name",), ("onto-folder",), ("onto-pipe",), ("dangling-parent",)]
+    ),
+    st.tuples(
+        st.just("full"),
+        st.one_of(
+            st.sampled_from([0, 1, 100, 1000, 4096, 16384, 30000, 60000, 200000]), st.integers(0, 300_000)
+        ),
+    ),
 )
 #: the commands that write outputs (optimize's search replaced by :func:`small_front`'s)
 OUT_COMMAND = st.sampled_from(["evaluate.nc", "evaluate.csv", "simulate.nc", "simulate.csv", "optimize"])
@@ -1095,9 +1252,11 @@ def test_unwritable_output_fuzz(command, place, small_front, tmp_path_factory, m
     if where == "onto-folder" and command == "optimize":  # optimize's folder onto a regular file
         target.write_text("x")
     kind = command.split(".")[0]
-    argv = {"evaluate": ["evaluate", "--design", "baseline", "--workload", "saxpy"],
-            "simulate": ["simulate", "--design", "baseline", "--workload", "saxpy", "--max-warps", "4"],
-            "optimize": OPT_RUN}[kind] + ["--out", str(target)]  # fmt: skip
+    argv = {
+        "evaluate": ["evaluate", "--design", "baseline", "--workload", "saxpy"],
+        "simulate": ["simulate", "--design", "baseline", "--workload", "saxpy", "--max-warps", "4"],
+        "optimize": OPT_RUN,
+    }[kind] + ["--out", str(target)]
     limit = place[1] if where == "full" else None
     with file_size_limit(limit) if limit is not None else contextlib.nullcontext():
         rc, _ = check_cli(argv, capsys)
@@ -1124,8 +1283,9 @@ def test_unwritable_output_fuzz(command, place, small_front, tmp_path_factory, m
 @fuzz(100, explore=True)
 @given(command=OUT_COMMAND, place=OUT_PLACE)
 def test_unwritable_output_fuzz_long(command, place, small_front, tmp_path_factory, monkeypatch, capsys):
-    test_unwritable_output_fuzz.hypothesis.inner_test(command, place, small_front, tmp_path_factory,
-                                                      monkeypatch, capsys)  # fmt: skip
+    test_unwritable_output_fuzz.hypothesis.inner_test(
+        command, place, small_front, tmp_path_factory, monkeypatch, capsys
+    )
 
 
 # --------------------------------------------------------------------- services that are not Dask schedulers
@@ -1134,15 +1294,20 @@ def test_unwritable_output_fuzz_long(command, place, small_front, tmp_path_facto
 #: close, an immediate close or reset.  Every behaviour ends within about a second.
 SERVICE = st.one_of(
     st.tuples(st.just("bytes"), st.binary(max_size=256), st.floats(0, 0.5)),
-    st.tuples(st.just("frame"), st.one_of(st.integers(0, 64), st.integers(0, 2**64 - 1)),
-              st.binary(max_size=64), st.floats(0, 0.5)),
-    st.tuples(st.just("http"), st.sampled_from([101, 200, 400, 404, 500]), st.binary(max_size=64),
-              st.floats(0, 0.5)),
+    st.tuples(
+        st.just("frame"),
+        st.one_of(st.integers(0, 64), st.integers(0, 2**64 - 1)),
+        st.binary(max_size=64),
+        st.floats(0, 0.5),
+    ),
+    st.tuples(
+        st.just("http"), st.sampled_from([101, 200, 400, 404, 500]), st.binary(max_size=64), st.floats(0, 0.5)
+    ),
     st.tuples(st.just("echo"), st.floats(0, 1)),
     st.tuples(st.just("silent"), st.floats(0, 1)),
     st.just(("close",)),
     st.just(("reset",)),
-)  # fmt: skip
+)
 
 
 def _answer(conn: socket.socket, behaviour) -> None:
@@ -1206,8 +1371,20 @@ def fake_service(behaviour):
 def _scheduled_command(command: str, address: str, tmp: Path) -> list[str]:
     if command == "optimize":
         return [*OPT_RUN, "--scheduler", address, "--out", str(tmp / "o")]
-    return ["calibrate", "--quiet", "--sweep", "quick", "--scheduler", address, "--out", str(tmp / "a.json"),
-            "--checkpoints", str(tmp / "ck"), "--report", str(tmp / "r.json")]  # fmt: skip
+    return [
+        "calibrate",
+        "--quiet",
+        "--sweep",
+        "quick",
+        "--scheduler",
+        address,
+        "--out",
+        str(tmp / "a.json"),
+        "--checkpoints",
+        str(tmp / "ck"),
+        "--report",
+        str(tmp / "r.json"),
+    ]
 
 
 @fuzz(8)
@@ -1245,10 +1422,12 @@ def _xz_trace_text() -> str:
     for c in range(2):
         text += f"\n#BEGIN_TB\n\nthread block = {c},0,0\n\n"
         for w in range(2):
-            text += (f"warp = {w}\ninsts = 4\n0000 ffffffff 1 R4 IADD3 2 R2 R3 0\n"
-                     f"0010 ffffffff 1 R5 LDG.E 1 R4 4 1 0x7f00000{c}{w}000 4\n"
-                     f"0020 ffffffff 0 STG.E 2 R4 R5 4 1 0x7f10000{c}{w}000 4\n"
-                     "0100 ffffffff 0 EXIT 0 0 0\n\n")
+            text += (
+                f"warp = {w}\ninsts = 4\n0000 ffffffff 1 R4 IADD3 2 R2 R3 0\n"
+                f"0010 ffffffff 1 R5 LDG.E 1 R4 4 1 0x7f00000{c}{w}000 4\n"
+                f"0020 ffffffff 0 STG.E 2 R4 R5 4 1 0x7f10000{c}{w}000 4\n"
+                "0100 ffffffff 0 EXIT 0 0 0\n\n"
+            )
         text += "#END_TB\n"
     return text
 
@@ -1256,12 +1435,23 @@ def _xz_trace_text() -> str:
 XZ_TRACE = _xz_trace_text()
 #: how the trace is compressed: the .xz container with each integrity check, or the legacy .lzma format
 #: (no check: a changed byte decompresses to other text)
-XZ_FORMAT = st.sampled_from([(lzma.FORMAT_XZ, lzma.CHECK_CRC64), (lzma.FORMAT_XZ, lzma.CHECK_CRC32),
-                             (lzma.FORMAT_XZ, lzma.CHECK_SHA256), (lzma.FORMAT_XZ, lzma.CHECK_NONE),
-                             (lzma.FORMAT_ALONE, lzma.CHECK_NONE)])  # fmt: skip
+XZ_FORMAT = st.sampled_from(
+    [
+        (lzma.FORMAT_XZ, lzma.CHECK_CRC64),
+        (lzma.FORMAT_XZ, lzma.CHECK_CRC32),
+        (lzma.FORMAT_XZ, lzma.CHECK_SHA256),
+        (lzma.FORMAT_XZ, lzma.CHECK_NONE),
+        (lzma.FORMAT_ALONE, lzma.CHECK_NONE),
+    ]
+)
 XZ_REF = st.sampled_from(["file", "folder", "kernelslist"])
-XZ_COMMAND = st.sampled_from([["workload", "info", "@"], ["evaluate", "--workload", "@", "--json"],
-                              ["simulate", "--workload", "@", "--max-warps", "4", "--json"]])  # fmt: skip
+XZ_COMMAND = st.sampled_from(
+    [
+        ["workload", "info", "@"],
+        ["evaluate", "--workload", "@", "--json"],
+        ["simulate", "--workload", "@", "--max-warps", "4", "--json"],
+    ]
+)
 
 
 @fuzz(20)

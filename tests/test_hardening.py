@@ -34,21 +34,38 @@ def test_non_utf8_sweep_and_technology_data(tmp_path, capsys):
     f = tmp_path / "s.json"
     f.write_bytes(b"\xff\xfe{}")
     assert "not UTF-8" in run_cli(["calibrate", "--sweep", f, "--out", tmp_path / "a.json"], capsys)
-    query = ["tech", "query", "--cell", "sram-hp", "--node", "45", "--capacity-kb", "16",
-             "--width-bits", "128"]  # fmt: skip
+    query = [
+        "tech",
+        "query",
+        "--cell",
+        "sram-hp",
+        "--node",
+        "45",
+        "--capacity-kb",
+        "16",
+        "--width-bits",
+        "128",
+    ]
     assert "not UTF-8" in run_cli([*query, "--data", f], capsys)
 
 
-@pytest.mark.parametrize(("sweep", "needle"), [
-    ({"name": "x"}, "missing key 'gpus'"),
-    ({"gpus": ["fermi-gtx480"], "workloads": 5, "points": [{}]}, "'workloads'"),
-    ({"gpus": ["fermi-gtx480"], "workloads": ["saxpy"], "points": [{}], "gpu": 1}, "unknown key 'gpu'"),
-    ({"gpus": ["fermi-gtx480"], "workloads": ["saxpy"],
-      "points": [{}], "effect_weight": -1}, "'effect_weight'"),
-    ({"gpus": ["fermi-gtx480"], "workloads": ["saxpy"],
-      "points": [{}], "effect_weight": "3"}, "'effect_weight'"),
-    ([1, 2], "JSON object"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("sweep", "needle"),
+    [
+        ({"name": "x"}, "missing key 'gpus'"),
+        ({"gpus": ["fermi-gtx480"], "workloads": 5, "points": [{}]}, "'workloads'"),
+        ({"gpus": ["fermi-gtx480"], "workloads": ["saxpy"], "points": [{}], "gpu": 1}, "unknown key 'gpu'"),
+        (
+            {"gpus": ["fermi-gtx480"], "workloads": ["saxpy"], "points": [{}], "effect_weight": -1},
+            "'effect_weight'",
+        ),
+        (
+            {"gpus": ["fermi-gtx480"], "workloads": ["saxpy"], "points": [{}], "effect_weight": "3"},
+            "'effect_weight'",
+        ),
+        ([1, 2], "JSON object"),
+    ],
+)
 def test_malformed_sweep(tmp_path, capsys, sweep, needle):
     f = tmp_path / "s.json"
     f.write_text(json.dumps(sweep))
@@ -59,8 +76,11 @@ def test_malformed_sweep(tmp_path, capsys, sweep, needle):
 
 def test_device_or_pipe_as_input_file(tmp_path, capsys):
     # /dev/zero was read until memory ran out (workload info, evaluate, simulate): a device or pipe is refused
-    for args in (["workload", "info", "/dev/zero"], ["simulate", "--workload", "/dev/zero"],
-                 ["evaluate", "--config", "/dev/zero"]):  # fmt: skip
+    for args in (
+        ["workload", "info", "/dev/zero"],
+        ["simulate", "--workload", "/dev/zero"],
+        ["evaluate", "--config", "/dev/zero"],
+    ):
         assert "not a regular file" in run_cli(args, capsys)
     fifo = tmp_path / "pipe.sass"
     os.mkfifo(fifo)
@@ -94,10 +114,15 @@ def test_wrongly_typed_config_values(tmp_path, capsys):
     assert "workload" in run_cli(["evaluate", "--config", f], capsys)
 
 
-@pytest.mark.parametrize(("value", "needle"), [
-    ("99999999999999999999999", "out of range"), ("nan", "not a finite number"),
-    ("inf", "not a finite number"), ("-3", "main_rf_latency_x"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("99999999999999999999999", "out of range"),
+        ("nan", "not a finite number"),
+        ("inf", "not a finite number"),
+        ("-3", "main_rf_latency_x"),
+    ],
+)
 def test_bad_parameter_values(capsys, value, needle):
     param = "num_banks" if value.startswith("9999") else "main_rf_latency_x"
     assert needle in run_cli(["evaluate", "--workload", "saxpy", "--param", f"{param}={value}"], capsys)
@@ -134,8 +159,20 @@ def test_python_api_bad_calls_raise_the_project_error():
 # ----------------------------------------------------------------------------- bounded resources
 def test_tolerance_resolution_has_a_floor(capsys):
     """A resolution below the floating-point spacing used to bisect forever."""
-    assert "resolution" in run_cli(["tolerance", "--design", "rfc", "--workload", "saxpy", "--method",
-                                    "analytic", "--resolution", "1e-300"], capsys)  # fmt: skip
+    assert "resolution" in run_cli(
+        [
+            "tolerance",
+            "--design",
+            "rfc",
+            "--workload",
+            "saxpy",
+            "--method",
+            "analytic",
+            "--resolution",
+            "1e-300",
+        ],
+        capsys,
+    )
     from rfmodel.tolerance import bisect_tolerance
 
     # the bisection also stops when the interval cannot be split any more
@@ -143,14 +180,31 @@ def test_tolerance_resolution_has_a_floor(capsys):
     assert abs(res["latency_x"] - 2.0) < 1e-5
 
 
-@pytest.mark.parametrize("args", [
-    ["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "1000000000"],
-    ["evaluate", "--workload", "saxpy", "--param", "num_banks=" + ",".join(["16"] * 2100),
-     "--param", "regs_per_sm=" + ",".join(["32768"] * 2100)],
-    ["simulate", "--workload", "saxpy", "--param", "num_banks=" + ",".join(["16"] * 400),
-     "--param", "collector_units=" + ",".join(["8"] * 400)],
-    ["optimize", "--pop", "1000000", "--quiet"],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "1000000000"],
+        [
+            "evaluate",
+            "--workload",
+            "saxpy",
+            "--param",
+            "num_banks=" + ",".join(["16"] * 2100),
+            "--param",
+            "regs_per_sm=" + ",".join(["32768"] * 2100),
+        ],
+        [
+            "simulate",
+            "--workload",
+            "saxpy",
+            "--param",
+            "num_banks=" + ",".join(["16"] * 400),
+            "--param",
+            "collector_units=" + ",".join(["8"] * 400),
+        ],
+        ["optimize", "--pop", "1000000", "--quiet"],
+    ],
+)
 def test_requests_beyond_the_bounds_are_refused_before_they_run(args, capsys, tmp_path):
     if args[0] == "optimize":
         args = [*args, "--out", str(tmp_path / "o")]
@@ -160,8 +214,10 @@ def test_requests_beyond_the_bounds_are_refused_before_they_run(args, capsys, tm
 SIZE = "Cache size                    : "
 
 
-@pytest.mark.parametrize(("field", "bad"), [(SIZE + "16384", SIZE + "0"),
-                                            ("Technology size (nm): 32", "Technology size (nm): -32")])
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [(SIZE + "16384", SIZE + "0"), ("Technology size (nm): 32", "Technology size (nm): -32")],
+)
 def test_cacti_import_rejects_impossible_sizes(tmp_path, capsys, field, bad):
     """A zero cache size or a negative node used to be imported and then break every fit (LinAlgError)."""
     from test_tech import CACTI_REPORT
@@ -198,8 +254,22 @@ def test_calibration_with_every_simulation_failing_writes_nothing(tmp_path, caps
     f = tmp_path / "s.json"
     f.write_text(json.dumps(sweep))
     out = tmp_path / "a.json"
-    args = ["calibrate", "--sweep", f, "--workers", "1", "--design", "baseline", "--out", out,
-            "--checkpoints", tmp_path / "ck", "--report", tmp_path / "r.json", "--quiet"]  # fmt: skip
+    args = [
+        "calibrate",
+        "--sweep",
+        f,
+        "--workers",
+        "1",
+        "--design",
+        "baseline",
+        "--out",
+        out,
+        "--checkpoints",
+        tmp_path / "ck",
+        "--report",
+        tmp_path / "r.json",
+        "--quiet",
+    ]
     err = run_cli(args, capsys)
     assert "none of the 1 simulations succeeded" in err and "simulator unavailable" in err
     assert not out.exists() and DEFAULT_FILE.read_bytes() == before
@@ -257,8 +327,10 @@ def test_a_workload_that_never_fits_is_an_error_naming_the_resource(capsys):
 
 def test_every_sm_field_in_a_grid_changes_the_analytic_model_or_is_refused(capsys):
     """dram_latency_cycles used to be ignored by the analytic engine (identical rows from 0 to 10,000)."""
-    ipc = [float(rfmodel.evaluate("baseline", "saxpy", params={"dram_latency_cycles": [v]})["ipc"].item())
-           for v in (100, 500, 2000)]  # fmt: skip
+    ipc = [
+        float(rfmodel.evaluate("baseline", "saxpy", params={"dram_latency_cycles": [v]})["ipc"].item())
+        for v in (100, 500, 2000)
+    ]
     assert ipc[0] > ipc[1] > ipc[2]
     err = run_cli(["evaluate", "--workload", "saxpy", "--param", "dram_latency_cycles=100,500"], capsys)
     assert "one value of it per call" in err
@@ -268,8 +340,20 @@ def test_every_sm_field_in_a_grid_changes_the_analytic_model_or_is_refused(capsy
 
 @pytest.mark.parametrize("spec", ["normal:nan", "normal:-1", "uniform:1.5", "lognormal:inf"])
 def test_bad_uncertainty_widths(capsys, spec):
-    err = run_cli(["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "10",
-                   "--uncertainty", f"mem_fraction={spec}"], capsys)  # fmt: skip
+    err = run_cli(
+        [
+            "evaluate",
+            "--workload",
+            "saxpy",
+            "--method",
+            "montecarlo",
+            "--samples",
+            "10",
+            "--uncertainty",
+            f"mem_fraction={spec}",
+        ],
+        capsys,
+    )
     assert "mem_fraction" in err
 
 
@@ -294,8 +378,11 @@ def test_a_closed_output_pipe_ends_quietly():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "rfmodel.cli", "workload", "info", "saxpy"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rfmodel.cli", "workload", "info", "saxpy"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()  # before the child has started writing
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 141, err.decode()
@@ -321,9 +408,25 @@ def test_netcdf_write_beyond_the_file_size_limit_is_one_error_not_a_crash(tmp_pa
 
     out = tmp_path / "x.nc"
     env = {**os.environ, "RFMODEL_CACHE_DIR": "off"}
-    proc = subprocess.run([sys.executable, "-m", "rfmodel.cli", "evaluate", "--workload", "saxpy", "--gpu",
-                           "fermi-gtx480", "--out", str(out)], capture_output=True, text=True, env=env,
-                          preexec_fn=limit, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rfmodel.cli",
+            "evaluate",
+            "--workload",
+            "saxpy",
+            "--gpu",
+            "fermi-gtx480",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=limit,
+        timeout=300,
+    )
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert str(out) in proc.stderr and "file too large" in proc.stderr
@@ -335,12 +438,35 @@ def small_front():
     """One small search, reused: the CLI tests below replace the search by this result."""
     from rfmodel.optimize.problem import optimize
 
-    return optimize(["baseline"], ["saxpy"], "fermi-gtx480", cells=("sram-hp",), pop_size=4, generations=1,
-                    brute_force=False, runner=None)  # fmt: skip
+    return optimize(
+        ["baseline"],
+        ["saxpy"],
+        "fermi-gtx480",
+        cells=("sram-hp",),
+        pop_size=4,
+        generations=1,
+        brute_force=False,
+        runner=None,
+    )
 
 
-OPT_ARGS = ["optimize", "--quiet", "--design", "baseline", "--workload", "saxpy", "--cell", "sram-hp",
-            "--pop", "4", "--generations", "1", "--no-brute-force", "--workers", "1"]  # fmt: skip
+OPT_ARGS = [
+    "optimize",
+    "--quiet",
+    "--design",
+    "baseline",
+    "--workload",
+    "saxpy",
+    "--cell",
+    "sram-hp",
+    "--pop",
+    "4",
+    "--generations",
+    "1",
+    "--no-brute-force",
+    "--workers",
+    "1",
+]
 
 
 @pytest.fixture
@@ -362,8 +488,11 @@ def test_full_disk_leaves_no_partial_pareto_set(tmp_path, capsys, monkeypatch, q
     out = tmp_path / "opt"
     if where == "pareto.csv":
         real = pathlib.Path.write_text
-        monkeypatch.setattr(pathlib.Path, "write_text", lambda self, *a, **k: _enospc() if "pareto.csv" in
-                            self.name else real(self, *a, **k))  # fmt: skip
+        monkeypatch.setattr(
+            pathlib.Path,
+            "write_text",
+            lambda self, *a, **k: _enospc() if "pareto.csv" in self.name else real(self, *a, **k),
+        )
     elif where == "pareto.nc":
         monkeypatch.setattr(xr.Dataset, "to_netcdf", _enospc)
     else:
@@ -382,8 +511,11 @@ def test_full_disk_leaves_no_partial_sensitivity_set(tmp_path, capsys, monkeypat
     import rfmodel.optimize.sensitivity as sensitivity
 
     v = ("variable", np.zeros(2))
-    ds = xr.Dataset({k: v for k in ("S1", "ST", "S1_conf", "ST_conf")}, coords={"variable": ["a", "b"]},
-                    attrs={"metric_description": "time", "gpu": "fermi-gtx480", "points": 8})  # fmt: skip
+    ds = xr.Dataset(
+        {k: v for k in ("S1", "ST", "S1_conf", "ST_conf")},
+        coords={"variable": ["a", "b"]},
+        attrs={"metric_description": "time", "gpu": "fermi-gtx480", "points": 8},
+    )
     monkeypatch.setattr(sensitivity, "global_sensitivity", lambda *a, **k: ds)
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", _enospc)
     out = tmp_path / "sens"
@@ -400,11 +532,29 @@ def test_full_disk_leaves_no_partial_calibration(tmp_path, capsys, monkeypatch):
     sweep = tmp_path / "sweep.json"
     sweep.write_text(json.dumps(dict(TINY, workloads=["saxpy"], points=[{}, {"num_banks": 8}])))
     real = pathlib.Path.write_text
-    monkeypatch.setattr(pathlib.Path, "write_text", lambda self, *a, **k: _enospc() if "report.json" in
-                        self.name else real(self, *a, **k))  # fmt: skip
-    args = ["calibrate", "--sweep", sweep, "--workers", "1", "--design", "baseline", "--checkpoints",
-            tmp_path / "ck", "--out", tmp_path / "a.json", "--report", tmp_path / "report.json",
-            "--coverage-samples", "0", "--quiet"]  # fmt: skip
+    monkeypatch.setattr(
+        pathlib.Path,
+        "write_text",
+        lambda self, *a, **k: _enospc() if "report.json" in self.name else real(self, *a, **k),
+    )
+    args = [
+        "calibrate",
+        "--sweep",
+        sweep,
+        "--workers",
+        "1",
+        "--design",
+        "baseline",
+        "--checkpoints",
+        tmp_path / "ck",
+        "--out",
+        tmp_path / "a.json",
+        "--report",
+        tmp_path / "report.json",
+        "--coverage-samples",
+        "0",
+        "--quiet",
+    ]
     assert "no space left on device" in run_cli(args, capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "sweep.json"]
 
@@ -475,33 +625,52 @@ def test_a_second_calibrate_on_a_held_checkpoint_folder_is_refused(tmp_path, cap
     sweep.write_text(json.dumps(dict(TINY, workloads=["saxpy"], points=[{}])))
     fh = _hold_lock(tmp_path / "ck")
     try:
-        args = ["calibrate", "--sweep", sweep, "--workers", "1", "--design", "baseline", "--checkpoints",
-                tmp_path / "ck", "--out", tmp_path / "a.json", "--report", tmp_path / "r.json",
-                "--coverage-samples", "0", "--quiet"]  # fmt: skip
+        args = [
+            "calibrate",
+            "--sweep",
+            sweep,
+            "--workers",
+            "1",
+            "--design",
+            "baseline",
+            "--checkpoints",
+            tmp_path / "ck",
+            "--out",
+            tmp_path / "a.json",
+            "--report",
+            tmp_path / "r.json",
+            "--coverage-samples",
+            "0",
+            "--quiet",
+        ]
         assert "another rfmodel run (pid 4242 on elsewhere)" in run_cli(args, capsys)
     finally:
         fh.close()
     assert not (tmp_path / "a.json").exists()
 
 
-
 # ----------------------------------------------------------------------------- bounds of numeric options
-@pytest.mark.parametrize(("args", "option"), [
-    (["optimize", "--pop", "100000"], "--pop"),
-    (["optimize", "--seed", str(2**64)], "--seed"),
-    (["optimize", "--generations", "100000"], "--generations"),
-    (["optimize", "--workers", "100000"], "--workers"),
-    (["optimize", "--validate", "100000"], "--validate"),
-    (["calibrate", "--coverage-samples", "1000000000"], "--coverage-samples"),
-    (["calibrate", "--workers", "100000"], "--workers"),
-    (["bench", "--repeat", "1000000000"], "--repeat"),
-    (["bench", "--execute-scale", "1e9"], "--execute-scale"),
-    (["evaluate", "--workload", "saxpy", "--seed", str(2**64)], "--seed"),
-    (["simulate", "--workload", "saxpy", "--max-warps", str(2**40)], "--max-warps"),
-    (["workload", "export-accelsim", "saxpy", "OUT", "--num-sms", str(2**40)], "--num-sms"),
-    (["tech", "query", "--cell", "sram-hp", "--node", "45", "--capacity-kb", "1e308", "--extrapolate"],
-     "--capacity-kb"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["optimize", "--pop", "100000"], "--pop"),
+        (["optimize", "--seed", str(2**64)], "--seed"),
+        (["optimize", "--generations", "100000"], "--generations"),
+        (["optimize", "--workers", "100000"], "--workers"),
+        (["optimize", "--validate", "100000"], "--validate"),
+        (["calibrate", "--coverage-samples", "1000000000"], "--coverage-samples"),
+        (["calibrate", "--workers", "100000"], "--workers"),
+        (["bench", "--repeat", "1000000000"], "--repeat"),
+        (["bench", "--execute-scale", "1e9"], "--execute-scale"),
+        (["evaluate", "--workload", "saxpy", "--seed", str(2**64)], "--seed"),
+        (["simulate", "--workload", "saxpy", "--max-warps", str(2**40)], "--max-warps"),
+        (["workload", "export-accelsim", "saxpy", "OUT", "--num-sms", str(2**40)], "--num-sms"),
+        (
+            ["tech", "query", "--cell", "sram-hp", "--node", "45", "--capacity-kb", "1e308", "--extrapolate"],
+            "--capacity-kb",
+        ),
+    ],
+)
 def test_numeric_options_beyond_their_upper_bound_are_refused_before_work(args, option, capsys, tmp_path):
     args = [str(tmp_path / "x") if a == "OUT" else a for a in args]
     if args[0] in ("optimize", "calibrate"):
@@ -518,8 +687,11 @@ def _numeric_actions(parser, prog=""):
         if isinstance(a, argparse._SubParsersAction):
             for name, sub in a.choices.items():
                 yield from _numeric_actions(sub, f"{prog} {name}")
-        elif a.type is not None and a.type not in (str,) or a.dest in ("node", "capacity_kb", "width_bits",
-                                                                         "banks", "clock_mhz", "temperature"):
+        elif (
+            a.type is not None
+            and a.type not in (str,)
+            or a.dest in ("node", "capacity_kb", "width_bits", "banks", "clock_mhz", "temperature")
+        ):
             yield prog, a
 
 
@@ -541,9 +713,14 @@ def test_documented_maxima_of_a_search_fit_in_memory():
     from rfmodel.optimize import optimize
 
     assert MAX_POP <= 10_000
-    for kw in ({"pop_size": MAX_POP + 1}, {"seed": 2**64}, {"seed": MAX_SEED, "reference_seeds": 1},
-               {"generations": 10**9}, {"nodes": (float("nan"),)},
-               {"uncertainty": {"mem_fraction": ("normal", 0.1)}, "samples": 10**6}):  # fmt: skip
+    for kw in (
+        {"pop_size": MAX_POP + 1},
+        {"seed": 2**64},
+        {"seed": MAX_SEED, "reference_seeds": 1},
+        {"generations": 10**9},
+        {"nodes": (float("nan"),)},
+        {"uncertainty": {"mem_fraction": ("normal", 0.1)}, "samples": 10**6},
+    ):
         with pytest.raises(RfmodelError, match="pop_size|seed|generations|nodes|samples"):
             optimize("baseline", "saxpy", **kw)
 
@@ -554,11 +731,13 @@ def test_seeds_beyond_what_every_consumer_takes_are_refused():
     from rfmodel.optimize.sensitivity import global_sensitivity
     from rfmodel.workload.suite import load_workload
 
-    for call in (lambda: rfmodel.evaluate("baseline", "saxpy", seed=2**64),
-                 lambda: rfmodel.evaluate("baseline", "saxpy", seed=MAX_SEED + 1),
-                 lambda: rfmodel.evaluate("baseline", "saxpy", method="simulate", seed=2**40),
-                 lambda: global_sensitivity("baseline", "saxpy", seed=2**40),
-                 lambda: load_workload("saxpy", seed=2**40)):  # fmt: skip
+    for call in (
+        lambda: rfmodel.evaluate("baseline", "saxpy", seed=2**64),
+        lambda: rfmodel.evaluate("baseline", "saxpy", seed=MAX_SEED + 1),
+        lambda: rfmodel.evaluate("baseline", "saxpy", method="simulate", seed=2**40),
+        lambda: global_sensitivity("baseline", "saxpy", seed=2**40),
+        lambda: load_workload("saxpy", seed=2**40),
+    ):
         with pytest.raises(RfmodelError, match="seed") as e:
             call()
         assert str(MAX_SEED) in str(e.value)
@@ -586,8 +765,20 @@ def test_api_bounds_of_bench_calibrate_and_workers():
 @pytest.mark.parametrize("spec", ["normal:1e308", "lognormal:700", "normal:1.5"])
 def test_uncertainty_widths_beyond_meaning_are_refused(capsys, spec):
     """mem_fraction=normal:1e308 ran and printed nonsense: a relative sd is at most 1."""
-    err = run_cli(["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "10",
-                   "--uncertainty", f"mem_fraction={spec}"], capsys)  # fmt: skip
+    err = run_cli(
+        [
+            "evaluate",
+            "--workload",
+            "saxpy",
+            "--method",
+            "montecarlo",
+            "--samples",
+            "10",
+            "--uncertainty",
+            f"mem_fraction={spec}",
+        ],
+        capsys,
+    )
     assert "mem_fraction" in err and "sd <= 1" in err
 
 
@@ -648,8 +839,10 @@ def test_a_service_that_is_not_a_dask_scheduler_is_one_error(tmp_path, capsys):
         server.close()
 
 
-@pytest.mark.parametrize(("content", "needle"), [("[1, 2]", "JSON object"), ('{"design": 5}', "'design' = 5"),
-                                                 ('{"pop": "x"}', "'pop'")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [("[1, 2]", "JSON object"), ('{"design": 5}', "'design' = 5"), ('{"pop": "x"}', "'pop'")],
+)
 def test_resume_from_a_damaged_run_description(tmp_path, capsys, content, needle):
     (tmp_path / "checkpoint").mkdir()
     (tmp_path / "checkpoint" / "run.json").write_text(content)
@@ -682,8 +875,10 @@ def test_accelsim_pc_wider_than_64_bits_and_a_negative_header_count(tmp_path):
             read_traceg(p)
 
 
-@pytest.mark.parametrize(("field", "bad"), [("Capacity   : 128KB", "Capacity   : 0KB"),
-                                            ("Data Width : 1024Bits", "Data Width : -1024Bits")])
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [("Capacity   : 128KB", "Capacity   : 0KB"), ("Data Width : 1024Bits", "Data Width : -1024Bits")],
+)
 def test_nvsim_import_rejects_impossible_sizes(tmp_path, capsys, field, bad):
     """A zero capacity or a negative width was imported and then broke every fit (LinAlgError)."""
     from test_tech import NVSIM_REPORT

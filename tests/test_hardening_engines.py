@@ -33,18 +33,23 @@ def test_bank_fields_in_a_spec_file_and_in_a_grid_give_one_answer(tmp_path, meth
     sm = resolve_gpu("fermi-gtx480")
     kw = {"method": method, **({"max_warps": 16} if method == "simulate" else {})}
     preset = float(rfmodel.evaluate("baseline", "saxpy", sm, **kw)["ipc"].values.ravel()[0])
-    by_file = float(rfmodel.evaluate("baseline", "saxpy", _toml(tmp_path, sm, num_banks=1), **kw)
-                    ["ipc"].values.ravel()[0])  # fmt: skip
-    by_grid = float(rfmodel.evaluate("baseline", "saxpy", sm, params={"num_banks": [1]}, **kw)
-                    ["ipc"].values.ravel()[0])  # fmt: skip
+    by_file = float(
+        rfmodel.evaluate("baseline", "saxpy", _toml(tmp_path, sm, num_banks=1), **kw)["ipc"].values.ravel()[0]
+    )
+    by_grid = float(
+        rfmodel.evaluate("baseline", "saxpy", sm, params={"num_banks": [1]}, **kw)["ipc"].values.ravel()[0]
+    )
     assert by_file == pytest.approx(by_grid, rel=1e-9)
     assert by_file < 0.8 * preset  # one bank serializes every operand read
 
 
-@pytest.mark.parametrize(("field", "value", "workload", "ok"), [
-    ("max_threads_per_cta", 128, "saxpy", 256),            # 256-thread CTAs
-    ("shmem_per_cta_bytes", 4096, "sgemm_tiled", 8448),    # 8,448 B of shared memory per CTA
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("field", "value", "workload", "ok"),
+    [
+        ("max_threads_per_cta", 128, "saxpy", 256),  # 256-thread CTAs
+        ("shmem_per_cta_bytes", 4096, "sgemm_tiled", 8448),  # 8,448 B of shared memory per CTA
+    ],
+)
 @pytest.mark.parametrize("method", ["analytic", "simulate"])
 def test_per_cta_launch_limits_refuse_a_kernel_over_them(tmp_path, field, value, workload, ok, method):
     """A CTA over these limits ran unchanged (max_threads_per_cta = 1 left saxpy's 256-thread CTAs
@@ -56,8 +61,9 @@ def test_per_cta_launch_limits_refuse_a_kernel_over_them(tmp_path, field, value,
             rfmodel.evaluate("baseline", workload, gpu, method=method, params=params, max_warps=16)
     # at the limit the answer is the preset's
     a = rfmodel.evaluate("baseline", workload, sm, method=method, max_warps=16)["ipc"].values
-    b = rfmodel.evaluate("baseline", workload, _toml(tmp_path, sm, **{field: ok}), method=method,
-                         max_warps=16)
+    b = rfmodel.evaluate(
+        "baseline", workload, _toml(tmp_path, sm, **{field: ok}), method=method, max_warps=16
+    )
     assert np.array_equal(a, b["ipc"].values)
 
 
@@ -72,8 +78,9 @@ def test_register_limits_run_compiled_code_as_compiled_and_say_so(tmp_path, fiel
     occupancy._SAID.clear()
     for method in ("analytic", "simulate"):
         with pytest.warns(UserWarning, match=f"{field}.*run as compiled"):
-            ds = rfmodel.evaluate("baseline", "saxpy", _toml(tmp_path, sm, **{field: value}), method=method,
-                                  max_warps=16)  # fmt: skip
+            ds = rfmodel.evaluate(
+                "baseline", "saxpy", _toml(tmp_path, sm, **{field: value}), method=method, max_warps=16
+            )
         assert field in ds.attrs["limits_not_applied"] and "saxpy" in ds.attrs["limits_not_applied"]
         occupancy._SAID.clear()
     assert rfmodel.evaluate("baseline", "saxpy", sm).attrs["limits_not_applied"] == ""
@@ -106,8 +113,16 @@ def test_a_register_beyond_the_declared_count_counts(tmp_path):
     # a search whose register files stop short of it refuses before it searches
     small = (Variable("regs_per_sm", (16384, 32768)),)
     with pytest.raises(RfmodelError, match="at any point of the search"):
-        optimize(["baseline"], [f], "fermi-gtx480", pop_size=4, generations=1, brute_force=False, store=False,
-                 space=small)  # fmt: skip
+        optimize(
+            ["baseline"],
+            [f],
+            "fermi-gtx480",
+            pop_size=4,
+            generations=1,
+            brute_force=False,
+            store=False,
+            space=small,
+        )
 
 
 def test_every_design_costs_its_structures_on_every_preset_gpu():
@@ -183,14 +198,30 @@ def test_default_suite_kernels_a_gpu_cannot_run_are_left_out_of_a_search_and_sai
 
     monkeypatch.setattr(problem, "default_workloads", lambda: ["saxpy", "gemm_regblock16x8"])
     small = (problem.Variable("regs_per_sm", (16384, 32768)),)
-    res = problem.optimize(["baseline"], None, "fermi-gtx480", pop_size=4, generations=1, brute_force=False,
-                           store=False, space=small)  # fmt: skip
+    res = problem.optimize(
+        ["baseline"],
+        None,
+        "fermi-gtx480",
+        pop_size=4,
+        generations=1,
+        brute_force=False,
+        store=False,
+        space=small,
+    )
     left = res.pareto.attrs["workloads_left_out"]
     assert left.startswith("gemm_regblock16x8: ") and "regs_per_sm" in left
     assert res.pareto.attrs["workloads"] == "saxpy"
     with pytest.raises(RfmodelError, match="gemm_regblock16x8"):
-        problem.optimize(["baseline"], ["saxpy", "gemm_regblock16x8"], "fermi-gtx480", pop_size=4,
-                         generations=1, brute_force=False, store=False, space=small)  # fmt: skip
+        problem.optimize(
+            ["baseline"],
+            ["saxpy", "gemm_regblock16x8"],
+            "fermi-gtx480",
+            pop_size=4,
+            generations=1,
+            brute_force=False,
+            store=False,
+            space=small,
+        )
 
 
 ACCELSIM = Path(__file__).resolve().parents[2] / "shared" / "reference" / "accelsim-traces" / "synthetic"
@@ -218,8 +249,9 @@ def test_validate_simulates_a_unified_memory_point():
     from rfmodel.optimize import optimize
     from rfmodel.optimize.validate import validate
 
-    res = optimize(["unified"], ["saxpy"], "fermi-gtx480", pop_size=4, generations=1, brute_force=False,
-                   store=False)  # fmt: skip
+    res = optimize(
+        ["unified"], ["saxpy"], "fermi-gtx480", pop_size=4, generations=1, brute_force=False, store=False
+    )
     rows = validate(res, 1)
     assert len(rows) == 1 and rows[0]["design"] == "unified"
 

@@ -66,7 +66,13 @@ def test_listing1_register_intervals():
     assert ri.preds == ((), (0, 2), (1,), (1,), (2, 3))
     # the split kernel: B2 is cut at 10; each interval is whole blocks
     assert [(b.start, b.end) for b in ri.kernel.blocks] == [
-        (0, 4), (4, 8), (8, 10), (10, 13), (13, 15), (15, 16), (16, 17)
+        (0, 4),
+        (4, 8),
+        (8, 10),
+        (10, 13),
+        (13, 15),
+        (15, 16),
+        (16, 17),
     ]
     assert [iv.blocks for iv in ri.intervals] == [(0,), (1, 2), (3, 4), (5,), (6,)]
     assert [b.succs for b in ri.kernel.blocks] == [(1,), (2, 5), (3,), (4, 1), (6,), (6,), ()]
@@ -130,8 +136,19 @@ def _kernel(blocks: list[tuple[list[Instr], tuple[int, ...]]], name: str = "k") 
     instrs, bbs, start = [], [], 0
     for j, (ins, succs) in enumerate(blocks):
         for x in ins:
-            instrs.append(Instr(pc=16 * len(instrs), opcode=x.opcode, op_class=x.op_class, dst=x.dst,
-                                src=x.src, guard=x.guard, psrc=x.psrc, pdst=x.pdst, targets=x.targets))
+            instrs.append(
+                Instr(
+                    pc=16 * len(instrs),
+                    opcode=x.opcode,
+                    op_class=x.op_class,
+                    dst=x.dst,
+                    src=x.src,
+                    guard=x.guard,
+                    psrc=x.psrc,
+                    pdst=x.pdst,
+                    targets=x.targets,
+                )
+            )
         bbs.append(BasicBlock(id=j, start=start, end=start + len(ins), succs=succs, func="main"))
         start += len(ins)
     return Kernel(name=name, instrs=instrs, blocks=bbs, regs_per_thread=32, functions={"main": 0})
@@ -148,14 +165,29 @@ def figure5() -> Kernel:
     A (outer back edge).  A's conditional branch leaves the nest; C ends in an indirect branch with
     both back-edge targets.
     """
-    return _kernel([
-        ([_i("IADD3", dst=[0], src=[0]), _i("ISETP", pdst=(0,), src=[0]),
-          _i("BRA", OpClass.BRANCH, guard="P0", psrc=(0,), targets=(7,))], (1, 3)),      # A: 0-2
-        ([_i("FADD", OpClass.FP32, dst=[1], src=[1, 0])], (2,)),                          # B: 3
-        ([_i("IADD3", dst=[2], src=[2, 1]), _i("ISETP", pdst=(1,), src=[2]),
-          _i("BRX", OpClass.BRANCH, targets=(3, 0))], (1, 0)),                            # C: 4-6
-        ([_i("EXIT", OpClass.EXIT)], ()),                                                 # D: 7
-    ], name="figure5")
+    return _kernel(
+        [
+            (
+                [
+                    _i("IADD3", dst=[0], src=[0]),
+                    _i("ISETP", pdst=(0,), src=[0]),
+                    _i("BRA", OpClass.BRANCH, guard="P0", psrc=(0,), targets=(7,)),
+                ],
+                (1, 3),
+            ),  # A: 0-2
+            ([_i("FADD", OpClass.FP32, dst=[1], src=[1, 0])], (2,)),  # B: 3
+            (
+                [
+                    _i("IADD3", dst=[2], src=[2, 1]),
+                    _i("ISETP", pdst=(1,), src=[2]),
+                    _i("BRX", OpClass.BRANCH, targets=(3, 0)),
+                ],
+                (1, 0),
+            ),  # C: 4-6
+            ([_i("EXIT", OpClass.EXIT)], ()),  # D: 7
+        ],
+        name="figure5",
+    )
 
 
 def test_figure5_pass2_merges_the_outer_loop():
@@ -286,16 +318,26 @@ def test_function_calls_are_intervals_alone():
 def test_split_blocks():
     k = listing1()
     s = split_blocks(k, [10, 6, 4, 0, 99])
-    assert [(b.start, b.end) for b in s.blocks] == [(0, 4), (4, 6), (6, 8), (8, 10), (10, 13), (13, 15),
-                                                   (15, 16), (16, 17)]
+    assert [(b.start, b.end) for b in s.blocks] == [
+        (0, 4),
+        (4, 6),
+        (6, 8),
+        (8, 10),
+        (10, 13),
+        (13, 15),
+        (15, 16),
+        (16, 17),
+    ]
     assert [b.succs for b in s.blocks] == [(1,), (2,), (3, 6), (4,), (5, 1), (7,), (7,), ()]
     assert [b.label for b in s.blocks] == ["", "L1", "", "", "", "", "L2", "L3"]
     assert s.instrs == k.instrs
     assert len(k.blocks) == 6  # untouched
     kc = build_kernel(CALLK)
     sc = split_blocks(kc, [2])
-    assert [(b.start, b.end, b.succs, b.call_return) for b in sc.blocks][:2] == [(0, 2, (1,), None),
-                                                                               (2, 3, (4,), 2)]
+    assert [(b.start, b.end, b.succs, b.call_return) for b in sc.blocks][:2] == [
+        (0, 2, (1,), None),
+        (2, 3, (4,), 2),
+    ]
     assert sc.functions == {"main": 0, "f": 4}
 
 
@@ -389,8 +431,13 @@ def random_kernels(draw) -> Kernel:
     with_func = draw(st.booleans())
     lines = []
     for i in range(n - 1):
-        kind = draw(st.sampled_from(["alu"] * 6 + ["ld", "lds", "st", "bra", "gbra", "gexit", "wide"]
-                                    + (["call"] if with_func else [])))
+        kind = draw(
+            st.sampled_from(
+                ["alu"] * 6
+                + ["ld", "lds", "st", "bra", "gbra", "gexit", "wide"]
+                + (["call"] if with_func else [])
+            )
+        )
         if kind == "alu":
             srcs = " ".join(draw(st.lists(REG, max_size=3)))
             g = draw(st.sampled_from(["", "", "@p "]))
@@ -442,16 +489,19 @@ def test_invariants_random_kernels(k, n):
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.integers(0, 10_000),
-    st.integers(0, 3),
-    st.integers(0, 3),
-    st.integers(2, 24),
-)
+@given(st.integers(0, 10_000), st.integers(0, 3), st.integers(0, 3), st.integers(2, 24))
 def test_invariants_synthetic_kernels(seed, depth, ifs, n):
     p = SyntheticParams(
-        loop_depth=depth, trip_counts=(2,) * depth, body_size=10, outer_body_size=3, prologue_size=3,
-        epilogue_size=2, if_blocks=ifs, if_size=3, mem_fraction=0.3, regs_per_thread=40,
+        loop_depth=depth,
+        trip_counts=(2,) * depth,
+        body_size=10,
+        outer_body_size=3,
+        prologue_size=3,
+        epilogue_size=2,
+        if_blocks=ifs,
+        if_size=3,
+        mem_fraction=0.3,
+        regs_per_thread=40,
         mem_mix={"ld_global": 0.4, "st_global": 0.2, "ld_shared": 0.2, "ld_local": 0.2},
         mix={"int": 0.5, "fp32": 0.3, "tensor": 0.1, "fp64": 0.1},
     )
@@ -488,8 +538,17 @@ def test_builtin_kernels_interval_lengths(capsys):
         check_partition(k, s, 16)
         check_strands(k, s)
         assert _reachable_from_entry(ri.kernel)  # the split kernel is well formed
-        rows.append((name, len(k.instrs), len(ri), ri.stats()["mean_length"], ri.merge_passes, len(s),
-                     s.stats()["mean_length"]))
+        rows.append(
+            (
+                name,
+                len(k.instrs),
+                len(ri),
+                ri.stats()["mean_length"],
+                ri.merge_passes,
+                len(s),
+                s.stats()["mean_length"],
+            )
+        )
     n_iv = sum(r[2] for r in rows)
     n_st = sum(r[5] for r in rows)
     # strands are more constrained: at least as many over the suite, and shorter on average
@@ -498,8 +557,10 @@ def test_builtin_kernels_interval_lengths(capsys):
     with capsys.disabled():
         print("\nstatic lengths, N = 16 (instructions per interval, mean):")
         for r in rows:
-            print(f"  {r[0]:16s} {r[1]:4d} instrs  {r[2]:3d} intervals {r[3]:6.1f} (pass-2 reps {r[4]})"
-                  f"  {r[5]:3d} strands {r[6]:5.1f}")
+            print(
+                f"  {r[0]:16s} {r[1]:4d} instrs  {r[2]:3d} intervals {r[3]:6.1f} (pass-2 reps {r[4]})"
+                f"  {r[5]:3d} strands {r[6]:5.1f}"
+            )
 
 
 def test_unique_columns_finds_shared_points_bit_for_bit():
@@ -522,8 +583,12 @@ def test_the_fixed_point_on_shared_points_is_bit_identical(monkeypatch, design):
     import rfmodel.analytic.throughput as T
     from rfmodel.evaluate import evaluate
 
-    g = {"num_banks": [4, 8, 16, 32], "collector_units": [2, 4, 8],
-         "regs_per_sm": [32768, 65536, 131072, 262144], "warps_per_sm": [32, 48]}  # 192 columns, tails too
+    g = {
+        "num_banks": [4, 8, 16, 32],
+        "collector_units": [2, 4, 8],
+        "regs_per_sm": [32768, 65536, 131072, 262144],
+        "warps_per_sm": [32, 48],
+    }  # 192 columns, tails too
     a = evaluate(design, "saxpy", "fermi-gtx480", params=g)
     seen = []
     real = T.unique_columns
@@ -562,10 +627,44 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
     calls = []
     real = T._steady
 
-    def spy(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
-            oc_sets, evals_out):  # fmt: skip
-        real(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, rtol, ke, ml, todo, touched,
-             oc_sets, evals_out)  # fmt: skip
+    def spy(
+        x,
+        out,
+        wpc,
+        levels,
+        sched_cpi,
+        chain2,
+        cta_chain2,
+        sw,
+        sched,
+        pool,
+        rtol,
+        ke,
+        ml,
+        todo,
+        touched,
+        oc_sets,
+        evals_out,
+    ):
+        real(
+            x,
+            out,
+            wpc,
+            levels,
+            sched_cpi,
+            chain2,
+            cta_chain2,
+            sw,
+            sched,
+            pool,
+            rtol,
+            ke,
+            ml,
+            todo,
+            touched,
+            oc_sets,
+            evals_out,
+        )
         if not touched.any():
             rest = (wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml)
             calls.append((x.copy(), out.copy(), rest, oc_sets))

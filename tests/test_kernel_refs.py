@@ -11,13 +11,7 @@ import pytest
 from rfmodel.cli import main
 from rfmodel.errors import RfmodelError, UnknownNameError
 from rfmodel.workload import demangle as dm
-from rfmodel.workload.suite import (
-    choose_kernel,
-    load_kernel,
-    load_workload,
-    path_exists,
-    split_kernel_choice,
-)
+from rfmodel.workload.suite import choose_kernel, load_kernel, load_workload, path_exists, split_kernel_choice
 
 #: a CUB reduction instantiated over thrust tuples, as g++ mangles it: longer than any file name may be
 LONG = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +18,16 @@ PKG = ROOT / "rfmodel"
 
 #: module prefixes by layer, lowest first; a module belongs to its longest matching prefix
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("rfmodel.errors", "rfmodel.io", "rfmodel.cache", "rfmodel.version", "rfmodel.runner", "rfmodel.limits",
-     "rfmodel.datafile", "rfmodel.setassoc"),
+    (
+        "rfmodel.errors",
+        "rfmodel.io",
+        "rfmodel.cache",
+        "rfmodel.version",
+        "rfmodel.runner",
+        "rfmodel.limits",
+        "rfmodel.datafile",
+        "rfmodel.setassoc",
+    ),
     ("rfmodel.spec",),
     ("rfmodel.workload.ir", "rfmodel.workload.trace"),
     ("rfmodel.energy", "rfmodel.results"),
@@ -28,8 +37,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rfmodel.designs",),
     ("rfmodel.sim",),
     ("rfmodel.evaluate",),
-    ("rfmodel.optimize", "rfmodel.tolerance", "rfmodel.calibrate", "rfmodel.bench", "rfmodel.classes",
-     "rfmodel.studies", "rfmodel.testing"),
+    (
+        "rfmodel.optimize",
+        "rfmodel.tolerance",
+        "rfmodel.calibrate",
+        "rfmodel.bench",
+        "rfmodel.classes",
+        "rfmodel.studies",
+        "rfmodel.testing",
+    ),
     ("rfmodel.cli", "rfmodel.cli_tech"),
     ("rfmodel",),  # the package's face: lazy re-exports of the layers below
 )
@@ -205,14 +221,26 @@ def test_numba_compiles_into_the_user_cache_not_the_package(tmp_path):
 
     code = "import rfmodel, numba.core.config as c; print(c.CACHE_DIR)"
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
-                         env={**env, "XDG_CACHE_HOME": str(tmp_path)})  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        env={**env, "XDG_CACHE_HOME": str(tmp_path)},
+    )
     from rfmodel.cache import code_digest
 
     assert out.stdout.strip() == str(tmp_path / "rfmodel" / "numba" / code_digest())
     mine = tmp_path / "mine"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
-                         env={**env, "NUMBA_CACHE_DIR": str(mine)})  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        env={**env, "NUMBA_CACHE_DIR": str(mine)},
+    )
     assert out.stdout.strip() == str(mine)
 
 
@@ -262,6 +290,16 @@ def long_functions(root: Path = PKG, limit: int = MAX_FUNCTION_LINES) -> list[tu
 
 def test_no_function_is_longer_than_the_limit():
     assert long_functions() == []
+
+
+def test_the_code_is_in_ruffs_format():
+    # every Python file of the project as `ruff format` writes it (pyproject.toml pins ruff's minor version,
+    # whose style this is); the tables that need their own layout are marked `# fmt: off` / `# fmt: on`
+    ruff = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
+    if ruff is None:
+        pytest.skip("ruff is not installed (it comes with the dev extra: pip install -e '.[dev]')")
+    out = subprocess.run([ruff, "format", "--check", "."], cwd=PKG.parent, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_the_length_check_sees_a_long_function(tmp_path):

@@ -192,10 +192,16 @@ def _ident(p: Path) -> str:
 #: R15 as well, one beyond the rule's "below regs_per_thread - 2" that every other shipped kernel with calls
 #: follows (pb_gramschmidt_1: 12 registers, R3-R9).  Strict: a rule that explains it turns these green.
 CALL_SET_UNEXPLAINED = {"sm_75/sdk_inverse_cnd", "sm_80/sdk_inverse_cnd"}
-_WHY = ("the tool's CALL clobber set holds R15 = regs_per_thread - 2, beyond abi_call_sets' rule "
-        "(CALL_SET_UNEXPLAINED)")  # fmt: skip
-PLR_PARAMS = [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=_WHY))
-              if _ident(f) in CALL_SET_UNEXPLAINED else f for f in PLR_FILES]  # fmt: skip
+_WHY = (
+    "the tool's CALL clobber set holds R15 = regs_per_thread - 2, beyond abi_call_sets' rule "
+    "(CALL_SET_UNEXPLAINED)"
+)
+PLR_PARAMS = [
+    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=_WHY))
+    if _ident(f) in CALL_SET_UNEXPLAINED
+    else f
+    for f in PLR_FILES
+]
 
 
 def _load(path: Path):

@@ -88,8 +88,9 @@ def test_montecarlo_unknown_parameter_is_one_error():
     from rfmodel.errors import RfmodelError
 
     with pytest.raises(RfmodelError, match="unknown parameter 'bogus'"):
-        rfmodel.evaluate("baseline", "saxpy", method="montecarlo", uncertainty={"bogus": ("normal", 0.1)},
-                         samples=4)  # fmt: skip
+        rfmodel.evaluate(
+            "baseline", "saxpy", method="montecarlo", uncertainty={"bogus": ("normal", 0.1)}, samples=4
+        )
 
 
 # ----------------------------------------------------------------------------- register-cache distances
@@ -179,10 +180,12 @@ def test_model_error_uses_the_calibrated_scale_and_widens_the_interval():
     cal = {"designs": {"baseline": {"coefficients": {}, "model_log_ipc_sd": 0.2}}}
     kw = {"method": "montecarlo", "samples": 40, "seed": 1, "calibration": cal}
     narrow = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", uncertainty=UNC2, **kw)
-    wide = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480",
-                            uncertainty={**UNC2, "model_error": "calibrated"}, **kw)  # fmt: skip
-    explicit = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480",
-                                uncertainty={**UNC2, "model_error": ("lognormal", 0.2)}, **kw)  # fmt: skip
+    wide = rfmodel.evaluate(
+        "baseline", "saxpy", "fermi-gtx480", uncertainty={**UNC2, "model_error": "calibrated"}, **kw
+    )
+    explicit = rfmodel.evaluate(
+        "baseline", "saxpy", "fermi-gtx480", uncertainty={**UNC2, "model_error": ("lognormal", 0.2)}, **kw
+    )
     w = lambda ds: float((ds["ipc_hi"] - ds["ipc_lo"]).values.max())  # noqa: E731
     assert w(wide) > w(narrow)
     np.testing.assert_array_equal(wide["ipc"].values, explicit["ipc"].values)
@@ -192,8 +195,14 @@ def test_model_error_without_a_scale_is_one_error():
     from rfmodel.errors import RfmodelError
 
     with pytest.raises(RfmodelError, match="model_error='calibrated' needs a calibration"):
-        rfmodel.evaluate("baseline", "saxpy", method="montecarlo", samples=4, calibration=False,
-                         uncertainty={"model_error": "calibrated"})  # fmt: skip
+        rfmodel.evaluate(
+            "baseline",
+            "saxpy",
+            method="montecarlo",
+            samples=4,
+            calibration=False,
+            uncertainty={"model_error": "calibrated"},
+        )
 
 
 def test_cli_uncertainty_parsing_and_errors(capsys):
@@ -218,12 +227,26 @@ def test_vectorized_samples_equal_one_run_per_sample(design):
     from rfmodel.designs.base import get_design
     from rfmodel.evaluate import resolve_gpu
 
-    unc = {"mem_fraction": ("normal", 0.2), "reads_per_instr": ("uniform", 0.2),
-           "instructions": ("normal", 0.1), "hit_rate": ("lognormal", 0.3), "softmin_q": ("uniform", 0.3)}
+    unc = {
+        "mem_fraction": ("normal", 0.2),
+        "reads_per_instr": ("uniform", 0.2),
+        "instructions": ("normal", 0.1),
+        "hit_rate": ("lognormal", 0.3),
+        "softmin_q": ("uniform", 0.3),
+    }
     n, seed, gpu = 6, 5, "maxwell-ltrf"
     params = {"num_banks": [8, 16]}
-    ds = rfmodel.evaluate(design, "saxpy", gpu, method="montecarlo", samples=n, seed=seed, uncertainty=unc,
-                          params=params, calibration=False)  # fmt: skip
+    ds = rfmodel.evaluate(
+        design,
+        "saxpy",
+        gpu,
+        method="montecarlo",
+        samples=n,
+        seed=seed,
+        uncertainty=unc,
+        params=params,
+        calibration=False,
+    )
     d = get_design(design)
     sm = resolve_gpu(gpu)
     prof0 = workload_profile("saxpy", sm, seed=seed)  # the seed also expands the workload, as in evaluate

@@ -15,8 +15,10 @@ from rfmodel.optimize.problem import default_design_params, design_space, design
 
 WLS = ["synthetic:register-sensitive", "saxpy"]
 #: a space small enough to enumerate: two designs, three cells, two SM fields
-SMALL = (Variable("num_banks", (4, 8, 16, 32)),
-         Variable("regs_per_sm", tuple(range(16384, 131072 + 1, 8192))))  # fmt: skip
+SMALL = (
+    Variable("num_banks", (4, 8, 16, 32)),
+    Variable("regs_per_sm", tuple(range(16384, 131072 + 1, 8192))),
+)
 CELLS = ("sram-hp", "tfet", "dwm")
 
 
@@ -26,14 +28,23 @@ def _dominated(f: np.ndarray) -> np.ndarray:
 
 def test_joint_front_over_designs_and_cells_is_nondominated_and_near_the_exhaustive_one():
     calls = []
-    res = optimize(["baseline", "bow"], WLS, "fermi-gtx480", space=SMALL, cells=CELLS, design_params=(),
-                   pop_size=24, generations=15, seed=1,
-                   progress=lambda g, n, **info: calls.append((g, n, info)))  # fmt: skip
+    res = optimize(
+        ["baseline", "bow"],
+        WLS,
+        "fermi-gtx480",
+        space=SMALL,
+        cells=CELLS,
+        design_params=(),
+        pop_size=24,
+        generations=15,
+        seed=1,
+        progress=lambda g, n, **info: calls.append((g, n, info)),
+    )
     # first each workload's profile made ready (its own phase), then the search
     ready = [c for c in calls if c[2].get("phase") == "profiles"]
     assert [(g, n, c["workload"]) for g, n, c in ready] == [(i, len(WLS), w) for i, w in enumerate(WLS)]
     assert calls[: len(ready)] == ready
-    calls = calls[len(ready):]
+    calls = calls[len(ready) :]
     assert calls[-1][:2] == (30, 30)  # 15 generations of each of the two islands
     # the evaluation count never falls and ends at the run's; the last call names the finished islands
     counts = [c[2]["evaluations"] for c in calls]
@@ -61,8 +72,17 @@ def test_joint_front_over_designs_and_cells_is_nondominated_and_near_the_exhaust
 
 
 def test_default_objectives_follow_the_mission_and_capacity_is_the_registers():
-    res = optimize("baseline", ["saxpy"], "fermi-gtx480", space=SMALL, cells=("sram-hp",), design_params=(),
-                   pop_size=8, generations=2, brute_force=False)  # fmt: skip
+    res = optimize(
+        "baseline",
+        ["saxpy"],
+        "fermi-gtx480",
+        space=SMALL,
+        cells=("sram-hp",),
+        design_params=(),
+        pop_size=8,
+        generations=2,
+        brute_force=False,
+    )
     names = [str(o) for o in res.objectives]
     assert names == ["capacity_kb:max", "area_mm2:min", "power_mw:min", "time_ns:min"]
     for r in pareto_table(res.pareto):
@@ -71,18 +91,28 @@ def test_default_objectives_follow_the_mission_and_capacity_is_the_registers():
 
 
 def test_same_seed_same_front():
-    kw = dict(space=SMALL[:1], cells=CELLS, design_params=(), pop_size=8, generations=3, seed=7,
-              brute_force=False)  # fmt: skip
+    kw = dict(
+        space=SMALL[:1], cells=CELLS, design_params=(), pop_size=8, generations=3, seed=7, brute_force=False
+    )
     a = optimize(["baseline", "rfc"], WLS[:1], "fermi-gtx480", **kw)
     b = optimize(["baseline", "rfc"], WLS[:1], "fermi-gtx480", **kw)
     assert pareto_table(a.pareto) == pareto_table(b.pareto)
 
 
 def test_constraints_by_name_hold_on_the_front():
-    res = optimize(["baseline", "malekeh"], ["saxpy"], "fermi-gtx480", space=SMALL, cells=CELLS,
-                   design_params=(), objectives=["ipc:max", "area_mm2:min"],
-                   constraints=["area_mm2<=2.0", "ipc>=0.9*baseline"], pop_size=12, generations=4,
-                   brute_force=False)  # fmt: skip
+    res = optimize(
+        ["baseline", "malekeh"],
+        ["saxpy"],
+        "fermi-gtx480",
+        space=SMALL,
+        cells=CELLS,
+        design_params=(),
+        objectives=["ipc:max", "area_mm2:min"],
+        constraints=["area_mm2<=2.0", "ipc>=0.9*baseline"],
+        pop_size=12,
+        generations=4,
+        brute_force=False,
+    )
     ref = float(res.pareto.attrs["reference"].split("=")[1])
     rows = pareto_table(res.pareto)
     assert rows
@@ -127,16 +157,32 @@ def test_each_design_searches_its_declared_parameters_and_the_cell():
     assert "rthld" not in default_design_params("malekeh") and "seed" not in default_design_params("malekeh")
     names = [x.name for x in design_space("bow", SMALL, CELLS)]
     assert names == ["num_banks", "regs_per_sm", "main_cell", "window", "write_bypass"]
-    res = optimize("rfc", ["saxpy"], "maxwell-ltrf", space=(), cells=("sram-hp",), design_params=("rfc_kb",),
-                   pop_size=8, generations=2, brute_force=False)  # fmt: skip
+    res = optimize(
+        "rfc",
+        ["saxpy"],
+        "maxwell-ltrf",
+        space=(),
+        cells=("sram-hp",),
+        design_params=("rfc_kb",),
+        pop_size=8,
+        generations=2,
+        brute_force=False,
+    )
     rows = pareto_table(res.pareto)
     assert rows and all(r["rfc_kb"] in v.values for r in rows)
     assert "rfc_kb=" in res.pareto.attrs["space"]
 
 
 # ----------------------------------------------------------------------------- runners, checkpoints
-RUN = dict(space=SMALL, cells=("sram-hp", "dwm"), design_params=(), pop_size=8, generations=4, seed=3,
-           brute_force=False)  # fmt: skip
+RUN = dict(
+    space=SMALL,
+    cells=("sram-hp", "dwm"),
+    design_params=(),
+    pop_size=8,
+    generations=4,
+    seed=3,
+    brute_force=False,
+)
 
 
 def test_process_runner_gives_the_serial_front():
@@ -201,8 +247,13 @@ def test_dask_runners_give_the_serial_front():
         with Client(cluster) as client:
             dask = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", runner=DaskRunner(client), **RUN)
         # as the command line's --scheduler ADDRESS does
-        by_address = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480",
-                              runner=make_runner(scheduler=cluster.scheduler_address), **RUN)  # fmt: skip
+        by_address = optimize(
+            ["baseline", "rfc"],
+            ["saxpy"],
+            "fermi-gtx480",
+            runner=make_runner(scheduler=cluster.scheduler_address),
+            **RUN,
+        )
     assert pareto_table(dask.pareto) == pareto_table(serial.pareto) == pareto_table(by_address.pareto)
 
 
@@ -231,8 +282,15 @@ def _checkpoint_at(tmp_path, generation, **kw):
         if step == generation and "phase" not in info:
             shutil.copy(tmp_path / "run" / "baseline.ckpt", saved)
 
-    run = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=tmp_path / "run", progress=copy,
-                   store=False, **{**RUN, **kw})  # fmt: skip
+    run = optimize(
+        ["baseline"],
+        ["saxpy"],
+        "fermi-gtx480",
+        checkpoint=tmp_path / "run",
+        progress=copy,
+        store=False,
+        **{**RUN, **kw},
+    )
     return saved, run
 
 
@@ -247,8 +305,16 @@ def test_a_checkpoint_is_data_and_resumes_the_run_exactly(tmp_path, algorithm):
     saved, run = _checkpoint_at(tmp_path, 2, algorithm=algorithm)
     meta, arrays = read_checked(saved, CHECKPOINT_KIND, CHECKPOINT_VERSION)
     assert meta["n_iter"] == 3 and all(a.dtype != object for a in arrays.values())
-    resumed = optimize(["baseline"], ["saxpy"], "fermi-gtx480", checkpoint=saved.parent, resume=True,
-                       store=False, algorithm=algorithm, **RUN)  # fmt: skip
+    resumed = optimize(
+        ["baseline"],
+        ["saxpy"],
+        "fermi-gtx480",
+        checkpoint=saved.parent,
+        resume=True,
+        store=False,
+        algorithm=algorithm,
+        **RUN,
+    )
     assert resumed.history[0]["resumed_at"] == 2
     assert pareto_table(resumed.pareto) == pareto_table(run.pareto)
     same = ("evaluations", "computed", "requested", "front")
@@ -272,9 +338,26 @@ def test_resume_never_unpickles_a_checkpoint(tmp_path, capsys):
             return (open, (str(marker), "w"))
 
     out = tmp_path / "out"
-    args = ["optimize", "--quiet", "--design", "baseline", "--workload", "saxpy", "--cell", "sram-hp",
-            "--pop", "8", "--generations", "2", "--no-brute-force", "--workers", "1", "--no-store",
-            "--out", str(out)]  # fmt: skip
+    args = [
+        "optimize",
+        "--quiet",
+        "--design",
+        "baseline",
+        "--workload",
+        "saxpy",
+        "--cell",
+        "sram-hp",
+        "--pop",
+        "8",
+        "--generations",
+        "2",
+        "--no-brute-force",
+        "--workers",
+        "1",
+        "--no-store",
+        "--out",
+        str(out),
+    ]
     assert main(args) == 0
     capsys.readouterr()
     ckpt = out / "checkpoint" / "baseline.ckpt"
@@ -353,9 +436,25 @@ def test_kill_9_then_resume_reaches_the_same_front_and_evaluation_count(tmp_path
     import sys
     import time
 
-    args = ["optimize", "--quiet", "--design", "baseline", "--design", "bow", "--workload", "saxpy",
-            "--cell", "sram-hp", "--cell", "dwm", "--pop", "8", "--generations", "60",
-            "--no-brute-force"]  # fmt: skip
+    args = [
+        "optimize",
+        "--quiet",
+        "--design",
+        "baseline",
+        "--design",
+        "bow",
+        "--workload",
+        "saxpy",
+        "--cell",
+        "sram-hp",
+        "--cell",
+        "dwm",
+        "--pop",
+        "8",
+        "--generations",
+        "60",
+        "--no-brute-force",
+    ]
     cmd = [sys.executable, "-m", "rfmodel.cli", *args]
     full = subprocess.run([*cmd, "--out", str(tmp_path / "full")], capture_output=True, text=True)
     assert full.returncode == 0, full.stderr
@@ -416,7 +515,8 @@ def test_validate_puts_the_simulator_beside_the_most_different_points():
         # the IPC effect against the baseline at the point's SM point, in both engines: none for the baseline
         assert np.isfinite(r["analytic_ipc_effect"]) and np.isfinite(r["simulated_ipc_effect"])
         assert r["error_ipc_effect_points"] == pytest.approx(
-            100 * (r["analytic_ipc_effect"] - r["simulated_ipc_effect"]))
+            100 * (r["analytic_ipc_effect"] - r["simulated_ipc_effect"])
+        )
         if r["design"] == "baseline":
             assert r["analytic_ipc_effect"] == r["simulated_ipc_effect"] == 0.0
     from rfmodel.evaluate import resolve_gpu
@@ -425,7 +525,11 @@ def test_validate_puts_the_simulator_beside_the_most_different_points():
     # the reference keeps the SM fields, the collector units and the baseline's own parameters
     point = {"num_banks": 8, "collector_units": 4, "main_rf_latency_x": 3.0, "rfc_kb": 16, "active_warps": 4}
     assert reference_params(point, resolve_gpu("fermi-gtx480")) == {
-        "num_banks": 8, "collector_units": 4, "main_rf_latency_x": 3.0, "active_warps": 4}
+        "num_banks": 8,
+        "collector_units": 4,
+        "main_rf_latency_x": 3.0,
+        "active_warps": 4,
+    }
     from rfmodel.optimize.validate import ranking_agreement
 
     # Kendall's tau of the two engines' orders: +1 for the same order, -1 reversed, NaN when undecided
@@ -439,8 +543,17 @@ def test_validate_puts_the_simulator_beside_the_most_different_points():
         validate(res, 0)
     # Fermi's collectors are typed sets: a point's collector_units is simulated as that many generic ones
     space = (Variable("collector_units", (2, 8, 16)), Variable("num_banks", (8, 16)))
-    res = optimize("baseline", ["saxpy"], "fermi-gtx480", space=space, cells=("sram-hp",), design_params=(),
-                   pop_size=4, generations=1, brute_force=False)  # fmt: skip
+    res = optimize(
+        "baseline",
+        ["saxpy"],
+        "fermi-gtx480",
+        space=space,
+        cells=("sram-hp",),
+        design_params=(),
+        pop_size=4,
+        generations=1,
+        brute_force=False,
+    )
     row = validate(res, 1)[0]
     assert row["collectors"] == f"{row['collector_units']} generic" and row["simulated_ipc"] > 0
 
@@ -448,11 +561,20 @@ def test_validate_puts_the_simulator_beside_the_most_different_points():
 def test_a_seeded_run_repeats_when_its_population_holds_infeasible_points():
     """pymoo 0.6.2's NSGA-III breaks a tie of two equally infeasible points with an unseeded generator;
     the search uses its own tournament, so a space where most points cannot host a CTA still repeats."""
-    space = (Variable("regs_per_sm", (2048, 3072, 4096, 6144, 8192, 12288, 65536)),
-             Variable("num_banks", (4, 8, 16, 32)),
-             Variable("collector_units", tuple(range(1, 33))))  # fmt: skip
-    kw = dict(space=space, cells=("sram-hp", "dwm", "tfet"), design_params=(), pop_size=12, generations=8,
-              seed=5, brute_force=False)  # fmt: skip
+    space = (
+        Variable("regs_per_sm", (2048, 3072, 4096, 6144, 8192, 12288, 65536)),
+        Variable("num_banks", (4, 8, 16, 32)),
+        Variable("collector_units", tuple(range(1, 33))),
+    )
+    kw = dict(
+        space=space,
+        cells=("sram-hp", "dwm", "tfet"),
+        design_params=(),
+        pop_size=12,
+        generations=8,
+        seed=5,
+        brute_force=False,
+    )
     runs = [optimize("baseline", ["gemm_regblock16x8", "saxpy"], "fermi-gtx480", **kw) for _ in range(3)]
     tables = [pareto_table(r.pareto) for r in runs]
     assert tables[0] == tables[1] == tables[2]
@@ -472,14 +594,21 @@ def test_a_robust_front_takes_each_objective_at_its_pessimistic_end():
     assert np.all(worst["time_ns"] > mean["time_ns"])  # slower at the 97.5 % quantile than on average
     assert np.array_equal(worst["capacity_kb"], mean["capacity_kb"])  # nothing uncertain about capacity
     assert np.allclose(worst["area_mm2"], mean["area_mm2"])
-    res = optimize("baseline", ["saxpy"], "fermi-gtx480", uncertainty={"mem_fraction": ("normal", 0.2)},
-                   samples=8, **RUN)  # fmt: skip
+    res = optimize(
+        "baseline", ["saxpy"], "fermi-gtx480", uncertainty={"mem_fraction": ("normal", 0.2)}, samples=8, **RUN
+    )
     assert "pessimistic end" in res.pareto.attrs["engine"] and pareto_table(res.pareto)
 
 
 def test_the_node_and_the_structures_cell_are_technology_variables():
-    res = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", nodes=(22, 45),
-                   structure_cells=("sram-hp", "sram-lop"), **RUN)  # fmt: skip
+    res = optimize(
+        ["baseline", "rfc"],
+        ["saxpy"],
+        "fermi-gtx480",
+        nodes=(22, 45),
+        structure_cells=("sram-hp", "sram-lop"),
+        **RUN,
+    )
     rows = pareto_table(res.pareto)
     assert any(r["node_nm"] == 22 for r in rows)
     assert {r["structure_cell"] for r in rows} <= {"sram-hp", "sram-lop"}
@@ -515,8 +644,16 @@ def test_a_point_asked_for_again_is_not_evaluated_again():
     from rfmodel.evaluate import resolve_gpu
     from rfmodel.optimize.problem import DEFAULT_OBJECTIVES, _Island, _IslandProblem
 
-    island = _Island("baseline", design_space("baseline", SMALL, ("sram-hp",), ()), ["saxpy"],
-                     resolve_gpu("fermi-gtx480"), DEFAULT_OBJECTIVES, (), {}, {})  # fmt: skip
+    island = _Island(
+        "baseline",
+        design_space("baseline", SMALL, ("sram-hp",), ()),
+        ["saxpy"],
+        resolve_gpu("fermi-gtx480"),
+        DEFAULT_OBJECTIVES,
+        (),
+        {},
+        {},
+    )
     p = _IslandProblem(island)
     x = np.array([[0, 1, 0], [1, 2, 0], [0, 1, 0]])
     out1, out2 = {}, {}

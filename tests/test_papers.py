@@ -117,16 +117,20 @@ def test_the_docs_table_of_the_papers_benchmarks_is_current():
 
 def _header(tmp_path, extra: str):
     src = tmp_path / "k.cu"
-    head = ("// rfmodel: description = d\n// rfmodel: threads_per_cta = 32\n// rfmodel: ctas = 1\n"
-            "// rfmodel: trip = 1\n// rfmodel: category = fp-heavy\n")  # fmt: skip
+    head = (
+        "// rfmodel: description = d\n// rfmodel: threads_per_cta = 32\n// rfmodel: ctas = 1\n"
+        "// rfmodel: trip = 1\n// rfmodel: category = fp-heavy\n"
+    )
     src.write_text(head + extra + "\nvoid k() {}\n")
     return src
 
 
 def test_a_papers_header_needs_its_original_and_names_known_papers(tmp_path):
-    full = ("// rfmodel: suite = papers\n// rfmodel: benchmark = b\n// rfmodel: original = o\n"
-            "// rfmodel: papers = ltrf, cerf\n// rfmodel: original_regs = 20\n"
-            "// rfmodel: original_shared = 0\n// rfmodel: original_threads_per_cta = 32\n")  # fmt: skip
+    full = (
+        "// rfmodel: suite = papers\n// rfmodel: benchmark = b\n// rfmodel: original = o\n"
+        "// rfmodel: papers = ltrf, cerf\n// rfmodel: original_regs = 20\n"
+        "// rfmodel: original_shared = 0\n// rfmodel: original_threads_per_cta = 32\n"
+    )
     k = bs.parse_header(_header(tmp_path, full))
     assert k.suite == "papers" and dict(k.original)["papers"] == ["ltrf", "cerf"]
     assert bs.parse_header(_header(tmp_path, "")).suite == "builtin"

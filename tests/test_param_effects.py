@@ -76,8 +76,9 @@ def _changed(sm, field: str, value):
 
 
 def _summary(ds) -> dict:
-    out = {k: np.squeeze(np.asarray(ds[k].values, dtype=float))
-           for k in ds.data_vars if ds[k].dtype.kind == "f"}  # fmt: skip
+    out = {
+        k: np.squeeze(np.asarray(ds[k].values, dtype=float)) for k in ds.data_vars if ds[k].dtype.kind == "f"
+    }
     out["said"] = (ds.attrs.get("not_modelled", ""), ds.attrs.get("limits_not_applied", ""))
     return out
 
@@ -164,8 +165,11 @@ def _design_values(d):
             cands = [not v]
         elif info.type in (int, float) and v is not None:
             cands = [v * 2, v // 2 if info.type is int else v / 2, v + 1, lo, hi] if v else [1, 2, hi]
-            cands = [x for x in cands if x is not None and x != v and (lo is None or x >= lo)
-                     and (hi is None or x <= hi)]  # fmt: skip
+            cands = [
+                x
+                for x in cands
+                if x is not None and x != v and (lo is None or x >= lo) and (hi is None or x <= hi)
+            ]
         else:
             cands = []
         if cands:

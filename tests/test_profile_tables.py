@@ -24,8 +24,10 @@ from rfmodel.workload.trace import NONE
 def _counts(trace, rank, inputs):
     """A toy statistic: the trace's instructions and register reads (and the inputs the SM's view gave)."""
     reads = int((np.asarray(trace.src) != NONE).sum())
-    return {"toy_counts": np.array([trace.n_instrs, reads], dtype=np.float64),
-            "toy_inputs": "no SM" if inputs is None else inputs}
+    return {
+        "toy_counts": np.array([trace.n_instrs, reads], dtype=np.float64),
+        "toy_inputs": "no SM" if inputs is None else inputs,
+    }
 
 
 @pytest.fixture

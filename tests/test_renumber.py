@@ -38,7 +38,14 @@ def pair_bank(r: int) -> int:
 # 6 R6 (mov R6, 1), 7 R6 (mov R6, 0).  Intervals accessing them: R0, R1 -> #1, #2; R2, R3 -> #1, #3;
 # R4, R5 -> #2; R6 (1) -> #3; R6 (0) -> #4.  The ICG joins the live ranges of a common interval:
 LISTING1_ICG = (
-    {1, 2, 3, 4, 5}, {0, 2, 3, 4, 5}, {0, 1, 3, 6}, {0, 1, 2, 6}, {0, 1, 5}, {0, 1, 4}, {2, 3}, set(),
+    {1, 2, 3, 4, 5},
+    {0, 2, 3, 4, 5},
+    {0, 1, 3, 6},
+    {0, 1, 2, 6},
+    {0, 1, 5},
+    {0, 1, 4},
+    {2, 3},
+    set(),
 )
 # Colouring order (smallest degree first out, ties highest id first out): 7 (0), 6 (2), then 5, 4, 3,
 # 2, 1, 0 -- popped 0, 1, ..., 7.  Select, four banks (green 0, blue 1, yellow 2, red 3):
@@ -57,7 +64,14 @@ def test_listing1_renumbering():
     ri = register_intervals(k, 4)
     rn = renumber(k, ri, n_banks=4, bank=pair_bank, n_regs=8)
     assert [(lr.reg, lr.intervals) for lr in rn.live_ranges] == [
-        (0, {0, 1}), (1, {0, 1}), (2, {0, 2}), (3, {0, 2}), (4, {1}), (5, {1}), (6, {2}), (6, {3}),
+        (0, {0, 1}),
+        (1, {0, 1}),
+        (2, {0, 2}),
+        (3, {0, 2}),
+        (4, {1}),
+        (5, {1}),
+        (6, {2}),
+        (6, {3}),
     ]
     assert tuple(set(a) for a in rn.icg) == LISTING1_ICG
     assert rn.new_reg == LISTING1_NEW_REG
@@ -74,7 +88,13 @@ def test_listing1_renumbering():
     # the code of Figure 10
     new = rn.kernel.instrs
     assert [(x.dst, x.src) for x in new[:7]] == [
-        ((0,), ()), ((2,), ()), ((4,), ()), ((6,), ()), ((5,), (0,)), ((7,), (2,)), ((), (5, 7)),
+        ((0,), ()),
+        ((2,), ()),
+        ((4,), ()),
+        ((6,), ()),
+        ((5,), (0,)),
+        ((7,), (2,)),
+        ((), (5, 7)),
     ]
     assert [(x.dst, x.src) for x in new[8:12]] == [((0,), (0,)), ((2,), (2,)), ((4,), (4,)), ((), (4, 6))]
     assert new[13].dst == (0,) and new[15].dst == (2,)
@@ -147,6 +167,7 @@ def check_renumbering(k, ri, rn, n_banks: int, n_regs: int | None = None) -> Non
     new = rn.kernel
     # the program is the same: every read sees the same definitions ...
     assert def_use_chains(new).ud == def_use_chains(k).ud
+
     # ... the webs map one-to-one (same definitions and reads), each to its new register ...
     def key(kernel, w):  # definitions (with the written slot: dead writes of one instruction), reads
         return w.defs, w.uses, tuple(kernel.instrs[d].dst.index(w.reg) for d in w.defs if d >= 0)
@@ -195,16 +216,29 @@ def test_renumbering_invariants_random_kernels(k, n, n_banks):
 
 def _synthetic(seed: int, depth: int = 2, ifs: int = 1):
     p = SyntheticParams(
-        loop_depth=depth, trip_counts=(2,) * depth, body_size=16, outer_body_size=4, prologue_size=4,
-        epilogue_size=2, if_blocks=ifs, if_size=3, mem_fraction=0.25, regs_per_thread=32,
+        loop_depth=depth,
+        trip_counts=(2,) * depth,
+        body_size=16,
+        outer_body_size=4,
+        prologue_size=4,
+        epilogue_size=2,
+        if_blocks=ifs,
+        if_size=3,
+        mem_fraction=0.25,
+        regs_per_thread=32,
         mem_mix={"ld_global": 0.6, "st_global": 0.2, "ld_shared": 0.2},
     )
     return generate(p, seed=seed)[0]
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 10_000), st.integers(0, 3), st.integers(0, 2), st.integers(4, 16),
-       st.sampled_from([2, 4, 8, 16]))
+@given(
+    st.integers(0, 10_000),
+    st.integers(0, 3),
+    st.integers(0, 2),
+    st.integers(4, 16),
+    st.sampled_from([2, 4, 8, 16]),
+)
 def test_renumbering_invariants_synthetic(seed, depth, ifs, n, n_banks):
     k = _synthetic(seed, depth, ifs)
     ri = register_intervals(k, n)

@@ -581,8 +581,21 @@ def test_cuobjdump_and_nvdisasm_agree():
     assert a.attrs["format"] == "cuobjdump" and b.attrs["format"] == "nvdisasm"
 
     def fields(i):
-        return (i.pc, i.opcode, i.op_class, i.dst, i.src, i.reuse, i.guard, i.pdst, i.psrc, i.udst, i.usrc,
-                i.targets, i.mem_bytes)  # fmt: skip
+        return (
+            i.pc,
+            i.opcode,
+            i.op_class,
+            i.dst,
+            i.src,
+            i.reuse,
+            i.guard,
+            i.pdst,
+            i.psrc,
+            i.udst,
+            i.usrc,
+            i.targets,
+            i.mem_bytes,
+        )
 
     assert [fields(i) for i in a.instrs] == [fields(i) for i in b.instrs]
     assert [(x.start, x.end, x.succs, x.call_return) for x in a.blocks] == [
@@ -841,10 +854,7 @@ def test_unresolved_branch_target():
 
 
 def test_bad_instructions():
-    for body, match in [
-        ("MOV R1, [R2 ;", "bad operands"),
-        ("MOV R300, R1 ;", "out of range"),
-    ]:
+    for body, match in [("MOV R1, [R2 ;", "bad operands"), ("MOV R300, R1 ;", "out of range")]:
         with pytest.raises(ParseError, match=match):
             parse_sass(_frame(body + "\nEXIT ;"))
     stray = _frame("EXIT ;").replace("k:\n", "k:\n    /* 0x000fe40000000f00 */\n")
@@ -866,7 +876,6 @@ def test_read_sass_errors(tmp_path):
     p.write_text(TWOCALL_NVDISASM)
     (k,) = read_sass(p)
     assert k.source == str(p) and k.instrs[0].line > 0
-
 
 
 def test_read_sass_from_many_threads_while_the_memo_turns_over(tmp_path):

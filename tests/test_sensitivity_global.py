@@ -13,8 +13,15 @@ from rfmodel.optimize.sensitivity import global_sensitivity
 def test_sobol_finds_the_one_variable_a_metric_depends_on():
     # capacity is regs_per_sm x 4 B: all of its variance is regs_per_sm's, none the others'
     names = ["num_banks", "regs_per_sm", "collector_units"]
-    ds = global_sensitivity("baseline", ["saxpy"], "fermi-gtx480", metric_name="capacity_kb", samples=128,
-                            variables=names, cells=("sram-hp",))  # fmt: skip
+    ds = global_sensitivity(
+        "baseline",
+        ["saxpy"],
+        "fermi-gtx480",
+        metric_name="capacity_kb",
+        samples=128,
+        variables=names,
+        cells=("sram-hp",),
+    )
     s1, st = ds["S1"].to_series(), ds["ST"].to_series()
     assert s1["regs_per_sm"] == pytest.approx(1.0, abs=0.1)
     assert st["regs_per_sm"] == pytest.approx(1.0, abs=0.1)
@@ -25,8 +32,15 @@ def test_sobol_finds_the_one_variable_a_metric_depends_on():
 
 def test_morris_screens_out_an_inert_variable_and_keeps_the_cell():
     # the two-level scheduler's pool size does nothing on Fermi's GTO scheduler; the cell moves the time
-    ds = global_sensitivity("baseline", ["saxpy"], "fermi-gtx480", metric_name="time_ns", method="morris",
-                            samples=12, variables=["main_cell", "active_warps", "num_banks"])  # fmt: skip
+    ds = global_sensitivity(
+        "baseline",
+        ["saxpy"],
+        "fermi-gtx480",
+        metric_name="time_ns",
+        method="morris",
+        samples=12,
+        variables=["main_cell", "active_warps", "num_banks"],
+    )
     mu = ds["mu_star"].to_series()
     assert mu["active_warps"] == 0.0 and mu["main_cell"] > 0.0
     assert ds.attrs["points"] == 12 * 4
@@ -39,13 +53,37 @@ def test_bad_requests_are_refused():
     with pytest.raises(RfmodelError, match="not in design"):
         global_sensitivity("baseline", ["saxpy"], variables=["window", "num_banks"])
     with pytest.raises(RfmodelError, match="does not vary"):
-        global_sensitivity("baseline", ["saxpy"], metric_name="capacity_kb", samples=8,
-                           variables=["num_banks", "collector_units"], cells=("sram-hp",))  # fmt: skip
+        global_sensitivity(
+            "baseline",
+            ["saxpy"],
+            metric_name="capacity_kb",
+            samples=8,
+            variables=["num_banks", "collector_units"],
+            cells=("sram-hp",),
+        )
 
 
 def test_cli_writes_the_indices_and_the_bar_plot(tmp_path, capsys):
-    assert main(["sensitivity", "--workload", "saxpy", "--method", "morris", "--samples", "8", "--var",
-                 "num_banks", "--var", "main_cell", "--out", str(tmp_path)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "sensitivity",
+                "--workload",
+                "saxpy",
+                "--method",
+                "morris",
+                "--samples",
+                "8",
+                "--var",
+                "num_banks",
+                "--var",
+                "main_cell",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "morris indices of time_ns" in out and "mu_star" in out
     for f in ("sensitivity.csv", "sensitivity.nc", "sensitivity.png"):

@@ -101,7 +101,8 @@ def test_rz_is_read_like_a_register(qv100):
 def test_evaluate_simulate_on_a_trace_directory(qv100, results):
     import rfmodel
 
-    ds = rfmodel.evaluate("baseline", str(TRACES / "bank_conf2"), CONFIG, method="simulate",
-                          sim_options={"compat": "gpgpusim"})
+    ds = rfmodel.evaluate(
+        "baseline", str(TRACES / "bank_conf2"), CONFIG, method="simulate", sim_options={"compat": "gpgpusim"}
+    )
     assert float(ds["cycles"].values.ravel()[0]) == results["bank_conf2"].metrics["cycles"]
     assert float(ds["rf_reads"].values.ravel()[0]) == results["bank_conf2"].counts["reads"]

@@ -29,18 +29,38 @@ def dram_sm(**dram):
     """A Fermi SM without an L1D whose DRAM runs at the core clock, a line one column read (128-byte atoms),
     so that its times are whole core cycles; ``off=True``: no banks."""
     sm = get_preset("fermi-gtx480")
-    kw = dict(channels=1, sub_partitions=1, banks=16, clock_mhz=sm.clock_mhz, address_map=ONE_CHANNEL,
-              t_rcd=RCD, t_rp=RP, t_ras=1, t_rc=1, t_rrd=1, t_ccd=1, t_cl=CL, burst_cycles=1, atom_bytes=128)
+    kw = dict(
+        channels=1,
+        sub_partitions=1,
+        banks=16,
+        clock_mhz=sm.clock_mhz,
+        address_map=ONE_CHANNEL,
+        t_rcd=RCD,
+        t_rp=RP,
+        t_ras=1,
+        t_rc=1,
+        t_rrd=1,
+        t_ccd=1,
+        t_cl=CL,
+        burst_cycles=1,
+        atom_bytes=128,
+    )
     kw.update(dram)
     l1 = L1DSpec(size_bytes=0, mshr_entries=0)
-    return sm.replace(l1d=l1, icache=None, num_sms=1, mem_bw_bytes_per_cycle=1e5,
-                      dram=None if kw.pop("off", False) else DramSpec(**kw))
+    return sm.replace(
+        l1d=l1,
+        icache=None,
+        num_sms=1,
+        mem_bw_bytes_per_cycle=1e5,
+        dram=None if kw.pop("off", False) else DramSpec(**kw),
+    )
 
 
 def load_chain(addresses):
     """One warp's loads, each reading the register the one before wrote: one DRAM trip after another."""
-    return trace_from_warps([[("LDG", [10 + i % 2], [10 + (i + 1) % 2], {"lines": [a]})
-                              for i, a in enumerate(addresses)]])  # fmt: skip
+    return trace_from_warps(
+        [[("LDG", [10 + i % 2], [10 + (i + 1) % 2], {"lines": [a]}) for i, a in enumerate(addresses)]]
+    )
 
 
 def cycles(addresses, sm, compat=None):
@@ -226,11 +246,21 @@ def test_a_global_store_hit_evicts_its_line_where_the_l1d_writes_evict(compat):
 
 
 # GPGPU-Sim's IPOLY equations (hashing.cc), typed from its source: per output bit, the higher bits XORed in
-_IPOLY32 = ((13, 12, 11, 10, 9, 6, 5, 3, 0), (14, 13, 12, 11, 10, 7, 6, 4, 1), (14, 10, 9, 8, 7, 6, 3, 2, 0),
-            (11, 10, 9, 8, 7, 4, 3, 1), (12, 11, 10, 9, 8, 5, 4, 2))
-_IPOLY64 = ((18, 17, 16, 15, 12, 10, 6, 5, 0), (15, 13, 12, 11, 10, 7, 5, 1, 0),
-            (16, 14, 13, 12, 11, 8, 6, 2, 1), (17, 15, 14, 13, 12, 9, 7, 3, 2),
-            (18, 16, 15, 14, 13, 10, 8, 4, 3), (17, 16, 15, 14, 11, 9, 5, 4))
+_IPOLY32 = (
+    (13, 12, 11, 10, 9, 6, 5, 3, 0),
+    (14, 13, 12, 11, 10, 7, 6, 4, 1),
+    (14, 10, 9, 8, 7, 6, 3, 2, 0),
+    (11, 10, 9, 8, 7, 4, 3, 1),
+    (12, 11, 10, 9, 8, 5, 4, 2),
+)
+_IPOLY64 = (
+    (18, 17, 16, 15, 12, 10, 6, 5, 0),
+    (15, 13, 12, 11, 10, 7, 5, 1, 0),
+    (16, 14, 13, 12, 11, 8, 6, 2, 1),
+    (17, 15, 14, 13, 12, 9, 7, 3, 2),
+    (18, 16, 15, 14, 13, 10, 8, 4, 3),
+    (17, 16, 15, 14, 11, 9, 5, 4),
+)
 
 
 def _ipoly_ref(eqs, a, b):

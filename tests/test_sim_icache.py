@@ -117,8 +117,9 @@ def test_rfmodel_pipeline_has_no_instruction_cache_and_says_so():
     assert not any("icache" in s for s in not_modelled(perfect, "analytic"))
 
 
-@pytest.mark.parametrize("field, value",
-                         [("fetch_per_cycle", 2), ("ibuffer_entries", 4), ("result_buses", 2)])
+@pytest.mark.parametrize(
+    "field, value", [("fetch_per_cycle", 2), ("ibuffer_entries", 4), ("result_buses", 2)]
+)
 def test_gpgpusim_pipeline_options_are_refused_outside_that_mode(field, value):
     """The fetch stage, instruction buffers and result buses exist only in GPGPU-Sim mode: a value set for
     them in rfmodel's own pipeline would be ignored, so it is refused, naming the field and the mode."""
@@ -129,12 +130,18 @@ def test_gpgpusim_pipeline_options_are_refused_outside_that_mode(field, value):
     assert getattr(SimOptions(compat="gpgpusim", **{field: value}), field) == value
 
 
-@pytest.mark.parametrize("lines, expected", [
-    ([0, 1, 2], 3),  # straight code: one miss a line
-    ([0, 4], 3),  # a jump: the fall-through line (1) is fetched, then the target's line once it is past it
-    ([0, 2], 3),
-    ([0, 4, 8], 5),  # two jumps, two fall-through lines
-])
+@pytest.mark.parametrize(
+    "lines, expected",
+    [
+        ([0, 1, 2], 3),  # straight code: one miss a line
+        (
+            [0, 4],
+            3,
+        ),  # a jump: the fall-through line (1) is fetched, then the target's line once it is past it
+        ([0, 2], 3),
+        ([0, 4, 8], 5),  # two jumps, two fall-through lines
+    ],
+)
 def test_a_fetch_after_a_jump_looks_up_the_line_the_code_falls_through_to(lines, expected):
     """GPGPU-Sim's trace-driven fetch goes to the PC of the warp's last issued instruction plus 16 (its
     ``shd_warp_t::get_pc``), not to the next instruction's own PC.  Accel-Sim at the reference commit, one

@@ -57,20 +57,42 @@ def test_simulate_dataset_is_consistent(both):
 
 def test_simulate_rejects_typed_collector_sweeps():
     with pytest.raises(RfmodelError, match="collector_units"):
-        rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="simulate",
-                         params={"collector_units": [8]}, max_warps=8)
+        rfmodel.evaluate(
+            "baseline",
+            "saxpy",
+            "fermi-gtx480",
+            method="simulate",
+            params={"collector_units": [8]},
+            max_warps=8,
+        )
 
 
 def test_simulate_generic_collector_sweep():
-    ds = rfmodel.evaluate("baseline", "saxpy", "volta-v100", method="simulate",
-                          params={"collector_units": [4, 8]}, max_warps=8)
+    ds = rfmodel.evaluate(
+        "baseline", "saxpy", "volta-v100", method="simulate", params={"collector_units": [4, 8]}, max_warps=8
+    )
     assert ds["collector_occupancy"].dims == ("workload", "collector_units")
 
 
 def test_cli_simulate_json_and_netcdf(tmp_path, capsys):
     out = tmp_path / "sim.nc"
-    rc = main(["simulate", "--workload", "saxpy", "--gpu", "volta-v100", "--max-warps", "8",
-               "--param", "num_banks=8,16", "--json", "--quiet", "--out", str(out)])
+    rc = main(
+        [
+            "simulate",
+            "--workload",
+            "saxpy",
+            "--gpu",
+            "volta-v100",
+            "--max-warps",
+            "8",
+            "--param",
+            "num_banks=8,16",
+            "--json",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["attrs"]["engine"] == "simulate" and len(doc["rows"]) == 2
@@ -101,8 +123,23 @@ def test_cli_simulate_errors_are_one_line(argv, msg, capsys):
 
 
 def test_cli_bench_part_prints_only_its_figures(capsys):
-    assert main(["bench", "--json", "--workload", "saxpy", "--repeat", "1", "--design", "baseline",
-                 "--part", "simulate"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "bench",
+                "--json",
+                "--workload",
+                "saxpy",
+                "--repeat",
+                "1",
+                "--design",
+                "baseline",
+                "--part",
+                "simulate",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert list(doc) == ["context", "simulate"] and list(doc["simulate"]) == ["baseline"]
     b = doc["simulate"]["baseline"]
@@ -111,8 +148,9 @@ def test_cli_bench_part_prints_only_its_figures(capsys):
     ctx = doc["context"]  # where it ran: the load before and after, the revision
     assert len(ctx["load_average_before"]) == 3 and len(ctx["load_average_after"]) == 3
     assert ctx["cpus"] >= 1 and ctx["version"]
-    assert main(["bench", "--workload", "saxpy", "--repeat", "1", "--design", "bow", "--part",
-                 "simulate"]) == 0
+    assert (
+        main(["bench", "--workload", "saxpy", "--repeat", "1", "--design", "bow", "--part", "simulate"]) == 0
+    )
     out = capsys.readouterr().out
     assert "bow" in out and "saxpy" in out and "optimize:" not in out and "execute:" not in out
     assert "warp_instr_per_cpu_s" in out and "load average" in out
@@ -124,8 +162,25 @@ def test_cli_bench_part_prints_only_its_figures(capsys):
 @pytest.mark.slow
 def test_cli_bench_prints_one_json_object(capsys):
     # two designs' simulator figures (every design's simulation is the conformance suite's)
-    assert main(["bench", "--json", "--workload", "saxpy", "--repeat", "1", "--design", "baseline",
-                 "--design", "malekeh", "--execute-scale", "0.5"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "bench",
+                "--json",
+                "--workload",
+                "saxpy",
+                "--repeat",
+                "1",
+                "--design",
+                "baseline",
+                "--design",
+                "malekeh",
+                "--execute-scale",
+                "0.5",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert sorted(doc["simulate"]) == ["baseline", "malekeh"]
     for design in ("baseline", "malekeh"):
@@ -156,15 +211,36 @@ def test_bench_compare_sets_speeds_side_by_side():
     differs makes a row that says the runs are not comparable; context and warm-up are left out."""
     from rfmodel.bench import compare
 
-    before = {"context": {"cpus": 2}, "simulate": {"baseline": {
-        "warp_instr_per_cpu_s": 1.0e6, "cpu_seconds": 0.5, "instructions": 500_000, "warmup_seconds": 9.0,
-        "cycles": 100}}}  # fmt: skip
-    after = {"context": {"cpus": 4}, "simulate": {"baseline": {
-        "warp_instr_per_cpu_s": 1.25e6, "cpu_seconds": 0.4, "instructions": 500_000, "warmup_seconds": 1.0,
-        "cycles": 120}}}  # fmt: skip
+    before = {
+        "context": {"cpus": 2},
+        "simulate": {
+            "baseline": {
+                "warp_instr_per_cpu_s": 1.0e6,
+                "cpu_seconds": 0.5,
+                "instructions": 500_000,
+                "warmup_seconds": 9.0,
+                "cycles": 100,
+            }
+        },
+    }
+    after = {
+        "context": {"cpus": 4},
+        "simulate": {
+            "baseline": {
+                "warp_instr_per_cpu_s": 1.25e6,
+                "cpu_seconds": 0.4,
+                "instructions": 500_000,
+                "warmup_seconds": 1.0,
+                "cycles": 120,
+            }
+        },
+    }
     rows = {r["figure"]: r for r in compare(before, after)}
-    assert sorted(rows) == ["simulate.baseline.cpu_seconds", "simulate.baseline.cycles",
-                            "simulate.baseline.warp_instr_per_cpu_s"]  # fmt: skip
+    assert sorted(rows) == [
+        "simulate.baseline.cpu_seconds",
+        "simulate.baseline.cycles",
+        "simulate.baseline.warp_instr_per_cpu_s",
+    ]
     rate = rows["simulate.baseline.warp_instr_per_cpu_s"]
     assert rate["change"] == pytest.approx(0.25) and rate["better"] is True
     t = rows["simulate.baseline.cpu_seconds"]
@@ -218,8 +294,9 @@ def test_export_round_trips_through_our_reader(tmp_path, name):
     assert [[int(r) for r in row if r != NONE] for row in back.src] == exp_src
     assert np.array_equal(back.active.astype(int), exp_active)
     assert info["dropped_destinations"] == sum(max(int((row != NONE).sum()) - 1, 0) for row in tr.dst)
-    assert np.array_equal(np.unique(tr.warp_cta, return_counts=True)[1],
-                          np.unique(back.warp_cta, return_counts=True)[1])
+    assert np.array_equal(
+        np.unique(tr.warp_cta, return_counts=True)[1], np.unique(back.warp_cta, return_counts=True)[1]
+    )
     assert (back.regs_per_thread, back.threads_per_cta) == (tr.regs_per_thread, tr.threads_per_cta)
 
 

@@ -20,8 +20,15 @@ WORKLOADS = builtin_names() + synthetic_names()
 #: execute and trace (about 19 of the 33 CPU-s of all of them; tests/test_workload_info.py leaves the same
 #: seven to ``-m slow``, so neither file executes them in the default run) and to simulate (about 7 of the
 #: sweep's 13 CPU-s).
-SLOW_TO_TRACE = ("conv2d_const", "gauss_elim_step", "gemm_regblock16x8", "nbody_forces", "rk4_duffing_dp",
-                 "sgemm_tiled", "stencil2d_regtile")  # fmt: skip
+SLOW_TO_TRACE = (
+    "conv2d_const",
+    "gauss_elim_step",
+    "gemm_regblock16x8",
+    "nbody_forces",
+    "rk4_duffing_dp",
+    "sgemm_tiled",
+    "stencil2d_regtile",
+)
 QUICK = [w for w in WORKLOADS if w not in SLOW_TO_TRACE]
 _CACHE: dict = {}
 
@@ -29,8 +36,9 @@ _CACHE: dict = {}
 def trace_of(name, sm, max_warps):
     key = (name, sm.num_sms, sm.l1d.line_bytes, max_warps)
     if key not in _CACHE:
-        _CACHE[key] = load_workload(name, num_sms=sm.num_sms, max_warps=max_warps,
-                                    line_bytes=sm.l1d.line_bytes).trace
+        _CACHE[key] = load_workload(
+            name, num_sms=sm.num_sms, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
+        ).trace
     return _CACHE[key]
 
 

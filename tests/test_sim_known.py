@@ -203,13 +203,21 @@ def test_l1d_counts_match_an_lru_set_associative_cache(seed, chained):
     the miss: the hits of an LRU cache either way."""
     line = 128
     sets, assoc = 4, 2
-    l1 = L1DSpec(size_bytes=sets * assoc * line, assoc=assoc, line_bytes=line, mshr_entries=4,
-                 hit_latency_cycles=5, allocate_on_miss=chained)  # fmt: skip
+    l1 = L1DSpec(
+        size_bytes=sets * assoc * line,
+        assoc=assoc,
+        line_bytes=line,
+        mshr_entries=4,
+        hit_latency_cycles=5,
+        allocate_on_miss=chained,
+    )
     sm = make_sm(4, l1d=l1)
     rng = np.random.default_rng(seed)
     stream = rng.integers(0, 12, size=300)  # 12 distinct lines over 4 sets x 2 ways
-    prog = [("LDG.E", [20 + i % 8], [20 + (i - 1) % 8 if chained and i else 2], {"lines": [int(x) * line]})
-            for i, x in enumerate(stream)]  # fmt: skip
+    prog = [
+        ("LDG.E", [20 + i % 8], [20 + (i - 1) % 8 if chained and i else 2], {"lines": [int(x) * line]})
+        for i, x in enumerate(stream)
+    ]
     r = run(trace_from_warps([prog]), sm)
     assert r.counts["l1_acc"] == len(stream)
     assert r.counts["l1_hit"] == lru_reference([int(x) for x in stream], sets, assoc)
@@ -223,8 +231,14 @@ def test_l1d_hand_stream():
     prog = [("LDG.E", [20 + i], [2], {"lines": [x * line]}) for i, x in enumerate(seq)]
     runs = {}
     for reserve in (False, True):
-        l1 = L1DSpec(size_bytes=2 * line, assoc=2, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
-                     allocate_on_miss=reserve)  # fmt: skip
+        l1 = L1DSpec(
+            size_bytes=2 * line,
+            assoc=2,
+            line_bytes=line,
+            mshr_entries=8,
+            hit_latency_cycles=5,
+            allocate_on_miss=reserve,
+        )
         runs[reserve] = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
     # taking the LRU way whatever its state: miss miss hit miss (evicts B) miss (evicts A) miss -> 1 hit
     r = runs[False]
@@ -260,12 +274,19 @@ def test_the_fermi_hash_spreads_a_4_kb_stride_that_linear_indexing_puts_in_one_s
     Hashed they fall in sets 0, 0, 1, 1, 2 and the second pass hits all five."""
     line = 128
     addrs = [0x0, 0x1000, 0x2000, 0x3000, 0x4000] * 2
-    prog = [("LDG.E", [20 + i % 8], [20 + (i - 1) % 8 if i else 2], {"lines": [a]})
-            for i, a in enumerate(addrs)]  # fmt: skip
+    prog = [
+        ("LDG.E", [20 + i % 8], [20 + (i - 1) % 8 if i else 2], {"lines": [a]}) for i, a in enumerate(addrs)
+    ]
     hits = {}
     for index in ("linear", "fermi-hash"):
-        l1 = L1DSpec(size_bytes=32 * 4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
-                     set_index=index)  # fmt: skip
+        l1 = L1DSpec(
+            size_bytes=32 * 4 * line,
+            assoc=4,
+            line_bytes=line,
+            mshr_entries=8,
+            hit_latency_cycles=5,
+            set_index=index,
+        )
         r = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
         hits[index] = (r.counts["l1_acc"], r.counts["l1_hit"])
     assert hits == {"linear": (10, 0), "fermi-hash": (10, 5)}
@@ -276,13 +297,23 @@ def test_a_store_miss_allocates_its_line_only_with_write_allocate():
     hits; with GPGPU-Sim's no-write-allocate the store only writes through and the load misses.  A store that
     hits a line a load brought in refreshes it either way (the second load of B hits)."""
     line = 128
-    prog = [("STG.E", [], [2, 3], {"lines": [0]}), ("LDG.E", [20], [2], {"lines": [0]}),
-            ("LDG.E", [21], [20], {"lines": [line]}), ("STG.E", [], [2, 21], {"lines": [line]}),
-            ("LDG.E", [22], [21], {"lines": [line]})]  # fmt: skip
+    prog = [
+        ("STG.E", [], [2, 3], {"lines": [0]}),
+        ("LDG.E", [20], [2], {"lines": [0]}),
+        ("LDG.E", [21], [20], {"lines": [line]}),
+        ("STG.E", [], [2, 21], {"lines": [line]}),
+        ("LDG.E", [22], [21], {"lines": [line]}),
+    ]
     hits = {}
     for walloc in (True, False):
-        l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
-                     write_allocate=walloc)  # fmt: skip
+        l1 = L1DSpec(
+            size_bytes=4 * line,
+            assoc=4,
+            line_bytes=line,
+            mshr_entries=8,
+            hit_latency_cycles=5,
+            write_allocate=walloc,
+        )
         r = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
         hits[walloc] = (r.counts["l1_acc"], r.counts["l1_hit"])
     # write-allocate: the load of A hits, B misses, the store to B hits, the second load of B hits
@@ -294,13 +325,25 @@ def test_a_load_that_finds_its_set_waiting_waits_for_the_first_fill():
     """1 set x 1 way, two independent loads of different lines: the second can take the way only when the
     first's line has arrived, so it leaves the SM that much later (the unit looks up one line a cycle)."""
     line = 128
-    sm0 = make_sm(4, l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
-                  latency=LatencySpec(int=(4, 1), ld_global=(1, 1)), icnt_flit_bytes=None)  # fmt: skip
+    sm0 = make_sm(
+        4,
+        l2_hit_latency_cycles=50,
+        dram_latency_cycles=0,
+        l2_size_bytes=0,
+        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
+        icnt_flit_bytes=None,
+    )
     prog = [("LDG.E", [20], [2], {"lines": [0]}), ("LDG.E", [21], [2], {"lines": [line]})]
     runs = {}
     for reserve in (False, True):
-        l1 = L1DSpec(size_bytes=line, assoc=1, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
-                     allocate_on_miss=reserve)  # fmt: skip
+        l1 = L1DSpec(
+            size_bytes=line,
+            assoc=1,
+            line_bytes=line,
+            mshr_entries=8,
+            hit_latency_cycles=5,
+            allocate_on_miss=reserve,
+        )
         runs[reserve] = run(trace_from_warps([prog]), sm0.replace(l1d=l1))
     one = run(trace_from_warps([prog[:1]]), sm0.replace(l1d=l1))
     service = int(np.ceil(line / sm0.mem_bw_bytes_per_cycle))
@@ -319,8 +362,15 @@ def test_a_load_that_finds_its_set_waiting_waits_for_the_first_fill():
 def test_load_latency_hit_and_miss():
     line = 128
     l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5)
-    sm = make_sm(4, l1d=l1, l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
-                 latency=LatencySpec(int=(4, 1), ld_global=(1, 1)), icnt_flit_bytes=None)
+    sm = make_sm(
+        4,
+        l1d=l1,
+        l2_hit_latency_cycles=50,
+        dram_latency_cycles=0,
+        l2_size_bytes=0,
+        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
+        icnt_flit_bytes=None,
+    )
     # a miss: dispatch at 2, L1 lookup 5 cycles, then the L2 (no L2 contents modelled: l2_size 0 ->
     # DRAM path with 0 extra latency and the bandwidth queue's one line of service; the interconnect
     # ports are left out here: tests/test_sim_noc.py has them)
@@ -346,8 +396,9 @@ def test_occupancy_follows_the_cuda_rules(preset, regs, threads, smem, ctas, war
     sm = get_preset(preset)
     wpc = threads // 32
     n_cta = 40
-    tr = trace_from_warps([chain(2) for _ in range(n_cta * wpc)], warps_per_cta=wpc, regs_per_thread=regs,
-                          shared_mem_bytes=smem)
+    tr = trace_from_warps(
+        [chain(2) for _ in range(n_cta * wpc)], warps_per_cta=wpc, regs_per_thread=regs, shared_mem_bytes=smem
+    )
     res_ctas, _, res_warps = occupancy(tr, sm)
     assert (res_ctas, res_warps) == (ctas, warps)
     r = run(tr, sm)
@@ -397,8 +448,12 @@ class _Probe(Design):
         ints = np.zeros(8, dtype=np.int64)
         ints[:6] = bank_header(sm)
         ints[7] = params.get("hold", 0)
-        hooks = SimHooks(operand=_elsewhere, write=_write_elsewhere, may_issue=_hold_first_cycles,
-                         upkeep=_wake_when_released)
+        hooks = SimHooks(
+            operand=_elsewhere,
+            write=_write_elsewhere,
+            may_issue=_hold_first_cycles,
+            upkeep=_wake_when_released,
+        )
         return SimSetup(hooks=hooks, ints=ints, stall_reasons=("held",), counters={"served_elsewhere": 6})
 
     def sim_metrics(self, sm, params, setup, counts):
@@ -459,8 +514,9 @@ class _Order(Design):
         ints[7] = params.get("prefer", -1)
         hooks = SimHooks(issued=_record_issue, prefer=_prefer_one_warp, pool=_count_pool_events)
         counters = {"first0": 8, "last0": 9, "first1": 10, "last1": 11, "pool_leave": 20, "pool_enter": 21}
-        return SimSetup(hooks=hooks, ints=ints, counters=counters, prefer="prefer" in params,
-                        pool=params.get("pool", 8))
+        return SimSetup(
+            hooks=hooks, ints=ints, counters=counters, prefer="prefer" in params, pool=params.get("pool", 8)
+        )
 
     def sim_metrics(self, sm, params, setup, counts):
         return {"events": {}}
@@ -627,8 +683,9 @@ def test_gpgpusim_mode_holds_a_warp_until_its_atomic_completes():
     )
     assert plain < held - 15
     assert held == pytest.approx(dep_c, abs=1)
-    other = simulate_trace(trace_from_warps([indep, chain(3, (7,))], warps_per_cta=2), sm,
-                           options={"compat": "gpgpusim"})
+    other = simulate_trace(
+        trace_from_warps([indep, chain(3, (7,))], warps_per_cta=2), sm, options={"compat": "gpgpusim"}
+    )
     assert other.metrics["cycles"] == pytest.approx(held, abs=2)
     # a warp reaches a barrier only after its atomic: the add behind it waits for both
     bar = [("ATOMS", [5], [2]), ("BAR.SYNC", [], []), ("IADD3", [6], [7])]
@@ -661,8 +718,9 @@ def test_a_sectored_l1d_misses_the_sectors_a_line_lacks(sectored, hits):
     Unsectored, every read after the first hits.  rfmodel's own pipeline answers as unsectored."""
     line = 128
     prog = [("LDG.E", [20 + i], [2], {"lines": [0], "active": a}) for i, a in enumerate((8, 32, 8, 32))]
-    l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
-                 sectored=sectored)
+    l1 = L1DSpec(
+        size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5, sectored=sectored
+    )
     sm = make_sm(4, l1d=l1)
     r = simulate_trace(trace_from_warps([prog]), sm, options={"compat": "gpgpusim"})
     assert (r.counts["l1_acc"], r.counts["l1_hit"]) == (4, hits)
@@ -678,24 +736,28 @@ def test_gpgpusim_mode_looks_the_l1d_up_at_the_head_of_its_latency_queue():
     round trip after the first's in GPGPU-Sim mode, the hit latency later in rfmodel's pipeline; a second
     load of the same line merges into the first miss in both."""
     D = 20
-    l1 = L1DSpec(size_bytes=128, assoc=1, line_bytes=128, mshr_entries=8, hit_latency_cycles=D,
-                 allocate_on_miss=True)  # fmt: skip
+    l1 = L1DSpec(
+        size_bytes=128, assoc=1, line_bytes=128, mshr_entries=8, hit_latency_cycles=D, allocate_on_miss=True
+    )
     sm = make_sm(4, l1d=l1, l2_hit_latency_cycles=50, dram_latency_cycles=0, icnt_flit_bytes=None)
 
     def prog(second):
-        return [("LDG.E", [20], [2], {"lines": [0]}), ("LDG.E", [21], [2], {"lines": [second]}),
-                ("IADD3", [22], [21])]  # fmt: skip
+        return [
+            ("LDG.E", [20], [2], {"lines": [0]}),
+            ("LDG.E", [21], [2], {"lines": [second]}),
+            ("IADD3", [22], [21]),
+        ]
 
     def gap(**opts):
-        other, same = (simulate_trace(trace_from_warps([prog(x)]), sm, options=opts or None).metrics["cycles"]
-                       for x in (128, 0))  # fmt: skip
+        other, same = (
+            simulate_trace(trace_from_warps([prog(x)]), sm, options=opts or None).metrics["cycles"]
+            for x in (128, 0)
+        )
         return other - same
 
     queued, own = gap(compat="gpgpusim"), gap()
     assert queued > 50  # the second line's own round trip
     assert own - queued == D
-
-
 
 
 def test_gpgpusim_mode_l1d_bank_queues_take_one_access_each_a_cycle():
@@ -750,14 +812,26 @@ def test_a_miss_holds_at_most_its_merge_limit_of_accesses():
     third then waits from its lookup at cycle 4 until F and hits 5 cycles later."""
     line = 128
     prog = [("LDG.E", [20 + i], [2], {"lines": [0]}) for i in range(3)]
-    sm0 = make_sm(4, l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
-                  latency=LatencySpec(int=(4, 1), ld_global=(1, 1)), icnt_flit_bytes=None)  # fmt: skip
+    sm0 = make_sm(
+        4,
+        l2_hit_latency_cycles=50,
+        dram_latency_cycles=0,
+        l2_size_bytes=0,
+        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
+        icnt_flit_bytes=None,
+    )
     service = int(np.ceil(line / sm0.mem_bw_bytes_per_cycle))
     F = 2 + 5 + service + 50
     cycles, waits = {}, {}
     for merge in (0, 2, 3):
-        l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5,
-                     mshr_merge=merge)  # fmt: skip
+        l1 = L1DSpec(
+            size_bytes=4 * line,
+            assoc=4,
+            line_bytes=line,
+            mshr_entries=8,
+            hit_latency_cycles=5,
+            mshr_merge=merge,
+        )
         r = run(trace_from_warps([prog]), sm0.replace(l1d=l1))
         cycles[merge], waits[merge] = r.metrics["cycles"], r.counts["l1_merge_wait"]
     assert cycles[0] == cycles[3] == F + 2 and waits[0] == waits[3] == 0

@@ -60,8 +60,9 @@ class _Mem(Design):
         counters = {"hook_l1_calls": CALLS, "fills_seen": FILLS, "last_fill": LAST_FILL}
         for i in range(2):
             counters[f"done{i}"] = Q + 2 + 3 * i + 2
-        return SimSetup(hooks=SimHooks(l1=_l1, issued=_issued), ints=ints, counters=counters,
-                        mem_queue=Q if queue else -1)  # fmt: skip
+        return SimSetup(
+            hooks=SimHooks(l1=_l1, issued=_issued), ints=ints, counters=counters, mem_queue=Q if queue else -1
+        )
 
     def sim_metrics(self, sm, params, setup, counts):
         return {"events": {}}
@@ -70,8 +71,15 @@ class _Mem(Design):
 def _sm():
     l1 = L1DSpec(size_bytes=4 * LINE, assoc=4, line_bytes=LINE, mshr_entries=8, hit_latency_cycles=5)
     # the interconnect ports left out: the known answers below count the L1D, MSHR and L2 path alone
-    return make_sm(4, l1d=l1, l2_hit_latency_cycles=50, dram_latency_cycles=0, l2_size_bytes=0,
-                   latency=LatencySpec(int=(4, 1), ld_global=(1, 1)), icnt_flit_bytes=None)  # fmt: skip
+    return make_sm(
+        4,
+        l1d=l1,
+        l2_hit_latency_cycles=50,
+        dram_latency_cycles=0,
+        l2_size_bytes=0,
+        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
+        icnt_flit_bytes=None,
+    )
 
 
 def _load():

@@ -15,19 +15,34 @@ LINE = 128
 
 def sm_with(flit=40, icnt_mhz=None, l1_bytes=0, sectored=False, l2_sector=None):
     sm = get_preset("fermi-gtx480")
-    l1 = L1DSpec(size_bytes=l1_bytes, assoc=4, line_bytes=LINE, sectored=sectored,
-                 mshr_entries=64 if l1_bytes else 0, hit_latency_cycles=35)
-    return sm.replace(l1d=l1, icnt_flit_bytes=flit, icnt_clock_mhz=icnt_mhz, mem_bw_bytes_per_cycle=1e5,
-                      icache=None, num_sms=1, l2_sector_bytes=l2_sector)
+    l1 = L1DSpec(
+        size_bytes=l1_bytes,
+        assoc=4,
+        line_bytes=LINE,
+        sectored=sectored,
+        mshr_entries=64 if l1_bytes else 0,
+        hit_latency_cycles=35,
+    )
+    return sm.replace(
+        l1d=l1,
+        icnt_flit_bytes=flit,
+        icnt_clock_mhz=icnt_mhz,
+        mem_bw_bytes_per_cycle=1e5,
+        icache=None,
+        num_sms=1,
+        l2_sector_bytes=l2_sector,
+    )
 
 
 def loads(warps, per_warp, op="LDG"):
     """``warps`` warps of ``per_warp`` independent loads, each of its own line (no line twice)."""
     return trace_from_warps(
-        [[(op, [10 + i % 16], [2], {"lines": [(w * per_warp + i) * LINE]}) for i in range(per_warp)]
-         for w in range(warps)],
+        [
+            [(op, [10 + i % 16], [2], {"lines": [(w * per_warp + i) * LINE]}) for i in range(per_warp)]
+            for w in range(warps)
+        ],
         warps_per_cta=warps,
-    )  # fmt: skip
+    )
 
 
 def run(tr, sm, **opts):
@@ -100,8 +115,13 @@ def test_a_sectored_l2_answers_each_sector_with_a_packet_of_its_own(compat):
     assert st.counts["noc_flits_out"] == n  # the store's data is one packet
     assert st.counts["noc_flits_in"] == 4 * n  # a header-only acknowledgement a sector
     # half the lanes: two sectors written, two acknowledgements
-    half = trace_from_warps([[("STG", [], [2], {"lines": [(w * 16 + i) * LINE], "active": 16})
-                              for i in range(16)] for w in range(8)], warps_per_cta=8)
+    half = trace_from_warps(
+        [
+            [("STG", [], [2], {"lines": [(w * 16 + i) * LINE], "active": 16}) for i in range(16)]
+            for w in range(8)
+        ],
+        warps_per_cta=8,
+    )
     assert run(half, sm_with(flit=big, l2_sector=32), compat=compat).counts["noc_flits_in"] == 2 * n
     # GPGPU-Sim mode holds a warp until its stores are acknowledged: with 136-byte flits a store leaves in
     # one cycle, and its four acknowledgements take four cycles of the ejection port against one

@@ -25,17 +25,31 @@ FERMI_UNITS = ExecUnitSpec(sp=2, sfu=1, dp=0, int=0, tensor=0, branch=0, sp_widt
 
 def sm_with(units, sfu=(8, 8), fp64=(8, 8)):
     sm = get_preset("fermi-gtx480")
-    return sm.replace(exec_units=units, latency=sm.latency.replace(sfu=sfu, fp64=fp64), icache=None,
-                      icnt_flit_bytes=None)
+    return sm.replace(
+        exec_units=units, latency=sm.latency.replace(sfu=sfu, fp64=fp64), icache=None, icnt_flit_bytes=None
+    )
 
 
 def independent(opc, n, warps):
-    return trace_from_warps([[(opc, [10 + i % 16], [2]) for i in range(n)] for _ in range(warps)],
-                            warps_per_cta=warps)
+    return trace_from_warps(
+        [[(opc, [10 + i % 16], [2]) for i in range(n)] for _ in range(warps)], warps_per_cta=warps
+    )
 
 
-VOLTA_UNITS = ExecUnitSpec(sp=4, sfu=4, dp=4, int=4, tensor=4, branch=4, sp_width=4, sfu_width=4, dp_width=4,
-                           int_width=4, tensor_width=4, branch_width=4)
+VOLTA_UNITS = ExecUnitSpec(
+    sp=4,
+    sfu=4,
+    dp=4,
+    int=4,
+    tensor=4,
+    branch=4,
+    sp_width=4,
+    sfu_width=4,
+    dp_width=4,
+    int_width=4,
+    tensor_width=4,
+    branch_width=4,
+)
 
 
 def test_the_unit_map_follows_gpgpu_sims_issue_rules():
@@ -70,7 +84,8 @@ def test_fp64_runs_on_the_sfu_without_dp_units():
     n, warps = 32, 4
     mixed = trace_from_warps(
         [[("DFMA" if i % 2 else "MUFU.RSQ", [10 + i % 16], [2]) for i in range(n)] for _ in range(warps)],
-        warps_per_cta=warps)  # fmt: skip
+        warps_per_cta=warps,
+    )
     r = simulate_trace(mixed, sm_with(FERMI_UNITS), "baseline")
     # DFMA and MUFU share the one SFU pipeline: 8 cycles each, none in parallel
     assert r.metrics["cycles"] >= 8 * n * warps

@@ -58,8 +58,9 @@ def fermi_traces():
     from rfmodel.evaluate import _simulate_workload, resolve_gpu
 
     sm = resolve_gpu("fermi-gtx480")
-    return sm, {w: _simulate_workload(w, sm, arch="sm_80", seed=0, max_warps=16)[1]
-                for w in ("saxpy", "sgemm_tiled")}  # fmt: skip
+    return sm, {
+        w: _simulate_workload(w, sm, arch="sm_80", seed=0, max_warps=16)[1] for w in ("saxpy", "sgemm_tiled")
+    }
 
 
 @pytest.mark.parametrize("design", sorted(PREFIX))

@@ -91,9 +91,22 @@ class TestSpecMechanism:
 
     @pytest.mark.parametrize(
         "field, value",
-        [("count", True), ("count", "3"), ("count", 2.5), ("ratio", float("nan")), ("ratio", "x"),
-         ("flag", 1), ("mode", "c"), ("sizes", (1, 200)), ("sizes", "12"), ("pair", (1, 2, 3)),
-         ("pair", (0, 0)), ("step", 12), ("part", 5), ("label_missing", 1)],
+        [
+            ("count", True),
+            ("count", "3"),
+            ("count", 2.5),
+            ("ratio", float("nan")),
+            ("ratio", "x"),
+            ("flag", 1),
+            ("mode", "c"),
+            ("sizes", (1, 200)),
+            ("sizes", "12"),
+            ("pair", (1, 2, 3)),
+            ("pair", (0, 0)),
+            ("step", 12),
+            ("part", 5),
+            ("label_missing", 1),
+        ],
     )
     def test_bad_values_rejected(self, field, value):
         if field == "label_missing":
@@ -357,11 +370,17 @@ def sm_specs(draw):
         shmem_per_sm_bytes=shmem,
         shmem_per_cta_bytes=draw(st.integers(0, shmem)),
         latency=LatencySpec(**{n: draw(_pair) for n in OP_CLASS_NAMES}),
-        l1d=L1DSpec(size_bytes=sets * assoc * line, assoc=assoc, line_bytes=line,
-                    sectored=draw(st.booleans()), mshr_entries=draw(st.integers(0, 4096)),
-                    hit_latency_cycles=draw(st.integers(1, 1000)),
-                    unified_bytes=draw(st.integers(0, 1 << 20)),
-                    adaptive=draw(st.booleans()), bypass_global=draw(st.booleans())),
+        l1d=L1DSpec(
+            size_bytes=sets * assoc * line,
+            assoc=assoc,
+            line_bytes=line,
+            sectored=draw(st.booleans()),
+            mshr_entries=draw(st.integers(0, 4096)),
+            hit_latency_cycles=draw(st.integers(1, 1000)),
+            unified_bytes=draw(st.integers(0, 1 << 20)),
+            adaptive=draw(st.booleans()),
+            bypass_global=draw(st.booleans()),
+        ),
         smem_latency_cycles=draw(st.integers(1, 1000)),
         l2_hit_latency_cycles=draw(st.integers(1, 1000)),
         dram_latency_cycles=draw(st.integers(0, 1000)),
@@ -466,8 +485,15 @@ class TestSMSpec:
 # --------------------------------------------------------------------------- presets
 class TestPresets:
     def test_names(self):
-        assert set(PRESETS) == {"fermi-gtx480", "maxwell-ltrf", "turing-rtx2060", "volta-v100",
-                                "ampere-a100", "ampere-rtx3070", "hopper-h100"}
+        assert set(PRESETS) == {
+            "fermi-gtx480",
+            "maxwell-ltrf",
+            "turing-rtx2060",
+            "volta-v100",
+            "ampere-a100",
+            "ampere-rtx3070",
+            "hopper-h100",
+        }
         for name, spec in PRESETS.items():
             assert spec.name == name and len(spec.source) > 40
 
@@ -478,20 +504,39 @@ class TestPresets:
     def test_paper_values(self):
         f = get_preset("fermi-gtx480")
         assert (f.warps_per_sm, f.regs_per_sm, f.num_banks, f.schedulers_per_sm, f.scheduler) == (
-            48, 32768, 16, 2, "gto")
+            48,
+            32768,
+            16,
+            2,
+            "gto",
+        )
         assert (f.collectors.sp, f.collectors.sfu, f.collectors.mem) == (6, 8, 2)
         assert (f.l1d.size_bytes, f.l1d.assoc, f.l1d.line_bytes) == (16384, 4, 128)
         assert f.shmem_per_sm_bytes == 49152
         assert f.clock_mhz == 700.0 and f.max_ctas_per_sm == 8 and f.max_threads_per_sm == 1536
         m = get_preset("maxwell-ltrf")
         assert (m.warps_per_sm, m.regs_per_sm, m.num_banks, m.collectors.total, m.clock_mhz) == (
-            64, 65536, 16, 16, 1137.0)
+            64,
+            65536,
+            16,
+            16,
+            1137.0,
+        )
         assert (m.l1d.size_bytes, m.l1d.assoc, m.shmem_per_sm_bytes, m.l2_size_bytes) == (
-            16384, 4, 65536, 2 << 20)
+            16384,
+            4,
+            65536,
+            2 << 20,
+        )
         assert m.scheduler == "two-level" and m.num_sms == 24
         t = get_preset("turing-rtx2060")
         assert (t.num_sms, t.warps_per_sm, t.rf_capacity_kb, t.scheduler, t.l2_size_bytes) == (
-            10, 32, 256.0, "gto", 1 << 20)
+            10,
+            32,
+            256.0,
+            "gto",
+            1 << 20,
+        )
 
     @needs_configs
     @pytest.mark.parametrize(
@@ -503,9 +548,17 @@ class TestPresets:
             ("ampere-a100", "SM80_A100", {"mem_bw_bytes_per_cycle": 10.211}),
             ("turing-rtx2060", "SM75_RTX2060", {"num_sms": 10, "scheduler": "gto", "l2_size_bytes": 1 << 20}),
             ("fermi-gtx480", "SM2_GTX480", {"collectors.tensor": 0, "regs_per_cta_limit": 32768}),
-            ("maxwell-ltrf", "GeForceGTX750Ti",
-             {"num_sms": 24, "scheduler": "two-level", "collectors.tensor": 0, "regs_per_cta_limit": 65536,
-              "mem_bw_bytes_per_cycle": 12.665}),
+            (
+                "maxwell-ltrf",
+                "GeForceGTX750Ti",
+                {
+                    "num_sms": 24,
+                    "scheduler": "two-level",
+                    "collectors.tensor": 0,
+                    "regs_per_cta_limit": 65536,
+                    "mem_bw_bytes_per_cycle": 12.665,
+                },
+            ),
         ],
     )
     def test_presets_agree_with_configs(self, preset, folder, overrides):
@@ -532,12 +585,24 @@ class TestPresets:
         assert imported.icnt_flit_bytes is not None and imported.exec_units is not None
         assert imported.icache is not None and imported.dram_latency_cycles > p.dram_latency_cycles
         assert imported.l2_hit_latency_cycles > p.l2_hit_latency_cycles
-        later = {"icnt_flit_bytes": None, "icnt_clock_mhz": None, "l2_sector_bytes": None, "dram": None,
-                 "exec_units": None, "icache": None,
-                 "dram_latency_cycles": p.dram_latency_cycles,
-                 "l2_hit_latency_cycles": p.l2_hit_latency_cycles, "l1d.shmem_options": (),
-                 "l1d.write_allocate": True, "l1d.set_index": "linear", "l1d.banks": 1,
-                 "l1d.mshr_merge": 0, "l1d.miss_queue_entries": 0, "l2": None, "l1d.store_hit_evicts": False}
+        later = {
+            "icnt_flit_bytes": None,
+            "icnt_clock_mhz": None,
+            "l2_sector_bytes": None,
+            "dram": None,
+            "exec_units": None,
+            "icache": None,
+            "dram_latency_cycles": p.dram_latency_cycles,
+            "l2_hit_latency_cycles": p.l2_hit_latency_cycles,
+            "l1d.shmem_options": (),
+            "l1d.write_allocate": True,
+            "l1d.set_index": "linear",
+            "l1d.banks": 1,
+            "l1d.mshr_merge": 0,
+            "l1d.miss_queue_entries": 0,
+            "l2": None,
+            "l1d.store_hit_evicts": False,
+        }
         expect = imported.replace_paths({"name": p.name, "source": p.source, **overrides, **later})
         assert p == expect
 
@@ -547,12 +612,48 @@ class TestPresets:
 # (sms, warps, regs, schedulers, sub_core, banks, banks per sub-core, port throughput,
 #  collectors {type: units}, scheduler, issue width) and the L1D notes (bytes, assoc, line, unified KB).
 EXPECTED = {
-    "SM2_GTX480": (15, 48, 32768, 2, False, 16, 16, 1, {"sp": 6, "sfu": 8, "mem": 2, "tensor": 4}, "gto", 1,
-                   (16384, 4, 128, 0)),
-    "GeForceGTX750Ti": (5, 64, 65536, 4, False, 16, 16, 1, {"sp": 6, "sfu": 8, "mem": 2, "tensor": 4},
-                        "gto", 2, (16384, 4, 128, 0)),
-    "SM3_KEPLER_TITAN": (14, 64, 65536, 4, False, 16, 16, 2,
-                         {"sp": 12, "sfu": 6, "mem": 8, "dp": 6, "tensor": 4}, "gto", 2, (16384, 32, 128, 0)),
+    "SM2_GTX480": (
+        15,
+        48,
+        32768,
+        2,
+        False,
+        16,
+        16,
+        1,
+        {"sp": 6, "sfu": 8, "mem": 2, "tensor": 4},
+        "gto",
+        1,
+        (16384, 4, 128, 0),
+    ),
+    "GeForceGTX750Ti": (
+        5,
+        64,
+        65536,
+        4,
+        False,
+        16,
+        16,
+        1,
+        {"sp": 6, "sfu": 8, "mem": 2, "tensor": 4},
+        "gto",
+        2,
+        (16384, 4, 128, 0),
+    ),
+    "SM3_KEPLER_TITAN": (
+        14,
+        64,
+        65536,
+        4,
+        False,
+        16,
+        16,
+        2,
+        {"sp": 12, "sfu": 6, "mem": 8, "dp": 6, "tensor": 4},
+        "gto",
+        2,
+        (16384, 32, 128, 0),
+    ),
     "SM6_TITANX": (28, 64, 65536, 4, True, 16, 4, 2, {"gen": 8}, "gto", 2, (49152, 96, 128, 0)),
     "SM7_QV100": (80, 64, 65536, 4, True, 16, 4, 2, {"gen": 8}, "lrr", 1, (32768, 64, 128, 128)),
     # SM7_QV100 with one cluster (-gpgpu_n_clusters 1): the copy for trace comparisons of one SM
@@ -585,7 +686,12 @@ def test_import_known_answers(folder):
     s = from_gpgpusim_config(CONFIGS / folder / "gpgpusim.config")
     sms, warps, regs, scheds, sub, banks, bps, ports, coll, policy, issue, l1d = EXPECTED[folder]
     assert (s.num_sms, s.warps_per_sm, s.regs_per_sm, s.schedulers_per_sm, s.sub_core) == (
-        sms, warps, regs, scheds, sub)
+        sms,
+        warps,
+        regs,
+        scheds,
+        sub,
+    )
     assert (s.num_banks, s.banks_per_subcore, s.bank_rw_ports) == (banks, bps, ports)
     assert s.collectors == CollectorSpec(**{k: 0 for k in CollectorSpec.field_names()} | coll)
     assert (s.scheduler, s.issue_width, s.threads_per_warp) == (policy, issue, 32)
@@ -622,7 +728,11 @@ def test_import_details():
     assert (e.sp, e.sfu, e.dp, e.int, e.branch) == (2, 1, 0, 0, 0)
     assert (e.sp_width, e.sfu_width, e.mem_width) == (2, 1, 1)
     assert (s.clock_mhz, s.l2_size_bytes, s.max_regs_per_thread, s.reg_alloc_granularity) == (
-        700.0, 768 * 1024, 63, 64)
+        700.0,
+        768 * 1024,
+        63,
+        64,
+    )
     assert s.regs_per_cta_limit == 8192  # built-in default of -gpgpu_registers_per_block
     assert s.mem_bw_bytes_per_cycle == pytest.approx(6 * 2 * 4 * 4 * 924 / 700 / 15, abs=1e-3)
     assert "-gpgpu_reg_file_port_throughput" in gtx.defaulted
@@ -636,13 +746,26 @@ def test_import_details():
     assert (qv.exec_units.branch, qv.exec_units.dp_width, qv.exec_units.mem_width) == (4, 4, 4)
     assert qv.dram_latency_cycles == 132
     assert (qv.latency.int, qv.latency.fp64, qv.latency.sfu, qv.latency.branch, qv.latency.misc) == (
-        (2, 2), (8, 4), (20, 8), (4, 4), (2, 2))
+        (2, 2),
+        (8, 4),
+        (20, 8),
+        (4, 4),
+        (2, 2),
+    )
     assert "-gpgpu_shmem_num_banks" in qv.skipped_options
     ptx = from_gpgpusim_config(CONFIGS / "SM7_QV100" / "gpgpusim.config", trace_config=False)
     assert (ptx.latency.int, ptx.latency.fp32, ptx.latency.sfu, ptx.latency.branch) == (
-        (4, 2), (5, 2), (100, 8), (1, 1))
+        (4, 2),
+        (5, 2),
+        (100, 8),
+        (1, 1),
+    )
     assert (qv.l1d.adaptive, qv.l1d.sectored, qv.l1d.mshr_entries, qv.shmem_per_cta_bytes) == (
-        True, True, 512, 65536)
+        True,
+        True,
+        512,
+        65536,
+    )
     # dl1 "...,A:512:8,16:0,32": merges of 8, a miss queue of 16; the analytic engine says it has neither
     assert (qv.l1d.mshr_merge, qv.l1d.miss_queue_entries) == (8, 16)
     from rfmodel.spec.occupancy import not_modelled
@@ -675,7 +798,12 @@ class TestImportSynthetic:
         imp = import_gpgpusim_config(_write(tmp_path, "# nothing\n"))
         s = imp.spec
         assert (s.warps_per_sm, s.regs_per_sm, s.num_banks, s.schedulers_per_sm, s.bank_rw_ports) == (
-            32, 8192, 8, 1, 1)
+            32,
+            8192,
+            8,
+            1,
+            1,
+        )
         assert s.collectors == CollectorSpec(gen=0, sp=4, sfu=4, mem=2, tensor=4, dp=0, int=0)
         assert (s.l1d.size_bytes, s.clock_mhz, s.num_sms, s.issue_width) == (0, 500.0, 30, 2)
         assert s.latency.int == (1, 1) and s.latency.fp32 == (1, 1)
@@ -713,10 +841,16 @@ class TestImportSynthetic:
         text = f"-gpgpu_cache:dl1 N:32:128:4,L:L:{alloc}:N:H,S:64:8,8\n"
         assert from_gpgpusim_config(_write(tmp_path, text)).l1d.allocate_on_miss is reserves
 
-    @pytest.mark.parametrize(("policy", "walloc", "index"),
-                             [("L:L:m:N:H", False, "fermi-hash"), ("L:T:m:L:L", True, "linear"),
-                              ("L:T:m:W:L", True, "linear"), ("L:L:s:N:L", False, "linear"),
-                              ("L:T:m", True, "linear")])
+    @pytest.mark.parametrize(
+        ("policy", "walloc", "index"),
+        [
+            ("L:L:m:N:H", False, "fermi-hash"),
+            ("L:T:m:L:L", True, "linear"),
+            ("L:T:m:W:L", True, "linear"),
+            ("L:L:s:N:L", False, "linear"),
+            ("L:T:m", True, "linear"),
+        ],
+    )
     def test_the_l1ds_write_allocation_and_set_index_are_read(self, tmp_path, policy, walloc, index):
         text = f"-gpgpu_cache:dl1 N:32:128:4,{policy},S:64:8,8\n"
         l1 = from_gpgpusim_config(_write(tmp_path, text)).l1d
@@ -778,9 +912,11 @@ class TestImportSynthetic:
 
     @pytest.mark.parametrize(
         "text, line, words",
-        [("-gpgpu_n_clusters 4\nstray\n", 2, "expected an option"),
-         ("-gpgpu_n_clusters", 1, "missing value"),
-         ('-gpgpu_n_clusters 4\n-gpgpu_dram_timing_opt "nbk=16\n', 2, "unterminated")],
+        [
+            ("-gpgpu_n_clusters 4\nstray\n", 2, "expected an option"),
+            ("-gpgpu_n_clusters", 1, "missing value"),
+            ('-gpgpu_n_clusters 4\n-gpgpu_dram_timing_opt "nbk=16\n', 2, "unterminated"),
+        ],
     )
     def test_malformed_file_structure(self, tmp_path, text, line, words):
         with pytest.raises(ParseError, match=words) as ei:
@@ -817,8 +953,13 @@ def test_adaptive_carve_out_follows_gpgpusim_max_cta():
 
     sm = resolve_gpu(str(CONFIGS / "SM7_QV100_1SM" / "gpgpusim.config"))
     assert sm.l1d.shmem_options == tuple(k * 1024 for k in (0, 8, 16, 32, 64, 96))
-    for smem, ctas, kb, ways in ((0, 8, 128, 256), (12 * 1024, 4, 64, 128), (24 * 1024, 4, 32, 64),
-                                 (100, 3, 120, 240), (64 * 1024, 1, 64, 128)):  # fmt: skip
+    for smem, ctas, kb, ways in (
+        (0, 8, 128, 256),
+        (12 * 1024, 4, 64, 128),
+        (24 * 1024, 4, 32, 64),
+        (100, 3, 120, 240),
+        (64 * 1024, 1, 64, 128),
+    ):
         l1 = carved_l1d(sm, smem, ctas).l1d
         assert (l1.size_bytes, l1.assoc, l1.sets) == (kb * 1024, ways, 4), (smem, ctas)
     # both engines model the carve-out: no note of the unified array
@@ -833,11 +974,12 @@ def test_carve_out_options_are_refused_where_they_cannot_act():
     from rfmodel.spec.sm import L1DSpec
 
     base = dict(size_bytes=32 * 1024, assoc=64, line_bytes=128)
-    for kw, msg in ((dict(unified_bytes=128 * 1024, shmem_options=(0, 65536)), "adaptive"),
-                    (dict(adaptive=True, shmem_options=(0, 65536)), "unified_bytes"),
-                    (dict(adaptive=True, unified_bytes=96 * 1024 + 512, shmem_options=(0,)), "multiple"),
-                    (dict(adaptive=True, unified_bytes=64 * 1024, shmem_options=(0, 98304)),
-                     "at most")):  # fmt: skip
+    for kw, msg in (
+        (dict(unified_bytes=128 * 1024, shmem_options=(0, 65536)), "adaptive"),
+        (dict(adaptive=True, shmem_options=(0, 65536)), "unified_bytes"),
+        (dict(adaptive=True, unified_bytes=96 * 1024 + 512, shmem_options=(0,)), "multiple"),
+        (dict(adaptive=True, unified_bytes=64 * 1024, shmem_options=(0, 98304)), "at most"),
+    ):
         with pytest.raises(SpecError, match=msg):
             L1DSpec(**base, **kw)
     ok = L1DSpec(**base, adaptive=True, unified_bytes=128 * 1024, shmem_options=(0, 65536))
@@ -874,14 +1016,21 @@ def test_both_engines_take_the_carved_l1d():
 
 
 @needs_configs
-@pytest.mark.parametrize("icnt, expected", [
-    (None, 120 + 2 * (2 + 1 + 1 + 1 + 0 + 1) + 4),  # no file: booksim's defaults, listed as defaulted
-    ("unnamed", 120 + 2 * (2 + 1 + 1 + 1 + 0 + 1) + 4),
-    ("topology = fly; k = 27; n = 2; routing_delay = 0; vc_alloc_delay = 2; sw_alloc_delay = 1;\n",
-     120 + 2 * (2 + 2 * (0 + 2 + 1 + 0 + 1) + 1) + 4),  # two stages and the channel between them
-    ("topology = mesh; // hops not followed: one router\nst_final_delay = 3;",
-     120 + 2 * (2 + 1 + 1 + 1 + 3) + 4),
-])
+@pytest.mark.parametrize(
+    "icnt, expected",
+    [
+        (None, 120 + 2 * (2 + 1 + 1 + 1 + 0 + 1) + 4),  # no file: booksim's defaults, listed as defaulted
+        ("unnamed", 120 + 2 * (2 + 1 + 1 + 1 + 0 + 1) + 4),
+        (
+            "topology = fly; k = 27; n = 2; routing_delay = 0; vc_alloc_delay = 2; sw_alloc_delay = 1;\n",
+            120 + 2 * (2 + 2 * (0 + 2 + 1 + 0 + 1) + 1) + 4,
+        ),  # two stages and the channel between them
+        (
+            "topology = mesh; // hops not followed: one router\nst_final_delay = 3;",
+            120 + 2 * (2 + 1 + 1 + 1 + 3) + 4,
+        ),
+    ],
+)
 def test_the_l2_latency_adds_intersims_traversal_from_its_file(tmp_path, icnt, expected):
     text = (CONFIGS / "SM2_GTX480" / "gpgpusim.config").read_text()
     if icnt == "unnamed":  # the config names no file at all: the same defaults, said the same way

@@ -13,16 +13,41 @@ from rfmodel.workload.ir import N_OPCLASSES, OpClass
 def _pipeline(**kw):
     """One scheduler, every class a 4-cycle unit of its own, the memory classes on the LSU (unit 1)."""
     unit = [0] * N_OPCLASSES
-    for c in (OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL, OpClass.ST_LOCAL, OpClass.ATOMIC,
-              OpClass.LD_SHARED, OpClass.ST_SHARED, OpClass.LD_CONST):
+    for c in (
+        OpClass.LD_GLOBAL,
+        OpClass.ST_GLOBAL,
+        OpClass.LD_LOCAL,
+        OpClass.ST_LOCAL,
+        OpClass.ATOMIC,
+        OpClass.LD_SHARED,
+        OpClass.ST_SHARED,
+        OpClass.LD_CONST,
+    ):
         unit[int(c)] = 1
     p = {
-        "resident_ctas": 8, "policy": "gto", "schedulers": 1, "issue_width": 1,
-        "initiation": [1] * N_OPCLASSES, "unit": unit, "lsu_unit": 1, "latency": [4.0] * N_OPCLASSES,
-        "l1_sets": 4, "l1_ways": 2, "l1_hit_latency": 10, "l1_bypass": False, "l1_reserve": False,
-        "l2_sets": 4, "l2_ways": 4, "l2_hit_latency": 50, "dram_latency": 100, "line_cycles": 1.0, "mshr": 8,
-        "queue_sched": 3, "queue_sm": 6, "pipe": 3.0,
-    }  # fmt: skip
+        "resident_ctas": 8,
+        "policy": "gto",
+        "schedulers": 1,
+        "issue_width": 1,
+        "initiation": [1] * N_OPCLASSES,
+        "unit": unit,
+        "lsu_unit": 1,
+        "latency": [4.0] * N_OPCLASSES,
+        "l1_sets": 4,
+        "l1_ways": 2,
+        "l1_hit_latency": 10,
+        "l1_bypass": False,
+        "l1_reserve": False,
+        "l2_sets": 4,
+        "l2_ways": 4,
+        "l2_hit_latency": 50,
+        "dram_latency": 100,
+        "line_cycles": 1.0,
+        "mshr": 8,
+        "queue_sched": 3,
+        "queue_sm": 6,
+        "pipe": 3.0,
+    }
     p.update(kw)
     return p
 
@@ -78,8 +103,9 @@ def test_loads_hold_the_lsu_one_cycle_per_line_and_miss_through_the_mshrs():
 
 @pytest.mark.parametrize("sets", [1, 4])
 @pytest.mark.parametrize(("reserve", "cycles"), [(False, 170), (True, 330)])
-def test_a_load_miss_reserves_its_line_and_a_load_finding_its_set_waiting_waits_for_the_fill(reserve, cycles,
-                                                                                             sets):
+def test_a_load_miss_reserves_its_line_and_a_load_finding_its_set_waiting_waits_for_the_fill(
+    reserve, cycles, sets
+):
     """A 1-set 1-way L1D; two warps each load one line (0, then 128) and add its value. Warp 0's line goes
     out at cycle 3 (issue 0 + pipe 3), DRAM from 3 + L1 10, one line a cycle, back at 14 + L2 50 + DRAM
     100 = 164; its add issues at 164 + 4. Without the reservation warp 1's load (LSU at 4) takes the way at
@@ -351,5 +377,6 @@ def test_the_anchor_curve_skips_l1d_sizes_of_no_whole_set():
     rows = workload_profile("saxpy", sm).need("l1_anchor").sched_l1
     whole = sm.l1d.assoc * sm.l1d.line_bytes
     assert sm.l1d.size_bytes // 8 % whole != 0 and sm.l1d.size_bytes // 8 not in rows[:, 0]
-    assert rows[:, 0].tolist() == [s for s in (0, *(sm.l1d.size_bytes * k for k in (0.25, 0.5, 2, 4, 8)))
-                                   if s % whole == 0]  # fmt: skip
+    assert rows[:, 0].tolist() == [
+        s for s in (0, *(sm.l1d.size_bytes * k for k in (0.25, 0.5, 2, 4, 8))) if s % whole == 0
+    ]

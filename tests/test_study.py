@@ -46,7 +46,7 @@ def test_quick_corf_writes_the_report_folder(corf_report):
     # what was run, and the claim table with the paper's figure, ours and a verdict
     assert "rfmodel study corf --quick --out" in report and "| commit |" in report
     assert "| claim | what | paper | ours | verdict | explanation |" in report
-    claims = report[report.index("## Claims"):report.index("## Figures")]
+    claims = report[report.index("## Claims") : report.index("## Figures")]
     rows = [line for line in claims.splitlines() if line.startswith("| C-")]
     ids = {line.split(" | ")[0][2:] for line in rows}
     assert {"C-04", "C-05", "C-07", "C-09", "C-11/C-15", "C-13/C-15", "C-17"} <= ids
@@ -96,16 +96,19 @@ def test_unknown_study_is_one_line_and_status_2(capsys):
     assert err.count("\n") == 1 and err.startswith("rfmodel: error:") and "'nope'" in err and "corf" in err
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["study", "corf", "--gpus", "volta"], "unknown GPU 'volta'"),
-    (["study", "corf", "--jobs", "0"], "positive integer"),
-    (["study", "caching", "--designs", "ltrf", "nope"], "unknown design 'nope'"),
-    (["study", "corf", "--no-such-option"], "unrecognized arguments"),
-    (["study", "corf", "--workloads", "no_such_kernel"], "no_such_kernel"),
-    (["study", "corf", "--quick", "--suite", "builtin"], "--quick runs its own subset"),
-    (["study", "cerf", "--workloads", "saxpy", "--suite", "papers"], "--workloads names them"),
-    (["study", "stt", "--suite", "nope"], "invalid choice: 'nope'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["study", "corf", "--gpus", "volta"], "unknown GPU 'volta'"),
+        (["study", "corf", "--jobs", "0"], "positive integer"),
+        (["study", "caching", "--designs", "ltrf", "nope"], "unknown design 'nope'"),
+        (["study", "corf", "--no-such-option"], "unrecognized arguments"),
+        (["study", "corf", "--workloads", "no_such_kernel"], "no_such_kernel"),
+        (["study", "corf", "--quick", "--suite", "builtin"], "--quick runs its own subset"),
+        (["study", "cerf", "--workloads", "saxpy", "--suite", "papers"], "--workloads names them"),
+        (["study", "stt", "--suite", "nope"], "invalid choice: 'nope'"),
+    ],
+)
 def test_bad_option_values_are_one_line_and_status_2(argv, says, capsys, tmp_path):
     assert main([*argv, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
@@ -124,8 +127,13 @@ def test_python_entry_point_rejects_unknown_names():
 
 def test_the_script_launcher_keeps_working():
     """``python studies/corf.py`` runs the package's study: its options, its one-line errors."""
-    r = subprocess.run([sys.executable, str(ROOT / "studies" / "corf.py"), "--gpus", "volta"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "studies" / "corf.py"), "--gpus", "volta"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "python studies/corf.py --help" in r.stderr
 
 
@@ -152,7 +160,7 @@ def test_the_quick_report_keeps_its_claims_with_grades(corf_report):
     out, _ = corf_report
     rows = list(csv.DictReader((out / "claims.csv").open()))
     report = (out / "report.md").read_text()
-    claims = report[report.index("## Claims"):report.index("## Figures")]
+    claims = report[report.index("## Claims") : report.index("## Figures")]
     assert len(rows) == sum(line.startswith("| ") for line in claims.splitlines()) - 2  # header, rule
     assert {r["study"] for r in rows} == {"corf"} and all("--quick" in r["command"] for r in rows)
     grades = {r["verdict"]: r["grade"] for r in rows}
@@ -161,19 +169,22 @@ def test_the_quick_report_keeps_its_claims_with_grades(corf_report):
     assert any(g == "match" for g in grades.values())
 
 
-@pytest.mark.parametrize("verdict, grade", [
-    ("same sign, within 30 %", "match"),
-    ("same sign, within 30 % (cache-sensitive)", "match"),
-    ("no change, as the paper's (within 2 %)", "match"),
-    ("same sign, size differs", "partial"),
-    ("sign differs", "mismatch"),
-    ("a change where the paper has none", "mismatch"),
-    ("same sign, within 30 %; same sign, within 30 %", "match"),
-    ("same sign, within 30 %; sign differs", "partial"),
-    ("sign differs; n/a", "mismatch"),
-    ("n/a", "none"),
-    ("", "none"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "verdict, grade",
+    [
+        ("same sign, within 30 %", "match"),
+        ("same sign, within 30 % (cache-sensitive)", "match"),
+        ("no change, as the paper's (within 2 %)", "match"),
+        ("same sign, size differs", "partial"),
+        ("sign differs", "mismatch"),
+        ("a change where the paper has none", "mismatch"),
+        ("same sign, within 30 %; same sign, within 30 %", "match"),
+        ("same sign, within 30 %; sign differs", "partial"),
+        ("sign differs; n/a", "mismatch"),
+        ("n/a", "none"),
+        ("", "none"),
+    ],
+)
 def test_a_verdict_is_graded_by_its_phrases(verdict, grade):
     from rfmodel.studies.claims import grade as grade_of
 
@@ -198,16 +209,23 @@ def test_each_paper_study_runs_its_papers_benchmarks_by_default():
     from rfmodel.workload.suite import builtin_names, manifest, paper_workloads
 
     kernels = manifest()["kernels"]
-    for study, paper in (("ltrf", "ltrf"), ("caching", "ltrf"), ("malekeh", "malekeh"), ("corf", "corf"),
-                         ("stt", "stt"), ("cerf", "cerf")):  # fmt: skip
+    for study, paper in (
+        ("ltrf", "ltrf"),
+        ("caching", "ltrf"),
+        ("malekeh", "malekeh"),
+        ("corf", "corf"),
+        ("stt", "stt"),
+        ("cerf", "cerf"),
+    ):
         a = parser(study).parse_args([])
         got = study_workloads(a)
         assert got == paper_workloads(paper) and got, study
         assert all(kernels[w]["suite"] == "papers" for w in got)
         assert study_workloads(parser(study).parse_args(["--suite", "builtin"])) == builtin_names()
     # the STT-RAM and CERF papers list their benchmarks: exactly the kernels whose header names them
-    assert paper_workloads("cerf") == [w for w, e in kernels.items() if e.get("suite") == "papers"
-                                       and "cerf" in e["original"]["papers"]]  # fmt: skip
+    assert paper_workloads("cerf") == [
+        w for w, e in kernels.items() if e.get("suite") == "papers" and "cerf" in e["original"]["papers"]
+    ]
     assert "pb_gemm" in paper_workloads("cerf") and "pb_gemm" not in paper_workloads("stt")
     # the LTRF paper names its suites (CUDA SDK, Rodinia, Parboil): no PolyBench kernel, every Parboil one
     assert not any(w.startswith("pb_") for w in paper_workloads("ltrf"))
@@ -225,8 +243,9 @@ def _claims_folder(path, study, rows):
         w = csv.DictWriter(f, cols)
         w.writeheader()
         for r in rows:
-            w.writerow({"note": "", "study": study, "command": f"rfmodel study {study}", "commit": "abc",
-                        **r})  # fmt: skip
+            w.writerow(
+                {"note": "", "study": study, "command": f"rfmodel study {study}", "commit": "abc", **r}
+            )
     return path
 
 
@@ -246,28 +265,114 @@ def test_the_claims_table_has_every_id_once_from_the_papers_own_study(tmp_path, 
     code = claims_mod.prefetch_code_claims
     monkeypatch.setattr(claims_mod, "prefetch_code_claims", lambda: code(["saxpy"]))
 
-    caching = _claims_folder(tmp_path / "caching", "caching", [
-        {"claim": "M-02", "what": "Malekeh IPC", "paper": "+6 %", "ours": "-1 %", "verdict": "sign differs",
-         "grade": "mismatch"},
-        {"claim": "L-20", "what": "LTRF hit rate", "paper": "x", "ours": "y",
-         "verdict": "same sign, within 30 %", "grade": "match"}])  # fmt: skip
-    malekeh = _claims_folder(tmp_path / "malekeh", "malekeh", [
-        {"claim": "M-02", "what": "Malekeh IPC", "paper": "+6 %", "ours": "+5 %",
-         "verdict": "same sign, within 30 %", "grade": "match"},
-        {"claim": "C-11/C-15", "what": "not Malekeh's", "paper": "-", "ours": "-", "verdict": "",
-         "grade": "none"}])
-    corf = _claims_folder(tmp_path / "corf", "corf", [
-        {"claim": "C-11/C-15", "what": "CORF IPC", "paper": "+4 %", "ours": "+3 %",
-         "verdict": "same sign, within 30 %", "grade": "match"},
-        {"claim": "C-11", "what": "CORF++ IPC", "paper": "+9 %", "ours": "+1 %",
-         "verdict": "same sign, size differs", "grade": "partial"},
-        {"claim": "-", "what": "not a claim", "paper": "-", "ours": "-", "verdict": "hold", "grade": "none"}])
-    ltrf = _claims_folder(tmp_path / "ltrf", "ltrf", [
-        {"claim": "L-04", "what": "latency of #6 / #7", "paper": "5.3x / 6.3x", "ours": "7x / 10x",
-         "verdict": "", "grade": "none"}])  # fmt: skip
+    caching = _claims_folder(
+        tmp_path / "caching",
+        "caching",
+        [
+            {
+                "claim": "M-02",
+                "what": "Malekeh IPC",
+                "paper": "+6 %",
+                "ours": "-1 %",
+                "verdict": "sign differs",
+                "grade": "mismatch",
+            },
+            {
+                "claim": "L-20",
+                "what": "LTRF hit rate",
+                "paper": "x",
+                "ours": "y",
+                "verdict": "same sign, within 30 %",
+                "grade": "match",
+            },
+        ],
+    )
+    malekeh = _claims_folder(
+        tmp_path / "malekeh",
+        "malekeh",
+        [
+            {
+                "claim": "M-02",
+                "what": "Malekeh IPC",
+                "paper": "+6 %",
+                "ours": "+5 %",
+                "verdict": "same sign, within 30 %",
+                "grade": "match",
+            },
+            {
+                "claim": "C-11/C-15",
+                "what": "not Malekeh's",
+                "paper": "-",
+                "ours": "-",
+                "verdict": "",
+                "grade": "none",
+            },
+        ],
+    )
+    corf = _claims_folder(
+        tmp_path / "corf",
+        "corf",
+        [
+            {
+                "claim": "C-11/C-15",
+                "what": "CORF IPC",
+                "paper": "+4 %",
+                "ours": "+3 %",
+                "verdict": "same sign, within 30 %",
+                "grade": "match",
+            },
+            {
+                "claim": "C-11",
+                "what": "CORF++ IPC",
+                "paper": "+9 %",
+                "ours": "+1 %",
+                "verdict": "same sign, size differs",
+                "grade": "partial",
+            },
+            {
+                "claim": "-",
+                "what": "not a claim",
+                "paper": "-",
+                "ours": "-",
+                "verdict": "hold",
+                "grade": "none",
+            },
+        ],
+    )
+    ltrf = _claims_folder(
+        tmp_path / "ltrf",
+        "ltrf",
+        [
+            {
+                "claim": "L-04",
+                "what": "latency of #6 / #7",
+                "paper": "5.3x / 6.3x",
+                "ours": "7x / 10x",
+                "verdict": "",
+                "grade": "none",
+            }
+        ],
+    )
     out = tmp_path / "claims.csv"
-    assert main(["study", "claims", "--from", f"caching={caching}", "--from", f"malekeh={malekeh}",
-                 "--from", f"corf={corf}", "--from", f"ltrf={ltrf}", "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "study",
+                "claims",
+                "--from",
+                f"caching={caching}",
+                "--from",
+                f"malekeh={malekeh}",
+                "--from",
+                f"corf={corf}",
+                "--from",
+                f"ltrf={ltrf}",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = {r["claim_id"]: r for r in csv.DictReader(out.open())}
     assert list(rows) == [c["id"] for c in registry()] and len(rows) == 92
     assert rows["M-02"]["verdict"] == "match" and "rfmodel study malekeh" in rows["M-02"]["where"]
@@ -339,8 +444,13 @@ def test_the_registry_has_the_92_ids_of_the_five_papers():
 
     ids = [c["id"] for c in registry()]
     assert len(ids) == len(set(ids)) == 92
-    for prefix, paper, n in (("L", "ltrf", 28), ("C", "corf", 19), ("M", "malekeh", 10), ("S", "stt", 14),
-                             ("E", "cerf", 21)):  # fmt: skip
+    for prefix, paper, n in (
+        ("L", "ltrf", 28),
+        ("C", "corf", 19),
+        ("M", "malekeh", 10),
+        ("S", "stt", 14),
+        ("E", "cerf", 21),
+    ):
         mine = [c for c in registry() if c["id"].startswith(prefix + "-")]
         assert len(mine) == n and {c["paper"] for c in mine} == {paper}
     assert all(c["kind"] in ("result", "fact") and c["claim"] for c in registry())
@@ -397,13 +507,7 @@ def test_the_ltrf_sweeps_name_their_variants_and_judge_fig_16_and_18():
     designs as ``DESIGN@k=v`` variants: the variant's parameters change the study's ones, keyed apart; the
     rows follow the runs (here a stand-in for the simulator with known answers)."""
     from rfmodel.evaluate import resolve_gpu
-    from rfmodel.studies.caching_designs import (
-        Runs,
-        ltrf_sweeps,
-        real_design,
-        variant,
-        variant_params,
-    )
+    from rfmodel.studies.caching_designs import Runs, ltrf_sweeps, real_design, variant, variant_params
     from rfmodel.studies.report import Report, grade
 
     name = variant("ltrf", regs_per_interval=8)
@@ -477,9 +581,17 @@ def test_the_stt_energy_mix_verdicts_follow_the_rows():
     static = [0.3, 0.4, 0.5, 0.2, 0.9, 0.8]
     perf = [0.6, 0.8, 0.5, 0.9, 0.95, 0.97]
     cut = [0.1, 0.5, 0.4, 0.6, 0.05, 0.2]  # BDI's cut of STT's dynamic energy: LPS and SCA lead
-    rows = [{"workload": w, "perf STT": p, "t1_base_static_share": st, "t1 energy STT": 1.0 - st / 2,
-             "t1 dyn STT": 1.5 * (1.0 - st), "t1 dyn STT+BDI": 1.5 * (1.0 - st) * (1.0 - c)}
-            for w, p, st, c in zip(names, perf, static, cut, strict=True)]  # fmt: skip
+    rows = [
+        {
+            "workload": w,
+            "perf STT": p,
+            "t1_base_static_share": st,
+            "t1 energy STT": 1.0 - st / 2,
+            "t1 dyn STT": 1.5 * (1.0 - st),
+            "t1 dyn STT+BDI": 1.5 * (1.0 - st) * (1.0 - c),
+        }
+        for w, p, st, c in zip(names, perf, static, cut, strict=True)
+    ]
 
     def row(start):
         return next(r for r in mix_claims(rows) if r[1].startswith(start))
@@ -503,14 +615,17 @@ def test_cerf_over_unified_is_read_apart_by_register_demand():
     holes under half the RF) and on the others, each a geometric mean of the per-kernel ratios."""
     from rfmodel.studies.cerf import by_register_demand
 
-    rows = [{"workload": "mum", "speedup fair": 1.6, "speedup unified": 1.0, "static holes": 0.1},
-            {"workload": "inv", "speedup fair": 2.0, "speedup unified": 0.8, "static holes": 0.3},
-            {"workload": "mvt", "speedup fair": 1.0, "speedup unified": 2.0, "static holes": 0.9},
-            {"workload": "bfs", "speedup fair": 1.0, "speedup unified": 0.5, "static holes": 0.5},
-            {"workload": "none", "speedup fair": 1.0, "speedup unified": 1.0}]  # fmt: skip
+    rows = [
+        {"workload": "mum", "speedup fair": 1.6, "speedup unified": 1.0, "static holes": 0.1},
+        {"workload": "inv", "speedup fair": 2.0, "speedup unified": 0.8, "static holes": 0.3},
+        {"workload": "mvt", "speedup fair": 1.0, "speedup unified": 2.0, "static holes": 0.9},
+        {"workload": "bfs", "speedup fair": 1.0, "speedup unified": 0.5, "static holes": 0.5},
+        {"workload": "none", "speedup fair": 1.0, "speedup unified": 1.0},
+    ]
     # register-heavy: sqrt(1.6 x 2.5) = 2.00; the others: sqrt(0.5 x 2.0) = 1.00
-    assert by_register_demand(rows) == ("register-heavy (static holes < 50%) 2.00 over 2 (mum, inv), the "
-                                        "others 1.00 over 2")
+    assert by_register_demand(rows) == (
+        "register-heavy (static holes < 50%) 2.00 over 2 (mum, inv), the others 1.00 over 2"
+    )
 
 
 def test_the_crossbar_busy_share_known_answer():
@@ -522,10 +637,12 @@ def test_the_crossbar_busy_share_known_answer():
 
     class StandIn:  # the study's runs
         max_warps = 8
-        done = {("baseline", "a"): {"ipc": 2.0, "rf_reads": 2000.0, "rf_writes": 1200.0},
-                ("baseline", "b"): {"ipc": 1.0, "rf_reads": 6000.0, "rf_writes": 4000.0},
-                ("ltrf", "a"): {"ipc": 2.0, "main_rf_accesses": 800.0},
-                ("ltrf", "b"): {"ipc": 1.0, "main_rf_accesses": 1000.0}}  # fmt: skip
+        done = {
+            ("baseline", "a"): {"ipc": 2.0, "rf_reads": 2000.0, "rf_writes": 1200.0},
+            ("baseline", "b"): {"ipc": 1.0, "rf_reads": 6000.0, "rf_writes": 4000.0},
+            ("ltrf", "a"): {"ipc": 2.0, "main_rf_accesses": 800.0},
+            ("ltrf", "b"): {"ipc": 1.0, "main_rf_accesses": 1000.0},
+        }
 
         def get(self, design, workload, latency):
             return self.done[design, workload]
@@ -619,16 +736,27 @@ def test_reuse_times_of_a_two_warp_trace_known_answer():
     from rfmodel.workload.trace import Trace, empty_columns
 
     cols = empty_columns(6)
-    rows = [(OpClass.LD_GLOBAL, [], [1]), (OpClass.INT, [1, 1], [2]), (OpClass.ST_GLOBAL, [2], []),
-            (OpClass.LD_GLOBAL, [], [1]), (OpClass.INT, [1], [3]), (OpClass.EXIT, [], [])]  # fmt: skip
+    rows = [
+        (OpClass.LD_GLOBAL, [], [1]),
+        (OpClass.INT, [1, 1], [2]),
+        (OpClass.ST_GLOBAL, [2], []),
+        (OpClass.LD_GLOBAL, [], [1]),
+        (OpClass.INT, [1], [3]),
+        (OpClass.EXIT, [], []),
+    ]
     for i, (op, src, dst) in enumerate(rows):
         cols["op"][i] = int(op)
         cols["src"][i, : len(src)] = src
         cols["dst"][i, : len(dst)] = dst
     mem = [[100], [], [100], [100], [], []]
-    tr = Trace(kernel="reuse", warp_ptr=np.array([0, 3, 6]), warp_cta=np.zeros(2, np.int32),
-               mem_ptr=np.concatenate(([0], np.cumsum([len(m) for m in mem]))).astype(np.int64),
-               mem_line=np.array([x for m in mem for x in m], dtype=np.int64), **cols)  # fmt: skip
+    tr = Trace(
+        kernel="reuse",
+        warp_ptr=np.array([0, 3, 6]),
+        warp_cta=np.zeros(2, np.int32),
+        mem_ptr=np.concatenate(([0], np.cumsum([len(m) for m in mem]))).astype(np.int64),
+        mem_line=np.array([x for m in mem for x in m], dtype=np.int64),
+        **cols,
+    )
     assert issue_slots(tr.warp_ptr, 2).tolist() == [0, 2, 4, 1, 3, 5]
     assert issue_slots(tr.warp_ptr, 1).tolist() == [0, 1, 2, 3, 4, 5]  # one warp at a time: two waves
     st = reuse_stats(tr, 0.5, 2)
@@ -649,10 +777,14 @@ def test_cerf_judges_e19_again_against_the_fermi_hash_baseline():
 
     assert point_sm("fermi-gtx480", CONFIGS["base-hash"][2]).l1d.set_index == "fermi-hash"
     assert point_sm("fermi-gtx480", CONFIGS["base"][2]).l1d.set_index == "linear"
-    rows = [{"workload": "a", "category": "sensitive", "speedup fair": 4.0, "speedup fair vs hash": 1.5},
-            {"workload": "b", "category": "sensitive", "speedup fair": 2.25, "speedup fair vs hash": 1.5}]
-    text = ("| E-19 cache-sensitive applications | about +50 % on average | fair 3.00x |\n"
-            "| E-19 against the baseline with the Fermi hash (x) | about +50 % on average | fair 1.50x |\n")
+    rows = [
+        {"workload": "a", "category": "sensitive", "speedup fair": 4.0, "speedup fair vs hash": 1.5},
+        {"workload": "b", "category": "sensitive", "speedup fair": 2.25, "speedup fair vs hash": 1.5},
+    ]
+    text = (
+        "| E-19 cache-sensitive applications | about +50 % on average | fair 3.00x |\n"
+        "| E-19 against the baseline with the Fermi hash (x) | about +50 % on average | fair 1.50x |\n"
+    )
     rep = Report.__new__(Report)
     rep.claims = []
     claims(rep, text, rows)

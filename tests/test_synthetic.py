@@ -94,8 +94,13 @@ def test_compiler_analyses_see_the_loop_nest():
 
 
 def test_wide_operands_tensor_and_fp64():
-    p = SyntheticParams(mix={"fp64": 1.0, "tensor": 1.0}, mem_fraction=0.2, mem_bytes=16,
-                        mem_mix={"ld_global": 1.0, "st_global": 1.0}, regs_per_thread=64)
+    p = SyntheticParams(
+        mix={"fp64": 1.0, "tensor": 1.0},
+        mem_fraction=0.2,
+        mem_bytes=16,
+        mem_mix={"ld_global": 1.0, "st_global": 1.0},
+        regs_per_thread=64,
+    )
     k, _ = generate(p, seed=3)
     tens = [x for x in k.instrs if x.op_class == OpClass.TENSOR]
     assert tens and all(len(x.dst) == 4 and x.dst[0] % 4 == 0 and len(x.src) == 7 for x in tens)
@@ -150,8 +155,14 @@ def _distances(k) -> list[int]:
 
 def test_dependency_distance_follows_the_geometric_mean():
     for mean in (2.0, 6.0):
-        p = SyntheticParams(loop_depth=0, trip_counts=(), body_size=3000, regs_per_thread=128,
-                            mem_fraction=0.0, dep_distance_mean=mean)
+        p = SyntheticParams(
+            loop_depth=0,
+            trip_counts=(),
+            body_size=3000,
+            regs_per_thread=128,
+            mem_fraction=0.0,
+            dep_distance_mean=mean,
+        )
         d = np.array(_distances(generate(p, seed=1)[0]))
         assert len(d) > 3000
         # truncation by the pool (~115 live values) is negligible at these means
@@ -160,8 +171,13 @@ def test_dependency_distance_follows_the_geometric_mean():
 
 
 def test_width_and_compressibility_distributions():
-    p = SyntheticParams(loop_depth=0, trip_counts=(), body_size=4000, width_probs=(0.35, 0.2, 0.1, 0.35),
-                        compress_beta=(4.0, 2.0))
+    p = SyntheticParams(
+        loop_depth=0,
+        trip_counts=(),
+        body_size=4000,
+        width_probs=(0.35, 0.2, 0.1, 0.35),
+        compress_beta=(4.0, 2.0),
+    )
     k, _ = generate(p, seed=8)
     w = np.array([x.width_class for x in k.instrs if x.dst])
     c = np.array([x.compressibility for x in k.instrs if x.dst])
@@ -231,8 +247,14 @@ def test_build_blocks_calls_and_returns():
     def I(op, cls=OpClass.INT, **kw):  # noqa: E743
         return Instr(pc=0, opcode=op, op_class=cls, **kw)
 
-    instrs = [I("CALL", OpClass.BRANCH, targets=(4,)), I("IADD3"), I("EXIT", OpClass.EXIT),
-              I("BRA", OpClass.BRANCH, targets=(3,)), I("FFMA", OpClass.FP32), I("RET", OpClass.BRANCH)]
+    instrs = [
+        I("CALL", OpClass.BRANCH, targets=(4,)),
+        I("IADD3"),
+        I("EXIT", OpClass.EXIT),
+        I("BRA", OpClass.BRANCH, targets=(3,)),
+        I("FFMA", OpClass.FP32),
+        I("RET", OpClass.BRANCH),
+    ]
     blocks, funcs = build_blocks(instrs, {"f": 4}, kernel_name="k")
     assert [(b.start, b.end) for b in blocks] == [(0, 1), (1, 3), (3, 4), (4, 6)]
     assert funcs == {"k": 0, "f": 3}

@@ -624,7 +624,7 @@ def test_fitted_surfaces_are_kept_on_disk(tmp_path, monkeypatch):
     cap = [4, 8, 16, 32, 64, 4, 8, 16, 32, 64]
     wid = [256] * 5 + [512] * 5
     node = [45] * 10
-    val = [0.01 * c ** 0.8 * (w / 256) ** 0.5 for c, w in zip(cap, wid, strict=True)]
+    val = [0.01 * c**0.8 * (w / 256) ** 0.5 for c, w in zip(cap, wid, strict=True)]
     first = LogSurface.fit(cap, wid, node, val)
     entries = list((tmp_path / "tech-fit").glob("*.npz"))
     assert len(entries) == 1

@@ -84,8 +84,9 @@ def test_multi_ported_banks_come_from_the_ports_estimator_like_stt_ram():
 def test_stt_design_with_the_papers_cell():
     """The STT-RAM register file with the paper's cell: 4-cycle writes like stt-ram, the same cycles, and a
     different RF bank energy (Table 1's ratios on CACTI's SRAM against NVSim's cell)."""
-    ds = rfmodel.evaluate("stt", "saxpy", "fermi-gtx480", method="analytic",
-                          params={"main_cell": ["stt-ram", "stt-ram-paper"]})  # fmt: skip
+    ds = rfmodel.evaluate(
+        "stt", "saxpy", "fermi-gtx480", method="analytic", params={"main_cell": ["stt-ram", "stt-ram-paper"]}
+    )
     by = {c: ds.sel(main_cell=c, workload="saxpy") for c in ("stt-ram", "stt-ram-paper")}
     for d in by.values():
         assert float(d["main_rf_write_cycles"]) == 4 and float(d["main_rf_read_cycles"]) == 1
@@ -97,8 +98,14 @@ def test_stt_design_with_the_papers_cell():
 def test_stt_design_simulates_with_the_papers_cell():
     """The simulator takes the cell too (4 warps): the same bank timing as stt-ram, so the same cycles, and
     the smaller bank energy."""
-    ds = rfmodel.evaluate("stt", "saxpy", "fermi-gtx480", method="simulate", max_warps=4,
-                          params={"main_cell": ["stt-ram", "stt-ram-paper"]})  # fmt: skip
+    ds = rfmodel.evaluate(
+        "stt",
+        "saxpy",
+        "fermi-gtx480",
+        method="simulate",
+        max_warps=4,
+        params={"main_cell": ["stt-ram", "stt-ram-paper"]},
+    )
     d = ds.sel(workload="saxpy")
     assert d["main_rf_write_cycles"].values.tolist() == [4.0, 4.0]
     assert d["cycles"].sel(main_cell="stt-ram") == d["cycles"].sel(main_cell="stt-ram-paper")

@@ -39,10 +39,18 @@ def example(tmp_path_factory):
     except RfmodelError:
         tools = None
     if tools is not None:
-        subprocess.run([str(tools["nvcc"]), "-cubin", "-O3", "-arch=sm_80", "-o", "axpby.cubin", "axpby.cu"],
-                       cwd=d, check=True)  # fmt: skip
-        text = subprocess.run([str(tools["cuobjdump"]), "-sass", "axpby.cubin"], cwd=d, check=True,
-                              capture_output=True, text=True).stdout  # fmt: skip
+        subprocess.run(
+            [str(tools["nvcc"]), "-cubin", "-O3", "-arch=sm_80", "-o", "axpby.cubin", "axpby.cu"],
+            cwd=d,
+            check=True,
+        )
+        text = subprocess.run(
+            [str(tools["cuobjdump"]), "-sass", "axpby.cubin"],
+            cwd=d,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         assert text == (EXAMPLE / "axpby.sm_80.sass").read_text(), "the shipped listing is not axpby.cu's"
     return d
 
@@ -55,9 +63,22 @@ def run(argv, capsys):
 
 def test_the_worked_example_executes_and_matches_its_expected_output(example, capsys):
     out = example / "out"
-    rc, text, err = run(["workload", "execute", example / "axpby.sm_80.sass:axpby", "--recipe",
-                         example / "axpby.toml", "--arch", "sm_80", "--check", "--save-outputs", out,
-                         "--json"], capsys)  # fmt: skip
+    rc, text, err = run(
+        [
+            "workload",
+            "execute",
+            example / "axpby.sm_80.sass:axpby",
+            "--recipe",
+            example / "axpby.toml",
+            "--arch",
+            "sm_80",
+            "--check",
+            "--save-outputs",
+            out,
+            "--json",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     res = json.loads(text)
     assert res["matches_reference"] and res["max_error"] == {"y": 0.0}
@@ -67,8 +88,19 @@ def test_the_worked_example_executes_and_matches_its_expected_output(example, ca
 
 
 def test_the_worked_example_evaluates_on_its_executed_trace(example, capsys):
-    rc, text, err = run(["evaluate", "--workload", example / "axpby.sm_80.sass:axpby", "--recipe",
-                         example / "axpby.toml", "--gpu", "volta-v100", "--json"], capsys)  # fmt: skip
+    rc, text, err = run(
+        [
+            "evaluate",
+            "--workload",
+            example / "axpby.sm_80.sass:axpby",
+            "--recipe",
+            example / "axpby.toml",
+            "--gpu",
+            "volta-v100",
+            "--json",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     res = json.loads(text)
     assert json.loads(res["attrs"]["trace_source"]) == {"axpby": f"execute (recipe {example / 'axpby.toml'})"}
@@ -100,7 +132,7 @@ def test_recipe_data_files_literals_and_expectations(tmp_path):
     (tmp_path / "r.toml").write_text(
         'version = 1\nkernel = "k"\ngrid = [1]\nblock = [32]\noutputs = ["y"]\n'
         '[arrays.x]\nfile = "x.npy"\n[arrays.y]\ndtype = "float32"\ndata = [[1, 2], [3, 4]]\n'
-        '[expect.y]\ndata = [1, 2, 3, 4.5]\natol = 0.25\n'
+        "[expect.y]\ndata = [1, 2, 3, 4.5]\natol = 0.25\n"
     )
     r = load_recipe(tmp_path / "r.toml")
     ins = r.inputs()
@@ -113,7 +145,7 @@ def test_recipe_data_files_literals_and_expectations(tmp_path):
     bad = {
         'file = "nope.npy"': "is not a file",
         'file = "x.npy"\ndtype = "float32"': "dtype float32 but",
-        'data = [1, 2]': "'data' needs a 'dtype'",
+        "data = [1, 2]": "'data' needs a 'dtype'",
         'data = [[1, 2], [3]]\ndtype = "int32"': "not a rectangular list",
         'file = "x.npy"\ninit = "normal"': "both give its contents",
         'data = [1, 2, 3]\ndtype = "int32"\nshape = [2, 2]': "holds 4 values, the data 3",

@@ -20,8 +20,15 @@ def test_suite_is_shipped():
 #: the built-in kernels whose first CTA takes longest to execute and trace (about 19 CPU-s of the 33 of all
 #: 24): under ``-m slow`` here as in tests/test_sim_invariants.py, whose default run leaves out the same ones
 #: (the executed traces are kept for the session, so whichever file runs first pays for them)
-SLOW_TO_TRACE = ("conv2d_const", "gauss_elim_step", "gemm_regblock16x8", "nbody_forces", "rk4_duffing_dp",
-                 "sgemm_tiled", "stencil2d_regtile")  # fmt: skip
+SLOW_TO_TRACE = (
+    "conv2d_const",
+    "gauss_elim_step",
+    "gemm_regblock16x8",
+    "nbody_forces",
+    "rk4_duffing_dp",
+    "sgemm_tiled",
+    "stencil2d_regtile",
+)
 
 
 @pytest.mark.parametrize(
@@ -85,9 +92,14 @@ def test_info_of_a_kernel_beyond_the_expansion_limit(tmp_path):
     from rfmodel.workload.info import SAMPLE_WARP_INSTRS, SAMPLE_WARPS, workload_info
 
     n = 7
-    lines = ["\t.target\tsm_80", "\t.section\t.text.deep,\"ax\",@progbits",
-             "\t.sectioninfo\t@\"SHI_REGISTERS=8\"", "        .global         deep",
-             "deep:", ".text.deep:"]  # fmt: skip
+    lines = [
+        "\t.target\tsm_80",
+        '\t.section\t.text.deep,"ax",@progbits',
+        '\t.sectioninfo\t@"SHI_REGISTERS=8"',
+        "        .global         deep",
+        "deep:",
+        ".text.deep:",
+    ]
     pc = 0
 
     def ins(text, guard=""):

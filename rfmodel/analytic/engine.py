@@ -202,8 +202,14 @@ class ProfileSource:
         if hit is not None and hit["source"] is self:
             _SOURCE_TRACES.move_to_end(key)
             return hit
-        wl = load_workload(self.workload, arch=self.arch, num_sms=self.sm.num_sms, seed=self.seed,
-                           max_warps=self.max_warps, line_bytes=self.sm.l1d.line_bytes)  # fmt: skip
+        wl = load_workload(
+            self.workload,
+            arch=self.arch,
+            num_sms=self.sm.num_sms,
+            seed=self.seed,
+            max_warps=self.max_warps,
+            line_bytes=self.sm.l1d.line_bytes,
+        )
         scheduled = issue_schedule(wl.trace, memory_pipeline(wl.trace, self.sm))
         return self.keep(wl.trace, None if scheduled is None else scheduled[0])
 
@@ -227,12 +233,22 @@ class ProfileSource:
         if group in trace_groups():
             hit = self._kept()
             if hit["load_terms"] is None and group in ("chain2", "sched"):
-                hit["load_terms"] = trace_load_terms(hit["trace"], hit["rank"], self.caches,
-                                                     self.l1_hit_latency)  # fmt: skip
-            out = profile_tables(hit["trace"], (group,), self.latencies, self.exec_latencies, self.caches,
-                                 hit["rank"], self.l1_hit_latency, load_terms=hit["load_terms"],
-                                 sched=issue_resources(self.sm), cells=cells,
-                                 group_inputs=group_inputs(self, (group,)))  # fmt: skip
+                hit["load_terms"] = trace_load_terms(
+                    hit["trace"], hit["rank"], self.caches, self.l1_hit_latency
+                )
+            out = profile_tables(
+                hit["trace"],
+                (group,),
+                self.latencies,
+                self.exec_latencies,
+                self.caches,
+                hit["rank"],
+                self.l1_hit_latency,
+                load_terms=hit["load_terms"],
+                sched=issue_resources(self.sm),
+                cells=cells,
+                group_inputs=group_inputs(self, (group,)),
+            )
         else:
             out = {"sched_l1": self._l1_schedules()}
         if self.profile is not None:
@@ -283,8 +299,14 @@ class ProfileSource:
         """The trace the profile's ``sched_ipc`` came from: the SM's whole share where it did, else the
         sampled warps."""
         if self.profile is not None and self.profile.attrs.get("sched_share"):
-            return load_workload(self.workload, arch=self.arch, num_sms=self.sm.num_sms, seed=self.seed,
-                                 max_warps=None, line_bytes=self.sm.l1d.line_bytes).trace  # fmt: skip
+            return load_workload(
+                self.workload,
+                arch=self.arch,
+                num_sms=self.sm.num_sms,
+                seed=self.seed,
+                max_warps=None,
+                line_bytes=self.sm.l1d.line_bytes,
+            ).trace
         return self._trace_and_rank()[0]
 
     def _l1_schedules(self) -> np.ndarray:
@@ -358,13 +380,27 @@ def workload_profile(
         return _PROFILE_CACHE[key][1]
     lines = max(sm.l1d.size_bytes // sm.l1d.line_bytes, 1)
     # the SM's L1D and L2 slice, simulated on the line stream as the simulator builds and indexes them
-    caches = [CacheGeometry(lines, sm.l1d.assoc, sm.l1d.write_allocate, SET_INDEX[sm.l1d.set_index],
-                            sm.l1d.line_bytes), CacheGeometry(max(l2_sets(sm), 1) * sm.l2_ways, sm.l2_ways)]
+    caches = [
+        CacheGeometry(
+            lines, sm.l1d.assoc, sm.l1d.write_allocate, SET_INDEX[sm.l1d.set_index], sm.l1d.line_bytes
+        ),
+        CacheGeometry(max(l2_sets(sm), 1) * sm.l2_ways, sm.l2_ways),
+    ]
 
     def attach(prof: WorkloadProfile, stored) -> WorkloadProfile:
         """``prof`` with the source of the table groups it lacks (built on first use)."""
-        src = ProfileSource(workload, sm, arch, seed, max_warps, np.asarray(prof.attrs["latencies"]),
-                            exec_latencies(sm), caches, float(sm.l1d.hit_latency_cycles), stored)  # fmt: skip
+        src = ProfileSource(
+            workload,
+            sm,
+            arch,
+            seed,
+            max_warps,
+            np.asarray(prof.attrs["latencies"]),
+            exec_latencies(sm),
+            caches,
+            float(sm.l1d.hit_latency_cycles),
+            stored,
+        )
         prof = replace(prof, source=src)
         src.profile = prof
         return prof
@@ -393,12 +429,25 @@ def workload_profile(
     # the loads' L1D hit rate sets the expected load latency of the profile's tables
     hit = l1d_load_hit_rate(wl.trace, order["rank"], caches[0]) if sm.l1d.size_bytes else 0.0
     if hit is None:  # not whole sets: the stack-distance estimate of a first, light profile
-        first = profile_trace(wl.trace, memory_latencies(sm, 1.0), name=wl.name, light=True,
-                              caches=caches[:1], **order, tables=())  # fmt: skip
+        first = profile_trace(
+            wl.trace,
+            memory_latencies(sm, 1.0),
+            name=wl.name,
+            light=True,
+            caches=caches[:1],
+            **order,
+            tables=(),
+        )
         hit = float(first.l1d_hit_rate(lines, sm.l1d.assoc, loads=True, write_allocate=sm.l1d.write_allocate))
     prof = profile_trace(
-        wl.trace, memory_latencies(sm, hit), name=wl.name, exec_latencies=exec_latencies(sm),
-        sched=issue_resources(sm), caches=caches, **order, l1_hit_latency=sm.l1d.hit_latency_cycles,
+        wl.trace,
+        memory_latencies(sm, hit),
+        name=wl.name,
+        exec_latencies=exec_latencies(sm),
+        sched=issue_resources(sm),
+        caches=caches,
+        **order,
+        l1_hit_latency=sm.l1d.hit_latency_cycles,
         tables=(),  # the groups only some designs read: built on first use (ProfileSource)
         kernel=static_kernel(wl.trace, wl.kernel),
     )
@@ -416,16 +465,25 @@ def workload_profile(
         )
         if prof.sched_ipc is not None and prof.n_instrs <= SCHED_SHARE_INSTRS:
             # the anchor's pace from the SM's whole share (its later waves and tail included), as simulated
-            whole = load_workload(workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=None,
-                                  line_bytes=sm.l1d.line_bytes)  # fmt: skip
+            whole = load_workload(
+                workload,
+                arch=arch,
+                num_sms=sm.num_sms,
+                seed=seed,
+                max_warps=None,
+                line_bytes=sm.l1d.line_bytes,
+            )
             done = issue_schedule(whole.trace, memory_pipeline(whole.trace, sm))
             if done is not None and done[1] > 0:
                 # and the L1D's and L2 slice's hit tables from the whole share's stream in that order: the
                 # sampled warps' stream holds fewer distinct lines between two uses than the share's
                 line_no, _, is_load = l1d_stream(whole.trace, done[0])
-                prof = replace(prof, sched_ipc=float(whole.trace.n_instrs) / done[1],
-                               **stream_hit_tables(line_no, is_load, caches),
-                               attrs={**prof.attrs, "sched_share": True})  # fmt: skip
+                prof = replace(
+                    prof,
+                    sched_ipc=float(whole.trace.n_instrs) / done[1],
+                    **stream_hit_tables(line_no, is_load, caches),
+                    attrs={**prof.attrs, "sched_share": True},
+                )
     prof = attach(prof, stored)
     prof.source.keep(wl.trace, order["rank"])
     _PROFILE_CACHE[key] = (content, prof)
@@ -542,8 +600,13 @@ def cached_anchor_factor(reference, profile, sm, grid: dict) -> float:
 #: units, unlimited collector ports), so the anchor depends on no bank or collector field and such a field
 #: moves the answer alike whether the SM spec sets it or a grid does
 UNSCHEDULED_GRID = {"num_banks": 512, "collector_units": 512, "bank_rw_ports": 1, "bank_read_ports": 0}
-UNSCHEDULED_SM = {"bank_rw_ports": 1, "bank_read_ports": 0, "bank_write_ports": 0,
-                  "collector_read_ports": 0, "bank_mapping": "gpgpusim"}  # fmt: skip
+UNSCHEDULED_SM = {
+    "bank_rw_ports": 1,
+    "bank_read_ports": 0,
+    "bank_write_ports": 0,
+    "collector_read_ports": 0,
+    "bank_mapping": "gpgpusim",
+}
 
 
 def _unscheduled(sm: SMSpec) -> SMSpec:
@@ -555,8 +618,9 @@ def _unscheduled(sm: SMSpec) -> SMSpec:
         return sm.replace(**UNSCHEDULED_SM)
 
 
-def _reference_run(reference, profile, sm, grid: dict, occupancy: dict | None = None,
-                   anchor: float = 1.0) -> tuple[float, float]:  # fmt: skip
+def _reference_run(
+    reference, profile, sm, grid: dict, occupancy: dict | None = None, anchor: float = 1.0
+) -> tuple[float, float]:
     """(IPC, L1D hit rate) of the ``reference`` design at its defaults with the ``calib.*`` entries of
     ``grid``, on the warps the profile's schedule ran (a profile scaled to the SM's share whose schedule ran
     only the sampled warps is taken at its sampled instructions and CTAs: like with like), with the SM's
@@ -564,18 +628,21 @@ def _reference_run(reference, profile, sm, grid: dict, occupancy: dict | None = 
     grid entries that set its occupancy (:func:`occupancy_factor`); ``anchor``: the factor it runs under
     (:func:`_solve_anchor`)."""
     if "sampled_ctas" in profile.attrs and not profile.attrs.get("sched_share"):
-        profile = replace(profile, n_instrs=int(profile.attrs["sampled_instrs"]),
-                          ctas=int(profile.attrs["sampled_ctas"]))  # fmt: skip
+        profile = replace(
+            profile, n_instrs=int(profile.attrs["sampled_instrs"]), ctas=int(profile.attrs["sampled_ctas"])
+        )
     skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
     coef = {k: v for k, v in grid.items() if k.startswith(PREFIX) and k not in skip}
     own = {ANCHOR_KEY: float(anchor)} if anchor != 1.0 else {}
-    m = run_analytic(reference, profile, _unscheduled(sm),
-                     {**coef, **UNSCHEDULED_GRID, **(occupancy or {}), **own})  # fmt: skip
+    m = run_analytic(
+        reference, profile, _unscheduled(sm), {**coef, **UNSCHEDULED_GRID, **(occupancy or {}), **own}
+    )
     return tuple(float(np.asarray(m[k], dtype=np.float64).ravel()[0]) for k in ("ipc", "l1d_hit_rate"))
 
 
-def anchor_curve(reference, profile, sm, grid: dict, write_allocate: bool = True) -> tuple[np.ndarray,
-                                                                                           np.ndarray, float]:
+def anchor_curve(
+    reference, profile, sm, grid: dict, write_allocate: bool = True
+) -> tuple[np.ndarray, np.ndarray, float]:
     """The anchor as a function of the L1D hit rate: at the SM's own L1D, :func:`anchor_factor`; at the
     other L1D sizes of the profile's ``sched_l1`` (smaller, larger), the factor solved the same way for
     that schedule's IPC and the ``reference`` design at its defaults on the same profile with that L1D (at
@@ -651,8 +718,9 @@ def lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
     next call's."""
     if reference is None:
         return Anchor(factor)
-    return _remembered(("lazy", float(factor)), lambda *a: _lazy_anchor(*a, factor), reference, profile, sm,
-                       grid)  # fmt: skip
+    return _remembered(
+        ("lazy", float(factor)), lambda *a: _lazy_anchor(*a, factor), reference, profile, sm, grid
+    )
 
 
 def _lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
@@ -661,14 +729,16 @@ def _lazy_anchor(reference, profile, sm, grid: dict, factor: float) -> Anchor:
 
     @functools.cache
     def at_ctas(ctas: int) -> float:
-        return _remembered(("occupancy", int(ctas)), lambda *a: occupancy_factor(*a, int(ctas)), reference,
-                           profile, sm, grid)  # fmt: skip
+        return _remembered(
+            ("occupancy", int(ctas)), lambda *a: occupancy_factor(*a, int(ctas)), reference, profile, sm, grid
+        )
 
     @functools.cache
     def curve(write_allocate: bool = True):
         wa = bool(write_allocate)
-        return _remembered(("curve", wa), lambda *a: anchor_curve(*a, write_allocate=wa), reference, profile,
-                           sm, grid)  # fmt: skip
+        return _remembered(
+            ("curve", wa), lambda *a: anchor_curve(*a, write_allocate=wa), reference, profile, sm, grid
+        )
 
     return Anchor(factor, curve, at_ctas)
 
@@ -732,21 +802,43 @@ def evaluate_analytic(
         nominal = prof
         if perturb is not None:
             prof, structs, g = perturb(prof, structs, g)
-        m = run_analytic(design, prof, sm_w, g,
-                         anchor=lazy_anchor(reference, nominal, sm_w, ref_grid, anchor))  # fmt: skip
+        m = run_analytic(
+            design, prof, sm_w, g, anchor=lazy_anchor(reference, nominal, sm_w, ref_grid, anchor)
+        )
         shape = np.broadcast_shapes(*(np.shape(v) for v in g.values()), np.shape(m["ipc"]))
         metrics = {k: v for k, v in m.items() if k != "events"}
         metrics["warp_instructions"] = np.asarray(prof.n_instrs, dtype=np.float64)
-        per_wl.append({"metrics": metrics, "events": m["events"], "stalls": None,
-                       "resources": (prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes)})
+        per_wl.append(
+            {
+                "metrics": metrics,
+                "events": m["events"],
+                "stalls": None,
+                "resources": (prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes),
+            }
+        )
         sources[prof.name] = prof.attrs.get("trace_source", "?")
     return assemble(
-        design=design, sm=sm, structures=structs, workloads=names, dims=dims, coords=coords, shape=shape,
-        per_workload=per_wl, stall_reasons=stall_reasons, grid=grid, require_fit=require_fit,
-        attrs={"engine": "analytic", "tech": json.dumps(tech), "arch": arch, "seed": seed,
-               "not_modelled": "; ".join(not_modelled(sm, "analytic") + said),
-               "rfmodel_version": __version__, "calibration": cal_desc, "trace_source": json.dumps(sources),
-               "anchor": "shared SM model's IPC x factor per workload (schedule of the baseline pipeline"
-                         " / the baseline's analytic IPC at its defaults; docs/models.md): "
-                         + json.dumps(anchors)},
-    )  # fmt: skip
+        design=design,
+        sm=sm,
+        structures=structs,
+        workloads=names,
+        dims=dims,
+        coords=coords,
+        shape=shape,
+        per_workload=per_wl,
+        stall_reasons=stall_reasons,
+        grid=grid,
+        require_fit=require_fit,
+        attrs={
+            "engine": "analytic",
+            "tech": json.dumps(tech),
+            "arch": arch,
+            "seed": seed,
+            "not_modelled": "; ".join(not_modelled(sm, "analytic") + said),
+            "rfmodel_version": __version__,
+            "calibration": cal_desc,
+            "trace_source": json.dumps(sources),
+            "anchor": "shared SM model's IPC x factor per workload (schedule of the baseline pipeline"
+            " / the baseline's analytic IPC at its defaults; docs/models.md): " + json.dumps(anchors),
+        },
+    )

@@ -121,6 +121,8 @@ GRID_FIELDS = (
 #: issue tables are built at the SM spec's values): an evaluation runs once per distinct combination of
 #: them, on the SM spec that has them (``rfmodel.evaluate``)
 SCHEDULE_FIELDS = ("schedulers_per_sm", "issue_width")
+
+
 def l2_sets(sm) -> int:
     """Sets of the SM's L2 slice as the simulator builds it (whole sets of ``sm.l2_ways`` ways; the banks of
     an L2 spec are not modelled here: one cache of the whole share)."""
@@ -149,8 +151,12 @@ def icnt_costs(sm) -> dict:
     are not modelled): per missed L1D line its request (a header) and reply (the line, or its sectors),
     per stored line its data and acknowledgements (one, or one a sector), as the simulator charges them."""
     fc = sm.icnt_flit_cycles
-    return {"noc_reply": fc * sm.icnt_line_reply_flits(), "noc_request": fc * int(sm.icnt_flits(0)),
-            "noc_store": fc * int(sm.icnt_flits(sm.l1d.line_bytes)), "noc_ack": fc * int(sm.icnt_ack_flits())}
+    return {
+        "noc_reply": fc * sm.icnt_line_reply_flits(),
+        "noc_request": fc * int(sm.icnt_flits(0)),
+        "noc_store": fc * int(sm.icnt_flits(sm.l1d.line_bytes)),
+        "noc_ack": fc * int(sm.icnt_ack_flits()),
+    }
 
 
 def sm_param(sm, grid: dict, name: str):
@@ -190,8 +196,12 @@ def resident_warps(profile, sm, grid: dict):
 def _own_warps(regs_per_thread, threads_per_cta, shared_mem_bytes, ctas, sm) -> float:
     """Resident warps of a kernel of these resources on ``sm`` at its own limits (:func:`resident_warps`
     without a grid), remembered."""
-    p = SimpleNamespace(regs_per_thread=regs_per_thread, threads_per_cta=threads_per_cta,
-                        shared_mem_bytes=shared_mem_bytes, ctas=ctas)  # fmt: skip
+    p = SimpleNamespace(
+        regs_per_thread=regs_per_thread,
+        threads_per_cta=threads_per_cta,
+        shared_mem_bytes=shared_mem_bytes,
+        ctas=ctas,
+    )
     return float(np.asarray(resident_warps(p, sm, {})))
 
 
@@ -217,12 +227,31 @@ def two_level(sm) -> float:
 DEFAULT_POOL = 8
 
 
-def sm_interval(profile, sm, grid: dict, coef: dict, extra_collect=0.0, bank_cycles=1.0, read_share=1.0,
-                write_share=1.0, operand_slots=True, bank_write_cycles=None,
-                write_hold=None, l1d_lines=None, l1d_assoc=None, write_defer=0.0,
-                bank_claims=0.0, warp_per_bank=False, greedy_spread=2.0,
-                extra_latency=0.0, l1d_hits=None, anchor=1.0, warps=None,
-                scattered_banks=False, issue_stall=0.0) -> dict:  # fmt: skip
+def sm_interval(
+    profile,
+    sm,
+    grid: dict,
+    coef: dict,
+    extra_collect=0.0,
+    bank_cycles=1.0,
+    read_share=1.0,
+    write_share=1.0,
+    operand_slots=True,
+    bank_write_cycles=None,
+    write_hold=None,
+    l1d_lines=None,
+    l1d_assoc=None,
+    write_defer=0.0,
+    bank_claims=0.0,
+    warp_per_bank=False,
+    greedy_spread=2.0,
+    extra_latency=0.0,
+    l1d_hits=None,
+    anchor=1.0,
+    warps=None,
+    scattered_banks=False,
+    issue_stall=0.0,
+) -> dict:
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
     ``coef``: the interval model's coefficients; ``anchor``: the interval model's (the factor on the
@@ -435,7 +464,8 @@ class AnalyticContext:
         l1d = effects.l1d_lines is not None or effects.l1d_hits is not None
         curve = self.anchor_curve is not None and l1d
         occupancy = self.anchor_at_ctas is not None and any(
-            k in self.grid for k in ("regs_per_sm", "warps_per_sm"))
+            k in self.grid for k in ("regs_per_sm", "warps_per_sm")
+        )
         if not curve and not occupancy:
             return self.anchor
 
@@ -443,8 +473,9 @@ class AnalyticContext:
             factor = self.anchor
             if curve:
                 # the curve's hit rates under the design's own store policy (its rates find their size)
-                hits, factors, zero = (self.anchor_curve() if effects.l1d_write_allocate
-                                       else self.anchor_curve(False))  # fmt: skip
+                hits, factors, zero = (
+                    self.anchor_curve() if effects.l1d_write_allocate else self.anchor_curve(False)
+                )
                 if len(hits) > 1:
                     factor = np.interp(np.asarray(hit_rate, dtype=np.float64), hits, factors)
                 if effects.l1d_lines is not None and np.isfinite(zero):
@@ -462,8 +493,18 @@ class AnalyticContext:
         wpc = max(int(self.profile.warps_per_cta), 1)
         ctas = np.floor(np.asarray(warps, dtype=np.float64) / wpc)
         prof = self.profile
-        own = float(np.floor(_own_warps(int(prof.regs_per_thread), int(prof.threads_per_cta),
-                                        int(prof.shared_mem_bytes), int(prof.ctas), self.sm) / wpc))
+        own = float(
+            np.floor(
+                _own_warps(
+                    int(prof.regs_per_thread),
+                    int(prof.threads_per_cta),
+                    int(prof.shared_mem_bytes),
+                    int(prof.ctas),
+                    self.sm,
+                )
+                / wpc
+            )
+        )
         ratio = np.ones(ctas.shape)
         for c in np.unique(ctas):
             if c != own and c > 0:
@@ -474,16 +515,30 @@ class AnalyticContext:
 
     def _interval(self, effects: Effects, anchor=1.0) -> dict:
         return sm_interval(
-            self.profile, self.sm, self.grid, self.interval_coef(), extra_collect=effects.extra_collect,
-            bank_cycles=effects.bank_cycles, read_share=effects.read_share, write_share=effects.write_share,
-            operand_slots=effects.operand_slots, bank_write_cycles=effects.bank_write_cycles,
-            write_hold=effects.write_hold, l1d_lines=effects.l1d_lines, l1d_assoc=effects.l1d_assoc,
+            self.profile,
+            self.sm,
+            self.grid,
+            self.interval_coef(),
+            extra_collect=effects.extra_collect,
+            bank_cycles=effects.bank_cycles,
+            read_share=effects.read_share,
+            write_share=effects.write_share,
+            operand_slots=effects.operand_slots,
+            bank_write_cycles=effects.bank_write_cycles,
+            write_hold=effects.write_hold,
+            l1d_lines=effects.l1d_lines,
+            l1d_assoc=effects.l1d_assoc,
             write_defer=effects.write_defer,
-            bank_claims=effects.bank_claims, warp_per_bank=effects.warp_per_bank,
-            greedy_spread=effects.greedy_spread, extra_latency=effects.extra_latency,
-            l1d_hits=effects.l1d_hits, anchor=anchor, warps=self.resident_warps,
-            scattered_banks=effects.scattered_banks, issue_stall=effects.issue_stall,
-        )  # fmt: skip
+            bank_claims=effects.bank_claims,
+            warp_per_bank=effects.warp_per_bank,
+            greedy_spread=effects.greedy_spread,
+            extra_latency=effects.extra_latency,
+            l1d_hits=effects.l1d_hits,
+            anchor=anchor,
+            warps=self.resident_warps,
+            scattered_banks=effects.scattered_banks,
+            issue_stall=effects.issue_stall,
+        )
 
     @functools.cached_property
     def resident_warps(self):
@@ -515,10 +570,11 @@ class AnalyticContext:
         for k, v in (metrics or {}).items():
             out[k] = v + z
         out["events"] = {
-            s: {k: np.asarray(x) + z for k, x in ev.items()} if isinstance(ev, dict)
+            s: {k: np.asarray(x) + z for k, x in ev.items()}
+            if isinstance(ev, dict)
             else tuple(np.asarray(x) + z for x in ev)
             for s, ev in events.items()
-        }  # fmt: skip
+        }
         return out
 
     def scaled(self, out: dict, factor) -> dict:

@@ -149,8 +149,9 @@ def resolve_model_error(design, uncertainty: dict, calibration) -> dict:
             )
         spec = ("lognormal", float(sd))
     if "ipc_factor" in uncertainty:
-        raise RfmodelError("uncertainty: give model_error or ipc_factor, not both (model_error is drawn "
-                           "on ipc_factor)")  # fmt: skip
+        raise RfmodelError(
+            "uncertainty: give model_error or ipc_factor, not both (model_error is drawn on ipc_factor)"
+        )
     uncertainty["ipc_factor"] = spec
     return uncertainty
 
@@ -170,9 +171,11 @@ def check_uncertainty(design, uncertainty: dict, calibration, samples: int) -> d
     if samples < 2:
         raise RfmodelError("montecarlo needs samples >= 2")
     if not uncertainty:
-        raise RfmodelError("montecarlo needs at least one uncertain parameter (uncertainty=, on the command "
-                           "line --uncertainty NAME=DIST:WIDTH, e.g. mem_fraction=normal:0.1 or "
-                           "model_error=calibrated)")  # fmt: skip
+        raise RfmodelError(
+            "montecarlo needs at least one uncertain parameter (uncertainty=, on the command "
+            "line --uncertainty NAME=DIST:WIDTH, e.g. mem_fraction=normal:0.1 or "
+            "model_error=calibrated)"
+        )
     check_widths(uncertainty)
     return uncertainty
 
@@ -214,9 +217,21 @@ def interval_quantiles(level) -> tuple[float, float]:
 QUANTILES = interval_quantiles(DEFAULT_LEVEL)
 
 
-def evaluate_montecarlo(design, workloads, sm, *, grid: dict, dims: list, coords: dict, uncertainty: dict,
-                        samples: int, seed: int, calibration, level=DEFAULT_LEVEL,
-                        **engine) -> xr.Dataset:  # fmt: skip
+def evaluate_montecarlo(
+    design,
+    workloads,
+    sm,
+    *,
+    grid: dict,
+    dims: list,
+    coords: dict,
+    uncertainty: dict,
+    samples: int,
+    seed: int,
+    calibration,
+    level=DEFAULT_LEVEL,
+    **engine,
+) -> xr.Dataset:
     """``evaluate(method="montecarlo")``: see the module docstring.  ``level``: the probability of the
     interval ``<v>_lo`` .. ``<v>_hi``.  ``engine``: the other arguments of
     :func:`rfmodel.analytic.engine.evaluate_analytic`."""
@@ -240,19 +255,36 @@ def evaluate_montecarlo(design, workloads, sm, *, grid: dict, dims: list, coords
                 g["calib." + k] = np.asarray(v)
         if any(k in factors for k in TECH_KEYS):
             e, lk, a = (factors.get(k, 1.0) for k in TECH_KEYS)
-            structs = [replace(s, read_pj=np.asarray(s.read_pj) * e, write_pj=np.asarray(s.write_pj) * e,
-                               leakage_mw=np.asarray(s.leakage_mw) * lk, area_mm2=np.asarray(s.area_mm2) * a)
-                       for s in structs]  # fmt: skip
+            structs = [
+                replace(
+                    s,
+                    read_pj=np.asarray(s.read_pj) * e,
+                    write_pj=np.asarray(s.write_pj) * e,
+                    leakage_mw=np.asarray(s.leakage_mw) * lk,
+                    area_mm2=np.asarray(s.area_mm2) * a,
+                )
+                for s in structs
+            ]
         return prof, structs, g
 
-    runs = evaluate_analytic(design, workloads, sm, grid=grid, dims=["sample", *dims],
-                             coords={**coords, "sample": np.arange(samples)}, seed=seed,
-                             calibration=calibration, perturb=perturb, **engine)  # fmt: skip
+    runs = evaluate_analytic(
+        design,
+        workloads,
+        sm,
+        grid=grid,
+        dims=["sample", *dims],
+        coords={**coords, "sample": np.arange(samples)},
+        seed=seed,
+        calibration=calibration,
+        perturb=perturb,
+        **engine,
+    )
     return summarize(runs, uncertainty, samples, seed, level)
 
 
-def summarize(runs: xr.Dataset, uncertainty: dict, samples: int, seed: int,
-              level=DEFAULT_LEVEL) -> xr.Dataset:  # fmt: skip
+def summarize(
+    runs: xr.Dataset, uncertainty: dict, samples: int, seed: int, level=DEFAULT_LEVEL
+) -> xr.Dataset:
     """Sample means and the quantiles of the central ``level`` interval (``<v>_lo`` / ``<v>_hi``; 2.5 / 97.5 %
     by default) of every variable with a ``sample`` dim (the others are kept as they are)."""
     q = interval_quantiles(level)

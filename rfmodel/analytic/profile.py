@@ -134,8 +134,9 @@ class TableGroup:
     def __post_init__(self):
         unknown = sorted(set(self.context) - set(TABLE_CONTEXT))
         if unknown:
-            raise RfmodelError(f"table group {self.name!r}: context {unknown} unknown; allowed: "
-                               f"{', '.join(TABLE_CONTEXT)}")  # fmt: skip
+            raise RfmodelError(
+                f"table group {self.name!r}: context {unknown} unknown; allowed: {', '.join(TABLE_CONTEXT)}"
+            )
 
     def sources_hash(self) -> str:
         """Hash of the source file of ``build``'s module (cached per process)."""
@@ -348,8 +349,10 @@ class WorkloadProfile:
 
     def _no_source(self, group: str) -> None:
         if self.source is None:
-            raise RfmodelError(f"profile {self.name!r} was built without its '{group}' tables and has no "
-                               f"source to build them from (profile_trace(tables=...))")
+            raise RfmodelError(
+                f"profile {self.name!r} was built without its '{group}' tables and has no "
+                f"source to build them from (profile_trace(tables=...))"
+            )
 
     def build_sched(self, cells: np.ndarray | None = None, *, persist: bool = True) -> WorkloadProfile:
         """This profile with the ``sched_cpi`` cells ``cells`` built (bool, shaped as
@@ -477,8 +480,13 @@ class WorkloadProfile:
             self.need("chain2")
         k, L = flat_float(extra, mem_latency)
         out = np.empty(k.shape)
-        _bilinear_map(np.ascontiguousarray(getattr(self, table), dtype=np.float64), k.ravel(), L.ravel(),
-                      out.reshape(-1), self.mem_lat_grid())  # fmt: skip
+        _bilinear_map(
+            np.ascontiguousarray(getattr(self, table), dtype=np.float64),
+            k.ravel(),
+            L.ravel(),
+            out.reshape(-1),
+            self.mem_lat_grid(),
+        )
         return out
 
     def mem_lat_grid(self) -> np.ndarray:
@@ -533,8 +541,9 @@ class WorkloadProfile:
         _sched_rate_map(levels, cpi, cr.ravel(), k.ravel(), L.ravel(), out.reshape(-1), self.mem_lat_grid())
         return out
 
-    def l1d_hit_rate(self, lines: np.ndarray | float, assoc=None, loads: bool = False,
-                     write_allocate: bool = True) -> np.ndarray:
+    def l1d_hit_rate(
+        self, lines: np.ndarray | float, assoc=None, loads: bool = False, write_allocate: bool = True
+    ) -> np.ndarray:
         """Hit rate of an LRU cache of ``lines`` lines from the stack distances: of every access (loads
         and stores: the rate a cache reports), or with ``loads`` of the loads' accesses only (those
         that wait for the line: what sets a load's latency and the misses' traffic).
@@ -548,8 +557,10 @@ class WorkloadProfile:
         loads = bool(loads) and self.load_stack_hist is not None
         wa = bool(write_allocate)
         if not wa and self.nwa_stack_hist is None:
-            raise RfmodelError(f"profile {self.name!r} has no write-no-allocate hit table (nwa_stack_hist): "
-                               "build it again with this version")
+            raise RfmodelError(
+                f"profile {self.name!r} has no write-no-allocate hit table (nwa_stack_hist): "
+                "build it again with this version"
+            )
         if np.ndim(lines) == 0 and np.ndim(assoc) == 0:  # one cache (the SM's L1D or L2 slice): remembered
             memo = self.__dict__.setdefault("_hit_memo", {})
             key = (float(lines), None if assoc is None else float(assoc), loads, wa)
@@ -654,8 +665,12 @@ def bilinear_at(c, extra, mem_latency, ke, ml):
 @njit(cache=True, inline="always")
 def _bilinear_cell(c, i, j, fk, fl):
     """:func:`bilinear_at` in the cell ``(i, j)`` of the grids at the fractions ``fk``, ``fl`` of its way."""
-    return (c[i, j] * (1 - fk) * (1 - fl) + c[i + 1, j] * fk * (1 - fl)
-            + c[i, j + 1] * (1 - fk) * fl + c[i + 1, j + 1] * fk * fl)  # fmt: skip
+    return (
+        c[i, j] * (1 - fk) * (1 - fl)
+        + c[i + 1, j] * fk * (1 - fl)
+        + c[i, j + 1] * (1 - fk) * fl
+        + c[i + 1, j + 1] * fk * fl
+    )
 
 
 @njit(cache=True, inline="always")
@@ -815,17 +830,24 @@ def cache_flags(cache, line_no: np.ndarray, is_load: np.ndarray) -> np.ndarray:
     g = CacheGeometry(*cache)
     is_load = np.asarray(is_load, np.bool_)
     probe = np.zeros(len(is_load), np.bool_) if g.write_allocate else ~is_load
-    return _lru_hit_flags(line_no, int(g.lines) // int(g.ways), int(g.ways), probe, int(g.index),
-                          int(g.line_bytes).bit_length() - 1)  # fmt: skip
+    return _lru_hit_flags(
+        line_no,
+        int(g.lines) // int(g.ways),
+        int(g.ways),
+        probe,
+        int(g.index),
+        int(g.line_bytes).bit_length() - 1,
+    )
 
 
-def load_latency_terms(n: int, access_row: np.ndarray, hit: np.ndarray, is_load_row: np.ndarray,
-                       l1_hit_latency: float) -> tuple[np.ndarray, np.ndarray]:
+def load_latency_terms(
+    n: int, access_row: np.ndarray, hit: np.ndarray, is_load_row: np.ndarray, l1_hit_latency: float
+) -> tuple[np.ndarray, np.ndarray]:
     """``(adj, slope)`` per trace row: the latency of a load row at mean load latency ``L`` is its class's
     ``L`` plus ``adj + slope L``, so that a load whose lines all hit the L1D waits ``l1_hit_latency`` and
     one with a miss waits the miss latency that makes the loads' mean ``L``: with ``h`` the loads' line hit
     rate, ``L_miss = (L - h L_hit) / (1 - h)``.  ``access_row[k]`` is the row of access ``k`` of the line
-    stream, ``hit[k]`` whether it hit; a row waits for its slowest line."""  # fmt: skip
+    stream, ``hit[k]`` whether it hit; a row waits for its slowest line."""
     adj = np.zeros(n, dtype=np.float64)
     slope = np.zeros(n, dtype=np.float64)
     ld = is_load_row[access_row]
@@ -884,8 +906,15 @@ def exact_hit_rates(lines: np.ndarray, caches, is_load: np.ndarray | None = None
             continue
         hit = cache_flags(cache, lines, loads) if len(lines) else np.zeros(0, np.bool_)
         h, hl = int(hit.sum()), int(hit[loads].sum())
-        rows.append((n_lines, ways, h / max(len(lines), 1), hl / n_ld if n_ld else 0.0,
-                     float(CacheGeometry(*cache).write_allocate)))
+        rows.append(
+            (
+                n_lines,
+                ways,
+                h / max(len(lines), 1),
+                hl / n_ld if n_ld else 0.0,
+                float(CacheGeometry(*cache).write_allocate),
+            )
+        )
     return np.array(rows, dtype=np.float64).reshape(-1, 5) if rows else None
 
 
@@ -1047,16 +1076,18 @@ def _chain_table(warp_ptr, op, dst, src, pdst, psrc, lat2, is_mem, extra, adj, s
             t = -1.0
             for i in range(a, b):
                 t = operands_ready(ready, pready, 0, i, t + 1.0, src, dst, psrc, extra[e], True)
-                _written(ready, pready, 0, i, t, lat2[m, op[i]] + adj[i] + slope[i] * grid[m], extra[e], dst,
-                         pdst)
+                _written(
+                    ready, pready, 0, i, t, lat2[m, op[i]] + adj[i] + slope[i] * grid[m], extra[e], dst, pdst
+                )
             acc += t + 1.0
         total[e, m] = acc
     return total
 
 
 @njit(cache=True, parallel=True)
-def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, extra, barrier_op, adj, slope,
-                     grid):
+def _cta_chain_table(
+    warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, extra, barrier_op, adj, slope, grid
+):
     """Critical path of every CTA alone, summed over CTAs, for every (extra, memory latency) pair.
 
     Each warp runs its own dependency chain (as ``_chain_table``) up to its next
@@ -1121,9 +1152,31 @@ def _cta_chain_table(warp_ptr, warps_per_cta, op, dst, src, pdst, psrc, lat2, ex
 
 
 @njit(cache=True, parallel=True)
-def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, src, pdst, psrc, lat2,
-                     ii, unit, u_slots, lsu_unit, lsu_cycles, extra, barrier_op, max_instrs, adj, slope, grid,
-                     cells):
+def _cta_sched_table(
+    warp_ptr,
+    warps_per_cta,
+    group,
+    n_sched,
+    width,
+    op,
+    dst,
+    src,
+    pdst,
+    psrc,
+    lat2,
+    ii,
+    unit,
+    u_slots,
+    lsu_unit,
+    lsu_cycles,
+    extra,
+    barrier_op,
+    max_instrs,
+    adj,
+    slope,
+    grid,
+    cells,
+):
     """Cycles of groups of ``group`` CTAs run together, summed over groups, per (extra, memory latency)
     cell that ``cells`` (bool ``[K, J]``) marks (the others 0), and the instructions scheduled: the groups
     in order until ``max_instrs`` are reached; a group longer than that keeps the same leading share of
@@ -1177,9 +1230,31 @@ def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, sr
         ends = np.zeros(n_extra * n_m, dtype=np.float64)
         for y in prange(n_sel):  # the (extra, latency) schedules are independent
             x = sel[y]
-            ends[x] = _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst, src,
-                                   pdst, psrc, lat2[x % n_m], ii, unit, u_slots, lsu_unit, lsu_cycles,
-                                   extra[x // n_m], barrier_op, adj, slope, grid[x % n_m])
+            ends[x] = _sched_group(
+                warp_ptr,
+                c0,
+                nw,
+                wend,
+                warps_per_cta,
+                n_sched,
+                width,
+                op,
+                dst,
+                src,
+                pdst,
+                psrc,
+                lat2[x % n_m],
+                ii,
+                unit,
+                u_slots,
+                lsu_unit,
+                lsu_cycles,
+                extra[x // n_m],
+                barrier_op,
+                adj,
+                slope,
+                grid[x % n_m],
+            )
         for e in range(n_extra):
             for m in range(n_mem):
                 total[e, m] += ends[e * n_m + (m if has_mem else 0)]
@@ -1187,8 +1262,31 @@ def _cta_sched_table(warp_ptr, warps_per_cta, group, n_sched, width, op, dst, sr
 
 
 @njit(cache=True)
-def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst, src, pdst, psrc, lat,
-                 ii, unit, u_slots, lsu_unit, lsu_cycles, extra, barrier_op, adj, slope, g):
+def _sched_group(
+    warp_ptr,
+    c0,
+    nw,
+    wend,
+    warps_per_cta,
+    n_sched,
+    width,
+    op,
+    dst,
+    src,
+    pdst,
+    psrc,
+    lat,
+    ii,
+    unit,
+    u_slots,
+    lsu_unit,
+    lsu_cycles,
+    extra,
+    barrier_op,
+    adj,
+    slope,
+    g,
+):
     """Cycles of one group of warps ``c0 .. c0 + nw`` (up to ``wend``) under ``_cta_sched_table``'s list
     schedule, at latencies ``lat[c] + adj[i] + slope[i] g`` and ``extra`` collection cycles."""
     n_cta_g = (nw + warps_per_cta - 1) // warps_per_cta
@@ -1248,8 +1346,7 @@ def _sched_group(warp_ptr, c0, nw, wend, warps_per_cta, n_sched, width, op, dst,
                     continue
                 start = opnd[q]
                 if start < 0.0:  # operand readiness of the warp's next instruction, once
-                    start = operands_ready(ready, pready, q, i, last[q] + 1.0, src, dst, psrc, extra,
-                                           True)
+                    start = operands_ready(ready, pready, q, i, last[q] + 1.0, src, dst, psrc, extra, True)
                     opnd[q] = start
                 c = op[i]
                 u = unit[c]
@@ -1385,18 +1482,21 @@ def live_register_mean(trace: Trace, warp_ptr: np.ndarray, kernel=None) -> tuple
     n = max(int(warp_ptr[-1]), 1)
     if kernel is None:
         rows = int(warp_ptr[-1])
-        dead_src, dead_dst = trace_dead_masks(np.asarray(warp_ptr, dtype=np.int64), trace.src[:rows],
-                                              trace.dst[:rows])  # fmt: skip
-        steps = _freed_register_steps(warp_ptr, np.arange(rows, dtype=np.int64), trace.dst, trace.src,
-                                      dead_src, dead_dst)  # fmt: skip
+        dead_src, dead_dst = trace_dead_masks(
+            np.asarray(warp_ptr, dtype=np.int64), trace.src[:rows], trace.dst[:rows]
+        )
+        steps = _freed_register_steps(
+            warp_ptr, np.arange(rows, dtype=np.int64), trace.dst, trace.src, dead_src, dead_dst
+        )
         return float(steps) / n, "the trace's last reads"
     dead_src = dead_source_mask(kernel, per="value", max_src=trace.src.shape[1])
     dead_dst = np.zeros(len(kernel.instrs), dtype=np.int64)
     for i, (ins, flags) in enumerate(zip(kernel.instrs, dead_defs(kernel), strict=True)):
         slots = [f for r, f in zip(ins.dst, flags, strict=True) if 0 <= int(r) < NONE]
         dead_dst[i] = sum(1 << k for k, f in enumerate(slots[: trace.dst.shape[1]]) if f)
-    steps = _freed_register_steps(warp_ptr, np.asarray(trace.sidx, dtype=np.int64), trace.dst, trace.src,
-                                  dead_src, dead_dst)  # fmt: skip
+    steps = _freed_register_steps(
+        warp_ptr, np.asarray(trace.sidx, dtype=np.int64), trace.dst, trace.src, dead_src, dead_dst
+    )
     return float(steps) / n, "the compiler's dead bits of the static kernel"
 
 
@@ -1470,11 +1570,17 @@ def stream_hit_tables(line_no: np.ndarray, is_load: np.ndarray, caches) -> dict:
     ``caches`` simulated on it (``exact_hits``, :func:`exact_hit_rates`) and the lines loads leave in
     caches of each set count (``set_fill``, :func:`set_fill_table`)."""
     is_load = np.asarray(is_load, np.bool_)
-    wa, nwa = ((_line_stack_hist(line_no, 32, is_load, t) if len(line_no) else np.zeros((2, 32), np.int64))
-               for t in (np.ones(len(line_no), np.bool_), is_load))  # fmt: skip
-    return {"line_stack_hist": wa[0], "load_stack_hist": wa[1], "nwa_stack_hist": nwa,
-            "exact_hits": exact_hit_rates(line_no, caches, is_load),
-            "set_fill": set_fill_table(line_no, is_load)}
+    wa, nwa = (
+        (_line_stack_hist(line_no, 32, is_load, t) if len(line_no) else np.zeros((2, 32), np.int64))
+        for t in (np.ones(len(line_no), np.bool_), is_load)
+    )
+    return {
+        "line_stack_hist": wa[0],
+        "load_stack_hist": wa[1],
+        "nwa_stack_hist": nwa,
+        "exact_hits": exact_hit_rates(line_no, caches, is_load),
+        "set_fill": set_fill_table(line_no, is_load),
+    }
 
 
 #: set counts of :attr:`WorkloadProfile.set_fill` (powers of two; set = line mod sets) and its most ways
@@ -1500,8 +1606,11 @@ def set_fill_table(line_no: np.ndarray, is_load: np.ndarray) -> np.ndarray:
         order = np.lexsort((first, s))
         ss = s[order]
         rank = np.arange(len(ss)) - np.searchsorted(ss, ss)  # the line's place in its set's order of arrival
-        out[i] = np.cumsum(np.bincount(np.minimum(rank, SET_FILL_WAYS), weights=weight[order],
-                                       minlength=SET_FILL_WAYS + 1)[:SET_FILL_WAYS])  # fmt: skip
+        out[i] = np.cumsum(
+            np.bincount(np.minimum(rank, SET_FILL_WAYS), weights=weight[order], minlength=SET_FILL_WAYS + 1)[
+                :SET_FILL_WAYS
+            ]
+        )
     return out
 
 
@@ -1583,11 +1692,30 @@ def sched_table(trace: Trace, latencies, exec_latencies, sched: dict, load_terms
             continue
         with _PARALLEL_LOCK:  # numba's default thread pool takes one parallel region at a time
             cyc, done = _cta_sched_table(
-                trace.warp_ptr.astype(np.int64), wpc, int(group), int(sched["schedulers"]),
-                int(sched["issue_width"]), trace.op, trace.dst, trace.src, trace.pdst, trace.psrc, lat2,
-                ii, unit, u_slots, int(sched["lsu_unit"]), lsu_cycles, CHAIN2_EXTRA, int(OpClass.BARRIER),
-                SCHED_MAX_INSTRS, adj, slope, grid, cells[li],
-            )  # fmt: skip
+                trace.warp_ptr.astype(np.int64),
+                wpc,
+                int(group),
+                int(sched["schedulers"]),
+                int(sched["issue_width"]),
+                trace.op,
+                trace.dst,
+                trace.src,
+                trace.pdst,
+                trace.psrc,
+                lat2,
+                ii,
+                unit,
+                u_slots,
+                int(sched["lsu_unit"]),
+                lsu_cycles,
+                CHAIN2_EXTRA,
+                int(OpClass.BARRIER),
+                SCHED_MAX_INSTRS,
+                adj,
+                slope,
+                grid,
+                cells[li],
+            )
         out[li][cells[li]] = (cyc / max(done, 1))[cells[li]]
     return out
 
@@ -1624,23 +1752,38 @@ def profile_tables(
     if load_terms is None and ("chain2" in groups or ("sched" in groups and sched is not None)):
         load_terms = trace_load_terms(trace, rank, caches, l1_hit_latency)
     if "sched" in groups and sched is not None:
-        out["sched_cpi"] = sched_table(trace, lat, exec_latencies, sched, load_terms,
-                                       sched_cells(trace) if cells is None else cells)  # fmt: skip
+        out["sched_cpi"] = sched_table(
+            trace, lat, exec_latencies, sched, load_terms, sched_cells(trace) if cells is None else cells
+        )
         if cells is None:
             out["sched_todo"] = None
     if "chain2" in groups:
         adj, slope = load_terms
         grid = mem_latency_grid(adj, slope)
-        chain2 = _chain_table(wp_t, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
-                              _latency_grid(lat, exec_latencies, grid), is_ll, CHAIN2_EXTRA, adj, slope,
-                              grid)  # fmt: skip
+        chain2 = _chain_table(
+            wp_t,
+            trace.op,
+            trace.dst,
+            trace.src,
+            trace.pdst,
+            trace.psrc,
+            _latency_grid(lat, exec_latencies, grid),
+            is_ll,
+            CHAIN2_EXTRA,
+            adj,
+            slope,
+            grid,
+        )
         out["chain2"] = chain2 / n_t
     for g in groups:
         group = _TABLE_REGISTRY.get(g)
         if group is not None:
             context = {"latencies": lat}
-            out.update(group.build(trace, rank, (group_inputs or {}).get(g),
-                                   **{k: context[k] for k in group.context}))  # fmt: skip
+            out.update(
+                group.build(
+                    trace, rank, (group_inputs or {}).get(g), **{k: context[k] for k in group.context}
+                )
+            )
     return out
 
 
@@ -1703,14 +1846,7 @@ def profile_trace(
     wp_t = leading_warps(trace.warp_ptr, TABLE_MAX_INSTRS)  # the per-warp tables' sample
     n_t = max(int(wp_t[-1]), 1)
     chain_total = _chain_cycles(
-        wp_t,
-        trace.op,
-        trace.dst,
-        trace.src,
-        trace.pdst,
-        trace.psrc,
-        lat,
-        CHAIN_EXTRA.astype(np.float64),
+        wp_t, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc, lat, CHAIN_EXTRA.astype(np.float64)
     )
     is_l1 = np.isin(trace.op, np.array(sorted(int(c) for c in L1D_CLASSES), dtype=np.int8))
     counts = np.diff(trace.mem_ptr)
@@ -1721,22 +1857,43 @@ def profile_trace(
     assert MAX_SRC == trace.src.shape[1]
     if light:
         return WorkloadProfile(
-            name=name or trace.kernel, n_instrs=n, n_warps=trace.n_warps, mix=mix.astype(np.float64),
-            reads_per_instr=reads, distinct_reads_per_instr=distinct / n, writes_per_instr=writes,
-            ser=ser_sum / n, chain_extra=CHAIN_EXTRA.copy(), chain=chain_total / n_t,
-            mem_lines_per_instr=n_acc / n, **hit_tables,
-            regs_per_thread=int(trace.regs_per_thread), threads_per_cta=int(trace.threads_per_cta),
-            ctas=int(trace.ctas), shared_mem_bytes=int(trace.shared_mem_bytes),
-        )  # fmt: skip
+            name=name or trace.kernel,
+            n_instrs=n,
+            n_warps=trace.n_warps,
+            mix=mix.astype(np.float64),
+            reads_per_instr=reads,
+            distinct_reads_per_instr=distinct / n,
+            writes_per_instr=writes,
+            ser=ser_sum / n,
+            chain_extra=CHAIN_EXTRA.copy(),
+            chain=chain_total / n_t,
+            mem_lines_per_instr=n_acc / n,
+            **hit_tables,
+            regs_per_thread=int(trace.regs_per_thread),
+            threads_per_cta=int(trace.threads_per_cta),
+            ctas=int(trace.ctas),
+            shared_mem_bytes=int(trace.shared_mem_bytes),
+        )
     grid = mem_latency_grid(adj, slope)
     lat2 = _latency_grid(lat, exec_latencies, grid)
     wpc, n_ctas = _cta_shape(trace)
     cta_chain = None
     if sched is None:  # the latency bound without the SM's issue resources (the list schedules replace it)
         cta_chain = _cta_chain_table(
-            trace.warp_ptr.astype(np.int64), wpc, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
-            lat2, CHAIN2_EXTRA, int(OpClass.BARRIER), adj, slope, grid,
-        )  # fmt: skip
+            trace.warp_ptr.astype(np.int64),
+            wpc,
+            trace.op,
+            trace.dst,
+            trace.src,
+            trace.pdst,
+            trace.psrc,
+            lat2,
+            CHAIN2_EXTRA,
+            int(OpClass.BARRIER),
+            adj,
+            slope,
+            grid,
+        )
     lazy = {}
     if sched is not None and "sched" not in tables:  # built cell by cell on first read (build_sched)
         todo = sched_cells(trace)
@@ -1744,8 +1901,9 @@ def profile_trace(
     dep, reuse = _distance_hists(wp_t, trace.dst, trace.src, DIST_BINS)
     active_warps = max(int((np.diff(trace.warp_ptr) > 0).sum()), 1)
     is_ld = _memory_classes()[trace.op]
-    optional = profile_tables(trace, tables, lat, exec_latencies, caches, rank, l1_hit_latency,
-                              load_terms=(adj, slope), sched=sched)  # fmt: skip
+    optional = profile_tables(
+        trace, tables, lat, exec_latencies, caches, rank, l1_hit_latency, load_terms=(adj, slope), sched=sched
+    )
     registered = {k: optional.pop(k) for k in list(optional) if k in _TABLE_FIELDS}
     live, live_from = live_register_mean(trace, wp_t, kernel)
     return WorkloadProfile(

@@ -66,8 +66,11 @@ def served_outside(ctx, m: dict, hit, factor, extra_events: dict, drop=(), bank_
     reads, writes = ctx.reads, ctx.writes
     saved = reads * np.asarray(hit, dtype=np.float64)
     bank_reads = reads - saved
-    events = {"rf_bank": (bank_reads, writes if bank_writes is None else bank_writes),
-              "crossbar": (bank_reads + writes, 0.0), "collector": (reads, reads)}  # fmt: skip
+    events = {
+        "rf_bank": (bank_reads, writes if bank_writes is None else bank_writes),
+        "crossbar": (bank_reads + writes, 0.0),
+        "collector": (reads, reads),
+    }
     events = {k: v for k, v in events.items() if k not in drop}
     events.update(extra_events)
     out = ctx.result(m, events=events, metrics={"rf_bank_reads": bank_reads, "rf_reads_saved": saved})

@@ -125,8 +125,24 @@ def unit_slots_of(resources: dict, unit) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _launch_ctas(wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, slot_cta, pc, end, live, at_bar,
-                 age, ready, pready):  # fmt: skip
+def _launch_ctas(
+    wp,
+    cta_wstart,
+    wpc,
+    n_slots,
+    n_cta,
+    next_cta,
+    running,
+    dyn,
+    slot_cta,
+    pc,
+    end,
+    live,
+    at_bar,
+    age,
+    ready,
+    pready,
+):
     """:func:`_schedule`'s launch: the next CTAs into the free slots, their warps' state reset.  Returns
     the next CTA, the running CTAs, the next launch age and whether to launch again (a CTA without
     instructions left its slot at once)."""
@@ -148,7 +164,7 @@ def _launch_ctas(wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, sl
                 dyn += 1
                 ready[w, :] = 0.0
                 pready[w, :] = 0.0
-            if not live[cs * wpc: cs * wpc + cta_wstart[cta + 1] - cta_wstart[cta]].any():
+            if not live[cs * wpc : cs * wpc + cta_wstart[cta + 1] - cta_wstart[cta]].any():
                 slot_cta[cs] = -1  # a CTA without instructions
                 running -= 1
                 again = True
@@ -156,8 +172,24 @@ def _launch_ctas(wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, sl
 
 
 @njit(cache=True, inline="always")
-def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, l1_stamp, l1_ready, l2_tag,
-                  l2_stamp, mshr, mem):  # fmt: skip
+def _memory_lines(
+    mk,
+    j0,
+    j1,
+    lines,
+    lat_c,
+    done,
+    tt,
+    stamp,
+    dram_free,
+    l1_tag,
+    l1_stamp,
+    l1_ready,
+    l2_tag,
+    l2_stamp,
+    mshr,
+    mem,
+):
     """:func:`_schedule`'s memory instruction of kind ``mk``: its lines ``lines[j0:j1]``, one per cycle
     from ``tt``, through the L1D (hits, MSHRs, stores written through, allocating a missed line with
     ``l1_walloc``; with ``l1_reserve`` a
@@ -230,6 +262,76 @@ def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, l1_tag, 
     return done, tt, stamp, dram_free
 
 
+@njit(cache=True, inline="always")
+def _warp_orders(S, W, live, age, policy, order, n_ord):
+    """Each scheduler's live warps into ``order[s, :n_ord[s]]``: by launch age (gto, oldest; an insertion
+    sort, stable) or by slot (lrr)."""
+    for s in range(S):
+        nc = 0
+        for w in range(s, W, S):
+            if live[w]:
+                order[s, nc] = w
+                nc += 1
+        n_ord[s] = nc
+        if policy != POL_LRR:
+            for a in range(1, nc):
+                x = order[s, a]
+                b = a - 1
+                while b >= 0 and age[order[s, b]] > age[x]:
+                    order[s, b + 1] = order[s, b]
+                    b -= 1
+                order[s, b + 1] = x
+
+
+@njit(cache=True, inline="always")
+def _lsu_place(waiting, s, t, start, queue_sched, queue_sm):
+    """The cycle from which scheduler ``s``'s memory instruction, ready at ``start``, finds a place in the
+    memory pipeline at ``t``: its scheduler's ``queue_sched`` places and the SM's ``queue_sm`` (``waiting``:
+    each scheduler's last memory instructions' LSU start cycles); the earliest of them to leave when full."""
+    mine = 0
+    total = 0
+    frees = 1e300
+    for s2 in range(waiting.shape[0]):
+        for k2 in range(queue_sched):
+            if waiting[s2, k2] > t:
+                total += 1
+                if s2 == s:
+                    mine += 1
+                if waiting[s2, k2] < frees:
+                    frees = waiting[s2, k2]
+    if (mine >= queue_sched or total >= queue_sm) and frees > start:
+        start = frees
+    return start
+
+
+@njit(cache=True, inline="always")
+def _cta_check(n_slots, wpc, slot_cta, live, at_bar, running):
+    """Barriers and finished CTAs: a CTA slot whose warps have all finished is freed, one whose live warps
+    all wait at a barrier releases them.  Returns ``(running, a CTA finished, a barrier released)``."""
+    finished = False
+    released = False
+    for cs in range(n_slots):
+        if slot_cta[cs] < 0:
+            continue
+        n_wait = 0
+        n_run = 0
+        for w in range(cs * wpc, cs * wpc + wpc):
+            if live[w]:
+                if at_bar[w]:
+                    n_wait += 1
+                else:
+                    n_run += 1
+        if n_run == 0 and n_wait == 0:
+            slot_cta[cs] = -1
+            running -= 1
+            finished = True
+        elif n_run == 0:
+            for w in range(cs * wpc, cs * wpc + wpc):
+                at_bar[w] = False
+            released = True
+    return running, finished, released
+
+
 @njit(cache=True)
 def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, cls, mem):
     """:func:`issue_rank`'s schedule (issue sequence number of every trace row, cycles) of the trace's warps,
@@ -284,29 +386,30 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, c
         if launch:
             dirty = True
             next_cta, running, dyn, launch = _launch_ctas(
-                wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, slot_cta, pc, end, live, at_bar,
-                age, ready, pready)  # fmt: skip
+                wp,
+                cta_wstart,
+                wpc,
+                n_slots,
+                n_cta,
+                next_cta,
+                running,
+                dyn,
+                slot_cta,
+                pc,
+                end,
+                live,
+                at_bar,
+                age,
+                ready,
+                pready,
+            )
         if running == 0:
             if next_cta >= n_cta:
                 break
             continue
         if dirty:  # each scheduler's live warps: by launch age (gto, oldest) or by slot (lrr)
             dirty = False
-            for s in range(S):
-                nc = 0
-                for w in range(s, W, S):
-                    if live[w]:
-                        order[s, nc] = w
-                        nc += 1
-                n_ord[s] = nc
-                if policy != POL_LRR:
-                    for a in range(1, nc):
-                        x = order[s, a]
-                        b = a - 1
-                        while b >= 0 and age[order[s, b]] > age[x]:
-                            order[s, b + 1] = order[s, b]
-                            b -= 1
-                        order[s, b + 1] = x
+            _warp_orders(S, W, live, age, policy, order, n_ord)
         nxt = 1e300
         issued = False
         check = False
@@ -346,19 +449,7 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, c
                     c = op[i]
                     u = unit[c]
                     if u == lsu_unit:  # a place in the memory pipeline: the scheduler's and the SM's
-                        mine = 0
-                        total = 0
-                        frees = 1e300
-                        for s2 in range(S):
-                            for k2 in range(queue_sched):
-                                if waiting[s2, k2] > t:
-                                    total += 1
-                                    if s2 == s:
-                                        mine += 1
-                                    if waiting[s2, k2] < frees:
-                                        frees = waiting[s2, k2]
-                        if (mine >= queue_sched or total >= queue_sm) and frees > start:
-                            start = frees
+                        start = _lsu_place(waiting, s, t, start, queue_sched, queue_sm)
                     elif ufree[s % u_slots[u], u] > start:
                         start = ufree[s % u_slots[u], u]
                     if start > t:
@@ -378,8 +469,23 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, c
                         tt = t0
                         done = t0 + lat[c]
                         done, tt, stamp, dram_free = _memory_lines(
-                            kind[c], mem_ptr[i], mem_ptr[i + 1], lines, lat[c], done, tt, stamp, dram_free,
-                            l1_tag, l1_stamp, l1_ready, l2_tag, l2_stamp, mshr, mem)  # fmt: skip
+                            kind[c],
+                            mem_ptr[i],
+                            mem_ptr[i + 1],
+                            lines,
+                            lat[c],
+                            done,
+                            tt,
+                            stamp,
+                            dram_free,
+                            l1_tag,
+                            l1_stamp,
+                            l1_ready,
+                            l2_tag,
+                            l2_stamp,
+                            mshr,
+                            mem,
+                        )
                         lsu_free = max(t0 + ii[c], tt)
                     else:
                         ufree[s % u_slots[u], u] = t + ii[c]
@@ -406,25 +512,11 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, c
                         at_bar[w] = True
                         check = True
         if check:  # barriers and finished CTAs
-            for cs in range(n_slots):
-                if slot_cta[cs] < 0:
-                    continue
-                n_wait = 0
-                n_run = 0
-                for w in range(cs * wpc, cs * wpc + wpc):
-                    if live[w]:
-                        if at_bar[w]:
-                            n_wait += 1
-                        else:
-                            n_run += 1
-                if n_run == 0 and n_wait == 0:
-                    slot_cta[cs] = -1
-                    running -= 1
-                    launch = True
-                elif n_run == 0:
-                    for w in range(cs * wpc, cs * wpc + wpc):
-                        at_bar[w] = False
-                    issued = True
+            running, finished, released = _cta_check(n_slots, wpc, slot_cta, live, at_bar, running)
+            if finished:
+                launch = True
+            if released:
+                issued = True
         if issued or nxt >= 1e300:
             t += 1.0
         else:
@@ -458,18 +550,48 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
     for c in (OpClass.ST_GLOBAL, OpClass.ST_LOCAL):
         kind[int(c)] = MK_STORE if l1_on else MK_L2_STORE
     kind[int(OpClass.ATOMIC)] = MK_L2
-    shape = IssueShape(wpc, int(p["resident_ctas"]), int(p["schedulers"]), int(p["issue_width"]),
-                       POLICIES[p["policy"]])
-    cls = ClassTables(np.asarray(p["latency"], np.float64), kind, np.asarray(p["unit"], np.int64),
-                      np.asarray(p["initiation"], np.float64), unit_slots_of(p, p["unit"]),
-                      int(p["lsu_unit"]), int(OpClass.BARRIER))
-    mem = MemoryPath(int(p["l1_sets"]), int(p["l1_ways"]), float(p["l1_hit_latency"]),
-                     bool(p["l1_reserve"]), int(p["l2_sets"]), int(p["l2_ways"]), float(p["l2_hit_latency"]),
-                     float(p["dram_latency"]), float(p["line_cycles"]), int(p["mshr"]),
-                     int(p["queue_sched"]), int(p["queue_sm"]), float(p["pipe"]),
-                     bool(p.get("l1_walloc", True)), int(p.get("l1_index", 0)),
-                     int(trace.line_bytes).bit_length() - 1)
-    rank, cycles = _schedule(wp, cta_wstart, trace.op, trace.dst, trace.src, trace.pdst, trace.psrc,
-                             trace.mem_ptr.astype(np.int64),
-                             (trace.mem_line // trace.line_bytes).astype(np.int64), shape, cls, mem)
+    shape = IssueShape(
+        wpc, int(p["resident_ctas"]), int(p["schedulers"]), int(p["issue_width"]), POLICIES[p["policy"]]
+    )
+    cls = ClassTables(
+        np.asarray(p["latency"], np.float64),
+        kind,
+        np.asarray(p["unit"], np.int64),
+        np.asarray(p["initiation"], np.float64),
+        unit_slots_of(p, p["unit"]),
+        int(p["lsu_unit"]),
+        int(OpClass.BARRIER),
+    )
+    mem = MemoryPath(
+        int(p["l1_sets"]),
+        int(p["l1_ways"]),
+        float(p["l1_hit_latency"]),
+        bool(p["l1_reserve"]),
+        int(p["l2_sets"]),
+        int(p["l2_ways"]),
+        float(p["l2_hit_latency"]),
+        float(p["dram_latency"]),
+        float(p["line_cycles"]),
+        int(p["mshr"]),
+        int(p["queue_sched"]),
+        int(p["queue_sm"]),
+        float(p["pipe"]),
+        bool(p.get("l1_walloc", True)),
+        int(p.get("l1_index", 0)),
+        int(trace.line_bytes).bit_length() - 1,
+    )
+    rank, cycles = _schedule(
+        wp,
+        cta_wstart,
+        trace.op,
+        trace.dst,
+        trace.src,
+        trace.pdst,
+        trace.psrc,
+        trace.mem_ptr.astype(np.int64),
+        (trace.mem_line // trace.line_bytes).astype(np.int64),
+        shape,
+        cls,
+        mem,
+    )
     return rank, float(cycles)

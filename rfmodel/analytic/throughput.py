@@ -53,8 +53,17 @@ def softmin(rates, q=SOFTMIN_Q):
 
 
 #: the outputs of :func:`_steady`, in order
-STEADY_OUT = ("ipc", "bank_wait", "t_collect", "collector_wait", "rate_latency", "cta_critical_path",
-              "rate_collectors", "rate_mshr", "load_latency")  # fmt: skip
+STEADY_OUT = (
+    "ipc",
+    "bank_wait",
+    "t_collect",
+    "collector_wait",
+    "rate_latency",
+    "cta_critical_path",
+    "rate_collectors",
+    "rate_mshr",
+    "load_latency",
+)
 
 
 def _table(t) -> np.ndarray:
@@ -177,8 +186,25 @@ _N_OUT = len(STEADY_OUT)
 
 
 @njit(cache=True, inline="always")
-def _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, ke, ml, todo,
-            touched, oc_sets, res):
+def _queues(
+    ipc,
+    x,
+    i,
+    wpc,
+    levels,
+    sched_cpi,
+    chain2,
+    cta_chain2,
+    separate_write,
+    sched,
+    pool,
+    ke,
+    ml,
+    todo,
+    touched,
+    oc_sets,
+    res,
+):
     """The model's answer at point ``i`` (column of ``x``; rows in the order of ``interval_model``'s
     ``inputs``, resident warps first) with its queues at the pace ``ipc``: the DRAM and bank queues, the
     collector waits, the latency bound and the soft minimum over every bound, written to ``res`` in the
@@ -270,8 +296,25 @@ def _queues(ipc, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_writ
 
 
 @njit(cache=True)
-def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, rtol, ke, ml,
-            todo, touched, oc_sets, evals_out):
+def _steady(
+    x,
+    out,
+    wpc,
+    levels,
+    sched_cpi,
+    chain2,
+    cta_chain2,
+    separate_write,
+    sched,
+    pool,
+    rtol,
+    ke,
+    ml,
+    todo,
+    touched,
+    oc_sets,
+    evals_out,
+):
     """The steady-state fixed point of :func:`interval_model` per point (column of ``x``, as
     :func:`_queues` reads it): the IPC ``x`` whose queues allow ``g(x) = x`` (:func:`_queues`), found by
     Brent's method on ``h(x) = g(x) - x`` to within ``rtol`` of ``x``.  The queues and the latency grow
@@ -296,8 +339,25 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
         phase = evals = 0
         a = fa = b = fb = c = fc = d = e = 0.0
         while True:
-            if not _queues(xe, x, i, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool,
-                           ke, ml, todo, touched, oc_sets, res):  # fmt: skip
+            if not _queues(
+                xe,
+                x,
+                i,
+                wpc,
+                levels,
+                sched_cpi,
+                chain2,
+                cta_chain2,
+                separate_write,
+                sched,
+                pool,
+                ke,
+                ml,
+                todo,
+                touched,
+                oc_sets,
+                res,
+            ):
                 break  # a cell to build first: this point's outputs are meaningless this pass
             evals += 1
             f = res[0] - xe
@@ -363,8 +423,9 @@ def _steady(x, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, 
             evals_out[i] = evals
 
 
-def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share,
-                write_share):  # fmt: skip
+def _bank_terms(
+    profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share, write_share
+):
     """The banks' side of one instruction for :func:`interval_model`: its reads' serialization over the
     ports (in bank cycles) and its excess over one, a read's and a write's bank occupancy (``bc``, ``bcw``),
     the share of reads that reach the banks, the bank reads and writes per instruction, and the share of the
@@ -392,8 +453,19 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     return ser * bc * rs, excess * rs, bc, bcw, rs, reads_i * rs, w, profile.bank_read_share(rs)
 
 
-def _memory_terms(profile, l1d_lines, l1d_way, hit_rate, load_hit_rate, l1_hit_latency, miss_latency,
-                  l2_lines, l2_hit_latency, l2_assoc, mem_scale):  # fmt: skip
+def _memory_terms(
+    profile,
+    l1d_lines,
+    l1d_way,
+    hit_rate,
+    load_hit_rate,
+    l1_hit_latency,
+    miss_latency,
+    l2_lines,
+    l2_hit_latency,
+    l2_assoc,
+    mem_scale,
+):
     """The memory side of :func:`interval_model` per instruction: the L1D's hit rate over every access (what
     it reports) and over the loads' (what they wait for: a store that hits the line its own load just
     brought in shortens no load's latency), the L2 slice's, the lines, the L1D misses a load waits for, the
@@ -421,15 +493,19 @@ def _memory_terms(profile, l1d_lines, l1d_way, hit_rate, load_hit_rate, l1_hit_l
         h2 = np.maximum(profile.l1d_hit_rate(l2_lines, l2_assoc, loads=True), hit)
         l2_path = lookup + np.asarray(l2_hit_latency, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            miss_lat = np.where(hit < 1.0, ((h2 - hit) * l2_path + (1.0 - h2) * dram_path)
-                                / np.maximum(1.0 - hit, 1e-12), l2_path)  # fmt: skip
+            miss_lat = np.where(
+                hit < 1.0,
+                ((h2 - hit) * l2_path + (1.0 - h2) * dram_path) / np.maximum(1.0 - hit, 1e-12),
+                l2_path,
+            )
     dram = ld_lines * (1.0 - h2)  # lines per instruction that need DRAM bandwidth
     L_mem = np.asarray(mem_scale) * (hit * l1_hit_latency + (1.0 - hit) * miss_lat)
     return on, hit_all, hit, h2, lines, ld_lines, misses, dram, L_mem
 
 
-def _port_rates(lines, ld_lines, misses, dram, mem_bytes_per_cycle, line_bytes, noc_reply, noc_request,
-                noc_store, noc_ack) -> tuple:  # fmt: skip
+def _port_rates(
+    lines, ld_lines, misses, dram, mem_bytes_per_cycle, line_bytes, noc_reply, noc_request, noc_store, noc_ack
+) -> tuple:
     """The memory side's bounds for :func:`interval_model` (warp instructions per cycle): DRAM bandwidth,
     the load/store unit (a line a cycle) and the SM's interconnect ports, and the ejection port's cycles per
     instruction (it queues).  The ports: a missed load line's request out and reply in, a store line's data
@@ -452,8 +528,11 @@ def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
     scheduler unless the SM says: analytic.model passes spec.occupancy's map); the load/store classes per
     class."""
     if unit_of_class is None:
-        return [S / (ii[..., k] * profile.mix[k])
-                for k in range(N_OPCLASSES) if profile.mix[k] > 0 and ii[..., k] > 0]  # fmt: skip
+        return [
+            S / (ii[..., k] * profile.mix[k])
+            for k in range(N_OPCLASSES)
+            if profile.mix[k] > 0 and ii[..., k] > 0
+        ]
     uc = np.asarray(unit_of_class, dtype=np.int64)
     groups: dict = {}
     for k in range(N_OPCLASSES):
@@ -469,8 +548,9 @@ def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
     return exec_rates
 
 
-def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched, pool, rtol,
-                  oc_sets) -> tuple:  # fmt: skip
+def _steady_solve(
+    profile, args, wpc, chain2, cta_chain2, separate_write, sched, pool, rtol, oc_sets
+) -> tuple:
     """Steady-state IPC at the points ``args`` (resident warps, then :func:`interval_model`'s inputs; the
     compiled fixed point over the queues, :func:`_steady`): ``ipc, wq, t_c, wcol, rate_lat, t_cta, rate_col,
     rate_mshr, L_q``.  The list-schedule cells the fixed point reads are built first (a pass that stops at a
@@ -492,8 +572,25 @@ def _steady_solve(profile, args, wpc, chain2, cta_chain2, separate_write, sched,
     while True:
         todo = _NO_CELLS if pending is None else pending
         touched = np.zeros(todo.shape, dtype=np.uint8)
-        _steady(xs, out, wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool, rtol,
-                CHAIN2_EXTRA, profile.mem_lat_grid(), todo, touched, oc_sets, _NO_EVALS)  # fmt: skip
+        _steady(
+            xs,
+            out,
+            wpc,
+            levels,
+            sched_cpi,
+            chain2,
+            cta_chain2,
+            separate_write,
+            sched,
+            pool,
+            rtol,
+            CHAIN2_EXTRA,
+            profile.mem_lat_grid(),
+            todo,
+            touched,
+            oc_sets,
+            _NO_EVALS,
+        )
         if not touched.any():
             if built:  # the cells of every round, on disk at once
                 profile.persist()
@@ -551,6 +648,160 @@ def _greedy_banks(profile, B, S, warps, b_w, L_mem, greedy_spread):
     c1 = profile.chain_at2(b_w, L_mem)
     spread = 1.0 + np.asarray(greedy_spread, dtype=np.float64) * c1 / b_w
     return np.minimum(B, np.minimum(S * spread, np.maximum(warps, 1.0)))
+
+
+def _model_arrays(coef, warps, schedulers, banks, ports_per_bank, collectors, interleave_banks):
+    """The calibration for :func:`interval_model` (``coef`` over :func:`coefficient_defaults`) and its
+    softmin exponent, and the SM's sizes as float arrays: the resident warps, schedulers, banks, ports per
+    bank (at least one) and collectors; and the banks the registers interleave over."""
+    c = {**coefficient_defaults(), **(coef or {})}
+    q = np.asarray(c["softmin_q"], dtype=np.float64)
+    warps = np.asarray(warps, dtype=np.float64)
+    S = np.asarray(schedulers, dtype=np.float64)
+    B = np.asarray(banks, dtype=np.float64)
+    P = np.maximum(np.asarray(ports_per_bank, dtype=np.float64), 1.0)
+    N_oc = np.asarray(collectors, dtype=np.float64)
+    Bi = banks if interleave_banks is None else interleave_banks
+    return c, q, warps, S, B, P, N_oc, Bi
+
+
+def _memory_bounds(mem, mshr, line_bytes, mem_bytes_per_cycle, noc_reply, noc_request, noc_store, noc_ack):
+    """The memory side's bounds for :func:`interval_model` from the terms ``mem`` of :func:`_memory_terms`:
+    the cycles a line takes on the SM's share of DRAM bandwidth, :func:`_port_rates`'s bounds and the
+    ejection port's cycles, and the L1D's MSHRs (unbounded without an L1D)."""
+    on, _, _, _, lines, ld_lines, misses, dram, _ = mem
+    # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
+    line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
+    rate_mem, rate_lsu, rate_noc, noc_ej = _port_rates(
+        lines,
+        ld_lines,
+        misses,
+        dram,
+        mem_bytes_per_cycle,
+        line_bytes,
+        noc_reply,
+        noc_request,
+        noc_store,
+        noc_ack,
+    )
+    mshr_n = np.where(on, np.asarray(mshr, dtype=np.float64), np.inf)
+    return line_cycles, rate_mem, rate_lsu, rate_noc, noc_ej, mshr_n
+
+
+def _bank_bound(B, P, bc, r, w, wr, separate_write_ports, bank_claims):
+    """The banks' throughput bound for :func:`interval_model` (warp instructions per cycle): the ports of
+    every bank over each instruction's accesses (its reads, its writes unless they have ports of their own,
+    and the design's ``bank_claims``), in bank cycles; and those claims (at least 0)."""
+    per_bank_access = r if separate_write_ports else r + w * wr
+    claims = np.maximum(np.asarray(bank_claims, dtype=np.float64), 0.0)
+    per_bank_access = per_bank_access + claims
+    rate_bank = B * P / np.maximum(per_bank_access, 1e-9) / bc
+    return claims, rate_bank
+
+
+def _bank_queue_terms(c, Bi, rotations, bc, bcw, write_hold, rs):
+    """The bank queue's burstiness for :func:`interval_model` (the warps' shared rotations and slow banks'
+    requests that queue across cycles), and the cycles a consumer waits behind its producer's write
+    (``write_hold``, default ``bcw - 1``) for the reads that reach the banks (``rs``)."""
+    rot = np.asarray(Bi if rotations is None else rotations, dtype=np.float64)
+    burst = np.asarray(c["queue_burst"]) * (1.0 + np.asarray(c["align_burst"]) / np.maximum(rot, 1.0))
+    # a one-cycle arbiter resolves same-cycle requests (serialization above); requests queue across
+    # cycles when an access holds its bank for several
+    burst = burst + np.asarray(c["slow_queue"]) * (1.0 - 1.0 / np.maximum(bc, bcw))
+    # a result's register sits in the bank its consumer reads: with slow banks (bank_cycles > 1) the
+    # consumer's read starts only after the producer's write has held that bank, bank_cycles - 1 cycles
+    # beyond the one-cycle write of the simulator's own banks (measured on a dependent chain:
+    # tests/test_analytic.py)
+    hold = bcw - 1.0 if write_hold is None else np.maximum(np.asarray(write_hold, dtype=np.float64), 0.0)
+    write_hold = hold * rs  # a consumer that finds its operand in an operand cache does not wait
+    return burst, write_hold
+
+
+def _cta_shape(profile):
+    """A CTA's warps and instructions and the kernel's CTAs (at least one each), as floats."""
+    wpc = float(max(profile.warps_per_cta, 1))
+    n_cta = profile.instrs_per_warp * wpc  # instructions of one CTA
+    ctas_total = float(max(profile.ctas, 1))
+    return wpc, n_cta, ctas_total
+
+
+def _fixed_inv(q, rate_mem, rate_lsu, rate_noc, rate_bank, rate_iss, exec_rates):
+    """The inverse softmin terms ``r^-q`` of :func:`interval_model`'s fixed bounds (those that do not move
+    with the fixed point): the memory side's (DRAM, load/store unit, interconnect) summed, the banks' and,
+    apart, the issue and units' summed."""
+    with np.errstate(divide="ignore"):
+        # the bounds that do not move with the fixed point, as softmin terms r^-q; the issue and unit bounds
+        # apart, as the list schedules hold them up to the largest tabulated CTA count
+        fixed, bank_inv = sum(np.power(x, -q) for x in (rate_mem, rate_lsu, rate_noc)), rate_bank**-q
+        issue_inv = sum(np.power(x, -q) for x in (rate_iss, *exec_rates))
+    return fixed, bank_inv, issue_inv
+
+
+def _chain_tables(profile, pool, sched):
+    """The dependence tables the fixed point reads: the single-warp ``chain2`` (it bounds the two-level
+    scheduler's ``pool``) and a CTA's critical path (without list schedules, ``sched``); placeholders where
+    unused."""
+    # the single-warp table bounds the two-level scheduler's pool; a CTA's critical path without schedules
+    chain2 = _table(profile.need("chain2").chain2 if pool else None)
+    cta_chain2 = _table(profile.cta_chain2 if not sched else None)
+    return chain2, cta_chain2
+
+
+def _steady_solver(
+    profile, inputs, wpc, chain2, cta_chain2, separate_write_ports, sched, pool, rtol, collector_sets
+):
+    """:func:`interval_model`'s steady state as a function of the resident warps (``steady(warps)``, as
+    :func:`_waves` calls it): :func:`_steady_solve` at those warps and ``inputs``, with the typed collector
+    sets ``collector_sets`` (``None``: one pool)."""
+    oc_sets = np.zeros((0, 2)) if collector_sets is None else np.ascontiguousarray(collector_sets, np.float64)
+
+    def steady(wp):
+        return _steady_solve(
+            profile,
+            (wp, *inputs),
+            wpc,
+            chain2,
+            cta_chain2,
+            bool(separate_write_ports),
+            sched,
+            pool,
+            float(rtol),
+            oc_sets,
+        )
+
+    return steady
+
+
+def _interval_result(
+    ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
+):
+    """:func:`interval_model`'s dict of arrays: the IPC and cycles over the waves, the steady state's
+    queues, waits and bounds (``res``, :data:`STEADY_OUT`), the bank conflict stall per instruction and the
+    fixed bounds and hit rates, each broadcast to the IPC's shape."""
+    ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = (o[0] for o in res)
+    conflict = np.asarray(c["ser_stall"]) * excess * bc + np.asarray(c["queue_stall"]) * r * wq
+    return {
+        "ipc": ipc,
+        "cycles": np.where(warps > 0, cycles, np.inf),
+        "ipc_steady": ipc_w,
+        "t_collect": t_c,
+        "bank_wait": wq,
+        "collector_wait": wcol,
+        "ser": ser + 0 * ipc,
+        "conflict_per_instr": conflict + 0 * ipc,
+        "rate_latency": rate_lat,
+        "rate_issue": rate_iss + 0 * ipc,
+        "rate_bank": rate_bank + 0 * ipc,
+        "rate_collectors": rate_col + 0 * ipc,
+        "rate_dram": rate_mem + 0 * ipc,
+        "rate_mshr": rate_mshr + 0 * ipc,
+        "rate_lsu": rate_lsu + 0 * ipc,
+        "load_latency": L_q + 0 * ipc,
+        "l1d_hit_rate": hit_all + 0 * ipc,
+        "load_hit_rate": hit + 0 * ipc,
+        "cta_critical_path": t_cta,
+        "warps": warps,
+    }
 
 
 def interval_model(
@@ -650,102 +901,90 @@ def interval_model(
     arrays (``ipc``, ``cycles``, ``bank_conflict_stall_cycles`` per instruction as
     ``conflict_per_instr``, bounds, waits).
     """
-    c = {**coefficient_defaults(), **(coef or {})}
-    q = np.asarray(c["softmin_q"], dtype=np.float64)
-    warps = np.asarray(warps, dtype=np.float64)
-    S = np.asarray(schedulers, dtype=np.float64)
-    B = np.asarray(banks, dtype=np.float64)
-    P = np.maximum(np.asarray(ports_per_bank, dtype=np.float64), 1.0)
-    N_oc = np.asarray(collectors, dtype=np.float64)
-    Bi = banks if interleave_banks is None else interleave_banks
+    c, q, warps, S, B, P, N_oc, Bi = _model_arrays(
+        coef, warps, schedulers, banks, ports_per_bank, collectors, interleave_banks
+    )
     ser, excess, bc, bcw, rs, r, w, q_share = _bank_terms(
-        profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share, write_share)
+        profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share, write_share
+    )
     wr = bcw / bc
-    on, hit_all, hit, h2, lines, ld_lines, misses, dram, L_mem = _memory_terms(
-        profile, l1d_lines, (l1d_assoc, l1d_write_allocate), hit_rate, load_hit_rate, l1_hit_latency,
-        miss_latency, l2_lines, l2_hit_latency, l2_assoc, c["mem_scale"])  # fmt: skip
+    mem = _memory_terms(
+        profile,
+        l1d_lines,
+        (l1d_assoc, l1d_write_allocate),
+        hit_rate,
+        load_hit_rate,
+        l1_hit_latency,
+        miss_latency,
+        l2_lines,
+        l2_hit_latency,
+        l2_assoc,
+        c["mem_scale"],
+    )
+    _, hit_all, hit, h2, _, _, misses, dram, L_mem = mem  # (the L1D switch and the lines: _memory_bounds)
     if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
         B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, L_mem, greedy_spread)
-    # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
-    line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
-    rate_mem, rate_lsu, rate_noc, noc_ej = _port_rates(lines, ld_lines, misses, dram, mem_bytes_per_cycle,
-                                                       line_bytes, noc_reply, noc_request, noc_store, noc_ack)
-    mshr_n = np.where(on, np.asarray(mshr, dtype=np.float64), np.inf)
+    line_cycles, rate_mem, rate_lsu, rate_noc, noc_ej, mshr_n = _memory_bounds(
+        mem, mshr, line_bytes, mem_bytes_per_cycle, noc_reply, noc_request, noc_store, noc_ack
+    )
     # throughput bounds (warp instructions per cycle)
     rate_iss = S * np.asarray(issue_width, dtype=np.float64)
-    per_bank_access = r if separate_write_ports else r + w * wr
-    claims = np.maximum(np.asarray(bank_claims, dtype=np.float64), 0.0)
-    per_bank_access = per_bank_access + claims
-    rate_bank = B * P / np.maximum(per_bank_access, 1e-9) / bc
+    claims, rate_bank = _bank_bound(B, P, bc, r, w, wr, separate_write_ports, bank_claims)
     ii = np.asarray(initiation, dtype=np.float64)
     exec_rates = _exec_rates(profile, S, ii, unit_of_class, unit_slots)
     pools = np.where(np.asarray(sub_core), S, 1.0)
-    rot = np.asarray(Bi if rotations is None else rotations, dtype=np.float64)
-    burst = np.asarray(c["queue_burst"]) * (1.0 + np.asarray(c["align_burst"]) / np.maximum(rot, 1.0))
-    # a one-cycle arbiter resolves same-cycle requests (serialization above); requests queue across
-    # cycles when an access holds its bank for several
-    burst = burst + np.asarray(c["slow_queue"]) * (1.0 - 1.0 / np.maximum(bc, bcw))
-    # a result's register sits in the bank its consumer reads: with slow banks (bank_cycles > 1) the
-    # consumer's read starts only after the producer's write has held that bank, bank_cycles - 1 cycles
-    # beyond the one-cycle write of the simulator's own banks (measured on a dependent chain:
-    # tests/test_analytic.py)
-    hold = bcw - 1.0 if write_hold is None else np.maximum(np.asarray(write_hold, dtype=np.float64), 0.0)
-    write_hold = hold * rs  # a consumer that finds its operand in an operand cache does not wait
-    wpc = float(max(profile.warps_per_cta, 1))
-    n_cta = profile.instrs_per_warp * wpc  # instructions of one CTA
-    ctas_total = float(max(profile.ctas, 1))
+    burst, write_hold = _bank_queue_terms(c, Bi, rotations, bc, bcw, write_hold, rs)
+    wpc, n_cta, ctas_total = _cta_shape(profile)
 
     sched = profile.sched_cpi is not None
-    with np.errstate(divide="ignore"):
-        # the bounds that do not move with the fixed point, as softmin terms r^-q; the issue and unit bounds
-        # apart, as the list schedules hold them up to the largest tabulated CTA count
-        fixed, bank_inv = sum(np.power(x, -q) for x in (rate_mem, rate_lsu, rate_noc)), rate_bank**-q
-        issue_inv = sum(np.power(x, -q) for x in (rate_iss, *exec_rates))
+    fixed, bank_inv, issue_inv = _fixed_inv(q, rate_mem, rate_lsu, rate_noc, rate_bank, rate_iss, exec_rates)
     pool = pool_warps is not None
-    # the single-warp table bounds the two-level scheduler's pool; a CTA's critical path without schedules
-    chain2 = _table(profile.need("chain2").chain2 if pool else None)
-    cta_chain2 = _table(profile.cta_chain2 if not sched else None)
+    chain2, cta_chain2 = _chain_tables(profile, pool, sched)
     inputs = (
-        fixed, issue_inv, q, rate_iss, rate_bank, dram, line_cycles, np.asarray(c["dram_queue"]), L_mem,
-        np.asarray(c["mem_scale"]), h2, misses, mshr_n, r, B, bc, w, bcw, P, burst,
+        fixed,
+        issue_inv,
+        q,
+        rate_iss,
+        rate_bank,
+        dram,
+        line_cycles,
+        np.asarray(c["dram_queue"]),
+        L_mem,
+        np.asarray(c["mem_scale"]),
+        h2,
+        misses,
+        mshr_n,
+        r,
+        B,
+        bc,
+        w,
+        bcw,
+        P,
+        burst,
         np.asarray(rf_latency, dtype=np.float64) + ser + np.asarray(extra_collect, dtype=np.float64),
-        N_oc, pools, np.asarray(c["pipe_extra"]) + write_hold + np.asarray(extra_latency, dtype=np.float64),
-        np.asarray(c["latency_scale"]), n_cta,
-        pool_warps if pool else 0.0, claims, np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
-        noc_ej, np.asarray(noc_reply, dtype=np.float64), hit,
-        np.asarray(anchor(hit_all, warps) if callable(anchor) else anchor, np.float64) ** -q, bank_inv,
-        q_share, np.asarray(issue_stall, dtype=np.float64),
-    )  # fmt: skip
+        N_oc,
+        pools,
+        np.asarray(c["pipe_extra"]) + write_hold + np.asarray(extra_latency, dtype=np.float64),
+        np.asarray(c["latency_scale"]),
+        n_cta,
+        pool_warps if pool else 0.0,
+        claims,
+        np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
+        noc_ej,
+        np.asarray(noc_reply, dtype=np.float64),
+        hit,
+        np.asarray(anchor(hit_all, warps) if callable(anchor) else anchor, np.float64) ** -q,
+        bank_inv,
+        q_share,
+        np.asarray(issue_stall, dtype=np.float64),
+    )
 
-    oc_sets = np.zeros((0, 2)) if collector_sets is None else np.ascontiguousarray(collector_sets, np.float64)
-
-    def steady(wp):
-        return _steady_solve(profile, (wp, *inputs), wpc, chain2, cta_chain2, bool(separate_write_ports),
-                             sched, pool, float(rtol), oc_sets)  # fmt: skip
-
-    ipc, cycles, res = _waves(steady, warps, inputs, wpc, n_cta, ctas_total, profile.n_instrs,
-                              c["tail_weight"])  # fmt: skip
-    ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = (o[0] for o in res)
-    conflict = np.asarray(c["ser_stall"]) * excess * bc + np.asarray(c["queue_stall"]) * r * wq
-    return {
-        "ipc": ipc,
-        "cycles": np.where(warps > 0, cycles, np.inf),
-        "ipc_steady": ipc_w,
-        "t_collect": t_c,
-        "bank_wait": wq,
-        "collector_wait": wcol,
-        "ser": ser + 0 * ipc,
-        "conflict_per_instr": conflict + 0 * ipc,
-        "rate_latency": rate_lat,
-        "rate_issue": rate_iss + 0 * ipc,
-        "rate_bank": rate_bank + 0 * ipc,
-        "rate_collectors": rate_col + 0 * ipc,
-        "rate_dram": rate_mem + 0 * ipc,
-        "rate_mshr": rate_mshr + 0 * ipc,
-        "rate_lsu": rate_lsu + 0 * ipc,
-        "load_latency": L_q + 0 * ipc,
-        "l1d_hit_rate": hit_all + 0 * ipc,
-        "load_hit_rate": hit + 0 * ipc,
-        "cta_critical_path": t_cta,
-        "warps": warps,
-    }
+    steady = _steady_solver(
+        profile, inputs, wpc, chain2, cta_chain2, separate_write_ports, sched, pool, rtol, collector_sets
+    )
+    ipc, cycles, res = _waves(
+        steady, warps, inputs, wpc, n_cta, ctas_total, profile.n_instrs, c["tail_weight"]
+    )
+    return _interval_result(
+        ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
+    )

@@ -136,8 +136,13 @@ METRICS = (
 #: warps' registers), each with its weight in the fit relative to WEIGHTS["hit"]: a write buffer's hits
 #: only shorten the banks' queue, so the IPC residuals outweigh them more
 HIT_METRICS = ("rf_cache_hit_rate", "wb_hit_rate", "coalesced_share", "rf_active_fraction", "rf_occupancy")
-HIT_WEIGHTS = {"rf_cache_hit_rate": 1.0, "wb_hit_rate": 0.3, "coalesced_share": 1.0,
-               "rf_active_fraction": 0.5, "rf_occupancy": 0.5}  # fmt: skip
+HIT_WEIGHTS = {
+    "rf_cache_hit_rate": 1.0,
+    "wb_hit_rate": 0.3,
+    "coalesced_share": 1.0,
+    "rf_active_fraction": 0.5,
+    "rf_occupancy": 0.5,
+}
 
 
 # ------------------------------------------------------------------------------------------ provenance
@@ -203,23 +208,24 @@ JOB_FIELDS = ("design", "params", "workload", "gpu", "max_warps", "seed")
 
 
 def job_key(job: dict, sim_version: str) -> str:
-    blob = json.dumps(
-        {
-            **{k: job[k] for k in JOB_FIELDS},
-            "sim": sim_version,
-        },
-        sort_keys=True,
-        default=str,
-    )
+    blob = json.dumps({**{k: job[k] for k in JOB_FIELDS}, "sim": sim_version}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
 # ------------------------------------------------------------------------------------------ the sweep
 #: the keys of a sweep: required, then optional with their types
 SWEEP_REQUIRED = {"gpus": list, "workloads": (list, str), "points": list}
-SWEEP_OPTIONAL = {"name": str, "max_warps": (int, type(None)), "seed": int, "holdout_fraction": (int, float),
-                  "designs": list, "stall_loss": str, "prior": (int, float), "per_gpu": bool,
-                  "effect_weight": (int, float)}  # fmt: skip
+SWEEP_OPTIONAL = {
+    "name": str,
+    "max_warps": (int, type(None)),
+    "seed": int,
+    "holdout_fraction": (int, float),
+    "designs": list,
+    "stall_loss": str,
+    "prior": (int, float),
+    "per_gpu": bool,
+    "effect_weight": (int, float),
+}
 
 
 def check_sweep(sweep, where: str = "sweep") -> dict:
@@ -340,8 +346,10 @@ def _simulate_job(job: dict) -> dict:
     # the structure events, for the energy and power of the design effects (rfmodel.calibrate.effects)
     from rfmodel.calibrate.effects import event_kinds
 
-    events = {s: {k: float(v) for k, v in event_kinds(ev).items()}
-              for s, ev in run.metrics.get("events", {}).items()}  # fmt: skip
+    events = {
+        s: {k: float(v) for k, v in event_kinds(ev).items()}
+        for s, ev in run.metrics.get("events", {}).items()
+    }
     return {**job, "sim": rec, "stalls": stalls, "events": events}
 
 
@@ -434,9 +442,10 @@ def adopt_simulations(source, checkpoint_dir, *, verify: int = 1, seed: int = 0,
             moved = [k for k in sorted(set(a) | set(b)) if not _same(a.get(k), b.get(k))][:4]
             raise RfmodelError(
                 f"--adopt {source}: {job['design']} on {job['workload']} ({job['gpu']}, {job['params']}) "
-                f"simulates otherwise in this tree ({f}: " + ", ".join(f"{k} {a.get(k)} -> {b.get(k)}"
-                                                              for k in moved)
-                + "): its simulations cannot be reused; nothing was adopted")  # fmt: skip
+                f"simulates otherwise in this tree ({f}: "
+                + ", ".join(f"{k} {a.get(k)} -> {b.get(k)}" for k in moved)
+                + "): its simulations cannot be reused; nothing was adopted"
+            )
         if progress:
             progress(i + 1, len(sample))
     log = ResultLog(Path(checkpoint_dir) / LOG_NAME, check=_has_simulation)
@@ -585,17 +594,21 @@ class _Group:
             from rfmodel.calibrate.effects import event_kinds
 
             out["cycles"] = np.broadcast_to(m["cycles"], (n,)).astype(float)
-            out["events"] = {s: {k: np.broadcast_to(v, (n,)).astype(float)
-                                 for k, v in event_kinds(ev).items()}
-                             for s, ev in m["events"].items()}  # fmt: skip
+            out["events"] = {
+                s: {k: np.broadcast_to(v, (n,)).astype(float) for k, v in event_kinds(ev).items()}
+                for s, ev in m["events"].items()
+            }
             for k in self.d.leakage_active.values():
                 if k in m:
                     out[k] = np.broadcast_to(m[k], (n,)).astype(float)
             # every metric as the model gives it (counts for the profile's instructions)
             from rfmodel.calibrate.metrics import STANDARD
 
-            out["metrics"] = {k: np.broadcast_to(np.asarray(m[k], dtype=np.float64), (n,))
-                              for k in (*STANDARD, *self.d.metrics) if k in m}  # fmt: skip
+            out["metrics"] = {
+                k: np.broadcast_to(np.asarray(m[k], dtype=np.float64), (n,))
+                for k in (*STANDARD, *self.d.metrics)
+                if k in m
+            }
         return {
             **out,
             "ipc": np.broadcast_to(m["ipc"], (n,)).astype(float),
@@ -604,7 +617,6 @@ class _Group:
             "rf_reads": np.broadcast_to(m["rf_reads"], (n,)) * scale,
             "rf_writes": np.broadcast_to(m["rf_writes"], (n,)) * scale,
         }
-
 
     def anchor(self, coef: dict):
         """The anchor of this group's profile (:class:`rfmodel.analytic.model.Anchor`: the factor of
@@ -730,8 +742,10 @@ def fit_design(
     st_sim = [np.array([r["sim"]["bank_conflict_stall_cycles"] for r in g.recs]) for g in groups]
     st_ok = [np.array([stall_measured(r["sim"]) for r in g.recs]) for g in groups]
     hit_sim = [{k: np.array([r["sim"].get(k, np.nan) for r in g.recs]) for k in HIT_METRICS} for g in groups]
-    size_sim = [{k: np.array([float(r["sim"].get(k, np.nan)) for r in g.recs]) for k in g.d.fit_metrics}
-                for g in groups]  # fmt: skip
+    size_sim = [
+        {k: np.array([float(r["sim"].get(k, np.nan)) for r in g.recs]) for k in g.d.fit_metrics}
+        for g in groups
+    ]
     stall_loss = stall_loss_of(sweep)
     # a design fitted over the baseline's coefficients also fits its effects: the baseline's own log IPC
     # error at each record's point, which the design's error less it is the effect's
@@ -741,8 +755,9 @@ def fit_design(
     def residuals(x):
         c = {**coef, **dict(zip(names, x, strict=True))}
         out = []
-        for i, (g, s_ipc, s_st, ok, s_hit, s_size) in enumerate(zip(groups, ipc_sim, st_sim, st_ok, hit_sim,
-                                                                     size_sim, strict=True)):  # fmt: skip
+        for i, (g, s_ipc, s_st, ok, s_hit, s_size) in enumerate(
+            zip(groups, ipc_sim, st_sim, st_ok, hit_sim, size_sim, strict=True)
+        ):
             pr = g.predict(c)
             e_ipc = np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(s_ipc, 1e-6))
             out.append(WEIGHTS["ipc"] * e_ipc)
@@ -999,15 +1014,17 @@ def _fit_on_baseline(design, train, sweep, base, gpus, max_nfev, prior, per_gpu_
     over every GPU (with the baseline's shared coefficients) and then per GPU (with the baseline's values
     on that GPU)."""
     lock = shared_coefficients(design)
-    shared = fit_design(design, train, sweep, init=base["coefficients"], max_nfev=max_nfev, prior=prior,
-                        lock=lock)  # fmt: skip
+    shared = fit_design(
+        design, train, sweep, init=base["coefficients"], max_nfev=max_nfev, prior=prior, lock=lock
+    )
     per_gpu = {}
     if len(gpus) > 1 and per_gpu_fit:
         for g in gpus:
             start = {**shared, **{k: v for k, v in base.get("per_gpu", {}).get(g, {}).items() if k in lock}}
             sub = [r for r in train if r["gpu"] == g]
-            per_gpu[g] = fit_design(design, sub, sweep, init=start, max_nfev=max(max_nfev // 2, 5),
-                                    prior=prior, lock=lock)  # fmt: skip
+            per_gpu[g] = fit_design(
+                design, sub, sweep, init=start, max_nfev=max(max_nfev // 2, 5), prior=prior, lock=lock
+            )
     return {"coefficients": shared, "per_gpu": per_gpu}
 
 
@@ -1023,8 +1040,15 @@ def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0, fol
         rep["train_log_ipc_rms"] = training_spread(design, train, coef, sweep)
         # the model's error on workloads it was not fitted on (cross-validation inside the training set):
         # the training error alone understates it
-        spread = cv_spread(design, train, sweep, init=init, max_nfev=max(max_nfev // 3, 5),
-                           fold_inits=fold_inits, fits_out=fold_fits)  # fmt: skip
+        spread = cv_spread(
+            design,
+            train,
+            sweep,
+            init=init,
+            max_nfev=max(max_nfev // 3, 5),
+            fold_inits=fold_inits,
+            fits_out=fold_fits,
+        )
         rep["cv_log_ipc_rms"] = spread
         coef["model_log_ipc_sd"] = spread
         rep["mc_coverage"] = mc_coverage(
@@ -1078,8 +1102,10 @@ def calibrate(
         return result
     if not records:
         first = failed[0]["error"] if failed else "no jobs"
-        raise RfmodelError(f"calibration: none of the {len(jobs)} simulations succeeded (first error: "
-                           f"{first}); nothing was fitted or written")  # fmt: skip
+        raise RfmodelError(
+            f"calibration: none of the {len(jobs)} simulations succeeded (first error: "
+            f"{first}); nothing was fitted or written"
+        )
     train, test = split(records, sweep.get("holdout_fraction", 0.3), sweep.get("seed", 0))
     fitted, report = {}, {}
     order = sorted({r["design"] for r in records}, key=lambda d: (d != "baseline", d))
@@ -1096,8 +1122,10 @@ def calibrate(
     # without the baseline in this run, on the package's); fitted in parallel
     fit_runner = runner if runner is not None else make_runner(workers if len(rest) > 1 else 1)
     anchored = {**sweep, ANCHOR_SWEEP_KEY: fitted.get("baseline") or anchor_entry(sweep)}
-    fit_jobs = [(d, train, test, anchored, fitted.get("baseline"), max_nfev, coverage_samples, base_folds)
-                for d in rest]  # fmt: skip
+    fit_jobs = [
+        (d, train, test, anchored, fitted.get("baseline"), max_nfev, coverage_samples, base_folds)
+        for d in rest
+    ]
     for k, (fit, rep, _) in fit_runner.run(_fit_job, fit_jobs):
         d = rest[k]
         fitted[d], report[d] = fit, rep
@@ -1121,9 +1149,7 @@ def calibrate(
         result["file"] = str(out)
     if report_path:
         slim = {d: {k: v for k, v in r.items() if k != "rows"} for d, r in result["designs"].items()}
-        write_text(
-            Path(report_path), json.dumps({**result, "designs": slim}, indent=2, default=str) + "\n"
-        )
+        write_text(Path(report_path), json.dumps({**result, "designs": slim}, indent=2, default=str) + "\n")
     return result
 
 

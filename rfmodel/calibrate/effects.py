@@ -100,25 +100,42 @@ def group_values(group, coef: dict) -> list[dict]:
     pred = group.predict(coef, events=True)
     grid = group.grid
     sim_cycles = np.array([r["sim"]["cycles"] for r in recs], dtype=np.float64)
-    sim_metrics = {m: np.array([r["sim"].get(m, np.nan) for r in recs])
-                   for m in group.d.leakage_active.values()}  # fmt: skip
-    sim_e, sim_p = energy_power(group.d, group.sm, grid, _stack_events([r.get("events") for r in recs], n),
-                                sim_cycles, sim_metrics)  # fmt: skip
-    mod_e, mod_p = energy_power(group.d, group.sm, grid, pred["events"], pred["cycles"],
-                                {m: pred.get(m) for m in group.d.leakage_active.values()})  # fmt: skip
+    sim_metrics = {
+        m: np.array([r["sim"].get(m, np.nan) for r in recs]) for m in group.d.leakage_active.values()
+    }
+    sim_e, sim_p = energy_power(
+        group.d, group.sm, grid, _stack_events([r.get("events") for r in recs], n), sim_cycles, sim_metrics
+    )
+    mod_e, mod_p = energy_power(
+        group.d,
+        group.sm,
+        grid,
+        pred["events"],
+        pred["cycles"],
+        {m: pred.get(m) for m in group.d.leakage_active.values()},
+    )
     has_events = np.array([bool(r.get("events")) for r in recs])
     out = []
     for i, r in enumerate(recs):
         s_n = max(float(r["sim"]["warp_instructions"]), 1.0)
         m_n = max(float(group.prof.n_instrs), 1.0)
-        out.append({
-            "sim": {"ipc": float(r["sim"]["ipc"]),
+        out.append(
+            {
+                "sim": {
+                    "ipc": float(r["sim"]["ipc"]),
                     "energy_per_instr": float(sim_e[i]) / s_n if has_events[i] else np.nan,
-                    "power_mw": float(sim_p[i]) if has_events[i] else np.nan},
-            "model": {"ipc": float(pred["ipc"][i]), "energy_per_instr": float(mod_e[i]) / m_n,
-                      "power_mw": float(mod_p[i])},
-            "metrics": metric_pairs(group.d, r, {k: v[i] for k, v in pred.get("metrics", {}).items()}, m_n),
-        })  # fmt: skip
+                    "power_mw": float(sim_p[i]) if has_events[i] else np.nan,
+                },
+                "model": {
+                    "ipc": float(pred["ipc"][i]),
+                    "energy_per_instr": float(mod_e[i]) / m_n,
+                    "power_mw": float(mod_p[i]),
+                },
+                "metrics": metric_pairs(
+                    group.d, r, {k: v[i] for k, v in pred.get("metrics", {}).items()}, m_n
+                ),
+            }
+        )
     return out
 
 
@@ -148,9 +165,15 @@ def effect_rows(records: list[dict], values: dict) -> list[dict]:
         if b is None:
             continue
         v, vb = values[id(r)], values[id(b)]
-        row = {"design": r["design"], "gpu": r["gpu"], "workload": r["workload"], "params": r["params"],
-               "heldout": r.get("heldout", ""), "sim_stalls": r.get("stalls", {}),
-               "base_stalls": b.get("stalls", {})}  # fmt: skip
+        row = {
+            "design": r["design"],
+            "gpu": r["gpu"],
+            "workload": r["workload"],
+            "params": r["params"],
+            "heldout": r.get("heldout", ""),
+            "sim_stalls": r.get("stalls", {}),
+            "base_stalls": b.get("stalls", {}),
+        }
         for name, key in EFFECTS.items():
             row[f"{name}_sim"], row[f"{name}_model"] = v["sim"][key], v["model"][key]
             row[f"{name}_effect_sim"] = _effect(v["sim"][key], vb["sim"][key])
@@ -172,10 +195,13 @@ def _explain(row: dict) -> str:
     s, b = row.get("sim_stalls") or {}, row.get("base_stalls") or {}
     total = sum(b.values()) or sum(s.values())
     if total > 0:
-        moved = sorted(((k, s.get(k, 0.0) - b.get(k, 0.0)) for k in set(s) | set(b)),
-                       key=lambda kv: -abs(kv[1]))  # fmt: skip
-        parts.append("simulator stalls, design less baseline: "
-                     + ", ".join(f"{k} {100 * dv / total:+.0f} %" for k, dv in moved[:3] if dv))  # fmt: skip
+        moved = sorted(
+            ((k, s.get(k, 0.0) - b.get(k, 0.0)) for k in set(s) | set(b)), key=lambda kv: -abs(kv[1])
+        )
+        parts.append(
+            "simulator stalls, design less baseline: "
+            + ", ".join(f"{k} {100 * dv / total:+.0f} %" for k, dv in moved[:3] if dv)
+        )
     return "; ".join(parts)
 
 
@@ -195,8 +221,9 @@ def summarize(rows: list[dict]) -> dict:
         e = r["ipc_effect_model"] - r["ipc_effect_sim"]
         if np.isfinite(e):
             speeds.setdefault(float(r["params"].get(BANK_SPEED_KEY, 1)), []).append(abs(e))
-    out["ipc_effect_mae_by_bank_speed"] = {f"{x:g}x": float(100 * np.mean(v))
-                                           for x, v in sorted(speeds.items())}  # fmt: skip
+    out["ipc_effect_mae_by_bank_speed"] = {
+        f"{x:g}x": float(100 * np.mean(v)) for x, v in sorted(speeds.items())
+    }
     big = [r for r in rows if np.isfinite(r["ipc_effect_sim"]) and abs(r["ipc_effect_sim"]) >= SIGN_THRESHOLD]
     same = [np.sign(r["ipc_effect_model"]) == np.sign(r["ipc_effect_sim"]) for r in big]
     out["n_sign"] = len(big)
@@ -209,15 +236,25 @@ def summarize(rows: list[dict]) -> dict:
     # the analytic effect's own error scale: RMS of log((1 + model effect) / (1 + simulated effect)), what
     # an effect's interval carries (rfmodel.evaluate.compare)
     pos = ok & (sim > -1.0) & (mod > -1.0)
-    out["ipc_effect_log_sd"] = (float(np.sqrt(np.mean(np.log((1.0 + mod[pos]) / (1.0 + sim[pos])) ** 2)))
-                                if pos.sum() > 1 else None)  # fmt: skip
+    out["ipc_effect_log_sd"] = (
+        float(np.sqrt(np.mean(np.log((1.0 + mod[pos]) / (1.0 + sim[pos])) ** 2))) if pos.sum() > 1 else None
+    )
     out["ipc_effect_sim_median"] = float(100 * np.median(sim[ok])) if ok.any() else None
     out["ipc_effect_model_median"] = float(100 * np.median(mod[ok])) if ok.any() else None
-    worst = sorted((r for r in rows if np.isfinite(r["ipc_effect_model"] - r["ipc_effect_sim"])),
-                   key=lambda r: -abs(r["ipc_effect_model"] - r["ipc_effect_sim"]))[:5]  # fmt: skip
+    worst = sorted(
+        (r for r in rows if np.isfinite(r["ipc_effect_model"] - r["ipc_effect_sim"])),
+        key=lambda r: -abs(r["ipc_effect_model"] - r["ipc_effect_sim"]),
+    )[:5]
     out["worst_effects"] = [
-        {**{k: r[k] for k in ("gpu", "workload", "params", "heldout", "ipc_effect_sim", "ipc_effect_model")},
-         "explanation": _explain(r)} for r in worst]  # fmt: skip
+        {
+            **{
+                k: r[k]
+                for k in ("gpu", "workload", "params", "heldout", "ipc_effect_sim", "ipc_effect_model")
+            },
+            "explanation": _explain(r),
+        }
+        for r in worst
+    ]
     return out
 
 
@@ -280,23 +317,39 @@ def ranking(records: list[dict], values_of: dict, heldout_only: bool = True) -> 
                     agree += 1
                 else:
                     a, b = members[hi][0], members[lo][0]
-                    wrong.append({"gpu": gpu, "workload": wl, "point": dict(point),
-                                  "faster": {"design": a["design"], "params": a["params"]},
-                                  "slower": {"design": b["design"], "params": b["params"]},
-                                  "sim_gap": float(gap), "model_gap": float(mod[hi] / mod[lo] - 1.0)})
+                    wrong.append(
+                        {
+                            "gpu": gpu,
+                            "workload": wl,
+                            "point": dict(point),
+                            "faster": {"design": a["design"], "params": a["params"]},
+                            "slower": {"design": b["design"], "params": b["params"]},
+                            "sim_gap": float(gap),
+                            "model_gap": float(mod[hi] / mod[lo] - 1.0),
+                        }
+                    )
         if len(members) < 3:
             continue
         t = kendalltau(sim, mod).statistic
         if np.isfinite(t):
             taus.append(float(t))
-    out = {"n_groups": len(taus), "n_pairs": n_pairs,
-           "pair_agreement": agree / n_pairs if n_pairs else None,
-           "pair_agreement_by_gap": _by_gap(np.array(gaps), np.array(right, dtype=bool)),
-           "worst_pairs": sorted(wrong, key=lambda w: -w["sim_gap"])[:5]}  # fmt: skip
+    out = {
+        "n_groups": len(taus),
+        "n_pairs": n_pairs,
+        "pair_agreement": agree / n_pairs if n_pairs else None,
+        "pair_agreement_by_gap": _by_gap(np.array(gaps), np.array(right, dtype=bool)),
+        "worst_pairs": sorted(wrong, key=lambda w: -w["sim_gap"])[:5],
+    }
     if taus:
         t = np.array(taus)
-        out.update({"kendall_tau_median": float(np.median(t)), "kendall_tau_mean": float(t.mean()),
-                    "kendall_tau_min": float(t.min()), "share_tau_at_least_0_8": float(np.mean(t >= 0.8))})
+        out.update(
+            {
+                "kendall_tau_median": float(np.median(t)),
+                "kendall_tau_mean": float(t.mean()),
+                "kendall_tau_min": float(t.min()),
+                "share_tau_at_least_0_8": float(np.mean(t >= 0.8)),
+            }
+        )
     return out
 
 
@@ -310,13 +363,16 @@ def effect_report(records: list[dict], values: dict) -> dict:
     from rfmodel.calibrate.metrics import summarize_metrics
 
     rows = effect_rows(records, values)
-    designs = {d: summarize([r for r in rows if r["design"] == d and r["heldout"]])
-               for d in sorted({r["design"] for r in rows})}  # fmt: skip
+    designs = {
+        d: summarize([r for r in rows if r["design"] == d and r["heldout"]])
+        for d in sorted({r["design"] for r in rows})
+    }
     # every metric both engines report, over each design's held-out records
     metrics = {}
     for d in sorted({r["design"] for r in records}):
         held = [r for r in records if r["design"] == d and r.get("heldout") and id(r) in values]
-        metrics[d] = summarize_metrics([values[id(r)]["metrics"] for r in held],
-                                       [{k: r.get(k) for k in ("gpu", "workload", "params", "stalls")}
-                                        for r in held])  # fmt: skip
+        metrics[d] = summarize_metrics(
+            [values[id(r)]["metrics"] for r in held],
+            [{k: r.get(k) for k in ("gpu", "workload", "params", "stalls")} for r in held],
+        )
     return {"designs": designs, "metrics": metrics, "ranking": ranking(records, values), "rows": rows}

@@ -77,10 +77,18 @@ def summarize_metrics(pairs: list[dict], labels: list[dict] | None = None) -> di
         constant = bool(np.all(s == s[0]) and np.all(m == s[0]))
         if constant:  # the same value everywhere in both engines: nothing to hold to a goal
             goal = None
-        out[name] = {"kind": kind, "n": len(vals), "error": err, "goal": goal, "constant": constant,
-                     "met": None if goal is None else bool(err <= goal),
-                     "sim_mean": float(s.mean()), "model_mean": float(m.mean()),
-                     "worst_sim": float(s[worst]), "worst_model": float(m[worst])}  # fmt: skip
+        out[name] = {
+            "kind": kind,
+            "n": len(vals),
+            "error": err,
+            "goal": goal,
+            "constant": constant,
+            "met": None if goal is None else bool(err <= goal),
+            "sim_mean": float(s.mean()),
+            "model_mean": float(m.mean()),
+            "worst_sim": float(s[worst]),
+            "worst_model": float(m[worst]),
+        }
         if labels is not None:
             out[name]["worst"] = dict(labels[vals[worst][2]])
     return out

@@ -19,8 +19,13 @@ from rfmodel.io import write_text
 
 SECTION = "## Analytic models versus the simulator"
 GOALS = {
-    "ipc_mape": 0.10, "hit_rate_mae": 0.05, "rf_cache_hit_rate_mae": 0.05, "wb_hit_rate_mae": 0.05,
-    "coalesced_share_mae": 0.05, "rf_active_fraction_mae": 0.05, "bank_stall_rel_err": 0.20,
+    "ipc_mape": 0.10,
+    "hit_rate_mae": 0.05,
+    "rf_cache_hit_rate_mae": 0.05,
+    "wb_hit_rate_mae": 0.05,
+    "coalesced_share_mae": 0.05,
+    "rf_active_fraction_mae": 0.05,
+    "bank_stall_rel_err": 0.20,
 }
 
 
@@ -116,19 +121,22 @@ def run(
     # one run at a time on a checkpoint folder; the calibration, the report and the validation section
     # are one set of files: all of them are written or none
     lock = folder_lock(checkpoint_dir, "checkpoint folder") if checkpoint_dir else contextlib.nullcontext()
-    with lock, \
-            output_set([p for p in (out, report, validation_doc) if p]):  # fmt: skip
+    with lock, output_set([p for p in (out, report, validation_doc) if p]):
         adopted = None
         if adopt is not None:
             from rfmodel.calibrate import adopt_simulations
 
             if progress:
-                sys.stderr.write(f"adopting the simulations of {adopt}: simulating {adopt_verify} of each "
-                                 "design's again ...\n")  # fmt: skip
+                sys.stderr.write(
+                    f"adopting the simulations of {adopt}: simulating {adopt_verify} of each "
+                    "design's again ...\n"
+                )
             adopted = adopt_simulations(adopt, checkpoint_dir, verify=adopt_verify)
             if progress:
-                sys.stderr.write(f"adopted {adopted['adopted']} of {adopted['read']} simulations "
-                                 f"({adopted['verified']} simulated again, every one equal)\n")
+                sys.stderr.write(
+                    f"adopted {adopted['adopted']} of {adopted['read']} simulations "
+                    f"({adopted['verified']} simulated again, every one equal)\n"
+                )
         res = calibrate(
             sweep,
             checkpoint_dir=checkpoint_dir,
@@ -230,7 +238,9 @@ def effects_section(res: dict) -> list[str]:
 
     rk = res.get("ranking", {})
     lines = [
-        "", "### Design effects against the baseline", "",
+        "",
+        "### Design effects against the baseline",
+        "",
         "A design's effect is `metric(design) / metric(baseline) − 1` at the same GPU, workload and point "
         "(the keys the baseline takes too: SM fields, `main_rf_latency_x`, `active_warps`), in each "
         "engine; the table gives, over each design's held-out records, the mean absolute "
@@ -248,7 +258,7 @@ def effects_section(res: dict) -> list[str]:
         "| design | records | IPC effect MAE | by bank speed | sign agrees | corr. | "
         "median effect sim / model | energy/instr effect MAE | power effect MAE | effect log sd |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]  # fmt: skip
+    ]
     for d, e in eff.items():
         corr, sd = e.get("ipc_effect_corr"), e.get("ipc_effect_log_sd")
         speeds = " / ".join(f"{k} {v:.2f}" for k, v in (e.get("ipc_effect_mae_by_bank_speed") or {}).items())
@@ -261,30 +271,43 @@ def effects_section(res: dict) -> list[str]:
             f"{'–' if sd is None else f'{sd:.3f}'} |"
         )
     if rk.get("n_groups"):
-        lines += ["", "Order of the designs by IPC, per (GPU, held-out workload, shared point) group of "
-                      f"three records or more ({rk['n_groups']} groups): Kendall's τ median "
-                      f"{rk['kendall_tau_median']:.2f}, mean {rk['kendall_tau_mean']:.2f}, least "
-                      f"{rk['kendall_tau_min']:.2f}; {_pct(rk['share_tau_at_least_0_8'])} of the groups at "
-                      "0.8 or more."]  # fmt: skip
+        lines += [
+            "",
+            "Order of the designs by IPC, per (GPU, held-out workload, shared point) group of "
+            f"three records or more ({rk['n_groups']} groups): Kendall's τ median "
+            f"{rk['kendall_tau_median']:.2f}, mean {rk['kendall_tau_mean']:.2f}, least "
+            f"{rk['kendall_tau_min']:.2f}; {_pct(rk['share_tau_at_least_0_8'])} of the groups at "
+            "0.8 or more.",
+        ]
     if rk.get("n_pairs"):
-        lines += ["", f"Pairs of records in those groups (two or more) whose simulated IPCs differ by "
-                      f"{100 * SIGN_THRESHOLD:.0f} % or more ({rk['n_pairs']} pairs): the model orders "
-                      f"{_pct(rk['pair_agreement'])} of them as the simulator does"
-                      + "".join(f"; by {100 * g['gap']:.0f} % or more {_pct(g['agreement'])} of "
-                                f"{g['n_pairs']}" for g in rk.get("pair_agreement_by_gap", [])[1:]
-                                if g["n_pairs"])
-                      + ". The pairs it orders the other way, largest simulated gap first:", ""]  # fmt: skip
+        lines += [
+            "",
+            f"Pairs of records in those groups (two or more) whose simulated IPCs differ by "
+            f"{100 * SIGN_THRESHOLD:.0f} % or more ({rk['n_pairs']} pairs): the model orders "
+            f"{_pct(rk['pair_agreement'])} of them as the simulator does"
+            + "".join(
+                f"; by {100 * g['gap']:.0f} % or more {_pct(g['agreement'])} of {g['n_pairs']}"
+                for g in rk.get("pair_agreement_by_gap", [])[1:]
+                if g["n_pairs"]
+            )
+            + ". The pairs it orders the other way, largest simulated gap first:",
+            "",
+        ]
         for w in rk.get("worst_pairs", []):
             fa, sl = w["faster"], w["slower"]
-            lines.append(f"- {w['workload']} on {w['gpu']} {w['point'] or '(defaults)'}: {fa['design']} "
-                         f"{fa['params'] or ''} ahead of {sl['design']} {sl['params'] or ''} by "
-                         f"{100 * w['sim_gap']:+.1f} % in the simulator, {100 * w['model_gap']:+.1f} % in "
-                         "the model.")  # fmt: skip
+            lines.append(
+                f"- {w['workload']} on {w['gpu']} {w['point'] or '(defaults)'}: {fa['design']} "
+                f"{fa['params'] or ''} ahead of {sl['design']} {sl['params'] or ''} by "
+                f"{100 * w['sim_gap']:+.1f} % in the simulator, {100 * w['model_gap']:+.1f} % in "
+                "the model."
+            )
     lines += ["", "Worst held-out effect errors per design:", ""]
     for d, e in eff.items():
         for w in e.get("worst_effects", [])[:2]:
-            lines.append(f"- {d}, {w['workload']} on {w['gpu']} {w['params'] or '(defaults)'} "
-                         f"({w['heldout']} held out): {w['explanation']}.")  # fmt: skip
+            lines.append(
+                f"- {d}, {w['workload']} on {w['gpu']} {w['params'] or '(defaults)'} "
+                f"({w['heldout']} held out): {w['explanation']}."
+            )
     return lines
 
 
@@ -292,8 +315,9 @@ def metrics_section(res: dict) -> list[str]:
     """Markdown lines of every metric both engines report, per design (:mod:`rfmodel.calibrate.metrics`)."""
     from rfmodel.calibrate.metrics import COUNT_FLOOR, METRIC_GOALS
 
-    rows = [(d, name, m) for d, r in sorted(res["designs"].items())
-            for name, m in r.get("metrics", {}).items()]  # fmt: skip
+    rows = [
+        (d, name, m) for d, r in sorted(res["designs"].items()) for name, m in r.get("metrics", {}).items()
+    ]
     if not rows:
         return []
 
@@ -304,7 +328,9 @@ def metrics_section(res: dict) -> list[str]:
         return f"{m[key]:.3g}" + (" /instr" if m["kind"] == "count" else "")
 
     lines = [
-        "", "### Every metric both engines report", "",
+        "",
+        "### Every metric both engines report",
+        "",
         "Per design, over its held-out records: a share (a hit rate, a utilization) by its mean absolute "
         "error in points; a count (events over the run) per instruction in each engine by the median of "
         f"|model − sim| / max(sim, {COUNT_FLOOR} per instruction); a level (entries held, a mean latency) "
@@ -315,24 +341,32 @@ def metrics_section(res: dict) -> list[str]:
         "",
         "| design | metric | kind | records | error | sim mean | model mean | goal |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]  # fmt: skip
+    ]
     for d, name, m in rows:
         goal = "–" if m["goal"] is None else ("met" if m["met"] else "**missed**")
         if m.get("constant"):
             goal = f"– ({m['sim_mean']:.3g} in both engines everywhere)"
-        lines.append(f"| {d} | `{name}` | {m['kind']} | {m['n']} | {err(m)} | {mean(m, 'sim_mean')} | "
-                     f"{mean(m, 'model_mean')} | {goal} |")  # fmt: skip
-    missed = [(d, name, m) for d, name, m in rows
-              if m["goal"] is not None and not m["met"] and m.get("worst")]  # fmt: skip
+        lines.append(
+            f"| {d} | `{name}` | {m['kind']} | {m['n']} | {err(m)} | {mean(m, 'sim_mean')} | "
+            f"{mean(m, 'model_mean')} | {goal} |"
+        )
+    missed = [
+        (d, name, m) for d, name, m in rows if m["goal"] is not None and not m["met"] and m.get("worst")
+    ]
     if missed:
-        lines += ["", "The worst held-out record of each metric that misses its goal (by the metric's "
-                      "own error), with the simulator's stall cycles there by reason (their shares):",
-                  ""]  # fmt: skip
+        lines += [
+            "",
+            "The worst held-out record of each metric that misses its goal (by the metric's "
+            "own error), with the simulator's stall cycles there by reason (their shares):",
+            "",
+        ]
         for d, name, m in missed:
             w = m["worst"]
             where = f"{w.get('workload')} on {w.get('gpu')} {w.get('params') or '(defaults)'}"
-            lines.append(f"- {d} `{name}`, {where}: simulator {mean(m, 'worst_sim')}, model "
-                         f"{mean(m, 'worst_model')}{_stall_shares(w.get('stalls'))}.")  # fmt: skip
+            lines.append(
+                f"- {d} `{name}`, {where}: simulator {mean(m, 'worst_sim')}, model "
+                f"{mean(m, 'worst_model')}{_stall_shares(w.get('stalls'))}."
+            )
     return lines
 
 

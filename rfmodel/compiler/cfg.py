@@ -120,9 +120,7 @@ def intra_succs(kernel: Kernel, b: BasicBlock) -> tuple[int, ...]:
         return tuple(out)
     if _is_ret(kernel, b):
         guarded = kernel.instrs[b.end - 1].guard is not None
-        return tuple(
-            s for s in b.succs if guarded and blocks[s].func == b.func and blocks[s].start == b.end
-        )
+        return tuple(s for s in b.succs if guarded and blocks[s].func == b.func and blocks[s].start == b.end)
     return tuple(s for s in b.succs if blocks[s].func == b.func)
 
 

@@ -408,9 +408,7 @@ def _instr_sets(kernel: Kernel, kind: str) -> tuple[list[int], list[int]]:
     return use, kill
 
 
-def liveness(
-    kernel: Kernel, *, kind: str = "gpr", context: str = "sensitive", exit_live=()
-) -> Liveness:
+def liveness(kernel: Kernel, *, kind: str = "gpr", context: str = "sensitive", exit_live=()) -> Liveness:
     """Live-in/live-out of every instruction and block, for one register space.
 
     ``kind``: ``"gpr"``, ``"pred"`` or ``"ureg"``.  ``context``:
@@ -433,8 +431,7 @@ def liveness(
         kill_b.append(k)
     universe = (1 << 256) - 1
     bin_, bout = _solve(
-        kernel, p, gen_b, kill_b, forward=False, boundary=mask(exit_live), universe=universe,
-        context=context,
+        kernel, p, gen_b, kill_b, forward=False, boundary=mask(exit_live), universe=universe, context=context
     )
     n = len(kernel.instrs)
     li, lo = [0] * n, [0] * n
@@ -584,11 +581,7 @@ class Web:
 
 
 def live_ranges(
-    kernel: Kernel,
-    live: Liveness | None = None,
-    *,
-    kind: str = "gpr",
-    context: str = "sensitive",
+    kernel: Kernel, live: Liveness | None = None, *, kind: str = "gpr", context: str = "sensitive"
 ) -> list[Web]:
     """The webs of a register space, ordered by (register, first definition).
 

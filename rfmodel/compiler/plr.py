@@ -272,9 +272,7 @@ def nvdisasm_view(kernel):
         nxt = [starting[(b.end, b.func)]] if (b.end, b.func) in starting else []
         if last is not None and last.base == "CALL":
             instrs[b.end - 1] = replace(
-                last,
-                src=tuple(sorted({*last.src, 0, 1})),
-                dst=tuple(sorted({*last.dst, *clob})),
+                last, src=tuple(sorted({*last.src, 0, 1})), dst=tuple(sorted({*last.dst, *clob}))
             )
             succs, cr = tuple(nxt), None
         elif last is not None and last.base == "RET":

@@ -212,8 +212,13 @@ class RegisterIntervals:
         ln = self.lengths()
         ws = self.working_set_sizes()
         if len(ln) == 0:
-            return {"intervals": 0, "mean_length": float("nan"), "min_length": 0, "max_length": 0,
-                    "mean_working_set": float("nan")}
+            return {
+                "intervals": 0,
+                "mean_length": float("nan"),
+                "min_length": 0,
+                "max_length": 0,
+                "mean_working_set": float("nan"),
+            }
         return {
             "intervals": len(ln),
             "mean_length": float(ln.mean()),
@@ -388,8 +393,9 @@ class _Former:
 # assembling the result
 
 
-def _result(former: _Former, groups: list[tuple[_Ivl, list[_Ivl]]], kind: str, passes: int,
-            restart: bool) -> RegisterIntervals:
+def _result(
+    former: _Former, groups: list[tuple[_Ivl, list[_Ivl]]], kind: str, passes: int, restart: bool
+) -> RegisterIntervals:
     kernel = former.kernel
     pieces = [p for p in former.pieces]
     owner: dict[int, int] = {}  # piece id -> final interval
@@ -555,9 +561,9 @@ def register_intervals_pass1(kernel: Kernel, n: int = 16) -> RegisterIntervals:
     return _result(former, groups, "register-interval", 0, False)
 
 
-def merge_register_intervals(kernel: Kernel, n: int = 16, *, max_passes: int | None = None) -> list[
-    RegisterIntervals
-]:
+def merge_register_intervals(
+    kernel: Kernel, n: int = 16, *, max_passes: int | None = None
+) -> list[RegisterIntervals]:
     """Pass 1, then pass 2 repeated: the result after every pass that reduced the graph.
 
     Element 0 is the pass-1 result; element ``k`` the graph after the ``k``-th
@@ -590,11 +596,7 @@ def register_intervals(kernel: Kernel, n: int = 16, *, merge: bool = True) -> Re
 
 
 def strands(
-    kernel: Kernel,
-    n: int = 16,
-    *,
-    long_latency=LONG_LATENCY_CLASSES,
-    at: str = "consumer",
+    kernel: Kernel, n: int = 16, *, long_latency=LONG_LATENCY_CLASSES, at: str = "consumer"
 ) -> RegisterIntervals:
     """Strands: pass-1 intervals that also end at long-latency dependences and backward branches.
 

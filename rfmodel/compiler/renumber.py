@@ -89,8 +89,9 @@ def _bank_fn(n_banks: int, bank: Callable[[int], int] | None) -> Callable[[int],
 # prefetch sets and conflicts
 
 
-def prefetch_sets(kernel: Kernel, intervals: RegisterIntervals, *, live: Liveness | None = None,
-                  live_only: bool = False) -> list[frozenset[int]]:
+def prefetch_sets(
+    kernel: Kernel, intervals: RegisterIntervals, *, live: Liveness | None = None, live_only: bool = False
+) -> list[frozenset[int]]:
     """The registers each interval's prefetch reads, from ``kernel``'s instructions.
 
     The working set: every GPR the interval's instructions read or write
@@ -393,8 +394,10 @@ def _assign(lrs, order, color, interf, bank_regs, n_banks, fn, by_ivl) -> list[i
         else:
             own = fn(lr.reg) % n_banks
             want = color[v]
-            rank = [want] + sorted((c for c in range(n_banks) if c != want),
-                                   key=lambda c, lr=lr, own=own: _cost(lr, c, load, used, own))
+            rank = [want] + sorted(
+                (c for c in range(n_banks) if c != want),
+                key=lambda c, lr=lr, own=own: _cost(lr, c, load, used, own),
+            )
             choice = None
             for c in rank:
                 free = [r for r in bank_regs.get(c, ()) if not on_reg.get(r, 0) & interf[v]]
@@ -474,8 +477,13 @@ def renumber(
     order = _coloring_order(adj, set(pinned))
     color = _color(lrs, order, pinned, n_banks, fn, by_ivl)
     icg_color = tuple(color)
-    first = [min(min((d for w in lr.webs for d in webs[w].defs if d >= 0), default=1 << 30),
-                 min((i for w in lr.webs for i, _k in webs[w].uses), default=1 << 30)) for lr in lrs]
+    first = [
+        min(
+            min((d for w in lr.webs for d in webs[w].defs if d >= 0), default=1 << 30),
+            min((i for w in lr.webs for i, _k in webs[w].uses), default=1 << 30),
+        )
+        for lr in lrs
+    ]
     place_order = pinned + sorted((v for v in range(n_lr) if not lrs[v].pinned), key=lambda v: (first[v], v))
     new_reg = _assign(lrs, place_order, color, interf, bank_regs, n_banks, fn, by_ivl)
     ok = new_reg is not None

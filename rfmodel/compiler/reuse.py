@@ -246,9 +246,7 @@ def _warps(n: int, warp_ptr, warp) -> np.ndarray | None:
     return np.repeat(np.arange(len(warp_ptr) - 1, dtype=np.int32), np.diff(warp_ptr))
 
 
-def reuse_profile(
-    src, dst=None, warp_ptr=None, *, warp=None, accesses: str = "both"
-) -> ReuseDistances:
+def reuse_profile(src, dst=None, warp_ptr=None, *, warp=None, accesses: str = "both") -> ReuseDistances:
     """Reuse distances of a register stream given row by row, rows in issue order.
 
     Keys are ``(warp, register)``.  ``warp_ptr`` (the trace layout: warp

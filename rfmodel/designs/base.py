@@ -327,13 +327,29 @@ class NoParams(DesignParams, kind=""):
 
 #: metric names whose kind their ending does not tell (:meth:`Design.metric_kind`); the main RF's access
 #: times are per access
-METRIC_KINDS = {"main_rf_read_cycles": "level", "main_rf_write_cycles": "level",
-                "main_rf_network_cycles": "level", "rf_occupancy": "share", "ipc_program": "level",
-                "code_size_increase": "share", "warps": "level"}  # fmt: skip
+METRIC_KINDS = {
+    "main_rf_read_cycles": "level",
+    "main_rf_write_cycles": "level",
+    "main_rf_network_cycles": "level",
+    "rf_occupancy": "share",
+    "ipc_program": "level",
+    "code_size_increase": "share",
+    "warps": "level",
+}
 #: name endings of a share (a fraction of 0 to 1) and of a level (entries held, a mean, a per-event figure)
 SHARE_SUFFIXES = ("_rate", "_share", "_fraction", "_utilization")
-LEVEL_SUFFIXES = ("_mean", "_max", "_entries", "_kb", "_per_write", "_per_value", "_length_dynamic",
-                  "_length_static", "_latency_cycles", "_max_bank_load")  # fmt: skip
+LEVEL_SUFFIXES = (
+    "_mean",
+    "_max",
+    "_entries",
+    "_kb",
+    "_per_write",
+    "_per_value",
+    "_length_dynamic",
+    "_length_static",
+    "_latency_cycles",
+    "_max_bank_load",
+)
 
 
 class Design:
@@ -447,9 +463,11 @@ class Design:
             if engine not in info.engines:
                 out.append(f"{k} = {shown} (answered as {dflt[k]})")
                 by = ", ".join(info.engines)
-                warn_once(f"the {engine} engine of design '{self.name}' does not model {k}: its answer is "
-                          f"the one for {k} = {dflt[k]} (modelled by: {by}; the result's "
-                          "attrs['not_modelled'] lists the values set)")  # fmt: skip
+                warn_once(
+                    f"the {engine} engine of design '{self.name}' does not model {k}: its answer is "
+                    f"the one for {k} = {dflt[k]} (modelled by: {by}; the result's "
+                    "attrs['not_modelled'] lists the values set)"
+                )
                 continue
             for other, acting in info.acts_with:
                 if other in grid:
@@ -460,9 +478,11 @@ class Design:
                     allowed = " or ".join(repr(a) for a in acting)
                     out.append(f"{k} = {shown} (no effect unless {other} = {allowed})")
                     now = ", ".join(repr(t) for t in there)
-                    warn_once(f"design '{self.name}': {k} has no effect unless {other} = {allowed} ({other} "
-                              f"is {now}; the result's attrs['not_modelled'] lists the values "
-                              "set)")  # fmt: skip
+                    warn_once(
+                        f"design '{self.name}': {k} has no effect unless {other} = {allowed} ({other} "
+                        f"is {now}; the result's attrs['not_modelled'] lists the values "
+                        "set)"
+                    )
                     break
         return out
 

@@ -29,8 +29,11 @@ class BaselineParams(SlowBankParams, kind="design.baseline"):
     """The baseline's parameters beyond the SM's fields."""
 
     active_warps: int = param(
-        8, bounds=(1, 64), doc="warps per scheduler in the two-level scheduler's pool (SMs with "
-        "scheduler = 'two-level'; no effect on the others)", acts_with={"scheduler": ("two-level",)},
+        8,
+        bounds=(1, 64),
+        doc="warps per scheduler in the two-level scheduler's pool (SMs with "
+        "scheduler = 'two-level'; no effect on the others)",
+        acts_with={"scheduler": ("two-level",)},
     )
 
 

@@ -60,10 +60,12 @@ from rfmodel.workload.ir import OpClass
 class BowParams(SlowBankParams, kind="design.bow"):
     """BOW's parameters."""
 
-    window: int = param(3, bounds=(1, 64), doc="instructions in the sliding window (the Malekeh paper's "
-                        "comparison: 3)")  # fmt: skip
-    write_bypass: int = param(1, choices=(0, 1), doc="1: results consumed only inside the window skip the "
-                              "register-file write")  # fmt: skip
+    window: int = param(
+        3, bounds=(1, 64), doc="instructions in the sliding window (the Malekeh paper's comparison: 3)"
+    )
+    write_bypass: int = param(
+        1, choices=(0, 1), doc="1: results consumed only inside the window skip the register-file write"
+    )
 
 
 #: the defaults by name
@@ -184,8 +186,14 @@ class Bow(Design):
     operand_slots = False  # a register named twice by one instruction is read once
     description = "BOW: per-warp sliding window of 3 instructions forwarding operands, write bypass"
     Params = BowParams
-    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "bow_bypassed_writes", "bow_flushes",
-               *TIMING_METRICS)
+    metrics = (
+        "rf_cache_hit_rate",
+        "rf_reads_saved",
+        "rf_bank_reads",
+        "bow_bypassed_writes",
+        "bow_flushes",
+        *TIMING_METRICS,
+    )
     #: free coefficients of the analytic model (default, lower, upper): the interval model's and BOW's own
     calibration_params = {**INTERVAL_COEFFICIENTS, **BOW_CALIBRATION}
     supports_simulate = True
@@ -197,8 +205,14 @@ class Bow(Design):
             raise RfmodelError("design 'bow' needs the trace being simulated: sim_setup(..., trace=trace)")
         p = self.resolve(params)
         masks, flushes = window_masks(
-            trace.warp_ptr.astype(np.int64), trace.src, trace.dst, trace.op.astype(np.int64),
-            trace.sidx.astype(np.int64), trace.active.astype(np.int64), p.window, int(OpClass.BRANCH),
+            trace.warp_ptr.astype(np.int64),
+            trace.src,
+            trace.dst,
+            trace.op.astype(np.int64),
+            trace.sidx.astype(np.int64),
+            trace.active.astype(np.int64),
+            p.window,
+            int(OpClass.BRANCH),
         )
         if not p.write_bypass:
             masks &= (1 << DST_SHIFT) - 1
@@ -246,11 +260,23 @@ class Bow(Design):
         look = np.maximum(window - 1.0, 0.0)
         near = near_fraction_from_hist(hist, look) if hist is not None else 0.3 * np.minimum(look, 3.0) / 3.0
         hit = np.clip(c["bow_hit_scale"] * near, 0.0, 1.0)
-        bypass_frac = np.minimum(hit * profile.reads_per_instr * c["bow_bypass_share"] * bypass_on
-                                 / np.maximum(profile.writes_per_instr, 1e-12), 1.0)  # fmt: skip
+        bypass_frac = np.minimum(
+            hit
+            * profile.reads_per_instr
+            * c["bow_bypass_share"]
+            * bypass_on
+            / np.maximum(profile.writes_per_instr, 1e-12),
+            1.0,
+        )
         timing, timing_m = bank_effects(ctx)
-        m = ctx.model(Effects(read_share=1.0 - hit, write_share=1.0 - bypass_frac,
-                              operand_slots=self.operand_slots, **timing))  # fmt: skip
+        m = ctx.model(
+            Effects(
+                read_share=1.0 - hit,
+                write_share=1.0 - bypass_frac,
+                operand_slots=self.operand_slots,
+                **timing,
+            )
+        )
         factor = np.maximum(ipc_gain(m, ctx, hit, c["bow_ipc_gain"]), 0.05)
         reads, writes = ctx.reads, ctx.writes
         saved = reads * hit
@@ -274,8 +300,9 @@ class Bow(Design):
         cell = tech.get("cell", "sram-hp")
 
         def buffer(window, copies):
-            buf = operand_collector(int(window) * COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node,
-                                    cell=cell)  # fmt: skip
+            buf = operand_collector(
+                int(window) * COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node, cell=cell
+            )
             return buf.structure("bow_buffer", copies=copies)
 
         coll = sm_param(sm, grid, "collector_units")

@@ -85,8 +85,15 @@ TABLE_III = {
 #: our reading of "per bank" (the paper gives no bank counts for the L1D and L2): a data array's access of a
 #: 128-byte line or warp register drives 8 banks of 16 B (the paper's register-file organization: 32 banks,
 #: 8 per warp register), a tag lookup one tag bank; these are the banks one access drives
-TABLE_III_ACCESS_BANKS = {"rf": 8, "l1d": 8, "integrated": 8, "l2_data": 8, "l1d_tag": 1,
-                          "integrated_tag": 1, "l2_tag": 1}  # fmt: skip
+TABLE_III_ACCESS_BANKS = {
+    "rf": 8,
+    "l1d": 8,
+    "integrated": 8,
+    "l2_data": 8,
+    "l1d_tag": 1,
+    "integrated_tag": 1,
+    "l2_tag": 1,
+}
 #: bytes of one data bank (4 KB: the register file's 32 banks of 128 KB) for the leaking banks of a data
 #: array of a given size; a tag array leaks as its tag banks (the L1D's: 1; the integrated: ``tag_banks``)
 TABLE_III_BANK_BYTES = 4096
@@ -94,8 +101,16 @@ TABLE_III_BANK_BYTES = 4096
 L2_SLICE_BYTES = 64 * 1024
 
 
-def table3_structure(name: str, row: str, *, capacity_bytes: float = 0.0, tag_banks: float = 1,
-                     copies: float = 1.0, area_mm2: float = 0.0, area_source: str = ""):  # fmt: skip
+def table3_structure(
+    name: str,
+    row: str,
+    *,
+    capacity_bytes: float = 0.0,
+    tag_banks: float = 1,
+    copies: float = 1.0,
+    area_mm2: float = 0.0,
+    area_source: str = "",
+):
     """A :class:`~rfmodel.energy.accounting.Structure` costed by the paper's Table III row ``row``: per
     access the banks one access drives (:data:`TABLE_III_ACCESS_BANKS`), leakage of its banks (a data array
     of ``capacity_bytes``: ``capacity / 4 KB`` banks, at least one; a tag array: ``tag_banks``).  The table
@@ -111,10 +126,16 @@ def table3_structure(name: str, row: str, *, capacity_bytes: float = 0.0, tag_ba
         banks = 0.0
     area = f"; area {float(area_mm2):.4g} mm2 from {area_source}" if area_mm2 > 0 else "; no area"
     return Structure(
-        name, k * rd, k * wr, lk * banks, float(area_mm2), copies=copies, capacity_bits=0.0,
+        name,
+        k * rd,
+        k * wr,
+        lk * banks,
+        float(area_mm2),
+        copies=copies,
+        capacity_bits=0.0,
         provenance=f"Table III of 'Cache-Emulated Register File' ({row}: {rd}/{wr} pJ, {lk} mW per bank; "
         f"{k} bank(s) per access, {banks:g} leaking){area}",
-    )  # fmt: skip
+    )
 
 
 def tag_area_mm2(size_bytes: float, ways: int, tech: dict, banks: int = 1) -> float:
@@ -130,8 +151,9 @@ def tag_area_mm2(size_bytes: float, ways: int, tech: dict, banks: int = 1) -> fl
     sets = max(lines // ways, 1)
     banks = max(min(int(banks), sets), 1)
     bits = 32 - BLOCK_BITS - int(np.log2(sets))
-    cost = tag_array(sets, ways, bits, node_nm=tech.get("node_nm", 45), banks=banks,
-                     cell=tech.get("cell", "sram-hp"))  # fmt: skip
+    cost = tag_array(
+        sets, ways, bits, node_nm=tech.get("node_nm", 45), banks=banks, cell=tech.get("cell", "sram-hp")
+    )
     return float(cost.area_mm2) * banks
 
 
@@ -140,8 +162,10 @@ def l2_structures(sm) -> list:
     (DRAM is not counted, as the paper's); its leakage is the SM's share of the chip's L2 banks."""
     share = sm.l2_size_bytes / max(sm.num_sms, 1)
     # one tag bank per 64 KB slice (Table I: 64 KB x 12), the SM's share of them
-    return [table3_structure("l2_data", "l2_data", capacity_bytes=share),
-            table3_structure("l2_tag", "l2_tag", tag_banks=share / L2_SLICE_BYTES)]  # fmt: skip
+    return [
+        table3_structure("l2_data", "l2_data", capacity_bytes=share),
+        table3_structure("l2_tag", "l2_tag", tag_banks=share / L2_SLICE_BYTES),
+    ]
 
 
 def l2_events_sim(counts: dict, writes: float) -> dict:
@@ -157,8 +181,9 @@ def l2_events_model(ctx, hit, kept=0.0, extra_reads=0.0, extra_writes=0.0) -> di
     """The analytic L2 events: load lines that miss the L1D (``hit``: its hit rate), stores written
     through (every store line, less the share ``kept`` a write-back L1D keeps), plus a design's own."""
     prof = ctx.profile
-    loads = ctx.n * (prof.load_lines_per_instr if prof.load_lines_per_instr is not None
-                     else prof.mem_lines_per_instr)  # fmt: skip
+    loads = ctx.n * (
+        prof.load_lines_per_instr if prof.load_lines_per_instr is not None else prof.mem_lines_per_instr
+    )
     stores = np.maximum(ctx.n * prof.mem_lines_per_instr - loads, 0.0)
     reads = loads * (1.0 - hit) + extra_reads
     writes = stores * (1.0 - kept) + extra_writes
@@ -170,8 +195,12 @@ def storage_kb(lines: int, ways: int, *, address_bits: int = 32, state_bits: int
     ``address_bits - 7 - log2(sets)`` bits, state bits, in KB."""
     sets = lines // ways
     tag = address_bits - BLOCK_BITS - int(np.log2(sets))
-    out = {"data_kb": lines * BLOCK_BYTES / 1024.0, "tag_kb": lines * tag / 8192.0,
-           "state_kb": lines * state_bits / 8192.0, "tag_bits": tag}  # fmt: skip
+    out = {
+        "data_kb": lines * BLOCK_BYTES / 1024.0,
+        "tag_kb": lines * tag / 8192.0,
+        "state_kb": lines * state_bits / 8192.0,
+        "tag_bits": tag,
+    }
     out["total_kb"] = out["data_kb"] + out["tag_kb"] + out["state_kb"]
     return out
 
@@ -184,10 +213,11 @@ class CerfParams(DesignParams, kind="design.cerf"):
         4, choices=(1, 2, 4, 8, 16), doc="associativity; sets = lines / ways (256 at 128 KB, 4-way)"
     )
     tag_banks: int = param(
-        4, choices=(1, 2, 4, 8, 16),
+        4,
+        choices=(1, 2, 4, 8, 16),
         doc="tag banks (the paper's 4, one per 8 of its 32 narrow data banks); tag lookups of one bank "
         "serialize",
-    )  # fmt: skip
+    )
     policy: str = param(
         "lru-fair", type=str, choices=POLICIES, doc="replacement: lru-fair or lru-prioritized"
     )
@@ -237,35 +267,135 @@ ST_INACTIVE, ST_REG, ST_CACHE, ST_DIRTY, ST_REG_CLEAN = 0, 1, 2, 3, 4
 LOC_NONE, LOC_ARRAY, LOC_L2, LOC_PENDING, LOC_ARRIVED, LOC_DEAD = 0, 1, 2, 3, 4, 5
 
 _HEADER = (
-    "policy", "sets", "ways", "tag_banks", "per_bank", "regs", "nreg", "hit", "refill_est", "split", "nb",
-    "scheds", "clock", "n_reg", "n_line", "last_t", "o_ent", "o_loc", "o_rows", "o_q", "o_claims", "o_seq",
-    "n_warps", "o_pend",
-)  # fmt: skip
+    "policy",
+    "sets",
+    "ways",
+    "tag_banks",
+    "per_bank",
+    "regs",
+    "nreg",
+    "hit",
+    "refill_est",
+    "split",
+    "nb",
+    "scheds",
+    "clock",
+    "n_reg",
+    "n_line",
+    "last_t",
+    "o_ent",
+    "o_loc",
+    "o_rows",
+    "o_q",
+    "o_claims",
+    "o_seq",
+    "n_warps",
+    "o_pend",
+)
 H = {k: i for i, k in enumerate(_HEADER)}
-(H_POLICY, H_SETS, H_WAYS, H_TB, H_PER_BANK, H_REGS, H_NREG, H_HIT, H_REFILL_EST, H_SPLIT, H_NB, H_SCHEDS,
- H_CLOCK, H_NREG_E, H_NLINE_E, H_LAST_T, H_O_ENT, H_O_LOC, H_O_ROWS, H_O_Q, H_O_CLAIMS,
- H_O_SEQ, H_NB_WARPS, H_O_PEND) = range(len(_HEADER))
+(
+    H_POLICY,
+    H_SETS,
+    H_WAYS,
+    H_TB,
+    H_PER_BANK,
+    H_REGS,
+    H_NREG,
+    H_HIT,
+    H_REFILL_EST,
+    H_SPLIT,
+    H_NB,
+    H_SCHEDS,
+    H_CLOCK,
+    H_NREG_E,
+    H_NLINE_E,
+    H_LAST_T,
+    H_O_ENT,
+    H_O_LOC,
+    H_O_ROWS,
+    H_O_Q,
+    H_O_CLAIMS,
+    H_O_SEQ,
+    H_NB_WARPS,
+    H_O_PEND,
+) = range(len(_HEADER))
 # per (warp slot, register): its reads issued and not yet served, and a flag for a last read waiting on them
 PEND_FREE = 1 << 40
 PEND_MASK = PEND_FREE - 1
 
 #: the design's counters (their names are the simulator result's counts)
 COUNTER_NAMES = (
-    "reg_reads", "reg_read_hits", "reg_writes", "reg_write_hits", "spills", "clean_reg_evictions",
-    "refills", "refill_wait_cycles", "refills_at_operand", "line_loads", "line_hits", "line_misses",
-    "store_hits", "store_misses", "line_bypass", "writebacks", "evict_rr", "evict_rc", "evict_cr",
-    "evict_cc", "dead_frees", "exit_frees", "reads_unwritten", "reads_after_death", "queue_full",
-    "reg_no_room", "line_fills", "reg_entry_cycles", "line_entry_cycles", "tag_line_lookups",
-    "tag_claims_lost", "stale_last_reads", "deferred_frees",
-)  # fmt: skip
+    "reg_reads",
+    "reg_read_hits",
+    "reg_writes",
+    "reg_write_hits",
+    "spills",
+    "clean_reg_evictions",
+    "refills",
+    "refill_wait_cycles",
+    "refills_at_operand",
+    "line_loads",
+    "line_hits",
+    "line_misses",
+    "store_hits",
+    "store_misses",
+    "line_bypass",
+    "writebacks",
+    "evict_rr",
+    "evict_rc",
+    "evict_cr",
+    "evict_cc",
+    "dead_frees",
+    "exit_frees",
+    "reads_unwritten",
+    "reads_after_death",
+    "queue_full",
+    "reg_no_room",
+    "line_fills",
+    "reg_entry_cycles",
+    "line_entry_cycles",
+    "tag_line_lookups",
+    "tag_claims_lost",
+    "stale_last_reads",
+    "deferred_frees",
+)
 C0 = len(_HEADER)
 C = {k: C0 + i for i, k in enumerate(COUNTER_NAMES)}
-(C_REG_READS, C_REG_READ_HITS, C_REG_WRITES, C_REG_WRITE_HITS, C_SPILLS, C_CLEAN_EVICT, C_REFILLS,
- C_REFILL_WAIT, C_REFILL_AT_OPERAND, C_LINE_LOADS, C_LINE_HITS, C_LINE_MISSES, C_STORE_HITS, C_STORE_MISSES,
- C_LINE_BYPASS, C_WRITEBACKS, C_RR, C_RC, C_CR, C_CC, C_DEAD_FREES, C_EXIT_FREES, C_READS_UNWRITTEN,
- C_READS_AFTER_DEATH, C_QUEUE_FULL, C_NO_ROOM, C_LINE_FILLS, C_REG_CYCLES, C_LINE_CYCLES, C_TAG_LINE_LOOKUPS,
- C_TAG_CLAIMS_LOST, C_STALE_LAST_READS, C_DEFERRED_FREES) = range(
-    C0, C0 + len(COUNTER_NAMES))  # fmt: skip
+(
+    C_REG_READS,
+    C_REG_READ_HITS,
+    C_REG_WRITES,
+    C_REG_WRITE_HITS,
+    C_SPILLS,
+    C_CLEAN_EVICT,
+    C_REFILLS,
+    C_REFILL_WAIT,
+    C_REFILL_AT_OPERAND,
+    C_LINE_LOADS,
+    C_LINE_HITS,
+    C_LINE_MISSES,
+    C_STORE_HITS,
+    C_STORE_MISSES,
+    C_LINE_BYPASS,
+    C_WRITEBACKS,
+    C_RR,
+    C_RC,
+    C_CR,
+    C_CC,
+    C_DEAD_FREES,
+    C_EXIT_FREES,
+    C_READS_UNWRITTEN,
+    C_READS_AFTER_DEATH,
+    C_QUEUE_FULL,
+    C_NO_ROOM,
+    C_LINE_FILLS,
+    C_REG_CYCLES,
+    C_LINE_CYCLES,
+    C_TAG_LINE_LOOKUPS,
+    C_TAG_CLAIMS_LOST,
+    C_STALE_LAST_READS,
+    C_DEFERRED_FREES,
+) = range(C0, C0 + len(COUNTER_NAMES))
 #: design memory-request queue capacity (entries of (line, kind, done))
 QUEUE_CAP = 4096
 #: the stall reason of an instruction waiting for a refill
@@ -503,8 +633,13 @@ def shared_stack(trace: Trace, rank: np.ndarray | None = None) -> tuple[np.ndarr
     lr = np.repeat(np.arange(n, dtype=np.int64), counts)
     instr = np.concatenate([sr, lr, dr])
     phase = np.concatenate([np.zeros(len(sr), np.int64), np.ones(len(lr), np.int64), np.full(len(dr), 2)])
-    entry = np.concatenate([-1 - (warp_of[sr] * 256 + src[sr, sc]), lines.astype(np.int64),
-                            -1 - (warp_of[dr] * 256 + dst[dr, dc])])  # fmt: skip
+    entry = np.concatenate(
+        [
+            -1 - (warp_of[sr] * 256 + src[sr, sc]),
+            lines.astype(np.int64),
+            -1 - (warp_of[dr] * 256 + dst[dr, dc]),
+        ]
+    )
     out = np.zeros((2, len(SHARED_WINDOWS)))
     opened = np.zeros((4, len(SHARED_WINDOWS)))
     m = len(instr)
@@ -585,8 +720,9 @@ def shared_set_stream(trace: Trace, rank: np.ndarray | None, slots: int) -> tupl
     instr = np.concatenate([sr, lr, dr])
     phase = np.concatenate([np.zeros(len(sr), np.int64), np.ones(len(lr), np.int64), np.full(len(dr), 2)])
     store = np.isin(trace.op[lr], np.array([int(OpClass.ST_GLOBAL), int(OpClass.ST_LOCAL)], dtype=np.int8))
-    kind = np.concatenate([np.full(len(sr), SH_READ), np.where(store, SH_STORE, SH_LOAD),
-                           np.full(len(dr), SH_WRITE)]).astype(np.int8)  # fmt: skip
+    kind = np.concatenate(
+        [np.full(len(sr), SH_READ), np.where(store, SH_STORE, SH_LOAD), np.full(len(dr), SH_WRITE)]
+    ).astype(np.int8)
     entry = np.concatenate([slot[sr] * rpt + src[sr, sc], lines, slot[dr] * rpt + dst[dr, dc]])
     if len(instr) == 0:
         return kind, entry
@@ -680,8 +816,7 @@ def shared_set_columns(table, ways, lines, warps, cols) -> tuple | None:
     if table is None or len(table) == 0:
         return None
     t = np.asarray(table, dtype=np.float64)
-    ways, lines, warps = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64)
-                                               for v in (ways, lines, warps)))  # fmt: skip
+    ways, lines, warps = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (ways, lines, warps)))
     x = lines / np.maximum(warps, 1e-9)
     tab_ways = np.unique(t[:, 0])
     dist = np.abs(np.log2(np.maximum(ways, 1.0))[..., None] - np.log2(tab_ways))
@@ -694,8 +829,10 @@ def shared_set_columns(table, ways, lines, warps, cols) -> tuple | None:
         own = (lines[..., None] == rows[:, 1]) & (warps[..., None] == rows[:, 2])
         has, at = own.any(axis=-1), own.argmax(axis=-1)
         on = near == w
-        out = [np.where(on, np.where(has, rows[at, c], np.interp(x, tx, rows[first, c])), o)
-               for c, o in zip(cols, out, strict=True)]  # fmt: skip
+        out = [
+            np.where(on, np.where(has, rows[at, c], np.interp(x, tx, rows[first, c])), o)
+            for c, o in zip(cols, out, strict=True)
+        ]
     return tuple(out)
 
 
@@ -720,10 +857,15 @@ def shared_set_table(trace: Trace, points, ranks: dict) -> np.ndarray:
             sets = max(int(round(lines * slots / warps / ways)), 1)
             refills, spills, lh, ld, sh, st, held_r, held_l = _shared_set_lru(kind, entry, sets, ways, n_regs)
             per = max(len(kind), 1) * sets * ways
-            out[i, 3:] = (refills / n, spills / n, lh / max(ld, 1), (lh + sh) / max(ld + st, 1),
-                          held_r / per, held_l / per)  # fmt: skip
+            out[i, 3:] = (
+                refills / n,
+                spills / n,
+                lh / max(ld, 1),
+                (lh + sh) / max(ld + st, 1),
+                held_r / per,
+                held_l / per,
+            )
     return out
-
 
 
 def shared_footprint(prof, capacity) -> tuple[np.ndarray, np.ndarray] | None:
@@ -743,6 +885,7 @@ def shared_footprint(prof, capacity) -> tuple[np.ndarray, np.ndarray] | None:
     logw = np.log(SHARED_WINDOWS)
     return np.interp(lt, logw, d[0]), np.interp(lt, logw, d[1])
 
+
 def shared_refills(prof, capacity, max_regs=np.inf) -> tuple[np.ndarray, np.ndarray] | None:
     """``(refills, spills)`` per instruction of an LRU array of ``capacity`` entries when registers and
     lines share one LRU stack (vectorized; ``None`` without the profile's ``shared_misses``): the register
@@ -761,6 +904,7 @@ def shared_refills(prof, capacity, max_regs=np.inf) -> tuple[np.ndarray, np.ndar
     lt, logw = _characteristic_time(held, capacity), np.log(SHARED_WINDOWS)
     return np.interp(lt, logw, d[2]), np.interp(lt, logw, d[3])
 
+
 def shared_set_refills(prof, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
     """``(refills, spills)`` per instruction of a set-associative LRU array of ``lines`` entries in sets
     of ``ways`` shared by registers and lines while ``warps`` warps are resident (vectorized; ``None``
@@ -769,6 +913,7 @@ def shared_set_refills(prof, ways, lines, warps) -> tuple[np.ndarray, np.ndarray
         prof.need("shared")
     return shared_set_columns(prof.shared_sets, ways, lines, warps, (3, 4))
 
+
 def shared_set_hits(prof, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
     """``(every access, loads)``: the L1D hit rates of the same array (as :func:`shared_set_refills`):
     the lines the loads find there, with registers and lines taking each other's ways as LRU
@@ -776,6 +921,7 @@ def shared_set_hits(prof, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] |
     if prof.shared_sets is None and prof.source is not None:
         prof.need("shared")
     return prof.scaled_hits(shared_set_columns(prof.shared_sets, ways, lines, warps, (6, 5)))
+
 
 def shared_set_held(prof, ways, lines, warps) -> tuple[np.ndarray, np.ndarray] | None:
     """``(registers, lines)``: the shares of the same array's entries each holds, averaged over the
@@ -814,19 +960,23 @@ def shared_set_inputs(source) -> tuple:
     return trace, points, ranks
 
 
-
 def _shared_tables(trace: Trace, rank, inputs) -> dict:
     """The ``shared`` group's fields of ``trace`` in the stream order ``rank``: the open and the closed
     stacks (:func:`shared_stack`) and, with the SM's ``inputs`` (:func:`shared_set_inputs`), the set table
     (:func:`shared_set_table`; ``None`` without)."""
     distinct, misses = shared_stack(trace, rank)
-    return {"shared_distinct": distinct, "shared_misses": misses,
-            "shared_sets": None if inputs is None else shared_set_table(*inputs)}  # fmt: skip
+    return {
+        "shared_distinct": distinct,
+        "shared_misses": misses,
+        "shared_sets": None if inputs is None else shared_set_table(*inputs),
+    }
 
 
-SHARED_TABLES = register_table_group(TableGroup("shared", ("shared_distinct", "shared_misses", "shared_sets"),
-                                                _shared_tables, shared_set_inputs))  # fmt: skip
-
+SHARED_TABLES = register_table_group(
+    TableGroup(
+        "shared", ("shared_distinct", "shared_misses", "shared_sets"), _shared_tables, shared_set_inputs
+    )
+)
 
 
 def _registers_in_set(ways, rho, n: int) -> np.ndarray:
@@ -888,6 +1038,7 @@ def array_hits(prof, ways, lines, warps, reg_lines, prio):
 
 # ----------------------------------------------------------------------------- hooks
 
+
 def resident_footprint(prof, lines, warps, warps0):
     """``(registers, lines)`` one LRU stack shared by registers and data lines keeps in ``lines`` entries
     (:func:`shared_footprint`) while ``warps`` warps are resident, or ``None`` without the
@@ -925,8 +1076,11 @@ def resident_refills(prof, lines, warps, warps0, ways=None):
             return sets
     w0 = max(min(float(warps0), float(prof.n_warps)), 1.0)
     s = np.asarray(warps, dtype=np.float64) / w0
-    return shared_refills(prof, np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9),
-                               w0 * max(int(prof.regs_per_thread), 1))  # fmt: skip
+    return shared_refills(
+        prof,
+        np.asarray(lines, dtype=np.float64) / np.maximum(s, 1e-9),
+        w0 * max(int(prof.regs_per_thread), 1),
+    )
 
 
 def held_line_entries(prof, lines, reg_lines, prio, kept_lines=None, ways=None):
@@ -986,6 +1140,7 @@ def set_limited_lines(prof, lines, ways, reg_lines):
         held = np.where(free > 0, (1 - f) * table[lo, free - 1] + f * table[lo + 1, free - 1], 0.0)
         out = out + np.where(k < ways, pmf[k], 0.0) * held
     return out
+
 
 @njit(cache=True)
 def cerf_may_issue(ints, floats, warp, row, sched, n, cycle):
@@ -1199,8 +1354,14 @@ def cerf_l1(ints, floats, warp, line, kind, fill, cycle):
     return -2
 
 
-HOOKS = SimHooks(operand=cerf_operand, write=cerf_write, may_issue=cerf_may_issue, issued=cerf_issued,
-                 deactivate=cerf_deactivate, l1=cerf_l1)  # fmt: skip
+HOOKS = SimHooks(
+    operand=cerf_operand,
+    write=cerf_write,
+    may_issue=cerf_may_issue,
+    issued=cerf_issued,
+    deactivate=cerf_deactivate,
+    l1=cerf_l1,
+)
 
 
 # ----------------------------------------------------------------------------- per-row tables
@@ -1267,13 +1428,23 @@ def tag_conflicts(prof, sm, banks, ipc, line_lookups):
 @register
 class Cerf(Design):
     name = "cerf"
-    description = "Cache-Emulated Register File: registers and L1D lines in one set-associative array " \
+    description = (
+        "Cache-Emulated Register File: registers and L1D lines in one set-associative array "
         "(LRU-fair or LRU-prioritized)"
+    )
     Params = CerfParams
     metrics = (
-        "cerf_spills", "cerf_refills", "tag_bank_conflicts", "cerf_l1d_hits", "cerf_l1d_misses",
-        "cerf_reg_entries", "cerf_line_entries", "cerf_utilization", "tag_line_lookups", "tag_line_waits",
-    )  # fmt: skip
+        "cerf_spills",
+        "cerf_refills",
+        "tag_bank_conflicts",
+        "cerf_l1d_hits",
+        "cerf_l1d_misses",
+        "cerf_reg_entries",
+        "cerf_line_entries",
+        "cerf_utilization",
+        "tag_line_lookups",
+        "tag_line_waits",
+    )
     calibration_params = dict(INTERVAL_COEFFICIENTS)
     not_searched = ("tag_cycles",)  # the tag lookup's latency: more cycles never help
     stall_reasons = STALL_REASONS
@@ -1316,17 +1487,33 @@ class Cerf(Design):
         o_q = o_rows + len(rows)
         o_claims = o_q + 2 + 3 * QUEUE_CAP
         l1 = sm.l1d
-        refill_est = l1.hit_latency_cycles + sm.l2_hit_latency_cycles + int(np.ceil(
-            BLOCK_BYTES / max(sm.mem_bw_bytes_per_cycle, 1e-9)))  # fmt: skip
+        refill_est = (
+            l1.hit_latency_cycles
+            + sm.l2_hit_latency_cycles
+            + int(np.ceil(BLOCK_BYTES / max(sm.mem_bw_bytes_per_cycle, 1e-9)))
+        )
         vals = {
-            H_POLICY: POLICIES.index(p.policy), H_SETS: sets, H_WAYS: p.ways, H_TB: p.tag_banks,
-            H_PER_BANK: per_bank, H_REGS: regs, H_NREG: nreg, H_HIT: l1.hit_latency_cycles,
-            H_REFILL_EST: refill_est, H_SPLIT: int(split),
-            H_NB: sm.banks_per_subcore if split else sm.num_banks, H_SCHEDS: sm.schedulers_per_sm,
-            H_O_ENT: o_ent, H_O_LOC: o_loc, H_O_ROWS: o_rows, H_O_Q: o_q, H_O_CLAIMS: o_claims,
-            H_O_SEQ: o_claims + claim_words(sm.num_banks), H_NB_WARPS: sm.warps_per_sm,
+            H_POLICY: POLICIES.index(p.policy),
+            H_SETS: sets,
+            H_WAYS: p.ways,
+            H_TB: p.tag_banks,
+            H_PER_BANK: per_bank,
+            H_REGS: regs,
+            H_NREG: nreg,
+            H_HIT: l1.hit_latency_cycles,
+            H_REFILL_EST: refill_est,
+            H_SPLIT: int(split),
+            H_NB: sm.banks_per_subcore if split else sm.num_banks,
+            H_SCHEDS: sm.schedulers_per_sm,
+            H_O_ENT: o_ent,
+            H_O_LOC: o_loc,
+            H_O_ROWS: o_rows,
+            H_O_Q: o_q,
+            H_O_CLAIMS: o_claims,
+            H_O_SEQ: o_claims + claim_words(sm.num_banks),
+            H_NB_WARPS: sm.warps_per_sm,
             H_O_PEND: o_claims + claim_words(sm.num_banks) + sm.warps_per_sm + nreg + len(rows) // 2,
-        }  # fmt: skip
+        }
         for i, v in vals.items():
             header[i] = v
         ents = np.zeros(4 * n, dtype=np.int64)
@@ -1344,9 +1531,15 @@ class Cerf(Design):
             f"{p.tag_banks} tag banks; register addresses warp x {regs} + register",
         }
         return SimSetup(
-            hooks=HOOKS, ints=ints, stall_reasons=STALL_REASONS, counters=dict(C), mem_queue=o_q,
-            bank_claims=o_claims, extra_result_latency=p.tag_cycles, info=info,
-        )  # fmt: skip
+            hooks=HOOKS,
+            ints=ints,
+            stall_reasons=STALL_REASONS,
+            counters=dict(C),
+            mem_queue=o_q,
+            bank_claims=o_claims,
+            extra_result_latency=p.tag_cycles,
+            info=info,
+        )
 
     def sim_metrics(self, sm, params, setup, counts):
         p = self.resolve(params)
@@ -1363,8 +1556,13 @@ class Cerf(Design):
         reg_r = float(counts["reg_read_hits"]) + float(counts["refills_at_operand"])
         reg_w = float(counts["reg_writes"])
         fills = float(counts["line_fills"]) - float(counts["line_bypass"])
-        lookups = float(counts["reg_reads"] + counts["reg_writes"] + counts["line_loads"]
-                        + counts["store_hits"] + counts["store_misses"])  # fmt: skip
+        lookups = float(
+            counts["reg_reads"]
+            + counts["reg_writes"]
+            + counts["line_loads"]
+            + counts["store_hits"]
+            + counts["store_misses"]
+        )
         allocs = float(counts["reg_writes"] - counts["reg_write_hits"]) + fills + float(counts["refills"])
         return {
             "cerf_spills": float(counts["spills"]),
@@ -1385,8 +1583,9 @@ class Cerf(Design):
                 "crossbar": (reads + writes, 0.0),
                 "collector": (reads, reads),
                 "cerf_tag": (lookups, allocs),
-                **l2_events_sim(counts, float(counts["store_misses"] + counts["spills"]
-                                              + counts["writebacks"])),  # fmt: skip
+                **l2_events_sim(
+                    counts, float(counts["store_misses"] + counts["spills"] + counts["writebacks"])
+                ),
             },
         }
 
@@ -1428,8 +1627,11 @@ class Cerf(Design):
         rs = resident_refills(prof, lines, warps, float(np.asarray(resident_warps(prof, sm, {}))), ways)
         refill, spill = (0.0, 0.0) if rs is None else rs
         refill, spill = np.where(prio, 0.0, refill), np.where(prio, 0.0, spill)
-        refill_lat = sm.l1d.hit_latency_cycles + sm.l2_hit_latency_cycles + BLOCK_BYTES / max(
-            sm.mem_bw_bytes_per_cycle, 1e-9)  # fmt: skip
+        refill_lat = (
+            sm.l1d.hit_latency_cycles
+            + sm.l2_hit_latency_cycles
+            + BLOCK_BYTES / max(sm.mem_bw_bytes_per_cycle, 1e-9)
+        )
         nb = np.asarray(ctx.grid.get("num_banks", sm.num_banks))
         if sm.banks_split:  # each sub-core's tag banks among its own banks
             sched = np.asarray(ctx.grid.get("schedulers_per_sm", sm.schedulers_per_sm))
@@ -1442,9 +1644,17 @@ class Cerf(Design):
         # the load/store unit's line lookups take their tag bank before the register lookups
         line_lookups = np.asarray(prof.mem_lines_per_instr, dtype=np.float64)
         hits = array_hits(prof, ways, lines, warps, reg_lines, prio)
-        m = inner.model(Effects(extra_latency=tag, issue_stall=refill * refill_lat, l1d_lines=data_lines,
-                                l1d_assoc=ways, l1d_hits=hits, l1d_write_allocate=False,
-                                bank_claims=line_lookups))  # fmt: skip
+        m = inner.model(
+            Effects(
+                extra_latency=tag,
+                issue_stall=refill * refill_lat,
+                l1d_lines=data_lines,
+                l1d_assoc=ways,
+                l1d_hits=hits,
+                l1d_write_allocate=False,
+                bank_claims=line_lookups,
+            )
+        )
         conflicts, line_waits = tag_conflicts(prof, sm, banks, m["ipc"], line_lookups)
         # the entries held over the run: under LRU-fair the stream's run through the array's sets (registers
         # and lines as LRU leaves them, from an empty array), else the registers and lines above
@@ -1459,8 +1669,9 @@ class Cerf(Design):
         hit = m["l1d_hit_rate"]
         # the loads' lines (each miss fills a line) and the stores' (a hit is kept dirty, a miss written
         # through without a line), as the simulator counts them
-        ld = n * (prof.load_lines_per_instr if prof.load_lines_per_instr is not None
-                  else prof.mem_lines_per_instr)  # fmt: skip
+        ld = n * (
+            prof.load_lines_per_instr if prof.load_lines_per_instr is not None else prof.mem_lines_per_instr
+        )
         ld_hits = ld * np.broadcast_to(hits[1], np.shape(hit))
         st = np.maximum(mem - ld, 0.0)
         st_hits = np.clip(mem * hit - ld_hits, 0.0, st)
@@ -1482,8 +1693,13 @@ class Cerf(Design):
             "crossbar": (r + w, 0.0),
             "collector": (r, r),
             "cerf_tag": (r + w + mem, w + (ld - ld_hits) + refills),
-            **l2_events_model(ctx, ld_hits / np.maximum(ld, 1e-12), kept=st_hits / np.maximum(st, 1e-12),
-                              extra_reads=refills, extra_writes=spills),  # fmt: skip
+            **l2_events_model(
+                ctx,
+                ld_hits / np.maximum(ld, 1e-12),
+                kept=st_hits / np.maximum(st, 1e-12),
+                extra_reads=refills,
+                extra_writes=spills,
+            ),
         }
         return ctx.result(m, events=events, metrics=metrics)
 

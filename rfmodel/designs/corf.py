@@ -60,40 +60,54 @@ class CorfParams(DesignParams, kind="design.corf"):
     """CORF's parameters (defaults: CORF++ with virtualization, the paper's Table 1 row)."""
 
     coalesce: str = param(
-        "sub-banks", type=str, choices=COALESCE,
+        "sub-banks",
+        type=str,
+        choices=COALESCE,
         doc="none: packing only; same-entry: two sources in one physical register are read together "
         "(CORF); sub-banks: any two sources of one bank whose allocation masks AND to 0000 (CORF++'s "
         "dual-addressable byte-plane sub-banks)",
-    )  # fmt: skip
+    )
     alloc: str = param(
-        "align", type=str, choices=ALLOC,
+        "align",
+        type=str,
+        choices=ALLOC,
         doc="first-fit (packing); pairs: the compiler's exclusive common pairs share an entry (CORF); "
         "align: the compiler's left/right alignment (CORF++)",
-    )  # fmt: skip
+    )
     warp_bank: int = param(1, choices=(0, 1), doc="1: all registers of a warp in one bank (CORF++)")
     virtualize: int = param(1, choices=(0, 1), doc="1: a register's slices are freed at its last read")
     rt_ports: int = param(
-        2, bounds=(0, 16),
+        2,
+        bounds=(0, 16),
         doc="renaming-table lookups one RT bank serves per cycle (the paper's dual-ported RT, one bank per "
         "register bank); a lookup beyond them delays its register read a cycle; 0: no limit",
-    )  # fmt: skip
+    )
     metadata: int = param(
-        1, choices=(0, 1), engines=("simulate",), acts_with={"alloc": ("pairs",)},
+        1,
+        choices=(0, 1),
+        engines=("simulate",),
+        acts_with={"alloc": ("pairs",)},
         doc="1: every warp first executes the kernel's metadata instructions (CORF's pairs, 4 per 64-bit "
         "instruction; a misc-class instruction without operands each); 0: counted in code size only",
-    )  # fmt: skip
+    )
     affinity: str = param(
-        "trips", type=str, choices=AFFINITY, engines=("simulate",),
+        "trips",
+        type=str,
+        choices=AFFINITY,
+        engines=("simulate",),
         doc="affinity-graph weights of the static kernel's instructions: trips = each instruction's "
         "executions per warp in the trace being run (its loops' trip counts as the kernel's inputs set them, "
         "1 outside loops: the compiler's static trip counts where it could know them); depth = "
         "loop_weight^(loop depth), the paper's fixed weight for every loop",
-    )  # fmt: skip
+    )
     loop_weight: int = param(
-        8, bounds=(1, 1000), engines=("simulate",), acts_with={"affinity": ("depth",)},
+        8,
+        bounds=(1, 1000),
+        engines=("simulate",),
+        acts_with={"affinity": ("depth",)},
         doc="affinity-graph weight of a source pair per loop level with affinity = depth (the paper's "
         "unstated fixed weight; an instruction at loop depth d weighs loop_weight^d)",
-    )  # fmt: skip
+    )
 
 
 # ============================================================================ compiler pass (pure)
@@ -124,7 +138,7 @@ def kernel_affinity(kernel, loop_weight: int = 8, executions=None) -> dict[tuple
     weights = []
     block_of = np.zeros(len(kernel.instrs), dtype=np.int64)
     for b in kernel.blocks:
-        block_of[b.start:b.end] = b.id
+        block_of[b.start : b.end] = b.id
     for i in range(len(kernel.instrs)):
         weights.append(float(loop_weight) ** depth.get(int(block_of[i]), 0))
     return affinity_graph([ins.src for ins in kernel.instrs], weights)
@@ -263,7 +277,7 @@ def trace_affinity(trace) -> dict[tuple[int, int], float]:
     """Profiling's affinity graph (the paper's alternative to static analysis): every dynamic instruction
     of the trace's first warp counts once."""
     wp = np.asarray(trace.warp_ptr, dtype=np.int64)
-    src = np.asarray(trace.src)[wp[0]:wp[1]]
+    src = np.asarray(trace.src)[wp[0] : wp[1]]
     keys, counts = np.unique(src, axis=0, return_counts=True)
     return affinity_graph(keys, counts)
 
@@ -279,17 +293,59 @@ H_O_SCR = _H + 22
 H_DEBUG = _H + 23  # 1: every allocation checks the renaming table for an overlap (tests)
 H_RT_PORTS, H_O_RTB = _H + 24, _H + 25  # RT lookups per bank and cycle (0: no limit); per-bank port state
 COUNTER_NAMES = (
-    "multi_src", "coalesced_instr", "reads_saved", "reallocations", "values", "allocations", "dead_frees",
-    "unknown_width", "unmapped_reads", "phys_cycles", "warp_cycles", "rt_reads", "rt_writes", "buddy_tries",
-    "buddy_packed", "overflow", "alloc_fail", "src_operands", "exit_frees", "overlaps", "rt_conflicts",
-    "rt_delay_cycles", "dead_def_frees", "bytes_written",
-)  # fmt: skip
+    "multi_src",
+    "coalesced_instr",
+    "reads_saved",
+    "reallocations",
+    "values",
+    "allocations",
+    "dead_frees",
+    "unknown_width",
+    "unmapped_reads",
+    "phys_cycles",
+    "warp_cycles",
+    "rt_reads",
+    "rt_writes",
+    "buddy_tries",
+    "buddy_packed",
+    "overflow",
+    "alloc_fail",
+    "src_operands",
+    "exit_frees",
+    "overlaps",
+    "rt_conflicts",
+    "rt_delay_cycles",
+    "dead_def_frees",
+    "bytes_written",
+)
 C0 = _H + 26
 C = {name: C0 + i for i, name in enumerate(COUNTER_NAMES)}
-(C_MULTI, C_COAL, C_SAVED, C_REALLOC, C_VALUES, C_ALLOCS, C_DEAD, C_UNKNOWN, C_UNMAPPED, C_PHYS_CYC,
- C_WARP_CYC, C_RT_R, C_RT_W, C_BUDDY, C_BUDDY_OK, C_OVERFLOW, C_FAIL, C_SRC, C_EXIT, C_OVERLAP, C_RT_CONF,
- C_RT_DELAY, C_DEAD_DEF, C_BYTES) = (
-    C0 + i for i in range(len(COUNTER_NAMES)))  # fmt: skip
+(
+    C_MULTI,
+    C_COAL,
+    C_SAVED,
+    C_REALLOC,
+    C_VALUES,
+    C_ALLOCS,
+    C_DEAD,
+    C_UNKNOWN,
+    C_UNMAPPED,
+    C_PHYS_CYC,
+    C_WARP_CYC,
+    C_RT_R,
+    C_RT_W,
+    C_BUDDY,
+    C_BUDDY_OK,
+    C_OVERFLOW,
+    C_FAIL,
+    C_SRC,
+    C_EXIT,
+    C_OVERLAP,
+    C_RT_CONF,
+    C_RT_DELAY,
+    C_DEAD_DEF,
+    C_BYTES,
+) = (C0 + i for i in range(len(COUNTER_NAMES)))
 HEADER_LEN = C0 + len(COUNTER_NAMES)
 SCRATCH = 2 * MAX_SRC  # (physical register, mask | paired << 8) per source of the current instruction
 
@@ -602,10 +658,26 @@ HOOKS = SimHooks(operand=corf_operand, write=corf_write, activate=corf_activate,
 
 
 # ---------------------------------------------------------------------------- state layout
-def new_state(*, phys: int, banks: int, warps: int, regs: int, coalesce: int = 2, alloc: int = 2,
-              warp_bank: int = 1, virtualize: int = 1, partner=None, align=None, rows=None, header=None,
-              banks_per_group: int | None = None, split: int = 0, schedulers: int = 1,
-              debug: int = 0, rt_ports: int = 0) -> np.ndarray:
+def new_state(
+    *,
+    phys: int,
+    banks: int,
+    warps: int,
+    regs: int,
+    coalesce: int = 2,
+    alloc: int = 2,
+    warp_bank: int = 1,
+    virtualize: int = 1,
+    partner=None,
+    align=None,
+    rows=None,
+    header=None,
+    banks_per_group: int | None = None,
+    split: int = 0,
+    schedulers: int = 1,
+    debug: int = 0,
+    rt_ports: int = 0,
+) -> np.ndarray:
     """The int state the hooks and the allocator run on: header, counters, renaming table (physical
     register, mask), free map (used bytes per physical register), hints, per-row words, scratch."""
     if phys % banks:
@@ -619,28 +691,51 @@ def new_state(*, phys: int, banks: int, warps: int, regs: int, coalesce: int = 2
     n_rt = warps * regs
     o = HEADER_LEN
     offs = {}
-    for name, size in (("rtp", n_rt), ("rtm", n_rt), ("used", phys), ("part", NONE), ("align", NONE),
-                       ("rows", len(rows)), ("scr", SCRATCH), ("rtb", 2 * banks)):  # fmt: skip
+    for name, size in (
+        ("rtp", n_rt),
+        ("rtm", n_rt),
+        ("used", phys),
+        ("part", NONE),
+        ("align", NONE),
+        ("rows", len(rows)),
+        ("scr", SCRATCH),
+        ("rtb", 2 * banks),
+    ):
         offs[name] = (o, size)
         o += size
     ints = np.zeros(o, dtype=np.int64)
     ints[:HEADER_LEN] = h
     vals = {
-        H_COAL: coalesce, H_ALLOC: alloc, H_WBANK: warp_bank, H_VIRT: virtualize, H_P: phys, H_NBT: banks,
-        H_NB: banks if banks_per_group is None else banks_per_group, H_SPLIT: split, H_SCHEDS: schedulers,
-        H_R: regs, H_O_RTP: offs["rtp"][0], H_O_RTM: offs["rtm"][0], H_O_USED: offs["used"][0],
-        H_O_PART: offs["part"][0], H_O_ALIGN: offs["align"][0], H_O_ROWS: offs["rows"][0], H_CUR_ROW: -1,
-        H_DEBUG: debug, H_RT_PORTS: rt_ports, H_O_RTB: offs["rtb"][0],
-    }  # fmt: skip
+        H_COAL: coalesce,
+        H_ALLOC: alloc,
+        H_WBANK: warp_bank,
+        H_VIRT: virtualize,
+        H_P: phys,
+        H_NBT: banks,
+        H_NB: banks if banks_per_group is None else banks_per_group,
+        H_SPLIT: split,
+        H_SCHEDS: schedulers,
+        H_R: regs,
+        H_O_RTP: offs["rtp"][0],
+        H_O_RTM: offs["rtm"][0],
+        H_O_USED: offs["used"][0],
+        H_O_PART: offs["part"][0],
+        H_O_ALIGN: offs["align"][0],
+        H_O_ROWS: offs["rows"][0],
+        H_CUR_ROW: -1,
+        H_DEBUG: debug,
+        H_RT_PORTS: rt_ports,
+        H_O_RTB: offs["rtb"][0],
+    }
     for k, v in vals.items():
         ints[k] = v
     ints[H_O_SCR] = offs["scr"][0]
-    ints[offs["rtp"][0]:offs["rtp"][0] + n_rt] = -1
+    ints[offs["rtp"][0] : offs["rtp"][0] + n_rt] = -1
     part = np.full(NONE, -1, dtype=np.int64) if partner is None else np.asarray(partner, dtype=np.int64)
     al = np.zeros(NONE, dtype=np.int64) if align is None else np.asarray(align, dtype=np.int64)
-    ints[offs["part"][0]:offs["part"][0] + NONE] = part
-    ints[offs["align"][0]:offs["align"][0] + NONE] = al
-    ints[offs["rows"][0]:offs["rows"][0] + len(rows)] = rows
+    ints[offs["part"][0] : offs["part"][0] + NONE] = part
+    ints[offs["align"][0] : offs["align"][0] + NONE] = al
+    ints[offs["rows"][0] : offs["rows"][0] + len(rows)] = rows
     return ints
 
 
@@ -648,11 +743,31 @@ class Allocator:
     """The runtime allocator on its own (the simulator runs the same compiled functions): a renaming
     table, a free map of byte slices and the coalescing rule, for tests and tools."""
 
-    def __init__(self, phys: int, banks: int = 1, warps: int = 1, regs: int = 64, *, coalesce="sub-banks",
-                 alloc="align", warp_bank=1, partner=None, align=None):  # fmt: skip
-        self.ints = new_state(phys=phys, banks=banks, warps=warps, regs=regs,
-                              coalesce=COALESCE.index(coalesce), alloc=ALLOC.index(alloc),
-                              warp_bank=warp_bank, partner=partner, align=align, debug=1)
+    def __init__(
+        self,
+        phys: int,
+        banks: int = 1,
+        warps: int = 1,
+        regs: int = 64,
+        *,
+        coalesce="sub-banks",
+        alloc="align",
+        warp_bank=1,
+        partner=None,
+        align=None,
+    ):
+        self.ints = new_state(
+            phys=phys,
+            banks=banks,
+            warps=warps,
+            regs=regs,
+            coalesce=COALESCE.index(coalesce),
+            alloc=ALLOC.index(alloc),
+            warp_bank=warp_bank,
+            partner=partner,
+            align=align,
+            debug=1,
+        )
         self.t = 0
 
     def write(self, reg: int, width: int, warp: int = 0) -> int:
@@ -675,7 +790,7 @@ class Allocator:
 
     def used(self) -> np.ndarray:
         o = self.ints[H_O_USED]
-        return self.ints[o:o + self.ints[H_P]].copy()
+        return self.ints[o : o + self.ints[H_P]].copy()
 
     def counter(self, name: str) -> int:
         return int(self.ints[C[name]])
@@ -689,15 +804,15 @@ class Allocator:
 def check_state(ints) -> None:
     n = ints[H_R]
     P = ints[H_P]
-    rtp = ints[ints[H_O_RTP]:ints[H_O_RTP] + len_rt(ints)]
-    rtm = ints[ints[H_O_RTM]:ints[H_O_RTM] + len_rt(ints)]
+    rtp = ints[ints[H_O_RTP] : ints[H_O_RTP] + len_rt(ints)]
+    rtm = ints[ints[H_O_RTM] : ints[H_O_RTM] + len_rt(ints)]
     acc = np.zeros(P, dtype=np.int64)
     for i in np.flatnonzero(rtp >= 0):
         p, m = rtp[i], rtm[i]
         if acc[p] & m:
             raise AssertionError(f"register {i % n} of warp {i // n} overlaps in physical register {p}")
         acc[p] |= m
-    used = ints[ints[H_O_USED]:ints[H_O_USED] + P]
+    used = ints[ints[H_O_USED] : ints[H_O_USED] + P]
     if not np.array_equal(acc, used):
         raise AssertionError("the free map differs from the renaming table's masks")
     if int((used != 0).sum()) != ints[H_NALLOC]:
@@ -729,7 +844,7 @@ def _row_words(trace, dead, dead_def_regs=None) -> np.ndarray:
         dd = np.where(ok[:, None], dead_def_regs[np.clip(sidx, 0, len(dead_def_regs) - 1)], NONE)
         wregs = np.take_along_axis(np.where(written, dst.astype(np.int64), NONE), order, axis=1)
         for k in range(MAX_DST):
-            hit = (wregs[:, k] != NONE) & (dd == wregs[:, k:k + 1]).any(axis=1)
+            hit = (wregs[:, k] != NONE) & (dd == wregs[:, k : k + 1]).any(axis=1)
             out[:, 1] |= hit.astype(np.int64) << (52 + k)
     return out.ravel()
 
@@ -757,12 +872,26 @@ def value_dead_bits(kernel) -> np.ndarray:
 
 # ============================================================================ the design
 CORF_METRICS = (
-    "coalesced_share", "reads_saved", "bank_reads", "multi_src_instructions", "reallocations",
-    "reallocation_share", "phys_regs_mean", "rf_occupancy", "buddy_packed_share", "width_known_share",
-    "rt_accesses", "rt_conflict_share", "rt_delay_cycles", "metadata_instructions", "code_size_increase",
-    "metadata_issued", "ipc_program", "rf_active_fraction", "bytes_per_value",
-)  # fmt: skip
-
+    "coalesced_share",
+    "reads_saved",
+    "bank_reads",
+    "multi_src_instructions",
+    "reallocations",
+    "reallocation_share",
+    "phys_regs_mean",
+    "rf_occupancy",
+    "buddy_packed_share",
+    "width_known_share",
+    "rt_accesses",
+    "rt_conflict_share",
+    "rt_delay_cycles",
+    "metadata_instructions",
+    "code_size_increase",
+    "metadata_issued",
+    "ipc_program",
+    "rf_active_fraction",
+    "bytes_per_value",
+)
 
 
 # ----------------------------------------------------------------------------------- profile tables
@@ -820,8 +949,9 @@ def source_pair_stats(trace, rank=None, inputs=None) -> dict:
     trace's ``width`` column, 1-4: the packed slices; unknown: 4).  (The stream order and the SM's inputs do
     not matter.)"""
     n = max(int(trace.n_instrs), 1)
-    m, same, fit = _source_pairs(trace.warp_ptr.astype(np.int64), trace.dst, trace.src,
-                                 trace.width.astype(np.int64))  # fmt: skip
+    m, same, fit = _source_pairs(
+        trace.warp_ptr.astype(np.int64), trace.dst, trace.src, trace.width.astype(np.int64)
+    )
     written = trace.dst != NONE
     width = np.asarray(trace.width)[written].astype(np.float64)
     wbytes = float(np.where((width > 0) & (width <= 4), width, 4.0).mean()) if written.any() else 4.0
@@ -833,15 +963,22 @@ def source_pair_stats(trace, rank=None, inputs=None) -> dict:
     }
 
 
-SOURCE_PAIRS = register_table_group(TableGroup("source_pairs", ("multi_src_share", "src_same_reg",
-                                                                "src_narrow_fit", "write_bytes"),
-                                               source_pair_stats))  # fmt: skip
+SOURCE_PAIRS = register_table_group(
+    TableGroup(
+        "source_pairs",
+        ("multi_src_share", "src_same_reg", "src_narrow_fit", "write_bytes"),
+        source_pair_stats,
+    )
+)
+
 
 @register
 class Corf(Design):
     name = "corf"
-    description = "CORF/CORF++: register packing with coalesced operand reads (compiler pairs or " \
+    description = (
+        "CORF/CORF++: register packing with coalesced operand reads (compiler pairs or "
         "alignment, dual-addressable byte-plane sub-banks), register virtualization"
+    )
     Params = CorfParams
     metrics = CORF_METRICS
     #: unallocated physical registers are power-gated: the banks leak in the allocated share only
@@ -892,8 +1029,11 @@ class Corf(Design):
         else:
             graph = kernel_affinity(kernel, p.loop_weight)
             how = f"static affinity graph of the kernel, loop_weight {p.loop_weight} per loop level"
-        prog = replace(hints(graph, how), static_instructions=len(kernel.instrs),
-                       dead_def_regs=dead_def_registers(kernel))  # fmt: skip
+        prog = replace(
+            hints(graph, how),
+            static_instructions=len(kernel.instrs),
+            dead_def_regs=dead_def_registers(kernel),
+        )
         return prog, value_dead_bits(kernel)
 
     def program_for(self, trace, params: dict, sm, kernel=None):
@@ -931,28 +1071,42 @@ class Corf(Design):
 
             trace = run_trace = prepend_rows(trace, meta, int(OpClass.MISC))
         if program is None:
-            prog = hints(trace_affinity(trace),
-                         "profiled affinity graph (the trace's first warp; no static kernel)")
+            prog = hints(
+                trace_affinity(trace), "profiled affinity graph (the trace's first warp; no static kernel)"
+            )
             dead, dsrc = _dead_rows(trace, None)
         else:
             prog, static = program
             dead, dsrc = _dead_rows(trace, static)
         src = np.asarray(trace.src)
         dst = np.asarray(trace.dst)
-        top = max(int(src[src != NONE].max()) + 1 if np.any(src != NONE) else 1,
-                  int(dst[dst != NONE].max()) + 1 if np.any(dst != NONE) else 1)  # fmt: skip
+        top = max(
+            int(src[src != NONE].max()) + 1 if np.any(src != NONE) else 1,
+            int(dst[dst != NONE].max()) + 1 if np.any(dst != NONE) else 1,
+        )
         regs = max(int(trace.regs_per_thread), top)
         split = sm.banks_split
         header = bank_header(sm, gpgpusim_offset(options))
         phys = sm.regs_per_sm // 32
         ints = new_state(
-            phys=phys, banks=sm.num_banks, warps=sm.warps_per_sm, regs=regs,
-            coalesce=COALESCE.index(p.coalesce), alloc=ALLOC.index(p.alloc), warp_bank=p.warp_bank,
-            virtualize=p.virtualize, partner=prog.partner,
-            align=prog.align, rows=_row_words(trace, dead, prog.dead_def_regs), header=header,
-            banks_per_group=sm.banks_per_subcore if split else sm.num_banks, split=int(split),
-            schedulers=sm.schedulers_per_sm, debug=int(DEBUG_CHECKS), rt_ports=p.rt_ports,
-        )  # fmt: skip
+            phys=phys,
+            banks=sm.num_banks,
+            warps=sm.warps_per_sm,
+            regs=regs,
+            coalesce=COALESCE.index(p.coalesce),
+            alloc=ALLOC.index(p.alloc),
+            warp_bank=p.warp_bank,
+            virtualize=p.virtualize,
+            partner=prog.partner,
+            align=prog.align,
+            rows=_row_words(trace, dead, prog.dead_def_regs),
+            header=header,
+            banks_per_group=sm.banks_per_subcore if split else sm.num_banks,
+            split=int(split),
+            schedulers=sm.schedulers_per_sm,
+            debug=int(DEBUG_CHECKS),
+            rt_ports=p.rt_ports,
+        )
         source = trace.attrs.get("trace_source", trace.attrs.get("source", "?"))
         width = np.asarray(trace.width)[dst != NONE]
         known = float((width > 0).mean()) if width.size else 0.0
@@ -967,8 +1121,14 @@ class Corf(Design):
         meta = prog.metadata_instructions if p.alloc == "pairs" else 0
         code = meta / prog.static_instructions if prog.static_instructions else float("nan")
         issued_meta = meta * trace.n_warps if run_trace is not None else 0
-        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(C), info=info, trace=run_trace,
-                        floats=np.array([meta, code, issued_meta], dtype=np.float64))
+        return SimSetup(
+            hooks=HOOKS,
+            ints=ints,
+            counters=dict(C),
+            info=info,
+            trace=run_trace,
+            floats=np.array([meta, code, issued_meta], dtype=np.float64),
+        )
 
     def sim_metrics(self, sm, params, setup, counts):
         reads, writes = float(counts["reads"]), float(counts["writes"])
@@ -981,8 +1141,9 @@ class Corf(Design):
         phys = float(setup.ints[H_P])  # physical registers: the gating's unit
         rt = float(counts["rt_reads"] + counts["rt_writes"])
         allocs = float(counts["allocations"])
-        frees = float(counts["dead_frees"] + counts["exit_frees"] + counts["dead_def_frees"]
-                      + counts["reallocations"])  # fmt: skip
+        frees = float(
+            counts["dead_frees"] + counts["exit_frees"] + counts["dead_def_frees"] + counts["reallocations"]
+        )
         cycles = max(float(counts["last_retire"] + 1 if counts["retired"] else 0), 1.0)
         return {
             "coalesced_share": rate(counts["coalesced_instr"], multi),
@@ -1005,8 +1166,14 @@ class Corf(Design):
             "ipc_program": (float(counts["issued"]) - float(setup.floats[2])) / cycles,
             "bytes_per_value": rate(counts["bytes_written"], values),
             "events": corf_events(
-                bank_reads=bank_r, bank_writes=bank_w, reads=reads, writes=writes, saved=saved,
-                rt=(float(counts["rt_reads"]), float(counts["rt_writes"])), allocations=allocs, frees=frees,
+                bank_reads=bank_r,
+                bank_writes=bank_w,
+                reads=reads,
+                writes=writes,
+                saved=saved,
+                rt=(float(counts["rt_reads"]), float(counts["rt_writes"])),
+                allocations=allocs,
+                frees=frees,
                 bytes_per_value=float(counts["bytes_written"]) / values if values else 4.0,
                 row_groups=sm.bank_width_bits / 32,
             ),
@@ -1025,9 +1192,11 @@ class Corf(Design):
         coal = np.asarray(ctx.grid.get("coalesce", d.coalesce))
         alloc = np.asarray(ctx.grid.get("alloc", d.alloc))
         virt = ctx.value("virtualize", d.virtualize)
-        realize = np.where(alloc == "align", ctx.coef["corf_coal_align"],
-                           np.where(alloc == "pairs", ctx.coef["corf_coal_pairs"],
-                                    ctx.coef["corf_coal_first_fit"]))  # fmt: skip
+        realize = np.where(
+            alloc == "align",
+            ctx.coef["corf_coal_align"],
+            np.where(alloc == "pairs", ctx.coef["corf_coal_pairs"], ctx.coef["corf_coal_first_fit"]),
+        )
         fit = np.asarray(realize, dtype=np.float64) * pr.src_narrow_fit
         share = np.asarray(np.where(coal == "none", 0.0, pr.src_same_reg + fit), dtype=np.float64)
         saved = share * pr.multi_src_share / max(pr.reads_per_instr, 1e-9)  # per operand read
@@ -1035,30 +1204,45 @@ class Corf(Design):
         spread = ctx.coef["corf_greedy_spread"]
         r, w = ctx.reads, ctx.writes
         live = pr.live_regs / max(float(pr.regs_per_thread), 1.0) * pr.write_bytes / 4.0
-        occ = np.where(virt > 0, np.minimum(ctx.coef["corf_live_slices"] * live, 1.0),
-                       ctx.coef["corf_occupancy_packing"])  # fmt: skip
+        occ = np.where(
+            virt > 0, np.minimum(ctx.coef["corf_live_slices"] * live, 1.0), ctx.coef["corf_occupancy_packing"]
+        )
         phys = np.asarray(ctx.grid.get("regs_per_sm", ctx.sm.regs_per_sm), dtype=np.float64) / 32.0
         # the renaming table's lookups come first: one RT bank per register bank (the warp's own with
         # warp_bank, whatever bank the register overflowed to), rt_ports lookups a cycle
         rt = np.asarray(ctx.value("rt_ports", d.rt_ports), dtype=np.float64)
-        ports = (np.asarray(sm_param(ctx.sm, ctx.grid, "bank_rw_ports"))
-                 + np.asarray(sm_param(ctx.sm, ctx.grid, "bank_read_ports")))  # fmt: skip
+        ports = np.asarray(sm_param(ctx.sm, ctx.grid, "bank_rw_ports")) + np.asarray(
+            sm_param(ctx.sm, ctx.grid, "bank_read_ports")
+        )
         nb = np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"))
-        spread_rows = np.maximum(nb // np.asarray(sm_param(ctx.sm, ctx.grid, "schedulers_per_sm")), 1) \
-            if ctx.sm.banks_split else nb
+        spread_rows = (
+            np.maximum(nb // np.asarray(sm_param(ctx.sm, ctx.grid, "schedulers_per_sm")), 1)
+            if ctx.sm.banks_split
+            else nb
+        )
         rt_rows = np.where(wb, 1, spread_rows)
         t0 = rt_port_terms(pr, spread_rows, rt_rows, ports, rt)
         # the allocator places registers in the physical registers it finds free, whatever their numbers: an
         # instruction's sources fall in the banks of the warp's pool as if at random
-        m = _rt_attributed(ctx.model(Effects(read_share=1.0 - saved, extra_collect=t0["extra"],
-                                             scattered_banks=True)), t0, ctx.coef, 1.0 - saved)  # fmt: skip
+        m = _rt_attributed(
+            ctx.model(Effects(read_share=1.0 - saved, extra_collect=t0["extra"], scattered_banks=True)),
+            t0,
+            ctx.coef,
+            1.0 - saved,
+        )
         t = t0
         if np.any(wb):
             # a warp's registers fill its bank first and overflow into its group's other banks: the share
             # at home reads as one bank per warp, the rest as spread over the banks
             t1 = rt_port_terms(pr, 1, 1, ports, rt)
-            m1 = ctx.model(Effects(read_share=1.0 - saved, warp_per_bank=True, greedy_spread=spread,
-                                   extra_collect=t1["extra"]))  # fmt: skip
+            m1 = ctx.model(
+                Effects(
+                    read_share=1.0 - saved,
+                    warp_per_bank=True,
+                    greedy_spread=spread,
+                    extra_collect=t1["extra"],
+                )
+            )
             m1 = _rt_attributed(m1, t1, ctx.coef, 1.0 - saved)
             per_warp = occ * max(float(pr.regs_per_thread), 1.0)
             home = np.where(wb, home_share(per_warp, m1["warps"], phys, nb), 0.0)
@@ -1092,8 +1276,15 @@ class Corf(Design):
         # registers once
         allocs = np.where(virt > 0, w, np.minimum(w, float(pr.n_warps) * max(float(pr.regs_per_thread), 1.0)))
         events = corf_events(
-            bank_reads=r * (1.0 - saved), bank_writes=w, reads=r, writes=w, saved=r * saved, rt=(r, w),
-            allocations=allocs, frees=allocs, bytes_per_value=pr.write_bytes,
+            bank_reads=r * (1.0 - saved),
+            bank_writes=w,
+            reads=r,
+            writes=w,
+            saved=r * saved,
+            rt=(r, w),
+            allocations=allocs,
+            frees=allocs,
+            bytes_per_value=pr.write_bytes,
             row_groups=ctx.sm.bank_width_bits / 32,
         )
         return ctx.result(m, events=events, metrics=metrics)
@@ -1115,13 +1306,16 @@ class Corf(Design):
             # an entry: the physical register's number and the 4-bit allocation mask
             bits = max(int(np.ceil(np.log2(max(phys, 2)))), 1) + 4
             return renaming_table(entries, bits, banks, node_nm=node, read_ports=2, cell=cell).structure(
-                "renaming_table", copies=banks)
+                "renaming_table", copies=banks
+            )
 
-        rt = structure_over_grid("renaming_table", {"banks": sm_param(sm, grid, "num_banks"), "phys": phys},
-                                 rt_at)  # fmt: skip
+        rt = structure_over_grid(
+            "renaming_table", {"banks": sm_param(sm, grid, "num_banks"), "phys": phys}, rt_at
+        )
         fm = free_map(int(np.max(phys)) * 4, node_nm=node, cell=cell).structure("free_map")
         logic = packing_logic(sm.collectors.total, sm.threads_per_warp * 32, node_nm=node).structure(
-            "packing_logic")
+            "packing_logic"
+        )
         return [bank, coll, xbar, rt, fm, logic]
 
 
@@ -1164,8 +1358,10 @@ def _rt_attributed(m: dict, terms: dict, coef, read_share) -> dict:
     serialization part of ``conflict_per_instr`` (``ser_stall`` per cycle beyond the first, of the reads
     that reach the banks) where ``terms["bank_share"]`` is 0 (they are the lookups' ``rt_delay_cycles``)."""
     ser = np.asarray(coef["ser_stall"]) * terms["excess"] * np.clip(read_share, 0.0, 1.0)
-    return {**m, "conflict_per_instr": np.maximum(m["conflict_per_instr"] - (1.0 - terms["bank_share"]) * ser,
-                                                  0.0)}
+    return {
+        **m,
+        "conflict_per_instr": np.maximum(m["conflict_per_instr"] - (1.0 - terms["bank_share"]) * ser, 0.0),
+    }
 
 
 def home_share(per_warp, warps, phys, banks):
@@ -1201,16 +1397,20 @@ def blend_models(m0: dict, m1: dict, h) -> dict:
     return out
 
 
-def corf_events(*, bank_reads, bank_writes, reads, writes, saved, rt, allocations, frees, bytes_per_value,
-                row_groups) -> dict:
+def corf_events(
+    *, bank_reads, bank_writes, reads, writes, saved, rt, allocations, frees, bytes_per_value, row_groups
+) -> dict:
     """Both engines' structure events: a bank write enables the written value's byte slices only (its
     ``bytes_per_value`` of 4 bytes of each lane: a partial write of that share of the row's ``row_groups``
     32-bit write-driver groups); every operand read is unpacked and every written value width-detected and
     packed by the logic; an allocation reads and writes the free map, a free writes it."""
     frac = np.asarray(bytes_per_value, dtype=np.float64) / 4.0
     return {
-        "rf_bank": {"reads": bank_reads, "partial_writes": bank_writes,
-                    "groups_written": bank_writes * frac * row_groups},  # fmt: skip
+        "rf_bank": {
+            "reads": bank_reads,
+            "partial_writes": bank_writes,
+            "groups_written": bank_writes * frac * row_groups,
+        },
         "crossbar": (reads - saved + writes, 0.0),
         "collector": (reads, reads),
         "renaming_table": rt,

@@ -117,8 +117,9 @@ LONG_LATENCY_OPS = (int(OpClass.LD_GLOBAL), int(OpClass.LD_LOCAL), int(OpClass.A
 class LtrfParams(MainRFParams, kind="design.ltrf"):
     """The LTRF family's parameters: the main RF's and the register-interval limit."""
 
-    regs_per_interval: int = param(16, bounds=(1, 256), doc="N: registers of an interval's working set "
-                                   "(the RF cache's banks)")  # fmt: skip
+    regs_per_interval: int = param(
+        16, bounds=(1, 256), doc="N: registers of an interval's working set (the RF cache's banks)"
+    )
 
 
 @dataclass(frozen=True)
@@ -151,8 +152,23 @@ LTRF_CALIBRATION = {
 
 # ----------------------------------------------------------------------------- state layout
 # ints: [0:6] bank header | parameters | counters | warps | banks | rows | interval CSR
-(P_LAT, P_OCC, P_XEX, P_MB, P_PLUS, P_TWO, P_W, P_OFF_WARP, P_OFF_BANK, P_OFF_ROW, P_OFF_IVP,
- P_OFF_IVE, P_G, P_OFF_MAP, P_MAP_SRC) = range(6, 21)
+(
+    P_LAT,
+    P_OCC,
+    P_XEX,
+    P_MB,
+    P_PLUS,
+    P_TWO,
+    P_W,
+    P_OFF_WARP,
+    P_OFF_BANK,
+    P_OFF_ROW,
+    P_OFF_IVP,
+    P_OFF_IVE,
+    P_G,
+    P_OFF_MAP,
+    P_MAP_SRC,
+) = range(6, 21)
 COUNTERS = (
     "rfc_read_hits",
     "rfc_read_misses",
@@ -175,8 +191,25 @@ COUNTERS = (
 #: write occupancy of one main-RF bank access (a write-back holds its bank this long)
 P_WOCC = 21
 P_C0 = 22
-(C_HIT, C_MISS, C_CW, C_MR, C_MW, C_PF, C_PFCYC, C_PFREG, C_PFCONF, C_PFCONF1, C_ACT, C_DEACT, C_DYN,
- C_REFETCH, C_SIV, C_SIVI, C_SCONF) = range(P_C0, P_C0 + len(COUNTERS))
+(
+    C_HIT,
+    C_MISS,
+    C_CW,
+    C_MR,
+    C_MW,
+    C_PF,
+    C_PFCYC,
+    C_PFREG,
+    C_PFCONF,
+    C_PFCONF1,
+    C_ACT,
+    C_DEACT,
+    C_DYN,
+    C_REFETCH,
+    C_SIV,
+    C_SIVI,
+    C_SCONF,
+) = range(P_C0, P_C0 + len(COUNTERS))
 #: per-warp block
 WB = 18
 W_IV, W_PFROW, W_READY, W_IN, W_CACHED, W_DIRTY, W_LIVE, W_LAST, W_FENCE = 0, 1, 2, 3, 4, 8, 12, 16, 17
@@ -692,15 +725,23 @@ def interval_tables(trace, rank=None, inputs=None) -> dict:
     from rfmodel.analytic import profile as _profile  # its sample size read at call time
 
     wp_t = leading_warps(trace.warp_ptr.astype(np.int64), _profile.TABLE_MAX_INSTRS)
-    iv = _interval_tables(wp_t, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N, IV_BANKS,
-                          _memory_classes())  # fmt: skip
+    iv = _interval_tables(
+        wp_t, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N, IV_BANKS, _memory_classes()
+    )
     return dict(zip(INTERVAL_FIELDS, iv, strict=True))
 
 
 #: the fields of the ``intervals`` group, in the order :func:`_interval_tables` returns them
 INTERVAL_FIELDS = (
-    "iv_len", "iv_ws", "iv_live", "iv_maxload", "iv_even", "iv_fetch", "iv_live_fetch", "iv_wb",
-)  # fmt: skip
+    "iv_len",
+    "iv_ws",
+    "iv_live",
+    "iv_maxload",
+    "iv_even",
+    "iv_fetch",
+    "iv_live_fetch",
+    "iv_wb",
+)
 #: the register-interval tables only the LTRF family reads, built on first use with the profile
 INTERVALS = register_table_group(TableGroup("intervals", INTERVAL_FIELDS, interval_tables))
 
@@ -725,12 +766,23 @@ def interval_stats(profile, n_regs, banks, strands=False) -> dict:
 
     def two(f):
         v = getattr(t, f)
-        return (v[s, i, j] * (1 - fi) * (1 - fj) + v[s, i + 1, j] * fi * (1 - fj)
-                + v[s, i, j + 1] * (1 - fi) * fj + v[s, i + 1, j + 1] * fi * fj)  # fmt: skip
+        return (
+            v[s, i, j] * (1 - fi) * (1 - fj)
+            + v[s, i + 1, j] * fi * (1 - fj)
+            + v[s, i, j + 1] * (1 - fi) * fj
+            + v[s, i + 1, j + 1] * fi * fj
+        )
 
-    return {"length": one("iv_len"), "ws": one("iv_ws"), "live": one("iv_live"), "maxload": two("iv_maxload"),
-            "even": two("iv_even"), "fetch": one("iv_fetch"), "live_fetch": one("iv_live_fetch"),
-            "wb": one("iv_wb")}  # fmt: skip
+    return {
+        "length": one("iv_len"),
+        "ws": one("iv_ws"),
+        "live": one("iv_live"),
+        "maxload": two("iv_maxload"),
+        "even": two("iv_even"),
+        "fetch": one("iv_fetch"),
+        "live_fetch": one("iv_live_fetch"),
+        "wb": one("iv_wb"),
+    }
 
 
 def prefetch_max_load(profile, fetched, banks, n_regs, strands, conf, c):
@@ -793,7 +845,7 @@ def _remap_table(trace, new):
         s = [x for x in b.src if x < 255]
         d = [x for x in b.dst if x < 255]
         tab[i, : min(len(s), ns)] = s[:ns]
-        tab[i, ns: ns + min(len(d), 4)] = d[:4]
+        tab[i, ns : ns + min(len(d), 4)] = d[:4]
     return tab.ravel()
 
 
@@ -837,22 +889,38 @@ def row_tables(trace, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank
         lens = ivs.lengths()
         if new is not None:
             remap = _remap_table(trace, new)
-        info = {"source": "static", "static_intervals": int(len(lens)), "static_instrs": int(lens.sum()),
-                "static_conflicts": int(sum(conflicts)), "renumbered": new is not None}
+        info = {
+            "source": "static",
+            "static_intervals": int(len(lens)),
+            "static_instrs": int(lens.sum()),
+            "static_conflicts": int(sum(conflicts)),
+            "renumbered": new is not None,
+        }
     else:
         pf, ptr, ent = _dynamic_intervals(
-            np.asarray(trace.warp_ptr, np.int64), trace.src, trace.dst, trace.op.astype(np.int64),
-            trace.sidx.astype(np.int64), n, kind == "strand", np.array(LONG_LATENCY_OPS, dtype=np.int64),
+            np.asarray(trace.warp_ptr, np.int64),
+            trace.src,
+            trace.dst,
+            trace.op.astype(np.int64),
+            trace.sidx.astype(np.int64),
+            n,
+            kind == "strand",
+            np.array(LONG_LATENCY_OPS, dtype=np.int64),
         )
         if len(ent):
             ent = (ent & ~(np.int64(4095) << 8)) | ((((ent & 255) // regs_per_bank) % n_banks) << 8)
         niv = len(ptr) - 1
         sc = 0
         for i in range(niv):
-            b = (ent[ptr[i]:ptr[i + 1]] >> 8) & 4095
+            b = (ent[ptr[i] : ptr[i + 1]] >> 8) & 4095
             sc += int(np.bincount(b).max()) - 1 if len(b) else 0
-        info = {"source": "dynamic", "static_intervals": niv, "static_instrs": int(len(pf)),
-                "static_conflicts": sc, "renumbered": False}
+        info = {
+            "source": "dynamic",
+            "static_intervals": niv,
+            "static_instrs": int(len(pf)),
+            "static_conflicts": sc,
+            "renumbered": False,
+        }
     if len(pf) and int(pf.max()) + 1 > ROW_IV_MASK:
         raise RfmodelError(f"too many prefetch regions ({int(pf.max()) + 1}) for the row table")
     words = ((pf + 1) << ROW_IV_SHIFT) | dead | ((np.maximum(sidx, -1) + 1) << ROW_SIDX_SHIFT)
@@ -963,13 +1031,29 @@ class Ltrf(Design):
     Params = LtrfParams
     stall_reasons = ("prefetch",)
     metrics = (
-        "rf_cache_hit_rate", "rf_cache_reads", "main_rf_reads", "main_rf_writes", "prefetches",
-        "prefetch_regs", "prefetch_latency_cycles", "prefetch_stall_cycles", "prefetch_bank_conflicts",
-        "prefetch_max_bank_load", "prefetch_exposed_share",
-        "conflict_free_prefetch_fraction",
-        "static_prefetch_conflicts", "warp_activations", "warp_deactivations", "refetches",
-        "interval_length_dynamic", "interval_length_static",
-    ) + TIMING_METRICS + NETWORK_METRICS
+        (
+            "rf_cache_hit_rate",
+            "rf_cache_reads",
+            "main_rf_reads",
+            "main_rf_writes",
+            "prefetches",
+            "prefetch_regs",
+            "prefetch_latency_cycles",
+            "prefetch_stall_cycles",
+            "prefetch_bank_conflicts",
+            "prefetch_max_bank_load",
+            "prefetch_exposed_share",
+            "conflict_free_prefetch_fraction",
+            "static_prefetch_conflicts",
+            "warp_activations",
+            "warp_deactivations",
+            "refetches",
+            "interval_length_dynamic",
+            "interval_length_static",
+        )
+        + TIMING_METRICS
+        + NETWORK_METRICS
+    )
     calibration_params = LTRF_CALIBRATION
     #: the registers each prefetch fetches and writes back and its latency, as the simulator counts them,
     #: size ``ws_fill``, ``wb_fraction`` and ``pf_queue`` in the fit (not the IPC alone)
@@ -984,8 +1068,9 @@ class Ltrf(Design):
         """The compiler pass: register-intervals (or strands) at ``regs_per_interval``, their working sets
         with main-RF banks and live-ins, and (LTRFconf) the renumbered kernel (:func:`_compile`)."""
         kind = "strand" if self.kind == "strand" else "interval"
-        return _compile(kernel, params.regs_per_interval, kind, self.conf, params.banks(sm),
-                        params.main_rf_bank_regs)  # fmt: skip
+        return _compile(
+            kernel, params.regs_per_interval, kind, self.conf, params.banks(sm), params.main_rf_bank_regs
+        )
 
     def sim_setup(self, sm, params, options, trace=None, program=None):
         p = self.resolve(params)
@@ -995,8 +1080,13 @@ class Ltrf(Design):
             )
         mb = p.banks(sm)
         words, ptr, ent, remap, info = row_tables(
-            trace, p.regs_per_interval, "strand" if self.kind == "strand" else "interval", self.conf,
-            mb, p.main_rf_bank_regs, program=program,
+            trace,
+            p.regs_per_interval,
+            "strand" if self.kind == "strand" else "interval",
+            self.conf,
+            mb,
+            p.main_rf_bank_regs,
+            program=program,
         )
         lat, occ, xex, wocc = main_rf_timing(p, sm)
         W = sm.warps_per_sm
@@ -1015,7 +1105,7 @@ class Ltrf(Design):
         ints[P_OFF_IVP], ints[P_OFF_IVE] = off_ivp, off_ive
         ints[off_row:off_ivp] = words
         ints[off_ivp:off_ive] = ptr
-        ints[off_ive:off_ive + len(ent)] = ent
+        ints[off_ive : off_ive + len(ent)] = ent
         ints[C_SIV] = info["static_intervals"]
         ints[C_SIVI] = info["static_instrs"]
         ints[C_SCONF] = info["static_conflicts"]
@@ -1030,9 +1120,14 @@ class Ltrf(Design):
             ints[off_warp + w * WB + W_LAST] = -1
             ints[off_warp + w * WB + W_FENCE] = -1
         hooks = SimHooks(
-            operand=ltrf_operand, write=ltrf_write, may_issue=ltrf_may_issue, issued=ltrf_issued,
+            operand=ltrf_operand,
+            write=ltrf_write,
+            may_issue=ltrf_may_issue,
+            issued=ltrf_issued,
             activate=ltrf_activate,
-            deactivate=ltrf_deactivate, upkeep=ltrf_upkeep, pool=ltrf_pool,
+            deactivate=ltrf_deactivate,
+            upkeep=ltrf_upkeep,
+            pool=ltrf_pool,
         )
         setup = SimSetup(
             hooks=hooks,
@@ -1065,8 +1160,9 @@ class Ltrf(Design):
             "refetches": float(counts["refetches"]),
             "prefetch_latency_cycles": float(counts["prefetch_cycles"]) / pf if pf else 0.0,
             "prefetch_stall_cycles": float(counts["stall_prefetch"]),
-            "prefetch_exposed_share": prefetch_exposed_share(float(counts["stall_prefetch"]),
-                                                             float(counts["prefetch_cycles"])),
+            "prefetch_exposed_share": prefetch_exposed_share(
+                float(counts["stall_prefetch"]), float(counts["prefetch_cycles"])
+            ),
             "prefetch_bank_conflicts": float(counts["prefetch_bank_conflicts"]),
             "prefetch_max_bank_load": 1.0 + float(counts["prefetch_bank_conflicts"]) / pf if pf else 0.0,
             "conflict_free_prefetch_fraction": (
@@ -1083,7 +1179,8 @@ class Ltrf(Design):
                 "crossbar": (reads + float(counts["writes"]), 0.0),
                 "collector": (reads, reads),
                 "warp_control_block": (
-                    reads + float(counts["writes"]), pf + float(counts["warp_activations"])
+                    reads + float(counts["writes"]),
+                    pf + float(counts["warp_activations"]),
                 ),
             },
         }
@@ -1154,9 +1251,28 @@ class Ltrf(Design):
 
         # the fixed point of the paced soft minimum (docstring), compiled per point
         rate_lat = ctx.latency_rate(m)
-        args = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (
-            ipc_b, warps, pf_per_instr, work, s_mean, per_bank, a_tot, t_idle, c["pf_queue"], run, cpi,
-            c["pf_scale"], c["softmin_q"], rate_lat, c["pf_overlap"])))  # fmt: skip
+        args = np.broadcast_arrays(
+            *(
+                np.asarray(v, dtype=np.float64)
+                for v in (
+                    ipc_b,
+                    warps,
+                    pf_per_instr,
+                    work,
+                    s_mean,
+                    per_bank,
+                    a_tot,
+                    t_idle,
+                    c["pf_queue"],
+                    run,
+                    cpi,
+                    c["pf_scale"],
+                    c["softmin_q"],
+                    rate_lat,
+                    c["pf_overlap"],
+                )
+            )
+        )
         shape = args[0].shape
         ipc, t_pf = np.empty(shape), np.empty(shape)
         _prefetch_fixed_point(np.stack([a.reshape(-1) for a in args]), ipc.reshape(-1), t_pf.reshape(-1))

@@ -40,16 +40,20 @@ class SlowBankParams(DesignParams):
     """The banks' memory cell and access time, for every design with register-file banks."""
 
     main_rf_latency_x: float = param(
-        1.0, unit="x", bounds=(1.0, 64.0),
+        1.0,
+        unit="x",
+        bounds=(1.0, 64.0),
         doc="bank (main-RF) access time as a multiple of the SRAM reference's one cycle; > 1: slow banks, "
         "one access at a time",
-    )  # fmt: skip
+    )
     main_cell: str = param(
-        optional=True, type=str, choices=tuple(CELLS),
+        optional=True,
+        type=str,
+        choices=tuple(CELLS),
         doc="memory cell of the banks (main RF): its read and write times at the SM clock, relative to the "
         "SRAM-HP bank of the same shape, multiply main_rf_latency_x; its costs replace tech['cell']'s "
         "(left out: SRAM timing, the technology's cell for the costs)",
-    )  # fmt: skip
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,13 +61,20 @@ class MainRFParams(SlowBankParams):
     """The main-RF parameters RFC and the LTRF family share."""
 
     active_warps: int = param(8, bounds=(1, 64), doc="warps per scheduler in the two-level scheduler's pool")
-    main_rf_banks: int = param(optional=True, type=int, bounds=(1, 4095), sm_default="num_banks",
-                               doc="single-ported main-RF banks (left out: the SM's num_banks)")  # fmt: skip
+    main_rf_banks: int = param(
+        optional=True,
+        type=int,
+        bounds=(1, 4095),
+        sm_default="num_banks",
+        doc="single-ported main-RF banks (left out: the SM's num_banks)",
+    )
     narrow_crossbar: int = param(0, choices=(0, 1), doc="1: a 4x narrower main-RF network")
     main_rf_bank_regs: int = param(
-        1, bounds=(1, 256), engines=("simulate",),
+        1,
+        bounds=(1, 256),
+        engines=("simulate",),
         doc="consecutive registers per main-RF bank row (1: interleaved; 2: the LTRF paper's Figure 9)",
-    )  # fmt: skip
+    )
 
     def banks(self, sm) -> int:
         """Main-RF banks: the parameter, else the SM's bank count."""
@@ -118,8 +129,15 @@ def network_cycles(sm, cell: str | None, banks: int) -> int:
     banks of ``cell`` (the SM's registers spread over them) less those of the crossbar over the SM's
     HP-SRAM banks, at least 0.  Both networks serve the SM's collector units."""
     outputs = max(int(sm.collectors.total), 1)
-    return _network_cycles(int(sm.num_banks), float(sm.regs_per_sm), int(sm.bank_width_bits), outputs,
-                           float(sm.clock_mhz), cell or "sram-hp", int(banks))  # fmt: skip
+    return _network_cycles(
+        int(sm.num_banks),
+        float(sm.regs_per_sm),
+        int(sm.bank_width_bits),
+        outputs,
+        float(sm.clock_mhz),
+        cell or "sram-hp",
+        int(banks),
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -178,8 +196,12 @@ def grid_bank_timing(sm, grid: dict, banks=None) -> tuple[np.ndarray, np.ndarray
     """:func:`bank_timing` over a grid: arrays of the read and write multiples for the grid's
     ``main_rf_latency_x``, ``main_cell`` and (``banks``) bank counts."""
     x = np.asarray(grid.get("main_rf_latency_x", 1.0), dtype=np.float64)
-    rw = _over_cells(grid, banks, sm.num_banks, lambda c, n: cell_timing(
-        c, bank_kb(sm, float(n)), sm.bank_width_bits, float(sm.clock_mhz)))  # fmt: skip
+    rw = _over_cells(
+        grid,
+        banks,
+        sm.num_banks,
+        lambda c, n: cell_timing(c, bank_kb(sm, float(n)), sm.bank_width_bits, float(sm.clock_mhz)),
+    )
     return x * rw[..., 0], x * rw[..., 1]
 
 
@@ -234,7 +256,6 @@ def main_bank(reg, warp, regs_per_bank, banks):
     return (reg // regs_per_bank + warp) % banks
 
 
-
 def sim_bank_cycles(sm, p: SlowBankParams) -> dict:
     """``SimSetup``'s timing of the SM's banks for a design's parameters: whole cycles one read access holds
     its bank and takes to deliver, and one write holds it (:func:`bank_timing`, rounded as
@@ -264,8 +285,9 @@ def sm_structures(sm, grid: dict, tech: dict) -> list:
     mode = tech.get("out_of_range", "extrapolate")
     width = sm.bank_width_bits
     bank_cell = np.asarray(grid.get("main_cell", tech.get("main_cell", cell)), dtype=object)
-    shape = np.broadcast_shapes(np.shape(banks), np.shape(regs), np.shape(coll), np.shape(nports),
-                                np.shape(bank_cell))  # fmt: skip
+    shape = np.broadcast_shapes(
+        np.shape(banks), np.shape(regs), np.shape(coll), np.shape(nports), np.shape(bank_cell)
+    )
     banks_b = np.broadcast_to(banks, shape).astype(float)
     bank_kb = np.broadcast_to(regs * 4.0 / banks / 1024.0, shape).astype(float)
     nports_b = np.broadcast_to(nports, shape)
@@ -295,10 +317,14 @@ def sm_structures(sm, grid: dict, tech: dict) -> list:
     # the span rounded to 1e-9 mm, as a crossbar's key (each distinct value once, Python's rounding)
     values, inverse = np.unique(span, return_inverse=True)
     span_r = np.array([round(float(v), 9) for v in values])[inverse].reshape(shape)
-    e, leak, area = crossbar_costs(banks_b.astype(np.int64), np.maximum(coll_b, 1).astype(np.int64), width,
-                                   node, span_r)  # fmt: skip
-    xb = {"e": np.broadcast_to(e, shape), "leak": np.broadcast_to(leak, shape),
-          "area": np.broadcast_to(area, shape)}  # fmt: skip
+    e, leak, area = crossbar_costs(
+        banks_b.astype(np.int64), np.maximum(coll_b, 1).astype(np.int64), width, node, span_r
+    )
+    xb = {
+        "e": np.broadcast_to(e, shape),
+        "leak": np.broadcast_to(leak, shape),
+        "area": np.broadcast_to(area, shape),
+    }
 
     def s(a):
         return a if a.ndim else float(a)
@@ -324,8 +350,9 @@ def sm_structures(sm, grid: dict, tech: dict) -> list:
             s(xb["leak"]),
             s(xb["area"]),
             provenance=f"banks x collectors crossbar, {width} bit, over the bank array: "
-            + crossbar(int(banks_b.flat[0]), int(max(coll_b.flat[0], 1)), width, node,
-                       float(span_r.flat[0])).provenance["energy_pj_per_bit"],
+            + crossbar(
+                int(banks_b.flat[0]), int(max(coll_b.flat[0], 1)), width, node, float(span_r.flat[0])
+            ).provenance["energy_pj_per_bit"],
         ),
     ]
 
@@ -386,14 +413,28 @@ def hierarchy_structures(sm, grid: dict, tech: dict, params: type[DesignParams],
         return st
 
     out = [
-        Structure("main_rf_bank", **{k: getattr(main, k) for k in (
-            "read_pj", "write_pj", "leakage_mw", "area_mm2", "copies", "provenance", "write_group_pj",
-            "write_fixed_pj", "capacity_bits")}),
+        Structure(
+            "main_rf_bank",
+            **{
+                k: getattr(main, k)
+                for k in (
+                    "read_pj",
+                    "write_pj",
+                    "leakage_mw",
+                    "area_mm2",
+                    "copies",
+                    "provenance",
+                    "write_group_pj",
+                    "write_fixed_pj",
+                    "capacity_bits",
+                )
+            },
+        ),
         base[1],
         base[2],
         structure_over_grid("rf_cache", values, cache_at),
         structure_over_grid("main_network", values, network_at),
-    ]  # fmt: skip
+    ]
     if cache == "interval":
         wcb_s = warp_control_block(sm.warps_per_sm, 256, node_nm=node, cell=cell)
         out.append(wcb_s.structure("warp_control_block"))

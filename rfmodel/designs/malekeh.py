@@ -41,12 +41,7 @@ from numba import njit, prange
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
 from rfmodel.analytic.profile import TableGroup, _grid_pos, leading_warps, register_table_group
-from rfmodel.analytic.reuse import (
-    ipc_gain,
-    near_fraction_from_hist,
-    profile_reuse_hist,
-    served_outside,
-)
+from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_reuse_hist, served_outside
 from rfmodel.analytic.throughput import softmin
 from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, dynamic_distances, reuse_hints
 from rfmodel.designs.base import (
@@ -82,16 +77,24 @@ class MalekehParams(SlowBankParams, kind="design.malekeh"):
 
     rthld: int = param(DEFAULT_RTHLD, bounds=(0, 1 << 20), doc="near: 1 <= reuse distance <= rthld")
     ct_entries: int = param(8, bounds=(1, 64), doc="cache-table entries per CCU (paper: 8)")
-    sthld: int = param(4, unit="cycles", bounds=(0, 1 << 20),
-                       doc="initial (or, with adaptive = 0, fixed) STHLD")  # fmt: skip
+    sthld: int = param(
+        4, unit="cycles", bounds=(0, 1 << 20), doc="initial (or, with adaptive = 0, fixed) STHLD"
+    )
     adaptive: int = param(1, choices=(0, 1), doc="1: the STHLD state machine runs")
-    interval_cycles: int = param(10_000, unit="cycles", bounds=(1, 1 << 40), acts_with={"adaptive": (1,)},
-                                 doc="adaptive interval (paper: 10,000 cycles)")  # fmt: skip
-    seed: int = param(1, bounds=(0, (1 << 31) - 1), engines=("simulate",),
-                      doc="seed of the replacement RNG")  # fmt: skip
-    static_hints: int = param(1, choices=(0, 1), engines=("simulate",),
-                              doc="1: the compiler pass's static hints where the kernel is known; 0: trace "
-                              "distances")  # fmt: skip
+    interval_cycles: int = param(
+        10_000,
+        unit="cycles",
+        bounds=(1, 1 << 40),
+        acts_with={"adaptive": (1,)},
+        doc="adaptive interval (paper: 10,000 cycles)",
+    )
+    seed: int = param(1, bounds=(0, (1 << 31) - 1), engines=("simulate",), doc="seed of the replacement RNG")
+    static_hints: int = param(
+        1,
+        choices=(0, 1),
+        engines=("simulate",),
+        doc="1: the compiler pass's static hints where the kernel is known; 0: trace distances",
+    )
 
 
 #: the defaults by name
@@ -651,8 +654,9 @@ def malekeh_upkeep(ints, floats, a, b, c, d, cyc):
                 rel = (ipc - prev) / prev
             else:
                 rel = 1.0 if ipc > 0 else 0.0
-            st, th = fsm_step(ints[I_FSM], ints[I_STHLD], rel, ints[I_D1], ints[I_D2], ints[I_SMAX],
-                              floats[1])
+            st, th = fsm_step(
+                ints[I_FSM], ints[I_STHLD], rel, ints[I_D1], ints[I_D2], ints[I_SMAX], floats[1]
+            )
             ints[I_FSM] = st
             ints[I_STHLD] = th
         floats[0] = ipc
@@ -756,10 +760,21 @@ def hint_rows(trace, tables, rthld: int) -> tuple[np.ndarray, str]:
         st, sc = np.full((1, MAX_SRC), -1, np.int64), np.full(1, -1, np.int64)
         dt, dc = np.full((1, trace.dst.shape[1]), -1, np.int64), np.full(1, -1, np.int64)
     if dt.shape[1] != trace.dst.shape[1]:
-        raise RfmodelError(f"malekeh: trace rows with {trace.dst.shape[1]} destination slots (the hint "
-                           f"tables have {dt.shape[1]})")  # fmt: skip
-    rows, mapped = _hint_rows(trace.warp_ptr.astype(np.int64), trace.src, trace.dst,
-                              np.asarray(trace.sidx, dtype=np.int64), st, sc, dt, dc, int(rthld))
+        raise RfmodelError(
+            f"malekeh: trace rows with {trace.dst.shape[1]} destination slots (the hint "
+            f"tables have {dt.shape[1]})"
+        )
+    rows, mapped = _hint_rows(
+        trace.warp_ptr.astype(np.int64),
+        trace.src,
+        trace.dst,
+        np.asarray(trace.sidx, dtype=np.int64),
+        st,
+        sc,
+        dt,
+        dc,
+        int(rthld),
+    )
     if tables is None:
         return rows, "dynamic (trace reuse distances)"
     return rows, f"static compiler pass ({mapped} of {trace.n_instrs} rows)"
@@ -786,7 +801,12 @@ def malekeh_state(sm, params: dict, options, rows_packed: np.ndarray, n_warps: i
     ints[I_RNG] = seed % 2147483648
     ints[I_W] = W
     ints[I_OFF_CT], ints[I_OFF_ENT], ints[I_OFF_WCT], ints[I_OFF_GRP], ints[I_OFF_ROW] = (
-        off_ct, off_ent, off_wct, off_grp, off_row)
+        off_ct,
+        off_ent,
+        off_wct,
+        off_grp,
+        off_row,
+    )
     ints[I_D1], ints[I_D2], ints[I_SMAX] = FSM["delta_big"], FSM["delta_small"], FSM["sthld_max"]
     ints[K_STHLD_LAST] = sthld
     ct = ints[off_ct:off_ent].reshape(-1, CT_F)
@@ -823,8 +843,9 @@ def _ct_table(warp_ptr, op, dst, src, sd, dd, lat, rthlds, sizes, losses):
     ns = sizes.shape[0]
     out = np.zeros((nr, ns, losses.shape[0]), dtype=np.float64)
     for x in prange(nr * ns):
-        out[x // ns, x % ns] = _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthlds[x // ns], sizes[x % ns],
-                                        losses)  # fmt: skip
+        out[x // ns, x % ns] = _ct_pass(
+            warp_ptr, op, dst, src, sd, dd, lat, rthlds[x // ns], sizes[x % ns], losses
+        )
     return out
 
 
@@ -998,8 +1019,18 @@ def ct_tables(trace, rank=None, inputs=None, *, latencies) -> dict:
     wp_ct = leading_warps(trace.warp_ptr.astype(np.int64), CT_MAX_INSTRS)
     rows = slice(0, int(wp_ct[-1]))
     sd, dd = dynamic_distances(wp_ct, trace.src[rows], trace.dst[rows])
-    hits = _ct_table(wp_ct, trace.op[rows], trace.dst[rows], trace.src[rows], sd, dd,
-                     np.asarray(latencies, dtype=np.float64), CT_RTHLD, CT_ENTRIES, CT_LOSS)  # fmt: skip
+    hits = _ct_table(
+        wp_ct,
+        trace.op[rows],
+        trace.dst[rows],
+        trace.src[rows],
+        sd,
+        dd,
+        np.asarray(latencies, dtype=np.float64),
+        CT_RTHLD,
+        CT_ENTRIES,
+        CT_LOSS,
+    )
     return {"ct_hits": hits / max(float((trace.src[rows] != NONE).sum()), 1.0)}
 
 
@@ -1040,8 +1071,15 @@ class Malekeh(Design):
     description = "Malekeh: caching collector units with compiler near/far reuse hints and adaptive STHLD"
     Params = MalekehParams
     stall_reasons = STALL_REASONS
-    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "ccu_dropped_writes", "ccu_flushes",
-               "sthld_mean", "sthld_stall_cycles") + TIMING_METRICS
+    metrics = (
+        "rf_cache_hit_rate",
+        "rf_reads_saved",
+        "rf_bank_reads",
+        "ccu_dropped_writes",
+        "ccu_flushes",
+        "sthld_mean",
+        "sthld_stall_cycles",
+    ) + TIMING_METRICS
     #: free coefficients of the analytic model (default, lower, upper): the interval model's and Malekeh's
     calibration_params = {**INTERVAL_COEFFICIENTS, **MALEKEH_CALIBRATION}
     #: the cycles warps wait at STHLD and the cache tables' flushes, as the simulator counts them, size
@@ -1153,11 +1191,13 @@ class Malekeh(Design):
             mean = sthld_climb(out["cycles"], sthld, interval, adaptive)[0]
         else:
             mean = sthld + 0 * oversub
-        out.update({
-            "sthld_mean": mean + 0 * out["ipc"],
-            "ccu_flushes": ctx.n * flushes + 0 * out["ipc"],
-            "sthld_stall_cycles": ctx.n * hold + 0 * out["ipc"],
-        })  # fmt: skip
+        out.update(
+            {
+                "sthld_mean": mean + 0 * out["ipc"],
+                "ccu_flushes": ctx.n * flushes + 0 * out["ipc"],
+                "sthld_stall_cycles": ctx.n * hold + 0 * out["ipc"],
+            }
+        )
         out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
         return out
 
@@ -1180,8 +1220,9 @@ class Malekeh(Design):
         else:
             base = near + 0 * loss
         hit = np.clip(base * c["near_hit"], 0.0, 1.0)
-        m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, issue_stall=hold,
-                              **timing))  # fmt: skip
+        m = ctx.model(
+            Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, issue_stall=hold, **timing)
+        )
         gain = ipc_gain(m, ctx, hit, c["ipc_gain_per_saved_read"])
         # a CT serves one instruction at a time: it is busy from the issue until CCU_HOLD cycles after the
         # instruction took its collector, h = ccu_hold_weight x collection time + CCU_HOLD cycles, and a
@@ -1200,10 +1241,12 @@ class Malekeh(Design):
         near_writes = saved * c["write_share"]
         ccu_writes = near_writes + (reads - saved)  # cached results and the fills of misses
         out = served_outside(ctx, m, hit, factor, {"ccu": (reads, ccu_writes)}, drop=("collector",))
-        out.update({
-            "rf_cache_hit_rate": hit + 0 * factor,
-            "ccu_dropped_writes": near_writes * c["dropped_share"] + 0 * factor,
-        })  # fmt: skip
+        out.update(
+            {
+                "rf_cache_hit_rate": hit + 0 * factor,
+                "ccu_dropped_writes": near_writes * c["dropped_share"] + 0 * factor,
+            }
+        )
         return out, flushes, hold
 
     def structures(self, sm, grid, tech):

@@ -234,18 +234,27 @@ def reg_cache_tables(trace, rank=None, inputs=None) -> dict:
     wp_t = leading_warps(trace.warp_ptr.astype(np.int64), _profile.TABLE_MAX_INSTRS)
     n_t = max(int(wp_t[-1]), 1)
     is_ll = _memory_classes()
-    fifo, lru, dpoints = _reg_cache_hists(wp_t, trace.op, trace.dst, trace.src, RC_DMAX, int(OpClass.BARRIER),
-                                          is_ll)  # fmt: skip
+    fifo, lru, dpoints = _reg_cache_hists(
+        wp_t, trace.op, trace.dst, trace.src, RC_DMAX, int(OpClass.BARRIER), is_ll
+    )
     rc_hits, wbk = _reg_cache_sim(wp_t, trace.op, trace.dst, trace.src, RC_EMAX, int(OpClass.BARRIER), is_ll)
-    return {"rc_fifo_hist": fifo, "rc_lru_hist": lru, "deact_per_instr": dpoints / n_t,
-            "rc_hits": rc_hits / max(float((trace.src[:n_t] != NONE).sum()), 1.0),
-            "rc_writebacks": wbk / n_t}  # fmt: skip
+    return {
+        "rc_fifo_hist": fifo,
+        "rc_lru_hist": lru,
+        "deact_per_instr": dpoints / n_t,
+        "rc_hits": rc_hits / max(float((trace.src[:n_t] != NONE).sum()), 1.0),
+        "rc_writebacks": wbk / n_t,
+    }
 
 
 #: the register-cache tables, built on first use with the profile
-REG_CACHE = register_table_group(TableGroup("reg_cache", ("rc_fifo_hist", "rc_lru_hist", "rc_hits",
-                                                          "deact_per_instr", "rc_writebacks"),
-                                            reg_cache_tables))  # fmt: skip
+REG_CACHE = register_table_group(
+    TableGroup(
+        "reg_cache",
+        ("rc_fifo_hist", "rc_lru_hist", "rc_hits", "deact_per_instr", "rc_writebacks"),
+        reg_cache_tables,
+    )
+)
 
 
 def reg_cache_hit_rate(profile, entries, policy="fifo", flush=1.0) -> np.ndarray:

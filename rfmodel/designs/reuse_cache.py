@@ -222,7 +222,8 @@ class ReuseCache(Design):
     def sim_setup(self, sm, params, options, trace=None, program=None):
         if trace is None:
             raise RfmodelError(
-                "design 'reuse_cache' needs the trace being simulated: sim_setup(..., trace=trace)")
+                "design 'reuse_cache' needs the trace being simulated: sim_setup(..., trace=trace)"
+            )
         p = self.resolve(params)
         flagged = int(np.count_nonzero(trace.reuse))
         srcs = int(np.count_nonzero(trace.src != NONE))
@@ -283,12 +284,12 @@ class ReuseCache(Design):
         f1 = near_fraction_from_hist(hist, 1.0) if hist is not None else np.asarray(0.2)
         trace_attrs = (getattr(profile, "attrs", None) or {}).get("trace", {}) or {}
         no_flags = str(trace_attrs.get("source", "")) == "accelsim" or str(
-            trace_attrs.get("kernel_source", "")).startswith("synthetic")
+            trace_attrs.get("kernel_source", "")
+        ).startswith("synthetic")
         flags = 0.0 if no_flags else 1.0
         hit = np.clip(c["reuse_flag_share"] * f1 * c["reuse_same_warp"] * flags, 0.0, 1.0)
         timing, timing_m = bank_effects(ctx)
-        m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots,
-                              **timing))  # fmt: skip
+        m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, **timing))
         factor = np.maximum(ipc_gain(m, ctx, hit, c["reuse_ipc_gain"]), 0.05)
         flagged = np.clip(c["reuse_flag_share"] * f1 * flags, 0.0, 1.0)
         reads = ctx.reads

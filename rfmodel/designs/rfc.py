@@ -253,9 +253,19 @@ class Rfc(Design):
     description = "hardware register-file cache (Gebhart et al. 2011) over a main RF; two-level scheduler"
     Params = RfcParams
     metrics = (
-        "rf_cache_hit_rate", "rf_cache_reads", "main_rf_reads", "main_rf_writes", "rfc_evictions",
-        "warp_activations", "warp_deactivations", "main_rf_wait_cycles",
-    ) + TIMING_METRICS + NETWORK_METRICS
+        (
+            "rf_cache_hit_rate",
+            "rf_cache_reads",
+            "main_rf_reads",
+            "main_rf_writes",
+            "rfc_evictions",
+            "warp_activations",
+            "warp_deactivations",
+            "main_rf_wait_cycles",
+        )
+        + TIMING_METRICS
+        + NETWORK_METRICS
+    )
     calibration_params = RFC_CALIBRATION
     #: fitted beside the IPC: the main-RF queue's wait, which sets what a miss costs
     fit_metrics = ("main_rf_wait_cycles",)
@@ -279,7 +289,10 @@ class Rfc(Design):
         ints[R_OFF_WARP], ints[R_OFF_BANK] = off_warp, off_bank
         ints[R_G] = p.main_rf_bank_regs
         hooks = SimHooks(
-            operand=rfc_operand, write=rfc_write, activate=rfc_activate, deactivate=rfc_deactivate,
+            operand=rfc_operand,
+            write=rfc_write,
+            activate=rfc_activate,
+            deactivate=rfc_deactivate,
             pool=rfc_pool,
         )
         return SimSetup(
@@ -323,8 +336,11 @@ class Rfc(Design):
         e = analytic_entries(ctx) + np.asarray(c["rfc_late_entries"])
         policy = ctx.value("rfc_policy", RfcParams().rfc_policy)
         flush = two_level_flag(sm) * np.asarray(c["rfc_flush"])
-        hit = np.where(policy > 0, reg_cache_hit_rate(profile, e, "lru", flush),
-                       reg_cache_hit_rate(profile, e, "fifo", flush))  # fmt: skip
+        hit = np.where(
+            policy > 0,
+            reg_cache_hit_rate(profile, e, "lru", flush),
+            reg_cache_hit_rate(profile, e, "fifo", flush),
+        )
         mb = grid_main_banks(sm, ctx.grid)
         read_x, write_x = grid_bank_timing(sm, ctx.grid, mb)
         net = grid_network_cycles(sm, ctx.grid, mb)
@@ -334,8 +350,11 @@ class Rfc(Design):
         p_miss_any = 1.0 - np.power(hit, rd)  # an instruction with at least one missing operand
         occ_w = analytic_timing(ctx.grid, write_x, net)[1]
         # the results evicted (and flushed) to the main RF, per instruction
-        wr = np.where(policy > 0, reg_cache_writebacks(profile, e, "lru", flush),
-                      reg_cache_writebacks(profile, e, "fifo", flush))  # fmt: skip
+        wr = np.where(
+            policy > 0,
+            reg_cache_writebacks(profile, e, "lru", flush),
+            reg_cache_writebacks(profile, e, "fifo", flush),
+        )
         m = ctx.model()
 
         def cost(ipc):
@@ -345,13 +364,16 @@ class Rfc(Design):
             per_bank = ipc / np.maximum(mbanks, 1.0)
             lam_r, lam_w = per_bank * rd * (1.0 - hit), per_bank * wr
             u = np.minimum(lam_r * occ + lam_w * occ_w, 0.95)
-            wait = np.minimum(np.asarray(c["rfc_queue_burst"]) * (lam_r * occ**2 + lam_w * occ_w**2)
-                              / (2.0 * (1.0 - u)), 50.0)
+            wait = np.minimum(
+                np.asarray(c["rfc_queue_burst"]) * (lam_r * occ**2 + lam_w * occ_w**2) / (2.0 * (1.0 - u)),
+                50.0,
+            )
             return np.asarray(c["rfc_miss_scale"]) * p_miss_any * (lat - 1.0 + xex + wait), wait
 
         # the IPC the queue's wait leaves (the wait grows with the IPC, the IPC falls with the wait)
-        _, m, wait = ipc_fixed_point(lambda e: ctx.model(Effects(extra_collect=e)), cost, m["ipc"],
-                                     steps=MAIN_QUEUE_STEPS)  # fmt: skip
+        _, m, wait = ipc_fixed_point(
+            lambda e: ctx.model(Effects(extra_collect=e)), cost, m["ipc"], steps=MAIN_QUEUE_STEPS
+        )
         reads, writes = ctx.reads, ctx.writes
         miss = reads * (1.0 - hit)
         mw = ctx.n * wr
@@ -364,9 +386,15 @@ class Rfc(Design):
         }
         # the cycles the main-RF reads waited for their bank, summed as the simulator counts them (``wait``
         # is the mean wait of one read)
-        metrics = {"rf_cache_hit_rate": hit, "rf_cache_reads": reads * hit, "main_rf_reads": miss,
-                   "main_rf_writes": mw, "main_rf_wait_cycles": wait * miss, "main_rf_network_cycles": net,
-                   **timing_metrics(read_x, write_x)}  # fmt: skip
+        metrics = {
+            "rf_cache_hit_rate": hit,
+            "rf_cache_reads": reads * hit,
+            "main_rf_reads": miss,
+            "main_rf_writes": mw,
+            "main_rf_wait_cycles": wait * miss,
+            "main_rf_network_cycles": net,
+            **timing_metrics(read_x, write_x),
+        }
         return ctx.result(m, events=events, metrics=metrics)
 
     def structures(self, sm, grid, tech):

@@ -59,25 +59,30 @@ class SttParams(SlowBankParams, kind="design.stt"):
     """The STT-RAM register file's parameters (defaults: the paper's proposal, STT+BDI)."""
 
     main_cell: str = param(
-        "stt-ram", type=str, choices=tuple(CELLS),
+        "stt-ram",
+        type=str,
+        choices=tuple(CELLS),
         doc="memory cell of the banks: stt-ram (10-year retention, 4-cycle writes at 700 MHz), "
         "stt-ram-relaxed (10 ms, 2 cycles), sram-hp (the paper's Base), or any other cell",
-    )  # fmt: skip
+    )
     wb_entries: int = param(
-        16, bounds=(0, 256),
+        16,
+        bounds=(0, 256),
         doc="write-buffer entries (warp registers): in all (wb_shared = 1) or per bank (wb_shared = 0); "
         "0: no buffer",
-    )  # fmt: skip
+    )
     wb_shared: int = param(1, choices=(0, 1), doc="1: one buffer shared by all banks; 0: per bank")
     bdi: int = param(
-        1, choices=(0, 1),
+        1,
+        choices=(0, 1),
         doc="1: BDI-compress every written warp register and drive only the 32-bit groups it fills",
-    )  # fmt: skip
+    )
     codec_cycles: int = param(
-        0, bounds=(0, 8),
+        0,
+        bounds=(0, 8),
         doc="pipeline cycles of the BDI compressor and decompressor together (with bdi = 1; added to every "
         "instruction's result latency): 0, as the paper calls their latency negligible",
-    )  # fmt: skip
+    )
 
 
 def _pack_groups(trace) -> tuple[np.ndarray, float]:
@@ -155,7 +160,6 @@ STT_CALIBRATION = {
 }
 
 
-
 # ----------------------------------------------------------------------------------- profile tables
 def bdi_write_stats(trace, rank=None, inputs=None) -> dict:
     """The profile's ``bdi_writes`` group of ``trace`` (registered below, built on first use):
@@ -181,13 +185,16 @@ def bdi_write_stats(trace, rank=None, inputs=None) -> dict:
 
 
 BDI_WRITES = register_table_group(
-    TableGroup("bdi_writes", ("write_groups", "write_size_known", "write_compressed"), bdi_write_stats))
+    TableGroup("bdi_writes", ("write_groups", "write_size_known", "write_compressed"), bdi_write_stats)
+)
+
 
 @register
 class Stt(Design):
     name = "stt"
-    description = "STT-RAM register file: BDI compression, group write drivers, centralized or per-bank " \
-        "write buffer"
+    description = (
+        "STT-RAM register file: BDI compression, group write drivers, centralized or per-bank write buffer"
+    )
     Params = SttParams
     metrics = STT_METRICS
     calibration_params = {**INTERVAL_COEFFICIENTS, **STT_CALIBRATION}
@@ -223,14 +230,18 @@ class Stt(Design):
         source = trace.attrs.get("trace_source", trace.attrs.get("source", "?"))
         info = {
             "bdi_sizes": f"trace compress column ({source}): {known:.1%} of the written values have a known "
-            "compressed size; the others are written uncompressed (32 groups)",
+            "compressed size; the others are written uncompressed (32 groups)"
         }
         return SimSetup(
-            hooks=SimHooks(write=stt_write_hook), ints=ints, info=info, counters=dict(COUNTERS),
-            write_buffer_entries=p.wb_entries, write_buffer_shared=bool(p.wb_shared),
+            hooks=SimHooks(write=stt_write_hook),
+            ints=ints,
+            info=info,
+            counters=dict(COUNTERS),
+            write_buffer_entries=p.wb_entries,
+            write_buffer_shared=bool(p.wb_shared),
             extra_result_latency=p.codec_cycles if p.bdi else 0,
             **sim_bank_cycles(sm, p),
-        )  # fmt: skip
+        )
 
     def sim_metrics(self, sm, params, setup, counts):
         p = self.resolve(params)
@@ -259,8 +270,11 @@ class Stt(Design):
                 "rf_write_groups": (0.0, groups * bdi),
                 "crossbar": (reads + writes, 0.0),
                 "collector": (reads, reads),
-                **wb_events(float(counts["wbuf_drains"]) + hits, float(counts["wbuf_writes"]),
-                            rate(groups, vals) if bdi > 0 and vals > 0 else GROUPS),
+                **wb_events(
+                    float(counts["wbuf_drains"]) + hits,
+                    float(counts["wbuf_writes"]),
+                    rate(groups, vals) if bdi > 0 and vals > 0 else GROUPS,
+                ),
                 "bdi_compressor": (0.0, writes * bdi),
                 "bdi_decompressor": ((bank_r + hits) * bdi, 0.0),
             },
@@ -287,21 +301,51 @@ class Stt(Design):
         absorbed = p_block = hit = 0.0 * R
         for _ in range(3):  # the buffer's terms depend on the model's IPC: a short fixed point
             rs = 1.0 - hit
-            absorbed, p_block = wb_queue(m["ipc"], prof.reads_per_instr * rs, prof.writes_per_instr, B, R, W,
-                                         K, shared, c["wb_block_scale"], c["wb_busy_scale"])  # fmt: skip
+            absorbed, p_block = wb_queue(
+                m["ipc"],
+                prof.reads_per_instr * rs,
+                prof.writes_per_instr,
+                B,
+                R,
+                W,
+                K,
+                shared,
+                c["wb_block_scale"],
+                c["wb_busy_scale"],
+            )
             hit = np.where(K > 0, np.clip(absorbed * near * c["wb_hit_scale"], 0.0, 0.95), 0.0)
             # a write that finds its bank free starts at once and one that finds it busy is buffered: only
             # the blocked ones (a full buffer) go before a waiting read
-            seen = wb_busy(m["ipc"], prof.reads_per_instr * rs, prof.writes_per_instr, B, R, W,
-                           c["wb_busy_scale"])
+            seen = wb_busy(
+                m["ipc"], prof.reads_per_instr * rs, prof.writes_per_instr, B, R, W, c["wb_busy_scale"]
+            )
             defer = np.where(K > 0, 1.0 - seen * p_block, 0.0)
-            hold = wb_hold(m["ipc"], prof.reads_per_instr * (1.0 - hit), prof.writes_per_instr, B, R, W, K,
-                           p_block, c["wb_busy_scale"]) * c["wb_hold_scale"]  # fmt: skip
+            hold = (
+                wb_hold(
+                    m["ipc"],
+                    prof.reads_per_instr * (1.0 - hit),
+                    prof.writes_per_instr,
+                    B,
+                    R,
+                    W,
+                    K,
+                    p_block,
+                    c["wb_busy_scale"],
+                )
+                * c["wb_hold_scale"]
+            )
             # the shared model scales the hold by the read share (a read served elsewhere does not wait); a
             # buffer hit's consumer is already out of ``hold``
-            m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, write_hold=hold / (1.0 - hit),
-                                  extra_collect=codec, read_share=1.0 - hit,
-                                  write_defer=defer))  # fmt: skip
+            m = ctx.model(
+                Effects(
+                    bank_cycles=R,
+                    bank_write_cycles=W,
+                    write_hold=hold / (1.0 - hit),
+                    extra_collect=codec,
+                    read_share=1.0 - hit,
+                    write_defer=defer,
+                )
+            )
         r, w = ctx.reads, ctx.writes
         bank_r = prof.reads_per_instr * (1.0 - hit)
         groups = w * np.where(bdi > 0, prof.write_groups, GROUPS)
@@ -314,15 +358,26 @@ class Stt(Design):
             "wb_hits": hits,
             "wb_hit_rate": hit + 0 * R,
             # a write waits for a full buffer only where there is one (without, it waits for its bank)
-            "wb_full_stall_cycles": np.where(K > 0, w * wb_busy(m["ipc"], bank_r, prof.writes_per_instr, B, R,
-                                                                W, c["wb_busy_scale"]) * p_block
-                                             * wb_slot_wait(W, B, K, shared), 0.0),
-            "wb_occupancy_mean": wb_occupancy(m["ipc"], prof.writes_per_instr, absorbed,
-                                              wb_residence(m["ipc"], bank_r, prof.writes_per_instr, B, R, W),
-                                              np.where(shared > 0, K, K * B)),
+            "wb_full_stall_cycles": np.where(
+                K > 0,
+                w
+                * wb_busy(m["ipc"], bank_r, prof.writes_per_instr, B, R, W, c["wb_busy_scale"])
+                * p_block
+                * wb_slot_wait(W, B, K, shared),
+                0.0,
+            ),
+            "wb_occupancy_mean": wb_occupancy(
+                m["ipc"],
+                prof.writes_per_instr,
+                absorbed,
+                wb_residence(m["ipc"], bank_r, prof.writes_per_instr, B, R, W),
+                np.where(shared > 0, K, K * B),
+            ),
             "wb_occupancy_max": nan,
-            "reads_behind_write": ctx.n * wb_reads_behind_write(
-                m["ipc"], bank_r, prof.writes_per_instr, B, R, W, K, near, c["wb_busy_scale"]),
+            "reads_behind_write": ctx.n
+            * wb_reads_behind_write(
+                m["ipc"], bank_r, prof.writes_per_instr, B, R, W, K, near, c["wb_busy_scale"]
+            ),
             "groups_written": groups,
             "groups_per_write": groups / np.maximum(w, 1e-12),
             "bdi_compressed_share": np.where(bdi > 0, prof.write_compressed, 0.0) + 0 * R,
@@ -354,16 +409,22 @@ class Stt(Design):
         z = 0 * np.asarray(bank.write_pj)
         rf_bank = replace(bank, write_pj=_s(np.where(bdi > 0, fixed, bank.write_pj) + z))
         drivers = Structure(
-            "rf_write_groups", 0.0, _s(np.where(bdi > 0, bank.write_group_pj, 0.0) + z), 0.0, 0.0,
+            "rf_write_groups",
+            0.0,
+            _s(np.where(bdi > 0, bank.write_group_pj, 0.0) + z),
+            0.0,
+            0.0,
             provenance="one driven group of 32 write drivers (32 cells' bit energy of the bank's write); the "
             "paper's 64 transistors and 5-to-32 decoder are not costed: " + bank.provenance,
-        )  # fmt: skip
+        )
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
         cap = tech.get("wb_capacity_kb")  # None: the entries' 128 B each; the paper's model: 8 (KB, 8-way)
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float)) or not cap > 0):
-            raise RfmodelError(f"tech['wb_capacity_kb'] = {cap!r}: give the write buffer's data capacity in "
-                               "KB (> 0), or leave it out for wb_entries x 128 B")  # fmt: skip
+            raise RfmodelError(
+                f"tech['wb_capacity_kb'] = {cap!r}: give the write buffer's data capacity in "
+                "KB (> 0), or leave it out for wb_entries x 128 B"
+            )
         values = {
             "entries": grid.get("wb_entries", d.wb_entries),
             "shared": grid.get("wb_shared", d.wb_shared),
@@ -376,21 +437,33 @@ class Stt(Design):
             n = int(entries)
             if n == 0:
                 none = "no write buffer (wb_entries = 0)"
-                return (Structure("write_buffer", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none),
-                        Structure("write_buffer_data", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none))
+                return (
+                    Structure("write_buffer", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none),
+                    Structure("write_buffer_data", 0.0, 0.0, 0.0, 0.0, copies=0, provenance=none),
+                )
             copies = 1 if int(shared) else int(banks)
             cost = write_buffer(n, WARP_VALUE_BYTES * 8, node_nm=node, capacity_kb=cap, cell=cell)
             rows = n if cap is None else max(int(round(cap * 8192 / (WARP_VALUE_BYTES * 8))), 1)
             tags = tag_array(max(rows // WB_WAYS, 1), WB_WAYS, 16, node_nm=node, cell=cell)
             prov = "write_buffer: " + cost.provenance.get("read_pj", "")
-            tag_s = Structure("write_buffer", tags.read_pj, tags.write_pj, tags.leakage_mw, tags.area_mm2,
-                              copies=copies, provenance="tags of " + prov)  # fmt: skip
+            tag_s = Structure(
+                "write_buffer",
+                tags.read_pj,
+                tags.write_pj,
+                tags.leakage_mw,
+                tags.area_mm2,
+                copies=copies,
+                provenance="tags of " + prov,
+            )
             data_s = Structure(
-                "write_buffer_data", (cost.read_pj - tags.read_pj) / GROUPS,
-                (cost.write_pj - tags.write_pj) / GROUPS, cost.leakage_mw - tags.leakage_mw,
-                cost.area_mm2 - tags.area_mm2, copies=copies,
+                "write_buffer_data",
+                (cost.read_pj - tags.read_pj) / GROUPS,
+                (cost.write_pj - tags.write_pj) / GROUPS,
+                cost.leakage_mw - tags.leakage_mw,
+                cost.area_mm2 - tags.area_mm2,
+                copies=copies,
                 provenance=f"data array of {prov}, per 32-bit group (1/{GROUPS} of a row access)",
-            )  # fmt: skip
+            )
             return tag_s, data_s
 
         def wb_at(entries, shared, banks):
@@ -407,9 +480,16 @@ class Stt(Design):
 
             return structure_over_grid(f"bdi_{part}", {"bdi": bdi}, make)
 
-        return [rf_bank, coll, xbar, drivers, structure_over_grid("write_buffer", values, wb_at),
-                structure_over_grid("write_buffer_data", values, wb_data_at),
-                codec_at("compressor"), codec_at("decompressor")]  # fmt: skip
+        return [
+            rf_bank,
+            coll,
+            xbar,
+            drivers,
+            structure_over_grid("write_buffer", values, wb_at),
+            structure_over_grid("write_buffer_data", values, wb_data_at),
+            codec_at("compressor"),
+            codec_at("decompressor"),
+        ]
 
 
 #: the tag array's associativity in :func:`rfmodel.tech.structures.write_buffer`

@@ -59,18 +59,25 @@ class UnifiedParams(DesignParams, kind="design.unified"):
     """The unified memory's parameters (defaults: the CERF paper's comparison point, 128 KB on a Fermi SM)."""
 
     unified_kb: int = param(
-        0, unit="KB", bounds=(0, 4096),
+        0,
+        unit="KB",
+        bounds=(0, 4096),
         doc="the unified memory (register file + L1D); 0: the SM's register file (regs_per_sm x 4 B)",
-    )  # fmt: skip
+    )
     min_l1d_kb: int = param(
-        0, unit="KB", bounds=(0, 4096), acts_with={"partition": ("launch",)},
+        0,
+        unit="KB",
+        bounds=(0, 4096),
+        acts_with={"partition": ("launch",)},
         doc="L1D kept before registers are given out (0: occupancy first, as the CERF paper's comparison)",
-    )  # fmt: skip
+    )
     partition: str = param(
-        "launch", type=str, choices=PARTITIONS,
+        "launch",
+        type=str,
+        choices=PARTITIONS,
         doc="launch: split at each kernel launch from its register demand; separate: the SM's own register "
         "file and L1D (the separate baseline, with this design's L1D and L2 energy structures)",
-    )  # fmt: skip
+    )
 
 
 def capacity_bytes(sm, p: UnifiedParams, regs_per_sm=None) -> int:
@@ -80,8 +87,9 @@ def capacity_bytes(sm, p: UnifiedParams, regs_per_sm=None) -> int:
     return int(sm.regs_per_sm if regs_per_sm is None else regs_per_sm) * 4
 
 
-def partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, capacity: int, min_l1d: int = 0
-              ) -> dict:  # fmt: skip
+def partition(
+    regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, capacity: int, min_l1d: int = 0
+) -> dict:
     """The launch's split of ``capacity`` bytes (module docstring): ``regs_per_sm`` (32-bit registers),
     ``l1d_bytes``, the resident ``ctas`` and ``warps``, and ``reg_bytes_used`` (the resident warps'
     registers)."""
@@ -90,8 +98,13 @@ def partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, capacity
     g = sm.reg_alloc_granularity
     per_warp = -(-(max(int(regs_per_thread), 1) * ws) // g) * g
     reg_room = max(int(capacity) - int(min_l1d), 0) // 4
-    limits = [sm.warps_per_sm // wpc, sm.max_ctas_per_sm, max(int(ctas), 1),
-              sm.max_threads_per_sm // (wpc * ws), reg_room // (wpc * per_warp)]  # fmt: skip
+    limits = [
+        sm.warps_per_sm // wpc,
+        sm.max_ctas_per_sm,
+        max(int(ctas), 1),
+        sm.max_threads_per_sm // (wpc * ws),
+        reg_room // (wpc * per_warp),
+    ]
     if smem_per_cta:
         limits.append(sm.shmem_per_sm_bytes // int(smem_per_cta))
     n = max(min(limits), 0)
@@ -103,18 +116,24 @@ def partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, capacity
     step = math.lcm(sm.num_banks * sm.bank_width_bits // 32, ws) * 4
     while l1d > 0 and ((int(capacity) - l1d) % step):
         l1d -= granule
-    return {"regs_per_sm": (int(capacity) - l1d) // 4, "l1d_bytes": l1d, "ctas": n, "warps": n * wpc,
-            "reg_bytes_used": used}  # fmt: skip
+    return {
+        "regs_per_sm": (int(capacity) - l1d) // 4,
+        "l1d_bytes": l1d,
+        "ctas": n,
+        "warps": n * wpc,
+        "reg_bytes_used": used,
+    }
 
 
 def launched_sm(sm, regs_per_sm: int, l1d_bytes: int):
     """``sm`` with the launch's register file and L1D."""
     regs = int(regs_per_sm)
     return sm.replace(
-        regs_per_sm=regs, l1d=sm.l1d.replace(size_bytes=int(l1d_bytes)),
+        regs_per_sm=regs,
+        l1d=sm.l1d.replace(size_bytes=int(l1d_bytes)),
         max_regs_per_thread=min(sm.max_regs_per_thread, regs // sm.threads_per_warp),
         regs_per_cta_limit=min(sm.regs_per_cta_limit, regs),
-    )  # fmt: skip
+    )
 
 
 @njit(cache=True)
@@ -132,8 +151,16 @@ def _ctas(trace) -> int:
 
 
 #: the SM fields :func:`partition` reads beside the register count, which a grid point may set
-SPLIT_SM_FIELDS = ("num_banks", "bank_width_bits", "warps_per_sm", "max_ctas_per_sm", "max_threads_per_sm",
-                   "shmem_per_sm_bytes", "threads_per_warp", "reg_alloc_granularity")  # fmt: skip
+SPLIT_SM_FIELDS = (
+    "num_banks",
+    "bank_width_bits",
+    "warps_per_sm",
+    "max_ctas_per_sm",
+    "max_threads_per_sm",
+    "shmem_per_sm_bytes",
+    "threads_per_warp",
+    "reg_alloc_granularity",
+)
 
 #: the analytic engine's launch splits, by design, SM, point and kernel (:meth:`Unified._launch_split`)
 _SPLITS: dict = {}
@@ -150,10 +177,7 @@ class Unified(Design):
     metrics = ("unified_rf_kb", "unified_l1d_kb", "unified_rf_used_kb")
     calibration_params = dict(INTERVAL_COEFFICIENTS)
     supports_simulate = True
-    presets = {
-        "unified-128KB": {"unified_kb": 128},
-        "separate": {"partition": "separate"},
-    }
+    presets = {"unified-128KB": {"unified_kb": 128}, "separate": {"partition": "separate"}}
     neutral = {"partition": "separate"}
 
     # ------------------------------------------------------------------ the launch's split
@@ -165,21 +189,49 @@ class Unified(Design):
         out = partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, cap, p.min_l1d_kb * 1024)
         return {**out, "capacity": cap}
 
-    def _launch_split(self, sm, fields, regs, unified_kb, min_l1d_kb, partition, regs_per_thread,
-                      threads_per_cta, smem_per_cta, ctas) -> tuple:  # fmt: skip
+    def _launch_split(
+        self,
+        sm,
+        fields,
+        regs,
+        unified_kb,
+        min_l1d_kb,
+        partition,
+        regs_per_thread,
+        threads_per_cta,
+        smem_per_cta,
+        ctas,
+    ) -> tuple:
         """(registers, L1D bytes, register bytes used) of :meth:`split` for one point of the analytic grid,
         remembered (an optimizer asks for the same splits at every generation).  ``fields``: the point's
         other SM fields the split reads (:data:`SPLIT_SM_FIELDS`), as (name, value) pairs."""
-        key = (self.name, sm, fields, regs, unified_kb, min_l1d_kb, partition, regs_per_thread,
-               threads_per_cta, smem_per_cta, ctas)  # fmt: skip
+        key = (
+            self.name,
+            sm,
+            fields,
+            regs,
+            unified_kb,
+            min_l1d_kb,
+            partition,
+            regs_per_thread,
+            threads_per_cta,
+            smem_per_cta,
+            ctas,
+        )
         hit = _SPLITS.get(key)
         if hit is None:
             changes = {k: int(v) for k, v in fields if int(v) != getattr(sm, k)}
             if int(regs) != sm.regs_per_sm:
                 changes["regs_per_sm"] = int(regs)
             s0 = sm.replace(**changes) if changes else sm
-            s = self.split(s0, {"unified_kb": int(unified_kb), "min_l1d_kb": int(min_l1d_kb),
-                                "partition": partition}, regs_per_thread, threads_per_cta, smem_per_cta, ctas)
+            s = self.split(
+                s0,
+                {"unified_kb": int(unified_kb), "min_l1d_kb": int(min_l1d_kb), "partition": partition},
+                regs_per_thread,
+                threads_per_cta,
+                smem_per_cta,
+                ctas,
+            )
             hit = (s["regs_per_sm"], s["l1d_bytes"], s.get("reg_bytes_used", np.nan))
             if len(_SPLITS) >= 65536:
                 _SPLITS.clear()
@@ -204,9 +256,15 @@ class Unified(Design):
                 t.regs_per_thread, t.threads_per_cta, t.shared_mem_bytes, _ctas(t), sm, sm.regs_per_sm * 4
             )
             ints[BANK_HEADER_LEN + 1] = occ["reg_bytes_used"]
-        return SimSetup(hooks=HOOKS, ints=ints, counters={"l1_store_lines": BANK_HEADER_LEN},
-                        info={"unified_split": f"{sm.regs_per_sm * 4 // 1024} KB registers, "
-                              f"{sm.l1d.size_bytes // 1024} KB L1D"})  # fmt: skip
+        return SimSetup(
+            hooks=HOOKS,
+            ints=ints,
+            counters={"l1_store_lines": BANK_HEADER_LEN},
+            info={
+                "unified_split": f"{sm.regs_per_sm * 4 // 1024} KB registers, "
+                f"{sm.l1d.size_bytes // 1024} KB L1D"
+            },
+        )
 
     def sim_metrics(self, sm, params, setup, counts):
         """``sm`` is the launch's.  Events: the register banks, the L1D's lines (hits read one, fills and
@@ -254,8 +312,10 @@ class Unified(Design):
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
         facts = (prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, prof.ctas)
         cols = [np.broadcast_to(a, shape).ravel().tolist() for a in arrays]
-        splits = [self._launch_split(sm, tuple(zip(names, k[4:], strict=True)), *k[:4], *facts)
-                  for k in zip(*cols, strict=True)]  # fmt: skip
+        splits = [
+            self._launch_split(sm, tuple(zip(names, k[4:], strict=True)), *k[:4], *facts)
+            for k in zip(*cols, strict=True)
+        ]
         rf, l1, used = (np.array(v, dtype=np.float64).reshape(shape) for v in zip(*splits, strict=True))
         grid = {**ctx.grid, "regs_per_sm": rf.astype(np.int64) if shape else int(rf)}
         inner = AnalyticContext(prof, sm, grid, {})
@@ -265,8 +325,9 @@ class Unified(Design):
         hit = m["l1d_hit_rate"]
         r, w = ctx.reads, ctx.writes
         n = ctx.n
-        loads = n * (prof.load_lines_per_instr if prof.load_lines_per_instr is not None
-                     else prof.mem_lines_per_instr)  # fmt: skip
+        loads = n * (
+            prof.load_lines_per_instr if prof.load_lines_per_instr is not None else prof.mem_lines_per_instr
+        )
         mem = n * prof.mem_lines_per_instr
         stores = np.maximum(mem - loads, 0.0)
         line_r, line_w = loads * hit, loads * (1.0 - hit) + stores
@@ -279,8 +340,11 @@ class Unified(Design):
             **l2_events_model(ctx, hit),
         }
         m = {**m, "l1d_hit_rate": hit}
-        metrics = {"unified_rf_kb": rf * 4 / 1024.0, "unified_l1d_kb": l1 / 1024.0,
-                   "unified_rf_used_kb": used / 1024.0}  # fmt: skip
+        metrics = {
+            "unified_rf_kb": rf * 4 / 1024.0,
+            "unified_l1d_kb": l1 / 1024.0,
+            "unified_rf_used_kb": used / 1024.0,
+        }
         return ctx.result(m, events=events, metrics=metrics)
 
     # ------------------------------------------------------------------ energy and area
@@ -315,8 +379,14 @@ class Unified(Design):
             if size > 0:
                 from rfmodel.tech.array import array_cost
 
-                area = float(array_cost(tech.get("cell", "sram-hp"), tech.get("node_nm", 45), size / 1024.0,
-                                        sm.l1d.line_bytes * 8).area_mm2)  # fmt: skip
+                area = float(
+                    array_cost(
+                        tech.get("cell", "sram-hp"),
+                        tech.get("node_nm", 45),
+                        size / 1024.0,
+                        sm.l1d.line_bytes * 8,
+                    ).area_mm2
+                )
             return table3_structure("l1d_data", "l1d", capacity_bytes=size, area_mm2=area, area_source=src)
 
         def tags(capacity_regs, launch):
@@ -337,10 +407,12 @@ class Unified(Design):
             return float(out) if out.ndim == 0 else out
 
         data_s = Structure(
-            "l1d_data", pick(np.asarray(banks.read_pj) * rows, sep.read_pj),
-            pick(np.asarray(banks.write_pj) * rows, sep.write_pj), pick(0.0, sep.leakage_mw),
+            "l1d_data",
+            pick(np.asarray(banks.read_pj) * rows, sep.read_pj),
+            pick(np.asarray(banks.write_pj) * rows, sep.write_pj),
+            pick(0.0, sep.leakage_mw),
             pick(0.0, sep.area_mm2),
             provenance=f"launch: the banks' access of one warp register ({banks.provenance[:80]}...); "
             f"separate: {sep.provenance}",
-        )  # fmt: skip
+        )
         return [*parts, data_s, structure_over_grid("l1d_tag", values, tags), *l2_structures(sm)]

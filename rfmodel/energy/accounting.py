@@ -138,8 +138,16 @@ def account(structures, events, cycles, clock_mhz, active_fraction=None):
     }
 
 
-_COST_FIELDS = ("read_pj", "write_pj", "leakage_mw", "area_mm2", "copies", "write_group_pj", "write_fixed_pj",
-                "capacity_bits")  # fmt: skip
+_COST_FIELDS = (
+    "read_pj",
+    "write_pj",
+    "leakage_mw",
+    "area_mm2",
+    "copies",
+    "write_group_pj",
+    "write_fixed_pj",
+    "capacity_bits",
+)
 
 
 def structure_over_grid(name: str, values: Mapping[str, object], make) -> Structure:
@@ -168,8 +176,9 @@ def structure_over_grid(name: str, values: Mapping[str, object], make) -> Struct
         if f == "write_fixed_pj" and all(getattr(s, f) is None for s in picks):
             fields[f] = None
             continue
-        col = np.array([getattr(s, f) if getattr(s, f) is not None else s.write_pj for s in picks],
-                       dtype=np.float64).reshape(shape)  # fmt: skip
+        col = np.array(
+            [getattr(s, f) if getattr(s, f) is not None else s.write_pj for s in picks], dtype=np.float64
+        ).reshape(shape)
         fields[f] = float(col) if col.ndim == 0 else col
     provs = list(dict.fromkeys(s.provenance for s in memo.values()))
     return Structure(name, provenance=" | ".join(provs), actions=dict(first.actions), **fields)

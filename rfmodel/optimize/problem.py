@@ -123,9 +123,11 @@ def default_design_params(design, sm=None, searched=()) -> tuple[str, ...]:
         left = (*NOT_SEARCHED, *d.not_searched, *d.compile_params)
         if name in left or "analytic" not in info.engines:
             continue
-        idle = [o for o, acting in info.acts_with
-                if sm is not None and o not in d.parameters and o not in searched
-                and getattr(sm, o) not in acting]  # fmt: skip
+        idle = [
+            o
+            for o, acting in info.acts_with
+            if sm is not None and o not in d.parameters and o not in searched and getattr(sm, o) not in acting
+        ]
         if idle:
             continue
         if info.choices is not None:
@@ -144,8 +146,15 @@ DEFAULT_SPACE = (
 )
 
 
-def design_space(design, space=DEFAULT_SPACE, cells=DEFAULT_CELLS, design_params=None, nodes=(),
-                 structure_cells=(), sm=None) -> tuple:  # fmt: skip
+def design_space(
+    design,
+    space=DEFAULT_SPACE,
+    cells=DEFAULT_CELLS,
+    design_params=None,
+    nodes=(),
+    structure_cells=(),
+    sm=None,
+) -> tuple:
     """One island's variables: ``space`` (SM fields), ``main_cell`` over ``cells`` where the design has
     it, the technology node over ``nodes`` and the other structures' cell over ``structure_cells`` (when
     more than one is given), and the design's parameters (``design_params``; default
@@ -158,8 +167,9 @@ def design_space(design, space=DEFAULT_SPACE, cells=DEFAULT_CELLS, design_params
         allowed = d.Params.field_info("main_cell").choices or ()
         bad = [c for c in cells if c not in allowed]
         if bad:
-            raise RfmodelError(f"main_cell {bad[0]!r} is not a cell of design '{d.name}'; allowed: "
-                               f"{', '.join(allowed)}")  # fmt: skip
+            raise RfmodelError(
+                f"main_cell {bad[0]!r} is not a cell of design '{d.name}'; allowed: {', '.join(allowed)}"
+            )
         out.append(Variable("main_cell", tuple(cells)))
     if design_params is None:
         names = default_design_params(d, sm, searched=tuple(v.name for v in space))
@@ -199,9 +209,11 @@ METRICS = {
     "capacity_kb": (lambda ds, sm: ds["capacity_kb"].values, "register-file capacity (KB)"),
     "area_mm2": (lambda ds, sm: ds["area_mm2_total"].values, "RF area (mm^2), every structure"),
     "power_mw": (lambda ds, sm: _mean(ds["power_mw"].values), "RF power (mW), mean over the workloads"),
-    "energy_pj": (lambda ds, sm: _mean(ds["energy_pj_total"].values),
-                  "RF energy per workload run (pJ), mean over the workloads"),
-}  # fmt: skip
+    "energy_pj": (
+        lambda ds, sm: _mean(ds["energy_pj_total"].values),
+        "RF energy per workload run (pJ), mean over the workloads",
+    ),
+}
 #: search variables that are technology choices, not grid parameters: the name ``evaluate``'s ``tech``
 #: gives each (the node of every structure; the cell of the structures other than the main RF's banks)
 TECH_VARIABLES = {"node_nm": "node_nm", "structure_cell": "cell"}
@@ -269,8 +281,10 @@ class Constraint:
         pattern = r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=)\s*([-+0-9.eE]+)\s*(\*\s*baseline)?\s*"
         m = re.fullmatch(pattern, str(text))
         if not m:
-            raise RfmodelError(f"constraint {text!r}: expected NAME<=VALUE, NAME>=VALUE or NAME>=X*baseline "
-                               "(e.g. area_mm2<=1.5, ipc>=0.95*baseline)")  # fmt: skip
+            raise RfmodelError(
+                f"constraint {text!r}: expected NAME<=VALUE, NAME>=VALUE or NAME>=X*baseline "
+                "(e.g. area_mm2<=1.5, ipc>=0.95*baseline)"
+            )
         try:
             value = float(m.group(3))
         except ValueError:
@@ -344,8 +358,20 @@ class _Island:
     """One design's search: its variables, and the evaluation of integer-coded points into objectives
     (minimization), constraint values and the rows of the result."""
 
-    def __init__(self, design, space, workloads, sm, objectives, constraints, reference, eval_kw,
-                 uncertainty=None, samples=32, percentile=97.5):  # fmt: skip
+    def __init__(
+        self,
+        design,
+        space,
+        workloads,
+        sm,
+        objectives,
+        constraints,
+        reference,
+        eval_kw,
+        uncertainty=None,
+        samples=32,
+        percentile=97.5,
+    ):
         self.design, self.space, self.workloads, self.sm = design, space, workloads, sm
         self.objectives, self.constraints = objectives, constraints
         self.reference, self.eval_kw = reference, eval_kw
@@ -354,11 +380,19 @@ class _Island:
     def inputs(self) -> tuple:
         """What decides the island's values, as text (part of a checkpoint's signature and of the evaluation
         store's key)."""
-        return (self.design, [(v.name, list(map(str, v.values))) for v in self.space],
-                list(map(str, self.workloads)), repr(self.sm), list(map(str, self.objectives)),
-                list(map(str, self.constraints)), sorted(self.reference.items()),
-                sorted(map(str, self.eval_kw.items())), sorted(map(str, (self.uncertainty or {}).items())),
-                self.samples, self.percentile)  # fmt: skip
+        return (
+            self.design,
+            [(v.name, list(map(str, v.values))) for v in self.space],
+            list(map(str, self.workloads)),
+            repr(self.sm),
+            list(map(str, self.objectives)),
+            list(map(str, self.constraints)),
+            sorted(self.reference.items()),
+            sorted(map(str, self.eval_kw.items())),
+            sorted(map(str, (self.uncertainty or {}).items())),
+            self.samples,
+            self.percentile,
+        )
 
     def evaluate(self, idx: np.ndarray):
         """Objectives (minimization), constraint values, the points' parameters and their metrics.  The
@@ -392,8 +426,12 @@ class _Island:
         kw = {**self.eval_kw, "tech": tech or None}
         if self.uncertainty:
             # the interval whose ends are the chosen percentile (minimized metrics) and its mirror (maximized)
-            kw.update(method="montecarlo", uncertainty=self.uncertainty, samples=self.samples,
-                      level=2.0 * self.percentile / 100.0 - 1.0)  # fmt: skip
+            kw.update(
+                method="montecarlo",
+                uncertainty=self.uncertainty,
+                samples=self.samples,
+                level=2.0 * self.percentile / 100.0 - 1.0,
+            )
         else:
             kw["method"] = "analytic"
         ds = evaluate(self.design, self.workloads, self.sm, params=grid, mode="points", on_no_fit="nan", **kw)
@@ -417,9 +455,14 @@ class _IslandProblem(Problem):
 
     def __init__(self, island):
         n = len(island.space)
-        super().__init__(n_var=n, n_obj=len(island.objectives), n_ieq_constr=1 + len(island.constraints),
-                         xl=np.zeros(n), xu=np.array([len(v.values) - 1 for v in island.space]),
-                         vtype=int)  # fmt: skip
+        super().__init__(
+            n_var=n,
+            n_obj=len(island.objectives),
+            n_ieq_constr=1 + len(island.constraints),
+            xl=np.zeros(n),
+            xu=np.array([len(v.values) - 1 for v in island.space]),
+            vtype=int,
+        )
         self.island = island
         self.archive = []
         self.cache = {}
@@ -438,9 +481,12 @@ class _IslandProblem(Problem):
         for j, name in enumerate("xfgv"):
             if sizes:
                 arrays[f"archive.{name}"] = np.concatenate([a[j] for a in self.archive])
-        return {"evaluations": int(self.evaluations), "computed": int(self.computed),
-                "requested": int(self.requested),
-                "value_names": None if self.value_names is None else list(self.value_names)}  # fmt: skip
+        return {
+            "evaluations": int(self.evaluations),
+            "computed": int(self.computed),
+            "requested": int(self.requested),
+            "value_names": None if self.value_names is None else list(self.value_names),
+        }
 
     def restore(self, meta: dict, arrays: dict) -> None:
         """Set the state :meth:`state` saved (``ValueError`` and the like where it does not fit)."""
@@ -611,12 +657,18 @@ def _checkpoint_state(job: IslandJob, algo, problem) -> tuple[dict, dict]:
     optimum), and the problem's archive and counts.  Only data: reading it back runs no code."""
     arrays: dict = {}
     term = algo.termination
-    meta = {"signature": job.signature(), "algorithm": job.algorithm, "n_iter": int(algo.n_iter),
-            "is_initialized": bool(algo.is_initialized), "n_eval": int(algo.evaluator.n_eval),
-            "random_state": algo.random_state.bit_generator.state,
-            "termination": {"perc": float(term.perc), "force": bool(term.force_termination)},
-            "data": algo.data, "pop": _population_state(algo.pop, "pop", arrays),
-            "problem": problem.state(arrays)}  # fmt: skip
+    meta = {
+        "signature": job.signature(),
+        "algorithm": job.algorithm,
+        "n_iter": int(algo.n_iter),
+        "is_initialized": bool(algo.is_initialized),
+        "n_eval": int(algo.evaluator.n_eval),
+        "random_state": algo.random_state.bit_generator.state,
+        "termination": {"perc": float(term.perc), "force": bool(term.force_termination)},
+        "data": algo.data,
+        "pop": _population_state(algo.pop, "pop", arrays),
+        "problem": problem.state(arrays),
+    }
     norm = getattr(algo.survival, "norm", None)
     if norm is not None:  # NSGA-III's reference-direction survival
         meta["survival_opt"] = _population_state(algo.survival.opt, "survival.opt", arrays)
@@ -665,8 +717,9 @@ def _load_checkpoint(job: IslandJob):
     try:
         meta, arrays = read_checked(job.checkpoint, CHECKPOINT_KIND, CHECKPOINT_VERSION)
     except RfmodelError as e:
-        raise RfmodelError(f"cannot resume from {e}; delete it to start the search of '{job.island.design}' "
-                           "over") from None  # fmt: skip
+        raise RfmodelError(
+            f"cannot resume from {e}; delete it to start the search of '{job.island.design}' over"
+        ) from None
     if not isinstance(meta, dict) or meta.get("signature") != job.signature():
         why = "it belongs to a different run (design, space, workloads or settings differ)"
         warnings.warn(f"{job.checkpoint}: not resumed ({why}); the island starts over", stacklevel=2)
@@ -687,8 +740,10 @@ def _start(job: IslandJob):
     try:
         _restore(algo, problem, *state)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-        raise RfmodelError(f"cannot resume from {job.checkpoint}: its content is not a state of this search "
-                           f"({e}); delete it to start the search of '{job.island.design}' over") from None
+        raise RfmodelError(
+            f"cannot resume from {job.checkpoint}: its content is not a state of this search "
+            f"({e}); delete it to start the search of '{job.island.design}' over"
+        ) from None
     # pymoo counts the next generation
     return algo, problem, int(algo.n_gen) - 1 if algo.is_initialized else 0
 
@@ -708,8 +763,12 @@ def _store_path(job: IslandJob) -> Path | None:
     cal = i.eval_kw.get("calibration")
     if cal is not None and not isinstance(cal, (str, Path, bool)):
         return None
-    parts = (source_hash(), i.inputs(), [_file_digest(str(w)) for w in i.workloads],
-             _file_digest(str(cal)) if isinstance(cal, (str, Path)) else None)  # fmt: skip
+    parts = (
+        source_hash(),
+        i.inputs(),
+        [_file_digest(str(w)) for w in i.workloads],
+        _file_digest(str(cal)) if isinstance(cal, (str, Path)) else None,
+    )
     return entry_path("evaluations", hashlib.sha256(repr(parts).encode()).hexdigest()[:24], ".npz")
 
 
@@ -743,9 +802,12 @@ def _save_store(path: Path | None, points: dict, names) -> None:
     if path is None or not points or names is None:
         return
     keys = list(points)
-    arrays = {"x": np.stack([np.frombuffer(k, dtype=int) for k in keys]),
-              "f": np.stack([points[k][0] for k in keys]), "g": np.stack([points[k][1] for k in keys]),
-              "v": np.stack([points[k][2] for k in keys])}  # fmt: skip
+    arrays = {
+        "x": np.stack([np.frombuffer(k, dtype=int) for k in keys]),
+        "f": np.stack([points[k][0] for k in keys]),
+        "g": np.stack([points[k][1] for k in keys]),
+        "v": np.stack([points[k][2] for k in keys]),
+    }
     write_with(path, lambda p: write_checked(p, STORE_KIND, STORE_VERSION, arrays, {"names": list(names)}))
 
 
@@ -773,10 +835,16 @@ def run_island(job: IslandJob) -> dict:
     island = job.island
     # each generation's feasible objective vectors (the hypervolume by generation is taken over them)
     by_gen = [a[1][np.all(a[2] <= 0, axis=1)] for a in problem.archive]
-    out = {"design": island.design, "rows": [], "f": np.zeros((0, len(island.objectives))),
-           "evaluations": problem.evaluations, "requested": problem.requested, "resumed_at": resumed_at,
-           "computed": problem.computed,
-           "by_generation": by_gen}  # fmt: skip
+    out = {
+        "design": island.design,
+        "rows": [],
+        "f": np.zeros((0, len(island.objectives))),
+        "evaluations": problem.evaluations,
+        "requested": problem.requested,
+        "resumed_at": resumed_at,
+        "computed": problem.computed,
+        "by_generation": by_gen,
+    }
     xa, fa, ga, va = (np.concatenate([a[j] for a in problem.archive]) for j in range(4))
     xa, first = np.unique(xa, axis=0, return_index=True)
     fa, ga, va = fa[first], ga[first], va[first]
@@ -864,8 +932,9 @@ def _technologies(nodes, structure_cells, cells, eval_kw) -> tuple[tuple, tuple]
             except RfmodelError:
                 missing.append(f"{c} at {n} nm")
     if missing:
-        raise RfmodelError(f"the technology tables do not cover {', '.join(missing)}: choose other nodes or "
-                           "cells")  # fmt: skip
+        raise RfmodelError(
+            f"the technology tables do not cover {', '.join(missing)}: choose other nodes or cells"
+        )
     tech = dict(eval_kw.get("tech") or {})
     if len(nodes) == 1:
         tech["node_nm"] = nodes[0]
@@ -880,8 +949,16 @@ def _reference_values(constraints, workloads, sm, eval_kw) -> dict:
     names = sorted({c.name for c in constraints if c.relative})
     if not names:
         return {}
-    ds = evaluate("baseline", workloads, sm, method="analytic", params={"num_banks": [sm.num_banks]},
-                  mode="points", on_no_fit="nan", **eval_kw)  # fmt: skip
+    ds = evaluate(
+        "baseline",
+        workloads,
+        sm,
+        method="analytic",
+        params={"num_banks": [sm.num_banks]},
+        mode="points",
+        on_no_fit="nan",
+        **eval_kw,
+    )
     return {n: float(metric(ds, n, sm)[0]) for n in names}
 
 
@@ -924,8 +1001,11 @@ def _algorithm(name: str, pop_size: int, n_obj: int):
     p = 1
     while len(get_reference_directions("das-dennis", n_obj, n_partitions=p + 1)) <= pop_size:
         p += 1
-    return NSGA3(ref_dirs=get_reference_directions("das-dennis", n_obj, n_partitions=p),
-                 selection=TournamentSelection(func_comp=_cv_then_random), **kw)
+    return NSGA3(
+        ref_dirs=get_reference_directions("das-dennis", n_obj, n_partitions=p),
+        selection=TournamentSelection(func_comp=_cv_then_random),
+        **kw,
+    )
 
 
 ALGORITHMS = ("nsga3", "nsga2")
@@ -946,8 +1026,21 @@ def _designs(designs) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _checked_search(pop_size, generations, reference_seeds, seed, uncertainty, samples, percentile, nodes,
-                    algorithm, objectives, constraints, designs, design_params):  # fmt: skip
+def _checked_search(
+    pop_size,
+    generations,
+    reference_seeds,
+    seed,
+    uncertainty,
+    samples,
+    percentile,
+    nodes,
+    algorithm,
+    objectives,
+    constraints,
+    designs,
+    design_params,
+):
     """:func:`optimize`'s search arguments checked (one error naming what is wrong) and normalized:
     ``(pop_size, generations, reference_seeds, seed, samples, percentile, objectives, constraints, design
     names)``."""
@@ -960,8 +1053,9 @@ def _checked_search(pop_size, generations, reference_seeds, seed, uncertainty, s
 
         check_widths(uncertainty)
         samples = expect_int("samples", samples, low=2, high=MAX_ROBUST_SAMPLES)
-    percentile = expect_between("percentile (the pessimistic end of a robust front)", percentile, 50.0, 100.0,
-                                "90 or 97.5")  # fmt: skip
+    percentile = expect_between(
+        "percentile (the pessimistic end of a robust front)", percentile, 50.0, 100.0, "90 or 97.5"
+    )
     for n in np.atleast_1d(nodes):
         expect_between("nodes (nm)", n, 0.0, MAX_NODE_NM, "45")
     if algorithm not in ALGORITHMS:
@@ -980,11 +1074,14 @@ def _checked_search(pop_size, generations, reference_seeds, seed, uncertainty, s
 
         for n in design_params:
             if not any(n in get_design(d).parameters for d in names):
-                raise RfmodelError(f"design parameter {n!r} belongs to none of the designs searched "
-                                   f"({', '.join(names)})")  # fmt: skip
+                raise RfmodelError(
+                    f"design parameter {n!r} belongs to none of the designs searched ({', '.join(names)})"
+                )
     if pop_size > MAX_POP or pop_size * generations * len(names) > MAX_EVALUATIONS:
-        raise RfmodelError(f"pop_size {pop_size} x generations {generations} x {len(names)} designs: at "
-                           f"most a population of {MAX_POP} and {MAX_EVALUATIONS} evaluations per run")
+        raise RfmodelError(
+            f"pop_size {pop_size} x generations {generations} x {len(names)} designs: at "
+            f"most a population of {MAX_POP} and {MAX_EVALUATIONS} evaluations per run"
+        )
     return pop_size, generations, reference_seeds, seed, samples, percentile, objectives, constraints, names
 
 
@@ -1002,11 +1099,13 @@ def _ready_workloads(workloads, named, sm, space, eval_kw, progress):
             progress(i, len(workloads), phase="profiles", workload=str(w))
         kw = {k: v for k, v in eval_kw.items() if k in ("arch", "seed", "max_warps")}
         prof = workload_profile(w, sm, **kw).need(*TABLE_GROUPS)
-        why = no_fit_reason(prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, sm,
-                            regs_per_sm=most_regs)  # fmt: skip
+        why = no_fit_reason(
+            prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, sm, regs_per_sm=most_regs
+        )
         if why is not None and named:
-            raise RfmodelError(f"workload '{prof.name}' cannot run on {sm.name} at any point of the search: "
-                               f"{why}")  # fmt: skip
+            raise RfmodelError(
+                f"workload '{prof.name}' cannot run on {sm.name} at any point of the search: {why}"
+            )
         if why is not None:
             skipped[w] = why
     workloads = [w for w in workloads if w not in skipped]
@@ -1036,8 +1135,13 @@ def _run_islands(jobs, runner, generations, progress) -> list[dict]:
                 pts = pts[_front_mask(pts, np.ones(len(pts), bool))]
                 hv = _hypervolume(pts, pts.min(axis=0), pts.max(axis=0))
                 info = {"front": len(pts), "hv": round(hv, 4)}
-            progress(sum(done_gens), steps, evaluations=sum(evaluated), **info,
-                     islands=f"{sum(r is not None for r in results)}/{len(jobs)}")  # fmt: skip
+            progress(
+                sum(done_gens),
+                steps,
+                evaluations=sum(evaluated),
+                **info,
+                islands=f"{sum(r is not None for r in results)}/{len(jobs)}",
+            )
     return results
 
 
@@ -1054,6 +1158,122 @@ def _exhaustive_front(islands) -> tuple[list[dict], np.ndarray]:
     fb = np.concatenate(f_bf)
     m = _front_mask(fb, np.ones(len(fb), dtype=bool))
     return [r for r, keep in zip(bf_rows, m, strict=True) if keep], fb[m]
+
+
+def _check_mc_budget(uncertainty, pop_size: int, workloads: list, samples: int) -> None:
+    """Refuse a robust (Monte-Carlo) search whose generations would take more than
+    :data:`MAX_MC_EVALUATIONS` evaluations each."""
+    if uncertainty and pop_size * len(workloads) * samples > MAX_MC_EVALUATIONS:
+        n = pop_size * len(workloads) * samples
+        raise RfmodelError(
+            f"pop_size {pop_size} x {len(workloads)} workloads x {samples} samples = {n} "
+            f"Monte-Carlo evaluations per generation; at most {MAX_MC_EVALUATIONS}: a smaller "
+            "population, fewer samples or fewer workloads"
+        )
+
+
+def _island_jobs(
+    islands, algorithm, pop_size, generations, seed, checkpoint, resume, store
+) -> list[IslandJob]:
+    """One job per island, seeded from ``seed`` and its design's name, with its checkpoint file in the folder
+    ``checkpoint`` (a fresh run clears the folder's checkpoints; ``resume``: every checkpoint is checked
+    here, before any island runs)."""
+    if checkpoint is not None:
+        checkpoint = Path(checkpoint)
+        if not resume and checkpoint.exists():
+            for old in checkpoint.glob("*.ckpt"):
+                old.unlink()
+    jobs = [
+        IslandJob(
+            i,
+            algorithm,
+            pop_size,
+            generations,
+            (seed + zlib.crc32(i.design.encode())) % 2**31,
+            None if checkpoint is None else checkpoint / f"{i.design}.ckpt",
+            store=store,
+        )
+        for i in islands
+    ]
+    if checkpoint is not None and resume:
+        for job in jobs:  # every checkpoint checked here, before any island runs
+            _start(job)
+    return jobs
+
+
+def _gather_islands(results: list[dict]) -> tuple[list[dict], np.ndarray, list[dict], int, int]:
+    """The islands' results together: the rows and objectives of their joint front, each island's history
+    and the points evaluated and modelled; no feasible point in any island raises."""
+    rows, f_found, history = [], [], []
+    evaluations = 0  # points evaluated (each island evaluates a repeated point once)
+    computed = 0  # of which modelled here (the others from the evaluation store)
+    for result in results:
+        evaluations += result["evaluations"]
+        computed += result["computed"]
+        history.append(
+            {k: result[k] for k in ("design", "evaluations", "computed", "requested", "resumed_at")}
+        )
+        history[-1]["front"] = len(result["rows"])
+        rows += result["rows"]
+        if len(result["f"]):
+            f_found.append(result["f"])
+    if not rows:
+        raise RfmodelError(
+            "no feasible design point found (every point leaves some workload without a CTA "
+            "or breaks a constraint)"
+        )
+    f_all = np.concatenate(f_found)
+    mask = _front_mask(f_all, np.ones(len(f_all), dtype=bool))
+    rows = [r for r, m in zip(rows, mask, strict=True) if m]
+    f_front = f_all[mask]
+    return rows, f_front, history, evaluations, computed
+
+
+def _settings_attrs(
+    algorithm, pop_size, generations, seed, sm, gpu, names, objectives, constraints, reference
+) -> dict:
+    """The front's attributes that describe the search: the algorithm and its settings, the GPU, the designs,
+    the objectives and the constraints with the baseline's reference values."""
+    return {
+        "algorithm": f"{algorithm.upper()} pop={pop_size} generations={generations} per design (islands)",
+        "seed": seed,
+        "gpu": getattr(sm, "name", str(gpu)),
+        "designs": ",".join(names),
+        "objectives": "; ".join(f"{o.sense}imize {o.name}: {_describe(o.name)}" for o in objectives),
+        "constraints": "; ".join(["min warps >= 1", *map(str, constraints)]),
+        "reference": "; ".join(f"baseline {k} = {v:.6g}" for k, v in reference.items()),
+    }
+
+
+def _scope_attrs(islands, workloads, skipped, uncertainty, samples, percentile) -> dict:
+    """The front's attributes that describe what was searched: each island's space, the workloads (and
+    those left out) and the engine (the model, or its Monte-Carlo with the pessimistic quantiles)."""
+    return {
+        "space": " | ".join(
+            f"{i.design}: " + "; ".join(f"{v.name}={list(v.values)}" for v in i.space) for i in islands
+        ),
+        "workloads": ",".join(map(str, workloads)),
+        "workloads_left_out": "; ".join(f"{w}: {why}" for w, why in skipped.items()),
+        "engine": "analytic"
+        if not uncertainty
+        else (
+            f"analytic Monte-Carlo, {samples} samples of {dict(uncertainty)}: each objective at its "
+            f"pessimistic end ({percentile:g} % quantile of a minimized metric's per-workload values, "
+            f"{100 - percentile:g} % of a maximized one)"
+        ),
+    }
+
+
+def _reference_attrs(attrs: dict, hv, hv_bf, reference_kind, brute_force, too_big) -> None:
+    """Add the reference front's hypervolume (and the found front's ratio to it) to ``attrs``, or why it was
+    not computed."""
+    if hv_bf:
+        attrs["hypervolume_brute_force"] = hv_bf
+        attrs["hypervolume_ratio"] = hv / hv_bf
+        attrs["hypervolume_reference"] = reference_kind
+    elif brute_force:
+        big = ", ".join(too_big)
+        attrs["hypervolume_brute_force"] = f"not computed: {big} have more than {BRUTE_FORCE_MAX} points"
 
 
 def optimize(
@@ -1123,55 +1343,49 @@ def optimize(
 
         workloads = [recipe_workload(workloads, recipe)]
     pop_size, generations, reference_seeds, seed, samples, percentile, objectives, constraints, names = (
-        _checked_search(pop_size, generations, reference_seeds, seed, uncertainty, samples, percentile, nodes,
-                        algorithm, objectives, constraints, designs, design_params))  # fmt: skip
+        _checked_search(
+            pop_size,
+            generations,
+            reference_seeds,
+            seed,
+            uncertainty,
+            samples,
+            percentile,
+            nodes,
+            algorithm,
+            objectives,
+            constraints,
+            designs,
+            design_params,
+        )
+    )
     t0 = time.perf_counter()
     sm = resolve_gpu(gpu)
     named = bool(workloads)
     workloads = list(workloads or default_workloads())
-    if uncertainty and pop_size * len(workloads) * samples > MAX_MC_EVALUATIONS:
-        n = pop_size * len(workloads) * samples
-        raise RfmodelError(f"pop_size {pop_size} x {len(workloads)} workloads x {samples} samples = {n} "
-                           f"Monte-Carlo evaluations per generation; at most {MAX_MC_EVALUATIONS}: a smaller "
-                           "population, fewer samples or fewer workloads")  # fmt: skip
+    _check_mc_budget(uncertainty, pop_size, workloads, samples)
     workloads, skipped = _ready_workloads(workloads, named, sm, space, eval_kw, progress)
     reference = _reference_values(constraints, workloads, sm, eval_kw)
     nodes, structure_cells = _technologies(nodes, structure_cells, cells, eval_kw)
-    islands = [_Island(d, design_space(d, space, cells, design_params, nodes, structure_cells, sm=sm),
-                       workloads, sm, objectives, constraints, reference, eval_kw, uncertainty or None,
-                       samples, percentile)
-               for d in names]  # fmt: skip
-    if checkpoint is not None:
-        checkpoint = Path(checkpoint)
-        if not resume and checkpoint.exists():
-            for old in checkpoint.glob("*.ckpt"):
-                old.unlink()
-    jobs = [IslandJob(i, algorithm, pop_size, generations, (seed + zlib.crc32(i.design.encode())) % 2**31,
-                      None if checkpoint is None else checkpoint / f"{i.design}.ckpt", store=store)
-            for i in islands]  # fmt: skip
-    if checkpoint is not None and resume:
-        for job in jobs:  # every checkpoint checked here, before any island runs
-            _start(job)
+    islands = [
+        _Island(
+            d,
+            design_space(d, space, cells, design_params, nodes, structure_cells, sm=sm),
+            workloads,
+            sm,
+            objectives,
+            constraints,
+            reference,
+            eval_kw,
+            uncertainty or None,
+            samples,
+            percentile,
+        )
+        for d in names
+    ]
+    jobs = _island_jobs(islands, algorithm, pop_size, generations, seed, checkpoint, resume, store)
     results = _run_islands(jobs, SerialRunner() if runner is None else runner, generations, progress)
-    rows, f_found, history = [], [], []
-    evaluations = 0  # points evaluated (each island evaluates a repeated point once)
-    computed = 0  # of which modelled here (the others from the evaluation store)
-    for result in results:
-        evaluations += result["evaluations"]
-        computed += result["computed"]
-        history.append({k: result[k] for k in ("design", "evaluations", "computed", "requested",
-                                               "resumed_at")})  # fmt: skip
-        history[-1]["front"] = len(result["rows"])
-        rows += result["rows"]
-        if len(result["f"]):
-            f_found.append(result["f"])
-    if not rows:
-        raise RfmodelError("no feasible design point found (every point leaves some workload without a CTA "
-                           "or breaks a constraint)")  # fmt: skip
-    f_all = np.concatenate(f_found)
-    mask = _front_mask(f_all, np.ones(len(f_all), dtype=bool))
-    rows = [r for r, m in zip(rows, mask, strict=True) if m]
-    f_front = f_all[mask]
+    rows, f_front, history, evaluations, computed = _gather_islands(results)
 
     bf, hv_bf, bf_rows = None, None, []
     too_big = [i.design for i in islands if int(np.prod([len(v.values) for v in i.space])) > BRUTE_FORCE_MAX]
@@ -1184,14 +1398,28 @@ def optimize(
         reference_kind = "exhaustive"
     elif reference_seeds:
         # the best front of several seeds: this run's and ``reference_seeds`` more, the same otherwise
-        same = dict(objectives=objectives, constraints=constraints, space=space, cells=cells,
-                    design_params=design_params, algorithm=algorithm, pop_size=pop_size,
-                    generations=generations, brute_force=False, runner=runner, uncertainty=uncertainty,
-                    percentile=percentile,
-                    samples=samples, nodes=nodes, structure_cells=structure_cells, store=store,
-                    **{k: v for k, v in eval_kw.items() if k != "tech"})  # fmt: skip
-        others = [optimize(names, workloads, sm, seed=seed + k, **same)
-                  for k in range(1, int(reference_seeds) + 1)]
+        same = dict(
+            objectives=objectives,
+            constraints=constraints,
+            space=space,
+            cells=cells,
+            design_params=design_params,
+            algorithm=algorithm,
+            pop_size=pop_size,
+            generations=generations,
+            brute_force=False,
+            runner=runner,
+            uncertainty=uncertainty,
+            percentile=percentile,
+            samples=samples,
+            nodes=nodes,
+            structure_cells=structure_cells,
+            store=store,
+            **{k: v for k, v in eval_kw.items() if k != "tech"},
+        )
+        others = [
+            optimize(names, workloads, sm, seed=seed + k, **same) for k in range(1, int(reference_seeds) + 1)
+        ]
         fb = np.concatenate([f_front, *[_objective_matrix(o.pareto, objectives) for o in others]])
         f_true = fb[_front_mask(fb, np.ones(len(fb), dtype=bool))]
         ideal, nadir = f_true.min(axis=0), f_true.max(axis=0)
@@ -1205,39 +1433,31 @@ def optimize(
     hv_by_gen = _hypervolume_by_generation([r["by_generation"] for r in results], ideal, nadir)
     seconds = time.perf_counter() - t0
     attrs = {
-        "algorithm": f"{algorithm.upper()} pop={pop_size} generations={generations} per design (islands)",
-        "seed": seed,
-        "gpu": getattr(sm, "name", str(gpu)),
-        "designs": ",".join(names),
-        "objectives": "; ".join(f"{o.sense}imize {o.name}: {_describe(o.name)}" for o in objectives),
-        "constraints": "; ".join(["min warps >= 1", *map(str, constraints)]),
-        "reference": "; ".join(f"baseline {k} = {v:.6g}" for k, v in reference.items()),
-        "space": " | ".join(f"{i.design}: " + "; ".join(f"{v.name}={list(v.values)}" for v in i.space)
-                            for i in islands),  # fmt: skip
-        "workloads": ",".join(map(str, workloads)),
-        "workloads_left_out": "; ".join(f"{w}: {why}" for w, why in skipped.items()),
-        "engine": "analytic" if not uncertainty else (
-            f"analytic Monte-Carlo, {samples} samples of {dict(uncertainty)}: each objective at its "
-            f"pessimistic end ({percentile:g} % quantile of a minimized metric's per-workload values, "
-            f"{100 - percentile:g} % of a maximized one)"),
+        **_settings_attrs(
+            algorithm, pop_size, generations, seed, sm, gpu, names, objectives, constraints, reference
+        ),
+        **_scope_attrs(islands, workloads, skipped, uncertainty, samples, percentile),
         "hypervolume": hv,
         "hypervolume_by_generation": np.asarray(hv_by_gen, dtype=np.float64),
         "evaluations": evaluations,
         "evaluations_modelled": computed,
     }
-    if hv_bf:
-        attrs["hypervolume_brute_force"] = hv_bf
-        attrs["hypervolume_ratio"] = hv / hv_bf
-        attrs["hypervolume_reference"] = reference_kind
-    elif brute_force:
-        big = ", ".join(too_big)
-        attrs["hypervolume_brute_force"] = f"not computed: {big} have more than {BRUTE_FORCE_MAX} points"
+    _reference_attrs(attrs, hv, hv_bf, reference_kind, brute_force, too_big)
     pareto = _dataset(rows, attrs)
     if bf_rows and hv_bf:
         bf = _dataset(bf_rows, {**attrs, "front": "exhaustive"})
-    return OptimizeResult(pareto=pareto, brute_force=bf, hypervolume=hv, hypervolume_brute_force=hv_bf,
-                          evaluations=evaluations, seconds=seconds, objectives=objectives, computed=computed,
-                          history=history, hypervolume_by_generation=hv_by_gen)  # fmt: skip
+    return OptimizeResult(
+        pareto=pareto,
+        brute_force=bf,
+        hypervolume=hv,
+        hypervolume_brute_force=hv_bf,
+        evaluations=evaluations,
+        seconds=seconds,
+        objectives=objectives,
+        computed=computed,
+        history=history,
+        hypervolume_by_generation=hv_by_gen,
+    )
 
 
 def pareto_table(ds: xr.Dataset, objectives=None) -> list[dict]:

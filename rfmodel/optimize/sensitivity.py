@@ -68,8 +68,9 @@ def global_sensitivity(
         known = {v.name: v for v in space}
         bad = [n for n in variables if n not in known]
         if bad:
-            raise RfmodelError(f"variable {bad[0]!r} is not in design '{design}''s space; allowed: "
-                               f"{', '.join(known)}")  # fmt: skip
+            raise RfmodelError(
+                f"variable {bad[0]!r} is not in design '{design}''s space; allowed: {', '.join(known)}"
+            )
         space = tuple(known[n] for n in dict.fromkeys(variables))
     space = tuple(v for v in space if len(v.values) > 1)
     if len(space) < 2:
@@ -87,19 +88,24 @@ def global_sensitivity(
         u = sobol_sample.sample(problem, samples, calc_second_order=False, seed=seed)
     else:
         u = morris_sample.sample(problem, samples, num_levels=4, seed=seed)
-    idx = np.minimum((u * np.array([len(v.values) for v in space])).astype(int),
-                     np.array([len(v.values) - 1 for v in space]))  # fmt: skip
+    idx = np.minimum(
+        (u * np.array([len(v.values) for v in space])).astype(int),
+        np.array([len(v.values) - 1 for v in space]),
+    )
     params = {v.name: np.asarray(v.values)[idx[:, i]] for i, v in enumerate(space)}
     sm = resolve_gpu(gpu)
     workloads = list(workloads or default_workloads())
-    ds = evaluate(design, workloads, sm, method="analytic", params=params, mode="points", on_no_fit="nan",
-                  **eval_kw)  # fmt: skip
+    ds = evaluate(
+        design, workloads, sm, method="analytic", params=params, mode="points", on_no_fit="nan", **eval_kw
+    )
     y = metric(ds, metric_name, sm)
     bad = ~np.isfinite(y)
     if bad.any():
-        raise RfmodelError(f"{metric_name} is undefined at {int(bad.sum())} of {len(y)} samples (a point "
-                           "that cannot host a CTA of some workload, or a metric the design lacks); narrow "
-                           "the variables")  # fmt: skip
+        raise RfmodelError(
+            f"{metric_name} is undefined at {int(bad.sum())} of {len(y)} samples (a point "
+            "that cannot host a CTA of some workload, or a metric the design lacks); narrow "
+            "the variables"
+        )
     if np.ptp(y) == 0:
         raise RfmodelError(f"{metric_name} does not vary over these variables: no sensitivity to measure")
     names = problem["names"]
@@ -111,19 +117,23 @@ def global_sensitivity(
         keys = ("mu_star", "mu_star_conf", "sigma")
     data = {k: ("variable", np.asarray(r[k], dtype=np.float64)) for k in keys}
     out = xr.Dataset(data, coords={"variable": names})
-    out.attrs.update({
-        "design": str(design),
-        "gpu": getattr(sm, "name", str(gpu)),
-        "metric": metric_name,
-        "metric_description": METRICS[metric_name][1] if metric_name in METRICS else "mean over workloads",
-        "method": method,
-        "samples": int(samples),
-        "points": int(len(y)),
-        "seed": int(seed),
-        "space": "; ".join(f"{v.name}={list(v.values)}" for v in space),
-        "workloads": ",".join(map(str, workloads)),
-        "engine": "analytic (SALib sampling and analysis)",
-        "metric_mean": float(np.mean(y)),
-        "metric_std": float(np.std(y)),
-    })  # fmt: skip
+    out.attrs.update(
+        {
+            "design": str(design),
+            "gpu": getattr(sm, "name", str(gpu)),
+            "metric": metric_name,
+            "metric_description": METRICS[metric_name][1]
+            if metric_name in METRICS
+            else "mean over workloads",
+            "method": method,
+            "samples": int(samples),
+            "points": int(len(y)),
+            "seed": int(seed),
+            "space": "; ".join(f"{v.name}={list(v.values)}" for v in space),
+            "workloads": ",".join(map(str, workloads)),
+            "engine": "analytic (SALib sampling and analysis)",
+            "metric_mean": float(np.mean(y)),
+            "metric_std": float(np.std(y)),
+        }
+    )
     return out

@@ -66,14 +66,16 @@ def simulate_point(job: PointJob) -> dict:
     out = {}
     params = {k: [v] for k, v in job.params.items()}
     for method, key in (("analytic", "analytic"), ("simulate", "simulated")):
-        ds = evaluate(job.design, job.workloads, job.sm, method=method, params=params, mode="points",
-                      **job.eval_kw)  # fmt: skip
+        ds = evaluate(
+            job.design, job.workloads, job.sm, method=method, params=params, mode="points", **job.eval_kw
+        )
         out[key] = {m: float(metric(ds, m, job.sm)[0]) for m in VALIDATED}
     return out
 
 
-def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runner=None, progress=None,
-             **eval_kw) -> list[dict]:
+def validate(
+    result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runner=None, progress=None, **eval_kw
+) -> list[dict]:
     """Simulate the ``k`` most different points of ``result``'s front (:func:`most_different` over its
     objectives) and set the analytic figures beside the simulated ones, with the relative error, and each
     point's IPC effect against the baseline at its SM point in both engines (``<engine>_ipc_effect``;
@@ -146,8 +148,9 @@ def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runne
         for key in ("analytic", "simulated"):
             b = base[key]["ipc"]
             rows[j][f"{key}_ipc_effect"] = both[key]["ipc"] / b - 1.0 if b > 0 else float("nan")
-        rows[j]["error_ipc_effect_points"] = 100.0 * (rows[j]["analytic_ipc_effect"]
-                                                      - rows[j]["simulated_ipc_effect"])  # fmt: skip
+        rows[j]["error_ipc_effect_points"] = 100.0 * (
+            rows[j]["analytic_ipc_effect"] - rows[j]["simulated_ipc_effect"]
+        )
     for r in rows:
         for m in VALIDATED:
             a, b = r[f"analytic_{m}"], r[f"simulated_{m}"]
@@ -156,8 +159,10 @@ def validate(result: OptimizeResult, k: int = 5, workloads=None, gpu=None, runne
     a, b = [r["analytic_time_ns"] for r in rows], [r["simulated_time_ns"] for r in rows]
     agree = [np.sign(a[p] - a[q]) == np.sign(b[p] - b[q]) for p, q in pairs]
     kept = float(np.mean(agree)) if agree else 1.0
-    taus = {m: ranking_agreement([r[f"analytic_{m}"] for r in rows], [r[f"simulated_{m}"] for r in rows])
-            for m in VALIDATED}  # fmt: skip
+    taus = {
+        m: ranking_agreement([r[f"analytic_{m}"] for r in rows], [r[f"simulated_{m}"] for r in rows])
+        for m in VALIDATED
+    }
     for r in rows:
         r["order_kept"] = kept
         for m, t in taus.items():

@@ -757,8 +757,9 @@ K_SMEM_FULL = 53
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
-HOOK_SIG = types.int64(types.int64[::1], types.float64[::1], types.int64, types.int64, types.int64,
-                       types.int64, types.int64)
+HOOK_SIG = types.int64(
+    types.int64[::1], types.float64[::1], types.int64, types.int64, types.int64, types.int64, types.int64
+)
 HOOK_TYPE = types.FunctionType(HOOK_SIG)
 
 
@@ -1034,8 +1035,9 @@ def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, rep, nsec)
     stats[K_L2_ACC] += 1
     if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
-        hit, _ = lru_access_at(l2_tag, l2_lru, l2_set(cfg, dram, line), cfg[C_L2_ASSOC], line,
-                               scalars[G_LRU_CLOCK])  # fmt: skip
+        hit, _ = lru_access_at(
+            l2_tag, l2_lru, l2_set(cfg, dram, line), cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK]
+        )
         if hit:
             stats[K_L2_HIT] += 1
             return noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], t + cfg[C_L2_LAT], rep)
@@ -1062,16 +1064,18 @@ def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf
     stats[K_L2_ACC] += 1
     if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
-        hit, _ = lru_access_at(l2_tag, l2_lru, l2_set(cfg, dram, line), cfg[C_L2_ASSOC], line,
-                               scalars[G_LRU_CLOCK])  # fmt: skip
+        hit, _ = lru_access_at(
+            l2_tag, l2_lru, l2_set(cfg, dram, line), cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK]
+        )
         if hit:
             stats[K_L2_HIT] += 1
     return t, ack
 
 
 @njit(cache=True)
-def mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t, req, rep, nsec,
-                 looked=False, leave=-1):
+def mshr_request(
+    cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t, req, rep, nsec, looked=False, leave=-1
+):
     """A line miss (``nsec`` 32-byte sectors of it) leaving the SM at ``t`` or, when every MSHR is taken,
     when the first frees (its request of ``req`` flits through the interconnect injection port, its reply of
     ``rep`` flits back); returns
@@ -1204,9 +1208,219 @@ def merge_add(merge, base, bits, first):
 
 
 @njit(cache=True)
-def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, sectors, req_flits,
-               rep_flits, ack_flits, atom, sec_need, scalars, stats, r_extra, tag, lru, ready, smask, merge,
-               l1q, mshr, l2_tag, l2_lru, dram, h_l1, design_ints, design_floats, w):
+def _l1_access(
+    line,
+    j,
+    row,
+    r,
+    kind,
+    opc,
+    t,
+    inserted,
+    ack,
+    queued,
+    depth,
+    banks,
+    mb,
+    mq,
+    mmax,
+    shift,
+    lsec,
+    req,
+    rep,
+    ackf,
+    cfg,
+    fcfg,
+    scalars,
+    stats,
+    sectors,
+    sec_need,
+    r_extra,
+    tag,
+    lru,
+    ready,
+    smask,
+    merge,
+    l1q,
+    mshr,
+    l2_tag,
+    l2_lru,
+    dram,
+):
+    """One line of a load or store through the SM's L1D (:func:`lsu_access`, the SM's own L1D): its lookup
+    (GPGPU-Sim mode: at the head of its bank's latency queue), a store written through, a hit, a line or
+    sector miss sent to L2 through the MSHRs.  Returns ``(at, t, inserted, ack)``: the cycle the line's
+    data is there, the unit's cycle and its accesses in that cycle, a store's latest acknowledgement."""
+    qb = 0
+    stats[K_L1_ACC] += 1
+    scalars[G_LRU_CLOCK] += 1
+    s1 = set_of(line, cfg[C_L1_SETS], shift, cfg[C_L1_INDEX])
+    need = sec_need[j] if cfg[C_L1_SECT] != 0 else 0
+    # tl: the lookup's cycle.  GPGPU-Sim mode: the access enters its bank's latency queue and is
+    # looked up at the head; one that cannot take its set there (every way waiting for a fill,
+    # or no MSHR) holds the head, and the unit waits only for room at the tail
+    tl = t
+    if queued:
+        bank = 0
+        if banks > 1 and need != 0:  # banks interleave the sectors: the first one it reads
+            low = need & -need
+            while low > 1:
+                low >>= 1
+                bank += 1
+            bank &= banks - 1
+        qb, enter, tl = l1_queue_enter(l1q, depth, bank, t)
+        if enter > t:
+            t = enter
+            inserted = 0
+        inserted += 1
+    t0 = tl
+    if kind == MK_STORE and cfg[C_L1_WALLOC] == 0:
+        hit, way = lru_probe(tag, lru, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
+    elif cfg[C_L1_RESERVE] != 0 and kind != MK_STORE:
+        hit, way, tl = lru_access_reserve(
+            tag, lru, ready, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK], tl
+        )
+        stats[K_L1_SET_WAIT] += tl - t0
+    else:
+        hit, way = lru_access_at(tag, lru, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
+    # a sectored line hits only when it holds (or has asked for) every sector the row reads
+    tag_hit = hit
+    if need != 0 and hit and (smask[way] & need) != need:
+        hit = False
+    if hit:
+        stats[K_L1_HIT] += 1
+    if kind == MK_STORE:
+        nw = req // max(cfg[C_SECTOR_FLITS], 1) if need != 0 else 1
+        tl = mq_wait(l1q, mb, mq, tl, nw, 1, stats)
+        lv = mq_push(l1q, mb, mq, tl, nw)
+        if not tag_hit and way >= 0:
+            ready[way] = tl  # write-allocate; the store does not wait for the line
+        if need != 0 and way >= 0:  # the written sectors are the line's
+            smask[way] = (smask[way] | need) if tag_hit else need
+        if tag_hit and cfg[C_L1_WEVICT] != 0 and opc == OP_STG and ready[way] <= tl:
+            # write-evict: a global store that hits a filled line invalidates it (a line still
+            # being filled is GPGPU-Sim's HIT_RESERVED, which a store leaves alone)
+            tag[way] = -1
+            lru[way] = -1
+            smask[way] = 0
+        _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, lv, req, ackf)
+        at = tl
+    elif hit:
+        if ready[way] > tl and mmax > 0:
+            bits = need if need != 0 else 1
+            most = merge_most(merge, way * lsec, bits)
+            if most >= mmax:  # no merge slot left: the load waits for the fill, then hits
+                stats[K_L1_MERGE_WAIT] += ready[way] - tl
+                tl = ready[way]
+            else:
+                merge_add(merge, way * lsec, bits, False)
+        if ready[way] > tl:
+            tl = mq_wait(l1q, mb, mq, tl, 1, 2, stats)
+        at = max(tl if queued else tl + cfg[C_L1_HIT], ready[way])
+        if ready[way] > tl:
+            r_extra[r] += sectors[row]  # merged into an outstanding miss
+    elif need != 0:
+        # a sector miss fetches the sectors the line lacks; a line miss the ones the row reads
+        fetch = (need & ~smask[way]) if tag_hit else need
+        n = 0
+        bits = fetch
+        while bits != 0:  # sectors fetched (a line has at most line_bytes / 32)
+            n += bits & 1
+            bits >>= 1
+        tl = mq_wait(l1q, mb, mq, tl, n, 2, stats)
+        lv = mq_push(l1q, mb, mq, tl, n)
+        fill, tl = mshr_request(
+            cfg,
+            fcfg,
+            scalars,
+            stats,
+            mshr,
+            l2_tag,
+            l2_lru,
+            dram,
+            line,
+            tl,
+            n * req,
+            n * cfg[C_SECTOR_FLITS],
+            n,
+            queued,
+            lv,
+        )
+        if tag_hit and ready[way] > tl:  # the sectors already asked for: merged
+            merge_add(merge, way * lsec, need & ~fetch, False)
+        merge_add(merge, way * lsec, fetch, True)
+        ready[way] = max(ready[way], fill) if tag_hit else fill
+        smask[way] = (smask[way] | need) if tag_hit else need
+        at = fill
+        r_extra[r] += n
+    else:
+        tl = mq_wait(l1q, mb, mq, tl, 1, 2, stats)
+        lv = mq_push(l1q, mb, mq, tl, 1)
+        fill, tl = mshr_request(
+            cfg,
+            fcfg,
+            scalars,
+            stats,
+            mshr,
+            l2_tag,
+            l2_lru,
+            dram,
+            line,
+            tl,
+            req,
+            rep,
+            lsec,
+            queued,
+            lv,
+        )
+        ready[way] = fill
+        merge_add(merge, way * lsec, 1, True)
+        at = fill
+        r_extra[r] += sectors[row]
+    if queued:
+        l1_queue_leave(l1q, qb, depth, tl)
+    else:
+        t = tl  # the unit waited for the set and the MSHR
+    return at, t, inserted, ack
+
+
+@njit(cache=True)
+def lsu_access(
+    r,
+    row,
+    opc,
+    cyc,
+    mem_ptr,
+    mem_line,
+    cfg,
+    fcfg,
+    cls_lat,
+    cls_ii,
+    cls_mem,
+    sectors,
+    req_flits,
+    rep_flits,
+    ack_flits,
+    atom,
+    sec_need,
+    scalars,
+    stats,
+    r_extra,
+    tag,
+    lru,
+    ready,
+    smask,
+    merge,
+    l1q,
+    mshr,
+    l2_tag,
+    l2_lru,
+    dram,
+    h_l1,
+    design_ints,
+    design_floats,
+    w,
+):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
     Lines are looked up one per cycle (GPGPU-Sim mode: each enters its L1D bank's latency queue, one a bank
@@ -1255,7 +1469,6 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
         queued = use_l1 and depth > 0
         banks = max(cfg[C_L1_BANKS], 1)
         inserted = 0  # accesses the latency queues took in the unit's current cycle
-        qb = 0
         mb = max(cfg[C_L1_BANKS] * (depth + 3), 1)
         mq = cfg[C_L1_MISSQ]
         mmax = cfg[C_L1_MERGE]
@@ -1276,116 +1489,69 @@ def lsu_access(r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, 
                 else:
                     stats[K_L1_HOOK_MISSES] += 1
                     if kind != MK_STORE:
-                        at, t = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t,
-                                             req, rep, lsec)
+                        at, t = mshr_request(
+                            cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t, req, rep, lsec
+                        )
                         h_l1(design_ints, design_floats, w, line, L1_FILL, at, t)
                         r_extra[r] += sectors[row]
             elif use_l1:
-                stats[K_L1_ACC] += 1
-                scalars[G_LRU_CLOCK] += 1
-                s1 = set_of(line, cfg[C_L1_SETS], shift, cfg[C_L1_INDEX])
-                need = sec_need[j] if cfg[C_L1_SECT] != 0 else 0
-                # tl: the lookup's cycle.  GPGPU-Sim mode: the access enters its bank's latency queue and is
-                # looked up at the head; one that cannot take its set there (every way waiting for a fill,
-                # or no MSHR) holds the head, and the unit waits only for room at the tail
-                tl = t
-                if queued:
-                    bank = 0
-                    if banks > 1 and need != 0:  # banks interleave the sectors: the first one it reads
-                        low = need & -need
-                        while low > 1:
-                            low >>= 1
-                            bank += 1
-                        bank &= banks - 1
-                    qb, enter, tl = l1_queue_enter(l1q, depth, bank, t)
-                    if enter > t:
-                        t = enter
-                        inserted = 0
-                    inserted += 1
-                t0 = tl
-                if kind == MK_STORE and cfg[C_L1_WALLOC] == 0:
-                    hit, way = lru_probe(tag, lru, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
-                elif cfg[C_L1_RESERVE] != 0 and kind != MK_STORE:
-                    hit, way, tl = lru_access_reserve(tag, lru, ready, s1, cfg[C_L1_ASSOC], line,
-                                                        scalars[G_LRU_CLOCK], tl)  # fmt: skip
-                    stats[K_L1_SET_WAIT] += tl - t0
-                else:
-                    hit, way = lru_access_at(tag, lru, s1, cfg[C_L1_ASSOC], line, scalars[G_LRU_CLOCK])
-                # a sectored line hits only when it holds (or has asked for) every sector the row reads
-                tag_hit = hit
-                if need != 0 and hit and (smask[way] & need) != need:
-                    hit = False
-                if hit:
-                    stats[K_L1_HIT] += 1
-                if kind == MK_STORE:
-                    nw = req // max(cfg[C_SECTOR_FLITS], 1) if need != 0 else 1
-                    tl = mq_wait(l1q, mb, mq, tl, nw, 1, stats)
-                    lv = mq_push(l1q, mb, mq, tl, nw)
-                    if not tag_hit and way >= 0:
-                        ready[way] = tl  # write-allocate; the store does not wait for the line
-                    if need != 0 and way >= 0:  # the written sectors are the line's
-                        smask[way] = (smask[way] | need) if tag_hit else need
-                    if tag_hit and cfg[C_L1_WEVICT] != 0 and opc == OP_STG and ready[way] <= tl:
-                        # write-evict: a global store that hits a filled line invalidates it (a line still
-                        # being filled is GPGPU-Sim's HIT_RESERVED, which a store leaves alone)
-                        tag[way] = -1
-                        lru[way] = -1
-                        smask[way] = 0
-                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, lv, req, ackf)
-                    at = tl
-                elif hit:
-                    if ready[way] > tl and mmax > 0:
-                        bits = need if need != 0 else 1
-                        most = merge_most(merge, way * lsec, bits)
-                        if most >= mmax:  # no merge slot left: the load waits for the fill, then hits
-                            stats[K_L1_MERGE_WAIT] += ready[way] - tl
-                            tl = ready[way]
-                        else:
-                            merge_add(merge, way * lsec, bits, False)
-                    if ready[way] > tl:
-                        tl = mq_wait(l1q, mb, mq, tl, 1, 2, stats)
-                    at = max(tl if queued else tl + cfg[C_L1_HIT], ready[way])
-                    if ready[way] > tl:
-                        r_extra[r] += sectors[row]  # merged into an outstanding miss
-                elif need != 0:
-                    # a sector miss fetches the sectors the line lacks; a line miss the ones the row reads
-                    fetch = (need & ~smask[way]) if tag_hit else need
-                    n = 0
-                    bits = fetch
-                    while bits != 0:  # sectors fetched (a line has at most line_bytes / 32)
-                        n += bits & 1
-                        bits >>= 1
-                    tl = mq_wait(l1q, mb, mq, tl, n, 2, stats)
-                    lv = mq_push(l1q, mb, mq, tl, n)
-                    fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, tl,
-                                            n * req, n * cfg[C_SECTOR_FLITS], n, queued, lv)  # fmt: skip
-                    if tag_hit and ready[way] > tl:  # the sectors already asked for: merged
-                        merge_add(merge, way * lsec, need & ~fetch, False)
-                    merge_add(merge, way * lsec, fetch, True)
-                    ready[way] = max(ready[way], fill) if tag_hit else fill
-                    smask[way] = (smask[way] | need) if tag_hit else need
-                    at = fill
-                    r_extra[r] += n
-                else:
-                    tl = mq_wait(l1q, mb, mq, tl, 1, 2, stats)
-                    lv = mq_push(l1q, mb, mq, tl, 1)
-                    fill, tl = mshr_request(cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, tl,
-                                            req, rep, lsec, queued, lv)  # fmt: skip
-                    ready[way] = fill
-                    merge_add(merge, way * lsec, 1, True)
-                    at = fill
-                    r_extra[r] += sectors[row]
-                if queued:
-                    l1_queue_leave(l1q, qb, depth, tl)
-                else:
-                    t = tl  # the unit waited for the set and the MSHR
+                at, t, inserted, ack = _l1_access(
+                    line,
+                    j,
+                    row,
+                    r,
+                    kind,
+                    opc,
+                    t,
+                    inserted,
+                    ack,
+                    queued,
+                    depth,
+                    banks,
+                    mb,
+                    mq,
+                    mmax,
+                    shift,
+                    lsec,
+                    req,
+                    rep,
+                    ackf,
+                    cfg,
+                    fcfg,
+                    scalars,
+                    stats,
+                    sectors,
+                    sec_need,
+                    r_extra,
+                    tag,
+                    lru,
+                    ready,
+                    smask,
+                    merge,
+                    l1q,
+                    mshr,
+                    l2_tag,
+                    l2_lru,
+                    dram,
+                )
             elif kind == MK_STORE:
                 _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf)
                 at = t
             else:
                 dep = noc_send(fcfg, scalars, stats, t, req)
-                at = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, dep, rep,
-                             sectors[row] if sectors[row] > 0 else lsec)
+                at = l2_path(
+                    cfg,
+                    fcfg,
+                    scalars,
+                    stats,
+                    l2_tag,
+                    l2_lru,
+                    dram,
+                    line,
+                    dep,
+                    rep,
+                    sectors[row] if sectors[row] > 0 else lsec,
+                )
                 r_extra[r] += sectors[row]
             if kind != MK_STORE and at + lat > done:
                 done = at + lat
@@ -1518,6 +1684,7 @@ def _schedule(scalars, stats, h_t, h_v, heap_cap, t, v):
 
 # =========================================================================== the stages of a cycle
 
+
 @njit(cache=True, inline="always", _nrt=False)
 def _launch_ctas(cyc, cfg, tables, state, ust, design_ints, design_floats, h_activate, h_deactivate):
     """CTA launch: the next CTAs of the trace take free CTA slots while the SM has room (at most
@@ -1559,8 +1726,10 @@ def _launch_ctas(cyc, cfg, tables, state, ust, design_ints, design_floats, h_act
     stats = state[S_K]
     act = False
     launched = 0
-    while scalars[G_NEXT_CTA] < n_cta and scalars[G_RESIDENT_CTAS] < max_ctas and (
-        cta_per_cycle == 0 or launched < cta_per_cycle
+    while (
+        scalars[G_NEXT_CTA] < n_cta
+        and scalars[G_RESIDENT_CTAS] < max_ctas
+        and (cta_per_cycle == 0 or launched < cta_per_cycle)
     ):
         cs = 0
         while c_cta[cs] >= 0:
@@ -1948,19 +2117,54 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     opc = op[row]
     if cls_unit[opc] == U_MEM:
         done_t, free_t = lsu_access(
-            r, row, opc, cyc, mem_ptr, mem_line, cfg, fcfg, cls_lat, cls_ii, cls_mem, tables[T_SECTORS],
-            tables[T_REQ_FLITS], tables[T_REP_FLITS], tables[T_ACK_FLITS], tables[T_ATOM], tables[T_SEC_NEED],
-            scalars, stats, state[S_R_EXTRA], state[S_L1_TAG], state[S_L1_LRU], state[S_L1_READY],
-            state[S_L1_SMASK], state[S_L1_MERGE], state[S_L1Q], state[S_MSHR_FILL],
-            state[S_L2_TAG], state[S_L2_LRU], state[S_DRAM], h_l1, design_ints, design_floats,
+            r,
+            row,
+            opc,
+            cyc,
+            mem_ptr,
+            mem_line,
+            cfg,
+            fcfg,
+            cls_lat,
+            cls_ii,
+            cls_mem,
+            tables[T_SECTORS],
+            tables[T_REQ_FLITS],
+            tables[T_REP_FLITS],
+            tables[T_ACK_FLITS],
+            tables[T_ATOM],
+            tables[T_SEC_NEED],
+            scalars,
+            stats,
+            state[S_R_EXTRA],
+            state[S_L1_TAG],
+            state[S_L1_LRU],
+            state[S_L1_READY],
+            state[S_L1_SMASK],
+            state[S_L1_MERGE],
+            state[S_L1Q],
+            state[S_MSHR_FILL],
+            state[S_L2_TAG],
+            state[S_L2_LRU],
+            state[S_DRAM],
+            h_l1,
+            design_ints,
+            design_floats,
             state[S_R_WARP][r],
-        )  # fmt: skip
+        )
         u_free[ui] = free_t
     else:
         done_t = cyc + cls_lat[opc]
         u_free[ui] = cyc + cls_ii[opc]
-    return _schedule(scalars, stats, state[S_H_T], state[S_H_V], cfg[C_HEAP_CAP], max(done_t, cyc + 1),
-                     EV_COMPLETE * EV_MUL + r)
+    return _schedule(
+        scalars,
+        stats,
+        state[S_H_T],
+        state[S_H_V],
+        cfg[C_HEAP_CAP],
+        max(done_t, cyc + 1),
+        EV_COMPLETE * EV_MUL + r,
+    )
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -2052,8 +2256,10 @@ def _execute_compat(cyc, trace, cfg, fcfg, tables, state, design_ints, design_fl
                 continue
             r = ocex[U_MEM * S + best]
             row = r_row[r]
-            if (smem_pipelined(tables[T_CLS_MEM][op[row]], tables[T_ATOM][row])
-                    and scalars[G_SMEM_N] >= max(cfg[C_SMEM_LAT], 1) + 1):
+            if (
+                smem_pipelined(tables[T_CLS_MEM][op[row]], tables[T_ATOM][row])
+                and scalars[G_SMEM_N] >= max(cfg[C_SMEM_LAT], 1) + 1
+            ):
                 # GPGPU-Sim: a shared-memory load enters the last of the pipeline's smem_latency stages,
                 # which shift only into empty ones; the first empties into the port's write-back slot,
                 # written the cycle after (ldst_unit::writeback): smem_latency + 1 loads at most between
@@ -2341,9 +2547,7 @@ def _refill_pool(cyc, s, trace, cfg, state, design_ints, design_floats, h_pool):
         w = s_pool[s * WS + i]
         if w_active[w] == 0 or w_exited[w] != 0:
             continue
-        if w_bar[w] != 0 or (
-            w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)
-        ):
+        if w_bar[w] != 0 or (w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)):
             s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
             s_pend_n[s] += 1
             act = True
@@ -2363,9 +2567,7 @@ def _refill_pool(cyc, s, trace, cfg, state, design_ints, design_floats, h_pool):
         s_pend_n[s] -= 1
         if w_active[w] == 0 or w_exited[w] != 0:
             continue
-        if w_bar[w] != 0 or (
-            w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)
-        ):
+        if w_bar[w] != 0 or (w_pc[w] < w_end[w] and reads_long(w, w_pc[w], src, reg_long)):
             s_pend[s * WS + (s_pend_h[s] + s_pend_n[s]) % WS] = w
             s_pend_n[s] += 1
             continue
@@ -2477,8 +2679,21 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_may_issue, h_issued, h_pool,
-           h_prefer, n_idoc):
+def _issue(
+    cyc,
+    trace,
+    cfg,
+    tables,
+    state,
+    ust,
+    design_ints,
+    design_floats,
+    h_may_issue,
+    h_issued,
+    h_pool,
+    h_prefer,
+    n_idoc,
+):
     """Issue: each scheduler (GPGPU-Sim mode: starting from a different one every cycle) walks its warps
     in the policy's priority order (with a ``prefer`` hook, the warps it marks first) and issues up to
     ``issue_width`` rows of the first warp that can go: decoded (GPGPU-Sim mode), scoreboard clear, the
@@ -2528,8 +2743,9 @@ def _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_ma
     for si in range(S):
         # compat: GPGPU-Sim rotates which scheduler issues first every cycle
         s = (si + cyc) % S if compat else si
-        if policy == POL_TWO_LEVEL and _refill_pool(cyc, s, trace, cfg, state, design_ints, design_floats,
-                                                    h_pool):
+        if policy == POL_TWO_LEVEL and _refill_pool(
+            cyc, s, trace, cfg, state, design_ints, design_floats, h_pool
+        ):
             act = True
         # candidate count in priority order
         if policy == POL_LRR:
@@ -2580,8 +2796,7 @@ def _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_ma
                     break
                 if compat and (w_ibuf[w] == 0 or w_ibuf_at[w] > cyc):
                     break
-                code = sb_check(w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long,
-                                w_ppend, ust)
+                code = sb_check(w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long, w_ppend, ust)
                 if code != 0:
                     if issued == 0:
                         w_sb[w] = code
@@ -2618,8 +2833,9 @@ def _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_ma
                                 mem_wait = cls_unit[op[r_row[rq]]] == U_MEM
                                 reason_struct = SR_MEMORY if mem_wait else SR_EXEC
                     break
-                _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, design_floats,
-                           h_issued)
+                _issue_row(
+                    cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, design_floats, h_issued
+                )
                 act = True
                 n_idoc += 1
                 issued += 1
@@ -2737,8 +2953,9 @@ def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _allocate(cyc, trace, cfg, tables, state, design_ints, design_floats, h_operand, stamp, n_busy, n_idoc,
-              n_blist):
+def _allocate(
+    cyc, trace, cfg, tables, state, design_ints, design_floats, h_operand, stamp, n_busy, n_idoc, n_blist
+):
     """Collector allocation: instructions in the issue buffers take free collector units of their unit
     type's set (its fallback set next), oldest first, and request their operands (GPGPU-Sim mode: each
     unit type's input port offers its oldest instruction in turn, as GPGPU-Sim's ``allocate_cu``).  Returns
@@ -2777,9 +2994,9 @@ def _allocate(cyc, trace, cfg, tables, state, design_ints, design_floats, h_oper
                     if r >= 0 and (best_s < 0 or r_seq[r] < r_seq[idoc[u * S + best_s]]):
                         best_s = s
                 if best_s >= 0:
-                    best_k = _free_collector(u, best_s if subcore else 0, unit_set1, unit_set2,
-                                             g_free,
-                                             gs_start, gs_list, k_rec)
+                    best_k = _free_collector(
+                        u, best_s if subcore else 0, unit_set1, unit_set2, g_free, gs_start, gs_list, k_rec
+                    )
                     best_u = u
             else:
                 if ai > 0:
@@ -2790,9 +3007,9 @@ def _allocate(cyc, trace, cfg, tables, state, design_ints, design_floats, h_oper
                         r = idoc[u * S + s]
                         if r < 0 or (best_u >= 0 and r_seq[r] >= r_seq[idoc[best_u * S + best_s]]):
                             continue
-                        kk = _free_collector(u, s if subcore else 0, unit_set1, unit_set2, g_free,
-                                             gs_start,
-                                             gs_list, k_rec)
+                        kk = _free_collector(
+                            u, s if subcore else 0, unit_set1, unit_set2, g_free, gs_start, gs_list, k_rec
+                        )
                         if kk >= 0:
                             best_u, best_s, best_k = u, s, kk
             if best_u < 0 or best_k < 0:
@@ -2807,8 +3024,9 @@ def _allocate(cyc, trace, cfg, tables, state, design_ints, design_floats, h_oper
             g_free[grp * N_CSET + k_set[kk]] -= 1
             k_ready[kk] = -1
             taken += 1
-            ok, n_blist = _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
-                                            h_operand, n_blist)
+            ok, n_blist = _request_operands(
+                cyc, r, kk, trace, cfg, state, design_ints, design_floats, h_operand, n_blist
+            )
             if not ok:
                 return act, n_busy, n_idoc, n_blist
             if r_pending[r] == 0:
@@ -2946,8 +3164,19 @@ def _il1_lookup(cyc, w, cfg, fcfg, tables, state):
         return False
     stats[K_IL1_MISS] += 1
     dep = noc_send(fcfg, scalars, stats, cyc + 1, 1)
-    t = l2_path(cfg, fcfg, scalars, stats, state[S_L2_TAG], state[S_L2_LRU], state[S_DRAM], line, dep,
-                cfg[C_LINE_FLITS], max((1 << cfg[C_LINE_SHIFT]) >> 5, 1))
+    t = l2_path(
+        cfg,
+        fcfg,
+        scalars,
+        stats,
+        state[S_L2_TAG],
+        state[S_L2_LRU],
+        state[S_DRAM],
+        line,
+        dep,
+        cfg[C_LINE_FLITS],
+        max((1 << cfg[C_LINE_SHIFT]) >> 5, 1),
+    )
     if onmiss:
         scalars[G_LRU_CLOCK] += 1
         tag[victim] = line
@@ -2978,15 +3207,67 @@ def _memory_requests(cyc, cfg, fcfg, state, design_ints):
         stats[K_MEM_REQUESTS] += 1
         act = True
         if design_ints[e + 1] == MQ_STORE:
-            l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, state[S_DRAM], design_ints[e], cyc,
-                     cfg[C_LINE_FLITS], cfg[C_LINE_ACK_FLITS])
+            l2_write(
+                cfg,
+                fcfg,
+                scalars,
+                stats,
+                l2_tag,
+                l2_lru,
+                state[S_DRAM],
+                design_ints[e],
+                cyc,
+                cfg[C_LINE_FLITS],
+                cfg[C_LINE_ACK_FLITS],
+            )
             design_ints[e + 2] = cyc
         else:
-            fill_t, _t = mshr_request(cfg, fcfg, scalars, stats, state[S_MSHR_FILL], l2_tag, l2_lru,
-                                      state[S_DRAM], design_ints[e], cyc, 1, cfg[C_LINE_FLITS],
-                                      max((1 << cfg[C_LINE_SHIFT]) >> 5, 1))
+            fill_t, _t = mshr_request(
+                cfg,
+                fcfg,
+                scalars,
+                stats,
+                state[S_MSHR_FILL],
+                l2_tag,
+                l2_lru,
+                state[S_DRAM],
+                design_ints[e],
+                cyc,
+                1,
+                cfg[C_LINE_FLITS],
+                max((1 << cfg[C_LINE_SHIFT]) >> 5, 1),
+            )
             design_ints[e + 2] = fill_t
     return act
+
+
+@njit(cache=True, inline="always")
+def _carried(cfg, state):
+    """What the stages carry from one to the next, taken from the state: banks with queued reads (their list,
+    rebuilt in ``state[S_B_NONEMPTY]``), busy collectors, occupied issue and dispatch buffers (a stage that
+    scans an empty one is skipped).  Returns their counts ``(banks, collectors, issue, dispatch)``."""
+    b_list = state[S_B_NONEMPTY]
+    b_in_list = state[S_B_IN_LIST]
+    n_blist = 0
+    for b in range(cfg[C_BANKS]):
+        if b_in_list[b] != 0:
+            b_list[n_blist] = b
+            n_blist += 1
+    k_rec = state[S_K_REC]
+    n_busy = 0
+    for k in range(cfg[C_COLLECTORS]):
+        if k_rec[k] >= 0:
+            n_busy += 1
+    idoc = state[S_IDOC]
+    ocex = state[S_OCEX]
+    n_idoc = 0
+    n_ocex = 0
+    for i in range(idoc.shape[0]):
+        if idoc[i] >= 0:
+            n_idoc += 1
+        if ocex[i] >= 0:
+            n_ocex += 1
+    return n_blist, n_busy, n_idoc, n_ocex
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -3073,10 +3354,37 @@ def _idle_skip(cyc, cfg, state, stop, n_busy, design_ints):
 
 
 # =========================================================================== the cycle loop
-def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
-         cfg, fcfg, tables, state, ust, design_ints, design_floats,
-         h_operand, h_write, h_may_issue, h_issued, h_activate, h_deactivate, h_upkeep, h_pool, h_prefer,
-         h_l1, stop):
+def _run(
+    op,
+    src,
+    dst,
+    psrc,
+    pdst,
+    usrc,
+    udst,
+    rzs,
+    rzd,
+    mem_ptr,
+    mem_line,
+    cfg,
+    fcfg,
+    tables,
+    state,
+    ust,
+    design_ints,
+    design_floats,
+    h_operand,
+    h_write,
+    h_may_issue,
+    h_issued,
+    h_activate,
+    h_deactivate,
+    h_upkeep,
+    h_pool,
+    h_prefer,
+    h_l1,
+    stop,
+):
     """Advance the SM until all CTAs finished (returns 0), ``stop`` is reached (1) or an error (2).
 
     A cycle runs the stages above in order (docs/simulator.md, "The pipeline"); a stage that fails leaves
@@ -3092,29 +3400,7 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
     stats = state[S_K]
     wbuf_on = cfg[C_WBUF] > 0 and (cfg[C_BANK_RCYC] > 1 or cfg[C_BANK_WCYC] > 1)
     wq_hist = state[S_WQ_HIST]
-    # what the stages carry from one to the next: banks with queued reads (their list), busy collectors,
-    # occupied issue and dispatch buffers (a stage that scans an empty one is skipped)
-    b_list = state[S_B_NONEMPTY]
-    b_in_list = state[S_B_IN_LIST]
-    n_blist = 0
-    for b in range(cfg[C_BANKS]):
-        if b_in_list[b] != 0:
-            b_list[n_blist] = b
-            n_blist += 1
-    k_rec = state[S_K_REC]
-    n_busy = 0
-    for k in range(cfg[C_COLLECTORS]):
-        if k_rec[k] >= 0:
-            n_busy += 1
-    idoc = state[S_IDOC]
-    ocex = state[S_OCEX]
-    n_idoc = 0
-    n_ocex = 0
-    for i in range(idoc.shape[0]):
-        if idoc[i] >= 0:
-            n_idoc += 1
-        if ocex[i] >= 0:
-            n_ocex += 1
+    n_blist, n_busy, n_idoc, n_ocex = _carried(cfg, state)
 
     cyc = scalars[G_CYCLE]
     while True:
@@ -3127,20 +3413,30 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
         stamp0 = cyc * steps
         act = _launch_ctas(cyc, cfg, tables, state, ust, design_ints, design_floats, h_activate, h_deactivate)
         act = _events(cyc, state, stamp0) or act
-        act = _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate,
-                          h_write) or act
+        act = (
+            _write_back(
+                cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write
+            )
+            or act
+        )
         if compat:
-            act = _lsu_write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
-                                  h_deactivate, h_write) or act
+            act = (
+                _lsu_write_back(
+                    cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write
+                )
+                or act
+            )
         if stats[K_ERR] != 0:
             break
         if compat:
-            moved, n_ocex = _execute_compat(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats,
-                                            h_l1, n_ocex)
+            moved, n_ocex = _execute_compat(
+                cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, n_ocex
+            )
             act = moved or act
         elif n_ocex > 0:
-            moved, n_ocex = _execute(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1,
-                                     n_ocex)
+            moved, n_ocex = _execute(
+                cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, n_ocex
+            )
             act = moved or act
         if stats[K_ERR] != 0:
             break
@@ -3153,22 +3449,58 @@ def _run(op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line,
             stamp = stamp0 + min(ph, steps - 1)
             if not last:
                 if n_busy > 0:  # a collector holds an instruction
-                    moved, n_busy, n_ocex = _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints,
-                                                      design_floats, h_l1, stamp, n_busy, n_ocex)
+                    moved, n_busy, n_ocex = _dispatch(
+                        cyc,
+                        trace,
+                        cfg,
+                        fcfg,
+                        tables,
+                        state,
+                        design_ints,
+                        design_floats,
+                        h_l1,
+                        stamp,
+                        n_busy,
+                        n_ocex,
+                    )
                     act = moved or act
                     if stats[K_ERR] != 0:
                         break
                 moved, n_blist = _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints)
             else:
-                moved, n_idoc = _issue(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
-                                       h_may_issue, h_issued, h_pool, h_prefer, n_idoc)
+                moved, n_idoc = _issue(
+                    cyc,
+                    trace,
+                    cfg,
+                    tables,
+                    state,
+                    ust,
+                    design_ints,
+                    design_floats,
+                    h_may_issue,
+                    h_issued,
+                    h_pool,
+                    h_prefer,
+                    n_idoc,
+                )
             act = moved or act
             if stats[K_ERR] != 0:
                 break
             if n_idoc > 0 and compat != last:
-                moved, n_busy, n_idoc, n_blist = _allocate(cyc, trace, cfg, tables, state, design_ints,
-                                                           design_floats, h_operand, stamp, n_busy, n_idoc,
-                                                           n_blist)
+                moved, n_busy, n_idoc, n_blist = _allocate(
+                    cyc,
+                    trace,
+                    cfg,
+                    tables,
+                    state,
+                    design_ints,
+                    design_floats,
+                    h_operand,
+                    stamp,
+                    n_busy,
+                    n_idoc,
+                    n_blist,
+                )
                 act = moved or act
                 if stats[K_ERR] != 0:
                     break

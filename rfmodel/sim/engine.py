@@ -96,9 +96,14 @@ class SimOptions:
                 v = getattr(self, name)
                 if v != default:
                     was = "unset" if default is None else f"{default} (the default)"
-                    raise SpecError(w, name, v, f"{was} unless compat = 'gpgpusim': only "
-                                                "that pipeline has a fetch stage, instruction buffers and "
-                                                "result buses")  # fmt: skip
+                    raise SpecError(
+                        w,
+                        name,
+                        v,
+                        f"{was} unless compat = 'gpgpusim': only "
+                        "that pipeline has a fetch stage, instruction buffers and "
+                        "result buses",
+                    )
 
     @classmethod
     def from_dict(cls, d) -> SimOptions:
@@ -379,8 +384,9 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     steps = sm.bank_rw_ports if compat else 1
 
     if setup.bank_claims >= 0 and setup.bank_claims + sm.num_banks * CLAIM_RING > len(setup.ints):
-        raise RfmodelError(f"SimSetup.bank_claims: {sm.num_banks} banks' claims do not fit in the design's "
-                           "ints")
+        raise RfmodelError(
+            f"SimSetup.bank_claims: {sm.num_banks} banks' claims do not fit in the design's ints"
+        )
     if int(setup.extra_result_latency) < 0:
         raise RfmodelError(f"SimSetup.extra_result_latency = {setup.extra_result_latency} must be >= 0")
     lat = np.array(sm.latency.latencies(), dtype=np.int64) + int(setup.extra_result_latency)
@@ -499,8 +505,9 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "exec_order": np.array(_EXEC_ORDER, dtype=np.int64),
         "sectors": np.ascontiguousarray(sectors, dtype=np.int64),
         # scheduler s dispatches type u at slot u S + (s mod the type's slots): a table, off the hot loop
-        "u_slot": (np.arange(C.N_UNIT)[:, None] * S
-                   + np.arange(S)[None, :] % unit_slots(sm)[:, None]).ravel(),
+        "u_slot": (
+            np.arange(C.N_UNIT)[:, None] * S + np.arange(S)[None, :] % unit_slots(sm)[:, None]
+        ).ravel(),
         "pc_line": _pc_lines(trace, ic.line_bytes) if il1_on else np.zeros(1, dtype=np.int64),
         "req_flits": req_flits,
         "rep_flits": rep_flits,
@@ -516,14 +523,28 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
 #: 1991): for 16, 32 and 64 sub-partitions, per index bit the address bits above the channel bits whose
 #: parity flips it
 _IPOLY = {
-    16: ((11, 10, 9, 8, 6, 4, 3, 0), (12, 8, 7, 6, 5, 3, 1, 0), (9, 8, 7, 6, 4, 2, 1),
-         (10, 9, 8, 7, 5, 3, 2)),
-    32: ((13, 12, 11, 10, 9, 6, 5, 3, 0), (14, 13, 12, 11, 10, 7, 6, 4, 1), (14, 10, 9, 8, 7, 6, 3, 2, 0),
-         (11, 10, 9, 8, 7, 4, 3, 1), (12, 11, 10, 9, 8, 5, 4, 2)),
-    64: ((18, 17, 16, 15, 12, 10, 6, 5, 0), (15, 13, 12, 11, 10, 7, 5, 1, 0),
-         (16, 14, 13, 12, 11, 8, 6, 2, 1),
-         (17, 15, 14, 13, 12, 9, 7, 3, 2), (18, 16, 15, 14, 13, 10, 8, 4, 3), (17, 16, 15, 14, 11, 9, 5, 4)),
-}  # fmt: skip
+    16: (
+        (11, 10, 9, 8, 6, 4, 3, 0),
+        (12, 8, 7, 6, 5, 3, 1, 0),
+        (9, 8, 7, 6, 4, 2, 1),
+        (10, 9, 8, 7, 5, 3, 2),
+    ),
+    32: (
+        (13, 12, 11, 10, 9, 6, 5, 3, 0),
+        (14, 13, 12, 11, 10, 7, 6, 4, 1),
+        (14, 10, 9, 8, 7, 6, 3, 2, 0),
+        (11, 10, 9, 8, 7, 4, 3, 1),
+        (12, 11, 10, 9, 8, 5, 4, 2),
+    ),
+    64: (
+        (18, 17, 16, 15, 12, 10, 6, 5, 0),
+        (15, 13, 12, 11, 10, 7, 5, 1, 0),
+        (16, 14, 13, 12, 11, 8, 6, 2, 1),
+        (17, 15, 14, 13, 12, 9, 7, 3, 2),
+        (18, 16, 15, 14, 13, 10, 8, 4, 3),
+        (17, 16, 15, 14, 11, 9, 5, 4),
+    ),
+}
 
 
 def _dram_masks(d) -> tuple:
@@ -552,9 +573,11 @@ def _l2_fields(sm, opts: SimOptions, line_bytes: int) -> dict:
     l2 = sm.l2
     banked = l2 is not None and sm.num_sms == 1
     if banked and opts.l2_assoc is not None:
-        raise RfmodelError(f"simulator options: l2_assoc = {opts.l2_assoc} cannot act: the SM's L2 spec "
-                           f"gives its banks' ways (l2.assoc = {l2.assoc}); leave the option out or change "
-                           "the spec")
+        raise RfmodelError(
+            f"simulator options: l2_assoc = {opts.l2_assoc} cannot act: the SM's L2 spec "
+            f"gives its banks' ways (l2.assoc = {l2.assoc}); leave the option out or change "
+            "the spec"
+        )
     ways = opts.l2_assoc or sm.l2_ways
     out = {"l2_assoc": ways, "l2_banks": 0, "l2_bsets": 0, "l2_index": 0, "l2_nsub": 0, "l2_submask": 0}
     out.update({f"l2_poly{i}": 0 for i in range(6)})
@@ -562,8 +585,12 @@ def _l2_fields(sm, opts: SimOptions, line_bytes: int) -> dict:
         out["l2_sets"] = sm.l2_size_bytes // max(sm.num_sms, 1) // (ways * line_bytes)
         return out
     bsets = sm.l2_sets_per_bank
-    out.update(l2_sets=l2.banks * bsets, l2_banks=l2.banks, l2_bsets=bsets,
-               l2_index=("linear", "ipoly", "xor").index(l2.set_index))
+    out.update(
+        l2_sets=l2.banks * bsets,
+        l2_banks=l2.banks,
+        l2_bsets=bsets,
+        l2_index=("linear", "ipoly", "xor").index(l2.set_index),
+    )
     if l2.set_index == "ipoly":
         for i, taps in enumerate(_IPOLY[bsets]):
             out[f"l2_poly{i}"] = sum(1 << a for a in taps)
@@ -605,13 +632,21 @@ def _dram_array(sm) -> np.ndarray:
         h[C.D_HASH] = 1
     h[[C.D_BK_MASK, C.D_ROW_MASK, C.D_CHIP_MASK]] = bk, row, chip
     step = max(d.t_ccd, d.t_ccdl if d.bank_groups > 1 else 0, d.burst_cycles)
-    h[[C.D_RCD, C.D_RP, C.D_RAS, C.D_RC, C.D_RRD]] = [fx(x) for x in (d.t_rcd, d.t_rp, d.t_ras, d.t_rc,
-                                                                       d.t_rrd)]
-    h[[C.D_CCD, C.D_STEP, C.D_CL, C.D_RTP]] = [fx(max(d.t_ccd, d.burst_cycles)), fx(step), fx(d.t_cl),
-                                               fx(d.burst_cycles)]
+    h[[C.D_RCD, C.D_RP, C.D_RAS, C.D_RC, C.D_RRD]] = [
+        fx(x) for x in (d.t_rcd, d.t_rp, d.t_ras, d.t_rc, d.t_rrd)
+    ]
+    h[[C.D_CCD, C.D_STEP, C.D_CL, C.D_RTP]] = [
+        fx(max(d.t_ccd, d.burst_cycles)),
+        fx(step),
+        fx(d.t_cl),
+        fx(d.burst_cycles),
+    ]
     h[C.D_NOMINAL] = round(d.cycles(sm.clock_mhz, d.t_rcd + d.t_cl))  # as the import's dram_latency_cycles
-    h[[C.D_SECT, C.D_READS_SEC, C.D_ATOM]] = (int(bool(sm.l2_sector_bytes)), -(-32 // d.atom_bytes),
-                                               d.atom_bytes)
+    h[[C.D_SECT, C.D_READS_SEC, C.D_ATOM]] = (
+        int(bool(sm.l2_sector_bytes)),
+        -(-32 // d.atom_bytes),
+        d.atom_bytes,
+    )
     nb = n * d.banks
     never = -(1 << 40)
     return np.concatenate([h, np.full(nb, -1, np.int64), np.full(2 * nb + 2 * n, never, np.int64)])
@@ -644,44 +679,99 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
 
     sizes = {
         "g": z(C.N_G),
-        "w_active": z(W), "w_pc": z(W), "w_end": z(W), "w_cta": z(W), "w_sched": z(W),
-        "w_inflight": z(W), "w_exited": z(W), "w_bar": z(W), "w_sb": z(W), "w_dyn": z(W),
-        "w_ibuf": z(W), "w_ibuf_at": z(W), "w_ppend": z(W), "w_tw": z(W),
-        "reg_pend": z(W * 256), "reg_long": z(W * 256),
-        "s_last": z(S, -1), "s_age": z(S * WS), "s_age_n": z(S), "s_pool": z(S * WS), "s_pool_n": z(S),
-        "s_pend": z(S * WS), "s_pend_h": z(S), "s_pend_n": z(S), "s_reason": z(S, -1),
-        "c_cta": z(cfg[C.C_MAX_CTAS], -1), "c_live": z(cfg[C.C_MAX_CTAS]),
-        "c_unexited": z(cfg[C.C_MAX_CTAS]), "c_bar": z(cfg[C.C_MAX_CTAS]),
-        "r_warp": z(max_rec), "r_row": z(max_rec), "r_coll": z(max_rec, -1), "r_pending": z(max_rec),
-        "r_dk": z(max_rec), "r_wrem": z(max_rec), "r_unit": z(max_rec), "r_seq": z(max_rec),
-        "r_extra": z(max_rec), "r_free": np.arange(max_rec, dtype=np.int64),
-        "k_rec": z(NC, -1), "k_ready": z(NC, -1), "k_gstamp": z(NC, -1), "k_gcount": z(NC),
-        "k_conf": z(NC, -1), "g_free": z(groups * C.N_CSET),
-        "bq_k": z(NB * bq), "bq_rem": z(NB * bq), "bq_wait": z(NB * bq),
-        "b_head": z(NB), "b_n": z(NB), "b_stamp": z(NB, -1), "b_w": z(NB), "b_rwused": z(NB), "b_r": z(NB),
-        "b_nonempty": z(NB), "b_in_list": z(NB),
-        "u_free": z(nu), "u_occ": z(nu), "u_occ_base": z(nu), "ocex": z(nu, -1), "idoc": z(nu, -1),
+        "w_active": z(W),
+        "w_pc": z(W),
+        "w_end": z(W),
+        "w_cta": z(W),
+        "w_sched": z(W),
+        "w_inflight": z(W),
+        "w_exited": z(W),
+        "w_bar": z(W),
+        "w_sb": z(W),
+        "w_dyn": z(W),
+        "w_ibuf": z(W),
+        "w_ibuf_at": z(W),
+        "w_ppend": z(W),
+        "w_tw": z(W),
+        "reg_pend": z(W * 256),
+        "reg_long": z(W * 256),
+        "s_last": z(S, -1),
+        "s_age": z(S * WS),
+        "s_age_n": z(S),
+        "s_pool": z(S * WS),
+        "s_pool_n": z(S),
+        "s_pend": z(S * WS),
+        "s_pend_h": z(S),
+        "s_pend_n": z(S),
+        "s_reason": z(S, -1),
+        "c_cta": z(cfg[C.C_MAX_CTAS], -1),
+        "c_live": z(cfg[C.C_MAX_CTAS]),
+        "c_unexited": z(cfg[C.C_MAX_CTAS]),
+        "c_bar": z(cfg[C.C_MAX_CTAS]),
+        "r_warp": z(max_rec),
+        "r_row": z(max_rec),
+        "r_coll": z(max_rec, -1),
+        "r_pending": z(max_rec),
+        "r_dk": z(max_rec),
+        "r_wrem": z(max_rec),
+        "r_unit": z(max_rec),
+        "r_seq": z(max_rec),
+        "r_extra": z(max_rec),
+        "r_free": np.arange(max_rec, dtype=np.int64),
+        "k_rec": z(NC, -1),
+        "k_ready": z(NC, -1),
+        "k_gstamp": z(NC, -1),
+        "k_gcount": z(NC),
+        "k_conf": z(NC, -1),
+        "g_free": z(groups * C.N_CSET),
+        "bq_k": z(NB * bq),
+        "bq_rem": z(NB * bq),
+        "bq_wait": z(NB * bq),
+        "b_head": z(NB),
+        "b_n": z(NB),
+        "b_stamp": z(NB, -1),
+        "b_w": z(NB),
+        "b_rwused": z(NB),
+        "b_r": z(NB),
+        "b_nonempty": z(NB),
+        "b_in_list": z(NB),
+        "u_free": z(nu),
+        "u_occ": z(nu),
+        "u_occ_base": z(nu),
+        "ocex": z(nu, -1),
+        "idoc": z(nu, -1),
         "rb": z(cfg[C.C_RB_SIZE]),
-        "h_t": z(cfg[C.C_HEAP_CAP]), "h_v": z(cfg[C.C_HEAP_CAP]),
-        "wb": z(max_rec), "lsuwb": z(max_rec),
-        "l1_tag": z(l1n, -1), "l1_lru": z(l1n, -1), "l1_ready": z(l1n),
-        "l2_tag": z(l2n, -1), "l2_lru": z(l2n, -1),
+        "h_t": z(cfg[C.C_HEAP_CAP]),
+        "h_v": z(cfg[C.C_HEAP_CAP]),
+        "wb": z(max_rec),
+        "lsuwb": z(max_rec),
+        "l1_tag": z(l1n, -1),
+        "l1_lru": z(l1n, -1),
+        "l1_ready": z(l1n),
+        "l2_tag": z(l2n, -1),
+        "l2_lru": z(l2n, -1),
         "mshr_fill": z(max(int(cfg[C.C_MSHR]), 1)),
         "k": z(C.N_K),
         "b_max": z(NB),
         "b_busy": z(NB),
         "b_wbusy": z(NB),
-        "wq": z(NB * wbuf), "wq_head": z(NB), "wq_n": z(NB), "wq_cnt": z(W * 256 if wbuf else 1),
+        "wq": z(NB * wbuf),
+        "wq_head": z(NB),
+        "wq_n": z(NB),
+        "wq_cnt": z(W * 256 if wbuf else 1),
         "wq_hist": z(wbuf_capacity(cfg) + 1),
         "bq_ready": z(NB * bq),
-        "il1_tag": z(il1n, -1), "il1_lru": z(il1n, -1), "il1_fill": z(il1n),
-        "il1_mshr": np.concatenate([z(cfg[C.C_IL1_MSHR]), z(cfg[C.C_IL1_MSHR], -1)]), "w_imiss": z(W),
+        "il1_tag": z(il1n, -1),
+        "il1_lru": z(il1n, -1),
+        "il1_fill": z(il1n),
+        "il1_mshr": np.concatenate([z(cfg[C.C_IL1_MSHR]), z(cfg[C.C_IL1_MSHR], -1)]),
+        "w_imiss": z(W),
         "l1_smask": z(l1n),
         "l1q": z(max(cfg[C.C_L1_BANKS] * (cfg[C.C_L1_QUEUE] + 3), 1) + 2 + cfg[C.C_L1_MISSQ]),
         "dram": _dram_array(sm),
         "l1_merge": z(max(l1n * max((1 << int(cfg[C.C_LINE_SHIFT])) >> 5, 1), 1)),
         "k_cand": z(NC, -1),
-    }  # fmt: skip
+    }
     kg = p.tabs[C.T_K_GROUP]
     ks = p.tabs[C.T_K_SET]
     for k in range(NC):
@@ -735,8 +825,12 @@ def simulate_trace(
     if setup.trace is not None:  # the design runs its own version of the trace (instructions it adds)
         trace = setup.trace
     p = _prepare(trace, sm, setup, opts)
-    attrs = {"compat": opts.compat, "resident_ctas": p.resident_ctas, "warps_per_cta": p.wpc,
-             "l1d_bytes": sm.l1d.size_bytes}
+    attrs = {
+        "compat": opts.compat,
+        "resident_ctas": p.resident_ctas,
+        "warps_per_cta": p.wpc,
+        "l1d_bytes": sm.l1d.size_bytes,
+    }
     if p.resident_ctas == 0:
         return _no_fit(trace, d, setup, attrs)
     st, ust = _state(p, sm)
@@ -747,10 +841,27 @@ def simulate_trace(
     cycle = 0
     while True:
         stop = min(cycle + opts.chunk_cycles, opts.max_cycles + 1)
-        status = loop(*p.arrays, p.cfg, p.fcfg, p.tabs, st, ust, setup.ints, setup.floats,
-                      h.operand, h.write, h.may_issue, h.issued, h.activate, h.deactivate, h.upkeep,
-                      h.pool, h.prefer, h.l1,
-                      np.int64(stop))
+        status = loop(
+            *p.arrays,
+            p.cfg,
+            p.fcfg,
+            p.tabs,
+            st,
+            ust,
+            setup.ints,
+            setup.floats,
+            h.operand,
+            h.write,
+            h.may_issue,
+            h.issued,
+            h.activate,
+            h.deactivate,
+            h.upkeep,
+            h.pool,
+            h.prefer,
+            h.l1,
+            np.int64(stop),
+        )
         cycle = int(st[C.S_G][C.G_CYCLE])
         K = st[C.S_K]
         if progress is not None:

@@ -26,8 +26,13 @@ from .sm import (
 from .toml_io import dumps, dumps_spec, load_spec, loads_spec, save_spec, write_text_atomic
 
 #: the GPGPU-Sim import's names, imported on first use (a run on a preset does not read a config file)
-_GPGPUSIM_NAMES = ("GPGPUSIM_DEFAULTS", "GpgpusimImport", "from_gpgpusim_config", "import_gpgpusim_config",
-                   "parse_option_file")  # fmt: skip
+_GPGPUSIM_NAMES = (
+    "GPGPUSIM_DEFAULTS",
+    "GpgpusimImport",
+    "from_gpgpusim_config",
+    "import_gpgpusim_config",
+    "parse_option_file",
+)
 
 
 def __getattr__(name: str):

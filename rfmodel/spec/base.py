@@ -43,13 +43,7 @@ from typing import Any, ClassVar, TypeVar
 
 from rfmodel.errors import SpecError, UnknownNameError, unknown_key_message
 
-__all__ = [
-    "FieldInfo",
-    "Spec",
-    "param",
-    "spec_kinds",
-    "spec_type",
-]
+__all__ = ["FieldInfo", "Spec", "param", "spec_kinds", "spec_type"]
 
 S = TypeVar("S", bound="Spec")
 
@@ -400,8 +394,11 @@ class Spec:
 
     def digest(self) -> str:
         """Stable hex digest of kind, version and values (a cache key for evaluations)."""
-        payload = {"kind": self.kind or type(self).__qualname__, "version": self.version,
-                   "values": self.to_dict()}
+        payload = {
+            "kind": self.kind or type(self).__qualname__,
+            "version": self.version,
+            "values": self.to_dict(),
+        }
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 

@@ -349,11 +349,26 @@ def _cache(r: _Reader, name: str) -> _Cache | None:
     policy = groups[1].split(":")
     alloc = policy[2].strip() if len(policy) > 2 else "m"
     if alloc not in ("m", "f", "s"):
-        r.fail(name, line, v, expected + " with an allocation policy of m (on miss), f (on fill) or s "
-               "(streaming)")  # fmt: skip
+        r.fail(
+            name,
+            line,
+            v,
+            expected + " with an allocation policy of m (on miss), f (on fill) or s (streaming)",
+        )
     letters = [x.strip() for x in policy] + ["", "", "", "", ""]
-    return _Cache(sectored, sets, bsize, assoc, mshr, merge, miss_queue, alloc, letters[1] or "T",
-                  letters[3] or "W", letters[4] or "L")
+    return _Cache(
+        sectored,
+        sets,
+        bsize,
+        assoc,
+        mshr,
+        merge,
+        miss_queue,
+        alloc,
+        letters[1] or "T",
+        letters[3] or "W",
+        letters[4] or "L",
+    )
 
 
 def _l1d_policy(r: _Reader, dl1: _Cache) -> dict:
@@ -362,18 +377,36 @@ def _l1d_policy(r: _Reader, dl1: _Cache) -> dict:
     v, line = r.raw("-gpgpu_cache:dl1")
     expected = "[N|S:]<nsets>:<line>:<assoc>,<policy>,<mshr type>:<entries>:<merge>,..."
     if dl1.write not in ("T", "L"):
-        r.fail("-gpgpu_cache:dl1", line, v, expected + " with the write policy T (write-through) or L (local "
-               "write-back, global write-evict: l1d.store_hit_evicts; rfmodel writes local stores through "
-               "too): B (write-back), E (write-evict of every store) and R (read-only) are not "
-               "modelled")  # fmt: skip
+        r.fail(
+            "-gpgpu_cache:dl1",
+            line,
+            v,
+            expected + " with the write policy T (write-through) or L (local "
+            "write-back, global write-evict: l1d.store_hit_evicts; rfmodel writes local stores through "
+            "too): B (write-back), E (write-evict of every store) and R (read-only) are not "
+            "modelled",
+        )
     if dl1.write_alloc not in ("N", "W", "F", "L"):
-        r.fail("-gpgpu_cache:dl1", line, v, expected + " with the write allocation N (no), W, F or L "
-               "(allocate: rfmodel's line is ready at once for all three)")  # fmt: skip
+        r.fail(
+            "-gpgpu_cache:dl1",
+            line,
+            v,
+            expected + " with the write allocation N (no), W, F or L "
+            "(allocate: rfmodel's line is ready at once for all three)",
+        )
     if dl1.index not in ("L", "H"):
-        r.fail("-gpgpu_cache:dl1", line, v, expected + " with the set index L (linear) or H (the Fermi "
-               "hash): P (IPOLY) and X (bitwise XOR) are not modelled")  # fmt: skip
-    return {"write_allocate": dl1.write_alloc != "N", "store_hit_evicts": dl1.write == "L",
-            "set_index": "fermi-hash" if dl1.index == "H" else "linear"}
+        r.fail(
+            "-gpgpu_cache:dl1",
+            line,
+            v,
+            expected + " with the set index L (linear) or H (the Fermi "
+            "hash): P (IPOLY) and X (bitwise XOR) are not modelled",
+        )
+    return {
+        "write_allocate": dl1.write_alloc != "N",
+        "store_hit_evicts": dl1.write == "L",
+        "set_index": "fermi-hash" if dl1.index == "H" else "linear",
+    }
 
 
 def _l2_banks(dl2: _Cache | None, banks: int) -> L2Spec | None:
@@ -394,38 +427,20 @@ def _pair(r: _Reader, name: str) -> tuple[int, int]:
     return lat, ii
 
 
-# ---------------------------------------------------------------- import
-def import_gpgpusim_config(
-    path: str | os.PathLike,
-    *,
-    trace_config: str | os.PathLike | bool | None = None,
-    name: str | None = None,
-) -> GpgpusimImport:
-    """Read a ``gpgpusim.config`` (and ``trace.config``) into an :class:`SMSpec`.
-
-    ``trace_config``: ``None`` reads ``trace.config`` beside the file if it
-    exists, ``False`` ignores it, a path reads that file.  ``name`` defaults
-    to the folder name.
-    """
-    path = Path(path)
-    label = str(path)
-    opts = parse_option_file(path)
-    r = _Reader(label, opts, GPGPUSIM_DEFAULTS)
-
-    # ---- threads, warps, CTAs
+def _pipeline(r: _Reader) -> tuple[int, int]:
+    """The SM's threads and warp size (``-gpgpu_shader_core_pipeline``, ``<threads>:<warp size>``)."""
     v, line = r.raw("-gpgpu_shader_core_pipeline")
     m = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", v or "")
     if not m or int(m.group(2)) == 0 or int(m.group(1)) % int(m.group(2)):
-        r.fail("-gpgpu_shader_core_pipeline", line, v,
-               "<threads>:<warp size>, threads a multiple of warp size")
+        r.fail(
+            "-gpgpu_shader_core_pipeline", line, v, "<threads>:<warp size>, threads a multiple of warp size"
+        )
     threads, warp_size = int(m.group(1)), int(m.group(2))
-    warps = threads // warp_size
+    return threads, warp_size
 
-    clusters = r.int("-gpgpu_n_clusters", 1)
-    per_cluster = r.int("-gpgpu_n_cores_per_cluster", 1)
-    core_mhz, icnt_mhz, _l2, dram_mhz = r.floats("-gpgpu_clock_domains", ":", 4)
 
-    # ---- scheduling
+def _scheduler(r: _Reader) -> str:
+    """The warp scheduler's policy (``-gpgpu_scheduler``) as rfmodel names it."""
     v, line = r.raw("-gpgpu_scheduler")
     policy = (v or "").strip().split(":", 1)[0]
     if policy not in _SCHEDULER_NAMES:
@@ -435,35 +450,35 @@ def import_gpgpusim_config(
         if len(fields) != 4 or not all(f.strip().isdigit() for f in fields[1:]):
             r.fail("-gpgpu_scheduler", line, v, "two_level_active:<active warps>:<inner>:<outer>")
     scheduler = _SCHEDULER_NAMES[policy]
-    schedulers = r.int("-gpgpu_num_sched_per_core", 1)
-    issue = r.int("-gpgpu_max_insn_issue_per_warp", 1)
-    dual_diff = r.bool("-gpgpu_dual_issue_diff_exec_units")
-    sub_core = r.bool("-gpgpu_sub_core_model")
+    return scheduler
 
-    # ---- operand collectors
+
+def _collectors(r: _Reader) -> CollectorSpec:
+    """The operand collector units: the general ones and, with specialized collectors, each type's."""
     specialized = r.bool("-gpgpu_enable_specialized_operand_collector")
     gen = r.int("-gpgpu_operand_collector_num_units_gen")
-    typed = {
-        key: r.int(f"-gpgpu_operand_collector_num_units_{opt}")
-        for key, opt in (("sp", "sp"), ("sfu", "sfu"), ("mem", "mem"), ("tensor", "tensor_core"),
-                         ("dp", "dp"), ("int", "int"))
-    } if specialized else dict.fromkeys(("sp", "sfu", "mem", "tensor", "dp", "int"), 0)
+    typed = (
+        {
+            key: r.int(f"-gpgpu_operand_collector_num_units_{opt}")
+            for key, opt in (
+                ("sp", "sp"),
+                ("sfu", "sfu"),
+                ("mem", "mem"),
+                ("tensor", "tensor_core"),
+                ("dp", "dp"),
+                ("int", "int"),
+            )
+        }
+        if specialized
+        else dict.fromkeys(("sp", "sfu", "mem", "tensor", "dp", "int"), 0)
+    )
     collectors = CollectorSpec(gen=gen, **typed)
+    return collectors
 
-    # ---- register file
-    banks = r.int("-gpgpu_num_reg_banks", 1)
-    port_throughput = r.int("-gpgpu_reg_file_port_throughput", 1)
-    regs = r.int("-gpgpu_shader_registers", 1)
-    regs_per_block = r.int("-gpgpu_registers_per_block", 1)
-    cc_major = _compute_major(r)
-    old_isa = cc_major < 3  # Fermi and older: 63 registers per thread, 64-register warp granules
 
-    # ---- CTAs and shared memory
-    max_ctas = r.int("-gpgpu_shader_cta", 1)
-    shmem = r.int("-gpgpu_shmem_size")
-    shmem_cta = min(r.int("-gpgpu_shmem_per_block"), shmem)
-
-    # ---- caches and memory
+def _l1d(r: _Reader) -> L1DSpec:
+    """The L1 data cache: its geometry and policies (``-gpgpu_cache:dl1``), latency, banks, the unified
+    L1D/shared-memory carve-out and whether global accesses skip it."""
     dl1 = _cache(r, "-gpgpu_cache:dl1")
     l1_latency = r.int("-gpgpu_l1_latency", 1)
     l1_banks = r.int("-gpgpu_l1_banks", 1)
@@ -494,14 +509,11 @@ def import_gpgpusim_config(
         shmem_options=options,
         bypass_global=skip_l1,
     )
-    # the interconnect port of the SM: intersim moves flits; the local crossbar (-network_mode 2) a packet
-    # a cycle whatever its size
-    network_mode = r.int("-network_mode")
-    if network_mode not in (1, 2):
-        v, line = r.raw("-network_mode")
-        r.fail("-network_mode", line, v, "1 (intersim) or 2 (local crossbar)")
-    flit = r.int("-icnt_flit_size", 1) if network_mode == 1 else 1 << 16
-    # the instruction cache and fetch (a perfect cache, or none configured: every fetch hits)
+    return l1d
+
+
+def _icache(r: _Reader) -> ICacheSpec:
+    """The instruction cache and fetch (a perfect cache, or none configured: every fetch hits)."""
     il1 = _cache(r, "-gpgpu_cache:il1")
     perfect_inst = r.bool("-gpgpu_perfect_inst_const_cache")
     icache = ICacheSpec(
@@ -512,6 +524,65 @@ def import_gpgpusim_config(
         fetch_per_cycle=r.int("-gpgpu_inst_fetch_throughput", 1),
         allocate_on_miss=bool(il1 and il1.alloc == "m"),
     )
+    return icache
+
+
+# ---------------------------------------------------------------- import
+def import_gpgpusim_config(
+    path: str | os.PathLike, *, trace_config: str | os.PathLike | bool | None = None, name: str | None = None
+) -> GpgpusimImport:
+    """Read a ``gpgpusim.config`` (and ``trace.config``) into an :class:`SMSpec`.
+
+    ``trace_config``: ``None`` reads ``trace.config`` beside the file if it
+    exists, ``False`` ignores it, a path reads that file.  ``name`` defaults
+    to the folder name.
+    """
+    path = Path(path)
+    label = str(path)
+    opts = parse_option_file(path)
+    r = _Reader(label, opts, GPGPUSIM_DEFAULTS)
+
+    # ---- threads, warps, CTAs
+    threads, warp_size = _pipeline(r)
+    warps = threads // warp_size
+
+    clusters = r.int("-gpgpu_n_clusters", 1)
+    per_cluster = r.int("-gpgpu_n_cores_per_cluster", 1)
+    core_mhz, icnt_mhz, _l2, dram_mhz = r.floats("-gpgpu_clock_domains", ":", 4)
+
+    # ---- scheduling
+    scheduler = _scheduler(r)
+    schedulers = r.int("-gpgpu_num_sched_per_core", 1)
+    issue = r.int("-gpgpu_max_insn_issue_per_warp", 1)
+    dual_diff = r.bool("-gpgpu_dual_issue_diff_exec_units")
+    sub_core = r.bool("-gpgpu_sub_core_model")
+
+    # ---- operand collectors
+    collectors = _collectors(r)
+
+    # ---- register file
+    banks = r.int("-gpgpu_num_reg_banks", 1)
+    port_throughput = r.int("-gpgpu_reg_file_port_throughput", 1)
+    regs = r.int("-gpgpu_shader_registers", 1)
+    regs_per_block = r.int("-gpgpu_registers_per_block", 1)
+    cc_major = _compute_major(r)
+    old_isa = cc_major < 3  # Fermi and older: 63 registers per thread, 64-register warp granules
+
+    # ---- CTAs and shared memory
+    max_ctas = r.int("-gpgpu_shader_cta", 1)
+    shmem = r.int("-gpgpu_shmem_size")
+    shmem_cta = min(r.int("-gpgpu_shmem_per_block"), shmem)
+
+    # ---- caches and memory
+    l1d = _l1d(r)
+    # the interconnect port of the SM: intersim moves flits; the local crossbar (-network_mode 2) a packet
+    # a cycle whatever its size
+    network_mode = r.int("-network_mode")
+    if network_mode not in (1, 2):
+        v, line = r.raw("-network_mode")
+        r.fail("-network_mode", line, v, "1 (intersim) or 2 (local crossbar)")
+    flit = r.int("-icnt_flit_size", 1) if network_mode == 1 else 1 << 16
+    icache = _icache(r)  # and the instruction fetch
     smem_latency = r.int("-gpgpu_smem_latency", 1)
     rop_latency = r.int("-gpgpu_l2_rop_latency", 1)
     # a packet's fixed time in intersim's routers and channels, each way (the SM's ports model its flits);
@@ -597,8 +668,22 @@ def import_gpgpusim_config(
 
 
 #: -gpgpu_dram_timing_opt's fields in its positional form
-_DRAM_TIMING = ("nbk", "CCD", "RRD", "RCD", "RAS", "RP", "RC", "CL", "WL", "CDLR", "WR", "nbkgrp", "CCDL",
-                "RTPL")
+_DRAM_TIMING = (
+    "nbk",
+    "CCD",
+    "RRD",
+    "RCD",
+    "RAS",
+    "RP",
+    "RC",
+    "CL",
+    "WL",
+    "CDLR",
+    "WR",
+    "nbkgrp",
+    "CCDL",
+    "RTPL",
+)
 
 
 #: one-cycle queue hops on GPGPU-Sim's path from an L1 miss to its fill that rfmodel's memory stages do not
@@ -609,8 +694,13 @@ _DRAM_TIMING = ("nbk", "CCD", "RRD", "RCD", "RAS", "RP", "RC", "CL", "WL", "CDLR
 GPGPUSIM_QUEUE_HOPS = 4
 
 #: booksim's own defaults for the router delays intersim reads (``booksim_config.cpp``)
-INTERSIM_DELAYS = {"routing_delay": 1, "vc_alloc_delay": 1, "sw_alloc_delay": 1, "st_prepare_delay": 0,
-                   "st_final_delay": 1}
+INTERSIM_DELAYS = {
+    "routing_delay": 1,
+    "vc_alloc_delay": 1,
+    "sw_alloc_delay": 1,
+    "st_prepare_delay": 0,
+    "st_final_delay": 1,
+}
 
 
 def _intersim_traversal(r: _Reader, folder: Path) -> int:
@@ -636,6 +726,7 @@ def _intersim_traversal(r: _Reader, folder: Path) -> int:
     opts = {}
     for m in re.finditer(r"([A-Za-z_]\w*)\s*=\s*([^;]*);", re.sub(r"//[^\n]*", "", text)):
         opts[m.group(1)] = m.group(2).strip()
+
     def integer(k: str, lo: int) -> int:
         try:
             x = int(opts[k])
@@ -658,8 +749,16 @@ def _intersim_traversal(r: _Reader, folder: Path) -> int:
 _CHANNEL_HASH = {0: "none", 1: "xor", 2: "ipoly"}
 
 
-def _dram(r: _Reader, timing: dict[str, int], n_mem: int, sub_parts: int, chips: int, bus_bytes: int,
-          freq_ratio: int, dram_mhz: float) -> DramSpec | None:
+def _dram(
+    r: _Reader,
+    timing: dict[str, int],
+    n_mem: int,
+    sub_parts: int,
+    chips: int,
+    bus_bytes: int,
+    freq_ratio: int,
+    dram_mhz: float,
+) -> DramSpec | None:
     """The DRAM's channels, banks and rows: ``-gpgpu_mem_addr_mapping``, the channel hash, the timing
     option's banks and times, and a column read's burst.  None (every access then takes the DRAM latency)
     for a config without an address map (GPGPU-Sim decodes with a built-in mask), with a channel hash
@@ -687,13 +786,23 @@ def _dram(r: _Reader, timing: dict[str, int], n_mem: int, sub_parts: int, chips:
     groups = max(timing["nbkgrp"], 1)
     try:
         return DramSpec(
-            channels=n_mem, sub_partitions=sub_parts if hashing != "none" else 1, banks=timing["nbk"],
+            channels=n_mem,
+            sub_partitions=sub_parts if hashing != "none" else 1,
+            banks=timing["nbk"],
             bank_groups=groups,
-            clock_mhz=dram_mhz, address_map=text.strip(), channel_hash=hashing, t_rcd=timing["RCD"],
-            t_rp=timing["RP"], t_ras=timing["RAS"], t_rc=timing["RC"], t_rrd=timing["RRD"],
+            clock_mhz=dram_mhz,
+            address_map=text.strip(),
+            channel_hash=hashing,
+            t_rcd=timing["RCD"],
+            t_rp=timing["RP"],
+            t_ras=timing["RAS"],
+            t_rc=timing["RC"],
+            t_rrd=timing["RRD"],
             t_ccd=timing["CCD"],
-            t_ccdl=timing["CCDL"] if groups > 1 else 0, t_cl=timing["CL"],
-            burst_cycles=max(bl // max(freq_ratio, 1), 1), atom_bytes=bl * bus_bytes * chips,
+            t_ccdl=timing["CCDL"] if groups > 1 else 0,
+            t_cl=timing["CL"],
+            burst_cycles=max(bl // max(freq_ratio, 1), 1),
+            atom_bytes=bl * bus_bytes * chips,
         )
     except SpecError:
         not_taken()
@@ -706,8 +815,13 @@ def _dram_timing(r: _Reader) -> dict[str, int]:
     parts = [p.strip() for p in (v or "").split(":") if p.strip()]
     expected = "<nbk>:<tCCD>:<tRRD>:<tRCD>:... or nbk=<n>:CCD=<n>:...:RCD=<n>:...:CL=<n>:..."
     # a timing the option leaves out takes GPGPU-Sim's built-in default
-    out = dict(zip(_DRAM_TIMING, (int(x) for x in GPGPUSIM_DEFAULTS["-gpgpu_dram_timing_opt"].split(":")),
-                   strict=True))
+    out = dict(
+        zip(
+            _DRAM_TIMING,
+            (int(x) for x in GPGPUSIM_DEFAULTS["-gpgpu_dram_timing_opt"].split(":")),
+            strict=True,
+        )
+    )
     try:
         if parts and all("=" in p for p in parts):
             out.update({k.strip(): int(x) for k, x in (p.split("=", 1) for p in parts)})
@@ -734,8 +848,10 @@ _OC_EX = {
 def _exec_units(r: _Reader, special: dict) -> ExecUnitSpec:
     """``-gpgpu_num_*_units``, the OC_EX widths of ``-gpgpu_pipeline_widths`` and an enabled specialized
     ``BRA`` unit of the trace config (Volta's branch unit) as :class:`ExecUnitSpec`."""
-    units = {t: r.int(f"-gpgpu_num_{opt}_units") for t, opt in (
-        ("sp", "sp"), ("sfu", "sfu"), ("dp", "dp"), ("int", "int"), ("tensor", "tensor_core"))}
+    units = {
+        t: r.int(f"-gpgpu_num_{opt}_units")
+        for t, opt in (("sp", "sp"), ("sfu", "sfu"), ("dp", "dp"), ("int", "int"), ("tensor", "tensor_core"))
+    }
     widths = r.ints("-gpgpu_pipeline_widths", ",", 7)
     pos = _OC_EX.get(len(widths))
     if pos is None:
@@ -746,8 +862,13 @@ def _exec_units(r: _Reader, special: dict) -> ExecUnitSpec:
         r.fail("-gpgpu_num_sp_units" if units["sp"] < 1 else "-gpgpu_num_sfu_units", line, v, "at least 1")
     w = {t: max(widths[i], 1) for t, i in pos.items()}
     bra_units, bra_width = special.get("BRA", (0, 1))
-    return ExecUnitSpec(**units, branch=bra_units, **{f"{t}_width": w.get(t, 1) for t in units},
-                        branch_width=max(bra_width, 1), mem_width=w["mem"])
+    return ExecUnitSpec(
+        **units,
+        branch=bra_units,
+        **{f"{t}_width": w.get(t, 1) for t in units},
+        branch_width=max(bra_width, 1),
+        mem_width=w["mem"],
+    )
 
 
 def _compute_major(r: _Reader) -> int:

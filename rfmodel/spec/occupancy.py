@@ -14,9 +14,16 @@ from rfmodel.spec.sm import OP_CLASS_NAMES
 UNIT_NAMES = ("int", "sp", "dp", "sfu", "tensor", "mem", "branch")
 U_INT, U_SP, U_DP, U_SFU, U_TENSOR, U_MEM, U_BRA = range(len(UNIT_NAMES))
 _UNIT_BY_CLASS = {
-    "int": U_INT, "fp32": U_SP, "fp64": U_DP, "sfu": U_SFU, "tensor": U_TENSOR, "branch": U_BRA,
-    "barrier": U_INT, "exit": U_INT, "misc": U_INT,
-}  # fmt: skip
+    "int": U_INT,
+    "fp32": U_SP,
+    "fp64": U_DP,
+    "sfu": U_SFU,
+    "tensor": U_TENSOR,
+    "branch": U_BRA,
+    "barrier": U_INT,
+    "exit": U_INT,
+    "misc": U_INT,
+}
 #: the execution unit of each op class (index: ``OP_CLASS_NAMES`` order = ``OpClass`` values); memory
 #: classes go to the load/store unit
 UNIT_OF_CLASS = tuple(_UNIT_BY_CLASS.get(c, U_MEM) for c in OP_CLASS_NAMES)
@@ -32,8 +39,12 @@ def units_of_classes(sm) -> np.ndarray:
     if e is None:
         return out
     int_unit = U_INT if e.int > 0 else U_SP
-    sub = {U_INT: int_unit, U_DP: U_DP if e.dp > 0 else U_SFU, U_TENSOR: U_TENSOR if e.tensor > 0 else U_SP,
-           U_BRA: U_BRA if e.branch > 0 else int_unit}  # fmt: skip
+    sub = {
+        U_INT: int_unit,
+        U_DP: U_DP if e.dp > 0 else U_SFU,
+        U_TENSOR: U_TENSOR if e.tensor > 0 else U_SP,
+        U_BRA: U_BRA if e.branch > 0 else int_unit,
+    }
     return np.array([sub.get(int(u), int(u)) for u in out], dtype=np.int64)
 
 
@@ -81,8 +92,11 @@ def collector_set_shares(sm, mix) -> np.ndarray | None:
     share = np.zeros(len(COLLECTOR_SETS))
     for k, u in enumerate(units_of_classes(sm)):
         share[first[u]] += float(mix[k])
-    rows = [(getattr(c, COLLECTOR_SETS[s]) / c.total, share[s]) for s in range(len(COLLECTOR_SETS))
-            if share[s] > 0]  # fmt: skip
+    rows = [
+        (getattr(c, COLLECTOR_SETS[s]) / c.total, share[s])
+        for s in range(len(COLLECTOR_SETS))
+        if share[s] > 0
+    ]
     return np.array(rows, dtype=np.float64).reshape(-1, 2)
 
 
@@ -156,8 +170,9 @@ def occupancy_warps(
     by_regs = np.asarray(regs_per_sm, dtype=np.int64) // np.maximum(regs_per_warp * wpc, 1)
     if cta_limits is not None:
         smem_cta = np.asarray(smem_per_cta, dtype=np.int64)
-        launches = ((np.asarray(threads_per_cta, dtype=np.int64) <= cta_limits.max_threads_per_cta)
-                    & (smem_cta <= cta_limits.shmem_per_cta_bytes))  # fmt: skip
+        launches = (np.asarray(threads_per_cta, dtype=np.int64) <= cta_limits.max_threads_per_cta) & (
+            smem_cta <= cta_limits.shmem_per_cta_bytes
+        )
         by_regs = np.where(launches, by_regs, 0)
     by_warps = np.asarray(max_warps, dtype=np.int64) // wpc
     by_threads = np.asarray(max_threads, dtype=np.int64) // (wpc * warp_size)
@@ -174,8 +189,6 @@ def occupancy_warps(
         )
     )
     return np.maximum(ctas, 0) * wpc
-
-
 
 
 def cta_registers(regs_per_thread, threads_per_cta, sm) -> int:
@@ -202,8 +215,12 @@ def rf_demand(regs_per_thread, threads_per_cta, smem_per_cta, ctas_available, sm
     (the Latency-Tolerant Register File paper's Table 1 measure): the resident CTAs every limit but the
     registers allows, times their registers (allocation granularity included), over ``sm.regs_per_sm``."""
     wpc = -(-int(threads_per_cta) // sm.threads_per_warp)
-    limits = [sm.warps_per_sm // wpc, sm.max_ctas_per_sm, int(ctas_available),
-              (sm.warps_per_sm * sm.threads_per_warp) // (wpc * sm.threads_per_warp)]  # fmt: skip
+    limits = [
+        sm.warps_per_sm // wpc,
+        sm.max_ctas_per_sm,
+        int(ctas_available),
+        (sm.warps_per_sm * sm.threads_per_warp) // (wpc * sm.threads_per_warp),
+    ]
     if smem_per_cta:
         limits.append(sm.shmem_per_sm_bytes // int(smem_per_cta))
     g = sm.reg_alloc_granularity
@@ -218,19 +235,27 @@ def no_fit_reason(regs_per_thread, threads_per_cta, smem_per_cta, sm, regs_per_s
     g = sm.reg_alloc_granularity
     need = cta_registers(regs_per_thread, threads_per_cta, sm)
     if int(threads_per_cta) > sm.max_threads_per_cta:
-        return (f"one CTA has {threads_per_cta} threads and the SM launches at most {sm.max_threads_per_cta} "
-                "(max_threads_per_cta)")
+        return (
+            f"one CTA has {threads_per_cta} threads and the SM launches at most {sm.max_threads_per_cta} "
+            "(max_threads_per_cta)"
+        )
     if smem_per_cta and int(smem_per_cta) > sm.shmem_per_cta_bytes:
-        return (f"one CTA needs {smem_per_cta} B of shared memory and the SM allows {sm.shmem_per_cta_bytes} "
-                "per CTA (shmem_per_cta_bytes)")
+        return (
+            f"one CTA needs {smem_per_cta} B of shared memory and the SM allows {sm.shmem_per_cta_bytes} "
+            "per CTA (shmem_per_cta_bytes)"
+        )
     if need > regs_per_sm:
-        return (f"one CTA needs {need} registers ({regs_per_thread} per thread x {threads_per_cta} threads, "
-                f"allocated per warp in {g}s) and the SM has {regs_per_sm} (regs_per_sm)")  # fmt: skip
+        return (
+            f"one CTA needs {need} registers ({regs_per_thread} per thread x {threads_per_cta} threads, "
+            f"allocated per warp in {g}s) and the SM has {regs_per_sm} (regs_per_sm)"
+        )
     if wpc > sm.warps_per_sm:
         return f"one CTA has {wpc} warps and the SM holds {sm.warps_per_sm} (warps_per_sm)"
     if smem_per_cta and int(smem_per_cta) > sm.shmem_per_sm_bytes:
-        return (f"one CTA needs {smem_per_cta} B of shared memory and the SM has {sm.shmem_per_sm_bytes} "
-                "(shmem_per_sm_bytes)")
+        return (
+            f"one CTA needs {smem_per_cta} B of shared memory and the SM has {sm.shmem_per_sm_bytes} "
+            "(shmem_per_sm_bytes)"
+        )
     return None
 
 
@@ -314,8 +339,11 @@ def not_modelled(sm, engine: str, compat: bool = False) -> list[str]:
         holds = holds_in.get(engine, None)
         if engine not in holds_in or (name == "dual_issue_diff_units" and sm.issue_width < 2):
             continue
-        if compat and engine == "simulate" and (name.startswith("icache.") or name in ("l1d.sectored",
-                                                                                         "l1d.banks")):
+        if (
+            compat
+            and engine == "simulate"
+            and (name.startswith("icache.") or name in ("l1d.sectored", "l1d.banks"))
+        ):
             continue
         if name in ("l1d.unified_bytes", "l1d.adaptive") and sm.l1d.shmem_options:
             continue  # both engines carve the L1D out of the unified array (carved_l1d)
@@ -324,13 +352,16 @@ def not_modelled(sm, engine: str, compat: bool = False) -> list[str]:
             continue  # the simulator's banked L2 (rfmodel.spec.sm.L2Spec; a larger chip's slice: one cache)
         if value is not None and value != holds:
             what = name if hasattr(value, "to_dict") else f"{name} = {value}"  # a nested spec: its name
-            out.append(f"{what} (answered as {holds})" if holds is not None
-                       else f"{what} (answered without it)")
+            out.append(
+                f"{what} (answered as {holds})" if holds is not None else f"{what} (answered without it)"
+            )
             # a preset's own value is in its documented source and the attrs; a value set otherwise is said
             if preset is not None and get(preset, name) == value:
                 continue
-            warn_once(f"the {engine} engine does not model {what}: its answer is the one for "
-                      f"{holds if holds is not None else f'an SM without {name}'}")  # fmt: skip
+            warn_once(
+                f"the {engine} engine does not model {what}: its answer is the one for "
+                f"{holds if holds is not None else f'an SM without {name}'}"
+            )
     return out
 
 

@@ -30,10 +30,24 @@ __all__ = [
 
 #: LatencySpec field names, in the numbering order of ``rfmodel.workload.ir.OpClass``
 OP_CLASS_NAMES = (
-    "int", "fp32", "fp64", "sfu", "tensor",
-    "ld_global", "st_global", "ld_shared", "st_shared", "ld_local", "st_local",
-    "ld_const", "atomic", "branch", "barrier", "exit", "misc",
-)  # fmt: skip
+    "int",
+    "fp32",
+    "fp64",
+    "sfu",
+    "tensor",
+    "ld_global",
+    "st_global",
+    "ld_shared",
+    "st_shared",
+    "ld_local",
+    "st_local",
+    "ld_const",
+    "atomic",
+    "branch",
+    "barrier",
+    "exit",
+    "misc",
+)
 
 SCHEDULERS = ("lrr", "gto", "two-level", "oldest")
 BANK_MAPPINGS = ("gpgpusim", "subcore", "warp-per-bank", "reg-mod")
@@ -138,76 +152,121 @@ class _SetAssociative:
 
     def _check(self) -> None:
         if self.size_bytes and self.size_bytes % (self.assoc * self.line_bytes):
-            self._fail("size_bytes", self.size_bytes,
-                       f"a multiple of assoc x line_bytes = {self.assoc * self.line_bytes}")
+            self._fail(
+                "size_bytes",
+                self.size_bytes,
+                f"a multiple of assoc x line_bytes = {self.assoc * self.line_bytes}",
+            )
 
 
 @dataclass(frozen=True)
 class L1DSpec(_SetAssociative, Spec, kind="sm.l1d"):
     """The L1 data cache of one SM (GPGPU-Sim ``-gpgpu_cache:dl1`` and friends)."""
 
-    size_bytes: int = param(16 * _KIB, unit="B", bounds=(0, 64 * _MIB),
-                            doc="capacity as configured (sets x assoc x line); 0 = no L1D")
+    size_bytes: int = param(
+        16 * _KIB,
+        unit="B",
+        bounds=(0, 64 * _MIB),
+        doc="capacity as configured (sets x assoc x line); 0 = no L1D",
+    )
     assoc: int = param(4, unit="ways", bounds=(1, 4096), doc="associativity")
     line_bytes: int = param(128, unit="B", choices=(16, 32, 64, 128, 256, 512, 1024), doc="line size")
     sectored: bool = param(False, doc="sectored lines (32 B sectors filled on demand)")
     mshr_entries: int = param(64, unit="entries", bounds=(0, 1 << 16), doc="miss status holding registers")
-    mshr_merge: int = param(0, unit="accesses", bounds=(0, 1 << 16),
-                            doc="accesses one outstanding line miss holds, itself and those merged into it "
-                                "(GPGPU-Sim's MSHR merge limit; counted per 32-byte sector where sectored, "
-                                "per line otherwise); a further load of the line waits for its fill and "
-                                "then hits; 0 = no limit")
-    miss_queue_entries: int = param(0, unit="entries", bounds=(0, 1 << 16),
-                                    doc="requests the L1D's miss queue holds on their way to the "
-                                        "interconnect, which takes one a cycle (GPGPU-Sim's miss queue: a "
-                                        "load's miss needs two free entries, a store one, a request a "
-                                        "32-byte sector where sectored); a lookup that finds too few waits, "
-                                        "and a load merging into a miss in flight also needs two; 0 = no "
-                                        "limit")
-    allocate_on_miss: bool = param(True, doc="a load miss reserves its line until the fill (GPGPU-Sim's "
-                                   "allocation policy m): a load whose set has every way waiting for a fill "
-                                   "waits for the first; false: it takes the least recently used way "
-                                   "whatever its state")
-    write_allocate: bool = param(True, doc="a store that misses allocates its line (without waiting for "
-                                 "it); false: GPGPU-Sim's no-write-allocate (N), the store only writes "
-                                 "through")
-    store_hit_evicts: bool = param(False, doc="a global store that hits a filled line invalidates it "
-                                   "(GPGPU-Sim's write policy L: global write-evict; local stores write "
-                                   "through and keep their line); false: the line stays")
-    set_index: str = param("linear", choices=("linear", "fermi-hash"),
-                           doc="set of a line: its number mod the sets (GPGPU-Sim's L), or the Fermi L1D's "
-                               "hash of address bits (H; 32 or 64 sets, other counts index linearly)")
+    mshr_merge: int = param(
+        0,
+        unit="accesses",
+        bounds=(0, 1 << 16),
+        doc="accesses one outstanding line miss holds, itself and those merged into it "
+        "(GPGPU-Sim's MSHR merge limit; counted per 32-byte sector where sectored, "
+        "per line otherwise); a further load of the line waits for its fill and "
+        "then hits; 0 = no limit",
+    )
+    miss_queue_entries: int = param(
+        0,
+        unit="entries",
+        bounds=(0, 1 << 16),
+        doc="requests the L1D's miss queue holds on their way to the "
+        "interconnect, which takes one a cycle (GPGPU-Sim's miss queue: a "
+        "load's miss needs two free entries, a store one, a request a "
+        "32-byte sector where sectored); a lookup that finds too few waits, "
+        "and a load merging into a miss in flight also needs two; 0 = no "
+        "limit",
+    )
+    allocate_on_miss: bool = param(
+        True,
+        doc="a load miss reserves its line until the fill (GPGPU-Sim's "
+        "allocation policy m): a load whose set has every way waiting for a fill "
+        "waits for the first; false: it takes the least recently used way "
+        "whatever its state",
+    )
+    write_allocate: bool = param(
+        True,
+        doc="a store that misses allocates its line (without waiting for "
+        "it); false: GPGPU-Sim's no-write-allocate (N), the store only writes "
+        "through",
+    )
+    store_hit_evicts: bool = param(
+        False,
+        doc="a global store that hits a filled line invalidates it "
+        "(GPGPU-Sim's write policy L: global write-evict; local stores write "
+        "through and keep their line); false: the line stays",
+    )
+    set_index: str = param(
+        "linear",
+        choices=("linear", "fermi-hash"),
+        doc="set of a line: its number mod the sets (GPGPU-Sim's L), or the Fermi L1D's "
+        "hash of address bits (H; 32 or 64 sets, other counts index linearly)",
+    )
     hit_latency_cycles: int = param(35, unit="cycles", bounds=(1, 100_000), doc="load hit latency")
-    banks: int = param(1, unit="banks", choices=(1, 2, 4, 8, 16, 32),
-                       doc="banks (GPGPU-Sim's -gpgpu_l1_banks; 32-byte interleaved): in the simulator's "
-                           "GPGPU-Sim mode each has a latency queue of hit_latency_cycles stages that takes "
-                           "one access a cycle and looks it up at its head")
-    unified_bytes: int = param(0, unit="B", bounds=(0, 64 * _MIB),
-                               doc="L1D + shared memory unified array size; 0 = separate arrays")
+    banks: int = param(
+        1,
+        unit="banks",
+        choices=(1, 2, 4, 8, 16, 32),
+        doc="banks (GPGPU-Sim's -gpgpu_l1_banks; 32-byte interleaved): in the simulator's "
+        "GPGPU-Sim mode each has a latency queue of hit_latency_cycles stages that takes "
+        "one access a cycle and looks it up at its head",
+    )
+    unified_bytes: int = param(
+        0, unit="B", bounds=(0, 64 * _MIB), doc="L1D + shared memory unified array size; 0 = separate arrays"
+    )
     adaptive: bool = param(False, doc="carve-out adapts: L1D gets the unified space shared memory leaves")
-    shmem_options: tuple = param((), type=tuple, item_type=int, unit="B", bounds=(0, 64 * _MIB),
-                                 doc="the adaptive carve-out's shared-memory sizes (GPGPU-Sim "
-                                     "-gpgpu_shmem_option); empty: the L1D keeps size_bytes")
+    shmem_options: tuple = param(
+        (),
+        type=tuple,
+        item_type=int,
+        unit="B",
+        bounds=(0, 64 * _MIB),
+        doc="the adaptive carve-out's shared-memory sizes (GPGPU-Sim "
+        "-gpgpu_shmem_option); empty: the L1D keeps size_bytes",
+    )
     bypass_global: bool = param(False, doc="global loads skip the L1D (as -Xptxas -dlcm=cg)")
 
     def _check(self) -> None:
         super()._check()
         if self.miss_queue_entries == 1:
-            self._fail("miss_queue_entries", self.miss_queue_entries,
-                       "0 (no limit) or at least 2 (a load's miss needs two free entries)")
+            self._fail(
+                "miss_queue_entries",
+                self.miss_queue_entries,
+                "0 (no limit) or at least 2 (a load's miss needs two free entries)",
+            )
         if not self.shmem_options:
             return
         if not self.adaptive:
-            self._fail("shmem_options", self.shmem_options,
-                       "empty unless adaptive = true (they would not act)")
+            self._fail(
+                "shmem_options", self.shmem_options, "empty unless adaptive = true (they would not act)"
+            )
         if not self.unified_bytes or not self.size_bytes or self.unified_bytes % self.size_bytes:
-            self._fail("shmem_options", self.shmem_options,
-                       "empty unless unified_bytes is a whole multiple of size_bytes (the carve-out scales "
-                       "the L1D's ways by unified_bytes / size_bytes)")  # fmt: skip
+            self._fail(
+                "shmem_options",
+                self.shmem_options,
+                "empty unless unified_bytes is a whole multiple of size_bytes (the carve-out scales "
+                "the L1D's ways by unified_bytes / size_bytes)",
+            )
         if max(self.shmem_options) > self.unified_bytes:
-            self._fail("shmem_options", self.shmem_options,
-                       f"sizes of at most unified_bytes = {self.unified_bytes}")
-
+            self._fail(
+                "shmem_options", self.shmem_options, f"sizes of at most unified_bytes = {self.unified_bytes}"
+            )
 
 
 _UNITS = dict(unit="units", bounds=(0, 1024))
@@ -247,8 +306,11 @@ class ExecUnitSpec(Spec, kind="sm.exec_units"):
                 self._fail(name, getattr(self, name), "at least 1 (FP32 and SFU instructions need a unit)")
         for t in ("dp", "int", "tensor", "branch"):  # a width of no units would be ignored: refused instead
             if getattr(self, t) == 0 and getattr(self, t + "_width") != 1:
-                self._fail(t + "_width", getattr(self, t + "_width"),
-                           f"1 while {t} = 0 (its instructions run on another unit's slots)")
+                self._fail(
+                    t + "_width",
+                    getattr(self, t + "_width"),
+                    f"1 while {t} = 0 (its instructions run on another unit's slots)",
+                )
 
 
 #: bytes of an interconnect packet's header (GPGPU-Sim's READ_PACKET_SIZE and WRITE_PACKET_SIZE)
@@ -266,16 +328,26 @@ class ICacheSpec(_SetAssociative, Spec, kind="sm.icache"):
     ``mshr_entries`` lines in flight (a fetch that finds them all taken, or, allocating on miss, its set's
     every way waiting for a fill, fetches nothing that cycle)."""
 
-    size_bytes: int = param(2 * _KIB, unit="B", bounds=(0, 64 * _MIB),
-                            doc="capacity (sets x assoc x line); 0 = every fetch hits (a perfect cache)")
+    size_bytes: int = param(
+        2 * _KIB,
+        unit="B",
+        bounds=(0, 64 * _MIB),
+        doc="capacity (sets x assoc x line); 0 = every fetch hits (a perfect cache)",
+    )
     assoc: int = param(4, unit="ways", bounds=(1, 4096), doc="associativity")
     line_bytes: int = param(128, unit="B", choices=(16, 32, 64, 128, 256, 512, 1024), doc="line size")
     mshr_entries: int = param(2, unit="entries", bounds=(1, 1 << 16), doc="lines missing at once")
-    fetch_per_cycle: int = param(1, unit="fetches/cycle", bounds=(1, 64),
-                                 doc="fetches per cycle, each one warp's next instruction-buffer fill")
-    allocate_on_miss: bool = param(False, doc="a miss takes its way at once (GPGPU-Sim's m); false: when its "
-                                              "line arrives (f, GPGPU-Sim's instruction caches)")
-
+    fetch_per_cycle: int = param(
+        1,
+        unit="fetches/cycle",
+        bounds=(1, 64),
+        doc="fetches per cycle, each one warp's next instruction-buffer fill",
+    )
+    allocate_on_miss: bool = param(
+        False,
+        doc="a miss takes its way at once (GPGPU-Sim's m); false: when its "
+        "line arrives (f, GPGPU-Sim's instruction caches)",
+    )
 
 
 #: ways of an L2 the SM spec gives no geometry for (the SM's slice as one cache: SMSpec.l2_ways)
@@ -304,8 +376,11 @@ class L2Spec(Spec, kind="sm.l2"):
 
     banks: int = param(1, unit="banks", bounds=(1, 4096), doc="L2 banks (memory sub-partitions)")
     assoc: int = param(16, unit="ways", bounds=(1, 1024), doc="ways of a set")
-    set_index: str = param("linear", choices=L2_SET_INDEX,
-                           doc="set index within a bank: linear, ipoly or xor (GPGPU-Sim's L, P and X)")
+    set_index: str = param(
+        "linear",
+        choices=L2_SET_INDEX,
+        doc="set index within a bank: linear, ipoly or xor (GPGPU-Sim's L, P and X)",
+    )
 
 
 #: the address-map letters GPGPU-Sim's ``-gpgpu_mem_addr_mapping`` takes, high bit first: D (channel), B
@@ -323,7 +398,7 @@ def parse_address_map(text: str) -> tuple[int, dict[str, int]]:
         if not sep:
             raise ValueError("dramid@<bit> must be followed by ';' and the 64-letter map")
         try:
-            start = int(head[len("dramid@"):])
+            start = int(head[len("dramid@") :])
         except ValueError:
             raise ValueError(f"'{head}' is not dramid@<bit>") from None
         if not 0 <= start < 64:
@@ -361,34 +436,54 @@ class DramSpec(Spec, kind="sm.dram"):
     served in the order they reach the DRAM (GPGPU-Sim's FR-FCFS scheduler lets an open row's reads pass)."""
 
     channels: int = param(6, unit="channels", bounds=(1, 4096), doc="memory channels (-gpgpu_n_mem)")
-    sub_partitions: int = param(1, unit="sub-partitions", choices=(1, 2, 4, 8, 16),
-                                doc="L2 sub-partitions per channel, which the channel hash's address bits "
-                                    "start above (1 unless channel_hash is xor or ipoly, where it acts)")
+    sub_partitions: int = param(
+        1,
+        unit="sub-partitions",
+        choices=(1, 2, 4, 8, 16),
+        doc="L2 sub-partitions per channel, which the channel hash's address bits "
+        "start above (1 unless channel_hash is xor or ipoly, where it acts)",
+    )
     banks: int = param(16, unit="banks", choices=(1, 2, 4, 8, 16, 32, 64, 128), doc="banks per channel (nbk)")
     bank_groups: int = param(1, unit="groups", choices=(1, 2, 4, 8, 16), doc="bank groups per channel")
     clock_mhz: float = param(924.0, unit="MHz", bounds=(1.0, 100_000.0), doc="DRAM command clock")
     address_map: str = param(
         "dramid@8;00000000.00000000.00000000.00000000.0000RRRR.RRRRRRRR.BBBCCCCB.CCSSSSSS",
         doc="GPGPU-Sim's address map: [dramid@<bit>;] then 64 letters, high bit first, D channel, B bank, "
-            "R row, C column, S burst, 0 unused (a channel count not a power of two takes the channel as "
-            "the address above <bit> modulo the channels, the rest as the quotient)")
-    channel_hash: str = param("none", choices=("none", "xor", "ipoly"),
-                              doc="how the channel is hashed (-gpgpu_memory_partition_indexing 0, 1, 2)")
+        "R row, C column, S burst, 0 unused (a channel count not a power of two takes the channel as "
+        "the address above <bit> modulo the channels, the rest as the quotient)",
+    )
+    channel_hash: str = param(
+        "none",
+        choices=("none", "xor", "ipoly"),
+        doc="how the channel is hashed (-gpgpu_memory_partition_indexing 0, 1, 2)",
+    )
     t_rcd: int = param(12, unit="DRAM cycles", bounds=(0, 1000), doc="activate to read (tRCD)")
     t_rp: int = param(12, unit="DRAM cycles", bounds=(0, 1000), doc="precharge to activate (tRP)")
     t_ras: int = param(28, unit="DRAM cycles", bounds=(0, 1000), doc="activate to precharge (tRAS)")
     t_rc: int = param(40, unit="DRAM cycles", bounds=(0, 1000), doc="activate to activate, one bank (tRC)")
-    t_rrd: int = param(6, unit="DRAM cycles", bounds=(0, 1000),
-                       doc="activate to activate, one channel (tRRD)")
+    t_rrd: int = param(
+        6, unit="DRAM cycles", bounds=(0, 1000), doc="activate to activate, one channel (tRRD)"
+    )
     t_ccd: int = param(2, unit="DRAM cycles", bounds=(0, 1000), doc="column to column, one channel (tCCD)")
-    t_ccdl: int = param(0, unit="DRAM cycles", bounds=(0, 1000),
-                        doc="column to column, one bank group (tCCDL; 0 without bank groups)")
+    t_ccdl: int = param(
+        0,
+        unit="DRAM cycles",
+        bounds=(0, 1000),
+        doc="column to column, one bank group (tCCDL; 0 without bank groups)",
+    )
     t_cl: int = param(12, unit="DRAM cycles", bounds=(0, 1000), doc="read to data (CAS latency)")
-    burst_cycles: int = param(2, unit="DRAM cycles", bounds=(1, 1000),
-                              doc="command cycles one column read holds the data bus (burst length / "
-                                  "data-to-command clock ratio)")
-    atom_bytes: int = param(64, unit="B", choices=(8, 16, 32, 64, 128, 256, 512),
-                            doc="bytes one column read delivers (burst length x bus width x chips)")
+    burst_cycles: int = param(
+        2,
+        unit="DRAM cycles",
+        bounds=(1, 1000),
+        doc="command cycles one column read holds the data bus (burst length / data-to-command clock ratio)",
+    )
+    atom_bytes: int = param(
+        64,
+        unit="B",
+        choices=(8, 16, 32, 64, 128, 256, 512),
+        doc="bytes one column read delivers (burst length x bus width x chips)",
+    )
 
     def _check(self) -> None:
         try:
@@ -397,24 +492,30 @@ class DramSpec(Spec, kind="sm.dram"):
             self._fail("address_map", self.address_map, f"GPGPU-Sim's mapping string ({e})")
         pow2 = self.channels & (self.channels - 1) == 0
         if start < 0 and not masks["D"] and self.channels > 1:
-            self._fail("address_map", self.address_map,
-                       "channel bits (D) or dramid@<bit> for several channels")
+            self._fail(
+                "address_map", self.address_map, "channel bits (D) or dramid@<bit> for several channels"
+            )
         if start < 0 and masks["D"] and (not pow2 or 1 << bin(masks["D"]).count("1") != self.channels):
-            self._fail("address_map", self.address_map,
-                       f"as many D bits as log2(channels = {self.channels})")
+            self._fail("address_map", self.address_map, f"as many D bits as log2(channels = {self.channels})")
         if self.channel_hash == "none" and self.sub_partitions != 1:
-            self._fail("sub_partitions", self.sub_partitions,
-                       "1 with channel_hash = none (only a hash uses it)")
+            self._fail(
+                "sub_partitions", self.sub_partitions, "1 with channel_hash = none (only a hash uses it)"
+            )
         if self.bank_groups == 1 and self.t_ccdl != 0:
             self._fail("t_ccdl", self.t_ccdl, "0 with bank_groups = 1 (tCCDL applies within a bank group)")
         if self.channel_hash == "xor" and not pow2:
-            self._fail("channel_hash", self.channel_hash,
-                       "none or ipoly with a channel count not a power of two")
-        if self.channel_hash == "ipoly" and (1 << (self.channels - 1).bit_length()) * self.sub_partitions \
-                not in (16, 32, 64):
-            self._fail("channel_hash", self.channel_hash,
-                       "none or xor unless the channels (rounded up to a power of two) x sub_partitions are "
-                       "16, 32 or 64 (the IPOLY hashes GPGPU-Sim has)")
+            self._fail(
+                "channel_hash", self.channel_hash, "none or ipoly with a channel count not a power of two"
+            )
+        if self.channel_hash == "ipoly" and (
+            1 << (self.channels - 1).bit_length()
+        ) * self.sub_partitions not in (16, 32, 64):
+            self._fail(
+                "channel_hash",
+                self.channel_hash,
+                "none or xor unless the channels (rounded up to a power of two) x sub_partitions are "
+                "16, 32 or 64 (the IPOLY hashes GPGPU-Sim has)",
+            )
 
     def cycles(self, core_mhz: float, n: float) -> float:
         """``n`` DRAM command cycles in core cycles."""
@@ -439,38 +540,59 @@ class SMSpec(Spec, kind="sm", version=1):
 
     # -- issue
     schedulers_per_sm: int = param(2, unit="schedulers", bounds=(1, 16), doc="warp schedulers")
-    issue_width: int = param(1, unit="instr/cycle", bounds=(1, 4),
-                             doc="instructions one scheduler may issue per cycle (from one warp)")
+    issue_width: int = param(
+        1,
+        unit="instr/cycle",
+        bounds=(1, 4),
+        doc="instructions one scheduler may issue per cycle (from one warp)",
+    )
     dual_issue_diff_units: bool = param(True, doc="a dual issue must use two different unit types")
-    scheduler: str = param("gto", choices=SCHEDULERS,
-                           doc="warp selection policy (two-level parameters belong to the design)")
-    sub_core: bool = param(False, doc="Volta-style sub-cores: each scheduler owns its banks, "
-                                      "collectors and units (warp w on scheduler w mod schedulers)")
+    scheduler: str = param(
+        "gto", choices=SCHEDULERS, doc="warp selection policy (two-level parameters belong to the design)"
+    )
+    sub_core: bool = param(
+        False,
+        doc="Volta-style sub-cores: each scheduler owns its banks, "
+        "collectors and units (warp w on scheduler w mod schedulers)",
+    )
 
     # -- operand collectors
     collectors: CollectorSpec = param(CollectorSpec(), doc="operand collector units per type")
-    collector_read_ports: int = param(0, unit="operands/cycle", bounds=(0, 16),
-                                      doc="operands one collector can receive per cycle; "
-                                          "0 = no limit (GPGPU-Sim), 1 = CORF's port serialization")
+    collector_read_ports: int = param(
+        0,
+        unit="operands/cycle",
+        bounds=(0, 16),
+        doc="operands one collector can receive per cycle; "
+        "0 = no limit (GPGPU-Sim), 1 = CORF's port serialization",
+    )
 
     # -- register banks
     num_banks: int = param(16, unit="banks", bounds=(1, 1024), doc="register banks per SM")
     bank_read_ports: int = param(0, unit="ports", bounds=(0, 16), doc="read-only ports per bank")
     bank_write_ports: int = param(0, unit="ports", bounds=(0, 16), doc="write-only ports per bank")
-    bank_rw_ports: int = param(1, unit="ports", bounds=(0, 16),
-                               doc="ports per bank usable for a read or a write")
-    bank_width_bits: int = param(1024, unit="bit", bounds=(32, 8192), multiple_of=32,
-                                 doc="bits one bank access delivers (1024 = a 32-lane warp register)")
-    bank_mapping: str = param("gpgpusim", choices=BANK_MAPPINGS,
-                              doc="register-to-bank function (see SMSpec.bank_of)")
+    bank_rw_ports: int = param(
+        1, unit="ports", bounds=(0, 16), doc="ports per bank usable for a read or a write"
+    )
+    bank_width_bits: int = param(
+        1024,
+        unit="bit",
+        bounds=(32, 8192),
+        multiple_of=32,
+        doc="bits one bank access delivers (1024 = a 32-lane warp register)",
+    )
+    bank_mapping: str = param(
+        "gpgpusim", choices=BANK_MAPPINGS, doc="register-to-bank function (see SMSpec.bank_of)"
+    )
 
     # -- register allocation
     regs_per_sm: int = param(32768, unit="32-bit regs", bounds=(32, 1 << 24), doc="register file size")
     max_regs_per_thread: int = param(63, unit="regs", bounds=(1, 4096), doc="per-thread limit")
-    reg_alloc_granularity: int = param(64, unit="regs/warp", bounds=(1, 1 << 16),
-                                       doc="a warp's registers are allocated in multiples of this")
-    regs_per_cta_limit: int = param(32768, unit="32-bit regs", bounds=(1, 1 << 24),
-                                    doc="registers one CTA may use")
+    reg_alloc_granularity: int = param(
+        64, unit="regs/warp", bounds=(1, 1 << 16), doc="a warp's registers are allocated in multiples of this"
+    )
+    regs_per_cta_limit: int = param(
+        32768, unit="32-bit regs", bounds=(1, 1 << 24), doc="registers one CTA may use"
+    )
 
     # -- shared memory
     shmem_per_sm_bytes: int = param(48 * _KIB, unit="B", bounds=(0, 64 * _MIB), doc="shared memory per SM")
@@ -482,71 +604,117 @@ class SMSpec(Spec, kind="sm", version=1):
     # -- memory hierarchy
     l1d: L1DSpec = param(L1DSpec(), doc="L1 data cache")
     icnt_flit_bytes: int | None = param(
-        optional=True, type=int, unit="B", bounds=(1, 1 << 16),
+        optional=True,
+        type=int,
+        unit="B",
+        bounds=(1, 1 << 16),
         doc="bytes one interconnect flit carries: each SM's port moves one flit per interconnect cycle each "
-            "way (requests and store data out, replies in; a packet is its data and an 8-byte header in "
-            "whole flits; 65536: a packet a cycle whatever its size); left out: the ports are not modelled")
-    icnt_clock_mhz: float | None = param(optional=True, type=float, unit="MHz", bounds=(1.0, 100_000.0),
-                                         doc="interconnect clock; left out: the core clock")
+        "way (requests and store data out, replies in; a packet is its data and an 8-byte header in "
+        "whole flits; 65536: a packet a cycle whatever its size); left out: the ports are not modelled",
+    )
+    icnt_clock_mhz: float | None = param(
+        optional=True,
+        type=float,
+        unit="MHz",
+        bounds=(1.0, 100_000.0),
+        doc="interconnect clock; left out: the core clock",
+    )
     dram: DramSpec | None = param(
-        optional=True, type=DramSpec,
+        optional=True,
+        type=DramSpec,
         doc="DRAM channels, banks and rows (the simulator times each line's row and column commands); left "
-            "out: every DRAM access takes dram_latency_cycles")
+        "out: every DRAM access takes dram_latency_cycles",
+    )
     l2_sector_bytes: int | None = param(
-        optional=True, type=int, unit="B", choices=(32,),
+        optional=True,
+        type=int,
+        unit="B",
+        choices=(32,),
         doc="the L2 serves a request sector by sector (GPGPU-Sim's S-type dl2, 32-byte sectors): each sector "
-            "comes back to the SM as a packet of its own, a read's data or a store's acknowledgement (with "
-            "icnt_flit_bytes), and is read from DRAM by a request of its own (with dram); left out: one "
-            "reply packet and one DRAM request a line (needs icnt_flit_bytes or dram, where it acts)")
+        "comes back to the SM as a packet of its own, a read's data or a store's acknowledgement (with "
+        "icnt_flit_bytes), and is read from DRAM by a request of its own (with dram); left out: one "
+        "reply packet and one DRAM request a line (needs icnt_flit_bytes or dram, where it acts)",
+    )
     exec_units: ExecUnitSpec | None = param(
-        optional=True, type=ExecUnitSpec,
-        doc="execution units and dispatch widths per type; left out: one pipeline of each type per scheduler")
+        optional=True,
+        type=ExecUnitSpec,
+        doc="execution units and dispatch widths per type; left out: one pipeline of each type per scheduler",
+    )
     icache: ICacheSpec | None = param(
-        optional=True, type=ICacheSpec,
+        optional=True,
+        type=ICacheSpec,
         doc="instruction cache and fetch (the simulator's GPGPU-Sim mode); left out: every fetch hits, "
-            "SimOptions.fetch_per_cycle fetches a cycle")
+        "SimOptions.fetch_per_cycle fetches a cycle",
+    )
     smem_latency_cycles: int = param(26, unit="cycles", bounds=(1, 100_000), doc="shared-memory load latency")
-    l2_hit_latency_cycles: int = param(120, unit="cycles", bounds=(1, 100_000),
-                                       doc="L1 miss served by the L2 (GPGPU-Sim's ROP latency)")
-    dram_latency_cycles: int = param(100, unit="cycles", bounds=(0, 100_000),
-                                     doc="extra latency when the L2 misses too")
+    l2_hit_latency_cycles: int = param(
+        120, unit="cycles", bounds=(1, 100_000), doc="L1 miss served by the L2 (GPGPU-Sim's ROP latency)"
+    )
+    dram_latency_cycles: int = param(
+        100, unit="cycles", bounds=(0, 100_000), doc="extra latency when the L2 misses too"
+    )
     l2_size_bytes: int = param(768 * _KIB, unit="B", bounds=(0, 1 << 36), doc="chip L2 size")
     l2: L2Spec | None = param(
-        optional=True, type=L2Spec,
+        optional=True,
+        type=L2Spec,
         doc="the L2's banks, ways and set index (GPGPU-Sim's dl2; the simulator where num_sms = 1); left "
-            "out: the SM's slice of l2_size_bytes / num_sms, one cache of SimOptions.l2_assoc ways, set = "
-            "line modulo sets")
-    mem_bw_bytes_per_cycle: float = param(16.896, unit="B/cycle", bounds=(1e-6, 1e6),
-                                          doc="this SM's share of DRAM bandwidth, for a simple queue")
+        "out: the SM's slice of l2_size_bytes / num_sms, one cache of SimOptions.l2_assoc ways, set = "
+        "line modulo sets",
+    )
+    mem_bw_bytes_per_cycle: float = param(
+        16.896,
+        unit="B/cycle",
+        bounds=(1e-6, 1e6),
+        doc="this SM's share of DRAM bandwidth, for a simple queue",
+    )
 
     # ------------------------------------------------------------- checks
     def _check(self) -> None:
         if self.max_threads_per_cta > self.max_threads_per_sm:
-            self._fail("max_threads_per_cta", self.max_threads_per_cta,
-                       f"at most warps_per_sm x threads_per_warp = {self.max_threads_per_sm}")
+            self._fail(
+                "max_threads_per_cta",
+                self.max_threads_per_cta,
+                f"at most warps_per_sm x threads_per_warp = {self.max_threads_per_sm}",
+            )
         if self.shmem_per_cta_bytes > self.shmem_per_sm_bytes:
-            self._fail("shmem_per_cta_bytes", self.shmem_per_cta_bytes,
-                       f"at most shmem_per_sm_bytes = {self.shmem_per_sm_bytes}")
+            self._fail(
+                "shmem_per_cta_bytes",
+                self.shmem_per_cta_bytes,
+                f"at most shmem_per_sm_bytes = {self.shmem_per_sm_bytes}",
+            )
         if self.l1d.shmem_options and self.shmem_per_sm_bytes > max(self.l1d.shmem_options):
-            self._fail("shmem_per_sm_bytes", self.shmem_per_sm_bytes,
-                       f"at most the largest l1d.shmem_options = {max(self.l1d.shmem_options)} "
-                       "(the carve-out has no option for more shared memory)")
+            self._fail(
+                "shmem_per_sm_bytes",
+                self.shmem_per_sm_bytes,
+                f"at most the largest l1d.shmem_options = {max(self.l1d.shmem_options)} "
+                "(the carve-out has no option for more shared memory)",
+            )
         if self.banks_split and self.num_banks % self.schedulers_per_sm:
-            self._fail("num_banks", self.num_banks,
-                       f"a multiple of schedulers_per_sm = {self.schedulers_per_sm} "
-                       "(sub-cores split the banks evenly)")
+            self._fail(
+                "num_banks",
+                self.num_banks,
+                f"a multiple of schedulers_per_sm = {self.schedulers_per_sm} "
+                "(sub-cores split the banks evenly)",
+            )
         if self.regs_per_sm % self.threads_per_warp:
-            self._fail("regs_per_sm", self.regs_per_sm,
-                       f"a multiple of threads_per_warp = {self.threads_per_warp}")
+            self._fail(
+                "regs_per_sm", self.regs_per_sm, f"a multiple of threads_per_warp = {self.threads_per_warp}"
+            )
         if self.regs_per_sm % self.num_banks:
             self._fail("regs_per_sm", self.regs_per_sm, f"a multiple of num_banks = {self.num_banks}")
         if (self.regs_per_bank * 32) % self.bank_width_bits:
-            self._fail("bank_width_bits", self.bank_width_bits,
-                       f"a divisor of one bank's {self.regs_per_bank * 32} bits")
+            self._fail(
+                "bank_width_bits",
+                self.bank_width_bits,
+                f"a divisor of one bank's {self.regs_per_bank * 32} bits",
+            )
         if self.max_regs_per_thread * self.threads_per_warp > self.regs_per_sm:
             limit = self.regs_per_sm // self.threads_per_warp
-            self._fail("max_regs_per_thread", self.max_regs_per_thread,
-                       f"at most regs_per_sm / threads_per_warp = {limit}")
+            self._fail(
+                "max_regs_per_thread",
+                self.max_regs_per_thread,
+                f"at most regs_per_sm / threads_per_warp = {limit}",
+            )
         if self.bank_read_ports + self.bank_rw_ports < 1:
             self._fail("bank_rw_ports", self.bank_rw_ports, "at least 1 when bank_read_ports is 0")
         if self.bank_write_ports + self.bank_rw_ports < 1:
@@ -554,11 +722,17 @@ class SMSpec(Spec, kind="sm", version=1):
         if self.collectors.total < 1:
             self._fail("collectors", self.collectors.to_dict(), "at least one collector unit")
         if self.icnt_clock_mhz is not None and self.icnt_flit_bytes is None:
-            self._fail("icnt_clock_mhz", self.icnt_clock_mhz,
-                       "left out unless icnt_flit_bytes is given (without it the ports are not modelled)")
+            self._fail(
+                "icnt_clock_mhz",
+                self.icnt_clock_mhz,
+                "left out unless icnt_flit_bytes is given (without it the ports are not modelled)",
+            )
         if self.l2_sector_bytes is not None and self.icnt_flit_bytes is None and self.dram is None:
-            self._fail("l2_sector_bytes", self.l2_sector_bytes,
-                       "left out unless icnt_flit_bytes or dram is given (without them it acts on nothing)")
+            self._fail(
+                "l2_sector_bytes",
+                self.l2_sector_bytes,
+                "left out unless icnt_flit_bytes or dram is given (without them it acts on nothing)",
+            )
         if self.l2 is not None:
             self._check_l2()
         if self.exec_units is not None and self.sub_core:
@@ -566,9 +740,12 @@ class SMSpec(Spec, kind="sm", version=1):
             for t in ("sp", "sfu", "dp", "int", "tensor", "branch"):
                 n, wd = getattr(e, t), getattr(e, t + "_width")
                 if n and min(n, wd) < self.schedulers_per_sm:
-                    self._fail("exec_units", e.to_dict(),
-                               f"with sub-cores, at least one {t} unit and dispatch slot a scheduler "
-                               f"({self.schedulers_per_sm})")
+                    self._fail(
+                        "exec_units",
+                        e.to_dict(),
+                        f"with sub-cores, at least one {t} unit and dispatch slot a scheduler "
+                        f"({self.schedulers_per_sm})",
+                    )
 
     def _check_l2(self) -> None:
         """The L2's banks divide it into whole sets of a power-of-two count (GPGPU-Sim masks the set index),
@@ -577,19 +754,28 @@ class SMSpec(Spec, kind="sm", version=1):
         per_set = l2.banks * l2.assoc * line
         sets = self.l2_size_bytes // per_set if self.l2_size_bytes % per_set == 0 else 0
         if sets < 1 or sets & (sets - 1):
-            self._fail("l2", l2.to_dict(),
-                       f"banks x assoc x line ({per_set} B) dividing l2_size_bytes = {self.l2_size_bytes} "
-                       "into a power-of-two count of sets a bank")
+            self._fail(
+                "l2",
+                l2.to_dict(),
+                f"banks x assoc x line ({per_set} B) dividing l2_size_bytes = {self.l2_size_bytes} "
+                "into a power-of-two count of sets a bank",
+            )
         if l2.set_index == "ipoly" and sets not in IPOLY_SETS:
-            self._fail("l2", l2.to_dict(),
-                       f"set_index = 'linear' with {sets} sets a bank (ipoly takes "
-                       f"{', '.join(map(str, IPOLY_SETS))})")
+            self._fail(
+                "l2",
+                l2.to_dict(),
+                f"set_index = 'linear' with {sets} sets a bank (ipoly takes "
+                f"{', '.join(map(str, IPOLY_SETS))})",
+            )
         if self.dram is not None:
             subs = l2.banks // self.dram.channels
             if l2.banks % self.dram.channels or subs & (subs - 1):
-                self._fail("l2", l2.to_dict(),
-                           f"banks a power-of-two multiple of dram.channels = {self.dram.channels} (the "
-                           "sub-partitions of each channel)")
+                self._fail(
+                    "l2",
+                    l2.to_dict(),
+                    f"banks a power-of-two multiple of dram.channels = {self.dram.channels} (the "
+                    "sub-partitions of each channel)",
+                )
 
     @property
     def l2_ways(self) -> int:

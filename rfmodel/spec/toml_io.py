@@ -200,7 +200,8 @@ def loads_spec(text: str, kind: str | type[Spec] | None = None, label: str = "<s
     if version != cls.version:
         newer = "a newer" if version > cls.version else "an older"
         raise ParseError(
-            label, None,
+            label,
+            None,
             f"'{file_kind}' spec version {version} was written by {newer} rfmodel; "
             f"this one reads version {cls.version}",
         )

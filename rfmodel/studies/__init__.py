@@ -19,8 +19,10 @@ from pathlib import Path
 
 from rfmodel.errors import RfmodelError
 
-LTRF = ("Enabling High-Capacity, Latency-Tolerant, and Highly-Concurrent GPU Register Files via "
-        "Software/Hardware Cooperation")  # fmt: skip
+LTRF = (
+    "Enabling High-Capacity, Latency-Tolerant, and Highly-Concurrent GPU Register Files via "
+    "Software/Hardware Cooperation"
+)
 MALEKEH = "Malekeh: Reducing Register File Energy by Caching Operands"
 
 
@@ -36,32 +38,60 @@ class Study:
 
 
 STUDIES: dict[str, Study] = {
-    "ltrf": Study("ltrf_capacity", (LTRF,),
-                  "Table 2's larger, slower main RFs: IPC of BL, Ideal, RFC, LTRF, LTRFconf; area, power"),
-    "caching": Study("caching_designs", (LTRF, MALEKEH),
-                     "the register-caching designs on the LTRF paper's SM: IPC against main-RF latency, "
-                     "tolerable latency, hit rates"),
-    "malekeh": Study("caching_designs", (MALEKEH,),
-                     "the caching study on Malekeh's configuration: turing-rtx2060, baseline, Malekeh, BOW, "
-                     "the reuse cache",
-                     (("gpu", "turing-rtx2060"), ("designs", ["baseline", "malekeh", "bow", "reuse_cache"]),
-                      ("out", "studies/out/caching_designs_turing"), ("paper", "malekeh"))),
-    "corf": Study("corf", ("CORF: Coalescing Operand Register File for GPUs",),
-                  "packing, first-fit, CORF, CORF++ against the baseline on the paper's 4-bank SM and "
-                  "fermi-gtx480"),
-    "stt": Study("stt_rf", ("Architecting Energy-efficient STT-RAM Based Register File on GPGPUs via Delta "
-                            "Compression",),
-                 "STT-RAM banks, write buffers and BDI compression: IPC, RF energy, area"),
-    "cerf": Study("cerf", ("Cache-Emulated Register File: An Integrated On-Chip Memory Architecture for High "
-                           "Performance GPGPUs",),
-                  "the integrated register file and L1D against separate and unified memories"),
-    "claims": Study("claims", (),
-                    "every claim ID of the five papers in one table (studies/claims.csv), gathered from the "
-                    "paper studies' report folders"),
-    "default-path": Study("default_path", (),
-                          "the analytic engine's IPC error against the simulator through each engine's "
-                          "default call (the tool itself, no paper)"),
-}  # fmt: skip
+    "ltrf": Study(
+        "ltrf_capacity",
+        (LTRF,),
+        "Table 2's larger, slower main RFs: IPC of BL, Ideal, RFC, LTRF, LTRFconf; area, power",
+    ),
+    "caching": Study(
+        "caching_designs",
+        (LTRF, MALEKEH),
+        "the register-caching designs on the LTRF paper's SM: IPC against main-RF latency, "
+        "tolerable latency, hit rates",
+    ),
+    "malekeh": Study(
+        "caching_designs",
+        (MALEKEH,),
+        "the caching study on Malekeh's configuration: turing-rtx2060, baseline, Malekeh, BOW, "
+        "the reuse cache",
+        (
+            ("gpu", "turing-rtx2060"),
+            ("designs", ["baseline", "malekeh", "bow", "reuse_cache"]),
+            ("out", "studies/out/caching_designs_turing"),
+            ("paper", "malekeh"),
+        ),
+    ),
+    "corf": Study(
+        "corf",
+        ("CORF: Coalescing Operand Register File for GPUs",),
+        "packing, first-fit, CORF, CORF++ against the baseline on the paper's 4-bank SM and fermi-gtx480",
+    ),
+    "stt": Study(
+        "stt_rf",
+        ("Architecting Energy-efficient STT-RAM Based Register File on GPGPUs via Delta Compression",),
+        "STT-RAM banks, write buffers and BDI compression: IPC, RF energy, area",
+    ),
+    "cerf": Study(
+        "cerf",
+        (
+            "Cache-Emulated Register File: An Integrated On-Chip Memory Architecture for High "
+            "Performance GPGPUs",
+        ),
+        "the integrated register file and L1D against separate and unified memories",
+    ),
+    "claims": Study(
+        "claims",
+        (),
+        "every claim ID of the five papers in one table (studies/claims.csv), gathered from the "
+        "paper studies' report folders",
+    ),
+    "default-path": Study(
+        "default_path",
+        (),
+        "the analytic engine's IPC error against the simulator through each engine's "
+        "default call (the tool itself, no paper)",
+    ),
+}
 
 
 def names() -> list[str]:
@@ -124,8 +154,9 @@ def launch(name: str, script: str) -> int:
         return 2
 
 
-def run(name: str, *, quick: bool = False, out: str | Path | None = None, jobs: int | None = None,
-        **options) -> Path:
+def run(
+    name: str, *, quick: bool = False, out: str | Path | None = None, jobs: int | None = None, **options
+) -> Path:
     """Run study ``name`` as ``rfmodel study NAME`` does and return its report folder.  ``options`` are the
     study's own options by their Python names (``max_warps=8``, ``workloads=["saxpy"]``, ``docs=True``);
     ``rfmodel study NAME --help`` lists them.

@@ -95,25 +95,56 @@ CLAIMS = (
     ("L-20", "ltrfconf", "tolerable main-RF latency", "6.9x", 6.9, 1.0, "tolerable_latency_x"),
     ("L-27", "strands", "tolerable main-RF latency", "3x", 3.0, 1.0, "tolerable_latency_x"),
     ("L-07", "rfc", "RF-cache hit rate", "8-30 %", (0.08, 0.30), 0.0, "hit_rate"),
-    ("L-11", "ltrf", "main-RF accesses / BL RF accesses", "4-6x fewer", (1 / 6, 1 / 4), 1.0,
-     "main_rf_accesses_vs_bl"),
-    ("L-10", "ltrf", "prefetches with a main-RF bank conflict", "about 60 % (register-insensitive), 80 % "
-     "(sensitive)", 0.60, 0.0, "conflicted_prefetch"),
+    (
+        "L-11",
+        "ltrf",
+        "main-RF accesses / BL RF accesses",
+        "4-6x fewer",
+        (1 / 6, 1 / 4),
+        1.0,
+        "main_rf_accesses_vs_bl",
+    ),
+    (
+        "L-10",
+        "ltrf",
+        "prefetches with a main-RF bank conflict",
+        "about 60 % (register-insensitive), 80 % (sensitive)",
+        0.60,
+        0.0,
+        "conflicted_prefetch",
+    ),
     ("L-21", "ltrf", "conflict-free prefetches", "23 % (N=16)", 0.23, 0.0, "conflict_free_prefetch"),
     ("L-22", "ltrfconf", "conflict-free prefetches", "88 % (N=16)", 0.88, 0.0, "conflict_free_prefetch"),
-    ("L-26", "ltrf", "register-interval length (dynamic instructions)", "31.2", 31.2, 0.0,
-     "interval_dynamic"),
+    (
+        "L-26",
+        "ltrf",
+        "register-interval length (dynamic instructions)",
+        "31.2",
+        31.2,
+        0.0,
+        "interval_dynamic",
+    ),
     ("M-04", "malekeh", "collector-cache hit rate", "48.5 % (13-77 %)", 0.485, 0.0, "hit_rate"),
     ("M-02", "malekeh", "IPC over the baseline at 1x (Turing RTX 2060)", "+9.6 %", 1.096, 1.0, "ipc_1x"),
-)  # fmt: skip
+)
 LATENCIES = (1.0, 3.0, 6.0)
 METRICS = (
-    "ipc", "rf_reads", "rf_writes", "rf_cache_hit_rate", "main_rf_reads",
-    "main_rf_writes", "prefetches", "prefetch_bank_conflicts", "conflict_free_prefetch_fraction",
-    "interval_length_dynamic", "interval_length_static", "warp_activations", "warp_deactivations",
+    "ipc",
+    "rf_reads",
+    "rf_writes",
+    "rf_cache_hit_rate",
+    "main_rf_reads",
+    "main_rf_writes",
+    "prefetches",
+    "prefetch_bank_conflicts",
+    "conflict_free_prefetch_fraction",
+    "interval_length_dynamic",
+    "interval_length_static",
+    "warp_activations",
+    "warp_deactivations",
     "refetches",
     "main_rf_accesses",
-)  # fmt: skip
+)
 MARK = "<!-- caching-designs {gpu}:{end} -->"
 SECTION = "## Register-caching designs on the simulator"
 
@@ -161,18 +192,24 @@ KEEPS = 2
 
 def run_key(design, workload, gpu, latency, max_warps, params) -> str:
     """A run's key: its inputs, what it keeps and the package's source hash (an edited model redoes it)."""
-    return json.dumps([design, workload, gpu, float(latency), max_warps, params, SIM_SOURCE, KEEPS],
-                      sort_keys=True)  # fmt: skip
+    return json.dumps(
+        [design, workload, gpu, float(latency), max_warps, params, SIM_SOURCE, KEEPS], sort_keys=True
+    )
 
 
 def simulate_point(design: str, workload: str, gpu: str, latency: float, max_warps, params: dict) -> dict:
     """One simulation: the scalar metrics of ``design`` on ``workload`` at ``latency`` x main-RF latency."""
     params = {**params, **({"main_rf_latency_x": latency} if supports_latency(design) else {})}
     t0 = time.perf_counter()
-    ds = evaluate(real_design(design), workload, gpu, method="simulate", params=params,
-                          max_warps=max_warps)
-    out = {"design": design, "workload": workload, "gpu": gpu, "latency_x": latency, "max_warps": max_warps,
-           "seconds": time.perf_counter() - t0}  # fmt: skip
+    ds = evaluate(real_design(design), workload, gpu, method="simulate", params=params, max_warps=max_warps)
+    out = {
+        "design": design,
+        "workload": workload,
+        "gpu": gpu,
+        "latency_x": latency,
+        "max_warps": max_warps,
+        "seconds": time.perf_counter() - t0,
+    }
     # main-RF accesses: the events of the main register file's banks (``main_rf_bank`` behind a cache,
     # else ``rf_bank``), reads plus writes, in the unit of the baseline's ``rf_bank`` events
     main = "main_rf_bank" if "main_rf_bank" in ds["structure"].values else "rf_bank"
@@ -226,16 +263,23 @@ class Runs:
     def ensure(self, points: list[tuple[str, str, float]]) -> None:
         """Simulate the points not yet done (one batch on the runner), appending each to the log as it
         finishes."""
-        todo = {self.key(d, w, x): (d, w, self.gpu, x, self.max_warps, self.design_params(d))
-                for d, w, x in points}  # fmt: skip
+        todo = {
+            self.key(d, w, x): (d, w, self.gpu, x, self.max_warps, self.design_params(d))
+            for d, w, x in points
+        }
         total, n = sum(k not in self.log for k in todo), 0
         if total:
-            print(f"  {len(todo)} runs: {len(todo) - total} in {self.path.name}, {total} to run",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"  {len(todo)} runs: {len(todo) - total} in {self.path.name}, {total} to run",
+                file=sys.stderr,
+            )
         for _, r in self.log.run(self.runner, _simulate_job, todo):
             self.count, n = self.count + 1, n + 1
-            print(f"  [{n}/{total}] {r['design']} {r['workload']} {r['latency_x']:g}x  ipc={r['ipc']:.3f}  "
-                  f"({time.time() - self.t0:.0f} s)", file=sys.stderr)  # fmt: skip
+            print(
+                f"  [{n}/{total}] {r['design']} {r['workload']} {r['latency_x']:g}x  ipc={r['ipc']:.3f}  "
+                f"({time.time() - self.t0:.0f} s)",
+                file=sys.stderr,
+            )
 
 
 class _Needs(Exception):
@@ -293,19 +337,29 @@ def malekeh_claims(rep: Report, runs: Runs, wls, ref: str, sm) -> None:
 
     reads, dyn = saving("main_rf_bank_reads"), saving("rf_dynamic_pj")
     if reads:
-        rep.claim("M-06", "Malekeh: RF bank reads saved (mean over workloads)", "48.5 %",
-                  fmt(mean(list(reads.values())), ".1f", " %", 100),
-                  verdict(mean(list(reads.values())), 0.485, base=0.0))  # fmt: skip
+        rep.claim(
+            "M-06",
+            "Malekeh: RF bank reads saved (mean over workloads)",
+            "48.5 %",
+            fmt(mean(list(reads.values())), ".1f", " %", 100),
+            verdict(mean(list(reads.values())), 0.485, base=0.0),
+        )
     if dyn:
-        rep.claim("M-07", "Malekeh: RF dynamic energy saved (mean over workloads)", "29.1 %",
-                  fmt(mean(list(dyn.values())), ".1f", " %", 100),
-                  verdict(mean(list(dyn.values())), 0.291, base=0.0))  # fmt: skip
+        rep.claim(
+            "M-07",
+            "Malekeh: RF dynamic energy saved (mean over workloads)",
+            "29.1 %",
+            fmt(mean(list(dyn.values())), ".1f", " %", 100),
+            verdict(mean(list(dyn.values())), 0.291, base=0.0),
+        )
         hi, lo = max(dyn, key=dyn.get), min(dyn, key=dyn.get)
-        rep.claim("M-08", "Malekeh: largest; smallest RF dynamic energy saving",
-                  "47.5 % (rnn_bench_t2); 5.9 % (particlefilter_naive)",
-                  f"{fmt(dyn[hi], '.1f', ' %', 100)} ({hi}); "
-                  f"{fmt(dyn[lo], '.1f', ' %', 100)} ({lo})",
-                  f"{verdict(dyn[hi], 0.475, base=0.0)}; {verdict(dyn[lo], 0.059, base=0.0)}")  # fmt: skip
+        rep.claim(
+            "M-08",
+            "Malekeh: largest; smallest RF dynamic energy saving",
+            "47.5 % (rnn_bench_t2); 5.9 % (particlefilter_naive)",
+            f"{fmt(dyn[hi], '.1f', ' %', 100)} ({hi}); {fmt(dyn[lo], '.1f', ' %', 100)} ({lo})",
+            f"{verdict(dyn[hi], 0.475, base=0.0)}; {verdict(dyn[lo], 0.059, base=0.0)}",
+        )
     # M-09: the cache table's control fields (tag, lock, hint, LRU bits per slot) of every CCU, and the area
     # the CCUs add over the baseline's collectors (their data slots beyond a collector's operands included)
     st = {s.name: s for s in get_design("malekeh").structures(sm, {}, DEFAULT_TECH)}
@@ -313,15 +367,24 @@ def malekeh_claims(rep: Report, runs: Runs, wls, ref: str, sm) -> None:
 
     t = paper_tables()["malekeh"]
     slots = int(MALEKEH_DEFAULTS["ct_entries"])
-    ctrl = (t["tag_bits"] + t["lock_bits"] + t["hint_bits"] + t["lru_bits"]) * slots * float(
-        np.max(st["ccu"].copies)) / 8
-    added = (structure_total(st["ccu"], "area_mm2") - structure_total(base["collector"], "area_mm2")) \
-        / structure_total(st["rf_bank"], "area_mm2")
+    ctrl = (
+        (t["tag_bits"] + t["lock_bits"] + t["hint_bits"] + t["lru_bits"])
+        * slots
+        * float(np.max(st["ccu"].copies))
+        / 8
+    )
+    added = (
+        structure_total(st["ccu"], "area_mm2") - structure_total(base["collector"], "area_mm2")
+    ) / structure_total(st["rf_bank"], "area_mm2")
     operands = int(np.max(base["collector"].capacity_bits) / 1024)  # a collector's warp registers
-    rep.claim("M-09", f"Malekeh's added storage per SM on {sm.name} (structures, not a run): control fields; "
-              "area over the baseline's collectors / RF banks' area", "128 B; 0.04 %",
-              f"{ctrl:g} B; {added:.2%} (the CCUs' {slots} data slots against a collector's {operands} "
-              "operands)", f"{verdict(ctrl, 128.0, base=0.0)}; {verdict(added, 0.0004, base=0.0)}")
+    rep.claim(
+        "M-09",
+        f"Malekeh's added storage per SM on {sm.name} (structures, not a run): control fields; "
+        "area over the baseline's collectors / RF banks' area",
+        "128 B; 0.04 %",
+        f"{ctrl:g} B; {added:.2%} (the CCUs' {slots} data slots against a collector's {operands} operands)",
+        f"{verdict(ctrl, 128.0, base=0.0)}; {verdict(added, 0.0004, base=0.0)}",
+    )
 
 
 #: the LTRF paper's narrower main-RF network (section 5.1): a quarter of the width, four cycles a register
@@ -339,8 +402,10 @@ def crossbar_claim(rep: Report, runs: Runs, wls, sm, counts: dict | None = None)
         from rfmodel.evaluate import _simulation_input
         from rfmodel.workload.suite import DEFAULT_ARCH
 
-        counts = {w: len(_simulation_input(w, sm, arch=DEFAULT_ARCH, seed=0, max_warps=runs.max_warps)[1].op)
-                  for w in wls}  # fmt: skip
+        counts = {
+            w: len(_simulation_input(w, sm, arch=DEFAULT_ARCH, seed=0, max_warps=runs.max_warps)[1].op)
+            for w in wls
+        }
     ports = sm.num_banks
 
     def busy(design, traffic):
@@ -352,22 +417,32 @@ def crossbar_claim(rep: Report, runs: Runs, wls, sm, counts: dict | None = None)
         return out
 
     base = busy("baseline", lambda r: (r.get("rf_reads") or 0.0) + (r.get("rf_writes") or 0.0))
-    narrow = busy("ltrf", lambda r: NARROW * (r.get("main_rf_accesses") or 0.0)) if runs.has(
-        "ltrf", wls[0], 1.0) else {}  # fmt: skip
+    narrow = (
+        busy("ltrf", lambda r: NARROW * (r.get("main_rf_accesses") or 0.0))
+        if runs.has("ltrf", wls[0], 1.0)
+        else {}
+    )
     if not base:
         return
     top = max(base, key=base.__getitem__)
-    parts = [f"{fmt(base[top], '.0f', ' %', 100)} ({top}), mean "
-             f"{fmt(mean(list(base.values())), '.0f', ' %', 100)}"]
+    parts = [
+        f"{fmt(base[top], '.0f', ' %', 100)} ({top}), mean {fmt(mean(list(base.values())), '.0f', ' %', 100)}"
+    ]
     v = ["within the paper's range" if base[top] <= 0.85 else "outside the paper's range"]
     if narrow:
         most = max(narrow, key=narrow.__getitem__)
-        parts.append(f"LTRF on a {NARROW}x narrower main-RF network: {fmt(narrow[most], '.0f', ' %', 100)} "
-                     f"({most}), mean {fmt(mean(list(narrow.values())), '.0f', ' %', 100)}")
+        parts.append(
+            f"LTRF on a {NARROW}x narrower main-RF network: {fmt(narrow[most], '.0f', ' %', 100)} "
+            f"({most}), mean {fmt(mean(list(narrow.values())), '.0f', ' %', 100)}"
+        )
         v.append("within the paper's range" if narrow[most] <= 1.0 else "outside the paper's range")
-    rep.claim("L-12", f"crossbar busy share (one 1,024-bit port per bank, {ports} ports; most, mean over "
-              "workloads at 1x)", "at most 85 %; a 4x narrower main-RF network suffices for LTRF",
-              "; ".join(parts), "; ".join(v))  # fmt: skip
+    rep.claim(
+        "L-12",
+        f"crossbar busy share (one 1,024-bit port per bank, {ports} ports; most, mean over workloads at 1x)",
+        "at most 85 %; a 4x narrower main-RF network suffices for LTRF",
+        "; ".join(parts),
+        "; ".join(v),
+    )
 
 
 #: the cache table's sizes of Malekeh's sweep (M-10: 8 entries, more give diminishing returns)
@@ -391,11 +466,14 @@ def ct_sweep(rep: Report, runs: Runs, wls) -> None:
         return geomean([y / x for x, y in zip(ipc[a], ipc[b], strict=True) if x])
 
     first, second = gain(lo, mid), gain(mid, hi)
-    rep.claim("M-10", f"Malekeh, {lo} / {mid} / {hi} cache-table entries: hit rate; IPC {mid} over {lo}, "
-              f"{hi} over {mid}", "8 entries; more give diminishing returns",
-              " / ".join(fmt(hit[n], ".1f", " %", 100) for n in CT_ENTRIES)
-              + f"; {fmt(first - 1, '+.1f', ' %', 100)}, {fmt(second - 1, '+.1f', ' %', 100)}",
-              "same ordering" if hit[hi] - hit[mid] < hit[mid] - hit[lo] else "ordering differs")  # fmt: skip
+    rep.claim(
+        "M-10",
+        f"Malekeh, {lo} / {mid} / {hi} cache-table entries: hit rate; IPC {mid} over {lo}, {hi} over {mid}",
+        "8 entries; more give diminishing returns",
+        " / ".join(fmt(hit[n], ".1f", " %", 100) for n in CT_ENTRIES)
+        + f"; {fmt(first - 1, '+.1f', ' %', 100)}, {fmt(second - 1, '+.1f', ' %', 100)}",
+        "same ordering" if hit[hi] - hit[mid] < hit[mid] - hit[lo] else "ordering differs",
+    )
 
 
 #: the LTRF paper's sweeps (section 7.3-7.4): registers per interval (N; the design's default is 16) and
@@ -414,10 +492,16 @@ def ltrf_sweeps(rep: Report, runs: Runs, wls, sm, by: dict) -> str:
     N = 16 and 8 warps."""
     ds = ("ltrf", "ltrfconf")
     pool = {n: max(1, math.ceil(n / sm.schedulers_per_sm)) for n in ACTIVE_WARPS}
-    runs.ensure([(variant(d, regs_per_interval=n), w, x) for d in ds for n in INTERVAL_REGS for w in wls
-                 for x in (1.0, SLOW_X)]
-                + [(variant(d, active_warps=pool[n]), w, SLOW_X) for d in ds for n in ACTIVE_WARPS
-                   for w in wls])  # fmt: skip
+    runs.ensure(
+        [
+            (variant(d, regs_per_interval=n), w, x)
+            for d in ds
+            for n in INTERVAL_REGS
+            for w in wls
+            for x in (1.0, SLOW_X)
+        ]
+        + [(variant(d, active_warps=pool[n]), w, SLOW_X) for d in ds for n in ACTIVE_WARPS for w in wls]
+    )
 
     def cf(d, n):
         name = d if n == 16 else variant(d, regs_per_interval=n)
@@ -439,54 +523,86 @@ def ltrf_sweeps(rep: Report, runs: Runs, wls, sm, by: dict) -> str:
     keep = {(d, n): ratio(at(d, n, 1.0), at(d, n, SLOW_X)) for d in ds for n in (8, 16, 32)}
     eq8 = ratio(at("ltrfconf", 8, SLOW_X), at("ltrf", 8, SLOW_X))  # LTRF over LTRFconf
     conf32 = ratio(at("ltrfconf", 16, SLOW_X), at("ltrfconf", 32, SLOW_X))
-    rep.claim("L-24", f"IPC kept at {SLOW_X:g}x, N = 8 / 16 / 32: LTRF; LTRFconf; LTRF over LTRFconf at "
-              f"N = 8; LTRFconf N = 32 over 16 at {SLOW_X:g}x",
-              "N = 8 loses most; about equal; more registers help",
-              " / ".join(fmt(keep["ltrf", n], ".2f") for n in (8, 16, 32)) + "; "
-              + " / ".join(fmt(keep["ltrfconf", n], ".2f") for n in (8, 16, 32))
-              + f"; {fmt(eq8 - 1, '+.1f', ' %', 100)}; {fmt(conf32 - 1, '+.1f', ' %', 100)}",
-              f"{'same ordering' if keep['ltrf', 8] < keep['ltrf', 16] else 'ordering differs'}; "
-              f"{'within 5 %' if abs(eq8 - 1) <= 0.05 else 'more than 5 % apart'}; "
-              f"{'same ordering' if conf32 > 1 else 'ordering differs'}")  # fmt: skip
-    lines = ["| design | conflict-free prefetches N = 8 / 16 / 32 | paper | IPC at 6x: 8 over 4 active "
-             "warps; 16 over 8 | paper |\n| --- | --- | --- | --- | --- |\n"]
+    rep.claim(
+        "L-24",
+        f"IPC kept at {SLOW_X:g}x, N = 8 / 16 / 32: LTRF; LTRFconf; LTRF over LTRFconf at "
+        f"N = 8; LTRFconf N = 32 over 16 at {SLOW_X:g}x",
+        "N = 8 loses most; about equal; more registers help",
+        " / ".join(fmt(keep["ltrf", n], ".2f") for n in (8, 16, 32))
+        + "; "
+        + " / ".join(fmt(keep["ltrfconf", n], ".2f") for n in (8, 16, 32))
+        + f"; {fmt(eq8 - 1, '+.1f', ' %', 100)}; {fmt(conf32 - 1, '+.1f', ' %', 100)}",
+        f"{'same ordering' if keep['ltrf', 8] < keep['ltrf', 16] else 'ordering differs'}; "
+        f"{'within 5 %' if abs(eq8 - 1) <= 0.05 else 'more than 5 % apart'}; "
+        f"{'same ordering' if conf32 > 1 else 'ordering differs'}",
+    )
+    lines = [
+        "| design | conflict-free prefetches N = 8 / 16 / 32 | paper | IPC at 6x: 8 over 4 active "
+        "warps; 16 over 8 | paper |\n| --- | --- | --- | --- | --- |\n"
+    ]
     for d in ds:
         shares = [cf(d, n) for n in (8, 16, 32)]
         cid, paper = CONFLICT_FREE[d]
         ours = " / ".join(fmt(x, ".0f", " %", 100) for x in shares)
-        rep.claim(cid, f"{LABELS[d]}: conflict-free prefetches at N = 8 / 16 / 32", " / ".join(
-            fmt(x, ".0f" if x > 0.1 else ".1f", " %", 100) for x in paper), ours,
-            "; ".join(verdict(x, p, base=0.0) for x, p in zip(shares, paper, strict=True)))  # fmt: skip
+        rep.claim(
+            cid,
+            f"{LABELS[d]}: conflict-free prefetches at N = 8 / 16 / 32",
+            " / ".join(fmt(x, ".0f" if x > 0.1 else ".1f", " %", 100) for x in paper),
+            ours,
+            "; ".join(verdict(x, p, base=0.0) for x, p in zip(shares, paper, strict=True)),
+        )
         up = geomean([b / a for a, b in zip(ipc(d, 4), ipc(d, 8), strict=True) if a])
         more = geomean([b / a for a, b in zip(ipc(d, 8), ipc(d, 16), strict=True) if a])
-        rep.claim("L-25", f"{LABELS[d]}: IPC at {SLOW_X:g}x, 8 over 4 active warps; 16 over 8",
-                  f"{fmt(EIGHT_OVER_FOUR[d] - 1, '+.1f', ' %', 100)}; no significant gain",
-                  f"{fmt(up - 1, '+.1f', ' %', 100)}; {fmt(more - 1, '+.1f', ' %', 100)}",
-                  f"{verdict(up, EIGHT_OVER_FOUR[d])}; {verdict(more, 1.0)}")  # fmt: skip
-        lines.append(f"| {LABELS[d]} | {ours} | {' / '.join(fmt(x, '.1f', ' %', 100) for x in paper)} "
-                     f"| {fmt(up - 1, '+.1f', ' %', 100)}; {fmt(more - 1, '+.1f', ' %', 100)} "
-                     f"| {fmt(EIGHT_OVER_FOUR[d] - 1, '+.1f', ' %', 100)}; none |\n")  # fmt: skip
-    return (f"Geometric means over the workloads; active warps per SM {', '.join(map(str, ACTIVE_WARPS))} "
-            f"and the study's 8 are the two-level scheduler's pool of {pool[ACTIVE_WARPS[0]]}, "
-            f"{pool[ACTIVE_WARPS[1]]} and the study's per scheduler ({sm.schedulers_per_sm} schedulers).\n\n"
-            + "".join(lines))  # fmt: skip
+        rep.claim(
+            "L-25",
+            f"{LABELS[d]}: IPC at {SLOW_X:g}x, 8 over 4 active warps; 16 over 8",
+            f"{fmt(EIGHT_OVER_FOUR[d] - 1, '+.1f', ' %', 100)}; no significant gain",
+            f"{fmt(up - 1, '+.1f', ' %', 100)}; {fmt(more - 1, '+.1f', ' %', 100)}",
+            f"{verdict(up, EIGHT_OVER_FOUR[d])}; {verdict(more, 1.0)}",
+        )
+        lines.append(
+            f"| {LABELS[d]} | {ours} | {' / '.join(fmt(x, '.1f', ' %', 100) for x in paper)} "
+            f"| {fmt(up - 1, '+.1f', ' %', 100)}; {fmt(more - 1, '+.1f', ' %', 100)} "
+            f"| {fmt(EIGHT_OVER_FOUR[d] - 1, '+.1f', ' %', 100)}; none |\n"
+        )
+    return (
+        f"Geometric means over the workloads; active warps per SM {', '.join(map(str, ACTIVE_WARPS))} "
+        f"and the study's 8 are the two-level scheduler's pool of {pool[ACTIVE_WARPS[0]]}, "
+        f"{pool[ACTIVE_WARPS[1]]} and the study's per scheduler ({sm.schedulers_per_sm} schedulers).\n\n"
+        + "".join(lines)
+    )
 
 
 QUICK_WORKLOADS = ("saxpy", "sgemm_tiled", "kmeans_assign", "spmv_csr")
 
 
 def build_parser(prog: str):
-    ap = study_parser(prog, __doc__, out="studies/out/caching_designs", jobs=2,
-                      quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
-                      "--workloads says otherwise, 8 warps: a smoke run")  # fmt: skip
+    ap = study_parser(
+        prog,
+        __doc__,
+        out="studies/out/caching_designs",
+        jobs=2,
+        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
+        "--workloads says otherwise, 8 warps: a smoke run",
+    )
     ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
     add_workload_options(ap, "ltrf")
-    ap.add_argument("--designs", nargs="*", default=list(DESIGNS), type=known("design", DESIGNS),
-                    metavar="DESIGN", help=f"designs (default: {' '.join(DESIGNS)})")  # fmt: skip
+    ap.add_argument(
+        "--designs",
+        nargs="*",
+        default=list(DESIGNS),
+        type=known("design", DESIGNS),
+        metavar="DESIGN",
+        help=f"designs (default: {' '.join(DESIGNS)})",
+    )
     ap.add_argument("--max-warps", type=int, default=None, help="cap on the warps simulated (default: all)")
     ap.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run the simulations on this Dask cluster")
-    ap.add_argument("--active-warps", type=int, default=8,
-                    help="active warps per SM of the two-level scheduler (LTRF paper: 8)")
+    ap.add_argument(
+        "--active-warps",
+        type=int,
+        default=8,
+        help="active warps per SM of the two-level scheduler (LTRF paper: 8)",
+    )
     ap.add_argument("--tol", type=float, default=0.05, help="IPC loss allowed by the tolerable-latency rule")
     ap.add_argument("--hi", type=float, default=16.0, help="largest latency multiple searched")
     ap.add_argument("--resolution", type=float, default=1.0, help="bisection resolution (latency multiple)")
@@ -513,66 +629,37 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
 
     # 1. every design at 1x / 3x / 6x (designs without a main-RF latency at 1x only)
     pts = [(d, w, x) for d in designs for w in wls for x in LATENCIES if x == 1.0 or supports_latency(d)]
-    progress(study, f"latency sweep: {len(pts)} simulations ({len(designs)} designs x {len(wls)} workloads, "
-                    f"{', '.join(f'{x:g}x' for x in LATENCIES)} main-RF latency)")  # fmt: skip
+    progress(
+        study,
+        f"latency sweep: {len(pts)} simulations ({len(designs)} designs x {len(wls)} workloads, "
+        f"{', '.join(f'{x:g}x' for x in LATENCIES)} main-RF latency)",
+    )
     runs.ensure(pts)
     # 2. the tolerable latency (bisection per design and workload, all pairs at once; reuses the sweep)
     ref = {(b, w): runs.get(b, w, 1.0)["ipc"] for b in set(refs.values()) for w in wls}
     pairs = [(d, w) for d in designs for w in wls]
     progress(study, "tolerable latency: bisection per design and workload (a batch of simulations a step)")
-    tolx = tolerable_all(runs, pairs, {(d, w): ref[refs[d], w] for d, w in pairs}, tol=a.tol, hi=a.hi,
-                         res=a.resolution)  # fmt: skip
+    tolx = tolerable_all(
+        runs, pairs, {(d, w): ref[refs[d], w] for d, w in pairs}, tol=a.tol, hi=a.hi, res=a.resolution
+    )
 
     rows = []
     for d in designs:
-        r1 = [runs.get(d, w, 1.0) for w in wls]
-        norm = {x: geomean([runs.get(d, w, x)["ipc"] / ref[refs[d], w] for w in wls])
-                if (x == 1.0 or supports_latency(d)) else None for x in LATENCIES}  # fmt: skip
-        hit = mean([r.get("rf_cache_hit_rate") for r in r1])
-        base_acc = [runs.get(refs[d], w, 1.0)["main_rf_accesses"] for w in wls]
-        main = geomean([r["main_rf_accesses"] / b for r, b in zip(r1, base_acc, strict=True) if b > 0])
-        tl = [tolx[(d, w)] for w in wls]
-        rows.append({
-            "design": LABELS.get(d, d), "key": d, "reference": LABELS.get(refs[d], refs[d]),
-            "ipc_1x": norm[1.0], "ipc_3x": norm[3.0], "ipc_6x": norm[6.0],
-            "tolerable_latency_x": mean(tl) if any(t is not None for t in tl) else None,
-            "hit_rate": hit, "main_rf_accesses_vs_bl": main,
-            "conflict_free_prefetch": mean([r.get("conflict_free_prefetch_fraction") for r in r1]),
-            "conflicted_prefetch": mean([None if r.get("conflict_free_prefetch_fraction") is None
-                                         else 1.0 - r["conflict_free_prefetch_fraction"] for r in r1]),
-            "interval_dynamic": median([r.get("interval_length_dynamic") for r in r1]),
-            "interval_static": median([r.get("interval_length_static") for r in r1]),
-            "refetch_share": mean([(r.get("refetches") or 0) / r["prefetches"]
-                                   if r.get("prefetches") else None for r in r1]),
-            "paper": PAPER.get(d, ""),
-        })  # fmt: skip
+        rows.append(_design_row(runs, d, wls, refs, ref, tolx))
 
     with csv_file(out / "summary.csv") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)
 
-    head = (
-        "| design | IPC 1x | IPC 3x | IPC 6x | tolerable latency | hit rate "
-        "| main-RF accesses / BL RF accesses "
-        "| conflict-free prefetches | refetches after re-activation "
-        "| interval length dyn / static | papers |\n"
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-    )
-    body = "".join(
-        f"| {r['design']} | {fmt(r['ipc_1x'])} | {fmt(r['ipc_3x'])} | {fmt(r['ipc_6x'])} "
-        f"| {fmt(r['tolerable_latency_x'], '.1f', 'x')} | {fmt(r['hit_rate'], '.1f', ' %', 100)} "
-        f"| {fmt(r['main_rf_accesses_vs_bl'])} | {fmt(r['conflict_free_prefetch'], '.0f', ' %', 100)} "
-        f"| {fmt(r['refetch_share'], '.0f', ' %', 100)} "
-        f"| {fmt(r['interval_dynamic'], '.1f')} / {fmt(r['interval_static'], '.1f')} | {r['paper']} |\n"
-        for r in rows
-    )
+    table = _summary_table(rows)
     pool_note = (
         f": with the two-level scheduler, RFC and the LTRF family set its pool to {pool} warps per "
         f"scheduler and are compared with BL at that pool, the others keep the simulator's default pool of "
         f"8 per scheduler and are compared with BL (pool of 8 per scheduler); main-RF accesses are "
         f"relative to the same reference"
-        if "baseline_pool" in designs else ""
+        if "baseline_pool" in designs
+        else ""
     )
     cmd = command_line(prog, argv)
     note = (
@@ -588,15 +675,115 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
         f"lengths (dynamic instructions per executed interval / static instructions per interval) medians. "
         f"Produced by `{cmd}`.\n"
     )
-    table = head + body
-    publish(note + "\n" + table, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
-            title=f"Register-caching designs on `{a.gpu}`")  # fmt: skip
+    publish(
+        note + "\n" + table,
+        out,
+        docs=a.docs,
+        mark=MARK,
+        gpu=a.gpu,
+        section=SECTION,
+        title=f"Register-caching designs on `{a.gpu}`",
+    )
     progress(study, "figures and data")
     rep = Report(out, study, cmd, title=f"Register-caching designs on `{a.gpu}`")
-    rep.describe(GPU=a.gpu, designs=[LABELS.get(d, d) for d in designs], workloads=wls,
-                 warps="all resident" if a.max_warps is None else f"at most {a.max_warps}",
-                 **{"active warps": f"{a.active_warps} per SM (two-level designs)"})  # fmt: skip
+    rep.describe(
+        GPU=a.gpu,
+        designs=[LABELS.get(d, d) for d in designs],
+        workloads=wls,
+        warps="all resident" if a.max_warps is None else f"at most {a.max_warps}",
+        **{"active warps": f"{a.active_warps} per SM (two-level designs)"},
+    )
     by = {r["key"]: r for r in rows}
+    _table_claims(rep, by)
+    if "malekeh" in by:
+        malekeh_claims(rep, runs, wls, refs["malekeh"], sm)
+        ct_sweep(rep, runs, wls)
+    if "baseline" in designs:
+        crossbar_claim(rep, runs, wls, sm)
+    if {"ltrf", "ltrfconf"} <= set(designs):
+        rep.section(
+            "Registers per interval and active warps (LTRF, LTRFconf)", ltrf_sweeps(rep, runs, wls, sm, by)
+        )
+    _figures(rep, runs, wls, designs, refs, ref, by)
+    done = [
+        r
+        for r in runs.done.values()
+        if r["workload"] in wls
+        and r["design"] in designs
+        and r.get("gpu") == a.gpu
+        and r.get("max_warps") == a.max_warps
+    ]
+    rep.data(done, ["design", "workload", "latency_x"])
+    rep.section("Summary", note + "\n" + table)
+    rep.write()
+    return 0
+
+
+def _design_row(runs: Runs, d: str, wls, refs: dict, ref: dict, tolx: dict) -> dict:
+    """The summary row of design ``d``: IPC over its reference baseline at each latency, the tolerable
+    latency, and at 1x the hit rate, the main-RF accesses, the prefetches' shares and the intervals."""
+    r1 = [runs.get(d, w, 1.0) for w in wls]
+    norm = {
+        x: geomean([runs.get(d, w, x)["ipc"] / ref[refs[d], w] for w in wls])
+        if (x == 1.0 or supports_latency(d))
+        else None
+        for x in LATENCIES
+    }
+    hit = mean([r.get("rf_cache_hit_rate") for r in r1])
+    base_acc = [runs.get(refs[d], w, 1.0)["main_rf_accesses"] for w in wls]
+    main = geomean([r["main_rf_accesses"] / b for r, b in zip(r1, base_acc, strict=True) if b > 0])
+    tl = [tolx[(d, w)] for w in wls]
+    return {
+        "design": LABELS.get(d, d),
+        "key": d,
+        "reference": LABELS.get(refs[d], refs[d]),
+        "ipc_1x": norm[1.0],
+        "ipc_3x": norm[3.0],
+        "ipc_6x": norm[6.0],
+        "tolerable_latency_x": mean(tl) if any(t is not None for t in tl) else None,
+        "hit_rate": hit,
+        "main_rf_accesses_vs_bl": main,
+        "conflict_free_prefetch": mean([r.get("conflict_free_prefetch_fraction") for r in r1]),
+        "conflicted_prefetch": mean(
+            [
+                None
+                if r.get("conflict_free_prefetch_fraction") is None
+                else 1.0 - r["conflict_free_prefetch_fraction"]
+                for r in r1
+            ]
+        ),
+        "interval_dynamic": median([r.get("interval_length_dynamic") for r in r1]),
+        "interval_static": median([r.get("interval_length_static") for r in r1]),
+        "refetch_share": mean(
+            [(r.get("refetches") or 0) / r["prefetches"] if r.get("prefetches") else None for r in r1]
+        ),
+        "paper": PAPER.get(d, ""),
+    }
+
+
+def _summary_table(rows: list[dict]) -> str:
+    """The summary table (markdown): a row per design, with the papers' figures."""
+    head = (
+        "| design | IPC 1x | IPC 3x | IPC 6x | tolerable latency | hit rate "
+        "| main-RF accesses / BL RF accesses "
+        "| conflict-free prefetches | refetches after re-activation "
+        "| interval length dyn / static | papers |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+    )
+    body = "".join(
+        f"| {r['design']} | {fmt(r['ipc_1x'])} | {fmt(r['ipc_3x'])} | {fmt(r['ipc_6x'])} "
+        f"| {fmt(r['tolerable_latency_x'], '.1f', 'x')} | {fmt(r['hit_rate'], '.1f', ' %', 100)} "
+        f"| {fmt(r['main_rf_accesses_vs_bl'])} | {fmt(r['conflict_free_prefetch'], '.0f', ' %', 100)} "
+        f"| {fmt(r['refetch_share'], '.0f', ' %', 100)} "
+        f"| {fmt(r['interval_dynamic'], '.1f')} / {fmt(r['interval_static'], '.1f')} | {r['paper']} |\n"
+        for r in rows
+    )
+    return head + body
+
+
+def _table_claims(rep: Report, by: dict) -> None:
+    """The claims of the papers' figures (CLAIMS) on the summary rows, and Malekeh's against BOW's (M-05,
+    M-03) when both ran."""
     for cid, d, what, paper, value, base, key in CLAIMS:
         if d in by:
             ours = by[d][key]
@@ -608,44 +795,66 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
                 text = fmt(ours, ".1f", "x" if key == "tolerable_latency_x" else "")
             if isinstance(value, tuple):
                 inside = ours is not None and value[0] <= ours <= value[1]
-                v = "n/a" if ours is None or ours != ours else (
-                    "within the paper's range" if inside else "outside the paper's range")
+                v = (
+                    "n/a"
+                    if ours is None or ours != ours
+                    else ("within the paper's range" if inside else "outside the paper's range")
+                )
             else:
                 v = verdict(ours, value, base=base)
             rep.claim(cid, f"{LABELS.get(d, d)}: {what}", paper, text, v)
     if "malekeh" in by and "bow" in by:
         m, b = by["malekeh"], by["bow"]
-        rep.claim("M-05", "BOW's hit rate below Malekeh's", "28.1 points",
-                  fmt((m["hit_rate"] or 0) - (b["hit_rate"] or 0), ".1f", " points", 100),
-                  verdict((m["hit_rate"] or 0) - (b["hit_rate"] or 0), 0.281, base=0.0))  # fmt: skip
+        rep.claim(
+            "M-05",
+            "BOW's hit rate below Malekeh's",
+            "28.1 points",
+            fmt((m["hit_rate"] or 0) - (b["hit_rate"] or 0), ".1f", " points", 100),
+            verdict((m["hit_rate"] or 0) - (b["hit_rate"] or 0), 0.281, base=0.0),
+        )
         over = m["ipc_1x"] / b["ipc_1x"]
-        rep.claim("M-03", "Malekeh's IPC over BOW's at 1x", "+5.4 %", fmt(over - 1, "+.1f", " %", 100),
-                  verdict(over, 1.054))  # fmt: skip
-    if "malekeh" in by:
-        malekeh_claims(rep, runs, wls, refs["malekeh"], sm)
-        ct_sweep(rep, runs, wls)
-    if "baseline" in designs:
-        crossbar_claim(rep, runs, wls, sm)
-    if {"ltrf", "ltrfconf"} <= set(designs):
-        rep.section("Registers per interval and active warps (LTRF, LTRFconf)",
-                    ltrf_sweeps(rep, runs, wls, sm, by))  # fmt: skip
+        rep.claim(
+            "M-03",
+            "Malekeh's IPC over BOW's at 1x",
+            "+5.4 %",
+            fmt(over - 1, "+.1f", " %", 100),
+            verdict(over, 1.054),
+        )
+
+
+def _figures(rep: Report, runs: Runs, wls, designs, refs: dict, ref: dict, by: dict) -> None:
+    """The figures: IPC per workload at 1x, IPC against the main-RF latency, and the RF-cache hit rate per
+    workload."""
     shown = [d for d in designs if d not in VARIANTS and d != "baseline"]
-    rep.bars("ipc_1x.png", "IPC over the reference baseline per workload at 1x main-RF latency (geometric "
-             "mean last)", wls, {LABELS.get(d, d): [runs.get(d, w, 1.0)["ipc"] / ref[refs[d], w] for w in wls]
-                                  for d in shown}, ylabel="IPC / baseline")  # fmt: skip
+    rep.bars(
+        "ipc_1x.png",
+        "IPC over the reference baseline per workload at 1x main-RF latency (geometric mean last)",
+        wls,
+        {LABELS.get(d, d): [runs.get(d, w, 1.0)["ipc"] / ref[refs[d], w] for w in wls] for d in shown},
+        ylabel="IPC / baseline",
+    )
     lat = [d for d in designs if supports_latency(d) and d not in VARIANTS]
     if lat:
-        rep.lines("ipc_vs_latency.png", "IPC over the baseline at 1x against the main RF's latency multiple "
-                  "(geometric mean over workloads; the LTRF paper's Figures 14-15)", LATENCIES,
-                  {LABELS.get(d, d): [by[d][f"ipc_{x:g}x"] for x in LATENCIES] for d in lat},
-                  xlabel="main-RF latency (x the baseline's)", ylabel="IPC / baseline at 1x")  # fmt: skip
+        rep.lines(
+            "ipc_vs_latency.png",
+            "IPC over the baseline at 1x against the main RF's latency multiple "
+            "(geometric mean over workloads; the LTRF paper's Figures 14-15)",
+            LATENCIES,
+            {LABELS.get(d, d): [by[d][f"ipc_{x:g}x"] for x in LATENCIES] for d in lat},
+            xlabel="main-RF latency (x the baseline's)",
+            ylabel="IPC / baseline at 1x",
+        )
     if any(by[d]["hit_rate"] == by[d]["hit_rate"] for d in shown):
-        rep.bars("hit_rate.png", "RF-cache (collector-cache) hit rate per workload at 1x", wls,
-                 {LABELS.get(d, d): [runs.get(d, w, 1.0).get("rf_cache_hit_rate") for w in wls] for d in shown
-                  if by[d]["hit_rate"] == by[d]["hit_rate"]}, ylabel="hit rate", ref=None, mean="mean")
-    done = [r for r in runs.done.values() if r["workload"] in wls and r["design"] in designs
-            and r.get("gpu") == a.gpu and r.get("max_warps") == a.max_warps]  # fmt: skip
-    rep.data(done, ["design", "workload", "latency_x"])
-    rep.section("Summary", note + "\n" + table)
-    rep.write()
-    return 0
+        rep.bars(
+            "hit_rate.png",
+            "RF-cache (collector-cache) hit rate per workload at 1x",
+            wls,
+            {
+                LABELS.get(d, d): [runs.get(d, w, 1.0).get("rf_cache_hit_rate") for w in wls]
+                for d in shown
+                if by[d]["hit_rate"] == by[d]["hit_rate"]
+            },
+            ylabel="hit rate",
+            ref=None,
+            mean="mean",
+        )

@@ -215,14 +215,25 @@ QUICK_WARPS = 16
 
 
 def build_parser(prog: str):
-    ap = study_parser(prog, __doc__, out="studies/out/cerf", jobs=2,
-                      quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) at "
-                      f"{QUICK_WARPS} warps unless --workloads / --max-warps say otherwise")  # fmt: skip
+    ap = study_parser(
+        prog,
+        __doc__,
+        out="studies/out/cerf",
+        jobs=2,
+        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) at "
+        f"{QUICK_WARPS} warps unless --workloads / --max-warps say otherwise",
+    )
     ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the paper's Fermi-like SM)")
     add_workload_options(ap, "cerf")
     ap.add_argument("--max-warps", type=int, default=None, help="keep that many warps' CTAs (default: all)")
-    ap.add_argument("--configs", nargs="*", default=list(CONFIGS), type=known("configuration", CONFIGS),
-                    metavar="CONFIG", help=f"configurations (default: all: {' '.join(CONFIGS)})")  # fmt: skip
+    ap.add_argument(
+        "--configs",
+        nargs="*",
+        default=list(CONFIGS),
+        type=known("configuration", CONFIGS),
+        metavar="CONFIG",
+        help=f"configurations (default: all: {' '.join(CONFIGS)})",
+    )
     return ap
 
 
@@ -237,8 +248,11 @@ def run_study(a, argv, *, prog: str, study: str = "cerf") -> int:
     labels = ["base", *(c for c in a.configs if c != "base")]
     runs = CerfRuns(out / "runs.jsonl", a.jobs)
     t0 = time.time()
-    progress(study, f"{len(labels) * len(workloads)} simulations ({len(labels)} configurations x "
-                    f"{len(workloads)} workloads)")  # fmt: skip
+    progress(
+        study,
+        f"{len(labels) * len(workloads)} simulations ({len(labels)} configurations x "
+        f"{len(workloads)} workloads)",
+    )
     runs.ensure([(lab, w, a.gpu, a.max_warps) for lab in labels for w in workloads])
     progress(study, f"simulations done in {time.time() - t0:.0f} s")
 
@@ -293,15 +307,22 @@ def run_study(a, argv, *, prog: str, study: str = "cerf") -> int:
     publish(text, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION, title=f"On {a.gpu}")
     progress(study, "figures and data")
     rep = Report(out, study, cmd, title=f"The Cache-Emulated Register File on `{a.gpu}`")
-    rep.describe(GPU=a.gpu, designs=[f"{lab} ({CONFIGS[lab][0]} {CONFIGS[lab][1]} {CONFIGS[lab][2] or ''})"
-                                     for lab in labels], workloads=[r["workload"] for r in rows],
-                 warps=a.max_warps or "all")  # fmt: skip
+    rep.describe(
+        GPU=a.gpu,
+        designs=[f"{lab} ({CONFIGS[lab][0]} {CONFIGS[lab][1]} {CONFIGS[lab][2] or ''})" for lab in labels],
+        workloads=[r["workload"] for r in rows],
+        warps=a.max_warps or "all",
+    )
     claims(rep, text, rows)
     names = [r["workload"] for r in rows]
     shown = [lab for lab in ("fair", "prio", "unified", "l1d48", "l1d128") if lab in labels]
-    rep.bars("speedup.png", "Speedup (baseline CPI / new CPI) per workload (Figs. 7-8; geometric mean last)",
-             names, {lab: [r.get(f"speedup {lab}") for r in rows] for lab in shown},
-             ylabel="speedup over the baseline")  # fmt: skip
+    rep.bars(
+        "speedup.png",
+        "Speedup (baseline CPI / new CPI) per workload (Figs. 7-8; geometric mean last)",
+        names,
+        {lab: [r.get(f"speedup {lab}") for r in rows] for lab in shown},
+        ylabel="speedup over the baseline",
+    )
     sizes = [lab for lab in ("l1d48", "l1d64", "l1d128") if lab in labels]
     if sizes:
         kb = [16, *(int(lab[3:]) for lab in sizes)]
@@ -309,14 +330,24 @@ def run_study(a, argv, *, prog: str, study: str = "cerf") -> int:
         for cat in ("sensitive", "insensitive"):
             rs = [r for r in rows if r["category"] == cat]
             if rs:
-                series[f"separate L1D, cache-{cat}"] = [1.0, *(geomean([r[f"speedup {lab}"] for r in rs])
-                                                              for lab in sizes)]  # fmt: skip
+                series[f"separate L1D, cache-{cat}"] = [
+                    1.0,
+                    *(geomean([r[f"speedup {lab}"] for r in rs]) for lab in sizes),
+                ]
                 if "fair" in labels:
                     series[f"CERF (16 KB L1D's budget), cache-{cat}"] = [
-                        geomean([r["speedup fair"] for r in rs])] * len(kb)  # fmt: skip
-        rep.lines("l1d_size.png", "Speedup of a separate L1D against its size, CERF beside it (Fig. 10; "
-                  "geometric mean over workloads)", kb, series, xlabel="L1D size (KB)",
-                  ylabel="speedup over the 16 KB baseline", xlog=True)  # fmt: skip
+                        geomean([r["speedup fair"] for r in rs])
+                    ] * len(kb)
+        rep.lines(
+            "l1d_size.png",
+            "Speedup of a separate L1D against its size, CERF beside it (Fig. 10; "
+            "geometric mean over workloads)",
+            kb,
+            series,
+            xlabel="L1D size (KB)",
+            ylabel="speedup over the 16 KB baseline",
+            xlog=True,
+        )
     rep.data([get(lab, w) for lab in labels for w in workloads], ["label", "workload"])
     rep.section("Summary", text)
     rep.write()
@@ -338,9 +369,13 @@ def reuse_row(w: str, sm, max_warps, base: dict) -> dict:
         return {}
     wl = load_workload(w, num_sms=sm.num_sms, max_warps=max_warps, line_bytes=sm.l1d.line_bytes)
     s = reuse_summary(reuse_stats(wl.trace, base["ipc"], int(base["warps"])))
-    return {"lines reused >3": s["lines_reused_more"], "memory access share": s["mem_access_share"],
-            "reuse <=100": s["within_100"], "reuse <=1000": s["within_1000"],
-            "register share <=1000": s["reg_share_within"]}  # fmt: skip
+    return {
+        "lines reused >3": s["lines_reused_more"],
+        "memory access share": s["mem_access_share"],
+        "reuse <=100": s["within_100"],
+        "reuse <=1000": s["within_1000"],
+        "register share <=1000": s["reg_share_within"],
+    }
 
 
 def claims(rep: Report, text: str, rows) -> None:
@@ -373,11 +408,16 @@ def claims(rep: Report, text: str, rows) -> None:
         "E-08": lambda: verdict(geomean([r.get("speedup fair") for r in rows]), 1.3) + " (all)",
         "E-19": lambda: verdict(g("speedup fair"), 1.5),
         "E-19 hash": lambda: verdict(g("speedup fair vs hash"), 1.5),
-        "E-09": lambda: f"{ordered([g(f'speedup {k}') for k in ('2way', 'fair', '8way')])}; "
-                        f"{verdict(g('speedup fair'), 1.3)}",
+        "E-09": lambda: (
+            f"{ordered([g(f'speedup {k}') for k in ('2way', 'fair', '8way')])}; "
+            f"{verdict(g('speedup fair'), 1.3)}"
+        ),
         "E-10": lambda: ordered([g("speedup l1d48"), g("speedup fair")]),
-        "E-11": lambda: ("within 5 %" if abs(g("speedup fair-rf64") / g("speedup fair-rf256") - 1) <= 0.05
-                         else "more than 5 % apart"),
+        "E-11": lambda: (
+            "within 5 %"
+            if abs(g("speedup fair-rf64") / g("speedup fair-rf256") - 1) <= 0.05
+            else "more than 5 % apart"
+        ),
         "E-12": lambda: verdict(g("speedup fair") / g("speedup unified"), 1.25),
         "E-13": lambda: at_least(m("util fair") / m("util base"), 1.5),
         "E-14": lambda: at_least(m("hit fair") / m("base_hit"), 1.2),
@@ -386,14 +426,22 @@ def claims(rep: Report, text: str, rows) -> None:
         "E-03": lambda: at_least(m("static holes") + m("dynamic holes"), 0.5),
         "E-16": lambda: rises_with(rows, "util fair", "tag conflicts per kinstr"),
         # the reuse profiles (Figs. 2b, 5) are over every application
-        "E-05": lambda: f"{verdict(every('lines reused >3'), 0.6, base=0.0)}; "
-                        f"{verdict(every('memory access share', MEMORY_HEAVY), 0.3, base=0.0)} (all)",
-        "E-06": lambda: f"{verdict(every('reuse <=100'), 0.6, base=0.0)}; "
-                        f"{verdict(every('reuse <=1000'), 0.9, base=0.0)} (all)",
+        "E-05": lambda: (
+            f"{verdict(every('lines reused >3'), 0.6, base=0.0)}; "
+            f"{verdict(every('memory access share', MEMORY_HEAVY), 0.3, base=0.0)} (all)"
+        ),
+        "E-06": lambda: (
+            f"{verdict(every('reuse <=100'), 0.6, base=0.0)}; "
+            f"{verdict(every('reuse <=1000'), 0.9, base=0.0)} (all)"
+        ),
         "E-07": lambda: verdict(every("register share <=1000"), 0.7, base=0.0) + " (all)",
-        "E-18": lambda: verdict(storage_kb(1024, 4)["total_kb"] / (128.0 + storage_kb(128, 4)["total_kb"]),
-                                130.375 / 144.0) + " (storage, not a run)",
-    }  # fmt: skip
+        "E-18": lambda: (
+            verdict(
+                storage_kb(1024, 4)["total_kb"] / (128.0 + storage_kb(128, 4)["total_kb"]), 130.375 / 144.0
+            )
+            + " (storage, not a run)"
+        ),
+    }
     for line in text.splitlines():
         if not line.startswith("| E-"):
             continue
@@ -419,16 +467,24 @@ def by_register_demand(rows) -> str:
     demand: the register-heavy ones (static holes under :data:`REGISTER_HEAVY_HOLES` of the RF), where the
     paper's reading puts CERF's lead (its dead registers' room; the unified split leaves the L1D little), and
     the others, where the unified memory's L1D takes most of the array with no tag stage."""
+
     def ratio(rs):
-        return geomean([r["speedup fair"] / r["speedup unified"] for r in rs
-                        if r.get("speedup fair") and r.get("speedup unified")])  # fmt: skip
+        return geomean(
+            [
+                r["speedup fair"] / r["speedup unified"]
+                for r in rs
+                if r.get("speedup fair") and r.get("speedup unified")
+            ]
+        )
 
     known = [r for r in rows if r.get("static holes") is not None]
     heavy = [r for r in known if r["static holes"] < REGISTER_HEAVY_HOLES]
     light = [r for r in known if r["static holes"] >= REGISTER_HEAVY_HOLES]
-    return (f"register-heavy (static holes < {REGISTER_HEAVY_HOLES:.0%}) {fmt(ratio(heavy), '.2f')} over "
-            f"{len(heavy)} ({', '.join(r['workload'] for r in heavy) or 'none'}), the others "
-            f"{fmt(ratio(light), '.2f')} over {len(light)}")
+    return (
+        f"register-heavy (static holes < {REGISTER_HEAVY_HOLES:.0%}) {fmt(ratio(heavy), '.2f')} over "
+        f"{len(heavy)} ({', '.join(r['workload'] for r in heavy) or 'none'}), the others "
+        f"{fmt(ratio(light), '.2f')} over {len(light)}"
+    )
 
 
 def report(rows, labels, a, sm, cmd) -> str:
@@ -477,13 +533,16 @@ def report(rows, labels, a, sm, cmd) -> str:
             + sp(rows, "fair")
             + " |\n"
         )
-        out.append(f"| E-19 cache-sensitive applications | about +50 % on average | fair {sp(sens, 'fair')} "
-                   "|\n")
+        out.append(
+            f"| E-19 cache-sensitive applications | about +50 % on average | fair {sp(sens, 'fair')} |\n"
+        )
         if "base-hash" in have:
             out.append(
                 "| E-19 against the baseline with the Fermi hash (SM2_GTX480's L1D index `H`) | about +50 % "
-                "on average | fair " + both(lambda rs: fmt(g(rs, "speedup fair vs hash"), ".2f", "x"))
-                + "; the hash alone " + both(lambda rs: fmt(g(rs, "speedup base-hash"), ".2f", "x"))
+                "on average | fair "
+                + both(lambda rs: fmt(g(rs, "speedup fair vs hash"), ".2f", "x"))
+                + "; the hash alone "
+                + both(lambda rs: fmt(g(rs, "speedup base-hash"), ".2f", "x"))
                 + " |\n"
             )
     if {"2way", "8way", "fair"} <= have:
@@ -523,7 +582,8 @@ def report(rows, labels, a, sm, cmd) -> str:
             + both(lambda rs: fmt(g(rs, "speedup unified"), ".2f"))
             + "; CERF / unified "
             + both(lambda rs: fmt(g(rs, "speedup fair") / g(rs, "speedup unified"), ".2f"))
-            + "; " + by_register_demand(sens)
+            + "; "
+            + by_register_demand(sens)
             + " |\n"
         )
     if "fair" in have:
@@ -570,31 +630,42 @@ def report(rows, labels, a, sm, cmd) -> str:
         out.append(
             "| E-05 cache operands reused more than 3 times; memory accesses among the on-chip data accesses "
             "of bfs, quasi, syrk | about 60 %; about 30 % | all: "
-            + fmt(m(rows, "lines reused >3"), ".0%") + " of the lines; "
-            + (", ".join(f"{r['workload']} {fmt(r.get('memory access share'), '.0%')}" for r in heavy)
-               or "none of them in the run")
-            + " (all kernels " + fmt(m(rows, "memory access share"), ".0%") + ") |\n"
+            + fmt(m(rows, "lines reused >3"), ".0%")
+            + " of the lines; "
+            + (
+                ", ".join(f"{r['workload']} {fmt(r.get('memory access share'), '.0%')}" for r in heavy)
+                or "none of them in the run"
+            )
+            + " (all kernels "
+            + fmt(m(rows, "memory access share"), ".0%")
+            + ") |\n"
         )
         out.append(
             "| E-06 data reused within 100; 1,000 cycles (issue times estimated at the baseline's IPC) | "
-            "about 60 %; about 90 % | all: " + fmt(m(rows, "reuse <=100"), ".0%") + "; "
-            + fmt(m(rows, "reuse <=1000"), ".0%") + " (cache-sensitive / insensitive "
+            "about 60 %; about 90 % | all: "
+            + fmt(m(rows, "reuse <=100"), ".0%")
+            + "; "
+            + fmt(m(rows, "reuse <=1000"), ".0%")
+            + " (cache-sensitive / insensitive "
             + both(lambda rs: fmt(m(rs, "reuse <=100"), ".0%") + ", " + fmt(m(rs, "reuse <=1000"), ".0%"))
             + ") |\n"
         )
         out.append(
             "| E-07 register operands among the data reused within 1,000 cycles | about 70 % | all: "
-            + fmt(m(rows, "register share <=1000"), ".0%") + " (cache-sensitive / insensitive "
-            + both(lambda rs: fmt(m(rs, "register share <=1000"), ".0%")) + ") |\n"
+            + fmt(m(rows, "register share <=1000"), ".0%")
+            + " (cache-sensitive / insensitive "
+            + both(lambda rs: fmt(m(rs, "register share <=1000"), ".0%"))
+            + ") |\n"
         )
     # section III-E's count: 1,024 lines of 128 B, 4 ways
     ours, base = storage_kb(1024, 4)["total_kb"], 128.0 + storage_kb(128, 4)["total_kb"]
-    out.append(f"| E-18 storage | 130.375 KB vs about 144 KB | {ours:g} vs {base:.2f} KB "
-               "(rfmodel.designs.cerf.storage_kb; tests/test_design_cerf.py) |\n")  # fmt: skip
+    out.append(
+        f"| E-18 storage | 130.375 KB vs about 144 KB | {ours:g} vs {base:.2f} KB "
+        "(rfmodel.designs.cerf.storage_kb; tests/test_design_cerf.py) |\n"
+    )
     return "".join(out)
 
 
 def cpi(x) -> str:
     """The CPI change of a speedup: 1.43x -> -30 %."""
     return "n/a" if x is None or x != x or x <= 0 else f"{(1 / x - 1) * 100:+.0f} %"
-

@@ -77,13 +77,20 @@ def computed_claims() -> list[dict]:
         xs = [table[w] for w in ws]
         mean, top = sum(xs) / len(xs), max(xs)
         most = max(ws, key=table.__getitem__)
-        rows.append({
-            "claim": cid, "what": f"register file for maximum TLP on {gpu} over its own (mean; max)",
-            "paper": f"{mean_x}x; {max_x}x", "ours": f"{fmt(mean, '.2f')}x; {fmt(top, '.2f')}x ({most})",
-            "verdict": f"{verdict(mean, mean_x)}; {verdict(top, max_x)}", "note": f"{len(ws)} kernels, sm_80 "
-            "registers (rfmodel workload list --suite papers --gpu GPU: rf_demand_x)",
-            "study": "claims", "command": "rfmodel study claims", "commit": commit(),
-        })  # fmt: skip
+        rows.append(
+            {
+                "claim": cid,
+                "what": f"register file for maximum TLP on {gpu} over its own (mean; max)",
+                "paper": f"{mean_x}x; {max_x}x",
+                "ours": f"{fmt(mean, '.2f')}x; {fmt(top, '.2f')}x ({most})",
+                "verdict": f"{verdict(mean, mean_x)}; {verdict(top, max_x)}",
+                "note": f"{len(ws)} kernels, sm_80 "
+                "registers (rfmodel workload list --suite papers --gpu GPU: rf_demand_x)",
+                "study": "claims",
+                "command": "rfmodel study claims",
+                "commit": commit(),
+            }
+        )
     rows += structure_claims()
     rows.append(reads_per_value_claim())
     rows += prefetch_code_claims()
@@ -114,17 +121,26 @@ def reads_per_value_claim(workloads=None) -> dict:
         shares[w] = reads_per_value(wl.trace)
     below2 = mean([s[0] + s[1] for s in shares.values()])
     above2 = mean([s[3] for s in shares.values()])
-    over = "n/a" if above2 != above2 else (
-        "within the paper's range" if above2 < 0.10 else "outside the paper's range")  # fmt: skip
-    return {"claim": "E-04", "what": "written values read fewer than twice; more than twice",
-            "paper": "about 60 %; under 10 %", "ours": f"{fmt(below2, '.0f', ' %', 100)}; "
-            f"{fmt(above2, '.0f', ' %', 100)}", "verdict": f"{verdict(below2, 0.60, base=0.0)}; {over}",
-            "note": f"{len(shares)} kernels"
-            + (" of the CERF paper's benchmarks" if workloads is None else f" ({', '.join(shares)})")
-            + " on fermi-gtx480, their first "
-            f"{TRACE_WARPS} warps' CTAs (rfmodel.workload.values.reads_per_value); a read is a "
-            "warp-instruction that names the register", "study": "claims", "command": "rfmodel study claims",
-            "commit": commit()}  # fmt: skip
+    over = (
+        "n/a"
+        if above2 != above2
+        else ("within the paper's range" if above2 < 0.10 else "outside the paper's range")
+    )
+    return {
+        "claim": "E-04",
+        "what": "written values read fewer than twice; more than twice",
+        "paper": "about 60 %; under 10 %",
+        "ours": f"{fmt(below2, '.0f', ' %', 100)}; {fmt(above2, '.0f', ' %', 100)}",
+        "verdict": f"{verdict(below2, 0.60, base=0.0)}; {over}",
+        "note": f"{len(shares)} kernels"
+        + (" of the CERF paper's benchmarks" if workloads is None else f" ({', '.join(shares)})")
+        + " on fermi-gtx480, their first "
+        f"{TRACE_WARPS} warps' CTAs (rfmodel.workload.values.reads_per_value); a read is a "
+        "warp-instruction that names the register",
+        "study": "claims",
+        "command": "rfmodel study claims",
+        "commit": commit(),
+    }
 
 
 #: the bits of one LTRF prefetch bit-vector (a bit per register a thread may have: the LTRF paper's 256) and
@@ -180,12 +196,25 @@ def prefetch_code_claims(workloads=None) -> list[dict]:
         kernel = static_kernel(wl.trace)
         if kernel is not None:
             stats[w] = prefetch_code(kernel, set(int(x) for x in set(wl.trace.sidx.tolist())), sm.num_banks)
-    of = f"{len(stats)} kernels" + (" of the LTRF paper's benchmarks" if workloads is None
-                                    else f" ({', '.join(stats)})") + f" on {sm.name}"  # fmt: skip
+    of = (
+        f"{len(stats)} kernels"
+        + (" of the LTRF paper's benchmarks" if workloads is None else f" ({', '.join(stats)})")
+        + f" on {sm.name}"
+    )
     common = {"study": "claims", "command": "rfmodel study claims", "commit": commit()}
     if not stats:
-        return [{"claim": c, "what": "the LTRF compiler pass", "paper": "", "ours": "n/a", "verdict": "n/a",
-                 "note": "no static kernel found", **common} for c in ("L-13", "L-23")]  # fmt: skip
+        return [
+            {
+                "claim": c,
+                "what": "the LTRF compiler pass",
+                "paper": "",
+                "ours": "n/a",
+                "verdict": "n/a",
+                "note": "no static kernel found",
+                **common,
+            }
+            for c in ("L-13", "L-23")
+        ]
     vec, ins = mean([s["vectors"] for s in stats.values()]), mean([s["with_instr"] for s in stats.values()])
     keys = [(n, c) for n in INTERVAL_REGS for c in (False, True)]
     top = {k: max(s[("max", *k)] for s in stats.values()) for k in keys}
@@ -196,18 +225,28 @@ def prefetch_code_claims(workloads=None) -> list[dict]:
 
     cuts = ["same ordering" if top[n, True] < top[n, False] else "ordering differs" for n in INTERVAL_REGS]
     return [
-        {"claim": "L-13", "what": "code added at N = 16: prefetch bit-vectors; with prefetch instructions",
-         "paper": "+7 %; +9 %", "ours": f"{fmt(vec, '+.1f', ' %', 100)}; {fmt(ins, '+.1f', ' %', 100)}",
-         "verdict": f"{verdict(vec, 0.07, base=0.0)}; {verdict(ins, 0.09, base=0.0)}",
-         "note": f"{of}: one {VECTOR_BITS}-bit vector (and one instruction) per register-interval over "
-         f"{INSTR_BITS}-bit instructions, the mean over kernels; the paper's 0.2 % slowdown from fetching "
-         "them is not modelled", **common},
-        {"claim": "L-23", "what": "most bank conflicts of one prefetch, N = 8 / 16 / 32: LTRF; LTRFconf",
-         "paper": "3 / 3 / 3; 1 / 1 / 2", "ours": f"{per_n(top, False)}; {per_n(top, True)}",
-         "verdict": "; ".join(cuts),
-         "note": f"{of}, 16 banks: the executed intervals' working sets; the mean over kernels of each "
-         f"kernel's most: {per_n(avg, False)} without, {per_n(avg, True)} with the renumbering", **common},
-    ]  # fmt: skip
+        {
+            "claim": "L-13",
+            "what": "code added at N = 16: prefetch bit-vectors; with prefetch instructions",
+            "paper": "+7 %; +9 %",
+            "ours": f"{fmt(vec, '+.1f', ' %', 100)}; {fmt(ins, '+.1f', ' %', 100)}",
+            "verdict": f"{verdict(vec, 0.07, base=0.0)}; {verdict(ins, 0.09, base=0.0)}",
+            "note": f"{of}: one {VECTOR_BITS}-bit vector (and one instruction) per register-interval over "
+            f"{INSTR_BITS}-bit instructions, the mean over kernels; the paper's 0.2 % slowdown from fetching "
+            "them is not modelled",
+            **common,
+        },
+        {
+            "claim": "L-23",
+            "what": "most bank conflicts of one prefetch, N = 8 / 16 / 32: LTRF; LTRFconf",
+            "paper": "3 / 3 / 3; 1 / 1 / 2",
+            "ours": f"{per_n(top, False)}; {per_n(top, True)}",
+            "verdict": "; ".join(cuts),
+            "note": f"{of}, 16 banks: the executed intervals' working sets; the mean over kernels of each "
+            f"kernel's most: {per_n(avg, False)} without, {per_n(avg, True)} with the renumbering",
+            **common,
+        },
+    ]
 
 
 def structure_claims() -> list[dict]:
@@ -229,27 +268,39 @@ def structure_claims() -> list[dict]:
     ltrf_sm = resolve_gpu("maxwell-ltrf")
     st = {x.name: x for x in get_design("ltrf").structures(ltrf_sm, {}, DEFAULT_TECH)}
     wcb_bits = structure_total(st["warp_control_block"])
-    wcb_area = structure_total(st["warp_control_block"], "area_mm2") / structure_total(st["main_rf_bank"],
-                                                                                        "area_mm2")
+    wcb_area = structure_total(st["warp_control_block"], "area_mm2") / structure_total(
+        st["main_rf_bank"], "area_mm2"
+    )
     regs = np.zeros((1, 1, 32), dtype=np.uint32)
     regs[0, 0] = 1000 + np.arange(32, dtype=np.uint32)  # lane l holds 1000 + l: deltas of one byte
     _, bdi = _value_attrs(regs, 0, 0)
     rows = [
-        {"claim": "C-02", "what": "Volta's register file across the chip (volta-v100 preset)",
-         "paper": "80 x 256 KB = 20 MB", "ours": f"{volta.num_sms} x {volta.regs_per_sm * 4 // 1024} KB = "
-         f"{rf_mb:g} MB", "verdict": verdict(rf_mb, 20.0, base=0.0),
-         "note": "rfmodel spec show volta-v100"},
-        {"claim": "L-14",
-         "what": f"warp control blocks per SM ({ltrf_sm.name}): storage; area / main-RF banks'",
-         "paper": "114880 bits; about 5 %", "ours": f"{wcb_bits:.0f} bits; {fmt(wcb_area, '.1f', ' %', 100)}",
-         "verdict": f"{verdict(wcb_bits, 114880.0, base=0.0)}; {verdict(wcb_area, 0.05, base=0.0)}",
-         "note": "the ltrf design's structures at 45 nm (the +1 cycle per access is the design's timing)"},
-        {"claim": "S-05", "what": "BDI size of a warp register of one-byte deltas; bytes saved",
-         "paper": "40 B; 88 B (the text's 68 B is a slip)", "ours": f"{bdi} B; {128 - bdi} B",
-         "verdict": verdict(128 - bdi, 88.0, base=0.0),
-         "note": "4-byte base (lane 0) and 32 one-byte deltas, the executor's BDI "
-         "(rfmodel.workload.execute.machine._value_attrs); the paper's example takes 40 B"},
-    ]  # fmt: skip
+        {
+            "claim": "C-02",
+            "what": "Volta's register file across the chip (volta-v100 preset)",
+            "paper": "80 x 256 KB = 20 MB",
+            "ours": f"{volta.num_sms} x {volta.regs_per_sm * 4 // 1024} KB = {rf_mb:g} MB",
+            "verdict": verdict(rf_mb, 20.0, base=0.0),
+            "note": "rfmodel spec show volta-v100",
+        },
+        {
+            "claim": "L-14",
+            "what": f"warp control blocks per SM ({ltrf_sm.name}): storage; area / main-RF banks'",
+            "paper": "114880 bits; about 5 %",
+            "ours": f"{wcb_bits:.0f} bits; {fmt(wcb_area, '.1f', ' %', 100)}",
+            "verdict": f"{verdict(wcb_bits, 114880.0, base=0.0)}; {verdict(wcb_area, 0.05, base=0.0)}",
+            "note": "the ltrf design's structures at 45 nm (the +1 cycle per access is the design's timing)",
+        },
+        {
+            "claim": "S-05",
+            "what": "BDI size of a warp register of one-byte deltas; bytes saved",
+            "paper": "40 B; 88 B (the text's 68 B is a slip)",
+            "ours": f"{bdi} B; {128 - bdi} B",
+            "verdict": verdict(128 - bdi, 88.0, base=0.0),
+            "note": "4-byte base (lane 0) and 32 one-byte deltas, the executor's BDI "
+            "(rfmodel.workload.execute.machine._value_attrs); the paper's example takes 40 B",
+        },
+    ]
     for r in rows:
         r.update(study="claims", command="rfmodel study claims", commit=commit())
     return rows
@@ -274,8 +325,12 @@ def gather(folders: dict) -> list[dict]:
     by_study["claims"] = computed_claims()
     out = []
     for c in registry():
-        row = {"claim_id": c["id"], "paper": c["paper"], "claim": c["claim"],
-               "paper_figure": c["paper_figure"]}
+        row = {
+            "claim_id": c["id"],
+            "paper": c["paper"],
+            "claim": c["claim"],
+            "paper_figure": c["paper_figure"],
+        }
         for study in STUDIES_OF_PAPER[c["paper"]]:
             rows = [r for r in by_study.get(study, []) if c["id"] in claim_ids(r["claim"])]
             if rows:
@@ -285,19 +340,31 @@ def gather(folders: dict) -> list[dict]:
             row["ours"] = "; ".join(f"{r['what']}: {r['ours']}" for r in rows)
             row["verdict"] = combine(r["grade"] for r in rows)
             row["explanation"] = "; ".join(
-                f"{r['what']}: {r['verdict']}" + (f" ({r['note']})" if r["note"] else "") for r in graded)
+                f"{r['what']}: {r['verdict']}" + (f" ({r['note']})" if r["note"] else "") for r in graded
+            )
             row["where"] = f"{rows[0]['command']} ({rows[0]['commit']})"
             if row["verdict"] == "none" and c["kind"] == "fact":  # an input the study shows without judging
                 row["verdict"] = "fact"
                 row["explanation"] = f"an input: {c['fact_where']}"
         elif c["kind"] == "fact":
-            agrees = {True: "the project's value is the paper's", False: "the project's value differs",
-                      None: "not encoded in the project"}[c["fact_agrees"]]  # fmt: skip
-            row.update(ours=c["fact_where"], verdict="fact", explanation=agrees,
-                       where="an input: rfmodel/data/claims.json")
+            agrees = {
+                True: "the project's value is the paper's",
+                False: "the project's value differs",
+                None: "not encoded in the project",
+            }[c["fact_agrees"]]
+            row.update(
+                ours=c["fact_where"],
+                verdict="fact",
+                explanation=agrees,
+                where="an input: rfmodel/data/claims.json",
+            )
         else:
-            row.update(ours="", verdict="none", where="",
-                       explanation=c.get("none_why") or "no study reports a figure for it yet")
+            row.update(
+                ours="",
+                verdict="none",
+                where="",
+                explanation=c.get("none_why") or "no study reports a figure for it yet",
+            )
         out.append(row)
     return out
 
@@ -309,21 +376,33 @@ def counts_markdown(rows, source: str) -> str:
     body = []
     for p in [*papers, "all"]:
         rs = [r for r in rows if p in ("all", r["paper"])]
-        body.append(f"| {p} | " + " | ".join(str(sum(r["verdict"] == g for r in rs)) for g in GRADES)
-                    + f" | {len(rs)} |\n")  # fmt: skip
-    return (head + "".join(body) + f"\nGenerated by `{source}` from the studies' report folders "
-            "(studies/claims.csv has a row per claim: the paper's figure, ours, the verdict and where it "
-            "comes from).\n")  # fmt: skip
+        body.append(
+            f"| {p} | "
+            + " | ".join(str(sum(r["verdict"] == g for r in rs)) for g in GRADES)
+            + f" | {len(rs)} |\n"
+        )
+    return (
+        head + "".join(body) + f"\nGenerated by `{source}` from the studies' report folders "
+        "(studies/claims.csv has a row per claim: the paper's figure, ours, the verdict and where it "
+        "comes from).\n"
+    )
 
 
 def build_parser(prog: str):
     from rfmodel.studies.common import StudyParser
 
     ap = StudyParser(prog=prog, description=__doc__.split("\n")[0])
-    ap.add_argument("--from", dest="folders", action="append", default=[], metavar="STUDY=DIR",
-                    help="a study's report folder (default: each paper study's --out default)")  # fmt: skip
-    ap.add_argument("--out", default="studies/claims.csv", metavar="FILE",
-                    help="the table (default: studies/claims.csv)")  # fmt: skip
+    ap.add_argument(
+        "--from",
+        dest="folders",
+        action="append",
+        default=[],
+        metavar="STUDY=DIR",
+        help="a study's report folder (default: each paper study's --out default)",
+    )
+    ap.add_argument(
+        "--out", default="studies/claims.csv", metavar="FILE", help="the table (default: studies/claims.csv)"
+    )
     ap.add_argument("--docs", action="store_true", help="write the counts per paper into docs/validation.md")
     return ap
 
@@ -354,13 +433,19 @@ def run_study(a, argv, *, prog: str, study: str = "claims") -> int:
         if not Path(folder).is_dir():
             raise RfmodelError(f"--from {item!r}: {folder} is not a folder")
         if not (Path(folder) / "claims.csv").is_file():
-            raise RfmodelError(f"--from {item!r}: {folder} has no claims.csv (a report folder of "
-                               f"'rfmodel study {name}' has one)")  # fmt: skip
+            raise RfmodelError(
+                f"--from {item!r}: {folder} has no claims.csv (a report folder of "
+                f"'rfmodel study {name}' has one)"
+            )
         folders[name] = folder
     found = {s: f for s, f in folders.items() if (Path(f) / "claims.csv").is_file()}
     missing = sorted(set(folders) - set(found))
-    progress(study, "report folders: " + (", ".join(f"{s} {f}" for s, f in found.items()) or "none")
-             + (f"; no claims.csv for {', '.join(missing)}" if missing else ""))
+    progress(
+        study,
+        "report folders: "
+        + (", ".join(f"{s} {f}" for s, f in found.items()) or "none")
+        + (f"; no claims.csv for {', '.join(missing)}" if missing else ""),
+    )
     try:
         rows = gather(found)
     except ValueError as e:
@@ -373,7 +458,13 @@ def run_study(a, argv, *, prog: str, study: str = "claims") -> int:
     text = counts_markdown(rows, command_line(prog, argv))
     print(text)
     if a.docs:
-        write_marked(Path("docs/validation.md"), DOCS_MARK.format(end="begin"), DOCS_MARK.format(end="end"),
-                     text, "## The papers' claims", "Verdicts per paper")  # fmt: skip
+        write_marked(
+            Path("docs/validation.md"),
+            DOCS_MARK.format(end="begin"),
+            DOCS_MARK.format(end="end"),
+            text,
+            "## The papers' claims",
+            "Verdicts per paper",
+        )
     progress(study, f"{len(rows)} claims: {a.out}")
     return 0

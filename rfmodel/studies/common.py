@@ -30,11 +30,26 @@ SIM_SOURCE = source_hash(exclude=("data/calibration", *NOT_EVALUATED))
 
 #: the scalar results a study keeps of one evaluation (those the design reports)
 SCALARS = (
-    "ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles", "slow_bank_wait_cycles",
-    "rf_cache_hit_rate", "main_rf_reads", "main_rf_writes", "prefetches", "prefetch_bank_conflicts",
-    "conflict_free_prefetch_fraction", "main_rf_read_cycles", "main_rf_write_cycles", "energy_pj_total",
-    "power_mw", "area_mm2_total", "l1d_hit_rate",
-)  # fmt: skip
+    "ipc",
+    "cycles",
+    "warps",
+    "rf_reads",
+    "rf_writes",
+    "bank_conflict_stall_cycles",
+    "slow_bank_wait_cycles",
+    "rf_cache_hit_rate",
+    "main_rf_reads",
+    "main_rf_writes",
+    "prefetches",
+    "prefetch_bank_conflicts",
+    "conflict_free_prefetch_fraction",
+    "main_rf_read_cycles",
+    "main_rf_write_cycles",
+    "energy_pj_total",
+    "power_mw",
+    "area_mm2_total",
+    "l1d_hit_rate",
+)
 
 
 class StudyParser(argparse.ArgumentParser):
@@ -50,10 +65,12 @@ def study_parser(prog: str, doc: str, *, out: str, jobs: int, quick: str) -> Stu
     and ``--docs``."""
     ap = StudyParser(prog=prog, description=doc.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help=quick)
-    ap.add_argument("--out", default=out, metavar="DIR",
-                    help=f"the report folder and run log (default: {out})")  # fmt: skip
-    ap.add_argument("--jobs", type=positive_int, default=jobs, metavar="N",
-                    help=f"worker processes (default: {jobs})")  # fmt: skip
+    ap.add_argument(
+        "--out", default=out, metavar="DIR", help=f"the report folder and run log (default: {out})"
+    )
+    ap.add_argument(
+        "--jobs", type=positive_int, default=jobs, metavar="N", help=f"worker processes (default: {jobs})"
+    )
     ap.add_argument("--docs", action="store_true", help="write the tables into docs/validation.md")
     return ap
 
@@ -62,10 +79,14 @@ def add_workload_options(ap: argparse.ArgumentParser, paper: str) -> None:
     """``--workloads`` and ``--suite``: a full run takes the paper's benchmarks (``--suite papers``, the
     default; :func:`rfmodel.workload.suite.paper_workloads` of ``paper``) or the built-in suite."""
     ap.add_argument("--workloads", nargs="*", help="workloads (default: those of --suite)")
-    ap.add_argument("--suite", choices=("papers", "builtin"), default=None,
-                    help="a full run's workloads: 'papers', the paper's benchmarks (the kernels of the "
-                    "papers' suite that its text names, or of the public suites it names: rfmodel workload "
-                    "list --suite papers), or 'builtin', the built-in suite (default: papers)")  # fmt: skip
+    ap.add_argument(
+        "--suite",
+        choices=("papers", "builtin"),
+        default=None,
+        help="a full run's workloads: 'papers', the paper's benchmarks (the kernels of the "
+        "papers' suite that its text names, or of the public suites it names: rfmodel workload "
+        "list --suite papers), or 'builtin', the built-in suite (default: papers)",
+    )
     ap.set_defaults(paper=paper)
 
 
@@ -75,9 +96,11 @@ def study_workloads(a, quick=()) -> list[str]:
     from rfmodel.workload.suite import default_workloads, paper_workloads
 
     if a.suite is not None and (a.workloads or a.quick):
-        raise RfmodelError(f"--suite {a.suite} chooses a full run's workloads, and "
-                           f"{'--workloads names them' if a.workloads else '--quick runs its own subset'}: "
-                           "give one of the two")  # fmt: skip
+        raise RfmodelError(
+            f"--suite {a.suite} chooses a full run's workloads, and "
+            f"{'--workloads names them' if a.workloads else '--quick runs its own subset'}: "
+            "give one of the two"
+        )
     if a.workloads:
         return list(a.workloads)
     if a.quick:
@@ -211,8 +234,11 @@ class Evaluations:
         for _, r in self.log.run(self.runner, self.job, todo):
             n += 1
             what = r.get("design", r.get("label", r.get("config", "")))
-            print(f"  [{n}/{total}] {r.get('method', '')} {what} {r['workload']} {r.get('params', '')} "
-                  f"ipc={fmt(r.get('ipc'), '.3f')} ({time.time() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
+            print(
+                f"  [{n}/{total}] {r.get('method', '')} {what} {r['workload']} {r.get('params', '')} "
+                f"ipc={fmt(r.get('ipc'), '.3f')} ({time.time() - t0:.0f} s)",
+                file=sys.stderr,
+            )
 
 
 def geomean(xs):
@@ -296,7 +322,7 @@ def write_marked(doc: Path, begin: str, end: str, block: str, section: str, titl
     text = doc.read_text()
     block = f"{begin}\n{block}{end}"
     if begin in text and end in text:
-        text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
     else:
         sub = f"### {title}\n\n{block}\n"
         if section in text:

@@ -82,14 +82,43 @@ LOGIC_PJ = float(packing_logic(node_nm=40).read_pj)
 KEEPS = 4
 #: counts kept of one run
 COUNTS = (
-    "reads", "writes", "bank_read_acc", "bank_write_acc", "issued", "bank_conflicts", "bank_stall_cycles",
-    "multi_src", "coalesced_instr", "reads_saved", "reallocations", "values", "phys_cycles", "warp_cycles",
-    "rt_reads", "rt_writes", "unmapped_reads", "overflow", "alloc_fail", "rt_conflicts", "rt_delay_cycles",
+    "reads",
+    "writes",
+    "bank_read_acc",
+    "bank_write_acc",
+    "issued",
+    "bank_conflicts",
+    "bank_stall_cycles",
+    "multi_src",
+    "coalesced_instr",
+    "reads_saved",
+    "reallocations",
+    "values",
+    "phys_cycles",
+    "warp_cycles",
+    "rt_reads",
+    "rt_writes",
+    "unmapped_reads",
+    "overflow",
+    "alloc_fail",
+    "rt_conflicts",
+    "rt_delay_cycles",
     "dead_def_frees",
-)  # fmt: skip
-METRICS = ("ipc", "cycles", "coalesced_share", "reallocation_share", "rf_occupancy", "width_known_share",
-           "rt_conflict_share", "metadata_instructions", "code_size_increase",
-           "buddy_packed_share", "ipc_program", "metadata_issued")  # fmt: skip
+)
+METRICS = (
+    "ipc",
+    "cycles",
+    "coalesced_share",
+    "reallocation_share",
+    "rf_occupancy",
+    "width_known_share",
+    "rt_conflict_share",
+    "metadata_instructions",
+    "code_size_increase",
+    "buddy_packed_share",
+    "ipc_program",
+    "metadata_issued",
+)
 #: the paper's numbers beside ours (C-xx of the seed digest; Table 1 and section 7)
 PAPER = {
     "coalesced": {"first-fit": "4 %", "CORF": "23 %", "CORF++": "48 %"},
@@ -273,8 +302,11 @@ def row_of(w: str, gpu: str, get) -> dict | None:
         row[f"rt {cfg}"] = r.get("rt_conflict_share")
         row[f"code {cfg}"] = r.get("code_size_increase")
         row[f"multi {cfg}"] = c["multi_src"] / c["issued"] if c.get("issued") else float("nan")
-        row[f"stall {cfg}"] = (c["bank_stall_cycles"] / b["counts"]["bank_stall_cycles"]
-                               if b["counts"].get("bank_stall_cycles") else float("nan"))  # fmt: skip
+        row[f"stall {cfg}"] = (
+            c["bank_stall_cycles"] / b["counts"]["bank_stall_cycles"]
+            if b["counts"].get("bank_stall_cycles")
+            else float("nan")
+        )
     row["width_known"] = get("CORF++", w, gpu)["width_known_share"]
     row["coalescable"] = b.get("coalescable")
     row["narrow"], row["one_byte"] = b.get("narrow"), b.get("one_byte")
@@ -288,11 +320,22 @@ def hmean(xs):
 
 
 def build_parser(prog: str):
-    ap = study_parser(prog, __doc__, out="studies/out/corf", jobs=1,
-                      quick=f"{len(QUICK_WORKLOADS)} kernels ({', '.join(QUICK_WORKLOADS)}) at {QUICK_WARPS} "
-                      "warps unless --workloads / --max-warps say otherwise")  # fmt: skip
-    ap.add_argument("--gpus", nargs="*", default=list(GPUS), type=known("GPU", GPUS), metavar="GPU",
-                    help="paper: the paper's 4-bank, 1-port-collector SM; fermi-gtx480: the shipped preset")
+    ap = study_parser(
+        prog,
+        __doc__,
+        out="studies/out/corf",
+        jobs=1,
+        quick=f"{len(QUICK_WORKLOADS)} kernels ({', '.join(QUICK_WORKLOADS)}) at {QUICK_WARPS} "
+        "warps unless --workloads / --max-warps say otherwise",
+    )
+    ap.add_argument(
+        "--gpus",
+        nargs="*",
+        default=list(GPUS),
+        type=known("GPU", GPUS),
+        metavar="GPU",
+        help="paper: the paper's 4-bank, 1-port-collector SM; fermi-gtx480: the shipped preset",
+    )
     add_workload_options(ap, "corf")
     ap.add_argument("--max-warps", type=int, default=None, help="keep that many warps' CTAs (default: all)")
     return ap
@@ -308,8 +351,11 @@ def run_study(a, argv, *, prog: str, study: str = "corf") -> int:
     runs = CorfRuns(out / "runs.jsonl", a.jobs)
     t0 = time.time()
     pts = [(cfg, w, g, a.max_warps) for g in a.gpus for w in workloads for cfg in CONFIGS]
-    progress(study, f"{len(pts)} simulations ({len(CONFIGS)} configurations x {len(workloads)} workloads x "
-                    f"{len(a.gpus)} SMs)")  # fmt: skip
+    progress(
+        study,
+        f"{len(pts)} simulations ({len(CONFIGS)} configurations x {len(workloads)} workloads x "
+        f"{len(a.gpus)} SMs)",
+    )
     runs.ensure(pts)
     progress(study, f"simulations done in {time.time() - t0:.0f} s")
 
@@ -326,18 +372,35 @@ def run_study(a, argv, *, prog: str, study: str = "corf") -> int:
         wr.writerows(rows)
     skipped = sorted(set(workloads) - {r["workload"] for r in rows})
     cmd = command_line(prog, argv)
-    rep = Report(out, study, cmd, title='CORF and CORF++ against the baseline ("CORF: Coalescing Operand '
-                 'Register File for GPUs")')  # fmt: skip
-    rep.describe(GPU=" and ".join(a.gpus) + " (`paper`: fermi-gtx480 with 4 banks, 4 one-port collectors, "
-                 "two-level scheduling)", designs=CONFIGS, workloads=workloads,
-                 warps=a.max_warps or "all", **{"left out": ", ".join(skipped) or "none"})  # fmt: skip
+    rep = Report(
+        out,
+        study,
+        cmd,
+        title='CORF and CORF++ against the baseline ("CORF: Coalescing Operand Register File for GPUs")',
+    )
+    rep.describe(
+        GPU=" and ".join(a.gpus) + " (`paper`: fermi-gtx480 with 4 banks, 4 one-port collectors, "
+        "two-level scheduling)",
+        designs=CONFIGS,
+        workloads=workloads,
+        warps=a.max_warps or "all",
+        **{"left out": ", ".join(skipped) or "none"},
+    )
     text = report(rows, a, get, skipped, cmd=cmd, rep=rep)
-    publish(text, out, docs=a.docs, mark=MARK, gpu="+".join(a.gpus), section=SECTION,
-            title="CORF / CORF++ against the baseline")  # fmt: skip
+    publish(
+        text,
+        out,
+        docs=a.docs,
+        mark=MARK,
+        gpu="+".join(a.gpus),
+        section=SECTION,
+        title="CORF / CORF++ against the baseline",
+    )
     progress(study, "figures and data")
     figures(rep, rows)
-    rep.data([get(c, w, g) for g in a.gpus for w in workloads for c in CONFIGS],
-             ["gpu", "config", "workload"])
+    rep.data(
+        [get(c, w, g) for g in a.gpus for w in workloads for c in CONFIGS], ["gpu", "config", "workload"]
+    )
     rep.section("Summary", text)
     rep.write()
     return 0
@@ -348,48 +411,38 @@ def figures(rep: Report, rows) -> None:
     for g in dict.fromkeys(r["gpu"] for r in rows):
         rs = [r for r in rows if r["gpu"] == g]
         names = [r["workload"] for r in rs]
-        rep.bars(f"ipc_{g}.png", f"IPC over the baseline per kernel on `{g}` (harmonic mean last; Fig. 15)",
-                 names, {c: [r[f"ipc {c}"] for r in rs] for c in CONFIGS[1:]}, ylabel="IPC / baseline",
-                 mean="hmean")  # fmt: skip
-        rep.bars(f"coalesced_{g}.png", f"Coalesced share of multi-source instructions on `{g}` (Fig. 13)",
-                 names, {c: [r[f"coalesced {c}"] for r in rs] for c in CONFIGS[3:]},
-                 ylabel="coalesced share", ref=None, mean="mean")  # fmt: skip
-        rep.bars(f"energy_{g}.png", f"RF dynamic energy over the baseline on `{g}` (Table 2 per access; "
-                 "Fig. 17)", names, {c: [r[f"dyn {c}"] for r in rs] for c in CONFIGS[1:]},
-                 ylabel="dynamic energy / baseline")  # fmt: skip
+        rep.bars(
+            f"ipc_{g}.png",
+            f"IPC over the baseline per kernel on `{g}` (harmonic mean last; Fig. 15)",
+            names,
+            {c: [r[f"ipc {c}"] for r in rs] for c in CONFIGS[1:]},
+            ylabel="IPC / baseline",
+            mean="hmean",
+        )
+        rep.bars(
+            f"coalesced_{g}.png",
+            f"Coalesced share of multi-source instructions on `{g}` (Fig. 13)",
+            names,
+            {c: [r[f"coalesced {c}"] for r in rs] for c in CONFIGS[3:]},
+            ylabel="coalesced share",
+            ref=None,
+            mean="mean",
+        )
+        rep.bars(
+            f"energy_{g}.png",
+            f"RF dynamic energy over the baseline on `{g}` (Table 2 per access; Fig. 17)",
+            names,
+            {c: [r[f"dyn {c}"] for r in rs] for c in CONFIGS[1:]},
+            ylabel="dynamic energy / baseline",
+        )
 
 
 def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> str:
     """The study's tables (markdown); with ``rep``, its claims, each with a verdict on the first SM's
     figure."""
     gpus = list(dict.fromkeys(r["gpu"] for r in rows))
-    out = [
-        f"Simulator, executed traces, {len({r['workload'] for r in rows})} kernels ({suite_of(a)}), "
-        + (f"not {', '.join(skipped)} (no CTA fits the SM: more registers per thread than its 63); "
-           if skipped else "")
-        + ("max_warps = all (the SM's whole share)" if a.max_warps is None
-           else f"max_warps = {a.max_warps} (the first {a.max_warps} warps' CTAs of the SM's share)")
-        + "; `paper` = fermi-gtx480 with 4 "
-        "banks, 4 generic collectors with one read port each and two-level scheduling "
-        "(`rfmodel/studies/corf.py:paper_sm`). Ratios are over the `baseline` design on the same SM and "
-        "trace. Means: IPC harmonic, energy and read ratios geometric, shares arithmetic. "
-        f"`{cmd}`\n\n"
-    ]
-    for g in gpus:
-        rs = [r for r in rows if r["gpu"] == g]
-        out.append(f"**Per kernel on `{g}`** (IPC over the baseline; coalesced share of multi-source "
-                   "instructions; RF dynamic energy over the baseline):\n\n")  # fmt: skip
-        out.append("| kernel | base IPC | IPC packing / +virt / first-fit / CORF / CORF++ | coalesced "
-                   "first-fit / CORF / CORF++ | reads CORF / CORF++ | dyn. energy CORF / CORF++ "
-                   "|\n")  # fmt: skip
-        out.append("| --- | --- | --- | --- | --- | --- |\n")
-        for r in rs:
-            ipc = " / ".join(fmt(r[f"ipc {c}"], ".3f") for c in CONFIGS[1:])
-            co = " / ".join(fmt(r[f"coalesced {c}"], ".1f", " %", 100) for c in CONFIGS[3:])
-            rd = " / ".join(fmt(r[f"reads {c}"], ".3f") for c in ("CORF", "CORF++"))
-            dy = " / ".join(fmt(r[f"dyn {c}"], ".3f") for c in ("CORF", "CORF++"))
-            out.append(f"| {r['workload']} | {fmt(r['base_ipc'], '.3f')} | {ipc} | {co} | {rd} | {dy} |\n")
-        out.append("\n")
+    out = [_report_intro(rows, a, skipped, cmd)]
+    _kernel_tables(out, rows, gpus)
     out.append("**Claims** (mean over the kernels; `paper` / `fermi-gtx480`):\n\n")
     cols = " | ".join(f"ours ({g})" for g in gpus)
     dashes = " | ".join("---" for _ in gpus)
@@ -409,8 +462,9 @@ def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> 
         if not cid.startswith("C-"):
             cid, what = "-", name
         what = what + (f" ({cfg})" if cfg not in ("-", "all") else "")
-        rep.claim(cid, what, paper, " / ".join(f"{o} ({g})" for o, g in zip(ours, gpus, strict=True)),
-                  v or "", note)  # fmt: skip
+        rep.claim(
+            cid, what, paper, " / ".join(f"{o} ({g})" for o, g in zip(ours, gpus, strict=True)), v or "", note
+        )
 
     def judge(key, cfg, x):
         vals, base = PAPER_VALUE.get(key, ({}, 1.0))
@@ -419,77 +473,206 @@ def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> 
         return verdict(x, vals[cfg], base=base) if cfg in vals else ""
 
     four = ("packing", "packing+virt", "CORF", "CORF++")
-    lines = [
-        ("C-06/C-10 coalesced share of multi-source instructions", "coalesced", CONFIGS[3:], mean, ".1f", 100,
-         " %"),
-        ("C-15 register reads (bank reads / operand reads)", "reads", CONFIGS[4:], geomean, ".3f", 1, ""),
-        ("C-09 RF accesses saved (reads + writes)", "accesses", CONFIGS[4:], mean, "+.1f", 100, " %"),
-        ("C-11/C-15 IPC over the baseline", "ipc", four, hmean, ".3f", 1, ""),
-        ("C-13/C-15 RF dynamic energy (Table 2 per access)", "dyn", four, geomean, ".3f", 1, ""),
-        ("C-12/C-15 allocated physical / architectural registers", "occ", four, mean, ".2f", 1, ""),
-        ("C-14 RF leakage energy, unallocated registers gated", "leak", ("packing", "CORF++"), geomean, ".2f",
-         1, ""),
-        ("C-08 reallocations per written value", "realloc", CONFIGS[4:], mean, ".2f", 100, " %"),
-        ("C-17 static code size (CORF's metadata instructions)", "code", ("CORF",), mean, ".1f", 100, " %"),
-        ("RT lookups delayed by an RT port conflict (2 ports per RT bank; not a claim)", "rt", CONFIGS[4:],
-         mean, ".2f", 100, " %"),
-    ]  # fmt: skip
+    lines = _claim_specs(four)
     for name, key, cfgs, agg, spec, scale, suffix in lines:
         for cfg in cfgs:
             ours = [cell(g, key, cfg, agg, spec, scale, suffix) for g in gpus]
             paper = PAPER.get(key, {}).get(cfg, "-")
             out.append(f"| {name} | {cfg} | {paper} | {' | '.join(ours)} |\n")
             claim(name, cfg, paper, ours, judge(key, cfg, value(gpus[0], key, cfg, agg)))
-    c5 = " | ".join(fmt(mean([r["coalescable"] for r in rows if r["gpu"] == g]), ".1f", " %", 100)
-                    for g in gpus)  # fmt: skip
-    out.append(f"| C-05 multi-source instructions with two sources that fit one register (upper bound) | - | "
-               f"69 % | {c5} |\n")  # fmt: skip
+    c5 = " | ".join(
+        fmt(mean([r["coalescable"] for r in rows if r["gpu"] == g]), ".1f", " %", 100) for g in gpus
+    )
+    out.append(
+        f"| C-05 multi-source instructions with two sources that fit one register (upper bound) | - | "
+        f"69 % | {c5} |\n"
+    )
     c5x = mean([r["coalescable"] for r in rows if r["gpu"] == gpus[0]])
-    claim("C-05 multi-source instructions with two sources that fit one register (upper bound)", "-", "69 %",
-          c5.split(" | "), verdict(c5x, 0.69, base=0.0))  # fmt: skip
+    claim(
+        "C-05 multi-source instructions with two sources that fit one register (upper bound)",
+        "-",
+        "69 %",
+        c5.split(" | "),
+        verdict(c5x, 0.69, base=0.0),
+    )
+
     def share(g, k):
         return mean([r.get(k) for r in rows if r["gpu"] == g])
 
-    c3 = [f"{fmt(share(g, 'narrow'), '.1f', ' %', 100)}; {fmt(share(g, 'one_byte'), '.1f', ' %', 100)}"
-          for g in gpus]  # fmt: skip
-    out.append(f"| C-03 register operations narrower than 4 bytes; of 1 byte (trace) | - | 65 %; over 33 % "
-               f"| {' | '.join(c3)} |\n")  # fmt: skip
+    c3 = [
+        f"{fmt(share(g, 'narrow'), '.1f', ' %', 100)}; {fmt(share(g, 'one_byte'), '.1f', ' %', 100)}"
+        for g in gpus
+    ]
+    out.append(
+        f"| C-03 register operations narrower than 4 bytes; of 1 byte (trace) | - | 65 %; over 33 % "
+        f"| {' | '.join(c3)} |\n"
+    )
     one = share(gpus[0], "one_byte")
     over = "n/a" if one != one else "within the paper's range" if one > 0.33 else "outside the paper's range"
-    claim("C-03 register operations narrower than 4 bytes; of 1 byte (trace)", "-", "65 %; over 33 %", c3,
-          f"{verdict(share(gpus[0], 'narrow'), 0.65, base=0.0)}; {over}")  # fmt: skip
+    claim(
+        "C-03 register operations narrower than 4 bytes; of 1 byte (trace)",
+        "-",
+        "65 %; over 33 %",
+        c3,
+        f"{verdict(share(gpus[0], 'narrow'), 0.65, base=0.0)}; {over}",
+    )
     c7 = " | ".join(cell(g, "buddy", "CORF", mean, ".1f", 100, " %") for g in gpus)
     out.append(f"| C-07 compiler pairs packed together | CORF | just under 80 % | {c7} |\n")
-    claim("C-07 compiler pairs packed together", "CORF", "just under 80 %", c7.split(" | "),
-          judge("buddy", "CORF", value(gpus[0], "buddy", "CORF", mean)))  # fmt: skip
+    claim(
+        "C-07 compiler pairs packed together",
+        "CORF",
+        "just under 80 %",
+        c7.split(" | "),
+        judge("buddy", "CORF", value(gpus[0], "buddy", "CORF", mean)),
+    )
     mult = " | ".join(cell(g, "multi", "CORF++", mean, ".1f", 100, " %") for g in gpus)
     out.append(f"| C-04 instructions with two or more register sources | - | about 40 % | {mult} |\n")
-    claim("C-04 instructions with two or more register sources", "-", "about 40 %", mult.split(" | "),
-          verdict(value(gpus[0], "multi", "CORF++", mean), 0.40, base=0.0))  # fmt: skip
-    # the headline figures (abstract, conclusion and introduction): the rows above, judged together
-    for cid, cfg, figs in (("C-18", "CORF++", (("dyn", geomean, 0.83), ("leak", geomean, 0.48),
-                                                ("reads", geomean, 0.77), ("ipc", hmean, 1.09))),
-                           ("C-19", "CORF", (("dyn", geomean, 0.915), ("ipc", hmean, 1.04)))):
-        names = {"dyn": "RF dynamic energy", "leak": "leakage", "reads": "reads", "ipc": "IPC"}
-        paper = ", ".join(f"{names[k]} {fmt(x - 1, '+.1f', ' %', 100)}" for k, _, x in figs)
-        ours = [", ".join(f"{names[k]} {fmt(value(g, k, cfg, agg) - 1, '+.1f', ' %', 100)}"
-                          for k, agg, _ in figs) for g in gpus]  # fmt: skip
-        v = "; ".join(verdict(value(gpus[0], k, cfg, agg), x) for k, agg, x in figs)
-        out.append(f"| {cid} headline | {cfg} | {paper} | {' | '.join(ours)} |\n")
-        claim(f"{cid} headline figures", cfg, paper, ours, v)
+    claim(
+        "C-04 instructions with two or more register sources",
+        "-",
+        "about 40 %",
+        mult.split(" | "),
+        verdict(value(gpus[0], "multi", "CORF++", mean), 0.40, base=0.0),
+    )
+    _headline_rows(out, claim, value, gpus)
     rt, fm, rf = corf_storage()
-    out.append("| C-16 renaming table / free map storage (the paper's SM; not a run) | CORF++ | 5.16 KB (4 % "
-               f"of the RF) / 512 B | {rt / 1024:.2f} KB ({rt / rf:.1%}) / {fm:g} B |\n")  # fmt: skip
+    out.append(
+        "| C-16 renaming table / free map storage (the paper's SM; not a run) | CORF++ | 5.16 KB (4 % "
+        f"of the RF) / 512 B | {rt / 1024:.2f} KB ({rt / rf:.1%}) / {fm:g} B |\n"
+    )
     if rep is not None:
-        rep.claim("C-16", "renaming table / free map storage (the paper's SM; not a run)",
-                  "5.16 KB (4 % of the RF) / 512 B", f"{rt / 1024:.2f} KB ({rt / rf:.1%}) / {fm:g} B",
-                  f"{verdict(rt, 5.16 * 1024, base=0.0)}; {verdict(fm, 512.0, base=0.0)}")  # fmt: skip
+        rep.claim(
+            "C-16",
+            "renaming table / free map storage (the paper's SM; not a run)",
+            "5.16 KB (4 % of the RF) / 512 B",
+            f"{rt / 1024:.2f} KB ({rt / rf:.1%}) / {fm:g} B",
+            f"{verdict(rt, 5.16 * 1024, base=0.0)}; {verdict(fm, 512.0, base=0.0)}",
+        )
     for cfg in four:
         stall = " | ".join(cell(g, "stall", cfg, geomean, ".2f") for g in gpus)
         out.append(f"| bank-conflict stall cycles over the baseline (not a claim) | {cfg} | - | {stall} |\n")
         claim("bank-conflict stall cycles over the baseline (not a claim)", cfg, "-", stall.split(" | "))
-    wk = " | ".join(fmt(mean([r["width_known"] for r in rows if r["gpu"] == g]), ".0f", " %", 100)
-                    for g in gpus)  # fmt: skip
+    _width_and_invariant_rows(out, claim, rows, get, gpus)
+    return "".join(out)
+
+
+def _report_intro(rows, a, skipped, cmd: str) -> str:
+    """The report's opening paragraph: the runs (kernels, suite, left-out kernels, warps), the `paper` SM,
+    what the ratios and means are, and the command."""
+    return (
+        f"Simulator, executed traces, {len({r['workload'] for r in rows})} kernels ({suite_of(a)}), "
+        + (
+            f"not {', '.join(skipped)} (no CTA fits the SM: more registers per thread than its 63); "
+            if skipped
+            else ""
+        )
+        + (
+            "max_warps = all (the SM's whole share)"
+            if a.max_warps is None
+            else f"max_warps = {a.max_warps} (the first {a.max_warps} warps' CTAs of the SM's share)"
+        )
+        + "; `paper` = fermi-gtx480 with 4 "
+        "banks, 4 generic collectors with one read port each and two-level scheduling "
+        "(`rfmodel/studies/corf.py:paper_sm`). Ratios are over the `baseline` design on the same SM and "
+        "trace. Means: IPC harmonic, energy and read ratios geometric, shares arithmetic. "
+        f"`{cmd}`\n\n"
+    )
+
+
+def _kernel_tables(out: list[str], rows, gpus) -> None:
+    """Append to ``out`` the per-kernel table of each SM: IPC, coalesced share, register reads and RF
+    dynamic energy over the baseline."""
+    for g in gpus:
+        rs = [r for r in rows if r["gpu"] == g]
+        out.append(
+            f"**Per kernel on `{g}`** (IPC over the baseline; coalesced share of multi-source "
+            "instructions; RF dynamic energy over the baseline):\n\n"
+        )
+        out.append(
+            "| kernel | base IPC | IPC packing / +virt / first-fit / CORF / CORF++ | coalesced "
+            "first-fit / CORF / CORF++ | reads CORF / CORF++ | dyn. energy CORF / CORF++ "
+            "|\n"
+        )
+        out.append("| --- | --- | --- | --- | --- | --- |\n")
+        for r in rs:
+            ipc = " / ".join(fmt(r[f"ipc {c}"], ".3f") for c in CONFIGS[1:])
+            co = " / ".join(fmt(r[f"coalesced {c}"], ".1f", " %", 100) for c in CONFIGS[3:])
+            rd = " / ".join(fmt(r[f"reads {c}"], ".3f") for c in ("CORF", "CORF++"))
+            dy = " / ".join(fmt(r[f"dyn {c}"], ".3f") for c in ("CORF", "CORF++"))
+            out.append(f"| {r['workload']} | {fmt(r['base_ipc'], '.3f')} | {ipc} | {co} | {rd} | {dy} |\n")
+        out.append("\n")
+
+
+def _claim_specs(four) -> list[tuple]:
+    """The claim table's rows of per-configuration means: (name, row key, configurations, mean, format,
+    scale, suffix)."""
+    return [
+        (
+            "C-06/C-10 coalesced share of multi-source instructions",
+            "coalesced",
+            CONFIGS[3:],
+            mean,
+            ".1f",
+            100,
+            " %",
+        ),
+        ("C-15 register reads (bank reads / operand reads)", "reads", CONFIGS[4:], geomean, ".3f", 1, ""),
+        ("C-09 RF accesses saved (reads + writes)", "accesses", CONFIGS[4:], mean, "+.1f", 100, " %"),
+        ("C-11/C-15 IPC over the baseline", "ipc", four, hmean, ".3f", 1, ""),
+        ("C-13/C-15 RF dynamic energy (Table 2 per access)", "dyn", four, geomean, ".3f", 1, ""),
+        ("C-12/C-15 allocated physical / architectural registers", "occ", four, mean, ".2f", 1, ""),
+        (
+            "C-14 RF leakage energy, unallocated registers gated",
+            "leak",
+            ("packing", "CORF++"),
+            geomean,
+            ".2f",
+            1,
+            "",
+        ),
+        ("C-08 reallocations per written value", "realloc", CONFIGS[4:], mean, ".2f", 100, " %"),
+        ("C-17 static code size (CORF's metadata instructions)", "code", ("CORF",), mean, ".1f", 100, " %"),
+        (
+            "RT lookups delayed by an RT port conflict (2 ports per RT bank; not a claim)",
+            "rt",
+            CONFIGS[4:],
+            mean,
+            ".2f",
+            100,
+            " %",
+        ),
+    ]
+
+
+def _headline_rows(out: list[str], claim, value, gpus) -> None:
+    """Append to ``out`` (and ``claim``) the headline figures of CORF++ (C-18) and CORF (C-19), the rows of
+    the claim table judged together."""
+    # the headline figures (abstract, conclusion and introduction): the rows above, judged together
+    for cid, cfg, figs in (
+        (
+            "C-18",
+            "CORF++",
+            (("dyn", geomean, 0.83), ("leak", geomean, 0.48), ("reads", geomean, 0.77), ("ipc", hmean, 1.09)),
+        ),
+        ("C-19", "CORF", (("dyn", geomean, 0.915), ("ipc", hmean, 1.04))),
+    ):
+        names = {"dyn": "RF dynamic energy", "leak": "leakage", "reads": "reads", "ipc": "IPC"}
+        paper = ", ".join(f"{names[k]} {fmt(x - 1, '+.1f', ' %', 100)}" for k, _, x in figs)
+        ours = [
+            ", ".join(f"{names[k]} {fmt(value(g, k, cfg, agg) - 1, '+.1f', ' %', 100)}" for k, agg, _ in figs)
+            for g in gpus
+        ]
+        v = "; ".join(verdict(value(gpus[0], k, cfg, agg), x) for k, agg, x in figs)
+        out.append(f"| {cid} headline | {cfg} | {paper} | {' | '.join(ours)} |\n")
+        claim(f"{cid} headline figures", cfg, paper, ours, v)
+
+
+def _width_and_invariant_rows(out: list[str], claim, rows, get, gpus) -> None:
+    """Append to ``out`` (and ``claim``) the share of written values with a known width class and the
+    design's invariants over every run of each SM."""
+    wk = " | ".join(
+        fmt(mean([r["width_known"] for r in rows if r["gpu"] == g]), ".0f", " %", 100) for g in gpus
+    )
     inv, held = [], True
     for g in gpus:
         runs_g = [get(c, r["workload"], g) for r in rows if r["gpu"] == g for c in CONFIGS[1:]]
@@ -497,9 +680,16 @@ def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> 
         inv.append(f"{ok} of {len(runs_g)} runs")
         held = held and ok == len(runs_g)
     out.append(f"| written values with a known width class (trace) | - | - | {wk} |\n")
-    out.append("| invariants (no shared byte slice at any allocation, all freed at the end, bank reads + "
-               f"saved = operands) | all | - | {' | '.join(inv)} |\n")  # fmt: skip
+    out.append(
+        "| invariants (no shared byte slice at any allocation, all freed at the end, bank reads + "
+        f"saved = operands) | all | - | {' | '.join(inv)} |\n"
+    )
     claim("written values with a known width class (trace)", "-", "-", wk.split(" | "))
-    claim("invariants (no shared byte slice at any allocation, all freed at the end, bank reads + saved = "
-          "operands)", "all", "-", inv, "hold" if held else "broken")  # fmt: skip
-    return "".join(out)
+    claim(
+        "invariants (no shared byte slice at any allocation, all freed at the end, bank reads + saved = "
+        "operands)",
+        "all",
+        "-",
+        inv,
+        "hold" if held else "broken",
+    )

@@ -43,9 +43,14 @@ QUICK_WORKLOADS = ("saxpy", "reduce_sum")
 
 
 def build_parser(prog: str):
-    ap = study_parser(prog, __doc__, out="studies/out/default_path", jobs=2,
-                      quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
-                      "--workloads says otherwise")  # fmt: skip
+    ap = study_parser(
+        prog,
+        __doc__,
+        out="studies/out/default_path",
+        jobs=2,
+        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
+        "--workloads says otherwise",
+    )
     ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the CLI's default GPU)")
     ap.add_argument("--designs", nargs="*", help="designs (default: every one with both engines)")
     ap.add_argument("--workloads", nargs="*", help="workloads (default: built-in suite + synthetic presets)")
@@ -77,11 +82,22 @@ def run_study(a, argv, *, prog: str, study: str = "default-path") -> int:
             if s and m is not None:
                 errs["in" if w in inside else "out"].append(abs(m / s - 1))
         both = errs["in"] + errs["out"]
-        rows.append((d, len(both), np.mean(both), np.percentile(both, 90), np.max(both),
-                     np.mean(errs["in"]) if errs["in"] else np.nan,
-                     np.mean(errs["out"]) if errs["out"] else np.nan))  # fmt: skip
-    head = ("| design | workloads | IPC MAPE | p90 | worst | inside the calibration sweep | outside it |\n"
-            "| --- | --- | --- | --- | --- | --- | --- |\n")  # fmt: skip
+        rows.append(
+            (
+                d,
+                len(both),
+                np.mean(both),
+                np.percentile(both, 90),
+                np.max(both),
+                np.mean(errs["in"]) if errs["in"] else np.nan,
+                np.mean(errs["out"]) if errs["out"] else np.nan,
+            )
+        )
+    head = (
+        "| design | workloads | IPC MAPE | p90 | worst | inside the calibration sweep | outside it |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n"
+    )
+
     def pc(x):
         return fmt(x, ".1f", " %", 100)
 
@@ -97,15 +113,31 @@ def run_study(a, argv, *, prog: str, study: str = "default-path") -> int:
         f"default call, the analytic IPC against the simulator's. Produced by `{cmd}`.\n"
     )
     table = head + body
-    publish(note + "\n" + table, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
-            title=f"The default path on `{a.gpu}`")  # fmt: skip
+    publish(
+        note + "\n" + table,
+        out,
+        docs=a.docs,
+        mark=MARK,
+        gpu=a.gpu,
+        section=SECTION,
+        title=f"The default path on `{a.gpu}`",
+    )
     progress(study, "figures and data")
     rep = Report(out, study, cmd, title=f"The analytic engine through its default call on `{a.gpu}`")
     rep.describe(GPU=a.gpu, designs=designs, workloads=wls)
-    rep.bars("error.png", "The analytic IPC's mean absolute error against the simulator's, per design",
-             [r[0] for r in rows], {"inside the calibration sweep": [r[5] for r in rows],
-                                    "outside it": [r[6] for r in rows], "all": [r[2] for r in rows]},
-             ylabel="IPC MAPE", ref=None, mean=None)  # fmt: skip
+    rep.bars(
+        "error.png",
+        "The analytic IPC's mean absolute error against the simulator's, per design",
+        [r[0] for r in rows],
+        {
+            "inside the calibration sweep": [r[5] for r in rows],
+            "outside it": [r[6] for r in rows],
+            "all": [r[2] for r in rows],
+        },
+        ylabel="IPC MAPE",
+        ref=None,
+        mean=None,
+    )
     rep.data([{**ev.get(*p), "method": p[3]} for p in pts], ["method", "design", "workload"])
     rep.section("Summary", note + "\n" + table)
     rep.write()

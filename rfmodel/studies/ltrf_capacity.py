@@ -134,26 +134,47 @@ def claims_table(f3: dict, rep: Report | None = None) -> str:
             rep.claim(claim, what, paper_text, ours_text or pct(ours), v)
 
     sens, ins = "ipc_register-sensitive", "ipc_register-insensitive"
-    add("L-04", "#6 TFET / #7 DWM main-RF latency vs #1", "5.3x / 6.3x",
-        float("nan"), ours_text=f"{fmt(g('BL #6 tech', 'read_cycles'), '.0f')}x / "
-        f"{fmt(g('BL #7 tech', 'read_cycles'), '.0f')}x (bank access in cycles)")  # fmt: skip
-    add("L-05", "Ideal vs #1 (256 KB), register-sensitive", "+37 % (+10 to +95 %)",
-        g("Ideal", "ipc_vs_256kb_sensitive"), 1.37)  # fmt: skip
+    add(
+        "L-04",
+        "#6 TFET / #7 DWM main-RF latency vs #1",
+        "5.3x / 6.3x",
+        float("nan"),
+        ours_text=f"{fmt(g('BL #6 tech', 'read_cycles'), '.0f')}x / "
+        f"{fmt(g('BL #7 tech', 'read_cycles'), '.0f')}x (bank access in cycles)",
+    )
+    add(
+        "L-05",
+        "Ideal vs #1 (256 KB), register-sensitive",
+        "+37 % (+10 to +95 %)",
+        g("Ideal", "ipc_vs_256kb_sensitive"),
+        1.37,
+    )
     if g("Ideal", "ipc_vs_256kb_sensitive") != g("Ideal", "ipc_vs_256kb_sensitive"):  # no such kernel here
-        add("L-05", "Ideal vs #1 (256 KB), every kernel (none of them register-sensitive)",
-            "+37 % (on the register-sensitive)", g("Ideal", "ipc_vs_256kb_all"), 1.37)  # fmt: skip
+        add(
+            "L-05",
+            "Ideal vs #1 (256 KB), every kernel (none of them register-sensitive)",
+            "+37 % (on the register-sensitive)",
+            g("Ideal", "ipc_vs_256kb_all"),
+            1.37,
+        )
     add("L-06", "BL on #6 vs #1, all", "a loss", g("BL #6 tech") / g("BL #1"), 0.9, sign_only=True)
     for cfg in ("#6", "#7"):
         add("L-08", f"RFC on {cfg} vs #1 + 16 KB, all", "-14 %", g(f"RFC {cfg} tech"), 0.86)
     for design, cfg, paper in (("LTRF", "#6", 1.32), ("LTRF", "#7", 1.28), ("LTRFconf", "#7", 1.34)):
         claim = "L-16" if cfg == "#6" else "L-18"
         add(claim, f"{design} on {cfg}, all", pct(paper), g(f"{design} {cfg} tech"), paper)
-        add(claim, f"{design} on {cfg}, register-sensitive", f"({pct(paper)} over all)",
-            g(f"{design} {cfg} tech", sens), paper)  # fmt: skip
+        add(
+            claim,
+            f"{design} on {cfg}, register-sensitive",
+            f"({pct(paper)} over all)",
+            g(f"{design} {cfg} tech", sens),
+            paper,
+        )
     gap = g("LTRF #6 tech") / g("Ideal")
     v16 = "within 5 %" if abs(gap - 1) <= 0.05 else "more than 5 % apart"
-    lines.append(f"| L-16 | LTRF on #6 vs Ideal, all | almost equal (within 5 % [L-09]) | {pct(gap)} "
-                 f"| {v16} |\n")  # fmt: skip
+    lines.append(
+        f"| L-16 | LTRF on #6 vs Ideal, all | almost equal (within 5 % [L-09]) | {pct(gap)} | {v16} |\n"
+    )
     if rep is not None:
         rep.claim("L-16", "LTRF on #6 vs Ideal, all", "almost equal (within 5 % [L-09])", pct(gap), v16)
     # L-09: "optimized LTRF" on the 8x, 6.3x slower DWM RF (#7): throughput and RF power over #1 + 16 KB, and
@@ -162,17 +183,36 @@ def claims_table(f3: dict, rep: Report | None = None) -> str:
     pw9 = g("LTRFconf #7 tech", "power_mw") / g("BL #1+16KB", "power_mw")
     gap9 = ipc9 / g("Ideal")
     ours9 = f"{pct(ipc9)}; RF power {pct(pw9)}; vs Ideal {pct(gap9)}"
-    v9 = (f"{verdict(ipc9, 1.31)}; {verdict(pw9, 0.54)}; "
-          f"{'within 5 %' if abs(gap9 - 1) <= 0.05 else 'more than 5 % apart'}")  # fmt: skip
-    lines.append(f"| L-09 | LTRFconf on #7 (DWM), all: IPC; RF power; vs Ideal | +31 %; -46 %; within 5 % "
-                 f"| {ours9} | {v9} |\n")  # fmt: skip
+    v9 = (
+        f"{verdict(ipc9, 1.31)}; {verdict(pw9, 0.54)}; "
+        f"{'within 5 %' if abs(gap9 - 1) <= 0.05 else 'more than 5 % apart'}"
+    )
+    lines.append(
+        f"| L-09 | LTRFconf on #7 (DWM), all: IPC; RF power; vs Ideal | +31 %; -46 %; within 5 % "
+        f"| {ours9} | {v9} |\n"
+    )
     if rep is not None:
-        rep.claim("L-09", "LTRFconf on #7 (DWM), all: IPC; RF power; vs Ideal", "+31 %; -46 %; within 5 %",
-                  ours9, v9)  # fmt: skip
-    add("L-15", "LTRF on #1's main RF vs BL #1: RF area", "+16 %",
-        g("LTRF #1", "area_mm2") / g("BL #1", "area_mm2"), 1.16)  # fmt: skip
-    add("L-15", "LTRF on #1's main RF vs BL #1: RF power (mean)", "-23 %",
-        g("LTRF #1", "power_mw") / g("BL #1", "power_mw"), 0.77)  # fmt: skip
+        rep.claim(
+            "L-09",
+            "LTRFconf on #7 (DWM), all: IPC; RF power; vs Ideal",
+            "+31 %; -46 %; within 5 %",
+            ours9,
+            v9,
+        )
+    add(
+        "L-15",
+        "LTRF on #1's main RF vs BL #1: RF area",
+        "+16 %",
+        g("LTRF #1", "area_mm2") / g("BL #1", "area_mm2"),
+        1.16,
+    )
+    add(
+        "L-15",
+        "LTRF on #1's main RF vs BL #1: RF power (mean)",
+        "-23 %",
+        g("LTRF #1", "power_mw") / g("BL #1", "power_mw"),
+        0.77,
+    )
     add("L-17", "LTRFconf vs LTRF on #6", "+3.8 %", g("LTRFconf #6 tech") / g("LTRF #6 tech"), 1.038)
     add("L-17", "LTRFconf vs LTRF on #7", "+4.8 %", g("LTRFconf #7 tech") / g("LTRF #7 tech"), 1.048)
     area7 = g("BL #7 tech", "area_mm2") / g("BL #1", "area_mm2")
@@ -185,8 +225,13 @@ def claims_table(f3: dict, rep: Report | None = None) -> str:
         f"under RFC | {ours19} | {v19} |\n"
     )
     if rep is not None:
-        rep.claim("L-19", "register-insensitive on #6: BL / RFC / LTRF / LTRFconf",
-                  "little loss under LTRF, more under RFC", ours19, v19)  # fmt: skip
+        rep.claim(
+            "L-19",
+            "register-insensitive on #6: BL / RFC / LTRF / LTRFconf",
+            "little loss under LTRF, more under RFC",
+            ours19,
+            v19,
+        )
     head = "| claim | what | paper | here (simulator) | verdict |\n| --- | --- | --- | --- | --- |\n"
     return head + "".join(lines)
 
@@ -198,8 +243,11 @@ def warps_specs(sm, out: Path) -> dict:
     specs = {}
     for w in WARPS:
         path = out / f"sm-{w}-warps.toml"
-        s = sm.replace(max_threads_per_cta=min(sm.max_threads_per_cta, 32 * w)).replace(warps_per_sm=w) \
-            if w < sm.warps_per_sm else sm.replace(warps_per_sm=w)
+        s = (
+            sm.replace(max_threads_per_cta=min(sm.max_threads_per_cta, 32 * w)).replace(warps_per_sm=w)
+            if w < sm.warps_per_sm
+            else sm.replace(warps_per_sm=w)
+        )
         write_text(path, dumps_spec(s))
         specs[w] = str(path)
     return specs
@@ -209,8 +257,13 @@ def warps_sweep(ev: Evaluations, sm, out: Path, wls, pool: int, keeps: dict | No
     """L-28: the share of its 1x IPC that BL and LTRF keep with a 6x slower main RF, per SM size."""
     specs = warps_specs(sm, out)
     slow = {"main_rf_latency_x": SWEEP_LATENCY_X}
-    pts = [(d, w, specs[n], "simulate", {"active_warps": pool, **x})
-           for d in ("baseline", "ltrf") for n in WARPS for w in wls for x in ({}, slow)]  # fmt: skip
+    pts = [
+        (d, w, specs[n], "simulate", {"active_warps": pool, **x})
+        for d in ("baseline", "ltrf")
+        for n in WARPS
+        for w in wls
+        for x in ({}, slow)
+    ]
     ev.ensure(pts)
     rows = []
     for n in WARPS:
@@ -225,15 +278,16 @@ def warps_sweep(ev: Evaluations, sm, out: Path, wls, pool: int, keeps: dict | No
             keep[d], fits = geomean(vals), len(vals)
         if keeps is not None:
             keeps[n] = keep
-        rows.append(f"| {n} | {fits} | {fmt(keep['baseline'], '.2f')} | {fmt(keep['ltrf'], '.2f')} "
-                    f"| {fmt(keep['ltrf'] - keep['baseline'], '+.2f')} |\n")  # fmt: skip
+        rows.append(
+            f"| {n} | {fits} | {fmt(keep['baseline'], '.2f')} | {fmt(keep['ltrf'], '.2f')} "
+            f"| {fmt(keep['ltrf'] - keep['baseline'], '+.2f')} |\n"
+        )
     return (
         f"L-28 (Figure 20: LTRF's tolerance advantage over BL grows as warps per SM fall; 64 -> 128 changes "
         f"little): IPC at {SWEEP_LATENCY_X:g}x main-RF latency over IPC at 1x, geometric mean over the "
         f"workloads that fit, {pool} active warps per scheduler.\n\n"
         "| warps per SM | workloads that fit | BL keeps | LTRF keeps | LTRF - BL |\n"
-        "| --- | --- | --- | --- | --- |\n"
-        + "".join(rows)
+        "| --- | --- | --- | --- | --- |\n" + "".join(rows)
     )
 
 
@@ -245,11 +299,15 @@ def warps_claim(rep: Report, keeps: dict) -> None:
         return
     falls = all(a >= b for a, b in zip(adv, adv[1:], strict=False))
     sat = abs(adv[-1] - adv[-2]) <= 0.05
-    rep.claim("L-28", f"LTRF's advantage over BL in IPC kept at {SWEEP_LATENCY_X:g}x, warps per SM "
-              + " / ".join(map(str, WARPS)), "grows as warps fall; 64 -> 128 changes little",
-              " / ".join(fmt(x, "+.2f") for x in adv),
-              f"{'same ordering' if falls else 'ordering differs'}; "
-              f"{'within 5 %' if sat else 'more than 5 % apart'} (64 -> 128 warps)")  # fmt: skip
+    rep.claim(
+        "L-28",
+        f"LTRF's advantage over BL in IPC kept at {SWEEP_LATENCY_X:g}x, warps per SM "
+        + " / ".join(map(str, WARPS)),
+        "grows as warps fall; 64 -> 128 changes little",
+        " / ".join(fmt(x, "+.2f") for x in adv),
+        f"{'same ordering' if falls else 'ordering differs'}; "
+        f"{'within 5 %' if sat else 'more than 5 % apart'} (64 -> 128 warps)",
+    )
 
 
 def categories(workloads) -> dict:
@@ -266,14 +324,25 @@ QUICK_WORKLOADS = ("gemm_micro8x8", "saxpy")
 
 
 def build_parser(prog: str):
-    ap = study_parser(prog, __doc__, out="studies/out/ltrf_capacity", jobs=2,
-                      quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
-                      "--workloads says otherwise: a smoke run")  # fmt: skip
+    ap = study_parser(
+        prog,
+        __doc__,
+        out="studies/out/ltrf_capacity",
+        jobs=2,
+        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
+        "--workloads says otherwise: a smoke run",
+    )
     ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
     add_workload_options(ap, "ltrf")
     engines = ["simulate", "analytic"]
-    ap.add_argument("--methods", nargs="*", default=engines, type=known("engine", engines), metavar="ENGINE",
-                    help="simulate, analytic (default: both)")  # fmt: skip
+    ap.add_argument(
+        "--methods",
+        nargs="*",
+        default=engines,
+        type=known("engine", engines),
+        metavar="ENGINE",
+        help="simulate, analytic (default: both)",
+    )
     ap.add_argument("--active-warps", type=int, default=8, help="active warps per SM (paper: 8)")
     return ap
 
@@ -288,8 +357,10 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
     out.mkdir(parents=True, exist_ok=True)
     ev = Evaluations(out / "runs.jsonl", a.jobs)
     todo = [(d, w, a.gpu, m, p) for m in a.methods for (d, p, _c, _t) in pts.values() for w in wls]
-    progress(study, f"{len(todo)} evaluations ({len(pts)} points x {len(wls)} workloads x {len(a.methods)} "
-                    "engines)")  # fmt: skip
+    progress(
+        study,
+        f"{len(todo)} evaluations ({len(pts)} points x {len(wls)} workloads x {len(a.methods)} engines)",
+    )
     # the simulator first: the analytic engine's profiles are cheap next to it, and its runs are the study
     for m in a.methods:
         progress(study, f"engine {m}")
@@ -330,10 +401,26 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
         rows.append(row)
 
     with csv_file(out / "points.csv") as f:
-        keys = ["method", "design", "workload", "params", "ipc", "warps", "cycles", "main_rf_read_cycles",
-                "main_rf_write_cycles", "bank_conflict_stall_cycles", "slow_bank_wait_cycles",
-                "rf_cache_hit_rate", "main_rf_reads", "main_rf_writes", "prefetches", "power_mw",
-                "area_mm2_total", "seconds"]  # fmt: skip
+        keys = [
+            "method",
+            "design",
+            "workload",
+            "params",
+            "ipc",
+            "warps",
+            "cycles",
+            "main_rf_read_cycles",
+            "main_rf_write_cycles",
+            "bank_conflict_stall_cycles",
+            "slow_bank_wait_cycles",
+            "rf_cache_hit_rate",
+            "main_rf_reads",
+            "main_rf_writes",
+            "prefetches",
+            "power_mw",
+            "area_mm2_total",
+            "seconds",
+        ]
         wr = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         wr.writeheader()
         for t in todo:
@@ -383,29 +470,52 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
     )
     title = f"A larger, slower main RF on `{a.gpu}` (LTRF paper, Table 2 configurations)"
     rep = Report(out, study, cmd, title=title)
-    rep.describe(GPU=a.gpu, designs=list(pts), workloads=wls, engines=a.methods,
-                 **{"active warps": f"{a.active_warps} per SM"})  # fmt: skip
+    rep.describe(
+        GPU=a.gpu,
+        designs=list(pts),
+        workloads=wls,
+        engines=a.methods,
+        **{"active warps": f"{a.active_warps} per SM"},
+    )
     table = head + body + "\n" + claims_table(f3, rep)
     keeps: dict = {}
     if "simulate" in a.methods:
         progress(study, "warps per SM sweep (Figure 20)")
         fig3_line += "\n" + warps_sweep(ev, sm, out, wls, pool, keeps)
         warps_claim(rep, keeps)
-    publish(note + "\n" + table + "\n" + fig3_line, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
-            title=title)  # fmt: skip
+    publish(
+        note + "\n" + table + "\n" + fig3_line,
+        out,
+        docs=a.docs,
+        mark=MARK,
+        gpu=a.gpu,
+        section=SECTION,
+        title=title,
+    )
     progress(study, "figures and data")
     shown = ["Ideal", *(f"{d} #6 tech" for d in DESIGNS), *(f"{d} #7 tech" for d in DESIGNS if d != "BL")]
-    rep.bars("ipc.png", f"IPC over BL on #1 + 16 KB per workload ({method} engine; Figure 14; geometric mean "
-             "last)", wls, {s: ratios(s, "BL #1+16KB", wls, method) for s in shown},
-             ylabel="IPC / BL #1+16KB")  # fmt: skip
+    rep.bars(
+        "ipc.png",
+        f"IPC over BL on #1 + 16 KB per workload ({method} engine; Figure 14; geometric mean last)",
+        wls,
+        {s: ratios(s, "BL #1+16KB", wls, method) for s in shown},
+        ylabel="IPC / BL #1+16KB",
+    )
     if keeps:
-        rep.lines("warps.png", f"IPC at {SWEEP_LATENCY_X:g}x main-RF latency over IPC at 1x against warps "
-                  "per SM (Figure 20)", WARPS, {"BL": [keeps[n]["baseline"] for n in WARPS],
-                                            "LTRF": [keeps[n]["ltrf"] for n in WARPS]},
-                  xlabel="warps per SM", ylabel=f"IPC {SWEEP_LATENCY_X:g}x / IPC 1x", ref=None,
-                  xlog=True)  # fmt: skip
-    rep.data([{**r(label, w, m), "point": label} for m in a.methods for label in pts for w in wls],
-             ["method", "point", "workload"])  # fmt: skip
+        rep.lines(
+            "warps.png",
+            f"IPC at {SWEEP_LATENCY_X:g}x main-RF latency over IPC at 1x against warps per SM (Figure 20)",
+            WARPS,
+            {"BL": [keeps[n]["baseline"] for n in WARPS], "LTRF": [keeps[n]["ltrf"] for n in WARPS]},
+            xlabel="warps per SM",
+            ylabel=f"IPC {SWEEP_LATENCY_X:g}x / IPC 1x",
+            ref=None,
+            xlog=True,
+        )
+    rep.data(
+        [{**r(label, w, m), "point": label} for m in a.methods for label in pts for w in wls],
+        ["method", "point", "workload"],
+    )
     rep.section("Summary", note + "\n" + table + "\n" + fig3_line)
     rep.write()
     return 0

@@ -14,8 +14,19 @@ import numpy as np
 from rfmodel.io import write_figure, write_netcdf, write_text
 
 #: what a figure's series are drawn with: the papers' figures are grouped bars in greys and a few colours
-COLORS = ("#4d4d4d", "#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-          "#e377c2", "#17becf", "#bcbd22")  # fmt: skip
+COLORS = (
+    "#4d4d4d",
+    "#9e9e9e",
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+)
 
 
 def commit() -> str:
@@ -25,8 +36,12 @@ def commit() -> str:
 
     here = Path(__file__).resolve().parent
     try:
-        r = subprocess.run(["git", "-C", str(here), "describe", "--always", "--dirty", "--tags"],
-                           capture_output=True, text=True, timeout=10)  # fmt: skip
+        r = subprocess.run(
+            ["git", "-C", str(here), "describe", "--always", "--dirty", "--tags"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError):
         r = None
     if r is not None and r.returncode == 0 and r.stdout.strip():
@@ -110,7 +125,6 @@ def grade(verdict: str, *, strict: bool = True) -> str:
     return "partial"
 
 
-
 class Report:
     """What a study reports, collected as it computes, written by :meth:`write`."""
 
@@ -131,9 +145,17 @@ class Report:
     def claim(self, cid: str, what: str, paper, ours, verdict: str = "", note: str = "") -> None:
         """A claim of the paper beside the study's figure: ID, what is compared, the paper's figure, ours,
         the verdict and the study's explanation, if any."""
-        self.claims.append({"claim": cid, "what": what, "paper": str(paper), "ours": str(ours),
-                            "verdict": verdict, "grade": grade(verdict, strict=False),
-                            "note": note})  # fmt: skip
+        self.claims.append(
+            {
+                "claim": cid,
+                "what": what,
+                "paper": str(paper),
+                "ours": str(ours),
+                "verdict": verdict,
+                "grade": grade(verdict, strict=False),
+                "note": note,
+            }
+        )
 
     def section(self, title: str, markdown: str) -> None:
         self.sections.append((title, markdown))
@@ -143,8 +165,18 @@ class Report:
         write_figure(fig, self.out / name, dpi=110)  # atomically, never onto a pipe or device
         self.figures.append((name, caption))
 
-    def bars(self, name: str, caption: str, categories, series: dict, *, ylabel: str, ref: float | None = 1.0,
-             mean: str | None = "geomean", title: str = "") -> None:
+    def bars(
+        self,
+        name: str,
+        caption: str,
+        categories,
+        series: dict,
+        *,
+        ylabel: str,
+        ref: float | None = 1.0,
+        mean: str | None = "geomean",
+        title: str = "",
+    ) -> None:
         """Grouped bars: per category (benchmark) one bar per series (design), with the series' mean as the
         last group (``geomean``, ``hmean`` or ``mean``), and a dashed line at ``ref`` (the baseline)."""
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -163,8 +195,15 @@ class Report:
         ax = fig.subplots()
         x = np.arange(len(cats))
         for i, (k, vs) in enumerate(data.items()):
-            ax.bar(x - 0.4 + width * (i + 0.5), vs, width, label=k, color=COLORS[i % len(COLORS)],
-                   edgecolor="black", linewidth=0.3)  # fmt: skip
+            ax.bar(
+                x - 0.4 + width * (i + 0.5),
+                vs,
+                width,
+                label=k,
+                color=COLORS[i % len(COLORS)],
+                edgecolor="black",
+                linewidth=0.3,
+            )
         if ref is not None:
             ax.axhline(ref, color="black", linestyle="--", linewidth=0.8)
         ax.set_xticks(x, cats, rotation=60, ha="right", fontsize=7)
@@ -177,8 +216,19 @@ class Report:
         fig.tight_layout()
         self._save(fig, name, caption)
 
-    def lines(self, name: str, caption: str, x, series: dict, *, xlabel: str, ylabel: str,
-              ref: float | None = 1.0, title: str = "", xlog: bool = False) -> None:
+    def lines(
+        self,
+        name: str,
+        caption: str,
+        x,
+        series: dict,
+        *,
+        xlabel: str,
+        ylabel: str,
+        ref: float | None = 1.0,
+        title: str = "",
+        xlog: bool = False,
+    ) -> None:
         """One line with markers per series (design) over ``x`` (a sweep)."""
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -218,14 +268,23 @@ class Report:
         for d in dims:
             df[d] = df[d].map(lambda v: "all" if v is None or (isinstance(v, float) and math.isnan(v)) else v)
         num = [c for c in df.columns if c not in dims and pd.api.types.is_numeric_dtype(df[c])]
-        text = [c for c in df.columns if c not in dims and c not in num
-                and df[c].map(lambda v: v is None or isinstance(v, str)).all()]  # fmt: skip
+        text = [
+            c
+            for c in df.columns
+            if c not in dims and c not in num and df[c].map(lambda v: v is None or isinstance(v, str)).all()
+        ]
         df = df.drop_duplicates(subset=dims, keep="last").set_index(dims)
         ds = df[num + text].astype({c: float for c in num if df[c].dtype == bool}).to_xarray()
         for c in text:
             ds[c] = ds[c].fillna("").astype(str)
-        ds.attrs.update({"study": self.study, "command": self.command, "commit": commit(),
-                         **{k: v for k, v in self.meta.items()}})  # fmt: skip
+        ds.attrs.update(
+            {
+                "study": self.study,
+                "command": self.command,
+                "commit": commit(),
+                **{k: v for k, v in self.meta.items()},
+            }
+        )
         write_netcdf(ds, self.out / f"{name}.nc")
         self.files += [f"{name}.csv", f"{name}.nc"]
 
@@ -238,11 +297,16 @@ class Report:
             L.append(f"| {k} | {_cell(v)} |\n")
         L.append("\n")
         if self.claims:
-            L.append("## Claims\n\n| claim | what | paper | ours | verdict | explanation |\n"
-                     "| --- | --- | --- | --- | --- | --- |\n")  # fmt: skip
+            L.append(
+                "## Claims\n\n| claim | what | paper | ours | verdict | explanation |\n"
+                "| --- | --- | --- | --- | --- | --- |\n"
+            )
             for c in self.claims:
-                L.append("| " + " | ".join(_cell(c[k]) for k in ("claim", "what", "paper", "ours", "verdict",
-                                                                  "note")) + " |\n")  # fmt: skip
+                L.append(
+                    "| "
+                    + " | ".join(_cell(c[k]) for k in ("claim", "what", "paper", "ours", "verdict", "note"))
+                    + " |\n"
+                )
             L.append("\n")
         if self.figures:
             L.append("## Figures\n\n")
@@ -258,7 +322,6 @@ class Report:
         write_text(path, "".join(L))
         progress(self.study, f"report: {path}")
         return path
-
 
     def _write_claims(self) -> None:
         """``claims.csv``: the claim rows with their grades (:func:`rfmodel.studies.claims.grade`), the

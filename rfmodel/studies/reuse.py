@@ -91,9 +91,13 @@ def reuse_stats(trace, ipc: float, resident: int) -> dict:
     later, earlier, sorted_lines = _pairs(lines, line_slots)
     _, per_line = np.unique(sorted_lines, return_counts=True)
     mem_times = (line_slots[later] - line_slots[earlier]).astype(np.float64) * per_cycle
-    return {"reg_times": reg_times, "mem_times": mem_times,
-            "reg_accesses": int(len(rows_a)), "mem_accesses": int(len(lines)),
-            "line_reuses": per_line - 1}  # fmt: skip
+    return {
+        "reg_times": reg_times,
+        "mem_times": mem_times,
+        "reg_accesses": int(len(rows_a)),
+        "mem_accesses": int(len(lines)),
+        "line_reuses": per_line - 1,
+    }
 
 
 def reuse_summary(stats: dict, cycles=(100.0, 1000.0), more_than: int = 3) -> dict:
@@ -103,8 +107,10 @@ def reuse_summary(stats: dict, cycles=(100.0, 1000.0), more_than: int = 3) -> di
     lr = stats["line_reuses"]
     every = np.concatenate([stats["reg_times"], stats["mem_times"]])
     total = stats["reg_accesses"] + stats["mem_accesses"]
-    out = {"lines_reused_more": float(np.mean(lr > more_than)) if len(lr) else np.nan,
-           "mem_access_share": stats["mem_accesses"] / total if total else np.nan}  # fmt: skip
+    out = {
+        "lines_reused_more": float(np.mean(lr > more_than)) if len(lr) else np.nan,
+        "mem_access_share": stats["mem_accesses"] / total if total else np.nan,
+    }
     for c in cycles:
         out[f"within_{c:g}"] = float(np.mean(every <= c)) if len(every) else np.nan
     soon = int(np.sum(every <= cycles[-1]))

@@ -65,8 +65,14 @@ PRESETS = ("Base", "SRAM+BDI", "STT", "STT+WB", "STT+BDI", "STT+BDI+RE")
 CENTRAL = (4, 8, 16, 32, 64)
 PER_BANK = (1, 2, 4)
 #: the register file's structures (Fig. 5); collectors and crossbar are equal in every configuration
-RF_STRUCTURES = ("rf_bank", "rf_write_groups", "write_buffer", "write_buffer_data", "bdi_compressor",
-                 "bdi_decompressor")
+RF_STRUCTURES = (
+    "rf_bank",
+    "rf_write_groups",
+    "write_buffer",
+    "write_buffer_data",
+    "bdi_compressor",
+    "bdi_decompressor",
+)
 #: the paper's Table 1 cells (32 nm, 700 MHz, NVSim): read and write pJ per bit, leakage of the 128 KB RF
 TABLE1 = {"sram": (0.203, 0.191, 248.7), "stt": (0.239, 0.300, 16.2)}
 NODE_NM = 32
@@ -75,10 +81,23 @@ MARK = "<!-- stt-rf {gpu}:{end} -->"
 SECTION = "## STT-RAM register file on the simulator"
 #: the STT design's per-run metrics the study keeps
 KEEP = (
-    "ipc", "cycles", "rf_reads", "rf_writes", "bank_conflict_stall_cycles", "wb_writes", "wb_hits",
-    "wb_full_stall_cycles", "wb_occupancy_mean", "wb_occupancy_max", "reads_behind_write", "groups_written",
-    "groups_per_write", "bdi_compressed_share", "bdi_size_known_share", "main_rf_write_cycles",
-)  # fmt: skip
+    "ipc",
+    "cycles",
+    "rf_reads",
+    "rf_writes",
+    "bank_conflict_stall_cycles",
+    "wb_writes",
+    "wb_hits",
+    "wb_full_stall_cycles",
+    "wb_occupancy_mean",
+    "wb_occupancy_max",
+    "reads_behind_write",
+    "groups_written",
+    "groups_per_write",
+    "bdi_compressed_share",
+    "bdi_size_known_share",
+    "main_rf_write_cycles",
+)
 
 
 def _scalar(da) -> float | None:
@@ -109,15 +128,36 @@ def run_point(point: tuple) -> dict:
         _, label, workload, gpu, params = point
         # the analytic engine's default call (its profile of the first warps, the SM's whole share modelled)
         ds = evaluate("stt", workload, gpu, params=params, on_no_fit="nan")
-        return {"kind": "analytic", "label": label, "workload": workload, "gpu": gpu, "params": params,
-                "max_warps": max_warps, "ipc": _scalar(ds["ipc"]),
-                "calibration": ds.attrs.get("calibration", ""),
-                "seconds": time.perf_counter() - t0}  # fmt: skip
+        return {
+            "kind": "analytic",
+            "label": label,
+            "workload": workload,
+            "gpu": gpu,
+            "params": params,
+            "max_warps": max_warps,
+            "ipc": _scalar(ds["ipc"]),
+            "calibration": ds.attrs.get("calibration", ""),
+            "seconds": time.perf_counter() - t0,
+        }
     label, workload, gpu, params = point
-    ds = evaluate("stt", workload, gpu, method="simulate", params=params, tech={"node_nm": NODE_NM},
-                  on_no_fit="nan", max_warps=max_warps)  # fmt: skip
-    out = {"kind": "sim", "label": label, "workload": workload, "gpu": gpu, "params": params,
-           "max_warps": max_warps}
+    ds = evaluate(
+        "stt",
+        workload,
+        gpu,
+        method="simulate",
+        params=params,
+        tech={"node_nm": NODE_NM},
+        on_no_fit="nan",
+        max_warps=max_warps,
+    )
+    out = {
+        "kind": "sim",
+        "label": label,
+        "workload": workload,
+        "gpu": gpu,
+        "params": params,
+        "max_warps": max_warps,
+    }
     for m in KEEP:
         out[m] = _scalar(ds[m]) if m in ds else None
     names = [str(s) for s in ds.structure.values]
@@ -170,8 +210,9 @@ def rf_energy(r: dict) -> tuple[float, float]:
     return dyn, leak
 
 
-def table1_energy(r: dict, clock_mhz: float, compressed_reads: bool = False, one_group: bool = False
-                  ) -> tuple[float, float]:
+def table1_energy(
+    r: dict, clock_mhz: float, compressed_reads: bool = False, one_group: bool = False
+) -> tuple[float, float]:
     """(dynamic, static) RF energy in pJ with the banks costed by the paper's Table 1 (per bit, 1024-bit
     rows, driven groups of 32 bits with BDI; leakage over the run's cycles) and the buffer and codec by the
     technology layer.  ``compressed_reads``: a what-if in which a read of a BDI value senses only its groups
@@ -284,16 +325,26 @@ QUICK_WORKLOADS = ("reduce_sum", "saxpy")
 
 
 def build_parser(prog: str):
-    ap = study_parser(prog, __doc__, out="studies/out/stt_rf", jobs=2,
-                      quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
-                      "--workloads says otherwise: a smoke run")  # fmt: skip
+    ap = study_parser(
+        prog,
+        __doc__,
+        out="studies/out/stt_rf",
+        jobs=2,
+        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
+        "--workloads says otherwise: a smoke run",
+    )
     ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the paper's GTX480)")
     add_workload_options(ap, "stt")
-    ap.add_argument("--max-warps", type=positive_int, default=None,
-                    help="keep that many warps' CTAs of the SM's share (default: all)")  # fmt: skip
+    ap.add_argument(
+        "--max-warps",
+        type=positive_int,
+        default=None,
+        help="keep that many warps' CTAs of the SM's share (default: all)",
+    )
     ap.add_argument("--no-sweep", action="store_true", help="leave out the write-buffer sweep (S-11)")
-    ap.add_argument("--no-analytic", action="store_true",
-                    help="leave out the analytic model beside the simulator")
+    ap.add_argument(
+        "--no-analytic", action="store_true", help="leave out the analytic model beside the simulator"
+    )
     return ap
 
 
@@ -306,10 +357,15 @@ def _workload_row(get, runs, w: str, gpu: str, clock_mhz: float, sweep: dict) ->
     bd, bl = rf_energy(b)
     t1b = table1_energy(b, clock_mhz)
     v = runs.get("values", w, gpu)
-    row = {"workload": w, "base_ipc": b["ipc"], "base_static_share": bl / (bd + bl),
-           "t1_base_static_share": t1b[1] / sum(t1b),
-           "bdi_ratio": v["bdi_ratio"], "bdi_compressible": v["bdi_compressible"],
-           "trace_source": v["trace_source"]}  # fmt: skip
+    row = {
+        "workload": w,
+        "base_ipc": b["ipc"],
+        "base_static_share": bl / (bd + bl),
+        "t1_base_static_share": t1b[1] / sum(t1b),
+        "bdi_ratio": v["bdi_ratio"],
+        "bdi_compressible": v["bdi_compressible"],
+        "trace_source": v["trace_source"],
+    }
     for p in PRESETS[1:]:
         r = get(p, w)
         d, s = rf_energy(r)
@@ -349,8 +405,14 @@ def _area_shares(get, w: str, stt, sm, main_pts: dict):
     a_wb = (area("STT+BDI", "write_buffer") + area("STT+BDI", "write_buffer_data")) / sram
     # the paper's 8 KB 8-way buffer: the design's tech option wb_capacity_kb
     paper_wb = stt.structures(sm, main_pts["STT+BDI"], {"node_nm": NODE_NM, "wb_capacity_kb": 8})
-    a_wb8 = sum(float(x.area_mm2) * float(x.copies) for x in paper_wb
-                if x.name in ("write_buffer", "write_buffer_data")) / sram  # fmt: skip
+    a_wb8 = (
+        sum(
+            float(x.area_mm2) * float(x.copies)
+            for x in paper_wb
+            if x.name in ("write_buffer", "write_buffer_data")
+        )
+        / sram
+    )
     a_codec = (area("STT+BDI", "bdi_compressor") + area("STT+BDI", "bdi_decompressor")) / sram
     return sram, a_stt, a_wb, a_wb8, a_codec
 
@@ -365,26 +427,46 @@ def _workload_table(rows: list[dict], perf: dict, t1: dict, ex: list[dict]) -> s
         return agg([r[k] for r in rows])
 
     L = []
-    hdr = ["workload", "Base IPC", "STT", "STT+WB", "STT+BDI", "STT+BDI+RE", "E STT", "E STT+WB",
-           "E STT+BDI", "E SRAM+BDI", "static (Base, Table 1)", "reads behind write (STT)", "BDI ratio",
-           "compressible"]  # fmt: skip
+    hdr = [
+        "workload",
+        "Base IPC",
+        "STT",
+        "STT+WB",
+        "STT+BDI",
+        "STT+BDI+RE",
+        "E STT",
+        "E STT+WB",
+        "E STT+BDI",
+        "E SRAM+BDI",
+        "static (Base, Table 1)",
+        "reads behind write (STT)",
+        "BDI ratio",
+        "compressible",
+    ]
     L.append("| " + " | ".join(hdr) + " |\n|" + " --- |" * len(hdr) + "\n")
     for r in rows:
-        cells = [f"`{r['workload']}`" + ("" if r["trace_source"] == "execute" else " (expanded)"),
-                 fmt(r["base_ipc"], ".2f")]  # fmt: skip
+        cells = [
+            f"`{r['workload']}`" + ("" if r["trace_source"] == "execute" else " (expanded)"),
+            fmt(r["base_ipc"], ".2f"),
+        ]
         cells += [fmt(r[f"perf {p}"], ".3f") for p in ("STT", "STT+WB", "STT+BDI", "STT+BDI+RE")]
         cells += [fmt(r[f"t1 energy {p}"], ".1f", " %", 100) for p in ENERGY_COLS]
-        cells += [fmt(r["t1_base_static_share"], ".0f", " %", 100),
-                  fmt(r["stt_reads_behind_write_per_read"], ".2f"), fmt(r["bdi_ratio"], ".2f"),
-                  fmt(r["bdi_compressible"], ".0f", " %", 100)]  # fmt: skip
+        cells += [
+            fmt(r["t1_base_static_share"], ".0f", " %", 100),
+            fmt(r["stt_reads_behind_write_per_read"], ".2f"),
+            fmt(r["bdi_ratio"], ".2f"),
+            fmt(r["bdi_compressible"], ".0f", " %", 100),
+        ]
         L.append("| " + " | ".join(cells) + " |\n")
     mean_cells = ["**mean**", fmt(col("base_ipc", geomean), ".2f")]
     mean_cells += [fmt(perf[p], ".3f") for p in ("STT", "STT+WB", "STT+BDI", "STT+BDI+RE")]
     mean_cells += [fmt(t1[p], ".1f", " %", 100) for p in ENERGY_COLS]
-    mean_cells += [fmt(col("t1_base_static_share"), ".0f", " %", 100),
-                   fmt(col("stt_reads_behind_write_per_read"), ".2f"),
-                   fmt(mean([r["bdi_ratio"] for r in ex]), ".2f"),
-                   fmt(mean([r["bdi_compressible"] for r in ex]), ".0f", " %", 100)]  # fmt: skip
+    mean_cells += [
+        fmt(col("t1_base_static_share"), ".0f", " %", 100),
+        fmt(col("stt_reads_behind_write_per_read"), ".2f"),
+        fmt(mean([r["bdi_ratio"] for r in ex]), ".2f"),
+        fmt(mean([r["bdi_compressible"] for r in ex]), ".0f", " %", 100),
+    ]
     L.append("| " + " | ".join(mean_cells) + " |\n\n")
     return "".join(L)
 
@@ -402,8 +484,11 @@ def named_kernels(abbr: str, workloads) -> list[str]:
 
     kernels = manifest()["kernels"]
     word = NAMED[abbr]
-    return [w for w in workloads
-            if word in str(kernels.get(w, {}).get("original", {}).get("benchmark", "")).lower().split()]
+    return [
+        w
+        for w in workloads
+        if word in str(kernels.get(w, {}).get("original", {}).get("benchmark", "")).lower().split()
+    ]
 
 
 def mix_claims(rows) -> list[tuple]:
@@ -419,48 +504,91 @@ def mix_claims(rows) -> list[tuple]:
     slow = {a: named_kernels(a, ws) for a in ("HOT", "SCA")}
     if any(slow.values()):
         perf = {a: geomean([by[w]["perf STT"] for w in k]) for a, k in slow.items() if k}
-        out.append(("S-07", "STT performance of the paper's HOT; SCA (geomean of their kernels)",
-                    "under 0.70 (a loss over 30 %)", "; ".join(
-                        f"{a} {fmt(x, '.2f')} ({', '.join(slow[a])})" for a, x in perf.items()), "; ".join(
-                        "within the paper's range" if x < 0.70 else "outside the paper's range"
-                        for x in perf.values())))  # fmt: skip
+        out.append(
+            (
+                "S-07",
+                "STT performance of the paper's HOT; SCA (geomean of their kernels)",
+                "under 0.70 (a loss over 30 %)",
+                "; ".join(f"{a} {fmt(x, '.2f')} ({', '.join(slow[a])})" for a, x in perf.items()),
+                "; ".join(
+                    "within the paper's range" if x < 0.70 else "outside the paper's range"
+                    for x in perf.values()
+                ),
+            )
+        )
     sh = [r["t1_base_static_share"] for r in rows]
     hi = max(rows, key=lambda r: r["t1_base_static_share"])
-    out.append(("S-10", "Base RF static share, Table 1 cells: mean (range; most static)",
-                "varies widely (BFS, SPM static-heavy)", f"{fmt(mean(sh), '.0f', ' %', 100)} "
-                f"({fmt(min(sh), '.0f', '', 100)}-{fmt(max(sh), '.0f', ' %', 100)}; {hi['workload']})", ""))
+    out.append(
+        (
+            "S-10",
+            "Base RF static share, Table 1 cells: mean (range; most static)",
+            "varies widely (BFS, SPM static-heavy)",
+            f"{fmt(mean(sh), '.0f', ' %', 100)} "
+            f"({fmt(min(sh), '.0f', '', 100)}-{fmt(max(sh), '.0f', ' %', 100)}; {hi['workload']})",
+            "",
+        )
+    )
     mid = median(sh)
-    pts = [{"static": r["t1_base_static_share"], "saving": 1.0 - r["t1 energy STT"],
+    pts = [
+        {
+            "static": r["t1_base_static_share"],
+            "saving": 1.0 - r["t1 energy STT"],
             "dynamic": 1.0 - r["t1_base_static_share"],
-            "rise": r["t1 dyn STT"] - (1.0 - r["t1_base_static_share"])} for r in rows]
+            "rise": r["t1 dyn STT"] - (1.0 - r["t1_base_static_share"]),
+        }
+        for r in rows
+    ]
     heavy = [p["saving"] for p in pts if p["static"] > mid]
     light = [p["saving"] for p in pts if p["static"] <= mid]
-    out.append(("S-10", "STT's RF energy saving (Table 1 cells): static-heavy half; the other half",
-                "most on static-heavy workloads", f"{fmt(mean(heavy), '+.0f', ' %', 100)}; "
-                f"{fmt(mean(light), '+.0f', ' %', 100)}", rises_with(pts, "static", "saving")))
+    out.append(
+        (
+            "S-10",
+            "STT's RF energy saving (Table 1 cells): static-heavy half; the other half",
+            "most on static-heavy workloads",
+            f"{fmt(mean(heavy), '+.0f', ' %', 100)}; {fmt(mean(light), '+.0f', ' %', 100)}",
+            rises_with(pts, "static", "saving"),
+        )
+    )
     dyn_up = [r["workload"] for r in rows if r["t1 dyn STT"] > 1 - r["t1_base_static_share"]]
-    out.append(("S-10", "STT raises dynamic energy (Table 1 cells) on; the rise grows with the dynamic share",
-                "dynamic-heavy workloads", f"{len(dyn_up)} of {len(rows)} workloads (STT-RAM reads and "
-                "writes cost more per bit)", rises_with(pts, "dynamic", "rise")))
+    out.append(
+        (
+            "S-10",
+            "STT raises dynamic energy (Table 1 cells) on; the rise grows with the dynamic share",
+            "dynamic-heavy workloads",
+            f"{len(dyn_up)} of {len(rows)} workloads (STT-RAM reads and writes cost more per bit)",
+            rises_with(pts, "dynamic", "rise"),
+        )
+    )
     cut = {r["workload"]: 1.0 - r["t1 dyn STT+BDI"] / r["t1 dyn STT"] for r in rows if r["t1 dyn STT"]}
     named = {a: named_kernels(a, cut) for a in ("LPS", "SCA")}
     mine = [w for ks in named.values() for w in ks]
     if mine and len(cut) > len(mine):
         order = sorted(cut, key=cut.__getitem__, reverse=True)
         rest = median([c for w, c in cut.items() if w not in mine])
-        out.append(("S-10", "BDI's cut of STT's dynamic energy on the paper's LPS; SCA (rank of "
-                    f"{len(cut)}); the others' median", "most on LPS and SCA", "; ".join(
-                        f"{a} " + ", ".join(f"{w} {fmt(cut[w], '.0f', ' %', 100)} ({order.index(w) + 1})"
-                                            for w in ks) for a, ks in named.items() if ks)
-                    + f"; {fmt(rest, '.0f', ' %', 100)}",
-                    "same ordering" if min(cut[w] for w in mine) > rest else "ordering differs"))  # fmt: skip
+        out.append(
+            (
+                "S-10",
+                "BDI's cut of STT's dynamic energy on the paper's LPS; SCA (rank of "
+                f"{len(cut)}); the others' median",
+                "most on LPS and SCA",
+                "; ".join(
+                    f"{a} "
+                    + ", ".join(f"{w} {fmt(cut[w], '.0f', ' %', 100)} ({order.index(w) + 1})" for w in ks)
+                    for a, ks in named.items()
+                    if ks
+                )
+                + f"; {fmt(rest, '.0f', ' %', 100)}",
+                "same ordering" if min(cut[w] for w in mine) > rest else "ordering differs",
+            )
+        )
     return out
 
 
 def codec_share(r: dict) -> float:
     """The BDI compressor's and decompressor's share of a run's RF energy (S-10)."""
     return (r["dynamic_energy_pj"]["bdi_compressor"] + r["dynamic_energy_pj"]["bdi_decompressor"]) / sum(
-        rf_energy(r))
+        rf_energy(r)
+    )
 
 
 def endurance(get, ok, sm) -> str:
@@ -476,8 +604,10 @@ def endurance(get, ok, sm) -> str:
         rates[w] = bank / entries / (r["cycles"] / (sm.clock_mhz * 1e6))
     top = max(rates, key=rates.get)
     days = 1e12 / rates[top] / 86400
-    return (f"{median(list(rates.values())):.2g} per s ({rates[top]:.2g}, {top}); {days:.0f} days of "
-            f"{top} (the hottest entry sooner)")
+    return (
+        f"{median(list(rates.values())):.2g} per s ({rates[top]:.2g}, {top}); {days:.0f} days of "
+        f"{top} (the hottest entry sooner)"
+    )
 
 
 def flat_verdict(perf: list) -> str:
@@ -539,105 +669,42 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
     L = []
     cmd = command_line(prog, argv)
     rep = Report(out, study, cmd, title=f"STT-RAM register file with BDI compression (`{a.gpu}`)")
-    rep.describe(GPU=a.gpu, designs=[*PRESETS, *sweep], workloads=ok,
-                 warps="all resident" if a.max_warps is None else f"at most {a.max_warps}",
-                 **{"left out": ", ".join(left) or "none", "technology": f"{NODE_NM} nm"})  # fmt: skip
-    L.append(f"Generated by `{cmd}` (simulator, `{a.gpu}` at {sm.clock_mhz:g} MHz, {sm.num_banks} banks of "
-             f"{sm.regs_per_sm * 4 // 1024 // sm.num_banks} KB, technology at {NODE_NM} nm; "
-             f"{len(ok)} workloads ({suite_of(a)}), "
-             + ("the whole SM share" if a.max_warps is None else f"the first {a.max_warps} warps' CTAs")
-             + (f"; left out (no CTA fits): {', '.join(left)}" if left else "")
-             + "). Performance: geometric mean of IPC relative to Base; energy: mean over workloads of the "
-             "RF energy (banks, write-driver groups, write buffer, BDI codec) relative to Base's, split into "
-             "dynamic and static.\n\n")  # fmt: skip
+    rep.describe(
+        GPU=a.gpu,
+        designs=[*PRESETS, *sweep],
+        workloads=ok,
+        warps="all resident" if a.max_warps is None else f"at most {a.max_warps}",
+        **{"left out": ", ".join(left) or "none", "technology": f"{NODE_NM} nm"},
+    )
+    L.append(
+        f"Generated by `{cmd}` (simulator, `{a.gpu}` at {sm.clock_mhz:g} MHz, {sm.num_banks} banks of "
+        f"{sm.regs_per_sm * 4 // 1024 // sm.num_banks} KB, technology at {NODE_NM} nm; "
+        f"{len(ok)} workloads ({suite_of(a)}), "
+        + ("the whole SM share" if a.max_warps is None else f"the first {a.max_warps} warps' CTAs")
+        + (f"; left out (no CTA fits): {', '.join(left)}" if left else "")
+        + "). Performance: geometric mean of IPC relative to Base; energy: mean over workloads of the "
+        "RF energy (banks, write-driver groups, write buffer, BDI codec) relative to Base's, split into "
+        "dynamic and static.\n\n"
+    )
     L.append("| claim | what | paper | ours | verdict |\n| --- | --- | --- | --- | --- |\n")
 
     def claim(cid, what, paper_text, ours_text, v="", note=""):
         L.append(f"| {cid} | {what} | {paper_text} | {ours_text} | {v or note} |\n")
         rep.claim(cid, what, paper_text, ours_text, v, note)
 
-    claim("S-07", "STT performance vs Base", "0.83", fmt(perf["STT"], ".3f"), verdict(perf["STT"], 0.83))
-    claim("S-07", "kernels losing most with STT", "HOT, SCA > 30 % loss",
-          ", ".join(f"{r['workload']} {fmt(r['perf STT'], '.2f')}" for r in worst))  # fmt: skip
-    claim("S-08", "STT+WB performance", "about 0.95", fmt(perf["STT+WB"], ".3f"),
-          verdict(perf["STT+WB"], 0.95))
-    claim("S-08", "STT+BDI performance (BDI adds no loss)", "about 0.95", fmt(perf["STT+BDI"], ".3f"),
-          verdict(perf["STT+BDI"], 0.95))  # fmt: skip
-    claim("S-08", "STT+BDI+RE performance", "about 0.99", fmt(perf["STT+BDI+RE"], ".3f"),
-          verdict(perf["STT+BDI+RE"], 0.99))  # fmt: skip
-    if not a.no_analytic:
-        an = {p: geomean([runs.get("analytic", p, w, a.gpu, main_pts[p])["ipc"]
-                          / runs.get("analytic", "Base", w, a.gpu, main_pts["Base"])["ipc"] for w in ok])
-              for p in ("STT", "STT+WB", "STT+BDI+RE")}  # fmt: skip
-        errs = [abs(runs.get("analytic", p, w, a.gpu, main_pts[p])["ipc"] / get(p, w)["ipc"] - 1)
-                for p in PRESETS for w in ok]  # fmt: skip
-        cal = runs.get("analytic", "STT", ok[0], a.gpu, main_pts["STT"])["calibration"]
-        claim("S-07, S-08", "analytic model (default call): STT / STT+WB / STT+BDI+RE performance",
-              "0.83 / 0.95 / 0.99", " / ".join(fmt(an[p], ".3f") for p in an),
-              note=f"IPC error vs the simulator: mean {fmt(mean(errs), '.1f', ' %', 100)}, max "
-              f"{fmt(max(errs), '.0f', ' %', 100)} over {len(errs)} runs ({cal})")  # fmt: skip
-    t1 = {p: col(f"t1 energy {p}") for p in PRESETS[1:]}
-    for p, paper in (("STT", 0.752), ("STT+WB", 0.793), ("STT+BDI", 0.374), ("SRAM+BDI", 0.652)):
-        claim("S-09", f"{p} RF energy vs Base: Table 1 cells; technology layer", f"{paper * 100:.1f} %",
-              f"{fmt(t1[p], '.1f', ' %', 100)}; {fmt(energy[p], '.1f', ' %', 100)}",
-              f"{verdict(t1[p], paper)}; {verdict(energy[p], paper)}")  # fmt: skip
-    claim("S-09", "STT+BDI+RE RF energy (Table 1; technology layer)", "not reported",
-          f"{fmt(t1['STT+BDI+RE'], '.1f', ' %', 100)}; {fmt(energy['STT+BDI+RE'], '.1f', ' %', 100)}")
-    t1r = {p: col(f"t1r energy {p}") for p in PRESETS[1:]}
-    t1g = {p: col(f"t1g energy {p}") for p in PRESETS[1:]}
-    claim("S-09", "floor of write gating: every BDI write drives one group (Table 1 cells): STT+BDI; "
-          "SRAM+BDI", "37.4 %; 65.2 %", f"{fmt(t1g['STT+BDI'], '.1f', ' %', 100)}; "
-          f"{fmt(t1g['SRAM+BDI'], '.1f', ' %', 100)}", note="the paper's 37.4 % is below it")  # fmt: skip
-    claim("S-09", "what-if: reads of BDI values sense only their groups (Table 1 cells): STT+BDI; "
-          "SRAM+BDI",
-          "37.4 %; 65.2 %",
-          f"{fmt(t1r['STT+BDI'], '.1f', ' %', 100)}; {fmt(t1r['SRAM+BDI'], '.1f', ' %', 100)}",
-          f"{verdict(t1r['STT+BDI'], 0.374)}; {verdict(t1r['SRAM+BDI'], 0.652)}")  # fmt: skip
-    order = sorted(("STT", "STT+WB", "STT+BDI", "SRAM+BDI"), key=lambda p: t1[p])
-    claim("S-09", "ordering, lowest energy first (Table 1 cells)", "STT+BDI < SRAM+BDI < STT < STT+WB",
-          " < ".join(order), "same ordering" if order == ["STT+BDI", "SRAM+BDI", "STT", "STT+WB"]
-          else "ordering differs")  # fmt: skip
-    for row in mix_claims(rows):
-        claim(*row)
-    codec = mean([codec_share(get("STT+BDI", w)) for w in ok])
-    claim("S-10", "compressor + decompressor share of STT+BDI RF energy (technology layer)", "negligible",
-          fmt(codec, ".1f", " %", 100), "within the paper's range (under 5 %)" if codec < NEGLIGIBLE
-          else "outside the paper's range (5 % or more)")  # fmt: skip
+    _performance_claims(claim, runs, get, a, ok, main_pts, perf, worst)
+    t1, t1r, t1g = _energy_claims(claim, col, get, rows, ok, energy)
     if sweep:
-        c = {n: col(f"sweep central {n}", geomean) for n in CENTRAL}
-        pb = {n: col(f"sweep perbank {n}/bank", geomean) for n in PER_BANK}
-        claim("S-11", "centralized WB, 4/8/16/32/64 entries", "nearly flat",
-              " / ".join(fmt(c[n], ".3f") for n in CENTRAL), flat_verdict(list(c.values())))  # fmt: skip
-        claim("S-11", "per-bank WB, 16/32/64 entries in all", "follows total entries; 16 best",
-              " / ".join(fmt(pb[n], ".3f") for n in PER_BANK))  # fmt: skip
-    ex = [r for r in rows if r["trace_source"] == "execute"]
-    claim("S-12", "BDI compression ratio (bytes; mean of kernels)", "about 2.81",
-          f"{fmt(mean([r['bdi_ratio'] for r in ex]), '.2f')} (write groups: "
-          f"{fmt(mean([r['group_ratio'] for r in ex]), '.2f')}; {len(ex)} executed traces)",
-          verdict(mean([r["bdi_ratio"] for r in ex]), 2.81))  # fmt: skip
-    comp = sorted(ex, key=lambda r: -r["bdi_compressible"])
-    low = comp[-1]["bdi_compressible"]
-    claim("S-13", "compressible share: lowest; highest kernels", "all > 0; BFS, LPS near 100 %",
-          f"lowest {fmt(low, '.0f', ' %', 100)} ({comp[-1]['workload']}); "
-          + ", ".join(f"{r['workload']} {fmt(r['bdi_compressible'], '.0f', ' %', 100)}" for r in comp[:3]),
-          ("n/a" if low != low else "within the paper's range" if low > 0 else "outside the paper's range")
-          + " (every kernel: some)")  # fmt: skip
-    claim("S-14", "STT array / WB / codec / total area vs SRAM banks", "19.5 / 5.6 / 36.0 / 61.2 %",
-          f"{fmt(a_stt, '.1f', '', 100)} / {fmt(a_wb, '.1f', '', 100)} (2 KB; the paper's 8 KB 8-way: "
-          f"{fmt(a_wb8, '.1f', '', 100)}) / {fmt(a_codec, '.1f', '', 100)} / "
-          f"{fmt(a_stt + a_wb + a_codec, '.1f', ' %', 100)} "
-          f"({fmt(a_stt + a_wb8 + a_codec, '.1f', ' %', 100)} "
-          "with the 8 KB buffer)", f"{verdict(a_stt + a_wb8 + a_codec, 0.612)} (total, the 8 KB buffer)")
-    t1_sram = 0.194  # mm^2, Table 1's SRAM RF
-    claim("S-14", "the same on Table 1's areas (SRAM 0.194, STT 0.038 mm^2; our 8 KB buffer; 0.07 mm^2 "
-          "codec)",
-          "19.5 / 5.6 / 36.0 / 61.2 %",
-          f"{0.038 / t1_sram * 100:.1f} / {fmt(a_wb8 * sram / t1_sram, '.1f', '', 100)} / "
-          f"{0.07 / t1_sram * 100:.1f} / "
-          f"{fmt((0.038 + 0.07) / t1_sram + a_wb8 * sram / t1_sram, '.1f', ' %', 100)}",
-          f"{verdict((0.038 + 0.07) / t1_sram + a_wb8 * sram / t1_sram, 0.612)} (total)")
-    claim("S-02", "writes per register entry per second, STT (median of kernels; the most write-intense); "
-          "10^12 writes at that rate", "endurance > 10^12 writes", endurance(get, ok, sm))
+        _write_buffer_claims(claim, col)
+    ex = _bdi_claims(claim, rows)
+    _area_claims(claim, sram, a_stt, a_wb, a_wb8, a_codec)
+    claim(
+        "S-02",
+        "writes per register entry per second, STT (median of kernels; the most write-intense); "
+        "10^12 writes at that rate",
+        "endurance > 10^12 writes",
+        endurance(get, ok, sm),
+    )
     L.append("\n")
 
     L.append(_workload_table(rows, perf, t1, ex))
@@ -645,38 +712,258 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
     t1s = {p: col(f"t1 static {p}") for p in PRESETS[1:]}
     for name, dd, ss in (("Table 1 cells", t1d, t1s), ("technology layer", dyn, static)):
         parts = [f"{p} {fmt(dd[p], '.1f', '', 100)} + {fmt(ss[p], '.1f', '', 100)}" for p in PRESETS[1:]]
-        L.append(f"Energy split with the {name} (mean of workloads, dynamic + static, % of Base's RF "
-                 "energy): " + "; ".join(parts) + ".\n\n")  # fmt: skip
+        L.append(
+            f"Energy split with the {name} (mean of workloads, dynamic + static, % of Base's RF "
+            "energy): " + "; ".join(parts) + ".\n\n"
+        )
     dev = deviations(rows, perf, t1, t1r, t1g, energy, ex, sweep)
     L.append(dev)
     text = "".join(L)
     write_text(out / "claims.md", text)
-    publish(text, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION,
-            title=f"STT-RAM register file with BDI compression ({a.gpu})")  # fmt: skip
+    publish(
+        text,
+        out,
+        docs=a.docs,
+        mark=MARK,
+        gpu=a.gpu,
+        section=SECTION,
+        title=f"STT-RAM register file with BDI compression ({a.gpu})",
+    )
     progress(study, "figures and data")
     explain(rep, dev)
-    names = [r["workload"] for r in rows]
-    rep.bars("performance.png", "IPC relative to Base per workload (Figure 4; geometric mean last)", names,
-             {p: [r[f"perf {p}"] for r in rows] for p in PRESETS[1:]}, ylabel="IPC / Base")  # fmt: skip
-    rep.bars("energy.png", "RF energy relative to Base per workload, Table 1's cells (Figure 5; mean last)",
-             names, {p: [r[f"t1 energy {p}"] for r in rows] for p in ENERGY_COLS}, ylabel="RF energy / Base",
-             mean="mean")  # fmt: skip
-    if sweep:
-        xs = sorted({*CENTRAL, *(16 * n for n in PER_BANK)})
-        central = {n: col(f"sweep central {n}", geomean) for n in CENTRAL}
-        perbank = {16 * n: col(f"sweep perbank {n}/bank", geomean) for n in PER_BANK}
-        rep.lines("write_buffer.png", "IPC relative to Base against the write buffer's entries in all "
-                  "(Figure 7; geometric mean over workloads)", xs,
-                  {"centralized": [central.get(x) for x in xs], "per bank": [perbank.get(x) for x in xs]},
-                  xlabel="write-buffer entries (in all)", ylabel="IPC / Base", ref=None,
-                  xlog=True)  # fmt: skip
-    records = [{"label": "-", **r} if "label" not in r else r for r in runs.done.values()
-               if r.get("gpu") == a.gpu and r.get("workload") in ok
-               and r.get("max_warps") == a.max_warps]  # fmt: skip
+    _figures(rep, rows, col, sweep)
+    records = [
+        {"label": "-", **r} if "label" not in r else r
+        for r in runs.done.values()
+        if r.get("gpu") == a.gpu and r.get("workload") in ok and r.get("max_warps") == a.max_warps
+    ]
     rep.data(records, ["kind", "label", "workload"])
     rep.section("Summary", text)
     rep.write()
     return 0
+
+
+def _performance_claims(
+    claim, runs: SttRuns, get, a, ok: list[str], main_pts: dict, perf: dict, worst
+) -> None:
+    """The performance claims (S-07, S-08): each configuration's IPC relative to Base, the kernels losing
+    most with STT, and unless ``--no-analytic`` the analytic model's default call against the simulator."""
+    claim("S-07", "STT performance vs Base", "0.83", fmt(perf["STT"], ".3f"), verdict(perf["STT"], 0.83))
+    claim(
+        "S-07",
+        "kernels losing most with STT",
+        "HOT, SCA > 30 % loss",
+        ", ".join(f"{r['workload']} {fmt(r['perf STT'], '.2f')}" for r in worst),
+    )
+    claim(
+        "S-08", "STT+WB performance", "about 0.95", fmt(perf["STT+WB"], ".3f"), verdict(perf["STT+WB"], 0.95)
+    )
+    claim(
+        "S-08",
+        "STT+BDI performance (BDI adds no loss)",
+        "about 0.95",
+        fmt(perf["STT+BDI"], ".3f"),
+        verdict(perf["STT+BDI"], 0.95),
+    )
+    claim(
+        "S-08",
+        "STT+BDI+RE performance",
+        "about 0.99",
+        fmt(perf["STT+BDI+RE"], ".3f"),
+        verdict(perf["STT+BDI+RE"], 0.99),
+    )
+    if not a.no_analytic:
+        an = {
+            p: geomean(
+                [
+                    runs.get("analytic", p, w, a.gpu, main_pts[p])["ipc"]
+                    / runs.get("analytic", "Base", w, a.gpu, main_pts["Base"])["ipc"]
+                    for w in ok
+                ]
+            )
+            for p in ("STT", "STT+WB", "STT+BDI+RE")
+        }
+        errs = [
+            abs(runs.get("analytic", p, w, a.gpu, main_pts[p])["ipc"] / get(p, w)["ipc"] - 1)
+            for p in PRESETS
+            for w in ok
+        ]
+        cal = runs.get("analytic", "STT", ok[0], a.gpu, main_pts["STT"])["calibration"]
+        claim(
+            "S-07, S-08",
+            "analytic model (default call): STT / STT+WB / STT+BDI+RE performance",
+            "0.83 / 0.95 / 0.99",
+            " / ".join(fmt(an[p], ".3f") for p in an),
+            note=f"IPC error vs the simulator: mean {fmt(mean(errs), '.1f', ' %', 100)}, max "
+            f"{fmt(max(errs), '.0f', ' %', 100)} over {len(errs)} runs ({cal})",
+        )
+
+
+def _energy_claims(claim, col, get, rows: list[dict], ok: list[str], energy: dict) -> tuple[dict, dict, dict]:
+    """The RF-energy claims (S-09, S-10): each configuration's energy relative to Base with Table 1's cells
+    and the technology layer, the write-gating floor, the read what-if, the ordering, the per-benchmark
+    mix and the codec's share; returns the Table 1 energies, read what-if and gating floor per
+    configuration."""
+    t1 = {p: col(f"t1 energy {p}") for p in PRESETS[1:]}
+    for p, paper in (("STT", 0.752), ("STT+WB", 0.793), ("STT+BDI", 0.374), ("SRAM+BDI", 0.652)):
+        claim(
+            "S-09",
+            f"{p} RF energy vs Base: Table 1 cells; technology layer",
+            f"{paper * 100:.1f} %",
+            f"{fmt(t1[p], '.1f', ' %', 100)}; {fmt(energy[p], '.1f', ' %', 100)}",
+            f"{verdict(t1[p], paper)}; {verdict(energy[p], paper)}",
+        )
+    claim(
+        "S-09",
+        "STT+BDI+RE RF energy (Table 1; technology layer)",
+        "not reported",
+        f"{fmt(t1['STT+BDI+RE'], '.1f', ' %', 100)}; {fmt(energy['STT+BDI+RE'], '.1f', ' %', 100)}",
+    )
+    t1r = {p: col(f"t1r energy {p}") for p in PRESETS[1:]}
+    t1g = {p: col(f"t1g energy {p}") for p in PRESETS[1:]}
+    claim(
+        "S-09",
+        "floor of write gating: every BDI write drives one group (Table 1 cells): STT+BDI; SRAM+BDI",
+        "37.4 %; 65.2 %",
+        f"{fmt(t1g['STT+BDI'], '.1f', ' %', 100)}; {fmt(t1g['SRAM+BDI'], '.1f', ' %', 100)}",
+        note="the paper's 37.4 % is below it",
+    )
+    claim(
+        "S-09",
+        "what-if: reads of BDI values sense only their groups (Table 1 cells): STT+BDI; SRAM+BDI",
+        "37.4 %; 65.2 %",
+        f"{fmt(t1r['STT+BDI'], '.1f', ' %', 100)}; {fmt(t1r['SRAM+BDI'], '.1f', ' %', 100)}",
+        f"{verdict(t1r['STT+BDI'], 0.374)}; {verdict(t1r['SRAM+BDI'], 0.652)}",
+    )
+    order = sorted(("STT", "STT+WB", "STT+BDI", "SRAM+BDI"), key=lambda p: t1[p])
+    claim(
+        "S-09",
+        "ordering, lowest energy first (Table 1 cells)",
+        "STT+BDI < SRAM+BDI < STT < STT+WB",
+        " < ".join(order),
+        "same ordering" if order == ["STT+BDI", "SRAM+BDI", "STT", "STT+WB"] else "ordering differs",
+    )
+    for row in mix_claims(rows):
+        claim(*row)
+    codec = mean([codec_share(get("STT+BDI", w)) for w in ok])
+    claim(
+        "S-10",
+        "compressor + decompressor share of STT+BDI RF energy (technology layer)",
+        "negligible",
+        fmt(codec, ".1f", " %", 100),
+        "within the paper's range (under 5 %)"
+        if codec < NEGLIGIBLE
+        else "outside the paper's range (5 % or more)",
+    )
+    return t1, t1r, t1g
+
+
+def _write_buffer_claims(claim, col) -> None:
+    """The write-buffer sweep's claims (S-11): centralized buffers over their sizes, per-bank ones over
+    their entries in all."""
+    c = {n: col(f"sweep central {n}", geomean) for n in CENTRAL}
+    pb = {n: col(f"sweep perbank {n}/bank", geomean) for n in PER_BANK}
+    claim(
+        "S-11",
+        "centralized WB, 4/8/16/32/64 entries",
+        "nearly flat",
+        " / ".join(fmt(c[n], ".3f") for n in CENTRAL),
+        flat_verdict(list(c.values())),
+    )
+    claim(
+        "S-11",
+        "per-bank WB, 16/32/64 entries in all",
+        "follows total entries; 16 best",
+        " / ".join(fmt(pb[n], ".3f") for n in PER_BANK),
+    )
+
+
+def _bdi_claims(claim, rows: list[dict]) -> list[dict]:
+    """The BDI claims on the executed traces (S-12: compression ratio; S-13: compressible share); returns
+    the rows of the workloads with executed traces."""
+    ex = [r for r in rows if r["trace_source"] == "execute"]
+    claim(
+        "S-12",
+        "BDI compression ratio (bytes; mean of kernels)",
+        "about 2.81",
+        f"{fmt(mean([r['bdi_ratio'] for r in ex]), '.2f')} (write groups: "
+        f"{fmt(mean([r['group_ratio'] for r in ex]), '.2f')}; {len(ex)} executed traces)",
+        verdict(mean([r["bdi_ratio"] for r in ex]), 2.81),
+    )
+    comp = sorted(ex, key=lambda r: -r["bdi_compressible"])
+    low = comp[-1]["bdi_compressible"]
+    claim(
+        "S-13",
+        "compressible share: lowest; highest kernels",
+        "all > 0; BFS, LPS near 100 %",
+        f"lowest {fmt(low, '.0f', ' %', 100)} ({comp[-1]['workload']}); "
+        + ", ".join(f"{r['workload']} {fmt(r['bdi_compressible'], '.0f', ' %', 100)}" for r in comp[:3]),
+        ("n/a" if low != low else "within the paper's range" if low > 0 else "outside the paper's range")
+        + " (every kernel: some)",
+    )
+    return ex
+
+
+def _area_claims(claim, sram: float, a_stt: float, a_wb: float, a_wb8: float, a_codec: float) -> None:
+    """The area claims (S-14): the STT array, write buffer and codec relative to the SRAM banks, on the
+    technology layer's areas and on Table 1's."""
+    claim(
+        "S-14",
+        "STT array / WB / codec / total area vs SRAM banks",
+        "19.5 / 5.6 / 36.0 / 61.2 %",
+        f"{fmt(a_stt, '.1f', '', 100)} / {fmt(a_wb, '.1f', '', 100)} (2 KB; the paper's 8 KB 8-way: "
+        f"{fmt(a_wb8, '.1f', '', 100)}) / {fmt(a_codec, '.1f', '', 100)} / "
+        f"{fmt(a_stt + a_wb + a_codec, '.1f', ' %', 100)} "
+        f"({fmt(a_stt + a_wb8 + a_codec, '.1f', ' %', 100)} "
+        "with the 8 KB buffer)",
+        f"{verdict(a_stt + a_wb8 + a_codec, 0.612)} (total, the 8 KB buffer)",
+    )
+    t1_sram = 0.194  # mm^2, Table 1's SRAM RF
+    claim(
+        "S-14",
+        "the same on Table 1's areas (SRAM 0.194, STT 0.038 mm^2; our 8 KB buffer; 0.07 mm^2 codec)",
+        "19.5 / 5.6 / 36.0 / 61.2 %",
+        f"{0.038 / t1_sram * 100:.1f} / {fmt(a_wb8 * sram / t1_sram, '.1f', '', 100)} / "
+        f"{0.07 / t1_sram * 100:.1f} / "
+        f"{fmt((0.038 + 0.07) / t1_sram + a_wb8 * sram / t1_sram, '.1f', ' %', 100)}",
+        f"{verdict((0.038 + 0.07) / t1_sram + a_wb8 * sram / t1_sram, 0.612)} (total)",
+    )
+
+
+def _figures(rep: Report, rows: list[dict], col, sweep: dict) -> None:
+    """The figures: performance (Figure 4) and RF energy (Figure 5) per workload, and with the sweep the
+    write buffer's entries against performance (Figure 7)."""
+    names = [r["workload"] for r in rows]
+    rep.bars(
+        "performance.png",
+        "IPC relative to Base per workload (Figure 4; geometric mean last)",
+        names,
+        {p: [r[f"perf {p}"] for r in rows] for p in PRESETS[1:]},
+        ylabel="IPC / Base",
+    )
+    rep.bars(
+        "energy.png",
+        "RF energy relative to Base per workload, Table 1's cells (Figure 5; mean last)",
+        names,
+        {p: [r[f"t1 energy {p}"] for r in rows] for p in ENERGY_COLS},
+        ylabel="RF energy / Base",
+        mean="mean",
+    )
+    if sweep:
+        xs = sorted({*CENTRAL, *(16 * n for n in PER_BANK)})
+        central = {n: col(f"sweep central {n}", geomean) for n in CENTRAL}
+        perbank = {16 * n: col(f"sweep perbank {n}/bank", geomean) for n in PER_BANK}
+        rep.lines(
+            "write_buffer.png",
+            "IPC relative to Base against the write buffer's entries in all "
+            "(Figure 7; geometric mean over workloads)",
+            xs,
+            {"centralized": [central.get(x) for x in xs], "per bank": [perbank.get(x) for x in xs]},
+            xlabel="write-buffer entries (in all)",
+            ylabel="IPC / Base",
+            ref=None,
+            xlog=True,
+        )
 
 
 def explain(rep: Report, deviations_text: str) -> None:

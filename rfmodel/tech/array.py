@@ -535,8 +535,9 @@ class PaperDerived(Estimator):
             )
         return self.lib.estimator("cacti").check(replace(q, cell="sram-hp", periph=None))
 
-    def _scaled(self, base, q: Query, prov: dict, *, read, write, leakage, area, latency,
-                write_ns_min=0.0) -> ArrayCost:  # fmt: skip
+    def _scaled(
+        self, base, q: Query, prov: dict, *, read, write, leakage, area, latency, write_ns_min=0.0
+    ) -> ArrayCost:
         """``base`` (the HP-SRAM bank) with each metric times its factor, the write and cycle times at least
         ``write_ns_min``."""
         return replace(
@@ -564,12 +565,28 @@ class PaperDerived(Estimator):
         prov = {m: f["provenance"][m] + "; base: " + base.provenance[m] for m in METRICS}
         prov["write_bit_fraction"] = base.provenance["write_bit_fraction"]
         if q.cell == "stt-ram-paper":  # its write (and cycle) time: the paper's whole cycles, at least SRAM's
-            return self._scaled(base, q, prov, read=f["read_energy"], write=f["write_energy"],
-                                leakage=f["leakage"], area=f["area"], latency=f["latency"],
-                                write_ns_min=f["write_ns_min"])  # fmt: skip
+            return self._scaled(
+                base,
+                q,
+                prov,
+                read=f["read_energy"],
+                write=f["write_energy"],
+                leakage=f["leakage"],
+                area=f["area"],
+                latency=f["latency"],
+                write_ns_min=f["write_ns_min"],
+            )
         if q.cell == "tfet":
-            return self._scaled(base, q, prov, read=f["power"], write=f["power"], leakage=f["power"],
-                                area=f["area"], latency=f["latency"])  # fmt: skip
+            return self._scaled(
+                base,
+                q,
+                prov,
+                read=f["power"],
+                write=f["power"],
+                leakage=f["power"],
+                area=f["area"],
+                latency=f["latency"],
+            )
         # dwm: port access (like the SRAM bank, scaled) + the mean shift per access
         steps = f["mean_shift_steps"]
         node_scale = float(q.node_nm) / f["node_nm"]
@@ -614,8 +631,10 @@ def _energy_node_scale(lib: TechLibrary, from_nm: float, to_nm: float) -> float:
     if float(from_nm) == float(to_nm):
         return 1.0
     r = REFERENCE_BANK
-    a, b = (lib.array_cost(r["cell"], n, r["capacity_kb"], r["width_bits"], ports=r["ports"]).read_energy_pj
-            for n in (from_nm, to_nm))  # fmt: skip
+    a, b = (
+        lib.array_cost(r["cell"], n, r["capacity_kb"], r["width_bits"], ports=r["ports"]).read_energy_pj
+        for n in (from_nm, to_nm)
+    )
     return float(np.asarray(b) / np.asarray(a))
 
 

@@ -25,17 +25,50 @@ ASSUMPTIONS_FILE = "assumptions.toml"
 
 #: columns of the CACTI schema (shipped grid and ``rfmodel tech import cacti``)
 CACTI_COLUMNS = (
-    "run_id", "capacity_KB", "block_bits", "ports", "node_nm", "cell_type", "periph_type", "temperature_K",
-    "opt_target", "access_time_ns", "cycle_time_ns", "read_energy_nJ", "write_energy_nJ", "leakage_total_mW",
-    "area_mm2", "height_mm", "width_mm", "read_energy_htree_nJ", "delay_htree_in_ns", "delay_htree_out_ns",
+    "run_id",
+    "capacity_KB",
+    "block_bits",
+    "ports",
+    "node_nm",
+    "cell_type",
+    "periph_type",
+    "temperature_K",
+    "opt_target",
+    "access_time_ns",
+    "cycle_time_ns",
+    "read_energy_nJ",
+    "write_energy_nJ",
+    "leakage_total_mW",
+    "area_mm2",
+    "height_mm",
+    "width_mm",
+    "read_energy_htree_nJ",
+    "delay_htree_in_ns",
+    "delay_htree_out_ns",
     "error",
-)  # fmt: skip
+)
 #: columns of the NVSim schema (shipped grid and ``rfmodel tech import nvsim``)
 NVSIM_COLUMNS = (
-    "run_id", "cell", "cell_file", "capacity_KB", "word_bits", "node_nm", "opt_target", "temperature_K",
-    "read_latency_ns", "write_latency_ns", "read_energy_pJ", "write_energy_pJ", "leakage_mW", "area_mm2",
-    "write_pulse_ns", "mats_rows", "mats_cols", "subarray_rows", "subarray_cols",
-)  # fmt: skip
+    "run_id",
+    "cell",
+    "cell_file",
+    "capacity_KB",
+    "word_bits",
+    "node_nm",
+    "opt_target",
+    "temperature_K",
+    "read_latency_ns",
+    "write_latency_ns",
+    "read_energy_pJ",
+    "write_energy_pJ",
+    "leakage_mW",
+    "area_mm2",
+    "write_pulse_ns",
+    "mats_rows",
+    "mats_cols",
+    "subarray_rows",
+    "subarray_cols",
+)
 
 CACTI_DEVICE_TYPES = ("itrs-hp", "itrs-lstp", "itrs-lop")
 

@@ -129,15 +129,29 @@ class LogSurface:
         return surf
 
     def to_dict(self) -> dict:
-        return {"terms": [list(t) for t in self.terms], "nodes": list(self.nodes), "coef": self.coef.tolist(),
-                "box": list(self.box), "node_slopes": bool(self.node_slopes), "min_rows": self.min_rows,
-                "n_rows": self.n_rows, "notes": list(self.notes)}  # fmt: skip
+        return {
+            "terms": [list(t) for t in self.terms],
+            "nodes": list(self.nodes),
+            "coef": self.coef.tolist(),
+            "box": list(self.box),
+            "node_slopes": bool(self.node_slopes),
+            "min_rows": self.min_rows,
+            "n_rows": self.n_rows,
+            "notes": list(self.notes),
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> LogSurface:
-        return cls([tuple(t) for t in d["terms"]], tuple(float(n) for n in d["nodes"]),
-                   np.asarray(d["coef"], dtype=float), tuple(d["box"]), bool(d["node_slopes"]),
-                   float(d["min_rows"]), int(d["n_rows"]), list(d["notes"]))  # fmt: skip
+        return cls(
+            [tuple(t) for t in d["terms"]],
+            tuple(float(n) for n in d["nodes"]),
+            np.asarray(d["coef"], dtype=float),
+            tuple(d["box"]),
+            bool(d["node_slopes"]),
+            float(d["min_rows"]),
+            int(d["n_rows"]),
+            list(d["notes"]),
+        )
 
     @classmethod
     def _solve(cls, capacity_kb, width_bits, node_nm, values, *, degree, node_slopes, monotone) -> LogSurface:

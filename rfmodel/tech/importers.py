@@ -89,8 +89,9 @@ def parse_cacti(
 
 
 #: report fields that must be strictly positive (a size, a node, a temperature)
-POSITIVE_FIELDS = frozenset({"cache size", "block size", "technology size", "technology (um)", "bank count",
-                             "temperature"})  # fmt: skip
+POSITIVE_FIELDS = frozenset(
+    {"cache size", "block size", "technology size", "technology (um)", "bank count", "temperature"}
+)
 
 
 def _cacti_run(lines, s, e, path, k, cell_type, periph_type, temperature_k) -> dict:
@@ -211,11 +212,26 @@ def _cacti_run(lines, s, e, path, k, cell_type, periph_type, temperature_k) -> d
 
 # --------------------------------------------------------------------------- NVSim
 _UNITS = {
-    "s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0, "ps": 1e-3,  # -> ns
-    "J": 1e12, "mJ": 1e9, "uJ": 1e6, "nJ": 1e3, "pJ": 1.0,  # -> pJ
-    "W": 1e3, "mW": 1.0, "uW": 1e-3, "nW": 1e-6, "pW": 1e-9,  # -> mW
-    "m^2": 1e6, "mm^2": 1.0, "um^2": 1e-6, "nm^2": 1e-12,  # -> mm^2
-}  # fmt: skip
+    "s": 1e9,
+    "ms": 1e6,
+    "us": 1e3,
+    "ns": 1.0,
+    "ps": 1e-3,  # -> ns
+    "J": 1e12,
+    "mJ": 1e9,
+    "uJ": 1e6,
+    "nJ": 1e3,
+    "pJ": 1.0,  # -> pJ
+    "W": 1e3,
+    "mW": 1.0,
+    "uW": 1e-3,
+    "nW": 1e-6,
+    "pW": 1e-9,  # -> mW
+    "m^2": 1e6,
+    "mm^2": 1.0,
+    "um^2": 1e-6,
+    "nm^2": 1e-12,  # -> mm^2
+}
 
 
 def _value(m, path, line, what) -> float:

@@ -43,8 +43,9 @@ def reference_bank(node_nm: float, lib=None):
     key = ("reference_bank", float(node_nm))
     if key not in lib._cache:
         r = REFERENCE_BANK
-        lib._cache[key] = lib.array_cost(r["cell"], node_nm, r["capacity_kb"], r["width_bits"],
-                                         ports=r["ports"])  # fmt: skip
+        lib._cache[key] = lib.array_cost(
+            r["cell"], node_nm, r["capacity_kb"], r["width_bits"], ports=r["ports"]
+        )
     return lib._cache[key]
 
 

@@ -95,6 +95,7 @@ RZ = 255
 # ---------------------------------------------------------------------------------------------
 # opcode classes
 
+
 def classify_opcode(opcode: str) -> OpClass:
     """Op class of a SASS opcode (with or without modifiers).
 

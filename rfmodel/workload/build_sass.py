@@ -90,8 +90,14 @@ SUITES = ("builtin", "papers")
 #: header keys of a papers' kernel (``suite = papers``): which benchmark it stands for, where its original
 #: is, which papers name it, and the original's facts measured by compiling the original with the same nvcc
 #: for sm_80 (``nvcc -cubin -O3 -arch=sm_80``, ``cuobjdump -res-usage``), for the comparison table
-_PAPERS_KEYS = ("benchmark", "original", "papers", "original_regs", "original_shared",
-                "original_threads_per_cta")
+_PAPERS_KEYS = (
+    "benchmark",
+    "original",
+    "papers",
+    "original_regs",
+    "original_shared",
+    "original_threads_per_cta",
+)
 _PAPERS_INT_KEYS = ("original_regs", "original_shared", "original_threads_per_cta")
 #: the papers a papers' kernel may name (``papers = ltrf, cerf``)
 PAPERS = ("ltrf", "corf", "malekeh", "stt", "cerf")
@@ -409,8 +415,9 @@ def sass_path(kernels_dir: Path, arch: str, name: str, kind: str) -> Path:
     return Path(kernels_dir) / "sass" / arch / f"{name}.{kind}.sass"
 
 
-def measure_resources(cu_path: str | os.PathLike, arch: str = "sm_80",
-                      flags: Sequence[str] = ()) -> dict[str, dict[str, int]]:  # fmt: skip
+def measure_resources(
+    cu_path: str | os.PathLike, arch: str = "sm_80", flags: Sequence[str] = ()
+) -> dict[str, dict[str, int]]:
     """Compile any CUDA source (an original benchmark, to compare a papers' kernel with it) the way the
     shipped kernels are compiled (``nvcc -cubin -O3``, plus ``flags`` such as ``-I`` or ``-D`` the original
     needs) and return ``cuobjdump -res-usage``'s figures per function: ``{symbol: {"regs", "shared",
@@ -421,8 +428,11 @@ def measure_resources(cu_path: str | os.PathLike, arch: str = "sm_80",
         raise RfmodelError(f"{cu_path}: no such CUDA source")
     with tempfile.TemporaryDirectory(prefix="rfmodel-measure-") as tmp:
         cubin = Path(tmp) / "measure.cubin"
-        _run([str(tools["nvcc"]), *NVCC_FLAGS, f"-arch={arch}", *flags, "-o", str(cubin), str(cu)],
-             what=f"nvcc ({cu.name}, {arch})", cwd=str(cu.parent))  # fmt: skip
+        _run(
+            [str(tools["nvcc"]), *NVCC_FLAGS, f"-arch={arch}", *flags, "-o", str(cubin), str(cu)],
+            what=f"nvcc ({cu.name}, {arch})",
+            cwd=str(cu.parent),
+        )
         res_text = _run([str(tools["cuobjdump"]), "-res-usage", str(cubin)], what="cuobjdump -res-usage")
     return parse_res_usage(res_text)
 
@@ -686,9 +696,17 @@ def papers_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str:
     from rfmodel.workload.execute.papers import PAPERS_FULL_SIZES
 
     manifest = load_manifest(kernels_dir)
-    head = ["kernel", "benchmark", "papers", "original", "regs sm_80 (original / ours)",
-            "shared B (original / ours)", "threads/CTA (original / ours)",
-            "original's input (`--scale full`)", "what it does"]  # fmt: skip
+    head = [
+        "kernel",
+        "benchmark",
+        "papers",
+        "original",
+        "regs sm_80 (original / ours)",
+        "shared B (original / ours)",
+        "threads/CTA (original / ours)",
+        "original's input (`--scale full`)",
+        "what it does",
+    ]
     rows = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for name in sorted(manifest["kernels"]):
         e = manifest["kernels"][name]
@@ -701,15 +719,21 @@ def papers_table_markdown(kernels_dir: str | os.PathLike | None = None) -> str:
         def theirs(key, o=o, none=none):
             return "-" if none else o[key]
 
-        cells = [f"`{name}`", o["benchmark"], ", ".join(o["papers"]), o["original"].replace("|", "\\|"),
-                 f"{theirs('original_regs')} / {res.get('regs', '-')}",
-                 f"{theirs('original_shared')} / {res.get('shared', '-')}",
-                 f"{theirs('original_threads_per_cta')} / {e['threads_per_cta']}",
-                 _full_size_cell(PAPERS_FULL_SIZES.get(name)),
-                 e["description"].replace("|", "\\|")]  # fmt: skip
+        cells = [
+            f"`{name}`",
+            o["benchmark"],
+            ", ".join(o["papers"]),
+            o["original"].replace("|", "\\|"),
+            f"{theirs('original_regs')} / {res.get('regs', '-')}",
+            f"{theirs('original_shared')} / {res.get('shared', '-')}",
+            f"{theirs('original_threads_per_cta')} / {e['threads_per_cta']}",
+            _full_size_cell(PAPERS_FULL_SIZES.get(name)),
+            e["description"].replace("|", "\\|"),
+        ]
         rows.append("| " + " | ".join(cells) + " |")
-    tools = (f"Measured with {manifest.get('nvcc', '?')} (nvcc) and {manifest.get('cuobjdump', '?')} "
-             "(cuobjdump).")
+    tools = (
+        f"Measured with {manifest.get('nvcc', '?')} (nvcc) and {manifest.get('cuobjdump', '?')} (cuobjdump)."
+    )
     return "\n".join(rows) + "\n\n" + tools + "\n"
 
 
@@ -767,10 +791,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", default=None, help="output directory (default: the package's kernels directory)"
     )
     parser.add_argument(
-        "--arch",
-        action="append",
-        default=None,
-        help="architecture, repeatable (default: all five)",
+        "--arch", action="append", default=None, help="architecture, repeatable (default: all five)"
     )
     parser.add_argument(
         "--name", action="append", default=None, help="kernel name, repeatable (default: all)"
@@ -786,11 +807,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--docs-only", action="store_true", help="only refresh --docs from the existing manifest"
     )
     parser.add_argument(
-        "--measure", metavar="FILE.cu", default=None,
+        "--measure",
+        metavar="FILE.cu",
+        default=None,
         help="only compile FILE.cu (any CUDA source, e.g. a benchmark's original) for --arch (default sm_80) "
         "as the kernels are compiled and print each function's registers, shared memory and stack as JSON; "
         "--flag passes nvcc options such as -I or -D",
-    )  # fmt: skip
+    )
     parser.add_argument("--flag", action="append", default=[], help="nvcc option for --measure (repeatable)")
     args = parser.parse_args(argv)
     try:

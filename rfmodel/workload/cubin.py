@@ -31,8 +31,15 @@ from pathlib import Path
 
 from rfmodel.errors import ParseError, RfmodelError
 
-__all__ = ["CUOBJDUMP_ARGS", "cubin_arch", "cubin_banks", "cubin_listing", "is_cubin", "read_cubin",
-           "read_kernel_file"]  # fmt: skip
+__all__ = [
+    "CUOBJDUMP_ARGS",
+    "cubin_arch",
+    "cubin_banks",
+    "cubin_listing",
+    "is_cubin",
+    "read_cubin",
+    "read_kernel_file",
+]
 
 #: the disassembly a cubin is read as: the listing ``cuobjdump -sass -res-usage FILE.cubin`` prints
 CUOBJDUMP_ARGS = ("-sass", "-res-usage")
@@ -100,14 +107,17 @@ def cubin_arch(data: bytes, where: str = "cubin") -> str | None:
     if data[:4] == _FATBIN_MAGIC:
         raise RfmodelError(f"{where}: a fatbinary, not a cubin; {extract}")
     if data[:4] != _ELF_MAGIC:
-        raise RfmodelError(f"{where}: not a cubin (an ELF file from nvcc -cubin): it does not start with the "
-                           "ELF magic bytes")  # fmt: skip
+        raise RfmodelError(
+            f"{where}: not a cubin (an ELF file from nvcc -cubin): it does not start with the ELF magic bytes"
+        )
     if len(data) < 64 or data[4] != 2 or data[5] != 1:
         raise RfmodelError(f"{where}: not a cubin: an ELF file but not a complete 64-bit little-endian one")
     (machine,) = struct.unpack_from("<H", data, 18)
     if machine != _EM_CUDA:
-        raise RfmodelError(f"{where}: an ELF file for machine {machine}, not a CUDA cubin (machine "
-                           f"{_EM_CUDA}): an executable or host object? {extract}")  # fmt: skip
+        raise RfmodelError(
+            f"{where}: an ELF file for machine {machine}, not a CUDA cubin (machine "
+            f"{_EM_CUDA}): an executable or host object? {extract}"
+        )
     (flags,) = struct.unpack_from("<I", data, 0x30)
     v2 = data[7] == _OSABI_CUDA_V2 or data[8] >= _ABI_VERSION_V2
     sm = (flags >> 8) & 0xFF if v2 else flags & 0xFF
@@ -170,15 +180,23 @@ def _run_cuobjdump(data: bytes, where: str) -> str:
     what = f"cuobjdump {' '.join(CUOBJDUMP_ARGS)}"
     tool = cuobjdump_path()
     if tool is None:
-        raise RfmodelError(f"{where}: reading a cubin runs {what}, and cuobjdump was not found (looked in "
-                           "the nvidia-cuda-cuobjdump wheel under site-packages/nvidia and on PATH); install "
-                           f"it with: {PIP_HINT}")  # fmt: skip
+        raise RfmodelError(
+            f"{where}: reading a cubin runs {what}, and cuobjdump was not found (looked in "
+            "the nvidia-cuda-cuobjdump wheel under site-packages/nvidia and on PATH); install "
+            f"it with: {PIP_HINT}"
+        )
     with tempfile.TemporaryDirectory(prefix="rfmodel-cubin-") as tmp:
         (Path(tmp) / "kernel.cubin").write_bytes(data)  # the bytes hashed, whatever happens to the file
         try:
-            proc = subprocess.run([str(tool), *CUOBJDUMP_ARGS, "kernel.cubin"], cwd=tmp, check=False,
-                                  capture_output=True, text=True, errors="replace",
-                                  timeout=CUOBJDUMP_TIMEOUT_S)  # fmt: skip
+            proc = subprocess.run(
+                [str(tool), *CUOBJDUMP_ARGS, "kernel.cubin"],
+                cwd=tmp,
+                check=False,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=CUOBJDUMP_TIMEOUT_S,
+            )
         except subprocess.TimeoutExpired:
             raise RfmodelError(f"{where}: {what} ({tool}) ran longer than {CUOBJDUMP_TIMEOUT_S} s") from None
         except OSError as e:
@@ -211,9 +229,14 @@ def cubin_listing(data: bytes, where: str = "cubin") -> str:
     text = read_entry(entry, load)
     if text is None:
         text = _run_cuobjdump(data, where)
-        doc = {"kind": _CACHE_KIND, "version": _CACHE_VERSION, "sha256": digest,
-               "args": list(CUOBJDUMP_ARGS), "listing": text,
-               "listing_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}  # fmt: skip
+        doc = {
+            "kind": _CACHE_KIND,
+            "version": _CACHE_VERSION,
+            "sha256": digest,
+            "args": list(CUOBJDUMP_ARGS),
+            "listing": text,
+            "listing_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        }
         write_with(entry, lambda path: write_text(path, json.dumps(doc)))
     return text
 
@@ -229,8 +252,10 @@ def read_cubin(path) -> list:
     data = _read_bytes(p)
     arch = cubin_arch(data, where)
     if arch is not None and arch not in SUPPORTED_ARCHS:
-        raise RfmodelError(f"{where}: a cubin for {arch}; the SASS reader reads {', '.join(SUPPORTED_ARCHS)} "
-                           "(compile for one of them: nvcc -cubin -arch=sm_80 ...)")  # fmt: skip
+        raise RfmodelError(
+            f"{where}: a cubin for {arch}; the SASS reader reads {', '.join(SUPPORTED_ARCHS)} "
+            "(compile for one of them: nvcc -cubin -arch=sm_80 ...)"
+        )
     text = cubin_listing(data, where)
     listing = f"the {' '.join(['cuobjdump', *CUOBJDUMP_ARGS])} listing of this cubin"
     try:

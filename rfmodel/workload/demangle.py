@@ -79,8 +79,14 @@ def _cxxfilt() -> str | None:
 
 def _cxxfilt_demangle(names: list[str]) -> list[str | None]:
     try:
-        run = subprocess.run([_cxxfilt()], input="\n".join(names) + "\n", capture_output=True, text=True,
-                             timeout=30, check=False)  # fmt: skip
+        run = subprocess.run(
+            [_cxxfilt()],
+            input="\n".join(names) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return [None] * len(names)
     lines = run.stdout.splitlines()

@@ -75,13 +75,7 @@ from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.workload.ir import L1D_CLASSES, Kernel, OpClass
 from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE, Trace, empty_columns
 
-__all__ = [
-    "ACCESS_KINDS",
-    "AccessPattern",
-    "Profile",
-    "expand",
-    "static_columns",
-]
+__all__ = ["ACCESS_KINDS", "AccessPattern", "Profile", "expand", "static_columns"]
 
 ACCESS_KINDS = ("none", "stream", "tile", "random", "gather", "local")
 _KIND_ID = {k: i for i, k in enumerate(ACCESS_KINDS)}
@@ -451,8 +445,9 @@ def _grow(a, need):
 
 
 @njit(cache=True)
-def _walk(ctl, guarded, prob, trip, ret_to, tptr, tidx, backward, next_ctl, warp_ids, key, cap, entry,
-          stop_early):
+def _walk(
+    ctl, guarded, prob, trip, ret_to, tptr, tidx, backward, next_ctl, warp_ids, key, cap, entry, stop_early
+):
     """Walk every warp; returns segments (start, length), per-warp segment pointers, flags, status.
 
     flags[w]: 0 ended at an EXIT, 1 ended without one (synthetic EXIT), 2 truncated at the cap.
@@ -630,8 +625,26 @@ def _fill_rows(seg_s, seg_l, wptr, flags, n_static):
 
 
 @njit(cache=True)
-def _mem_lines(gi, row_ptr, warp_g, warp_cta, warp_wi, warp_active, pat_kind, pat_bytes, pat_stride,
-               pat_foot, pat_base, pat_slot, n_warps_launch, warps_per_cta, line_bytes, key, fill, out_ptr):
+def _mem_lines(
+    gi,
+    row_ptr,
+    warp_g,
+    warp_cta,
+    warp_wi,
+    warp_active,
+    pat_kind,
+    pat_bytes,
+    pat_stride,
+    pat_foot,
+    pat_base,
+    pat_slot,
+    n_warps_launch,
+    warps_per_cta,
+    line_bytes,
+    key,
+    fill,
+    out_ptr,
+):
     """Count (``fill`` False) or write (``fill`` True) the line addresses of every row.
 
     Returns ``(counts, lines)``: the per-row counts when counting, ``mem_line`` laid out by
@@ -833,8 +846,20 @@ def expand(
     key = np.uint64(np.random.default_rng(seed).integers(0, 2**63, dtype=np.int64))
     warp_g = np.arange(nw, dtype=np.int64)
     seg_s, seg_l, wptr, flags, status, bad = _walk(
-        ctl, guarded.astype(np.bool_), prob, trip, ret_to, tptr, tidx, backward, next_ctl, warp_g, key,
-        np.int64(profile.max_warp_instrs), np.int64(0), profile.on_cap == "error",
+        ctl,
+        guarded.astype(np.bool_),
+        prob,
+        trip,
+        ret_to,
+        tptr,
+        tidx,
+        backward,
+        next_ctl,
+        warp_g,
+        key,
+        np.int64(profile.max_warp_instrs),
+        np.int64(0),
+        profile.on_cap == "error",
     )
     if status == 2:
         raise RfmodelError(
@@ -867,8 +892,24 @@ def expand(
     pk, pb, ps, pf, pbase, pslot = _mem_tables(kernel, profile)
     warp_cta = (warp_g // wpc).astype(np.int64)
     warp_wi = (warp_g % wpc).astype(np.int64)
-    args = (gi, row_ptr, warp_g, warp_cta, warp_wi, warp_active, pk, pb, ps, pf, pbase, pslot,
-            np.int64(int(ctas) * wpc), np.int64(wpc), np.int64(line_bytes), key)
+    args = (
+        gi,
+        row_ptr,
+        warp_g,
+        warp_cta,
+        warp_wi,
+        warp_active,
+        pk,
+        pb,
+        ps,
+        pf,
+        pbase,
+        pslot,
+        np.int64(int(ctas) * wpc),
+        np.int64(wpc),
+        np.int64(line_bytes),
+        key,
+    )
     if pk.any():
         per_row = _mem_lines(*args, False, np.zeros(1, np.int64))[0]  # out_ptr unused when counting
         mem_ptr = np.zeros(len(gi) + 1, np.int64)

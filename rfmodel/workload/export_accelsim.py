@@ -65,8 +65,16 @@ from rfmodel.io import atomic_path, output_set
 from rfmodel.workload.ir import L1D_CLASSES, MEMORY_CLASSES, OpClass
 from rfmodel.workload.trace import NONE, Trace
 
-__all__ = ["ACCELSIM_MAX_DST", "ACCELSIM_MAX_SRC", "MEMORY_OPCODES", "OPCODE_OF_CLASS", "check_traceg",
-           "export_accelsim", "warp_masks", "write_traceg"]
+__all__ = [
+    "ACCELSIM_MAX_DST",
+    "ACCELSIM_MAX_SRC",
+    "MEMORY_OPCODES",
+    "OPCODE_OF_CLASS",
+    "check_traceg",
+    "export_accelsim",
+    "warp_masks",
+    "write_traceg",
+]
 
 #: register operands per instruction Accel-Sim's trace parser accepts (its ``MAX_DST``, ``MAX_SRC``)
 ACCELSIM_MAX_DST = 1
@@ -168,8 +176,13 @@ def warp_masks(ops, active, lanes: int = WARP_SIZE) -> tuple[list[int], dict]:
     exit_op = int(OpClass.EXIT)
     live = int(lanes)
     masks: list[int] = []
-    cnt = {"partial_exits": 0, "exits_added": 0, "lanes_retired_at_end": 0, "deferred_exit_lanes": 0,
-           "clipped_rows": 0}  # fmt: skip
+    cnt = {
+        "partial_exits": 0,
+        "exits_added": 0,
+        "lanes_retired_at_end": 0,
+        "deferred_exit_lanes": 0,
+        "clipped_rows": 0,
+    }
     for i in range(n):
         a = int(act[i])
         if a > live:
@@ -555,8 +568,17 @@ def _check_memory(op: str, mask: int, rest: list[str], version: int) -> list[str
         return ["an address, stride or delta is not a number"]
     return []
 
-def export_accelsim(workload, outdir, *, arch: str | None = None, num_sms: int = 1, max_warps=None,
-                    seed: int = 0, line_bytes: int = 128) -> dict:
+
+def export_accelsim(
+    workload,
+    outdir,
+    *,
+    arch: str | None = None,
+    num_sms: int = 1,
+    max_warps=None,
+    seed: int = 0,
+    line_bytes: int = 128,
+) -> dict:
     """Write ``kernelslist.g`` and ``kernel-1.traceg`` for a workload of ours into ``outdir``.
 
     ``workload`` is a :class:`Trace`, a :class:`~rfmodel.workload.suite.Workload` or a
@@ -574,9 +596,13 @@ def export_accelsim(workload, outdir, *, arch: str | None = None, num_sms: int =
         trace = workload.trace
     else:
         trace = load_workload(
-            workload, arch=arch or DEFAULT_ARCH, num_sms=num_sms, seed=seed, max_warps=max_warps,
+            workload,
+            arch=arch or DEFAULT_ARCH,
+            num_sms=num_sms,
+            seed=seed,
+            max_warps=max_warps,
             line_bytes=line_bytes,
-        ).trace  # fmt: skip
+        ).trace
     out = Path(outdir)
     if out.exists() and not out.is_dir():
         raise RfmodelError(f"{out}: exists and is not a directory")

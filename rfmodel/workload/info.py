@@ -36,8 +36,14 @@ def workload_info(
     except ExpansionLimitError as e:
         with warnings.catch_warnings():  # a sample: the first warps, cut early
             warnings.simplefilter("ignore")
-            wl = load_workload(ref, arch=arch, seed=seed, max_warps=min(max_warps, SAMPLE_WARPS),
-                               on_cap="truncate", max_warp_instrs=SAMPLE_WARP_INSTRS)  # fmt: skip
+            wl = load_workload(
+                ref,
+                arch=arch,
+                seed=seed,
+                max_warps=min(max_warps, SAMPLE_WARPS),
+                on_cap="truncate",
+                max_warp_instrs=SAMPLE_WARP_INSTRS,
+            )
         truncated = str(e)
     t = wl.trace
     info: dict = {"workload": wl.name, "source": wl.source}

@@ -34,7 +34,7 @@ def _load_static(source: str, name: str):
 
             from rfmodel.workload.synthetic import SYNTHETIC_PRESETS, generate
 
-            meta = json.loads(source[len("synthetic:"):])
+            meta = json.loads(source[len("synthetic:") :])
             pname = meta.get("params", {}).get("name")
             if pname in SYNTHETIC_PRESETS:
                 k, _ = generate(SYNTHETIC_PRESETS[pname], seed=int(meta.get("seed", 0)))
@@ -70,7 +70,7 @@ def packaged_source(source: str) -> str:
         return source
     from rfmodel.workload.suite import _kernels_dir
 
-    return str(_kernels_dir().joinpath(*source.replace("\\", "/")[i + len(PACKAGED_KERNELS):].split("/")))
+    return str(_kernels_dir().joinpath(*source.replace("\\", "/")[i + len(PACKAGED_KERNELS) :].split("/")))
 
 
 def static_kernel(trace, kernel=None):
@@ -96,5 +96,3 @@ def static_kernel(trace, kernel=None):
         if got != tuple(x for x in ins.src if x < 255)[: len(got)] or int(trace.op[r]) != int(ins.op_class):
             return None
     return k
-
-

@@ -61,8 +61,9 @@ def split_recipe(ref: str) -> tuple[str | None, str]:
         return None, ref
     i = ref.find("]:")
     if i <= len(RECIPE_PREFIX) or i + 2 >= len(ref):
-        raise RfmodelError(f"workload '{ref}': expected execute[RECIPE.toml]:KERNEL (a launch recipe and the "
-                           "kernel it runs)")  # fmt: skip
+        raise RfmodelError(
+            f"workload '{ref}': expected execute[RECIPE.toml]:KERNEL (a launch recipe and the kernel it runs)"
+        )
     return ref[len(RECIPE_PREFIX) : i], ref[i + 2 :]
 
 
@@ -574,8 +575,9 @@ def load_workload(
     recipe, kernel_ref = split_recipe(ref)
     if recipe is not None:
         if trace_source == "expand":
-            raise RfmodelError(f"workload '{ref}': a launch recipe executes the kernel; trace_source "
-                               "'expand' contradicts it")  # fmt: skip
+            raise RfmodelError(
+                f"workload '{ref}': a launch recipe executes the kernel; trace_source 'expand' contradicts it"
+            )
         return _recipe_workload(ref, recipe, kernel_ref, arch, num_sms, seed, max_warps, line_bytes)
     full = ref
     ref, chosen = split_trace_prefix(ref)
@@ -600,8 +602,9 @@ def load_workload(
         # the whole grid cut to SM 0's share, then to max_warps' CTAs: what both engines run
         trace = grid_share(trace, num_sms, max_warps)
         attrs = {"ctas_per_sm": trace.attrs["ctas_per_sm"], "trace_source": "trace file"}
-        return Workload(name=f"{name}:{_trace_stem(p.name)}" if which else name, trace=trace, source=str(p),
-                        attrs=attrs)  # fmt: skip
+        return Workload(
+            name=f"{name}:{_trace_stem(p.name)}" if which else name, trace=trace, source=str(p), attrs=attrs
+        )
     if ref.startswith(SYNTHETIC_PREFIX):
         kernel, profile = _synthetic(ref)
         name = ref
@@ -632,14 +635,7 @@ def load_workload(
         profile = dataclasses.replace(profile or Profile(), on_cap=on_cap, **cap)
     from rfmodel.workload.expand import expand  # here: an Accel-Sim or executed trace needs no expansion
 
-    trace = expand(
-        kernel,
-        profile,
-        ctas=share,
-        max_warps=max_warps,
-        seed=seed,
-        line_bytes=line_bytes,
-    )
+    trace = expand(kernel, profile, ctas=share, max_warps=max_warps, seed=seed, line_bytes=line_bytes)
     return _workload(name, trace, kernel, ref, arch, seed, share, how)
 
 
@@ -655,8 +651,10 @@ def _recipe_workload(full, recipe_path, ref, arch, num_sms, seed, max_warps, lin
 
     path, which = ("", "") if ref.startswith(SYNTHETIC_PREFIX) else split_kernel_choice(ref)
     if ref.startswith(SYNTHETIC_PREFIX) or is_accelsim_path(path):
-        raise RfmodelError(f"workload '{full}': a launch recipe runs a SASS kernel (a listing's kernel or a "
-                           "shipped kernel), not a synthetic workload or an Accel-Sim trace")  # fmt: skip
+        raise RfmodelError(
+            f"workload '{full}': a launch recipe runs a SASS kernel (a listing's kernel or a "
+            "shipped kernel), not a synthetic workload or an Accel-Sim trace"
+        )
     recipe = load_recipe(recipe_path)
     if ref not in manifest()["kernels"] and not which:
         ref = f"{ref}:{recipe.kernel}"  # the listing's kernel the recipe names
@@ -668,13 +666,23 @@ def _recipe_workload(full, recipe_path, ref, arch, num_sms, seed, max_warps, lin
     n_ctas = share if max_warps is None else max(1, min(share, max_warps // wpc))
     # keyed by the recipe's contents (read once, above) and the listing's bytes (None: a shipped kernel,
     # which the code hash covers)
-    parts = ["recipe", recipe.digest, reference_digest(ref), ref, arch, n_ctas, line_bytes, seed,
-             source_hash(*TRACE_SOURCES)]  # fmt: skip
+    parts = [
+        "recipe",
+        recipe.digest,
+        reference_digest(ref),
+        ref,
+        arch,
+        n_ctas,
+        line_bytes,
+        seed,
+        source_hash(*TRACE_SOURCES),
+    ]
     stored = keyed_entry("traces", parts, ".npz")
     trace = read_entry(stored, Trace.load)
     if trace is None:
-        trace = executed_trace(kernel, dataclasses.replace(recipe, seed=recipe.seed + seed), ctas=n_ctas,
-                               line_bytes=line_bytes)  # fmt: skip
+        trace = executed_trace(
+            kernel, dataclasses.replace(recipe, seed=recipe.seed + seed), ctas=n_ctas, line_bytes=line_bytes
+        )
         trace.attrs.update(seed=int(seed), recipe=str(recipe_path))
         write_entry(stored, trace)
     wl = _workload(kernel.name, trace, kernel, ref, arch, seed, share, "execute")
@@ -819,8 +827,10 @@ def _probes_read(name: str, arch: str, grid_m: int) -> dict:
     def load(path):
         _, a = read_checked(path, _PROBES_KIND, _PROBES_VERSION)
         grids = [tuple(int(x) for x in g[g > 0]) for g in a["grid"]]
-        return {(float(s), g): (float(t), int(w))
-                for s, g, t, w in zip(a["scale"], grids, a["trip"], a["work"], strict=True)}  # fmt: skip
+        return {
+            (float(s), g): (float(t), int(w))
+            for s, g, t, w in zip(a["scale"], grids, a["trip"], a["work"], strict=True)
+        }
 
     return read_entry(_probes_entry(name, arch, grid_m), load) or {}
 
@@ -835,9 +845,12 @@ def _probes_write(name: str, arch: str, grid_m: int, known: dict) -> None:
     grid = np.zeros((len(keys), 3), np.int64)
     for i, (_, g) in enumerate(keys):
         grid[i, : len(g)] = g
-    arrays = {"scale": np.array([k[0] for k in keys]), "grid": grid,
-              "trip": np.array([known[k][0] for k in keys]),
-              "work": np.array([known[k][1] for k in keys])}  # fmt: skip
+    arrays = {
+        "scale": np.array([k[0] for k in keys]),
+        "grid": grid,
+        "trip": np.array([known[k][0] for k in keys]),
+        "work": np.array([known[k][1] for k in keys]),
+    }
 
     def save(path):
         write_checked(path, _PROBES_KIND, _PROBES_VERSION, arrays, {"kernel": name})

@@ -73,7 +73,14 @@ __all__ = [
 
 COMPUTE_CLASSES = ("int", "fp32", "fp64", "sfu", "tensor", "misc")
 MEM_CLASSES = (
-    "ld_global", "st_global", "ld_shared", "st_shared", "ld_local", "st_local", "ld_const", "atomic",
+    "ld_global",
+    "st_global",
+    "ld_shared",
+    "st_shared",
+    "ld_local",
+    "st_local",
+    "ld_const",
+    "atomic",
 )
 ACCESS_MODELS = ("stream", "tile", "random", "gather")
 
@@ -186,9 +193,22 @@ class SyntheticParams:
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise _err("name", self.name, "a non-empty string")
-        for k in ("threads_per_cta", "ctas", "regs_per_thread", "tile_bytes", "working_set_bytes",
-                  "n_live_in", "loop_depth", "body_size", "outer_body_size", "prologue_size",
-                  "epilogue_size", "if_blocks", "if_size", "shared_mem_bytes"):
+        for k in (
+            "threads_per_cta",
+            "ctas",
+            "regs_per_thread",
+            "tile_bytes",
+            "working_set_bytes",
+            "n_live_in",
+            "loop_depth",
+            "body_size",
+            "outer_body_size",
+            "prologue_size",
+            "epilogue_size",
+            "if_blocks",
+            "if_size",
+            "shared_mem_bytes",
+        ):
             _check_range(k, getattr(self, k))
         for k in ("mem_fraction", "dep_distance_mean", "if_taken_prob"):
             _check_range(k, getattr(self, k), integer=False)
@@ -218,7 +238,8 @@ class SyntheticParams:
         need = _pool_lo(self.loop_depth, self.n_live_in) + 8
         if self.regs_per_thread < need:
             raise _err(
-                "regs_per_thread", self.regs_per_thread,
+                "regs_per_thread",
+                self.regs_per_thread,
                 f">= {need} for loop_depth={self.loop_depth} and n_live_in={self.n_live_in}",
             )
 
@@ -257,47 +278,91 @@ SYNTHETIC_PRESETS: dict[str, SyntheticParams] = {
     # 256 KB SM (64 possible); long dependency distances keep many values live (large interval
     # working sets, low register-cache hit rates).
     "register-sensitive": SyntheticParams(
-        name="register-sensitive", regs_per_thread=128, threads_per_cta=256, ctas=240,
-        mix={"int": 0.35, "fp32": 0.55, "sfu": 0.05, "misc": 0.05}, mem_fraction=0.15,
-        access_mix={"stream": 0.7, "tile": 0.3}, dep_distance_mean=24.0, n_live_in=24,
-        loop_depth=2, trip_counts=(4, 16), body_size=96, outer_body_size=16,
+        name="register-sensitive",
+        regs_per_thread=128,
+        threads_per_cta=256,
+        ctas=240,
+        mix={"int": 0.35, "fp32": 0.55, "sfu": 0.05, "misc": 0.05},
+        mem_fraction=0.15,
+        access_mix={"stream": 0.7, "tile": 0.3},
+        dep_distance_mean=24.0,
+        n_live_in=24,
+        loop_depth=2,
+        trip_counts=(4, 16),
+        body_size=96,
+        outer_body_size=16,
     ),
     # Not limited by the register file: 24 registers/thread -> 85 warps' worth of registers for
     # 64 warp slots; short producer-consumer distances.
     "register-insensitive": SyntheticParams(
-        name="register-insensitive", regs_per_thread=24, threads_per_cta=256, ctas=240,
-        mix={"int": 0.5, "fp32": 0.4, "sfu": 0.05, "misc": 0.05}, mem_fraction=0.2,
-        dep_distance_mean=3.0, n_live_in=4, loop_depth=2, trip_counts=(4, 16), body_size=32,
+        name="register-insensitive",
+        regs_per_thread=24,
+        threads_per_cta=256,
+        ctas=240,
+        mix={"int": 0.5, "fp32": 0.4, "sfu": 0.05, "misc": 0.05},
+        mem_fraction=0.2,
+        dep_distance_mean=3.0,
+        n_live_in=4,
+        loop_depth=2,
+        trip_counts=(4, 16),
+        body_size=32,
         outer_body_size=6,
     ),
     # Memory-heavy with reuse at L1 scale: 35% memory instructions, loads re-read a per-CTA 8 KiB
     # tile or random lines of a 64 KiB working set, so the hit rate grows from 16 KB to 128 KB L1D.
     "cache-sensitive": SyntheticParams(
-        name="cache-sensitive", regs_per_thread=32, mem_fraction=0.35,
-        mem_mix={"ld_global": 0.85, "st_global": 0.15}, access_mix={"random": 0.6, "tile": 0.4},
-        tile_bytes=8 * 1024, working_set_bytes=64 * 1024, dep_distance_mean=4.0,
-        loop_depth=2, trip_counts=(4, 16), body_size=40,
+        name="cache-sensitive",
+        regs_per_thread=32,
+        mem_fraction=0.35,
+        mem_mix={"ld_global": 0.85, "st_global": 0.15},
+        access_mix={"random": 0.6, "tile": 0.4},
+        tile_bytes=8 * 1024,
+        working_set_bytes=64 * 1024,
+        dep_distance_mean=4.0,
+        loop_depth=2,
+        trip_counts=(4, 16),
+        body_size=40,
     ),
     # Few memory instructions, all streaming (no reuse): the hit rate is ~0 whatever the L1 size.
     "cache-insensitive": SyntheticParams(
-        name="cache-insensitive", regs_per_thread=32, mem_fraction=0.08,
-        mem_mix={"ld_global": 0.75, "st_global": 0.25}, access_mix={"stream": 1.0},
-        mix={"int": 0.3, "fp32": 0.6, "sfu": 0.05, "misc": 0.05}, dep_distance_mean=4.0,
-        loop_depth=2, trip_counts=(4, 16), body_size=48,
+        name="cache-insensitive",
+        regs_per_thread=32,
+        mem_fraction=0.08,
+        mem_mix={"ld_global": 0.75, "st_global": 0.25},
+        access_mix={"stream": 1.0},
+        mix={"int": 0.3, "fp32": 0.6, "sfu": 0.05, "misc": 0.05},
+        dep_distance_mean=4.0,
+        loop_depth=2,
+        trip_counts=(4, 16),
+        body_size=48,
     ),
     # Integer-intensive: 75% integer ALU, narrow values common (65% narrower than 4 bytes, 35% one
     # byte) and compressible (Beta(4, 2), mean 0.67), as the coalescing-RF paper reports.
     "integer-heavy": SyntheticParams(
-        name="integer-heavy", regs_per_thread=32, mix={"int": 0.75, "fp32": 0.1, "sfu": 0.05, "misc": 0.1},
-        mem_fraction=0.2, width_probs=(0.35, 0.2, 0.1, 0.35), compress_beta=(4.0, 2.0),
-        src_count_probs=(0.05, 0.3, 0.4, 0.25), loop_depth=2, trip_counts=(4, 16), body_size=48,
+        name="integer-heavy",
+        regs_per_thread=32,
+        mix={"int": 0.75, "fp32": 0.1, "sfu": 0.05, "misc": 0.1},
+        mem_fraction=0.2,
+        width_probs=(0.35, 0.2, 0.1, 0.35),
+        compress_beta=(4.0, 2.0),
+        src_count_probs=(0.05, 0.3, 0.4, 0.25),
+        loop_depth=2,
+        trip_counts=(4, 16),
+        body_size=48,
     ),
     # FP-intensive: 70% FP32 (mostly 3-source FFMA), values fill all 32 bits (90% 4-byte) and
     # compress poorly (Beta(1.2, 5), mean 0.19).
     "fp-heavy": SyntheticParams(
-        name="fp-heavy", regs_per_thread=40, mix={"int": 0.2, "fp32": 0.7, "sfu": 0.07, "misc": 0.03},
-        mem_fraction=0.15, width_probs=(0.03, 0.04, 0.03, 0.9), compress_beta=(1.2, 5.0),
-        src_count_probs=(0.0, 0.15, 0.35, 0.5), loop_depth=2, trip_counts=(4, 16), body_size=48,
+        name="fp-heavy",
+        regs_per_thread=40,
+        mix={"int": 0.2, "fp32": 0.7, "sfu": 0.07, "misc": 0.03},
+        mem_fraction=0.15,
+        width_probs=(0.03, 0.04, 0.03, 0.9),
+        compress_beta=(1.2, 5.0),
+        src_count_probs=(0.0, 0.15, 0.35, 0.5),
+        loop_depth=2,
+        trip_counts=(4, 16),
+        body_size=48,
     ),
 }
 
@@ -306,8 +371,9 @@ SYNTHETIC_PRESETS: dict[str, SyntheticParams] = {
 # basic blocks
 
 
-def build_blocks(instrs: list[Instr], functions: Mapping[str, int] | None = None,
-                 kernel_name: str = "kernel") -> tuple[list[BasicBlock], dict[str, int]]:
+def build_blocks(
+    instrs: list[Instr], functions: Mapping[str, int] | None = None, kernel_name: str = "kernel"
+) -> tuple[list[BasicBlock], dict[str, int]]:
     """Basic blocks (supergraph edges, as :class:`~rfmodel.workload.ir.BasicBlock` describes) of ``instrs``.
 
     ``functions`` maps function names to their entry *instruction* indices
@@ -377,10 +443,19 @@ _OPCODES = {
     "fp64": {1: "DMUL", 2: "DADD", 3: "DFMA"},
 }
 _CLASS = {
-    "int": OpClass.INT, "fp32": OpClass.FP32, "fp64": OpClass.FP64, "sfu": OpClass.SFU,
-    "tensor": OpClass.TENSOR, "misc": OpClass.MISC, "ld_global": OpClass.LD_GLOBAL,
-    "st_global": OpClass.ST_GLOBAL, "ld_shared": OpClass.LD_SHARED, "st_shared": OpClass.ST_SHARED,
-    "ld_local": OpClass.LD_LOCAL, "st_local": OpClass.ST_LOCAL, "ld_const": OpClass.LD_CONST,
+    "int": OpClass.INT,
+    "fp32": OpClass.FP32,
+    "fp64": OpClass.FP64,
+    "sfu": OpClass.SFU,
+    "tensor": OpClass.TENSOR,
+    "misc": OpClass.MISC,
+    "ld_global": OpClass.LD_GLOBAL,
+    "st_global": OpClass.ST_GLOBAL,
+    "ld_shared": OpClass.LD_SHARED,
+    "st_shared": OpClass.ST_SHARED,
+    "ld_local": OpClass.LD_LOCAL,
+    "st_local": OpClass.ST_LOCAL,
+    "ld_const": OpClass.LD_CONST,
     "atomic": OpClass.ATOMIC,
 }
 
@@ -466,9 +541,15 @@ class _Gen:
     # -- emission ------------------------------------------------------------------------------
     def emit(self, opcode: str, cls: OpClass, dst=(), src=(), overhead=False, **kw) -> int:
         i = len(self.instrs)
-        width, comp = (self._value_attrs() if dst else (0, float("nan")))
-        d = dict(opcode=opcode, op_class=cls, dst=tuple(dst), src=tuple(src), width_class=width,
-                 compressibility=comp)
+        width, comp = self._value_attrs() if dst else (0, float("nan"))
+        d = dict(
+            opcode=opcode,
+            op_class=cls,
+            dst=tuple(dst),
+            src=tuple(src),
+            width_class=width,
+            compressibility=comp,
+        )
         d.update(kw)
         self.instrs.append(d)
         if dst:
@@ -505,8 +586,9 @@ class _Gen:
             i = self.emit("STG.E" + sfx, cls, (), self._pick(2) + self._pick(wide), mem_bytes=p.mem_bytes)
             self.mem[i] = self._global_pattern()
         elif kind == "atomic":
-            i = self.emit("ATOMG.E.ADD.STRONG.GPU", cls, self._alloc(1), self._pick(2) + self._pick(1),
-                          mem_bytes=4)
+            i = self.emit(
+                "ATOMG.E.ADD.STRONG.GPU", cls, self._alloc(1), self._pick(2) + self._pick(1), mem_bytes=4
+            )
             self.mem[i] = self._global_pattern(bytes_per_thread=4)
         elif kind == "ld_shared":
             self.uses_shared = True
@@ -535,8 +617,9 @@ class _Gen:
             return AccessPattern(
                 "tile", bytes_per_thread, footprint_bytes=p.tile_bytes, region=self.tile_region
             )
-        return AccessPattern(kind, bytes_per_thread, footprint_bytes=p.working_set_bytes,
-                             region=self.random_region)
+        return AccessPattern(
+            kind, bytes_per_thread, footprint_bytes=p.working_set_bytes, region=self.random_region
+        )
 
     def region(self, n: int) -> None:
         """``n`` random instructions with the exact class mix, shuffled."""
@@ -556,15 +639,16 @@ class _Gen:
         n = p.body_size
         # if-regions start at sorted random offsets of the body
         cuts = sorted(int(x) for x in self.rng.integers(0, n + 1, size=p.if_blocks)) if p.if_blocks else []
-        bar = (sum(p.mem_mix.get(k, 0) for k in ("ld_shared", "st_shared")) > 0 and p.mem_fraction > 0)
+        bar = sum(p.mem_mix.get(k, 0) for k in ("ld_shared", "st_shared")) > 0 and p.mem_fraction > 0
         if bar:
             self.emit("BAR.SYNC.DEFER_BLOCKING", OpClass.BARRIER, overhead=True)
         done = 0
         for c in cuts:
             self.region(c - done)
             done = c
-            self.emit("ISETP.GT.AND", OpClass.INT, (), self._pick(1) + self._pick(1), overhead=True,
-                      pdst=(1,))
+            self.emit(
+                "ISETP.GT.AND", OpClass.INT, (), self._pick(1) + self._pick(1), overhead=True, pdst=(1,)
+            )
             bra = self.emit("BRA", OpClass.BRANCH, (), (), overhead=True, guard="P1", psrc=(1,))
             self.region(p.if_size)
             self.instrs[bra]["targets"] = (len(self.instrs),)
@@ -647,9 +731,6 @@ def generate(params: SyntheticParams, seed: int = 0) -> tuple[Kernel, Profile]:
         attrs={"params": pdict, "seed": seed, "overhead": list(g.overhead)},
     )
     profile = Profile(
-        trip_counts=g.trips,
-        taken_prob=g.taken,
-        mem=g.mem,
-        source=f"synthetic '{params.name}' seed {seed}",
+        trip_counts=g.trips, taken_prob=g.taken, mem=g.mem, source=f"synthetic '{params.name}' seed {seed}"
     )
     return kernel, profile

@@ -99,10 +99,7 @@ class Trace:
 
     @property
     def nbytes(self) -> int:
-        return sum(
-            getattr(self, k).nbytes
-            for k in (*COLUMNS, "warp_ptr", "warp_cta", "mem_ptr", "mem_line")
-        )
+        return sum(getattr(self, k).nbytes for k in (*COLUMNS, "warp_ptr", "warp_cta", "mem_ptr", "mem_line"))
 
     def save(self, path) -> None:
         """Write the trace to ``path`` (NumPy ``.npz``: the columns, and the other fields as JSON),
@@ -193,8 +190,13 @@ def prepend_rows(trace: Trace, n: int, op: int) -> Trace:
     counts = np.zeros(N + n * W, dtype=np.int64)
     counts[dest] = np.diff(np.asarray(trace.mem_ptr, dtype=np.int64))
     mem_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    out = replace(trace, warp_ptr=np.concatenate([[0], wp[1:] + n * np.arange(1, W + 1)]).astype(np.int64),
-                  mem_ptr=mem_ptr, mem_line=np.asarray(trace.mem_line).copy(), **cols)  # fmt: skip
+    out = replace(
+        trace,
+        warp_ptr=np.concatenate([[0], wp[1:] + n * np.arange(1, W + 1)]).astype(np.int64),
+        mem_ptr=mem_ptr,
+        mem_line=np.asarray(trace.mem_line).copy(),
+        **cols,
+    )
     out.validate()
     return out
 
@@ -223,8 +225,10 @@ def _cta_bounds(trace: Trace):
 def select_ctas(trace: Trace, keep) -> Trace:
     """A trace of only the CTAs at positions ``keep`` (in CTA order of the trace)."""
     starts, _ = _cta_bounds(trace)
-    warps = np.concatenate([np.arange(starts[c], starts[c + 1]) for c in keep]) if len(keep) else np.zeros(
-        0, dtype=np.int64
+    warps = (
+        np.concatenate([np.arange(starts[c], starts[c + 1]) for c in keep])
+        if len(keep)
+        else np.zeros(0, dtype=np.int64)
     )
     wp = trace.warp_ptr
     rows = (
@@ -249,8 +253,23 @@ def select_ctas(trace: Trace, keep) -> Trace:
         if k in attrs and len(attrs[k]) == trace.n_instrs:
             attrs[k] = np.asarray(attrs[k])[rows]
     attrs["selected_ctas"] = len(keep)
-    cols = {k: getattr(trace, k)[rows] for k in (
-        "op", "sidx", "dst", "src", "pdst", "psrc", "udst", "usrc", "reuse", "active", "width", "compress")}
+    cols = {
+        k: getattr(trace, k)[rows]
+        for k in (
+            "op",
+            "sidx",
+            "dst",
+            "src",
+            "pdst",
+            "psrc",
+            "udst",
+            "usrc",
+            "reuse",
+            "active",
+            "width",
+            "compress",
+        )
+    }
     return Trace(
         kernel=trace.kernel,
         warp_ptr=warp_ptr,

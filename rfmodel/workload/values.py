@@ -31,8 +31,14 @@ from numba import njit
 
 from rfmodel.workload.trace import COMPRESS_UNKNOWN, NONE, WARP_VALUE_BYTES, Trace, compressed_bytes
 
-__all__ = ["VALUE_COLUMNS", "read_widths", "reads_per_value", "value_stats", "values_table",
-           "values_table_markdown"]
+__all__ = [
+    "VALUE_COLUMNS",
+    "read_widths",
+    "reads_per_value",
+    "value_stats",
+    "values_table",
+    "values_table_markdown",
+]
 
 
 @njit(cache=True)

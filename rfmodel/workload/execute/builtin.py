@@ -1026,8 +1026,12 @@ def _rk4_duffing_dp(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
         def deriv(x, drive):
             x1, v1, x2, v2 = x
-            return [v1, -delta * v1 - a * x1 - bt * x1 * x1 * x1 + kc * (x2 - x1) + drive,
-                    v2, -delta * v2 - a * x2 - bt * x2 * x2 * x2 + kc * (x1 - x2)]  # fmt: skip
+            return [
+                v1,
+                -delta * v1 - a * x1 - bt * x1 * x1 * x1 + kc * (x2 - x1) + drive,
+                v2,
+                -delta * v2 - a * x2 - bt * x2 * x2 * x2 + kc * (x1 - x2),
+            ]
 
         def axpy(x, h, d):
             return [x[k] + h * d[k] for k in range(4)]
@@ -1048,8 +1052,12 @@ def _rk4_duffing_dp(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             fc, fs = nc, ns
             x1, v1, x2, v2 = s
             amax = np.fmax(amax, np.fmax(np.abs(x1), np.abs(x2)))
-            parts = [0.5 * (v1 * v1 + v2 * v2), 0.5 * a * (x1 * x1 + x2 * x2),
-                     0.25 * bt * (x1**4 + x2**4), 0.5 * kc * (x1 - x2) ** 2]  # fmt: skip
+            parts = [
+                0.5 * (v1 * v1 + v2 * v2),
+                0.5 * a * (x1 * x1 + x2 * x2),
+                0.25 * bt * (x1**4 + x2**4),
+                0.5 * kc * (x1 - x2) ** 2,
+            ]
             esum += sum(parts)
             terms += sum(np.abs(p) for p in parts)
         state = np.stack(s, axis=1).reshape(-1)
@@ -1187,10 +1195,7 @@ def _syrk_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             Param("A", "ptr", array="A"),
             Param("C", "ptr", array="C"),
         ],
-        arrays={
-            "A": ArraySpec("float32", (n * k,), "normal"),
-            "C": ArraySpec("float32", (n * n,), "normal"),
-        },
+        arrays={"A": ArraySpec("float32", (n * k,), "normal"), "C": ArraySpec("float32", (n * n,), "normal")},
         outputs=["C"],
         seed=43,
         reference=ref,
@@ -1279,9 +1284,11 @@ def full_size(name: str):
     do)."""
     if name not in PAPERS_FULL_SIZES:
         if name in RECIPES:
-            raise RfmodelError(f"kernel '{name}' is of rfmodel's own suite: it has no original benchmark's "
-                               "input ('full' sizes a papers' benchmark; `rfmodel workload list --suite "
-                               "papers`)")  # fmt: skip
+            raise RfmodelError(
+                f"kernel '{name}' is of rfmodel's own suite: it has no original benchmark's "
+                "input ('full' sizes a papers' benchmark; `rfmodel workload list --suite "
+                "papers`)"
+            )
         raise UnknownNameError("papers' benchmark", name, PAPERS_FULL_SIZES)
     return PAPERS_FULL_SIZES[name]
 

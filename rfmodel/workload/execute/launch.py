@@ -294,9 +294,34 @@ def launch(
         nrec[:] = 0
         while True:
             _run_cta(
-                dec.rows, nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv,
-                gmem, gvalid, smem, lmem, st, cnt, max_warp_instructions,
-                rec, recv, lines, nrec, sdst, nctas * nw, line_bytes, fresh,
+                dec.rows,
+                nthreads,
+                ntid,
+                ctaid,
+                regs,
+                preds,
+                uregs,
+                pcs,
+                lst,
+                lbar,
+                bmask,
+                cb,
+                srv,
+                gmem,
+                gvalid,
+                smem,
+                lmem,
+                st,
+                cnt,
+                max_warp_instructions,
+                rec,
+                recv,
+                lines,
+                nrec,
+                sdst,
+                nctas * nw,
+                line_bytes,
+                fresh,
             )
             fresh = False
             if st[0] != L.ST_REC_FULL:
@@ -310,12 +335,17 @@ def launch(
         if record and st[0] == 0:
             n, m = int(nrec[0]), int(nrec[1])
             d = sdst.shape[1]
-            recorded.append(Recorded(
-                warp=rec[:n, 0].astype(np.uint8), sidx=rec[:n, 1].astype(np.int32),
-                mask=rec[:n, 2].astype(np.uint32),
-                n_lines=np.diff(rec[:n, 3], prepend=0).astype(np.uint8),
-                width=recv[:n, :d].copy(), bdi=recv[:n, d:].copy(), lines=lines[:m].copy(),
-            ))
+            recorded.append(
+                Recorded(
+                    warp=rec[:n, 0].astype(np.uint8),
+                    sidx=rec[:n, 1].astype(np.int32),
+                    mask=rec[:n, 2].astype(np.uint32),
+                    n_lines=np.diff(rec[:n, 3], prepend=0).astype(np.uint8),
+                    width=recv[:n, :d].copy(),
+                    bdi=recv[:n, d:].copy(),
+                    lines=lines[:m].copy(),
+                )
+            )
             recv[:n] = 0
         nctas += 1
         per_warp.append(cnt[1 + n_ins :].copy())
@@ -336,15 +366,8 @@ def launch(
             msg = _FAULTS.get(int(st[0]), f"fault {int(st[0])}").format(
                 a=int(st[3]), lane=int(st[2]), n=sh, why=why
             )
-            err = ExecutionFault(
-                k.name, arch, dec.pcs[i], dec.opcodes[i], f"CTA ({x}, {y}, {z}): {msg}"
-            )
-            err.state = {
-                "regs": regs.copy(),
-                "preds": preds.copy(),
-                "uregs": uregs.copy(),
-                "pcs": pcs.copy(),
-            }
+            err = ExecutionFault(k.name, arch, dec.pcs[i], dec.opcodes[i], f"CTA ({x}, {y}, {z}): {msg}")
+            err.state = {"regs": regs.copy(), "preds": preds.copy(), "uregs": uregs.copy(), "pcs": pcs.copy()}
             raise err
     out = {}
     for name, arr in arrays.items():
@@ -361,11 +384,63 @@ def launch(
 
 
 def _run_cta(
-    rows, nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, gmem, gvalid, smem,
-    lmem, st, cnt, max_steps, rec, recv, lines, nrec, sdst, gw0, line_bytes, fresh,
+    rows,
+    nthreads,
+    ntid,
+    ctaid,
+    regs,
+    preds,
+    uregs,
+    pcs,
+    lst,
+    lbar,
+    bmask,
+    cb,
+    srv,
+    gmem,
+    gvalid,
+    smem,
+    lmem,
+    st,
+    cnt,
+    max_steps,
+    rec,
+    recv,
+    lines,
+    nrec,
+    sdst,
+    gw0,
+    line_bytes,
+    fresh,
 ):
     run_cta(
-        rows, nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv,
-        np.int64(GLOBAL_BASE), gmem, gvalid, smem, lmem, st, cnt, np.int64(max_steps),
-        rec, recv, lines, nrec, sdst, np.int64(gw0), np.int64(line_bytes), fresh,
+        rows,
+        nthreads,
+        ntid,
+        ctaid,
+        regs,
+        preds,
+        uregs,
+        pcs,
+        lst,
+        lbar,
+        bmask,
+        cb,
+        srv,
+        np.int64(GLOBAL_BASE),
+        gmem,
+        gvalid,
+        smem,
+        lmem,
+        st,
+        cnt,
+        np.int64(max_steps),
+        rec,
+        recv,
+        lines,
+        nrec,
+        sdst,
+        np.int64(gw0),
+        np.int64(line_bytes),
+        fresh,
     )

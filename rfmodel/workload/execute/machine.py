@@ -794,21 +794,24 @@ def _value_attrs(regs, w, r):
     return width, size
 
 
-
 # The executor's instruction families: one function each below (``_x_int`` .. ``_x_flow``), chosen by
 # ``_FAMILY[op]``; an opcode of no family (X_NONE: NOP) does nothing.
 X_NONE, X_INT, X_LOGIC, X_FP32, X_FP64, X_MEM, X_LANES, X_FLOW = range(8)
 _FAMILY = np.zeros(OP_BREAK + 1, np.int64)
 for _fam, _ops in (
     (X_INT, (OP_MOV, OP_IMAD, OP_IADD3, OP_LOP3, OP_SHF, OP_LEA)),
-    (X_LOGIC, (OP_ISETP, OP_PLOP3, OP_SEL, OP_IMNMX, OP_POPC, OP_FLO, OP_BREV, OP_IABS, OP_PRMT, OP_P2R,
-               OP_R2P)),
+    (
+        X_LOGIC,
+        (OP_ISETP, OP_PLOP3, OP_SEL, OP_IMNMX, OP_POPC, OP_FLO, OP_BREV, OP_IABS, OP_PRMT, OP_P2R, OP_R2P),
+    ),
     (X_FP32, (OP_FSETP, OP_FMNMX, OP_FFMA, OP_FADD, OP_FMUL, OP_FCHK, OP_FRND)),
     (X_FP64, (OP_I2F, OP_F2I, OP_F2F, OP_MUFU, OP_DFMA, OP_DADD, OP_DMUL, OP_DSETP)),
     (X_MEM, (OP_LD, OP_ST, OP_ATOM)),
     (X_LANES, (OP_SHFL, OP_VOTE, OP_REDUX)),
-    (X_FLOW, (OP_BAR, OP_BRA, OP_EXIT, OP_BSSY, OP_BREAK, OP_BSYNC, OP_BRX, OP_WARPSYNC, OP_RET,
-              OP_BMOV_CLR)),
+    (
+        X_FLOW,
+        (OP_BAR, OP_BRA, OP_EXIT, OP_BSSY, OP_BREAK, OP_BSYNC, OP_BRX, OP_WARPSYNC, OP_RET, OP_BMOV_CLR),
+    ),
 ):
     _FAMILY[np.array(_ops)] = _fam
 
@@ -862,9 +865,7 @@ def _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
                     x = _rq(rows, i, j, w, l, regs, uregs, cb, srv, st)
                     mj = rows[i, F_SRC + 5 * j + 2]
                     if mj & O_NEG:
-                        s += (
-                            (~x) & M32
-                        ) + 1  # -x as ~x + 1: a subtraction carries when it does not borrow
+                        s += ((~x) & M32) + 1  # -x as ~x + 1: a subtraction carries when it does not borrow
                     elif mj & O_NOT:
                         s += (~x) & M32
                     else:
@@ -903,11 +904,7 @@ def _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st):
                 elif m & M_SIGNED:
                     r = (_sx(c) << 32 | a) >> (sh if sh < 64 else 63)
                 else:
-                    r = (
-                        (v >> sh) & ((np.int64(1) << (64 - sh)) - 1)
-                        if 0 < sh < 64
-                        else (v if sh == 0 else 0)
-                    )
+                    r = (v >> sh) & ((np.int64(1) << (64 - sh)) - 1) if 0 < sh < 64 else (v if sh == 0 else 0)
                 if m & M_HI:
                     r = r >> 32
                 _wr(rows, i, w, l, r, regs, uregs)
@@ -1642,8 +1639,20 @@ def _run_warp(
             rec[nrec[0], 1] = i
             rec[nrec[0], 2] = e
             if (op == OP_LD or op == OP_ST or op == OP_ATOM) and rows[i, F_E0] != SP_SHARED and e != 0:
-                _rec_lines(rows, i, w, e, regs, uregs, rows[i, F_E0], 4 if op == OP_ATOM else rows[i, F_E1],
-                           lines, nrec, gw0, line_bytes)
+                _rec_lines(
+                    rows,
+                    i,
+                    w,
+                    e,
+                    regs,
+                    uregs,
+                    rows[i, F_E0],
+                    4 if op == OP_ATOM else rows[i, F_E1],
+                    lines,
+                    nrec,
+                    gw0,
+                    line_bytes,
+                )
             rec[nrec[0], 3] = nrec[1]
         fam = _FAMILY[op]
         if fam == X_INT:
@@ -1729,8 +1738,34 @@ def run_cta(
     nw = regs.shape[0]
     if fresh:
         _init_cta(nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, srv, smem)
-    _cta_loop(rows, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, gbase, gmem, gvalid, smem, lmem, st,
-              cnt, max_steps, rec, recv, lines, nrec, sdst, gw0, line_bytes, nw)
+    _cta_loop(
+        rows,
+        regs,
+        preds,
+        uregs,
+        pcs,
+        lst,
+        lbar,
+        bmask,
+        cb,
+        srv,
+        gbase,
+        gmem,
+        gvalid,
+        smem,
+        lmem,
+        st,
+        cnt,
+        max_steps,
+        rec,
+        recv,
+        lines,
+        nrec,
+        sdst,
+        gw0,
+        line_bytes,
+        nw,
+    )
 
 
 @njit(cache=True)
@@ -1765,8 +1800,34 @@ def _init_cta(nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, 
 
 
 @njit(cache=True)
-def _cta_loop(rows, regs, preds, uregs, pcs, lst, lbar, bmask, cb, srv, gbase, gmem, gvalid, smem, lmem, st,
-              cnt, max_steps, rec, recv, lines, nrec, sdst, gw0, line_bytes, nw):
+def _cta_loop(
+    rows,
+    regs,
+    preds,
+    uregs,
+    pcs,
+    lst,
+    lbar,
+    bmask,
+    cb,
+    srv,
+    gbase,
+    gmem,
+    gvalid,
+    smem,
+    lmem,
+    st,
+    cnt,
+    max_steps,
+    rec,
+    recv,
+    lines,
+    nrec,
+    sdst,
+    gw0,
+    line_bytes,
+    nw,
+):
     while True:
         for w in range(nw):
             _run_warp(

@@ -300,8 +300,11 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
             if given or ("file" in spec and "data" in spec):
                 other = given[0] if given else "data"
                 given_by = "file" if "file" in spec else "data"
-                raise ParseError(path, None, f"arrays.{name}: '{other}' and '{given_by}' both give its "
-                                 "contents (one of them)")  # fmt: skip
+                raise ParseError(
+                    path,
+                    None,
+                    f"arrays.{name}: '{other}' and '{given_by}' both give its contents (one of them)",
+                )
             a = _array_data(path, f"arrays.{name}", spec)
             fixed[name] = a
             arrays[name] = ArraySpec(a.dtype.name, a.shape if a.shape else (1,))
@@ -384,8 +387,11 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
                 raise ParseError(path, None, f"expect.{name}: " + unknown_key_message(key, _EXPECT_KEYS))
         want = _array_data(path, f"expect.{name}", {"dtype": arrays[name].dtype, **spec})
         if int(np.prod(want.shape)) != int(np.prod(arrays[name].shape)):
-            raise ParseError(path, None, f"expect.{name}: {want.size} values for an array of "
-                             f"{int(np.prod(arrays[name].shape))}")  # fmt: skip
+            raise ParseError(
+                path,
+                None,
+                f"expect.{name}: {want.size} values for an array of {int(np.prod(arrays[name].shape))}",
+            )
         tol = []
         for key in ("rtol", "atol"):
             v = spec.get(key, 0.0)
@@ -398,8 +404,10 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
             outputs = [*outputs, name]
     reference = None
     if expected:
+
         def reference(ins, sc, _want=expected):  # noqa: ARG001 - the declared values, whatever the inputs
             return {k: v.copy() for k, v in _want.items()}
+
     return Recipe(
         fixed=fixed,
         expected=expected,
@@ -439,8 +447,12 @@ def _array_data(path: str, where: str, spec: dict) -> np.ndarray:
             why = type(e).__name__
             raise ParseError(path, None, f"{where}.file: {fp} is not a readable .npy file ({why})") from None
         if not isinstance(a, np.ndarray) or a.dtype.name not in _DTYPES:
-            raise ParseError(path, None, f"{where}.file: {fp} holds {getattr(a, 'dtype', type(a).__name__)}, "
-                             f"not one of {', '.join(_DTYPES)}")  # fmt: skip
+            raise ParseError(
+                path,
+                None,
+                f"{where}.file: {fp} holds {getattr(a, 'dtype', type(a).__name__)}, "
+                f"not one of {', '.join(_DTYPES)}",
+            )
         if dt is not None and a.dtype.name != dt:
             raise ParseError(path, None, f"{where}: dtype {dt} but {fp} holds {a.dtype.name}")
     else:
@@ -458,8 +470,11 @@ def _array_data(path: str, where: str, spec: dict) -> np.ndarray:
     if "shape" in spec:
         shape = _sizes(path, f"{where}.shape", spec["shape"])
         if int(np.prod(shape)) != a.size:
-            raise ParseError(path, None, f"{where}: shape {list(shape)} holds {int(np.prod(shape))} values, "
-                             f"the data {a.size}")  # fmt: skip
+            raise ParseError(
+                path,
+                None,
+                f"{where}: shape {list(shape)} holds {int(np.prod(shape))} values, the data {a.size}",
+            )
         a = a.reshape(shape)
     if a.size == 0:
         raise ParseError(path, None, f"{where}: no values")

@@ -34,13 +34,7 @@ from rfmodel.workload.execute.decode import decode_kernel
 from rfmodel.workload.execute.errors import ExecutionError
 from rfmodel.workload.execute.recipe import Recipe, run_recipe
 from rfmodel.workload.ir import Kernel
-from rfmodel.workload.trace import (
-    COMPRESS_UNKNOWN,
-    MAX_DST,
-    NONE,
-    Trace,
-    compress_code,
-)
+from rfmodel.workload.trace import COMPRESS_UNKNOWN, MAX_DST, NONE, Trace, compress_code
 
 __all__ = ["executed_trace"]
 

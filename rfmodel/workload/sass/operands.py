@@ -457,12 +457,7 @@ def _destinations(base: str, ops: list[Operand], known: bool) -> list[int]:
     return dst_pos
 
 
-def analyze(
-    opcode: str,
-    ops: list[Operand],
-    arch: str,
-    hidden_desc: int | None = None,
-) -> Semantics:
+def analyze(opcode: str, ops: list[Operand], arch: str, hidden_desc: int | None = None) -> Semantics:
     """Registers read and written by ``opcode ops`` (the guard is not included).
 
     ``hidden_desc`` is the uniform register holding the 64-bit global-memory

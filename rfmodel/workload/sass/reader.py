@@ -720,10 +720,7 @@ def _build_kernel(f: _Func, path: str, resources: dict | None) -> Kernel:
 
 
 def parse_sass(
-    text: str,
-    path: str = "<string>",
-    arch: str | None = None,
-    resources: dict | None = None,
+    text: str, path: str = "<string>", arch: str | None = None, resources: dict | None = None
 ) -> list[Kernel]:
     """Kernels of a ``cuobjdump -sass`` or ``nvdisasm -c [-hex] [-plr]`` listing.
 
@@ -779,8 +776,12 @@ def read_sass(path, arch: str | None = None, resources: dict | None = None) -> l
     """:func:`parse_sass` on a file (a listing read again with the same text is not parsed again)."""
     p = Path(path)
     text = read_text(p, "SASS file")
-    key = (str(p), arch, repr(sorted(resources.items())) if isinstance(resources, dict) else repr(resources),
-           hashlib.sha256(text.encode()).digest())  # fmt: skip
+    key = (
+        str(p),
+        arch,
+        repr(sorted(resources.items())) if isinstance(resources, dict) else repr(resources),
+        hashlib.sha256(text.encode()).digest(),
+    )
     with _READ_MEMO_LOCK:
         got = _READ_MEMO.get(key)
         if got is not None:

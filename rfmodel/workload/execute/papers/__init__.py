@@ -32,8 +32,10 @@ def _gather():
         gaps.update(getattr(mod, "KNOWN_GAPS", {}))
         full.update(getattr(mod, "FULL_SIZES", {}))
     if set(full) != set(recipes):
-        raise RuntimeError(f"papers' recipes without a full size: {sorted(set(recipes) - set(full))}; "
-                           f"full sizes without a recipe: {sorted(set(full) - set(recipes))}")  # fmt: skip
+        raise RuntimeError(
+            f"papers' recipes without a full size: {sorted(set(recipes) - set(full))}; "
+            f"full sizes without a recipe: {sorted(set(full) - set(recipes))}"
+        )
     return recipes, gaps, full
 
 

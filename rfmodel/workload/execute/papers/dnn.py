@@ -52,17 +52,28 @@ def _dnn_im2col(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="dnn_im2col",
         grid=(grid,),
         block=(block,),
-        params=[Param("channels", "i32", c), Param("height", "i32", hw), Param("width", "i32", hw),
-                Param("ksize_r", "i32", r), Param("ksize_s", "i32", s), Param("pad", "i32", pad),
-                Param("stride", "i32", stride), Param("out_h", "i32", oh), Param("out_w", "i32", ow),
-                Param("image", "ptr", array="image"), Param("cols", "ptr", array="cols")],
-        arrays={"image": ArraySpec("float32", (c * hw * hw,), "uniform", -1.0, 1.0),
-                "cols": ArraySpec("float32", (c * r * s * oh * ow,), "full", value=7.0)},  # all overwritten
+        params=[
+            Param("channels", "i32", c),
+            Param("height", "i32", hw),
+            Param("width", "i32", hw),
+            Param("ksize_r", "i32", r),
+            Param("ksize_s", "i32", s),
+            Param("pad", "i32", pad),
+            Param("stride", "i32", stride),
+            Param("out_h", "i32", oh),
+            Param("out_w", "i32", ow),
+            Param("image", "ptr", array="image"),
+            Param("cols", "ptr", array="cols"),
+        ],
+        arrays={
+            "image": ArraySpec("float32", (c * hw * hw,), "uniform", -1.0, 1.0),
+            "cols": ArraySpec("float32", (c * r * s * oh * ow,), "full", value=7.0),
+        },  # all overwritten
         outputs=["cols"],
         seed=61,
         reference=ref,
         tolerance={"cols": (0.0, 0.0)},  # a copy: exact
-    )  # fmt: skip
+    )
 
 
 def _dnn_conv_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -89,18 +100,25 @@ def _dnn_conv_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="dnn_conv_gemm",
         grid=(-(-pixels // 16), -(-k_out // 16)),
         block=(16, 16),
-        params=[Param("k_out", "i32", k_out), Param("pixels", "i32", pixels), Param("depth", "i32", depth),
-                Param("filters", "ptr", array="filters"), Param("cols", "ptr", array="cols"),
-                Param("out", "ptr", array="out")],
-        arrays={"filters": ArraySpec("float32", (k_out * depth,), "uniform", -1.0, 1.0),
-                "cols": ArraySpec("float32", (depth * pixels,), "uniform", -1.0, 1.0),
-                "out": ArraySpec("float32", (k_out * pixels,), "full", value=7.0)},
+        params=[
+            Param("k_out", "i32", k_out),
+            Param("pixels", "i32", pixels),
+            Param("depth", "i32", depth),
+            Param("filters", "ptr", array="filters"),
+            Param("cols", "ptr", array="cols"),
+            Param("out", "ptr", array="out"),
+        ],
+        arrays={
+            "filters": ArraySpec("float32", (k_out * depth,), "uniform", -1.0, 1.0),
+            "cols": ArraySpec("float32", (depth * pixels,), "uniform", -1.0, 1.0),
+            "out": ArraySpec("float32", (k_out * pixels,), "full", value=7.0),
+        },
         outputs=["out"],
         seed=62,
         shared_bytes=shared_bytes("dnn_conv_gemm"),
         reference=ref,
         tolerance={"out": tol},
-    )  # fmt: skip
+    )
 
 
 #: the rnn_bench entry the LSTM step takes: inference_server_set, hidden 512, batch 4 (25 time steps)
@@ -166,26 +184,36 @@ def _dnn_lstm_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="dnn_lstm_step",
         grid=(-(-hidden // 256), batch),
         block=(256,),
-        params=[Param("hidden", "i32", hidden), Param("w_in", "ptr", array="w_in"),
-                Param("w_rec", "ptr", array="w_rec"), Param("bias", "ptr", array="bias"),
-                Param("x", "ptr", array="x"), Param("h_prev", "ptr", array="h_prev"),
-                Param("c_prev", "ptr", array="c_prev"), Param("h_next", "ptr", array="h_next"),
-                Param("c_next", "ptr", array="c_next")],
-        arrays={"w_in": ArraySpec("float32", (hidden * g4,), "uniform", -0.08, 0.08),
-                "w_rec": ArraySpec("float32", (hidden * g4,), "uniform", -0.08, 0.08),
-                "bias": ArraySpec("float32", (g4,), "uniform", -0.5, 0.5),
-                "x": ArraySpec("float32", (batch * hidden,), "uniform", -1.0, 1.0),
-                "h_prev": ArraySpec("float32", (batch * hidden,), "uniform", -1.0, 1.0),
-                "c_prev": ArraySpec("float32", (batch * hidden,), "uniform", -1.0, 1.0),
-                "h_next": ArraySpec("float32", (batch * hidden,), "full", value=7.0),
-                "c_next": ArraySpec("float32", (batch * hidden,), "full", value=7.0)},
+        params=[
+            Param("hidden", "i32", hidden),
+            Param("w_in", "ptr", array="w_in"),
+            Param("w_rec", "ptr", array="w_rec"),
+            Param("bias", "ptr", array="bias"),
+            Param("x", "ptr", array="x"),
+            Param("h_prev", "ptr", array="h_prev"),
+            Param("c_prev", "ptr", array="c_prev"),
+            Param("h_next", "ptr", array="h_next"),
+            Param("c_next", "ptr", array="c_next"),
+        ],
+        arrays={
+            "w_in": ArraySpec("float32", (hidden * g4,), "uniform", -0.08, 0.08),
+            "w_rec": ArraySpec("float32", (hidden * g4,), "uniform", -0.08, 0.08),
+            "bias": ArraySpec("float32", (g4,), "uniform", -0.5, 0.5),
+            "x": ArraySpec("float32", (batch * hidden,), "uniform", -1.0, 1.0),
+            "h_prev": ArraySpec("float32", (batch * hidden,), "uniform", -1.0, 1.0),
+            "c_prev": ArraySpec("float32", (batch * hidden,), "uniform", -1.0, 1.0),
+            "h_next": ArraySpec("float32", (batch * hidden,), "full", value=7.0),
+            "c_next": ArraySpec("float32", (batch * hidden,), "full", value=7.0),
+        },
         outputs=["c_next", "h_next"],
         seed=63,
         shared_bytes=shared_bytes("dnn_lstm_step"),
         reference=ref,
-        tolerance={"c_next": lambda ins: (0.0, bounds(ins)[0].reshape(-1)),
-                   "h_next": lambda ins: (0.0, bounds(ins)[1].reshape(-1))},
-    )  # fmt: skip
+        tolerance={
+            "c_next": lambda ins: (0.0, bounds(ins)[0].reshape(-1)),
+            "h_next": lambda ins: (0.0, bounds(ins)[1].reshape(-1)),
+        },
+    )
 
 
 RECIPES = {"dnn_im2col": _dnn_im2col, "dnn_conv_gemm": _dnn_conv_gemm, "dnn_lstm_step": _dnn_lstm_step}
@@ -193,8 +221,9 @@ RECIPES = {"dnn_im2col": _dnn_im2col, "dnn_conv_gemm": _dnn_conv_gemm, "dnn_lstm
 
 #: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
 FULL_SIZES = {
-    "dnn_conv_gemm": FullSize(62.72, "K=256 filters x 3136 pixels (56x56), depth C*R*S = 1152 (C=128, 3x3)",
-                              tested=16),
+    "dnn_conv_gemm": FullSize(
+        62.72, "K=256 filters x 3136 pixels (56x56), depth C*R*S = 1152 (C=128, 3x3)", tested=16
+    ),
     "dnn_im2col": FullSize(32, "one image, C=128 channels of 56x56, 3x3, pad 1, stride 1", tested=16),
     "dnn_lstm_step": FullSize(3.2, "LSTM hidden = input = 512, batch 4, one time step"),
-}  # fmt: skip
+}

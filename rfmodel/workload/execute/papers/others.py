@@ -23,8 +23,19 @@ _SS_STAGE = _SS_TPB * 5 * 4
 #: loop's 64 trips)
 _SS_DOCS, _SS_DIM = 1024, 256
 #: Mapper's pointer parameters, in order (each names the recipe's array of the same name)
-_SS_POINTERS = ("inputKeys", "inputVals", "inputOffsetSizes", "psKeySizes", "psValSizes", "psCounts",
-                "keyValOffsets", "interKeys", "interVals", "interOffsetSizes", "curIndex")  # fmt: skip
+_SS_POINTERS = (
+    "inputKeys",
+    "inputVals",
+    "inputOffsetSizes",
+    "psKeySizes",
+    "psValSizes",
+    "psCounts",
+    "keyValOffsets",
+    "interKeys",
+    "interVals",
+    "interOffsetSizes",
+    "curIndex",
+)
 
 
 def _mr_similarity(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -101,8 +112,11 @@ def _mr_similarity(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(nblocks,),
         block=(_SS_TPB,),
         params=[Param(name, "ptr", array=name) for name in _SS_POINTERS]
-        + [Param("recordNum", "i32", recs), Param("recordsPerTask", "i32", 1),
-           Param("taskNum", "i32", threads)],
+        + [
+            Param("recordNum", "i32", recs),
+            Param("recordsPerTask", "i32", 1),
+            Param("taskNum", "i32", threads),
+        ],
         arrays=arrays,
         outputs=["interKeys", "interVals", "interOffsetSizes", "keyValOffsets", "curIndex"],
         seed=71,
@@ -110,13 +124,11 @@ def _mr_similarity(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         reference=ref,
         tolerance={"interKeys": tol},
         fixed=fixed,
-    )  # fmt: skip
+    )
 
 
 RECIPES = {"mr_similarity": _mr_similarity}
 
 
 #: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "mr_similarity": FullSize(42.6667, "1024 documents x 256 features: 523776 pairs"),
-}  # fmt: skip
+FULL_SIZES = {"mr_similarity": FullSize(42.6667, "1024 documents x 256 features: 523776 pairs")}

@@ -47,17 +47,27 @@ def _pa_sgemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pa_sgemm",
         grid=(m // 128, n // 16),
         block=(16, 8),
-        params=[Param("A", "ptr", array="A"), Param("lda", "i32", m), Param("Bt", "ptr", array="Bt"),
-                Param("ldb", "i32", n), Param("C", "ptr", array="C"), Param("ldc", "i32", m),
-                Param("k", "i32", k), Param("alpha", "f32", alpha), Param("beta", "f32", beta)],
-        arrays={"A": ArraySpec("float32", (m * k,), "uniform", -1.0, 1.0),
-                "Bt": ArraySpec("float32", (n * k,), "uniform", -1.0, 1.0),
-                "C": ArraySpec("float32", (m * n,), "uniform", -1.0, 1.0)},
+        params=[
+            Param("A", "ptr", array="A"),
+            Param("lda", "i32", m),
+            Param("Bt", "ptr", array="Bt"),
+            Param("ldb", "i32", n),
+            Param("C", "ptr", array="C"),
+            Param("ldc", "i32", m),
+            Param("k", "i32", k),
+            Param("alpha", "f32", alpha),
+            Param("beta", "f32", beta),
+        ],
+        arrays={
+            "A": ArraySpec("float32", (m * k,), "uniform", -1.0, 1.0),
+            "Bt": ArraySpec("float32", (n * k,), "uniform", -1.0, 1.0),
+            "C": ArraySpec("float32", (m * n,), "uniform", -1.0, 1.0),
+        },
         outputs=["C"],
         seed=51,
         reference=ref,
         tolerance={"C": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- Parboil spmv (spmv_jds): y[perm[i]] = sum_k data[ptr[k] + i] * x[cols[ptr[k] + i]] over the jagged
@@ -127,23 +137,31 @@ def _pa_spmv_jds(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pa_spmv_jds",
         grid=(-(-n // 192),),
         block=(192,),
-        params=[Param("y", "ptr", array="y"), Param("data", "ptr", array="data"),
-                Param("cols", "ptr", array="cols"), Param("perm", "ptr", array="perm"),
-                Param("x", "ptr", array="x"), Param("nzcnt", "ptr", array="nzcnt"), Param("rows", "i32", n)],
-        arrays={"y": ArraySpec("float32", (n,)),
-                "data": ArraySpec("float32", data.shape),
-                "cols": ArraySpec("int32", cols.shape),
-                "perm": ArraySpec("int32", (n,)),
-                "x": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
-                "nzcnt": ArraySpec("int32", warp_diags.shape),
-                "consts": ArraySpec("int32", consts.shape)},
+        params=[
+            Param("y", "ptr", array="y"),
+            Param("data", "ptr", array="data"),
+            Param("cols", "ptr", array="cols"),
+            Param("perm", "ptr", array="perm"),
+            Param("x", "ptr", array="x"),
+            Param("nzcnt", "ptr", array="nzcnt"),
+            Param("rows", "i32", n),
+        ],
+        arrays={
+            "y": ArraySpec("float32", (n,)),
+            "data": ArraySpec("float32", data.shape),
+            "cols": ArraySpec("int32", cols.shape),
+            "perm": ArraySpec("int32", (n,)),
+            "x": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+            "nzcnt": ArraySpec("int32", warp_diags.shape),
+            "consts": ArraySpec("int32", consts.shape),
+        },
         outputs=["y"],
         seed=53,
         reference=ref,
         tolerance={"y": tol},
         fixed={"data": data, "cols": cols, "perm": perm, "nzcnt": warp_diags, "consts": consts},
         constants={3: "consts"},
-    )  # fmt: skip
+    )
 
 
 # ---- Parboil sad (mb_sad_calc): SADs of every 4x4 block of the current frame against the 33 x 33
@@ -183,17 +201,24 @@ def _pa_sad(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pa_sad",
         grid=(w // 4, h // 4),
         block=(61,),
-        params=[Param("sads", "ptr", array="sads"), Param("cur", "ptr", array="cur"),
-                Param("ref", "ptr", array="ref"), Param("mb_w", "i32", mbw), Param("mb_h", "i32", mbh)],
-        arrays={"sads": ArraySpec("uint16", (41 * _SAD_PAD * mbs,)),
-                "cur": ArraySpec("uint16", (h * w,), "randint", 0, 256),
-                "ref": ArraySpec("uint16", (h * w,), "randint", 0, 256)},
+        params=[
+            Param("sads", "ptr", array="sads"),
+            Param("cur", "ptr", array="cur"),
+            Param("ref", "ptr", array="ref"),
+            Param("mb_w", "i32", mbw),
+            Param("mb_h", "i32", mbh),
+        ],
+        arrays={
+            "sads": ArraySpec("uint16", (41 * _SAD_PAD * mbs,)),
+            "cur": ArraySpec("uint16", (h * w,), "randint", 0, 256),
+            "ref": ArraySpec("uint16", (h * w,), "randint", 0, 256),
+        },
         outputs=["sads"],
         seed=54,
         # the static block copy, then the dynamic SAD row (2192 bytes, 8-byte aligned)
         shared_bytes=shared_bytes("pa_sad") + 2 * _SAD_PAD + 8,
         reference=ref,
-    )  # fmt: skip
+    )
 
 
 RECIPES = {"pa_sgemm": _pa_sgemm, "pa_spmv_jds": _pa_spmv_jds, "pa_sad": _pa_sad}
@@ -271,21 +296,27 @@ def _is_aes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="is_aes",
         grid=(ncta,),
         block=(256,),
-        params=[Param("out", "ptr", array="out"), Param("in", "ptr", array="in"),
-                Param("nbytes", "i32", 4 * nwords), Param("rkey", "ptr", array="rkey"),
-                Param("tbox", "ptr", array="tbox")],
-        arrays={"out": ArraySpec("uint32", (nwords,)),
-                "in": ArraySpec("uint32", (nwords,), "randint", 0, 2**32),
-                "rkey": ArraySpec("uint32", (44,), "randint", 0, 2**32),
-                "tbox": ArraySpec("uint32", (1024,)),
-                "shift": ArraySpec("uint32", (16,))},
+        params=[
+            Param("out", "ptr", array="out"),
+            Param("in", "ptr", array="in"),
+            Param("nbytes", "i32", 4 * nwords),
+            Param("rkey", "ptr", array="rkey"),
+            Param("tbox", "ptr", array="tbox"),
+        ],
+        arrays={
+            "out": ArraySpec("uint32", (nwords,)),
+            "in": ArraySpec("uint32", (nwords,), "randint", 0, 2**32),
+            "rkey": ArraySpec("uint32", (44,), "randint", 0, 2**32),
+            "tbox": ArraySpec("uint32", (1024,)),
+            "shift": ArraySpec("uint32", (16,)),
+        },
         outputs=["out"],
         seed=55,
         shared_bytes=shared_bytes("is_aes"),
         reference=ref,
         fixed={"tbox": tbox, "shift": shift},
         constants={3: "shift"},
-    )  # fmt: skip
+    )
 
 
 # ---- ISPASS-2009 LPS (GPU_laplace3d): one Jacobi sweep of the 3-D Laplace equation, boundary kept
@@ -305,8 +336,14 @@ def _is_laplace3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         u = grid(ins["u1"])
         out = grid(ins["u2"]).copy()
         out[:, :, :nx] = u[:, :, :nx]
-        s = (u[1:-1, 1:-1, : nx - 2] + u[1:-1, 1:-1, 2:nx] + u[1:-1, :-2, 1 : nx - 1]
-             + u[1:-1, 2:, 1 : nx - 1] + u[:-2, 1:-1, 1 : nx - 1] + u[2:, 1:-1, 1 : nx - 1])  # fmt: skip
+        s = (
+            u[1:-1, 1:-1, : nx - 2]
+            + u[1:-1, 1:-1, 2:nx]
+            + u[1:-1, :-2, 1 : nx - 1]
+            + u[1:-1, 2:, 1 : nx - 1]
+            + u[:-2, 1:-1, 1 : nx - 1]
+            + u[2:, 1:-1, 1 : nx - 1]
+        )
         out[1:-1, 1:-1, 1 : nx - 1] = s * w
         return {"u2": out.reshape(-1)}
 
@@ -314,8 +351,14 @@ def _is_laplace3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         # interior: five rounded additions and the rounded product with w, on six terms times w
         u = np.abs(grid(ins["u1"]))
         bound = np.zeros_like(u)
-        s = (u[1:-1, 1:-1, : nx - 2] + u[1:-1, 1:-1, 2:nx] + u[1:-1, :-2, 1 : nx - 1]
-             + u[1:-1, 2:, 1 : nx - 1] + u[:-2, 1:-1, 1 : nx - 1] + u[2:, 1:-1, 1 : nx - 1])  # fmt: skip
+        s = (
+            u[1:-1, 1:-1, : nx - 2]
+            + u[1:-1, 1:-1, 2:nx]
+            + u[1:-1, :-2, 1 : nx - 1]
+            + u[1:-1, 2:, 1 : nx - 1]
+            + u[:-2, 1:-1, 1 : nx - 1]
+            + u[2:, 1:-1, 1 : nx - 1]
+        )
         bound[1:-1, 1:-1, 1 : nx - 1] = 6 * EPS32 * s * w
         return 0.0, bound.reshape(-1)
 
@@ -323,16 +366,24 @@ def _is_laplace3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="is_laplace3d",
         grid=(1 + (nx - 1) // 32, 1 + (ny - 1) // 4),
         block=(32, 4),
-        params=[Param("nx", "i32", nx), Param("ny", "i32", ny), Param("nz", "i32", nz),
-                Param("pitch", "i32", pitch), Param("u1", "ptr", array="u1"), Param("u2", "ptr", array="u2")],
-        arrays={"u1": ArraySpec("float32", (pitch * ny * nz,), "uniform", -1.0, 1.0),
-                "u2": ArraySpec("float32", (pitch * ny * nz,))},
+        params=[
+            Param("nx", "i32", nx),
+            Param("ny", "i32", ny),
+            Param("nz", "i32", nz),
+            Param("pitch", "i32", pitch),
+            Param("u1", "ptr", array="u1"),
+            Param("u2", "ptr", array="u2"),
+        ],
+        arrays={
+            "u1": ArraySpec("float32", (pitch * ny * nz,), "uniform", -1.0, 1.0),
+            "u2": ArraySpec("float32", (pitch * ny * nz,)),
+        },
         outputs=["u2"],
         seed=56,
         shared_bytes=shared_bytes("is_laplace3d"),
         reference=ref,
         tolerance={"u2": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- ISPASS-2009 NN (executeFirstLayer, executeSecondLayer): convolutional layers with a scaled tanh
@@ -350,8 +401,12 @@ def _nn_activation(acc, sum_abs, m):
     d = 0.66666667 * acc
     t = np.tanh(d)
     out = 1.7159 * t
-    bound = (1.2 * m * EPS32 * sum_abs + 1.7159 * EPS32 * np.abs(d) + 1.7159 * 4 * EPS32 * np.abs(t)
-             + 2 * EPS32 * np.abs(out))  # fmt: skip
+    bound = (
+        1.2 * m * EPS32 * sum_abs
+        + 1.7159 * EPS32 * np.abs(d)
+        + 1.7159 * 4 * EPS32 * np.abs(t)
+        + 2 * EPS32 * np.abs(out)
+    )
     return out, bound
 
 
@@ -381,19 +436,24 @@ def _is_nn_layer1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="is_nn_layer1",
         grid=(6, num),
         block=(13, 13),
-        params=[Param("in", "ptr", array="in"), Param("weights", "ptr", array="weights"),
-                Param("out", "ptr", array="out")],
-        arrays={"in": ArraySpec("float32", (num * 29 * 29,), "uniform", 0.0, 1.0),
-                "weights": ArraySpec("float32", (6 * 26,), "uniform", -0.2, 0.2),
-                "out": ArraySpec("float32", (num * 6 * 13 * 13,)),
-                "taps": ArraySpec("int32", (25,))},
+        params=[
+            Param("in", "ptr", array="in"),
+            Param("weights", "ptr", array="weights"),
+            Param("out", "ptr", array="out"),
+        ],
+        arrays={
+            "in": ArraySpec("float32", (num * 29 * 29,), "uniform", 0.0, 1.0),
+            "weights": ArraySpec("float32", (6 * 26,), "uniform", -0.2, 0.2),
+            "out": ArraySpec("float32", (num * 6 * 13 * 13,)),
+            "taps": ArraySpec("int32", (25,)),
+        },
         outputs=["out"],
         seed=57,
         reference=ref,
         tolerance={"out": tol},
         fixed={"taps": _NN_TAPS1},
         constants={3: "taps"},
-    )  # fmt: skip
+    )
 
 
 def _is_nn_layer2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -423,19 +483,24 @@ def _is_nn_layer2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="is_nn_layer2",
         grid=(50, num),
         block=(5, 5),
-        params=[Param("in", "ptr", array="in"), Param("weights", "ptr", array="weights"),
-                Param("out", "ptr", array="out")],
-        arrays={"in": ArraySpec("float32", (num * 6 * 169,), "uniform", -1.0, 1.0),
-                "weights": ArraySpec("float32", (50 * 156,), "uniform", -0.05, 0.05),
-                "out": ArraySpec("float32", (num * 1250,)),
-                "taps": ArraySpec("int32", (25,))},
+        params=[
+            Param("in", "ptr", array="in"),
+            Param("weights", "ptr", array="weights"),
+            Param("out", "ptr", array="out"),
+        ],
+        arrays={
+            "in": ArraySpec("float32", (num * 6 * 169,), "uniform", -1.0, 1.0),
+            "weights": ArraySpec("float32", (50 * 156,), "uniform", -0.05, 0.05),
+            "out": ArraySpec("float32", (num * 1250,)),
+            "taps": ArraySpec("int32", (25,)),
+        },
         outputs=["out"],
         seed=58,
         reference=ref,
         tolerance={"out": tol},
         fixed={"taps": _NN_TAPS2},
         constants={3: "taps"},
-    )  # fmt: skip
+    )
 
 
 # ---- ISPASS-2009 MUM (mummergpuKernel): DNA reads matched against a suffix tree of the reference
@@ -720,26 +785,49 @@ def _is_mummer(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="is_mummer",
         grid=(-(-nq // 256),),
         block=(256,),
-        params=[Param("coords", "ptr", array="coords"), Param("queries", "ptr", array="queries"),
-                Param("qaddr", "ptr", array="qaddr"), Param("qlens", "ptr", array="qlens"),
-                Param("nq", "i32", nq), Param("min_len", "i32", _MUM_MIN_MATCH),
-                Param("nodes", "ptr", array="nodes"), Param("kids", "ptr", array="kids"),
-                Param("ref", "ptr", array="ref")],
-        arrays={"coords": ArraySpec("uint32", (2 * ncoords,)),
-                "queries": ArraySpec("uint8", (queries.size,)),
-                "qaddr": ArraySpec("int32", (nq,)), "qlens": ArraySpec("int32", (nq,)),
-                "nodes": ArraySpec("int32", (nodes.size,)), "kids": ArraySpec("uint32", (kids.size,)),
-                "ref": ArraySpec("uint8", (ref_tex.size,))},
+        params=[
+            Param("coords", "ptr", array="coords"),
+            Param("queries", "ptr", array="queries"),
+            Param("qaddr", "ptr", array="qaddr"),
+            Param("qlens", "ptr", array="qlens"),
+            Param("nq", "i32", nq),
+            Param("min_len", "i32", _MUM_MIN_MATCH),
+            Param("nodes", "ptr", array="nodes"),
+            Param("kids", "ptr", array="kids"),
+            Param("ref", "ptr", array="ref"),
+        ],
+        arrays={
+            "coords": ArraySpec("uint32", (2 * ncoords,)),
+            "queries": ArraySpec("uint8", (queries.size,)),
+            "qaddr": ArraySpec("int32", (nq,)),
+            "qlens": ArraySpec("int32", (nq,)),
+            "nodes": ArraySpec("int32", (nodes.size,)),
+            "kids": ArraySpec("uint32", (kids.size,)),
+            "ref": ArraySpec("uint8", (ref_tex.size,)),
+        },
         outputs=["coords"],
         seed=59,
         reference=ref,
-        fixed={"queries": queries.reshape(-1), "qaddr": qaddr, "qlens": qlens, "nodes": nodes.reshape(-1),
-               "kids": kids.reshape(-1), "ref": ref_tex},
-    )  # fmt: skip
+        fixed={
+            "queries": queries.reshape(-1),
+            "qaddr": qaddr,
+            "qlens": qlens,
+            "nodes": nodes.reshape(-1),
+            "kids": kids.reshape(-1),
+            "ref": ref_tex,
+        },
+    )
 
 
-RECIPES.update({"is_aes": _is_aes, "is_laplace3d": _is_laplace3d, "is_nn_layer1": _is_nn_layer1,
-                "is_nn_layer2": _is_nn_layer2, "is_mummer": _is_mummer})  # fmt: skip
+RECIPES.update(
+    {
+        "is_aes": _is_aes,
+        "is_laplace3d": _is_laplace3d,
+        "is_nn_layer1": _is_nn_layer1,
+        "is_nn_layer2": _is_nn_layer2,
+        "is_mummer": _is_mummer,
+    }
+)
 
 #: sm_75 compiles is_aes's round-key loads as LDG [Rn.U32+URm] (a 32-bit register offset on a 64-bit uniform
 #: base); the executor's decoder drops the .U32 and reads Rn as a 64-bit pair
@@ -755,7 +843,10 @@ FULL_SIZES = {
     "is_nn_layer2": FullSize(14, "28 images (grid 50 x 28)"),
     "pa_sad": FullSize(11, "QCIF 176x144 (11x9 macroblocks)"),
     "pa_sgemm": FullSize(33, "medium dataset m=1024, n=1056, k=992"),
-    "pa_spmv_jds": FullSize(109.2267, "Dubcova3: 146689 rows (765 CTAs of 192)",
-                            differs="rows capped at 65536 (the constant tables index at most 2048 warps "
-                            "of rows): 342 CTAs; a random matrix of 1-49 nonzeros a row, not Dubcova3"),
-}  # fmt: skip
+    "pa_spmv_jds": FullSize(
+        109.2267,
+        "Dubcova3: 146689 rows (765 CTAs of 192)",
+        differs="rows capped at 65536 (the constant tables index at most 2048 warps "
+        "of rows): 342 CTAs; a random matrix of 1-49 nonzeros a row, not Dubcova3",
+    ),
+}

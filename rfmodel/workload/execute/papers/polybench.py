@@ -47,23 +47,30 @@ def _pb_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pb_gemm",
         grid=grid,
         block=block,
-        params=[Param("ni", "i32", ni), Param("nj", "i32", nj), Param("nk", "i32", nk),
-                Param("alpha", "f32", alpha), Param("beta", "f32", beta),
-                Param("A", "ptr", array="A"), Param("B", "ptr", array="B"), Param("C", "ptr", array="C")],
-        arrays={"A": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
-                "B": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
-                "C": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0)},
+        params=[
+            Param("ni", "i32", ni),
+            Param("nj", "i32", nj),
+            Param("nk", "i32", nk),
+            Param("alpha", "f32", alpha),
+            Param("beta", "f32", beta),
+            Param("A", "ptr", array="A"),
+            Param("B", "ptr", array="B"),
+            Param("C", "ptr", array="C"),
+        ],
+        arrays={
+            "A": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
+            "B": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
+            "C": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
+        },
         outputs=["C"],
         seed=40,
         reference=ref,
         tolerance={"C": tol},
-    )  # fmt: skip
+    )
 
 
 RECIPES = {"pb_gemm": _pb_gemm}
 
 
 #: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "pb_gemm": FullSize(8, "standard 512x512x512"),
-}  # fmt: skip
+FULL_SIZES = {"pb_gemm": FullSize(8, "standard 512x512x512")}

@@ -56,16 +56,23 @@ def _pb_bicg_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pb_bicg_1",
         grid=(-(-ny // 256),),
         block=(256,),
-        params=[Param("nx", "i32", nx), Param("ny", "i32", ny), Param("A", "ptr", array="A"),
-                Param("r", "ptr", array="r"), Param("s", "ptr", array="s")],
-        arrays={"A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
-                "r": ArraySpec("float32", (nx,), "uniform", -1.0, 1.0),
-                "s": ArraySpec("float32", (ny,), "uniform", -1.0, 1.0)},  # cleared by the kernel
+        params=[
+            Param("nx", "i32", nx),
+            Param("ny", "i32", ny),
+            Param("A", "ptr", array="A"),
+            Param("r", "ptr", array="r"),
+            Param("s", "ptr", array="s"),
+        ],
+        arrays={
+            "A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
+            "r": ArraySpec("float32", (nx,), "uniform", -1.0, 1.0),
+            "s": ArraySpec("float32", (ny,), "uniform", -1.0, 1.0),
+        },  # cleared by the kernel
         outputs=["s"],
         seed=41,
         reference=ref,
         tolerance={"s": tol},
-    )  # fmt: skip
+    )
 
 
 def _pb_bicg_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -85,16 +92,23 @@ def _pb_bicg_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pb_bicg_2",
         grid=(-(-nx // 256),),
         block=(256,),
-        params=[Param("nx", "i32", nx), Param("ny", "i32", ny), Param("A", "ptr", array="A"),
-                Param("p", "ptr", array="p"), Param("q", "ptr", array="q")],
-        arrays={"A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
-                "p": ArraySpec("float32", (ny,), "uniform", -1.0, 1.0),
-                "q": ArraySpec("float32", (nx,), "uniform", -1.0, 1.0)},  # cleared by the kernel
+        params=[
+            Param("nx", "i32", nx),
+            Param("ny", "i32", ny),
+            Param("A", "ptr", array="A"),
+            Param("p", "ptr", array="p"),
+            Param("q", "ptr", array="q"),
+        ],
+        arrays={
+            "A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
+            "p": ArraySpec("float32", (ny,), "uniform", -1.0, 1.0),
+            "q": ArraySpec("float32", (nx,), "uniform", -1.0, 1.0),
+        },  # cleared by the kernel
         outputs=["q"],
         seed=42,
         reference=ref,
         tolerance={"q": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- mvt: x1 += A y1 (kernel 1), x2 += A^T y2 (kernel 2); standard dataset N = 4096 -------------------
@@ -123,16 +137,22 @@ def _mvt(name: str, transposed: bool, seed: int, scale: float) -> Recipe:
         kernel=name,
         grid=(-(-n // 256),),
         block=(256,),
-        params=[Param("n", "i32", n), Param("A", "ptr", array="A"), Param("x", "ptr", array="x"),
-                Param("y", "ptr", array="y")],
-        arrays={"A": ArraySpec("float32", (n * MVT_STD,), "uniform", -1.0, 1.0),
-                "x": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
-                "y": ArraySpec("float32", (n,), "uniform", -1.0, 1.0)},
+        params=[
+            Param("n", "i32", n),
+            Param("A", "ptr", array="A"),
+            Param("x", "ptr", array="x"),
+            Param("y", "ptr", array="y"),
+        ],
+        arrays={
+            "A": ArraySpec("float32", (n * MVT_STD,), "uniform", -1.0, 1.0),
+            "x": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+            "y": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+        },
         outputs=["x"],
         seed=seed,
         reference=ref,
         tolerance={"x": tol},
-    )  # fmt: skip
+    )
 
 
 def _pb_mvt_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -174,17 +194,25 @@ def _pb_syr2k(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pb_syr2k",
         grid=(-(-ni // 32), -(-ni // 8)),
         block=(32, 8),
-        params=[Param("ni", "i32", ni), Param("nj", "i32", nj), Param("alpha", "f32", alpha),
-                Param("beta", "f32", beta), Param("A", "ptr", array="A"), Param("B", "ptr", array="B"),
-                Param("C", "ptr", array="C")],
-        arrays={"A": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0),
-                "B": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0),
-                "C": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0)},
+        params=[
+            Param("ni", "i32", ni),
+            Param("nj", "i32", nj),
+            Param("alpha", "f32", alpha),
+            Param("beta", "f32", beta),
+            Param("A", "ptr", array="A"),
+            Param("B", "ptr", array="B"),
+            Param("C", "ptr", array="C"),
+        ],
+        arrays={
+            "A": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0),
+            "B": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0),
+            "C": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0),
+        },
         outputs=["C"],
         seed=45,
         reference=ref,
         tolerance={"C": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- gramschmidt: the three kernels the host launches for each column k; standard NI = NJ = 2048 ------
@@ -198,15 +226,23 @@ def _gs_setup(name: str, scale: float):
     assert manifest_entry(name)["threads_per_cta"] == 256
     n = min(size(256, scale), GS_STD)
     k = n // 2
-    params = [Param("ni", "i32", n), Param("nj", "i32", n), Param("A", "ptr", array="A"),
-              Param("R", "ptr", array="R"), Param("Q", "ptr", array="Q"), Param("k", "i32", k)]  # fmt: skip
+    params = [
+        Param("ni", "i32", n),
+        Param("nj", "i32", n),
+        Param("A", "ptr", array="A"),
+        Param("R", "ptr", array="R"),
+        Param("Q", "ptr", array="Q"),
+        Param("k", "i32", k),
+    ]
     return n, k, params
 
 
 def _gs_arrays(n: int, r_low: float) -> dict:
-    return {"A": ArraySpec("float32", (n * GS_STD,), "uniform", -1.0, 1.0),
-            "R": ArraySpec("float32", (n * GS_STD,), "uniform", r_low, 2.0),
-            "Q": ArraySpec("float32", (n * GS_STD,), "uniform", -1.0, 1.0)}  # fmt: skip
+    return {
+        "A": ArraySpec("float32", (n * GS_STD,), "uniform", -1.0, 1.0),
+        "R": ArraySpec("float32", (n * GS_STD,), "uniform", r_low, 2.0),
+        "Q": ArraySpec("float32", (n * GS_STD,), "uniform", -1.0, 1.0),
+    }
 
 
 def _pb_gramschmidt_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -228,9 +264,16 @@ def _pb_gramschmidt_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         return 0.0, bound.reshape(-1)
 
     return Recipe(
-        kernel="pb_gramschmidt_1", grid=(1,), block=(256,), params=params, arrays=_gs_arrays(n, -1.0),
-        outputs=["R"], seed=46, reference=ref, tolerance={"R": tol},
-    )  # fmt: skip
+        kernel="pb_gramschmidt_1",
+        grid=(1,),
+        block=(256,),
+        params=params,
+        arrays=_gs_arrays(n, -1.0),
+        outputs=["R"],
+        seed=46,
+        reference=ref,
+        tolerance={"R": tol},
+    )
 
 
 def _pb_gramschmidt_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -246,9 +289,16 @@ def _pb_gramschmidt_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     # one correctly rounded division per element (IEEE division by default): within 2^-24 relative;
     # every other element unchanged
     return Recipe(
-        kernel="pb_gramschmidt_2", grid=(-(-n // 256),), block=(256,), params=params,
-        arrays=_gs_arrays(n, 0.5), outputs=["Q"], seed=47, reference=ref, tolerance={"Q": (EPS32, 0.0)},
-    )  # fmt: skip
+        kernel="pb_gramschmidt_2",
+        grid=(-(-n // 256),),
+        block=(256,),
+        params=params,
+        arrays=_gs_arrays(n, 0.5),
+        outputs=["Q"],
+        seed=47,
+        reference=ref,
+        tolerance={"Q": (EPS32, 0.0)},
+    )
 
 
 def _pb_gramschmidt_3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -288,10 +338,16 @@ def _pb_gramschmidt_3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         return 0.0, bound.reshape(-1)
 
     return Recipe(
-        kernel="pb_gramschmidt_3", grid=(-(-n // 256),), block=(256,), params=params,
-        arrays=_gs_arrays(n, -1.0), outputs=["R", "A"], seed=48, reference=ref,
+        kernel="pb_gramschmidt_3",
+        grid=(-(-n // 256),),
+        block=(256,),
+        params=params,
+        arrays=_gs_arrays(n, -1.0),
+        outputs=["R", "A"],
+        seed=48,
+        reference=ref,
         tolerance={"R": tol_r, "A": tol_a},
-    )  # fmt: skip
+    )
 
 
 # ---- fdtd-2d: the three field updates of one time step; standard NX = NY = 2048, TMAX = 500 ------------
@@ -308,8 +364,12 @@ def _fdtd_setup(name: str, scale: float, with_fict: bool):
     t = 7
     params = [Param("nx", "i32", n), Param("ny", "i32", n)]
     params += [Param("fict", "ptr", array="fict")] if with_fict else []
-    params += [Param("ex", "ptr", array="ex"), Param("ey", "ptr", array="ey"), Param("hz", "ptr", array="hz"),
-               Param("t", "i32", t)]  # fmt: skip
+    params += [
+        Param("ex", "ptr", array="ex"),
+        Param("ey", "ptr", array="ey"),
+        Param("hz", "ptr", array="hz"),
+        Param("t", "i32", t),
+    ]
     arrays = {"fict": ArraySpec("float32", (FDTD_TMAX,), "arange")} if with_fict else {}
     for f in ("ex", "ey", "hz"):
         arrays[f] = ArraySpec("float32", (n * FDTD_STD,), "uniform", -1.0, 1.0)
@@ -334,9 +394,16 @@ def _pb_fdtd2d_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         return 0.0, bound.reshape(-1)
 
     return Recipe(
-        kernel="pb_fdtd2d_1", grid=grid, block=(32, 8), params=params, arrays=arrays, outputs=["ey"],
-        seed=49, reference=ref, tolerance={"ey": tol},
-    )  # fmt: skip
+        kernel="pb_fdtd2d_1",
+        grid=grid,
+        block=(32, 8),
+        params=params,
+        arrays=arrays,
+        outputs=["ey"],
+        seed=49,
+        reference=ref,
+        tolerance={"ey": tol},
+    )
 
 
 def _pb_fdtd2d_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -355,9 +422,16 @@ def _pb_fdtd2d_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         return 0.0, bound.reshape(-1)
 
     return Recipe(
-        kernel="pb_fdtd2d_2", grid=grid, block=(32, 8), params=params, arrays=arrays, outputs=["ex"],
-        seed=50, reference=ref, tolerance={"ex": tol},
-    )  # fmt: skip
+        kernel="pb_fdtd2d_2",
+        grid=grid,
+        block=(32, 8),
+        params=params,
+        arrays=arrays,
+        outputs=["ex"],
+        seed=50,
+        reference=ref,
+        tolerance={"ex": tol},
+    )
 
 
 def _pb_fdtd2d_3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -381,9 +455,16 @@ def _pb_fdtd2d_3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         return 0.0, bound.reshape(-1)
 
     return Recipe(
-        kernel="pb_fdtd2d_3", grid=grid, block=(32, 8), params=params, arrays=arrays, outputs=["hz"],
-        seed=51, reference=ref, tolerance={"hz": tol},
-    )  # fmt: skip
+        kernel="pb_fdtd2d_3",
+        grid=grid,
+        block=(32, 8),
+        params=params,
+        arrays=arrays,
+        outputs=["hz"],
+        seed=51,
+        reference=ref,
+        tolerance={"hz": tol},
+    )
 
 
 RECIPES = {
@@ -414,4 +495,4 @@ FULL_SIZES = {
     "pb_mvt_1": FullSize(16, "standard N = 4096"),
     "pb_mvt_2": FullSize(16, "standard N = 4096"),
     "pb_syr2k": FullSize(16, "standard NI = NJ = 1024", tested=4),
-}  # fmt: skip
+}

@@ -84,19 +84,28 @@ def _rd_bfs_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_bfs_1",
         grid=(-(-n // block),),
         block=(block,),
-        params=[Param("nodes", "ptr", array="nodes"), Param("edges", "ptr", array="edges"),
-                Param("frontier", "ptr", array="frontier"),
-                Param("next_frontier", "ptr", array="next_frontier"),
-                Param("seen", "ptr", array="seen"), Param("level", "ptr", array="level"),
-                Param("n_nodes", "i32", n)],
-        arrays={"nodes": ArraySpec("int32", (2 * n,)), "edges": ArraySpec("int32", (edges.size,)),
-                "frontier": ArraySpec("uint8", (n,)), "next_frontier": ArraySpec("uint8", (n,)),
-                "seen": ArraySpec("uint8", (n,)), "level": ArraySpec("int32", (n,))},
+        params=[
+            Param("nodes", "ptr", array="nodes"),
+            Param("edges", "ptr", array="edges"),
+            Param("frontier", "ptr", array="frontier"),
+            Param("next_frontier", "ptr", array="next_frontier"),
+            Param("seen", "ptr", array="seen"),
+            Param("level", "ptr", array="level"),
+            Param("n_nodes", "i32", n),
+        ],
+        arrays={
+            "nodes": ArraySpec("int32", (2 * n,)),
+            "edges": ArraySpec("int32", (edges.size,)),
+            "frontier": ArraySpec("uint8", (n,)),
+            "next_frontier": ArraySpec("uint8", (n,)),
+            "seen": ArraySpec("uint8", (n,)),
+            "level": ArraySpec("int32", (n,)),
+        },
         outputs=["frontier", "next_frontier", "level"],
         seed=60,
         reference=ref,
         fixed={"nodes": nodes, "edges": edges, "frontier": frontier, "seen": seen, "level": cost},
-    )  # fmt: skip
+    )
 
 
 def _rd_bfs_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -119,24 +128,35 @@ def _rd_bfs_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         more = ins["more_levels"].copy()
         if up.any():
             more[:] = 1
-        return {"frontier": f, "next_frontier": np.zeros_like(ins["next_frontier"]), "seen": s,
-                "more_levels": more}  # fmt: skip
+        return {
+            "frontier": f,
+            "next_frontier": np.zeros_like(ins["next_frontier"]),
+            "seen": s,
+            "more_levels": more,
+        }
 
     return Recipe(
         kernel="rd_bfs_2",
         grid=(-(-n // block),),
         block=(block,),
-        params=[Param("frontier", "ptr", array="frontier"),
-                Param("next_frontier", "ptr", array="next_frontier"),
-                Param("seen", "ptr", array="seen"), Param("more_levels", "ptr", array="more_levels"),
-                Param("n_nodes", "i32", n)],
-        arrays={"frontier": ArraySpec("uint8", (n,)), "next_frontier": ArraySpec("uint8", (n,)),
-                "seen": ArraySpec("uint8", (n,)), "more_levels": ArraySpec("uint8", (1,))},
+        params=[
+            Param("frontier", "ptr", array="frontier"),
+            Param("next_frontier", "ptr", array="next_frontier"),
+            Param("seen", "ptr", array="seen"),
+            Param("more_levels", "ptr", array="more_levels"),
+            Param("n_nodes", "i32", n),
+        ],
+        arrays={
+            "frontier": ArraySpec("uint8", (n,)),
+            "next_frontier": ArraySpec("uint8", (n,)),
+            "seen": ArraySpec("uint8", (n,)),
+            "more_levels": ArraySpec("uint8", (1,)),
+        },
         outputs=["frontier", "next_frontier", "seen", "more_levels"],
         seed=61,
         reference=ref,
         fixed={"next_frontier": nxt, "seen": seen},
-    )  # fmt: skip
+    )
 
 
 # ---- b+tree ----------------------------------------------------------------------------------------
@@ -254,18 +274,29 @@ def _rd_btree_findk(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_btree_findk",
         grid=(nq,),
         block=(block,),
-        params=[Param("levels", "i64", height), Param("tree", "ptr", array="tree"),
-                Param("n_nodes", "i64", n_nodes), Param("records", "ptr", array="records"),
-                Param("cursor", "ptr", array="cursor"), Param("next", "ptr", array="next"),
-                Param("query", "ptr", array="query"), Param("found", "ptr", array="found")],
-        arrays={"tree": ArraySpec("int32", (words.size,)), "records": ArraySpec("int32", (keys.size,)),
-                "cursor": ArraySpec("int64", (nq,)), "next": ArraySpec("int64", (nq,)),
-                "query": ArraySpec("int32", (nq,)), "found": ArraySpec("int32", (nq,), "full", value=-1)},
+        params=[
+            Param("levels", "i64", height),
+            Param("tree", "ptr", array="tree"),
+            Param("n_nodes", "i64", n_nodes),
+            Param("records", "ptr", array="records"),
+            Param("cursor", "ptr", array="cursor"),
+            Param("next", "ptr", array="next"),
+            Param("query", "ptr", array="query"),
+            Param("found", "ptr", array="found"),
+        ],
+        arrays={
+            "tree": ArraySpec("int32", (words.size,)),
+            "records": ArraySpec("int32", (keys.size,)),
+            "cursor": ArraySpec("int64", (nq,)),
+            "next": ArraySpec("int64", (nq,)),
+            "query": ArraySpec("int32", (nq,)),
+            "found": ArraySpec("int32", (nq,), "full", value=-1),
+        },
         outputs=["found", "cursor", "next"],
         seed=64,
         reference=ref,
         fixed={"tree": words, "records": values, "query": query},
-    )  # fmt: skip
+    )
 
 
 def _rd_btree_findrangek(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -297,29 +328,46 @@ def _rd_btree_findrangek(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         count[hh] = rh[hh] - first[hh] + 1
         lo_leaf = np.array([_bt_descend(words, n_nodes, height, int(x)) for x in lo], np.int64)
         hi_leaf = np.array([_bt_descend(words, n_nodes, height, int(x)) for x in hi], np.int64)
-        return {"first": first.astype(np.int32), "count": count.astype(np.int32),
-                "lo_at": lo_leaf, "hi_at": hi_leaf}  # fmt: skip
+        return {
+            "first": first.astype(np.int32),
+            "count": count.astype(np.int32),
+            "lo_at": lo_leaf,
+            "hi_at": hi_leaf,
+        }
 
     return Recipe(
         kernel="rd_btree_findrangek",
         grid=(nq,),
         block=(block,),
-        params=[Param("levels", "i64", height), Param("tree", "ptr", array="tree"),
-                Param("n_nodes", "i64", n_nodes), Param("lo_at", "ptr", array="lo_at"),
-                Param("lo_next", "ptr", array="lo_next"), Param("hi_at", "ptr", array="hi_at"),
-                Param("hi_next", "ptr", array="hi_next"), Param("lo", "ptr", array="lo"),
-                Param("hi", "ptr", array="hi"), Param("first", "ptr", array="first"),
-                Param("count", "ptr", array="count")],
-        arrays={"tree": ArraySpec("int32", (words.size,)),
-                "lo_at": ArraySpec("int64", (nq,)), "lo_next": ArraySpec("int64", (nq,)),
-                "hi_at": ArraySpec("int64", (nq,)), "hi_next": ArraySpec("int64", (nq,)),
-                "lo": ArraySpec("int32", (nq,)), "hi": ArraySpec("int32", (nq,)),
-                "first": ArraySpec("int32", (nq,)), "count": ArraySpec("int32", (nq,))},
+        params=[
+            Param("levels", "i64", height),
+            Param("tree", "ptr", array="tree"),
+            Param("n_nodes", "i64", n_nodes),
+            Param("lo_at", "ptr", array="lo_at"),
+            Param("lo_next", "ptr", array="lo_next"),
+            Param("hi_at", "ptr", array="hi_at"),
+            Param("hi_next", "ptr", array="hi_next"),
+            Param("lo", "ptr", array="lo"),
+            Param("hi", "ptr", array="hi"),
+            Param("first", "ptr", array="first"),
+            Param("count", "ptr", array="count"),
+        ],
+        arrays={
+            "tree": ArraySpec("int32", (words.size,)),
+            "lo_at": ArraySpec("int64", (nq,)),
+            "lo_next": ArraySpec("int64", (nq,)),
+            "hi_at": ArraySpec("int64", (nq,)),
+            "hi_next": ArraySpec("int64", (nq,)),
+            "lo": ArraySpec("int32", (nq,)),
+            "hi": ArraySpec("int32", (nq,)),
+            "first": ArraySpec("int32", (nq,)),
+            "count": ArraySpec("int32", (nq,)),
+        },
         outputs=["first", "count", "lo_at", "hi_at"],
         seed=67,
         reference=ref,
         fixed={"tree": words, "lo": lo, "hi": hi},
-    )  # fmt: skip
+    )
 
 
 # ---- kmeans ----------------------------------------------------------------------------------------
@@ -372,22 +420,30 @@ def _rd_kmeans_point(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_kmeans_point",
         grid=(side, side),
         block=(block,),
-        params=[Param("feat", "ptr", array="feat"), Param("nfeat", "i32", nf), Param("npts", "i32", n),
-                Param("nclust", "i32", nc), Param("member", "ptr", array="member"),
-                Param("centers_g", "ptr", array="centers_g"),
-                Param("partial_centers", "ptr", array="partial_centers"),
-                Param("changed", "ptr", array="changed")],
-        arrays={"feat": ArraySpec("float32", (n * nf,)),
-                "member": ArraySpec("int32", (n,), "full", value=-7),
-                "centers_g": ArraySpec("float32", (nc * nf,)), "partial_centers": ArraySpec("float32", (1,)),
-                "changed": ArraySpec("int32", (1,)),
-                "centers": ArraySpec("float32", (KM_MAX_CLUSTERS * KM_MAX_FEATURES,))},
+        params=[
+            Param("feat", "ptr", array="feat"),
+            Param("nfeat", "i32", nf),
+            Param("npts", "i32", n),
+            Param("nclust", "i32", nc),
+            Param("member", "ptr", array="member"),
+            Param("centers_g", "ptr", array="centers_g"),
+            Param("partial_centers", "ptr", array="partial_centers"),
+            Param("changed", "ptr", array="changed"),
+        ],
+        arrays={
+            "feat": ArraySpec("float32", (n * nf,)),
+            "member": ArraySpec("int32", (n,), "full", value=-7),
+            "centers_g": ArraySpec("float32", (nc * nf,)),
+            "partial_centers": ArraySpec("float32", (1,)),
+            "changed": ArraySpec("int32", (1,)),
+            "centers": ArraySpec("float32", (KM_MAX_CLUSTERS * KM_MAX_FEATURES,)),
+        },
         outputs=["member"],
         seed=69,
         reference=ref,
         fixed={"feat": feat, "centers_g": cen32.reshape(-1), "centers": table},
         constants={3: "centers"},
-    )  # fmt: skip
+    )
 
 
 # ---- gaussian --------------------------------------------------------------------------------------
@@ -429,15 +485,19 @@ def _rd_gaussian_fan1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_gaussian_fan1",
         grid=(-(-n // block),),
         block=(block,),
-        params=[Param("mult", "ptr", array="mult"), Param("a", "ptr", array="a"), Param("n", "i32", n),
-                Param("t", "i32", t)],
+        params=[
+            Param("mult", "ptr", array="mult"),
+            Param("a", "ptr", array="a"),
+            Param("n", "i32", n),
+            Param("t", "i32", t),
+        ],
         arrays={"mult": ArraySpec("float32", (n * n,)), "a": ArraySpec("float32", (n * n,))},
         outputs=["mult"],
         seed=71,
         reference=ref,
         tolerance={"mult": tol},
         fixed={"a": a.reshape(-1)},
-    )  # fmt: skip
+    )
 
 
 def _rd_gaussian_fan2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -484,17 +544,25 @@ def _rd_gaussian_fan2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_gaussian_fan2",
         grid=(g, g),
         block=(4, 4),
-        params=[Param("mult", "ptr", array="mult"), Param("a", "ptr", array="a"),
-                Param("rhs", "ptr", array="rhs"), Param("n", "i32", n), Param("skip", "i32", n - t),
-                Param("t", "i32", t)],
-        arrays={"mult": ArraySpec("float32", (n * n,)), "a": ArraySpec("float32", (n * n,)),
-                "rhs": ArraySpec("float32", (n,), "uniform", -1.0, 1.0)},
+        params=[
+            Param("mult", "ptr", array="mult"),
+            Param("a", "ptr", array="a"),
+            Param("rhs", "ptr", array="rhs"),
+            Param("n", "i32", n),
+            Param("skip", "i32", n - t),
+            Param("t", "i32", t),
+        ],
+        arrays={
+            "mult": ArraySpec("float32", (n * n,)),
+            "a": ArraySpec("float32", (n * n,)),
+            "rhs": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+        },
         outputs=["a", "rhs"],
         seed=73,
         reference=ref,
         tolerance={"a": tol_a, "rhs": tol_r},
         fixed={"a": a.reshape(-1), "mult": mult.reshape(-1)},
-    )  # fmt: skip
+    )
 
 
 # ---- backprop --------------------------------------------------------------------------------------
@@ -552,18 +620,25 @@ def _rd_backprop_forward(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("rd_backprop_forward"),
         grid=(1, nb),
         block=(BP_HID, BP_ROWS),
-        params=[Param("x", "ptr", array="x"), Param("hidden", "ptr", array="hidden"),
-                Param("w", "ptr", array="w"), Param("partial", "ptr", array="partial"),
-                Param("n_in", "i32", n_in), Param("n_hid", "i32", BP_HID)],
-        arrays={"x": ArraySpec("float32", (n_in + 1,), "uniform", 0.0, 1.0),
-                "hidden": ArraySpec("float32", (h1,)),
-                "w": ArraySpec("float32", ((n_in + 1) * h1,), "uniform", -1.0, 1.0),
-                "partial": ArraySpec("float32", (nb * BP_HID,))},
+        params=[
+            Param("x", "ptr", array="x"),
+            Param("hidden", "ptr", array="hidden"),
+            Param("w", "ptr", array="w"),
+            Param("partial", "ptr", array="partial"),
+            Param("n_in", "i32", n_in),
+            Param("n_hid", "i32", BP_HID),
+        ],
+        arrays={
+            "x": ArraySpec("float32", (n_in + 1,), "uniform", 0.0, 1.0),
+            "hidden": ArraySpec("float32", (h1,)),
+            "w": ArraySpec("float32", ((n_in + 1) * h1,), "uniform", -1.0, 1.0),
+            "partial": ArraySpec("float32", (nb * BP_HID,)),
+        },
         outputs=["w", "partial"],
         seed=74,
         reference=ref,
         tolerance={"w": tol_w, "partial": tol_p},
-    )  # fmt: skip
+    )
 
 
 def _rd_backprop_adjust(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -605,18 +680,25 @@ def _rd_backprop_adjust(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_backprop_adjust",
         grid=(1, nb),
         block=(BP_HID, BP_ROWS),
-        params=[Param("delta", "ptr", array="delta"), Param("n_hid", "i32", BP_HID),
-                Param("y", "ptr", array="y"), Param("n_in", "i32", n_in),
-                Param("w", "ptr", array="w"), Param("prev", "ptr", array="prev")],
-        arrays={"delta": ArraySpec("float32", (h1,), "uniform", -0.5, 0.5),
-                "y": ArraySpec("float32", (n_in + 1,), "uniform", 0.0, 1.0),
-                "w": ArraySpec("float32", ((n_in + 1) * h1,), "uniform", -1.0, 1.0),
-                "prev": ArraySpec("float32", ((n_in + 1) * h1,), "uniform", -0.1, 0.1)},
+        params=[
+            Param("delta", "ptr", array="delta"),
+            Param("n_hid", "i32", BP_HID),
+            Param("y", "ptr", array="y"),
+            Param("n_in", "i32", n_in),
+            Param("w", "ptr", array="w"),
+            Param("prev", "ptr", array="prev"),
+        ],
+        arrays={
+            "delta": ArraySpec("float32", (h1,), "uniform", -0.5, 0.5),
+            "y": ArraySpec("float32", (n_in + 1,), "uniform", 0.0, 1.0),
+            "w": ArraySpec("float32", ((n_in + 1) * h1,), "uniform", -1.0, 1.0),
+            "prev": ArraySpec("float32", ((n_in + 1) * h1,), "uniform", -0.1, 0.1),
+        },
         outputs=["w", "prev"],
         seed=75,
         reference=ref,
         tolerance={"w": tol("w"), "prev": tol("prev")},
-    )  # fmt: skip
+    )
 
 
 # ---- pathfinder ------------------------------------------------------------------------------------
@@ -650,17 +732,25 @@ def _rd_pathfinder(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("rd_pathfinder"),
         grid=(grid,),
         block=(block,),
-        params=[Param("steps", "i32", PF_STEPS), Param("wall", "ptr", array="wall"),
-                Param("src", "ptr", array="src"), Param("dst", "ptr", array="dst"),
-                Param("cols", "i32", cols), Param("rows", "i32", PF_ROWS), Param("first_row", "i32", t),
-                Param("halo", "i32", PF_STEPS)],
-        arrays={"wall": ArraySpec("int32", ((PF_ROWS - 1) * cols,), "randint", 0, 10),
-                "src": ArraySpec("int32", (cols,), "randint", 0, 200),
-                "dst": ArraySpec("int32", (cols,), "full", value=-1)},
+        params=[
+            Param("steps", "i32", PF_STEPS),
+            Param("wall", "ptr", array="wall"),
+            Param("src", "ptr", array="src"),
+            Param("dst", "ptr", array="dst"),
+            Param("cols", "i32", cols),
+            Param("rows", "i32", PF_ROWS),
+            Param("first_row", "i32", t),
+            Param("halo", "i32", PF_STEPS),
+        ],
+        arrays={
+            "wall": ArraySpec("int32", ((PF_ROWS - 1) * cols,), "randint", 0, 10),
+            "src": ArraySpec("int32", (cols,), "randint", 0, 200),
+            "dst": ArraySpec("int32", (cols,), "full", value=-1),
+        },
         outputs=["dst"],
         seed=76,
         reference=ref,
-    )  # fmt: skip
+    )
 
 
 # ---- nw --------------------------------------------------------------------------------------------
@@ -690,8 +780,9 @@ def _nw_problem(scale: float, seed: int):
     for d in range(2, 2 * cols - 1):  # anti-diagonal i + j = d, inner cells
         i = np.arange(max(1, d - cols + 1), min(cols - 1, d - 1) + 1)
         j = d - i
-        full[i, j] = np.maximum(np.maximum(full[i - 1, j - 1] + ref[i, j], full[i, j - 1] - NW_GAP),
-                                full[i - 1, j] - NW_GAP)  # fmt: skip
+        full[i, j] = np.maximum(
+            np.maximum(full[i - 1, j - 1] + ref[i, j], full[i, j - 1] - NW_GAP), full[i - 1, j] - NW_GAP
+        )
     return tiles, cols, ref, full
 
 
@@ -720,14 +811,20 @@ def _nw_recipe(kernel: str, scale: float, seed: int) -> Recipe:
         shared_bytes=shared_bytes(kernel),
         grid=(diag,),
         block=(NW_TILE,),
-        params=[Param("ref", "ptr", array="ref"), Param("m", "ptr", array="m"), Param("cols", "i32", cols),
-                Param("gap", "i32", NW_GAP), Param("diag", "i32", diag), Param("tiles", "i32", tiles)],
+        params=[
+            Param("ref", "ptr", array="ref"),
+            Param("m", "ptr", array="m"),
+            Param("cols", "i32", cols),
+            Param("gap", "i32", NW_GAP),
+            Param("diag", "i32", diag),
+            Param("tiles", "i32", tiles),
+        ],
         arrays={"ref": ArraySpec("int32", (cols * cols,)), "m": ArraySpec("int32", (cols * cols,))},
         outputs=["m"],
         seed=seed,
         reference=ref_fn,
         fixed={"ref": ref.astype(np.int32).reshape(-1), "m": start.astype(np.int32).reshape(-1)},
-    )  # fmt: skip
+    )
 
 
 def _rd_nw_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -777,20 +874,29 @@ def _rd_particlefilter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_particlefilter",
         grid=(-(-n // block),),
         block=(block,),
-        params=[Param("px", "ptr", array="px"), Param("py", "ptr", array="py"),
-                Param("cdf", "ptr", array="cdf"), Param("draw", "ptr", array="draw"),
-                Param("nx", "ptr", array="nx"), Param("ny", "ptr", array="ny"),
-                Param("n", "i32", n)],
-        arrays={"px": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
-                "py": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
-                "cdf": ArraySpec("float64", (n,)), "draw": ArraySpec("float64", (n,)),
-                "nx": ArraySpec("float64", (n,)), "ny": ArraySpec("float64", (n,))},
+        params=[
+            Param("px", "ptr", array="px"),
+            Param("py", "ptr", array="py"),
+            Param("cdf", "ptr", array="cdf"),
+            Param("draw", "ptr", array="draw"),
+            Param("nx", "ptr", array="nx"),
+            Param("ny", "ptr", array="ny"),
+            Param("n", "i32", n),
+        ],
+        arrays={
+            "px": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
+            "py": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
+            "cdf": ArraySpec("float64", (n,)),
+            "draw": ArraySpec("float64", (n,)),
+            "nx": ArraySpec("float64", (n,)),
+            "ny": ArraySpec("float64", (n,)),
+        },
         outputs=["nx", "ny"],
         seed=80,
         reference=ref,
         tolerance={"nx": (0.0, 0.0), "ny": (0.0, 0.0)},  # copies: exact
         fixed={"cdf": cdf, "draw": draw},
-    )  # fmt: skip
+    )
 
 
 RECIPES = {
@@ -828,4 +934,4 @@ FULL_SIZES = {
     "rd_nw_2": FullSize(4, "2048 x 2048 sequences, penalty 10"),
     "rd_particlefilter": FullSize(4, "-x 128 -y 128 -z 10 -np 1000: 1000 particles"),
     "rd_pathfinder": FullSize(50, "100000 columns, 100 rows, pyramid height 20"),
-}  # fmt: skip
+}

@@ -155,22 +155,33 @@ def _rd_hotspot(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_hotspot",
         grid=(blocks, blocks),
         block=(HS_TILE, HS_TILE),
-        params=[Param("iteration", "i32", pyramid), Param("power", "ptr", array="power"),
-                Param("temp_src", "ptr", array="temp_src"), Param("temp_dst", "ptr", array="temp_dst"),
-                Param("grid_cols", "i32", n), Param("grid_rows", "i32", n),
-                Param("border_cols", "i32", pyramid), Param("border_rows", "i32", pyramid),
-                Param("Cap", "f32", c["Cap"]), Param("Rx", "f32", c["Rx"]), Param("Ry", "f32", c["Ry"]),
-                Param("Rz", "f32", c["Rz"]), Param("step", "f32", c["step"]),
-                Param("time_elapsed", "f32", 0.001)],
-        arrays={"power": ArraySpec("float32", (n * n,), "uniform", 0.0, 0.01),
-                "temp_src": ArraySpec("float32", (n * n,), "uniform", 320.0, 345.0),
-                "temp_dst": ArraySpec("float32", (n * n,), "zeros")},
+        params=[
+            Param("iteration", "i32", pyramid),
+            Param("power", "ptr", array="power"),
+            Param("temp_src", "ptr", array="temp_src"),
+            Param("temp_dst", "ptr", array="temp_dst"),
+            Param("grid_cols", "i32", n),
+            Param("grid_rows", "i32", n),
+            Param("border_cols", "i32", pyramid),
+            Param("border_rows", "i32", pyramid),
+            Param("Cap", "f32", c["Cap"]),
+            Param("Rx", "f32", c["Rx"]),
+            Param("Ry", "f32", c["Ry"]),
+            Param("Rz", "f32", c["Rz"]),
+            Param("step", "f32", c["step"]),
+            Param("time_elapsed", "f32", 0.001),
+        ],
+        arrays={
+            "power": ArraySpec("float32", (n * n,), "uniform", 0.0, 0.01),
+            "temp_src": ArraySpec("float32", (n * n,), "uniform", 320.0, 345.0),
+            "temp_dst": ArraySpec("float32", (n * n,), "zeros"),
+        },
         outputs=["temp_dst"],
         seed=301,
         shared_bytes=shared_bytes("rd_hotspot"),
         reference=ref,
         tolerance={"temp_dst": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- srad (v2) ----------------------------------------------------------------------------------------
@@ -228,29 +239,51 @@ def _rd_srad_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
     def ref(ins, sc):
         J, (dn, ds, dw, de) = diffs(ins)
-        return {"C": coefficient(ins)[0].reshape(-1), "N": dn.reshape(-1), "S": ds.reshape(-1),
-                "W": dw.reshape(-1), "E": de.reshape(-1)}
+        return {
+            "C": coefficient(ins)[0].reshape(-1),
+            "N": dn.reshape(-1),
+            "S": ds.reshape(-1),
+            "W": dw.reshape(-1),
+            "E": de.reshape(-1),
+        }
 
     exact = (0.0, 0.0)  # one float32 subtraction of an exactly representable difference
     return Recipe(
         kernel="rd_srad_1",
         grid=(n // SRAD_TILE, n // SRAD_TILE),
         block=(SRAD_TILE, SRAD_TILE),
-        params=[Param("E_C", "ptr", array="E"), Param("W_C", "ptr", array="W"),
-                Param("N_C", "ptr", array="N"), Param("S_C", "ptr", array="S"),
-                Param("J_cuda", "ptr", array="J"), Param("C_cuda", "ptr", array="C"),
-                Param("cols", "i32", n), Param("rows", "i32", n), Param("q0sqr", "f32", q0)],
-        arrays={"E": ArraySpec("float32", (n * n,)), "W": ArraySpec("float32", (n * n,)),
-                "N": ArraySpec("float32", (n * n,)), "S": ArraySpec("float32", (n * n,)),
-                "J": ArraySpec("float32", (n * n,)), "C": ArraySpec("float32", (n * n,))},
+        params=[
+            Param("E_C", "ptr", array="E"),
+            Param("W_C", "ptr", array="W"),
+            Param("N_C", "ptr", array="N"),
+            Param("S_C", "ptr", array="S"),
+            Param("J_cuda", "ptr", array="J"),
+            Param("C_cuda", "ptr", array="C"),
+            Param("cols", "i32", n),
+            Param("rows", "i32", n),
+            Param("q0sqr", "f32", q0),
+        ],
+        arrays={
+            "E": ArraySpec("float32", (n * n,)),
+            "W": ArraySpec("float32", (n * n,)),
+            "N": ArraySpec("float32", (n * n,)),
+            "S": ArraySpec("float32", (n * n,)),
+            "J": ArraySpec("float32", (n * n,)),
+            "C": ArraySpec("float32", (n * n,)),
+        },
         fixed={"J": j},
         outputs=["C", "N", "S", "W", "E"],
         seed=311,
         shared_bytes=shared_bytes("rd_srad_1"),
         reference=ref,
-        tolerance={"C": lambda ins: (0.0, coefficient(ins)[1].reshape(-1)),
-                   "N": exact, "S": exact, "W": exact, "E": exact},
-    )  # fmt: skip
+        tolerance={
+            "C": lambda ins: (0.0, coefficient(ins)[1].reshape(-1)),
+            "N": exact,
+            "S": exact,
+            "W": exact,
+            "E": exact,
+        },
+    )
 
 
 #: rounded operations of srad_cuda_2's update: four products and three sums (the divergence), 0.25*lambda,
@@ -287,22 +320,33 @@ def _rd_srad_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_srad_2",
         grid=(n // SRAD_TILE, n // SRAD_TILE),
         block=(SRAD_TILE, SRAD_TILE),
-        params=[Param("E_C", "ptr", array="E"), Param("W_C", "ptr", array="W"),
-                Param("N_C", "ptr", array="N"), Param("S_C", "ptr", array="S"),
-                Param("J_cuda", "ptr", array="J"), Param("C_cuda", "ptr", array="C"),
-                Param("cols", "i32", n), Param("rows", "i32", n), Param("lambda", "f32", lam),
-                Param("q0sqr", "f32", q0)],
-        arrays={"E": ArraySpec("float32", (n * n,), *grad), "W": ArraySpec("float32", (n * n,), *grad),
-                "N": ArraySpec("float32", (n * n,), *grad), "S": ArraySpec("float32", (n * n,), *grad),
-                "J": ArraySpec("float32", (n * n,)),
-                "C": ArraySpec("float32", ((n + 1) * n,), "uniform", 0.0, 1.0)},
+        params=[
+            Param("E_C", "ptr", array="E"),
+            Param("W_C", "ptr", array="W"),
+            Param("N_C", "ptr", array="N"),
+            Param("S_C", "ptr", array="S"),
+            Param("J_cuda", "ptr", array="J"),
+            Param("C_cuda", "ptr", array="C"),
+            Param("cols", "i32", n),
+            Param("rows", "i32", n),
+            Param("lambda", "f32", lam),
+            Param("q0sqr", "f32", q0),
+        ],
+        arrays={
+            "E": ArraySpec("float32", (n * n,), *grad),
+            "W": ArraySpec("float32", (n * n,), *grad),
+            "N": ArraySpec("float32", (n * n,), *grad),
+            "S": ArraySpec("float32", (n * n,), *grad),
+            "J": ArraySpec("float32", (n * n,)),
+            "C": ArraySpec("float32", ((n + 1) * n,), "uniform", 0.0, 1.0),
+        },
         fixed={"J": j},
         outputs=["J"],
         seed=312,
         shared_bytes=shared_bytes("rd_srad_2"),
         reference=ref,
         tolerance={"J": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- lud ----------------------------------------------------------------------------------------------
@@ -364,8 +408,15 @@ def _rd_lud_diagonal(scale: float = 1.0, ctas: int | None = None) -> Recipe:
                 val[r, c], err[r, c] = b[r][c].v, b[r][c].e
         return val.reshape(-1), err.reshape(-1)
 
-    return _lud_recipe("rd_lud_diagonal", n, (1,), (LUD_B,), 321,
-                       lambda ins, sc: {"m": factor(ins)[0]}, lambda ins: (0.0, factor(ins)[1]))
+    return _lud_recipe(
+        "rd_lud_diagonal",
+        n,
+        (1,),
+        (LUD_B,),
+        321,
+        lambda ins, sc: {"m": factor(ins)[0]},
+        lambda ins: (0.0, factor(ins)[1]),
+    )
 
 
 def _rd_lud_perimeter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -395,8 +446,15 @@ def _rd_lud_perimeter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             val[LUD_B:, r], err[LUD_B:, r] = cols[r].v, cols[r].e
         return val.reshape(-1), err.reshape(-1)
 
-    return _lud_recipe("rd_lud_perimeter", n, (nb,), (2 * LUD_B,), 322,
-                       lambda ins, sc: {"m": solve(ins)[0]}, lambda ins: (0.0, solve(ins)[1]))
+    return _lud_recipe(
+        "rd_lud_perimeter",
+        n,
+        (nb,),
+        (2 * LUD_B,),
+        322,
+        lambda ins, sc: {"m": solve(ins)[0]},
+        lambda ins: (0.0, solve(ins)[1]),
+    )
 
 
 #: rounded operations of lud_internal's update: a 16-term dot product (16 products, 15 sums) and the
@@ -516,17 +574,23 @@ def _rd_cfd_step_factor(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_cfd_step_factor",
         grid=(nelr // CFD_BLOCK,),
         block=(CFD_BLOCK,),
-        params=[Param("nelr", "i32", nelr), Param("variables", "ptr", array="variables"),
-                Param("areas", "ptr", array="areas"), Param("step_factors", "ptr", array="step_factors")],
-        arrays={"variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
-                "areas": ArraySpec("float32", (nelr,), "uniform", 5e-4, 1.5e-3),
-                "step_factors": ArraySpec("float32", (nelr,))},
+        params=[
+            Param("nelr", "i32", nelr),
+            Param("variables", "ptr", array="variables"),
+            Param("areas", "ptr", array="areas"),
+            Param("step_factors", "ptr", array="step_factors"),
+        ],
+        arrays={
+            "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
+            "areas": ArraySpec("float32", (nelr,), "uniform", 5e-4, 1.5e-3),
+            "step_factors": ArraySpec("float32", (nelr,)),
+        },
         fixed={"variables": _cfd_state(nelr, 331)},
         outputs=["step_factors"],
         seed=331,
         reference=lambda ins, sc: {"step_factors": run(ins).v},
         tolerance={"step_factors": lambda ins: (0.0, run(ins).e)},
-    )  # fmt: skip
+    )
 
 
 def _rd_cfd_flux(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -553,7 +617,9 @@ def _rd_cfd_flux(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             area = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt()
             at = np.maximum(nb, 0)
             rho_b, mom_b, energy_b = (
-                _Bound(v[0][at]), [_Bound(v[1 + k][at]) for k in range(3)], _Bound(v[4][at])
+                _Bound(v[0][at]),
+                [_Bound(v[1 + k][at]) for k in range(3)],
+                _Bound(v[4][at]),
             )
             vel_b, speed2_b, p_b, sound_b = _cfd_primitive(rho_b, mom_b, energy_b)
             fx_b, fy_b, fz_b, fe_b = _cfd_flux_of(mom_b, energy_b, p_b, vel_b)
@@ -584,9 +650,12 @@ def _rd_cfd_flux(scale: float = 1.0, ctas: int | None = None) -> Recipe:
                 g[1] = g[1] + k * (ff_fc[0][ax] + fx[ax])
                 g[2] = g[2] + k * (ff_fc[1][ax] + fy[ax])
                 g[3] = g[3] + k * (ff_fc[2][ax] + fz[ax])
-            acc = [_Bound.where(nb >= 0, a[i],
-                                _Bound.where(nb == -1, w[i], _Bound.where(nb == -2, g[i], acc[i])))
-                   for i in range(CFD_NVAR)]
+            acc = [
+                _Bound.where(
+                    nb >= 0, a[i], _Bound.where(nb == -1, w[i], _Bound.where(nb == -2, g[i], acc[i]))
+                )
+                for i in range(CFD_NVAR)
+            ]
         return acc
 
     def ref(ins, sc):
@@ -599,23 +668,32 @@ def _rd_cfd_flux(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_cfd_flux",
         grid=(nelr // CFD_BLOCK,),
         block=(CFD_BLOCK,),
-        params=[Param("nelr", "i32", nelr),
-                Param("elements_surrounding_elements", "ptr", array="elements_surrounding_elements"),
-                Param("normals", "ptr", array="normals"), Param("variables", "ptr", array="variables"),
-                Param("fluxes", "ptr", array="fluxes")],
-        arrays={"elements_surrounding_elements": ArraySpec("int32", (CFD_NNB * nelr,)),
-                "normals": ArraySpec("float32", (3 * CFD_NNB * nelr,)),
-                "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
-                "fluxes": ArraySpec("float32", (CFD_NVAR * nelr,)),
-                "ff": ArraySpec("float32", (ff.size,))},
-        fixed={"elements_surrounding_elements": nb_all, "normals": normals,
-               "variables": _cfd_state(nelr, 332), "ff": ff},
+        params=[
+            Param("nelr", "i32", nelr),
+            Param("elements_surrounding_elements", "ptr", array="elements_surrounding_elements"),
+            Param("normals", "ptr", array="normals"),
+            Param("variables", "ptr", array="variables"),
+            Param("fluxes", "ptr", array="fluxes"),
+        ],
+        arrays={
+            "elements_surrounding_elements": ArraySpec("int32", (CFD_NNB * nelr,)),
+            "normals": ArraySpec("float32", (3 * CFD_NNB * nelr,)),
+            "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
+            "fluxes": ArraySpec("float32", (CFD_NVAR * nelr,)),
+            "ff": ArraySpec("float32", (ff.size,)),
+        },
+        fixed={
+            "elements_surrounding_elements": nb_all,
+            "normals": normals,
+            "variables": _cfd_state(nelr, 332),
+            "ff": ff,
+        },
         constants={3: "ff"},
         outputs=["fluxes"],
         seed=332,
         reference=ref,
         tolerance={"fluxes": tol},
-    )  # fmt: skip
+    )
 
 
 def _rd_cfd_time_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -634,20 +712,26 @@ def _rd_cfd_time_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_cfd_time_step",
         grid=(nelr // CFD_BLOCK,),
         block=(CFD_BLOCK,),
-        params=[Param("j", "i32", j), Param("nelr", "i32", nelr),
-                Param("old_variables", "ptr", array="old_variables"),
-                Param("variables", "ptr", array="variables"),
-                Param("step_factors", "ptr", array="step_factors"), Param("fluxes", "ptr", array="fluxes")],
-        arrays={"old_variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
-                "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
-                "step_factors": ArraySpec("float32", (nelr,), "uniform", 1e-3, 1e-2),
-                "fluxes": ArraySpec("float32", (CFD_NVAR * nelr,), "uniform", -1.0, 1.0)},
+        params=[
+            Param("j", "i32", j),
+            Param("nelr", "i32", nelr),
+            Param("old_variables", "ptr", array="old_variables"),
+            Param("variables", "ptr", array="variables"),
+            Param("step_factors", "ptr", array="step_factors"),
+            Param("fluxes", "ptr", array="fluxes"),
+        ],
+        arrays={
+            "old_variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
+            "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
+            "step_factors": ArraySpec("float32", (nelr,), "uniform", 1e-3, 1e-2),
+            "fluxes": ArraySpec("float32", (CFD_NVAR * nelr,), "uniform", -1.0, 1.0),
+        },
         fixed={"old_variables": _cfd_state(nelr, 333)},
         outputs=["variables"],
         seed=333,
         reference=lambda ins, sc: {"variables": np.concatenate([x.v for x in run(ins)])},
         tolerance={"variables": lambda ins: (0.0, np.concatenate([x.e for x in run(ins)]))},
-    )  # fmt: skip
+    )
 
 
 # ---- streamcluster ------------------------------------------------------------------------------------
@@ -675,8 +759,9 @@ def _rd_streamcluster(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     # more than the rounding of the distance
     c64 = coord.astype(np.float64)
     moving = ((c64 - c64[:, x : x + 1]) ** 2).sum(axis=0) * weight
-    factor = np.where(rng.uniform(0.0, 1.0, num) < 0.5,
-                      rng.uniform(0.3, 0.9, num), rng.uniform(1.1, 3.0, num))
+    factor = np.where(
+        rng.uniform(0.0, 1.0, num) < 0.5, rng.uniform(0.3, 0.9, num), rng.uniform(1.1, 3.0, num)
+    )
     cost = (moving * factor).astype(np.float32)
     cost[x] = np.float32(0.5)  # x itself: distance 0, a saving
     words = np.zeros((num, SC_WORDS), np.uint32)
@@ -718,20 +803,31 @@ def _rd_streamcluster(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_streamcluster",
         grid=(blocks, 1),
         block=(SC_BLOCK,),
-        params=[Param("num", "i32", num), Param("dim", "i32", SC_DIM), Param("x", "i64", x),
-                Param("p", "ptr", array="p"), Param("K", "i32", SC_K), Param("stride", "i32", stride),
-                Param("coord_d", "ptr", array="coord"), Param("work_mem_d", "ptr", array="work_mem"),
-                Param("center_table_d", "ptr", array="center_table"),
-                Param("switch_membership_d", "ptr", array="switch_membership")],
-        arrays={"p": ArraySpec("uint32", (num * SC_WORDS,)), "coord": ArraySpec("float32", (SC_DIM * num,)),
-                "work_mem": ArraySpec("float32", (stride * (num + 1),)),
-                "center_table": ArraySpec("int32", (num,)), "switch_membership": ArraySpec("uint8", (num,))},
+        params=[
+            Param("num", "i32", num),
+            Param("dim", "i32", SC_DIM),
+            Param("x", "i64", x),
+            Param("p", "ptr", array="p"),
+            Param("K", "i32", SC_K),
+            Param("stride", "i32", stride),
+            Param("coord_d", "ptr", array="coord"),
+            Param("work_mem_d", "ptr", array="work_mem"),
+            Param("center_table_d", "ptr", array="center_table"),
+            Param("switch_membership_d", "ptr", array="switch_membership"),
+        ],
+        arrays={
+            "p": ArraySpec("uint32", (num * SC_WORDS,)),
+            "coord": ArraySpec("float32", (SC_DIM * num,)),
+            "work_mem": ArraySpec("float32", (stride * (num + 1),)),
+            "center_table": ArraySpec("int32", (num,)),
+            "switch_membership": ArraySpec("uint8", (num,)),
+        },
         fixed={"p": words.reshape(-1), "coord": coord.reshape(-1), "center_table": table},
         outputs=["work_mem", "switch_membership"],
         seed=341,
         reference=ref,
         tolerance={"work_mem": tol},
-    )  # fmt: skip
+    )
 
 
 RECIPES = {
@@ -764,4 +860,4 @@ FULL_SIZES = {
     "rd_srad_1": FullSize(32, "2048x2048 image"),
     "rd_srad_2": FullSize(32, "2048x2048 image"),
     "rd_streamcluster": FullSize(64, "dim 256, 65536 points per chunk"),
-}  # fmt: skip
+}

@@ -42,15 +42,21 @@ def _rd_kmeans_invert(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_kmeans_invert",
         grid=(side * side,),
         block=(block,),
-        params=[Param("src", "ptr", array="src"), Param("dst", "ptr", array="dst"),
-                Param("npts", "i32", n), Param("nfeat", "i32", nf)],
-        arrays={"src": ArraySpec("float32", (n * nf,), "uniform", 0.0, 1.0),
-                "dst": ArraySpec("float32", (n * nf,))},
+        params=[
+            Param("src", "ptr", array="src"),
+            Param("dst", "ptr", array="dst"),
+            Param("npts", "i32", n),
+            Param("nfeat", "i32", nf),
+        ],
+        arrays={
+            "src": ArraySpec("float32", (n * nf,), "uniform", 0.0, 1.0),
+            "dst": ArraySpec("float32", (n * nf,)),
+        },
         outputs=["dst"],
         seed=351,
         reference=ref,
         tolerance={"dst": (0.0, 0.0)},  # copies: exact
-    )  # fmt: skip
+    )
 
 
 # ---- particlefilter (float build) ---------------------------------------------------------------------
@@ -110,19 +116,28 @@ def _rd_pf_normalize(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_pf_normalize",
         grid=(-(-n // PF_BLOCK),),
         block=(PF_BLOCK,),
-        params=[Param("weights", "ptr", array="weights"), Param("n", "i32", n),
-                Param("total", "ptr", array="total"), Param("cdf", "ptr", array="cdf"),
-                Param("draw", "ptr", array="draw"), Param("seed", "ptr", array="seed")],
-        arrays={"weights": ArraySpec("float64", (n,)), "total": ArraySpec("float64", (1,), "ones"),
-                "cdf": ArraySpec("float64", (n,)), "draw": ArraySpec("float64", (n,)),
-                "seed": ArraySpec("int32", (n,))},
+        params=[
+            Param("weights", "ptr", array="weights"),
+            Param("n", "i32", n),
+            Param("total", "ptr", array="total"),
+            Param("cdf", "ptr", array="cdf"),
+            Param("draw", "ptr", array="draw"),
+            Param("seed", "ptr", array="seed"),
+        ],
+        arrays={
+            "weights": ArraySpec("float64", (n,)),
+            "total": ArraySpec("float64", (1,), "ones"),
+            "cdf": ArraySpec("float64", (n,)),
+            "draw": ArraySpec("float64", (n,)),
+            "seed": ArraySpec("int32", (n,)),
+        },
         fixed={"weights": weights, "draw": draw0, "seed": seeds},
         outputs=["weights", "cdf", "draw", "seed"],
         seed=361,
         shared_bytes=shared_bytes("rd_pf_normalize"),
         reference=ref,
         tolerance={"weights": exact, "cdf": exact, "draw": exact},
-    )  # fmt: skip
+    )
 
 
 def _rd_pf_find_index(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -138,21 +153,31 @@ def _rd_pf_find_index(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_pf_find_index",
         grid=(-(-n // PF_BLOCK),),
         block=(PF_BLOCK,),
-        params=[Param("px", "ptr", array="px"), Param("py", "ptr", array="py"),
-                Param("cdf", "ptr", array="cdf"), Param("draw", "ptr", array="draw"),
-                Param("nx", "ptr", array="nx"), Param("ny", "ptr", array="ny"),
-                Param("weights", "ptr", array="weights"), Param("n", "i32", n)],
-        arrays={"px": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
-                "py": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
-                "cdf": ArraySpec("float64", (n,)), "draw": ArraySpec("float64", (n,)),
-                "nx": ArraySpec("float64", (n,)), "ny": ArraySpec("float64", (n,)),
-                "weights": ArraySpec("float64", (n,), "full", value=1.0 / n)},
+        params=[
+            Param("px", "ptr", array="px"),
+            Param("py", "ptr", array="py"),
+            Param("cdf", "ptr", array="cdf"),
+            Param("draw", "ptr", array="draw"),
+            Param("nx", "ptr", array="nx"),
+            Param("ny", "ptr", array="ny"),
+            Param("weights", "ptr", array="weights"),
+            Param("n", "i32", n),
+        ],
+        arrays={
+            "px": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
+            "py": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
+            "cdf": ArraySpec("float64", (n,)),
+            "draw": ArraySpec("float64", (n,)),
+            "nx": ArraySpec("float64", (n,)),
+            "ny": ArraySpec("float64", (n,)),
+            "weights": ArraySpec("float64", (n,), "full", value=1.0 / n),
+        },
         fixed={"cdf": cdf, "draw": draw},
         outputs=["nx", "ny"],
         seed=372,
         reference=ref,
         tolerance={"nx": (0.0, 0.0), "ny": (0.0, 0.0)},  # copies: exact
-    )  # fmt: skip
+    )
 
 
 # ---- srad (v1) ----------------------------------------------------------------------------------------
@@ -270,8 +295,13 @@ def _rd_srad1_reduce(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_srad1_reduce",
         grid=(blocks,),
         block=(SRAD1_THREADS,),
-        params=[Param("npix", "i64", n), Param("cnt", "i32", n), Param("stride", "i32", 1),
-                Param("sums", "ptr", array="sums"), Param("sums2", "ptr", array="sums2")],
+        params=[
+            Param("npix", "i64", n),
+            Param("cnt", "i32", n),
+            Param("stride", "i32", 1),
+            Param("sums", "ptr", array="sums"),
+            Param("sums2", "ptr", array="sums2"),
+        ],
         arrays={"sums": ArraySpec("float32", (n,)), "sums2": ArraySpec("float32", (n,))},
         fixed={"sums": img, "sums2": img * img},
         outputs=["sums", "sums2"],
@@ -279,7 +309,7 @@ def _rd_srad1_reduce(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("rd_srad1_reduce"),
         reference=ref,
         tolerance={"sums": exact, "sums2": exact},
-    )  # fmt: skip
+    )
 
 
 RECIPES = {
@@ -302,4 +332,4 @@ FULL_SIZES = {
     "rd_srad1_compress": FullSize(49.98174, "502 x 458 = 229916 pixels"),
     "rd_srad1_extract": FullSize(49.98174, "502 x 458 = 229916 pixels"),
     "rd_srad1_reduce": FullSize(49.98174, "502 x 458 = 229916 pixels, first reduction launch"),
-}  # fmt: skip
+}

@@ -100,20 +100,28 @@ def _sdk_blackscholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="sdk_blackscholes",
         grid=(grid,),
         block=(block,),
-        params=[Param("call", "ptr", array="call"), Param("put", "ptr", array="put"),
-                Param("spot", "ptr", array="spot"), Param("strike", "ptr", array="strike"),
-                Param("years", "ptr", array="years"), Param("rate", "f32", rate), Param("vol", "f32", vol),
-                Param("n", "i32", n)],
-        arrays={"call": ArraySpec("float32", (n,), "full", value=-1.0),
-                "put": ArraySpec("float32", (n,), "full", value=-1.0),
-                "spot": ArraySpec("float32", (n,), "uniform", 5.0, 30.0),
-                "strike": ArraySpec("float32", (n,), "uniform", 1.0, 100.0),
-                "years": ArraySpec("float32", (n,), "uniform", 0.25, 10.0)},
+        params=[
+            Param("call", "ptr", array="call"),
+            Param("put", "ptr", array="put"),
+            Param("spot", "ptr", array="spot"),
+            Param("strike", "ptr", array="strike"),
+            Param("years", "ptr", array="years"),
+            Param("rate", "f32", rate),
+            Param("vol", "f32", vol),
+            Param("n", "i32", n),
+        ],
+        arrays={
+            "call": ArraySpec("float32", (n,), "full", value=-1.0),
+            "put": ArraySpec("float32", (n,), "full", value=-1.0),
+            "spot": ArraySpec("float32", (n,), "uniform", 5.0, 30.0),
+            "strike": ArraySpec("float32", (n,), "uniform", 1.0, 100.0),
+            "years": ArraySpec("float32", (n,), "uniform", 0.25, 10.0),
+        },
         outputs=["call", "put"],
         seed=101,
         reference=ref,
         tolerance={"call": lambda ins: (0.0, errs(ins)[0]), "put": lambda ins: (0.0, errs(ins)[1])},
-    )  # fmt: skip
+    )
 
 
 # ---- binomialOptions: binomialOptionsKernel
@@ -152,8 +160,9 @@ def _sdk_binomial(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         pud, pdd = table[:nopt, 3].astype(np.float64)[:, None], table[:nopt, 4].astype(np.float64)[:, None]
         for _ in range(steps):
             if errs is not None:  # two roundings per node (a product, then a fused multiply-add)
-                errs = (pud * errs[:, 1:] + pdd * errs[:, :-1]
-                        + 2 * U * (pud * vals[:, 1:] + pdd * vals[:, :-1]))
+                errs = (
+                    pud * errs[:, 1:] + pdd * errs[:, :-1] + 2 * U * (pud * vals[:, 1:] + pdd * vals[:, :-1])
+                )
             vals = pud * vals[:, 1:] + pdd * vals[:, :-1]
         return vals[:, 0], (None if errs is None else errs[:, 0])
 
@@ -173,15 +182,17 @@ def _sdk_binomial(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(nopt,),
         block=(128,),
         params=[Param("result", "ptr", array="result"), Param("steps", "i32", steps)],
-        arrays={"result": ArraySpec("float32", (nopt,), "full", value=-1.0),
-                "options": ArraySpec("float32", (nopt * 5,), "zeros")},
+        arrays={
+            "result": ArraySpec("float32", (nopt,), "full", value=-1.0),
+            "options": ArraySpec("float32", (nopt * 5,), "zeros"),
+        },
         fixed={"options": table.reshape(-1)},
         constants={3: "options"},
         outputs=["result"],
         seed=202,
         reference=ref,
         tolerance={"result": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- matrixMul: MatrixMulCUDA<32>
@@ -209,16 +220,23 @@ def _sdk_matrixmul(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_matrixmul"),
         grid=(wB // 32, hA // 32),
         block=(32, 32),
-        params=[Param("C", "ptr", array="C"), Param("A", "ptr", array="A"), Param("B", "ptr", array="B"),
-                Param("wA", "i32", wA), Param("wB", "i32", wB)],
-        arrays={"C": ArraySpec("float32", (hA * wB,), "full", value=-1.0),
-                "A": ArraySpec("float32", (hA * wA,), "uniform", -1.0, 1.0),
-                "B": ArraySpec("float32", (wA * wB,), "uniform", -1.0, 1.0)},
+        params=[
+            Param("C", "ptr", array="C"),
+            Param("A", "ptr", array="A"),
+            Param("B", "ptr", array="B"),
+            Param("wA", "i32", wA),
+            Param("wB", "i32", wB),
+        ],
+        arrays={
+            "C": ArraySpec("float32", (hA * wB,), "full", value=-1.0),
+            "A": ArraySpec("float32", (hA * wA,), "uniform", -1.0, 1.0),
+            "B": ArraySpec("float32", (wA * wB,), "uniform", -1.0, 1.0),
+        },
         outputs=["C"],
         seed=303,
         reference=ref,
         tolerance={"C": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- scan: scanExclusiveShared, scanExclusiveShared2, uniformUpdate (unsigned ints, wrapping sums)
@@ -246,14 +264,19 @@ def _sdk_scan_exclusive(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_scan_exclusive"),
         grid=(n // SCAN_SEG,),
         block=(256,),
-        params=[Param("dst", "ptr", array="dst"), Param("src", "ptr", array="src"),
-                Param("size", "u32", SCAN_SEG)],
-        arrays={"dst": ArraySpec("uint32", (n,), "zeros"),
-                "src": ArraySpec("uint32", (n,), "randint", 0, 2**31)},  # rand()'s range, as the sample
+        params=[
+            Param("dst", "ptr", array="dst"),
+            Param("src", "ptr", array="src"),
+            Param("size", "u32", SCAN_SEG),
+        ],
+        arrays={
+            "dst": ArraySpec("uint32", (n,), "zeros"),
+            "src": ArraySpec("uint32", (n,), "randint", 0, 2**31),
+        },  # rand()'s range, as the sample
         outputs=["dst"],
         seed=404,
         reference=ref,
-    )  # fmt: skip
+    )
 
 
 def _sdk_scan_exclusive2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -270,8 +293,10 @@ def _sdk_scan_exclusive2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     grid = -(-segs // 256)
 
     def ref(ins, sc):
-        tops = (ins["first_pass"].reshape(-1, SCAN_SEG)[:, -1].astype(np.uint64)
-                + ins["src"].reshape(-1, SCAN_SEG)[:, -1]) % (1 << 32)
+        tops = (
+            ins["first_pass"].reshape(-1, SCAN_SEG)[:, -1].astype(np.uint64)
+            + ins["src"].reshape(-1, SCAN_SEG)[:, -1]
+        ) % (1 << 32)
         pad = np.zeros(grid * 256, np.uint32)
         pad[:segs] = tops.astype(np.uint32)
         out = _seg_exclusive(pad, group)[:segs]
@@ -282,17 +307,23 @@ def _sdk_scan_exclusive2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_scan_exclusive2"),
         grid=(grid,),
         block=(256,),
-        params=[Param("offsets", "ptr", array="offsets"), Param("first_pass", "ptr", array="first_pass"),
-                Param("src", "ptr", array="src"), Param("segments", "u32", segs),
-                Param("size", "u32", group)],
-        arrays={"offsets": ArraySpec("uint32", (segs,), "zeros"),
-                "first_pass": ArraySpec("uint32", (segs * SCAN_SEG,), "zeros"),
-                "src": ArraySpec("uint32", (segs * SCAN_SEG,), "zeros")},
+        params=[
+            Param("offsets", "ptr", array="offsets"),
+            Param("first_pass", "ptr", array="first_pass"),
+            Param("src", "ptr", array="src"),
+            Param("segments", "u32", segs),
+            Param("size", "u32", group),
+        ],
+        arrays={
+            "offsets": ArraySpec("uint32", (segs,), "zeros"),
+            "first_pass": ArraySpec("uint32", (segs * SCAN_SEG,), "zeros"),
+            "src": ArraySpec("uint32", (segs * SCAN_SEG,), "zeros"),
+        },
         fixed={"first_pass": first, "src": src},
         outputs=["offsets"],
         seed=505,
         reference=ref,
-    )  # fmt: skip
+    )
 
 
 def _sdk_scan_update(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -311,12 +342,14 @@ def _sdk_scan_update(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(segs,),
         block=(256,),
         params=[Param("data", "ptr", array="data"), Param("offsets", "ptr", array="offsets")],
-        arrays={"data": ArraySpec("uint32", (segs * SCAN_SEG,), "randint", 0, 2**32),
-                "offsets": ArraySpec("uint32", (segs,), "randint", 0, 2**32)},
+        arrays={
+            "data": ArraySpec("uint32", (segs * SCAN_SEG,), "randint", 0, 2**32),
+            "offsets": ArraySpec("uint32", (segs,), "randint", 0, 2**32),
+        },
         outputs=["data"],
         seed=606,
         reference=ref,
-    )  # fmt: skip
+    )
 
 
 # ---- dct8x8: CUDAkernel2DCT
@@ -362,16 +395,21 @@ def _sdk_dct8x8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_dct8x8"),
         grid=(w // 32, h // 16),
         block=(8, 4, 2),
-        params=[Param("dst", "ptr", array="dst"), Param("src", "ptr", array="src"),
-                Param("stride", "i32", w)],
-        arrays={"dst": ArraySpec("float32", (h * w,), "full", value=-1.0),
-                # 8-bit pixels, as the sample's image
-                "src": ArraySpec("float32", (h * w,), "uniform", 0.0, 255.0)},
+        params=[
+            Param("dst", "ptr", array="dst"),
+            Param("src", "ptr", array="src"),
+            Param("stride", "i32", w),
+        ],
+        arrays={
+            "dst": ArraySpec("float32", (h * w,), "full", value=-1.0),
+            # 8-bit pixels, as the sample's image
+            "src": ArraySpec("float32", (h * w,), "uniform", 0.0, 255.0),
+        },
         outputs=["dst"],
         seed=707,
         reference=ref,
         tolerance={"dst": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- mergeSort: mergeSortSharedKernel<1>
@@ -388,24 +426,33 @@ def _sdk_mergesort_shared(scale: float = 1.0, ctas: int | None = None) -> Recipe
         k = ins["src_key"].reshape(-1, MS_TILE)
         order = np.argsort(k, axis=1, kind="stable")  # ties keep their order, as the merge rounds do
         v = ins["src_val"].reshape(-1, MS_TILE)
-        return {"dst_key": np.take_along_axis(k, order, 1).reshape(-1),
-                "dst_val": np.take_along_axis(v, order, 1).reshape(-1)}
+        return {
+            "dst_key": np.take_along_axis(k, order, 1).reshape(-1),
+            "dst_val": np.take_along_axis(v, order, 1).reshape(-1),
+        }
 
     return Recipe(
         kernel="sdk_mergesort_shared",
         shared_bytes=shared_bytes("sdk_mergesort_shared"),
         grid=(n // MS_TILE,),
         block=(512,),
-        params=[Param("dst_key", "ptr", array="dst_key"), Param("dst_val", "ptr", array="dst_val"),
-                Param("src_key", "ptr", array="src_key"), Param("src_val", "ptr", array="src_val"),
-                Param("length", "u32", MS_TILE)],
-        arrays={"dst_key": ArraySpec("uint32", (n,), "zeros"), "dst_val": ArraySpec("uint32", (n,), "zeros"),
-                "src_key": ArraySpec("uint32", (n,), "randint", 0, 65536),  # the sample's numValues
-                "src_val": ArraySpec("uint32", (n,), "arange")},
+        params=[
+            Param("dst_key", "ptr", array="dst_key"),
+            Param("dst_val", "ptr", array="dst_val"),
+            Param("src_key", "ptr", array="src_key"),
+            Param("src_val", "ptr", array="src_val"),
+            Param("length", "u32", MS_TILE),
+        ],
+        arrays={
+            "dst_key": ArraySpec("uint32", (n,), "zeros"),
+            "dst_val": ArraySpec("uint32", (n,), "zeros"),
+            "src_key": ArraySpec("uint32", (n,), "randint", 0, 65536),  # the sample's numValues
+            "src_val": ArraySpec("uint32", (n,), "arange"),
+        },
         outputs=["dst_key", "dst_val"],
         seed=808,
         reference=ref,
-    )  # fmt: skip
+    )
 
 
 RECIPES = {
@@ -430,4 +477,4 @@ FULL_SIZES = {
     "sdk_scan_exclusive": FullSize(1664, "N = 13*2^20/2 uints, segments of 1024 (6656 CTAs)"),
     "sdk_scan_exclusive2": FullSize(22.1867, "6656 segment totals (26 CTAs)"),
     "sdk_scan_update": FullSize(832, "N = 13*2^20/2 uints (6656 CTAs)"),
-}  # fmt: skip
+}

@@ -112,15 +112,17 @@ def _sdk_quasirandom(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(128, QRNG_DIMS),
         params=[Param("out", "ptr", array="out"), Param("offset", "u32", offset), Param("n", "u32", n)],
-        arrays={"out": ArraySpec("float32", (QRNG_DIMS * n,), "full", value=-1.0),
-                "dirs": ArraySpec("uint32", (QRNG_DIMS * QRNG_BITS,), "zeros")},
+        arrays={
+            "out": ArraySpec("float32", (QRNG_DIMS * n,), "full", value=-1.0),
+            "dirs": ArraySpec("uint32", (QRNG_DIMS * QRNG_BITS,), "zeros"),
+        },
         fixed={"dirs": table.reshape(-1)},
         constants={3: "dirs"},
         outputs=["out"],
         seed=111,
         reference=ref,
         tolerance={"out": tol},
-    )  # fmt: skip
+    )
 
 
 # ---- quasirandomGenerator: inverseCNDKernel (Moro's inverse normal CDF)
@@ -231,14 +233,17 @@ def _sdk_inverse_cnd(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="sdk_inverse_cnd",
         grid=(grid,),
         block=(128,),
-        params=[Param("out", "ptr", array="out"), Param("in", "u64", 0),  # a null pointer, as the sample
-                Param("n", "u32", n)],
+        params=[
+            Param("out", "ptr", array="out"),
+            Param("in", "u64", 0),  # a null pointer, as the sample
+            Param("n", "u32", n),
+        ],
         arrays={"out": ArraySpec("float32", (n,), "full", value=-99.0)},
         outputs=["out"],
         seed=222,
         reference=ref,
         tolerance={"out": lambda ins: (0.0, _moro_err(samples()))},
-    )  # fmt: skip
+    )
 
 
 # ---- mergeSort: mergeElementaryIntervalsKernel<1>
@@ -301,20 +306,29 @@ def _sdk_mergesort_merge(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_mergesort_merge"),
         grid=(n // MSM_SAMPLE,),
         block=(MSM_SAMPLE,),
-        params=[Param("dst_key", "ptr", array="dst_key"), Param("dst_val", "ptr", array="dst_val"),
-                Param("src_key", "ptr", array="src_key"), Param("src_val", "ptr", array="src_val"),
-                Param("limits_a", "ptr", array="limits_a"), Param("limits_b", "ptr", array="limits_b"),
-                Param("run", "u32", run), Param("n", "u32", n)],
-        arrays={"dst_key": ArraySpec("uint32", (n,), "full", value=0xFFFFFFFF),
-                "dst_val": ArraySpec("uint32", (n,), "full", value=0xFFFFFFFF),
-                "src_key": ArraySpec("uint32", (n,), "zeros"), "src_val": ArraySpec("uint32", (n,), "zeros"),
-                "limits_a": ArraySpec("uint32", (lim_a.size,), "zeros"),
-                "limits_b": ArraySpec("uint32", (lim_b.size,), "zeros")},
+        params=[
+            Param("dst_key", "ptr", array="dst_key"),
+            Param("dst_val", "ptr", array="dst_val"),
+            Param("src_key", "ptr", array="src_key"),
+            Param("src_val", "ptr", array="src_val"),
+            Param("limits_a", "ptr", array="limits_a"),
+            Param("limits_b", "ptr", array="limits_b"),
+            Param("run", "u32", run),
+            Param("n", "u32", n),
+        ],
+        arrays={
+            "dst_key": ArraySpec("uint32", (n,), "full", value=0xFFFFFFFF),
+            "dst_val": ArraySpec("uint32", (n,), "full", value=0xFFFFFFFF),
+            "src_key": ArraySpec("uint32", (n,), "zeros"),
+            "src_val": ArraySpec("uint32", (n,), "zeros"),
+            "limits_a": ArraySpec("uint32", (lim_a.size,), "zeros"),
+            "limits_b": ArraySpec("uint32", (lim_b.size,), "zeros"),
+        },
         fixed={"src_key": keys, "src_val": vals, "limits_a": lim_a, "limits_b": lim_b},
         outputs=["dst_key", "dst_val"],
         seed=333,
         reference=ref,
-    )  # fmt: skip
+    )
 
 
 # ---- fft: the batched complex transform the SDK's FFT samples hand to cuFFT (no original kernel)
@@ -355,13 +369,15 @@ def _sdk_fft(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(batch,),
         block=(FFT_N // 8,),
         params=[Param("dst", "ptr", array="dst"), Param("src", "ptr", array="src")],
-        arrays={"dst": ArraySpec("float32", (2 * n,), "full", value=-99.0),
-                "src": ArraySpec("float32", (2 * n,), "uniform", -1.0, 1.0)},
+        arrays={
+            "dst": ArraySpec("float32", (2 * n,), "full", value=-99.0),
+            "src": ArraySpec("float32", (2 * n,), "uniform", -1.0, 1.0),
+        },
         outputs=["dst"],
         seed=444,
         reference=ref,
         tolerance={"dst": tol},
-    )  # fmt: skip
+    )
 
 
 RECIPES = {
@@ -383,4 +399,4 @@ FULL_SIZES = {
     "sdk_inverse_cnd": FullSize(48, "128 CTAs, n = 3 * 2^20 samples", ctas=128),
     "sdk_mergesort_merge": FullSize(1024, "N = 4M keys (4194304), 32768 CTAs per merge stage"),
     "sdk_quasirandom": FullSize(16, "128 CTAs, N = 2^20 points per dimension, 3 dimensions", ctas=128),
-}  # fmt: skip
+}
