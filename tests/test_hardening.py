@@ -24,6 +24,13 @@ def run_cli(args, capsys) -> str:
     return err
 
 
+def run_cli_mem_fraction_uncertainty(spec, capsys) -> str:
+    """The CLI's one-line error for a 10-sample Monte Carlo evaluation of saxpy with mem_fraction's
+    uncertainty given as ``spec``."""
+    args = ["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "10"]
+    return run_cli([*args, "--uncertainty", f"mem_fraction={spec}"], capsys)
+
+
 def test_non_utf8_config_file(tmp_path, capsys):
     f = tmp_path / "l.toml"
     f.write_bytes(b'name = "caf\xe9"\n')
@@ -340,20 +347,7 @@ def test_every_sm_field_in_a_grid_changes_the_analytic_model_or_is_refused(capsy
 
 @pytest.mark.parametrize("spec", ["normal:nan", "normal:-1", "uniform:1.5", "lognormal:inf"])
 def test_bad_uncertainty_widths(capsys, spec):
-    err = run_cli(
-        [
-            "evaluate",
-            "--workload",
-            "saxpy",
-            "--method",
-            "montecarlo",
-            "--samples",
-            "10",
-            "--uncertainty",
-            f"mem_fraction={spec}",
-        ],
-        capsys,
-    )
+    err = run_cli_mem_fraction_uncertainty(spec, capsys)
     assert "mem_fraction" in err
 
 
@@ -765,20 +759,7 @@ def test_api_bounds_of_bench_calibrate_and_workers():
 @pytest.mark.parametrize("spec", ["normal:1e308", "lognormal:700", "normal:1.5"])
 def test_uncertainty_widths_beyond_meaning_are_refused(capsys, spec):
     """mem_fraction=normal:1e308 ran and printed nonsense: a relative sd is at most 1."""
-    err = run_cli(
-        [
-            "evaluate",
-            "--workload",
-            "saxpy",
-            "--method",
-            "montecarlo",
-            "--samples",
-            "10",
-            "--uncertainty",
-            f"mem_fraction={spec}",
-        ],
-        capsys,
-    )
+    err = run_cli_mem_fraction_uncertainty(spec, capsys)
     assert "mem_fraction" in err and "sd <= 1" in err
 
 
