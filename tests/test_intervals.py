@@ -621,53 +621,23 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
     ``y``; the solver's tolerance is 10^-10).  The grid holds points where ``g`` falls steeper than -3 at
     the root, where a half-damped iteration ``x <- (x + g(x)) / 2`` moves away from it (a two-cycle).
     The other outputs (the queues' waits, the bounds) are the queues' at that IPC."""
+    import inspect
+
     import rfmodel.analytic.throughput as T
     from rfmodel.evaluate import evaluate
 
     calls = []
     real = T._steady
 
-    def spy(
-        x,
-        out,
-        wpc,
-        levels,
-        sched_cpi,
-        chain2,
-        cta_chain2,
-        sw,
-        sched,
-        pool,
-        rtol,
-        ke,
-        ml,
-        todo,
-        touched,
-        oc_sets,
-        evals_out,
-    ):
-        real(
-            x,
-            out,
-            wpc,
-            levels,
-            sched_cpi,
-            chain2,
-            cta_chain2,
-            sw,
-            sched,
-            pool,
-            rtol,
-            ke,
-            ml,
-            todo,
-            touched,
-            oc_sets,
-            evals_out,
-        )
-        if not touched.any():
-            rest = (wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml)
-            calls.append((x.copy(), out.copy(), rest, oc_sets))
+    names = list(inspect.signature(real.py_func).parameters)
+    queue_inputs = ("wpc", "levels", "sched_cpi", "chain2", "cta_chain2", "separate_write", "sched", "pool")
+
+    def spy(*args):
+        real(*args)
+        a = dict(zip(names, args, strict=True))
+        if not a["touched"].any():
+            rest = tuple(a[k] for k in (*queue_inputs, "ke", "ml"))
+            calls.append((a["x"].copy(), a["out"].copy(), rest, a["oc_sets"]))
 
     monkeypatch.setattr(T, "_steady", spy)
     g = {"num_banks": [4, 8, 16], "collector_units": [2, 4, 8], "main_rf_latency_x": [1, 2, 6]}
