@@ -4,14 +4,13 @@ served, the analytic terms."""
 
 import numpy as np
 import pytest
-from test_sim_known import make_sm
+from test_sim_known import LINE, l1d, l2_path_sm
 
 import rfmodel
 from rfmodel.designs.base import get_design
 from rfmodel.designs.cerf import locate, reg_address, reg_mem_address, reindex
 from rfmodel.errors import SpecError
 from rfmodel.sim import simulate_trace, trace_from_warps
-from rfmodel.spec.sm import L1DSpec, LatencySpec
 
 CERF = get_design("cerf")
 
@@ -72,27 +71,13 @@ def test_presets_and_parameters():
 
 
 # ------------------------------------------------------------------ the simulator, hand-computed
-LINE = 128
 
 
 def _tiny_sm():
     """One scheduler, a 4-line array (128 registers), L1D hit 5, L2 50 (no L2 slice: every line from DRAM
     at latency 0 plus one line of bandwidth), integer latency 4, loads 1; no interconnect ports (the known
     answers count the L1D and L2 path alone)."""
-    l1 = L1DSpec(size_bytes=4 * LINE, assoc=4, line_bytes=LINE, mshr_entries=8, hit_latency_cycles=5)
-    return make_sm(
-        4,
-        regs_per_sm=128,
-        num_banks=4,
-        max_regs_per_thread=4,
-        regs_per_cta_limit=128,
-        l1d=l1,
-        l2_hit_latency_cycles=50,
-        dram_latency_cycles=0,
-        l2_size_bytes=0,
-        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
-        icnt_flit_bytes=None,
-    )
+    return l2_path_sm(regs_per_sm=128, num_banks=4, max_regs_per_thread=4, regs_per_cta_limit=128, l1d=l1d(4))
 
 
 def _run(trace, **params):

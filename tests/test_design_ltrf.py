@@ -2,28 +2,20 @@
 
 import numpy as np
 import pytest
+from test_sim_known import make_sm as known_sm
 
 from rfmodel.compiler.liveness import trace_dead_masks
 from rfmodel.designs.base import design_names, get_design
 from rfmodel.designs.ltrf import _dynamic_intervals, row_tables
 from rfmodel.sim import simulate_trace, trace_from_warps
-from rfmodel.spec import get_preset
-from rfmodel.spec.sm import CollectorSpec, LatencySpec
 
 FAMILY = ("ltrf", "ltrf_plus", "ltrfconf", "strands")
 
 
 def make_sm(L=4, **kw):
-    base = dict(
-        schedulers_per_sm=1,
-        collectors=CollectorSpec(gen=8, sp=0, sfu=0, mem=0),
-        num_banks=16,
-        bank_rw_ports=1,
-        latency=LatencySpec(int=(L, 1), fp32=(10, 1), misc=(1, 1)),
-        scheduler="two-level",
-    )
-    base.update(kw)
-    return get_preset("fermi-gtx480").replace(**base)
+    """tests/test_sim_known.py's SM (one scheduler, 8 generic collectors, 16 single-ported banks, integer
+    latency L) with the two-level scheduler."""
+    return known_sm(L, **{"scheduler": "two-level", **kw})
 
 
 def run(trace, design, sm=None, **params):

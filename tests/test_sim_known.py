@@ -34,6 +34,30 @@ def make_sm(L=4, **kw):
     return get_preset("fermi-gtx480").replace(**base)
 
 
+LINE = 128
+
+
+def l1d(lines, assoc=4, **kw):
+    """An L1D of ``lines`` 128-byte lines in sets of ``assoc`` ways, 8 MSHRs and a hit latency of 5 cycles
+    (``kw``: its other fields, or other values of these)."""
+    spec = dict(size_bytes=lines * LINE, assoc=assoc, line_bytes=LINE, mshr_entries=8, hit_latency_cycles=5)
+    return L1DSpec(**{**spec, **kw})
+
+
+def l2_path_sm(**kw):
+    """``make_sm(4)`` whose loads (latency 1) take the L1D and the L2 path alone: L2 hit latency 50, no L2
+    contents (every line from DRAM at latency 0 plus one line of bandwidth), no interconnect ports."""
+    return make_sm(
+        4,
+        l2_hit_latency_cycles=50,
+        dram_latency_cycles=0,
+        l2_size_bytes=0,
+        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
+        icnt_flit_bytes=None,
+        **kw,
+    )
+
+
 def run(trace, sm, design="baseline", params=None, **opts):
     return simulate_trace(trace, sm, design, params, opts or None)
 
@@ -201,21 +225,12 @@ def test_l1d_counts_match_an_lru_set_associative_cache(seed, chained):
     """Independent loads on an L1D that takes the least recently used way whatever its state, and loads
     that each wait for the one before (no line is ever waiting for its fill) on one that reserves lines at
     the miss: the hits of an LRU cache either way."""
-    line = 128
     sets, assoc = 4, 2
-    l1 = L1DSpec(
-        size_bytes=sets * assoc * line,
-        assoc=assoc,
-        line_bytes=line,
-        mshr_entries=4,
-        hit_latency_cycles=5,
-        allocate_on_miss=chained,
-    )
-    sm = make_sm(4, l1d=l1)
+    sm = make_sm(4, l1d=l1d(sets * assoc, assoc, mshr_entries=4, allocate_on_miss=chained))
     rng = np.random.default_rng(seed)
     stream = rng.integers(0, 12, size=300)  # 12 distinct lines over 4 sets x 2 ways
     prog = [
-        ("LDG.E", [20 + i % 8], [20 + (i - 1) % 8 if chained and i else 2], {"lines": [int(x) * line]})
+        ("LDG.E", [20 + i % 8], [20 + (i - 1) % 8 if chained and i else 2], {"lines": [int(x) * LINE]})
         for i, x in enumerate(stream)
     ]
     r = run(trace_from_warps([prog]), sm)
@@ -226,20 +241,11 @@ def test_l1d_counts_match_an_lru_set_associative_cache(seed, chained):
 
 def test_l1d_hand_stream():
     # 1 set x 2 ways, independent loads: A B A C B A
-    line = 128
     seq = [0, 1, 0, 2, 1, 0]
-    prog = [("LDG.E", [20 + i], [2], {"lines": [x * line]}) for i, x in enumerate(seq)]
+    prog = [("LDG.E", [20 + i], [2], {"lines": [x * LINE]}) for i, x in enumerate(seq)]
     runs = {}
     for reserve in (False, True):
-        l1 = L1DSpec(
-            size_bytes=2 * line,
-            assoc=2,
-            line_bytes=line,
-            mshr_entries=8,
-            hit_latency_cycles=5,
-            allocate_on_miss=reserve,
-        )
-        runs[reserve] = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
+        runs[reserve] = run(trace_from_warps([prog]), make_sm(4, l1d=l1d(2, 2, allocate_on_miss=reserve)))
     # taking the LRU way whatever its state: miss miss hit miss (evicts B) miss (evicts A) miss -> 1 hit
     r = runs[False]
     assert (r.counts["l1_acc"], r.counts["l1_hit"], r.counts["l1_set_wait"]) == (6, 1, 0)
@@ -272,22 +278,13 @@ def test_the_fermi_hash_spreads_a_4_kb_stride_that_linear_indexing_puts_in_one_s
     """32 sets x 4 ways; one warp reads lines 4 KB apart (0, 0x1000, 0x2000, 0x3000, 0x4000) twice, each
     load after the one before.  Linearly they all fall in set 0, five lines in four ways: LRU misses all ten.
     Hashed they fall in sets 0, 0, 1, 1, 2 and the second pass hits all five."""
-    line = 128
     addrs = [0x0, 0x1000, 0x2000, 0x3000, 0x4000] * 2
     prog = [
         ("LDG.E", [20 + i % 8], [20 + (i - 1) % 8 if i else 2], {"lines": [a]}) for i, a in enumerate(addrs)
     ]
     hits = {}
     for index in ("linear", "fermi-hash"):
-        l1 = L1DSpec(
-            size_bytes=32 * 4 * line,
-            assoc=4,
-            line_bytes=line,
-            mshr_entries=8,
-            hit_latency_cycles=5,
-            set_index=index,
-        )
-        r = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
+        r = run(trace_from_warps([prog]), make_sm(4, l1d=l1d(32 * 4, 4, set_index=index)))
         hits[index] = (r.counts["l1_acc"], r.counts["l1_hit"])
     assert hits == {"linear": (10, 0), "fermi-hash": (10, 5)}
 
@@ -296,25 +293,16 @@ def test_a_store_miss_allocates_its_line_only_with_write_allocate():
     """A store to line A, then a load of A: with write-allocate the store's line is in the L1D and the load
     hits; with GPGPU-Sim's no-write-allocate the store only writes through and the load misses.  A store that
     hits a line a load brought in refreshes it either way (the second load of B hits)."""
-    line = 128
     prog = [
         ("STG.E", [], [2, 3], {"lines": [0]}),
         ("LDG.E", [20], [2], {"lines": [0]}),
-        ("LDG.E", [21], [20], {"lines": [line]}),
-        ("STG.E", [], [2, 21], {"lines": [line]}),
-        ("LDG.E", [22], [21], {"lines": [line]}),
+        ("LDG.E", [21], [20], {"lines": [LINE]}),
+        ("STG.E", [], [2, 21], {"lines": [LINE]}),
+        ("LDG.E", [22], [21], {"lines": [LINE]}),
     ]
     hits = {}
     for walloc in (True, False):
-        l1 = L1DSpec(
-            size_bytes=4 * line,
-            assoc=4,
-            line_bytes=line,
-            mshr_entries=8,
-            hit_latency_cycles=5,
-            write_allocate=walloc,
-        )
-        r = run(trace_from_warps([prog]), make_sm(4, l1d=l1))
+        r = run(trace_from_warps([prog]), make_sm(4, l1d=l1d(4, 4, write_allocate=walloc)))
         hits[walloc] = (r.counts["l1_acc"], r.counts["l1_hit"])
     # write-allocate: the load of A hits, B misses, the store to B hits, the second load of B hits
     assert hits[True] == (5, 3)
@@ -324,29 +312,14 @@ def test_a_store_miss_allocates_its_line_only_with_write_allocate():
 def test_a_load_that_finds_its_set_waiting_waits_for_the_first_fill():
     """1 set x 1 way, two independent loads of different lines: the second can take the way only when the
     first's line has arrived, so it leaves the SM that much later (the unit looks up one line a cycle)."""
-    line = 128
-    sm0 = make_sm(
-        4,
-        l2_hit_latency_cycles=50,
-        dram_latency_cycles=0,
-        l2_size_bytes=0,
-        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
-        icnt_flit_bytes=None,
-    )
-    prog = [("LDG.E", [20], [2], {"lines": [0]}), ("LDG.E", [21], [2], {"lines": [line]})]
+    sm0 = l2_path_sm()
+    prog = [("LDG.E", [20], [2], {"lines": [0]}), ("LDG.E", [21], [2], {"lines": [LINE]})]
     runs = {}
     for reserve in (False, True):
-        l1 = L1DSpec(
-            size_bytes=line,
-            assoc=1,
-            line_bytes=line,
-            mshr_entries=8,
-            hit_latency_cycles=5,
-            allocate_on_miss=reserve,
-        )
+        l1 = l1d(1, 1, allocate_on_miss=reserve)
         runs[reserve] = run(trace_from_warps([prog]), sm0.replace(l1d=l1))
     one = run(trace_from_warps([prog[:1]]), sm0.replace(l1d=l1))
-    service = int(np.ceil(line / sm0.mem_bw_bytes_per_cycle))
+    service = int(np.ceil(LINE / sm0.mem_bw_bytes_per_cycle))
     # the first load looks up its line at cycle 2 and its fill arrives at F = 2 + 5 + service + 50 (the run
     # ends 2 cycles later: write-back, retire), as test_load_latency_hit_and_miss has it
     F = 2 + 5 + service + 50
@@ -360,22 +333,12 @@ def test_a_load_that_finds_its_set_waiting_waits_for_the_first_fill():
 
 
 def test_load_latency_hit_and_miss():
-    line = 128
-    l1 = L1DSpec(size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5)
-    sm = make_sm(
-        4,
-        l1d=l1,
-        l2_hit_latency_cycles=50,
-        dram_latency_cycles=0,
-        l2_size_bytes=0,
-        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
-        icnt_flit_bytes=None,
-    )
+    sm = l2_path_sm(l1d=l1d(4))
     # a miss: dispatch at 2, L1 lookup 5 cycles, then the L2 (no L2 contents modelled: l2_size 0 ->
     # DRAM path with 0 extra latency and the bandwidth queue's one line of service; the interconnect
     # ports are left out here: tests/test_sim_noc.py has them)
     r = run(trace_from_warps([[("LDG.E", [20], [2], {"lines": [0]})]]), sm)
-    service = int(np.ceil(line / sm.mem_bw_bytes_per_cycle))
+    service = int(np.ceil(LINE / sm.mem_bw_bytes_per_cycle))
     assert r.metrics["cycles"] == 2 + 5 + service + 50 + 1 + 1
 
 
@@ -716,12 +679,8 @@ def test_a_sectored_l1d_misses_the_sectors_a_line_lacks(sectored, hits):
     """GPGPU-Sim mode, sectored L1D (32-byte sectors filled on demand): 8 lanes read the first sector of a
     line; 32 lanes then read all four, a sector miss that fetches the other three; then 8 and 32 lanes hit.
     Unsectored, every read after the first hits.  rfmodel's own pipeline answers as unsectored."""
-    line = 128
     prog = [("LDG.E", [20 + i], [2], {"lines": [0], "active": a}) for i, a in enumerate((8, 32, 8, 32))]
-    l1 = L1DSpec(
-        size_bytes=4 * line, assoc=4, line_bytes=line, mshr_entries=8, hit_latency_cycles=5, sectored=sectored
-    )
-    sm = make_sm(4, l1d=l1)
+    sm = make_sm(4, l1d=l1d(4, sectored=sectored))
     r = simulate_trace(trace_from_warps([prog]), sm, options={"compat": "gpgpusim"})
     assert (r.counts["l1_acc"], r.counts["l1_hit"]) == (4, hits)
     own = run(trace_from_warps([prog]), sm)
@@ -736,10 +695,13 @@ def test_gpgpusim_mode_looks_the_l1d_up_at_the_head_of_its_latency_queue():
     round trip after the first's in GPGPU-Sim mode, the hit latency later in rfmodel's pipeline; a second
     load of the same line merges into the first miss in both."""
     D = 20
-    l1 = L1DSpec(
-        size_bytes=128, assoc=1, line_bytes=128, mshr_entries=8, hit_latency_cycles=D, allocate_on_miss=True
+    sm = make_sm(
+        4,
+        l1d=l1d(1, 1, hit_latency_cycles=D, allocate_on_miss=True),
+        l2_hit_latency_cycles=50,
+        dram_latency_cycles=0,
+        icnt_flit_bytes=None,
     )
-    sm = make_sm(4, l1d=l1, l2_hit_latency_cycles=50, dram_latency_cycles=0, icnt_flit_bytes=None)
 
     def prog(second):
         return [
@@ -810,29 +772,13 @@ def test_a_miss_holds_at_most_its_merge_limit_of_accesses():
     independent loads of one line a cycle apart (rfmodel's pipeline): the first misses (fill at F, as in
     test_load_latency_hit_and_miss), the others merge and finish with it at F + 1, unless the limit is 2: the
     third then waits from its lookup at cycle 4 until F and hits 5 cycles later."""
-    line = 128
     prog = [("LDG.E", [20 + i], [2], {"lines": [0]}) for i in range(3)]
-    sm0 = make_sm(
-        4,
-        l2_hit_latency_cycles=50,
-        dram_latency_cycles=0,
-        l2_size_bytes=0,
-        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
-        icnt_flit_bytes=None,
-    )
-    service = int(np.ceil(line / sm0.mem_bw_bytes_per_cycle))
+    sm0 = l2_path_sm()
+    service = int(np.ceil(LINE / sm0.mem_bw_bytes_per_cycle))
     F = 2 + 5 + service + 50
     cycles, waits = {}, {}
     for merge in (0, 2, 3):
-        l1 = L1DSpec(
-            size_bytes=4 * line,
-            assoc=4,
-            line_bytes=line,
-            mshr_entries=8,
-            hit_latency_cycles=5,
-            mshr_merge=merge,
-        )
-        r = run(trace_from_warps([prog]), sm0.replace(l1d=l1))
+        r = run(trace_from_warps([prog]), sm0.replace(l1d=l1d(4, mshr_merge=merge)))
         cycles[merge], waits[merge] = r.metrics["cycles"], r.counts["l1_merge_wait"]
     assert cycles[0] == cycles[3] == F + 2 and waits[0] == waits[3] == 0
     assert cycles[2] == F + 5 + 2

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from test_sim_known import make_sm, run
+from test_sim_known import LINE, l1d, l2_path_sm, run
 
 from rfmodel.designs.base import Design, SimHooks, SimSetup, bank_header
 from rfmodel.sim import core, trace_from_warps
-from rfmodel.spec.sm import L1DSpec, LatencySpec
 
-LINE = 128
 # the design's state: bank header [0:6], then: 6 mode, 7 hit latency, 8 hook calls, 9 fills seen,
 # 10 last fill cycle, 11 queue requested, then the queue at Q
 MODE, HIT_LAT, CALLS, FILLS, LAST_FILL, ASKED = 6, 7, 8, 9, 10, 11
@@ -69,17 +67,8 @@ class _Mem(Design):
 
 
 def _sm():
-    l1 = L1DSpec(size_bytes=4 * LINE, assoc=4, line_bytes=LINE, mshr_entries=8, hit_latency_cycles=5)
     # the interconnect ports left out: the known answers below count the L1D, MSHR and L2 path alone
-    return make_sm(
-        4,
-        l1d=l1,
-        l2_hit_latency_cycles=50,
-        dram_latency_cycles=0,
-        l2_size_bytes=0,
-        latency=LatencySpec(int=(4, 1), ld_global=(1, 1)),
-        icnt_flit_bytes=None,
-    )
+    return l2_path_sm(l1d=l1d(4))
 
 
 def _load():
