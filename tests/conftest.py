@@ -44,3 +44,21 @@ def with_package_file_edited(monkeypatch):
             clear()
 
     return run
+
+
+@pytest.fixture(scope="module")
+def small_front():
+    """One small search (baseline on saxpy, sram-hp, 4 points, 1 generation), once a module: the tests of
+    the commands' outputs replace ``optimize``'s search by this result."""
+    from rfmodel.optimize.problem import optimize
+
+    return optimize(
+        ["baseline"],
+        ["saxpy"],
+        "fermi-gtx480",
+        cells=("sram-hp",),
+        pop_size=4,
+        generations=1,
+        brute_force=False,
+        runner=None,
+    )

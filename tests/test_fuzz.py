@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_cli import small_search
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -839,23 +840,7 @@ def test_damaged_cache_entries_fuzz_long(damage, cache_seed, tmp_path_factory, m
 # ------------------------------------------------------------------- damaged checkpoints of optimize --resume
 #: a small search (one design, workload and cell, 4 points, 2 generations); its arguments also stand in for
 #: those a damaged run description lacks, so that no resume falls back to the long default search
-OPT_RUN = [
-    "optimize",
-    "--quiet",
-    "--workers",
-    "1",
-    "--design",
-    "baseline",
-    "--workload",
-    "saxpy",
-    "--cell",
-    "sram-hp",
-    "--pop",
-    "4",
-    "--generations",
-    "2",
-    "--no-brute-force",
-]
+OPT_RUN = small_search(generations=2)
 #: the front's files (written as one set: all or none)
 FRONT = ("pareto.csv", "pareto.nc", "pareto.png", "pareto_parallel.png", "hypervolume.png")
 
@@ -1177,23 +1162,6 @@ def file_size_limit(nbytes: int):
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         signal.signal(signal.SIGXFSZ, old_handler)
-
-
-@pytest.fixture(scope="module")
-def small_front():
-    """One small search, reused: the output tests below replace ``optimize``'s search by this result."""
-    from rfmodel.optimize.problem import optimize
-
-    return optimize(
-        ["baseline"],
-        ["saxpy"],
-        "fermi-gtx480",
-        cells=("sram-hp",),
-        pop_size=4,
-        generations=1,
-        brute_force=False,
-        runner=None,
-    )
 
 
 #: where an output goes: under a regular file, into /proc, a name longer than a file system allows, onto a

@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+from helpers_cli import small_search
 
 import rfmodel
 from rfmodel.cli import main
@@ -427,40 +428,7 @@ def test_netcdf_write_beyond_the_file_size_limit_is_one_error_not_a_crash(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no file, no temporary
 
 
-@pytest.fixture(scope="module")
-def small_front():
-    """One small search, reused: the CLI tests below replace the search by this result."""
-    from rfmodel.optimize.problem import optimize
-
-    return optimize(
-        ["baseline"],
-        ["saxpy"],
-        "fermi-gtx480",
-        cells=("sram-hp",),
-        pop_size=4,
-        generations=1,
-        brute_force=False,
-        runner=None,
-    )
-
-
-OPT_ARGS = [
-    "optimize",
-    "--quiet",
-    "--design",
-    "baseline",
-    "--workload",
-    "saxpy",
-    "--cell",
-    "sram-hp",
-    "--pop",
-    "4",
-    "--generations",
-    "1",
-    "--no-brute-force",
-    "--workers",
-    "1",
-]
+OPT_ARGS = small_search()
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_cli import small_search
 from helpers_workers import warning_job
 
 from rfmodel.errors import RfmodelError
@@ -338,26 +339,7 @@ def test_resume_never_unpickles_a_checkpoint(tmp_path, capsys):
             return (open, (str(marker), "w"))
 
     out = tmp_path / "out"
-    args = [
-        "optimize",
-        "--quiet",
-        "--design",
-        "baseline",
-        "--workload",
-        "saxpy",
-        "--cell",
-        "sram-hp",
-        "--pop",
-        "8",
-        "--generations",
-        "2",
-        "--no-brute-force",
-        "--workers",
-        "1",
-        "--no-store",
-        "--out",
-        str(out),
-    ]
+    args = [*small_search(pop=8, generations=2), "--no-store", "--out", str(out)]
     assert main(args) == 0
     capsys.readouterr()
     ckpt = out / "checkpoint" / "baseline.ckpt"
