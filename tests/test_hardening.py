@@ -431,6 +431,19 @@ def test_netcdf_write_beyond_the_file_size_limit_is_one_error_not_a_crash(tmp_pa
 OPT_ARGS = small_search()
 
 
+def tiny_calibrate_args(tmp_path, points, report):
+    """``rfmodel calibrate`` of baseline on test_calibrate's TINY sweep over saxpy at ``points`` (written to
+    ``tmp_path/sweep.json``): one worker, no coverage samples, quiet; checkpoints in ``tmp_path/ck``, the
+    calibration in ``tmp_path/a.json`` and its report in ``tmp_path/report``."""
+    from test_calibrate import TINY
+
+    sweep = tmp_path / "sweep.json"
+    sweep.write_text(json.dumps(dict(TINY, workloads=["saxpy"], points=points)))
+    where = ["--checkpoints", tmp_path / "ck", "--out", tmp_path / "a.json", "--report", tmp_path / report]
+    run = ["--workers", "1", "--design", "baseline", "--coverage-samples", "0", "--quiet"]
+    return ["calibrate", "--sweep", sweep, *run, *where]
+
+
 @pytest.fixture
 def quick_optimize(monkeypatch, small_front):
     import rfmodel.optimize.problem as problem
@@ -489,34 +502,13 @@ def test_full_disk_leaves_no_partial_calibration(tmp_path, capsys, monkeypatch):
     """The calibration file and its report are one set: a failed report leaves no calibration either."""
     import pathlib
 
-    from test_calibrate import TINY
-
-    sweep = tmp_path / "sweep.json"
-    sweep.write_text(json.dumps(dict(TINY, workloads=["saxpy"], points=[{}, {"num_banks": 8}])))
+    args = tiny_calibrate_args(tmp_path, [{}, {"num_banks": 8}], "report.json")
     real = pathlib.Path.write_text
     monkeypatch.setattr(
         pathlib.Path,
         "write_text",
         lambda self, *a, **k: _enospc() if "report.json" in self.name else real(self, *a, **k),
     )
-    args = [
-        "calibrate",
-        "--sweep",
-        sweep,
-        "--workers",
-        "1",
-        "--design",
-        "baseline",
-        "--checkpoints",
-        tmp_path / "ck",
-        "--out",
-        tmp_path / "a.json",
-        "--report",
-        tmp_path / "report.json",
-        "--coverage-samples",
-        "0",
-        "--quiet",
-    ]
     assert "no space left on device" in run_cli(args, capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "sweep.json"]
 
@@ -581,30 +573,9 @@ def test_a_killed_runs_temporary_files_are_removed_by_the_next_run(tmp_path, cap
 
 
 def test_a_second_calibrate_on_a_held_checkpoint_folder_is_refused(tmp_path, capsys):
-    from test_calibrate import TINY
-
-    sweep = tmp_path / "sweep.json"
-    sweep.write_text(json.dumps(dict(TINY, workloads=["saxpy"], points=[{}])))
+    args = tiny_calibrate_args(tmp_path, [{}], "r.json")
     fh = _hold_lock(tmp_path / "ck")
     try:
-        args = [
-            "calibrate",
-            "--sweep",
-            sweep,
-            "--workers",
-            "1",
-            "--design",
-            "baseline",
-            "--checkpoints",
-            tmp_path / "ck",
-            "--out",
-            tmp_path / "a.json",
-            "--report",
-            tmp_path / "r.json",
-            "--coverage-samples",
-            "0",
-            "--quiet",
-        ]
         assert "another rfmodel run (pid 4242 on elsewhere)" in run_cli(args, capsys)
     finally:
         fh.close()
