@@ -4,24 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_sim_known import make_sm, workload_trace
+from test_slow_bank_collectors import one_bank_pair_at_4x
 
 from rfmodel.designs.base import get_design
 from rfmodel.sim import simulate_trace, trace_from_warps
-from rfmodel.spec import get_preset
-from rfmodel.spec.sm import CollectorSpec, LatencySpec
-
-
-def make_sm(**kw):
-    base = dict(
-        schedulers_per_sm=1,
-        collectors=CollectorSpec(gen=8, sp=0, sfu=0, mem=0),
-        num_banks=16,
-        bank_rw_ports=1,
-        latency=LatencySpec(int=(4, 1), fp32=(10, 1), misc=(1, 1)),
-        scheduler="lrr",
-    )
-    base.update(kw)
-    return get_preset("fermi-gtx480").replace(**base)
 
 
 def check_invariants(r, trace):
@@ -100,10 +87,7 @@ def test_partial_write_is_not_bypassed():
     [("fermi-gtx480", "saxpy"), ("volta-v100", "reduce_sum"), ("volta-v100", "synthetic:fp-heavy")],
 )
 def test_builtin_workloads(gpu, workload):
-    from rfmodel.evaluate import _simulate_workload, resolve_gpu
-
-    sm = resolve_gpu(gpu)
-    _, tr = _simulate_workload(workload, sm, arch="sm_80", seed=0, max_warps=16)
+    sm, tr = workload_trace(gpu, workload, max_warps=16)
     r = simulate_trace(tr, sm, "bow")
     check_invariants(r, tr)
     assert r.metrics["rf_cache_hit_rate"] > 0.05
@@ -124,17 +108,7 @@ def test_analytic_hit_rate_grows_with_window():
 
 # ------------------------------------------------------------------------------------ slow main RF
 def test_slow_banks_known_answer():
-    # one instruction: both sources miss; R1 and R17 share a bank (16 banks): at 4x the second read waits
-    # for the first's whole access, 1x + 3 + 3 cycles (the baseline's answer,
-    # test_slow_banks_serve_one_access_at_a_time_and_skipping_idle_cycles_changes_nothing)
-    tr = trace_from_warps([[("IADD3", [0], [1, 17])]])
-    one = simulate_trace(tr, make_sm(), "bow")
-    assert simulate_trace(tr, make_sm(), "bow", {"main_rf_latency_x": 1}).counts == one.counts
-    slow = simulate_trace(tr, make_sm(), "bow", {"main_rf_latency_x": 4})
-    assert slow.metrics["cycles"] == one.metrics["cycles"] + 6
-    assert slow.counts["bank_read_acc"] == 2 and slow.counts["bank_write_acc"] == 1
-    assert slow.metrics["events"]["rf_bank"] == one.metrics["events"]["rf_bank"]
-    check_invariants(slow, tr)
+    tr = one_bank_pair_at_4x("bow", make_sm(), check_invariants)
     with pytest.raises(Exception, match="main_rf_latency_x"):
         simulate_trace(tr, make_sm(), "bow", {"main_rf_latency_x": 65})
     assert "main_rf_latency_x" in get_design("bow").parameters

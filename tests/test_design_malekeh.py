@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_sim_known import make_sm as known_sm
+from test_sim_known import workload_trace
 
 from rfmodel.designs import malekeh as mk
 from rfmodel.designs.base import get_design
 from rfmodel.sim import SimOptions, simulate_trace, trace_from_warps
-from rfmodel.spec import get_preset
-from rfmodel.spec.sm import CollectorSpec, LatencySpec
+from rfmodel.spec.sm import CollectorSpec
 
 
 def make_sm(collectors=8, **kw):
-    base = dict(
-        schedulers_per_sm=1,
-        collectors=CollectorSpec(gen=collectors, sp=0, sfu=0, mem=0),
-        num_banks=16,
-        bank_rw_ports=1,
-        latency=LatencySpec(int=(4, 1), fp32=(10, 1), misc=(1, 1)),
-        scheduler="lrr",
-    )
-    base.update(kw)
-    return get_preset("fermi-gtx480").replace(**base)
+    """tests/test_sim_known.py's SM with ``collectors`` generic collector units."""
+    return known_sm(collectors=CollectorSpec(gen=collectors, sp=0, sfu=0, mem=0), **kw)
 
 
 def run(trace, sm, **params):
@@ -215,10 +208,7 @@ def test_adaptive_sthld_runs_over_intervals():
     ],
 )
 def test_builtin_workloads_no_deadlock(gpu, workload):
-    from rfmodel.evaluate import _simulate_workload, resolve_gpu
-
-    sm = resolve_gpu(gpu)
-    _, tr = _simulate_workload(workload, sm, arch="sm_80", seed=0, max_warps=16)
+    sm, tr = workload_trace(gpu, workload, max_warps=16)
     r = simulate_trace(tr, sm, "malekeh")
     check_invariants(r, tr)
     assert r.metrics["rf_cache_hit_rate"] > 0.1
@@ -302,10 +292,8 @@ def test_profile_ct_table_matches_the_simulator_without_ccu_contention(workload)
     double-precision chains) that gives 0.619 against 0.541, so the test keeps to these kernels."""
     from rfmodel.analytic.engine import exec_latencies
     from rfmodel.analytic.profile import profile_trace
-    from rfmodel.evaluate import _simulate_workload, resolve_gpu
 
-    sm = resolve_gpu("fermi-gtx480")
-    _, tr = _simulate_workload(workload, sm, arch="sm_80", seed=0, max_warps=8)
+    sm, tr = workload_trace("fermi-gtx480", workload, max_warps=8)
     r = simulate_trace(tr, sm, "malekeh")
     assert r.metrics["ccu_flushes"] == 0
     prof = profile_trace(tr, exec_latencies(sm))

@@ -4,24 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_sim_known import make_sm, workload_trace
+from test_slow_bank_collectors import one_bank_pair_at_4x
 
 from rfmodel.designs.base import get_design
 from rfmodel.sim import simulate_trace, trace_from_warps
-from rfmodel.spec import get_preset
-from rfmodel.spec.sm import CollectorSpec, LatencySpec
-
-
-def make_sm(**kw):
-    base = dict(
-        schedulers_per_sm=1,
-        collectors=CollectorSpec(gen=8, sp=0, sfu=0, mem=0),
-        num_banks=16,
-        bank_rw_ports=1,
-        latency=LatencySpec(int=(4, 1), fp32=(10, 1), misc=(1, 1)),
-        scheduler="lrr",
-    )
-    base.update(kw)
-    return get_preset("fermi-gtx480").replace(**base)
 
 
 def flagged(warps, flags, **kw):
@@ -86,33 +73,22 @@ def test_no_flags_no_hits_and_said_so():
 
 
 def test_builtin_sass_flags_drive_it():
-    from rfmodel.evaluate import _simulate_workload, resolve_gpu
-
-    sm = resolve_gpu("volta-v100")
-    _, tr = _simulate_workload("crc32_murmur3", sm, arch="sm_80", seed=0, max_warps=16)
+    sm, tr = workload_trace("volta-v100", "crc32_murmur3", max_warps=16)
     assert tr.reuse.any()  # the shipped SASS carries .reuse flags and the trace keeps them
     r = simulate_trace(tr, sm, "reuse_cache")
     check_invariants(r, tr)
     assert r.metrics["reuse_source"] == "sass"
     assert r.metrics["reuse_slot_source"] == "static kernel (src_slots)"
     assert 0 < r.metrics["rf_cache_hit_rate"] <= r.metrics["reuse_flag_fraction"]
-    _, syn = _simulate_workload("synthetic:fp-heavy", sm, arch="sm_80", seed=0, max_warps=8)
+    _, syn = workload_trace("volta-v100", "synthetic:fp-heavy", max_warps=8)
     r = simulate_trace(syn, sm, "reuse_cache")
     assert r.counts["reuse_hits"] == 0 and r.metrics["reuse_source"].startswith("none")
 
 
 # ------------------------------------------------------------------------------------ slow main RF
 def test_slow_banks_known_answer():
-    # no flags: both sources miss; R1 and R17 share a bank (16 banks): at 4x the second read waits for the
-    # first's whole access, 1x + 3 + 3 cycles (the baseline's answer)
-    tr = trace_from_warps([[("IADD3", [0], [1, 17])]])
-    one = simulate_trace(tr, make_sm(), "reuse_cache")
-    assert simulate_trace(tr, make_sm(), "reuse_cache", {"main_rf_latency_x": 1}).counts == one.counts
-    slow = simulate_trace(tr, make_sm(), "reuse_cache", {"main_rf_latency_x": 4})
-    assert slow.metrics["cycles"] == one.metrics["cycles"] + 6
-    assert slow.counts["bank_read_acc"] == 2 and slow.counts["bank_write_acc"] == 1
-    assert slow.metrics["events"]["rf_bank"] == one.metrics["events"]["rf_bank"]
-    check_invariants(slow, tr)
+    # no flags: both sources miss
+    tr = one_bank_pair_at_4x("reuse_cache", make_sm(), check_invariants)
     # a hit still needs no bank: only the miss pays the slow access
     tr2 = flagged([[("IADD3", [3], [1]), ("IADD3", [4], [1])]], [1, 0])
     r = simulate_trace(tr2, make_sm(), "reuse_cache", {"main_rf_latency_x": 4})

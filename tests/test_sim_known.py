@@ -34,6 +34,15 @@ def make_sm(L=4, **kw):
     return get_preset("fermi-gtx480").replace(**base)
 
 
+def workload_trace(gpu, workload, max_warps):
+    """The GPU preset's SM and the trace of a built-in workload on it (sm_80 SASS, seed 0), at most
+    ``max_warps`` warps."""
+    from rfmodel.evaluate import _simulate_workload, resolve_gpu
+
+    sm = resolve_gpu(gpu)
+    return sm, _simulate_workload(workload, sm, arch="sm_80", seed=0, max_warps=max_warps)[1]
+
+
 LINE = 128
 
 

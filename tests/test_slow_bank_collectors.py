@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfmodel.sim import simulate_trace
+from rfmodel.sim import simulate_trace, trace_from_warps
 
 #: the design's hit/miss counter prefix
 PREFIX = {"malekeh": "ccu", "bow": "bow", "reuse_cache": "reuse"}
@@ -51,6 +51,23 @@ def check_invariants(r, trace, design):
     assert c[f"{p}_hits"] + c[f"{p}_misses"] == c["reads"]
     assert c["reads_bank"] == c[f"{p}_misses"]  # misses read the banks
     assert 0.0 <= r.metrics["rf_cache_hit_rate"] <= 1.0
+
+
+def one_bank_pair_at_4x(design, sm, check_invariants):
+    """One instruction whose two sources miss and share a bank (R1 and R17 of 16 banks) on ``sm``: 1x counts
+    as the default does; at 4x the second read waits for the first's whole access, 1x + 3 + 3 cycles (the
+    baseline's answer, test_slow_banks_serve_one_access_at_a_time_and_skipping_idle_cycles_changes_nothing),
+    with two bank reads, one write and the 1x run's bank events; ``check_invariants(run, trace)`` holds at
+    4x.  Returns the trace."""
+    tr = trace_from_warps([[("IADD3", [0], [1, 17])]])
+    one = simulate_trace(tr, sm, design)
+    assert simulate_trace(tr, sm, design, {"main_rf_latency_x": 1}).counts == one.counts
+    slow = simulate_trace(tr, sm, design, {"main_rf_latency_x": 4})
+    assert slow.metrics["cycles"] == one.metrics["cycles"] + 6
+    assert slow.counts["bank_read_acc"] == 2 and slow.counts["bank_write_acc"] == 1
+    assert slow.metrics["events"]["rf_bank"] == one.metrics["events"]["rf_bank"]
+    check_invariants(slow, tr)
+    return tr
 
 
 @pytest.fixture(scope="module")
