@@ -122,25 +122,14 @@ def test_cli_simulate_errors_are_one_line(argv, msg, capsys):
     assert msg in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def bench_json(capsys, *args):
+    """The JSON object ``rfmodel bench --json`` prints for saxpy, one repeat, with ``args``."""
+    assert main(["bench", "--json", "--workload", "saxpy", "--repeat", "1", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
 def test_cli_bench_part_prints_only_its_figures(capsys):
-    assert (
-        main(
-            [
-                "bench",
-                "--json",
-                "--workload",
-                "saxpy",
-                "--repeat",
-                "1",
-                "--design",
-                "baseline",
-                "--part",
-                "simulate",
-            ]
-        )
-        == 0
-    )
-    doc = json.loads(capsys.readouterr().out)
+    doc = bench_json(capsys, "--design", "baseline", "--part", "simulate")
     assert list(doc) == ["context", "simulate"] and list(doc["simulate"]) == ["baseline"]
     b = doc["simulate"]["baseline"]
     assert b["warp_instr_per_s"] > 0 and b["warp_instr_per_cpu_s"] > 0
@@ -162,26 +151,7 @@ def test_cli_bench_part_prints_only_its_figures(capsys):
 @pytest.mark.slow
 def test_cli_bench_prints_one_json_object(capsys):
     # two designs' simulator figures (every design's simulation is the conformance suite's)
-    assert (
-        main(
-            [
-                "bench",
-                "--json",
-                "--workload",
-                "saxpy",
-                "--repeat",
-                "1",
-                "--design",
-                "baseline",
-                "--design",
-                "malekeh",
-                "--execute-scale",
-                "0.5",
-            ]
-        )
-        == 0
-    )
-    doc = json.loads(capsys.readouterr().out)
+    doc = bench_json(capsys, "--design", "baseline", "--design", "malekeh", "--execute-scale", "0.5")
     assert sorted(doc["simulate"]) == ["baseline", "malekeh"]
     for design in ("baseline", "malekeh"):
         entry = doc["simulate"][design]
