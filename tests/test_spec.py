@@ -611,35 +611,11 @@ class TestPresets:
 # Known answers: the RF-related table of reference/gpgpusim-configs/README.md
 # (sms, warps, regs, schedulers, sub_core, banks, banks per sub-core, port throughput,
 #  collectors {type: units}, scheduler, issue width) and the L1D notes (bytes, assoc, line, unified KB).
+#: the collector units of the Fermi and Maxwell configs
+FERMI_UNITS = {"sp": 6, "sfu": 8, "mem": 2, "tensor": 4}
 EXPECTED = {
-    "SM2_GTX480": (
-        15,
-        48,
-        32768,
-        2,
-        False,
-        16,
-        16,
-        1,
-        {"sp": 6, "sfu": 8, "mem": 2, "tensor": 4},
-        "gto",
-        1,
-        (16384, 4, 128, 0),
-    ),
-    "GeForceGTX750Ti": (
-        5,
-        64,
-        65536,
-        4,
-        False,
-        16,
-        16,
-        1,
-        {"sp": 6, "sfu": 8, "mem": 2, "tensor": 4},
-        "gto",
-        2,
-        (16384, 4, 128, 0),
-    ),
+    "SM2_GTX480": (15, 48, 32768, 2, False, 16, 16, 1, FERMI_UNITS, "gto", 1, (16384, 4, 128, 0)),
+    "GeForceGTX750Ti": (5, 64, 65536, 4, False, 16, 16, 1, FERMI_UNITS, "gto", 2, (16384, 4, 128, 0)),
     "SM3_KEPLER_TITAN": (
         14,
         64,
