@@ -100,8 +100,6 @@ def test_a_register_beyond_the_declared_count_counts(tmp_path):
     """A listing that writes R254 needs 255 registers per thread whatever its header says (its header
     said 24 and it ran as a 24-register kernel): a 256-thread CTA of it needs 65,536 registers, more
     than fermi-gtx480's 32,768, in evaluate and simulate alike."""
-    from rfmodel.optimize import optimize
-    from rfmodel.optimize.problem import Variable
     from rfmodel.workload.suite import load_workload
 
     f = _r254(tmp_path)
@@ -111,18 +109,18 @@ def test_a_register_beyond_the_declared_count_counts(tmp_path):
         with pytest.raises(RfmodelError, match="65536 registers"):
             rfmodel.evaluate("baseline", f, "fermi-gtx480", method=method)
     # a search whose register files stop short of it refuses before it searches
-    small = (Variable("regs_per_sm", (16384, 32768)),)
     with pytest.raises(RfmodelError, match="at any point of the search"):
-        optimize(
-            ["baseline"],
-            [f],
-            "fermi-gtx480",
-            pop_size=4,
-            generations=1,
-            brute_force=False,
-            store=False,
-            space=small,
-        )
+        search_to_32k_registers([f])
+
+
+def search_to_32k_registers(workloads):
+    """A small search of baseline on fermi-gtx480 (4 points, 1 generation, no brute force, nothing stored)
+    whose register files stop at 32,768 registers."""
+    from rfmodel.optimize import problem
+
+    small = (problem.Variable("regs_per_sm", (16384, 32768)),)
+    kw = dict(pop_size=4, generations=1, brute_force=False, store=False, space=small)
+    return problem.optimize(["baseline"], workloads, "fermi-gtx480", **kw)
 
 
 def test_every_design_costs_its_structures_on_every_preset_gpu():
@@ -197,31 +195,12 @@ def test_default_suite_kernels_a_gpu_cannot_run_are_left_out_of_a_search_and_sai
     from rfmodel.optimize import problem
 
     monkeypatch.setattr(problem, "default_workloads", lambda: ["saxpy", "gemm_regblock16x8"])
-    small = (problem.Variable("regs_per_sm", (16384, 32768)),)
-    res = problem.optimize(
-        ["baseline"],
-        None,
-        "fermi-gtx480",
-        pop_size=4,
-        generations=1,
-        brute_force=False,
-        store=False,
-        space=small,
-    )
+    res = search_to_32k_registers(None)
     left = res.pareto.attrs["workloads_left_out"]
     assert left.startswith("gemm_regblock16x8: ") and "regs_per_sm" in left
     assert res.pareto.attrs["workloads"] == "saxpy"
     with pytest.raises(RfmodelError, match="gemm_regblock16x8"):
-        problem.optimize(
-            ["baseline"],
-            ["saxpy", "gemm_regblock16x8"],
-            "fermi-gtx480",
-            pop_size=4,
-            generations=1,
-            brute_force=False,
-            store=False,
-            space=small,
-        )
+        search_to_32k_registers(["saxpy", "gemm_regblock16x8"])
 
 
 ACCELSIM = Path(__file__).resolve().parents[2] / "shared" / "reference" / "accelsim-traces" / "synthetic"
