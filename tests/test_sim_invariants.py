@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_workload_info import SLOW_TO_TRACE
 
 from rfmodel.sim import SimOptions, simulate_trace
 from rfmodel.spec import get_preset
@@ -17,18 +18,9 @@ WORKLOADS = builtin_names() + synthetic_names()
 #: the default run's workloads: every synthetic one and 17 of the 24 built-in kernels, among them the bank
 #: sweep's two documented extremes (crc32_murmur3, gemm_micro8x8) and a kernel whose CTA does not fit
 #: fermi-gtx480's registers (nbody_tile16).  Left to ``-m slow``: the seven whose first CTA takes longest to
-#: execute and trace (about 19 of the 33 CPU-s of all of them; tests/test_workload_info.py leaves the same
-#: seven to ``-m slow``, so neither file executes them in the default run) and to simulate (about 7 of the
-#: sweep's 13 CPU-s).
-SLOW_TO_TRACE = (
-    "conv2d_const",
-    "gauss_elim_step",
-    "gemm_regblock16x8",
-    "nbody_forces",
-    "rk4_duffing_dp",
-    "sgemm_tiled",
-    "stencil2d_regtile",
-)
+#: execute and trace (about 19 of the 33 CPU-s of all of them; tests/test_workload_info.py's SLOW_TO_TRACE,
+#: left to ``-m slow`` there too, so neither file executes them in the default run) and to simulate (about 7
+#: of the sweep's 13 CPU-s).
 QUICK = [w for w in WORKLOADS if w not in SLOW_TO_TRACE]
 _CACHE: dict = {}
 
