@@ -219,29 +219,19 @@ def test_numba_compiles_into_the_user_cache_not_the_package(tmp_path):
     before numba's configuration is read."""
     import os
 
-    code = "import rfmodel, numba.core.config as c; print(c.CACHE_DIR)"
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-        env={**env, "XDG_CACHE_HOME": str(tmp_path)},
-    )
+
+    def numba_cache_dir(**extra):
+        code = "import rfmodel, numba.core.config as c; print(c.CACHE_DIR)"
+        run = dict(capture_output=True, text=True, cwd=ROOT, check=True, env={**env, **extra})
+        return subprocess.run([sys.executable, "-c", code], **run).stdout.strip()
+
     from rfmodel.cache import code_digest
 
-    assert out.stdout.strip() == str(tmp_path / "rfmodel" / "numba" / code_digest())
+    expect = tmp_path / "rfmodel" / "numba" / code_digest()
+    assert numba_cache_dir(XDG_CACHE_HOME=str(tmp_path)) == str(expect)
     mine = tmp_path / "mine"
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-        env={**env, "NUMBA_CACHE_DIR": str(mine)},
-    )
-    assert out.stdout.strip() == str(mine)
+    assert numba_cache_dir(NUMBA_CACHE_DIR=str(mine)) == str(mine)
 
 
 def test_technology_layer_loads_no_solver():
