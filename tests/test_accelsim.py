@@ -335,17 +335,24 @@ def test_structure_errors(tmp_path):
     assert e.value.line == 3
 
 
+#: an opcode of each class and its class
+OPCODE_CLASSES = {
+    "LDG.E.128.SYS": OpClass.LD_GLOBAL,
+    "STG.E": OpClass.ST_GLOBAL,
+    "LDS.U.128": OpClass.LD_SHARED,
+    "ATOMG.E.ADD.STRONG.GPU": OpClass.ATOMIC,
+    "IMAD.MOV.U32": OpClass.INT,
+    "HFMA2.MMA": OpClass.FP32,
+    "DFMA": OpClass.FP64,
+    "MUFU.RSQ": OpClass.SFU,
+    "HMMA.1688.F32": OpClass.TENSOR,
+    "BRA": OpClass.BRANCH,
+    "BAR.SYNC": OpClass.BARRIER,
+    "EXIT": OpClass.EXIT,
+    "S2R": OpClass.MISC,
+}
+
+
 def test_classify_opcode_covers_the_classes():
-    assert classify_opcode("LDG.E.128.SYS") == OpClass.LD_GLOBAL
-    assert classify_opcode("STG.E") == OpClass.ST_GLOBAL
-    assert classify_opcode("LDS.U.128") == OpClass.LD_SHARED
-    assert classify_opcode("ATOMG.E.ADD.STRONG.GPU") == OpClass.ATOMIC
-    assert classify_opcode("IMAD.MOV.U32") == OpClass.INT
-    assert classify_opcode("HFMA2.MMA") == OpClass.FP32
-    assert classify_opcode("DFMA") == OpClass.FP64
-    assert classify_opcode("MUFU.RSQ") == OpClass.SFU
-    assert classify_opcode("HMMA.1688.F32") == OpClass.TENSOR
-    assert classify_opcode("BRA") == OpClass.BRANCH
-    assert classify_opcode("BAR.SYNC") == OpClass.BARRIER
-    assert classify_opcode("EXIT") == OpClass.EXIT
-    assert classify_opcode("S2R") == OpClass.MISC
+    for opcode, cls in OPCODE_CLASSES.items():
+        assert classify_opcode(opcode) == cls, opcode
