@@ -36,20 +36,9 @@ def independent(opc, n, warps):
     )
 
 
-VOLTA_UNITS = ExecUnitSpec(
-    sp=4,
-    sfu=4,
-    dp=4,
-    int=4,
-    tensor=4,
-    branch=4,
-    sp_width=4,
-    sfu_width=4,
-    dp_width=4,
-    int_width=4,
-    tensor_width=4,
-    branch_width=4,
-)
+#: SM7_QV100's units: four of every type but the one load/store unit, each four wide
+_VOLTA_TYPES = ("sp", "sfu", "dp", "int", "tensor", "branch")
+VOLTA_UNITS = ExecUnitSpec(**{t: 4 for t in _VOLTA_TYPES}, **{f"{t}_width": 4 for t in _VOLTA_TYPES})
 
 
 def test_the_unit_map_follows_gpgpu_sims_issue_rules():
