@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers_execute import run_checked
 
 from rfmodel.errors import ParseError, RfmodelError
 from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, builtin_recipe
@@ -26,10 +27,7 @@ _RUNS = [(n, a) for n in sorted(BUILTIN_RECIPES) for a in ARCHS if (n, a) not in
 
 @pytest.mark.parametrize(("name", "arch"), _RUNS)
 def test_builtin_kernel_matches_reference(name, arch):
-    recipe = builtin_recipe(name)
-    res, ins = run_recipe(load_kernel(name, arch), recipe)
-    check_outputs(recipe, res, ins)  # raises on a mismatch
-    assert res.warp_instructions > 0
+    assert run_checked(name, arch, builtin_recipe(name)).warp_instructions > 0
 
 
 @pytest.mark.parametrize(("name", "arch"), sorted(KNOWN_GAPS))
@@ -50,9 +48,7 @@ def test_reference_check_catches_a_wrong_output():
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "arch"), _RUNS)
 def test_builtin_kernel_matches_reference_large(name, arch):
-    recipe = builtin_recipe(name, scale=4.0)
-    res, ins = run_recipe(load_kernel(name, arch), recipe)
-    check_outputs(recipe, res, ins)
+    run_checked(name, arch, builtin_recipe(name, scale=4.0))
 
 
 # ---- unsupported instructions and faults ------------------------------------------------------------

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers_execute import run_checked
 
 from rfmodel.errors import ParseError, RfmodelError
 from rfmodel.workload import build_sass as bs
 from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, RECIPES, builtin_recipe, full_size
 from rfmodel.workload.execute.papers import PAPERS_RECIPES
-from rfmodel.workload.execute.recipe import check_outputs, run_recipe
 from rfmodel.workload.manifest import manifest
-from rfmodel.workload.suite import builtin_names, default_workloads, kernel_names, load_kernel, suite_names
+from rfmodel.workload.suite import builtin_names, default_workloads, kernel_names, suite_names
 
 PAPERS = suite_names("papers")
 #: the default run checks each kernel on one arch (taken in turn), -m slow on all three
@@ -37,19 +37,14 @@ def test_the_papers_suite_is_apart_from_the_default_workloads():
 
 @pytest.mark.parametrize(("name", "arch"), _DEFAULT)
 def test_papers_kernel_matches_reference(name, arch):
-    recipe = builtin_recipe(name)
-    res, ins = run_recipe(load_kernel(name, arch), recipe)
-    check_outputs(recipe, res, ins)  # raises on a mismatch
-    assert res.warp_instructions > 0
+    assert run_checked(name, arch, builtin_recipe(name)).warp_instructions > 0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "arch"), _ALL)
 def test_papers_kernel_matches_reference_on_every_arch_and_larger(name, arch):
     for scale in (1.0, 2.0):
-        recipe = builtin_recipe(name, scale=scale)
-        res, ins = run_recipe(load_kernel(name, arch), recipe)
-        check_outputs(recipe, res, ins)
+        run_checked(name, arch, builtin_recipe(name, scale=scale))
 
 
 def test_full_size_is_the_originals_input():
@@ -89,8 +84,7 @@ def test_papers_kernel_matches_reference_at_its_originals_input(name):
     recipe = builtin_recipe(name, "full" if full.tested is None else full.tested, full.ctas)
     if full.tested is None and not full.differs:
         assert int(np.prod(recipe.grid)) == manifest()["kernels"][name]["ctas"]
-    res, ins = run_recipe(load_kernel(name, "sm_80"), recipe)
-    check_outputs(recipe, res, ins)
+    run_checked(name, "sm_80", recipe)
 
 
 @pytest.mark.parametrize("name", PAPERS)
