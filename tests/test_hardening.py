@@ -188,28 +188,19 @@ def test_tolerance_resolution_has_a_floor(capsys):
     assert abs(res["latency_x"] - 2.0) < 1e-5
 
 
+def saxpy_grid(command, n, **values):
+    """``command`` on saxpy over a grid of ``n`` copies of each parameter's value (``n`` ** len(values)
+    points)."""
+    params = [a for k, v in values.items() for a in ("--param", f"{k}=" + ",".join([str(v)] * n))]
+    return [command, "--workload", "saxpy", *params]
+
+
 @pytest.mark.parametrize(
     "args",
     [
         ["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "1000000000"],
-        [
-            "evaluate",
-            "--workload",
-            "saxpy",
-            "--param",
-            "num_banks=" + ",".join(["16"] * 2100),
-            "--param",
-            "regs_per_sm=" + ",".join(["32768"] * 2100),
-        ],
-        [
-            "simulate",
-            "--workload",
-            "saxpy",
-            "--param",
-            "num_banks=" + ",".join(["16"] * 400),
-            "--param",
-            "collector_units=" + ",".join(["8"] * 400),
-        ],
+        saxpy_grid("evaluate", 2100, num_banks=16, regs_per_sm=32768),
+        saxpy_grid("simulate", 400, num_banks=16, collector_units=8),
         ["optimize", "--pop", "1000000", "--quiet"],
     ],
 )
