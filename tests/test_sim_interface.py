@@ -181,30 +181,12 @@ def test_bench_compare_sets_speeds_side_by_side():
     differs makes a row that says the runs are not comparable; context and warm-up are left out."""
     from rfmodel.bench import compare
 
-    before = {
-        "context": {"cpus": 2},
-        "simulate": {
-            "baseline": {
-                "warp_instr_per_cpu_s": 1.0e6,
-                "cpu_seconds": 0.5,
-                "instructions": 500_000,
-                "warmup_seconds": 9.0,
-                "cycles": 100,
-            }
-        },
-    }
-    after = {
-        "context": {"cpus": 4},
-        "simulate": {
-            "baseline": {
-                "warp_instr_per_cpu_s": 1.25e6,
-                "cpu_seconds": 0.4,
-                "instructions": 500_000,
-                "warmup_seconds": 1.0,
-                "cycles": 120,
-            }
-        },
-    }
+    def doc(cpus, **baseline):
+        """A bench document: the context's CPUs and baseline's simulator figures (500,000 instructions)."""
+        return {"context": {"cpus": cpus}, "simulate": {"baseline": {"instructions": 500_000, **baseline}}}
+
+    before = doc(2, warp_instr_per_cpu_s=1.0e6, cpu_seconds=0.5, warmup_seconds=9.0, cycles=100)
+    after = doc(4, warp_instr_per_cpu_s=1.25e6, cpu_seconds=0.4, warmup_seconds=1.0, cycles=120)
     rows = {r["figure"]: r for r in compare(before, after)}
     assert sorted(rows) == [
         "simulate.baseline.cpu_seconds",
