@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -483,6 +484,25 @@ class TestSMSpec:
 
 
 # --------------------------------------------------------------------------- presets
+#: the presets' values their papers state: per preset, fields (a dotted name reaches into a part) and values
+PAPER_VALUES = {
+    "fermi-gtx480": [
+        ("warps_per_sm regs_per_sm num_banks schedulers_per_sm scheduler", (48, 32768, 16, 2, "gto")),
+        ("collectors.sp collectors.sfu collectors.mem", (6, 8, 2)),
+        ("l1d.size_bytes l1d.assoc l1d.line_bytes", (16384, 4, 128)),
+        ("shmem_per_sm_bytes clock_mhz max_ctas_per_sm max_threads_per_sm", (49152, 700.0, 8, 1536)),
+    ],
+    "maxwell-ltrf": [
+        ("warps_per_sm regs_per_sm num_banks collectors.total clock_mhz", (64, 65536, 16, 16, 1137.0)),
+        ("l1d.size_bytes l1d.assoc shmem_per_sm_bytes l2_size_bytes", (16384, 4, 65536, 2 << 20)),
+        ("scheduler num_sms", ("two-level", 24)),
+    ],
+    "turing-rtx2060": [
+        ("num_sms warps_per_sm rf_capacity_kb scheduler l2_size_bytes", (10, 32, 256.0, "gto", 1 << 20)),
+    ],
+}
+
+
 class TestPresets:
     def test_names(self):
         assert set(PRESETS) == {
@@ -502,41 +522,10 @@ class TestPresets:
             get_preset("volta-v10")
 
     def test_paper_values(self):
-        f = get_preset("fermi-gtx480")
-        assert (f.warps_per_sm, f.regs_per_sm, f.num_banks, f.schedulers_per_sm, f.scheduler) == (
-            48,
-            32768,
-            16,
-            2,
-            "gto",
-        )
-        assert (f.collectors.sp, f.collectors.sfu, f.collectors.mem) == (6, 8, 2)
-        assert (f.l1d.size_bytes, f.l1d.assoc, f.l1d.line_bytes) == (16384, 4, 128)
-        assert f.shmem_per_sm_bytes == 49152
-        assert f.clock_mhz == 700.0 and f.max_ctas_per_sm == 8 and f.max_threads_per_sm == 1536
-        m = get_preset("maxwell-ltrf")
-        assert (m.warps_per_sm, m.regs_per_sm, m.num_banks, m.collectors.total, m.clock_mhz) == (
-            64,
-            65536,
-            16,
-            16,
-            1137.0,
-        )
-        assert (m.l1d.size_bytes, m.l1d.assoc, m.shmem_per_sm_bytes, m.l2_size_bytes) == (
-            16384,
-            4,
-            65536,
-            2 << 20,
-        )
-        assert m.scheduler == "two-level" and m.num_sms == 24
-        t = get_preset("turing-rtx2060")
-        assert (t.num_sms, t.warps_per_sm, t.rf_capacity_kb, t.scheduler, t.l2_size_bytes) == (
-            10,
-            32,
-            256.0,
-            "gto",
-            1 << 20,
-        )
+        for name, rows in PAPER_VALUES.items():
+            spec = get_preset(name)
+            for fields, want in rows:
+                assert tuple(operator.attrgetter(f)(spec) for f in fields.split()) == want, (name, fields)
 
     @needs_configs
     @pytest.mark.parametrize(
