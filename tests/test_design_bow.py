@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_sim_known import make_sm, workload_trace
+from test_slow_bank_collectors import check_invariants as cache_invariants
 from test_slow_bank_collectors import one_bank_pair_at_4x
 
 from rfmodel.designs.base import get_design
@@ -12,12 +13,9 @@ from rfmodel.sim import simulate_trace, trace_from_warps
 
 
 def check_invariants(r, trace):
+    cache_invariants(r, trace, "bow")
     c = r.counts
-    assert c["issued"] == c["retired"] == trace.n_instrs
-    assert c["bow_hits"] + c["bow_misses"] == c["reads"]
-    assert c["reads_bank"] == c["bow_misses"]  # misses read the banks
     assert c["bow_bypassed_writes"] + c["bow_rf_writes"] == c["writes"]
-    assert 0.0 <= r.metrics["rf_cache_hit_rate"] <= 1.0
 
 
 def test_window_forwarding_known_answer():

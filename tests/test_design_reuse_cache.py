@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_sim_known import make_sm, workload_trace
+from test_slow_bank_collectors import check_invariants as cache_invariants
 from test_slow_bank_collectors import one_bank_pair_at_4x
 
 from rfmodel.designs.base import get_design
@@ -19,12 +20,7 @@ def flagged(warps, flags, **kw):
 
 
 def check_invariants(r, trace):
-    c = r.counts
-    assert c["issued"] == c["retired"] == trace.n_instrs
-    assert c["reuse_hits"] + c["reuse_misses"] == c["reads"]
-    # misses read the banks: the simulator's, or the slow-bank block's (main_rf_latency_x > 1)
-    assert c["reads_bank"] == c["reuse_misses"]
-    assert 0.0 <= r.metrics["rf_cache_hit_rate"] <= 1.0
+    cache_invariants(r, trace, "reuse_cache")
 
 
 def test_slot_reuse_known_answer():

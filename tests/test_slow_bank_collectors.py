@@ -46,10 +46,13 @@ EXTRA = {"malekeh": _malekeh, "bow": _bow, "reuse_cache": _reuse}
 
 
 def check_invariants(r, trace, design):
+    """What every collector-cache design's run keeps: each instruction issued and retired once, each read a
+    hit or a miss, each miss read from the banks (the simulator's, or the slow-bank block's at
+    ``main_rf_latency_x`` > 1), a hit rate between 0 and 1."""
     c, p = r.counts, PREFIX[design]
     assert c["issued"] == c["retired"] == trace.n_instrs
     assert c[f"{p}_hits"] + c[f"{p}_misses"] == c["reads"]
-    assert c["reads_bank"] == c[f"{p}_misses"]  # misses read the banks
+    assert c["reads_bank"] == c[f"{p}_misses"]
     assert 0.0 <= r.metrics["rf_cache_hit_rate"] <= 1.0
 
 
