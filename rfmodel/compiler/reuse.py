@@ -47,6 +47,29 @@ _ACCESS_KINDS = {"read": READ, "write": WRITE, "both": READ | WRITE}
 
 
 @njit(cache=True)
+def _add_accesses(ops, i, bit, start, m, rows, regs, warps, rws, w):  # pragma: no cover - compiled
+    """Add row ``i``'s registers ``ops`` (255: none) as accesses of kind ``bit``, merging with the row's
+    accesses from ``start`` on; returns the new count."""
+    for j in range(ops.shape[0]):
+        r = ops[j]
+        if r == 255:
+            continue
+        found = False
+        for q in range(start, m):
+            if regs[q] == r:
+                rws[q] |= bit
+                found = True
+                break
+        if not found:
+            rows[m] = i
+            regs[m] = r
+            warps[m] = w
+            rws[m] = bit
+            m += 1
+    return m
+
+
+@njit(cache=True)
 def _flatten(src, dst, warp, want):  # pragma: no cover - compiled
     """Access arrays (row, reg, warp, rw) of a register stream, deduplicated per row."""
     n = src.shape[0]
@@ -59,39 +82,9 @@ def _flatten(src, dst, warp, want):  # pragma: no cover - compiled
     for i in range(n):
         start = m
         if want & 1:
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r == 255:
-                    continue
-                found = False
-                for q in range(start, m):
-                    if regs[q] == r:
-                        rws[q] |= 1
-                        found = True
-                        break
-                if not found:
-                    rows[m] = i
-                    regs[m] = r
-                    warps[m] = warp[i]
-                    rws[m] = 1
-                    m += 1
+            m = _add_accesses(src[i], i, 1, start, m, rows, regs, warps, rws, warp[i])
         if want & 2:
-            for j in range(dst.shape[1]):
-                r = dst[i, j]
-                if r == 255:
-                    continue
-                found = False
-                for q in range(start, m):
-                    if regs[q] == r:
-                        rws[q] |= 2
-                        found = True
-                        break
-                if not found:
-                    rows[m] = i
-                    regs[m] = r
-                    warps[m] = warp[i]
-                    rws[m] = 2
-                    m += 1
+            m = _add_accesses(dst[i], i, 2, start, m, rows, regs, warps, rws, warp[i])
     return rows[:m], regs[:m], warps[:m], rws[:m]
 
 
