@@ -1855,25 +1855,27 @@ def profile_trace(
     hit_tables = stream_hit_tables(line_no, is_load, caches)
     adj, slope = _load_terms(trace, line_no, access_row, caches, l1_hit_latency)
     assert MAX_SRC == trace.src.shape[1]
+    # the fields of every profile, light or full
+    common = dict(
+        name=name or trace.kernel,
+        n_instrs=n,
+        n_warps=trace.n_warps,
+        mix=mix.astype(np.float64),
+        reads_per_instr=reads,
+        distinct_reads_per_instr=distinct / n,
+        writes_per_instr=writes,
+        ser=ser_sum / n,
+        chain_extra=CHAIN_EXTRA.copy(),
+        chain=chain_total / n_t,
+        mem_lines_per_instr=n_acc / n,
+        **hit_tables,
+        regs_per_thread=int(trace.regs_per_thread),
+        threads_per_cta=int(trace.threads_per_cta),
+        ctas=int(trace.ctas),
+        shared_mem_bytes=int(trace.shared_mem_bytes),
+    )
     if light:
-        return WorkloadProfile(
-            name=name or trace.kernel,
-            n_instrs=n,
-            n_warps=trace.n_warps,
-            mix=mix.astype(np.float64),
-            reads_per_instr=reads,
-            distinct_reads_per_instr=distinct / n,
-            writes_per_instr=writes,
-            ser=ser_sum / n,
-            chain_extra=CHAIN_EXTRA.copy(),
-            chain=chain_total / n_t,
-            mem_lines_per_instr=n_acc / n,
-            **hit_tables,
-            regs_per_thread=int(trace.regs_per_thread),
-            threads_per_cta=int(trace.threads_per_cta),
-            ctas=int(trace.ctas),
-            shared_mem_bytes=int(trace.shared_mem_bytes),
-        )
+        return WorkloadProfile(**common)
     grid = mem_latency_grid(adj, slope)
     lat2 = _latency_grid(lat, exec_latencies, grid)
     wpc, n_ctas = _cta_shape(trace)
@@ -1907,22 +1909,7 @@ def profile_trace(
     registered = {k: optional.pop(k) for k in list(optional) if k in _TABLE_FIELDS}
     live, live_from = live_register_mean(trace, wp_t, kernel)
     return WorkloadProfile(
-        name=name or trace.kernel,
-        n_instrs=n,
-        n_warps=trace.n_warps,
-        mix=mix.astype(np.float64),
-        reads_per_instr=reads,
-        distinct_reads_per_instr=distinct / n,
-        writes_per_instr=writes,
-        ser=ser_sum / n,
-        chain_extra=CHAIN_EXTRA.copy(),
-        chain=chain_total / n_t,
-        mem_lines_per_instr=n_acc / n,
-        **hit_tables,
-        regs_per_thread=int(trace.regs_per_thread),
-        threads_per_cta=int(trace.threads_per_cta),
-        ctas=int(trace.ctas),
-        shared_mem_bytes=int(trace.shared_mem_bytes),
+        **common,
         attrs={"trace": dict(trace.attrs), "latencies": lat.tolist(), "live_regs": live_from},
         ser_pmf=pmf / n,
         ser_pmf_slots=pmf_slots / n,
