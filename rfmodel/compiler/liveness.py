@@ -202,6 +202,17 @@ def _program(kernel: Kernel) -> _Program:
 # generic gen/kill solvers (union meet)
 
 
+def _transfer(b: int, x: int, gen: list[int], kill: list[int], meet: list[int], result: list[int]) -> bool:
+    """Block ``b``'s gen/kill step: the met set ``x`` stored on the meet side (entry forward, exit backward),
+    the transferred set on the other; whether that one changed."""
+    meet[b] = x
+    y = gen[b] | (x & ~kill[b])
+    if y != result[b]:
+        result[b] = y
+        return True
+    return False
+
+
 def _solve_function(
     p: _Program,
     f: str,
@@ -244,11 +255,7 @@ def _solve_function(
                     x |= through(call.callee, bout[c])
                     if call.guarded:
                         x |= bout[c]
-                bin_[b] = x
-                y = gen[b] | (x & ~kill[b])
-                if y != bout[b]:
-                    bout[b] = y
-                    changed = True
+                changed |= _transfer(b, x, gen, kill, bin_, bout)
             else:
                 x = boundary if b in p.rets else 0
                 if b in p.exits:
@@ -260,11 +267,7 @@ def _solve_function(
                     x |= through(call.callee, bin_[call.ret])
                     if call.guarded:
                         x |= bin_[call.ret]
-                bout[b] = x
-                y = gen[b] | (x & ~kill[b])
-                if y != bin_[b]:
-                    bin_[b] = y
-                    changed = True
+                changed |= _transfer(b, x, gen, kill, bout, bin_)
 
 
 def _solve(
@@ -299,20 +302,12 @@ def _solve(
                     x = boundary if b == start else 0
                     for q in spreds[b]:
                         x |= bout[q]
-                    bin_[b] = x
-                    y = gen[b] | (x & ~kill[b])
-                    if y != bout[b]:
-                        bout[b] = y
-                        changed = True
+                    changed |= _transfer(b, x, gen, kill, bin_, bout)
                 else:
                     x = boundary if b in p.exits else 0
                     for s in kernel.blocks[b].succs:
                         x |= bin_[s]
-                    bout[b] = x
-                    y = gen[b] | (x & ~kill[b])
-                    if y != bin_[b]:
-                        bin_[b] = y
-                        changed = True
+                    changed |= _transfer(b, x, gen, kill, bout, bin_)
         return bin_, bout
 
     exit_value = 0 if forward else boundary
