@@ -359,41 +359,6 @@ def evaluate(
         max_warps = PROFILE_WARPS
     if sim_options is not None:
         raise RfmodelError("sim_options apply to method='simulate' only")
-    if method == "montecarlo":
-        from rfmodel.analytic.montecarlo import evaluate_montecarlo
-
-        d = get_design(design)
-        sm = resolve_gpu(gpu)
-        grid, dims, coords = _grid(params, mode)
-        grid = _tech_cell(d, grid, tech)
-        expect_int("samples", samples, low=2, high=MAX_SAMPLES)
-        _check_size("montecarlo", grid, len(_workload_list(workload)), int(samples))
-        _check_params(d, sm, grid)
-        sm = _analytic_sm(sm, grid)
-        return _by_schedule_group(
-            sm,
-            grid,
-            dims,
-            lambda sm_g: evaluate_montecarlo(
-                d,
-                _workload_list(workload),
-                sm_g,
-                grid=grid,
-                dims=dims,
-                coords=coords,
-                uncertainty=uncertainty or {},
-                samples=samples,
-                seed=seed,
-                calibration=calibration,
-                level=level,
-                tech={**DEFAULT_TECH, **(tech or {})},
-                arch=arch,
-                max_warps=max_warps,
-                stall_reasons=stall_reasons(d),
-                require_fit=require_fit,
-                reference=get_design(ANCHOR_DESIGN),
-            ),
-        )
     return _evaluate_analytic(
         design,
         workload,
@@ -406,6 +371,10 @@ def evaluate(
         max_warps=max_warps,
         calibration=calibration,
         require_fit=require_fit,
+        method=method,
+        uncertainty=uncertainty,
+        samples=samples,
+        level=level,
     )
 
 
@@ -659,9 +628,26 @@ def stall_reasons(design: Design) -> tuple[str, ...]:
 
 
 def _evaluate_analytic(
-    design, workload, gpu, *, params, mode, tech, arch, seed, max_warps, calibration, require_fit=True
+    design,
+    workload,
+    gpu,
+    *,
+    params,
+    mode,
+    tech,
+    arch,
+    seed,
+    max_warps,
+    calibration,
+    require_fit=True,
+    method="analytic",
+    uncertainty=None,
+    samples=1,
+    level=None,
 ) -> xr.Dataset:
-    """The analytic engine (:func:`rfmodel.analytic.engine.evaluate_analytic`) on checked inputs."""
+    """The analytic engine (:func:`rfmodel.analytic.engine.evaluate_analytic`) on checked inputs, or with
+    ``method="montecarlo"`` its Monte-Carlo form (:func:`rfmodel.analytic.montecarlo.evaluate_montecarlo`:
+    ``samples`` draws of the ``uncertainty`` distributions, intervals of probability ``level``)."""
     from rfmodel.analytic.engine import evaluate_analytic
 
     d = get_design(design)
@@ -670,30 +656,36 @@ def _evaluate_analytic(
     workloads = _workload_list(workload)
     grid, dims, coords = _grid(params, mode)
     grid = _tech_cell(d, grid, tech)
-    _check_size("analytic", grid, len(workloads))
+    if method == "montecarlo":
+        expect_int("samples", samples, low=2, high=MAX_SAMPLES)
+    _check_size(method, grid, len(workloads), int(samples) if method == "montecarlo" else 1)
     _check_params(d, sm, grid)
     sm = _analytic_sm(sm, grid)
-    return _by_schedule_group(
-        sm,
-        grid,
-        dims,
-        lambda sm_g: evaluate_analytic(
-            d,
-            workloads,
-            sm_g,
-            grid=grid,
-            dims=dims,
-            coords=coords,
-            tech=tech,
-            arch=arch,
-            seed=seed,
-            max_warps=max_warps,
-            calibration=calibration,
-            stall_reasons=stall_reasons(d),
-            require_fit=require_fit,
-            reference=get_design(ANCHOR_DESIGN),
-        ),
-    )
+    common = {
+        "grid": grid,
+        "dims": dims,
+        "coords": coords,
+        "tech": tech,
+        "arch": arch,
+        "seed": seed,
+        "max_warps": max_warps,
+        "calibration": calibration,
+        "stall_reasons": stall_reasons(d),
+        "require_fit": require_fit,
+        "reference": get_design(ANCHOR_DESIGN),
+    }
+    if method == "montecarlo":
+        from rfmodel.analytic.montecarlo import evaluate_montecarlo
+
+        return _by_schedule_group(
+            sm,
+            grid,
+            dims,
+            lambda sm_g: evaluate_montecarlo(
+                d, workloads, sm_g, uncertainty=uncertainty or {}, samples=samples, level=level, **common
+            ),
+        )
+    return _by_schedule_group(sm, grid, dims, lambda sm_g: evaluate_analytic(d, workloads, sm_g, **common))
 
 
 def _by_schedule_group(sm: SMSpec, grid: dict, dims: list, run) -> xr.Dataset:
