@@ -252,20 +252,8 @@ class Rfc(Design):
     name = "rfc"
     description = "hardware register-file cache (Gebhart et al. 2011) over a main RF; two-level scheduler"
     Params = RfcParams
-    metrics = (
-        (
-            "rf_cache_hit_rate",
-            "rf_cache_reads",
-            "main_rf_reads",
-            "main_rf_writes",
-            "rfc_evictions",
-            "warp_activations",
-            "warp_deactivations",
-            "main_rf_wait_cycles",
-        )
-        + TIMING_METRICS
-        + NETWORK_METRICS
-    )
+    #: the cache's hit rate and reads, then its counters from the main RF's reads on, as counted
+    metrics = ("rf_cache_hit_rate", "rf_cache_reads") + RFC_COUNTERS[3:] + TIMING_METRICS + NETWORK_METRICS
     calibration_params = RFC_CALIBRATION
     #: fitted beside the IPC: the main-RF queue's wait, which sets what a miss costs
     fit_metrics = ("main_rf_wait_cycles",)
