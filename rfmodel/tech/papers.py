@@ -89,42 +89,17 @@ def stt_table1(lib=None, sram_source: str = "nvsim") -> list[dict]:
     relaxed = lib.array_cost("stt-ram-relaxed", node, bank_kb, w, banks=banks)
     p_s, p_t = t["sram"], t["stt"]
     tab = f"STT Table 1 ({sram_source} SRAM)"
-    out = [
-        _row(
-            tab, "area STT/SRAM", p_t["area_mm2"] / p_s["area_mm2"], stt.total_area_mm2 / sram.total_area_mm2
-        ),
-        _row(
-            tab,
-            "leakage STT/SRAM",
-            p_t["leakage_mw"] / p_s["leakage_mw"],
-            stt.total_leakage_mw / sram.total_leakage_mw,
-        ),
-        _row(
-            tab,
-            "read energy/bit STT/SRAM",
-            p_t["read_pj_per_bit"] / p_s["read_pj_per_bit"],
-            stt.read_energy_pj / sram.read_energy_pj,
-        ),
-        _row(
-            tab,
-            "write energy/bit STT/SRAM",
-            p_t["write_pj_per_bit"] / p_s["write_pj_per_bit"],
-            stt.write_energy_pj / sram.write_energy_pj,
-        ),
-        _row(
-            tab,
-            "read cycles STT/SRAM",
-            p_t["read_cycles"] / p_s["read_cycles"],
-            cycles(stt.access_ns, f) / cycles(sram.access_ns, f),
-        ),
-        _row(
-            tab,
-            "write cycles STT/SRAM",
-            p_t["write_cycles"] / p_s["write_cycles"],
-            cycles(stt.write_ns, f) / cycles(sram.write_ns, f),
-        ),
-        _row(tab, "STT write cycles at 700 MHz", p_t["write_cycles"], cycles(stt.write_ns, f)),
-    ]
+    # (what, the paper's field, the model's STT/SRAM ratio)
+    ratios = (
+        ("area", "area_mm2", stt.total_area_mm2 / sram.total_area_mm2),
+        ("leakage", "leakage_mw", stt.total_leakage_mw / sram.total_leakage_mw),
+        ("read energy/bit", "read_pj_per_bit", stt.read_energy_pj / sram.read_energy_pj),
+        ("write energy/bit", "write_pj_per_bit", stt.write_energy_pj / sram.write_energy_pj),
+        ("read cycles", "read_cycles", cycles(stt.access_ns, f) / cycles(sram.access_ns, f)),
+        ("write cycles", "write_cycles", cycles(stt.write_ns, f) / cycles(sram.write_ns, f)),
+    )
+    out = [_row(tab, f"{what} STT/SRAM", p_t[key] / p_s[key], model) for what, key, model in ratios]
+    out.append(_row(tab, "STT write cycles at 700 MHz", p_t["write_cycles"], cycles(stt.write_ns, f)))
     if sram_source == "nvsim":
         bits = t["capacity_kb"] * 8192
         for name, cost, p in (("SRAM", sram, p_s), ("STT", stt, p_t)):
