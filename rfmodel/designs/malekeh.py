@@ -138,19 +138,22 @@ COUNTERS = (
     "ccu_evictions",  # valid entries replaced (by a miss's fill or a cached result)
 )
 CNT = {name: C0 + i for i, name in enumerate(COUNTERS)}
-K_CCU_HITS = C0 + 0
-K_CCU_MISSES = C0 + 1
-K_CCU_FILLS = C0 + 2
-K_CCU_WRITES = C0 + 3
-K_CCU_DROPPED_WRITES = C0 + 4
-K_CCU_WRITE_INVALIDATIONS = C0 + 5
-K_CCU_FLUSHES = C0 + 6
-K_STHLD_STALL_CYCLES = C0 + 7
-K_STHLD_SUM = C0 + 8
-K_STHLD_INTERVALS = C0 + 9
-K_STHLD_LAST = C0 + 10
-K_RF_WRITES_ALL = C0 + 11
-K_CCU_EVICTIONS = C0 + 12
+# the counters' offsets, in COUNTERS' order
+(
+    K_CCU_HITS,
+    K_CCU_MISSES,
+    K_CCU_FILLS,
+    K_CCU_WRITES,
+    K_CCU_DROPPED_WRITES,
+    K_CCU_WRITE_INVALIDATIONS,
+    K_CCU_FLUSHES,
+    K_STHLD_STALL_CYCLES,
+    K_STHLD_SUM,
+    K_STHLD_INTERVALS,
+    K_STHLD_LAST,
+    K_RF_WRITES_ALL,
+    K_CCU_EVICTIONS,
+) = range(C0, C0 + len(COUNTERS))
 HEADER = C0 + len(COUNTERS)
 # per CT fields
 CT_OWNER, CT_RELEASE, CT_LRU, CT_WCYC, CT_WROW = range(5)
