@@ -92,15 +92,14 @@ from rfmodel.designs.mainrf import (
     NETWORK_METRICS,
     TIMING_METRICS,
     MainRFParams,
-    bank_timing,
     grid_bank_timing,
     grid_main_banks,
     grid_network_cycles,
+    hierarchy_sim_metrics,
     hierarchy_structures,
     main_access,
     main_bank,
     main_rf_timing,
-    network_cycles,
     timing_metrics,
 )
 from rfmodel.designs.regcache import REG_CACHE
@@ -1140,20 +1139,17 @@ class Ltrf(Design):
         return setup
 
     def sim_metrics(self, sm, params, setup, counts):
-        hits, miss = float(counts["rfc_read_hits"]), float(counts["rfc_read_misses"])
-        reads = float(counts["reads"])
-        mr, mw = float(counts["main_rf_reads"]), float(counts["main_rf_writes"])
         pf = float(counts["prefetches"])
         dyn = float(counts["dynamic_intervals"])
         siv = float(counts["static_intervals"])
-        p = self.resolve(params)
+        out = hierarchy_sim_metrics(sm, self.resolve(params), counts)
+        # the LTRF family's own structure: the warp control block
+        out["events"]["warp_control_block"] = (
+            float(counts["reads"]) + float(counts["writes"]),
+            pf + float(counts["warp_activations"]),
+        )
         return {
-            **timing_metrics(*bank_timing(sm, p, p.banks(sm))),
-            "main_rf_network_cycles": float(network_cycles(sm, p.main_cell, p.banks(sm))),
-            "rf_cache_hit_rate": hits / (hits + miss) if hits + miss else 0.0,
-            "main_rf_reads": mr,
-            "main_rf_writes": mw,
-            "rf_cache_reads": hits,
+            **out,
             "prefetches": pf,
             "prefetch_regs": float(counts["prefetch_regs"]),
             "static_prefetch_conflicts": float(counts["static_prefetch_conflicts"]),
@@ -1168,21 +1164,8 @@ class Ltrf(Design):
             "conflict_free_prefetch_fraction": (
                 1.0 - float(counts["prefetches_with_conflict"]) / pf if pf else 1.0
             ),
-            "warp_activations": float(counts["warp_activations"]),
-            "warp_deactivations": float(counts["warp_deactivations"]),
             "interval_length_dynamic": float(counts["issued"]) / dyn if dyn else 0.0,
             "interval_length_static": float(counts["static_interval_instrs"]) / siv if siv else 0.0,
-            "events": {
-                "rf_cache": (float(counts["bank_read_acc"]), float(counts["bank_write_acc"])),
-                "main_rf_bank": (mr, mw),
-                "main_network": (mr + mw, 0.0),
-                "crossbar": (reads + float(counts["writes"]), 0.0),
-                "collector": (reads, reads),
-                "warp_control_block": (
-                    reads + float(counts["writes"]),
-                    pf + float(counts["warp_activations"]),
-                ),
-            },
         }
 
     def analytic(self, ctx):

@@ -357,6 +357,33 @@ def sm_structures(sm, grid: dict, tech: dict) -> list:
     ]
 
 
+def hierarchy_sim_metrics(sm, p: MainRFParams, counts) -> dict:
+    """The simulator's metrics of a register cache over the main RF (RFC, the LTRF family) from the counters
+    both keep: the main RF's bank timing and network cycles, the cache's hit rate and reads, the main RF's
+    reads and writes, the warps' activations, and the events of the cache, the main RF's banks and network,
+    the crossbar and the collectors."""
+    hits, miss = float(counts["rfc_read_hits"]), float(counts["rfc_read_misses"])
+    reads = float(counts["reads"])
+    mr, mw = float(counts["main_rf_reads"]), float(counts["main_rf_writes"])
+    return {
+        **timing_metrics(*bank_timing(sm, p, p.banks(sm))),
+        "main_rf_network_cycles": float(network_cycles(sm, p.main_cell, p.banks(sm))),
+        "rf_cache_hit_rate": hits / (hits + miss) if hits + miss else 0.0,
+        "rf_cache_reads": hits,
+        "main_rf_reads": mr,
+        "main_rf_writes": mw,
+        "warp_activations": float(counts["warp_activations"]),
+        "warp_deactivations": float(counts["warp_deactivations"]),
+        "events": {
+            "rf_cache": (float(counts["bank_read_acc"]), float(counts["bank_write_acc"])),
+            "main_rf_bank": (mr, mw),
+            "main_network": (mr + mw, 0.0),
+            "crossbar": (reads + float(counts["writes"]), 0.0),
+            "collector": (reads, reads),
+        },
+    }
+
+
 def hierarchy_structures(sm, grid: dict, tech: dict, params: type[DesignParams], *, cache: str) -> list:
     """Main RF banks, collectors and crossbar (the SM's), RF cache, main-RF network and (LTRF) WCB.
 

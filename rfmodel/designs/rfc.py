@@ -65,15 +65,14 @@ from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     WARP_REG_BYTES,
     MainRFParams,
-    bank_timing,
     grid_bank_timing,
     grid_main_banks,
     grid_network_cycles,
+    hierarchy_sim_metrics,
     hierarchy_structures,
     main_access,
     main_bank,
     main_rf_timing,
-    network_cycles,
     timing_metrics,
 )
 from rfmodel.designs.regcache import reg_cache_hit_rate, reg_cache_writebacks
@@ -291,28 +290,10 @@ class Rfc(Design):
         )
 
     def sim_metrics(self, sm, params, setup, counts):
-        hits, miss = float(counts["rfc_read_hits"]), float(counts["rfc_read_misses"])
-        reads = float(counts["reads"])
-        mr, mw = float(counts["main_rf_reads"]), float(counts["main_rf_writes"])
-        p = self.resolve(params)
         return {
-            **timing_metrics(*bank_timing(sm, p, p.banks(sm))),
-            "main_rf_network_cycles": float(network_cycles(sm, p.main_cell, p.banks(sm))),
-            "rf_cache_hit_rate": hits / (hits + miss) if hits + miss else 0.0,
-            "rf_cache_reads": hits,
+            **hierarchy_sim_metrics(sm, self.resolve(params), counts),
             "rfc_evictions": float(counts["rfc_evictions"]),
-            "warp_activations": float(counts["warp_activations"]),
-            "warp_deactivations": float(counts["warp_deactivations"]),
             "main_rf_wait_cycles": float(counts["main_rf_wait_cycles"]),
-            "main_rf_reads": mr,
-            "main_rf_writes": mw,
-            "events": {
-                "rf_cache": (float(counts["bank_read_acc"]), float(counts["bank_write_acc"])),
-                "main_rf_bank": (mr, mw),
-                "main_network": (mr + mw, 0.0),
-                "crossbar": (reads + float(counts["writes"]), 0.0),
-                "collector": (reads, reads),
-            },
         }
 
     # ------------------------------------------------------------------ analytic
