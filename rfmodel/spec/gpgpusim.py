@@ -275,24 +275,23 @@ class _Reader:
             self.fail(name, line, v, "0 or 1")
         return s == "1"
 
-    def ints(self, name: str, sep: str, min_len: int, lo: int = 0) -> list[int]:
+    def _split(self, name: str, sep: str, kind, expected: str) -> tuple[list, str | None, int | None]:
+        """The option's ``sep``-separated values as ``kind`` (a bad one fails, expecting ``expected``), its
+        raw value and its line."""
         v, line = self.raw(name)
-        parts = (v or "").split(sep)
         try:
-            xs = [int(p.strip()) for p in parts]
+            return [kind(p.strip()) for p in (v or "").split(sep)], v, line
         except ValueError:
-            self.fail(name, line, v, f"{sep!r}-separated integers")
+            self.fail(name, line, v, expected)
+
+    def ints(self, name: str, sep: str, min_len: int, lo: int = 0) -> list[int]:
+        xs, v, line = self._split(name, sep, int, f"{sep!r}-separated integers")
         if len(xs) < min_len or any(x < lo for x in xs):
             self.fail(name, line, v, f"at least {min_len} {sep!r}-separated integers >= {lo}")
         return xs
 
     def floats(self, name: str, sep: str, n: int) -> list[float]:
-        v, line = self.raw(name)
-        parts = (v or "").split(sep)
-        try:
-            xs = [float(p.strip()) for p in parts]
-        except ValueError:
-            self.fail(name, line, v, f"{n} {sep!r}-separated numbers")
+        xs, v, line = self._split(name, sep, float, f"{n} {sep!r}-separated numbers")
         if len(xs) != n or any(not x > 0 for x in xs):
             self.fail(name, line, v, f"{n} {sep!r}-separated positive numbers")
         return xs
