@@ -189,37 +189,16 @@ class Unified(Design):
         out = partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, cap, p.min_l1d_kb * 1024)
         return {**out, "capacity": cap}
 
-    def _launch_split(
-        self,
-        sm,
-        fields,
-        regs,
-        unified_kb,
-        min_l1d_kb,
-        partition,
-        regs_per_thread,
-        threads_per_cta,
-        smem_per_cta,
-        ctas,
-    ) -> tuple:
+    def _launch_split(self, sm, fields, *point) -> tuple:
         """(registers, L1D bytes, register bytes used) of :meth:`split` for one point of the analytic grid,
-        remembered (an optimizer asks for the same splits at every generation).  ``fields``: the point's
-        other SM fields the split reads (:data:`SPLIT_SM_FIELDS`), as (name, value) pairs."""
-        key = (
-            self.name,
-            sm,
-            fields,
-            regs,
-            unified_kb,
-            min_l1d_kb,
-            partition,
-            regs_per_thread,
-            threads_per_cta,
-            smem_per_cta,
-            ctas,
-        )
+        remembered (an optimizer asks for the same splits at every generation) by the design, ``sm`` and the
+        arguments.  ``fields``: the point's other SM fields the split reads (:data:`SPLIT_SM_FIELDS`), as
+        (name, value) pairs; ``point``: (registers, unified_kb, min_l1d_kb, partition, regs_per_thread,
+        threads_per_cta, smem_per_cta, ctas)."""
+        key = (self.name, sm, fields, *point)
         hit = _SPLITS.get(key)
         if hit is None:
+            regs, unified_kb, min_l1d_kb, partition = point[:4]  # the grid point's; the kernel's facts follow
             changes = {k: int(v) for k, v in fields if int(v) != getattr(sm, k)}
             if int(regs) != sm.regs_per_sm:
                 changes["regs_per_sm"] = int(regs)
@@ -227,10 +206,7 @@ class Unified(Design):
             s = self.split(
                 s0,
                 {"unified_kb": int(unified_kb), "min_l1d_kb": int(min_l1d_kb), "partition": partition},
-                regs_per_thread,
-                threads_per_cta,
-                smem_per_cta,
-                ctas,
+                *point[4:],
             )
             hit = (s["regs_per_sm"], s["l1d_bytes"], s.get("reg_bytes_used", np.nan))
             if len(_SPLITS) >= 65536:
