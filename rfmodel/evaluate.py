@@ -338,20 +338,17 @@ def evaluate(
         raise UnknownNameError("on_no_fit", on_no_fit, ("error", "nan"))
     require_fit = on_no_fit == "error" and workload is not None
     expect_int("seed", seed, low=0, high=MAX_SEED)
+    # what every engine takes
+    common = dict(params=params, mode=mode, tech=tech, arch=arch, seed=seed, require_fit=require_fit)
     if method == "simulate":
         return _evaluate_simulate(
             design,
             workload,
             gpu,
-            params=params,
-            mode=mode,
-            tech=tech,
-            arch=arch,
-            seed=seed,
             max_warps=None if max_warps == "auto" else max_warps,
             sim_options=sim_options,
             progress=progress,
-            require_fit=require_fit,
+            **common,
         )
     if max_warps == "auto":
         from rfmodel.analytic.engine import PROFILE_WARPS
@@ -363,18 +360,13 @@ def evaluate(
         design,
         workload,
         gpu,
-        params=params,
-        mode=mode,
-        tech=tech,
-        arch=arch,
-        seed=seed,
         max_warps=max_warps,
         calibration=calibration,
-        require_fit=require_fit,
         method=method,
         uncertainty=uncertainty,
         samples=samples,
         level=level,
+        **common,
     )
 
 
