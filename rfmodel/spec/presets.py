@@ -1,9 +1,10 @@
 """Named SM presets: the baselines of the source papers and a few real GPUs.
 
-Every value is written out here (no file is read at import time).  Each
-preset's ``source`` string says where its values come from and which ones are
-our choices where the paper is silent; ``docs/spec.md`` repeats that in a
-table.  The config-derived presets are checked against
+Every value is written out here (no file is read at import time); the fields
+several presets share are declared once (``_EVERY_PRESET``, ``_REGS_64K``, the
+trace-mode SMs' ``_trace_sm``).  Each preset's ``source`` string says where its
+values come from and which ones are our choices where the paper is silent;
+``docs/spec.md`` repeats that in a table.  The config-derived presets are checked against
 ``rfmodel.spec.from_gpgpusim_config`` in the tests, so a drift between this file
 and the reference configs shows up there.
 
