@@ -26,7 +26,6 @@ and, with ``--docs``, the table in ``docs/validation.md`` between the ``caching-
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import sys
@@ -43,18 +42,19 @@ from rfmodel.studies.common import (
     add_workload_options,
     check_inputs,
     command_line,
-    csv_file,
     fmt,
     geomean,
     known,
     mean,
     median,
     publish,
+    quick_help,
     structure_total,
     study_parser,
     study_workloads,
     suite_words,
     verdict,
+    write_csv,
 )
 from rfmodel.studies.report import Report, progress
 from rfmodel.tolerance import bisect_tolerance
@@ -577,14 +577,8 @@ QUICK_WORKLOADS = ("saxpy", "sgemm_tiled", "kmeans_assign", "spmv_csr")
 
 
 def build_parser(prog: str):
-    ap = study_parser(
-        prog,
-        __doc__,
-        out="studies/out/caching_designs",
-        jobs=2,
-        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
-        "--workloads says otherwise, 8 warps: a smoke run",
-    )
+    quick = quick_help(QUICK_WORKLOADS, then=", 8 warps: a smoke run")
+    ap = study_parser(prog, __doc__, out="studies/out/caching_designs", jobs=2, quick=quick)
     ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
     add_workload_options(ap, "ltrf")
     ap.add_argument(
@@ -647,10 +641,7 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
     for d in designs:
         rows.append(_design_row(runs, d, wls, refs, ref, tolx))
 
-    with csv_file(out / "summary.csv") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_csv(out / "summary.csv", rows)
 
     table = _summary_table(rows)
     pool_note = (

@@ -28,7 +28,6 @@ the tables in ``docs/validation.md``.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import sys
@@ -49,18 +48,19 @@ from rfmodel.studies.common import (
     add_workload_options,
     check_inputs,
     command_line,
-    csv_file,
     fmt,
     geomean,
     known,
     mean,
     measured_classes,
     publish,
+    quick_help,
     rises_with,
     study_parser,
     study_workloads,
     suite_of,
     verdict,
+    write_csv,
 )
 from rfmodel.studies.report import Report, progress
 
@@ -215,14 +215,8 @@ QUICK_WARPS = 16
 
 
 def build_parser(prog: str):
-    ap = study_parser(
-        prog,
-        __doc__,
-        out="studies/out/cerf",
-        jobs=2,
-        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) at "
-        f"{QUICK_WARPS} warps unless --workloads / --max-warps say otherwise",
-    )
+    quick = quick_help(QUICK_WORKLOADS, warps=QUICK_WARPS)
+    ap = study_parser(prog, __doc__, out="studies/out/cerf", jobs=2, quick=quick)
     ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the paper's Fermi-like SM)")
     add_workload_options(ap, "cerf")
     ap.add_argument("--max-warps", type=int, default=None, help="keep that many warps' CTAs (default: all)")
@@ -298,10 +292,7 @@ def run_study(a, argv, *, prog: str, study: str = "cerf") -> int:
     if not rows:
         print("no workload ran", file=sys.stderr)
         return 1
-    with csv_file(out / "points.csv") as fh:
-        wr = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_csv(out / "points.csv", rows)
     cmd = command_line(prog, argv)
     text = report(rows, labels, a, sm, cmd)
     publish(text, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION, title=f"On {a.gpu}")

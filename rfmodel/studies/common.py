@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import io
 import json
 import math
@@ -73,6 +74,16 @@ def study_parser(prog: str, doc: str, *, out: str, jobs: int, quick: str) -> Stu
     )
     ap.add_argument("--docs", action="store_true", help="write the tables into docs/validation.md")
     return ap
+
+
+def quick_help(workloads, *, kind: str = "workloads", warps: int | None = None, then: str = "") -> str:
+    """``--quick``'s help: the ``workloads`` it runs (``kind``: what to call them), at ``warps`` warps where
+    it caps them, and ``then``."""
+    if warps is None:
+        at, unless = "", "--workloads says otherwise"
+    else:
+        at, unless = f" at {warps} warps", "--workloads / --max-warps say otherwise"
+    return f"{len(workloads)} {kind} ({', '.join(workloads)}){at} unless {unless}{then}"
 
 
 def add_workload_options(ap: argparse.ArgumentParser, paper: str) -> None:
@@ -332,6 +343,15 @@ def write_marked(doc: Path, begin: str, end: str, block: str, section: str, titl
         else:
             text = text.rstrip() + f"\n\n{section}\n\n" + sub
     write_text(doc, text)
+
+
+def write_csv(path: Path, rows, fieldnames=None, **kw) -> None:
+    """``rows`` (dicts) as a CSV table at ``path``: a column each of ``fieldnames``, by default every key of
+    the rows in the order they first appear; ``kw`` goes to :class:`csv.DictWriter`."""
+    with csv_file(path) as f:
+        wr = csv.DictWriter(f, fieldnames=list(fieldnames or dict.fromkeys(k for r in rows for k in r)), **kw)
+        wr.writeheader()
+        wr.writerows(rows)
 
 
 @contextlib.contextmanager

@@ -32,7 +32,6 @@ Every run is kept in ``OUT/runs.jsonl``; an interrupted run resumes.  Outputs: t
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import sys
@@ -47,17 +46,18 @@ from rfmodel.studies.common import (
     add_workload_options,
     check_inputs,
     command_line,
-    csv_file,
     fmt,
     geomean,
     known,
     mean,
     publish,
+    quick_help,
     structure_total,
     study_parser,
     study_workloads,
     suite_of,
     verdict,
+    write_csv,
 )
 from rfmodel.studies.report import Report, progress
 from rfmodel.tech.structures import packing_logic
@@ -320,14 +320,8 @@ def hmean(xs):
 
 
 def build_parser(prog: str):
-    ap = study_parser(
-        prog,
-        __doc__,
-        out="studies/out/corf",
-        jobs=1,
-        quick=f"{len(QUICK_WORKLOADS)} kernels ({', '.join(QUICK_WORKLOADS)}) at {QUICK_WARPS} "
-        "warps unless --workloads / --max-warps say otherwise",
-    )
+    quick = quick_help(QUICK_WORKLOADS, kind="kernels", warps=QUICK_WARPS)
+    ap = study_parser(prog, __doc__, out="studies/out/corf", jobs=1, quick=quick)
     ap.add_argument(
         "--gpus",
         nargs="*",
@@ -366,10 +360,7 @@ def run_study(a, argv, *, prog: str, study: str = "corf") -> int:
     if not rows:
         print("no workload ran", file=sys.stderr)
         return 1
-    with csv_file(out / "points.csv") as fh:
-        wr = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_csv(out / "points.csv", rows)
     skipped = sorted(set(workloads) - {r["workload"] for r in rows})
     cmd = command_line(prog, argv)
     rep = Report(

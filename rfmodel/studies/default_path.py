@@ -20,7 +20,15 @@ import numpy as np
 
 from rfmodel.designs.base import design_names, get_design
 from rfmodel.io import read_text
-from rfmodel.studies.common import Evaluations, check_inputs, command_line, fmt, publish, study_parser
+from rfmodel.studies.common import (
+    Evaluations,
+    check_inputs,
+    command_line,
+    fmt,
+    publish,
+    quick_help,
+    study_parser,
+)
 from rfmodel.studies.report import Report, progress
 from rfmodel.workload.suite import default_workloads, synthetic_names
 
@@ -43,14 +51,8 @@ QUICK_WORKLOADS = ("saxpy", "reduce_sum")
 
 
 def build_parser(prog: str):
-    ap = study_parser(
-        prog,
-        __doc__,
-        out="studies/out/default_path",
-        jobs=2,
-        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
-        "--workloads says otherwise",
-    )
+    quick = quick_help(QUICK_WORKLOADS)
+    ap = study_parser(prog, __doc__, out="studies/out/default_path", jobs=2, quick=quick)
     ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the CLI's default GPU)")
     ap.add_argument("--designs", nargs="*", help="designs (default: every one with both engines)")
     ap.add_argument("--workloads", nargs="*", help="workloads (default: built-in suite + synthetic presets)")

@@ -32,7 +32,6 @@ and with ``--docs`` the tables in ``docs/validation.md``.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from rfmodel.evaluate import resolve_gpu
@@ -42,7 +41,6 @@ from rfmodel.studies.common import (
     add_workload_options,
     check_inputs,
     command_line,
-    csv_file,
     fmt,
     geomean,
     known,
@@ -50,9 +48,11 @@ from rfmodel.studies.common import (
     measured_classes,
     pct,
     publish,
+    quick_help,
     study_parser,
     study_workloads,
     suite_words,
+    write_csv,
 )
 from rfmodel.studies.report import Report, progress
 from rfmodel.version import __version__
@@ -324,14 +324,8 @@ QUICK_WORKLOADS = ("gemm_micro8x8", "saxpy")
 
 
 def build_parser(prog: str):
-    ap = study_parser(
-        prog,
-        __doc__,
-        out="studies/out/ltrf_capacity",
-        jobs=2,
-        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
-        "--workloads says otherwise: a smoke run",
-    )
+    quick = quick_help(QUICK_WORKLOADS, then=": a smoke run")
+    ap = study_parser(prog, __doc__, out="studies/out/ltrf_capacity", jobs=2, quick=quick)
     ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
     add_workload_options(ap, "ltrf")
     engines = ["simulate", "analytic"]
@@ -400,35 +394,28 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
         row["paper"] = PAPER.get(key, "") if timing in ("", "tech") else ""
         rows.append(row)
 
-    with csv_file(out / "points.csv") as f:
-        keys = [
-            "method",
-            "design",
-            "workload",
-            "params",
-            "ipc",
-            "warps",
-            "cycles",
-            "main_rf_read_cycles",
-            "main_rf_write_cycles",
-            "bank_conflict_stall_cycles",
-            "slow_bank_wait_cycles",
-            "rf_cache_hit_rate",
-            "main_rf_reads",
-            "main_rf_writes",
-            "prefetches",
-            "power_mw",
-            "area_mm2_total",
-            "seconds",
-        ]
-        wr = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
-        wr.writeheader()
-        for t in todo:
-            wr.writerow(ev.get(*t))
-    with csv_file(out / "summary.csv") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    keys = [
+        "method",
+        "design",
+        "workload",
+        "params",
+        "ipc",
+        "warps",
+        "cycles",
+        "main_rf_read_cycles",
+        "main_rf_write_cycles",
+        "bank_conflict_stall_cycles",
+        "slow_bank_wait_cycles",
+        "rf_cache_hit_rate",
+        "main_rf_reads",
+        "main_rf_writes",
+        "prefetches",
+        "power_mw",
+        "area_mm2_total",
+        "seconds",
+    ]
+    write_csv(out / "points.csv", [ev.get(*t) for t in todo], keys, extrasaction="ignore")
+    write_csv(out / "summary.csv", rows)
 
     area1 = next(x["area_mm2"] for x in rows if x["point"] == "BL #1")
     head = (

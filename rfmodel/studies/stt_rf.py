@@ -27,7 +27,6 @@ and, with ``--docs``, the tables in ``docs/validation.md``.
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 import time
@@ -45,17 +44,18 @@ from rfmodel.studies.common import (
     add_workload_options,
     check_inputs,
     command_line,
-    csv_file,
     fmt,
     geomean,
     mean,
     median,
     positive_int,
     publish,
+    quick_help,
     rises_with,
     study_parser,
     study_workloads,
     suite_of,
+    write_csv,
 )
 from rfmodel.studies.report import Report, progress
 
@@ -325,14 +325,8 @@ QUICK_WORKLOADS = ("reduce_sum", "saxpy")
 
 
 def build_parser(prog: str):
-    ap = study_parser(
-        prog,
-        __doc__,
-        out="studies/out/stt_rf",
-        jobs=2,
-        quick=f"{len(QUICK_WORKLOADS)} workloads ({', '.join(QUICK_WORKLOADS)}) unless "
-        "--workloads says otherwise: a smoke run",
-    )
+    quick = quick_help(QUICK_WORKLOADS, then=": a smoke run")
+    ap = study_parser(prog, __doc__, out="studies/out/stt_rf", jobs=2, quick=quick)
     ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the paper's GTX480)")
     add_workload_options(ap, "stt")
     ap.add_argument(
@@ -649,10 +643,7 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
     rows = []
     for w in ok:
         rows.append(_workload_row(get, runs, w, a.gpu, sm.clock_mhz, sweep))
-    with csv_file(out / "points.csv") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    write_csv(out / "points.csv", rows)
 
     def col(k, agg=mean):
         return agg([r[k] for r in rows])
