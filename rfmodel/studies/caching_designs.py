@@ -667,13 +667,7 @@ def run_study(a, argv, *, prog: str, study: str = "caching") -> int:
         f"Produced by `{cmd}`.\n"
     )
     publish(
-        note + "\n" + table,
-        out,
-        docs=a.docs,
-        mark=MARK,
-        gpu=a.gpu,
-        section=SECTION,
-        title=f"Register-caching designs on `{a.gpu}`",
+        note + "\n" + table, a, mark=MARK, section=SECTION, title=f"Register-caching designs on `{a.gpu}`"
     )
     progress(study, "figures and data")
     rep = Report(out, study, cmd, title=f"Register-caching designs on `{a.gpu}`")

@@ -295,7 +295,7 @@ def run_study(a, argv, *, prog: str, study: str = "cerf") -> int:
     write_csv(out / "points.csv", rows)
     cmd = command_line(prog, argv)
     text = report(rows, labels, a, sm, cmd)
-    publish(text, out, docs=a.docs, mark=MARK, gpu=a.gpu, section=SECTION, title=f"On {a.gpu}")
+    publish(text, a, mark=MARK, section=SECTION, title=f"On {a.gpu}")
     progress(study, "figures and data")
     rep = Report(out, study, cmd, title=f"The Cache-Emulated Register File on `{a.gpu}`")
     rep.describe(

@@ -317,12 +317,14 @@ def rises_with(rows, x: str, y: str) -> str:
     return f"{'same ordering' if rho > 0 else 'ordering differs'} (rank correlation {rho:+.2f}, all)"
 
 
-def publish(text: str, out: Path, *, docs: bool, mark: str, gpu: str, section: str, title: str) -> None:
-    """A study's result: printed, kept in ``OUT/summary.md`` and, with ``docs``, written into
-    docs/validation.md between the study's markers (``mark`` formatted with ``gpu`` and begin/end)."""
-    write_text(out / "summary.md", text)
+def publish(text: str, a, *, mark: str, section: str, title: str, gpu: str | None = None) -> None:
+    """A study's result: printed, kept in ``OUT/summary.md`` and, with ``--docs``, written into
+    docs/validation.md between the study's markers (``mark`` formatted with ``gpu``, by default ``--gpu``,
+    and begin/end).  ``a``: the study's options."""
+    write_text(Path(a.out) / "summary.md", text)
     print(text)
-    if docs:
+    if a.docs:
+        gpu = a.gpu if gpu is None else gpu
         begin, end = mark.format(gpu=gpu, end="begin"), mark.format(gpu=gpu, end="end")
         write_marked(Path("docs/validation.md"), begin, end, text, section, title)
 

@@ -379,13 +379,7 @@ def run_study(a, argv, *, prog: str, study: str = "corf") -> int:
     )
     text = report(rows, a, get, skipped, cmd=cmd, rep=rep)
     publish(
-        text,
-        out,
-        docs=a.docs,
-        mark=MARK,
-        gpu="+".join(a.gpus),
-        section=SECTION,
-        title="CORF / CORF++ against the baseline",
+        text, a, mark=MARK, section=SECTION, title="CORF / CORF++ against the baseline", gpu="+".join(a.gpus)
     )
     progress(study, "figures and data")
     figures(rep, rows)

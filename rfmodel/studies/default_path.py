@@ -115,15 +115,7 @@ def run_study(a, argv, *, prog: str, study: str = "default-path") -> int:
         f"default call, the analytic IPC against the simulator's. Produced by `{cmd}`.\n"
     )
     table = head + body
-    publish(
-        note + "\n" + table,
-        out,
-        docs=a.docs,
-        mark=MARK,
-        gpu=a.gpu,
-        section=SECTION,
-        title=f"The default path on `{a.gpu}`",
-    )
+    publish(note + "\n" + table, a, mark=MARK, section=SECTION, title=f"The default path on `{a.gpu}`")
     progress(study, "figures and data")
     rep = Report(out, study, cmd, title=f"The analytic engine through its default call on `{a.gpu}`")
     rep.describe(GPU=a.gpu, designs=designs, workloads=wls)

@@ -470,15 +470,7 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
         progress(study, "warps per SM sweep (Figure 20)")
         fig3_line += "\n" + warps_sweep(ev, sm, out, wls, pool, keeps)
         warps_claim(rep, keeps)
-    publish(
-        note + "\n" + table + "\n" + fig3_line,
-        out,
-        docs=a.docs,
-        mark=MARK,
-        gpu=a.gpu,
-        section=SECTION,
-        title=title,
-    )
+    publish(note + "\n" + table + "\n" + fig3_line, a, mark=MARK, section=SECTION, title=title)
     progress(study, "figures and data")
     shown = ["Ideal", *(f"{d} #6 tech" for d in DESIGNS), *(f"{d} #7 tech" for d in DESIGNS if d != "BL")]
     rep.bars(

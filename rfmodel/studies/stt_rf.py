@@ -712,13 +712,7 @@ def run_study(a, argv, *, prog: str, study: str = "stt") -> int:
     text = "".join(L)
     write_text(out / "claims.md", text)
     publish(
-        text,
-        out,
-        docs=a.docs,
-        mark=MARK,
-        gpu=a.gpu,
-        section=SECTION,
-        title=f"STT-RAM register file with BDI compression ({a.gpu})",
+        text, a, mark=MARK, section=SECTION, title=f"STT-RAM register file with BDI compression ({a.gpu})"
     )
     progress(study, "figures and data")
     explain(rep, dev)
