@@ -165,9 +165,6 @@ class CerfRuns(Evaluations):
     def key(*point) -> str:
         return json.dumps([*point, CONFIGS[point[0]], SIM_SOURCE], sort_keys=True)
 
-    def get(self, *point) -> dict:
-        return self.log[self.key(*point)]
-
 
 def table3_energy(r: dict, sm, tag_banks: int = 4) -> tuple[float, float]:
     """(dynamic, static) on-chip energy of a run in pJ with the paper's Table III: the data array (register

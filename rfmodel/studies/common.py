@@ -232,8 +232,9 @@ class Evaluations:
         extra = [] if trace_source == "auto" else [trace_source]
         return json.dumps([design, workload, gpu, method, params, source, *extra], sort_keys=True)
 
-    def get(self, design, workload, gpu, method, params, trace_source="auto") -> dict:
-        return self.log[self.key(design, workload, gpu, method, params, trace_source)]
+    def get(self, *point) -> dict:
+        """The result of a point done (as :meth:`key` takes it)."""
+        return self.log[self.key(*point)]
 
     def ensure(self, points) -> None:
         """Run the ``(design, workload, gpu, method, params[, trace_source])`` points not yet done, appending

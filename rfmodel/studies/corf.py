@@ -245,9 +245,6 @@ class CorfRuns(Evaluations):
     def key(*point) -> str:
         return json.dumps([*point, SIM_SOURCE, KEEPS], sort_keys=True)
 
-    def get(self, *point) -> dict:
-        return self.log[self.key(*point)]
-
 
 def dynamic_energy_ratio(r: dict, b: dict) -> float:
     """RF dynamic energy of a run over the baseline's, as the paper counts it: bank accesses (reads and
