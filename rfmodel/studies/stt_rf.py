@@ -740,23 +740,12 @@ def _performance_claims(
         "HOT, SCA > 30 % loss",
         ", ".join(f"{r['workload']} {fmt(r['perf STT'], '.2f')}" for r in worst),
     )
-    claim(
-        "S-08", "STT+WB performance", "about 0.95", fmt(perf["STT+WB"], ".3f"), verdict(perf["STT+WB"], 0.95)
-    )
-    claim(
-        "S-08",
-        "STT+BDI performance (BDI adds no loss)",
-        "about 0.95",
-        fmt(perf["STT+BDI"], ".3f"),
-        verdict(perf["STT+BDI"], 0.95),
-    )
-    claim(
-        "S-08",
-        "STT+BDI+RE performance",
-        "about 0.99",
-        fmt(perf["STT+BDI+RE"], ".3f"),
-        verdict(perf["STT+BDI+RE"], 0.99),
-    )
+    for p, what, paper in (
+        ("STT+WB", "STT+WB performance", 0.95),
+        ("STT+BDI", "STT+BDI performance (BDI adds no loss)", 0.95),
+        ("STT+BDI+RE", "STT+BDI+RE performance", 0.99),
+    ):
+        claim("S-08", what, f"about {paper}", fmt(perf[p], ".3f"), verdict(perf[p], paper))
     if not a.no_analytic:
         an = {
             p: geomean(
