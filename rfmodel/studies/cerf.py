@@ -157,13 +157,9 @@ def run_point(point: tuple) -> dict:
     return out
 
 
-class CerfRuns(Evaluations):
-    def __init__(self, path: Path, jobs: int):
-        super().__init__(path, jobs, job=run_point)
-
-    @staticmethod
-    def key(*point) -> str:
-        return json.dumps([*point, CONFIGS[point[0]], SIM_SOURCE], sort_keys=True)
+def run_key(*point) -> str:
+    """A simulation's key in the run log: the point, its configuration and the simulator's source."""
+    return json.dumps([*point, CONFIGS[point[0]], SIM_SOURCE], sort_keys=True)
 
 
 def table3_energy(r: dict, sm, tag_banks: int = 4) -> tuple[float, float]:
@@ -237,7 +233,7 @@ def run_study(a, argv, *, prog: str, study: str = "cerf") -> int:
     workloads = study_workloads(a, QUICK_WORKLOADS)
     check_inputs(workloads, a.gpu)
     labels = ["base", *(c for c in a.configs if c != "base")]
-    runs = CerfRuns(out / "runs.jsonl", a.jobs)
+    runs = Evaluations(out / "runs.jsonl", a.jobs, job=run_point, key=run_key)
     t0 = time.time()
     progress(
         study,

@@ -213,14 +213,17 @@ class Evaluations:
     workload, GPU, engine, parameters and a hash of rfmodel's source: a rerun only does what is missing, and
     an edit of the package redoes everything."""
 
-    def __init__(self, path: Path, jobs: int = 2, runner=None, job=None):
+    def __init__(self, path: Path, jobs: int = 2, runner=None, job=None, key=None):
         self.path = path
         self.jobs = jobs
         self.runner = runner if runner is not None else make_runner(jobs)
         self.log = ResultLog(path)
         #: the function a point (a tuple) is run with; a study that keeps more than :data:`SCALARS` gives its
-        #: own (a module-level function, for the worker processes) and its own :meth:`key`
+        #: own (a module-level function, for the worker processes) and its own ``key`` (the point's key in
+        #: the log, in place of :meth:`key`)
         self.job = job if job is not None else _evaluate_job
+        if key is not None:
+            self.key = key
 
     @property
     def done(self) -> dict[str, dict]:

@@ -237,13 +237,9 @@ def run_point(point: tuple) -> dict:
     return out
 
 
-class CorfRuns(Evaluations):
-    def __init__(self, path: Path, jobs: int):
-        super().__init__(path, jobs, job=run_point)
-
-    @staticmethod
-    def key(*point) -> str:
-        return json.dumps([*point, SIM_SOURCE, KEEPS], sort_keys=True)
+def run_key(*point) -> str:
+    """A simulation's key in the run log: the point, the simulator's source and what a run keeps."""
+    return json.dumps([*point, SIM_SOURCE, KEEPS], sort_keys=True)
 
 
 def dynamic_energy_ratio(r: dict, b: dict) -> float:
@@ -339,7 +335,7 @@ def run_study(a, argv, *, prog: str, study: str = "corf") -> int:
         a.max_warps = QUICK_WARPS
     workloads = study_workloads(a, QUICK_WORKLOADS)
     check_inputs(workloads)
-    runs = CorfRuns(out / "runs.jsonl", a.jobs)
+    runs = Evaluations(out / "runs.jsonl", a.jobs, job=run_point, key=run_key)
     t0 = time.time()
     pts = [(cfg, w, g, a.max_warps) for g in a.gpus for w in workloads for cfg in CONFIGS]
     progress(
