@@ -38,6 +38,7 @@ from rfmodel.designs.base import get_design
 from rfmodel.evaluate import evaluate, resolve_gpu
 from rfmodel.runner import ResultLog, make_runner
 from rfmodel.studies.common import (
+    RF_CACHE_SCALARS,
     SIM_SOURCE,
     add_workload_options,
     check_inputs,
@@ -132,12 +133,7 @@ METRICS = (
     "ipc",
     "rf_reads",
     "rf_writes",
-    "rf_cache_hit_rate",
-    "main_rf_reads",
-    "main_rf_writes",
-    "prefetches",
-    "prefetch_bank_conflicts",
-    "conflict_free_prefetch_fraction",
+    *RF_CACHE_SCALARS,
     "interval_length_dynamic",
     "interval_length_static",
     "warp_activations",

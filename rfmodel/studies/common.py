@@ -29,6 +29,15 @@ NOT_EVALUATED = ("data/claims.json", "data/workload_classes.json")
 SOURCE = source_hash(exclude=NOT_EVALUATED)
 SIM_SOURCE = source_hash(exclude=("data/calibration", *NOT_EVALUATED))
 
+#: what a design with a register-file cache (or a main RF behind one) reports of it
+RF_CACHE_SCALARS = (
+    "rf_cache_hit_rate",
+    "main_rf_reads",
+    "main_rf_writes",
+    "prefetches",
+    "prefetch_bank_conflicts",
+    "conflict_free_prefetch_fraction",
+)
 #: the scalar results a study keeps of one evaluation (those the design reports)
 SCALARS = (
     "ipc",
@@ -38,12 +47,7 @@ SCALARS = (
     "rf_writes",
     "bank_conflict_stall_cycles",
     "slow_bank_wait_cycles",
-    "rf_cache_hit_rate",
-    "main_rf_reads",
-    "main_rf_writes",
-    "prefetches",
-    "prefetch_bank_conflicts",
-    "conflict_free_prefetch_fraction",
+    *RF_CACHE_SCALARS,
     "main_rf_read_cycles",
     "main_rf_write_cycles",
     "energy_pj_total",
