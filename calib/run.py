@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def main(argv=None) -> int:
-    from rfmodel.calibrate.report import run
+    from rfmodel.cli import run_calibration
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweep", default="default", help="default | quick | a sweep JSON file")
@@ -45,18 +45,7 @@ def main(argv=None) -> int:
     from rfmodel.errors import RfmodelError
 
     try:
-        res = run(
-            a.sweep,
-            checkpoint_dir=a.checkpoints,
-            out=a.out,
-            report=a.report,
-            validation_doc=a.validation_doc,
-            workers=a.workers,
-            designs=a.design,
-            coverage_samples=a.coverage_samples,
-            adopt=a.adopt,
-            adopt_verify=a.adopt_verify,
-        )
+        res = run_calibration(a)
     except RfmodelError as e:  # bad input (a sweep, --adopt): one line, and nothing written
         print(f"calib/run.py: error: {e}", file=sys.stderr)
         return 2

@@ -1002,11 +1002,12 @@ def cmd_simulate(args) -> int:
 
 
 # --------------------------------------------------------------------------- bench
-def cmd_calibrate(args) -> int:
+def run_calibration(args, **kw) -> dict:
+    """:func:`rfmodel.calibrate.report.run` with the options ``rfmodel calibrate`` and ``calib/run.py``
+    share (``args``: theirs, parsed); ``kw``: its other arguments."""
     from rfmodel.calibrate.report import run
-    from rfmodel.runner import make_runner
 
-    res = run(
+    return run(
         args.sweep,
         checkpoint_dir=args.checkpoints,
         out=args.out,
@@ -1014,12 +1015,17 @@ def cmd_calibrate(args) -> int:
         validation_doc=args.validation_doc,
         workers=args.workers,
         designs=args.design,
-        runner=make_runner(args.workers, args.scheduler),
-        progress=not args.quiet,
         coverage_samples=args.coverage_samples,
         adopt=args.adopt,
         adopt_verify=args.adopt_verify,
+        **kw,
     )
+
+
+def cmd_calibrate(args) -> int:
+    from rfmodel.runner import make_runner
+
+    res = run_calibration(args, runner=make_runner(args.workers, args.scheduler), progress=not args.quiet)
     if res.get("incomplete"):
         print(f"calibrate: {res['simulations']} of {res['jobs']} simulations done", file=sys.stderr)
         return 1
