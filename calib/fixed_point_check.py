@@ -12,6 +12,7 @@ took a point (docs/models.md).
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from numba import njit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import rfmodel.analytic.throughput as T  # noqa: E402
 from rfmodel.analytic.throughput import _queues  # noqa: E402
 
 DESIGNS = ("baseline", "bow", "ltrf", "malekeh", "rfc", "stt", "strands")
@@ -58,56 +60,25 @@ def _damped(x, steps, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, poo
         out[i] = ipc
 
 
+#: ``throughput._steady``'s arguments, and those of them ``_damped`` takes (in that order) after ``steps``
+STEADY_ARGS = list(inspect.signature(T._steady.py_func).parameters)
+DAMPED_ARGS = [k for k in STEADY_ARGS if k not in ("x", "out", "rtol", "todo", "touched", "evals_out")]
+
+
 def main() -> int:
-    import rfmodel.analytic.throughput as T
     from rfmodel.evaluate import evaluate
     from rfmodel.workload.suite import default_workloads
 
     calls = []
     real = T._steady
 
-    def spy(
-        x,
-        out,
-        wpc,
-        levels,
-        sched_cpi,
-        chain2,
-        cta_chain2,
-        sw,
-        sched,
-        pool,
-        rtol,
-        ke,
-        ml,
-        todo,
-        touched,
-        oc_sets,
-        evals_out,
-    ):
-        evals = np.zeros(x.shape[1], dtype=np.int64)  # the evaluations of the queues each point took
-        real(
-            x,
-            out,
-            wpc,
-            levels,
-            sched_cpi,
-            chain2,
-            cta_chain2,
-            sw,
-            sched,
-            pool,
-            rtol,
-            ke,
-            ml,
-            todo,
-            touched,
-            oc_sets,
-            evals,
-        )
-        if not touched.any():
-            rest = (wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml, oc_sets)
-            calls.append((x.copy(), out[0].copy(), rest, evals))
+    def spy(*args):
+        """``_steady`` as it is, keeping each call's points, roots and arguments for ``_damped``."""
+        a = dict(zip(STEADY_ARGS, args, strict=True))
+        evals = np.zeros(a["x"].shape[1], dtype=np.int64)  # the evaluations of the queues each point took
+        real(*args[:-1], evals)
+        if not a["touched"].any():
+            calls.append((a["x"].copy(), a["out"][0].copy(), tuple(a[k] for k in DAMPED_ARGS), evals))
 
     T._steady = spy
     wls = list(default_workloads())
