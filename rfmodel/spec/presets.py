@@ -160,61 +160,44 @@ def _trace_latency(int_, fp32, fp64, sfu, tensor, branch=(4, 4)) -> LatencySpec:
     return LatencySpec(int=int_, fp32=fp32, fp64=fp64, sfu=sfu, tensor=tensor, branch=branch, misc=int_)
 
 
-def _trace_sm(name: str, source: str, core: tuple, memory: tuple, latency: tuple, l1d: tuple) -> SMSpec:
+def _trace_sm(**fields) -> SMSpec:
     """A sub-core SM of a GPGPU-Sim config in Accel-Sim's trace mode (Turing and later): four sub-cores, each
-    a scheduler issuing one instruction a cycle with two generic collectors, banks of port throughput 2, 64K
-    registers (:data:`_REGS_64K`), a sectored L1D of 128 B lines in an adaptive unified array that caches
-    global loads.
-
-    ``core``: (SMs, clock MHz, warps, CTAs, scheduler, banks); ``memory``: (shared memory per SM and per CTA
-    in KiB, shared-memory, L2 and DRAM latencies in cycles, L2 MiB, DRAM bytes per cycle per SM);
-    ``latency``: :func:`_trace_latency`'s (int, fp32, fp64, sfu, tensor); ``l1d``: (KiB, ways, MSHRs, hit
-    latency in cycles, unified array KiB)."""
-    sms, mhz, warps, ctas, scheduler, banks = core
-    shmem_sm, shmem_cta, smem_latency, l2_latency, dram_latency, l2_mib, bandwidth = memory
-    l1d_kib, ways, mshrs, hit_latency, unified_kib = l1d
+    a scheduler issuing one instruction a cycle with two generic collectors, banks of port throughput 2 and
+    64K registers (:data:`_REGS_64K`); ``fields``: the SM's own values (name, source, sizes, latencies and
+    its L1D, :func:`_trace_l1d`)."""
     return SMSpec(
-        name=name,
-        source=source,
-        num_sms=sms,
-        clock_mhz=mhz,
-        warps_per_sm=warps,
-        max_ctas_per_sm=ctas,
         schedulers_per_sm=4,
         issue_width=1,
-        scheduler=scheduler,
         sub_core=True,
         collectors=CollectorSpec(gen=8, sp=0, sfu=0, mem=0, tensor=0, dp=0, int=0),
-        num_banks=banks,
         bank_rw_ports=2,
-        shmem_per_sm_bytes=shmem_sm * _KIB,
-        shmem_per_cta_bytes=shmem_cta * _KIB,
-        latency=_trace_latency(*latency),
-        l1d=L1DSpec(
-            size_bytes=l1d_kib * _KIB,
-            assoc=ways,
-            line_bytes=128,
-            sectored=True,
-            mshr_entries=mshrs,
-            hit_latency_cycles=hit_latency,
-            unified_bytes=unified_kib * _KIB,
-            adaptive=True,
-            bypass_global=False,
-        ),
-        smem_latency_cycles=smem_latency,
-        l2_hit_latency_cycles=l2_latency,
-        dram_latency_cycles=dram_latency,
-        l2_size_bytes=l2_mib * _MIB,
-        mem_bw_bytes_per_cycle=bandwidth,
+        **fields,
         **_EVERY_PRESET,
         **_REGS_64K,
     )
 
 
+def _trace_l1d(
+    size_kib: int, assoc: int, mshr_entries: int, hit_latency_cycles: int, unified_kib: int
+) -> L1DSpec:
+    """A trace-mode SM's sectored L1D of 128 B lines in an adaptive unified array that caches global loads."""
+    return L1DSpec(
+        size_bytes=size_kib * _KIB,
+        assoc=assoc,
+        line_bytes=128,
+        sectored=True,
+        mshr_entries=mshr_entries,
+        hit_latency_cycles=hit_latency_cycles,
+        unified_bytes=unified_kib * _KIB,
+        adaptive=True,
+        bypass_global=False,
+    )
+
+
 def _turing_rtx2060() -> SMSpec:
     return _trace_sm(
-        "turing-rtx2060",
-        (
+        name="turing-rtx2060",
+        source=(
             "Baseline of the register-caching-in-collector-units paper (Malekeh; Table 1): RTX 2060 "
             "scaled to 1/3 = 10 SMs, 1024 threads = 32 warps, 256 KB RF, GTO, 1 MB L2, 64 KB shared "
             "(its '64 KB L1/shared' read as the config's 64 KB shared-memory carve-out). Everything "
@@ -226,69 +209,124 @@ def _turing_rtx2060() -> SMSpec:
             "1365 MHz; bandwidth per SM as the full chip (channels were scaled with the SMs). "
             "Not stated in the paper: clock, banks, collectors, DRAM (taken from the config as listed)."
         ),
-        core=(10, 1365.0, 32, 16, "gto", 8),
-        memory=(64, 48, 30, 194, 96, 1, 8.206),
-        latency=((2, 2), (2, 2), (64, 64), (21, 8), (16, 16)),
-        l1d=(32, 64, 256, 32, 96),
+        num_sms=10,
+        clock_mhz=1365.0,
+        warps_per_sm=32,
+        max_ctas_per_sm=16,
+        scheduler="gto",
+        num_banks=8,
+        shmem_per_sm_bytes=64 * _KIB,
+        shmem_per_cta_bytes=48 * _KIB,
+        latency=_trace_latency((2, 2), (2, 2), (64, 64), (21, 8), (16, 16)),
+        l1d=_trace_l1d(size_kib=32, assoc=64, mshr_entries=256, hit_latency_cycles=32, unified_kib=96),
+        smem_latency_cycles=30,
+        l2_hit_latency_cycles=194,
+        dram_latency_cycles=96,
+        l2_size_bytes=1 * _MIB,
+        mem_bw_bytes_per_cycle=8.206,
     )
 
 
 def _volta_v100() -> SMSpec:
     return _trace_sm(
-        "volta-v100",
-        (
+        name="volta-v100",
+        source=(
             "GPGPU-Sim config SM7_QV100 + Accel-Sim trace.config, read as rfmodel.spec.from_gpgpusim_config "
             "does. Note: the file configures 16 banks (4 per sub-core) to stand in for Volta's "
             "register-file cache; the hardware has 8 (2 per sub-core)."
         ),
-        core=(80, 1132.0, 64, 32, "lrr", 16),
-        memory=(96, 64, 20, 160, 100, 6, 9.611),
-        latency=((2, 2), (2, 2), (8, 4), (20, 8), (2, 2)),
-        l1d=(32, 64, 512, 20, 128),
+        num_sms=80,
+        clock_mhz=1132.0,
+        warps_per_sm=64,
+        max_ctas_per_sm=32,
+        scheduler="lrr",
+        num_banks=16,
+        shmem_per_sm_bytes=96 * _KIB,
+        shmem_per_cta_bytes=64 * _KIB,
+        latency=_trace_latency((2, 2), (2, 2), (8, 4), (20, 8), (2, 2)),
+        l1d=_trace_l1d(size_kib=32, assoc=64, mshr_entries=512, hit_latency_cycles=20, unified_kib=128),
+        smem_latency_cycles=20,
+        l2_hit_latency_cycles=160,
+        dram_latency_cycles=100,
+        l2_size_bytes=6 * _MIB,
+        mem_bw_bytes_per_cycle=9.611,
     )
 
 
 def _ampere_a100() -> SMSpec:
     return _trace_sm(
-        "ampere-a100",
-        (
+        name="ampere-a100",
+        source=(
             "GPGPU-Sim config SM80_A100 + Accel-Sim trace.config, except mem_bw_bytes_per_cycle: the "
             "file's DRAM options (40 ch x 16 B x 2 x 6048 MHz) imply 7.7 TB/s, so we use the A100's "
             "1555 GB/s / 108 SMs / 1410 MHz = 10.211 B/cycle/SM (our choice)."
         ),
-        core=(108, 1410.0, 64, 32, "lrr", 32),
-        memory=(164, 48, 28, 200, 190, 40, 10.211),
-        latency=((4, 2), (4, 2), (6, 4), (23, 8), (12, 8)),
-        l1d=(32, 64, 512, 34, 192),
+        num_sms=108,
+        clock_mhz=1410.0,
+        warps_per_sm=64,
+        max_ctas_per_sm=32,
+        scheduler="lrr",
+        num_banks=32,
+        shmem_per_sm_bytes=164 * _KIB,
+        shmem_per_cta_bytes=48 * _KIB,
+        latency=_trace_latency((4, 2), (4, 2), (6, 4), (23, 8), (12, 8)),
+        l1d=_trace_l1d(size_kib=32, assoc=64, mshr_entries=512, hit_latency_cycles=34, unified_kib=192),
+        smem_latency_cycles=28,
+        l2_hit_latency_cycles=200,
+        dram_latency_cycles=190,
+        l2_size_bytes=40 * _MIB,
+        mem_bw_bytes_per_cycle=10.211,
     )
 
 
 def _ampere_rtx3070() -> SMSpec:
     return _trace_sm(
-        "ampere-rtx3070",
-        (
+        name="ampere-rtx3070",
+        source=(
             "GPGPU-Sim config SM86_RTX3070 + Accel-Sim trace.config, read as "
             "rfmodel.spec.from_gpgpusim_config does."
         ),
-        core=(46, 1132.0, 48, 32, "lrr", 8),
-        memory=(100, 48, 29, 187, 254, 4, 8.605),
-        latency=((2, 2), (2, 1), (64, 64), (21, 8), (32, 32)),
-        l1d=(128, 256, 384, 39, 128),
+        num_sms=46,
+        clock_mhz=1132.0,
+        warps_per_sm=48,
+        max_ctas_per_sm=32,
+        scheduler="lrr",
+        num_banks=8,
+        shmem_per_sm_bytes=100 * _KIB,
+        shmem_per_cta_bytes=48 * _KIB,
+        latency=_trace_latency((2, 2), (2, 1), (64, 64), (21, 8), (32, 32)),
+        l1d=_trace_l1d(size_kib=128, assoc=256, mshr_entries=384, hit_latency_cycles=39, unified_kib=128),
+        smem_latency_cycles=29,
+        l2_hit_latency_cycles=187,
+        dram_latency_cycles=254,
+        l2_size_bytes=4 * _MIB,
+        mem_bw_bytes_per_cycle=8.605,
     )
 
 
 def _hopper_h100() -> SMSpec:
     return _trace_sm(
-        "hopper-h100",
-        (
+        name="hopper-h100",
+        source=(
             "GPGPU-Sim config SM90_H100_v2 (the Accel-Sim 2.0-era H100 file) + its trace.config, read "
             "as rfmodel.spec.from_gpgpusim_config does. The file's -gpgpu_opndcoll_model 1 (simplified "
             "collector model) is not represented; its tensor timing 1/0 is the file's placeholder."
         ),
-        core=(132, 1980.0, 64, 32, "lrr", 64),
-        memory=(228, 48, 29, 237, 194, 50, 7.606),
-        latency=((4, 2), (4, 2), (8, 2), (23, 8), (1, 0)),
-        l1d=(32, 64, 512, 41, 256),
+        num_sms=132,
+        clock_mhz=1980.0,
+        warps_per_sm=64,
+        max_ctas_per_sm=32,
+        scheduler="lrr",
+        num_banks=64,
+        shmem_per_sm_bytes=228 * _KIB,
+        shmem_per_cta_bytes=48 * _KIB,
+        latency=_trace_latency((4, 2), (4, 2), (8, 2), (23, 8), (1, 0)),
+        l1d=_trace_l1d(size_kib=32, assoc=64, mshr_entries=512, hit_latency_cycles=41, unified_kib=256),
+        smem_latency_cycles=29,
+        l2_hit_latency_cycles=237,
+        dram_latency_cycles=194,
+        l2_size_bytes=50 * _MIB,
+        mem_bw_bytes_per_cycle=7.606,
     )
 
 
