@@ -51,6 +51,10 @@ def cache_dir() -> Path | None:
 
 #: compiled-code folders of other package sources kept beside the current one (:func:`use_user_numba_cache`)
 NUMBA_KEEP = 8
+#: seconds since a compiled-code folder was last used within which it is never pruned: a process that runs
+#: for hours (a calibration, a study) keeps compiling a design's hooks into its folder while other checkouts
+#: or edits start new ones
+NUMBA_IN_USE_S = 86400.0
 
 
 def code_digest() -> str:
@@ -85,13 +89,19 @@ def use_user_numba_cache() -> None:
         return
     if os.access(folder, os.W_OK):
         os.environ["NUMBA_CACHE_DIR"] = str(folder)
+        try:
+            os.utime(folder)  # in use now: another process's pruning leaves it alone (NUMBA_IN_USE_S)
+        except OSError:
+            pass
         _prune(root, folder)
 
 
 def _prune(root: Path, current: Path) -> None:
-    """Remove all but the :data:`NUMBA_KEEP` most recently written other compiled-code folders of ``root``
-    (those named by a digest; anything else there is left alone)."""
+    """Remove all but the :data:`NUMBA_KEEP` most recently written or used other compiled-code folders of
+    ``root`` (those named by a digest; anything else there is left alone), and none used in the last
+    :data:`NUMBA_IN_USE_S` seconds (a running process may still compile into it)."""
     import shutil
+    import time
 
     try:
         dirs = [
@@ -103,8 +113,10 @@ def _prune(root: Path, current: Path) -> None:
             and all(c in "0123456789abcdef" for c in p.name)
         ]
         dirs.sort(key=lambda p: p.stat().st_mtime)
+        recent = time.time() - NUMBA_IN_USE_S
         for p in dirs[: max(len(dirs) - NUMBA_KEEP, 0)]:
-            shutil.rmtree(p, ignore_errors=True)
+            if p.stat().st_mtime < recent:
+                shutil.rmtree(p, ignore_errors=True)
     except OSError:  # another process pruning at once, or a read-only folder: nothing to do
         pass
 

@@ -240,7 +240,8 @@ def test_the_shipped_profiles_load():
 def test_compiled_code_folders_follow_the_sources(tmp_path, monkeypatch):
     """The numba folder's name is a digest of every ``.py`` file of the package (an edit of any of them,
     not only of the file a compiled function lives in, names a new folder), and pruning keeps the
-    ``NUMBA_KEEP`` most recently written other digest folders and leaves anything else alone."""
+    ``NUMBA_KEEP`` most recently written other digest folders and any used within ``NUMBA_IN_USE_S``, and
+    leaves anything else alone."""
     import os
 
     import rfmodel.cache as c
@@ -268,6 +269,22 @@ def test_compiled_code_folders_follow_the_sources(tmp_path, monkeypatch):
     c._prune(root, current)
     kept = sorted(p.name for p in root.iterdir())
     assert kept == [f"{i:012x}" for i in range(4, c.NUMBA_KEEP + 4)] + ["f" * 12, "legacy"]
+
+    # a folder used within NUMBA_IN_USE_S (another process may still compile into it) is never removed,
+    # however many newer ones there are; one used just before that window is
+    import time
+
+    now = time.time()
+    busy, stale = root / ("a" * 12), root / ("b" * 12)
+    for d, t in ((busy, now - c.NUMBA_IN_USE_S + 600), (stale, now - c.NUMBA_IN_USE_S - 600)):
+        d.mkdir()
+        os.utime(d, (t, t))
+    for i in range(c.NUMBA_KEEP):
+        d = root / f"{i + 100:012x}"
+        d.mkdir()
+    c._prune(root, current)
+    assert busy.is_dir() and not stale.exists()
+    assert not (root / f"{4:012x}").exists()  # the old ones beyond the kept count go
 
 
 def test_a_cached_trace_follows_the_sources_its_generation_reads(
