@@ -233,7 +233,7 @@ def cmd_evaluate(args) -> int:
         method=method,
         params=params or None,
         uncertainty=uncertainty or None,
-        samples=args.samples if args.samples is not None else cfg.get("samples", 200),
+        samples=args.samples if args.samples is not None else cfg.get("samples"),
         **({"level": args.level} if args.level is not None else {}),
         seed=args.seed if args.seed is not None else cfg.get("seed", 0),
         arch=args.arch or cfg.get("arch", "sm_80"),

@@ -164,6 +164,9 @@ def _grid(params: Mapping[str, Iterable] | None, mode: str):
     return grid, dims, coords
 
 
+#: Monte-Carlo samples a call draws unless ``samples`` says otherwise
+MC_SAMPLES = 200
+
 #: the most evaluations one call does: (design points x workloads [x samples]) per engine; a larger request is
 #: refused before it runs (memory grows with it: split the grid into calls, e.g. ``mode="points"`` chunks)
 MAX_EVALUATIONS = {"analytic": 4_000_000, "montecarlo": 4_000_000, "simulate": 100_000}
@@ -271,8 +274,8 @@ def evaluate(
     progress=None,
     calibration=None,
     uncertainty: Mapping | None = None,
-    samples: int = 200,
-    level: float = 0.95,
+    samples: int | None = None,
+    level: float | None = None,
     on_no_fit: str = "error",
     recipe=None,
 ) -> xr.Dataset:
@@ -301,9 +304,10 @@ def evaluate(
     ``False`` uses the designs' default coefficients; ``ds.attrs["calibration"]`` says which.
     ``method="montecarlo"``: ``uncertainty`` maps parameters to distributions
     (``{"mem_fraction": ("normal", 0.1)}``, see :mod:`rfmodel.analytic.montecarlo`),
-    ``samples`` draws seeded by ``seed``; the result holds the sample means and
+    ``samples`` draws (default :data:`MC_SAMPLES`) seeded by ``seed``; the result holds the sample means and
     ``<metric>_lo`` / ``<metric>_hi``, the quantiles of the central interval of probability ``level``
-    (0.95: the 2.5 % and 97.5 % quantiles).
+    (default 0.95: the 2.5 % and 97.5 % quantiles).  With another method these three are refused (with
+    several designs, ``level`` also sizes the analytic effects' intervals, :func:`compare`).
     """
     workload = recipe_workload(workload, recipe)
     if isinstance(design, list | tuple):  # several designs at the same points: one Dataset, effects included
@@ -338,6 +342,17 @@ def evaluate(
         raise UnknownNameError("on_no_fit", on_no_fit, ("error", "nan"))
     require_fit = on_no_fit == "error" and workload is not None
     expect_int("seed", seed, low=0, high=MAX_SEED)
+    if method != "montecarlo":
+        given = [
+            n
+            for n, v in (("uncertainty", uncertainty), ("samples", samples), ("level", level))
+            if v is not None
+        ]
+        if given:
+            raise RfmodelError(
+                f"{', '.join(given)}: Monte-Carlo options, for method='montecarlo' only "
+                f"(method is {method!r})"
+            )
     # what every engine takes
     common = dict(params=params, mode=mode, tech=tech, arch=arch, seed=seed, require_fit=require_fit)
     if method == "simulate":
@@ -364,7 +379,7 @@ def evaluate(
         calibration=calibration,
         method=method,
         uncertainty=uncertainty,
-        samples=samples,
+        samples=MC_SAMPLES if samples is None else samples,
         level=level,
         **common,
     )
@@ -415,7 +430,12 @@ def compare(
                 "fields and parameters every compared design takes; evaluate each design on "
                 "its own to vary its own parameters)"
             )
-    runs = [evaluate(d.name, workload, sm, params=params, **kwargs) for d in ds_of]
+    method = kwargs.get("method", "analytic")
+    if method == "simulate" and kwargs.get("level") is not None:
+        raise RfmodelError("level: the interval of analytic and Monte-Carlo results; method is 'simulate'")
+    # an analytic comparison takes ``level`` for its effects' intervals (below), not for each design's run
+    each = {k: v for k, v in kwargs.items() if not (k == "level" and method != "montecarlo")}
+    runs = [evaluate(d.name, workload, sm, params=params, **each) for d in ds_of]
     out = xr.concat(
         runs,
         dim=xr.Variable("design", [d.name for d in ds_of]),
@@ -432,7 +452,7 @@ def compare(
             out[f"{m}_effect"].attrs = {"units": "1", "long_name": f"{m} / {m} of {reference} - 1"}
     out.attrs["design"] = ", ".join(d.name for d in ds_of)
     out.attrs["reference"] = get_design(reference).name
-    if "ipc_effect" in out and kwargs.get("method", "analytic") in ("analytic", "montecarlo"):
+    if "ipc_effect" in out and method in ("analytic", "montecarlo"):
         _effect_interval(out, get_design(reference).name, kwargs.get("calibration"), kwargs.get("level"))
     return out
 
@@ -667,14 +687,20 @@ def _evaluate_analytic(
         "reference": get_design(ANCHOR_DESIGN),
     }
     if method == "montecarlo":
-        from rfmodel.analytic.montecarlo import evaluate_montecarlo
+        from rfmodel.analytic.montecarlo import DEFAULT_LEVEL, evaluate_montecarlo
 
         return _by_schedule_group(
             sm,
             grid,
             dims,
             lambda sm_g: evaluate_montecarlo(
-                d, workloads, sm_g, uncertainty=uncertainty or {}, samples=samples, level=level, **common
+                d,
+                workloads,
+                sm_g,
+                uncertainty=uncertainty or {},
+                samples=samples,
+                level=DEFAULT_LEVEL if level is None else level,
+                **common,
             ),
         )
     return _by_schedule_group(sm, grid, dims, lambda sm_g: evaluate_analytic(d, workloads, sm_g, **common))

@@ -84,6 +84,31 @@ def test_the_interval_level_sets_the_quantiles_it_reports():
             rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="montecarlo", level=bad, **kw)
 
 
+def test_monte_carlo_options_with_another_method_are_refused_not_ignored(capsys):
+    """``uncertainty``, ``samples`` and ``level`` change only a Monte-Carlo answer: with another method each
+    is one error naming it (before, the analytic answer came back as if they were not given); a comparison
+    keeps ``level`` for its effects' intervals, and its default draws stay 200."""
+    from rfmodel.cli import main
+
+    for method in ("analytic", "simulate"):
+        for kw in ({"uncertainty": UNC}, {"samples": 40}, {"level": 0.5}):
+            with pytest.raises(RfmodelError, match=f"{next(iter(kw))}: Monte-Carlo options"):
+                rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method=method, **kw)
+    assert main(["evaluate", "--workload", "saxpy", "--gpu", "fermi-gtx480", "--samples", "40"]) == 2
+    assert "samples: Monte-Carlo options" in capsys.readouterr().err
+    pair = rfmodel.evaluate(["baseline", "bow"], "saxpy", "fermi-gtx480", level=0.5)
+    full = rfmodel.evaluate(["baseline", "bow"], "saxpy", "fermi-gtx480")
+    width = {
+        k: (d["ipc_effect_hi"] - d["ipc_effect_lo"]).sel(design="bow")
+        for k, d in (("50", pair), ("95", full))
+    }
+    assert (width["50"] < width["95"]).all()  # the reference's own effect is 0 at any level
+    with pytest.raises(RfmodelError, match="level"):
+        rfmodel.evaluate(["baseline", "bow"], "saxpy", "fermi-gtx480", method="simulate", level=0.5)
+    mc = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="montecarlo", uncertainty=UNC)
+    assert mc.attrs["samples"] == 200 and mc.attrs["level"] == 0.95
+
+
 def test_montecarlo_unknown_parameter_is_one_error():
     from rfmodel.errors import RfmodelError
 
