@@ -1738,96 +1738,6 @@ def run_cta(
     nw = regs.shape[0]
     if fresh:
         _init_cta(nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, srv, smem)
-    _cta_loop(
-        rows,
-        regs,
-        preds,
-        uregs,
-        pcs,
-        lst,
-        lbar,
-        bmask,
-        cb,
-        srv,
-        gbase,
-        gmem,
-        gvalid,
-        smem,
-        lmem,
-        st,
-        cnt,
-        max_steps,
-        rec,
-        recv,
-        lines,
-        nrec,
-        sdst,
-        gw0,
-        line_bytes,
-        nw,
-    )
-
-
-@njit(cache=True)
-def _init_cta(nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, srv, smem):
-    nw = regs.shape[0]
-    regs[:] = 0
-    preds[:] = 0
-    uregs[:] = 0
-    pcs[:] = 0
-    lbar[:] = 0
-    bmask[:] = 0
-    smem[:] = 0
-    for w in range(nw):
-        preds[w, PT, :] = 1
-        preds[w, UPT, :] = 1
-        for l in range(32):
-            t = w * 32 + l
-            lst[w, l] = RUN if t < nthreads else EXITED
-            srv[w, 0, l] = t % ntid[0]
-            srv[w, 1, l] = (t // ntid[0]) % ntid[1]
-            srv[w, 2, l] = t // (ntid[0] * ntid[1])
-            srv[w, 3, l] = ctaid[0]
-            srv[w, 4, l] = ctaid[1]
-            srv[w, 5, l] = ctaid[2]
-            srv[w, 6, l] = l
-            srv[w, 7, l] = 0
-            srv[w, 8, l] = (np.int64(2) << l) - 1  # LEMASK
-            srv[w, 9, l] = (np.int64(1) << l) - 1  # LTMASK
-            srv[w, 10, l] = (M32 << l) & M32  # GEMASK
-            srv[w, 11, l] = (M32 << (l + 1)) & M32  # GTMASK
-            srv[w, 12, l] = np.int64(1) << l  # EQMASK
-
-
-@njit(cache=True)
-def _cta_loop(
-    rows,
-    regs,
-    preds,
-    uregs,
-    pcs,
-    lst,
-    lbar,
-    bmask,
-    cb,
-    srv,
-    gbase,
-    gmem,
-    gvalid,
-    smem,
-    lmem,
-    st,
-    cnt,
-    max_steps,
-    rec,
-    recv,
-    lines,
-    nrec,
-    sdst,
-    gw0,
-    line_bytes,
-    nw,
-):
     while True:
         for w in range(nw):
             _run_warp(
@@ -1889,3 +1799,34 @@ def _cta_loop(
                 if lst[w, l] == WAIT_BAR:
                     lst[w, l] = RUN
                     pcs[w, l] += 1
+
+
+@njit(cache=True)
+def _init_cta(nthreads, ntid, ctaid, regs, preds, uregs, pcs, lst, lbar, bmask, srv, smem):
+    nw = regs.shape[0]
+    regs[:] = 0
+    preds[:] = 0
+    uregs[:] = 0
+    pcs[:] = 0
+    lbar[:] = 0
+    bmask[:] = 0
+    smem[:] = 0
+    for w in range(nw):
+        preds[w, PT, :] = 1
+        preds[w, UPT, :] = 1
+        for l in range(32):
+            t = w * 32 + l
+            lst[w, l] = RUN if t < nthreads else EXITED
+            srv[w, 0, l] = t % ntid[0]
+            srv[w, 1, l] = (t // ntid[0]) % ntid[1]
+            srv[w, 2, l] = t // (ntid[0] * ntid[1])
+            srv[w, 3, l] = ctaid[0]
+            srv[w, 4, l] = ctaid[1]
+            srv[w, 5, l] = ctaid[2]
+            srv[w, 6, l] = l
+            srv[w, 7, l] = 0
+            srv[w, 8, l] = (np.int64(2) << l) - 1  # LEMASK
+            srv[w, 9, l] = (np.int64(1) << l) - 1  # LTMASK
+            srv[w, 10, l] = (M32 << l) & M32  # GEMASK
+            srv[w, 11, l] = (M32 << (l + 1)) & M32  # GTMASK
+            srv[w, 12, l] = np.int64(1) << l  # EQMASK
