@@ -31,7 +31,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CHECKS", "DesignCheckError", "check_design", "check_names", "check_params", "run_check"]
+__all__ = [
+    "CHECKS",
+    "DesignCheckError",
+    "check_design",
+    "check_names",
+    "check_params",
+    "every_profile_table",
+    "run_check",
+]
 
 #: the workload and GPU the checks run on (small: one kernel, a few warps)
 WORKLOAD = "saxpy"
@@ -316,6 +324,26 @@ def check_a_run_repeats_and_leaves_the_design_unchanged(ctx):
     assert pickle.dumps(copy.deepcopy(vars(d))) == before, "a run changed the design object"
 
 
+def every_profile_table(source, sm) -> dict:
+    """Every table of a default-path profile built at once from its ``source`` (``Profile.source``) on SM
+    ``sm``: the fields that the tables built on first use must equal."""
+    from rfmodel.analytic import engine
+    from rfmodel.analytic.profile import TABLE_GROUPS, profile_tables
+
+    trace, rank = source._trace_and_rank()
+    return profile_tables(
+        trace,
+        tuple(TABLE_GROUPS),
+        source.latencies,
+        source.exec_latencies,
+        source.caches,
+        rank,
+        source.l1_hit_latency,
+        sched=engine.issue_resources(sm),
+        group_inputs=engine.group_inputs(source, TABLE_GROUPS),
+    )
+
+
 @_check()
 def check_tables_built_on_first_use_agree(ctx):
     """The analytic answer on the default path's profile (tables built on first use) equals the answer on
@@ -323,27 +351,13 @@ def check_tables_built_on_first_use_agree(ctx):
     from dataclasses import replace
 
     from rfmodel.analytic import engine
-    from rfmodel.analytic.profile import TABLE_GROUPS, profile_tables
     from rfmodel.evaluate import resolve_gpu
 
     for gpu in ("maxwell-ltrf", "fermi-gtx480"):
         sm = resolve_gpu(gpu)
         engine._PROFILE_CACHE.clear()
         lazy = engine.workload_profile(ctx.workload, sm)
-        src = lazy.source
-        trace, rank = src._trace_and_rank()
-        full = profile_tables(
-            trace,
-            tuple(TABLE_GROUPS),
-            src.latencies,
-            src.exec_latencies,
-            src.caches,
-            rank,
-            src.l1_hit_latency,
-            sched=engine.issue_resources(sm),
-            group_inputs=engine.group_inputs(src, TABLE_GROUPS),
-        )
-        eager = replace(lazy, source=None).with_fields(full)
+        eager = replace(lazy, source=None).with_fields(every_profile_table(lazy.source, sm))
         a, b = engine.run_analytic(ctx.design, eager, sm, {}), engine.run_analytic(ctx.design, lazy, sm, {})
         for k in ("ipc", "cycles", "rf_cache_hit_rate", "bank_conflict_stall_cycles"):
             if k in a:

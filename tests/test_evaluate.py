@@ -257,8 +257,9 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
 
     import rfmodel.cache
     import rfmodel.designs.cerf  # noqa: F401  (registers its 'shared' group)
-    from rfmodel.analytic.profile import TABLE_GROUPS, profile_tables, profile_trace
+    from rfmodel.analytic.profile import TABLE_GROUPS, profile_trace
     from rfmodel.evaluate import resolve_gpu, workload_profile
+    from rfmodel.testing import every_profile_table
 
     monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(rfmodel.cache, "SHIPPED_DIR", tmp_path / "shipped")  # built here, not the package's
@@ -268,18 +269,8 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
     assert all(getattr(prof, f) is None for g in TABLE_GROUPS if g != "sched" for f in TABLE_GROUPS[g])
     assert np.isnan(prof.sched_cpi).all() and prof.sched_todo[0].all() and prof.has("sched")
     src = prof.source
-    trace, rank = src._trace_and_rank()
-    full = profile_tables(
-        trace,
-        tuple(TABLE_GROUPS),
-        src.latencies,
-        src.exec_latencies,
-        src.caches,
-        rank,
-        src.l1_hit_latency,
-        sched=engine.issue_resources(sm),
-        group_inputs=engine.group_inputs(src, TABLE_GROUPS),
-    )
+    trace, _ = src._trace_and_rank()
+    full = every_profile_table(src, sm)
     assert full["sched_todo"] is None and np.isfinite(full["sched_cpi"][0]).all()
     shipped = pickle.loads(pickle.dumps(replace(prof, n_instrs=prof.n_instrs + 1)))
     copy = replace(prof, n_instrs=prof.n_instrs + 1)

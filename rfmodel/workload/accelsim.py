@@ -180,6 +180,18 @@ def _reg(tok: str) -> int:
     return r
 
 
+def _reg_list(toks: list[str], i: int, what: str) -> tuple[list[int], int]:
+    """The registers of a count-prefixed list (the count at ``toks[i]``; ``what``: ``destination`` or
+    ``source``, for the errors) and the index of the token after them."""
+    n = int(toks[i])
+    if n < 0:
+        raise ValueError(f"negative {what} count")
+    regs = [_reg(t) for t in toks[i + 1 : i + 1 + n]]
+    if len(regs) != n:
+        raise IndexError(f"line ends inside the {what} list")
+    return regs, i + 1 + n
+
+
 class _Parser:
     """State of one ``.traceg`` parse; see :func:`read_traceg`."""
 
@@ -223,23 +235,11 @@ class _Parser:
         mask = int(toks[i + 1], 16)
         if not 0 <= mask <= 0xFFFFFFFF:
             raise ValueError("mask is not a 32-bit value")
-        nd = int(toks[i + 2])
-        if nd < 0:
-            raise ValueError("negative destination count")
-        dsts = [_reg(t) for t in toks[i + 3 : i + 3 + nd]]
-        if len(dsts) != nd:
-            raise IndexError("line ends inside the destination list")
-        k = i + 3 + nd
+        dsts, k = _reg_list(toks, i + 2, "destination")
         opcode = toks[k]
         if opcode[:1].isdigit() or opcode[:1] == "R":
             raise ValueError(f"expected an opcode, got {opcode!r}")
-        ns = int(toks[k + 1])
-        if ns < 0:
-            raise ValueError("negative source count")
-        srcs = [_reg(t) for t in toks[k + 2 : k + 2 + ns]]
-        if len(srcs) != ns:
-            raise IndexError("line ends inside the source list")
-        k = k + 2 + ns
+        srcs, k = _reg_list(toks, k + 1, "source")
         mem_width = int(toks[k])
         if mem_width < 0:
             raise ValueError("negative memory width")

@@ -92,6 +92,14 @@ _CALL_BASES = frozenset({"CALL", "CAL", "JCAL"})
 _BRX_BASES = frozenset({"BRX", "JMX"})
 
 
+def _per_instruction(w: str, name: str, mapping):
+    """The items of field ``name`` of ``w``, a mapping keyed by static instruction index, each key checked."""
+    for k, v in dict(mapping).items():
+        if not isinstance(k, int | np.integer) or k < 0:
+            raise _bad(w, name, k, "keys: static instruction indices >= 0")
+        yield k, v
+
+
 def _bad(where: str, name: str, value, allowed: str) -> SpecError:
     return SpecError(where, name, value, allowed)
 
@@ -176,23 +184,17 @@ class Profile:
     def __post_init__(self):
         w = "Profile"
         tc = {}
-        for k, v in dict(self.trip_counts).items():
-            if not isinstance(k, int | np.integer) or k < 0:
-                raise _bad(w, "trip_counts", k, "keys: static instruction indices >= 0")
+        for k, v in _per_instruction(w, "trip_counts", self.trip_counts):
             if not isinstance(v, int | np.integer) or not 1 <= v <= 1 << 30:
                 raise _bad(w, f"trip_counts[{k}]", v, "integer 1 .. 2**30")
             tc[int(k)] = int(v)
         tp = {}
-        for k, v in dict(self.taken_prob).items():
-            if not isinstance(k, int | np.integer) or k < 0:
-                raise _bad(w, "taken_prob", k, "keys: static instruction indices >= 0")
+        for k, v in _per_instruction(w, "taken_prob", self.taken_prob):
             if not (isinstance(v, int | float | np.floating) and 0.0 <= float(v) <= 1.0):
                 raise _bad(w, f"taken_prob[{k}]", v, "probability 0 .. 1")
             tp[int(k)] = float(v)
         mm = {}
-        for k, v in dict(self.mem).items():
-            if not isinstance(k, int | np.integer) or k < 0:
-                raise _bad(w, "mem", k, "keys: static instruction indices >= 0")
+        for k, v in _per_instruction(w, "mem", self.mem):
             if not isinstance(v, AccessPattern):
                 raise _bad(w, f"mem[{k}]", v, "an AccessPattern")
             mm[int(k)] = v
