@@ -226,6 +226,29 @@ def _sx(x):
     return x - (1 << 32) if x & 0x80000000 else x
 
 
+@njit(cache=True, inline="always")
+def _const_word(rows, i, b, words, w, l, regs, uregs, cb, st):
+    """The first word of a constant-bank source (its fields from ``rows[i, b]``) for lane ``l``: its
+    offset plus its index register's value, in words; -1, with the fault in ``st``, where its ``words``
+    words lie outside the bank or the launch does not provide the bank."""
+    off = rows[i, b + 1]
+    ix = rows[i, b + 4]
+    if ix >= 256:
+        off += np.int64(uregs[w, ix - 256])
+    elif ix >= 0:
+        off += np.int64(regs[w, ix, l])
+    bank = rows[i, b + 3]
+    if off < 0 or (off >> 2) + words - 1 >= cb.shape[1] or bank >= cb.shape[0]:
+        st[0] = ST_CONST_RANGE
+        st[3] = off
+        return -1
+    if st[ST_BANK_FLAGS + bank] == 0:
+        st[0] = ST_CONST_MISSING
+        st[3] = bank
+        return -1
+    return off >> 2
+
+
 @njit(cache=True)
 def _rd(rows, i, j, w, l, regs, uregs, cb, srv, st):
     """Source ``j`` of instruction ``i`` for lane ``l`` as a 32-bit pattern (no modifiers)."""
@@ -239,22 +262,10 @@ def _rd(rows, i, j, w, l, regs, uregs, cb, srv, st):
     if k == K_IMM:
         return v
     if k == K_C:
-        off = v
-        ix = rows[i, b + 4]
-        if ix >= 256:
-            off += np.int64(uregs[w, ix - 256])
-        elif ix >= 0:
-            off += np.int64(regs[w, ix, l])
-        bank = rows[i, b + 3]
-        if off < 0 or (off >> 2) >= cb.shape[1] or bank >= cb.shape[0]:
-            st[0] = ST_CONST_RANGE
-            st[3] = off
+        word = _const_word(rows, i, b, 1, w, l, regs, uregs, cb, st)
+        if word < 0:
             return np.int64(0)
-        if st[ST_BANK_FLAGS + bank] == 0:
-            st[0] = ST_CONST_MISSING
-            st[3] = bank
-            return np.int64(0)
-        return np.int64(cb[bank, off >> 2])
+        return np.int64(cb[rows[i, b + 3], word])
     if k == K_SR:
         return srv[w, v, l]
     return np.int64(0)
@@ -283,22 +294,11 @@ def _rd64(rows, i, j, w, l, regs, uregs, cb, srv, st):
     if k == K_UR:
         return np.int64(uregs[w, v]) | (np.int64(uregs[w, v + 1]) << 32)
     if k == K_C:
-        off = v
-        ix = rows[i, b + 4]
-        if ix >= 256:
-            off += np.int64(uregs[w, ix - 256])
-        elif ix >= 0:
-            off += np.int64(regs[w, ix, l])
+        word = _const_word(rows, i, b, 2, w, l, regs, uregs, cb, st)
+        if word < 0:
+            return np.int64(0)
         bank = rows[i, b + 3]
-        if off < 0 or (off >> 2) + 1 >= cb.shape[1] or bank >= cb.shape[0]:
-            st[0] = ST_CONST_RANGE
-            st[3] = off
-            return np.int64(0)
-        if st[ST_BANK_FLAGS + bank] == 0:
-            st[0] = ST_CONST_MISSING
-            st[3] = bank
-            return np.int64(0)
-        return np.int64(cb[bank, off >> 2]) | (np.int64(cb[bank, (off >> 2) + 1]) << 32)
+        return np.int64(cb[bank, word]) | (np.int64(cb[bank, word + 1]) << 32)
     return _rd(rows, i, j, w, l, regs, uregs, cb, srv, st)
 
 
