@@ -29,7 +29,6 @@ the tables in ``docs/validation.md``.
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -56,6 +55,7 @@ from rfmodel.studies.common import (
     publish,
     quick_help,
     rises_with,
+    simulated_figures,
     study_parser,
     study_workloads,
     suite_of,
@@ -146,10 +146,7 @@ def run_point(point: tuple) -> dict:
     program = d.program_for(wl.trace, params, sm, wl.kernel)
     run = simulate_trace(wl.trace, sm, d, params, program=program)
     out = {"label": label, "workload": workload, "gpu": gpu, "max_warps": max_warps}
-    for m in METRICS:
-        v = run.metrics.get(m)
-        out[m] = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
-    out["counts"] = {k: int(run.counts[k]) for k in COUNTS if k in run.counts}
+    out.update(simulated_figures(run, METRICS, COUNTS))
     out["events"] = {s: [float(r), float(w)] for s, (r, w) in run.metrics.get("events", {}).items()}
     out["rf_kb"] = sm.regs_per_sm * 4 / KB
     out["l1d_kb"] = sm.l1d.size_bytes / KB

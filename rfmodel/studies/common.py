@@ -260,6 +260,17 @@ class Evaluations:
             )
 
 
+def simulated_figures(run, metrics, counts) -> dict:
+    """A simulation's figures as a study's run keeps them: each of ``metrics`` (``None`` where the run
+    has none or NaN), then ``counts``: those of ``counts`` that the run has."""
+    out = {}
+    for m in metrics:
+        v = run.metrics.get(m)
+        out[m] = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+    out["counts"] = {k: int(run.counts[k]) for k in counts if k in run.counts}
+    return out
+
+
 def geomean(xs):
     xs = [x for x in xs if x is not None and x > 0]
     return float(np.exp(np.mean(np.log(xs)))) if xs else float("nan")

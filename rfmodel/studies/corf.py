@@ -52,6 +52,7 @@ from rfmodel.studies.common import (
     mean,
     publish,
     quick_help,
+    simulated_figures,
     structure_total,
     study_parser,
     study_workloads,
@@ -204,10 +205,7 @@ def run_point(point: tuple) -> dict:
     corf_mod.DEBUG_CHECKS = True  # every allocation checks the renaming table for overlapping slices
     run = simulate_trace(wl.trace, sm, d, params, program=program)
     out = {"config": config, "workload": workload, "gpu": gpu, "max_warps": max_warps}
-    for m in METRICS:
-        v = run.metrics.get(m)
-        out[m] = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
-    out["counts"] = {k: int(run.counts[k]) for k in COUNTS if k in run.counts}
+    out.update(simulated_figures(run, METRICS, COUNTS))
     if design == "corf":
         # the design's invariants on this run: no two live values share a byte slice, every slice freed
         # when the warps finished, bank reads + reads saved = source operands, no allocation failed
