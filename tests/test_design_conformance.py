@@ -145,14 +145,14 @@ def test_the_main_rf_network_adds_its_cycles_in_both_engines(name):
     HP-SRAM or TFET banks it takes one cycle more than the SM's crossbar over its 16 banks; over the
     denser DWM banks it fits in the same cycle.  Both engines report it and the simulator's main-RF
     reads arrive that much later (fewer instructions per cycle, everything else equal)."""
-    from rfmodel.designs.mainrf import MainRFParams, main_rf_timing, network_cycles, network_topology
+    from rfmodel.designs.mainrf import MainRFParams, network_cycles, network_topology, sim_main_rf_timing
     from rfmodel.evaluate import resolve_gpu
 
     sm = resolve_gpu("maxwell-ltrf")
     assert network_topology(64) == "crossbar" and network_topology(65) == "flattened-butterfly"
     assert [network_cycles(sm, c, 128) for c in (None, "tfet", "dwm")] == [1, 1, 0]
     assert network_cycles(sm, None, sm.num_banks) == 0
-    near, far = (main_rf_timing(MainRFParams(main_rf_banks=b), sm) for b in (sm.num_banks, 128))
+    near, far = (sim_main_rf_timing(MainRFParams(main_rf_banks=b), sm) for b in (sm.num_banks, 128))
     assert far[2] == near[2] + 1 and far[:2] == near[:2] and far[3] == near[3]
     params = {"main_rf_banks": [16, 128]}
     for method in ("analytic", "simulate"):

@@ -65,7 +65,6 @@ from typing import ClassVar
 import numpy as np
 from numba import njit, prange
 
-from rfmodel.analytic.model import BANK_CYCLES, XFER_CYCLES, grid_value
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
 from rfmodel.analytic.profile import (
@@ -99,7 +98,7 @@ from rfmodel.designs.mainrf import (
     hierarchy_structures,
     main_access,
     main_bank,
-    main_rf_timing,
+    sim_main_rf_timing,
     timing_metrics,
 )
 from rfmodel.designs.regcache import REG_CACHE
@@ -1087,7 +1086,7 @@ class Ltrf(Design):
             p.main_rf_bank_regs,
             program=program,
         )
-        lat, occ, xex, wocc = main_rf_timing(p, sm)
+        lat, occ, xex, wocc = sim_main_rf_timing(p, sm)
         W = sm.warps_per_sm
         offset = gpgpusim_offset(options)
         off_warp = P_C0 + len(COUNTERS)
@@ -1224,8 +1223,7 @@ class Ltrf(Design):
         k0 = np.maximum(np.asarray(m["t_collect"]) - 1.0, 0.0)
         cpi = np.asarray(c["latency_scale"]) * np.maximum(profile.chain_at2(k0, 0.0, "chain2"), 1.0)
         wb_per_pf = np.asarray(c["wb_fraction"]) * st["wb"]
-        xfer = np.where(grid_value(ctx.grid, "narrow_crossbar", 0) > 0, XFER_CYCLES[1], XFER_CYCLES[0])
-        wocc = np.maximum(np.maximum(np.asarray(write_x, dtype=np.float64) * BANK_CYCLES, 1.0), xfer)
+        wocc = analytic_timing(ctx.grid, write_x)[1]
         nb = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
         work = (fetched * occ + wb_per_pf * wocc) / nb  # bank cycles one prefetch puts on a bank, mean
         per_bank = (fetched + wb_per_pf) / nb

@@ -20,7 +20,7 @@ import functools
 import numpy as np
 from numba import njit
 
-from rfmodel.analytic.model import BANK_CYCLES, XFER_CYCLES, sm_param
+from rfmodel.analytic.model import BANK_CYCLES, main_rf_timing, sm_param
 from rfmodel.designs.base import DesignParams
 from rfmodel.energy.accounting import Structure
 from rfmodel.spec import param
@@ -226,18 +226,19 @@ def bank_effects(ctx, banks=None) -> tuple[dict, dict]:
     return fields, timing_metrics(read_x, write_x)
 
 
-def main_rf_timing(p: MainRFParams, sm) -> tuple[int, int, int, int]:
-    """(latency, read occupancy, extra arrival cycles, write occupancy) of one main-RF warp-register access:
-    ``lat = round(read_x)`` and the network's transfer cycles ``xfer`` (1, or 4 with ``narrow_crossbar``); a
-    read holds its bank ``max(lat, xfer)`` cycles, a write ``max(round(write_x), xfer)``; the operand
-    arrives ``xfer - 1`` plus the network's own extra cycles (:func:`network_cycles`) after the bank
-    access."""
+def sim_main_rf_timing(p: MainRFParams, sm) -> tuple[int, int, int, int]:
+    """(latency, read occupancy, extra arrival cycles, write occupancy) of one main-RF warp-register access
+    in the simulator: :func:`rfmodel.analytic.model.main_rf_timing` (a read holds its bank ``max(lat,
+    xfer)`` cycles, ``xfer`` 1, or 4 with ``narrow_crossbar``; the operand arrives ``xfer - 1`` plus the
+    network's own extra cycles, :func:`network_cycles`, after the bank access) at the banks' read and write
+    times rounded to whole cycles, as :func:`timing_metrics` rounds them."""
     banks = p.banks(sm)
-    read_x, write_x = bank_timing(sm, p, banks)
-    lat = max(1, int(round(read_x * BANK_CYCLES)))
-    wlat = max(1, int(round(write_x * BANK_CYCLES)))
-    xfer = int(XFER_CYCLES[int(p.narrow_crossbar)])
-    return lat, max(lat, xfer), xfer - 1 + network_cycles(sm, p.main_cell, banks), max(wlat, xfer)
+    whole = timing_metrics(*bank_timing(sm, p, banks))
+    grid = {"narrow_crossbar": p.narrow_crossbar}
+    network = network_cycles(sm, p.main_cell, banks)
+    lat, occ, xex = main_rf_timing(grid, whole["main_rf_read_cycles"] / BANK_CYCLES, network)
+    wocc = main_rf_timing(grid, whole["main_rf_write_cycles"] / BANK_CYCLES)[1]
+    return int(lat), int(occ), int(xex), int(wocc)
 
 
 @njit(cache=True)

@@ -72,7 +72,7 @@ from rfmodel.designs.mainrf import (
     hierarchy_structures,
     main_access,
     main_bank,
-    main_rf_timing,
+    sim_main_rf_timing,
     timing_metrics,
 )
 from rfmodel.designs.regcache import reg_cache_hit_rate, reg_cache_writebacks
@@ -262,7 +262,7 @@ class Rfc(Design):
     # ------------------------------------------------------------------ simulator
     def sim_setup(self, sm, params, options, trace=None, program=None):
         p = self.resolve(params)
-        lat, occ, xex, wocc = main_rf_timing(p, sm)
+        lat, occ, xex, wocc = sim_main_rf_timing(p, sm)
         e = entries_per_warp(p, sm)
         W = sm.warps_per_sm
         mb = p.banks(sm)
