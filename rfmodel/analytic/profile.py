@@ -1927,7 +1927,3 @@ def profile_trace(
         **lazy,
         **optional,
     ).set_fields(registered)
-
-
-def mix_of(profile: WorkloadProfile, *classes: OpClass) -> float:
-    return float(sum(profile.mix[int(c)] for c in classes))

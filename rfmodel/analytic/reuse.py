@@ -31,21 +31,6 @@ def near_fraction_from_hist(hist, rthld) -> np.ndarray:
     return out / tot
 
 
-def mean_near_distance(hist, rthld) -> np.ndarray:
-    """Mean distance of the near reuses (the midpoint of each log2 bin, cut at ``rthld``)."""
-    h = np.asarray(hist, dtype=np.float64)
-    rth = np.asarray(rthld, dtype=np.float64)
-    num = np.zeros_like(rth)
-    den = np.zeros_like(rth)
-    for k in range(len(h) - 1):
-        lo, hi = 2.0**k, 2.0 ** (k + 1)
-        top = np.minimum(hi - 1.0, rth)
-        cnt = h[k] * np.clip((top - lo + 1.0) / (hi - lo), 0.0, 1.0)
-        num = num + cnt * (lo + np.maximum(top, lo)) / 2.0
-        den = den + cnt
-    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0)
-
-
 def profile_reuse_hist(profile):
     """The profile's reuse-distance histogram (None when it has none)."""
     h = getattr(profile, "reuse_dist_hist", None)

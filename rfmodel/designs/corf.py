@@ -557,14 +557,6 @@ def rt_lookup(ints, warp, reg, cycle):
 
 
 @njit(cache=True)
-def _row_src(ints, row, k):
-    o = ints[H_O_ROWS] + 2 * row
-    if k < 8:
-        return (ints[o] >> (8 * k)) & 255
-    return (ints[o + 1] >> (8 * (k - 8))) & 255
-
-
-@njit(cache=True)
 def corf_operand(ints, floats, warp, row, k, reg, cycle):
     """A source operand at collector allocation: the RT lookup, then one bank access unless it coalesces
     with an earlier source of the instruction that has no partner yet (then it arrives with that read:

@@ -30,7 +30,7 @@ from functools import cached_property
 import numpy as np
 
 from rfmodel.errors import RfmodelError, UnknownNameError
-from rfmodel.tech.data import CACTI_DEVICE_TYPES, Row, assumptions, package_rows, rows_from_file
+from rfmodel.tech.data import Row, assumptions, package_rows, rows_from_file
 from rfmodel.tech.fit import LogSurface
 
 PORTS = ("1rw", "1r1w", "2r1w")
@@ -822,7 +822,3 @@ def array_cost(cell: str, node_nm: float, capacity_kb, width_bits=1024, **kw) ->
 def cells() -> dict[str, str]:
     """Known cell technologies and one line on each."""
     return dict(CELLS)
-
-
-def device_types() -> tuple[str, ...]:
-    return CACTI_DEVICE_TYPES

@@ -259,13 +259,6 @@ class LogSurface:
             - self.log_value(capacity_kb, w * np.exp(-h), node_nm)
         ) / (2 * h)
 
-    def in_box(self, capacity_kb, width_bits):
-        x = np.log(np.asarray(capacity_kb, float) / C_REF_KB)
-        y = np.log(np.asarray(width_bits, float) / W_REF_BITS)
-        x0, x1, y0, y1 = self.box
-        tol = 1e-9
-        return (x >= x0 - tol) & (x <= x1 + tol) & (y >= y0 - tol) & (y <= y1 + tol)
-
     @property
     def capacity_range_kb(self) -> tuple[float, float]:
         return float(C_REF_KB * np.exp(self.box[0])), float(C_REF_KB * np.exp(self.box[1]))

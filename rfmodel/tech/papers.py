@@ -323,7 +323,3 @@ def all_tables(lib=None) -> list[dict]:
         + cerf_table3(lib)
         + overheads(lib)
     )
-
-
-def assumptions_used() -> dict:
-    return {k: v.get("provenance", "") for k, v in assumptions().items()}
