@@ -30,39 +30,26 @@ GRID = {"num_banks": [4, 8, 16, 32], "collector_units": [2, 4, 8, 16], "main_rf_
 
 
 @njit
-def _damped(x, steps, wpc, levels, sched_cpi, chain2, cta_chain2, sw, sched, pool, ke, ml, oc_sets, out):
-    todo = np.zeros((0, 0, 0), dtype=np.bool_)
-    touched = np.zeros((0, 0, 0), dtype=np.uint8)
+def _damped(x, steps, tables, out):
     res = np.empty(9)
     for i in range(x.shape[1]):
         ipc = max(min(x[4, i], x[5, i]) * 0.3, 1e-3)
         for _ in range(steps):
-            _queues(
-                ipc,
-                x,
-                i,
-                wpc,
-                levels,
-                sched_cpi,
-                chain2,
-                cta_chain2,
-                sw,
-                sched,
-                pool,
-                ke,
-                ml,
-                todo,
-                touched,
-                oc_sets,
-                res,
-            )
+            _queues(ipc, x, i, tables, res)
             ipc = 0.5 * ipc + 0.5 * res[0]
         out[i] = ipc
 
 
-#: ``throughput._steady``'s arguments, and those of them ``_damped`` takes (in that order) after ``steps``
+#: ``throughput._steady``'s arguments (its ``tables`` as :data:`~rfmodel.analytic.throughput.STEADY_TABLES`)
 STEADY_ARGS = list(inspect.signature(T._steady.py_func).parameters)
-DAMPED_ARGS = [k for k in STEADY_ARGS if k not in ("x", "out", "rtol", "todo", "touched", "evals_out")]
+
+
+def _without_cells(tables: tuple) -> tuple:
+    """``tables`` with no list-schedule cell to build (the damped steps read the tables as they are)."""
+    t = dict(zip(T.STEADY_TABLES, tables, strict=True))
+    t["todo"] = np.zeros((0, 0, 0), dtype=np.bool_)
+    t["touched"] = np.zeros((0, 0, 0), dtype=np.uint8)
+    return tuple(t.values())
 
 
 def main() -> int:
@@ -77,8 +64,8 @@ def main() -> int:
         a = dict(zip(STEADY_ARGS, args, strict=True))
         evals = np.zeros(a["x"].shape[1], dtype=np.int64)  # the evaluations of the queues each point took
         real(*args[:-1], evals)
-        if not a["touched"].any():
-            calls.append((a["x"].copy(), a["out"][0].copy(), tuple(a[k] for k in DAMPED_ARGS), evals))
+        if not a["tables"][T.STEADY_TABLES.index("touched")].any():
+            calls.append((a["x"].copy(), a["out"][0].copy(), _without_cells(a["tables"]), evals))
 
     T._steady = spy
     wls = list(default_workloads())
@@ -95,7 +82,7 @@ def main() -> int:
         keep = x[0] > 0
         for steps in dist:
             got = np.empty(x.shape[1])
-            _damped(x, steps, *rest, got)
+            _damped(x, steps, rest, got)
             dist[steps].append(np.abs(got[keep] / root[keep] - 1.0))
     print(f"distinct fixed points with resident warps: {sum(d.size for d in dist[16])}")
     print(

@@ -630,36 +630,36 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
     real = T._steady
 
     names = list(inspect.signature(real.py_func).parameters)
-    queue_inputs = ("wpc", "levels", "sched_cpi", "chain2", "cta_chain2", "separate_write", "sched", "pool")
 
     def spy(*args):
         real(*args)
         a = dict(zip(names, args, strict=True))
-        if not a["touched"].any():
-            rest = tuple(a[k] for k in (*queue_inputs, "ke", "ml"))
-            calls.append((a["x"].copy(), a["out"].copy(), rest, a["oc_sets"]))
+        t = dict(zip(T.STEADY_TABLES, a["tables"], strict=True))
+        if not t["touched"].any():
+            # the queues read the tables as they are: no list-schedule cell to build
+            t["todo"], t["touched"] = np.zeros((0, 0, 0), dtype=np.bool_), np.zeros((0, 0, 0), np.uint8)
+            calls.append((a["x"].copy(), a["out"].copy(), tuple(t.values())))
 
     monkeypatch.setattr(T, "_steady", spy)
     g = {"num_banks": [4, 8, 16], "collector_units": [2, 4, 8], "main_rf_latency_x": [1, 2, 6]}
     for gpu in ("fermi-gtx480", "volta-v100"):
         evaluate("baseline", ["saxpy", "spmv_csr", "sgemm_tiled", "histogram256"], gpu, params=g)
-    no_cells, untouched = np.zeros((0, 0, 0), dtype=np.bool_), np.zeros((0, 0, 0), np.uint8)
     res = np.empty(len(T.STEADY_OUT))
 
-    def g_at(v, x, i, rest, oc):
-        T._queues(v, x, i, *rest, no_cells, untouched, oc, res)
+    def g_at(v, x, i, tables):
+        T._queues(v, x, i, tables, res)
         return res[0]
 
     checked = steep = 0
-    for x, out, rest, oc in calls:
+    for x, out, tables in calls:
         ipc = out[0]
         for i in np.flatnonzero((x[0] > 0) & np.isfinite(ipc)):
             y = float(ipc[i])
-            assert g_at(y, x, i, rest, oc) == pytest.approx(y, rel=1e-7)
+            assert g_at(y, x, i, tables) == pytest.approx(y, rel=1e-7)
             # and every queue returned is the queues' at that pace (the solver keeps its last evaluations
             # and returns the root's without evaluating it again)
             assert res[1:] == pytest.approx(out[1:, i], rel=1e-6, abs=1e-9)
-            slope = (g_at(y * 1.0001, x, i, rest, oc) - g_at(y * 0.9999, x, i, rest, oc)) / (y * 0.0002)
+            slope = (g_at(y * 1.0001, x, i, tables) - g_at(y * 0.9999, x, i, tables)) / (y * 0.0002)
             steep += slope < -3.0
             checked += 1
     assert checked > 400 and steep > 0

@@ -185,31 +185,38 @@ STEADY_MAX_EVALS = 100
 _N_OUT = len(STEADY_OUT)
 
 
+#: the ``tables`` tuple of :func:`_queues` and :func:`_steady`, in order: warps per CTA, the list schedules'
+#: warp levels and cycles per instruction, the single-warp and CTA dependence tables, whether writes have
+#: their own ports, whether the list schedules and the two-level pool apply, the tables' grids of added
+#: collection cycles and memory latencies, the list-schedule cells not built yet and those a pass needed,
+#: and the typed collector sets
+STEADY_TABLES = (
+    "wpc",
+    "levels",
+    "sched_cpi",
+    "chain2",
+    "cta_chain2",
+    "separate_write",
+    "sched",
+    "pool",
+    "ke",
+    "ml",
+    "todo",
+    "touched",
+    "oc_sets",
+)
+
+
 @njit(cache=True, inline="always")
-def _queues(
-    ipc,
-    x,
-    i,
-    wpc,
-    levels,
-    sched_cpi,
-    chain2,
-    cta_chain2,
-    separate_write,
-    sched,
-    pool,
-    ke,
-    ml,
-    todo,
-    touched,
-    oc_sets,
-    res,
-):
+def _queues(ipc, x, i, tables, res):
     """The model's answer at point ``i`` (column of ``x``; rows in the order of ``interval_model``'s
     ``inputs``, resident warps first) with its queues at the pace ``ipc``: the DRAM and bank queues, the
     collector waits, the latency bound and the soft minimum over every bound, written to ``res`` in the
-    order of :data:`STEADY_OUT` (``res[0]`` the IPC those queues allow).  Returns ``False`` when a
-    list-schedule cell it reads is not built (``todo``), after marking it in ``touched``."""
+    order of :data:`STEADY_OUT` (``res[0]`` the IPC those queues allow).  ``tables``: the profile's tables
+    and the model's switches, as :data:`STEADY_TABLES` names them.  Returns ``False`` when a list-schedule
+    cell it reads is not built (``todo``), after marking it in ``touched``."""
+    wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool = tables[:8]
+    ke, ml, todo, touched, oc_sets = tables[8:]
     wp, fixed, issue_inv, q = x[0, i], x[1, i], x[2, i], x[3, i]  # rows 4, 5: the start's bounds
     dram, line_cycles, c_dram, L_mem, c_mem, h2 = x[6, i], x[7, i], x[8, i], x[9, i], x[10, i], x[11, i]
     misses, mshr, r, B, bc, w, bcw = x[12, i], x[13, i], x[14, i], x[15, i], x[16, i], x[17, i], x[18, i]
@@ -296,32 +303,15 @@ def _queues(
 
 
 @njit(cache=True)
-def _steady(
-    x,
-    out,
-    wpc,
-    levels,
-    sched_cpi,
-    chain2,
-    cta_chain2,
-    separate_write,
-    sched,
-    pool,
-    rtol,
-    ke,
-    ml,
-    todo,
-    touched,
-    oc_sets,
-    evals_out,
-):
+def _steady(x, out, tables, rtol, evals_out):
     """The steady-state fixed point of :func:`interval_model` per point (column of ``x``, as
     :func:`_queues` reads it): the IPC ``x`` whose queues allow ``g(x) = x`` (:func:`_queues`), found by
     Brent's method on ``h(x) = g(x) - x`` to within ``rtol`` of ``x``.  The queues and the latency grow
     with the pace, so ``g`` falls with ``x`` and ``h`` has one root: ``[x0, g(x0)]`` (or ``[g(x0), x0]``)
     brackets it, widened where ``g`` rises locally (the list schedules are not monotone).  Writes the
-    :data:`STEADY_OUT` rows of ``out``: the queues at the root and the IPC they allow; ``ke`` x ``ml``: the
-    tables' grids (:func:`bilinear_at`).
+    :data:`STEADY_OUT` rows of ``out``: the queues at the root and the IPC they allow.  ``tables``
+    (:data:`STEADY_TABLES`): the profile's tables and the model's switches; ``ke`` x ``ml``: the tables'
+    grids (:func:`bilinear_at`).
 
     ``todo`` (shaped as ``sched_cpi``, or empty): the list-schedule cells not built yet; a point whose
     evaluation would read one marks the cells it needs in ``touched`` and stops (its outputs are then
@@ -339,25 +329,7 @@ def _steady(
         phase = evals = 0
         a = fa = b = fb = c = fc = d = e = 0.0
         while True:
-            if not _queues(
-                xe,
-                x,
-                i,
-                wpc,
-                levels,
-                sched_cpi,
-                chain2,
-                cta_chain2,
-                separate_write,
-                sched,
-                pool,
-                ke,
-                ml,
-                todo,
-                touched,
-                oc_sets,
-                res,
-            ):
+            if not _queues(xe, x, i, tables, res):
                 break  # a cell to build first: this point's outputs are meaningless this pass
             evals += 1
             f = res[0] - xe
@@ -572,25 +544,9 @@ def _steady_solve(
     while True:
         todo = _NO_CELLS if pending is None else pending
         touched = np.zeros(todo.shape, dtype=np.uint8)
-        _steady(
-            xs,
-            out,
-            wpc,
-            levels,
-            sched_cpi,
-            chain2,
-            cta_chain2,
-            separate_write,
-            sched,
-            pool,
-            rtol,
-            CHAIN2_EXTRA,
-            profile.mem_lat_grid(),
-            todo,
-            touched,
-            oc_sets,
-            _NO_EVALS,
-        )
+        tables = (wpc, levels, sched_cpi, chain2, cta_chain2, separate_write, sched, pool)
+        tables += (CHAIN2_EXTRA, profile.mem_lat_grid(), todo, touched, oc_sets)
+        _steady(xs, out, tables, rtol, _NO_EVALS)
         if not touched.any():
             if built:  # the cells of every round, on disk at once
                 profile.persist()
