@@ -125,27 +125,12 @@ def unit_slots_of(resources: dict, unit) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _launch_ctas(
-    wp,
-    cta_wstart,
-    wpc,
-    n_slots,
-    n_cta,
-    next_cta,
-    running,
-    dyn,
-    slot_cta,
-    pc,
-    end,
-    live,
-    at_bar,
-    age,
-    ready,
-    pready,
-):
+def _launch_ctas(wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, warps):
     """:func:`_schedule`'s launch: the next CTAs into the free slots, their warps' state reset.  Returns
     the next CTA, the running CTAs, the next launch age and whether to launch again (a CTA without
-    instructions left its slot at once)."""
+    instructions left its slot at once).  ``warps``: the CTA slots' CTAs and the warps' state,
+    ``(slot_cta, pc, end, live, at_bar, age, ready, pready)``."""
+    slot_cta, pc, end, live, at_bar, age, ready, pready = warps
     again = False
     for cs in range(n_slots):
         if slot_cta[cs] < 0 and next_cta < n_cta:
@@ -172,31 +157,16 @@ def _launch_ctas(
 
 
 @njit(cache=True, inline="always")
-def _memory_lines(
-    mk,
-    j0,
-    j1,
-    lines,
-    lat_c,
-    done,
-    tt,
-    stamp,
-    dram_free,
-    l1_tag,
-    l1_stamp,
-    l1_ready,
-    l2_tag,
-    l2_stamp,
-    mshr,
-    mem,
-):
+def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, caches, mem):
     """:func:`_schedule`'s memory instruction of kind ``mk``: its lines ``lines[j0:j1]``, one per cycle
     from ``tt``, through the L1D (hits, MSHRs, stores written through, allocating a missed line with
     ``l1_walloc``; with ``l1_reserve`` a
     load's miss holds its line until the fill and a load finding every way of its set waiting waits for the
     first fill, as the simulator's L1D) and the L2 slice and DRAM.  Returns the cycle its result is ready
-    (``done`` or later), the cycle after its last line, the LRU stamp and the cycle DRAM is free.  ``mem``:
-    :class:`MemoryPath`."""
+    (``done`` or later), the cycle after its last line, the LRU stamp and the cycle DRAM is free.
+    ``caches``: the L1D's tags, stamps and fill cycles, the L2's tags and stamps, and the MSHRs' free cycles,
+    ``(l1_tag, l1_stamp, l1_ready, l2_tag, l2_stamp, mshr)``; ``mem``: :class:`MemoryPath`."""
+    l1_tag, l1_stamp, l1_ready, l2_tag, l2_stamp, mshr = caches
     l1_sets, l1_ways, l1_lat, l1_reserve = mem.l1_sets, mem.l1_ways, mem.l1_lat, mem.l1_reserve
     l2_sets, l2_ways, l2_lat, dram_lat = mem.l2_sets, mem.l2_ways, mem.l2_lat, mem.dram_lat
     line_cycles, n_mshr = mem.line_cycles, mem.n_mshr
@@ -355,6 +325,7 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, c
     opnd_row = np.full(W, -1, np.int64)
     at_bar = np.zeros(W, np.bool_)
     slot_cta = np.full(n_slots, -1, np.int64)
+    warps = (slot_cta, pc, end, live, at_bar, age, ready, pready)
     n_units = 0
     for c in range(unit.shape[0]):
         if unit[c] + 1 > n_units:
@@ -370,6 +341,7 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, c
     l2_tag = np.full(n2, -1, np.int64)
     l2_stamp = np.full(n2, -1, np.int64)
     mshr = np.zeros(max(n_mshr, 1))
+    caches = (l1_tag, l1_stamp, l1_ready, l2_tag, l2_stamp, mshr)
     waiting = np.zeros((S, queue_sched))  # LSU start cycles of each scheduler's last memory instructions
     order = np.zeros((S, W), np.int64)  # each scheduler's live warps in the order it tries them
     n_ord = np.zeros(S, np.int64)
@@ -386,22 +358,7 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, c
         if launch:
             dirty = True
             next_cta, running, dyn, launch = _launch_ctas(
-                wp,
-                cta_wstart,
-                wpc,
-                n_slots,
-                n_cta,
-                next_cta,
-                running,
-                dyn,
-                slot_cta,
-                pc,
-                end,
-                live,
-                at_bar,
-                age,
-                ready,
-                pready,
+                wp, cta_wstart, wpc, n_slots, n_cta, next_cta, running, dyn, warps
             )
         if running == 0:
             if next_cta >= n_cta:
@@ -478,12 +435,7 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, c
                             tt,
                             stamp,
                             dram_free,
-                            l1_tag,
-                            l1_stamp,
-                            l1_ready,
-                            l2_tag,
-                            l2_stamp,
-                            mshr,
+                            caches,
                             mem,
                         )
                         lsu_free = max(t0 + ii[c], tt)
