@@ -195,44 +195,7 @@ def _sgemm_tiled(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     K = _size(40, scale)
     grid = (-(-N // 64), -(-M // 64))
     alpha, beta = 1.25, -0.5
-
-    def ref(ins, sc):
-        A = ins["A"].astype(np.float64).reshape(M, K)
-        B = ins["B"].astype(np.float64).reshape(K, N)
-        C = ins["C"].astype(np.float64).reshape(M, N)
-        return {"C": np.float64(np.float32(alpha)) * (A @ B) + np.float64(np.float32(beta)) * C}
-
-    def tol(ins):
-        A = np.abs(ins["A"].astype(np.float64).reshape(M, K))
-        B = np.abs(ins["B"].astype(np.float64).reshape(K, N))
-        C = np.abs(ins["C"].astype(np.float64).reshape(M, N))
-        return 0.0, ((K + 3) * EPS32 * (abs(alpha) * (A @ B) + abs(beta) * C)).reshape(-1)
-
-    return Recipe(
-        kernel="sgemm_tiled",
-        shared_bytes=_shared("sgemm_tiled"),
-        grid=grid,
-        block=(block,),
-        params=[
-            Param("M", "i32", M),
-            Param("N", "i32", N),
-            Param("K", "i32", K),
-            Param("alpha", "f32", alpha),
-            Param("A", "ptr", array="A"),
-            Param("B", "ptr", array="B"),
-            Param("beta", "f32", beta),
-            Param("C", "ptr", array="C"),
-        ],
-        arrays={
-            "A": ArraySpec("float32", (M * K,), "normal"),
-            "B": ArraySpec("float32", (K * N,), "normal"),
-            "C": ArraySpec("float32", (M * N,), "normal"),
-        },
-        outputs=["C"],
-        seed=6,
-        reference=ref,
-        tolerance={"C": tol},
-    )
+    return _gemm_recipe("sgemm_tiled", M, N, K, alpha, beta, grid, block, 6)
 
 
 # ---- gemm_micro8x8: 128x128 tiles, 8x8 per thread, float4 loads (no edge handling: sizes are multiples)
