@@ -242,6 +242,17 @@ def _bt_descend(words, n_nodes, height, q):
     return at
 
 
+def _bt_leaves(words, n_nodes, height, queries) -> np.ndarray:
+    """The nodes the kernels' cursors end at for the query keys ``queries`` (:func:`_bt_descend` each)."""
+    return np.array([_bt_descend(words, n_nodes, height, int(x)) for x in queries], np.int64)
+
+
+def _bt_rank_hit(keys, q):
+    """The ranks of the query keys ``q`` in the sorted ``keys`` and whether each is one of them."""
+    r = np.searchsorted(keys, q)
+    return r, (r < keys.size) & (keys[np.minimum(r, keys.size - 1)] == q)
+
+
 def _bt_records(scale: float) -> int:
     """Records of the tree: 6000 by default (height 1); scale 16 gives height 2, the height of the papers'
     input (mil.txt, 1M records)."""
@@ -263,11 +274,10 @@ def _rd_btree_findk(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     query = query.astype(np.int32)
 
     def ref(ins, sc):
-        rank = np.searchsorted(keys, query)
-        hit = (rank < keys.size) & (keys[np.minimum(rank, keys.size - 1)] == query)
+        rank, hit = _bt_rank_hit(keys, query)
         found = ins["found"].copy()
         found[hit] = values[rank[hit]]
-        leaf = np.array([_bt_descend(words, n_nodes, height, int(x)) for x in query], np.int64)
+        leaf = _bt_leaves(words, n_nodes, height, query)
         return {"found": found, "cursor": leaf, "next": leaf}
 
     return Recipe(
@@ -316,23 +326,17 @@ def _rd_btree_findrangek(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     hi = (lo + width).astype(np.int32)
 
     def ref(ins, sc):
-        def rank_hit(q):
-            r = np.searchsorted(keys, q)
-            return r, (r < keys.size) & (keys[np.minimum(r, keys.size - 1)] == q)
-
-        rl, hl = rank_hit(lo)
-        rh, hh = rank_hit(hi)
+        rl, hl = _bt_rank_hit(keys, lo)
+        rh, hh = _bt_rank_hit(keys, hi)
         first = ins["first"].astype(np.int64).copy()
         first[hl] = rl[hl]
         count = ins["count"].astype(np.int64).copy()
         count[hh] = rh[hh] - first[hh] + 1
-        lo_leaf = np.array([_bt_descend(words, n_nodes, height, int(x)) for x in lo], np.int64)
-        hi_leaf = np.array([_bt_descend(words, n_nodes, height, int(x)) for x in hi], np.int64)
         return {
             "first": first.astype(np.int32),
             "count": count.astype(np.int32),
-            "lo_at": lo_leaf,
-            "hi_at": hi_leaf,
+            "lo_at": _bt_leaves(words, n_nodes, height, lo),
+            "hi_at": _bt_leaves(words, n_nodes, height, hi),
         }
 
     return Recipe(
