@@ -212,6 +212,22 @@ def _srad_neighbours(a):
     return n_, s_, w_, e_
 
 
+def _srad_params(n: int, *scalars: Param) -> list[Param]:
+    """srad_cuda_1/2's parameters: the four difference arrays, the image, the coefficients, the image's
+    edge (cols, rows) and then the kernel's float scalars ``scalars``."""
+    return [
+        Param("E_C", "ptr", array="E"),
+        Param("W_C", "ptr", array="W"),
+        Param("N_C", "ptr", array="N"),
+        Param("S_C", "ptr", array="S"),
+        Param("J_cuda", "ptr", array="J"),
+        Param("C_cuda", "ptr", array="C"),
+        Param("cols", "i32", n),
+        Param("rows", "i32", n),
+        *scalars,
+    ]
+
+
 def _rd_srad_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """srad_cuda_1's launch: 16 x 16 threads, one per pixel, (n/16) x (n/16) CTAs."""
     assert manifest_entry("rd_srad_1")["threads_per_cta"] == SRAD_TILE * SRAD_TILE
@@ -252,17 +268,7 @@ def _rd_srad_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_srad_1",
         grid=(n // SRAD_TILE, n // SRAD_TILE),
         block=(SRAD_TILE, SRAD_TILE),
-        params=[
-            Param("E_C", "ptr", array="E"),
-            Param("W_C", "ptr", array="W"),
-            Param("N_C", "ptr", array="N"),
-            Param("S_C", "ptr", array="S"),
-            Param("J_cuda", "ptr", array="J"),
-            Param("C_cuda", "ptr", array="C"),
-            Param("cols", "i32", n),
-            Param("rows", "i32", n),
-            Param("q0sqr", "f32", q0),
-        ],
+        params=_srad_params(n, Param("q0sqr", "f32", q0)),
         arrays={
             "E": ArraySpec("float32", (n * n,)),
             "W": ArraySpec("float32", (n * n,)),
@@ -320,18 +326,7 @@ def _rd_srad_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_srad_2",
         grid=(n // SRAD_TILE, n // SRAD_TILE),
         block=(SRAD_TILE, SRAD_TILE),
-        params=[
-            Param("E_C", "ptr", array="E"),
-            Param("W_C", "ptr", array="W"),
-            Param("N_C", "ptr", array="N"),
-            Param("S_C", "ptr", array="S"),
-            Param("J_cuda", "ptr", array="J"),
-            Param("C_cuda", "ptr", array="C"),
-            Param("cols", "i32", n),
-            Param("rows", "i32", n),
-            Param("lambda", "f32", lam),
-            Param("q0sqr", "f32", q0),
-        ],
+        params=_srad_params(n, Param("lambda", "f32", lam), Param("q0sqr", "f32", q0)),
         arrays={
             "E": ArraySpec("float32", (n * n,), *grad),
             "W": ArraySpec("float32", (n * n,), *grad),
