@@ -410,6 +410,36 @@ def _nn_activation(acc, sum_abs, m):
     return out, bound
 
 
+def _nn_recipe(name, grid, block, conv, m, arrays, taps, seed) -> Recipe:
+    """An NN layer's launch: parameters (in, weights, out), the 5x5 window's ``taps`` as the constant table,
+    ``arrays`` the in, weights and out specs; the output is the activation of ``conv(ins, absval)`` (the
+    layer's sums, of the magnitudes when ``absval``) with ``m`` roundings in the sums."""
+
+    def ref(ins, sc):
+        return {"out": _nn_activation(conv(ins, False), conv(ins, True), m)[0].reshape(-1)}
+
+    def tol(ins):
+        return 0.0, _nn_activation(conv(ins, False), conv(ins, True), m)[1].reshape(-1)
+
+    return Recipe(
+        kernel=name,
+        grid=grid,
+        block=block,
+        params=[
+            Param("in", "ptr", array="in"),
+            Param("weights", "ptr", array="weights"),
+            Param("out", "ptr", array="out"),
+        ],
+        arrays={**arrays, "taps": ArraySpec("int32", (25,))},
+        outputs=["out"],
+        seed=seed,
+        reference=ref,
+        tolerance={"out": tol},
+        fixed={"taps": taps},
+        constants={3: "taps"},
+    )
+
+
 def _is_nn_layer1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """13 x 13 threads per CTA, grid (6 maps, images); 2*scale images (the GPGPU-Sim run's 28 at scale 14)."""
     assert manifest_entry("is_nn_layer1")["threads_per_cta"] == 169
@@ -425,35 +455,13 @@ def _is_nn_layer1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         patches = x[:, corner[:, None] + _NN_TAPS1[None, :]]  # (num, 169, 25)
         return wt[None, :, :1] + np.einsum("npt,mt->nmp", patches, wt[:, 1:])  # (num, 6, 169)
 
-    def ref(ins, sc):
-        return {"out": _nn_activation(conv(ins, False), conv(ins, True), 52)[0].reshape(-1)}
-
-    def tol(ins):
-        # 25 multiply-adds after the bias: 26 roundings, counted twice (fused or not)
-        return 0.0, _nn_activation(conv(ins, False), conv(ins, True), 52)[1].reshape(-1)
-
-    return Recipe(
-        kernel="is_nn_layer1",
-        grid=(6, num),
-        block=(13, 13),
-        params=[
-            Param("in", "ptr", array="in"),
-            Param("weights", "ptr", array="weights"),
-            Param("out", "ptr", array="out"),
-        ],
-        arrays={
-            "in": ArraySpec("float32", (num * 29 * 29,), "uniform", 0.0, 1.0),
-            "weights": ArraySpec("float32", (6 * 26,), "uniform", -0.2, 0.2),
-            "out": ArraySpec("float32", (num * 6 * 13 * 13,)),
-            "taps": ArraySpec("int32", (25,)),
-        },
-        outputs=["out"],
-        seed=57,
-        reference=ref,
-        tolerance={"out": tol},
-        fixed={"taps": _NN_TAPS1},
-        constants={3: "taps"},
-    )
+    arrays = {
+        "in": ArraySpec("float32", (num * 29 * 29,), "uniform", 0.0, 1.0),
+        "weights": ArraySpec("float32", (6 * 26,), "uniform", -0.2, 0.2),
+        "out": ArraySpec("float32", (num * 6 * 13 * 13,)),
+    }
+    # 25 multiply-adds after the bias: 26 roundings, counted twice (fused or not)
+    return _nn_recipe("is_nn_layer1", (6, num), (13, 13), conv, 52, arrays, _NN_TAPS1, 57)
 
 
 def _is_nn_layer2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
@@ -472,35 +480,13 @@ def _is_nn_layer2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         taps = wt[:, 1:151].reshape(50, 25, 6)  # per output map: tap t, input map c
         return wt[None, :, :1] + np.einsum("ncpt,mtc->nmp", patches, taps)  # (num, 50, 25)
 
-    def ref(ins, sc):
-        return {"out": _nn_activation(conv(ins, False), conv(ins, True), 302)[0].reshape(-1)}
-
-    def tol(ins):
-        # 150 multiply-adds after the bias: 151 roundings, counted twice (fused or not)
-        return 0.0, _nn_activation(conv(ins, False), conv(ins, True), 302)[1].reshape(-1)
-
-    return Recipe(
-        kernel="is_nn_layer2",
-        grid=(50, num),
-        block=(5, 5),
-        params=[
-            Param("in", "ptr", array="in"),
-            Param("weights", "ptr", array="weights"),
-            Param("out", "ptr", array="out"),
-        ],
-        arrays={
-            "in": ArraySpec("float32", (num * 6 * 169,), "uniform", -1.0, 1.0),
-            "weights": ArraySpec("float32", (50 * 156,), "uniform", -0.05, 0.05),
-            "out": ArraySpec("float32", (num * 1250,)),
-            "taps": ArraySpec("int32", (25,)),
-        },
-        outputs=["out"],
-        seed=58,
-        reference=ref,
-        tolerance={"out": tol},
-        fixed={"taps": _NN_TAPS2},
-        constants={3: "taps"},
-    )
+    arrays = {
+        "in": ArraySpec("float32", (num * 6 * 169,), "uniform", -1.0, 1.0),
+        "weights": ArraySpec("float32", (50 * 156,), "uniform", -0.05, 0.05),
+        "out": ArraySpec("float32", (num * 1250,)),
+    }
+    # 150 multiply-adds after the bias: 151 roundings, counted twice (fused or not)
+    return _nn_recipe("is_nn_layer2", (50, num), (5, 5), conv, 302, arrays, _NN_TAPS2, 58)
 
 
 # ---- ISPASS-2009 MUM (mummergpuKernel): DNA reads matched against a suffix tree of the reference
