@@ -864,6 +864,15 @@ def resampling_inputs(n: int, seed: int):
     return cdf, draw, ref
 
 
+def resampling_arrays(n: int) -> tuple[list[Param], dict[str, ArraySpec]]:
+    """The resampling kernels' first parameters and their arrays of ``n`` particles: the positions ``px``,
+    ``py`` (uniform in [0, 128)), the table ``cdf``, the draws ``draw`` and the copies ``nx``, ``ny``."""
+    names = ("px", "py", "cdf", "draw", "nx", "ny")
+    arrays = {k: ArraySpec("float64", (n,), "uniform", 0.0, 128.0) for k in names[:2]}
+    arrays.update({k: ArraySpec("float64", (n,)) for k in names[2:]})
+    return [Param(k, "ptr", array=k) for k in names], arrays
+
+
 def _rd_particlefilter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """kernel's launch: 128 threads, one per particle, ceil(n / 128) CTAs (the original's); ``ctas`` is
     not used.  250 particles by default, 250 * scale; scale 4 is the original's 1000.  Weights are random
@@ -873,28 +882,17 @@ def _rd_particlefilter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = manifest_entry("rd_particlefilter")["threads_per_cta"]
     n = size(250, scale, 2)
     cdf, draw, ref = resampling_inputs(n, 79)
+    pf_params, pf_arrays = resampling_arrays(n)
 
     return Recipe(
         kernel="rd_particlefilter",
         grid=(-(-n // block),),
         block=(block,),
         params=[
-            Param("px", "ptr", array="px"),
-            Param("py", "ptr", array="py"),
-            Param("cdf", "ptr", array="cdf"),
-            Param("draw", "ptr", array="draw"),
-            Param("nx", "ptr", array="nx"),
-            Param("ny", "ptr", array="ny"),
+            *pf_params,
             Param("n", "i32", n),
         ],
-        arrays={
-            "px": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
-            "py": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
-            "cdf": ArraySpec("float64", (n,)),
-            "draw": ArraySpec("float64", (n,)),
-            "nx": ArraySpec("float64", (n,)),
-            "ny": ArraySpec("float64", (n,)),
-        },
+        arrays=pf_arrays,
         outputs=["nx", "ny"],
         seed=80,
         reference=ref,

@@ -12,7 +12,7 @@ import numpy as np
 
 from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.papers.rodinia import resampling_inputs
+from rfmodel.workload.execute.papers.rodinia import resampling_arrays, resampling_inputs
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe
 
 INT_MAX = 2**31 - 1
@@ -148,28 +148,19 @@ def _rd_pf_find_index(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     assert manifest_entry("rd_pf_find_index")["threads_per_cta"] == PF_BLOCK
     n = _pf_particles(scale)
     cdf, draw, ref = resampling_inputs(n, 371)
+    pf_params, pf_arrays = resampling_arrays(n)
 
     return Recipe(
         kernel="rd_pf_find_index",
         grid=(-(-n // PF_BLOCK),),
         block=(PF_BLOCK,),
         params=[
-            Param("px", "ptr", array="px"),
-            Param("py", "ptr", array="py"),
-            Param("cdf", "ptr", array="cdf"),
-            Param("draw", "ptr", array="draw"),
-            Param("nx", "ptr", array="nx"),
-            Param("ny", "ptr", array="ny"),
+            *pf_params,
             Param("weights", "ptr", array="weights"),
             Param("n", "i32", n),
         ],
         arrays={
-            "px": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
-            "py": ArraySpec("float64", (n,), "uniform", 0.0, 128.0),
-            "cdf": ArraySpec("float64", (n,)),
-            "draw": ArraySpec("float64", (n,)),
-            "nx": ArraySpec("float64", (n,)),
-            "ny": ArraySpec("float64", (n,)),
+            **pf_arrays,
             "weights": ArraySpec("float64", (n,), "full", value=1.0 / n),
         },
         fixed={"cdf": cdf, "draw": draw},
