@@ -76,6 +76,11 @@ def _lcg(seed: int) -> int:
     return int(np.fmod(nxt, INT_MAX))
 
 
+def _pf_first_draw(n: int, s) -> np.float64:
+    """The first systematic draw u1 in [0, 1/n): 1/n times |s / INT_MAX| for the generator's value ``s``."""
+    return (1.0 / np.float64(n)) * abs(np.float64(s) / np.float64(INT_MAX))
+
+
 def _rd_pf_normalize(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """normalize_weights_kernel's launch: 512 threads, one per particle, ceil(n / 512) CTAs (the original's);
     ``ctas`` is not used. Particle 0's thread builds the n-entry table alone (the trip).
@@ -100,7 +105,7 @@ def _rd_pf_normalize(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     weights = counts.astype(np.float64) / PF_UNIT
     seeds = rng.integers(1, 2**31 - 1, n).astype(np.int32)
     s0 = _lcg(int(seeds[0]))
-    offset = (1.0 / np.float64(n)) * abs(np.float64(s0) / np.float64(INT_MAX))
+    offset = _pf_first_draw(n, s0)
     draw0 = np.zeros(n)
     draw0[0] = offset
 
@@ -108,7 +113,7 @@ def _rd_pf_normalize(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         w = ins["weights"] / ins["total"][0]
         seed = ins["seed"].copy()
         seed[0] = _lcg(int(seed[0]))
-        u1 = (1.0 / np.float64(n)) * abs(np.float64(seed[0]) / np.float64(INT_MAX))
+        u1 = _pf_first_draw(n, seed[0])
         return {"weights": w, "cdf": np.cumsum(w), "draw": u1 + np.arange(n) / np.float64(n), "seed": seed}
 
     exact = (0.0, 0.0)
