@@ -425,26 +425,16 @@ def _bank_terms(
     return ser * bc * rs, excess * rs, bc, bcw, rs, reads_i * rs, w, profile.bank_read_share(rs)
 
 
-def _memory_terms(
-    profile,
-    l1d_lines,
-    l1d_way,
-    hit_rate,
-    load_hit_rate,
-    l1_hit_latency,
-    miss_latency,
-    l2_lines,
-    l2_hit_latency,
-    l2_assoc,
-    mem_scale,
-):
+def _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, mem_scale):
     """The memory side of :func:`interval_model` per instruction: the L1D's hit rate over every access (what
     it reports) and over the loads' (what they wait for: a store that hits the line its own load just
     brought in shortens no load's latency), the L2 slice's, the lines, the L1D misses a load waits for, the
     lines that need DRAM bandwidth and a load's unloaded latency.  An L1D of no lines (``on``: false) is off:
     every access goes to the L2 slice at once, without the L1D's lookup latency or its MSHRs (as the
-    simulator's loads without an L1D).  ``l1d_way``: the L1D's ways and whether a store miss allocates."""
-    l1d_assoc, walloc = l1d_way
+    simulator's loads without an L1D).  ``l1d``: the L1D's lines, ways, whether a store miss allocates and
+    its hit latency; ``l2``: the L2 slice's lines (None: none), hit latency and ways."""
+    l1d_lines, l1d_assoc, walloc, l1_hit_latency = l1d
+    l2_lines, l2_hit_latency, l2_assoc = l2
     on = np.asarray(l1d_lines, dtype=np.float64) > 0
     if hit_rate is None:
         size = np.where(on, l1d_lines, 1)
@@ -864,19 +854,9 @@ def interval_model(
         profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share, write_share
     )
     wr = bcw / bc
-    mem = _memory_terms(
-        profile,
-        l1d_lines,
-        (l1d_assoc, l1d_write_allocate),
-        hit_rate,
-        load_hit_rate,
-        l1_hit_latency,
-        miss_latency,
-        l2_lines,
-        l2_hit_latency,
-        l2_assoc,
-        c["mem_scale"],
-    )
+    l1d = (l1d_lines, l1d_assoc, l1d_write_allocate, l1_hit_latency)
+    l2 = (l2_lines, l2_hit_latency, l2_assoc)
+    mem = _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, c["mem_scale"])
     _, hit_all, hit, h2, _, _, misses, dram, L_mem = mem  # (the L1D switch and the lines: _memory_bounds)
     if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
         B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, L_mem, greedy_spread)
