@@ -161,6 +161,26 @@ def test_the_main_rf_network_adds_its_cycles_in_both_engines(name):
         assert ds["main_rf_network_cycles"].isel(workload=0).values.tolist() == [0, 1]
 
 
+def test_the_simulators_main_rf_timing_is_the_analytic_one_in_whole_cycles():
+    """Known answers of one main-RF access in the simulator (latency, read occupancy, extra arrival cycles,
+    write occupancy): the latency is the read time rounded to whole cycles; a read holds its bank for the
+    latency or the network's transfer, whichever is longer (1 cycle, 4 with the narrow crossbar); the
+    operand arrives ``xfer - 1`` cycles after the access; and the analytic engine's continuous timing
+    gives the same figures at the rounded times."""
+    from rfmodel.analytic.model import main_rf_timing
+    from rfmodel.designs.mainrf import MainRFParams, sim_main_rf_timing
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu("fermi-gtx480")
+    cases = {(1.0, 0): (1, 1, 0, 1), (2.5, 0): (2, 2, 0, 2), (3.49, 0): (3, 3, 0, 3), (6.3, 0): (6, 6, 0, 6)}
+    cases.update({(1.0, 1): (1, 4, 3, 4), (3.0, 1): (3, 4, 3, 4), (6.3, 1): (6, 6, 3, 6)})
+    for (x, narrow), want in cases.items():
+        got = sim_main_rf_timing(MainRFParams(main_rf_latency_x=x, narrow_crossbar=narrow), sm)
+        assert got == want, (x, narrow)
+        lat, occ, xex = main_rf_timing({"narrow_crossbar": narrow}, round(x))
+        assert (float(lat), float(occ), float(xex), float(occ)) == want, (x, narrow)
+
+
 # ----------------------------------------------------------------------------- plug-ins
 def _example_design_source() -> str:
     text = (ROOT / "docs" / "designs.md").read_text(encoding="utf-8")
