@@ -151,12 +151,14 @@ STT_METRICS = TIMING_METRICS + (
 )
 
 #: the buffer's queueing terms (docs/models.md, "STT-RAM register file"): a scale on the blocking
-#: probability, and on the wait a consumer keeps behind its producer's direct write
+#: probability, on the wait a consumer keeps behind its producer's direct write (in the latency), and on
+#: the part of that wait its near consumers spend at the bank (the bank-stall count)
 STT_CALIBRATION = {
     "wb_block_scale": (1.0, 0.1, 10.0),
     "wb_hold_scale": (1.0, 0.0, 2.0),
     "wb_busy_scale": (1.0, 0.3, 1.0),
     "wb_hit_scale": (1.0, 0.3, 2.0),
+    "wb_near_stall": (1.0, 0.0, 2.0),
 }
 
 
@@ -348,6 +350,11 @@ class Stt(Design):
             )
         r, w = ctx.reads, ctx.writes
         bank_r = prof.reads_per_instr * (1.0 - hit)
+        near_r = wb_near_reads(m["ipc"], bank_r, prof.writes_per_instr, B, R, W, K, near, c["wb_busy_scale"])
+        # a near consumer of a value written straight to its bank waits there while the write holds it, and
+        # the simulator counts that wait as bank stall cycles (the shared model's count is its queues')
+        stall = m["conflict_per_instr"] + near_r * (W - 1.0) * c["wb_near_stall"]
+        m = {**m, "conflict_per_instr": stall}
         groups = w * np.where(bdi > 0, prof.write_groups, GROUPS)
         wb_w = w * absorbed
         hits = r * hit
@@ -586,15 +593,22 @@ def wb_slot_wait(W, banks, K, shared):
     return np.asarray(W, dtype=np.float64) / (np.maximum(n, 1.0) + 1.0)
 
 
-def wb_reads_behind_write(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, K, near, busy_scale=1.0):
-    """Bank reads per instruction that find their bank busy with a write: any read while a write holds the
-    bank (the writes' utilization ``u_w``), and the near consumers (``near``) of a value written straight
-    to its bank (all of them without a buffer; with one, those whose write found the bank free), which
-    arrive while their producer's write holds it."""
-    _lr, _lw, _u_r, u_w, _rho = _bank_rates(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W)
+def wb_near_reads(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, K, near, busy_scale=1.0):
+    """Bank reads per instruction by the near consumers (``near``) of a value written straight to its bank
+    (every value without a buffer; with one, those whose write found the bank free): they arrive while
+    their producer's write holds the bank."""
     seen = wb_busy(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, busy_scale)
     direct = np.where(np.asarray(K) > 0, 1.0 - seen, 1.0)
-    return bank_reads_per_instr * u_w + bank_reads_per_instr * near * direct
+    return bank_reads_per_instr * near * direct
+
+
+def wb_reads_behind_write(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, K, near, busy_scale=1.0):
+    """Bank reads per instruction that find their bank busy with a write: any read while a write holds the
+    bank (the writes' utilization ``u_w``), and the near consumers of a value written straight to its bank
+    (:func:`wb_near_reads`)."""
+    _lr, _lw, _u_r, u_w, _rho = _bank_rates(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W)
+    args = (ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, K, near, busy_scale)
+    return bank_reads_per_instr * u_w + wb_near_reads(*args)
 
 
 def wb_near_share(profile) -> float:
