@@ -338,6 +338,28 @@ def test_consumer_hold_and_reads_behind_write_at_idle():
     assert float(wb_hold(K=16.0, p_block=p16, **kw)) < 3.0 < float(wb_hold(K=0.0, p_block=p0, **kw))
 
 
+def test_bank_stalls_count_the_near_consumers_wait_behind_a_direct_write():
+    """The analytic bank-stall count is the shared model's plus the near consumers' wait at the bank behind
+    their producer's direct write, ``wb_near_reads x (W - 1) x wb_near_stall``: without a buffer every value
+    is written directly, so the term is reads x near x 3 per instruction on fermi-gtx480's 4-cycle writes;
+    with one, fewer; it scales with the coefficient and leaves the IPC alone."""
+    from rfmodel.analytic.engine import run_analytic
+    from rfmodel.designs.stt import wb_near_share
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    prof = workload_profile("saxpy", sm)
+    grid = {"wb_entries": np.array([0, 16])}
+    runs = [run_analytic(STT, prof, sm, {**grid, "calib.wb_near_stall": k}) for k in (0.0, 1.0, 2.0)]
+    stalls = [r["bank_conflict_stall_cycles"] / prof.n_instrs for r in runs]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r["ipc"], runs[0]["ipc"])
+    term = stalls[1] - stalls[0]
+    assert term[0] == pytest.approx(prof.reads_per_instr * wb_near_share(prof) * 3.0, rel=1e-12)
+    assert 0.0 < term[1] < term[0]  # a buffer takes the writes that find their bank busy
+    np.testing.assert_allclose(stalls[2] - stalls[0], 2.0 * term, rtol=1e-12)
+
+
 def test_analytic_buffer_counters_against_the_simulator():
     """The analytic buffer hits, reads behind a write and compressed share against the simulator's on two
     workloads (fermi-gtx480, STT+BDI, the shipped calibration): hits and reads behind a write within a
