@@ -362,6 +362,31 @@ def test_the_profiles_interval_fetches_and_write_backs_are_the_simulators():
         assert 0 < t[6][0, n] < t[5][0, n] < t[1][0, n]  # live-ins fetched < fetched < working set
 
 
+def test_the_profiles_static_intervals_are_the_simulators():
+    # with a static kernel the simulator prefetches the compiler pass's intervals (Listing 1 at N = 4:
+    # #1 #2 #3 #2 #3 #2 #3 #5, #5's working set empty), and the profile's tables follow the same intervals:
+    # 8 of them a warp (LTRF; strands 11), 7 reading anything, 23 registers fetched (LTRF+: 5 and 10)
+    from rfmodel.designs.ltrf import IV_N, interval_tables
+
+    tr = _listing1_trace(3)
+    t = interval_tables(tr)
+    n = list(IV_N).index(4)
+    sm = make_sm(scheduler="gto")
+    for s, design, fetch, nz in (
+        (0, "ltrf", "iv_fetch", "iv_nz"),
+        (0, "ltrf_plus", "iv_live_fetch", "iv_live_nz"),
+        (1, "strands", "iv_fetch", "iv_nz"),
+    ):
+        c = run(tr, design, sm=sm, **FIG9).counts
+        starts = c["dynamic_intervals"]
+        assert t["iv_len"][s, n] == pytest.approx(tr.n_instrs / starts)
+        assert t[nz][s, n] * starts == pytest.approx(c["prefetches"])
+        assert t[fetch][s, n] * starts == pytest.approx(c["prefetch_regs"])
+    assert t["iv_len"][0, n] * 8 == tr.n_instrs and t["iv_nz"][0, n] == 7 / 8
+    assert t["iv_fetch"][0, n] * 8 == 23 and t["iv_live_fetch"][0, n] * 8 == 10
+    assert t["iv_ws"][0, n] * 8 == 25  # 4 + 3 x (4 + 3), #5 none
+
+
 @pytest.mark.parametrize("design", ["ltrf", "rfc"])
 def test_the_main_rf_takes_the_points_bank_count_unless_given(design):
     # the simulator's main RF has the point's SM bank count (MainRFParams.banks); the analytic engine and the

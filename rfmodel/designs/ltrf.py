@@ -570,6 +570,8 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
     fetch = np.zeros((ns, nn))
     lfetch = np.zeros((ns, nn))
     wbs = np.zeros((ns, nn))
+    nz = np.zeros((ns, nn))
+    lnz = np.zeros((ns, nn))
     for x in prange(ns * nn):  # the (strategy, limit) pairs are independent
         s = x // nn
         n_i = x % nn
@@ -637,12 +639,18 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
                         even[s, n_i, bi] += (m + B - 1) // B
                     # the entry's fetch (registers not left cached by the previous interval) and the
                     # write-backs of the previous interval's dirty registers that leave the partition
+                    got = 0
+                    lgot = 0
                     for q in range(m):
                         r = members[q]
                         if not cached[r]:
+                            got = 1
                             fetch[s, n_i] += 1
                             if readfirst[r]:
+                                lgot = 1
                                 lfetch[s, n_i] += 1
+                    nz[s, n_i] += got
+                    lnz[s, n_i] += lgot
                     for q in range(pm):
                         r = pmembers[q]
                         if not inset[r]:
@@ -694,20 +702,145 @@ def _interval_tables(warp_ptr, op, sidx, dst, src, ivn, banks, is_ll):
             fetch[s, n_i] /= c
             lfetch[s, n_i] /= c
             wbs[s, n_i] /= c
+            nz[s, n_i] /= c
+            lnz[s, n_i] /= c
             for bi in range(nb):
                 mload[s, n_i, bi] /= c
                 even[s, n_i, bi] /= c
-    return ilen, ws, live, mload, even, fetch, lfetch, wbs
+    return ilen, ws, live, mload, even, fetch, lfetch, wbs, nz, lnz
+
+
+def static_starts(sidx: np.ndarray, warp_ptr: np.ndarray, ivs) -> np.ndarray:
+    """Per trace row (static indices ``sidx``, warps ``warp_ptr``), the interval of ``ivs`` (the compiler
+    pass's intervals or strands) whose prefetch starts there, else -1: a warp's first row, a row whose
+    interval differs from the row before it, and (strands) a jump back to its strand's entry."""
+    sidx = np.asarray(sidx, dtype=np.int64)
+    iv_of = np.asarray(ivs.interval_of, dtype=np.int64)
+    cur = iv_of[sidx]
+    first = np.zeros(len(sidx), dtype=bool)
+    heads = warp_ptr[:-1][np.diff(warp_ptr) > 0]
+    first[heads[heads < len(sidx)]] = True
+    prev_iv = np.concatenate(([-1], cur[:-1]))
+    prev_s = np.concatenate(([-1], sidx[:-1]))
+    start = first | (cur != prev_iv)
+    if ivs.restart_on_back_edge:
+        entry = np.array([iv.entry for iv in ivs.intervals], dtype=np.int64)
+        start |= (sidx == entry[cur]) & (prev_s >= sidx)
+    return np.where(start, cur, -1)
+
+
+def entry_table(entries) -> tuple[np.ndarray, np.ndarray]:
+    """The intervals' working sets ``entries`` (:func:`_compile`) as a CSR ``(ptr, ent)``, each entry
+    ``reg | bank << 8 | live_in << 20``."""
+    ptr = np.zeros(len(entries) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(e) for e in entries])
+    ent = np.array([r | (b << 8) | (lv << 20) for e in entries for r, b, lv in e], dtype=np.int64)
+    return ptr, ent
+
+
+@njit(cache=True)
+def _start_tables(warp_ptr, pf, ptr, ent, dst, banks):
+    """The register-interval statistics of :func:`_interval_tables` (one strategy and limit) for intervals
+    given as their starts: ``pf[r]`` the interval whose prefetch starts at row ``r`` (else -1; every warp's
+    first row starts one), ``ptr``/``ent`` their working sets (:func:`entry_table`).  A prefetch reads the
+    working set's registers the previous interval did not leave in the partition, and writes back those of
+    the previous interval that leave it written since they were fetched, as the simulator's partition
+    (``_fetch``).  Returns the interval count and the sums of the lengths, working sets, live-ins, largest
+    bank loads and even-spread bounds (per ``banks``), fetches, live-in fetches and write-backs."""
+    nb = banks.shape[0]
+    mload = np.zeros(nb)
+    even = np.zeros(nb)
+    cnt = 0.0
+    ilen = ws = live = fetch = lfetch = wbs = nz = lnz = 0.0
+    cached = np.zeros(256, dtype=np.bool_)
+    dirty = np.zeros(256, dtype=np.bool_)
+    inset = np.zeros(256, dtype=np.bool_)
+    load = np.zeros(256, dtype=np.int64)
+    for w in range(warp_ptr.shape[0] - 1):
+        cached[:] = False
+        dirty[:] = False
+        for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            iv = pf[i]
+            if iv >= 0:
+                p0, p1 = ptr[iv], ptr[iv + 1]
+                m = p1 - p0
+                cnt += 1.0
+                ws += m
+                inset[:] = False
+                got = 0.0
+                lgot = 0.0
+                for j in range(p0, p1):
+                    r = ent[j] & 255
+                    inset[r] = True
+                    lv = (ent[j] >> 20) & 1
+                    live += lv
+                    if not cached[r]:
+                        fetch += 1.0
+                        lfetch += lv
+                        got = 1.0
+                        if lv:
+                            lgot = 1.0
+                nz += got
+                lnz += lgot
+                for r in range(256):
+                    if cached[r] and not inset[r]:
+                        if dirty[r]:
+                            wbs += 1.0
+                        dirty[r] = False
+                    cached[r] = inset[r]
+                for bi in range(nb):
+                    B = banks[bi]
+                    mx = 0
+                    for j in range(p0, p1):
+                        load[(ent[j] & 255) % B] = 0
+                    for j in range(p0, p1):
+                        k = (ent[j] & 255) % B
+                        load[k] += 1
+                        if load[k] > mx:
+                            mx = load[k]
+                    mload[bi] += mx
+                    even[bi] += (m + B - 1) // B
+            ilen += 1.0
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r != NONE and cached[r]:
+                    dirty[r] = True
+    return cnt, ilen, ws, live, mload, even, fetch, lfetch, wbs, nz, lnz
+
+
+def _static_interval_tables(kernel, trace, wp_t) -> tuple:
+    """:func:`_interval_tables`' arrays for the compiler pass's intervals (``s = 0``) and strands (``s =
+    1``) of the static ``kernel`` at each limit of :data:`IV_N`, over the sample warps ``wp_t`` of
+    ``trace``: the intervals the simulator prefetches (:func:`row_tables`)."""
+    nn, nb = len(IV_N), len(IV_BANKS)
+    out = [np.zeros((2, nn)) for _ in range(3)] + [np.zeros((2, nn, nb)) for _ in range(2)]
+    out += [np.zeros((2, nn)) for _ in range(5)]
+    end = int(wp_t[-1])
+    sidx = np.asarray(trace.sidx[:end], dtype=np.int64)
+    dst = np.ascontiguousarray(trace.dst[:end])
+    for s, kind in enumerate(("interval", "strand")):
+        for i, n in enumerate(IV_N):
+            ivs, entries, _, _ = _compile(kernel, int(n), kind, False, 1)
+            pf = static_starts(sidx, wp_t, ivs)
+            ptr, ent = entry_table(entries)
+            c, *sums = _start_tables(wp_t, pf, ptr, ent, dst, IV_BANKS)
+            c = max(c, 1.0)
+            for arr, v in zip(out, sums, strict=True):
+                arr[s, i] = np.asarray(v) / c
+    return tuple(out)
 
 
 def interval_tables(trace, rank=None, inputs=None) -> dict:
     """The ``intervals`` profile group of ``trace`` (:data:`INTERVALS`): over the leading whole warps up to
     the profile's per-warp sample (``rfmodel.analytic.profile.TABLE_MAX_INSTRS`` instructions), the
-    register-interval tables of each warp's dynamic stream in trace order (``rank`` and ``inputs`` unused):
+    register-interval tables of each warp's dynamic stream in trace order (``rank`` and ``inputs`` unused),
+    for the intervals the simulator prefetches: the compiler pass's on the trace's static kernel when it
+    has one (:func:`static_starts`; working sets over every path, live-ins at the entry), else formed on
+    the dynamic stream by the same rules:
 
     * ``iv_len[s, n]``, ``iv_ws[s, n]``, ``iv_live[s, n]``, ``iv_maxload[s, n, b]``,
     ``iv_even[s, n, b]``: register-interval statistics for a working-set limit
-    ``IV_N[n]`` registers, formed greedily on each warp's dynamic stream (``s = 0``: intervals
+    ``IV_N[n]`` registers (formed greedily on a dynamic stream: ``s = 0``: intervals
     end when the working set would exceed ``N``; ``s = 1``: strands, which also end at a
     backward jump and before the first consumer of a long-latency load): mean instructions per
     interval, mean working-set size, mean live-in registers (first access a read), and the mean
@@ -718,14 +851,19 @@ def interval_tables(trace, rank=None, inputs=None) -> dict:
     working set that the previous interval did not leave in the partition (what its prefetch reads), those
     of them live-in (LTRF+), and the previous interval's registers written since they were fetched that
     leave the partition at its entry (write-backs; a register kept from one interval to the next stays
-    dirty), the partition of the LTRF simulator.
+    dirty), the partition of the LTRF simulator; ``iv_nz[s, n]``, ``iv_live_nz[s, n]``: the share of the
+    intervals whose prefetch reads any register (any live-in one): the simulator counts only those, and
+    the others cost no time.
     """
     from rfmodel.analytic import profile as _profile  # its sample size read at call time
 
     wp_t = leading_warps(trace.warp_ptr.astype(np.int64), _profile.TABLE_MAX_INSTRS)
-    iv = _interval_tables(
-        wp_t, trace.op, trace.sidx.astype(np.int64), trace.dst, trace.src, IV_N, IV_BANKS, _memory_classes()
-    )
+    kernel = static_kernel(trace)
+    if kernel is not None:  # the compiler pass's intervals, as the simulator prefetches them
+        iv = _static_interval_tables(kernel, trace, wp_t)
+    else:
+        sidx = trace.sidx.astype(np.int64)
+        iv = _interval_tables(wp_t, trace.op, sidx, trace.dst, trace.src, IV_N, IV_BANKS, _memory_classes())
     return dict(zip(INTERVAL_FIELDS, iv, strict=True))
 
 
@@ -739,6 +877,8 @@ INTERVAL_FIELDS = (
     "iv_fetch",
     "iv_live_fetch",
     "iv_wb",
+    "iv_nz",
+    "iv_live_nz",
 )
 #: the register-interval tables only the LTRF family reads, built on first use with the profile
 INTERVALS = register_table_group(TableGroup("intervals", INTERVAL_FIELDS, interval_tables))
@@ -748,8 +888,8 @@ def interval_stats(profile, n_regs, banks, strands=False) -> dict:
     """Register-interval statistics of ``profile`` at working-set limit ``n_regs`` over ``banks`` banks.
 
     Linear interpolation over ``IV_N`` and over ``log2`` of ``IV_BANKS`` (vectorized).
-    Returns ``length``, ``ws``, ``live``, ``maxload``, ``even``, ``fetch``, ``live_fetch`` and ``wb``
-    arrays.
+    Returns ``length``, ``ws``, ``live``, ``maxload``, ``even``, ``fetch``, ``live_fetch``, ``wb``, ``nz``
+    and ``live_nz`` arrays.
     """
     t = profile.need("intervals")
     s = 1 if strands else 0
@@ -780,6 +920,8 @@ def interval_stats(profile, n_regs, banks, strands=False) -> dict:
         "fetch": one("iv_fetch"),
         "live_fetch": one("iv_live_fetch"),
         "wb": one("iv_wb"),
+        "nz": one("iv_nz"),
+        "live_nz": one("iv_live_nz"),
     }
 
 
@@ -870,20 +1012,8 @@ def row_tables(trace, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank
     sidx = np.asarray(trace.sidx, dtype=np.int64)
     if program is not None:
         ivs, entries, new, conflicts = program
-        iv_of = np.asarray(ivs.interval_of, dtype=np.int64)
-        cur = iv_of[sidx]
-        first = np.zeros(len(sidx), dtype=bool)
-        first[np.asarray(trace.warp_ptr[:-1], np.int64)[np.diff(trace.warp_ptr) > 0]] = True
-        prev_iv = np.concatenate(([-1], cur[:-1]))
-        prev_s = np.concatenate(([-1], sidx[:-1]))
-        start = first | (cur != prev_iv)
-        if ivs.restart_on_back_edge:
-            entry = np.array([iv.entry for iv in ivs.intervals], dtype=np.int64)
-            start |= (sidx == entry[cur]) & (prev_s >= sidx)
-        pf = np.where(start, cur, -1)
-        ptr = np.zeros(len(entries) + 1, dtype=np.int64)
-        ptr[1:] = np.cumsum([len(e) for e in entries])
-        ent = np.array([r | (b << 8) | (lv << 20) for e in entries for r, b, lv in e], dtype=np.int64)
+        pf = static_starts(sidx, np.asarray(trace.warp_ptr, np.int64), ivs)
+        ptr, ent = entry_table(entries)
         lens = ivs.lengths()
         if new is not None:
             remap = _remap_table(trace, new)
@@ -1174,7 +1304,9 @@ class Ltrf(Design):
         leave cached, LTRF+: those live-in; times ``ws_fill``), the
         fullest main-RF bank holds ``M`` of them (:func:`prefetch_max_load`), so on idle banks the
         prefetch takes ``t_pf = (M - 1) occ + lat + xex`` plus its wait behind the banks' backlog.  Prefetches
-        per instruction: ``1 / L`` (interval length) plus deactivations (two-level scheduler).
+        per instruction: ``z / L`` (``L`` the interval length, ``z`` the share of the intervals whose prefetch
+        reads any register; ``f`` and the write-backs are those of such a prefetch) plus deactivations
+        (two-level scheduler).
 
         The backlog: every prefetch puts its ``f`` reads and its ``w`` write-backs on the
         ``B`` main-RF banks at once (reads ``occ`` cycles each, write-backs ``wocc``; ``w`` the previous
@@ -1207,12 +1339,18 @@ class Ltrf(Design):
         sched = float(sm.schedulers_per_sm)
         st = interval_stats(profile, n_reg, banks, strands)
         length = np.maximum(st["length"], 1.0)
-        fetched = np.asarray(c["ws_fill"]) * (st["live_fetch"] if self.plus else st["fetch"])
+        # the intervals whose prefetch reads anything (the others cost no time), and what each of them reads
+        # and writes back
+        nz = np.asarray(st["live_nz"] if self.plus else st["nz"], dtype=np.float64)
+        taking = nz > 0.0
+        share = np.where(taking, nz, 1.0)
+        fetched = np.asarray(c["ws_fill"]) * (st["live_fetch"] if self.plus else st["fetch"]) / share
         mx = prefetch_max_load(profile, fetched, banks, n_reg, strands, self.conf, c)
         deact_points = profile.need(REG_CACHE.name).deact_per_instr
         deact = two_level_flag(sm) * np.asarray(c["deact_weight"]) * deact_points
-        pf_per_instr = 1.0 / length + deact
-        run = 1.0 / pf_per_instr  # instructions between two prefetches of a warp
+        pf_per_instr = np.where(taking, nz, 0.0) / length + deact
+        # instructions between two prefetches of a warp (none: LTRF+ where no interval fetches a live-in)
+        run = 1.0 / np.maximum(pf_per_instr, 1e-12)
         m = ctx.model()
         ipc_b = m["ipc"]
         warps = np.asarray(m["warps"], dtype=np.float64)
@@ -1222,7 +1360,7 @@ class Ltrf(Design):
         # memory waits overlap across all resident warps, which the shared model's IPC (ipc_b) accounts for
         k0 = np.maximum(np.asarray(m["t_collect"]) - 1.0, 0.0)
         cpi = np.asarray(c["latency_scale"]) * np.maximum(profile.chain_at2(k0, 0.0, "chain2"), 1.0)
-        wb_per_pf = np.asarray(c["wb_fraction"]) * st["wb"]
+        wb_per_pf = np.asarray(c["wb_fraction"]) * st["wb"] / share
         wocc = analytic_timing(ctx.grid, write_x)[1]
         nb = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
         work = (fetched * occ + wb_per_pf * wocc) / nb  # bank cycles one prefetch puts on a bank, mean
