@@ -186,12 +186,16 @@ def test_interval_table_known_answer():
     wp, op, dst, src = _arrays([[2 * i + 1] for i in range(8)], [[2 * i] for i in range(8)])
     sidx = np.arange(8, dtype=np.int64)
     tables = _interval_tables(wp, op, sidx, dst, src, IV_N, IV_BANKS, _is_ll())
-    ln, ws, live, mload, even, fetch, live_fetch, wb = tables
+    ln, ws, live, mload, even, fetch, live_fetch, wb, nz, live_nz = tables
     i4 = list(IV_N).index(4)
     assert ln[0, i4] == 2 and ws[0, i4] == 4 and live[0, i4] == 2
     # disjoint working sets: each entry fetches all four (two live-in); the two results of each interval
     # leave at the next entry, so 0, 2, 2, 2 write-backs over the four intervals
     assert fetch[0, i4] == 4 and live_fetch[0, i4] == 2 and wb[0, i4] == 1.5
+    assert nz[0, i4] == 1 and live_nz[0, i4] == 1  # every prefetch reads registers, live-in ones too
+    # at limit 64 one interval holds all 16 registers (8 live-in): one prefetch, reading them all
+    i64 = list(IV_N).index(64)
+    assert ln[0, i64] == 8 and fetch[0, i64] == 16 and live_fetch[0, i64] == 8 and nz[0, i64] == 1
     b2 = list(IV_BANKS).index(2)
     # working set {4k, 4k+1, 4k+2, 4k+3} over 2 banks: 2 per bank
     assert mload[0, i4, b2] == 2 and even[0, i4, b2] == 2
