@@ -61,6 +61,29 @@ def test_write_invalidates():
     assert r.counts["reuse_hits"] == 0 and r.counts["reuse_write_invalidations"] == 1
 
 
+@pytest.mark.parametrize(
+    "rank, schedulers, share", [([0, 2, 1, 3], 1, 0.0), ([0, 1, 2, 3], 1, 0.5), ([0, 2, 1, 3], 2, 0.5)]
+)
+def test_the_profiles_reuse_table_follows_the_schedule(rank, schedulers, share):
+    # the interleaving test's trace (4 reads, each warp's second read of R1 / R5 a reuse): in the round-robin
+    # order on one scheduler the other warp's read of slot A takes the entry first (the simulator's 0 hits),
+    # in the greedy order each warp keeps it (2 hits), and on two schedulers each warp has its own slots
+    from rfmodel.designs.reuse_cache import reuse_tables
+
+    w0 = [("IADD3", [10], [1]), ("IADD3", [11], [1])]
+    w1 = [("IADD3", [10], [5]), ("IADD3", [11], [5])]
+    tr = flagged([w0, w1], [1, 0, 1, 0], warps_per_cta=2)
+    t = reuse_tables(tr, np.array(rank), {"schedulers": schedulers})
+    assert t["reuse_sched"] == share and t["reuse_alone"] == 0.5 and t["reuse_flagged"] == 0.5
+    assert reuse_tables(tr)["reuse_sched"] == 0.5  # without a schedule: each warp alone
+    # the known answers above: one hit in six reads; a write of the register first leaves none
+    one = flagged([[("IADD3", [10], [1, 2]), ("IADD3", [11], [1, 3]), ("IADD3", [12], [1, 3])]], [1, 0, 0])
+    assert reuse_tables(one)["reuse_alone"] == 1 / 6
+    gone = flagged([[("IADD3", [10], [1]), ("IADD3", [1], []), ("IADD3", [11], [1])]], [1, 0, 0])
+    assert reuse_tables(gone)["reuse_alone"] == 0.0
+    assert reuse_tables(trace_from_warps([w0, w1], warps_per_cta=2))["reuse_flagged"] == 0.0
+
+
 def test_no_flags_no_hits_and_said_so():
     tr = trace_from_warps([[("IADD3", [10], [1]), ("IADD3", [11], [1])]])
     r = simulate_trace(tr, make_sm(), "reuse_cache")
@@ -76,6 +99,10 @@ def test_builtin_sass_flags_drive_it():
     assert r.metrics["reuse_source"] == "sass"
     assert r.metrics["reuse_slot_source"] == "static kernel (src_slots)"
     assert 0 < r.metrics["rf_cache_hit_rate"] <= r.metrics["reuse_flag_fraction"]
+    from rfmodel.designs.reuse_cache import reuse_tables
+
+    # the analytic profile's flagged share is the simulator's, counted on the same trace
+    assert reuse_tables(tr)["reuse_flagged"] == pytest.approx(r.metrics["reuse_flag_fraction"], rel=1e-12)
     _, syn = workload_trace("volta-v100", "synthetic:fp-heavy", max_warps=8)
     r = simulate_trace(syn, sm, "reuse_cache")
     assert r.counts["reuse_hits"] == 0 and r.metrics["reuse_source"].startswith("none")

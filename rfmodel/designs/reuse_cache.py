@@ -30,7 +30,8 @@ from numba import njit
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects
-from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_reuse_hist, served_outside
+from rfmodel.analytic.profile import TableGroup, register_table_group
+from rfmodel.analytic.reuse import ipc_gain, served_outside
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     Design,
@@ -52,6 +53,7 @@ from rfmodel.designs.mainrf import (
     timing_metrics,
 )
 from rfmodel.errors import RfmodelError
+from rfmodel.workload.static import static_kernel
 from rfmodel.workload.trace import MAX_SRC, NONE
 
 
@@ -62,8 +64,7 @@ class ReuseCacheParams(SlowBankParams, kind="design.reuse_cache"):
 
 #: the operand reuse cache's own free coefficients (default, lower, upper)
 REUSE_CACHE_CALIBRATION = {
-    "reuse_flag_share": (0.35, 0.0, 1.0),  # flagged share of the reads at reuse distance 1
-    "reuse_same_warp": (0.8, 0.0, 1.0),  # chance that the slot is not taken by another warp first
+    "reuse_same_warp": (1.0, 0.0, 1.5),  # the scheduled hits that survive the simulator's timing
     "reuse_ipc_gain": (0.02, 0.0, 0.2),  # relative IPC gain per bank read saved per instruction
 }
 
@@ -203,6 +204,117 @@ def pack_rows(trace, slots: np.ndarray) -> np.ndarray:
     return _pack(np.ascontiguousarray(slots, dtype=np.int64), trace.reuse)
 
 
+@njit(cache=True)
+def _alone_hits(warp_ptr, words, src, dst):  # pragma: no cover - compiled
+    """Source reads of the warps ``warp_ptr`` and those the reuse cache serves when each warp has its
+    scheduler's slots to itself: :func:`reuse_operand` and :func:`reuse_write` on one warp's rows (packed
+    by :func:`pack_rows`), a result's write at its instruction."""
+    reads = 0
+    hits = 0
+    held = np.full(E_N, -1, np.int64)
+    for w in range(warp_ptr.shape[0] - 1):
+        held[:] = -1
+        for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            word = words[i]
+            for k in range(src.shape[1]):
+                r = np.int64(src[i, k])
+                if r == NONE:
+                    continue
+                reads += 1
+                code = (word >> (5 * k)) & 31
+                if code & 7 == NO_SLOT:
+                    continue
+                e = (code & 7) * SUB + (code >> 3)
+                if held[e] == r:
+                    hits += 1
+                held[e] = r if (word >> (FLAG_SHIFT + k)) & 1 else -1
+            for k in range(dst.shape[1]):
+                r = np.int64(dst[i, k])
+                if r != NONE:
+                    for e in range(E_N):
+                        if held[e] == r:
+                            held[e] = -1
+    return hits, reads
+
+
+@njit(cache=True)
+def _scheduled_hits(order, warp_of, words, src, dst, S):  # pragma: no cover - compiled
+    """Source reads served by the schedulers' reuse caches with the rows issued in ``order`` (warp
+    ``warp_of[row]`` on scheduler ``warp mod S``): :func:`reuse_operand` and :func:`reuse_write` in that
+    order, a result's write at its instruction."""
+    hits = 0
+    held_w = np.full((S, E_N), -1, np.int64)
+    held_r = np.full((S, E_N), -1, np.int64)
+    for j in range(order.shape[0]):
+        i = order[j]
+        w = warp_of[i]
+        s = w % S
+        word = words[i]
+        for k in range(src.shape[1]):
+            r = np.int64(src[i, k])
+            if r == NONE:
+                continue
+            code = (word >> (5 * k)) & 31
+            if code & 7 == NO_SLOT:
+                continue
+            e = (code & 7) * SUB + (code >> 3)
+            if held_w[s, e] == w and held_r[s, e] == r:
+                hits += 1
+            if (word >> (FLAG_SHIFT + k)) & 1:
+                held_w[s, e] = w
+                held_r[s, e] = r
+            else:
+                held_w[s, e] = -1
+                held_r[s, e] = -1
+        for k in range(dst.shape[1]):
+            r = np.int64(dst[i, k])
+            if r != NONE:
+                for e in range(E_N):
+                    if held_w[s, e] == w and held_r[s, e] == r:
+                        held_w[s, e] = -1
+                        held_r[s, e] = -1
+    return hits
+
+
+def reuse_tables(trace, rank=None, inputs=None) -> dict:
+    """The ``reuse`` profile group of ``trace`` (every warp of it: the interleaving needs them all):
+    ``reuse_sched``, the share of the source reads the schedulers' reuse caches serve with the rows issued
+    in the SM's schedule (``rank``; ``inputs``: the SM's schedulers, :func:`_sm_inputs`), the trace's
+    ``.reuse`` flags and the static kernel's operand slots taken as the simulator takes them
+    (:meth:`ReuseCache.sim_setup`); ``reuse_alone``, the same with each warp alone on its scheduler (what
+    ``reuse_sched`` is without a schedule); and ``reuse_flagged``, the flagged share of the source reads (the
+    simulator's ``reuse_flag_fraction``).  A trace without flags gives 0 for all three."""
+    wp = trace.warp_ptr.astype(np.int64)
+    end = int(wp[-1])
+    srcs = max(int(np.count_nonzero(trace.src[:end] != NONE)), 1)
+    flags = int(np.unpackbits(np.ascontiguousarray(trace.reuse[:end]).view(np.uint8)).sum())
+    if flags == 0:
+        return {"reuse_sched": 0.0, "reuse_alone": 0.0, "reuse_flagged": 0.0}
+    kernel = static_kernel(trace)
+    slots, _ = operand_slots(trace, None if kernel is None else slot_table(kernel))
+    words = pack_rows(trace, slots)
+    hits, reads = _alone_hits(wp, words, trace.src, trace.dst)
+    alone = hits / max(reads, 1)
+    sched = alone
+    S = int((inputs or {}).get("schedulers", 0))
+    if rank is not None and S > 0:
+        order = np.argsort(np.asarray(rank)[:end], kind="stable").astype(np.int64)
+        warp_of = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp))
+        sched = _scheduled_hits(order, warp_of, words, trace.src, trace.dst, S) / max(reads, 1)
+    return {"reuse_sched": sched, "reuse_alone": alone, "reuse_flagged": flags / srcs}
+
+
+def _sm_inputs(source) -> dict:
+    """The SM's schedulers, for :func:`reuse_tables`."""
+    return {"schedulers": int(source.sm.schedulers_per_sm)}
+
+
+#: the reuse cache's profile tables, built on first use with the profile
+REUSE_TABLES = register_table_group(
+    TableGroup("reuse", ("reuse_sched", "reuse_alone", "reuse_flagged"), reuse_tables, sm_inputs=_sm_inputs)
+)
+
+
 @register
 class ReuseCache(Design):
     name = "reuse_cache"
@@ -271,27 +383,20 @@ class ReuseCache(Design):
         }
 
     def analytic(self, ctx):
-        """Flagged reads at reuse distance 1 that keep their slot.
+        """The reads the trace's flags serve, kept from other warps.
 
-        hit = reuse_flag_share x f1 x reuse_same_warp, where f1 is the profile's share of reads
-        whose previous access of the register is the previous instruction of the warp (the only
-        distance a ``.reuse`` flag can cover), reuse_flag_share the part of them the compiler flags
-        (same operand slot, read not written) and reuse_same_warp the chance that no other warp's
-        instruction takes the slot in between.  A profile of a trace without flags gives 0.
+        hit = reuse_sched x reuse_same_warp: ``reuse_sched`` the profile's share of the source reads the
+        schedulers' caches serve in the order of the SM's schedule (:func:`reuse_tables`: the trace's own
+        ``.reuse`` flags and operand slots, as the simulator takes them), ``reuse_same_warp`` what of it
+        survives the simulator's timing (calibrated).  A trace without flags gives 0.
         """
         c, profile = ctx.coef, ctx.profile
-        hist = profile_reuse_hist(profile)
-        f1 = near_fraction_from_hist(hist, 1.0) if hist is not None else np.asarray(0.2)
-        trace_attrs = (getattr(profile, "attrs", None) or {}).get("trace", {}) or {}
-        no_flags = str(trace_attrs.get("source", "")) == "accelsim" or str(
-            trace_attrs.get("kernel_source", "")
-        ).startswith("synthetic")
-        flags = 0.0 if no_flags else 1.0
-        hit = np.clip(c["reuse_flag_share"] * f1 * c["reuse_same_warp"] * flags, 0.0, 1.0)
+        t = profile.need(REUSE_TABLES.name)
+        hit = np.clip(float(t.reuse_sched) * np.asarray(c["reuse_same_warp"]), 0.0, 1.0)
         timing, timing_m = bank_effects(ctx)
         m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, **timing))
         factor = np.maximum(ipc_gain(m, ctx, hit, c["reuse_ipc_gain"]), 0.05)
-        flagged = np.clip(c["reuse_flag_share"] * f1 * flags, 0.0, 1.0)
+        flagged = float(t.reuse_flagged) + 0 * hit
         reads = ctx.reads
         out = served_outside(ctx, m, hit, factor, {"reuse_cache": (reads * hit, reads * flagged)})
         out["rf_cache_hit_rate"] = hit + 0 * factor
