@@ -746,7 +746,8 @@ def _start_tables(warp_ptr, pf, ptr, ent, dst, banks):
     working set's registers the previous interval did not leave in the partition, and writes back those of
     the previous interval that leave it written since they were fetched, as the simulator's partition
     (``_fetch``).  Returns the interval count and the sums of the lengths, working sets, live-ins, largest
-    bank loads and even-spread bounds (per ``banks``), fetches, live-in fetches and write-backs."""
+    bank loads and even-spread bounds (per ``banks``), fetches, live-in fetches, write-backs, and the
+    prefetches that read any register (any live-in one)."""
     nb = banks.shape[0]
     mload = np.zeros(nb)
     even = np.zeros(nb)

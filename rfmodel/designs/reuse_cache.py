@@ -205,39 +205,6 @@ def pack_rows(trace, slots: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _alone_hits(warp_ptr, words, src, dst):  # pragma: no cover - compiled
-    """Source reads of the warps ``warp_ptr`` and those the reuse cache serves when each warp has its
-    scheduler's slots to itself: :func:`reuse_operand` and :func:`reuse_write` on one warp's rows (packed
-    by :func:`pack_rows`), a result's write at its instruction."""
-    reads = 0
-    hits = 0
-    held = np.full(E_N, -1, np.int64)
-    for w in range(warp_ptr.shape[0] - 1):
-        held[:] = -1
-        for i in range(warp_ptr[w], warp_ptr[w + 1]):
-            word = words[i]
-            for k in range(src.shape[1]):
-                r = np.int64(src[i, k])
-                if r == NONE:
-                    continue
-                reads += 1
-                code = (word >> (5 * k)) & 31
-                if code & 7 == NO_SLOT:
-                    continue
-                e = (code & 7) * SUB + (code >> 3)
-                if held[e] == r:
-                    hits += 1
-                held[e] = r if (word >> (FLAG_SHIFT + k)) & 1 else -1
-            for k in range(dst.shape[1]):
-                r = np.int64(dst[i, k])
-                if r != NONE:
-                    for e in range(E_N):
-                        if held[e] == r:
-                            held[e] = -1
-    return hits, reads
-
-
-@njit(cache=True)
 def _scheduled_hits(order, warp_of, words, src, dst, S):  # pragma: no cover - compiled
     """Source reads served by the schedulers' reuse caches with the rows issued in ``order`` (warp
     ``warp_of[row]`` on scheduler ``warp mod S``): :func:`reuse_operand` and :func:`reuse_write` in that
@@ -293,14 +260,15 @@ def reuse_tables(trace, rank=None, inputs=None) -> dict:
     kernel = static_kernel(trace)
     slots, _ = operand_slots(trace, None if kernel is None else slot_table(kernel))
     words = pack_rows(trace, slots)
-    hits, reads = _alone_hits(wp, words, trace.src, trace.dst)
-    alone = hits / max(reads, 1)
+    n_w = len(wp) - 1
+    warp_of = np.repeat(np.arange(n_w, dtype=np.int64), np.diff(wp))
+    # each warp alone: its rows in trace order, a scheduler of its own
+    alone = _scheduled_hits(np.arange(end, dtype=np.int64), warp_of, words, trace.src, trace.dst, n_w) / srcs
     sched = alone
     S = int((inputs or {}).get("schedulers", 0))
     if rank is not None and S > 0:
         order = np.argsort(np.asarray(rank)[:end], kind="stable").astype(np.int64)
-        warp_of = np.repeat(np.arange(len(wp) - 1, dtype=np.int64), np.diff(wp))
-        sched = _scheduled_hits(order, warp_of, words, trace.src, trace.dst, S) / max(reads, 1)
+        sched = _scheduled_hits(order, warp_of, words, trace.src, trace.dst, S) / srcs
     return {"reuse_sched": sched, "reuse_alone": alone, "reuse_flagged": flags / srcs}
 
 
