@@ -446,6 +446,33 @@ def test_bank_shares_take_reads_writes_and_the_write_hold_off_the_banks():
     assert float(off["ipc"]) == pytest.approx(float(fast_off["ipc"]), rel=1e-9)
 
 
+def test_reads_served_elsewhere_at_a_banks_time_keep_their_collection():
+    """``collect_share``: the share of an instruction's reads' serialization its collection keeps (default
+    the read share; 1 for reads that leave these banks for other banks, a register-file cache's misses):
+    the default is the read share exactly; keeping it whole collects longer and so issues less, with the
+    bank queue's own terms (the reads that reach the banks) unchanged at the same pace."""
+    from rfmodel.analytic.model import sm_interval
+    from rfmodel.analytic.throughput import _bank_terms, coefficient_defaults
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    prof = workload_profile("saxpy", sm, max_warps=16, share=False)
+    coef = coefficient_defaults()
+    half = sm_interval(prof, sm, {}, coef, read_share=0.5)
+    same = sm_interval(prof, sm, {}, coef, read_share=0.5, collect_share=0.5)
+    whole = sm_interval(prof, sm, {}, coef, read_share=0.5, collect_share=1.0)
+    assert float(same["ipc"]) == float(half["ipc"])
+    assert float(whole["t_collect"]) > float(half["t_collect"])
+    assert float(whole["ipc"]) < float(half["ipc"])
+    args = (prof, "interleaved", 16, 1, True, 1.0, None, 0.5, 1.0)
+    t_half, t_whole = _bank_terms(*args, None), _bank_terms(*args, 1.0)
+    full = _bank_terms(prof, "interleaved", 16, 1, True, 1.0, None, 1.0, 1.0, None)
+    assert float(t_whole[0]) == pytest.approx(float(full[0]), rel=1e-12)
+    assert float(t_half[0]) == pytest.approx(0.5 * float(full[0]), rel=1e-12)
+    for k in range(1, 8):  # the banks' own terms follow the read share alone
+        np.testing.assert_array_equal(np.asarray(t_half[k]), np.asarray(t_whole[k]))
+
+
 def test_each_design_declares_what_its_collectors_read_as_the_simulator_does():
     """``Design.operand_slots`` (the analytic bank model's choice of table) agrees with the simulator: a
     one-warp chain naming a register twice per instruction takes one cycle more per instruction than naming

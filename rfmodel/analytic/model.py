@@ -14,6 +14,10 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ==================  ======================================================================
 ``read_share``      share of the operand reads (slots or distinct sources) that reach the banks
 ``write_share``     share of the results written to the banks
+``collect_share``   share of an instruction's base collection time (its reads' serialization over the
+                    ports) that remains (default: ``read_share``); 1 where the reads that do not reach
+                    these banks take a bank's time elsewhere (a register-file cache's misses read the
+                    main RF's banks)
 ``operand_slots``   the collectors read every operand slot (``True``) or each distinct source
                     register once (``False``); the bank-serialization table follows it
 ``extra_collect``   cycles added to every operand collection (a slower structure behind it)
@@ -236,6 +240,7 @@ def sm_interval(
     bank_cycles=1.0,
     read_share=1.0,
     write_share=1.0,
+    collect_share=None,
     operand_slots=True,
     bank_write_cycles=None,
     write_hold=None,
@@ -322,6 +327,7 @@ def sm_interval(
         l2_assoc=sm.l2_ways,
         read_share=read_share,
         write_share=write_share,
+        collect_share=collect_share,
         operand_slots=operand_slots,
         bank_claims=bank_claims,
         pool_warps=grid_value(grid, "active_warps", DEFAULT_POOL) * sched if two_level(sm) else None,
@@ -393,6 +399,7 @@ class Effects:
 
     read_share: object = 1.0
     write_share: object = 1.0
+    collect_share: object = None
     operand_slots: bool = True
     extra_collect: object = 0.0
     bank_cycles: object = 1.0
@@ -523,6 +530,7 @@ class AnalyticContext:
             bank_cycles=effects.bank_cycles,
             read_share=effects.read_share,
             write_share=effects.write_share,
+            collect_share=effects.collect_share,
             operand_slots=effects.operand_slots,
             bank_write_cycles=effects.bank_write_cycles,
             write_hold=effects.write_hold,

@@ -396,12 +396,22 @@ def _steady(x, out, tables, rtol, evals_out):
 
 
 def _bank_terms(
-    profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share, write_share
+    profile,
+    mapping,
+    Bi,
+    P,
+    operand_slots,
+    bank_cycles,
+    bank_write_cycles,
+    read_share,
+    write_share,
+    collect_share,
 ):
     """The banks' side of one instruction for :func:`interval_model`: its reads' serialization over the
     ports (in bank cycles) and its excess over one, a read's and a write's bank occupancy (``bc``, ``bcw``),
     the share of reads that reach the banks, the bank reads and writes per instruction, and the share of the
-    instructions with a source that still read a bank (``profile.bank_read_share``).  The reads are
+    instructions with a source that still read a bank (``profile.bank_read_share``); the serialization is
+    scaled by ``collect_share`` (``None``: the read share).  The reads are
     every operand slot (a register named twice is read twice, as the simulator's collectors do) or, for
     designs whose collectors read such a register once, its distinct sources."""
     reads_i = profile.reads_per_instr if operand_slots else profile.distinct_reads_per_instr
@@ -422,7 +432,8 @@ def _bank_terms(
     bcw = bc if bank_write_cycles is None else np.maximum(np.asarray(bank_write_cycles, np.float64), 1.0)
     rs = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
     w = profile.writes_per_instr * np.clip(np.asarray(write_share, dtype=np.float64), 0.0, 1.0)
-    return ser * bc * rs, excess * rs, bc, bcw, rs, reads_i * rs, w, profile.bank_read_share(rs)
+    cs = rs if collect_share is None else np.clip(np.asarray(collect_share, dtype=np.float64), 0.0, 1.0)
+    return ser * bc * cs, excess * rs, bc, bcw, rs, reads_i * rs, w, profile.bank_read_share(rs)
 
 
 def _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, mem_scale):
@@ -788,6 +799,7 @@ def interval_model(
     l1d_write_allocate=True,
     read_share=1.0,
     write_share=1.0,
+    collect_share=None,
     operand_slots=True,
     pool_warps=None,
     bank_claims=0.0,
@@ -823,12 +835,15 @@ def interval_model(
     and no DRAM bandwidth (default: every L1D miss goes to DRAM at ``miss_latency``).  ``l1d_assoc``,
     ``l2_assoc``: ways (LRU hit rates from the stack distances; default fully associative).  ``read_share``:
     the share of reads that reach the banks (the rest an operand cache serves; an instruction none of whose
-    reads reaches them waits in no bank queue: ``bank_read_share``).  ``operand_slots``: every operand slot
-    is a bank read (a register named twice by one instruction is read twice, as the simulator's
-    collectors do); ``False`` for designs that read it once (distinct sources).  ``pool_warps``: the
-    two-level scheduler's active warps per SM (``None``: every resident warp may issue); the warps of the
-    pool issue, and a warp that waits on a long-latency result leaves it, so the pool bounds IPC by
-    ``rate_pool``: the pool's warps, each at its single-warp dependence pace without memory waits.
+    reads reaches them waits in no bank queue: ``bank_read_share``).  ``collect_share``: the share of an
+    instruction's reads' serialization that remains in its collection time (default ``read_share``; 1 where
+    the reads that do not reach these banks take a bank's time elsewhere).  ``operand_slots``: every
+    operand slot is a bank read (a register named twice by one instruction is read twice, as the
+    simulator's collectors do); ``False`` for designs that read it once (distinct sources).
+    ``pool_warps``: the two-level scheduler's active warps per SM (``None``: every resident warp may
+    issue); the warps of the pool issue, and a warp that waits on a long-latency result leaves it, so the
+    pool bounds IPC by ``rate_pool``: the pool's warps, each at its single-warp dependence pace without
+    memory waits.
     ``bank_claims``: accesses per instruction of the design's own that take the banks' read ports before
     the reads (the Cache-Emulated RF's line lookups in its tag banks): they join the writes' priority class
     in the read queue and the bank bound.
@@ -851,7 +866,16 @@ def interval_model(
         coef, warps, schedulers, banks, ports_per_bank, collectors, interleave_banks
     )
     ser, excess, bc, bcw, rs, r, w, q_share = _bank_terms(
-        profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, read_share, write_share
+        profile,
+        mapping,
+        Bi,
+        P,
+        operand_slots,
+        bank_cycles,
+        bank_write_cycles,
+        read_share,
+        write_share,
+        collect_share,
     )
     wr = bcw / bc
     l1d = (l1d_lines, l1d_assoc, l1d_write_allocate, l1_hit_latency)

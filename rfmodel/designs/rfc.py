@@ -40,7 +40,7 @@ warps, which is not the paper's configuration.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -324,7 +324,11 @@ class Rfc(Design):
             reg_cache_writebacks(profile, e, "lru", flush),
             reg_cache_writebacks(profile, e, "fifo", flush),
         )
-        m = ctx.model()
+        # the cache's banks serve the hits (and the results written into the cache); a miss reads the main
+        # RF's banks instead (the simulator's ``rfc_operand``), queued in ``cost`` below, and takes a bank's
+        # time there: the collection keeps its reads' whole serialization
+        banks = Effects(read_share=hit, collect_share=1.0)
+        m = ctx.model(banks)
 
         def cost(ipc):
             # the main-RF banks' queue at IPC ``ipc``: a bank serves the misses' reads and the results written
@@ -341,7 +345,7 @@ class Rfc(Design):
 
         # the IPC the queue's wait leaves (the wait grows with the IPC, the IPC falls with the wait)
         _, m, wait = ipc_fixed_point(
-            lambda e: ctx.model(Effects(extra_collect=e)), cost, m["ipc"], steps=MAIN_QUEUE_STEPS
+            lambda e: ctx.model(replace(banks, extra_collect=e)), cost, m["ipc"], steps=MAIN_QUEUE_STEPS
         )
         reads, writes = ctx.reads, ctx.writes
         miss = reads * (1.0 - hit)
