@@ -464,9 +464,9 @@ def test_reads_served_elsewhere_at_a_banks_time_keep_their_collection():
     assert float(same["ipc"]) == float(half["ipc"])
     assert float(whole["t_collect"]) > float(half["t_collect"])
     assert float(whole["ipc"]) < float(half["ipc"])
-    args = (prof, "interleaved", 16, 1, True, 1.0, None, 0.5, 1.0)
-    t_half, t_whole = _bank_terms(*args, None), _bank_terms(*args, 1.0)
-    full = _bank_terms(prof, "interleaved", 16, 1, True, 1.0, None, 1.0, 1.0, None)
+    args = (prof, "interleaved", 16, 1, True, 1.0, None)
+    t_half, t_whole = _bank_terms(*args, (0.5, 1.0, None)), _bank_terms(*args, (0.5, 1.0, 1.0))
+    full = _bank_terms(*args, (1.0, 1.0, None))
     assert float(t_whole[0]) == pytest.approx(float(full[0]), rel=1e-12)
     assert float(t_half[0]) == pytest.approx(0.5 * float(full[0]), rel=1e-12)
     for k in range(1, 8):  # the banks' own terms follow the read share alone

@@ -395,23 +395,13 @@ def _steady(x, out, tables, rtol, evals_out):
             evals_out[i] = evals
 
 
-def _bank_terms(
-    profile,
-    mapping,
-    Bi,
-    P,
-    operand_slots,
-    bank_cycles,
-    bank_write_cycles,
-    read_share,
-    write_share,
-    collect_share,
-):
+def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, shares):
     """The banks' side of one instruction for :func:`interval_model`: its reads' serialization over the
     ports (in bank cycles) and its excess over one, a read's and a write's bank occupancy (``bc``, ``bcw``),
     the share of reads that reach the banks, the bank reads and writes per instruction, and the share of the
-    instructions with a source that still read a bank (``profile.bank_read_share``); the serialization is
-    scaled by ``collect_share`` (``None``: the read share).  The reads are
+    instructions with a source that still read a bank (``profile.bank_read_share``).  ``shares``: the read,
+    write and collection shares (:func:`interval_model`'s ``read_share``, ``write_share``, ``collect_share``;
+    the serialization is scaled by the last, ``None``: the read share).  The reads are
     every operand slot (a register named twice is read twice, as the simulator's collectors do) or, for
     designs whose collectors read such a register once, its distinct sources."""
     reads_i = profile.reads_per_instr if operand_slots else profile.distinct_reads_per_instr
@@ -430,6 +420,7 @@ def _bank_terms(
     # a write's bank occupancy (default: a read's); as a ratio to the read's, so that equal times give
     # exactly the symmetric model
     bcw = bc if bank_write_cycles is None else np.maximum(np.asarray(bank_write_cycles, np.float64), 1.0)
+    read_share, write_share, collect_share = shares
     rs = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
     w = profile.writes_per_instr * np.clip(np.asarray(write_share, dtype=np.float64), 0.0, 1.0)
     cs = rs if collect_share is None else np.clip(np.asarray(collect_share, dtype=np.float64), 0.0, 1.0)
@@ -865,17 +856,9 @@ def interval_model(
     c, q, warps, S, B, P, N_oc, Bi = _model_arrays(
         coef, warps, schedulers, banks, ports_per_bank, collectors, interleave_banks
     )
+    shares = (read_share, write_share, collect_share)
     ser, excess, bc, bcw, rs, r, w, q_share = _bank_terms(
-        profile,
-        mapping,
-        Bi,
-        P,
-        operand_slots,
-        bank_cycles,
-        bank_write_cycles,
-        read_share,
-        write_share,
-        collect_share,
+        profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, shares
     )
     wr = bcw / bc
     l1d = (l1d_lines, l1d_assoc, l1d_write_allocate, l1_hit_latency)
