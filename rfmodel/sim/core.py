@@ -1468,7 +1468,9 @@ def lsu_access(
         depth = cfg[C_L1_QUEUE]
         queued = use_l1 and depth > 0
         banks = max(cfg[C_L1_BANKS], 1)
-        inserted = 0  # accesses the latency queues took in the unit's current cycle
+        # accesses the latency queues took in the unit's current cycle (typed: a literal 0 here compiled
+        # _l1_access a second time, for that literal)
+        inserted = np.int64(0)
         mb = max(cfg[C_L1_BANKS] * (depth + 3), 1)
         mq = cfg[C_L1_MISSQ]
         mmax = cfg[C_L1_MERGE]
