@@ -393,6 +393,30 @@ def test_list_schedule_initiation_interval_of_one_warp():
     assert two.sched_cpi[0, 0, 0] == pytest.approx(16 / 9)
 
 
+def test_list_schedule_with_collectors_known_answer():
+    """The list schedule with operand collectors (``calib/collector_schedule.py``): one warp of eight
+    independent INT instructions and EXIT on one scheduler with one collector, each instruction holding it
+    ``1 + extra`` cycles, issues at 0, 1 + e, ..., 8 (1 + e): 8 (1 + e) + 1 cycles for 9 instructions; with
+    two collectors every second instruction waits; with more collectors than an instruction's collection
+    can fill, the schedule is the one without (the profile's, every cell equal)."""
+    from rfmodel.analytic.profile import CHAIN2_EXTRA, MEM_LAT_GRID, SCHED_CTAS, sched_table
+
+    text = "\n".join(f"iadd R{10 + i} = R1 R2" for i in range(8)) + "\nexit\n"
+    tr = _trace(text)
+    zeros = (np.zeros(tr.n_instrs), np.zeros(tr.n_instrs))
+    cells = np.zeros((len(SCHED_CTAS), len(CHAIN2_EXTRA), len(MEM_LAT_GRID)), dtype=np.bool_)
+    cells[0] = True
+    one, two, none, many = (
+        sched_table(tr, _lat(), None, _sched(n_sched=1), zeros, cells, collectors=c)[0] for c in (1, 2, 0, 80)
+    )
+    for k, e in enumerate(CHAIN2_EXTRA):
+        assert one[k, 0] == pytest.approx((8 * (1 + e) + 1) / 9)
+        # two collectors: pairs issue at 0, 1, then 1 + e, 2 + e, ...: the ninth at 4 (1 + e)
+        assert two[k, 0] == pytest.approx((4 * (1 + e) + 1) / 9 if e > 0 else 1.0)
+    assert np.array_equal(none, many)
+    assert none[:, 0] == pytest.approx(1.0)
+
+
 def test_list_schedule_barrier_releases_at_the_last_arrival():
     """Warp 0 runs a 3-deep FP chain (latency 4) before the barrier, warp 1 nothing: warp 1 arrives at cycle
     0 and waits until warp 0 arrives at 9; both EXIT at 10 -> 11 cycles for 7 instructions."""

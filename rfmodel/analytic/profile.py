@@ -1176,6 +1176,7 @@ def _cta_sched_table(
     slope,
     grid,
     cells,
+    collectors=0,
 ):
     """Cycles of groups of ``group`` CTAs run together, summed over groups, per (extra, memory latency)
     cell that ``cells`` (bool ``[K, J]``) marks (the others 0), and the instructions scheduled: the groups
@@ -1188,7 +1189,10 @@ def _cta_sched_table(
     first; an instruction of class ``c`` holds its scheduler's unit ``unit[c]`` for ``ii[c]``
     cycles, except the one load/store unit of the SM (``unit[c] == lsu_unit``), which it holds
     ``lsu_cycles[i]`` cycles (one per L1D line); a barrier releases its CTA's warps one cycle
-    after the last arrival.
+    after the last arrival.  ``collectors`` (0: none): operand collectors per scheduler; an instruction
+    issues only when one of its scheduler's is free and holds it ``1 + extra`` cycles (its collection), so
+    a warp's independent instructions collect one after another when each warp has about one collector
+    (``calib/collector_schedule.py``; the tables the model reads are built without).
     """
     n_extra = extra.shape[0]
     n_mem = lat2.shape[0]
@@ -1254,6 +1258,7 @@ def _cta_sched_table(
                 adj,
                 slope,
                 grid[x % n_m],
+                collectors,
             )
         for e in range(n_extra):
             for m in range(n_mem):
@@ -1286,9 +1291,11 @@ def _sched_group(
     adj,
     slope,
     g,
+    collectors=0,
 ):
     """Cycles of one group of warps ``c0 .. c0 + nw`` (up to ``wend``) under ``_cta_sched_table``'s list
-    schedule, at latencies ``lat[c] + adj[i] + slope[i] g`` and ``extra`` collection cycles."""
+    schedule, at latencies ``lat[c] + adj[i] + slope[i] g`` and ``extra`` collection cycles (``collectors``
+    per scheduler, each held ``1 + extra`` cycles by the instruction it takes; 0: none)."""
     n_cta_g = (nw + warps_per_cta - 1) // warps_per_cta
     n_units = 0
     for c in range(unit.shape[0]):
@@ -1302,6 +1309,7 @@ def _sched_group(
     opnd = np.zeros(nw, dtype=np.float64)
     ufree = np.zeros((n_sched, n_units), dtype=np.float64)
     lsu_free = 0.0
+    cfree = np.zeros((n_sched, max(collectors, 1)), dtype=np.float64)  # each collector's next free cycle
     live = 0
     for q in range(nw):
         pos[q] = warp_ptr[c0 + q]
@@ -1325,7 +1333,7 @@ def _sched_group(
         nxt = 1e300
         issued = False
         for s in range(n_sched):
-            if known[s]:
+            if known[s] and collectors == 0:  # (a collector that frees is not in this bound)
                 first = low_unit[s]
                 if low_lsu[s] < 1e300:
                     first = min(first, max(low_lsu[s], lsu_free))
@@ -1357,6 +1365,12 @@ def _sched_group(
                         start = lsu_free
                 elif ufree[s % u_slots[u], u] > start:
                     start = ufree[s % u_slots[u], u]
+                free_col = 0
+                for k in range(1, collectors):  # the scheduler's collector that frees first
+                    if cfree[s, k] < cfree[s, free_col]:
+                        free_col = k
+                if collectors > 0 and cfree[s, free_col] > start:
+                    start = cfree[s, free_col]
                 if start > t:
                     if u != lsu_unit and start < low_unit[s]:
                         low_unit[s] = start
@@ -1370,6 +1384,8 @@ def _sched_group(
                     lsu_free = t + max(lsu_cycles[i], ii[c])
                 else:
                     ufree[s % u_slots[u], u] = t + ii[c]
+                if collectors > 0:
+                    cfree[s, free_col] = t + 1.0 + extra
                 last[q] = t
                 opnd[q] = -1.0
                 if t + 1.0 > end_t:
@@ -1673,11 +1689,14 @@ def sched_cells(trace: Trace) -> np.ndarray:
     return cells
 
 
-def sched_table(trace: Trace, latencies, exec_latencies, sched: dict, load_terms, cells) -> np.ndarray:
+def sched_table(
+    trace: Trace, latencies, exec_latencies, sched: dict, load_terms, cells, collectors: int = 0
+) -> np.ndarray:
     """The ``sched_cpi`` cells ``cells`` (bool ``[len(SCHED_CTAS), K, J]``; the others NaN): cycles per
     instruction of the list schedules of groups of ``SCHED_CTAS[l]`` resident CTAs on the SM's issue
     resources ``sched`` (:func:`profile_trace`), at ``CHAIN2_EXTRA[k]`` collection cycles and
-    ``MEM_LAT_GRID[j]`` cycles of memory latency; ``load_terms``: each load's ``(adj, slope)``."""
+    ``MEM_LAT_GRID[j]`` cycles of memory latency; ``load_terms``: each load's ``(adj, slope)``;
+    ``collectors``: operand collectors per scheduler (:func:`_cta_sched_table`; 0, the profile's: none)."""
     adj, slope = load_terms
     grid = mem_latency_grid(adj, slope)
     lat2 = _latency_grid(np.asarray(latencies, dtype=np.float64), exec_latencies, grid)
@@ -1715,6 +1734,7 @@ def sched_table(trace: Trace, latencies, exec_latencies, sched: dict, load_terms
                 slope,
                 grid,
                 cells[li],
+                int(collectors),
             )
         out[li][cells[li]] = (cyc / max(done, 1))[cells[li]]
     return out
