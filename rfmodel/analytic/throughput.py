@@ -574,7 +574,9 @@ def _waves(steady, warps, inputs, wpc, n_cta, ctas_total, n_instrs, tail_weight)
         full = np.where(cr > 0, np.floor(ctas_total / np.maximum(cr, 1)), 0.0)
         rem = ctas_total - full * cr
     both = np.empty((2, *broadcast_shape((warps, *inputs))))
-    both[0], both[1] = warps, np.maximum(rem * wpc, wpc)
+    # a kernel of whole waves has no tail: its tail column repeats the full one, which the fixed point's
+    # distinct columns then solve once (its answer is not read: the tail's cycles are 0 there)
+    both[0], both[1] = warps, np.where(rem > 0, np.maximum(rem * wpc, wpc), warps)
     res = steady(both)
     ipc_w, ipc_rem = res[0][0], res[0][1]
     with np.errstate(divide="ignore", invalid="ignore"):
