@@ -77,13 +77,37 @@ def main(argv=None) -> int:
     ap.add_argument("--collectors", type=int, nargs="+", default=[8, 16, 32], help="SM collector units")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
+    from rfmodel.errors import RfmodelError
     from rfmodel.evaluate import resolve_gpu
 
-    sched = resolve_gpu(args.gpu).schedulers_per_sm
+    try:
+        sm = resolve_gpu(args.gpu)
+    except RfmodelError as e:
+        print(f"collector_schedule.py: error: {e}", file=sys.stderr)
+        return 2
+    typed = {k: v for k, v in sm.collectors.to_dict().items() if k != "gen" and v}
+    if typed:  # the schedule's collectors are one generic pool per scheduler
+        print(
+            f"collector_schedule.py: error: {args.gpu} has typed collector sets ({typed}); this check takes "
+            "an SM with generic collectors only (e.g. volta-v100)",
+            file=sys.stderr,
+        )
+        return 2
+    sched = sm.schedulers_per_sm
     print(f"{args.workload} on {args.gpu}, baseline at main_rf_latency_x {args.latency_x:g}")
     print(
         "collectors | simulator IPC | held cycles | schedule without collectors | with them (per scheduler)"
     )
+    try:
+        _table(args, sched)
+    except RfmodelError as e:
+        print(f"collector_schedule.py: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _table(args, sched: int) -> None:
+    """The rows of :func:`main`'s table, one per collector count."""
     for n in args.collectors:
         ipc, held = simulated(
             args.workload, args.gpu, {"main_rf_latency_x": args.latency_x, "collector_units": n}
@@ -96,7 +120,6 @@ def main(argv=None) -> int:
             f"{n:10d} | {ipc:13.3f} | {held:11.2f} | {without[0]:.3f} / {without[1]:.3f}"
             f"{'':13s}| {with_c[0]:.3f} / {with_c[1]:.3f} ({per}; {ctas} CTAs scheduled)"
         )
-    return 0
 
 
 if __name__ == "__main__":
