@@ -3,6 +3,7 @@ against the simulator (docs/validation.md, "The effects at slow banks carry both
 
     python calib/collector_schedule.py                                   # stencil2d_regtile, volta-v100, 6x
     python calib/collector_schedule.py --workload sgemm_tiled --latency-x 3 --collectors 8 16 32
+    python calib/collector_schedule.py --checkpoints calib/checkpoints    # every baseline record vs the model
 
 For each SM collector count the simulator runs the baseline at the bank speed and reports its IPC and the
 cycles an instruction held a collector (``coll_busy / issued``).  The profile's list schedule of the
@@ -13,11 +14,17 @@ per scheduler, each held by its instruction for its collection (``collectors=``)
 collector collects its independent instructions one after another, which the schedule without collectors
 (and the soft minimum of the model's collector and dependence bounds) does not compound.  The memory
 latency is the table's lowest (every load an L1D hit) and its middle column.
+
+With ``--checkpoints`` (a calibration's, ``python calib/run.py``): every baseline record at 1x and slower
+banks on the GPU, the model's IPC against the simulator's, beside the schedule with the SM's collectors per
+scheduler taken at the model's own collection time and loaded latency at the point, raw and scaled by the
+model's answer at 1x: whether the collectors in the schedule, alone, would do better than the model.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import warnings
 from pathlib import Path
@@ -44,10 +51,11 @@ def simulated(workload: str, gpu: str, point: dict) -> tuple[float, float]:
     return float(run.metrics["ipc"]), c["coll_busy"] / max(c["issued"], 1)
 
 
-def scheduled(workload: str, gpu: str, collectors: int, extra: float) -> tuple[list[float], int]:
-    """The list schedule's IPC at ``extra`` collection cycles (lowest and middle memory-latency columns) of
-    the group of CTAs the table holds nearest above the resident ones, with ``collectors`` per scheduler (0:
-    none), and that group's CTAs."""
+@functools.lru_cache(maxsize=64)
+def schedule(workload: str, gpu: str, collectors: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The list schedule's cycles per instruction ``[collection cycles, memory latency]`` of the group of
+    CTAs the profile's table holds nearest above the resident ones, with ``collectors`` per scheduler (0:
+    none), its memory-latency grid and that group's CTAs."""
     from rfmodel.analytic import profile as P
     from rfmodel.analytic.engine import issue_resources, resident_warps, workload_profile
     from rfmodel.evaluate import resolve_gpu
@@ -58,15 +66,91 @@ def scheduled(workload: str, gpu: str, collectors: int, extra: float) -> tuple[l
     hit = src._kept()
     load_terms = P.trace_load_terms(hit["trace"], hit["rank"], src.caches, src.l1_hit_latency)
     ctas = int(np.asarray(resident_warps(prof, sm, {}))) // max(prof.warps_per_cta, 1)
-    level = int(np.searchsorted(P.SCHED_CTAS, max(ctas, 1)))
-    level = min(level, len(P.SCHED_CTAS) - 1)
+    level = min(int(np.searchsorted(P.SCHED_CTAS, max(ctas, 1))), len(P.SCHED_CTAS) - 1)
     cells = np.zeros((len(P.SCHED_CTAS), len(P.CHAIN2_EXTRA), len(P.MEM_LAT_GRID)), dtype=np.bool_)
     cells[level] = True
     cpi = P.sched_table(
         hit["trace"], src.latencies, src.exec_latencies, issue_resources(sm), load_terms, cells, collectors
     )[level]
-    cols = (0, cpi.shape[1] // 2)
-    return [1.0 / float(np.interp(extra, P.CHAIN2_EXTRA, cpi[:, j])) for j in cols], int(P.SCHED_CTAS[level])
+    return cpi, P.mem_latency_grid(*load_terms), int(P.SCHED_CTAS[level])
+
+
+def schedule_ipc(cpi: np.ndarray, grid: np.ndarray, extra: float, latency: float) -> float:
+    """The schedule's IPC at ``extra`` collection cycles and a mean memory latency ``latency`` (linear in
+    each, as the model reads its tables)."""
+    from rfmodel.analytic.profile import CHAIN2_EXTRA
+
+    rows = np.array([np.interp(latency, grid, cpi[k]) for k in range(cpi.shape[0])])
+    return 1.0 / float(np.interp(extra, CHAIN2_EXTRA, rows))
+
+
+def scheduled(workload: str, gpu: str, collectors: int, extra: float) -> tuple[list[float], int]:
+    """:func:`schedule`'s IPC at ``extra`` collection cycles in its lowest and middle memory-latency
+    columns, and its group's CTAs."""
+    cpi, grid, ctas = schedule(workload, gpu, collectors)
+    return [schedule_ipc(cpi, grid, extra, grid[j]) for j in (0, len(grid) // 2)], ctas
+
+
+def versus_model(checkpoints: Path, gpu: str, per_scheduler: int) -> None:
+    """Every baseline record of a calibration's checkpoints on ``gpu`` at 1x and slower banks: the
+    simulator's IPC, the model's, and the list schedule with ``per_scheduler`` collectors at the model's
+    own collection time and loaded memory latency at the point, raw and scaled by the model's answer at 1x
+    (its anchor and other bounds, which the schedule lacks); the mean |error| per bank speed."""
+    import json
+
+    import rfmodel
+    import rfmodel.analytic.throughput as T
+
+    sims = {}
+    with open(Path(checkpoints) / "results.jsonl") as f:
+        for line in f:
+            r = json.loads(line)
+            if r["design"] == "baseline" and r["gpu"] == gpu and not set(r["params"]) - {"main_rf_latency_x"}:
+                sims[(r["workload"], float(r["params"].get("main_rf_latency_x", 1)))] = r["sim"]["ipc"]
+    seen = []
+    real = T.interval_model
+
+    def spy(profile, **kw):
+        """The shared SM model as it is, keeping its collection time and loaded latency at the point."""
+        m = real(profile, **kw)
+        seen.append((float(np.ravel(m["t_collect"])[0]), float(np.ravel(m["load_latency"])[0])))
+        return m
+
+    T.interval_model = spy
+    errs: dict = {}
+    try:
+        for w in sorted({w for w, _ in sims}):
+            xs = sorted(x for ww, x in sims if ww == w)
+            if 1.0 not in xs:
+                continue
+            got = {}
+            for x in xs:
+                seen.clear()
+                ds = rfmodel.evaluate("baseline", w, gpu, params={"main_rf_latency_x": [x]})
+                t_c, lat = seen[-1]
+                cpi, grid, _ = schedule(w, gpu, per_scheduler)
+                got[x] = (
+                    float(ds["ipc"].values.ravel()[0]),
+                    schedule_ipc(cpi, grid, max(t_c - 1.0, 0.0), lat),
+                )
+            for x in xs[1:]:
+                sim, (model, raw) = sims[(w, x)], got[x]
+                scaled = got[1.0][0] * raw / got[1.0][1]
+                e = (model / sim - 1, raw / sim - 1, scaled / sim - 1)
+                errs.setdefault(x, []).append(e)
+                print(
+                    f"{w:28s} {x:3.0f}x  sim {sim:.3f}  model {model:.3f} ({e[0]:+.0%})  schedule {raw:.3f} "
+                    f"({e[1]:+.0%})  scaled {scaled:.3f} ({e[2]:+.0%})",
+                    flush=True,
+                )
+    finally:
+        T.interval_model = real
+    for x, v in sorted(errs.items()):
+        a = np.abs(np.array(v)) * 100
+        print(
+            f"{x:3.0f}x  mean |error| over {len(v)} kernels: model {a[:, 0].mean():.1f} %, schedule "
+            f"{a[:, 1].mean():.1f} %, scaled {a[:, 2].mean():.1f} %"
+        )
 
 
 def main(argv=None) -> int:
@@ -75,6 +159,12 @@ def main(argv=None) -> int:
     ap.add_argument("--gpu", default="volta-v100")
     ap.add_argument("--latency-x", type=float, default=6.0, help="main_rf_latency_x (default 6)")
     ap.add_argument("--collectors", type=int, nargs="+", default=[8, 16, 32], help="SM collector units")
+    ap.add_argument(
+        "--checkpoints",
+        default=None,
+        help="instead: every baseline record of these calibration checkpoints on the GPU against the model "
+        "and the schedule with the SM's own collectors (calib/run.py's --checkpoints folder)",
+    )
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     from rfmodel.errors import RfmodelError
@@ -94,6 +184,13 @@ def main(argv=None) -> int:
         )
         return 2
     sched = sm.schedulers_per_sm
+    if args.checkpoints is not None:
+        try:
+            versus_model(Path(args.checkpoints), args.gpu, max(sm.collectors.gen // sched, 1))
+        except (RfmodelError, OSError) as e:
+            print(f"collector_schedule.py: error: {e}", file=sys.stderr)
+            return 2
+        return 0
     print(f"{args.workload} on {args.gpu}, baseline at main_rf_latency_x {args.latency_x:g}")
     print(
         "collectors | simulator IPC | held cycles | schedule without collectors | with them (per scheduler)"
