@@ -155,10 +155,12 @@ def versus_model(checkpoints: Path, gpu: str, per_scheduler: int) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workload", default="stencil2d_regtile")
+    ap.add_argument("--workload", default=None, help="default stencil2d_regtile")
     ap.add_argument("--gpu", default="volta-v100")
-    ap.add_argument("--latency-x", type=float, default=6.0, help="main_rf_latency_x (default 6)")
-    ap.add_argument("--collectors", type=int, nargs="+", default=[8, 16, 32], help="SM collector units")
+    ap.add_argument("--latency-x", type=float, default=None, help="main_rf_latency_x (default 6)")
+    ap.add_argument(
+        "--collectors", type=int, nargs="+", default=None, help="SM collector units (default 8 16 32)"
+    )
     ap.add_argument(
         "--checkpoints",
         default=None,
@@ -168,39 +170,49 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     from rfmodel.errors import RfmodelError
-    from rfmodel.evaluate import resolve_gpu
 
     try:
-        sm = resolve_gpu(args.gpu)
-    except RfmodelError as e:
+        _run(args)
+    except (RfmodelError, OSError) as e:
         print(f"collector_schedule.py: error: {e}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _run(args) -> None:
+    """:func:`main` after its arguments: a bad one is an ``RfmodelError``."""
+    from rfmodel.errors import RfmodelError
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu(args.gpu)
     typed = {k: v for k, v in sm.collectors.to_dict().items() if k != "gen" and v}
     if typed:  # the schedule's collectors are one generic pool per scheduler
-        print(
-            f"collector_schedule.py: error: {args.gpu} has typed collector sets ({typed}); this check takes "
-            "an SM with generic collectors only (e.g. volta-v100)",
-            file=sys.stderr,
+        raise RfmodelError(
+            f"{args.gpu} has typed collector sets ({typed}); this check takes an SM with generic collectors "
+            "only (e.g. volta-v100)"
         )
-        return 2
     sched = sm.schedulers_per_sm
     if args.checkpoints is not None:
-        try:
-            versus_model(Path(args.checkpoints), args.gpu, max(sm.collectors.gen // sched, 1))
-        except (RfmodelError, OSError) as e:
-            print(f"collector_schedule.py: error: {e}", file=sys.stderr)
-            return 2
-        return 0
+        given = [
+            f"--{k.replace('_', '-')}" for k in ("workload", "latency_x", "collectors") if getattr(args, k)
+        ]
+        if given:  # every record of the checkpoints at the SM's own collectors: these would change nothing
+            raise RfmodelError(
+                f"--checkpoints takes every baseline record; {', '.join(given)} not allowed with it"
+            )
+        versus_model(Path(args.checkpoints), args.gpu, max(sm.collectors.gen // sched, 1))
+        return
+    args.workload = args.workload or "stencil2d_regtile"
+    args.latency_x = 6.0 if args.latency_x is None else args.latency_x
+    args.collectors = args.collectors or [8, 16, 32]
+    bad = [n for n in args.collectors if n <= 0 or n % sched]
+    if bad:
+        raise RfmodelError(f"--collectors {bad}: each must be a positive multiple of the {sched} schedulers")
     print(f"{args.workload} on {args.gpu}, baseline at main_rf_latency_x {args.latency_x:g}")
     print(
         "collectors | simulator IPC | held cycles | schedule without collectors | with them (per scheduler)"
     )
-    try:
-        _table(args, sched)
-    except RfmodelError as e:
-        print(f"collector_schedule.py: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+    _table(args, sched)
 
 
 def _table(args, sched: int) -> None:
@@ -211,7 +223,7 @@ def _table(args, sched: int) -> None:
         )
         extra = max(held - 1.0, 0.0)
         without, ctas = scheduled(args.workload, args.gpu, 0, extra)
-        per = max(n // sched, 1)
+        per = n // sched
         with_c, _ = scheduled(args.workload, args.gpu, per, extra)
         print(
             f"{n:10d} | {ipc:13.3f} | {held:11.2f} | {without[0]:.3f} / {without[1]:.3f}"
