@@ -190,9 +190,20 @@ def test_process_runner_gives_the_serial_front():
     from rfmodel.runner import ProcessRunner, make_runner
 
     serial = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", **RUN)
-    procs = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", runner=ProcessRunner(2), **RUN)
+    heard = []
+    procs = optimize(
+        ["baseline", "rfc"],
+        ["saxpy"],
+        "fermi-gtx480",
+        runner=ProcessRunner(2),
+        progress=lambda done, total=None, phase=None, **info: heard.append((phase, info.get("design"))),
+        **RUN,
+    )
     assert pareto_table(procs.pareto) == pareto_table(serial.pareto)
     assert procs.evaluations == serial.evaluations
+    # before the workers start, this process runs each island's model once (the workers then load the
+    # compiled code from numba's cache instead of each compiling it); the serial run does not
+    assert [d for p, d in heard if p == "compiling"] == ["baseline", "rfc"]
     # this process has computed hypervolumes (an OpenMP library): a new worker must still start (two of
     # them, each spawned anew: test_process_runner_starts_new_workers_after_hypervolumes, under -m slow)
     from rfmodel.optimize.validate import validate

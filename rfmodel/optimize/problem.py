@@ -47,7 +47,7 @@ from rfmodel.limits import (
     MAX_ROBUST_SAMPLES,
     MAX_SEED,
 )
-from rfmodel.runner import SerialRunner
+from rfmodel.runner import ProcessRunner, SerialRunner
 from rfmodel.spec.occupancy import no_fit_reason
 from rfmodel.workload.suite import default_workloads
 
@@ -1114,6 +1114,21 @@ def _ready_workloads(workloads, named, sm, space, eval_kw, progress):
     return workloads, skipped
 
 
+def _compile_first(islands, progress) -> None:
+    """Each island's analytic model once in this process, at the first value of every variable on the first
+    workload, before a local process runner starts its workers: the model's compiled kernels are then in
+    numba's cache on disk for every worker to load, where on a first run each fresh worker would compile
+    them itself, all at once (the fixed point alone takes about 10 CPU-s).  Nothing of the run's results
+    comes from here."""
+    for i, island in enumerate(islands):
+        if progress is not None:
+            progress(i, len(islands), phase="compiling", design=island.design)
+        params = {v.name: v.decode(np.zeros(1, dtype=np.int64)) for v in island.space}
+        grid = {k: v for k, v in params.items() if k not in TECH_VARIABLES}
+        kw = {**island.eval_kw, "method": "analytic", "mode": "points", "on_no_fit": "nan"}
+        evaluate(island.design, island.workloads[:1], island.sm, params=grid, **kw)
+
+
 def _run_islands(jobs, runner, generations, progress) -> list[dict]:
     """Every island's search through ``runner``; ``progress`` hears of each generation (serial runs) or
     island (as they finish) with the front so far and its hypervolume in its own bounds (the final
@@ -1384,6 +1399,8 @@ def optimize(
         for d in names
     ]
     jobs = _island_jobs(islands, algorithm, pop_size, generations, seed, checkpoint, resume, store)
+    if isinstance(runner, ProcessRunner):
+        _compile_first(islands, progress)
     results = _run_islands(jobs, SerialRunner() if runner is None else runner, generations, progress)
     rows, f_front, history, evaluations, computed = _gather_islands(results)
 
