@@ -186,11 +186,13 @@ RUN = dict(
 )
 
 
-def test_process_runner_gives_the_serial_front():
+def test_process_runner_gives_the_serial_front(monkeypatch):
+    import rfmodel.optimize.problem as problem
     from rfmodel.runner import ProcessRunner, make_runner
 
     serial = optimize(["baseline", "rfc"], ["saxpy"], "fermi-gtx480", **RUN)
     heard = []
+    monkeypatch.setattr(problem, "_fixed_point_cached", lambda: False)  # as on a first run
     procs = optimize(
         ["baseline", "rfc"],
         ["saxpy"],
@@ -202,8 +204,19 @@ def test_process_runner_gives_the_serial_front():
     assert pareto_table(procs.pareto) == pareto_table(serial.pareto)
     assert procs.evaluations == serial.evaluations
     # before the workers start, this process runs each island's model once (the workers then load the
-    # compiled code from numba's cache instead of each compiling it); the serial run does not
+    # compiled code from numba's cache instead of each compiling it); not where the cache holds it
     assert [d for p, d in heard if p == "compiling"] == ["baseline", "rfc"]
+    monkeypatch.setattr(problem, "_fixed_point_cached", lambda: True)
+    heard.clear()
+    again = optimize(
+        ["baseline"],
+        ["saxpy"],
+        "fermi-gtx480",
+        runner=ProcessRunner(2),
+        progress=lambda done, total=None, phase=None, **info: heard.append(phase),
+        **RUN,
+    )
+    assert "compiling" not in heard and again.evaluations > 0
     # this process has computed hypervolumes (an OpenMP library): a new worker must still start (two of
     # them, each spawned anew: test_process_runner_starts_new_workers_after_hypervolumes, under -m slow)
     from rfmodel.optimize.validate import validate

@@ -1114,12 +1114,26 @@ def _ready_workloads(workloads, named, sm, space, eval_kw, progress):
     return workloads, skipped
 
 
+def _fixed_point_cached() -> bool:
+    """Whether numba's cache on disk holds the analytic model's compiled fixed point (most of what a first
+    run compiles) for its current source; True when that cannot be told."""
+    import os
+
+    from rfmodel.analytic.throughput import _steady
+
+    try:
+        index = _steady._cache._cache_file
+        return os.path.exists(index._index_path) and bool(index._load_index())
+    except Exception:  # numba's internals: never fail a run over a shortcut
+        return True
+
+
 def _compile_first(islands, progress) -> None:
     """Each island's analytic model once in this process, at the first value of every variable on the first
     workload, before a local process runner starts its workers: the model's compiled kernels are then in
     numba's cache on disk for every worker to load, where on a first run each fresh worker would compile
     them itself, all at once (the fixed point alone takes about 10 CPU-s).  Nothing of the run's results
-    comes from here."""
+    comes from here.  Skipped when the cache already holds the fixed point (:func:`_fixed_point_cached`)."""
     for i, island in enumerate(islands):
         if progress is not None:
             progress(i, len(islands), phase="compiling", design=island.design)
@@ -1399,7 +1413,7 @@ def optimize(
         for d in names
     ]
     jobs = _island_jobs(islands, algorithm, pop_size, generations, seed, checkpoint, resume, store)
-    if isinstance(runner, ProcessRunner):
+    if isinstance(runner, ProcessRunner) and not _fixed_point_cached():
         _compile_first(islands, progress)
     results = _run_islands(jobs, SerialRunner() if runner is None else runner, generations, progress)
     rows, f_front, history, evaluations, computed = _gather_islands(results)
