@@ -992,8 +992,13 @@ class Corf(Design):
         # virtualization (the paper's 0.65, C-12; the sweep runs virtualization, so it is not fitted)
         "corf_occupancy_packing": (0.65, 0.1, 1.0),
         # with virtualization: allocated physical registers per live register's written bytes (live
-        # registers x bytes / 4 of each value; fragmentation and values held past their last read above 1)
+        # registers x bytes / 4 of each value; fragmentation and values held past their last read above 1),
+        # per allocation policy: first-fit puts a value in any free slices, pairs keeps a register's other
+        # slices for its buddy, align puts a value at its register's right or left end (two values share
+        # a register only at opposite ends); the default sweep runs the three (first-fit, CORF, CORF++)
         "corf_live_slices": (1.0, 0.3, 3.0),
+        "corf_live_slices_pairs": (1.0, 0.3, 3.0),
+        "corf_live_slices_align": (1.0, 0.3, 3.0),
     }
     supports_simulate = True
     needs_trace = True
@@ -1196,9 +1201,12 @@ class Corf(Design):
         spread = ctx.coef["corf_greedy_spread"]
         r, w = ctx.reads, ctx.writes
         live = pr.live_regs / max(float(pr.regs_per_thread), 1.0) * pr.write_bytes / 4.0
-        occ = np.where(
-            virt > 0, np.minimum(ctx.coef["corf_live_slices"] * live, 1.0), ctx.coef["corf_occupancy_packing"]
+        slices = np.where(
+            alloc == "align",
+            ctx.coef["corf_live_slices_align"],
+            np.where(alloc == "pairs", ctx.coef["corf_live_slices_pairs"], ctx.coef["corf_live_slices"]),
         )
+        occ = np.where(virt > 0, np.minimum(slices * live, 1.0), ctx.coef["corf_occupancy_packing"])
         phys = np.asarray(ctx.grid.get("regs_per_sm", ctx.sm.regs_per_sm), dtype=np.float64) / 32.0
         # the renaming table's lookups come first: one RT bank per register bank (the warp's own with
         # warp_bank, whatever bank the register overflowed to), rt_ports lookups a cycle
