@@ -1116,16 +1116,11 @@ def _ready_workloads(workloads, named, sm, space, eval_kw, progress):
 
 def _fixed_point_cached() -> bool:
     """Whether numba's cache on disk holds the analytic model's compiled fixed point (most of what a first
-    run compiles) for its current source; True when that cannot be told."""
-    import os
-
+    run compiles) for its current source; True when that cannot be told (the simulator's check)."""
     from rfmodel.analytic.throughput import _steady
+    from rfmodel.sim.core import _in_cache
 
-    try:
-        index = _steady._cache._cache_file
-        return os.path.exists(index._index_path) and bool(index._load_index())
-    except Exception:  # numba's internals: never fail a run over a shortcut
-        return True
+    return _in_cache(_steady)
 
 
 def _compile_first(islands, progress) -> None:
