@@ -1107,3 +1107,27 @@ def test_issue_stall_holds_every_warp_whatever_its_dependences():
     warps = float(held["warps"])
     assert float(held["ipc"]) == pytest.approx(warps / s, rel=0.03)
     assert float(ctx.model(Effects(issue_stall=5.0))["ipc"]) < float(base["ipc"])
+
+
+def test_a_design_parameter_is_the_grids_or_its_typed_default():
+    """``ctx.param``: the grid's values where the grid sets the parameter, else the design's default, typed
+    once (``Design.default_params``, the same object each time, kept off the design object); an optional
+    parameter left out takes the SM field it names (the RFC's ``main_rf_banks``: the SM's banks);
+    ``Design.grid_param`` the same for ``structures``; a context without a design's defaults refuses."""
+    from rfmodel.analytic.model import AnalyticContext
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    prof = workload_profile("saxpy", sm)
+    stt, rfc = get_design("stt"), get_design("rfc")
+    assert stt.default_params is stt.default_params and "default_params" not in vars(stt)
+    ctx = AnalyticContext(prof, sm, {"wb_entries": np.array([0, 4])}, {}, stt.default_params)
+    assert ctx.param("wb_entries").tolist() == [0.0, 4.0]
+    assert float(ctx.param("bdi")) == float(stt.default_params.bdi)
+    rctx = AnalyticContext(prof, sm, {}, {}, rfc.default_params)
+    assert float(rctx.param("main_rf_banks")) == sm.num_banks
+    assert rfc.grid_param(sm, {"num_banks": 8}, "rfc_kb") == rfc.default_params.rfc_kb
+    assert rfc.grid_param(sm, {"rfc_kb": [4, 8]}, "rfc_kb") == [4, 8]
+    with pytest.raises(KeyError, match="wb_entries"):
+        AnalyticContext(prof, sm, {}, {}).param("wb_entries")

@@ -507,7 +507,7 @@ def run_analytic(design, profile, sm, grid: dict, anchor: float | Anchor = 1.0) 
     analytic model goes through here."""
     if anchor != 1.0:
         grid = {**grid, ANCHOR_KEY: anchor}
-    m = design.analytic(AnalyticContext(profile, sm, grid, design.calibration_params))
+    m = design.analytic(AnalyticContext(profile, sm, grid, design.calibration_params, design.default_params))
     f = grid.get(PREFIX + "ipc_factor")
     if f is None:
         return m

@@ -425,10 +425,13 @@ class AnalyticContext:
     grid's ``calib.<name>`` entries (calibrated or sampled values) or else their defaults.
     """
 
-    def __init__(self, profile, sm, grid: dict, calibration_params: dict):
+    def __init__(self, profile, sm, grid: dict, calibration_params: dict, params=None):
         self.profile = profile
         self.sm = sm
         self.grid = grid
+        #: the design's typed parameters at their defaults (a ``DesignParams``; None in a context that
+        #: evaluates no design's own parameters)
+        self.params = params
         self.coef = {k: grid.get(PREFIX + k, v[0]) for k, v in calibration_params.items()}
         # the anchor on the profile's schedule (rfmodel.analytic.engine.anchor_factor), carried in the grid
         # so that a design's inner contexts (on the same grid) see it too
@@ -443,6 +446,15 @@ class AnalyticContext:
     def value(self, name: str, default) -> np.ndarray:
         """A design parameter's grid array (float), else ``default``."""
         return grid_value(self.grid, name, default)
+
+    def param(self, name: str) -> np.ndarray:
+        """A design parameter over the grid (float): the grid's array where the grid sets it, else the
+        design's default on this SM (``DesignParams.value_on``), resolved once for the design."""
+        if name in self.grid:
+            return grid_value(self.grid, name, None)
+        if self.params is None:
+            raise KeyError(f"parameter '{name}': no design defaults in this analytic context")
+        return np.asarray(self.params.value_on(name, self.sm), dtype=np.float64)
 
     def interval_coef(self) -> dict:
         return {k: self.coef[k] for k in INTERVAL_COEFFICIENTS if k in self.coef}

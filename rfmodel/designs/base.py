@@ -93,6 +93,7 @@ run's counts into the structure events for the energy accounting.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import ClassVar, NamedTuple
 
@@ -352,6 +353,12 @@ LEVEL_SUFFIXES = (
 )
 
 
+@functools.cache
+def _default_params(params: type[DesignParams], name: str) -> DesignParams:
+    """``params`` at its defaults, validated once (:attr:`Design.default_params`)."""
+    return params.from_dict({}, where=f"design '{name}'")
+
+
 class Design:
     """Base class of design plug-ins: every member an engine reads is declared here.
 
@@ -421,6 +428,18 @@ class Design:
         values = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in (params or {}).items()}
         return self.Params.from_dict(values, where=f"design '{self.name}'")
 
+    @property
+    def default_params(self) -> DesignParams:
+        """The design's typed parameters at their defaults, resolved once per parameter spec (what every
+        engine takes for a parameter a point does not set; kept outside the design object, which holds
+        configuration only)."""
+        return _default_params(self.Params, self.name)
+
+    def grid_param(self, sm, grid: dict, name: str):
+        """A design parameter over ``grid``: the grid's values where it sets them, else the default on
+        ``sm`` (an optional parameter left out takes the SM field its declaration names)."""
+        return grid[name] if name in grid else self.default_params.value_on(name, sm)
+
     def param_value(self, sm, name: str):
         """The value a point takes for ``name`` when it does not set it: the SM's field (``collector_units``:
         its collectors' count), else the design's default, an optional parameter left out taking the SM
@@ -430,7 +449,7 @@ class Design:
         if name in sm.to_dict():
             return getattr(sm, name)
         if name in self.parameters:
-            return self.resolve().value_on(name, sm)
+            return self.default_params.value_on(name, sm)
         raise KeyError(f"no default for parameter '{name}' of design '{self.name}'")
 
     def check_grid(self, grid: dict) -> None:

@@ -254,8 +254,8 @@ class Bow(Design):
         bow_bypass_share x hits (results consumed only inside the window).
         """
         c, profile = ctx.coef, ctx.profile
-        window = ctx.value("window", DEFAULTS["window"])
-        bypass_on = ctx.value("write_bypass", DEFAULTS["write_bypass"])
+        window = ctx.param("window")
+        bypass_on = ctx.param("write_bypass")
         hist = profile_reuse_hist(profile)
         look = np.maximum(window - 1.0, 0.0)
         near = near_fraction_from_hist(hist, look) if hist is not None else 0.3 * np.minimum(look, 3.0) / 3.0
@@ -306,7 +306,7 @@ class Bow(Design):
             return buf.structure("bow_buffer", copies=copies)
 
         coll = sm_param(sm, grid, "collector_units")
-        values = {"window": grid.get("window", DEFAULTS["window"]), "copies": coll}
+        values = {"window": self.grid_param(sm, grid, "window"), "copies": coll}
         return [*base, structure_over_grid("bow_buffer", values, buffer)]
 
 

@@ -1602,12 +1602,11 @@ class Cerf(Design):
         Register File")."""
         from rfmodel.analytic.model import AnalyticContext, resident_warps
 
-        d = CerfParams()
         sm = ctx.sm
-        ways = ctx.value("ways", d.ways)
-        tb = ctx.value("tag_banks", d.tag_banks)
-        tag = ctx.value("tag_cycles", d.tag_cycles)
-        prio = np.asarray(ctx.grid.get("policy", d.policy), dtype=object) == "lru-prioritized"
+        ways = ctx.param("ways")
+        tb = ctx.param("tag_banks")
+        tag = ctx.param("tag_cycles")
+        prio = np.asarray(self.grid_param(ctx.sm, ctx.grid, "policy"), dtype=object) == "lru-prioritized"
         prof = ctx.profile
         regs_sm = np.asarray(ctx.grid.get("regs_per_sm", sm.regs_per_sm), dtype=np.float64)
         lines = regs_sm * 4.0 / BLOCK_BYTES
@@ -1711,7 +1710,6 @@ class Cerf(Design):
         from rfmodel.energy.accounting import structure_over_grid
         from rfmodel.tech.structures import tag_array
 
-        d = CerfParams()
         keep = ("collector_units", "main_cell")
         sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k in keep}
         parts = sm_structures(sm, sm_grid, tech)
@@ -1726,5 +1724,8 @@ class Cerf(Design):
             # the cost is one tag bank's: its area, leakage and bits count once per bank
             return cost.structure("cerf_tag", copies=int(tag_banks))
 
-        values = {"ways": grid.get("ways", d.ways), "tag_banks": grid.get("tag_banks", d.tag_banks)}
+        values = {
+            "ways": self.grid_param(sm, grid, "ways"),
+            "tag_banks": self.grid_param(sm, grid, "tag_banks"),
+        }
         return [*parts, structure_over_grid("cerf_tag", values, tags), *l2_structures(sm)]

@@ -1188,11 +1188,10 @@ class Corf(Design):
         saves one bank read.  CORF++'s warp-per-bank mapping serializes a warp's sources in its bank.
         Occupancy of physical registers: with virtualization the live registers' written bytes (the
         profile's live_regs and write_bytes) times a calibrated factor, without it a packing ratio."""
-        d = CorfParams()
         pr = ctx.profile.need("source_pairs")
-        coal = np.asarray(ctx.grid.get("coalesce", d.coalesce))
-        alloc = np.asarray(ctx.grid.get("alloc", d.alloc))
-        virt = ctx.value("virtualize", d.virtualize)
+        coal = np.asarray(self.grid_param(ctx.sm, ctx.grid, "coalesce"))
+        alloc = np.asarray(self.grid_param(ctx.sm, ctx.grid, "alloc"))
+        virt = ctx.param("virtualize")
         realize = np.where(
             alloc == "align",
             ctx.coef["corf_coal_align"],
@@ -1201,7 +1200,7 @@ class Corf(Design):
         fit = np.asarray(realize, dtype=np.float64) * pr.src_narrow_fit
         share = np.asarray(np.where(coal == "none", 0.0, pr.src_same_reg + fit), dtype=np.float64)
         saved = share * pr.multi_src_share / max(pr.reads_per_instr, 1e-9)  # per operand read
-        wb = ctx.value("warp_bank", d.warp_bank) > 0
+        wb = ctx.param("warp_bank") > 0
         spread = ctx.coef["corf_greedy_spread"]
         r, w = ctx.reads, ctx.writes
         live = pr.live_regs / max(float(pr.regs_per_thread), 1.0) * pr.write_bytes / 4.0
@@ -1214,7 +1213,7 @@ class Corf(Design):
         phys = np.asarray(ctx.grid.get("regs_per_sm", ctx.sm.regs_per_sm), dtype=np.float64) / 32.0
         # the renaming table's lookups come first: one RT bank per register bank (the warp's own with
         # warp_bank, whatever bank the register overflowed to), rt_ports lookups a cycle
-        rt = np.asarray(ctx.value("rt_ports", d.rt_ports), dtype=np.float64)
+        rt = np.asarray(ctx.param("rt_ports"), dtype=np.float64)
         ports = np.asarray(sm_param(ctx.sm, ctx.grid, "bank_rw_ports")) + np.asarray(
             sm_param(ctx.sm, ctx.grid, "bank_read_ports")
         )

@@ -1329,11 +1329,10 @@ class Ltrf(Design):
         """
         c, profile, sm = ctx.coef, ctx.profile, ctx.sm
         strands = self.kind == "strand"
-        d = self.Params()
-        n_reg = ctx.value("regs_per_interval", d.regs_per_interval)
+        n_reg = ctx.param("regs_per_interval")
         mb = grid_main_banks(sm, ctx.grid)
         banks = np.asarray(mb, dtype=np.float64)
-        active = ctx.value("active_warps", d.active_warps)
+        active = ctx.param("active_warps")
         read_x, write_x = grid_bank_timing(sm, ctx.grid, mb)
         net = grid_network_cycles(sm, ctx.grid, mb)
         lat, occ, xex = analytic_timing(ctx.grid, read_x, net)

@@ -1170,10 +1170,10 @@ class Malekeh(Design):
         table falls back to near(RTHLD) x near_hit.
         """
         c, sm, grid = ctx.coef, ctx.sm, ctx.grid
-        rthld = ctx.value("rthld", DEFAULTS["rthld"])
-        sthld = ctx.value("sthld", DEFAULTS["sthld"])
-        adaptive = ctx.value("adaptive", DEFAULTS["adaptive"])
-        interval = ctx.value("interval_cycles", DEFAULTS["interval_cycles"])
+        rthld = ctx.param("rthld")
+        sthld = ctx.param("sthld")
+        adaptive = ctx.param("adaptive")
+        interval = ctx.param("interval_cycles")
         G = sm.schedulers_per_sm if sm.sub_core else 1
         ccus = np.maximum(np.asarray(sm_param(sm, grid, "collector_units"), dtype=np.float64) / G, 1.0)
         warps = np.maximum(np.asarray(ctx.resident_warps, dtype=np.float64) / G, 1.0)
@@ -1209,7 +1209,7 @@ class Malekeh(Design):
         the CTs taken from their warps and the allocator's STHLD wait, both per instruction; ``ccts`` the
         SM's CTs."""
         c = ctx.coef
-        entries = ctx.value("ct_entries", DEFAULTS["ct_entries"])
+        entries = ctx.param("ct_entries")
         loss = c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld)
         # a table taken while its warp stalls: per instruction, the chance over its mean stall (the
         # single-warp cycles per instruction beyond one); a table of near values is taken only after the
@@ -1266,7 +1266,7 @@ class Malekeh(Design):
             cc = collector_cache(int(entries), sm.threads_per_warp * 32, node_nm=node, cell=cell)
             return cc.structure("ccu", copies=copies)
 
-        values = {"entries": grid.get("ct_entries", DEFAULTS["ct_entries"]), "copies": coll}
+        values = {"entries": self.grid_param(sm, grid, "ct_entries"), "copies": coll}
         return [*base, structure_over_grid("ccu", values, ccu)]
 
 

@@ -235,9 +235,8 @@ def entries_per_warp(p: RfcParams, sm) -> int:
 
 def analytic_entries(ctx) -> np.ndarray:
     """Cache entries (warp registers) per active warp: ``rfc_kb`` split over ``active_warps x S``."""
-    d = RfcParams()
-    kb = ctx.value("rfc_kb", d.rfc_kb)
-    active = ctx.value("active_warps", d.active_warps)
+    kb = ctx.param("rfc_kb")
+    active = ctx.param("active_warps")
     return np.maximum(1.0, np.floor(kb * 1024.0 / WARP_REG_BYTES / (active * ctx.sm.schedulers_per_sm)))
 
 
@@ -303,7 +302,7 @@ class Rfc(Design):
         main-RF queue at the IPC it leaves (:func:`~rfmodel.analytic.model.ipc_fixed_point`)."""
         c, profile, sm = ctx.coef, ctx.profile, ctx.sm
         e = analytic_entries(ctx) + np.asarray(c["rfc_late_entries"])
-        policy = ctx.value("rfc_policy", RfcParams().rfc_policy)
+        policy = ctx.param("rfc_policy")
         flush = two_level_flag(sm) * np.asarray(c["rfc_flush"])
         hit = np.where(
             policy > 0,

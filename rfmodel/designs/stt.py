@@ -287,14 +287,13 @@ class Stt(Design):
         """The interval model with the cell's read and write bank times; with a buffer, a write that finds
         its bank busy is absorbed unless the buffer blocks, waits behind the reads, and its near consumers
         read it from the buffer (docs/models.md, "STT-RAM register file")."""
-        d = SttParams()
-        grid = {**ctx.grid, "main_cell": ctx.grid.get("main_cell", d.main_cell)}
+        grid = {**ctx.grid, "main_cell": self.grid_param(ctx.sm, ctx.grid, "main_cell")}
         read_x, write_x = grid_bank_timing(ctx.sm, grid)
         R, W = np.maximum(read_x, 1.0), np.maximum(write_x, 1.0)
-        K = ctx.value("wb_entries", d.wb_entries)
-        shared = ctx.value("wb_shared", d.wb_shared)
-        bdi = ctx.value("bdi", d.bdi)
-        codec = np.where(bdi > 0, ctx.value("codec_cycles", d.codec_cycles), 0.0)
+        K = ctx.param("wb_entries")
+        shared = ctx.param("wb_shared")
+        bdi = ctx.param("bdi")
+        codec = np.where(bdi > 0, ctx.param("codec_cycles"), 0.0)
         B = np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"), dtype=np.float64)
         prof = ctx.profile.need("bdi_writes")
         c = ctx.coef
@@ -407,11 +406,10 @@ class Stt(Design):
         group in ``rf_write_groups``), collectors, crossbar, the SRAM write buffer and the BDI codec."""
         from rfmodel.tech.structures import bdi_codec, tag_array, write_buffer
 
-        d = SttParams()
-        g = {**grid, "main_cell": grid.get("main_cell", d.main_cell)}
+        g = {**grid, "main_cell": self.grid_param(sm, grid, "main_cell")}
         sm_grid = {k: v for k, v in g.items() if k in sm.to_dict() or k in ("collector_units", "main_cell")}
         bank, coll, xbar = sm_structures(sm, sm_grid, tech)
-        bdi = np.asarray(grid.get("bdi", d.bdi))
+        bdi = np.asarray(self.grid_param(sm, grid, "bdi"))
         fixed = bank.write_pj if bank.write_fixed_pj is None else bank.write_fixed_pj
         z = 0 * np.asarray(bank.write_pj)
         rf_bank = replace(bank, write_pj=_s(np.where(bdi > 0, fixed, bank.write_pj) + z))
@@ -433,8 +431,8 @@ class Stt(Design):
                 "KB (> 0), or leave it out for wb_entries x 128 B"
             )
         values = {
-            "entries": grid.get("wb_entries", d.wb_entries),
-            "shared": grid.get("wb_shared", d.wb_shared),
+            "entries": self.grid_param(sm, grid, "wb_entries"),
+            "shared": self.grid_param(sm, grid, "wb_shared"),
             "banks": sm_param(sm, grid, "num_banks"),
         }
 
