@@ -443,10 +443,6 @@ class AnalyticContext:
         self.reads = self.n * profile.reads_per_instr
         self.writes = self.n * profile.writes_per_instr
 
-    def value(self, name: str, default) -> np.ndarray:
-        """A design parameter's grid array (float), else ``default``."""
-        return grid_value(self.grid, name, default)
-
     def param(self, name: str) -> np.ndarray:
         """A design parameter over the grid (float): the grid's array where the grid sets it, else the
         design's default on this SM (``DesignParams.value_on``), resolved once for the design."""
