@@ -68,8 +68,6 @@ class BowParams(SlowBankParams, kind="design.bow"):
     )
 
 
-#: the defaults by name
-DEFAULTS = BowParams().to_dict()
 #: BOW's own free coefficients (default, lower, upper)
 BOW_CALIBRATION = {
     "bow_hit_scale": (0.9, 0.3, 1.2),  # window-forwarded share of the reuses within window - 1
@@ -310,4 +308,4 @@ class Bow(Design):
         return [*base, structure_over_grid("bow_buffer", values, buffer)]
 
 
-__all__ = ["DEFAULTS", "Bow", "BowParams", "window_masks"]
+__all__ = ["Bow", "BowParams", "window_masks"]
