@@ -854,11 +854,11 @@ def _evaluate_simulate(
                 if progress is not None:
                     progress(_base + done, total)
 
-            typed = d.resolve(dparams)
+            typed = d.resolve(dparams)  # once: every stage of the design takes the typed parameters
             key = (sm_pt.num_banks, *(getattr(typed, k) for k in d.compile_params))
             if key not in programs:
-                programs[key] = d.program_for(trace, dparams, sm_pt, kernel)
-            run = simulate_trace(trace, sm_pt, d, dparams, opts, progress=tick, program=programs[key])
+                programs[key] = d.program_for(trace, typed, sm_pt, kernel)
+            run = simulate_trace(trace, sm_pt, d, typed, opts, progress=tick, program=programs[key])
             done_before += trace.n_instrs
             for k in metric_names:
                 v = run.metrics.get(k)

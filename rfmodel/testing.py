@@ -219,7 +219,8 @@ def check_needing_the_trace_is_said(ctx):
     from rfmodel.evaluate import resolve_gpu
     from rfmodel.sim import SimOptions
 
-    msg = _raises(RfmodelError, "trace", ctx.design.sim_setup, resolve_gpu(ctx.gpu), {}, SimOptions())
+    d = ctx.design
+    msg = _raises(RfmodelError, "trace", d.sim_setup, resolve_gpu(ctx.gpu), d.default_params, SimOptions())
     assert not msg, msg
 
 

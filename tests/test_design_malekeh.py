@@ -144,7 +144,7 @@ def test_one_write_port_drops_the_second_result():
 def _state(E=4):
     sm = make_sm()
     params = {"ct_entries": E, "adaptive": 0}
-    ints, _floats = mk.malekeh_state(sm, params, SimOptions(), np.zeros(2, np.int64), 1)
+    ints, _floats = mk.malekeh_state(sm, mk.Malekeh().resolve(params), SimOptions(), np.zeros(2, np.int64), 1)
     return ints
 
 

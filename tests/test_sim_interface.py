@@ -389,7 +389,8 @@ def test_the_per_row_tables_have_a_value_for_every_row_whether_or_not_they_are_m
         sm = resolve_gpu(gpu)
         trace = load_workload("saxpy", max_warps=4).trace
         opts = SimOptions()
-        setup = get_design("baseline").sim_setup(sm, {}, opts, trace=trace)
+        d = get_design("baseline")
+        setup = d.sim_setup(sm, d.default_params, opts, trace=trace)
         p = _prepare(trace, sm, setup, opts)
         rows = len(trace.op)
         for t in (C.T_SECTORS, C.T_REQ_FLITS, C.T_REP_FLITS):

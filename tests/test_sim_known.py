@@ -9,14 +9,16 @@ that same cycle.  Cycles are counted up to and including the last write-back.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 from numba import njit
 
-from rfmodel.designs.base import NEVER, Design, SimHooks, SimSetup, bank_header, standard_bank
+from rfmodel.designs.base import NEVER, Design, DesignParams, SimHooks, SimSetup, bank_header, standard_bank
 from rfmodel.errors import RfmodelError
 from rfmodel.sim import SimOptions, occupancy, simulate_trace, trace_from_warps
-from rfmodel.spec import get_preset
+from rfmodel.spec import get_preset, param
 from rfmodel.spec.sm import CollectorSpec, L1DSpec, LatencySpec
 
 
@@ -413,13 +415,19 @@ def _wake_when_released(ints, floats, a, b, c, d, cycle):
     return ints[7] if cycle < ints[7] else NEVER
 
 
+@dataclass(frozen=True)
+class _ProbeParams(DesignParams, kind="design.probe"):
+    hold: int = param(0, bounds=(0, 1000), doc="cycles the probe holds the first issue")
+
+
 class _Probe(Design):
     name = "probe"
+    Params = _ProbeParams
 
-    def sim_setup(self, sm, params, options, trace=None):
+    def sim_setup(self, sm, p, options, trace=None):
         ints = np.zeros(8, dtype=np.int64)
         ints[:6] = bank_header(sm)
-        ints[7] = params.get("hold", 0)
+        ints[7] = p.hold
         hooks = SimHooks(
             operand=_elsewhere,
             write=_write_elsewhere,
@@ -428,7 +436,7 @@ class _Probe(Design):
         )
         return SimSetup(hooks=hooks, ints=ints, stall_reasons=("held",), counters={"served_elsewhere": 6})
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         return {"events": {}}
 
 
@@ -447,8 +455,8 @@ def test_design_hooks_change_where_operands_come_from():
 
 def test_time_dependent_hooks_without_upkeep_are_reported():
     class NoUpkeep(_Probe):
-        def sim_setup(self, sm, params, options, trace=None):
-            s = super().sim_setup(sm, params, options, trace)
+        def sim_setup(self, sm, p, options, trace=None):
+            s = super().sim_setup(sm, p, options, trace)
             s.hooks = s.hooks._replace(upkeep=SimHooks().upkeep)
             return s
 
@@ -475,22 +483,27 @@ def _count_pool_events(ints, floats, warp, event, sched, z, cycle):
     return 0
 
 
+@dataclass(frozen=True)
+class _OrderParams(DesignParams, kind="design.order"):
+    prefer: int = param(-1, bounds=(-1, 64), doc="the warp put first (-1: none)")
+    pool: int = param(8, bounds=(1, 64), doc="the two-level scheduler's pool")
+
+
 class _Order(Design):
-    """Records issue cycles per warp and pool events; prefers warp ``params['prefer']`` if given."""
+    """Records issue cycles per warp and pool events; prefers warp ``p.prefer`` if given."""
 
     name = "order"
+    Params = _OrderParams
 
-    def sim_setup(self, sm, params, options, trace=None):
+    def sim_setup(self, sm, p, options, trace=None):
         ints = np.zeros(24, dtype=np.int64)  # 8.. issue cycles of warps 0-5, 20/21 pool events
         ints[:6] = bank_header(sm)
-        ints[7] = params.get("prefer", -1)
+        ints[7] = p.prefer
         hooks = SimHooks(issued=_record_issue, prefer=_prefer_one_warp, pool=_count_pool_events)
         counters = {"first0": 8, "last0": 9, "first1": 10, "last1": 11, "pool_leave": 20, "pool_enter": 21}
-        return SimSetup(
-            hooks=hooks, ints=ints, counters=counters, prefer="prefer" in params, pool=params.get("pool", 8)
-        )
+        return SimSetup(hooks=hooks, ints=ints, counters=counters, prefer=p.prefer >= 0, pool=p.pool)
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         return {"events": {}}
 
 
@@ -592,8 +605,8 @@ def _bank_out_of_range(ints, floats, warp, row, k, reg, cycle):
 
 
 class _BadBank(_Probe):
-    def sim_setup(self, sm, params, options, trace=None):
-        s = super().sim_setup(sm, params, options, trace)
+    def sim_setup(self, sm, p, options, trace=None):
+        s = super().sim_setup(sm, p, options, trace)
         s.hooks = s.hooks._replace(operand=_bank_out_of_range)
         return s
 

@@ -3,12 +3,15 @@ traffic (``SimSetup.mem_queue``), against the SM's own L1D path (tests/test_sim_
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit
 from test_sim_known import LINE, l1d, l2_path_sm, run
 
-from rfmodel.designs.base import Design, SimHooks, SimSetup, bank_header
+from rfmodel.designs.base import Design, DesignParams, SimHooks, SimSetup, bank_header
 from rfmodel.sim import core, trace_from_warps
+from rfmodel.spec import param
 
 # the design's state: bank header [0:6], then: 6 mode, 7 hit latency, 8 hook calls, 9 fills seen,
 # 10 last fill cycle, 11 queue requested, then the queue at Q
@@ -44,16 +47,24 @@ def _issued(ints, floats, warp, row, scheduler, record, cycle):
     return 0
 
 
+@dataclass(frozen=True)
+class _MemParams(DesignParams, kind="design.memtest"):
+    mode: int = param(OWN, choices=(OWN, SERVE, MISS), doc="how the design's L1D answers")
+    hit: int = param(3, bounds=(0, 100), doc="its hit latency")
+    queue: int = param(0, choices=(0, 1), doc="1: it spills and fills one line each")
+
+
 class _Mem(Design):
     """A test design: its L1D answers by ``mode``; with ``queue`` it spills and fills one line each."""
 
     name = "memtest"
+    Params = _MemParams
 
-    def sim_setup(self, sm, params, options, trace=None):
+    def sim_setup(self, sm, p, options, trace=None):
         ints = np.zeros(Q + 2 + 3 * 4, dtype=np.int64)
         ints[:6] = bank_header(sm)
-        ints[MODE], ints[HIT_LAT] = params.get("mode", OWN), params.get("hit", 3)
-        queue = params.get("queue", 0)
+        ints[MODE], ints[HIT_LAT] = p.mode, p.hit
+        queue = p.queue
         ints[Q + 1] = 4 if queue else 0
         counters = {"hook_l1_calls": CALLS, "fills_seen": FILLS, "last_fill": LAST_FILL}
         for i in range(2):
@@ -62,7 +73,7 @@ class _Mem(Design):
             hooks=SimHooks(l1=_l1, issued=_issued), ints=ints, counters=counters, mem_queue=Q if queue else -1
         )
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         return {"events": {}}
 
 

@@ -34,7 +34,7 @@ wait of a read is the non-preemptive priority M/D/1 value::
     W_read = s * rho / (2 P (1 - rho_w) (1 - rho)),   rho = (lambda_r + lambda_w) / P
 
 with ``s`` a calibrated burstiness factor (1 for Poisson batches).  With writes that hold a bank
-``wr`` times as long as a read (STT-RAM) and a share ``defer`` of them held back in a write buffer until
+``wr`` times as long as a read (slow cells) and a share ``defer`` of them held back in a write buffer until
 no read waits (:func:`read_wait_split_at`), in read service times and with ``u_r``, ``u_w`` the reads' and
 writes' utilizations::
 

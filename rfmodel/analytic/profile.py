@@ -43,10 +43,9 @@ Added for the calibrated model (docs/models.md):
   L1D lines of loads and atomics only (stores write through and do not wait for DRAM);
   ``instrs_per_warp``: the mean dynamic instructions of one warp.
 
-The tables only some designs read are theirs, registered by their modules (:class:`TableGroup`): the
-register caches' (``rfmodel/designs/regcache.py``), the register intervals (``rfmodel/designs/ltrf.py``),
-Malekeh's collector cache table, the Cache-Emulated RF's shared stack, STT's compressed writes and CORF's
-source pairs.
+The tables only some designs read are theirs, registered by the design modules that read them
+(:class:`TableGroup`, in ``rfmodel/designs/``): built on first use, cached with the profile, and named by
+nothing here.
 """
 
 from __future__ import annotations
@@ -95,7 +94,7 @@ SCHED_MAX_INSTRS = 30_000
 #: the profile's tables that only some designs read, by group, and the fields each group fills: a profile
 #: built without a group (``profile_trace(tables=...)``) builds it on first use (:meth:`WorkloadProfile.need`)
 TABLE_GROUPS = {
-    "chain2": ("chain2",),  # the two-level scheduler's pool, greedy warp-per-bank, LTRF's latency terms
+    "chain2": ("chain2",),  # the two-level scheduler's pool, greedy warp-per-bank, intervals' latency
     # the list schedules of the SM's issue resources (``profile_trace``'s ``sched``), cell by cell: a query
     # builds the cells its fixed point reads (:meth:`WorkloadProfile.build_sched`), ``need`` every one
     "sched": ("sched_cpi",),

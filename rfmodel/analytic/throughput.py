@@ -408,7 +408,8 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     # warp-per-bank: every read of an instruction falls in its warp's one bank, whose load is then the
     # instruction's read count (the one-bank row of the table: E[ceil(k / P)], not ceil(E[k] / P), which
     # charged every instruction of a warp a second cycle on two ports where only those with three sources
-    # take it: CORF++ on gemm_micro8x8, volta-v100, 1.73 stall cycles per instruction against 0.15)
+    # take it: a warp-per-bank allocator on gemm_micro8x8, volta-v100, 1.73 stall cycles per instruction
+    # against 0.15)
     if mapping == "scattered":  # an allocator's banks: each distinct source in any bank of the pool alike
         ser, excess = profile.ser_scattered(Bi, P)
     else:
@@ -819,7 +820,7 @@ def interval_model(
     makes bank arrivals burstier by ``1 + align_burst / rotations``.  ``bank_cycles``: cycles one
     bank access holds its bank and takes to deliver (slow main-RF banks); serialization, queueing
     and the bank bound scale with it.  ``bank_write_cycles``: cycles a write holds its bank (default
-    ``bank_cycles``; STT-RAM's are longer): the writes' share of the bank bound and queue, and the wait
+    ``bank_cycles``; slow cells' are longer): the writes' share of the bank bound and queue, and the wait
     of a consumer behind its producer's write (``write_hold``: that wait in cycles beyond a one-cycle
     write, default ``bank_write_cycles - 1``; a write buffer that serves the value shortens it);
     ``write_defer``: the share of the writes a write buffer holds back until no read waits (they queue

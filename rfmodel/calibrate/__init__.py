@@ -336,9 +336,8 @@ def _simulate_job(job: dict) -> dict:
         job["workload"], sm, arch=DEFAULT_ARCH, seed=job["seed"], max_warps=job["max_warps"]
     )
     point = dict(job["params"])
-    run = simulate_trace(
-        trace, _point_sm(sm, point), d, {k: v for k, v in point.items() if k in d.parameters}, SimOptions()
-    )
+    typed = d.resolve({k: v for k, v in point.items() if k in d.parameters})
+    run = simulate_trace(trace, _point_sm(sm, point), d, typed, SimOptions())
     rec = {
         k: float(v) for k, v in run.metrics.items() if isinstance(v, (int, float, np.integer, np.floating))
     }

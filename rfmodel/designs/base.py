@@ -422,9 +422,13 @@ class Design:
             cls.parameters = cls.Params.field_names()
 
     # ------------------------------------------------------------------ parameters
-    def resolve(self, params: dict | None = None) -> DesignParams:
+    def resolve(self, params: dict | DesignParams | None = None) -> DesignParams:
         """The typed parameters of one design point (defaults filled in, every value validated; an unknown
-        name is a :class:`SpecError` naming the nearest valid one)."""
+        name is a :class:`SpecError` naming the nearest valid one).  The engines resolve a point once, at
+        their boundary, and hand the typed object to every stage (:meth:`launch_sm`, :meth:`compile`,
+        :meth:`sim_setup`, :meth:`sim_metrics`); typed parameters of this design come back as they are."""
+        if isinstance(params, self.Params):
+            return params
         values = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in (params or {}).items()}
         return self.Params.from_dict(values, where=f"design '{self.name}'")
 
@@ -528,10 +532,11 @@ class Design:
         None by default (no pass).  The engines run it once per (kernel, ``compile_params`` values)."""
         return None
 
-    def program_for(self, trace, params: dict, sm, kernel=None):
+    def program_for(self, trace, params: dict | DesignParams, sm, kernel=None):
         """The compiled program of one simulation: the pass over the trace's static kernel (``kernel`` if the
         workload came with it, else the one its ``kernel_source`` names, when it matches the trace), or
-        None when there is no pass or no static kernel (designs then work on the dynamic trace)."""
+        None when there is no pass or no static kernel (designs then work on the dynamic trace).
+        ``params``: the point's typed parameters (a dict is resolved here)."""
         if type(self).compile is Design.compile:
             return None
         from rfmodel.workload.static import static_kernel
@@ -539,7 +544,7 @@ class Design:
         k = static_kernel(trace, kernel)
         return None if k is None else self.compile(k, self.resolve(params), sm)
 
-    def launch_sm(self, sm, params: dict, trace):
+    def launch_sm(self, sm, p: DesignParams, trace):
         """The SM a kernel runs on under this design: ``sm`` itself by default; a design that
         re-partitions its on-chip memory when a kernel is launched (from the kernel's register demand)
         returns the spec with the SM fields it chose (``regs_per_sm``, ``l1d``, ...).  The simulator calls
@@ -557,8 +562,9 @@ class Design:
         """The structures the energy accounting charges, their costs broadcast over the grid."""
         raise NotImplementedError(f"design '{self.name}' declares no structures")
 
-    def sim_setup(self, sm, params: dict, options, trace=None, program=None) -> SimSetup:
-        """Hooks and state for one simulation of this design (``params``: the design point).
+    def sim_setup(self, sm, p: DesignParams, options, trace=None, program=None) -> SimSetup:
+        """Hooks and state for one simulation of this design (``p``: the design point's typed parameters,
+        :meth:`resolve`'s, resolved once by the simulator).
 
         ``trace``: the :class:`~rfmodel.workload.ir.Trace` being simulated, for designs whose
         state holds per-row data (interval entries, dead-operand bits, reuse hints); the
@@ -580,9 +586,9 @@ class Design:
             return "share"
         return "level" if name.endswith(LEVEL_SUFFIXES) else "count"
 
-    def sim_metrics(self, sm, params: dict, setup: SimSetup, counts: dict) -> dict:
+    def sim_metrics(self, sm, p: DesignParams, setup: SimSetup, counts: dict) -> dict:
         """Structure events (``{"events": {structure: (reads, writes)}}``) and the design's metrics from a
-        run's counts.
+        run's counts (``p``: the point's typed parameters, as :meth:`sim_setup` got them).
 
         ``counts`` holds the simulator's counters by name (``reads``, ``writes``,
         ``bank_read_acc``, ``bank_write_acc``, ...; see ``rfmodel.sim.core.K_FIELDS``)

@@ -51,26 +51,25 @@ class Baseline(Design):
     supports_simulate = True
 
     # ------------------------------------------------------------------ simulator hooks
-    def sim_setup(self, sm, params, options, trace=None, program=None):
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         """Every operand is read from, and every result written to, its bank (``SMSpec.bank_of``).
 
         The hooks are the standard ones of :class:`~rfmodel.designs.base.SimHooks`; the
         state is the bank-mapping header (registers shifted by one in GPGPU-Sim mode).
         """
-        p = self.resolve(params)
         ints = bank_header(sm, gpgpusim_offset(options))
         # the banks' cell and main_rf_latency_x: cycles per read and write access, timed by the simulator's
         # arbiter (more than one: one access at a time per bank)
         return SimSetup(hooks=SimHooks(), ints=ints, pool=p.active_warps, **sim_bank_cycles(sm, p))
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         """Bank accesses feed the banks; every operand and result crosses the crossbar once."""
         reads = float(counts["reads"])
         writes = float(counts["writes"])
         bank_r = float(counts["bank_read_acc"])
         bank_w = float(counts["bank_write_acc"])
         return {
-            **timing_metrics(*bank_timing(sm, self.resolve(params))),
+            **timing_metrics(*bank_timing(sm, p)),
             "events": {
                 "rf_bank": (bank_r, bank_w),
                 "crossbar": (reads + writes, 0.0),

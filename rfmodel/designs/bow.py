@@ -198,10 +198,9 @@ class Bow(Design):
     needs_trace = True
     size_parameters = {"window": ("bow_buffer",)}
 
-    def sim_setup(self, sm, params, options, trace=None, program=None):
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         if trace is None:
             raise RfmodelError("design 'bow' needs the trace being simulated: sim_setup(..., trace=trace)")
-        p = self.resolve(params)
         masks, flushes = window_masks(
             trace.warp_ptr.astype(np.int64),
             trace.src,
@@ -221,7 +220,7 @@ class Bow(Design):
         ints[CNT["bow_flushes"]] = int(flushes)
         return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), **sim_bank_cycles(sm, p))
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         hits = float(counts["bow_hits"])
         reads = float(counts["reads"])
         bank_r = float(counts["bank_read_acc"])
@@ -229,7 +228,7 @@ class Bow(Design):
         rfw = float(counts["bow_rf_writes"])
         results = rfw + float(counts["bow_bypassed_writes"])
         return {
-            **timing_metrics(*bank_timing(sm, self.resolve(params))),
+            **timing_metrics(*bank_timing(sm, p)),
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": float(counts["bow_misses"]),

@@ -1463,12 +1463,11 @@ class Cerf(Design):
         return static_dead_bits(kernel)
 
     # ------------------------------------------------------------------ simulator hooks
-    def sim_setup(self, sm, params, options, trace=None, program=None):
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         if trace is None:
             raise RfmodelError("design 'cerf' needs the trace being simulated (its rows' source registers)")
-        p = self.resolve(params)
         if program is None:
-            program = self.program_for(trace, params, sm)
+            program = self.program_for(trace, p, sm)
         lines, sets, per_bank = geometry(sm, p)
         src = np.asarray(trace.src)
         top = int(src[src != NONE].max()) + 1 if np.any(src != NONE) else 1
@@ -1541,8 +1540,7 @@ class Cerf(Design):
             info=info,
         )
 
-    def sim_metrics(self, sm, params, setup, counts):
-        p = self.resolve(params)
+    def sim_metrics(self, sm, p, setup, counts):
         ints = setup.ints
         cycles = max(float(counts["last_retire"] + 1 if counts["retired"] else 0), 1.0)
         # the entry-cycles after the last change: the counts at the end, to the run's last cycle

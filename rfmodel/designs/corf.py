@@ -1021,7 +1021,7 @@ class Corf(Design):
         """Affinity graph, exclusive pairs and alignment of the static kernel, and its dead-operand bits.
         ``executions``: each static instruction's executions per warp (``affinity = "trips"``; without
         them the loop-depth weights)."""
-        p = params if isinstance(params, CorfParams) else self.resolve(params)
+        p = self.resolve(params)
         from dataclasses import replace
 
         if p.affinity == "trips" and executions is not None:
@@ -1037,7 +1037,7 @@ class Corf(Design):
         )
         return prog, value_dead_bits(kernel)
 
-    def program_for(self, trace, params: dict, sm, kernel=None):
+    def program_for(self, trace, params: dict | CorfParams, sm, kernel=None):
         """The compiler pass over the trace's static kernel, with each static instruction's executions per
         warp in the trace as its affinity weight (``affinity = "trips"``)."""
         from rfmodel.workload.static import static_kernel
@@ -1054,14 +1054,13 @@ class Corf(Design):
         return self.compile(k, p, sm, executions=ex)
 
     # ------------------------------------------------------------------ simulator hooks
-    def sim_setup(self, sm, params, options, trace=None, program=None):
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         if trace is None:
             raise RfmodelError("design 'corf' needs the trace being simulated (the written values' widths)")
         from rfmodel.designs.cerf import _dead_rows
 
-        p = self.resolve(params)
         if program is None:
-            program = self.program_for(trace, params, sm)
+            program = self.program_for(trace, p, sm)
         meta = 0
         if program is not None and p.alloc == "pairs":
             meta = program[0].metadata_instructions
@@ -1131,7 +1130,7 @@ class Corf(Design):
             floats=np.array([meta, code, issued_meta], dtype=np.float64),
         )
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         reads, writes = float(counts["reads"]), float(counts["writes"])
         bank_r, bank_w = float(counts["bank_read_acc"]), float(counts["bank_write_acc"])
         saved = float(counts["reads_saved"])

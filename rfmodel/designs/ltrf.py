@@ -1201,8 +1201,7 @@ class Ltrf(Design):
             kernel, params.regs_per_interval, kind, self.conf, params.banks(sm), params.main_rf_bank_regs
         )
 
-    def sim_setup(self, sm, params, options, trace=None, program=None):
-        p = self.resolve(params)
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         if trace is None:
             raise RfmodelError(
                 f"design '{self.name}' needs the trace being simulated: sim_setup(..., trace=...)"
@@ -1268,11 +1267,11 @@ class Ltrf(Design):
         )
         return setup
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         pf = float(counts["prefetches"])
         dyn = float(counts["dynamic_intervals"])
         siv = float(counts["static_intervals"])
-        out = hierarchy_sim_metrics(sm, self.resolve(params), counts)
+        out = hierarchy_sim_metrics(sm, p, counts)
         # the LTRF family's own structure: the warp control block
         out["events"]["warp_control_block"] = (
             float(counts["reads"]) + float(counts["writes"]),

@@ -783,9 +783,9 @@ def hint_rows(trace, tables, rthld: int) -> tuple[np.ndarray, str]:
     return rows, f"static compiler pass ({mapped} of {trace.n_instrs} rows)"
 
 
-def malekeh_state(sm, params: dict, options, rows_packed: np.ndarray, n_warps: int):
-    """The int64/float64 state of a Malekeh run (layout at the top of the module)."""
-    p = Malekeh().resolve(params)
+def malekeh_state(sm, p: MalekehParams, options, rows_packed: np.ndarray, n_warps: int):
+    """The int64/float64 state of a Malekeh run (layout at the top of the module) for the typed
+    parameters ``p``."""
     E, sthld, adaptive, interval, seed = p.ct_entries, p.sthld, p.adaptive, p.interval_cycles, p.seed
     G, per, sub = groups_of(sm)
     W = max(int(sm.warps_per_sm), n_warps, 1)
@@ -1105,18 +1105,17 @@ class Malekeh(Design):
         with ``static_hints = 0`` (the trace's own distances are used)."""
         return static_hint_tables(kernel) if params.static_hints else None
 
-    def sim_setup(self, sm, params, options, trace=None, program=None):
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         """Cache tables, hints packed per trace row; ``trace`` is required (the simulator passes it)."""
         if trace is None:
             raise RfmodelError(
                 "design 'malekeh' needs the trace being simulated (its near/far hints are per trace row): "
-                "call sim_setup(sm, params, options, trace=trace), or simulate through rfmodel.sim"
+                "call sim_setup(sm, p, options, trace=trace), or simulate through rfmodel.sim"
             )
-        p = self.resolve(params)
         if program is None and self.kernel is not None:
-            program = self.program_for(trace, params, sm, self.kernel)
+            program = self.program_for(trace, p, sm, self.kernel)
         rows, hint_source = hint_rows(trace, program, p.rthld)
-        ints, floats = malekeh_state(sm, params, options, rows, trace.n_warps)
+        ints, floats = malekeh_state(sm, p, options, rows, trace.n_warps)
         return SimSetup(
             hooks=HOOKS,
             ints=ints,
@@ -1128,7 +1127,7 @@ class Malekeh(Design):
             info={"hint_source": hint_source},
         )
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         hits = float(counts["ccu_hits"])
         reads = float(counts["reads"])
         bank_r = float(counts["bank_read_acc"])
@@ -1138,7 +1137,7 @@ class Malekeh(Design):
         ccu_w = float(counts["ccu_fills"] + counts["ccu_writes"])
         iv = counts["sthld_intervals"]
         return {
-            **timing_metrics(*bank_timing(sm, self.resolve(params))),
+            **timing_metrics(*bank_timing(sm, p)),
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": bank_reads,

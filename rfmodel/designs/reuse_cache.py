@@ -299,12 +299,11 @@ class ReuseCache(Design):
         """The operand slots the compiler gave each static instruction's sources (:func:`slot_table`)."""
         return slot_table(kernel)
 
-    def sim_setup(self, sm, params, options, trace=None, program=None):
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         if trace is None:
             raise RfmodelError(
                 "design 'reuse_cache' needs the trace being simulated: sim_setup(..., trace=trace)"
             )
-        p = self.resolve(params)
         flagged = int(np.count_nonzero(trace.reuse))
         srcs = int(np.count_nonzero(trace.src != NONE))
         if flagged:
@@ -329,13 +328,13 @@ class ReuseCache(Design):
         info = {"flag_fraction": flag_fraction, "reuse_source": reuse_source, "slot_source": slot_source}
         return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), info=info, **sim_bank_cycles(sm, p))
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         hits = float(counts["reuse_hits"])
         reads = float(counts["reads"])
         writes = float(counts["writes"])
         bank_r, bank_w = float(counts["bank_read_acc"]), float(counts["bank_write_acc"])
         return {
-            **timing_metrics(*bank_timing(sm, self.resolve(params))),
+            **timing_metrics(*bank_timing(sm, p)),
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": float(counts["reuse_misses"]),

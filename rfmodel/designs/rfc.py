@@ -259,8 +259,7 @@ class Rfc(Design):
     size_parameters = {"rfc_kb": ("rf_cache",)}
 
     # ------------------------------------------------------------------ simulator
-    def sim_setup(self, sm, params, options, trace=None, program=None):
-        p = self.resolve(params)
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         lat, occ, xex, wocc = sim_main_rf_timing(p, sm)
         e = entries_per_warp(p, sm)
         W = sm.warps_per_sm
@@ -288,9 +287,9 @@ class Rfc(Design):
             pool=p.active_warps,
         )
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         return {
-            **hierarchy_sim_metrics(sm, self.resolve(params), counts),
+            **hierarchy_sim_metrics(sm, p, counts),
             "rfc_evictions": float(counts["rfc_evictions"]),
             "main_rf_wait_cycles": float(counts["main_rf_wait_cycles"]),
         }

@@ -218,10 +218,9 @@ class Stt(Design):
     neutral = {"main_cell": "sram-hp", "wb_entries": 0, "bdi": 0, "codec_cycles": 0}
 
     # ------------------------------------------------------------------ simulator hooks
-    def sim_setup(self, sm, params, options, trace=None, program=None):
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         """The standard banks with the cell's read/write times, the simulator's write buffer, and a write
         hook that counts the groups each value drives (sizes from the trace's ``compress`` column)."""
-        p = self.resolve(params)
         header = bank_header(sm, gpgpusim_offset(options))
         if trace is None:
             raise RfmodelError("design 'stt' needs the trace being simulated (the written values' sizes)")
@@ -245,8 +244,7 @@ class Stt(Design):
             **sim_bank_cycles(sm, p),
         )
 
-    def sim_metrics(self, sm, params, setup, counts):
-        p = self.resolve(params)
+    def sim_metrics(self, sm, p, setup, counts):
         reads, writes = float(counts["reads"]), float(counts["writes"])
         bank_r, bank_w = float(counts["bank_read_acc"]), float(counts["bank_write_acc"])
         hits = float(counts["wbuf_hits"])

@@ -182,6 +182,7 @@ class Unified(Design):
 
     # ------------------------------------------------------------------ the launch's split
     def split(self, sm, params, regs_per_thread, threads_per_cta, smem_per_cta, ctas) -> dict:
+        """The launch's split of the unified array (``params``: the point's typed parameters or a dict)."""
         p = self.resolve(params)
         cap = capacity_bytes(sm, p)
         if p.partition == "separate":
@@ -214,15 +215,15 @@ class Unified(Design):
             _SPLITS[key] = hit
         return hit
 
-    def launch_sm(self, sm, params, trace):
+    def launch_sm(self, sm, p, trace):
         ctas = _ctas(trace)
-        s = self.split(sm, params, trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes, ctas)
+        s = self.split(sm, p, trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes, ctas)
         if s["regs_per_sm"] == sm.regs_per_sm and s["l1d_bytes"] == sm.l1d.size_bytes:
             return sm
         return launched_sm(sm, s["regs_per_sm"], s["l1d_bytes"])
 
     # ------------------------------------------------------------------ simulator hooks
-    def sim_setup(self, sm, params, options, trace=None, program=None):
+    def sim_setup(self, sm, p, options, trace=None, program=None):
         """The standard banks (the launch's register file: ``launch_sm``) and the SM's L1D (the launch's
         size); the ``l1`` hook only counts store lines."""
         ints = np.concatenate([bank_header(sm, gpgpusim_offset(options)), np.zeros(2, dtype=np.int64)])
@@ -242,7 +243,7 @@ class Unified(Design):
             },
         )
 
-    def sim_metrics(self, sm, params, setup, counts):
+    def sim_metrics(self, sm, p, setup, counts):
         """``sm`` is the launch's.  Events: the register banks, the L1D's lines (hits read one, fills and
         stores write one: rows of the banks with ``launch``, the separate array otherwise), its tags, and the
         L2."""

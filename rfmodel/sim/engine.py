@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from rfmodel.designs.base import CLAIM_RING, Design, SimSetup, get_design
+from rfmodel.designs.base import CLAIM_RING, Design, DesignParams, SimSetup, get_design
 from rfmodel.designs.base import NEVER as DESIGN_NEVER
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.setassoc import SET_INDEX
@@ -797,7 +797,7 @@ def simulate_trace(
     trace: Trace,
     sm,
     design: str | Design = "baseline",
-    params: dict | None = None,
+    params: dict | DesignParams | None = None,
     options: SimOptions | dict | None = None,
     progress=None,
     program=_UNSET,
@@ -805,14 +805,15 @@ def simulate_trace(
     """Simulate ``trace`` (one SM's CTAs, in launch order) on ``sm`` with ``design``.
 
     ``params`` holds the design point's design parameters (SM fields are
-    already in ``sm``); ``progress(done, total)`` is called between chunks
+    already in ``sm``), a dict or the design's typed parameters (``Design.resolve``: resolved here once
+    and handed to every stage of the design); ``progress(done, total)`` is called between chunks
     of cycles with retired and total warp instructions.  ``program``: the
     design's compiled program (``Design.compile``; the façade compiles once per
     kernel and design point); left out, it is compiled here for this run.
     """
     opts = options if isinstance(options, SimOptions) else SimOptions.from_dict(options)
     d = get_design(design)
-    params = dict(params or {})
+    params = d.resolve(params)
     if sm.l1d.shmem_options:  # an adaptive L1D's share of the unified array at this kernel's occupancy
         sm = carved_l1d(sm, trace.shared_mem_bytes, occupancy(trace, sm)[0])
     sm = d.launch_sm(sm, params, trace)  # the SM fields the design chooses at the kernel's launch
