@@ -416,3 +416,24 @@ def test_the_simulator_reads_no_index_out_of_bounds(tmp_path):
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0 and "checked" in out.stdout, out.stderr[-2000:]
+
+
+def test_simulate_trace_resolves_the_point_once_and_refuses_unknown_names():
+    """A dict and the design's typed parameters give the same run; a name the design does not have is one
+    SpecError naming it, before anything runs (the hooks take the typed object, never the dict)."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.errors import SpecError
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.sim import simulate_trace
+
+    sm = resolve_gpu("fermi-gtx480")
+    trace = load_workload("saxpy", max_warps=4).trace
+    d = get_design("bow")
+    p = d.resolve({"window": 2})
+    assert d.resolve(p) is p
+    as_dict = simulate_trace(trace, sm, d, {"window": 2})
+    typed = simulate_trace(trace, sm, d, p)
+    assert as_dict.metrics["cycles"] == typed.metrics["cycles"]
+    assert as_dict.counts["bank_read_acc"] == typed.counts["bank_read_acc"]
+    with pytest.raises(SpecError, match="windw"):
+        simulate_trace(trace, sm, d, {"windw": 2})
