@@ -1131,3 +1131,40 @@ def test_a_design_parameter_is_the_grids_or_its_typed_default():
     assert rfc.grid_param(sm, {"rfc_kb": [4, 8]}, "rfc_kb") == [4, 8]
     with pytest.raises(KeyError, match="wb_entries"):
         AnalyticContext(prof, sm, {}, {}).param("wb_entries")
+
+
+def test_a_trace_is_its_static_kernels_only_while_its_checked_rows_match():
+    """``static_kernel`` takes the kernel while every checked row names a prefix of its instruction's sources
+    (below RZ) and has its operation class; a changed register or class in a checked row refuses it, a row
+    naming fewer of the sources does not."""
+    import copy
+
+    from rfmodel.workload.static import static_kernel
+    from rfmodel.workload.suite import load_workload
+    from rfmodel.workload.trace import NONE
+
+    wl = load_workload("sgemm_tiled", max_warps=4)
+    k, tr = wl.kernel, wl.trace
+    assert static_kernel(tr, k) is k
+    src, op = np.array(tr.src), np.array(tr.op)
+    step = max(1, len(src) // 2000)  # the check reads every step-th row
+    r = 0
+    while (src[r] != NONE).sum() < 2:  # a checked row that names two sources or more
+        r += step
+
+    def with_columns(s, o):
+        t = copy.copy(tr)
+        object.__setattr__(t, "src", s)
+        object.__setattr__(t, "op", o)
+        return t
+
+    named = np.flatnonzero(src[r] != NONE)
+    fewer = src.copy()
+    fewer[r, named[-1]] = NONE
+    assert static_kernel(with_columns(fewer, op), k) is k
+    other = src.copy()
+    other[r, named[0]] = (int(src[r, named[0]]) + 1) % 250
+    assert static_kernel(with_columns(other, op), k) is None
+    cls = op.copy()
+    cls[r] = (int(op[r]) + 1) % 8
+    assert static_kernel(with_columns(src, cls), k) is None

@@ -89,10 +89,24 @@ def static_kernel(trace, kernel=None):
     sidx = np.asarray(trace.sidx)
     if sidx.min() < 0 or sidx.max() >= len(k.instrs):
         return None
-    step = max(1, len(sidx) // 2000)
-    for r in range(0, len(sidx), step):
-        ins = k.instrs[int(sidx[r])]
-        got = tuple(int(x) for x in trace.src[r] if x != NONE)
-        if got != tuple(x for x in ins.src if x < 255)[: len(got)] or int(trace.op[r]) != int(ins.op_class):
-            return None
+    # every step-th row (about 2,000): its operation class is its instruction's, and the registers it names
+    # (the non-NONE sources, in order) are the first of the instruction's sources below 255
+    rows = np.arange(0, len(sidx), max(1, len(sidx) // 2000))
+    si = sidx[rows].astype(np.int64)
+    src = np.asarray(trace.src)[rows]
+    width = src.shape[1]
+    used, at = np.unique(si, return_inverse=True)  # the static instructions the sampled rows execute
+    want = np.full((len(used), width), -1, dtype=np.int64)
+    ops = np.empty(len(used), dtype=np.int64)
+    for i, j in enumerate(used.tolist()):
+        ins = k.instrs[j]
+        regs = [x for x in ins.src if x < 255][:width]
+        want[i, : len(regs)] = regs
+        ops[i] = int(ins.op_class)
+    named = src != NONE
+    first = np.argsort(~named, axis=1, kind="stable")  # each row's named registers first, in their order
+    got = np.take_along_axis(src.astype(np.int64), first, axis=1)
+    named = np.take_along_axis(named, first, axis=1)
+    if np.any(named & (got != want[at])) or np.any(np.asarray(trace.op)[rows].astype(np.int64) != ops[at]):
+        return None
     return k
