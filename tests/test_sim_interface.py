@@ -437,3 +437,7 @@ def test_simulate_trace_resolves_the_point_once_and_refuses_unknown_names():
     assert as_dict.counts["bank_read_acc"] == typed.counts["bank_read_acc"]
     with pytest.raises(SpecError, match="windw"):
         simulate_trace(trace, sm, d, {"windw": 2})
+    with pytest.raises(SpecError, match="a dict or BowParams"):  # another design's typed parameters
+        simulate_trace(trace, sm, d, get_design("baseline").default_params)
+    with pytest.raises(SpecError, match="a dict or"):  # a design's parameters with fields the other lacks
+        simulate_trace(trace, sm, get_design("baseline"), p)

@@ -100,7 +100,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from numba import njit
 
-from rfmodel.errors import RfmodelError, UnknownNameError
+from rfmodel.errors import RfmodelError, SpecError, UnknownNameError
 from rfmodel.spec.base import Spec
 
 #: "no further upkeep": returned by ``upkeep`` hooks that need no more calls
@@ -427,8 +427,11 @@ class Design:
         name is a :class:`SpecError` naming the nearest valid one).  The engines resolve a point once, at
         their boundary, and hand the typed object to every stage (:meth:`launch_sm`, :meth:`compile`,
         :meth:`sim_setup`, :meth:`sim_metrics`); typed parameters of this design come back as they are."""
-        if isinstance(params, self.Params):
+        if type(params) is self.Params:
             return params
+        if isinstance(params, DesignParams):  # another design's (a subclass's fields would go unread)
+            allowed = f"a dict or {self.Params.__name__}"
+            raise SpecError(f"design '{self.name}'", "parameters", type(params).__name__, allowed)
         values = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in (params or {}).items()}
         return self.Params.from_dict(values, where=f"design '{self.name}'")
 
