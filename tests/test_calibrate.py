@@ -235,13 +235,64 @@ run_jobs(sweep_jobs({TINY!r}, designs=["baseline"]), {str(tmp_path)!r}, workers=
 
 def test_reordered_points_reuse_the_simulations_at_their_new_places(tmp_path):
     """The key leaves out a point's place in the sweep: a sweep with its points reordered simulates nothing,
-    and each record names its point's new place."""
+    and its records come in the new order, each named by its point's parameters."""
+    from rfmodel.calibrate import point_id
+
     sweep = dict(TINY, workloads=["saxpy"], points=[{}, {"num_banks": 8}])
     assert run_jobs(sweep_jobs(sweep, ["baseline"]), tmp_path, workers=1)[1] == 2
     flipped = dict(sweep, points=sweep["points"][::-1])
     recs, ran = run_jobs(sweep_jobs(flipped, ["baseline"]), tmp_path, workers=1)
-    assert ran == 0 and [flipped["points"][r["point"]] for r in recs] == [r["params"] for r in recs]
-    assert [r["point"] for r in recs] == [0, 1]
+    assert ran == 0 and [r["params"] for r in recs] == flipped["points"]
+    assert (
+        [r["point"] for r in recs] == ['{"num_banks": 8}', "{}"] == [point_id(p) for p in flipped["points"]]
+    )
+
+
+def test_a_design_declares_its_own_calibration_points():
+    """A design's ``calibration_points`` join the sweep's shared points for that design alone (after them,
+    once, unless the sweep's ``design_points`` is false); the default sweep's shared points are the
+    baseline's."""
+    from rfmodel.calibrate import DEFAULT_SWEEP, design_points, point_applies
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu("fermi-gtx480")
+    rfc, base = get_design("rfc"), get_design("baseline")
+    own = {"rfc_kb": 8, "main_rf_latency_x": 3}
+    assert own in rfc.calibration_points
+    sweep = dict(TINY, points=[{}, {"main_rf_latency_x": 3}])
+    assert design_points(sweep, rfc, sm) == [{}, {"main_rf_latency_x": 3}, *rfc.calibration_points]
+    assert design_points(dict(sweep, points=[own, {}]), rfc, sm) == [own, {}]  # listed once
+    assert design_points(dict(sweep, design_points=False), rfc, sm) == sweep["points"]
+    assert design_points(sweep, base, sm) == sweep["points"]
+    assert all(point_applies(base, sm, p) for p in DEFAULT_SWEEP["points"])  # the baseline's, shared
+    jobs = sweep_jobs(dict(DEFAULT_SWEEP, gpus=["fermi-gtx480"], workloads=["saxpy"]), ["rfc", "corf"])
+    assert sum(j["params"] == own for j in jobs) == 1
+
+
+def test_the_split_of_a_point_does_not_move_when_others_are_added():
+    """The held-out split draws a design's points by their parameters, not their places: the same points in
+    another order split alike, and a point added leaves the others' sides alone unless it takes a held-out
+    place itself; the held-out points are the ones with the smallest seeded hashes of their parameters."""
+    from rfmodel.calibrate import _bucket, point_id
+
+    def held(points):
+        recs = [
+            {"design": "baseline", "workload": w, "point": point_id(p), "params": p}
+            for p in points
+            for w in "abcdefghij"
+        ]
+        _, test = split(recs, 0.3, seed=0)
+        return {r["point"] for r in test if "point" in r["heldout"]}
+
+    points = [{"num_banks": b} for b in (2, 4, 8, 16, 32, 64)] + [{}]
+    before = held(points)
+    ids = sorted(point_id(p) for p in points)
+    assert before == set(sorted(ids, key=lambda x: _bucket(f"point:baseline:{x}", 0))[:2])
+    assert held(points[::-1]) == before
+    added = point_id({"num_banks": 6})
+    more = held([*points, {"num_banks": 6}])  # 8 points: still 2 held out
+    assert more == before or (added in more and len(more & before) == 1)
 
 
 def test_cv_spread_is_out_of_sample(records):

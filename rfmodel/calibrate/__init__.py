@@ -7,14 +7,16 @@ Steps (docs/calibration.md):
 
 1. :func:`sweep_jobs` expands a *sweep* (designs x GPUs x design points x workloads)
    into simulation jobs; every design registered in :func:`rfmodel.designs.base.design_names`
-   that supports the simulator and declares ``calibration_params`` takes part.
+   that supports the simulator and declares ``calibration_params`` takes part, at the sweep's shared
+   points it understands and its own ``calibration_points`` (:func:`design_points`).
 2. :func:`run_jobs` simulates them through a runner (:mod:`rfmodel.runner`: local processes or
    Dask), each result appended to ``<checkpoint_dir>/results.jsonl`` (:class:`rfmodel.runner.ResultLog`,
    the studies' resume mechanism too) under ``key`` = hash of (design, params, workload, GPU, simulator
    version); existing results are reused, so an interrupted calibration resumes without redoing finished
    simulations.
-3. :func:`split` holds out workloads *and* design points; :func:`fit_design` fits the design's
-   coefficients on the training part with ``scipy.optimize.least_squares``.
+3. :func:`split` holds out workloads *and* design points (by their names and parameters);
+   :func:`fit_design` fits the design's coefficients on the training part with
+   ``scipy.optimize.least_squares``.
 4. :func:`heldout_errors` reports the error on the held-out part only;
    :func:`write_calibration` writes the versioned JSON file with provenance.
 """
@@ -86,17 +88,10 @@ DEFAULT_SWEEP = {
         {"main_rf_latency_x": 3},
         {"main_rf_latency_x": 6},
         {"main_rf_latency_x": 3, "active_warps": 4},
-        {"rfc_kb": 8, "main_rf_latency_x": 3},
-        {"regs_per_interval": 8, "main_rf_latency_x": 3},
-        # the STT-RAM register file's write buffer (its other points are the default STT+BDI, a 16-entry
-        # centralized buffer): none, and one entry per bank, so that its queueing terms are identifiable
-        {"wb_entries": 0},
-        {"wb_entries": 1, "wb_shared": 0},
-        # CORF's other coalescing configurations (the default is CORF++), so that each allocation policy's
-        # share of the fitting narrow pairs it coalesces (corf_coal_pairs, corf_coal_first_fit) is fitted
-        {"coalesce": "same-entry", "alloc": "pairs", "warp_bank": 0},
-        {"coalesce": "same-entry", "alloc": "first-fit", "warp_bank": 0},
     ],
+    # and each design's own points (``Design.calibration_points``: RFC's smaller cache, LTRF's shorter
+    # intervals, STT's write buffers, CORF's other coalescing configurations)
+    "design_points": True,
     # every run simulates the SM's whole share of the grid, as the default evaluate call does (its analytic
     # profile is then the same 32-warp share, scaled)
     "max_warps": None,
@@ -109,6 +104,7 @@ QUICK_SWEEP = {
     "gpus": ["fermi-gtx480"],
     "workloads": ["saxpy", "fft_radix8", "reduce_sum", "synthetic:register-sensitive"],
     "points": [{"num_banks": 4}, {}, {"num_banks": 32}, {"main_rf_latency_x": 3}],
+    "design_points": False,
     "max_warps": 8,
     "seed": 0,
     "holdout_fraction": 0.34,
@@ -225,6 +221,7 @@ SWEEP_OPTIONAL = {
     "prior": (int, float),
     "per_gpu": bool,
     "effect_weight": (int, float),
+    "design_points": bool,
 }
 
 
@@ -287,24 +284,42 @@ def point_applies(design, sm, point: dict) -> bool:
     return all(k in known for k in point)
 
 
+def point_id(point: dict) -> str:
+    """A sweep point's identity: its parameters as canonical JSON (what the held-out split draws by, so
+    that adding, moving or removing a point leaves every other point's side of the split alone)."""
+    return json.dumps(point, sort_keys=True, default=str)
+
+
+def design_points(sweep: dict, design, sm) -> list[dict]:
+    """The points of ``sweep`` that apply to ``design`` on ``sm``: the sweep's shared ``points`` that it
+    understands, then (unless the sweep's ``design_points`` is false) the design's own
+    ``calibration_points`` not among them."""
+    points = [p for p in sweep["points"] if point_applies(design, sm, p)]
+    if sweep.get("design_points", True):
+        seen = {point_id(p) for p in points}
+        for p in design.calibration_points:
+            if point_id(p) not in seen and point_applies(design, sm, p):
+                seen.add(point_id(p))
+                points.append(dict(p))
+    return points
+
+
 def sweep_jobs(sweep: dict, designs=None) -> list[dict]:
-    """One job per (design, GPU, applicable point, workload)."""
+    """One job per (design, GPU, applicable point, workload) (:func:`design_points`)."""
     from rfmodel.designs.base import get_design
     from rfmodel.evaluate import resolve_gpu
 
     jobs = []
     for d in calibratable_designs(designs or sweep.get("designs")):
         for gpu in sweep["gpus"]:
-            for pi, point in enumerate(sweep["points"]):
-                if not point_applies(get_design(d), resolve_gpu(gpu), point):
-                    continue
+            for point in design_points(sweep, get_design(d), resolve_gpu(gpu)):
                 for w in sweep_workloads(sweep):
                     jobs.append(
                         {
                             "design": d,
                             "gpu": gpu,
                             "params": dict(point),
-                            "point": pi,
+                            "point": point_id(point),
                             "workload": w,
                             "max_warps": sweep.get("max_warps"),
                             "seed": sweep.get("seed", 0),
@@ -521,8 +536,9 @@ def split(records: list[dict], fraction: float = 0.3, seed: int = 0) -> tuple[li
     """Training records (workload and design point both in training) and held-out records (the rest).
 
     The held-out workloads are the ``round(fraction x n)`` ones (at least one, at most ``n - 1``) with the
-    smallest seeded hash of their names; each design's held-out design points (sweep indices of the
-    points that apply to it) likewise.  A record is held out when its workload *or* its point is.
+    smallest seeded hash of their names; each design's held-out design points (of the points that apply to
+    it, by the hash of their parameters, :func:`point_id`) likewise.  A record is held out when its
+    workload *or* its point is.
     """
     wls = sorted({r["workload"] for r in records})
 

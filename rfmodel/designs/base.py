@@ -389,6 +389,10 @@ class Design:
     #: parameters ``rfmodel optimize`` leaves at their defaults unless named (``--design-param``): properties
     #: of the design's logic rather than knobs (a codec's latency: more cycles never help)
     not_searched: ClassVar[tuple[str, ...]] = ()
+    #: the design's own points of the calibration sweep (``rfmodel.calibrate.sweep_jobs``), beside the
+    #: sweep's shared points: dicts of its parameters (and SM fields) whose terms the shared points leave
+    #: unidentified (another configuration of the design, its structure at a size the defaults never take)
+    calibration_points: ClassVar[tuple[dict, ...]] = ()
     #: metrics (counts or levels) ``rfmodel calibrate`` fits beside the IPC, as log ratios against the
     #: simulator's: what the design's own coefficients size (e.g. the registers a prefetch fetches, its
     #: latency), so that the fit cannot trade a wrong size for a wrong speed

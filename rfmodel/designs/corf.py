@@ -973,6 +973,12 @@ class Corf(Design):
     )
     Params = CorfParams
     metrics = CORF_METRICS
+    #: CORF (compiler pairs) and first-fit beside the default CORF++, so that each allocation policy's share
+    #: of the fitting narrow pairs it coalesces (``corf_coal_pairs``, ``corf_coal_first_fit``) is fitted
+    calibration_points = (
+        {"coalesce": "same-entry", "alloc": "pairs", "warp_bank": 0},
+        {"coalesce": "same-entry", "alloc": "first-fit", "warp_bank": 0},
+    )
     #: unallocated physical registers are power-gated: the banks leak in the allocated share only
     leakage_active = {"rf_bank": "rf_active_fraction"}
     calibration_params = {

@@ -1158,6 +1158,8 @@ class Ltrf(Design):
     #: register renumbering against prefetch bank conflicts (LTRFconf)
     conf: ClassVar[bool] = False
     Params = LtrfParams
+    #: shorter intervals over slow banks: more prefetches, each with fewer registers (every variant)
+    calibration_points = ({"regs_per_interval": 8, "main_rf_latency_x": 3},)
     stall_reasons = ("prefetch",)
     metrics = (
         (

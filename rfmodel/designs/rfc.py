@@ -255,6 +255,8 @@ class Rfc(Design):
     calibration_params = RFC_CALIBRATION
     #: fitted beside the IPC: the main-RF queue's wait, which sets what a miss costs
     fit_metrics = ("main_rf_wait_cycles",)
+    #: a smaller cache over slow banks, so that its misses weigh in the fit
+    calibration_points = ({"rfc_kb": 8, "main_rf_latency_x": 3},)
     supports_simulate = True
     size_parameters = {"rfc_kb": ("rf_cache",)}
 

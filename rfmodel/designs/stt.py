@@ -201,6 +201,9 @@ class Stt(Design):
     metrics = STT_METRICS
     calibration_params = {**INTERVAL_COEFFICIENTS, **STT_CALIBRATION}
     not_searched = ("codec_cycles",)  # the BDI codec's latency: more cycles never help
+    #: the write buffer off, and one entry per bank, beside the default 16-entry centralized one, so that
+    #: its queueing terms are identifiable
+    calibration_points = ({"wb_entries": 0}, {"wb_entries": 1, "wb_shared": 0})
     supports_simulate = True
     needs_trace = True
     size_parameters = {"wb_entries": ("write_buffer",)}
