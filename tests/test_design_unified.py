@@ -49,6 +49,40 @@ def test_split_known_answers(rpt, threads, smem, ctas, regs, l1d, warps):
     launched_sm(sm, s["regs_per_sm"], s["l1d_bytes"])  # a valid SM spec
 
 
+def test_split_over_arrays_is_the_split_of_each_point():
+    """``partition`` over a grid (capacities, reserves and the SM fields a point sets as arrays) gives, point
+    by point, the scalar split of an SM with those fields; and the known answers above at their place."""
+    sm = resolve_gpu(GPU)
+    cap = np.array([64, 96, 128, 256])[:, None, None] * KB
+    reserve = np.array([0, 16 * KB])[None, :, None]
+    banks = np.array([8, 16, 32])[None, None, :]
+    for rpt, threads, smem, ctas in (
+        (16, 256, 0, 100),
+        (21, 128, 0, 100),
+        (2, 32, 0, 3),
+        (16, 256, 20 * KB, 9),
+    ):
+        grid = partition(rpt, threads, smem, ctas, sm, cap, reserve, {"num_banks": banks})
+        assert grid["l1d_bytes"].shape == (4, 2, 3)
+        for i, j, k in np.ndindex(4, 2, 3):
+            one = partition(
+                rpt,
+                threads,
+                smem,
+                ctas,
+                sm.replace(num_banks=int(banks[0, 0, k])),
+                int(cap[i, 0, 0]),
+                int(reserve[0, j, 0]),
+            )
+            assert {n: int(v[i, j, k]) for n, v in grid.items()} == one
+    at = partition(16, 256, 0, 100, sm, cap, 0, {"num_banks": banks})
+    assert (at["regs_per_sm"][2, 0, 1], at["l1d_bytes"][2, 0, 1], at["warps"][2, 0, 1]) == (
+        24576,
+        32 * KB,
+        48,
+    )
+
+
 def test_min_l1d_reserves_cache_before_registers():
     sm = resolve_gpu(GPU)
     # 63 registers: without a reserve the registers take it all; 16 KB reserved leave room for 1 CTA

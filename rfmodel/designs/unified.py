@@ -27,7 +27,6 @@ structures (L1D and L2, Table III), for energy comparisons.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,41 +87,61 @@ def capacity_bytes(sm, p: UnifiedParams, regs_per_sm=None) -> int:
 
 
 def partition(
-    regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, capacity: int, min_l1d: int = 0
+    regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, capacity, min_l1d=0, fields=None
 ) -> dict:
     """The launch's split of ``capacity`` bytes (module docstring): ``regs_per_sm`` (32-bit registers),
     ``l1d_bytes``, the resident ``ctas`` and ``warps``, and ``reg_bytes_used`` (the resident warps'
-    registers)."""
-    ws = sm.threads_per_warp
-    wpc = max(-(-int(threads_per_cta) // ws), 1)
-    g = sm.reg_alloc_granularity
+    registers).  ``capacity``, ``min_l1d`` (bytes) and ``fields`` (SM fields of :data:`SPLIT_SM_FIELDS`
+    a grid sets, name -> values; the others are ``sm``'s) may be arrays: the split of every point at once,
+    as int64 arrays of their broadcast shape (Python ints where every input is a scalar)."""
+
+    def f(name):
+        v = sm_field(name)
+        return np.asarray(v, dtype=np.int64)
+
+    def sm_field(name):
+        return (fields or {}).get(name, getattr(sm, name))
+
+    ws = f("threads_per_warp")
+    cap = np.asarray(capacity, dtype=np.int64)
+    wpc = np.maximum(-(-int(threads_per_cta) // ws), 1)
+    g = f("reg_alloc_granularity")
     per_warp = -(-(max(int(regs_per_thread), 1) * ws) // g) * g
-    reg_room = max(int(capacity) - int(min_l1d), 0) // 4
+    reg_room = np.maximum(cap - np.asarray(min_l1d, dtype=np.int64), 0) // 4
     limits = [
-        sm.warps_per_sm // wpc,
-        sm.max_ctas_per_sm,
+        f("warps_per_sm") // wpc,
+        f("max_ctas_per_sm"),
         max(int(ctas), 1),
-        sm.max_threads_per_sm // (wpc * ws),
+        f("max_threads_per_sm") // (wpc * ws),
         reg_room // (wpc * per_warp),
     ]
     if smem_per_cta:
-        limits.append(sm.shmem_per_sm_bytes // int(smem_per_cta))
-    n = max(min(limits), 0)
+        limits.append(f("shmem_per_sm_bytes") // int(smem_per_cta))
+    n = np.maximum(np.minimum.reduce(np.broadcast_arrays(*limits)), 0)
     used = n * wpc * per_warp * 4
     granule = sm.l1d.assoc * sm.l1d.line_bytes
-    l1d = (int(capacity) - used) // granule * granule if n else 0
+    l1d = np.where(n > 0, (cap - used) // granule * granule, 0)
     # the register file must fill whole bank rows of every bank and whole warp registers: give whole sets
     # back until it does (fermi-gtx480: 16 banks x one 1,024-bit row = 2 KB)
-    step = math.lcm(sm.num_banks * sm.bank_width_bits // 32, ws) * 4
-    while l1d > 0 and ((int(capacity) - l1d) % step):
-        l1d -= granule
-    return {
-        "regs_per_sm": (int(capacity) - l1d) // 4,
+    step = np.lcm(f("num_banks") * f("bank_width_bits") // 32, ws) * 4
+    while True:
+        short = (l1d > 0) & ((cap - l1d) % step != 0)
+        if not short.any():
+            break
+        l1d = np.where(short, l1d - granule, l1d)
+    out = {
+        "regs_per_sm": (cap - l1d) // 4,
         "l1d_bytes": l1d,
         "ctas": n,
         "warps": n * wpc,
         "reg_bytes_used": used,
     }
+    shape = np.broadcast_shapes(
+        np.shape(capacity), np.shape(min_l1d), *(np.shape(v) for v in (fields or {}).values())
+    )
+    if not shape:
+        return {k: int(v) for k, v in out.items()}
+    return {k: np.broadcast_to(v, shape) for k, v in out.items()}
 
 
 def launched_sm(sm, regs_per_sm: int, l1d_bytes: int):
@@ -162,10 +181,6 @@ SPLIT_SM_FIELDS = (
     "reg_alloc_granularity",
 )
 
-#: the analytic engine's launch splits, by design, SM, point and kernel (:meth:`Unified._launch_split`)
-_SPLITS: dict = {}
-
-
 HOOKS = SimHooks(operand=standard_bank_hook, write=standard_bank_hook, l1=unified_l1)
 
 
@@ -189,31 +204,6 @@ class Unified(Design):
             return {"regs_per_sm": sm.regs_per_sm, "l1d_bytes": sm.l1d.size_bytes, "capacity": cap}
         out = partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, cap, p.min_l1d_kb * 1024)
         return {**out, "capacity": cap}
-
-    def _launch_split(self, sm, fields, *point) -> tuple:
-        """(registers, L1D bytes, register bytes used) of :meth:`split` for one point of the analytic grid,
-        remembered (an optimizer asks for the same splits at every generation) by the design, ``sm`` and the
-        arguments.  ``fields``: the point's other SM fields the split reads (:data:`SPLIT_SM_FIELDS`), as
-        (name, value) pairs; ``point``: (registers, unified_kb, min_l1d_kb, partition, regs_per_thread,
-        threads_per_cta, smem_per_cta, ctas)."""
-        key = (self.name, sm, fields, *point)
-        hit = _SPLITS.get(key)
-        if hit is None:
-            regs, unified_kb, min_l1d_kb, partition = point[:4]  # the grid point's; the kernel's facts follow
-            changes = {k: int(v) for k, v in fields if int(v) != getattr(sm, k)}
-            if int(regs) != sm.regs_per_sm:
-                changes["regs_per_sm"] = int(regs)
-            s0 = sm.replace(**changes) if changes else sm
-            s = self.split(
-                s0,
-                {"unified_kb": int(unified_kb), "min_l1d_kb": int(min_l1d_kb), "partition": partition},
-                *point[4:],
-            )
-            hit = (s["regs_per_sm"], s["l1d_bytes"], s.get("reg_bytes_used", np.nan))
-            if len(_SPLITS) >= 65536:
-                _SPLITS.clear()
-            _SPLITS[key] = hit
-        return hit
 
     def launch_sm(self, sm, p, trace):
         ctas = _ctas(trace)
@@ -284,16 +274,25 @@ class Unified(Design):
         min_kb = np.asarray(ctx.grid.get("min_l1d_kb", d.min_l1d_kb))
         part = np.asarray(ctx.grid.get("partition", d.partition), dtype=object)
         # the SM fields the split reads that the grid varies (the simulator's SM at the point has them)
-        names = [k for k in SPLIT_SM_FIELDS if k in ctx.grid]
-        arrays = (regs, cap_kb, min_kb, part, *(np.asarray(ctx.grid[k]) for k in names))
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
-        facts = (prof.regs_per_thread, prof.threads_per_cta, prof.shared_mem_bytes, prof.ctas)
-        cols = [np.broadcast_to(a, shape).ravel().tolist() for a in arrays]
-        splits = [
-            self._launch_split(sm, tuple(zip(names, k[4:], strict=True)), *k[:4], *facts)
-            for k in zip(*cols, strict=True)
-        ]
-        rf, l1, used = (np.array(v, dtype=np.float64).reshape(shape) for v in zip(*splits, strict=True))
+        fields = {k: np.asarray(ctx.grid[k]) for k in SPLIT_SM_FIELDS if k in ctx.grid}
+        shape = np.broadcast_shapes(*(np.shape(a) for a in (regs, cap_kb, min_kb, part, *fields.values())))
+        # the capacity: unified_kb, or the point's register file where it is 0 (capacity_bytes)
+        cap = np.where(cap_kb > 0, cap_kb.astype(np.int64) * 1024, regs.astype(np.int64) * 4)
+        s = partition(
+            prof.regs_per_thread,
+            prof.threads_per_cta,
+            prof.shared_mem_bytes,
+            prof.ctas,
+            sm,
+            cap,
+            min_kb.astype(np.int64) * 1024,
+            fields,
+        )
+        sep = part == "separate"  # the SM's own register file and L1D, and no register count used
+        rf = np.where(sep, regs, s["regs_per_sm"]).astype(np.float64)
+        l1 = np.where(sep, sm.l1d.size_bytes, s["l1d_bytes"]).astype(np.float64)
+        used = np.where(sep, np.nan, s["reg_bytes_used"]).astype(np.float64)
+        rf, l1, used = (np.broadcast_to(v, shape) for v in (rf, l1, used))
         grid = {**ctx.grid, "regs_per_sm": rf.astype(np.int64) if shape else int(rf)}
         inner = AnalyticContext(prof, sm, grid, {})
         inner.coef = ctx.coef
