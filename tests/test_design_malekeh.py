@@ -407,3 +407,16 @@ def test_analytic_sthld_follows_the_simulators_climb_on_a_steady_kernel():
     a = rfmodel.evaluate("malekeh", method="analytic", params={"adaptive": [0, 1]}, **kw)
     fixed, adaptive = a["sthld_mean"].values.ravel()
     assert fixed == 4.0 and abs(adaptive - sim_mean) <= 4.0
+
+
+def test_sim_setup_without_the_trace_is_one_clear_error():
+    """The hints are per trace row: a ``sim_setup`` call without the trace is refused with one error that
+    says how to pass it."""
+    from rfmodel.errors import RfmodelError
+    from rfmodel.evaluate import resolve_gpu
+
+    d = get_design("malekeh")
+    with pytest.raises(
+        RfmodelError, match=r"trace=trace\)\), or simulate through rfmodel.sim.simulate_trace"
+    ):
+        d.sim_setup(resolve_gpu("fermi-gtx480"), d.resolve({}), SimOptions())

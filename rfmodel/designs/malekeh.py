@@ -1110,7 +1110,8 @@ class Malekeh(Design):
         if trace is None:
             raise RfmodelError(
                 "design 'malekeh' needs the trace being simulated (its near/far hints are per trace row): "
-                "call sim_setup(sm, p, options, trace=trace), or simulate through rfmodel.sim"
+                "pass it (sim_setup(sm, params, options, trace=trace)), or simulate through "
+                "rfmodel.sim.simulate_trace"
             )
         if program is None and self.kernel is not None:
             program = self.program_for(trace, p, sm, self.kernel)
