@@ -270,6 +270,20 @@ def test_a_design_declares_its_own_calibration_points():
     assert sum(j["params"] == own for j in jobs) == 1
 
 
+def test_a_calibration_point_a_design_does_not_understand_is_refused(monkeypatch):
+    """A design's own point with a name it does not know (a typo) is one error naming it, not a point
+    silently left out of its calibration."""
+    from rfmodel.calibrate import design_points
+    from rfmodel.designs.base import get_design
+    from rfmodel.errors import RfmodelError
+    from rfmodel.evaluate import resolve_gpu
+
+    rfc = get_design("rfc")
+    monkeypatch.setattr(type(rfc), "calibration_points", ({"rfc_kbytes": 8},))
+    with pytest.raises(RfmodelError, match=r"design 'rfc': its calibration point .*\['rfc_kbytes'\]"):
+        design_points(TINY, rfc, resolve_gpu("fermi-gtx480"))
+
+
 def test_the_split_of_a_point_does_not_move_when_others_are_added():
     """The held-out split draws a design's points by their parameters, not their places: the same points in
     another order split alike, and a point added leaves the others' sides alone unless it takes a held-out

@@ -298,7 +298,14 @@ def design_points(sweep: dict, design, sm) -> list[dict]:
     if sweep.get("design_points", True):
         seen = {point_id(p) for p in points}
         for p in design.calibration_points:
-            if point_id(p) not in seen and point_applies(design, sm, p):
+            if not point_applies(design, sm, p):  # a design's own point is never dropped unread
+                known = set(sm.to_dict()) | {"collector_units"} | set(design.parameters)
+                raise RfmodelError(
+                    f"design {design.name!r}: its calibration point {p} names "
+                    f"{sorted(set(p) - known)}, which is neither one of its parameters "
+                    f"({', '.join(design.parameters) or 'none'}) nor an SM field"
+                )
+            if point_id(p) not in seen:
                 seen.add(point_id(p))
                 points.append(dict(p))
     return points
