@@ -79,11 +79,15 @@ class UnifiedParams(DesignParams, kind="design.unified"):
     )
 
 
-def capacity_bytes(sm, p: UnifiedParams, regs_per_sm=None) -> int:
-    """Bytes of the unified memory: ``unified_kb``, or the SM's register file when it is 0."""
-    if p.unified_kb:
-        return int(p.unified_kb) * 1024
-    return int(sm.regs_per_sm if regs_per_sm is None else regs_per_sm) * 4
+def capacity_bytes(unified_kb, regs_per_sm):
+    """Bytes of the unified memory: ``unified_kb``, or the register file of ``regs_per_sm`` registers where
+    it is 0 (either may be an array: an int64 array of their broadcast shape, else an int)."""
+    cap = np.where(
+        np.asarray(unified_kb) > 0,
+        np.asarray(unified_kb, dtype=np.int64) * 1024,
+        np.asarray(regs_per_sm, dtype=np.int64) * 4,
+    )
+    return int(cap) if cap.ndim == 0 else cap
 
 
 def partition(
@@ -95,12 +99,8 @@ def partition(
     a grid sets, name -> values; the others are ``sm``'s) may be arrays: the split of every point at once,
     as int64 arrays of their broadcast shape (Python ints where every input is a scalar)."""
 
-    def f(name):
-        v = sm_field(name)
-        return np.asarray(v, dtype=np.int64)
-
-    def sm_field(name):
-        return (fields or {}).get(name, getattr(sm, name))
+    def f(name):  # the grid's values of an SM field, else the SM's
+        return np.asarray((fields or {}).get(name, getattr(sm, name)), dtype=np.int64)
 
     ws = f("threads_per_warp")
     cap = np.asarray(capacity, dtype=np.int64)
@@ -199,7 +199,7 @@ class Unified(Design):
     def split(self, sm, params, regs_per_thread, threads_per_cta, smem_per_cta, ctas) -> dict:
         """The launch's split of the unified array (``params``: the point's typed parameters or a dict)."""
         p = self.resolve(params)
-        cap = capacity_bytes(sm, p)
+        cap = capacity_bytes(p.unified_kb, sm.regs_per_sm)
         if p.partition == "separate":
             return {"regs_per_sm": sm.regs_per_sm, "l1d_bytes": sm.l1d.size_bytes, "capacity": cap}
         out = partition(regs_per_thread, threads_per_cta, smem_per_cta, ctas, sm, cap, p.min_l1d_kb * 1024)
@@ -276,15 +276,13 @@ class Unified(Design):
         # the SM fields the split reads that the grid varies (the simulator's SM at the point has them)
         fields = {k: np.asarray(ctx.grid[k]) for k in SPLIT_SM_FIELDS if k in ctx.grid}
         shape = np.broadcast_shapes(*(np.shape(a) for a in (regs, cap_kb, min_kb, part, *fields.values())))
-        # the capacity: unified_kb, or the point's register file where it is 0 (capacity_bytes)
-        cap = np.where(cap_kb > 0, cap_kb.astype(np.int64) * 1024, regs.astype(np.int64) * 4)
         s = partition(
             prof.regs_per_thread,
             prof.threads_per_cta,
             prof.shared_mem_bytes,
             prof.ctas,
             sm,
-            cap,
+            capacity_bytes(cap_kb, regs),  # unified_kb, or the point's register file where it is 0
             min_kb.astype(np.int64) * 1024,
             fields,
         )
