@@ -278,10 +278,15 @@ def calibratable_designs(designs=None) -> list[str]:
     return out
 
 
+def _unknown_names(design, sm, point: dict) -> list[str]:
+    """The names of ``point`` that are neither an SM field nor one of ``design``'s parameters."""
+    known = set(sm.to_dict()) | {"collector_units"} | set(design.parameters)
+    return sorted(set(point) - known)
+
+
 def point_applies(design, sm, point: dict) -> bool:
     """A sweep point applies to a design that understands every one of its keys."""
-    known = set(sm.to_dict()) | {"collector_units"} | set(design.parameters)
-    return all(k in known for k in point)
+    return not _unknown_names(design, sm, point)
 
 
 def point_id(point: dict) -> str:
@@ -298,11 +303,11 @@ def design_points(sweep: dict, design, sm) -> list[dict]:
     if sweep.get("design_points", True):
         seen = {point_id(p) for p in points}
         for p in design.calibration_points:
-            if not point_applies(design, sm, p):  # a design's own point is never dropped unread
-                known = set(sm.to_dict()) | {"collector_units"} | set(design.parameters)
+            unknown = _unknown_names(design, sm, p)
+            if unknown:  # a design's own point is never dropped unread
                 raise RfmodelError(
                     f"design {design.name!r}: its calibration point {p} names "
-                    f"{sorted(set(p) - known)}, which is neither one of its parameters "
+                    f"{unknown}, which is neither one of its parameters "
                     f"({', '.join(design.parameters) or 'none'}) nor an SM field"
                 )
             if point_id(p) not in seen:

@@ -334,7 +334,7 @@ class Unified(Design):
         cap = grid.get("unified_kb", d.unified_kb)
         part = grid.get("partition", d.partition)
         regs = np.asarray(grid.get("regs_per_sm", sm.regs_per_sm))
-        cap_regs = np.where(np.asarray(cap) > 0, np.asarray(cap) * 256, regs)
+        cap_regs = capacity_bytes(cap, regs) // 4
         launch = np.asarray(part, dtype=object) == "launch"
         keep = ("collector_units", "main_cell")
         sm_grid = {k: v for k, v in grid.items() if k in sm.to_dict() or k in keep}
