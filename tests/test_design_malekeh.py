@@ -371,6 +371,34 @@ def test_analytic_a_warp_waits_for_its_own_collector_table():
     assert held[4] < 0.8 * held[8] and held[16] == pytest.approx(held[8], rel=0.01)
 
 
+def test_slow_banks_hold_a_ct_that_missed_in_both_engines(monkeypatch):
+    # a CT whose instruction read a bank holds it until the read arrives: the bank's read time beyond one
+    # cycle, per bank row of a warp register; the simulator at whole cycles, the analytic model continuous
+    from rfmodel.analytic.engine import run_analytic
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = make_sm()
+    rows = sm.rows_per_warp_register
+    assert mk.miss_hold_cycles(sm, 1.0) == 0.0
+    assert mk.miss_hold_cycles(sm, 4.0) == 3.0 * rows
+    assert mk.miss_hold_cycles(sm, 2.5) == 1.5 * rows
+    for x, hold in ((1, 0), (4, 3 * rows)):
+        p = mk.Malekeh().resolve({"adaptive": 0, "main_rf_latency_x": x})
+        ints, _ = mk.malekeh_state(sm, p, SimOptions(), np.zeros(2, np.int64), 1)
+        assert ints[mk.I_MISS_HOLD] == hold
+    # the analytic model: the hold lowers the IPC over slow banks only, and binds where a few warps run at
+    # a high IPC through two CTs a sub-core (nbody_forces, 8 warps, volta-v100)
+    vsm = resolve_gpu("volta-v100")
+    prof = workload_profile("nbody_forces", vsm, max_warps=8)
+    d = get_design("malekeh")
+    grid = {"main_rf_latency_x": np.array([1.0, 6.0])}
+    held = run_analytic(d, prof, vsm, grid)["ipc"]
+    monkeypatch.setattr(mk, "miss_hold_cycles", lambda sm, cycles: 0.0 * np.asarray(cycles))
+    free = run_analytic(d, prof, vsm, grid)["ipc"]
+    assert held[0] == free[0]
+    assert held[1] < 0.95 * free[1]
+
+
 def test_sthld_climb_known_answers():
     # a steady run climbs from the initial STHLD by delta_big (4) every 10,000-cycle interval, up to 64:
     # 35,000 cycles complete intervals at 4, 8 and 12 (mean 8) and run 5,000 cycles at 16 (time average

@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit, prange
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
-from rfmodel.analytic.model import Effects, sm_param
+from rfmodel.analytic.model import BANK_CYCLES, Effects, sm_param
 from rfmodel.analytic.profile import TableGroup, _grid_pos, leading_warps, register_table_group
 from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_reuse_hist, served_outside
 from rfmodel.analytic.throughput import softmin
@@ -112,6 +112,16 @@ MALEKEH_CALIBRATION = {
 }
 #: cycles a CT stays busy after its instruction took a collector (issue t, read t + 1, dispatch t + 2)
 CCU_HOLD = 2
+
+
+def miss_hold_cycles(sm, bank_read_cycles):
+    """Over slow banks, the cycles beyond ``CCU_HOLD`` that a CT which missed holds its instruction: until
+    the bank's read arrives, the bank's read time beyond the one-cycle bank's for each bank row of a warp
+    register (0 at one cycle).  The simulator takes it at whole cycles (its state's ``I_MISS_HOLD``), the
+    analytic model at the continuous read time."""
+    return sm.rows_per_warp_register * np.maximum(np.asarray(bank_read_cycles, dtype=np.float64) - 1.0, 0.0)
+
+
 #: adaptive STHLD: big and small steps, the bound, and the relative IPC change that counts as "large"
 FSM = {"delta_big": 4, "delta_small": 1, "sthld_max": 64, "large_change": 0.05}
 
@@ -825,7 +835,7 @@ def malekeh_state(sm, p: MalekehParams, options, rows_packed: np.ndarray, n_warp
     ints[off_row:] = rows_packed
     floats = np.array([0.0, FSM["large_change"]], np.float64)
     rcyc = sim_bank_cycles(sm, p)["bank_read_cycles"]
-    ints[I_MISS_HOLD] = sm.rows_per_warp_register * (rcyc - 1)
+    ints[I_MISS_HOLD] = int(miss_hold_cycles(sm, rcyc))
     return ints, floats
 
 
@@ -1232,8 +1242,16 @@ class Malekeh(Design):
         # warp that owns one issues its next instruction only when it is free again; so the SM issues at
         # most min(warps, CTs) / h instructions a cycle (independent instructions of one warp no longer
         # overlap in the collectors, and the CTs are as few as the collectors: it binds where few CTs a
-        # scheduler serve a high IPC, volta-v100's two a sub-core)
-        h = np.asarray(c["ccu_hold_weight"]) * np.asarray(m["t_collect"]) + CCU_HOLD
+        # scheduler serve a high IPC, volta-v100's two a sub-core).  Over slow banks an instruction with
+        # an operand read from a bank (a share 1 - hit^reads of them) holds its CT until the read arrives
+        # (miss_hold_cycles)
+        rd = np.maximum(ctx.profile.distinct_reads_per_instr, 1e-9)
+        h = (
+            np.asarray(c["ccu_hold_weight"]) * np.asarray(m["t_collect"])
+            + CCU_HOLD
+            + (1.0 - np.power(hit, rd))
+            * miss_hold_cycles(ctx.sm, np.asarray(timing["bank_cycles"]) * BANK_CYCLES)
+        )
         ipc_m = np.asarray(m["ipc"], dtype=np.float64)
         rate_hold = np.minimum(np.asarray(m["warps"], dtype=np.float64), ccts) / h
         with np.errstate(divide="ignore", invalid="ignore"):
