@@ -8,28 +8,15 @@ the path of ``accel-sim.out``) and is marked slow.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import math
 import os
-import sys
 from pathlib import Path
 
 import pytest
+from helpers_calib import load_calib_script
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "calib" / "accelsim.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("calib_accelsim", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up by name
-    spec.loader.exec_module(mod)
-    return mod
-
-
-acs = _load()
+acs = load_calib_script("accelsim")
 
 # Accel-Sim (accel-sim-framework 73f9fac, gpgpu-sim_distribution 667834c) on the saxpy trace exported for
 # one SM of 80, SM7_QV100_1SM: the lines the comparison reads, with their neighbours, cut from its stdout

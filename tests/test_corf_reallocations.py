@@ -6,28 +6,13 @@ The replay of a warp's allocations is checked by hand on a few rows; the script 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from helpers_calib import load_calib_script
 
 from rfmodel.workload.trace import NONE
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "calib" / "corf_reallocations.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("calib_corf_reallocations", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-cr = _load()
+cr = load_calib_script("corf_reallocations")
 
 
 def _rows(rows):

@@ -5,25 +5,12 @@ docs quote (`python calib/ltrf_overlap.py sgemm_tiled gemm_micro8x8`)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
+from helpers_calib import load_calib_script
 
 from rfmodel.analytic.profile import _memory_classes
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import NONE
-
-SCRIPT = Path(__file__).resolve().parents[1] / "calib" / "ltrf_overlap.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("calib_ltrf_overlap", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_loads_read_across_an_interval_start_known_answer():
@@ -32,7 +19,7 @@ def test_loads_read_across_an_interval_start_known_answer():
     #   5 LDG r8   6 IADD r9 <- r8
     # r1 is read by the second interval's first row (it holds the prefetch back: blocked), r2 later in that
     # interval (straddle), r8 in its own interval (neither); r1's second read is no longer a load's first
-    ov = _load()
+    ov = load_calib_script("ltrf_overlap")
     LD, INT = int(OpClass.LD_GLOBAL), int(OpClass.INT)
     rows = [(LD, [], [1]), (LD, [], [2]), (INT, [5], [4]), (INT, [1], [6]), (INT, [2, 1], [7]), (LD, [], [8])]
     rows.append((INT, [8], [9]))
