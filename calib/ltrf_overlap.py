@@ -118,17 +118,34 @@ def exposure(workloads, gpu: str, checkpoints: str, workers: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workloads", nargs="+")
-    ap.add_argument("--regs", type=int, default=16, help="registers per interval (default 16)")
+    ap.add_argument(
+        "--regs", type=int, default=16, help="registers per interval of the trace counts (default 16)"
+    )
     ap.add_argument("--gpu", default="volta-v100")
     ap.add_argument("--checkpoints", default=str(ROOT / "calib" / "checkpoints"))
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args(argv)
-    shown = exposure(set(a.workloads), a.gpu, a.checkpoints, a.workers)
-    print(f"{'workload':28s} {'loads':>7s} {'straddle':>9s} {'blocked':>8s}   shown at 3x / 6x ({a.gpu})")
+    from rfmodel.calibrate import DEFAULT_SWEEP
+    from rfmodel.designs.base import get_design
+
+    if a.gpu not in DEFAULT_SWEEP["gpus"]:
+        ap.error(f"--gpu {a.gpu}: the sweep simulates {', '.join(DEFAULT_SWEEP['gpus'])}")
+    if a.regs < 1:
+        ap.error(f"--regs {a.regs}: at least 1")
+    # the sweep's LTRF records run at the design's default interval size, whatever --regs counts the trace at
+    swept = get_design("ltrf").resolve({}).regs_per_interval
+    shown = exposure(set(a.workloads) & set(DEFAULT_SWEEP["workloads"]), a.gpu, a.checkpoints, a.workers)
+    print(
+        f"{'workload':28s} {'loads':>7s} {'straddle':>9s} {'blocked':>8s}   (at {a.regs} registers an "
+        f"interval)   shown at 3x / 6x ({a.gpu}, {swept} registers an interval)"
+    )
     for w in a.workloads:
         n, s, b = trace_shares(w, a.regs)
-        x3, x6 = shown.get((w, 3), np.nan), shown.get((w, 6), np.nan)
-        print(f"{w:28s} {n:7d} {100 * s:8.1f}% {100 * b:7.1f}%   {x3:.2f} / {x6:.2f}")
+        if w in DEFAULT_SWEEP["workloads"]:
+            tail = f"{shown.get((w, 3), np.nan):.2f} / {shown.get((w, 6), np.nan):.2f}"
+        else:
+            tail = "- (not in the calibration sweep)"
+        print(f"{w:28s} {n:7d} {100 * s:8.1f}% {100 * b:7.1f}%   {tail}")
     return 0
 
 

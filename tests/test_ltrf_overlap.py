@@ -6,6 +6,7 @@ docs quote (`python calib/ltrf_overlap.py sgemm_tiled gemm_micro8x8`)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers_calib import load_calib_script
 
 from rfmodel.analytic.profile import _memory_classes
@@ -34,3 +35,10 @@ def test_loads_read_across_an_interval_start_known_answer():
     starts = np.array([0, -1, -1, 1, -1, -1, -1], dtype=np.int64)
     warp_ptr = np.array([0, n], dtype=np.int64)
     assert ov._straddle(warp_ptr, starts, op, src, dst, _memory_classes()) == (3, 1, 1)
+
+
+def test_a_gpu_the_sweep_did_not_simulate_is_refused(capsys):
+    ov = load_calib_script("ltrf_overlap")
+    with pytest.raises(SystemExit) as e:
+        ov.main(["saxpy", "--gpu", "kepler-k40"])
+    assert e.value.code == 2 and "the sweep simulates" in capsys.readouterr().err
