@@ -723,6 +723,58 @@ def test_effect_error_is_also_given_per_bank_speed():
     assert out["ipc_effect_mae"] == pytest.approx((2 + 4 + 30 + 60 + 20) / 5)
 
 
+def test_effect_error_is_taken_apart_into_the_design_and_the_baseline():
+    """The IPC effect's log error is the design's IPC log error less the baseline's at the same point, by
+    hand: an error the two share cancels, an exact design leaves the baseline's whole, per bank speed; the
+    worst rows say whose IPC the model has off."""
+    from rfmodel.calibrate.effects import summarize
+
+    def row(x, d_sim, d_mod, b_sim, b_mod):
+        return {
+            "params": {"main_rf_latency_x": x} if x != 1 else {},
+            "ipc_sim": d_sim,
+            "ipc_model": d_mod,
+            "ipc_base_sim": b_sim,
+            "ipc_base_model": b_mod,
+            "ipc_effect_sim": d_sim / b_sim - 1,
+            "ipc_effect_model": d_mod / b_mod - 1,
+            "heldout": "point",
+            "energy_per_instr_effect_sim": 0.0,
+            "energy_per_instr_effect_model": 0.0,
+            "power_effect_sim": 0.0,
+            "power_effect_model": 0.0,
+            "gpu": "g",
+            "workload": "w",
+        }
+
+    rows = [
+        row(1, 1.0, 1.0, 1.0, 0.9),  # the baseline 10 % low: the effect 11 % high
+        row(1, 2.0, 2.2, 1.0, 1.1),  # both 10 % high: the effect exact
+        row(6, 0.5, 0.5, 0.2, 0.25),  # the baseline 25 % high at slow banks
+        row(6, 0.6, 0.54, 0.3, 0.3),  # the design 10 % low
+    ]
+    ed = np.log([1.0, 1.1, 1.0, 0.9])
+    eb = np.log([0.9, 1.1, 1.25, 1.0])
+    parts = summarize(rows)["ipc_effect_error_parts"]
+    assert list(parts) == ["all", "1x", "6x"]
+    a = parts["all"]
+    assert a["n"] == 4 and a["design"] == pytest.approx(np.sqrt(np.mean(ed**2)))
+    assert a["baseline"] == pytest.approx(np.sqrt(np.mean(eb**2)))
+    assert a["effect"] == pytest.approx(np.sqrt(np.mean((ed - eb) ** 2)))
+    assert a["corr"] == pytest.approx(np.corrcoef(ed, eb)[0, 1])
+    # the effect's log error is the one the intervals carry: log((1 + model effect) / (1 + sim effect))
+    le = [np.log((1 + r["ipc_effect_model"]) / (1 + r["ipc_effect_sim"])) for r in rows]
+    assert a["effect"] == pytest.approx(np.sqrt(np.mean(np.square(le))))
+    assert parts["1x"]["effect"] == pytest.approx(abs(np.log(0.9)) / np.sqrt(2))  # the shared error cancels
+    assert parts["6x"]["design"] == pytest.approx(abs(np.log(0.9)) / np.sqrt(2))
+    assert parts["6x"]["baseline"] == pytest.approx(np.log(1.25) / np.sqrt(2))
+    worst = summarize(rows)["worst_effects"][0]  # the 6x row whose baseline is 25 % high
+    assert "the design's +0.0 %, the baseline's +25.0 %" in worst["explanation"]
+    # rows without the baseline's IPC (a report of an earlier version) give no parts
+    bare = [{k: v for k, v in r.items() if not k.startswith("ipc_base")} for r in rows]
+    assert summarize(bare)["ipc_effect_error_parts"] == {}
+
+
 def test_adopt_compares_nan_results_as_equal():
     """A point where the workload does not fit simulates to NaN metrics; simulated again it is the same
     result, which adoption must not take for a change (NaN != NaN in Python)."""

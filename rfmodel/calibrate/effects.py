@@ -178,6 +178,7 @@ def effect_rows(records: list[dict], values: dict) -> list[dict]:
             row[f"{name}_sim"], row[f"{name}_model"] = v["sim"][key], v["model"][key]
             row[f"{name}_effect_sim"] = _effect(v["sim"][key], vb["sim"][key])
             row[f"{name}_effect_model"] = _effect(v["model"][key], vb["model"][key])
+        row["ipc_base_sim"], row["ipc_base_model"] = vb["sim"]["ipc"], vb["model"]["ipc"]
         rows.append(row)
     return rows
 
@@ -192,6 +193,12 @@ def _explain(row: dict) -> str:
     else:
         what = "the opposite sign to the simulator" if m * s_ < 0 else "a different effect from the simulator"
     parts = [f"model effect {100 * m:+.1f} % against {100 * s_:+.1f} % ({what})"]
+    ed, eb = _log_errors([row])
+    if len(ed):  # whose IPC the model has off: the design's, the baseline's at the same point, or both
+        parts.append(
+            f"model IPC against the simulator's: the design's {100 * np.expm1(ed[0]):+.1f} %, "
+            f"the baseline's {100 * np.expm1(eb[0]):+.1f} %"
+        )
     s, b = row.get("sim_stalls") or {}, row.get("base_stalls") or {}
     total = sum(b.values()) or sum(s.values())
     if total > 0:
@@ -203,6 +210,34 @@ def _explain(row: dict) -> str:
             + ", ".join(f"{k} {100 * dv / total:+.0f} %" for k, dv in moved[:3] if dv)
         )
     return "; ".join(parts)
+
+
+def _log_errors(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """``log(model / simulator)`` of each row's design IPC and of its baseline's at the same point (the rows
+    where all four are positive and finite).  The effect's log error, ``log((1 + model effect) / (1 +
+    simulated effect))``, is the first less the second."""
+    keys = ("ipc_model", "ipc_sim", "ipc_base_model", "ipc_base_sim")
+    v = np.array([[float(r.get(k, np.nan)) for k in keys] for r in rows], dtype=np.float64).reshape(-1, 4)
+    ok = np.all(np.isfinite(v) & (v > 0.0), axis=1)
+    v = v[ok]
+    return np.log(v[:, 0] / v[:, 1]), np.log(v[:, 2] / v[:, 3])
+
+
+def error_parts(rows: list[dict]) -> dict | None:
+    """Where the IPC effect's error comes from, over ``rows``: the RMS of ``log(model / simulator)`` of the
+    design's IPC (``design``: the effect's log error were the baseline's IPC exact), of the baseline's at
+    the same points (``baseline``: were the design's exact), and of their difference (``effect``, the
+    effect's own log error), with the correlation of the two (errors they share cancel in the effect);
+    ``None`` without two rows to compare."""
+    ed, eb = _log_errors(rows)
+    if len(ed) < 2:
+        return None
+
+    def rms(x):
+        return float(np.sqrt(np.mean(x**2)))
+
+    corr = float(np.corrcoef(ed, eb)[0, 1]) if np.std(ed) > 0 and np.std(eb) > 0 else None
+    return {"n": len(ed), "design": rms(ed), "baseline": rms(eb), "effect": rms(ed - eb), "corr": corr}
 
 
 def summarize(rows: list[dict]) -> dict:
@@ -224,6 +259,14 @@ def summarize(rows: list[dict]) -> dict:
     out["ipc_effect_mae_by_bank_speed"] = {
         f"{x:g}x": float(100 * np.mean(v)) for x, v in sorted(speeds.items())
     }
+    # the IPC effect's error taken apart into the design's IPC error and the baseline's, over every row
+    # and per bank speed (at slow banks the baseline's own error is most of it for the designs that hide
+    # them)
+    by_speed: dict = {}
+    for r in rows:
+        by_speed.setdefault(float(r["params"].get(BANK_SPEED_KEY, 1)), []).append(r)
+    parts = {"all": error_parts(rows)} | {f"{x:g}x": error_parts(v) for x, v in sorted(by_speed.items())}
+    out["ipc_effect_error_parts"] = {k: v for k, v in parts.items() if v is not None}
     big = [r for r in rows if np.isfinite(r["ipc_effect_sim"]) and abs(r["ipc_effect_sim"]) >= SIGN_THRESHOLD]
     same = [np.sign(r["ipc_effect_model"]) == np.sign(r["ipc_effect_sim"]) for r in big]
     out["n_sign"] = len(big)

@@ -273,6 +273,7 @@ def effects_section(res: dict) -> list[str]:
             f"{pts(e.get('energy_per_instr_effect_mae'))} | {pts(e.get('power_effect_mae'))} | "
             f"{'–' if sd is None else f'{sd:.3f}'} |"
         )
+    lines += _error_parts_lines(eff)
     if rk.get("n_groups"):
         lines += [
             "",
@@ -311,6 +312,37 @@ def effects_section(res: dict) -> list[str]:
                 f"- {d}, {w['workload']} on {w['gpu']} {w['params'] or '(defaults)'} "
                 f"({w['heldout']} held out): {w['explanation']}."
             )
+    return lines
+
+
+def _error_parts_lines(eff: dict) -> list[str]:
+    """Markdown lines of where each design's IPC effect error comes from
+    (:func:`rfmodel.calibrate.effects.error_parts`), over its held-out rows and at each bank speed."""
+    have = {d: e["ipc_effect_error_parts"] for d, e in eff.items() if e.get("ipc_effect_error_parts")}
+    if not have:
+        return []
+    speeds = sorted({k for p in have.values() for k in p if k != "all"}, key=lambda k: float(k[:-1]))
+
+    def cell(p):
+        return "–" if p is None else f"{p['design']:.3f} / {p['baseline']:.3f} / {p['effect']:.3f}"
+
+    lines = [
+        "",
+        "Where the IPC effect's error comes from: the RMS of log(model / simulator) of the design's IPC, of "
+        "the baseline's at the same points, and of the effect (the first less the second: log((1 + model "
+        "effect) / (1 + simulated effect))), over each design's held-out records and per bank speed; the "
+        "effect's error would be the first with an exact baseline and the second with an exact design, and "
+        "what the two share cancels (their correlation).",
+        "",
+        "| design | all: design / baseline / effect | corr. | "
+        + " | ".join(f"{k}: design / baseline / effect" for k in speeds)
+        + " |",
+        "| --- | --- | --- |" + " --- |" * len(speeds),
+    ]
+    for d, p in have.items():
+        a = p.get("all")
+        corr = "–" if a is None or a.get("corr") is None else f"{a['corr']:.2f}"
+        lines.append(f"| {d} | {cell(a)} | {corr} | " + " | ".join(cell(p.get(k)) for k in speeds) + " |")
     return lines
 
 
