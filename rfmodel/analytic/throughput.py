@@ -425,7 +425,12 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     rs = np.clip(np.asarray(read_share, dtype=np.float64), 0.0, 1.0)
     w = profile.writes_per_instr * np.clip(np.asarray(write_share, dtype=np.float64), 0.0, 1.0)
     cs = rs if collect_share is None else np.clip(np.asarray(collect_share, dtype=np.float64), 0.0, 1.0)
-    return ser * bc * cs, excess * rs, bc, bcw, rs, reads_i * rs, w, profile.bank_read_share(rs)
+    # the bank queue's wait, in the mean collection time, only for the instructions with a source that reaches
+    # the banks: those with no register source (``src_count_pmf[0]``) wait in no bank's queue
+    pmf = profile.src_count_pmf
+    with_source = 1.0 if pmf is None else 1.0 - float(pmf[0])
+    q_share = with_source * profile.bank_read_share(rs)
+    return ser * bc * cs, excess * rs, bc, bcw, rs, reads_i * rs, w, q_share
 
 
 def _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, mem_scale):
