@@ -690,24 +690,28 @@ def test_cli_calibrate_adopt_error_is_one_line_exit_2(tmp_path, capsys):
     assert not (tmp_path / "a.json").exists()
 
 
+def _effect_row(params, sim, model, **more):
+    """A row of the effect report with only the IPC effect set (the energy and power effects 0)."""
+    return {
+        "params": params,
+        "ipc_effect_sim": sim,
+        "ipc_effect_model": model,
+        "heldout": "point",
+        "energy_per_instr_effect_sim": 0.0,
+        "energy_per_instr_effect_model": 0.0,
+        "power_effect_sim": 0.0,
+        "power_effect_model": 0.0,
+        "gpu": "g",
+        "workload": "w",
+        **more,
+    }
+
+
 def test_effect_error_is_also_given_per_bank_speed():
     """The IPC effect MAE apart by the point's main_rf_latency_x (1x where the point sets none), by hand."""
     from rfmodel.calibrate.effects import summarize
 
-    def row(params, sim, model):
-        return {
-            "params": params,
-            "ipc_effect_sim": sim,
-            "ipc_effect_model": model,
-            "heldout": "point",
-            "energy_per_instr_effect_sim": 0.0,
-            "energy_per_instr_effect_model": 0.0,
-            "power_effect_sim": 0.0,
-            "power_effect_model": 0.0,
-            "gpu": "g",
-            "workload": "w",
-        }
-
+    row = _effect_row
     rows = [
         row({}, 0.10, 0.12),
         row({"num_banks": 8}, 0.0, -0.04),
@@ -730,22 +734,9 @@ def test_effect_error_is_taken_apart_into_the_design_and_the_baseline():
     from rfmodel.calibrate.effects import summarize
 
     def row(x, d_sim, d_mod, b_sim, b_mod):
-        return {
-            "params": {"main_rf_latency_x": x} if x != 1 else {},
-            "ipc_sim": d_sim,
-            "ipc_model": d_mod,
-            "ipc_base_sim": b_sim,
-            "ipc_base_model": b_mod,
-            "ipc_effect_sim": d_sim / b_sim - 1,
-            "ipc_effect_model": d_mod / b_mod - 1,
-            "heldout": "point",
-            "energy_per_instr_effect_sim": 0.0,
-            "energy_per_instr_effect_model": 0.0,
-            "power_effect_sim": 0.0,
-            "power_effect_model": 0.0,
-            "gpu": "g",
-            "workload": "w",
-        }
+        params = {"main_rf_latency_x": x} if x != 1 else {}
+        ipcs = {"ipc_sim": d_sim, "ipc_model": d_mod, "ipc_base_sim": b_sim, "ipc_base_model": b_mod}
+        return _effect_row(params, d_sim / b_sim - 1, d_mod / b_mod - 1, **ipcs)
 
     rows = [
         row(1, 1.0, 1.0, 1.0, 0.9),  # the baseline 10 % low: the effect 11 % high
