@@ -251,21 +251,16 @@ def summarize(rows: list[dict]) -> dict:
         out[f"{name}_effect_mae"] = float(100 * np.mean(np.abs(err))) if len(err) else None
     # the IPC effect MAE per speed of the register banks (the point's main_rf_latency_x; 1 where it does not
     # set one): the slow-bank points, where the caching designs' effects are large, apart from the SM's own
-    speeds: dict = {}
-    for r in rows:
-        e = r["ipc_effect_model"] - r["ipc_effect_sim"]
-        if np.isfinite(e):
-            speeds.setdefault(float(r["params"].get(BANK_SPEED_KEY, 1)), []).append(abs(e))
-    out["ipc_effect_mae_by_bank_speed"] = {
-        f"{x:g}x": float(100 * np.mean(v)) for x, v in sorted(speeds.items())
-    }
-    # the IPC effect's error taken apart into the design's IPC error and the baseline's, over every row
-    # and per bank speed (at slow banks the baseline's own error is most of it for the designs that hide
-    # them)
     by_speed: dict = {}
     for r in rows:
         by_speed.setdefault(float(r["params"].get(BANK_SPEED_KEY, 1)), []).append(r)
-    parts = {"all": error_parts(rows)} | {f"{x:g}x": error_parts(v) for x, v in sorted(by_speed.items())}
+    by_speed = dict(sorted(by_speed.items()))
+    speeds = {x: [abs(r["ipc_effect_model"] - r["ipc_effect_sim"]) for r in v] for x, v in by_speed.items()}
+    speeds = {x: [e for e in v if np.isfinite(e)] for x, v in speeds.items()}
+    out["ipc_effect_mae_by_bank_speed"] = {f"{x:g}x": float(100 * np.mean(v)) for x, v in speeds.items() if v}
+    # the IPC effect's error taken apart into the design's IPC error and the baseline's, over every row
+    # and per bank speed (at slow banks the baseline's own error is as large as the caching designs' own)
+    parts = {"all": error_parts(rows)} | {f"{x:g}x": error_parts(v) for x, v in by_speed.items()}
     out["ipc_effect_error_parts"] = {k: v for k, v in parts.items() if v is not None}
     big = [r for r in rows if np.isfinite(r["ipc_effect_sim"]) and abs(r["ipc_effect_sim"]) >= SIGN_THRESHOLD]
     same = [np.sign(r["ipc_effect_model"]) == np.sign(r["ipc_effect_sim"]) for r in big]
