@@ -289,7 +289,7 @@ STATE_FIELDS = (
     "w_inflight",
     "w_exited",
     "w_bar",
-    "w_sb",  # scoreboard-blocked hint: 0 none, 1 register dependency, 2 memory dependency
+    "w_sb",  # scoreboard hint: 0 none, 1 register dependency, 2 memory dependency, -1 - row: row found clear
     "w_dyn",
     "w_ibuf",  # compat: instructions decoded
     "w_ibuf_at",  # compat: cycle they become visible
@@ -2787,7 +2787,7 @@ def _issue(
                 pref = h_prefer(design_ints, design_floats, w, w_pc[w], s, 0, cyc)
                 if (ci < n_cand) != (pref != 0):
                     continue
-            if w_sb[w] != 0:
+            if w_sb[w] > 0:
                 if reason_first < 0:
                     reason_first = SR_MEMORY if w_sb[w] == 2 else SR_RAW
                 continue
@@ -2798,13 +2798,18 @@ def _issue(
                     break
                 if compat and (w_ibuf[w] == 0 or w_ibuf_at[w] > cyc):
                     break
-                code = sb_check(w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long, w_ppend, ust)
-                if code != 0:
-                    if issued == 0:
-                        w_sb[w] = code
-                        if reason_first < 0:
-                            reason_first = SR_MEMORY if code == 2 else SR_RAW
-                    break
+                if w_sb[w] != -1 - row:
+                    code = sb_check(
+                        w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long, w_ppend, ust
+                    )
+                    if code != 0:
+                        if issued == 0:
+                            w_sb[w] = code
+                            if reason_first < 0:
+                                reason_first = SR_MEMORY if code == 2 else SR_RAW
+                        break
+                    # only the warp's own issue sets its scoreboard: clear now, clear until it issues
+                    w_sb[w] = -1 - row
                 stats[K_HOOK_CALLS] += 1
                 code = h_may_issue(design_ints, design_floats, w, row, s, issued, cyc)
                 if code != 0:
