@@ -508,6 +508,29 @@ def test_tag_conflicts_known_answer():
     assert (float(c4), float(line4)) == (pytest.approx(2.25), pytest.approx(1.0))
 
 
+def test_tag_conflicts_with_two_ports_and_sub_core_banks():
+    """Two read/write ports a bank: a lookup waits when both are held, Erlang's C of two servers at offered
+    load a = (2 + 1 + 0.5) / 4 = 0.875, a^2 / (2 + a) = 0.2663 (not the chance of one busy port, a / 2 =
+    0.4375); an instruction's own lookups spread over the banks of its sub-core (``pool_banks``): the
+    serialization table is read at 2 banks of the SM's 8 (here 1 / banks)."""
+    from types import SimpleNamespace
+
+    from rfmodel.designs.cerf import tag_conflicts
+
+    prof = SimpleNamespace(
+        reads_per_instr=2.0,
+        writes_per_instr=1.0,
+        ser_excess=lambda b, p, slots: 1.0 / np.asarray(b, dtype=float),
+    )
+    two = SimpleNamespace(bank_read_ports=0, bank_rw_ports=2, bank_write_ports=0)
+    a = 3.5 / 4
+    c, line = tag_conflicts(prof, two, 4, 1.0, 0.5)
+    assert (float(c), float(line)) == (pytest.approx(0.25 + 2 * a * a / (2 + a)), pytest.approx(2 * 0.5 / 8))
+    a8 = 3.5 / 8
+    c8, _ = tag_conflicts(prof, two, 8, 1.0, 0.5, pool_banks=2)
+    assert float(c8) == pytest.approx(0.5 + 2 * a8 * a8 / (2 + a8))
+
+
 def test_bank_claims_queue_before_the_reads_in_the_shared_model():
     """Claims of 0 are the model itself (bit for bit); more claims per instruction raise the read wait and
     the collection time, and the bank bound counts them (IPC, the fixed point of those queues, is not
