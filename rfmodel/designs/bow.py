@@ -29,6 +29,7 @@ from numba import njit
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
+from rfmodel.analytic.profile import TableGroup, register_table_group
 from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_reuse_hist, served_outside
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
@@ -157,6 +158,28 @@ def window_masks(warp_ptr, src, dst, op, sidx, active, window, branch_op):  # pr
     return hit, flushes
 
 
+def flush_tables(trace, rank=None, inputs=None) -> dict:
+    """The ``bow`` profile group of ``trace``: ``bow_flush_share``, its window flushes per instruction, the
+    taken branches as the simulator's setup counts them (:func:`window_masks`: a branch whose warp's next row
+    is not its fall-through); the order of the rows does not matter."""
+    wp = trace.warp_ptr.astype(np.int64)
+    _, flushes = window_masks(
+        wp,
+        trace.src,
+        trace.dst,
+        trace.op.astype(np.int64),
+        trace.sidx.astype(np.int64),
+        trace.active.astype(np.int64),
+        1,
+        int(OpClass.BRANCH),
+    )
+    return {"bow_flush_share": float(flushes) / max(int(wp[-1]), 1)}
+
+
+#: BOW's profile table, built on first use with the profile
+BOW_TABLES = register_table_group(TableGroup("bow", ("bow_flush_share",), flush_tables))
+
+
 @njit(cache=True)
 def bow_operand(ints, floats, w, row, k, reg, cyc):
     if k < 10 and (ints[ints[I_OFF_ROW] + row] >> k) & 1:
@@ -282,8 +305,8 @@ class Bow(Design):
         out = served_outside(ctx, m, hit, factor, ev, drop=("collector",), bank_writes=writes - bypassed)
         out["rf_cache_hit_rate"] = hit + 0 * factor
         out["bow_bypassed_writes"] = bypassed + 0 * factor
-        # every branch counted as taken: an upper bound of the window flushes
-        out["bow_flushes"] = ctx.n * float(profile.mix[int(OpClass.BRANCH)]) + 0 * factor
+        # the profile's taken branches (the simulator's flushes), not every branch
+        out["bow_flushes"] = ctx.n * float(profile.need("bow").bow_flush_share) + 0 * factor
         out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
         return out
 
