@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from test_sim_known import make_sm as known_sm
 
+import rfmodel
 from rfmodel.compiler.liveness import trace_dead_masks
 from rfmodel.designs.base import design_names, get_design
 from rfmodel.designs.ltrf import _dynamic_intervals, row_tables
@@ -539,3 +540,14 @@ def test_analytic_prefetch_stalls_grow_with_the_main_rf_latency():
         )
         st = ds["prefetch_stall_cycles"].values.ravel() / ds["warp_instructions"].values.ravel()
         assert np.all(np.diff(st) > 0) and st[0] >= 0, (design, st)
+
+
+@pytest.mark.parametrize("name", ["is_aes", "sgemm_tiled"])
+def test_analytic_activations_are_the_warps_launched_without_a_two_level_pool(name):
+    """Without a two-level scheduler every warp is activated once, at its launch (``ltrf_activate``),
+    which the model counts as the share's warps, ``n / instrs_per_warp`` (it reported 0 there: a two-level
+    pool's re-activations only); measured equal, 144 and 40 on ``fermi-gtx480``."""
+    ana = rfmodel.evaluate("ltrf", name, "fermi-gtx480")
+    sim = rfmodel.evaluate("ltrf", name, "fermi-gtx480", method="simulate")
+    got, want = (float(ds["warp_activations"].values.ravel()[0]) for ds in (ana, sim))
+    assert want > 0 and got == pytest.approx(want, rel=0.01)

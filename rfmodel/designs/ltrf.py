@@ -1406,13 +1406,16 @@ class Ltrf(Design):
         pf_taking = pf_per_instr * np.minimum(fetched, 1.0)
         pf_stall = n * prefetch_stall_share(ipc, sched, pf_taking, t_pf, a_tot)
         wb = n_pf * wb_per_pf
+        # each warp's first activation (at its launch, or its first entry into a two-level pool) and, on a
+        # two-level SM, one after each deactivation point, as the simulator counts them
+        activations = n * (1.0 / max(float(profile.instrs_per_warp), 1.0) + deact)
         events = {
             "rf_cache": (reads, writes),
             "main_rf_bank": (fetched_total, wb),
             "main_network": (fetched_total + wb, 0.0),
             "crossbar": (reads + writes, 0.0),
             "collector": (reads, reads),
-            "warp_control_block": (reads + writes, n_pf + n * deact),
+            "warp_control_block": (reads + writes, n_pf + activations),
         }
         metrics = {
             "rf_cache_hit_rate": 1.0,
@@ -1427,7 +1430,7 @@ class Ltrf(Design):
             "prefetch_max_bank_load": mx,
             "prefetch_bank_conflicts": n_pf * np.maximum(mx - 1.0, 0.0),
             "interval_length_dynamic": length,
-            "warp_activations": n * deact,
+            "warp_activations": activations,
             **timing_metrics(read_x, write_x),
             "main_rf_network_cycles": net,
         }
