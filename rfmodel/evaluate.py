@@ -17,6 +17,7 @@ variable                               unit        meaning
 ``rf_reads`` / ``rf_writes``           accesses    main register-file bank accesses (warp registers)
 ``bank_conflict_stall_cycles``         cycles      collector cycles lost waiting for banks
 ``l1d_hit_rate``                       1           L1D hit rate
+``collector_occupancy``                1           mean fraction of collector units in use
 ``energy_pj`` (structure)              pJ          dynamic + leakage energy per structure
 ``dynamic_energy_pj`` (structure)      pJ          dynamic part
 ``leakage_energy_pj`` (structure)      pJ          leakage part
@@ -37,7 +38,6 @@ each workload, plus the simulator's own:
 =====================================  ================  ==========================================
 ``warp_instructions``                  instructions      warp instructions issued (= retired)
 ``bank_conflicts``                     requests          register reads that lost a bank arbitration
-``collector_occupancy``                1                 mean fraction of collector units in use
 ``stall_cycles`` (stall_reason)        scheduler-cycles  why a scheduler issued nothing, per cycle
 ``structure_reads``/``_writes``        events            the events charged to each structure
 =====================================  ================  ==========================================

@@ -68,7 +68,8 @@ SCALAR_METRICS = (
     "bank_conflict_stall_cycles",
     "l1d_hit_rate",
 )
-#: the simulator's own counts (the analytic engine estimates ``warp_instructions``; the others are NaN)
+#: the simulator's own counts (the analytic engine estimates ``warp_instructions`` and
+#: ``collector_occupancy``; ``bank_conflicts`` is NaN there)
 RUN_METRICS = ("warp_instructions", "bank_conflicts", "collector_occupancy")
 UNITS = {
     "ipc": "warp instructions / cycle",

@@ -512,7 +512,10 @@ def run_analytic(design, profile, sm, grid: dict, anchor: float | Anchor = 1.0) 
     if f is None:
         return m
     f = np.asarray(f, dtype=np.float64)
-    return {**m, "ipc": m["ipc"] * f, "cycles": m["cycles"] / f}
+    out = {**m, "ipc": m["ipc"] * f, "cycles": m["cycles"] / f}
+    if "collector_occupancy" in m:  # the instructions collecting at once follow the pace
+        out["collector_occupancy"] = np.minimum(m["collector_occupancy"] * f, 1.0)
+    return out
 
 
 def anchor_factor(reference, profile, sm, grid: dict) -> float:

@@ -568,11 +568,15 @@ class AnalyticContext:
 
         ``rf_reads``/``rf_writes`` count every operand read and result of the warps' instructions (warp
         registers); ``bank_conflict_stall_cycles`` the collector cycles lost waiting for banks (NaN where no
-        warp is resident).
+        warp is resident); ``collector_occupancy`` the mean share of the SM's collector units holding an
+        instruction, by Little's law: the instructions collecting at once, ``IPC x t_collect``, over the
+        units (NaN where no warp is resident).
         """
         ipc = m["ipc"] if ipc is None else ipc
         cycles = m["cycles"] if cycles is None else cycles
         z = 0 * np.asarray(ipc)
+        units = np.maximum(np.asarray(sm_param(self.sm, self.grid, "collector_units"), dtype=np.float64), 1.0)
+        busy = np.asarray(ipc, dtype=np.float64) * np.asarray(m["t_collect"], dtype=np.float64) / units
         out = {
             "ipc": ipc,
             "cycles": cycles,
@@ -582,6 +586,7 @@ class AnalyticContext:
             "bank_conflict_stall_cycles": np.where(m["warps"] > 0, self.n * m["conflict_per_instr"], np.nan),
             "l1d_hit_rate": m["l1d_hit_rate"],
             "collector_cycles": m["t_collect"],
+            "collector_occupancy": np.where(m["warps"] > 0, np.minimum(busy, 1.0), np.nan),
         }
         for k, v in (metrics or {}).items():
             out[k] = v + z
@@ -594,7 +599,8 @@ class AnalyticContext:
         return out
 
     def scaled(self, out: dict, factor) -> dict:
-        """``out`` with its IPC multiplied by ``factor`` (a design's residual terms; cycles follow)."""
+        """``out`` with its IPC multiplied by ``factor`` (a design's residual terms; cycles and the
+        collectors' occupancy follow)."""
         ipc0 = out["ipc"]
         ipc = ipc0 * factor
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -602,4 +608,6 @@ class AnalyticContext:
         z = 0 * ipc
         res = {k: (v + z if k not in ("events",) else v) for k, v in out.items()}
         res["ipc"], res["cycles"] = ipc, cycles
+        if "collector_occupancy" in out:
+            res["collector_occupancy"] = np.minimum(out["collector_occupancy"] * factor, 1.0) + z
         return res

@@ -23,7 +23,12 @@ METRIC_GOALS = {"share": 0.05, "stall": 0.20}
 #: a count's relative error is taken against at least this many events per instruction
 COUNT_FLOOR = 0.01
 #: the metrics every design reports in both engines and their kinds
-STANDARD = {"l1d_hit_rate": "share", "bank_conflict_stall_cycles": "count", "warps": "level"}
+STANDARD = {
+    "l1d_hit_rate": "share",
+    "collector_occupancy": "share",
+    "bank_conflict_stall_cycles": "count",
+    "warps": "level",
+}
 
 
 def is_stall(name: str) -> bool:
