@@ -240,6 +240,7 @@ def cmd_evaluate(args) -> int:
         tech=cfg.get("tech"),
     )
     cols = ["ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles"]
+    cols += [m for m in ("l1d_hit_rate", "collector_occupancy") if m in ds]
     cols += ["energy_pj_total", "power_mw", "area_mm2_total"]
     cols += [m for m in TIMING_COLUMNS if m in ds]
     if method == "montecarlo":
