@@ -963,6 +963,37 @@ def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthld, entries, losses):
     return hits
 
 
+@njit(cache=True)
+def _ct_takings(warp_ptr, op, dst, src, lat, losses):
+    """Expected takings of a warp's collector cache table over its instructions, per loss rate: every warp
+    issues in program order as alone (one instruction a cycle, each when its sources' producers have
+    written back, ``lat[class]`` cycles after they issued, as :func:`_ct_pass` times them), and a stall of
+    ``g`` cycles before an instruction takes the table from it with chance ``1 - exp(-losses[k] g)`` (the
+    rate at which :func:`_ct_pass` weighs its hits, per stall instead of over a mean stall)."""
+    nk = losses.shape[0]
+    out = np.zeros(nk, dtype=np.float64)
+    ready = np.zeros(256, dtype=np.float64)
+    for w in range(warp_ptr.shape[0] - 1):
+        ready[:] = 0.0
+        t = -1.0
+        for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            t_prev = t
+            t += 1.0
+            for j in range(src.shape[1]):
+                r = src[i, j]
+                if r != NONE and ready[r] > t:
+                    t = ready[r]
+            g = t - t_prev - 1.0
+            if g > 0.0:
+                for k in range(nk):
+                    out[k] += 1.0 - np.exp(-losses[k] * g)
+            for j in range(dst.shape[1]):
+                r = dst[i, j]
+                if r != NONE:
+                    ready[r] = t + lat[op[i]]
+    return out
+
+
 @njit(cache=True, inline="always")
 def _ct_result(tag, near, stamp, locked, where, r, is_near, clock, rng):
     """A result written back into the table: a near one is cached (its entry returned), a far one
@@ -1026,8 +1057,11 @@ def ct_tables(trace, rank=None, inputs=None, *, latencies) -> dict:
     at random (a seeded generator), else the least recently used such entry (:func:`_ct_pass`).  A hit
     counts ``exp(-CT_LOSS[k] G)``, ``G`` the cycles the warp stalled since the entry was filled or
     written: the chance that the table was not taken from the warp meanwhile when each stalled cycle
-    loses it at rate ``CT_LOSS[k]`` (``k = 0``: the warp keeps its table).  Taken over the trace's
-    first warps up to ``CT_MAX_INSTRS`` instructions.
+    loses it at rate ``CT_LOSS[k]`` (``k = 0``: the warp keeps its table).
+
+    ``ct_takings[k]``: the expected takings of a warp's table per instruction at that rate, each stall of
+    ``g`` cycles taking it with chance ``1 - exp(-CT_LOSS[k] g)`` (:func:`_ct_takings`).  Both over the
+    trace's first warps up to ``CT_MAX_INSTRS`` instructions.
     """
     wp_ct = leading_warps(trace.warp_ptr.astype(np.int64), CT_MAX_INSTRS)
     rows = slice(0, int(wp_ct[-1]))
@@ -1044,12 +1078,29 @@ def ct_tables(trace, rank=None, inputs=None, *, latencies) -> dict:
         CT_ENTRIES,
         CT_LOSS,
     )
-    return {"ct_hits": hits / max(float((trace.src[rows] != NONE).sum()), 1.0)}
+    lat = np.asarray(latencies, dtype=np.float64)
+    takings = _ct_takings(wp_ct, trace.op[rows], trace.dst[rows], trace.src[rows], lat, CT_LOSS)
+    return {
+        "ct_hits": hits / max(float((trace.src[rows] != NONE).sum()), 1.0),
+        "ct_takings": takings / max(float(wp_ct[-1]), 1.0),
+    }
 
 
-#: Malekeh's collector-cache-table hits, built on first use with the profile (the result latencies decide
-#: when a result enters the table)
-CT_TABLES = register_table_group(TableGroup("ct", ("ct_hits",), ct_tables, context=("latencies",)))
+#: Malekeh's collector-cache-table hits and takings, built on first use with the profile (the result
+#: latencies decide when a result enters the table and how long a warp stalls)
+CT_TABLES = register_table_group(
+    TableGroup("ct", ("ct_hits", "ct_takings"), ct_tables, context=("latencies",))
+)
+
+
+def ct_takings(profile, loss) -> np.ndarray:
+    """Takings of a warp's collector cache table per instruction at the loss rate ``loss`` per stalled
+    cycle (``profile``'s ``ct_takings``, linear in ``log(1 + loss / 0.001)`` between tabulated values,
+    clamped at the ends; :func:`_ct_takings`).  Vectorized."""
+    t = np.asarray(profile.need("ct").ct_takings, dtype=np.float64)
+    x = np.log1p(np.maximum(np.asarray(loss, dtype=np.float64), 0.0) / 1e-3)
+    i, f = _grid_pos(np.log1p(CT_LOSS / 1e-3), x)
+    return t[i] * (1.0 - f) + t[i + 1] * f
 
 
 def ct_hit_rate(profile, rthld, entries, loss=0.0) -> np.ndarray:
@@ -1221,12 +1272,17 @@ class Malekeh(Design):
         c = ctx.coef
         entries = ctx.param("ct_entries")
         loss = c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld)
-        # a table taken while its warp stalls: per instruction, the chance over its mean stall (the
-        # single-warp cycles per instruction beyond one); a table of near values is taken only after the
-        # group's allocator has waited STHLD cycles (sthld_hold: the share of the takings that wait so; the
-        # rest find a table of far values), which hold the warp that asked for it at issue
-        stall = max(float(np.ravel(ctx.profile.chain)[0]) - 1.0, 0.0)
-        flushes = 1.0 - np.exp(-loss * stall)
+        # a table taken while its warp stalls: per instruction, each stall of the warp alone takes it with
+        # chance 1 - exp(-loss g) (the profile's ``ct_takings``; a long stall takes it once, where the
+        # chance over the mean stall per instruction took it from a memory-bound warp at nearly every
+        # instruction; without the table, that); a table of near values is taken only after the group's
+        # allocator has waited STHLD cycles (sthld_hold: the share of the takings that wait so; the rest
+        # find a table of far values), which hold the warp that asked for it at issue
+        if ctx.profile.has("ct"):
+            flushes = ct_takings(ctx.profile, loss)
+        else:
+            stall = max(float(np.ravel(ctx.profile.chain)[0]) - 1.0, 0.0)
+            flushes = 1.0 - np.exp(-loss * stall)
         hold = np.asarray(c["sthld_hold"]) * flushes * near * sthld
         if ctx.profile.has("ct"):
             base = ct_hit_rate(ctx.profile, rthld, entries, loss)
