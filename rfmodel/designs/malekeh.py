@@ -862,6 +862,18 @@ def _ct_table(warp_ptr, op, dst, src, sd, dd, lat, rthlds, sizes, losses):
     return out
 
 
+@njit(cache=True, inline="always")
+def _issue_time(t, ready, src, i):
+    """When a warp issuing alone issues instruction ``i`` after issuing one at ``t``: the next cycle, or
+    when the last of its sources is written back (``ready``), whichever is later."""
+    t += 1.0
+    for j in range(src.shape[1]):
+        r = src[i, j]
+        if r != NONE and ready[r] > t:
+            t = ready[r]
+    return t
+
+
 @njit(cache=True)
 def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthld, entries, losses):
     """Source reads that hit one warp-private collector cache table of ``entries`` entries, every warp in
@@ -903,11 +915,7 @@ def _ct_pass(warp_ptr, op, dst, src, sd, dd, lat, rthld, entries, losses):
         stalled = 0.0
         for i in range(warp_ptr[w], warp_ptr[w + 1]):
             t_prev = t
-            t += 1.0
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r != NONE and ready[r] > t:
-                    t = ready[r]
+            t = _issue_time(t, ready, src, i)
             stalled += t - t_prev - 1.0
             # results written back by now, in write-back order (a full queue lands its earliest)
             while nq > 0 and (t_min <= t or nq >= cap - 8):
@@ -978,11 +986,7 @@ def _ct_takings(warp_ptr, op, dst, src, lat, losses):
         t = -1.0
         for i in range(warp_ptr[w], warp_ptr[w + 1]):
             t_prev = t
-            t += 1.0
-            for j in range(src.shape[1]):
-                r = src[i, j]
-                if r != NONE and ready[r] > t:
-                    t = ready[r]
+            t = _issue_time(t, ready, src, i)
             g = t - t_prev - 1.0
             if g > 0.0:
                 for k in range(nk):
