@@ -30,7 +30,7 @@ from numba import njit
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
 from rfmodel.analytic.profile import TableGroup, register_table_group
-from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_reuse_hist, served_outside
+from rfmodel.analytic.reuse import ipc_gain, served_outside
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     Design,
@@ -71,10 +71,10 @@ class BowParams(SlowBankParams, kind="design.bow"):
 
 #: BOW's own free coefficients (default, lower, upper)
 BOW_CALIBRATION = {
-    "bow_hit_scale": (0.9, 0.3, 1.2),  # window-forwarded share of the reuses within window - 1
-    "bow_bypass_share": (0.5, 0.0, 1.0),  # share of forwarded reads whose write bypasses the RF
     "bow_ipc_gain": (0.04, 0.0, 0.3),  # relative IPC gain per bank read saved per instruction
 }
+#: the window sizes the ``bow`` profile tables hold: every size the parameter allows
+BOW_WINDOWS = np.arange(1, 65, dtype=np.int64)
 
 # ----------------------------------------------------------------------------------- state layout
 I_OFF_ROW = BANK_HEADER_LEN
@@ -158,26 +158,53 @@ def window_masks(warp_ptr, src, dst, op, sidx, active, window, branch_op):  # pr
     return hit, flushes
 
 
-def flush_tables(trace, rank=None, inputs=None) -> dict:
-    """The ``bow`` profile group of ``trace``: ``bow_flush_share``, its window flushes per instruction, the
-    taken branches as the simulator's setup counts them (:func:`window_masks`: a branch whose warp's next row
-    is not its fall-through); the order of the rows does not matter."""
+@njit(cache=True)
+def _window_counts(masks, n_src):  # pragma: no cover - compiled
+    """Forwarded sources and bypassed destinations over the rows' :func:`window_masks` masks."""
+    fwd = 0
+    byp = 0
+    for i in range(masks.shape[0]):
+        m = masks[i]
+        for k in range(n_src):
+            fwd += (m >> k) & 1
+        for k in range(4):
+            byp += (m >> (DST_SHIFT + k)) & 1
+    return fwd, byp
+
+
+def window_tables(trace, rank=None, inputs=None) -> dict:
+    """The ``bow`` profile group of ``trace``, from the simulator's own rule (:func:`window_masks`, the masks
+    its setup computes per trace row, which no timing changes): ``bow_flush_share``, the window flushes per
+    instruction (the taken branches: a branch whose warp's next row is not its fall-through);
+    ``bow_forwarded[j]`` and ``bow_bypassed[j]``, per instruction, the source operands the window of
+    ``BOW_WINDOWS[j]`` instructions forwards (every operand slot, as the simulator's collectors ask for them)
+    and the results whose every read it holds (with the write bypass on).  The order of the warps does not
+    matter."""
     wp = trace.warp_ptr.astype(np.int64)
-    _, flushes = window_masks(
-        wp,
-        trace.src,
-        trace.dst,
-        trace.op.astype(np.int64),
-        trace.sidx.astype(np.int64),
-        trace.active.astype(np.int64),
-        1,
-        int(OpClass.BRANCH),
-    )
-    return {"bow_flush_share": float(flushes) / max(int(wp[-1]), 1)}
+    cols = (trace.src, trace.dst, trace.op.astype(np.int64), trace.sidx.astype(np.int64))
+    active = trace.active.astype(np.int64)
+    n = max(int(wp[-1]), 1)
+    fwd = np.zeros(len(BOW_WINDOWS))
+    byp = np.zeros(len(BOW_WINDOWS))
+    flushes = 0
+    for j, window in enumerate(BOW_WINDOWS):
+        masks, flushes = window_masks(wp, *cols, active, int(window), int(OpClass.BRANCH))
+        fwd[j], byp[j] = _window_counts(masks, trace.src.shape[1])
+    return {"bow_flush_share": float(flushes) / n, "bow_forwarded": fwd / n, "bow_bypassed": byp / n}
 
 
-#: BOW's profile table, built on first use with the profile
-BOW_TABLES = register_table_group(TableGroup("bow", ("bow_flush_share",), flush_tables))
+#: BOW's profile tables, built on first use with the profile
+BOW_TABLES = register_table_group(
+    TableGroup("bow", ("bow_flush_share", "bow_forwarded", "bow_bypassed"), window_tables)
+)
+
+
+def window_at(table, window) -> np.ndarray:
+    """A ``bow`` table's value at the grid's ``window`` sizes (every allowed size is tabulated; linear
+    between sizes only for a non-integer one)."""
+    t = np.asarray(table, dtype=np.float64)
+    x = np.clip(np.asarray(window, dtype=np.float64), BOW_WINDOWS[0], BOW_WINDOWS[-1])
+    return np.interp(x, BOW_WINDOWS.astype(np.float64), t)
 
 
 @njit(cache=True)
@@ -267,32 +294,28 @@ class Bow(Design):
         }
 
     def analytic(self, ctx):
-        """The reads whose previous access of the register (same warp) is within ``window - 1``.
+        """The window's forwarded operands and bypassed results, as the simulator decides them.
 
-        hit = bow_hit_scale x near_fraction(window - 1) (the profile's reuse-distance histogram; the
-        scale stands for the window flushes at taken branches); bypassed writes =
-        bow_bypass_share x hits (results consumed only inside the window).
+        The profile's ``bow`` tables (:func:`window_tables`) count, per instruction at each window size,
+        the operand slots the window forwards (``f``) and the results whose every read it holds (``v``), by
+        the simulator's own per-row rule (no timing enters it): hit = f / slots; the banks see the slots it
+        does not forward (``slots - f`` of the ``distinct`` sources each instruction's collector reads once:
+        a source named twice is always forwarded) and, with the write bypass, the results less ``v``.
         """
         c, profile = ctx.coef, ctx.profile
         window = ctx.param("window")
         bypass_on = ctx.param("write_bypass")
-        hist = profile_reuse_hist(profile)
-        look = np.maximum(window - 1.0, 0.0)
-        near = near_fraction_from_hist(hist, look) if hist is not None else 0.3 * np.minimum(look, 3.0) / 3.0
-        hit = np.clip(c["bow_hit_scale"] * near, 0.0, 1.0)
-        bypass_frac = np.minimum(
-            hit
-            * profile.reads_per_instr
-            * c["bow_bypass_share"]
-            * bypass_on
-            / np.maximum(profile.writes_per_instr, 1e-12),
-            1.0,
-        )
+        t = profile.need("bow")
+        slots = max(float(profile.reads_per_instr), 1e-12)
+        fwd = np.minimum(window_at(t.bow_forwarded, window), slots)
+        hit = fwd / slots
+        distinct = max(float(profile.distinct_reads_per_instr), 1e-12)
+        byp = np.minimum(window_at(t.bow_bypassed, window) * bypass_on, float(profile.writes_per_instr))
         timing, timing_m = bank_effects(ctx)
         m = ctx.model(
             Effects(
-                read_share=1.0 - hit,
-                write_share=1.0 - bypass_frac,
+                read_share=np.clip((slots - fwd) / distinct, 0.0, 1.0),
+                write_share=1.0 - byp / max(float(profile.writes_per_instr), 1e-12),
                 operand_slots=self.operand_slots,
                 **timing,
             )
@@ -300,13 +323,13 @@ class Bow(Design):
         factor = np.maximum(ipc_gain(m, ctx, hit, c["bow_ipc_gain"]), 0.05)
         reads, writes = ctx.reads, ctx.writes
         saved = reads * hit
-        bypassed = np.minimum(saved * c["bow_bypass_share"] * bypass_on, writes)
+        bypassed = ctx.n * byp
         ev = {"bow_buffer": (reads, reads - saved + writes)}
         out = served_outside(ctx, m, hit, factor, ev, drop=("collector",), bank_writes=writes - bypassed)
         out["rf_cache_hit_rate"] = hit + 0 * factor
         out["bow_bypassed_writes"] = bypassed + 0 * factor
         # the profile's taken branches (the simulator's flushes), not every branch
-        out["bow_flushes"] = ctx.n * float(profile.need("bow").bow_flush_share) + 0 * factor
+        out["bow_flushes"] = ctx.n * float(t.bow_flush_share) + 0 * factor
         out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
         return out
 
