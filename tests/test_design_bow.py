@@ -19,16 +19,9 @@ def check_invariants(r, trace):
     assert c["bow_bypassed_writes"] + c["bow_rf_writes"] == c["writes"]
 
 
-def test_window_forwarding_known_answer():
-    # Window of 3: a value read or written by one of the 2 previous instructions is forwarded.
-    #   I0: R10 = R1, R2    both miss
-    #   I1: R11 = R1, R3    R1 (I0, 1 back) hit; R3 miss
-    #   I2: R12 = R2, R10   R2 (I0, 2 back) hit; R10 (written by I0, 2 back) hit
-    #   I3: R13 = R2, R1    R2 (I2) hit; R1 (I1, 2 back) hit
-    #   I4: R14 = R3, R11   R3 (I1, 3 back) miss; R11 (written by I1, 3 back) miss
-    # 5 hits, 5 misses.  Writes: R10 is read only by I2, inside I0's window: bypassed; R11 is read
-    # 3 instructions later: written; R12..R14 are never read: written (4 bank writes).
-    tr = trace_from_warps(
+def _known_trace():
+    """One warp of five instructions, the forwarding known answer's (below)."""
+    return trace_from_warps(
         [
             [
                 ("IADD3", [10], [1, 2]),
@@ -39,6 +32,18 @@ def test_window_forwarding_known_answer():
             ]
         ]
     )
+
+
+def test_window_forwarding_known_answer():
+    # Window of 3: a value read or written by one of the 2 previous instructions is forwarded.
+    #   I0: R10 = R1, R2    both miss
+    #   I1: R11 = R1, R3    R1 (I0, 1 back) hit; R3 miss
+    #   I2: R12 = R2, R10   R2 (I0, 2 back) hit; R10 (written by I0, 2 back) hit
+    #   I3: R13 = R2, R1    R2 (I2) hit; R1 (I1, 2 back) hit
+    #   I4: R14 = R3, R11   R3 (I1, 3 back) miss; R11 (written by I1, 3 back) miss
+    # 5 hits, 5 misses.  Writes: R10 is read only by I2, inside I0's window: bypassed; R11 is read
+    # 3 instructions later: written; R12..R14 are never read: written (4 bank writes).
+    tr = _known_trace()
     r = simulate_trace(tr, make_sm(), "bow")
     c = r.counts
     assert (c["bow_hits"], c["bow_misses"]) == (5, 5)
@@ -111,18 +116,7 @@ def test_profile_window_tables_known_answer():
     of 3, 5 of its 10 operand slots forwarded and 1 result bypassed in 5 instructions; at 1, none."""
     from rfmodel.designs.bow import BOW_WINDOWS, window_tables
 
-    tr = trace_from_warps(
-        [
-            [
-                ("IADD3", [10], [1, 2]),
-                ("IADD3", [11], [1, 3]),
-                ("IADD3", [12], [2, 10]),
-                ("IADD3", [13], [2, 1]),
-                ("IADD3", [14], [3, 11]),
-            ]
-        ]
-    )
-    t = window_tables(tr)
+    t = window_tables(_known_trace())
     at = {int(w): j for j, w in enumerate(BOW_WINDOWS)}
     fwd, byp = t["bow_forwarded"], t["bow_bypassed"]
     assert fwd[at[3]] == pytest.approx(5 / 5) and byp[at[3]] == pytest.approx(1 / 5)
