@@ -500,8 +500,23 @@ def test_every_metric_both_engines_report_is_held_out_by_its_kind(tmp_path):
     worst = max(rows, key=lambda r: abs(r["rf_cache_hit_rate_model"] - r["rf_cache_hit_rate_sim"]))
     assert m["rf_cache_hit_rate"]["worst"]["workload"] == worst["workload"]
     assert m["rf_cache_hit_rate"]["worst"]["params"] == worst["params"]
+    # each structure's energy per instruction, held out as a count without a goal: the simulator's side is
+    # the simulated Dataset's energy_pj of that structure over its warp instructions
+    assert {"energy_pj[rf_bank]", "energy_pj[crossbar]", "energy_pj[ccu]"} <= set(m)
+    e = m["energy_pj[ccu]"]
+    assert e["kind"] == "count" and e["goal"] is None and e["n"] == m["rf_cache_hit_rate"]["n"]
+    sims = []
+    for r in rows:
+        params = {k: [v] for k, v in r["params"].items()} or None
+        ds = rfmodel.evaluate(
+            "malekeh", r["workload"], r["gpu"], params=params, method="simulate", max_warps=4
+        )
+        n = float(ds["warp_instructions"].values.ravel()[0])
+        sims.append(float(ds["energy_pj"].sel(structure="ccu").values.ravel()[0]) / n)
+    assert e["sim_mean"] == pytest.approx(np.mean(sims), rel=1e-9)
     text = "\n".join(metrics_section(res))
     assert "| malekeh | `rf_cache_hit_rate` | share |" in text and "| baseline | `warps` | level |" in text
+    assert "| malekeh | `energy_pj[ccu]` | count |" in text
     missed = [
         (d, k)
         for d, r in res["designs"].items()

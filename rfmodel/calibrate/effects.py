@@ -48,10 +48,11 @@ def shared_keys(gpu: str) -> set:
 
 
 def energy_power(design, sm, grid: dict, events: dict, cycles, metrics: dict | None = None):
-    """``(energy_pj_total, power_mw)`` over a group's records: the design's structures at the default
-    technology for the points of ``grid`` (arrays over the records), charged with ``events[s][kind]``
-    (arrays over the records) for ``cycles``; ``metrics`` holds the shares a design powers its structures
-    by (``Design.leakage_active``)."""
+    """``(energy_pj_total, power_mw, by_structure)`` over a group's records: the design's structures at the
+    default technology for the points of ``grid`` (arrays over the records), charged with
+    ``events[s][kind]`` (arrays over the records) for ``cycles``; ``metrics`` holds the shares a design
+    powers its structures by (``Design.leakage_active``); ``by_structure``: ``{structure: energy_pj}``, each
+    structure's dynamic and leakage energy, as the Datasets' ``energy_pj`` has it."""
     from rfmodel.energy.accounting import account
     from rfmodel.evaluate import DEFAULT_TECH, _tech_cell
 
@@ -67,7 +68,14 @@ def energy_power(design, sm, grid: dict, events: dict, cycles, metrics: dict | N
             active[s] = np.where(np.isfinite(v), np.clip(v, 0.0, 1.0), 1.0)
     cycles = np.asarray(cycles, dtype=np.float64)
     acc = account(structures, kinds, cycles, sm.clock_mhz, active_fraction=active)
-    return np.asarray(acc["energy_pj_total"], dtype=np.float64), np.asarray(acc["power_mw"], dtype=np.float64)
+    by = {
+        n: np.asarray(e, dtype=np.float64) for n, e in zip(acc["structures"], acc["energy_pj"], strict=True)
+    }
+    return (
+        np.asarray(acc["energy_pj_total"], dtype=np.float64),
+        np.asarray(acc["power_mw"], dtype=np.float64),
+        by,
+    )
 
 
 def event_kinds(ev) -> dict:
@@ -92,8 +100,10 @@ def _stack_events(per_record: list[dict], n: int) -> dict:
 def group_values(group, coef: dict) -> list[dict]:
     """Per record of a calibration group (:class:`rfmodel.calibrate._Group`): the simulator's and the
     model's IPC, energy per instruction and power, as ``{"sim": {...}, "model": {...}}``, and every metric
-    both give (``"metrics"``: :func:`rfmodel.calibrate.metrics.metric_pairs`)."""
-    from rfmodel.calibrate.metrics import metric_pairs
+    both give (``"metrics"``: :func:`rfmodel.calibrate.metrics.metric_pairs`, and where the simulator's
+    record has its structures' events, each structure's energy per instruction:
+    :func:`rfmodel.calibrate.metrics.structure_energy_pairs`)."""
+    from rfmodel.calibrate.metrics import metric_pairs, structure_energy_pairs
 
     recs = group.recs
     n = len(recs)
@@ -103,10 +113,10 @@ def group_values(group, coef: dict) -> list[dict]:
     sim_metrics = {
         m: np.array([r["sim"].get(m, np.nan) for r in recs]) for m in group.d.leakage_active.values()
     }
-    sim_e, sim_p = energy_power(
+    sim_e, sim_p, sim_s = energy_power(
         group.d, group.sm, grid, _stack_events([r.get("events") for r in recs], n), sim_cycles, sim_metrics
     )
-    mod_e, mod_p = energy_power(
+    mod_e, mod_p, mod_s = energy_power(
         group.d,
         group.sm,
         grid,
@@ -131,9 +141,10 @@ def group_values(group, coef: dict) -> list[dict]:
                     "energy_per_instr": float(mod_e[i]) / m_n,
                     "power_mw": float(mod_p[i]),
                 },
-                "metrics": metric_pairs(
-                    group.d, r, {k: v[i] for k, v in pred.get("metrics", {}).items()}, m_n
-                ),
+                "metrics": {
+                    **metric_pairs(group.d, r, {k: v[i] for k, v in pred.get("metrics", {}).items()}, m_n),
+                    **(structure_energy_pairs(sim_s, mod_s, i, n, (s_n, m_n)) if has_events[i] else {}),
+                },
             }
         )
     return out

@@ -8,6 +8,10 @@ and the analytic model both give at a calibration record is compared on the held
   per instruction)``;
 * ``level`` (a time-averaged or per-event quantity: entries held, a mean latency): the median relative error.
 
+Beside the metrics a design names, each structure's energy per instruction (``energy_pj[s]``, the Datasets'
+``energy_pj`` at structure ``s``: both engines' events and cycles charged by the same technology tables) is
+held out as a count, without a goal (:func:`structure_energy_pairs`).
+
 The goals (:data:`METRIC_GOALS`): shares within 5 points, stall counts within 20 % (median); the other
 figures are reported without a goal, and so is a metric that both engines give the same value at every
 record (``constant``: the LTRF family's register-cache hit rate of 1, every operand read from its interval
@@ -50,6 +54,20 @@ def metric_pairs(design, rec: dict, model: dict, model_instrs: float) -> dict:
         if kind == "count":
             s, m = s / s_n, m / max(model_instrs, 1.0)
         out[name] = (kind, s, m)
+    return out
+
+
+def structure_energy_pairs(sim: dict, model: dict, i: int, n: int, instrs: tuple) -> dict:
+    """``{"energy_pj[s]": ("count", sim, model)}`` of record ``i`` of ``n``: each structure's energy (dynamic
+    and leakage, ``{structure: energy over the records}`` of both engines' events and cycles charged by the
+    same technology tables) per instruction in each engine (``instrs``: the simulator's warp instructions,
+    the profile's), for the structures either engine spends energy in."""
+    out = {}
+    for s in sim.keys() & model.keys():
+        a = float(np.broadcast_to(sim[s], (n,))[i]) / max(instrs[0], 1.0)
+        b = float(np.broadcast_to(model[s], (n,))[i]) / max(instrs[1], 1.0)
+        if np.isfinite(a) and np.isfinite(b) and (a > 0.0 or b > 0.0):
+            out[f"energy_pj[{s}]"] = ("count", a, b)
     return out
 
 

@@ -369,7 +369,9 @@ def metrics_section(res: dict) -> list[str]:
         "Per design, over its held-out records: a share (a hit rate, a utilization) by its mean absolute "
         "error in points; a count (events over the run) per instruction in each engine by the median of "
         f"|model − sim| / max(sim, {COUNT_FLOOR} per instruction); a level (entries held, a mean latency) "
-        f"by the median relative error.  Goals: shares within {100 * METRIC_GOALS['share']:.0f} points, "
+        "by the median relative error; each structure's energy per instruction (`energy_pj[s]`, dynamic "
+        "and leakage: both engines' events and cycles charged by the same technology tables) as a count.  "
+        f"Goals: shares within {100 * METRIC_GOALS['share']:.0f} points, "
         f"stall and conflict counts within {100 * METRIC_GOALS['stall']:.0f} % (median); the rest are "
         "reported without a goal, as is a metric whose value is the same at every record in both engines "
         "(it can only agree).",
