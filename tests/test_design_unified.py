@@ -156,3 +156,32 @@ def test_energy_structures_follow_the_partition():
     assert float(np.ravel(sep["l1d_data"].read_pj)[0]) == pytest.approx(8 * 0.72)
     assert float(np.ravel(sep["l1d_data"].leakage_mw)[0]) == pytest.approx(4 * 0.19)
     assert float(launch["l2_data"].read_pj) == pytest.approx(8 * 5.52)
+
+
+def _structure(ds, name, kind):
+    i = list(ds["structure"].values).index(name)
+    return float(ds[f"structure_{kind}"].values[0, i])
+
+
+def test_l1d_accesses_follow_the_simulators_accounting():
+    """Both engines count the L1D's accesses alike: where the split leaves no L1D (spmv_csr's whole share on
+    fermi: all 128 KB are registers) neither looks a tag up or touches a line, the analytic engine too (it
+    charged 0.75 line writes an instruction there, 81 pJ an instruction in the calibration's held-out
+    records, against the simulator's none); with one, every line access looks its tag up in both
+    (saxpy's 8 KB, reduce_sum's), a hit reads a line and a miss's fill and each store write one."""
+    off = [rfmodel.evaluate("unified", "spmv_csr", GPU, method=m) for m in ("simulate", "analytic")]
+    for ds in off:
+        assert _v(ds, "unified_l1d_kb") == 0.0
+        for name in ("l1d_data", "l1d_tag"):
+            assert _structure(ds, name, "reads") == 0.0 and _structure(ds, name, "writes") == 0.0
+        i = list(ds["structure"].values).index("l1d_data")
+        assert float(ds["energy_pj"].values[0, i]) == 0.0
+    for w in ("saxpy", "reduce_sum"):
+        sim, ana = (rfmodel.evaluate("unified", w, GPU, method=m) for m in ("simulate", "analytic"))
+        assert _v(sim, "unified_l1d_kb") == _v(ana, "unified_l1d_kb") > 0
+        acc = _structure(ana, "l1d_tag", "reads")
+        n_sim, n_ana = _v(sim, "warp_instructions"), _v(ana, "warp_instructions")
+        assert acc / n_ana == pytest.approx(_structure(sim, "l1d_tag", "reads") / n_sim, rel=0.01)
+        hit = _v(ana, "l1d_hit_rate")
+        assert _structure(ana, "l1d_data", "reads") == pytest.approx(acc * hit, rel=1e-12)
+        assert _structure(ana, "l1d_tag", "writes") == pytest.approx(acc * (1.0 - hit), rel=1e-12)

@@ -303,14 +303,19 @@ class Unified(Design):
             prof.load_lines_per_instr if prof.load_lines_per_instr is not None else prof.mem_lines_per_instr
         )
         mem = n * prof.mem_lines_per_instr
-        stores = np.maximum(mem - loads, 0.0)
-        line_r, line_w = loads * hit, loads * (1.0 - hit) + stores
+        # the L1D's accesses as the simulator counts them (``sim_metrics``): every line access looks its tag
+        # up, a hit (a store's too: ``hit`` is over every access) reads its line, a miss's fill and each
+        # store line write one; none where the split leaves no L1D (its loads and stores go to the L2)
+        on = lines > 0
+        acc = np.where(on, mem, 0.0)
+        miss = acc * (1.0 - hit)
+        stores = np.where(on, np.maximum(mem - loads, 0.0), 0.0)
         events = {
             "rf_bank": (r, w),
             "crossbar": (r + w, 0.0),
             "collector": (r, r),
-            "l1d_data": (line_r, line_w),
-            "l1d_tag": (mem, loads * (1.0 - hit)),
+            "l1d_data": (acc * hit, miss + stores),
+            "l1d_tag": (acc, miss),
             **l2_events_model(ctx, hit),
         }
         m = {**m, "l1d_hit_rate": hit}
