@@ -790,3 +790,29 @@ def test_adopt_compares_nan_results_as_equal():
     assert _same({"ipc": nan, "stalls": [1.0, nan]}, {"ipc": nan, "stalls": [1.0, nan]})
     assert not _same({"ipc": nan}, {"ipc": 1.0}) and not _same({"ipc": 1.0}, {"ipc": 2.0})
     assert not _same({"ipc": 1.0}, {"ipc": 1.0, "cycles": 3})
+
+
+def test_a_record_whose_simulation_ran_nothing_is_left_out_of_the_held_out_figures():
+    """A point where no CTA fits the SM (the simulator runs no instruction, its IPC and L1D hit rate 0) is
+    no measurement: it is counted apart (``n_not_run``), not entered into the IPC MAPE as an exact answer,
+    and its metrics are not compared."""
+    from rfmodel.analytic.calibration import coefficient_defaults, load_calibration
+    from rfmodel.calibrate import _groups, heldout_errors
+    from rfmodel.calibrate.effects import group_values
+
+    ran = {"ipc": 0.5, "l1d_hit_rate": 0.3, "bank_conflict_stall_cycles": 10.0, "bank_conflicts": 5.0}
+    ran.update(rf_reads=1000.0, rf_writes=500.0, warp_instructions=800.0, cycles=1600.0, warps=4.0)
+    none = {k: 0.0 for k in ran} | {"bank_conflict_stall_cycles": np.nan, "cycles": np.inf}
+
+    def rec(sim):
+        return {"design": "baseline", "gpu": "fermi-gtx480", "workload": "saxpy", "params": {}, "sim": sim}
+
+    recs = [rec(ran) | {"heldout": "workload"}, rec(none) | {"heldout": "workload"}]
+    coef = {**coefficient_defaults(), **load_calibration()["designs"]["baseline"]["per_gpu"]["fermi-gtx480"]}
+    out = heldout_errors("baseline", recs, coef, TINY)
+    assert out["n_heldout"] == 1 and out["n_not_run"] == 1
+    model = out["rows"][0]["ipc_model"]
+    assert out["ipc_mape"] == pytest.approx(abs(model - 0.5) / 0.5, rel=1e-12)
+    (g,) = _groups(recs, TINY)
+    values = group_values(g, coef)
+    assert values[0]["metrics"] and values[1]["metrics"] == {}

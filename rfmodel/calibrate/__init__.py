@@ -895,8 +895,13 @@ def coef_for(entry: dict, gpu: str) -> dict:
 def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> dict:
     """Errors of the calibrated model on held-out records: per-design summary and worst cases.
 
-    ``coef``: coefficients, or a fitted entry with per-GPU values (:func:`coef_for`)."""
-    groups = _groups([r for r in test if r["design"] == design], sweep)
+    ``coef``: coefficients, or a fitted entry with per-GPU values (:func:`coef_for`).  A record whose
+    simulation ran no instruction (no CTA fits the point's SM; the model then has no warps either) is left
+    out of every figure, counted as ``n_not_run``: its zero IPC, hit rate and counts would enter the means as
+    exact answers."""
+    mine = [r for r in test if r["design"] == design]
+    not_run = sum(1 for r in mine if not r["sim"].get("warp_instructions", 0) > 0)
+    groups = _groups([r for r in mine if r["sim"].get("warp_instructions", 0) > 0], sweep)
     rows = []
     for g in groups:
         pred = g.predict(coef_for(coef, g.recs[0]["gpu"]))
@@ -925,7 +930,7 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
                 }
             )
     if not rows:
-        return {"n_heldout": 0}
+        return {"n_heldout": 0, "n_not_run": not_run}
     ape = np.array([r["ipc_ape"] for r in rows])
     bs = np.array([r["bank_stall_rel_err"] for r in rows if r["bank_stall_rel_err"] is not None])
     measured = [r for r in rows if r["bank_stall_rel_err"] is not None]
@@ -941,6 +946,7 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
             extra[f"{k}_mae"] = float(np.mean(design_hit))
     return {
         "n_heldout": len(rows),
+        "n_not_run": not_run,
         **extra,
         "ipc_mape": float(ape.mean()),
         "ipc_ape_p90": float(np.quantile(ape, 0.9)),

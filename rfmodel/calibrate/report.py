@@ -207,6 +207,13 @@ def validation_section(res: dict) -> str:
             f"{_pct(r.get('rf_access_rel_err'))} | {r.get('cv_log_ipc_rms', float('nan')):.3f} | "
             f"{_pct(mc.get('coverage'))} ({mc.get('n', 0)}) | {_pct(mc.get('median_rel_width'))} |"
         )
+    not_run = {d: r["n_not_run"] for d, r in sorted(res["designs"].items()) if r.get("n_not_run")}
+    if not_run:
+        lines += [
+            "",
+            "Held-out records whose simulation ran no instruction (no CTA fits the point's SM), left out "
+            "of every figure here and below: " + ", ".join(f"{d} {n}" for d, n in not_run.items()) + ".",
+        ]
     lines += ["", "Worst held-out IPC errors per design:", ""]
     for d, r in sorted(res["designs"].items()):
         for w in r.get("worst", [])[:2]:
