@@ -899,9 +899,11 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
     simulation ran no instruction (no CTA fits the point's SM; the model then has no warps either) is left
     out of every figure, counted as ``n_not_run``: its zero IPC, hit rate and counts would enter the means as
     exact answers."""
+    from rfmodel.calibrate.metrics import ran
+
     mine = [r for r in test if r["design"] == design]
-    not_run = sum(1 for r in mine if not r["sim"].get("warp_instructions", 0) > 0)
-    groups = _groups([r for r in mine if r["sim"].get("warp_instructions", 0) > 0], sweep)
+    groups = _groups([r for r in mine if ran(r["sim"])], sweep)
+    not_run = len(mine) - sum(len(g.recs) for g in groups)
     rows = []
     for g in groups:
         pred = g.predict(coef_for(coef, g.recs[0]["gpu"]))

@@ -103,9 +103,8 @@ def group_values(group, coef: dict) -> list[dict]:
     both give (``"metrics"``: :func:`rfmodel.calibrate.metrics.metric_pairs`, and where the simulator's
     record has its structures' events, each structure's energy per instruction:
     :func:`rfmodel.calibrate.metrics.structure_energy_pairs`); none where the simulation ran no instruction
-    (no CTA fits the point's SM: the simulator's hit rates, shares and counts are then 0 by default, the
-    model's the profile's, and neither measures anything)."""
-    from rfmodel.calibrate.metrics import metric_pairs, structure_energy_pairs
+    (:func:`rfmodel.calibrate.metrics.ran`)."""
+    from rfmodel.calibrate.metrics import metric_pairs, ran, structure_energy_pairs
 
     recs = group.recs
     n = len(recs)
@@ -147,7 +146,7 @@ def group_values(group, coef: dict) -> list[dict]:
                     **metric_pairs(group.d, r, {k: v[i] for k, v in pred.get("metrics", {}).items()}, m_n),
                     **(structure_energy_pairs(sim_s, mod_s, i, n, (s_n, m_n)) if has_events[i] else {}),
                 }
-                if r["sim"].get("warp_instructions", 0) > 0
+                if ran(r["sim"])
                 else {},
             }
         )

@@ -40,6 +40,12 @@ def is_stall(name: str) -> bool:
     return name.endswith(("stall_cycles", "_wait_cycles", "_waits", "_conflicts"))
 
 
+def ran(sim: dict) -> bool:
+    """Whether a simulation ran any instruction (none where no CTA fits the point's SM: its IPC, hit rates,
+    shares and counts are then 0 by default and measure nothing)."""
+    return sim.get("warp_instructions", 0) > 0
+
+
 def metric_pairs(design, rec: dict, model: dict, model_instrs: float) -> dict:
     """``{metric: (kind, sim value, model value)}`` of one record, counts per instruction."""
     out = {}
