@@ -68,9 +68,11 @@ import numpy as np
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS, PREFIX
 from rfmodel.spec.occupancy import (
+    COLLECTOR_SETS,
     class_initiations,
     collector_set_shares,
     occupancy_warps,
+    unit_collector_sets,
     unit_slots,
     units_of_classes,
 )
@@ -286,7 +288,7 @@ def sm_interval(
     wpb = warp_per_bank or sm.bank_mapping == "warp-per-bank"
     from rfmodel.analytic.throughput import interval_model  # here: the designs' costs need no profile code
 
-    return interval_model(
+    m = interval_model(
         profile,
         warps=warps,
         schedulers=sched,
@@ -341,6 +343,29 @@ def sm_interval(
         anchor=anchor,
         **icnt_costs(sm),
     )
+    m["dispatch_queue"] = _dispatch_waiting(profile, sm, grid, m, initiation, p)
+    return m
+
+
+def _dispatch_waiting(profile, sm, grid: dict, m: dict, initiation, p: dict):
+    """The instructions per SM holding a collector while they wait for their execution unit at the model's
+    pace (:func:`rfmodel.analytic.throughput.dispatch_queue`), within the collectors of each set that no
+    collecting instruction holds (typed sets on an SM whose collectors are typed; one pool otherwise)."""
+    from rfmodel.analytic.throughput import dispatch_queue
+
+    ipc = np.asarray(m["ipc"], dtype=np.float64)
+    collecting = ipc * np.asarray(m["t_collect"], dtype=np.float64)
+    mem_rate = np.minimum(m["rate_lsu"], m["rate_mshr"])
+    uc = units_of_classes(sm) if sm.exec_units is not None else None
+    set_of_unit, room = None, [np.asarray(p["collector_units"], dtype=np.float64) - collecting]
+    if "collector_units" not in grid and collector_set_shares(sm, profile.mix) is not None:
+        set_of_unit = unit_collector_sets(sm)[:, 0]
+        per_class = set_of_unit[units_of_classes(sm)]
+        room = [
+            getattr(sm.collectors, name) - collecting * float(np.sum(profile.mix[per_class == s]))
+            for s, name in enumerate(COLLECTOR_SETS)
+        ]
+    return dispatch_queue(profile, ipc, initiation, uc, unit_slots(sm), mem_rate, room, set_of_unit)
 
 
 #: rounds of :func:`ipc_fixed_point`'s search on the cheap side, each over :data:`_LADDER`'s 32 cells of the
@@ -576,7 +601,11 @@ class AnalyticContext:
         cycles = m["cycles"] if cycles is None else cycles
         z = 0 * np.asarray(ipc)
         units = np.maximum(np.asarray(sm_param(self.sm, self.grid, "collector_units"), dtype=np.float64), 1.0)
-        busy = np.asarray(ipc, dtype=np.float64) * np.asarray(m["t_collect"], dtype=np.float64) / units
+        # the instructions collecting (Little's law) and those holding a collector until their unit takes them
+        waiting = np.asarray(m.get("dispatch_queue", 0.0), dtype=np.float64)
+        busy = (
+            np.asarray(ipc, dtype=np.float64) * np.asarray(m["t_collect"], dtype=np.float64) + waiting
+        ) / units
         out = {
             "ipc": ipc,
             "cycles": cycles,

@@ -13,6 +13,8 @@ against each other, so a whole design grid is evaluated in one call.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -29,7 +31,7 @@ from rfmodel.analytic.profile import (
     sched_cells_missing,
     sched_rate_at,
 )
-from rfmodel.spec.occupancy import U_MEM, occupancy_warps  # noqa: F401  (occupancy_warps re-exported for callers)
+from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS, occupancy_warps  # noqa: F401  (occupancy_warps re-exported for callers)
 from rfmodel.workload.ir import N_OPCLASSES
 
 SOFTMIN_Q = 4.0
@@ -518,6 +520,73 @@ def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
     return exec_rates
 
 
+#: a unit queue's utilization is taken at most this (the instructions waiting for a unit at the solved pace;
+#: the soft minimum keeps the pace below every bound, but the anchor may not)
+DISPATCH_RHO_MAX = 0.995
+
+
+def md1_waiting_beyond(rho, d: int):
+    """``E[max(Nq - d, 0)]`` of an M/D/1 queue at utilization ``rho`` (< 1): the waiting instructions beyond
+    the first ``d`` (``Nq`` those waiting, not in service).  ``Lq = rho^2 / (2 (1 - rho))`` less
+    ``P(Nq >= j) = P(N >= j + 1)`` for ``j = 1..d``, from the queue's state probabilities
+    ``p_n = (1 - rho) sum_{k=0..n} (-1)^(n-k) e^(k rho) (x^(n-k) / (n-k)! + x^(n-k-1) / (n-k-1)!)``
+    with ``x = k rho`` (the second term for ``n - k >= 1``; ``p_0 = 1 - rho``,
+    ``p_1 = (1 - rho)(e^rho - 1)``)."""
+    rho = np.asarray(rho, dtype=np.float64)
+    out = rho * rho / (2.0 * (1.0 - rho))
+    below = np.zeros_like(rho)  # P(N <= n) so far
+    for n in range(d + 1):
+        p_n = np.zeros_like(rho)
+        for k in range(n + 1):
+            x = k * rho
+            term = x ** (n - k) / math.factorial(n - k)
+            if n - k >= 1:
+                term = term + x ** (n - k - 1) / math.factorial(n - k - 1)
+            p_n = p_n + (-1.0) ** (n - k) * np.exp(x) * term
+        below = below + (1.0 - rho) * p_n
+        if n >= 1:  # P(Nq >= n) = P(N >= n + 1) = 1 - P(N <= n)
+            out = out - (1.0 - below)
+    return np.maximum(out, 0.0)
+
+
+def dispatch_queue(profile, ipc, ii, unit_of_class, unit_slots, mem_rate, room, set_of_unit=None):
+    """Instructions per SM that hold a collector with their operands read, waiting for their execution unit
+    (the simulator's dispatch stage: a collector frees itself when its instruction enters the unit, or the
+    unit busy, the unit's dispatch register, one a scheduler's slot).  At the pace ``ipc`` each slot of a
+    unit type is an M/D/1 queue (arrivals ``ipc x mix / slots``, its initiation interval each; the
+    classes grouped by the unit they issue to, ``unit_of_class``, else :data:`UNIT_OF_CLASS`), whose first
+    waiting instruction sits in the dispatch register and the rest in collectors.  The memory classes share
+    one load/store pipeline behind ``slots`` dispatch registers, a queue of its own whose pace is bounded
+    also by ``mem_rate`` (the lines a cycle and the MSHRs: the unit holds a load it has no MSHR for).
+    ``room``: the collectors free of collecting instructions, per collector set (``set_of_unit`` maps each
+    unit type to its set; ``None``: one set), which bound the waiting instructions of the units they
+    serve."""
+    ipc = np.asarray(ipc, dtype=np.float64)
+    mix = profile.mix
+    uc = np.asarray(UNIT_OF_CLASS if unit_of_class is None else unit_of_class, dtype=np.int64)
+    slots_of = np.asarray(unit_slots, dtype=np.float64)
+    groups: dict = {}
+    for k in range(N_OPCLASSES):
+        if mix[k] > 0:
+            groups.setdefault(int(uc[k]), []).append(k)
+    by_set: dict = {}
+    for unit, ks in groups.items():
+        load = sum(ii[..., k] * mix[k] for k in ks)  # unit-cycles per instruction of the kernel
+        slots = slots_of[unit]
+        if unit == U_MEM:  # one pipeline behind the slots' dispatch registers
+            rate = np.minimum(1.0 / np.maximum(load, 1e-12), mem_rate)
+            rho = np.minimum(ipc / rate, DISPATCH_RHO_MAX)
+            waiting = md1_waiting_beyond(rho, int(slots))
+        else:  # a pipeline and a dispatch register per slot
+            rho = np.minimum(ipc * load / slots, DISPATCH_RHO_MAX)
+            waiting = slots * md1_waiting_beyond(rho, 1)
+        s = 0 if set_of_unit is None else int(set_of_unit[unit])
+        by_set[s] = by_set.get(s, 0.0) + waiting
+    if set_of_unit is None:
+        return np.minimum(sum(by_set.values(), 0.0 * ipc), np.maximum(room[0], 0.0))
+    return sum((np.minimum(v, np.maximum(room[s], 0.0)) for s, v in by_set.items()), 0.0 * ipc)
+
+
 def _steady_solve(
     profile, args, wpc, chain2, cta_chain2, separate_write, sched, pool, rtol, oc_sets
 ) -> tuple:
@@ -728,12 +797,11 @@ def _steady_solver(
     return steady
 
 
-def _interval_result(
-    ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
-):
+def _interval_result(ipc, cycles, res, warps, c, ser, excess, bc, r, rates, hit_all, hit):
     """:func:`interval_model`'s dict of arrays: the IPC and cycles over the waves, the steady state's
     queues, waits and bounds (``res``, :data:`STEADY_OUT`), the bank conflict stall per instruction and the
     fixed bounds and hit rates, each broadcast to the IPC's shape."""
+    rate_iss, rate_bank, rate_mem, rate_lsu, rate_noc = rates
     ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = (o[0] for o in res)
     conflict = np.asarray(c["ser_stall"]) * excess * bc + np.asarray(c["queue_stall"]) * r * wq
     return {
@@ -752,6 +820,7 @@ def _interval_result(
         "rate_dram": rate_mem + 0 * ipc,
         "rate_mshr": rate_mshr + 0 * ipc,
         "rate_lsu": rate_lsu + 0 * ipc,
+        "rate_noc": rate_noc + 0 * ipc,
         "load_latency": L_q + 0 * ipc,
         "l1d_hit_rate": hit_all + 0 * ipc,
         "load_hit_rate": hit + 0 * ipc,
@@ -937,5 +1006,16 @@ def interval_model(
         steady, warps, inputs, wpc, n_cta, ctas_total, profile.n_instrs, c["tail_weight"]
     )
     return _interval_result(
-        ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
+        ipc,
+        cycles,
+        res,
+        warps,
+        c,
+        ser,
+        excess,
+        bc,
+        r,
+        (rate_iss, rate_bank, rate_mem, rate_lsu, rate_noc),
+        hit_all,
+        hit,
     )
