@@ -343,21 +343,24 @@ def sm_interval(
         anchor=anchor,
         **icnt_costs(sm),
     )
-    m["dispatch_queue"] = _dispatch_waiting(profile, sm, grid, m, initiation, p)
+    m["dispatch_queue"] = dispatch_waiting(profile, sm, grid, m)
     return m
 
 
-def _dispatch_waiting(profile, sm, grid: dict, m: dict, initiation, p: dict):
-    """The instructions per SM holding a collector while they wait for their execution unit at the model's
-    pace (:func:`rfmodel.analytic.throughput.dispatch_queue`), within the collectors of each set that no
-    collecting instruction holds (typed sets on an SM whose collectors are typed; one pool otherwise)."""
+def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
+    """The instructions per SM holding a collector while they wait for their execution unit at the pace
+    ``ipc`` (default the model's, ``m["ipc"]``; :func:`rfmodel.analytic.throughput.dispatch_queue`), within
+    the collectors of each set that no collecting instruction holds (typed sets on an SM whose collectors
+    are typed; one pool otherwise)."""
     from rfmodel.analytic.throughput import dispatch_queue
 
-    ipc = np.asarray(m["ipc"], dtype=np.float64)
+    initiation = np.maximum(class_initiations(sm), 1).astype(np.float64)
+    ipc = np.asarray(m["ipc"] if ipc is None else ipc, dtype=np.float64)
     collecting = ipc * np.asarray(m["t_collect"], dtype=np.float64)
     mem_rate = np.minimum(m["rate_lsu"], m["rate_mshr"])
     uc = units_of_classes(sm) if sm.exec_units is not None else None
-    set_of_unit, room = None, [np.asarray(p["collector_units"], dtype=np.float64) - collecting]
+    units = np.asarray(sm_param(sm, grid, "collector_units"), dtype=np.float64)
+    set_of_unit, room = None, [units - collecting]
     if "collector_units" not in grid and collector_set_shares(sm, profile.mix) is not None:
         set_of_unit = unit_collector_sets(sm)[:, 0]
         per_class = set_of_unit[units_of_classes(sm)]
@@ -594,15 +597,19 @@ class AnalyticContext:
         ``rf_reads``/``rf_writes`` count every operand read and result of the warps' instructions (warp
         registers); ``bank_conflict_stall_cycles`` the collector cycles lost waiting for banks (NaN where no
         warp is resident); ``collector_occupancy`` the mean share of the SM's collector units holding an
-        instruction, by Little's law: the instructions collecting at once, ``IPC x t_collect``, over the
-        units (NaN where no warp is resident).
+        instruction, by Little's law: the instructions collecting at once, ``IPC x t_collect``, and those
+        waiting in their collectors for their unit (:func:`dispatch_waiting` at ``ipc``), over the units (NaN
+        where no warp is resident).
         """
         ipc = m["ipc"] if ipc is None else ipc
         cycles = m["cycles"] if cycles is None else cycles
         z = 0 * np.asarray(ipc)
         units = np.maximum(np.asarray(sm_param(self.sm, self.grid, "collector_units"), dtype=np.float64), 1.0)
         # the instructions collecting (Little's law) and those holding a collector until their unit takes them
+        # (at the design's own pace where it bounds the model's further)
         waiting = np.asarray(m.get("dispatch_queue", 0.0), dtype=np.float64)
+        if ipc is not m["ipc"] and "dispatch_queue" in m:
+            waiting = dispatch_waiting(self.profile, self.sm, self.grid, m, ipc)
         busy = (
             np.asarray(ipc, dtype=np.float64) * np.asarray(m["t_collect"], dtype=np.float64) + waiting
         ) / units
