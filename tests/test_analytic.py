@@ -899,6 +899,9 @@ def test_per_warp_tables_from_a_sample_of_identical_warps_match_all_warps(monkey
     distances) taken over the two leading warps (``TABLE_MAX_INSTRS`` below one CTA's instructions) equal
     the tables over all eight per instruction, and the distance histograms are a quarter of the counts."""
     import rfmodel.analytic.profile as P
+    from rfmodel.designs.base import design_classes
+
+    design_classes()  # the designs register the tables they read (the register cache's, the intervals')
 
     text = "\n".join(f"ffma R{10 + i % 6} = R{10 + (i + 3) % 6} R2 R3" for i in range(40)) + "\nbar\nexit\n"
     tr = _trace(text, warps=8)

@@ -4,8 +4,6 @@ all that holds a collector."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -13,10 +11,10 @@ import rfmodel
 from rfmodel.analytic.calibration import PREFIX
 from rfmodel.analytic.engine import run_analytic, workload_profile
 from rfmodel.analytic.model import sm_interval
-from rfmodel.analytic.throughput import dispatch_queue, md1_waiting_beyond
+from rfmodel.analytic.throughput import dispatch_queue, dispatch_rows, md1_waiting_beyond
 from rfmodel.designs.base import get_design
 from rfmodel.evaluate import resolve_gpu
-from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS
+from rfmodel.spec.occupancy import COLLECTOR_SETS, CS_MEM, CS_SP, U_MEM, UNIT_OF_CLASS
 from rfmodel.workload.ir import N_OPCLASSES
 
 UNITS = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
@@ -69,12 +67,6 @@ def test_a_designs_residual_ipc_factor_scales_the_occupancy_with_the_ipc(volta, 
     np.testing.assert_allclose(half["collector_occupancy"], 0.5 * np.asarray(m["collector_occupancy"]))
 
 
-def _one_class_profile(k: int = 0):
-    mix = np.zeros(N_OPCLASSES)
-    mix[k] = 1.0
-    return SimpleNamespace(mix=mix)
-
-
 def test_md1_waiting_beyond_known_answers():
     """M/D/1 at rho = 0.5, by hand: Lq = 0.25; P(N >= 2) = 1 - (1 - rho) e^rho = 0.1756394, so beyond the
     first waiting 0.0743606; p_2 = (1 - rho)(e^(2 rho) - e^rho (1 + rho)) = 0.1226000, P(N >= 3) = 0.0530394,
@@ -89,31 +81,33 @@ def test_md1_waiting_beyond_known_answers():
     assert float(md1_waiting_beyond(0.0, 1)) == 0.0
 
 
-def _one_class_profile(k: int = 0):
+def _one_class_mix(k: int = 0):
     mix = np.zeros(N_OPCLASSES)
     mix[k] = 1.0
-    return SimpleNamespace(mix=mix)
+    return mix
 
 
 def test_dispatch_queue_known_answers():
     """A unit type of one slot whose class is every instruction, at half its pace: the M/D/1 queue's
     waiting beyond the one in the dispatch register; a unit at twice the initiation interval is as busy at
     half the pace; two slots share the arrivals (each as busy, twice the waiting); no room in the
-    collectors holds none, and at saturation the waiting fill what room there is."""
-    prof = _one_class_profile()  # op class 0, integer
+    collectors holds none, and at saturation the waiting fill what room there is (the units less the
+    collecting instructions)."""
+    mix = _one_class_mix()  # op class 0, integer
     ii = np.ones(N_OPCLASSES)
     one, two = np.ones(len(UNIT_OF_CLASS)), np.full(len(UNIT_OF_CLASS), 2.0)
-    room = [np.array(8.0)]
     expect = float(md1_waiting_beyond(0.5, 1))
-    assert float(dispatch_queue(prof, np.array(0.5), ii, None, one, np.inf, room)) == pytest.approx(expect)
-    assert float(dispatch_queue(prof, np.array(0.25), 2 * ii, None, one, np.inf, room)) == pytest.approx(
-        expect
-    )
-    assert float(dispatch_queue(prof, np.array(1.0), ii, None, two, np.inf, room)) == pytest.approx(
-        2 * expect
-    )
-    assert float(dispatch_queue(prof, np.array(0.99), ii, None, one, np.inf, [np.array(0.0)])) == 0.0
-    assert float(dispatch_queue(prof, np.array(5.0), ii, None, one, np.inf, [np.array(3.0)])) == 3.0
+
+    def waiting(ipc, ii, slots, units, collecting=0.0):
+        rows = dispatch_rows(mix, ii, None, slots)
+        return float(dispatch_queue(rows, np.array(ipc), np.inf, collecting, units))
+
+    assert waiting(0.5, ii, one, 8.0) == pytest.approx(expect)
+    assert waiting(0.25, 2 * ii, one, 8.0) == pytest.approx(expect)
+    assert waiting(1.0, ii, two, 8.0) == pytest.approx(2 * expect)
+    assert waiting(0.99, ii, one, 0.0) == 0.0
+    assert waiting(5.0, ii, one, 3.0) == 3.0
+    assert waiting(5.0, ii, one, 3.0, collecting=2.5) == 0.5
 
 
 def test_a_memory_instruction_waits_for_the_load_store_pipeline():
@@ -122,14 +116,30 @@ def test_a_memory_instruction_waits_for_the_load_store_pipeline():
     half, the M/D/1 queue at rho = 0.5 beyond its four registers; the same pace without that bound is a
     quarter as busy."""
     mem = next(k for k in range(N_OPCLASSES) if UNIT_OF_CLASS[k] == U_MEM)
-    prof = _one_class_profile(mem)
-    ii = np.ones(N_OPCLASSES)
-    four = np.full(len(UNIT_OF_CLASS), 4.0)
-    room = [np.array(8.0)]
-    got = dispatch_queue(prof, np.array(0.25), ii, None, four, 0.5, room)
+    rows = dispatch_rows(_one_class_mix(mem), np.ones(N_OPCLASSES), None, np.full(len(UNIT_OF_CLASS), 4.0))
+    got = dispatch_queue(rows, np.array(0.25), 0.5, 0.0, 8.0)
     assert float(got) == pytest.approx(float(md1_waiting_beyond(0.5, 4)), rel=1e-12)
-    got = dispatch_queue(prof, np.array(0.25), ii, None, four, np.inf, room)
+    got = dispatch_queue(rows, np.array(0.25), np.inf, 0.0, 8.0)
     assert float(got) == pytest.approx(float(md1_waiting_beyond(0.25, 4)), rel=1e-12)
+
+
+def test_typed_sets_bound_their_own_units_waiting():
+    """With typed collector sets each unit's waiting fill only its own set's free units: a kernel half
+    integer (two cycles a unit), half memory, at one instruction a cycle: the integer unit saturated fills
+    the SP set's six units less its half of the one collecting instruction; the load/store pipeline, half
+    busy, holds its M/D/1 waiting beyond its one register in the MEM set."""
+    mix = np.zeros(N_OPCLASSES)
+    mem = next(k for k in range(N_OPCLASSES) if UNIT_OF_CLASS[k] == U_MEM)
+    mix[0], mix[mem] = 0.5, 0.5
+    ii = np.ones(N_OPCLASSES)
+    ii[0] = 2.0
+    set_of_unit = np.full(len(UNIT_OF_CLASS), CS_SP)
+    set_of_unit[U_MEM] = CS_MEM
+    units = np.zeros(len(COLLECTOR_SETS))
+    units[CS_SP], units[CS_MEM] = 6.0, 2.0
+    rows = dispatch_rows(mix, ii, None, np.ones(len(UNIT_OF_CLASS)), set_of_unit)
+    got = float(dispatch_queue(rows, np.array(1.0), np.inf, 1.0, 16.0, units))
+    assert got == pytest.approx((6.0 - 0.5) + float(md1_waiting_beyond(0.5, 1)), rel=1e-9)
 
 
 @pytest.mark.parametrize(

@@ -347,28 +347,36 @@ def sm_interval(
     return m
 
 
+#: :func:`dispatch_waiting`'s static rows by SM, kernel and whether the collectors are one pool (the objects
+#: kept with them, so that an id is not taken for another's)
+_DISPATCH_ROWS: dict = {}
+
+
 def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
     """The instructions per SM holding a collector while they wait for their execution unit at the pace
     ``ipc`` (default the model's, ``m["ipc"]``; :func:`rfmodel.analytic.throughput.dispatch_queue`), within
     the collectors of each set that no collecting instruction holds (typed sets on an SM whose collectors
     are typed; one pool otherwise)."""
-    from rfmodel.analytic.throughput import dispatch_queue
+    from rfmodel.analytic.throughput import dispatch_queue, dispatch_rows
 
-    initiation = np.maximum(class_initiations(sm), 1).astype(np.float64)
+    pool = "collector_units" in grid or collector_set_shares(sm, profile.mix) is None
+    key = (id(sm), id(profile.mix), pool)
+    hit = _DISPATCH_ROWS.get(key)
+    if hit is None or hit[0] is not sm or hit[1] is not profile.mix:
+        set_of_unit = None if pool else unit_collector_sets(sm)[:, 0]
+        uc = units_of_classes(sm) if sm.exec_units is not None else None
+        initiation = np.maximum(class_initiations(sm), 1).astype(np.float64)
+        rows = dispatch_rows(profile.mix, initiation, uc, unit_slots(sm), set_of_unit)
+        set_units = None if pool else np.array([getattr(sm.collectors, n) for n in COLLECTOR_SETS], float)
+        if len(_DISPATCH_ROWS) > 256:
+            _DISPATCH_ROWS.clear()
+        hit = _DISPATCH_ROWS[key] = (sm, profile.mix, rows, set_units)
+    _, _, rows, set_units = hit
     ipc = np.asarray(m["ipc"] if ipc is None else ipc, dtype=np.float64)
     collecting = ipc * np.asarray(m["t_collect"], dtype=np.float64)
     mem_rate = np.minimum(m["rate_lsu"], m["rate_mshr"])
-    uc = units_of_classes(sm) if sm.exec_units is not None else None
-    units = np.asarray(sm_param(sm, grid, "collector_units"), dtype=np.float64)
-    set_of_unit, room = None, [units - collecting]
-    if "collector_units" not in grid and collector_set_shares(sm, profile.mix) is not None:
-        set_of_unit = unit_collector_sets(sm)[:, 0]
-        per_class = set_of_unit[units_of_classes(sm)]
-        room = [
-            getattr(sm.collectors, name) - collecting * float(np.sum(profile.mix[per_class == s]))
-            for s, name in enumerate(COLLECTOR_SETS)
-        ]
-    return dispatch_queue(profile, ipc, initiation, uc, unit_slots(sm), mem_rate, room, set_of_unit)
+    units = sm_param(sm, grid, "collector_units")
+    return dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units)
 
 
 #: rounds of :func:`ipc_fixed_point`'s search on the cheap side, each over :data:`_LADDER`'s 32 cells of the

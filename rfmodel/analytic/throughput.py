@@ -13,8 +13,6 @@ against each other, so a whole design grid is evaluated in one call.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
@@ -31,7 +29,7 @@ from rfmodel.analytic.profile import (
     sched_cells_missing,
     sched_rate_at,
 )
-from rfmodel.spec.occupancy import U_MEM, UNIT_OF_CLASS, occupancy_warps  # noqa: F401  (occupancy_warps re-exported for callers)
+from rfmodel.spec.occupancy import COLLECTOR_SETS, U_MEM, UNIT_OF_CLASS, occupancy_warps  # noqa: F401  (occupancy_warps re-exported for callers)
 from rfmodel.workload.ir import N_OPCLASSES
 
 SOFTMIN_Q = 4.0
@@ -525,6 +523,42 @@ def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
 DISPATCH_RHO_MAX = 0.995
 
 
+@njit(cache=True)
+def _md1_beyond(rho, d):
+    """:func:`md1_waiting_beyond` at one utilization (compiled)."""
+    out = rho * rho / (2.0 * (1.0 - rho))
+    fact = np.ones(d + 2)
+    for m in range(1, d + 2):
+        fact[m] = fact[m - 1] * m
+    e = np.exp(rho)
+    below = 0.0  # P(N <= n) so far
+    for n in range(d + 1):
+        p_n = 0.0
+        ek = 1.0  # e^(k rho)
+        for k in range(n + 1):
+            x = k * rho
+            m = n - k
+            term = x**m / fact[m]
+            if m >= 1:
+                term += x ** (m - 1) / fact[m - 1]
+            p_n += (ek if m % 2 == 0 else -ek) * term
+            ek *= e
+        below += (1.0 - rho) * p_n
+        if n >= 1:  # P(Nq >= n) = P(N >= n + 1) = 1 - P(N <= n)
+            out -= 1.0 - below
+    return max(out, 0.0)
+
+
+@njit(cache=True)
+def _md1_rows(rho, d, scale, out):
+    """``out[j] = sum_i scale[i] * _md1_beyond(rho[i, j], d[i])`` over the rows (units) of ``rho``."""
+    for j in range(rho.shape[1]):
+        acc = 0.0
+        for i in range(rho.shape[0]):
+            acc += scale[i] * _md1_beyond(rho[i, j], d[i])
+        out[j] = acc
+
+
 def md1_waiting_beyond(rho, d: int):
     """``E[max(Nq - d, 0)]`` of an M/D/1 queue at utilization ``rho`` (< 1): the waiting instructions beyond
     the first ``d`` (``Nq`` those waiting, not in service).  ``Lq = rho^2 / (2 (1 - rho))`` less
@@ -533,58 +567,94 @@ def md1_waiting_beyond(rho, d: int):
     with ``x = k rho`` (the second term for ``n - k >= 1``; ``p_0 = 1 - rho``,
     ``p_1 = (1 - rho)(e^rho - 1)``)."""
     rho = np.asarray(rho, dtype=np.float64)
-    out = rho * rho / (2.0 * (1.0 - rho))
-    below = np.zeros_like(rho)  # P(N <= n) so far
-    for n in range(d + 1):
-        p_n = np.zeros_like(rho)
-        for k in range(n + 1):
-            x = k * rho
-            term = x ** (n - k) / math.factorial(n - k)
-            if n - k >= 1:
-                term = term + x ** (n - k - 1) / math.factorial(n - k - 1)
-            p_n = p_n + (-1.0) ** (n - k) * np.exp(x) * term
-        below = below + (1.0 - rho) * p_n
-        if n >= 1:  # P(Nq >= n) = P(N >= n + 1) = 1 - P(N <= n)
-            out = out - (1.0 - below)
-    return np.maximum(out, 0.0)
+    flat = np.ascontiguousarray(rho.reshape(1, -1))
+    out = np.empty(flat.shape[1])
+    _md1_rows(flat, np.array([int(d)], dtype=np.int64), np.ones(1), out)
+    return out.reshape(rho.shape)
 
 
-def dispatch_queue(profile, ipc, ii, unit_of_class, unit_slots, mem_rate, room, set_of_unit=None):
+@njit(cache=True)
+def _dispatch(ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, set_units, set_share, out):
+    """:func:`dispatch_queue` per point (compiled): the waiting of each unit row, summed per collector set
+    and bounded there by the set's units less its collecting instructions (``pool`` per point where
+    ``set_units`` is empty: one pool of collectors)."""
+    n_sets = max(set_units.shape[0], 1)
+    waiting = np.zeros(n_sets)
+    for j in range(ipc.shape[0]):
+        waiting[:] = 0.0
+        for u in range(load.shape[0]):
+            if is_mem[u]:  # one pipeline behind the slots' dispatch registers
+                rate = min(1.0 / max(load[u], 1e-12), mem_rate[j])
+                rho = min(ipc[j] / rate, DISPATCH_RHO_MAX)
+                w = _md1_beyond(rho, np.int64(slots[u]))
+            else:  # a pipeline and a dispatch register per slot
+                rho = min(ipc[j] * load[u] / slots[u], DISPATCH_RHO_MAX)
+                w = slots[u] * _md1_beyond(rho, np.int64(1))
+            waiting[unit_set[u]] += w
+        total = 0.0
+        for s in range(n_sets):
+            if set_units.shape[0] == 0:
+                free = pool[j] - collecting[j]
+            else:
+                free = set_units[s] - collecting[j] * set_share[s]
+            total += min(waiting[s], max(free, 0.0))
+        out[j] = total
+
+
+def dispatch_rows(mix, ii, unit_of_class, unit_slots, set_of_unit=None) -> tuple:
+    """The static part of :func:`dispatch_queue` (one kernel on one SM): per unit type that takes some of
+    the instructions, its unit-cycles per instruction of the kernel (its classes' initiation intervals by
+    their shares), its slots, whether it is the load/store pipeline and its collector set (0 with one
+    set); and per collector set the share of the instructions that take it."""
+    uc = np.asarray(UNIT_OF_CLASS if unit_of_class is None else unit_of_class, dtype=np.int64)
+    ii = np.asarray(ii, dtype=np.float64)
+    slots_of = np.asarray(unit_slots, dtype=np.float64)
+    loads: dict = {}
+    for k in range(N_OPCLASSES):
+        if mix[k] > 0:
+            loads[int(uc[k])] = loads.get(int(uc[k]), 0.0) + ii[k] * mix[k]
+    units = list(loads)
+    unit_set = np.array([0 if set_of_unit is None else int(set_of_unit[u]) for u in units], dtype=np.int64)
+    share = np.ones(1)  # one set: every instruction
+    if set_of_unit is not None:
+        share = np.zeros(len(COLLECTOR_SETS))
+        for k in range(N_OPCLASSES):
+            share[int(set_of_unit[uc[k]])] += float(mix[k])
+    return (
+        np.array([loads[u] for u in units], dtype=np.float64),
+        np.array([slots_of[u] for u in units], dtype=np.float64),
+        np.array([u == U_MEM for u in units], dtype=np.bool_),
+        unit_set,
+        share,
+    )
+
+
+def dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units=None):
     """Instructions per SM that hold a collector with their operands read, waiting for their execution unit
     (the simulator's dispatch stage: a collector frees itself when its instruction enters the unit, or the
     unit busy, the unit's dispatch register, one a scheduler's slot).  At the pace ``ipc`` each slot of a
     unit type is an M/D/1 queue (arrivals ``ipc x mix / slots``, its initiation interval each; the
-    classes grouped by the unit they issue to, ``unit_of_class``, else :data:`UNIT_OF_CLASS`), whose first
-    waiting instruction sits in the dispatch register and the rest in collectors.  The memory classes share
-    one load/store pipeline behind ``slots`` dispatch registers, a queue of its own whose pace is bounded
-    also by ``mem_rate`` (the lines a cycle and the MSHRs: the unit holds a load it has no MSHR for).
-    ``room``: the collectors free of collecting instructions, per collector set (``set_of_unit`` maps each
-    unit type to its set; ``None``: one set), which bound the waiting instructions of the units they
-    serve."""
+    classes grouped by the unit they issue to), whose first waiting instruction sits in the dispatch
+    register and the rest in collectors (:func:`md1_waiting_beyond`).  The memory classes share one
+    load/store pipeline behind ``slots`` dispatch registers, a queue of its own whose pace is bounded also
+    by ``mem_rate`` (the lines a cycle and the MSHRs: the unit holds a load it has no MSHR for).  The
+    waiting fill at most the collectors of their set that no collecting instruction holds: ``units`` less
+    ``collecting`` (the instructions collecting at once) with one pool, else per set ``set_units`` less
+    ``collecting`` times the set's share of the instructions.  ``rows``: :func:`dispatch_rows`."""
+    load, slots, is_mem, unit_set, share = rows
+    if set_units is None:
+        set_units, share = np.zeros(0), np.ones(1)
+        unit_set = np.zeros_like(unit_set)
     ipc = np.asarray(ipc, dtype=np.float64)
-    mix = profile.mix
-    uc = np.asarray(UNIT_OF_CLASS if unit_of_class is None else unit_of_class, dtype=np.int64)
-    slots_of = np.asarray(unit_slots, dtype=np.float64)
-    groups: dict = {}
-    for k in range(N_OPCLASSES):
-        if mix[k] > 0:
-            groups.setdefault(int(uc[k]), []).append(k)
-    by_set: dict = {}
-    for unit, ks in groups.items():
-        load = sum(ii[..., k] * mix[k] for k in ks)  # unit-cycles per instruction of the kernel
-        slots = slots_of[unit]
-        if unit == U_MEM:  # one pipeline behind the slots' dispatch registers
-            rate = np.minimum(1.0 / np.maximum(load, 1e-12), mem_rate)
-            rho = np.minimum(ipc / rate, DISPATCH_RHO_MAX)
-            waiting = md1_waiting_beyond(rho, int(slots))
-        else:  # a pipeline and a dispatch register per slot
-            rho = np.minimum(ipc * load / slots, DISPATCH_RHO_MAX)
-            waiting = slots * md1_waiting_beyond(rho, 1)
-        s = 0 if set_of_unit is None else int(set_of_unit[unit])
-        by_set[s] = by_set.get(s, 0.0) + waiting
-    if set_of_unit is None:
-        return np.minimum(sum(by_set.values(), 0.0 * ipc), np.maximum(room[0], 0.0))
-    return sum((np.minimum(v, np.maximum(room[s], 0.0)) for s, v in by_set.items()), 0.0 * ipc)
+    shape = broadcast_shape((ipc, mem_rate, collecting, units))
+    flat = [
+        np.ascontiguousarray(np.broadcast_to(v, shape), dtype=np.float64).ravel()
+        for v in (ipc, mem_rate, collecting, units)
+    ]
+    out = np.empty(flat[0].shape[0])
+    set_units = np.asarray(set_units, dtype=np.float64)
+    _dispatch(*flat, load, slots, is_mem, unit_set, set_units, share, out)
+    return out.reshape(shape)
 
 
 def _steady_solve(
