@@ -867,11 +867,12 @@ def _steady_solver(
     return steady
 
 
-def _interval_result(ipc, cycles, res, warps, c, ser, excess, bc, r, rates, hit_all, hit):
+def _interval_result(
+    ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
+):
     """:func:`interval_model`'s dict of arrays: the IPC and cycles over the waves, the steady state's
     queues, waits and bounds (``res``, :data:`STEADY_OUT`), the bank conflict stall per instruction and the
     fixed bounds and hit rates, each broadcast to the IPC's shape."""
-    rate_iss, rate_bank, rate_mem, rate_lsu, rate_noc = rates
     ipc_w, wq, t_c, wcol, rate_lat, t_cta, rate_col, rate_mshr, L_q = (o[0] for o in res)
     conflict = np.asarray(c["ser_stall"]) * excess * bc + np.asarray(c["queue_stall"]) * r * wq
     return {
@@ -890,7 +891,6 @@ def _interval_result(ipc, cycles, res, warps, c, ser, excess, bc, r, rates, hit_
         "rate_dram": rate_mem + 0 * ipc,
         "rate_mshr": rate_mshr + 0 * ipc,
         "rate_lsu": rate_lsu + 0 * ipc,
-        "rate_noc": rate_noc + 0 * ipc,
         "load_latency": L_q + 0 * ipc,
         "l1d_hit_rate": hit_all + 0 * ipc,
         "load_hit_rate": hit + 0 * ipc,
@@ -1076,16 +1076,5 @@ def interval_model(
         steady, warps, inputs, wpc, n_cta, ctas_total, profile.n_instrs, c["tail_weight"]
     )
     return _interval_result(
-        ipc,
-        cycles,
-        res,
-        warps,
-        c,
-        ser,
-        excess,
-        bc,
-        r,
-        (rate_iss, rate_bank, rate_mem, rate_lsu, rate_noc),
-        hit_all,
-        hit,
+        ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
     )
