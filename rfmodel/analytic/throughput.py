@@ -524,38 +524,41 @@ DISPATCH_RHO_MAX = 0.995
 
 
 @njit(cache=True)
-def _md1_beyond(rho, d):
-    """:func:`md1_waiting_beyond` at one utilization (compiled)."""
+def _md1_beyond(rho, d, a, p):
+    """:func:`md1_waiting_beyond` at one utilization (compiled): the state probabilities by the M/G/1
+    recursion over the arrivals during one service, ``a_k = e^-rho rho^k / k!``:
+    ``p_0 = 1 - rho``, ``p_(n+1) = (p_n - p_0 a_n - sum_(k=1..n) p_k a_(n+1-k)) / a_0``; with one
+    register (``d = 1``) the closed form ``Lq - (1 - (1 - rho) e^rho)``.  ``a``, ``p``: scratch of at
+    least ``d + 1``."""
+    if rho <= 0.0:
+        return 0.0
     out = rho * rho / (2.0 * (1.0 - rho))
-    fact = np.ones(d + 2)
-    for m in range(1, d + 2):
-        fact[m] = fact[m - 1] * m
-    e = np.exp(rho)
-    below = 0.0  # P(N <= n) so far
-    for n in range(d + 1):
-        p_n = 0.0
-        ek = 1.0  # e^(k rho)
-        for k in range(n + 1):
-            x = k * rho
-            m = n - k
-            term = x**m / fact[m]
-            if m >= 1:
-                term += x ** (m - 1) / fact[m - 1]
-            p_n += (ek if m % 2 == 0 else -ek) * term
-            ek *= e
-        below += (1.0 - rho) * p_n
-        if n >= 1:  # P(Nq >= n) = P(N >= n + 1) = 1 - P(N <= n)
-            out -= 1.0 - below
+    if d == 1:
+        return max(out - (1.0 - (1.0 - rho) * np.exp(rho)), 0.0)
+    a[0] = np.exp(-rho)
+    for k in range(1, d + 1):
+        a[k] = a[k - 1] * rho / k
+    p[0] = 1.0 - rho
+    below = p[0]  # P(N <= n)
+    for n in range(d):
+        acc = p[n] - p[0] * a[n]
+        for k in range(1, n + 1):
+            acc -= p[k] * a[n + 1 - k]
+        p[n + 1] = acc / a[0]
+        below += p[n + 1]
+        out -= 1.0 - below  # P(Nq >= n + 1) = P(N >= n + 2) = 1 - P(N <= n + 1)
     return max(out, 0.0)
 
 
 @njit(cache=True)
 def _md1_rows(rho, d, scale, out):
     """``out[j] = sum_i scale[i] * _md1_beyond(rho[i, j], d[i])`` over the rows (units) of ``rho``."""
+    a = np.empty(d.max() + 1)
+    p = np.empty(d.max() + 1)
     for j in range(rho.shape[1]):
         acc = 0.0
         for i in range(rho.shape[0]):
-            acc += scale[i] * _md1_beyond(rho[i, j], d[i])
+            acc += scale[i] * _md1_beyond(rho[i, j], d[i], a, p)
         out[j] = acc
 
 
@@ -580,16 +583,21 @@ def _dispatch(ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, se
     ``set_units`` is empty: one pool of collectors)."""
     n_sets = max(set_units.shape[0], 1)
     waiting = np.zeros(n_sets)
+    d_max = 1
+    for u in range(load.shape[0]):
+        d_max = max(d_max, np.int64(slots[u]))
+    a = np.empty(d_max + 1)
+    p = np.empty(d_max + 1)
     for j in range(ipc.shape[0]):
         waiting[:] = 0.0
         for u in range(load.shape[0]):
             if is_mem[u]:  # one pipeline behind the slots' dispatch registers
                 rate = min(1.0 / max(load[u], 1e-12), mem_rate[j])
                 rho = min(ipc[j] / rate, DISPATCH_RHO_MAX)
-                w = _md1_beyond(rho, np.int64(slots[u]))
+                w = _md1_beyond(rho, np.int64(slots[u]), a, p)
             else:  # a pipeline and a dispatch register per slot
                 rho = min(ipc[j] * load[u] / slots[u], DISPATCH_RHO_MAX)
-                w = slots[u] * _md1_beyond(rho, np.int64(1))
+                w = slots[u] * _md1_beyond(rho, np.int64(1), a, p)
             waiting[unit_set[u]] += w
         total = 0.0
         for s in range(n_sets):
