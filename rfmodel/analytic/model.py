@@ -359,10 +359,10 @@ def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
     are typed; one pool otherwise)."""
     from rfmodel.analytic.throughput import dispatch_queue, dispatch_rows
 
-    pool = "collector_units" in grid or collector_set_shares(sm, profile.mix) is None
-    key = (id(sm), id(profile.mix), pool)
+    key = (id(sm), id(profile.mix), "collector_units" in grid)
     hit = _DISPATCH_ROWS.get(key)
     if hit is None or hit[0] is not sm or hit[1] is not profile.mix:
+        pool = "collector_units" in grid or collector_set_shares(sm, profile.mix) is None
         set_of_unit = None if pool else unit_collector_sets(sm)[:, 0]
         uc = units_of_classes(sm) if sm.exec_units is not None else None
         initiation = np.maximum(class_initiations(sm), 1).astype(np.float64)

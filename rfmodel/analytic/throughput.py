@@ -551,15 +551,12 @@ def _md1_beyond(rho, d, a, p):
 
 
 @njit(cache=True)
-def _md1_rows(rho, d, scale, out):
-    """``out[j] = sum_i scale[i] * _md1_beyond(rho[i, j], d[i])`` over the rows (units) of ``rho``."""
-    a = np.empty(d.max() + 1)
-    p = np.empty(d.max() + 1)
-    for j in range(rho.shape[1]):
-        acc = 0.0
-        for i in range(rho.shape[0]):
-            acc += scale[i] * _md1_beyond(rho[i, j], d[i], a, p)
-        out[j] = acc
+def _md1_many(rho, d, out):
+    """``out[j] = _md1_beyond(rho[j], d)``."""
+    a = np.empty(d + 1)
+    p = np.empty(d + 1)
+    for j in range(rho.shape[0]):
+        out[j] = _md1_beyond(rho[j], d, a, p)
 
 
 def md1_waiting_beyond(rho, d: int):
@@ -570,9 +567,8 @@ def md1_waiting_beyond(rho, d: int):
     with ``x = k rho`` (the second term for ``n - k >= 1``; ``p_0 = 1 - rho``,
     ``p_1 = (1 - rho)(e^rho - 1)``)."""
     rho = np.asarray(rho, dtype=np.float64)
-    flat = np.ascontiguousarray(rho.reshape(1, -1))
-    out = np.empty(flat.shape[1])
-    _md1_rows(flat, np.array([int(d)], dtype=np.int64), np.ones(1), out)
+    out = np.empty(rho.size)
+    _md1_many(np.ascontiguousarray(rho.ravel()), int(d), out)
     return out.reshape(rho.shape)
 
 
