@@ -448,6 +448,52 @@ def test_sthld_climb_known_answers():
             assert mk.sthld_climb(k * 10_000 + 1, s0, 10_000)[0] == pytest.approx(np.mean(seen))
 
 
+def test_climb_top_known_answers():
+    # a pace that never falls: the machine climbs to the bound
+    def flat(level):
+        return np.ones_like(np.asarray(level, dtype=np.float64))
+
+    assert mk.climb_top(flat, np.array([4.0]))[0] == 64.0
+
+    # a pace that loses 10 % from rung 8 to rung 12: it backs off to 8 and probes 12 half the time (10)
+    def step(level):
+        return np.where(np.asarray(level) >= 12, 0.9, 1.0)
+
+    assert mk.climb_top(step, np.array([4.0]))[0] == 10.0
+    assert mk.climb_top(step, np.array([12.0]))[0] == 64.0  # above the drop from the start: no drop
+
+    # losses under the large change (4 % a rung) never stop it
+    def gentle(level):
+        return 0.96 ** (np.asarray(level, dtype=np.float64) / 4.0)
+
+    assert mk.climb_top(gentle, np.array([4.0]))[0] == 64.0
+
+    # per point: the first drops by half at 8, the second never
+    def both(level):
+        return np.where(np.array([True, False]) & (np.asarray(level) >= 8), 0.5, 1.0)
+
+    assert list(mk.climb_top(both, np.array([4.0, 4.0]))) == [6.0, 64.0]
+    # the climb stops at that level: 4, 8, then 10 (35,000 cycles: three intervals complete)
+    assert mk.sthld_climb(35_000, 4, 10_000, top=10.0)[0] == pytest.approx((4 + 8 + 10) / 3)
+
+
+def test_issuing_warps_runs_the_model_at_fewer_warps():
+    # the shared model's issuing_warps: at or above the resident warps it changes nothing; below, the
+    # model runs at that many warps (a memory-bound kernel's pace falls with them)
+    from rfmodel.analytic.model import AnalyticContext, Effects
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    ctx = AnalyticContext(workload_profile("synthetic:integer-heavy", sm), sm, {}, {})
+    full = ctx.model(Effects())
+    assert float(full["warps"]) == 32.0
+    same = ctx.model(Effects(issuing_warps=64.0))
+    assert float(same["ipc"]) == float(full["ipc"])
+    half = ctx.model(Effects(issuing_warps=16.0))
+    assert float(half["warps"]) == 16.0
+    assert float(half["ipc_steady"]) < 0.75 * float(full["ipc_steady"])
+
+
 def test_analytic_sthld_follows_the_simulators_climb_on_a_steady_kernel():
     """The analytic engine's STHLD is the climb over its own run length: on a kernel whose IPC holds from
     interval to interval (black_scholes on fermi-gtx480, 73,856 simulated cycles: 4, 8, ..., 28) it is the
@@ -470,8 +516,9 @@ def test_sthld_waits_leave_the_sm_to_the_warps_that_own_a_ct():
     On synthetic:integer-heavy (fermi-gtx480: 32 warps, 16 CTs, one group; measured at fixed STHLD:
     0.765 IPC at 0, 0.752 at 4, 0.714 at 6, 0.552 at 8, 0.439 at 12, 0.380 at 16, 0.372 at 32, the
     baseline 0.765 and, at 16 warps, 0.411) the simulator's Malekeh at the defaults loses 23 % (its
-    adaptive STHLD averages 7 cycles), and nothing at STHLD 0.  The analytic model holds each warp at
-    issue for its own waits only (docs/designs.md, "Malekeh")."""
+    adaptive STHLD averages 7 cycles), and nothing at STHLD 0.  The analytic model bounds the SM by the
+    allocators' counting and keeps the owners' pace as the floor (docs/designs.md, "Malekeh"): it loses
+    nothing at STHLD 0 and falls toward the owners' pace at 32, within 15 % of the simulator at both."""
     import rfmodel
 
     kw = dict(workload="synthetic:integer-heavy", gpu="fermi-gtx480", method="simulate", max_warps=None)
@@ -490,6 +537,12 @@ def test_sthld_waits_leave_the_sm_to_the_warps_that_own_a_ct():
     # the counter runs in part of the cycles only, not in every cycle a warp waits
     share = float(held["sthld_stall_cycles"].values.ravel()[0]) / float(held["cycles"].values.ravel()[0])
     assert 0.5 < share < 0.8
+    a = rfmodel.evaluate(
+        "malekeh", **{**kw, "method": "analytic"}, params={"sthld": [0, 32], "adaptive": [0]}
+    )
+    a_free, a_held = (float(x) for x in a["ipc"].values.ravel())
+    assert a_free == pytest.approx(ipc(free), rel=0.15) and a_held == pytest.approx(ipc(held), rel=0.15)
+    assert a_held < 0.7 * a_free
 
 
 def test_sim_setup_without_the_trace_is_one_clear_error():

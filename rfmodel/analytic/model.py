@@ -51,6 +51,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``issue_stall``     cycles per instruction a warp is held at issue whatever its dependences (a
                     register refilled from the memory side first): added to each warp's time in the
                     latency bound
+``issuing_warps``   the warps that issue at once where a design holds the other resident warps back
+                    (default every resident warp): the model runs at the smaller of the two
 ==================  ======================================================================
 
 Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
@@ -452,6 +454,7 @@ class Effects:
     l1d_hits: object = None
     l1d_write_allocate: bool = True
     issue_stall: object = 0.0
+    issuing_warps: object = None
 
 
 class AnalyticContext:
@@ -587,7 +590,11 @@ class AnalyticContext:
             extra_latency=effects.extra_latency,
             l1d_hits=effects.l1d_hits,
             anchor=anchor,
-            warps=self.resident_warps,
+            warps=(
+                self.resident_warps
+                if effects.issuing_warps is None
+                else np.minimum(self.resident_warps, np.asarray(effects.issuing_warps, dtype=np.float64))
+            ),
             scattered_banks=effects.scattered_banks,
             issue_stall=effects.issue_stall,
         )

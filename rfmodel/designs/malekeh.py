@@ -33,6 +33,7 @@ docs/designs.md ("Malekeh") documents the reading implemented here; in short:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,9 +107,10 @@ MALEKEH_CALIBRATION = {
     "write_share": (0.5, 0.0, 1.0),  # share of hits that were cached writes (for the CCU write events)
     "dropped_share": (0.05, 0.0, 0.5),  # share of near results dropped at the CCU's one write port
     "ipc_gain_per_saved_read": (0.08, 0.0, 0.5),  # relative IPC gain per bank read saved per instruction
-    "sthld_hold": (0.5, 0.0, 1.0),  # share of the tables taken after the allocator's STHLD wait
+    "sthld_hold": (0.5, 0.0, 1.0),  # share of the takings that wait out STHLD, per idle issue slot
     "near_fraction_default": (0.5, 0.0, 1.0),  # when the profile has no reuse-distance histogram
     "ccu_hold_weight": (1.0, 0.0, 3.0),  # a warp's issue spacing behind its own CT, per cycle of collection
+    "alloc_share": (0.7, 0.2, 1.0),  # the most of the cycles in which a group's allocator counts STHLD
 }
 #: cycles a CT stays busy after its instruction took a collector (issue t, read t + 1, dispatch t + 2)
 CCU_HOLD = 2
@@ -622,7 +624,7 @@ def fsm_step(state, sthld, rel, d1, d2, smax, large):
     return state, sthld
 
 
-def sthld_climb(cycles, sthld, interval, adaptive=1):
+def sthld_climb(cycles, sthld, interval, adaptive=1, top=None):
     """The adaptive STHLD over a run of ``cycles`` whose IPC never falls by :data:`FSM`'s large change from
     one interval to the next (a steady run): the machine of :func:`fsm_step` starts at ``sthld`` and adds
     ``delta_big`` at the end of every ``interval`` cycles (state 1, then 2), up to ``sthld_max``; interval j
@@ -630,12 +632,14 @@ def sthld_climb(cycles, sthld, interval, adaptive=1):
     ``(mean, level)``: the mean over the completed intervals (the simulator's ``sthld_mean``; ``sthld`` when
     none completes) and the time average over the whole run (what the waits cost).  With ``adaptive`` 0
     both are ``sthld``.  A run whose IPC drops by 5 % or more between intervals backs off instead (state 4),
-    which this does not follow: the climb is an upper bound there."""
+    which this does not follow; ``top`` (per point, default ``sthld_max``): the rung where :func:`climb_top`
+    finds it backs off, above which it climbs no further."""
     T = np.asarray(cycles, dtype=np.float64)
     T = np.where(np.isfinite(T), np.maximum(T, 0.0), 0.0)  # nothing resident (no finite run): the initial
     s0 = np.asarray(sthld, dtype=np.float64)
     iv = np.maximum(np.asarray(interval, dtype=np.float64), 1.0)
-    d, smax = float(FSM["delta_big"]), float(FSM["sthld_max"])
+    d = float(FSM["delta_big"])
+    smax = float(FSM["sthld_max"]) if top is None else np.asarray(top, dtype=np.float64)
     k = np.floor(T / iv)  # completed intervals
 
     def rungs(n):
@@ -651,6 +655,30 @@ def sthld_climb(cycles, sthld, interval, adaptive=1):
         level = np.where(T > 0, (np.where(k > 0, done, 0.0) * iv + (T - k * iv) * last) / T, s0)
     on = np.asarray(adaptive) > 0
     return np.where(on, mean, s0), np.where(on, level, s0)
+
+
+def climb_top(pace, sthld):
+    """Per point, the level the adaptive STHLD machine settles at (:func:`fsm_step`): it climbs from
+    ``sthld`` by ``delta_big`` an interval while a rung costs less than the large change of IPC; at the
+    first rung that costs more it backs off to the rung below and, as the next large change of IPC sends
+    it up again, keeps probing that rung: half the time there (the level ``L + delta_big / 2``).
+    ``pace(level)``: the IPC at an STHLD level (arrays over the points).  ``sthld_max`` where no rung costs
+    that much."""
+    d, smax, large = float(FSM["delta_big"]), float(FSM["sthld_max"]), float(FSM["large_change"])
+    level = np.asarray(sthld, dtype=np.float64)
+    prev = pace(level)
+    top = np.full(np.broadcast(level, prev).shape, smax)
+    stopped = np.zeros(top.shape, dtype=bool)
+    for _ in range(int(np.ceil(smax / d))):
+        nxt = np.minimum(level + d, smax)
+        now = pace(nxt)
+        stop = ~stopped & (now < (1.0 - large) * prev) & (level < smax)
+        top = np.where(stop, np.minimum(level + 0.5 * d, smax), top)
+        stopped |= stop
+        if stopped.all():
+            break
+        level, prev = nxt, now
+    return top
 
 
 @njit(cache=True)
@@ -1251,12 +1279,14 @@ class Malekeh(Design):
         timing, timing_m = bank_effects(ctx)
         # the adaptive STHLD climbs with the run's intervals (sthld_climb): its level over a run at the
         # initial STHLD gives the run's length, and the terms are taken again at the level that length gives
-        out, flushes, hold = self._terms(ctx, rthld, sthld, oversub, ccus * G, near, timing)
+        out, flushes, hold, pace = self._terms(ctx, rthld, sthld, oversub, ccus * G, near, timing)
         if np.any(adaptive > 0):
-            level = sthld_climb(out["cycles"], sthld, interval, adaptive)[1]
-            out, flushes, hold = self._terms(ctx, rthld, level, oversub, ccus * G, near, timing)
+            # the climb stops where a rung's allocator wait costs more than the machine's large change
+            top = climb_top(pace, sthld)
+            level = sthld_climb(out["cycles"], sthld, interval, adaptive, top)[1]
+            out, flushes, hold, _ = self._terms(ctx, rthld, level, oversub, ccus * G, near, timing)
             # the simulator's mean over the completed intervals, at the run's length at that level
-            mean = sthld_climb(out["cycles"], sthld, interval, adaptive)[0]
+            mean = sthld_climb(out["cycles"], sthld, interval, adaptive, top)[0]
         else:
             mean = sthld + 0 * oversub
         out.update(
@@ -1269,33 +1299,30 @@ class Malekeh(Design):
         out.update({k: v + 0 * out["ipc"] for k, v in timing_m.items()})
         return out
 
-    def _terms(self, ctx, rthld, sthld, oversub, ccts, near, timing) -> tuple[dict, np.ndarray, np.ndarray]:
+    def _terms(self, ctx, rthld, sthld, oversub, ccts, near, timing):
         """The outputs of :meth:`analytic` (IPC, events, hit rate) at the STHLD ``sthld`` (cycles), with
-        the CTs taken from their warps and the allocator's STHLD wait, both per instruction; ``ccts`` the
-        SM's CTs."""
+        the CTs taken from their warps and the allocator's counted STHLD cycles, both per instruction, and
+        the SM's pace as a function of the STHLD level about this point (:func:`climb_top` reads it);
+        ``ccts`` the SM's CTs."""
         c = ctx.coef
         entries = ctx.param("ct_entries")
         loss = c["ccu_loss"] * oversub / (1.0 + 0.1 * sthld)
         # a table taken while its warp stalls: per instruction, each stall of the warp alone takes it with
         # chance 1 - exp(-loss g) (the profile's ``ct_takings``; a long stall takes it once, where the
         # chance over the mean stall per instruction took it from a memory-bound warp at nearly every
-        # instruction; without the table, that); a table of near values is taken only after the group's
-        # allocator has waited STHLD cycles (sthld_hold: the share of the takings that wait so; the rest
-        # find a table of far values), which hold the warp that asked for it at issue
+        # instruction; without the table, that)
         if ctx.profile.has("ct"):
             flushes = ct_takings(ctx.profile, loss)
         else:
             stall = max(float(np.ravel(ctx.profile.chain)[0]) - 1.0, 0.0)
             flushes = 1.0 - np.exp(-loss * stall)
-        hold = np.asarray(c["sthld_hold"]) * flushes * near * sthld
         if ctx.profile.has("ct"):
             base = ct_hit_rate(ctx.profile, rthld, entries, loss)
         else:
             base = near + 0 * loss
         hit = np.clip(base * c["near_hit"], 0.0, 1.0)
-        m = ctx.model(
-            Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, issue_stall=hold, **timing)
-        )
+        effects = Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, **timing)
+        m = ctx.model(effects)
         gain = ipc_gain(m, ctx, hit, c["ipc_gain_per_saved_read"])
         # a CT serves one instruction at a time: it is busy from the issue until CCU_HOLD cycles after the
         # instruction took its collector, h = ccu_hold_weight x collection time + CCU_HOLD cycles, and a
@@ -1314,8 +1341,31 @@ class Malekeh(Design):
         )
         ipc_m = np.asarray(m["ipc"], dtype=np.float64)
         rate_hold = np.minimum(np.asarray(m["warps"], dtype=np.float64), ccts) / h
+        q = np.asarray(c["softmin_q"])
+        # a table of near values is taken only after the group's allocator has counted STHLD cycles, and
+        # it counts only in the cycles in which no warp before the waiting one issues: per instruction,
+        # hold = sthld_hold x takings x the issue slots left idle x STHLD counted cycles (the simulator's
+        # counted cycles per taking over STHLD follow the idle share: 0.00 on black_scholes and
+        # histogram256, 0.7-0.8 on saxpy and the synthetic memory-bound kernels, fermi-gtx480)
+        issue = np.asarray(sm_param(ctx.sm, ctx.grid, "schedulers_per_sm"), dtype=np.float64) * np.asarray(
+            sm_param(ctx.sm, ctx.grid, "issue_width"), dtype=np.float64
+        )
+        idle = np.clip(1.0 - softmin([ipc_m, rate_hold], q) / issue, 0.0, 1.0)
+        hold = np.asarray(c["sthld_hold"]) * flushes * idle * sthld
+        groups = ctx.sm.schedulers_per_sm if ctx.sm.sub_core else 1
+        alloc = np.asarray(c["alloc_share"]) * groups
+        pool = self._owners_pace(ctx, m, effects, ccts, rate_hold, q)
         with np.errstate(divide="ignore", invalid="ignore"):
-            held = np.where(ipc_m > 0, softmin([ipc_m, rate_hold], np.asarray(c["softmin_q"])) / ipc_m, 1.0)
+            per_level = np.asarray(hold, dtype=np.float64) / np.maximum(np.asarray(sthld, np.float64), 1e-9)
+
+        def pace(level):
+            """The SM's pace at STHLD ``level`` (the allocators' bound ``alloc_share x groups / hold``)."""
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rate_alloc = alloc / (per_level * np.asarray(level, dtype=np.float64))
+            return np.maximum(softmin([ipc_m, rate_hold, rate_alloc], q), np.minimum(pool, ipc_m))
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            held = np.where(ipc_m > 0, pace(sthld) / ipc_m, 1.0)
         factor = np.maximum(gain * held, 0.05)
         reads = ctx.reads
         saved = reads * hit
@@ -1328,7 +1378,33 @@ class Malekeh(Design):
                 "ccu_dropped_writes": near_writes * c["dropped_share"] + 0 * factor,
             }
         )
-        return out, flushes, hold
+        # the allocator's counter runs only while a warp waits on it: at most alloc_share of the cycles
+        ipc_out = np.asarray(out["ipc"], dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            counted = np.where(ipc_out > 0, alloc / ipc_out, hold)
+        return out, flushes, np.minimum(hold, counted), pace
+
+    @staticmethod
+    def _owners_pace(ctx, m, effects, ccts, rate_hold, q):
+        """The pace of the warps that own a CT, alone (0 where every resident warp owns one).
+
+        A warp without a CT takes a free one; one that holds near values only after its group's allocator
+        has counted STHLD stalled cycles, one allocation at a time, and the counter runs only in the cycles
+        in which a waiting warp reaches it (at most ``alloc_share`` of them): at ``hold`` counted cycles
+        per instruction the allocators admit at most ``alloc_share x groups / hold`` instructions a cycle.
+        Where that is short of the SM's pace, the warps that own a CT keep issuing, so the SM runs at
+        least at the pace of those ``CTs`` warps alone: the interval model's steady state at that many
+        warps, with the full run's waves and tail (the simulator's IPC falls to it as STHLD grows,
+        docs/designs.md, "Malekeh")."""
+        warps = np.asarray(m["warps"], dtype=np.float64)
+        if not np.any(warps > ccts):  # every warp owns a CT: no allocations wait
+            return 0.0 * warps
+        owners = ctx.model(dataclasses.replace(effects, issuing_warps=ccts))
+        steady = np.asarray(m["ipc_steady"], dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tails = np.where(steady > 0, np.asarray(m["ipc"], dtype=np.float64) / steady, 1.0)
+        pool = softmin([np.asarray(owners["ipc_steady"], dtype=np.float64) * tails, rate_hold], q)
+        return np.where(warps > ccts, pool, 0.0)
 
     def structures(self, sm, grid, tech):
         """The SM's banks and crossbar; the collectors become CCUs with ``ct_entries``-entry cache tables."""
