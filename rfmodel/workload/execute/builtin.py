@@ -13,10 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.errors import RfmodelError, UnknownNameError
-from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers import PAPERS_FULL_SIZES, PAPERS_KNOWN_GAPS, PAPERS_RECIPES
 from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 __all__ = ["BUILTIN_RECIPES", "KNOWN_GAPS", "RECIPES", "builtin_recipe"]
 
@@ -39,12 +38,7 @@ def _saxpy(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="saxpy",
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("n", "i32", n),
-            Param("a", "f32", 1.75),
-            Param("x", "ptr", array="x"),
-            Param("y", "ptr", array="y"),
-        ],
+        params=[*scalars("i32", n=n), *scalars("f32", a=1.75), *pointers("x", "y")],
         arrays={"x": ArraySpec("float32", (n,), "normal"), "y": ArraySpec("float32", (n,), "normal")},
         outputs=["y"],
         seed=1,
@@ -79,11 +73,7 @@ def _reduce_sum(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=_shared("reduce_sum"),
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("n", "i32", n),
-            Param("in", "ptr", array="in"),
-            Param("partial", "ptr", array="partial"),
-        ],
+        params=[*scalars("i32", n=n), *pointers("in", "partial")],
         arrays={
             "in": ArraySpec("float32", (n,), "normal"),
             "partial": ArraySpec("float32", (grid,), "zeros"),
@@ -111,11 +101,7 @@ def _histogram256(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=_shared("histogram256"),
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("nwords", "i32", n),
-            Param("data", "ptr", array="data"),
-            Param("hist", "ptr", array="hist"),
-        ],
+        params=[*scalars("i32", nwords=n), *pointers("data", "hist")],
         arrays={
             "data": ArraySpec("uint32", (n,), "randint", 0, 2**32),
             "hist": ArraySpec("uint32", (256,), "zeros"),
@@ -163,14 +149,7 @@ def _spmv_csr(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="spmv_csr",
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("rows", "i32", rows),
-            Param("rowptr", "ptr", array="rowptr"),
-            Param("cols", "ptr", array="cols"),
-            Param("vals", "ptr", array="vals"),
-            Param("x", "ptr", array="x"),
-            Param("y", "ptr", array="y"),
-        ],
+        params=[*scalars("i32", rows=rows), *pointers("rowptr", "cols", "vals", "x", "y")],
         arrays={
             "rowptr": ArraySpec("int32", (rows + 1,)),
             "cols": ArraySpec("int32", (max(nnz, 1),)),
@@ -227,14 +206,11 @@ def _gemm_recipe(name, M, N, K, alpha, beta, grid, block, seed) -> Recipe:
         grid=grid,
         block=(block,),
         params=[
-            Param("M", "i32", M),
-            Param("N", "i32", N),
-            Param("K", "i32", K),
-            Param("alpha", "f32", alpha),
-            Param("A", "ptr", array="A"),
-            Param("B", "ptr", array="B"),
-            Param("beta", "f32", beta),
-            Param("C", "ptr", array="C"),
+            *scalars("i32", M=M, N=N, K=K),
+            *scalars("f32", alpha=alpha),
+            *pointers("A", "B"),
+            *scalars("f32", beta=beta),
+            *pointers("C"),
         ],
         arrays={
             "A": ArraySpec("float32", (M * K,), "normal"),
@@ -274,13 +250,7 @@ def _stencil2d_regtile(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="stencil2d_regtile",
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("nx", "i32", nx),
-            Param("ny", "i32", ny),
-            Param("in", "ptr", array="in"),
-            Param("out", "ptr", array="out"),
-            Param("w", "ptr", array="w"),
-        ],
+        params=[*scalars("i32", nx=nx, ny=ny), *pointers("in", "out", "w")],
         arrays={
             "in": ArraySpec("float32", (ny * nx,), "normal"),
             "out": ArraySpec("float32", (ny * nx,), "full", value=7.0),
@@ -322,12 +292,7 @@ def _nbody_tile16(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="nbody_tile16",
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("n", "i32", n),
-            Param("soft2", "f32", soft2),
-            Param("pos", "ptr", array="pos"),
-            Param("force", "ptr", array="force"),
-        ],
+        params=[*scalars("i32", n=n), *scalars("f32", soft2=soft2), *pointers("pos", "force")],
         arrays={
             "pos": ArraySpec("float32", (n * 4,), "uniform", 0.1, 1.0),
             "force": ArraySpec("float32", (n * 4,), "full", value=3.0),
@@ -366,12 +331,7 @@ def _conv2d_const(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=_shared("conv2d_const"),
         grid=grid,
         block=(16, 16),
-        params=[
-            Param("width", "i32", width),
-            Param("height", "i32", height),
-            Param("in", "ptr", array="in"),
-            Param("out", "ptr", array="out"),
-        ],
+        params=[*scalars("i32", width=width, height=height), *pointers("in", "out")],
         arrays={
             "in": ArraySpec("float32", (height * width,), "normal"),
             "out": ArraySpec("float32", (height * width,), "zeros"),
@@ -428,13 +388,11 @@ def _crc32_murmur3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(block,),
         params=[
-            Param("nrec", "i32", nrec),
-            Param("words", "i32", words),
-            Param("seed", "u32", seed),
-            Param("data", "ptr", array="data"),
-            Param("hashes", "ptr", array="hashes"),
-            Param("nbuckets", "u32", nbuckets),
-            Param("counts", "ptr", array="counts"),
+            *scalars("i32", nrec=nrec, words=words),
+            *scalars("u32", seed=seed),
+            *pointers("data", "hashes"),
+            *scalars("u32", nbuckets=nbuckets),
+            *pointers("counts"),
         ],
         arrays={
             "data": ArraySpec("uint32", (nrec * words,), "randint", 0, 2**32),
@@ -476,15 +434,7 @@ def _kmeans_assign(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=_shared("kmeans_assign"),
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("n", "i32", n),
-            Param("d", "i32", d),
-            Param("k", "i32", k),
-            Param("points", "ptr", array="points"),
-            Param("centroids", "ptr", array="centroids"),
-            Param("membership", "ptr", array="membership"),
-            Param("changed", "ptr", array="changed"),
-        ],
+        params=[*scalars("i32", n=n, d=d, k=k), *pointers("points", "centroids", "membership", "changed")],
         arrays={
             "points": ArraySpec("float32", (d * n,), "normal"),
             "centroids": ArraySpec("float32", (k * d,), "normal"),
@@ -531,15 +481,7 @@ def _stencil7_3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=_shared("stencil7_3d"),
         grid=(-(-nx // 32), -(-ny // 8)),
         block=(32, 8),
-        params=[
-            Param("nx", "i32", nx),
-            Param("ny", "i32", ny),
-            Param("nz", "i32", nz),
-            Param("c0", "f32", c0),
-            Param("c1", "f32", c1),
-            Param("in", "ptr", array="in"),
-            Param("out", "ptr", array="out"),
-        ],
+        params=[*scalars("i32", nx=nx, ny=ny, nz=nz), *scalars("f32", c0=c0, c1=c1), *pointers("in", "out")],
         arrays={
             "in": ArraySpec("float32", (nz * ny * nx,), "normal"),
             "out": ArraySpec("float32", (nz * ny * nx,), "full", value=5.0),
@@ -581,12 +523,7 @@ def _gauss_elim_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=_shared("gauss_elim_step"),
         grid=(grid,),
         block=(32, 8),
-        params=[
-            Param("n", "i32", n),
-            Param("k", "i32", k),
-            Param("a", "ptr", array="a"),
-            Param("b", "ptr", array="b"),
-        ],
+        params=[*scalars("i32", n=n, k=k), *pointers("a", "b")],
         arrays={
             "a": ArraySpec("float32", (n * n,), "uniform", 0.5, 2.0),
             "b": ArraySpec("float32", (n,), "normal"),
@@ -631,14 +568,10 @@ def _black_scholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(block,),
         params=[
-            Param("n", "i32", n),
-            Param("spot", "ptr", array="spot"),
-            Param("strike", "ptr", array="strike"),
-            Param("years", "ptr", array="years"),
-            Param("rate", "f32", rate),
-            Param("vol", "f32", vol),
-            Param("call", "ptr", array="call"),
-            Param("put", "ptr", array="put"),
+            *scalars("i32", n=n),
+            *pointers("spot", "strike", "years"),
+            *scalars("f32", rate=rate, vol=vol),
+            *pointers("call", "put"),
         ],
         arrays={
             "spot": ArraySpec("float32", (n,), "uniform", 5.0, 30.0),
@@ -697,12 +630,9 @@ def _nbody_forces(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(block,),
         params=[
-            Param("n", "i32", n),
-            Param("dt", "f32", dt),
-            Param("soft2", "f32", soft2),
-            Param("vmax", "f32", vmax),
-            Param("pos", "ptr", array="pos"),
-            Param("vel", "ptr", array="vel"),
+            *scalars("i32", n=n),
+            *scalars("f32", dt=dt, soft2=soft2, vmax=vmax),
+            *pointers("pos", "vel"),
         ],
         arrays={
             "pos": ArraySpec("float32", (n * 4,), "uniform", 0.1, 1.0),
@@ -774,14 +704,7 @@ def _bytecode_vm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="bytecode_vm",
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("n", "i32", n),
-            Param("len", "i32", length),
-            Param("ops", "ptr", array="ops"),
-            Param("args", "ptr", array="args"),
-            Param("data", "ptr", array="data"),
-            Param("steps", "ptr", array="steps"),
-        ],
+        params=[*scalars("i32", n=n, len=length), *pointers("ops", "args", "data", "steps")],
         arrays={
             "ops": ArraySpec("int32", (length,)),
             "args": ArraySpec("float32", (length,), "uniform", 0.0, 3.0),
@@ -828,14 +751,10 @@ def _bfs_expand(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(block,),
         params=[
-            Param("frontier_size", "i32", len(frontier)),
-            Param("frontier", "ptr", array="frontier"),
-            Param("rowptr", "ptr", array="rowptr"),
-            Param("adj", "ptr", array="adj"),
-            Param("levels", "ptr", array="levels"),
-            Param("level", "i32", 3),
-            Param("next_frontier", "ptr", array="next_frontier"),
-            Param("next_size", "ptr", array="next_size"),
+            *scalars("i32", frontier_size=len(frontier)),
+            *pointers("frontier", "rowptr", "adj", "levels"),
+            *scalars("i32", level=3),
+            *pointers("next_frontier", "next_size"),
         ],
         arrays={
             "frontier": ArraySpec("int32", (len(frontier),)),
@@ -896,13 +815,7 @@ def _fft_radix8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="fft_radix8",
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("n", "i32", n),
-            Param("ns", "i32", ns),
-            Param("batches", "i32", batches),
-            Param("in", "ptr", array="in"),
-            Param("out", "ptr", array="out"),
-        ],
+        params=[*scalars("i32", n=n, ns=ns, batches=batches), *pointers("in", "out")],
         arrays={
             "in": ArraySpec("float32", (batches * n * 2,), "normal"),
             "out": ArraySpec("float32", (batches * n * 2,), "zeros"),
@@ -955,12 +868,7 @@ def _fft_radix16(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="fft_radix16",
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("n", "i32", n),
-            Param("stride", "i32", stride),
-            Param("in", "ptr", array="in"),
-            Param("out", "ptr", array="out"),
-        ],
+        params=[*scalars("i32", n=n, stride=stride), *pointers("in", "out")],
         arrays={
             "in": ArraySpec("float32", (n * 2,), "normal"),
             "out": ArraySpec("float32", (n * 2,), "zeros"),
@@ -1048,18 +956,9 @@ def _rk4_duffing_dp(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(block,),
         params=[
-            Param("nsys", "i32", nsys),
-            Param("steps", "i32", steps),
-            Param("dt", "f64", dt),
-            Param("delta", "f64", delta),
-            Param("kc", "f64", kc),
-            Param("gamma", "f64", gamma),
-            Param("rot_c", "f64", float(rot_c)),
-            Param("rot_s", "f64", float(rot_s)),
-            Param("alphas", "ptr", array="alphas"),
-            Param("betas", "ptr", array="betas"),
-            Param("state", "ptr", array="state"),
-            Param("stats", "ptr", array="stats"),
+            *scalars("i32", nsys=nsys, steps=steps),
+            *scalars("f64", dt=dt, delta=delta, kc=kc, gamma=gamma, rot_c=float(rot_c), rot_s=float(rot_s)),
+            *pointers("alphas", "betas", "state", "stats"),
         ],
         arrays={
             "alphas": ArraySpec("float64", (nsys,), "uniform", 0.5, 1.5),
@@ -1103,15 +1002,7 @@ def _bicg_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="bicg_like",
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("rows", "i32", rows),
-            Param("cols", "i32", cols),
-            Param("A", "ptr", array="A"),
-            Param("p", "ptr", array="p"),
-            Param("r", "ptr", array="r"),
-            Param("q", "ptr", array="q"),
-            Param("s_part", "ptr", array="s_part"),
-        ],
+        params=[*scalars("i32", rows=rows, cols=cols), *pointers("A", "p", "r", "q", "s_part")],
         arrays={
             "A": ArraySpec("float32", (rows * cols,), "normal"),
             "p": ArraySpec("float32", (cols,), "normal"),
@@ -1150,14 +1041,7 @@ def _syrk_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="syrk_like",
         grid=grid,
         block=(32, 8),
-        params=[
-            Param("n", "i32", n),
-            Param("k", "i32", k),
-            Param("alpha", "f32", alpha),
-            Param("beta", "f32", beta),
-            Param("A", "ptr", array="A"),
-            Param("C", "ptr", array="C"),
-        ],
+        params=[*scalars("i32", n=n, k=k), *scalars("f32", alpha=alpha, beta=beta), *pointers("A", "C")],
         arrays={"A": ArraySpec("float32", (n * k,), "normal"), "C": ArraySpec("float32", (n * n,), "normal")},
         outputs=["C"],
         seed=43,
@@ -1188,12 +1072,7 @@ def _merge_pass(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="merge_pass",
         grid=(grid,),
         block=(block,),
-        params=[
-            Param("n", "i32", n),
-            Param("run", "i32", run),
-            Param("in", "ptr", array="in"),
-            Param("out", "ptr", array="out"),
-        ],
+        params=[*scalars("i32", n=n, run=run), *pointers("in", "out")],
         arrays={"in": ArraySpec("int32", (n,)), "out": ArraySpec("int32", (n,), "full", value=-7)},
         outputs=["out"],
         seed=47,

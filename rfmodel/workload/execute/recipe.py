@@ -56,10 +56,32 @@ from rfmodel.errors import ParseError, unknown_key_message
 from rfmodel.workload.execute.errors import ExecutionError
 from rfmodel.workload.execute.launch import _SCALAR, LaunchResult, Param, launch
 
-__all__ = ["ArraySpec", "Recipe", "check_params", "load_recipe", "parse_recipe", "run_recipe"]
+__all__ = [
+    "ArraySpec",
+    "Recipe",
+    "check_params",
+    "load_recipe",
+    "parse_recipe",
+    "pointers",
+    "run_recipe",
+    "scalars",
+]
 
 INITS = ("zeros", "ones", "normal", "uniform", "randint", "arange", "full")
 _DTYPES = ("float32", "float64", "int32", "uint32", "int64", "uint64", "int8", "uint8", "int16", "uint16")
+
+
+def scalars(type: str, **values) -> list[Param]:
+    """Scalar kernel parameters of one ``type`` (``i32``, ``u32``, ``f32``, ``i64``, ``u64``, ``f64``) in
+    declaration order, named by the keywords: ``scalars("i32", nx=nx, ny=ny)``."""
+    if type not in _SCALAR or type == "ptr":
+        raise ValueError(f"scalar parameter type '{type}' is not one of {sorted(set(_SCALAR) - {'ptr'})}")
+    return [Param(name, type, value) for name, value in values.items()]
+
+
+def pointers(*arrays: str) -> list[Param]:
+    """Pointer parameters in declaration order, each to the recipe's array of its own name."""
+    return [Param(name, "ptr", array=name) for name in arrays]
 
 
 @dataclass(frozen=True)

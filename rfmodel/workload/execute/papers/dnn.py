@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 #: the conv_bench entry the convolution kernels take: W = H = 56, C = 128, K = 256, 3x3, pad 1, stride 1
 CONV = {"hw": 56, "c": 128, "k": 256, "r": 3, "pad": 1, "stride": 1}
@@ -53,17 +52,19 @@ def _dnn_im2col(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(block,),
         params=[
-            Param("channels", "i32", c),
-            Param("height", "i32", hw),
-            Param("width", "i32", hw),
-            Param("ksize_r", "i32", r),
-            Param("ksize_s", "i32", s),
-            Param("pad", "i32", pad),
-            Param("stride", "i32", stride),
-            Param("out_h", "i32", oh),
-            Param("out_w", "i32", ow),
-            Param("image", "ptr", array="image"),
-            Param("cols", "ptr", array="cols"),
+            *scalars(
+                "i32",
+                channels=c,
+                height=hw,
+                width=hw,
+                ksize_r=r,
+                ksize_s=s,
+                pad=pad,
+                stride=stride,
+                out_h=oh,
+                out_w=ow,
+            ),
+            *pointers("image", "cols"),
         ],
         arrays={
             "image": ArraySpec("float32", (c * hw * hw,), "uniform", -1.0, 1.0),
@@ -101,12 +102,8 @@ def _dnn_conv_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(-(-pixels // 16), -(-k_out // 16)),
         block=(16, 16),
         params=[
-            Param("k_out", "i32", k_out),
-            Param("pixels", "i32", pixels),
-            Param("depth", "i32", depth),
-            Param("filters", "ptr", array="filters"),
-            Param("cols", "ptr", array="cols"),
-            Param("out", "ptr", array="out"),
+            *scalars("i32", k_out=k_out, pixels=pixels, depth=depth),
+            *pointers("filters", "cols", "out"),
         ],
         arrays={
             "filters": ArraySpec("float32", (k_out * depth,), "uniform", -1.0, 1.0),
@@ -185,15 +182,8 @@ def _dnn_lstm_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(-(-hidden // 256), batch),
         block=(256,),
         params=[
-            Param("hidden", "i32", hidden),
-            Param("w_in", "ptr", array="w_in"),
-            Param("w_rec", "ptr", array="w_rec"),
-            Param("bias", "ptr", array="bias"),
-            Param("x", "ptr", array="x"),
-            Param("h_prev", "ptr", array="h_prev"),
-            Param("c_prev", "ptr", array="c_prev"),
-            Param("h_next", "ptr", array="h_next"),
-            Param("c_next", "ptr", array="c_next"),
+            *scalars("i32", hidden=hidden),
+            *pointers("w_in", "w_rec", "bias", "x", "h_prev", "c_prev", "h_next", "c_next"),
         ],
         arrays={
             "w_in": ArraySpec("float32", (hidden * g4,), "uniform", -0.08, 0.08),

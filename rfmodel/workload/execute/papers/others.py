@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.launch import GLOBAL_BASE, Param
+from rfmodel.workload.execute.launch import GLOBAL_BASE
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 #: Mars SimilarityScore's map CTA, and the dynamic shared memory its runtime launches it with
 _SS_TPB = 256
@@ -111,12 +111,7 @@ def _mr_similarity(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="mr_similarity",
         grid=(nblocks,),
         block=(_SS_TPB,),
-        params=[Param(name, "ptr", array=name) for name in _SS_POINTERS]
-        + [
-            Param("recordNum", "i32", recs),
-            Param("recordsPerTask", "i32", 1),
-            Param("taskNum", "i32", threads),
-        ],
+        params=pointers(*_SS_POINTERS) + [*scalars("i32", recordNum=recs, recordsPerTask=1, taskNum=threads)],
         arrays=arrays,
         outputs=["interKeys", "interVals", "interOffsetSizes", "keyValOffsets", "curIndex"],
         seed=71,

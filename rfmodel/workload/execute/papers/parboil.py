@@ -11,9 +11,8 @@ from collections import deque
 
 import numpy as np
 
-from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 
 # ---- Parboil sgemm (mysgemmNT): C = alpha*A*B + beta*C, A m x k and C m x n column-major, B given
@@ -48,15 +47,13 @@ def _pa_sgemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(m // 128, n // 16),
         block=(16, 8),
         params=[
-            Param("A", "ptr", array="A"),
-            Param("lda", "i32", m),
-            Param("Bt", "ptr", array="Bt"),
-            Param("ldb", "i32", n),
-            Param("C", "ptr", array="C"),
-            Param("ldc", "i32", m),
-            Param("k", "i32", k),
-            Param("alpha", "f32", alpha),
-            Param("beta", "f32", beta),
+            *pointers("A"),
+            *scalars("i32", lda=m),
+            *pointers("Bt"),
+            *scalars("i32", ldb=n),
+            *pointers("C"),
+            *scalars("i32", ldc=m, k=k),
+            *scalars("f32", alpha=alpha, beta=beta),
         ],
         arrays={
             "A": ArraySpec("float32", (m * k,), "uniform", -1.0, 1.0),
@@ -137,15 +134,7 @@ def _pa_spmv_jds(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pa_spmv_jds",
         grid=(-(-n // 192),),
         block=(192,),
-        params=[
-            Param("y", "ptr", array="y"),
-            Param("data", "ptr", array="data"),
-            Param("cols", "ptr", array="cols"),
-            Param("perm", "ptr", array="perm"),
-            Param("x", "ptr", array="x"),
-            Param("nzcnt", "ptr", array="nzcnt"),
-            Param("rows", "i32", n),
-        ],
+        params=[*pointers("y", "data", "cols", "perm", "x", "nzcnt"), *scalars("i32", rows=n)],
         arrays={
             "y": ArraySpec("float32", (n,)),
             "data": ArraySpec("float32", data.shape),
@@ -201,13 +190,7 @@ def _pa_sad(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pa_sad",
         grid=(w // 4, h // 4),
         block=(61,),
-        params=[
-            Param("sads", "ptr", array="sads"),
-            Param("cur", "ptr", array="cur"),
-            Param("ref", "ptr", array="ref"),
-            Param("mb_w", "i32", mbw),
-            Param("mb_h", "i32", mbh),
-        ],
+        params=[*pointers("sads", "cur", "ref"), *scalars("i32", mb_w=mbw, mb_h=mbh)],
         arrays={
             "sads": ArraySpec("uint16", (41 * _SAD_PAD * mbs,)),
             "cur": ArraySpec("uint16", (h * w,), "randint", 0, 256),
@@ -296,13 +279,7 @@ def _is_aes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="is_aes",
         grid=(ncta,),
         block=(256,),
-        params=[
-            Param("out", "ptr", array="out"),
-            Param("in", "ptr", array="in"),
-            Param("nbytes", "i32", 4 * nwords),
-            Param("rkey", "ptr", array="rkey"),
-            Param("tbox", "ptr", array="tbox"),
-        ],
+        params=[*pointers("out", "in"), *scalars("i32", nbytes=4 * nwords), *pointers("rkey", "tbox")],
         arrays={
             "out": ArraySpec("uint32", (nwords,)),
             "in": ArraySpec("uint32", (nwords,), "randint", 0, 2**32),
@@ -366,14 +343,7 @@ def _is_laplace3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="is_laplace3d",
         grid=(1 + (nx - 1) // 32, 1 + (ny - 1) // 4),
         block=(32, 4),
-        params=[
-            Param("nx", "i32", nx),
-            Param("ny", "i32", ny),
-            Param("nz", "i32", nz),
-            Param("pitch", "i32", pitch),
-            Param("u1", "ptr", array="u1"),
-            Param("u2", "ptr", array="u2"),
-        ],
+        params=[*scalars("i32", nx=nx, ny=ny, nz=nz, pitch=pitch), *pointers("u1", "u2")],
         arrays={
             "u1": ArraySpec("float32", (pitch * ny * nz,), "uniform", -1.0, 1.0),
             "u2": ArraySpec("float32", (pitch * ny * nz,)),
@@ -425,11 +395,7 @@ def _nn_recipe(name, grid, block, conv, m, arrays, taps, seed) -> Recipe:
         kernel=name,
         grid=grid,
         block=block,
-        params=[
-            Param("in", "ptr", array="in"),
-            Param("weights", "ptr", array="weights"),
-            Param("out", "ptr", array="out"),
-        ],
+        params=[*pointers("in", "weights", "out")],
         arrays={**arrays, "taps": ArraySpec("int32", (25,))},
         outputs=["out"],
         seed=seed,
@@ -772,15 +738,9 @@ def _is_mummer(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(-(-nq // 256),),
         block=(256,),
         params=[
-            Param("coords", "ptr", array="coords"),
-            Param("queries", "ptr", array="queries"),
-            Param("qaddr", "ptr", array="qaddr"),
-            Param("qlens", "ptr", array="qlens"),
-            Param("nq", "i32", nq),
-            Param("min_len", "i32", _MUM_MIN_MATCH),
-            Param("nodes", "ptr", array="nodes"),
-            Param("kids", "ptr", array="kids"),
-            Param("ref", "ptr", array="ref"),
+            *pointers("coords", "queries", "qaddr", "qlens"),
+            *scalars("i32", nq=nq, min_len=_MUM_MIN_MATCH),
+            *pointers("nodes", "kids", "ref"),
         ],
         arrays={
             "coords": ArraySpec("uint32", (2 * ncoords,)),

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 #: the standard dataset's extent, and the row stride of every matrix of the kernels below
 STD = 512
@@ -48,14 +47,9 @@ def _pb_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=grid,
         block=block,
         params=[
-            Param("ni", "i32", ni),
-            Param("nj", "i32", nj),
-            Param("nk", "i32", nk),
-            Param("alpha", "f32", alpha),
-            Param("beta", "f32", beta),
-            Param("A", "ptr", array="A"),
-            Param("B", "ptr", array="B"),
-            Param("C", "ptr", array="C"),
+            *scalars("i32", ni=ni, nj=nj, nk=nk),
+            *scalars("f32", alpha=alpha, beta=beta),
+            *pointers("A", "B", "C"),
         ],
         arrays={
             "A": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),

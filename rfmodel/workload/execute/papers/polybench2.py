@@ -13,7 +13,7 @@ import numpy as np
 
 from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 
 def _f32(x) -> np.float64:
@@ -56,13 +56,7 @@ def _pb_bicg_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pb_bicg_1",
         grid=(-(-ny // 256),),
         block=(256,),
-        params=[
-            Param("nx", "i32", nx),
-            Param("ny", "i32", ny),
-            Param("A", "ptr", array="A"),
-            Param("r", "ptr", array="r"),
-            Param("s", "ptr", array="s"),
-        ],
+        params=[*scalars("i32", nx=nx, ny=ny), *pointers("A", "r", "s")],
         arrays={
             "A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
             "r": ArraySpec("float32", (nx,), "uniform", -1.0, 1.0),
@@ -92,13 +86,7 @@ def _pb_bicg_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="pb_bicg_2",
         grid=(-(-nx // 256),),
         block=(256,),
-        params=[
-            Param("nx", "i32", nx),
-            Param("ny", "i32", ny),
-            Param("A", "ptr", array="A"),
-            Param("p", "ptr", array="p"),
-            Param("q", "ptr", array="q"),
-        ],
+        params=[*scalars("i32", nx=nx, ny=ny), *pointers("A", "p", "q")],
         arrays={
             "A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
             "p": ArraySpec("float32", (ny,), "uniform", -1.0, 1.0),
@@ -137,12 +125,7 @@ def _mvt(name: str, transposed: bool, seed: int, scale: float) -> Recipe:
         kernel=name,
         grid=(-(-n // 256),),
         block=(256,),
-        params=[
-            Param("n", "i32", n),
-            Param("A", "ptr", array="A"),
-            Param("x", "ptr", array="x"),
-            Param("y", "ptr", array="y"),
-        ],
+        params=[*scalars("i32", n=n), *pointers("A", "x", "y")],
         arrays={
             "A": ArraySpec("float32", (n * MVT_STD,), "uniform", -1.0, 1.0),
             "x": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
@@ -195,13 +178,9 @@ def _pb_syr2k(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(-(-ni // 32), -(-ni // 8)),
         block=(32, 8),
         params=[
-            Param("ni", "i32", ni),
-            Param("nj", "i32", nj),
-            Param("alpha", "f32", alpha),
-            Param("beta", "f32", beta),
-            Param("A", "ptr", array="A"),
-            Param("B", "ptr", array="B"),
-            Param("C", "ptr", array="C"),
+            *scalars("i32", ni=ni, nj=nj),
+            *scalars("f32", alpha=alpha, beta=beta),
+            *pointers("A", "B", "C"),
         ],
         arrays={
             "A": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0),
@@ -226,14 +205,7 @@ def _gs_setup(name: str, scale: float):
     assert manifest_entry(name)["threads_per_cta"] == 256
     n = min(size(256, scale), GS_STD)
     k = n // 2
-    params = [
-        Param("ni", "i32", n),
-        Param("nj", "i32", n),
-        Param("A", "ptr", array="A"),
-        Param("R", "ptr", array="R"),
-        Param("Q", "ptr", array="Q"),
-        Param("k", "i32", k),
-    ]
+    params = [*scalars("i32", ni=n, nj=n), *pointers("A", "R", "Q"), *scalars("i32", k=k)]
     return n, k, params
 
 
@@ -362,14 +334,9 @@ def _fdtd_setup(name: str, scale: float, with_fict: bool):
     assert manifest_entry(name)["threads_per_cta"] == 256
     n = min(size(64, scale), FDTD_STD)
     t = 7
-    params = [Param("nx", "i32", n), Param("ny", "i32", n)]
+    params = [*scalars("i32", nx=n, ny=n)]
     params += [Param("fict", "ptr", array="fict")] if with_fict else []
-    params += [
-        Param("ex", "ptr", array="ex"),
-        Param("ey", "ptr", array="ey"),
-        Param("hz", "ptr", array="hz"),
-        Param("t", "i32", t),
-    ]
+    params += [*pointers("ex", "ey", "hz"), *scalars("i32", t=t)]
     arrays = {"fict": ArraySpec("float32", (FDTD_TMAX,), "arange")} if with_fict else {}
     for f in ("ex", "ey", "hz"):
         arrays[f] = ArraySpec("float32", (n * FDTD_STD,), "uniform", -1.0, 1.0)

@@ -11,7 +11,7 @@ import numpy as np
 
 from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 # ---- bfs -------------------------------------------------------------------------------------------
 
@@ -85,13 +85,8 @@ def _rd_bfs_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(-(-n // block),),
         block=(block,),
         params=[
-            Param("nodes", "ptr", array="nodes"),
-            Param("edges", "ptr", array="edges"),
-            Param("frontier", "ptr", array="frontier"),
-            Param("next_frontier", "ptr", array="next_frontier"),
-            Param("seen", "ptr", array="seen"),
-            Param("level", "ptr", array="level"),
-            Param("n_nodes", "i32", n),
+            *pointers("nodes", "edges", "frontier", "next_frontier", "seen", "level"),
+            *scalars("i32", n_nodes=n),
         ],
         arrays={
             "nodes": ArraySpec("int32", (2 * n,)),
@@ -139,13 +134,7 @@ def _rd_bfs_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_bfs_2",
         grid=(-(-n // block),),
         block=(block,),
-        params=[
-            Param("frontier", "ptr", array="frontier"),
-            Param("next_frontier", "ptr", array="next_frontier"),
-            Param("seen", "ptr", array="seen"),
-            Param("more_levels", "ptr", array="more_levels"),
-            Param("n_nodes", "i32", n),
-        ],
+        params=[*pointers("frontier", "next_frontier", "seen", "more_levels"), *scalars("i32", n_nodes=n)],
         arrays={
             "frontier": ArraySpec("uint8", (n,)),
             "next_frontier": ArraySpec("uint8", (n,)),
@@ -285,14 +274,10 @@ def _rd_btree_findk(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(nq,),
         block=(block,),
         params=[
-            Param("levels", "i64", height),
-            Param("tree", "ptr", array="tree"),
-            Param("n_nodes", "i64", n_nodes),
-            Param("records", "ptr", array="records"),
-            Param("cursor", "ptr", array="cursor"),
-            Param("next", "ptr", array="next"),
-            Param("query", "ptr", array="query"),
-            Param("found", "ptr", array="found"),
+            *scalars("i64", levels=height),
+            *pointers("tree"),
+            *scalars("i64", n_nodes=n_nodes),
+            *pointers("records", "cursor", "next", "query", "found"),
         ],
         arrays={
             "tree": ArraySpec("int32", (words.size,)),
@@ -344,17 +329,10 @@ def _rd_btree_findrangek(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(nq,),
         block=(block,),
         params=[
-            Param("levels", "i64", height),
-            Param("tree", "ptr", array="tree"),
-            Param("n_nodes", "i64", n_nodes),
-            Param("lo_at", "ptr", array="lo_at"),
-            Param("lo_next", "ptr", array="lo_next"),
-            Param("hi_at", "ptr", array="hi_at"),
-            Param("hi_next", "ptr", array="hi_next"),
-            Param("lo", "ptr", array="lo"),
-            Param("hi", "ptr", array="hi"),
-            Param("first", "ptr", array="first"),
-            Param("count", "ptr", array="count"),
+            *scalars("i64", levels=height),
+            *pointers("tree"),
+            *scalars("i64", n_nodes=n_nodes),
+            *pointers("lo_at", "lo_next", "hi_at", "hi_next", "lo", "hi", "first", "count"),
         ],
         arrays={
             "tree": ArraySpec("int32", (words.size,)),
@@ -425,14 +403,9 @@ def _rd_kmeans_point(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(side, side),
         block=(block,),
         params=[
-            Param("feat", "ptr", array="feat"),
-            Param("nfeat", "i32", nf),
-            Param("npts", "i32", n),
-            Param("nclust", "i32", nc),
-            Param("member", "ptr", array="member"),
-            Param("centers_g", "ptr", array="centers_g"),
-            Param("partial_centers", "ptr", array="partial_centers"),
-            Param("changed", "ptr", array="changed"),
+            *pointers("feat"),
+            *scalars("i32", nfeat=nf, npts=n, nclust=nc),
+            *pointers("member", "centers_g", "partial_centers", "changed"),
         ],
         arrays={
             "feat": ArraySpec("float32", (n * nf,)),
@@ -489,12 +462,7 @@ def _rd_gaussian_fan1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_gaussian_fan1",
         grid=(-(-n // block),),
         block=(block,),
-        params=[
-            Param("mult", "ptr", array="mult"),
-            Param("a", "ptr", array="a"),
-            Param("n", "i32", n),
-            Param("t", "i32", t),
-        ],
+        params=[*pointers("mult", "a"), *scalars("i32", n=n, t=t)],
         arrays={"mult": ArraySpec("float32", (n * n,)), "a": ArraySpec("float32", (n * n,))},
         outputs=["mult"],
         seed=71,
@@ -548,14 +516,7 @@ def _rd_gaussian_fan2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_gaussian_fan2",
         grid=(g, g),
         block=(4, 4),
-        params=[
-            Param("mult", "ptr", array="mult"),
-            Param("a", "ptr", array="a"),
-            Param("rhs", "ptr", array="rhs"),
-            Param("n", "i32", n),
-            Param("skip", "i32", n - t),
-            Param("t", "i32", t),
-        ],
+        params=[*pointers("mult", "a", "rhs"), *scalars("i32", n=n, skip=n - t, t=t)],
         arrays={
             "mult": ArraySpec("float32", (n * n,)),
             "a": ArraySpec("float32", (n * n,)),
@@ -624,14 +585,7 @@ def _rd_backprop_forward(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("rd_backprop_forward"),
         grid=(1, nb),
         block=(BP_HID, BP_ROWS),
-        params=[
-            Param("x", "ptr", array="x"),
-            Param("hidden", "ptr", array="hidden"),
-            Param("w", "ptr", array="w"),
-            Param("partial", "ptr", array="partial"),
-            Param("n_in", "i32", n_in),
-            Param("n_hid", "i32", BP_HID),
-        ],
+        params=[*pointers("x", "hidden", "w", "partial"), *scalars("i32", n_in=n_in, n_hid=BP_HID)],
         arrays={
             "x": ArraySpec("float32", (n_in + 1,), "uniform", 0.0, 1.0),
             "hidden": ArraySpec("float32", (h1,)),
@@ -685,12 +639,11 @@ def _rd_backprop_adjust(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(1, nb),
         block=(BP_HID, BP_ROWS),
         params=[
-            Param("delta", "ptr", array="delta"),
-            Param("n_hid", "i32", BP_HID),
-            Param("y", "ptr", array="y"),
-            Param("n_in", "i32", n_in),
-            Param("w", "ptr", array="w"),
-            Param("prev", "ptr", array="prev"),
+            *pointers("delta"),
+            *scalars("i32", n_hid=BP_HID),
+            *pointers("y"),
+            *scalars("i32", n_in=n_in),
+            *pointers("w", "prev"),
         ],
         arrays={
             "delta": ArraySpec("float32", (h1,), "uniform", -0.5, 0.5),
@@ -737,14 +690,9 @@ def _rd_pathfinder(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(block,),
         params=[
-            Param("steps", "i32", PF_STEPS),
-            Param("wall", "ptr", array="wall"),
-            Param("src", "ptr", array="src"),
-            Param("dst", "ptr", array="dst"),
-            Param("cols", "i32", cols),
-            Param("rows", "i32", PF_ROWS),
-            Param("first_row", "i32", t),
-            Param("halo", "i32", PF_STEPS),
+            *scalars("i32", steps=PF_STEPS),
+            *pointers("wall", "src", "dst"),
+            *scalars("i32", cols=cols, rows=PF_ROWS, first_row=t, halo=PF_STEPS),
         ],
         arrays={
             "wall": ArraySpec("int32", ((PF_ROWS - 1) * cols,), "randint", 0, 10),
@@ -815,14 +763,7 @@ def _nw_recipe(kernel: str, scale: float, seed: int) -> Recipe:
         shared_bytes=shared_bytes(kernel),
         grid=(diag,),
         block=(NW_TILE,),
-        params=[
-            Param("ref", "ptr", array="ref"),
-            Param("m", "ptr", array="m"),
-            Param("cols", "i32", cols),
-            Param("gap", "i32", NW_GAP),
-            Param("diag", "i32", diag),
-            Param("tiles", "i32", tiles),
-        ],
+        params=[*pointers("ref", "m"), *scalars("i32", cols=cols, gap=NW_GAP, diag=diag, tiles=tiles)],
         arrays={"ref": ArraySpec("int32", (cols * cols,)), "m": ArraySpec("int32", (cols * cols,))},
         outputs=["m"],
         seed=seed,
@@ -870,7 +811,7 @@ def resampling_arrays(n: int) -> tuple[list[Param], dict[str, ArraySpec]]:
     names = ("px", "py", "cdf", "draw", "nx", "ny")
     arrays = {k: ArraySpec("float64", (n,), "uniform", 0.0, 128.0) for k in names[:2]}
     arrays.update({k: ArraySpec("float64", (n,)) for k in names[2:]})
-    return [Param(k, "ptr", array=k) for k in names], arrays
+    return pointers(*names), arrays
 
 
 def _rd_particlefilter(scale: float = 1.0, ctas: int | None = None) -> Recipe:

@@ -11,7 +11,7 @@ import numpy as np
 
 from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 f32 = np.float32
 
@@ -156,20 +156,12 @@ def _rd_hotspot(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(blocks, blocks),
         block=(HS_TILE, HS_TILE),
         params=[
-            Param("iteration", "i32", pyramid),
-            Param("power", "ptr", array="power"),
-            Param("temp_src", "ptr", array="temp_src"),
-            Param("temp_dst", "ptr", array="temp_dst"),
-            Param("grid_cols", "i32", n),
-            Param("grid_rows", "i32", n),
-            Param("border_cols", "i32", pyramid),
-            Param("border_rows", "i32", pyramid),
-            Param("Cap", "f32", c["Cap"]),
-            Param("Rx", "f32", c["Rx"]),
-            Param("Ry", "f32", c["Ry"]),
-            Param("Rz", "f32", c["Rz"]),
-            Param("step", "f32", c["step"]),
-            Param("time_elapsed", "f32", 0.001),
+            *scalars("i32", iteration=pyramid),
+            *pointers("power", "temp_src", "temp_dst"),
+            *scalars("i32", grid_cols=n, grid_rows=n, border_cols=pyramid, border_rows=pyramid),
+            *scalars(
+                "f32", Cap=c["Cap"], Rx=c["Rx"], Ry=c["Ry"], Rz=c["Rz"], step=c["step"], time_elapsed=0.001
+            ),
         ],
         arrays={
             "power": ArraySpec("float32", (n * n,), "uniform", 0.0, 0.01),
@@ -366,7 +358,7 @@ def _lud_recipe(name: str, n: int, grid, block, seed: int, ref, tol) -> Recipe:
         kernel=name,
         grid=grid,
         block=block,
-        params=[Param("m", "ptr", array="m"), Param("matrix_dim", "i32", n), Param("offset", "i32", 0)],
+        params=[*pointers("m"), *scalars("i32", matrix_dim=n, offset=0)],
         arrays={"m": ArraySpec("float32", (n * n,))},
         fixed={"m": _lud_matrix(n, seed)},
         outputs=["m"],
@@ -569,12 +561,7 @@ def _rd_cfd_step_factor(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_cfd_step_factor",
         grid=(nelr // CFD_BLOCK,),
         block=(CFD_BLOCK,),
-        params=[
-            Param("nelr", "i32", nelr),
-            Param("variables", "ptr", array="variables"),
-            Param("areas", "ptr", array="areas"),
-            Param("step_factors", "ptr", array="step_factors"),
-        ],
+        params=[*scalars("i32", nelr=nelr), *pointers("variables", "areas", "step_factors")],
         arrays={
             "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
             "areas": ArraySpec("float32", (nelr,), "uniform", 5e-4, 1.5e-3),
@@ -664,11 +651,8 @@ def _rd_cfd_flux(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(nelr // CFD_BLOCK,),
         block=(CFD_BLOCK,),
         params=[
-            Param("nelr", "i32", nelr),
-            Param("elements_surrounding_elements", "ptr", array="elements_surrounding_elements"),
-            Param("normals", "ptr", array="normals"),
-            Param("variables", "ptr", array="variables"),
-            Param("fluxes", "ptr", array="fluxes"),
+            *scalars("i32", nelr=nelr),
+            *pointers("elements_surrounding_elements", "normals", "variables", "fluxes"),
         ],
         arrays={
             "elements_surrounding_elements": ArraySpec("int32", (CFD_NNB * nelr,)),
@@ -708,12 +692,8 @@ def _rd_cfd_time_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(nelr // CFD_BLOCK,),
         block=(CFD_BLOCK,),
         params=[
-            Param("j", "i32", j),
-            Param("nelr", "i32", nelr),
-            Param("old_variables", "ptr", array="old_variables"),
-            Param("variables", "ptr", array="variables"),
-            Param("step_factors", "ptr", array="step_factors"),
-            Param("fluxes", "ptr", array="fluxes"),
+            *scalars("i32", j=j, nelr=nelr),
+            *pointers("old_variables", "variables", "step_factors", "fluxes"),
         ],
         arrays={
             "old_variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
@@ -799,12 +779,10 @@ def _rd_streamcluster(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(blocks, 1),
         block=(SC_BLOCK,),
         params=[
-            Param("num", "i32", num),
-            Param("dim", "i32", SC_DIM),
-            Param("x", "i64", x),
-            Param("p", "ptr", array="p"),
-            Param("K", "i32", SC_K),
-            Param("stride", "i32", stride),
+            *scalars("i32", num=num, dim=SC_DIM),
+            *scalars("i64", x=x),
+            *pointers("p"),
+            *scalars("i32", K=SC_K, stride=stride),
             Param("coord_d", "ptr", array="coord"),
             Param("work_mem_d", "ptr", array="work_mem"),
             Param("center_table_d", "ptr", array="center_table"),

@@ -13,7 +13,7 @@ import numpy as np
 from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.papers.rodinia import resampling_arrays, resampling_inputs
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 INT_MAX = 2**31 - 1
 
@@ -42,12 +42,7 @@ def _rd_kmeans_invert(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_kmeans_invert",
         grid=(side * side,),
         block=(block,),
-        params=[
-            Param("src", "ptr", array="src"),
-            Param("dst", "ptr", array="dst"),
-            Param("npts", "i32", n),
-            Param("nfeat", "i32", nf),
-        ],
+        params=[*pointers("src", "dst"), *scalars("i32", npts=n, nfeat=nf)],
         arrays={
             "src": ArraySpec("float32", (n * nf,), "uniform", 0.0, 1.0),
             "dst": ArraySpec("float32", (n * nf,)),
@@ -121,14 +116,7 @@ def _rd_pf_normalize(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_pf_normalize",
         grid=(-(-n // PF_BLOCK),),
         block=(PF_BLOCK,),
-        params=[
-            Param("weights", "ptr", array="weights"),
-            Param("n", "i32", n),
-            Param("total", "ptr", array="total"),
-            Param("cdf", "ptr", array="cdf"),
-            Param("draw", "ptr", array="draw"),
-            Param("seed", "ptr", array="seed"),
-        ],
+        params=[*pointers("weights"), *scalars("i32", n=n), *pointers("total", "cdf", "draw", "seed")],
         arrays={
             "weights": ArraySpec("float64", (n,)),
             "total": ArraySpec("float64", (1,), "ones"),
@@ -193,7 +181,7 @@ def _srad1_recipe(name: str, n: int, init: ArraySpec, seed: int, ref, tol) -> Re
         kernel=name,
         grid=(-(-n // SRAD1_THREADS),),
         block=(SRAD1_THREADS,),
-        params=[Param("npix", "i64", n), Param("img", "ptr", array="img")],
+        params=[*scalars("i64", npix=n), *pointers("img")],
         arrays={"img": init},
         outputs=["img"],
         seed=seed,
@@ -291,13 +279,7 @@ def _rd_srad1_reduce(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="rd_srad1_reduce",
         grid=(blocks,),
         block=(SRAD1_THREADS,),
-        params=[
-            Param("npix", "i64", n),
-            Param("cnt", "i32", n),
-            Param("stride", "i32", 1),
-            Param("sums", "ptr", array="sums"),
-            Param("sums2", "ptr", array="sums2"),
-        ],
+        params=[*scalars("i64", npix=n), *scalars("i32", cnt=n, stride=1), *pointers("sums", "sums2")],
         arrays={"sums": ArraySpec("float32", (n,)), "sums2": ArraySpec("float32", (n,))},
         fixed={"sums": img, "sums2": img * img},
         outputs=["sums", "sums2"],

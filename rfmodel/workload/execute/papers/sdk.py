@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 U = EPS32
 #: 1 ulp of a normal float32 y is at most 2 * EPS32 * |y|
@@ -101,14 +100,9 @@ def _sdk_blackscholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(block,),
         params=[
-            Param("call", "ptr", array="call"),
-            Param("put", "ptr", array="put"),
-            Param("spot", "ptr", array="spot"),
-            Param("strike", "ptr", array="strike"),
-            Param("years", "ptr", array="years"),
-            Param("rate", "f32", rate),
-            Param("vol", "f32", vol),
-            Param("n", "i32", n),
+            *pointers("call", "put", "spot", "strike", "years"),
+            *scalars("f32", rate=rate, vol=vol),
+            *scalars("i32", n=n),
         ],
         arrays={
             "call": ArraySpec("float32", (n,), "full", value=-1.0),
@@ -181,7 +175,7 @@ def _sdk_binomial(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_binomial"),
         grid=(nopt,),
         block=(128,),
-        params=[Param("result", "ptr", array="result"), Param("steps", "i32", steps)],
+        params=[*pointers("result"), *scalars("i32", steps=steps)],
         arrays={
             "result": ArraySpec("float32", (nopt,), "full", value=-1.0),
             "options": ArraySpec("float32", (nopt * 5,), "zeros"),
@@ -220,13 +214,7 @@ def _sdk_matrixmul(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_matrixmul"),
         grid=(wB // 32, hA // 32),
         block=(32, 32),
-        params=[
-            Param("C", "ptr", array="C"),
-            Param("A", "ptr", array="A"),
-            Param("B", "ptr", array="B"),
-            Param("wA", "i32", wA),
-            Param("wB", "i32", wB),
-        ],
+        params=[*pointers("C", "A", "B"), *scalars("i32", wA=wA, wB=wB)],
         arrays={
             "C": ArraySpec("float32", (hA * wB,), "full", value=-1.0),
             "A": ArraySpec("float32", (hA * wA,), "uniform", -1.0, 1.0),
@@ -264,11 +252,7 @@ def _sdk_scan_exclusive(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_scan_exclusive"),
         grid=(n // SCAN_SEG,),
         block=(256,),
-        params=[
-            Param("dst", "ptr", array="dst"),
-            Param("src", "ptr", array="src"),
-            Param("size", "u32", SCAN_SEG),
-        ],
+        params=[*pointers("dst", "src"), *scalars("u32", size=SCAN_SEG)],
         arrays={
             "dst": ArraySpec("uint32", (n,), "zeros"),
             "src": ArraySpec("uint32", (n,), "randint", 0, 2**31),
@@ -307,13 +291,7 @@ def _sdk_scan_exclusive2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_scan_exclusive2"),
         grid=(grid,),
         block=(256,),
-        params=[
-            Param("offsets", "ptr", array="offsets"),
-            Param("first_pass", "ptr", array="first_pass"),
-            Param("src", "ptr", array="src"),
-            Param("segments", "u32", segs),
-            Param("size", "u32", group),
-        ],
+        params=[*pointers("offsets", "first_pass", "src"), *scalars("u32", segments=segs, size=group)],
         arrays={
             "offsets": ArraySpec("uint32", (segs,), "zeros"),
             "first_pass": ArraySpec("uint32", (segs * SCAN_SEG,), "zeros"),
@@ -341,7 +319,7 @@ def _sdk_scan_update(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_scan_update"),
         grid=(segs,),
         block=(256,),
-        params=[Param("data", "ptr", array="data"), Param("offsets", "ptr", array="offsets")],
+        params=[*pointers("data", "offsets")],
         arrays={
             "data": ArraySpec("uint32", (segs * SCAN_SEG,), "randint", 0, 2**32),
             "offsets": ArraySpec("uint32", (segs,), "randint", 0, 2**32),
@@ -395,11 +373,7 @@ def _sdk_dct8x8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_dct8x8"),
         grid=(w // 32, h // 16),
         block=(8, 4, 2),
-        params=[
-            Param("dst", "ptr", array="dst"),
-            Param("src", "ptr", array="src"),
-            Param("stride", "i32", w),
-        ],
+        params=[*pointers("dst", "src"), *scalars("i32", stride=w)],
         arrays={
             "dst": ArraySpec("float32", (h * w,), "full", value=-1.0),
             # 8-bit pixels, as the sample's image
@@ -436,13 +410,7 @@ def _sdk_mergesort_shared(scale: float = 1.0, ctas: int | None = None) -> Recipe
         shared_bytes=shared_bytes("sdk_mergesort_shared"),
         grid=(n // MS_TILE,),
         block=(512,),
-        params=[
-            Param("dst_key", "ptr", array="dst_key"),
-            Param("dst_val", "ptr", array="dst_val"),
-            Param("src_key", "ptr", array="src_key"),
-            Param("src_val", "ptr", array="src_val"),
-            Param("length", "u32", MS_TILE),
-        ],
+        params=[*pointers("dst_key", "dst_val", "src_key", "src_val"), *scalars("u32", length=MS_TILE)],
         arrays={
             "dst_key": ArraySpec("uint32", (n,), "zeros"),
             "dst_val": ArraySpec("uint32", (n,), "zeros"),

@@ -13,7 +13,7 @@ import numpy as np
 
 from rfmodel.workload.execute.launch import Param
 from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe
+from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 U = EPS32
 #: 1 ulp of a normal float32 y is at most 2 * EPS32 * |y|
@@ -111,7 +111,7 @@ def _sdk_quasirandom(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         kernel="sdk_quasirandom",
         grid=(grid,),
         block=(128, QRNG_DIMS),
-        params=[Param("out", "ptr", array="out"), Param("offset", "u32", offset), Param("n", "u32", n)],
+        params=[*pointers("out"), *scalars("u32", offset=offset, n=n)],
         arrays={
             "out": ArraySpec("float32", (QRNG_DIMS * n,), "full", value=-1.0),
             "dirs": ArraySpec("uint32", (QRNG_DIMS * QRNG_BITS,), "zeros"),
@@ -307,14 +307,8 @@ def _sdk_mergesort_merge(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(n // MSM_SAMPLE,),
         block=(MSM_SAMPLE,),
         params=[
-            Param("dst_key", "ptr", array="dst_key"),
-            Param("dst_val", "ptr", array="dst_val"),
-            Param("src_key", "ptr", array="src_key"),
-            Param("src_val", "ptr", array="src_val"),
-            Param("limits_a", "ptr", array="limits_a"),
-            Param("limits_b", "ptr", array="limits_b"),
-            Param("run", "u32", run),
-            Param("n", "u32", n),
+            *pointers("dst_key", "dst_val", "src_key", "src_val", "limits_a", "limits_b"),
+            *scalars("u32", run=run, n=n),
         ],
         arrays={
             "dst_key": ArraySpec("uint32", (n,), "full", value=0xFFFFFFFF),
@@ -368,7 +362,7 @@ def _sdk_fft(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("sdk_fft"),
         grid=(batch,),
         block=(FFT_N // 8,),
-        params=[Param("dst", "ptr", array="dst"), Param("src", "ptr", array="src")],
+        params=[*pointers("dst", "src")],
         arrays={
             "dst": ArraySpec("float32", (2 * n,), "full", value=-99.0),
             "src": ArraySpec("float32", (2 * n,), "uniform", -1.0, 1.0),
