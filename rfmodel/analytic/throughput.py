@@ -523,53 +523,13 @@ def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
 DISPATCH_RHO_MAX = 0.995
 
 
-@njit(cache=True)
-def _md1_beyond(rho, d, a, p):
-    """:func:`md1_waiting_beyond` at one utilization (compiled): the state probabilities by the M/G/1
-    recursion over the arrivals during one service, ``a_k = e^-rho rho^k / k!``:
-    ``p_0 = 1 - rho``, ``p_(n+1) = (p_n - p_0 a_n - sum_(k=1..n) p_k a_(n+1-k)) / a_0``; with one
-    register (``d = 1``) the closed form ``Lq - (1 - (1 - rho) e^rho)``.  ``a``, ``p``: scratch of at
-    least ``d + 1``."""
+@njit(cache=True, inline="always")
+def md1_queue(rho):
+    """The mean number waiting (not in service) of an M/D/1 queue at utilization ``rho`` (< 1):
+    ``Lq = rho^2 / (2 (1 - rho))``; 0 at ``rho <= 0``."""
     if rho <= 0.0:
         return 0.0
-    out = rho * rho / (2.0 * (1.0 - rho))
-    if d == 1:
-        return max(out - (1.0 - (1.0 - rho) * np.exp(rho)), 0.0)
-    a[0] = np.exp(-rho)
-    for k in range(1, d + 1):
-        a[k] = a[k - 1] * rho / k
-    p[0] = 1.0 - rho
-    below = p[0]  # P(N <= n)
-    for n in range(d):
-        acc = p[n] - p[0] * a[n]
-        for k in range(1, n + 1):
-            acc -= p[k] * a[n + 1 - k]
-        p[n + 1] = acc / a[0]
-        below += p[n + 1]
-        out -= 1.0 - below  # P(Nq >= n + 1) = P(N >= n + 2) = 1 - P(N <= n + 1)
-    return max(out, 0.0)
-
-
-@njit(cache=True)
-def _md1_many(rho, d, out):
-    """``out[j] = _md1_beyond(rho[j], d)``."""
-    a = np.empty(d + 1)
-    p = np.empty(d + 1)
-    for j in range(rho.shape[0]):
-        out[j] = _md1_beyond(rho[j], d, a, p)
-
-
-def md1_waiting_beyond(rho, d: int):
-    """``E[max(Nq - d, 0)]`` of an M/D/1 queue at utilization ``rho`` (< 1): the waiting instructions beyond
-    the first ``d`` (``Nq`` those waiting, not in service).  ``Lq = rho^2 / (2 (1 - rho))`` less
-    ``P(Nq >= j) = P(N >= j + 1)`` for ``j = 1..d``, from the queue's state probabilities
-    ``p_n = (1 - rho) sum_{k=0..n} (-1)^(n-k) e^(k rho) (x^(n-k) / (n-k)! + x^(n-k-1) / (n-k-1)!)``
-    with ``x = k rho`` (the second term for ``n - k >= 1``; ``p_0 = 1 - rho``,
-    ``p_1 = (1 - rho)(e^rho - 1)``)."""
-    rho = np.asarray(rho, dtype=np.float64)
-    out = np.empty(rho.size)
-    _md1_many(np.ascontiguousarray(rho.ravel()), int(d), out)
-    return out.reshape(rho.shape)
+    return rho * rho / (2.0 * (1.0 - rho))
 
 
 @njit(cache=True)
@@ -579,21 +539,14 @@ def _dispatch(ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, se
     ``set_units`` is empty: one pool of collectors)."""
     n_sets = max(set_units.shape[0], 1)
     waiting = np.zeros(n_sets)
-    d_max = 1
-    for u in range(load.shape[0]):
-        d_max = max(d_max, np.int64(slots[u]))
-    a = np.empty(d_max + 1)
-    p = np.empty(d_max + 1)
     for j in range(ipc.shape[0]):
         waiting[:] = 0.0
         for u in range(load.shape[0]):
-            if is_mem[u]:  # one pipeline behind the slots' dispatch registers
+            if is_mem[u]:  # one pipeline, whatever its dispatch registers
                 rate = min(1.0 / max(load[u], 1e-12), mem_rate[j])
-                rho = min(ipc[j] / rate, DISPATCH_RHO_MAX)
-                w = _md1_beyond(rho, np.int64(slots[u]), a, p)
-            else:  # a pipeline and a dispatch register per slot
-                rho = min(ipc[j] * load[u] / slots[u], DISPATCH_RHO_MAX)
-                w = slots[u] * _md1_beyond(rho, np.int64(1), a, p)
+                w = md1_queue(min(ipc[j] / rate, DISPATCH_RHO_MAX))
+            else:  # a pipeline per slot
+                w = slots[u] * md1_queue(min(ipc[j] * load[u] / slots[u], DISPATCH_RHO_MAX))
             waiting[unit_set[u]] += w
         total = 0.0
         for s in range(n_sets):
@@ -638,10 +591,11 @@ def dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units=None):
     (the simulator's dispatch stage: a collector frees itself when its instruction enters the unit, or the
     unit busy, the unit's dispatch register, one a scheduler's slot).  At the pace ``ipc`` each slot of a
     unit type is an M/D/1 queue (arrivals ``ipc x mix / slots``, its initiation interval each; the
-    classes grouped by the unit they issue to), whose first waiting instruction sits in the dispatch
-    register and the rest in collectors (:func:`md1_waiting_beyond`).  The memory classes share one
-    load/store pipeline behind ``slots`` dispatch registers, a queue of its own whose pace is bounded also
-    by ``mem_rate`` (the lines a cycle and the MSHRs: the unit holds a load it has no MSHR for).  The
+    classes grouped by the unit they issue to), its whole queue counted in collectors (:func:`md1_queue`:
+    the instructions come in runs of one unit's, burstier than the queue's Poisson arrivals, which the
+    dispatch register's share offsets; docs/models.md, "Collector occupancy").  The memory classes share
+    one load/store pipeline, a queue of its own whose pace is bounded also by ``mem_rate`` (the lines a
+    cycle and the MSHRs: the unit holds a load it has no MSHR for).  The
     waiting fill at most the collectors of their set that no collecting instruction holds: ``units`` less
     ``collecting`` (the instructions collecting at once) with one pool, else per set ``set_units`` less
     ``collecting`` times the set's share of the instructions.  ``rows``: :func:`dispatch_rows`."""
