@@ -3,6 +3,7 @@
 import os
 
 import pytest
+from helpers_reference import reference_or_skip
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -62,3 +63,10 @@ def small_front():
         brute_force=False,
         runner=None,
     )
+
+
+def pytest_runtest_setup(item):
+    """A test marked ``needs_reference`` (tests/helpers_reference.py) skips, or fails where the data is
+    required, when its piece of the reference data is missing."""
+    for mark in item.iter_markers(name="needs_reference"):
+        reference_or_skip(*mark.args)

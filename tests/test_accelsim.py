@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import lzma
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_reference import needs_reference, reference
 
 from rfmodel.errors import ParseError, RfmodelError, UnknownNameError
 from rfmodel.workload.accelsim import classify_opcode, read_kernelslist, read_traceg
@@ -14,8 +14,8 @@ from rfmodel.workload.ir import OpClass
 from rfmodel.workload.suite import load_workload
 from rfmodel.workload.trace import NONE
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "accelsim-traces" / "synthetic"
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason="reference traces not available")
+SAMPLES = reference("accelsim-traces", "synthetic")
+needs_samples = needs_reference("accelsim-traces", "synthetic")
 
 # README table: warps, warp instructions, thread instructions, RF reads, RF writes (thread units)
 README = {

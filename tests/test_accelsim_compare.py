@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers_calib import load_calib_script
+from helpers_reference import needs_reference
 
 acs = load_calib_script("accelsim")
 
@@ -157,7 +158,7 @@ def test_sm_count_multiplies_clusters_by_cores_and_takes_defaults(tmp_path):
         acs.sm_count(tmp_path)
 
 
-@pytest.mark.skipif(not acs.REFERENCE.is_dir(), reason="reference GPGPU-Sim configs not available")
+@needs_reference("gpgpusim-configs")
 def test_known_configs_resolve_to_the_full_gpus_sm_counts():
     qv = acs.resolve_config("SM7_QV100_1SM")
     assert (qv.num_sms, qv.binary_version) == (80, 70)
@@ -272,7 +273,7 @@ _EXE = os.environ.get("ACCELSIM", "")
 @pytest.mark.slow
 @pytest.mark.skipif(not _EXE, reason="ACCELSIM (the path of accel-sim.out) is not set")
 @pytest.mark.skipif(bool(_EXE) and not Path(_EXE).is_file(), reason=f"ACCELSIM={_EXE} does not exist")
-@pytest.mark.skipif(not acs.REFERENCE.is_dir(), reason="reference GPGPU-Sim configs not available")
+@needs_reference("gpgpusim-configs")
 def test_end_to_end_on_two_small_workloads(tmp_path):
     out = tmp_path / "out"
     doc = tmp_path / "validation.md"

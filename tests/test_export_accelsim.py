@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_reference import needs_reference, reference
 
 from rfmodel.errors import RfmodelError
 from rfmodel.sim.program import trace_from_warps
@@ -300,8 +301,7 @@ def test_every_builtin_export_that_failed_in_accelsim_now_passes_the_checker(tmp
 
 # ----------------------------------------------------------------------------------- Accel-Sim itself
 ACCELSIM = os.environ.get("ACCELSIM", "")
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-QV100_1SM = SHARED / "reference" / "gpgpusim-configs" / "SM7_QV100_1SM"
+QV100_1SM = reference("gpgpusim-configs", "SM7_QV100_1SM")
 
 
 def run_accelsim(trace_dir: Path, work: Path) -> int:
@@ -326,7 +326,7 @@ def run_accelsim(trace_dir: Path, work: Path) -> int:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (ACCELSIM and Path(ACCELSIM).is_file()), reason="ACCELSIM names no accel-sim.out")
-@pytest.mark.skipif(not QV100_1SM.is_dir(), reason="shared SM7_QV100_1SM configuration not present")
+@needs_reference("gpgpusim-configs", "SM7_QV100_1SM")
 @pytest.mark.parametrize("name", ["saxpy", "reduce_sum", "spmv_csr"])
 def test_exported_workloads_run_in_accelsim(tmp_path, name):
     """One SM's share of 80 of saxpy, reduce_sum (partial EXITs) and spmv_csr (global loads with no active

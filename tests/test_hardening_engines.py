@@ -3,10 +3,9 @@ refused, every registered design runs on every preset GPU, and the main RF's cel
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from helpers_reference import reference_or_skip
 
 import rfmodel
 from rfmodel.designs.base import design_classes, get_design
@@ -203,18 +202,13 @@ def test_default_suite_kernels_a_gpu_cannot_run_are_left_out_of_a_search_and_sai
         search_to_32k_registers(["saxpy", "gemm_regblock16x8"])
 
 
-ACCELSIM = Path(__file__).resolve().parents[2] / "shared" / "reference" / "accelsim-traces" / "synthetic"
-
-
 @pytest.mark.parametrize("workload", ["saxpy", "mem_mid"])
 def test_both_engines_count_the_same_share_of_the_grid(workload):
     """For an Accel-Sim trace the analytic engine profiled the whole grid while the simulator ran SM 0's
     share (mem_mid on fermi-gtx480: 78,080 operand reads against 5,856, 58,739 cycles against 6,073).  One
     cut (rfmodel.workload.trace.grid_share) for both: the engines' counts agree in magnitude."""
     if workload == "mem_mid":
-        if not (ACCELSIM / "mem_mid").is_dir():
-            pytest.skip("the reference Accel-Sim traces are not beside the project")
-        workload = str(ACCELSIM / "mem_mid")
+        workload = str(reference_or_skip("accelsim-traces", "synthetic", "mem_mid"))
     a = rfmodel.evaluate("baseline", workload, "fermi-gtx480")
     s = rfmodel.evaluate("baseline", workload, "fermi-gtx480", method="simulate")
     for v, tol in (("warp_instructions", 0.02), ("rf_reads", 0.05), ("rf_writes", 0.05), ("cycles", 0.10)):

@@ -1,26 +1,25 @@
 """The GPGPU-Sim-compatible mode against Accel-Sim's published results for the reference traces.
 
-Skipped when the shared reference data (``../shared`` beside the project) is not there.
+Skipped when the shared reference data is not there (tests/helpers_reference.py).
 The numbers are per SM: the bank traces run one CTA on each of 80 SMs, ``tiny`` two CTAs on two.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers_reference import needs_reference, reference
 
 from rfmodel.designs.base import bank_header, standard_bank
 from rfmodel.sim import SimOptions, simulate_trace, sm_share
 from rfmodel.spec import from_gpgpusim_config
 from rfmodel.workload.accelsim import read_traceg
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-TRACES = SHARED / "reference" / "accelsim-traces" / "synthetic"
-CONFIG = SHARED / "reference" / "gpgpusim-configs" / "SM7_QV100" / "gpgpusim.config"
-pytestmark = pytest.mark.skipif(
-    not (TRACES.is_dir() and CONFIG.is_file()), reason="shared Accel-Sim reference data not present"
-)
+TRACES = reference("accelsim-traces", "synthetic")
+CONFIG = reference("gpgpusim-configs", "SM7_QV100", "gpgpusim.config")
+pytestmark = [
+    needs_reference("accelsim-traces", "synthetic"),
+    needs_reference("gpgpusim-configs", "SM7_QV100", "gpgpusim.config"),
+]
 
 #: Accel-Sim (README of the reference traces): cycles, RF reads, RF writes (thread units), SMs used
 ACCELSIM = {

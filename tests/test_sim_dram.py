@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_reference import needs_reference, reference
 
 from rfmodel.errors import SpecError
 from rfmodel.sim import core as C
@@ -15,8 +16,8 @@ from rfmodel.sim.engine import _dram_array
 from rfmodel.spec import from_gpgpusim_config, get_preset
 from rfmodel.spec.sm import DramSpec, L1DSpec
 
-CONFIGS = Path(__file__).parents[1].parent / "shared" / "reference" / "gpgpusim-configs"
-needs_configs = pytest.mark.skipif(not CONFIGS.is_dir(), reason="reference GPGPU-Sim configs not present")
+CONFIGS = reference("gpgpusim-configs")
+needs_configs = needs_reference("gpgpusim-configs", "SM7_QV100_1SM", "gpgpusim.config")
 GTX480_1SM = Path(__file__).parents[1] / "calib" / "accelsim" / "configs" / "SM2_GTX480_1SM"
 
 

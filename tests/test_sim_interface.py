@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import xarray as xr
+from helpers_reference import reference_or_skip
 
 import rfmodel
 from rfmodel.bench import PROFILE_KERNELS
@@ -253,10 +253,7 @@ def test_export_round_trips_through_our_reader(tmp_path, name):
 
 
 def test_export_keeps_rz_reads(tmp_path):
-    ref = Path(__file__).resolve().parents[2] / "shared" / "reference" / "accelsim-traces" / "synthetic"
-    ref = ref / "tiny"
-    if not ref.is_dir():
-        pytest.skip("shared Accel-Sim reference data not present")
+    ref = reference_or_skip("accelsim-traces", "synthetic", "tiny")
     tr = read_traceg(ref / "kernel-1.traceg")
     export_accelsim(tr, tmp_path)
     back = read_traceg(tmp_path / "kernel-1.traceg")

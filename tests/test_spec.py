@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers_reference import needs_reference, reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,9 +38,8 @@ from rfmodel.spec import (
 from rfmodel.spec import base as _spec_base
 from rfmodel.workload.ir import OpClass
 
-REFERENCE = Path(__file__).parents[2] / "shared" / "reference"
-CONFIGS = REFERENCE / "gpgpusim-configs"
-needs_configs = pytest.mark.skipif(not CONFIGS.is_dir(), reason="reference GPGPU-Sim configs not present")
+CONFIGS = reference("gpgpusim-configs")
+needs_configs = needs_reference("gpgpusim-configs")
 
 
 # --------------------------------------------------------------------------- a small test spec

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers_reference import needs_reference, reference
 
 from rfmodel.cli import main
 from rfmodel.workload.info import workload_info
 from rfmodel.workload.suite import builtin_names, builtin_sass_path, manifest
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "accelsim-traces" / "synthetic"
+TRACES = reference("accelsim-traces", "synthetic")
 
 
 def test_suite_is_shipped():
@@ -56,7 +55,7 @@ def test_info_cli_on_sass_file_and_synthetic(capsys):
     assert '"int"' in capsys.readouterr().out
 
 
-@pytest.mark.skipif(not TRACES.is_dir(), reason="reference Accel-Sim traces not present")
+@needs_reference("accelsim-traces", "synthetic")
 def test_info_on_accelsim_trace():
     info = workload_info(str(TRACES / "tiny"))
     assert info["dynamic_instructions"] == 64
