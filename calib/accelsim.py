@@ -47,7 +47,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-REFERENCE = ROOT.parent / "shared" / "reference" / "gpgpusim-configs"
+#: the reference GPGPU-Sim configurations: ../shared/reference beside the project, or the folder
+#: RFMODEL_REFERENCE names (as the tests read it: tests/helpers_reference.py)
+REFERENCE = Path(os.environ.get("RFMODEL_REFERENCE") or ROOT.parent / "shared/reference") / "gpgpusim-configs"
 LOCAL_CONFIGS = ROOT / "calib" / "accelsim" / "configs"
 
 #: name -> (the one-SM config folder, the full GPU's config folder the SM count is read from)
