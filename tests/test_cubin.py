@@ -54,16 +54,8 @@ params = [
   {name = "x", type = "ptr", array = "x"},
   {name = "y", type = "ptr", array = "y"},
 ]
-[arrays.x]
-dtype = "float32"
-shape = [512]
-init = "normal"
-[arrays.y]
-dtype = "float32"
-shape = [512]
-init = "uniform"
-low = -1.0
-high = 1.0
+arrays.x = {dtype = "float32", shape = [512], init = "normal"}
+arrays.y = {dtype = "float32", shape = [512], init = "uniform", low = -1.0, high = 1.0}
 """
 
 STAGE_RECIPE = """version = 1
@@ -76,14 +68,8 @@ params = [
   {name = "x", type = "ptr", array = "x"},
   {name = "y", type = "ptr", array = "y"},
 ]
-[arrays.x]
-dtype = "float32"
-shape = [128]
-init = "normal"
-[arrays.y]
-dtype = "float32"
-shape = [128]
-init = "zeros"
+arrays.x = {dtype = "float32", shape = [128], init = "normal"}
+arrays.y = {dtype = "float32", shape = [128], init = "zeros"}
 """
 
 

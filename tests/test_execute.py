@@ -331,16 +331,8 @@ params = [
   {name = "x", type = "ptr", array = "x"},
   {name = "y", type = "ptr", array = "y"},
 ]
-[arrays.x]
-dtype = "float32"
-shape = [3000]
-init = "normal"
-[arrays.y]
-dtype = "float32"
-shape = [3000]
-init = "uniform"
-low = -2.0
-high = 2.0
+arrays.x = {dtype = "float32", shape = [3000], init = "normal"}
+arrays.y = {dtype = "float32", shape = [3000], init = "uniform", low = -2.0, high = 2.0}
 """
     recipe = parse_recipe(tomllib.loads(text))
     res, ins = run_recipe(load_kernel("saxpy", "sm_90"), recipe)
@@ -463,18 +455,9 @@ params = [
   {name = "out", type = "ptr", array = "out"},
   {name = "bits", type = "ptr", array = "bits"},
 ]
-[arrays.a]
-dtype = "uint32"
-shape = [300]
-init = "randint"
-low = 0
-high = 4294967296
-[arrays.out]
-dtype = "float32"
-shape = [300]
-[arrays.bits]
-dtype = "uint32"
-shape = [300]
+arrays.a = {dtype = "uint32", shape = [300], init = "randint", low = 0, high = 4294967296}
+arrays.out = {dtype = "float32", shape = [300]}
+arrays.bits = {dtype = "uint32", shape = [300]}
 """
 
 
