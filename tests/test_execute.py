@@ -12,7 +12,7 @@ from rfmodel.workload.execute.builtin import BUILTIN_RECIPES, KNOWN_GAPS, builti
 from rfmodel.workload.execute.decode import decode_kernel
 from rfmodel.workload.execute.errors import ExecutionError, ExecutionFault, UnsupportedInstructionError
 from rfmodel.workload.execute.launch import Param, launch
-from rfmodel.workload.execute.recipe import check_outputs, parse_recipe, run_recipe
+from rfmodel.workload.execute.recipe import check_outputs, parse_recipe, pointers, run_recipe, scalars
 from rfmodel.workload.sass import parse_sass
 from rfmodel.workload.suite import ARCHS, builtin_sass_path, load_kernel
 
@@ -1262,3 +1262,19 @@ def test_result_scale_other_than_one_on_fmul_is_refused(ins, match):
     (kernel,) = parse_sass(_listing("sm_80", [ins, "EXIT"]))
     with pytest.raises(UnsupportedInstructionError, match=match):
         decode_kernel(kernel)
+
+
+def test_parameter_runs_keep_declaration_order_and_refuse_a_pointer_type():
+    """``scalars`` and ``pointers`` write the Params a recipe would list one by one, in order; a scalar run of
+    type ``ptr`` (or an unknown type) is refused, naming the scalar types."""
+    got = [*scalars("i32", n=3, m=4), *pointers("x", "y"), *scalars("f32", a=0.5)]
+    assert got == [
+        Param("n", "i32", 3),
+        Param("m", "i32", 4),
+        Param("x", "ptr", array="x"),
+        Param("y", "ptr", array="y"),
+        Param("a", "f32", 0.5),
+    ]
+    for bad in ("ptr", "f16"):
+        with pytest.raises(ValueError, match="f32"):
+            scalars(bad, n=1)
