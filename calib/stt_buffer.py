@@ -68,8 +68,8 @@ def rows_of(checkpoints: str, workers: int, gpu: str | None) -> list[dict]:
 def main(argv=None) -> int:
     import numpy as np
 
-    from rfmodel.analytic.reuse import near_fraction_from_hist
-    from rfmodel.designs.stt import WB_NEAR_DISTANCE, _bank_rates, wb_reads_behind_write, wb_residence
+    from rfmodel.analytic.reuse import NEAR_DISTANCE, near_fraction_from_hist
+    from rfmodel.designs.stt import _bank_rates, wb_reads_behind_write, wb_residence
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gpu", help="one GPU of the sweep (default: both)")
@@ -117,14 +117,14 @@ def main(argv=None) -> int:
     for dist in (1, 2, 3, 4, 6, 8):
         near = np.array([float(near_fraction_from_hist(r["dep"], dist)) for r in buf])
         scale = float(target @ near / (near @ near))
-        mark = "  (wb_near_share)" if dist == WB_NEAR_DISTANCE else ""
+        mark = "  (near_consumer_share)" if dist == NEAR_DISTANCE else ""
         print(
             f"  producer within {dist} instructions: least-squares scale {scale:.2f}, mean absolute error "
             f"{np.abs(target - scale * near).mean():.3f}{mark}"
         )
     ratio = []
     for r in rows:
-        near = float(near_fraction_from_hist(r["dep"], WB_NEAR_DISTANCE))
+        near = float(near_fraction_from_hist(r["dep"], NEAR_DISTANCE))
         model = wb_reads_behind_write(
             r["ipc"], r["reads"] - r["hits"], r["writes"], r["B"], r["R"], r["W"], r["K"], near
         )

@@ -186,3 +186,46 @@ def test_a_design_that_bounds_the_ipc_further_counts_the_waits_at_its_own_pace()
     ao = float(a["collector_occupancy"].values.ravel()[0])
     assert ao < 0.5  # at the shared model's pace: 0.877
     assert abs(ao - so) <= 0.15
+
+
+def test_near_consumer_share_known_answer():
+    """The share of source reads whose producer is one of the warp's two previous instructions, from the
+    log2 histogram of dependence distances (bin k: distances 2^k .. 2^(k+1) - 1, the last bin: no producer):
+    all of bin 0 (distance 1) and half of bin 1 (distances 2 and 3): (4 + 6 / 2) / 20."""
+    from types import SimpleNamespace
+
+    from rfmodel.analytic.reuse import NEAR_DISTANCE, near_consumer_share
+
+    assert NEAR_DISTANCE == 2
+    hist = np.array([4, 6, 5, 0, 5], dtype=np.int64)
+    assert near_consumer_share(SimpleNamespace(dep_dist_hist=hist)) == pytest.approx(7.0 / 20.0)
+    assert near_consumer_share(SimpleNamespace(dep_dist_hist=np.zeros(5, np.int64))) == 0.0
+    assert near_consumer_share(SimpleNamespace()) == 0.0
+
+
+def test_slow_banks_hold_the_near_consumers_collectors_behind_their_producers_writes(volta):
+    """At slow banks a near consumer's read waits in its collector while its producer's write holds the
+    bank: the occupancy counts half of that hold, ``write_wait = COLLECTOR_WRITE_WAIT x near x reads x (x -
+    1)`` per instruction, on top of the collection; at the SM's own banks (x = 1) there is none.  The IPC
+    does not move with it (the latency bound carries the hold as the dependences' ``write_hold``)."""
+    from rfmodel.analytic.model import collector_hold
+    from rfmodel.analytic.reuse import near_consumer_share
+    from rfmodel.analytic.throughput import COLLECTOR_WRITE_WAIT
+
+    sm, prof = volta
+    x = np.array([1.0, 3.0, 6.0])
+    shared = sm_interval(prof, sm, {"main_rf_latency_x": x}, {}, bank_cycles=x)
+    expect = COLLECTOR_WRITE_WAIT * near_consumer_share(prof) * prof.reads_per_instr * (x - 1.0)
+    assert near_consumer_share(prof) > 0.05
+    np.testing.assert_allclose(shared["write_wait"], expect, rtol=1e-12)
+    np.testing.assert_allclose(collector_hold(shared), np.asarray(shared["t_collect"]) + expect, rtol=1e-12)
+    m = run_analytic(get_design("baseline"), prof, sm, {"main_rf_latency_x": x})
+    units = sm.collectors.total
+    ipc = np.asarray(m["ipc"])
+    waiting = sm_interval(prof, sm, {"main_rf_latency_x": x}, {}, bank_cycles=x)["dispatch_queue"]
+    assert np.asarray(m["collector_occupancy"])[0] == pytest.approx(
+        min((ipc[0] * np.asarray(m["collector_cycles"])[0] + waiting[0]) / units, 1.0), rel=1e-12
+    )
+    assert np.all(
+        np.asarray(m["collector_occupancy"])[1:] > np.asarray(m["collector_cycles"])[1:] * ipc[1:] / units
+    )

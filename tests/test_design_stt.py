@@ -344,7 +344,7 @@ def test_bank_stalls_count_the_near_consumers_wait_behind_a_direct_write():
     is written directly, so the term is reads x near x 3 per instruction on fermi-gtx480's 4-cycle writes;
     with one, fewer; it scales with the coefficient and leaves the IPC alone."""
     from rfmodel.analytic.engine import run_analytic
-    from rfmodel.designs.stt import wb_near_share
+    from rfmodel.analytic.reuse import near_consumer_share
     from rfmodel.evaluate import resolve_gpu, workload_profile
 
     sm = resolve_gpu("fermi-gtx480")
@@ -355,7 +355,7 @@ def test_bank_stalls_count_the_near_consumers_wait_behind_a_direct_write():
     for r in runs[1:]:
         np.testing.assert_array_equal(r["ipc"], runs[0]["ipc"])
     term = stalls[1] - stalls[0]
-    assert term[0] == pytest.approx(prof.reads_per_instr * wb_near_share(prof) * 3.0, rel=1e-12)
+    assert term[0] == pytest.approx(prof.reads_per_instr * near_consumer_share(prof) * 3.0, rel=1e-12)
     assert 0.0 < term[1] < term[0]  # a buffer takes the writes that find their bank busy
     np.testing.assert_allclose(stalls[2] - stalls[0], 2.0 * term, rtol=1e-12)
 

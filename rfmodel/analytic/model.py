@@ -354,6 +354,14 @@ def sm_interval(
 _DISPATCH_ROWS: dict = {}
 
 
+def collector_hold(m: dict) -> np.ndarray:
+    """Cycles an instruction holds its collector before its operands are all read: the collection time
+    ``t_collect`` and its reads' waits behind their producers' writes (``write_wait``, at slow banks;
+    :data:`rfmodel.analytic.throughput.COLLECTOR_WRITE_WAIT`), which the latency bound carries as the
+    dependences' ``write_hold`` instead."""
+    return np.asarray(m["t_collect"], dtype=np.float64) + np.asarray(m.get("write_wait", 0.0), np.float64)
+
+
 def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
     """The instructions per SM holding a collector while they wait for their execution unit at the pace
     ``ipc`` (default the model's, ``m["ipc"]``; :func:`rfmodel.analytic.throughput.dispatch_queue`), within
@@ -375,7 +383,7 @@ def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
         hit = _DISPATCH_ROWS[key] = (sm, profile.mix, rows, set_units)
     _, _, rows, set_units = hit
     ipc = np.asarray(m["ipc"] if ipc is None else ipc, dtype=np.float64)
-    collecting = ipc * np.asarray(m["t_collect"], dtype=np.float64)
+    collecting = ipc * collector_hold(m)
     mem_rate = np.minimum(m["rate_lsu"], m["rate_mshr"])
     units = sm_param(sm, grid, "collector_units")
     return dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units)
@@ -612,7 +620,8 @@ class AnalyticContext:
         ``rf_reads``/``rf_writes`` count every operand read and result of the warps' instructions (warp
         registers); ``bank_conflict_stall_cycles`` the collector cycles lost waiting for banks (NaN where no
         warp is resident); ``collector_occupancy`` the mean share of the SM's collector units holding an
-        instruction, by Little's law: the instructions collecting at once, ``IPC x t_collect``, and those
+        instruction, by Little's law: the instructions collecting at once, ``IPC x`` :func:`collector_hold`
+        (the collection and its reads' waits behind their producers' writes), and those
         waiting in their collectors for their unit (:func:`dispatch_waiting` at ``ipc``), over the units (NaN
         where no warp is resident).
         """
@@ -625,9 +634,7 @@ class AnalyticContext:
         waiting = np.asarray(m.get("dispatch_queue", 0.0), dtype=np.float64)
         if ipc is not m["ipc"] and "dispatch_queue" in m:
             waiting = dispatch_waiting(self.profile, self.sm, self.grid, m, ipc)
-        busy = (
-            np.asarray(ipc, dtype=np.float64) * np.asarray(m["t_collect"], dtype=np.float64) + waiting
-        ) / units
+        busy = (np.asarray(ipc, dtype=np.float64) * collector_hold(m) + waiting) / units
         out = {
             "ipc": ipc,
             "cycles": cycles,

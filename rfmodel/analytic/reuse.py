@@ -10,6 +10,29 @@ from __future__ import annotations
 
 import numpy as np
 
+#: the dependence distance (a warp's own instructions) within which a consumer meets its producer's result as
+#: it is written back (:func:`near_consumer_share`)
+NEAR_DISTANCE = 2
+#: :func:`near_consumer_share` by profile (the histogram kept with it: an id is not taken for another's)
+_NEAR: dict = {}
+
+
+def near_consumer_share(profile) -> float:
+    """The share of source reads whose producer is one of the warp's :data:`NEAR_DISTANCE` previous
+    instructions (the profile's dependence distances, ``dep_dist_hist``; 0 without them): the consumers that
+    wait for a result and read it right after its write-back, at the bank its write still holds (or from a
+    write buffer that absorbed it)."""
+    h = getattr(profile, "dep_dist_hist", None)
+    if h is None:
+        return 0.0
+    hit = _NEAR.get(id(h))
+    if hit is None or hit[0] is not h:
+        share = float(near_fraction_from_hist(h, NEAR_DISTANCE)) if np.sum(h) > 0 else 0.0
+        if len(_NEAR) > 256:
+            _NEAR.clear()
+        hit = _NEAR[id(h)] = (h, share)
+    return hit[1]
+
 
 def near_fraction_from_hist(hist, rthld) -> np.ndarray:
     """Fraction of source reads whose previous access of the register (same warp) is within ``rthld``.

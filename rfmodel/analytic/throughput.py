@@ -29,6 +29,7 @@ from rfmodel.analytic.profile import (
     sched_cells_missing,
     sched_rate_at,
 )
+from rfmodel.analytic.reuse import near_consumer_share
 from rfmodel.spec.occupancy import COLLECTOR_SETS, U_MEM, UNIT_OF_CLASS, occupancy_warps  # noqa: F401  (occupancy_warps re-exported for callers)
 from rfmodel.workload.ir import N_OPCLASSES
 
@@ -177,6 +178,11 @@ def _same_columns(bits, first, inverse):
     return True
 
 
+#: the share of its producer's write hold (``write_hold``: the cycles a write holds the bank beyond one)
+#: that a near consumer's read (:func:`rfmodel.analytic.reuse.near_consumer_share`) spends waiting in its
+#: collector, which the collectors' occupancy counts: the read arrives during the write, on average
+#: halfway through it (docs/models.md, "Collector occupancy")
+COLLECTOR_WRITE_WAIT = 0.5
 #: the fixed point's tolerance: the IPC it returns is within this share of the queues' own answer there
 STEADY_RTOL = 1e-10
 #: at most this many model evaluations a point (bracket and root); a point still open then keeps its
@@ -982,6 +988,8 @@ def interval_model(
     exec_rates = _exec_rates(profile, S, ii, unit_of_class, unit_slots)
     pools = np.where(np.asarray(sub_core), S, 1.0)
     burst, write_hold = _bank_queue_terms(c, Bi, rotations, bc, bcw, write_hold, rs)
+    # a near consumer's read meets its producer's write at the bank, in its collector (the occupancy's)
+    write_wait = COLLECTOR_WRITE_WAIT * near_consumer_share(profile) * profile.reads_per_instr * write_hold
     wpc, n_cta, ctas_total = _cta_shape(profile)
 
     sched = profile.sched_cpi is not None
@@ -1033,6 +1041,8 @@ def interval_model(
     ipc, cycles, res = _waves(
         steady, warps, inputs, wpc, n_cta, ctas_total, profile.n_instrs, c["tail_weight"]
     )
-    return _interval_result(
+    out = _interval_result(
         ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
     )
+    out["write_wait"] = write_wait + 0 * ipc
+    return out

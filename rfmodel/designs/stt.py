@@ -22,6 +22,7 @@ from numba import njit
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
 from rfmodel.analytic.profile import TableGroup, register_table_group
+from rfmodel.analytic.reuse import near_consumer_share
 from rfmodel.designs.base import (
     BANK_HEADER_LEN,
     Design,
@@ -298,7 +299,7 @@ class Stt(Design):
         B = np.asarray(sm_param(ctx.sm, ctx.grid, "num_banks"), dtype=np.float64)
         prof = ctx.profile.need("bdi_writes")
         c = ctx.coef
-        near = wb_near_share(prof)
+        near = near_consumer_share(prof)
         m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, extra_collect=codec))
         absorbed = p_block = hit = 0.0 * R
         for _ in range(3):  # the buffer's terms depend on the model's IPC: a short fixed point
@@ -608,22 +609,6 @@ def wb_reads_behind_write(ipc, bank_reads_per_instr, writes_per_instr, banks, R,
     _lr, _lw, _u_r, u_w, _rho = _bank_rates(ipc, bank_reads_per_instr, writes_per_instr, banks, R, W)
     args = (ipc, bank_reads_per_instr, writes_per_instr, banks, R, W, K, near, busy_scale)
     return bank_reads_per_instr * u_w + wb_near_reads(*args)
-
-
-def wb_near_share(profile) -> float:
-    """The share of source reads whose producer is one of the warp's two previous instructions (the
-    profile's dependence distances): the consumers that wait for a result and read it right after its
-    write-back, from the buffer when the write was absorbed."""
-    from rfmodel.analytic.reuse import near_fraction_from_hist
-
-    h = getattr(profile, "dep_dist_hist", None)
-    if h is None or np.sum(h) <= 0:
-        return 0.0
-    return float(near_fraction_from_hist(h, WB_NEAR_DISTANCE))
-
-
-#: the dependence distance (a warp's own instructions) within which a consumer reads a buffered result
-WB_NEAR_DISTANCE = 2
 
 
 def wb_residence(ipc, reads_per_instr, writes_per_instr, banks, R, W):
