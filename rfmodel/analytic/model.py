@@ -15,7 +15,8 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
 ``read_share``      share of the operand reads (slots or distinct sources) that reach the banks
 ``write_share``     share of the results written to the banks
 ``collect_share``   share of an instruction's base collection time (its reads' serialization over the
-                    ports) that remains (default: ``read_share``); 1 where the reads that do not reach
+                    ports beyond its first access, the collectors' read stage) that remains (default:
+                    ``read_share``); 1 where the reads that do not reach
                     these banks take a bank's time elsewhere (a register-file cache's misses read the
                     main RF's banks)
 ``operand_slots``   the collectors read every operand slot (``True``) or each distinct source

@@ -407,7 +407,8 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     the share of reads that reach the banks, the bank reads and writes per instruction, and the share of the
     instructions with a source that still read a bank (``profile.bank_read_share``).  ``shares``: the read,
     write and collection shares (:func:`interval_model`'s ``read_share``, ``write_share``, ``collect_share``;
-    the serialization is scaled by the last, ``None``: the read share).  The reads are
+    below 1 the last takes off the serialization beyond each instruction's first access, and that access's
+    cycles beyond one where none of its reads reaches the banks; ``None``: the read share).  The reads are
     every operand slot (a register named twice is read twice, as the simulator's collectors do) or, for
     designs whose collectors read such a register once, its distinct sources."""
     reads_i = profile.reads_per_instr if operand_slots else profile.distinct_reads_per_instr
@@ -436,7 +437,14 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     pmf = profile.src_count_pmf
     with_source = 1.0 if pmf is None else 1.0 - float(pmf[0])
     q_share = with_source * profile.bank_read_share(rs)
-    return ser * bc * cs, excess * rs, bc, bcw, rs, reads_i * rs, w, q_share
+    # the collection: where an operand cache serves some reads (cs < 1), an instruction still takes the
+    # collectors' read stage, the first bank cycle, whatever its reads (the simulator dispatches a collector
+    # whose operands all hit no sooner); it saves that access's cycles beyond one (slow banks) where none of
+    # its reads reaches a bank, and its reads' serialization beyond the first access in proportion
+    first = ser - excess  # the instructions with a register source
+    kept = first * (1.0 + (bc - 1.0) * profile.bank_read_share(cs)) + excess * bc * cs
+    collect = np.where(cs >= 1.0, ser * bc * cs, kept)
+    return collect, excess * rs, bc, bcw, rs, reads_i * rs, w, q_share
 
 
 def _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, mem_scale):
@@ -938,8 +946,9 @@ def interval_model(
     ``l2_assoc``: ways (LRU hit rates from the stack distances; default fully associative).  ``read_share``:
     the share of reads that reach the banks (the rest an operand cache serves; an instruction none of whose
     reads reaches them waits in no bank queue: ``bank_read_share``).  ``collect_share``: the share of an
-    instruction's reads' serialization that remains in its collection time (default ``read_share``; 1 where
-    the reads that do not reach these banks take a bank's time elsewhere).  ``operand_slots``: every
+    instruction's reads' serialization beyond its first access that remains in its collection time (the
+    collectors' read stage stays; default ``read_share``; 1 where the reads that do not reach these banks
+    take a bank's time elsewhere).  ``operand_slots``: every
     operand slot is a bank read (a register named twice by one instruction is read twice, as the
     simulator's collectors do); ``False`` for designs that read it once (distinct sources).
     ``pool_warps``: the two-level scheduler's active warps per SM (``None``: every resident warp may
@@ -1044,5 +1053,5 @@ def interval_model(
     out = _interval_result(
         ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
     )
-    out["write_wait"] = write_wait + 0 * ipc
+    out["write_wait"] = write_wait  # (its own shape: the banks' timing over the grid)
     return out
