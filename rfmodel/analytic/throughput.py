@@ -441,9 +441,11 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     # collectors' read stage, the first bank cycle, whatever its reads (the simulator dispatches a collector
     # whose operands all hit no sooner); it saves that access's cycles beyond one (slow banks) where none of
     # its reads reaches a bank, and its reads' serialization beyond the first access in proportion
-    first = ser - excess  # the instructions with a register source
-    kept = first * (1.0 + (bc - 1.0) * profile.bank_read_share(cs)) + excess * bc * cs
-    collect = np.where(cs >= 1.0, ser * bc * cs, kept)
+    collect = ser * bc * cs
+    if np.any(cs < 1.0):
+        first = ser - excess  # the instructions with a register source
+        kept = first * (1.0 + (bc - 1.0) * profile.bank_read_share(cs)) + excess * bc * cs
+        collect = np.where(cs >= 1.0, collect, kept)
     return collect, excess * rs, bc, bcw, rs, reads_i * rs, w, q_share
 
 
