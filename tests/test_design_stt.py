@@ -118,11 +118,32 @@ def test_bdi_energy_follows_the_groups_written():
 
 def test_queue_model_centralized_blocks_less_than_per_bank_at_equal_entries():
     kw = dict(ipc=np.array(0.8), reads_per_instr=2.0, writes_per_instr=1.0, banks=16.0, R=1.0, W=4.0)
-    _a, pb = wb_queue(K=1.0, shared=0, **kw)  # 16 entries as 1 per bank
-    _a, c16 = wb_queue(K=16.0, shared=1, **kw)
+    _a, pb, _f = wb_queue(K=1.0, shared=0, **kw)  # 16 entries as 1 per bank
+    _a, c16, _f = wb_queue(K=16.0, shared=1, **kw)
     assert 0.0 < c16 < pb < 1.0
-    absorbed0, p0 = wb_queue(K=0.0, shared=1, **kw)
+    absorbed0, p0, _f = wb_queue(K=0.0, shared=1, **kw)
     assert absorbed0 == 0.0 and p0 == 1.0
+
+
+def test_writes_that_fill_the_buffer_go_before_the_reads():
+    """The simulator drains a full buffer before a waiting read (``_wbuf_drain``), so a write goes first when
+    the buffer blocks it or when it fills it.  With the buffered count geometric of ratio g (per bank: g = x /
+    (1 + x), x = lam_w T), a write finds K - 1 values with probability g^(K-1) (1 - g) / (1 - g^K) among those
+    the buffer takes; so p_first = g^K + (1 - g^K) g^(K-1) (1 - g) / (1 - g^K) = g^(K-1) (block scale 1).
+    A buffer of one entry is full once it holds a value: every write goes first, as without a buffer."""
+    from rfmodel.designs.stt import wb_residence
+
+    kw = dict(ipc=np.array(0.8), reads_per_instr=2.0, writes_per_instr=1.0, banks=16.0, R=1.0, W=4.0)
+    x = 0.8 * 1.0 / 16.0 * float(wb_residence(**kw))
+    g = x / (1.0 + x)
+    for K in (2.0, 3.0, 8.0):
+        _a, pb, first = wb_queue(K=K, shared=0, **kw)
+        assert float(pb) == pytest.approx(g**K) and float(first) == pytest.approx(g ** (K - 1.0))
+    _a, pb, first = wb_queue(K=1.0, shared=0, **kw)
+    assert float(first) == 1.0 and float(pb) < 1.0
+    # more entries: fewer writes go first
+    firsts = [float(wb_queue(K=K, shared=1, **kw)[2]) for K in (1.0, 2.0, 4.0, 16.0)]
+    assert firsts == sorted(firsts, reverse=True) and firsts[-1] < 0.1
 
 
 def test_analytic_orders_the_configurations():
@@ -326,14 +347,14 @@ def test_consumer_hold_and_reads_behind_write_at_idle():
 
     kw = dict(ipc=1e-9, reads_per_instr=2.0, writes_per_instr=1.0, banks=16.0, R=1.0, W=4.0)
     for K in (0.0, 16.0):
-        absorbed, p_block = wb_queue(K=K, shared=1, **kw)
+        absorbed, p_block, _first = wb_queue(K=K, shared=1, **kw)
         assert float(wb_hold(K=K, p_block=p_block, **kw)) == pytest.approx(3.0, abs=1e-6)
         rbw = wb_reads_behind_write(1e-9, 2.0, 1.0, 16.0, 1.0, 4.0, K, near=0.25)
         assert float(rbw) == pytest.approx(2.0 * 0.25, abs=1e-6)
     # busier banks: a buffered SM's consumers wait less than an unbuffered one's
     kw["ipc"] = 1.5
-    a16, p16 = wb_queue(K=16.0, shared=1, **kw)
-    a0, p0 = wb_queue(K=0.0, shared=1, **kw)
+    a16, p16, _f = wb_queue(K=16.0, shared=1, **kw)
+    a0, p0, _f = wb_queue(K=0.0, shared=1, **kw)
     assert 0.0 < float(a16) < 1.0
     assert float(wb_hold(K=16.0, p_block=p16, **kw)) < 3.0 < float(wb_hold(K=0.0, p_block=p0, **kw))
 

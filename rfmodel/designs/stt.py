@@ -301,10 +301,10 @@ class Stt(Design):
         c = ctx.coef
         near = near_consumer_share(prof)
         m = ctx.model(Effects(bank_cycles=R, bank_write_cycles=W, extra_collect=codec))
-        absorbed = p_block = hit = 0.0 * R
+        absorbed = p_block = p_first = hit = 0.0 * R
         for _ in range(3):  # the buffer's terms depend on the model's IPC: a short fixed point
             rs = 1.0 - hit
-            absorbed, p_block = wb_queue(
+            absorbed, p_block, p_first = wb_queue(
                 m["ipc"],
                 prof.reads_per_instr * rs,
                 prof.writes_per_instr,
@@ -317,12 +317,12 @@ class Stt(Design):
                 c["wb_busy_scale"],
             )
             hit = np.where(K > 0, np.clip(absorbed * near * c["wb_hit_scale"], 0.0, 0.95), 0.0)
-            # a write that finds its bank free starts at once and one that finds it busy is buffered: only
-            # the blocked ones (a full buffer) go before a waiting read
+            # a write that finds its bank free starts at once and one that finds it busy is buffered; a full
+            # buffer drains before a waiting read, so the writes it blocks and those that fill it go first
             seen = wb_busy(
                 m["ipc"], prof.reads_per_instr * rs, prof.writes_per_instr, B, R, W, c["wb_busy_scale"]
             )
-            defer = np.where(K > 0, 1.0 - seen * p_block, 0.0)
+            defer = np.where(K > 0, 1.0 - seen * p_first, 0.0)
             hold = (
                 wb_hold(
                     m["ipc"],
@@ -544,26 +544,32 @@ def wb_busy(ipc, reads_per_instr, writes_per_instr, banks, R, W, busy_scale=1.0)
 
 
 def wb_queue(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, shared, block_scale=1.0, busy_scale=1.0):
-    """``(absorbed, p_block)``: the share of writes the buffer absorbs (they find their bank busy and the
-    buffer has room) and the probability that such a write finds the buffer full (docs/models.md, "STT-RAM
-    register file").  Per bank, reads (``R`` cycles each) and writes (``W``) arrive at ``ipc x
-    per-instruction / banks``; a write finds its bank busy with probability ``seen`` (:func:`wb_busy`); a
-    buffered value stays :func:`wb_residence` cycles ``T``, so a busy bank holds ``x = lam_w T`` values on
-    average and all banks ``m = B lam_w seen T`` (Little), each count taken as geometric: per-bank buffers
-    of ``K`` block with ``(x / (1 + x))^K``, a shared one with ``(m / (1 + m))^K``."""
+    """``(absorbed, p_block, p_first)``: the share of writes the buffer absorbs (they find their bank busy
+    and the buffer has room), the probability that such a write finds the buffer full, and the probability
+    that it goes before a waiting read: blocked, or absorbed as the value that fills the buffer, which then
+    drains before the reads (docs/models.md, "STT-RAM register file").  Per bank, reads (``R`` cycles each)
+    and writes (``W``) arrive at ``ipc x per-instruction / banks``; a write finds its bank busy with
+    probability ``seen`` (:func:`wb_busy`); a buffered value stays :func:`wb_residence` cycles ``T``, so a
+    busy bank holds ``x = lam_w T`` values on average and all banks ``m = B lam_w seen T`` (Little), each
+    count taken as geometric of ratio ``g``: per-bank buffers of ``K`` block with ``g^K``, ``g = x / (1 +
+    x)``, a shared one with ``g = m / (1 + m)``; an absorbed write fills the buffer when it finds ``K - 1``
+    values, with probability ``g^(K-1) (1 - g) / (1 - g^K)`` (1 for a buffer of one entry)."""
     lam_r, lam_w, _u_r, _u_w, _rho = _bank_rates(ipc, reads_per_instr, writes_per_instr, banks, R, W)
     B = np.maximum(np.asarray(banks, dtype=np.float64), 1.0)
     seen = wb_busy(ipc, reads_per_instr, writes_per_instr, banks, R, W, busy_scale)
     T = wb_residence(ipc, reads_per_instr, writes_per_instr, banks, R, W)
     K = np.asarray(K, dtype=np.float64)
     x = lam_w * T
-    per_bank = np.power(x / (1.0 + x), K)
     mq = B * x * seen
-    pooled = np.power(mq / (1.0 + mq), K)
-    p_block = np.where(np.asarray(shared) > 0, pooled, per_bank) * np.asarray(block_scale)
+    g = np.where(np.asarray(shared) > 0, mq / (1.0 + mq), x / (1.0 + x))
+    p_block = np.power(g, K) * np.asarray(block_scale)
     p_block = np.where(K > 0, np.clip(p_block, 0.0, 1.0), 1.0)
     absorbed = np.where(K > 0, seen * (1.0 - p_block), 0.0)
-    return absorbed, p_block
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fills = np.power(g, K - 1.0) * (1.0 - g) / (1.0 - np.power(g, K))
+    fills = np.where((K <= 1) | ~np.isfinite(fills), 1.0, np.clip(fills, 0.0, 1.0))
+    p_first = p_block + (1.0 - p_block) * fills
+    return absorbed, p_block, p_first
 
 
 def wb_hold(ipc, reads_per_instr, writes_per_instr, banks, R, W, K, p_block, busy_scale=1.0):
