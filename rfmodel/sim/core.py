@@ -199,6 +199,7 @@ CONFIG_FIELDS = (
     "l2_poly3",
     "l2_poly4",
     "l2_poly5",
+    "l2_sect",  # 1: the L2's lines hold their 32-byte sectors apart (SMSpec.l2_sector_bytes; state l2_smask)
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -404,6 +405,8 @@ STATE_FIELDS = (
     "l1_merge",
     # [NC] scratch of the dispatch stage: the collectors ready to dispatch this step (-1: taken)
     "k_cand",
+    # [L2 ways] sectored L2 (C_L2_SECT): the 32-byte sectors a way holds (bit mask)
+    "l2_smask",
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -557,6 +560,7 @@ C_L2_POLY2 = 72
 C_L2_POLY3 = 73
 C_L2_POLY4 = 74
 C_L2_POLY5 = 75
+C_L2_SECT = 76
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -698,6 +702,7 @@ S_L1Q = 89
 S_DRAM = 90
 S_L1_MERGE = 91
 S_K_CAND = 92
+S_L2_SMASK = 93
 
 # K_FIELDS
 K_ISSUED = 0
@@ -1027,17 +1032,37 @@ def dram_read(dram, addr, t, nsec):
     return (done - T + LINE_FIX - 1) // LINE_FIX - dram[D_NOMINAL]
 
 
+@njit(cache=True, inline="always")
+def popcount(bits):
+    """Set bits of ``bits`` (sectors of a mask)."""
+    n = 0
+    while bits != 0:
+        n += bits & 1
+        bits >>= 1
+    return n
+
+
 @njit(cache=True)
-def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, rep, nsec):
-    """Cycle at which an L1 miss (or bypassing access) of ``line`` (``nsec`` 32-byte sectors of it) reaching
-    the L2 side at ``t`` returns, its reply of ``rep`` flits through the SM's interconnect ejection port
-    (when modelled); an L2 miss reads DRAM, in its bank (:func:`dram_read`) where the SM's DRAM has them."""
+def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, t, rep, bits):
+    """Cycle at which an L1 miss (or bypassing access) of ``line`` (the 32-byte sectors ``bits`` of it, a
+    mask) reaching the L2 side at ``t`` returns, its reply of ``rep`` flits through the SM's interconnect
+    ejection port (when modelled); an L2 miss reads DRAM, in its bank (:func:`dram_read`) where the SM's
+    DRAM has them.  A sectored L2 (``C_L2_SECT``) hits only when the line holds every sector asked for; a
+    line present without some of them is a sector miss, which reads from DRAM only the sectors it lacks
+    (GPGPU-Sim's SECTOR_MISS; a line miss reads the ones asked for)."""
     stats[K_L2_ACC] += 1
+    nsec = popcount(bits)
     if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
-        hit, _ = lru_access_at(
+        hit, way = lru_access_at(
             l2_tag, l2_lru, l2_set(cfg, dram, line), cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK]
         )
+        if cfg[C_L2_SECT] != 0:
+            lack = (bits & ~l2_smask[way]) if hit else bits
+            l2_smask[way] = (l2_smask[way] | bits) if hit else bits
+            if hit and lack != 0:
+                hit = False
+                nsec = popcount(lack)
         if hit:
             stats[K_L2_HIT] += 1
             return noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], t + cfg[C_L2_LAT], rep)
@@ -1052,11 +1077,13 @@ def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, rep, nsec)
 
 
 @njit(cache=True)
-def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf):
-    """A store of ``req`` request flits (its data) leaving for the L2 slice at ``t`` (write-allocate there;
-    DRAM write-back traffic is not modelled; its acknowledgements, ``ackf`` flits, come back through the
-    ejection port); returns the cycle it has left the SM and the cycle its acknowledgements are back
-    (GPGPU-Sim mode holds the store's warp until then; rfmodel's own pipeline does not wait)."""
+def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, t, req, ackf, bits):
+    """A store of ``req`` request flits (its data; the 32-byte sectors ``bits`` of ``line``) leaving for the
+    L2 slice at ``t`` (write-allocate there, a sectored L2's line holding the written sectors without
+    reading the others: GPGPU-Sim's lazy fetch on read; DRAM write-back traffic is not modelled; its
+    acknowledgements, ``ackf`` flits, come back through the ejection port); returns the cycle it has left
+    the SM and the cycle its acknowledgements are back (GPGPU-Sim mode holds the store's warp until then;
+    rfmodel's own pipeline does not wait)."""
     t = noc_send(fcfg, scalars, stats, t, req)
     ack = t + cfg[C_L2_LAT]
     if fcfg[F_FLIT_CYCLES] > 0.0:
@@ -1064,9 +1091,11 @@ def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf
     stats[K_L2_ACC] += 1
     if cfg[C_L2_SETS] > 0:
         scalars[G_LRU_CLOCK] += 1
-        hit, _ = lru_access_at(
+        hit, way = lru_access_at(
             l2_tag, l2_lru, l2_set(cfg, dram, line), cfg[C_L2_ASSOC], line, scalars[G_LRU_CLOCK]
         )
+        if cfg[C_L2_SECT] != 0:
+            l2_smask[way] = (l2_smask[way] | bits) if hit else bits
         if hit:
             stats[K_L2_HIT] += 1
     return t, ack
@@ -1074,18 +1103,35 @@ def l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf
 
 @njit(cache=True)
 def mshr_request(
-    cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t, req, rep, nsec, looked=False, leave=-1
+    cfg,
+    fcfg,
+    scalars,
+    stats,
+    mshr,
+    l2_tag,
+    l2_lru,
+    l2_smask,
+    dram,
+    line,
+    t,
+    req,
+    rep,
+    bits,
+    looked=False,
+    leave=-1,
 ):
-    """A line miss (``nsec`` 32-byte sectors of it) leaving the SM at ``t`` or, when every MSHR is taken,
-    when the first frees (its request of ``req`` flits through the interconnect injection port, its reply of
-    ``rep`` flits back); returns
-    ``(fill cycle, cycle it took its MSHR)``.  The L1D's lookup latency is on the request's path, unless
-    ``looked``: the miss was found at the end of it (GPGPU-Sim mode's latency queue)."""
+    """A line miss (the 32-byte sectors ``bits`` of it, a mask) leaving the SM at ``t`` or, when every MSHR is
+    taken, when the first frees (its request of ``req`` flits through the interconnect injection port, its
+    reply of ``rep`` flits back); returns ``(fill cycle, cycle it took its MSHR)``.  The L1D's lookup latency
+    is on the request's path, unless ``looked``: the miss was found at the end of it (GPGPU-Sim mode's latency
+    queue)."""
     n_mshr = cfg[C_MSHR]
     lookup = 0 if looked else cfg[C_L1_HIT]
     if n_mshr <= 0:
         dep = noc_send(fcfg, scalars, stats, t, req)
-        return l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, dep + lookup, rep, nsec), t
+        return l2_path(
+            cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, dep + lookup, rep, bits
+        ), t
     slot = -1
     first = NEVER
     for m in range(n_mshr):
@@ -1102,7 +1148,7 @@ def mshr_request(
                 slot = m
                 break
     dep = noc_send(fcfg, scalars, stats, max(t, leave), req)
-    fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, dep + lookup, rep, nsec)
+    fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, dep + lookup, rep, bits)
     mshr[slot] = fill
     return fill, t
 
@@ -1245,6 +1291,7 @@ def _l1_access(
     mshr,
     l2_tag,
     l2_lru,
+    l2_smask,
     dram,
 ):
     """One line of a load or store through the SM's L1D (:func:`lsu_access`, the SM's own L1D): its lookup
@@ -1303,7 +1350,10 @@ def _l1_access(
             tag[way] = -1
             lru[way] = -1
             smask[way] = 0
-        _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, lv, req, ackf)
+        wbits = sec_need[j] if cfg[C_L2_SECT] != 0 else (1 << lsec) - 1
+        _, ack = l2_write(
+            cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, lv, req, ackf, wbits
+        )
         at = tl
     elif hit:
         if ready[way] > tl and mmax > 0:
@@ -1337,12 +1387,13 @@ def _l1_access(
             mshr,
             l2_tag,
             l2_lru,
+            l2_smask,
             dram,
             line,
             tl,
             n * req,
             n * cfg[C_SECTOR_FLITS],
-            n,
+            fetch,
             queued,
             lv,
         )
@@ -1364,12 +1415,13 @@ def _l1_access(
             mshr,
             l2_tag,
             l2_lru,
+            l2_smask,
             dram,
             line,
             tl,
             req,
             rep,
-            lsec,
+            (1 << lsec) - 1,
             queued,
             lv,
         )
@@ -1415,6 +1467,7 @@ def lsu_access(
     mshr,
     l2_tag,
     l2_lru,
+    l2_smask,
     dram,
     h_l1,
     design_ints,
@@ -1445,6 +1498,7 @@ def lsu_access(
     rep = rep_flits[row]
     ackf = ack_flits[row]
     lsec = max((1 << cfg[C_LINE_SHIFT]) >> 5, 1)  # the 32-byte sectors of a line
+    full = (1 << lsec) - 1
     kind = cls_mem[opc]
     lat = cls_lat[opc]
     compat = cfg[C_COMPAT] != 0
@@ -1477,12 +1531,16 @@ def lsu_access(
         for j in range(mem_ptr[row], mem_ptr[row + 1]):
             line = mem_line[j] >> shift
             served = h_l1(design_ints, design_floats, w, line, kind, 0, t) if use_l1 else -1
+            # the row's sectors of the line, where a sectored L2 keeps them apart (else the whole line)
+            sbits = sec_need[j] if cfg[C_L2_SECT] != 0 else full
             if kind == MK_STORE and served == L1_ABSORB:  # kept by the design's write-back L1D
                 stats[K_L1_HOOK_HITS] += 1
                 at = t
             elif served >= 0 or served == -2:  # the design's L1D
                 if kind == MK_STORE:
-                    _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf)
+                    _, ack = l2_write(
+                        cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, t, req, ackf, sbits
+                    )
                     at = t
                 if served >= 0:
                     stats[K_L1_HOOK_HITS] += 1
@@ -1492,7 +1550,20 @@ def lsu_access(
                     stats[K_L1_HOOK_MISSES] += 1
                     if kind != MK_STORE:
                         at, t = mshr_request(
-                            cfg, fcfg, scalars, stats, mshr, l2_tag, l2_lru, dram, line, t, req, rep, lsec
+                            cfg,
+                            fcfg,
+                            scalars,
+                            stats,
+                            mshr,
+                            l2_tag,
+                            l2_lru,
+                            l2_smask,
+                            dram,
+                            line,
+                            t,
+                            req,
+                            rep,
+                            full,
                         )
                         h_l1(design_ints, design_floats, w, line, L1_FILL, at, t)
                         r_extra[r] += sectors[row]
@@ -1534,10 +1605,13 @@ def lsu_access(
                     mshr,
                     l2_tag,
                     l2_lru,
+                    l2_smask,
                     dram,
                 )
             elif kind == MK_STORE:
-                _, ack = l2_write(cfg, fcfg, scalars, stats, l2_tag, l2_lru, dram, line, t, req, ackf)
+                _, ack = l2_write(
+                    cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, t, req, ackf, sbits
+                )
                 at = t
             else:
                 dep = noc_send(fcfg, scalars, stats, t, req)
@@ -1548,11 +1622,12 @@ def lsu_access(
                     stats,
                     l2_tag,
                     l2_lru,
+                    l2_smask,
                     dram,
                     line,
                     dep,
                     rep,
-                    sectors[row] if sectors[row] > 0 else lsec,
+                    sbits if cfg[C_L2_SECT] != 0 else (1 << (sectors[row] if sectors[row] > 0 else lsec)) - 1,
                 )
                 r_extra[r] += sectors[row]
             if kind != MK_STORE and at + lat > done:
@@ -2148,6 +2223,7 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
             state[S_MSHR_FILL],
             state[S_L2_TAG],
             state[S_L2_LRU],
+            state[S_L2_SMASK],
             state[S_DRAM],
             h_l1,
             design_ints,
@@ -3178,11 +3254,12 @@ def _il1_lookup(cyc, w, cfg, fcfg, tables, state):
         stats,
         state[S_L2_TAG],
         state[S_L2_LRU],
+        state[S_L2_SMASK],
         state[S_DRAM],
         line,
         dep,
         cfg[C_LINE_FLITS],
-        max((1 << cfg[C_LINE_SHIFT]) >> 5, 1),
+        (1 << max((1 << cfg[C_LINE_SHIFT]) >> 5, 1)) - 1,
     )
     if onmiss:
         scalars[G_LRU_CLOCK] += 1
@@ -3221,11 +3298,13 @@ def _memory_requests(cyc, cfg, fcfg, state, design_ints):
                 stats,
                 l2_tag,
                 l2_lru,
+                state[S_L2_SMASK],
                 state[S_DRAM],
                 design_ints[e],
                 cyc,
                 cfg[C_LINE_FLITS],
                 cfg[C_LINE_ACK_FLITS],
+                (1 << max((1 << cfg[C_LINE_SHIFT]) >> 5, 1)) - 1,
             )
             design_ints[e + 2] = cyc
         else:
@@ -3237,12 +3316,13 @@ def _memory_requests(cyc, cfg, fcfg, state, design_ints):
                 state[S_MSHR_FILL],
                 l2_tag,
                 l2_lru,
+                state[S_L2_SMASK],
                 state[S_DRAM],
                 design_ints[e],
                 cyc,
                 1,
                 cfg[C_LINE_FLITS],
-                max((1 << cfg[C_LINE_SHIFT]) >> 5, 1),
+                (1 << max((1 << cfg[C_LINE_SHIFT]) >> 5, 1)) - 1,
             )
             design_ints[e + 2] = fill_t
     return act

@@ -513,7 +513,9 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "rep_flits": rep_flits,
         "ack_flits": ack_flits,
         "atom": _atomics(trace),
-        "sec_need": _sector_needs(trace, line_bytes) if sect else np.zeros(1, dtype=np.int64),
+        "sec_need": _sector_needs(trace, line_bytes)
+        if sect or cfg[C.C_L2_SECT]
+        else np.zeros(1, dtype=np.int64),
     }
     tabs = tuple(np.ascontiguousarray(tabd[k], dtype=np.int64) for k in C.TABLE_FIELDS)
     return _Prepared(arrays, cfg, fcfg, tabs, n, n_cta, res_ctas, wpc)
@@ -580,6 +582,8 @@ def _l2_fields(sm, opts: SimOptions, line_bytes: int) -> dict:
         )
     ways = opts.l2_assoc or sm.l2_ways
     out = {"l2_assoc": ways, "l2_banks": 0, "l2_bsets": 0, "l2_index": 0, "l2_nsub": 0, "l2_submask": 0}
+    # a sectored L2 keeps each line's 32-byte sectors apart (the sectors a way holds: state l2_smask)
+    out["l2_sect"] = int(bool(sm.l2_sector_bytes) and line_bytes > SECTOR_BYTES)
     out.update({f"l2_poly{i}": 0 for i in range(6)})
     if not banked:
         out["l2_sets"] = sm.l2_size_bytes // max(sm.num_sms, 1) // (ways * line_bytes)
@@ -750,6 +754,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "l1_ready": z(l1n),
         "l2_tag": z(l2n, -1),
         "l2_lru": z(l2n, -1),
+        "l2_smask": z(l2n),
         "mshr_fill": z(max(int(cfg[C.C_MSHR]), 1)),
         "k": z(C.N_K),
         "b_max": z(NB),
