@@ -1615,20 +1615,9 @@ def lsu_access(
                 at = t
             else:
                 dep = noc_send(fcfg, scalars, stats, t, req)
-                at = l2_path(
-                    cfg,
-                    fcfg,
-                    scalars,
-                    stats,
-                    l2_tag,
-                    l2_lru,
-                    l2_smask,
-                    dram,
-                    line,
-                    dep,
-                    rep,
-                    sbits if cfg[C_L2_SECT] != 0 else (1 << (sectors[row] if sectors[row] > 0 else lsec)) - 1,
-                )
+                if cfg[C_L2_SECT] == 0:  # the row's sector count, from the line's start
+                    sbits = (1 << (sectors[row] if sectors[row] > 0 else lsec)) - 1
+                at = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, dep, rep, sbits)
                 r_extra[r] += sectors[row]
             if kind != MK_STORE and at + lat > done:
                 done = at + lat
