@@ -696,15 +696,17 @@ def test_gpgpusim_mode_finishes_a_warp_when_its_stores_are_acknowledged():
     assert both == held
 
 
-@pytest.mark.parametrize("sectored, hits", [(False, 3), (True, 2)])
-def test_a_sectored_l1d_misses_the_sectors_a_line_lacks(sectored, hits):
-    """GPGPU-Sim mode, sectored L1D (32-byte sectors filled on demand): 8 lanes read the first sector of a
-    line; 32 lanes then read all four, a sector miss that fetches the other three; then 8 and 32 lanes hit.
-    Unsectored, every read after the first hits.  rfmodel's own pipeline answers as unsectored."""
+@pytest.mark.parametrize("sectored, accesses, hits", [(False, 4, 3), (True, 10, 6)])
+def test_a_sectored_l1d_misses_the_sectors_a_line_lacks(sectored, accesses, hits):
+    """GPGPU-Sim mode, sectored L1D (32-byte sectors filled on demand, an access a sector, as GPGPU-Sim's
+    Volta-style L1D counts them): 8 lanes read the first sector of a line (1 access, a miss); 32 lanes then
+    read all four (4: the first sector hits, three sector misses); then 8 and 32 lanes hit (1 + 4).
+    Unsectored, an access a line, every read after the first hits.  rfmodel's own pipeline answers as
+    unsectored."""
     prog = [("LDG.E", [20 + i], [2], {"lines": [0], "active": a}) for i, a in enumerate((8, 32, 8, 32))]
     sm = make_sm(4, l1d=l1d(4, sectored=sectored))
     r = simulate_trace(trace_from_warps([prog]), sm, options={"compat": "gpgpusim"})
-    assert (r.counts["l1_acc"], r.counts["l1_hit"]) == (4, hits)
+    assert (r.counts["l1_acc"], r.counts["l1_hit"]) == (accesses, hits)
     own = run(trace_from_warps([prog]), sm)
     assert own.counts["l1_hit"] == 3
 

@@ -200,6 +200,10 @@ CONFIG_FIELDS = (
     "l2_poly4",
     "l2_poly5",
     "l2_sect",  # 1: the L2's lines hold their 32-byte sectors apart (SMSpec.l2_sector_bytes; state l2_smask)
+    # compat, sectored L1D with latency queues and no design L1D of its own (its hook answers for whole
+    # lines): loads and stores go through the queues a 32-byte sector an access, cycle by cycle, the banks'
+    # heads looked up in bank order (:func:`_l1_step`)
+    "l1_step",
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -261,6 +265,14 @@ G_FIELDS = (
     "inj_free",  # the SM's interconnect injection port free at (x LINE_FIX)
     "ej_free",  # the SM's interconnect ejection port free at (x LINE_FIX)
     "smem_n",  # compat: shared-memory loads between entering the unit and their write-back
+    # C_L1_STEP: the load or store in the LD/ST unit whose sector accesses are entering the L1D's queues
+    # (record, -1: none), its memory line and the sectors of that line still to enter, the cycle its
+    # initiation interval ends; the accesses in the queues
+    "lsu_r",
+    "lsu_j",
+    "lsu_bits",
+    "lsu_ii",
+    "l1_n",
 )
 N_G = len(G_FIELDS)
 
@@ -407,6 +419,17 @@ STATE_FIELDS = (
     "k_cand",
     # [L2 ways] sectored L2 (C_L2_SECT): the 32-byte sectors a way holds (bit mask)
     "l2_smask",
+    # C_L1_STEP: [L1D banks x latency-queue stages] the sector access at each stage (stage 0 the head): its
+    # record (-1: empty), memory line index and sector bit
+    "l1_st_r",
+    "l1_st_j",
+    "l1_st_b",
+    # C_L1_STEP: [L1D ways x sectors of a line] the cycle each sector's data is there
+    "l1_sready",
+    # C_L1_STEP: [records] a load's or store's sector accesses not looked up yet, and the latest cycle its
+    # data is there (a store: its latest acknowledgement less the class latency)
+    "r_macc",
+    "r_mdone",
 )
 N_STATE = len(STATE_FIELDS)
 
@@ -561,6 +584,7 @@ C_L2_POLY3 = 73
 C_L2_POLY4 = 74
 C_L2_POLY5 = 75
 C_L2_SECT = 76
+C_L1_STEP = 77
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -607,6 +631,11 @@ G_WBUF_N = 16
 G_INJ_FREE = 17
 G_EJ_FREE = 18
 G_SMEM_N = 19
+G_LSU_R = 20
+G_LSU_J = 21
+G_LSU_BITS = 22
+G_LSU_II = 23
+G_L1_N = 24
 
 # STATE_FIELDS
 S_G = 0
@@ -703,6 +732,12 @@ S_DRAM = 90
 S_L1_MERGE = 91
 S_K_CAND = 92
 S_L2_SMASK = 93
+S_L1_ST_R = 94
+S_L1_ST_J = 95
+S_L1_ST_B = 96
+S_L1_SREADY = 97
+S_R_MACC = 98
+S_R_MDONE = 99
 
 # K_FIELDS
 K_ISSUED = 0
@@ -1066,7 +1101,11 @@ def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, t, 
         if hit:
             stats[K_L2_HIT] += 1
             return noc_receive(fcfg, scalars, stats, t + cfg[C_L2_LAT], t + cfg[C_L2_LAT], rep)
-    svc = np.int64(fcfg[F_LINE_CYCLES] * LINE_FIX + 0.5)
+    lsec = max((1 << cfg[C_LINE_SHIFT]) >> 5, 1)
+    if nsec < lsec:  # the DRAM bandwidth the sectors read take (GPGPU-Sim mode's sector requests)
+        svc = np.int64(fcfg[F_LINE_CYCLES] * LINE_FIX * nsec / lsec + 0.5)
+    else:
+        svc = np.int64(fcfg[F_LINE_CYCLES] * LINE_FIX + 0.5)
     start = max(t * LINE_FIX, scalars[G_DRAM_FREE])
     scalars[G_DRAM_FREE] = start + svc
     stats[K_DRAM_LINES] += 1
@@ -1218,6 +1257,17 @@ def mq_push(l1q, mb, size, t, n):
         if first < 0:
             first = leave
     return first
+
+
+@njit(cache=True, inline="always")
+def mq_room(l1q, mb, size, t, n, m):
+    """Whether the L1D's miss queue (:func:`mq_wait`) takes ``n`` new requests at ``t`` (it holds at most
+    ``size - m`` then), without waiting."""
+    if size <= 0:
+        return True
+    k = l1q[mb]
+    j = min(k + n - 2 - (size - m), k - 1)
+    return not (j >= 0 and l1q[mb + 2 + j % size] > t)
 
 
 @njit(cache=True, inline="always")
@@ -2165,6 +2215,312 @@ def _lsu_write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_flo
     return act
 
 
+# ----------------------------------------------------------------- GPGPU-Sim's L1D queues, cycle by cycle
+@njit(cache=True, inline="always")
+def _l1_steps(row, opc, trace, cfg, tables):
+    """Whether a load or store of ``row`` goes through the L1D's queues cycle by cycle (``C_L1_STEP``: a
+    global or local access through the SM's L1D, with memory lines)."""
+    if cfg[C_L1_STEP] == 0 or cfg[C_L1_ON] == 0:
+        return False
+    kind = tables[T_CLS_MEM][opc]
+    if kind != MK_LOAD and kind != MK_STORE:
+        return False
+    if cfg[C_L1_BYPASS] != 0 and opc == OP_LDG:
+        return False
+    mem_ptr = trace[9]
+    return mem_ptr[row + 1] > mem_ptr[row]
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _l1_insert(c, trace, cfg, tables, state):
+    """The load or store in the LD/ST unit (``G_LSU_R``) puts its next sector accesses into the tails of
+    their banks' latency queues (a sector's bank: 32-byte interleaving), in order, one a bank a cycle, and
+    stops at the first whose tail is taken (GPGPU-Sim's ``process_memory_access_queue_l1cache``); with its
+    last access in, the unit is free the next cycle (or after the class's initiation interval).  True when
+    an access went in."""
+    scalars = state[S_G]
+    r = scalars[G_LSU_R]
+    if r < 0:
+        return False
+    mem_ptr = trace[9]
+    sec_need = tables[T_SEC_NEED]
+    banks = max(cfg[C_L1_BANKS], 1)
+    depth = cfg[C_L1_QUEUE]
+    st_r = state[S_L1_ST_R]
+    st_j = state[S_L1_ST_J]
+    st_b = state[S_L1_ST_B]
+    r_macc = state[S_R_MACC]
+    end = mem_ptr[state[S_R_ROW][r] + 1]
+    j = scalars[G_LSU_J]
+    bits = scalars[G_LSU_BITS]
+    act = False
+    done = False
+    for _ in range(banks):
+        low = bits & -bits
+        b = 0
+        x = low
+        while x > 1:
+            x >>= 1
+            b += 1
+        tail = (b & (banks - 1)) * depth + depth - 1
+        if st_r[tail] >= 0:
+            break
+        st_r[tail] = r
+        st_j[tail] = j
+        st_b[tail] = low
+        r_macc[r] += 1
+        scalars[G_L1_N] += 1
+        act = True
+        bits &= ~low
+        if bits == 0:
+            j += 1
+            if j >= end:
+                done = True
+                break
+            bits = sec_need[j]
+    scalars[G_LSU_J] = j
+    scalars[G_LSU_BITS] = bits
+    if done:
+        scalars[G_LSU_R] = -1
+        state[S_U_FREE][U_MEM * cfg[C_SCHEDS]] = max(scalars[G_LSU_II], c + 1)
+    return act
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _l1_begin(r, row, opc, cyc, trace, cfg, tables, state):
+    """Load or store record ``r`` enters the LD/ST unit (``C_L1_STEP``): the unit holds it until its sector
+    accesses are all in the L1D's queues (:func:`_l1_insert`, from this cycle); it completes once the last
+    is looked up (:func:`_l1_step`)."""
+    scalars = state[S_G]
+    j = trace[9][row]
+    scalars[G_LSU_R] = r
+    scalars[G_LSU_J] = j
+    scalars[G_LSU_BITS] = tables[T_SEC_NEED][j]
+    scalars[G_LSU_II] = cyc + tables[T_CLS_II][opc]
+    state[S_R_MACC][r] = 0
+    state[S_R_MDONE][r] = cyc
+    state[S_R_EXTRA][r] = 0
+    state[S_U_FREE][U_MEM * cfg[C_SCHEDS]] = NEVER
+    _l1_insert(cyc, trace, cfg, tables, state)
+
+
+@njit(cache=True)
+def _l1_sector(c, r, j, bit, trace, cfg, fcfg, tables, state):
+    """The sector access at the head of its bank's queue, looked up at cycle ``c``: the sector ``bit`` of
+    memory line ``j`` for record ``r``.  A store writes through (a request in the miss queue); a load hits
+    (merging with its sector's outstanding miss, within the merge limit), or misses the sector or the
+    line (a request in the miss queue, an MSHR, a way of its set not waiting for a fill).  False when it
+    cannot go this cycle (GPGPU-Sim's RESERVATION_FAIL: it stays at the head)."""
+    op, mem_line = trace[0], trace[10]
+    row = state[S_R_ROW][r]
+    opc = op[row]
+    kind = tables[T_CLS_MEM][opc]
+    scalars = state[S_G]
+    stats = state[S_K]
+    tag = state[S_L1_TAG]
+    lru = state[S_L1_LRU]
+    ready = state[S_L1_READY]
+    smask = state[S_L1_SMASK]
+    merge = state[S_L1_MERGE]
+    sready = state[S_L1_SREADY]
+    l1q = state[S_L1Q]
+    mshr = state[S_MSHR_FILL]
+    r_mdone = state[S_R_MDONE]
+    shift = cfg[C_LINE_SHIFT]
+    lsec = max((1 << shift) >> 5, 1)
+    sec = 0
+    x = bit
+    while x > 1:
+        x >>= 1
+        sec += 1
+    line = mem_line[j] >> shift
+    s1 = set_of(line, cfg[C_L1_SETS], shift, cfg[C_L1_INDEX])
+    A = cfg[C_L1_ASSOC]
+    base = s1 * A
+    mb = max(cfg[C_L1_BANKS] * (cfg[C_L1_QUEUE] + 3), 1)
+    mq = cfg[C_L1_MISSQ]
+    way = -1
+    for i in range(base, base + A):
+        if tag[i] == line:
+            way = i
+            break
+    tag_hit = way >= 0
+    nsec = max(tables[T_SECTORS][row], 1)
+    if kind == MK_STORE:
+        if not mq_room(l1q, mb, mq, c, 1, 1):
+            stats[K_L1_MISSQ_WAIT] += 1
+            return False
+        stats[K_L1_ACC] += 1
+        scalars[G_LRU_CLOCK] += 1
+        if cfg[C_L1_WALLOC] == 0:
+            hit, way = lru_probe(tag, lru, s1, A, line, scalars[G_LRU_CLOCK])
+        else:
+            hit, way = lru_access_at(tag, lru, s1, A, line, scalars[G_LRU_CLOCK])
+        if hit and (smask[way] & bit) != 0:
+            stats[K_L1_HIT] += 1
+        lv = mq_push(l1q, mb, mq, c, 1)
+        if way >= 0:
+            if not hit:
+                ready[way] = c  # write-allocate; the store does not wait for the line
+                smask[way] = bit
+                sready[way * lsec + sec] = c
+            elif (smask[way] & bit) == 0:
+                smask[way] |= bit
+                sready[way * lsec + sec] = c
+            if hit and cfg[C_L1_WEVICT] != 0 and opc == OP_STG and ready[way] <= c:
+                tag[way] = -1  # write-evict (a line still being filled is left alone)
+                lru[way] = -1
+                smask[way] = 0
+        _, ack = l2_write(
+            cfg,
+            fcfg,
+            scalars,
+            stats,
+            state[S_L2_TAG],
+            state[S_L2_LRU],
+            state[S_L2_SMASK],
+            state[S_DRAM],
+            line,
+            lv,
+            tables[T_REQ_FLITS][row] // nsec,
+            tables[T_ACK_FLITS][row] // nsec,
+            bit if cfg[C_L2_SECT] != 0 else (1 << lsec) - 1,
+        )
+        ack -= tables[T_CLS_LAT][opc]  # GPGPU-Sim mode: the warp is done with the acknowledgement
+        if ack > r_mdone[r]:
+            r_mdone[r] = ack
+        return True
+    at = c
+    if tag_hit and (smask[way] & bit) != 0:
+        sr = sready[way * lsec + sec]
+        if sr > c:  # merges with the sector's outstanding miss
+            mmax = cfg[C_L1_MERGE]
+            if mmax > 0 and merge[way * lsec + sec] >= mmax:
+                stats[K_L1_MERGE_WAIT] += 1
+                return False
+            if not mq_room(l1q, mb, mq, c, 1, 2):
+                stats[K_L1_MISSQ_WAIT] += 1
+                return False
+            merge_add(merge, way * lsec, bit, False)
+            state[S_R_EXTRA][r] += 1
+            at = sr
+        stats[K_L1_ACC] += 1
+        stats[K_L1_HIT] += 1
+        scalars[G_LRU_CLOCK] += 1
+        lru[way] = scalars[G_LRU_CLOCK]
+    else:
+        if not tag_hit and cfg[C_L1_RESERVE] != 0:
+            free = False
+            for i in range(base, base + A):
+                if ready[i] <= c:
+                    free = True
+                    break
+            if not free:
+                stats[K_L1_SET_WAIT] += 1
+                return False
+        if not mq_room(l1q, mb, mq, c, 1, 2):
+            stats[K_L1_MISSQ_WAIT] += 1
+            return False
+        if cfg[C_MSHR] > 0:
+            free = False
+            for m in range(cfg[C_MSHR]):
+                if mshr[m] <= c:
+                    free = True
+                    break
+            if not free:
+                stats[K_MSHR_WAIT] += 1
+                return False
+        stats[K_L1_ACC] += 1
+        scalars[G_LRU_CLOCK] += 1
+        if tag_hit:
+            lru[way] = scalars[G_LRU_CLOCK]
+        elif cfg[C_L1_RESERVE] != 0:
+            _, way, _ = lru_access_reserve(tag, lru, ready, s1, A, line, scalars[G_LRU_CLOCK], c)
+        else:
+            _, way = lru_access_at(tag, lru, s1, A, line, scalars[G_LRU_CLOCK])
+        lv = mq_push(l1q, mb, mq, c, 1)
+        fill, _ = mshr_request(
+            cfg,
+            fcfg,
+            scalars,
+            stats,
+            mshr,
+            state[S_L2_TAG],
+            state[S_L2_LRU],
+            state[S_L2_SMASK],
+            state[S_DRAM],
+            line,
+            c,
+            tables[T_REQ_FLITS][row],
+            cfg[C_SECTOR_FLITS],
+            bit,
+            True,
+            lv,
+        )
+        merge_add(merge, way * lsec, bit, True)
+        if tag_hit:
+            ready[way] = max(ready[way], fill)
+            smask[way] |= bit
+        else:
+            ready[way] = fill
+            smask[way] = bit
+        sready[way * lsec + sec] = fill
+        state[S_R_EXTRA][r] += 1
+        at = fill
+    if at > r_mdone[r]:
+        r_mdone[r] = at
+    return True
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _l1_step(cyc, trace, cfg, fcfg, tables, state):
+    """GPGPU-Sim mode's L1D queues (``C_L1_STEP``), one cycle (``ldst_unit::L1_latency_queue_cycle``):
+    the head of each bank's latency queue is looked up, bank 0 first (:func:`_l1_sector`; one that cannot
+    go stays), then every access behind a free stage moves up one; a record whose last access has been
+    looked up completes when its data is there (a store: when acknowledged).  Then the load or store in the
+    unit puts its next accesses in (:func:`_l1_insert`).  True when anything moved; on an error
+    ``stats[K_ERR]`` is set."""
+    scalars = state[S_G]
+    stats = state[S_K]
+    act = False
+    if scalars[G_L1_N] > 0:
+        banks = max(cfg[C_L1_BANKS], 1)
+        depth = cfg[C_L1_QUEUE]
+        st_r = state[S_L1_ST_R]
+        st_j = state[S_L1_ST_J]
+        st_b = state[S_L1_ST_B]
+        r_macc = state[S_R_MACC]
+        for b in range(banks):
+            h = b * depth
+            r = st_r[h]
+            if r >= 0 and _l1_sector(cyc, r, st_j[h], st_b[h], trace, cfg, fcfg, tables, state):
+                st_r[h] = -1
+                scalars[G_L1_N] -= 1
+                r_macc[r] -= 1
+                act = True
+                if r_macc[r] == 0 and scalars[G_LSU_R] != r:
+                    lat = tables[T_CLS_LAT][trace[0][state[S_R_ROW][r]]]
+                    done = state[S_R_MDONE][r] + lat
+                    if not _schedule(
+                        scalars,
+                        stats,
+                        state[S_H_T],
+                        state[S_H_V],
+                        cfg[C_HEAP_CAP],
+                        max(done, cyc + 1),
+                        EV_COMPLETE * EV_MUL + r,
+                    ):
+                        return act
+            for k in range(h, h + depth - 1):
+                if st_r[k] < 0 and st_r[k + 1] >= 0:
+                    st_r[k] = st_r[k + 1]
+                    st_j[k] = st_j[k + 1]
+                    st_b[k] = st_b[k + 1]
+                    st_r[k + 1] = -1
+                    act = True
+    return _l1_insert(cyc, trace, cfg, tables, state) or act
+
+
 @njit(cache=True, inline="always", _nrt=False)
 def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
     """Instruction record ``r`` enters unit instance ``ui``: the LD/ST unit goes through the L1D (or the
@@ -2181,6 +2537,9 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     u_free = state[S_U_FREE]
     row = state[S_R_ROW][r]
     opc = op[row]
+    if cls_unit[opc] == U_MEM and _l1_steps(row, opc, trace, cfg, tables):
+        _l1_begin(r, row, opc, cyc, trace, cfg, tables, state)  # completes from the L1D's queues
+        return True
     if cls_unit[opc] == U_MEM:
         done_t, free_t = lsu_access(
             r,
@@ -2373,8 +2732,9 @@ def _execute_compat(cyc, trace, cfg, fcfg, tables, state, design_ints, design_fl
 @njit(cache=True, inline="always", _nrt=False)
 def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, stamp, n_busy, n_ocex):
     """Dispatch: collectors whose operands all arrived before ``stamp`` hand their instruction on, oldest
-    first, to its unit if that is free (rfmodel's pipeline) or else to the unit's dispatch buffer (GPGPU-Sim
-    mode: always to the OC_EX register), and free themselves.  Returns (moved, busy collectors, buffered
+    first (GPGPU-Sim mode with sub-cores: lowest-numbered collector first), to its unit if that is free
+    (rfmodel's pipeline) or else to the unit's dispatch buffer (GPGPU-Sim mode: always to the OC_EX
+    register), and free themselves.  Returns (moved, busy collectors, buffered
     instructions); on an error ``stats[K_ERR]`` is set."""
     S = cfg[C_SCHEDS]
     NC = cfg[C_COLLECTORS]
@@ -2402,6 +2762,11 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
             continue
         cand[n_cand] = k
         n_cand += 1
+    # GPGPU-Sim mode with sub-cores: a dispatch unit scans the collectors from the first of the sub-core after
+    # the one it served last (``dispatch_unit_t::find_ready``), so of a sub-core's collectors whose
+    # instructions wait for the same dispatch register the lowest-numbered one goes (the candidates are in
+    # collector order); otherwise the oldest instruction
+    lowest = compat and cfg[C_SUBCORE] != 0
     while n_cand > 0:
         best = -1
         bj = -1
@@ -2416,6 +2781,8 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
                 continue
             best = k
             bj = j
+            if lowest:
+                break
         if best < 0:
             break
         cand[bj] = -1
@@ -3397,6 +3764,8 @@ def _idle_skip(cyc, cfg, state, stop, n_busy, design_ints):
         for i in range(ocex.shape[0]):
             if ocex[i] >= 0:
                 nxt = cyc + 1  # waits on a result bus or completion slot, which time frees
+        if cfg[C_L1_STEP] != 0 and (scalars[G_L1_N] > 0 or scalars[G_LSU_R] >= 0):
+            nxt = cyc + 1  # accesses in the L1D's queues, or still to enter them, move cycle by cycle
     if nxt >= NEVER:
         stats[K_ERR] = ERR_DEADLOCK
         stats[K_ERR_INFO] = cyc
@@ -3476,6 +3845,7 @@ def _run(
     stats = state[S_K]
     wbuf_on = cfg[C_WBUF] > 0 and (cfg[C_BANK_RCYC] > 1 or cfg[C_BANK_WCYC] > 1)
     wq_hist = state[S_WQ_HIST]
+    l1_step = cfg[C_L1_STEP] != 0
     n_blist, n_busy, n_idoc, n_ocex = _carried(cfg, state)
 
     cyc = scalars[G_CYCLE]
@@ -3504,6 +3874,10 @@ def _run(
             )
         if stats[K_ERR] != 0:
             break
+        if l1_step:  # the L1D's queues, before the LD/ST unit takes another instruction
+            act = _l1_step(cyc, trace, cfg, fcfg, tables, state) or act
+            if stats[K_ERR] != 0:
+                break
         if compat:
             moved, n_ocex = _execute_compat(
                 cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, n_ocex

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from rfmodel.designs.base import CLAIM_RING, Design, DesignParams, SimSetup, get_design
+from rfmodel.designs.base import CLAIM_RING, Design, DesignParams, SimSetup, get_design, own_l1_hook
 from rfmodel.designs.base import NEVER as DESIGN_NEVER
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.setassoc import SET_INDEX
@@ -472,6 +472,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "il1_mshr": ic.mshr_entries if il1_on else 1,
         "il1_onmiss": int(bool(ic.allocate_on_miss)) if il1_on else 1,
         "l1_sect": int(sect),
+        "l1_step": int(sect and l1.hit_latency_cycles > 0 and setup.hooks.l1 is own_l1_hook),
         "l1_queue": l1.hit_latency_cycles if compat and l1_on else 0,
         "l1_banks": l1.banks,
         "sector_flits": int(sm.icnt_flits(32)) if noc else 0,
@@ -513,9 +514,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "rep_flits": rep_flits,
         "ack_flits": ack_flits,
         "atom": _atomics(trace),
-        "sec_need": _sector_needs(trace, line_bytes)
-        if sect or cfg[C.C_L2_SECT]
-        else np.zeros(1, dtype=np.int64),
+        "sec_need": _sector_needs(trace, line_bytes) if sect or cfg[C.C_L2_SECT] else np.zeros(1, np.int64),
     }
     tabs = tuple(np.ascontiguousarray(tabd[k], dtype=np.int64) for k in C.TABLE_FIELDS)
     return _Prepared(arrays, cfg, fcfg, tabs, n, n_cta, res_ctas, wpc)
@@ -681,6 +680,10 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
     def z(n, v=0):
         return np.full(max(int(n), 1), v, dtype=np.int64)
 
+    # the L1D's latency-queue stages (GPGPU-Sim mode, cycle by cycle) and the sectors of its lines
+    l1st = int(cfg[C.C_L1_BANKS]) * int(cfg[C.C_L1_QUEUE]) if cfg[C.C_L1_STEP] else 1
+    line_sectors = (1 << int(cfg[C.C_LINE_SHIFT])) >> 5
+
     sizes = {
         "g": z(C.N_G),
         "w_active": z(W),
@@ -755,6 +758,12 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
         "l2_tag": z(l2n, -1),
         "l2_lru": z(l2n, -1),
         "l2_smask": z(l2n),
+        "l1_st_r": z(l1st, -1),
+        "l1_st_j": z(l1st),
+        "l1_st_b": z(l1st),
+        "l1_sready": z(l1n * max(line_sectors, 1)),
+        "r_macc": z(max_rec),
+        "r_mdone": z(max_rec),
         "mshr_fill": z(max(int(cfg[C.C_MSHR]), 1)),
         "k": z(C.N_K),
         "b_max": z(NB),
@@ -785,6 +794,7 @@ def _state(p: _Prepared, sm) -> tuple[tuple, np.ndarray]:
     g[C.G_RTOP] = max_rec
     g[C.G_UPKEEP_NEXT] = 0
     g[C.G_LAST_FETCH] = 0
+    g[C.G_LSU_R] = -1
     if cfg[C.C_POLICY] == C.POL_LRR:
         for s in range(S):
             sizes["s_last"][s] = (W - s + S - 1) // S - 1
