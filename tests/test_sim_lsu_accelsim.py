@@ -8,8 +8,8 @@ What they pin: the L1D's queues a sector an access with the banks' heads looked 
 (``rfmodel.sim.core._l1_step``), and the dispatch of ready collectors in GPGPU-Sim's scan order, which with
 sub-cores lets a sub-core's lower-numbered collector go first (``_dispatch``): with one L1D bank the second
 collector of each sub-core waits for hundreds of cycles (oldest-first dispatch ran the 16-warp stream in
-1,357 cycles, 18.7 % short), and with four banks the miss queue is the bottleneck (oldest first and a line
-an access: 1,395 and 2,419 cycles, 7 and 10 % short)."""
+1,357 cycles, 18.7 % short); with four banks oldest-first dispatch and a line an access ran the 16- and
+32-warp streams in 1,360 and 2,384 cycles, 9 and 11 % short."""
 
 from __future__ import annotations
 
