@@ -19,35 +19,17 @@ from helpers_reference import needs_reference, reference
 from rfmodel.sim import simulate_trace
 from rfmodel.spec import from_gpgpusim_config
 from rfmodel.workload.accelsim import read_traceg
+from rfmodel.workload.export_accelsim import _HEADER
 
 CONFIG = reference("gpgpusim-configs", "SM7_QV100_1SM", "gpgpusim.config")
 pytestmark = needs_reference("gpgpusim-configs", "SM7_QV100_1SM", "gpgpusim.config")
-
-_HEADER = """-kernel name = loads
--kernel id = 1
--grid dim = (1,1,1)
--block dim = ({threads},1,1)
--shmem = 0
--nregs = 32
--binary version = 70
--cuda stream id = 0
--shmem base_addr = 0x00007f0000000000
--local mem base_addr = 0x00007f0001000000
--nvbit version = 1.7
--accelsim tracer version = 5
--enable lineinfo = 0
-
-#BEGIN_TB
-
-thread block = 0,0,0
-
-"""
 
 
 def load_stream(folder, warps: int, loads: int):
     """The trace file of the stream (the module docstring), read back."""
     base = 0x100000000
-    text = [_HEADER.format(threads=32 * warps)]
+    header = _HEADER.format(name="loads", ctas=1, threads=32 * warps, shmem=0, nregs=32)
+    text = [header + "\n#BEGIN_TB\n\nthread block = 0,0,0\n"]
     for w in range(warps):
         rows = []
         for i in range(loads):

@@ -1077,6 +1077,17 @@ def popcount(bits):
     return n
 
 
+@njit(cache=True, inline="always")
+def low_sector(bits):
+    """The lowest set bit's position in ``bits`` (a mask's first sector; 0 for 0)."""
+    low = bits & -bits
+    k = 0
+    while low > 1:
+        low >>= 1
+        k += 1
+    return k
+
+
 @njit(cache=True)
 def l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, t, rep, bits):
     """Cycle at which an L1 miss (or bypassing access) of ``line`` (the 32-byte sectors ``bits`` of it, a
@@ -1360,11 +1371,7 @@ def _l1_access(
     if queued:
         bank = 0
         if banks > 1 and need != 0:  # banks interleave the sectors: the first one it reads
-            low = need & -need
-            while low > 1:
-                low >>= 1
-                bank += 1
-            bank &= banks - 1
+            bank = low_sector(need) & (banks - 1)
         qb, enter, tl = l1_queue_enter(l1q, depth, bank, t)
         if enter > t:
             t = enter
@@ -2257,12 +2264,7 @@ def _l1_insert(c, trace, cfg, tables, state):
     done = False
     for _ in range(banks):
         low = bits & -bits
-        b = 0
-        x = low
-        while x > 1:
-            x >>= 1
-            b += 1
-        tail = (b & (banks - 1)) * depth + depth - 1
+        tail = (low_sector(low) & (banks - 1)) * depth + depth - 1
         if st_r[tail] >= 0:
             break
         st_r[tail] = r
@@ -2328,11 +2330,7 @@ def _l1_sector(c, r, j, bit, trace, cfg, fcfg, tables, state):
     r_mdone = state[S_R_MDONE]
     shift = cfg[C_LINE_SHIFT]
     lsec = max((1 << shift) >> 5, 1)
-    sec = 0
-    x = bit
-    while x > 1:
-        x >>= 1
-        sec += 1
+    sec = low_sector(bit)
     line = mem_line[j] >> shift
     s1 = set_of(line, cfg[C_L1_SETS], shift, cfg[C_L1_INDEX])
     A = cfg[C_L1_ASSOC]
