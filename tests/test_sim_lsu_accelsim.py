@@ -2,7 +2,10 @@
 loads written here as Accel-Sim traces: ``warps`` warps of one CTA, each ``loads`` loads of a line of its own
 (32 lanes, the line's four 32-byte sectors), the destination registers cycling over eight (so a warp's ninth
 load waits for its first), then ``EXIT``.  Accel-Sim's cycles (accel-sim-framework 73f9fac, gpgpu-sim
-667834c, ``-gpgpu_kernel_launch_latency 0``) were measured on these very files.
+667834c) were measured on the same instruction streams: ``accel-sim.out -trace kernelslist.g -config
+gpgpusim.config -config trace.config -gpgpu_kernel_launch_latency 0`` in a folder holding the trace file
+:func:`load_stream` writes and a ``kernelslist.g`` naming it, the config's ``-gpgpu_l1_banks`` set to 1 for
+the one-bank streams.
 
 What they pin: the L1D's queues a sector an access with the banks' heads looked up bank 0 first
 (``rfmodel.sim.core._l1_step``), and the dispatch of ready collectors in GPGPU-Sim's scan order, which with
