@@ -1240,16 +1240,23 @@ def mq_wait(l1q, mb, size, t, n, m, stats):
     """The first cycle from ``t`` at which the L1D's miss queue (``size`` entries at ``l1q[mb:]``; 0: no
     limit) holds at most ``size - m`` requests when the last of ``n`` new ones asks (GPGPU-Sim's
     ``miss_queue_full``: ``m`` = 2 for a load's miss, 1 for a store)."""
+    room = mq_room_at(l1q, mb, size, n, m)
+    if room > t:
+        stats[K_L1_MISSQ_WAIT] += room - t
+        t = room
+    return t
+
+
+@njit(cache=True, inline="always")
+def mq_room_at(l1q, mb, size, n, m):
+    """The cycle from which the L1D's miss queue has room for ``n`` new requests (:func:`mq_wait`; 0: now)."""
     if size <= 0:
-        return t
+        return 0
     k = l1q[mb]
     # the request that must have left: the (size - m + 1)-th before the last new one (one of the new ones
     # only where a line's sectors outnumber the room: then the last request already in)
     j = min(k + n - 2 - (size - m), k - 1)
-    if j >= 0 and l1q[mb + 2 + j % size] > t:
-        stats[K_L1_MISSQ_WAIT] += l1q[mb + 2 + j % size] - t
-        t = l1q[mb + 2 + j % size]
-    return t
+    return l1q[mb + 2 + j % size] if j >= 0 else 0
 
 
 @njit(cache=True, inline="always")
@@ -1268,17 +1275,6 @@ def mq_push(l1q, mb, size, t, n):
         if first < 0:
             first = leave
     return first
-
-
-@njit(cache=True, inline="always")
-def mq_room(l1q, mb, size, t, n, m):
-    """Whether the L1D's miss queue (:func:`mq_wait`) takes ``n`` new requests at ``t`` (it holds at most
-    ``size - m`` then), without waiting."""
-    if size <= 0:
-        return True
-    k = l1q[mb]
-    j = min(k + n - 2 - (size - m), k - 1)
-    return not (j >= 0 and l1q[mb + 2 + j % size] > t)
 
 
 @njit(cache=True, inline="always")
@@ -2345,7 +2341,7 @@ def _l1_sector(c, r, j, bit, trace, cfg, fcfg, tables, state):
     tag_hit = way >= 0
     nsec = max(tables[T_SECTORS][row], 1)
     if kind == MK_STORE:
-        if not mq_room(l1q, mb, mq, c, 1, 1):
+        if mq_room_at(l1q, mb, mq, 1, 1) > c:
             stats[K_L1_MISSQ_WAIT] += 1
             return False
         stats[K_L1_ACC] += 1
@@ -2396,7 +2392,7 @@ def _l1_sector(c, r, j, bit, trace, cfg, fcfg, tables, state):
             if mmax > 0 and merge[way * lsec + sec] >= mmax:
                 stats[K_L1_MERGE_WAIT] += 1
                 return False
-            if not mq_room(l1q, mb, mq, c, 1, 2):
+            if mq_room_at(l1q, mb, mq, 1, 2) > c:
                 stats[K_L1_MISSQ_WAIT] += 1
                 return False
             merge_add(merge, way * lsec, bit, False)
@@ -2416,7 +2412,7 @@ def _l1_sector(c, r, j, bit, trace, cfg, fcfg, tables, state):
             if not free:
                 stats[K_L1_SET_WAIT] += 1
                 return False
-        if not mq_room(l1q, mb, mq, c, 1, 2):
+        if mq_room_at(l1q, mb, mq, 1, 2) > c:
             stats[K_L1_MISSQ_WAIT] += 1
             return False
         if cfg[C_MSHR] > 0:
