@@ -1190,3 +1190,32 @@ def test_a_trace_is_its_static_kernels_only_while_its_checked_rows_match():
     cls = op.copy()
     cls[r] = (int(op[r]) + 1) % 8
     assert static_kernel(with_columns(src, cls), k) is None
+
+
+def test_shared_memory_bank_passes_slow_both_engines_alike():
+    """Half the instructions shared loads of ``p`` passes through the banks (bank conflicts), the other half
+    independent FFMAs: the load/store unit, a pass a cycle, bounds IPC at 1 / (p / 2) in both engines; the
+    analytic effect of more passes, IPC(p) / IPC(1), follows the simulator's within 10 %, and the profile
+    counts the passes (``smem_passes_per_instr``: 64 loads of p passes in 129 instructions a warp)."""
+    from rfmodel.analytic.engine import run_analytic, workload_profile
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.sim import simulate_trace, trace_from_warps
+    from rfmodel.workload.suite import Workload
+
+    sm = resolve_gpu("volta-v100")
+    ipc = {}
+    for p in (1, 2, 4, 8):
+        warp = []
+        for i in range(64):
+            load = ("LDS", [10 + 2 * (i % 8)], [2], {"smem_passes": p})
+            warp += [load, ("FFMA", [40 + (i % 8)], [3, 4, 5])]
+        t = trace_from_warps([[*warp, ("EXIT", [], [])]] * 32, warps_per_cta=8)
+        prof = workload_profile(Workload(f"lds{p}", t), sm, max_warps=None, share=False)
+        assert prof.smem_passes_per_instr == pytest.approx(64 * p / 129)
+        a = float(np.asarray(run_analytic(get_design("baseline"), prof, sm, {})["ipc"]))
+        s = simulate_trace(t, sm).metrics["ipc"]
+        assert a <= 2 / p + 1e-9 and s <= 2 / p + 0.01
+        ipc[p] = (a, s)
+    for p in (2, 4, 8):
+        assert ipc[p][0] / ipc[1][0] == pytest.approx(ipc[p][1] / ipc[1][1], rel=0.10)

@@ -282,7 +282,7 @@ def test_cli_workload_info_values(capsys, tmp_path, monkeypatch):
 
 
 def test_executed_trace_memory_per_instruction_keeps_1e7_under_1gb():
-    # an executed trace holds 58 bytes a row plus 8 per line; making one costs, beyond the launch's fixed
+    # an executed trace holds 59 bytes a row plus 8 per line; making one costs, beyond the launch's fixed
     # buffers (inputs, global memory, the recorder), at most 80 bytes a row more than a smaller one: measured
     # as the traced peak of 1 and 4 CTAs of gemm_micro8x8 (about 220,000 rows a CTA).  10^7 rows at this rate
     # stay under 1 GB (measured whole: 10,164,896 rows raise the peak RSS by 702 MiB, docs/execute.md).
@@ -296,7 +296,7 @@ def test_executed_trace_memory_per_instruction_keeps_1e7_under_1gb():
         t = executed_trace(kernel, recipe, ctas=ctas)
         peaks.append((t.n_instrs, tracemalloc.get_traced_memory()[1]))
         tracemalloc.stop()
-        assert t.nbytes <= 58.5 * t.n_instrs + 8 * len(t.mem_line) + 8 * (t.n_warps + 1) * 2
+        assert t.nbytes <= 59.5 * t.n_instrs + 8 * len(t.mem_line) + 8 * (t.n_warps + 1) * 2
         del t
     (n1, p1), (n4, p4) = peaks
     assert n4 > 3 * n1 and p4 - p1 <= 80 * (n4 - n1), (p4 - p1) / (n4 - n1)
@@ -353,3 +353,29 @@ def test_trace_recipe_probes_are_kept_on_disk_and_heal(tmp_path, monkeypatch):
     entries[0].write_bytes(entries[0].read_bytes()[:-20])  # cut short: probed again, the same answer
     healed = trace_recipe(kernel, 3)
     assert healed[1:] == first[1:]
+
+
+def test_a_shared_access_records_its_passes_through_the_banks():
+    """Each shared access's bank-conflict degree from its lanes' addresses, by hand: 4-byte words of 32
+    banks, lanes on one word share a pass (GPGPU-Sim's rule); other rows record none."""
+    from dataclasses import replace
+
+    body = [
+        "S2R R0, SR_TID.X",  # 0: lane
+        "IMAD.SHL.U32 R1, R0, 0x4, RZ",  # 1: 4 x lane: a word a bank
+        "IMAD.SHL.U32 R2, R0, 0x8, RZ",  # 2: 8 x lane: two words in each even bank
+        "IMAD.SHL.U32 R3, R0, 0x80, RZ",  # 3: 128 x lane: 32 words of bank 0
+        "LOP3.LUT R5, R0, 0x3, RZ, 0xc0, !PT",  # 4: lane & 3
+        "IMAD.SHL.U32 R5, R5, 0x80, RZ",  # 5: four words of bank 0, eight lanes on each
+        "STS [R1], R0",  # 6: 1 pass
+        "LDS R4, [R2]",  # 7: 2 passes
+        "LDS R6, [R3]",  # 8: 32 passes
+        "LDS R7, [R5]",  # 9: 4 passes
+        "LDS R8, [RZ]",  # 10: every lane on one word: 1 pass
+        "EXIT",  # 11
+    ]
+    (kernel,) = parse_sass(_listing("sm_80", body, name="banks"))
+    kernel = replace(kernel, shared_mem_bytes=4096)
+    recipe = Recipe(kernel="banks", grid=(1,), block=(32,), params=[], arrays={}, outputs=[])
+    t = executed_trace(kernel, recipe, ctas=1)
+    assert t.smem_passes.tolist() == [0] * 6 + [1, 2, 32, 4, 1, 0]

@@ -154,6 +154,25 @@ def test_an_atomic_with_no_cache_line_is_a_shared_one(tmp_path):
     assert back.op[:2].tolist() == [OpClass.ATOMIC] * 2 and back.mem_line.tolist() == [0x3000]
 
 
+def test_a_shared_access_keeps_its_bank_passes_through_the_file(tmp_path):
+    """A shared access's passes through the banks (its bank-conflict degree) are written as lanes on that
+    many words of one bank, which the reader, and GPGPU-Sim's rule, count back; one pass stays contiguous."""
+    warp = [
+        ("LDS", [4], [2], {"smem_passes": 1}),
+        ("STS", [], [2, 4], {"smem_passes": 4}),
+        ("LDS", [6], [2], {"smem_passes": 32}),
+        ("LDS", [8], [2], {"smem_passes": 3, "active": 2}),  # more passes than lanes: as many as lanes
+        ("IADD3", [1], [1]),
+        ("EXIT", [], []),
+    ]
+    info, rows = export(tmp_path, [warp])
+    assert rows[0][7:] == ["4", "1", "0x0", "4", "0"]
+    assert rows[1][7:13] == ["4", "0", "0x0", "0x80", "0x100", "0x180"]  # bank 0's words 0, 32, 64, 96
+    assert check_traceg(info["traceg"]) == []
+    back = read_traceg(info["traceg"])
+    assert back.smem_passes.tolist() == [1, 4, 32, 2, 0, 0]
+
+
 # ----------------------------------------------------------------------------------- the checker
 HEAD = """-kernel name = k
 -kernel id = 1

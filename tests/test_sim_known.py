@@ -839,3 +839,20 @@ def test_gpgpusim_mode_shared_memory_pipeline_holds_smem_latency_loads(smem):
     assert (compat[3][1] > 0) == (smem < 3)
     own = [ends(n, None)[0] for n in (1, 4)]
     assert own[1] - own[0] == 3
+
+
+@pytest.mark.parametrize("gpu", ["volta-v100", "fermi-gtx480"])
+def test_a_shared_access_holds_the_load_store_unit_a_cycle_a_bank_pass(gpu):
+    """128 independent shared loads (4 warps of 32) keep the one load/store unit busy: each pass through
+    the banks beyond the first (``smem_passes``, a bank conflict) costs it one more cycle, 128 (p - 1) in
+    all (fermi-gtx480's first access overlaps the kernel's start by up to 3 cycles)."""
+    sm = get_preset(gpu)
+
+    def cycles(p):
+        warp = [("LDS", [10 + 2 * (i % 8)], [2], {"smem_passes": p}) for i in range(32)] + [("EXIT", [], [])]
+        return simulate_trace(trace_from_warps([warp] * 4, warps_per_cta=4), sm).metrics["cycles"]
+
+    base = cycles(1)
+    assert cycles(0) == base  # no passes recorded: one
+    for p in (2, 4, 32):
+        assert abs(cycles(p) - base - 128 * (p - 1)) <= 3

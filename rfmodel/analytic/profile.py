@@ -230,6 +230,9 @@ class WorkloadProfile:
     mem_fraction: float = 0.0
     instrs_per_warp: float = 0.0
     load_lines_per_instr: float | None = None  # L1D lines of loads and atomics (stores excluded)
+    #: the load/store unit's cycles of shared-memory accesses per instruction: a pass through the banks each
+    #: (``Trace.smem_passes``, at least one an access with active lanes)
+    smem_passes_per_instr: float = 0.0
     #: deactivation points (barriers, first consumers of long loads) per instruction
     sched_cpi: np.ndarray | None = None  # float64 [len(SCHED_CTAS), K, J]: cycles per instruction (NaN: none)
     #: bool [len(SCHED_CTAS), K, J]: the cells of ``sched_cpi`` not built yet (``None``: every cell of a
@@ -1187,11 +1190,11 @@ def _cta_sched_table(
     ``w mod n_sched``, each scheduler issues at most ``width`` instructions a cycle, oldest warp
     first; an instruction of class ``c`` holds its scheduler's unit ``unit[c]`` for ``ii[c]``
     cycles, except the one load/store unit of the SM (``unit[c] == lsu_unit``), which it holds
-    ``lsu_cycles[i]`` cycles (one per L1D line); a barrier releases its CTA's warps one cycle
-    after the last arrival.  ``collectors`` (0: none): operand collectors per scheduler; an instruction
-    issues only when one of its scheduler's is free and holds it ``1 + extra`` cycles (its collection), so
-    a warp's independent instructions collect one after another when each warp has about one collector
-    (``calib/collector_schedule.py``; the tables the model reads are built without).
+    ``lsu_cycles[i]`` cycles (one per L1D line or shared-memory pass); a barrier releases its CTA's
+    warps one cycle after the last arrival.  ``collectors`` (0: none): operand collectors per scheduler;
+    an instruction issues only when one of its scheduler's is free and holds it ``1 + extra`` cycles (its
+    collection), so a warp's independent instructions collect one after another when each warp has about
+    one collector (``calib/collector_schedule.py``; the tables the model reads are built without).
     """
     n_extra = extra.shape[0]
     n_mem = lat2.shape[0]
@@ -1566,6 +1569,17 @@ for _c in (OpClass.LD_GLOBAL, OpClass.LD_LOCAL, OpClass.ATOMIC):
     WAITING_LOADS[int(_c)] = True
 
 
+def _smem_passes(trace: Trace) -> float:
+    """The passes through the shared memory's banks of the trace's shared accesses with active lanes (one
+    where none is recorded): the load/store unit's cycles they take."""
+    op = np.asarray(trace.op)
+    shared = np.isin(op, (int(OpClass.LD_SHARED), int(OpClass.ST_SHARED))) | (
+        (op == OpClass.ATOMIC) & (np.diff(trace.mem_ptr) == 0)  # no cache line: a shared-memory atomic
+    )
+    shared &= np.asarray(trace.active) > 0
+    return float(np.maximum(np.asarray(trace.smem_passes)[shared], 1).sum())
+
+
 def l1d_stream(trace: Trace, rank: np.ndarray | None = None):
     """The L1D's access stream of ``trace`` in :func:`stream_order`'s order: ``(line numbers, trace row of
     each access, whether the access is a load's)`` (global and local loads and stores, atomics)."""
@@ -1701,7 +1715,8 @@ def sched_table(
     lat2 = _latency_grid(np.asarray(latencies, dtype=np.float64), exec_latencies, grid)
     wpc = _cta_shape(trace)[0]
     out = np.full(cells.shape, np.nan)
-    lsu_cycles = np.diff(trace.mem_ptr).astype(np.float64)
+    # the load/store unit's cycles of a row: a line a cycle, a shared access a pass through the banks
+    lsu_cycles = np.maximum(np.diff(trace.mem_ptr), trace.smem_passes).astype(np.float64)
     ii = np.asarray(sched["initiation"], dtype=np.float64)
     unit = np.asarray(sched["unit"], dtype=np.int64)
     u_slots = unit_slots_of(sched, unit)
@@ -1887,6 +1902,7 @@ def profile_trace(
         chain_extra=CHAIN_EXTRA.copy(),
         chain=chain_total / n_t,
         mem_lines_per_instr=n_acc / n,
+        smem_passes_per_instr=_smem_passes(trace) / n,
         **hit_tables,
         regs_per_thread=int(trace.regs_per_thread),
         threads_per_cta=int(trace.threads_per_cta),

@@ -303,9 +303,10 @@ def _cta_check(n_slots, wpc, slot_cta, live, at_bar, running):
 
 
 @njit(cache=True)
-def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, cls, mem):
+def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, shape, cls, mem):
     """:func:`issue_rank`'s schedule (issue sequence number of every trace row, cycles) of the trace's warps,
-    CTAs, rows and lines on :class:`IssueShape`, :class:`ClassTables` and :class:`MemoryPath`."""
+    CTAs, rows and lines on :class:`IssueShape`, :class:`ClassTables` and :class:`MemoryPath`; ``passes``:
+    a shared access's passes through the banks (``Trace.smem_passes``), the unit's cycles."""
     wpc, n_slots, n_sched, width, policy = shape
     lat, kind, unit, ii, u_slots, lsu_unit, barrier_op = cls
     l1_sets, l1_ways, l2_sets, l2_ways = mem.l1_sets, mem.l1_ways, mem.l2_sets, mem.l2_ways
@@ -438,6 +439,9 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, shape, c
                             caches,
                             mem,
                         )
+                        if passes[i] > 1:  # shared memory's bank conflicts: a pass a cycle
+                            done += passes[i] - 1
+                            tt = max(tt, t0 + passes[i])
                         lsu_free = max(t0 + ii[c], tt)
                     else:
                         ufree[s % u_slots[u], u] = t + ii[c]
@@ -542,6 +546,7 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
         trace.psrc,
         trace.mem_ptr.astype(np.int64),
         (trace.mem_line // trace.line_bytes).astype(np.int64),
+        trace.smem_passes.astype(np.int64),
         shape,
         cls,
         mem,

@@ -490,19 +490,29 @@ def _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, mem_s
 
 
 def _port_rates(
-    lines, ld_lines, misses, dram, mem_bytes_per_cycle, line_bytes, noc_reply, noc_request, noc_store, noc_ack
+    lines,
+    smem_passes,
+    ld_lines,
+    misses,
+    dram,
+    mem_bytes_per_cycle,
+    line_bytes,
+    noc_reply,
+    noc_request,
+    noc_store,
+    noc_ack,
 ) -> tuple:
     """The memory side's bounds for :func:`interval_model` (warp instructions per cycle): DRAM bandwidth,
-    the load/store unit (a line a cycle) and the SM's interconnect ports, and the ejection port's cycles per
-    instruction (it queues).  The ports: a missed load line's request out and reply in, a store line's data
-    out and acknowledgement in, in core cycles per instruction."""
+    the load/store unit (a line or a shared-memory pass a cycle) and the SM's interconnect ports, and the
+    ejection port's cycles per instruction (it queues).  The ports: a missed load line's request out and
+    reply in, a store line's data out and acknowledgement in, in core cycles per instruction."""
     st_lines = np.maximum(np.asarray(lines, dtype=np.float64) - ld_lines, 0.0)
     noc = [np.asarray(v, dtype=np.float64) for v in (noc_reply, noc_request, noc_store, noc_ack)]
     noc_ej = misses * noc[0] + st_lines * noc[3]
     noc_inj = misses * noc[1] + st_lines * noc[2]
     with np.errstate(divide="ignore"):
         rate_mem = np.where(dram > 0, np.asarray(mem_bytes_per_cycle) / (dram * line_bytes), np.inf)
-        lines_a = np.asarray(lines, dtype=np.float64)
+        lines_a = np.asarray(lines, dtype=np.float64) + smem_passes
         rate_lsu = np.where(lines_a > 0, 1.0 / np.where(lines_a > 0, lines_a, 1.0), np.inf)
         noc_busy = np.maximum(noc_ej, noc_inj)
         rate_noc = np.where(noc_busy > 0, 1.0 / np.where(noc_busy > 0, noc_busy, 1.0), np.inf)
@@ -734,15 +744,19 @@ def _model_arrays(coef, warps, schedulers, banks, ports_per_bank, collectors, in
     return c, q, warps, S, B, P, N_oc, Bi
 
 
-def _memory_bounds(mem, mshr, line_bytes, mem_bytes_per_cycle, noc_reply, noc_request, noc_store, noc_ack):
+def _memory_bounds(
+    mem, mshr, line_bytes, mem_bytes_per_cycle, noc_reply, noc_request, noc_store, noc_ack, smem_passes=0.0
+):
     """The memory side's bounds for :func:`interval_model` from the terms ``mem`` of :func:`_memory_terms`:
     the cycles a line takes on the SM's share of DRAM bandwidth, :func:`_port_rates`'s bounds and the
-    ejection port's cycles, and the L1D's MSHRs (unbounded without an L1D)."""
+    ejection port's cycles, and the L1D's MSHRs (unbounded without an L1D).  ``smem_passes``: the load/store
+    unit's cycles of shared-memory accesses per instruction, beside its lines."""
     on, _, _, _, lines, ld_lines, misses, dram, _ = mem
     # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
     line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
     rate_mem, rate_lsu, rate_noc, noc_ej = _port_rates(
         lines,
+        smem_passes,
         ld_lines,
         misses,
         dram,
@@ -990,7 +1004,15 @@ def interval_model(
     if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
         B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, L_mem, greedy_spread)
     line_cycles, rate_mem, rate_lsu, rate_noc, noc_ej, mshr_n = _memory_bounds(
-        mem, mshr, line_bytes, mem_bytes_per_cycle, noc_reply, noc_request, noc_store, noc_ack
+        mem,
+        mshr,
+        line_bytes,
+        mem_bytes_per_cycle,
+        noc_reply,
+        noc_request,
+        noc_store,
+        noc_ack,
+        profile.smem_passes_per_instr,
     )
     # throughput bounds (warp instructions per cycle)
     rate_iss = S * np.asarray(issue_width, dtype=np.float64)

@@ -239,6 +239,7 @@ TABLE_FIELDS = (
     "atom",  # [rows] an atomic with active lanes: ATOM_SHARED (no cache line) or ATOM_GLOBAL; else 0
     "sec_need",  # [memory lines] compat, sectored L1D: the sectors (bit mask) the row reads of this line
     "ack_flits",  # [rows] flits of the acknowledgements each line of a store gets back (ports modelled)
+    "smem_passes",  # [rows] passes of a shared-memory access through the banks (at least 1)
 )
 N_TABLES = len(TABLE_FIELDS)
 
@@ -609,6 +610,7 @@ T_REP_FLITS = 18
 T_ATOM = 19
 T_SEC_NEED = 20
 T_ACK_FLITS = 21
+T_SMEM_PASSES = 22
 
 # G_FIELDS
 G_CYCLE = 0
@@ -2572,6 +2574,10 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
             design_floats,
             state[S_R_WARP][r],
         )
+        passes = tables[T_SMEM_PASSES][row]
+        if passes > 1:  # shared memory's bank conflicts: a pass a cycle, the data after the last
+            done_t += passes - 1
+            free_t = max(free_t, cyc + passes)
         u_free[ui] = free_t
     else:
         done_t = cyc + cls_lat[opc]

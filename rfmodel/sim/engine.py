@@ -513,6 +513,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "req_flits": req_flits,
         "rep_flits": rep_flits,
         "ack_flits": ack_flits,
+        "smem_passes": np.maximum(trace.smem_passes, 1) if n else np.ones(1, np.int64),
         "atom": _atomics(trace),
         "sec_need": _sector_needs(trace, line_bytes) if sect or cfg[C.C_L2_SECT] else np.zeros(1, np.int64),
     }

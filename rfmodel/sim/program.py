@@ -7,7 +7,8 @@
 An instruction is ``(opclass, dst registers, src registers)`` or the same
 with a fourth item, a dict of extras: ``lines`` (byte addresses of the cache
 lines it touches), ``pdst``/``psrc`` (predicate numbers), ``active`` (lanes),
-``bytes`` (the BDI-compressed size in bytes of each destination's warp value).
+``bytes`` (the BDI-compressed size in bytes of each destination's warp value),
+``smem_passes`` (a shared-memory access's passes through the banks).
 ``opclass`` is an :class:`~rfmodel.workload.ir.OpClass`, its name, or a SASS
 mnemonic (classified like the SASS reader does).
 """
@@ -58,6 +59,7 @@ def trace_from_warps(
         cols["pdst"][i] = sum(1 << p for p in extra.get("pdst", ()))
         cols["psrc"][i] = sum(1 << p for p in extra.get("psrc", ()))
         cols["active"][i] = extra.get("active", 32)
+        cols["smem_passes"][i] = extra.get("smem_passes", 0)
         for k, nbytes in enumerate(extra.get("bytes", ())):
             cols["compress"][i, k] = compress_code(nbytes)
         ln = sorted({int(a) // line_bytes * line_bytes for a in extra.get("lines", ())})

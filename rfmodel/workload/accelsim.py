@@ -62,7 +62,9 @@ Conversion to a Trace
   instruction touches (a lane's access of ``width`` bytes touches the lines of
   its first and last byte), ascending per instruction.  ``width`` is taken from
   the opcode as Accel-Sim does (``.64`` -> 8, ``.128`` -> 16, ``.U8`` -> 1,
-  otherwise 4).  Shared and constant addresses are read and dropped.
+  otherwise 4).  A shared-memory access's addresses give its passes through the banks
+  (``smem_passes``, :func:`~rfmodel.workload.trace.bank_passes`); constant addresses are read and
+  dropped.
 * Predicate, uniform-register, ``.reuse`` and value attributes are not in the
   trace: their columns stay zero / unknown.
 
@@ -84,7 +86,7 @@ import numpy as np
 from rfmodel.errors import ParseError
 from rfmodel.workload.ir import L1D_CLASSES, OpClass
 from rfmodel.workload.sass.opcodes import classify as _sass_classify
-from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE, Trace, empty_columns
+from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE, Trace, empty_columns, passes_by_row
 
 __all__ = ["SUPPORTED_VERSIONS", "classify_opcode", "read_kernelslist", "read_traceg"]
 
@@ -214,6 +216,9 @@ class _Parser:
         self.s_base = array("q")
         self.s_stride = array("q")
         self.s_n = array("q")
+        # the lanes' addresses of shared-memory accesses (row, address), for their bank passes
+        self.h_row = array("q")
+        self.h_addr = array("q")
 
     # -- instruction lines ---------------------------------------------------------------------
     def instr(self, line: str, lineno: int) -> int | None:
@@ -289,6 +294,10 @@ class _Parser:
         key = " ".join(toks[i:static_end])
         tid = self._template(key, pc, opcode, dsts, srcs, active)
         self.rows.append(tid)
+        if active and self.templates[tid][9]:  # a shared-memory access: its lanes' banks
+            sh = addrs if addrs is not None else [base + q * stride for q in range(active)]
+            self.h_row.extend([row] * len(sh))
+            self.h_addr.extend(sh)
         if not self.templates[tid][7] or active == 0:
             return None
         if addrs is None:
@@ -310,7 +319,9 @@ class _Parser:
         src = [r for r in srcs if r != RZ]
         if len(dst) > MAX_DST or len(src) > MAX_SRC:
             raise ValueError(f"more than {MAX_DST} destinations or {MAX_SRC} sources")
-        lines = cls in L1D_CLASSES and opcode.split(".", 1)[0] != "ATOMS"
+        base_op = opcode.split(".", 1)[0]
+        lines = cls in L1D_CLASSES and base_op != "ATOMS"
+        shared = cls in (OpClass.LD_SHARED, OpClass.ST_SHARED) or base_op == "ATOMS"
         tid = len(self.templates)
         self.templates.append(
             (
@@ -323,6 +334,7 @@ class _Parser:
                 len(dsts) - len(dst),
                 lines,
                 _access_width(opcode) if lines else 0,
+                shared,
             )
         )
         self.tkey[key] = tid
@@ -505,7 +517,7 @@ def _build(p: _Parser, cta_ids, wblocks) -> Trace:
     t_rzs = np.zeros(T + 1, np.int8)
     t_rzd = np.zeros(T + 1, np.int8)
     t_width = np.zeros(T + 1, np.int64)
-    for t, (op, dst, src, active, sidx, rzs, rzd, _lines, width) in enumerate(p.templates):
+    for t, (op, dst, src, active, sidx, rzs, rzd, _lines, width, _shared) in enumerate(p.templates):
         t_op[t] = op
         t_dst[t, : len(dst)] = dst
         t_src[t, : len(src)] = src
@@ -537,6 +549,16 @@ def _build(p: _Parser, cta_ids, wblocks) -> Trace:
     cols["src"][:] = t_src[tid]
     cols["active"][:] = t_active[tid]
     cols["width"][:] = 0
+    if len(p.h_row):  # file-order rows, mapped through the permutation
+        h_row = np.frombuffer(p.h_row, dtype=np.int64)
+        first = np.flatnonzero(np.r_[True, h_row[1:] != h_row[:-1]])
+        h_pass = passes_by_row(np.frombuffer(p.h_addr, dtype=np.int64), first, np.r_[first[1:], len(h_row)])
+        at = h_row[first]
+        if perm is not None:
+            inv = np.empty(n, dtype=np.int64)
+            inv[perm] = np.arange(n, dtype=np.int64)
+            at = inv[at]
+        cols["smem_passes"][at] = h_pass
 
     # memory lanes -> lines; rows are file-order rows, mapped through the permutation
     L = p.line_bytes

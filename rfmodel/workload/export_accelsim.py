@@ -36,7 +36,9 @@ What a :class:`~rfmodel.workload.trace.Trace` keeps and the format carries:
 * the cache lines of global, local and atomic accesses: active lane ``k``
   reads 4 bytes of line ``k mod lines`` (address mode 0), so the reader
   recovers the same set of lines; shared and constant accesses get a
-  contiguous 4-byte-per-lane pattern (mode 1), which the reader drops.  A
+  contiguous 4-byte-per-lane pattern (mode 1), a shared access of more than
+  one pass through the banks (``smem_passes``) lanes on as many words of one
+  bank (mode 0), so the reader, and GPGPU-Sim, count the same passes.  A
   memory row always carries a width (4, what Accel-Sim also reads from the
   opcodes written here): with mask 0 it has an empty address list, as the
   tracer writes a predicated-off access (Accel-Sim asserts a width on every
@@ -63,7 +65,7 @@ import numpy as np
 from rfmodel.errors import RfmodelError, expect_int
 from rfmodel.io import atomic_path, output_set
 from rfmodel.workload.ir import L1D_CLASSES, MEMORY_CLASSES, OpClass
-from rfmodel.workload.trace import NONE, Trace
+from rfmodel.workload.trace import NONE, SMEM_BANKS, Trace
 
 __all__ = [
     "ACCELSIM_MAX_DST",
@@ -129,6 +131,18 @@ _FULL = (1 << WARP_SIZE) - 1
 MEMORY_OPCODES = frozenset(
     {"LDG", "STG", "LDL", "STL", "LDS", "STS", "LD", "ST", "ATOM", "ATOMG", "ATOMS", "RED", "LDSM", "LDGSTS"}
 )
+
+
+def _shared_addresses(active: int, passes: int) -> str:
+    """The address part of a shared (or constant) access of ``active`` lanes taking ``passes`` passes
+    through the banks (:func:`~rfmodel.workload.trace.bank_passes`): contiguous words (mode 1) for one
+    pass, else lanes ``0 .. passes-1`` on distinct words of bank 0 and the others on one word each of the
+    other banks (mode 0)."""
+    p = min(max(passes, 1), active)
+    if p == 1:
+        return "4 1 0x0 4"
+    words = [SMEM_BANKS * k for k in range(p)] + [1 + (k - p) % (SMEM_BANKS - 1) for k in range(p, active)]
+    return "4 0 " + " ".join(f"0x{4 * w:x}" for w in words)
 
 
 def _cta_ranges(trace: Trace):
@@ -221,6 +235,7 @@ def write_traceg(trace: Trace, path: str | Path) -> dict:
     ``ceil(threads_per_cta / 32)`` warps.
     """
     rz = trace.attrs.get("rz_src")
+    passes = trace.smem_passes
     rz = np.asarray(rz) if rz is not None and len(rz) == trace.n_instrs else None
     sidx = np.asarray(trace.sidx, dtype=np.int64)
     exit_pc = (int(sidx.max()) + 1 if len(sidx) else 0) * 16
@@ -296,9 +311,9 @@ def write_traceg(trace: Trace, path: str | Path) -> dict:
                                 addrs = ln[k % len(ln)] + (k // len(ln)) * 4 % line_bytes
                                 mem = "4 0 " + " ".join(f"0x{int(a):x}" for a in addrs)
                             elif active > 0:
-                                mem = "4 1 0x0 4"
+                                mem = _shared_addresses(active, int(passes[i]))
                         elif active > 0:
-                            mem = "4 1 0x0 4"
+                            mem = _shared_addresses(active, int(passes[i]))
                     out.append(
                         f"{pc:04x} {mask:08x} {len(dsts)}"
                         + ("" if not dsts else " " + " ".join(dsts))

@@ -2,7 +2,7 @@
 
 This is the simulator's input and the analytic profiler's raw material.  All
 warps' streams are concatenated; warp ``w`` owns rows
-``warp_ptr[w]:warp_ptr[w+1]``.  Layout per row (58 bytes, plus 8 bytes per
+``warp_ptr[w]:warp_ptr[w+1]``.  Layout per row (59 bytes, plus 8 bytes per
 memory line touched):
 
 ==============  ==========  ===================================================
@@ -21,9 +21,11 @@ column          dtype       meaning
 ``width``       int8[4]     width class of the value written to ``dst[:, k]`` (1-4 B, 0 unknown)
 ``compress``    uint8[4]    share of the 128-byte warp value of ``dst[:, k]`` that compression
                             saves, x 254 (255 unknown; :func:`compressed_bytes` inverts it)
+``smem_passes`` uint8       passes of a shared-memory access through the banks, its bank-conflict
+                            degree (:func:`bank_passes`; 0: not a shared access, or unknown: one)
 ==============  ==========  ===================================================
 
-A 10^7-row trace therefore needs about 0.58 GB plus its memory lines.
+A 10^7-row trace therefore needs about 0.59 GB plus its memory lines.
 
 Value attributes: an executed trace (``attrs["source"] == "execute"``) measures them on the
 values the program computes (:mod:`rfmodel.workload.execute`); the synthetic generator draws
@@ -35,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from rfmodel.errors import RfmodelError
 
@@ -58,7 +61,45 @@ COLUMNS = {
     "active": np.int8,
     "width": np.int8,
     "compress": np.uint8,
+    "smem_passes": np.uint8,
 }
+
+#: banks of the shared memory, 4 bytes wide (every NVIDIA GPU since Fermi; GPGPU-Sim's
+#: ``-gpgpu_shmem_num_banks`` of the configs rfmodel reads)
+SMEM_BANKS = 32
+
+
+@njit(cache=True)
+def bank_passes(addrs, n):
+    """Passes a shared-memory access of ``n`` active lanes at byte addresses ``addrs[:n]`` takes
+    through :data:`SMEM_BANKS` 4-byte banks: the most distinct words any one bank holds (lanes reading
+    the same word share a pass), GPGPU-Sim's rule without a limited broadcast (a lane's first address
+    decides its bank, whatever its width).  0 for no lane."""
+    words = np.empty((SMEM_BANKS, 32), np.int64)  # each bank's distinct words so far
+    count = np.zeros(SMEM_BANKS, np.int64)
+    best = 0
+    for i in range(n):
+        w = addrs[i] >> 2
+        b = w % SMEM_BANKS
+        new = True
+        for j in range(count[b]):
+            if words[b, j] == w:
+                new = False
+                break
+        if new and count[b] < 32:
+            words[b, count[b]] = w
+            count[b] += 1
+            best = max(best, count[b])
+    return best
+
+
+@njit(cache=True)
+def passes_by_row(addrs, start, end):
+    """:func:`bank_passes` of each access whose lanes' addresses are ``addrs[start[k]:end[k]]`` (uint8)."""
+    out = np.zeros(len(start), np.uint8)
+    for k in range(len(start)):
+        out[k] = min(bank_passes(addrs[start[k] : end[k]], end[k] - start[k]), 255)
+    return out
 
 
 @dataclass
@@ -82,12 +123,17 @@ class Trace:
     mem_line: np.ndarray  # int64 [M]
     width: np.ndarray
     compress: np.ndarray
+    smem_passes: np.ndarray | None = None  # None: zeros (traces saved before the column existed)
     regs_per_thread: int = 32
     threads_per_cta: int = 256
     ctas: int = 1
     shared_mem_bytes: int = 0
     line_bytes: int = 128
     attrs: dict = field(default_factory=dict)  # provenance: source, seed, profile
+
+    def __post_init__(self):
+        if self.smem_passes is None:
+            self.smem_passes = np.zeros(len(self.op), np.uint8)
 
     @property
     def n_warps(self) -> int:
@@ -253,23 +299,7 @@ def select_ctas(trace: Trace, keep) -> Trace:
         if k in attrs and len(attrs[k]) == trace.n_instrs:
             attrs[k] = np.asarray(attrs[k])[rows]
     attrs["selected_ctas"] = len(keep)
-    cols = {
-        k: getattr(trace, k)[rows]
-        for k in (
-            "op",
-            "sidx",
-            "dst",
-            "src",
-            "pdst",
-            "psrc",
-            "udst",
-            "usrc",
-            "reuse",
-            "active",
-            "width",
-            "compress",
-        )
-    }
+    cols = {k: getattr(trace, k)[rows] for k in COLUMNS}
     return Trace(
         kernel=trace.kernel,
         warp_ptr=warp_ptr,

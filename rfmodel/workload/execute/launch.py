@@ -87,9 +87,10 @@ class LaunchResult:
 
 @dataclass
 class Recorded:
-    """The warp-instructions of one CTA as executed, in execution order (18 bytes a row):
+    """The warp-instructions of one CTA as executed, in execution order (19 bytes a row):
     ``warp`` (of the CTA), ``sidx`` (static instruction), ``mask`` (executing lanes),
-    ``n_lines`` (how many of ``lines``, in order, the row touches); ``width[:, k]`` /
+    ``n_lines`` (how many of ``lines``, in order, the row touches), ``smem_passes`` (a shared
+    access's passes through the banks, else 0); ``width[:, k]`` /
     ``bdi[:, k]``: width class and BDI size in bytes of the row's ``k``-th written register
     (0 where none)."""
 
@@ -97,6 +98,7 @@ class Recorded:
     sidx: np.ndarray
     mask: np.ndarray
     n_lines: np.ndarray
+    smem_passes: np.ndarray
     width: np.ndarray
     bdi: np.ndarray
     lines: np.ndarray
@@ -281,7 +283,7 @@ def launch(
     else:
         sdst = np.zeros((n_ins, 4), np.int64)
         cap = 0
-    rec = np.zeros((cap, 4), np.int64)
+    rec = np.zeros((cap, 5), np.int64)
     recv = np.zeros((cap, 2 * sdst.shape[1]), np.uint8)
     lines = np.zeros(cap * 2 + L.REC_MAX_LINES if cap else 0, np.int64)
     nrec = np.zeros(2, np.int64)
@@ -342,6 +344,7 @@ def launch(
                     sidx=rec[:n, 1].astype(np.int32),
                     mask=rec[:n, 2].astype(np.uint32),
                     n_lines=np.diff(rec[:n, 3], prepend=0).astype(np.uint8),
+                    smem_passes=rec[:n, 4].astype(np.uint8),
                     width=recv[:n, :d].copy(),
                     bdi=recv[:n, d:].copy(),
                     lines=lines[:m].copy(),

@@ -186,6 +186,7 @@ from rfmodel.workload.execute.layout import (
     V_ALL,
     V_ANY,
 )
+from rfmodel.workload.trace import bank_passes
 
 
 @intrinsic
@@ -762,6 +763,19 @@ def _rec_lines(rows, i, w, e, regs, uregs, space, nb, lines, nrec, gw0, line_byt
             k -= 1
         lines[k + 1] = v
     nrec[1] = n
+
+
+@njit(cache=True)
+def _rec_passes(rows, i, w, e, regs, uregs):
+    """Passes through the shared memory's banks of the shared access ``i`` by the executing lanes ``e``
+    (:func:`~rfmodel.workload.trace.bank_passes` of the lanes' addresses; 0 for no lane)."""
+    addrs = np.empty(32, np.int64)
+    n = 0
+    for l in range(32):
+        if (e >> l) & 1:
+            addrs[n] = _mem_addr(rows, i, 0, w, l, regs, uregs, SP_SHARED)
+            n += 1
+    return bank_passes(addrs, n)
 
 
 @njit(cache=True)
@@ -1654,6 +1668,8 @@ def _run_warp(
                     line_bytes,
                 )
             rec[nrec[0], 3] = nrec[1]
+            shared = (op == OP_LD or op == OP_ST or op == OP_ATOM) and rows[i, F_E0] == SP_SHARED
+            rec[nrec[0], 4] = _rec_passes(rows, i, w, e, regs, uregs) if shared else 0
         fam = _FAMILY[op]
         if fam == X_INT:
             _x_int(op, rows, i, w, lanes, regs, preds, uregs, cb, srv, st)

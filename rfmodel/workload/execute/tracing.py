@@ -76,7 +76,7 @@ def executed_trace(
     nthreads = int(np.prod(recipe.block))
     nw = -(-nthreads // 32)
     # the columns are filled CTA by CTA, each CTA's record dropped once copied (memory: the trace
-    # plus the records not yet copied, 18 bytes a row)
+    # plus the records not yet copied, 19 bytes a row)
     recs = res.recorded
     n_rows = sum(len(r.sidx) for r in recs)
     n_lines = sum(len(r.lines) for r in recs)
@@ -93,9 +93,10 @@ def executed_trace(
         m = len(sidx)
         out = slice(row, row + m)
         for k, col in st.items():
-            if k not in ("width", "compress", "active"):
+            if k not in ("width", "compress", "active", "smem_passes"):
                 np.take(col, sidx, axis=0, out=cols[k][out])
         cols["active"][out] = np.bitwise_count(r.mask[order])
+        cols["smem_passes"][out] = r.smem_passes[order]
         has = cols["dst"][out] != NONE
         cols["width"][out] = np.where(has, r.width[order, :MAX_DST], 0)
         cols["compress"][out] = np.where(has, compress_code(r.bdi[order, :MAX_DST]), COMPRESS_UNKNOWN)
