@@ -619,7 +619,8 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
     """The interval model's IPC is a fixed point of its queues: at every point of a grid over two GPUs,
     slow banks included, the queues taken at the returned IPC ``y`` allow ``g(y) = y`` (within 10^-7 of
     ``y``; the solver's tolerance is 10^-10).  The grid holds points where ``g`` falls steeper than -3 at
-    the root, where a half-damped iteration ``x <- (x + g(x)) / 2`` moves away from it (a two-cycle).
+    the root, where a half-damped iteration ``x <- (x + g(x)) / 2`` moves away from it (a two-cycle):
+    ``reduce_sum``'s on volta-v100 (24 of its 72).
     The other outputs (the queues' waits, the bounds) are the queues' at that IPC."""
     import inspect
 
@@ -643,7 +644,7 @@ def test_the_steady_state_is_the_root_of_the_queues_even_where_they_are_steep(mo
     monkeypatch.setattr(T, "_steady", spy)
     g = {"num_banks": [4, 8, 16], "collector_units": [2, 4, 8], "main_rf_latency_x": [1, 2, 6]}
     for gpu in ("fermi-gtx480", "volta-v100"):
-        evaluate("baseline", ["saxpy", "spmv_csr", "sgemm_tiled", "histogram256"], gpu, params=g)
+        evaluate("baseline", ["saxpy", "spmv_csr", "sgemm_tiled", "reduce_sum"], gpu, params=g)
     res = np.empty(len(T.STEADY_OUT))
 
     def g_at(v, x, i, tables):
