@@ -702,7 +702,8 @@ def test_import_details():
     assert s.mem_bw_bytes_per_cycle == pytest.approx(6 * 2 * 4 * 4 * 924 / 700 / 15, abs=1e-3)
     assert "-gpgpu_reg_file_port_throughput" in gtx.defaulted
     assert gtx.used["-gpgpu_num_reg_banks"] == "16"
-    assert "-gpgpu_shmem_num_banks" in gtx.skipped and "-gpgpu_num_reg_banks" not in gtx.skipped
+    assert "-gpgpu_ptx_sim_mode" in gtx.skipped and "-gpgpu_num_reg_banks" not in gtx.skipped
+    assert gtx.used["-gpgpu_shmem_num_banks"] == "32" and "-gpgpu_shmem_num_banks" not in gtx.skipped
 
     qv = from_gpgpusim_config(CONFIGS / "SM7_QV100" / "gpgpusim.config")
     # the local crossbar moves a packet a cycle; a perfect instruction cache; four units of each type and
@@ -717,7 +718,7 @@ def test_import_details():
         (4, 4),
         (2, 2),
     )
-    assert "-gpgpu_shmem_num_banks" in qv.skipped_options
+    assert "-gpgpu_ptx_sim_mode" in qv.skipped_options and "-gpgpu_shmem_num_banks" not in qv.skipped_options
     ptx = from_gpgpusim_config(CONFIGS / "SM7_QV100" / "gpgpusim.config", trace_config=False)
     assert (ptx.latency.int, ptx.latency.fp32, ptx.latency.sfu, ptx.latency.branch) == (
         (4, 2),
@@ -773,6 +774,20 @@ class TestImportSynthetic:
         assert (s.l1d.size_bytes, s.clock_mhz, s.num_sms, s.issue_width) == (0, 500.0, 30, 2)
         assert s.latency.int == (1, 1) and s.latency.fp32 == (1, 1)
         assert set(imp.defaulted) <= set(GPGPUSIM_DEFAULTS) and imp.skipped == ()
+
+    @pytest.mark.parametrize(
+        "line", ["-gpgpu_shmem_num_banks 16", "-gpgpu_shmem_warp_parts 2", "-gpgpu_shmem_limited_broadcast 1"]
+    )
+    def test_shared_memory_banks_other_than_a_traces_are_refused(self, tmp_path, line):
+        """A trace counts shared-memory bank conflicts over 32 banks, a whole warp at once, lanes on one word
+        together (``Trace.smem_passes``): a config that sets another arrangement is one error naming the
+        option, its line and the value rfmodel runs; setting the same one is accepted."""
+        name = line.split()[0]
+        where = rf"gpgpusim.config:2: option {name}: bad value.*expected (32|1|0) \("
+        with pytest.raises(ParseError, match=where):
+            import_gpgpusim_config(_write(tmp_path, "# shared memory\n" + line + "\n"))
+        ok = {"-gpgpu_shmem_num_banks": "32", "-gpgpu_shmem_warp_parts": "1"}.get(name, "0")
+        assert import_gpgpusim_config(_write(tmp_path, f"{name} {ok}\n")).used[name] == ok
 
     def test_comments_quotes_last_wins_and_unknowns(self, tmp_path):
         text = (

@@ -232,6 +232,23 @@ def _tokens(text: str, label: str) -> list[tuple[str, int]]:
 
 
 # ---------------------------------------------------------------- value readers
+def _shmem_banks(r: _Reader) -> None:
+    """Shared memory's banks as a trace counts their conflicts (``Trace.smem_passes``, taken when the trace
+    is recorded): 32 four-byte banks, a whole warp checked at once, any number of lanes on one word served
+    together.  A config that sets another arrangement is refused rather than run with conflicts it did not
+    ask for; one that sets none gets that arrangement (GPGPU-Sim's own built-in defaults, 16 banks, two
+    warp parts and a limited broadcast, are not taken: every config it ships sets the three as here)."""
+    for name, want, what in (
+        ("-gpgpu_shmem_num_banks", "32", "32 (the banks a trace's shared accesses are counted over)"),
+        ("-gpgpu_shmem_warp_parts", "1", "1 (a trace counts a warp's shared access as a whole)"),
+        ("-gpgpu_shmem_limited_broadcast", "0", "0 (a trace lets any lanes on one word share a pass)"),
+    ):
+        if name in r.opts:
+            v, line = r.raw(name)
+            if (v or "").strip() != want:
+                r.fail(name, line, v, what)
+
+
 class _Reader:
     """Looks options up (file first, then defaults) and converts values with located errors."""
 
@@ -571,6 +588,7 @@ def import_gpgpusim_config(
     max_ctas = r.int("-gpgpu_shader_cta", 1)
     shmem = r.int("-gpgpu_shmem_size")
     shmem_cta = min(r.int("-gpgpu_shmem_per_block"), shmem)
+    _shmem_banks(r)
 
     # ---- caches and memory
     l1d = _l1d(r)
