@@ -3,14 +3,17 @@
 Each paper study (``rfmodel study ltrf|caching|malekeh|corf|stt|cerf``) writes the claims it checks into its
 report folder's ``claims.csv``: the claim ID of the reference digest, what is compared, the paper's figure,
 ours, the study's verdict in words and its grade (:func:`grade`).  This module gathers those files and the
-registry of all 92 IDs (``rfmodel/data/claims.json``: each claim in short, the paper's figure, and for a
-plain fact, where the project encodes it) into one table with a row per ID:
+registry of all 92 IDs (``rfmodel/data/claims.json``: each claim in short, the paper's figure, for a
+plain fact where the project encodes it, and for a claim the studies miss the mechanism the simulator's
+counters show, ``why``, which a mismatch or partial row's explanation ends with) into one table with a row
+per ID:
 
 * ``match``: the sign (or the direction) of the paper's figure and its size within 30 % relative;
 * ``partial``: the sign right and the size not, or a claim of several figures with some right;
 * ``mismatch``: the sign wrong, a change where the paper has none, or none where it has one;
-* ``fact``: an input or a definition (a configuration or technology value), not an outcome; the row says
-  where the project encodes it and whether it equals the paper's;
+* ``fact``: an input or a definition (a configuration or technology value) or a figure the paper cites
+  from earlier work, not an outcome; the row says where the project encodes it and whether it equals the
+  paper's;
 * ``none``: no study reports a figure for it yet.
 """
 
@@ -342,6 +345,8 @@ def gather(folders: dict) -> list[dict]:
             row["explanation"] = "; ".join(
                 f"{r['what']}: {r['verdict']}" + (f" ({r['note']})" if r["note"] else "") for r in graded
             )
+            if c.get("why") and row["verdict"] in ("mismatch", "partial"):  # the mechanism, from the counters
+                row["explanation"] += f". Why: {c['why']}"
             row["where"] = f"{rows[0]['command']} ({rows[0]['commit']})"
             if row["verdict"] == "none" and c["kind"] == "fact":  # an input the study shows without judging
                 row["verdict"] = "fact"
