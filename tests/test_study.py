@@ -794,3 +794,24 @@ def test_cerf_judges_e19_again_against_the_fermi_hash_baseline():
     first, second = rep.claims
     assert grade(first["verdict"]) == "partial"  # 3.00x against 1.5: the size differs
     assert grade(second["verdict"]) == "match" and "Fermi hash" in second["what"]
+
+
+def test_a_published_docs_section_carries_the_commit_that_produced_it(tmp_path, monkeypatch):
+    """``--docs`` writes a study's block between its markers with the package's commit under it; the
+    summary file keeps the bare text."""
+    import types
+
+    from rfmodel.studies.common import publish
+    from rfmodel.studies.report import commit
+
+    (tmp_path / "docs").mkdir()
+    doc = tmp_path / "docs" / "validation.md"
+    doc.write_text("# V\n\n## S\n\n<!-- m x:begin -->\nold\n<!-- m x:end -->\n\nafter\n")
+    monkeypatch.chdir(tmp_path)
+    a = types.SimpleNamespace(out=str(tmp_path / "out"), docs=True, gpu="x")
+    (tmp_path / "out").mkdir()
+    publish("| a |\n", a, mark="<!-- m {gpu}:{end} -->", section="## S", title="T")
+    text = doc.read_text()
+    assert f"<!-- m x:begin -->\n| a |\n\nGenerated at {commit()}.\n<!-- m x:end -->" in text
+    assert "old" not in text and text.endswith("after\n")
+    assert (tmp_path / "out" / "summary.md").read_text() == "| a |\n"

@@ -339,13 +339,17 @@ def rises_with(rows, x: str, y: str) -> str:
 def publish(text: str, a, *, mark: str, section: str, title: str, gpu: str | None = None) -> None:
     """A study's result: printed, kept in ``OUT/summary.md`` and, with ``--docs``, written into
     docs/validation.md between the study's markers (``mark`` formatted with ``gpu``, by default ``--gpu``,
-    and begin/end).  ``a``: the study's options."""
+    and begin/end) with the commit that produced it (:func:`rfmodel.studies.report.commit`).  ``a``: the
+    study's options."""
+    from rfmodel.studies.report import commit
+
     write_text(Path(a.out) / "summary.md", text)
     print(text)
     if a.docs:
         gpu = a.gpu if gpu is None else gpu
         begin, end = mark.format(gpu=gpu, end="begin"), mark.format(gpu=gpu, end="end")
-        write_marked(Path("docs/validation.md"), begin, end, text, section, title)
+        stamped = text.rstrip("\n") + f"\n\nGenerated at {commit()}.\n"
+        write_marked(Path("docs/validation.md"), begin, end, stamped, section, title)
 
 
 def write_marked(doc: Path, begin: str, end: str, block: str, section: str, title: str) -> None:

@@ -30,23 +30,26 @@ COLORS = (
 
 
 def commit() -> str:
-    """The package's commit (``git describe --always --dirty`` of the checkout it runs from), else its
-    version."""
+    """The package's commit (``git describe --always --tags`` of the checkout it runs from, ``-dirty`` where
+    a file of the package itself differs from it: a study's evaluations depend on nothing else, so the docs
+    it writes do not count), else its version."""
     from rfmodel.version import __version__
 
-    here = Path(__file__).resolve().parent
-    try:
-        r = subprocess.run(
-            ["git", "-C", str(here), "describe", "--always", "--dirty", "--tags"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        r = None
-    if r is not None and r.returncode == 0 and r.stdout.strip():
-        return f"{r.stdout.strip()} (rfmodel {__version__})"
-    return f"rfmodel {__version__}"
+    package = Path(__file__).resolve().parent.parent
+
+    def git(*args):
+        try:
+            r = subprocess.run(["git", "-C", str(package), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
+
+    rev = git("describe", "--always", "--tags")
+    if not rev:
+        return f"rfmodel {__version__}"
+    if git("status", "--porcelain", "--", "."):
+        rev += "-dirty"
+    return f"{rev} (rfmodel {__version__})"
 
 
 def progress(study: str, message: str) -> None:
