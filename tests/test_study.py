@@ -839,7 +839,7 @@ def test_malekeh_readings_table_by_hand():
             return {"ipc": ipc[name], "cycles": 100.0, "rf_cache_hit_rate": 0.5, **stalls}
 
     runs = Runs()
-    text = malekeh_readings(None, runs, ["w1", "w2"], "baseline")
+    text = malekeh_readings(runs, ["w1", "w2"], "baseline")
     assert runs.asked == set(ipc) and len(READINGS) == 3
     rows = {r.split(" | ")[0].lstrip("| "): r for r in text.splitlines() if r.startswith("| ") and "%" in r}
     assert (
