@@ -388,7 +388,9 @@ def claims(rep: Report, text: str, rows) -> None:
     def diminishes(four, eight, sixteen):  # E-09's "beyond 8-way": 8 -> 16 gains less than 4 -> 8
         if any(x != x for x in (four, eight, sixteen)):
             return "n/a"
-        return "diminishes beyond 8" if sixteen / eight < eight / four else "does not diminish beyond 8"
+        if sixteen / eight < eight / four:
+            return "same ordering beyond 8 (16 ways add less than 8 did)"
+        return "ordering differs beyond 8 (16 ways add as much as 8 did)"
 
     wide = any(r.get("speedup 16way") is not None for r in sens)
     evictions = [m(k) for k in ("evict_rr", "evict_rc", "evict_cr", "evict_cc")]
