@@ -573,6 +573,39 @@ def test_idle_skipping_does_not_change_results():
     assert line  # the memory round trip is what creates idle cycles
 
 
+def test_collector_waits_for_a_busy_unit_by_hand():
+    """One warp's N independent single-source instructions on a unit that takes one every 2 cycles: the
+    instruction issued at cycle j is ready to dispatch at j + 2; the unit takes instruction j at 2 + 2j, its
+    dispatch register holds the next one from then, so instruction j leaves its collector at 2j (j >= 1):
+    it waits j - 2 cycles (j >= 2), (N - 2)(N - 3) / 2 collector-cycles in all, and every instruction
+    collects for 2 cycles (``coll_busy - coll_wait``; no more than 6 collectors are ever held, of 8).  With
+    a unit that takes one a cycle, nothing waits."""
+    n = 12
+    prog = [("FFMA", [20 + k], [2 + k % 4]) for k in range(n)]
+    for ii, wait in ((1, 0), (2, (n - 2) * (n - 3) // 2)):
+        sm = make_sm(4, latency=LatencySpec(int=(4, 1), fp32=(6, ii), misc=(1, 1)))
+        c = run(trace_from_warps([prog]), sm).counts
+        assert c["coll_wait"] == wait
+        assert c["coll_busy"] - c["coll_wait"] == 2 * n
+        assert c["coll_wait_mem"] == 0
+
+
+def test_collector_waits_count_alike_with_and_without_idle_skipping():
+    """Collectors that wait for a busy unit while the simulator jumps over idle cycles (a long-latency
+    unit and two loads' round trips) are counted as when it steps every cycle; memory instructions that
+    wait for the load/store unit count in ``coll_wait_mem`` too."""
+    prog = [("LDG.E", [40 + k], [2], {"lines": [(k * 8 + i) * 128 for i in range(8)]}) for k in range(6)]
+    prog += [("FFMA", [20 + k], [2 + k % 4]) for k in range(10)]
+    sm = make_sm(4, latency=LatencySpec(int=(4, 1), fp32=(6, 24), misc=(1, 1)))
+    tr = trace_from_warps([prog, prog], warps_per_cta=2)
+    a = run(tr, sm, skip_idle=True).counts
+    b = run(tr, sm, skip_idle=False).counts
+    assert a["skipped"] > 0
+    for k in ("coll_wait", "coll_wait_mem", "coll_busy"):
+        assert a[k] == b[k]
+    assert 0 < a["coll_wait_mem"] < a["coll_wait"] <= a["coll_busy"]
+
+
 def test_bad_options_raise_one_clear_error():
     with pytest.raises(RfmodelError, match="compat"):
         SimOptions(compat="accelsim")

@@ -490,6 +490,9 @@ K_FIELDS = (
     "l1_missq_wait",  # cycles L1D lookups waited for room in the miss queue (l1d.miss_queue_entries)
     "l1_merge_wait",  # cycles loads waited for a miss they could not merge into (l1d.mshr_merge)
     "smem_full",  # compat: cycles a shared-memory load held the LD/ST unit, its pipeline full
+    "coll_wait",  # sum over cycles of collectors whose operands are all read, their instruction waiting for
+    # its unit's dispatch register (the part of ``coll_busy`` that is not collection)
+    "coll_wait_mem",  # the same, of memory instructions (waiting for the load/store unit)
 )
 K_STALL0 = len(K_FIELDS)
 N_K = K_STALL0 + MAX_REASONS
@@ -796,6 +799,8 @@ K_L1_SET_WAIT = 50
 K_L1_MISSQ_WAIT = 51
 K_L1_MERGE_WAIT = 52
 K_SMEM_FULL = 53
+K_COLL_WAIT = 54
+K_COLL_WAIT_MEM = 55
 
 # =========================================================================== compiled helpers
 #: the one signature every design hook has: (ints, floats, a, b, c, d, cycle) -> int64
@@ -2802,6 +2807,13 @@ def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, 
         g_free[k_group[k] * N_CSET + k_set[k]] += 1
         n_busy -= 1
         act = True
+    stats = state[S_K]
+    for j in range(n_cand):  # the candidates left wait for their unit's dispatch register
+        if cand[j] >= 0:
+            stats[K_COLL_WAIT] += 1
+            ui = r_unit[k_rec[cand[j]]]
+            if mem_lo <= ui < mem_lo + S:
+                stats[K_COLL_WAIT_MEM] += 1
     return act, n_busy, n_ocex
 
 
@@ -3777,6 +3789,18 @@ def _idle_skip(cyc, cfg, state, stop, n_busy, design_ints):
         return cyc
     stats[K_SKIPPED] += skip
     stats[K_COLL_BUSY] += n_busy * skip
+    # the collectors whose instructions wait for a dispatch register go on waiting (none can go before a
+    # unit frees, the next cycle at the earliest)
+    k_rec = state[S_K_REC]
+    k_ready = state[S_K_READY]
+    r_pending = state[S_R_PENDING]
+    r_unit = state[S_R_UNIT]
+    for k in range(NC):
+        r = k_rec[k]
+        if r >= 0 and r_pending[r] == 0 and k_ready[k] >= 0:
+            stats[K_COLL_WAIT] += skip
+            if U_MEM * S <= r_unit[r] < U_MEM * S + S:
+                stats[K_COLL_WAIT_MEM] += skip
     stats[K_ISSUE_SLOTS] += S * skip
     for s in range(S):
         if s_reason[s] >= 0:

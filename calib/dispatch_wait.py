@@ -1,0 +1,124 @@
+"""Collector occupancy taken apart: the collectors that collect operands and those whose instruction waits
+for its execution unit, in the simulator and in the analytic model (docs/models.md, "Collector occupancy").
+
+    python calib/dispatch_wait.py                                  # the calibration's workloads, both GPUs
+    python calib/dispatch_wait.py --gpu volta-v100 --workload is_aes nbody_forces
+
+The simulator counts, each cycle, the collectors whose operands have all been read but whose instruction
+waits for its unit's dispatch register (``coll_wait``; of memory instructions, waiting for the load/store
+unit: ``coll_wait_mem``); the rest of ``coll_busy`` is collection.  The model's collection is ``IPC x``
+the collection time (Little's law) and its waiting the dispatch queue
+(``rfmodel.analytic.throughput.dispatch_queue``, with the load/store unit's utilization at the solved pace
+that it takes: its lines a cycle and the MSHRs' bound), here also taken apart into its load/store pipeline
+and its other units (each part bounded by the free collectors alone, so the parts may sum to more than the
+whole).  Both per SM, in collectors; the occupancy error in points of the SM's collectors.  The baseline at
+each GPU's defaults, on the workload's whole SM share (as ``rfmodel.evaluate`` runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def model_parts(workload: str, gpu: str) -> dict:
+    """The baseline's analytic IPC, collecting and waiting collectors (all, load/store, other units)."""
+    import rfmodel
+    import rfmodel.analytic.throughput as T
+
+    seen = []
+    real = T.dispatch_queue
+
+    def spy(rows, ipc, mem_rate, collecting, units, set_units=None):
+        """The dispatch queue as it is, keeping its inputs."""
+        seen.append((rows, ipc, mem_rate, collecting, units, set_units))
+        return real(rows, ipc, mem_rate, collecting, units, set_units)
+
+    T.dispatch_queue = spy
+    try:
+        ds = rfmodel.evaluate("baseline", workload, gpu)
+    finally:
+        T.dispatch_queue = real
+    rows, ipc, mem_rate, collecting, units, set_units = seen[-1]
+    is_mem = rows[2]
+
+    def part(keep):
+        """The queue of the unit rows ``keep`` alone."""
+        sub = tuple(a[keep] for a in rows[:4]) + (rows[4],)
+        return float(np.ravel(real(sub, ipc, mem_rate, collecting, units, set_units))[0])
+
+    load, mem = rows[0], float(np.ravel(mem_rate)[0])
+    rate = min([min(1.0 / max(x, 1e-12), mem) for x in load[is_mem]], default=np.inf)
+    return {
+        "ipc": float(ds["ipc"].values.ravel()[0]),
+        "lsu_utilization": float(np.ravel(ipc)[0]) / rate,
+        "collecting": float(np.ravel(collecting)[0]),
+        "waiting": float(np.ravel(real(rows, ipc, mem_rate, collecting, units, set_units))[0]),
+        "waiting_mem": part(is_mem),
+        "waiting_alu": part(~is_mem),
+        "occupancy": float(ds["collector_occupancy"].values.ravel()[0]),
+    }
+
+
+def sim_parts(workload: str, gpu: str) -> dict:
+    """The baseline's simulated IPC, collecting and waiting collectors (all, load/store), per cycle."""
+    from rfmodel.evaluate import _simulate_workload, resolve_gpu
+    from rfmodel.sim import simulate_trace
+
+    sm = resolve_gpu(gpu)
+    _, trace = _simulate_workload(workload, sm, arch="sm_80", seed=0, max_warps=None)
+    run = simulate_trace(trace, sm, "baseline")
+    cyc = run.metrics["cycles"]
+    c = run.counts
+    return {
+        "ipc": c["issued"] / cyc,
+        "collecting": (c["coll_busy"] - c["coll_wait"]) / cyc,
+        "waiting": c["coll_wait"] / cyc,
+        "waiting_mem": c["coll_wait_mem"] / cyc,
+        "occupancy": run.metrics["collector_occupancy"],
+        "collectors": sm.collectors.total,
+    }
+
+
+def main(argv=None) -> int:
+    from rfmodel.calibrate import DEFAULT_SWEEP
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gpu", nargs="+", default=list(DEFAULT_SWEEP["gpus"]))
+    ap.add_argument("--workload", nargs="+", default=list(DEFAULT_SWEEP["workloads"]))
+    a = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    for gpu in a.gpu:
+        print(f"{gpu}: collectors per SM collecting / waiting (load/store + other units), simulator | model")
+        err = {"occupancy": [], "collecting": [], "waiting": []}
+        for w in a.workload:
+            s, m = sim_parts(w, gpu), model_parts(w, gpu)
+            n = s["collectors"]
+            print(
+                f"  {w:30s} sim {s['collecting']:5.2f} / {s['waiting']:5.2f} "
+                f"({s['waiting_mem']:4.2f} + {s['waiting'] - s['waiting_mem']:4.2f}) | model "
+                f"{m['collecting']:5.2f} / {m['waiting']:5.2f} ({m['waiting_mem']:4.2f} + "
+                f"{m['waiting_alu']:4.2f}, load/store unit {m['lsu_utilization']:.2f} busy)  occupancy "
+                f"{s['occupancy']:.3f} / {m['occupancy']:.3f}",
+                flush=True,
+            )
+            err["occupancy"].append(abs(m["occupancy"] - s["occupancy"]) * 100)
+            err["collecting"].append(abs(m["collecting"] - s["collecting"]) / n * 100)
+            err["waiting"].append(abs(m["waiting"] - s["waiting"]) / n * 100)
+        print(
+            f"  mean |error| in points of the SM's collectors over {len(a.workload)} workloads: occupancy "
+            f"{np.mean(err['occupancy']):.1f}, collecting {np.mean(err['collecting']):.1f}, waiting "
+            f"{np.mean(err['waiting']):.1f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
