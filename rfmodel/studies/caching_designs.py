@@ -38,14 +38,14 @@ from rfmodel.designs.base import get_design
 from rfmodel.evaluate import evaluate, resolve_gpu
 from rfmodel.runner import ResultLog, make_runner
 from rfmodel.studies.common import (
+    LTRF_GPU,
     RF_CACHE_SCALARS,
     SIM_SOURCE,
-    add_workload_options,
+    add_names_option,
     check_inputs,
     command_line,
     fmt,
     geomean,
-    known,
     mean,
     median,
     publish,
@@ -651,14 +651,14 @@ QUICK_WORKLOADS = ("saxpy", "sgemm_tiled", "kmeans_assign", "spmv_csr")
 
 def build_parser(prog: str):
     quick = quick_help(QUICK_WORKLOADS, then=", 8 warps: a smoke run")
-    ap = study_parser(prog, __doc__, out="studies/out/caching_designs", jobs=2, quick=quick)
-    ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
-    add_workload_options(ap, "ltrf")
-    ap.add_argument(
+    ap = study_parser(
+        prog, __doc__, out="studies/out/caching_designs", jobs=2, quick=quick, gpu=LTRF_GPU, paper="ltrf"
+    )
+    add_names_option(
+        ap,
         "--designs",
-        nargs="*",
-        default=list(DESIGNS),
-        type=known("design", DESIGNS),
+        DESIGNS,
+        kind="design",
         metavar="DESIGN",
         help=f"designs (default: {' '.join(DESIGNS)})",
     )

@@ -45,12 +45,11 @@ from rfmodel.evaluate import resolve_gpu
 from rfmodel.studies.common import (
     SIM_SOURCE,
     Evaluations,
-    add_workload_options,
+    add_names_option,
     check_inputs,
     command_line,
     fmt,
     geomean,
-    known,
     mean,
     measured_classes,
     publish,
@@ -209,15 +208,14 @@ QUICK_WARPS = 16
 
 def build_parser(prog: str):
     quick = quick_help(QUICK_WORKLOADS, warps=QUICK_WARPS)
-    ap = study_parser(prog, __doc__, out="studies/out/cerf", jobs=2, quick=quick)
-    ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the paper's Fermi-like SM)")
-    add_workload_options(ap, "cerf")
+    gpu = ("fermi-gtx480", "the paper's Fermi-like SM")
+    ap = study_parser(prog, __doc__, out="studies/out/cerf", jobs=2, quick=quick, gpu=gpu, paper="cerf")
     ap.add_argument("--max-warps", type=int, default=None, help="keep that many warps' CTAs (default: all)")
-    ap.add_argument(
+    add_names_option(
+        ap,
         "--configs",
-        nargs="*",
-        default=list(CONFIGS),
-        type=known("configuration", CONFIGS),
+        CONFIGS,
+        kind="configuration",
         metavar="CONFIG",
         help=f"configurations (default: all: {' '.join(CONFIGS)})",
     )

@@ -57,6 +57,10 @@ SCALARS = (
 )
 
 
+#: ``study_parser(gpu=...)`` of the studies on the LTRF paper's SM (its Table 3)
+LTRF_GPU = ("maxwell-ltrf", "the LTRF paper's Table 3 SM")
+
+
 class StudyParser(argparse.ArgumentParser):
     """A study's options: a bad one is an :class:`~rfmodel.errors.RfmodelError` (one line, exit status 2 on
     the command line; an exception from :func:`rfmodel.studies.run`)."""
@@ -65,9 +69,19 @@ class StudyParser(argparse.ArgumentParser):
         raise RfmodelError(f"{message} (see '{self.prog} --help')")
 
 
-def study_parser(prog: str, doc: str, *, out: str, jobs: int, quick: str) -> StudyParser:
+def study_parser(
+    prog: str,
+    doc: str,
+    *,
+    out: str,
+    jobs: int,
+    quick: str,
+    gpu: tuple[str, str] | None = None,
+    paper: str | None = None,
+) -> StudyParser:
     """The parser every study starts from: its docstring's first line, ``--quick``, ``--out``, ``--jobs``
-    and ``--docs``."""
+    and ``--docs``; with ``gpu = (preset, which)`` then ``--gpu`` (default ``preset``, described as
+    ``which``), and with ``paper`` then ``--workloads`` and ``--suite`` (:func:`add_workload_options`)."""
     ap = StudyParser(prog=prog, description=doc.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help=quick)
     ap.add_argument(
@@ -77,6 +91,11 @@ def study_parser(prog: str, doc: str, *, out: str, jobs: int, quick: str) -> Stu
         "--jobs", type=positive_int, default=jobs, metavar="N", help=f"worker processes (default: {jobs})"
     )
     ap.add_argument("--docs", action="store_true", help="write the tables into docs/validation.md")
+    if gpu is not None:
+        preset, which = gpu
+        ap.add_argument("--gpu", default=preset, help=f"GPU preset (default: {which})")
+    if paper is not None:
+        add_workload_options(ap, paper)
     return ap
 
 
@@ -172,6 +191,14 @@ def known(kind: str, choices):
 
     parse.__name__ = kind
     return parse
+
+
+def add_names_option(
+    ap: argparse.ArgumentParser, flag: str, names, *, kind: str, metavar: str, help: str
+) -> None:
+    """``flag NAME ...``: some of ``names`` (each checked by :func:`known`, ``kind`` naming them in an
+    error), all of them by default."""
+    ap.add_argument(flag, nargs="*", default=list(names), type=known(kind, names), metavar=metavar, help=help)
 
 
 def check_inputs(workloads=(), gpu=None) -> None:

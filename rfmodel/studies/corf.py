@@ -43,12 +43,12 @@ from rfmodel.spec.sm import CollectorSpec
 from rfmodel.studies.common import (
     SIM_SOURCE,
     Evaluations,
+    add_names_option,
     add_workload_options,
     check_inputs,
     command_line,
     fmt,
     geomean,
-    known,
     mean,
     publish,
     quick_help,
@@ -313,11 +313,11 @@ def hmean(xs):
 def build_parser(prog: str):
     quick = quick_help(QUICK_WORKLOADS, kind="kernels", warps=QUICK_WARPS)
     ap = study_parser(prog, __doc__, out="studies/out/corf", jobs=1, quick=quick)
-    ap.add_argument(
+    add_names_option(
+        ap,
         "--gpus",
-        nargs="*",
-        default=list(GPUS),
-        type=known("GPU", GPUS),
+        GPUS,
+        kind="GPU",
         metavar="GPU",
         help="paper: the paper's 4-bank, 1-port-collector SM; fermi-gtx480: the shipped preset",
     )

@@ -52,8 +52,8 @@ QUICK_WORKLOADS = ("saxpy", "reduce_sum")
 
 def build_parser(prog: str):
     quick = quick_help(QUICK_WORKLOADS)
-    ap = study_parser(prog, __doc__, out="studies/out/default_path", jobs=2, quick=quick)
-    ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the CLI's default GPU)")
+    gpu = ("fermi-gtx480", "the CLI's default GPU")
+    ap = study_parser(prog, __doc__, out="studies/out/default_path", jobs=2, quick=quick, gpu=gpu)
     ap.add_argument("--designs", nargs="*", help="designs (default: every one with both engines)")
     ap.add_argument("--workloads", nargs="*", help="workloads (default: built-in suite + synthetic presets)")
     ap.add_argument("--exclude", nargs="*", default=[], help="workloads left out of the default list")

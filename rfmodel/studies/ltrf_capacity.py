@@ -37,13 +37,13 @@ from pathlib import Path
 from rfmodel.evaluate import resolve_gpu
 from rfmodel.io import write_text
 from rfmodel.studies.common import (
+    LTRF_GPU,
     Evaluations,
-    add_workload_options,
+    add_names_option,
     check_inputs,
     command_line,
     fmt,
     geomean,
-    known,
     mean,
     measured_classes,
     pct,
@@ -325,17 +325,12 @@ QUICK_WORKLOADS = ("gemm_micro8x8", "saxpy")
 
 def build_parser(prog: str):
     quick = quick_help(QUICK_WORKLOADS, then=": a smoke run")
-    ap = study_parser(prog, __doc__, out="studies/out/ltrf_capacity", jobs=2, quick=quick)
-    ap.add_argument("--gpu", default="maxwell-ltrf", help="GPU preset (default: the LTRF paper's Table 3 SM)")
-    add_workload_options(ap, "ltrf")
+    ap = study_parser(
+        prog, __doc__, out="studies/out/ltrf_capacity", jobs=2, quick=quick, gpu=LTRF_GPU, paper="ltrf"
+    )
     engines = ["simulate", "analytic"]
-    ap.add_argument(
-        "--methods",
-        nargs="*",
-        default=engines,
-        type=known("engine", engines),
-        metavar="ENGINE",
-        help="simulate, analytic (default: both)",
+    add_names_option(
+        ap, "--methods", engines, kind="engine", metavar="ENGINE", help="simulate, analytic (default: both)"
     )
     ap.add_argument("--active-warps", type=int, default=8, help="active warps per SM (paper: 8)")
     return ap

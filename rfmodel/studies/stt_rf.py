@@ -41,7 +41,6 @@ from rfmodel.studies.common import (
     SIM_SOURCE,
     SOURCE,
     Evaluations,
-    add_workload_options,
     check_inputs,
     command_line,
     fmt,
@@ -326,9 +325,8 @@ QUICK_WORKLOADS = ("reduce_sum", "saxpy")
 
 def build_parser(prog: str):
     quick = quick_help(QUICK_WORKLOADS, then=": a smoke run")
-    ap = study_parser(prog, __doc__, out="studies/out/stt_rf", jobs=2, quick=quick)
-    ap.add_argument("--gpu", default="fermi-gtx480", help="GPU preset (default: the paper's GTX480)")
-    add_workload_options(ap, "stt")
+    gpu = ("fermi-gtx480", "the paper's GTX480")
+    ap = study_parser(prog, __doc__, out="studies/out/stt_rf", jobs=2, quick=quick, gpu=gpu, paper="stt")
     ap.add_argument(
         "--max-warps",
         type=positive_int,
