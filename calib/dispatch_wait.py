@@ -8,10 +8,14 @@ The simulator counts, each cycle, the collectors whose operands have all been re
 waits for its unit's dispatch register (``coll_wait``; of memory instructions, waiting for the load/store
 unit: ``coll_wait_mem``); the rest of ``coll_busy`` is collection.  The model's collection is ``IPC x``
 the collection time (Little's law) and its waiting the dispatch queue
-(``rfmodel.analytic.throughput.dispatch_queue``, with the load/store unit's utilization at the solved pace
-that it takes: its lines a cycle and the MSHRs' bound), here also taken apart into its load/store pipeline
-and its other units (each part bounded by the free collectors alone, so the parts may sum to more than the
-whole).  Both per SM, in collectors; the occupancy error in points of the SM's collectors.  The baseline at
+(``rfmodel.analytic.throughput.dispatch_queue``), here also taken apart into its load/store pipeline and
+its other units (each part bounded by the free collectors alone, so the parts may sum to more than the
+whole).  Both per SM, in collectors; the occupancy error in points of the SM's collectors.  Last, the
+memory instructions that wait for the load/store unit in the issue schedule of the same trace
+(``rfmodel.analytic.stream.issue_schedule``, the order the profile reads the L1D in: it holds the warps'
+dependences, barriers and phases, and the unit's lines and MSHRs, but counts the issue buffers and dispatch
+registers too) and the share of its cycles the unit is busy there: the model's load/store part is this
+queue's collectors' share (the profile's ``sched_lsu``) at the model's pace.  The baseline at
 each GPU's defaults, on the workload's whole SM share (as ``rfmodel.evaluate`` runs it).
 """
 
@@ -36,31 +40,28 @@ def model_parts(workload: str, gpu: str) -> dict:
     seen = []
     real = T.dispatch_queue
 
-    def spy(rows, ipc, mem_rate, collecting, units, set_units=None):
+    def spy(rows, *args):
         """The dispatch queue as it is, keeping its inputs."""
-        seen.append((rows, ipc, mem_rate, collecting, units, set_units))
-        return real(rows, ipc, mem_rate, collecting, units, set_units)
+        seen.append((rows, *args))
+        return real(rows, *args)
 
     T.dispatch_queue = spy
     try:
         ds = rfmodel.evaluate("baseline", workload, gpu)
     finally:
         T.dispatch_queue = real
-    rows, ipc, mem_rate, collecting, units, set_units = seen[-1]
+    rows, ipc, mem_rate, collecting, *rest = seen[-1]
     is_mem = rows[2]
 
     def part(keep):
         """The queue of the unit rows ``keep`` alone."""
         sub = tuple(a[keep] for a in rows[:4]) + (rows[4],)
-        return float(np.ravel(real(sub, ipc, mem_rate, collecting, units, set_units))[0])
+        return float(np.ravel(real(sub, ipc, mem_rate, collecting, *rest))[0])
 
-    load, mem = rows[0], float(np.ravel(mem_rate)[0])
-    rate = min([min(1.0 / max(x, 1e-12), mem) for x in load[is_mem]], default=np.inf)
     return {
         "ipc": float(ds["ipc"].values.ravel()[0]),
-        "lsu_utilization": float(np.ravel(ipc)[0]) / rate,
         "collecting": float(np.ravel(collecting)[0]),
-        "waiting": float(np.ravel(real(rows, ipc, mem_rate, collecting, units, set_units))[0]),
+        "waiting": float(np.ravel(real(rows, ipc, mem_rate, collecting, *rest))[0]),
         "waiting_mem": part(is_mem),
         "waiting_alu": part(~is_mem),
         "occupancy": float(ds["collector_occupancy"].values.ravel()[0]),
@@ -69,11 +70,14 @@ def model_parts(workload: str, gpu: str) -> dict:
 
 def sim_parts(workload: str, gpu: str) -> dict:
     """The baseline's simulated IPC, collecting and waiting collectors (all, load/store), per cycle."""
+    from rfmodel.analytic.engine import memory_pipeline
+    from rfmodel.analytic.stream import issue_schedule
     from rfmodel.evaluate import _simulate_workload, resolve_gpu
     from rfmodel.sim import simulate_trace
 
     sm = resolve_gpu(gpu)
     _, trace = _simulate_workload(workload, sm, arch="sm_80", seed=0, max_warps=None)
+    scheduled = issue_schedule(trace, memory_pipeline(trace, sm), stats=True)
     run = simulate_trace(trace, sm, "baseline")
     cyc = run.metrics["cycles"]
     c = run.counts
@@ -84,6 +88,7 @@ def sim_parts(workload: str, gpu: str) -> dict:
         "waiting_mem": c["coll_wait_mem"] / cyc,
         "occupancy": run.metrics["collector_occupancy"],
         "collectors": sm.collectors.total,
+        "schedule_lsu": (np.nan, np.nan) if scheduled is None else tuple(scheduled[2].values()),
     }
 
 
@@ -96,7 +101,10 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     for gpu in a.gpu:
-        print(f"{gpu}: collectors per SM collecting / waiting (load/store + other units), simulator | model")
+        print(
+            f"{gpu}: collectors per SM collecting / waiting (load/store + other units), simulator | model | "
+            "the issue schedule's load/store queue"
+        )
         err = {"occupancy": [], "collecting": [], "waiting": []}
         for w in a.workload:
             s, m = sim_parts(w, gpu), model_parts(w, gpu)
@@ -105,8 +113,8 @@ def main(argv=None) -> int:
                 f"  {w:30s} sim {s['collecting']:5.2f} / {s['waiting']:5.2f} "
                 f"({s['waiting_mem']:4.2f} + {s['waiting'] - s['waiting_mem']:4.2f}) | model "
                 f"{m['collecting']:5.2f} / {m['waiting']:5.2f} ({m['waiting_mem']:4.2f} + "
-                f"{m['waiting_alu']:4.2f}, load/store unit {m['lsu_utilization']:.2f} busy)  occupancy "
-                f"{s['occupancy']:.3f} / {m['occupancy']:.3f}",
+                f"{m['waiting_alu']:4.2f}) | schedule {s['schedule_lsu'][0]:5.2f} (unit "
+                f"{s['schedule_lsu'][1]:.2f} busy)  occupancy {s['occupancy']:.3f} / {m['occupancy']:.3f}",
                 flush=True,
             )
             err["occupancy"].append(abs(m["occupancy"] - s["occupancy"]) * 100)

@@ -101,6 +101,20 @@ def test_loads_hold_the_lsu_one_cycle_per_line_and_miss_through_the_mshrs():
     assert cycles == pytest.approx(17 + 150 + 4 + 1)
 
 
+def test_the_schedule_counts_the_cycles_loads_wait_for_the_lsu():
+    """As above: warp 0's four-line load reaches the LSU at cycle 3 (issue plus the pipeline's 3 cycles) and
+    holds it for cycles 3-6; warp 1's load, issued at cycle 1, would reach it at 4 and waits 3 cycles: a
+    mean queue of 3 over the schedule's cycles.  Alone, the load waits for nothing."""
+    ld = ("LDG.E", [20], [2], {"lines": [0, 128, 256, 384]})
+    t = trace_from_warps([[ld, ("IADD3", [21], [20])], [("LDG.E", [20], [2], {"lines": [512]})]])
+    rank, cycles, stats = issue_schedule(t, _pipeline(), stats=True)
+    rank0, cycles0 = issue_schedule(t, _pipeline())  # the schedule itself is the same
+    assert rank.tolist() == rank0.tolist() and cycles == cycles0
+    assert stats["lsu_queue"] == pytest.approx(3.0 / cycles)
+    alone = trace_from_warps([[ld, ("IADD3", [21], [20])]])
+    assert issue_schedule(alone, _pipeline(), stats=True)[2]["lsu_queue"] == 0.0
+
+
 @pytest.mark.parametrize("sets", [1, 4])
 @pytest.mark.parametrize(("reserve", "cycles"), [(False, 170), (True, 330)])
 def test_a_load_miss_reserves_its_line_and_a_load_finding_its_set_waiting_waits_for_the_fill(

@@ -163,6 +163,7 @@ def memory_pipeline(trace, sm: SMSpec) -> dict:
         "mshr": sm.l1d.mshr_entries,
         "queue_sched": 2 + -(-mem_coll // S),
         "queue_sm": 2 * S + mem_coll,
+        "queue_collectors": mem_coll,
         "pipe": 3.0,
     }
 
@@ -424,7 +425,8 @@ def workload_profile(
     wl = load_workload(
         workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
-    scheduled = issue_schedule(wl.trace, memory_pipeline(wl.trace, sm))
+    pipe = memory_pipeline(wl.trace, sm)
+    scheduled = issue_schedule(wl.trace, pipe, stats=True)
     order = {"rank": None if scheduled is None else scheduled[0]}
     # the loads' L1D hit rate sets the expected load latency of the profile's tables
     hit = l1d_load_hit_rate(wl.trace, order["rank"], caches[0]) if sm.l1d.size_bytes else 0.0
@@ -453,7 +455,9 @@ def workload_profile(
     )
     prof = replace(prof, attrs={**prof.attrs, "trace_source": trace_source_of(wl)})
     if scheduled is not None and scheduled[1] > 0 and sm.scheduler in SCHEDULED_POLICIES:
-        prof = replace(prof, sched_ipc=float(wl.trace.n_instrs) / scheduled[1])
+        prof = replace(
+            prof, sched_ipc=float(wl.trace.n_instrs) / scheduled[1], sched_lsu=_lsu_waits(scheduled[2], pipe)
+        )
     n_share = int(wl.attrs.get("ctas_per_sm", wl.trace.ctas))
     if share and n_share > wl.trace.ctas:
         scale = n_share / wl.trace.ctas
@@ -473,7 +477,8 @@ def workload_profile(
                 max_warps=None,
                 line_bytes=sm.l1d.line_bytes,
             )
-            done = issue_schedule(whole.trace, memory_pipeline(whole.trace, sm))
+            pipe = memory_pipeline(whole.trace, sm)
+            done = issue_schedule(whole.trace, pipe, stats=True)
             if done is not None and done[1] > 0:
                 # and the L1D's and L2 slice's hit tables from the whole share's stream in that order: the
                 # sampled warps' stream holds fewer distinct lines between two uses than the share's
@@ -481,6 +486,7 @@ def workload_profile(
                 prof = replace(
                     prof,
                     sched_ipc=float(whole.trace.n_instrs) / done[1],
+                    sched_lsu=_lsu_waits(done[2], pipe),
                     **stream_hit_tables(line_no, is_load, caches),
                     attrs={**prof.attrs, "sched_share": True},
                 )
@@ -489,6 +495,14 @@ def workload_profile(
     _PROFILE_CACHE[key] = (content, prof)
     write_entry(stored, prof)
     return prof
+
+
+def _lsu_waits(stats: dict, pipe: dict) -> np.ndarray:
+    """``WorkloadProfile.sched_lsu`` from :func:`issue_schedule`'s ``stats`` on the SM ``pipe``
+    (:func:`memory_pipeline`): the load/store unit's queue in collectors (its share of the queue's places:
+    the issue buffers and dispatch registers hold the rest) and its busy share."""
+    share = pipe["queue_collectors"] / max(pipe["queue_sm"], 1)
+    return np.array([stats["lsu_queue"] * share, stats["lsu_busy"]], dtype=np.float64)
 
 
 def resolve_calibration(design, sm: SMSpec, calibration) -> tuple[dict, str]:

@@ -365,7 +365,8 @@ def collector_hold(m: dict) -> np.ndarray:
 
 def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
     """The instructions per SM holding a collector while they wait for their execution unit at the pace
-    ``ipc`` (default the model's, ``m["ipc"]``; :func:`rfmodel.analytic.throughput.dispatch_queue`), within
+    ``ipc`` (default the model's, ``m["ipc"]``; :func:`rfmodel.analytic.throughput.dispatch_queue`, the
+    load/store pipeline's from the profile's issue schedule where it has one), within
     the collectors of each set that no collecting instruction holds (typed sets on an SM whose collectors
     are typed; one pool otherwise)."""
     from rfmodel.analytic.throughput import dispatch_queue, dispatch_rows
@@ -387,7 +388,10 @@ def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
     collecting = ipc * collector_hold(m)
     mem_rate = np.minimum(m["rate_lsu"], m["rate_mshr"])
     units = sm_param(sm, grid, "collector_units")
-    return dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units)
+    lsu = None
+    if profile.sched_lsu is not None and profile.sched_ipc:
+        lsu = (*np.asarray(profile.sched_lsu, dtype=np.float64), float(profile.sched_ipc))
+    return dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units, lsu)
 
 
 #: rounds of :func:`ipc_fixed_point`'s search on the cheap side, each over :data:`_LADDER`'s 32 cells of the

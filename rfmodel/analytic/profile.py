@@ -266,6 +266,11 @@ class WorkloadProfile:
     #: analytic engine anchors every design's IPC on (:func:`rfmodel.analytic.engine.anchor_factor`);
     #: ``None``: not scheduled (a profile built by :func:`profile_trace` alone, or no CTA fits)
     sched_ipc: float | None = None
+    #: float64 [2]: the load/store unit in the same schedule as ``sched_ipc``: the memory instructions that
+    #: wait for it in collectors (its queue beyond the pipeline's delay times the collectors' share of the
+    #: queue's places) and the share of the cycles it is busy
+    #: (:func:`rfmodel.analytic.stream.issue_schedule`); ``None``: not scheduled
+    sched_lsu: np.ndarray | None = None
     #: float64 [k, 2]: (L1D bytes, IPC) of the same schedule as ``sched_ipc`` on SMs that differ only in the
     #: L1D's size (the anchor of designs whose L1D differs, :func:`rfmodel.analytic.engine.anchor_curve`)
     sched_l1: np.ndarray | None = None

@@ -304,7 +304,9 @@ def _cta_check(n_slots, wpc, slot_cta, live, at_bar, running):
 
 @njit(cache=True)
 def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, shape, cls, mem):
-    """:func:`issue_rank`'s schedule (issue sequence number of every trace row, cycles) of the trace's warps,
+    """:func:`issue_rank`'s schedule (issue sequence number of every trace row, cycles, the cycles memory
+    instructions waited for the load/store unit beyond the pipeline's delay and the unit's busy cycles) of
+    the trace's warps,
     CTAs, rows and lines on :class:`IssueShape`, :class:`ClassTables` and :class:`MemoryPath`; ``passes``:
     a shared access's passes through the banks (``Trace.smem_passes``), the unit's cycles."""
     wpc, n_slots, n_sched, width, policy = shape
@@ -348,6 +350,8 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, 
     n_ord = np.zeros(S, np.int64)
     dirty = True  # a CTA launched or a warp finished since the orders were taken
     dram_free = 0.0
+    lsu_wait = 0.0  # cycles memory instructions waited for the load/store unit beyond its pipeline's delay
+    lsu_busy = 0.0  # cycles the load/store unit held an instruction
     stamp = 0
     seq = 0
     next_cta = 0
@@ -424,6 +428,7 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, 
                             if waiting[s, k2] < waiting[s, k0]:
                                 k0 = k2
                         waiting[s, k0] = t0
+                        lsu_wait += t0 - (t + pipe)
                         tt = t0
                         done = t0 + lat[c]
                         done, tt, stamp, dram_free = _memory_lines(
@@ -443,6 +448,7 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, 
                             done += passes[i] - 1
                             tt = max(tt, t0 + passes[i])
                         lsu_free = max(t0 + ii[c], tt)
+                        lsu_busy += lsu_free - t0
                     else:
                         ufree[s % u_slots[u], u] = t + ii[c]
                     for j in range(dst.shape[1]):
@@ -477,7 +483,7 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, 
             t += 1.0
         else:
             t = max(t + 1.0, nxt)
-    return rank, t
+    return rank, t, lsu_wait, lsu_busy
 
 
 def issue_rank(trace: Trace, pipeline: dict) -> np.ndarray | None:
@@ -488,8 +494,12 @@ def issue_rank(trace: Trace, pipeline: dict) -> np.ndarray | None:
     return None if out is None else out[0]
 
 
-def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | None:
-    """:func:`issue_rank` and the schedule's cycles (the last issue's cycle plus one)."""
+def issue_schedule(trace: Trace, pipeline: dict, stats: bool = False) -> tuple | None:
+    """:func:`issue_rank` and the schedule's cycles (the last issue's cycle plus one); with ``stats`` also
+    ``{"lsu_queue": ..., "lsu_busy": ...}``: the mean number of memory instructions that wait in the
+    schedule for the load/store unit beyond the pipeline's fixed delay (in its issue buffers, collectors and
+    dispatch registers; Little's law over the schedule's cycles) and the share of its cycles the unit is
+    busy (a line a cycle, a shared access's passes, a load that waits for an MSHR or a line in flight)."""
     p = pipeline
     wp = trace.warp_ptr.astype(np.int64)
     n_w = len(wp) - 1
@@ -536,7 +546,7 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
         int(p.get("l1_index", 0)),
         int(trace.line_bytes).bit_length() - 1,
     )
-    rank, cycles = _schedule(
+    rank, cycles, lsu_wait, lsu_busy = _schedule(
         wp,
         cta_wstart,
         trace.op,
@@ -551,4 +561,7 @@ def issue_schedule(trace: Trace, pipeline: dict) -> tuple[np.ndarray, float] | N
         cls,
         mem,
     )
+    if stats:
+        n = max(float(cycles), 1.0)
+        return rank, float(cycles), {"lsu_queue": lsu_wait / n, "lsu_busy": lsu_busy / n}
     return rank, float(cycles)

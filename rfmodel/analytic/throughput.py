@@ -559,7 +559,7 @@ def md1_queue(rho):
 
 
 @njit(cache=True)
-def _dispatch(ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, set_units, set_share, out):
+def _dispatch(ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, set_units, set_share, lsu, out):
     """:func:`dispatch_queue` per point (compiled): the waiting of each unit row, summed per collector set
     and bounded there by the set's units less its collecting instructions (``pool`` per point where
     ``set_units`` is empty: one pool of collectors)."""
@@ -568,7 +568,12 @@ def _dispatch(ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, se
     for j in range(ipc.shape[0]):
         waiting[:] = 0.0
         for u in range(load.shape[0]):
-            if is_mem[u]:  # one pipeline, whatever its dispatch registers
+            if is_mem[u] and lsu[0] >= 0.0:  # the schedule's queue, at this pace
+                rho0 = min(lsu[1], DISPATCH_RHO_MAX)
+                w = 0.0
+                if rho0 > 0.0:
+                    w = lsu[0] * md1_queue(min(lsu[1] * ipc[j] / lsu[2], DISPATCH_RHO_MAX)) / md1_queue(rho0)
+            elif is_mem[u]:  # one pipeline, whatever its dispatch registers
                 rate = min(1.0 / max(load[u], 1e-12), mem_rate[j])
                 w = md1_queue(min(ipc[j] / rate, DISPATCH_RHO_MAX))
             else:  # a pipeline per slot
@@ -612,7 +617,7 @@ def dispatch_rows(mix, ii, unit_of_class, unit_slots, set_of_unit=None) -> tuple
     )
 
 
-def dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units=None):
+def dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units=None, lsu=None):
     """Instructions per SM that hold a collector with their operands read, waiting for their execution unit
     (the simulator's dispatch stage: a collector frees itself when its instruction enters the unit, or the
     unit busy, the unit's dispatch register, one a scheduler's slot).  At the pace ``ipc`` each slot of a
@@ -624,7 +629,12 @@ def dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units=None):
     cycle and the MSHRs: the unit holds a load it has no MSHR for).  The
     waiting fill at most the collectors of their set that no collecting instruction holds: ``units`` less
     ``collecting`` (the instructions collecting at once) with one pool, else per set ``set_units`` less
-    ``collecting`` times the set's share of the instructions.  ``rows``: :func:`dispatch_rows`."""
+    ``collecting`` times the set's share of the instructions.  ``rows``: :func:`dispatch_rows`.  ``lsu``:
+    ``(waiting, busy, pace)`` of the profile's issue schedule (``WorkloadProfile.sched_lsu`` and
+    ``sched_ipc``), whose load/store queue holds the warps' phases and runs that make the memory
+    instructions' arrivals bursty: the load/store pipeline's waiting is then the schedule's, scaled as an
+    M/D/1 queue's from the schedule's utilization to the one at the pace ``ipc`` (the same work an
+    instruction); without, the M/D/1 queue at the pipeline's rate."""
     load, slots, is_mem, unit_set, share = rows
     if set_units is None:
         set_units, share = np.zeros(0), np.ones(1)
@@ -637,7 +647,8 @@ def dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units=None):
     ]
     out = np.empty(flat[0].shape[0])
     set_units = np.asarray(set_units, dtype=np.float64)
-    _dispatch(*flat, load, slots, is_mem, unit_set, set_units, share, out)
+    sched = np.full(3, -1.0) if lsu is None else np.asarray(lsu, dtype=np.float64)
+    _dispatch(*flat, load, slots, is_mem, unit_set, set_units, share, sched, out)
     return out.reshape(shape)
 
 
