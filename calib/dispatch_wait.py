@@ -55,7 +55,7 @@ def model_parts(workload: str, gpu: str) -> dict:
 
     def part(keep):
         """The queue of the unit rows ``keep`` alone."""
-        sub = tuple(a[keep] for a in rows[:4]) + (rows[4],)
+        sub = (*(a[keep] for a in rows[:4]), rows[4], rows[5][keep])
         return float(np.ravel(real(sub, ipc, mem_rate, collecting, *rest))[0])
 
     return {

@@ -378,7 +378,7 @@ def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
         set_of_unit = None if pool else unit_collector_sets(sm)[:, 0]
         uc = units_of_classes(sm) if sm.exec_units is not None else None
         initiation = np.maximum(class_initiations(sm), 1).astype(np.float64)
-        rows = dispatch_rows(profile.mix, initiation, uc, unit_slots(sm), set_of_unit)
+        rows = dispatch_rows(profile.mix, initiation, uc, unit_slots(sm), set_of_unit, sm.schedulers_per_sm)
         set_units = None if pool else np.array([getattr(sm.collectors, n) for n in COLLECTOR_SETS], float)
         if len(_DISPATCH_ROWS) > 256:
             _DISPATCH_ROWS.clear()

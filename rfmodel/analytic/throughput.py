@@ -559,7 +559,9 @@ def md1_queue(rho):
 
 
 @njit(cache=True)
-def _dispatch(ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, set_units, set_share, lsu, out):
+def _dispatch(
+    ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, set_units, set_share, factor, lsu, out
+):
     """:func:`dispatch_queue` per point (compiled): the waiting of each unit row, summed per collector set
     and bounded there by the set's units less its collecting instructions (``pool`` per point where
     ``set_units`` is empty: one pool of collectors)."""
@@ -577,7 +579,7 @@ def _dispatch(ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, se
                 rate = min(1.0 / max(load[u], 1e-12), mem_rate[j])
                 w = md1_queue(min(ipc[j] / rate, DISPATCH_RHO_MAX))
             else:  # a pipeline per slot
-                w = slots[u] * md1_queue(min(ipc[j] * load[u] / slots[u], DISPATCH_RHO_MAX))
+                w = slots[u] * factor[u] * md1_queue(min(ipc[j] * load[u] / slots[u], DISPATCH_RHO_MAX))
             waiting[unit_set[u]] += w
         total = 0.0
         for s in range(n_sets):
@@ -589,19 +591,33 @@ def _dispatch(ipc, mem_rate, collecting, pool, load, slots, is_mem, unit_set, se
         out[j] = total
 
 
-def dispatch_rows(mix, ii, unit_of_class, unit_slots, set_of_unit=None) -> tuple:
+def dispatch_rows(mix, ii, unit_of_class, unit_slots, set_of_unit=None, schedulers=None) -> tuple:
     """The static part of :func:`dispatch_queue` (one kernel on one SM): per unit type that takes some of
     the instructions, its unit-cycles per instruction of the kernel (its classes' initiation intervals by
     their shares), its slots, whether it is the load/store pipeline and its collector set (0 with one
-    set); and per collector set the share of the instructions that take it."""
+    set); per collector set the share of the instructions that take it; and per unit type the factor on its
+    M/D/1 queue: where each slot takes the instructions of one of ``schedulers`` (a slot per scheduler),
+    which issues at most one a cycle, a slot's arrivals are at most one a cycle, and its queue is the
+    discrete-time one with Bernoulli arrivals, ``E[S (S - 1)] / E[S]^2`` of the M/D/1 queue's (the
+    Pollaczek-Khinchine mean of the Geo/G/1 queue: ``(s - 1) / s`` with one initiation interval ``s``, no
+    queue at one a cycle); 1 otherwise."""
     uc = np.asarray(UNIT_OF_CLASS if unit_of_class is None else unit_of_class, dtype=np.int64)
     ii = np.asarray(ii, dtype=np.float64)
     slots_of = np.asarray(unit_slots, dtype=np.float64)
     loads: dict = {}
+    seconds: dict = {}
+    shares: dict = {}
     for k in range(N_OPCLASSES):
         if mix[k] > 0:
-            loads[int(uc[k])] = loads.get(int(uc[k]), 0.0) + ii[k] * mix[k]
+            u = int(uc[k])
+            loads[u] = loads.get(u, 0.0) + ii[k] * mix[k]
+            seconds[u] = seconds.get(u, 0.0) + ii[k] * ii[k] * mix[k]
+            shares[u] = shares.get(u, 0.0) + float(mix[k])
     units = list(loads)
+    factor = np.ones(len(units))
+    for j, u in enumerate(units):
+        if schedulers is not None and u != U_MEM and slots_of[u] >= schedulers and loads[u] > 0:
+            factor[j] = max(shares[u] * (seconds[u] - loads[u]) / (loads[u] * loads[u]), 0.0)
     unit_set = np.array([0 if set_of_unit is None else int(set_of_unit[u]) for u in units], dtype=np.int64)
     share = np.ones(1)  # one set: every instruction
     if set_of_unit is not None:
@@ -614,6 +630,7 @@ def dispatch_rows(mix, ii, unit_of_class, unit_slots, set_of_unit=None) -> tuple
         np.array([u == U_MEM for u in units], dtype=np.bool_),
         unit_set,
         share,
+        factor,
     )
 
 
@@ -635,7 +652,7 @@ def dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units=None, lsu=N
     instructions' arrivals bursty: the load/store pipeline's waiting is then the schedule's, scaled as an
     M/D/1 queue's from the schedule's utilization to the one at the pace ``ipc`` (the same work an
     instruction); without, the M/D/1 queue at the pipeline's rate."""
-    load, slots, is_mem, unit_set, share = rows
+    load, slots, is_mem, unit_set, share, factor = rows
     if set_units is None:
         set_units, share = np.zeros(0), np.ones(1)
         unit_set = np.zeros_like(unit_set)
@@ -648,7 +665,7 @@ def dispatch_queue(rows, ipc, mem_rate, collecting, units, set_units=None, lsu=N
     out = np.empty(flat[0].shape[0])
     set_units = np.asarray(set_units, dtype=np.float64)
     sched = np.full(3, -1.0) if lsu is None else np.asarray(lsu, dtype=np.float64)
-    _dispatch(*flat, load, slots, is_mem, unit_set, set_units, share, sched, out)
+    _dispatch(*flat, load, slots, is_mem, unit_set, set_units, share, factor, sched, out)
     return out.reshape(shape)
 
 
