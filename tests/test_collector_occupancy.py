@@ -15,7 +15,7 @@ from rfmodel.analytic.throughput import dispatch_queue, dispatch_rows, md1_queue
 from rfmodel.designs.base import get_design
 from rfmodel.evaluate import resolve_gpu
 from rfmodel.spec.occupancy import COLLECTOR_SETS, CS_MEM, CS_SP, U_MEM, UNIT_OF_CLASS
-from rfmodel.workload.ir import N_OPCLASSES
+from rfmodel.workload.ir import N_OPCLASSES, OpClass
 
 UNITS = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
 
@@ -121,6 +121,30 @@ def test_a_memory_instruction_waits_for_the_load_store_pipeline():
     assert float(dispatch_queue(one, np.array(0.25), 0.5, 0.0, 8.0)) == pytest.approx(0.25, rel=1e-12)
     got = dispatch_queue(rows, np.array(0.25), np.inf, 0.0, 8.0)
     assert float(got) == pytest.approx(0.0625 / 1.5, rel=1e-12)
+
+
+def test_a_slot_of_one_scheduler_queues_in_discrete_time():
+    """A dispatch slot that takes the instructions of one scheduler (one slot a scheduler) sees at most one
+    arrival a cycle: its queue is the Geo/G/1 queue's, E[S(S-1)] / E[S]^2 of the M/D/1 queue at the same
+    utilization: none with an initiation interval of one cycle, half with two, and with half its
+    instructions at one cycle and half at three (E[S] = 2, E[S^2] = 5) three quarters; a slot shared by two
+    schedulers keeps the M/D/1 queue."""
+    mix = _one_class_mix(0)
+    slots = np.full(len(UNIT_OF_CLASS), 2.0)
+    for ii0, factor in ((1.0, 0.0), (2.0, 0.5)):
+        ii = np.full(N_OPCLASSES, ii0)
+        rows = dispatch_rows(mix, ii, None, slots, None, 2)
+        assert rows[5][0] == pytest.approx(factor, abs=1e-15)
+        got = float(dispatch_queue(rows, np.array(0.5), np.inf, 0.0, 8.0))
+        assert got == pytest.approx(2 * factor * md1_queue(0.5 * ii0 / 2), rel=1e-12)
+    misc = int(OpClass.MISC)  # a second class on the integer unit
+    assert UNIT_OF_CLASS[misc] == UNIT_OF_CLASS[0]
+    two = np.zeros(N_OPCLASSES)
+    two[0], two[misc] = 0.5, 0.5
+    ii = np.ones(N_OPCLASSES)
+    ii[misc] = 3.0
+    assert dispatch_rows(two, ii, None, slots, None, 2)[5][0] == pytest.approx(0.75, rel=1e-12)
+    assert dispatch_rows(two, ii, None, slots, None, 4)[5][0] == 1.0
 
 
 def test_the_load_store_queue_follows_the_issue_schedules_at_the_models_pace():
