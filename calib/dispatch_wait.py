@@ -3,6 +3,7 @@ for its execution unit, in the simulator and in the analytic model (docs/models.
 
     python calib/dispatch_wait.py                                  # the calibration's workloads, both GPUs
     python calib/dispatch_wait.py --gpu volta-v100 --workload is_aes nbody_forces
+    python calib/dispatch_wait.py --design stt --point '{"main_rf_latency_x": 6}' --gpu volta-v100
 
 The simulator counts, each cycle, the collectors whose operands have all been read but whose instruction
 waits for its unit's dispatch register (``coll_wait``; of memory instructions, waiting for the load/store
@@ -15,13 +16,15 @@ memory instructions that wait for the load/store unit in the issue schedule of t
 (``rfmodel.analytic.stream.issue_schedule``, the order the profile reads the L1D in: it holds the warps'
 dependences, barriers and phases, and the unit's lines and MSHRs, but counts the issue buffers and dispatch
 registers too) and the share of its cycles the unit is busy there: the model's load/store part is this
-queue's collectors' share (the profile's ``sched_lsu``) at the model's pace.  The baseline at
-each GPU's defaults, on the workload's whole SM share (as ``rfmodel.evaluate`` runs it).
+queue's collectors' share (the profile's ``sched_lsu``) at the model's pace.  ``--design`` at ``--point``
+(default: the baseline at each GPU's defaults), on the workload's whole SM share (as ``rfmodel.evaluate``
+runs it).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -32,8 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def model_parts(workload: str, gpu: str) -> dict:
-    """The baseline's analytic IPC, collecting and waiting collectors (all, load/store, other units)."""
+def model_parts(workload: str, gpu: str, design: str = "baseline", point: dict | None = None) -> dict:
+    """The design's analytic IPC, collecting and waiting collectors (all, load/store, other units) at
+    ``point`` (SM fields and the design's parameters)."""
     import rfmodel
     import rfmodel.analytic.throughput as T
 
@@ -47,7 +51,8 @@ def model_parts(workload: str, gpu: str) -> dict:
 
     T.dispatch_queue = spy
     try:
-        ds = rfmodel.evaluate("baseline", workload, gpu)
+        grid = {k: [v] for k, v in (point or {}).items()}
+        ds = rfmodel.evaluate(design, workload, gpu, params=grid or None)
     finally:
         T.dispatch_queue = real
     rows, ipc, mem_rate, collecting, *rest = seen[-1]
@@ -68,17 +73,22 @@ def model_parts(workload: str, gpu: str) -> dict:
     }
 
 
-def sim_parts(workload: str, gpu: str) -> dict:
-    """The baseline's simulated IPC, collecting and waiting collectors (all, load/store), per cycle."""
+def sim_parts(workload: str, gpu: str, design: str = "baseline", point: dict | None = None) -> dict:
+    """The design's simulated IPC, collecting and waiting collectors (all, load/store), per cycle, at
+    ``point``; the issue schedule's load/store queue on the SM's own."""
     from rfmodel.analytic.engine import memory_pipeline
     from rfmodel.analytic.stream import issue_schedule
-    from rfmodel.evaluate import _simulate_workload, resolve_gpu
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import _point_sm, _simulate_workload, resolve_gpu
     from rfmodel.sim import simulate_trace
 
     sm = resolve_gpu(gpu)
     _, trace = _simulate_workload(workload, sm, arch="sm_80", seed=0, max_warps=None)
     scheduled = issue_schedule(trace, memory_pipeline(trace, sm), stats=True)
-    run = simulate_trace(trace, sm, "baseline")
+    d = get_design(design)
+    point = dict(point or {})
+    typed = d.resolve({k: v for k, v in point.items() if k in d.parameters})
+    run = simulate_trace(trace, _point_sm(sm, point), d, typed)
     cyc = run.metrics["cycles"]
     c = run.counts
     return {
@@ -98,7 +108,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gpu", nargs="+", default=list(DEFAULT_SWEEP["gpus"]))
     ap.add_argument("--workload", nargs="+", default=list(DEFAULT_SWEEP["workloads"]))
+    ap.add_argument("--design", default="baseline")
+    ap.add_argument("--point", default="{}", help="a design point as JSON, e.g. '{\"main_rf_latency_x\": 6}'")
     a = ap.parse_args(argv)
+    point = json.loads(a.point)
     warnings.simplefilter("ignore")
     for gpu in a.gpu:
         print(
@@ -107,7 +120,7 @@ def main(argv=None) -> int:
         )
         err = {"occupancy": [], "collecting": [], "waiting": []}
         for w in a.workload:
-            s, m = sim_parts(w, gpu), model_parts(w, gpu)
+            s, m = sim_parts(w, gpu, a.design, point), model_parts(w, gpu, a.design, point)
             n = s["collectors"]
             print(
                 f"  {w:30s} sim {s['collecting']:5.2f} / {s['waiting']:5.2f} "
