@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def model_parts(workload: str, gpu: str, design: str = "baseline", point: dict | None = None) -> dict:
-    """The design's analytic IPC, collecting and waiting collectors (all, load/store, other units) at
+    """The design's analytic collecting and waiting collectors (all, load/store, other units) at
     ``point`` (SM fields and the design's parameters)."""
     import rfmodel
     import rfmodel.analytic.throughput as T
@@ -64,7 +64,6 @@ def model_parts(workload: str, gpu: str, design: str = "baseline", point: dict |
         return float(np.ravel(real(sub, ipc, mem_rate, collecting, *rest))[0])
 
     return {
-        "ipc": float(ds["ipc"].values.ravel()[0]),
         "collecting": float(np.ravel(collecting)[0]),
         "waiting": float(np.ravel(real(rows, ipc, mem_rate, collecting, *rest))[0]),
         "waiting_mem": part(is_mem),
@@ -74,7 +73,7 @@ def model_parts(workload: str, gpu: str, design: str = "baseline", point: dict |
 
 
 def sim_parts(workload: str, gpu: str, design: str = "baseline", point: dict | None = None) -> dict:
-    """The design's simulated IPC, collecting and waiting collectors (all, load/store), per cycle, at
+    """The design's simulated collecting and waiting collectors (all, load/store), per cycle, at
     ``point``; the issue schedule's load/store queue on the SM's own."""
     from rfmodel.analytic.engine import memory_pipeline
     from rfmodel.analytic.stream import issue_schedule
@@ -88,22 +87,23 @@ def sim_parts(workload: str, gpu: str, design: str = "baseline", point: dict | N
     d = get_design(design)
     point = dict(point or {})
     typed = d.resolve({k: v for k, v in point.items() if k in d.parameters})
-    run = simulate_trace(trace, _point_sm(sm, point), d, typed)
+    sm_pt = _point_sm(sm, point)
+    run = simulate_trace(trace, sm_pt, d, typed)
     cyc = run.metrics["cycles"]
     c = run.counts
     return {
-        "ipc": c["issued"] / cyc,
         "collecting": (c["coll_busy"] - c["coll_wait"]) / cyc,
         "waiting": c["coll_wait"] / cyc,
         "waiting_mem": c["coll_wait_mem"] / cyc,
         "occupancy": run.metrics["collector_occupancy"],
-        "collectors": sm.collectors.total,
+        "collectors": sm_pt.collectors.total,
         "schedule_lsu": (np.nan, np.nan) if scheduled is None else tuple(scheduled[2].values()),
     }
 
 
 def main(argv=None) -> int:
     from rfmodel.calibrate import DEFAULT_SWEEP
+    from rfmodel.errors import RfmodelError
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gpu", nargs="+", default=list(DEFAULT_SWEEP["gpus"]))
@@ -111,7 +111,12 @@ def main(argv=None) -> int:
     ap.add_argument("--design", default="baseline")
     ap.add_argument("--point", default="{}", help="a design point as JSON, e.g. '{\"main_rf_latency_x\": 6}'")
     a = ap.parse_args(argv)
-    point = json.loads(a.point)
+    try:
+        point = json.loads(a.point)
+    except json.JSONDecodeError as e:
+        ap.error(f"--point {a.point!r} is not JSON: {e}")
+    if not isinstance(point, dict):
+        ap.error(f"--point {a.point!r}: a JSON object of parameter names and values")
     warnings.simplefilter("ignore")
     for gpu in a.gpu:
         print(
@@ -120,7 +125,11 @@ def main(argv=None) -> int:
         )
         err = {"occupancy": [], "collecting": [], "waiting": []}
         for w in a.workload:
-            s, m = sim_parts(w, gpu, a.design, point), model_parts(w, gpu, a.design, point)
+            try:  # first: the model refuses a design or parameter it does not know
+                m = model_parts(w, gpu, a.design, point)
+            except RfmodelError as e:
+                ap.error(str(e))
+            s = sim_parts(w, gpu, a.design, point)
             n = s["collectors"]
             print(
                 f"  {w:30s} sim {s['collecting']:5.2f} / {s['waiting']:5.2f} "
