@@ -798,3 +798,64 @@ def test_analytic_cerf_slows_with_its_refills_as_the_register_file_shrinks():
     assert refills[0] == 0.0 and refills[1] == pytest.approx(96, rel=0.05)
     assert ipc[1] / ipc[0] < 0.8  # the simulator's 0.645
     assert ipc[1] == pytest.approx(1.231, rel=0.2)
+
+
+def test_refill_queue_is_passed_over_from_its_first_possible_completion():
+    """The refill queue is passed over only from the first cycle at which a request in it can have
+    completed (``H_Q_NEXT``): the cycle after one is queued (the simulator sends it at the end of that
+    cycle and writes its completion), else the earliest completion it holds; a pass drops what completed
+    and marks a refilled register arrived."""
+    from rfmodel.designs import cerf
+    from rfmodel.evaluate import resolve_gpu
+
+    sm = resolve_gpu("fermi-gtx480")
+    d = get_design("cerf")
+    ints = d.sim_setup(sm, d.resolve({}), None, trace=SPILL).ints.copy()
+    q, loc = ints[cerf.H_O_Q], ints[cerf.H_O_LOC]
+    cerf._harvest(ints, 10)
+    assert ints[q] == 0 and ints[cerf.H_Q_NEXT] == cerf.NEVER
+    a = 3  # a register of warp slot 0, its refill in flight
+    ints[loc + a] = cerf.LOC_PENDING
+    assert cerf._enqueue(ints, cerf.REG_LINE_BASE + a, cerf.MQ_LOAD, 10)
+    assert cerf._enqueue(ints, cerf.REG_LINE_BASE + 7, cerf.MQ_STORE, 10)
+    assert ints[cerf.H_Q_NEXT] == 11
+    ints[q + 2 + 2], ints[q + 2 + 5] = 50, 10  # sent: the load fills at 50, the store left at 10
+    cerf._harvest(ints, 11)  # the store is dropped, the load kept until 50
+    assert ints[q] == 1 and ints[cerf.H_Q_NEXT] == 50
+    cerf._harvest(ints, 49)
+    assert ints[q] == 1 and ints[loc + a] == cerf.LOC_PENDING
+    cerf._harvest(ints, 50)
+    assert ints[q] == 0 and ints[loc + a] == cerf.LOC_ARRIVED and ints[cerf.H_Q_NEXT] == cerf.NEVER
+
+
+@pytest.mark.parametrize("tag_banks,per_bank", [(4, 64), (4, 48), (3, 64), (1, 1)])
+def test_set_and_tag_bank_without_division_match_the_division(tag_banks, per_bank):
+    """Where the tag banks and sets per bank are powers of two the set and tag bank of a line come from
+    masks and shifts: the same as ``(line % banks) * per_bank + (line // banks) % per_bank`` and ``line %
+    banks % arbiters`` at every line; other sizes divide."""
+    from rfmodel.designs import cerf
+
+    ints = np.zeros(len(cerf._HEADER), dtype=np.int64)
+    ints[cerf.H_TB], ints[cerf.H_PER_BANK], ints[cerf.H_NB], ints[cerf.H_SCHEDS] = tag_banks, per_bank, 2, 4
+    pow2 = cerf._log2(per_bank) >= 0
+    ints[cerf.H_TB_SHIFT] = cerf._log2(tag_banks) if pow2 else -1
+    for line in [*range(0, 3000, 7), cerf.REG_LINE_BASE + 12345]:
+        assert cerf._set_of(ints, line) == (line % tag_banks) * per_bank + (line // tag_banks) % per_bank
+        for split in (0, 1):
+            ints[cerf.H_SPLIT] = split
+            bank = (line % tag_banks) % 2 + (5 % 4) * 2 * split
+            assert cerf._bank(ints, 5, line) == bank
+
+
+def test_row_words_count_the_source_slots_up_to_the_last_register():
+    """CERF's hooks read a row's source slots up to its last register (bits 32-35 of the row's second
+    word): none for a row without sources, the slot after the last one even past an empty slot."""
+    from types import SimpleNamespace
+
+    from rfmodel.designs.cerf import SLOTS_SHIFT, _row_words
+    from rfmodel.workload.trace import NONE
+
+    N = NONE
+    src = np.array([[N] * 10, [4, N, 6] + [N] * 7, list(range(10))], dtype=np.uint8)
+    words = _row_words(SimpleNamespace(src=src), np.zeros(3, dtype=np.int64)).reshape(3, 2)
+    assert ((words[:, 1] >> SLOTS_SHIFT) & 15).tolist() == [0, 3, 10]

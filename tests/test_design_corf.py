@@ -14,6 +14,7 @@ from rfmodel.designs.corf import (
     exclusive_pairs,
     odd_cycles,
 )
+from rfmodel.workload.trace import NONE
 
 
 # ----------------------------------------------------------------------------- Figure 5: exclusive pairs
@@ -603,3 +604,39 @@ def test_analytic_sees_a_warps_registers_overflow_its_bank():
     assert sim[0] < sim[1] < sim[2]
     assert ana[0] < ana[1] < ana[2]
     assert ana[2] / ana[0] > 1.3
+
+
+def _rows(**cols):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**{k: np.asarray(v) for k, v in cols.items()})
+
+
+def test_row_words_pack_sources_widths_and_dead_values_by_hand():
+    """The per-row words CORF's hooks read, by hand: sources 8 bits each (8-9 in word 1), the dead bits at
+    16, the k-th written destination's width class (clipped to 0-4) at 32 + 4k, the register sources at 48
+    and a written value the static kernel never reads at 52 + k."""
+    from rfmodel.designs.base import source_words
+    from rfmodel.designs.corf import _row_words
+
+    N = NONE
+    src = [[1, 2, 3, N, N, N, N, N, N, N], list(range(10))]
+    t = _rows(
+        src=np.array(src, dtype=np.uint8),
+        dst=np.array([[5, N, 7, N], [N, N, N, N]], dtype=np.uint8),
+        width=np.array([[2, -1, 9, 0], [3, 3, 3, 3]], dtype=np.int8),
+        sidx=np.array([0, 1], dtype=np.int32),
+    )
+    dead = np.array([0b101, 1 << 9 | 1 << 12])  # bits past the tenth source are dropped
+    w0 = [sum(r << (8 * k) for k, r in enumerate(row[:8])) for row in src]
+    w0 = [w - (1 << 64) if w >= 1 << 63 else w for w in w0]  # int64 words: NONE in source 7 sets the sign
+    w1 = [(N | N << 8) | 0b101 << 16, (8 | 9 << 8) | (1 << 9) << 16]
+    assert source_words(t, dead).tolist() == [[w0[0], w1[0]], [w0[1], w1[1]]]
+    dead_defs = np.array([[7, N, N, N], [5, N, N, N]])
+    words = _row_words(t, dead, dead_defs).reshape(2, 2)
+    # row 0: writes R5 (class 2) then R7 (9 -> 4), three register sources, R7 never read (write 1)
+    assert words[0, 1] == w1[0] | 2 << 32 | 4 << 36 | 3 << 48 | 1 << 53
+    # row 1: no write, ten sources (at most 15 counted)
+    assert words[1, 1] == w1[1] | 10 << 48
+    assert words[:, 0].tolist() == w0
+    assert _row_words(t, dead, None)[1] == w1[0] | 2 << 32 | 4 << 36 | 3 << 48

@@ -434,3 +434,24 @@ def test_a_result_that_finds_the_buffer_full_waits_for_the_first_drain():
     a = rfmodel.evaluate("stt", **kw)["wb_full_stall_cycles"].values.ravel()
     s = rfmodel.evaluate("stt", method="simulate", **kw)["wb_full_stall_cycles"].values.ravel()
     assert np.all((a > 0.5 * s) & (a < 2.0 * s)), (a, s)
+
+
+def test_write_driver_groups_packed_in_write_order_by_hand():
+    """The groups each written value drives, packed per row in write order (6 bits each): a compress code
+    ``c`` stores ``rint(128 (1 - c / 254))`` bytes, ``ceil(bytes / 4)`` groups (1 to 32); an unknown size
+    drives the marker 63; the share of known sizes over the values written."""
+    from types import SimpleNamespace
+
+    from rfmodel.designs.stt import UNKNOWN_GROUPS, _pack_groups
+    from rfmodel.workload.trace import COMPRESS_UNKNOWN, NONE
+
+    N, U = NONE, COMPRESS_UNKNOWN
+    t = SimpleNamespace(
+        dst=np.array([[N, 4, N, 9], [1, N, N, N], [N, N, N, N]], dtype=np.uint8),
+        compress=np.array([[0, 127, 0, U], [253, 0, 0, 0], [0, 0, 0, 0]], dtype=np.uint8),
+    )
+    packed, known = _pack_groups(t)
+    # row 0: R4 at code 127 (64 bytes, 16 groups) is write 0, R9 of unknown size write 1; row 1: code 253
+    # keeps 1 byte (rint(0.504)), one group
+    assert packed.tolist() == [16 | UNKNOWN_GROUPS << 6, 1, 0]
+    assert known == 2 / 3

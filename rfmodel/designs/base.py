@@ -153,17 +153,27 @@ def source_words(trace, dead) -> np.ndarray:
     """``[rows, 2]`` int64 words a design's hooks read a trace row's sources from: word 0 holds source
     registers 0-7 (8 bits each), word 1 sources 8-9 (bits 0-15) and ``dead``'s per-slot bits (16-25: the
     compiler's last-read bits of the row's sources); bits 32 and up of word 1 are left to the design."""
-    from rfmodel.workload.trace import MAX_SRC
-
-    src = np.asarray(trace.src, dtype=np.int64)
-    out = np.zeros((len(src), 2), dtype=np.int64)
-    for k in range(MAX_SRC):
-        if k < 8:
-            out[:, 0] |= src[:, k] << (8 * k)
-        else:
-            out[:, 1] |= src[:, k] << (8 * (k - 8))
-    out[:, 1] |= (np.asarray(dead, dtype=np.int64) & ((1 << MAX_SRC) - 1)) << 16
+    src = np.asarray(trace.src)
+    out = np.empty((len(src), 2), dtype=np.int64)
+    _pack_sources(src, np.asarray(dead, dtype=np.int64).reshape(len(src)), out)
     return out
+
+
+@njit(cache=True)
+def _pack_sources(src, dead, out):  # pragma: no cover - compiled
+    """:func:`source_words` into ``out``, a row at a time (the trace's rows are the simulator's)."""
+    mask = np.int64((1 << src.shape[1]) - 1)
+    for i in range(src.shape[0]):
+        w0 = np.int64(0)
+        w1 = np.int64(0)
+        for k in range(src.shape[1]):
+            r = np.int64(src[i, k])
+            if k < 8:
+                w0 |= r << (8 * k)
+            else:
+                w1 |= r << (8 * (k - 8))
+        out[i, 0] = w0
+        out[i, 1] = w1 | ((dead[i] & mask) << 16)
 
 
 @njit(cache=True)

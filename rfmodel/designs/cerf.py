@@ -43,6 +43,7 @@ from rfmodel.designs.base import (
     L1_STORE,
     MQ_LOAD,
     MQ_STORE,
+    NEVER,
     Design,
     DesignParams,
     SimHooks,
@@ -292,6 +293,8 @@ _HEADER = (
     "o_seq",
     "n_warps",
     "o_pend",
+    "q_next",
+    "tb_shift",
 )
 H = {k: i for i, k in enumerate(_HEADER)}
 (
@@ -319,7 +322,11 @@ H = {k: i for i, k in enumerate(_HEADER)}
     H_O_SEQ,
     H_NB_WARPS,
     H_O_PEND,
+    H_Q_NEXT,
+    H_TB_SHIFT,
 ) = range(len(_HEADER))
+#: the bit of a row's second word (:func:`_row_words`) from which the source slots in use are counted
+SLOTS_SHIFT = 32
 # per (warp slot, register): its reads issued and not yet served, and a flag for a last read waiting on them
 PEND_FREE = 1 << 40
 PEND_MASK = PEND_FREE - 1
@@ -407,6 +414,9 @@ STALL_REASONS = ("register_refill",)
 def _set_of(ints, line):
     tb = ints[H_TB]
     pb = ints[H_PER_BANK]
+    sh = ints[H_TB_SHIFT]
+    if sh >= 0 and line >= 0:  # powers of two: the same set without dividing
+        return (line & (tb - 1)) * pb + ((line >> sh) & (pb - 1))
     return (line % tb) * pb + (line // tb) % pb
 
 
@@ -445,10 +455,13 @@ def _occupancy(ints, t):
 @njit(cache=True)
 def _harvest(ints, t):
     """Drop the queue's requests that completed by ``t``; a refill that completed marks its register
-    arrived (it is installed when its instruction next asks)."""
+    arrived (it is installed when its instruction next asks).  Notes the first cycle at which another
+    pass can drop one (``H_Q_NEXT``: the earliest completion kept, or the next cycle where a request is
+    not sent yet: the simulator writes its completion at the end of the cycle it is sent)."""
     q = ints[H_O_Q]
     loc = ints[H_O_LOC]
     j = 0
+    nxt = NEVER
     for i in range(ints[q]):
         e = q + 2 + 3 * i
         done = ints[e + 2]
@@ -458,11 +471,13 @@ def _harvest(ints, t):
                 if 0 <= a < ints[H_NREG] and ints[loc + a] == LOC_PENDING:
                     ints[loc + a] = LOC_ARRIVED
             continue
+        nxt = min(nxt, t + 1 if done == -1 else done)
         if j != i:
             f = q + 2 + 3 * j
             ints[f], ints[f + 1], ints[f + 2] = ints[e], ints[e + 1], ints[e + 2]
         j += 1
     ints[q] = j
+    ints[H_Q_NEXT] = nxt
 
 
 @njit(cache=True)
@@ -476,6 +491,7 @@ def _enqueue(ints, line, kind, t):
     e = q + 2 + 3 * ints[q]
     ints[e], ints[e + 1], ints[e + 2] = line, kind, -1
     ints[q] += 1
+    ints[H_Q_NEXT] = min(ints[H_Q_NEXT], t + 1)  # sent at the end of this cycle
     return True
 
 
@@ -556,11 +572,19 @@ def _allocate(ints, s, line, isreg, state, t):
 @njit(cache=True)
 def _bank(ints, warp, line):
     """The SM bank (arbiter index) of the tag bank of ``line``."""
-    tb = line % ints[H_TB]
+    tb = _mod(line, ints[H_TB])
     nb = ints[H_NB]
     if ints[H_SPLIT] != 0:
-        return (warp % ints[H_SCHEDS]) * nb + tb % nb
-    return tb % nb
+        return _mod(warp, ints[H_SCHEDS]) * nb + _mod(tb, nb)
+    return _mod(tb, nb)
+
+
+@njit(cache=True, inline="always")
+def _mod(x, n):
+    """``x % n`` (a mask where ``n`` is a power of two and ``x`` not negative: no division)."""
+    if x >= 0 and n > 0 and n & (n - 1) == 0:
+        return x & (n - 1)
+    return x % n
 
 
 @njit(cache=True)
@@ -1148,7 +1172,7 @@ def cerf_may_issue(ints, floats, warp, row, sched, n, cycle):
     """An instruction issues when each of its source registers is in the array: a spilled one is refilled
     first (a load of its reg-mem line through the MSHRs; the instruction waits: stall 1)."""
     q = ints[H_O_Q]
-    if ints[q] > 0:
+    if ints[q] > 0 and cycle >= ints[H_Q_NEXT]:  # nothing completed before then
         _harvest(ints, cycle)
     loc = ints[H_O_LOC]
     rows = ints[H_O_ROWS]
@@ -1156,7 +1180,7 @@ def cerf_may_issue(ints, floats, warp, row, sched, n, cycle):
     blocked = 0
     w0 = ints[rows + 2 * row]
     w1 = ints[rows + 2 * row + 1]
-    for k in range(MAX_SRC):
+    for k in range((w1 >> SLOTS_SHIFT) & 15):
         reg = (w0 >> (8 * k)) & 255 if k < 8 else (w1 >> (8 * (k - 8))) & 255
         if reg == NONE:
             continue
@@ -1191,7 +1215,7 @@ def cerf_issued(ints, floats, warp, row, sched, n, cycle):
         rows = ints[H_O_ROWS]
         w0 = ints[rows + 2 * row]
         w1 = ints[rows + 2 * row + 1]
-        for k in range(MAX_SRC):
+        for k in range((w1 >> SLOTS_SHIFT) & 15):
             reg = (w0 >> (8 * k)) & 255 if k < 8 else (w1 >> (8 * (k - 8))) & 255
             if reg != NONE:
                 ints[pend + reg] += 1
@@ -1367,8 +1391,13 @@ HOOKS = SimHooks(
 
 # ----------------------------------------------------------------------------- per-row tables
 def _row_words(trace, dead) -> np.ndarray:
-    """Two words per row (:func:`~rfmodel.designs.base.source_words`): the sources and their dead bits."""
-    return source_words(trace, dead).ravel()
+    """Two words per row (:func:`~rfmodel.designs.base.source_words`): the sources and their dead bits, and
+    at bit 32 of word 1 the source slots up to the row's last register (the hooks read no further)."""
+    out = source_words(trace, dead)
+    used = np.asarray(trace.src) != NONE
+    slots = np.where(used.any(axis=1), used.shape[1] - np.argmax(used[:, ::-1], axis=1), 0)
+    out[:, 1] |= slots.astype(np.int64) << SLOTS_SHIFT
+    return out.ravel()
 
 
 def static_dead_bits(kernel) -> np.ndarray:
@@ -1388,6 +1417,12 @@ def _dead_rows(trace, program) -> tuple[np.ndarray, str]:
 
     dead = trace_dead_masks(np.asarray(trace.warp_ptr, np.int64), trace.src, trace.dst)[0]
     return dead, "the trace's own last reads (no static kernel)"
+
+
+def _log2(n: int) -> int:
+    """``log2(n)`` of a power of two, else -1."""
+    n = int(n)
+    return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else -1
 
 
 def geometry(sm, p: CerfParams) -> tuple[int, int, int]:
@@ -1517,6 +1552,7 @@ class Cerf(Design):
             H_O_SEQ: o_claims + claim_words(sm.num_banks),
             H_NB_WARPS: sm.warps_per_sm,
             H_O_PEND: o_claims + claim_words(sm.num_banks) + sm.warps_per_sm + nreg + len(rows) // 2,
+            H_TB_SHIFT: _log2(p.tag_banks) if _log2(per_bank) >= 0 else -1,
         }
         for i, v in vals.items():
             header[i] = v

@@ -820,25 +820,42 @@ def _row_words(trace, dead, dead_def_regs=None) -> np.ndarray:
     written values' width classes in write order (4 bits each from bit 32), register sources (48-51), the
     written values never read, in write order (52-55; ``dead_def_regs`` of the static kernel)."""
     out = source_words(trace, dead)
-    src = np.asarray(trace.src, dtype=np.int64)
-    dst = np.asarray(trace.dst)
-    width = np.asarray(trace.width, dtype=np.int64)
-    written = dst != NONE
-    order = np.argsort(~written, axis=1, kind="stable")
-    wd = np.take_along_axis(np.where(written, np.clip(width, 0, 4), 0), order, axis=1)
-    for k in range(MAX_DST):
-        out[:, 1] |= wd[:, k] << (32 + 4 * k)
-    nsrc = np.minimum((src != NONE).sum(axis=1), 15)
-    out[:, 1] |= nsrc.astype(np.int64) << 48
+    dd = np.zeros((0, MAX_DST), dtype=np.int64)
     if dead_def_regs is not None and len(dead_def_regs):
-        sidx = np.asarray(trace.sidx, dtype=np.int64)
-        ok = (sidx >= 0) & (sidx < len(dead_def_regs))
-        dd = np.where(ok[:, None], dead_def_regs[np.clip(sidx, 0, len(dead_def_regs) - 1)], NONE)
-        wregs = np.take_along_axis(np.where(written, dst.astype(np.int64), NONE), order, axis=1)
-        for k in range(MAX_DST):
-            hit = (wregs[:, k] != NONE) & (dd == wregs[:, k : k + 1]).any(axis=1)
-            out[:, 1] |= hit.astype(np.int64) << (52 + k)
+        dd = np.asarray(dead_def_regs, dtype=np.int64)
+    _pack_writes(
+        np.asarray(trace.src), np.asarray(trace.dst), np.asarray(trace.width), np.asarray(trace.sidx), dd, out
+    )
     return out.ravel()
+
+
+@njit(cache=True)
+def _pack_writes(src, dst, width, sidx, dead_defs, out):  # pragma: no cover - compiled
+    """:func:`_row_words`' bits from 32 up in word 1 of ``out``: the k-th written destination (column
+    order) gives its width class (clipped to 0-4) at bit 32 + 4k and, where ``dead_defs`` (per static
+    instruction, NONE-padded) holds its register, bit 52 + k; the register sources (at most 15) at 48."""
+    n_static = dead_defs.shape[0]
+    for i in range(src.shape[0]):
+        w1 = out[i, 1]
+        s = np.int64(sidx[i])
+        k = 0
+        for j in range(dst.shape[1]):
+            r = np.int64(dst[i, j])
+            if r == NONE:
+                continue
+            w = min(max(np.int64(width[i, j]), 0), 4)
+            w1 |= w << (32 + 4 * k)
+            if 0 <= s < n_static:
+                for c in range(dead_defs.shape[1]):
+                    if dead_defs[s, c] == r:
+                        w1 |= np.int64(1) << (52 + k)
+                        break
+            k += 1
+        n = 0
+        for j in range(src.shape[1]):
+            if src[i, j] != NONE:
+                n += 1
+        out[i, 1] = w1 | (np.int64(min(n, 15)) << 48)
 
 
 def dead_def_registers(kernel) -> np.ndarray:

@@ -46,7 +46,7 @@ from rfmodel.energy.accounting import Structure, structure_over_grid
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
 from rfmodel.tech.array import CELLS
-from rfmodel.workload.trace import COMPRESS_UNKNOWN, MAX_DST, NONE, WARP_VALUE_BYTES, compressed_bytes
+from rfmodel.workload.trace import COMPRESS_UNKNOWN, NONE, WARP_VALUE_BYTES, compressed_bytes
 
 #: write-driver groups of a 1024-bit row (Fig. 3: 32 groups of 32 columns) and the bits of one group
 GROUPS = 32
@@ -91,21 +91,35 @@ def _pack_groups(trace) -> tuple[np.ndarray, float]:
     written destination at bits 6k; :data:`UNKNOWN_GROUPS` where the size is unknown), and the share of
     written values whose size is known."""
     dst = np.asarray(trace.dst)
-    code = np.asarray(trace.compress)
-    written = dst != NONE
-    groups = np.full(code.shape, UNKNOWN_GROUPS, dtype=np.int64)
-    known = written & (code != COMPRESS_UNKNOWN)
-    nbytes = compressed_bytes(code[known])
-    groups[known] = np.clip(np.ceil(nbytes / (GROUP_BITS // 8)), 1, GROUPS).astype(np.int64)
-    # the simulator writes the non-empty destinations in column order: the k-th of them is write k
-    order = np.argsort(~written, axis=1, kind="stable")
-    g = np.take_along_axis(groups, order, axis=1)
-    w = np.take_along_axis(written, order, axis=1)
-    packed = np.zeros(len(dst), dtype=np.int64)
-    for k in range(MAX_DST):
-        packed |= np.where(w[:, k], g[:, k], 0) << (6 * k)
-    n = int(written.sum())
-    return packed, (float(known.sum()) / n if n else 0.0)
+    packed = np.empty(len(dst), dtype=np.int64)
+    counts = np.zeros(2, dtype=np.int64)
+    _pack_groups_rows(dst, np.asarray(trace.compress), packed, counts)
+    n, known = int(counts[0]), int(counts[1])
+    return packed, (float(known) / n if n else 0.0)
+
+
+@njit(cache=True)
+def _pack_groups_rows(dst, code, packed, counts):  # pragma: no cover - compiled
+    """:func:`_pack_groups` a row at a time: the simulator writes a row's non-empty destinations in column
+    order, so the k-th of them is write k; a known size drives ``ceil(bytes / 4)`` groups (1 to
+    :data:`GROUPS`, :func:`~rfmodel.workload.trace.compressed_bytes`' bytes).  ``counts``: the values
+    written, those of known size."""
+    for i in range(dst.shape[0]):
+        word = np.int64(0)
+        k = 0
+        for j in range(dst.shape[1]):
+            if dst[i, j] == NONE:
+                continue
+            g = np.int64(UNKNOWN_GROUPS)
+            c = code[i, j]
+            if c != COMPRESS_UNKNOWN:
+                nbytes = np.rint(WARP_VALUE_BYTES * (1.0 - np.float64(c) / 254))
+                g = np.int64(min(max(np.ceil(nbytes / (GROUP_BITS // 8)), 1.0), float(GROUPS)))
+                counts[1] += 1
+            counts[0] += 1
+            word |= g << (6 * k)
+            k += 1
+        packed[i] = word
 
 
 # design ints: bank header, then the counters, then one packed word per trace row
