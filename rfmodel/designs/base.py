@@ -164,16 +164,24 @@ def _pack_sources(src, dead, out):  # pragma: no cover - compiled
     """:func:`source_words` into ``out``, a row at a time (the trace's rows are the simulator's)."""
     mask = np.int64((1 << src.shape[1]) - 1)
     for i in range(src.shape[0]):
-        w0 = np.int64(0)
-        w1 = np.int64(0)
-        for k in range(src.shape[1]):
-            r = np.int64(src[i, k])
-            if k < 8:
-                w0 |= r << (8 * k)
-            else:
-                w1 |= r << (8 * (k - 8))
+        w0, w1 = source_row_words(src, i)
         out[i, 0] = w0
         out[i, 1] = w1 | ((dead[i] & mask) << 16)
+
+
+@njit(cache=True, inline="always")
+def source_row_words(src, i):  # pragma: no cover - compiled
+    """Row ``i``'s source registers packed as :func:`source_words` packs them: sources 0-7 in the first
+    word, 8 bits each, the rest from bit 0 of the second."""
+    w0 = np.int64(0)
+    w1 = np.int64(0)
+    for k in range(src.shape[1]):
+        r = np.int64(src[i, k])
+        if k < 8:
+            w0 |= r << (8 * k)
+        else:
+            w1 |= r << (8 * (k - 8))
+    return w0, w1
 
 
 @njit(cache=True)

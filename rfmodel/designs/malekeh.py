@@ -54,6 +54,7 @@ from rfmodel.designs.base import (
     gpgpusim_offset,
     rate,
     register,
+    source_row_words,
     standard_bank,
 )
 from rfmodel.designs.mainrf import (
@@ -763,14 +764,8 @@ def _hint_rows(warp_ptr, src, dst, sidx, st, sc, dt, dc, rthld):  # pragma: no c
                     sd[i, k] = st[s, k]
                 for k in range(dst.shape[1]):
                     dd[i, k] = dt[s, k]
-        w0 = np.int64(0)
-        w1 = np.int64(0)
+        w0, w1 = source_row_words(src, i)
         for k in range(src.shape[1]):
-            r = np.int64(src[i, k])
-            if k < 8:
-                w0 |= r << (8 * k)
-            else:
-                w1 |= r << (8 * (k - 8))
             d = sd[i, k]
             if d >= 1 and d <= rthld:
                 w1 |= np.int64(1) << (SRC_NEAR_SHIFT + k)
