@@ -237,6 +237,30 @@ def test_the_shipped_profiles_load():
         assert WorkloadProfile.load(f).n_instrs > 0, f.name
 
 
+def test_the_shipped_profiles_hold_every_design_table_at_its_current_sources():
+    """The shipped profiles hold every design's table group built by the design module as it is now: an edit
+    of a module that builds one (a design's simulator hooks included: the group's key is its whole module)
+    leaves the shipped group unread, and a new install's first ``rfmodel optimize`` builds it again for every
+    workload (minutes, not seconds) until ``python calib/ship_profiles.py`` ships it again."""
+    from rfmodel.analytic.profile import _TABLE_REGISTRY, WorkloadProfile
+    from rfmodel.cache import SHIPPED_DIR
+    from rfmodel.designs.base import design_names, get_design
+
+    for d in design_names():  # each design module registers its groups when loaded
+        get_design(d)
+    assert _TABLE_REGISTRY
+
+    files = sorted((SHIPPED_DIR / "profiles").glob("*.npz"))
+    assert files
+    stale = set()
+    for f in files:
+        tables = WorkloadProfile.load(f).tables
+        for name, group in _TABLE_REGISTRY.items():
+            if tables.get(name + "@sources") != group.sources_hash():
+                stale.add(f"{name} ({group.build.__module__})")
+    assert not stale, f"shipped profiles lack the current {sorted(stale)}: run python calib/ship_profiles.py"
+
+
 def test_compiled_code_folders_follow_the_sources(tmp_path, monkeypatch):
     """The numba folder's name is a digest of every ``.py`` file of the package (an edit of any of them,
     not only of the file a compiled function lives in, names a new folder), and pruning keeps the
