@@ -1047,3 +1047,44 @@ def test_gpgpusim_configs_give_the_l1d_banks():
     assert not any(s.startswith("l1d.banks") for s in not_modelled(volta, "simulate", compat=True))
     with pytest.raises(SpecError, match="banks"):
         L1DSpec(banks=3)
+
+
+def test_a_field_alone_accepts_what_the_whole_spec_accepts():
+    """``Spec.accepts_alone`` (how a grid's distinct values are checked) agrees with building the spec at
+    that value, for every parameter of every design over its defaults, choices, bounds and a step past
+    them, and values no field takes (NaN, infinity, a word)."""
+    import numpy as np
+
+    from rfmodel.designs.base import design_names, get_design
+    from rfmodel.errors import SpecError
+
+    checked = 0
+    for name in design_names():
+        d = get_design(name)
+        for k in d.parameters:
+            info = d.Params.field_info(k)
+            values = [getattr(d.Params(), k), 0, 1, 2, -1, 0.5, 3.0, np.nan, np.inf, 1e9, "nope"]
+            values += list(info.choices or ())
+            if info.bounds and not isinstance(info.bounds[0], tuple | list):
+                for b in info.bounds:
+                    values += [] if b is None else [b, b - 1, b + 1, b - 0.5, b + 0.5]
+            for x in values:
+                try:
+                    d.resolve({k: x})
+                    whole = True
+                except SpecError:
+                    whole = False
+                alone = d.Params.accepts_alone(k, x)
+                assert alone is None or alone == whole, (name, k, x)
+                checked += alone is not None
+    assert checked > 500
+
+
+def test_a_grid_check_names_the_first_value_refused():
+    """A grid's values are checked once each, and the first refused (in sorted order) is the error."""
+    from rfmodel.designs.base import get_design
+    from rfmodel.errors import SpecError
+
+    with pytest.raises(SpecError, match="'main_rf_latency_x' = 100 is invalid"):
+        get_design("baseline").check_grid({"main_rf_latency_x": [200, 1, 2, 100]})
+    get_design("ltrf").check_grid({"main_rf_latency_x": [1, 2.5, 64], "regs_per_interval": [8, 16]})

@@ -482,11 +482,15 @@ class Design:
         raise KeyError(f"no default for parameter '{name}' of design '{self.name}'")
 
     def check_grid(self, grid: dict) -> None:
-        """Validate every value the grid gives a design parameter (one :class:`SpecError` otherwise)."""
+        """Validate every value the grid gives a design parameter (one :class:`SpecError` otherwise): each
+        distinct value once, by its field's own rules where the spec has none across fields
+        (:meth:`~rfmodel.spec.base.Spec.accepts_alone`), else as a point of its own; a value refused is
+        resolved as a point, whose error names it."""
         for k, v in grid.items():
             if k in self.parameters:
                 for x in np.unique(np.asarray(v).ravel()):
-                    self.resolve({k: x})
+                    if not self.Params.accepts_alone(k, x.item() if isinstance(x, np.generic) else x):
+                        self.resolve({k: x})
 
     def not_modelled(self, sm, grid: dict, engine: str) -> list[str]:
         """The design parameters a run of ``engine`` over ``grid`` on ``sm`` sets to no effect, in words: a

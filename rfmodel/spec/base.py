@@ -270,6 +270,30 @@ class Spec:
             raise SpecError(cls._where(), name, None, unknown_key_message(name, infos))
         return infos[name]
 
+    @classmethod
+    def accepts_alone(cls, name: str, value: Any) -> bool | None:
+        """Whether field ``name`` takes ``value`` with every other field at its default: ``True`` or
+        ``False`` by the field's own rules, where the spec has no rule across fields (its defaults are
+        valid, so the field decides); ``None`` where that takes building the spec (a rule across fields,
+        a nested spec or a tuple field)."""
+        own = cls.__dict__.get("_accepts_alone")
+        if own is None:
+            own = cls._check is Spec._check and cls.__post_init__ is Spec.__post_init__
+            try:  # and a spec at its defaults is valid (every field has one)
+                own = own and cls() is not None
+            except (SpecError, TypeError):
+                own = False
+            type.__setattr__(cls, "_accepts_alone", own)
+        info = cls.field_info(name)
+        t = info.type
+        if not own or t is tuple or (isinstance(t, type) and issubclass(t, Spec)):
+            return None
+        try:
+            _coerce(value, info, cls._where())
+        except SpecError:
+            return False
+        return True
+
     def value_on(self, name: str, sm):
         """The field's value on ``sm``: its own, or, left out, the SM field its declaration names
         (``param(sm_default=...)``)."""
