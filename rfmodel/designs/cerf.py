@@ -416,7 +416,7 @@ def _set_of(ints, line):
     pb = ints[H_PER_BANK]
     sh = ints[H_TB_SHIFT]
     if sh >= 0 and line >= 0:  # powers of two: the same set without dividing
-        return (line & (tb - 1)) * pb + ((line >> sh) & (pb - 1))
+        return _mod(line, tb) * pb + _mod(line >> sh, pb)
     return (line % tb) * pb + (line // tb) % pb
 
 

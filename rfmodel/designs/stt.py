@@ -93,17 +93,21 @@ def _pack_groups(trace) -> tuple[np.ndarray, float]:
     dst = np.asarray(trace.dst)
     packed = np.empty(len(dst), dtype=np.int64)
     counts = np.zeros(2, dtype=np.int64)
-    _pack_groups_rows(dst, np.asarray(trace.compress), packed, counts)
+    _pack_groups_rows(dst, np.asarray(trace.compress), CODE_BYTES, packed, counts)
     n, known = int(counts[0]), int(counts[1])
     return packed, (float(known) / n if n else 0.0)
 
 
+#: the bytes each compress code stores (:func:`~rfmodel.workload.trace.compressed_bytes`; NaN: unknown)
+CODE_BYTES = compressed_bytes(np.arange(256))
+
+
 @njit(cache=True)
-def _pack_groups_rows(dst, code, packed, counts):  # pragma: no cover - compiled
+def _pack_groups_rows(dst, code, code_bytes, packed, counts):  # pragma: no cover - compiled
     """:func:`_pack_groups` a row at a time: the simulator writes a row's non-empty destinations in column
     order, so the k-th of them is write k; a known size drives ``ceil(bytes / 4)`` groups (1 to
-    :data:`GROUPS`, :func:`~rfmodel.workload.trace.compressed_bytes`' bytes).  ``counts``: the values
-    written, those of known size."""
+    :data:`GROUPS`; ``code_bytes``: :data:`CODE_BYTES`).  ``counts``: the values written, those of known
+    size."""
     for i in range(dst.shape[0]):
         word = np.int64(0)
         k = 0
@@ -113,8 +117,7 @@ def _pack_groups_rows(dst, code, packed, counts):  # pragma: no cover - compiled
             g = np.int64(UNKNOWN_GROUPS)
             c = code[i, j]
             if c != COMPRESS_UNKNOWN:
-                nbytes = np.rint(WARP_VALUE_BYTES * (1.0 - np.float64(c) / 254))
-                g = np.int64(min(max(np.ceil(nbytes / (GROUP_BITS // 8)), 1.0), float(GROUPS)))
+                g = np.int64(min(max(np.ceil(code_bytes[c] / (GROUP_BITS // 8)), 1.0), float(GROUPS)))
                 counts[1] += 1
             counts[0] += 1
             word |= g << (6 * k)
