@@ -339,6 +339,28 @@ def test_read_wait_with_slow_and_buffered_writes():
     assert read_wait_split_at(0.6, 0.5, 1.0, 1.0, 4.0, 1.0) == np.inf  # beyond saturation
 
 
+def test_read_wait_burstiness_of_a_buffered_writes_extra_hold():
+    """The burstiness ``s`` scales the work a read meets in step with it; of a buffered write's hold beyond a
+    read's time the share 1 - 1/R is met out of step (R the read's cycles; rfmodel.analytic.banks'
+    docstring).  By hand at u_r = 0.2, u_w = 0.3, s = 2, a write 4 read times (extra hold x = 3 x 0.3 =
+    0.9).  One-cycle reads: the whole residual scaled, 2 (0.2 + 1.2) / 2 / (1 - 0.2) = 1.75 when every write
+    is buffered; four-cycle reads: (2 (0.5 + 0.25 x 0.9) + 0.75 x 0.9) / 2 / 0.8 = 1.328125; writes first
+    (defer 0): 2 x 1.4 / 2 / ((1 - 0.3)(1 - 0.5)) = 4.0 whatever R; half buffered at R = 2, f = 0.25:
+    (2 (0.5 + 0.75 x 0.9) + 0.25 x 0.9) / 2 / ((1 - 0.15)(1 - 0.35)) = 2.575 / 1.105."""
+    from rfmodel.analytic.banks import read_wait_split_at
+
+    assert read_wait_split_at(0.2, 0.3, 1.0, 2.0, 4.0, 1.0, 1.0) == pytest.approx(1.75)
+    assert read_wait_split_at(0.2, 0.3, 1.0, 2.0, 4.0, 1.0, 4.0) == pytest.approx(1.328125)
+    assert read_wait_split_at(0.2, 0.3, 1.0, 2.0, 4.0, 0.0, 4.0) == pytest.approx(4.0)
+    assert read_wait_split_at(0.2, 0.3, 1.0, 2.0, 4.0, 0.5, 2.0) == pytest.approx(2.575 / 1.105)
+    # with reads and writes of equal time nothing changes, bit for bit: every design but STT-RAM
+    for defer in (0.0, 0.4, 1.0):
+        for cycles in (1.0, 3.0, 6.0):
+            got = read_wait_split_at(0.25, 0.2, 2.0, 1.7, 1.0, defer, cycles)
+            hi = 0.2 * (1.0 - defer) / 2.0
+            assert got == 1.7 * (0.25 + 0.2 * 1.0) / 2.0 / (2.0 * 2.0 * (1.0 - hi) * (1.0 - hi - 0.25 / 2.0))
+
+
 def test_consumer_hold_and_reads_behind_write_at_idle():
     """On an idle SM a consumer waits W - 1 = 3 cycles behind its producer's 4-cycle write, with or without
     a buffer (an idle bank is free, so the buffer takes nothing), and every near consumer reads behind its

@@ -38,11 +38,16 @@ with ``s`` a calibrated burstiness factor (1 for Poisson batches).  With writes 
 no read waits (:func:`read_wait_split_at`), in read service times and with ``u_r``, ``u_w`` the reads' and
 writes' utilizations::
 
-    W_read = s * (u_r + wr u_w) / (2 P (1 - u_hi) (1 - u_hi - u_r)),   u_hi = (1 - defer) u_w
+    W_read = (s (u_r + u_w + (1 - f) x) + f x) / (2 P (1 - u_hi) (1 - u_hi - u_r)),   u_hi = (1 - defer) u_w
+    x = (wr - 1) u_w,   f = defer (1 - 1 / R)
 
 the non-preemptive priority wait of the middle class (residual work ``(u_r + wr u_w) / 2``; writes
-that are not deferred go first, deferred ones after the reads); ``wr = 1``, ``defer = 0`` give the form
-above.
+that are not deferred go first, deferred ones after the reads).  ``s`` scales the work a read meets in
+step with it; of a deferred write's hold beyond a read's time (``x``, for ``wr >= 1``) the share ``1 - 1 /
+R`` is met out of step (``R`` the cycles a read holds its bank: a one-cycle read's drains follow the
+bursts that clear in a cycle; as the calibrated ``slow_queue`` term, the requests of a slow bank queue
+across cycles).  ``wr = 1``, ``defer = 0`` give the form above, and ``wr = 1`` any ``defer`` the same
+answer bit for bit.
 
 :func:`erlang_c`: collector availability.  ``N`` collectors are servers, each
 instruction holds one for ``t_hold`` cycles; an issued instruction that finds
@@ -176,16 +181,20 @@ def read_wait_at(lr, lw, ports, burst):
 
 
 @njit(cache=True, inline="always")
-def read_wait_split_at(lr, lw, ports, burst, wr, defer):
+def read_wait_split_at(lr, lw, ports, burst, wr, defer, read_cycles=1.0):
     """A read's mean wait (in read service times) at one bank whose writes hold it ``wr`` times as long as
-    a read, a share ``defer`` of them buffered and served after the reads (module docstring): ``lr``,
-    ``lw`` are the bank's read and write utilizations (accesses per cycle times their service)."""
+    a read, a share ``defer`` of them buffered and served after the reads, reads holding it
+    ``read_cycles`` cycles (module docstring): ``lr``, ``lw`` are the bank's read and write utilizations
+    (accesses per cycle times their service)."""
     P = max(ports, 1.0)
     rho = (lr + lw) / P
     if not rho < 1.0:
         return np.inf
     hi = lw * (1.0 - defer) / P  # writes served before the reads
-    return burst * (lr + lw * wr) / P / (2.0 * P * (1.0 - hi) * (1.0 - hi - lr / P))
+    extra = lw * max(wr - 1.0, 0.0)
+    free = defer * (1.0 - 1.0 / max(read_cycles, 1.0))
+    res = burst * (lr + lw * min(wr, 1.0) + (1.0 - free) * extra) + free * extra
+    return res / P / (2.0 * P * (1.0 - hi) * (1.0 - hi - lr / P))
 
 
 @njit(cache=True, inline="always")

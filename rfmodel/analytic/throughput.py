@@ -252,7 +252,7 @@ def _queues(ipc, x, i, tables, res):
     lam_w = 0.0 if separate_write else ipc * w / B * bcw
     if claims > 0.0:  # the design's own accesses take read ports before the reads (priority); in
         lam_w += ipc * claims / B  # the writes' class, exact while writes take a read's time
-    wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer)
+    wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer, bc)
     # a closed population: a read waits behind at most the accesses of the other collectors'
     # instructions of its pool that fall in its bank (their reads and their results' writes),
     # where the open queue's wait grows without that bound near full load (two collectors over a
