@@ -745,14 +745,18 @@ def _waves(steady, warps, inputs, wpc, n_cta, ctas_total, n_instrs, tail_weight)
     return np.where(warps > 0, n / cycles, 0.0), cycles, res
 
 
-def _greedy_banks(profile, B, S, warps, b_w, L_mem, greedy_spread):
+def _greedy_banks(profile, B, S, warps, b_w, greedy_spread):
     """The banks that serve a greedy scheduler's warp-per-bank issue: a greedy scheduler issues from one
     warp while it can; every instruction of that warp holds the warp's one bank ``b_w`` = (reads + writes)
-    / ports cycles, and the warp alone needs c1 cycles per instruction for its dependences (chain2 at that
-    collection time and the loads' latency ``L_mem``): about 1 + k c1 / b warps share a scheduler's issue at
-    once (k = ``greedy_spread``, calibrated), and only their banks serve it."""
+    / ports cycles, and the warp alone needs c1 cycles per instruction for its dependences without waiting
+    on memory (chain2 at that collection time and no load latency): about 1 + k c1 / b warps share a
+    scheduler's issue at once (k = ``greedy_spread``, calibrated), and only their banks serve it.  A warp
+    that waits on a load hands the scheduler to another warp, which then issues greedily in its turn, so
+    however long the load takes it puts no more warps' instructions in the collectors at once (with the
+    loads' latency in c1, sgemm_tiled on fermi-gtx480 read as 3.8 warps a scheduler where its simulated
+    IPC, 0.93 at 3 bank cycles an instruction, is that of about 1.4; docs/models.md)."""
     b_w = np.maximum(b_w, 1e-9)
-    c1 = profile.chain_at2(b_w, L_mem)
+    c1 = profile.chain_at2(b_w, np.zeros_like(b_w))
     spread = 1.0 + np.asarray(greedy_spread, dtype=np.float64) * c1 / b_w
     return np.minimum(B, np.minimum(S * spread, np.maximum(warps, 1.0)))
 
@@ -1030,7 +1034,7 @@ def interval_model(
     mem = _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, c["mem_scale"])
     _, hit_all, hit, h2, _, _, misses, dram, L_mem = mem  # (the L1D switch and the lines: _memory_bounds)
     if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
-        B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, L_mem, greedy_spread)
+        B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, greedy_spread)
     line_cycles, rate_mem, rate_lsu, rate_noc, noc_ej, mshr_n = _memory_bounds(
         mem,
         mshr,
