@@ -607,18 +607,25 @@ def test_analytic_sees_a_warps_registers_overflow_its_bank():
 
 
 def test_greedy_banks_known_answer_and_no_load_latency():
-    """Under a greedy scheduler with one bank per warp, ``1 + k c1 / b`` warps share a scheduler's issue,
-    ``c1`` the warp's own dependence pace at ``b`` collection cycles without memory waits: by hand with a
-    table ``c1 = 2 + extra / 2 + L / 100``, k = 1, b = 3 cycles, two schedulers: 2 (1 + 3.5 / 3) banks,
-    capped by the banks and the resident warps; a load latency in the table changes nothing."""
+    """Under a greedy scheduler with one bank per warp, ``n = 1 + k c1 / b`` warps share a scheduler's
+    issue, ``c1`` the warp's own dependence pace at ``b`` collection cycles without memory waits, and their
+    banks serve it: by hand with a table ``c1 = 2 + extra / 2 + L / 100``, k = 1, b = 3 cycles (n = 1 +
+    3.5 / 3), two schedulers.  Sixteen warps on sixteen banks: each of a scheduler's eight warps has a bank
+    of its own, 2 n banks.  On four banks a scheduler's warps (slots of one parity) hold two, four warps
+    to a bank, and n of its eight warps at once hit ``2 (1 - (1 - n / 8)^4)`` of them.  Three warps: all
+    three.  Four sub-cores of four banks each, 32 warps: ``4 (1 - (1 - n / 8)^2)`` a sub-core.  A load
+    latency in the table changes nothing."""
     from rfmodel.analytic.throughput import _greedy_banks
 
     class Table:
         def chain_at2(self, extra, mem_latency):
             return 2.0 + np.asarray(extra) / 2.0 + np.asarray(mem_latency) / 100.0
 
+    n = 1.0 + 3.5 / 3.0
     got = _greedy_banks(Table(), np.array([16.0, 4.0, 16.0]), 2.0, np.array([16.0, 16.0, 3.0]), 3.0, 1.0)
-    assert got == pytest.approx([2.0 * (1.0 + 3.5 / 3.0), 4.0, 3.0])
+    assert got == pytest.approx([2.0 * n, 2.0 * 2.0 * (1.0 - (1.0 - n / 8.0) ** 4), 3.0])
+    sub = _greedy_banks(Table(), 16.0, 4.0, 32.0, 3.0, 1.0, sub_core=True)
+    assert sub == pytest.approx(4.0 * 4.0 * (1.0 - (1.0 - n / 8.0) ** 2))
 
 
 def test_corf_plus_plus_loss_under_greedy_schedulers_in_both_engines():

@@ -745,7 +745,7 @@ def _waves(steady, warps, inputs, wpc, n_cta, ctas_total, n_instrs, tail_weight)
     return np.where(warps > 0, n / cycles, 0.0), cycles, res
 
 
-def _greedy_banks(profile, B, S, warps, b_w, greedy_spread):
+def _greedy_banks(profile, B, S, warps, b_w, greedy_spread, sub_core=False):
     """The banks that serve a greedy scheduler's warp-per-bank issue: a greedy scheduler issues from one
     warp while it can; every instruction of that warp holds the warp's one bank ``b_w`` = (reads + writes)
     / ports cycles, and the warp alone needs c1 cycles per instruction for its dependences without waiting
@@ -754,11 +754,24 @@ def _greedy_banks(profile, B, S, warps, b_w, greedy_spread):
     that waits on a load hands the scheduler to another warp, which then issues greedily in its turn, so
     however long the load takes it puts no more warps' instructions in the collectors at once (with the
     loads' latency in c1, sgemm_tiled on fermi-gtx480 read as 3.8 warps a scheduler where its simulated
-    IPC, 0.93 at 3 bank cycles an instruction, is that of about 1.4; docs/models.md)."""
+    IPC, 0.93 at 3 bank cycles an instruction, is that of about 1.4; docs/models.md).  Those warps' banks
+    are distinct only where a scheduler's warps have a bank each: its warps (slots congruent mod S) fall in
+    B / gcd(S, B) banks (a sub-core's in its own B / S), m to a bank where they are more, and of the
+    ``w`` warps of a scheduler the n it issues from hit ``held (1 - (1 - n / w)^m)`` banks (each bank holds
+    m of them; the n drawn as if independently): on 4 banks the 8 warps of a fermi-gtx480 scheduler (the
+    16 slots' one parity) share 2 banks."""
     b_w = np.maximum(b_w, 1e-9)
     c1 = profile.chain_at2(b_w, np.zeros_like(b_w))
     spread = 1.0 + np.asarray(greedy_spread, dtype=np.float64) * c1 / b_w
-    return np.minimum(B, np.minimum(S * spread, np.maximum(warps, 1.0)))
+    # the banks a scheduler's warps hold, its warps, and the banks its ``spread`` issuing warps hit
+    Si = np.maximum(np.rint(S), 1).astype(np.int64)
+    Bi = np.maximum(np.rint(B), 1).astype(np.int64)
+    banks_s = np.where(sub_core, Bi / Si, Bi / np.gcd(Si, Bi))
+    w_s = np.maximum(np.asarray(warps, dtype=np.float64) / S, 1.0)
+    held = np.maximum(np.minimum(banks_s, w_s), 1.0)
+    n_s = np.minimum(spread, w_s)
+    hit = held * (1.0 - (1.0 - n_s / w_s) ** (w_s / held))
+    return np.minimum(B, S * hit)
 
 
 def _model_arrays(coef, warps, schedulers, banks, ports_per_bank, collectors, interleave_banks):
@@ -1034,7 +1047,7 @@ def interval_model(
     mem = _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, c["mem_scale"])
     _, hit_all, hit, h2, _, _, misses, dram, L_mem = mem  # (the L1D switch and the lines: _memory_bounds)
     if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
-        B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, greedy_spread)
+        B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, greedy_spread, sub_core)
     line_cycles, rate_mem, rate_lsu, rate_noc, noc_ej, mshr_n = _memory_bounds(
         mem,
         mshr,
