@@ -48,7 +48,7 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
                     alike (:meth:`~rfmodel.analytic.profile.WorkloadProfile.ser_scattered`)
 ``greedy_spread``   with one bank per warp and greedy-then-oldest schedulers, the warps that share a
                     scheduler's issue at once, 1 + k c1 / b (c1: one warp's cycles per instruction
-                    alone, b: its bank cycles per instruction); this is k
+                    alone without memory waits, b: its bank cycles per instruction); this is k
 ``issue_stall``     cycles per instruction a warp is held at issue whatever its dependences (a
                     register refilled from the memory side first): added to each warp's time in the
                     latency bound
