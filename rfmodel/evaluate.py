@@ -462,28 +462,45 @@ def _effect_interval(out: xr.Dataset, reference: str, calibration, level) -> Non
     the calibrated error of the model's effects (``model_log_effect_sd``: the held-out RMS of
     ``log((1 + model effect) / (1 + simulated effect))``, :mod:`rfmodel.calibrate.effects`), drawn as a
     lognormal factor on ``1 + effect``: the error the design and its reference share cancels in it, which
-    independent intervals of the two IPCs would count twice.  The calibration measures effects against the
-    baseline: against another reference the two designs' scales combine (``hypot``).  The reference's own
-    effect is exactly 0; a design the calibration has no effect error for gets NaN
-    (``attrs["effect_interval"]`` says which)."""
+    independent intervals of the two IPCs would count twice.  Where the calibration measured that error per
+    speed of the register banks (``model_log_effect_sd_by_bank_speed``: its sweep's ``main_rf_latency_x``,
+    at the SRAM cell whose read time that multiple is), a point takes the scale at its banks' read cycles
+    (``main_rf_read_cycles``; one where the design has none), linear in their logarithm between the speeds
+    measured and the nearest one's beyond them: at slow banks the error is several times the SM's own.  The
+    calibration measures effects against the baseline: against another reference the two designs' scales
+    at the point combine (``hypot``).  The reference's own effect is exactly 0; a design the calibration
+    has no effect error for gets NaN (``attrs["effect_interval"]`` says which)."""
     from scipy.stats import norm
 
     from rfmodel.analytic.calibration import design_entry
     from rfmodel.analytic.montecarlo import DEFAULT_LEVEL, interval_quantiles
 
     lo_q, hi_q = interval_quantiles(DEFAULT_LEVEL if level is None else level)
+    by_speed = []
 
-    def against_baseline(d: str) -> float:
-        return 0.0 if d == ANCHOR_DESIGN else design_entry(calibration, d).get("model_log_effect_sd", np.nan)
+    def against_baseline(d: str):
+        if d == ANCHOR_DESIGN:
+            return 0.0
+        entry = design_entry(calibration, d)
+        table = entry.get("model_log_effect_sd_by_bank_speed")
+        if not table or "main_rf_read_cycles" not in out:
+            return entry.get("model_log_effect_sd", np.nan)
+        by_speed.append(d)
+        speeds = sorted((float(x), float(v)) for x, v in table.items())
+        cycles = out["main_rf_read_cycles"].sel(design=d, drop=True)
+        x = np.log(np.maximum(cycles.fillna(1.0), 1.0))
+        return xr.apply_ufunc(
+            np.interp, x, kwargs={"xp": [np.log(s) for s, _ in speeds], "fp": [v for _, v in speeds]}
+        )
 
     # an effect against another reference is the ratio of two effects against the baseline: their errors
     # add (taken as independent)
     ref_sd = against_baseline(reference)
-    sd = [
-        0.0 if str(d) == reference else float(np.hypot(against_baseline(str(d)), ref_sd))
-        for d in out["design"].values
-    ]
-    sd = xr.DataArray(np.asarray(sd, dtype=np.float64), dims="design", coords={"design": out["design"]})
+    pieces = []  # each design's scale at each of its points
+    for d in out["design"].values:
+        zero = xr.zeros_like(out["ipc_effect"].sel(design=d, drop=True), dtype=np.float64)
+        pieces.append(zero if str(d) == reference else zero + np.hypot(against_baseline(str(d)), ref_sd))
+    sd = xr.concat(pieces, dim=out["design"])
     one = 1.0 + out["ipc_effect"]
     for name, q in (("ipc_effect_lo", lo_q), ("ipc_effect_hi", hi_q)):
         out[name] = one * np.exp(norm.ppf(q) * sd) - 1.0
@@ -492,12 +509,13 @@ def _effect_interval(out: xr.Dataset, reference: str, calibration, level) -> Non
             "quantile": q,
             "long_name": f"{100 * q:g} % quantile of ipc_effect from the calibrated effect error",
         }
-    missing = [str(d) for d, v in zip(out["design"].values, sd.values, strict=True) if not np.isfinite(v)]
+    missing = [str(d) for d in out["design"].values if not np.all(np.isfinite(np.asarray(sd.sel(design=d))))]
     none = f"; none for {', '.join(missing)} (not in the calibration)" if missing else ""
     via = "" if reference == ANCHOR_DESIGN else f", combined with {reference}'s against {ANCHOR_DESIGN}"
+    speed = f", per speed of the banks for {', '.join(sorted(set(by_speed)))}" if by_speed else ""
     out.attrs["effect_interval"] = (
         f"ipc_effect_lo/_hi: {100 * (hi_q - lo_q):g} % interval from the "
-        f"calibration's held-out effect error (model_log_effect_sd){via}{none}"
+        f"calibration's held-out effect error (model_log_effect_sd){speed}{via}{none}"
     )
 
 

@@ -457,6 +457,9 @@ def test_effects_of_the_calibration_follow_both_engines_by_hand(tmp_path):
         )
         assert s["ipc_effect_log_sd"] == pytest.approx(sd, rel=1e-12)
         assert res["designs"][d]["model_log_effect_sd"] == s["ipc_effect_log_sd"]
+        # one speed of the banks in this sweep: no table per speed in the calibration
+        assert set(s["ipc_effect_log_sd_by_bank_speed"]) <= {"1"}
+        assert "model_log_effect_sd_by_bank_speed" not in res["designs"][d]
         big = [r for r in held if abs(r["ipc_effect_sim"]) >= SIGN_THRESHOLD]
         assert s["n_sign"] == len(big)
     assert "n_groups" in res["ranking"]
@@ -740,6 +743,28 @@ def test_effect_error_is_also_given_per_bank_speed():
     assert by["1x"] == pytest.approx(3.0) and by["3x"] == pytest.approx(30.0)
     assert by["6x"] == pytest.approx(40.0)
     assert out["ipc_effect_mae"] == pytest.approx((2 + 4 + 30 + 60 + 20) / 5)
+
+
+def test_effect_error_scale_is_also_given_per_bank_speed():
+    """The effect intervals' scale, RMS of log((1 + model effect) / (1 + simulated effect)), over every row
+    and apart by the point's main_rf_latency_x, by hand; a speed with fewer than four rows gets none."""
+    from rfmodel.calibrate.effects import summarize
+
+    row = _effect_row
+    ones = [(0.10, 0.12), (0.0, -0.04), (0.2, 0.2), (-0.1, -0.05)]
+    sixes = [(1.0, 1.6), (0.8, 1.0), (1.5, 1.2), (0.6, 0.5)]
+    rows = [row({}, a, b) for a, b in ones] + [row({"main_rf_latency_x": 6}, a, b) for a, b in sixes]
+    rows.append(row({"main_rf_latency_x": 3}, 0.5, 0.2))
+
+    def rms(pairs):
+        return np.sqrt(np.mean([np.log((1 + m) / (1 + s)) ** 2 for s, m in pairs]))
+
+    out = summarize(rows)
+    assert out["ipc_effect_log_sd"] == pytest.approx(rms(ones + sixes + [(0.5, 0.2)]), rel=1e-12)
+    by = out["ipc_effect_log_sd_by_bank_speed"]
+    assert list(by) == ["1", "6"]
+    assert by["1"] == pytest.approx(rms(ones), rel=1e-12) and by["6"] == pytest.approx(rms(sixes), rel=1e-12)
+    assert by["6"] > 3 * by["1"]
 
 
 def test_effect_error_is_taken_apart_into_the_design_and_the_baseline():

@@ -106,7 +106,9 @@ def test_the_effects_interval_carries_the_calibrated_effect_error():
 
     cal = copy.deepcopy(load_calibration())
     cal["designs"]["bow"]["model_log_effect_sd"] = 0.1
+    cal["designs"]["bow"].pop("model_log_effect_sd_by_bank_speed", None)  # (the scale per speed: below)
     cal["designs"]["malekeh"].pop("model_log_effect_sd", None)
+    cal["designs"]["malekeh"].pop("model_log_effect_sd_by_bank_speed", None)
     ds = rfmodel.compare(
         ["baseline", "bow", "malekeh"], "saxpy", "fermi-gtx480", max_warps=8, calibration=cal, level=0.9
     )
@@ -125,6 +127,44 @@ def test_the_effects_interval_carries_the_calibrated_effect_error():
     assert "ipc_effect_lo" not in sim and "effect_interval" not in sim.attrs
 
 
+def test_the_effects_interval_follows_the_banks_speed():
+    """Where the calibration measured the effect error per speed of the banks, a point takes the scale at
+    its banks' read cycles: the one measured at a measured speed (1x 0.02, 6x 0.1), between two linear in
+    the logarithm of the cycles (3x: 0.02 + 0.08 log 3 / log 6), the nearest one's beyond them (8x: 0.1);
+    a design without a table keeps its one scale at every point."""
+    import copy
+
+    from rfmodel.analytic.calibration import load_calibration
+
+    cal = copy.deepcopy(load_calibration())
+    cal["designs"]["bow"]["model_log_effect_sd_by_bank_speed"] = {"1": 0.02, "6": 0.1}
+    cal["designs"]["malekeh"]["model_log_effect_sd"] = 0.05
+    cal["designs"]["malekeh"].pop("model_log_effect_sd_by_bank_speed", None)
+    ds = rfmodel.compare(
+        ["baseline", "bow", "malekeh"],
+        "saxpy",
+        "fermi-gtx480",
+        max_warps=8,
+        calibration=cal,
+        level=0.9,
+        params={"main_rf_latency_x": [1, 3, 6, 8]},
+    )
+    z = 1.6448536
+
+    def at(name, d, x):
+        return ds[name].sel(design=d, main_rf_latency_x=x).values.ravel()
+
+    for x, sd in ((1, 0.02), (3, 0.02 + 0.08 * np.log(3) / np.log(6)), (6, 0.1), (8, 0.1)):
+        e = at("ipc_effect", "bow", x)
+        np.testing.assert_allclose(at("ipc_effect_hi", "bow", x), (1 + e) * np.exp(z * sd) - 1, rtol=1e-6)
+        np.testing.assert_allclose(at("ipc_effect_lo", "bow", x), (1 + e) * np.exp(-z * sd) - 1, rtol=1e-6)
+        m = at("ipc_effect", "malekeh", x)
+        np.testing.assert_allclose(
+            at("ipc_effect_hi", "malekeh", x), (1 + m) * np.exp(z * 0.05) - 1, rtol=1e-6
+        )
+    assert "per speed of the banks for bow" in ds.attrs["effect_interval"]
+
+
 def test_an_effect_against_another_reference_combines_both_designs_errors():
     import copy
 
@@ -133,6 +173,8 @@ def test_an_effect_against_another_reference_combines_both_designs_errors():
     cal = copy.deepcopy(load_calibration())
     cal["designs"]["bow"]["model_log_effect_sd"] = 0.1
     cal["designs"]["malekeh"]["model_log_effect_sd"] = 0.2
+    for d in ("bow", "malekeh"):  # one scale each (the scale per speed of the banks: above)
+        cal["designs"][d].pop("model_log_effect_sd_by_bank_speed", None)
     ds = rfmodel.compare(
         ["bow", "baseline", "malekeh"], "saxpy", "fermi-gtx480", max_warps=8, calibration=cal
     )

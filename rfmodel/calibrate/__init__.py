@@ -1176,6 +1176,10 @@ def calibrate(
         if e.get("ipc_effect_log_sd") is not None:  # the effect intervals' scale (rfmodel.evaluate.compare)
             sd = e["ipc_effect_log_sd"]
             fitted[d]["model_log_effect_sd"] = result["designs"][d]["model_log_effect_sd"] = sd
+            by = e.get("ipc_effect_log_sd_by_bank_speed") or {}
+            if len(by) > 1:  # and per speed of the banks, where the sweep has more than the SM's own
+                fitted[d]["model_log_effect_sd_by_bank_speed"] = by
+                result["designs"][d]["model_log_effect_sd_by_bank_speed"] = by
     for d, e in eff["metrics"].items():
         result["designs"][d]["metrics"] = e
     result["ranking"] = eff["ranking"]

@@ -260,7 +260,8 @@ def effects_section(res: dict) -> list[str]:
         f"|IPC effect| ≥ {100 * SIGN_THRESHOLD:.0f} % whose analytic effect has the same sign (their number "
         "in brackets), the correlation of the two engines' IPC effects, their medians, and the RMS of "
         "log((1 + model effect) / (1 + simulated effect)), the scale of the effect intervals "
-        "(`model_log_effect_sd`, `ipc_effect_lo`/`_hi` of `rfmodel.compare`).  Goals: IPC "
+        "(`model_log_effect_sd`, `ipc_effect_lo`/`_hi` of `rfmodel.compare`; in brackets per speed of the "
+        "banks, the scale an interval takes at a point's bank read cycles).  Goals: IPC "
         f"effect MAE ≤ {EFFECT_GOALS['ipc_effect_mae']} points, sign agreement ≥ "
         f"{100 * EFFECT_GOALS['ipc_sign_agreement']:.0f} %, Kendall's τ of the designs' order ≥ "
         f"{EFFECT_GOALS['kendall_tau_median']} per (workload, GPU, point).",
@@ -271,6 +272,8 @@ def effects_section(res: dict) -> list[str]:
     ]
     for d, e in eff.items():
         corr, sd = e.get("ipc_effect_corr"), e.get("ipc_effect_log_sd")
+        by = e.get("ipc_effect_log_sd_by_bank_speed") or {}
+        by_sd = f" ({' / '.join(f'{k}x {v:.3f}' for k, v in by.items())})" if len(by) > 1 else ""
         speeds = " / ".join(f"{k} {v:.2f}" for k, v in (e.get("ipc_effect_mae_by_bank_speed") or {}).items())
         lines.append(
             f"| {d} | {e['n_effect']} | {pts(e.get('ipc_effect_mae'))} | {speeds or '–'} | "
@@ -278,7 +281,7 @@ def effects_section(res: dict) -> list[str]:
             f"({e.get('n_sign', 0)}) | {'–' if corr is None else f'{corr:.2f}'} | "
             f"{pts(e.get('ipc_effect_sim_median'))} / {pts(e.get('ipc_effect_model_median'))} % | "
             f"{pts(e.get('energy_per_instr_effect_mae'))} | {pts(e.get('power_effect_mae'))} | "
-            f"{'–' if sd is None else f'{sd:.3f}'} |"
+            f"{'–' if sd is None else f'{sd:.3f}'}{by_sd} |"
         )
     lines += _error_parts_lines(eff)
     if rk.get("n_groups"):
