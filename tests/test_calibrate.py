@@ -321,6 +321,36 @@ def test_cv_spread_is_out_of_sample(records):
     assert cv >= 0.8 * tr
 
 
+def test_a_designs_folds_are_anchored_on_the_baselines_fold_fits(records, monkeypatch):
+    """A design's out-of-fold predictions (its model-error scale) take the baseline's fit of the same fold
+    both as their shared coefficients and as their anchor, as the calibration anchors a design on the
+    baseline fit it takes its coefficients from; the baseline anchors on its own coefficients."""
+    import rfmodel.calibrate as cal
+
+    base = [dict(r) for r in records]
+    train = base + [{**r, "design": "bow"} for r in base]
+    folds = cal.cv_folds(train, TINY, 3)
+    entry = {"coefficients": fit_design("baseline", base, TINY, max_nfev=2)}
+    inits = {out: {**entry, "fold": i} for i, out in enumerate(folds)}
+    seen = []
+    groups = cal._groups
+
+    def spy(recs, sweep):
+        seen.append(
+            ({r["workload"] for r in recs}, {r["design"] for r in recs}, sweep.get(cal.ANCHOR_SWEEP_KEY))
+        )
+        return groups(recs, sweep)
+
+    monkeypatch.setattr(cal, "_groups", spy)
+    cal.cv_spread("bow", train, TINY, init=entry, folds=3, max_nfev=2, fold_inits=inits)
+    for out in folds:  # the left-out workloads' predictions
+        anchors = [a for w, d, a in seen if w and w <= set(out) and d == {"bow"}]
+        assert anchors and all(a is inits[out] for a in anchors)
+    seen.clear()
+    cal.cv_spread("baseline", train, TINY, init=None, folds=3, max_nfev=2, fold_inits=inits)
+    assert seen and all(a is None for _, _, a in seen)
+
+
 def test_a_coefficient_no_point_depends_on_keeps_its_start_value(records):
     """The baseline's banks are one-cycle: the slow-bank queue term moves no residual, so the fit leaves it
     at its default instead of wherever the solver's steps happen to take it."""
