@@ -351,6 +351,22 @@ def test_a_designs_folds_are_anchored_on_the_baselines_fold_fits(records, monkey
     assert seen and all(a is None for _, _, a in seen)
 
 
+def test_monte_carlo_coverage_is_also_given_per_bank_speed(records):
+    """The Monte-Carlo coverage of the held-out IPCs, apart by the point's main_rf_latency_x: the overall
+    share is the records'-weighted mean of the speeds' shares, and a 6x copy of each record (the model at
+    6x banks against the simulator's 1x IPC, far below it) falls outside a narrow interval."""
+    from rfmodel.calibrate import default_uncertainty, mc_coverage
+
+    base = [dict(r) for r in records]
+    slow = [{**r, "params": {**r["params"], "main_rf_latency_x": 6}} for r in base]
+    coef = {"coefficients": fit_design("baseline", base, TINY, max_nfev=2)}
+    mc = mc_coverage("baseline", base + slow, coef, TINY, default_uncertainty(0.05), samples=8)
+    by = mc["coverage_by_bank_speed"]
+    assert list(by) == ["1", "6"]
+    assert mc["coverage"] == pytest.approx((by["1"] * len(base) + by["6"] * len(slow)) / mc["n"], rel=1e-12)
+    assert by["6"] < by["1"]
+
+
 def test_a_coefficient_no_point_depends_on_keeps_its_start_value(records):
     """The baseline's banks are one-cycle: the slow-bank queue term moves no residual, so the fit leaves it
     at its default instead of wherever the solver's steps happen to take it."""

@@ -1280,10 +1280,11 @@ def mc_coverage(
         perturb_coefficients,
         perturb_profile,
     )
+    from rfmodel.calibrate.effects import BANK_SPEED_KEY
 
     groups = _groups([r for r in test if r["design"] == design], sweep)
     rng = np.random.Generator(np.random.PCG64(seed))
-    inside, widths = [], []
+    inside, widths, speeds = [], [], []
     for g in groups:
         f = {k: draw(uncertainty[k], samples, rng) for k in sorted(uncertainty)}
         prof0 = g.prof
@@ -1299,9 +1300,15 @@ def mc_coverage(
         sim = np.array([r["sim"]["ipc"] for r in g.recs])
         inside.extend(((sim >= lo) & (sim <= hi)).tolist())
         widths.extend(((hi - lo) / np.maximum(sim, 1e-9)).tolist())
+        speeds.extend(float(r["params"].get(BANK_SPEED_KEY, 1)) for r in g.recs)
+    # and per speed of the register banks (the point's main_rf_latency_x): the model's error is several
+    # times larger at slow banks than at the SM's own, where one scale covers both
+    inside_a, speeds_a = np.asarray(inside, dtype=bool), np.asarray(speeds)
+    by_speed = {f"{x:g}": float(np.mean(inside_a[speeds_a == x])) for x in np.unique(speeds_a)}
     return {
         "n": len(inside),
         "coverage": float(np.mean(inside)) if inside else float("nan"),
+        "coverage_by_bank_speed": by_speed,
         "median_rel_width": float(np.median(widths)) if widths else float("nan"),
         "uncertainty": {k: list(v) for k, v in uncertainty.items()},
         "samples": samples,

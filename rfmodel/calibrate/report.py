@@ -189,8 +189,9 @@ def validation_section(res: dict) -> str:
         "`RF-cache hit` the design's register-cache hit-rate error (the STT-RAM design's: the share of "
         "reads its write buffer serves, marked `wb`); `MC cover` the share of held-out "
         "simulator IPCs inside the Monte-Carlo 95 % interval (workload ±10 %, and the model's own error at "
-        "its cross-validated scale `model_log_ipc_sd`, `cv` in the table; `MC width` the median width of "
-        "that interval relative to the simulator's IPC).",
+        "its cross-validated scale `model_log_ipc_sd`, `cv` in the table, and in brackets per speed of the "
+        "register banks, `main_rf_latency_x`, where the sweep has more than one; `MC width` the median width "
+        "of that interval relative to the simulator's IPC).",
         "",
         "| design | held-out points | train points | IPC MAPE | IPC APE p90 | L1D hit MAE | RF-cache hit MAE "
         "| bank stall | within 20 % | RF access err | cv | MC cover | MC width |",
@@ -205,7 +206,8 @@ def validation_section(res: dict) -> str:
             f"{_pct(r.get('bank_stall_rel_err'))} ({r.get('n_stall', 0)}) | "
             f"{_pct(r.get('bank_stall_within_20pct'))} | "
             f"{_pct(r.get('rf_access_rel_err'))} | {r.get('cv_log_ipc_rms', float('nan')):.3f} | "
-            f"{_pct(mc.get('coverage'))} ({mc.get('n', 0)}) | {_pct(mc.get('median_rel_width'))} |"
+            f"{_pct(mc.get('coverage'))} ({mc.get('n', 0)}){_by_speed(mc)} | "
+            f"{_pct(mc.get('median_rel_width'))} |"
         )
     not_run = {d: r["n_not_run"] for d, r in sorted(res["designs"].items()) if r.get("n_not_run")}
     if not_run:
@@ -232,6 +234,12 @@ def validation_section(res: dict) -> str:
             goals.append(f"{d} ({', '.join(miss)})")
     lines += ["", "Goals missed: " + ("; ".join(goals) if goals else "none") + ".", ""]
     return "\n".join(lines)
+
+
+def _by_speed(mc: dict) -> str:
+    """`` (1x a / 6x b)``: a Monte-Carlo coverage apart by the banks' speed (nothing with one speed)."""
+    by = mc.get("coverage_by_bank_speed") or {}
+    return f" ({' / '.join(f'{k}x {_pct(v)}' for k, v in by.items())})" if len(by) > 1 else ""
 
 
 def effects_section(res: dict) -> list[str]:
