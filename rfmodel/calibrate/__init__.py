@@ -1230,7 +1230,8 @@ def cv_spread(
     so that no coefficient has seen the left-out workloads), else ``init``; a design other than the
     baseline is then also anchored on that fold fit (:data:`ANCHOR_SWEEP_KEY`), as the calibration anchors
     it on the baseline's fit whose shared coefficients it takes: anchored on the full fit while its shared
-    coefficients were the fold's, BOW's scale was 0.219 where its folds' own error is 0.052.  ``fits_out``
+    coefficients were the fold's, BOW's scale was 0.219 where its folds' own error is 0.052
+    (calib/report.json's ``cv_log_ipc_rms`` before and after).  ``fits_out``
     receives the fold fits.  The training error understates the error on new workloads; this is the
     model-error scale the Monte-Carlo engine carries (``model_log_ipc_sd``).  ``stall_errs`` receives the
     out-of-fold bank-stall errors (the report's, on the runs that measure stalls)."""

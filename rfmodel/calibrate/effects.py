@@ -287,12 +287,10 @@ def summarize(rows: list[dict]) -> dict:
     out["ipc_effect_corr"] = float(np.corrcoef(sim[ok], mod[ok])[0, 1]) if varied else None
     # the analytic effect's own error scale: RMS of log((1 + model effect) / (1 + simulated effect)), what
     # an effect's interval carries (rfmodel.evaluate.compare)
-    pos = ok & (sim > -1.0) & (mod > -1.0)
-    out["ipc_effect_log_sd"] = _log_sd(sim[pos], mod[pos], least=2)
+    out["ipc_effect_log_sd"] = _log_sd(rows, least=2)
     # and apart by the banks' speed: the error at slow banks is several times the SM's own (an interval of
     # the one scale over all points is too wide at one and too narrow at the other)
-    speed = np.array([float(r["params"].get(BANK_SPEED_KEY, 1)) for r in rows])
-    by = {f"{x:g}": _log_sd(sim[pos & (speed == x)], mod[pos & (speed == x)]) for x in np.unique(speed)}
+    by = {f"{x:g}": _log_sd(v) for x, v in by_speed.items()}
     out["ipc_effect_log_sd_by_bank_speed"] = {k: v for k, v in by.items() if v is not None}
     out["ipc_effect_sim_median"] = float(100 * np.median(sim[ok])) if ok.any() else None
     out["ipc_effect_model_median"] = float(100 * np.median(mod[ok])) if ok.any() else None
@@ -317,11 +315,15 @@ def summarize(rows: list[dict]) -> dict:
 LOG_SD_MIN_RECORDS = 4
 
 
-def _log_sd(sim: np.ndarray, mod: np.ndarray, least: int = LOG_SD_MIN_RECORDS) -> float | None:
-    """RMS of ``log((1 + mod) / (1 + sim))`` over the effects given (``None`` below ``least`` of them)."""
-    if len(sim) < least:
+def _log_sd(rows: list[dict], least: int = LOG_SD_MIN_RECORDS) -> float | None:
+    """RMS of ``log((1 + model effect) / (1 + simulated effect))`` of the rows' IPC effects (those finite
+    and above -1; ``None`` below ``least`` of them)."""
+    sim = np.array([r["ipc_effect_sim"] for r in rows], dtype=np.float64)
+    mod = np.array([r["ipc_effect_model"] for r in rows], dtype=np.float64)
+    ok = np.isfinite(sim) & np.isfinite(mod) & (sim > -1.0) & (mod > -1.0)
+    if ok.sum() < least:
         return None
-    return float(np.sqrt(np.mean(np.log((1.0 + mod) / (1.0 + sim)) ** 2)))
+    return float(np.sqrt(np.mean(np.log((1.0 + mod[ok]) / (1.0 + sim[ok])) ** 2)))
 
 
 #: the simulated gaps (``faster / slower - 1``) from which :func:`ranking` also counts the pairs ordered alike
