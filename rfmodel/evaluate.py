@@ -463,17 +463,17 @@ def _effect_interval(out: xr.Dataset, reference: str, calibration, level) -> Non
     ``log((1 + model effect) / (1 + simulated effect))``, :mod:`rfmodel.calibrate.effects`), drawn as a
     lognormal factor on ``1 + effect``: the error the design and its reference share cancels in it, which
     independent intervals of the two IPCs would count twice.  Where the calibration measured that error per
-    speed of the register banks (``model_log_effect_sd_by_bank_speed``: its sweep's ``main_rf_latency_x``,
-    at the SRAM cell whose read time that multiple is), a point takes the scale at its banks' read cycles
-    (``main_rf_read_cycles``; one where the design has none), linear in their logarithm between the speeds
-    measured and the nearest one's beyond them: at slow banks the error is several times the SM's own.  The
+    speed of the register banks (``model_log_effect_sd_by_bank_speed``, keyed by the simulated banks' read
+    cycles), a point takes the scale at its banks' read cycles (``main_rf_read_cycles``; one where the design
+    has none; :class:`rfmodel.analytic.montecarlo.BankSpeedScale`): at slow banks the error is several
+    times the SM's own.  The
     calibration measures effects against the baseline: against another reference the two designs' scales
     at the point combine (``hypot``).  The reference's own effect is exactly 0; a design the calibration
     has no effect error for gets NaN (``attrs["effect_interval"]`` says which)."""
     from scipy.stats import norm
 
     from rfmodel.analytic.calibration import design_entry
-    from rfmodel.analytic.montecarlo import DEFAULT_LEVEL, interval_quantiles
+    from rfmodel.analytic.montecarlo import DEFAULT_LEVEL, BankSpeedScale, interval_quantiles
 
     lo_q, hi_q = interval_quantiles(DEFAULT_LEVEL if level is None else level)
     by_speed = []
@@ -486,12 +486,8 @@ def _effect_interval(out: xr.Dataset, reference: str, calibration, level) -> Non
         if not table or "main_rf_read_cycles" not in out:
             return entry.get("model_log_effect_sd", np.nan)
         by_speed.append(d)
-        speeds = sorted((float(x), float(v)) for x, v in table.items())
         cycles = out["main_rf_read_cycles"].sel(design=d, drop=True)
-        x = np.log(np.maximum(cycles.fillna(1.0), 1.0))
-        return xr.apply_ufunc(
-            np.interp, x, kwargs={"xp": [np.log(s) for s, _ in speeds], "fp": [v for _, v in speeds]}
-        )
+        return xr.apply_ufunc(BankSpeedScale.of(table).at, cycles)
 
     # an effect against another reference is the ratio of two effects against the baseline: their errors
     # add (taken as independent)

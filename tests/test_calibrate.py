@@ -351,20 +351,56 @@ def test_a_designs_folds_are_anchored_on_the_baselines_fold_fits(records, monkey
     assert seen and all(a is None for _, _, a in seen)
 
 
+def _six_x_copies(records):
+    """Each record copied at 6x banks (the point's main_rf_latency_x and the simulated banks' read cycles)
+    with the simulator's 1x IPC: the model at 6x is far below it."""
+    return [
+        {
+            **r,
+            "params": {**r["params"], "main_rf_latency_x": 6},
+            "sim": {**r["sim"], "main_rf_read_cycles": 6.0},
+        }
+        for r in records
+    ]
+
+
 def test_monte_carlo_coverage_is_also_given_per_bank_speed(records):
-    """The Monte-Carlo coverage of the held-out IPCs, apart by the point's main_rf_latency_x: the overall
-    share is the records'-weighted mean of the speeds' shares, and a 6x copy of each record (the model at
-    6x banks against the simulator's 1x IPC, far below it) falls outside a narrow interval."""
+    """The Monte-Carlo coverage of the held-out IPCs, apart by the banks' read cycles: the overall share is
+    the records'-weighted mean of the speeds' shares, and a 6x copy of each record falls outside a narrow
+    interval; a model-error scale per speed that is wide at 6x covers more of them, the same at 1x."""
     from rfmodel.calibrate import default_uncertainty, mc_coverage
 
     base = [dict(r) for r in records]
-    slow = [{**r, "params": {**r["params"], "main_rf_latency_x": 6}} for r in base]
+    slow = _six_x_copies(base)
     coef = {"coefficients": fit_design("baseline", base, TINY, max_nfev=2)}
     mc = mc_coverage("baseline", base + slow, coef, TINY, default_uncertainty(0.05), samples=8)
     by = mc["coverage_by_bank_speed"]
     assert list(by) == ["1", "6"]
     assert mc["coverage"] == pytest.approx((by["1"] * len(base) + by["6"] * len(slow)) / mc["n"], rel=1e-12)
     assert by["6"] < by["1"]
+    unc = default_uncertainty(0.05, {"1": 0.05, "6": 1.0})
+    assert unc["ipc_factor"] == ("lognormal", {"1": 0.05, "6": 1.0})
+    wide = mc_coverage("baseline", base + slow, coef, TINY, unc, samples=8)["coverage_by_bank_speed"]
+    assert wide["6"] > by["6"]
+    assert wide["1"] == pytest.approx(by["1"], abs=0.35)  # the same scale at 1x (other draws)
+
+
+def test_model_error_is_also_given_per_bank_speed(records):
+    """The cross-validated IPC error apart by the banks' read cycles: the RMS over all records is the
+    records'-weighted quadratic mean of the speeds' RMS, and the 6x copies (simulator IPC at 1x) are far
+    off where the 1x records are close."""
+    import rfmodel.calibrate as cal
+
+    base = [dict(r) for r in records]
+    train = base + _six_x_copies(base)
+    by: dict = {}
+    rms = cal.cv_spread("baseline", train, TINY, init=None, folds=3, max_nfev=2, by_speed_out=by)
+    assert sorted(by) == ["1", "6"]
+    assert rms**2 == pytest.approx((by["1"] ** 2 + by["6"] ** 2) / 2, rel=1e-9)  # as many records each
+    assert by["6"] > 2 * by["1"]
+    few: dict = {}
+    cal.cv_spread("baseline", base + _six_x_copies(base[:3]), TINY, init=None, max_nfev=2, by_speed_out=few)
+    assert list(few) == ["1"]  # three 6x records: too few for a scale
 
 
 def test_a_coefficient_no_point_depends_on_keeps_its_start_value(records):
@@ -789,6 +825,19 @@ def test_effect_error_is_also_given_per_bank_speed():
     assert by["1x"] == pytest.approx(3.0) and by["3x"] == pytest.approx(30.0)
     assert by["6x"] == pytest.approx(40.0)
     assert out["ipc_effect_mae"] == pytest.approx((2 + 4 + 30 + 60 + 20) / 5)
+
+
+def test_a_records_bank_speed_is_its_banks_read_cycles():
+    """The speed the report splits by and the intervals look up: the simulated banks' read cycles (STT-RAM
+    banks at 1x read in 2), the point's main_rf_latency_x where the run does not report them, else 1; an
+    effect row carries its design record's."""
+    from rfmodel.calibrate.effects import bank_speed
+
+    assert bank_speed({"params": {"main_rf_latency_x": 1}, "sim": {"main_rf_read_cycles": 2.0}}) == 2.0
+    assert bank_speed({"params": {"main_rf_latency_x": 3}, "sim": {}}) == 3.0
+    assert bank_speed({"params": {"main_rf_latency_x": 3}, "sim": {"main_rf_read_cycles": None}}) == 3.0
+    assert bank_speed({"params": {}}) == 1.0
+    assert bank_speed({"params": {"main_rf_latency_x": 6}, "bank_read_cycles": 12.0}) == 12.0
 
 
 def test_effect_error_scale_is_also_given_per_bank_speed():

@@ -220,6 +220,68 @@ def test_model_error_uses_the_calibrated_scale_and_widens_the_interval():
     np.testing.assert_array_equal(wide["ipc"].values, explicit["ipc"].values)
 
 
+def test_a_model_error_scale_per_bank_speed_follows_each_points_banks():
+    """A scale per speed of the banks: run_analytic raises a unit draw exp(Z) to the scale at the point's
+    read cycles (by hand: 0.02 at 1x, 0.1 at 6x, linear in log cycles between, the nearest beyond), and
+    ``model_error="calibrated"`` draws it so: at 6x the interval is about five times as wide in log as at
+    1x, where the one scale would give both the same."""
+    from rfmodel.analytic.calibration import PREFIX, SPEED_SCALE_KEY
+    from rfmodel.analytic.engine import run_analytic, workload_profile
+    from rfmodel.analytic.montecarlo import BankSpeedScale
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu
+
+    table = {"1": 0.02, "6": 0.1}
+    scale = BankSpeedScale.of(table)
+    mid = 0.02 + 0.08 * np.log(3) / np.log(6)
+    np.testing.assert_allclose(scale.at([0.5, 1, 3, 6, 12, np.nan]), [0.02, 0.02, mid, 0.1, 0.1, 0.02])
+    sm = resolve_gpu("volta-v100")
+    prof = workload_profile("saxpy", sm, max_warps=8)
+    d = get_design("ltrf")
+    grid = {"main_rf_latency_x": np.array([1.0, 3.0, 6.0, 8.0])}
+    ref = run_analytic(d, prof, sm, grid)
+    drawn = run_analytic(d, prof, sm, {**grid, PREFIX + "ipc_factor": np.e, PREFIX + SPEED_SCALE_KEY: scale})
+    np.testing.assert_allclose(ref["main_rf_read_cycles"], [1, 3, 6, 8])
+    np.testing.assert_allclose(np.log(drawn["ipc"] / ref["ipc"]), [0.02, mid, 0.1, 0.1], rtol=1e-12)
+    cal = {"designs": {"ltrf": {"coefficients": {}, "model_log_ipc_sd": 0.05}}}
+    kw = {"method": "montecarlo", "samples": 64, "seed": 2, "params": {"main_rf_latency_x": [1, 6]}}
+    one = rfmodel.evaluate(
+        "ltrf", "saxpy", "volta-v100", uncertainty={"model_error": "calibrated"}, calibration=cal, **kw
+    )
+    cal["designs"]["ltrf"]["model_log_ipc_sd_by_bank_speed"] = table
+    per = rfmodel.evaluate(
+        "ltrf", "saxpy", "volta-v100", uncertainty={"model_error": "calibrated"}, calibration=cal, **kw
+    )
+    width = lambda ds: np.log(ds["ipc_hi"] / ds["ipc_lo"]).values.ravel()  # noqa: E731
+    np.testing.assert_allclose(width(one)[0], width(one)[1], rtol=1e-9)
+    # (the quantiles interpolate between samples of the IPC, not of its logarithm: 1e-3)
+    np.testing.assert_allclose(width(per)[1] / width(per)[0], 5.0, rtol=1e-3)
+    assert "{'1': 0.02, '6': 0.1}" in per.attrs["uncertainty"]
+    given = rfmodel.evaluate(
+        "ltrf",
+        "saxpy",
+        "volta-v100",
+        uncertainty={"model_error": ("lognormal", table)},
+        calibration=cal,
+        **kw,
+    )
+    np.testing.assert_array_equal(given["ipc_lo"].values, per["ipc_lo"].values)
+    for bad in ({"mem_fraction": ("lognormal", table)}, {"ipc_factor": ("normal", table)}):
+        with pytest.raises(RfmodelError, match="not a distribution of an allowed width"):
+            rfmodel.evaluate(
+                "ltrf", "saxpy", method="montecarlo", samples=4, calibration=cal, uncertainty=bad
+            )
+    for bad in ({"0.5": 0.1}, {"1": 1.5}, {"1": "0.1"}, {}):
+        with pytest.raises(RfmodelError, match="not a distribution of an allowed width"):
+            rfmodel.evaluate(
+                "ltrf",
+                "saxpy",
+                method="montecarlo",
+                samples=4,
+                uncertainty={"ipc_factor": ("lognormal", bad)},
+            )
+
+
 def test_model_error_without_a_scale_is_one_error():
     from rfmodel.errors import RfmodelError
 

@@ -33,7 +33,7 @@ INTERVAL_COEFFICIENTS = {
     "tail_weight": (0.5, 0.0, 1.0),  # weight of the wave/tail model against the steady state
     "ser_stall": (1.0, 0.0, 8.0),  # stall cycles per cycle of serialization beyond the first
     "queue_stall": (1.0, 0.1, 8.0),  # stall cycles per cycle of queueing wait
-    # multiplies every design's modelled IPC (applied once, by rfmodel.designs.base.run_analytic); not
+    # multiplies every design's modelled IPC (applied once, by rfmodel.analytic.engine.run_analytic); not
     # fitted (1 in every calibration): the Monte-Carlo engine draws the model's own error on it
     "ipc_factor": (1.0, 0.1, 10.0),
 }
@@ -45,6 +45,10 @@ INTERVAL_COEFFICIENTS = {
 #: anchor then doubled the banks' and collectors' bounds at slow-bank points too, and the queue coefficients
 #: were fitted against that (docs/models.md, "Anchor")
 NOT_FITTED = ("ipc_factor", "latency_scale")
+#: the grid entry (``calib.`` + this) of the scale per bank speed a Monte-Carlo model-error draw of
+#: ``ipc_factor`` is raised to (:func:`rfmodel.analytic.engine.run_analytic`,
+#: :class:`rfmodel.analytic.montecarlo.BankSpeedScale`)
+SPEED_SCALE_KEY = "ipc_factor_scale"
 
 
 def coefficient_defaults(table=INTERVAL_COEFFICIENTS) -> dict:

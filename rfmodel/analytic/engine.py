@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rfmodel.analytic.calibration import PREFIX, calibrated_grid_entries, calibration_data
+from rfmodel.analytic.calibration import PREFIX, SPEED_SCALE_KEY, calibrated_grid_entries, calibration_data
 from rfmodel.analytic.model import ANCHOR_KEY, AnalyticContext, Anchor, l2_sets, resident_warps
 from rfmodel.analytic.profile import (
     CacheGeometry,
@@ -517,8 +517,10 @@ def run_analytic(design, profile, sm, grid: dict, anchor: float | Anchor = 1.0) 
     (:func:`anchor_factor`: the model's IPC multiplied, its cycles divided, before the design's own terms
     use them; an :class:`Anchor` also follows a design's own L1D hit rate), and the grid's
     ``calib.ipc_factor`` applied to the result's IPC and cycles (the carrier of the analytic model's own
-    error in Monte-Carlo runs; 1 otherwise).  Every path that runs a design's
-    analytic model goes through here."""
+    error in Monte-Carlo runs; 1 otherwise), raised to the grid's ``calib.ipc_factor_scale`` at the point's
+    bank read cycles where it has one (a unit lognormal draw ``exp(Z)`` becomes ``exp(sd Z)``, the model's
+    error scale at that speed of the banks: :class:`rfmodel.analytic.montecarlo.BankSpeedScale`).  Every
+    path that runs a design's analytic model goes through here."""
     if anchor != 1.0:
         grid = {**grid, ANCHOR_KEY: anchor}
     m = design.analytic(AnalyticContext(profile, sm, grid, design.calibration_params, design.default_params))
@@ -526,6 +528,9 @@ def run_analytic(design, profile, sm, grid: dict, anchor: float | Anchor = 1.0) 
     if f is None:
         return m
     f = np.asarray(f, dtype=np.float64)
+    scale = grid.get(PREFIX + SPEED_SCALE_KEY)
+    if scale is not None:
+        f = f ** scale.at(m.get("main_rf_read_cycles", 1.0))
     out = {**m, "ipc": m["ipc"] * f, "cycles": m["cycles"] / f}
     if "collector_occupancy" in m:  # the instructions collecting at once follow the pace
         out["collector_occupancy"] = np.minimum(m["collector_occupancy"] * f, 1.0)
@@ -648,7 +653,7 @@ def _reference_run(
         profile = replace(
             profile, n_instrs=int(profile.attrs["sampled_instrs"]), ctas=int(profile.attrs["sampled_ctas"])
         )
-    skip = (PREFIX + "ipc_factor", ANCHOR_KEY)
+    skip = (PREFIX + "ipc_factor", PREFIX + SPEED_SCALE_KEY, ANCHOR_KEY)
     coef = {k: v for k, v in grid.items() if k.startswith(PREFIX) and k not in skip}
     own = {ANCHOR_KEY: float(anchor)} if anchor != 1.0 else {}
     m = run_analytic(

@@ -14,7 +14,9 @@ the 2.5 % / 97.5 % quantiles as ``<metric>_lo`` / ``<metric>_hi`` (same dims).
 
 Distributions (relative to the nominal value ``x``): ``("normal", sd)`` -> ``x (1 + sd Z)``
 (clipped at 0), ``("lognormal", sd)`` -> ``x exp(sd Z)``, ``("uniform", h)`` -> ``x U(1-h, 1+h)``;
-``0 <= sd <= 1`` and ``0 <= h < 1`` (:data:`MAX_WIDTH`).
+``0 <= sd <= 1`` and ``0 <= h < 1`` (:data:`MAX_WIDTH`).  ``ipc_factor`` (``model_error``) also takes
+``("lognormal", {read_cycles: sd, ...})``: a scale per speed of the register banks (:class:`BankSpeedScale`),
+each point's factor ``exp(sd(point) Z)`` with one ``Z`` a sample over every point.
 Parameters:
 
 =====================  ==================================================================
@@ -28,7 +30,8 @@ Parameters:
                        ``WorkloadProfile.scaled_hits`` too
 ``<coefficient>``      any of the design's ``calibration_params`` (e.g. ``mem_scale``)
 ``model_error``        ``"calibrated"``: the model's cross-validated error from the calibration
-                       file (lognormal on ``ipc_factor``), or ``("lognormal", sd)``
+                       file (lognormal on ``ipc_factor``; per speed of the register banks where
+                       the calibration measured it so), or ``("lognormal", sd)``
 ``energy``             every structure's dynamic energies; ``leakage``: leakage power;
                        ``area``: areas
 =====================  ==================================================================
@@ -41,12 +44,12 @@ seed, the same bits.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import xarray as xr
 
-from rfmodel.analytic.calibration import params_of
+from rfmodel.analytic.calibration import SPEED_SCALE_KEY, params_of
 from rfmodel.analytic.profile import scale_misses
 
 DISTRIBUTIONS = ("normal", "lognormal", "uniform")
@@ -71,9 +74,40 @@ def prefetch_max_load(n: int, banks: int, registers: int, samples: int = 100_000
 
 
 # ----------------------------------------------------------------------------- (b) uncertainty
+@dataclass(frozen=True)
+class BankSpeedScale:
+    """A scale per speed of the register banks, ``(read_cycles, value)`` pairs, read_cycles the cycles one
+    read holds a bank (:func:`rfmodel.calibrate.effects.bank_speed`, a multiple of the SM's own one cycle):
+    the calibration measures the analytic model's errors so, several times larger at slow banks than at the
+    SM's own.  At a point (its ``main_rf_read_cycles``; the SM's own where a design reports none): linear in
+    the logarithm of the cycles between two speeds measured, the nearest one's beyond them."""
+
+    points: tuple
+
+    @classmethod
+    def of(cls, table: dict) -> BankSpeedScale:
+        return cls(tuple(sorted((float(k), float(v)) for k, v in table.items())))
+
+    def at(self, read_cycles) -> np.ndarray:
+        c = np.nan_to_num(np.asarray(read_cycles, dtype=np.float64), nan=1.0)
+        xp = [np.log(s) for s, _ in self.points]
+        return np.interp(np.log(np.maximum(c, 1.0)), xp, [v for _, v in self.points])
+
+
+def model_error_entries(uncertainty: dict) -> dict:
+    """The coefficient entries besides the drawn factors that an ``uncertainty`` spec needs: its model
+    error's :class:`BankSpeedScale` under :data:`SPEED_SCALE_KEY` where it is given per bank speed (the
+    draws of ``ipc_factor`` are then unit lognormal, ``exp(Z)``)."""
+    spec = uncertainty.get("ipc_factor")
+    if spec is not None and isinstance(spec[1], dict):
+        return {SPEED_SCALE_KEY: BankSpeedScale.of(spec[1])}
+    return {}
+
+
 def draw(spec, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Relative factors for one parameter (see the module docstring)."""
-    kind, width = spec[0], float(spec[1])
+    """Relative factors for one parameter (see the module docstring); a lognormal whose width is a table per
+    bank speed gives unit draws ``exp(Z)`` (:func:`model_error_entries`)."""
+    kind, width = spec[0], (1.0 if isinstance(spec[1], dict) else float(spec[1]))
     if kind == "normal":
         return np.maximum(1.0 + width * rng.standard_normal(size), 0.0)
     if kind == "lognormal":
@@ -129,9 +163,11 @@ def resolve_model_error(design, uncertainty: dict, calibration) -> dict:
 
     ``"model_error": "calibrated"`` (or ``True``) is the analytic model's own error on workloads it
     was not fitted on, as the calibration measured it (``model_log_ipc_sd``, the cross-validated RMS of
-    ``log(IPC_model / IPC_sim)``, docs/calibration.md); ``("lognormal", sd)`` gives it explicitly.
-    Either is drawn as a lognormal factor on ``ipc_factor`` (the modelled IPC; cycles, time-based energy
-    and power follow from it).
+    ``log(IPC_model / IPC_sim)``, docs/calibration.md), per speed of the register banks where the
+    calibration gives it so (``model_log_ipc_sd_by_bank_speed``: at slow banks the error is several times the
+    SM's own, :class:`BankSpeedScale`); ``("lognormal", sd)`` gives it explicitly.  Either is drawn as a
+    lognormal factor on ``ipc_factor`` (the modelled IPC; cycles, time-based energy and power follow from
+    it).
     """
     from rfmodel.errors import RfmodelError
 
@@ -141,13 +177,14 @@ def resolve_model_error(design, uncertainty: dict, calibration) -> dict:
     if spec is True or spec == "calibrated":
         from rfmodel.analytic.calibration import design_entry
 
-        sd = design_entry(calibration, design.name).get("model_log_ipc_sd")
-        if sd is None:
+        entry = design_entry(calibration, design.name)
+        sd, table = entry.get("model_log_ipc_sd"), entry.get("model_log_ipc_sd_by_bank_speed")
+        if sd is None and not table:
             raise RfmodelError(
                 f"uncertainty: model_error='calibrated' needs a calibration with a model-error scale for "
                 f"'{design.name}' (run `rfmodel calibrate`), or give it as ('lognormal', sd)"
             )
-        spec = ("lognormal", float(sd))
+        spec = ("lognormal", dict(table) if table and len(table) > 1 else float(sd))
     if "ipc_factor" in uncertainty:
         raise RfmodelError(
             "uncertainty: give model_error or ipc_factor, not both (model_error is drawn on ipc_factor)"
@@ -194,14 +231,31 @@ def check_widths(uncertainty: dict) -> None:
         if k == "model_error" and (spec is True or spec == "calibrated"):
             continue
         ok = isinstance(spec, (tuple, list)) and len(spec) == 2 and spec[0] in DISTRIBUTIONS
-        width = spec[1] if ok else None
-        ok = ok and isinstance(width, (int, float)) and not isinstance(width, bool) and np.isfinite(width)
-        ok = ok and 0 <= width and (width < 1 if spec[0] == "uniform" else width <= MAX_WIDTH[spec[0]])
+        table = ok and isinstance(spec[1], dict)
+        if table:  # the model error per bank speed: a lognormal on ipc_factor, every scale allowed
+            ok = (
+                k in ("ipc_factor", "model_error")
+                and spec[0] == "lognormal"
+                and spec[1]
+                and all(_number(c) and float(c) >= 1 for c in spec[1])
+            )
+        for width in spec[1].values() if table else [spec[1] if ok else None]:
+            ok = ok and isinstance(width, (int, float)) and _number(width)
+            ok = ok and 0 <= width and (width < 1 if spec[0] == "uniform" else width <= MAX_WIDTH[spec[0]])
         if not ok:
             raise RfmodelError(
                 f"uncertainty '{k}': {spec!r} is not a distribution of an allowed width; allowed: (normal, "
-                "0 <= sd <= 1), (lognormal, 0 <= sd <= 1) or (uniform, 0 <= half-width < 1)"
+                "0 <= sd <= 1), (lognormal, 0 <= sd <= 1) or (uniform, 0 <= half-width < 1); model_error and "
+                "ipc_factor also (lognormal, {read_cycles >= 1: sd, ...})"
             )
+
+
+def _number(x) -> bool:
+    """A finite real number, given as a number or its text (a table's keys come from JSON)."""
+    try:
+        return not isinstance(x, bool) and np.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
 
 
 def interval_quantiles(level) -> tuple[float, float]:
@@ -245,10 +299,11 @@ def evaluate_montecarlo(
     axis = (samples,) + (1,) * ndim
     factors = {k: draw(uncertainty[k], samples, rng).reshape(axis) for k in sorted(uncertainty)}
     defaults = {k: v[0] for k, v in params_of(design).items()}
+    extra = {"calib." + k: v for k, v in model_error_entries(uncertainty).items()}
 
     def perturb(prof, structs, g):
         prof = perturb_profile(prof, {k: v for k, v in factors.items() if k in WORKLOAD_KEYS})
-        g = dict(g)
+        g = {**g, **extra}
         base = {k: g.get("calib." + k, v) for k, v in defaults.items()}
         for k, v in perturb_coefficients(base, factors).items():
             if k in factors or (k == "mem_scale" and "mem_fraction" in factors):

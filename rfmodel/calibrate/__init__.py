@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rfmodel.analytic.calibration import params_of
+from rfmodel.analytic.calibration import SPEED_SCALE_KEY, params_of
 from rfmodel.cache import SIM_SOURCES, source_hash
 from rfmodel.errors import RfmodelError, unknown_key_message
 from rfmodel.io import write_text
@@ -653,6 +653,8 @@ class _Group:
         from rfmodel.analytic.engine import anchor_factor, lazy_anchor
 
         ref = coef if self.ref_coef is None else self.ref_coef
+        # the Monte-Carlo model error does not enter the anchor (rfmodel.analytic.engine._reference_run)
+        ref = {k: v for k, v in ref.items() if k not in ("ipc_factor", SPEED_SCALE_KEY)}
         key = tuple(sorted((k, float(v)) for k, v in ref.items()))
         if key not in self._anchors:
             if len(self._anchors) > 64:
@@ -1075,6 +1077,7 @@ def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0, fol
         rep["train_log_ipc_rms"] = training_spread(design, train, coef, sweep)
         # the model's error on workloads it was not fitted on (cross-validation inside the training set):
         # the training error alone understates it
+        by_speed: dict = {}
         spread = cv_spread(
             design,
             train,
@@ -1083,11 +1086,15 @@ def _fit_one(design, train, test, sweep, init, max_nfev, coverage_samples=0, fol
             max_nfev=max(max_nfev // 3, 5),
             fold_inits=fold_inits,
             fits_out=fold_fits,
+            by_speed_out=by_speed,
         )
         rep["cv_log_ipc_rms"] = spread
         coef["model_log_ipc_sd"] = spread
+        if len(by_speed) > 1:  # and per speed of the banks, where the sweep has more than the SM's own
+            rep["cv_log_ipc_rms_by_bank_speed"] = coef["model_log_ipc_sd_by_bank_speed"] = by_speed
+        unc = default_uncertainty(spread, by_speed)
         rep["mc_coverage"] = mc_coverage(
-            design, test, coef, sweep, default_uncertainty(spread), coverage_samples, sweep.get("seed", 0)
+            design, test, coef, sweep, unc, coverage_samples, sweep.get("seed", 0)
         )
     return coef, rep, fold_fits
 
@@ -1223,6 +1230,7 @@ def cv_spread(
     fold_inits: dict | None = None,
     fits_out: dict | None = None,
     stall_errs: list | None = None,
+    by_speed_out: dict | None = None,
 ) -> float:
     """RMS of ``log(IPC_model / IPC_sim)`` out of fold: each group of :func:`cv_folds` is predicted by
     :func:`fit_procedure` (at most ``max_nfev`` evaluations) on the other training workloads.  The
@@ -1234,11 +1242,15 @@ def cv_spread(
     (calib/report.json's ``cv_log_ipc_rms`` before and after).  ``fits_out``
     receives the fold fits.  The training error understates the error on new workloads; this is the
     model-error scale the Monte-Carlo engine carries (``model_log_ipc_sd``).  ``stall_errs`` receives the
-    out-of-fold bank-stall errors (the report's, on the runs that measure stalls)."""
+    out-of-fold bank-stall errors (the report's, on the runs that measure stalls); ``by_speed_out`` the same
+    RMS per speed of the register banks (:func:`rfmodel.calibrate.effects.bank_speed`, keyed by its read
+    cycles as text; speeds with at least ``LOG_SD_MIN_RECORDS`` records): at slow banks the error is several
+    times the SM's own (``model_log_ipc_sd_by_bank_speed``)."""
+    from rfmodel.calibrate.effects import LOG_SD_MIN_RECORDS, bank_speed
     from rfmodel.evaluate import ANCHOR_DESIGN
 
     recs = [r for r in train if r["design"] == design]
-    errs = []
+    errs, speeds = [], []
     for out in cv_folds(train, sweep, folds):
         start = (fold_inits or {}).get(out, init)
         fold_sweep = sweep
@@ -1253,11 +1265,19 @@ def cv_spread(
             sim = np.array([r["sim"]["ipc"] for r in g.recs])
             pr = g.predict(coef_for(fit, g.recs[0]["gpu"]))
             errs.append(np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(sim, 1e-6)))
+            speeds.extend(bank_speed(r) for r in g.recs)
             if stall_errs is not None:
                 st = pr["bank_conflict_stall_cycles"]
                 found = (stall_error(st[i], r["sim"]) for i, r in enumerate(g.recs))
                 stall_errs.extend(e for e in found if e is not None)
-    return float(np.sqrt(np.mean(np.concatenate(errs) ** 2))) if errs else 0.0
+    if not errs:
+        return 0.0
+    e, x = np.concatenate(errs), np.asarray(speeds)
+    if by_speed_out is not None:
+        for c in np.unique(x):
+            if np.sum(x == c) >= LOG_SD_MIN_RECORDS:
+                by_speed_out[f"{c:g}"] = float(np.sqrt(np.mean(e[x == c] ** 2)))
+    return float(np.sqrt(np.mean(e**2)))
 
 
 def mc_coverage(
@@ -1278,10 +1298,11 @@ def mc_coverage(
         QUANTILES,
         WORKLOAD_KEYS,
         draw,
+        model_error_entries,
         perturb_coefficients,
         perturb_profile,
     )
-    from rfmodel.calibrate.effects import BANK_SPEED_KEY
+    from rfmodel.calibrate.effects import bank_speed
 
     groups = _groups([r for r in test if r["design"] == design], sweep)
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -1294,16 +1315,16 @@ def mc_coverage(
             fi = {k: float(v[i]) for k, v in f.items()}
             g.prof = perturb_profile(prof0, {k: v for k, v in fi.items() if k in WORKLOAD_KEYS})
             c = perturb_coefficients(coef_for(coef, g.recs[0]["gpu"]), fi)
-            ipcs.append(g.predict(c)["ipc"])
+            ipcs.append(g.predict({**c, **model_error_entries(uncertainty)})["ipc"])
         g.prof = prof0
         ipcs = np.array(ipcs)
         lo, hi = np.quantile(ipcs, QUANTILES[0], axis=0), np.quantile(ipcs, QUANTILES[1], axis=0)
         sim = np.array([r["sim"]["ipc"] for r in g.recs])
         inside.extend(((sim >= lo) & (sim <= hi)).tolist())
         widths.extend(((hi - lo) / np.maximum(sim, 1e-9)).tolist())
-        speeds.extend(float(r["params"].get(BANK_SPEED_KEY, 1)) for r in g.recs)
-    # and per speed of the register banks (the point's main_rf_latency_x): the model's error is several
-    # times larger at slow banks than at the SM's own, where one scale covers both
+        speeds.extend(bank_speed(r) for r in g.recs)
+    # and per speed of the register banks (:func:`rfmodel.calibrate.effects.bank_speed`): the model's error
+    # is several times larger at slow banks than at the SM's own
     inside_a, speeds_a = np.asarray(inside, dtype=bool), np.asarray(speeds)
     by_speed = {f"{x:g}": float(np.mean(inside_a[speeds_a == x])) for x in np.unique(speeds_a)}
     return {
@@ -1316,12 +1337,17 @@ def mc_coverage(
     }
 
 
-def default_uncertainty(spread: float) -> dict:
+def default_uncertainty(spread: float, by_speed: dict | None = None) -> dict:
     """The uncertainty spec of the coverage check: workload parameters +-10 %, and the model's own
-    error scale ``spread`` carried by ``ipc_factor`` (lognormal), as ``model_error`` does."""
+    error scale ``spread`` carried by ``ipc_factor`` (lognormal), per bank speed where ``by_speed`` has more
+    than one (``{read_cycles: scale}``), as ``model_error="calibrated"`` does."""
+    if by_speed and len(by_speed) > 1:
+        width = {k: max(v, 0.01) for k, v in by_speed.items()}
+    else:
+        width = max(spread, 0.01)
     return {
         "mem_fraction": ("normal", 0.1),
         "hit_rate": ("normal", 0.1),
         "reads_per_instr": ("normal", 0.05),
-        "ipc_factor": ("lognormal", max(spread, 0.01)),
+        "ipc_factor": ("lognormal", width),
     }

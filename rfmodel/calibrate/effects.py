@@ -25,11 +25,23 @@ import numpy as np
 SIGN_THRESHOLD = 0.02
 #: goals of the report (docs/validation.md): effect MAE in points, sign agreement, median Kendall tau
 EFFECT_GOALS = {"ipc_effect_mae": 1.5, "ipc_sign_agreement": 0.9, "kendall_tau_median": 0.8}
-#: the point key of the register banks' speed (a multiple of the SM's bank cycles) that the report splits the
-#: IPC effect error by
+#: the point key of the register banks' speed (a multiple of the SM's bank cycles), where a run does not
+#: report its banks' read cycles (:func:`bank_speed`)
 BANK_SPEED_KEY = "main_rf_latency_x"
 #: the effects reported: result key -> (simulator record key, model prediction key)
 EFFECTS = {"ipc": "ipc", "energy_per_instr": "energy_per_instr", "power": "power_mw"}
+
+
+def bank_speed(rec: dict) -> float:
+    """The speed of a record's (or an effect row's) register banks, by which the report splits the errors
+    and the intervals take their scale: the cycles one read holds its bank, a multiple of the SM's own one
+    cycle (the simulator's ``main_rf_read_cycles``: the point's ``main_rf_latency_x`` times its cell's read
+    time, 2 for the STT-RAM banks at 1x), what an interval looks up at a point (the analytic
+    ``main_rf_read_cycles``); the point's ``main_rf_latency_x`` where the run does not report it, else 1."""
+    c = rec.get("bank_read_cycles", (rec.get("sim") or {}).get("main_rf_read_cycles"))
+    if c is None or not np.isfinite(c):
+        c = rec["params"].get(BANK_SPEED_KEY, 1)
+    return float(c)
 
 
 def shared_point(rec: dict, keys) -> tuple:
@@ -184,6 +196,7 @@ def effect_rows(records: list[dict], values: dict) -> list[dict]:
             "gpu": r["gpu"],
             "workload": r["workload"],
             "params": r["params"],
+            "bank_read_cycles": bank_speed(r),
             "heldout": r.get("heldout", ""),
             "sim_stalls": r.get("stalls", {}),
             "base_stalls": b.get("stalls", {}),
@@ -263,11 +276,11 @@ def summarize(rows: list[dict]) -> dict:
         err = np.array([r[f"{name}_effect_model"] - r[f"{name}_effect_sim"] for r in rows], dtype=np.float64)
         err = err[np.isfinite(err)]
         out[f"{name}_effect_mae"] = float(100 * np.mean(np.abs(err))) if len(err) else None
-    # the IPC effect MAE per speed of the register banks (the point's main_rf_latency_x; 1 where it does not
-    # set one): the slow-bank points, where the caching designs' effects are large, apart from the SM's own
+    # the IPC effect MAE per speed of the register banks (:func:`bank_speed`): the slow-bank points, where
+    # the caching designs' effects are large, apart from the SM's own
     by_speed: dict = {}
     for r in rows:
-        by_speed.setdefault(float(r["params"].get(BANK_SPEED_KEY, 1)), []).append(r)
+        by_speed.setdefault(bank_speed(r), []).append(r)
     by_speed = dict(sorted(by_speed.items()))
     speeds = {x: [abs(r["ipc_effect_model"] - r["ipc_effect_sim"]) for r in v] for x, v in by_speed.items()}
     speeds = {x: [e for e in v if np.isfinite(e)] for x, v in speeds.items()}

@@ -190,8 +190,11 @@ def validation_section(res: dict) -> str:
         "reads its write buffer serves, marked `wb`); `MC cover` the share of held-out "
         "simulator IPCs inside the Monte-Carlo 95 % interval (workload ±10 %, and the model's own error at "
         "its cross-validated scale `model_log_ipc_sd`, `cv` in the table, and in brackets per speed of the "
-        "register banks, `main_rf_latency_x`, where the sweep has more than one; `MC width` the median width "
-        "of that interval relative to the simulator's IPC).",
+        "register banks where the sweep has more than one: the cycles a read holds its bank, 1x the SM's "
+        "own, the STT-RAM banks' 2x at `main_rf_latency_x` 1; each point's interval takes the scale at its "
+        "speed, "
+        "`model_log_ipc_sd_by_bank_speed`; `MC width` the median width of that interval relative to the "
+        "simulator's IPC).",
         "",
         "| design | held-out points | train points | IPC MAPE | IPC APE p90 | L1D hit MAE | RF-cache hit MAE "
         "| bank stall | within 20 % | RF access err | cv | MC cover | MC width |",
@@ -205,8 +208,9 @@ def validation_section(res: dict) -> str:
             f"{_design_hit(r)} | "
             f"{_pct(r.get('bank_stall_rel_err'))} ({r.get('n_stall', 0)}) | "
             f"{_pct(r.get('bank_stall_within_20pct'))} | "
-            f"{_pct(r.get('rf_access_rel_err'))} | {r.get('cv_log_ipc_rms', float('nan')):.3f} | "
-            f"{_pct(mc.get('coverage'))} ({mc.get('n', 0)}){_by_speed(mc)} | "
+            f"{_pct(r.get('rf_access_rel_err'))} | {r.get('cv_log_ipc_rms', float('nan')):.3f}"
+            f"{_speeds(r.get('cv_log_ipc_rms_by_bank_speed'), '.3f')} | "
+            f"{_pct(mc.get('coverage'))} ({mc.get('n', 0)}){_speeds(mc.get('coverage_by_bank_speed'))} | "
             f"{_pct(mc.get('median_rel_width'))} |"
         )
     not_run = {d: r["n_not_run"] for d, r in sorted(res["designs"].items()) if r.get("n_not_run")}
@@ -236,10 +240,12 @@ def validation_section(res: dict) -> str:
     return "\n".join(lines)
 
 
-def _by_speed(mc: dict) -> str:
-    """`` (1x a / 6x b)``: a Monte-Carlo coverage apart by the banks' speed (nothing with one speed)."""
-    by = mc.get("coverage_by_bank_speed") or {}
-    return f" ({' / '.join(f'{k}x {_pct(v)}' for k, v in by.items())})" if len(by) > 1 else ""
+def _speeds(by: dict | None, fmt: str | None = None) -> str:
+    """`` (1x a / 6x b)``: a figure apart by the banks' speed, a percentage or as ``fmt`` (nothing with
+    fewer than two speeds)."""
+    by = by or {}
+    text = (lambda v: _pct(v)) if fmt is None else (lambda v: format(v, fmt))
+    return f" ({' / '.join(f'{k}x {text(v)}' for k, v in by.items())})" if len(by) > 1 else ""
 
 
 def effects_section(res: dict) -> list[str]:
@@ -263,7 +269,8 @@ def effects_section(res: dict) -> list[str]:
         "(the keys the baseline takes too: SM fields, `main_rf_latency_x`, `active_warps`), in each "
         "engine; the table gives, over each design's held-out records, the mean absolute "
         "error of the analytic effect in points (IPC, and the IPC's apart by the register banks' speed, "
-        "`main_rf_latency_x`: 1x is the SM's own; energy per instruction, power; both engines' energies "
+        "the cycles a read holds its bank: 1x is the SM's own; energy per instruction, power; both engines' "
+        "energies "
         "from the same accounting at the default technology), the share of the records with a simulator "
         f"|IPC effect| ≥ {100 * SIGN_THRESHOLD:.0f} % whose analytic effect has the same sign (their number "
         "in brackets), the correlation of the two engines' IPC effects, their medians, and the RMS of "
@@ -280,8 +287,7 @@ def effects_section(res: dict) -> list[str]:
     ]
     for d, e in eff.items():
         corr, sd = e.get("ipc_effect_corr"), e.get("ipc_effect_log_sd")
-        by = e.get("ipc_effect_log_sd_by_bank_speed") or {}
-        by_sd = f" ({' / '.join(f'{k}x {v:.3f}' for k, v in by.items())})" if len(by) > 1 else ""
+        by_sd = _speeds(e.get("ipc_effect_log_sd_by_bank_speed"), ".3f")
         speeds = " / ".join(f"{k} {v:.2f}" for k, v in (e.get("ipc_effect_mae_by_bank_speed") or {}).items())
         lines.append(
             f"| {d} | {e['n_effect']} | {pts(e.get('ipc_effect_mae'))} | {speeds or '–'} | "
