@@ -827,6 +827,24 @@ def test_effect_error_is_also_given_per_bank_speed():
     assert out["ipc_effect_mae"] == pytest.approx((2 + 4 + 30 + 60 + 20) / 5)
 
 
+def test_a_designs_scale_is_grown_as_the_baselines_beyond_its_training():
+    """Speeds the baseline's training measured beyond a design's slowest: the design's slowest scale times the
+    baseline's growth from there (by hand; the baseline's scale interpolated in log cycles where it has
+    no entry at the design's speed); nothing to grow without a baseline table, with one speed, or where
+    the design reaches the baseline's slowest."""
+    from rfmodel.calibrate import grown_by_baseline
+
+    base = {"1": 0.05, "3": 0.08, "6": 0.112}
+    table, grown = grown_by_baseline({"1": 0.04, "3": 0.08}, base)
+    assert grown == ["6"] and table == pytest.approx({"1": 0.04, "3": 0.08, "6": 0.112})
+    at2 = 0.05 + 0.03 * np.log(2) / np.log(3)
+    table, grown = grown_by_baseline({"1": 0.06, "2": 0.09}, base)
+    assert grown == ["3", "6"]
+    assert table["3"] == pytest.approx(0.09 * 0.08 / at2) and table["6"] == pytest.approx(0.09 * 0.112 / at2)
+    for by, b in (({"1": 0.04, "3": 0.08}, None), ({"1": 0.04}, base), ({"1": 0.04, "6": 0.1}, base)):
+        assert grown_by_baseline(by, b) == (by, [])
+
+
 def test_a_records_bank_speed_is_its_banks_read_cycles():
     """The speed the report splits by and the intervals look up: the simulated banks' read cycles (STT-RAM
     banks at 1x read in 2), the point's main_rf_latency_x where the run does not report them, else 1; an

@@ -192,7 +192,8 @@ def validation_section(res: dict) -> str:
         "its cross-validated scale `model_log_ipc_sd`, `cv` in the table, and in brackets per speed of the "
         "register banks where the sweep has more than one: the cycles a read holds its bank, 1x the SM's "
         "own, the STT-RAM banks' 2x at `main_rf_latency_x` 1; each point's interval takes the scale at its "
-        "speed, "
+        "speed; at speeds slower than a design's training measured, its slowest scale grown as the "
+        "baseline's grows there, marked `grown`, "
         "`model_log_ipc_sd_by_bank_speed`; `MC width` the median width of that interval relative to the "
         "simulator's IPC).",
         "",
@@ -209,7 +210,7 @@ def validation_section(res: dict) -> str:
             f"{_pct(r.get('bank_stall_rel_err'))} ({r.get('n_stall', 0)}) | "
             f"{_pct(r.get('bank_stall_within_20pct'))} | "
             f"{_pct(r.get('rf_access_rel_err'))} | {r.get('cv_log_ipc_rms', float('nan')):.3f}"
-            f"{_speeds(r.get('cv_log_ipc_rms_by_bank_speed'), '.3f')} | "
+            f"{_cv_speeds(r)} | "
             f"{_pct(mc.get('coverage'))} ({mc.get('n', 0)}){_speeds(mc.get('coverage_by_bank_speed'))} | "
             f"{_pct(mc.get('median_rel_width'))} |"
         )
@@ -238,6 +239,16 @@ def validation_section(res: dict) -> str:
             goals.append(f"{d} ({', '.join(miss)})")
     lines += ["", "Goals missed: " + ("; ".join(goals) if goals else "none") + ".", ""]
     return "\n".join(lines)
+
+
+def _cv_speeds(r: dict) -> str:
+    """`` (1x a / 3x b; 6x c grown)``: a design's cross-validated IPC error scale per bank speed, and the
+    speeds it takes from the baseline's growth (:func:`rfmodel.calibrate.grown_by_baseline`)."""
+    text = _speeds(r.get("cv_log_ipc_rms_by_bank_speed"), ".3f")
+    grown = r.get("cv_log_ipc_rms_grown_by_baseline") or {}
+    if text and grown:
+        text = text[:-1] + "; " + " / ".join(f"{k}x {v:.3f}" for k, v in grown.items()) + " grown)"
+    return text
 
 
 def _speeds(by: dict | None, fmt: str | None = None) -> str:
