@@ -382,7 +382,8 @@ def test_monte_carlo_coverage_is_also_given_per_bank_speed(records):
     assert unc["ipc_factor"] == ("lognormal", {"1": 0.05, "6": 1.0})
     wide = mc_coverage("baseline", base + slow, coef, TINY, unc, samples=8)["coverage_by_bank_speed"]
     assert wide["6"] > by["6"]
-    assert wide["1"] == pytest.approx(by["1"], abs=0.35)  # the same scale at 1x (other draws)
+    # at 1x the same scale on the same standard normals (exp(Z) ** 0.05 is exp(0.05 Z)): the same coverage
+    assert wide["1"] == by["1"]
 
 
 def test_model_error_is_also_given_per_bank_speed(records):
