@@ -187,6 +187,25 @@ def test_build_one_kernel(tmp_path):
         assert cuobjdump == bs.sass_path(KERNELS, "sm_80", "saxpy", "cuobjdump").read_text()
 
 
+def test_build_kernel_with_shared_header(tmp_path):
+    """A kernel that includes a shared ``.cuh`` header builds outside the package: the headers are copied next
+    to the source, and with the shipped tools the SASS is the shipped one."""
+    try:
+        bs.find_tools()
+    except RfmodelError as exc:
+        pytest.skip(str(exc))
+    name = "sdk_scan_exclusive2"
+    assert '#include "sdk_scan.cuh"' in (bs.SRC_DIR / f"{name}.cu").read_text()
+    written = bs.build_sass(out_dir=tmp_path, archs=("sm_80",), names=[name])
+    assert tmp_path / "src" / "sdk_scan.cuh" in written
+    assert (tmp_path / "src" / "sdk_scan.cuh").read_text() == (bs.SRC_DIR / "sdk_scan.cuh").read_text()
+    built = json.loads((tmp_path / "manifest.json").read_text())
+    if all(built[t] == MANIFEST[t] for t in ("nvcc", "cuobjdump", "nvdisasm")):
+        for kind in bs.SASS_KINDS:
+            got = bs.sass_path(tmp_path, "sm_80", name, kind).read_text()
+            assert got == bs.sass_path(KERNELS, "sm_80", name, kind).read_text(), kind
+
+
 def _elf(sections: list[tuple[str, int, bytes]]) -> bytes:
     """A minimal little-endian ELF64 file with the given (name, type, contents) sections."""
     import struct

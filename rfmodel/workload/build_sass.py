@@ -6,6 +6,8 @@ The suite lives in ``rfmodel/workload/kernels``:
   equals the file stem.  A header block of ``// rfmodel: key = value`` lines
   holds the metadata that is not measured (description, categories, launch
   shape, typical loop trip count).
+* ``src/<name>.cuh``: device code that several kernels of one benchmark share,
+  included as ``#include "<name>.cuh"`` (found next to the including source).
 * ``sass/<arch>/<name>.cuobjdump.sass``: ``cuobjdump -sass`` of the cubin.
 * ``sass/<arch>/<name>.nvdisasm.sass``: ``nvdisasm -c -hex`` (code sections with
   the encoding words).
@@ -519,7 +521,8 @@ def build_sass(
 
     ``out_dir`` None regenerates the shipped files in the package; otherwise
     the same layout (``src/``, ``sass/<arch>/``, ``manifest.json``) is written
-    under ``out_dir`` and the sources are copied there.  ``names`` limits the
+    under ``out_dir`` and the sources (with the shared ``.cuh`` headers) are
+    copied there.  ``names`` limits the
     build to some kernels; the manifest then keeps the entries of the others
     (and, for a built kernel, the resources of archs not rebuilt).  A build of
     all kernels removes SASS files of kernels that no longer have a source.
@@ -554,9 +557,10 @@ def build_sass(
 
     written: list[Path] = []
     if kernels_dir.resolve() != KERNELS_DIR.resolve():
-        for k in selected:
-            dst = kernels_dir / "src" / k.path.name
-            write_text(dst, k.path.read_text(encoding="utf-8"))
+        # the sources built, and the headers they may include
+        for src in [k.path for k in selected] + sorted(SRC_DIR.glob("*.cuh")):
+            dst = kernels_dir / "src" / src.name
+            write_text(dst, src.read_text(encoding="utf-8"))
             written.append(dst)
 
     tasks = [(k, a) for k in selected for a in archs]

@@ -4,6 +4,8 @@
 // rfmodel: trip = 128
 // rfmodel: category = compute-bound, fp-heavy, register-sensitive, cache-insensitive
 
+#include "gemm_block.cuh"
+
 #define GM_BM 128
 #define GM_BN 128
 #define GM_BK 8
@@ -29,12 +31,7 @@ gemm_micro8x8(int M, int N, int K, float alpha, const float* __restrict__ A,
     const float* a_ptr = A + (size_t)(row0 + a_row) * K + a_k;
     const float* b_ptr = B + (size_t)b_k * N + col0 + b_col;
 
-    float acc[8][8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            acc[i][j] = 0.0f;
+    float acc[8][8] = {};
 
     for (int k0 = 0; k0 < K; k0 += GM_BK) {
         const float4 av = *reinterpret_cast<const float4*>(a_ptr + k0);
@@ -54,11 +51,7 @@ gemm_micro8x8(int M, int N, int K, float alpha, const float* __restrict__ A,
             const float4 b_hi = *reinterpret_cast<const float4*>(&Bs[k][64 + tx * 4]);
             const float a[8] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
             const float b[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-#pragma unroll
-                for (int j = 0; j < 8; ++j)
-                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            gemm_block_fma(acc, a, b);
         }
         __syncthreads();
     }

@@ -4,6 +4,8 @@
 // rfmodel: trip = 64
 // rfmodel: category = compute-bound, fp-heavy, register-sensitive, cache-sensitive
 
+#include "gemm_block.cuh"
+
 extern "C" __global__ void __launch_bounds__(256)
 gemm_regblock16x8(int M, int N, int K, float alpha, const float* __restrict__ A,
                   const float* __restrict__ B, float beta, float* __restrict__ C)
@@ -12,12 +14,7 @@ gemm_regblock16x8(int M, int N, int K, float alpha, const float* __restrict__ A,
     const int ty = threadIdx.x / 16;
     const int row0 = (blockIdx.y * 16 + ty) * 16;
     const int col0 = (blockIdx.x * 16 + tx) * 8;
-    float acc[16][8];
-#pragma unroll
-    for (int i = 0; i < 16; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-            acc[i][j] = 0.0f;
+    float acc[16][8] = {};
     for (int k = 0; k < K; ++k) {
         float a[16];
         float b[8];
@@ -28,11 +25,7 @@ gemm_regblock16x8(int M, int N, int K, float alpha, const float* __restrict__ A,
         const float4 b1 = *reinterpret_cast<const float4*>(B + (size_t)k * N + col0 + 4);
         b[0] = b0.x; b[1] = b0.y; b[2] = b0.z; b[3] = b0.w;
         b[4] = b1.x; b[5] = b1.y; b[6] = b1.z; b[7] = b1.w;
-#pragma unroll
-        for (int i = 0; i < 16; ++i)
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-                acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        gemm_block_fma(acc, a, b);
     }
 #pragma unroll
     for (int i = 0; i < 16; ++i)

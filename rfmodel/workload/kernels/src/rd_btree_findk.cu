@@ -11,19 +11,7 @@
 // rfmodel: original_shared = 0
 // rfmodel: original_threads_per_cta = 256
 
-// The tree's order (key slots per node): it fixes the node layout and the CTA size.
-#define RD_BT_ORDER 256
-
-// A node of the flattened tree (the original's layout): slot i of an inner node covers keys in
-// [key[i], key[i+1]) and child[i] is the node index of that subtree; in a leaf child[i] is the record
-// index of key[i]. Unused slots hold INT_MAX, slot 0 INT_MIN.
-struct RdBtNode {
-    int self;
-    int child[RD_BT_ORDER + 1];
-    int key[RD_BT_ORDER + 1];
-    bool leaf;
-    int n_keys;
-};
+#include "rd_btree.cuh"
 
 struct RdBtRecord {
     int value;
@@ -37,11 +25,7 @@ extern "C" __global__ void rd_btree_findk(long levels, RdBtNode* tree, long n_no
     const int slot = threadIdx.x;
     const int q = blockIdx.x;
     for (int d = 0; d < levels; d++) {
-        if (tree[cursor[q]].key[slot] <= query[q] && tree[cursor[q]].key[slot + 1] > query[q]) {
-            if (tree[next[q]].child[slot] < n_nodes) {
-                next[q] = tree[next[q]].child[slot];
-            }
-        }
+        rd_bt_descend(tree, n_nodes, cursor, next, next, query, q, slot);
         __syncthreads();
         if (slot == 0) {
             cursor[q] = next[q];

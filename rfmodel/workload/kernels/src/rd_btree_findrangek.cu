@@ -11,18 +11,7 @@
 // rfmodel: original_shared = 0
 // rfmodel: original_threads_per_cta = 256
 
-// The tree's order (key slots per node): it fixes the node layout and the CTA size.
-#define RD_BT_ORDER 256
-
-// A node of the flattened tree, as in rd_btree_findk: slot i covers keys in [key[i], key[i+1]), child[i] is
-// the subtree's node index (inner node) or the record index of key[i] (leaf).
-struct RdBtNode {
-    int self;
-    int child[RD_BT_ORDER + 1];
-    int key[RD_BT_ORDER + 1];
-    bool leaf;
-    int n_keys;
-};
+#include "rd_btree.cuh"
 
 // lo_at/lo_next follow the range's first key lo[q], hi_at/hi_next its last key hi[q]; all start at the root.
 // first[q] gets the record index of lo[q], count[q] the number of records from there to hi[q]'s.
@@ -33,16 +22,8 @@ extern "C" __global__ void rd_btree_findrangek(long levels, RdBtNode* tree, long
     const int slot = threadIdx.x;
     const int q = blockIdx.x;
     for (int d = 0; d < levels; d++) {
-        if (tree[lo_at[q]].key[slot] <= lo[q] && tree[lo_at[q]].key[slot + 1] > lo[q]) {
-            if (tree[lo_at[q]].child[slot] < n_nodes) {
-                lo_next[q] = tree[lo_at[q]].child[slot];
-            }
-        }
-        if (tree[hi_at[q]].key[slot] <= hi[q] && tree[hi_at[q]].key[slot + 1] > hi[q]) {
-            if (tree[hi_at[q]].child[slot] < n_nodes) {
-                hi_next[q] = tree[hi_at[q]].child[slot];
-            }
-        }
+        rd_bt_descend(tree, n_nodes, lo_at, lo_at, lo_next, lo, q, slot);
+        rd_bt_descend(tree, n_nodes, hi_at, hi_at, hi_next, hi, q, slot);
         __syncthreads();
         if (slot == 0) {
             lo_at[q] = lo_next[q];

@@ -11,13 +11,10 @@
 // rfmodel: original_shared = 0
 // rfmodel: original_threads_per_cta = 192
 
-#define RD_CFD_GAMMA 1.4f
+#include "rd_cfd.cuh"
+
 #define RD_CFD_NDIM 3
 #define RD_CFD_NNB 4
-#define RD_CFD_RHO 0
-#define RD_CFD_MOM 1
-#define RD_CFD_ENERGY 4
-#define RD_CFD_NVAR 5
 
 // the free stream: its conserved variables and the flux contributions of its state (set by the host)
 __constant__ float rd_cfd_ff_var[RD_CFD_NVAR];
@@ -25,21 +22,6 @@ __constant__ float3 rd_cfd_ff_fc_mom_x[1];
 __constant__ float3 rd_cfd_ff_fc_mom_y[1];
 __constant__ float3 rd_cfd_ff_fc_mom_z[1];
 __constant__ float3 rd_cfd_ff_fc_energy[1];
-
-__device__ inline float rd_cfd_speed2(const float3& v)
-{
-    return v.x * v.x + v.y * v.y + v.z * v.z;
-}
-
-__device__ inline float rd_cfd_pressure(float rho, float energy, float speed2)
-{
-    return (float(RD_CFD_GAMMA) - float(1.0f)) * (energy - float(0.5f) * rho * speed2);
-}
-
-__device__ inline float rd_cfd_sound(float rho, float p)
-{
-    return sqrtf(float(RD_CFD_GAMMA) * p / rho);
-}
 
 // The momentum and energy fluxes of a state along x, y and z (the momentum flux tensor is symmetric).
 __device__ inline void rd_cfd_flux_of(const float3& mom, float energy, float p, const float3& v, float3& fx,
@@ -60,6 +42,37 @@ __device__ inline void rd_cfd_flux_of(const float3& mom, float energy, float p, 
     fe.z = v.z * hp;
 }
 
+// The face flux through a face of normal n: the mean of the two sides' fluxes along the normal, one axis at a
+// time. mom_o and fx_o .. fe_o are the other side's (a neighbour's or the free stream's), mom and fx .. fe this
+// element's.
+__device__ __forceinline__ void rd_cfd_add_face_flux(const float3& n, const float3& mom_o, const float3& fx_o,
+                                                     const float3& fy_o, const float3& fz_o, const float3& fe_o,
+                                                     const float3& mom, const float3& fx, const float3& fy,
+                                                     const float3& fz, const float3& fe, float& acc_rho,
+                                                     float3& acc_mom, float& acc_energy)
+{
+    float k = float(0.5f) * n.x;
+    acc_rho += k * (mom_o.x + mom.x);
+    acc_energy += k * (fe_o.x + fe.x);
+    acc_mom.x += k * (fx_o.x + fx.x);
+    acc_mom.y += k * (fy_o.x + fy.x);
+    acc_mom.z += k * (fz_o.x + fz.x);
+
+    k = float(0.5f) * n.y;
+    acc_rho += k * (mom_o.y + mom.y);
+    acc_energy += k * (fe_o.y + fe.y);
+    acc_mom.x += k * (fx_o.y + fx.y);
+    acc_mom.y += k * (fy_o.y + fy.y);
+    acc_mom.z += k * (fz_o.y + fz.y);
+
+    k = float(0.5f) * n.z;
+    acc_rho += k * (mom_o.z + mom.z);
+    acc_energy += k * (fe_o.z + fe.z);
+    acc_mom.x += k * (fx_o.z + fx.z);
+    acc_mom.y += k * (fy_o.z + fy.z);
+    acc_mom.z += k * (fz_o.z + fz.z);
+}
+
 // Neighbour index >= 0: an element; -1: a wall face; -2: a far-field face. The grid covers the padded
 // element count exactly: no bounds test.
 extern "C" __global__ void rd_cfd_flux(int nelr, int* elements_surrounding_elements, float* normals, float* variables,
@@ -68,17 +81,9 @@ extern "C" __global__ void rd_cfd_flux(int nelr, int* elements_surrounding_eleme
     const float smooth = float(0.2f);
     const int e = blockDim.x * blockIdx.x + threadIdx.x;
 
-    const float rho = variables[e + RD_CFD_RHO * nelr];
-    float3 mom;
-    mom.x = variables[e + (RD_CFD_MOM + 0) * nelr];
-    mom.y = variables[e + (RD_CFD_MOM + 1) * nelr];
-    mom.z = variables[e + (RD_CFD_MOM + 2) * nelr];
-    const float energy = variables[e + RD_CFD_ENERGY * nelr];
-
-    float3 vel;
-    vel.x = mom.x / rho;
-    vel.y = mom.y / rho;
-    vel.z = mom.z / rho;
+    float rho, energy;
+    float3 mom, vel;
+    rd_cfd_load(variables, e, nelr, rho, mom, energy, vel);
     const float speed2 = rd_cfd_speed2(vel);
     const float speed = sqrtf(speed2);
     const float p = rd_cfd_pressure(rho, energy, speed2);
@@ -86,12 +91,12 @@ extern "C" __global__ void rd_cfd_flux(int nelr, int* elements_surrounding_eleme
     float3 fx, fy, fz, fe;
     rd_cfd_flux_of(mom, energy, p, vel, fx, fy, fz, fe);
 
+    float acc_energy = float(0.0f);
     float acc_rho = float(0.0f);
     float3 acc_mom;
     acc_mom.x = float(0.0f);
     acc_mom.y = float(0.0f);
     acc_mom.z = float(0.0f);
-    float acc_energy = float(0.0f);
 
 #pragma unroll
     for (int f = 0; f < RD_CFD_NNB; f++) {
@@ -103,16 +108,9 @@ extern "C" __global__ void rd_cfd_flux(int nelr, int* elements_surrounding_eleme
         const float area = sqrtf(n.x * n.x + n.y * n.y + n.z * n.z);
 
         if (nb >= 0) {
-            const float rho_b = variables[nb + RD_CFD_RHO * nelr];
-            float3 mom_b;
-            mom_b.x = variables[nb + (RD_CFD_MOM + 0) * nelr];
-            mom_b.y = variables[nb + (RD_CFD_MOM + 1) * nelr];
-            mom_b.z = variables[nb + (RD_CFD_MOM + 2) * nelr];
-            const float energy_b = variables[nb + RD_CFD_ENERGY * nelr];
-            float3 vel_b;
-            vel_b.x = mom_b.x / rho_b;
-            vel_b.y = mom_b.y / rho_b;
-            vel_b.z = mom_b.z / rho_b;
+            float rho_b, energy_b;
+            float3 mom_b, vel_b;
+            rd_cfd_load(variables, nb, nelr, rho_b, mom_b, energy_b, vel_b);
             const float speed2_b = rd_cfd_speed2(vel_b);
             const float p_b = rd_cfd_pressure(rho_b, energy_b, speed2_b);
             const float sound_b = rd_cfd_sound(rho_b, p_b);
@@ -127,27 +125,8 @@ extern "C" __global__ void rd_cfd_flux(int nelr, int* elements_surrounding_eleme
             acc_mom.y += k * (mom.y - mom_b.y);
             acc_mom.z += k * (mom.z - mom_b.z);
 
-            // the face flux: the mean of the two cells' fluxes along the normal, one axis at a time
-            k = float(0.5f) * n.x;
-            acc_rho += k * (mom_b.x + mom.x);
-            acc_energy += k * (fe_b.x + fe.x);
-            acc_mom.x += k * (fx_b.x + fx.x);
-            acc_mom.y += k * (fy_b.x + fy.x);
-            acc_mom.z += k * (fz_b.x + fz.x);
-
-            k = float(0.5f) * n.y;
-            acc_rho += k * (mom_b.y + mom.y);
-            acc_energy += k * (fe_b.y + fe.y);
-            acc_mom.x += k * (fx_b.y + fx.y);
-            acc_mom.y += k * (fy_b.y + fy.y);
-            acc_mom.z += k * (fz_b.y + fz.y);
-
-            k = float(0.5f) * n.z;
-            acc_rho += k * (mom_b.z + mom.z);
-            acc_energy += k * (fe_b.z + fe.z);
-            acc_mom.x += k * (fx_b.z + fx.z);
-            acc_mom.y += k * (fy_b.z + fy.z);
-            acc_mom.z += k * (fz_b.z + fz.z);
+            rd_cfd_add_face_flux(n, mom_b, fx_b, fy_b, fz_b, fe_b, mom, fx, fy, fz, fe, acc_rho, acc_mom,
+                                 acc_energy);
         } else if (nb == -1) {
             // a wall: only the pressure pushes
             acc_mom.x += n.x * p;
@@ -155,26 +134,10 @@ extern "C" __global__ void rd_cfd_flux(int nelr, int* elements_surrounding_eleme
             acc_mom.z += n.z * p;
         } else if (nb == -2) {
             // the far field: the free stream stands in for the neighbour
-            float k = float(0.5f) * n.x;
-            acc_rho += k * (rd_cfd_ff_var[RD_CFD_MOM + 0] + mom.x);
-            acc_energy += k * (rd_cfd_ff_fc_energy[0].x + fe.x);
-            acc_mom.x += k * (rd_cfd_ff_fc_mom_x[0].x + fx.x);
-            acc_mom.y += k * (rd_cfd_ff_fc_mom_y[0].x + fy.x);
-            acc_mom.z += k * (rd_cfd_ff_fc_mom_z[0].x + fz.x);
-
-            k = float(0.5f) * n.y;
-            acc_rho += k * (rd_cfd_ff_var[RD_CFD_MOM + 1] + mom.y);
-            acc_energy += k * (rd_cfd_ff_fc_energy[0].y + fe.y);
-            acc_mom.x += k * (rd_cfd_ff_fc_mom_x[0].y + fx.y);
-            acc_mom.y += k * (rd_cfd_ff_fc_mom_y[0].y + fy.y);
-            acc_mom.z += k * (rd_cfd_ff_fc_mom_z[0].y + fz.y);
-
-            k = float(0.5f) * n.z;
-            acc_rho += k * (rd_cfd_ff_var[RD_CFD_MOM + 2] + mom.z);
-            acc_energy += k * (rd_cfd_ff_fc_energy[0].z + fe.z);
-            acc_mom.x += k * (rd_cfd_ff_fc_mom_x[0].z + fx.z);
-            acc_mom.y += k * (rd_cfd_ff_fc_mom_y[0].z + fy.z);
-            acc_mom.z += k * (rd_cfd_ff_fc_mom_z[0].z + fz.z);
+            // its momentum, variables RD_CFD_MOM .. RD_CFD_MOM + 2, read in place as one float3
+            const float3& ff_mom = reinterpret_cast<const float3&>(rd_cfd_ff_var[RD_CFD_MOM]);
+            rd_cfd_add_face_flux(n, ff_mom, rd_cfd_ff_fc_mom_x[0], rd_cfd_ff_fc_mom_y[0], rd_cfd_ff_fc_mom_z[0],
+                                 rd_cfd_ff_fc_energy[0], mom, fx, fy, fz, fe, acc_rho, acc_mom, acc_energy);
         }
     }
 

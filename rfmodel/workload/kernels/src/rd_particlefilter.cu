@@ -11,24 +11,13 @@
 // rfmodel: original_shared = 0
 // rfmodel: original_threads_per_cta = 128
 
+#include "rd_pf.cuh"
+
 // cdf: the particles' cumulative normalized weights; draw[p]: particle p's resampling position in [0, 1);
 // px, py: the particles' positions; nx, ny: the resampled ones.
 extern "C" __global__ void rd_particlefilter(double* px, double* py, double* cdf, double* draw, double* nx,
                                              double* ny, int n)
 {
     const int p = blockDim.x * blockIdx.x + threadIdx.x;
-    if (p < n) {
-        int pick = -1;
-        for (int k = 0; k < n; k++) {
-            if (cdf[k] >= draw[p]) {
-                pick = k;
-                break;
-            }
-        }
-        if (pick == -1) {
-            pick = n - 1;
-        }
-        nx[p] = px[pick];
-        ny[p] = py[pick];
-    }
+    rd_pf_resample(p, px, py, cdf, draw, nx, ny, n);
 }

@@ -11,6 +11,8 @@
 // rfmodel: original_shared = 0
 // rfmodel: original_threads_per_cta = 512
 
+#include "rd_pf.cuh"
+
 // px, py: the particles' positions; cdf: the cumulative normalized weights; draw[p]: particle p's resampling
 // position; nx, ny: the resampled positions. weights is the original's parameter, not read (its reset moved
 // to the likelihood kernel).
@@ -18,19 +20,6 @@ extern "C" __global__ void rd_pf_find_index(double* px, double* py, double* cdf,
                                             double* ny, double* weights, int n)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p < n) {
-        int pick = -1;
-        for (int k = 0; k < n; k++) {
-            if (cdf[k] >= draw[p]) {
-                pick = k;
-                break;
-            }
-        }
-        if (pick == -1) {
-            pick = n - 1;
-        }
-        nx[p] = px[pick];
-        ny[p] = py[pick];
-    }
+    rd_pf_resample(p, px, py, cdf, draw, nx, ny, n);
     __syncthreads();
 }

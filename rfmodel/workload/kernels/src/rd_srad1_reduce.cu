@@ -14,6 +14,25 @@
 // The CTA size is a compile-time constant, as the original's NUMBER_THREADS.
 #define RD_SRAD1_THREADS 512
 
+// A full CTA's reduction: a tree over all RD_SRAD1_THREADS partial sums of both statistics in s1 and s2 (the
+// last thread of each pair range accumulating), whose last thread stores the CTA's sums at its slot of sums and
+// sums2.
+__device__ __forceinline__ void rd_srad1_full_tree(float* s1, float* s2, int tx, int bx, int stride, float* sums,
+                                                   float* sums2)
+{
+    for (int w = 2; w <= RD_SRAD1_THREADS; w = 2 * w) {
+        if ((tx + 1) % w == 0) {
+            s1[tx] = s1[tx] + s1[tx - w / 2];
+            s2[tx] = s2[tx] + s2[tx - w / 2];
+        }
+        __syncthreads();
+    }
+    if (tx == RD_SRAD1_THREADS - 1) {
+        sums[bx * stride * RD_SRAD1_THREADS] = s1[tx];
+        sums2[bx * stride * RD_SRAD1_THREADS] = s2[tx];
+    }
+}
+
 // cnt: how many partial sums this launch reduces; stride: their spacing in sums/sums2 (1 on the first
 // launch, times 512 on each later one). npix is the original's parameter, not read. As the original, the
 // last CTA's serial remainder reads its elements at stride 1.
@@ -36,30 +55,10 @@ extern "C" __global__ void rd_srad1_reduce(long npix, int cnt, int stride, float
 
     if (in_last == RD_SRAD1_THREADS) {
         // every CTA full: a tree over all 512 in every CTA
-        for (int w = 2; w <= RD_SRAD1_THREADS; w = 2 * w) {
-            if ((tx + 1) % w == 0) {
-                s1[tx] = s1[tx] + s1[tx - w / 2];
-                s2[tx] = s2[tx] + s2[tx - w / 2];
-            }
-            __syncthreads();
-        }
-        if (tx == RD_SRAD1_THREADS - 1) {
-            sums[bx * stride * RD_SRAD1_THREADS] = s1[tx];
-            sums2[bx * stride * RD_SRAD1_THREADS] = s2[tx];
-        }
+        rd_srad1_full_tree(s1, s2, tx, bx, stride, sums, sums2);
     } else if (bx != gridDim.x - 1) {
-        // a full CTA of a grid whose last CTA is not
-        for (int w = 2; w <= RD_SRAD1_THREADS; w = 2 * w) {
-            if ((tx + 1) % w == 0) {
-                s1[tx] = s1[tx] + s1[tx - w / 2];
-                s2[tx] = s2[tx] + s2[tx - w / 2];
-            }
-            __syncthreads();
-        }
-        if (tx == RD_SRAD1_THREADS - 1) {
-            sums[bx * stride * RD_SRAD1_THREADS] = s1[tx];
-            sums2[bx * stride * RD_SRAD1_THREADS] = s2[tx];
-        }
+        // a full CTA of a grid whose last CTA is not: the same tree, a branch of its own as in the original
+        rd_srad1_full_tree(s1, s2, tx, bx, stride, sums, sums2);
     } else {
         // the last, partly filled CTA: a tree over its first pow2 elements (the largest power of two not
         // above in_last), then the thread holding that tree's sum adds the rest one by one

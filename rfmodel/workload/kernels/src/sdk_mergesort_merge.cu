@@ -11,38 +11,10 @@
 // rfmodel: original_shared = 2072
 // rfmodel: original_threads_per_cta = 128
 
+#include "sdk_mergesort.cuh"
+
 // elements between two samples of a sorted run: the most an elementary interval holds, and the CTA size
 #define SDK_MSM_SAMPLE 128U
-
-// How many of run[0 .. len-1] (ascending) are below `key` (strict) or at most `key` (inclusive), by a
-// binary search whose first step is `step` (a power of two, at least len / 2).
-__device__ __forceinline__ unsigned int sdk_msm_rank_below(unsigned int key, const unsigned int* run, unsigned int len,
-                                                           unsigned int step)
-{
-    if (len == 0)
-        return 0;
-    unsigned int at = 0;
-    for (; step > 0; step >>= 1) {
-        const unsigned int next = umin(at + step, len);
-        if (run[next - 1] < key)
-            at = next;
-    }
-    return at;
-}
-
-__device__ __forceinline__ unsigned int sdk_msm_rank_upto(unsigned int key, const unsigned int* run, unsigned int len,
-                                                          unsigned int step)
-{
-    if (len == 0)
-        return 0;
-    unsigned int at = 0;
-    for (; step > 0; step >>= 1) {
-        const unsigned int next = umin(at + step, len);
-        if (run[next - 1] <= key)
-            at = next;
-    }
-    return at;
-}
 
 // Merges the sorted intervals a (len_a pairs) and b (len_b pairs) into out (len_a + len_b pairs); out may be
 // the storage of a and b: every thread reads its elements and ranks them before the barrier, then writes.
@@ -55,12 +27,12 @@ __device__ __forceinline__ void sdk_msm_merge(unsigned int* out_key, unsigned in
     if (threadIdx.x < len_a) {
         ka = a_key[threadIdx.x];
         va = a_val[threadIdx.x];
-        slot_a = sdk_msm_rank_below(ka, b_key, len_b, SDK_MSM_SAMPLE) + threadIdx.x;
+        slot_a = sdk_ms_rank<false>(ka, b_key, len_b, SDK_MSM_SAMPLE) + threadIdx.x;
     }
     if (threadIdx.x < len_b) {
         kb = b_key[threadIdx.x];
         vb = b_val[threadIdx.x];
-        slot_b = sdk_msm_rank_upto(kb, a_key, len_a, SDK_MSM_SAMPLE) + threadIdx.x;
+        slot_b = sdk_ms_rank<true>(kb, a_key, len_a, SDK_MSM_SAMPLE) + threadIdx.x;
     }
     __syncthreads();
     if (threadIdx.x < len_a) {

@@ -11,37 +11,9 @@
 // rfmodel: original_shared = 8192
 // rfmodel: original_threads_per_cta = 512
 
+#include "sdk_mergesort.cuh"
+
 #define SDK_MS_TILE 1024U
-
-// How many of run[0 .. len-1] (ascending) are below `key` (strict) or at most `key` (inclusive), by a
-// binary search whose first step is `step` (a power of two, at least len / 2).
-__device__ __forceinline__ unsigned int sdk_ms_rank_below(unsigned int key, const unsigned int* run, unsigned int len,
-                                                          unsigned int step)
-{
-    if (len == 0)
-        return 0;
-    unsigned int at = 0;
-    for (; step > 0; step >>= 1) {
-        const unsigned int next = umin(at + step, len);
-        if (run[next - 1] < key)
-            at = next;
-    }
-    return at;
-}
-
-__device__ __forceinline__ unsigned int sdk_ms_rank_upto(unsigned int key, const unsigned int* run, unsigned int len,
-                                                         unsigned int step)
-{
-    if (len == 0)
-        return 0;
-    unsigned int at = 0;
-    for (; step > 0; step >>= 1) {
-        const unsigned int next = umin(at + step, len);
-        if (run[next - 1] <= key)
-            at = next;
-    }
-    return at;
-}
 
 // Sorts each tile of `length` (a power of two, at most SDK_MS_TILE) pairs, ascending by key; equal keys keep
 // their order (ties: the left run's element goes first).
@@ -69,8 +41,8 @@ extern "C" __global__ void sdk_mergesort_shared(unsigned int* dst_key, unsigned 
         __syncthreads();
         const unsigned int ka = pk[i], va = pv[i];
         const unsigned int kb = pk[i + run], vb = pv[i + run];
-        const unsigned int slot_a = sdk_ms_rank_below(ka, pk + run, run, run) + i;
-        const unsigned int slot_b = sdk_ms_rank_upto(kb, pk, run, run) + i;
+        const unsigned int slot_a = sdk_ms_rank<false>(ka, pk + run, run, run) + i;
+        const unsigned int slot_b = sdk_ms_rank<true>(kb, pk, run, run) + i;
         __syncthreads();
         pk[slot_a] = ka;
         pv[slot_a] = va;

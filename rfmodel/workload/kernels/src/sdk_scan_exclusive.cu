@@ -11,25 +11,7 @@
 // rfmodel: original_shared = 2048
 // rfmodel: original_threads_per_cta = 256
 
-#define SDK_SCAN_THREADS 256
-
-// Inclusive scan of one value per thread over groups of `size` threads (a power of two) by log2(size)
-// doubling steps. Each thread owns two slots: a zero below its value, so reading `offset` back never needs
-// a bounds test.
-__device__ __forceinline__ unsigned int sdk_scan1_inclusive(unsigned int v, volatile unsigned int* buf, unsigned int size)
-{
-    unsigned int slot = 2 * threadIdx.x - (threadIdx.x & (size - 1));
-    buf[slot] = 0;
-    slot += size;
-    buf[slot] = v;
-    for (unsigned int offset = 1; offset < size; offset <<= 1) {
-        __syncthreads();
-        const unsigned int sum = buf[slot] + buf[slot - offset];
-        __syncthreads();
-        buf[slot] = sum;
-    }
-    return buf[slot];
-}
+#include "sdk_scan.cuh"
 
 // Exclusive scan of four values per thread (a uint4) within segments of `size` elements (4 .. 1024, a
 // power of two; the grid covers the array exactly).
@@ -44,7 +26,7 @@ extern "C" __global__ void sdk_scan_exclusive(uint4* dst, uint4* src, unsigned i
     out.y = out.x + in.y;
     out.z = out.y + in.z;
     out.w = out.z + in.w;
-    const unsigned int base = sdk_scan1_inclusive(out.w, buf, size / 4) - out.w;
+    const unsigned int base = sdk_scan_inclusive(out.w, buf, size / 4) - out.w;
     // back to exclusive: add the base and drop each element's own value
     out.x = out.x + base - in.x;
     out.y = out.y + base - in.y;

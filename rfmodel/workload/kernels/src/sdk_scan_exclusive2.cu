@@ -11,25 +11,7 @@
 // rfmodel: original_shared = 2048
 // rfmodel: original_threads_per_cta = 256
 
-#define SDK_SCAN_THREADS 256
-
-// Inclusive scan of one value per thread over groups of `size` threads (a power of two) by log2(size)
-// doubling steps. Each thread owns two slots: a zero below its value, so reading `offset` back never needs
-// a bounds test.
-__device__ __forceinline__ unsigned int sdk_scan2_inclusive(unsigned int v, volatile unsigned int* buf, unsigned int size)
-{
-    unsigned int slot = 2 * threadIdx.x - (threadIdx.x & (size - 1));
-    buf[slot] = 0;
-    slot += size;
-    buf[slot] = v;
-    for (unsigned int offset = 1; offset < size; offset <<= 1) {
-        __syncthreads();
-        const unsigned int sum = buf[slot] + buf[slot - offset];
-        __syncthreads();
-        buf[slot] = sum;
-    }
-    return buf[slot];
-}
+#include "sdk_scan.cuh"
 
 // Segments are 4 * SDK_SCAN_THREADS elements (the first pass's CTA); `segments` of them in all, scanned in
 // groups of `size` (a power of two, at most SDK_SCAN_THREADS).
@@ -42,7 +24,7 @@ extern "C" __global__ void sdk_scan_exclusive2(unsigned int* offsets, unsigned i
     unsigned int total = 0;
     if (seg < segments)
         total = first_pass[last] + src[last];
-    const unsigned int off = sdk_scan2_inclusive(total, buf, size) - total;
+    const unsigned int off = sdk_scan_inclusive(total, buf, size) - total;
     if (seg < segments)
         offsets[seg] = off;
 }

@@ -4,6 +4,8 @@
 // rfmodel: trip = 32
 // rfmodel: category = compute-bound, fp-heavy, register-sensitive, cache-insensitive
 
+#include "gemm_block.cuh"
+
 #define BM 64
 #define BN 64
 #define BK 16
@@ -23,12 +25,7 @@ sgemm_tiled(int M, int N, int K, float alpha, const float* __restrict__ A,
     const int row0 = blockIdx.y * BM;
     const int col0 = blockIdx.x * BN;
 
-    float acc[TM][TN];
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j)
-            acc[i][j] = 0.0f;
+    float acc[TM][TN] = {};
 
     for (int k0 = 0; k0 < K; k0 += BK) {
         for (int l = threadIdx.x; l < BM * BK; l += 256) {
@@ -52,11 +49,7 @@ sgemm_tiled(int M, int N, int K, float alpha, const float* __restrict__ A,
 #pragma unroll
             for (int j = 0; j < TN; ++j)
                 b[j] = Bs[k][tx + 16 * j];
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j)
-                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            gemm_block_fma(acc, a, b);
         }
         __syncthreads();
     }
