@@ -91,6 +91,7 @@ extern "C" __global__ void rd_cfd_flux(int nelr, int* elements_surrounding_eleme
     float3 fx, fy, fz, fe;
     rd_cfd_flux_of(mom, energy, p, vel, fx, fy, fz, fe);
 
+    // the accumulators (their declaration order fixes the register order of the compiled code)
     float acc_energy = float(0.0f);
     float acc_rho = float(0.0f);
     float3 acc_mom;
