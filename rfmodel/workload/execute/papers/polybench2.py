@@ -34,74 +34,49 @@ def _mat(a, cols, rows=None) -> np.ndarray:
 BICG_STD = 4096
 
 
-def _bicg_sizes(scale):
-    # ny threads, nx loop steps (kernel 1; the other way round for kernel 2): 256 each by default, the
-    # standard 4096 at scale 16
+def _bicg(name: str, transposed: bool, vin: str, vout: str, seed: int, scale: float) -> Recipe:
+    """bicg_kernel1/2's launch: 256 threads, one per element of ``vout``, A^T ``vin`` (kernel 1: one per
+    column j < ny, the loop over the nx rows) or A ``vin`` (kernel 2: one per row i < nx, the loop along the
+    ny columns); nx = ny = 256 by default, the standard 4096 at scale 16."""
+    assert manifest_entry(name)["threads_per_cta"] == 256
     n = min(size(256, scale), BICG_STD)
-    return n, n
+
+    def product(A, v):
+        return v @ A if transposed else A @ v
+
+    def ref(ins, sc):
+        return {vout: product(_mat(ins["A"], BICG_STD)[:n, :n], ins[vin].astype(np.float64))}
+
+    def tol(ins):
+        # n multiply-adds in float32 (a product and a sum each, at most): 2n roundings on the terms
+        A = np.abs(_mat(ins["A"], BICG_STD)[:n, :n])
+        return 0.0, 2 * n * EPS32 * product(A, np.abs(ins[vin].astype(np.float64)))
+
+    return Recipe(
+        kernel=name,
+        grid=(-(-n // 256),),
+        block=(256,),
+        params=[*scalars("i32", nx=n, ny=n), *pointers("A", vin, vout)],
+        arrays={
+            "A": ArraySpec("float32", (n * BICG_STD,), "uniform", -1.0, 1.0),
+            vin: ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+            vout: ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+        },  # vout is cleared by the kernel
+        outputs=[vout],
+        seed=seed,
+        reference=ref,
+        tolerance={vout: tol},
+    )
 
 
 @FAMILY.recipe(16, "standard NX = NY = 4096")
 def _pb_bicg_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
-    """bicg_kernel1's launch: 256 threads, one per column j < ny; the loop runs over the nx rows."""
-    assert manifest_entry("pb_bicg_1")["threads_per_cta"] == 256
-    nx, ny = _bicg_sizes(scale)
-
-    def ref(ins, sc):
-        A = _mat(ins["A"], BICG_STD)[:nx, :ny]
-        return {"s": ins["r"].astype(np.float64) @ A}
-
-    def tol(ins):
-        # nx multiply-adds in float32 (a product and a sum each, at most): 2*nx roundings on the terms
-        A = np.abs(_mat(ins["A"], BICG_STD)[:nx, :ny])
-        return 0.0, 2 * nx * EPS32 * (np.abs(ins["r"].astype(np.float64)) @ A)
-
-    return Recipe(
-        kernel="pb_bicg_1",
-        grid=(-(-ny // 256),),
-        block=(256,),
-        params=[*scalars("i32", nx=nx, ny=ny), *pointers("A", "r", "s")],
-        arrays={
-            "A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
-            "r": ArraySpec("float32", (nx,), "uniform", -1.0, 1.0),
-            "s": ArraySpec("float32", (ny,), "uniform", -1.0, 1.0),
-        },  # cleared by the kernel
-        outputs=["s"],
-        seed=41,
-        reference=ref,
-        tolerance={"s": tol},
-    )
+    return _bicg("pb_bicg_1", True, "r", "s", 41, scale)
 
 
 @FAMILY.recipe(16, "standard NX = NY = 4096")
 def _pb_bicg_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
-    """bicg_kernel2's launch: 256 threads, one per row i < nx; the loop runs along the ny columns."""
-    assert manifest_entry("pb_bicg_2")["threads_per_cta"] == 256
-    nx, ny = _bicg_sizes(scale)
-
-    def ref(ins, sc):
-        A = _mat(ins["A"], BICG_STD)[:nx, :ny]
-        return {"q": A @ ins["p"].astype(np.float64)}
-
-    def tol(ins):
-        A = np.abs(_mat(ins["A"], BICG_STD)[:nx, :ny])
-        return 0.0, 2 * ny * EPS32 * (A @ np.abs(ins["p"].astype(np.float64)))
-
-    return Recipe(
-        kernel="pb_bicg_2",
-        grid=(-(-nx // 256),),
-        block=(256,),
-        params=[*scalars("i32", nx=nx, ny=ny), *pointers("A", "p", "q")],
-        arrays={
-            "A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
-            "p": ArraySpec("float32", (ny,), "uniform", -1.0, 1.0),
-            "q": ArraySpec("float32", (nx,), "uniform", -1.0, 1.0),
-        },  # cleared by the kernel
-        outputs=["q"],
-        seed=42,
-        reference=ref,
-        tolerance={"q": tol},
-    )
+    return _bicg("pb_bicg_2", False, "p", "q", 42, scale)
 
 
 # ---- mvt: x1 += A y1 (kernel 1), x2 += A^T y2 (kernel 2); standard dataset N = 4096 -------------------
