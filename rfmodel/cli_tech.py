@@ -43,6 +43,30 @@ def _number(text, what: str, high: float, *, integer: bool = False, positive: bo
     return v
 
 
+#: the numeric options of ``tech query`` and ``tech import``: their largest value and whether they take
+#: whole numbers only (parsed by :func:`_option`; their help states the range)
+_NUMERIC = {
+    "--node": (L.MAX_TECH_NODE_NM, False),
+    "--capacity-kb": (L.MAX_CAPACITY_KB, False),
+    "--width-bits": (L.MAX_WIDTH_BITS, False),
+    "--banks": (L.MAX_BANKS, True),
+    "--clock-mhz": (L.MAX_CLOCK_MHZ, False),
+    "--temperature": (L.MAX_TEMPERATURE_K, False),
+}
+
+
+def _option(args, flag: str):
+    """The value of the numeric option ``flag`` (:data:`_NUMERIC`), checked; None when not given."""
+    high, integer = _NUMERIC[flag]
+    return _number(getattr(args, flag[2:].replace("-", "_")), flag, high, integer=integer)
+
+
+def _add_numeric(parser, flag: str, help: str, **kw) -> None:
+    """Add the numeric option ``flag`` (:data:`_NUMERIC`), its help ending in its range."""
+    high, integer = _NUMERIC[flag]
+    parser.add_argument(flag, help=f"{help} [{'1 to' if integer else 'above 0 and'} at most {high}]", **kw)
+
+
 def _fmt(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
@@ -162,11 +186,9 @@ def cmd_show(args) -> int:
 def cmd_query(args) -> int:
     from rfmodel.tech.array import TechExtrapolationWarning, TechLibrary, default_library
 
-    node = _number(args.node, "--node", L.MAX_TECH_NODE_NM)
-    cap = _number(args.capacity_kb, "--capacity-kb", L.MAX_CAPACITY_KB)
-    width = _number(args.width_bits, "--width-bits", L.MAX_WIDTH_BITS)
-    banks = _number(args.banks, "--banks", L.MAX_BANKS, integer=True)
-    clock = _number(args.clock_mhz, "--clock-mhz", L.MAX_CLOCK_MHZ)
+    node, cap, width, banks, clock = (
+        _option(args, f) for f in ("--node", "--capacity-kb", "--width-bits", "--banks", "--clock-mhz")
+    )
     lib = TechLibrary(args.data) if args.data else default_library()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TechExtrapolationWarning)
@@ -180,7 +202,7 @@ def cmd_query(args) -> int:
             periph=args.periph,
             source=args.source,
             out_of_range="extrapolate" if args.extrapolate else "error",
-            temperature_k=_number(args.temperature, "--temperature", L.MAX_TEMPERATURE_K),
+            temperature_k=_option(args, "--temperature"),
         )
     for w in caught:
         print(f"rfmodel: warning: {w.message}", file=sys.stderr)
@@ -213,15 +235,15 @@ def cmd_import(args) -> int:
         opts = {
             "cell_type": args.cell_type,
             "periph_type": args.periph_type,
-            "temperature_k": _number(args.temperature, "--temperature", L.MAX_TEMPERATURE_K),
+            "temperature_k": _option(args, "--temperature"),
         }
         for flag in ("node", "cell"):
             if getattr(args, flag) is not None:
                 raise RfmodelError(f"--{flag} applies to 'import nvsim' only (CACTI prints it in its report)")
     else:
         opts = {
-            "node_nm": _number(args.node, "--node", L.MAX_TECH_NODE_NM),
-            "temperature_k": _number(args.temperature, "--temperature", L.MAX_TEMPERATURE_K) or 350.0,
+            "node_nm": _option(args, "--node"),
+            "temperature_k": _option(args, "--temperature") or 350.0,
             "cell": args.cell,
         }
         for flag in ("cell_type", "periph_type"):
@@ -255,44 +277,15 @@ def register(subparsers) -> None:
 
     q = tsub.add_parser("query", help="costs of one bank configuration")
     q.add_argument("--cell", required=True, help="sram-hp, sram-lstp, sram-lop, tfet, dwm, stt-ram, ...")
-    q.add_argument(
-        "--node",
-        required=True,
-        metavar="NM",
-        help=f"process node in nm (22-90 for SRAM) [above 0 and at most {L.MAX_TECH_NODE_NM}]",
-    )
-    q.add_argument(
-        "--capacity-kb",
-        required=True,
-        metavar="KB",
-        help=f"capacity of one bank [above 0 and at most {L.MAX_CAPACITY_KB}]",
-    )
-    q.add_argument(
-        "--width-bits",
-        default="1024",
-        metavar="BITS",
-        help=f"bits per access (multiple of 32) [above 0 and at most {L.MAX_WIDTH_BITS}]",
-    )
+    _add_numeric(q, "--node", "process node in nm (22-90 for SRAM)", required=True, metavar="NM")
+    _add_numeric(q, "--capacity-kb", "capacity of one bank", required=True, metavar="KB")
+    _add_numeric(q, "--width-bits", "bits per access (multiple of 32)", default="1024", metavar="BITS")
     q.add_argument("--ports", default="1rw", help="1rw | 1r1w | 2r1w (default 1rw)")
-    q.add_argument(
-        "--banks",
-        default="1",
-        help=f"number of banks for the totals (default 1) [1 to at most {L.MAX_BANKS}]",
-    )
-    q.add_argument(
-        "--clock-mhz",
-        default=None,
-        metavar="MHZ",
-        help=f"also give read/write cycles at this clock [above 0 and at most {L.MAX_CLOCK_MHZ}]",
-    )
+    _add_numeric(q, "--banks", "number of banks for the totals (default 1)", default="1")
+    _add_numeric(q, "--clock-mhz", "also give read/write cycles at this clock", default=None, metavar="MHZ")
     q.add_argument("--periph", default=None, help="SRAM periphery device type hp | lstp | lop")
     q.add_argument("--source", default=None, help="force one estimator: cacti | nvsim | relaxed | paper")
-    q.add_argument(
-        "--temperature",
-        default="350",
-        metavar="K",
-        help=f"temperature of the data to use (350) [above 0 and at most {L.MAX_TEMPERATURE_K}]",
-    )
+    _add_numeric(q, "--temperature", "temperature of the data to use (350)", default="350", metavar="K")
     q.add_argument("--extrapolate", action="store_true", help="extrapolate outside the data (with a warning)")
     q.add_argument(
         "--data", action="append", metavar="FILE.csv", help="extra rows from 'tech import' (repeatable)"
@@ -304,18 +297,8 @@ def register(subparsers) -> None:
     i.add_argument("tool", help="cacti | nvsim")
     i.add_argument("files", nargs="+", metavar="FILE")
     i.add_argument("--out", metavar="FILE.csv", help="write the rows here (default: stdout)")
-    i.add_argument(
-        "--node",
-        default=None,
-        metavar="NM",
-        help=f"NVSim: process node (not in its output) [above 0 and at most {L.MAX_TECH_NODE_NM}]",
-    )
-    i.add_argument(
-        "--temperature",
-        default=None,
-        metavar="K",
-        help=f"temperature if the output lacks it [above 0 and at most {L.MAX_TEMPERATURE_K}]",
-    )
+    _add_numeric(i, "--node", "NVSim: process node (not in its output)", default=None, metavar="NM")
+    _add_numeric(i, "--temperature", "temperature if the output lacks it", default=None, metavar="K")
     i.add_argument("--cell", default=None, help="NVSim: cell label for the rows (default from the cell area)")
     i.add_argument("--cell-type", default=None, help="CACTI: data-array cell type if the output lacks it")
     i.add_argument("--periph-type", default=None, help="CACTI: peripheral type if the output lacks it")

@@ -354,12 +354,10 @@ def evaluate(
                 f"(method is {method!r})"
             )
     # what every engine takes
-    common = dict(params=params, mode=mode, tech=tech, arch=arch, seed=seed, require_fit=require_fit)
+    common = dict(arch=arch, seed=seed, require_fit=require_fit)
     if method == "simulate":
         return _evaluate_simulate(
-            design,
-            workload,
-            gpu,
+            _engine_inputs(design, workload, gpu, params, mode, tech, method),
             max_warps=None if max_warps == "auto" else max_warps,
             sim_options=sim_options,
             progress=progress,
@@ -371,15 +369,14 @@ def evaluate(
         max_warps = PROFILE_WARPS
     if sim_options is not None:
         raise RfmodelError("sim_options apply to method='simulate' only")
+    samples = MC_SAMPLES if samples is None else samples
     return _evaluate_analytic(
-        design,
-        workload,
-        gpu,
+        _engine_inputs(design, workload, gpu, params, mode, tech, method, samples),
         max_warps=max_warps,
         calibration=calibration,
         method=method,
         uncertainty=uncertainty,
-        samples=MC_SAMPLES if samples is None else samples,
+        samples=samples,
         level=level,
         **common,
     )
@@ -653,29 +650,10 @@ def stall_reasons(design: Design) -> tuple[str, ...]:
     return (*STALL_REASONS, *design.stall_reasons)
 
 
-def _evaluate_analytic(
-    design,
-    workload,
-    gpu,
-    *,
-    params,
-    mode,
-    tech,
-    arch,
-    seed,
-    max_warps,
-    calibration,
-    require_fit=True,
-    method="analytic",
-    uncertainty=None,
-    samples=1,
-    level=None,
-) -> xr.Dataset:
-    """The analytic engine (:func:`rfmodel.analytic.engine.evaluate_analytic`) on checked inputs, or with
-    ``method="montecarlo"`` its Monte-Carlo form (:func:`rfmodel.analytic.montecarlo.evaluate_montecarlo`:
-    ``samples`` draws of the ``uncertainty`` distributions, intervals of probability ``level``)."""
-    from rfmodel.analytic.engine import evaluate_analytic
-
+def _engine_inputs(design, workload, gpu, params, mode, tech, method, samples=1) -> tuple:
+    """What every engine runs on, checked: the design, the SM, the technology (``tech`` over the defaults),
+    the workloads and the grid of the design's and the SM's parameters (its dimensions and coordinates, the
+    technology cell in it), within ``method``'s size limit at ``samples`` draws a point (Monte-Carlo)."""
     d = get_design(design)
     sm = resolve_gpu(gpu)
     tech = {**DEFAULT_TECH, **(tech or {})}
@@ -686,6 +664,29 @@ def _evaluate_analytic(
         expect_int("samples", samples, low=2, high=MAX_SAMPLES)
     _check_size(method, grid, len(workloads), int(samples) if method == "montecarlo" else 1)
     _check_params(d, sm, grid)
+    return d, sm, tech, workloads, grid, dims, coords
+
+
+def _evaluate_analytic(
+    inputs,
+    *,
+    arch,
+    seed,
+    max_warps,
+    calibration,
+    require_fit=True,
+    method="analytic",
+    uncertainty=None,
+    samples=1,
+    level=None,
+) -> xr.Dataset:
+    """The analytic engine (:func:`rfmodel.analytic.engine.evaluate_analytic`) on the checked ``inputs``
+    (:func:`_engine_inputs`), or with ``method="montecarlo"`` its Monte-Carlo form
+    (:func:`rfmodel.analytic.montecarlo.evaluate_montecarlo`: ``samples`` draws of the ``uncertainty``
+    distributions, intervals of probability ``level``)."""
+    from rfmodel.analytic.engine import evaluate_analytic
+
+    d, sm, tech, workloads, grid, dims, coords = inputs
     sm = _analytic_sm(sm, grid)
     common = {
         "grid": grid,
@@ -804,31 +805,13 @@ def _point_sm(sm: SMSpec, point: dict) -> SMSpec:
 
 
 def _evaluate_simulate(
-    design,
-    workload,
-    gpu,
-    *,
-    params,
-    mode,
-    tech,
-    arch,
-    seed,
-    max_warps,
-    sim_options,
-    progress,
-    require_fit=True,
+    inputs, *, arch, seed, max_warps, sim_options, progress, require_fit=True
 ) -> xr.Dataset:
+    """The cycle simulator at every point of the grid on the checked ``inputs`` (:func:`_engine_inputs`)."""
     from rfmodel.sim.engine import SimOptions, simulate_trace
 
-    d = get_design(design)
-    sm = resolve_gpu(gpu)
-    tech = {**DEFAULT_TECH, **(tech or {})}
+    d, sm, tech, workloads, grid, dims, coords = inputs
     opts = sim_options if isinstance(sim_options, SimOptions) else SimOptions.from_dict(sim_options)
-    workloads = _workload_list(workload)
-    grid, dims, coords = _grid(params, mode)
-    grid = _tech_cell(d, grid, tech)
-    _check_size("simulate", grid, len(workloads))
-    _check_params(d, sm, grid)
     if not d.supports_simulate:
         raise RfmodelError(f"design '{d.name}' does not support the cycle simulator (method='simulate')")
     structures = d.structures(sm, grid, tech)

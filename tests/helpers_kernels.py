@@ -1,4 +1,4 @@
-"""A tiny builder of hand-written kernels for the tests.
+"""A tiny builder of hand-written kernels for the tests (and :func:`synthetic_kernel`, small generated ones).
 
 One instruction per line::
 
@@ -23,6 +23,7 @@ block; a block ending in ``ret`` has every return site of its function.
 from __future__ import annotations
 
 from rfmodel.workload.ir import BasicBlock, Instr, Kernel, OpClass
+from rfmodel.workload.synthetic import SyntheticParams, generate
 
 _CLASSES = {
     "ld.local": OpClass.LD_LOCAL,
@@ -229,3 +230,21 @@ L3: exit                    # 17
 
 def listing1() -> Kernel:
     return build_kernel(LISTING1, name="ltrf_listing1")
+
+
+def synthetic_kernel(seed: int, depth: int = 2, ifs: int = 1, **changes) -> Kernel:
+    """A small generated kernel: ``depth`` nested loops of two trips, ``ifs`` if-blocks, a quarter of its
+    instructions memory accesses; ``changes``: other :class:`SyntheticParams` fields."""
+    p = SyntheticParams(
+        loop_depth=depth,
+        trip_counts=(2,) * depth,
+        body_size=16,
+        outer_body_size=4,
+        prologue_size=4,
+        epilogue_size=2,
+        if_blocks=ifs,
+        if_size=3,
+        mem_fraction=0.25,
+        mem_mix={"ld_global": 0.6, "st_global": 0.2, "ld_shared": 0.2},
+    ).replace(**changes)
+    return generate(p, seed=seed)[0]

@@ -55,6 +55,12 @@ def fuzz(n: int, explore: bool = False):
     )
 
 
+def long_run(test, n: int, **strategies):
+    """The ``slow`` run of fuzz test ``test``: ``n`` draws afresh (``fuzz(n, explore=True)``) from
+    ``strategies``, the test's own."""
+    return pytest.mark.slow(fuzz(n, explore=True)(given(**strategies)(test.hypothesis.inner_test)))
+
+
 JUNK = st.sampled_from(
     [
         "",
@@ -357,11 +363,7 @@ def test_cli_fuzz(argv, files, capsys):
     check_cli(substitute(argv, files), capsys)
 
 
-@pytest.mark.slow
-@fuzz(1000, explore=True)
-@given(argv=ARGV)
-def test_cli_fuzz_long(argv, files, capsys):
-    check_cli(substitute(argv, files), capsys)
+test_cli_fuzz_long = long_run(test_cli_fuzz, 1000, argv=ARGV)
 
 
 # ----------------------------------------------------------------------------------- the Python functions
@@ -443,11 +445,7 @@ def test_api_fuzz(args):
     check_api(args)
 
 
-@pytest.mark.slow
-@fuzz(600, explore=True)
-@given(args=API_ARGS)
-def test_api_fuzz_long(args):
-    check_api(args)
+test_api_fuzz_long = long_run(test_api_fuzz, 600, args=API_ARGS)
 
 
 # ----------------------------------------------------------------------------------- damaged Accel-Sim traces
@@ -510,11 +508,7 @@ def test_damaged_traceg_fuzz(line, header, tmp_path_factory):
         pass
 
 
-@pytest.mark.slow
-@fuzz(300, explore=True)
-@given(line=TRACE_LINE, header=HEADER_VALUE)
-def test_damaged_traceg_fuzz_long(line, header, tmp_path_factory):
-    test_damaged_traceg_fuzz.hypothesis.inner_test(line, header, tmp_path_factory)
+test_damaged_traceg_fuzz_long = long_run(test_damaged_traceg_fuzz, 300, line=TRACE_LINE, header=HEADER_VALUE)
 
 
 # ------------------------------------------------------------------------ SM fields and design parameters
@@ -565,11 +559,13 @@ def test_sm_spec_field_fuzz(line, value, command, tmp_path_factory, capsys):
     check_cli([command, "--gpu", str(f), "--workload", "saxpy", "--json"], capsys)
 
 
-@pytest.mark.slow
-@fuzz(300, explore=True)
-@given(line=st.sampled_from(SPEC_FIELDS), value=EXTREME, command=st.sampled_from(["evaluate", "simulate"]))
-def test_sm_spec_field_fuzz_long(line, value, command, tmp_path_factory, capsys):
-    test_sm_spec_field_fuzz.hypothesis.inner_test(line, value, command, tmp_path_factory, capsys)
+test_sm_spec_field_fuzz_long = long_run(
+    test_sm_spec_field_fuzz,
+    300,
+    line=st.sampled_from(SPEC_FIELDS),
+    value=EXTREME,
+    command=st.sampled_from(["evaluate", "simulate"]),
+)
 
 
 def _design_param_values():
@@ -603,11 +599,12 @@ def test_design_parameter_bounds_fuzz(case, command, capsys):
     )
 
 
-@pytest.mark.slow
-@fuzz(300, explore=True)
-@given(case=st.sampled_from(DESIGN_PARAM_VALUES), command=st.sampled_from(["evaluate", "simulate"]))
-def test_design_parameter_bounds_fuzz_long(case, command, capsys):
-    test_design_parameter_bounds_fuzz.hypothesis.inner_test(case, command, capsys)
+test_design_parameter_bounds_fuzz_long = long_run(
+    test_design_parameter_bounds_fuzz,
+    300,
+    case=st.sampled_from(DESIGN_PARAM_VALUES),
+    command=st.sampled_from(["evaluate", "simulate"]),
+)
 
 
 # ------------------------------------------------------------------------------- damaged files: shared parts
@@ -828,13 +825,7 @@ def test_a_changed_digit_in_a_technology_fit_entry_is_recomputed(cache_seed, tmp
     assert json.loads(out)["rows"] == answer["rows"]
 
 
-@pytest.mark.slow
-@fuzz(120, explore=True)
-@given(damage=CACHE_DAMAGE)
-def test_damaged_cache_entries_fuzz_long(damage, cache_seed, tmp_path_factory, monkeypatch, capsys):
-    test_damaged_cache_entries_fuzz.hypothesis.inner_test(
-        damage, cache_seed, tmp_path_factory, monkeypatch, capsys
-    )
+test_damaged_cache_entries_fuzz_long = long_run(test_damaged_cache_entries_fuzz, 120, damage=CACHE_DAMAGE)
 
 
 # ------------------------------------------------------------------- damaged checkpoints of optimize --resume
@@ -1137,13 +1128,9 @@ def test_damaged_checkpoint_resume_fuzz(damage, optimize_seed, tmp_path_factory,
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.slow
-@fuzz(150, explore=True)
-@given(damage=RUN_DAMAGE)
-def test_damaged_checkpoint_resume_fuzz_long(damage, optimize_seed, tmp_path_factory, monkeypatch, capsys):
-    test_damaged_checkpoint_resume_fuzz.hypothesis.inner_test(
-        damage, optimize_seed, tmp_path_factory, monkeypatch, capsys
-    )
+test_damaged_checkpoint_resume_fuzz_long = long_run(
+    test_damaged_checkpoint_resume_fuzz, 150, damage=RUN_DAMAGE
+)
 
 
 # ------------------------------------------------------------------------- full and unwritable output folders
@@ -1247,13 +1234,9 @@ def test_unwritable_output_fuzz(command, place, small_front, tmp_path_factory, m
         assert rc != 0 or os.path.getsize(target) > 0
 
 
-@pytest.mark.slow
-@fuzz(100, explore=True)
-@given(command=OUT_COMMAND, place=OUT_PLACE)
-def test_unwritable_output_fuzz_long(command, place, small_front, tmp_path_factory, monkeypatch, capsys):
-    test_unwritable_output_fuzz.hypothesis.inner_test(
-        command, place, small_front, tmp_path_factory, monkeypatch, capsys
-    )
+test_unwritable_output_fuzz_long = long_run(
+    test_unwritable_output_fuzz, 100, command=OUT_COMMAND, place=OUT_PLACE
+)
 
 
 # --------------------------------------------------------------------- services that are not Dask schedulers
@@ -1375,11 +1358,9 @@ def test_not_a_dask_scheduler_fuzz(behaviour, command, tmp_path_factory, capsys)
     assert took < 15, (behaviour, command, took)
 
 
-@pytest.mark.slow
-@fuzz(150, explore=True)
-@given(behaviour=SERVICE, command=st.sampled_from(["optimize", "calibrate"]))
-def test_not_a_dask_scheduler_fuzz_long(behaviour, command, tmp_path_factory, capsys):
-    test_not_a_dask_scheduler_fuzz.hypothesis.inner_test(behaviour, command, tmp_path_factory, capsys)
+test_not_a_dask_scheduler_fuzz_long = long_run(
+    test_not_a_dask_scheduler_fuzz, 150, behaviour=SERVICE, command=st.sampled_from(["optimize", "calibrate"])
+)
 
 
 # ------------------------------------------------------------------------------ damaged compressed traces
@@ -1446,11 +1427,14 @@ def test_damaged_xz_trace_fuzz(fmt, damage, ref, command, tmp_path_factory, caps
     event(f"{command[0]}: exit status {rc}")
 
 
-@pytest.mark.slow
-@fuzz(400, explore=True)
-@given(fmt=XZ_FORMAT, damage=st.lists(BYTE_DAMAGE, min_size=1, max_size=3), ref=XZ_REF, command=XZ_COMMAND)
-def test_damaged_xz_trace_fuzz_long(fmt, damage, ref, command, tmp_path_factory, capsys):
-    test_damaged_xz_trace_fuzz.hypothesis.inner_test(fmt, damage, ref, command, tmp_path_factory, capsys)
+test_damaged_xz_trace_fuzz_long = long_run(
+    test_damaged_xz_trace_fuzz,
+    400,
+    fmt=XZ_FORMAT,
+    damage=st.lists(BYTE_DAMAGE, min_size=1, max_size=3),
+    ref=XZ_REF,
+    command=XZ_COMMAND,
+)
 
 
 # ------------------------------------------------------------------- bugs the fuzzing above found

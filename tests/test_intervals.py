@@ -10,7 +10,7 @@ from collections import deque
 
 import numpy as np
 import pytest
-from helpers_kernels import build_kernel, listing1
+from helpers_kernels import build_kernel, listing1, synthetic_kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +27,6 @@ from rfmodel.compiler import (
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import BasicBlock, Instr, Kernel, OpClass
 from rfmodel.workload.suite import builtin_names, load_kernel
-from rfmodel.workload.synthetic import SyntheticParams, generate
 
 # --------------------------------------------------------------------------------------------------
 # Listing 1 with 4 registers per interval (Figure 8)
@@ -491,21 +490,14 @@ def test_invariants_random_kernels(k, n):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 10_000), st.integers(0, 3), st.integers(0, 3), st.integers(2, 24))
 def test_invariants_synthetic_kernels(seed, depth, ifs, n):
-    p = SyntheticParams(
-        loop_depth=depth,
-        trip_counts=(2,) * depth,
-        body_size=10,
-        outer_body_size=3,
-        prologue_size=3,
-        epilogue_size=2,
-        if_blocks=ifs,
-        if_size=3,
-        mem_fraction=0.3,
+    k = synthetic_kernel(
+        seed,
+        depth,
+        ifs,
         regs_per_thread=40,
         mem_mix={"ld_global": 0.4, "st_global": 0.2, "ld_shared": 0.2, "ld_local": 0.2},
         mix={"int": 0.5, "fp32": 0.3, "tensor": 0.1, "fp64": 0.1},
     )
-    k, _ = generate(p, seed=seed)
     ri = register_intervals(k, n)
     check_partition(k, ri, n)
     s = strands(k, n)

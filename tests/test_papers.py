@@ -77,7 +77,7 @@ def test_cli_runs_a_papers_kernel_at_its_originals_input(capsys):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PAPERS)
 def test_papers_kernel_matches_reference_at_its_originals_input(name):
-    """Each papers' kernel at the original benchmark's input (``FULL_SIZES``) on sm_80, where its grid is the
+    """Each papers' kernel at the original benchmark's input (``full_size``) on sm_80, where its grid is the
     manifest's launch unless the recipe says what differs; at the stated smaller scale where the executor
     needs far longer than a few CPU-minutes at the full one."""
     full = full_size(name)

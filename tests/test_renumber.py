@@ -4,7 +4,7 @@ Latency-Tolerant Register File paper, then semantic and conflict invariants on r
 from __future__ import annotations
 
 import pytest
-from helpers_kernels import build_kernel, listing1
+from helpers_kernels import build_kernel, listing1, synthetic_kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_intervals import random_kernels
@@ -22,7 +22,6 @@ from rfmodel.compiler import (
 )
 from rfmodel.compiler.renumber import _reachable_instrs
 from rfmodel.workload.suite import builtin_names, load_kernel
-from rfmodel.workload.synthetic import SyntheticParams, generate
 
 
 def pair_bank(r: int) -> int:
@@ -214,23 +213,6 @@ def test_renumbering_invariants_random_kernels(k, n, n_banks):
     check_renumbering(k, s, renumber(k, s, n_banks=n_banks), n_banks)
 
 
-def _synthetic(seed: int, depth: int = 2, ifs: int = 1):
-    p = SyntheticParams(
-        loop_depth=depth,
-        trip_counts=(2,) * depth,
-        body_size=16,
-        outer_body_size=4,
-        prologue_size=4,
-        epilogue_size=2,
-        if_blocks=ifs,
-        if_size=3,
-        mem_fraction=0.25,
-        regs_per_thread=32,
-        mem_mix={"ld_global": 0.6, "st_global": 0.2, "ld_shared": 0.2},
-    )
-    return generate(p, seed=seed)[0]
-
-
 @settings(max_examples=40, deadline=None)
 @given(
     st.integers(0, 10_000),
@@ -240,7 +222,7 @@ def _synthetic(seed: int, depth: int = 2, ifs: int = 1):
     st.sampled_from([2, 4, 8, 16]),
 )
 def test_renumbering_invariants_synthetic(seed, depth, ifs, n, n_banks):
-    k = _synthetic(seed, depth, ifs)
+    k = synthetic_kernel(seed, depth, ifs)
     ri = register_intervals(k, n)
     rn = renumber(k, ri, n_banks=n_banks)
     check_renumbering(k, ri, rn, n_banks)
@@ -250,7 +232,7 @@ def test_balanced_colouring_usually_lowers_conflicts():
     # 40 synthetic kernels, 8 registers per interval, 8 banks: every kernel starts with conflicts
     lowered = same = 0
     for seed in range(40):
-        k = _synthetic(seed)
+        k = synthetic_kernel(seed)
         ri = register_intervals(k, 8)
         rn = renumber(k, ri, n_banks=8)
         assert rn.total_after <= rn.total_before

@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -236,47 +236,53 @@ def two_level(sm) -> float:
 DEFAULT_POOL = 8
 
 
+@dataclass(frozen=True)
+class Effects:
+    """What a design changes in the shared SM model (module docstring); the defaults change nothing."""
+
+    read_share: object = 1.0
+    write_share: object = 1.0
+    collect_share: object = None
+    operand_slots: bool = True
+    extra_collect: object = 0.0
+    bank_cycles: object = 1.0
+    bank_write_cycles: object = None
+    write_hold: object = None
+    write_defer: object = 0.0
+    l1d_lines: object = None
+    l1d_assoc: object = None
+    bank_claims: object = 0.0
+    warp_per_bank: bool = False
+    scattered_banks: bool = False
+    greedy_spread: object = 2.0
+    extra_latency: object = 0.0
+    l1d_hits: object = None
+    l1d_write_allocate: bool = True
+    issue_stall: object = 0.0
+    issuing_warps: object = None
+
+
 def sm_interval(
-    profile,
-    sm,
-    grid: dict,
-    coef: dict,
-    extra_collect=0.0,
-    bank_cycles=1.0,
-    read_share=1.0,
-    write_share=1.0,
-    collect_share=None,
-    operand_slots=True,
-    bank_write_cycles=None,
-    write_hold=None,
-    l1d_lines=None,
-    l1d_assoc=None,
-    write_defer=0.0,
-    bank_claims=0.0,
-    warp_per_bank=False,
-    greedy_spread=2.0,
-    extra_latency=0.0,
-    l1d_hits=None,
-    anchor=1.0,
-    warps=None,
-    scattered_banks=False,
-    issue_stall=0.0,
+    profile, sm, grid: dict, coef: dict, effects: Effects = Effects(), anchor=1.0, warps=None, **changes
 ) -> dict:
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
-    ``coef``: the interval model's coefficients; ``anchor``: the interval model's (the factor on the
-    schedule's bounds, or a callable of the L1D hit rate and the warps); ``warps``: the resident warps
-    (:func:`resident_warps`, computed without); the other arguments are the :class:`Effects` fields.  On
-    a two-level SM the grid's ``active_warps`` (per scheduler; default :data:`DEFAULT_POOL`) bounds the
-    issuing warps.
+    ``coef``: the interval model's coefficients; ``effects``: the design's changes to the model
+    (``changes``: :class:`Effects` fields that replace its own); ``anchor``: the interval model's (the factor
+    on the schedule's bounds, or a callable of the L1D hit rate and the warps); ``warps``: the resident warps
+    (:func:`resident_warps`, computed without), at most ``effects.issuing_warps``.  On a two-level SM the
+    grid's ``active_warps`` (per scheduler; default :data:`DEFAULT_POOL`) bounds the issuing warps.
     """
+    e = replace(effects, **changes) if changes else effects
     p = {k: sm_param(sm, grid, k) for k in GRID_FIELDS}
     if warps is None:
         warps = resident_warps(profile, sm, grid)
+    if e.issuing_warps is not None:
+        warps = np.minimum(warps, np.asarray(e.issuing_warps, dtype=np.float64))
     initiation = np.maximum(class_initiations(sm), 1).astype(np.float64)
-    slow = np.asarray(bank_cycles, dtype=np.float64) > 1.0
-    if bank_write_cycles is not None:
-        slow = slow | (np.asarray(bank_write_cycles, dtype=np.float64) > 1.0)
+    slow = np.asarray(e.bank_cycles, dtype=np.float64) > 1.0
+    if e.bank_write_cycles is not None:
+        slow = slow | (np.asarray(e.bank_write_cycles, dtype=np.float64) > 1.0)
     split = sm.banks_split
     sched = p["schedulers_per_sm"]
     bps = np.maximum(p["num_banks"] // sched, 1) if split else p["num_banks"]
@@ -288,7 +294,7 @@ def sm_interval(
         rotations = bps / np.gcd(np.asarray(sched, dtype=np.int64), np.asarray(bps, dtype=np.int64))
     else:
         rotations = np.minimum(np.maximum(warps, 1), bps)
-    wpb = warp_per_bank or sm.bank_mapping == "warp-per-bank"
+    wpb = e.warp_per_bank or sm.bank_mapping == "warp-per-bank"
     from rfmodel.analytic.throughput import interval_model  # here: the designs' costs need no profile code
 
     m = interval_model(
@@ -303,38 +309,38 @@ def sm_interval(
         collectors=p["collector_units"],
         initiation=initiation,
         mem_bytes_per_cycle=sm.mem_bw_bytes_per_cycle,
-        l1d_lines=sm.l1d.size_bytes // sm.l1d.line_bytes if l1d_lines is None else l1d_lines,
+        l1d_lines=sm.l1d.size_bytes // sm.l1d.line_bytes if e.l1d_lines is None else e.l1d_lines,
         line_bytes=sm.l1d.line_bytes,
         l1_hit_latency=sm.l1d.hit_latency_cycles,
         miss_latency=miss_latency(sm),
         mshr=sm.l1d.mshr_entries or 1 << 20,
         sub_core=split,
-        mapping="warp-per-bank" if wpb else ("scattered" if scattered_banks else "interleaved"),
+        mapping="warp-per-bank" if wpb else ("scattered" if e.scattered_banks else "interleaved"),
         greedy=sm.scheduler == "gto",
-        greedy_spread=greedy_spread,
-        extra_latency=extra_latency,
-        issue_stall=issue_stall,
-        hit_rate=None if l1d_hits is None else l1d_hits[0],
-        load_hit_rate=None if l1d_hits is None else l1d_hits[1],
+        greedy_spread=e.greedy_spread,
+        extra_latency=e.extra_latency,
+        issue_stall=e.issue_stall,
+        hit_rate=None if e.l1d_hits is None else e.l1d_hits[0],
+        load_hit_rate=None if e.l1d_hits is None else e.l1d_hits[1],
         # with sub-cores a warp's registers interleave over its own sub-core's banks only
         interleave_banks=bps if split else None,
         coef=coef,
-        extra_collect=extra_collect,
+        extra_collect=e.extra_collect,
         rotations=rotations,
-        bank_cycles=bank_cycles,
-        bank_write_cycles=bank_write_cycles,
-        write_hold=write_hold,
-        write_defer=write_defer,
+        bank_cycles=e.bank_cycles,
+        bank_write_cycles=e.bank_write_cycles,
+        write_hold=e.write_hold,
+        write_defer=e.write_defer,
         l2_lines=max(l2_sets(sm), 1) * sm.l2_ways,
         l2_hit_latency=sm.l2_hit_latency_cycles,
-        l1d_assoc=sm.l1d.assoc if l1d_assoc is None else l1d_assoc,
+        l1d_assoc=sm.l1d.assoc if e.l1d_assoc is None else e.l1d_assoc,
         l1d_write_allocate=sm.l1d.write_allocate,
         l2_assoc=sm.l2_ways,
-        read_share=read_share,
-        write_share=write_share,
-        collect_share=collect_share,
-        operand_slots=operand_slots,
-        bank_claims=bank_claims,
+        read_share=e.read_share,
+        write_share=e.write_share,
+        collect_share=e.collect_share,
+        operand_slots=e.operand_slots,
+        bank_claims=e.bank_claims,
         pool_warps=grid_value(grid, "active_warps", DEFAULT_POOL) * sched if two_level(sm) else None,
         # with the SM's execution units the classes that share a unit share its bound; without them, each
         # class its own bound at one pipeline a scheduler (as every unit type then has)
@@ -442,32 +448,6 @@ def ipc_fixed_point(run, cost, ipc0, *, rtol: float = 1e-3, steps: int = 8):
             new = 0.5 * (lo + hi)
             x = np.where(done | ~np.isfinite(new), x, new)
     return x, out, aux
-
-
-@dataclass(frozen=True)
-class Effects:
-    """What a design changes in the shared SM model (module docstring); the defaults change nothing."""
-
-    read_share: object = 1.0
-    write_share: object = 1.0
-    collect_share: object = None
-    operand_slots: bool = True
-    extra_collect: object = 0.0
-    bank_cycles: object = 1.0
-    bank_write_cycles: object = None
-    write_hold: object = None
-    write_defer: object = 0.0
-    l1d_lines: object = None
-    l1d_assoc: object = None
-    bank_claims: object = 0.0
-    warp_per_bank: bool = False
-    scattered_banks: bool = False
-    greedy_spread: object = 2.0
-    extra_latency: object = 0.0
-    l1d_hits: object = None
-    l1d_write_allocate: bool = True
-    issue_stall: object = 0.0
-    issuing_warps: object = None
 
 
 class AnalyticContext:
@@ -582,34 +562,7 @@ class AnalyticContext:
 
     def _interval(self, effects: Effects, anchor=1.0) -> dict:
         return sm_interval(
-            self.profile,
-            self.sm,
-            self.grid,
-            self.interval_coef(),
-            extra_collect=effects.extra_collect,
-            bank_cycles=effects.bank_cycles,
-            read_share=effects.read_share,
-            write_share=effects.write_share,
-            collect_share=effects.collect_share,
-            operand_slots=effects.operand_slots,
-            bank_write_cycles=effects.bank_write_cycles,
-            write_hold=effects.write_hold,
-            l1d_lines=effects.l1d_lines,
-            l1d_assoc=effects.l1d_assoc,
-            write_defer=effects.write_defer,
-            bank_claims=effects.bank_claims,
-            warp_per_bank=effects.warp_per_bank,
-            greedy_spread=effects.greedy_spread,
-            extra_latency=effects.extra_latency,
-            l1d_hits=effects.l1d_hits,
-            anchor=anchor,
-            warps=(
-                self.resident_warps
-                if effects.issuing_warps is None
-                else np.minimum(self.resident_warps, np.asarray(effects.issuing_warps, dtype=np.float64))
-            ),
-            scattered_banks=effects.scattered_banks,
-            issue_stall=effects.issue_stall,
+            self.profile, self.sm, self.grid, self.interval_coef(), effects, anchor, self.resident_warps
         )
 
     @functools.cached_property

@@ -489,23 +489,19 @@ def _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, mem_s
     return on, hit_all, hit, h2, lines, ld_lines, misses, dram, L_mem
 
 
-def _port_rates(
-    lines,
-    smem_passes,
-    ld_lines,
-    misses,
-    dram,
-    mem_bytes_per_cycle,
-    line_bytes,
-    noc_reply,
-    noc_request,
-    noc_store,
-    noc_ack,
-) -> tuple:
-    """The memory side's bounds for :func:`interval_model` (warp instructions per cycle): DRAM bandwidth,
-    the load/store unit (a line or a shared-memory pass a cycle) and the SM's interconnect ports, and the
-    ejection port's cycles per instruction (it queues).  The ports: a missed load line's request out and
-    reply in, a store line's data out and acknowledgement in, in core cycles per instruction."""
+def _memory_bounds(
+    mem, mshr, line_bytes, mem_bytes_per_cycle, noc_reply, noc_request, noc_store, noc_ack, smem_passes=0.0
+):
+    """The memory side's bounds for :func:`interval_model` from the terms ``mem`` of :func:`_memory_terms`:
+    the cycles a line takes on the SM's share of DRAM bandwidth; in warp instructions per cycle, DRAM
+    bandwidth, the load/store unit (a line or a shared-memory pass a cycle) and the SM's interconnect ports;
+    the ejection port's cycles per instruction (it queues); and the L1D's MSHRs (unbounded without an L1D).
+    The ports: a missed load line's request out and reply in, a store line's data out and acknowledgement
+    in, in core cycles per instruction.  ``smem_passes``: the load/store unit's cycles of shared-memory
+    accesses per instruction, beside its lines."""
+    on, _, _, _, lines, ld_lines, misses, dram, _ = mem
+    # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
+    line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
     st_lines = np.maximum(np.asarray(lines, dtype=np.float64) - ld_lines, 0.0)
     noc = [np.asarray(v, dtype=np.float64) for v in (noc_reply, noc_request, noc_store, noc_ack)]
     noc_ej = misses * noc[0] + st_lines * noc[3]
@@ -516,7 +512,8 @@ def _port_rates(
         rate_lsu = np.where(lines_a > 0, 1.0 / np.where(lines_a > 0, lines_a, 1.0), np.inf)
         noc_busy = np.maximum(noc_ej, noc_inj)
         rate_noc = np.where(noc_busy > 0, 1.0 / np.where(noc_busy > 0, noc_busy, 1.0), np.inf)
-    return rate_mem, rate_lsu, rate_noc, noc_ej
+    mshr_n = np.where(on, np.asarray(mshr, dtype=np.float64), np.inf)
+    return line_cycles, rate_mem, rate_lsu, rate_noc, noc_ej, mshr_n
 
 
 def _exec_rates(profile, S, ii, unit_of_class, unit_slots) -> list:
@@ -787,33 +784,6 @@ def _model_arrays(coef, warps, schedulers, banks, ports_per_bank, collectors, in
     N_oc = np.asarray(collectors, dtype=np.float64)
     Bi = banks if interleave_banks is None else interleave_banks
     return c, q, warps, S, B, P, N_oc, Bi
-
-
-def _memory_bounds(
-    mem, mshr, line_bytes, mem_bytes_per_cycle, noc_reply, noc_request, noc_store, noc_ack, smem_passes=0.0
-):
-    """The memory side's bounds for :func:`interval_model` from the terms ``mem`` of :func:`_memory_terms`:
-    the cycles a line takes on the SM's share of DRAM bandwidth, :func:`_port_rates`'s bounds and the
-    ejection port's cycles, and the L1D's MSHRs (unbounded without an L1D).  ``smem_passes``: the load/store
-    unit's cycles of shared-memory accesses per instruction, beside its lines."""
-    on, _, _, _, lines, ld_lines, misses, dram, _ = mem
-    # cycles one line takes on the SM's share of DRAM bandwidth: loads that go to DRAM queue there
-    line_cycles = np.asarray(line_bytes, dtype=np.float64) / np.asarray(mem_bytes_per_cycle, dtype=np.float64)
-    rate_mem, rate_lsu, rate_noc, noc_ej = _port_rates(
-        lines,
-        smem_passes,
-        ld_lines,
-        misses,
-        dram,
-        mem_bytes_per_cycle,
-        line_bytes,
-        noc_reply,
-        noc_request,
-        noc_store,
-        noc_ack,
-    )
-    mshr_n = np.where(on, np.asarray(mshr, dtype=np.float64), np.inf)
-    return line_cycles, rate_mem, rate_lsu, rate_noc, noc_ej, mshr_n
 
 
 def _bank_bound(B, P, bc, r, w, wr, separate_write_ports, bank_claims):

@@ -575,6 +575,15 @@ class Web:
     blocks: tuple[int, ...]
 
 
+def union_root(parent: list[int], a: int) -> int:
+    """The root of ``a`` in the union-find forest ``parent`` (each node's parent; a root is its own),
+    halving the path on the way."""
+    while parent[a] != a:
+        parent[a] = parent[parent[a]]
+        a = parent[a]
+    return a
+
+
 def live_ranges(
     kernel: Kernel, live: Liveness | None = None, *, kind: str = "gpr", context: str = "sensitive"
 ) -> list[Web]:
@@ -591,12 +600,6 @@ def live_ranges(
     sites, regmask, gen_i, kill_i, bin_ = _reaching(kernel, kind, context)
     parent = list(range(len(sites)))
 
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
     reached = [False] * len(sites)
     uses_of: list[list[tuple[int, int]]] = [[] for _ in sites]
     span: list[set[int]] = [set() for _ in sites]
@@ -609,10 +612,10 @@ def live_ranges(
                 for d in ids:
                     reached[d] = True
                 if ids:
-                    root = find(ids[0])
+                    root = union_root(parent, ids[0])
                     uses_of[root].append((i, k))
                     for d in ids[1:]:
-                        rd = find(d)
+                        rd = union_root(parent, d)
                         if rd != root:
                             parent[rd] = root
                             uses_of[root] += uses_of[rd]
@@ -625,18 +628,18 @@ def live_ranges(
             y = gen_i[i] | (x & ~kill_i[i])
             for r in bits(live.live_in[i]):  # values live on entry to i
                 for d in bits(x & regmask.get(r, 0)):
-                    span[find(d)].add(i)
+                    span[union_root(parent, d)].add(i)
             for r in bits(live.live_out[i]):  # values live on exit from i
                 for d in bits(y & regmask.get(r, 0)):
-                    span[find(d)].add(i)
+                    span[union_root(parent, d)].add(i)
             for d in bits(gen_i[i]):
-                span[find(d)].add(i)
+                span[union_root(parent, d)].add(i)
             x = y
     groups: dict[int, list[int]] = {}
     for d, (i, _r) in enumerate(sites):
         if i == ENTRY_DEF and not reached[d]:
             continue
-        groups.setdefault(find(d), []).append(d)
+        groups.setdefault(union_root(parent, d), []).append(d)
     block_of = kernel.block_of()
     webs = []
     for root, ds in groups.items():

@@ -62,7 +62,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rfmodel.compiler.cfg import _function_entries, intra_succs
-from rfmodel.compiler.liveness import Liveness, bits, live_ranges, liveness, mask
+from rfmodel.compiler.liveness import Liveness, bits, live_ranges, liveness, mask, union_root
 from rfmodel.compiler.reg_intervals import RegisterIntervals
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import Kernel
@@ -217,12 +217,6 @@ def register_live_ranges(kernel: Kernel, intervals: RegisterIntervals, webs=None
     frozen = _frozen_regs(kernel, reach)
     parent = list(range(len(webs)))
 
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
     where: list[set[int]] = []
     seen: dict[tuple[int, int], int] = {}  # (register, interval) -> first web accessed there
     for w in webs:
@@ -230,12 +224,12 @@ def register_live_ranges(kernel: Kernel, intervals: RegisterIntervals, webs=None
         where.append(acc)
         for iv in acc:
             other = seen.setdefault((w.reg, iv), w.id)
-            ra, rb = find(other), find(w.id)
+            ra, rb = union_root(parent, other), union_root(parent, w.id)
             if ra != rb:
                 parent[max(ra, rb)] = min(ra, rb)
     groups: dict[int, list[int]] = {}
     for w in webs:
-        groups.setdefault(find(w.id), []).append(w.id)
+        groups.setdefault(union_root(parent, w.id), []).append(w.id)
     out = []
     for j, root in enumerate(sorted(groups)):
         ws = tuple(sorted(groups[root]))

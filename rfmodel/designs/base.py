@@ -228,6 +228,14 @@ def bank_header(sm, reg_offset: int = 0) -> np.ndarray:
     )
 
 
+def header_state(sm, options, size: int = BANK_HEADER_LEN) -> np.ndarray:
+    """A design's int64 state of ``size`` words: the bank header (:func:`bank_header`, registers shifted
+    as the run's mode needs: :func:`gpgpusim_offset`) at its start, zeros after it."""
+    ints = np.zeros(size, np.int64)
+    ints[:BANK_HEADER_LEN] = bank_header(sm, gpgpusim_offset(options))
+    return ints
+
+
 @njit(cache=True)
 def standard_bank(h, warp, reg):
     """Bank of register ``reg`` of warp slot ``warp``, as :meth:`SMSpec.bank_of` (header at ``h[0:6]``)."""

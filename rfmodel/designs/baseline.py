@@ -11,15 +11,14 @@ from dataclasses import dataclass
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects
-from rfmodel.designs.base import Design, SimHooks, SimSetup, bank_header, gpgpusim_offset, register
+from rfmodel.designs.base import Design, SimHooks, SimSetup, header_state, register
 from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     SlowBankParams,
     bank_effects,
-    bank_timing,
+    bank_timing_metrics,
     sim_bank_cycles,
     sm_structures,
-    timing_metrics,
 )
 from rfmodel.spec import param
 
@@ -57,7 +56,7 @@ class Baseline(Design):
         The hooks are the standard ones of :class:`~rfmodel.designs.base.SimHooks`; the
         state is the bank-mapping header (registers shifted by one in GPGPU-Sim mode).
         """
-        ints = bank_header(sm, gpgpusim_offset(options))
+        ints = header_state(sm, options)
         # the banks' cell and main_rf_latency_x: cycles per read and write access, timed by the simulator's
         # arbiter (more than one: one access at a time per bank)
         return SimSetup(hooks=SimHooks(), ints=ints, pool=p.active_warps, **sim_bank_cycles(sm, p))
@@ -69,7 +68,7 @@ class Baseline(Design):
         bank_r = float(counts["bank_read_acc"])
         bank_w = float(counts["bank_write_acc"])
         return {
-            **timing_metrics(*bank_timing(sm, p)),
+            **bank_timing_metrics(sm, p),
             "events": {
                 "rf_bank": (bank_r, bank_w),
                 "crossbar": (reads + writes, 0.0),

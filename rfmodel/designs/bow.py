@@ -36,8 +36,7 @@ from rfmodel.designs.base import (
     Design,
     SimHooks,
     SimSetup,
-    bank_header,
-    gpgpusim_offset,
+    header_state,
     rate,
     register,
     standard_bank,
@@ -47,10 +46,9 @@ from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     SlowBankParams,
     bank_effects,
-    bank_timing,
+    bank_timing_metrics,
     sim_bank_cycles,
     sm_structures,
-    timing_metrics,
 )
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
@@ -263,8 +261,7 @@ class Bow(Design):
         )
         if not p.write_bypass:
             masks &= (1 << DST_SHIFT) - 1
-        ints = np.zeros(HEADER + len(masks), np.int64)
-        ints[:BANK_HEADER_LEN] = bank_header(sm, gpgpusim_offset(options))
+        ints = header_state(sm, options, HEADER + len(masks))
         ints[I_OFF_ROW] = HEADER
         ints[HEADER:] = masks
         ints[CNT["bow_flushes"]] = int(flushes)
@@ -278,7 +275,7 @@ class Bow(Design):
         rfw = float(counts["bow_rf_writes"])
         results = rfw + float(counts["bow_bypassed_writes"])
         return {
-            **timing_metrics(*bank_timing(sm, p)),
+            **bank_timing_metrics(sm, p),
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": float(counts["bow_misses"]),

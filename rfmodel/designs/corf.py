@@ -32,8 +32,7 @@ from rfmodel.designs.base import (
     DesignParams,
     SimHooks,
     SimSetup,
-    bank_header,
-    gpgpusim_offset,
+    header_state,
     rate,
     register,
     source_words,
@@ -1109,7 +1108,7 @@ class Corf(Design):
         )
         regs = max(int(trace.regs_per_thread), top)
         split = sm.banks_split
-        header = bank_header(sm, gpgpusim_offset(options))
+        header = header_state(sm, options)
         phys = sm.regs_per_sm // 32
         ints = new_state(
             phys=phys,

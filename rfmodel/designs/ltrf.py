@@ -77,13 +77,11 @@ from rfmodel.analytic.profile import (
 from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, _inv_q
 from rfmodel.compiler.liveness import trace_dead_masks
 from rfmodel.designs.base import (
-    BANK_HEADER_LEN,
     NEVER,
     Design,
     SimHooks,
     SimSetup,
-    bank_header,
-    gpgpusim_offset,
+    header_state,
     register,
     standard_bank,
 )
@@ -1220,15 +1218,13 @@ class Ltrf(Design):
         )
         lat, occ, xex, wocc = sim_main_rf_timing(p, sm)
         W = sm.warps_per_sm
-        offset = gpgpusim_offset(options)
         off_warp = P_C0 + len(COUNTERS)
         off_bank = off_warp + W * WB
         off_row = off_bank + mb
         off_ivp = off_row + len(words)
         off_ive = off_ivp + len(ptr)
         off_map = off_ive + max(len(ent), 1)
-        ints = np.zeros(off_map + (0 if remap is None else len(remap)), dtype=np.int64)
-        ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
+        ints = header_state(sm, options, off_map + (0 if remap is None else len(remap)))
         ints[P_LAT], ints[P_OCC], ints[P_XEX], ints[P_MB], ints[P_WOCC] = lat, occ, xex, mb, wocc
         ints[P_PLUS], ints[P_TWO], ints[P_W] = int(self.plus), int(two_level_flag(sm)), W
         ints[P_OFF_WARP], ints[P_OFF_BANK], ints[P_OFF_ROW] = off_warp, off_bank, off_row

@@ -218,6 +218,11 @@ def timing_metrics(read_x, write_x) -> dict:
     return {"main_rf_read_cycles": r, "main_rf_write_cycles": w}
 
 
+def bank_timing_metrics(sm, p: SlowBankParams, banks=None) -> dict:
+    """:func:`timing_metrics` of the design's banks at one point of its parameters (:func:`bank_timing`)."""
+    return timing_metrics(*bank_timing(sm, p, banks))
+
+
 def bank_effects(ctx, banks=None) -> tuple[dict, dict]:
     """For a design's analytic terms: the ``Effects`` fields of its banks' timing over the grid
     (``bank_cycles``, ``bank_write_cycles``) and the timing metrics (:data:`TIMING_METRICS`)."""
@@ -233,7 +238,7 @@ def sim_main_rf_timing(p: MainRFParams, sm) -> tuple[int, int, int, int]:
     network's own extra cycles, :func:`network_cycles`, after the bank access) at the banks' read and write
     times rounded to whole cycles, as :func:`timing_metrics` rounds them."""
     banks = p.banks(sm)
-    whole = timing_metrics(*bank_timing(sm, p, banks))
+    whole = bank_timing_metrics(sm, p, banks)
     grid = {"narrow_crossbar": p.narrow_crossbar}
     network = network_cycles(sm, p.main_cell, banks)
     lat, occ, xex = main_rf_timing(grid, whole["main_rf_read_cycles"] / BANK_CYCLES, network)
@@ -262,7 +267,7 @@ def sim_bank_cycles(sm, p: SlowBankParams) -> dict:
     its bank and takes to deliver, and one write holds it (:func:`bank_timing`, rounded as
     :func:`timing_metrics`); the simulator's arbiter serves one access at a time per bank when either is
     above one."""
-    m = timing_metrics(*bank_timing(sm, p))
+    m = bank_timing_metrics(sm, p)
     read, write = int(m["main_rf_read_cycles"]), int(m["main_rf_write_cycles"])
     return {"bank_read_cycles": read, "bank_write_cycles": write}
 
@@ -367,7 +372,7 @@ def hierarchy_sim_metrics(sm, p: MainRFParams, counts) -> dict:
     reads = float(counts["reads"])
     mr, mw = float(counts["main_rf_reads"]), float(counts["main_rf_writes"])
     return {
-        **timing_metrics(*bank_timing(sm, p, p.banks(sm))),
+        **bank_timing_metrics(sm, p, p.banks(sm)),
         "main_rf_network_cycles": float(network_cycles(sm, p.main_cell, p.banks(sm))),
         "rf_cache_hit_rate": hits / (hits + miss) if hits + miss else 0.0,
         "rf_cache_reads": hits,

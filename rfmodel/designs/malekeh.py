@@ -46,12 +46,10 @@ from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_re
 from rfmodel.analytic.throughput import softmin
 from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, dynamic_distances, reuse_hints
 from rfmodel.designs.base import (
-    BANK_HEADER_LEN,
     Design,
     SimHooks,
     SimSetup,
-    bank_header,
-    gpgpusim_offset,
+    header_state,
     rate,
     register,
     source_row_words,
@@ -61,10 +59,9 @@ from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     SlowBankParams,
     bank_effects,
-    bank_timing,
+    bank_timing_metrics,
     sim_bank_cycles,
     sm_structures,
-    timing_metrics,
 )
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
@@ -822,14 +819,12 @@ def malekeh_state(sm, p: MalekehParams, options, rows_packed: np.ndarray, n_warp
     E, sthld, adaptive, interval, seed = p.ct_entries, p.sthld, p.adaptive, p.interval_cycles, p.seed
     G, per, sub = groups_of(sm)
     W = max(int(sm.warps_per_sm), n_warps, 1)
-    offset = gpgpusim_offset(options)
     off_ct = HEADER
     off_ent = off_ct + G * per * CT_F
     off_wct = off_ent + G * per * E * E_F
     off_grp = off_wct + W
     off_row = off_grp + G * G_F
-    ints = np.zeros(off_row + len(rows_packed), np.int64)
-    ints[:BANK_HEADER_LEN] = bank_header(sm, offset)
+    ints = header_state(sm, options, off_row + len(rows_packed))
     ints[I_G], ints[I_NCT], ints[I_E] = G, per, E
     ints[I_S], ints[I_SUB] = sm.schedulers_per_sm, int(sub)
     ints[I_STHLD], ints[I_ADAPT], ints[I_INTERVAL], ints[I_NEXT_B] = sthld, adaptive, interval, interval
@@ -1226,7 +1221,7 @@ class Malekeh(Design):
         ccu_w = float(counts["ccu_fills"] + counts["ccu_writes"])
         iv = counts["sthld_intervals"]
         return {
-            **timing_metrics(*bank_timing(sm, p)),
+            **bank_timing_metrics(sm, p),
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": bank_reads,

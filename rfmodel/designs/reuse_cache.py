@@ -37,8 +37,7 @@ from rfmodel.designs.base import (
     Design,
     SimHooks,
     SimSetup,
-    bank_header,
-    gpgpusim_offset,
+    header_state,
     rate,
     register,
     standard_bank,
@@ -47,10 +46,9 @@ from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     SlowBankParams,
     bank_effects,
-    bank_timing,
+    bank_timing_metrics,
     sim_bank_cycles,
     sm_structures,
-    timing_metrics,
 )
 from rfmodel.errors import RfmodelError
 from rfmodel.workload.static import static_kernel
@@ -318,8 +316,7 @@ class ReuseCache(Design):
         S = max(int(sm.schedulers_per_sm), 1)
         off_ent = HEADER
         off_row = off_ent + S * E_N * E_F
-        ints = np.zeros(off_row + len(rows), np.int64)
-        ints[:BANK_HEADER_LEN] = bank_header(sm, gpgpusim_offset(options))
+        ints = header_state(sm, options, off_row + len(rows))
         ints[I_S], ints[I_OFF_ENT], ints[I_OFF_ROW] = S, off_ent, off_row
         ent = ints[off_ent:off_row].reshape(-1, E_F)
         ent[:, F_W] = -1
@@ -334,7 +331,7 @@ class ReuseCache(Design):
         writes = float(counts["writes"])
         bank_r, bank_w = float(counts["bank_read_acc"]), float(counts["bank_write_acc"])
         return {
-            **timing_metrics(*bank_timing(sm, p)),
+            **bank_timing_metrics(sm, p),
             "rf_cache_hit_rate": rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": float(counts["reuse_misses"]),

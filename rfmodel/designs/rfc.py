@@ -50,13 +50,11 @@ from rfmodel.analytic.model import Effects, ipc_fixed_point
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
 from rfmodel.designs.base import (
-    BANK_HEADER_LEN,
     NEVER,
     Design,
     SimHooks,
     SimSetup,
-    bank_header,
-    gpgpusim_offset,
+    header_state,
     register,
     standard_bank,
 )
@@ -268,8 +266,7 @@ class Rfc(Design):
         mb = p.banks(sm)
         off_warp = R_C0 + len(RFC_COUNTERS)
         off_bank = off_warp + W * (2 + 2 * e)
-        ints = np.zeros(off_bank + mb, dtype=np.int64)
-        ints[:BANK_HEADER_LEN] = bank_header(sm, gpgpusim_offset(options))
+        ints = header_state(sm, options, off_bank + mb)
         ints[R_LAT], ints[R_OCC], ints[R_XEX], ints[R_WOCC] = lat, occ, xex, wocc
         ints[R_MB], ints[R_E], ints[R_POLICY] = mb, e, p.rfc_policy
         ints[R_TWO], ints[R_W] = int(two_level_flag(sm)), W

@@ -28,8 +28,7 @@ from rfmodel.designs.base import (
     Design,
     SimHooks,
     SimSetup,
-    bank_header,
-    gpgpusim_offset,
+    header_state,
     rate,
     register,
     standard_bank,
@@ -37,6 +36,7 @@ from rfmodel.designs.base import (
 from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     SlowBankParams,
+    bank_timing_metrics,
     grid_bank_timing,
     sim_bank_cycles,
     sm_structures,
@@ -242,7 +242,7 @@ class Stt(Design):
     def sim_setup(self, sm, p, options, trace=None, program=None):
         """The standard banks with the cell's read/write times, the simulator's write buffer, and a write
         hook that counts the groups each value drives (sizes from the trace's ``compress`` column)."""
-        header = bank_header(sm, gpgpusim_offset(options))
+        header = header_state(sm, options)
         if trace is None:
             raise RfmodelError("design 'stt' needs the trace being simulated (the written values' sizes)")
         packed, known = _pack_groups(trace)
@@ -274,7 +274,7 @@ class Stt(Design):
         bdi = float(p.bdi)
         wb_cycles = counts.get("wbuf_cycles", 0)
         return {
-            **timing_metrics(*_timing(sm, p)),
+            **bank_timing_metrics(sm, p),
             "wb_writes": float(counts["wbuf_writes"]),
             "wb_hits": hits,
             "wb_hit_rate": rate(hits, reads),
@@ -534,12 +534,6 @@ def _s(a):
     """A plain number for a 0-d array (the structures' convention)."""
     a = np.asarray(a, dtype=np.float64)
     return float(a) if a.ndim == 0 else a
-
-
-def _timing(sm, p: SttParams):
-    from rfmodel.designs.mainrf import bank_timing
-
-    return bank_timing(sm, p)
 
 
 def _bank_rates(ipc, reads_per_instr, writes_per_instr, banks, R, W):

@@ -41,8 +41,7 @@ from rfmodel.designs.base import (
     DesignParams,
     SimHooks,
     SimSetup,
-    bank_header,
-    gpgpusim_offset,
+    header_state,
     register,
     standard_bank_hook,
 )
@@ -216,7 +215,7 @@ class Unified(Design):
     def sim_setup(self, sm, p, options, trace=None, program=None):
         """The standard banks (the launch's register file: ``launch_sm``) and the SM's L1D (the launch's
         size); the ``l1`` hook only counts store lines."""
-        ints = np.concatenate([bank_header(sm, gpgpusim_offset(options)), np.zeros(2, dtype=np.int64)])
+        ints = header_state(sm, options, BANK_HEADER_LEN + 2)
         if trace is not None:  # the resident warps' registers (allocated), bytes
             t = trace
             occ = partition(

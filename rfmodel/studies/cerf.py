@@ -512,29 +512,30 @@ def report(rows, labels, a, sm, cmd) -> str:
     def both(fn):
         return f"{fn(sens)} / {fn(ins)}"
 
+    def both_g(k, *spec):
+        return both(lambda rs: fmt(g(rs, k), *spec))
+
+    def both_m(k, *spec):
+        return both(lambda rs: fmt(m(rs, k), *spec))
+
+    def claim(what, paper, ours):
+        out.append(f"| {what} | {paper} | {ours} |\n")
+
     have = set(labels)
     if {"fair", "prio"} <= have:
-        out.append(
-            "| E-08 LRU-fair vs LRU-prioritized | about equal; both about +30 % on average (+50 % "
-            "cache-sensitive, abstract) | fair "
-            + both(lambda rs: sp(rs, "fair"))
-            + "; prioritized "
-            + both(lambda rs: sp(rs, "prio"))
-            + "; fair, all "
-            + sp(rows, "fair")
-            + " |\n"
+        claim(
+            "E-08 LRU-fair vs LRU-prioritized",
+            "about equal; both about +30 % on average (+50 % cache-sensitive, abstract)",
+            f"fair {both(lambda rs: sp(rs, 'fair'))}; prioritized {both(lambda rs: sp(rs, 'prio'))}; "
+            f"fair, all {sp(rows, 'fair')}",
         )
-        out.append(
-            f"| E-19 cache-sensitive applications | about +50 % on average | fair {sp(sens, 'fair')} |\n"
-        )
+        claim("E-19 cache-sensitive applications", "about +50 % on average", f"fair {sp(sens, 'fair')}")
         if "base-hash" in have:
-            out.append(
-                "| E-19 against the baseline with the Fermi hash (SM2_GTX480's L1D index `H`) | about +50 % "
-                "on average | fair "
-                + both(lambda rs: fmt(g(rs, "speedup fair vs hash"), ".2f", "x"))
-                + "; the hash alone "
-                + both(lambda rs: fmt(g(rs, "speedup base-hash"), ".2f", "x"))
-                + " |\n"
+            claim(
+                "E-19 against the baseline with the Fermi hash (SM2_GTX480's L1D index `H`)",
+                "about +50 % on average",
+                f"fair {both_g('speedup fair vs hash', '.2f', 'x')}; "
+                f"the hash alone {both_g('speedup base-hash', '.2f', 'x')}",
             )
     if {"2way", "8way", "fair"} <= have:
         wide = "16way" in have  # beyond the paper's sweep
@@ -543,94 +544,80 @@ def report(rows, labels, a, sm, cmd) -> str:
             text = " < ".join(fmt(g(rs, f"speedup {k}"), ".2f") for k in ("2way", "fair", "8way"))
             return text + (f"; 16 ways {fmt(g(rs, 'speedup 16way'), '.2f')}" if wide else "")
 
-        out.append(
-            "| E-09 2 < 4 < 8 ways"
-            + ("; 16 ways" if wide else "")
-            + " | 2 < 4 < 8; 4-way about +30 %"
-            + ("; the benefit diminishes beyond 8-way" if wide else "")
-            + " | "
-            + both(ways)
-            + " |\n"
+        claim(
+            "E-09 2 < 4 < 8 ways" + ("; 16 ways" if wide else ""),
+            "2 < 4 < 8; 4-way about +30 %" + ("; the benefit diminishes beyond 8-way" if wide else ""),
+            both(ways),
         )
     if {"l1d48", "l1d64", "l1d128", "fair"} <= have:
-        out.append(
-            "| E-10 integrated vs separate 48/64/128 KB L1D | up to 2x over 16 KB; beats 48 KB, often "
-            "64 KB | CERF "
-            + both(lambda rs: fmt(g(rs, "speedup fair"), ".2f"))
-            + "; 48 KB "
-            + both(lambda rs: fmt(g(rs, "speedup l1d48"), ".2f"))
-            + "; 64 KB "
-            + both(lambda rs: fmt(g(rs, "speedup l1d64"), ".2f"))
-            + "; 128 KB "
-            + both(lambda rs: fmt(g(rs, "speedup l1d128"), ".2f"))
+        sizes = (("CERF", "fair"), ("48 KB", "l1d48"), ("64 KB", "l1d64"), ("128 KB", "l1d128"))
+        claim(
+            "E-10 integrated vs separate 48/64/128 KB L1D",
+            "up to 2x over 16 KB; beats 48 KB, often 64 KB",
+            "; ".join(f"{what} {both_g(f'speedup {k}', '.2f')}" for what, k in sizes)
             + "; max CERF "
-            + fmt(max((r.get("speedup fair") or 0) for r in rows), ".2f")
-            + " |\n"
+            + fmt(max((r.get("speedup fair") or 0) for r in rows), ".2f"),
         )
     if {"fair-rf64", "fair-rf256"} <= have:
-        out.append(
-            "| E-11 RF 64 / 256 KB (16 KB L1D) | about the same gain | "
-            + both(
+        claim(
+            "E-11 RF 64 / 256 KB (16 KB L1D)",
+            "about the same gain",
+            both(
                 lambda rs: (
                     fmt(g(rs, "speedup fair-rf64"), ".2f") + ", " + fmt(g(rs, "speedup fair-rf256"), ".2f")
                 )
-            )
-            + " |\n"
+            ),
         )
     if {"unified", "fair"} <= have:
-        out.append(
-            "| E-12 CERF over unified memory | +25 % on cache-sensitive | unified "
-            + both(lambda rs: fmt(g(rs, "speedup unified"), ".2f"))
-            + "; CERF / unified "
+        claim(
+            "E-12 CERF over unified memory",
+            "+25 % on cache-sensitive",
+            f"unified {both_g('speedup unified', '.2f')}; CERF / unified "
             + both(lambda rs: fmt(g(rs, "speedup fair") / g(rs, "speedup unified"), ".2f"))
             + "; "
-            + by_register_demand(sens)
-            + " |\n"
+            + by_register_demand(sens),
         )
     if "fair" in have:
-        out.append(
-            "| E-13 on-chip utilization | over +50 % on average | base "
-            + both(lambda rs: fmt(m(rs, "util base"), ".0%"))
-            + " -> CERF "
-            + both(lambda rs: fmt(m(rs, "util fair"), ".0%"))
-            + " |\n"
+        claim(
+            "E-13 on-chip utilization",
+            "over +50 % on average",
+            f"base {both_m('util base', '.0%')} -> CERF {both_m('util fair', '.0%')}",
         )
-        out.append(
-            "| E-14 L1D hit rate | over +20 % in most | "
-            + both(lambda rs: fmt(m(rs, "base_hit"), ".2f") + " -> " + fmt(m(rs, "hit fair"), ".2f"))
-            + " |\n"
+        claim(
+            "E-14 L1D hit rate",
+            "over +20 % in most",
+            both(lambda rs: fmt(m(rs, "base_hit"), ".2f") + " -> " + fmt(m(rs, "hit fair"), ".2f")),
         )
-        out.append(
-            "| E-15 replacements (LRU-fair) | cache-cache about 10x the others; reg-reg rare | rr/rc/cr/cc "
-            + both(
-                lambda rs: "/".join(
-                    fmt(m(rs, k), ".0f") for k in ("evict_rr", "evict_rc", "evict_cr", "evict_cc")
-                )
-            )
-            + " |\n"
+        evictions = ("evict_rr", "evict_rc", "evict_cr", "evict_cc")
+        claim(
+            "E-15 replacements (LRU-fair)",
+            "cache-cache about 10x the others; reg-reg rare",
+            "rr/rc/cr/cc " + both(lambda rs: "/".join(fmt(m(rs, k), ".0f") for k in evictions)),
         )
-        out.append(
-            "| E-16 tag-bank conflicts | rise with utilization | per 1,000 instructions "
-            + both(lambda rs: fmt(m(rs, "tag conflicts per kinstr"), ".1f"))
-            + " |\n"
+        claim(
+            "E-16 tag-bank conflicts",
+            "rise with utilization",
+            "per 1,000 instructions " + both_m("tag conflicts per kinstr", ".1f"),
         )
-        out.append(
-            "| E-17 energy (Table III, L2 counted, DRAM not) | over -40 % on cache-sensitive | CERF / base "
-            + both(lambda rs: fmt(g(rs, "energy fair"), ".2f"))
-            + " |\n"
+        claim(
+            "E-17 energy (Table III, L2 counted, DRAM not)",
+            "over -40 % on cache-sensitive",
+            "CERF / base " + both_g("energy fair", ".2f"),
         )
     if "prio" in have:
-        out.append(
-            "| E-03 static + dynamic holes | over 50 % of the RF | static "
-            + both(lambda rs: fmt(m(rs, "static holes"), ".0%"))
-            + "; dynamic (LRU-prioritized's live "
-            "registers) " + both(lambda rs: fmt(m(rs, "dynamic holes"), ".0%")) + " |\n"
+        claim(
+            "E-03 static + dynamic holes",
+            "over 50 % of the RF",
+            f"static {both_m('static holes', '.0%')}; "
+            f"dynamic (LRU-prioritized's live registers) {both_m('dynamic holes', '.0%')}",
         )
     if any("reuse <=100" in r for r in rows):
         heavy = [r for r in rows if r["workload"] in MEMORY_HEAVY]
-        out.append(
-            "| E-05 cache operands reused more than 3 times; memory accesses among the on-chip data accesses "
-            "of bfs, quasi, syrk | about 60 %; about 30 % | all: "
+        claim(
+            "E-05 cache operands reused more than 3 times; memory accesses among the on-chip data accesses "
+            "of bfs, quasi, syrk",
+            "about 60 %; about 30 %",
+            "all: "
             + fmt(m(rows, "lines reused >3"), ".0%")
             + " of the lines; "
             + (
@@ -639,30 +626,32 @@ def report(rows, labels, a, sm, cmd) -> str:
             )
             + " (all kernels "
             + fmt(m(rows, "memory access share"), ".0%")
-            + ") |\n"
+            + ")",
         )
-        out.append(
-            "| E-06 data reused within 100; 1,000 cycles (issue times estimated at the baseline's IPC) | "
-            "about 60 %; about 90 % | all: "
+        claim(
+            "E-06 data reused within 100; 1,000 cycles (issue times estimated at the baseline's IPC)",
+            "about 60 %; about 90 %",
+            "all: "
             + fmt(m(rows, "reuse <=100"), ".0%")
             + "; "
             + fmt(m(rows, "reuse <=1000"), ".0%")
             + " (cache-sensitive / insensitive "
             + both(lambda rs: fmt(m(rs, "reuse <=100"), ".0%") + ", " + fmt(m(rs, "reuse <=1000"), ".0%"))
-            + ") |\n"
+            + ")",
         )
-        out.append(
-            "| E-07 register operands among the data reused within 1,000 cycles | about 70 % | all: "
+        claim(
+            "E-07 register operands among the data reused within 1,000 cycles",
+            "about 70 %",
+            "all: "
             + fmt(m(rows, "register share <=1000"), ".0%")
-            + " (cache-sensitive / insensitive "
-            + both(lambda rs: fmt(m(rs, "register share <=1000"), ".0%"))
-            + ") |\n"
+            + f" (cache-sensitive / insensitive {both_m('register share <=1000', '.0%')})",
         )
     # section III-E's count: 1,024 lines of 128 B, 4 ways
     ours, base = storage_kb(1024, 4)["total_kb"], 128.0 + storage_kb(128, 4)["total_kb"]
-    out.append(
-        f"| E-18 storage | 130.375 KB vs about 144 KB | {ours:g} vs {base:.2f} KB "
-        "(rfmodel.designs.cerf.storage_kb; tests/test_design_cerf.py) |\n"
+    claim(
+        "E-18 storage",
+        "130.375 KB vs about 144 KB",
+        f"{ours:g} vs {base:.2f} KB (rfmodel.designs.cerf.storage_kb; tests/test_design_cerf.py)",
     )
     return "".join(out)
 

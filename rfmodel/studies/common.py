@@ -16,9 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from rfmodel.cache import source_hash
+from rfmodel.designs.mainrf import TIMING_METRICS
 from rfmodel.errors import RfmodelError
 from rfmodel.evaluate import evaluate
 from rfmodel.io import write_text
+from rfmodel.results import SCALAR_METRICS
 from rfmodel.runner import ResultLog, make_runner
 
 #: the package data no evaluation depends on: the papers' claims the studies are checked against and the
@@ -40,16 +42,10 @@ RF_CACHE_SCALARS = (
 )
 #: the scalar results a study keeps of one evaluation (those the design reports)
 SCALARS = (
-    "ipc",
-    "cycles",
-    "warps",
-    "rf_reads",
-    "rf_writes",
-    "bank_conflict_stall_cycles",
+    *(m for m in SCALAR_METRICS if m != "l1d_hit_rate"),
     "slow_bank_wait_cycles",
     *RF_CACHE_SCALARS,
-    "main_rf_read_cycles",
-    "main_rf_write_cycles",
+    *TIMING_METRICS,
     "energy_pj_total",
     "power_mw",
     "area_mm2_total",

@@ -382,35 +382,41 @@ def run_study(a, argv, *, prog: str, study: str = "corf") -> int:
     return 0
 
 
+#: the per-kernel figures: file prefix, caption, the rows' column prefix, the configurations drawn and the
+#: plot's options
+FIGURES = (
+    (
+        "ipc",
+        "IPC over the baseline per kernel on `{g}` (harmonic mean last; Fig. 15)",
+        "ipc",
+        CONFIGS[1:],
+        {"ylabel": "IPC / baseline", "mean": "hmean"},
+    ),
+    (
+        "coalesced",
+        "Coalesced share of multi-source instructions on `{g}` (Fig. 13)",
+        "coalesced",
+        CONFIGS[3:],
+        {"ylabel": "coalesced share", "ref": None, "mean": "mean"},
+    ),
+    (
+        "energy",
+        "RF dynamic energy over the baseline on `{g}` (Table 2 per access; Fig. 17)",
+        "dyn",
+        CONFIGS[1:],
+        {"ylabel": "dynamic energy / baseline"},
+    ),
+)
+
+
 def figures(rep: Report, rows) -> None:
     """Fig. 15 (IPC), Fig. 13 (coalesced share) and Fig. 17 (dynamic energy) per kernel, per SM."""
     for g in dict.fromkeys(r["gpu"] for r in rows):
         rs = [r for r in rows if r["gpu"] == g]
         names = [r["workload"] for r in rs]
-        rep.bars(
-            f"ipc_{g}.png",
-            f"IPC over the baseline per kernel on `{g}` (harmonic mean last; Fig. 15)",
-            names,
-            {c: [r[f"ipc {c}"] for r in rs] for c in CONFIGS[1:]},
-            ylabel="IPC / baseline",
-            mean="hmean",
-        )
-        rep.bars(
-            f"coalesced_{g}.png",
-            f"Coalesced share of multi-source instructions on `{g}` (Fig. 13)",
-            names,
-            {c: [r[f"coalesced {c}"] for r in rs] for c in CONFIGS[3:]},
-            ylabel="coalesced share",
-            ref=None,
-            mean="mean",
-        )
-        rep.bars(
-            f"energy_{g}.png",
-            f"RF dynamic energy over the baseline on `{g}` (Table 2 per access; Fig. 17)",
-            names,
-            {c: [r[f"dyn {c}"] for r in rs] for c in CONFIGS[1:]},
-            ylabel="dynamic energy / baseline",
-        )
+        for name, caption, column, configs, options in FIGURES:
+            series = {c: [r[f"{column} {c}"] for r in rs] for c in configs}
+            rep.bars(f"{name}_{g}.png", caption.format(g=g), names, series, **options)
 
 
 def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> str:

@@ -35,8 +35,11 @@ from pathlib import Path
 import numpy as np
 
 from rfmodel.designs.base import get_design
+from rfmodel.designs.mainrf import TIMING_METRICS
+from rfmodel.designs.stt import STT_METRICS
 from rfmodel.evaluate import evaluate, resolve_gpu
 from rfmodel.io import write_text
+from rfmodel.results import SCALAR_METRICS
 from rfmodel.studies.common import (
     SIM_SOURCE,
     SOURCE,
@@ -78,23 +81,11 @@ NODE_NM = 32
 ENERGY_COLS = ("STT", "STT+WB", "STT+BDI", "SRAM+BDI")
 MARK = "<!-- stt-rf {gpu}:{end} -->"
 SECTION = "## STT-RAM register file on the simulator"
-#: the STT design's per-run metrics the study keeps
+#: the STT design's per-run metrics the study keeps: the standard ones, the write buffer's and BDI's (the
+#: buffer's hit rate is wb_hits / rf_reads) and the banks' write time
 KEEP = (
-    "ipc",
-    "cycles",
-    "rf_reads",
-    "rf_writes",
-    "bank_conflict_stall_cycles",
-    "wb_writes",
-    "wb_hits",
-    "wb_full_stall_cycles",
-    "wb_occupancy_mean",
-    "wb_occupancy_max",
-    "reads_behind_write",
-    "groups_written",
-    "groups_per_write",
-    "bdi_compressed_share",
-    "bdi_size_known_share",
+    *(m for m in SCALAR_METRICS if m not in ("warps", "l1d_hit_rate")),
+    *(m for m in STT_METRICS if m not in (*TIMING_METRICS, "wb_hit_rate")),
     "main_rf_write_cycles",
 )
 

@@ -564,28 +564,21 @@ class PaperDerived(Estimator):
         base = self.lib.estimator("cacti").estimate(replace(q, cell="sram-hp", periph=None), out_of_range)
         prov = {m: f["provenance"][m] + "; base: " + base.provenance[m] for m in METRICS}
         prov["write_bit_fraction"] = base.provenance["write_bit_fraction"]
-        if q.cell == "stt-ram-paper":  # its write (and cycle) time: the paper's whole cycles, at least SRAM's
+        if q.cell in ("stt-ram-paper", "tfet"):
+            # tfet: one power factor for every energy; stt: its write (and cycle) time the paper's whole
+            # cycles, at least SRAM's
+            energy = ("power",) * 3 if q.cell == "tfet" else ("read_energy", "write_energy", "leakage")
+            read, write, leakage = (f[k] for k in energy)
             return self._scaled(
                 base,
                 q,
                 prov,
-                read=f["read_energy"],
-                write=f["write_energy"],
-                leakage=f["leakage"],
+                read=read,
+                write=write,
+                leakage=leakage,
                 area=f["area"],
                 latency=f["latency"],
-                write_ns_min=f["write_ns_min"],
-            )
-        if q.cell == "tfet":
-            return self._scaled(
-                base,
-                q,
-                prov,
-                read=f["power"],
-                write=f["power"],
-                leakage=f["power"],
-                area=f["area"],
-                latency=f["latency"],
+                write_ns_min=f.get("write_ns_min", 0.0),
             )
         # dwm: port access (like the SRAM bank, scaled) + the mean shift per access
         steps = f["mean_shift_steps"]

@@ -63,6 +63,14 @@ def _find(lines, pattern, path, what, start=0, end=None, required=True):
     return None, None
 
 
+def _blocks(starts: list[int], end: int, path: str, missing: str) -> list[tuple[int, int]]:
+    """A report's blocks (runs, results) as ``(first line, end)``: each from its ``starts`` line to the next
+    one's, the last to ``end``; a report without one raises ParseError ``missing``."""
+    if not starts:
+        raise ParseError(path, None, missing)
+    return list(zip(starts, [*starts[1:], end], strict=True))
+
+
 # --------------------------------------------------------------------------- CACTI
 def parse_cacti(
     text: str,
@@ -77,15 +85,11 @@ def parse_cacti(
     starts = [i for i, ln in enumerate(lines) if re.match(r"\s*Cache size\s*:", ln)]
     if not starts:
         starts = [i for i, ln in enumerate(lines) if "CACTI (version" in ln]
-    if not starts:
-        raise ParseError(
-            path, None, "not a CACTI report: no 'Cache size :' input echo and no 'CACTI (version' banner"
-        )
-    rows = []
-    for k, s in enumerate(starts):
-        e = starts[k + 1] if k + 1 < len(starts) else len(lines)
-        rows.append(_cacti_run(lines, s, e, path, k, cell_type, periph_type, temperature_k))
-    return rows
+    missing = "not a CACTI report: no 'Cache size :' input echo and no 'CACTI (version' banner"
+    return [
+        _cacti_run(lines, s, e, path, k, cell_type, periph_type, temperature_k)
+        for k, (s, e) in enumerate(_blocks(starts, len(lines), path, missing))
+    ]
 
 
 #: report fields that must be strictly positive (a size, a node, a temperature)
@@ -282,13 +286,9 @@ def parse_nvsim(
         if (mm := re.search(r"optimized for (.+?)\s*\.\.\.", ln))
     ]
     results = [i for i, ln in enumerate(lines) if ln.strip() == "RESULT"]
-    if not results:
-        raise ParseError(
-            path, None, "no RESULT block (NVSim found no valid design, or the output was cut short)"
-        )
+    missing = "no RESULT block (NVSim found no valid design, or the output was cut short)"
     rows = []
-    for k, r0 in enumerate(results):
-        r1 = results[k + 1] if k + 1 < len(results) else len(lines)
+    for k, (r0, r1) in enumerate(_blocks(results, len(lines), path, missing)):
         before = [t for i, t in targets if i < r0]
         if len(results) == len(NVSIM_TARGET_ORDER) and len(targets) <= 1:
             target = NVSIM_TARGET_ORDER[k]

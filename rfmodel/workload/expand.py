@@ -73,7 +73,7 @@ from numba import njit
 
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.workload.ir import L1D_CLASSES, Kernel, OpClass
-from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE, Trace, empty_columns
+from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE, Trace, empty_columns, kernel_trace
 
 __all__ = ["ACCESS_KINDS", "AccessPattern", "Profile", "expand", "static_columns"]
 
@@ -922,27 +922,12 @@ def expand(
         mem_ptr = np.zeros(len(gi) + 1, np.int64)
         mem_line = np.zeros(0, np.int64)
 
-    trace = Trace(
-        kernel=kernel.name,
-        warp_ptr=row_ptr,
-        warp_cta=warp_cta.astype(np.int32),
-        mem_ptr=mem_ptr,
-        mem_line=mem_line,
-        regs_per_thread=kernel.regs_per_thread,
-        threads_per_cta=int(tpc),
-        ctas=n_ctas,
-        shared_mem_bytes=kernel.shared_mem_bytes,
-        line_bytes=int(line_bytes),
-        attrs={
-            "source": "expand",
-            "kernel_source": kernel.source,
-            "arch": kernel.arch,
-            "profile": profile.to_dict(),
-            "seed": int(seed),
-            "launch_ctas": int(ctas),
-            "truncated_warps": n_trunc,
-            "implicit_exits": n_implicit,
-        },
-        **cols,
-    )
-    return trace
+    attrs = {
+        "profile": profile.to_dict(),
+        "seed": int(seed),
+        "launch_ctas": int(ctas),
+        "truncated_warps": n_trunc,
+        "implicit_exits": n_implicit,
+    }
+    cols.update(warp_ptr=row_ptr, warp_cta=warp_cta.astype(np.int32), mem_ptr=mem_ptr, mem_line=mem_line)
+    return kernel_trace(kernel, "expand", attrs, line_bytes, threads_per_cta=int(tpc), ctas=n_ctas, **cols)

@@ -189,6 +189,20 @@ class Trace:
 _META = ("kernel", "regs_per_thread", "threads_per_cta", "ctas", "shared_mem_bytes", "line_bytes", "attrs")
 
 
+def kernel_trace(kernel, source: str, attrs: dict, line_bytes: int, **fields) -> Trace:
+    """A trace of a launch of ``kernel`` (a :class:`~rfmodel.workload.ir.Kernel`) that ``source`` built
+    (``"execute"``, ``"expand"``): the kernel's name, registers per thread and shared memory, and attrs
+    naming the source, the kernel's source and arch, then ``attrs``; ``fields``: the rest of the trace."""
+    return Trace(
+        kernel=kernel.name,
+        regs_per_thread=kernel.regs_per_thread,
+        shared_mem_bytes=kernel.shared_mem_bytes,
+        line_bytes=int(line_bytes),
+        attrs={"source": source, "kernel_source": kernel.source, "arch": kernel.arch, **attrs},
+        **fields,
+    )
+
+
 def empty_columns(n: int) -> dict[str, np.ndarray]:
     """Freshly allocated columns for ``n`` rows, registers padded with ``NONE``."""
     cols = {k: np.zeros(n, dtype=dt) for k, dt in COLUMNS.items()}

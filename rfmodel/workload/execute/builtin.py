@@ -14,7 +14,7 @@ import numpy as np
 
 from rfmodel.errors import RfmodelError, UnknownNameError
 from rfmodel.workload.execute.papers import PAPERS_FULL_SIZES, PAPERS_KNOWN_GAPS, PAPERS_RECIPES
-from rfmodel.workload.execute.papers._common import EPS32, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 __all__ = ["BUILTIN_RECIPES", "KNOWN_GAPS", "RECIPES", "builtin_recipe"]
@@ -22,8 +22,13 @@ __all__ = ["BUILTIN_RECIPES", "KNOWN_GAPS", "RECIPES", "builtin_recipe"]
 # what every shipped kernel's recipe uses: the manifest's facts and sizes by scale
 _manifest, _shared, _size = manifest_entry, shared_bytes, size
 
+#: the built-in kernels' recipes
+BUILTIN = Registry()
+BUILTIN_RECIPES = BUILTIN.recipes
+
 
 # ---- saxpy: y = a*x + y (one FFMA per element: exactly the float32 rounding of the float64 value)
+@BUILTIN.recipe()
 def _saxpy(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     m = _manifest("saxpy")
     n = _size(5000, scale)
@@ -48,6 +53,7 @@ def _saxpy(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- reduce_sum: one partial sum per CTA
+@BUILTIN.recipe()
 def _reduce_sum(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     m = _manifest("reduce_sum")
     block = m["threads_per_cta"]
@@ -86,6 +92,7 @@ def _reduce_sum(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- histogram256: byte histogram of 32-bit words, shared-memory atomics then global atomics
+@BUILTIN.recipe()
 def _histogram256(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     m = _manifest("histogram256")
     block = m["threads_per_cta"]
@@ -113,6 +120,7 @@ def _histogram256(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- spmv_csr: one warp per row, lanes stride over the row's nonzeros, shuffle reduction
+@BUILTIN.recipe()
 def _spmv_csr(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     m = _manifest("spmv_csr")
     block = m["threads_per_cta"]
@@ -167,6 +175,7 @@ def _spmv_csr(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- sgemm_tiled: C = alpha*A@B + beta*C with 64x64 tiles, 16-deep k-steps, edges predicated
+@BUILTIN.recipe()
 def _sgemm_tiled(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("sgemm_tiled")["threads_per_cta"]
     M = _size(100, scale)
@@ -178,6 +187,7 @@ def _sgemm_tiled(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- gemm_micro8x8: 128x128 tiles, 8x8 per thread, float4 loads (no edge handling: sizes are multiples)
+@BUILTIN.recipe()
 def _gemm_micro8x8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("gemm_micro8x8")["threads_per_cta"]
     M = 128 * _size(1, scale)
@@ -225,6 +235,7 @@ def _gemm_recipe(name, M, N, K, alpha, beta, grid, block, seed) -> Recipe:
 
 
 # ---- stencil2d_regtile: a 5x5 stencil, each thread a 16-wide strip slid down the rows in registers
+@BUILTIN.recipe()
 def _stencil2d_regtile(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("stencil2d_regtile")["threads_per_cta"]
     strips = _size(40, scale)
@@ -264,6 +275,7 @@ def _stencil2d_regtile(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- nbody_tile16: 16 bodies per thread against all bodies; rsqrtf is MUFU.RSQ
+@BUILTIN.recipe()
 def _nbody_tile16(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("nbody_tile16")["threads_per_cta"]
     n = 16 * _size(20, scale)
@@ -305,6 +317,7 @@ def _nbody_tile16(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- conv2d_const: a 7x7 filter in __constant__ memory (bank 3) over shared-memory tiles
+@BUILTIN.recipe()
 def _conv2d_const(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     width = _size(40, scale)
     height = _size(36, scale)
@@ -350,6 +363,7 @@ def _rotl(x, r):
     return ((x << np.uint32(r)) | (x >> np.uint32(32 - r))).astype(np.uint32)
 
 
+@BUILTIN.recipe()
 def _crc32_murmur3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("crc32_murmur3")["threads_per_cta"]
     nrec = _size(700, scale)
@@ -406,6 +420,7 @@ def _crc32_murmur3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- kmeans_assign: nearest centroid per point (integers: the memberships and the change count)
+@BUILTIN.recipe()
 def _kmeans_assign(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("kmeans_assign")["threads_per_cta"]
     n = _size(900, scale)
@@ -448,6 +463,7 @@ def _kmeans_assign(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- gemm_regblock16x8: a 16x8 register block per thread, operands straight from global memory
+@BUILTIN.recipe()
 def _gemm_regblock16x8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("gemm_regblock16x8")["threads_per_cta"]
     M = 256 * _size(1, scale)
@@ -457,6 +473,7 @@ def _gemm_regblock16x8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- stencil7_3d: a 7-point stencil marching along z with a shared-memory tile per plane
+@BUILTIN.recipe()
 def _stencil7_3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     nx = _size(40, scale, lo=3)
     ny = _size(12, scale, lo=3)
@@ -494,6 +511,7 @@ def _stencil7_3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- gauss_elim_step: one elimination step below pivot k (IEEE division for the multipliers)
+@BUILTIN.recipe()
 def _gauss_elim_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     n = _size(50, scale, lo=4)
     k = n // 3
@@ -536,6 +554,7 @@ def _gauss_elim_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- black_scholes: logf, expf, sqrtf and divisions per option
+@BUILTIN.recipe()
 def _black_scholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("black_scholes")["threads_per_cta"]
     n = _size(1500, scale)
@@ -588,6 +607,7 @@ def _black_scholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- nbody_forces: all-pairs forces through a shared-memory tile, then a capped velocity update
+@BUILTIN.recipe()
 def _nbody_forces(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("nbody_forces")["threads_per_cta"]
     n = _size(300, scale)  # not a multiple of the CTA: the last tile is padded with massless bodies
@@ -646,6 +666,7 @@ def _nbody_forces(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- bytecode_vm: a switch-dispatched interpreter per thread (BRX jump tables)
+@BUILTIN.recipe()
 def _bytecode_vm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("bytecode_vm")["threads_per_cta"]
     n = _size(300, scale)
@@ -720,6 +741,7 @@ def _bytecode_vm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- bfs_expand: one top-down BFS level with atomicCAS claims and an atomic frontier append
+@BUILTIN.recipe()
 def _bfs_expand(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("bfs_expand")["threads_per_cta"]
     nv = _size(600, scale)
@@ -780,6 +802,7 @@ def _bfs_expand(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 # ---- fft_radix8 / fft_radix16: one Stockham-style pass; references replay the kernel's own
 # butterfly structure in float64 with exact twiddles
+@BUILTIN.recipe()
 def _fft_radix8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("fft_radix8")["threads_per_cta"]
     n = 8 * 8 * _size(4, scale)  # n = 256 at scale 1
@@ -827,6 +850,7 @@ def _fft_radix8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@BUILTIN.recipe()
 def _fft_radix16(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("fft_radix16")["threads_per_cta"]
     n = 16 * 16 * _size(2, scale)
@@ -881,6 +905,7 @@ def _fft_radix16(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- rk4_duffing_dp: RK4 of two coupled driven Duffing oscillators per thread, in double precision
+@BUILTIN.recipe()
 def _rk4_duffing_dp(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("rk4_duffing_dp")["threads_per_cta"]
     nsys = _size(256, scale)
@@ -974,6 +999,7 @@ def _rk4_duffing_dp(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- bicg_like: q = A*p, one row per thread; per-CTA partials of s = A^T*r over the CTA's rows
+@BUILTIN.recipe()
 def _bicg_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("bicg_like")["threads_per_cta"]
     grid = ctas or 2
@@ -1018,6 +1044,7 @@ def _bicg_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- syrk_like: C = alpha*A*A^T + beta*C, a 32x8 CTA per 8x32 tile of C, A read from global memory
+@BUILTIN.recipe()
 def _syrk_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     # the default n is not a multiple of the tile (the edge CTAs' guard); for a grid of ``ctas``, a
     # square of about that many tiles; k = 32*odd floats (an odd number of lines) from scale 2 on
@@ -1051,6 +1078,7 @@ def _syrk_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- merge_pass: every thread merges its pair of sorted runs (cut at n) into out
+@BUILTIN.recipe()
 def _merge_pass(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     block = _manifest("merge_pass")["threads_per_cta"]
     grid = ctas or 2
@@ -1080,34 +1108,6 @@ def _merge_pass(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         tolerance={"out": (0.0, 0.0)},
         fixed={"in": keys},
     )
-
-
-BUILTIN_RECIPES = {
-    "merge_pass": _merge_pass,
-    "bicg_like": _bicg_like,
-    "syrk_like": _syrk_like,
-    "rk4_duffing_dp": _rk4_duffing_dp,
-    "nbody_forces": _nbody_forces,
-    "bytecode_vm": _bytecode_vm,
-    "bfs_expand": _bfs_expand,
-    "fft_radix8": _fft_radix8,
-    "fft_radix16": _fft_radix16,
-    "gemm_regblock16x8": _gemm_regblock16x8,
-    "stencil7_3d": _stencil7_3d,
-    "gauss_elim_step": _gauss_elim_step,
-    "black_scholes": _black_scholes,
-    "crc32_murmur3": _crc32_murmur3,
-    "kmeans_assign": _kmeans_assign,
-    "gemm_micro8x8": _gemm_micro8x8,
-    "stencil2d_regtile": _stencil2d_regtile,
-    "nbody_tile16": _nbody_tile16,
-    "conv2d_const": _conv2d_const,
-    "saxpy": _saxpy,
-    "reduce_sum": _reduce_sum,
-    "histogram256": _histogram256,
-    "spmv_csr": _spmv_csr,
-    "sgemm_tiled": _sgemm_tiled,
-}
 
 
 #: every shipped kernel's recipe: the built-in suite's and the papers' benchmarks'

@@ -362,6 +362,15 @@ def _allow(mods: list[str], allowed: set[str]) -> None:
             raise _Unsupported(f"modifier .{m}")
 
 
+def _one_of(mods: list[str], table: dict, what: str):
+    """``table``'s value for the one modifier of ``mods`` (an instruction taking exactly one of ``table``'s
+    modifiers and no other); ``what`` says what is missing otherwise."""
+    _allow(mods, set(table))
+    if len(mods) != 1:
+        raise _Unsupported(what)
+    return table[mods[0]]
+
+
 def _nops(ops: list[Operand], *counts: int) -> None:
     if len(ops) not in counts:
         raise _Unsupported(f"{len(ops)} operands (expected {' or '.join(map(str, counts))})")
@@ -994,14 +1003,15 @@ def _d_atom(row, base, mods, ops, ctx):
         row.src(_src(ops[1], fp=typ == L.AT_F32))
 
 
+_SHFL = {"IDX": L.SH_IDX, "UP": L.SH_UP, "DOWN": L.SH_DOWN, "BFLY": L.SH_BFLY}
+_VOTE = {"ALL": L.V_ALL, "ANY": L.V_ANY, "EQ": L.V_EQ}
+
+
 def _d_shfl(row, base, mods, ops, ctx):
-    modes = {"IDX": L.SH_IDX, "UP": L.SH_UP, "DOWN": L.SH_DOWN, "BFLY": L.SH_BFLY}
-    _allow(mods, set(modes))
-    if len(mods) != 1:
-        raise _Unsupported("SHFL without one mode")
+    mode = _one_of(mods, _SHFL, "SHFL without one mode")
     _nops(ops, 5)
     row.r[L.F_OP] = L.OP_SHFL
-    row.r[L.F_E0] = modes[mods[0]]
+    row.r[L.F_E0] = mode
     row.pdst(0, ops[0])
     row.dst(ops[1])
     for o in ops[2:5]:
@@ -1009,12 +1019,9 @@ def _d_shfl(row, base, mods, ops, ctx):
 
 
 def _d_vote(row, base, mods, ops, ctx):
-    modes = {"ALL": L.V_ALL, "ANY": L.V_ANY, "EQ": L.V_EQ}
-    _allow(mods, set(modes))
-    if len(mods) != 1:
-        raise _Unsupported("VOTE without one mode")
+    mode = _one_of(mods, _VOTE, "VOTE without one mode")
     row.r[L.F_OP] = L.OP_VOTE
-    row.r[L.F_E0] = modes[mods[0]]
+    row.r[L.F_E0] = mode
     if ops and ops[0].kind in (GPR, UGPR):
         _nops(ops, 3)
         row.dst(ops[0])
@@ -1137,6 +1144,14 @@ def _d_call(row, base, mods, ops, ctx, ins=None):
     _target(row, ins, ctx)
 
 
+def _check_offsets(ctx, what: str) -> None:
+    """Refuse a jump to a computed offset (``what``) in a listing whose instructions do not stand 16 bytes
+    apart from offset 0 (the executor finds the target instruction as offset / 16)."""
+    pcs = [x.pc for x in ctx.instrs]
+    if pcs != [16 * j for j in range(len(pcs))]:
+        raise _Unsupported(f"{what} in a listing whose offsets are not 16 bytes apart from 0")
+
+
 def _d_ret(row, base, mods, ops, ctx):
     # RET.REL.NODEC Rn base: continue at the offset held in Rn plus the function's offset
     if mods != ["REL", "NODEC"]:
@@ -1144,9 +1159,7 @@ def _d_ret(row, base, mods, ops, ctx):
     _nops(ops, 2)
     if ops[0].kind != GPR or ops[0].index is None:
         raise _Unsupported("RET without a return-address register")
-    pcs = [x.pc for x in ctx.instrs]
-    if pcs != [16 * j for j in range(len(pcs))]:
-        raise _Unsupported("RET in a listing whose offsets are not 16 bytes apart from 0")
+    _check_offsets(ctx, "RET")
     row.r[L.F_OP] = L.OP_RET
     row.src(_src(ops[0]))
     row.src((L.K_IMM, _imm_value(ops[1], False), 0, 0, 0) if ops[1].kind == IMM else (L.K_IMM, 0, 0, 0, 0))
@@ -1207,13 +1220,10 @@ _REDUX = {"SUM": 0, "AND": 1, "OR": 2, "XOR": 3}
 
 
 def _d_redux(row, base, mods, ops, ctx):
-    fn = [m for m in mods if m in _REDUX]
-    _allow(mods, set(_REDUX))
-    if len(fn) != 1:
-        raise _Unsupported("REDUX without one of SUM, AND, OR, XOR")
+    fn = _one_of(mods, _REDUX, "REDUX without one of SUM, AND, OR, XOR")
     _nops(ops, 2)
     row.r[L.F_OP] = L.OP_REDUX
-    row.r[L.F_E0] = _REDUX[fn[0]]
+    row.r[L.F_E0] = fn
     row.dst(ops[0])
     row.src(_src(ops[1]))
 
@@ -1224,9 +1234,7 @@ def _d_brx(row, base, mods, ops, ctx):
     _nops(ops, 2)
     if ops[0].kind != GPR or ops[0].index is None or ops[1].kind != IMM:
         raise _Unsupported("BRX other than BRX Rn, offset")
-    pcs = [x.pc for x in ctx.instrs]
-    if pcs != [16 * j for j in range(len(pcs))]:
-        raise _Unsupported("BRX in a listing whose offsets are not 16 bytes apart from 0")
+    _check_offsets(ctx, "BRX")
     row.r[L.F_OP] = L.OP_BRX
     row.src(_src(ops[0]))
     row.src((L.K_IMM, _imm_value(ops[1], False), 0, 0, 0))

@@ -34,7 +34,7 @@ from rfmodel.workload.execute.decode import decode_kernel
 from rfmodel.workload.execute.errors import ExecutionError
 from rfmodel.workload.execute.recipe import Recipe, run_recipe
 from rfmodel.workload.ir import Kernel
-from rfmodel.workload.trace import COMPRESS_UNKNOWN, MAX_DST, NONE, Trace, compress_code
+from rfmodel.workload.trace import COMPRESS_UNKNOWN, MAX_DST, NONE, Trace, compress_code, kernel_trace
 
 __all__ = ["executed_trace"]
 
@@ -115,28 +115,17 @@ def executed_trace(
         row += m
         line += total
         del r
-    trace = Trace(
-        kernel=kernel.name,
-        warp_ptr=warp_ptr,
-        warp_cta=np.repeat(np.arange(len(recs), dtype=np.int32), nw),
-        mem_ptr=mem_ptr,
-        mem_line=mem_line,
-        regs_per_thread=kernel.regs_per_thread,
-        threads_per_cta=nthreads,
-        ctas=len(recs),
-        shared_mem_bytes=kernel.shared_mem_bytes,
-        line_bytes=int(line_bytes),
-        attrs={
-            "source": "execute",
-            "kernel_source": kernel.source,
-            "arch": kernel.arch,
-            "recipe": recipe.kernel,
-            "recipe_seed": int(recipe.seed),
-            "recipe_grid": list(recipe.grid),
-            "launch_ctas": grid,
-            "values": "executed",
-        },
-        **cols,
+    attrs = {
+        "recipe": recipe.kernel,
+        "recipe_seed": int(recipe.seed),
+        "recipe_grid": list(recipe.grid),
+        "launch_ctas": grid,
+        "values": "executed",
+    }
+    warp_cta = np.repeat(np.arange(len(recs), dtype=np.int32), nw)
+    cols.update(warp_ptr=warp_ptr, warp_cta=warp_cta, mem_ptr=mem_ptr, mem_line=mem_line)
+    trace = kernel_trace(
+        kernel, "execute", attrs, line_bytes, threads_per_cta=nthreads, ctas=len(recs), **cols
     )
     trace.validate()
     return trace

@@ -294,6 +294,17 @@ def _mask_preds(ops: list[Operand], uniform: bool) -> list[int]:
     return [base + p for p in range(7) if mask >> p & 1]
 
 
+def _add_preds(out: list[int], op: Operand, ops: list[Operand]) -> None:
+    """Append to ``out`` the predicates operand ``op`` of ``ops`` names: a predicate (none for PT), or
+    those a P2R/R2P's predicate set selects."""
+    if op.kind == PREDSET:
+        out.extend(_mask_preds(ops, op.prefix == "UPR"))
+        return
+    p = _pred_index(op)
+    if p is not None:
+        out.append(p)
+
+
 def _data_regs(base: str, mods: tuple[str, ...]) -> int:
     if base in ("LDSM", "STSM", "LDSM16", "MOVM"):
         if "4" in mods:
@@ -564,12 +575,8 @@ def analyze(opcode: str, ops: list[Operand], arch: str, hidden_desc: int | None 
                 if op.index is not None:
                     w = width.get(i, 1)
                     _expand(sem, k, op.index, w, sem.dst if k == GPR else sem.udst)
-            elif k in _PRED_KINDS:
-                p = _pred_index(op)
-                if p is not None:
-                    sem.pdst.append(p)
-            elif k == PREDSET:
-                sem.pdst.extend(_mask_preds(ops, op.prefix == "UPR"))
+            elif k in _PRED_KINDS or k == PREDSET:
+                _add_preds(sem.pdst, op, ops)
             continue
         if k == GPR:
             if op.index is not None:
@@ -581,12 +588,8 @@ def analyze(opcode: str, ops: list[Operand], arch: str, hidden_desc: int | None 
         elif k == UGPR:
             if op.index is not None:
                 _expand(sem, k, op.index, width.get(i, 1), sem.usrc)
-        elif k in _PRED_KINDS:
-            p = _pred_index(op)
-            if p is not None:
-                sem.psrc.append(p)
-        elif k == PREDSET:
-            sem.psrc.extend(_mask_preds(ops, op.prefix == "UPR"))
+        elif k in _PRED_KINDS or k == PREDSET:
+            _add_preds(sem.psrc, op, ops)
         elif k == CONST:
             for rk, idx, _suf, _g in op.inner:
                 (sem.src if rk == GPR else sem.usrc).append(idx)

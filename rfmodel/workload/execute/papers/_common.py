@@ -1,8 +1,9 @@
-"""What the shipped kernels' recipes share (the built-in suite's and the papers'): the manifest's facts of
-a kernel and sizes by scale."""
+"""What the shipped kernels' recipes share (the built-in suite's and the papers'): their registration, the
+manifest's facts of a kernel and sizes by scale."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 #: the unit roundoff of float32 (tolerances: a float32 result of ``m`` rounded operations on terms whose
@@ -30,7 +31,7 @@ def size(base: int, scale: float, lo: int = 1) -> int:
 
 
 class FullSize(NamedTuple):
-    """The original benchmark's input of a papers' recipe (each family module's ``FULL_SIZES``): the
+    """The original benchmark's input of a papers' recipe (what its family module registers it with): the
     ``scale`` at which the recipe's sizes equal it (with the grid ``ctas`` where the recipe takes its grid
     from them), ``what`` that input is, ``differs``: what the recipe cannot match at any scale (empty:
     nothing), and ``tested``: the smaller scale the slow test runs where the executor needs far longer than
@@ -41,3 +42,27 @@ class FullSize(NamedTuple):
     ctas: int | None = None
     differs: str = ""
     tested: float | None = None
+
+
+class Registry:
+    """The recipes of one module of shipped kernels: ``recipes``, kernel name -> ``recipe(scale, ctas)``, and
+    ``full_sizes``, kernel name -> its original benchmark's input (:class:`FullSize`; papers' kernels),
+    filled by decorating each recipe function ``_<kernel name>`` with :meth:`recipe`."""
+
+    def __init__(self) -> None:
+        self.recipes: dict[str, Callable] = {}
+        self.full_sizes: dict[str, FullSize] = {}
+
+    def recipe(self, *full, **full_kw) -> Callable[[Callable], Callable]:
+        """Register the decorated ``_<kernel name>`` as that kernel's recipe; ``full``/``full_kw``, the fields
+        of its original benchmark's input (:class:`FullSize`: ``scale``, ``what``, ...), none for a kernel of
+        rfmodel's own suite."""
+
+        def register(fn: Callable) -> Callable:
+            name = fn.__name__.removeprefix("_")
+            self.recipes[name] = fn
+            if full or full_kw:
+                self.full_sizes[name] = FullSize(*full, **full_kw)
+            return fn
+
+        return register

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 #: the conv_bench entry the convolution kernels take: W = H = 56, C = 128, K = 256, 3x3, pad 1, stride 1
 CONV = {"hw": 56, "c": 128, "k": 256, "r": 3, "pad": 1, "stride": 1}
@@ -30,6 +33,7 @@ def _im2col_ref(img: np.ndarray, r: int, s: int, pad: int, stride: int, oh: int,
     return out.reshape(c * r * s, oh * ow)
 
 
+@FAMILY.recipe(32, "one image, C=128 channels of 56x56, 3x3, pad 1, stride 1", tested=16)
 def _dnn_im2col(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """One image, C channels of H x W, 3x3 taps, pad 1, stride 1 (so OH = H, OW = W): 4 x 16 x 16 by default,
     the conv_bench layer's 128 x 56 x 56 from scale 32. A grid-stride kernel: the grid is ``ctas`` where
@@ -77,6 +81,7 @@ def _dnn_im2col(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(62.72, "K=256 filters x 3136 pixels (56x56), depth C*R*S = 1152 (C=128, 3x3)", tested=16)
 def _dnn_conv_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """16 x 16 threads, one per output (channel, pixel), a grid over (pixels, channels) in 16 x 16 tiles.
     By default K = 24 output channels, 50 pixels and a depth of 72 (5 tiles, the last partial); the
@@ -130,6 +135,7 @@ def _sigmoid(v):
     return 1.0 / (1.0 + np.exp(-v))
 
 
+@FAMILY.recipe(3.2, "LSTM hidden = input = 512, batch 4, one time step")
 def _dnn_lstm_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """256 threads per CTA, one per hidden unit; blockIdx.y the batch element (4, DeepBench's batch). The
     hidden size (= input size) is 160 by default (one partial 256-chunk), 320 at scale 2 (two chunks, as
@@ -204,16 +210,3 @@ def _dnn_lstm_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "h_next": lambda ins: (0.0, bounds(ins)[1].reshape(-1)),
         },
     )
-
-
-RECIPES = {"dnn_im2col": _dnn_im2col, "dnn_conv_gemm": _dnn_conv_gemm, "dnn_lstm_step": _dnn_lstm_step}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "dnn_conv_gemm": FullSize(
-        62.72, "K=256 filters x 3136 pixels (56x56), depth C*R*S = 1152 (C=128, 3x3)", tested=16
-    ),
-    "dnn_im2col": FullSize(32, "one image, C=128 channels of 56x56, 3x3, pad 1, stride 1", tested=16),
-    "dnn_lstm_step": FullSize(3.2, "LSTM hidden = input = 512, batch 4, one time step"),
-}

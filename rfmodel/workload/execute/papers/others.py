@@ -13,8 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import GLOBAL_BASE
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 #: Mars SimilarityScore's map CTA, and the dynamic shared memory its runtime launches it with
 _SS_TPB = 256
@@ -38,6 +41,7 @@ _SS_POINTERS = (
 )
 
 
+@FAMILY.recipe(42.6667, "1024 documents x 256 features: 523776 pairs")
 def _mr_similarity(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """Mapper's launch: 256 threads, one record (a pair of documents i < j) per thread, a 1-D grid over the
     n (n - 1) / 2 records. ``n`` documents of ``dim`` features: 24 x 16 at scale 1, the float4 loop reaching
@@ -120,10 +124,3 @@ def _mr_similarity(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         tolerance={"interKeys": tol},
         fixed=fixed,
     )
-
-
-RECIPES = {"mr_similarity": _mr_similarity}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {"mr_similarity": FullSize(42.6667, "1024 documents x 256 features: 523776 pairs")}

@@ -11,12 +11,16 @@ from collections import deque
 
 import numpy as np
 
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 
 # ---- Parboil sgemm (mysgemmNT): C = alpha*A*B + beta*C, A m x k and C m x n column-major, B given
 # transposed (n x k column-major, so B[kk][j] = Bt[j + kk*n]); m % 128 == n % 16 == k % 8 == 0
+@FAMILY.recipe(33, "medium dataset m=1024, n=1056, k=992")
 def _pa_sgemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """16 x 8 threads per CTA, grid (m/128, n/16); the medium dataset (m, n, k) = (1024, 1056, 992) at
     scale 33 (k reaches it at 31, m at 30)."""
@@ -95,6 +99,12 @@ def _jds(n: int, max_len: int, rng: np.random.Generator):
     return perm, warp_diags, starts.astype(np.int32), data, cols
 
 
+@FAMILY.recipe(
+    109.2267,
+    "Dubcova3: 146689 rows (765 CTAs of 192)",
+    differs="rows capped at 65536 (the constant tables index at most 2048 warps "
+    "of rows): 342 CTAs; a random matrix of 1-49 nonzeros a row, not Dubcova3",
+)
 def _pa_spmv_jds(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """192 threads per CTA (what the original picks for a large matrix), one per row; rows get 1 to
     8*scale nonzeros (capped at 49, about twice Dubcova3's mean of 24.8), so a warp's diagonal count (the
@@ -158,6 +168,7 @@ def _pa_spmv_jds(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 _SAD_NPOS, _SAD_PAD = 1089, 1096
 
 
+@FAMILY.recipe(11, "QCIF 176x144 (11x9 macroblocks)")
 def _pa_sad(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """61 threads per CTA, one CTA per 4x4 block; a frame of scale x scale macroblocks (capped at QCIF's
     11 x 9, the default dataset, reached at scale 11)."""
@@ -202,9 +213,6 @@ def _pa_sad(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         shared_bytes=shared_bytes("pa_sad") + 2 * _SAD_PAD + 8,
         reference=ref,
     )
-
-
-RECIPES = {"pa_sgemm": _pa_sgemm, "pa_spmv_jds": _pa_spmv_jds, "pa_sad": _pa_sad}
 
 
 # ---- ISPASS-2009 AES (aesEncrypt128): 128-bit encryption of 16-byte blocks, four threads per block
@@ -262,6 +270,7 @@ def _aes_encrypt_words(words: np.ndarray, rkey: np.ndarray, tbox: np.ndarray) ->
     return (last ^ rkey[40:44].astype(np.uint32)).reshape(-1)
 
 
+@FAMILY.recipe(32.125, "output.bmp, 262198 bytes padded to 263168 (257 CTAs)")
 def _is_aes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """256 threads (64 blocks of 16 bytes) per CTA; 8*scale CTAs, the original's input (263168 bytes, 257
     CTAs) at scale 32.125 (the cap)."""
@@ -297,6 +306,7 @@ def _is_aes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- ISPASS-2009 LPS (GPU_laplace3d): one Jacobi sweep of the 3-D Laplace equation, boundary kept
+@FAMILY.recipe(12.5, "100x100x100 grid")
 def _is_laplace3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """32 x 4 threads per CTA over (x, y), marching over z; a 40*scale x 10*scale x 8*scale grid (each
     capped at the original's default 100, all reached at scale 12.5), rows padded to a pitch of 128
@@ -309,11 +319,9 @@ def _is_laplace3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     def grid(a):
         return a.astype(np.float64).reshape(nz, ny, pitch)
 
-    def ref(ins, sc):
-        u = grid(ins["u1"])
-        out = grid(ins["u2"]).copy()
-        out[:, :, :nx] = u[:, :, :nx]
-        s = (
+    def neighbours(u):
+        """The sum of each interior point's six neighbours, in the kernel's order."""
+        return (
             u[1:-1, 1:-1, : nx - 2]
             + u[1:-1, 1:-1, 2:nx]
             + u[1:-1, :-2, 1 : nx - 1]
@@ -321,22 +329,19 @@ def _is_laplace3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             + u[:-2, 1:-1, 1 : nx - 1]
             + u[2:, 1:-1, 1 : nx - 1]
         )
-        out[1:-1, 1:-1, 1 : nx - 1] = s * w
+
+    def ref(ins, sc):
+        u = grid(ins["u1"])
+        out = grid(ins["u2"]).copy()
+        out[:, :, :nx] = u[:, :, :nx]
+        out[1:-1, 1:-1, 1 : nx - 1] = neighbours(u) * w
         return {"u2": out.reshape(-1)}
 
     def tol(ins):
         # interior: five rounded additions and the rounded product with w, on six terms times w
         u = np.abs(grid(ins["u1"]))
         bound = np.zeros_like(u)
-        s = (
-            u[1:-1, 1:-1, : nx - 2]
-            + u[1:-1, 1:-1, 2:nx]
-            + u[1:-1, :-2, 1 : nx - 1]
-            + u[1:-1, 2:, 1 : nx - 1]
-            + u[:-2, 1:-1, 1 : nx - 1]
-            + u[2:, 1:-1, 1 : nx - 1]
-        )
-        bound[1:-1, 1:-1, 1 : nx - 1] = 6 * EPS32 * s * w
+        bound[1:-1, 1:-1, 1 : nx - 1] = 6 * EPS32 * neighbours(u) * w
         return 0.0, bound.reshape(-1)
 
     return Recipe(
@@ -406,6 +411,7 @@ def _nn_recipe(name, grid, block, conv, m, arrays, taps, seed) -> Recipe:
     )
 
 
+@FAMILY.recipe(14, "28 images (grid 6 x 28)")
 def _is_nn_layer1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """13 x 13 threads per CTA, grid (6 maps, images); 2*scale images (the GPGPU-Sim run's 28 at scale 14)."""
     assert manifest_entry("is_nn_layer1")["threads_per_cta"] == 169
@@ -430,6 +436,7 @@ def _is_nn_layer1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     return _nn_recipe("is_nn_layer1", (6, num), (13, 13), conv, 52, arrays, _NN_TAPS1, 57)
 
 
+@FAMILY.recipe(14, "28 images (grid 50 x 28)")
 def _is_nn_layer2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """5 x 5 threads per CTA, grid (50 maps, images); 2*scale images (the GPGPU-Sim run's 28 at scale 14)."""
     assert manifest_entry("is_nn_layer2")["threads_per_cta"] == 25
@@ -697,6 +704,7 @@ def _mum_matches(ins: dict, nq: int) -> np.ndarray:
     return out.reshape(-1)
 
 
+@FAMILY.recipe(100, "NC_003997.20k.fna 1,399,930 bases; 50,000 reads of 25 bases, min match 20")
 def _is_mummer(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """256 threads per CTA, one per read, ceil(reads / 256) CTAs (the original's); ``ctas`` is not used.
     500*scale reads of 25 bases against a random reference of 14000*scale bases: the original's 50,000 reads
@@ -763,36 +771,3 @@ def _is_mummer(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "ref": ref_tex,
         },
     )
-
-
-RECIPES.update(
-    {
-        "is_aes": _is_aes,
-        "is_laplace3d": _is_laplace3d,
-        "is_nn_layer1": _is_nn_layer1,
-        "is_nn_layer2": _is_nn_layer2,
-        "is_mummer": _is_mummer,
-    }
-)
-
-#: sm_75 compiles is_aes's round-key loads as LDG [Rn.U32+URm] (a 32-bit register offset on a 64-bit uniform
-#: base); the executor's decoder drops the .U32 and reads Rn as a 64-bit pair
-KNOWN_GAPS: dict[tuple[str, str], str] = {}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "is_aes": FullSize(32.125, "output.bmp, 262198 bytes padded to 263168 (257 CTAs)"),
-    "is_laplace3d": FullSize(12.5, "100x100x100 grid"),
-    "is_mummer": FullSize(100, "NC_003997.20k.fna 1,399,930 bases; 50,000 reads of 25 bases, min match 20"),
-    "is_nn_layer1": FullSize(14, "28 images (grid 6 x 28)"),
-    "is_nn_layer2": FullSize(14, "28 images (grid 50 x 28)"),
-    "pa_sad": FullSize(11, "QCIF 176x144 (11x9 macroblocks)"),
-    "pa_sgemm": FullSize(33, "medium dataset m=1024, n=1056, k=992"),
-    "pa_spmv_jds": FullSize(
-        109.2267,
-        "Dubcova3: 146689 rows (765 CTAs of 192)",
-        differs="rows capped at 65536 (the constant tables index at most 2048 warps "
-        "of rows): 342 CTAs; a random matrix of 1-49 nonzeros a row, not Dubcova3",
-    ),
-}

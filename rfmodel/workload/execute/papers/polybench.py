@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 #: the standard dataset's extent, and the row stride of every matrix of the kernels below
 STD = 512
 
 
+@FAMILY.recipe(8, "standard 512x512x512")
 def _pb_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """gemm_kernel's launch: 32 x 8 threads, one per element of C, a grid over (columns, rows)."""
     assert manifest_entry("pb_gemm")["threads_per_cta"] == 256
@@ -61,10 +65,3 @@ def _pb_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         reference=ref,
         tolerance={"C": tol},
     )
-
-
-RECIPES = {"pb_gemm": _pb_gemm}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {"pb_gemm": FullSize(8, "standard 512x512x512")}

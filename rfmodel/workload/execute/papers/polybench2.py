@@ -12,8 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 
 def _f32(x) -> np.float64:
@@ -31,72 +34,49 @@ def _mat(a, cols, rows=None) -> np.ndarray:
 BICG_STD = 4096
 
 
-def _bicg_sizes(scale):
-    # ny threads, nx loop steps (kernel 1; the other way round for kernel 2): 256 each by default, the
-    # standard 4096 at scale 16
+def _bicg(name: str, transposed: bool, vin: str, vout: str, seed: int, scale: float) -> Recipe:
+    """bicg_kernel1/2's launch: 256 threads, one per element of ``vout``, A^T ``vin`` (kernel 1: one per
+    column j < ny, the loop over the nx rows) or A ``vin`` (kernel 2: one per row i < nx, the loop along the
+    ny columns); nx = ny = 256 by default, the standard 4096 at scale 16."""
+    assert manifest_entry(name)["threads_per_cta"] == 256
     n = min(size(256, scale), BICG_STD)
-    return n, n
+
+    def product(A, v):
+        return v @ A if transposed else A @ v
+
+    def ref(ins, sc):
+        return {vout: product(_mat(ins["A"], BICG_STD)[:n, :n], ins[vin].astype(np.float64))}
+
+    def tol(ins):
+        # n multiply-adds in float32 (a product and a sum each, at most): 2n roundings on the terms
+        A = np.abs(_mat(ins["A"], BICG_STD)[:n, :n])
+        return 0.0, 2 * n * EPS32 * product(A, np.abs(ins[vin].astype(np.float64)))
+
+    return Recipe(
+        kernel=name,
+        grid=(-(-n // 256),),
+        block=(256,),
+        params=[*scalars("i32", nx=n, ny=n), *pointers("A", vin, vout)],
+        arrays={
+            "A": ArraySpec("float32", (n * BICG_STD,), "uniform", -1.0, 1.0),
+            vin: ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+            vout: ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+        },  # vout is cleared by the kernel
+        outputs=[vout],
+        seed=seed,
+        reference=ref,
+        tolerance={vout: tol},
+    )
 
 
+@FAMILY.recipe(16, "standard NX = NY = 4096")
 def _pb_bicg_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
-    """bicg_kernel1's launch: 256 threads, one per column j < ny; the loop runs over the nx rows."""
-    assert manifest_entry("pb_bicg_1")["threads_per_cta"] == 256
-    nx, ny = _bicg_sizes(scale)
-
-    def ref(ins, sc):
-        A = _mat(ins["A"], BICG_STD)[:nx, :ny]
-        return {"s": ins["r"].astype(np.float64) @ A}
-
-    def tol(ins):
-        # nx multiply-adds in float32 (a product and a sum each, at most): 2*nx roundings on the terms
-        A = np.abs(_mat(ins["A"], BICG_STD)[:nx, :ny])
-        return 0.0, 2 * nx * EPS32 * (np.abs(ins["r"].astype(np.float64)) @ A)
-
-    return Recipe(
-        kernel="pb_bicg_1",
-        grid=(-(-ny // 256),),
-        block=(256,),
-        params=[*scalars("i32", nx=nx, ny=ny), *pointers("A", "r", "s")],
-        arrays={
-            "A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
-            "r": ArraySpec("float32", (nx,), "uniform", -1.0, 1.0),
-            "s": ArraySpec("float32", (ny,), "uniform", -1.0, 1.0),
-        },  # cleared by the kernel
-        outputs=["s"],
-        seed=41,
-        reference=ref,
-        tolerance={"s": tol},
-    )
+    return _bicg("pb_bicg_1", True, "r", "s", 41, scale)
 
 
+@FAMILY.recipe(16, "standard NX = NY = 4096")
 def _pb_bicg_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
-    """bicg_kernel2's launch: 256 threads, one per row i < nx; the loop runs along the ny columns."""
-    assert manifest_entry("pb_bicg_2")["threads_per_cta"] == 256
-    nx, ny = _bicg_sizes(scale)
-
-    def ref(ins, sc):
-        A = _mat(ins["A"], BICG_STD)[:nx, :ny]
-        return {"q": A @ ins["p"].astype(np.float64)}
-
-    def tol(ins):
-        A = np.abs(_mat(ins["A"], BICG_STD)[:nx, :ny])
-        return 0.0, 2 * ny * EPS32 * (A @ np.abs(ins["p"].astype(np.float64)))
-
-    return Recipe(
-        kernel="pb_bicg_2",
-        grid=(-(-nx // 256),),
-        block=(256,),
-        params=[*scalars("i32", nx=nx, ny=ny), *pointers("A", "p", "q")],
-        arrays={
-            "A": ArraySpec("float32", (nx * BICG_STD,), "uniform", -1.0, 1.0),
-            "p": ArraySpec("float32", (ny,), "uniform", -1.0, 1.0),
-            "q": ArraySpec("float32", (nx,), "uniform", -1.0, 1.0),
-        },  # cleared by the kernel
-        outputs=["q"],
-        seed=42,
-        reference=ref,
-        tolerance={"q": tol},
-    )
+    return _bicg("pb_bicg_2", False, "p", "q", 42, scale)
 
 
 # ---- mvt: x1 += A y1 (kernel 1), x2 += A^T y2 (kernel 2); standard dataset N = 4096 -------------------
@@ -138,10 +118,12 @@ def _mvt(name: str, transposed: bool, seed: int, scale: float) -> Recipe:
     )
 
 
+@FAMILY.recipe(16, "standard N = 4096")
 def _pb_mvt_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     return _mvt("pb_mvt_1", False, 43, scale)
 
 
+@FAMILY.recipe(16, "standard N = 4096")
 def _pb_mvt_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     return _mvt("pb_mvt_2", True, 44, scale)
 
@@ -151,6 +133,7 @@ def _pb_mvt_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 SYR2K_STD = 1024
 
 
+@FAMILY.recipe(16, "standard NI = NJ = 1024", tested=4)
 def _pb_syr2k(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """syr2k_kernel's launch: 32 x 8 threads, one per element of the ni x ni matrix C; nj loop steps."""
     assert manifest_entry("pb_syr2k")["threads_per_cta"] == 256
@@ -217,6 +200,7 @@ def _gs_arrays(n: int, r_low: float) -> dict:
     }
 
 
+@FAMILY.recipe(8, "standard NI = NJ = 2048")
 def _pb_gramschmidt_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """gramschmidt_kernel1's launch: one CTA of 256 threads, thread 0 alone sums down column k."""
     n, k, params = _gs_setup("pb_gramschmidt_1", scale)
@@ -248,6 +232,7 @@ def _pb_gramschmidt_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(8, "standard NI = NJ = 2048")
 def _pb_gramschmidt_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """gramschmidt_kernel2's launch: 256 threads per CTA, one per row; Q[:,k] = A[:,k] / R[k][k]."""
     n, k, params = _gs_setup("pb_gramschmidt_2", scale)
@@ -273,6 +258,7 @@ def _pb_gramschmidt_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(8, "standard NI = NJ = 2048")
 def _pb_gramschmidt_3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """gramschmidt_kernel3's launch: 256 threads per CTA, one per column j (those with k < j < nj work)."""
     n, k, params = _gs_setup("pb_gramschmidt_3", scale)
@@ -326,31 +312,46 @@ def _pb_gramschmidt_3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 FDTD_STD = 2048
 FDTD_TMAX = 500
+FDTD_T = 7  #: the time step the kernels take
 
 
-def _fdtd_setup(name: str, scale: float, with_fict: bool):
-    """32 x 8 threads, one per grid point of the nx x ny fields (64 x 64 by default, the standard 2048 x
-    2048 at scale 32); time step t = 7 of TMAX."""
+def _fdtd_size(name: str, scale: float) -> int:
+    """The fields' extent nx = ny: 64 by default, the standard 2048 at scale 32."""
     assert manifest_entry(name)["threads_per_cta"] == 256
-    n = min(size(64, scale), FDTD_STD)
-    t = 7
+    return min(size(64, scale), FDTD_STD)
+
+
+def _fdtd_recipe(name: str, n: int, with_fict: bool, out: str, seed: int, ref, tol) -> Recipe:
+    """32 x 8 threads, one per grid point of the n x n fields ex, ey, hz (and ``fict``, TMAX values, where
+    the step reads it) at time step FDTD_T; the step updates field ``out``."""
     params = [*scalars("i32", nx=n, ny=n)]
     params += [Param("fict", "ptr", array="fict")] if with_fict else []
-    params += [*pointers("ex", "ey", "hz"), *scalars("i32", t=t)]
+    params += [*pointers("ex", "ey", "hz"), *scalars("i32", t=FDTD_T)]
     arrays = {"fict": ArraySpec("float32", (FDTD_TMAX,), "arange")} if with_fict else {}
     for f in ("ex", "ey", "hz"):
         arrays[f] = ArraySpec("float32", (n * FDTD_STD,), "uniform", -1.0, 1.0)
-    return n, t, (-(-n // 32), -(-n // 8)), params, arrays
+    return Recipe(
+        kernel=name,
+        grid=(-(-n // 32), -(-n // 8)),
+        block=(32, 8),
+        params=params,
+        arrays=arrays,
+        outputs=[out],
+        seed=seed,
+        reference=ref,
+        tolerance={out: tol},
+    )
 
 
+@FAMILY.recipe(32, "standard NX = NY = 2048")
 def _pb_fdtd2d_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """fdtd_step1_kernel: ey[0][:] = fict[t]; ey[i][j] -= 0.5 * (hz[i][j] - hz[i-1][j]) for i > 0."""
-    n, t, grid, params, arrays = _fdtd_setup("pb_fdtd2d_1", scale, True)
+    n = _fdtd_size("pb_fdtd2d_1", scale)
 
     def ref(ins, sc):
         ey, hz = _mat(ins["ey"], FDTD_STD).copy(), _mat(ins["hz"], FDTD_STD)
         ey[1:n, :n] -= 0.5 * (hz[1:n, :n] - hz[: n - 1, :n])
-        ey[0, :n] = ins["fict"][t]
+        ey[0, :n] = ins["fict"][FDTD_T]
         return {"ey": ey}
 
     def tol(ins):
@@ -360,22 +361,13 @@ def _pb_fdtd2d_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         bound[1:n, :n] = 2 * EPS32 * (ey[1:n, :n] + 0.5 * (hz[1:n, :n] + hz[: n - 1, :n]))
         return 0.0, bound.reshape(-1)
 
-    return Recipe(
-        kernel="pb_fdtd2d_1",
-        grid=grid,
-        block=(32, 8),
-        params=params,
-        arrays=arrays,
-        outputs=["ey"],
-        seed=49,
-        reference=ref,
-        tolerance={"ey": tol},
-    )
+    return _fdtd_recipe("pb_fdtd2d_1", n, True, "ey", 49, ref, tol)
 
 
+@FAMILY.recipe(32, "standard NX = NY = 2048")
 def _pb_fdtd2d_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """fdtd_step2_kernel: ex[i][j] -= 0.5 * (hz[i][j] - hz[i][j-1]) for j > 0."""
-    n, t, grid, params, arrays = _fdtd_setup("pb_fdtd2d_2", scale, False)
+    n = _fdtd_size("pb_fdtd2d_2", scale)
 
     def ref(ins, sc):
         ex, hz = _mat(ins["ex"], FDTD_STD).copy(), _mat(ins["hz"], FDTD_STD)
@@ -388,22 +380,13 @@ def _pb_fdtd2d_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         bound[:n, 1:n] = 2 * EPS32 * (ex[:n, 1:n] + 0.5 * (hz[:n, 1:n] + hz[:n, : n - 1]))
         return 0.0, bound.reshape(-1)
 
-    return Recipe(
-        kernel="pb_fdtd2d_2",
-        grid=grid,
-        block=(32, 8),
-        params=params,
-        arrays=arrays,
-        outputs=["ex"],
-        seed=50,
-        reference=ref,
-        tolerance={"ex": tol},
-    )
+    return _fdtd_recipe("pb_fdtd2d_2", n, False, "ex", 50, ref, tol)
 
 
+@FAMILY.recipe(32, "standard NX = NY = 2048")
 def _pb_fdtd2d_3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """fdtd_step3_kernel: hz[i][j] -= 0.7 * (ex[i][j+1] - ex[i][j] + ey[i+1][j] - ey[i][j]), i, j < n - 1."""
-    n, t, grid, params, arrays = _fdtd_setup("pb_fdtd2d_3", scale, False)
+    n = _fdtd_size("pb_fdtd2d_3", scale)
     c = _f32(0.7)
     m = n - 1
 
@@ -421,45 +404,4 @@ def _pb_fdtd2d_3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         bound[:m, :m] = 5 * EPS32 * S
         return 0.0, bound.reshape(-1)
 
-    return Recipe(
-        kernel="pb_fdtd2d_3",
-        grid=grid,
-        block=(32, 8),
-        params=params,
-        arrays=arrays,
-        outputs=["hz"],
-        seed=51,
-        reference=ref,
-        tolerance={"hz": tol},
-    )
-
-
-RECIPES = {
-    "pb_bicg_1": _pb_bicg_1,
-    "pb_bicg_2": _pb_bicg_2,
-    "pb_mvt_1": _pb_mvt_1,
-    "pb_mvt_2": _pb_mvt_2,
-    "pb_syr2k": _pb_syr2k,
-    "pb_gramschmidt_1": _pb_gramschmidt_1,
-    "pb_gramschmidt_2": _pb_gramschmidt_2,
-    "pb_gramschmidt_3": _pb_gramschmidt_3,
-    "pb_fdtd2d_1": _pb_fdtd2d_1,
-    "pb_fdtd2d_2": _pb_fdtd2d_2,
-    "pb_fdtd2d_3": _pb_fdtd2d_3,
-}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "pb_bicg_1": FullSize(16, "standard NX = NY = 4096"),
-    "pb_bicg_2": FullSize(16, "standard NX = NY = 4096"),
-    "pb_fdtd2d_1": FullSize(32, "standard NX = NY = 2048"),
-    "pb_fdtd2d_2": FullSize(32, "standard NX = NY = 2048"),
-    "pb_fdtd2d_3": FullSize(32, "standard NX = NY = 2048"),
-    "pb_gramschmidt_1": FullSize(8, "standard NI = NJ = 2048"),
-    "pb_gramschmidt_2": FullSize(8, "standard NI = NJ = 2048"),
-    "pb_gramschmidt_3": FullSize(8, "standard NI = NJ = 2048"),
-    "pb_mvt_1": FullSize(16, "standard N = 4096"),
-    "pb_mvt_2": FullSize(16, "standard N = 4096"),
-    "pb_syr2k": FullSize(16, "standard NI = NJ = 1024", tested=4),
-}
+    return _fdtd_recipe("pb_fdtd2d_3", n, False, "hz", 51, ref, tol)

@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 # ---- bfs -------------------------------------------------------------------------------------------
 
@@ -62,6 +65,7 @@ def _bfs_state(scale: float):
     return n, nodes, edges, first, count, frontier, seen, cost
 
 
+@FAMILY.recipe(16, "graph65536.txt: 65536 nodes, about 6 edges a node")
 def _rd_bfs_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """Kernel's launch: 512 threads, one per node, ceil(n / 512) CTAs (the grid follows the graph; ``ctas``
     is not used).  Default 4096 nodes; scale 16 is graph65536, the papers' input."""
@@ -103,6 +107,7 @@ def _rd_bfs_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(16, "graph65536.txt: 65536 nodes")
 def _rd_bfs_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """Kernel2's launch: 512 threads, one per node, ceil(n / 512) CTAs, right after the first kernel's step
     at the widest level (the next level is marked, the frontier is empty).  Default 4096 nodes; scale 16 is
@@ -242,18 +247,40 @@ def _bt_rank_hit(keys, q):
     return r, (r < keys.size) & (keys[np.minimum(r, keys.size - 1)] == q)
 
 
+def _bt_recipe(name, nq, words, height, n_nodes, queried: dict, outputs, seed, ref, fixed: dict) -> Recipe:
+    """The b+tree kernels' launch: one CTA of BT_ORDER threads per query (``nq``); the parameters: the
+    tree's height, the tree (``words``), its node count, then a pointer to each of ``queried``'s arrays in
+    order (``fixed``: the data of those given)."""
+    assert manifest_entry(name)["threads_per_cta"] == BT_ORDER
+    return Recipe(
+        kernel=name,
+        grid=(nq,),
+        block=(BT_ORDER,),
+        params=[
+            *scalars("i64", levels=height),
+            *pointers("tree"),
+            *scalars("i64", n_nodes=n_nodes),
+            *pointers(*queried),
+        ],
+        arrays={"tree": ArraySpec("int32", (words.size,)), **queried},
+        outputs=outputs,
+        seed=seed,
+        reference=ref,
+        fixed={"tree": words, **fixed},
+    )
+
+
 def _bt_records(scale: float) -> int:
     """Records of the tree: 6000 by default (height 1); scale 16 gives height 2, the height of the papers'
     input (mil.txt, 1M records)."""
     return size(6000, scale, 300)
 
 
+@FAMILY.recipe(166.6667, "mil.txt: 1M keys, order 256, height 2; k 10000 queries")
 def _rd_btree_findk(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """findK's launch: one CTA of 256 threads (the order) per query; 64 queries by default, 64 * scale
     (at most the original's 10000); ``ctas`` is not used.  Queries are keys of the tree, one in four absent
     (its answer stays -1).  Scale 16 reaches the papers' tree height (2)."""
-    block = manifest_entry("rd_btree_findk")["threads_per_cta"]
-    assert block == BT_ORDER
     words, keys, values, height, n_nodes = _bt_tree(_bt_records(scale), 62)
     nq = min(size(64, scale), 10000)
     rng = np.random.default_rng(63)
@@ -269,39 +296,26 @@ def _rd_btree_findk(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         leaf = _bt_leaves(words, n_nodes, height, query)
         return {"found": found, "cursor": leaf, "next": leaf}
 
-    return Recipe(
-        kernel="rd_btree_findk",
-        grid=(nq,),
-        block=(block,),
-        params=[
-            *scalars("i64", levels=height),
-            *pointers("tree"),
-            *scalars("i64", n_nodes=n_nodes),
-            *pointers("records", "cursor", "next", "query", "found"),
-        ],
-        arrays={
-            "tree": ArraySpec("int32", (words.size,)),
-            "records": ArraySpec("int32", (keys.size,)),
-            "cursor": ArraySpec("int64", (nq,)),
-            "next": ArraySpec("int64", (nq,)),
-            "query": ArraySpec("int32", (nq,)),
-            "found": ArraySpec("int32", (nq,), "full", value=-1),
-        },
-        outputs=["found", "cursor", "next"],
-        seed=64,
-        reference=ref,
-        fixed={"tree": words, "records": values, "query": query},
+    queried = {
+        "records": ArraySpec("int32", (keys.size,)),
+        "cursor": ArraySpec("int64", (nq,)),
+        "next": ArraySpec("int64", (nq,)),
+        "query": ArraySpec("int32", (nq,)),
+        "found": ArraySpec("int32", (nq,), "full", value=-1),
+    }
+    fixed = {"records": values, "query": query}
+    return _bt_recipe(
+        "rd_btree_findk", nq, words, height, n_nodes, queried, ["found", "cursor", "next"], 64, ref, fixed
     )
 
 
+@FAMILY.recipe(166.6667, "mil.txt: 1M keys, order 256, height 2; j 6000 3000")
 def _rd_btree_findrangek(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """findRangeK's launch: one CTA of 256 threads per range query; 48 queries by default, 48 * scale (at
     most the original's 6000); ``ctas`` is not used.  A range is [lo, lo + 3000 * records / 1M] over key
     values (the original's 3000 of 1M records, at least 10); its ends hit a key about half the time (a
     missed end leaves its output at 0, as the original's host zeroes them).  Scale 16 reaches the papers'
     tree height (2)."""
-    block = manifest_entry("rd_btree_findrangek")["threads_per_cta"]
-    assert block == BT_ORDER
     n = _bt_records(scale)
     words, keys, values, height, n_nodes = _bt_tree(n, 65)
     nq = min(size(48, scale), 6000)
@@ -324,31 +338,11 @@ def _rd_btree_findrangek(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "hi_at": _bt_leaves(words, n_nodes, height, hi),
         }
 
-    return Recipe(
-        kernel="rd_btree_findrangek",
-        grid=(nq,),
-        block=(block,),
-        params=[
-            *scalars("i64", levels=height),
-            *pointers("tree"),
-            *scalars("i64", n_nodes=n_nodes),
-            *pointers("lo_at", "lo_next", "hi_at", "hi_next", "lo", "hi", "first", "count"),
-        ],
-        arrays={
-            "tree": ArraySpec("int32", (words.size,)),
-            "lo_at": ArraySpec("int64", (nq,)),
-            "lo_next": ArraySpec("int64", (nq,)),
-            "hi_at": ArraySpec("int64", (nq,)),
-            "hi_next": ArraySpec("int64", (nq,)),
-            "lo": ArraySpec("int32", (nq,)),
-            "hi": ArraySpec("int32", (nq,)),
-            "first": ArraySpec("int32", (nq,)),
-            "count": ArraySpec("int32", (nq,)),
-        },
-        outputs=["first", "count", "lo_at", "hi_at"],
-        seed=67,
-        reference=ref,
-        fixed={"tree": words, "lo": lo, "hi": hi},
+    queried = {f: ArraySpec("int64", (nq,)) for f in ("lo_at", "lo_next", "hi_at", "hi_next")}
+    queried.update({f: ArraySpec("int32", (nq,)) for f in ("lo", "hi", "first", "count")})
+    outputs = ["first", "count", "lo_at", "hi_at"]
+    return _bt_recipe(
+        "rd_btree_findrangek", nq, words, height, n_nodes, queried, outputs, 67, ref, {"lo": lo, "hi": hi}
     )
 
 
@@ -358,6 +352,7 @@ def _rd_btree_findrangek(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 KM_MAX_CLUSTERS, KM_MAX_FEATURES = 32, 34
 
 
+@FAMILY.recipe(241.220703125, "kdd_cup: 494020 points, 34 features, 5 clusters")
 def _rd_kmeans_point(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """kmeansPoint's launch: 256 threads, one per point, on a square 2-D grid of ceil(sqrt(ceil(n/256)))
     CTAs a side (the original's); ``ctas`` is not used.  34 features and 5 clusters (kdd_cup's, the
@@ -438,6 +433,7 @@ def _ga_size(scale: float) -> tuple[int, int]:
     return n, n // 4
 
 
+@FAMILY.recipe(8, "matrix 1024 x 1024 (-s 1024)")
 def _rd_gaussian_fan1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """Fan1's launch for one step t: 512 threads, ceil(n / 512) CTAs (the original's); ``ctas`` is not
     used.  The matrix is the original's generated one, perturbed by +-1 % so that no two rows are alike."""
@@ -472,6 +468,7 @@ def _rd_gaussian_fan1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(8, "matrix 1024 x 1024 (-s 1024)")
 def _rd_gaussian_fan2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """Fan2's launch for one step t: 4 x 4 threads, a square grid of ceil(n / 4) CTAs a side (the
     original's); ``ctas`` is not used.  The multipliers are Fan1's of the same matrix."""
@@ -541,6 +538,7 @@ def _bp_units(scale: float) -> int:
     return BP_ROWS * size(64, scale)
 
 
+@FAMILY.recipe(64, "65536 input units, 16 hidden (1 x 4096 grid)")
 def _rd_backprop_forward(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """bpnn_layerforward_CUDA's launch: 16 x 16 threads, a 1 x (n_in / 16) grid (the original's); ``ctas``
     is not used."""
@@ -599,6 +597,7 @@ def _rd_backprop_forward(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(64, "65536 input units, 16 hidden (1 x 4096 grid)")
 def _rd_backprop_adjust(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """bpnn_adjust_weights_cuda's launch: 16 x 16 threads, a 1 x (n_in / 16) grid (the original's);
     ``ctas`` is not used."""
@@ -664,6 +663,7 @@ def _rd_backprop_adjust(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 PF_STEPS, PF_ROWS = 20, 100
 
 
+@FAMILY.recipe(50, "100000 columns, 100 rows, pyramid height 20")
 def _rd_pathfinder(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """dynproc_kernel's second launch (rows 20 to 40, a full pyramid of 20 rows): 256 threads, one CTA per
     216 inner columns (the original's grid); ``ctas`` is not used.  2000 columns by default, 2000 * scale;
@@ -772,11 +772,13 @@ def _nw_recipe(kernel: str, scale: float, seed: int) -> Recipe:
     )
 
 
+@FAMILY.recipe(4, "2048 x 2048 sequences, penalty 10")
 def _rd_nw_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """needle_cuda_shared_1's widest launch (see :func:`_nw_recipe`)."""
     return _nw_recipe("rd_nw_1", scale, 77)
 
 
+@FAMILY.recipe(4, "2048 x 2048 sequences, penalty 10")
 def _rd_nw_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """needle_cuda_shared_2's widest launch (see :func:`_nw_recipe`)."""
     return _nw_recipe("rd_nw_2", scale, 78)
@@ -814,6 +816,7 @@ def resampling_arrays(n: int) -> tuple[list[Param], dict[str, ArraySpec]]:
     return pointers(*names), arrays
 
 
+@FAMILY.recipe(4, "-x 128 -y 128 -z 10 -np 1000: 1000 particles")
 def _rd_particlefilter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """kernel's launch: 128 threads, one per particle, ceil(n / 128) CTAs (the original's); ``ctas`` is
     not used.  250 particles by default, 250 * scale; scale 4 is the original's 1000.  Weights are random
@@ -840,41 +843,3 @@ def _rd_particlefilter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         tolerance={"nx": (0.0, 0.0), "ny": (0.0, 0.0)},  # copies: exact
         fixed={"cdf": cdf, "draw": draw},
     )
-
-
-RECIPES = {
-    "rd_bfs_1": _rd_bfs_1,
-    "rd_bfs_2": _rd_bfs_2,
-    "rd_btree_findk": _rd_btree_findk,
-    "rd_btree_findrangek": _rd_btree_findrangek,
-    "rd_kmeans_point": _rd_kmeans_point,
-    "rd_gaussian_fan1": _rd_gaussian_fan1,
-    "rd_gaussian_fan2": _rd_gaussian_fan2,
-    "rd_backprop_forward": _rd_backprop_forward,
-    "rd_backprop_adjust": _rd_backprop_adjust,
-    "rd_pathfinder": _rd_pathfinder,
-    "rd_nw_1": _rd_nw_1,
-    "rd_nw_2": _rd_nw_2,
-    "rd_particlefilter": _rd_particlefilter,
-}
-
-#: the b+tree kernels' ``IMAD.X ..., ~c[0x0][0x164]`` (an inverted constant operand) now runs
-KNOWN_GAPS: dict[tuple[str, str], str] = {}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "rd_backprop_adjust": FullSize(64, "65536 input units, 16 hidden (1 x 4096 grid)"),
-    "rd_backprop_forward": FullSize(64, "65536 input units, 16 hidden (1 x 4096 grid)"),
-    "rd_bfs_1": FullSize(16, "graph65536.txt: 65536 nodes, about 6 edges a node"),
-    "rd_bfs_2": FullSize(16, "graph65536.txt: 65536 nodes"),
-    "rd_btree_findk": FullSize(166.6667, "mil.txt: 1M keys, order 256, height 2; k 10000 queries"),
-    "rd_btree_findrangek": FullSize(166.6667, "mil.txt: 1M keys, order 256, height 2; j 6000 3000"),
-    "rd_gaussian_fan1": FullSize(8, "matrix 1024 x 1024 (-s 1024)"),
-    "rd_gaussian_fan2": FullSize(8, "matrix 1024 x 1024 (-s 1024)"),
-    "rd_kmeans_point": FullSize(241.220703125, "kdd_cup: 494020 points, 34 features, 5 clusters"),
-    "rd_nw_1": FullSize(4, "2048 x 2048 sequences, penalty 10"),
-    "rd_nw_2": FullSize(4, "2048 x 2048 sequences, penalty 10"),
-    "rd_particlefilter": FullSize(4, "-x 128 -y 128 -z 10 -np 1000: 1000 particles"),
-    "rd_pathfinder": FullSize(50, "100000 columns, 100 rows, pyramid height 20"),
-}

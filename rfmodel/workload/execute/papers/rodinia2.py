@@ -10,8 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 f32 = np.float32
 
@@ -104,6 +107,7 @@ def _hs_coefficients(n: int) -> dict[str, float]:
     return {k: float(f32(v)) for k, v in {"Cap": cap, "Rx": rx, "Ry": ry, "Rz": rz, "step": step}.items()}
 
 
+@FAMILY.recipe(8, "512x512 grid, pyramid height 2")
 def _rd_hotspot(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """calculate_temp's launch: 16 x 16 threads; an n x n grid advanced ``pyramid`` steps in one launch, each
     CTA owning (16 - 2*pyramid)^2 cells. The original's run: n = 512, pyramid height 2 (scale 8)."""
@@ -220,6 +224,7 @@ def _srad_params(n: int, *scalars: Param) -> list[Param]:
     ]
 
 
+@FAMILY.recipe(32, "2048x2048 image")
 def _rd_srad_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """srad_cuda_1's launch: 16 x 16 threads, one per pixel, (n/16) x (n/16) CTAs."""
     assert manifest_entry("rd_srad_1")["threads_per_cta"] == SRAD_TILE * SRAD_TILE
@@ -289,6 +294,7 @@ def _rd_srad_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 SRAD2_OPS = 11
 
 
+@FAMILY.recipe(32, "2048x2048 image")
 def _rd_srad_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """srad_cuda_2's launch: 16 x 16 threads, one per pixel, (n/16) x (n/16) CTAs. The coefficient array has
     one spare row after the image: the original's strip loads read up to one row past it before the edge
@@ -369,6 +375,7 @@ def _lud_recipe(name: str, n: int, grid, block, seed: int, ref, tol) -> Recipe:
     )
 
 
+@FAMILY.recipe(4, "256x256 matrix (-s 256)")
 def _rd_lud_diagonal(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """lud_diagonal's launch: one CTA of 16 threads factors the diagonal block at the offset."""
     assert manifest_entry("rd_lud_diagonal")["threads_per_cta"] == LUD_B
@@ -406,6 +413,7 @@ def _rd_lud_diagonal(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(4, "256x256 matrix (-s 256), first step")
 def _rd_lud_perimeter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """lud_perimeter's launch: (n - offset)/16 - 1 CTAs of 32 threads, one per block right of (and one
     below) the diagonal block."""
@@ -449,6 +457,7 @@ def _rd_lud_perimeter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 LUD_INTERNAL_OPS = 2 * LUD_B + 1
 
 
+@FAMILY.recipe(4, "256x256 matrix (-s 256), first step")
 def _rd_lud_internal(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """lud_internal's launch: 16 x 16 threads, one CTA per block of the trailing submatrix."""
     assert manifest_entry("rd_lud_internal")["threads_per_cta"] == LUD_B * LUD_B
@@ -546,6 +555,7 @@ def _cfd_flux_of(mom, energy, p, vel):
     return fx, fy, fz, fe
 
 
+@FAMILY.recipe(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152")
 def _rd_cfd_step_factor(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """cuda_compute_step_factor's launch: 192 threads, nelr/192 CTAs."""
     assert manifest_entry("rd_cfd_step_factor")["threads_per_cta"] == CFD_BLOCK
@@ -575,6 +585,7 @@ def _rd_cfd_step_factor(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152")
 def _rd_cfd_flux(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """cuda_compute_flux's launch: 192 threads, nelr/192 CTAs; the free stream in constant bank 3."""
     assert manifest_entry("rd_cfd_flux")["threads_per_cta"] == CFD_BLOCK
@@ -675,6 +686,7 @@ def _rd_cfd_flux(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152")
 def _rd_cfd_time_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """cuda_time_step's launch: 192 threads, nelr/192 CTAs; the second Runge-Kutta stage (j = 1)."""
     assert manifest_entry("rd_cfd_time_step")["threads_per_cta"] == CFD_BLOCK
@@ -716,6 +728,7 @@ SC_K = 16  #: open centres (the run asks for 10 to 20)
 SC_WORDS = 8  #: a Point is 32 bytes: weight, (pad), coord pointer, assign (64-bit), cost, (pad)
 
 
+@FAMILY.recipe(64, "dim 256, 65536 points per chunk")
 def _rd_streamcluster(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """kernel_compute_cost's launch: 512 threads, one per point; 1024 points at scale 1, the original's chunk
     of 65536 points at scale 64 (dim 256 at every scale: the distance loop keeps the original's length)."""
@@ -801,36 +814,3 @@ def _rd_streamcluster(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         reference=ref,
         tolerance={"work_mem": tol},
     )
-
-
-RECIPES = {
-    "rd_hotspot": _rd_hotspot,
-    "rd_srad_1": _rd_srad_1,
-    "rd_srad_2": _rd_srad_2,
-    "rd_lud_diagonal": _rd_lud_diagonal,
-    "rd_lud_perimeter": _rd_lud_perimeter,
-    "rd_lud_internal": _rd_lud_internal,
-    "rd_cfd_step_factor": _rd_cfd_step_factor,
-    "rd_cfd_flux": _rd_cfd_flux,
-    "rd_cfd_time_step": _rd_cfd_time_step,
-    "rd_streamcluster": _rd_streamcluster,
-}
-
-#: cuda_compute_flux's artificial-viscosity factor compiles (in the original too) to FMUL with the .D2
-#: (halve the product) modifier, which the executor does not implement yet
-KNOWN_GAPS: dict[tuple[str, str], str] = {}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "rd_cfd_flux": FullSize(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152"),
-    "rd_cfd_step_factor": FullSize(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152"),
-    "rd_cfd_time_step": FullSize(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152"),
-    "rd_hotspot": FullSize(8, "512x512 grid, pyramid height 2"),
-    "rd_lud_diagonal": FullSize(4, "256x256 matrix (-s 256)"),
-    "rd_lud_internal": FullSize(4, "256x256 matrix (-s 256), first step"),
-    "rd_lud_perimeter": FullSize(4, "256x256 matrix (-s 256), first step"),
-    "rd_srad_1": FullSize(32, "2048x2048 image"),
-    "rd_srad_2": FullSize(32, "2048x2048 image"),
-    "rd_streamcluster": FullSize(64, "dim 256, 65536 points per chunk"),
-}

@@ -11,9 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.papers.rodinia import resampling_arrays, resampling_inputs
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 INT_MAX = 2**31 - 1
 
@@ -22,6 +25,7 @@ INT_MAX = 2**31 - 1
 KM_FEATURES = 34  #: kdd_cup's features
 
 
+@FAMILY.recipe(241.220703125, "kdd_cup: 494020 points, 34 features")
 def _rd_kmeans_invert(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """invert_mapping's launch: 256 threads, one per point, on a 1-D grid of side * side CTAs, side =
     ceil(sqrt(ceil(n / 256))) (the original sizes it for kmeansPoint's square grid); ``ctas`` is not used.
@@ -76,6 +80,7 @@ def _pf_first_draw(n: int, s) -> np.float64:
     return (1.0 / np.float64(n)) * abs(np.float64(s) / np.float64(INT_MAX))
 
 
+@FAMILY.recipe(4, "-np 1000: 1000 particles")
 def _rd_pf_normalize(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """normalize_weights_kernel's launch: 512 threads, one per particle, ceil(n / 512) CTAs (the original's);
     ``ctas`` is not used. Particle 0's thread builds the n-entry table alone (the trip).
@@ -133,6 +138,7 @@ def _rd_pf_normalize(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(4, "-np 1000: 1000 particles")
 def _rd_pf_find_index(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """find_index_kernel's launch: 512 threads, one per particle, ceil(n / 512) CTAs (the original's);
     ``ctas`` is not used. Weights are random (positive), the draws systematic as the original's (u1 + p / n
@@ -190,6 +196,7 @@ def _srad1_recipe(name: str, n: int, init: ArraySpec, seed: int, ref, tol) -> Re
     )
 
 
+@FAMILY.recipe(49.98174, "502 x 458 = 229916 pixels")
 def _rd_srad1_extract(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """extract's launch: 512 threads, one per pixel, ceil(n / 512) CTAs (the original's); ``ctas`` is not
     used. The input is an 8-bit image's pixels (whole numbers 0..255, as the original reads them).
@@ -209,6 +216,7 @@ def _rd_srad1_extract(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     return _srad1_recipe("rd_srad1_extract", n, ArraySpec("float32", (n,), "randint", 0, 256), 381, ref, tol)
 
 
+@FAMILY.recipe(49.98174, "502 x 458 = 229916 pixels")
 def _rd_srad1_compress(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """compress's launch: 512 threads, one per pixel, ceil(n / 512) CTAs (the original's); ``ctas`` is not
     used. The input is a diffused image's intensities, exp of [0, 1] (what extract makes), in [1, e].
@@ -250,6 +258,7 @@ def _srad1_tree(vals: np.ndarray, start: int, have: int) -> np.float32:
     return acc
 
 
+@FAMILY.recipe(49.98174, "502 x 458 = 229916 pixels, first reduction launch")
 def _rd_srad1_reduce(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """reduce's first launch (stride 1, every pixel's partial sums): 512 threads, ceil(n / 512) CTAs (the
     original's); ``ctas`` is not used. The inputs are what srad's prepare kernel makes: the intensities (exp
@@ -288,26 +297,3 @@ def _rd_srad1_reduce(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         reference=ref,
         tolerance={"sums": exact, "sums2": exact},
     )
-
-
-RECIPES = {
-    "rd_kmeans_invert": _rd_kmeans_invert,
-    "rd_pf_normalize": _rd_pf_normalize,
-    "rd_pf_find_index": _rd_pf_find_index,
-    "rd_srad1_extract": _rd_srad1_extract,
-    "rd_srad1_compress": _rd_srad1_compress,
-    "rd_srad1_reduce": _rd_srad1_reduce,
-}
-
-KNOWN_GAPS: dict[tuple[str, str], str] = {}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "rd_kmeans_invert": FullSize(241.220703125, "kdd_cup: 494020 points, 34 features"),
-    "rd_pf_find_index": FullSize(4, "-np 1000: 1000 particles"),
-    "rd_pf_normalize": FullSize(4, "-np 1000: 1000 particles"),
-    "rd_srad1_compress": FullSize(49.98174, "502 x 458 = 229916 pixels"),
-    "rd_srad1_extract": FullSize(49.98174, "502 x 458 = 229916 pixels"),
-    "rd_srad1_reduce": FullSize(49.98174, "502 x 458 = 229916 pixels, first reduction launch"),
-}

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 U = EPS32
 #: 1 ulp of a normal float32 y is at most 2 * EPS32 * |y|
@@ -51,6 +54,7 @@ def _cnd_err(d, e_d):
     return 0.5 * e_d + e_tail + U + np.where(np.abs(d) <= e_d, jump, 0.0)
 
 
+@FAMILY.recipe(1953.125, "4M options (OPT_N = 4000000), 2 per thread")
 def _sdk_blackscholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """BlackScholesGPU's launch: 128 threads, each pricing two options; the sample prices 4M options
     (15625 CTAs, ``scale`` ~1950); the default is 2048 options (8 CTAs)."""
@@ -122,6 +126,7 @@ def _sdk_blackscholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 BIN_MAX_STEPS = 2048
 
 
+@FAMILY.recipe(512, "1024 options, NUM_STEPS 2048", tested=128)
 def _sdk_binomial(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """binomialOptionsKernel's launch: one 128-thread CTA per option. The sample prices 1024 options on
     2048-step trees; the default is 2 options on 256-step trees (``scale`` 8 reaches 2048 steps), the
@@ -190,6 +195,7 @@ def _sdk_binomial(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
 
 # ---- matrixMul: MatrixMulCUDA<32>
+@FAMILY.recipe(5, "A 320x320, B 640x320")
 def _sdk_matrixmul(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """MatrixMulCUDA<32>'s launch: 32x32 threads per CTA, one per element of a 32x32 tile of C. The sample
     multiplies A 320x320 by B (640 wide, 320 tall) (20x10 CTAs, 10 tile steps; ``scale`` 5); the default
@@ -238,6 +244,7 @@ def _seg_exclusive(x: np.ndarray, seg: int) -> np.ndarray:
     return ((inc - y) % (1 << 32)).astype(np.uint32).reshape(-1)
 
 
+@FAMILY.recipe(1664, "N = 13*2^20/2 uints, segments of 1024 (6656 CTAs)")
 def _sdk_scan_exclusive(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """scanExclusiveShared's launch as the sample's large-array path: 256 threads, segments of 1024 (8
     doubling steps). The sample scans 13*2^20/2 uints (6656 CTAs, ``scale`` 1664); the default is 4 CTAs."""
@@ -263,6 +270,7 @@ def _sdk_scan_exclusive(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(22.1867, "6656 segment totals (26 CTAs)")
 def _sdk_scan_exclusive2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """scanExclusiveShared2's launch: 256 threads, one segment total each, scanned in groups of 256
     segments (the sample's 2^18-element arrays: 8 doubling steps); the last CTA is partly idle. The sample
@@ -304,6 +312,7 @@ def _sdk_scan_exclusive2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     )
 
 
+@FAMILY.recipe(832, "N = 13*2^20/2 uints (6656 CTAs)")
 def _sdk_scan_update(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """uniformUpdate's launch: 256 threads, one 1024-element segment per CTA. The sample updates
     13*2^20/2 uints (6656 CTAs, ``scale`` 832); the default is 8 CTAs."""
@@ -338,6 +347,7 @@ def _dct_matrix() -> np.ndarray:
     return c * np.cos((2 * n + 1) * k * np.pi / 16)
 
 
+@FAMILY.recipe(8, "512x512 image")
 def _sdk_dct8x8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """CUDAkernel2DCT's launch: 8x4x2 threads per 32x16 tile. The sample transforms a 512x512 image
     (16x32 CTAs, ``scale`` 8); the default is 64x64 (2x4 CTAs); the row pitch is the width, as the sample's
@@ -390,6 +400,19 @@ def _sdk_dct8x8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 MS_TILE = 1024
 
 
+def sorted_runs(ins: dict, run: int) -> dict:
+    """mergeSort's outputs: each run of ``run`` keys of ``src_key`` sorted, stably (ties keep their order, as
+    the merges do), into ``dst_key``, the values of ``src_val`` carried along into ``dst_val``."""
+    k = ins["src_key"].reshape(-1, run)
+    order = np.argsort(k, axis=1, kind="stable")
+    v = ins["src_val"].reshape(-1, run)
+    return {
+        "dst_key": np.take_along_axis(k, order, 1).reshape(-1),
+        "dst_val": np.take_along_axis(v, order, 1).reshape(-1),
+    }
+
+
+@FAMILY.recipe(2048, "N = 4M keys (4194304), 4096 CTAs of 1024", tested=512)
 def _sdk_mergesort_shared(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """mergeSortSharedKernel<1>'s launch: 512 threads sort 1024 pairs per CTA (10 merge rounds). The sample
     sorts 4M keys below 65536 with values 0, 1, 2 ... (4096 CTAs, ``scale`` 2048); the default is 2 CTAs."""
@@ -397,13 +420,7 @@ def _sdk_mergesort_shared(scale: float = 1.0, ctas: int | None = None) -> Recipe
     n = MS_TILE * size(2, scale)
 
     def ref(ins, sc):
-        k = ins["src_key"].reshape(-1, MS_TILE)
-        order = np.argsort(k, axis=1, kind="stable")  # ties keep their order, as the merge rounds do
-        v = ins["src_val"].reshape(-1, MS_TILE)
-        return {
-            "dst_key": np.take_along_axis(k, order, 1).reshape(-1),
-            "dst_val": np.take_along_axis(v, order, 1).reshape(-1),
-        }
+        return sorted_runs(ins, MS_TILE)
 
     return Recipe(
         kernel="sdk_mergesort_shared",
@@ -421,28 +438,3 @@ def _sdk_mergesort_shared(scale: float = 1.0, ctas: int | None = None) -> Recipe
         seed=808,
         reference=ref,
     )
-
-
-RECIPES = {
-    "sdk_blackscholes": _sdk_blackscholes,
-    "sdk_binomial": _sdk_binomial,
-    "sdk_matrixmul": _sdk_matrixmul,
-    "sdk_scan_exclusive": _sdk_scan_exclusive,
-    "sdk_scan_exclusive2": _sdk_scan_exclusive2,
-    "sdk_scan_update": _sdk_scan_update,
-    "sdk_dct8x8": _sdk_dct8x8,
-    "sdk_mergesort_shared": _sdk_mergesort_shared,
-}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "sdk_binomial": FullSize(512, "1024 options, NUM_STEPS 2048", tested=128),
-    "sdk_blackscholes": FullSize(1953.125, "4M options (OPT_N = 4000000), 2 per thread"),
-    "sdk_dct8x8": FullSize(8, "512x512 image"),
-    "sdk_matrixmul": FullSize(5, "A 320x320, B 640x320"),
-    "sdk_mergesort_shared": FullSize(2048, "N = 4M keys (4194304), 4096 CTAs of 1024", tested=512),
-    "sdk_scan_exclusive": FullSize(1664, "N = 13*2^20/2 uints, segments of 1024 (6656 CTAs)"),
-    "sdk_scan_exclusive2": FullSize(22.1867, "6656 segment totals (26 CTAs)"),
-    "sdk_scan_update": FullSize(832, "N = 13*2^20/2 uints (6656 CTAs)"),
-}

@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, FullSize, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import Registry, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers.sdk import ULP, U, sorted_runs
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
-U = EPS32
-#: 1 ulp of a normal float32 y is at most 2 * EPS32 * |y|
-ULP = 2 * EPS32
+#: this module's recipes and their originals' inputs (gathered by the package)
+FAMILY = Registry()
 
 
 # ---- quasirandomGenerator: quasirandomGeneratorKernel
@@ -80,6 +80,7 @@ def niederreiter_table(dims: int = QRNG_DIMS, bits: int = QRNG_BITS) -> np.ndarr
     return table
 
 
+@FAMILY.recipe(16, "128 CTAs, N = 2^20 points per dimension, 3 dimensions", ctas=128)
 def _sdk_quasirandom(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """quasirandomGeneratorKernel's launch: 128 x 3 threads (y: the dimension), a grid-stride loop over the
     points. The sample: 128 CTAs, N = 2^20 points per dimension (64 grid strides); here N is 4 * scale grid
@@ -210,6 +211,7 @@ def _moro_err(x: np.ndarray) -> np.ndarray:
     return err + np.where(near, np.abs(body - tail), 0.0)
 
 
+@FAMILY.recipe(48, "128 CTAs, n = 3 * 2^20 samples", ctas=128)
 def _sdk_inverse_cnd(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """inverseCNDKernel's launch as the sample calls it (no input array: the samples (i + 1) * floor((2^32 -
     1) / (n + 1)) are generated): 128 threads, a grid-stride loop. The sample: 128 CTAs, n = 3 * 2^20 (192
@@ -276,6 +278,7 @@ def merge_limits(keys: np.ndarray, run: int) -> tuple[np.ndarray, np.ndarray]:
     return lim_a, lim_b
 
 
+@FAMILY.recipe(1024, "N = 4M keys (4194304), 32768 CTAs per merge stage")
 def _sdk_mergesort_merge(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """mergeElementaryIntervalsKernel<1>'s launch: 128 threads, one CTA per elementary interval, N / 128
     CTAs. The sample sorts 4M keys below 65536 (32768 CTAs at each merge stage, ``scale`` 1024 here);
@@ -293,13 +296,7 @@ def _sdk_mergesort_merge(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     lim_a, lim_b = merge_limits(keys, run)
 
     def ref(ins, sc):
-        k = ins["src_key"].reshape(-1, 2 * run)
-        o = np.argsort(k, axis=1, kind="stable")  # a's elements before b's equal ones
-        v = ins["src_val"].reshape(-1, 2 * run)
-        return {
-            "dst_key": np.take_along_axis(k, o, 1).reshape(-1),
-            "dst_val": np.take_along_axis(v, o, 1).reshape(-1),
-        }
+        return sorted_runs(ins, 2 * run)  # a's elements before b's equal ones
 
     return Recipe(
         kernel="sdk_mergesort_merge",
@@ -329,6 +326,7 @@ def _sdk_mergesort_merge(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 FFT_N = 512  # points per signal: one 64-thread CTA, three radix-8 passes
 
 
+@FAMILY.recipe(128, "a batch of 2048 512-point signals (1M points; no original kernel)")
 def _sdk_fft(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """sdk_fft's launch: one 64-thread CTA per 512-point complex signal, a batch of signals. There is no
     sample's size to take (the samples call cuFFT); the manifest's full size is a batch of 2048 signals (1M
@@ -372,25 +370,3 @@ def _sdk_fft(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         reference=ref,
         tolerance={"dst": tol},
     )
-
-
-RECIPES = {
-    "sdk_quasirandom": _sdk_quasirandom,
-    "sdk_inverse_cnd": _sdk_inverse_cnd,
-    "sdk_mergesort_merge": _sdk_mergesort_merge,
-    "sdk_fft": _sdk_fft,
-}
-
-#: the compiler unrolls quasirandomGeneratorKernel's 31-bit loop (ours as the sample's) into R2P with a byte
-#: selector (``R2P PR, R8.B1, 0x7f``: the predicates from the index's second, third, fourth byte), which the
-#: executor does not decode yet
-KNOWN_GAPS: dict = {}
-
-
-#: the original benchmark's input of each recipe (:class:`FullSize`; ``--scale full``)
-FULL_SIZES = {
-    "sdk_fft": FullSize(128, "a batch of 2048 512-point signals (1M points; no original kernel)"),
-    "sdk_inverse_cnd": FullSize(48, "128 CTAs, n = 3 * 2^20 samples", ctas=128),
-    "sdk_mergesort_merge": FullSize(1024, "N = 4M keys (4194304), 32768 CTAs per merge stage"),
-    "sdk_quasirandom": FullSize(16, "128 CTAs, N = 2^20 points per dimension, 3 dimensions", ctas=128),
-}
