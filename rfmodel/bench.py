@@ -371,7 +371,9 @@ def bench_profile(
     built on that answer, and the model) against one simulation of it, per kernel: each built-in
     listing is copied with a line that makes it new, and each engine is timed on its own copy (the
     trace's expansion included in both).  Compilation is excluded: a first kernel's copy runs both
-    engines untimed."""
+    engines untimed; each timed answer starts after a full garbage collection, so a collection of what
+    ran before (about 0.05-0.1 CPU-s in a process that holds the compiled engines) is not charged to it."""
+    import gc
     import tempfile
     import uuid
     from pathlib import Path
@@ -396,6 +398,7 @@ def bench_profile(
             row = {}
             for method in ("analytic", "simulate"):
                 path = fresh(k)
+                gc.collect()  # the garbage of what ran before is not charged to this engine's answer
                 with Timer() as t:
                     evaluate(design, path, sm, method=method, arch=arch)
                 row[f"{method}_seconds"], row[f"{method}_cpu_seconds"] = t.wall, t.cpu

@@ -116,6 +116,20 @@ def resolve_gpu(gpu) -> SMSpec:
     return get_preset(s)
 
 
+def _plain_numbers(values) -> bool:
+    """Whether ``values`` (a parameter's list) are finite integers or floats in an array numpy types as
+    such (no bool, no text, no object): the values :func:`_grid` accepts, told at once instead of one by
+    one (a points-mode grid of an optimizer's population names thousands)."""
+    if isinstance(values, list | tuple) and any(isinstance(x, bool | np.bool_) for x in values):
+        return False  # (numpy would type [1, True] as integers)
+    a = np.asarray(values) if isinstance(values, list | tuple | np.ndarray) else None
+    if a is None or a.dtype.kind not in "iuf" or a.size == 0:
+        return False
+    if a.dtype.kind == "u" and int(a.max()) >= 2**63:
+        return False
+    return a.dtype.kind != "f" or bool(np.isfinite(a).all())
+
+
 def _grid(params: Mapping[str, Iterable] | None, mode: str):
     """Broadcastable parameter arrays, dims and coords."""
     if params is not None and not isinstance(params, Mapping):
@@ -129,6 +143,8 @@ def _grid(params: Mapping[str, Iterable] | None, mode: str):
         a = np.atleast_1d(np.asarray(v, dtype=object))
         if a.ndim != 1 or len(a) == 0:
             raise RfmodelError(f"parameter '{k}': expected a non-empty list of values")
+        if _plain_numbers(v):  # a list of finite numbers, none a bool: nothing for the loop below to refuse
+            continue
         for x in a:
             ok = isinstance(x, (str, np.str_)) or (
                 isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
@@ -253,7 +269,7 @@ def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
             for x in v:
                 _valid_value(base, k, x.item())
     # the collector units in total (not an SM field: the SM's collector sets scaled to it)
-    for x in np.asarray(grid.get("collector_units", 1)).ravel():
+    for x in np.unique(np.asarray(grid.get("collector_units", 1)).ravel()):  # each distinct value once
         expect_int("parameter 'collector_units'", x.item() if hasattr(x, "item") else x, low=1, high=4096)
     design.check_grid(grid)
 

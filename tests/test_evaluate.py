@@ -416,3 +416,27 @@ def test_a_workloads_anchor_is_one_object_across_calls():
     assert engine.lazy_anchor(ref, workload_profile("reduce_sum", sm), sm, {}, 1.25) is not first
     assert engine.lazy_anchor(ref, prof, sm, {}, 1.5) is not first
     assert first.at_ctas(2) == engine.lazy_anchor(ref, prof, sm, {}, 1.25).at_ctas(2)
+
+
+@pytest.mark.parametrize(
+    ("values", "needle"),
+    [
+        ([8, True], "neither a number nor a name"),
+        (np.array([True, False]), "neither a number nor a name"),
+        (np.array([8, 2**63 + 1], dtype=np.uint64), "out of range"),
+        (np.array([8.0, np.nan]), "not a finite number"),
+        ([8, 2**70], "out of range"),
+    ],
+)
+def test_a_points_grid_refuses_each_bad_value_however_given(values, needle):
+    """Lists and arrays of plain numbers are accepted at once; anything else is checked value by value, so a
+    bool among integers (which numpy would type as one), a NaN in a float array or an integer beyond 64 bits
+    is still one clear error."""
+    from rfmodel.evaluate import _grid
+
+    with pytest.raises(RfmodelError, match=needle):
+        _grid({"num_banks": values}, "points")
+    grid, dims, coords = _grid(
+        {"num_banks": np.arange(1, 10_001), "collector_units": [4.0] * 10_000}, "points"
+    )
+    assert dims == ["point"] and grid["num_banks"].shape == (10_000,) and coords["point"][-1] == 9_999

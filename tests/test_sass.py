@@ -901,6 +901,30 @@ def test_read_sass_from_many_threads_while_the_memo_turns_over(tmp_path):
     assert len(reader._READ_MEMO) <= reader._READ_MEMO_SIZE
 
 
+def test_each_read_of_a_listing_is_its_own(tmp_path):
+    """A listing read again comes from the memo, not parsed again, yet each read's kernel is its own to
+    change (launch shape, attributes, blocks, functions) without touching the next read's; the frozen
+    instructions are one shared list, so a trace's static columns are built once for both reads."""
+    from rfmodel.workload.expand import static_columns
+    from rfmodel.workload.sass import reader
+
+    p = tmp_path / "k.sass"
+    p.write_text(TWOCALL_NVDISASM)
+    (a,) = read_sass(p)
+    a.threads_per_cta, a.ctas = 7, 3
+    a.attrs["mine"] = 1
+    a.functions["f"] = 99
+    a.blocks[0].succs = (42,)
+    (b,) = read_sass(p)
+    assert (b.threads_per_cta, b.ctas) != (7, 3)
+    assert "mine" not in b.attrs and b.functions.get("f") != 99 and b.blocks[0].succs != (42,)
+    assert b.instrs is a.instrs and len(reader._READ_MEMO) >= 1
+    ca, cb = static_columns(a), static_columns(b)
+    assert all(ca[k] is cb[k] for k in ca)
+    with pytest.raises(ValueError, match="read-only"):
+        cb["dst"][0, 0] = 1  # shared columns cannot be changed in place
+
+
 _SEEDS = [TWOCALL_CUOBJDUMP, TWOCALL_NVDISASM, JUMP_NVDISASM, LD75_CUOBJDUMP]
 _JUNK = [
     "@",

@@ -662,3 +662,29 @@ def test_crossbar_costs_over_a_grid_are_each_points_crossbar():
         crossbar_costs(np.array([0, 2]), 4, 1024, 45, 1.0)
     with pytest.raises(RfmodelError, match="span_mm"):
         crossbar_costs(2, 4, 1024, 45, np.array([1.0, np.nan]))
+
+
+def test_a_surface_answers_each_query_alike_alone_or_in_a_grid():
+    """A grid of bank shapes (repeated shapes, a shape named with the capacity and width of another swapped,
+    scalars broadcast against arrays) gets, at every point, the value that shape gets asked alone."""
+    from rfmodel.tech.fit import LogSurface
+
+    cap = [4, 8, 16, 32, 64, 4, 8, 16, 32, 64]
+    wid = [256] * 5 + [512] * 5
+    val = [0.01 * c**0.8 * (w / 256) ** 0.5 for c, w in zip(cap, wid, strict=True)]
+    s = LogSurface.fit(cap, wid, [45] * 10, val)
+    qc = np.array([[16, 8, 16], [256, 16, 8]], dtype=float)
+    qw = np.array([[256, 512, 256], [16, 384, 512]], dtype=float)
+    grid = s.log_value(qc, qw, 45)
+    assert grid.shape == qc.shape
+    alone = np.array(
+        [
+            [float(s.log_value(c, w, 45)) for c, w in zip(rc, rw, strict=True)]
+            for rc, rw in zip(qc, qw, strict=True)
+        ]
+    )
+    assert np.array_equal(grid, alone)
+    assert np.array_equal(
+        s.log_value(16.0, qw, 45), np.array([[s.log_value(16.0, w, 45) for w in r] for r in qw])
+    )
+    assert s.log_value(16.0, 256.0, 45).shape == ()

@@ -228,14 +228,17 @@ class LogSurface:
         c, w = np.broadcast_arrays(np.asarray(capacity_kb, float), np.asarray(width_bits, float))
         node = float(node_nm)
         memo = self._memo.setdefault(node, {})
-        keys = list(zip(c.ravel().tolist(), w.ravel().tolist(), strict=True))
-        missing = [k for k in dict.fromkeys(keys) if k not in memo]
+        # each distinct (capacity, width) once: a grid names few bank shapes at many points
+        # (as one complex number each: numpy sorts those by both parts, and stores each part exactly)
+        pairs, inverse = np.unique(c.ravel() + 1j * w.ravel(), return_inverse=True)
+        keys = list(zip(pairs.real.tolist(), pairs.imag.tolist(), strict=True))
+        missing = [k for k in keys if k not in memo]
         if missing:
             if len(memo) + len(missing) > MEMO_MAX:
                 memo.clear()
             mc, mw = np.array(missing, dtype=float).T
             memo.update(zip(missing, self._log_value(mc, mw, node).tolist(), strict=True))
-        return np.array([memo[k] for k in keys], dtype=float).reshape(c.shape)
+        return np.array([memo[k] for k in keys], dtype=float)[inverse.ravel()].reshape(c.shape)
 
     def _log_value(self, capacity_kb, width_bits, node: float):
         x = np.log(np.asarray(capacity_kb, float) / C_REF_KB)

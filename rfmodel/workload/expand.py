@@ -63,7 +63,9 @@ pattern names a shared ``region``.  The lines touched are the distinct
 
 from __future__ import annotations
 
+import collections
 import math
+import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -246,12 +248,51 @@ def _mask(items, nbits: int, what: str, kernel: str, i: int) -> int:
     return m
 
 
+#: the static columns of the last few instruction lists, by the list (:func:`static_columns`): each list
+#: held here, so no other list takes its ``id`` while it is remembered
+_STATIC_MEMO: collections.OrderedDict = collections.OrderedDict()
+_STATIC_MEMO_SIZE = 8
+_STATIC_MEMO_LOCK = threading.Lock()
+
+
 def static_columns(kernel: Kernel) -> dict[str, np.ndarray]:
     """Per-static-instruction trace columns of ``kernel``, with one extra last row: a bare ``EXIT``.
 
     Registers beyond ``MAX_DST``/``MAX_SRC`` per instruction are dropped with a
     warning; ``compressibility`` becomes ``round(c * 254)`` (255 unknown).
-    """
+
+    The columns of one instruction list are built once and shared, read-only, by the later calls on it
+    (the reads of one listing share their instructions: :func:`rfmodel.workload.sass.reader.read_sass`;
+    a first answer expands the profiled warps and then the SM's whole share)."""
+    instrs = kernel.instrs
+    key = id(instrs)
+    with _STATIC_MEMO_LOCK:
+        got = _STATIC_MEMO.get(key)
+        if got is not None and (got[0] is not instrs or got[1] != len(instrs)):
+            got = None
+        if got is not None:
+            _STATIC_MEMO.move_to_end(key)
+    if got is None:
+        cols, over = _static_columns(kernel)
+        for a in cols.values():
+            a.setflags(write=False)
+        got = (instrs, len(instrs), cols, over)
+        with _STATIC_MEMO_LOCK:
+            _STATIC_MEMO[key] = got
+            while len(_STATIC_MEMO) > _STATIC_MEMO_SIZE:
+                _STATIC_MEMO.popitem(last=False)
+    cols, over = got[2], got[3]
+    if over:
+        warnings.warn(
+            f"kernel '{kernel.name}': {over} instruction(s) name more than {MAX_DST} destination or "
+            f"{MAX_SRC} source registers; the extra ones are not in the trace",
+            stacklevel=2,
+        )
+    return dict(cols)
+
+
+def _static_columns(kernel: Kernel) -> tuple[dict[str, np.ndarray], int]:
+    """:func:`static_columns` built, and the number of instructions whose extra registers it dropped."""
     n = kernel.n_instrs
     cols = empty_columns(n + 1)
     over = 0
@@ -281,13 +322,7 @@ def static_columns(kernel: Kernel) -> dict[str, np.ndarray]:
             cols["compress"][i, :nd] = int(round(min(max(c, 0.0), 1.0) * 254))
     cols["op"][n] = int(OpClass.EXIT)
     cols["sidx"][n] = -1
-    if over:
-        warnings.warn(
-            f"kernel '{kernel.name}': {over} instruction(s) name more than {MAX_DST} destination or "
-            f"{MAX_SRC} source registers; the extra ones are not in the trace",
-            stacklevel=2,
-        )
-    return cols
+    return cols, over
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,12 +17,12 @@ See ``docs/sass-reader.md`` for the rules.
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 import hashlib
-import pickle
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -763,13 +763,27 @@ def parse_sass(
     return kernels
 
 
-#: the parsed kernels of the last few listings read, pickled, by (path, arch, resources, text): a first answer
-#: reads one listing for its profiled warps and again for the SM's whole share (each read gets its own copy)
+#: the parsed kernels of the last few listings read, by (path, arch, resources, text): a first answer reads
+#: one listing for its profiled warps and again for the SM's whole share (each read gets its own copy,
+#: :func:`_own_copy`)
 _READ_MEMO: collections.OrderedDict = collections.OrderedDict()
 _READ_MEMO_SIZE = 8
 #: guards the memo's order and evictions (threads of one process read listings at once: a reader between
 #: another's look-up and its move to the end would find its entry evicted)
 _READ_MEMO_LOCK = threading.Lock()
+
+
+def _own_copy(k: Kernel) -> Kernel:
+    """A kernel of the memo as a read of its own: every field, block, and the ``functions`` and ``attrs``
+    mappings its own to change; the instructions (frozen records) one list shared by every read of the
+    same text, which the readers of a kernel never change (a trace's static columns are remembered by it,
+    :func:`rfmodel.workload.expand.static_columns`)."""
+    return replace(
+        k,
+        blocks=[copy.copy(b) for b in k.blocks],
+        functions=dict(k.functions),
+        attrs=dict(k.attrs),
+    )
 
 
 def read_sass(path, arch: str | None = None, resources: dict | None = None) -> list[Kernel]:
@@ -787,11 +801,9 @@ def read_sass(path, arch: str | None = None, resources: dict | None = None) -> l
         if got is not None:
             _READ_MEMO.move_to_end(key)
     if got is None:
-        kernels = parse_sass(text, str(p), arch=arch, resources=resources)
-        got = pickle.dumps(kernels, protocol=pickle.HIGHEST_PROTOCOL)
+        got = parse_sass(text, str(p), arch=arch, resources=resources)
         with _READ_MEMO_LOCK:
             _READ_MEMO[key] = got
             while len(_READ_MEMO) > _READ_MEMO_SIZE:
                 _READ_MEMO.popitem(last=False)
-        return kernels
-    return pickle.loads(got)
+    return [_own_copy(k) for k in got]
