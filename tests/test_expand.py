@@ -501,3 +501,13 @@ def test_bytes_per_instruction_keeps_1e7_instructions_under_1gb():
     # 51 bytes of columns + 8 of mem_ptr per row, 8 per line, a little per warp
     assert per == pytest.approx(59 + 8 * lines, abs=0.5)
     assert per * 1e7 < 1e9
+
+
+def test_static_columns_follow_an_instruction_list_changed_in_place():
+    """The columns of an instruction list are built once, yet a list whose instructions were replaced in
+    place (same list, same length) gets columns of its new instructions, not the remembered ones."""
+    k = kernel([ins("IADD3", dst=(4,), src=(1, 2)), ins("EXIT")])
+    first = static_columns(k)
+    assert static_columns(k)["dst"] is first["dst"]  # remembered
+    k.instrs[0] = Instr(pc=0, opcode="IADD3", op_class=OpClass.INT, dst=(7,), src=(1, 2))
+    assert static_columns(k)["dst"][0, 0] == 7 and first["dst"][0, 0] == 4

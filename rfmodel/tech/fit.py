@@ -229,8 +229,10 @@ class LogSurface:
         node = float(node_nm)
         memo = self._memo.setdefault(node, {})
         # each distinct (capacity, width) once: a grid names few bank shapes at many points
-        # (as one complex number each: numpy sorts those by both parts, and stores each part exactly)
-        pairs, inverse = np.unique(c.ravel() + 1j * w.ravel(), return_inverse=True)
+        # (as one complex number each: numpy sorts those by both parts, and holds each part exactly)
+        z = np.empty(c.size, dtype=np.complex128)
+        z.real, z.imag = c.ravel(), w.ravel()
+        pairs, inverse = np.unique(z, return_inverse=True)
         keys = list(zip(pairs.real.tolist(), pairs.imag.tolist(), strict=True))
         missing = [k for k in keys if k not in memo]
         if missing:

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import collections
 import math
+import operator
 import threading
 import warnings
 from collections.abc import Mapping
@@ -248,8 +249,8 @@ def _mask(items, nbits: int, what: str, kernel: str, i: int) -> int:
     return m
 
 
-#: the static columns of the last few instruction lists, by the list (:func:`static_columns`): each list
-#: held here, so no other list takes its ``id`` while it is remembered
+#: the static columns of the last few instruction lists, by the list (:func:`static_columns`), each with
+#: the instructions it was built from (frozen records, held here: no other object takes their ``id``s)
 _STATIC_MEMO: collections.OrderedDict = collections.OrderedDict()
 _STATIC_MEMO_SIZE = 8
 _STATIC_MEMO_LOCK = threading.Lock()
@@ -268,7 +269,8 @@ def static_columns(kernel: Kernel) -> dict[str, np.ndarray]:
     key = id(instrs)
     with _STATIC_MEMO_LOCK:
         got = _STATIC_MEMO.get(key)
-        if got is not None and (got[0] is not instrs or got[1] != len(instrs)):
+        # the same instructions, one by one (a list changed in place since is built again)
+        if got is not None and (len(got[0]) != len(instrs) or not all(map(operator.is_, got[0], instrs))):
             got = None
         if got is not None:
             _STATIC_MEMO.move_to_end(key)
@@ -276,12 +278,12 @@ def static_columns(kernel: Kernel) -> dict[str, np.ndarray]:
         cols, over = _static_columns(kernel)
         for a in cols.values():
             a.setflags(write=False)
-        got = (instrs, len(instrs), cols, over)
+        got = (tuple(instrs), cols, over)
         with _STATIC_MEMO_LOCK:
             _STATIC_MEMO[key] = got
             while len(_STATIC_MEMO) > _STATIC_MEMO_SIZE:
                 _STATIC_MEMO.popitem(last=False)
-    cols, over = got[2], got[3]
+    cols, over = got[1], got[2]
     if over:
         warnings.warn(
             f"kernel '{kernel.name}': {over} instruction(s) name more than {MAX_DST} destination or "
