@@ -14,8 +14,11 @@ numba's compiled code goes to ``$XDG_CACHE_HOME/rfmodel/numba`` (:func:`use_user
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import sys
+import tempfile
 import time
 import warnings
 from functools import cache
@@ -94,6 +97,67 @@ def use_user_numba_cache() -> None:
         except OSError:
             pass
         _prune(root, folder)
+
+
+@contextlib.contextmanager
+def compile_lock():
+    """Hold, across processes, the one lock under which this source tree's compiled code (the simulator's
+    loop and a design's hooks, the SASS executor) is compiled or loaded from numba's cache.  numba's cache is
+    not safe when two processes compile the same function at once (numba issues 4807 and 10128: an index
+    written by one process can name the other's machine code, and the caller then jumps into the wrong
+    function).  An exclusive ``flock`` on ``.rfmodel-compile.lock`` in numba's cache folder
+    (``$NUMBA_CACHE_DIR``, :func:`use_user_numba_cache`), else on a file in the temporary folder named by
+    this package's path; where no lock can be taken, none is held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system
+        yield
+        return
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    if folder and os.path.isdir(folder):
+        path = os.path.join(folder, ".rfmodel-compile.lock")
+    else:
+        tag = hashlib.sha1(str(PKG_DIR).encode()).hexdigest()[:16]
+        path = os.path.join(tempfile.gettempdir(), f"rfmodel-compile-{os.getuid()}-{tag}.lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # no locks on this file system
+            pass
+        yield
+    finally:
+        os.close(fd)  # closing the file drops the lock
+
+
+def numba_cached(dispatcher) -> bool:
+    """Whether numba's cache holds compiled code of ``dispatcher``'s current source (an index whose stamp
+    matches the file; True when that cannot be told)."""
+    try:
+        cache_file = dispatcher._cache._cache_file
+        return os.path.exists(cache_file._index_path) and bool(cache_file._load_index())
+    except Exception:  # numba internals: never fail a run over a message
+        return True
+
+
+#: what :func:`note_first_compile` has announced in this process
+_NOTED: set[str] = set()
+
+
+def note_first_compile(dispatcher, what: str, duration: str) -> bool:
+    """Say on stderr that ``what`` is being compiled (``rfmodel: compiling <what> (once; <duration>) ...``)
+    where this process has not compiled or loaded ``dispatcher`` yet and numba's cache holds no code of its
+    current source (:func:`numba_cached`): a first run after an install or an edit, which is otherwise a
+    silent wait.  Once per ``what`` and process; True when it spoke."""
+    if what in _NOTED or getattr(dispatcher, "signatures", None) or numba_cached(dispatcher):
+        return False
+    _NOTED.add(what)
+    print(f"rfmodel: compiling {what} (once; {duration}) ...", file=sys.stderr, flush=True)
+    return True
 
 
 def _prune(root: Path, current: Path) -> None:

@@ -304,15 +304,15 @@ def test_cli_export(tmp_path, capsys):
 
 
 def test_first_compile_is_detected(tmp_path, monkeypatch):
-    """The first-run note ("compiling the cycle simulator") is printed when numba's cache has no code for
-    the loop's current source: ``_in_cache`` is False before a function's first compile, True after, and
-    False again once its source changes."""
+    """The first-run note ("compiling the cycle simulator", the SASS executor, the profile builders) is
+    printed when numba's cache has no code for the function's current source: ``numba_cached`` is False
+    before a function's first compile, True after, and False again once its source changes."""
     import importlib.util
 
     import numba.core.config
     from numba import njit
 
-    from rfmodel.sim.core import _in_cache
+    from rfmodel.cache import numba_cached
 
     monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "cache"))
     src = tmp_path / "mod_cached.py"
@@ -321,11 +321,40 @@ def test_first_compile_is_detected(tmp_path, monkeypatch):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     d = njit(cache=True)(mod.f)
-    assert not _in_cache(d)
+    assert not numba_cached(d)
     assert d(1) == 2
-    assert _in_cache(njit(cache=True)(mod.f))
+    assert numba_cached(njit(cache=True)(mod.f))
     src.write_text("def f(x):\n    return x + 2\n\n")  # another size: another stamp
-    assert not _in_cache(njit(cache=True)(mod.f))
+    assert not numba_cached(njit(cache=True)(mod.f))
+
+
+def test_a_first_compile_says_so_once(tmp_path, monkeypatch, capsys):
+    """``note_first_compile`` names what compiles on stderr where neither this process nor numba's cache
+    has the function's code, once per name; a function loaded or compiled already, or cached on disk,
+    compiles silently."""
+    import importlib.util
+
+    import numba.core.config
+    from numba import njit
+
+    from rfmodel import cache
+
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "_NOTED", set())
+    src = tmp_path / "mod_noted.py"
+    src.write_text("def f(x):\n    return x * 2\n")
+    spec = importlib.util.spec_from_file_location("mod_noted", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    d = njit(cache=True)(mod.f)
+    assert cache.note_first_compile(d, "the doubler", "a moment")
+    assert capsys.readouterr().err == "rfmodel: compiling the doubler (once; a moment) ...\n"
+    assert not cache.note_first_compile(njit(cache=True)(mod.f), "the doubler", "a moment")  # once a name
+    assert d(2) == 4  # compiled: in this process and in the cache on disk
+    monkeypatch.setattr(cache, "_NOTED", set())
+    assert not cache.note_first_compile(d, "the doubler", "a moment")
+    assert not cache.note_first_compile(njit(cache=True)(mod.f), "the doubler", "a moment")
+    assert capsys.readouterr().err == ""
 
 
 def test_the_compile_lock_is_held_across_processes(tmp_path):
@@ -336,11 +365,11 @@ def test_the_compile_lock_is_held_across_processes(tmp_path):
     import sys
     import time
 
-    from rfmodel.sim.core import compile_lock
+    from rfmodel.cache import compile_lock
 
     log = tmp_path / "order.txt"
     child = (
-        "import sys; from rfmodel.sim.core import compile_lock\n"
+        "import sys; from rfmodel.cache import compile_lock\n"
         f"open({str(log)!r}, 'a').write('child trying\\n')\n"
         "with compile_lock():\n"
         f"    open({str(log)!r}, 'a').write('child holds\\n')\n"

@@ -29,8 +29,16 @@ from rfmodel.analytic.profile import (
     trace_groups,
     trace_load_terms,
 )
-from rfmodel.analytic.stream import issue_schedule
-from rfmodel.cache import PROFILE_SOURCES, keyed_entry, read_entry, shipped_entry, source_hash, write_entry
+from rfmodel.analytic.stream import _schedule, issue_schedule
+from rfmodel.cache import (
+    PROFILE_SOURCES,
+    keyed_entry,
+    note_first_compile,
+    read_entry,
+    shipped_entry,
+    source_hash,
+    write_entry,
+)
 from rfmodel.errors import SpecError
 from rfmodel.results import assemble
 from rfmodel.setassoc import SET_INDEX
@@ -422,6 +430,8 @@ def workload_profile(
             prof = attach(prof, stored)
             _PROFILE_CACHE[key] = (content, prof)
             return prof
+    # a profile to build: on a first run after an install its builders compile first, a silent wait else
+    note_first_compile(_schedule, "the analytic engine's profile builders", "about half a minute")
     wl = load_workload(
         workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )

@@ -1118,9 +1118,9 @@ def _fixed_point_cached() -> bool:
     """Whether numba's cache on disk holds the analytic model's compiled fixed point (most of what a first
     run compiles) for its current source; True when that cannot be told (the simulator's check)."""
     from rfmodel.analytic.throughput import _steady
-    from rfmodel.sim.core import _in_cache
+    from rfmodel.cache import numba_cached
 
-    return _in_cache(_steady)
+    return numba_cached(_steady)
 
 
 def _compile_first(islands, progress) -> None:

@@ -33,15 +33,10 @@ reference counting (``_nrt=False``; nothing in it allocates): a stage unpacks th
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import sys
-import tempfile
-
 import numpy as np
 from numba import njit, types
 
+from rfmodel.cache import compile_lock, note_first_compile
 from rfmodel.designs.base import (  # noqa: F401
     CLAIM_MUL,
     CLAIM_RING,
@@ -4038,41 +4033,6 @@ _ARG_TYPES = (
 _LOOP = None
 
 
-@contextlib.contextmanager
-def compile_lock():
-    """Hold, across processes, the one lock under which this source tree's simulator code is compiled or
-    loaded from numba's cache.  numba's cache is not safe when two processes compile the same function at
-    once (numba issues 4807 and 10128: an index written by one process can name the other's machine code,
-    and the loop then jumps into the wrong function).
-    An exclusive ``flock`` on ``.rfmodel-compile.lock`` in numba's cache folder (``$NUMBA_CACHE_DIR``,
-    :func:`rfmodel.cache.use_user_numba_cache`), else on a file in the temporary folder named by this
-    package's path; where no lock can be taken, none is held."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not a POSIX system
-        yield
-        return
-    folder = os.environ.get("NUMBA_CACHE_DIR")
-    if folder and os.path.isdir(folder):
-        path = os.path.join(folder, ".rfmodel-compile.lock")
-    else:
-        tag = hashlib.sha1(os.path.dirname(os.path.abspath(__file__)).encode()).hexdigest()[:16]
-        path = os.path.join(tempfile.gettempdir(), f"rfmodel-compile-{os.getuid()}-{tag}.lock")
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        yield
-        return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:  # no locks on this file system
-            pass
-        yield
-    finally:
-        os.close(fd)  # closing the file drops the lock
-
-
 def compiled_loop():
     """The compiled cycle loop (compiled, or loaded from numba's cache, on first use, under
     :func:`compile_lock`; a first compile says so on stderr, since it takes about a minute)."""
@@ -4080,9 +4040,7 @@ def compiled_loop():
     if _LOOP is None:
         loop = njit(cache=True, _nrt=False)(_run)
         with compile_lock():
-            if not _in_cache(loop):
-                note = "rfmodel: compiling the cycle simulator (once; about a minute) ..."
-                print(note, file=sys.stderr, flush=True)
+            note_first_compile(loop, "the cycle simulator", "about a minute")
             loop.compile(types.int64(*_ARG_TYPES))
         loop.disable_compile()  # one signature, as the callers pass exactly these types
         _LOOP = loop
@@ -4104,13 +4062,3 @@ def compiled_hooks(hooks) -> None:
         for h in todo:
             h.compile(HOOK_SIG)
             _HOOKS_READY.add(h)
-
-
-def _in_cache(dispatcher) -> bool:
-    """Whether numba's cache holds compiled code of ``dispatcher``'s current source (an index whose stamp
-    matches the file; True when that cannot be told)."""
-    try:
-        cache_file = dispatcher._cache._cache_file
-        return os.path.exists(cache_file._index_path) and bool(cache_file._load_index())
-    except Exception:  # numba internals: never fail a run over a message
-        return True

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rfmodel.cache import compile_lock, note_first_compile
 from rfmodel.workload.execute import layout as L
 from rfmodel.workload.execute.decode import Decoded, decode_kernel
 from rfmodel.workload.execute.errors import ExecutionError, ExecutionFault
@@ -295,7 +296,7 @@ def launch(
         fresh = True
         nrec[:] = 0
         while True:
-            run_cta(
+            args = (
                 dec.rows,
                 nthreads,
                 ntid,
@@ -326,6 +327,9 @@ def launch(
                 np.int64(line_bytes),
                 fresh,
             )
+            if not run_cta.signatures:  # this process's first CTA
+                _compile_executor(args)
+            run_cta(*args)
             fresh = False
             if st[0] != L.ST_REC_FULL:
                 break
@@ -385,3 +389,15 @@ def launch(
         per_warp=np.array(per_warp, dtype=np.int64).reshape(nctas, nw),
         recorded=recorded,
     )
+
+
+def _compile_executor(args) -> None:
+    """Compile the executor for the types of ``args`` (or load its code from numba's cache) under
+    :func:`rfmodel.cache.compile_lock`, as the simulator's loop is: numba's cache is not safe when two
+    processes compile one function at once; a compile says so on stderr, since it takes about half a minute
+    (docs/simulator.md)."""
+    from numba import typeof
+
+    with compile_lock():
+        note_first_compile(run_cta, "the SASS executor", "about half a minute")
+        run_cta.compile(tuple(typeof(a) for a in args))
