@@ -303,23 +303,31 @@ def test_cli_export(tmp_path, capsys):
     assert "instructions" in capsys.readouterr().out
 
 
+def _module_in(tmp_path, monkeypatch, name: str, body: str):
+    """``(module, its file)``: ``body`` written to ``tmp_path / name.py`` and imported, with numba's cache in
+    ``tmp_path / "cache"`` for the test."""
+    import importlib.util
+
+    import numba.core.config
+
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / f"{name}.py"
+    src.write_text(body)
+    spec = importlib.util.spec_from_file_location(name, src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod, src
+
+
 def test_first_compile_is_detected(tmp_path, monkeypatch):
     """The first-run note ("compiling the cycle simulator", the SASS executor, the profile builders) is
     printed when numba's cache has no code for the function's current source: ``numba_cached`` is False
     before a function's first compile, True after, and False again once its source changes."""
-    import importlib.util
-
-    import numba.core.config
     from numba import njit
 
     from rfmodel.cache import numba_cached
 
-    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "cache"))
-    src = tmp_path / "mod_cached.py"
-    src.write_text("def f(x):\n    return x + 1\n")
-    spec = importlib.util.spec_from_file_location("mod_cached", src)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod, src = _module_in(tmp_path, monkeypatch, "mod_cached", "def f(x):\n    return x + 1\n")
     d = njit(cache=True)(mod.f)
     assert not numba_cached(d)
     assert d(1) == 2
@@ -332,20 +340,12 @@ def test_a_first_compile_says_so_once(tmp_path, monkeypatch, capsys):
     """``note_first_compile`` names what compiles on stderr where neither this process nor numba's cache
     has the function's code, once per name; a function loaded or compiled already, or cached on disk,
     compiles silently."""
-    import importlib.util
-
-    import numba.core.config
     from numba import njit
 
     from rfmodel import cache
 
-    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "_NOTED", set())
-    src = tmp_path / "mod_noted.py"
-    src.write_text("def f(x):\n    return x * 2\n")
-    spec = importlib.util.spec_from_file_location("mod_noted", src)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod, _ = _module_in(tmp_path, monkeypatch, "mod_noted", "def f(x):\n    return x * 2\n")
     d = njit(cache=True)(mod.f)
     assert cache.note_first_compile(d, "the doubler", "a moment")
     assert capsys.readouterr().err == "rfmodel: compiling the doubler (once; a moment) ...\n"
