@@ -9,7 +9,9 @@ never an error.
 
 Location: ``$RFMODEL_CACHE_DIR`` when set (``off``, ``0`` or an empty value turn the cache off),
 else ``$XDG_CACHE_HOME/rfmodel`` (default ``~/.cache/rfmodel``).  Deleting the folder is always safe.
-numba's compiled code goes to ``$XDG_CACHE_HOME/rfmodel/numba`` (:func:`use_user_numba_cache`).
+numba's compiled code goes to ``$XDG_CACHE_HOME/rfmodel/numba`` (:func:`use_user_numba_cache`); code is
+compiled into it or loaded from it under one lock across processes (:func:`compile_lock`), and a first
+compile of a long one says so (:func:`note_first_compile`).
 """
 
 from __future__ import annotations
