@@ -10,8 +10,9 @@ never an error.
 Location: ``$RFMODEL_CACHE_DIR`` when set (``off``, ``0`` or an empty value turn the cache off),
 else ``$XDG_CACHE_HOME/rfmodel`` (default ``~/.cache/rfmodel``).  Deleting the folder is always safe.
 numba's compiled code goes to ``$XDG_CACHE_HOME/rfmodel/numba`` (:func:`use_user_numba_cache`); code is
-compiled into it or loaded from it under one lock across processes (:func:`compile_lock`), and a first
-compile of a long one says so (:func:`note_first_compile`).
+compiled into it or loaded from it under one lock across processes (:func:`compile_lock`), a first
+compile of a long one says so (:func:`note_first_compile`), and the package's code compiles with Python's
+garbage collector off (:func:`pause_collector_while_compiling`).
 """
 
 from __future__ import annotations
@@ -109,7 +110,9 @@ def compile_lock():
     written by one process can name the other's machine code, and the caller then jumps into the wrong
     function).  An exclusive ``flock`` on ``.rfmodel-compile.lock`` in numba's cache folder
     (``$NUMBA_CACHE_DIR``, :func:`use_user_numba_cache`), else on a file in the temporary folder named by
-    this package's path; where no lock can be taken, none is held."""
+    this package's path; where no lock can be taken, none is held.  Whatever compiles under it compiles with
+    the garbage collector off (:func:`pause_collector_while_compiling`)."""
+    pause_collector_while_compiling()
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not a POSIX system
@@ -144,6 +147,46 @@ def numba_cached(dispatcher) -> bool:
         return os.path.exists(cache_file._index_path) and bool(cache_file._load_index())
     except Exception:  # numba internals: never fail a run over a message
         return True
+
+
+@cache
+def pause_collector_while_compiling() -> None:
+    """Turn Python's cyclic garbage collector off while numba compiles one of this package's functions, and
+    back as it was when the outermost such compile ends (a listener of numba's ``numba:compile`` event,
+    installed once per process by :func:`compile_lock` and the analytic engine; ``import rfmodel`` loads no
+    numba).
+    A compile builds hundreds of thousands of objects that live until it ends, and the collector, triggered
+    by their count, walks them again and again (docs/simulator.md: a first simulation after an install took
+    116.1 CPU-s with it running and 103.4 without).  What a compile leaves for the collector is collected at
+    its next pass.  Loading code from numba's cache
+    is no compile and sends no such event."""
+    import gc
+
+    from numba.core import event
+
+    package = __name__.split(".")[0]
+
+    class CollectorOffWhileCompiling(event.Listener):
+        depth = 0
+        was = True
+
+        def notify(self, ev) -> None:
+            py_func = getattr(ev.data.get("dispatcher"), "py_func", None)
+            if (getattr(py_func, "__module__", None) or "").split(".")[0] == package:
+                super().notify(ev)
+
+        def on_start(self, ev) -> None:
+            if self.depth == 0:
+                self.was = gc.isenabled()
+                gc.disable()
+            self.depth += 1
+
+        def on_end(self, ev) -> None:
+            self.depth -= 1
+            if self.depth == 0 and self.was:
+                gc.enable()
+
+    event.register("numba:compile", CollectorOffWhileCompiling())
 
 
 #: what :func:`note_first_compile` has announced in this process

@@ -388,6 +388,53 @@ def test_the_compile_lock_is_held_across_processes(tmp_path):
     assert log.read_text() == "child trying\nparent lets go\nchild holds\n"
 
 
+def test_numba_compiles_the_packages_code_with_the_garbage_collector_off_and_back_as_it_was_after():
+    """While numba compiles a function of this package, Python's cyclic garbage collector is off (it walked
+    the compile's objects again and again); after the compile it is as it was before, on or off, and a
+    compile of code outside the package leaves it alone."""
+    import gc
+
+    from numba import njit
+    from numba.core import event
+
+    from rfmodel.cache import compile_lock
+
+    with compile_lock():  # what the simulator and the executor compile under: it installs the listener
+        pass
+
+    seen = []
+
+    class Probe(event.Listener):  # registered after the package's listener: sees what it left
+        def on_start(self, ev):
+            seen.append(gc.isenabled())
+
+        def on_end(self, ev):
+            pass
+
+    def make(module):
+        def f(x):
+            return x + 1
+
+        f.__module__ = module
+        return njit(f)  # no cache: a compile every time
+
+    probe = Probe()
+    event.register("numba:compile", probe)
+    was = gc.isenabled()
+    try:
+        for before in (True, False):
+            (gc.enable if before else gc.disable)()
+            seen.clear()
+            assert make("rfmodel.probe")(1) == 2
+            assert seen == [False] and gc.isenabled() == before
+            seen.clear()
+            assert make("someone_else.probe")(1) == 2
+            assert seen == [before] and gc.isenabled() == before
+    finally:
+        event.unregister("numba:compile", probe)
+        (gc.enable if was else gc.disable)()
+
+
 def test_a_designs_hooks_are_compiled_under_the_lock_before_the_loop_takes_them():
     """A simulation compiles (or loads) its design's hooks for the hook signature through
     ``compiled_hooks`` before the loop runs, once per process."""

@@ -30,8 +30,11 @@ from rfmodel.analytic.profile import (
     sched_rate_at,
 )
 from rfmodel.analytic.reuse import near_consumer_share
+from rfmodel.cache import pause_collector_while_compiling
 from rfmodel.spec.occupancy import COLLECTOR_SETS, U_MEM, UNIT_OF_CLASS, occupancy_warps  # noqa: F401  (occupancy_warps re-exported for callers)
 from rfmodel.workload.ir import N_OPCLASSES
+
+pause_collector_while_compiling()  # numba compiles the package's code with the garbage collector off
 
 SOFTMIN_Q = 4.0
 
