@@ -491,6 +491,28 @@ def test_the_simulator_reads_no_index_out_of_bounds(tmp_path):
     assert out.returncode == 0 and "checked" in out.stdout, out.stderr[-2000:]
 
 
+@pytest.mark.parametrize("design, compat", [("baseline", False), ("baseline", True), ("unified", False)])
+def test_the_loop_does_the_default_hooks_work_as_the_hooks_do(design, compat, monkeypatch):
+    """Where a design's operand, write, may-issue or issued hook is the default one, the loop does its work
+    itself instead of calling it (``C_HOOKS_STD``): every count and cycle equals those of the same run
+    through the hooks (the flag cleared), both pipelines, with and without a sub-core SM's banks."""
+    from rfmodel.evaluate import resolve_gpu
+    from rfmodel.sim import engine, simulate_trace
+
+    sm = resolve_gpu("volta-v100" if design == "unified" else "fermi-gtx480")
+    trace = load_workload("sgemm_tiled", max_warps=8).trace
+    opts = {"compat": "gpgpusim"} if compat else None
+    flags = []
+    real = engine._default_hooks
+    monkeypatch.setattr(engine, "_default_hooks", lambda hooks: flags.append(real(hooks)) or flags[-1])
+    inline = simulate_trace(trace, sm, design, options=opts)
+    monkeypatch.setattr(engine, "_default_hooks", lambda hooks: 0)
+    called = simulate_trace(trace, sm, design, options=opts)
+    assert flags and flags[0] != 0  # the first run took at least one default hook's work into the loop
+    assert inline.counts == called.counts
+    assert inline.metrics["cycles"] == called.metrics["cycles"]
+
+
 def test_simulate_trace_resolves_the_point_once_and_refuses_unknown_names():
     """A dict and the design's typed parameters give the same run; a name the design does not have is one
     SpecError naming it, before anything runs (the hooks take the typed object, never the dict)."""

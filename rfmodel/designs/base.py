@@ -261,7 +261,9 @@ def standard_bank_hook(ints, floats, warp, row, k, reg, cycle):
 
 
 class SimHooks(NamedTuple):
-    """The ten simulator hooks of a design (see the module docstring); defaults do nothing."""
+    """The ten simulator hooks of a design (see the module docstring); defaults do nothing.  Where the
+    operand, write, may-issue or issued hook is its default, the cycle loop does its work itself instead of
+    calling it through its function pointer (``rfmodel.sim.core.C_HOOKS_STD``), with the same result."""
 
     operand: object = standard_bank_hook
     write: object = standard_bank_hook

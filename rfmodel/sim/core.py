@@ -48,6 +48,7 @@ from rfmodel.designs.base import (  # noqa: F401
     MQ_STORE,
     OPERAND_BANK_MASK,
     OPERAND_DELAY,
+    standard_bank,
 )
 from rfmodel.setassoc import lru_access_at, lru_access_reserve, lru_probe, set_of
 from rfmodel.spec.occupancy import (  # noqa: F401
@@ -199,6 +200,9 @@ CONFIG_FIELDS = (
     # lines): loads and stores go through the queues a 32-byte sector an access, cycle by cycle, the banks'
     # heads looked up in bank order (:func:`_l1_step`)
     "l1_step",
+    # which of the design's hooks are the defaults (HOOK_STD_*: operand and write standard_bank_hook,
+    # may_issue and issued no_op_hook): the loop does their work itself, without the call
+    "hooks_std",
 )
 N_CONFIG = len(CONFIG_FIELDS)
 
@@ -461,7 +465,7 @@ K_FIELDS = (
     "max_warps",  # most warps resident at once
     "ctas_done",
     "issue_slots",  # scheduler-cycles
-    "hook_calls",
+    "hook_calls",  # the hooks asked (a default hook whose work the loop does itself, C_HOOKS_STD, counts)
     "srcs",  # source operand slots of issued instructions (+ compat RZ)
     "dsts",  # destination registers of issued instructions (+ compat RZ)
     "issue_cycles",  # scheduler-cycles with at least one issue
@@ -584,6 +588,9 @@ C_L2_POLY4 = 74
 C_L2_POLY5 = 75
 C_L2_SECT = 76
 C_L1_STEP = 77
+C_HOOKS_STD = 78
+#: bits of ``C_HOOKS_STD``
+HOOK_STD_OPERAND, HOOK_STD_WRITE, HOOK_STD_MAY_ISSUE, HOOK_STD_ISSUED = 1, 2, 4, 8
 
 # TABLE_FIELDS
 T_CLS_LAT = 0
@@ -805,7 +812,7 @@ HOOK_SIG = types.int64(
 HOOK_TYPE = types.FunctionType(HOOK_SIG)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def heap_push(ht, hv, n, t, v):
     """Push (t, v) on the binary min-heap held in ``ht``/``hv`` (ties broken by ``v``)."""
     i = n
@@ -821,7 +828,7 @@ def heap_push(ht, hv, n, t, v):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def heap_pop(ht, hv, n):
     """Remove the top of the heap (read ``ht[0]``/``hv[0]`` first); returns the new size."""
     n -= 1
@@ -848,7 +855,7 @@ def heap_pop(ht, hv, n):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sb_check(w, row, src, dst, psrc, pdst, usrc, udst, reg_pend, reg_long, w_ppend, ust):
     """Scoreboard: 0 free, 1 blocked by a pending register write, 2 blocked by a pending memory load."""
     base = w * 256
@@ -1778,7 +1785,7 @@ def _retire(r, cyc, trace, cfg, tables, state, ust, design_ints, design_floats, 
         warp_finish(w, cyc, cfg, state, design_ints, design_floats, h_deactivate)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _free_collector(u, grp, unit_set1, unit_set2, g_free, gs_start, gs_list, k_rec):
     """A free collector of group ``grp`` that serves unit type ``u`` (its typed set first), or -1."""
     for si in range(2):
@@ -1988,6 +1995,7 @@ def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
     second write to a bank in one cycle is dropped, and global loads write through the LSU's port
     (:func:`_lsu_write_back`).  True when anything moved; on an error ``stats[K_ERR]`` is set."""
     op, _, dst, _, _, _, _, _, rzd, _, _ = trace
+    std_write = (cfg[C_HOOKS_STD] & HOOK_STD_WRITE) != 0
     NB = cfg[C_BANKS]
     wports = cfg[C_WPORTS]
     rwports = cfg[C_RWPORTS]
@@ -2061,7 +2069,10 @@ def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats,
                             c += 1
                 if r_wrem[r] == 0:
                     stats[K_HOOK_CALLS] += 1
-                    b = h_write(design_ints, design_floats, w, row, dk, reg, cyc)
+                    if std_write:
+                        b = standard_bank(design_ints, w, reg)
+                    else:
+                        b = h_write(design_ints, design_floats, w, row, dk, reg, cyc)
                     if b < 0:
                         stats[K_WRITES] += 1
                         stats[K_WRITES_EXT] += 1
@@ -2161,6 +2172,7 @@ def _lsu_write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_flo
     last fill, a shared-memory load (or atomic) with its one write, which frees its place in the
     shared-memory pipeline.  True when a fill was written."""
     op, dst = trace[0], trace[2]
+    std_write = (cfg[C_HOOKS_STD] & HOOK_STD_WRITE) != 0
     cls_mem = tables[T_CLS_MEM]
     atom = tables[T_ATOM]
     max_rec = cfg[C_MAX_REC]
@@ -2186,7 +2198,10 @@ def _lsu_write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_flo
             if d == NONE_REG:
                 continue
             nd += 1
-            b = h_write(design_ints, design_floats, w, row, j, d, cyc)
+            if std_write:
+                b = standard_bank(design_ints, w, d)
+            else:
+                b = h_write(design_ints, design_floats, w, row, j, d, cyc)
             stats[K_HOOK_CALLS] += 1
             if b >= 0:
                 if b_stamp[b] != cyc:
@@ -2202,7 +2217,10 @@ def _lsu_write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_flo
                 d = dst[row, j]
                 if d == NONE_REG:
                     continue
-                b = h_write(design_ints, design_floats, w, row, j, d, cyc)
+                if std_write:
+                    b = standard_bank(design_ints, w, d)
+                else:
+                    b = h_write(design_ints, design_floats, w, row, j, d, cyc)
                 stats[K_WRITES] += 1
                 if b >= 0:
                     b_w[b] = 1
@@ -3097,7 +3115,8 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
             # GPGPU-Sim: a warp issues nothing while an atomic of its own is in flight
             w_bar[w] |= WAIT_ATOMIC
     stats[K_HOOK_CALLS] += 1
-    h_issued(design_ints, design_floats, w, row, s, r, cyc)
+    if (cfg[C_HOOKS_STD] & HOOK_STD_ISSUED) == 0:
+        h_issued(design_ints, design_floats, w, row, s, r, cyc)
     stats[K_ISSUED] += 1
     w_inflight[w] += 1
     w_pc[w] = row + 1
@@ -3152,6 +3171,7 @@ def _issue(
     NC = cfg[C_COLLECTORS]
     compat = cfg[C_COMPAT] != 0
     n_pass = 2 if cfg[C_PREFER] != 0 else 1
+    std_may_issue = (cfg[C_HOOKS_STD] & HOOK_STD_MAY_ISSUE) != 0
     cls_unit = tables[T_CLS_UNIT]
     u_slot = tables[T_U_SLOT]
     k_group = tables[T_K_GROUP]
@@ -3250,7 +3270,7 @@ def _issue(
                     # only the warp's own issue sets its scoreboard: clear now, clear until it issues
                     w_sb[w] = -1 - row
                 stats[K_HOOK_CALLS] += 1
-                code = h_may_issue(design_ints, design_floats, w, row, s, issued, cyc)
+                code = 0 if std_may_issue else h_may_issue(design_ints, design_floats, w, row, s, issued, cyc)
                 if code != 0:
                     if issued == 0 and reason_first < 0:
                         reason_first = N_CORE_REASONS + code - 1
@@ -3323,6 +3343,7 @@ def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
     arrival from outside the banks ``-b - 1`` cycles after the next.  Returns (ok, banks with queued
     requests); on an error (``ok`` False) ``stats[K_ERR]`` is set."""
     _, src, _, _, _, _, _, rzs, _, _, _ = trace
+    std_operand = (cfg[C_HOOKS_STD] & HOOK_STD_OPERAND) != 0
     NB = cfg[C_BANKS]
     rows = cfg[C_ROWS]
     bq_cap = cfg[C_BQ_CAP]  # a power of two
@@ -3357,7 +3378,10 @@ def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
         else:
             reg = NONE_REG
         stats[K_HOOK_CALLS] += 1
-        b = h_operand(design_ints, design_floats, w, row, jj, reg, cyc)
+        if std_operand:
+            b = standard_bank(design_ints, w, reg)
+        else:
+            b = h_operand(design_ints, design_floats, w, row, jj, reg, cyc)
         delay = 0
         if b >= OPERAND_DELAY:  # a bank read the design delays (its own port conflict)
             delay = b // OPERAND_DELAY

@@ -15,7 +15,16 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from rfmodel.designs.base import CLAIM_RING, Design, DesignParams, SimSetup, get_design, own_l1_hook
+from rfmodel.designs.base import (
+    CLAIM_RING,
+    Design,
+    DesignParams,
+    SimSetup,
+    get_design,
+    no_op_hook,
+    own_l1_hook,
+    standard_bank_hook,
+)
 from rfmodel.designs.base import NEVER as DESIGN_NEVER
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.setassoc import SET_INDEX
@@ -320,6 +329,18 @@ def _noc_flits(trace: Trace, sm, sectors: np.ndarray, compat: bool) -> tuple[np.
     return tuple(np.ascontiguousarray(x, dtype=np.int64) for x in (req, rep, ack))
 
 
+def _default_hooks(hooks) -> int:
+    """``C_HOOKS_STD``: which of ``hooks`` are the defaults whose work the loop does itself, without a call
+    through the function pointer (the operand and write hooks ``standard_bank_hook``, the may-issue and
+    issued hooks ``no_op_hook``)."""
+    return (
+        C.HOOK_STD_OPERAND * (hooks.operand is standard_bank_hook)
+        | C.HOOK_STD_WRITE * (hooks.write is standard_bank_hook)
+        | C.HOOK_STD_MAY_ISSUE * (hooks.may_issue is no_op_hook)
+        | C.HOOK_STD_ISSUED * (hooks.issued is no_op_hook)
+    )
+
+
 def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
     compat = opts.compat == "gpgpusim"
     n = trace.n_instrs
@@ -480,6 +501,7 @@ def _prepare(trace: Trace, sm, setup: SimSetup, opts: SimOptions) -> _Prepared:
         "line_ack_flits": int(sm.icnt_ack_flits()) if noc else 0,
         "l1_merge": l1.mshr_merge,
         "l1_missq": l1.miss_queue_entries,
+        "hooks_std": _default_hooks(setup.hooks),
     }
     cfg = np.array([cfgd[k] for k in C.CONFIG_FIELDS], dtype=np.int64)
     fcfg = np.array([line_bytes / sm.mem_bw_bytes_per_cycle, sm.icnt_flit_cycles], dtype=np.float64)
