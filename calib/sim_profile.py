@@ -8,8 +8,8 @@ The loop (``rfmodel.sim.core._run``, its stages inlined) is compiled once more w
 it from that cache, runs ``--runs`` simulations of the workload's SM share (``bench``'s simulate member) under
 ``perf record`` and keeps the loop's object code as numba's cache holds it.  Each sample that falls in the
 loop is read against the object code's line table (``addr2line``) and counted by line and by the stage
-function of ``rfmodel/sim/core.py`` that holds the line.  The hooks of a design are functions of their own:
-their samples fall outside the loop and are not counted, but the calls to them are (the line of the call).
+function of ``rfmodel/sim/core.py`` that holds the line; every sample in one of the package's compiled
+functions the run loaded (the loop, the design's hooks, functions of their own) is counted by function.
 Line tables keep variables alive longer, so the loop runs about 1.5x slower than the ordinary build; the
 shares, not the seconds, are what this reads.  docs/simulator.md quotes its figures.
 """
@@ -33,9 +33,13 @@ CORE = ROOT / "rfmodel" / "sim" / "core.py"
 
 
 def child(args) -> None:
-    """Load (or compile) the loop, simulate ``args.runs`` times, and write the loop's address and its object
-    code (as numba's cache holds it) to ``args.out``."""
+    """Load (or compile) the loop, simulate ``args.runs`` times, and write to ``args.out`` each of the
+    package's compiled functions the run loaded from numba's cache (the loop, the design's hooks): its name,
+    address and symbol (``functions.tsv``) and its object code (``<i>.o``, as the cache holds it)."""
+    import gc
+
     from numba.core import codegen
+    from numba.core.registry import CPUDispatcher
 
     objects = {}
     unserialize = codegen.JITCodeLibrary._unserialize.__func__
@@ -56,12 +60,19 @@ def child(args) -> None:
     _, trace = _simulate_workload(args.workload, sm, arch=DEFAULT_ARCH, seed=0, max_warps=None)
     for _ in range(args.runs):
         simulate_trace(trace, sm, args.design)
-    cres = next(iter(core.compiled_loop().overloads.values()))
-    lib = cres.library
-    out = Path(args.out)
-    (out / "loop.addr").write_text(f"{lib.get_pointer_to_function(cres.fndesc.llvm_func_name):x}\n")
-    if lib.name in objects:
-        (out / "loop.o").write_bytes(objects[lib.name])
+    core.compiled_loop()
+    out, rows = Path(args.out), []
+    for d in gc.get_objects():
+        if not isinstance(d, CPUDispatcher) or not (d.py_func.__module__ or "").startswith("rfmodel."):
+            continue
+        module = d.py_func.__module__
+        for cres in d.overloads.values():
+            lib, symbol = cres.library, cres.fndesc.llvm_func_name
+            if lib.name in objects:
+                (out / f"{len(rows)}.o").write_bytes(objects[lib.name])
+                address = lib.get_pointer_to_function(symbol)
+                rows.append(f"{module}.{d.py_func.__name__}\t{address:x}\t{symbol}\t{len(rows)}.o")
+    (out / "functions.tsv").write_text("\n".join(rows) + "\n")
 
 
 def stage_of(tree: ast.Module):
@@ -111,21 +122,30 @@ def main() -> int:
             env=env,
             check=True,
         )
-        obj = Path(tmp) / "loop.o"
-        if not obj.exists():
+        functions = []  # (address, size, name, object, symbol's place in its object's code section)
+        for row in (Path(tmp) / "functions.tsv").read_text().splitlines():
+            name, address, symbol, obj = row.split("\t")
+            symbols = subprocess.check_output(["nm", "-S", "--defined-only", str(Path(tmp) / obj)], text=True)
+            for f in (line.split() for line in symbols.splitlines()):
+                if len(f) == 4 and f[3] == symbol:
+                    functions.append((int(address, 16), int(f[1], 16), name, Path(tmp) / obj, int(f[0], 16)))
+        loop = next((f for f in functions if f[2] == "rfmodel.sim.core._run"), None)
+        if loop is None:
             print("sim_profile: the loop's object code was not in numba's cache", file=sys.stderr)
             return 1
-        base = int((Path(tmp) / "loop.addr").read_text(), 16)
-        # the loop's symbol: its place in the object's code section and its size
-        symbols = subprocess.check_output(["nm", "-S", "--defined-only", str(obj)], text=True).splitlines()
-        start, size = next(
-            (int(f[0], 16), int(f[1], 16))
-            for f in (line.split() for line in symbols)
-            if len(f) == 4 and f[3].startswith("_ZN7rfmodel3sim4core4_run")
-        )
-        ips = subprocess.check_output(["perf", "script", "-i", str(data), "-F", "ip"], text=True).split()
-        total = len(ips)
-        addresses = [hex(start + ip - base) for ip in (int(x, 16) for x in ips) if base <= ip < base + size]
+        ips = [
+            int(x, 16)
+            for x in subprocess.check_output(
+                ["perf", "script", "-i", str(data), "-F", "ip"], text=True
+            ).split()
+        ]
+        by_function = Counter()
+        for ip in ips:
+            owner = next((f[2] for f in functions if f[0] <= ip < f[0] + f[1]), None)
+            if owner is not None:
+                by_function[owner] += 1
+        base, size, _, obj, start = loop
+        addresses = [hex(start + ip - base) for ip in ips if base <= ip < base + size]
         lines = subprocess.run(
             ["addr2line", "-e", str(obj), "-j", ".ltext"],
             input="\n".join(addresses),
@@ -144,7 +164,12 @@ def main() -> int:
         else:
             by_stage["(no line)"] += 1
     n = max(len(lines), 1)
-    print(f"{args.design} on {args.workload}, {args.gpu}: {len(lines)} of {total} samples in the loop")
+    compiled = max(sum(by_function.values()), 1)
+    print(f"{args.design} on {args.workload}, {args.gpu}: {compiled} of {len(ips)} samples in the package's")
+    print("compiled code (the rest: Python, numpy, the trace's loading), by function:")
+    for name, k in by_function.most_common():
+        print(f"  {100 * k / compiled:5.1f} %  {name}")
+    print(f"the loop's {len(lines)} samples")
     print("by stage:")
     for name, k in by_stage.most_common():
         print(f"  {100 * k / n:5.1f} %  {name}")
