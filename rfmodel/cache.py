@@ -154,12 +154,10 @@ def pause_collector_while_compiling() -> None:
     """Turn Python's cyclic garbage collector off while numba compiles one of this package's functions, and
     back as it was when the outermost such compile ends (a listener of numba's ``numba:compile`` event,
     installed once per process by :func:`compile_lock` and the analytic engine; ``import rfmodel`` loads no
-    numba).
-    A compile builds hundreds of thousands of objects that live until it ends, and the collector, triggered
-    by their count, walks them again and again (docs/simulator.md: a first simulation after an install took
-    116.1 CPU-s with it running and 103.4 without).  What a compile leaves for the collector is collected at
-    its next pass.  Loading code from numba's cache
-    is no compile and sends no such event."""
+    numba).  A compile builds hundreds of thousands of objects that live until it ends, and the collector,
+    triggered by their count, walks them again and again (docs/simulator.md: a first simulation after an
+    install took 116.1 CPU-s with it running and 103.4 without).  What a compile leaves for the collector is
+    collected at its next pass.  Loading code from numba's cache is no compile and sends no such event."""
     import gc
 
     from numba.core import event
