@@ -72,6 +72,16 @@ def main(argv=None) -> int:
     ap.add_argument("--collectors", nargs="*", type=int, default=[], help="SP collector set sizes")
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
+    from rfmodel.errors import RfmodelError
+
+    try:
+        return _report(a)
+    except RfmodelError as e:
+        print(f"corf_greedy: {e}", file=sys.stderr)
+        return 2
+
+
+def _report(a) -> int:
     from rfmodel.analytic.reuse import near_fraction_from_hist
     from rfmodel.evaluate import evaluate, resolve_gpu, workload_profile
     from rfmodel.sim import simulate_trace
