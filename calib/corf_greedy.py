@@ -82,9 +82,12 @@ def main(argv=None) -> int:
 
 
 def _report(a) -> int:
+    import numpy as np
+
     from rfmodel.analytic.reuse import near_fraction_from_hist
     from rfmodel.evaluate import evaluate, resolve_gpu, workload_profile
     from rfmodel.sim import simulate_trace
+    from rfmodel.spec.occupancy import UNIT_NAMES, units_of_classes
     from rfmodel.workload.suite import load_workload
 
     sm = resolve_gpu(a.gpu)
@@ -121,6 +124,11 @@ def _report(a) -> int:
                 f"greedy banks {g['banks']:.2f} (bound {g['banks'] / g['b']:.3f})  sim IPC {own:.3f}: "
                 f"busy banks a scheduler <= {own * g['b'] / S:.2f}  producers within 4: {near:.2f}"
             )
+        by_unit = np.bincount(units_of_classes(sm), weights=prof.mix, minlength=len(UNIT_NAMES))
+        print(
+            f"{'':18s} instructions by unit type: "
+            + "  ".join(f"{n} {x:.2f}" for n, x in zip(UNIT_NAMES, by_unit, strict=True) if x > 0)
+        )
         if a.collectors:
             runs = []
             for n_sp in a.collectors:
