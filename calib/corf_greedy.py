@@ -12,7 +12,9 @@ warp's instruction holds its bank, ``c1`` a warp's dependence cycles an instruct
 the greedy schedulers and their bound ``banks / b``; beside them the banks a scheduler keeps busy in the
 simulator (``IPC x b / schedulers``, at most) and the share of source reads whose producer is at most 4
 instructions back (the profile's ``dep_dist_hist``). ``--collectors N ...``: CORF's and the baseline's
-simulated IPC with the SM's SP collector set of N units (an SM with typed collector sets).
+simulated IPC with the SM's SP collector set of N units (an SM with typed collector sets). ``--calibration
+FILE``: the model with another calibration (a copy of ``rfmodel/data/calibration/analytic.json`` with other
+coefficients, e.g. CORF's ``corf_greedy_spread``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ KERNELS = (
 )
 
 
-def greedy_terms(design, workload, sm) -> dict | None:
+def greedy_terms(design, workload, sm, calibration=None) -> dict | None:
     """The model's greedy terms at the SM's own point: the arguments and answer of its one call of
     ``_greedy_banks`` (``None`` where the design's model does not call it)."""
     import numpy as np
@@ -58,7 +60,7 @@ def greedy_terms(design, workload, sm) -> dict | None:
 
     throughput._greedy_banks = spy
     try:
-        evaluate(design, workload, sm, method="analytic")
+        evaluate(design, workload, sm, method="analytic", calibration=calibration)
     finally:
         throughput._greedy_banks = real
     return seen or None
@@ -70,6 +72,9 @@ def main(argv=None) -> int:
     ap.add_argument("--workload", nargs="+", default=list(KERNELS))
     ap.add_argument("--banks", nargs="+", type=int, default=[8, 16, 32])
     ap.add_argument("--collectors", nargs="*", type=int, default=[], help="SP collector set sizes")
+    ap.add_argument(
+        "--calibration", default=None, help="the model's calibration file (default: the package's)"
+    )
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     from rfmodel.errors import RfmodelError
@@ -100,8 +105,9 @@ def _report(a) -> int:
     for w in a.workload:
         eff = {}
         for method in ("simulate", "analytic"):
-            c = evaluate("corf", w, sm, method=method, params=point)["ipc"].values.ravel()
-            b = evaluate("baseline", w, sm, method=method, params=point)["ipc"].values.ravel()
+            kw = {"calibration": a.calibration} if method == "analytic" else {}
+            c = evaluate("corf", w, sm, method=method, params=point, **kw)["ipc"].values.ravel()
+            b = evaluate("baseline", w, sm, method=method, params=point, **kw)["ipc"].values.ravel()
             eff[method] = (c, c / b - 1.0)
         trace = load_workload(w, num_sms=sm.num_sms, line_bytes=sm.l1d.line_bytes).trace
         over = []
@@ -113,7 +119,7 @@ def _report(a) -> int:
             for nb, s, m, o in zip(a.banks, eff["simulate"][1], eff["analytic"][1], over, strict=True)
         )
         print(f"{w:18s} effect sim / model  {cells}")
-        g = greedy_terms("corf", w, sm)
+        g = greedy_terms("corf", w, sm, a.calibration)
         prof = workload_profile(w, sm)
         near = float(near_fraction_from_hist(prof.dep_dist_hist, 4))
         own = evaluate("corf", w, sm, method="simulate")["ipc"].values.ravel()[0]
