@@ -108,7 +108,7 @@ def _report(a) -> int:
             kw = {"calibration": a.calibration} if method == "analytic" else {}
             c = evaluate("corf", w, sm, method=method, params=point, **kw)["ipc"].values.ravel()
             b = evaluate("baseline", w, sm, method=method, params=point, **kw)["ipc"].values.ravel()
-            eff[method] = (c, c / b - 1.0)
+            eff[method] = c / b - 1.0
         trace = load_workload(w, num_sms=sm.num_sms, line_bytes=sm.l1d.line_bytes).trace
         over = []
         for nb in a.banks:
@@ -116,7 +116,7 @@ def _report(a) -> int:
             over.append(n.get("overflow", 0) / max(n.get("allocations", 0), 1))
         cells = "  ".join(
             f"{nb}: {100 * s:+5.1f} / {100 * m:+5.1f} % ovf {o:.2f}"
-            for nb, s, m, o in zip(a.banks, eff["simulate"][1], eff["analytic"][1], over, strict=True)
+            for nb, s, m, o in zip(a.banks, eff["simulate"], eff["analytic"], over, strict=True)
         )
         print(f"{w:18s} effect sim / model  {cells}")
         g = greedy_terms("corf", w, sm, a.calibration)
