@@ -505,18 +505,64 @@ def test_prefetch_exposed_share_is_the_stalls_over_the_prefetches_time():
 
 
 def test_analytic_prefetch_exposed_share_is_its_stalls_over_its_prefetches_time():
-    """The analytic share is its own stall cycles over its prefetches' time: ``(S - IPC) / A`` while an
-    active warp waits for its prefetch less than the time it takes per instruction
-    (:func:`~rfmodel.designs.ltrf.prefetch_stall_share`), here 2 schedulers and 16 active warps."""
+    """The analytic share is its own stall cycles over its prefetches' time (their count times their mean
+    time): at most ``(S - IPC) / A`` while an active warp waits for its prefetch less than the time it takes
+    per instruction (:func:`~rfmodel.designs.ltrf.prefetch_stall_share`, here 2 schedulers and 16 active
+    warps), less where the warps' first prefetches wait behind each other at the launch, which idles no
+    scheduler in the steady state (:func:`~rfmodel.designs.ltrf.launch_burst`)."""
     import rfmodel
 
     for design in FAMILY:
         ds = rfmodel.evaluate(design, "sgemm_tiled", "fermi-gtx480", params={"main_rf_latency_x": [1, 3]})
         share = ds["prefetch_exposed_share"].values.ravel()
         ipc = ds["ipc"].values.ravel()
+        took = (ds["prefetches"] * ds["prefetch_latency_cycles"]).values.ravel()
         assert np.all((share >= 0) & (share <= 1)), (design, share)
+        assert share == pytest.approx(ds["prefetch_stall_cycles"].values.ravel() / took, rel=1e-9), design
         active = min(float(ds["warps"].values.ravel()[0]), 8 * 2)
-        assert share == pytest.approx((2 - ipc) / active, rel=1e-9), design
+        bound = (2 - ipc) / active
+        assert np.all(share <= bound * (1 + 1e-9)) and np.all(share >= 0.9 * bound), (design, share, bound)
+
+
+def test_launch_burst_known_answers():
+    """The resident warps' first prefetches queue behind each other: 48 warps of 8 a CTA at once on
+    fermi-gtx480, 64 in the share, one prefetch each of 9 registers over 16 banks of 1 cycle: the waves'
+    waits are 48 x 47 / 2 + 16 x 7 / 2 warps ahead, over 64 warps, x 9 / 16 cycles.  Under the two-level
+    scheduler only the 16 warps of the pools fetch at once; LTRF+ (no live-in at the entry) adds nothing."""
+    from types import SimpleNamespace
+
+    from rfmodel.designs.ltrf import launch_burst
+    from rfmodel.spec import get_preset
+
+    prof = SimpleNamespace(instrs_per_warp=100.0, threads_per_cta=256)
+    fermi, two = get_preset("fermi-gtx480"), get_preset("maxwell-ltrf")
+    assert two.scheduler == "two-level" and fermi.scheduler != "two-level"
+
+    def burst(n_pf, ws, occ, sm):  # 64 warps of 100 instructions, 48 resident, 16 in the pools, 16 banks
+        return launch_burst(prof, 6400.0, n_pf, 48.0, 16.0, ws, 16.0, occ, sm)
+
+    got = burst(64.0, 9.0, 1.0, fermi)
+    assert got == pytest.approx((48 * 47 / 2 + 16 * 7 / 2) / 64 * 9 / 16)
+    assert burst(64.0, 9.0, 1.0, two) == pytest.approx(16 * 15 / 2 / 64 * 9 / 16)
+    # four prefetches a warp, one of them at the launch; three times the bank time, three times the wait
+    assert burst(256.0, 9.0, 3.0, fermi) == pytest.approx(got * 3 / 4)
+    assert burst(64.0, 0.0, 1.0, fermi) == 0.0
+    assert burst(0.0, 9.0, 1.0, fermi) == 0.0  # no prefetch at all
+
+
+@pytest.mark.parametrize("x", [1, 3])
+def test_analytic_prefetch_time_follows_the_simulators_launch_burst(x):
+    """`histogram256` takes one interval a warp: its prefetches are the warps' first, all issued as the
+    resident CTAs launch, and the simulator's mean prefetch time is mostly their wait behind each other
+    (12.3 cycles at 1x bank time on fermi-gtx480, where one prefetch on idle banks takes about 2)."""
+    args = ("ltrf", "histogram256", "fermi-gtx480")
+    kw = {"params": {"main_rf_latency_x": [x]}}
+    sim, model = (
+        float(rfmodel.evaluate(*args, method=m, **kw)["prefetch_latency_cycles"].values.ravel()[0])
+        for m in ("simulate", "analytic")
+    )
+    assert sim > 5 * 2 * x
+    assert model == pytest.approx(sim, rel=0.15)
 
 
 def test_prefetch_stall_share_known_answers():

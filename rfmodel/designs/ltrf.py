@@ -1116,6 +1116,27 @@ def _prefetch_fixed_point(P, ipc_out, t_out):
         t_out[i] = _prefetch_at(x, p)[0]
 
 
+def launch_burst(profile, n, n_pf, warps, pool, ws, banks, occ, sm):
+    """What the warps' first prefetches add to the mean prefetch time (cycles, over all ``n_pf`` prefetches
+    of the ``n`` instructions): the resident CTAs launch together, so every resident warp (two-level: every
+    warp of the active pools, ``pool``) enters its first interval at the kernel's start and fetches its
+    working set (``ws`` registers, LTRF+ none: nothing is live at a kernel's entry) onto the ``banks``
+    main-RF banks at once; a warp's fetch waits for those of the warps before it, ``ws / banks`` accesses
+    of ``occ`` cycles a bank each, so the ``k``-th warp of a wave waits ``(k - 1) ws occ / banks``.  The
+    first wave is the resident warps; a CTA launched later, when one retires, is a wave of its own warps
+    (two-level: a warp entering the pool later fetches alone).  The mean over the share's warps, times the
+    share of the prefetches that are first ones (``warps / n_pf``)."""
+    total = n / max(float(profile.instrs_per_warp), 1.0)
+    two = two_level_flag(sm)
+    first = np.minimum(pool if two else warps, total)
+    later_wait = 0.0 if two else (max(-(-int(profile.threads_per_cta) // 32), 1) - 1) / 2.0
+    waits = first * (first - 1.0) / 2.0 + np.maximum(total - first, 0.0) * later_wait  # in warps ahead
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(n_pf > 0, np.minimum(total / np.where(n_pf > 0, n_pf, 1.0), 1.0), 0.0)
+    per_warp = np.asarray(ws, dtype=np.float64) * occ / np.maximum(banks, 1.0)
+    return share * waits / max(total, 1.0) * per_warp
+
+
 def prefetch_stall_share(ipc, sched, pf_per_instr, t_pf, active):
     """Scheduler-cycles per instruction without an issue that the simulator lays to a prefetch: it names the
     reason of a scheduler's idle cycle by the first warp of its order that cannot issue, so of the ``S / IPC
@@ -1398,6 +1419,9 @@ class Ltrf(Design):
         reads, writes = ctx.reads, ctx.writes
         n_pf = n * pf_per_instr
         fetched_total = n_pf * fetched
+        # the mean prefetch time with the warps' first prefetches, which queue behind each other at the launch
+        first_ws = 0.0 if self.plus else st["ws"]
+        t_mean = t_pf + launch_burst(profile, n, n_pf, warps, a_tot, first_ws, nb, occ, sm)
         # a prefetch that fetches nothing costs no time; at most ``fetched`` of them fetch anything
         pf_taking = pf_per_instr * np.minimum(fetched, 1.0)
         pf_stall = n * prefetch_stall_share(ipc, sched, pf_taking, t_pf, a_tot)
@@ -1420,9 +1444,9 @@ class Ltrf(Design):
             "main_rf_writes": wb,
             "prefetches": n_pf,
             "prefetch_regs": fetched_total,
-            "prefetch_latency_cycles": t_pf,
+            "prefetch_latency_cycles": t_mean,
             "prefetch_stall_cycles": pf_stall,
-            "prefetch_exposed_share": prefetch_exposed_share(pf_stall, n * pf_taking * t_pf),
+            "prefetch_exposed_share": prefetch_exposed_share(pf_stall, n * pf_taking * t_mean),
             "prefetch_max_bank_load": mx,
             "prefetch_bank_conflicts": n_pf * np.maximum(mx - 1.0, 0.0),
             "interval_length_dynamic": length,
