@@ -1446,7 +1446,9 @@ class Ltrf(Design):
             "prefetch_regs": fetched_total,
             "prefetch_latency_cycles": t_mean,
             "prefetch_stall_cycles": pf_stall,
-            "prefetch_exposed_share": prefetch_exposed_share(pf_stall, n * pf_taking * t_mean),
+            # the steady state's share: the launch's waits idle no scheduler in the stall model above, so
+            # they stay out of the time it is a share of too
+            "prefetch_exposed_share": prefetch_exposed_share(pf_stall, n * pf_taking * t_pf),
             "prefetch_max_bank_load": mx,
             "prefetch_bank_conflicts": n_pf * np.maximum(mx - 1.0, 0.0),
             "interval_length_dynamic": length,
