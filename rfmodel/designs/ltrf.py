@@ -1134,7 +1134,7 @@ def launch_burst(profile, n, n_pf, warps, pool, ws, banks, occ, sm):
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(n_pf > 0, np.minimum(total / np.where(n_pf > 0, n_pf, 1.0), 1.0), 0.0)
     per_warp = np.asarray(ws, dtype=np.float64) * occ / np.maximum(banks, 1.0)
-    return share * waits / max(total, 1.0) * per_warp
+    return share * waits / np.maximum(total, 1.0) * per_warp
 
 
 def prefetch_stall_share(ipc, sched, pf_per_instr, t_pf, active):
