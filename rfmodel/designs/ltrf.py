@@ -1205,9 +1205,10 @@ class Ltrf(Design):
         + NETWORK_METRICS
     )
     calibration_params = LTRF_CALIBRATION
-    #: the registers each prefetch fetches and writes back and its latency, as the simulator counts them,
-    #: size ``ws_fill``, ``wb_fraction`` and ``pf_queue`` in the fit (not the IPC alone)
-    fit_metrics = ("prefetch_regs", "main_rf_writes", "prefetch_latency_cycles")
+    #: the registers each prefetch fetches and writes back, its latency and its bank conflicts, as the
+    #: simulator counts them, size ``ws_fill``, ``wb_fraction``, ``pf_queue`` and the conflicts' spread in the
+    #: fit (not the IPC alone)
+    fit_metrics = ("prefetch_regs", "main_rf_writes", "prefetch_latency_cycles", "prefetch_bank_conflicts")
     supports_simulate = True
     needs_trace = True
     size_parameters = {"regs_per_interval": ("rf_cache",), "active_warps": ("rf_cache",)}
