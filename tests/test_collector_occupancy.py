@@ -285,3 +285,27 @@ def test_slow_banks_hold_the_near_consumers_collectors_behind_their_producers_wr
     assert np.all(
         np.asarray(m["collector_occupancy"])[1:] > np.asarray(m["collector_cycles"])[1:] * ipc[1:] / units
     )
+
+
+def test_a_pools_one_bank_holds_its_collectors_as_a_closed_network():
+    """Four banks over volta-v100's four sub-cores leave a pool of two collectors one bank: Schweitzer's
+    mean-value analysis of that closed network puts ``Q = U / (1 - U (n - 1) / n)`` instructions at the bank,
+    by hand 0.97 / (1 - 0.485) = 1.8835 at a utilization of 0.97, 0.9417 of the pool's two collectors; nothing
+    where a pool has more banks than one or the SM one pool of every bank (fermi-gtx480)."""
+    from rfmodel.analytic.model import one_bank_pool_occupancy
+
+    volta, fermi = resolve_gpu("volta-v100"), resolve_gpu("fermi-gtx480")
+    grid = {"num_banks": np.array([4, 8, 4])}
+    ipc = np.array([0.97, 0.97, 0.5])
+    got = one_bank_pool_occupancy(volta, grid, ipc, {"rate_bank": 1.0}, 8.0)
+    np.testing.assert_allclose(got, [0.97 / (1 - 0.97 / 2) / 2, 0.0, 0.5 / (1 - 0.25) / 2], rtol=1e-12)
+    assert np.all(one_bank_pool_occupancy(fermi, grid, ipc, {"rate_bank": 1.0}, 16.0) == 0.0)
+    # in the engine: STT-RAM's slow writes keep a sub-core's one bank nearly always busy, and its collectors
+    # are held at least as the network says, beyond what the closed bound on the collection time allows
+    sm = volta
+    prof = workload_profile("fft_radix8", sm)
+    g = {"num_banks": np.array([4])}
+    d = get_design("stt")
+    m = run_analytic(d, prof, sm, g)
+    occ = float(np.asarray(m["collector_occupancy"]).ravel()[0])
+    assert 0.7 < occ <= 1.0

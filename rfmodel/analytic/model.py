@@ -369,6 +369,32 @@ def collector_hold(m: dict) -> np.ndarray:
     return np.asarray(m["t_collect"], dtype=np.float64) + np.asarray(m.get("write_wait", 0.0), np.float64)
 
 
+def one_bank_pool_occupancy(sm, grid: dict, ipc, m: dict, units):
+    """The share of the collectors a pool's one bank keeps waiting (0 where a pool has more banks than one).
+
+    Where the banks are split among the schedulers' pools and a pool has one bank (4 banks over 4
+    sub-cores), every read of an instruction waits at that bank: a closed network of the pool's ``n``
+    collectors around one server, whose Schweitzer mean-value analysis puts ``Q = U / (1 - U (n - 1) / n)``
+    instructions at the bank, ``U = IPC / rate_bank`` its utilization (the model's bank bound, the writes'
+    time included).  Those ``Q`` of the pool's ``n`` collectors are held at least, whatever the collection
+    time the model's closed bound allows (a read waits behind at most the other collectors' accesses,
+    :func:`rfmodel.analytic.throughput.interval_model`), which a bank busy nearly every cycle outgrows.
+    With more banks to a pool an instruction's reads visit them at once (a fork and join), which this
+    serial network does not describe (docs/validation.md)."""
+    if not sm.banks_split or "rate_bank" not in m:
+        return 0.0
+    sched = np.asarray(sm_param(sm, grid, "schedulers_per_sm"), dtype=np.float64)
+    banks = np.asarray(sm_param(sm, grid, "num_banks"), dtype=np.float64)
+    n = np.maximum(np.asarray(units, dtype=np.float64) / sched, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.clip(
+            np.asarray(ipc, dtype=np.float64) / np.asarray(m["rate_bank"], dtype=np.float64), 0.0, 0.999
+        )
+    u = np.nan_to_num(u)
+    q = u / (1.0 - u * (n - 1.0) / n)
+    return np.where(banks <= sched, np.minimum(q / n, 1.0), 0.0)
+
+
 def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
     """The instructions per SM holding a collector while they wait for their execution unit at the pace
     ``ipc`` (default the model's, ``m["ipc"]``; :func:`rfmodel.analytic.throughput.dispatch_queue`, the
@@ -593,6 +619,7 @@ class AnalyticContext:
         if ipc is not m["ipc"] and "dispatch_queue" in m:
             waiting = dispatch_waiting(self.profile, self.sm, self.grid, m, ipc)
         busy = (np.asarray(ipc, dtype=np.float64) * collector_hold(m) + waiting) / units
+        busy = np.maximum(busy, one_bank_pool_occupancy(self.sm, self.grid, ipc, m, units))
         out = {
             "ipc": ipc,
             "cycles": cycles,
