@@ -385,14 +385,14 @@ def one_bank_pool_occupancy(sm, grid: dict, ipc, m: dict, units):
         return 0.0
     sched = np.asarray(sm_param(sm, grid, "schedulers_per_sm"), dtype=np.float64)
     banks = np.asarray(sm_param(sm, grid, "num_banks"), dtype=np.float64)
-    n = np.maximum(np.asarray(units, dtype=np.float64) / sched, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # (the points with more banks are dropped below)
+        n = np.maximum(np.asarray(units, dtype=np.float64) / sched, 1.0)
         u = np.clip(
             np.asarray(ipc, dtype=np.float64) / np.asarray(m["rate_bank"], dtype=np.float64), 0.0, 0.999
         )
-    u = np.nan_to_num(u)
-    q = u / (1.0 - u * (n - 1.0) / n)
-    return np.where(banks <= sched, np.minimum(q / n, 1.0), 0.0)
+        u = np.nan_to_num(u)
+        q = u / (1.0 - u * (n - 1.0) / n)
+        return np.where(banks <= sched, np.nan_to_num(np.minimum(q / n, 1.0)), 0.0)
 
 
 def dispatch_waiting(profile, sm, grid: dict, m: dict, ipc=None):
