@@ -533,7 +533,7 @@ def test_launch_burst_known_answers():
     from rfmodel.designs.ltrf import launch_burst
     from rfmodel.spec import get_preset
 
-    prof = SimpleNamespace(instrs_per_warp=100.0, threads_per_cta=256)
+    prof = SimpleNamespace(instrs_per_warp=100.0, warps_per_cta=8)
     fermi, two = get_preset("fermi-gtx480"), get_preset("maxwell-ltrf")
     assert two.scheduler == "two-level" and fermi.scheduler != "two-level"
 

@@ -1125,11 +1125,11 @@ def launch_burst(profile, n, n_pf, warps, pool, ws, banks, occ, sm):
     of ``occ`` cycles a bank each, so the ``k``-th warp of a wave waits ``(k - 1) ws occ / banks``.  The
     first wave is the resident warps; a CTA launched later, when one retires, is a wave of its own warps
     (two-level: a warp entering the pool later fetches alone).  The mean over the share's warps, times the
-    share of the prefetches that are first ones (``warps / n_pf``)."""
+    share of the prefetches that are first ones (the share's warps over ``n_pf``)."""
     total = n / max(float(profile.instrs_per_warp), 1.0)
     two = two_level_flag(sm)
     first = np.minimum(pool if two else warps, total)
-    later_wait = 0.0 if two else (max(-(-int(profile.threads_per_cta) // 32), 1) - 1) / 2.0
+    later_wait = 0.0 if two else (max(int(profile.warps_per_cta), 1) - 1) / 2.0
     waits = first * (first - 1.0) / 2.0 + np.maximum(total - first, 0.0) * later_wait  # in warps ahead
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(n_pf > 0, np.minimum(total / np.where(n_pf > 0, n_pf, 1.0), 1.0), 0.0)
