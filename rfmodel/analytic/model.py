@@ -19,6 +19,11 @@ returns :meth:`AnalyticContext.result` with its structure events and its own met
                     ``read_share``); 1 where the reads that do not reach
                     these banks take a bank's time elsewhere (a register-file cache's misses read the
                     main RF's banks)
+``bank_loads``      ``(table, index)``: the distribution of an instruction's largest load on one bank of
+                    the reads that reach the banks (``[k, banks, load]`` tables as the profile's
+                    ``ser_pmf``, and which one each point reads), where the design knows which reads it
+                    serves (BOW's window); default: the profile's, each read served independently
+                    with ``read_share``
 ``operand_slots``   the collectors read every operand slot (``True``) or each distinct source
                     register once (``False``); the bank-serialization table follows it
 ``extra_collect``   cycles added to every operand collection (a slower structure behind it)
@@ -243,6 +248,7 @@ class Effects:
     read_share: object = 1.0
     write_share: object = 1.0
     collect_share: object = None
+    bank_loads: object = None
     operand_slots: bool = True
     extra_collect: object = 0.0
     bank_cycles: object = 1.0
@@ -339,6 +345,7 @@ def sm_interval(
         read_share=e.read_share,
         write_share=e.write_share,
         collect_share=e.collect_share,
+        bank_loads=e.bank_loads,
         operand_slots=e.operand_slots,
         bank_claims=e.bank_claims,
         pool_warps=grid_value(grid, "active_warps", DEFAULT_POOL) * sched if two_level(sm) else None,

@@ -435,20 +435,12 @@ class WorkloadProfile:
     def ser_ports(self, banks, ports, slots: bool = False) -> np.ndarray:
         """Mean bank cycles ``E[ceil(max load / ports)]`` (vectorized over banks and ports); ``slots``:
         the load counts operand slots (a register named twice is read twice), else distinct sources."""
-        b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
-        p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
-        table = self.ser_pmf_slots if slots else self.ser_pmf
-        m = np.arange(table.shape[1], dtype=np.float64)
-        return (table[b] * np.ceil(m / p[..., None])).sum(axis=-1)
+        return load_cycles(self.ser_pmf_slots if slots else self.ser_pmf, banks, ports)
 
     def ser_excess(self, banks, ports, slots: bool = False) -> np.ndarray:
         """Mean bank cycles beyond the first, ``E[max(ceil(M / ports) - 1, 0)]`` (vectorized; ``slots``
         as in :meth:`ser_ports`)."""
-        b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
-        p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
-        table = self.ser_pmf_slots if slots else self.ser_pmf
-        m = np.arange(table.shape[1], dtype=np.float64)
-        return (table[b] * np.maximum(np.ceil(m / p[..., None]) - 1.0, 0.0)).sum(axis=-1)
+        return load_cycles(self.ser_pmf_slots if slots else self.ser_pmf, banks, ports, beyond_first=True)
 
     def ser_scattered(self, banks, ports) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`ser_ports` and :meth:`ser_excess` (vectorized over banks and ports) where each distinct
@@ -983,6 +975,30 @@ def _line_stack_hist(lines, nbins, loads, touches):
                 tree[i] += 1
                 i += i & (-i)
     return hist
+
+
+def load_cycles(table, banks, ports, beyond_first: bool = False, index=None) -> np.ndarray:
+    """Mean bank cycles of an instruction's reads, ``E[ceil(M / ports)]`` (``beyond_first``: the cycles
+    beyond its first, ``E[max(ceil(M / ports) - 1, 0)]``), where ``table[B, m]`` (as
+    :attr:`WorkloadProfile.ser_pmf`) is the distribution of ``M``, the largest number of reads in one of
+    ``B`` banks; vectorized over ``banks`` and ``ports``.  ``index``: where ``table`` stacks several such
+    tables (``[k, B, m]``), which one each point reads (broadcast with ``banks`` and ``ports``)."""
+    b = np.clip(np.asarray(banks, dtype=np.int64), 1, MAX_BANKS)
+    p = np.maximum(np.asarray(ports, dtype=np.float64), 1.0)
+    m = np.arange(table.shape[-1], dtype=np.float64)
+    c = np.ceil(m / p[..., None])
+    if beyond_first:
+        c = np.maximum(c - 1.0, 0.0)
+    rows = table[b] if index is None else table[np.asarray(index, dtype=np.int64), b]
+    return (rows * c).sum(axis=-1)
+
+
+def bank_load_table(src, slots: bool = False) -> np.ndarray:
+    """``[banks, load]``: per instruction of the rows ``src`` (registers, ``NONE`` for a slot not read),
+    the distribution of the largest number of distinct sources (``slots``: operand slots) in one of
+    ``banks`` banks under ``bank = reg mod banks``, as :attr:`WorkloadProfile.ser_pmf` is of a trace."""
+    pmf, _, _, pmf_slots = _ser_pmf(src, MAX_BANKS)
+    return (pmf_slots if slots else pmf) / max(src.shape[0], 1)
 
 
 def _ser_pmf(src, max_banks):

@@ -26,6 +26,7 @@ from rfmodel.analytic.profile import (
     CHAIN2_EXTRA,
     WorkloadProfile,
     bilinear_at,
+    load_cycles,
     sched_cells_missing,
     sched_rate_at,
 )
@@ -404,7 +405,7 @@ def _steady(x, out, tables, rtol, evals_out):
             evals_out[i] = evals
 
 
-def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, shares):
+def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, shares, loads=None):
     """The banks' side of one instruction for :func:`interval_model`: its reads' serialization over the
     ports (in bank cycles) and its excess over one, a read's and a write's bank occupancy (``bc``, ``bcw``),
     the share of reads that reach the banks, the bank reads and writes per instruction, and the share of the
@@ -413,7 +414,10 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     below 1 the last takes off the serialization beyond each instruction's first access, and that access's
     cycles beyond one where none of its reads reaches the banks; ``None``: the read share).  The reads are
     every operand slot (a register named twice is read twice, as the simulator's collectors do) or, for
-    designs whose collectors read such a register once, its distinct sources."""
+    designs whose collectors read such a register once, its distinct sources.  ``loads``: ``(table,
+    index)``, the distribution of an instruction's largest load on one bank of the reads that do reach the
+    banks (:func:`~rfmodel.analytic.profile.load_cycles`; a design that knows which reads it serves), in
+    place of the profile's thinned by the read share as if each read were served independently."""
     reads_i = profile.reads_per_instr if operand_slots else profile.distinct_reads_per_instr
     # warp-per-bank: every read of an instruction falls in its warp's one bank, whose load is then the
     # instruction's read count (the one-bank row of the table: E[ceil(k / P)], not ceil(E[k] / P), which
@@ -444,6 +448,18 @@ def _bank_terms(profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_
     # collectors' read stage, the first bank cycle, whatever its reads (the simulator dispatches a collector
     # whose operands all hit no sooner); it saves that access's cycles beyond one (slow banks) where none of
     # its reads reaches a bank, and its reads' serialization beyond the first access in proportion
+    if loads is not None:  # the reads that reach the banks, as the design knows them
+        table, index = loads
+        b_l = 1 if mapping == "warp-per-bank" else Bi
+        kept_excess = load_cycles(table, b_l, P, beyond_first=True, index=index)
+        # of the instructions with a source, those with a read left (P(M >= 1): one cycle on as many ports
+        # as the largest load; the design serves the rest whole)
+        any_read = load_cycles(table, b_l, float(table.shape[-1]), index=index)
+        reach = np.clip(any_read / max(with_source, 1e-12), 0.0, 1.0)
+        q_share = with_source * reach
+        first = ser - excess
+        collect = first * (1.0 + (bc - 1.0) * reach) + kept_excess * bc
+        return collect, kept_excess + 0 * excess, bc, bcw, rs, reads_i * rs, w, q_share
     collect = ser * bc * cs
     if np.any(cs < 1.0):
         first = ser - excess  # the instructions with a register source
@@ -944,6 +960,7 @@ def interval_model(
     read_share=1.0,
     write_share=1.0,
     collect_share=None,
+    bank_loads=None,
     operand_slots=True,
     pool_warps=None,
     bank_claims=0.0,
@@ -982,7 +999,10 @@ def interval_model(
     reads reaches them waits in no bank queue: ``bank_read_share``).  ``collect_share``: the share of an
     instruction's reads' serialization beyond its first access that remains in its collection time (the
     collectors' read stage stays; default ``read_share``; 1 where the reads that do not reach these banks
-    take a bank's time elsewhere).  ``operand_slots``: every
+    take a bank's time elsewhere).  ``bank_loads``: ``(table, index)``, the distribution of an
+    instruction's largest load on one bank of the reads that reach the banks, where the design knows which
+    reads it serves (:func:`_bank_terms`; ``None``: the profile's, thinned by ``read_share`` as if each
+    read were served independently; given, it replaces ``collect_share``).  ``operand_slots``: every
     operand slot is a bank read (a register named twice by one instruction is read twice, as the
     simulator's collectors do); ``False`` for designs that read it once (distinct sources).
     ``pool_warps``: the two-level scheduler's active warps per SM (``None``: every resident warp may
@@ -1012,7 +1032,7 @@ def interval_model(
     )
     shares = (read_share, write_share, collect_share)
     ser, excess, bc, bcw, rs, r, w, q_share = _bank_terms(
-        profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, shares
+        profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, shares, bank_loads
     )
     wr = bcw / bc
     l1d = (l1d_lines, l1d_assoc, l1d_write_allocate, l1_hit_latency)
