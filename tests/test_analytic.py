@@ -1219,3 +1219,41 @@ def test_shared_memory_bank_passes_slow_both_engines_alike():
         ipc[p] = (a, s)
     for p in (2, 4, 8):
         assert ipc[p][0] / ipc[1][0] == pytest.approx(ipc[p][1] / ipc[1][1], rel=0.10)
+
+
+def test_the_bank_queues_wait_at_another_pace():
+    """``bank_wait_at`` takes the interval model's bank queue at any pace: at the model's own steady IPC it
+    is the model's ``bank_wait``; it grows with the pace and is 0 at none."""
+    from rfmodel.analytic.throughput import bank_wait_at
+
+    p = _profile_mixed()
+    ii = np.ones(N_OPCLASSES)
+    banks = np.array([1, 2, 4, 8, 16])
+    m = interval_model(p, warps=8, schedulers=2, issue_width=1, banks=banks, collectors=8, initiation=ii)
+    q = m["bank_queue"]
+    np.testing.assert_allclose(bank_wait_at(q, m["ipc_steady"]), m["bank_wait"], rtol=1e-6, atol=1e-12)
+    paces = np.linspace(0.0, 1.0, 6)[:, None] * m["ipc_steady"]
+    waits = bank_wait_at(q, paces)
+    assert np.all(waits[0] == 0.0) and np.all(np.diff(waits, axis=0) >= 0.0)
+    assert np.all(waits[-1, :2] > 0.0)  # one and two banks queue
+
+
+def test_a_designs_own_pace_takes_the_bank_queues_stalls():
+    """Where a design bounds the IPC below the shared model's (``AnalyticContext.result(ipc=...)``: the
+    LTRF family's prefetches), the bank queue's stalls are those of its own pace; the serialization
+    within an instruction stays; at the model's own IPC nothing changes."""
+    from rfmodel.analytic.model import AnalyticContext
+    from rfmodel.designs.base import get_design
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    sm = resolve_gpu("fermi-gtx480")
+    prof = workload_profile("sgemm_tiled", sm)
+    base = get_design("baseline")
+    ctx = AnalyticContext(prof, sm, {"num_banks": np.array([2, 4, 8])}, base.calibration_params)
+    m = ctx.model()
+    same = ctx.result(m, events={}, ipc=m["ipc"] + 0.0)["bank_conflict_stall_cycles"]
+    own = ctx.result(m, events={})["bank_conflict_stall_cycles"]
+    np.testing.assert_allclose(same, own, rtol=1e-12)
+    slow = ctx.result(m, events={}, ipc=0.5 * m["ipc"])["bank_conflict_stall_cycles"]
+    serial = ctx.n * m["conflict_serial"]
+    assert np.all(slow < own) and np.all(slow >= serial * (1 - 1e-12))

@@ -610,11 +610,12 @@ class AnalyticContext:
 
         ``rf_reads``/``rf_writes`` count every operand read and result of the warps' instructions (warp
         registers); ``bank_conflict_stall_cycles`` the collector cycles lost waiting for banks (NaN where no
-        warp is resident); ``collector_occupancy`` the mean share of the SM's collector units holding an
-        instruction, by Little's law: the instructions collecting at once, ``IPC x`` :func:`collector_hold`
-        (the collection and its reads' waits behind their producers' writes), and those
-        waiting in their collectors for their unit (:func:`dispatch_waiting` at ``ipc``), over the units (NaN
-        where no warp is resident).
+        warp is resident; where the design's ``ipc`` replaces the model's, the bank queue's share of them at
+        that pace: ``rfmodel.analytic.throughput.bank_wait_at``); ``collector_occupancy`` the mean share of
+        the SM's collector units holding an instruction, by Little's law: the instructions collecting at once,
+        ``IPC x`` :func:`collector_hold` (the collection and its reads' waits behind their producers' writes),
+        and those waiting in their collectors for their unit (:func:`dispatch_waiting` at ``ipc``), over the
+        units (NaN where no warp is resident).
         """
         ipc = m["ipc"] if ipc is None else ipc
         cycles = m["cycles"] if cycles is None else cycles
@@ -627,13 +628,21 @@ class AnalyticContext:
             waiting = dispatch_waiting(self.profile, self.sm, self.grid, m, ipc)
         busy = (np.asarray(ipc, dtype=np.float64) * collector_hold(m) + waiting) / units
         busy = np.maximum(busy, one_bank_pool_occupancy(self.sm, self.grid, ipc, m, units))
+        conflict = m["conflict_per_instr"]
+        if ipc is not m["ipc"] and "bank_queue" in m:
+            # the bank queue's stalls at the design's own pace (its serialization within an instruction
+            # does not depend on the pace)
+            from rfmodel.analytic.throughput import bank_wait_at
+
+            q = m["bank_queue"]
+            conflict = conflict + q["stall"] * (bank_wait_at(q, ipc) - bank_wait_at(q, m["ipc"]))
         out = {
             "ipc": ipc,
             "cycles": cycles,
             "warps": m["warps"],
             "rf_reads": self.reads + z,
             "rf_writes": self.writes + z,
-            "bank_conflict_stall_cycles": np.where(m["warps"] > 0, self.n * m["conflict_per_instr"], np.nan),
+            "bank_conflict_stall_cycles": np.where(m["warps"] > 0, self.n * conflict, np.nan),
             "l1d_hit_rate": m["l1d_hit_rate"],
             "collector_cycles": m["t_collect"],
             "collector_occupancy": np.where(m["warps"] > 0, np.minimum(busy, 1.0), np.nan),

@@ -252,17 +252,7 @@ def _queues(ipc, x, i, tables, res):
         rho_e = min(ipc * noc_ej, 0.95)
         L_q += c_mem * (1.0 - hit) * c_dram * noc_rep * rho_e / (2.0 * (1.0 - rho_e))
     rate_mshr = mshr / (misses * max(L_q, 1.0)) if misses > 0 else np.inf
-    lam_r = ipc * r / B * bc
-    lam_w = 0.0 if separate_write else ipc * w / B * bcw
-    if claims > 0.0:  # the design's own accesses take read ports before the reads (priority); in
-        lam_w += ipc * claims / B  # the writes' class, exact while writes take a read's time
-    wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer, bc)
-    # a closed population: a read waits behind at most the accesses of the other collectors'
-    # instructions of its pool that fall in its bank (their reads and their results' writes),
-    # where the open queue's wait grows without that bound near full load (two collectors over a
-    # sub-core's four banks)
-    closed = max(per_pool - 1.0, 0.0) * (r * bc + w * bcw) * pools / B
-    wq = min(bc * wait, closed, 50.0)
+    wq = _bank_wait(ipc, r, B, bc, w, bcw, P, burst, defer, claims, separate_write, per_pool, pools)
     t_c = t_base + q_share * wq
     hold = t_c  # allocated at issue, freed at dispatch t_c cycles later (docs/models.md)
     if oc_sets.shape[0] == 0:
@@ -310,6 +300,48 @@ def _queues(ipc, x, i, tables, res):
     res[0], res[1], res[2], res[3], res[4] = new, wq, t_c, wcol, rate_lat
     res[5], res[6], res[7], res[8] = t_cta, rate_col, rate_mshr, L_q
     return True
+
+
+@njit(cache=True, inline="always")
+def _bank_wait(ipc, r, B, bc, w, bcw, P, burst, defer, claims, separate_write, per_pool, pools):
+    """A bank read's mean wait in its bank's queue (cycles) at the pace ``ipc`` (:func:`_queues`' terms)."""
+    lam_r = ipc * r / B * bc
+    lam_w = 0.0 if separate_write else ipc * w / B * bcw
+    if claims > 0.0:  # the design's own accesses take read ports before the reads (priority); in
+        lam_w += ipc * claims / B  # the writes' class, exact while writes take a read's time
+    wait = read_wait_split_at(min(lam_r, 0.98 * P), min(lam_w, 0.5 * P), P, burst, bcw / bc, defer, bc)
+    # a closed population: a read waits behind at most the accesses of the other collectors'
+    # instructions of its pool that fall in its bank (their reads and their results' writes),
+    # where the open queue's wait grows without that bound near full load (two collectors over a
+    # sub-core's four banks)
+    closed = max(per_pool - 1.0, 0.0) * (r * bc + w * bcw) * pools / B
+    return min(bc * wait, closed, 50.0)
+
+
+@njit(cache=True)
+def _bank_waits(ipc, x, separate_write, out):  # pragma: no cover - compiled
+    """:func:`_bank_wait` per point: ``x`` the rows of :data:`BANK_QUEUE` (broadcast flat)."""
+    for i in range(ipc.shape[0]):
+        out[i] = _bank_wait(
+            ipc[i], x[0, i], x[1, i], x[2, i], x[3, i], x[4, i], x[5, i], x[6, i], x[7, i], x[8, i],
+            separate_write, x[9, i], x[10, i],
+        )  # fmt: skip
+
+
+#: the bank queue's terms :func:`interval_model` keeps (``bank_queue``) to take its wait at another pace
+BANK_QUEUE = ("r", "B", "bc", "w", "bcw", "P", "burst", "defer", "claims", "per_pool", "pools")
+
+
+def bank_wait_at(queue: dict, ipc) -> np.ndarray:
+    """The bank queue's wait (cycles a bank read waits, as :func:`interval_model`'s ``bank_wait``) at the
+    pace ``ipc`` instead of the model's own: ``queue`` its ``bank_queue`` output."""
+    rows = [queue[k] for k in BANK_QUEUE]
+    shape = broadcast_shape((ipc, *rows))
+    x = np.stack([np.broadcast_to(np.asarray(v, dtype=np.float64), shape).ravel() for v in rows])
+    flat = np.ascontiguousarray(np.broadcast_to(np.asarray(ipc, dtype=np.float64), shape).ravel())
+    out = np.empty(flat.shape[0])
+    _bank_waits(flat, np.ascontiguousarray(x), bool(queue["separate_write"]), out)
+    return out.reshape(shape)
 
 
 @njit(cache=True)
@@ -1116,4 +1148,21 @@ def interval_model(
         ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
     )
     out["write_wait"] = write_wait  # (its own shape: the banks' timing over the grid)
+    # the bank queue's terms, to take its wait and stalls at a design's own pace (bank_wait_at)
+    out["bank_queue"] = {
+        "r": r,
+        "B": B,
+        "bc": bc,
+        "w": w,
+        "bcw": bcw,
+        "P": P,
+        "burst": burst,
+        "defer": inputs[28],
+        "claims": claims,
+        "per_pool": np.asarray(N_oc, dtype=np.float64) / pools,
+        "pools": pools,
+        "separate_write": bool(separate_write_ports),
+        "stall": np.asarray(c["queue_stall"]) * r,
+    }
+    out["conflict_serial"] = np.asarray(c["ser_stall"]) * excess * bc
     return out
