@@ -1031,11 +1031,9 @@ def interval_model(
     reads reaches them waits in no bank queue: ``bank_read_share``).  ``collect_share``: the share of an
     instruction's reads' serialization beyond its first access that remains in its collection time (the
     collectors' read stage stays; default ``read_share``; 1 where the reads that do not reach these banks
-    take a bank's time elsewhere).  ``bank_loads``: ``(table, index)``, the distribution of an
-    instruction's largest load on one bank of the reads that reach the banks, where the design knows which
-    reads it serves (:func:`_bank_terms`; ``None``: the profile's, thinned by ``read_share`` as if each
-    read were served independently; given, it replaces ``collect_share``).  ``operand_slots``: every
-    operand slot is a bank read (a register named twice by one instruction is read twice, as the
+    take a bank's time elsewhere).  ``bank_loads``: the bank loads of the reads that reach the banks where
+    the design knows them (:func:`_bank_terms`; given, it replaces ``collect_share``).  ``operand_slots``:
+    every operand slot is a bank read (a register named twice by one instruction is read twice, as the
     simulator's collectors do); ``False`` for designs that read it once (distinct sources).
     ``pool_warps``: the two-level scheduler's active warps per SM (``None``: every resident warp may
     issue); the warps of the pool issue, and a warp that waits on a long-latency result leaves it, so the
@@ -1096,6 +1094,7 @@ def interval_model(
     wpc, n_cta, ctas_total = _cta_shape(profile)
 
     sched = profile.sched_cpi is not None
+    defer = np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0)
     fixed, bank_inv, issue_inv = _fixed_inv(q, rate_mem, rate_lsu, rate_noc, rate_bank, rate_iss, exec_rates)
     pool = pool_warps is not None
     chain2, cta_chain2 = _chain_tables(profile, pool, sched)
@@ -1128,7 +1127,7 @@ def interval_model(
         n_cta,
         pool_warps if pool else 0.0,
         claims,
-        np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0),
+        defer,
         noc_ej,
         np.asarray(noc_reply, dtype=np.float64),
         hit,
@@ -1148,21 +1147,8 @@ def interval_model(
         ipc, cycles, res, warps, c, ser, excess, bc, r, rate_iss, rate_bank, rate_mem, rate_lsu, hit_all, hit
     )
     out["write_wait"] = write_wait  # (its own shape: the banks' timing over the grid)
-    # the bank queue's terms, to take its wait and stalls at a design's own pace (bank_wait_at)
-    out["bank_queue"] = {
-        "r": r,
-        "B": B,
-        "bc": bc,
-        "w": w,
-        "bcw": bcw,
-        "P": P,
-        "burst": burst,
-        "defer": inputs[28],
-        "claims": claims,
-        "per_pool": np.asarray(N_oc, dtype=np.float64) / pools,
-        "pools": pools,
-        "separate_write": bool(separate_write_ports),
-        "stall": np.asarray(c["queue_stall"]) * r,
-    }
+    queue = (r, B, bc, w, bcw, P, burst, defer, claims, np.asarray(N_oc, dtype=np.float64) / pools, pools)
+    out["bank_queue"] = dict(zip(BANK_QUEUE, queue, strict=True), separate_write=bool(separate_write_ports))
+    out["bank_queue"]["stall"] = np.asarray(c["queue_stall"]) * r  # bank_wait_at: at a design's own pace
     out["conflict_serial"] = np.asarray(c["ser_stall"]) * excess * bc
     return out
