@@ -12,8 +12,8 @@
 Reads the sweep's simulations from ``calib/checkpoints/`` (simulating what is missing, as ``calib/run.py``
 does) and the same train/held-out split as the calibration; prints the mean signed error (bias) and the
 mean absolute error of the model's IPC against the simulator's, per group.  With ``--metric bank_stall``
-the error is the report's: ``(model - sim) / max(sim, 2 % of instructions)``, on the rows where the
-simulator's bank stalls are measured (``stall_measured``).  Any other metric both engines report (a
+the error is the report's: ``(model - sim) / max(sim, 1 % of instructions)``, on every row
+(``calibrate.stall_error``).  Any other metric both engines report (a
 design's ``metrics``) is compared by its kind (:mod:`rfmodel.calibrate.metrics`): a count per instruction and
 a level by ``model / sim - 1``, a share by ``model - sim``.
 """
@@ -60,8 +60,6 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
             elif metric == "bank_stall":
                 sim, mod = s["bank_conflict_stall_cycles"], float(pred["bank_conflict_stall_cycles"][i])
                 err = stall_error(mod, s)
-                if err is None:  # the simulator does not measure bank stalls in this run
-                    continue
             elif metric == "hit":
                 if "rf_cache_hit_rate" not in pred or "rf_cache_hit_rate" not in s:
                     continue

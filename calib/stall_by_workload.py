@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 def rows(records: list[dict], design: str) -> list[dict]:
     from rfmodel.analytic.calibration import load_calibration
-    from rfmodel.calibrate import DEFAULT_SWEEP, _groups, coef_for, stall_measured
+    from rfmodel.calibrate import DEFAULT_SWEEP, _groups, coef_for
+    from rfmodel.calibrate.metrics import ran
 
     cal = load_calibration()
     out = []
@@ -32,7 +33,7 @@ def rows(records: list[dict], design: str) -> list[dict]:
         pred = g.predict(coef_for(cal["designs"][design], g.recs[0]["gpu"]))
         for i, r in enumerate(g.recs):
             s = r["sim"]
-            if stall_measured(s):
+            if ran(s):
                 n = s["warp_instructions"]
                 out.append(
                     {

@@ -577,6 +577,9 @@ def test_every_metric_both_engines_report_is_held_out_by_its_kind(tmp_path):
     assert m["rf_cache_hit_rate"]["kind"] == "share" and m["rf_cache_hit_rate"]["goal"] == 0.05
     stall = m["bank_conflict_stall_cycles"]
     assert stall["kind"] == "count" and stall["goal"] == 0.2
+    # one definition: the first table's bank-stall figure is this table's, over the same held-out records
+    assert res["designs"]["malekeh"]["bank_stall_rel_err"] == pytest.approx(stall["error"], rel=1e-9)
+    assert res["designs"]["malekeh"]["n_stall"] == stall["n"]
     assert m["warps"]["kind"] == "level" and m["warps"]["goal"] is None
     assert m["rf_cache_hit_rate"]["n"] == res["designs"]["malekeh"]["n_heldout"]
     # the share's error is the mean |model - sim| of the held-out rows the IPC report lists too
@@ -611,6 +614,18 @@ def test_every_metric_both_engines_report_is_held_out_by_its_kind(tmp_path):
     ]
     for d, k in missed:  # each miss has its worst record named, with the simulator's stalls there
         assert f"- {d} `{k}`, {res['designs'][d]['metrics'][k]['worst']['workload']} on " in text
+
+
+def test_the_bank_stall_error_of_a_run_counts_runs_without_stalls_against_the_floor():
+    """``stall_error``: relative to the simulator's count, or to 1 % of a stall cycle an instruction where
+    that is larger; a run where the simulator saw no bank stall counts (a model that predicts some errs)."""
+    from rfmodel.calibrate import stall_error
+
+    sim = {"bank_conflict_stall_cycles": 0.0, "warp_instructions": 1000.0, "bank_conflicts": 0.0}
+    assert stall_error(5.0, sim) == pytest.approx(0.5)  # 5 cycles over a floor of 10
+    assert stall_error(0.0, sim) == 0.0
+    sim = {"bank_conflict_stall_cycles": 200.0, "warp_instructions": 1000.0, "bank_conflicts": 50.0}
+    assert stall_error(150.0, sim) == pytest.approx(-0.25)
 
 
 def test_the_worst_record_of_a_metric_is_the_one_its_own_error_picks():

@@ -34,6 +34,7 @@ import numpy as np
 
 from rfmodel.analytic.calibration import SPEED_SCALE_KEY, params_of
 from rfmodel.cache import SIM_SOURCES, source_hash
+from rfmodel.calibrate.metrics import COUNT_FLOOR, ran
 from rfmodel.errors import RfmodelError, unknown_key_message
 from rfmodel.io import write_text
 from rfmodel.runner import ResultLog, make_runner
@@ -718,9 +719,15 @@ PRIOR = 0.0
 #: ``effect_weight`` overrides it)
 WEIGHTS = {"ipc": 1.0, "hit": 0.5, "stall": 0.3, "size": 0.3, "effect": 3.0}
 #: the bank-stall residual (sweep key ``stall_loss``): ``"relative"``, ``(model - sim) / max(sim, f)``, or
-#: ``"log"``, ``log((model + f) / (sim + f))``, with ``f`` = 2 % of the instructions
+#: ``"log"``, ``log((model + f) / (sim + f))``, with ``f`` = :data:`FIT_COUNT_PAD` of the instructions, over
+#: every run the report counts
 STALL_LOSS = "log"
 STALL_LOSSES = ("relative", "log")
+#: the pad of a count's residual in the fit, per instruction: twice the report's floor
+#: (:data:`rfmodel.calibrate.metrics.COUNT_FLOOR`); at the report's own floor the fit weighs the
+#: smallest counts, which the report's median passes over, and came out worse in IPC and in stalls
+#: (docs/calibration.md, "Choices tried and kept")
+FIT_COUNT_PAD = 2 * COUNT_FLOOR
 
 
 def stall_loss_of(sweep: dict) -> str:
@@ -747,9 +754,10 @@ def fit_design(
 
     Residuals, stacked: ``log(IPC_model / IPC_sim)``; for the design metrics both engines give
     (``rf_cache_hit_rate``) the error over 0.05; and the bank-stall error relative to
-    ``max(stall_sim, 0.02 x instructions)`` (or their log ratio, each padded by that 2 %: sweep key
-    ``stall_loss``, :data:`STALL_LOSS`); weighted by :data:`WEIGHTS`.  ``init``: start values
-    (e.g. the baseline's fitted coefficients) for the names it holds.  Every coefficient but ``lock``
+    ``max(stall_sim, 2 % of the instructions)`` (:data:`FIT_COUNT_PAD`), over every run the report counts
+    (or their log ratio, each padded by that 2 %: sweep key ``stall_loss``, :data:`STALL_LOSS`); the
+    design's own counts padded alike; weighted by :data:`WEIGHTS`.  ``init``: start values (e.g. the
+    baseline's fitted coefficients) for the names it holds.  Every coefficient but ``lock``
     (names: a design's :func:`shared_coefficients`, held at the baseline's values) moves.  Bounds are the
     declared ones; ``scipy.optimize.least_squares`` (trust-region reflective).
     """
@@ -769,7 +777,6 @@ def fit_design(
     names = [k for k in params if k not in NOT_FITTED and k not in (lock or ())]
     ipc_sim = [np.array([r["sim"]["ipc"] for r in g.recs]) for g in groups]
     st_sim = [np.array([r["sim"]["bank_conflict_stall_cycles"] for r in g.recs]) for g in groups]
-    st_ok = [np.array([stall_measured(r["sim"]) for r in g.recs]) for g in groups]
     hit_sim = [{k: np.array([r["sim"].get(k, np.nan) for r in g.recs]) for k in HIT_METRICS} for g in groups]
     size_sim = [
         {k: np.array([float(r["sim"].get(k, np.nan)) for r in g.recs]) for k in g.d.fit_metrics}
@@ -784,8 +791,8 @@ def fit_design(
     def residuals(x):
         c = {**coef, **dict(zip(names, x, strict=True))}
         out = []
-        for i, (g, s_ipc, s_st, ok, s_hit, s_size) in enumerate(
-            zip(groups, ipc_sim, st_sim, st_ok, hit_sim, size_sim, strict=True)
+        for i, (g, s_ipc, s_st, s_hit, s_size) in enumerate(
+            zip(groups, ipc_sim, st_sim, hit_sim, size_sim, strict=True)
         ):
             pr = g.predict(c)
             e_ipc = np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(s_ipc, 1e-6))
@@ -793,16 +800,16 @@ def fit_design(
             if base_err is not None:  # 0 where no baseline record pairs with the design's
                 b = base_err[i]
                 out.append(w_eff * np.where(np.isfinite(b), e_ipc - np.nan_to_num(b), 0.0))
-            floor = 0.02 * g.n_sim
+            floor = FIT_COUNT_PAD * g.n_sim
             if stall_loss == "log":  # symmetric: an overestimate by x costs what an underestimate by 1/x does
                 e_st = np.log((np.maximum(pr["bank_conflict_stall_cycles"], 0.0) + floor) / (s_st + floor))
             else:
                 e_st = (pr["bank_conflict_stall_cycles"] - s_st) / np.maximum(s_st, floor)
-            out.append(WEIGHTS["stall"] * ok * e_st)
+            out.append(WEIGHTS["stall"] * np.where(g.n_sim > 0, e_st, 0.0))  # every run that ran
             for k in HIT_METRICS:
                 if k in pr and np.isfinite(s_hit[k]).all():
                     out.append(WEIGHTS["hit"] * HIT_WEIGHTS[k] * (pr[k] - s_hit[k]) / 0.05)
-            for k, s_k in s_size.items():  # log ratio, a count padded by 2 % of the instructions
+            for k, s_k in s_size.items():  # log ratio, a count padded by FIT_COUNT_PAD
                 pad = floor if g.d.metric_kind(k) == "count" else 1e-3
                 seen = np.isfinite(s_k)
                 e = np.log((np.maximum(pr[k], 0.0) + pad) / (np.where(seen, s_k, 0.0) + pad))
@@ -871,19 +878,13 @@ def _baseline_errors(groups, train: list[dict], sweep: dict, coef: dict) -> list
     return out
 
 
-def stall_error(model: float, sim: dict) -> float | None:
-    """The report's bank-stall error of one run: ``(model - sim) / max(sim, 2 % of instructions)``, or
-    ``None`` where the simulator does not measure bank stalls (:func:`stall_measured`)."""
-    if not stall_measured(sim):
-        return None
+def stall_error(model: float, sim: dict) -> float:
+    """The bank-stall error of one run, the report's one definition of a count's error
+    (:mod:`rfmodel.calibrate.metrics`): ``(model - sim) / max(sim, f)`` with ``f`` =
+    :data:`~rfmodel.calibrate.metrics.COUNT_FLOOR` of a stall cycle per instruction, over every run that
+    ran (one where every operand found its bank free counts too: a model that predicts stalls there errs)."""
     s = sim["bank_conflict_stall_cycles"]
-    return (float(model) - s) / max(s, 0.02 * sim["warp_instructions"])
-
-
-def stall_measured(sim: dict) -> bool:
-    """Whether the simulator measured bank-conflict stalls in this run (runs with none, where every
-    operand found its bank free, are left out of the relative stall comparison)."""
-    return sim.get("bank_conflicts", 0.0) > 0 or sim.get("bank_conflict_stall_cycles", 0.0) > 0
+    return (float(model) - s) / max(s, COUNT_FLOOR * sim["warp_instructions"])
 
 
 def coef_for(entry: dict, gpu: str) -> dict:
@@ -901,7 +902,6 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
     simulation ran no instruction (no CTA fits the point's SM; the model then has no warps either) is left
     out of every figure, counted as ``n_not_run``: its zero IPC, hit rate and counts would enter the means as
     exact answers."""
-    from rfmodel.calibrate.metrics import ran
 
     mine = [r for r in test if r["design"] == design]
     groups = _groups([r for r in mine if ran(r["sim"])], sweep)
@@ -936,10 +936,9 @@ def heldout_errors(design: str, test: list[dict], coef: dict, sweep: dict) -> di
     if not rows:
         return {"n_heldout": 0, "n_not_run": not_run}
     ape = np.array([r["ipc_ape"] for r in rows])
-    bs = np.array([r["bank_stall_rel_err"] for r in rows if r["bank_stall_rel_err"] is not None])
-    measured = [r for r in rows if r["bank_stall_rel_err"] is not None]
-    tot_sim = sum(r["bank_stall_sim"] for r in measured)
-    tot_model = sum(r["bank_stall_model"] for r in measured)
+    bs = np.array([r["bank_stall_rel_err"] for r in rows])
+    tot_sim = sum(r["bank_stall_sim"] for r in rows)
+    tot_model = sum(r["bank_stall_model"] for r in rows)
     worst = sorted(rows, key=lambda r: -r["ipc_ape"])[:5]
     for w in worst:
         w["explanation"] = _explain(w)
@@ -1273,8 +1272,7 @@ def cv_spread(
             speeds.extend(bank_speed(r) for r in g.recs)
             if stall_errs is not None:
                 st = pr["bank_conflict_stall_cycles"]
-                found = (stall_error(st[i], r["sim"]) for i, r in enumerate(g.recs))
-                stall_errs.extend(e for e in found if e is not None)
+                stall_errs.extend(stall_error(st[i], r["sim"]) for i, r in enumerate(g.recs) if ran(r["sim"]))
     if not errs:
         return 0.0
     e, x = np.concatenate(errs), np.asarray(speeds)
