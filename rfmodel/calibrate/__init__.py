@@ -720,13 +720,13 @@ PRIOR = 0.0
 WEIGHTS = {"ipc": 1.0, "hit": 0.5, "stall": 0.3, "size": 0.3, "effect": 3.0}
 #: the bank-stall residual (sweep key ``stall_loss``): ``"relative"``, ``(model - sim) / max(sim, f)``, or
 #: ``"log"``, ``log((model + f) / (sim + f))``, with ``f`` = :data:`FIT_COUNT_PAD` of the instructions, over
-#: every run the report counts
+#: the runs where the simulator counted a bank conflict or stall (:func:`stall_measured`)
 STALL_LOSS = "log"
 STALL_LOSSES = ("relative", "log")
 #: the pad of a count's residual in the fit, per instruction: twice the report's floor
-#: (:data:`rfmodel.calibrate.metrics.COUNT_FLOOR`); at the report's own floor the fit weighs the
-#: smallest counts, which the report's median passes over, and came out worse in IPC and in stalls
-#: (docs/calibration.md, "Choices tried and kept")
+#: (:data:`rfmodel.calibrate.metrics.COUNT_FLOOR`); at the report's own floor, or over every run as the
+#: report counts, the fit weighs the smallest counts, which the report's median passes over, and came out
+#: no better (docs/calibration.md, "Choices tried and kept")
 FIT_COUNT_PAD = 2 * COUNT_FLOOR
 
 
@@ -754,10 +754,11 @@ def fit_design(
 
     Residuals, stacked: ``log(IPC_model / IPC_sim)``; for the design metrics both engines give
     (``rf_cache_hit_rate``) the error over 0.05; and the bank-stall error relative to
-    ``max(stall_sim, 2 % of the instructions)`` (:data:`FIT_COUNT_PAD`), over every run the report counts
-    (or their log ratio, each padded by that 2 %: sweep key ``stall_loss``, :data:`STALL_LOSS`); the
-    design's own counts padded alike; weighted by :data:`WEIGHTS`.  ``init``: start values (e.g. the
-    baseline's fitted coefficients) for the names it holds.  Every coefficient but ``lock``
+    ``max(stall_sim, 2 % of the instructions)`` (:data:`FIT_COUNT_PAD`), over the runs where the simulator
+    counted bank stalls (:func:`stall_measured`; or their log ratio, each padded by that 2 %: sweep key
+    ``stall_loss``, :data:`STALL_LOSS`); the design's own counts padded alike; weighted by
+    :data:`WEIGHTS`.  ``init``: start values (e.g. the baseline's fitted coefficients) for the names it
+    holds.  Every coefficient but ``lock``
     (names: a design's :func:`shared_coefficients`, held at the baseline's values) moves.  Bounds are the
     declared ones; ``scipy.optimize.least_squares`` (trust-region reflective).
     """
@@ -777,6 +778,7 @@ def fit_design(
     names = [k for k in params if k not in NOT_FITTED and k not in (lock or ())]
     ipc_sim = [np.array([r["sim"]["ipc"] for r in g.recs]) for g in groups]
     st_sim = [np.array([r["sim"]["bank_conflict_stall_cycles"] for r in g.recs]) for g in groups]
+    st_ok = [np.array([stall_measured(r["sim"]) for r in g.recs]) for g in groups]
     hit_sim = [{k: np.array([r["sim"].get(k, np.nan) for r in g.recs]) for k in HIT_METRICS} for g in groups]
     size_sim = [
         {k: np.array([float(r["sim"].get(k, np.nan)) for r in g.recs]) for k in g.d.fit_metrics}
@@ -791,8 +793,8 @@ def fit_design(
     def residuals(x):
         c = {**coef, **dict(zip(names, x, strict=True))}
         out = []
-        for i, (g, s_ipc, s_st, s_hit, s_size) in enumerate(
-            zip(groups, ipc_sim, st_sim, hit_sim, size_sim, strict=True)
+        for i, (g, s_ipc, s_st, ok, s_hit, s_size) in enumerate(
+            zip(groups, ipc_sim, st_sim, st_ok, hit_sim, size_sim, strict=True)
         ):
             pr = g.predict(c)
             e_ipc = np.log(np.maximum(pr["ipc"], 1e-6) / np.maximum(s_ipc, 1e-6))
@@ -805,7 +807,7 @@ def fit_design(
                 e_st = np.log((np.maximum(pr["bank_conflict_stall_cycles"], 0.0) + floor) / (s_st + floor))
             else:
                 e_st = (pr["bank_conflict_stall_cycles"] - s_st) / np.maximum(s_st, floor)
-            out.append(WEIGHTS["stall"] * np.where(g.n_sim > 0, e_st, 0.0))  # every run that ran
+            out.append(WEIGHTS["stall"] * ok * e_st)
             for k in HIT_METRICS:
                 if k in pr and np.isfinite(s_hit[k]).all():
                     out.append(WEIGHTS["hit"] * HIT_WEIGHTS[k] * (pr[k] - s_hit[k]) / 0.05)
@@ -885,6 +887,12 @@ def stall_error(model: float, sim: dict) -> float:
     ran (one where every operand found its bank free counts too: a model that predicts stalls there errs)."""
     s = sim["bank_conflict_stall_cycles"]
     return (float(model) - s) / max(s, COUNT_FLOOR * sim["warp_instructions"])
+
+
+def stall_measured(sim: dict) -> bool:
+    """Whether the simulator counted a bank conflict or a bank-stall cycle in this run: the runs the fit's
+    stall residual covers (:data:`STALL_LOSS`)."""
+    return sim.get("bank_conflicts", 0.0) > 0 or sim.get("bank_conflict_stall_cycles", 0.0) > 0
 
 
 def coef_for(entry: dict, gpu: str) -> dict:
