@@ -226,6 +226,31 @@ exit
     assert 0.0 <= h[-1] <= 1.0
 
 
+def test_a_grid_of_caches_gives_each_cache_its_own_hit_rate():
+    """Each cache of a grid is set-associative where it has more lines than ways, fully associative (one
+    set) where not, whatever else the grid holds: a one-line placeholder (the unified memory's split that
+    leaves no L1D) once turned every cache of its grid fully associative (gemm_micro8x8 on fermi-gtx480,
+    224 lines of 4 ways: 0.489 instead of 0.350), and so moved the other points' IPC."""
+    import rfmodel
+    from rfmodel.analytic.engine import workload_profile
+    from rfmodel.spec import get_preset
+
+    sm = get_preset("fermi-gtx480")
+    prof = workload_profile("gemm_micro8x8", sm)
+    lines = np.array([224.0, 1.0, 3.0, 4.0, 5.0, 512.0])
+    ways = np.array([4.0, 4.0, 4.0, 4.0, 4.0, 8.0])
+    grid = prof.l1d_hit_rate(lines, ways)
+    each = [prof.l1d_hit_rate(float(n), float(a)) for n, a in zip(lines, ways, strict=True)]
+    assert grid == pytest.approx(each, abs=1e-12)
+    assert grid[0] < prof.l1d_hit_rate(224.0) - 0.05  # set conflicts: below the fully associative rate
+    # through the API: a point's answer does not depend on a point beside it where no CTA fits
+    kw = dict(method="analytic")
+    both = rfmodel.evaluate("unified", "gemm_micro8x8", sm, params={"regs_per_sm": [32768, 16384]}, **kw)
+    alone = rfmodel.evaluate("unified", "gemm_micro8x8", sm, params={"regs_per_sm": [32768]}, **kw)
+    ipc = both["ipc"].values.ravel()
+    assert ipc[1] == 0.0 and ipc[0] == pytest.approx(float(alone["ipc"].values.ravel()[0]), rel=1e-9)
+
+
 def test_an_l1d_of_no_lines_is_off_loads_go_to_the_l2_without_its_latency_or_mshrs():
     """``l1d_lines=0``: no hits, the miss path without the L1D's lookup latency, and no MSHR bound (as the
     simulator's loads without an L1D); a one-line L1D keeps both."""

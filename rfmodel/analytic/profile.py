@@ -592,20 +592,27 @@ class WorkloadProfile:
         total = h.sum()
         if total == 0:
             return np.zeros_like(lines)
-        if assoc is not None and np.all(np.asarray(assoc) < lines):
+        # per cache: set-associative where it has more lines than ways, else fully associative (one set)
+        sets = None if assoc is None else np.asarray(assoc, dtype=np.float64) < lines
+        if sets is not None and np.ndim(sets) == 0 and sets:
+            # one cache (the SM's): its hit probabilities are remembered
+            ph = _set_hit_probability(float(assoc), float(lines), len(h) - 1)
+            return (ph * h[:-1]).sum(axis=-1) / total
+        if sets is not None and np.any(sets):
             nb = len(h) - 1
-            a = np.asarray(assoc, dtype=np.float64)
-            if a.ndim == 0 and lines.ndim == 0:  # one cache (the SM's): its hit probabilities are remembered
-                ph = _set_hit_probability(float(a), float(lines), nb)
-            else:  # a grid of caches: each distinct geometry's probabilities once (remembered), spread back
-                ab, lb = np.broadcast_arrays(a, lines)
-                geo, inv = np.unique(np.stack([ab.ravel(), lb.ravel()], axis=1), axis=0, return_inverse=True)
-                if len(geo) <= _HIT_PROBABILITY_MEMO // 4:
-                    tab = np.stack([_set_hit_probability(float(x), float(y), nb) for x, y in geo])
-                    ph = tab[inv.reshape(-1)].reshape(*ab.shape, nb)
-                else:
-                    ph = _set_hit_probability.__wrapped__(a, lines, nb)
-            return (ph * h[:nb]).sum(axis=-1) / total
+            # a grid of caches: each distinct geometry's probabilities once (remembered), spread back; a
+            # point of one set takes its fully associative rate below (its lines here only keep p < 1)
+            ab, lb = np.broadcast_arrays(np.asarray(assoc, dtype=np.float64), lines)
+            lb = np.where(sets, lb, 2.0 * ab)
+            geo, inv = np.unique(np.stack([ab.ravel(), lb.ravel()], axis=1), axis=0, return_inverse=True)
+            if len(geo) <= _HIT_PROBABILITY_MEMO // 4:
+                tab = np.stack([_set_hit_probability(float(x), float(y), nb) for x, y in geo])
+                ph = tab[inv.reshape(-1)].reshape(*ab.shape, nb)
+            else:
+                ph = _set_hit_probability.__wrapped__(ab, lb, nb)
+            set_rate = (ph * h[:nb]).sum(axis=-1) / total
+            one_set = self._stack_hit_rate(np.broadcast_to(lines, sets.shape), None, hist)
+            return np.where(sets, set_rate, one_set)
         # bin b holds stack distances d with floor(log2(d + 1)) == b; a hit needs d < lines.
         # Within a bin, distances are spread log-uniformly; count the fraction below `lines`.
         nb = len(h) - 1  # last bin: cold misses
