@@ -44,6 +44,10 @@ __all__ = [
 #: the workload and GPU the checks run on (small: one kernel, a few warps)
 WORKLOAD = "saxpy"
 GPU = "maxwell-ltrf"
+#: the workloads and GPU of :func:`check_a_point_does_not_depend_on_the_points_beside_it` (analytic only):
+#: a register-heavy kernel of few CTAs whose L1D matters, and one whose warps outnumber a collector cache's
+#: tables at slow banks
+GRID_WORKLOADS = (("gemm_micro8x8", "fermi-gtx480"), ("kmeans_assign", "fermi-gtx480"))
 #: simulations run this many warps
 SIM_WARPS = 8
 #: the technology the structure checks cost at
@@ -310,6 +314,30 @@ def check_defaults_given_change_nothing(ctx):
         if k in a1 and a0[k].dtype.kind == "f":
             x, y = np.asarray(a0[k].values, float).ravel(), np.asarray(a1[k].values, float).ravel()
             assert np.array_equal(x, y, equal_nan=True), f"{k}: {y} with every default given, {x} without"
+
+
+@_check()
+def check_a_point_does_not_depend_on_the_points_beside_it(ctx):
+    """The analytic answer at a point is the same evaluated alone and in a grid beside points of other
+    occupancy (half the register file, and an eighth, where few or no CTAs fit): nothing a design or the
+    shared model decides for a whole grid (a code path, a cache's geometry, an anchor) may move a point.
+    On :data:`GRID_WORKLOADS`, with the banks 6x slower where the design has ``main_rf_latency_x`` (designs
+    that hold warps back do so there)."""
+    from rfmodel.spec import get_preset
+
+    d = ctx.design
+    base = {"main_rf_latency_x": [6]} if "main_rf_latency_x" in d.parameters else {}
+    for workload, gpu in GRID_WORKLOADS:
+        regs = get_preset(gpu).regs_per_sm
+        run = _Context(d, workload, gpu, ctx.calibration).evaluate
+        a0 = run("analytic", params=base or None)
+        a1 = run("analytic", params={**base, "regs_per_sm": [regs, regs // 2, regs // 8]})
+        for k in a0.data_vars:
+            if k in a1 and a0[k].dtype.kind == "f" and "regs_per_sm" in a1[k].dims:
+                x = np.asarray(a0[k].values, float).ravel()
+                y = np.asarray(a1[k].sel(regs_per_sm=regs).values, float).ravel()
+                same = np.allclose(x, y, rtol=1e-9, atol=0.0, equal_nan=True)
+                assert same, f"{workload} on {gpu}, {k}: {y} in the grid, {x} alone"
 
 
 @_check()

@@ -268,6 +268,11 @@ class Effects:
     issuing_warps: object = None
 
 
+def _at_warps(anchor, warps):
+    """``anchor`` (a callable of the L1D hit rate and the resident warps) at these resident warps."""
+    return lambda hit_rate, _warps: anchor(hit_rate, warps)
+
+
 def sm_interval(
     profile, sm, grid: dict, coef: dict, effects: Effects = Effects(), anchor=1.0, warps=None, **changes
 ) -> dict:
@@ -284,7 +289,9 @@ def sm_interval(
     if warps is None:
         warps = resident_warps(profile, sm, grid)
     if e.issuing_warps is not None:
-        warps = np.minimum(warps, np.asarray(e.issuing_warps, dtype=np.float64))
+        resident, warps = warps, np.minimum(warps, np.asarray(e.issuing_warps, dtype=np.float64))
+        if callable(anchor):  # the anchor's occupancy is the resident CTAs', not the issuing warps'
+            anchor = _at_warps(anchor, resident)
     initiation = np.maximum(class_initiations(sm), 1).astype(np.float64)
     slow = np.asarray(e.bank_cycles, dtype=np.float64) > 1.0
     if e.bank_write_cycles is not None:
@@ -534,8 +541,9 @@ class AnalyticContext:
         """The latency bound of the model's outputs ``m`` (run with ``effects``) as it entered the soft
         minimum: the resident warps' dependence-and-memory pace (``rate_latency``) under the anchor."""
         anchor = self._anchor_of(effects)
-        if callable(anchor):
-            anchor = anchor(m["l1d_hit_rate"], m["warps"])
+        if callable(anchor):  # at the resident warps (a design's issuing warps may be fewer)
+            held = effects.issuing_warps is not None
+            anchor = anchor(m["l1d_hit_rate"], self.resident_warps if held else m["warps"])
         return np.asarray(anchor, dtype=np.float64) * np.asarray(m["rate_latency"], dtype=np.float64)
 
     def _anchor_of(self, effects: Effects):
