@@ -603,7 +603,9 @@ class WorkloadProfile:
             # a grid of caches: each distinct geometry's probabilities once (remembered), spread back; a
             # point of one set takes its fully associative rate below (its lines here only keep p < 1)
             ab, lb = np.broadcast_arrays(np.asarray(assoc, dtype=np.float64), lines)
-            lb = np.where(sets, lb, 2.0 * ab)
+            every = bool(np.all(sets))
+            if not every:
+                lb = np.where(sets, lb, 2.0 * ab)
             geo, inv = np.unique(np.stack([ab.ravel(), lb.ravel()], axis=1), axis=0, return_inverse=True)
             if len(geo) <= _HIT_PROBABILITY_MEMO // 4:
                 tab = np.stack([_set_hit_probability(float(x), float(y), nb) for x, y in geo])
@@ -611,6 +613,8 @@ class WorkloadProfile:
             else:
                 ph = _set_hit_probability.__wrapped__(ab, lb, nb)
             set_rate = (ph * h[:nb]).sum(axis=-1) / total
+            if every:
+                return set_rate
             one_set = self._stack_hit_rate(np.broadcast_to(lines, sets.shape), None, hist)
             return np.where(sets, set_rate, one_set)
         # bin b holds stack distances d with floor(log2(d + 1)) == b; a hit needs d < lines.
