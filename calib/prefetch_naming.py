@@ -35,6 +35,20 @@ sys.path.insert(0, str(ROOT))
 DESIGNS = ("ltrf", "ltrf_plus", "ltrfconf", "strands")
 
 
+def factors(stall: float, pf_cycles: float, idle: float, ipc: float, warps: float) -> dict:
+    """The three factors of the prefetch stall cycles an instruction (module docstring): ``idle``, ``p`` (the
+    prefetches' cycles an instruction ``pf_cycles`` over a warp's cycles an instruction, ``warps / ipc``),
+    ``naming`` (``stall / (idle p)``), with ``stall`` itself and the exposed share ``stall / pf_cycles``."""
+    p = pf_cycles * ipc / warps
+    return {
+        "idle": idle,
+        "p": p,
+        "stall": stall,
+        "naming": stall / (idle * p) if idle * p > 0 else np.nan,
+        "share": stall / pf_cycles if pf_cycles > 0 else 0.0,
+    }
+
+
 def factor_rows(design: str, checkpoints: str, workers: int) -> list[dict]:
     """Per record of ``design`` in the default sweep with prefetches in both engines: the three factors and
     the exposed share of each engine (``sim_*``, ``model_*``), GPU, workload, point and split."""
@@ -81,10 +95,7 @@ def factor_rows(design: str, checkpoints: str, workers: int) -> list[dict]:
                 ("sim", sim_stall, sim_pf, sim_idle, float(s["ipc"])),
                 ("model", mod_stall, mod_pf, mod_idle, mod_ipc),
             ):
-                p = pf * ipc / warps  # prefetch cycles per instruction over a warp's cycles per instruction
-                row[f"{who}_idle"], row[f"{who}_p"], row[f"{who}_stall"] = idle, p, stall
-                row[f"{who}_naming"] = stall / (idle * p) if idle * p > 0 else np.nan
-                row[f"{who}_share"] = stall / pf if pf > 0 else 0.0
+                row.update({f"{who}_{k}": v for k, v in factors(stall, pf, idle, ipc, warps).items()})
             row["warps_per_scheduler"] = warps / sched
             row["sim_util"] = float(s["ipc"]) / sched
             out.append(row)
