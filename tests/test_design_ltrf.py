@@ -596,3 +596,23 @@ def test_analytic_activations_are_the_warps_launched_without_a_two_level_pool(na
     sim = rfmodel.evaluate("ltrf", name, "fermi-gtx480", method="simulate")
     got, want = (float(ds["warp_activations"].values.ravel()[0]) for ds in (ana, sim))
     assert want > 0 and got == pytest.approx(want, rel=0.01)
+
+
+def test_the_renumbered_bank_loads_of_listing1():
+    # Listing 1 at N = 4 over 4 one-register banks (reg mod 4): the working sets #1 {R0-R3}, #2 {R0, R1, R4,
+    # R5}, #3 {R2, R3, R6} in the order #1 #2 #3 #2 #3 #2 #3 #5 (#5 empty) load their fullest bank 1, 2, 2:
+    # 13 / 8 a prefetch start before renumbering; the renumbering colours the three cliques with 4 colours,
+    # every set one register a bank: 7 / 8.  The cell-wise table builds only the cell asked for, and the
+    # simulator's LTRFconf there finds no prefetch bank conflict
+    from rfmodel.designs.ltrf import IV_BANKS, IV_N, interval_tables, renumbered_tables
+
+    tr = _listing1_trace(3)
+    n, b = list(IV_N).index(4), list(IV_BANKS).index(4)
+    cell = np.zeros((len(IV_N), len(IV_BANKS)), dtype=bool)
+    cell[n, b] = True
+    t = renumbered_tables(tr, cells=cell)["iv_conf_maxload"]
+    assert t[n, b] == pytest.approx(7 / 8) and np.isnan(t).sum() == t.size - 1
+    assert interval_tables(tr)["iv_maxload"][0, n, b] == pytest.approx(13 / 8)
+    sm = make_sm(scheduler="gto")
+    c = run(tr, "ltrfconf", sm=sm, regs_per_interval=4, main_rf_banks=4, main_rf_bank_regs=1).counts
+    assert c["prefetch_bank_conflicts"] == 0 and c["prefetches"] == 7

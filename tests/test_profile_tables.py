@@ -110,3 +110,50 @@ def test_a_group_may_take_the_profiles_latencies_and_nothing_unknown():
         P._TABLE_FIELDS.pop("toy_lat", None)
     with pytest.raises(RfmodelError, match="allowed: latencies"):
         TableGroup("toy_bad", ("toy_bad",), build, context=("caches",))
+
+
+def _cells_build(trace, rank, inputs, cells=None):
+    """A toy cell-wise statistic: cell (i, j) holds 10 i + j (NaN where not asked for)."""
+    todo = np.ones((2, 3), dtype=bool) if cells is None else np.asarray(cells, dtype=bool)
+    i, j = np.indices((2, 3))
+    return {"toy_cell": np.where(todo, 10.0 * i + j, np.nan)}
+
+
+@pytest.fixture
+def cell_group():
+    group = register_table_group(TableGroup("toy_cells", ("toy_cell",), _cells_build, cells=(2, 3)))
+    yield group
+    TABLE_GROUPS.pop("toy_cells", None)
+    P._TABLE_REGISTRY.pop("toy_cells", None)
+    P._TABLE_FIELDS.pop("toy_cell", None)
+
+
+def test_a_cell_wise_group_builds_only_the_cells_asked_for(cell_group):
+    """A query builds the cells it reads and keeps them; a later one builds only the cells still missing;
+    ``need`` builds every cell; a profile built with the group at once has every cell."""
+    from dataclasses import replace
+
+    asked = []
+
+    def src(group, cells=None):
+        asked.append((group, None if cells is None else np.argwhere(cells).tolist()))
+        return _cells_build(None, None, None, cells)
+
+    prof = replace(profile_trace(_trace(), np.ones(N_OPCLASSES), tables=()), source=src)
+    one = np.zeros((2, 3), dtype=bool)
+    one[1, 2] = True
+    t = prof.need_cells("toy_cells", one).toy_cell
+    assert t[1, 2] == 12.0 and np.isnan(t).sum() == 5
+    two = one.copy()
+    two[0, 1] = True
+    t = prof.need_cells("toy_cells", two).toy_cell
+    assert (t[1, 2], t[0, 1]) == (12.0, 1.0) and np.isnan(t).sum() == 4
+    assert asked == [("toy_cells", [[1, 2]]), ("toy_cells", [[0, 1]])]  # the kept cell is not built again
+    prof.need_cells("toy_cells", two)
+    assert len(asked) == 2
+    assert np.array_equal(prof.need("toy_cells").toy_cell, [[0.0, 1.0, 2.0], [10.0, 11.0, 12.0]])
+    assert asked[-1][1] == [[0, 0], [0, 2], [1, 0], [1, 1]]
+    whole = profile_trace(_trace(), np.ones(N_OPCLASSES), tables=("toy_cells",))
+    assert np.array_equal(whole.toy_cell, [[0.0, 1.0, 2.0], [10.0, 11.0, 12.0]])
+    with pytest.raises(RfmodelError, match="not a cell-wise"):
+        prof.need_cells("chain2", one)

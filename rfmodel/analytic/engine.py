@@ -236,7 +236,8 @@ class ProfileSource:
         return entry
 
     def __call__(self, group: str, cells: np.ndarray | None = None, persist: bool = True) -> dict:
-        """The fields of table ``group``; for ``sched`` with ``cells``, only those cells of ``sched_cpi``.
+        """The fields of table ``group``; with ``cells``, only those cells (``sched``: of ``sched_cpi``; a
+        cell-wise group's, :meth:`WorkloadProfile.need_cells`).
         They are set on the cached profile, whose disk entry is rewritten now or, without ``persist``, at
         the next :meth:`persist`."""
         if group in trace_groups():
@@ -261,8 +262,10 @@ class ProfileSource:
         else:
             out = {"sched_l1": self._l1_schedules()}
         if self.profile is not None:
-            if cells is not None:
+            if cells is not None and group == "sched":
                 self.profile.fill_sched(out["sched_cpi"], cells)
+            elif cells is not None:  # a cell-wise group's cells (WorkloadProfile.need_cells)
+                self.profile.fill_cells(group, out, cells)
             else:
                 self.profile.set_fields(out)
             self.unsaved = True

@@ -122,13 +122,17 @@ class TableGroup:
     else ``None``.  The fields are read as the profile's attributes; a group built before its module
     (``build``'s) was edited reads as not built, so the design's own edits rebuild its tables and leave every
     other table on disk valid.  ``context``: the names of :func:`profile_tables`' own arguments that ``build``
-    also takes, as keywords (:data:`TABLE_CONTEXT`)."""
+    also takes, as keywords (:data:`TABLE_CONTEXT`).  ``cells``: the shape of a group whose every field is
+    an array over a grid of cells that each cost a pass of their own: ``build`` then also takes ``cells=``
+    (a bool mask of that shape, ``None``: every cell) and fills those (NaN elsewhere), and the profile builds
+    only the cells a query reads (:meth:`WorkloadProfile.need_cells`), keeping them."""
 
     name: str
     fields: tuple
     build: Callable
     sm_inputs: Callable | None = None
     context: tuple = ()
+    cells: tuple = ()
 
     def __post_init__(self):
         unknown = sorted(set(self.context) - set(TABLE_CONTEXT))
@@ -345,6 +349,10 @@ class WorkloadProfile:
             names = TABLE_GROUPS.get(g)
             if names is None:
                 raise RfmodelError(f"profile table '{g}': unknown; allowed: {', '.join(TABLE_GROUPS)}")
+            spec = _TABLE_REGISTRY.get(g)
+            if spec is not None and spec.cells:  # every cell of a cell-wise group
+                self.need_cells(g, np.ones(spec.cells, dtype=bool))
+                continue
             if self._built(g):
                 continue
             if g == "sched":
@@ -353,6 +361,34 @@ class WorkloadProfile:
             self._no_source(g)
             self.set_fields(self.source(g))
         return self
+
+    def need_cells(self, group: str, mask) -> WorkloadProfile:
+        """This profile with the cells ``mask`` (bool, the shape of the registered group's ``cells``) of the
+        cell-wise table ``group`` built: those it lacks (NaN, or the whole group where it is not built or its
+        builder's sources changed) come from its ``source`` and are kept (:meth:`fill_cells`)."""
+        spec = _TABLE_REGISTRY.get(group)
+        if spec is None or not spec.cells:
+            raise RfmodelError(f"profile table '{group}': not a cell-wise table group")
+        mask = np.asarray(mask, dtype=bool)
+        have = getattr(self, spec.fields[0])
+        todo = mask if have is None else mask & np.isnan(have)
+        if todo.any():
+            self._no_source(group)
+            self.fill_cells(group, self.source(group, cells=todo), todo)
+        return self
+
+    def fill_cells(self, group: str, values: dict, cells) -> None:
+        """Set the ``cells`` (bool mask) of the cell-wise table ``group``'s fields to ``values``' (a field not
+        built yet starts as NaN everywhere)."""
+        spec = _TABLE_REGISTRY[group]
+        with _FILL_LOCK:
+            out = {}
+            for f in spec.fields:
+                cur = getattr(self, f)
+                cur = np.full(spec.cells, np.nan) if cur is None else np.array(cur, dtype=np.float64)
+                cur[cells] = np.asarray(values[f], dtype=np.float64)[cells]
+                out[f] = cur
+            self.set_fields(out)
 
     def _no_source(self, group: str) -> None:
         if self.source is None:
@@ -1845,11 +1881,10 @@ def profile_tables(
         group = _TABLE_REGISTRY.get(g)
         if group is not None:
             context = {"latencies": lat}
-            out.update(
-                group.build(
-                    trace, rank, (group_inputs or {}).get(g), **{k: context[k] for k in group.context}
-                )
-            )
+            kw = {k: context[k] for k in group.context}
+            if group.cells:
+                kw["cells"] = cells
+            out.update(group.build(trace, rank, (group_inputs or {}).get(g), **kw))
     return out
 
 

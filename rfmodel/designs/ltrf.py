@@ -138,7 +138,6 @@ LTRF_CALIBRATION = {
     **INTERVAL_COEFFICIENTS,
     "ws_fill": (1.0, 0.2, 2.0),  # registers fetched per prefetch / working set (or live-ins, LTRF+)
     "conflict_spread": (1.0, 0.0, 3.0),  # weight of the mapping's excess max bank load over an even spread
-    "conf_spread": (0.2, 0.0, 3.0),  # the same after renumbering (LTRFconf)
     "pf_scale": (1.0, 0.2, 4.0),  # scale on the exposed prefetch time (issue / wake-up overheads)
     "pf_queue": (1.0, 0.0, 4.0),  # a prefetch's wait behind the main-RF banks' backlog, per mean backlog
     "pf_overlap": (2.0, 1.0, 16.0),  # k-norm of a warp's prefetch pause and its memory waits (1: they add)
@@ -883,6 +882,43 @@ INTERVAL_FIELDS = (
 INTERVALS = register_table_group(TableGroup("intervals", INTERVAL_FIELDS, interval_tables))
 
 
+def renumbered_tables(trace, rank=None, inputs=None, cells=None) -> dict:
+    """The ``renumbered`` profile group of ``trace``: ``iv_conf_maxload[n, b]``, the mean largest bank load
+    of the compiler pass's register-interval working sets (``s = 0`` of ``iv_maxload``) after LTRFconf's
+    renumbering for ``IV_BANKS[b]`` banks (:func:`_compile` with ``conf``), at each limit ``IV_N[n]``, over
+    the intervals the simulator prefetches on the profile's sample warps (as :func:`interval_tables`).  The
+    renumbering colours each limit's interval conflict graph for one bank count, so every cell is a pass of
+    its own (0.3-20 CPU-s for all 72 of a built-in kernel): a cell-wise group, of which a query builds the
+    ``cells`` it reads (NaN elsewhere; ``None``: all).  Without a static kernel the simulator renumbers
+    nothing (:func:`row_tables`): the cells are ``iv_maxload``'s."""
+    from rfmodel.analytic import profile as _profile  # its sample size read at call time
+
+    shape = (len(IV_N), len(IV_BANKS))
+    todo = np.ones(shape, dtype=bool) if cells is None else np.asarray(cells, dtype=bool)
+    out = np.full(shape, np.nan)
+    kernel = static_kernel(trace)
+    if kernel is None:
+        out[todo] = interval_tables(trace)["iv_maxload"][0][todo]
+        return {"iv_conf_maxload": out}
+    wp_t = leading_warps(trace.warp_ptr.astype(np.int64), _profile.TABLE_MAX_INSTRS)
+    end = int(wp_t[-1])
+    sidx = np.asarray(trace.sidx[:end], dtype=np.int64)
+    dst = np.ascontiguousarray(trace.dst[:end])
+    for i, j in zip(*np.nonzero(todo), strict=True):
+        ivs, entries, _, _ = _compile(kernel, int(IV_N[i]), "interval", True, int(IV_BANKS[j]))
+        ptr, ent = entry_table(entries)
+        pf = static_starts(sidx, wp_t, ivs)
+        c, _, _, _, mload, *_ = _start_tables(wp_t, pf, ptr, ent, dst, IV_BANKS[j : j + 1])
+        out[i, j] = mload[0] / max(c, 1.0)
+    return {"iv_conf_maxload": out}
+
+
+#: LTRFconf's renumbered bank loads, cell by cell on first use with the profile (only LTRFconf reads them)
+RENUMBERED = register_table_group(
+    TableGroup("renumbered", ("iv_conf_maxload",), renumbered_tables, cells=(len(IV_N), len(IV_BANKS)))
+)
+
+
 def interval_stats(profile, n_regs, banks, strands=False) -> dict:
     """Register-interval statistics of ``profile`` at working-set limit ``n_regs`` over ``banks`` banks.
 
@@ -928,10 +964,9 @@ def prefetch_max_load(profile, fetched, banks, n_regs, strands, conf, c):
     """Mean largest main-RF bank load of one prefetch of ``fetched`` registers.
 
     The profile's interval table gives, for working sets formed at limit ``n_regs``, the exact mean
-    largest bank load under ``reg mod B`` (``maxload``) and its even-spread bound ``ceil(ws / B)``
-    (``even``); a fetch of a part of the working set keeps the excess in proportion.  Renumbering
-    (LTRFconf) colours the interval conflict graph with ``B`` colours: what remains of the excess
-    is ``conf_spread`` (calibrated; 0 = a perfect colouring).
+    largest bank load under ``reg mod B`` (``maxload``; LTRFconf: after its renumbering for ``B`` banks,
+    the ``renumbered`` table) and its even-spread bound ``ceil(ws / B)`` (``even``); a fetch of a part of
+    the working set keeps the excess in proportion, a share ``conflict_spread`` of it (calibrated).
     """
     st = interval_stats(profile, n_regs, banks, strands)
     ws = np.maximum(st["ws"], 1e-9)
@@ -939,9 +974,26 @@ def prefetch_max_load(profile, fetched, banks, n_regs, strands, conf, c):
     even = np.maximum(
         np.ceil(np.maximum(fetched, 1e-9) / np.maximum(banks, 1.0)), np.where(fetched > 0, 1.0, 0.0)
     )
-    spread = np.where(conf, np.asarray(c["conf_spread"]), np.asarray(c["conflict_spread"]))
-    excess = np.maximum(st["maxload"] - st["even"], 0.0) * frac
-    return even + spread * excess
+    maxload = renumbered_maxload(profile, n_regs, banks) if conf else st["maxload"]
+    excess = np.maximum(maxload - st["even"], 0.0) * frac
+    return even + np.asarray(c["conflict_spread"]) * excess
+
+
+def renumbered_maxload(profile, n_regs, banks) -> np.ndarray:
+    """LTRFconf's mean largest bank load of a working set after renumbering (``iv_conf_maxload``) at limit
+    ``n_regs`` over ``banks`` banks: bilinear over ``IV_N`` and ``log2`` of ``IV_BANKS``, as
+    :func:`interval_stats`."""
+    lb = np.log2(np.maximum(np.asarray(banks, dtype=np.float64), 1.0))
+    n, lb = np.broadcast_arrays(np.asarray(n_regs, dtype=np.float64), lb)
+    i, fi = _grid_pos(IV_N.astype(np.float64), n)
+    j, fj = _grid_pos(np.log2(IV_BANKS.astype(np.float64)), lb)
+    corners = [(i, j, (1 - fi) * (1 - fj)), (i + 1, j, fi * (1 - fj)), (i, j + 1, (1 - fi) * fj)]
+    corners.append((i + 1, j + 1, fi * fj))
+    mask = np.zeros((len(IV_N), len(IV_BANKS)), dtype=bool)
+    for a, b, w in corners:  # only the cells the points read (a weight of 0 reads none)
+        mask[a[w > 0], b[w > 0]] = True
+    t = profile.need_cells(RENUMBERED.name, mask).iv_conf_maxload
+    return sum(np.where(w > 0, t[a, b], 0.0) * w for a, b, w in corners)
 
 
 def _compile(kernel, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank: int = 1):
