@@ -351,3 +351,32 @@ def test_a_cached_trace_of_another_checkout_finds_its_shipped_kernel_here():
     k = static_kernel(wl.trace)
     assert k is not None and k.name == wl.trace.kernel
     assert packaged_source("/elsewhere/my.sass") == "/elsewhere/my.sass"  # a user's listing stays as named
+
+
+def test_ltrfconf_builds_the_renumbered_cells_it_reads_and_keeps_them(tmp_path, monkeypatch):
+    """LTRFconf's renumbered bank loads are a cell-wise table (docs/models.md): an answer at the defaults
+    builds the one cell of its limit and bank count, another limit adds its own, and a new process reads
+    both from the profile on disk without renumbering again."""
+    import rfmodel
+    from rfmodel.analytic import engine
+    from rfmodel.designs import ltrf
+    from rfmodel.designs.ltrf import IV_BANKS, IV_N
+    from rfmodel.evaluate import resolve_gpu, workload_profile
+
+    _fresh_cache(monkeypatch, tmp_path / "cache")
+    engine._PROFILE_CACHE.clear()
+    sm = resolve_gpu("fermi-gtx480")
+    rfmodel.evaluate("ltrfconf", "saxpy", sm, method="analytic")
+    table = workload_profile("saxpy", sm).iv_conf_maxload
+    n, b = list(IV_N).index(16), list(IV_BANKS).index(sm.num_banks)
+    assert np.argwhere(~np.isnan(table)).tolist() == [[n, b]]
+    rfmodel.evaluate("ltrfconf", "saxpy", sm, method="analytic", params={"regs_per_interval": [8]})
+    table = workload_profile("saxpy", sm).iv_conf_maxload
+    assert np.argwhere(~np.isnan(table)).tolist() == [[list(IV_N).index(8), b], [n, b]]
+    passes = []
+    compile_ = ltrf._compile
+    monkeypatch.setattr(ltrf, "_compile", lambda *a, **k: passes.append(a[1:]) or compile_(*a, **k))
+    engine._PROFILE_CACHE.clear()  # as a new process
+    both = {"regs_per_interval": [8, 16]}
+    again = rfmodel.evaluate("ltrfconf", "saxpy", sm, method="analytic", params=both)
+    assert passes == [] and np.isfinite(again["ipc"].values).all()
