@@ -50,7 +50,7 @@ def factors(stall: float, pf_cycles: float, idle: float, ipc: float, warps: floa
 
 
 def factor_rows(design: str, checkpoints: str, workers: int) -> list[dict]:
-    """Per record of ``design`` in the default sweep with prefetches in both engines: the three factors and
+    """Per record of ``design`` in the default sweep whose simulation prefetched: the three factors and
     the exposed share of each engine (``sim_*``, ``model_*``), GPU, workload, point and split."""
     from rfmodel.analytic.calibration import load_calibration
     from rfmodel.calibrate import DEFAULT_SWEEP, _groups, coef_for, run_jobs, split, sweep_jobs
@@ -109,12 +109,23 @@ def _log_err(rows, key) -> float:
     return float(np.median(np.abs(np.log(m[ok] / s[ok])))) if ok.any() else np.nan
 
 
+def _count(text: str) -> int:
+    """A whole number of records, 0 or more (argparse's type: anything else is one clear error)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of records, 0 or more")
+    return n
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("design", choices=DESIGNS)
     ap.add_argument("--checkpoints", default=str(ROOT / "calib" / "checkpoints"))
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--worst", type=int, default=8, help="list this many records (default 8)")
+    ap.add_argument("--worst", type=_count, default=8, help="list this many records (default 8)")
     a = ap.parse_args(argv)
     rows = factor_rows(a.design, a.checkpoints, a.workers)
     if not rows:

@@ -41,3 +41,10 @@ def test_a_design_outside_the_family_is_refused(capsys):
         load_calib_script("prefetch_naming").main(["baseline"])
     assert e.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_a_negative_record_count_is_refused(capsys):
+    with pytest.raises(SystemExit) as e:
+        load_calib_script("prefetch_naming").main(["ltrf", "--worst", "-3"])
+    assert e.value.code == 2
+    assert "0 or more" in capsys.readouterr().err
