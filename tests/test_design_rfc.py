@@ -83,6 +83,44 @@ def test_profile_write_backs_are_the_simulators():
         assert (wbk[policy, 0, 1], wbk[policy, 0, 2], wbk[policy, 0, 3]) == (3, 2, 0)
 
 
+def test_a_late_load_is_the_newest_entry_when_its_consumer_reads_it():
+    """The profile's register-cache tables take a warp's reads at issue and its results when ready: a load
+    (R4, ready at 400) issued before a quick add (R5, ready at 6) is the newest entry of a one-entry
+    partition when its consumer reads it at 400, as in the simulator; in program order the add's result
+    evicts it first.  Known answers, one entry: 2 of 2 reads hit in time, 1 of 2 in program order."""
+    from rfmodel.designs.regcache import _sm_inputs, event_rows, reg_cache_hit_rate, reg_cache_tables
+
+    tr = trace_from_warps([[("LDG", [4], [2]), ("IADD3", [5], [6]), ("STS", [], [5]), ("STS", [], [4])]])
+    wp = np.asarray(tr.warp_ptr, np.int64)
+    issued, ready = np.array([0.0, 1.0, 6.0, 400.0]), np.array([400.0, 6.0, 7.0, 401.0])
+    ptr, op, dst, src = event_rows(wp, tr.op, tr.dst, tr.src, issued, ready)
+    # reads of rows 0, 1; the add's result and row 2's read at 6 (the result first); the load's result
+    # and row 3's read at 400; no result rows for the stores
+    assert [(int(d[0]), int(s_[0])) for d, s_ in zip(dst, src, strict=True)] == [
+        (255, 2),
+        (255, 6),
+        (5, 255),
+        (255, 5),
+        (4, 255),
+        (255, 4),
+    ]
+    assert ptr.tolist() == [0, 6]
+    timed = reg_cache_tables(tr, inputs={"issued": issued, "ready": ready})["rc_hits"]
+    program = reg_cache_tables(tr)["rc_hits"]
+    reads = 4  # R2, R6 (never written: misses), R5, R4
+    assert timed[0, 0, 1] * reads == pytest.approx(2) and program[0, 0, 1] * reads == pytest.approx(1)
+    # through the analytic engine the profile has the SM's schedule: its tables are the timed ones
+    from rfmodel.analytic.engine import workload_profile
+
+    sm = get_preset("fermi-gtx480")
+    prof = workload_profile("histogram256", sm)
+    src_ = prof.source
+    inputs = _sm_inputs(src_)
+    assert set(inputs) == {"issued", "ready"} and np.all(inputs["ready"] >= inputs["issued"])
+    built = reg_cache_tables(src_._trace_and_rank()[0], inputs=inputs)["rc_hits"]
+    assert float(reg_cache_hit_rate(prof, 2, "fifo", 0.0)) == pytest.approx(built[0, 0, 2])
+
+
 def test_rfc_flush_when_leaving_the_pool():
     # the consumer of the load waits on it: the warp leaves the active pool, its partition (R1, R2) is
     # written back; the load's result arrives while it is out: main RF; on re-entry R2 and R3 miss

@@ -20,7 +20,8 @@ from rfmodel.compiler import (
     renumber,
     strands,
 )
-from rfmodel.compiler.renumber import _reachable_instrs
+from rfmodel.compiler.renumber import _reachable_instrs, kernel_facts
+from rfmodel.errors import RfmodelError
 from rfmodel.workload.suite import builtin_names, load_kernel
 
 
@@ -202,6 +203,34 @@ def check_renumbering(k, ri, rn, n_banks: int, n_regs: int | None = None) -> Non
         assert new is k
 
 
+def test_a_function_called_from_dead_code_keeps_its_registers():
+    """f (R1 = R0 + R1) is called at L2 and, in code no path reaches, at L9, whose return site flows to the
+    read of R9 at L15: f's write of R1 reaches that read through the dead call (reaching definitions flow
+    through dead code), so R9's live range may not take R1 (it took R1 before, and the read's definitions
+    changed); it takes R2."""
+    k = build_kernel("""
+        add R0 =
+        add R0 =
+        call -> f
+        add R9 =
+    L4: bra -> L13
+        add R0 =
+        call -> f
+        bra -> L4
+    L13: add R0 =
+        ld.global R1 = R9
+        exit
+    .func f
+        add R1 = R0 R1
+        ret
+    """)
+    ri = register_intervals(k, 1)
+    rn = renumber(k, ri, n_banks=3)
+    check_renumbering(k, ri, rn, 3)
+    r9 = next(i for i, ins in enumerate(k.instrs) if ins.dst == (9,))
+    assert rn.kernel.instrs[r9].dst == (2,)
+
+
 @settings(max_examples=120, deadline=None)
 @given(random_kernels(), st.integers(1, 12), st.integers(1, 6))
 def test_renumbering_invariants_random_kernels(k, n, n_banks):
@@ -226,6 +255,31 @@ def test_renumbering_invariants_synthetic(seed, depth, ifs, n, n_banks):
     ri = register_intervals(k, n)
     rn = renumber(k, ri, n_banks=n_banks)
     check_renumbering(k, ri, rn, n_banks)
+
+
+def test_one_kernels_facts_serve_every_pass_of_it():
+    """LTRFconf's profile renumbers one kernel for many limits and bank counts on the kernel's facts,
+    computed once: each pass the same as one that computes them itself; another kernel's are refused."""
+    for seed in range(6):
+        k = synthetic_kernel(seed, 2, 1)
+        facts = kernel_facts(k)
+        for n, n_banks in ((4, 2), (8, 4), (16, 8), (6, 16)):
+            ri = register_intervals(k, n)
+            alone, shared = renumber(k, ri, n_banks=n_banks), renumber(k, ri, n_banks=n_banks, facts=facts)
+            assert (shared.new_reg, shared.color, shared.icg_color, shared.applied) == (
+                alone.new_reg,
+                alone.color,
+                alone.icg_color,
+                alone.applied,
+            )
+            assert (shared.conflicts_before, shared.conflicts_after) == (
+                alone.conflicts_before,
+                alone.conflicts_after,
+            )
+            assert shared.kernel.instrs == alone.kernel.instrs
+    other = synthetic_kernel(99)
+    with pytest.raises(RfmodelError, match="another kernel"):
+        renumber(other, register_intervals(other, 8), n_banks=4, facts=facts)
 
 
 def test_balanced_colouring_usually_lowers_conflicts():

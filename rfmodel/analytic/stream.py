@@ -305,8 +305,8 @@ def _cta_check(n_slots, wpc, slot_cta, live, at_bar, running):
 @njit(cache=True)
 def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, shape, cls, mem):
     """:func:`issue_rank`'s schedule (issue sequence number of every trace row, cycles, the cycles memory
-    instructions waited for the load/store unit beyond the pipeline's delay and the unit's busy cycles) of
-    the trace's warps,
+    instructions waited for the load/store unit beyond the pipeline's delay, the unit's busy cycles, and
+    each row's issue cycle and the cycle its results are ready) of the trace's warps,
     CTAs, rows and lines on :class:`IssueShape`, :class:`ClassTables` and :class:`MemoryPath`; ``passes``:
     a shared access's passes through the banks (``Trace.smem_passes``), the unit's cycles."""
     wpc, n_slots, n_sched, width, policy = shape
@@ -315,6 +315,8 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, 
     n_mshr, queue_sched, queue_sm, pipe = mem.n_mshr, mem.queue_sched, mem.queue_sm, mem.pipe
     n = op.shape[0]
     rank = np.full(n, -1, np.int64)
+    t_issue = np.full(n, -1.0)
+    t_done = np.full(n, -1.0)
     n_cta = cta_wstart.shape[0] - 1
     W = n_slots * wpc
     S = n_sched
@@ -451,6 +453,8 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, 
                         lsu_busy += lsu_free - t0
                     else:
                         ufree[s % u_slots[u], u] = t + ii[c]
+                    t_issue[i] = t
+                    t_done[i] = done
                     for j in range(dst.shape[1]):
                         r = dst[i, j]
                         if r != NONE:
@@ -483,7 +487,7 @@ def _schedule(wp, cta_wstart, op, dst, src, pdst, psrc, mem_ptr, lines, passes, 
             t += 1.0
         else:
             t = max(t + 1.0, nxt)
-    return rank, t, lsu_wait, lsu_busy
+    return rank, t, lsu_wait, lsu_busy, t_issue, t_done
 
 
 def issue_rank(trace: Trace, pipeline: dict) -> np.ndarray | None:
@@ -494,12 +498,14 @@ def issue_rank(trace: Trace, pipeline: dict) -> np.ndarray | None:
     return None if out is None else out[0]
 
 
-def issue_schedule(trace: Trace, pipeline: dict, stats: bool = False) -> tuple | None:
+def issue_schedule(trace: Trace, pipeline: dict, stats: bool = False, times: bool = False) -> tuple | None:
     """:func:`issue_rank` and the schedule's cycles (the last issue's cycle plus one); with ``stats`` also
     ``{"lsu_queue": ..., "lsu_busy": ...}``: the mean number of memory instructions that wait in the
     schedule for the load/store unit beyond the pipeline's fixed delay (in its issue buffers, collectors and
     dispatch registers; Little's law over the schedule's cycles) and the share of its cycles the unit is
-    busy (a line a cycle, a shared access's passes, a load that waits for an MSHR or a line in flight)."""
+    busy (a line a cycle, a shared access's passes, a load that waits for an MSHR or a line in flight);
+    with ``times`` last ``(issued, ready)``: each trace row's issue cycle and the cycle its results are
+    ready (float64; -1 for a row the schedule never issued)."""
     p = pipeline
     wp = trace.warp_ptr.astype(np.int64)
     n_w = len(wp) - 1
@@ -546,7 +552,7 @@ def issue_schedule(trace: Trace, pipeline: dict, stats: bool = False) -> tuple |
         int(p.get("l1_index", 0)),
         int(trace.line_bytes).bit_length() - 1,
     )
-    rank, cycles, lsu_wait, lsu_busy = _schedule(
+    rank, cycles, lsu_wait, lsu_busy, t_issue, t_done = _schedule(
         wp,
         cta_wstart,
         trace.op,
@@ -561,7 +567,8 @@ def issue_schedule(trace: Trace, pipeline: dict, stats: bool = False) -> tuple |
         cls,
         mem,
     )
+    out = (rank, float(cycles))
     if stats:
         n = max(float(cycles), 1.0)
-        return rank, float(cycles), {"lsu_queue": lsu_wait / n, "lsu_busy": lsu_busy / n}
-    return rank, float(cycles)
+        out += ({"lsu_queue": lsu_wait / n, "lsu_busy": lsu_busy / n},)
+    return out + ((t_issue, t_done),) if times else out

@@ -68,9 +68,11 @@ from rfmodel.errors import RfmodelError
 from rfmodel.workload.ir import Kernel
 
 __all__ = [
+    "KernelFacts",
     "RegisterLiveRange",
     "Renumbering",
     "bank_conflicts",
+    "kernel_facts",
     "prefetch_sets",
     "register_live_ranges",
     "renumber",
@@ -199,22 +201,51 @@ def _reachable_instrs(kernel: Kernel) -> set[int]:
 
 
 def _frozen_regs(kernel: Kernel, reach: set[int]) -> set[int]:
-    """Registers that unreachable code reads or writes.
+    """Registers that unreachable code reads or writes, or that a function it calls does.
 
     Reaching definitions still flow through dead code (from its writes, and
     from a callee into the return site of a call that is never made), so
     renaming into or out of such a register could change which definitions
-    some read sees; these registers stay as they are.
+    some read sees; these registers stay as they are.  A function called from
+    dead code may itself be reachable (called elsewhere too): its writes reach
+    the dead call's return site all the same.
     """
-    return {r for i, ins in enumerate(kernel.instrs) if i not in reach for r in ins.dst + ins.src}
+    regs = {r for i, ins in enumerate(kernel.instrs) if i not in reach for r in ins.dst + ins.src}
+    entry_func = {e: f for f, e in _function_entries(kernel).items()}
+
+    def callee(b) -> str | None:
+        return next((entry_func[t] for t in b.succs if t in entry_func and t != b.call_return), None)
+
+    work = [
+        f
+        for b in kernel.blocks
+        if b.call_return is not None and b.end > b.start and (b.end - 1) not in reach
+        for f in (callee(b),)
+        if f is not None
+    ]
+    done: set[str] = set()
+    while work:
+        f = work.pop()
+        if f in done:
+            continue
+        done.add(f)
+        for b in kernel.blocks:
+            if b.func == f:
+                regs.update(r for ins in kernel.instrs[b.start : b.end] for r in ins.dst + ins.src)
+                if b.call_return is not None and callee(b) is not None:
+                    work.append(callee(b))
+    return regs
 
 
 def register_live_ranges(kernel: Kernel, intervals: RegisterIntervals, webs=None) -> list[RegisterLiveRange]:
     """The register-live-ranges of ``kernel`` over ``intervals`` (step 1 of the renumbering)."""
     webs = live_ranges(kernel) if webs is None else webs
-    ivl = intervals.interval_of
     reach = _reachable_instrs(kernel)
-    frozen = _frozen_regs(kernel, reach)
+    return _register_live_ranges(webs, intervals, reach, _frozen_regs(kernel, reach))
+
+
+def _register_live_ranges(webs, intervals: RegisterIntervals, reach, frozen) -> list[RegisterLiveRange]:
+    ivl = intervals.interval_of
     parent = list(range(len(webs)))
 
     where: list[set[int]] = []
@@ -353,25 +384,35 @@ def _color(lrs, order, pinned, n_banks, fn, by_ivl) -> list[int]:
     color = [-1] * len(lrs)
     used = [0] * n_banks
     load = {iv: [0] * n_banks for iv in by_ivl}
+    peak = dict.fromkeys(by_ivl, 0)  # each interval's largest bank load (loads only grow)
 
     def give(v: int, c: int) -> None:
         color[v] = c
         used[c] += 1
-        for iv in lrs[v].intervals:
-            load[iv][c] += 1
+        _add_load(lrs[v], c, load, peak)
 
     for v in pinned:
         give(v, fn(lrs[v].reg) % n_banks)
     for v in order:
         lr = lrs[v]
         own = fn(lr.reg) % n_banks
-        give(v, min(range(n_banks), key=lambda c, lr=lr, own=own: _cost(lr, c, load, used, own)))
+        give(v, min(range(n_banks), key=lambda c, lr=lr, own=own: _cost(lr, c, load, peak, used, own)))
     return color
 
 
-def _cost(lr, c: int, load, used, own: int) -> tuple:
-    """Ranking of bank ``c`` for live range ``lr``: added conflicts, summed load, use, own bank, number."""
-    added = sum(1 for iv in lr.intervals if load[iv][c] == max(load[iv]))
+def _add_load(lr, c: int, load, peak) -> None:
+    """Live range ``lr`` placed in bank ``c``: one more register there in each of its intervals."""
+    for iv in lr.intervals:
+        n = load[iv][c] + 1
+        load[iv][c] = n
+        if n > peak[iv]:
+            peak[iv] = n
+
+
+def _cost(lr, c: int, load, peak, used, own: int) -> tuple:
+    """Ranking of bank ``c`` for live range ``lr``: added conflicts (intervals where ``c`` already holds the
+    largest load, ``peak``), summed load, use, own bank, number."""
+    added = sum(1 for iv in lr.intervals if load[iv][c] == peak[iv])
     return (added, sum(load[iv][c] for iv in lr.intervals), used[c], c != own, c)
 
 
@@ -381,6 +422,7 @@ def _assign(lrs, order, color, interf, bank_regs, n_banks, fn, by_ivl) -> list[i
     on_reg: dict[int, int] = {}
     used = [0] * n_banks
     load = {iv: [0] * n_banks for iv in by_ivl}
+    peak = dict.fromkeys(by_ivl, 0)
     for v in order:
         lr = lrs[v]
         if lr.pinned:
@@ -390,7 +432,7 @@ def _assign(lrs, order, color, interf, bank_regs, n_banks, fn, by_ivl) -> list[i
             want = color[v]
             rank = [want] + sorted(
                 (c for c in range(n_banks) if c != want),
-                key=lambda c, lr=lr, own=own: _cost(lr, c, load, used, own),
+                key=lambda c, lr=lr, own=own: _cost(lr, c, load, peak, used, own),
             )
             choice = None
             for c in rank:
@@ -404,9 +446,35 @@ def _assign(lrs, order, color, interf, bank_regs, n_banks, fn, by_ivl) -> list[i
         on_reg[choice] = on_reg.get(choice, 0) | (1 << v)
         c = fn(choice) % n_banks
         used[c] += 1
-        for iv in lr.intervals:
-            load[iv][c] += 1
+        _add_load(lr, c, load, peak)
     return new_reg
+
+
+@dataclass(frozen=True, eq=False)
+class KernelFacts:
+    """What the renumbering reads of a kernel alone, whatever its intervals and banks: the liveness, the
+    webs, the instructions reachable from the entry, the registers unreachable code names, and the webs'
+    interference (about three quarters of a pass on a built-in kernel).  Computed once by
+    :func:`kernel_facts` and handed to :func:`renumber` for each interval limit and bank count of the same
+    kernel object (the facts name it, and another kernel is refused: a ``Kernel`` may be changed in place,
+    so they are never looked up by content)."""
+
+    kernel: Kernel
+    live: Liveness
+    webs: tuple
+    reach: frozenset[int]
+    frozen: frozenset[int]
+    interference: tuple[int, ...]
+
+
+def kernel_facts(kernel: Kernel) -> KernelFacts:
+    """The :class:`KernelFacts` of ``kernel``."""
+    live = liveness(kernel)
+    webs = tuple(live_ranges(kernel, live))
+    reach = _reachable_instrs(kernel)
+    frozen = _frozen_regs(kernel, reach)
+    wint = tuple(_interference(kernel, webs, live))
+    return KernelFacts(kernel, live, webs, frozenset(reach), frozenset(frozen), wint)
 
 
 def renumber(
@@ -416,6 +484,7 @@ def renumber(
     n_banks: int = 16,
     bank: Callable[[int], int] | None = None,
     n_regs: int | None = None,
+    facts: KernelFacts | None = None,
 ) -> Renumbering:
     """Rename ``kernel``'s registers so that each interval's prefetch spreads over the banks.
 
@@ -425,16 +494,20 @@ def renumber(
     works the same).  ``bank(reg)`` gives a register's bank (default
     ``reg % n_banks``; banks are ``0 .. n_banks-1``).  Registers ``0 ..
     n_regs-1`` may be used (default: up to the highest register the kernel
-    names, so the footprint never grows).  See the module docstring for the
-    four steps.
+    names, so the footprint never grows).  ``facts``: ``kernel``'s own
+    :func:`kernel_facts`, when several passes renumber one kernel.  See the
+    module docstring for the four steps.
     """
     fn = _bank_fn(n_banks, bank)
     n_regs = kernel.max_reg() + 1 if n_regs is None else int(n_regs)
     if n_regs < kernel.max_reg() + 1:
         raise RfmodelError(f"renumber: n_regs={n_regs} is below the kernel's highest register + 1")
-    live = liveness(kernel)
-    webs = live_ranges(kernel, live)
-    lrs = register_live_ranges(kernel, intervals, webs)
+    if facts is None:
+        facts = kernel_facts(kernel)
+    elif facts.kernel is not kernel:
+        raise RfmodelError("renumber: the facts given are another kernel's (kernel_facts of this one)")
+    webs = facts.webs
+    lrs = _register_live_ranges(webs, intervals, facts.reach, facts.frozen)
     n_lr = len(lrs)
     lr_of_web = [0] * len(webs)
     for lr in lrs:
@@ -452,7 +525,7 @@ def renumber(
     for v in range(n_lr):
         adj[v].discard(v)
     # interference between live ranges
-    wint = _interference(kernel, webs, live)
+    wint = facts.interference
     interf = [0] * n_lr
     for w in webs:
         m = 0
@@ -462,7 +535,7 @@ def renumber(
     before_sets = prefetch_sets(kernel, intervals)
     before = tuple(bank_conflicts(s, n_banks, fn) for s in before_sets)
 
-    frozen = _frozen_regs(kernel, _reachable_instrs(kernel))
+    frozen = facts.frozen
     bank_regs: dict[int, list[int]] = {}
     for r in range(n_regs):
         if r not in frozen:

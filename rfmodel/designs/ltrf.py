@@ -888,10 +888,12 @@ def renumbered_tables(trace, rank=None, inputs=None, cells=None) -> dict:
     renumbering for ``IV_BANKS[b]`` banks (:func:`_compile` with ``conf``), at each limit ``IV_N[n]``, over
     the intervals the simulator prefetches on the profile's sample warps (as :func:`interval_tables`).  The
     renumbering colours each limit's interval conflict graph for one bank count, so every cell is a pass of
-    its own (0.3-20 CPU-s for all 72 of a built-in kernel): a cell-wise group, of which a query builds the
+    its own (0.1-3.4 CPU-s for all 72 of a built-in kernel, the kernel's own facts computed once for all,
+    :func:`~rfmodel.compiler.renumber.kernel_facts`): a cell-wise group, of which a query builds the
     ``cells`` it reads (NaN elsewhere; ``None``: all).  Without a static kernel the simulator renumbers
     nothing (:func:`row_tables`): the cells are ``iv_maxload``'s."""
     from rfmodel.analytic import profile as _profile  # its sample size read at call time
+    from rfmodel.compiler.renumber import kernel_facts
 
     shape = (len(IV_N), len(IV_BANKS))
     todo = np.ones(shape, dtype=bool) if cells is None else np.asarray(cells, dtype=bool)
@@ -904,8 +906,9 @@ def renumbered_tables(trace, rank=None, inputs=None, cells=None) -> dict:
     end = int(wp_t[-1])
     sidx = np.asarray(trace.sidx[:end], dtype=np.int64)
     dst = np.ascontiguousarray(trace.dst[:end])
+    facts = kernel_facts(kernel) if todo.any() else None  # what every cell's pass reads of the kernel alone
     for i, j in zip(*np.nonzero(todo), strict=True):
-        ivs, entries, _, _ = _compile(kernel, int(IV_N[i]), "interval", True, int(IV_BANKS[j]))
+        ivs, entries, _, _ = _compile(kernel, int(IV_N[i]), "interval", True, int(IV_BANKS[j]), facts=facts)
         ptr, ent = entry_table(entries)
         pf = static_starts(sidx, wp_t, ivs)
         c, _, _, _, mload, *_ = _start_tables(wp_t, pf, ptr, ent, dst, IV_BANKS[j : j + 1])
@@ -996,7 +999,7 @@ def renumbered_maxload(profile, n_regs, banks) -> np.ndarray:
     return sum(np.where(w > 0, t[a, b], 0.0) * w for a, b, w in corners)
 
 
-def _compile(kernel, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank: int = 1):
+def _compile(kernel, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank: int = 1, facts=None):
     """The design's compiler pass on a static kernel: intervals (or strands), renumbering.
 
     Returns ``(intervals, entries, renumbered kernel or None, conflicts)`` where ``entries[i]`` lists
@@ -1015,7 +1018,7 @@ def _compile(kernel, n: int, kind: str, conf: bool, n_banks: int, regs_per_bank:
     new = None
     if conf:
         n_regs = max(kernel.max_reg() + 1, min(int(kernel.regs_per_thread or 0), 255))
-        ren = renumber(kernel, ivs, n_banks=n_banks, bank=bank, n_regs=n_regs)
+        ren = renumber(kernel, ivs, n_banks=n_banks, bank=bank, n_regs=n_regs, facts=facts)
         if ren.applied:
             new = ren.kernel
     k = new if new is not None else kernel

@@ -17,6 +17,15 @@ the register file cache (``rfmodel/designs/rfc.py``) and the LTRF family's deact
 * ``rc_hits[policy, f, e]``: the same caches simulated exactly, every partition size
   ``e = 1..RC_EMAX`` (FIFO, LRU; kept or flushed at deactivation points): the fraction of source
   reads that hit.
+
+A warp's reads and writes meet its partition in time, not in program order: an instruction reads its
+sources when it issues and its results arrive when they are ready, so a load's value that arrives late,
+after the warp's later and quicker results, is the newest entry when its consumer reads it.  Where the
+analytic engine's profile has the SM's issue schedule (:func:`~rfmodel.analytic.stream.issue_schedule`),
+the tables take each warp's events in that schedule's order (:func:`event_rows`: a row's reads at its issue
+cycle, its results at their ready cycle, results first in a cycle); without one (a profile built on its
+own), in program order.  The deactivation points (``deact_per_instr``) are the program's, counted in
+program order either way.
 """
 
 from __future__ import annotations
@@ -24,7 +33,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from rfmodel.analytic.engine import memory_pipeline
 from rfmodel.analytic.profile import TableGroup, _memory_classes, leading_warps, register_table_group
+from rfmodel.analytic.stream import issue_schedule
 from rfmodel.workload.ir import OpClass
 from rfmodel.workload.trace import NONE
 
@@ -225,19 +236,45 @@ def _reg_cache_sim(warp_ptr, op, dst, src, emax, barrier_op, is_ll):
     return hits, wbk
 
 
+def event_rows(warp_ptr, op, dst, src, issued, ready) -> tuple:
+    """``(warp_ptr, op, dst, src)`` of the warps' register events in time: each row split into a row of
+    its reads at ``issued[row]`` and a row of its results at ``ready[row]`` (none where it writes none),
+    ordered within each warp by cycle, results before reads in a cycle (a read waits for the results it
+    depends on), then by row.  The tables' passes (:func:`_reg_cache_sim`) take it as they take a trace."""
+    warp_ptr = np.asarray(warp_ptr, dtype=np.int64)
+    n = int(warp_ptr[-1])
+    warp = np.repeat(np.arange(len(warp_ptr) - 1, dtype=np.int64), np.diff(warp_ptr))
+    rows = np.arange(n, dtype=np.int64)
+    writes = rows[(np.asarray(dst[:n]) != NONE).any(axis=1)]
+    row = np.concatenate([rows, writes])
+    kind = np.concatenate([np.ones(n, np.int64), np.zeros(len(writes), np.int64)])  # 0: results, 1: reads
+    when = np.concatenate([np.asarray(issued[:n], np.float64), np.asarray(ready, np.float64)[writes]])
+    order = np.lexsort((row, kind, when, warp[row]))
+    row, kind = row[order], kind[order]
+    ev_src = np.where((kind == 1)[:, None], src[row], NONE).astype(src.dtype)
+    ev_dst = np.where((kind == 0)[:, None], dst[row], NONE).astype(dst.dtype)
+    per_warp = np.bincount(warp[row], minlength=len(warp_ptr) - 1)
+    ptr = np.concatenate([[0], np.cumsum(per_warp)]).astype(np.int64)
+    return ptr, np.ascontiguousarray(op[row]), ev_dst, ev_src
+
+
 def reg_cache_tables(trace, rank=None, inputs=None) -> dict:
-    """The ``reg_cache`` profile group of ``trace`` (module docstring; ``rank`` and ``inputs`` unused) over
-    the leading whole warps up to the profile's per-warp sample
-    (``rfmodel.analytic.profile.TABLE_MAX_INSTRS`` instructions)."""
+    """The ``reg_cache`` profile group of ``trace`` (module docstring; ``rank`` unused, ``inputs``: the SM's
+    issue and ready cycles of every row, :func:`_sm_inputs`) over the leading whole warps up to the
+    profile's per-warp sample (``rfmodel.analytic.profile.TABLE_MAX_INSTRS`` instructions)."""
     from rfmodel.analytic import profile as _profile  # its sample size read at call time
 
     wp_t = leading_warps(trace.warp_ptr.astype(np.int64), _profile.TABLE_MAX_INSTRS)
     n_t = max(int(wp_t[-1]), 1)
     is_ll = _memory_classes()
-    fifo, lru, dpoints = _reg_cache_hists(
-        wp_t, trace.op, trace.dst, trace.src, RC_DMAX, int(OpClass.BARRIER), is_ll
-    )
-    rc_hits, wbk = _reg_cache_sim(wp_t, trace.op, trace.dst, trace.src, RC_EMAX, int(OpClass.BARRIER), is_ll)
+    barrier = int(OpClass.BARRIER)
+    fifo, lru, dpoints = _reg_cache_hists(wp_t, trace.op, trace.dst, trace.src, RC_DMAX, barrier, is_ll)
+    rows = (wp_t, trace.op, trace.dst, trace.src)
+    issued = (inputs or {}).get("issued")
+    if issued is not None and np.all(np.asarray(issued[: int(wp_t[-1])]) >= 0):  # every sampled row issued
+        rows = event_rows(*rows, issued, inputs["ready"])
+        fifo, lru, _ = _reg_cache_hists(*rows, RC_DMAX, barrier, is_ll)
+    rc_hits, wbk = _reg_cache_sim(*rows, RC_EMAX, barrier, is_ll)
     return {
         "rc_fifo_hist": fifo,
         "rc_lru_hist": lru,
@@ -247,12 +284,21 @@ def reg_cache_tables(trace, rank=None, inputs=None) -> dict:
     }
 
 
+def _sm_inputs(source) -> dict:
+    """Every profiled row's issue cycle and the cycle its results are ready in the SM's schedule of the
+    profile's trace, for :func:`reg_cache_tables` (none where the SM holds none of its CTAs)."""
+    trace = source._trace_and_rank()[0]
+    done = issue_schedule(trace, memory_pipeline(trace, source.sm), times=True)
+    return {} if done is None else {"issued": done[-1][0], "ready": done[-1][1]}
+
+
 #: the register-cache tables, built on first use with the profile
 REG_CACHE = register_table_group(
     TableGroup(
         "reg_cache",
         ("rc_fifo_hist", "rc_lru_hist", "rc_hits", "deact_per_instr", "rc_writebacks"),
         reg_cache_tables,
+        sm_inputs=_sm_inputs,
     )
 )
 
