@@ -90,8 +90,9 @@ RFC_CALIBRATION = {
     **INTERVAL_COEFFICIENTS,
     "rfc_flush": (1.0, 0.0, 1.0),  # weight of the deactivation-flush stack-distance table
     "rfc_miss_scale": (1.0, 0.2, 4.0),  # scale on the extra collection cycles of a main-RF read
-    # entries a warp's partition effectively gains because the simulator allocates a result when it is
-    # written back, later than the profile's trace order (loads: hundreds of cycles), so evictions come later
+    # entries a warp's partition effectively gains beyond the profile's schedule-ordered tables: the
+    # simulator's collectors take a warp's instructions ahead of a busy unit and read their operands before
+    # the results in between are written (volta-v100's two-cycle units; docs/models.md, RFC)
     "rfc_late_entries": (0.0, 0.0, 8.0),
     # the main-RF banks' wait over the Poisson queue's: the misses of one instruction arrive together and the
     # evictions follow the results' write-backs, both burstier than independent arrivals
