@@ -290,26 +290,34 @@ exit
 def test_register_cache_table_equals_a_direct_cache_on_a_real_trace():
     """The profile's exact partition table (one pass serving every size) against a direct FIFO / LRU
     cache per size, kept and flushed at deactivation points (barriers and the first consumer of a
-    load: sgemm_tiled has both), up to the largest tabulated size."""
-    from rfmodel.designs.regcache import RC_EMAX, reg_cache_hit_rate
-    from rfmodel.evaluate import _simulate_workload, workload_profile
+    load: sgemm_tiled has both), up to the largest tabulated size, on the warps' reads and results in the
+    order of the SM's schedule (each row's reads at its issue, its results when ready) as the profile
+    takes them."""
+    from rfmodel.analytic.profile import TABLE_MAX_INSTRS, leading_warps
+    from rfmodel.designs.regcache import RC_EMAX, _sm_inputs, event_rows, reg_cache_hit_rate
+    from rfmodel.evaluate import workload_profile
     from rfmodel.spec import get_preset
     from rfmodel.workload.ir import OpClass
     from rfmodel.workload.trace import NONE
 
     sm = get_preset("fermi-gtx480")
-    _, tr = _simulate_workload("sgemm_tiled", sm, arch="sm_80", seed=0, max_warps=4)
     prof = workload_profile("sgemm_tiled", sm, max_warps=4, share=False)
+    tr = prof.source._trace_and_rank()[0]
+    times = _sm_inputs(prof.source)
+    # the tables' warps: the leading whole warps up to the profile's per-warp sample
+    wp = leading_warps(tr.warp_ptr.astype(np.int64), TABLE_MAX_INSTRS)
+    ptr, op, dst, src = event_rows(wp, tr.op, tr.dst, tr.src, times["issued"], times["ready"])
+    assert int(ptr[-1]) > int(wp[-1])  # every row's reads, and its results
     long_lat = {int(OpClass.LD_GLOBAL), int(OpClass.LD_LOCAL), int(OpClass.ATOMIC)}
-    # each warp's instructions as Python lists, and where the deactivation points fall (they do not depend
-    # on the cache): read once, replayed for every policy and size
-    ops, srcs_all, dsts_all = tr.op.tolist(), tr.src.tolist(), tr.dst.tolist()
+    # each warp's events as Python lists, and where the deactivation points fall (they do not depend on the
+    # cache): read once, replayed for every policy and size
+    ops, srcs_all, dsts_all = op.tolist(), src.tolist(), dst.tolist()
     barrier, none = int(OpClass.BARRIER), int(NONE)
     warps = []
     flushes = 0
-    for w in range(tr.n_warps):
+    for w in range(len(ptr) - 1):
         rows, pending = [], set()
-        for i in range(int(tr.warp_ptr[w]), int(tr.warp_ptr[w + 1])):
+        for i in range(int(ptr[w]), int(ptr[w + 1])):
             srcs = [r for r in srcs_all[i] if r != none]
             dsts = [r for r in dsts_all[i] if r != none]
             deact = ops[i] == barrier or not pending.isdisjoint(srcs)
