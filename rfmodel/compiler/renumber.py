@@ -41,9 +41,11 @@ spreads over the banks:
 Live ranges whose value may come from before the kernel (a read with no
 definition on some path) keep their register: the value arrives there.
 Unreachable code is left as it is: live ranges that touch it keep their
-registers, and so does every live range of a register it reads or writes,
-which no other live range may take (reaching definitions still flow through
-dead code, so the renamed code could otherwise see different definitions).  If
+registers, and so does every live range of a register it reads or writes, or
+that a function it calls (and those that one calls) reads or writes, which no
+other live range may take (reaching definitions still flow through dead code,
+and from a callee into the return site of a dead call, so the renamed code
+could otherwise see different definitions).  If
 some live range finds no free register at all, or the renumbering would raise
 the total prefetch conflicts, the kernel is returned unchanged
 (``applied=False``).
@@ -452,15 +454,14 @@ def _assign(lrs, order, color, interf, bank_regs, n_banks, fn, by_ivl) -> list[i
 
 @dataclass(frozen=True, eq=False)
 class KernelFacts:
-    """What the renumbering reads of a kernel alone, whatever its intervals and banks: the liveness, the
-    webs, the instructions reachable from the entry, the registers unreachable code names, and the webs'
-    interference (about three quarters of a pass on a built-in kernel).  Computed once by
+    """What the renumbering reads of a kernel alone, whatever its intervals and banks: the webs, the
+    instructions reachable from the entry, the registers frozen by unreachable code, and the webs'
+    interference (from the liveness: about three quarters of a pass on a built-in kernel).  Computed once by
     :func:`kernel_facts` and handed to :func:`renumber` for each interval limit and bank count of the same
     kernel object (the facts name it, and another kernel is refused: a ``Kernel`` may be changed in place,
     so they are never looked up by content)."""
 
     kernel: Kernel
-    live: Liveness
     webs: tuple
     reach: frozenset[int]
     frozen: frozenset[int]
@@ -474,7 +475,7 @@ def kernel_facts(kernel: Kernel) -> KernelFacts:
     reach = _reachable_instrs(kernel)
     frozen = _frozen_regs(kernel, reach)
     wint = tuple(_interference(kernel, webs, live))
-    return KernelFacts(kernel, live, webs, frozenset(reach), frozenset(frozen), wint)
+    return KernelFacts(kernel, webs, frozenset(reach), frozenset(frozen), wint)
 
 
 def renumber(
