@@ -87,7 +87,8 @@ def test_a_late_load_is_the_newest_entry_when_its_consumer_reads_it():
     """The profile's register-cache tables take a warp's reads at issue and its results when ready: a load
     (R4, ready at 400) issued before a quick add (R5, ready at 6) is the newest entry of a one-entry
     partition when its consumer reads it at 400, as in the simulator; in program order the add's result
-    evicts it first.  Known answers, one entry: 2 of 2 reads hit in time, 1 of 2 in program order."""
+    evicts it first.  Known answers, one entry: of the two reads of written values, 2 hit in time, 1 in
+    program order."""
     from rfmodel.designs.regcache import _sm_inputs, event_rows, reg_cache_hit_rate, reg_cache_tables
 
     tr = trace_from_warps([[("LDG", [4], [2]), ("IADD3", [5], [6]), ("STS", [], [5]), ("STS", [], [4])]])

@@ -204,10 +204,10 @@ def check_renumbering(k, ri, rn, n_banks: int, n_regs: int | None = None) -> Non
 
 
 def test_a_function_called_from_dead_code_keeps_its_registers():
-    """f (R1 = R0 + R1) is called at L2 and, in code no path reaches, at L9, whose return site flows to the
-    read of R9 at L15: f's write of R1 reaches that read through the dead call (reaching definitions flow
-    through dead code), so R9's live range may not take R1 (it took R1 before, and the read's definitions
-    changed); it takes R2."""
+    """f (R1 = R0 + R1) is called from the entry and again from code no path reaches (after L4's branch),
+    whose return site branches back to L4 and on to the load that reads R9: f's write of R1 reaches that
+    read through the dead call (reaching definitions flow through dead code), so R9's live range may not
+    take R1 (it took R1 before, and the read's definitions changed); it takes R2."""
     k = build_kernel("""
         add R0 =
         add R0 =
