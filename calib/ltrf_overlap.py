@@ -29,7 +29,7 @@ from numba import njit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rfmodel.workload.trace import NONE  # noqa: E402
+from rfmodel.trace import NONE  # noqa: E402
 
 
 @njit(cache=True)

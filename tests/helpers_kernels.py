@@ -22,7 +22,7 @@ block; a block ending in ``ret`` has every return site of its function.
 
 from __future__ import annotations
 
-from rfmodel.workload.ir import BasicBlock, Instr, Kernel, OpClass
+from rfmodel.ir import BasicBlock, Instr, Kernel, OpClass
 from rfmodel.workload.synthetic import SyntheticParams, generate
 
 _CLASSES = {

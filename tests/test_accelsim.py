@@ -9,10 +9,10 @@ import pytest
 from helpers_reference import needs_reference, reference
 
 from rfmodel.errors import ParseError, RfmodelError, UnknownNameError
+from rfmodel.ir import OpClass
+from rfmodel.trace import NONE
 from rfmodel.workload.accelsim import classify_opcode, read_kernelslist, read_traceg
-from rfmodel.workload.ir import OpClass
 from rfmodel.workload.suite import load_workload
-from rfmodel.workload.trace import NONE
 
 SAMPLES = reference("accelsim-traces", "synthetic")
 needs_samples = needs_reference("accelsim-traces", "synthetic")

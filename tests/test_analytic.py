@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from rfmodel.analytic.profile import profile_trace
 from rfmodel.analytic.throughput import interval_model, md1_wait, occupancy_warps, softmin
+from rfmodel.ir import N_OPCLASSES, OpClass
+from rfmodel.trace import NONE, empty_columns
 from rfmodel.workload.expand import expand
-from rfmodel.workload.ir import N_OPCLASSES, OpClass
-from rfmodel.workload.trace import NONE, empty_columns
 
 
 def _lat(fp=4, default=1):
@@ -296,9 +296,9 @@ def test_register_cache_table_equals_a_direct_cache_on_a_real_trace():
     from rfmodel.analytic.profile import TABLE_MAX_INSTRS, leading_warps
     from rfmodel.designs.regcache import RC_EMAX, _sm_inputs, event_rows, reg_cache_hit_rate
     from rfmodel.evaluate import workload_profile
+    from rfmodel.ir import OpClass
     from rfmodel.spec import get_preset
-    from rfmodel.workload.ir import OpClass
-    from rfmodel.workload.trace import NONE
+    from rfmodel.trace import NONE
 
     sm = get_preset("fermi-gtx480")
     prof = workload_profile("sgemm_tiled", sm, max_warps=4, share=False)
@@ -1194,9 +1194,9 @@ def test_a_trace_is_its_static_kernels_only_while_its_checked_rows_match():
     naming fewer of the sources does not."""
     import copy
 
+    from rfmodel.trace import NONE
     from rfmodel.workload.static import static_kernel
     from rfmodel.workload.suite import load_workload
-    from rfmodel.workload.trace import NONE
 
     wl = load_workload("sgemm_tiled", max_warps=4)
     k, tr = wl.kernel, wl.trace

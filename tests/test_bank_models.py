@@ -163,7 +163,7 @@ def test_profile_register_to_bank_table_is_exact():
     """The profile's ser_pmf (distinct sources) and ser_pmf_slots (every operand slot: a register named
     twice is read twice) equal direct counts over the trace's instructions."""
     from rfmodel.analytic.profile import MAX_BANKS, _ser_pmf
-    from rfmodel.workload.trace import NONE
+    from rfmodel.trace import NONE
 
     rng = np.random.default_rng(3)
     src = rng.integers(0, 12, size=(200, 3)).astype(np.int16)

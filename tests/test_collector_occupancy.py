@@ -14,8 +14,8 @@ from rfmodel.analytic.model import sm_interval
 from rfmodel.analytic.throughput import dispatch_queue, dispatch_rows, md1_queue
 from rfmodel.designs.base import get_design
 from rfmodel.evaluate import resolve_gpu
+from rfmodel.ir import N_OPCLASSES, OpClass
 from rfmodel.spec.occupancy import COLLECTOR_SETS, CS_MEM, CS_SP, U_MEM, UNIT_OF_CLASS
-from rfmodel.workload.ir import N_OPCLASSES, OpClass
 
 UNITS = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
 

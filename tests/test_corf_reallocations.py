@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from helpers_calib import load_calib_script
 
-from rfmodel.workload.trace import NONE
+from rfmodel.trace import NONE
 
 cr = load_calib_script("corf_reallocations")
 

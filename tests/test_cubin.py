@@ -15,9 +15,9 @@ import pytest
 
 from rfmodel.cli import main
 from rfmodel.errors import RfmodelError
+from rfmodel.trace import COLUMNS
 from rfmodel.workload import cubin
 from rfmodel.workload.suite import load_kernel, load_workload, with_recipe
-from rfmodel.workload.trace import COLUMNS
 
 SOURCE = r"""
 __constant__ float coef[4] = {1.0f, 2.0f, 3.0f, 4.0f};

@@ -857,7 +857,7 @@ def test_row_words_count_the_source_slots_up_to_the_last_register():
     from types import SimpleNamespace
 
     from rfmodel.designs.cerf import SLOTS_SHIFT, _row_words
-    from rfmodel.workload.trace import NONE
+    from rfmodel.trace import NONE
 
     N = NONE
     src = np.array([[N] * 10, [4, N, 6] + [N] * 7, list(range(10))], dtype=np.uint8)

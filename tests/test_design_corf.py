@@ -14,7 +14,7 @@ from rfmodel.designs.corf import (
     exclusive_pairs,
     odd_cycles,
 )
-from rfmodel.workload.trace import NONE
+from rfmodel.trace import NONE
 
 
 # ----------------------------------------------------------------------------- Figure 5: exclusive pairs
@@ -348,7 +348,7 @@ def test_metadata_instructions_counted_in_code_size():
 
 def test_prepend_rows_keeps_each_warps_stream():
     from rfmodel.sim import trace_from_warps
-    from rfmodel.workload.trace import prepend_rows
+    from rfmodel.trace import prepend_rows
 
     warps = [[("IADD3", [1], [2])], [("IADD3", [3], [4]), ("IADD3", [5], [3])]]
     tr = trace_from_warps(warps, warps_per_cta=2)

@@ -250,7 +250,7 @@ def test_analytic_reads_calibrated_coefficients():
 
 def _ct_keep(warps, lat: float, entries: int, rthld: int = 8, loss: float = 0.0) -> float:
     from rfmodel.analytic.profile import profile_trace
-    from rfmodel.workload.ir import N_OPCLASSES
+    from rfmodel.ir import N_OPCLASSES
 
     prof = profile_trace(trace_from_warps(warps), np.full(N_OPCLASSES, float(lat)))
     return float(mk.ct_hit_rate(prof, rthld, entries, loss))
@@ -283,7 +283,7 @@ def test_profile_ct_table_hits_survive_the_warps_stalls():
 
 def _takings(warps, lat: float, loss: float) -> float:
     from rfmodel.analytic.profile import profile_trace
-    from rfmodel.workload.ir import N_OPCLASSES
+    from rfmodel.ir import N_OPCLASSES
 
     prof = profile_trace(trace_from_warps(warps), np.full(N_OPCLASSES, float(lat)))
     return float(mk.ct_takings(prof, loss))

@@ -59,7 +59,7 @@ def test_profile_write_backs_are_the_simulators():
     twice, into 1 three times, into 3 never."""
     from rfmodel.analytic.profile import profile_trace
     from rfmodel.designs.regcache import RC_EMAX, _reg_cache_sim, reg_cache_writebacks
-    from rfmodel.workload.ir import N_OPCLASSES, OpClass
+    from rfmodel.ir import N_OPCLASSES, OpClass
 
     rng = np.random.default_rng(5)
     for _ in range(3):

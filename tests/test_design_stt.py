@@ -10,7 +10,7 @@ from rfmodel.designs.base import get_design
 from rfmodel.designs.stt import wb_queue
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.sim import trace_from_warps
-from rfmodel.workload.trace import WARP_VALUE_BYTES
+from rfmodel.trace import WARP_VALUE_BYTES
 
 STT = get_design("stt")
 
@@ -465,7 +465,7 @@ def test_write_driver_groups_packed_in_write_order_by_hand():
     from types import SimpleNamespace
 
     from rfmodel.designs.stt import UNKNOWN_GROUPS, _pack_groups
-    from rfmodel.workload.trace import COMPRESS_UNKNOWN, NONE
+    from rfmodel.trace import COMPRESS_UNKNOWN, NONE
 
     N, U = NONE, COMPRESS_UNKNOWN
     t = SimpleNamespace(

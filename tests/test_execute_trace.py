@@ -9,16 +9,16 @@ import pytest
 from test_execute import _listing
 
 from rfmodel.errors import RfmodelError
+from rfmodel.ir import OpClass
+from rfmodel.trace import NONE, compress_code, compressed_bytes
 from rfmodel.workload.execute.builtin import builtin_recipe
 from rfmodel.workload.execute.launch import GLOBAL_BASE, Param, launch
 from rfmodel.workload.execute.layout import LOCAL_TRACE_BASE
 from rfmodel.workload.execute.machine import _value_attrs
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, run_recipe
 from rfmodel.workload.execute.tracing import executed_trace
-from rfmodel.workload.ir import OpClass
 from rfmodel.workload.sass import parse_sass
 from rfmodel.workload.suite import load_kernel, load_workload, manifest, trace_recipe
-from rfmodel.workload.trace import NONE, compress_code, compressed_bytes
 from rfmodel.workload.values import read_widths, value_stats
 
 # ---- value attributes of one warp register ------------------------------------------------------

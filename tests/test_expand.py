@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from rfmodel.errors import RfmodelError, SpecError
+from rfmodel.ir import L1D_CLASSES, Instr, Kernel, OpClass
+from rfmodel.trace import COLUMNS, MAX_DST, MAX_SRC, NONE
 from rfmodel.workload.expand import AccessPattern, Profile, expand, static_columns
-from rfmodel.workload.ir import L1D_CLASSES, Instr, Kernel, OpClass
 from rfmodel.workload.synthetic import SYNTHETIC_PRESETS, build_blocks, generate
-from rfmodel.workload.trace import COLUMNS, MAX_DST, MAX_SRC, NONE
 
 _CLS = {
     "BRA": OpClass.BRANCH,

@@ -17,10 +17,10 @@ import pytest
 from helpers_reference import needs_reference, reference
 
 from rfmodel.errors import RfmodelError
+from rfmodel.ir import OpClass
 from rfmodel.sim.program import trace_from_warps
 from rfmodel.workload.accelsim import read_traceg
 from rfmodel.workload.export_accelsim import check_traceg, export_accelsim, warp_masks
-from rfmodel.workload.ir import OpClass
 
 E, I, F = OpClass.EXIT, OpClass.INT, OpClass.FP32
 

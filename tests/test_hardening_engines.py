@@ -206,7 +206,7 @@ def test_default_suite_kernels_a_gpu_cannot_run_are_left_out_of_a_search_and_sai
 def test_both_engines_count_the_same_share_of_the_grid(workload):
     """For an Accel-Sim trace the analytic engine profiled the whole grid while the simulator ran SM 0's
     share (mem_mid on fermi-gtx480: 78,080 operand reads against 5,856, 58,739 cycles against 6,073).  One
-    cut (rfmodel.workload.trace.grid_share) for both: the engines' counts agree in magnitude."""
+    cut (rfmodel.trace.grid_share) for both: the engines' counts agree in magnitude."""
     if workload == "mem_mid":
         workload = str(reference_or_skip("accelsim-traces", "synthetic", "mem_mid"))
     a = rfmodel.evaluate("baseline", workload, "fermi-gtx480")

@@ -25,7 +25,7 @@ from rfmodel.compiler import (
     strands,
 )
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.ir import BasicBlock, Instr, Kernel, OpClass
+from rfmodel.ir import BasicBlock, Instr, Kernel, OpClass
 from rfmodel.workload.suite import builtin_names, load_kernel
 
 # --------------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "rfmodel.setassoc",
     ),
     ("rfmodel.spec",),
-    ("rfmodel.workload.ir", "rfmodel.workload.trace"),
+    ("rfmodel.ir", "rfmodel.trace"),
     ("rfmodel.energy", "rfmodel.results"),
     ("rfmodel.compiler", "rfmodel.tech"),
     ("rfmodel.workload",),

@@ -10,8 +10,8 @@ import pytest
 from helpers_calib import load_calib_script
 
 from rfmodel.analytic.profile import _memory_classes
-from rfmodel.workload.ir import OpClass
-from rfmodel.workload.trace import NONE
+from rfmodel.ir import OpClass
+from rfmodel.trace import NONE
 
 
 def test_loads_read_across_an_interval_start_known_answer():

@@ -12,8 +12,8 @@ from rfmodel.analytic.montecarlo import prefetch_max_load
 from rfmodel.designs.ltrf import IV_BANKS, IV_N, _interval_tables
 from rfmodel.designs.regcache import RC_DMAX, _reg_cache_hists
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.ir import N_OPCLASSES, OpClass
-from rfmodel.workload.trace import NONE
+from rfmodel.ir import N_OPCLASSES, OpClass
+from rfmodel.trace import NONE
 
 
 @pytest.mark.parametrize(

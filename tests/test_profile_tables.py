@@ -16,9 +16,9 @@ from rfmodel.analytic.profile import (
     register_table_group,
 )
 from rfmodel.errors import RfmodelError
+from rfmodel.ir import N_OPCLASSES
 from rfmodel.sim import trace_from_warps
-from rfmodel.workload.ir import N_OPCLASSES
-from rfmodel.workload.trace import NONE
+from rfmodel.trace import NONE
 
 
 def _counts(trace, rank, inputs):

@@ -13,7 +13,7 @@ from test_intervals import random_kernels
 
 from rfmodel.compiler import DEFAULT_RTHLD, reuse_hints
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.ir import Kernel
+from rfmodel.ir import Kernel
 
 STRAIGHT = """
     mov R1 = R0          # 0

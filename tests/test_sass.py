@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rfmodel.errors import ParseError, RfmodelError
-from rfmodel.workload.ir import Kernel, OpClass
+from rfmodel.ir import Kernel, OpClass
 from rfmodel.workload.sass import (
     FALLBACK_RULES,
     OPCODE_CLASS,

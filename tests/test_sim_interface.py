@@ -14,10 +14,10 @@ from rfmodel.bench import PROFILE_KERNELS
 from rfmodel.cli import main
 from rfmodel.errors import RfmodelError
 from rfmodel.sim import sm_share
+from rfmodel.trace import NONE
 from rfmodel.workload.accelsim import read_kernelslist, read_traceg
 from rfmodel.workload.export_accelsim import check_traceg, export_accelsim, warp_masks
 from rfmodel.workload.suite import load_workload
-from rfmodel.workload.trace import NONE
 
 WL = ["saxpy", "synthetic:cache-sensitive"]
 

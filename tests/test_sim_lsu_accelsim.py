@@ -23,11 +23,11 @@ from __future__ import annotations
 import pytest
 from helpers_reference import needs_reference, reference
 
+from rfmodel.ir import OpClass
 from rfmodel.sim import simulate_trace
 from rfmodel.spec import from_gpgpusim_config
 from rfmodel.workload.accelsim import read_traceg
 from rfmodel.workload.export_accelsim import _HEADER
-from rfmodel.workload.ir import OpClass
 
 CONFIG = reference("gpgpusim-configs", "SM7_QV100_1SM", "gpgpusim.config")
 pytestmark = needs_reference("gpgpusim-configs", "SM7_QV100_1SM", "gpgpusim.config")

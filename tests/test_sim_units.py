@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rfmodel.ir import OpClass
 from rfmodel.sim import simulate_trace, trace_from_warps
 from rfmodel.spec import ExecUnitSpec, get_preset
 from rfmodel.spec.occupancy import (
@@ -18,7 +19,6 @@ from rfmodel.spec.occupancy import (
     unit_slots,
     units_of_classes,
 )
-from rfmodel.workload.ir import OpClass
 
 FERMI_UNITS = ExecUnitSpec(sp=2, sfu=1, dp=0, int=0, tensor=0, branch=0, sp_width=2, sfu_width=1)
 

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rfmodel.errors import ParseError, RfmodelError, SpecError, UnknownNameError
+from rfmodel.ir import OpClass
 from rfmodel.spec import (
     GPGPUSIM_DEFAULTS,
     OP_CLASS_NAMES,
@@ -36,7 +37,6 @@ from rfmodel.spec import (
     spec_kinds,
 )
 from rfmodel.spec import base as _spec_base
-from rfmodel.workload.ir import OpClass
 
 CONFIGS = reference("gpgpusim-configs")
 needs_configs = needs_reference("gpgpusim-configs")

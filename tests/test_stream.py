@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rfmodel.analytic.stream import issue_rank, issue_schedule
+from rfmodel.ir import N_OPCLASSES, OpClass
 from rfmodel.sim.program import trace_from_warps
-from rfmodel.workload.ir import N_OPCLASSES, OpClass
 
 
 def _pipeline(**kw):

@@ -734,9 +734,9 @@ def test_reuse_times_of_a_two_warp_trace_known_answer():
     the line: accessed at slots 0, 1 and 4, reused after 1 and 3 slots (2 and 6 cycles)."""
     import numpy as np
 
+    from rfmodel.ir import OpClass
     from rfmodel.studies.reuse import issue_slots, reuse_stats, reuse_summary
-    from rfmodel.workload.ir import OpClass
-    from rfmodel.workload.trace import Trace, empty_columns
+    from rfmodel.trace import Trace, empty_columns
 
     cols = empty_columns(6)
     rows = [

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rfmodel.errors import SpecError
+from rfmodel.ir import L1D_CLASSES, Instr, OpClass
 from rfmodel.workload.expand import expand
-from rfmodel.workload.ir import L1D_CLASSES, Instr, OpClass
 from rfmodel.workload.synthetic import (
     COMPUTE_CLASSES,
     MEM_CLASSES,

@@ -40,6 +40,7 @@ from rfmodel.cache import (
     write_entry,
 )
 from rfmodel.errors import SpecError
+from rfmodel.ir import OpClass
 from rfmodel.results import assemble
 from rfmodel.setassoc import SET_INDEX
 from rfmodel.spec import SMSpec
@@ -53,7 +54,6 @@ from rfmodel.spec.occupancy import (
 )
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.version import __version__
-from rfmodel.workload.ir import OpClass
 from rfmodel.workload.static import static_kernel
 from rfmodel.workload.suite import (
     DEFAULT_ARCH,

@@ -1,6 +1,6 @@
 """Workload profile: the distributions the analytic models consume.
 
-A profile is extracted once from a dynamic :class:`~rfmodel.workload.trace.Trace`
+A profile is extracted once from a dynamic :class:`~rfmodel.trace.Trace`
 (one pass of compiled loops) and is then reused for every design point, so the
 analytic engine never touches the trace again.  What it holds:
 
@@ -63,9 +63,9 @@ from numba import njit, prange
 from rfmodel.analytic.banks import expected_max_load_uniform, flat_float
 from rfmodel.analytic.stream import operands_ready, unit_slots_of
 from rfmodel.errors import RfmodelError
+from rfmodel.ir import L1D_CLASSES, N_OPCLASSES, OpClass
 from rfmodel.setassoc import lru_access_at, lru_probe, set_of
-from rfmodel.workload.ir import L1D_CLASSES, N_OPCLASSES, OpClass
-from rfmodel.workload.trace import MAX_SRC, NONE, Trace
+from rfmodel.trace import MAX_SRC, NONE, Trace
 
 MAX_BANKS = 64
 CHAIN_EXTRA = np.arange(0, 17, dtype=np.int64)  # extra operand-collection cycles tabulated

@@ -35,9 +35,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from rfmodel.ir import OpClass
 from rfmodel.setassoc import lru_access, lru_access_at, lru_access_reserve, lru_probe, set_of
-from rfmodel.workload.ir import OpClass
-from rfmodel.workload.trace import NONE, Trace
+from rfmodel.trace import NONE, Trace
 
 #: memory kinds of op classes in the schedule: 0 none, 1 load through the L1D, 2 store through the L1D,
 #: 3 load or atomic straight to the L2 slice, 4 store straight to the L2 slice

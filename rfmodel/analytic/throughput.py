@@ -32,8 +32,8 @@ from rfmodel.analytic.profile import (
 )
 from rfmodel.analytic.reuse import near_consumer_share
 from rfmodel.cache import pause_collector_while_compiling
+from rfmodel.ir import N_OPCLASSES
 from rfmodel.spec.occupancy import COLLECTOR_SETS, U_MEM, UNIT_OF_CLASS, occupancy_warps  # noqa: F401  (occupancy_warps re-exported for callers)
-from rfmodel.workload.ir import N_OPCLASSES
 
 pause_collector_while_compiling()  # numba compiles the package's code with the garbage collector off
 

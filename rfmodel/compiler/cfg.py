@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.ir import BasicBlock, Kernel
+from rfmodel.ir import BasicBlock, Kernel
 
 __all__ = [
     "FuncGraph",

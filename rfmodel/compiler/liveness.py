@@ -48,7 +48,7 @@ from numba import njit
 
 from rfmodel.compiler.cfg import _function_entries, _is_ret, intra_succs
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.ir import Instr, Kernel, OpClass
+from rfmodel.ir import Instr, Kernel, OpClass
 
 __all__ = [
     "DefUse",
@@ -662,7 +662,7 @@ def dead_source_mask(kernel: Kernel, per: str = "value", max_src: int = 4):
     """Per static instruction, bit ``k`` set when the ``k``-th source register of its trace row (``Instr.src``
     without RZ, at most ``max_src``) is read for the last time (:func:`dead_operands` with ``per``); a
     register named twice carries the bit on its last slot only.  An int64 array."""
-    from rfmodel.workload.trace import NONE
+    from rfmodel.trace import NONE
 
     flags = dead_operands(kernel, per=per)
     out = np.zeros(len(kernel.instrs), dtype=np.int64)

@@ -65,7 +65,7 @@ import numpy as np
 from rfmodel.compiler.cfg import _function_entries, function_names, intra_succs
 from rfmodel.compiler.liveness import bits, mask
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.ir import BasicBlock, Kernel, OpClass
+from rfmodel.ir import BasicBlock, Kernel, OpClass
 
 __all__ = [
     "LONG_LATENCY_CLASSES",

@@ -67,7 +67,7 @@ from rfmodel.compiler.cfg import _function_entries, intra_succs
 from rfmodel.compiler.liveness import Liveness, bits, live_ranges, liveness, mask, union_root
 from rfmodel.compiler.reg_intervals import RegisterIntervals
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.ir import Kernel
+from rfmodel.ir import Kernel
 
 __all__ = [
     "KernelFacts",
@@ -321,7 +321,7 @@ def _interference(kernel: Kernel, webs, live: Liveness) -> list[int]:
 class Renumbering:
     """The result of :func:`renumber`.
 
-    ``kernel``: the renumbered copy (new :class:`~rfmodel.workload.ir.Instr`
+    ``kernel``: the renumbered copy (new :class:`~rfmodel.ir.Instr`
     objects with renamed ``src``/``dst``; the input is untouched).
     ``live_ranges`` and ``icg`` (adjacency sets, by live-range id) are the
     pass's graph; ``icg_color`` the bank the colouring chose per live range,

@@ -28,8 +28,8 @@ import numpy as np
 from numba import njit
 
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.ir import Kernel
-from rfmodel.workload.trace import NONE
+from rfmodel.ir import Kernel
+from rfmodel.trace import NONE
 
 __all__ = [
     "ReuseDistances",
@@ -315,7 +315,7 @@ def interleave_round_robin(warp_ptr) -> np.ndarray:
 
 
 def trace_reuse(trace, *, interleaved: bool = False, accesses: str = "both") -> ReuseDistances:
-    """Reuse distances of a :class:`~rfmodel.workload.trace.Trace`.
+    """Reuse distances of a :class:`~rfmodel.trace.Trace`.
 
     ``interleaved=False``: each warp's stream on its own (keys ``(warp, reg)``
     over the concatenated streams).  ``interleaved=True``: the warps'

@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from rfmodel.errors import RfmodelError
-from rfmodel.workload.ir import Kernel
+from rfmodel.ir import Kernel
 
 __all__ = ["DEFAULT_RTHLD", "ReuseHints", "dynamic_distances", "reuse_hints"]
 

@@ -318,7 +318,7 @@ class SimSetup:
     #: provenance of this run's setup (where hints or intervals came from, ...); reported in the result
     info: dict = field(default_factory=dict)
     #: the trace the simulator runs instead of the one it was given (None: that one), e.g. with the design's
-    #: own instructions added (``rfmodel.workload.trace.prepend_rows``); the hooks' ``row`` indexes it
+    #: own instructions added (``rfmodel.trace.prepend_rows``); the hooks' ``row`` indexes it
     trace: object = None
 
     def __post_init__(self):
@@ -605,7 +605,7 @@ class Design:
         """Hooks and state for one simulation of this design (``p``: the design point's typed parameters,
         :meth:`resolve`'s, resolved once by the simulator).
 
-        ``trace``: the :class:`~rfmodel.workload.ir.Trace` being simulated, for designs whose
+        ``trace``: the :class:`~rfmodel.ir.Trace` being simulated, for designs whose
         state holds per-row data (interval entries, dead-operand bits, reuse hints); the
         simulator always passes it.  ``program``: what :meth:`compile` made of the trace's static
         kernel (None: no static kernel, the design works on the dynamic trace).

@@ -51,8 +51,8 @@ from rfmodel.designs.mainrf import (
     sm_structures,
 )
 from rfmodel.errors import RfmodelError
+from rfmodel.ir import OpClass
 from rfmodel.spec import param
-from rfmodel.workload.ir import OpClass
 
 
 @dataclass(frozen=True)

@@ -56,9 +56,9 @@ from rfmodel.designs.base import (
 )
 from rfmodel.designs.mainrf import sm_structures
 from rfmodel.errors import RfmodelError
+from rfmodel.ir import L1D_CLASSES, OpClass
 from rfmodel.spec import param
-from rfmodel.workload.ir import L1D_CLASSES, OpClass
-from rfmodel.workload.trace import MAX_SRC, NONE, WARP_VALUE_BYTES, Trace
+from rfmodel.trace import MAX_SRC, NONE, WARP_VALUE_BYTES, Trace
 
 #: the paper's numbers: block (line) bytes, bits of the register address (1,024 warp registers), bits of
 #: the per-SM prefix; a 32-bit reg-mem address = prefix (15) | register address (10) | block offset (7)

@@ -42,7 +42,7 @@ from rfmodel.designs.mainrf import sm_structures
 from rfmodel.energy.accounting import structure_over_grid
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
-from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE
+from rfmodel.trace import MAX_DST, MAX_SRC, NONE
 
 COALESCE = ("none", "same-entry", "sub-banks")
 #: tests set this: every allocation of a simulation checks the renaming table for overlapping slices
@@ -1088,8 +1088,8 @@ class Corf(Design):
             meta = program[0].metadata_instructions
         run_trace = None
         if p.metadata and meta:  # the metadata instructions run first in every warp (no operands)
-            from rfmodel.workload.ir import OpClass
-            from rfmodel.workload.trace import prepend_rows
+            from rfmodel.ir import OpClass
+            from rfmodel.trace import prepend_rows
 
             trace = run_trace = prepend_rows(trace, meta, int(OpClass.MISC))
         if program is None:

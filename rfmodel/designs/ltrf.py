@@ -101,10 +101,10 @@ from rfmodel.designs.mainrf import (
 )
 from rfmodel.designs.regcache import REG_CACHE
 from rfmodel.errors import RfmodelError
+from rfmodel.ir import OpClass
 from rfmodel.spec import param
-from rfmodel.workload.ir import OpClass
+from rfmodel.trace import NONE
 from rfmodel.workload.static import static_kernel
-from rfmodel.workload.trace import NONE
 
 LONG_LATENCY_OPS = (int(OpClass.LD_GLOBAL), int(OpClass.LD_LOCAL), int(OpClass.ATOMIC))
 

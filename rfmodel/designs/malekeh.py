@@ -65,7 +65,7 @@ from rfmodel.designs.mainrf import (
 )
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
-from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE
+from rfmodel.trace import MAX_DST, MAX_SRC, NONE
 
 
 # ----------------------------------------------------------------------------------- parameters

@@ -36,8 +36,8 @@ from numba import njit
 from rfmodel.analytic.engine import memory_pipeline
 from rfmodel.analytic.profile import TableGroup, _memory_classes, leading_warps, register_table_group
 from rfmodel.analytic.stream import issue_schedule
-from rfmodel.workload.ir import OpClass
-from rfmodel.workload.trace import NONE
+from rfmodel.ir import OpClass
+from rfmodel.trace import NONE
 
 #: exact register-cache stack distances tabulated (``rc_*_hist``)
 RC_DMAX = 64

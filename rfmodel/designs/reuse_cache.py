@@ -51,8 +51,8 @@ from rfmodel.designs.mainrf import (
     sm_structures,
 )
 from rfmodel.errors import RfmodelError
+from rfmodel.trace import MAX_SRC, NONE
 from rfmodel.workload.static import static_kernel
-from rfmodel.workload.trace import MAX_SRC, NONE
 
 
 @dataclass(frozen=True)

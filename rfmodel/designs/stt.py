@@ -46,7 +46,7 @@ from rfmodel.energy.accounting import Structure, structure_over_grid
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
 from rfmodel.tech.array import CELLS
-from rfmodel.workload.trace import COMPRESS_UNKNOWN, NONE, WARP_VALUE_BYTES, compressed_bytes
+from rfmodel.trace import COMPRESS_UNKNOWN, NONE, WARP_VALUE_BYTES, compressed_bytes
 
 #: write-driver groups of a 1024-bit row (Fig. 3: 32 groups of 32 columns) and the bits of one group
 GROUPS = 32
@@ -98,7 +98,7 @@ def _pack_groups(trace) -> tuple[np.ndarray, float]:
     return packed, (float(known) / n if n else 0.0)
 
 
-#: the bytes each compress code stores (:func:`~rfmodel.workload.trace.compressed_bytes`; NaN: unknown)
+#: the bytes each compress code stores (:func:`~rfmodel.trace.compressed_bytes`; NaN: unknown)
 CODE_BYTES = compressed_bytes(np.arange(256))
 
 

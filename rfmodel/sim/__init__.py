@@ -9,7 +9,7 @@ SM's share of a workload and returns the counters and standard metrics;
 from rfmodel.sim.core import STALL_REASONS
 from rfmodel.sim.engine import SimOptions, SimRun, occupancy, simulate_trace
 from rfmodel.sim.program import trace_from_warps
-from rfmodel.workload.trace import select_ctas, sm_share
+from rfmodel.trace import select_ctas, sm_share
 
 __all__ = [
     "STALL_REASONS",

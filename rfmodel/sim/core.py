@@ -71,7 +71,7 @@ from rfmodel.spec.occupancy import (  # noqa: F401
 )
 
 # --------------------------------------------------------------------------- op classes
-# values of rfmodel.workload.ir.OpClass (checked by the driver at import)
+# values of rfmodel.ir.OpClass (checked by the driver at import)
 OP_INT, OP_FP32, OP_FP64, OP_SFU, OP_TENSOR = 0, 1, 2, 3, 4
 OP_LDG, OP_STG, OP_LDS, OP_STS, OP_LDL, OP_STL, OP_LDC, OP_ATOM = 5, 6, 7, 8, 9, 10, 11, 12
 OP_BRA, OP_BAR, OP_EXIT, OP_MISC = 13, 14, 15, 16

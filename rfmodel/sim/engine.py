@@ -27,6 +27,7 @@ from rfmodel.designs.base import (
 )
 from rfmodel.designs.base import NEVER as DESIGN_NEVER
 from rfmodel.errors import RfmodelError, SpecError
+from rfmodel.ir import OpClass
 from rfmodel.setassoc import SET_INDEX
 from rfmodel.sim import core as C
 from rfmodel.spec.occupancy import (
@@ -40,8 +41,7 @@ from rfmodel.spec.occupancy import (
     units_of_classes,
 )
 from rfmodel.spec.sm import parse_address_map
-from rfmodel.workload.ir import OpClass
-from rfmodel.workload.trace import MAX_SRC, NONE, Trace, _cta_bounds
+from rfmodel.trace import MAX_SRC, NONE, Trace, _cta_bounds
 
 COMPAT_MODES = ("none", "gpgpusim")
 

@@ -9,7 +9,7 @@ with a fourth item, a dict of extras: ``lines`` (byte addresses of the cache
 lines it touches), ``pdst``/``psrc`` (predicate numbers), ``active`` (lanes),
 ``bytes`` (the BDI-compressed size in bytes of each destination's warp value),
 ``smem_passes`` (a shared-memory access's passes through the banks).
-``opclass`` is an :class:`~rfmodel.workload.ir.OpClass`, its name, or a SASS
+``opclass`` is an :class:`~rfmodel.ir.OpClass`, its name, or a SASS
 mnemonic (classified like the SASS reader does).
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.ir import OpClass
-from rfmodel.workload.trace import MAX_DST, MAX_SRC, Trace, compress_code, empty_columns
+from rfmodel.ir import OpClass
+from rfmodel.trace import MAX_DST, MAX_SRC, Trace, compress_code, empty_columns
 
 
 def _op(x) -> int:

@@ -28,7 +28,7 @@ __all__ = [
     "SMSpec",
 ]
 
-#: LatencySpec field names, in the numbering order of ``rfmodel.workload.ir.OpClass``
+#: LatencySpec field names, in the numbering order of ``rfmodel.ir.OpClass``
 OP_CLASS_NAMES = (
     "int",
     "fp32",

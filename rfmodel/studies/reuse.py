@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.ir import OpClass
-from rfmodel.workload.trace import NONE
+from rfmodel.ir import OpClass
+from rfmodel.trace import NONE
 
 #: the instruction classes whose lines are cache operands (the L1D's: global and local loads and stores)
 CACHED = (OpClass.LD_GLOBAL, OpClass.ST_GLOBAL, OpClass.LD_LOCAL, OpClass.ST_LOCAL, OpClass.ATOMIC)

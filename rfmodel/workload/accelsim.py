@@ -2,7 +2,7 @@
 
 An Accel-Sim trace is the dynamic instruction stream of one kernel launch,
 recorded by its NVBit tracer and regrouped by thread block and warp.  This
-module turns one ``.traceg`` file into a :class:`~rfmodel.workload.trace.Trace`
+module turns one ``.traceg`` file into a :class:`~rfmodel.trace.Trace`
 (all CTAs of the launch, warps in CTA order).
 
 Supported format
@@ -57,13 +57,13 @@ Conversion to a Trace
   function when its code starts at offset 0; ``attrs["instr_bytes"]`` keeps the
   divisor (the simulator's instruction cache takes the PC back from it).
 * Memory: the per-lane addresses of active lanes of global, local and atomic
-  instructions (:data:`~rfmodel.workload.ir.L1D_CLASSES`, except the shared
+  instructions (:data:`~rfmodel.ir.L1D_CLASSES`, except the shared
   ``ATOMS``) become the distinct ``line_bytes``-aligned line addresses each
   instruction touches (a lane's access of ``width`` bytes touches the lines of
   its first and last byte), ascending per instruction.  ``width`` is taken from
   the opcode as Accel-Sim does (``.64`` -> 8, ``.128`` -> 16, ``.U8`` -> 1,
   otherwise 4).  A shared-memory access's addresses give its passes through the banks
-  (``smem_passes``, :func:`~rfmodel.workload.trace.bank_passes`); constant addresses are read and
+  (``smem_passes``, :func:`~rfmodel.trace.bank_passes`); constant addresses are read and
   dropped.
 * Predicate, uniform-register, ``.reuse`` and value attributes are not in the
   trace: their columns stay zero / unknown.
@@ -84,9 +84,9 @@ from pathlib import Path
 import numpy as np
 
 from rfmodel.errors import ParseError
-from rfmodel.workload.ir import L1D_CLASSES, OpClass
+from rfmodel.ir import L1D_CLASSES, OpClass
+from rfmodel.trace import MAX_DST, MAX_SRC, NONE, Trace, empty_columns, passes_by_row
 from rfmodel.workload.sass.opcodes import classify as _sass_classify
-from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE, Trace, empty_columns, passes_by_row
 
 __all__ = ["SUPPORTED_VERSIONS", "classify_opcode", "read_kernelslist", "read_traceg"]
 

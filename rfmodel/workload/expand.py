@@ -1,5 +1,5 @@
-"""Trace expansion: a static :class:`~rfmodel.workload.ir.Kernel` plus a control-flow
-:class:`Profile` become a dynamic :class:`~rfmodel.workload.trace.Trace`.
+"""Trace expansion: a static :class:`~rfmodel.ir.Kernel` plus a control-flow
+:class:`Profile` become a dynamic :class:`~rfmodel.trace.Trace`.
 
 Every warp of the launch walks the kernel's instructions from index 0.  A walk
 is a sequence of *segments* (straight-line runs ending at a control
@@ -42,7 +42,7 @@ Control semantics
 Memory model
 ------------
 Only instructions whose class goes through the L1 data cache
-(:data:`~rfmodel.workload.ir.L1D_CLASSES`: global, local, atomics) get line
+(:data:`~rfmodel.ir.L1D_CLASSES`: global, local, atomics) get line
 addresses; shared and constant accesses get none.  Each has an
 :class:`AccessPattern` (``Profile.mem[i]``, else ``default_access`` for global
 and atomic, ``local_access`` for local), evaluated for the ``n``-th dynamic
@@ -75,8 +75,8 @@ import numpy as np
 from numba import njit
 
 from rfmodel.errors import RfmodelError, SpecError
-from rfmodel.workload.ir import L1D_CLASSES, Kernel, OpClass
-from rfmodel.workload.trace import MAX_DST, MAX_SRC, NONE, Trace, empty_columns, kernel_trace
+from rfmodel.ir import L1D_CLASSES, Kernel, OpClass
+from rfmodel.trace import MAX_DST, MAX_SRC, NONE, Trace, empty_columns, kernel_trace
 
 __all__ = ["ACCESS_KINDS", "AccessPattern", "Profile", "expand", "static_columns"]
 

@@ -4,7 +4,7 @@ The files follow tracer format version 5 as :mod:`rfmodel.workload.accelsim`
 reads it (its module docstring is the format reference), so a user with
 Accel-Sim can run our workloads there, and our own reader reads them back.
 
-What a :class:`~rfmodel.workload.trace.Trace` keeps and the format carries:
+What a :class:`~rfmodel.trace.Trace` keeps and the format carries:
 
 * op class: written as one representative SASS opcode per class (``IADD3``,
   ``FFMA``, ``DFMA``, ``MUFU.EX2``, ``HMMA.16816.F32``, ``LDG.E``, ``STG.E``,
@@ -64,8 +64,8 @@ import numpy as np
 
 from rfmodel.errors import RfmodelError, expect_int
 from rfmodel.io import atomic_path, output_set
-from rfmodel.workload.ir import L1D_CLASSES, MEMORY_CLASSES, OpClass
-from rfmodel.workload.trace import NONE, SMEM_BANKS, Trace
+from rfmodel.ir import L1D_CLASSES, MEMORY_CLASSES, OpClass
+from rfmodel.trace import NONE, SMEM_BANKS, Trace
 
 __all__ = [
     "ACCELSIM_MAX_DST",
@@ -135,7 +135,7 @@ MEMORY_OPCODES = frozenset(
 
 def _shared_addresses(active: int, passes: int) -> str:
     """The address part of a shared (or constant) access of ``active`` lanes taking ``passes`` passes
-    through the banks (:func:`~rfmodel.workload.trace.bank_passes`): contiguous words (mode 1) for one
+    through the banks (:func:`~rfmodel.trace.bank_passes`): contiguous words (mode 1) for one
     pass, else lanes ``0 .. passes-1`` on distinct words of bank 0 and the others on one word each of the
     other banks (mode 0)."""
     p = min(max(passes, 1), active)

@@ -6,9 +6,9 @@ import warnings
 
 import numpy as np
 
-from rfmodel.workload.ir import N_OPCLASSES, OpClass
+from rfmodel.ir import N_OPCLASSES, OpClass
+from rfmodel.trace import NONE
 from rfmodel.workload.suite import DEFAULT_ARCH, load_workload
-from rfmodel.workload.trace import NONE
 
 #: the sample of a workload whose warps exceed the expansion limit: warps, and instructions per warp
 SAMPLE_WARPS = 8

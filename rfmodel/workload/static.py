@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from rfmodel.workload.trace import NONE
+from rfmodel.trace import NONE
 
 #: kernels built in memory (tests, notebooks) that traces may name: (source, name) -> Kernel
 _KNOWN_KERNELS: dict = {}

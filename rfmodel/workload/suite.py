@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
+from rfmodel.ir import Kernel
 from rfmodel.limits import MAX_NUM_SMS, MAX_SEED, MAX_WARPS
-from rfmodel.workload.ir import Kernel
+from rfmodel.trace import Trace, grid_share
 from rfmodel.workload.manifest import kernels_dir, manifest
-from rfmodel.workload.trace import Trace, grid_share
 
 DEFAULT_ARCH = "sm_80"
 ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90")

@@ -1,6 +1,6 @@
 """Parametric, seeded synthetic kernels.
 
-:func:`generate` builds a real :class:`~rfmodel.workload.ir.Kernel` (SASS-like
+:func:`generate` builds a real :class:`~rfmodel.ir.Kernel` (SASS-like
 opcodes, expanded register operands, basic blocks, loops closed by backward
 branches, an ``EXIT``) and the :class:`~rfmodel.workload.expand.Profile` that
 gives its loops their trip counts, its if-regions their probabilities and its
@@ -58,8 +58,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from rfmodel.errors import SpecError
+from rfmodel.ir import BasicBlock, Instr, Kernel, OpClass
 from rfmodel.workload.expand import AccessPattern, Profile
-from rfmodel.workload.ir import BasicBlock, Instr, Kernel, OpClass
 
 __all__ = [
     "COMPUTE_CLASSES",
@@ -374,7 +374,7 @@ SYNTHETIC_PRESETS: dict[str, SyntheticParams] = {
 def build_blocks(
     instrs: list[Instr], functions: Mapping[str, int] | None = None, kernel_name: str = "kernel"
 ) -> tuple[list[BasicBlock], dict[str, int]]:
-    """Basic blocks (supergraph edges, as :class:`~rfmodel.workload.ir.BasicBlock` describes) of ``instrs``.
+    """Basic blocks (supergraph edges, as :class:`~rfmodel.ir.BasicBlock` describes) of ``instrs``.
 
     ``functions`` maps function names to their entry *instruction* indices
     (the kernel itself is at 0 under ``kernel_name``); a function spans up to

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rfmodel.workload.trace import COMPRESS_UNKNOWN, NONE, WARP_VALUE_BYTES, Trace, compressed_bytes
+from rfmodel.trace import COMPRESS_UNKNOWN, NONE, WARP_VALUE_BYTES, Trace, compressed_bytes
 
 __all__ = [
     "VALUE_COLUMNS",

@@ -15,9 +15,9 @@ import struct
 
 import numpy as np
 
+from rfmodel.ir import Kernel
 from rfmodel.workload.execute import layout as L
 from rfmodel.workload.execute.errors import UnsupportedInstructionError
-from rfmodel.workload.ir import Kernel
 from rfmodel.workload.sass.operands import (
     CONST,
     GPR,

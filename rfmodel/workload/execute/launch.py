@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rfmodel.cache import compile_lock, note_first_compile
+from rfmodel.ir import Kernel
 from rfmodel.workload.execute import layout as L
 from rfmodel.workload.execute.decode import Decoded, decode_kernel
 from rfmodel.workload.execute.errors import ExecutionError, ExecutionFault
 from rfmodel.workload.execute.machine import run_cta
-from rfmodel.workload.ir import Kernel
 
 __all__ = ["CBANK0", "GLOBAL_BASE", "LaunchResult", "Param", "Recorded", "launch"]
 

@@ -30,6 +30,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from rfmodel.trace import bank_passes
 from rfmodel.workload.execute.layout import (
     A_ADD,
     A_AND,
@@ -186,7 +187,6 @@ from rfmodel.workload.execute.layout import (
     V_ALL,
     V_ANY,
 )
-from rfmodel.workload.trace import bank_passes
 
 
 @intrinsic
@@ -768,7 +768,7 @@ def _rec_lines(rows, i, w, e, regs, uregs, space, nb, lines, nrec, gw0, line_byt
 @njit(cache=True)
 def _rec_passes(rows, i, w, e, regs, uregs):
     """Passes through the shared memory's banks of the shared access ``i`` by the executing lanes ``e``
-    (:func:`~rfmodel.workload.trace.bank_passes` of the lanes' addresses; 0 for no lane)."""
+    (:func:`~rfmodel.trace.bank_passes` of the lanes' addresses; 0 for no lane)."""
     addrs = np.empty(32, np.int64)
     n = 0
     for l in range(32):

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from rfmodel.ir import Kernel
+from rfmodel.trace import COMPRESS_UNKNOWN, MAX_DST, NONE, Trace, compress_code, kernel_trace
 from rfmodel.workload.execute.decode import decode_kernel
 from rfmodel.workload.execute.errors import ExecutionError
 from rfmodel.workload.execute.recipe import Recipe, run_recipe
-from rfmodel.workload.ir import Kernel
-from rfmodel.workload.trace import COMPRESS_UNKNOWN, MAX_DST, NONE, Trace, compress_code, kernel_trace
 
 __all__ = ["executed_trace"]
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rfmodel.workload.ir import BasicBlock
+from rfmodel.ir import BasicBlock
 
 _JUMPS = ("BRA", "JMP", "BRX", "JMX")
 _TERMINATORS = frozenset({"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "KILL", "BREAK"})

@@ -3,7 +3,7 @@
 The *base* mnemonic is the opcode text before the first dot (``LDG`` for
 ``LDG.E.128.SYS``).  :data:`OPCODE_CLASS` maps every base mnemonic the reader
 knows (Turing through Hopper, sm_75 to sm_90) to an
-:class:`~rfmodel.workload.ir.OpClass`.  A mnemonic that is not in the table is
+:class:`~rfmodel.ir.OpClass`.  A mnemonic that is not in the table is
 never dropped: :func:`classify` places it with the first matching rule of
 :data:`FALLBACK_RULES` and says which rule it used, and the reader records that
 in ``Kernel.attrs["unknown_opcodes"]``.
@@ -16,7 +16,7 @@ scoreboard in the control field of a corpus of sm_75 to sm_90 kernels.
 
 from __future__ import annotations
 
-from rfmodel.workload.ir import OpClass
+from rfmodel.ir import OpClass
 
 __all__ = [
     "BRANCH_OPS",

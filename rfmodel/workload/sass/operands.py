@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rfmodel.workload.ir import MEMORY_CLASSES, OpClass
+from rfmodel.ir import MEMORY_CLASSES, OpClass
 from rfmodel.workload.sass.opcodes import (
     CARRY_OUT_OPS,
     FP64_OPS,

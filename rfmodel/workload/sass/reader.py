@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from rfmodel.errors import ParseError
 from rfmodel.io import read_text
-from rfmodel.workload.ir import Instr, Kernel, OpClass
+from rfmodel.ir import Instr, Kernel, OpClass
 from rfmodel.workload.sass import cfg as _cfg
 from rfmodel.workload.sass.opcodes import classify
 from rfmodel.workload.sass.operands import IMM, LABEL, analyze, parse_operand, split_operands

@@ -8,7 +8,7 @@ memory line touched):
 ==============  ==========  ===================================================
 column          dtype       meaning
 ==============  ==========  ===================================================
-``op``          int8        :class:`~rfmodel.workload.ir.OpClass`
+``op``          int8        :class:`~rfmodel.ir.OpClass`
 ``sidx``        int32       static instruction index in the kernel (-1: none)
 ``dst``         uint8[4]    GPRs written, padded with ``NONE`` (255)
 ``src``         uint8[10]   GPRs read in operand order, padded with ``NONE``
@@ -190,7 +190,7 @@ _META = ("kernel", "regs_per_thread", "threads_per_cta", "ctas", "shared_mem_byt
 
 
 def kernel_trace(kernel, source: str, attrs: dict, line_bytes: int, **fields) -> Trace:
-    """A trace of a launch of ``kernel`` (a :class:`~rfmodel.workload.ir.Kernel`) that ``source`` built
+    """A trace of a launch of ``kernel`` (a :class:`~rfmodel.ir.Kernel`) that ``source`` built
     (``"execute"``, ``"expand"``): the kernel's name, registers per thread and shared memory, and attrs
     naming the source, the kernel's source and arch, then ``attrs``; ``fields``: the rest of the trace."""
     return Trace(
