@@ -110,9 +110,9 @@ def versus_model(checkpoints: Path, gpu: str, per_scheduler: int) -> None:
     seen = []
     real = T.interval_model
 
-    def spy(profile, **kw):
+    def spy(*a, **kw):
         """The shared SM model as it is, keeping its collection time and loaded latency at the point."""
-        m = real(profile, **kw)
+        m = real(*a, **kw)
         seen.append((float(np.ravel(m["t_collect"])[0]), float(np.ravel(m["load_latency"])[0])))
         return m
 

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rfmodel.analytic.profile import profile_trace
+from rfmodel.analytic.terms import Effects, SmTerms
 from rfmodel.analytic.throughput import interval_model, md1_wait, occupancy_warps, softmin
 from rfmodel.ir import N_OPCLASSES, OpClass
 from rfmodel.trace import NONE, empty_columns
@@ -161,11 +162,15 @@ def test_baseline_model_monotone_in_banks_and_collectors():
     p = _profile_mixed()
     ii = np.ones(N_OPCLASSES)
     banks = np.array([1, 2, 4, 8, 16, 32, 64])
-    m = interval_model(p, warps=8, schedulers=2, issue_width=1, banks=banks, collectors=8, initiation=ii)
+    m = interval_model(
+        p, SmTerms(warps=8, schedulers=2, issue_width=1, banks=banks, collectors=8, initiation=ii)
+    )
     assert np.all(np.diff(m["ipc"]) >= -1e-9)
     assert np.all(np.diff(m["ser"]) <= 1e-12)
     coll = np.array([1, 2, 4, 8, 16])
-    m2 = interval_model(p, warps=8, schedulers=2, issue_width=1, banks=16, collectors=coll, initiation=ii)
+    m2 = interval_model(
+        p, SmTerms(warps=8, schedulers=2, issue_width=1, banks=16, collectors=coll, initiation=ii)
+    )
     assert np.all(np.diff(m2["ipc"]) >= -1e-9)
     # never above the issue bound
     assert np.all(m["ipc"] <= 2.0 + 1e-9)
@@ -176,31 +181,34 @@ def test_the_anchor_scales_the_schedules_bounds_not_the_banks_or_collectors():
     # the anchor corrects the pace the SM's schedule measures (latency, issue, units, memory); the register
     # banks and collectors are not in the schedule, so where they bind, the anchor leaves the IPC alone
     p = _profile_mixed()
-    kw = dict(warps=8, schedulers=2, issue_width=1, initiation=np.ones(N_OPCLASSES), coef={"dram_queue": 0.0})
-    free = dict(banks=4096, collectors=4096)
-    one, half = (interval_model(p, anchor=a, **free, **kw)["ipc"] for a in (1.0, 0.5))
+    kw = dict(warps=8, schedulers=2, issue_width=1, initiation=np.ones(N_OPCLASSES))
+    coef = {"dram_queue": 0.0}
+    free = SmTerms(banks=4096, collectors=4096, **kw)
+    one, half = (interval_model(p, free, anchor=a, coef=coef)["ipc"] for a in (1.0, 0.5))
     assert float(half) == pytest.approx(0.5 * float(one), rel=1e-3)
     # one bank that takes 16 cycles an access: the bank bound (about 0.016 here) sets the pace alone
-    slow = dict(banks=1, collectors=4096, bank_cycles=16.0)
-    bound = float(interval_model(p, **slow, **kw)["rate_bank"])
-    one, half = (float(interval_model(p, anchor=a, **slow, **kw)["ipc"]) for a in (1.0, 0.5))
+    slow, slow_banks = SmTerms(banks=1, collectors=4096, **kw), Effects(bank_cycles=16.0)
+    bound = float(interval_model(p, slow, slow_banks, coef=coef)["rate_bank"])
+    one, half = (float(interval_model(p, slow, slow_banks, anchor=a, coef=coef)["ipc"]) for a in (1.0, 0.5))
     assert half == pytest.approx(one, rel=0.02) and one <= bound
     # a callable anchor gets the L1D hit rate and the resident warps
     seen = []
-    interval_model(p, anchor=lambda h, w: seen.append((float(h), float(w))) or 0.5, **free, **kw)
-    assert seen == [(float(interval_model(p, **free, **kw)["l1d_hit_rate"]), 8.0)]
+    interval_model(p, free, anchor=lambda h, w: seen.append((float(h), float(w))) or 0.5, coef=coef)
+    assert seen == [(float(interval_model(p, free, coef=coef)["l1d_hit_rate"]), 8.0)]
 
 
 def test_zero_warps_gives_zero_ipc():
     p = _profile_mixed()
     m = interval_model(
         p,
-        warps=np.array([0, 8]),
-        schedulers=2,
-        issue_width=1,
-        banks=16,
-        collectors=8,
-        initiation=np.ones(N_OPCLASSES),
+        SmTerms(
+            warps=np.array([0, 8]),
+            schedulers=2,
+            issue_width=1,
+            banks=16,
+            collectors=8,
+            initiation=np.ones(N_OPCLASSES),
+        ),
     )
     assert m["ipc"][0] == 0.0 and m["ipc"][1] > 0
 
@@ -274,10 +282,9 @@ exit
         l1_hit_latency=30.0,
         miss_latency=400.0,
         mshr=4,
-        coef={"mem_scale": 1.0},
     )
-    off = interval_model(p, l1d_lines=0, **kw)
-    tiny = interval_model(p, l1d_lines=1, **kw)
+    off = interval_model(p, SmTerms(l1d_lines=0, **kw), coef={"mem_scale": 1.0})
+    tiny = interval_model(p, SmTerms(l1d_lines=1, **kw), coef={"mem_scale": 1.0})
     assert off["l1d_hit_rate"] == 0.0 and off["load_hit_rate"] == 0.0
     assert np.isinf(off["rate_mshr"]) and np.isfinite(tiny["rate_mshr"])
     # no DRAM bandwidth limit: the load latency is the miss path's, 400 - 30 cycles without the L1D
@@ -1262,7 +1269,9 @@ def test_the_bank_queues_wait_at_another_pace():
     p = _profile_mixed()
     ii = np.ones(N_OPCLASSES)
     banks = np.array([1, 2, 4, 8, 16])
-    m = interval_model(p, warps=8, schedulers=2, issue_width=1, banks=banks, collectors=8, initiation=ii)
+    m = interval_model(
+        p, SmTerms(warps=8, schedulers=2, issue_width=1, banks=banks, collectors=8, initiation=ii)
+    )
     q = m["bank_queue"]
     np.testing.assert_allclose(bank_wait_at(q, m["ipc_steady"]), m["bank_wait"], rtol=1e-6, atol=1e-12)
     paces = np.linspace(0.0, 1.0, 6)[:, None] * m["ipc_steady"]

@@ -143,9 +143,9 @@ def test_interval_model_collector_wait_within_the_closed_bound(monkeypatch):
     seen = []
     orig = T.interval_model
 
-    def spy(*a, **k):
-        out = orig(*a, **k)
-        seen.append((k, out))
+    def spy(profile, sm, *a, **k):
+        out = orig(profile, sm, *a, **k)
+        seen.append((sm, out))
         return out
 
     monkeypatch.setattr(T, "interval_model", spy)
@@ -153,7 +153,7 @@ def test_interval_model_collector_wait_within_the_closed_bound(monkeypatch):
     k, out = seen[-1]
     warps = float(np.ravel(out["warps"])[0])
     pools = 4.0  # volta-v100's sub-cores
-    per_pool = float(np.ravel(k["collectors"])[0]) / pools
+    per_pool = float(np.ravel(k.collectors)[0]) / pools
     hold = float(np.ravel(out["t_collect"])[0])
     bound = max(warps / pools - per_pool, 0.0) * hold / per_pool
     assert 0.0 < float(np.ravel(out["collector_wait"])[0]) <= bound + 1e-9

@@ -9,57 +9,7 @@ current IPC) calls it again with updated effects: a fixed point of a few steps
 (:func:`ipc_fixed_point` where the effect is one cost at the IPC).  The design then
 returns :meth:`AnalyticContext.result` with its structure events and its own metrics.
 
-==================  ======================================================================
-``Effects`` field   meaning (all broadcast against the grid)
-==================  ======================================================================
-``read_share``      share of the operand reads (slots or distinct sources) that reach the banks
-``write_share``     share of the results written to the banks
-``collect_share``   share of an instruction's base collection time (its reads' serialization over the
-                    ports beyond its first access, the collectors' read stage) that remains (default:
-                    ``read_share``); 1 where the reads that do not reach
-                    these banks take a bank's time elsewhere (a register-file cache's misses read the
-                    main RF's banks)
-``bank_loads``      ``(table, index)``: the distribution of an instruction's largest load on one bank of
-                    the reads that reach the banks (``[k, banks, load]`` tables as the profile's
-                    ``ser_pmf``, and which one each point reads), where the design knows which reads it
-                    serves (BOW's window); default: the profile's, each read served independently
-                    with ``read_share``
-``operand_slots``   the collectors read every operand slot (``True``) or each distinct source
-                    register once (``False``); the bank-serialization table follows it
-``extra_collect``   cycles added to every operand collection (a slower structure behind it)
-``extra_latency``   cycles added to every result's latency outside the collectors (a pipeline stage
-                    after collection: a tag check whose data access follows)
-``bank_cycles``     cycles one bank read holds its bank (slow banks)
-``bank_write_cycles``  cycles one bank write holds it (default: ``bank_cycles``)
-``write_hold``      cycles a consumer waits behind its producer's write beyond a one-cycle write
-                    (default ``bank_write_cycles - 1``; a write buffer that serves the value
-                    changes it)
-``write_defer``     share of the bank writes a write buffer holds back until no read waits for the
-                    bank (they queue behind the reads; default 0: writes go first)
-``l1d_lines``       lines of the L1D the loads see (default the SM's; a design whose structure
-                    holds the L1D's lines, e.g. beside registers, gives what it leaves them; 0: no
-                    L1D, every access goes to the L2 slice without the L1D's latency or MSHRs)
-``l1d_assoc``       that L1D's ways (default the SM's)
-``l1d_hits``        the L1D's hit rates (of every access, of the loads) when the design computes them
-                    itself (default: from ``l1d_lines`` and ``l1d_assoc``)
-``l1d_write_allocate`` false where those rates are of a store policy that takes no line at a store miss
-                    (the anchor curve then places them among rates of the same policy)
-``bank_claims``     accesses per instruction of the design's own that take the banks' read ports
-                    before the reads (line lookups in a tag array that is the banks' arbiter)
-``warp_per_bank``   every register of a warp sits in one bank (its sources serialize there), whatever
-                    the SM's own mapping
-``scattered_banks`` registers sit in banks an allocator chose, not the SM's interleaving of register
-                    numbers: each distinct source of an instruction in any bank of the warp's pool
-                    alike (:meth:`~rfmodel.analytic.profile.WorkloadProfile.ser_scattered`)
-``greedy_spread``   with one bank per warp and greedy-then-oldest schedulers, the warps that share a
-                    scheduler's issue at once, 1 + k c1 / b (c1: one warp's cycles per instruction
-                    alone without memory waits, b: its bank cycles per instruction); this is k
-``issue_stall``     cycles per instruction a warp is held at issue whatever its dependences (a
-                    register refilled from the memory side first): added to each warp's time in the
-                    latency bound
-``issuing_warps``   the warps that issue at once where a design holds the other resident warps back
-                    (default every resident warp): the model runs at the smaller of the two
-==================  ======================================================================
+The :class:`Effects` record and its fields are in :mod:`rfmodel.analytic.terms`.
 
 Nothing here names a design.  Helpers shared by several designs' terms live here too: the SM
 parameter lookup, resident warps, the main-RF timing of a grid, the interval coefficients.
@@ -75,6 +25,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS, PREFIX
+from rfmodel.analytic.terms import NO_EFFECTS, Effects, SmTerms
 from rfmodel.spec.occupancy import (
     COLLECTOR_SETS,
     class_initiations,
@@ -161,9 +112,10 @@ def miss_latency(sm) -> float:
 
 
 def icnt_costs(sm) -> dict:
-    """Cycles the SM's interconnect ports are busy (``interval_model``'s ``noc_*``; all 0 where the ports
-    are not modelled): per missed L1D line its request (a header) and reply (the line, or its sectors),
-    per stored line its data and acknowledgements (one, or one a sector), as the simulator charges them."""
+    """Cycles the SM's interconnect ports are busy (:class:`~rfmodel.analytic.terms.SmTerms`' ``noc_*``; all 0
+    where the ports are not modelled): per missed L1D line its request (a header) and reply (the line, or its
+    sectors), per stored line its data and acknowledgements (one, or one a sector), as the simulator charges
+    them."""
     fc = sm.icnt_flit_cycles
     return {
         "noc_reply": fc * sm.icnt_line_reply_flits(),
@@ -241,40 +193,13 @@ def two_level(sm) -> float:
 DEFAULT_POOL = 8
 
 
-@dataclass(frozen=True)
-class Effects:
-    """What a design changes in the shared SM model (module docstring); the defaults change nothing."""
-
-    read_share: object = 1.0
-    write_share: object = 1.0
-    collect_share: object = None
-    bank_loads: object = None
-    operand_slots: bool = True
-    extra_collect: object = 0.0
-    bank_cycles: object = 1.0
-    bank_write_cycles: object = None
-    write_hold: object = None
-    write_defer: object = 0.0
-    l1d_lines: object = None
-    l1d_assoc: object = None
-    bank_claims: object = 0.0
-    warp_per_bank: bool = False
-    scattered_banks: bool = False
-    greedy_spread: object = 2.0
-    extra_latency: object = 0.0
-    l1d_hits: object = None
-    l1d_write_allocate: bool = True
-    issue_stall: object = 0.0
-    issuing_warps: object = None
-
-
 def _at_warps(anchor, warps):
     """``anchor`` (a callable of the L1D hit rate and the resident warps) at these resident warps."""
     return lambda hit_rate, _warps: anchor(hit_rate, warps)
 
 
 def sm_interval(
-    profile, sm, grid: dict, coef: dict, effects: Effects = Effects(), anchor=1.0, warps=None, **changes
+    profile, sm, grid: dict, coef: dict, effects: Effects = NO_EFFECTS, anchor=1.0, warps=None, **changes
 ) -> dict:
     """Occupancy and the interval model of one SM for the grid's SM fields (every design's base).
 
@@ -310,8 +235,7 @@ def sm_interval(
     wpb = e.warp_per_bank or sm.bank_mapping == "warp-per-bank"
     from rfmodel.analytic.throughput import interval_model  # here: the designs' costs need no profile code
 
-    m = interval_model(
-        profile,
+    terms = SmTerms(
         warps=warps,
         schedulers=sched,
         issue_width=p["issue_width"],
@@ -330,31 +254,14 @@ def sm_interval(
         sub_core=split,
         mapping="warp-per-bank" if wpb else ("scattered" if e.scattered_banks else "interleaved"),
         greedy=sm.scheduler == "gto",
-        greedy_spread=e.greedy_spread,
-        extra_latency=e.extra_latency,
-        issue_stall=e.issue_stall,
-        hit_rate=None if e.l1d_hits is None else e.l1d_hits[0],
-        load_hit_rate=None if e.l1d_hits is None else e.l1d_hits[1],
         # with sub-cores a warp's registers interleave over its own sub-core's banks only
         interleave_banks=bps if split else None,
-        coef=coef,
-        extra_collect=e.extra_collect,
         rotations=rotations,
-        bank_cycles=e.bank_cycles,
-        bank_write_cycles=e.bank_write_cycles,
-        write_hold=e.write_hold,
-        write_defer=e.write_defer,
         l2_lines=max(l2_sets(sm), 1) * sm.l2_ways,
         l2_hit_latency=sm.l2_hit_latency_cycles,
         l1d_assoc=sm.l1d.assoc if e.l1d_assoc is None else e.l1d_assoc,
         l1d_write_allocate=sm.l1d.write_allocate,
         l2_assoc=sm.l2_ways,
-        read_share=e.read_share,
-        write_share=e.write_share,
-        collect_share=e.collect_share,
-        bank_loads=e.bank_loads,
-        operand_slots=e.operand_slots,
-        bank_claims=e.bank_claims,
         pool_warps=grid_value(grid, "active_warps", DEFAULT_POOL) * sched if two_level(sm) else None,
         # with the SM's execution units the classes that share a unit share its bound; without them, each
         # class its own bound at one pipeline a scheduler (as every unit type then has)
@@ -363,9 +270,9 @@ def sm_interval(
         # typed collector sets, each for its own instructions; a grid's collector_units is that many generic
         # units (one pool), as optimize's --validate simulates such a point
         collector_sets=None if "collector_units" in grid else collector_set_shares(sm, profile.mix),
-        anchor=anchor,
         **icnt_costs(sm),
     )
+    m = interval_model(profile, terms, e, coef=coef, anchor=anchor)
     m["dispatch_queue"] = dispatch_waiting(profile, sm, grid, m)
     return m
 
@@ -527,7 +434,7 @@ class AnalyticContext:
     def interval_coef(self) -> dict:
         return {k: self.coef[k] for k in INTERVAL_COEFFICIENTS if k in self.coef}
 
-    def model(self, effects: Effects = Effects()) -> dict:
+    def model(self, effects: Effects = NO_EFFECTS) -> dict:
         """The shared interval model with the design's effects: its outputs (``ipc``, ``cycles``,
         ``warps``, ``conflict_per_instr``, ``t_collect``, ``l1d_hit_rate``, ...) under the context's anchor,
         which scales the bounds the SM's schedule measures (every one but the banks' and the collectors')
@@ -537,7 +444,7 @@ class AnalyticContext:
         ``Effects.l1d_write_allocate``)."""
         return self._interval(effects, anchor=self._anchor_of(effects))
 
-    def latency_rate(self, m: dict, effects: Effects = Effects()) -> np.ndarray:
+    def latency_rate(self, m: dict, effects: Effects = NO_EFFECTS) -> np.ndarray:
         """The latency bound of the model's outputs ``m`` (run with ``effects``) as it entered the soft
         minimum: the resident warps' dependence-and-memory pace (``rate_latency``) under the anchor."""
         anchor = self._anchor_of(effects)

@@ -31,6 +31,7 @@ from rfmodel.analytic.profile import (
     sched_rate_at,
 )
 from rfmodel.analytic.reuse import near_consumer_share
+from rfmodel.analytic.terms import NO_EFFECTS, SmTerms
 from rfmodel.cache import pause_collector_while_compiling
 from rfmodel.ir import N_OPCLASSES
 from rfmodel.spec.occupancy import COLLECTOR_SETS, U_MEM, UNIT_OF_CLASS, occupancy_warps  # noqa: F401  (occupancy_warps re-exported for callers)
@@ -955,148 +956,91 @@ def _interval_result(
 
 def interval_model(
     profile: WorkloadProfile,
+    sm: SmTerms,
+    effects=NO_EFFECTS,
     *,
-    warps,
-    schedulers,
-    issue_width,
-    banks,
-    ports_per_bank=1,
-    separate_write_ports=False,
-    collectors,
-    rf_latency=1,
-    initiation,
-    mem_bytes_per_cycle=np.inf,
-    l1d_lines=128,
-    line_bytes=128,
-    l1_hit_latency=30.0,
-    miss_latency=250.0,
-    mshr=64,
-    sub_core=False,
-    mapping: str = "interleaved",
-    interleave_banks=None,
     coef: dict | None = None,
-    rtol=STEADY_RTOL,
-    hit_rate=None,
-    load_hit_rate=None,
-    extra_collect=0.0,
-    rotations=None,
-    bank_cycles=1.0,
-    bank_write_cycles=None,
-    write_hold=None,
-    write_defer=0.0,
-    l2_lines=None,
-    l2_hit_latency=None,
-    l1d_assoc=None,
-    l2_assoc=None,
-    l1d_write_allocate=True,
-    read_share=1.0,
-    write_share=1.0,
-    collect_share=None,
-    bank_loads=None,
-    operand_slots=True,
-    pool_warps=None,
-    bank_claims=0.0,
-    greedy=False,
-    greedy_spread=2.0,
-    extra_latency=0.0,
-    issue_stall=0.0,
-    unit_of_class=None,
-    unit_slots=None,
-    noc_reply=0.0,
-    noc_request=0.0,
-    noc_store=0.0,
-    noc_ack=0.0,
-    collector_sets=None,
     anchor=1.0,
+    rtol=STEADY_RTOL,
 ):
-    """Calibrated interval/occupancy model of one SM (equations in docs/models.md).
+    """Calibrated interval/occupancy model of one SM (equations in docs/models.md): ``sm`` the SM as the
+    design point resolves it, ``effects`` the design's changes to the model (:mod:`rfmodel.analytic.terms`;
+    the default changes nothing).
 
-    All arguments broadcast; ``coef`` maps the names of :data:`INTERVAL_COEFFICIENTS` to scalars or arrays
-    (the calibration).  ``extra_collect`` adds cycles to every operand collection (designs that read
-    operands from elsewhere).  ``rotations``: the number of distinct bank rotations
-    among the warps that share a pool of banks (``None``: as many as banks, i.e. none shared);
-    warps with the same rotation read the same banks when they run the same code, which
-    makes bank arrivals burstier by ``1 + align_burst / rotations``.  ``bank_cycles``: cycles one
-    bank access holds its bank and takes to deliver (slow main-RF banks); serialization, queueing
-    and the bank bound scale with it.  ``bank_write_cycles``: cycles a write holds its bank (default
-    ``bank_cycles``; slow cells' are longer): the writes' share of the bank bound and queue, and the wait
-    of a consumer behind its producer's write (``write_hold``: that wait in cycles beyond a one-cycle
-    write, default ``bank_write_cycles - 1``; a write buffer that serves the value shortens it);
-    ``write_defer``: the share of the writes a write buffer holds back until no read waits (they queue
-    behind the reads instead of before them).
-    ``l2_lines``/``l2_hit_latency``: the SM's L2 slice; an L1D miss that hits it costs ``L1 + L2`` latency
-    and no DRAM bandwidth (default: every L1D miss goes to DRAM at ``miss_latency``).  ``l1d_assoc``,
-    ``l2_assoc``: ways (LRU hit rates from the stack distances; default fully associative).  ``read_share``:
-    the share of reads that reach the banks (the rest an operand cache serves; an instruction none of whose
-    reads reaches them waits in no bank queue: ``bank_read_share``).  ``collect_share``: the share of an
+    Every field broadcasts; ``coef`` maps the names of :data:`INTERVAL_COEFFICIENTS` to scalars or arrays
+    (the calibration).  Of the design's terms: ``extra_collect`` adds cycles to every operand collection
+    (designs that read operands from elsewhere); ``bank_cycles``: cycles one bank access holds its bank and
+    takes to deliver (slow main-RF banks), serialization, queueing and the bank bound scale with it;
+    ``bank_write_cycles``: cycles a write holds its bank (default ``bank_cycles``; slow cells' are longer):
+    the writes' share of the bank bound and queue, and the wait of a consumer behind its producer's write
+    (``write_hold``: that wait in cycles beyond a one-cycle write, default ``bank_write_cycles - 1``; a write
+    buffer that serves the value shortens it); ``write_defer``: the share of the writes a write buffer holds
+    back until no read waits (they queue behind the reads instead of before them); ``read_share``: the
+    share of reads that reach the banks (the rest an operand cache serves; an instruction none of whose
+    reads reaches them waits in no bank queue: ``bank_read_share``); ``collect_share``: the share of an
     instruction's reads' serialization beyond its first access that remains in its collection time (the
     collectors' read stage stays; default ``read_share``; 1 where the reads that do not reach these banks
-    take a bank's time elsewhere).  ``bank_loads``: the bank loads of the reads that reach the banks where
-    the design knows them (:func:`_bank_terms`; given, it replaces ``collect_share``).  ``operand_slots``:
+    take a bank's time elsewhere); ``bank_loads``: the bank loads of the reads that reach the banks where
+    the design knows them (:func:`_bank_terms`; given, it replaces ``collect_share``); ``operand_slots``:
     every operand slot is a bank read (a register named twice by one instruction is read twice, as the
-    simulator's collectors do); ``False`` for designs that read it once (distinct sources).
-    ``pool_warps``: the two-level scheduler's active warps per SM (``None``: every resident warp may
-    issue); the warps of the pool issue, and a warp that waits on a long-latency result leaves it, so the
-    pool bounds IPC by ``rate_pool``: the pool's warps, each at its single-warp dependence pace without
-    memory waits.
-    ``bank_claims``: accesses per instruction of the design's own that take the banks' read ports before
-    the reads (the Cache-Emulated RF's line lookups in its tag banks): they join the writes' priority class
-    in the read queue and the bank bound.
-    ``extra_latency``: cycles added to every result's latency outside the collectors (a pipeline stage
-    between collection and execution, e.g. a tag check whose data access follows).  ``issue_stall``: cycles
-    per instruction a warp is held at issue whatever its dependences (a register refilled from the memory
-    side before its instruction issues): each warp's, and so its CTA's, time grows by its instructions'
-    stalls in the latency bound.
-    ``greedy``: the schedulers are greedy-then-oldest; with ``mapping="warp-per-bank"`` a scheduler's
-    instructions come from ``1 + greedy_spread * c1 / b`` warps at once (below), served by their banks alone.
-    ``collector_sets``: typed operand-collector sets (``[k, 2]``: each set's units as a share of
-    ``collectors``, and the share of the instructions that take it; ``None``: one pool serves every
-    instruction): each set has its own queue and bound (``rfmodel.spec.occupancy.collector_set_shares``).
+    simulator's collectors do), ``False`` for designs that read it once (distinct sources); ``bank_claims``:
+    accesses per instruction of the design's own that take the banks' read ports before the reads (the
+    Cache-Emulated RF's line lookups in its tag banks): they join the writes' priority class in the read
+    queue and the bank bound; ``extra_latency``: cycles added to every result's latency outside the
+    collectors (a pipeline stage between collection and execution, e.g. a tag check whose data access
+    follows); ``issue_stall``: cycles per instruction a warp is held at issue whatever its dependences (a
+    register refilled from the memory side before its instruction issues): each warp's, and so its CTA's,
+    time grows by its instructions' stalls in the latency bound; ``greedy_spread``: with ``mapping =
+    "warp-per-bank"`` and greedy-then-oldest schedulers a scheduler's instructions come from ``1 +
+    greedy_spread * c1 / b`` warps at once, served by their banks alone; ``l1d_hits``: the L1D's hit rates
+    (of every access, of the loads) where the design computes them (default: from the SM's L1D).
     ``anchor``: the factor on the bounds the schedule measures (all but the banks' and collectors';
     docs/models.md, "Anchor"), or a callable of the L1D hit rate and the resident warps.  Returns a dict of
-    arrays (``ipc``, ``cycles``, ``bank_conflict_stall_cycles`` per instruction as
-    ``conflict_per_instr``, bounds, waits).
+    arrays (``ipc``, ``cycles``, ``bank_conflict_stall_cycles`` per instruction as ``conflict_per_instr``,
+    bounds, waits).
     """
+    e = effects
+    hit_rate, load_hit_rate = (None, None) if e.l1d_hits is None else (e.l1d_hits[0], e.l1d_hits[1])
     c, q, warps, S, B, P, N_oc, Bi = _model_arrays(
-        coef, warps, schedulers, banks, ports_per_bank, collectors, interleave_banks
+        coef, sm.warps, sm.schedulers, sm.banks, sm.ports_per_bank, sm.collectors, sm.interleave_banks
     )
-    shares = (read_share, write_share, collect_share)
+    shares = (e.read_share, e.write_share, e.collect_share)
     ser, excess, bc, bcw, rs, r, w, q_share = _bank_terms(
-        profile, mapping, Bi, P, operand_slots, bank_cycles, bank_write_cycles, shares, bank_loads
+        profile, sm.mapping, Bi, P, e.operand_slots, e.bank_cycles, e.bank_write_cycles, shares, e.bank_loads
     )
     wr = bcw / bc
-    l1d = (l1d_lines, l1d_assoc, l1d_write_allocate, l1_hit_latency)
-    l2 = (l2_lines, l2_hit_latency, l2_assoc)
-    mem = _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, miss_latency, c["mem_scale"])
+    l1d = (sm.l1d_lines, sm.l1d_assoc, sm.l1d_write_allocate, sm.l1_hit_latency)
+    l2 = (sm.l2_lines, sm.l2_hit_latency, sm.l2_assoc)
+    mem = _memory_terms(profile, l1d, l2, hit_rate, load_hit_rate, sm.miss_latency, c["mem_scale"])
     _, hit_all, hit, h2, _, _, misses, dram, L_mem = mem  # (the L1D switch and the lines: _memory_bounds)
-    if mapping == "warp-per-bank" and greedy and profile.has("chain2"):
-        B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, greedy_spread, sub_core)
+    if sm.mapping == "warp-per-bank" and sm.greedy and profile.has("chain2"):
+        B = _greedy_banks(profile, B, S, warps, (r + w * wr) * bc / P, e.greedy_spread, sm.sub_core)
     line_cycles, rate_mem, rate_lsu, rate_noc, noc_ej, mshr_n = _memory_bounds(
         mem,
-        mshr,
-        line_bytes,
-        mem_bytes_per_cycle,
-        noc_reply,
-        noc_request,
-        noc_store,
-        noc_ack,
+        sm.mshr,
+        sm.line_bytes,
+        sm.mem_bytes_per_cycle,
+        sm.noc_reply,
+        sm.noc_request,
+        sm.noc_store,
+        sm.noc_ack,
         profile.smem_passes_per_instr,
     )
     # throughput bounds (warp instructions per cycle)
-    rate_iss = S * np.asarray(issue_width, dtype=np.float64)
-    claims, rate_bank = _bank_bound(B, P, bc, r, w, wr, separate_write_ports, bank_claims)
-    ii = np.asarray(initiation, dtype=np.float64)
-    exec_rates = _exec_rates(profile, S, ii, unit_of_class, unit_slots)
-    pools = np.where(np.asarray(sub_core), S, 1.0)
-    burst, write_hold = _bank_queue_terms(c, Bi, rotations, bc, bcw, write_hold, rs)
+    rate_iss = S * np.asarray(sm.issue_width, dtype=np.float64)
+    claims, rate_bank = _bank_bound(B, P, bc, r, w, wr, sm.separate_write_ports, e.bank_claims)
+    ii = np.asarray(sm.initiation, dtype=np.float64)
+    exec_rates = _exec_rates(profile, S, ii, sm.unit_of_class, sm.unit_slots)
+    pools = np.where(np.asarray(sm.sub_core), S, 1.0)
+    burst, write_hold = _bank_queue_terms(c, Bi, sm.rotations, bc, bcw, e.write_hold, rs)
     # a near consumer's read meets its producer's write at the bank, in its collector (the occupancy's)
     write_wait = COLLECTOR_WRITE_WAIT * near_consumer_share(profile) * profile.reads_per_instr * write_hold
     wpc, n_cta, ctas_total = _cta_shape(profile)
 
     sched = profile.sched_cpi is not None
-    defer = np.clip(np.asarray(write_defer, dtype=np.float64), 0.0, 1.0)
+    defer = np.clip(np.asarray(e.write_defer, dtype=np.float64), 0.0, 1.0)
     fixed, bank_inv, issue_inv = _fixed_inv(q, rate_mem, rate_lsu, rate_noc, rate_bank, rate_iss, exec_rates)
-    pool = pool_warps is not None
+    pool = sm.pool_warps is not None
     chain2, cta_chain2 = _chain_tables(profile, pool, sched)
     inputs = (
         fixed,
@@ -1119,26 +1063,27 @@ def interval_model(
         bcw,
         P,
         burst,
-        np.asarray(rf_latency, dtype=np.float64) + ser + np.asarray(extra_collect, dtype=np.float64),
+        np.asarray(sm.rf_latency, dtype=np.float64) + ser + np.asarray(e.extra_collect, dtype=np.float64),
         N_oc,
         pools,
-        np.asarray(c["pipe_extra"]) + write_hold + np.asarray(extra_latency, dtype=np.float64),
+        np.asarray(c["pipe_extra"]) + write_hold + np.asarray(e.extra_latency, dtype=np.float64),
         np.asarray(c["latency_scale"]),
         n_cta,
-        pool_warps if pool else 0.0,
+        sm.pool_warps if pool else 0.0,
         claims,
         defer,
         noc_ej,
-        np.asarray(noc_reply, dtype=np.float64),
+        np.asarray(sm.noc_reply, dtype=np.float64),
         hit,
         np.asarray(anchor(hit_all, warps) if callable(anchor) else anchor, np.float64) ** -q,
         bank_inv,
         q_share,
-        np.asarray(issue_stall, dtype=np.float64),
+        np.asarray(e.issue_stall, dtype=np.float64),
     )
 
+    sets = sm.collector_sets
     steady = _steady_solver(
-        profile, inputs, wpc, chain2, cta_chain2, separate_write_ports, sched, pool, rtol, collector_sets
+        profile, inputs, wpc, chain2, cta_chain2, sm.separate_write_ports, sched, pool, rtol, sets
     )
     ipc, cycles, res = _waves(
         steady, warps, inputs, wpc, n_cta, ctas_total, profile.n_instrs, c["tail_weight"]
@@ -1148,7 +1093,8 @@ def interval_model(
     )
     out["write_wait"] = write_wait  # (its own shape: the banks' timing over the grid)
     queue = (r, B, bc, w, bcw, P, burst, defer, claims, np.asarray(N_oc, dtype=np.float64) / pools, pools)
-    out["bank_queue"] = dict(zip(BANK_QUEUE, queue, strict=True), separate_write=bool(separate_write_ports))
+    separate = bool(sm.separate_write_ports)
+    out["bank_queue"] = dict(zip(BANK_QUEUE, queue, strict=True), separate_write=separate)
     out["bank_queue"]["stall"] = np.asarray(c["queue_stall"]) * r  # bank_wait_at: at a design's own pace
     out["conflict_serial"] = np.asarray(c["ser_stall"]) * excess * bc
     return out
