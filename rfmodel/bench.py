@@ -5,7 +5,8 @@ plus that of the child processes it waited for, :func:`clock`); the machine may 
 the figure to compare (a ``*_per_cpu_s`` rate beside each wall-time ``*_per_s`` one, ``cpu_seconds``
 beside ``best_seconds``), and the ``context`` member records the load average before and after, the
 revision and the Python.  :func:`compare` puts two runs side by side (``rfmodel bench --compare REV``
-runs another git revision's bench in a temporary worktree in the same invocation).
+runs another git revision's bench in a temporary worktree in the same invocation, and this tree's in a
+child process likewise, ``--rounds`` times each, alternately: :func:`bench_revision`).
 
 The ``simulate`` member maps every registered design to
 ``{"warp_instr_per_s": ..., "warp_instr_per_cpu_s": ..., "workload": ..., "instructions": ...}`` (plus the
@@ -506,15 +507,63 @@ def compare(before: dict, after: dict) -> list[dict]:
     return rows
 
 
-def bench_revision(rev: str, argv: list[str], *, progress=None) -> dict:
-    """The bench of another git revision of this source tree, run now in a child process from a temporary
-    worktree (``git worktree add --detach``, removed afterwards) with the same arguments (``argv``, without
-    ``--json`` and ``--compare``), so that two revisions are measured on the same machine in one session.
-    Its engines compile in that worktree first (excluded from the timings, as always); its results cache is
-    shared, keyed by each tree's own source hash."""
+def best_of(runs: list[dict]) -> dict:
+    """One bench result from several runs of the same work: each speed figure the best of the runs (the
+    highest rate, the shortest time: what the machine gives when nothing disturbs it), every other value
+    the first run's."""
+    first = runs[0]
+    out = {}
+    for k, v in first.items():
+        if isinstance(v, dict):
+            out[k] = best_of([r[k] if isinstance(r.get(k), dict) else v for r in runs])
+        elif isinstance(v, int | float) and not isinstance(v, bool) and k != "repeat":
+            vals = [
+                r[k] for r in runs if isinstance(r.get(k), int | float) and not isinstance(r.get(k), bool)
+            ]
+            if k.endswith(_RATE_SUFFIXES):
+                out[k] = max(vals)
+            elif k.endswith(_TIME_SUFFIXES) and not k.startswith("warmup"):
+                out[k] = min(vals)
+            else:
+                out[k] = v
+        else:
+            out[k] = v
+    return out
+
+
+def _bench_child(tree, argv: list[str], what: str) -> dict:
+    """``rfmodel bench --json`` with ``argv`` in a child process from the source tree ``tree``."""
     import json
     import subprocess
     import sys
+
+    from rfmodel.errors import RfmodelError
+
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    code = "import sys; from rfmodel.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = subprocess.run(
+        [sys.executable, "-c", code, "bench", "--json", *argv],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if run.returncode != 0:
+        tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise RfmodelError(f"--compare {what}: the bench failed: {tail[0]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def bench_revision(rev: str, argv: list[str], *, rounds: int = 1, progress=None) -> tuple[dict, dict]:
+    """``(before, after)``: the bench of another git revision of this source tree and of this tree itself,
+    each in a child process of its own (the revision's from a temporary worktree, ``git worktree add
+    --detach``, removed afterwards), with the same arguments (``argv``, without ``--json`` and
+    ``--compare``), so that two revisions are measured on the same machine in one session and alike: both
+    start from a new process.  ``rounds``: the two run alternately that many times, the revision first,
+    and each side's figures are the best of its runs (:func:`best_of`; the spread between runs of one tree
+    is a few per cent).  The revision's engines compile in its worktree first (excluded from the timings,
+    as always); the results cache is shared, keyed by each tree's own source hash."""
+    import subprocess
     import tempfile
     from pathlib import Path
 
@@ -545,23 +594,18 @@ def bench_revision(rev: str, argv: list[str], *, progress=None) -> dict:
             why = (made.stderr or made.stdout).strip().splitlines()[-1:] or ["(no output)"]
             raise RfmodelError(f"--compare {rev}: cannot make a worktree of it: {why[0]}")
         try:
-            if progress:
-                progress(
-                    f"bench: running revision {rev} from a temporary worktree (it compiles its engines first)"
-                )
-            env = {**os.environ, "PYTHONPATH": str(tree)}
-            code = "import sys; from rfmodel.cli import main; sys.exit(main(sys.argv[1:]))"
-            run = subprocess.run(
-                [sys.executable, "-c", code, "bench", "--json", *argv],
-                cwd=tree,
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            if run.returncode != 0:
-                tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["(no output)"]
-                raise RfmodelError(f"--compare {rev}: that revision's bench failed: {tail[0]}")
-            return json.loads(run.stdout.strip().splitlines()[-1])
+            before, after = [], []
+            for k in range(rounds):
+                if progress:
+                    first = " (it compiles its engines first)" if k == 0 else ""
+                    progress(
+                        f"bench: round {k + 1}/{rounds}: revision {rev} from a temporary worktree{first}"
+                    )
+                before.append(_bench_child(tree, argv, rev))
+                if progress:
+                    progress(f"bench: round {k + 1}/{rounds}: this tree")
+                after.append(_bench_child(root, argv, "this tree"))
+            return best_of(before), best_of(after)
         finally:
             subprocess.run(
                 git + ["worktree", "remove", "--force", str(tree)], capture_output=True, timeout=300

@@ -1128,7 +1128,7 @@ def cmd_bench(args) -> int:
 
     if not args.execute_scale > 0:
         raise RfmodelError(f"--execute-scale: expected a problem size above 0, got {args.execute_scale}")
-    before = None
+    before = res = None
     if args.compare is not None:
         path = Path(args.compare)
         if path.is_file():
@@ -1139,18 +1139,24 @@ def cmd_bench(args) -> int:
             if not isinstance(before, dict):
                 raise RfmodelError(f"--compare {args.compare}: not a bench JSON file (not an object)")
         else:
-            before = bench_revision(
-                args.compare, _bench_argv(args), progress=lambda m: print(m, file=sys.stderr, flush=True)
+            before, res = bench_revision(
+                args.compare,
+                _bench_argv(args),
+                rounds=args.rounds,
+                progress=lambda m: print(m, file=sys.stderr, flush=True),
             )
-    res = bench(
-        workload=args.workload,
-        gpu=args.gpu,
-        repeat=args.repeat,
-        designs=args.design or None,
-        execute_scale=args.execute_scale,
-        execute_suite=args.execute_suite,
-        parts=args.part,
-    )
+    if args.rounds > 1 and (before is None or res is None):
+        raise RfmodelError("--rounds: needs --compare REV (a git revision; a bench JSON file is one run)")
+    if res is None:
+        res = bench(
+            workload=args.workload,
+            gpu=args.gpu,
+            repeat=args.repeat,
+            designs=args.design or None,
+            execute_scale=args.execute_scale,
+            execute_suite=args.execute_suite,
+            parts=args.part,
+        )
     rows = None if before is None else compare(before, res)
     if args.json:
         print(json.dumps(res if before is None else {"before": before, "after": res, "comparison": rows}))
@@ -1667,7 +1673,15 @@ def _add_bench_parser(sub) -> None:
         metavar="REV|FILE",
         help="also show another run side by side: a JSON file of `rfmodel bench --json`, or a "
         "git revision of this source tree, whose bench then runs first, in this invocation, "
-        "from a temporary worktree",
+        "from a temporary worktree (this tree's then runs in a child process too)",
+    )
+    b.add_argument(
+        "--rounds",
+        type=_int(1, L.MAX_BENCH_ROUNDS),
+        default=1,
+        metavar="N",
+        help="with --compare REV: run the two trees alternately N times, each figure the best of its N "
+        "runs (default 1)",
     )
     b.set_defaults(func=cmd_bench)
 

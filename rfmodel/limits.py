@@ -27,6 +27,8 @@ MAX_COVERAGE_SAMPLES = 4096
 MAX_WARPS, MAX_NUM_SMS = 1 << 20, 1 << 16
 #: ``bench``: timed runs per design, the executor's problem size
 MAX_BENCH_REPEAT, MAX_BENCH_EXECUTE_SCALE = 100, 16
+#: ``rfmodel bench --rounds``: alternate runs of two trees
+MAX_BENCH_ROUNDS = 10
 #: ``workload execute``: a built-in recipe's problem size (the papers' largest original input, the CUDA
 #: sample's mergeSort's 4M keys, is scale 2048)
 MAX_EXECUTE_SCALE = 4096

@@ -536,3 +536,40 @@ def test_simulate_trace_resolves_the_point_once_and_refuses_unknown_names():
         simulate_trace(trace, sm, d, get_design("baseline").default_params)
     with pytest.raises(SpecError, match="a dict or"):  # a design's parameters with fields the other lacks
         simulate_trace(trace, sm, get_design("baseline"), p)
+
+
+def test_best_of_takes_each_speed_at_its_best_and_the_rest_from_the_first_run():
+    from rfmodel.bench import best_of
+
+    runs = [
+        {
+            "simulate": {
+                "baseline": {"warp_instr_per_cpu_s": 2.0, "cpu_seconds": 0.5, "cycles": 10, "repeat": 3}
+            }
+        },
+        {
+            "simulate": {
+                "baseline": {"warp_instr_per_cpu_s": 3.0, "cpu_seconds": 0.7, "cycles": 11, "repeat": 3}
+            }
+        },
+        {
+            "simulate": {
+                "baseline": {"warp_instr_per_cpu_s": 2.5, "cpu_seconds": 0.4, "cycles": 12, "repeat": 3}
+            }
+        },
+    ]
+    best = best_of(runs)["simulate"]["baseline"]
+    assert best == {"warp_instr_per_cpu_s": 3.0, "cpu_seconds": 0.4, "cycles": 10, "repeat": 3}
+    assert best_of(runs[:1]) == runs[0]
+
+
+def test_cli_bench_rounds_needs_a_revision_to_compare(tmp_path, capsys):
+    args = ["bench", "--workload", "saxpy", "--repeat", "1", "--design", "baseline", "--part", "simulate"]
+    first = tmp_path / "before.json"
+    first.write_text(json.dumps({"simulate": {}}))
+    for extra in ([], ["--compare", str(first)]):
+        assert main([*args, "--rounds", "2", *extra]) == 2
+        err = capsys.readouterr().err
+        assert "--rounds" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert main([*args, "--rounds", "11"]) == 2
+    assert "--rounds" in capsys.readouterr().err
