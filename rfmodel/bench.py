@@ -560,9 +560,9 @@ def bench_revision(rev: str, argv: list[str], *, rounds: int = 1, progress=None)
     --detach``, removed afterwards), with the same arguments (``argv``, without ``--json`` and
     ``--compare``), so that two revisions are measured on the same machine in one session and alike: both
     start from a new process.  ``rounds``: the two run alternately that many times, the revision first,
-    and each side's figures are the best of its runs (:func:`best_of`; the spread between runs of one tree
-    is a few per cent).  The revision's engines compile in its worktree first (excluded from the timings,
-    as always); the results cache is shared, keyed by each tree's own source hash."""
+    and each side's figures are the best of its runs (:func:`best_of`; docs/simulator.md gives the spread
+    between processes of one tree).  The revision's engines compile in its worktree first (excluded from the
+    timings, as always); the results cache is shared, keyed by each tree's own source hash."""
     import subprocess
     import tempfile
     from pathlib import Path
