@@ -8,6 +8,7 @@
     python calib/diagnose.py malekeh --metric hit     # the register cache's hit rate (model - sim, points)
     python calib/diagnose.py ltrf --metric prefetch_latency_cycles --workload gemm_micro8x8  # any metric
     python calib/diagnose.py malekeh --effects         # each held-out IPC effect against the baseline
+    python calib/diagnose.py ltrf --metric bank_stall --less-baseline  # the shared model's part taken out
 
 Reads the sweep's simulations from ``calib/checkpoints/`` (simulating what is missing, as ``calib/run.py``
 does) and the same train/held-out split as the calibration; prints the mean signed error (bias) and the
@@ -76,6 +77,7 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
                     "workload": r["workload"],
                     "point": json.dumps(r["params"], sort_keys=True),
                     "split": r.get("heldout", "train"),
+                    "instructions": float(s["warp_instructions"]),
                     "sim": sim,
                     "model": mod,
                     "err": err,
@@ -117,6 +119,35 @@ def effect_lines(design: str, coef_entry, checkpoints: str, workers: int) -> lis
     return out
 
 
+def less_baseline(rows: list[dict], base: list[dict]) -> tuple[list[dict], int]:
+    """``rows`` (bank stalls) with the shared model's own error at each record's workload taken out: each
+    model count divided by the baseline's median model / simulator ratio over the baseline's training rows
+    of the same GPU and workload (both counts padded by the error's floor,
+    :data:`~rfmodel.calibrate.metrics.COUNT_FLOOR` of the instructions); a row whose workload the baseline
+    trained on nowhere keeps its value.  Returns the rows with ``err`` recomputed and how many moved."""
+    import numpy as np
+
+    from rfmodel.calibrate.metrics import COUNT_FLOOR
+
+    logs = defaultdict(list)
+    for b in base:
+        if b["split"] == "train" and np.isfinite(b["model"]):
+            pad = COUNT_FLOOR * b["instructions"]
+            logs[(b["gpu"], b["workload"])].append(np.log((b["model"] + pad) / (b["sim"] + pad)))
+    factor = {k: float(np.exp(np.median(v))) for k, v in logs.items()}
+    out, moved = [], 0
+    for x in rows:
+        f = factor.get((x["gpu"], x["workload"]))
+        if f is None:
+            out.append(x)
+            continue
+        moved += 1
+        mod = x["model"] / f
+        err = (mod - x["sim"]) / max(x["sim"], COUNT_FLOOR * x["instructions"])
+        out.append({**x, "model": mod, "err": err})
+    return out, moved
+
+
 def summarize(rows: list[dict], key) -> list[tuple]:
     import numpy as np
 
@@ -143,6 +174,12 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--workload", help="also list every row (training and held out) of this workload")
     ap.add_argument(
+        "--less-baseline",
+        action="store_true",
+        help="with --metric bank_stall: also the error with the baseline's own per-workload error taken "
+        "out (the share of a design's miss that is the shared model's)",
+    )
+    ap.add_argument(
         "--effects",
         action="store_true",
         help="instead, each held-out IPC effect against the baseline at the same point in both engines",
@@ -154,6 +191,9 @@ def main(argv=None) -> int:
         print(f"{a.design}: held-out IPC effects against the baseline ({len(lines)} records)")
         print("\n".join(lines))
         return 0
+    if a.less_baseline and a.metric != "bank_stall":
+        print("diagnose.py: --less-baseline goes with --metric bank_stall", file=sys.stderr)
+        return 2
     rows = rows_of(a.design, entry, a.checkpoints, a.workers, a.metric)
     held = [x for x in rows if x["split"] != "train"]
     train = [x for x in rows if x["split"] == "train"]
@@ -169,6 +209,14 @@ def main(argv=None) -> int:
         f"(median {med['held']:.1f}{unit}, {len(held)} points), "
         f"training {mape['train']:.1f}{unit} (median {med['train']:.1f}{unit}, {len(train)})"
     )
+    if a.less_baseline:
+        base = rows_of("baseline", None, a.checkpoints, a.workers, "bank_stall")
+        adj, moved = less_baseline(held, base)
+        print(
+            f"less the baseline's per-workload error ({moved} of {len(held)} held-out rows scaled): "
+            f"median abs. rel. error {100 * np.nanmedian([abs(x['err']) for x in adj]):.1f} % "
+            f"(mean {100 * np.nanmean([abs(x['err']) for x in adj]):.1f} %)"
+        )
     if a.metric not in ("ipc", "hit"):  # a count: relative errors explode where the simulator counts few
         sim = np.array([x["sim"] for x in rows], dtype=np.float64)
         mod = np.array([x["model"] for x in rows], dtype=np.float64)
