@@ -148,6 +148,22 @@ def less_baseline(rows: list[dict], base: list[dict]) -> tuple[list[dict], int]:
     return out, moved
 
 
+def by_sign(rows: list[dict]) -> list[tuple]:
+    """Per GPU of ``rows`` (every row, training and held out): the rows, the median signed error, the median
+    |error| and the share of rows whose model value is above the simulator's (the errors' definition is the
+    rows' own: the report's for bank stalls)."""
+    import numpy as np
+
+    out = []
+    for gpu in sorted({x["gpu"] for x in rows}):
+        e = np.array([x["err"] for x in rows if x["gpu"] == gpu and np.isfinite(x["err"])])
+        if e.size:
+            out.append(
+                (gpu, int(e.size), float(np.median(e)), float(np.median(np.abs(e))), float(np.mean(e > 0)))
+            )
+    return out
+
+
 def summarize(rows: list[dict], key) -> list[tuple]:
     import numpy as np
 
@@ -226,6 +242,12 @@ def main(argv=None) -> int:
             f"|model - simulator| {np.abs(mod - sim)[ok].mean():.4g} ({int(ok.sum())} rows; per "
             "instruction where the metric is a count)"
         )
+    if a.metric == "bank_stall":
+        print("every row, by GPU:               n   median signed   median |error|   model above")
+        for gpu, n, med_s, med_a, above in by_sign(rows):
+            print(
+                f"  {gpu:30s} {n:4d}   {100 * med_s:+12.0f} %   {100 * med_a:13.0f} %   {100 * above:9.0f} %"
+            )
     print("held out, by GPU and workload:   n   bias   MAPE")
     for k, n, b, m in summarize(held, lambda x: (x["gpu"], x["workload"])):
         print(f"  {k[0]:14s} {k[1]:30s} {n:3d} {100 * b:+6.1f} {100 * m:6.1f}")

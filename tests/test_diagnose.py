@@ -71,3 +71,14 @@ def test_write_collision_summary_by_hand():
     assert bins[(0.9, 1.0)][1] == pytest.approx(math.log(55 / 110))
     assert bins[(0.9, 1.0)][2] == pytest.approx(0.55)
     assert s["fermi-gtx480"]["write_share"] == pytest.approx(0.8)
+
+
+def test_by_sign_per_gpu_by_hand():
+    diag = load_calib_script("diagnose")
+    rows = [{"gpu": "volta-v100", "err": e} for e in (-0.5, -0.1, 0.2, 0.4, math.nan)] + [
+        {"gpu": "fermi-gtx480", "err": 0.3}
+    ]
+    assert diag.by_sign(rows) == [
+        ("fermi-gtx480", 1, pytest.approx(0.3), pytest.approx(0.3), 1.0),
+        ("volta-v100", 4, pytest.approx(0.05), pytest.approx(0.3), 0.5),
+    ]
