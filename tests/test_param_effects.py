@@ -245,6 +245,38 @@ def test_a_design_parameter_the_analytic_engine_does_not_model_is_said_and_not_s
     assert "tag_cycles" not in default_design_params("cerf") and "ways" in default_design_params("cerf")
 
 
+@pytest.mark.parametrize("method", ["analytic", "simulate"])
+def test_bank_ports_set_where_every_bank_is_slow_are_said(method):
+    """A bank that takes more than one cycle serves one access at a time in both engines, so the banks' port
+    counts act only at one-cycle banks: set where every point's banks are slow (the baseline at 3x, STT-RAM's
+    cells at any speed) they are said, and the answer is the one without them; where some point has
+    one-cycle banks, or the SM's banks are not the slow main RF (LTRF's register-file cache), nothing is."""
+    occupancy._SAID.clear()
+    kw = {"method": method, "max_warps": 8} if method == "simulate" else {"method": method}
+    slow = {"main_rf_latency_x": [3]}
+    with pytest.warns(
+        UserWarning, match="bank_write_ports have no effect where the banks take more than one"
+    ):
+        said = rfmodel.evaluate("baseline", "saxpy", GPU, params={**slow, "bank_write_ports": [1]}, **kw)
+    assert said.attrs["not_modelled"] == (
+        "bank_write_ports = 1 (no effect: every point's banks take more than one cycle)"
+    )
+    plain = rfmodel.evaluate("baseline", "saxpy", GPU, params=slow, **kw)
+    assert float(said["ipc"].max()) == float(plain["ipc"].max())
+    mixed = rfmodel.evaluate(
+        "baseline", "saxpy", GPU, params={"main_rf_latency_x": [1, 3], "bank_write_ports": [1]}, **kw
+    )
+    assert mixed.attrs["not_modelled"] == ""
+    with pytest.warns(UserWarning, match="bank_read_ports have no effect"):
+        stt = rfmodel.evaluate("stt", "saxpy", GPU, params={"bank_read_ports": [1]}, **kw)
+    assert (
+        stt.attrs["not_modelled"]
+        == "bank_read_ports = 1 (no effect: every point's banks take more than one cycle)"
+    )
+    ltrf = rfmodel.evaluate("ltrf", "saxpy", GPU, params={**slow, "bank_write_ports": [1]}, **kw)
+    assert ltrf.attrs["not_modelled"] == ""
+
+
 def test_a_design_parameter_set_where_it_cannot_act_is_said():
     """The baseline's active pool acts only under the two-level scheduler: on a GTO SM it is said; on a
     two-level one it changes the answer and is not."""

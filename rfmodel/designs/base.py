@@ -260,6 +260,11 @@ def standard_bank_hook(ints, floats, warp, row, k, reg, cycle):
     return standard_bank(ints, warp, reg)
 
 
+#: the SM fields of its banks' ports: a bank that takes more than one cycle serves one access at a time, so
+#: where a design's banks are slow at every point they have no effect (:meth:`Design.not_modelled`)
+BANK_PORT_FIELDS = ("bank_read_ports", "bank_write_ports", "bank_rw_ports")
+
+
 class SimHooks(NamedTuple):
     """The ten simulator hooks of a design (see the module docstring); defaults do nothing.  Where the
     operand, write, may-issue or issued hook is its default, the cycle loop does its work itself instead of
@@ -502,6 +507,13 @@ class Design:
                     if not self.Params.accepts_alone(k, x.item() if isinstance(x, np.generic) else x):
                         self.resolve({k: x})
 
+    def bank_cycles(self, sm, params: DesignParams) -> dict:
+        """The SM's own banks' timing at a design point, as the simulator's arbiter takes it
+        (``SimSetup.bank_read_cycles`` and ``bank_write_cycles``): one cycle each, unless the design's banks
+        are its main RF at the point's speed (:class:`rfmodel.designs.mainrf.SlowBanks`).  Where either is
+        above one a bank serves one access at a time, in both engines, and its port counts act no more."""
+        return {"bank_read_cycles": 1, "bank_write_cycles": 1}
+
     def not_modelled(self, sm, grid: dict, engine: str) -> list[str]:
         """The design parameters a run of ``engine`` over ``grid`` on ``sm`` sets to no effect, in words: a
         value other than the default of a parameter the engine does not model (its declaration's
@@ -546,6 +558,33 @@ class Design:
                         "set)"
                     )
                     break
+        return out + self._ports_without_effect(sm, grid)
+
+    def _ports_without_effect(self, sm, grid: dict) -> list[str]:
+        """The banks' port counts the grid sets (:data:`BANK_PORT_FIELDS`) where no point of it has
+        one-cycle banks (:meth:`bank_cycles` at each distinct combination of the design's own parameters
+        the grid sets): a slow bank serves one access at a time, whatever its ports."""
+        from rfmodel.spec.occupancy import warn_once
+
+        ports = [k for k in BANK_PORT_FIELDS if k in grid]
+        if not ports:
+            return []
+        own = [k for k in self.parameters if k in grid]
+        arrays = np.broadcast_arrays(*(np.asarray(grid[k]) for k in own)) if own else []
+        combos = dict.fromkeys(zip(*(a.ravel().tolist() for a in arrays), strict=True)) if own else [()]
+        for combo in combos:
+            c = self.bank_cycles(sm, self.resolve(dict(zip(own, combo, strict=True))))
+            if c["bank_read_cycles"] <= 1 and c["bank_write_cycles"] <= 1:
+                return []  # one-cycle banks at this point: the ports act there
+        out = []
+        for k in ports:
+            shown = ", ".join(str(v) for v in dict.fromkeys(np.asarray(grid[k]).ravel().tolist()))
+            out.append(f"{k} = {shown} (no effect: every point's banks take more than one cycle)")
+        warn_once(
+            f"design '{self.name}': {', '.join(ports)} have no effect where the banks take more than one "
+            "cycle, as at every point here: a slow bank serves one access at a time (the result's "
+            "attrs['not_modelled'] lists the values set)"
+        )
         return out
 
     def preset(self, name: str) -> dict:

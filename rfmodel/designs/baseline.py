@@ -15,9 +15,9 @@ from rfmodel.designs.base import Design, SimHooks, SimSetup, header_state, regis
 from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     SlowBankParams,
+    SlowBanks,
     bank_effects,
     bank_timing_metrics,
-    sim_bank_cycles,
     sm_structures,
 )
 from rfmodel.spec import param
@@ -37,7 +37,7 @@ class BaselineParams(SlowBankParams, kind="design.baseline"):
 
 
 @register
-class Baseline(Design):
+class Baseline(SlowBanks, Design):
     name = "baseline"
     description = "conventional banked SRAM register file, operand collectors, crossbar"
     #: the two-level scheduler's active warps per scheduler, and the banks' access time as a multiple of
@@ -59,7 +59,7 @@ class Baseline(Design):
         ints = header_state(sm, options)
         # the banks' cell and main_rf_latency_x: cycles per read and write access, timed by the simulator's
         # arbiter (more than one: one access at a time per bank)
-        return SimSetup(hooks=SimHooks(), ints=ints, pool=p.active_warps, **sim_bank_cycles(sm, p))
+        return SimSetup(hooks=SimHooks(), ints=ints, pool=p.active_warps, **self.bank_cycles(sm, p))
 
     def sim_metrics(self, sm, p, setup, counts):
         """Bank accesses feed the banks; every operand and result crosses the crossbar once."""

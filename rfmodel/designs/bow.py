@@ -45,9 +45,9 @@ from rfmodel.designs.mainrf import (
     COLLECTOR_OPERANDS,
     TIMING_METRICS,
     SlowBankParams,
+    SlowBanks,
     bank_effects,
     bank_timing_metrics,
-    sim_bank_cycles,
     sm_structures,
 )
 from rfmodel.errors import RfmodelError
@@ -257,7 +257,7 @@ HOOKS = SimHooks(operand=bow_operand, write=bow_write)
 
 
 @register
-class Bow(Design):
+class Bow(SlowBanks, Design):
     name = "bow"
     operand_slots = False  # a register named twice by one instruction is read once
     description = "BOW: per-warp sliding window of 3 instructions forwarding operands, write bypass"
@@ -295,7 +295,7 @@ class Bow(Design):
         ints[I_OFF_ROW] = HEADER
         ints[HEADER:] = masks
         ints[CNT["bow_flushes"]] = int(flushes)
-        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), **sim_bank_cycles(sm, p))
+        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), **self.bank_cycles(sm, p))
 
     def sim_metrics(self, sm, p, setup, counts):
         hits = float(counts["bow_hits"])

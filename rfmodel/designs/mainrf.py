@@ -272,6 +272,15 @@ def sim_bank_cycles(sm, p: SlowBankParams) -> dict:
     return {"bank_read_cycles": read, "bank_write_cycles": write}
 
 
+class SlowBanks:
+    """A design whose SM banks are its main RF (:class:`SlowBankParams` set their speed): the simulator's
+    arbiter takes their timing from :func:`sim_bank_cycles` (``Design.bank_cycles``).  Put it before
+    ``Design`` among the bases."""
+
+    def bank_cycles(self, sm, params: SlowBankParams) -> dict:
+        return sim_bank_cycles(sm, params)
+
+
 def sm_structures(sm, grid: dict, tech: dict) -> list:
     """The SM's RF banks, collector storage and the collector<->bank crossbar (rfmodel.tech models).
 

@@ -58,6 +58,7 @@ from rfmodel.designs.base import (
 from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     SlowBankParams,
+    SlowBanks,
     bank_effects,
     bank_timing_metrics,
     sim_bank_cycles,
@@ -1151,7 +1152,7 @@ def ct_hit_rate(profile, rthld, entries, loss=0.0) -> np.ndarray:
 
 
 @register
-class Malekeh(Design):
+class Malekeh(SlowBanks, Design):
     name = "malekeh"
     operand_slots = False  # a register named twice by one instruction is read once
     description = "Malekeh: caching collector units with compiler near/far reuse hints and adaptive STHLD"
@@ -1207,7 +1208,7 @@ class Malekeh(Design):
             stall_reasons=STALL_REASONS,
             counters=dict(CNT),
             prefer=True,
-            **sim_bank_cycles(sm, p),
+            **self.bank_cycles(sm, p),
             info={"hint_source": hint_source},
         )
 

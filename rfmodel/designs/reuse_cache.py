@@ -45,9 +45,9 @@ from rfmodel.designs.base import (
 from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     SlowBankParams,
+    SlowBanks,
     bank_effects,
     bank_timing_metrics,
-    sim_bank_cycles,
     sm_structures,
 )
 from rfmodel.errors import RfmodelError
@@ -282,7 +282,7 @@ REUSE_TABLES = register_table_group(
 
 
 @register
-class ReuseCache(Design):
+class ReuseCache(SlowBanks, Design):
     name = "reuse_cache"
     description = "compiler-managed operand reuse cache (SASS .reuse flags), one entry per operand slot"
     Params = ReuseCacheParams
@@ -323,7 +323,7 @@ class ReuseCache(Design):
         ent[:, F_R] = -1
         ints[off_row:] = rows
         info = {"flag_fraction": flag_fraction, "reuse_source": reuse_source, "slot_source": slot_source}
-        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), info=info, **sim_bank_cycles(sm, p))
+        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), info=info, **self.bank_cycles(sm, p))
 
     def sim_metrics(self, sm, p, setup, counts):
         hits = float(counts["reuse_hits"])

@@ -36,9 +36,9 @@ from rfmodel.designs.base import (
 from rfmodel.designs.mainrf import (
     TIMING_METRICS,
     SlowBankParams,
+    SlowBanks,
     bank_timing_metrics,
     grid_bank_timing,
-    sim_bank_cycles,
     sm_structures,
     timing_metrics,
 )
@@ -210,7 +210,7 @@ BDI_WRITES = register_table_group(
 
 
 @register
-class Stt(Design):
+class Stt(SlowBanks, Design):
     name = "stt"
     description = (
         "STT-RAM register file: BDI compression, group write drivers, centralized or per-bank write buffer"
@@ -262,7 +262,7 @@ class Stt(Design):
             write_buffer_entries=p.wb_entries,
             write_buffer_shared=bool(p.wb_shared),
             extra_result_latency=p.codec_cycles if p.bdi else 0,
-            **sim_bank_cycles(sm, p),
+            **self.bank_cycles(sm, p),
         )
 
     def sim_metrics(self, sm, p, setup, counts):
