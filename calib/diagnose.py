@@ -37,17 +37,13 @@ def rows_of(design: str, coef_entry, checkpoints: str, workers: int, metric: str
     import numpy as np
 
     from rfmodel.analytic.calibration import load_calibration
-    from rfmodel.calibrate import DEFAULT_SWEEP, _groups, coef_for, run_jobs, split, stall_error, sweep_jobs
-
-    sweep = dict(DEFAULT_SWEEP)
-    recs, _ = run_jobs(sweep_jobs(sweep, [design]), checkpoints, workers=workers)
-    split(recs, sweep["holdout_fraction"], sweep["seed"])
-    entry = coef_entry if coef_entry is not None else load_calibration()["designs"][design]
+    from rfmodel.calibrate import coef_for, stall_error, sweep_groups
     from rfmodel.calibrate.metrics import metric_pairs
 
+    entry = coef_entry if coef_entry is not None else load_calibration()["designs"][design]
     out = []
     other = metric not in ("ipc", "bank_stall", "hit")
-    for g in _groups(recs, sweep):
+    for g in sweep_groups(design, checkpoints, workers=workers):
         gpu = g.recs[0]["gpu"]
         pred = g.predict(coef_for(entry, gpu), events=other)
         for i, r in enumerate(g.recs):

@@ -53,14 +53,11 @@ def factor_rows(design: str, checkpoints: str, workers: int) -> list[dict]:
     """Per record of ``design`` in the default sweep whose simulation prefetched: the three factors and
     the exposed share of each engine (``sim_*``, ``model_*``), GPU, workload, point and split."""
     from rfmodel.analytic.calibration import load_calibration
-    from rfmodel.calibrate import DEFAULT_SWEEP, _groups, coef_for, run_jobs, split, sweep_jobs
+    from rfmodel.calibrate import coef_for, sweep_groups
 
-    sweep = dict(DEFAULT_SWEEP)
-    recs, _ = run_jobs(sweep_jobs(sweep, [design]), checkpoints, workers=workers)
-    split(recs, sweep["holdout_fraction"], sweep["seed"])
     entry = load_calibration()["designs"][design]
     out = []
-    for g in _groups(recs, sweep):
+    for g in sweep_groups(design, checkpoints, workers=workers):
         gpu = g.recs[0]["gpu"]
         sched = float(g.sm.schedulers_per_sm)
         pred = g.predict(coef_for(entry, gpu), events=True)

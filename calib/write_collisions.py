@@ -38,14 +38,11 @@ def collision_rows(design: str, checkpoints: str, port_checkpoints: str, workers
     the simulator's stall cycles and IPC as swept and with a write port per bank, and the model's stall
     cycles (:mod:`calib.diagnose`'s reading of the shipped calibration)."""
     from rfmodel.analytic.calibration import load_calibration
-    from rfmodel.calibrate import DEFAULT_SWEEP, _groups, coef_for, run_jobs, split, sweep_jobs
+    from rfmodel.calibrate import coef_for, run_jobs, sweep_groups
 
-    sweep = dict(DEFAULT_SWEEP)
-    recs, _ = run_jobs(sweep_jobs(sweep, [design]), checkpoints, workers=workers)
-    split(recs, sweep["holdout_fraction"], sweep["seed"])
     entry = load_calibration()["designs"][design]
     chosen = []
-    for g in _groups(recs, sweep):
+    for g in sweep_groups(design, checkpoints, workers=workers):
         pred = g.predict(coef_for(entry, g.recs[0]["gpu"]))
         for i, r in enumerate(g.recs):
             if r["params"].get("main_rf_latency_x", 1) != 1 or g.sm.bank_write_ports > 0:

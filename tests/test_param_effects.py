@@ -254,9 +254,7 @@ def test_bank_ports_set_where_every_bank_is_slow_are_said(method):
     occupancy._SAID.clear()
     kw = {"method": method, "max_warps": 8} if method == "simulate" else {"method": method}
     slow = {"main_rf_latency_x": [3]}
-    with pytest.warns(
-        UserWarning, match="bank_write_ports have no effect where the banks take more than one"
-    ):
+    with pytest.warns(UserWarning, match="bank_write_ports has no effect where the banks take more than one"):
         said = rfmodel.evaluate("baseline", "saxpy", GPU, params={**slow, "bank_write_ports": [1]}, **kw)
     assert said.attrs["not_modelled"] == (
         "bank_write_ports = 1 (no effect: every point's banks take more than one cycle)"
@@ -267,7 +265,7 @@ def test_bank_ports_set_where_every_bank_is_slow_are_said(method):
         "baseline", "saxpy", GPU, params={"main_rf_latency_x": [1, 3], "bank_write_ports": [1]}, **kw
     )
     assert mixed.attrs["not_modelled"] == ""
-    with pytest.warns(UserWarning, match="bank_read_ports have no effect"):
+    with pytest.warns(UserWarning, match="bank_read_ports has no effect"):
         stt = rfmodel.evaluate("stt", "saxpy", GPU, params={"bank_read_ports": [1]}, **kw)
     assert (
         stt.attrs["not_modelled"]

@@ -682,6 +682,16 @@ def anchor_entry(sweep: dict):
     return (load_calibration() or {}).get("designs", {}).get(ANCHOR_DESIGN)
 
 
+def sweep_groups(design: str, checkpoints, *, workers: int = 2) -> list[_Group]:
+    """The default sweep's records of ``design`` (read from ``checkpoints``, simulated where missing, as
+    ``calib/run.py`` does), split into training and held out as the calibration splits them, in model
+    groups (one per GPU and workload): what the diagnostic scripts of ``calib/`` read."""
+    sweep = dict(DEFAULT_SWEEP)
+    recs, _ = run_jobs(sweep_jobs(sweep, [design]), checkpoints, workers=workers)
+    split(recs, sweep["holdout_fraction"], sweep["seed"])
+    return _groups(recs, sweep)
+
+
 def _groups(records, sweep) -> list[_Group]:
     by = {}
     for r in records:  # one group (one vectorized model call) per design, GPU and workload

@@ -580,8 +580,9 @@ class Design:
         for k in ports:
             shown = ", ".join(str(v) for v in dict.fromkeys(np.asarray(grid[k]).ravel().tolist()))
             out.append(f"{k} = {shown} (no effect: every point's banks take more than one cycle)")
+        verb = "has" if len(ports) == 1 else "have"
         warn_once(
-            f"design '{self.name}': {', '.join(ports)} have no effect where the banks take more than one "
+            f"design '{self.name}': {', '.join(ports)} {verb} no effect where the banks take more than one "
             "cycle, as at every point here: a slow bank serves one access at a time (the result's "
             "attrs['not_modelled'] lists the values set)"
         )
