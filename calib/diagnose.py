@@ -185,12 +185,8 @@ def main(argv=None) -> int:
         "engines report (a design's metrics, e.g. prefetch_latency_cycles)",
     )
     ap.add_argument("--workload", help="also list every row (training and held out) of this workload")
-    ap.add_argument(
-        "--less-baseline",
-        action="store_true",
-        help="with --metric bank_stall: also the error with the baseline's own per-workload error taken "
-        "out (the share of a design's miss that is the shared model's)",
-    )
+    less = "with --metric bank_stall: also the error less the baseline's own per workload (the shared part)"
+    ap.add_argument("--less-baseline", action="store_true", help=less)
     ap.add_argument(
         "--effects",
         action="store_true",

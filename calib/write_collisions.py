@@ -56,20 +56,12 @@ def collision_rows(design: str, checkpoints: str, port_checkpoints: str, workers
     ported, _ = run_jobs(jobs, port_checkpoints, workers=workers)
     out = []
     for (r, model), p in zip(chosen, ported, strict=True):
-        s, q = r["sim"], p["sim"]
-        out.append(
-            {
-                "gpu": r["gpu"],
-                "workload": r["workload"],
-                "point": json.dumps(r["params"], sort_keys=True),
-                "instructions": float(s["warp_instructions"]),
-                "sim": float(s["bank_conflict_stall_cycles"]),
-                "sim_port": float(q["bank_conflict_stall_cycles"]),
-                "ipc": float(s["ipc"]),
-                "ipc_port": float(q["ipc"]),
-                "model": model,
-            }
-        )
+        row = {"gpu": r["gpu"], "workload": r["workload"], "point": json.dumps(r["params"], sort_keys=True)}
+        row |= {"instructions": float(r["sim"]["warp_instructions"]), "model": model}
+        for suffix, rec in (("", r), ("_port", p)):  # as swept, and with a write port per bank
+            row["sim" + suffix] = float(rec["sim"]["bank_conflict_stall_cycles"])
+            row["ipc" + suffix] = float(rec["sim"]["ipc"])
+        out.append(row)
     return out
 
 
