@@ -93,6 +93,19 @@ def _scale(text: str):
 _SCALE_NUM = _num(0, L.MAX_EXECUTE_SCALE, above=True)
 _scale.bounds = f"'full' or a number {_SCALE_NUM.bounds}"
 
+#: what ``--out`` of ``evaluate`` and ``simulate`` writes, by the file's ending
+RESULT_FILES = {".nc": "NetCDF", ".csv": "CSV"}
+
+
+def _result_file(text: str) -> Path:
+    """``--out FILE.nc|FILE.csv``: the ending says the format; another is refused before anything runs
+    (a NetCDF file under another name is not what was asked for)."""
+    path = Path(text)
+    if path.suffix.lower() not in RESULT_FILES:
+        allowed = ", ".join(f"{k} ({v})" for k, v in RESULT_FILES.items())
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a file ending in {allowed}")
+    return path
+
 
 def _state_bounds(parser: argparse.ArgumentParser) -> None:
     """Add each bounded option's range (:func:`_bounded`) to its help, in every sub-command."""
@@ -270,7 +283,7 @@ def cmd_evaluate(args) -> int:
         )
     if args.out:
         out = Path(args.out)
-        if out.suffix == ".csv":
+        if out.suffix.lower() == ".csv":
             write_text(out, ds.to_dataframe().reset_index().to_csv(index=False))
         else:
             write_netcdf(ds, out)
@@ -994,7 +1007,7 @@ def cmd_simulate(args) -> int:
         print(f"\nengine=simulate design={ds.attrs['design']} gpu={ds.attrs['gpu']} compat={args.compat}")
     if args.out:
         out = Path(args.out)
-        if out.suffix == ".csv":
+        if out.suffix.lower() == ".csv":
             write_text(out, ds.drop_vars(["stall_cycles"]).to_dataframe().reset_index().to_csv(index=False))
         else:
             write_netcdf(ds, out)
@@ -1391,7 +1404,7 @@ def _add_evaluate_parser(sub) -> None:
     )
     e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75 to sm_90)")
     e.add_argument("--seed", type=_int(0, L.MAX_SEED), help="random seed (default 0)")
-    e.add_argument("--out", metavar="FILE.nc|FILE.csv")
+    e.add_argument("--out", type=_result_file, metavar="FILE.nc|FILE.csv")
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.set_defaults(func=cmd_evaluate)
 
@@ -1582,7 +1595,7 @@ def _add_simulate_parser(sub) -> None:
     )
     m.add_argument("--arch", default="sm_80")
     m.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
-    m.add_argument("--out", metavar="FILE.nc|FILE.csv")
+    m.add_argument("--out", type=_result_file, metavar="FILE.nc|FILE.csv")
     m.add_argument("--json", action="store_true", help="print one JSON object")
     m.add_argument("--quiet", action="store_true", help="no progress bar")
     m.set_defaults(func=cmd_simulate)

@@ -60,6 +60,20 @@ def test_evaluate_json_and_netcdf(tmp_path, capsys):
     assert out.stat().st_size > 0
 
 
+@pytest.mark.parametrize("command", ["evaluate", "simulate"])
+def test_a_result_file_of_another_ending_is_refused_before_anything_runs(command, tmp_path, capsys):
+    """``--out`` writes NetCDF or CSV by the file's ending: ``r.txt`` is one error (exit 2) naming the
+    endings, nothing is written and nothing runs (no table printed); ``R.CSV`` is CSV."""
+    out = tmp_path / "r.txt"
+    assert main([command, "--workload", "saxpy", "--out", str(out)]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and ".nc (NetCDF), .csv (CSV)" in cap.err and cap.err.count("\n") == 1
+    assert not out.exists()
+    upper = tmp_path / "R.CSV"
+    assert main(["evaluate", "--workload", "saxpy", "--out", str(upper)]) == 0
+    assert "ipc" in upper.read_text().splitlines()[0].split(",")  # a CSV header, not NetCDF's bytes
+
+
 def test_evaluate_config_file(tmp_path, capsys):
     cfg = tmp_path / "e.toml"
     cfg.write_text(
