@@ -1404,7 +1404,12 @@ def _add_evaluate_parser(sub) -> None:
     )
     e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75 to sm_90)")
     e.add_argument("--seed", type=_int(0, L.MAX_SEED), help="random seed (default 0)")
-    e.add_argument("--out", type=_result_file, metavar="FILE.nc|FILE.csv")
+    e.add_argument(
+        "--out",
+        type=_result_file,
+        metavar="FILE.nc|FILE.csv",
+        help="write the result: NetCDF or CSV by the ending",
+    )
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.set_defaults(func=cmd_evaluate)
 
@@ -1595,7 +1600,12 @@ def _add_simulate_parser(sub) -> None:
     )
     m.add_argument("--arch", default="sm_80")
     m.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
-    m.add_argument("--out", type=_result_file, metavar="FILE.nc|FILE.csv")
+    m.add_argument(
+        "--out",
+        type=_result_file,
+        metavar="FILE.nc|FILE.csv",
+        help="write the result: NetCDF or CSV by the ending",
+    )
     m.add_argument("--json", action="store_true", help="print one JSON object")
     m.add_argument("--quiet", action="store_true", help="no progress bar")
     m.set_defaults(func=cmd_simulate)

@@ -162,6 +162,14 @@ def _grid(params: Mapping[str, Iterable] | None, mode: str):
             v = np.atleast_1d(np.asarray(params[k]))
             if v.ndim != 1 or len(v) == 0:
                 raise RfmodelError(f"parameter '{k}': expected a non-empty list of values")
+            seen = set()
+            for x in v.tolist():
+                if x in seen:  # an axis whose coordinate names two rows: a selection by value gets both
+                    raise RfmodelError(
+                        f"parameter '{k}': {x!r} given twice; a product grid takes each value once "
+                        "(mode='points' lists points, which may repeat a value)"
+                    )
+                seen.add(x)
             shape = [1] * len(names)
             shape[i] = len(v)
             grid[k] = v.reshape(shape)

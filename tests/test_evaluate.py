@@ -256,11 +256,13 @@ def test_profile_tables_are_built_on_first_use_kept_and_stored(tmp_path, monkeyp
     from dataclasses import replace
 
     import rfmodel.cache
-    import rfmodel.designs.cerf  # noqa: F401  (registers its 'shared' group)
     from rfmodel.analytic.profile import TABLE_GROUPS, profile_trace
+    from rfmodel.designs.base import design_names, get_design
     from rfmodel.evaluate import resolve_gpu, workload_profile
     from rfmodel.testing import every_profile_table
 
+    for name in design_names():  # every design's module registers its groups (CERF's 'shared', ...)
+        get_design(name)
     monkeypatch.setenv("RFMODEL_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(rfmodel.cache, "SHIPPED_DIR", tmp_path / "shipped")  # built here, not the package's
     sm = resolve_gpu("fermi-gtx480")
@@ -416,6 +418,21 @@ def test_a_workloads_anchor_is_one_object_across_calls():
     assert engine.lazy_anchor(ref, workload_profile("reduce_sum", sm), sm, {}, 1.25) is not first
     assert engine.lazy_anchor(ref, prof, sm, {}, 1.5) is not first
     assert first.at_ctas(2) == engine.lazy_anchor(ref, prof, sm, {}, 1.25).at_ctas(2)
+
+
+def test_a_product_grid_takes_each_value_of_an_axis_once():
+    """A value given twice on a product grid's axis would name two rows with one coordinate (a selection
+    by value then returns both): one error naming it; ``mode="points"`` may repeat values."""
+    import rfmodel
+    from rfmodel.evaluate import _grid
+
+    for values in ([8, 16, 8], [2, 2.0], ["gpgpusim", "gpgpusim"]):
+        with pytest.raises(RfmodelError, match="given twice"):
+            _grid({"num_banks": values}, "product")
+    with pytest.raises(RfmodelError, match="'main_rf_latency_x': 2.0 given twice"):
+        rfmodel.evaluate("ltrf", "saxpy", "fermi-gtx480", params={"main_rf_latency_x": [2, 2.0]})
+    grid, dims, _ = _grid({"num_banks": [8, 8], "collector_units": [4, 8]}, "points")
+    assert dims == ["point"] and grid["num_banks"].tolist() == [8, 8]
 
 
 @pytest.mark.parametrize(

@@ -188,10 +188,12 @@ def test_tolerance_resolution_has_a_floor(capsys):
     assert abs(res["latency_x"] - 2.0) < 1e-5
 
 
-def saxpy_grid(command, n, **values):
-    """``command`` on saxpy over a grid of ``n`` copies of each parameter's value (``n`` ** len(values)
-    points)."""
-    params = [a for k, v in values.items() for a in ("--param", f"{k}=" + ",".join([str(v)] * n))]
+def saxpy_grid(command, n):
+    """``command`` on saxpy over a product grid of ``n`` main-RF bank speeds by ``n`` collector counts
+    (``n`` ** 2 points, every value distinct: a product grid takes each value of an axis once)."""
+    speeds = ",".join(f"{1.0 + 7.0 * k / n:.6f}" for k in range(n))
+    units = ",".join(str(k) for k in range(1, n + 1))
+    params = ["--param", f"main_rf_latency_x={speeds}", "--param", f"collector_units={units}"]
     return [command, "--workload", "saxpy", *params]
 
 
@@ -199,8 +201,8 @@ def saxpy_grid(command, n, **values):
     "args",
     [
         ["evaluate", "--workload", "saxpy", "--method", "montecarlo", "--samples", "1000000000"],
-        saxpy_grid("evaluate", 2100, num_banks=16, regs_per_sm=32768),
-        saxpy_grid("simulate", 400, num_banks=16, collector_units=8),
+        saxpy_grid("evaluate", 2100),
+        saxpy_grid("simulate", 400),
         ["optimize", "--pop", "1000000", "--quiet"],
     ],
 )
@@ -607,13 +609,15 @@ def test_numeric_options_beyond_their_upper_bound_are_refused_before_work(args, 
 def _numeric_actions(parser, prog=""):
     import argparse
 
+    from rfmodel.cli import _result_file  # a file name by its ending, not a number
+
     for a in parser._actions:
         if isinstance(a, argparse._SubParsersAction):
             for name, sub in a.choices.items():
                 yield from _numeric_actions(sub, f"{prog} {name}")
         elif (
             a.type is not None
-            and a.type not in (str,)
+            and a.type not in (str, _result_file)
             or a.dest in ("node", "capacity_kb", "width_bits", "banks", "clock_mhz", "temperature")
         ):
             yield prog, a
