@@ -421,8 +421,9 @@ def test_a_workloads_anchor_is_one_object_across_calls():
 
 
 def test_a_product_grid_takes_each_value_of_an_axis_once():
-    """A value given twice on a product grid's axis would name two rows with one coordinate (a selection
-    by value then returns both): one error naming it; ``mode="points"`` may repeat values."""
+    """A value given twice on a product grid's axis, or a workload given twice, would name two rows with
+    one coordinate (a selection by value then returns both): one error naming it; ``mode="points"`` may
+    repeat values."""
     import rfmodel
     from rfmodel.evaluate import _grid
 
@@ -431,6 +432,8 @@ def test_a_product_grid_takes_each_value_of_an_axis_once():
             _grid({"num_banks": values}, "product")
     with pytest.raises(RfmodelError, match="'main_rf_latency_x': 2.0 given twice"):
         rfmodel.evaluate("ltrf", "saxpy", "fermi-gtx480", params={"main_rf_latency_x": [2, 2.0]})
+    with pytest.raises(RfmodelError, match="workload 'saxpy' given twice"):
+        rfmodel.evaluate("baseline", ["saxpy", "reduce_sum", "saxpy"], "fermi-gtx480")
     grid, dims, _ = _grid({"num_banks": [8, 8], "collector_units": [4, 8]}, "points")
     assert dims == ["point"] and grid["num_banks"].tolist() == [8, 8]
 
