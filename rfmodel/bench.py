@@ -39,6 +39,11 @@ of it, in seconds, per kernel (:func:`bench_profile`).
 The ``execute`` member: executed warp-instructions per second of the functional executor of SASS over the
 built-in kernels' recipes (:func:`bench_execute`; ``rfmodel.workload.execute.speed``: each kernel run twice,
 the second timed), with the slowest kernel's rate.
+
+The ``cold`` member, run only when asked for (``--part cold``; minutes): what a new installation's first
+runs cost, each in a new process whose cache folders are new and empty (:func:`bench_cold`): the first
+simulation and the default ``rfmodel optimize``, compilation and the traces and profiles they build
+included.
 """
 
 from __future__ import annotations
@@ -301,8 +306,55 @@ def bench_execute(*, arch: str = EXECUTE_ARCH, scale: float = EXECUTE_SCALE, sui
     }
 
 
-#: the parts of :func:`bench`, in the order it runs them
+#: the parts of :func:`bench` it runs unless told which, in the order it runs them
 BENCH_PARTS = ("simulate", "analytic", "optimize", "execute", "profile")
+#: the parts it runs only when asked for (minutes each)
+ASKED_PARTS = ("cold",)
+
+
+#: the ``cold`` member's commands (run with this Python): the first simulation of a new installation, and
+#: the default ``rfmodel optimize`` (every point modelled, no evaluation store), each from an empty cache;
+#: ``{out}`` is a new folder
+COLD_COMMANDS = {
+    "first_simulation": [
+        "-c",
+        "import rfmodel; rfmodel.evaluate('baseline', 'saxpy', 'fermi-gtx480', method='simulate')",
+    ],
+    "optimize": ["-m", "rfmodel.cli", "optimize", "--no-store", "--quiet", "--out", "{out}"],
+}
+
+
+def bench_cold(commands: dict | None = None) -> dict:
+    """CPU and wall seconds of each of ``commands`` (default :data:`COLD_COMMANDS`: arguments of this
+    Python) in a child process as after an installation: its cache folders (``XDG_CACHE_HOME``,
+    ``RFMODEL_CACHE_DIR``, ``NUMBA_CACHE_DIR``) new and empty, so every function it runs is compiled and
+    every trace and profile it reads is built (the package's shipped profiles and calibration are read as
+    an installation has them); CPU time is the child's and its own children's."""
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from rfmodel.errors import RfmodelError
+
+    out = {}
+    for name, args in (COLD_COMMANDS if commands is None else commands).items():
+        with tempfile.TemporaryDirectory(prefix=f"rfmodel-cold-{name}-") as tmp:
+            root = Path(tmp)
+            env = {
+                **os.environ,
+                "XDG_CACHE_HOME": str(root / "xdg"),
+                "RFMODEL_CACHE_DIR": str(root / "rfmodel"),
+                "NUMBA_CACHE_DIR": str(root / "numba"),
+            }
+            cmd = [sys.executable, *(a.replace("{out}", str(root / "out")) for a in args)]
+            with Timer() as t:
+                done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+                raise RfmodelError(f"bench cold {name}: exit status {done.returncode}: {tail[0]}")
+        out[name] = {"cpu_seconds": t.cpu, "seconds": t.wall, "command": " ".join(["python", *args])}
+    return out
 
 
 def bench(
@@ -318,7 +370,8 @@ def bench(
     """Benchmark figures: the simulator's per design, the analytic engine's for the baseline, the
     optimizer's evaluations per second, the functional executor's warp-instructions per second and the
     cost of a first answer on a new SASS listing; ``parts`` (default: all of :data:`BENCH_PARTS`) picks
-    some of them, the result holding only those keys.  ``repeat``: 1 to
+    some of them, or adds those of :data:`ASKED_PARTS` (a new installation's first runs), the result
+    holding only those keys.  ``repeat``: 1 to
     :data:`rfmodel.limits.MAX_BENCH_REPEAT`; ``execute_scale``: above 0, at most
     :data:`rfmodel.limits.MAX_BENCH_EXECUTE_SCALE`; ``execute_suite``: whose recipes the execute member runs
     (``builtin``, ``papers`` or ``all``)."""
@@ -335,11 +388,12 @@ def bench(
     if execute_suite not in ("builtin", "papers", "all"):
         raise RfmodelError(f"execute_suite: expected builtin, papers or all (got {execute_suite!r})")
     parts = BENCH_PARTS if parts is None else tuple(parts)
+    allowed = ", ".join((*BENCH_PARTS, *ASKED_PARTS))
     for p in parts:
-        if p not in BENCH_PARTS:
-            raise RfmodelError(f"bench: unknown part {p!r} (allowed: {', '.join(BENCH_PARTS)})")
+        if p not in BENCH_PARTS + ASKED_PARTS:
+            raise RfmodelError(f"bench: unknown part {p!r} (allowed: {allowed})")
     if not parts:
-        raise RfmodelError(f"bench: no part chosen (allowed: {', '.join(BENCH_PARTS)})")
+        raise RfmodelError(f"bench: no part chosen (allowed: {allowed})")
     out: dict = {"context": {"load_average_before": list(os.getloadavg()), **run_context()}}
     if "simulate" in parts:
         out["simulate"] = bench_simulate(designs, workload=workload, gpu=gpu, repeat=repeat)
@@ -356,6 +410,8 @@ def bench(
         out["execute"] = bench_execute(scale=execute_scale, suite=execute_suite)
     if "profile" in parts:
         out["profile"] = bench_profile(gpu=gpu)
+    if "cold" in parts:
+        out["cold"] = bench_cold()
     out["context"]["load_average_after"] = list(os.getloadavg())
     return out
 

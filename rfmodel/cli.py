@@ -1239,6 +1239,11 @@ def cmd_bench(args) -> int:
                 for k, v in p["kernels"].items()
             )
         )
+    if "cold" in res:
+        print(
+            "from empty caches (a new installation), CPU-s (wall s): "
+            + "; ".join(f"{k} {v['cpu_seconds']:.1f} ({v['seconds']:.1f})" for k, v in res["cold"].items())
+        )
     if rows is not None:
         other = (before.get("context") or {}).get("revision") or args.compare
         print(f"\nagainst {other} (change = this / that - 1; CPU-time figures are the ones to read):")
@@ -1689,7 +1694,9 @@ def _add_bench_parser(sub) -> None:
     b.add_argument(
         "--part",
         action="append",
-        help="only this part: simulate, analytic, optimize, execute or profile (repeatable; default: all)",
+        help="only this part: simulate, analytic, optimize, execute or profile (repeatable; default: all "
+        "these), or cold: a new installation's first simulation and default optimize, each in a new "
+        "process from empty caches (minutes; only when named)",
     )
     b.add_argument(
         "--compare",

@@ -573,3 +573,28 @@ def test_cli_bench_rounds_needs_a_revision_to_compare(tmp_path, capsys):
         assert "--rounds" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert main([*args, "--rounds", "11"]) == 2
     assert "--rounds" in capsys.readouterr().err
+
+
+def test_bench_cold_runs_each_command_from_empty_caches(monkeypatch, capsys):
+    """The ``cold`` member runs each command in a child process whose cache folders are new and empty (a
+    new installation's), counting the child's CPU time; a failing command is one error; the part runs only
+    when named."""
+    import rfmodel.bench as B
+
+    probe = (
+        "import os, sys, time\n"
+        "dirs = [os.environ[k] for k in ('XDG_CACHE_HOME', 'RFMODEL_CACHE_DIR', 'NUMBA_CACHE_DIR')]\n"
+        "assert len(set(dirs)) == 3 and not any(os.path.exists(d) for d in dirs), dirs\n"
+        "assert os.path.isabs(sys.argv[1]) and sys.argv[1].endswith('out')\n"  # the new folder's path
+        "t = time.process_time()\n"
+        "while time.process_time() - t < 0.2: pass\n"
+    )
+    monkeypatch.setattr(B, "COLD_COMMANDS", {"probe": ["-c", probe, "{out}"]})
+    assert main(["bench", "--json", "--part", "cold"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"context", "cold"}
+    assert 0.2 <= doc["cold"]["probe"]["cpu_seconds"] < 5.0 and doc["cold"]["probe"]["seconds"] > 0.0
+    monkeypatch.setattr(B, "COLD_COMMANDS", {"fails": ["-c", "raise SystemExit('no luck')"]})
+    assert main(["bench", "--part", "cold"]) == 2
+    assert "bench cold fails: exit status 1: no luck" in capsys.readouterr().err
+    assert "cold" not in B.BENCH_PARTS  # minutes: not in the default run
