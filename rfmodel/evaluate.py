@@ -4,7 +4,8 @@
                   params={"num_banks": [8, 16, 32]})
 
 returns an :class:`xarray.Dataset` with dims ``workload`` plus one dim per
-varied parameter (``mode="product"``) or one ``point`` dim
+varied parameter (``mode="product"``: each value of an axis, and each workload,
+given once, so that a coordinate names one row) or one ``point`` dim
 (``mode="points"``, equal-length lists: one design point per index), and the
 standard metrics:
 
