@@ -42,8 +42,8 @@ the second timed), with the slowest kernel's rate.
 
 The ``cold`` member, run only when asked for (``--part cold``; minutes): what a new installation's first
 runs cost, each in a new process whose cache folders are new and empty (:func:`bench_cold`): the first
-simulation and the default ``rfmodel optimize``, compilation and the traces and profiles they build
-included.
+analytic answers (a built-in workload, a SASS listing), the first simulation and the default
+``rfmodel optimize``, compilation and the traces and profiles they build included.
 """
 
 from __future__ import annotations
@@ -312,10 +312,17 @@ BENCH_PARTS = ("simulate", "analytic", "optimize", "execute", "profile")
 ASKED_PARTS = ("cold",)
 
 
-#: the ``cold`` member's commands (run with this Python): the first simulation of a new installation, and
-#: the default ``rfmodel optimize`` (every point modelled, no evaluation store), each from an empty cache;
+#: the ``cold`` member's commands (run with this Python), each from an empty cache: a new installation's first
+#: analytic answer on a built-in workload (its profile shipped) and on a SASS listing (its profile built), its
+#: first simulation, and the default ``rfmodel optimize`` (every point modelled, no evaluation store);
 #: ``{out}`` is a new folder
 COLD_COMMANDS = {
+    "first_answer": ["-c", "import rfmodel; rfmodel.evaluate('baseline', 'saxpy', 'fermi-gtx480')"],
+    "first_answer_listing": [
+        "-c",
+        "import rfmodel; from rfmodel.workload.suite import builtin_sass_path as p; "
+        "rfmodel.evaluate('baseline', str(p('saxpy', 'sm_75', 'cuobjdump')), 'fermi-gtx480')",
+    ],
     "first_simulation": [
         "-c",
         "import rfmodel; rfmodel.evaluate('baseline', 'saxpy', 'fermi-gtx480', method='simulate')",

@@ -1695,8 +1695,8 @@ def _add_bench_parser(sub) -> None:
         "--part",
         action="append",
         help="only this part: simulate, analytic, optimize, execute or profile (repeatable; default: all "
-        "these), or cold: a new installation's first simulation and default optimize, each in a new "
-        "process from empty caches (minutes; only when named)",
+        "these), or cold: a new installation's first analytic answers, first simulation and default "
+        "optimize, each in a new process from empty caches (minutes; only when named)",
     )
     b.add_argument(
         "--compare",
