@@ -1984,8 +1984,8 @@ def main(argv=None) -> int:
 
         for key in ("out", "outdir"):
             target = getattr(args, key, None)
-            if isinstance(target, str) and target:
-                check_writable(target)  # before a long run, not after it
+            if isinstance(target, str | Path) and str(target):
+                check_writable(str(target))  # before a long run, not after it
         if args.design_file:
             _load_design_files(args.design_file)
         rc = int(args.func(args) or 0)

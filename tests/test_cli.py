@@ -69,6 +69,12 @@ def test_a_result_file_of_another_ending_is_refused_before_anything_runs(command
     cap = capsys.readouterr()
     assert cap.out == "" and ".nc (NetCDF), .csv (CSV)" in cap.err and cap.err.count("\n") == 1
     assert not out.exists()
+    # a result file where none can be written is refused before the run as well (no table printed)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert main([command, "--workload", "saxpy", "--out", str(blocked / "r.nc")]) == 2
+    cap = capsys.readouterr()
+    assert "engine=" not in cap.out and "r.nc" in cap.err
     upper = tmp_path / "R.CSV"
     assert main(["evaluate", "--workload", "saxpy", "--out", str(upper)]) == 0
     assert "ipc" in upper.read_text().splitlines()[0].split(",")  # a CSV header, not NetCDF's bytes
