@@ -669,10 +669,10 @@ def _workload_list(workload) -> list:
         raise RfmodelError("no workloads to evaluate")
     seen = set()
     for w in workloads:
-        key = w if isinstance(w, str) else id(w)
-        if key in seen:  # two rows of one name on the result's workload axis
-            raise RfmodelError(f"workload {w if isinstance(w, str) else w.name!r} given twice")
-        seen.add(key)
+        name = w if isinstance(w, str) else w.name
+        if name in seen:  # two rows of one name on the result's workload axis
+            raise RfmodelError(f"workload {name!r} given twice")
+        seen.add(name)
     return workloads
 
 

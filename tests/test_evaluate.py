@@ -434,6 +434,14 @@ def test_a_product_grid_takes_each_value_of_an_axis_once():
         rfmodel.evaluate("ltrf", "saxpy", "fermi-gtx480", params={"main_rf_latency_x": [2, 2.0]})
     with pytest.raises(RfmodelError, match="workload 'saxpy' given twice"):
         rfmodel.evaluate("baseline", ["saxpy", "reduce_sum", "saxpy"], "fermi-gtx480")
+    from rfmodel.workload.suite import load_workload
+
+    one, two = (
+        load_workload("saxpy", max_warps=8),
+        load_workload("saxpy", max_warps=16),
+    )  # two objects, one name
+    with pytest.raises(RfmodelError, match="workload 'saxpy' given twice"):
+        rfmodel.evaluate("baseline", [one, two], "fermi-gtx480")
     grid, dims, _ = _grid({"num_banks": [8, 8], "collector_units": [4, 8]}, "points")
     assert dims == ["point"] and grid["num_banks"].tolist() == [8, 8]
 
