@@ -2556,7 +2556,7 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     u_free = state[S_U_FREE]
     row = state[S_R_ROW][r]
     opc = op[row]
-    if cls_unit[opc] == U_MEM and _l1_steps(row, opc, trace, cfg, tables):
+    if compat and cls_unit[opc] == U_MEM and _l1_steps(row, opc, trace, cfg, tables):
         _l1_begin(r, row, opc, cyc, trace, cfg, tables, state)  # completes from the L1D's queues
         return True
     if cls_unit[opc] == U_MEM:
@@ -3929,7 +3929,7 @@ def _run(
     stats = state[S_K]
     wbuf_on = cfg[C_WBUF] > 0 and (cfg[C_BANK_RCYC] > 1 or cfg[C_BANK_WCYC] > 1)
     wq_hist = state[S_WQ_HIST]
-    l1_step = cfg[C_L1_STEP] != 0
+    l1_step = compat and cfg[C_L1_STEP] != 0  # the L1D's latency queues: GPGPU-Sim's sectored L1D only
     n_blist, n_busy, n_idoc, n_ocex = _carried(cfg, state)
 
     cyc = scalars[G_CYCLE]
