@@ -3150,6 +3150,36 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def _collector_wait(cyc, grp, NC, k_group, k_rec, k_conf, r_pending, r_row, op, cls_unit):
+    """Why an issued instruction of collector group ``grp`` waits in its issue buffer: a bank conflict of
+    one of the group's collectors this cycle, else a collector whose operands all arrived and that waits for
+    its unit (a memory or an execution unit, the first such), else no collector free."""
+    reason = SR_NO_COLLECTOR
+    for q in range(NC):
+        if k_group[q] != grp or k_rec[q] < 0:
+            continue
+        if k_conf[q] == cyc:
+            return SR_BANK
+        rq = k_rec[q]
+        if r_pending[rq] == 0 and reason == SR_NO_COLLECTOR:
+            reason = SR_MEMORY if cls_unit[op[r_row[rq]]] == U_MEM else SR_EXEC
+    return reason
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _to_back_of_pool(s_pool, base, n, w):
+    """The two-level scheduler's issuing warp ``w`` moves to the back of its pool (``s_pool[base:base +
+    n]``): round-robin inside the pool."""
+    i = 0
+    while i < n and s_pool[base + i] != w:
+        i += 1
+    while i < n - 1:
+        s_pool[base + i] = s_pool[base + i + 1]
+        i += 1
+    s_pool[base + n - 1] = w
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def _issue(
     cyc,
     trace,
@@ -3298,17 +3328,9 @@ def _issue(
                 if idoc[u_slot[u * S + s]] >= 0:
                     if issued == 0 and reason_struct < 0:
                         # the buffered instruction of this type waits for a collector unit
-                        reason_struct = SR_NO_COLLECTOR
-                        for q in range(NC):
-                            if k_group[q] != grp or k_rec[q] < 0:
-                                continue
-                            if k_conf[q] == cyc:
-                                reason_struct = SR_BANK
-                                break
-                            rq = k_rec[q]
-                            if r_pending[rq] == 0 and reason_struct == SR_NO_COLLECTOR:
-                                mem_wait = cls_unit[op[r_row[rq]]] == U_MEM
-                                reason_struct = SR_MEMORY if mem_wait else SR_EXEC
+                        reason_struct = _collector_wait(
+                            cyc, grp, NC, k_group, k_rec, k_conf, r_pending, r_row, op, cls_unit
+                        )
                     break
                 _issue_row(
                     cyc,
@@ -3333,15 +3355,7 @@ def _issue(
                 if policy == POL_LRR:
                     s_last[s] = lrr
                 elif policy == POL_TWO_LEVEL:
-                    # the issuing warp moves to the back of the pool (round-robin inside the pool)
-                    pn = s_pool_n[s]
-                    i = 0
-                    while i < pn and s_pool[s * WS + i] != w:
-                        i += 1
-                    while i < pn - 1:
-                        s_pool[s * WS + i] = s_pool[s * WS + i + 1]
-                        i += 1
-                    s_pool[s * WS + pn - 1] = w
+                    _to_back_of_pool(s_pool, s * WS, s_pool_n[s], w)
                 else:
                     s_last[s] = w
                 break
