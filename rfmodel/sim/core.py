@@ -26,16 +26,12 @@ mode, after the issue phase otherwise.  Then fetch (GPGPU-Sim mode), the
 design's upkeep, statistics and the idle-cycle skip.
 
 Each stage of a cycle is a function of its own (``_launch_ctas`` ... ``_idle_skip``, in the order
-:func:`_run` calls them), inlined into the compiled loop (``inline="always"``), which runs without
+:func:`_run` calls them), inlined into the one compiled loop (``inline="always"``), which runs without
 reference counting (``_nrt=False``; nothing in it allocates): a stage unpacks the arrays it needs from
-``state`` and ``tables`` at no cost.  A stage that fails sets ``stats[K_ERR]`` and returns.  The two
-pipelines are two compiled loops (:func:`compiled_loop`): a stage whose behaviour differs takes ``compat``
-as an argument, a constant in each loop, so each compiles without the other's branches.
+``state`` and ``tables`` at no cost.  A stage that fails sets ``stats[K_ERR]`` and returns.
 """
 
 from __future__ import annotations
-
-from types import FunctionType
 
 import numpy as np
 from numba import njit, types
@@ -1539,7 +1535,6 @@ def lsu_access(
     design_ints,
     design_floats,
     w,
-    compat,
 ):
     """Timing of a memory instruction entering the load/store unit at ``cyc``.
 
@@ -1568,6 +1563,7 @@ def lsu_access(
     full = (1 << lsec) - 1
     kind = cls_mem[opc]
     lat = cls_lat[opc]
+    compat = cfg[C_COMPAT] != 0
     r_extra[r] = 0
     t = cyc
     done = cyc + lat
@@ -1992,9 +1988,7 @@ def _wbuf_drain(cyc, cfg, state):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _write_back(
-    cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write, compat
-):
+def _write_back(cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write):
     """Write-back: completed instructions write their destination registers, each through the bank the
     design's ``write`` hook names (or outside the banks), within the banks' write ports or, with slow
     banks, one access at a time; an instruction whose writes are all done retires.  GPGPU-Sim mode: a
@@ -2006,6 +2000,7 @@ def _write_back(
     wports = cfg[C_WPORTS]
     rwports = cfg[C_RWPORTS]
     rows = cfg[C_ROWS]
+    compat = cfg[C_COMPAT] != 0
     max_rec = cfg[C_MAX_REC]
     rcyc = cfg[C_BANK_RCYC]
     wcyc = cfg[C_BANK_WCYC]
@@ -2541,7 +2536,7 @@ def _l1_step(cyc, trace, cfg, fcfg, tables, state):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, compat):
+def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
     """Instruction record ``r`` enters unit instance ``ui``: the LD/ST unit goes through the L1D (or the
     design's ``l1`` hook) and the memory below, other units are busy for the class's initiation
     interval; the result completes after the latency.  False when the event heap is full (the error is
@@ -2556,7 +2551,7 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
     u_free = state[S_U_FREE]
     row = state[S_R_ROW][r]
     opc = op[row]
-    if compat and cls_unit[opc] == U_MEM and _l1_steps(row, opc, trace, cfg, tables):
+    if cls_unit[opc] == U_MEM and _l1_steps(row, opc, trace, cfg, tables):
         _l1_begin(r, row, opc, cyc, trace, cfg, tables, state)  # completes from the L1D's queues
         return True
     if cls_unit[opc] == U_MEM:
@@ -2596,7 +2591,6 @@ def _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design
             design_ints,
             design_floats,
             state[S_R_WARP][r],
-            compat,
         )
         passes = tables[T_SMEM_PASSES][row]
         if passes > 1:  # shared memory's bank conflicts: a pass a cycle, the data after the last
@@ -2650,9 +2644,7 @@ def _execute(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h
             ocex[slot] = -1
             n_ocex -= 1
             act = True
-            if not _enter_unit(
-                r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, False
-            ):
+            if not _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
                 return act, n_ocex
     return act, n_ocex
 
@@ -2721,9 +2713,7 @@ def _execute_compat(cyc, trace, cfg, fcfg, tables, state, design_ints, design_fl
             ocex[U_MEM * S + best] = -1
             n_ocex -= 1
             act = True
-            if not _enter_unit(
-                r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, True
-            ):
+            if not _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
                 return act, n_ocex
             continue
         for s in range(S):
@@ -2758,9 +2748,7 @@ def _execute_compat(cyc, trace, cfg, fcfg, tables, state, design_ints, design_fl
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _dispatch(
-    cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, stamp, n_busy, n_ocex, compat
-):
+def _dispatch(cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, stamp, n_busy, n_ocex):
     """Dispatch: collectors whose operands all arrived before ``stamp`` hand their instruction on, oldest
     first (GPGPU-Sim mode with sub-cores: lowest-numbered collector first), to its unit if that is free
     (rfmodel's pipeline) or else to the unit's dispatch buffer (GPGPU-Sim mode: always to the OC_EX
@@ -2768,6 +2756,7 @@ def _dispatch(
     instructions); on an error ``stats[K_ERR]`` is set."""
     S = cfg[C_SCHEDS]
     NC = cfg[C_COLLECTORS]
+    compat = cfg[C_COMPAT] != 0
     mem_lo = U_MEM * S
     k_group = tables[T_K_GROUP]
     k_set = tables[T_K_SET]
@@ -2824,9 +2813,7 @@ def _dispatch(
             # GPGPU-Sim's OC_EX register / our unit's dispatch buffer
             ocex[r_unit[r]] = r
             n_ocex += 1
-        elif not _enter_unit(
-            r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1, compat
-        ):
+        elif not _enter_unit(r, ui, cyc, trace, cfg, fcfg, tables, state, design_ints, design_floats, h_l1):
             return act, n_busy, n_ocex
         k_rec[k] = -1
         r_coll[r] = -1
@@ -2844,7 +2831,7 @@ def _dispatch(
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints, compat):
+def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints):
     """Bank arbitration, step ``ph`` of the cycle: each bank with queued reads grants them in order within
     its read ports (GPGPU-Sim mode: one access a step, none in step 0 after a write; slow banks: one at a
     time, when free), at most ``coll_ports`` a cycle to one collector; a read that completes its operand
@@ -2856,6 +2843,7 @@ def _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints, compat)
     rports = cfg[C_RPORTS]
     wports = cfg[C_WPORTS]
     rwports = cfg[C_RWPORTS]
+    compat = cfg[C_COMPAT] != 0
     steps = cfg[C_STEPS]
     port_limit = steps if compat else rports + wports + rwports
     bq_cap = cfg[C_BQ_CAP]  # a power of two
@@ -3051,13 +3039,14 @@ def _refill_pool(cyc, s, trace, cfg, state, design_ints, design_floats, h_pool):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, design_floats, h_issued, compat):
+def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, design_floats, h_issued):
     """Scheduler ``s`` issues row ``row`` of warp ``w``: a free instruction record, the scoreboard marks
     its destinations pending, the instruction waits in its unit type's issue buffer for a collector; a
     warp past its last row has exited, one at a barrier waits (the barrier lifts when all of its CTA's
     unexited warps are there).  The caller checked that all of this can happen."""
     op, src, dst, _, pdst, _, udst, rzs, rzd, _, _ = trace
     S = cfg[C_SCHEDS]
+    compat = cfg[C_COMPAT] != 0
     wpc = cfg[C_WPC]
     cls_unit = tables[T_CLS_UNIT]
     cls_mem = tables[T_CLS_MEM]
@@ -3150,36 +3139,6 @@ def _issue_row(cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, desi
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _collector_wait(cyc, grp, NC, k_group, k_rec, k_conf, r_pending, r_row, op, cls_unit):
-    """Why an issued instruction of collector group ``grp`` waits in its issue buffer: a bank conflict of
-    one of the group's collectors this cycle, else a collector whose operands all arrived and that waits for
-    its unit (a memory or an execution unit, the first such), else no collector free."""
-    reason = SR_NO_COLLECTOR
-    for q in range(NC):
-        if k_group[q] != grp or k_rec[q] < 0:
-            continue
-        if k_conf[q] == cyc:
-            return SR_BANK
-        rq = k_rec[q]
-        if r_pending[rq] == 0 and reason == SR_NO_COLLECTOR:
-            reason = SR_MEMORY if cls_unit[op[r_row[rq]]] == U_MEM else SR_EXEC
-    return reason
-
-
-@njit(cache=True, inline="always", _nrt=False)
-def _to_back_of_pool(s_pool, base, n, w):
-    """The two-level scheduler's issuing warp ``w`` moves to the back of its pool (``s_pool[base:base +
-    n]``): round-robin inside the pool."""
-    i = 0
-    while i < n and s_pool[base + i] != w:
-        i += 1
-    while i < n - 1:
-        s_pool[base + i] = s_pool[base + i + 1]
-        i += 1
-    s_pool[base + n - 1] = w
-
-
-@njit(cache=True, inline="always", _nrt=False)
 def _issue(
     cyc,
     trace,
@@ -3194,7 +3153,6 @@ def _issue(
     h_pool,
     h_prefer,
     n_idoc,
-    compat,
 ):
     """Issue: each scheduler (GPGPU-Sim mode: starting from a different one every cycle) walks its warps
     in the policy's priority order (with a ``prefer`` hook, the warps it marks first) and issues up to
@@ -3211,6 +3169,7 @@ def _issue(
     diff_units = cfg[C_DIFF_UNITS] != 0
     policy = cfg[C_POLICY]
     NC = cfg[C_COLLECTORS]
+    compat = cfg[C_COMPAT] != 0
     n_pass = 2 if cfg[C_PREFER] != 0 else 1
     std_may_issue = (cfg[C_HOOKS_STD] & HOOK_STD_MAY_ISSUE) != 0
     cls_unit = tables[T_CLS_UNIT]
@@ -3328,24 +3287,20 @@ def _issue(
                 if idoc[u_slot[u * S + s]] >= 0:
                     if issued == 0 and reason_struct < 0:
                         # the buffered instruction of this type waits for a collector unit
-                        reason_struct = _collector_wait(
-                            cyc, grp, NC, k_group, k_rec, k_conf, r_pending, r_row, op, cls_unit
-                        )
+                        reason_struct = SR_NO_COLLECTOR
+                        for q in range(NC):
+                            if k_group[q] != grp or k_rec[q] < 0:
+                                continue
+                            if k_conf[q] == cyc:
+                                reason_struct = SR_BANK
+                                break
+                            rq = k_rec[q]
+                            if r_pending[rq] == 0 and reason_struct == SR_NO_COLLECTOR:
+                                mem_wait = cls_unit[op[r_row[rq]]] == U_MEM
+                                reason_struct = SR_MEMORY if mem_wait else SR_EXEC
                     break
                 _issue_row(
-                    cyc,
-                    w,
-                    row,
-                    s,
-                    trace,
-                    cfg,
-                    tables,
-                    state,
-                    ust,
-                    design_ints,
-                    design_floats,
-                    h_issued,
-                    compat,
+                    cyc, w, row, s, trace, cfg, tables, state, ust, design_ints, design_floats, h_issued
                 )
                 act = True
                 n_idoc += 1
@@ -3355,7 +3310,15 @@ def _issue(
                 if policy == POL_LRR:
                     s_last[s] = lrr
                 elif policy == POL_TWO_LEVEL:
-                    _to_back_of_pool(s_pool, s * WS, s_pool_n[s], w)
+                    # the issuing warp moves to the back of the pool (round-robin inside the pool)
+                    pn = s_pool_n[s]
+                    i = 0
+                    while i < pn and s_pool[s * WS + i] != w:
+                        i += 1
+                    while i < pn - 1:
+                        s_pool[s * WS + i] = s_pool[s * WS + i + 1]
+                        i += 1
+                    s_pool[s * WS + pn - 1] = w
                 else:
                     s_last[s] = w
                 break
@@ -3461,19 +3424,7 @@ def _request_operands(cyc, r, kk, trace, cfg, state, design_ints, design_floats,
 
 @njit(cache=True, inline="always", _nrt=False)
 def _allocate(
-    cyc,
-    trace,
-    cfg,
-    tables,
-    state,
-    design_ints,
-    design_floats,
-    h_operand,
-    stamp,
-    n_busy,
-    n_idoc,
-    n_blist,
-    compat,
+    cyc, trace, cfg, tables, state, design_ints, design_floats, h_operand, stamp, n_busy, n_idoc, n_blist
 ):
     """Collector allocation: instructions in the issue buffers take free collector units of their unit
     type's set (its fallback set next), oldest first, and request their operands (GPGPU-Sim mode: each
@@ -3482,6 +3433,7 @@ def _allocate(
     ``stats[K_ERR]`` is set."""
     S = cfg[C_SCHEDS]
     subcore = cfg[C_SUBCORE] != 0
+    compat = cfg[C_COMPAT] != 0
     unit_set1 = tables[T_UNIT_SET1]
     unit_set2 = tables[T_UNIT_SET2]
     k_set = tables[T_K_SET]
@@ -3793,7 +3745,7 @@ def _carried(cfg, state):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _idle_skip(cyc, cfg, state, stop, n_busy, design_ints, compat):
+def _idle_skip(cyc, cfg, state, stop, n_busy, design_ints):
     """Nothing moved this cycle: the next cycle at which something can (an event, a unit or bank that
     frees, the design's upkeep, a load of the design's memory-request queue that completes, GPGPU-Sim's
     decode), at most ``stop``; the cycles in between count as this
@@ -3803,6 +3755,7 @@ def _idle_skip(cyc, cfg, state, stop, n_busy, design_ints, compat):
     S = cfg[C_SCHEDS]
     NC = cfg[C_COLLECTORS]
     NB = cfg[C_BANKS]
+    compat = cfg[C_COMPAT] != 0
     slow = cfg[C_BANK_RCYC] > 1 or cfg[C_BANK_WCYC] > 1
     b_busy = state[S_B_BUSY]
     scalars = state[S_G]
@@ -3889,12 +3842,6 @@ def _idle_skip(cyc, cfg, state, stop, n_busy, design_ints, compat):
 
 
 # =========================================================================== the cycle loop
-#: the pipeline :func:`_run` is compiled for: GPGPU-Sim's (True) or rfmodel's own (False); numba reads a
-#: global as a constant when it compiles, and :func:`compiled_loop` compiles a copy of :func:`_run` that
-#: sees True
-_COMPAT = False
-
-
 def _run(
     op,
     src,
@@ -3930,11 +3877,9 @@ def _run(
 
     A cycle runs the stages above in order (docs/simulator.md, "The pipeline"); a stage that fails leaves
     the error in ``stats[K_ERR]`` and the loop stops at that cycle.  The stages are inlined into this one
-    compiled function, which runs without reference counting (``_nrt=False``): nothing here allocates.
-    The pipeline (``compat``: GPGPU-Sim's) is the global :data:`_COMPAT`, a constant of the compiled code,
-    so numba prunes the other pipeline's branches (:func:`compiled_loop` compiles one loop for each)."""
+    compiled function, which runs without reference counting (``_nrt=False``): nothing here allocates."""
     trace = (op, src, dst, psrc, pdst, usrc, udst, rzs, rzd, mem_ptr, mem_line)
-    compat = _COMPAT
+    compat = cfg[C_COMPAT] != 0
     steps = cfg[C_STEPS]
     skip_idle = cfg[C_SKIP] != 0
     memq = cfg[C_MEMQ]
@@ -3943,7 +3888,7 @@ def _run(
     stats = state[S_K]
     wbuf_on = cfg[C_WBUF] > 0 and (cfg[C_BANK_RCYC] > 1 or cfg[C_BANK_WCYC] > 1)
     wq_hist = state[S_WQ_HIST]
-    l1_step = compat and cfg[C_L1_STEP] != 0  # the L1D's latency queues: GPGPU-Sim's sectored L1D only
+    l1_step = cfg[C_L1_STEP] != 0
     n_blist, n_busy, n_idoc, n_ocex = _carried(cfg, state)
 
     cyc = scalars[G_CYCLE]
@@ -3959,7 +3904,7 @@ def _run(
         act = _events(cyc, state, stamp0) or act
         act = (
             _write_back(
-                cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write, compat
+                cyc, trace, cfg, tables, state, ust, design_ints, design_floats, h_deactivate, h_write
             )
             or act
         )
@@ -4010,12 +3955,11 @@ def _run(
                         stamp,
                         n_busy,
                         n_ocex,
-                        compat,
                     )
                     act = moved or act
                     if stats[K_ERR] != 0:
                         break
-                moved, n_blist = _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints, compat)
+                moved, n_blist = _arbitrate(cyc, cfg, tables, state, stamp, ph, n_blist, design_ints)
             else:
                 moved, n_idoc = _issue(
                     cyc,
@@ -4031,7 +3975,6 @@ def _run(
                     h_pool,
                     h_prefer,
                     n_idoc,
-                    compat,
                 )
             act = moved or act
             if stats[K_ERR] != 0:
@@ -4050,7 +3993,6 @@ def _run(
                     n_busy,
                     n_idoc,
                     n_blist,
-                    compat,
                 )
                 act = moved or act
                 if stats[K_ERR] != 0:
@@ -4077,7 +4019,7 @@ def _run(
             scalars[G_CYCLE] = cyc + 1
             return 0
         if not act and skip_idle:
-            cyc = _idle_skip(cyc, cfg, state, stop, n_busy, design_ints, compat)
+            cyc = _idle_skip(cyc, cfg, state, stop, n_busy, design_ints)
             if stats[K_ERR] != 0:
                 break
         cyc += 1
@@ -4112,31 +4054,21 @@ _ARG_TYPES = (
     *([HOOK_TYPE] * 10),
     types.int64,  # stop
 )
-#: the compiled loops by pipeline (``compat``), each compiled on first use
-_LOOPS: dict = {}
+_LOOP = None
 
 
-def compiled_loop(compat: bool = False):
-    """The compiled cycle loop of one pipeline (``compat``: GPGPU-Sim's), compiled or loaded from numba's
-    cache on first use, under :func:`compile_lock`; a first compile says so on stderr, since it takes
-    about a minute.  The two pipelines are two compiled functions, so a run compiles only its own: GPGPU-Sim's
-    is :func:`_run` with :data:`_COMPAT` True in its globals, named ``_run_compat`` (numba's cache names a
-    function's files by its qualified name)."""
-    compat = bool(compat)
-    loop = _LOOPS.get(compat)
-    if loop is None:
-        fn = _run
-        if compat:
-            fn = FunctionType(_run.__code__, {**_run.__globals__, "_COMPAT": True}, "_run_compat")
-            fn.__qualname__ = "_run_compat"
-        loop = njit(cache=True, _nrt=False)(fn)
-        what = "the cycle simulator (GPGPU-Sim's pipeline)" if compat else "the cycle simulator"
+def compiled_loop():
+    """The compiled cycle loop (compiled, or loaded from numba's cache, on first use, under
+    :func:`compile_lock`; a first compile says so on stderr, since it takes about a minute)."""
+    global _LOOP
+    if _LOOP is None:
+        loop = njit(cache=True, _nrt=False)(_run)
         with compile_lock():
-            note_first_compile(loop, what, "about a minute")
+            note_first_compile(loop, "the cycle simulator", "about a minute")
             loop.compile(types.int64(*_ARG_TYPES))
         loop.disable_compile()  # one signature, as the callers pass exactly these types
-        _LOOPS[compat] = loop
-    return loop
+        _LOOP = loop
+    return _LOOP
 
 
 #: the hooks (numba dispatchers) this process has compiled or loaded for :data:`HOOK_SIG`

@@ -873,7 +873,7 @@ def simulate_trace(
     if p.resident_ctas == 0:
         return _no_fit(trace, d, setup, attrs)
     st, ust = _state(p, sm)
-    loop = C.compiled_loop(opts.compat == "gpgpusim")
+    loop = C.compiled_loop()
     h = setup.hooks
     C.compiled_hooks(h)
     total = p.n_instrs
