@@ -93,6 +93,24 @@ def _scale(text: str):
 _SCALE_NUM = _num(0, L.MAX_EXECUTE_SCALE, above=True)
 _scale.bounds = f"'full' or a number {_SCALE_NUM.bounds}"
 
+
+def _warps(text: str):
+    """``evaluate --max-warps``: a number of warps, or ``auto`` (``rfmodel.evaluate``'s ``max_warps``)."""
+    if text == "auto":
+        return text
+    try:
+        return _WARPS_NUM(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {_warps.bounds}") from None
+
+
+_WARPS_NUM = _int(1, L.MAX_WARPS)
+_warps.bounds = f"'auto' or an integer {_WARPS_NUM.bounds}"
+
+#: ``--compat`` of ``evaluate`` and ``simulate`` (``rfmodel.sim.engine.COMPAT_MODES``, not imported here:
+#: the simulator's import is slow for a parser)
+COMPAT_CHOICES = ("none", "gpgpusim")
+
 #: what ``--out`` of ``evaluate`` and ``simulate`` writes, by the file's ending
 RESULT_FILES = {".nc": "NetCDF", ".csv": "CSV"}
 
@@ -251,6 +269,10 @@ def cmd_evaluate(args) -> int:
         seed=args.seed if args.seed is not None else cfg.get("seed", 0),
         arch=args.arch or cfg.get("arch", "sm_80"),
         tech=cfg.get("tech"),
+        **({"mode": args.mode} if args.mode else {}),
+        **({"max_warps": args.max_warps} if args.max_warps is not None else {}),
+        **({"sim_options": {"compat": args.compat}} if args.compat else {}),
+        **({"on_no_fit": args.on_no_fit} if args.on_no_fit else {}),
     )
     cols = ["ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles"]
     cols += [m for m in ("l1d_hit_rate", "collector_occupancy") if m in ds]
@@ -1389,7 +1411,13 @@ def _add_evaluate_parser(sub) -> None:
         "--param",
         action="append",
         metavar="NAME=V1,V2",
-        help="sweep a parameter (repeatable; product of all)",
+        help="sweep a parameter (repeatable; product of all, or see --mode)",
+    )
+    e.add_argument(
+        "--mode",
+        choices=("product", "points"),
+        help="how the --param lists combine: product (every combination; default) or points (the i-th "
+        "value of each list together; lists of one length)",
     )
     e.add_argument("--preset", metavar="NAME", help="a named configuration of the design (docs/designs.md)")
     e.add_argument("--method", choices=("analytic", "simulate", "montecarlo"))
@@ -1409,6 +1437,24 @@ def _add_evaluate_parser(sub) -> None:
     )
     e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75 to sm_90)")
     e.add_argument("--seed", type=_int(0, L.MAX_SEED), help="random seed (default 0)")
+    e.add_argument(
+        "--max-warps",
+        type=_warps,
+        metavar="N|auto",
+        help="the warps (whole CTAs) of each workload's SM share that are profiled or simulated; auto "
+        "(default): the analytic engine's profile sample, the whole share in the simulator",
+    )
+    e.add_argument(
+        "--compat",
+        choices=COMPAT_CHOICES,
+        help="--method simulate: the pipeline modelled (gpgpusim: GPGPU-Sim's; default none)",
+    )
+    e.add_argument(
+        "--on-no-fit",
+        choices=("error", "nan"),
+        help="a workload no point can host (not one CTA fits): an error (default with --workload) or "
+        "0 warps and NaN results",
+    )
     e.add_argument(
         "--out",
         type=_result_file,
@@ -1593,7 +1639,7 @@ def _add_simulate_parser(sub) -> None:
     m.add_argument("--preset", metavar="NAME", help="a named configuration of the design (docs/designs.md)")
     m.add_argument(
         "--compat",
-        choices=("none", "gpgpusim"),
+        choices=COMPAT_CHOICES,
         default="none",
         help="gpgpusim: GPGPU-Sim's register-file and collector semantics",
     )

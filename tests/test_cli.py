@@ -60,6 +60,43 @@ def test_evaluate_json_and_netcdf(tmp_path, capsys):
     assert out.stat().st_size > 0
 
 
+def test_evaluate_takes_the_apis_mode_max_warps_compat_and_on_no_fit(capsys):
+    """``rfmodel evaluate`` offers ``rfmodel.evaluate``'s ``mode``, ``max_warps``, ``sim_options`` (as
+    ``--compat``) and ``on_no_fit`` under the same names, with the same answers; a value that would not act
+    is refused as the API refuses it (exit 2, one line)."""
+    import numpy as np
+
+    import rfmodel
+
+    args = ["evaluate", "--workload", "saxpy", "--gpu", "fermi-gtx480", "--json"]
+    grid = ["--param", "num_banks=8,16", "--param", "collector_units=4,8"]
+    assert main([*args, *grid, "--mode", "points", "--max-warps", "8"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    ds = rfmodel.evaluate(
+        "baseline",
+        "saxpy",
+        "fermi-gtx480",
+        params={"num_banks": [8, 16], "collector_units": [4, 8]},
+        mode="points",
+        max_warps=8,
+    )
+    assert len(rows) == 2  # points: the i-th values together, not their 4 combinations
+    assert np.allclose([r["ipc"] for r in rows], ds["ipc"].values.ravel(), rtol=1e-12)
+    assert main([*args, "--method", "simulate", "--compat", "gpgpusim", "--max-warps", "8"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["attrs"]["calibration"] == "reference cycle simulator (compat=gpgpusim)"
+    # a point where not one CTA fits (saxpy's 256 threads, 128 at most): an error, or 0 warps if asked
+    small = ["--param", "max_threads_per_cta=128"]
+    assert main([*args, *small]) == 2
+    assert "max_threads_per_cta" in capsys.readouterr().err
+    assert main([*args, *small, "--max-warps", "auto", "--on-no-fit", "nan"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["warps"] == 0
+    assert main([*args, "--compat", "gpgpusim"]) == 2  # the analytic engine has no pipeline choice
+    assert "simulate" in capsys.readouterr().err
+    assert main([*args, "--max-warps", "0"]) == 2
+    assert "'auto' or an integer" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("command", ["evaluate", "simulate"])
 def test_a_result_file_of_another_ending_is_refused_before_anything_runs(command, tmp_path, capsys):
     """``--out`` writes NetCDF or CSV by the file's ending: ``r.txt`` is one error (exit 2) naming the
