@@ -79,33 +79,26 @@ def _num(low: float, high: float, *, above: bool = False, below: bool = False):
     return _bounded(float, low, high, above=above, below=below)
 
 
-def _scale(text: str):
-    """``--scale``: a built-in recipe's problem size, or ``full`` (a papers' benchmark at its original's
-    input)."""
-    if text == "full":
-        return text
-    try:
-        return _SCALE_NUM(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected {_scale.bounds}") from None
+def _word_or(word: str, number, noun: str):
+    """An option's type: the word ``word``, or a value of the bounded type ``number`` (:func:`_int`,
+    :func:`_num`; ``noun`` names it in the error)."""
+
+    def parse(text: str):
+        if text == word:
+            return text
+        try:
+            return number(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected {parse.bounds}") from None
+
+    parse.bounds = f"{word!r} or {noun} {number.bounds}"
+    return parse
 
 
-_SCALE_NUM = _num(0, L.MAX_EXECUTE_SCALE, above=True)
-_scale.bounds = f"'full' or a number {_SCALE_NUM.bounds}"
-
-
-def _warps(text: str):
-    """``evaluate --max-warps``: a number of warps, or ``auto`` (``rfmodel.evaluate``'s ``max_warps``)."""
-    if text == "auto":
-        return text
-    try:
-        return _WARPS_NUM(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected {_warps.bounds}") from None
-
-
-_WARPS_NUM = _int(1, L.MAX_WARPS)
-_warps.bounds = f"'auto' or an integer {_WARPS_NUM.bounds}"
+#: ``--scale``: a built-in recipe's problem size, or ``full`` (a papers' benchmark at its original's input)
+_scale = _word_or("full", _num(0, L.MAX_EXECUTE_SCALE, above=True), "a number")
+#: ``evaluate --max-warps``: a number of warps, or ``auto`` (``rfmodel.evaluate``'s ``max_warps``)
+_warps = _word_or("auto", _int(1, L.MAX_WARPS), "an integer")
 
 #: ``--compat`` of ``evaluate`` and ``simulate`` (``rfmodel.sim.engine.COMPAT_MODES``, not imported here:
 #: the simulator's import is slow for a parser)
