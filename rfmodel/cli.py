@@ -1446,7 +1446,7 @@ def _add_evaluate_parser(sub) -> None:
         "--on-no-fit",
         choices=("error", "nan"),
         help="a workload no point can host (not one CTA fits): an error (default with --workload) or "
-        "0 warps and NaN results",
+        "a row with 0 warps at such points",
     )
     e.add_argument(
         "--out",

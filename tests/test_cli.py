@@ -82,6 +82,9 @@ def test_evaluate_takes_the_apis_mode_max_warps_compat_and_on_no_fit(capsys):
     )
     assert len(rows) == 2  # points: the i-th values together, not their 4 combinations
     assert np.allclose([r["ipc"] for r in rows], ds["ipc"].values.ravel(), rtol=1e-12)
+    grid_api = {"num_banks": [8, 16], "collector_units": [4, 8]}
+    auto = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", params=grid_api, mode="points")["ipc"]
+    assert not np.allclose(auto.values.ravel(), ds["ipc"].values.ravel(), rtol=1e-12, atol=0)  # 8 warps act
     assert main([*args, "--method", "simulate", "--compat", "gpgpusim", "--max-warps", "8"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["attrs"]["calibration"] == "reference cycle simulator (compat=gpgpusim)"
