@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 from helpers_cli import small_search
 
@@ -324,6 +325,10 @@ def test_a_workload_that_never_fits_is_an_error_naming_the_resource(capsys):
     # a search asks for NaN instead
     ds = rfmodel.evaluate("baseline", "gemm_regblock16x8", on_no_fit="nan")
     assert float(ds["warps"].item()) == 0.0
+    # what the docstring says such a row holds: nothing ran
+    assert float(ds["ipc"].item()) == 0.0
+    assert np.isinf(float(ds["cycles"].item())) and np.isinf(float(ds["energy_pj_total"].item()))
+    assert np.isnan(float(ds["power_mw"].item())) and np.isnan(float(ds["bank_conflict_stall_cycles"].item()))
 
 
 def test_every_sm_field_in_a_grid_changes_the_analytic_model_or_is_refused(capsys):
