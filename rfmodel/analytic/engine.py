@@ -433,11 +433,12 @@ def workload_profile(
             prof = attach(prof, stored)
             _PROFILE_CACHE[key] = (content, prof)
             return prof
-    # a profile to build: on a first run after an install its builders compile first, a silent wait else
-    note_first_compile(_schedule, "the analytic engine's profile builders", "about half a minute")
     wl = load_workload(
         workload, arch=arch, num_sms=sm.num_sms, seed=seed, max_warps=max_warps, line_bytes=sm.l1d.line_bytes
     )
+    # a profile to build: on a first run after an install its builders compile first, a silent wait else
+    # (said once the workload is read, so that a workload refused gets its one error line alone)
+    note_first_compile(_schedule, "the analytic engine's profile builders", "about half a minute")
     pipe = memory_pipeline(wl.trace, sm)
     scheduled = issue_schedule(wl.trace, pipe, stats=True)
     order = {"rank": None if scheduled is None else scheduled[0]}
