@@ -17,6 +17,21 @@ def run(*args):
     )
 
 
+def test_python_dash_m_rfmodel_is_the_command():
+    """``python -m rfmodel`` runs the same command as the ``rfmodel`` script: its version, and a bad command's
+    one-line error with status 2."""
+    import rfmodel
+
+    ok = subprocess.run(
+        [sys.executable, "-m", "rfmodel", "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert ok.returncode == 0 and rfmodel.__version__ in ok.stdout, ok.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "rfmodel", "no-such-command"], capture_output=True, text=True, timeout=120
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("rfmodel: error: ") and bad.stderr.count("\n") == 1
+
+
 def test_help_lists_commands(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
