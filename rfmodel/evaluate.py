@@ -315,10 +315,11 @@ def evaluate(
 
     ``on_no_fit``: a workload that no design point can host (not one CTA fits: too many registers, warps
     or shared memory) is an error naming the limiting resource (``"error"``), or gives rows that say it ran
-    nothing (``"nan"``: 0 resident warps, IPC 0, cycles and total energy inf, power and the per-instruction
-    stalls NaN; the workload's own counts, e.g. ``rf_reads``, and the structures' area as at any point: a
-    design-space search where such points are infeasible; also what the default built-in suite gets,
-    ``workload=None``, on a GPU too small for some of its kernels).
+    nothing (``"nan"``: 0 resident warps, IPC 0, cycles and total energy inf, power, the stall counts and
+    the collectors' occupancy NaN; the workload's own counts and hit rates, e.g. ``rf_reads`` and
+    ``l1d_hit_rate``, and the structures' area as at any point: a design-space search where such points
+    are infeasible; also what the default built-in suite gets, ``workload=None``, on a GPU too small for
+    some of its kernels).
 
     ``max_warps``: ``"auto"`` profiles the first ``PROFILE_WARPS`` warps (analytic) and
     simulates the whole SM share (simulate); an integer keeps that many warps' whole CTAs.

@@ -329,6 +329,7 @@ def test_a_workload_that_never_fits_is_an_error_naming_the_resource(capsys):
     assert float(ds["ipc"].item()) == 0.0
     assert np.isinf(float(ds["cycles"].item())) and np.isinf(float(ds["energy_pj_total"].item()))
     assert np.isnan(float(ds["power_mw"].item())) and np.isnan(float(ds["bank_conflict_stall_cycles"].item()))
+    assert np.isnan(float(ds["collector_occupancy"].item())) and float(ds["rf_reads"].item()) > 0
 
 
 def test_every_sm_field_in_a_grid_changes_the_analytic_model_or_is_refused(capsys):
