@@ -970,3 +970,19 @@ def test_a_record_whose_simulation_ran_nothing_is_left_out_of_the_held_out_figur
     (g,) = _groups(recs, TINY)
     values = group_values(g, coef)
     assert values[0]["metrics"] and values[1]["metrics"] == {}
+
+
+def test_a_report_names_the_calibration_file_alike_wherever_it_was_made(tmp_path):
+    """The package's calibration is named from the project's folder (a report made in a checkout elsewhere
+    named it by its absolute path, which the shipped report then had to have edited); another file keeps
+    its absolute path."""
+    from pathlib import Path
+
+    from rfmodel.analytic.calibration import DEFAULT_FILE
+    from rfmodel.calibrate import shown_path
+
+    root = Path(__file__).resolve().parent.parent
+    assert shown_path(DEFAULT_FILE) == "rfmodel/data/calibration/analytic.json"
+    assert json.loads((root / "calib" / "report.json").read_text())["file"] == shown_path(DEFAULT_FILE)
+    elsewhere = tmp_path / "cal.json"
+    assert shown_path(elsewhere) == str(elsewhere.resolve())

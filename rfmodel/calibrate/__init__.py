@@ -1214,11 +1214,19 @@ def calibrate(
     result["ranking"] = eff["ranking"]
     if out:
         write_calibration(out, fitted, sweep, report, sv)
-        result["file"] = str(out)
+        result["file"] = shown_path(out)
     if report_path:
         slim = {d: {k: v for k, v in r.items() if k != "rows"} for d, r in result["designs"].items()}
         write_text(Path(report_path), json.dumps({**result, "designs": slim}, indent=2, default=str) + "\n")
     return result
+
+
+def shown_path(path) -> str:
+    """``path`` as a report names it: relative to the project's folder (the package's parent) where it lies
+    inside it, so that a report made anywhere names the package's own calibration alike, else absolute."""
+    p = Path(path).resolve()
+    root = Path(__file__).resolve().parent.parent.parent
+    return p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p)
 
 
 # ------------------------------------------------------------------------------------------ MC coverage
