@@ -115,6 +115,8 @@ def _result_file(text: str) -> Path:
     if path.suffix.lower() not in RESULT_FILES:
         allowed = ", ".join(f"{k} ({v})" for k, v in RESULT_FILES.items())
         raise argparse.ArgumentTypeError(f"{text!r}: expected a file ending in {allowed}")
+    if path.is_dir():  # refused now, not after the run whose result it was to hold
+        raise argparse.ArgumentTypeError(f"{text!r}: is a folder; expected a file to write")
     return path
 
 
@@ -368,8 +370,9 @@ RUN_ARG_KINDS = {
     ),
     **dict.fromkeys(("gpu", "algorithm", "arch"), "string"),
     "node": "numbers",
-    **dict.fromkeys(("pop", "generations", "seed", "reference_seeds", "uncertainty_samples"), "integer"),
-    "percentile": "number",
+    **dict.fromkeys(("pop", "generations", "seed", "reference_seeds"), "integer"),
+    "uncertainty_samples": "integer or null",
+    "percentile": "number or null",
     **dict.fromkeys(("no_brute_force", "no_store"), "bool"),
 }
 
@@ -387,6 +390,8 @@ def _run_description(saved, path) -> dict:
         "string": lambda v: isinstance(v, str),
         "integer": lambda v: isinstance(v, int) and number(v),
         "number": number,
+        "integer or null": lambda v: v is None or (isinstance(v, int) and number(v)),
+        "number or null": lambda v: v is None or number(v),
         "bool": lambda v: isinstance(v, bool),
     }
     if not isinstance(saved, dict):
@@ -422,9 +427,17 @@ def cmd_optimize(args) -> int:
     folder = Path(args.resume or args.out)
     if args.resume and not folder.is_dir():
         return _optimize(args)  # nothing to resume: the error names the missing run description
-    # one run at a time in a folder: a second would overwrite the first's checkpoints and front
-    with folder_lock(folder, clean=("checkpoint",)):
-        return _optimize(args)
+    made = not folder.exists()
+    try:
+        # one run at a time in a folder: a second would overwrite the first's checkpoints and front
+        with folder_lock(folder, clean=("checkpoint",)):
+            return _optimize(args)
+    except RfmodelError:
+        if made:  # a run refused before it began leaves no folder behind (only empty folders go)
+            for sub in (folder / "checkpoint", folder):
+                with contextlib.suppress(OSError):
+                    sub.rmdir()
+        raise
 
 
 def _optimize(args) -> int:
@@ -433,7 +446,7 @@ def _optimize(args) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rfmodel.io import output_set, read_text, write_figure, write_netcdf, write_text
+    from rfmodel.io import output_set, read_text, write_bytes, write_figure, write_netcdf, write_text
     from rfmodel.optimize.problem import DEFAULT_CELLS, DEFAULT_OBJECTIVES, optimize, pareto_table
     from rfmodel.runner import make_runner
 
@@ -451,11 +464,23 @@ def _optimize(args) -> int:
         except RecursionError:
             raise RfmodelError(f"{ckpt / 'run.json'}: not a run description (nested too deeply)") from None
         saved = _run_description(saved, ckpt / "run.json")
+        named = _given_dests(getattr(args, "argv", None) or [])
+        given = [f"--{k.replace('_', '-')}" for k in OPTIMIZE_RUN_ARGS if k in named]
+        if given:  # the saved arguments decide a resumed run: another value would be ignored
+            raise RfmodelError(
+                f"--resume continues {args.resume} with the arguments it started with; "
+                f"{', '.join(given)} cannot change them (start a new run with --out for that)"
+            )
+        if not saved.get("uncertainty"):  # a run description written before these two were refused alone
+            saved = {**saved, "uncertainty_samples": None, "percentile": None}
         for k in OPTIMIZE_RUN_ARGS:
             setattr(args, k, saved.get(k, getattr(args, k)))
         args.out = args.resume
     else:
-        write_text(ckpt / "run.json", json.dumps({k: getattr(args, k) for k in OPTIMIZE_RUN_ARGS}, indent=1))
+        run_file = ckpt / "run.json"
+        previous = run_file.read_bytes() if run_file.is_file() else None
+        write_text(run_file, json.dumps({k: getattr(args, k) for k in OPTIMIZE_RUN_ARGS}, indent=1))
+        written = run_file.stat().st_mtime_ns
     designs = args.design or None
     objectives = tuple(args.objective or DEFAULT_OBJECTIVES)
     import os
@@ -490,6 +515,15 @@ def _optimize(args) -> int:
             percentile=args.percentile,
             arch=args.arch,
         )
+    except RfmodelError:
+        # refused before the search began (no island's checkpoint since): the folder's run description
+        # is what it was, so a run there before can still be resumed
+        if not args.resume and not any(p.stat().st_mtime_ns >= written for p in ckpt.glob("*.ckpt")):
+            if previous is None:
+                run_file.unlink(missing_ok=True)
+            else:
+                write_bytes(run_file, previous)
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -1555,17 +1589,15 @@ def _add_optimize_parser(sub) -> None:
     o.add_argument(
         "--uncertainty-samples",
         type=_int(2, L.MAX_ROBUST_SAMPLES),
-        default=32,
         metavar="N",
-        help="Monte-Carlo draws per point with --uncertainty (default 32)",
+        help="Monte-Carlo draws per point with --uncertainty (default 32; refused without it)",
     )
     o.add_argument(
         "--percentile",
         type=_num(50, 100, above=True, below=True),
-        default=97.5,
         metavar="P",
         help="with --uncertainty: each minimized objective at its P-th percentile, each maximized "
-        "one at its (100-P)-th (50 < P < 100; default 97.5)",
+        "one at its (100-P)-th (50 < P < 100; default 97.5; refused without --uncertainty)",
     )
     o.add_argument(
         "--validate",
@@ -2006,13 +2038,32 @@ def _load_design_files(paths) -> None:
     os.environ[DESIGNS_ENV] = os.pathsep.join(given + [str(Path(x).expanduser().resolve()) for x in paths])
 
 
+def _given_dests(argv) -> set[str]:
+    """The options the command line ``argv`` gives (their destinations), whatever their values: what a
+    parse with no option's default sets."""
+
+    def no_defaults(parser):
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sp in dict.fromkeys(a.choices.values()):
+                    no_defaults(sp)
+            else:
+                a.default = argparse.SUPPRESS
+
+    parser = build_parser()
+    no_defaults(parser)
+    return set(vars(parser.parse_args(argv)))
+
+
 def main(argv=None) -> int:
     warnings.formatwarning = _one_line_warning
     parser = build_parser()
+    argv = None if argv is None else [str(a) for a in argv]  # paths too, from Python
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # a usage error (exit 2, one line on stderr) or --help (0): returned, as the rest
         return e.code if isinstance(e.code, int) else 2
+    args.argv = sys.argv[1:] if argv is None else argv  # what was given, not defaulted (_given_dests)
     if getattr(args, "command", None) is None:
         parser.print_help()
         return 0
@@ -2038,7 +2089,7 @@ def main(argv=None) -> int:
     except RfmodelError as e:
         print(error_line(e), file=sys.stderr)
         return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:
         print(error_line(f"{e.filename or ''}: {e.strerror}"), file=sys.stderr)
         return 2
     except OSError as e:  # a full disk under a write of no named output (standard output redirected to it)

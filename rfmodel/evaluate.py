@@ -177,6 +177,11 @@ def _grid(params: Mapping[str, Iterable] | None, mode: str):
             coords[k] = v
             dims.append(k)
     else:
+        if not params:  # the point axis would have nothing to list (and no length to take)
+            raise RfmodelError(
+                "mode 'points' lists points of the parameters, and none is given: give params (`--param` "
+                "on the command line), or leave mode at 'product' for the one default point"
+            )
         lengths = {k: len(np.atleast_1d(v)) for k, v in params.items()}
         if len(set(lengths.values())) > 1:
             raise RfmodelError(f"mode 'points' needs equal-length parameter lists, got {lengths}")

@@ -865,3 +865,59 @@ def test_a_full_disk_in_a_worker_process_is_the_same_one_error(tmp_path):
     with pytest.raises(RfmodelError, match=r"x\.csv: cannot write here: file too large"):
         list(ProcessRunner(1).run(_write_beyond_the_file_size_limit, [tmp_path / "x.csv"]))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_mode_points_without_parameters_is_refused(capsys):
+    """A point list with no parameter had no length: an xarray traceback from both the CLI and the API."""
+    with pytest.raises(RfmodelError, match="mode 'points'.*none is given"):
+        rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", mode="points")
+    with pytest.raises(RfmodelError, match="mode 'points'"):
+        rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", mode="points", params={})
+    assert "--param" in run_cli(["evaluate", "--workload", "saxpy", "--mode", "points"], capsys)
+
+
+def test_a_result_file_that_is_a_folder_is_refused_before_the_run(tmp_path, capsys):
+    (tmp_path / "r.csv").mkdir()
+    err = run_cli(["evaluate", "--workload", "saxpy", "--out", tmp_path / "r.csv"], capsys)
+    assert "is a folder" in err
+
+
+@pytest.mark.parametrize("study", ["ltrf", "corf"])
+def test_a_study_folder_under_a_file_is_one_error_line(tmp_path, capsys, study):
+    """Every study made its folder only after its runs, and under a file that was a traceback."""
+    f = tmp_path / "f"
+    f.write_text("")
+    assert "is a file" in run_cli(["study", study, "--quick", "--out", f / "st"], capsys)
+    assert "is a file" in run_cli(["study", study, "--quick", "--out", f], capsys)
+
+
+def test_an_optimize_run_refused_at_its_start_leaves_the_folder_as_it_was(tmp_path, capsys):
+    """run.json was written before the arguments were checked: a refused run left a folder behind, and in
+    a folder of an earlier run replaced the description that run resumes from."""
+    fresh = tmp_path / "fresh"
+    run_cli([*small_search(), "--out", fresh, "--objective", "ipcc:max"], capsys)
+    assert not fresh.exists()
+    old = tmp_path / "old"
+    assert main([*small_search(), "--out", old, "--seed", "3"]) == 0
+    described = (old / "checkpoint" / "run.json").read_text()
+    run_cli([*small_search(), "--out", old, "--cell", "sram-hpp"], capsys)
+    assert (old / "checkpoint" / "run.json").read_text() == described
+
+
+def test_options_a_run_would_ignore_are_refused(tmp_path, capsys):
+    """--percentile and --uncertainty-samples without --uncertainty, and a resumed run's own arguments,
+    changed nothing and said nothing."""
+    for extra in (["--percentile", "90"], ["--uncertainty-samples", "8"]):
+        err = run_cli([*small_search(), "--out", tmp_path / "p", *extra], capsys)
+        assert "robust search" in err and extra[0] in err
+    from rfmodel.optimize import optimize
+
+    with pytest.raises(RfmodelError, match="percentile"):
+        optimize(["baseline"], ["saxpy"], "fermi-gtx480", percentile=90)
+    run = tmp_path / "run"
+    assert main([*small_search(), "--out", run]) == 0
+    capsys.readouterr()
+    for extra in (["--seed", "5"], ["--generations", "2"], ["--seed", "0"]):
+        err = run_cli(["optimize", "--quiet", "--resume", run, *extra], capsys)
+        assert extra[0] in err and "--resume" in err
+    assert main(["optimize", "--quiet", "--workers", "1", "--resume", run]) == 0

@@ -57,6 +57,9 @@ MAX_EVALUATIONS = 10_000_000
 MAX_MC_EVALUATIONS = EVALUATE_LIMITS["montecarlo"]
 #: an island's space is enumerated for the exhaustive reference front up to this many points
 BRUTE_FORCE_MAX = 20_000
+#: a robust search's Monte-Carlo draws per point and percentile unless it says otherwise (``optimize``'s
+#: ``samples`` and ``percentile``, given only with ``uncertainty``)
+ROBUST_SAMPLES, ROBUST_PERCENTILE = 32, 97.5
 #: the main-RF cells searched by default (the technology layer's cells with timing and costs)
 DEFAULT_CELLS = ("sram-hp", "sram-lstp", "sram-lop", "tfet", "dwm", "stt-ram", "stt-ram-relaxed")
 #: design parameters never searched by default: the latency override (a sweep knob, not a technology),
@@ -369,13 +372,15 @@ class _Island:
         reference,
         eval_kw,
         uncertainty=None,
-        samples=32,
-        percentile=97.5,
+        samples=None,
+        percentile=None,
     ):
         self.design, self.space, self.workloads, self.sm = design, space, workloads, sm
         self.objectives, self.constraints = objectives, constraints
         self.reference, self.eval_kw = reference, eval_kw
-        self.uncertainty, self.samples, self.percentile = uncertainty, samples, percentile
+        self.uncertainty = uncertainty
+        self.samples = ROBUST_SAMPLES if samples is None else samples
+        self.percentile = ROBUST_PERCENTILE if percentile is None else percentile
 
     def inputs(self) -> tuple:
         """What decides the island's values, as text (part of a checkpoint's signature and of the evaluation
@@ -1048,6 +1053,17 @@ def _checked_search(
     generations = expect_int("generations", generations, low=1, high=MAX_GENERATIONS)
     reference_seeds = expect_int("reference_seeds", reference_seeds, low=0, high=MAX_REFERENCE_SEEDS)
     seed = expect_int("seed", seed, low=0, high=MAX_SEED - reference_seeds)  # the reference runs: the next
+    if not uncertainty:  # a robust search's settings: they would change nothing without the uncertainty
+        named = (("samples (--uncertainty-samples)", samples), ("percentile (--percentile)", percentile))
+        given = [n for n, v in named if v is not None]
+        if given:
+            raise RfmodelError(
+                f"{' and '.join(given)}: settings of a robust search, which needs uncertainty "
+                "(--uncertainty: the inputs' widths, e.g. {'mem_fraction': 'normal:0.1'}); without it "
+                "each point is evaluated once"
+            )
+    samples = ROBUST_SAMPLES if samples is None else samples
+    percentile = ROBUST_PERCENTILE if percentile is None else percentile
     if uncertainty:
         from rfmodel.analytic.montecarlo import check_widths
 
@@ -1320,8 +1336,8 @@ def optimize(
     checkpoint=None,
     resume: bool = False,
     uncertainty=None,
-    samples: int = 32,
-    percentile: float = 97.5,
+    samples: int | None = None,
+    percentile: float | None = None,
     nodes=(45,),
     structure_cells=("sram-hp",),
     reference_seeds: int = 0,
@@ -1436,8 +1452,8 @@ def optimize(
             brute_force=False,
             runner=runner,
             uncertainty=uncertainty,
-            percentile=percentile,
-            samples=samples,
+            percentile=percentile if uncertainty else None,
+            samples=samples if uncertainty else None,
             nodes=nodes,
             structure_cells=structure_cells,
             store=store,

@@ -64,6 +64,21 @@ class StudyParser(argparse.ArgumentParser):
     def error(self, message):
         raise RfmodelError(f"{message} (see '{self.prog} --help')")
 
+    def parse_args(self, args=None, namespace=None):
+        """The options, with ``--out`` checked before the study runs: a folder that can be made here (not
+        under a file, nor an existing file itself)."""
+        from pathlib import Path
+
+        from rfmodel.io import check_writable
+
+        a = super().parse_args(args, namespace)
+        out = getattr(a, "out", None)
+        if out:
+            if Path(out).exists() and not Path(out).is_dir():
+                raise RfmodelError(f"--out {out}: is a file; a study writes a folder")
+            check_writable(out)
+        return a
+
 
 def study_parser(
     prog: str,
