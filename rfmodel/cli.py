@@ -115,9 +115,32 @@ def _result_file(text: str) -> Path:
     if path.suffix.lower() not in RESULT_FILES:
         allowed = ", ".join(f"{k} ({v})" for k, v in RESULT_FILES.items())
         raise argparse.ArgumentTypeError(f"{text!r}: expected a file ending in {allowed}")
-    if path.is_dir():  # refused now, not after the run whose result it was to hold
-        raise argparse.ArgumentTypeError(f"{text!r}: is a folder; expected a file to write")
+    with contextlib.suppress(OSError):  # a name the system refuses is check_writable's to say
+        if path.is_dir():  # refused now, not after the run whose result it was to hold
+            raise argparse.ArgumentTypeError(f"{text!r}: is a folder; expected a file to write")
     return path
+
+
+class _StoreOnce(argparse._StoreAction):
+    """An option that takes one value: given twice, the second would silently replace the first, so it is
+    refused (an option that takes several is repeatable, ``append``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_given", set())
+        if option_string is not None and self.dest in seen:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice; it takes one value")
+        seen.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _store_once(parser: argparse.ArgumentParser) -> None:
+    """Make every one-value option of ``parser`` and its sub-commands a :class:`_StoreOnce`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                _store_once(sub)
+        elif type(action) is argparse._StoreAction:
+            action.__class__ = _StoreOnce
 
 
 def _state_bounds(parser: argparse.ArgumentParser) -> None:
@@ -195,6 +218,17 @@ def _read_eval_config(path: str) -> dict:
 DISTRIBUTIONS = ("normal", "lognormal", "uniform")
 
 
+def _given_once(pairs, option: str) -> dict:
+    """``(name, value)`` pairs of a repeatable option (``--param``, ``--uncertainty``) as a table; a name
+    given twice is refused (the later would silently replace the earlier)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise RfmodelError(f"{option} {k}: given twice; give each name once (several values: {k}=A,B)")
+        out[k] = v
+    return out
+
+
 def _parse_uncertainty(text: str) -> tuple[str, object]:
     """``NAME=DIST:WIDTH`` (``mem_fraction=normal:0.1``) or ``model_error=calibrated``."""
     name, eq, spec = text.partition("=")
@@ -240,14 +274,10 @@ def cmd_evaluate(args) -> int:
         raise RfmodelError("--reference applies when several --design are compared")
     params = _preset_params(designs[0], args.preset)
     params.update(cfg.get("params", {}))
-    for p in args.param or []:
-        k, v = _parse_param(p)
-        params[k] = v
+    params.update(_given_once(map(_parse_param, args.param or []), "--param"))
     workloads = recipe_workload(args.workload or cfg.get("workloads"), args.recipe)
     uncertainty = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg.get("uncertainty", {}).items()}
-    for u in args.uncertainty or []:
-        k, v = _parse_uncertainty(u)
-        uncertainty[k] = v
+    uncertainty.update(_given_once(map(_parse_uncertainty, args.uncertainty or []), "--uncertainty"))
     method = args.method or cfg.get("method", "analytic")
     if uncertainty and method != "montecarlo":
         raise RfmodelError("--uncertainty needs --method montecarlo")
@@ -506,7 +536,7 @@ def _optimize(args) -> int:
             runner=runner,
             checkpoint=ckpt,
             resume=bool(args.resume),
-            uncertainty=dict(_parse_uncertainty(u) for u in args.uncertainty or ()) or None,
+            uncertainty=_given_once(map(_parse_uncertainty, args.uncertainty or ()), "--uncertainty") or None,
             nodes=tuple(args.node or (45,)),
             reference_seeds=args.reference_seeds,
             store=not args.no_store,
@@ -1010,9 +1040,7 @@ def cmd_simulate(args) -> int:
     from rfmodel.io import write_netcdf, write_text
 
     params = _preset_params(args.design, args.preset)
-    for p in args.param or []:
-        k, v = _parse_param(p)
-        params[k] = v
+    params.update(_given_once(map(_parse_param, args.param or []), "--param"))
     update, close = _lazy_bar(not args.quiet, "simulate")
     try:
         ds = evaluate(
@@ -1314,8 +1342,7 @@ def cmd_tolerance(args) -> int:
     from rfmodel.tolerance import max_tolerable_latency
 
     params = {}
-    for p in args.param or []:
-        k, v = _parse_param(p)
+    for k, v in _given_once(map(_parse_param, args.param or []), "--param").items():
         if len(v) != 1:
             raise RfmodelError(f"--param {k}: give one value (the latency is what is searched)")
         params[k] = v[0]
@@ -1988,6 +2015,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_tech(sub)
     _add_study_parser(sub)
     _state_bounds(p)
+    _store_once(p)
     return p
 
 

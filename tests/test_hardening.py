@@ -921,3 +921,19 @@ def test_options_a_run_would_ignore_are_refused(tmp_path, capsys):
         err = run_cli(["optimize", "--quiet", "--resume", run, *extra], capsys)
         assert extra[0] in err and "--resume" in err
     assert main(["optimize", "--quiet", "--workers", "1", "--resume", run]) == 0
+
+
+def test_an_option_given_twice_is_refused_not_overwritten(capsys):
+    """The later of two --gpu, --design (one-design commands) or --param of one name replaced the earlier
+    without a word."""
+    base = ["evaluate", "--workload", "saxpy"]
+    assert "given twice" in run_cli([*base, "--gpu", "fermi-gtx480", "--gpu", "volta-v100"], capsys)
+    assert "given twice" in run_cli([*base, "--method", "simulate", "--method", "analytic"], capsys)
+    sim = ["simulate", "--workload", "saxpy", "--max-warps", "8", "--quiet"]
+    assert "--design" in run_cli([*sim, "--design", "baseline", "--design", "malekeh"], capsys)
+    assert "num_banks" in run_cli([*base, "--param", "num_banks=4", "--param", "num_banks=32"], capsys)
+    unc = ["--method", "montecarlo", "--samples", "10"]
+    widths = ["--uncertainty", "mem_fraction=normal:0.1", "--uncertainty", "mem_fraction=uniform:0.5"]
+    assert "mem_fraction" in run_cli([*base, *unc, *widths], capsys)
+    # several values of one name, and options that take several, stay as they were
+    assert main([*base, "--param", "num_banks=4,8", "--design", "baseline", "--design", "bow"]) == 0

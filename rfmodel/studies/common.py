@@ -64,9 +64,12 @@ class StudyParser(argparse.ArgumentParser):
     def error(self, message):
         raise RfmodelError(f"{message} (see '{self.prog} --help')")
 
+    #: whether ``--out`` names a folder (a study's report folder; the claims table is a file)
+    out_folder = False
+
     def parse_args(self, args=None, namespace=None):
-        """The options, with ``--out`` checked before the study runs: a folder that can be made here (not
-        under a file, nor an existing file itself)."""
+        """The options, with ``--out`` checked before the study runs: a file or folder that can be made
+        here (not under a file; a report folder not an existing file either)."""
         from pathlib import Path
 
         from rfmodel.io import check_writable
@@ -74,7 +77,7 @@ class StudyParser(argparse.ArgumentParser):
         a = super().parse_args(args, namespace)
         out = getattr(a, "out", None)
         if out:
-            if Path(out).exists() and not Path(out).is_dir():
+            if self.out_folder and Path(out).exists() and not Path(out).is_dir():
                 raise RfmodelError(f"--out {out}: is a file; a study writes a folder")
             check_writable(out)
         return a
@@ -94,6 +97,7 @@ def study_parser(
     and ``--docs``; with ``gpu = (preset, which)`` then ``--gpu`` (default ``preset``, described as
     ``which``), and with ``paper`` then ``--workloads`` and ``--suite`` (:func:`add_workload_options`)."""
     ap = StudyParser(prog=prog, description=doc.split("\n")[0])
+    ap.out_folder = True
     ap.add_argument("--quick", action="store_true", help=quick)
     ap.add_argument(
         "--out", default=out, metavar="DIR", help=f"the report folder and run log (default: {out})"
