@@ -2104,6 +2104,11 @@ def main(argv=None) -> int:
             target = getattr(args, key, None)
             if isinstance(target, str | Path) and str(target):
                 check_writable(str(target))  # before a long run, not after it
+        from rfmodel.designs.base import DESIGNS_ENV, load_design_file
+
+        for path in os.environ.get(DESIGNS_ENV, "").split(os.pathsep):
+            if path.strip():  # read now, whatever the run's designs: a broken file is this command's error
+                load_design_file(path.strip())
         if args.design_file:
             _load_design_files(args.design_file)
         rc = int(args.func(args) or 0)

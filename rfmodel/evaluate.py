@@ -272,6 +272,11 @@ def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
     for k in grid:
         if k not in known:
             raise UnknownNameError(f"parameter of design '{design.name}'", k, known)
+    if "name" in grid:  # the GPU's identity, not a parameter: its calibration is looked up by it
+        raise RfmodelError(
+            "parameter 'name': the GPU's name names its preset (its calibration is looked up by it), "
+            "it is not a parameter to vary; give another GPU (gpu=, --gpu) instead"
+        )
     trial = {k: np.unique(np.asarray(v).ravel()) for k, v in grid.items() if k in fields}
     # validate every value through the specs (one error naming the field and allowed range): the fields
     # given one value together (they may depend on each other: warps_per_sm and max_threads_per_cta), then
@@ -695,6 +700,13 @@ def _engine_inputs(design, workload, gpu, params, mode, tech, method, samples=1)
     technology cell in it), within ``method``'s size limit at ``samples`` draws a point (Monte-Carlo)."""
     d = get_design(design)
     sm = resolve_gpu(gpu)
+    allowed = (*DEFAULT_TECH, "main_cell", *d.tech_options)
+    unknown = [k for k in (tech or {}) if k not in allowed]
+    if unknown:  # a misspelt key changed nothing
+        raise RfmodelError(
+            f"tech: {', '.join(map(repr, unknown))} is not a technology option of design '{d.name}'; "
+            f"allowed: {', '.join(allowed)}"
+        )
     tech = {**DEFAULT_TECH, **(tech or {})}
     workloads = _workload_list(workload)
     grid, dims, coords = _grid(params, mode)

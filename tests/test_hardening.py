@@ -937,3 +937,18 @@ def test_an_option_given_twice_is_refused_not_overwritten(capsys):
     assert "mem_fraction" in run_cli([*base, *unc, *widths], capsys)
     # several values of one name, and options that take several, stay as they were
     assert main([*base, "--param", "num_banks=4,8", "--design", "baseline", "--design", "bow"]) == 0
+
+
+def test_settings_that_changed_nothing_are_refused(tmp_path, monkeypatch, capsys):
+    """A misspelt tech key, the GPU's name as a parameter (it only lost the GPU's calibration) and a broken
+    RFMODEL_DESIGNS file beside a built-in design were taken without a word."""
+    with pytest.raises(RfmodelError, match="'nod_nm'.*allowed: cell, node_nm, main_cell"):
+        rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", tech={"node_nm": 32, "nod_nm": 22})
+    # a design's own option stays allowed, on that design only
+    rfmodel.evaluate("stt", "saxpy", "fermi-gtx480", tech={"wb_capacity_kb": 8})
+    with pytest.raises(RfmodelError, match="wb_capacity_kb"):
+        rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", tech={"wb_capacity_kb": 8})
+    capsys.readouterr()  # a first run's compile notes are not the CLI's errors below
+    assert "'name'" in run_cli(["evaluate", "--workload", "saxpy", "--param", "name=foo"], capsys)
+    monkeypatch.setenv("RFMODEL_DESIGNS", str(tmp_path / "missing.py"))
+    assert "missing.py" in run_cli(["evaluate", "--workload", "saxpy", "--design", "baseline"], capsys)

@@ -432,6 +432,9 @@ class Design:
     fit_metrics: ClassVar[tuple[str, ...]] = ()
     #: the design's own stall reasons in the simulator (``may_issue`` returns the j-th as ``j``)
     stall_reasons: ClassVar[tuple[str, ...]] = ()
+    #: the keys of ``evaluate``'s ``tech`` the design's structures read beyond every design's (``cell``,
+    #: ``node_nm``, ``main_cell``): another key is refused, not ignored
+    tech_options: ClassVar[tuple[str, ...]] = ()
     #: capability tags: the design has simulator hooks; the hooks need the trace being simulated
     supports_simulate: ClassVar[bool] = False
     needs_trace: ClassVar[bool] = False

@@ -225,6 +225,7 @@ class Stt(SlowBanks, Design):
     supports_simulate = True
     needs_trace = True
     size_parameters = {"wb_entries": ("write_buffer",)}
+    tech_options = ("wb_capacity_kb",)  # the write buffer costed at another capacity (the paper's 8 KB)
     #: the paper's configurations (section 4.1) and the per-bank buffer of Fig. 7 (``STT+WB-perbank``: one
     #: entry per bank, i.e. the paper's wb_perbank_16 on 16 banks; set ``wb_entries`` for others)
     presets = {
