@@ -57,7 +57,7 @@ import xarray as xr
 
 from rfmodel.designs.base import Design, design_names, get_design
 from rfmodel.energy.accounting import event_counts
-from rfmodel.errors import RfmodelError, UnknownNameError, expect_int
+from rfmodel.errors import RfmodelError, UnknownNameError, expect_between, expect_int
 from rfmodel.limits import MAX_SAMPLES, MAX_SEED
 from rfmodel.results import SCALAR_METRICS, UNITS, assemble  # noqa: F401
 from rfmodel.sim.core import STALL_REASONS
@@ -599,7 +599,21 @@ def sensitivity(
     kw.pop("method", None)
     d = get_design(design)
     sm = resolve_gpu(gpu)
-    x = float(_param_value(d, sm, param) if at is None else at)
+    known = set(_sm_fields(sm)) | {"collector_units"} | set(d.parameters)
+    if not isinstance(param, str) or param not in known:
+        raise UnknownNameError(f"parameter of design '{d.name}'", param, known)
+    if param in (params or {}):
+        raise RfmodelError(f"params['{param}']: the parameter differentiated is set by at=, not in params")
+    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    if not metrics:
+        raise RfmodelError("metrics: name at least one metric, e.g. ('ipc',)")
+    expect_between("rel_step", rel_step, 0.0, 1.0, "0.05")
+    value = _param_value(d, sm, param) if at is None else at
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise RfmodelError(f"parameter '{param}' = {value!r}: not a number, so it has no derivative")
+    x = float(value)
+    if not np.isfinite(x):
+        raise RfmodelError(f"at = {at!r}: not a finite number")
     integer = param in INTEGER_PARAMS or (param in d.parameters and d.Params.field_info(param).type is int)
     h = max(abs(x) * rel_step, 1e-6)
     lo, hi = x - h, x + h
@@ -618,6 +632,8 @@ def sensitivity(
                 return False
             return True
 
+        if not valid(x):
+            raise RfmodelError(f"at = {at!r}: not a value {param} takes on {sm.name}")
         # the nearest valid values (a bank count must divide the registers, ...); one-sided at a bound
         lo = next((v for v in range(x - step, 0, -1) if valid(v)), x)
         hi = next((v for v in range(x + step, 64 * max(x, 1) + 2) if valid(v)), x)
@@ -636,6 +652,8 @@ def sensitivity(
         ds = evaluate(d, workload, sm, method="analytic", params={**other, param: [lo, x, hi]}, **kw)
     out = xr.Dataset(attrs={**ds.attrs, "sensitivity_param": param, "x": x, "x_lo": lo, "x_hi": hi})
     for m in metrics:
+        if m not in ds.data_vars:
+            raise UnknownNameError("metric", m, sorted(ds.data_vars))
         y = ds[m]
         y_lo, y0, y_hi = (y.isel({param: i}, drop=True) for i in range(3))
         der = (y_hi - y_lo) / (hi - lo)

@@ -952,3 +952,35 @@ def test_settings_that_changed_nothing_are_refused(tmp_path, monkeypatch, capsys
     assert "'name'" in run_cli(["evaluate", "--workload", "saxpy", "--param", "name=foo"], capsys)
     monkeypatch.setenv("RFMODEL_DESIGNS", str(tmp_path / "missing.py"))
     assert "missing.py" in run_cli(["evaluate", "--workload", "saxpy", "--design", "baseline"], capsys)
+
+
+@pytest.mark.parametrize(
+    "kw, says",
+    [
+        ({"rel_step": float("nan")}, "rel_step"),
+        ({"rel_step": -0.5}, "rel_step"),
+        ({"metrics": ("ipcc",)}, "did you mean 'ipc'"),
+        ({"metrics": ()}, "at least one metric"),
+        ({"param": "main_cell"}, "not a number"),
+        ({"param": "nonexistent"}, "nonexistent"),
+        ({"params": {"num_banks": [4, 8]}}, "at="),
+        ({"at": -3}, "not a value num_banks takes"),
+    ],
+)
+def test_local_sensitivity_refuses_what_it_cannot_differentiate(kw, says):
+    """rfmodel.sensitivity raised ValueError, KeyError or TypeError on these, or dropped them silently
+    (a grid of the parameter differentiated; a negative step taken as none)."""
+    with pytest.raises(RfmodelError, match=says):
+        rfmodel.sensitivity("baseline", "saxpy", "fermi-gtx480", **kw)
+
+
+def test_local_sensitivity_takes_one_metric_by_name():
+    ds = rfmodel.sensitivity("baseline", "saxpy", "fermi-gtx480", metrics="ipc")
+    assert set(ds.data_vars) == {"ipc", "d_ipc", "elasticity_ipc"}
+
+
+def test_global_sensitivity_refuses_an_unknown_metric_before_it_runs(tmp_path, capsys):
+    out = tmp_path / "s"
+    args = ["sensitivity", "--workload", "saxpy", "--metric", "ipcc", "--samples", "2", "--out", out]
+    assert "'ipcc'" in run_cli(args, capsys)
+    assert not out.exists()

@@ -21,7 +21,7 @@ import xarray as xr
 
 from rfmodel.errors import RfmodelError, expect_int
 from rfmodel.evaluate import evaluate, resolve_gpu
-from rfmodel.optimize.problem import DEFAULT_CELLS, METRICS, Variable, design_space, metric
+from rfmodel.optimize.problem import DEFAULT_CELLS, METRICS, Variable, check_metric, design_space, metric
 from rfmodel.workload.suite import default_workloads
 
 #: the SM's register-file fields over a range every built-in workload fits on the preset GPUs
@@ -63,6 +63,7 @@ def global_sensitivity(
 
     samples = expect_int("samples", samples, low=2, high=MAX_SENSITIVITY_SAMPLES)
     seed = expect_int("seed", seed, low=0, high=MAX_SEED)
+    check_metric(metric_name, design)  # before the model runs, not after
     space = design_space(design, SENSITIVITY_SPACE, DEFAULT_CELLS if cells is None else tuple(cells))
     if variables:
         known = {v.name: v for v in space}
