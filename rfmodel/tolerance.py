@@ -60,6 +60,11 @@ def bisect_tolerance(
     tol = _number("tol", tol, 0.0, 1.0, lo_open=True)
     hi = _number("hi", hi, 1.0, MAX_LATENCY_X)
     resolution = _number("resolution", resolution, MIN_RESOLUTION, MAX_LATENCY_X)
+    if resolution >= hi - 1.0 and hi > 1.0:  # no interval to halve: every answer below hi would be 1x
+        raise RfmodelError(
+            f"resolution {resolution:g}: the search interval [1, {hi:g}] is no wider, so the bisection "
+            f"could only answer 1x; give a resolution below {hi - 1.0:g}"
+        )
     threshold = (1.0 - tol) * float(ref_ipc)
     seen: dict[float, float] = {}
 

@@ -984,3 +984,27 @@ def test_global_sensitivity_refuses_an_unknown_metric_before_it_runs(tmp_path, c
     args = ["sensitivity", "--workload", "saxpy", "--metric", "ipcc", "--samples", "2", "--out", out]
     assert "'ipcc'" in run_cli(args, capsys)
     assert not out.exists()
+
+
+def test_a_tolerance_resolution_as_wide_as_the_search_is_refused(tmp_path, capsys):
+    """At --resolution 30 over [1, 16] nothing was bisected: 1x came back as the answer, with no note."""
+    from rfmodel.tolerance import bisect_tolerance
+
+    with pytest.raises(RfmodelError, match="resolution 15"):
+        bisect_tolerance(lambda x: 1.0 if x <= 4 else 0.0, 1.0, hi=16.0, resolution=15.0)
+    assert (
+        bisect_tolerance(lambda x: 1.0 if x <= 4 else 0.0, 1.0, hi=16.0, resolution=14.0)["latency_x"] == 1.0
+    )
+    args = [
+        "tolerance",
+        "--design",
+        "baseline",
+        "--workload",
+        "saxpy",
+        "--method",
+        "analytic",
+        "--resolution",
+        "30",
+    ]
+    assert "resolution" in run_cli(args, capsys)
+    assert "positive integer" in run_cli(["study", "ltrf", "--active-warps", "-5", "--out", tmp_path], capsys)

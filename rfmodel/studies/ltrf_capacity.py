@@ -47,6 +47,7 @@ from rfmodel.studies.common import (
     mean,
     measured_classes,
     pct,
+    positive_int,
     publish,
     quick_help,
     study_parser,
@@ -332,7 +333,7 @@ def build_parser(prog: str):
     add_names_option(
         ap, "--methods", engines, kind="engine", metavar="ENGINE", help="simulate, analytic (default: both)"
     )
-    ap.add_argument("--active-warps", type=int, default=8, help="active warps per SM (paper: 8)")
+    ap.add_argument("--active-warps", type=positive_int, default=8, help="active warps per SM (paper: 8)")
     return ap
 
 
