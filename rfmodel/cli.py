@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 
 from rfmodel import limits as L
-from rfmodel.errors import RfmodelError, error_line, expect_mapping, unknown_key_message
+from rfmodel.errors import RfmodelError, UnknownNameError, error_line, expect_mapping, unknown_key_message
 
 DEFAULT_OUT = "rfmodel-out"
 
@@ -793,6 +793,10 @@ def cmd_workload_classes(args) -> int:
     from rfmodel.classes import CLASSES, load_classes, measure, save_classes, stale, thresholds
     from rfmodel.workload.suite import suite_names
 
+    shipped = suite_names("all")
+    for n in args.workload or ():  # a misspelt name is unknown, not a kernel still to measure
+        if n not in shipped:
+            raise UnknownNameError("shipped kernel", n, shipped)
     names = args.workload or suite_names(args.suite)
     doc = load_classes(args.out)
     rows = dict(doc["rows"]) if doc.get("thresholds") == thresholds() else {}

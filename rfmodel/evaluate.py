@@ -156,6 +156,8 @@ def _grid(params: Mapping[str, Iterable] | None, mode: str):
                 raise RfmodelError(f"parameter '{k}': {x} is out of range (a 64-bit integer)")
             if isinstance(x, (float, np.floating)) and not np.isfinite(x):
                 raise RfmodelError(f"parameter '{k}': {x} is not a finite number")
+        if len({isinstance(x, (str, np.str_)) for x in a}) > 1:  # one array of text: 4 became '4'
+            raise RfmodelError(f"parameter '{k}': {list(a)!r} mixes numbers and names; give one kind")
     coords, grid, dims = {}, {}, []
     if mode == "product":
         names = list(params)
@@ -406,7 +408,7 @@ def evaluate(
 
         max_warps = PROFILE_WARPS
     if sim_options is not None:
-        raise RfmodelError("sim_options apply to method='simulate' only")
+        raise RfmodelError("sim_options (--compat on the command line) apply to method='simulate' only")
     samples = MC_SAMPLES if samples is None else samples
     return _evaluate_analytic(
         _engine_inputs(design, workload, gpu, params, mode, tech, method, samples),
@@ -701,6 +703,8 @@ def _workload_list(workload) -> list:
     seen = set()
     for w in workloads:
         name = w if isinstance(w, str) else w.name
+        if isinstance(w, str) and not w.strip():  # read as the current folder before
+            raise RfmodelError("workload '': an empty name; give a built-in name, a path or a preset")
         if name in seen:  # two rows of one name on the result's workload axis
             raise RfmodelError(f"workload {name!r} given twice")
         seen.add(name)

@@ -1008,3 +1008,15 @@ def test_a_tolerance_resolution_as_wide_as_the_search_is_refused(tmp_path, capsy
     ]
     assert "resolution" in run_cli(args, capsys)
     assert "positive integer" in run_cli(["study", "ltrf", "--active-warps", "-5", "--out", tmp_path], capsys)
+
+
+def test_small_input_mistakes_get_their_own_message(capsys):
+    """A mixed list blamed its number ('4' is invalid), an empty workload name was read as the current
+    folder, a misspelt kernel in `workload classes` was taken as one not measured yet, and --compat with
+    the analytic engine named an argument of the Python API only."""
+    with pytest.raises(RfmodelError, match="mixes numbers and names"):
+        rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", params={"num_banks": [4, "x"]})
+    with pytest.raises(RfmodelError, match="empty name"):
+        rfmodel.evaluate("baseline", "", "fermi-gtx480")
+    assert "did you mean 'saxpy'" in run_cli(["workload", "classes", "--workload", "saxpyy"], capsys)
+    assert "--compat" in run_cli(["evaluate", "--workload", "saxpy", "--compat", "none"], capsys)
