@@ -1569,7 +1569,12 @@ def _add_optimize_parser(sub) -> None:
     )
     o.add_argument("--algorithm", choices=("nsga3", "nsga2"), default="nsga3")
     o.add_argument(
-        "--pop", type=_int(4, L.MAX_POP), default=40, help="population size per design (default 40)"
+        "--pop",
+        "--pop-size",
+        dest="pop",
+        type=_int(4, L.MAX_POP),
+        default=40,
+        help="population size per design (default 40; Python: pop_size)",
     )
     o.add_argument(
         "--generations",
