@@ -437,13 +437,14 @@ def _run_description(saved, path) -> dict:
 def _pareto_display(rows: list[dict], objectives) -> list[dict]:
     """The Pareto rows as printed: the shared columns, the design's own parameters as ``name=value`` text,
     the objectives and the main RF's read cycles."""
-    from rfmodel.optimize.problem import REPORTED
+    from rfmodel.designs.base import get_design
 
-    names = {o.name for o in objectives}
     out = []
     for r in rows:
         d = {c: r.get(c, "") for c in PARETO_COLUMNS}
-        own = [f"{k}={v}" for k, v in r.items() if k not in d and k not in names and k not in REPORTED]
+        # the design's own parameters only (the saved constraint metrics are not parameters)
+        mine = set(get_design(r["design"]).parameters)
+        own = [f"{k}={v}" for k, v in r.items() if k not in d and k in mine]
         d["design_params"] = " ".join(own)
         d.update({o.name: r[o.name] for o in objectives})
         d["rf_read_cycles"] = r.get("main_rf_read_cycles", "")
@@ -1089,7 +1090,8 @@ def cmd_simulate(args) -> int:
     if args.out:
         out = Path(args.out)
         if out.suffix.lower() == ".csv":
-            write_text(out, ds.drop_vars(["stall_cycles"]).to_dataframe().reset_index().to_csv(index=False))
+            # the stall cycles have their own axis: a long table holds them beside every other value
+            write_text(out, ds.to_dataframe().reset_index().to_csv(index=False))
         else:
             write_netcdf(ds, out)
         print(f"wrote {out}", file=sys.stderr)

@@ -57,12 +57,17 @@ def test_optimize_writes_pareto_files(tmp_path, capsys, search):
         assert (tmp_path / f).stat().st_size > 0
     header = (tmp_path / "pareto.csv").read_text().splitlines()[0]
     cols = header.split(",")
-    assert cols[0] == "design" and cols[-4:] == ["capacity_kb", "area_mm2", "power_mw", "time_ns"]
+    assert cols[:2] == ["point", "design"] and cols[-4:] == ["capacity_kb", "area_mm2", "power_mw", "time_ns"]
     assert {"num_banks", "regs_per_sm", "collector_units", "main_cell"} <= set(cols)
+    import pandas as pd
     import xarray as xr
 
     ds = xr.load_dataset(tmp_path / "pareto.nc")
     assert "hypervolume" in ds.attrs and ds.sizes["point"] >= 1
+    # a row's point is the NetCDF's point of the same values (the two files list them in other orders)
+    for _, row in pd.read_csv(tmp_path / "pareto.csv").iterrows():
+        p = ds.isel(point=int(row["point"]))
+        assert str(p["design"].values) == row["design"] and float(p["time_ns"]) == row["time_ns"]
     assert not list(tmp_path.glob(".*tmp"))  # nothing half-written left behind
 
 

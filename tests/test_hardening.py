@@ -1020,3 +1020,19 @@ def test_small_input_mistakes_get_their_own_message(capsys):
         rfmodel.evaluate("baseline", "", "fermi-gtx480")
     assert "did you mean 'saxpy'" in run_cli(["workload", "classes", "--workload", "saxpyy"], capsys)
     assert "--compat" in run_cli(["evaluate", "--workload", "saxpy", "--compat", "none"], capsys)
+
+
+def test_saved_and_printed_results_say_what_they_hold(tmp_path, capsys):
+    """rfmodel simulate --out X.csv kept the stall-reason axis without the stall cycles, and the optimize
+    table showed a constraint's metric as a design parameter."""
+    import pandas as pd
+
+    out = tmp_path / "s.csv"
+    args = ["simulate", "--design", "baseline", "--workload", "saxpy", "--max-warps", "8", "--quiet"]
+    assert main([*args, "--out", out]) == 0
+    table = pd.read_csv(out)
+    assert "stall_cycles" in table and table["stall_cycles"].notna().all()
+    capsys.readouterr()
+    assert main([*small_search(), "--out", tmp_path / "o", "--constraint", "ipc>=0.1"]) == 0
+    printed = capsys.readouterr().out
+    assert "ipc=" not in printed

@@ -1518,15 +1518,15 @@ def optimize(
 
 
 def pareto_table(ds: xr.Dataset, objectives=None) -> list[dict]:
-    """Rows of the Pareto set: design, its variables (those it has) and the objectives, ordered by the
-    first objective (best first)."""
+    """Rows of the Pareto set: its index in ``ds`` (``point``), design, its variables (those it has) and the
+    objectives, ordered by the first objective (best first)."""
     objectives = tuple(Objective.parse(o) for o in (objectives or _recorded_objectives(ds)))
     skip = {o.name for o in objectives}
     columns = {k: ds[k].values for k in ds.data_vars if k not in skip}  # each variable's values once
     scores = {o.name: ds[o.name].values for o in objectives}
     rows = []
     for i in range(ds.sizes["point"]):
-        row = {}
+        row = {"point": i}  # the point's index in the Dataset (pareto.nc, validate.csv): rows sort below
         for k, col in columns.items():
             v = col[i]
             if (isinstance(v, float) and np.isnan(v)) or (isinstance(v, str) and not v):
