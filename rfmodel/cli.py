@@ -201,7 +201,7 @@ def _read_eval_config(path: str) -> dict:
     except RecursionError:
         raise ParseError(path, None, "malformed TOML: nested too deeply to read") from None
     if "kind" in data:  # a spec file (e.g. an SM spec): use it as the GPU
-        return {"gpu": path}
+        return {"gpu": path, "spec_file": True}
     for k in data:
         if k not in EVAL_CONFIG_KEYS:
             raise RfmodelError(f"{path}: {unknown_key_message(k, EVAL_CONFIG_KEYS)}")
@@ -262,6 +262,10 @@ def cmd_evaluate(args) -> int:
     from rfmodel.io import write_netcdf, write_text
 
     cfg = _read_eval_config(args.config) if args.config else {}
+    if cfg.get("spec_file") and args.gpu:  # the file's only content is a GPU: one of the two is ignored
+        raise RfmodelError(
+            f"--config {args.config} is an SM spec, the GPU, and so is --gpu {args.gpu}: give one"
+        )
     designs = args.design or cfg.get("design", "baseline")
     designs = [designs] if isinstance(designs, str) else list(designs)
     several = len(designs) > 1
@@ -1451,7 +1455,12 @@ class _Parser(argparse.ArgumentParser):
 def _add_evaluate_parser(sub) -> None:
     """``rfmodel evaluate``."""
     e = sub.add_parser("evaluate", help="evaluate a design on workloads (analytic model or cycle simulator)")
-    e.add_argument("--config", metavar="FILE.toml", help="evaluation config or SM spec TOML")
+    e.add_argument(
+        "--config",
+        metavar="FILE.toml",
+        help="evaluation config or SM spec TOML (an option also given here overrides the file's value; "
+        "a spec file is the GPU, so --gpu beside it is refused)",
+    )
     e.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
     e.add_argument(
         "--design",

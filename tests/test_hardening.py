@@ -1036,3 +1036,12 @@ def test_saved_and_printed_results_say_what_they_hold(tmp_path, capsys):
     assert main([*small_search(), "--out", tmp_path / "o", "--constraint", "ipc>=0.1"]) == 0
     printed = capsys.readouterr().out
     assert "ipc=" not in printed
+
+
+def test_a_spec_file_as_config_beside_gpu_is_refused(tmp_path, capsys):
+    """The file's GPU was dropped for --gpu's without a word."""
+    spec = tmp_path / "volta.toml"
+    assert main(["spec", "show", "volta-v100"]) == 0
+    spec.write_text(capsys.readouterr().out)
+    err = run_cli(["evaluate", "--config", spec, "--gpu", "fermi-gtx480", "--workload", "saxpy"], capsys)
+    assert "SM spec" in err
