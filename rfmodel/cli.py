@@ -441,14 +441,16 @@ def _run_description(saved, path) -> dict:
 def _pareto_display(rows: list[dict], objectives) -> list[dict]:
     """The Pareto rows as printed: the shared columns, the design's own parameters as ``name=value`` text,
     the objectives and the main RF's read cycles."""
-    from rfmodel.designs.base import get_design
+    from rfmodel.optimize.problem import REPORTED, point_metrics
 
+    names = {o.name for o in objectives} | set(REPORTED)
     out = []
     for r in rows:
         d = {c: r.get(c, "") for c in PARETO_COLUMNS}
-        # the design's own parameters only (the saved constraint metrics are not parameters)
-        mine = set(get_design(r["design"]).parameters)
-        own = [f"{k}={v}" for k, v in r.items() if k not in d and k in mine]
+        # its other variables (the design's own parameters, a searched node or cell), not the metrics
+        # saved beside them (a constraint's) nor the row's index
+        skip = names | point_metrics(r["design"]) | {"point"}
+        own = [f"{k}={v}" for k, v in r.items() if k not in d and k not in skip]
         d["design_params"] = " ".join(own)
         d.update({o.name: r[o.name] for o in objectives})
         d["rf_read_cycles"] = r.get("main_rf_read_cycles", "")

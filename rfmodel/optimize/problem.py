@@ -224,16 +224,23 @@ TECH_VARIABLES = {"node_nm": "node_nm", "structure_cell": "cell"}
 REPORTED = ("main_rf_read_cycles", "main_rf_write_cycles", "main_rf_network_cycles")
 
 
-def check_metric(name: str, design) -> None:
-    """Refuse, before anything runs, a metric name :func:`metric` would not find for ``design``: one of
-    :data:`METRICS`, the design's Dataset variables, or another design's own (NaN where this one has none)."""
-    from rfmodel.designs.base import design_classes, get_design
+def point_metrics(design) -> set[str]:
+    """The names :func:`metric` takes a point's value of for ``design``: :data:`METRICS`, the design's scalar
+    metrics and the per-point totals its Dataset has beside them (``rfmodel.results.assemble``; the
+    per-structure variables have a structure axis, which one value a point cannot take)."""
+    from rfmodel.designs.base import get_design
     from rfmodel.results import metric_names
 
-    # the per-point totals the Dataset has beside the metrics (rfmodel.results.assemble; its per-structure
-    # variables have a structure axis, which a point's one value cannot take)
     totals = ("energy_pj_total", "power_mw", "area_mm2_total", "capacity_kb")
-    known = set(METRICS) | set(metric_names(get_design(design))) | set(totals)
+    return set(METRICS) | set(metric_names(get_design(design))) | set(totals)
+
+
+def check_metric(name: str, design) -> None:
+    """Refuse, before anything runs, a metric name :func:`metric` would not find for ``design``: one of
+    :func:`point_metrics`, or another design's own (NaN where this one has none)."""
+    from rfmodel.designs.base import design_classes
+
+    known = point_metrics(design)
     if name in known or any(name in cls.metrics for cls in design_classes().values()):
         return
     raise RfmodelError(f"metric {name!r}: not a metric of the result; allowed: {', '.join(sorted(known))}")
