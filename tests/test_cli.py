@@ -64,6 +64,7 @@ def test_optimize_writes_pareto_files(tmp_path, capsys, search):
 
     ds = xr.load_dataset(tmp_path / "pareto.nc")
     assert "hypervolume" in ds.attrs and ds.sizes["point"] >= 1
+    assert ds["time_ns"].attrs["units"] == "ns" and ds["power_mw"].attrs["units"] == "mW"
     # a row's point is the NetCDF's point of the same values (the two files list them in other orders)
     for _, row in pd.read_csv(tmp_path / "pareto.csv").iterrows():
         p = ds.isel(point=int(row["point"]))

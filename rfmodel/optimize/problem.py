@@ -217,6 +217,13 @@ METRICS = {
         "RF energy per workload run (pJ), mean over the workloads",
     ),
 }
+#: the units of :data:`METRICS` whose name is not a Dataset variable's (the others: ``rfmodel.results.UNITS``)
+METRIC_UNITS = {
+    "time_ns": "ns",
+    "area_mm2": "mm2",
+    "energy_pj": "pJ",
+    **dict.fromkeys(("main_rf_read_cycles", "main_rf_write_cycles", "main_rf_network_cycles"), "cycles"),
+}
 #: search variables that are technology choices, not grid parameters: the name ``evaluate``'s ``tech``
 #: gives each (the node of every structure; the cell of the structures other than the main RF's banks)
 TECH_VARIABLES = {"node_nm": "node_nm", "structure_cell": "cell"}
@@ -936,6 +943,12 @@ def _dataset(rows: list[dict], attrs: dict) -> xr.Dataset:
             data[k] = ("point", np.array([np.nan if x is None else float(x) for x in col]))
     ds = xr.Dataset(data, coords={"point": np.arange(len(rows))})
     ds.attrs.update(attrs)
+    from rfmodel.results import UNITS
+
+    for k in ds.data_vars:  # each metric's unit and what it is over the workloads (the Dataset's own)
+        units = METRIC_UNITS.get(k, UNITS.get(k))
+        if units is not None:
+            ds[k].attrs.update(units=units, long_name=_describe(k))
     return ds
 
 
