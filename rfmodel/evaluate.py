@@ -268,9 +268,15 @@ def _valid_value(sm: SMSpec, k: str, x) -> None:
     sm.replace(**{k: x})
 
 
+def _known_params(design: Design, sm: SMSpec) -> set[str]:
+    """The names a grid may vary for ``design`` on ``sm``: the SM's fields, the collector units in total
+    and the design's own parameters."""
+    return set(_sm_fields(sm)) | {"collector_units"} | set(design.parameters)
+
+
 def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
     fields = _sm_fields(sm)
-    known = set(fields) | {"collector_units"} | set(design.parameters)
+    known = _known_params(design, sm)
     for k in grid:
         if k not in known:
             raise UnknownNameError(f"parameter of design '{design.name}'", k, known)
@@ -601,7 +607,7 @@ def sensitivity(
     kw.pop("method", None)
     d = get_design(design)
     sm = resolve_gpu(gpu)
-    known = set(_sm_fields(sm)) | {"collector_units"} | set(d.parameters)
+    known = _known_params(d, sm)
     if not isinstance(param, str) or param not in known:
         raise UnknownNameError(f"parameter of design '{d.name}'", param, known)
     if param in (params or {}):
