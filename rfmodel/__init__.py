@@ -23,6 +23,10 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module("rfmodel.evaluate"), name)
         globals()[name] = value  # later lookups skip this hook
         return value
+    if name == "optimize":  # the search's subpackage (rfmodel.optimize.optimize), as after its own import
+        import importlib
+
+        return importlib.import_module("rfmodel.optimize")
     raise AttributeError(f"module 'rfmodel' has no attribute {name!r}")
 
 

@@ -22,6 +22,11 @@ from rfmodel import limits as L
 from rfmodel.errors import RfmodelError, UnknownNameError, error_line, expect_mapping, unknown_key_message
 
 DEFAULT_OUT = "rfmodel-out"
+#: ``--arch`` of the commands that load workloads (:func:`rfmodel.evaluate.check_arch`)
+ARCH_HELP = (
+    "the compiler target whose SASS of a shipped kernel is read (sm_75 to sm_90; default sm_80); refused "
+    "where no workload is a shipped kernel"
+)
 
 
 def _progress(enabled: bool, total: int, desc: str):
@@ -30,7 +35,7 @@ def _progress(enabled: bool, total: int, desc: str):
         return None, lambda *a, **k: None
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
+    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True, delay=0.5)
     now = {"phase": None}
 
     def update(done, total=None, phase=None, **info):
@@ -258,7 +263,7 @@ def _preset_params(design: str, preset: str | None) -> dict:
 
 
 def cmd_evaluate(args) -> int:
-    from rfmodel.evaluate import EFFECT_METRICS, compare, evaluate
+    from rfmodel.evaluate import EFFECT_METRICS, compare, evaluate, result_table
     from rfmodel.io import write_netcdf, write_text
 
     cfg = _read_eval_config(args.config) if args.config else {}
@@ -335,7 +340,7 @@ def cmd_evaluate(args) -> int:
     if args.out:
         out = Path(args.out)
         if out.suffix.lower() == ".csv":
-            write_text(out, ds.to_dataframe().reset_index().to_csv(index=False))
+            write_text(out, result_table(ds).to_csv(index=False))
         else:
             write_netcdf(ds, out)
         print(f"wrote {out}", file=sys.stderr)
@@ -857,6 +862,9 @@ def cmd_workload_info(args) -> int:
         raise RfmodelError(
             "workload info: --docs writes the table of every built-in kernel: give no workload"
         )
+    from rfmodel.evaluate import check_arch
+
+    check_arch(args.arch, args.workload)
     info = workload_info(args.workload, arch=args.arch, values=args.values)
     if args.json:
         print(json.dumps(info, indent=1, default=str))
@@ -966,6 +974,9 @@ def cmd_workload_execute(args) -> int:
             f"--check: the recipe {args.recipe} declares no expected output ([expect.NAME] "
             "with a file or data, docs/execute.md)"
         )
+    from rfmodel.evaluate import check_arch
+
+    check_arch(args.arch, ref)
     kernel = load_kernel(ref, arch=args.arch)
     if args.save_outputs:
         from rfmodel.io import check_writable
@@ -1047,7 +1058,7 @@ def _lazy_bar(enabled: bool, desc: str):
 
 
 def cmd_simulate(args) -> int:
-    from rfmodel.evaluate import evaluate
+    from rfmodel.evaluate import evaluate, result_table
     from rfmodel.io import write_netcdf, write_text
 
     params = _preset_params(args.design, args.preset)
@@ -1096,8 +1107,7 @@ def cmd_simulate(args) -> int:
     if args.out:
         out = Path(args.out)
         if out.suffix.lower() == ".csv":
-            # the stall cycles have their own axis: a long table holds them beside every other value
-            write_text(out, ds.to_dataframe().reset_index().to_csv(index=False))
+            write_text(out, result_table(ds).to_csv(index=False))
         else:
             write_netcdf(ds, out)
         print(f"wrote {out}", file=sys.stderr)
@@ -1387,8 +1397,10 @@ def cmd_tolerance(args) -> int:
 
 
 def cmd_workload_export_accelsim(args) -> int:
+    from rfmodel.evaluate import check_arch
     from rfmodel.workload.export_accelsim import export_accelsim
 
+    check_arch(args.arch, args.workload)
     info = export_accelsim(
         args.workload,
         args.outdir,
@@ -1506,7 +1518,7 @@ def _add_evaluate_parser(sub) -> None:
         help="montecarlo: probability of the interval <metric>_lo .. "
         "<metric>_hi (default 0.95: the 2.5 %% and 97.5 %% quantiles)",
     )
-    e.add_argument("--arch", default=None, help="SASS architecture of built-in kernels (sm_75 to sm_90)")
+    e.add_argument("--arch", default=None, help=ARCH_HELP)
     e.add_argument("--seed", type=_int(0, L.MAX_SEED), help="random seed (default 0)")
     e.add_argument(
         "--max-warps",
@@ -1598,7 +1610,7 @@ def _add_optimize_parser(sub) -> None:
     o.add_argument(
         "--seed", type=_int(0, L.MAX_SEED - L.MAX_REFERENCE_SEEDS), default=0, help="random seed (default 0)"
     )
-    o.add_argument("--arch", default="sm_80")
+    o.add_argument("--arch", default="sm_80", help=ARCH_HELP)
     o.add_argument("--no-brute-force", action="store_true", help="skip the exhaustive reference front")
     o.add_argument(
         "--no-store",
@@ -1695,7 +1707,7 @@ def _add_sensitivity_parser(sub) -> None:
         help="SALib's N (Sobol: a power of two, N (D + 2) points; Morris: N trajectories)",
     )
     g.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
-    g.add_argument("--arch", default="sm_80")
+    g.add_argument("--arch", default="sm_80", help=ARCH_HELP)
     g.add_argument("--out", default=str(Path(DEFAULT_OUT) / "sensitivity"), metavar="DIR")
     g.set_defaults(func=cmd_sensitivity)
 
@@ -1723,7 +1735,7 @@ def _add_simulate_parser(sub) -> None:
         default=None,
         help="simulate only this many warps (whole CTAs)",
     )
-    m.add_argument("--arch", default="sm_80")
+    m.add_argument("--arch", default="sm_80", help=ARCH_HELP)
     m.add_argument("--seed", type=_int(0, L.MAX_SEED), default=0, help="random seed (default 0)")
     m.add_argument(
         "--out",
@@ -1902,7 +1914,7 @@ def _add_workload_parser(sub) -> None:
         "mangled or demangled name, a unique prefix of either, or #N (0-based); a listing of several "
         "without it: the figures of #0 and a list of them all",
     )
-    wi.add_argument("--arch", default="sm_80")
+    wi.add_argument("--arch", default="sm_80", help=ARCH_HELP)
     wi.add_argument("--json", action="store_true")
     wi.add_argument(
         "--values", action="store_true", help="operand widths, coalescing opportunity, BDI compressibility"
@@ -1923,7 +1935,7 @@ def _add_workload_parser(sub) -> None:
     )
     wx.add_argument("workload", metavar="NAME|PATH")
     wx.add_argument("outdir", metavar="OUTDIR")
-    wx.add_argument("--arch", default="sm_80")
+    wx.add_argument("--arch", default="sm_80", help=ARCH_HELP)
     wx.add_argument(
         "--num-sms",
         type=_int(1, L.MAX_NUM_SMS),
@@ -1968,7 +1980,7 @@ def _add_workload_parser(sub) -> None:
     we.add_argument(
         "--recipe", default=None, metavar="FILE.toml", help="default: the built-in kernel's recipe"
     )
-    we.add_argument("--arch", default="sm_80")
+    we.add_argument("--arch", default="sm_80", help=ARCH_HELP)
     we.add_argument(
         "--scale",
         type=_scale,

@@ -64,7 +64,15 @@ from rfmodel.sim.core import STALL_REASONS
 from rfmodel.spec import SMSpec, get_preset, load_spec
 from rfmodel.spec.occupancy import not_modelled
 from rfmodel.version import __version__
-from rfmodel.workload.suite import DEFAULT_ARCH, Workload, default_workloads, load_workload, trace_source_of
+from rfmodel.workload.suite import (
+    DEFAULT_ARCH,
+    Workload,
+    default_workloads,
+    load_workload,
+    split_recipe,
+    split_trace_prefix,
+    trace_source_of,
+)
 
 #: the analytic engine's helpers that are part of the façade's API, imported on first use (a simulation
 #: does not load the analytic engine)
@@ -399,6 +407,7 @@ def evaluate(
                 f"{', '.join(given)}: Monte-Carlo options, for method='montecarlo' only "
                 f"(method is {method!r})"
             )
+    check_arch(arch, workload)
     # what every engine takes
     common = dict(arch=arch, seed=seed, require_fit=require_fit)
     if method == "simulate":
@@ -430,6 +439,37 @@ def evaluate(
 
 #: the metrics :func:`compare` gives as effects against its reference design, ``<metric>_effect``
 EFFECT_METRICS = ("ipc", "energy_pj_total", "power_mw", "area_mm2_total")
+
+
+#: the axes of a result that label the parts of one point's value (its structures, its stall reasons):
+#: :func:`result_table` spreads them over columns
+PART_DIMS = ("structure", "stall_reason")
+
+
+def result_table(ds: xr.Dataset):
+    """A result as a table of one row per point (each workload, design and grid point: the result's other
+    axes), every value once: a variable over the structures or the stall reasons is one column per part,
+    ``<name>.<part>`` (``energy_pj.collector``, ``stall_cycles.memory``), a point's own value (the area)
+    stands in each of its workloads' rows.  ``rfmodel evaluate --out FILE.csv`` and ``rfmodel simulate
+    --out FILE.csv`` write it; the long form, ``ds.to_dataframe()``, repeats each value once per part of
+    every other parted variable, so its columns do not sum to the totals."""
+    parts = [d for d in PART_DIMS if d in ds.dims]
+    point_dims = [d for d in ds.dims if d not in parts]
+    cols = {}
+    for name, v in ds.data_vars.items():
+        mine = [d for d in parts if d in v.dims]
+        if not mine:
+            cols[name] = v
+            continue
+        stacked = v.stack(_part=mine)
+        for i, label in enumerate(stacked["_part"].values):
+            label = ".".join(map(str, label)) if isinstance(label, tuple) else str(label)
+            cols[f"{name}.{label}"] = stacked.isel(_part=i, drop=True)
+    coords = {k: c for k, c in ds.coords.items() if not set(c.dims) & set(parts)}
+    table = xr.Dataset(cols, coords=coords)
+    if not point_dims:
+        return table.expand_dims("row").to_dataframe().reset_index(drop=True)
+    return table.to_dataframe(dim_order=point_dims).reset_index()
 
 
 def compare(
@@ -715,6 +755,37 @@ def _workload_list(workload) -> list:
             raise RfmodelError(f"workload {name!r} given twice")
         seen.add(name)
     return workloads
+
+
+def reads_arch(ref) -> bool:
+    """Whether loading the workload ``ref`` reads its ``arch``: a shipped kernel's name (with or without a
+    trace prefix or a launch recipe) picks that kernel's SASS for the architecture; a listing or cubin, a
+    synthetic preset, an Accel-Sim trace or a loaded :class:`Workload` has its own code."""
+    from rfmodel.workload.manifest import manifest
+
+    if not isinstance(ref, str | Path):
+        return False
+    _recipe, kernel_ref = split_recipe(str(ref))
+    return split_trace_prefix(kernel_ref)[0] in manifest()["kernels"]
+
+
+def check_arch(arch, workload) -> None:
+    """Refuse an ``arch`` other than the default where no workload of ``workload`` (a reference, a list of
+    them, or ``None``: the built-in suite) reads it: only a shipped kernel is read at an architecture (its
+    SASS of that compiler target, with or without a trace prefix or a launch recipe); a listing or cubin
+    of the user's, a synthetic preset and an Accel-Sim trace carry their own code, so the setting would
+    change nothing."""
+    if arch == DEFAULT_ARCH:
+        return
+    workloads = _workload_list(workload)
+    if not any(reads_arch(w) for w in workloads):
+        names = ", ".join(str(w if isinstance(w, str | Path) else w.name) for w in workloads[:3])
+        more = f" and {len(workloads) - 3} more" if len(workloads) > 3 else ""
+        raise RfmodelError(
+            f"arch {arch!r}: only a shipped kernel's SASS is chosen by architecture, and no workload is one "
+            f"({names}{more}: a listing, cubin, synthetic preset or Accel-Sim trace has its own code), so "
+            "arch would change nothing; leave it out"
+        )
 
 
 def stall_reasons(design: Design) -> tuple[str, ...]:

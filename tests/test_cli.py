@@ -6,8 +6,10 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+import rfmodel
 from rfmodel.cli import main
 
 
@@ -184,3 +186,32 @@ def test_malformed_toml_and_garbage_sass(tmp_path, capsys):
 def test_subprocess_error_has_no_traceback():
     r = run("evaluate", "--gpu", "nonexistent.config", "--workload", "saxpy")
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_the_result_csv_holds_every_value_once(tmp_path):
+    """The CSV was the Dataset's long form: each structure's energy repeated once per stall reason, so the
+    column summed to six times the total.  Now a row per point, the parts in columns of their own."""
+    import pandas as pd
+
+    out = tmp_path / "r.csv"
+    args = ["evaluate", "--workload", "saxpy", "--gpu", "fermi-gtx480", "--param", "num_banks=8,16"]
+    assert main([*args, "--out", str(out)]) == 0
+    df = pd.read_csv(out)
+    assert len(df) == 2 and list(df["num_banks"]) == [8, 16]
+    energy = df[[c for c in df if c.startswith("energy_pj.")]]
+    assert energy.shape[1] >= 3
+    np.testing.assert_allclose(energy.sum(axis=1), df["energy_pj_total"], rtol=1e-12)
+    stalls = [c for c in df if c.startswith("stall_cycles.")]
+    assert "stall_cycles.memory" in stalls and "stall_cycles" not in df
+    # several designs: a row per (design, workload, point)
+    from rfmodel.evaluate import result_table
+
+    ds = rfmodel.evaluate(
+        ["baseline", "rfc"], ["saxpy", "sgemm_tiled"], "fermi-gtx480", params={"num_banks": [8, 16]}
+    )
+    t = result_table(ds)
+    assert len(t) == 2 * 2 * 2 and list(t.columns[:3]) == ["design", "workload", "num_banks"]
+    assert t.set_index(["design", "workload", "num_banks"]).index.is_unique
+    row = t[(t.design == "rfc") & (t.workload == "sgemm_tiled") & (t.num_banks == 16)].iloc[0]
+    want = ds["energy_pj"].sel(design="rfc", workload="sgemm_tiled", num_banks=16, structure="rf_cache")
+    assert row["energy_pj.rf_cache"] == float(want)

@@ -353,7 +353,8 @@ def summarize(
         x = da.values
         dims = [d for d in da.dims if d != "sample"]
         with np.errstate(invalid="ignore"):
-            mean = x.mean(axis=axis)
+            # held within the draws' range: the sum's rounding put the mean of equal draws an ulp beside them
+            mean = np.clip(x.mean(axis=axis), x.min(axis=axis), x.max(axis=axis))
             lo, hi = np.quantile(x, q, axis=axis)
         out[v] = (dims, mean, dict(da.attrs))
         out[f"{v}_lo"] = (dims, lo, {**da.attrs, "quantile": q[0]})

@@ -38,7 +38,7 @@ from pymoo.core.problem import Problem
 
 from rfmodel.errors import RfmodelError, expect_between, expect_int
 from rfmodel.evaluate import MAX_EVALUATIONS as EVALUATE_LIMITS
-from rfmodel.evaluate import evaluate, resolve_gpu, workload_profile
+from rfmodel.evaluate import check_arch, evaluate, resolve_gpu, workload_profile
 from rfmodel.limits import (
     MAX_GENERATIONS,
     MAX_NODE_NM,
@@ -49,7 +49,7 @@ from rfmodel.limits import (
 )
 from rfmodel.runner import ProcessRunner, SerialRunner
 from rfmodel.spec.occupancy import no_fit_reason
-from rfmodel.workload.suite import default_workloads
+from rfmodel.workload.suite import DEFAULT_ARCH, default_workloads
 
 #: bounds of one search (also :mod:`rfmodel.limits`): the evaluations of a run
 MAX_EVALUATIONS = 10_000_000
@@ -1438,6 +1438,7 @@ def optimize(
     sm = resolve_gpu(gpu)
     named = bool(workloads)
     workloads = list(workloads or default_workloads())
+    check_arch(eval_kw.get("arch", DEFAULT_ARCH), workloads)
     _check_mc_budget(uncertainty, pop_size, workloads, samples)
     workloads, skipped = _ready_workloads(workloads, named, sm, space, eval_kw, progress)
     reference = _reference_values(constraints, workloads, sm, eval_kw)
