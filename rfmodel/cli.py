@@ -1186,7 +1186,7 @@ def cmd_sensitivity(args) -> int:
         args.design,
         args.workload or None,
         args.gpu,
-        metric_name=args.metric,
+        metric=args.metric,
         variables=args.var,
         method=args.method,
         samples=args.samples,
@@ -1697,7 +1697,14 @@ def _add_sensitivity_parser(sub) -> None:
         help="time_ns, ipc, capacity_kb, area_mm2, power_mw, energy_pj, or any variable of "
         "evaluate's result (default time_ns)",
     )
-    g.add_argument("--var", action="append", metavar="NAME", help="only these variables (repeatable)")
+    g.add_argument(
+        "--variable",
+        "--var",
+        dest="var",
+        action="append",
+        metavar="NAME",
+        help="only these variables (repeatable)",
+    )
     g.add_argument("--cell", action="append", metavar="CELL", help="main-RF cells (repeatable; default: all)")
     g.add_argument("--method", choices=("sobol", "morris"), default="sobol")
     g.add_argument(

@@ -339,6 +339,9 @@ def evaluate(
     ``execute[RECIPE.toml]:FILE.sass:KERNEL`` names it; ``ds.attrs["trace_source"]`` says, per workload,
     how its trace was made.
 
+    ``arch``: the compiler target whose SASS of a shipped kernel is read (``sm_75`` to ``sm_90``); any
+    other than the default is refused where no workload is a shipped kernel (:func:`check_arch`).
+
     ``on_no_fit``: a workload that no design point can host (not one CTA fits: too many registers, warps
     or shared memory) is an error naming the limiting resource (``"error"``), or gives rows that say it ran
     nothing (``"nan"``: 0 resident warps, IPC 0, cycles and total energy inf, power, the stall counts and

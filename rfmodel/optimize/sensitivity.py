@@ -21,7 +21,8 @@ import xarray as xr
 
 from rfmodel.errors import RfmodelError, expect_int
 from rfmodel.evaluate import evaluate, resolve_gpu
-from rfmodel.optimize.problem import DEFAULT_CELLS, METRICS, Variable, check_metric, design_space, metric
+from rfmodel.optimize.problem import DEFAULT_CELLS, METRICS, Variable, check_metric, design_space
+from rfmodel.optimize.problem import metric as metric_of
 from rfmodel.workload.suite import default_workloads
 
 #: the SM's register-file fields over a range every built-in workload fits on the preset GPUs
@@ -40,7 +41,7 @@ def global_sensitivity(
     workloads=None,
     gpu=None,
     *,
-    metric_name: str = "time_ns",
+    metric: str = "time_ns",
     variables=None,
     method: str = "sobol",
     samples: int = 256,
@@ -48,10 +49,13 @@ def global_sensitivity(
     cells=None,
     **eval_kw,
 ) -> xr.Dataset:
-    """Sobol (first-order and total) or Morris indices of ``metric_name`` (:data:`METRICS`, or a Dataset
+    """Sobol (first-order and total) or Morris indices of ``metric`` (:data:`METRICS`, or a Dataset
     variable averaged over the workloads) over ``design``'s space (:data:`SENSITIVITY_SPACE`, the main-RF
     cell over ``cells``, the design's default parameters); ``variables`` names a subset.  ``samples`` is
-    SALib's ``N``.  Returns a Dataset over ``variable`` with the indices and their confidence intervals."""
+    SALib's ``N``.  Returns a Dataset over ``variable`` with the indices and their confidence intervals.
+    ``rfmodel sensitivity`` is this call: ``--metric``, ``--variable`` (repeatable), ``--samples``, ...
+    (``metric_name=``, this argument's earlier name, is still taken)."""
+    metric_name = eval_kw.pop("metric_name", metric)
     from SALib.analyze import morris as morris_analyze
     from SALib.analyze import sobol as sobol_analyze
     from SALib.sample import morris as morris_sample
@@ -99,7 +103,7 @@ def global_sensitivity(
     ds = evaluate(
         design, workloads, sm, method="analytic", params=params, mode="points", on_no_fit="nan", **eval_kw
     )
-    y = metric(ds, metric_name, sm)
+    y = metric_of(ds, metric_name, sm)
     bad = ~np.isfinite(y)
     if bad.any():
         raise RfmodelError(
