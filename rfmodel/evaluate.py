@@ -414,12 +414,15 @@ def evaluate(
     # what every engine takes
     common = dict(arch=arch, seed=seed, require_fit=require_fit)
     if method == "simulate":
-        return _evaluate_simulate(
-            _engine_inputs(design, workload, gpu, params, mode, tech, method),
-            max_warps=None if max_warps == "auto" else max_warps,
-            sim_options=sim_options,
-            progress=progress,
-            **common,
+        return _checked(
+            _evaluate_simulate(
+                _engine_inputs(design, workload, gpu, params, mode, tech, method),
+                max_warps=None if max_warps == "auto" else max_warps,
+                sim_options=sim_options,
+                progress=progress,
+                **common,
+            ),
+            workload,
         )
     if max_warps == "auto":
         from rfmodel.analytic.engine import PROFILE_WARPS
@@ -428,16 +431,85 @@ def evaluate(
     if sim_options is not None:
         raise RfmodelError("sim_options (--compat on the command line) apply to method='simulate' only")
     samples = MC_SAMPLES if samples is None else samples
-    return _evaluate_analytic(
-        _engine_inputs(design, workload, gpu, params, mode, tech, method, samples),
-        max_warps=max_warps,
-        calibration=calibration,
-        method=method,
-        uncertainty=uncertainty,
-        samples=samples,
-        level=level,
-        **common,
+    return _checked(
+        _evaluate_analytic(
+            _engine_inputs(design, workload, gpu, params, mode, tech, method, samples),
+            max_warps=max_warps,
+            calibration=calibration,
+            method=method,
+            uncertainty=uncertainty,
+            samples=samples,
+            level=level,
+            **common,
+        ),
+        workload,
     )
+
+
+def _checked(ds: xr.Dataset, workload) -> xr.Dataset:
+    """An engine's result after :func:`check_names` and :func:`check_physical`."""
+    return check_physical(check_names(ds, workload))
+
+
+#: what every engine's answer must hold where a point runs (``warps`` > 0): the variables, and whether 0
+#: is allowed (a count or an energy may be 0; the IPC and the cycles may not)
+PHYSICAL = {
+    "ipc": False,
+    "cycles": False,
+    "energy_pj": True,
+    "dynamic_energy_pj": True,
+    "leakage_energy_pj": True,
+    "energy_pj_total": True,
+    "power_mw": True,
+    "area_mm2": True,
+    "structure_reads": True,
+    "structure_writes": True,
+    "rf_reads": True,
+    "rf_writes": True,
+}
+
+
+def check_names(ds: xr.Dataset, workload) -> xr.Dataset:
+    """``ds`` unchanged, or one error where two workloads of the result carry the same name (two references
+    to one kernel: a shipped name and a listing of it, a recipe and a listing), which would be two rows
+    no selection tells apart, the provenance of one of them lost."""
+    names = [str(x) for x in ds["workload"].values] if "workload" in ds.coords else []
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        refs = [str(w if isinstance(w, str | Path) else w.name) for w in _workload_list(workload)]
+        same = [r for r, n in zip(refs, names, strict=False) if n == twice[0]]
+        raise RfmodelError(
+            f"workloads {', '.join(map(repr, same))} are {'both' if len(same) == 2 else 'all'} named "
+            f"{twice[0]!r} (one kernel by two "
+            "references): their rows could not be told apart; evaluate them in separate calls"
+        )
+    return ds
+
+
+def check_physical(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` unchanged, or one error naming the design, the variable, the workload and the value where a
+    point that runs (``warps`` above 0) has an IPC or cycle count that is not finite and above 0, or a
+    count, energy, power or area that is negative or not finite: the design's terms (a plug-in's
+    ``analytic`` or its simulator hooks) gave what no register file can, which would otherwise be read as
+    an answer (a negative IPC ranks first on a minimized time)."""
+    runs = ds["warps"] > 0 if "warps" in ds else True
+    for name, zero_ok in PHYSICAL.items():
+        if name not in ds:
+            continue
+        v = ds[name]
+        ok = np.isfinite(v) & ((v >= 0) if zero_ok else (v > 0))
+        bad = ~ok & runs
+        if bool(bad.any()):
+            at = bad.where(bad, drop=True)
+            where = {d: at[d].values[0].item() for d in at.dims if d in at.coords}
+            value = float(v.sel(where).values.ravel()[0] if where else v.values.ravel()[0])
+            allowed = "a finite number of 0 or more" if zero_ok else "a finite number above 0"
+            raise RfmodelError(
+                f"design '{ds.attrs.get('design', '?')}' gave {name} = {value:.6g} at "
+                f"{', '.join(f'{k}={x}' for k, x in where.items()) or 'its point'} ({ds.attrs.get('engine')} "
+                f"engine), where a point that runs must give {allowed}: the design's terms are wrong"
+            )
+    return ds
 
 
 #: the metrics :func:`compare` gives as effects against its reference design, ``<metric>_effect``
@@ -841,6 +913,13 @@ def _evaluate_analytic(
 
     d, sm, tech, workloads, grid, dims, coords = inputs
     sm = _analytic_sm(sm, grid)
+    if sm.rows_per_warp_register > 1:  # every engine term takes one bank access a warp register
+        raise RfmodelError(
+            f"bank_width_bits {sm.bank_width_bits}: a warp register ({sm.warp_reg_bits} bits) takes "
+            f"{sm.rows_per_warp_register} rows of such a bank, and the analytic engine models one access a "
+            "register (its extra accesses and bank cycles would be left out, its costs counted per row): "
+            "use method='simulate', or banks at least a warp register wide"
+        )
     common = {
         "grid": grid,
         "dims": dims,
@@ -886,22 +965,40 @@ def _by_schedule_group(sm: SMSpec, grid: dict, dims: list, run) -> xr.Dataset:
 def _schedule_groups(sm: SMSpec, grid: dict, dims: list) -> list:
     """``(SM spec, mask)`` per distinct combination of the grid's
     :data:`rfmodel.analytic.model.SCHEDULE_FIELDS` (a workload's list schedule is built at the spec's
-    schedulers and issue width, so each combination is evaluated on a spec that has it); ``mask``: its
-    points, as a DataArray over ``dims`` (``None`` for the first group, which the others overwrite)."""
+    schedulers and issue width, so each combination is evaluated on a spec that has it)
+    (:func:`_field_groups`)."""
     from rfmodel.analytic.model import SCHEDULE_FIELDS
 
-    names = [k for k in SCHEDULE_FIELDS if k in grid]
+    return _field_groups(sm, grid, dims, [k for k in SCHEDULE_FIELDS if k in grid])
+
+
+def _spec_fields(sm: SMSpec, grid: dict) -> list:
+    """The SM fields the grid sets that the structures' costs take from the spec, not from the grid: every
+    one but :data:`rfmodel.analytic.model.GRID_FIELDS` (which the designs' costs read over the grid)."""
+    from rfmodel.analytic.model import GRID_FIELDS
+
+    return [k for k in grid if k in _sm_fields(sm) and k not in GRID_FIELDS]
+
+
+def _field_groups(sm: SMSpec, grid: dict, dims: list, names: list) -> list:
+    """``(SM spec, mask)`` per distinct combination of the grid's SM fields ``names``: the spec with those
+    values, and its points as a DataArray over ``dims`` (``None`` for the first group, which the others
+    overwrite: :func:`_take_points`); ``[(sm, None)]`` without such fields."""
     if not names:
         return [(sm, None)]
     shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values()))
-    cols = np.stack([np.broadcast_to(np.asarray(grid[k]), shape).astype(np.int64) for k in names])
-    combos = np.unique(cols.reshape(len(names), -1), axis=1).T
+    cols = [np.broadcast_to(np.asarray(grid[k]), shape) for k in names]
+    kinds = [type(getattr(sm, k)) for k in names]  # a field's own type (an int field given 2.0 is 2)
+    keys = [
+        tuple(t(x) if t in (int, float) else x for t, x in zip(kinds, row, strict=True))
+        for row in zip(*(c.ravel().tolist() for c in cols), strict=True)
+    ]
     groups = []
-    for i, combo in enumerate(combos):
-        sm_g = sm.replace(**{k: int(v) for k, v in zip(names, combo, strict=True)})
+    for i, combo in enumerate(sorted(set(keys))):
+        sm_g = sm.replace(**dict(zip(names, combo, strict=True)))
         mask = None
         if i:
-            sel = np.all(cols == combo.reshape(-1, *([1] * len(shape))), axis=0)
+            sel = np.array([k == combo for k in keys], dtype=bool).reshape(shape)
             mask = xr.DataArray(sel, dims=dims)
         groups.append((sm_g, mask))
     return groups
@@ -1034,30 +1131,37 @@ def _evaluate_simulate(
                 "resources": (trace.regs_per_thread, trace.threads_per_cta, trace.shared_mem_bytes),
             }
         )
-    return assemble(
-        design=d,
-        sm=sm,
-        structures=structures,
-        workloads=names,
-        dims=dims,
-        coords=coords,
-        shape=shape,
-        per_workload=per_wl,
-        stall_reasons=reasons,
-        grid=grid,
-        require_fit=require_fit,
-        attrs={
-            "engine": "simulate",
-            "tech": json.dumps(tech),
-            "arch": arch,
-            "seed": seed,
-            "not_modelled": "; ".join(
-                not_modelled(sm, "simulate", compat=opts.compat == "gpgpusim")
-                + d.not_modelled(sm, grid, "simulate")
-            ),
-            "rfmodel_version": __version__,
-            "sim_options": json.dumps(opts.to_dict()),
-            "calibration": f"reference cycle simulator (compat={opts.compat})",
-            "trace_source": json.dumps(sources),
-        },
-    )
+    attrs = {
+        "engine": "simulate",
+        "tech": json.dumps(tech),
+        "arch": arch,
+        "seed": seed,
+        "not_modelled": "; ".join(
+            not_modelled(sm, "simulate", compat=opts.compat == "gpgpusim")
+            + d.not_modelled(sm, grid, "simulate")
+        ),
+        "rfmodel_version": __version__,
+        "sim_options": json.dumps(opts.to_dict()),
+        "calibration": f"reference cycle simulator (compat={opts.compat})",
+        "trace_source": json.dumps(sources),
+    }
+    # each point's costs at its own SM: the fields of the grid that set the spec (a clock, a bank width)
+    # price the structures and the time of the points that have them, as they timed their simulations
+    out = None
+    for sm_g, mask in _field_groups(sm, grid, dims, _spec_fields(sm, grid)):
+        ds = assemble(
+            design=d,
+            sm=sm_g,
+            structures=structures if sm_g is sm else d.structures(sm_g, grid, tech),
+            workloads=names,
+            dims=dims,
+            coords=coords,
+            shape=shape,
+            per_workload=per_wl,
+            stall_reasons=reasons,
+            grid=grid,
+            require_fit=require_fit,
+            attrs=attrs,
+        )
+        out = ds if out is None else _take_points(out, ds, mask)
+    return out

@@ -43,7 +43,7 @@ def test_every_design_gets_the_checks_its_capabilities_call_for():
         got = set(check_names(name))
         assert {"params_round_trip", "bad_value_is_one_spec_error", "events_match_the_structures"} <= got
         assert ("engines_return_the_same_variables" in got) == d.supports_simulate
-        assert ("neutral_point_is_the_baseline" in got) == (d.supports_simulate and d.neutral is not None)
+        assert ("neutral_point_is_the_baseline" in got) == (d.neutral is not None)
     assert sum("neutral_point_is_the_baseline" in check_names(n) for n in NAMES) >= 2
 
 
@@ -215,6 +215,11 @@ def test_the_documented_example_design_runs_and_conforms(tmp_path, monkeypatch):
     ref = rfmodel.evaluate("baseline", WL, GPU, calibration=False)
     ipc = ds["ipc"].isel(workload=0).values
     assert ipc[1] == pytest.approx(float(ref["ipc"].item()))  # share 1: the baseline itself
+    # and under the package's calibration, which has no entry for it: the baseline's shared coefficients
+    # (with its defaults under the baseline's anchor it ran 13-16 % above the baseline)
+    cal = rfmodel.evaluate(d, WL, GPU, params={"share": [1.0]})
+    assert float(cal["ipc"].item()) == float(rfmodel.evaluate("baseline", WL, GPU)["ipc"].item())
+    assert "no entry for 'half_banks'" in cal.attrs["calibration"]
     assert ds["bank_conflict_stall_cycles"].isel(workload=0).values[0] <= float(
         ref["bank_conflict_stall_cycles"].item()
     )
@@ -224,6 +229,7 @@ def test_the_documented_example_design_runs_and_conforms(tmp_path, monkeypatch):
     report = check_design(d)
     assert report["params_round_trip"] == "passed" and report["events_match_the_structures"] == "passed"
     assert report["engines_return_the_same_variables"] == "does not apply"
+    assert report["neutral_point_is_the_baseline"] == "passed"
     assert all(v in ("passed", "does not apply") for v in report.values()), report
 
 
@@ -349,3 +355,52 @@ def test_a_design_takes_the_baselines_fitted_coefficients_on_every_gpu(name):
     for gpu in sorted(set(base.get("per_gpu", {})) | {"ampere-a100"}):
         b, d = coef_for(base, gpu), coef_for(entry, gpu)
         assert {k: d[k] for k in shared} == {k: b[k] for k in shared}, gpu
+
+
+def test_a_design_that_answers_what_no_register_file_can_is_refused(tmp_path, registry):
+    """A plug-in whose terms gave a negative or NaN IPC, or negative events, was printed as an answer (a
+    negative IPC ranks first on a minimized time); now one error naming the design and the variable."""
+    broken = """
+
+import numpy as np
+
+
+@register
+class NegativeIpc(HalfBanks):
+    name = "negative_ipc"
+
+    def analytic(self, ctx):
+        out = super().analytic(ctx)
+        out["ipc"] = -out["ipc"]
+        return out
+
+
+@register
+class NanIpc(HalfBanks):
+    name = "nan_ipc"
+
+    def analytic(self, ctx):
+        out = super().analytic(ctx)
+        out["ipc"] = out["ipc"] * np.nan
+        return out
+
+
+@register
+class NegativeReads(HalfBanks):
+    name = "negative_reads"
+
+    def analytic(self, ctx):
+        out = super().analytic(ctx)
+        reads, writes = out["events"]["rf_bank"]
+        out["events"]["rf_bank"] = (-reads, writes)
+        return out
+"""
+    registry.load_design_file(_example_module(tmp_path, extra=broken))
+    for name, what in (
+        ("negative_ipc", "ipc = -0"),
+        ("nan_ipc", "ipc = nan"),
+        ("negative_reads", "[a-z_]+ = -"),
+    ):
+        with pytest.raises(RfmodelError, match=f"design '{name}' gave {what}.*workload={WL}"):
+            rfmodel.evaluate(name, WL, GPU)
+    rfmodel.evaluate("half_banks", WL, GPU)  # the design they break runs

@@ -1097,3 +1097,48 @@ def test_an_architecture_is_refused_only_where_nothing_reads_it(tmp_path, capsys
         capsys,
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_a_swept_sm_field_prices_each_simulated_point_at_its_own_value(capsys):
+    """The simulator ran each point at its clock and bank width but priced every point at the GPU's own:
+    energy and power the same at 700 and 1400 MHz, a 512-bit bank's area that of a 1024-bit one."""
+    ds = rfmodel.evaluate(
+        "baseline", "saxpy", "fermi-gtx480", method="simulate", max_warps=8, params={"clock_mhz": [700, 1400]}
+    )
+    one = [rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", method="simulate", max_warps=8,
+                            params={"clock_mhz": [c]}) for c in (700, 1400)]  # fmt: skip
+    for i, single in enumerate(one):
+        for k in ("cycles", "energy_pj_total", "power_mw"):
+            assert float(ds[k].isel(clock_mhz=i).item()) == float(single[k].item()), k
+    assert float(ds["power_mw"].isel(clock_mhz=1).item()) > float(ds["power_mw"].isel(clock_mhz=0).item())
+    ds = rfmodel.evaluate(
+        "baseline",
+        "saxpy",
+        "fermi-gtx480",
+        method="simulate",
+        max_warps=8,
+        params={"bank_width_bits": [512, 1024]},
+    )
+    area = ds["area_mm2_total"].values.ravel()
+    assert area[0] < area[1]
+
+
+def test_the_analytic_engine_refuses_banks_narrower_than_a_warp_register(tmp_path, capsys):
+    """At 512 bits a warp register takes two rows: the simulator doubled the bank reads and halved the
+    IPC, the analytic engine priced a narrower access and changed nothing else."""
+    assert main(["spec", "show", "fermi-gtx480"]) == 0
+    spec = tmp_path / "narrow.toml"
+    spec.write_text(capsys.readouterr().out.replace("bank_width_bits = 1024", "bank_width_bits = 512"))
+    with pytest.raises(RfmodelError, match="takes 2 rows"):
+        rfmodel.evaluate("baseline", "saxpy", str(spec))
+    assert "takes 2 rows" in run_cli(["evaluate", "--workload", "saxpy", "--gpu", spec], capsys)
+
+
+def test_two_references_to_one_kernel_are_refused(capsys):
+    """A shipped name and a listing of the same kernel gave two rows named alike, the provenance of one
+    lost (attrs['trace_source'] held one entry)."""
+    from rfmodel.workload.suite import builtin_sass_path
+
+    listing = str(builtin_sass_path("saxpy", "sm_80"))
+    with pytest.raises(RfmodelError, match="both named 'saxpy'"):
+        rfmodel.evaluate("baseline", ["saxpy", listing], "volta-v100", max_warps=8)

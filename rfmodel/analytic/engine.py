@@ -519,11 +519,13 @@ def _lsu_waits(stats: dict, pipe: dict) -> np.ndarray:
     return np.array([stats["lsu_queue"] * share, stats["lsu_busy"]], dtype=np.float64)
 
 
-def resolve_calibration(design, sm: SMSpec, calibration) -> tuple[dict, str]:
-    """Grid entries of the calibrated coefficients and the ``calibration`` attribute text."""
+def resolve_calibration(design, sm: SMSpec, calibration, reference=None) -> tuple[dict, str]:
+    """Grid entries of the calibrated coefficients and the ``calibration`` attribute text; a design without
+    an entry takes the anchor design's (``reference``) shared coefficients
+    (:func:`~rfmodel.analytic.calibration.calibrated_grid_entries`)."""
     if calibration is False:
         return {}, "uncalibrated: design defaults (calibration=False)"
-    return calibrated_grid_entries(design, sm.name, calibration_data(calibration))
+    return calibrated_grid_entries(design, sm.name, calibration_data(calibration), fallback=reference)
 
 
 def run_analytic(design, profile, sm, grid: dict, anchor: float | Anchor = 1.0) -> dict:
@@ -820,7 +822,7 @@ def evaluate_analytic(
     """
     structures = design.structures(sm, grid, tech)
     said = design.not_modelled(sm, grid, "analytic")
-    cal_grid, cal_desc = resolve_calibration(design, sm, calibration)
+    cal_grid, cal_desc = resolve_calibration(design, sm, calibration, reference)
     ref_grid = resolve_calibration(reference, sm, calibration)[0] if reference is not None else {}
     per_wl, names, anchors, sources = [], [], {}, {}
     shape = None
