@@ -192,7 +192,19 @@ def _table(rows: list[dict], floatfmt: str = ".4g") -> str:
 
 
 # --------------------------------------------------------------------------- evaluate
-EVAL_CONFIG_KEYS = ("design", "workloads", "gpu", "method", "seed", "arch", "params", "tech")
+EVAL_CONFIG_KEYS = (
+    "design",
+    "workloads",
+    "gpu",
+    "method",
+    "seed",
+    "arch",
+    "params",
+    "tech",
+    "uncertainty",
+    "samples",
+    "calibration",
+)
 
 
 def _read_eval_config(path: str) -> dict:
@@ -210,7 +222,7 @@ def _read_eval_config(path: str) -> dict:
     for k in data:
         if k not in EVAL_CONFIG_KEYS:
             raise RfmodelError(f"{path}: {unknown_key_message(k, EVAL_CONFIG_KEYS)}")
-    for k in ("params", "tech"):  # tables of names to values
+    for k in ("params", "tech", "uncertainty"):  # tables of names to values
         if k in data:
             data[k] = expect_mapping(f"{path}: '{k}'", data[k])
     if isinstance(data.get("gpu"), dict):
@@ -303,6 +315,7 @@ def cmd_evaluate(args) -> int:
         seed=args.seed if args.seed is not None else cfg.get("seed", 0),
         arch=args.arch or cfg.get("arch", "sm_80"),
         tech=cfg.get("tech"),
+        **({"calibration": c} if (c := args.calibration or cfg.get("calibration")) is not None else {}),
         **({"mode": args.mode} if args.mode else {}),
         **({"max_warps": args.max_warps} if args.max_warps is not None else {}),
         **({"sim_options": {"compat": args.compat}} if args.compat else {}),
@@ -975,9 +988,12 @@ def cmd_workload_execute(args) -> int:
             "with a file or data, docs/execute.md)"
         )
     from rfmodel.evaluate import check_arch
+    from rfmodel.workload.suite import check_recipe_kernel
 
     check_arch(args.arch, ref)
     kernel = load_kernel(ref, arch=args.arch)
+    if args.recipe:
+        check_recipe_kernel(recipe, ref, kernel, args.arch, f"workload execute {args.workload}")
     if args.save_outputs:
         from rfmodel.io import check_writable
 
@@ -1138,6 +1154,12 @@ def run_calibration(args, **kw) -> dict:
 def cmd_calibrate(args) -> int:
     from rfmodel.runner import make_runner
 
+    written = [x for x in (args.out, args.report, args.validation_doc) if x]
+    same = [x for x in written if sum(Path(y).resolve() == Path(x).resolve() for y in written) > 1]
+    if same:  # the later write would replace the earlier: a calibration file holding the report
+        raise RfmodelError(
+            f"{same[0]}: given for two of --out, --report and --validation-doc; name each its own"
+        )
     res = run_calibration(args, runner=make_runner(args.workers, args.scheduler), progress=not args.quiet)
     if res.get("incomplete"):
         print(f"calibrate: {res['simulations']} of {res['jobs']} simulations done", file=sys.stderr)
@@ -1533,6 +1555,12 @@ def _add_evaluate_parser(sub) -> None:
         help="--method simulate: the pipeline modelled (gpgpusim: GPGPU-Sim's; default none)",
     )
     e.add_argument(
+        "--calibration",
+        metavar="FILE.json",
+        help="the analytic engine's calibration file (default the package's; rfmodel calibrate --out "
+        "writes one)",
+    )
+    e.add_argument(
         "--on-no-fit",
         choices=("error", "nan"),
         help="a workload no point can host (not one CTA fits): an error (default with --workload) or "
@@ -1776,8 +1804,8 @@ def _add_calibrate_parser(sub) -> None:
     c.add_argument(
         "--out",
         default=str(Path(DEFAULT_OUT) / "calibration" / "analytic.json"),
-        help="calibration file to write (use it with evaluate(calibration=...) or --config's "
-        "calibration; the package's own file changes only through calib/run.py)",
+        help="calibration file to write (use it with evaluate(calibration=...), rfmodel evaluate "
+        "--calibration or --config's calibration; the package's own file changes only through calib/run.py)",
     )
     c.add_argument("--report", default=str(Path(DEFAULT_OUT) / "calibration" / "report.json"))
     c.add_argument("--validation-doc", default=None, help="regenerate this file's validation section")

@@ -169,18 +169,38 @@ class _OutputSet:
         self.staged.clear()
 
     def commit(self) -> None:
+        """Rename every member into place, or none: a file a member replaces is kept aside until the whole
+        set is in place, and put back where a later rename fails (an earlier run's files are as they were,
+        a new member is removed)."""
         pairs = list(self.staged.values())
-        for i, (tmp, path) in enumerate(pairs):
-            try:
+        replaced: list[tuple[Path | None, Path]] = []  # (the old file kept aside, or None; target)
+        try:
+            for tmp, path in pairs:
+                kept = None
+                if os.path.isfile(path) and not os.path.islink(path):
+                    kept = _temporary(path)
+                    try:
+                        os.replace(path, kept)
+                    except OSError as e:
+                        os.unlink(kept)
+                        raise _unwritable(path, e) from None
+                replaced.append((kept, path))
                 _publish(tmp, path)
-            except RfmodelError:  # the set is absent rather than partial: the renamed members go too
-                for _, p in pairs[:i]:
-                    with contextlib.suppress(OSError):
-                        os.unlink(p)
-                for t, _ in pairs[i:]:
-                    with contextlib.suppress(OSError):
-                        os.unlink(t)
-                raise
+        except RfmodelError:  # the set is absent rather than partial, the files it replaced back
+            for kept, path in reversed(replaced):
+                with contextlib.suppress(OSError):
+                    if kept is not None:
+                        os.replace(kept, path)
+                    elif os.path.isfile(path):
+                        os.unlink(path)
+            for t, _ in pairs:
+                with contextlib.suppress(OSError):
+                    os.unlink(t)
+            raise
+        for kept, _ in replaced:
+            if kept is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(kept)
         self.staged.clear()
 
 

@@ -1142,3 +1142,121 @@ def test_two_references_to_one_kernel_are_refused(capsys):
     listing = str(builtin_sass_path("saxpy", "sm_80"))
     with pytest.raises(RfmodelError, match="both named 'saxpy'"):
         rfmodel.evaluate("baseline", ["saxpy", listing], "volta-v100", max_warps=8)
+
+
+#: an input array of 40 GB
+_HUGE_X = '[arrays.x]\ndtype = "f32"\nshape = [100000, 100000]'
+
+
+def _user_recipe(tmp_path, edit=lambda t: t) -> tuple[str, str]:
+    """The docs' worked example (docs/examples/user_kernel) copied to ``tmp_path`` with its recipe edited:
+    ``(listing reference, recipe path)``; the inputs are made as the example makes them."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "docs/examples/user_kernel"
+    for f in src.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    subprocess.run([sys.executable, "make_inputs.py"], cwd=tmp_path, check=True, capture_output=True)
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(edit((tmp_path / "axpby.toml").read_text()))
+    return f"{tmp_path / 'axpby.sm_80.sass'}:axpby", str(recipe)
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda t: t.replace("value = 5000}", "value = 99999999999}"), "outside i32's range"),
+        (lambda t: t.replace("value = 1.5}", "value = 1e300}"), "outside f32's range"),
+        (lambda t: t.replace('array = "x"}', 'array = "x", value = 5}'), "give no value"),
+        (lambda t: t.replace('kernel = "axpby"', 'kernel = "other"'), "is for kernel 'other'"),
+        (lambda t: t.replace("grid = [20]", "grid = [1, 70000]"), "CUDA's grid"),
+        (lambda t: t.replace('[arrays.x]\nfile = "x.npy"', _HUGE_X), "GiB together"),
+    ],
+)
+def test_a_recipe_the_executor_cannot_launch_is_one_error(tmp_path, capsys, edit, needle):
+    """Values beyond a parameter's type, a pointer given a value, a recipe of another kernel, a grid beyond
+    CUDA's or arrays beyond memory: tracebacks (OverflowError, MemoryError) or silently run before."""
+    ref, recipe = _user_recipe(tmp_path, edit)
+    assert needle in run_cli(["workload", "execute", ref, "--recipe", recipe], capsys)
+
+
+def test_a_recipe_sets_the_shared_memory_and_checks_only_what_it_expects(tmp_path, capsys):
+    """The recipe's shared_bytes reached the executor but not the trace's occupancy (64 resident warps at
+    60 KB a CTA); an output without [expect] made --check a KeyError."""
+    ref, recipe = _user_recipe(tmp_path, lambda t: t.replace('outputs = ["y"]', 'outputs = ["x", "y"]'))
+    assert main(["workload", "execute", ref, "--recipe", recipe, "--check"]) == 0
+    capsys.readouterr()
+    _, wide = _user_recipe(tmp_path, lambda t: t.replace("grid = [20]", "grid = [1600]"))  # 20 CTAs an SM
+    plain = rfmodel.evaluate("baseline", ref, "volta-v100", recipe=wide)
+    _, big = _user_recipe(tmp_path, lambda t: t.replace("grid = [20]", "grid = [1600]\nshared_bytes = 60000"))
+    shared = rfmodel.evaluate("baseline", ref, "volta-v100", recipe=big)
+    assert float(shared["warps"].item()) < float(plain["warps"].item())
+    _, huge = _user_recipe(
+        tmp_path, lambda t: t.replace("grid = [20]", "grid = [20]\nshared_bytes = 10000000")
+    )
+    with pytest.raises(RfmodelError, match="shared memory"):
+        rfmodel.evaluate("baseline", ref, "volta-v100", recipe=huge)
+
+
+def test_a_folder_named_like_a_shipped_kernel_is_not_taken_for_it(tmp_path, capsys, monkeypatch):
+    """A folder ``saxpy`` in the working folder silently replaced the shipped kernel (as an Accel-Sim trace),
+    where a file of that name was ignored."""
+    (tmp_path / "saxpy").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert "./saxpy for the file or folder" in run_cli(["evaluate", "--workload", "saxpy"], capsys)
+    ds = rfmodel.evaluate("baseline", "expand:saxpy", "fermi-gtx480", max_warps=4)
+    assert ds.attrs["trace_source"] == '{"expand:saxpy": "expand"}'
+
+
+def test_a_failed_output_set_puts_back_the_files_it_replaced(tmp_path):
+    """A member that could not be renamed into place removed the members renamed before it, and with them
+    the earlier run's files they had replaced (a calibration file lost to a report path that was a
+    folder)."""
+    from rfmodel.io import output_set, write_text
+
+    old, new, blocked = tmp_path / "cal.json", tmp_path / "new.json", tmp_path / "report"
+    old.write_text("earlier run")
+    blocked.mkdir()
+    with pytest.raises(RfmodelError, match="report"):
+        with output_set([old, new, blocked]):
+            write_text(old, "this run")
+            write_text(new, "this run")
+            write_text(blocked, "this run")
+    assert old.read_text() == "earlier run" and not new.exists() and blocked.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cal.json", "report"]  # no temporary left
+    with output_set([old, new]):
+        write_text(old, "this run")
+        write_text(new, "this run")
+    assert old.read_text() == new.read_text() == "this run"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cal.json", "new.json", "report"]
+
+
+def test_calibrate_refuses_one_path_for_two_of_its_files(tmp_path, capsys):
+    """--out and --report at one path wrote the report over the calibration, and said it succeeded."""
+    args = tiny_calibrate_args(tmp_path, [{}], "a.json")
+    assert "name each its own" in run_cli(args, capsys)
+    assert not (tmp_path / "a.json").exists()
+
+
+def test_a_calibration_file_and_monte_carlo_settings_reach_evaluate_from_the_command_line(tmp_path, capsys):
+    """calibrate's help sent its file to --config's 'calibration', which the config refused as an unknown
+    key (as it did 'samples' and 'uncertainty', which the command then read from it)."""
+    ds = rfmodel.evaluate("baseline", "saxpy", "fermi-gtx480", calibration=False)
+    want = float(ds["ipc"].item())
+    cal = tmp_path / "none.json"
+    cal.write_text(json.dumps({"designs": {}}))
+    for extra, cfg in (([f"--calibration={cal}"], ""), ([], f'calibration = "{cal}"\n')):
+        (tmp_path / "c.toml").write_text(cfg + 'gpu = "fermi-gtx480"\n')
+        assert (
+            main(["evaluate", "--workload", "saxpy", "--config", tmp_path / "c.toml", "--json", *extra]) == 0
+        )
+        out = json.loads(capsys.readouterr().out)
+        assert out["rows"][0]["ipc"] == pytest.approx(want, rel=1e-9)
+    (tmp_path / "c.toml").write_text(
+        'method = "montecarlo"\nsamples = 3\n[uncertainty]\nmem_fraction = ["normal", 0.1]\n'
+    )
+    assert main(["evaluate", "--workload", "saxpy", "--config", tmp_path / "c.toml", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["attrs"]["samples"] == "3"

@@ -522,6 +522,19 @@ def test_parse_nvsim_report():
         parse_nvsim(NVSIM_REPORT.replace("31.434mW", "31.434mX"), "u.out", node_nm=32)
 
 
+def test_parse_nvsim_reports_one_after_the_other():
+    """A file of two runs took the first run's capacity, width and organisation for both rows."""
+    small = (
+        NVSIM_REPORT.replace("Capacity   : 128KB", "Capacity   : 16KB")
+        .replace("Bank Organization: 1 x 1", "Bank Organization: 2 x 2")
+        .replace("512 Rows x 512 Columns", "128 Rows x 256 Columns")
+    )
+    first, second = parse_nvsim(NVSIM_REPORT + small, "two.out", node_nm=32)
+    assert (first["capacity_KB"], first["mats_rows"], first["subarray_rows"]) == ("128", "1", "512")
+    assert (second["capacity_KB"], second["mats_rows"], second["subarray_rows"]) == ("16", "2", "128")
+    assert (first["run_id"], second["run_id"]) == ("two.out#1", "two.out#2")
+
+
 def test_imported_rows_extend_the_fits(tmp_path):
     # the NVSim run at a node the grid lacks (28 nm) becomes part of the STT-RAM family
     rows = parse_nvsim(NVSIM_REPORT, "stt.out", node_nm=28)

@@ -134,6 +134,11 @@ def calibrated_grid_entries(
         f"{calibration.get('file', 'analytic.json')} version {calibration.get('version')} "
         f"(created {calibration.get('created')}, simulator {calibration.get('simulator_version')})"
     )
+    if entry.get("per_gpu") and gpu_name not in entry["per_gpu"]:  # a renamed or new GPU spec
+        desc = (
+            f"no per-GPU entry for '{gpu_name}' (the file has {', '.join(sorted(entry['per_gpu']))}): the "
+            f"coefficients shared over the GPUs; {desc}"
+        )
     if source != design.name:
         desc = (
             f"no entry for '{design.name}': '{source}''s coefficients where the two share them, its own at "

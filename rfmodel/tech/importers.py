@@ -253,10 +253,26 @@ def parse_nvsim(
     temperature_k: float = 350.0,
     cell: str | None = None,
 ) -> list[dict]:
-    """Rows (NVSim schema) of every RESULT block in an NVSim report."""
+    """Rows (NVSim schema) of every RESULT block in an NVSim report, or in several reports one after the
+    other (each run's own cell, capacity, width and organisations)."""
     if node_nm is None:
         raise ParseError(path, None, "NVSim does not print the process node; pass --node (nm)")
     lines = text.splitlines()
+    runs = [i for i, ln in enumerate(lines) if re.match(r"\s*Memory Cell:", ln)]
+    if len(runs) > 1:  # concatenated reports: each run from its 'Memory Cell:' line to the next one's
+        out: list[dict] = []
+        for a, b in zip(runs, [*runs[1:], len(lines)], strict=True):
+            part = parse_nvsim(
+                "\n".join(lines[: runs[0]] + lines[a:b]) if a == runs[0] else "\n".join(lines[a:b]),
+                path,
+                node_nm=node_nm,
+                temperature_k=temperature_k,
+                cell=cell,
+            )
+            for r in part:
+                r["run_id"] = f"{Path(path).name}#{len(out) + 1}"
+                out.append(r)
+        return out
     m, _ = _find(lines, r"Memory Cell:\s*(.+)$", path, "'Memory Cell:' line")
     mem = m.group(1).strip()
     m, _ = _find(lines, r"Cell Area \(F\^2\)\s*:\s*" + _NUM, path, "cell area", required=False)
@@ -331,8 +347,16 @@ def parse_nvsim(
             area_mm2=f"{area:g}",
             write_pulse_ns=f"{pulse:g}",
         )
+        # this block's organisation: after the previous block's RESULT line, before its own
+        after = results[k - 1] + 1 if k else 0
         m, _ = _find(
-            lines, r"Bank Organization:\s*(\d+)\s*x\s*(\d+)", path, "bank organisation", 0, r0, required=False
+            lines,
+            r"Bank Organization:\s*(\d+)\s*x\s*(\d+)",
+            path,
+            "bank organisation",
+            after,
+            r0,
+            required=False,
         )
         if m:
             row["mats_rows"], row["mats_cols"] = m.group(1), m.group(2)
@@ -341,7 +365,7 @@ def parse_nvsim(
             r"Subarray Size\s*:\s*(\d+)\s*Rows\s*x\s*(\d+)\s*Columns",
             path,
             "subarray",
-            0,
+            after,
             r0,
             required=False,
         )

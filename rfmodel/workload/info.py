@@ -66,6 +66,11 @@ def workload_info(
                 "shared_mem_bytes": k.shared_mem_bytes,
             }
         )
+        unknown = k.attrs.get("unknown_opcodes") or []
+        if unknown:  # classed by their names' letters (rfmodel/workload/sass/opcodes.py), not by a table
+            info["unknown_opcodes"] = [
+                {"instruction": int(i), "opcode": str(op), "classed_as": str(c)} for i, op, c in unknown
+            ]
     else:
         info["registers_per_thread"] = t.regs_per_thread
     if truncated is not None:

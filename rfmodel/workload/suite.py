@@ -593,7 +593,12 @@ def load_workload(
             )
         trace_source = chosen
     path, which = (ref, "") if ref.startswith(SYNTHETIC_PREFIX) else split_kernel_choice(ref)
-    if not ref.startswith(SYNTHETIC_PREFIX) and is_accelsim_path(path):
+    if chosen is None and ref in manifest()["kernels"] and path_exists(ref):
+        raise RfmodelError(
+            f"workload '{ref}' names a shipped kernel and a file or folder here: write ./{ref} for the "
+            f"file or folder, execute:{ref} or expand:{ref} for the shipped kernel"
+        )
+    if chosen is None and not ref.startswith(SYNTHETIC_PREFIX) and is_accelsim_path(path):
         from rfmodel.workload.accelsim import read_traceg
 
         p = accelsim_kernel(path, which, ref)
@@ -659,8 +664,11 @@ def _recipe_workload(full, recipe_path, ref, arch, num_sms, seed, max_warps, lin
     if ref not in manifest()["kernels"] and not which:
         ref = f"{ref}:{recipe.kernel}"  # the listing's kernel the recipe names
     kernel = load_kernel(ref, arch)
+    check_recipe_kernel(recipe, ref, kernel, arch, f"workload '{full}'")
     kernel.threads_per_cta = math.prod(recipe.block)
     kernel.ctas = math.prod(recipe.grid)
+    if recipe.shared_bytes is not None:  # the launch's shared memory, as the executor takes it
+        kernel.shared_mem_bytes = int(recipe.shared_bytes)
     share = ctas_per_sm(kernel, num_sms)
     wpc = -(-kernel.threads_per_cta // 32)
     n_ctas = share if max_warps is None else max(1, min(share, max_warps // wpc))
@@ -688,6 +696,25 @@ def _recipe_workload(full, recipe_path, ref, arch, num_sms, seed, max_warps, lin
     wl = _workload(kernel.name, trace, kernel, ref, arch, seed, share, "execute")
     wl.attrs["recipe"] = str(recipe_path)
     return wl
+
+
+def check_recipe_kernel(recipe, ref: str, kernel: Kernel, arch: str, where: str) -> None:
+    """Refuse a launch recipe run on another kernel than the one it names (``kernel = "..."``): a shipped
+    kernel by its name, a listing's kernel by any name that picks it (the recipe's parameters and arrays
+    are that kernel's)."""
+    if ref in manifest()["kernels"]:
+        same = recipe.kernel in (ref, kernel.name)
+    else:
+        path, _which = split_kernel_choice(ref)
+        try:
+            same = load_kernel(f"{path}:{recipe.kernel}", arch).name == kernel.name
+        except RfmodelError:
+            same = False
+    if not same:
+        raise RfmodelError(
+            f"{where}: the launch recipe is for kernel '{recipe.kernel}', and the kernel named is "
+            f"'{kernel.name}': name the recipe's kernel, or give a recipe for this one"
+        )
 
 
 def trace_source_of(wl: Workload) -> str:

@@ -15,7 +15,6 @@ kernel parameters         from 0x160   from 0x210
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -195,6 +194,15 @@ def _constant_banks(k, lay: dict, grid3, block3, params: list[Param], place: dic
     return cb
 
 
+def _ctas(grid3):
+    """The CTAs' ``(z, y, x)`` coordinates of a grid in launch order, one at a time (``itertools.product``
+    holds each range as a tuple first: 16 GB for a grid of 2^31 CTAs)."""
+    for z in range(grid3[2]):
+        for y in range(grid3[1]):
+            for x in range(grid3[0]):
+                yield z, y, x
+
+
 def launch(
     kernel: Kernel | Decoded,
     params: list[Param],
@@ -289,7 +297,7 @@ def launch(
     lines = np.zeros(cap * 2 + L.REC_MAX_LINES if cap else 0, np.int64)
     nrec = np.zeros(2, np.int64)
     recorded = []
-    for z, y, x in itertools.product(range(grid3[2]), range(grid3[1]), range(grid3[0])):
+    for z, y, x in _ctas(grid3):  # in order, without holding the grid's coordinates
         if record and nctas >= record:
             break  # the recorded CTAs are done: the rest of the grid is not run
         ctaid[:] = (x, y, z)

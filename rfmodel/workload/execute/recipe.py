@@ -230,6 +230,8 @@ def check_outputs(recipe: Recipe, res: LaunchResult, ins: dict[str, np.ndarray])
     want = recipe.reference({k: v.copy() for k, v in ins.items()}, recipe.scalars())
     worst = {}
     for name in recipe.outputs:
+        if name not in want:  # an output the recipe declares no expectation for ([expect.NAME])
+            continue
         got = res.arrays[name]
         exp = np.asarray(want[name]).reshape(got.shape)
         if name in recipe.unordered:
@@ -282,6 +284,18 @@ _EXPECT_KEYS = {"file", "data", "rtol", "atol"}
 #: the largest array a recipe's data file or literal may hold
 MAX_DATA_BYTES = 1 << 30
 _PARAM_KEYS = {"name", "type", "value", "array"}
+
+
+def _value_range(typ: str) -> tuple[float, float]:
+    """The values a scalar parameter of ``typ`` holds (a float's largest finite one each side)."""
+    dt = np.dtype(_SCALAR[typ][0])
+    info = np.iinfo(dt) if dt.kind in "iu" else np.finfo(dt)
+    return (int(info.min), int(info.max)) if dt.kind in "iu" else (float(info.min), float(info.max))
+
+
+#: CUDA's largest grid (x, y, z) and the most bytes a recipe's arrays may take together
+MAX_GRID = (2**31 - 1, 65535, 65535)
+MAX_ARRAY_BYTES = 8 << 30
 
 
 def _sizes(path: str, what: str, v) -> tuple[int, ...]:
@@ -367,13 +381,26 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
                 raise ParseError(
                     path, None, f"params[{j}].array: {p.get('array')!r} is not one of the arrays"
                 )
+            if "value" in p:
+                raise ParseError(
+                    path, None, f"params[{j}].value: a ptr parameter is its array's address; give no value"
+                )
             params.append(Param(name, typ, array=p["array"]))
         else:
+            if "array" in p:
+                raise ParseError(
+                    path, None, f"params[{j}].array: a {typ} parameter takes a value, not an array"
+                )
             v = p.get("value")
             if isinstance(v, bool) or not isinstance(v, int | float):
                 raise ParseError(path, None, f"params[{j}].value: expected a number, got {v!r}")
             if typ[0] in "iu" and not isinstance(v, int):
                 raise ParseError(path, None, f"params[{j}].value: expected an integer for {typ}, got {v!r}")
+            lo, hi = _value_range(typ)
+            if not lo <= v <= hi:
+                raise ParseError(
+                    path, None, f"params[{j}].value: {v!r} is outside {typ}'s range ({lo!r} to {hi!r})"
+                )
             params.append(Param(name, typ, value=v))
     outputs = data.get("outputs", [])
     if not isinstance(outputs, list) or not all(o in arrays for o in outputs):
@@ -430,6 +457,20 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
         def reference(ins, sc, _want=expected):  # noqa: ARG001 - the declared values, whatever the inputs
             return {k: v.copy() for k, v in _want.items()}
 
+    grid = _sizes(path, "grid", data.get("grid"))
+    over = [f"{g} (at most {m})" for g, m in zip(grid, MAX_GRID, strict=False) if g > m]
+    if len(grid) > 3 or over:
+        raise ParseError(
+            path, None, f"grid: CUDA's grid has 1 to 3 sizes within {MAX_GRID}: {', '.join(over)}"
+        )
+    size = sum(int(np.prod(a.shape, dtype=np.float64)) * np.dtype(a.dtype).itemsize for a in arrays.values())
+    if size > MAX_ARRAY_BYTES:
+        raise ParseError(
+            path,
+            None,
+            f"arrays: {size / 2**30:.3g} GiB together, above the {MAX_ARRAY_BYTES >> 30} GiB a recipe "
+            "may take",
+        )
     return Recipe(
         fixed=fixed,
         expected=expected,
@@ -437,7 +478,7 @@ def parse_recipe(data: dict, path: str = "<recipe>") -> Recipe:
         tolerance=tolerance,
         constants=consts,
         kernel=kernel,
-        grid=_sizes(path, "grid", data.get("grid")),
+        grid=grid,
         block=_sizes(path, "block", data.get("block")),
         params=params,
         arrays=arrays,
