@@ -1183,9 +1183,19 @@ def cmd_calibrate(args) -> int:
         }
         for d, r in res["designs"].items()
     }
+    failed = res.get("failed") or []
+    if failed:  # the fit ran on the rest: say so where it is seen, not only in the report
+        f = failed[0]
+        print(
+            f"calibrate: {len(failed)} of {res['jobs']} simulations failed and were left out of the fit "
+            f"(first: {f['design']} on {f['workload']}, {f['gpu']}, {f['params']}: {f['error']}); the report "
+            "lists them ('failed')",
+            file=sys.stderr,
+        )
     out = {
         "simulations": res["simulations"],
         "simulated_now": res["simulated_now"],
+        "failed": len(failed),
         "file": res.get("file"),
         "designs": summary,
         "ranking": res.get("ranking"),

@@ -19,6 +19,7 @@ import json
 import math
 import sys
 import warnings
+from pathlib import Path
 
 from rfmodel import limits as L
 from rfmodel.errors import RfmodelError, UnknownNameError
@@ -231,6 +232,8 @@ def cmd_import(args) -> int:
     tool = args.tool
     if tool not in ("cacti", "nvsim"):
         raise UnknownNameError("tool to import from", tool, ("cacti", "nvsim"))
+    if args.out and Path(args.out).suffix.lower() != ".csv":  # the rows are CSV text whatever the name
+        raise RfmodelError(f"--out {args.out}: the imported rows are CSV; name a file ending in .csv")
     if tool == "cacti":
         opts = {
             "cell_type": args.cell_type,

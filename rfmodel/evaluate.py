@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import functools
 import json
+import numbers
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -237,9 +238,12 @@ def _tech_cell(design: Design, grid: dict, tech: Mapping | None) -> dict:
             "parameter (its banks keep the SM's one-cycle timing, so the cell would change their energy and "
             f"not their speed); the designs with one: {', '.join(with_cell)}"
         )
-    if "main_cell" not in grid:
-        return {**grid, "main_cell": np.asarray(tech["main_cell"])}
-    return grid
+    if "main_cell" in grid:  # the grid's would win, the technology's be recorded and ignored
+        raise RfmodelError(
+            f"main_cell: given as tech['main_cell'] ({tech['main_cell']!r}) and as a parameter of the grid "
+            f"({', '.join(map(str, np.unique(np.asarray(grid['main_cell']))))}); give it once"
+        )
+    return {**grid, "main_cell": np.asarray(tech["main_cell"])}
 
 
 def _analytic_sm(sm: SMSpec, grid: dict) -> SMSpec:
@@ -881,7 +885,17 @@ def _engine_inputs(design, workload, gpu, params, mode, tech, method, samples=1)
             f"tech: {', '.join(map(repr, unknown))} is not a technology option of design '{d.name}'; "
             f"allowed: {', '.join(allowed)}"
         )
-    tech = {**DEFAULT_TECH, **(tech or {})}
+    for k, v in (tech or {}).items():  # a cell by its name, the rest numbers (a node given as '32')
+        named = k in ("cell", "main_cell")
+        if (not isinstance(v, str)) if named else (isinstance(v, bool) or not isinstance(v, numbers.Real)):
+            raise RfmodelError(
+                f"tech[{k!r}] = {v!r}: expected {'a cell name' if named else 'a number'} "
+                f"(got {type(v).__name__})"
+            )
+    tech = {
+        **DEFAULT_TECH,
+        **{k: v.item() if isinstance(v, np.generic) else v for k, v in (tech or {}).items()},
+    }
     workloads = _workload_list(workload)
     grid, dims, coords = _grid(params, mode)
     grid = _tech_cell(d, grid, tech)

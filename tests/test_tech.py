@@ -616,6 +616,9 @@ def test_cli_import_writes_rows(tmp_path, capsys):
     src2.write_text(NVSIM_REPORT)
     assert main(["tech", "import", "nvsim", str(src2), "--node", "32"]) == 0
     assert "STTRAM_aggressive" in capsys.readouterr().out
+    # CSV text under another name (a .nc file that was not NetCDF) is refused, nothing written
+    assert main(["tech", "import", "cacti", str(src), "--out", str(tmp_path / "rows.nc")]) == 2
+    assert "ending in .csv" in capsys.readouterr().err and not (tmp_path / "rows.nc").exists()
 
 
 def test_cli_show(capsys):

@@ -250,6 +250,17 @@ def check_sweep(sweep, where: str = "sweep") -> dict:
         raise RfmodelError(f"{where}: 'holdout_fraction' must lie in (0, 1)")
     if not sweep.get("effect_weight", 0) >= 0:
         raise RfmodelError(f"{where}: 'effect_weight' must be at least 0 (0: no effect residuals in the fit)")
+    # every job would fail later, one by one, with the sweep's fault (or none, for a duplicate)
+    if sweep.get("max_warps") is not None and sweep["max_warps"] < 1:
+        raise RfmodelError(f"{where}: 'max_warps' = {sweep['max_warps']} must be at least 1 (or null)")
+    for k in ("seed", "prior"):
+        if k in sweep and not sweep[k] >= 0:
+            raise RfmodelError(f"{where}: '{k}' = {sweep[k]!r} must be at least 0")
+    for k in ("gpus", "points") + (("workloads",) if isinstance(sweep["workloads"], list) else ()):
+        seen = [json.dumps(x, sort_keys=True) for x in sweep[k]]
+        twice = [x for i, x in enumerate(seen) if x in seen[:i]]
+        if twice:
+            raise RfmodelError(f"{where}: '{k}' lists {twice[0]} twice (its simulations would run twice)")
     return sweep
 
 

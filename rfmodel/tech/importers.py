@@ -400,7 +400,9 @@ def import_files(tool: str, paths, **options) -> list[dict]:
     for p in paths:
         f = Path(p)
         if not f.is_file():
-            raise RfmodelError(f"{p}: no such file")
+            raise RfmodelError(
+                f"{p}: {'a folder; name the report files in it' if f.is_dir() else 'no such file'}"
+            )
         try:
             text = f.read_text()
         except UnicodeDecodeError as e:
