@@ -35,7 +35,7 @@ def _progress(enabled: bool, total: int, desc: str):
         return None, lambda *a, **k: None
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True, delay=0.5)
+    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
     now = {"phase": None}
 
     def update(done, total=None, phase=None, **info):
@@ -789,7 +789,7 @@ def cmd_workload_list(args) -> int:
                     measured[name]["classes"] if name in measured else meta.get("category", [])
                 ),
                 "rf_demand_x": round(demand[name], 2),
-                "description": meta.get("description", "")[:60],
+                "description": meta.get("description", "") if args.json else meta.get("description", "")[:60],
             }
         )
     if args.suite in ("builtin", "all") and args.cls is None:
@@ -799,10 +799,13 @@ def cmd_workload_list(args) -> int:
                     "workload": name,
                     "suite": "synthetic",
                     "category": "synthetic",
-                    "rf_demand_x": "",
+                    "rf_demand_x": None if args.json else "",
                     "description": "",
                 }
             )
+    if args.json:  # every row whole, the GPU and registers they are measured on
+        print(json.dumps({"gpu": sm.name, "arch": args.arch, "suite": args.suite, "rows": rows}))
+        return 0
     print(_table(rows))
     if demand:
         mean = sum(demand.values()) / len(demand)
@@ -1183,6 +1186,16 @@ def cmd_calibrate(args) -> int:
         }
         for d, r in res["designs"].items()
     }
+    from rfmodel.analytic.calibration import NOT_FITTED
+
+    for d, r in res["designs"].items():  # fewer training records than free coefficients: not identified
+        free = [k for k in r.get("coefficients", {}) if k not in NOT_FITTED]
+        if r.get("n_train") is not None and r["n_train"] < len(free):
+            print(
+                f"calibrate: {d} has {r['n_train']} training records for {len(free)} free coefficients: "
+                "they are not identified by the data (more workloads or points in the sweep)",
+                file=sys.stderr,
+            )
     failed = res.get("failed") or []
     if failed:  # the fit ran on the rest: say so where it is seen, not only in the report
         f = failed[0]
@@ -1946,6 +1959,7 @@ def _add_workload_parser(sub) -> None:
     )
     wl.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml", help="for the RF demand column")
     wl.add_argument("--arch", default="sm_80", help="whose measured registers (default sm_80)")
+    wl.add_argument("--json", action="store_true", help="print one JSON object (the rows whole)")
     wl.set_defaults(func=cmd_workload_list)
     wi = wsub.add_parser(
         "info", help="registers, instructions, blocks, loops, op mix, reuse distances; --values: the values"

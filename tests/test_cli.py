@@ -215,3 +215,13 @@ def test_the_result_csv_holds_every_value_once(tmp_path):
     row = t[(t.design == "rfc") & (t.workload == "sgemm_tiled") & (t.num_banks == 16)].iloc[0]
     want = ds["energy_pj"].sel(design="rfc", workload="sgemm_tiled", num_banks=16, structure="rf_cache")
     assert row["energy_pj.rf_cache"] == float(want)
+
+
+def test_workload_list_as_json(capsys):
+    """Every command that prints a table has --json; workload list had none."""
+    assert main(["workload", "list", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    names = {r["workload"] for r in out["rows"]}
+    assert {"saxpy", "sgemm_tiled"} <= names and out["gpu"] == "fermi-gtx480"
+    saxpy = next(r for r in out["rows"] if r["workload"] == "saxpy")
+    assert saxpy["rf_demand_x"] > 0 and len(saxpy["description"]) > 0

@@ -1145,7 +1145,7 @@ def test_two_references_to_one_kernel_are_refused(capsys):
 
 
 #: an input array of 40 GB
-_HUGE_X = '[arrays.x]\ndtype = "f32"\nshape = [100000, 100000]'
+_HUGE_X = '[arrays.x]\ndtype = "float32"\nshape = [100000, 100000]'
 
 
 def _user_recipe(tmp_path, edit=lambda t: t) -> tuple[str, str]:
@@ -1284,6 +1284,7 @@ def test_calibrate_says_when_simulations_failed_and_refuses_sweeps_that_would_fa
     assert main(args) == 0
     captured = capsys.readouterr()
     assert "simulations failed and were left out of the fit" in captured.err
+    assert "free coefficients: they are not identified" in captured.err  # 2 records, 10 coefficients
     assert json.loads(captured.out)["failed"] >= 1
     from test_calibrate import TINY
 
