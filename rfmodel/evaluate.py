@@ -415,6 +415,11 @@ def evaluate(
                 f"(method is {method!r})"
             )
     check_arch(arch, workload)
+    if seed != 0 and method != "montecarlo" and not any(reads_seed(w) for w in _workload_list(workload)):
+        raise RfmodelError(
+            f"seed {seed}: no workload draws from it (an Accel-Sim trace or a given Workload is fixed, and "
+            f"method {method!r} draws nothing), so it would change nothing; leave it out"
+        )
     # what every engine takes
     common = dict(arch=arch, seed=seed, require_fit=require_fit)
     if method == "simulate":
@@ -846,6 +851,24 @@ def reads_arch(ref) -> bool:
         return False
     _recipe, kernel_ref = split_recipe(str(ref))
     return split_trace_prefix(kernel_ref)[0] in manifest()["kernels"]
+
+
+def reads_seed(ref) -> bool:
+    """Whether loading the workload ``ref`` reads its ``seed``: a kernel's trace is expanded (branch
+    outcomes and addresses drawn from it) or executed on a recipe's seeded inputs; an Accel-Sim trace and
+    a loaded :class:`Workload` are fixed."""
+    from rfmodel.workload.suite import SYNTHETIC_PREFIX, is_accelsim_path, split_kernel_choice
+
+    if not isinstance(ref, str | Path):
+        return False
+    ref = str(ref)
+    _recipe, kernel_ref = split_recipe(ref)
+    kernel_ref = split_trace_prefix(kernel_ref)[0]
+    if _recipe is not None or kernel_ref.startswith(SYNTHETIC_PREFIX):
+        return True
+    from rfmodel.workload.manifest import manifest
+
+    return kernel_ref in manifest()["kernels"] or not is_accelsim_path(split_kernel_choice(kernel_ref)[0])
 
 
 def check_arch(arch, workload) -> None:

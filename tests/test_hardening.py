@@ -1317,3 +1317,19 @@ def test_technology_values_of_the_wrong_kind_are_refused():
         rfmodel.evaluate("baseline", "saxpy", tech={"cell": 3})
     ds = rfmodel.evaluate("baseline", "saxpy", tech={"node_nm": np.int64(32)})
     assert json.loads(ds.attrs["tech"])["node_nm"] == 32
+
+
+def test_a_seed_nothing_draws_from_is_refused():
+    """An Accel-Sim trace is fixed: a seed given with it was taken and changed nothing."""
+    from helpers_reference import reference_or_skip
+
+    trace = str(reference_or_skip("accelsim-traces", "synthetic", "tiny"))
+    with pytest.raises(RfmodelError, match="seed 3: no workload draws from it"):
+        rfmodel.evaluate("baseline", trace, "fermi-gtx480", seed=3)
+    with pytest.raises(RfmodelError, match="seed 3"):
+        rfmodel.evaluate("baseline", trace, "fermi-gtx480", method="simulate", seed=3)
+    # beside a kernel whose trace is drawn, or for Monte-Carlo's draws, it is taken
+    rfmodel.evaluate("baseline", [trace, "synthetic:fp-heavy"], "fermi-gtx480", seed=3, max_warps=4)
+    mc = rfmodel.evaluate("baseline", trace, "fermi-gtx480", method="montecarlo", seed=3, samples=4,
+                          uncertainty={"mem_fraction": ("normal", 0.1)})  # fmt: skip
+    assert mc.attrs["seed"] == 3
