@@ -423,6 +423,11 @@ def evaluate(
     # what every engine takes
     common = dict(arch=arch, seed=seed, require_fit=require_fit)
     if method == "simulate":
+        if calibration is not None:  # the simulator reads no coefficients: the file would go unread
+            raise RfmodelError(
+                "calibration: the analytic engine's coefficients (analytic, montecarlo); method 'simulate' "
+                "reads none"
+            )
         return _checked(
             _evaluate_simulate(
                 _engine_inputs(design, workload, gpu, params, mode, tech, method),

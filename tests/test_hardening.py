@@ -1333,3 +1333,26 @@ def test_a_seed_nothing_draws_from_is_refused():
     mc = rfmodel.evaluate("baseline", trace, "fermi-gtx480", method="montecarlo", seed=3, samples=4,
                           uncertainty={"mem_fraction": ("normal", 0.1)})  # fmt: skip
     assert mc.attrs["seed"] == 3
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["caching", "--quick", "--tol", "2"],
+        ["caching", "--quick", "--hi", "0.5"],
+        ["caching", "--quick", "--resolution", "0"],
+        ["corf", "--quick", "--max-warps", "0"],
+        ["cerf", "--quick", "--max-warps", "-1"],
+    ],
+)
+def test_study_options_are_checked_before_the_runs(args, tmp_path, capsys):
+    """study caching --tol 2 ran its 120 simulations, then refused the value (124 lines, runs.jsonl left)."""
+    out = tmp_path / "st"
+    assert "argument --" in run_cli(["study", *args, "--out", out], capsys)
+    assert not out.exists()
+
+
+def test_a_calibration_file_with_the_simulator_is_refused(capsys):
+    """The simulator reads no coefficients: --calibration (even a missing file) was taken with exit 0."""
+    args = ["evaluate", "--workload", "saxpy", "--method", "simulate", "--calibration", "/nonexist.json"]
+    assert "reads none" in run_cli(args, capsys)

@@ -41,13 +41,17 @@ from rfmodel.studies.common import (
     LTRF_GPU,
     RF_CACHE_SCALARS,
     SIM_SOURCE,
+    above_one,
     add_names_option,
     check_inputs,
     command_line,
     fmt,
     geomean,
+    loss_share,
     mean,
     median,
+    positive_float,
+    positive_int,
     publish,
     quick_help,
     structure_total,
@@ -660,7 +664,9 @@ def build_parser(prog: str):
         metavar="DESIGN",
         help=f"designs (default: {' '.join(DESIGNS)})",
     )
-    ap.add_argument("--max-warps", type=int, default=None, help="cap on the warps simulated (default: all)")
+    ap.add_argument(
+        "--max-warps", type=positive_int, default=None, help="cap on the warps simulated (default: all)"
+    )
     ap.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run the simulations on this Dask cluster")
     ap.add_argument(
         "--active-warps",
@@ -668,9 +674,13 @@ def build_parser(prog: str):
         default=8,
         help="active warps per SM of the two-level scheduler (LTRF paper: 8)",
     )
-    ap.add_argument("--tol", type=float, default=0.05, help="IPC loss allowed by the tolerable-latency rule")
-    ap.add_argument("--hi", type=float, default=16.0, help="largest latency multiple searched")
-    ap.add_argument("--resolution", type=float, default=1.0, help="bisection resolution (latency multiple)")
+    ap.add_argument(
+        "--tol", type=loss_share, default=0.05, help="IPC loss allowed by the tolerable-latency rule"
+    )
+    ap.add_argument("--hi", type=above_one, default=16.0, help="largest latency multiple searched")
+    ap.add_argument(
+        "--resolution", type=positive_float, default=1.0, help="bisection resolution (latency multiple)"
+    )
     return ap
 
 

@@ -52,6 +52,7 @@ from rfmodel.studies.common import (
     geomean,
     mean,
     measured_classes,
+    positive_int,
     publish,
     quick_help,
     rises_with,
@@ -210,7 +211,9 @@ def build_parser(prog: str):
     quick = quick_help(QUICK_WORKLOADS, warps=QUICK_WARPS)
     gpu = ("fermi-gtx480", "the paper's Fermi-like SM")
     ap = study_parser(prog, __doc__, out="studies/out/cerf", jobs=2, quick=quick, gpu=gpu, paper="cerf")
-    ap.add_argument("--max-warps", type=int, default=None, help="keep that many warps' CTAs (default: all)")
+    ap.add_argument(
+        "--max-warps", type=positive_int, default=None, help="keep that many warps' CTAs (default: all)"
+    )
     add_names_option(
         ap,
         "--configs",

@@ -195,6 +195,43 @@ def positive_int(text: str) -> int:
     return v
 
 
+def loss_share(text: str) -> float:
+    """An argparse type: a share of IPC lost, in (0, 1] (the tolerable-latency rule's ``tol``)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0.0 < v <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a share of the IPC in (0, 1], e.g. 0.05")
+    return v
+
+
+def above_one(text: str) -> float:
+    """An argparse type: a main-RF latency multiple above 1 (the tolerable-latency search's upper end)."""
+    from rfmodel.limits import MAX_LATENCY_X
+
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 1.0 < v <= MAX_LATENCY_X:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a latency multiple above 1 and at most {MAX_LATENCY_X}"
+        )
+    return v
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number above 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0.0 < v < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number above 0")
+    return v
+
+
 def known(kind: str, choices):
     """An argparse type: a name among ``choices`` (checked when parsed, named in the error)."""
     choices = list(choices)

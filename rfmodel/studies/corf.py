@@ -50,6 +50,7 @@ from rfmodel.studies.common import (
     fmt,
     geomean,
     mean,
+    positive_int,
     publish,
     quick_help,
     simulated_figures,
@@ -322,7 +323,9 @@ def build_parser(prog: str):
         help="paper: the paper's 4-bank, 1-port-collector SM; fermi-gtx480: the shipped preset",
     )
     add_workload_options(ap, "corf")
-    ap.add_argument("--max-warps", type=int, default=None, help="keep that many warps' CTAs (default: all)")
+    ap.add_argument(
+        "--max-warps", type=positive_int, default=None, help="keep that many warps' CTAs (default: all)"
+    )
     return ap
 
 
