@@ -58,7 +58,7 @@ import xarray as xr
 
 from rfmodel.designs.base import Design, design_names, get_design
 from rfmodel.energy.accounting import event_counts
-from rfmodel.errors import RfmodelError, UnknownNameError, expect_between, expect_int
+from rfmodel.errors import RfmodelError, SpecError, UnknownNameError, expect_between, expect_int
 from rfmodel.limits import MAX_SAMPLES, MAX_SEED
 from rfmodel.results import SCALAR_METRICS, UNITS, assemble  # noqa: F401
 from rfmodel.sim.core import STALL_REASONS
@@ -280,6 +280,16 @@ def _valid_value(sm: SMSpec, k: str, x) -> None:
     sm.replace(**{k: x})
 
 
+def _valid_points(sm: SMSpec, grid: dict, names: list) -> None:
+    """Check every distinct combination of the SM fields ``names`` that a point of the grid takes (the
+    fields set together: ``max_regs_per_thread`` 255 is valid beside ``regs_per_sm`` 65536, not beside
+    4096), one :class:`SpecError` for the first that is not a valid SM."""
+    shape = np.broadcast_shapes(*(np.shape(v) for v in grid.values()))
+    cols = [np.broadcast_to(np.asarray(grid[k]), shape).ravel().tolist() for k in names]
+    for combo in dict.fromkeys(zip(*cols, strict=True)):
+        sm.replace(**dict(zip(names, combo, strict=True)))
+
+
 def _known_params(design: Design, sm: SMSpec) -> set[str]:
     """The names a grid may vary for ``design`` on ``sm``: the SM's fields, the collector units in total
     and the design's own parameters."""
@@ -303,10 +313,13 @@ def _check_params(design: Design, sm: SMSpec, grid: dict) -> None:
     # each value of the others on that SM
     singles = {k: v[0].item() for k, v in trial.items() if len(v) == 1}
     base = sm.replace(**singles) if singles else sm
-    for k, v in trial.items():
-        if len(v) > 1:
-            for x in v:
-                _valid_value(base, k, x.item())
+    try:
+        for k, v in trial.items():
+            if len(v) > 1:
+                for x in v:
+                    _valid_value(base, k, x.item())
+    except SpecError:  # a value invalid beside the SM's own others may be valid beside the grid's
+        _valid_points(base, grid, [k for k, v in trial.items() if len(v) > 1])
     # the collector units in total (not an SM field: the SM's collector sets scaled to it)
     for x in np.unique(np.asarray(grid.get("collector_units", 1)).ravel()):  # each distinct value once
         expect_int("parameter 'collector_units'", x.item() if hasattr(x, "item") else x, low=1, high=4096)

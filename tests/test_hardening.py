@@ -1356,3 +1356,15 @@ def test_a_calibration_file_with_the_simulator_is_refused(capsys):
     """The simulator reads no coefficients: --calibration (even a missing file) was taken with exit 0."""
     args = ["evaluate", "--workload", "saxpy", "--method", "simulate", "--calibration", "/nonexist.json"]
     assert "reads none" in run_cli(args, capsys)
+
+
+def test_sm_fields_are_checked_as_the_points_set_them(capsys):
+    """regs_per_sm 4096 was checked beside the GPU's own max_regs_per_thread (255), not beside the 64 its
+    point gives it: points mode refused a combination it never forms, naming the wrong cause."""
+    params = {"regs_per_sm": [4096, 65536], "max_regs_per_thread": [64, 255]}
+    ds = rfmodel.evaluate(
+        "baseline", "saxpy", "volta-v100", params=params, mode="points", method="simulate", max_warps=4
+    )
+    assert ds.sizes["point"] == 2 and float(ds["ipc"].isel(point=1).item()) > 0
+    with pytest.raises(RfmodelError, match="'max_regs_per_thread' = 255 is invalid"):  # (4096, 255) is formed
+        rfmodel.evaluate("baseline", "saxpy", "volta-v100", params=params)
