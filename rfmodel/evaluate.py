@@ -500,7 +500,10 @@ def check_names(ds: xr.Dataset, workload) -> xr.Dataset:
     """``ds`` unchanged, or one error where two workloads of the result carry the same name (two references
     to one kernel: a shipped name and a listing of it, a recipe and a listing), which would be two rows
     no selection tells apart, the provenance of one of them lost."""
-    names = [str(x) for x in ds["workload"].values] if "workload" in ds.coords else []
+    names = ds.indexes["workload"] if "workload" in ds.indexes else None
+    if names is None or names.is_unique:
+        return ds
+    names = [str(x) for x in names]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         refs = [str(w if isinstance(w, str | Path) else w.name) for w in _workload_list(workload)]
@@ -518,25 +521,48 @@ def check_physical(ds: xr.Dataset) -> xr.Dataset:
     point that runs (``warps`` above 0) has an IPC or cycle count that is not finite and above 0, or a
     count, energy, power or area that is negative or not finite: the design's terms (a plug-in's
     ``analytic`` or its simulator hooks) gave what no register file can, which would otherwise be read as
-    an answer (a negative IPC ranks first on a minimized time)."""
-    runs = ds["warps"] > 0 if "warps" in ds else True
+    an answer (a negative IPC ranks first on a minimized time).  In numpy, every array once (an optimizer
+    calls this per population): only a variable with a value out of range looks up its points."""
+    variables = ds.variables  # the arrays without a DataArray each (this runs per population)
+    runs = None
     for name, zero_ok in PHYSICAL.items():
-        if name not in ds:
+        if name not in variables:
             continue
+        x = variables[name].values
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.isfinite(x) & ((x >= 0) if zero_ok else (x > 0)))
+        if not bad.any():
+            continue
+        dims = variables[name].dims
+        if "warps" in variables:  # a point that hosts no CTA gives NaN and 0 by design (on_no_fit="nan")
+            w = variables["warps"]
+            runs = w.values > 0 if runs is None else runs
+            bad &= _aligned(runs, w.dims, dims)
+            if not bad.any():
+                continue
         v = ds[name]
-        ok = np.isfinite(v) & ((v >= 0) if zero_ok else (v > 0))
-        bad = ~ok & runs
-        if bool(bad.any()):
-            at = bad.where(bad, drop=True)
-            where = {d: at[d].values[0].item() for d in at.dims if d in at.coords}
-            value = float(v.sel(where).values.ravel()[0] if where else v.values.ravel()[0])
-            allowed = "a finite number of 0 or more" if zero_ok else "a finite number above 0"
-            raise RfmodelError(
-                f"design '{ds.attrs.get('design', '?')}' gave {name} = {value:.6g} at "
-                f"{', '.join(f'{k}={x}' for k, x in where.items()) or 'its point'} ({ds.attrs.get('engine')} "
-                f"engine), where a point that runs must give {allowed}: the design's terms are wrong"
-            )
+        at = np.argwhere(bad)[0]
+        where = {d: v[d].values[i].item() for d, i in zip(v.dims, at, strict=True) if d in v.coords}
+        allowed = "a finite number of 0 or more" if zero_ok else "a finite number above 0"
+        raise RfmodelError(
+            f"design '{ds.attrs.get('design', '?')}' gave {name} = {float(x[tuple(at)]):.6g} at "
+            f"{', '.join(f'{k}={w}' for k, w in where.items()) or 'its point'} ({ds.attrs.get('engine')} "
+            f"engine), where a point that runs must give {allowed}: the design's terms are wrong"
+        )
     return ds
+
+
+def _aligned(mask: np.ndarray, mask_dims, dims) -> np.ndarray:
+    """``mask`` (over ``mask_dims``) as an array that broadcasts against a variable over ``dims`` (the
+    mask's dims the variable lacks: any of them)."""
+    mask_dims = list(mask_dims)
+    extra = tuple(i for i, d in enumerate(mask_dims) if d not in dims)
+    if extra:
+        mask = mask.any(axis=extra)
+        mask_dims = [d for d in mask_dims if d in dims]
+    a = np.transpose(mask, [mask_dims.index(d) for d in dims if d in mask_dims])
+    sizes = dict(zip(mask_dims, mask.shape, strict=True))
+    return a.reshape([sizes.get(d, 1) for d in dims])
 
 
 #: the metrics :func:`compare` gives as effects against its reference design, ``<metric>_effect``
