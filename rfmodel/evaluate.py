@@ -436,7 +436,7 @@ def evaluate(
     # what every engine takes
     common = dict(arch=arch, seed=seed, require_fit=require_fit)
     if method == "simulate":
-        if calibration is not None:  # the simulator reads no coefficients: the file would go unread
+        if calibration is not None and calibration is not False:  # a file or table the simulator never reads
             raise RfmodelError(
                 "calibration: the analytic engine's coefficients (analytic, montecarlo); method 'simulate' "
                 "reads none"
