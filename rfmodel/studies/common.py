@@ -20,6 +20,7 @@ from rfmodel.designs.mainrf import TIMING_METRICS
 from rfmodel.errors import RfmodelError
 from rfmodel.evaluate import evaluate
 from rfmodel.io import write_text
+from rfmodel.limits import MAX_LATENCY_X
 from rfmodel.results import SCALAR_METRICS
 from rfmodel.runner import ResultLog, make_runner
 
@@ -195,41 +196,26 @@ def positive_int(text: str) -> int:
     return v
 
 
-def loss_share(text: str) -> float:
-    """An argparse type: a share of IPC lost, in (0, 1] (the tolerable-latency rule's ``tol``)."""
-    try:
-        v = float(text)
-    except ValueError:
-        v = float("nan")
-    if not 0.0 < v <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a share of the IPC in (0, 1], e.g. 0.05")
-    return v
+def number_above(low: float, high: float, what: str):
+    """An argparse type: a number above ``low`` and at most ``high`` (``what`` it is, for the error)."""
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = float("nan")
+        if not low < v <= high:
+            most = f" and at most {high:g}" if high < float("inf") else ""
+            raise argparse.ArgumentTypeError(f"{text!r}: expected {what} above {low:g}{most}")
+        return v
+
+    return parse
 
 
-def above_one(text: str) -> float:
-    """An argparse type: a main-RF latency multiple above 1 (the tolerable-latency search's upper end)."""
-    from rfmodel.limits import MAX_LATENCY_X
-
-    try:
-        v = float(text)
-    except ValueError:
-        v = float("nan")
-    if not 1.0 < v <= MAX_LATENCY_X:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected a latency multiple above 1 and at most {MAX_LATENCY_X}"
-        )
-    return v
-
-
-def positive_float(text: str) -> float:
-    """An argparse type: a finite number above 0."""
-    try:
-        v = float(text)
-    except ValueError:
-        v = float("nan")
-    if not 0.0 < v < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number above 0")
-    return v
+#: the tolerable-latency rule's IPC loss, the search's upper end and its resolution
+loss_share = number_above(0.0, 1.0, "a share of the IPC lost")
+above_one = number_above(1.0, float(MAX_LATENCY_X), "a main-RF latency multiple")
+positive_float = number_above(0.0, float("inf"), "a number")
 
 
 def known(kind: str, choices):
