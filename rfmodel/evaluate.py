@@ -885,16 +885,19 @@ def _workload_list(workload) -> list:
     return workloads
 
 
+def _kernel_ref(ref) -> tuple[str | None, str]:
+    """``(recipe, kernel reference)`` of a workload reference, its trace prefix taken off."""
+    recipe, kernel_ref = split_recipe(str(ref))
+    return recipe, split_trace_prefix(kernel_ref)[0]
+
+
 def reads_arch(ref) -> bool:
     """Whether loading the workload ``ref`` reads its ``arch``: a shipped kernel's name (with or without a
     trace prefix or a launch recipe) picks that kernel's SASS for the architecture; a listing or cubin, a
     synthetic preset, an Accel-Sim trace or a loaded :class:`Workload` has its own code."""
     from rfmodel.workload.manifest import manifest
 
-    if not isinstance(ref, str | Path):
-        return False
-    _recipe, kernel_ref = split_recipe(str(ref))
-    return split_trace_prefix(kernel_ref)[0] in manifest()["kernels"]
+    return isinstance(ref, str | Path) and _kernel_ref(ref)[1] in manifest()["kernels"]
 
 
 def reads_seed(ref) -> bool:
@@ -905,10 +908,8 @@ def reads_seed(ref) -> bool:
 
     if not isinstance(ref, str | Path):
         return False
-    ref = str(ref)
-    _recipe, kernel_ref = split_recipe(ref)
-    kernel_ref = split_trace_prefix(kernel_ref)[0]
-    if _recipe is not None or kernel_ref.startswith(SYNTHETIC_PREFIX):
+    recipe, kernel_ref = _kernel_ref(ref)
+    if recipe is not None or kernel_ref.startswith(SYNTHETIC_PREFIX):
         return True
     from rfmodel.workload.manifest import manifest
 
