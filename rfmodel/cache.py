@@ -231,7 +231,7 @@ def _prune(root: Path, current: Path) -> None:
 #: the package sources a workload's trace depends on (the generators and kernels, the control-flow analysis
 #: that expands them, the occupancy that sizes an SM's share, the limits they are checked against, the static
 #: program and trace forms they build, and the errors those raise)
-TRACE_SOURCES = ("workload", "compiler", "spec", "limits.py", "ir.py", "trace.py", "errors.py")
+TRACE_SOURCES = ("workload", "compiler", "spec", "limits.py", "ir.py", "trace.py", "errors.py", "lazy.py")
 #: the package sources a simulation's result depends on: its traces', the simulator's, the designs' hooks and
 #: passes, and the modules at the package's top that the simulator calls (the set-associative lookup of its
 #: caches); a result cached under their hash is simulated again after an edit of any of them

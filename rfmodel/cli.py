@@ -204,6 +204,13 @@ EVAL_CONFIG_KEYS = (
     "uncertainty",
     "samples",
     "calibration",
+    "reference",
+    "preset",
+    "mode",
+    "level",
+    "max_warps",
+    "compat",
+    "on_no_fit",
 )
 
 
@@ -286,14 +293,17 @@ def cmd_evaluate(args) -> int:
     designs = args.design or cfg.get("design", "baseline")
     designs = [designs] if isinstance(designs, str) else list(designs)
     several = len(designs) > 1
-    if several and args.preset:
+    # an option given on the command line overrides the config file's value
+    given = {k: getattr(args, k) for k in ("reference", "preset", "mode", "level", "max_warps", "compat")}
+    opt = {k: v if v is not None else cfg.get(k) for k, v in {**given, "on_no_fit": args.on_no_fit}.items()}
+    if several and opt["preset"]:
         raise RfmodelError(
             "--preset names a configuration of one design; with several --design, compare "
             "them at their defaults or evaluate each on its own"
         )
-    if args.reference and not several:
+    if opt["reference"] and not several:
         raise RfmodelError("--reference applies when several --design are compared")
-    params = _preset_params(designs[0], args.preset)
+    params = _preset_params(designs[0], opt["preset"])
     params.update(cfg.get("params", {}))
     params.update(_given_once(map(_parse_param, args.param or []), "--param"))
     workloads = recipe_workload(args.workload or cfg.get("workloads"), args.recipe)
@@ -302,7 +312,7 @@ def cmd_evaluate(args) -> int:
     method = args.method or cfg.get("method", "analytic")
     if uncertainty and method != "montecarlo":
         raise RfmodelError("--uncertainty needs --method montecarlo")
-    run = (lambda *a, **k: compare(*a, reference=args.reference, **k)) if several else evaluate
+    run = (lambda *a, **k: compare(*a, reference=opt["reference"], **k)) if several else evaluate
     ds = run(
         designs if several else designs[0],
         workloads,
@@ -311,15 +321,15 @@ def cmd_evaluate(args) -> int:
         params=params or None,
         uncertainty=uncertainty or None,
         samples=args.samples if args.samples is not None else cfg.get("samples"),
-        **({"level": args.level} if args.level is not None else {}),
+        **({"level": opt["level"]} if opt["level"] is not None else {}),
         seed=args.seed if args.seed is not None else cfg.get("seed", 0),
         arch=args.arch or cfg.get("arch", "sm_80"),
         tech=cfg.get("tech"),
         **({"calibration": c} if (c := args.calibration or cfg.get("calibration")) is not None else {}),
-        **({"mode": args.mode} if args.mode else {}),
-        **({"max_warps": args.max_warps} if args.max_warps is not None else {}),
-        **({"sim_options": {"compat": args.compat}} if args.compat else {}),
-        **({"on_no_fit": args.on_no_fit} if args.on_no_fit else {}),
+        **({"mode": opt["mode"]} if opt["mode"] else {}),
+        **({"max_warps": opt["max_warps"]} if opt["max_warps"] is not None else {}),
+        **({"sim_options": {"compat": opt["compat"]}} if opt["compat"] else {}),
+        **({"on_no_fit": opt["on_no_fit"]} if opt["on_no_fit"] else {}),
     )
     cols = ["ipc", "cycles", "warps", "rf_reads", "rf_writes", "bank_conflict_stall_cycles"]
     cols += [m for m in ("l1d_hit_rate", "collector_occupancy") if m in ds]
@@ -1517,8 +1527,10 @@ def _add_evaluate_parser(sub) -> None:
     e.add_argument(
         "--config",
         metavar="FILE.toml",
-        help="evaluation config or SM spec TOML (an option also given here overrides the file's value; "
-        "a spec file is the GPU, so --gpu beside it is refused)",
+        help="evaluation config or SM spec TOML; a config's keys are the options' names (design, "
+        "workloads, gpu, method, params, mode, preset, reference, uncertainty, samples, level, seed, arch, "
+        "tech, max_warps, compat, calibration, on_no_fit); an option also given here overrides the file's "
+        "value; a spec file is the GPU, so --gpu beside it is refused",
     )
     e.add_argument("--gpu", metavar="PRESET|gpgpusim.config|FILE.toml")
     e.add_argument(

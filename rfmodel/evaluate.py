@@ -59,6 +59,7 @@ import xarray as xr
 from rfmodel.designs.base import Design, design_names, get_design
 from rfmodel.energy.accounting import event_counts
 from rfmodel.errors import RfmodelError, SpecError, UnknownNameError, expect_between, expect_int
+from rfmodel.lazy import lazy_getattr
 from rfmodel.limits import MAX_SAMPLES, MAX_SEED
 from rfmodel.results import SCALAR_METRICS, UNITS, assemble  # noqa: F401
 from rfmodel.sim.core import STALL_REASONS
@@ -88,12 +89,7 @@ ENGINE_NAMES = (
 )
 
 
-def __getattr__(name: str):
-    if name in ENGINE_NAMES:
-        from rfmodel.analytic import engine
-
-        return getattr(engine, name)
-    raise AttributeError(f"module 'rfmodel.evaluate' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, "rfmodel.analytic.engine", ENGINE_NAMES)
 
 
 METHODS = ("analytic", "simulate", "montecarlo")

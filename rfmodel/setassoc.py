@@ -1,5 +1,6 @@
 """Set-associative LRU caches as both engines look them up: the simulator's L1D and L2 slice, and the analytic
-engine's schedule of the SM's loads (``rfmodel.analytic.stream``), one routine each way.
+engine's schedule of the SM's loads (``rfmodel.analytic.stream``), one routine each way; and the pick of a
+miss status holding register (:func:`take_mshr`) both make for a line miss.
 
 A cache is two arrays of ``sets x ways`` entries, the line held (``tag``, -1 empty) and the stamp of its last
 use (``stamp_of``, -1 empty); set = line mod sets, or for an L1D :func:`set_of` (GPGPU-Sim's set index
@@ -10,7 +11,15 @@ from __future__ import annotations
 
 from numba import njit
 
-__all__ = ["SET_INDEX", "lru_access", "lru_access_at", "lru_access_reserve", "lru_probe", "set_of"]
+__all__ = [
+    "SET_INDEX",
+    "lru_access",
+    "lru_access_at",
+    "lru_access_reserve",
+    "lru_probe",
+    "set_of",
+    "take_mshr",
+]
 
 #: set index functions (``L1DSpec.set_index``): the line number mod the sets (GPGPU-Sim's ``L``), and the
 #: Fermi L1D's hash (its ``H``)
@@ -103,3 +112,20 @@ def lru_access_reserve(tag, stamp_of, ready, s, ways, line, stamp, t):
     tag[victim] = line
     stamp_of[victim] = stamp
     return False, victim, t
+
+
+@njit(cache=True, inline="always")
+def take_mshr(mshr, n, t, never):
+    """The miss status holding register a line miss at cycle ``t`` takes among the first ``n`` of ``mshr``
+    (each the cycle it frees; ``never`` above any): the first free at ``t``, else the first to free, and the
+    cycle the miss takes it: ``(index, cycle)`` (``n > 0``)."""
+    first = never
+    for m in range(n):
+        if mshr[m] <= t:
+            return m, t
+        if mshr[m] < first:
+            first = mshr[m]
+    for m in range(n):
+        if mshr[m] <= first:
+            return m, first
+    return -1, t

@@ -152,6 +152,29 @@ def test_evaluate_config_file(tmp_path, capsys):
     assert "volta-v100" in capsys.readouterr().out
 
 
+def test_evaluate_config_takes_every_option_the_command_line_does(tmp_path, capsys):
+    """A config file's reference, mode, preset and on_no_fit reach the run as their options do (they were
+    refused as unknown keys), and the command line's value still wins over the file's."""
+    cfg = tmp_path / "e.toml"
+    cfg.write_text(
+        'design = ["baseline", "bow"]\nreference = "bow"\nworkloads = ["saxpy"]\nmode = "points"\n'
+        'on_no_fit = "nan"\n[params]\nnum_banks = [8, 16]\ncollector_units = [4, 8]\n'
+    )
+    assert main(["evaluate", "--config", str(cfg), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["attrs"]["reference"] == "bow" and len(res["rows"]) == 2 * 2  # points: 2 points x 2 designs
+    assert main(["evaluate", "--config", str(cfg), "--reference", "baseline", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["attrs"]["reference"] == "baseline"
+    one = tmp_path / "one.toml"
+    one.write_text('design = "baseline"\nreference = "bow"\nworkloads = ["saxpy"]\n')
+    assert main(["evaluate", "--config", str(one)]) == 2
+    assert "--reference applies when several" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text('workloads = ["saxpy"]\nmode = "grid"\n')
+    assert main(["evaluate", "--config", str(bad)]) == 2
+    assert "mode 'grid' is invalid; allowed: product, points" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "args, needle",
     [

@@ -42,35 +42,9 @@ template <typename T> __global__ void bump(T *p) { p[threadIdx.x] += T(1); }
 template __global__ void bump<int>(int *);
 """
 
-RECIPE = """version = 1
-kernel = "axpb"
-grid = [4]
-block = [128]
-seed = 3
-outputs = ["y"]
-params = [
-  {name = "n", type = "i32", value = 500},
-  {name = "a", type = "f32", value = 1.5},
-  {name = "x", type = "ptr", array = "x"},
-  {name = "y", type = "ptr", array = "y"},
-]
-arrays.x = {dtype = "float32", shape = [512], init = "normal"}
-arrays.y = {dtype = "float32", shape = [512], init = "uniform", low = -1.0, high = 1.0}
-"""
-
-STAGE_RECIPE = """version = 1
-kernel = "stage"
-grid = [2]
-block = [64]
-outputs = ["y"]
-params = [
-  {name = "n", type = "i32", value = 128},
-  {name = "x", type = "ptr", array = "x"},
-  {name = "y", type = "ptr", array = "y"},
-]
-arrays.x = {dtype = "float32", shape = [128], init = "normal"}
-arrays.y = {dtype = "float32", shape = [128], init = "zeros"}
-"""
+DATA = Path(__file__).resolve().parent / "data"
+RECIPE = (DATA / "axpb.toml").read_text()
+STAGE_RECIPE = (DATA / "stage.toml").read_text()
 
 
 @pytest.fixture(scope="module")

@@ -240,6 +240,23 @@ def _example_module(tmp_path, name="half_banks", extra=""):
     return path
 
 
+def _broken(name, *change):
+    """Plug-in source of a design ``name`` (its class the name in CamelCase): the example design whose
+    analytic answer the statements ``change`` alter (on ``out``)."""
+    cls = "".join(word.title() for word in name.split("_"))
+    body = "".join(f"        {line}\n" for line in change)
+    return f"""
+
+@register
+class {cls}(HalfBanks):
+    name = "{name}"
+
+    def analytic(self, ctx):
+        out = super().analytic(ctx)
+{body}        return out
+"""
+
+
 @pytest.fixture
 def registry(monkeypatch):
     """A registry the test may add to (restored afterwards), with no design file loaded yet."""
@@ -254,17 +271,7 @@ def registry(monkeypatch):
 def test_a_failing_check_is_named_and_a_known_failure_is_reported_with_its_reason(tmp_path, registry):
     """A design whose events miss a structure it costs fails that check (one error naming it); declared as
     a known failure, check_design reports the reason and check_params marks it xfail."""
-    broken = """
-
-@register
-class NoCollectorEvents(HalfBanks):
-    name = "no_collector_events"
-
-    def analytic(self, ctx):
-        out = super().analytic(ctx)
-        out["events"].pop("collector")
-        return out
-"""
+    broken = _broken("no_collector_events", 'out["events"].pop("collector")')
     registry.load_design_file(_example_module(tmp_path, extra=broken))
     with pytest.raises(DesignCheckError, match=r"no_collector_events.*\n  events_match_the_structures: "):
         check_design("no_collector_events", checks=["params_round_trip", "events_match_the_structures"])
@@ -360,41 +367,16 @@ def test_a_design_takes_the_baselines_fitted_coefficients_on_every_gpu(name):
 def test_a_design_that_answers_what_no_register_file_can_is_refused(tmp_path, registry):
     """A plug-in whose terms gave a negative or NaN IPC, or negative events, was printed as an answer (a
     negative IPC ranks first on a minimized time); now one error naming the design and the variable."""
-    broken = """
-
-import numpy as np
-
-
-@register
-class NegativeIpc(HalfBanks):
-    name = "negative_ipc"
-
-    def analytic(self, ctx):
-        out = super().analytic(ctx)
-        out["ipc"] = -out["ipc"]
-        return out
-
-
-@register
-class NanIpc(HalfBanks):
-    name = "nan_ipc"
-
-    def analytic(self, ctx):
-        out = super().analytic(ctx)
-        out["ipc"] = out["ipc"] * np.nan
-        return out
-
-
-@register
-class NegativeReads(HalfBanks):
-    name = "negative_reads"
-
-    def analytic(self, ctx):
-        out = super().analytic(ctx)
-        reads, writes = out["events"]["rf_bank"]
-        out["events"]["rf_bank"] = (-reads, writes)
-        return out
-"""
+    broken = (
+        "\nimport numpy as np\n"
+        + _broken("negative_ipc", 'out["ipc"] = -out["ipc"]')
+        + _broken("nan_ipc", 'out["ipc"] = out["ipc"] * np.nan')
+        + _broken(
+            "negative_reads",
+            'reads, writes = out["events"]["rf_bank"]',
+            'out["events"]["rf_bank"] = (-reads, writes)',
+        )
+    )
     registry.load_design_file(_example_module(tmp_path, extra=broken))
     for name, what in (
         ("negative_ipc", "ipc = -0"),

@@ -7,7 +7,7 @@ from test_sim_known import make_sm as known_sm
 import rfmodel
 from rfmodel.compiler.liveness import trace_dead_masks
 from rfmodel.designs.base import design_names, get_design
-from rfmodel.designs.ltrf import _dynamic_intervals, row_tables
+from rfmodel.designs.ltrf import ROW_IV_MASK, ROW_IV_SHIFT, row_tables
 from rfmodel.sim import simulate_trace, trace_from_warps
 
 FAMILY = ("ltrf", "ltrf_plus", "ltrfconf", "strands")
@@ -72,16 +72,9 @@ def test_interval_cut_at_register_budget():
 
 def test_dynamic_intervals_greedy():
     tr = trace_from_warps([[("IADD3", [i + 1], [i]) for i in range(8)]])
-    start, ptr, ent = _dynamic_intervals(
-        np.asarray(tr.warp_ptr, np.int64),
-        tr.src,
-        tr.dst,
-        tr.op.astype(np.int64),
-        tr.sidx.astype(np.int64),
-        4,
-        False,
-        np.array([1], dtype=np.int64),
-    )
+    words, ptr, ent, _, info = row_tables(tr, 4, "interval", False, 16, program=None)
+    assert info["source"] == "dynamic" and info["static_intervals"] == 3
+    start = ((words >> ROW_IV_SHIFT) & ROW_IV_MASK) - 1  # the interval that starts at each row, or -1
     assert list(start) == [0, -1, -1, 1, -1, -1, 2, -1]  # {0,1,2,3} {3..6}? registers new per row
     regs = [sorted(int(x) & 255 for x in ent[ptr[i] : ptr[i + 1]]) for i in range(len(ptr) - 1)]
     assert regs == [[0, 1, 2, 3], [3, 4, 5, 6], [6, 7, 8]]

@@ -31,6 +31,11 @@ def ins(opcode="IADD3", **kw) -> dict:
     return {"opcode": opcode, **kw}
 
 
+def bra(target: int, guard: str | None = "P0", **kw) -> dict:
+    """A branch to instruction ``target``, under ``guard`` (None: always taken)."""
+    return ins("BRA", guard=guard, targets=(target,), **kw)
+
+
 def kernel(spec: list[dict], functions=None, tpc=64, ctas=2, name="k") -> Kernel:
     instrs = []
     for i, d in enumerate(spec):
@@ -65,7 +70,7 @@ def loop5():
             ins("MOV", dst=(0,)),
             ins("IADD3", dst=(1,), src=(1, 0)),
             ins("FFMA", dst=(2,), src=(1, 2, 3)),
-            ins("BRA", guard="P0", psrc=(0,), targets=(1,)),
+            bra(1, psrc=(0,)),
             ins("EXIT"),
         ]
     )
@@ -89,16 +94,7 @@ def test_default_trip_count_applies_to_unlisted_latches():
 
 def test_nested_loops_reset_inner_counter():
     # 0 A; 1 outer head; 2 inner head; 3 @P0 BRA 2; 4 @P0 BRA 1; 5 EXIT
-    k = kernel(
-        [
-            ins(),
-            ins(),
-            ins(),
-            ins("BRA", guard="P0", targets=(2,)),
-            ins("BRA", guard="P0", targets=(1,)),
-            ins("EXIT"),
-        ]
-    )
+    k = kernel([ins(), ins(), ins(), bra(2), bra(1), ins("EXIT")])
     t = expand(k, Profile(trip_counts={3: 4, 4: 3}))
     expected = [0] + ([1] + [2, 3] * 4 + [4]) * 3 + [5]
     assert seqs(t)[0] == expected
@@ -112,9 +108,9 @@ def test_call_ret_sequence_and_loop_around_call():
             ins(),
             ins("CALL.REL.NOINC", targets=(6,)),
             ins(),
-            ins("BRA", guard="P0", targets=(1,)),
+            bra(1),
             ins("EXIT"),
-            ins("BRA", targets=(5,)),
+            bra(5, None),
             ins(),
             ins(),
             ins("RET.REL.NODEC", src=(12,)),
@@ -135,7 +131,7 @@ def test_loop_inside_callee_restarts_on_every_call():
             ins("EXIT"),
             ins("NOP", op_class=OpClass.MISC),
             ins(),
-            ins("BRA", guard="P0", targets=(4,)),
+            bra(4),
             ins("RET"),
         ],
         functions={"f": 4},
@@ -146,13 +142,13 @@ def test_loop_inside_callee_restarts_on_every_call():
 
 @pytest.mark.parametrize("p, expected", [(0.0, [0, 1, 2, 3, 4]), (1.0, [0, 1, 3, 4])])
 def test_predicated_forward_branch_probability_0_and_1(p, expected):
-    k = kernel([ins(), ins("BRA", guard="P1", targets=(3,)), ins(), ins(), ins("EXIT")])
+    k = kernel([ins(), bra(3, "P1"), ins(), ins(), ins("EXIT")])
     t = expand(k, Profile(taken_prob={1: p}), ctas=8, seed=5)
     assert all(s == expected for s in seqs(t))
 
 
 def test_unguarded_forward_branch_always_taken():
-    k = kernel([ins(), ins("BRA", targets=(3,)), ins(), ins(), ins("EXIT")])
+    k = kernel([ins(), bra(3, None), ins(), ins(), ins("EXIT")])
     assert seqs(expand(k))[0] == [0, 1, 3, 4]
 
 
@@ -166,7 +162,7 @@ def test_early_exit_guard_not_taken_by_default():
 
 
 def test_forward_branch_probability_is_respected_over_many_warps():
-    k = kernel([ins(), ins("BRA", guard="P1", targets=(3,)), ins(), ins(), ins("EXIT")], tpc=1024)
+    k = kernel([ins(), bra(3, "P1"), ins(), ins(), ins("EXIT")], tpc=1024)
     t = expand(k, Profile(taken_prob={1: 0.3}), ctas=100, seed=11)
     taken = np.array([len(s) == 4 for s in seqs(t)])
     n = len(taken)
@@ -178,18 +174,7 @@ def test_forward_branch_probability_is_respected_over_many_warps():
 def test_default_forward_probability_and_loop_exit_default():
     # 0 A; 1 head B; 2 @P1 BRA 6 (leaves the loop: default not taken); 3 @P2 BRA 5 (if around 4: 0.5);
     # 4 C; 5 @P0 BRA 1 (latch); 6 EXIT
-    k = kernel(
-        [
-            ins(),
-            ins(),
-            ins("BRA", guard="P1", targets=(6,)),
-            ins("BRA", guard="P2", targets=(5,)),
-            ins(),
-            ins("BRA", guard="P0", targets=(1,)),
-            ins("EXIT"),
-        ],
-        tpc=1024,
-    )
+    k = kernel([ins(), ins(), bra(6, "P1"), bra(5, "P2"), ins(), bra(1), ins("EXIT")], tpc=1024)
     t = expand(k, Profile(trip_counts={5: 4}), ctas=20, seed=2)
     ss = seqs(t)
     # the loop-exit test at 2 is never taken: every warp runs 4 iterations
@@ -215,19 +200,7 @@ def test_break_resets_the_loop_counter():
     """Replay every warp: each latch decision must follow the counter semantics with resets."""
     # 0 A; 1 outer head; 2 inner head; 3 @P1 BRA 5 (break, p=0.2); 4 @P0 BRA 2 (inner, T=4);
     # 5 D; 6 @P0 BRA 1 (outer, T=5); 7 EXIT
-    k = kernel(
-        [
-            ins(),
-            ins(),
-            ins(),
-            ins("BRA", guard="P1", targets=(5,)),
-            ins("BRA", guard="P0", targets=(2,)),
-            ins(),
-            ins("BRA", guard="P0", targets=(1,)),
-            ins("EXIT"),
-        ],
-        tpc=1024,
-    )
+    k = kernel([ins(), ins(), ins(), bra(5, "P1"), bra(2), ins(), bra(1), ins("EXIT")], tpc=1024)
     t = expand(k, Profile(trip_counts={4: 4, 6: 5}, taken_prob={3: 0.2}), ctas=4, seed=9)
     breaks = full = 0
     for s in seqs(t):
@@ -342,7 +315,7 @@ def mem_kernel(op="LDG.E", mem_bytes=4, trip=3, tpc=64, extra=()):
     return kernel(
         [
             ins(op, dst=(4,) if op.startswith("LD") else (), src=(2, 3), mem_bytes=mem_bytes),
-            ins("BRA", guard="P0", targets=(0,)),
+            bra(0),
             *extra,
             ins("EXIT"),
         ],

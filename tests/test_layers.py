@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "rfmodel.limits",
         "rfmodel.datafile",
         "rfmodel.setassoc",
+        "rfmodel.lazy",
     ),
     ("rfmodel.spec",),
     ("rfmodel.ir", "rfmodel.trace"),

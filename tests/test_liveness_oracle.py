@@ -1,7 +1,7 @@
 """Our liveness against the disassembler's own (``nvdisasm -c -plr``), and the column reader.
 
 The first tests read small excerpts of ``nvdisasm -plr`` output (a saxpy kernel compiled for
-sm_80) in the three column layouts.  The oracle tests run over every shipped
+sm_80) in the three column layouts (tests/data).  The oracle tests run over every shipped
 ``rfmodel/workload/kernels/sass/<arch>/<name>.plr.sass``: the SASS reader builds the kernel, our
 liveness runs on it, and every instruction must agree with the tool's column or fall in one of
 the explained classes of docs/compiler.md ("How the tool's liveness differs from ours"):
@@ -18,7 +18,6 @@ Run as a script to print the agreement table per arch.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -38,93 +37,13 @@ SASS_DIR = Path(rfmodel.workload.__file__).resolve().parent / "kernels" / "sass"
 PLR_FILES = sorted(SASS_DIR.glob("*/*.plr.sass")) if SASS_DIR.is_dir() else []
 
 
-def unz(text: str) -> str:
-    """Expand the run-length marks of the excerpts: ``<N>`` N spaces, ``<N->``/``<N.>`` N of the char."""
-    return re.sub(r"<(\d+)([-.]?)>", lambda m: (m.group(2) or " ") * int(m.group(1)), text)
-
-
+DATA = Path(__file__).resolve().parent / "data"
 # nvdisasm -c -plr (wide, the default), kernel saxpy (y = a*x + y with a bounds check), sm_80
-WIDE = unz("""
-<4>.section<4>.text.saxpy,"ax",@progbits
-<4>.sectioninfo<4>@"SHI_REGISTERS=10"
-<4>.align<4>128
-  // +<91->+<18->+<16->+
-  // |<43>GPR<45>|<6>PRED<8>|<5>UGPR<7>|
-  // |  # 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31  | # 0 1 2 3 4 5 6  | # 0 1 2 3 4 5  |
-  // +<91->+<18->+<16->+
-saxpy:  // |<91>|<18>|<16>|
-.text.saxpy:  // |<91>|<18>|<16>|
-<8>/*0000*/<19>MOV R1, c[0x0][0x28] ;  // |  1   ^<84>|<18>|<16>|
-<8>/*0010*/<19>S2R R4, SR_CTAID.X ;  // |  2   :<5>^<78>|<18>|<16>|
-<8>/*0020*/<19>S2R R3, SR_TID.X ;  // |  3   :   ^ :<78>|<18>|<16>|
-<8>/*0030*/<19>IMAD R4, R4, c[0x0][0x0], R3 ;  // |  3   :   v x<78>|<18>|<16>|
-<8>/*0040*/<19>ISETP.GE.AND P0, PT, R4, c[0x0][0x160], PT ;  // |  2   :<5>v<78>| 1 ^<14>|<16>|
-.L_x_28:  // |  2   :<5>:<78>| 1 :<14>|<16>|
-<8>/*0050*/<15>@P0 EXIT ;  // |  2   :<5>:<78>| 1 v<14>|<16>|
-<8>/*0060*/<19>HFMA2.MMA R5, -RZ, RZ, 0, 2.384185791015625e-07 ;  // |  3   :<5>: ^<76>|<18>|<16>|
-<8>/*0070*/<19>ULDC.64 UR4, c[0x0][0x118] ;  // |  3   :<5>: :<76>|<18>| 2<9>^ ^  |
-<8>/*0080*/<19>IMAD.WIDE R2, R4, R5, c[0x0][0x168] ;  // |  5   : ^ ^ v v<76>|<18>| 2<9>: :  |
-<8>/*0090*/<19>IMAD.WIDE R4, R4, R5, c[0x0][0x170] ;  // |  5   : : : x x<76>|<18>| 2<9>: :  |
-<8>/*00a0*/<19>LDG.E R2, [R2.64] ;  // |  5   : x v : :<76>|<18>| 2<9>v v  |
-<8>/*00b0*/<19>LDG.E R7, [R4.64] ;  // |  5   : :   v v   ^<72>|<18>| 2<9>v v  |
-<8>/*00c0*/<19>FFMA R7, R2, c[0x0][0x164], R7 ;  // |  5   : v   : :   x<72>|<18>| 2<9>: :  |
-<8>/*00d0*/<19>STG.E [R4.64], R7 ;  // |  4   :<5>v v   v<72>|<18>| 2<9>v v  |
-.L_x_29:  // +<91.>+<18.>+<16.>+
-<8>/*00e0*/<19>EXIT ;  // |  1   :<84>|<18>|<16>|
-.L_x_26:  // +<91.>+<18.>+<16.>+
-<8>/*00f0*/<19>BRA `(.L_x_26);  // |  1   :<84>|<18>|<16>|
-.L_x_34:  // +<91->+<18->+<16->+
-""")  # noqa: E501
-
+WIDE = (DATA / "saxpy_plr_wide.sass").read_text()
 # the same with -lrm narrow: one character per register, numbers written vertically
-NARROW = unz("""
-<4>.section<4>.text.saxpy,"ax",@progbits
-<4>.sectioninfo<4>@"SHI_REGISTERS=10"
-<4>.align<4>128
-  // +<38->+<12->+<11->+
-  // |<17>GPR<18>|   PRED<5>|   UGPR<4>|
-  // |<38>|<12>|<11>|
-  // |<4>00000000001111111111222222222233  |<12>|<11>|
-  // |  # 01234567890123456789012345678901  | # 0123456  | # 012345  |
-  // +<38->+<12->+<11->+
-saxpy:  // |<38>|<12>|<11>|
-.text.saxpy:  // |<38>|<12>|<11>|
-<8>/*0000*/<19>MOV R1, c[0x0][0x28] ;  // |  1  ^<32>|<12>|<11>|
-<8>/*0010*/<19>S2R R4, SR_CTAID.X ;  // |  2  :  ^<29>|<12>|<11>|
-<8>/*0020*/<19>S2R R3, SR_TID.X ;  // |  3  : ^:<29>|<12>|<11>|
-<8>/*0030*/<19>IMAD R4, R4, c[0x0][0x0], R3 ;  // |  3  : vx<29>|<12>|<11>|
-<8>/*0040*/<19>ISETP.GE.AND P0, PT, R4, c[0x0][0x160], PT ;  // |  2  :  v<29>| 1 ^<8>|<11>|
-.L_x_28:  // |  2  :  :<29>| 1 :<8>|<11>|
-<8>/*0050*/<15>@P0 EXIT ;  // |  2  :  :<29>| 1 v<8>|<11>|
-<8>/*0060*/<19>HFMA2.MMA R5, -RZ, RZ, 0, 2.384185791015625e-07 ;  // |  3  :  :^<28>|<12>|<11>|
-<8>/*0070*/<19>ULDC.64 UR4, c[0x0][0x118] ;  // |  3  :  ::<28>|<12>| 2<5>^^  |
-<8>/*0080*/<19>IMAD.WIDE R2, R4, R5, c[0x0][0x168] ;  // |  5  :^^vv<28>|<12>| 2<5>::  |
-<8>/*0090*/<19>IMAD.WIDE R4, R4, R5, c[0x0][0x170] ;  // |  5  :::xx<28>|<12>| 2<5>::  |
-<8>/*00a0*/<19>LDG.E R2, [R2.64] ;  // |  5  :xv::<28>|<12>| 2<5>vv  |
-<8>/*00b0*/<19>LDG.E R7, [R4.64] ;  // |  5  :: vv ^<26>|<12>| 2<5>vv  |
-<8>/*00c0*/<19>FFMA R7, R2, c[0x0][0x164], R7 ;  // |  5  :v :: x<26>|<12>| 2<5>::  |
-<8>/*00d0*/<19>STG.E [R4.64], R7 ;  // |  4  :  vv v<26>|<12>| 2<5>vv  |
-.L_x_29:  // +<38.>+<12.>+<11.>+
-<8>/*00e0*/<19>EXIT ;  // |  1  :<32>|<12>|<11>|
-.L_x_26:  // +<38.>+<12.>+<11.>+
-<8>/*00f0*/<19>BRA `(.L_x_26);  // |  1  :<32>|<12>|<11>|
-.L_x_34:  // +<38->+<12->+<11->+
-""")
-
+NARROW = (DATA / "saxpy_plr_narrow.sass").read_text()
 # the same with -lrm count: only the counts
-COUNT = unz("""
-<4>.section<4>.text.saxpy,"ax",@progbits
-<4>.align<4>128
-  // +<7->+<8->+<8->+
-  // | GPR   | PRED   | UGPR   |
-  // |   #   |   #<4>|   #<4>|
-  // +<7->+<8->+<8->+
-saxpy:  // |<7>|<8>|<8>|
-<8>/*0000*/<19>MOV R1, c[0x0][0x28] ;  // |   1   |<8>|<8>|
-<8>/*0040*/<19>ISETP.GE.AND P0, PT, R4, c[0x0][0x160], PT ;  // |   2   |   1<4>|<8>|
-<8>/*0080*/<19>IMAD.WIDE R2, R4, R5, c[0x0][0x168] ;  // |   5   |<8>|   2<4>|
-.L_x_34:  // +<7->+<8->+<8->+
-""")
+COUNT = (DATA / "saxpy_plr_count.sass").read_text()
 
 
 def test_parse_wide_rows():

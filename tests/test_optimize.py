@@ -21,6 +21,8 @@ SMALL = (
     Variable("regs_per_sm", tuple(range(16384, 131072 + 1, 8192))),
 )
 CELLS = ("sram-hp", "tfet", "dwm")
+#: a search on one cell over the SM fields alone (no design parameters), without the exhaustive front
+ONE_CELL = dict(cells=("sram-hp",), design_params=(), brute_force=False)
 
 
 def _dominated(f: np.ndarray) -> np.ndarray:
@@ -73,17 +75,7 @@ def test_joint_front_over_designs_and_cells_is_nondominated_and_near_the_exhaust
 
 
 def test_default_objectives_follow_the_mission_and_capacity_is_the_registers():
-    res = optimize(
-        "baseline",
-        ["saxpy"],
-        "fermi-gtx480",
-        space=SMALL,
-        cells=("sram-hp",),
-        design_params=(),
-        pop_size=8,
-        generations=2,
-        brute_force=False,
-    )
+    res = optimize("baseline", ["saxpy"], "fermi-gtx480", space=SMALL, pop_size=8, generations=2, **ONE_CELL)
     names = [str(o) for o in res.objectives]
     assert names == ["capacity_kb:max", "area_mm2:min", "power_mw:min", "time_ns:min"]
     for r in pareto_table(res.pareto):
@@ -549,17 +541,7 @@ def test_validate_puts_the_simulator_beside_the_most_different_points():
         validate(res, 0)
     # Fermi's collectors are typed sets: a point's collector_units is simulated as that many generic ones
     space = (Variable("collector_units", (2, 8, 16)), Variable("num_banks", (8, 16)))
-    res = optimize(
-        "baseline",
-        ["saxpy"],
-        "fermi-gtx480",
-        space=space,
-        cells=("sram-hp",),
-        design_params=(),
-        pop_size=4,
-        generations=1,
-        brute_force=False,
-    )
+    res = optimize("baseline", ["saxpy"], "fermi-gtx480", space=space, pop_size=4, generations=1, **ONE_CELL)
     row = validate(res, 1)[0]
     assert row["collectors"] == f"{row['collector_units']} generic" and row["simulated_ipc"] > 0
 

@@ -1,7 +1,7 @@
 """Tests of the SASS reader (rfmodel.workload.sass).
 
-The known-answer inputs are real disassembler output of small kernels written
-for these tests (CUDA 13.0 nvcc, cuobjdump/nvdisasm 13.5; the column padding
+The known-answer inputs (tests/data) are real disassembler output of small
+kernels written for these tests (CUDA 13.0 nvcc, cuobjdump/nvdisasm 13.5; the column padding
 between the instruction and its encoding word is shortened).  Rules that need
 a single instruction are checked on one-line listings framed by ``_frame``.
 """
@@ -34,209 +34,11 @@ from rfmodel.workload.sass.operands import mma_fragment_regs, split_operands
 KERNELS_DIR = Path(__file__).resolve().parents[1] / "rfmodel" / "workload" / "kernels"
 SHIPPED = sorted((KERNELS_DIR / "sass").glob("*/*.sass"))
 
-TWOCALL_CUOBJDUMP = """
-    code for sm_80
-    .target    sm_80
-
-        Function : _Z7twocallPfi
-    .headerflags    @"EF_CUDA_SM80 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM80)"
-        /*0000*/                   MOV R1, c[0x0][0x28] ;  /* 0x00000a0000017a02 */
-                    /* 0x000fe40000000f00 */
-        /*0010*/                   S2R R2, SR_TID.X ;  /* 0x0000000000027919 */
-                    /* 0x000e240000002100 */
-        /*0020*/                   ISETP.GE.AND P0, PT, R2, c[0x0][0x168], PT ;  /* 0x00005a0002007a0c */
-                    /* 0x001fda0003f06270 */
-        /*0030*/               @P0 EXIT ;  /* 0x000000000000094d */
-                    /* 0x000fea0003800000 */
-        /*0040*/                   HFMA2.MMA R3, -RZ, RZ, 0, 2.384185791015625e-07 ;  /* 0x00000004ff037435 */
-                    /* 0x000fe200000001ff */
-        /*0050*/                   ULDC.64 UR4, c[0x0][0x118] ;  /* 0x0000460000047ab9 */
-                    /* 0x000fd20000000a00 */
-        /*0060*/                   IMAD.WIDE R2, R2, R3, c[0x0][0x160] ;  /* 0x0000580002027625 */
-                    /* 0x000fca00078e0203 */
-        /*0070*/                   LDG.E R4, [R2.64] ;  /* 0x0000000402047981 */
-                    /* 0x000164000c1e1900 */
-        /*0080*/                   MOV R6, 0xa0 ;  /* 0x000000a000067802 */
-                    /* 0x000fe40000000f00 */
-        /*0090*/                   CALL.REL.NOINC 0x110 ;  /* 0x0000007000007944 */
-                    /* 0x021fea0003c00000 */
-        /*00a0*/                   LDG.E R4, [R2.64+0x4] ;  /* 0x0000040402047981 */
-                    /* 0x000162000c1e1900 */
-        /*00b0*/                   IMAD.MOV.U32 R0, RZ, RZ, R7 ;  /* 0x000000ffff007224 */
-                    /* 0x000fc600078e0007 */
-        /*00c0*/                   MOV R6, 0xe0 ;  /* 0x000000e000067802 */
-                    /* 0x000fc80000000f00 */
-        /*00d0*/                   CALL.REL.NOINC 0x110 ;  /* 0x0000003000007944 */
-                    /* 0x021fea0003c00000 */
-        /*00e0*/                   FADD R5, R0, R7 ;  /* 0x0000000700057221 */
-                    /* 0x000fca0000000000 */
-        /*00f0*/                   STG.E [R2.64], R5 ;  /* 0x0000000502007986 */
-                    /* 0x000fe2000c101904 */
-        /*0100*/                   EXIT ;  /* 0x000000000000794d */
-                    /* 0x000fea0003800000 */
-        /*0110*/                   FFMA R7, R4, R4, 1 ;  /* 0x3f80000004077423 */
-                    /* 0x000fe20000000004 */
-        /*0120*/                   MOV R4, R6 ;  /* 0x0000000600047202 */
-                    /* 0x000fe20000000f00 */
-        /*0130*/                   IMAD.MOV.U32 R5, RZ, RZ, 0x0 ;  /* 0x00000000ff057424 */
-                    /* 0x000fc800078e00ff */
-        /*0140*/                   RET.REL.NODEC R4 0x0 ;  /* 0xfffffeb004007950 */
-                    /* 0x000fea0003c3ffff */
-        /*0150*/                   BRA 0x150;  /* 0xfffffff000007947 */
-                    /* 0x000fc0000383ffff */
-        /*0160*/                   NOP;  /* 0x0000000000007918 */
-                    /* 0x000fc00000000000 */
-        /*0170*/                   NOP;  /* 0x0000000000007918 */
-                    /* 0x000fc00000000000 */
-        ..........
-"""
-
-TWOCALL_NVDISASM = """
-    .target    sm_80
-
-//--------------------- .text._Z7twocallPfi       --------------------------
-    .section    .text._Z7twocallPfi,"ax",@progbits
-    .sectioninfo    @"SHI_REGISTERS=10"
-    .align    128
-        .global         _Z7twocallPfi
-        .type           _Z7twocallPfi,@function
-        .size           _Z7twocallPfi,(.L_x_19 - _Z7twocallPfi)
-        .other          _Z7twocallPfi,@"STO_CUDA_ENTRY STV_DEFAULT"
-_Z7twocallPfi:
-.text._Z7twocallPfi:
-        /*0000*/                   MOV R1, c[0x0][0x28] ;
-        /*0010*/                   S2R R2, SR_TID.X ;
-        /*0020*/                   ISETP.GE.AND P0, PT, R2, c[0x0][0x168], PT ;
-.L_x_17:
-        /*0030*/               @P0 EXIT ;
-        /*0040*/                   HFMA2.MMA R3, -RZ, RZ, 0, 2.384185791015625e-07 ;
-        /*0050*/                   ULDC.64 UR4, c[0x0][0x118] ;
-        /*0060*/                   IMAD.WIDE R2, R2, R3, c[0x0][0x160] ;
-        /*0070*/                   LDG.E R4, [R2.64] ;
-        /*0080*/                   MOV R6, 0xa0 ;
-        /*0090*/                   CALL.REL.NOINC `($_Z7twocallPfi$_Z3sq1f) ;
-        /*00a0*/                   LDG.E R4, [R2.64+0x4] ;
-        /*00b0*/                   IMAD.MOV.U32 R0, RZ, RZ, R7 ;
-        /*00c0*/                   MOV R6, 0xe0 ;
-        /*00d0*/                   CALL.REL.NOINC `($_Z7twocallPfi$_Z3sq1f) ;
-        /*00e0*/                   FADD R5, R0, R7 ;
-        /*00f0*/                   STG.E [R2.64], R5 ;
-.L_x_18:
-        /*0100*/                   EXIT ;
-        .type           $_Z7twocallPfi$_Z3sq1f,@function
-        .size           $_Z7twocallPfi$_Z3sq1f,(.L_x_19 - $_Z7twocallPfi$_Z3sq1f)
-$_Z7twocallPfi$_Z3sq1f:
-        /*0110*/                   FFMA R7, R4, R4, 1 ;
-        /*0120*/                   MOV R4, R6 ;
-        /*0130*/                   IMAD.MOV.U32 R5, RZ, RZ, 0x0 ;
-        /*0140*/                   RET.REL.NODEC R4 `(_Z7twocallPfi) ;
-.L_x_5:
-        /*0150*/                   BRA `(.L_x_5);
-        /*0160*/                   NOP;
-        /*0170*/                   NOP;
-.L_x_19:
-"""
-
-JUMP_NVDISASM = """
-    .target    sm_80
-
-//--------------------- .text._Z4jumpPiPKi        --------------------------
-    .section    .text._Z4jumpPiPKi,"ax",@progbits
-    .sectioninfo    @"SHI_REGISTERS=11"
-    .align    128
-        .global         _Z4jumpPiPKi
-        .type           _Z4jumpPiPKi,@function
-        .size           _Z4jumpPiPKi,(.L_x_21 - _Z4jumpPiPKi)
-        .other          _Z4jumpPiPKi,@"STO_CUDA_ENTRY STV_DEFAULT"
-_Z4jumpPiPKi:
-.text._Z4jumpPiPKi:
-        /*0000*/                   IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28] ;
-        /*0010*/                   S2R R2, SR_TID.X ;
-        /*0020*/                   IMAD.MOV.U32 R3, RZ, RZ, 0x4 ;
-        /*0030*/                   ULDC.64 UR4, c[0x0][0x118] ;
-        /*0040*/                   IMAD.WIDE R4, R2, R3, c[0x0][0x168] ;
-        /*0050*/                   LDG.E R6, [R4.64] ;
-        /*0060*/                   IMAD.WIDE R2, R2, R3, c[0x0][0x160] ;
-        /*0070*/                   LDG.E R0, [R2.64] ;
-        /*0080*/                   BSSY B0, `(.L_x_1) ;
-        /*0090*/                   IMAD.MOV.U32 R7, RZ, RZ, RZ ;
-        /*00a0*/                   ISETP.GT.AND P0, PT, R6, 0x2, PT ;
-        /*00b0*/               @P0 BRA `(.L_x_2) ;
-        /*00c0*/                   IMNMX.U32 R6, R6, 0x3, PT ;
-        /*00d0*/                   IMAD.SHL.U32 R6, R6, 0x4, RZ ;
-        /*00e0*/                   LDC R4, c[0x2][R6] ;
-        /*00f0*/                   SHF.R.S32.HI R5, RZ, 0x1f, R4 ;
-.L_x_8:
-        /*0100*/                   BRX R4 -0x110  (*"BRANCH_TARGETS .L_x_9,.L_x_10,.L_x_11,.L_x_3"*);
-.L_x_11:
-        /*0110*/                   IMAD R7, R0, 0x7, RZ ;
-        /*0120*/                   BRA `(.L_x_3) ;
-.L_x_9:
-        /*0130*/                   IADD3 R7, R0, 0x3, RZ ;
-        /*0140*/                   BRA `(.L_x_3) ;
-.L_x_10:
-        /*0150*/                   LOP3.LUT R7, R0, 0x5, RZ, 0x3c, !PT ;
-        /*0160*/                   BRA `(.L_x_3) ;
-.L_x_2:
-        /*0170*/                   IADD3 R4, R6, -0x3, RZ ;
-        /*0180*/                   IMNMX.U32 R4, R4, 0x2, PT ;
-        /*0190*/                   IMAD.SHL.U32 R8, R4, 0x4, RZ ;
-        /*01a0*/                   LDC R4, c[0x2][R8+0x10] ;
-        /*01b0*/                   SHF.R.S32.HI R5, RZ, 0x1f, R4 ;
-.L_x_13:
-        /*01c0*/                   BRX R4 -0x1d0  (*"BRANCH_TARGETS .L_x_14,.L_x_15,.L_x_16"*);
-.L_x_16:
-        /*01d0*/                   ISETP.NE.AND P0, PT, R6, 0x5, PT ;
-        /*01e0*/               @P0 BRA `(.L_x_3) ;
-        /*01f0*/                   LOP3.LUT R7, R0, 0x9, RZ, 0xfc, !PT ;
-        /*0200*/                   BRA `(.L_x_3) ;
-.L_x_14:
-        /*0210*/                   IADD3 R7, R0, -0xb, RZ ;
-        /*0220*/                   BRA `(.L_x_3) ;
-.L_x_15:
-        /*0230*/                   IMAD.SHL.U32 R7, R0, 0x4, RZ ;
-.L_x_3:
-        /*0240*/                   BSYNC B0 ;
-.L_x_1:
-        /*0250*/                   STG.E [R2.64], R7 ;
-.L_x_7:
-        /*0260*/                   EXIT ;
-.L_x_4:
-        /*0270*/                   BRA `(.L_x_4);
-.L_x_21:
-"""
-
-LD75_CUOBJDUMP = """
-    code for sm_75
-
-        Function : _Z4ld75PKfPf
-    .headerflags    @"EF_CUDA_SM75 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM75)"
-        /*0000*/                   MOV R1, c[0x0][0x28] ;  /* 0x00000a0000017a02 */
-                    /* 0x000fe40000000f00 */
-        /*0010*/                   S2R R4, SR_TID.X ;  /* 0x0000000000047919 */
-                    /* 0x000e220000002100 */
-        /*0020*/                   MOV R5, 0x4 ;  /* 0x0000000400057802 */
-                    /* 0x000fca0000000f00 */
-        /*0030*/                   IMAD.WIDE.U32 R2, R4, R5, c[0x0][0x160] ;  /* 0x0000580004027625 */
-                    /* 0x001fd000078e0005 */
-        /*0040*/                   LDG.E.SYS R2, [R2] ;  /* 0x0000000002027381 */
-                    /* 0x000ea200001ee900 */
-        /*0050*/                   IMAD.WIDE.U32 R4, R4, R5, c[0x0][0x168] ;  /* 0x00005a0004047625 */
-                    /* 0x000fc800078e0005 */
-        /*0060*/                   FADD R7, R2, R2 ;  /* 0x0000000202077221 */
-                    /* 0x004fd00000000000 */
-        /*0070*/                   STG.E.SYS [R4], R7 ;  /* 0x0000000704007386 */
-                    /* 0x000fe2000010e900 */
-        /*0080*/                   EXIT ;  /* 0x000000000000794d */
-                    /* 0x000fea0003800000 */
-        /*0090*/                   BRA 0x90;  /* 0xfffffff000007947 */
-                    /* 0x000fc0000383ffff */
-        /*00a0*/                   NOP;  /* 0x0000000000007918 */
-                    /* 0x000fc00000000000 */
-        /*00b0*/                   NOP;  /* 0x0000000000007918 */
-                    /* 0x000fc00000000000 */
-        ..........
-"""
+DATA = Path(__file__).resolve().parent / "data"
+TWOCALL_CUOBJDUMP = (DATA / "twocall_cuobjdump.sass").read_text()
+TWOCALL_NVDISASM = (DATA / "twocall_nvdisasm.sass").read_text()
+JUMP_NVDISASM = (DATA / "jump_nvdisasm.sass").read_text()
+LD75_CUOBJDUMP = (DATA / "ld75_cuobjdump.sass").read_text()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -710,36 +512,29 @@ def test_unknown_opcodes_are_classified_and_recorded():
     assert k.instrs[1].dst == (1,) and k.instrs[1].src == (2,)
 
 
-@pytest.mark.parametrize(
-    ("base", "cls", "rule"),
-    [
-        ("FFMA", OpClass.FP32, None),
-        ("IMAD", OpClass.INT, None),
-        ("DFMA", OpClass.FP64, None),
-        ("MUFU", OpClass.SFU, None),
-        ("HMMA", OpClass.TENSOR, None),
-        ("LDG", OpClass.LD_GLOBAL, None),
-        ("LDS", OpClass.LD_SHARED, None),
-        ("STL", OpClass.ST_LOCAL, None),
-        ("ATOMS", OpClass.ATOMIC, None),
-        ("BRX", OpClass.BRANCH, None),
-        ("BAR", OpClass.BARRIER, None),
-        ("EXIT", OpClass.EXIT, None),
-        ("ULDC", OpClass.MISC, None),
-        ("UNEWTHING", OpClass.MISC, "uniform"),
-        ("LDX", OpClass.LD_GLOBAL, "memory"),
-        ("LDSX", OpClass.LD_SHARED, "memory"),
-        ("STSX", OpClass.ST_SHARED, "memory"),
-        ("REDX", OpClass.ST_GLOBAL, "memory"),
-        ("ATOMX", OpClass.ATOMIC, "memory"),
-        ("XMMA", OpClass.TENSOR, "tensor"),
-        ("DNEW", OpClass.FP64, "fp64"),
-        ("FNEW", OpClass.FP32, "fp32"),
-        ("HNEW", OpClass.FP32, "fp32"),
-        ("INEW", OpClass.INT, "int"),
-        ("ZZZ", OpClass.MISC, "misc"),
-    ],
-)
+# fmt: off
+#: (opcode, class, the fallback rule that classes it): the opcode table's own entries (no rule), then each
+#: rule's cases, the rules in their order
+CLASSIFY_CASES = [
+    ("FFMA", OpClass.FP32, None), ("IMAD", OpClass.INT, None), ("DFMA", OpClass.FP64, None),
+    ("MUFU", OpClass.SFU, None), ("HMMA", OpClass.TENSOR, None), ("LDG", OpClass.LD_GLOBAL, None),
+    ("LDS", OpClass.LD_SHARED, None), ("STL", OpClass.ST_LOCAL, None), ("ATOMS", OpClass.ATOMIC, None),
+    ("BRX", OpClass.BRANCH, None), ("BAR", OpClass.BARRIER, None), ("EXIT", OpClass.EXIT, None),
+    ("ULDC", OpClass.MISC, None),
+    ("UNEWTHING", OpClass.MISC, "uniform"),
+    ("LDX", OpClass.LD_GLOBAL, "memory"), ("LDSX", OpClass.LD_SHARED, "memory"),
+    ("STSX", OpClass.ST_SHARED, "memory"), ("REDX", OpClass.ST_GLOBAL, "memory"),
+    ("ATOMX", OpClass.ATOMIC, "memory"),
+    ("XMMA", OpClass.TENSOR, "tensor"),
+    ("DNEW", OpClass.FP64, "fp64"),
+    ("FNEW", OpClass.FP32, "fp32"), ("HNEW", OpClass.FP32, "fp32"),
+    ("INEW", OpClass.INT, "int"),
+    ("ZZZ", OpClass.MISC, "misc"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("base", "cls", "rule"), CLASSIFY_CASES)
 def test_opcode_table_and_fallback_rules(base, cls, rule):
     assert classify(base) == (cls, rule)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers_reference import needs_reference, reference
+from helpers_sim import lone_fermi
 
 from rfmodel.errors import SpecError
 from rfmodel.sim import core as C
@@ -24,37 +25,18 @@ GTX480_1SM = Path(__file__).parents[1] / "calib" / "accelsim" / "configs" / "SM2
 # one channel; a row of a bank holds 4 KB (column bits 0-11), 16 banks (bits 12-15), rows above
 ONE_CHANNEL = "0" * 34 + "R" * 14 + "B" * 4 + "C" * 7 + "S" * 5
 RCD, RP, CL = 12, 9, 7
+#: one channel of 16 banks laid out as ONE_CHANNEL, a line one column read (128-byte atoms)
+LAYOUT = dict(channels=1, sub_partitions=1, banks=16, address_map=ONE_CHANNEL, atom_bytes=128)
+#: tRCD, tRP and tCL as above; the other timings and the burst one cycle, so that they never bind
+TIMING = dict(t_rcd=RCD, t_rp=RP, t_cl=CL, t_ras=1, t_rc=1, t_rrd=1, t_ccd=1, burst_cycles=1)
 
 
 def dram_sm(**dram):
-    """A Fermi SM without an L1D whose DRAM runs at the core clock, a line one column read (128-byte atoms),
-    so that its times are whole core cycles; ``off=True``: no banks."""
-    sm = get_preset("fermi-gtx480")
-    kw = dict(
-        channels=1,
-        sub_partitions=1,
-        banks=16,
-        clock_mhz=sm.clock_mhz,
-        address_map=ONE_CHANNEL,
-        t_rcd=RCD,
-        t_rp=RP,
-        t_ras=1,
-        t_rc=1,
-        t_rrd=1,
-        t_ccd=1,
-        t_cl=CL,
-        burst_cycles=1,
-        atom_bytes=128,
-    )
-    kw.update(dram)
-    l1 = L1DSpec(size_bytes=0, mshr_entries=0)
-    return sm.replace(
-        l1d=l1,
-        icache=None,
-        num_sms=1,
-        mem_bw_bytes_per_cycle=1e5,
-        dram=None if kw.pop("off", False) else DramSpec(**kw),
-    )
+    """A Fermi SM without an L1D whose DRAM (LAYOUT, TIMING) runs at the core clock, so that its times are
+    whole core cycles; ``dram``: other DramSpec fields, ``off=True``: no banks."""
+    off = dram.pop("off", False)
+    spec = DramSpec(**{**LAYOUT, **TIMING, "clock_mhz": get_preset("fermi-gtx480").clock_mhz, **dram})
+    return lone_fermi(l1d=L1DSpec(size_bytes=0, mshr_entries=0), dram=None if off else spec)
 
 
 def load_chain(addresses):
@@ -246,26 +228,15 @@ def test_a_global_store_hit_evicts_its_line_where_the_l1d_writes_evict(compat):
     assert counts(sm, early)["l1_hit"] == 2
 
 
-# GPGPU-Sim's IPOLY equations (hashing.cc), typed from its source: per output bit, the higher bits XORed in
-_IPOLY32 = (
-    (13, 12, 11, 10, 9, 6, 5, 3, 0),
-    (14, 13, 12, 11, 10, 7, 6, 4, 1),
-    (14, 10, 9, 8, 7, 6, 3, 2, 0),
-    (11, 10, 9, 8, 7, 4, 3, 1),
-    (12, 11, 10, 9, 8, 5, 4, 2),
-)
-_IPOLY64 = (
-    (18, 17, 16, 15, 12, 10, 6, 5, 0),
-    (15, 13, 12, 11, 10, 7, 5, 1, 0),
-    (16, 14, 13, 12, 11, 8, 6, 2, 1),
-    (17, 15, 14, 13, 12, 9, 7, 3, 2),
-    (18, 16, 15, 14, 13, 10, 8, 4, 3),
-    (17, 16, 15, 14, 11, 9, 5, 4),
-)
+# GPGPU-Sim's IPOLY equations (hashing.cc), typed from its source as masks: per output bit, the higher
+# address bits XORed in (bit k of the mask set: address bit k)
+_IPOLY32 = (0x3E69, 0x7CD2, 0x47CD, 0x0F9A, 0x1F34)
+_IPOLY64 = (0x79461, 0x0BCA3, 0x17946, 0x2F28C, 0x5E518, 0x3CA30)
 
 
-def _ipoly_ref(eqs, a, b):
-    return sum(((sum(a >> k & 1 for k in ks) + (b >> i & 1)) & 1) << i for i, ks in enumerate(eqs))
+def _ipoly_ref(masks, a, b):
+    """Bit i: the parity of ``a``'s bits under ``masks[i]`` and of bit i of ``b``."""
+    return sum((((a & m).bit_count() + (b >> i & 1)) & 1) << i for i, m in enumerate(masks))
 
 
 @needs_configs

@@ -5,16 +5,15 @@ with one SM: a missed 128-byte line comes back as 136 bytes, 4 flits of 40)."""
 from __future__ import annotations
 
 import pytest
+from helpers_sim import lone_fermi
 
 from rfmodel.sim import simulate_trace, trace_from_warps
-from rfmodel.spec import get_preset
 from rfmodel.spec.sm import L1DSpec
 
 LINE = 128
 
 
 def sm_with(flit=40, icnt_mhz=None, l1_bytes=0, sectored=False, l2_sector=None):
-    sm = get_preset("fermi-gtx480")
     l1 = L1DSpec(
         size_bytes=l1_bytes,
         assoc=4,
@@ -23,15 +22,7 @@ def sm_with(flit=40, icnt_mhz=None, l1_bytes=0, sectored=False, l2_sector=None):
         mshr_entries=64 if l1_bytes else 0,
         hit_latency_cycles=35,
     )
-    return sm.replace(
-        l1d=l1,
-        icnt_flit_bytes=flit,
-        icnt_clock_mhz=icnt_mhz,
-        mem_bw_bytes_per_cycle=1e5,
-        icache=None,
-        num_sms=1,
-        l2_sector_bytes=l2_sector,
-    )
+    return lone_fermi(l1d=l1, icnt_flit_bytes=flit, icnt_clock_mhz=icnt_mhz, l2_sector_bytes=l2_sector)
 
 
 def loads(warps, per_warp, op="LDG"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,93 +28,10 @@ from rfmodel.tech.interconnect import crossbar, flattened_butterfly
 from rfmodel.tech.validate import fit_errors
 
 # --------------------------------------------------------------------------- realistic tool reports
+DATA = Path(__file__).resolve().parent / "data"
 # A CACTI 7 scratch-RAM run as the tool prints it (input echo, then the UCA report); the numbers are the 16KB,
 # 128-byte-row, itrs-hp, 1rw, 32 nm point of the reference grid.
-CACTI_REPORT = """Cache size                    : 16384
-Block size                    : 128
-Associativity                 : 1
-Read only ports               : 0
-Write only ports              : 0
-Read write ports              : 1
-Single ended read ports       : 0
-Cache banks (UCA)             : 1
-Technology                    : 0.032
-Temperature                   : 350
-Tag size                      : 42
-array type                    : Scratch RAM
-Model as memory               : 0
-Access mode                   : 0
-Data array cell type          : 0
-Data array peripheral type    : 0
-Tag array cell type           : 0
-Tag array peripheral type     : 0
-Optimization target           : 2
-Design objective (UCA wt)     : 0 0 0 100 0
-Design objective (UCA dev)    : 20 100000 100000 100000 100000
-Cache model                   : 0
-Wire inside mat               : 1
-Wire outside mat              : 1
-Interconnect projection       : 1
-Print level                   : 1
-ECC overhead                  : 0
-Force cache config            : 0
-
----------- CACTI (version 7.0.3DD Prerelease of Aug, 2012), Uniform Cache Access SRAM Model ----------
-
-Cache Parameters:
-    Total cache size (bytes): 16384
-    Number of banks: 1
-    Associativity: direct mapped
-    Block size (bytes): 128
-    Read/write Ports: 1
-    Read ports: 0
-    Write ports: 0
-    Technology size (nm): 32
-
-    Access time (ns): 0.276332
-    Cycle time (ns):  0.527065
-    Total dynamic read energy per access (nJ): 0.0432431
-    Total dynamic write energy per access (nJ): 0.0558712
-    Total leakage power of a bank (mW): 5.41
-    Total gate leakage power of a bank (mW): 0.20942
-    Cache height x width (mm): 0.2 x 0.35873
-
-    Best Ndwl : 2
-    Best Ndbl : 2
-    Best Nspd : 1
-    Best Ndcm : 1
-    Best Ndsam L1 : 1
-    Best Ndsam L2 : 1
-
-    Data array, H-tree wire type: Global wires with 30% delay penalty
-
-Time Components:
-
-  Data side (with Output driver) (ns): 0.276332
-\tH-tree input delay (ns): 0
-\tDecoder + wordline delay (ns): 0.0913
-\tBitline delay (ns): 0.0731
-\tSense Amplifier delay (ns): 0.0031
-\tH-tree output delay (ns): 0.1088
-
-
-Power Components:
-
-  Data array: Total dynamic read energy/access  (nJ): 0.0432431
-\tTotal energy in H-tree (that includes both address and data transfer) (nJ): 0
-\tOutput Htree inside bank Energy (nJ): 0
-\tDecoder (nJ): 0.0001
-\tWordline (nJ): 0.0002
-\tTotal leakage power of a bank (mW): 5.41
-
-
-Area Components:
-
-  Data array: Area (mm2): 0.071746
-\tHeight (mm): 0.2
-\tWidth (mm): 0.35873
-\tArea efficiency (Memory cell area/Total area) - 28.3 %
-"""
+CACTI_REPORT = (DATA / "cacti_scratch_ram.out").read_text()
 
 CACTI_FAILED = """Cache size                    : 2048
 Block size                    : 128
@@ -130,84 +48,7 @@ ERROR: no valid data array organizations found
 """
 
 # An NVSim RAM run (aggressive STT-RAM sample cell, read-EDP target) as the tool prints it.
-NVSIM_REPORT = """User-defined configuration file (sttram.cfg) is loaded
-
-Memory Cell: MRAM (Magnetoresistive)
-Cell Area (F^2)    : 34.500 (6.000Fx5.750F)
-Cell Aspect Ratio  : 0.960
-Cell Turned-On Resistance : 6.000Kohm
-Cell Turned-Off Resistance: 12.000Kohm
-
-====================
-DESIGN SPECIFICATION
-====================
-Design Target: Random Access Memory
-Capacity   : 128KB
-Data Width : 1024Bits (128Bytes)
-
-Searching for the best solution that is optimized for read energy-delay-product ...
-
-=============
-CONFIGURATION
-=============
-Bank Organization: 1 x 1
- - Row Activation   : 1 / 1
- - Column Activation: 1 / 1
-Mat Organization: 1 x 2
- - Row Activation   : 1 / 1
- - Column Activation: 2 / 2
- - Subarray Size    : 512 Rows x 512 Columns
-Mux Level:
- - Senseamp Mux      : 1
- - Output Level-1 Mux: 1
- - Output Level-2 Mux: 1
-Local Wire:
- - Wire Type : Local Aggressive
- - Repeater Type: No Repeaters
- - Low Swing : No
-Global Wire:
- - Wire Type : Global Aggressive
- - Repeater Type: No Repeaters
- - Low Swing : No
-Buffer Design Style: Latency-Optimized
-=============
-   RESULT
-=============
-Area:
- - Total Area = 409.456um x 434.487um = 0.178mm^2
- |--- Mat Area      = 409.456um x 434.487um = 177904.120um^2   (63.312%)
- |--- Subarray Area = 204.728um x 434.487um = 88952.060um^2   (63.312%)
- - Area Efficiency = 63.312%
-Timing:
- -  Read Latency = 1.471ns
- |--- H-Tree Latency = 0.000ps
- |--- Mat Latency    = 1.471ns
-    |--- Predecoder Latency = 80.120ps
-    |--- Subarray Latency   = 1.391ns
-       |--- Row Decoder Latency = 250.460ps
-       |--- Bitline Latency     = 42.310ps
-       |--- Senseamp Latency    = 1.050ns
- - Write Latency = 5.352ns
- |--- H-Tree Latency = 0.000ps
- |--- Mat Latency    = 5.352ns
-    |--- Predecoder Latency = 80.120ps
-    |--- Subarray Latency   = 5.272ns
-       |--- Write Pulse Duration = 5.000ns
-       |--- Row Decoder Latency = 250.460ps
- - Read Bandwidth  = 11.712GB/s
- - Write Bandwidth = 24.280GB/s
-Power:
- -  Read Dynamic Energy = 182.732pJ
- |--- H-Tree Dynamic Energy = 0.000pJ
- |--- Mat Dynamic Energy    = 182.732pJ per mat
- - Write Dynamic Energy = 297.336pJ
- |--- H-Tree Dynamic Energy = 0.000pJ
- |--- Mat Dynamic Energy    = 297.336pJ per mat
-       |--- Cell Write Dynamic Energy  = 280.100pJ
- - Leakage Power = 31.434mW
- |--- H-Tree Leakage Power = 0.000pW
- |--- Mat Leakage Power    = 31.434mW per mat
-"""
+NVSIM_REPORT = (DATA / "nvsim_sttram.out").read_text()
 
 
 # --------------------------------------------------------------------------- fits against the grids

@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from rfmodel.ir import OpClass
-from rfmodel.setassoc import lru_access, lru_access_at, lru_access_reserve, lru_probe, set_of
+from rfmodel.setassoc import lru_access, lru_access_at, lru_access_reserve, lru_probe, set_of, take_mshr
 from rfmodel.trace import NONE, Trace
 
 #: memory kinds of op classes in the schedule: 0 none, 1 load through the L1D, 2 store through the L1D,
@@ -201,20 +201,8 @@ def _memory_lines(mk, j0, j1, lines, lat_c, done, tt, stamp, dram_free, caches, 
                 at = max(tt + l1_lat, l1_ready[way])
             else:
                 slot = -1
-                if n_mshr > 0:
-                    first = 1e300
-                    for m in range(n_mshr):
-                        if mshr[m] <= tt:
-                            slot = m
-                            break
-                        if mshr[m] < first:
-                            first = mshr[m]
-                    if slot < 0:  # the unit waits for the first MSHR to free
-                        tt = first
-                        for m in range(n_mshr):
-                            if mshr[m] <= tt:
-                                slot = m
-                                break
+                if n_mshr > 0:  # the unit waits for the first MSHR to free when none is
+                    slot, tt = take_mshr(mshr, n_mshr, tt, 1e300)
                 stamp += 1
                 hit2, _w = lru_access(l2_tag, l2_stamp, l2_sets, l2_ways, line, stamp)
                 if hit2:

@@ -4,118 +4,16 @@ and the register-caching designs' passes (register-intervals, strands, renumberi
 See docs/compiler.md for the definitions each analysis uses.
 """
 
-from rfmodel.compiler.cfg import (
-    FuncGraph,
-    Interval,
-    Loop,
-    back_edges,
-    derived_sequence,
-    dominates,
-    dominator_tree,
-    dominators,
-    function_graph,
-    function_names,
-    intervals,
-    is_reducible,
-    loop_depth,
-    natural_loops,
-    reverse_postorder,
-)
-from rfmodel.compiler.liveness import (
-    DefUse,
-    Liveness,
-    Web,
-    bits,
-    dead_defs,
-    dead_operands,
-    def_use_chains,
-    live_ranges,
-    liveness,
-    mask,
-)
-from rfmodel.compiler.plr import PlrRow, parse_plr, read_plr
-from rfmodel.compiler.reg_intervals import (
-    LONG_LATENCY_CLASSES,
-    RegisterInterval,
-    RegisterIntervals,
-    merge_register_intervals,
-    register_intervals,
-    register_intervals_pass1,
-    split_blocks,
-    strands,
-)
-from rfmodel.compiler.renumber import (
-    RegisterLiveRange,
-    Renumbering,
-    bank_conflicts,
-    prefetch_sets,
-    register_live_ranges,
-    renumber,
-)
-from rfmodel.compiler.reuse import (
-    ReuseDistances,
-    access_stream,
-    interleave_round_robin,
-    reuse_distances,
-    reuse_profile,
-    stack_distances,
-    static_reuse,
-    trace_reuse,
-)
-from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, ReuseHints, reuse_hints
+import sys
 
-__all__ = [
-    "DEFAULT_RTHLD",
-    "DefUse",
-    "FuncGraph",
-    "Interval",
-    "LONG_LATENCY_CLASSES",
-    "Liveness",
-    "Loop",
-    "PlrRow",
-    "RegisterInterval",
-    "RegisterIntervals",
-    "RegisterLiveRange",
-    "Renumbering",
-    "ReuseDistances",
-    "ReuseHints",
-    "Web",
-    "access_stream",
-    "back_edges",
-    "bank_conflicts",
-    "bits",
-    "dead_defs",
-    "dead_operands",
-    "def_use_chains",
-    "derived_sequence",
-    "dominates",
-    "dominator_tree",
-    "dominators",
-    "function_graph",
-    "function_names",
-    "interleave_round_robin",
-    "intervals",
-    "is_reducible",
-    "live_ranges",
-    "liveness",
-    "loop_depth",
-    "mask",
-    "merge_register_intervals",
-    "natural_loops",
-    "parse_plr",
-    "prefetch_sets",
-    "read_plr",
-    "register_intervals",
-    "register_intervals_pass1",
-    "register_live_ranges",
-    "renumber",
-    "reuse_distances",
-    "reuse_hints",
-    "reuse_profile",
-    "reverse_postorder",
-    "split_blocks",
-    "stack_distances",
-    "static_reuse",
-    "strands",
-    "trace_reuse",
-]
+from rfmodel.compiler.cfg import *  # noqa: F403
+from rfmodel.compiler.liveness import *  # noqa: F403
+from rfmodel.compiler.plr import *  # noqa: F403
+from rfmodel.compiler.reg_intervals import *  # noqa: F403
+from rfmodel.compiler.renumber import *  # noqa: F403
+from rfmodel.compiler.reuse import *  # noqa: F403
+from rfmodel.compiler.reuse_hint import *  # noqa: F403
+
+#: the submodules whose public names (each one's ``__all__``) the package offers under its own name
+_SUBMODULES = ("cfg", "liveness", "plr", "reg_intervals", "renumber", "reuse", "reuse_hint")
+__all__ = [name for m in _SUBMODULES for name in sys.modules[f"{__name__}.{m}"].__all__]

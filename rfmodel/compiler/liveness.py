@@ -213,6 +213,17 @@ def _transfer(b: int, x: int, gen: list[int], kill: list[int], meet: list[int], 
     return False
 
 
+def _iterate(order, inflow, forward: bool, gen: list[int], kill: list[int], bin_: list[int], bout: list[int]):
+    """Round-robin fixed point over the blocks in ``order``, in place in ``bin_``/``bout``: each block's met
+    set ``inflow(b)`` through its gen/kill step (:func:`_transfer`), until no block's set changes."""
+    meet, result = (bin_, bout) if forward else (bout, bin_)
+    changed = True
+    while changed:
+        changed = False
+        for b in order:
+            changed |= _transfer(b, inflow(b), gen, kill, meet, result)
+
+
 def _solve_function(
     p: _Program,
     f: str,
@@ -238,36 +249,34 @@ def _solve_function(
         g, t = summary[callee]
         return g | (x & t)
 
-    nodes = p.funcs[f]
-    if forward:
-        nodes = nodes[::-1]  # reverse postorder first
-        entry = p.entry[f]
-    changed = True
-    while changed:
-        changed = False
-        for b in nodes:
-            if forward:
-                x = boundary if b == entry else 0
-                for q in p.preds[b]:
-                    x |= bout[q]
-                for c in p.ret_preds[b]:
-                    call = p.calls[c]
-                    x |= through(call.callee, bout[c])
-                    if call.guarded:
-                        x |= bout[c]
-                changed |= _transfer(b, x, gen, kill, bin_, bout)
-            else:
-                x = boundary if b in p.rets else 0
-                if b in p.exits:
-                    x |= exit_value
-                for s in p.succs[b]:
-                    x |= bin_[s]
-                call = p.calls.get(b)
-                if call is not None:
-                    x |= through(call.callee, bin_[call.ret])
-                    if call.guarded:
-                        x |= bin_[call.ret]
-                changed |= _transfer(b, x, gen, kill, bout, bin_)
+    entry = p.entry[f]
+
+    def forward_in(b: int) -> int:
+        x = boundary if b == entry else 0
+        for q in p.preds[b]:
+            x |= bout[q]
+        for c in p.ret_preds[b]:
+            call = p.calls[c]
+            x |= through(call.callee, bout[c])
+            if call.guarded:
+                x |= bout[c]
+        return x
+
+    def backward_in(b: int) -> int:
+        x = boundary if b in p.rets else 0
+        if b in p.exits:
+            x |= exit_value
+        for s in p.succs[b]:
+            x |= bin_[s]
+        call = p.calls.get(b)
+        if call is not None:
+            x |= through(call.callee, bin_[call.ret])
+            if call.guarded:
+                x |= bin_[call.ret]
+        return x
+
+    nodes = p.funcs[f][::-1] if forward else p.funcs[f]  # forward: reverse postorder first
+    _iterate(nodes, forward_in if forward else backward_in, forward, gen, kill, bin_, bout)
 
 
 def _solve(
@@ -291,23 +300,21 @@ def _solve(
     if context == "insensitive":
         spreds = kernel.preds()
         start = p.entry[p.main]
-        order = list(range(n))
-        if not forward:
-            order.reverse()
-        changed = True
-        while changed:
-            changed = False
-            for b in order:
-                if forward:
-                    x = boundary if b == start else 0
-                    for q in spreds[b]:
-                        x |= bout[q]
-                    changed |= _transfer(b, x, gen, kill, bin_, bout)
-                else:
-                    x = boundary if b in p.exits else 0
-                    for s in kernel.blocks[b].succs:
-                        x |= bin_[s]
-                    changed |= _transfer(b, x, gen, kill, bout, bin_)
+
+        def forward_in(b: int) -> int:
+            x = boundary if b == start else 0
+            for q in spreds[b]:
+                x |= bout[q]
+            return x
+
+        def backward_in(b: int) -> int:
+            x = boundary if b in p.exits else 0
+            for s in kernel.blocks[b].succs:
+                x |= bin_[s]
+            return x
+
+        order = range(n) if forward else range(n - 1, -1, -1)
+        _iterate(order, forward_in if forward else backward_in, forward, gen, kill, bin_, bout)
         return bin_, bout
 
     exit_value = 0 if forward else boundary

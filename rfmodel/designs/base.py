@@ -260,6 +260,17 @@ def standard_bank_hook(ints, floats, warp, row, k, reg, cycle):
     return standard_bank(ints, warp, reg)
 
 
+@njit(cache=True)
+def served_or_bank(ints, hit, hits_at, misses_at, warp, reg):
+    """Operand/write hook result of an access a design's own store serves when ``hit`` (counted at
+    ``ints[hits_at]``; -1: no bank), else the register's bank (counted at ``ints[misses_at]``)."""
+    if hit:
+        ints[hits_at] += 1
+        return -1
+    ints[misses_at] += 1
+    return standard_bank(ints, warp, reg)
+
+
 #: the SM fields of its banks' ports: a bank that takes more than one cycle serves one access at a time, so
 #: where a design's banks are slow at every point they have no effect (:meth:`Design.not_modelled`)
 BANK_PORT_FIELDS = ("bank_read_ports", "bank_write_ports", "bank_rw_ports")

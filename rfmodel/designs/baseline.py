@@ -11,20 +11,12 @@ from dataclasses import dataclass
 
 from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects
-from rfmodel.designs.base import Design, SimHooks, SimSetup, header_state, register
-from rfmodel.designs.mainrf import (
-    TIMING_METRICS,
-    SlowBankParams,
-    SlowBanks,
-    bank_effects,
-    bank_timing_metrics,
-    sm_structures,
-)
+from rfmodel.designs import base, mainrf
 from rfmodel.spec import param
 
 
 @dataclass(frozen=True)
-class BaselineParams(SlowBankParams, kind="design.baseline"):
+class BaselineParams(mainrf.SlowBankParams, kind="design.baseline"):
     """The baseline's parameters beyond the SM's fields."""
 
     active_warps: int = param(
@@ -36,15 +28,15 @@ class BaselineParams(SlowBankParams, kind="design.baseline"):
     )
 
 
-@register
-class Baseline(SlowBanks, Design):
+@base.register
+class Baseline(mainrf.SlowBanks, base.Design):
     name = "baseline"
     description = "conventional banked SRAM register file, operand collectors, crossbar"
     #: the two-level scheduler's active warps per scheduler, and the banks' access time as a multiple of
     #: one cycle (``main_rf_latency_x``; see ``sim_setup``); in the analytic model the bank service time and
     #: the pool's bound on issuing warps (``Effects``, ``sm_interval``)
     Params = BaselineParams
-    metrics = TIMING_METRICS
+    metrics = mainrf.TIMING_METRICS
     #: the interval model's free coefficients (default, lower, upper), fitted by ``rfmodel calibrate``
     calibration_params = dict(INTERVAL_COEFFICIENTS)
     supports_simulate = True
@@ -56,10 +48,10 @@ class Baseline(SlowBanks, Design):
         The hooks are the standard ones of :class:`~rfmodel.designs.base.SimHooks`; the
         state is the bank-mapping header (registers shifted by one in GPGPU-Sim mode).
         """
-        ints = header_state(sm, options)
+        ints = base.header_state(sm, options)
         # the banks' cell and main_rf_latency_x: cycles per read and write access, timed by the simulator's
         # arbiter (more than one: one access at a time per bank)
-        return SimSetup(hooks=SimHooks(), ints=ints, pool=p.active_warps, **self.bank_cycles(sm, p))
+        return base.SimSetup(hooks=base.SimHooks(), ints=ints, pool=p.active_warps, **self.bank_cycles(sm, p))
 
     def sim_metrics(self, sm, p, setup, counts):
         """Bank accesses feed the banks; every operand and result crosses the crossbar once."""
@@ -68,7 +60,7 @@ class Baseline(SlowBanks, Design):
         bank_r = float(counts["bank_read_acc"])
         bank_w = float(counts["bank_write_acc"])
         return {
-            **bank_timing_metrics(sm, p),
+            **mainrf.bank_timing_metrics(sm, p),
             "events": {
                 "rf_bank": (bank_r, bank_w),
                 "crossbar": (reads + writes, 0.0),
@@ -80,12 +72,12 @@ class Baseline(SlowBanks, Design):
     def analytic(self, ctx):
         """The calibrated interval model; ``main_rf_latency_x``: every bank access holds its bank x cycles
         and delivers after as long (continuous here; the simulator rounds to whole cycles)."""
-        timing, metrics = bank_effects(ctx)
+        timing, metrics = mainrf.bank_effects(ctx)
         m = ctx.model(Effects(**timing))
         r, w = ctx.reads, ctx.writes
         events = {"rf_bank": (r, w), "crossbar": (r + w, 0.0), "collector": (r, r)}
         return ctx.result(m, events=events, metrics=metrics)
 
     def structures(self, sm, grid, tech):
-        """RF banks, collector storage and the collector<->bank crossbar (:func:`sm_structures`)."""
-        return sm_structures(sm, grid, tech)
+        """RF banks, collector storage and the collector<->bank crossbar (:func:`mainrf.sm_structures`)."""
+        return mainrf.sm_structures(sm, grid, tech)

@@ -31,32 +31,14 @@ from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
 from rfmodel.analytic.profile import NONE, TableGroup, bank_load_table, register_table_group
 from rfmodel.analytic.reuse import ipc_gain, served_outside
-from rfmodel.designs.base import (
-    BANK_HEADER_LEN,
-    Design,
-    SimHooks,
-    SimSetup,
-    header_state,
-    rate,
-    register,
-    standard_bank,
-)
-from rfmodel.designs.mainrf import (
-    COLLECTOR_OPERANDS,
-    TIMING_METRICS,
-    SlowBankParams,
-    SlowBanks,
-    bank_effects,
-    bank_timing_metrics,
-    sm_structures,
-)
+from rfmodel.designs import base, mainrf
 from rfmodel.errors import RfmodelError
 from rfmodel.ir import OpClass
 from rfmodel.spec import param
 
 
 @dataclass(frozen=True)
-class BowParams(SlowBankParams, kind="design.bow"):
+class BowParams(mainrf.SlowBankParams, kind="design.bow"):
     """BOW's parameters."""
 
     window: int = param(
@@ -75,8 +57,8 @@ BOW_CALIBRATION = {
 BOW_WINDOWS = np.arange(1, 65, dtype=np.int64)
 
 # ----------------------------------------------------------------------------------- state layout
-I_OFF_ROW = BANK_HEADER_LEN
-C0 = BANK_HEADER_LEN + 1
+I_OFF_ROW = base.BANK_HEADER_LEN
+C0 = base.BANK_HEADER_LEN + 1
 COUNTERS = (
     "bow_hits",  # source operands forwarded inside the window
     "bow_misses",  # source operands read from the banks
@@ -237,27 +219,21 @@ def window_at(table, window) -> np.ndarray:
 
 @njit(cache=True)
 def bow_operand(ints, floats, w, row, k, reg, cyc):
-    if k < 10 and (ints[ints[I_OFF_ROW] + row] >> k) & 1:
-        ints[K_HITS] += 1
-        return -1
-    ints[K_MISSES] += 1
-    return standard_bank(ints, w, reg)
+    hit = k < 10 and (ints[ints[I_OFF_ROW] + row] >> k) & 1 != 0
+    return base.served_or_bank(ints, hit, K_HITS, K_MISSES, w, reg)
 
 
 @njit(cache=True)
 def bow_write(ints, floats, w, row, k, reg, cyc):
-    if k < 4 and (ints[ints[I_OFF_ROW] + row] >> (DST_SHIFT + k)) & 1:
-        ints[K_BYPASS] += 1
-        return -1
-    ints[K_RFW] += 1
-    return standard_bank(ints, w, reg)
+    bypass = k < 4 and (ints[ints[I_OFF_ROW] + row] >> (DST_SHIFT + k)) & 1 != 0
+    return base.served_or_bank(ints, bypass, K_BYPASS, K_RFW, w, reg)
 
 
-HOOKS = SimHooks(operand=bow_operand, write=bow_write)
+HOOKS = base.SimHooks(operand=bow_operand, write=bow_write)
 
 
-@register
-class Bow(SlowBanks, Design):
+@base.register
+class Bow(mainrf.SlowBanks, base.Design):
     name = "bow"
     operand_slots = False  # a register named twice by one instruction is read once
     description = "BOW: per-warp sliding window of 3 instructions forwarding operands, write bypass"
@@ -268,7 +244,7 @@ class Bow(SlowBanks, Design):
         "rf_bank_reads",
         "bow_bypassed_writes",
         "bow_flushes",
-        *TIMING_METRICS,
+        *mainrf.TIMING_METRICS,
     )
     #: free coefficients of the analytic model (default, lower, upper): the interval model's and BOW's own
     calibration_params = {**INTERVAL_COEFFICIENTS, **BOW_CALIBRATION}
@@ -291,11 +267,11 @@ class Bow(SlowBanks, Design):
         )
         if not p.write_bypass:
             masks &= (1 << DST_SHIFT) - 1
-        ints = header_state(sm, options, HEADER + len(masks))
+        ints = base.header_state(sm, options, HEADER + len(masks))
         ints[I_OFF_ROW] = HEADER
         ints[HEADER:] = masks
         ints[CNT["bow_flushes"]] = int(flushes)
-        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), **self.bank_cycles(sm, p))
+        return base.SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), **self.bank_cycles(sm, p))
 
     def sim_metrics(self, sm, p, setup, counts):
         hits = float(counts["bow_hits"])
@@ -305,8 +281,8 @@ class Bow(SlowBanks, Design):
         rfw = float(counts["bow_rf_writes"])
         results = rfw + float(counts["bow_bypassed_writes"])
         return {
-            **bank_timing_metrics(sm, p),
-            "rf_cache_hit_rate": rate(hits, reads),
+            **mainrf.bank_timing_metrics(sm, p),
+            "rf_cache_hit_rate": base.rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": float(counts["bow_misses"]),
             "bow_bypassed_writes": float(counts["bow_bypassed_writes"]),
@@ -340,7 +316,7 @@ class Bow(SlowBanks, Design):
         hit = fwd / slots
         distinct = max(float(profile.distinct_reads_per_instr), 1e-12)
         byp = np.minimum(window_at(t.bow_bypassed, window) * bypass_on, float(profile.writes_per_instr))
-        timing, timing_m = bank_effects(ctx)
+        timing, timing_m = mainrf.bank_effects(ctx)
         # the table of each window size (every allowed size is tabulated: a non-integer one takes its
         # nearest)
         j = np.clip(np.rint(np.asarray(window, dtype=np.float64)) - BOW_WINDOWS[0], 0, len(BOW_WINDOWS) - 1)
@@ -371,19 +347,19 @@ class Bow(SlowBanks, Design):
         from rfmodel.energy.accounting import structure_over_grid
         from rfmodel.tech.structures import operand_collector
 
-        base = [s for s in sm_structures(sm, grid, tech) if s.name != "collector"]
+        shared = [s for s in mainrf.sm_structures(sm, grid, tech) if s.name != "collector"]
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
 
         def buffer(window, copies):
             buf = operand_collector(
-                int(window) * COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node, cell=cell
+                int(window) * mainrf.COLLECTOR_OPERANDS, sm.threads_per_warp * 32, node_nm=node, cell=cell
             )
             return buf.structure("bow_buffer", copies=copies)
 
         coll = sm_param(sm, grid, "collector_units")
         values = {"window": self.grid_param(sm, grid, "window"), "copies": coll}
-        return [*base, structure_over_grid("bow_buffer", values, buffer)]
+        return [*shared, structure_over_grid("bow_buffer", values, buffer)]
 
 
 __all__ = ["Bow", "BowParams", "window_masks"]

@@ -76,29 +76,8 @@ from rfmodel.analytic.profile import (
 )
 from rfmodel.analytic.throughput import INTERVAL_COEFFICIENTS, _inv_q
 from rfmodel.compiler.liveness import trace_dead_masks
-from rfmodel.designs.base import (
-    NEVER,
-    Design,
-    SimHooks,
-    SimSetup,
-    header_state,
-    register,
-    standard_bank,
-)
-from rfmodel.designs.mainrf import (
-    NETWORK_METRICS,
-    TIMING_METRICS,
-    MainRFParams,
-    grid_bank_timing,
-    grid_main_banks,
-    grid_network_cycles,
-    hierarchy_sim_metrics,
-    hierarchy_structures,
-    main_access,
-    main_bank,
-    sim_main_rf_timing,
-    timing_metrics,
-)
+from rfmodel.designs import base, mainrf
+from rfmodel.designs.mainrf import main_access, main_bank
 from rfmodel.designs.regcache import REG_CACHE
 from rfmodel.errors import RfmodelError
 from rfmodel.ir import OpClass
@@ -110,7 +89,7 @@ LONG_LATENCY_OPS = (int(OpClass.LD_GLOBAL), int(OpClass.LD_LOCAL), int(OpClass.A
 
 
 @dataclass(frozen=True)
-class LtrfParams(MainRFParams, kind="design.ltrf"):
+class LtrfParams(mainrf.MainRFParams, kind="design.ltrf"):
     """The LTRF family's parameters: the main RF's and the register-interval limit."""
 
     regs_per_interval: int = param(
@@ -228,18 +207,18 @@ def _reg_of(ints, row, slot, reg):
 
 
 @njit(cache=True)
-def _bit(ints, base, reg):
-    return (ints[base + (reg >> 6)] >> (reg & 63)) & 1
+def _bit(ints, at, reg):
+    return (ints[at + (reg >> 6)] >> (reg & 63)) & 1
 
 
 @njit(cache=True)
-def _set(ints, base, reg):
-    ints[base + (reg >> 6)] |= np.int64(1) << (reg & 63)
+def _set(ints, at, reg):
+    ints[at + (reg >> 6)] |= np.int64(1) << (reg & 63)
 
 
 @njit(cache=True)
-def _clr(ints, base, reg):
-    ints[base + (reg >> 6)] &= ~(np.int64(1) << (reg & 63))
+def _clr(ints, at, reg):
+    ints[at + (reg >> 6)] &= ~(np.int64(1) << (reg & 63))
 
 
 @njit(cache=True)
@@ -350,7 +329,7 @@ def ltrf_operand(ints, floats, warp, row, k, reg, cycle):
     wb = ints[P_OFF_WARP] + warp * WB
     word = ints[ints[P_OFF_ROW] + row]
     if reg >= 255:  # RZ (GPGPU-Sim mode): read like a cached register
-        return standard_bank(ints, warp, reg)
+        return base.standard_bank(ints, warp, reg)
     reg = _reg_of(ints, row, k, reg)
     if (word >> k) & 1:  # dead-operand bit: the register dies with this read
         _clr(ints, wb + W_LIVE, reg)
@@ -358,7 +337,7 @@ def ltrf_operand(ints, floats, warp, row, k, reg, cycle):
         # an instruction issued before its partition was replaced (it waited for a collector)
         # reads before the write-back: the hardware lets pending operand reads finish first
         ints[C_HIT] += 1
-        return standard_bank(ints, warp, reg)
+        return base.standard_bank(ints, warp, reg)
     # not in the partition (never for a register of the interval): read from the main RF
     ints[C_MISS] += 1
     ints[C_MR] += 1
@@ -376,7 +355,7 @@ def ltrf_write(ints, floats, warp, row, k, reg, cycle):
     if ints[wb + W_IN] != 0 and reg < 256 and _bit(ints, wb + W_CACHED, reg):
         _set(ints, wb + W_DIRTY, reg)
         ints[C_CW] += 1
-        return standard_bank(ints, warp, reg)
+        return base.standard_bank(ints, warp, reg)
     main_access(ints, ints[P_OFF_BANK], main_bank(reg, warp, ints[P_G], ints[P_MB]), cycle, ints[P_WOCC])
     ints[C_MW] += 1
     return -1
@@ -457,13 +436,13 @@ def ltrf_upkeep(ints, floats, a, b, c, d, cycle):
     the upkeep schedule is the only way to ask the loop for that cycle, so with nothing pending
     upkeep returns ``cycle + 1`` (the upkeep that follows a new prefetch then reports it).
     """
-    nxt = NEVER
-    base = ints[P_OFF_WARP]
+    nxt = base.NEVER
+    warps0 = ints[P_OFF_WARP]
     for w in range(ints[P_W]):
-        t = ints[base + w * WB + W_READY]
+        t = ints[warps0 + w * WB + W_READY]
         if cycle < t < nxt:
             nxt = t
-    if nxt == NEVER:
+    if nxt == base.NEVER:
         return cycle + 1
     return nxt
 
@@ -1219,8 +1198,8 @@ def prefetch_exposed_share(stall_cycles, prefetch_cycles):
     return float(out) if out.ndim == 0 else out
 
 
-@register
-class Ltrf(Design):
+@base.register
+class Ltrf(base.Design):
     """LTRF; its variants are subclasses that set the class flags below (and their own parameter kind)."""
 
     name = "ltrf"
@@ -1256,8 +1235,8 @@ class Ltrf(Design):
             "interval_length_dynamic",
             "interval_length_static",
         )
-        + TIMING_METRICS
-        + NETWORK_METRICS
+        + mainrf.TIMING_METRICS
+        + mainrf.NETWORK_METRICS
     )
     calibration_params = LTRF_CALIBRATION
     #: the registers each prefetch fetches and writes back, its latency and its bank conflicts, as the
@@ -1293,7 +1272,7 @@ class Ltrf(Design):
             p.main_rf_bank_regs,
             program=program,
         )
-        lat, occ, xex, wocc = sim_main_rf_timing(p, sm)
+        lat, occ, xex, wocc = mainrf.sim_main_rf_timing(p, sm)
         W = sm.warps_per_sm
         off_warp = P_C0 + len(COUNTERS)
         off_bank = off_warp + W * WB
@@ -1301,7 +1280,7 @@ class Ltrf(Design):
         off_ivp = off_row + len(words)
         off_ive = off_ivp + len(ptr)
         off_map = off_ive + max(len(ent), 1)
-        ints = header_state(sm, options, off_map + (0 if remap is None else len(remap)))
+        ints = base.header_state(sm, options, off_map + (0 if remap is None else len(remap)))
         ints[P_LAT], ints[P_OCC], ints[P_XEX], ints[P_MB], ints[P_WOCC] = lat, occ, xex, mb, wocc
         ints[P_PLUS], ints[P_TWO], ints[P_W] = int(self.plus), int(two_level_flag(sm)), W
         ints[P_OFF_WARP], ints[P_OFF_BANK], ints[P_OFF_ROW] = off_warp, off_bank, off_row
@@ -1322,7 +1301,7 @@ class Ltrf(Design):
             ints[off_warp + w * WB + W_PFROW] = -1
             ints[off_warp + w * WB + W_LAST] = -1
             ints[off_warp + w * WB + W_FENCE] = -1
-        hooks = SimHooks(
+        hooks = base.SimHooks(
             operand=ltrf_operand,
             write=ltrf_write,
             may_issue=ltrf_may_issue,
@@ -1332,7 +1311,7 @@ class Ltrf(Design):
             upkeep=ltrf_upkeep,
             pool=ltrf_pool,
         )
-        setup = SimSetup(
+        setup = base.SimSetup(
             hooks=hooks,
             ints=ints,
             stall_reasons=self.stall_reasons,
@@ -1346,7 +1325,7 @@ class Ltrf(Design):
         pf = float(counts["prefetches"])
         dyn = float(counts["dynamic_intervals"])
         siv = float(counts["static_intervals"])
-        out = hierarchy_sim_metrics(sm, p, counts)
+        out = mainrf.hierarchy_sim_metrics(sm, p, counts)
         # the LTRF family's own structure: the warp control block
         out["events"]["warp_control_block"] = (
             float(counts["reads"]) + float(counts["writes"]),
@@ -1404,11 +1383,11 @@ class Ltrf(Design):
         c, profile, sm = ctx.coef, ctx.profile, ctx.sm
         strands = self.kind == "strand"
         n_reg = ctx.param("regs_per_interval")
-        mb = grid_main_banks(sm, ctx.grid)
+        mb = mainrf.grid_main_banks(sm, ctx.grid)
         banks = np.asarray(mb, dtype=np.float64)
         active = ctx.param("active_warps")
-        read_x, write_x = grid_bank_timing(sm, ctx.grid, mb)
-        net = grid_network_cycles(sm, ctx.grid, mb)
+        read_x, write_x = mainrf.grid_bank_timing(sm, ctx.grid, mb)
+        net = mainrf.grid_network_cycles(sm, ctx.grid, mb)
         lat, occ, xex = analytic_timing(ctx.grid, read_x, net)
         sched = float(sm.schedulers_per_sm)
         st = interval_stats(profile, n_reg, banks, strands)
@@ -1509,16 +1488,16 @@ class Ltrf(Design):
             "prefetch_bank_conflicts": n_pf * np.maximum(mx - 1.0, 0.0),
             "interval_length_dynamic": length,
             "warp_activations": activations,
-            **timing_metrics(read_x, write_x),
+            **mainrf.timing_metrics(read_x, write_x),
             "main_rf_network_cycles": net,
         }
         return ctx.result(m, events=events, metrics=metrics, ipc=ipc, cycles=cycles)
 
     def structures(self, sm, grid, tech):
-        return hierarchy_structures(sm, grid, tech, self.Params, cache="interval")
+        return mainrf.hierarchy_structures(sm, grid, tech, self.Params, cache="interval")
 
 
-@register
+@base.register
 class LtrfPlus(Ltrf):
     name = "ltrf_plus"
     description = "LTRF+ : LTRF with liveness bits (only live registers written back / fetched)"
@@ -1526,7 +1505,7 @@ class LtrfPlus(Ltrf):
     Params = LtrfPlusParams
 
 
-@register
+@base.register
 class LtrfConf(Ltrf):
     name = "ltrfconf"
     description = "LTRFconf: LTRF with register renumbering against prefetch bank conflicts"
@@ -1534,7 +1513,7 @@ class LtrfConf(Ltrf):
     Params = LtrfConfParams
 
 
-@register
+@base.register
 class Strands(Ltrf):
     name = "strands"
     description = "LTRF hardware with strand prefetch regions (cut at long-latency uses and back edges)"

@@ -45,25 +45,7 @@ from rfmodel.analytic.profile import TableGroup, _grid_pos, leading_warps, regis
 from rfmodel.analytic.reuse import ipc_gain, near_fraction_from_hist, profile_reuse_hist, served_outside
 from rfmodel.analytic.throughput import softmin
 from rfmodel.compiler.reuse_hint import DEFAULT_RTHLD, dynamic_distances, reuse_hints
-from rfmodel.designs.base import (
-    Design,
-    SimHooks,
-    SimSetup,
-    header_state,
-    rate,
-    register,
-    source_row_words,
-    standard_bank,
-)
-from rfmodel.designs.mainrf import (
-    TIMING_METRICS,
-    SlowBankParams,
-    SlowBanks,
-    bank_effects,
-    bank_timing_metrics,
-    sim_bank_cycles,
-    sm_structures,
-)
+from rfmodel.designs import base, mainrf
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
 from rfmodel.trace import MAX_DST, MAX_SRC, NONE
@@ -71,7 +53,7 @@ from rfmodel.trace import MAX_DST, MAX_SRC, NONE
 
 # ----------------------------------------------------------------------------------- parameters
 @dataclass(frozen=True)
-class MalekehParams(SlowBankParams, kind="design.malekeh"):
+class MalekehParams(mainrf.SlowBankParams, kind="design.malekeh"):
     """Malekeh's parameters and the paper's defaults (RTHLD, the initial STHLD, the FSM deltas and the
     small/large IPC-change threshold are not given by the paper: our choices, documented)."""
 
@@ -258,9 +240,9 @@ def lcg_next(ints):
 def ct_find(ints, ct, reg):
     """Entry index (global) of ``reg`` in CT ``ct``, or -1."""
     E = ints[I_E]
-    base = ints[I_OFF_ENT] + ct * E * E_F
+    ent0 = ints[I_OFF_ENT] + ct * E * E_F
     for e in range(E):
-        if ints[base + e * E_F + E_TAG] == reg:
+        if ints[ent0 + e * E_F + E_TAG] == reg:
             return ct * E + e
     return -1
 
@@ -273,13 +255,13 @@ def ct_victim(ints, ct, cyc, hinted):
     the far entries; if all are near, the least recently used.  ``hinted`` = 0: LRU only.
     """
     E = ints[I_E]
-    base = ints[I_OFF_ENT] + ct * E * E_F
+    ent0 = ints[I_OFF_ENT] + ct * E * E_F
     busy = ints[ints[I_OFF_CT] + ct * CT_F + CT_RELEASE] > cyc
     n_far = 0
     lru_e = -1
     lru_v = INF_LRU
     for e in range(E):
-        p = base + e * E_F
+        p = ent0 + e * E_F
         if ints[p + E_TAG] < 0:
             return ct * E + e
         if ints[p + E_LOCK] != 0 and busy:
@@ -292,7 +274,7 @@ def ct_victim(ints, ct, cyc, hinted):
     if hinted != 0 and n_far > 0:
         pick = lcg_next(ints) % n_far
         for e in range(E):
-            p = base + e * E_F
+            p = ent0 + e * E_F
             if (ints[p + E_LOCK] != 0 and busy) or ints[p + E_NEAR] != 0:
                 continue
             if pick == 0:
@@ -306,10 +288,10 @@ def ct_victim(ints, ct, cyc, hinted):
 @njit(cache=True)
 def ct_flush(ints, ct):
     E = ints[I_E]
-    base = ints[I_OFF_ENT] + ct * E * E_F
+    ent0 = ints[I_OFF_ENT] + ct * E * E_F
     valid = 0
     for e in range(E):
-        p = base + e * E_F
+        p = ent0 + e * E_F
         if ints[p + E_TAG] >= 0:
             valid += 1
         ints[p + E_TAG] = -1
@@ -322,10 +304,10 @@ def ct_flush(ints, ct):
 @njit(cache=True)
 def ct_near_count(ints, ct):
     E = ints[I_E]
-    base = ints[I_OFF_ENT] + ct * E * E_F
+    ent0 = ints[I_OFF_ENT] + ct * E * E_F
     n = 0
     for e in range(E):
-        p = base + e * E_F
+        p = ent0 + e * E_F
         if ints[p + E_TAG] >= 0 and ints[p + E_NEAR] != 0:
             n += 1
     return n
@@ -536,14 +518,14 @@ def malekeh_operand(ints, floats, w, row, k, reg, cyc):
         p = ints[I_OFF_CT] + ct * CT_F + CT_RELEASE
         if ints[p] < cyc + CCU_HOLD + hold:
             ints[p] = cyc + CCU_HOLD + hold
-    return standard_bank(ints, w, reg)
+    return base.standard_bank(ints, w, reg)
 
 
 @njit(cache=True)
 def malekeh_write(ints, floats, w, row, k, reg, cyc):
     """Write-through: every result goes to its bank; near results also into the warp's CT (port D)."""
     ints[K_RF_WRITES_ALL] += 1
-    b = standard_bank(ints, w, reg)
+    b = base.standard_bank(ints, w, reg)
     ct = ints[ints[I_OFF_WCT] + w]
     if ct < 0 or reg == 255 or k >= 4:
         return b
@@ -706,7 +688,7 @@ def malekeh_upkeep(ints, floats, a, b, c, d, cyc):
     return cyc + 1
 
 
-HOOKS = SimHooks(
+HOOKS = base.SimHooks(
     operand=malekeh_operand,
     write=malekeh_write,
     may_issue=malekeh_may_issue,
@@ -762,7 +744,7 @@ def _hint_rows(warp_ptr, src, dst, sidx, st, sc, dt, dc, rthld):  # pragma: no c
                     sd[i, k] = st[s, k]
                 for k in range(dst.shape[1]):
                     dd[i, k] = dt[s, k]
-        w0, w1 = source_row_words(src, i)
+        w0, w1 = base.source_row_words(src, i)
         for k in range(src.shape[1]):
             d = sd[i, k]
             if d >= 1 and d <= rthld:
@@ -825,7 +807,7 @@ def malekeh_state(sm, p: MalekehParams, options, rows_packed: np.ndarray, n_warp
     off_wct = off_ent + G * per * E * E_F
     off_grp = off_wct + W
     off_row = off_grp + G * G_F
-    ints = header_state(sm, options, off_row + len(rows_packed))
+    ints = base.header_state(sm, options, off_row + len(rows_packed))
     ints[I_G], ints[I_NCT], ints[I_E] = G, per, E
     ints[I_S], ints[I_SUB] = sm.schedulers_per_sm, int(sub)
     ints[I_STHLD], ints[I_ADAPT], ints[I_INTERVAL], ints[I_NEXT_B] = sthld, adaptive, interval, interval
@@ -853,7 +835,7 @@ def malekeh_state(sm, p: MalekehParams, options, rows_packed: np.ndarray, n_warp
     grp[:, G_MEMO_CYC] = -1
     ints[off_row:] = rows_packed
     floats = np.array([0.0, FSM["large_change"]], np.float64)
-    rcyc = sim_bank_cycles(sm, p)["bank_read_cycles"]
+    rcyc = mainrf.sim_bank_cycles(sm, p)["bank_read_cycles"]
     ints[I_MISS_HOLD] = int(miss_hold_cycles(sm, rcyc))
     return ints, floats
 
@@ -1151,8 +1133,8 @@ def ct_hit_rate(profile, rthld, entries, loss=0.0) -> np.ndarray:
     return out
 
 
-@register
-class Malekeh(SlowBanks, Design):
+@base.register
+class Malekeh(mainrf.SlowBanks, base.Design):
     name = "malekeh"
     operand_slots = False  # a register named twice by one instruction is read once
     description = "Malekeh: caching collector units with compiler near/far reuse hints and adaptive STHLD"
@@ -1166,7 +1148,7 @@ class Malekeh(SlowBanks, Design):
         "ccu_flushes",
         "sthld_mean",
         "sthld_stall_cycles",
-    ) + TIMING_METRICS
+    ) + mainrf.TIMING_METRICS
     #: free coefficients of the analytic model (default, lower, upper): the interval model's and Malekeh's
     calibration_params = {**INTERVAL_COEFFICIENTS, **MALEKEH_CALIBRATION}
     #: the cycles warps wait at STHLD and the cache tables' flushes, as the simulator counts them, size
@@ -1201,7 +1183,7 @@ class Malekeh(SlowBanks, Design):
             program = self.program_for(trace, p, sm, self.kernel)
         rows, hint_source = hint_rows(trace, program, p.rthld)
         ints, floats = malekeh_state(sm, p, options, rows, trace.n_warps)
-        return SimSetup(
+        return base.SimSetup(
             hooks=HOOKS,
             ints=ints,
             floats=floats,
@@ -1222,15 +1204,15 @@ class Malekeh(SlowBanks, Design):
         ccu_w = float(counts["ccu_fills"] + counts["ccu_writes"])
         iv = counts["sthld_intervals"]
         return {
-            **bank_timing_metrics(sm, p),
-            "rf_cache_hit_rate": rate(hits, reads),
+            **mainrf.bank_timing_metrics(sm, p),
+            "rf_cache_hit_rate": base.rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": bank_reads,
             "ccu_dropped_writes": float(counts["ccu_dropped_writes"]),
             "ccu_flushes": float(counts["ccu_flushes"]),
             "ccu_evictions": float(counts["ccu_evictions"]),
             "ccu_rf_writes": float(counts["rf_writes_all"]),
-            "sthld_mean": rate(counts["sthld_sum"], iv) if iv else float(counts["sthld_last"]),
+            "sthld_mean": base.rate(counts["sthld_sum"], iv) if iv else float(counts["sthld_last"]),
             "sthld_stall_cycles": float(counts["sthld_stall_cycles"]),
             "hint_source": setup.info["hint_source"],
             "events": {
@@ -1267,7 +1249,7 @@ class Malekeh(SlowBanks, Design):
             near = c["near_fraction_default"] + 0 * rthld
         else:
             near = near_fraction_from_hist(hist, rthld)
-        timing, timing_m = bank_effects(ctx)
+        timing, timing_m = mainrf.bank_effects(ctx)
         # the adaptive STHLD climbs with the run's intervals (sthld_climb): its level over a run at the
         # initial STHLD gives the run's length, and the terms are taken again at the level that length gives
         out, flushes, hold, pace = self._terms(ctx, rthld, sthld, oversub, ccus * G, near, timing)
@@ -1308,10 +1290,10 @@ class Malekeh(SlowBanks, Design):
             stall = max(float(np.ravel(ctx.profile.chain)[0]) - 1.0, 0.0)
             flushes = 1.0 - np.exp(-loss * stall)
         if ctx.profile.has("ct"):
-            base = ct_hit_rate(ctx.profile, rthld, entries, loss)
+            hit0 = ct_hit_rate(ctx.profile, rthld, entries, loss)
         else:
-            base = near + 0 * loss
-        hit = np.clip(base * c["near_hit"], 0.0, 1.0)
+            hit0 = near + 0 * loss
+        hit = np.clip(hit0 * c["near_hit"], 0.0, 1.0)
         effects = Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, **timing)
         m = ctx.model(effects)
         gain = ipc_gain(m, ctx, hit, c["ipc_gain_per_saved_read"])
@@ -1402,7 +1384,7 @@ class Malekeh(SlowBanks, Design):
         from rfmodel.energy.accounting import structure_over_grid
         from rfmodel.tech.structures import collector_cache
 
-        base = [s for s in sm_structures(sm, grid, tech) if s.name != "collector"]
+        shared = [s for s in mainrf.sm_structures(sm, grid, tech) if s.name != "collector"]
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
         coll = sm_param(sm, grid, "collector_units")
@@ -1412,7 +1394,7 @@ class Malekeh(SlowBanks, Design):
             return cc.structure("ccu", copies=copies)
 
         values = {"entries": self.grid_param(sm, grid, "ct_entries"), "copies": coll}
-        return [*base, structure_over_grid("ccu", values, ccu)]
+        return [*shared, structure_over_grid("ccu", values, ccu)]
 
 
 __all__ = ["DEFAULTS", "FSM", "Malekeh", "MalekehParams", "near_masks", "trace_distances"]

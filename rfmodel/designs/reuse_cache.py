@@ -32,31 +32,14 @@ from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects
 from rfmodel.analytic.profile import TableGroup, register_table_group
 from rfmodel.analytic.reuse import ipc_gain, served_outside
-from rfmodel.designs.base import (
-    BANK_HEADER_LEN,
-    Design,
-    SimHooks,
-    SimSetup,
-    header_state,
-    rate,
-    register,
-    standard_bank,
-)
-from rfmodel.designs.mainrf import (
-    TIMING_METRICS,
-    SlowBankParams,
-    SlowBanks,
-    bank_effects,
-    bank_timing_metrics,
-    sm_structures,
-)
+from rfmodel.designs import base, mainrf
 from rfmodel.errors import RfmodelError
 from rfmodel.trace import MAX_SRC, NONE
 from rfmodel.workload.static import static_kernel
 
 
 @dataclass(frozen=True)
-class ReuseCacheParams(SlowBankParams, kind="design.reuse_cache"):
+class ReuseCacheParams(mainrf.SlowBankParams, kind="design.reuse_cache"):
     """The operand reuse cache's parameters: the banks' access time only (the flags decide the rest)."""
 
 
@@ -73,8 +56,8 @@ SUB = 4
 E_N = SLOTS * SUB
 
 # ----------------------------------------------------------------------------------- state layout
-I_S, I_OFF_ENT, I_OFF_ROW = BANK_HEADER_LEN, BANK_HEADER_LEN + 1, BANK_HEADER_LEN + 2
-C0 = BANK_HEADER_LEN + 3
+I_S, I_OFF_ENT, I_OFF_ROW = base.BANK_HEADER_LEN, base.BANK_HEADER_LEN + 1, base.BANK_HEADER_LEN + 2
+C0 = base.BANK_HEADER_LEN + 3
 COUNTERS = (
     "reuse_hits",  # source operands served by the reuse cache
     "reuse_misses",  # source operands read from the banks
@@ -98,13 +81,13 @@ NO_SLOT = 7
 def reuse_operand(ints, floats, w, row, k, reg, cyc):
     if k >= MAX_SRC or reg == 255:
         ints[K_MISSES] += 1
-        return standard_bank(ints, w, reg)
+        return base.standard_bank(ints, w, reg)
     word = ints[ints[I_OFF_ROW] + row]
     code = (word >> (5 * k)) & 31
     slot = code & 7
     if slot == NO_SLOT:
         ints[K_MISSES] += 1
-        return standard_bank(ints, w, reg)
+        return base.standard_bank(ints, w, reg)
     sub = code >> 3
     s = w % ints[I_S]
     p = ints[I_OFF_ENT] + ((s * SLOTS + slot) * SUB + sub) * E_F
@@ -120,28 +103,24 @@ def reuse_operand(ints, floats, w, row, k, reg, cyc):
         ints[p + F_W] = -1
         ints[p + F_R] = -1
         ints[p + F_NEW] = 0
-    if hit:
-        ints[K_HITS] += 1
-        return -1
-    ints[K_MISSES] += 1
-    return standard_bank(ints, w, reg)
+    return base.served_or_bank(ints, hit, K_HITS, K_MISSES, w, reg)
 
 
 @njit(cache=True)
 def reuse_write(ints, floats, w, row, k, reg, cyc):
     s = w % ints[I_S]
-    base = ints[I_OFF_ENT] + s * E_N * E_F
+    ent0 = ints[I_OFF_ENT] + s * E_N * E_F
     for e in range(E_N):
-        p = base + e * E_F
+        p = ent0 + e * E_F
         if ints[p + F_W] == w and ints[p + F_R] == reg:
             ints[p + F_W] = -1
             ints[p + F_R] = -1
             ints[p + F_NEW] = 0
             ints[K_WINV] += 1
-    return standard_bank(ints, w, reg)
+    return base.standard_bank(ints, w, reg)
 
 
-HOOKS = SimHooks(operand=reuse_operand, write=reuse_write)
+HOOKS = base.SimHooks(operand=reuse_operand, write=reuse_write)
 
 
 def slot_table(kernel):
@@ -281,12 +260,17 @@ REUSE_TABLES = register_table_group(
 )
 
 
-@register
-class ReuseCache(SlowBanks, Design):
+@base.register
+class ReuseCache(mainrf.SlowBanks, base.Design):
     name = "reuse_cache"
     description = "compiler-managed operand reuse cache (SASS .reuse flags), one entry per operand slot"
     Params = ReuseCacheParams
-    metrics = ("rf_cache_hit_rate", "rf_reads_saved", "rf_bank_reads", "reuse_flag_fraction") + TIMING_METRICS
+    metrics = (
+        "rf_cache_hit_rate",
+        "rf_reads_saved",
+        "rf_bank_reads",
+        "reuse_flag_fraction",
+    ) + mainrf.TIMING_METRICS
     #: free coefficients of the analytic model (default, lower, upper): the interval model's and the
     #: design's own
     calibration_params = {**INTERVAL_COEFFICIENTS, **REUSE_CACHE_CALIBRATION}
@@ -311,19 +295,19 @@ class ReuseCache(SlowBanks, Design):
             kind = trace.attrs.get("source", "trace")
             reuse_source = f"none ({kind} trace carries no .reuse flags; no hits)"
             slots, slot_source = np.full(trace.src.shape, -1, np.int64), "none"
-        flag_fraction = rate(int(np.unpackbits(trace.reuse.view(np.uint8)).sum()), srcs)
+        flag_fraction = base.rate(int(np.unpackbits(trace.reuse.view(np.uint8)).sum()), srcs)
         rows = pack_rows(trace, slots)
         S = max(int(sm.schedulers_per_sm), 1)
         off_ent = HEADER
         off_row = off_ent + S * E_N * E_F
-        ints = header_state(sm, options, off_row + len(rows))
+        ints = base.header_state(sm, options, off_row + len(rows))
         ints[I_S], ints[I_OFF_ENT], ints[I_OFF_ROW] = S, off_ent, off_row
         ent = ints[off_ent:off_row].reshape(-1, E_F)
         ent[:, F_W] = -1
         ent[:, F_R] = -1
         ints[off_row:] = rows
         info = {"flag_fraction": flag_fraction, "reuse_source": reuse_source, "slot_source": slot_source}
-        return SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), info=info, **self.bank_cycles(sm, p))
+        return base.SimSetup(hooks=HOOKS, ints=ints, counters=dict(CNT), info=info, **self.bank_cycles(sm, p))
 
     def sim_metrics(self, sm, p, setup, counts):
         hits = float(counts["reuse_hits"])
@@ -331,8 +315,8 @@ class ReuseCache(SlowBanks, Design):
         writes = float(counts["writes"])
         bank_r, bank_w = float(counts["bank_read_acc"]), float(counts["bank_write_acc"])
         return {
-            **bank_timing_metrics(sm, p),
-            "rf_cache_hit_rate": rate(hits, reads),
+            **mainrf.bank_timing_metrics(sm, p),
+            "rf_cache_hit_rate": base.rate(hits, reads),
             "rf_reads_saved": hits,
             "rf_bank_reads": float(counts["reuse_misses"]),
             "reuse_flag_fraction": float(setup.info["flag_fraction"]),
@@ -357,7 +341,7 @@ class ReuseCache(SlowBanks, Design):
         c, profile = ctx.coef, ctx.profile
         t = profile.need(REUSE_TABLES.name)
         hit = np.clip(float(t.reuse_sched) * np.asarray(c["reuse_same_warp"]), 0.0, 1.0)
-        timing, timing_m = bank_effects(ctx)
+        timing, timing_m = mainrf.bank_effects(ctx)
         m = ctx.model(Effects(read_share=1.0 - hit, operand_slots=self.operand_slots, **timing))
         factor = np.maximum(ipc_gain(m, ctx, hit, c["reuse_ipc_gain"]), 0.05)
         flagged = float(t.reuse_flagged) + 0 * hit
@@ -375,7 +359,10 @@ class ReuseCache(SlowBanks, Design):
         node = tech.get("node_nm", 45)
         cell = tech.get("cell", "sram-hp")
         rc = operand_collector(3, sm.threads_per_warp * 32, node_nm=node, cell=cell)
-        return [*sm_structures(sm, grid, tech), rc.structure("reuse_cache", copies=sm.schedulers_per_sm)]
+        return [
+            *mainrf.sm_structures(sm, grid, tech),
+            rc.structure("reuse_cache", copies=sm.schedulers_per_sm),
+        ]
 
 
 __all__ = ["ReuseCache", "ReuseCacheParams", "operand_slots", "pack_rows"]

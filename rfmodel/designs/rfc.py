@@ -49,36 +49,14 @@ from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, ipc_fixed_point
 from rfmodel.analytic.model import main_rf_timing as analytic_timing
 from rfmodel.analytic.model import two_level as two_level_flag
-from rfmodel.designs.base import (
-    NEVER,
-    Design,
-    SimHooks,
-    SimSetup,
-    header_state,
-    register,
-    standard_bank,
-)
-from rfmodel.designs.mainrf import (
-    NETWORK_METRICS,
-    TIMING_METRICS,
-    WARP_REG_BYTES,
-    MainRFParams,
-    grid_bank_timing,
-    grid_main_banks,
-    grid_network_cycles,
-    hierarchy_sim_metrics,
-    hierarchy_structures,
-    main_access,
-    main_bank,
-    sim_main_rf_timing,
-    timing_metrics,
-)
+from rfmodel.designs import base, mainrf
+from rfmodel.designs.mainrf import main_access, main_bank
 from rfmodel.designs.regcache import reg_cache_hit_rate, reg_cache_writebacks
 from rfmodel.spec import param
 
 
 @dataclass(frozen=True)
-class RfcParams(MainRFParams, kind="design.rfc"):
+class RfcParams(mainrf.MainRFParams, kind="design.rfc"):
     """RFC's parameters: the main RF's and the cache's."""
 
     rfc_kb: int = param(16, unit="KB", bounds=(1, 1024), doc="register-file cache capacity")
@@ -131,15 +109,15 @@ def _rfc_writeback(ints, w, reg, cycle):
 @njit(cache=True)
 def rfc_operand(ints, floats, warp, row, k, reg, cycle):
     e = ints[R_E]
-    base = ints[R_OFF_WARP] + warp * (2 + 2 * e)
-    n = ints[base + RW_N]
+    rec = ints[R_OFF_WARP] + warp * (2 + 2 * e)
+    n = ints[rec + RW_N]
     for i in range(n):
-        if ints[base + RW_E0 + 2 * i] == reg:
+        if ints[rec + RW_E0 + 2 * i] == reg:
             ints[R_C0 + 0] += 1
             if ints[R_POLICY] == 1:
                 ints[R_STAMP] += 1
-                ints[base + RW_E0 + 2 * i + 1] = ints[R_STAMP]
-            return standard_bank(ints, warp, reg)
+                ints[rec + RW_E0 + 2 * i + 1] = ints[R_STAMP]
+            return base.standard_bank(ints, warp, reg)
     # miss: read from the main RF (not allocated)
     ints[R_C0 + 1] += 1
     ints[R_C0 + 3] += 1
@@ -153,54 +131,54 @@ def rfc_operand(ints, floats, warp, row, k, reg, cycle):
 @njit(cache=True)
 def rfc_write(ints, floats, warp, row, k, reg, cycle):
     e = ints[R_E]
-    base = ints[R_OFF_WARP] + warp * (2 + 2 * e)
-    if ints[base + RW_IN] == 0:  # the warp is out of the pool: the result goes to the main RF
+    rec = ints[R_OFF_WARP] + warp * (2 + 2 * e)
+    if ints[rec + RW_IN] == 0:  # the warp is out of the pool: the result goes to the main RF
         _rfc_writeback(ints, warp, reg, cycle)
         return -1
     ints[R_C0 + 2] += 1
     ints[R_STAMP] += 1
-    n = ints[base + RW_N]
+    n = ints[rec + RW_N]
     for i in range(n):
-        if ints[base + RW_E0 + 2 * i] == reg:
+        if ints[rec + RW_E0 + 2 * i] == reg:
             if ints[R_POLICY] == 1:
-                ints[base + RW_E0 + 2 * i + 1] = ints[R_STAMP]
-            return standard_bank(ints, warp, reg)
+                ints[rec + RW_E0 + 2 * i + 1] = ints[R_STAMP]
+            return base.standard_bank(ints, warp, reg)
     if n < e:
-        ints[base + RW_E0 + 2 * n] = reg
-        ints[base + RW_E0 + 2 * n + 1] = ints[R_STAMP]
-        ints[base + RW_N] = n + 1
-        return standard_bank(ints, warp, reg)
+        ints[rec + RW_E0 + 2 * n] = reg
+        ints[rec + RW_E0 + 2 * n + 1] = ints[R_STAMP]
+        ints[rec + RW_N] = n + 1
+        return base.standard_bank(ints, warp, reg)
     # evict the entry with the smallest stamp (insertion order: FIFO; last use: LRU)
     v = 0
     for i in range(1, n):
-        if ints[base + RW_E0 + 2 * i + 1] < ints[base + RW_E0 + 2 * v + 1]:
+        if ints[rec + RW_E0 + 2 * i + 1] < ints[rec + RW_E0 + 2 * v + 1]:
             v = i
-    _rfc_writeback(ints, warp, ints[base + RW_E0 + 2 * v], cycle)
+    _rfc_writeback(ints, warp, ints[rec + RW_E0 + 2 * v], cycle)
     ints[R_C0 + 5] += 1
-    ints[base + RW_E0 + 2 * v] = reg
-    ints[base + RW_E0 + 2 * v + 1] = ints[R_STAMP]
-    return standard_bank(ints, warp, reg)
+    ints[rec + RW_E0 + 2 * v] = reg
+    ints[rec + RW_E0 + 2 * v + 1] = ints[R_STAMP]
+    return base.standard_bank(ints, warp, reg)
 
 
 @njit(cache=True)
 def _rfc_flush(ints, warp, cycle):
     e = ints[R_E]
-    base = ints[R_OFF_WARP] + warp * (2 + 2 * e)
-    for i in range(ints[base + RW_N]):
-        _rfc_writeback(ints, warp, ints[base + RW_E0 + 2 * i], cycle)
-    ints[base + RW_N] = 0
+    rec = ints[R_OFF_WARP] + warp * (2 + 2 * e)
+    for i in range(ints[rec + RW_N]):
+        _rfc_writeback(ints, warp, ints[rec + RW_E0 + 2 * i], cycle)
+    ints[rec + RW_N] = 0
 
 
 @njit(cache=True)
 def rfc_pool(ints, floats, warp, event, scheduler, d, cycle):
     e = ints[R_E]
-    base = ints[R_OFF_WARP] + warp * (2 + 2 * e)
+    rec = ints[R_OFF_WARP] + warp * (2 + 2 * e)
     if event == 1:
-        ints[base + RW_IN] = 1
+        ints[rec + RW_IN] = 1
         ints[R_C0 + 6] += 1
     else:
         _rfc_flush(ints, warp, cycle)
-        ints[base + RW_IN] = 0
+        ints[rec + RW_IN] = 0
         ints[R_C0 + 7] += 1
     return 0
 
@@ -208,27 +186,27 @@ def rfc_pool(ints, floats, warp, event, scheduler, d, cycle):
 @njit(cache=True)
 def rfc_activate(ints, floats, warp, cta, scheduler, d, cycle):
     e = ints[R_E]
-    base = ints[R_OFF_WARP] + warp * (2 + 2 * e)
-    ints[base + RW_N] = 0
+    rec = ints[R_OFF_WARP] + warp * (2 + 2 * e)
+    ints[rec + RW_N] = 0
     if ints[R_TWO] == 0:  # no two-level scheduler: every resident warp is active
-        ints[base + RW_IN] = 1
+        ints[rec + RW_IN] = 1
         ints[R_C0 + 6] += 1
     else:
-        ints[base + RW_IN] = 0
+        ints[rec + RW_IN] = 0
     return 0
 
 
 @njit(cache=True)
 def rfc_deactivate(ints, floats, warp, cta, scheduler, d, cycle):
     e = ints[R_E]
-    base = ints[R_OFF_WARP] + warp * (2 + 2 * e)
-    ints[base + RW_N] = 0  # a finished warp's registers are dead: nothing to write back
-    ints[base + RW_IN] = 0
+    rec = ints[R_OFF_WARP] + warp * (2 + 2 * e)
+    ints[rec + RW_N] = 0  # a finished warp's registers are dead: nothing to write back
+    ints[rec + RW_IN] = 0
     return 0
 
 
 def entries_per_warp(p: RfcParams, sm) -> int:
-    regs = p.rfc_kb * 1024 // WARP_REG_BYTES
+    regs = p.rfc_kb * 1024 // mainrf.WARP_REG_BYTES
     return max(1, int(regs // (p.active_warps * sm.schedulers_per_sm)))
 
 
@@ -236,7 +214,9 @@ def analytic_entries(ctx) -> np.ndarray:
     """Cache entries (warp registers) per active warp: ``rfc_kb`` split over ``active_warps x S``."""
     kb = ctx.param("rfc_kb")
     active = ctx.param("active_warps")
-    return np.maximum(1.0, np.floor(kb * 1024.0 / WARP_REG_BYTES / (active * ctx.sm.schedulers_per_sm)))
+    return np.maximum(
+        1.0, np.floor(kb * 1024.0 / mainrf.WARP_REG_BYTES / (active * ctx.sm.schedulers_per_sm))
+    )
 
 
 #: at most this many model runs of the main-RF queue's fixed point in ``Rfc.analytic``
@@ -244,13 +224,18 @@ def analytic_entries(ctx) -> np.ndarray:
 MAIN_QUEUE_STEPS = 8
 
 
-@register
-class Rfc(Design):
+@base.register
+class Rfc(base.Design):
     name = "rfc"
     description = "hardware register-file cache (Gebhart et al. 2011) over a main RF; two-level scheduler"
     Params = RfcParams
     #: the cache's hit rate and reads, then its counters from the main RF's reads on, as counted
-    metrics = ("rf_cache_hit_rate", "rf_cache_reads") + RFC_COUNTERS[3:] + TIMING_METRICS + NETWORK_METRICS
+    metrics = (
+        ("rf_cache_hit_rate", "rf_cache_reads")
+        + RFC_COUNTERS[3:]
+        + mainrf.TIMING_METRICS
+        + mainrf.NETWORK_METRICS
+    )
     calibration_params = RFC_CALIBRATION
     #: fitted beside the IPC: the main-RF queue's wait, which sets what a miss costs
     fit_metrics = ("main_rf_wait_cycles",)
@@ -261,26 +246,26 @@ class Rfc(Design):
 
     # ------------------------------------------------------------------ simulator
     def sim_setup(self, sm, p, options, trace=None, program=None):
-        lat, occ, xex, wocc = sim_main_rf_timing(p, sm)
+        lat, occ, xex, wocc = mainrf.sim_main_rf_timing(p, sm)
         e = entries_per_warp(p, sm)
         W = sm.warps_per_sm
         mb = p.banks(sm)
         off_warp = R_C0 + len(RFC_COUNTERS)
         off_bank = off_warp + W * (2 + 2 * e)
-        ints = header_state(sm, options, off_bank + mb)
+        ints = base.header_state(sm, options, off_bank + mb)
         ints[R_LAT], ints[R_OCC], ints[R_XEX], ints[R_WOCC] = lat, occ, xex, wocc
         ints[R_MB], ints[R_E], ints[R_POLICY] = mb, e, p.rfc_policy
         ints[R_TWO], ints[R_W] = int(two_level_flag(sm)), W
         ints[R_OFF_WARP], ints[R_OFF_BANK] = off_warp, off_bank
         ints[R_G] = p.main_rf_bank_regs
-        hooks = SimHooks(
+        hooks = base.SimHooks(
             operand=rfc_operand,
             write=rfc_write,
             activate=rfc_activate,
             deactivate=rfc_deactivate,
             pool=rfc_pool,
         )
-        return SimSetup(
+        return base.SimSetup(
             hooks=hooks,
             ints=ints,
             counters={c: R_C0 + i for i, c in enumerate(RFC_COUNTERS)},
@@ -289,7 +274,7 @@ class Rfc(Design):
 
     def sim_metrics(self, sm, p, setup, counts):
         return {
-            **hierarchy_sim_metrics(sm, p, counts),
+            **mainrf.hierarchy_sim_metrics(sm, p, counts),
             "rfc_evictions": float(counts["rfc_evictions"]),
             "main_rf_wait_cycles": float(counts["main_rf_wait_cycles"]),
         }
@@ -308,9 +293,9 @@ class Rfc(Design):
             reg_cache_hit_rate(profile, e, "lru", flush),
             reg_cache_hit_rate(profile, e, "fifo", flush),
         )
-        mb = grid_main_banks(sm, ctx.grid)
-        read_x, write_x = grid_bank_timing(sm, ctx.grid, mb)
-        net = grid_network_cycles(sm, ctx.grid, mb)
+        mb = mainrf.grid_main_banks(sm, ctx.grid)
+        read_x, write_x = mainrf.grid_bank_timing(sm, ctx.grid, mb)
+        net = mainrf.grid_network_cycles(sm, ctx.grid, mb)
         lat, occ, xex = analytic_timing(ctx.grid, read_x, net)
         mbanks = np.asarray(mb, dtype=np.float64)
         rd = np.maximum(profile.distinct_reads_per_instr, 1e-9)
@@ -364,12 +349,12 @@ class Rfc(Design):
             "main_rf_writes": mw,
             "main_rf_wait_cycles": wait * miss,
             "main_rf_network_cycles": net,
-            **timing_metrics(read_x, write_x),
+            **mainrf.timing_metrics(read_x, write_x),
         }
         return ctx.result(m, events=events, metrics=metrics)
 
     def structures(self, sm, grid, tech):
-        return hierarchy_structures(sm, grid, tech, self.Params, cache="rfc")
+        return mainrf.hierarchy_structures(sm, grid, tech, self.Params, cache="rfc")
 
 
-__all__ = ["NEVER", "Rfc", "RfcParams"]
+__all__ = ["Rfc", "RfcParams"]

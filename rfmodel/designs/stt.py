@@ -23,25 +23,7 @@ from rfmodel.analytic.calibration import INTERVAL_COEFFICIENTS
 from rfmodel.analytic.model import Effects, sm_param
 from rfmodel.analytic.profile import TableGroup, register_table_group
 from rfmodel.analytic.reuse import near_consumer_share
-from rfmodel.designs.base import (
-    BANK_HEADER_LEN,
-    Design,
-    SimHooks,
-    SimSetup,
-    header_state,
-    rate,
-    register,
-    standard_bank,
-)
-from rfmodel.designs.mainrf import (
-    TIMING_METRICS,
-    SlowBankParams,
-    SlowBanks,
-    bank_timing_metrics,
-    grid_bank_timing,
-    sm_structures,
-    timing_metrics,
-)
+from rfmodel.designs import base, mainrf
 from rfmodel.energy.accounting import Structure, structure_over_grid
 from rfmodel.errors import RfmodelError
 from rfmodel.spec import param
@@ -56,7 +38,7 @@ UNKNOWN_GROUPS = 63
 
 
 @dataclass(frozen=True)
-class SttParams(SlowBankParams, kind="design.stt"):
+class SttParams(mainrf.SlowBankParams, kind="design.stt"):
     """The STT-RAM register file's parameters (defaults: the paper's proposal, STT+BDI)."""
 
     main_cell: str = param(
@@ -126,7 +108,7 @@ def _pack_groups_rows(dst, code, code_bytes, packed, counts):  # pragma: no cove
 
 
 # design ints: bank header, then the counters, then one packed word per trace row
-I_BDI = BANK_HEADER_LEN
+I_BDI = base.BANK_HEADER_LEN
 I_GROUPS = I_BDI + 1  # write-driver groups driven
 I_WRITES = I_BDI + 2  # values written (hook calls)
 I_COMPRESSED = I_BDI + 3  # values BDI stored in fewer than 32 groups
@@ -151,10 +133,10 @@ def stt_write_hook(ints, floats, warp, row, k, reg, cycle):
     elif g < GROUPS:
         ints[I_COMPRESSED] += 1
     ints[I_GROUPS] += g
-    return standard_bank(ints, warp, reg)
+    return base.standard_bank(ints, warp, reg)
 
 
-STT_METRICS = TIMING_METRICS + (
+STT_METRICS = mainrf.TIMING_METRICS + (
     "wb_writes",
     "wb_hits",
     "wb_hit_rate",
@@ -209,8 +191,8 @@ BDI_WRITES = register_table_group(
 )
 
 
-@register
-class Stt(SlowBanks, Design):
+@base.register
+class Stt(mainrf.SlowBanks, base.Design):
     name = "stt"
     description = (
         "STT-RAM register file: BDI compression, group write drivers, centralized or per-bank write buffer"
@@ -243,7 +225,7 @@ class Stt(SlowBanks, Design):
     def sim_setup(self, sm, p, options, trace=None, program=None):
         """The standard banks with the cell's read/write times, the simulator's write buffer, and a write
         hook that counts the groups each value drives (sizes from the trace's ``compress`` column)."""
-        header = header_state(sm, options)
+        header = base.header_state(sm, options)
         if trace is None:
             raise RfmodelError("design 'stt' needs the trace being simulated (the written values' sizes)")
         packed, known = _pack_groups(trace)
@@ -255,8 +237,8 @@ class Stt(SlowBanks, Design):
             "bdi_sizes": f"trace compress column ({source}): {known:.1%} of the written values have a known "
             "compressed size; the others are written uncompressed (32 groups)"
         }
-        return SimSetup(
-            hooks=SimHooks(write=stt_write_hook),
+        return base.SimSetup(
+            hooks=base.SimHooks(write=stt_write_hook),
             ints=ints,
             info=info,
             counters=dict(COUNTERS),
@@ -275,18 +257,18 @@ class Stt(SlowBanks, Design):
         bdi = float(p.bdi)
         wb_cycles = counts.get("wbuf_cycles", 0)
         return {
-            **bank_timing_metrics(sm, p),
+            **mainrf.bank_timing_metrics(sm, p),
             "wb_writes": float(counts["wbuf_writes"]),
             "wb_hits": hits,
-            "wb_hit_rate": rate(hits, reads),
+            "wb_hit_rate": base.rate(hits, reads),
             "wb_full_stall_cycles": float(counts["wbuf_full_waits"]),
-            "wb_occupancy_mean": rate(counts.get("wbuf_occupancy_sum", 0), wb_cycles),
+            "wb_occupancy_mean": base.rate(counts.get("wbuf_occupancy_sum", 0), wb_cycles),
             "wb_occupancy_max": float(counts["wbuf_max"]),
             "reads_behind_write": float(counts["reads_behind_write"]),
             "groups_written": groups,
-            "groups_per_write": rate(groups, vals),
-            "bdi_compressed_share": rate(counts["compressed"], vals),
-            "bdi_size_known_share": rate(vals - counts["unknown_size"], vals),
+            "groups_per_write": base.rate(groups, vals),
+            "bdi_compressed_share": base.rate(counts["compressed"], vals),
+            "bdi_size_known_share": base.rate(vals - counts["unknown_size"], vals),
             "events": {
                 "rf_bank": (bank_r, bank_w),
                 "rf_write_groups": (0.0, groups * bdi),
@@ -295,7 +277,7 @@ class Stt(SlowBanks, Design):
                 **wb_events(
                     float(counts["wbuf_drains"]) + hits,
                     float(counts["wbuf_writes"]),
-                    rate(groups, vals) if bdi > 0 and vals > 0 else GROUPS,
+                    base.rate(groups, vals) if bdi > 0 and vals > 0 else GROUPS,
                 ),
                 "bdi_compressor": (0.0, writes * bdi),
                 "bdi_decompressor": ((bank_r + hits) * bdi, 0.0),
@@ -308,7 +290,7 @@ class Stt(SlowBanks, Design):
         its bank busy is absorbed unless the buffer blocks, waits behind the reads, and its near consumers
         read it from the buffer (docs/models.md, "STT-RAM register file")."""
         grid = {**ctx.grid, "main_cell": self.grid_param(ctx.sm, ctx.grid, "main_cell")}
-        read_x, write_x = grid_bank_timing(ctx.sm, grid)
+        read_x, write_x = mainrf.grid_bank_timing(ctx.sm, grid)
         R, W = np.maximum(read_x, 1.0), np.maximum(write_x, 1.0)
         K = ctx.param("wb_entries")
         shared = ctx.param("wb_shared")
@@ -379,7 +361,7 @@ class Stt(SlowBanks, Design):
         hits = r * hit
         nan = np.full(np.shape(R), np.nan)
         metrics = {
-            **timing_metrics(read_x, write_x),
+            **mainrf.timing_metrics(read_x, write_x),
             "wb_writes": wb_w,
             "wb_hits": hits,
             "wb_hit_rate": hit + 0 * R,
@@ -428,7 +410,7 @@ class Stt(SlowBanks, Design):
 
         g = {**grid, "main_cell": self.grid_param(sm, grid, "main_cell")}
         sm_grid = {k: v for k, v in g.items() if k in sm.to_dict() or k in ("collector_units", "main_cell")}
-        bank, coll, xbar = sm_structures(sm, sm_grid, tech)
+        bank, coll, xbar = mainrf.sm_structures(sm, sm_grid, tech)
         bdi = np.asarray(self.grid_param(sm, grid, "bdi"))
         fixed = bank.write_pj if bank.write_fixed_pj is None else bank.write_fixed_pj
         z = 0 * np.asarray(bank.write_pj)

@@ -1066,28 +1066,18 @@ def _designs(designs) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _checked_search(
-    pop_size,
-    generations,
-    reference_seeds,
-    seed,
-    uncertainty,
-    samples,
-    percentile,
-    nodes,
-    algorithm,
-    objectives,
-    constraints,
-    designs,
-    design_params,
-):
-    """:func:`optimize`'s search arguments checked (one error naming what is wrong) and normalized:
-    ``(pop_size, generations, reference_seeds, seed, samples, percentile, objectives, constraints, design
-    names)``."""
-    pop_size = expect_int("pop_size", pop_size, low=4, high=MAX_POP)
-    generations = expect_int("generations", generations, low=1, high=MAX_GENERATIONS)
-    reference_seeds = expect_int("reference_seeds", reference_seeds, low=0, high=MAX_REFERENCE_SEEDS)
-    seed = expect_int("seed", seed, low=0, high=MAX_SEED - reference_seeds)  # the reference runs: the next
+def _checked_search(arguments: dict):
+    """:func:`optimize`'s search arguments (``arguments``: its arguments by name) checked (one error naming
+    what is wrong) and normalized: ``(pop_size, generations, reference_seeds, seed, samples, percentile,
+    objectives, constraints, design names)``."""
+    a = arguments
+    uncertainty, samples, percentile = a["uncertainty"], a["samples"], a["percentile"]
+    objectives, constraints, design_params = a["objectives"], a["constraints"], a["design_params"]
+    pop_size = expect_int("pop_size", a["pop_size"], low=4, high=MAX_POP)
+    generations = expect_int("generations", a["generations"], low=1, high=MAX_GENERATIONS)
+    reference_seeds = expect_int("reference_seeds", a["reference_seeds"], low=0, high=MAX_REFERENCE_SEEDS)
+    # the reference runs take the next seeds
+    seed = expect_int("seed", a["seed"], low=0, high=MAX_SEED - reference_seeds)
     if not uncertainty:  # a robust search's settings: they would change nothing without the uncertainty
         named = (("samples (--uncertainty-samples)", samples), ("percentile (--percentile)", percentile))
         given = [n for n, v in named if v is not None]
@@ -1107,10 +1097,10 @@ def _checked_search(
     percentile = expect_between(
         "percentile (the pessimistic end of a robust front)", percentile, 50.0, 100.0, "90 or 97.5"
     )
-    for n in np.atleast_1d(nodes):
+    for n in np.atleast_1d(a["nodes"]):
         expect_between("nodes (nm)", n, 0.0, MAX_NODE_NM, "45")
-    if algorithm not in ALGORITHMS:
-        raise RfmodelError(f"algorithm {algorithm!r}: allowed {', '.join(ALGORITHMS)}")
+    if a["algorithm"] not in ALGORITHMS:
+        raise RfmodelError(f"algorithm {a['algorithm']!r}: allowed {', '.join(ALGORITHMS)}")
     if isinstance(objectives, str):
         objectives = [objectives]
     if isinstance(constraints, str):
@@ -1119,7 +1109,7 @@ def _checked_search(
     constraints = tuple(Constraint.parse(c) for c in constraints)
     if len(objectives) < 2 or len({o.name for o in objectives}) != len(objectives):
         raise RfmodelError("objectives: name at least two different metrics")
-    names = _designs(designs)
+    names = _designs(a["designs"])
     if design_params is not None:
         from rfmodel.designs.base import get_design
 
@@ -1351,6 +1341,12 @@ def _reference_attrs(attrs: dict, hv, hv_bf, reference_kind, brute_force, too_bi
         attrs["hypervolume_brute_force"] = f"not computed: {big} have more than {BRUTE_FORCE_MAX} points"
 
 
+#: :func:`optimize`'s arguments a reference run (``reference_seeds``) does not take from the run it serves
+_OWN_TO_A_RUN = frozenset(
+    ("designs", "workloads", "gpu", "recipe", "seed", "reference_seeds", "progress", "checkpoint", "resume")
+)
+
+
 def optimize(
     designs=None,
     workloads=None,
@@ -1413,26 +1409,13 @@ def optimize(
     robust front; each point is evaluated with ``samples`` Monte-Carlo draws and each objective taken at its
     pessimistic end (the ``percentile`` of a minimized metric, 97.5 by default, and ``100 - percentile`` of a
     maximized one, per workload), instead of the model's mean."""
+    arguments = {**{k: v for k, v in locals().items() if k != "eval_kw"}, **eval_kw}  # as given, for reruns
     if recipe is not None:
         from rfmodel.evaluate import recipe_workload
 
         workloads = [recipe_workload(workloads, recipe)]
     pop_size, generations, reference_seeds, seed, samples, percentile, objectives, constraints, names = (
-        _checked_search(
-            pop_size,
-            generations,
-            reference_seeds,
-            seed,
-            uncertainty,
-            samples,
-            percentile,
-            nodes,
-            algorithm,
-            objectives,
-            constraints,
-            designs,
-            design_params,
-        )
+        _checked_search(arguments)
     )
     t0 = time.perf_counter()
     sm = resolve_gpu(gpu)
@@ -1443,22 +1426,10 @@ def optimize(
     workloads, skipped = _ready_workloads(workloads, named, sm, space, eval_kw, progress)
     reference = _reference_values(constraints, workloads, sm, eval_kw)
     nodes, structure_cells = _technologies(nodes, structure_cells, cells, eval_kw)
-    islands = [
-        _Island(
-            d,
-            design_space(d, space, cells, design_params, nodes, structure_cells, sm=sm),
-            workloads,
-            sm,
-            objectives,
-            constraints,
-            reference,
-            eval_kw,
-            uncertainty or None,
-            samples,
-            percentile,
-        )
-        for d in names
-    ]
+    shared = (workloads, sm, objectives, constraints, reference, eval_kw)  # what every island searches for
+    robust = {"uncertainty": uncertainty or None, "samples": samples, "percentile": percentile}
+    spaces = {d: design_space(d, space, cells, design_params, nodes, structure_cells, sm=sm) for d in names}
+    islands = [_Island(d, spaces[d], *shared, **robust) for d in names]
     jobs = _island_jobs(islands, algorithm, pop_size, generations, seed, checkpoint, resume, store)
     if isinstance(runner, ProcessRunner) and not _fixed_point_cached():
         _compile_first(islands, progress)
@@ -1475,26 +1446,11 @@ def optimize(
         hv_bf = _hypervolume(f_true, ideal, nadir)
         reference_kind = "exhaustive"
     elif reference_seeds:
-        # the best front of several seeds: this run's and ``reference_seeds`` more, the same otherwise
-        same = dict(
-            objectives=objectives,
-            constraints=constraints,
-            space=space,
-            cells=cells,
-            design_params=design_params,
-            algorithm=algorithm,
-            pop_size=pop_size,
-            generations=generations,
-            brute_force=False,
-            runner=runner,
-            uncertainty=uncertainty,
-            percentile=percentile if uncertainty else None,
-            samples=samples if uncertainty else None,
-            nodes=nodes,
-            structure_cells=structure_cells,
-            store=store,
-            **{k: v for k, v in eval_kw.items() if k != "tech"},
-        )
+        # the best front of several seeds: this run's and ``reference_seeds`` more, each with this run's
+        # arguments (every one, so that none is forgotten) but its own seed, no reference of its own, no
+        # progress or checkpoint, and the designs, workloads, GPU and objectives as resolved here
+        same = {k: v for k, v in arguments.items() if k not in _OWN_TO_A_RUN}
+        same.update(objectives=objectives, constraints=constraints, brute_force=False)
         others = [
             optimize(names, workloads, sm, seed=seed + k, **same) for k in range(1, int(reference_seeds) + 1)
         ]

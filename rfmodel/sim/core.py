@@ -50,7 +50,7 @@ from rfmodel.designs.base import (  # noqa: F401
     OPERAND_DELAY,
     standard_bank,
 )
-from rfmodel.setassoc import lru_access_at, lru_access_reserve, lru_probe, set_of
+from rfmodel.setassoc import lru_access_at, lru_access_reserve, lru_probe, set_of, take_mshr
 from rfmodel.spec.occupancy import (  # noqa: F401
     COLLECTOR_SETS,
     CS_DP,
@@ -1191,21 +1191,9 @@ def mshr_request(
         return l2_path(
             cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, dep + lookup, rep, bits
         ), t
-    slot = -1
-    first = NEVER
-    for m in range(n_mshr):
-        if mshr[m] <= t:
-            slot = m
-            break
-        if mshr[m] < first:
-            first = mshr[m]
-    if slot < 0:
-        stats[K_MSHR_WAIT] += first - t
-        t = first
-        for m in range(n_mshr):
-            if mshr[m] <= t:
-                slot = m
-                break
+    slot, taken = take_mshr(mshr, n_mshr, t, NEVER)
+    stats[K_MSHR_WAIT] += taken - t
+    t = taken
     dep = noc_send(fcfg, scalars, stats, max(t, leave), req)
     fill = l2_path(cfg, fcfg, scalars, stats, l2_tag, l2_lru, l2_smask, dram, line, dep + lookup, rep, bits)
     mshr[slot] = fill

@@ -9,6 +9,8 @@ See ``docs/spec.md`` for every field, the presets and their sources, and the
 GPGPU-Sim options read.
 """
 
+from rfmodel.lazy import lazy_getattr
+
 from .base import FieldInfo, Spec, param, spec_kinds, spec_type
 from .presets import PRESETS, get_preset
 from .sm import (
@@ -35,12 +37,7 @@ _GPGPUSIM_NAMES = (
 )
 
 
-def __getattr__(name: str):
-    if name in _GPGPUSIM_NAMES:
-        from . import gpgpusim
-
-        return getattr(gpgpusim, name)
-    raise AttributeError(f"module 'rfmodel.spec' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, "rfmodel.spec.gpgpusim", _GPGPUSIM_NAMES)
 
 
 __all__ = [

@@ -22,18 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rfmodel.errors import ParseError, SpecError
-
-from .sm import (
-    IPOLY_SETS,
-    CollectorSpec,
-    DramSpec,
-    ExecUnitSpec,
-    ICacheSpec,
-    L1DSpec,
-    L2Spec,
-    LatencySpec,
-    SMSpec,
-)
+from rfmodel.spec import sm
 
 __all__ = [
     "GPGPUSIM_DEFAULTS",
@@ -156,7 +145,7 @@ class GpgpusimImport:
     file(s) that it does not use.
     """
 
-    spec: SMSpec
+    spec: sm.SMSpec
     path: Path
     trace_path: Path | None
     used: dict[str, str] = field(default_factory=dict)
@@ -425,14 +414,14 @@ def _l1d_policy(r: _Reader, dl1: _Cache) -> dict:
     }
 
 
-def _l2_banks(dl2: _Cache | None, banks: int) -> L2Spec | None:
+def _l2_banks(dl2: _Cache | None, banks: int) -> sm.L2Spec | None:
     """The L2's banks (one per memory sub-partition) with the dl2's ways and set index; an index rfmodel does
     not compute (H, or P over a set count its IPOLY hash has no equations for) leaves the L2 as one cache of
     the SM's slice (None)."""
-    if dl2 is None or not (dl2.index in ("L", "X") or (dl2.index == "P" and dl2.sets in IPOLY_SETS)):
+    if dl2 is None or not (dl2.index in ("L", "X") or (dl2.index == "P" and dl2.sets in sm.IPOLY_SETS)):
         return None
     index = {"L": "linear", "P": "ipoly", "X": "xor"}[dl2.index]
-    return L2Spec(banks=banks, assoc=dl2.assoc, set_index=index)
+    return sm.L2Spec(banks=banks, assoc=dl2.assoc, set_index=index)
 
 
 def _pair(r: _Reader, name: str) -> tuple[int, int]:
@@ -469,7 +458,7 @@ def _scheduler(r: _Reader) -> str:
     return scheduler
 
 
-def _collectors(r: _Reader) -> CollectorSpec:
+def _collectors(r: _Reader) -> sm.CollectorSpec:
     """The operand collector units: the general ones and, with specialized collectors, each type's."""
     specialized = r.bool("-gpgpu_enable_specialized_operand_collector")
     gen = r.int("-gpgpu_operand_collector_num_units_gen")
@@ -488,11 +477,11 @@ def _collectors(r: _Reader) -> CollectorSpec:
         if specialized
         else dict.fromkeys(("sp", "sfu", "mem", "tensor", "dp", "int"), 0)
     )
-    collectors = CollectorSpec(gen=gen, **typed)
+    collectors = sm.CollectorSpec(gen=gen, **typed)
     return collectors
 
 
-def _l1d(r: _Reader) -> L1DSpec:
+def _l1d(r: _Reader) -> sm.L1DSpec:
     """The L1 data cache: its geometry and policies (``-gpgpu_cache:dl1``), latency, banks, the unified
     L1D/shared-memory carve-out and whether global accesses skip it."""
     dl1 = _cache(r, "-gpgpu_cache:dl1")
@@ -508,7 +497,7 @@ def _l1d(r: _Reader) -> L1DSpec:
         except ValueError:
             r.fail("-gpgpu_shmem_option", line, v, "a comma-separated list of sizes in KB")
     skip_l1 = r.bool("-gpgpu_gmem_skip_L1D")
-    l1d = L1DSpec(
+    l1d = sm.L1DSpec(
         size_bytes=dl1.size if dl1 else 0,
         assoc=dl1.assoc if dl1 else 1,
         line_bytes=dl1.line if dl1 else 128,
@@ -528,11 +517,11 @@ def _l1d(r: _Reader) -> L1DSpec:
     return l1d
 
 
-def _icache(r: _Reader) -> ICacheSpec:
+def _icache(r: _Reader) -> sm.ICacheSpec:
     """The instruction cache and fetch (a perfect cache, or none configured: every fetch hits)."""
     il1 = _cache(r, "-gpgpu_cache:il1")
     perfect_inst = r.bool("-gpgpu_perfect_inst_const_cache")
-    icache = ICacheSpec(
+    icache = sm.ICacheSpec(
         size_bytes=0 if perfect_inst or il1 is None else il1.size,
         assoc=il1.assoc if il1 else 1,
         line_bytes=il1.line if il1 else 128,
@@ -547,7 +536,7 @@ def _icache(r: _Reader) -> ICacheSpec:
 def import_gpgpusim_config(
     path: str | os.PathLike, *, trace_config: str | os.PathLike | bool | None = None, name: str | None = None
 ) -> GpgpusimImport:
-    """Read a ``gpgpusim.config`` (and ``trace.config``) into an :class:`SMSpec`.
+    """Read a ``gpgpusim.config`` (and ``trace.config``) into an :class:`~rfmodel.spec.sm.SMSpec`.
 
     ``trace_config``: ``None`` reads ``trace.config`` beside the file if it
     exists, ``False`` ignores it, a path reads that file.  ``name`` defaults
@@ -633,7 +622,7 @@ def import_gpgpusim_config(
         latency, trace_used, trace_skipped, special = _trace_latencies(trace_path, latency)
     exec_units = _exec_units(r, special)
 
-    spec = SMSpec(
+    spec = sm.SMSpec(
         name=name or path.parent.name or "gpgpusim",
         source=f"GPGPU-Sim config {path.parent.name}/{path.name}"
         + (f" + {trace_path.name}" if trace_path else ""),
@@ -775,7 +764,7 @@ def _dram(
     bus_bytes: int,
     freq_ratio: int,
     dram_mhz: float,
-) -> DramSpec | None:
+) -> sm.DramSpec | None:
     """The DRAM's channels, banks and rows: ``-gpgpu_mem_addr_mapping``, the channel hash, the timing
     option's banks and times, and a column read's burst.  None (every access then takes the DRAM latency)
     for a config without an address map (GPGPU-Sim decodes with a built-in mask), with a channel hash
@@ -802,7 +791,7 @@ def _dram(
     bl = r.int("-gpgpu_dram_burst_length", 1)
     groups = max(timing["nbkgrp"], 1)
     try:
-        return DramSpec(
+        return sm.DramSpec(
             channels=n_mem,
             sub_partitions=sub_parts if hashing != "none" else 1,
             banks=timing["nbk"],
@@ -862,9 +851,9 @@ _OC_EX = {
 }
 
 
-def _exec_units(r: _Reader, special: dict) -> ExecUnitSpec:
+def _exec_units(r: _Reader, special: dict) -> sm.ExecUnitSpec:
     """``-gpgpu_num_*_units``, the OC_EX widths of ``-gpgpu_pipeline_widths`` and an enabled specialized
-    ``BRA`` unit of the trace config (Volta's branch unit) as :class:`ExecUnitSpec`."""
+    ``BRA`` unit of the trace config (Volta's branch unit) as :class:`~rfmodel.spec.sm.ExecUnitSpec`."""
     units = {
         t: r.int(f"-gpgpu_num_{opt}_units")
         for t, opt in (("sp", "sp"), ("sfu", "sfu"), ("dp", "dp"), ("int", "int"), ("tensor", "tensor_core"))
@@ -879,7 +868,7 @@ def _exec_units(r: _Reader, special: dict) -> ExecUnitSpec:
         r.fail("-gpgpu_num_sp_units" if units["sp"] < 1 else "-gpgpu_num_sfu_units", line, v, "at least 1")
     w = {t: max(widths[i], 1) for t, i in pos.items()}
     bra_units, bra_width = special.get("BRA", (0, 1))
-    return ExecUnitSpec(
+    return sm.ExecUnitSpec(
         **units,
         branch=bra_units,
         **{f"{t}_width": w.get(t, 1) for t in units},
@@ -900,7 +889,7 @@ def _compute_major(r: _Reader) -> int:
     return r.int("-gpgpu_compute_capability_major")
 
 
-def _ptx_latencies(r: _Reader) -> LatencySpec:
+def _ptx_latencies(r: _Reader) -> sm.LatencySpec:
     """PTX-mode timings: int <- ADD slot, fp32 and fp64 <- MAD slot (FFMA/DFMA dominate)."""
     lat_int = r.ints("-ptx_opcode_latency_int", ",", _MAD + 1, 1)
     ii_int = r.ints("-ptx_opcode_initiation_int", ",", _MAD + 1)
@@ -912,7 +901,7 @@ def _ptx_latencies(r: _Reader) -> LatencySpec:
     ii_sfu = r.ints("-ptx_opcode_initiation_sfu", ",", 1)[0]
     lat_tc = r.ints("-ptx_opcode_latency_tesnor", ",", 1, 1)[0]
     ii_tc = r.ints("-ptx_opcode_initiation_tensor", ",", 1)[0]
-    return LatencySpec(
+    return sm.LatencySpec(
         int=(lat_int[_ADD], ii_int[_ADD]),
         fp32=(lat_fp[_MAD], ii_fp[_MAD]),
         fp64=(lat_dp[_MAD], ii_dp[_MAD]),
@@ -934,7 +923,9 @@ def _trace_path(path: Path, trace_config) -> Path | None:
     return Path(trace_config)
 
 
-def _trace_latencies(path: Path, ptx: LatencySpec) -> tuple[LatencySpec, dict[str, str], list[str], dict]:
+def _trace_latencies(
+    path: Path, ptx: sm.LatencySpec
+) -> tuple[sm.LatencySpec, dict[str, str], list[str], dict]:
     """Trace-mode timings replace the PTX ones for int, fp32, fp64, sfu, tensor, branch and misc.
 
     Accel-Sim gives ALU, branch and call/return instructions the ``int``
@@ -980,7 +971,7 @@ def _trace_latencies(path: Path, ptx: LatencySpec) -> tuple[LatencySpec, dict[st
     return lat, dict(r.used), skipped, special
 
 
-def from_gpgpusim_config(path, *, trace_config=None, name: str | None = None) -> SMSpec:
+def from_gpgpusim_config(path, *, trace_config=None, name: str | None = None) -> sm.SMSpec:
     """Read a GPGPU-Sim ``gpgpusim.config`` (and the ``trace.config`` beside it, if any) into an SMSpec.
 
     Options not set take GPGPU-Sim's built-in defaults; options this reader does not use are listed in

@@ -521,16 +521,17 @@ def report(rows, a, get, skipped=(), *, cmd: str, rep: Report | None = None) -> 
     )
     _headline_rows(out, claim, value, gpus)
     rt, fm, rf = corf_storage()
+    storage = f"{rt / 1024:.2f} KB ({rt / rf:.1%}) / {fm:g} B"  # of the paper's SM: one cell per GPU column
     out.append(
         "| C-16 renaming table / free map storage (the paper's SM; not a run) | CORF++ | 5.16 KB (4 % "
-        f"of the RF) / 512 B | {rt / 1024:.2f} KB ({rt / rf:.1%}) / {fm:g} B |\n"
+        f"of the RF) / 512 B | {' | '.join([storage] * len(gpus))} |\n"
     )
     if rep is not None:
         rep.claim(
             "C-16",
             "renaming table / free map storage (the paper's SM; not a run)",
             "5.16 KB (4 % of the RF) / 512 B",
-            f"{rt / 1024:.2f} KB ({rt / rf:.1%}) / {fm:g} B",
+            storage,
             f"{verdict(rt, 5.16 * 1024, base=0.0)}; {verdict(fm, 512.0, base=0.0)}",
         )
     for cfg in four:

@@ -36,25 +36,8 @@ from pathlib import Path
 
 from rfmodel.evaluate import resolve_gpu
 from rfmodel.io import write_text
-from rfmodel.studies.common import (
-    LTRF_GPU,
-    Evaluations,
-    add_names_option,
-    check_inputs,
-    command_line,
-    fmt,
-    geomean,
-    mean,
-    measured_classes,
-    pct,
-    positive_int,
-    publish,
-    quick_help,
-    study_parser,
-    study_workloads,
-    suite_words,
-    write_csv,
-)
+from rfmodel.studies import common
+from rfmodel.studies.common import fmt, geomean, mean, pct
 from rfmodel.studies.report import Report, progress
 from rfmodel.version import __version__
 
@@ -254,7 +237,7 @@ def warps_specs(sm, out: Path) -> dict:
     return specs
 
 
-def warps_sweep(ev: Evaluations, sm, out: Path, wls, pool: int, keeps: dict | None = None) -> str:
+def warps_sweep(ev: common.Evaluations, sm, out: Path, wls, pool: int, keeps: dict | None = None) -> str:
     """L-28: the share of its 1x IPC that BL and LTRF keep with a 6x slower main RF, per SM size."""
     specs = warps_specs(sm, out)
     slow = {"main_rf_latency_x": SWEEP_LATENCY_X}
@@ -315,7 +298,7 @@ def categories(workloads) -> dict:
     """The workloads split by the register-sensitive class as measured (:func:`common.measured_classes`)."""
     out = {"register-sensitive": [], "register-insensitive": []}
     for w in workloads:
-        sens = "register-sensitive" in measured_classes(w)
+        sens = "register-sensitive" in common.measured_classes(w)
         out["register-sensitive" if sens else "register-insensitive"].append(w)
     return out
 
@@ -325,27 +308,29 @@ QUICK_WORKLOADS = ("gemm_micro8x8", "saxpy")
 
 
 def build_parser(prog: str):
-    quick = quick_help(QUICK_WORKLOADS, then=": a smoke run")
-    ap = study_parser(
-        prog, __doc__, out="studies/out/ltrf_capacity", jobs=2, quick=quick, gpu=LTRF_GPU, paper="ltrf"
+    quick = common.quick_help(QUICK_WORKLOADS, then=": a smoke run")
+    ap = common.study_parser(
+        prog, __doc__, out="studies/out/ltrf_capacity", jobs=2, quick=quick, gpu=common.LTRF_GPU, paper="ltrf"
     )
     engines = ["simulate", "analytic"]
-    add_names_option(
+    common.add_names_option(
         ap, "--methods", engines, kind="engine", metavar="ENGINE", help="simulate, analytic (default: both)"
     )
-    ap.add_argument("--active-warps", type=positive_int, default=8, help="active warps per SM (paper: 8)")
+    ap.add_argument(
+        "--active-warps", type=common.positive_int, default=8, help="active warps per SM (paper: 8)"
+    )
     return ap
 
 
 def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
     sm = resolve_gpu(a.gpu)
-    wls = study_workloads(a, QUICK_WORKLOADS)
-    check_inputs(wls)
+    wls = common.study_workloads(a, QUICK_WORKLOADS)
+    common.check_inputs(wls)
     pool = max(1, -(-a.active_warps // sm.schedulers_per_sm))
     pts = points(sm, pool)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    ev = Evaluations(out / "runs.jsonl", a.jobs)
+    ev = common.Evaluations(out / "runs.jsonl", a.jobs)
     todo = [(d, w, a.gpu, m, p) for m in a.methods for (d, p, _c, _t) in pts.values() for w in wls]
     progress(
         study,
@@ -410,8 +395,8 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
         "area_mm2_total",
         "seconds",
     ]
-    write_csv(out / "points.csv", [ev.get(*t) for t in todo], keys, extrasaction="ignore")
-    write_csv(out / "summary.csv", rows)
+    common.write_csv(out / "points.csv", [ev.get(*t) for t in todo], keys, extrasaction="ignore")
+    common.write_csv(out / "summary.csv", rows)
 
     area1 = next(x["area_mm2"] for x in rows if x["point"] == "BL #1")
     head = (
@@ -440,9 +425,9 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
         f"{pct(bl6t['ipc_vs_256kb_sensitive'])} at Table 2's 5.3x (paper: a loss overall [L-06]); all "
         f"workloads, BL #6 tech {pct(bl6['ipc_all'] / f3['BL #1']['ipc_all'])}.\n"
     )
-    cmd = command_line(prog, argv)
+    cmd = common.command_line(prog, argv)
     note = (
-        f"GPU `{a.gpu}`, {suite_words(a, wls)}: {len(sens)} measured register-sensitive "
+        f"GPU `{a.gpu}`, {common.suite_words(a, wls)}: {len(sens)} measured register-sensitive "
         f"({', '.join(sens) or 'none'}), "
         f"{len(cats['register-insensitive'])} register-insensitive, {a.active_warps} active warps per SM, "
         f"rfmodel {__version__}. IPC columns: {method} engine, geometric mean over workloads of "
@@ -466,7 +451,7 @@ def run_study(a, argv, *, prog: str, study: str = "ltrf") -> int:
         progress(study, "warps per SM sweep (Figure 20)")
         fig3_line += "\n" + warps_sweep(ev, sm, out, wls, pool, keeps)
         warps_claim(rep, keeps)
-    publish(note + "\n" + table + "\n" + fig3_line, a, mark=MARK, section=SECTION, title=title)
+    common.publish(note + "\n" + table + "\n" + fig3_line, a, mark=MARK, section=SECTION, title=title)
     progress(study, "figures and data")
     shown = ["Ideal", *(f"{d} #6 tech" for d in DESIGNS), *(f"{d} #7 tech" for d in DESIGNS if d != "BL")]
     rep.bars(

@@ -245,6 +245,17 @@ def _value(m, path, line, what) -> float:
     return float(num) * _UNITS[unit]
 
 
+#: the array organisation lines of an NVSim report: (pattern, what, (rows column, columns column))
+_ORGANISATION = (
+    (r"Bank Organization:\s*(\d+)\s*x\s*(\d+)", "bank organisation", ("mats_rows", "mats_cols")),
+    (
+        r"Subarray Size\s*:\s*(\d+)\s*Rows\s*x\s*(\d+)\s*Columns",
+        "subarray",
+        ("subarray_rows", "subarray_cols"),
+    ),
+)
+
+
 def parse_nvsim(
     text: str,
     path: str = "<nvsim output>",
@@ -349,28 +360,10 @@ def parse_nvsim(
         )
         # this block's organisation: after the previous block's RESULT line, before its own
         after = results[k - 1] + 1 if k else 0
-        m, _ = _find(
-            lines,
-            r"Bank Organization:\s*(\d+)\s*x\s*(\d+)",
-            path,
-            "bank organisation",
-            after,
-            r0,
-            required=False,
-        )
-        if m:
-            row["mats_rows"], row["mats_cols"] = m.group(1), m.group(2)
-        m, _ = _find(
-            lines,
-            r"Subarray Size\s*:\s*(\d+)\s*Rows\s*x\s*(\d+)\s*Columns",
-            path,
-            "subarray",
-            after,
-            r0,
-            required=False,
-        )
-        if m:
-            row["subarray_rows"], row["subarray_cols"] = m.group(1), m.group(2)
+        for pattern, what, (rows_key, cols_key) in _ORGANISATION:
+            m, _ = _find(lines, pattern, path, what, after, r0, required=False)
+            if m:
+                row[rows_key], row[cols_key] = m.group(1), m.group(2)
         rows.append(row)
     return rows
 

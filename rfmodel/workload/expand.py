@@ -928,28 +928,13 @@ def expand(
     counts = np.diff(row_ptr)
     cols["active"] = np.repeat(warp_active.astype(np.int8), counts)
 
-    pk, pb, ps, pf, pbase, pslot = _mem_tables(kernel, profile)
+    mem_tables = _mem_tables(kernel, profile)  # per static instruction: kind, bytes, stride, ...
     warp_cta = (warp_g // wpc).astype(np.int64)
-    warp_wi = (warp_g % wpc).astype(np.int64)
-    args = (
-        gi,
-        row_ptr,
-        warp_g,
-        warp_cta,
-        warp_wi,
-        warp_active,
-        pk,
-        pb,
-        ps,
-        pf,
-        pbase,
-        pslot,
-        np.int64(int(ctas) * wpc),
-        np.int64(wpc),
-        np.int64(line_bytes),
-        key,
-    )
-    if pk.any():
+    # per warp: its global index, CTA, index in the CTA and active lanes
+    warps = (warp_g, warp_cta, (warp_g % wpc).astype(np.int64), warp_active)
+    sizes = (np.int64(int(ctas) * wpc), np.int64(wpc), np.int64(line_bytes))
+    args = (gi, row_ptr, *warps, *mem_tables, *sizes, key)
+    if mem_tables[0].any():
         per_row = _mem_lines(*args, False, np.zeros(1, np.int64))[0]  # out_ptr unused when counting
         mem_ptr = np.zeros(len(gi) + 1, np.int64)
         np.cumsum(per_row, out=mem_ptr[1:], dtype=np.int64)

@@ -58,7 +58,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from rfmodel.errors import SpecError
-from rfmodel.ir import BasicBlock, Instr, Kernel, OpClass
+from rfmodel.ir import MEMORY_CLASSES, BasicBlock, Instr, Kernel, OpClass
 from rfmodel.workload.expand import AccessPattern, Profile
 
 __all__ = [
@@ -72,16 +72,7 @@ __all__ = [
 ]
 
 COMPUTE_CLASSES = ("int", "fp32", "fp64", "sfu", "tensor", "misc")
-MEM_CLASSES = (
-    "ld_global",
-    "st_global",
-    "ld_shared",
-    "st_shared",
-    "ld_local",
-    "st_local",
-    "ld_const",
-    "atomic",
-)
+MEM_CLASSES = tuple(c.name.lower() for c in OpClass if c in MEMORY_CLASSES)
 ACCESS_MODELS = ("stream", "tile", "random", "gather")
 
 #: documented allowed ranges of the numeric fields

@@ -14,7 +14,16 @@ import numpy as np
 
 from rfmodel.errors import RfmodelError, UnknownNameError
 from rfmodel.workload.execute.papers import PAPERS_FULL_SIZES, PAPERS_KNOWN_GAPS, PAPERS_RECIPES
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
+from rfmodel.workload.execute.papers._common import (
+    EPS32,
+    Registry,
+    check,
+    manifest_entry,
+    option_arrays,
+    same_arrays,
+    shared_bytes,
+    size,
+)
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
 
 __all__ = ["BUILTIN_RECIPES", "KNOWN_GAPS", "RECIPES", "builtin_recipe"]
@@ -44,11 +53,9 @@ def _saxpy(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(grid,),
         block=(block,),
         params=[*scalars("i32", n=n), *scalars("f32", a=1.75), *pointers("x", "y")],
-        arrays={"x": ArraySpec("float32", (n,), "normal"), "y": ArraySpec("float32", (n,), "normal")},
-        outputs=["y"],
+        arrays=same_arrays(("x", "y"), ArraySpec("float32", (n,), "normal")),
         seed=1,
-        reference=ref,
-        tolerance={"y": (0.0, 0.0)},  # a fused multiply-add rounds once: bit-exact
+        **check("y", ref, (0.0, 0.0)),  # a fused multiply-add rounds once: bit-exact
     )
 
 
@@ -84,10 +91,8 @@ def _reduce_sum(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "in": ArraySpec("float32", (n,), "normal"),
             "partial": ArraySpec("float32", (grid,), "zeros"),
         },
-        outputs=["partial"],
         seed=2,
-        reference=ref,
-        tolerance={"partial": tol},
+        **check("partial", ref, tol),
     )
 
 
@@ -113,9 +118,8 @@ def _histogram256(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "data": ArraySpec("uint32", (n,), "randint", 0, 2**32),
             "hist": ArraySpec("uint32", (256,), "zeros"),
         },
-        outputs=["hist"],
         seed=3,
-        reference=ref,
+        **check("hist", ref),
     )
 
 
@@ -165,10 +169,8 @@ def _spmv_csr(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "x": ArraySpec("float32", (ncols,), "normal"),
             "y": ArraySpec("float32", (rows,), "full", value=-1.0),
         },
-        outputs=["y"],
         seed=5,
-        reference=ref,
-        tolerance={"y": tol},
+        **check("y", ref, tol),
         fixed={"rowptr": rowptr, "cols": cols if nnz else np.zeros(1, np.int32)},
     )
     return recipe
@@ -227,10 +229,8 @@ def _gemm_recipe(name, M, N, K, alpha, beta, grid, block, seed) -> Recipe:
             "B": ArraySpec("float32", (K * N,), "normal"),
             "C": ArraySpec("float32", (M * N,), "normal"),
         },
-        outputs=["C"],
         seed=seed,
-        reference=ref,
-        tolerance={"C": tol},
+        **check("C", ref, tol),
     )
 
 
@@ -267,10 +267,8 @@ def _stencil2d_regtile(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "out": ArraySpec("float32", (ny * nx,), "full", value=7.0),
             "w": ArraySpec("float32", (25,), "uniform", -1.0, 1.0),
         },
-        outputs=["out"],
         seed=8,
-        reference=ref,
-        tolerance={"out": tol},
+        **check("out", ref, tol),
     )
 
 
@@ -309,10 +307,8 @@ def _nbody_tile16(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "pos": ArraySpec("float32", (n * 4,), "uniform", 0.1, 1.0),
             "force": ArraySpec("float32", (n * 4,), "full", value=3.0),
         },
-        outputs=["force"],
         seed=9,
-        reference=ref,
-        tolerance={"force": tol},
+        **check("force", ref, tol),
     )
 
 
@@ -351,10 +347,8 @@ def _conv2d_const(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "filter": ArraySpec("float32", (49,), "uniform", -1.0, 1.0),
         },
         constants={3: "filter"},
-        outputs=["out"],
         seed=10,
-        reference=ref,
-        tolerance={"out": tol},
+        **check("out", ref, tol),
     )
 
 
@@ -413,9 +407,8 @@ def _crc32_murmur3(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "hashes": ArraySpec("uint32", (2 * nrec,), "zeros"),
             "counts": ArraySpec("uint32", (nbuckets,), "zeros"),
         },
-        outputs=["hashes", "counts"],
         seed=11,
-        reference=ref,
+        **check(("hashes", "counts"), ref),
     )
 
 
@@ -456,9 +449,8 @@ def _kmeans_assign(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "membership": ArraySpec("int32", (n,), "randint", 0, k),
             "changed": ArraySpec("int32", (1,), "zeros"),
         },
-        outputs=["membership", "changed"],
         seed=12,
-        reference=ref,
+        **check(("membership", "changed"), ref),
     )
 
 
@@ -503,10 +495,8 @@ def _stencil7_3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "in": ArraySpec("float32", (nz * ny * nx,), "normal"),
             "out": ArraySpec("float32", (nz * ny * nx,), "full", value=5.0),
         },
-        outputs=["out"],
         seed=14,
-        reference=ref,
-        tolerance={"out": tol},
+        **check("out", ref, tol),
     )
 
 
@@ -546,10 +536,8 @@ def _gauss_elim_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "a": ArraySpec("float32", (n * n,), "uniform", 0.5, 2.0),
             "b": ArraySpec("float32", (n,), "normal"),
         },
-        outputs=["a", "b"],
         seed=15,
-        reference=ref,
-        tolerance={"a": lambda ins: (0.0, tol(ins)["a"]), "b": lambda ins: (0.0, tol(ins)["b"])},
+        **check(("a", "b"), ref, bounds=tol),
     )
 
 
@@ -593,16 +581,11 @@ def _black_scholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             *pointers("call", "put"),
         ],
         arrays={
-            "spot": ArraySpec("float32", (n,), "uniform", 5.0, 30.0),
-            "strike": ArraySpec("float32", (n,), "uniform", 1.0, 100.0),
-            "years": ArraySpec("float32", (n,), "uniform", 0.25, 10.0),
-            "call": ArraySpec("float32", (n,), "zeros"),
-            "put": ArraySpec("float32", (n,), "zeros"),
+            **option_arrays(n),
+            **same_arrays(("call", "put"), ArraySpec("float32", (n,), "zeros")),
         },
-        outputs=["call", "put"],
         seed=16,
-        reference=ref,
-        tolerance={"call": tol, "put": tol},
+        **check(("call", "put"), ref, tol),
     )
 
 
@@ -658,10 +641,8 @@ def _nbody_forces(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "pos": ArraySpec("float32", (n * 4,), "uniform", 0.1, 1.0),
             "vel": ArraySpec("float32", (n * 4,), "uniform", -1.5, 1.5),
         },
-        outputs=["vel"],
         seed=17,
-        reference=ref,
-        tolerance={"vel": tol},
+        **check("vel", ref, tol),
     )
 
 
@@ -792,11 +773,10 @@ def _bfs_expand(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "adj": adj if len(adj) else np.zeros(1, np.int32),
             "levels": levels,
         },
-        outputs=["levels", "next_frontier", "next_size"],
         # the order of the appended vertices is the order of the atomics: compare as sets
         unordered=["next_frontier"],
         seed=21,
-        reference=ref,
+        **check(("levels", "next_frontier", "next_size"), ref),
     )
 
 
@@ -843,10 +823,8 @@ def _fft_radix8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "in": ArraySpec("float32", (batches * n * 2,), "normal"),
             "out": ArraySpec("float32", (batches * n * 2,), "zeros"),
         },
-        outputs=["out"],
         seed=22,
-        reference=ref,
-        tolerance={"out": tol},
+        **check("out", ref, tol),
     )
 
 
@@ -897,10 +875,8 @@ def _fft_radix16(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "in": ArraySpec("float32", (n * 2,), "normal"),
             "out": ArraySpec("float32", (n * 2,), "zeros"),
         },
-        outputs=["out"],
         seed=23,
-        reference=ref,
-        tolerance={"out": tol},
+        **check("out", ref, tol),
     )
 
 
@@ -1036,10 +1012,8 @@ def _bicg_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "q": ArraySpec("float32", (rows,), "full", value=-1.0),
             "s_part": ArraySpec("float32", (grid * cols,), "full", value=-1.0),
         },
-        outputs=["q", "s_part"],
         seed=41,
-        reference=ref,
-        tolerance={"q": lambda ins: (0.0, tol(ins)["q"]), "s_part": lambda ins: (0.0, tol(ins)["s_part"])},
+        **check(("q", "s_part"), ref, bounds=tol),
     )
 
 
@@ -1070,10 +1044,8 @@ def _syrk_like(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         block=(32, 8),
         params=[*scalars("i32", n=n, k=k), *scalars("f32", alpha=alpha, beta=beta), *pointers("A", "C")],
         arrays={"A": ArraySpec("float32", (n * k,), "normal"), "C": ArraySpec("float32", (n * n,), "normal")},
-        outputs=["C"],
         seed=43,
-        reference=ref,
-        tolerance={"C": tol},
+        **check("C", ref, tol),
     )
 
 
@@ -1102,10 +1074,8 @@ def _merge_pass(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         block=(block,),
         params=[*scalars("i32", n=n, run=run), *pointers("in", "out")],
         arrays={"in": ArraySpec("int32", (n,)), "out": ArraySpec("int32", (n,), "full", value=-7)},
-        outputs=["out"],
         seed=47,
-        reference=ref,
-        tolerance={"out": (0.0, 0.0)},
+        **check("out", ref, (0.0, 0.0)),
         fixed={"in": keys},
     )
 

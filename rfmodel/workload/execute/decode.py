@@ -1240,15 +1240,23 @@ def _d_brx(row, base, mods, ops, ctx):
     row.src((L.K_IMM, _imm_value(ops[1], False), 0, 0, 0))
 
 
-def _d_p2r(row, base, mods, ops, ctx):
+def _predicate_move(row, mods, ops, form: str, op: int) -> None:
+    """What P2R and R2P share: no modifier, the operands of ``form`` (``"P2R Rd, PR, Ra, mask"``), the
+    predicate set where ``form`` has ``PR``, an immediate mask last, of which the seven predicates' bits are
+    kept."""
+    names = form.split(" ", 1)[1].split(", ")
     _allow(mods, set())
-    _nops(ops, 4)
-    if ops[1].kind != PREDSET or ops[3].kind != IMM:
-        raise _Unsupported("P2R other than P2R Rd, PR, Ra, mask")
-    row.r[L.F_OP] = L.OP_P2R
+    _nops(ops, len(names))
+    if ops[names.index("PR")].kind != PREDSET or ops[-1].kind != IMM:
+        raise _Unsupported(f"{form.split()[0]} other than {form}")
+    row.r[L.F_OP] = op
+    row.r[L.F_E0] = _imm_value(ops[-1], False) & 0x7F
+
+
+def _d_p2r(row, base, mods, ops, ctx):
+    _predicate_move(row, mods, ops, "P2R Rd, PR, Ra, mask", L.OP_P2R)
     row.dst(ops[0])
     row.src(_src(ops[2]))
-    row.r[L.F_E0] = _imm_value(ops[3], False) & 0x7F
 
 
 #: the byte selectors of R2P's source (``R2P PR, R8.B2, 0x7f``: bits 16-22 of R8 set P0-P6)
@@ -1258,18 +1266,13 @@ _R2P_BYTES = {"B0": 0, "B1": 8, "B2": 16, "B3": 24}
 def _d_r2p(row, base, mods, ops, ctx):
     import dataclasses
 
-    _allow(mods, set())
-    _nops(ops, 3)
-    if ops[0].kind != PREDSET or ops[2].kind != IMM:
-        raise _Unsupported("R2P other than R2P PR, Ra, mask")
-    row.r[L.F_OP] = L.OP_R2P
+    _predicate_move(row, mods, ops, "R2P PR, Ra, mask", L.OP_R2P)
     src, sel = ops[1], [s for s in ops[1].suffixes if s in _R2P_BYTES]
     if len(sel) > 1:
         raise _Unsupported(f"R2P source with two byte selectors {src.text!r}")
     if sel:  # the predicates take the bits of that byte
         src = dataclasses.replace(src, suffixes=tuple(s for s in src.suffixes if s not in _R2P_BYTES))
     row.src(_src(src))
-    row.r[L.F_E0] = _imm_value(ops[2], False) & 0x7F
     row.r[L.F_E1] = _R2P_BYTES[sel[0]] if sel else 0
 
 

@@ -10,6 +10,7 @@ Public API
 The rules are documented in ``docs/sass-reader.md``.
 """
 
+from rfmodel.lazy import lazy_getattr
 from rfmodel.workload.sass.opcodes import FALLBACK_RULES, OPCODE_CLASS, classify
 
 #: the reader's names, imported on first use: the opcode table alone (what the Accel-Sim reader uses)
@@ -17,12 +18,7 @@ from rfmodel.workload.sass.opcodes import FALLBACK_RULES, OPCODE_CLASS, classify
 _READER_NAMES = ("SUPPORTED_ARCHS", "Ctrl", "decode_ctrl", "normalize_arch", "parse_sass", "read_sass")
 
 
-def __getattr__(name: str):
-    if name in _READER_NAMES:
-        from rfmodel.workload.sass import reader
-
-        return getattr(reader, name)
-    raise AttributeError(f"module 'rfmodel.workload.sass' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, "rfmodel.workload.sass.reader", _READER_NAMES)
 
 
 __all__ = [

@@ -1,10 +1,12 @@
 """What the shipped kernels' recipes share (the built-in suite's and the papers'): their registration, the
-manifest's facts of a kernel and sizes by scale."""
+manifest's facts of a kernel, sizes by scale, arrays declared alike and the fields that check outputs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
+
+from rfmodel.workload.execute.recipe import ArraySpec
 
 #: the unit roundoff of float32 (tolerances: a float32 result of ``m`` rounded operations on terms whose
 #: magnitudes sum to ``S`` lies within ``m * EPS32 * S`` of the exact value)
@@ -28,6 +30,43 @@ def shared_bytes(name: str) -> int:
 def size(base: int, scale: float, lo: int = 1) -> int:
     """``base`` scaled, rounded, at least ``lo``."""
     return max(lo, int(round(base * scale)))
+
+
+def same_arrays(names: Iterable[str], spec: ArraySpec) -> dict[str, ArraySpec]:
+    """Arrays ``names``, in that order, each of ``spec``."""
+    return dict.fromkeys(names, spec)
+
+
+def uniform_arrays(
+    names: Iterable[str], shape: tuple[int, ...], low: float = -1.0, high: float = 1.0, dtype: str = "float32"
+) -> dict[str, ArraySpec]:
+    """Arrays ``names`` of one ``shape``, in that order, each drawn uniformly from ``[low, high)``."""
+    return same_arrays(names, ArraySpec(dtype, shape, "uniform", low, high))
+
+
+def option_arrays(n: int) -> dict[str, ArraySpec]:
+    """Black-Scholes inputs of ``n`` options in the CUDA sample's ranges: spot price, strike price, years."""
+    return {
+        "spot": ArraySpec("float32", (n,), "uniform", 5.0, 30.0),
+        "strike": ArraySpec("float32", (n,), "uniform", 1.0, 100.0),
+        "years": ArraySpec("float32", (n,), "uniform", 0.25, 10.0),
+    }
+
+
+def check(
+    outputs: str | tuple[str, ...],
+    reference: Callable,
+    tolerance: object = None,
+    bounds: Callable | None = None,
+) -> dict[str, object]:
+    """Recipe fields: ``outputs`` checked by ``reference``, within ``tolerance`` or ``bounds(ins)[name]``."""
+    names = [outputs] if isinstance(outputs, str) else list(outputs)
+    fields: dict[str, object] = {"outputs": names, "reference": reference}
+    if bounds is not None:
+        fields["tolerance"] = {name: lambda ins, name=name: (0.0, bounds(ins)[name]) for name in names}
+    elif tolerance is not None:
+        fields["tolerance"] = dict.fromkeys(names, tolerance)
+    return fields
 
 
 class FullSize(NamedTuple):

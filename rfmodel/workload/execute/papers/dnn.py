@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+from ._common import EPS32, Registry, check, manifest_entry, same_arrays, shared_bytes, size, uniform_arrays
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -74,10 +75,8 @@ def _dnn_im2col(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "image": ArraySpec("float32", (c * hw * hw,), "uniform", -1.0, 1.0),
             "cols": ArraySpec("float32", (c * r * s * oh * ow,), "full", value=7.0),
         },  # all overwritten
-        outputs=["cols"],
         seed=61,
-        reference=ref,
-        tolerance={"cols": (0.0, 0.0)},  # a copy: exact
+        **check("cols", ref, (0.0, 0.0)),  # a copy: exact
     )
 
 
@@ -115,11 +114,9 @@ def _dnn_conv_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "cols": ArraySpec("float32", (depth * pixels,), "uniform", -1.0, 1.0),
             "out": ArraySpec("float32", (k_out * pixels,), "full", value=7.0),
         },
-        outputs=["out"],
         seed=62,
         shared_bytes=shared_bytes("dnn_conv_gemm"),
-        reference=ref,
-        tolerance={"out": tol},
+        **check("out", ref, tol),
     )
 
 
@@ -192,14 +189,10 @@ def _dnn_lstm_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             *pointers("w_in", "w_rec", "bias", "x", "h_prev", "c_prev", "h_next", "c_next"),
         ],
         arrays={
-            "w_in": ArraySpec("float32", (hidden * g4,), "uniform", -0.08, 0.08),
-            "w_rec": ArraySpec("float32", (hidden * g4,), "uniform", -0.08, 0.08),
+            **uniform_arrays(("w_in", "w_rec"), (hidden * g4,), -0.08, 0.08),
             "bias": ArraySpec("float32", (g4,), "uniform", -0.5, 0.5),
-            "x": ArraySpec("float32", (batch * hidden,), "uniform", -1.0, 1.0),
-            "h_prev": ArraySpec("float32", (batch * hidden,), "uniform", -1.0, 1.0),
-            "c_prev": ArraySpec("float32", (batch * hidden,), "uniform", -1.0, 1.0),
-            "h_next": ArraySpec("float32", (batch * hidden,), "full", value=7.0),
-            "c_next": ArraySpec("float32", (batch * hidden,), "full", value=7.0),
+            **uniform_arrays(("x", "h_prev", "c_prev"), (batch * hidden,)),
+            **same_arrays(("h_next", "c_next"), ArraySpec("float32", (batch * hidden,), "full", value=7.0)),
         },
         outputs=["c_next", "h_next"],
         seed=63,

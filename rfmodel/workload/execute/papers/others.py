@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import GLOBAL_BASE
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+from ._common import EPS32, Registry, manifest_entry, same_arrays, shared_bytes, size
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -59,11 +60,8 @@ def _mr_similarity(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     arrays = {
         "matrix": ArraySpec("float32", (n * dim,), "randint", 0, 100),  # the original's rand() % 100
         "inputKeys": ArraySpec("uint64", (recs,)),
-        "inputVals": ArraySpec("int32", (recs, 4)),
-        "inputOffsetSizes": ArraySpec("int32", (recs, 4)),
-        "psKeySizes": ArraySpec("int32", (threads,)),
-        "psValSizes": ArraySpec("int32", (threads,)),
-        "psCounts": ArraySpec("int32", (threads,)),
+        **same_arrays(("inputVals", "inputOffsetSizes"), ArraySpec("int32", (recs, 4))),
+        **same_arrays(("psKeySizes", "psValSizes", "psCounts"), ArraySpec("int32", (threads,))),
         "keyValOffsets": ArraySpec("int32", (threads, 2)),
         "interKeys": ArraySpec("float32", (recs,)),
         "interVals": ArraySpec("int32", (recs, 2)),

@@ -11,8 +11,9 @@ from collections import deque
 
 import numpy as np
 
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+from ._common import EPS32, Registry, check, manifest_entry, same_arrays, shared_bytes, size
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -64,10 +65,8 @@ def _pa_sgemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "Bt": ArraySpec("float32", (n * k,), "uniform", -1.0, 1.0),
             "C": ArraySpec("float32", (m * n,), "uniform", -1.0, 1.0),
         },
-        outputs=["C"],
         seed=51,
-        reference=ref,
-        tolerance={"C": tol},
+        **check("C", ref, tol),
     )
 
 
@@ -154,10 +153,8 @@ def _pa_spmv_jds(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "nzcnt": ArraySpec("int32", warp_diags.shape),
             "consts": ArraySpec("int32", consts.shape),
         },
-        outputs=["y"],
         seed=53,
-        reference=ref,
-        tolerance={"y": tol},
+        **check("y", ref, tol),
         fixed={"data": data, "cols": cols, "perm": perm, "nzcnt": warp_diags, "consts": consts},
         constants={3: "consts"},
     )
@@ -204,14 +201,12 @@ def _pa_sad(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         params=[*pointers("sads", "cur", "ref"), *scalars("i32", mb_w=mbw, mb_h=mbh)],
         arrays={
             "sads": ArraySpec("uint16", (41 * _SAD_PAD * mbs,)),
-            "cur": ArraySpec("uint16", (h * w,), "randint", 0, 256),
-            "ref": ArraySpec("uint16", (h * w,), "randint", 0, 256),
+            **same_arrays(("cur", "ref"), ArraySpec("uint16", (h * w,), "randint", 0, 256)),
         },
-        outputs=["sads"],
         seed=54,
         # the static block copy, then the dynamic SAD row (2192 bytes, 8-byte aligned)
         shared_bytes=shared_bytes("pa_sad") + 2 * _SAD_PAD + 8,
-        reference=ref,
+        **check("sads", ref),
     )
 
 
@@ -296,10 +291,9 @@ def _is_aes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "tbox": ArraySpec("uint32", (1024,)),
             "shift": ArraySpec("uint32", (16,)),
         },
-        outputs=["out"],
         seed=55,
         shared_bytes=shared_bytes("is_aes"),
-        reference=ref,
+        **check("out", ref),
         fixed={"tbox": tbox, "shift": shift},
         constants={3: "shift"},
     )
@@ -353,11 +347,9 @@ def _is_laplace3d(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "u1": ArraySpec("float32", (pitch * ny * nz,), "uniform", -1.0, 1.0),
             "u2": ArraySpec("float32", (pitch * ny * nz,)),
         },
-        outputs=["u2"],
         seed=56,
         shared_bytes=shared_bytes("is_laplace3d"),
-        reference=ref,
-        tolerance={"u2": tol},
+        **check("u2", ref, tol),
     )
 
 
@@ -402,10 +394,8 @@ def _nn_recipe(name, grid, block, conv, m, arrays, taps, seed) -> Recipe:
         block=block,
         params=[*pointers("in", "weights", "out")],
         arrays={**arrays, "taps": ArraySpec("int32", (25,))},
-        outputs=["out"],
         seed=seed,
-        reference=ref,
-        tolerance={"out": tol},
+        **check("out", ref, tol),
         fixed={"taps": taps},
         constants={3: "taps"},
     )
@@ -753,15 +743,13 @@ def _is_mummer(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         arrays={
             "coords": ArraySpec("uint32", (2 * ncoords,)),
             "queries": ArraySpec("uint8", (queries.size,)),
-            "qaddr": ArraySpec("int32", (nq,)),
-            "qlens": ArraySpec("int32", (nq,)),
+            **same_arrays(("qaddr", "qlens"), ArraySpec("int32", (nq,))),
             "nodes": ArraySpec("int32", (nodes.size,)),
             "kids": ArraySpec("uint32", (kids.size,)),
             "ref": ArraySpec("uint8", (ref_tex.size,)),
         },
-        outputs=["coords"],
         seed=59,
-        reference=ref,
+        **check("coords", ref),
         fixed={
             "queries": queries.reshape(-1),
             "qaddr": qaddr,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, size
-from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+from rfmodel.workload.execute.recipe import Recipe, pointers, scalars
+
+from ._common import EPS32, Registry, check, manifest_entry, size, uniform_arrays
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -55,13 +56,7 @@ def _pb_gemm(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             *scalars("f32", alpha=alpha, beta=beta),
             *pointers("A", "B", "C"),
         ],
-        arrays={
-            "A": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
-            "B": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
-            "C": ArraySpec("float32", (STD * STD,), "uniform", -1.0, 1.0),
-        },
-        outputs=["C"],
+        arrays=uniform_arrays(("A", "B", "C"), (STD * STD,)),
         seed=40,
-        reference=ref,
-        tolerance={"C": tol},
+        **check("C", ref, tol),
     )

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+from ._common import EPS32, Registry, check, manifest_entry, size, uniform_arrays
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -59,13 +60,10 @@ def _bicg(name: str, transposed: bool, vin: str, vout: str, seed: int, scale: fl
         params=[*scalars("i32", nx=n, ny=n), *pointers("A", vin, vout)],
         arrays={
             "A": ArraySpec("float32", (n * BICG_STD,), "uniform", -1.0, 1.0),
-            vin: ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
-            vout: ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+            **uniform_arrays((vin, vout), (n,)),
         },  # vout is cleared by the kernel
-        outputs=[vout],
         seed=seed,
-        reference=ref,
-        tolerance={vout: tol},
+        **check(vout, ref, tol),
     )
 
 
@@ -108,13 +106,10 @@ def _mvt(name: str, transposed: bool, seed: int, scale: float) -> Recipe:
         params=[*scalars("i32", n=n), *pointers("A", "x", "y")],
         arrays={
             "A": ArraySpec("float32", (n * MVT_STD,), "uniform", -1.0, 1.0),
-            "x": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
-            "y": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
+            **uniform_arrays(("x", "y"), (n,)),
         },
-        outputs=["x"],
         seed=seed,
-        reference=ref,
-        tolerance={"x": tol},
+        **check("x", ref, tol),
     )
 
 
@@ -165,15 +160,9 @@ def _pb_syr2k(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             *scalars("f32", alpha=alpha, beta=beta),
             *pointers("A", "B", "C"),
         ],
-        arrays={
-            "A": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0),
-            "B": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0),
-            "C": ArraySpec("float32", (ni * SYR2K_STD,), "uniform", -1.0, 1.0),
-        },
-        outputs=["C"],
+        arrays=uniform_arrays(("A", "B", "C"), (ni * SYR2K_STD,)),
         seed=45,
-        reference=ref,
-        tolerance={"C": tol},
+        **check("C", ref, tol),
     )
 
 
@@ -225,10 +214,8 @@ def _pb_gramschmidt_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         block=(256,),
         params=params,
         arrays=_gs_arrays(n, -1.0),
-        outputs=["R"],
         seed=46,
-        reference=ref,
-        tolerance={"R": tol},
+        **check("R", ref, tol),
     )
 
 
@@ -251,10 +238,8 @@ def _pb_gramschmidt_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         block=(256,),
         params=params,
         arrays=_gs_arrays(n, 0.5),
-        outputs=["Q"],
         seed=47,
-        reference=ref,
-        tolerance={"Q": (EPS32, 0.0)},
+        **check("Q", ref, (EPS32, 0.0)),
     )
 
 
@@ -336,10 +321,8 @@ def _fdtd_recipe(name: str, n: int, with_fict: bool, out: str, seed: int, ref, t
         block=(32, 8),
         params=params,
         arrays=arrays,
-        outputs=[out],
         seed=seed,
-        reference=ref,
-        tolerance={out: tol},
+        **check(out, ref, tol),
     )
 
 

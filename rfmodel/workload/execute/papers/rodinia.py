@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+from ._common import EPS32, Registry, check, manifest_entry, same_arrays, shared_bytes, size, uniform_arrays
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -95,14 +96,11 @@ def _rd_bfs_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         arrays={
             "nodes": ArraySpec("int32", (2 * n,)),
             "edges": ArraySpec("int32", (edges.size,)),
-            "frontier": ArraySpec("uint8", (n,)),
-            "next_frontier": ArraySpec("uint8", (n,)),
-            "seen": ArraySpec("uint8", (n,)),
+            **same_arrays(("frontier", "next_frontier", "seen"), ArraySpec("uint8", (n,))),
             "level": ArraySpec("int32", (n,)),
         },
-        outputs=["frontier", "next_frontier", "level"],
         seed=60,
-        reference=ref,
+        **check(("frontier", "next_frontier", "level"), ref),
         fixed={"nodes": nodes, "edges": edges, "frontier": frontier, "seen": seen, "level": cost},
     )
 
@@ -141,14 +139,11 @@ def _rd_bfs_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         block=(block,),
         params=[*pointers("frontier", "next_frontier", "seen", "more_levels"), *scalars("i32", n_nodes=n)],
         arrays={
-            "frontier": ArraySpec("uint8", (n,)),
-            "next_frontier": ArraySpec("uint8", (n,)),
-            "seen": ArraySpec("uint8", (n,)),
+            **same_arrays(("frontier", "next_frontier", "seen"), ArraySpec("uint8", (n,))),
             "more_levels": ArraySpec("uint8", (1,)),
         },
-        outputs=["frontier", "next_frontier", "seen", "more_levels"],
         seed=61,
-        reference=ref,
+        **check(("frontier", "next_frontier", "seen", "more_levels"), ref),
         fixed={"next_frontier": nxt, "seen": seen},
     )
 
@@ -298,8 +293,7 @@ def _rd_btree_findk(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 
     queried = {
         "records": ArraySpec("int32", (keys.size,)),
-        "cursor": ArraySpec("int64", (nq,)),
-        "next": ArraySpec("int64", (nq,)),
+        **same_arrays(("cursor", "next"), ArraySpec("int64", (nq,))),
         "query": ArraySpec("int32", (nq,)),
         "found": ArraySpec("int32", (nq,), "full", value=-1),
     }
@@ -410,9 +404,8 @@ def _rd_kmeans_point(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "changed": ArraySpec("int32", (1,)),
             "centers": ArraySpec("float32", (KM_MAX_CLUSTERS * KM_MAX_FEATURES,)),
         },
-        outputs=["member"],
         seed=69,
-        reference=ref,
+        **check("member", ref),
         fixed={"feat": feat, "centers_g": cen32.reshape(-1), "centers": table},
         constants={3: "centers"},
     )
@@ -459,11 +452,9 @@ def _rd_gaussian_fan1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(-(-n // block),),
         block=(block,),
         params=[*pointers("mult", "a"), *scalars("i32", n=n, t=t)],
-        arrays={"mult": ArraySpec("float32", (n * n,)), "a": ArraySpec("float32", (n * n,))},
-        outputs=["mult"],
+        arrays=same_arrays(("mult", "a"), ArraySpec("float32", (n * n,))),
         seed=71,
-        reference=ref,
-        tolerance={"mult": tol},
+        **check("mult", ref, tol),
         fixed={"a": a.reshape(-1)},
     )
 
@@ -515,8 +506,7 @@ def _rd_gaussian_fan2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         block=(4, 4),
         params=[*pointers("mult", "a", "rhs"), *scalars("i32", n=n, skip=n - t, t=t)],
         arrays={
-            "mult": ArraySpec("float32", (n * n,)),
-            "a": ArraySpec("float32", (n * n,)),
+            **same_arrays(("mult", "a"), ArraySpec("float32", (n * n,))),
             "rhs": ArraySpec("float32", (n,), "uniform", -1.0, 1.0),
         },
         outputs=["a", "rhs"],
@@ -699,9 +689,8 @@ def _rd_pathfinder(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "src": ArraySpec("int32", (cols,), "randint", 0, 200),
             "dst": ArraySpec("int32", (cols,), "full", value=-1),
         },
-        outputs=["dst"],
         seed=76,
-        reference=ref,
+        **check("dst", ref),
     )
 
 
@@ -764,10 +753,9 @@ def _nw_recipe(kernel: str, scale: float, seed: int) -> Recipe:
         grid=(diag,),
         block=(NW_TILE,),
         params=[*pointers("ref", "m"), *scalars("i32", cols=cols, gap=NW_GAP, diag=diag, tiles=tiles)],
-        arrays={"ref": ArraySpec("int32", (cols * cols,)), "m": ArraySpec("int32", (cols * cols,))},
-        outputs=["m"],
+        arrays=same_arrays(("ref", "m"), ArraySpec("int32", (cols * cols,))),
         seed=seed,
-        reference=ref_fn,
+        **check("m", ref_fn),
         fixed={"ref": ref.astype(np.int32).reshape(-1), "m": start.astype(np.int32).reshape(-1)},
     )
 
@@ -811,9 +799,32 @@ def resampling_arrays(n: int) -> tuple[list[Param], dict[str, ArraySpec]]:
     """The resampling kernels' first parameters and their arrays of ``n`` particles: the positions ``px``,
     ``py`` (uniform in [0, 128)), the table ``cdf``, the draws ``draw`` and the copies ``nx``, ``ny``."""
     names = ("px", "py", "cdf", "draw", "nx", "ny")
-    arrays = {k: ArraySpec("float64", (n,), "uniform", 0.0, 128.0) for k in names[:2]}
-    arrays.update({k: ArraySpec("float64", (n,)) for k in names[2:]})
+    arrays = {
+        **uniform_arrays(names[:2], (n,), 0.0, 128.0, "float64"),
+        **same_arrays(names[2:], ArraySpec("float64", (n,))),
+    }
     return pointers(*names), arrays
+
+
+def resampling_recipe(
+    kernel: str, n: int, block: int, seeds: tuple[int, int], params: list[Param], arrays: dict[str, ArraySpec]
+) -> Recipe:
+    """A resampling kernel's recipe over ``n`` particles, one per thread in CTAs of ``block``: the shared
+    parameters and arrays (:func:`resampling_arrays`), then ``params`` and ``arrays``; the table and the draws
+    from the first of ``seeds`` (:func:`resampling_inputs`), the recipe's seed the second; the copies ``nx``
+    and ``ny`` compared exactly."""
+    cdf, draw, ref = resampling_inputs(n, seeds[0])
+    pf_params, pf_arrays = resampling_arrays(n)
+    return Recipe(
+        kernel=kernel,
+        grid=(-(-n // block),),
+        block=(block,),
+        params=[*pf_params, *params],
+        arrays={**pf_arrays, **arrays},
+        fixed={"cdf": cdf, "draw": draw},
+        seed=seeds[1],
+        **check(("nx", "ny"), ref, (0.0, 0.0)),
+    )
 
 
 @FAMILY.recipe(4, "-x 128 -y 128 -z 10 -np 1000: 1000 particles")
@@ -825,21 +836,4 @@ def _rd_particlefilter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     the last particle)."""
     block = manifest_entry("rd_particlefilter")["threads_per_cta"]
     n = size(250, scale, 2)
-    cdf, draw, ref = resampling_inputs(n, 79)
-    pf_params, pf_arrays = resampling_arrays(n)
-
-    return Recipe(
-        kernel="rd_particlefilter",
-        grid=(-(-n // block),),
-        block=(block,),
-        params=[
-            *pf_params,
-            Param("n", "i32", n),
-        ],
-        arrays=pf_arrays,
-        outputs=["nx", "ny"],
-        seed=80,
-        reference=ref,
-        tolerance={"nx": (0.0, 0.0), "ny": (0.0, 0.0)},  # copies: exact
-        fixed={"cdf": cdf, "draw": draw},
-    )
+    return resampling_recipe("rd_particlefilter", n, block, (79, 80), [Param("n", "i32", n)], {})

@@ -7,11 +7,15 @@ per-thread work); ``scale`` grows the problem towards the original's standard in
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+from ._common import EPS32, Registry, check, manifest_entry, same_arrays, shared_bytes, size
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -172,11 +176,9 @@ def _rd_hotspot(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "temp_src": ArraySpec("float32", (n * n,), "uniform", 320.0, 345.0),
             "temp_dst": ArraySpec("float32", (n * n,), "zeros"),
         },
-        outputs=["temp_dst"],
         seed=301,
         shared_bytes=shared_bytes("rd_hotspot"),
-        reference=ref,
-        tolerance={"temp_dst": tol},
+        **check("temp_dst", ref, tol),
     )
 
 
@@ -266,14 +268,7 @@ def _rd_srad_1(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(n // SRAD_TILE, n // SRAD_TILE),
         block=(SRAD_TILE, SRAD_TILE),
         params=_srad_params(n, Param("q0sqr", "f32", q0)),
-        arrays={
-            "E": ArraySpec("float32", (n * n,)),
-            "W": ArraySpec("float32", (n * n,)),
-            "N": ArraySpec("float32", (n * n,)),
-            "S": ArraySpec("float32", (n * n,)),
-            "J": ArraySpec("float32", (n * n,)),
-            "C": ArraySpec("float32", (n * n,)),
-        },
+        arrays=same_arrays(("E", "W", "N", "S", "J", "C"), ArraySpec("float32", (n * n,))),
         fixed={"J": j},
         outputs=["C", "N", "S", "W", "E"],
         seed=311,
@@ -326,19 +321,14 @@ def _rd_srad_2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         block=(SRAD_TILE, SRAD_TILE),
         params=_srad_params(n, Param("lambda", "f32", lam), Param("q0sqr", "f32", q0)),
         arrays={
-            "E": ArraySpec("float32", (n * n,), *grad),
-            "W": ArraySpec("float32", (n * n,), *grad),
-            "N": ArraySpec("float32", (n * n,), *grad),
-            "S": ArraySpec("float32", (n * n,), *grad),
+            **same_arrays(("E", "W", "N", "S"), ArraySpec("float32", (n * n,), *grad)),
             "J": ArraySpec("float32", (n * n,)),
             "C": ArraySpec("float32", ((n + 1) * n,), "uniform", 0.0, 1.0),
         },
         fixed={"J": j},
-        outputs=["J"],
         seed=312,
         shared_bytes=shared_bytes("rd_srad_2"),
-        reference=ref,
-        tolerance={"J": tol},
+        **check("J", ref, tol),
     )
 
 
@@ -360,6 +350,7 @@ def _lud_matrix(n: int, seed: int) -> np.ndarray:
 
 def _lud_recipe(name: str, n: int, grid, block, seed: int, ref, tol) -> Recipe:
     """One launch at the first step of the factorisation (offset 0: the largest grid)."""
+    assert manifest_entry(name)["threads_per_cta"] == math.prod(block)
     return Recipe(
         kernel=name,
         grid=grid,
@@ -367,18 +358,15 @@ def _lud_recipe(name: str, n: int, grid, block, seed: int, ref, tol) -> Recipe:
         params=[*pointers("m"), *scalars("i32", matrix_dim=n, offset=0)],
         arrays={"m": ArraySpec("float32", (n * n,))},
         fixed={"m": _lud_matrix(n, seed)},
-        outputs=["m"],
         seed=seed,
         shared_bytes=shared_bytes(name),
-        reference=ref,
-        tolerance={"m": tol},
+        **check("m", ref, tol),
     )
 
 
 @FAMILY.recipe(4, "256x256 matrix (-s 256)")
 def _rd_lud_diagonal(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """lud_diagonal's launch: one CTA of 16 threads factors the diagonal block at the offset."""
-    assert manifest_entry("rd_lud_diagonal")["threads_per_cta"] == LUD_B
     n = _lud_size(scale)
 
     def factor(ins):
@@ -417,7 +405,6 @@ def _rd_lud_diagonal(scale: float = 1.0, ctas: int | None = None) -> Recipe:
 def _rd_lud_perimeter(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """lud_perimeter's launch: (n - offset)/16 - 1 CTAs of 32 threads, one per block right of (and one
     below) the diagonal block."""
-    assert manifest_entry("rd_lud_perimeter")["threads_per_cta"] == 2 * LUD_B
     n = _lud_size(scale)
     nb = n // LUD_B - 1
 
@@ -460,7 +447,6 @@ LUD_INTERNAL_OPS = 2 * LUD_B + 1
 @FAMILY.recipe(4, "256x256 matrix (-s 256), first step")
 def _rd_lud_internal(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """lud_internal's launch: 16 x 16 threads, one CTA per block of the trailing submatrix."""
-    assert manifest_entry("rd_lud_internal")["threads_per_cta"] == LUD_B * LUD_B
     n = _lud_size(scale)
     nb = n // LUD_B - 1
 
@@ -521,6 +507,37 @@ def _cfd_state(nelr: int, seed: int) -> np.ndarray:
     return v.astype(np.float32).reshape(-1)
 
 
+def _cfd_recipe(
+    kernel: str,
+    nelr: int,
+    seed: int,
+    params: list[Param],
+    arrays: dict[str, ArraySpec],
+    out: str,
+    run: Callable,
+    **fields,
+) -> Recipe:
+    """A cfd kernel's recipe over ``nelr`` elements, a thread each in CTAs of ``CFD_BLOCK``: ``out`` checked
+    against ``run(ins)`` (a :class:`_Bound`, or one per variable, one after the other) within its error bound;
+    ``fields``, the recipe's others."""
+    assert manifest_entry(kernel)["threads_per_cta"] == CFD_BLOCK
+
+    def part(ins, name: str) -> np.ndarray:
+        b = run(ins)
+        return getattr(b, name) if isinstance(b, _Bound) else np.concatenate([getattr(x, name) for x in b])
+
+    return Recipe(
+        kernel=kernel,
+        grid=(nelr // CFD_BLOCK,),
+        block=(CFD_BLOCK,),
+        params=params,
+        arrays=arrays,
+        seed=seed,
+        **check(out, lambda ins, sc: {out: part(ins, "v")}, lambda ins: (0.0, part(ins, "e"))),
+        **fields,
+    )
+
+
 def _cfd_mesh(nelr: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """A seeded stand-in for the unstructured tetrahedral mesh: per element and face, a neighbour (mostly
     near in the element order, as in a renumbered mesh, some anywhere), a wall (-1) or the far field (-2),
@@ -558,7 +575,6 @@ def _cfd_flux_of(mom, energy, p, vel):
 @FAMILY.recipe(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152")
 def _rd_cfd_step_factor(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """cuda_compute_step_factor's launch: 192 threads, nelr/192 CTAs."""
-    assert manifest_entry("rd_cfd_step_factor")["threads_per_cta"] == CFD_BLOCK
     nelr = _cfd_size(scale)
 
     def run(ins):
@@ -567,28 +583,19 @@ def _rd_cfd_step_factor(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         _vel, speed2, _p, sound = _cfd_primitive(rho, mom, energy)
         return 0.5 / (_Bound(ins["areas"].astype(np.float64)).sqrt() * (speed2.sqrt() + sound))
 
-    return Recipe(
-        kernel="rd_cfd_step_factor",
-        grid=(nelr // CFD_BLOCK,),
-        block=(CFD_BLOCK,),
-        params=[*scalars("i32", nelr=nelr), *pointers("variables", "areas", "step_factors")],
-        arrays={
-            "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
-            "areas": ArraySpec("float32", (nelr,), "uniform", 5e-4, 1.5e-3),
-            "step_factors": ArraySpec("float32", (nelr,)),
-        },
-        fixed={"variables": _cfd_state(nelr, 331)},
-        outputs=["step_factors"],
-        seed=331,
-        reference=lambda ins, sc: {"step_factors": run(ins).v},
-        tolerance={"step_factors": lambda ins: (0.0, run(ins).e)},
-    )
+    params = [*scalars("i32", nelr=nelr), *pointers("variables", "areas", "step_factors")]
+    arrays = {
+        "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
+        "areas": ArraySpec("float32", (nelr,), "uniform", 5e-4, 1.5e-3),
+        "step_factors": ArraySpec("float32", (nelr,)),
+    }
+    fixed = {"variables": _cfd_state(nelr, 331)}
+    return _cfd_recipe("rd_cfd_step_factor", nelr, 331, params, arrays, "step_factors", run, fixed=fixed)
 
 
 @FAMILY.recipe(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152")
 def _rd_cfd_flux(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """cuda_compute_flux's launch: 192 threads, nelr/192 CTAs; the free stream in constant bank 3."""
-    assert manifest_entry("rd_cfd_flux")["threads_per_cta"] == CFD_BLOCK
     nelr = _cfd_size(scale)
     nb_all, normals = _cfd_mesh(nelr, 332)
     ff = _cfd_far_field()
@@ -651,45 +658,30 @@ def _rd_cfd_flux(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             ]
         return acc
 
-    def ref(ins, sc):
-        return {"fluxes": np.concatenate([x.v for x in run(ins)])}
-
-    def tol(ins):
-        return 0.0, np.concatenate([x.e for x in run(ins)])
-
-    return Recipe(
-        kernel="rd_cfd_flux",
-        grid=(nelr // CFD_BLOCK,),
-        block=(CFD_BLOCK,),
-        params=[
-            *scalars("i32", nelr=nelr),
-            *pointers("elements_surrounding_elements", "normals", "variables", "fluxes"),
-        ],
-        arrays={
-            "elements_surrounding_elements": ArraySpec("int32", (CFD_NNB * nelr,)),
-            "normals": ArraySpec("float32", (3 * CFD_NNB * nelr,)),
-            "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
-            "fluxes": ArraySpec("float32", (CFD_NVAR * nelr,)),
-            "ff": ArraySpec("float32", (ff.size,)),
-        },
-        fixed={
-            "elements_surrounding_elements": nb_all,
-            "normals": normals,
-            "variables": _cfd_state(nelr, 332),
-            "ff": ff,
-        },
-        constants={3: "ff"},
-        outputs=["fluxes"],
-        seed=332,
-        reference=ref,
-        tolerance={"fluxes": tol},
+    params = [
+        *scalars("i32", nelr=nelr),
+        *pointers("elements_surrounding_elements", "normals", "variables", "fluxes"),
+    ]
+    arrays = {
+        "elements_surrounding_elements": ArraySpec("int32", (CFD_NNB * nelr,)),
+        "normals": ArraySpec("float32", (3 * CFD_NNB * nelr,)),
+        **same_arrays(("variables", "fluxes"), ArraySpec("float32", (CFD_NVAR * nelr,))),
+        "ff": ArraySpec("float32", (ff.size,)),
+    }
+    fixed = {
+        "elements_surrounding_elements": nb_all,
+        "normals": normals,
+        "variables": _cfd_state(nelr, 332),
+        "ff": ff,
+    }
+    return _cfd_recipe(
+        "rd_cfd_flux", nelr, 332, params, arrays, "fluxes", run, fixed=fixed, constants={3: "ff"}
     )
 
 
 @FAMILY.recipe(63.25, "fvcorr.domn.097K: 97046 elements padded to 97152")
 def _rd_cfd_time_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     """cuda_time_step's launch: 192 threads, nelr/192 CTAs; the second Runge-Kutta stage (j = 1)."""
-    assert manifest_entry("rd_cfd_time_step")["threads_per_cta"] == CFD_BLOCK
     nelr = _cfd_size(scale)
     j = 1
 
@@ -699,26 +691,17 @@ def _rd_cfd_time_step(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         f = _Bound(ins["step_factors"].astype(np.float64)) / float(CFD_RK + 1 - j)
         return [old[k] + f * flux[k] for k in range(CFD_NVAR)]
 
-    return Recipe(
-        kernel="rd_cfd_time_step",
-        grid=(nelr // CFD_BLOCK,),
-        block=(CFD_BLOCK,),
-        params=[
-            *scalars("i32", j=j, nelr=nelr),
-            *pointers("old_variables", "variables", "step_factors", "fluxes"),
-        ],
-        arrays={
-            "old_variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
-            "variables": ArraySpec("float32", (CFD_NVAR * nelr,)),
-            "step_factors": ArraySpec("float32", (nelr,), "uniform", 1e-3, 1e-2),
-            "fluxes": ArraySpec("float32", (CFD_NVAR * nelr,), "uniform", -1.0, 1.0),
-        },
-        fixed={"old_variables": _cfd_state(nelr, 333)},
-        outputs=["variables"],
-        seed=333,
-        reference=lambda ins, sc: {"variables": np.concatenate([x.v for x in run(ins)])},
-        tolerance={"variables": lambda ins: (0.0, np.concatenate([x.e for x in run(ins)]))},
-    )
+    params = [
+        *scalars("i32", j=j, nelr=nelr),
+        *pointers("old_variables", "variables", "step_factors", "fluxes"),
+    ]
+    arrays = {
+        **same_arrays(("old_variables", "variables"), ArraySpec("float32", (CFD_NVAR * nelr,))),
+        "step_factors": ArraySpec("float32", (nelr,), "uniform", 1e-3, 1e-2),
+        "fluxes": ArraySpec("float32", (CFD_NVAR * nelr,), "uniform", -1.0, 1.0),
+    }
+    fixed = {"old_variables": _cfd_state(nelr, 333)}
+    return _cfd_recipe("rd_cfd_time_step", nelr, 333, params, arrays, "variables", run, fixed=fixed)
 
 
 # ---- streamcluster ------------------------------------------------------------------------------------

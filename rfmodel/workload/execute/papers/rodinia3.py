@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
-from rfmodel.workload.execute.papers.rodinia import resampling_arrays, resampling_inputs
+from rfmodel.workload.execute.papers.rodinia import resampling_recipe
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+from ._common import EPS32, Registry, check, manifest_entry, same_arrays, shared_bytes, size
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -51,10 +52,8 @@ def _rd_kmeans_invert(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "src": ArraySpec("float32", (n * nf,), "uniform", 0.0, 1.0),
             "dst": ArraySpec("float32", (n * nf,)),
         },
-        outputs=["dst"],
         seed=351,
-        reference=ref,
-        tolerance={"dst": (0.0, 0.0)},  # copies: exact
+        **check("dst", ref, (0.0, 0.0)),  # copies: exact
     )
 
 
@@ -125,8 +124,7 @@ def _rd_pf_normalize(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         arrays={
             "weights": ArraySpec("float64", (n,)),
             "total": ArraySpec("float64", (1,), "ones"),
-            "cdf": ArraySpec("float64", (n,)),
-            "draw": ArraySpec("float64", (n,)),
+            **same_arrays(("cdf", "draw"), ArraySpec("float64", (n,))),
             "seed": ArraySpec("int32", (n,)),
         },
         fixed={"weights": weights, "draw": draw0, "seed": seeds},
@@ -146,28 +144,9 @@ def _rd_pf_find_index(scale: float = 1.0, ctas: int | None = None) -> Recipe:
     the table (no entry found: the last particle). Copies: compared exactly."""
     assert manifest_entry("rd_pf_find_index")["threads_per_cta"] == PF_BLOCK
     n = _pf_particles(scale)
-    cdf, draw, ref = resampling_inputs(n, 371)
-    pf_params, pf_arrays = resampling_arrays(n)
-
-    return Recipe(
-        kernel="rd_pf_find_index",
-        grid=(-(-n // PF_BLOCK),),
-        block=(PF_BLOCK,),
-        params=[
-            *pf_params,
-            Param("weights", "ptr", array="weights"),
-            Param("n", "i32", n),
-        ],
-        arrays={
-            **pf_arrays,
-            "weights": ArraySpec("float64", (n,), "full", value=1.0 / n),
-        },
-        fixed={"cdf": cdf, "draw": draw},
-        outputs=["nx", "ny"],
-        seed=372,
-        reference=ref,
-        tolerance={"nx": (0.0, 0.0), "ny": (0.0, 0.0)},  # copies: exact
-    )
+    params = [Param("weights", "ptr", array="weights"), Param("n", "i32", n)]
+    weights = ArraySpec("float64", (n,), "full", value=1.0 / n)
+    return resampling_recipe("rd_pf_find_index", n, PF_BLOCK, (371, 372), params, {"weights": weights})
 
 
 # ---- srad (v1) ----------------------------------------------------------------------------------------
@@ -189,10 +168,8 @@ def _srad1_recipe(name: str, n: int, init: ArraySpec, seed: int, ref, tol) -> Re
         block=(SRAD1_THREADS,),
         params=[*scalars("i64", npix=n), *pointers("img")],
         arrays={"img": init},
-        outputs=["img"],
         seed=seed,
-        reference=ref,
-        tolerance={"img": tol},
+        **check("img", ref, tol),
     )
 
 
@@ -289,11 +266,9 @@ def _rd_srad1_reduce(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         grid=(blocks,),
         block=(SRAD1_THREADS,),
         params=[*scalars("i64", npix=n), *scalars("i32", cnt=n, stride=1), *pointers("sums", "sums2")],
-        arrays={"sums": ArraySpec("float32", (n,)), "sums2": ArraySpec("float32", (n,))},
+        arrays=same_arrays(("sums", "sums2"), ArraySpec("float32", (n,))),
         fixed={"sums": img, "sums2": img * img},
-        outputs=["sums", "sums2"],
         seed=391,
         shared_bytes=shared_bytes("rd_srad1_reduce"),
-        reference=ref,
-        tolerance={"sums": exact, "sums2": exact},
+        **check(("sums", "sums2"), ref, exact),
     )

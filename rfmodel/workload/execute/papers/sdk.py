@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfmodel.workload.execute.papers._common import EPS32, Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+from ._common import EPS32, Registry, check, manifest_entry, option_arrays, same_arrays, shared_bytes, size
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -97,7 +98,7 @@ def _sdk_blackscholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         xd = x * disc
         e_call = s * e_n1 + xd * e_n2 + x * n2 * e_disc + 3 * U * (s * n1 + xd * n2)
         e_put = xd * e_n2 + x * (1 - n2) * e_disc + s * e_n1 + 4 * U * (xd * (1 - n2) + s * (1 - n1))
-        return e_call, e_put
+        return {"call": e_call, "put": e_put}
 
     return Recipe(
         kernel="sdk_blackscholes",
@@ -109,16 +110,11 @@ def _sdk_blackscholes(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             *scalars("i32", n=n),
         ],
         arrays={
-            "call": ArraySpec("float32", (n,), "full", value=-1.0),
-            "put": ArraySpec("float32", (n,), "full", value=-1.0),
-            "spot": ArraySpec("float32", (n,), "uniform", 5.0, 30.0),
-            "strike": ArraySpec("float32", (n,), "uniform", 1.0, 100.0),
-            "years": ArraySpec("float32", (n,), "uniform", 0.25, 10.0),
+            **same_arrays(("call", "put"), ArraySpec("float32", (n,), "full", value=-1.0)),
+            **option_arrays(n),
         },
-        outputs=["call", "put"],
         seed=101,
-        reference=ref,
-        tolerance={"call": lambda ins: (0.0, errs(ins)[0]), "put": lambda ins: (0.0, errs(ins)[1])},
+        **check(("call", "put"), ref, bounds=errs),
     )
 
 
@@ -187,10 +183,8 @@ def _sdk_binomial(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         },
         fixed={"options": table.reshape(-1)},
         constants={3: "options"},
-        outputs=["result"],
         seed=202,
-        reference=ref,
-        tolerance={"result": tol},
+        **check("result", ref, tol),
     )
 
 
@@ -226,10 +220,8 @@ def _sdk_matrixmul(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "A": ArraySpec("float32", (hA * wA,), "uniform", -1.0, 1.0),
             "B": ArraySpec("float32", (wA * wB,), "uniform", -1.0, 1.0),
         },
-        outputs=["C"],
         seed=303,
-        reference=ref,
-        tolerance={"C": tol},
+        **check("C", ref, tol),
     )
 
 
@@ -264,9 +256,8 @@ def _sdk_scan_exclusive(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "dst": ArraySpec("uint32", (n,), "zeros"),
             "src": ArraySpec("uint32", (n,), "randint", 0, 2**31),
         },  # rand()'s range, as the sample
-        outputs=["dst"],
         seed=404,
-        reference=ref,
+        **check("dst", ref),
     )
 
 
@@ -302,13 +293,11 @@ def _sdk_scan_exclusive2(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         params=[*pointers("offsets", "first_pass", "src"), *scalars("u32", segments=segs, size=group)],
         arrays={
             "offsets": ArraySpec("uint32", (segs,), "zeros"),
-            "first_pass": ArraySpec("uint32", (segs * SCAN_SEG,), "zeros"),
-            "src": ArraySpec("uint32", (segs * SCAN_SEG,), "zeros"),
+            **same_arrays(("first_pass", "src"), ArraySpec("uint32", (segs * SCAN_SEG,), "zeros")),
         },
         fixed={"first_pass": first, "src": src},
-        outputs=["offsets"],
         seed=505,
-        reference=ref,
+        **check("offsets", ref),
     )
 
 
@@ -333,9 +322,8 @@ def _sdk_scan_update(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "data": ArraySpec("uint32", (segs * SCAN_SEG,), "randint", 0, 2**32),
             "offsets": ArraySpec("uint32", (segs,), "randint", 0, 2**32),
         },
-        outputs=["data"],
         seed=606,
-        reference=ref,
+        **check("data", ref),
     )
 
 
@@ -389,10 +377,8 @@ def _sdk_dct8x8(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             # 8-bit pixels, as the sample's image
             "src": ArraySpec("float32", (h * w,), "uniform", 0.0, 255.0),
         },
-        outputs=["dst"],
         seed=707,
-        reference=ref,
-        tolerance={"dst": tol},
+        **check("dst", ref, tol),
     )
 
 
@@ -429,12 +415,10 @@ def _sdk_mergesort_shared(scale: float = 1.0, ctas: int | None = None) -> Recipe
         block=(512,),
         params=[*pointers("dst_key", "dst_val", "src_key", "src_val"), *scalars("u32", length=MS_TILE)],
         arrays={
-            "dst_key": ArraySpec("uint32", (n,), "zeros"),
-            "dst_val": ArraySpec("uint32", (n,), "zeros"),
+            **same_arrays(("dst_key", "dst_val"), ArraySpec("uint32", (n,), "zeros")),
             "src_key": ArraySpec("uint32", (n,), "randint", 0, 65536),  # the sample's numValues
             "src_val": ArraySpec("uint32", (n,), "arange"),
         },
-        outputs=["dst_key", "dst_val"],
         seed=808,
-        reference=ref,
+        **check(("dst_key", "dst_val"), ref),
     )

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from rfmodel.workload.execute.launch import Param
-from rfmodel.workload.execute.papers._common import Registry, manifest_entry, shared_bytes, size
 from rfmodel.workload.execute.papers.sdk import ULP, U, sorted_runs
 from rfmodel.workload.execute.recipe import ArraySpec, Recipe, pointers, scalars
+
+from ._common import Registry, check, manifest_entry, same_arrays, shared_bytes, size
 
 #: this module's recipes and their originals' inputs (gathered by the package)
 FAMILY = Registry()
@@ -119,10 +120,8 @@ def _sdk_quasirandom(scale: float = 1.0, ctas: int | None = None) -> Recipe:
         },
         fixed={"dirs": table.reshape(-1)},
         constants={3: "dirs"},
-        outputs=["out"],
         seed=111,
-        reference=ref,
-        tolerance={"out": tol},
+        **check("out", ref, tol),
     )
 
 
@@ -241,10 +240,8 @@ def _sdk_inverse_cnd(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             Param("n", "u32", n),
         ],
         arrays={"out": ArraySpec("float32", (n,), "full", value=-99.0)},
-        outputs=["out"],
         seed=222,
-        reference=ref,
-        tolerance={"out": lambda ins: (0.0, _moro_err(samples()))},
+        **check("out", ref, lambda ins: (0.0, _moro_err(samples()))),
     )
 
 
@@ -308,17 +305,14 @@ def _sdk_mergesort_merge(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             *scalars("u32", run=run, n=n),
         ],
         arrays={
-            "dst_key": ArraySpec("uint32", (n,), "full", value=0xFFFFFFFF),
-            "dst_val": ArraySpec("uint32", (n,), "full", value=0xFFFFFFFF),
-            "src_key": ArraySpec("uint32", (n,), "zeros"),
-            "src_val": ArraySpec("uint32", (n,), "zeros"),
+            **same_arrays(("dst_key", "dst_val"), ArraySpec("uint32", (n,), "full", value=0xFFFFFFFF)),
+            **same_arrays(("src_key", "src_val"), ArraySpec("uint32", (n,), "zeros")),
             "limits_a": ArraySpec("uint32", (lim_a.size,), "zeros"),
             "limits_b": ArraySpec("uint32", (lim_b.size,), "zeros"),
         },
         fixed={"src_key": keys, "src_val": vals, "limits_a": lim_a, "limits_b": lim_b},
-        outputs=["dst_key", "dst_val"],
         seed=333,
-        reference=ref,
+        **check(("dst_key", "dst_val"), ref),
     )
 
 
@@ -365,8 +359,6 @@ def _sdk_fft(scale: float = 1.0, ctas: int | None = None) -> Recipe:
             "dst": ArraySpec("float32", (2 * n,), "full", value=-99.0),
             "src": ArraySpec("float32", (2 * n,), "uniform", -1.0, 1.0),
         },
-        outputs=["dst"],
         seed=444,
-        reference=ref,
-        tolerance={"dst": tol},
+        **check("dst", ref, tol),
     )
