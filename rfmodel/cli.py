@@ -281,6 +281,18 @@ def _preset_params(design: str, preset: str | None) -> dict:
     return get_design(design).preset(preset)
 
 
+def _note_classed_by_name(ds) -> None:
+    """A line on stderr per workload whose SASS has opcodes the table does not know (classed by their names:
+    the result holds them as ``attrs["opcodes_classed_by_name"]``)."""
+    for name, rows in json.loads(ds.attrs.get("opcodes_classed_by_name", "{}")).items():
+        which = ", ".join(f"{op} (instruction {i}) as {c}" for i, op, c in rows)
+        print(
+            f"rfmodel: note: {name}: opcodes the SASS table does not know, classed by their names: {which} "
+            "(docs/sass-reader.md)",
+            file=sys.stderr,
+        )
+
+
 def cmd_evaluate(args) -> int:
     from rfmodel.evaluate import EFFECT_METRICS, compare, evaluate, result_table
     from rfmodel.io import write_netcdf, write_text
@@ -360,6 +372,7 @@ def cmd_evaluate(args) -> int:
             + (f"\n<metric>_effect: <metric> / <metric> of {ds.attrs['reference']} - 1" if several else "")
             + (f"\n{ds.attrs['effect_interval']}" if "effect_interval" in ds.attrs else "")
         )
+    _note_classed_by_name(ds)
     if args.out:
         out = Path(args.out)
         if out.suffix.lower() == ".csv":
@@ -1133,6 +1146,7 @@ def cmd_simulate(args) -> int:
         print("\nstall reasons (fraction of scheduler-cycles without an issue):")
         print(_table(wide.to_dict(orient="records"), floatfmt=".3f"))
         print(f"\nengine=simulate design={ds.attrs['design']} gpu={ds.attrs['gpu']} compat={args.compat}")
+    _note_classed_by_name(ds)
     if args.out:
         out = Path(args.out)
         if out.suffix.lower() == ".csv":

@@ -66,6 +66,7 @@ from rfmodel.sim.core import STALL_REASONS
 from rfmodel.spec import SMSpec, get_preset, load_spec
 from rfmodel.spec.occupancy import not_modelled
 from rfmodel.version import __version__
+from rfmodel.workload.sass.opcodes import classed_by_name
 from rfmodel.workload.suite import (
     DEFAULT_ARCH,
     Workload,
@@ -350,7 +351,8 @@ def evaluate(
     listing's ``FILE.sass:KERNEL``, a cubin's ``FILE.cubin:KERNEL``, or a shipped kernel) is executed for
     its trace, as the reference
     ``execute[RECIPE.toml]:FILE.sass:KERNEL`` names it; ``ds.attrs["trace_source"]`` says, per workload,
-    how its trace was made.
+    how its trace was made, and ``ds.attrs["opcodes_classed_by_name"]`` (only where there are any) which of
+    a listing's opcodes the SASS table does not know and what class their names gave them.
 
     ``arch``: the compiler target whose SASS of a shipped kernel is read (``sm_75`` to ``sm_90``); any
     other than the default is refused where no workload is a shipped kernel (:func:`check_arch`).
@@ -1152,6 +1154,7 @@ def _evaluate_simulate(
         traces.append((wl.name, wl.trace, wl.kernel, trace_source_of(wl)))
     names = [n for n, _, _, _ in traces]
     sources = {n: how for n, _, _, how in traces}
+    classed = {n: c for n, _, k, _ in traces if (c := classed_by_name(k))}
     total = sum(t.n_instrs for _, t, _, _ in traces) * len(points)
     done_before = 0
     metric_names = (
@@ -1222,6 +1225,7 @@ def _evaluate_simulate(
         "sim_options": json.dumps(opts.to_dict()),
         "calibration": f"reference cycle simulator (compat={opts.compat})",
         "trace_source": json.dumps(sources),
+        **({"opcodes_classed_by_name": json.dumps(classed)} if classed else {}),
     }
     # each point's costs at its own SM: the fields of the grid that set the spec (a clock, a bank width)
     # price the structures and the time of the points that have them, as they timed their simulations

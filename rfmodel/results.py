@@ -77,7 +77,8 @@ UNITS = {
     "warps": "warps",
     "rf_reads": "accesses",
     "rf_writes": "accesses",
-    "bank_conflict_stall_cycles": "cycles",
+    # a collector's cycles with a read request its bank did not serve, summed over the collectors
+    "bank_conflict_stall_cycles": "collector-cycles",
     "l1d_hit_rate": "1",
     "energy_pj": "pJ",
     "dynamic_energy_pj": "pJ",
@@ -93,6 +94,11 @@ UNITS = {
     "stall_cycles": "scheduler-cycles",
     "structure_reads": "events",
     "structure_writes": "events",
+    # the main RF's timing that every design with register-file banks reports (rfmodel.designs.mainrf):
+    # one access's cycles at the SM clock, and a transfer's through the main RF's network
+    "main_rf_read_cycles": "cycles",
+    "main_rf_write_cycles": "cycles",
+    "main_rf_network_cycles": "cycles",
 }
 
 

@@ -1275,6 +1275,16 @@ def test_workload_info_names_the_opcodes_it_classed_by_their_names(tmp_path, cap
     assert info["unknown_opcodes"] == [{"instruction": 3, "opcode": "FOOBAR", "classed_as": "fp32"}]
     assert main(["workload", "info", str(builtin_sass_path("saxpy", "sm_80", "cuobjdump")), "--json"]) == 0
     assert "unknown_opcodes" not in json.loads(capsys.readouterr().out)
+    # evaluate says so too, in both engines: an attribute of the result and a note on stderr
+    for method in ("analytic", "simulate"):
+        assert main(["evaluate", "--workload", str(listing), "--method", method, "--json"]) == 0
+        cap = capsys.readouterr()
+        classed = json.loads(json.loads(cap.out)["attrs"]["opcodes_classed_by_name"])
+        assert classed == {"saxpy": [[3, "FOOBAR", "fp32"]]}
+        note = "saxpy: opcodes the SASS table does not know, classed by their names: FOOBAR (instruction 3)"
+        assert note in cap.err
+    assert main(["evaluate", "--workload", "saxpy", "--json"]) == 0
+    assert "opcodes_classed_by_name" not in json.loads(capsys.readouterr().out)["attrs"]
 
 
 def test_calibrate_says_when_simulations_failed_and_refuses_sweeps_that_would_fail_them_all(tmp_path, capsys):

@@ -54,6 +54,7 @@ from rfmodel.spec.occupancy import (
 )
 from rfmodel.spec.sm import OP_CLASS_NAMES
 from rfmodel.version import __version__
+from rfmodel.workload.sass.opcodes import classed_by_name
 from rfmodel.workload.static import static_kernel
 from rfmodel.workload.suite import (
     DEFAULT_ARCH,
@@ -467,7 +468,8 @@ def workload_profile(
         tables=(),  # the groups only some designs read: built on first use (ProfileSource)
         kernel=static_kernel(wl.trace, wl.kernel),
     )
-    prof = replace(prof, attrs={**prof.attrs, "trace_source": trace_source_of(wl)})
+    named = {"opcodes_classed_by_name": classed} if (classed := classed_by_name(wl.kernel)) else {}
+    prof = replace(prof, attrs={**prof.attrs, "trace_source": trace_source_of(wl), **named})
     if scheduled is not None and scheduled[1] > 0 and sm.scheduler in SCHEDULED_POLICIES:
         prof = replace(
             prof, sched_ipc=float(wl.trace.n_instrs) / scheduled[1], sched_lsu=_lsu_waits(scheduled[2], pipe)
@@ -824,7 +826,7 @@ def evaluate_analytic(
     said = design.not_modelled(sm, grid, "analytic")
     cal_grid, cal_desc = resolve_calibration(design, sm, calibration, reference)
     ref_grid = resolve_calibration(reference, sm, calibration)[0] if reference is not None else {}
-    per_wl, names, anchors, sources = [], [], {}, {}
+    per_wl, names, anchors, sources, classed = [], [], {}, {}, {}
     shape = None
     if sm.l1d.shmem_options and any(k in grid for k in ("regs_per_sm", "warps_per_sm")):
         said = [*said, "the L1D's carve-out is set at the SM's own occupancy limits, not per grid point"]
@@ -855,6 +857,8 @@ def evaluate_analytic(
             }
         )
         sources[prof.name] = prof.attrs.get("trace_source", "?")
+        if "opcodes_classed_by_name" in prof.attrs:
+            classed[prof.name] = prof.attrs["opcodes_classed_by_name"]
     return assemble(
         design=design,
         sm=sm,
@@ -878,5 +882,6 @@ def evaluate_analytic(
             "trace_source": json.dumps(sources),
             "anchor": "shared SM model's IPC x factor per workload (schedule of the baseline pipeline"
             " / the baseline's analytic IPC at its defaults; docs/models.md): " + json.dumps(anchors),
+            **({"opcodes_classed_by_name": json.dumps(classed)} if classed else {}),
         },
     )

@@ -529,7 +529,13 @@ class SMSpec(Spec, kind="sm", version=1):
     # -- identity and chip-level information
     name: str = param("custom", doc="short name of this configuration")
     source: str = param("", doc="provenance: which paper / config file each value came from")
-    num_sms: int = param(15, unit="SMs", bounds=(1, 4096), doc="SMs on the chip (informational)")
+    num_sms: int = param(
+        15,
+        unit="SMs",
+        bounds=(1, 4096),
+        doc="SMs on the chip: the modelled SM runs its share of a kernel's grid (ceil(CTAs / num_sms) CTAs) "
+        "and holds its slice of the L2 (l2_size_bytes / num_sms; the whole L2 at 1)",
+    )
     clock_mhz: float = param(700.0, unit="MHz", bounds=(1.0, 100_000.0), doc="core clock")
 
     # -- threads, warps, CTAs

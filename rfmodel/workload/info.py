@@ -8,6 +8,7 @@ import numpy as np
 
 from rfmodel.ir import N_OPCLASSES, OpClass
 from rfmodel.trace import NONE
+from rfmodel.workload.sass.opcodes import classed_by_name
 from rfmodel.workload.suite import DEFAULT_ARCH, load_workload
 
 #: the sample of a workload whose warps exceed the expansion limit: warps, and instructions per warp
@@ -66,10 +67,10 @@ def workload_info(
                 "shared_mem_bytes": k.shared_mem_bytes,
             }
         )
-        unknown = k.attrs.get("unknown_opcodes") or []
+        unknown = classed_by_name(k)
         if unknown:  # classed by their names' letters (rfmodel/workload/sass/opcodes.py), not by a table
             info["unknown_opcodes"] = [
-                {"instruction": int(i), "opcode": str(op), "classed_as": str(c)} for i, op, c in unknown
+                {"instruction": i, "opcode": op, "classed_as": c} for i, op, c in unknown
             ]
     else:
         info["registers_per_thread"] = t.regs_per_thread

@@ -20,6 +20,7 @@ from rfmodel.ir import OpClass
 
 __all__ = [
     "BRANCH_OPS",
+    "classed_by_name",
     "CARRY_OUT_OPS",
     "FALLBACK_RULES",
     "FP64_OPS",
@@ -233,3 +234,12 @@ STORE_DATA_OPS = frozenset(
 #: ops addressing the 64-bit global/generic space (a UR base is a pair; on sm_75 a bare
 #: ``[Rn]`` under ``.E`` is the pair Rn:Rn+1; sm_80-89 read a hidden memory descriptor)
 GLOBAL_ADDRESS_OPS = frozenset({"LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "REDG", "LDGSTS", "CCTL"})
+
+
+def classed_by_name(kernel) -> list[list]:
+    """The instructions of ``kernel`` whose opcode the table does not know, each ``[instruction index,
+    opcode, the class its name gave]`` (``Kernel.attrs["unknown_opcodes"]``, :func:`classify`'s fallback
+    rules); empty for a kernel without any, or for no kernel (a synthetic or Accel-Sim workload)."""
+    if kernel is None:
+        return []
+    return [[int(i), str(op), str(c)] for i, op, c in kernel.attrs.get("unknown_opcodes") or []]
