@@ -88,6 +88,8 @@ def _print_table(rows: list[dict]) -> None:
 # --------------------------------------------------------------------------- show
 def cells_table(lib=None) -> list[dict]:
     """One row per cell technology: sources, nodes, the data's capacity/width range and ports."""
+    import numpy as np
+
     from rfmodel.tech.array import CELLS, PORTS, Query, default_library
 
     lib = lib or default_library()
@@ -110,13 +112,18 @@ def cells_table(lib=None) -> list[dict]:
                 fams[p] = f
         f = next(iter(fams.values()))
         (c0, c1), (w0, w1) = f.box()
+        # the ports a query can ask for: the data's, and those an estimator derives (multi-ported banks of a
+        # single-ported cell: the "ports" source) at a bank inside the data's range
+        mid = np.sqrt([c0 * c1, w0 * w1])
+        probe = [Query(cell, f.nodes[-1], np.array(mid[0]), np.array(mid[1]), p) for p in PORTS]
+        ports = [q.ports for q in probe if any(e.check(q) is None for e in lib.estimators_for(cell))]
         rows.append(
             {
                 "cell": cell,
                 "sources": ",".join(e.source for e in lib.estimators_for(cell)),
                 "nodes_nm": ",".join(f"{n:g}" for n in f.nodes),
                 "data_range": f"{c0:g}-{c1:g} KB x {w0:g}-{w1:g} bit",
-                "ports": ",".join(fams),
+                "ports": ",".join(ports),
                 "description": desc,
             }
         )

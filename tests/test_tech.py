@@ -339,6 +339,12 @@ def test_parse_cacti_report():
             ).replace("Number of banks: 1", "Number of banks: 4"),
             "single-bank",
         ),
+        (  # one read-write and two read ports: imported as "1rw2r0w", a name no query asks for
+            CACTI_REPORT.replace(
+                "Read only ports               : 0", "Read only ports               : 2"
+            ).replace("    Read ports: 0", "    Read ports: 2"),
+            "1 read-write, 2 read and 0 write port",
+        ),
     ],
 )
 def test_malformed_cacti_report(text, match):
@@ -466,6 +472,27 @@ def test_cli_show(capsys):
     assert main(["tech", "show", "--json"]) == 0
     cells = {c["cell"] for c in json.loads(capsys.readouterr().out)["cells"]}
     assert cells == set(CELLS)
+
+
+def test_show_lists_the_ports_a_query_is_answered_for():
+    """The ports column listed the data's only: the STT-RAM cells said 1rw, yet their multi-ported banks are
+    answered (derived with the SRAM's port overhead).  Every port listed answers at the middle of the data's
+    range; one not listed is refused."""
+    from rfmodel.cli_tech import cells_table
+    from rfmodel.errors import RfmodelError
+    from rfmodel.tech.array import PORTS, array_cost
+
+    rows = {r["cell"]: r for r in cells_table()}
+    assert rows["stt-ram"]["ports"] == "1rw,1r1w,2r1w" and rows["dwm"]["ports"] == "1rw"
+    for cell, row in rows.items():
+        node = float(row["nodes_nm"].split(",")[-1])
+        listed = row["ports"].split(",")
+        for ports in PORTS:
+            if ports in listed:
+                assert array_cost(cell, node, 16.0, 512, ports=ports).read_energy_pj > 0
+            else:
+                with pytest.raises(RfmodelError):
+                    array_cost(cell, node, 16.0, 512, ports=ports)
 
 
 def test_default_library_is_shared():

@@ -46,6 +46,7 @@ from rfmodel.designs.base import (  # noqa: F401
     L1_STORE,
     MQ_LOAD,
     MQ_STORE,
+    NEVER,
     OPERAND_BANK_MASK,
     OPERAND_DELAY,
     standard_bank,
@@ -114,7 +115,6 @@ EV_SHIFT = 40
 EV_MUL = 1 << EV_SHIFT
 
 NONE_REG = 255
-NEVER = 1 << 62
 
 # --------------------------------------------------------------------------- integer config
 CONFIG_FIELDS = (

@@ -25,7 +25,6 @@ from rfmodel.designs.base import (
     own_l1_hook,
     standard_bank_hook,
 )
-from rfmodel.designs.base import NEVER as DESIGN_NEVER
 from rfmodel.errors import RfmodelError, SpecError
 from rfmodel.ir import OpClass
 from rfmodel.setassoc import SET_INDEX
@@ -161,7 +160,7 @@ def _check_layout() -> None:
     names = [m.name for m in OpClass]
     assert len(names) == C.N_OP and OpClass.EXIT == C.OP_EXIT and OpClass.BARRIER == C.OP_BAR
     assert OpClass.LD_GLOBAL == C.OP_LDG and OpClass.MISC == C.OP_MISC
-    assert C.NEVER == DESIGN_NEVER and NONE == C.NONE_REG
+    assert NONE == C.NONE_REG
     assert len(C.STATE_FIELDS) == C.N_STATE and len(C.TABLE_FIELDS) == C.N_TABLES
     assert C.N_UNIT == len(UNIT_NAMES)
 

@@ -47,9 +47,18 @@ NVSIM_TARGETS = {
 NVSIM_TARGET_ORDER = tuple(NVSIM_TARGETS.values())
 
 
-def _ports_label(rw: int, r: int, w: int) -> str:
+def _ports_label(rw: int, r: int, w: int, path: str) -> str:
+    """The technology tables' name of a bank's ports; any other configuration is refused (its rows would be
+    imported under a name no query asks for)."""
     known = {(1, 0, 0): "1rw", (0, 1, 1): "1r1w", (0, 2, 1): "2r1w"}
-    return known.get((rw, r, w), f"{rw}rw{r}r{w}w")
+    if (rw, r, w) not in known:
+        raise ParseError(
+            path,
+            None,
+            f"ports: {rw} read-write, {r} read and {w} write port(s); the technology tables take banks of "
+            "1rw, 1r1w or 2r1w (one read-write port, or one or two read ports and one write port)",
+        )
+    return known[(rw, r, w)]
 
 
 def _find(lines, pattern, path, what, start=0, end=None, required=True):
@@ -168,7 +177,7 @@ def _cacti_run(lines, s, e, path, k, cell_type, periph_type, temperature_k) -> d
         run_id=f"{Path(path).name}#{k + 1}",
         capacity_KB=f"{size / 1024:g}",
         block_bits=f"{block_b * 8:g}",
-        ports=_ports_label(rw, rd, wr),
+        ports=_ports_label(rw, rd, wr, path),
         node_nm=f"{node:g}",
         cell_type=devices[0],
         periph_type=devices[1],
