@@ -30,15 +30,19 @@ ARCH_HELP = (
 
 
 def _progress(enabled: bool, total: int, desc: str):
-    """A tqdm bar on stderr (or a no-op), returned with its update callback."""
+    """A tqdm bar on stderr (or a no-op): its ``close`` and its update callback.  The bar is drawn at the
+    first update, so that a run its arguments refuse prints its one error line alone."""
     if not enabled:
-        return None, lambda *a, **k: None
+        return lambda: None, lambda *a, **k: None
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
-    now = {"phase": None}
+    now = {"phase": None, "bar": None, "total": total}
 
     def update(done, total=None, phase=None, **info):
+        bar = now["bar"]
+        if bar is None:
+            first = total if total is not None else now["total"]
+            bar = now["bar"] = tqdm(total=first, desc=desc, file=sys.stderr, leave=False, dynamic_ncols=True)
         if phase != now["phase"]:  # a phase before the main one (``profiles``) has its own bar and estimate
             now["phase"] = phase
             bar.reset(total=total)
@@ -50,7 +54,11 @@ def _progress(enabled: bool, total: int, desc: str):
             bar.set_postfix(info, refresh=False)
         bar.refresh()
 
-    return bar, update
+    def close():
+        if now["bar"] is not None:
+            now["bar"].close()
+
+    return close, update
 
 
 def _bounded(kind: type, low, high, *, above: bool = False, below: bool = False):
@@ -565,7 +573,7 @@ def _optimize(args) -> int:
 
     # every core by default: the islands are independent and the front does not depend on where they run
     runner = make_runner(args.workers if args.workers is not None else (os.cpu_count() or 1), args.scheduler)
-    bar, update = _progress(not args.quiet, None, args.algorithm.upper())
+    close_bar, update = _progress(not args.quiet, None, args.algorithm.upper())
     try:
         res = optimize(
             designs,
@@ -603,8 +611,7 @@ def _optimize(args) -> int:
                 write_bytes(run_file, previous)
         raise
     finally:
-        if bar is not None:
-            bar.close()
+        close_bar()
     rows = pareto_table(res.pareto)
     goals = ", ".join(f"{o.sense}imize {o.name}" for o in res.objectives)
     kinds = sorted({r["design"] for r in rows})
@@ -745,12 +752,11 @@ def _validate_front(res, args, runner, out) -> None:
     from rfmodel.io import write_text
     from rfmodel.optimize.validate import VALIDATED, validate
 
-    bar, update = _progress(not args.quiet, args.validate, "simulating")
+    close_bar, update = _progress(not args.quiet, args.validate, "simulating")
     try:
         rows = validate(res, args.validate, runner=runner, progress=update, arch=args.arch)
     finally:
-        if bar is not None:
-            bar.close()
+        close_bar()
     shown = []
     for r in rows:
         d = {"design": r["design"], "main_cell": r.get("main_cell", "")}

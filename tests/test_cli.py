@@ -152,6 +152,15 @@ def test_evaluate_config_file(tmp_path, capsys):
     assert "volta-v100" in capsys.readouterr().out
 
 
+def test_a_refused_optimize_run_draws_no_progress_bar(tmp_path, capsys):
+    """The bar was drawn before optimize checked its arguments: a refused run printed an empty "NSGA3: 0it"
+    bar above its error.  Now the bar appears with the first progress, and the error is the one line."""
+    out = tmp_path / "o"
+    assert main(["optimize", "--workload", "saxpy", "--objective", "ipc:max", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "name at least two different metrics" in err and "NSGA3" not in err
+
+
 def test_evaluate_config_takes_every_option_the_command_line_does(tmp_path, capsys):
     """A config file's reference, mode, preset and on_no_fit reach the run as their options do (they were
     refused as unknown keys), and the command line's value still wins over the file's."""
