@@ -314,8 +314,8 @@ def cmd_evaluate(args) -> int:
     designs = [designs] if isinstance(designs, str) else list(designs)
     several = len(designs) > 1
     # an option given on the command line overrides the config file's value
-    given = {k: getattr(args, k) for k in ("reference", "preset", "mode", "level", "max_warps", "compat")}
-    opt = {k: v if v is not None else cfg.get(k) for k, v in {**given, "on_no_fit": args.on_no_fit}.items()}
+    keys = ("reference", "preset", "mode", "level", "max_warps", "compat", "on_no_fit")
+    opt = {k: getattr(args, k) if getattr(args, k) is not None else cfg.get(k) for k in keys}
     if several and opt["preset"]:
         raise RfmodelError(
             "--preset names a configuration of one design; with several --design, compare "
